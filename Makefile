@@ -1,0 +1,50 @@
+# txlab: every entry point a user or CI needs. `make help` lists them.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.txlab-installed
+
+.PHONY: help setup demo test test-unit test-notebooks test-gpu test-browser lab bench widgets doctor clean
+
+help:
+	@echo "make demo        set up, run notebooks/00_tour.ipynb headless, write build/tour.html"
+	@echo "make test        set up, run unit tests and every notebook (pytest --nbval-lax)"
+	@echo "make lab         open JupyterLab on notebooks/"
+	@echo "make bench       run the benchmark scripts under benchmarks/"
+	@echo "make doctor      report versions, GPU and what works on this machine"
+
+# One stamp per set-up: re-run when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m txlab.tour notebooks/00_tour.ipynb build/tour.html
+
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax -m "not browser"
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q tests
+
+test-notebooks: $(STAMP)
+	$(PY) -m pytest -q --nbval-lax notebooks
+
+test-gpu: $(STAMP)
+	$(PY) -m pytest -q -m gpu tests
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: $(STAMP)
+	$(PY) benchmarks/foundation.py
+
+doctor: $(STAMP)
+	$(VENV)/bin/txlab doctor
+
+clean:
+	rm -rf build .pytest_cache

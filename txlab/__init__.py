@@ -1,0 +1,59 @@
+"""txlab: a Jupyter workbench for TIRx CUDA kernels.
+
+Importing txlab is cheap: TVM (about 2 s to import) and the CUDA driver are loaded on first use.
+Names are resolved lazily from the module that owns the concept.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "compile": "txlab.compile",
+    "Compiled": "txlab.compile",
+    "CompileError": "txlab.errors",
+    "NoGPUError": "txlab.errors",
+    "KernelFault": "txlab.errors",
+    "InputError": "txlab.errors",
+    "TxlabError": "txlab.errors",
+    "check": "txlab.run",
+    "bench": "txlab.run",
+    "BenchResult": "txlab.run",
+    "CheckResult": "txlab.run",
+    "config": "txlab.settings",
+}
+# concept modules reachable as attributes (txlab.schedulers, ...)
+_SUBMODULES = {
+    "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
+    "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        module = importlib.import_module(_EXPORTS[name])
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"txlab.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'txlab' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+
+
+def load_ipython_extension(ipython):
+    """`%load_ext txlab`: registers the %%tirx cell magic."""
+    from txlab.magic import register
+
+    register(ipython)
+
+
+def unload_ipython_extension(ipython):  # pragma: no cover - IPython hook
+    pass

@@ -1,0 +1,84 @@
+"""The exceptions txlab raises. Each one carries what a user needs to act on it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class TxlabError(Exception):
+    """Base class of every txlab error."""
+
+
+class CompileError(TxlabError):
+    """A kernel failed to compile.
+
+    Attributes: ``stage`` (``parse``, ``lower``, ``codegen``, ``nvcc``, ``ptxas``, ``link``), ``lineno``
+    and ``source_line`` (in the user's own cell or file, when known), ``filename``, ``message`` (short),
+    ``detail`` (the tool's full output) and ``hint`` (what to do about it, when known).
+    """
+
+    def __init__(self, stage: str, message: str, *, lineno: int | None = None,
+                 source_line: str | None = None, filename: str | None = None,
+                 detail: str | None = None, hint: str | None = None, kernel: str | None = None):
+        self.stage = stage
+        self.message = message
+        self.lineno = lineno
+        self.source_line = source_line
+        self.filename = filename
+        self.detail = detail
+        self.hint = hint
+        self.kernel = kernel
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = ""
+        if self.lineno is not None:
+            where = f" at line {self.lineno}"
+            if self.filename and not self.filename.startswith("<tirx-cell"):
+                where += f" of {self.filename}"
+        head = f"[{self.stage}]{where}"
+        if self.kernel:
+            head += f" in kernel {self.kernel!r}"
+        lines = [f"{head}: {self.message}"]
+        if self.source_line:
+            lines.append(f"    {self.lineno} | {self.source_line.rstrip()}")
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from txlab.display import error_html
+
+        return error_html(self)
+
+
+class NoGPUError(TxlabError):
+    """Running needs a CUDA GPU and none is usable here; the message says what is missing."""
+
+
+class InputError(TxlabError, ValueError):
+    """An argument does not match the kernel's parameter (shape, dtype, device, layout, count)."""
+
+    def __init__(self, message: str, *, param: str | None = None):
+        self.param = param
+        super().__init__(message)
+
+
+@dataclass
+class LaunchShape:
+    grid: tuple
+    block: tuple
+    cluster: tuple | None = None
+    dynamic_smem_bytes: int | str = 0
+
+
+class KernelFault(TxlabError):
+    """A kernel faulted, hung or could not launch. ``kind`` is one of ``illegal_address``,
+    ``misaligned``, ``trap``, ``timeout``, ``oom``, ``launch_config``, ``worker_died``, ``cuda_error``."""
+
+    def __init__(self, kind: str, message: str, *, kernel: str | None = None, launch=None,
+                 waited_s: float | None = None):
+        self.kind = kind
+        self.kernel = kernel
+        self.launch = launch
+        self.waited_s = waited_s
+        super().__init__(f"[{kind}] {message}")

@@ -1,0 +1,29 @@
+"""Session-wide settings, reached as ``txlab.config`` (``txlab.config.isolation``, ``.default_arch``, ...)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Config:
+    #: where GPU runs execute: "process" (a worker owns the CUDA context) or "inline"
+    isolation: str = field(default_factory=lambda: os.environ.get("TXLAB_ISOLATION", "inline"))
+    #: per-launch time budget of an isolated run, in seconds
+    timeout_s: float = 10.0
+    #: arch used when none is given and no GPU is present
+    default_arch: str = "sm_90a"
+    #: show progress bars for long work
+    progress: bool = True
+
+    def __setattr__(self, name, value):
+        if name == "isolation" and value not in ("process", "inline"):
+            raise ValueError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
+        if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError(f"txlab.config has no setting {name!r}; settings: "
+                                 f"{', '.join(type(self).__dataclass_fields__)}")
+
+
+config = Config()
