@@ -1,0 +1,483 @@
+"""Compile a TIRx kernel and keep everything a kernel engineer looks at: TVMScript, CUDA C, PTX,
+cubin, SASS, per-kernel resources and launch shapes, with per-stage timings.
+
+    compiled = txlab.compile(my_prim_func, arch="sm_90a")
+    compiled.ptx, compiled.sass, compiled.resources["my_kernel"]["registers"]
+
+Stages: ``lower`` (TIRx pipeline), ``codegen`` (TVM's CUDA C), ``nvcc`` (CUDA C -> PTX), ``ptxas``
+(PTX -> cubin, resource report), ``disasm`` (SASS). Results are cached on disk (txlab.cache).
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from txlab import cache, toolchain
+from txlab.errors import CompileError
+
+_ARCH_RE = re.compile(r"^sm_(\d)(\d+)([af]?)$")
+_notice_lock = threading.Lock()
+_noticed_default_arch = False
+
+
+def _say_once_default_arch(arch: str) -> None:
+    global _noticed_default_arch
+    with _notice_lock:
+        if _noticed_default_arch:
+            return
+        _noticed_default_arch = True
+    print(f"txlab: no GPU here, so kernels are compiled for {arch} "
+          f"(pass arch=... or --arch to choose another).", file=sys.stderr)
+
+
+def resolve_arch(arch: str | None) -> str:
+    """The arch to compile for: the one given, else the local GPU's, else txlab.config.default_arch."""
+    if arch is None:
+        from txlab.device import probe
+        from txlab.settings import config
+
+        info = probe()
+        if info.available:
+            return info.arch
+        arch = config.default_arch
+        _say_once_default_arch(arch)
+    arch = str(arch).strip().lower()
+    if arch.isdigit():
+        arch = f"sm_{arch}"
+    if not _ARCH_RE.match(arch):
+        raise ValueError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80'")
+    return arch
+
+
+def _tvm_versions() -> dict:
+    import importlib.metadata as md
+
+    out = {}
+    for dist in ("apache-tvm", "apache-tvm-ffi"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The CUDA compile callback. TVM calls ``tvm_callback_cuda_compile(code)`` when it builds a CUDA
+# module on a machine with a GPU; txlab answers with the cubin it built (or has cached) so the
+# executable runs exactly the code shown in the notebook.
+_callback_state = threading.local()
+_callback_installed = False
+
+
+def _install_callback():
+    global _callback_installed
+    if _callback_installed:
+        return
+    import tvm_ffi
+    from tvm.support import nvcc as tvm_nvcc
+
+    upstream = tvm_nvcc.tvm_callback_cuda_compile
+
+    def txlab_cuda_compile(code, *rest):
+        hook = getattr(_callback_state, "hook", None)
+        if hook is None:
+            return upstream(code, *rest)
+        return hook(code)
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", txlab_cuda_compile, override=True)
+    _callback_installed = True
+
+
+@dataclass
+class Compiled:
+    """One compiled kernel (its entry function and the device kernels it launches)."""
+
+    name: str
+    arch: str
+    script: str
+    cuda_source: str
+    ptx: str
+    cubin: bytes
+    sass: str
+    resources: dict
+    launch: dict
+    params: list
+    compile_seconds: float
+    cache_hit: bool
+    timings: dict = field(default_factory=dict)
+    key: str = ""
+    ptxas_report: str = ""
+    ir_module: Any = field(default=None, repr=False, compare=False)
+    _executable: Any = field(default=None, repr=False, compare=False)
+
+    # ---- model -------------------------------------------------------------------------------
+    @property
+    def kernels(self) -> list[str]:
+        """Names of the device kernels (``__global__`` functions) in this module."""
+        return sorted(self.launch)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "arch": self.arch, "kernels": self.kernels,
+            "resources": self.resources, "launch": self.launch, "params": self.params,
+            "compile_seconds": self.compile_seconds, "cache_hit": self.cache_hit,
+            "timings": self.timings, "key": self.key,
+            "sizes": {"script": len(self.script), "cuda_source": len(self.cuda_source),
+                      "ptx": len(self.ptx), "cubin": len(self.cubin), "sass": len(self.sass)},
+        }
+
+    def instructions(self, pattern: str) -> list[str]:
+        """SASS lines whose opcode matches ``pattern`` (a regex), e.g. ``c.instructions('HGMMA')``."""
+        rx = re.compile(pattern)
+        out = []
+        for line in self.sass.splitlines():
+            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+            if m and rx.search(m.group(1)):
+                out.append(m.group(1))
+        return out
+
+    def plot(self, ax=None):
+        """Where the compile time went, and each kernel's registers and shared memory."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
+        else:
+            axes = ax
+            fig = axes[0].figure
+        stages = [s for s in ("parse", "lower", "codegen", "nvcc", "ptxas", "disasm") if s in self.timings]
+        left = 0.0
+        for i, s in enumerate(stages):
+            w = self.timings[s]
+            axes[0].barh([0], [w], left=left, color=f"C{i}", label=f"{s} {w * 1000:.0f} ms")
+            left += w
+        axes[0].set_yticks([])
+        axes[0].set_xlabel("seconds")
+        axes[0].set_title(f"{self.name}: compile ({'cache hit' if self.cache_hit else 'cold'})")
+        axes[0].legend(fontsize=7, loc="upper right")
+        names = self.kernels
+        regs = [self.resources.get(k, {}).get("registers", 0) for k in names]
+        smem = [(self.resources.get(k, {}).get("static_smem_bytes", 0) +
+                 _int_or0(self.resources.get(k, {}).get("dynamic_smem_bytes", 0))) / 1024 for k in names]
+        x = range(len(names))
+        axes[1].bar([i - 0.2 for i in x], regs, width=0.4, label="registers/thread")
+        twin = axes[1].twinx()
+        twin.bar([i + 0.2 for i in x], smem, width=0.4, color="C1", label="smem KiB")
+        axes[1].set_xticks(list(x))
+        axes[1].set_xticklabels(names, fontsize=7)
+        axes[1].set_ylabel("registers")
+        twin.set_ylabel("shared KiB")
+        axes[1].set_title(f"resources ({self.arch})")
+        fig.tight_layout()
+        return fig
+
+    # ---- display -----------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        from txlab.display import compiled_html
+
+        return compiled_html(self)
+
+    def __repr__(self) -> str:
+        res = ", ".join(f"{k}: {v.get('registers')} regs" for k, v in self.resources.items())
+        return (f"<Compiled {self.name} for {self.arch}: kernels {self.kernels} ({res}); "
+                f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}>")
+
+    # ---- running -----------------------------------------------------------------------------
+    @property
+    def executable(self):
+        """TVM's runtime executable for this kernel (host launcher + this exact cubin). Needs a GPU."""
+        if self._executable is None:
+            from txlab.device import require_gpu
+
+            require_gpu(f"running {self.name}")
+            self._executable = _build_executable(self.ir_module, self.arch, self.cubin)
+        return self._executable
+
+    def __call__(self, *args, **kwargs):
+        from txlab.run import launch
+
+        return launch(self, *args, **kwargs)
+
+
+def _int_or0(v):
+    return v if isinstance(v, int) else 0
+
+
+# ---------------------------------------------------------------------------------------------
+def _as_module(kernel, name: str | None):
+    import tvm
+
+    if isinstance(kernel, Compiled):
+        return kernel.ir_module, kernel.name
+    if isinstance(kernel, tvm.tirx.PrimFunc):
+        symbol = name or (kernel.attrs.get("global_symbol") if kernel.attrs is not None else None) or "main"
+        return tvm.IRModule({str(symbol): kernel}), str(symbol)
+    if isinstance(kernel, tvm.IRModule):
+        names = [gv.name_hint for gv, _ in kernel.functions_items()]
+        return kernel, name or ("main" if "main" in names else names[0])
+    raise TypeError(
+        f"txlab.compile takes a @T.prim_func or a tvm.IRModule, not {type(kernel).__name__}; "
+        "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)")
+
+
+def _target(arch: str):
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": arch})
+
+
+def _params_of(mod) -> list[dict]:
+    """The entry functions' parameters: buffers (name, shape, dtype) and scalars (name, dtype)."""
+    import tvm
+
+    out = []
+    for gname, func in sorted(((gv.name_hint, f) for gv, f in mod.functions_items()), key=lambda x: x[0]):
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+        for var in func.params:
+            if type(var.ty).__name__ == "BufferType":
+                shape = [int(d.value) if isinstance(getattr(d, "value", None), int) else str(d)
+                         for d in var.shape]
+                out.append({"function": gname, "name": var.name, "kind": "buffer", "shape": shape,
+                            "dtype": str(var.dtype)})
+            else:
+                out.append({"function": gname, "name": var.name, "kind": "scalar", "dtype": str(var.ty)})
+    return out
+
+
+def _launch_info(host_mod) -> dict:
+    """Grid, block, cluster and dynamic shared memory of each kernel launch in the host code."""
+    from txlab import ir
+
+    info: dict[str, dict] = {}
+    for call in ir.calls(host_mod, "tirx.call_ffi_kernel"):
+        params = [str(p) for p in call.attrs.launch_params]
+        args = list(call.args)
+        kname = str(args[0].value) if hasattr(args[0], "value") else str(args[0])
+        values = [ir.expr_value(a) for a in args[len(args) - len(params):]]
+        dims = dict(zip(params, values))
+        grid = tuple(dims.get(f"blockIdx.{a}", 1) for a in "xyz")
+        block = tuple(dims.get(f"threadIdx.{a}", 1) for a in "xyz")
+        cluster = tuple(dims.get(f"clusterCtaIdx.{a}", 1) for a in "xyz")
+        dyn = dims.get("tirx.use_dyn_shared_memory", 0)
+        info[kname] = {
+            "grid": grid, "block": block,
+            "cluster": cluster if any(c != 1 for c in cluster) else None,
+            "dynamic_smem_bytes": dyn,
+            "threads_per_block": _prod(block),
+        }
+    return info
+
+
+def _prod(values):
+    out = 1
+    for v in values:
+        if not isinstance(v, int):
+            return None
+        out *= v
+    return out
+
+
+def _error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> CompileError:
+    """A short CompileError from a TVM exception; points at the user's line when TVM names one."""
+    text = str(exc)
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    # TVM errors often end with the essential line; drop C++ stack frames.
+    core = [l for l in lines if not re.match(r"^\s*(\d+:|File \"|at |Stack trace|  \[bt\])", l)]
+    message = core[-1] if core else (lines[-1] if lines else type(exc).__name__)
+    message = re.sub(r"^(tvm\.error\.)?\w*Error: ", "", message).strip()
+    lineno, source_line, filename = _user_location(text, mod)
+    return CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
+                        detail=text, kernel=kernel_name)
+
+
+def _user_location(text: str, mod):
+    """(lineno, line, filename) of the user's source named in an error, if any."""
+    import linecache
+
+    m = re.search(r"--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)", text)
+    if m:
+        fn, ln = m.group("file"), int(m.group("line"))
+        return ln, linecache.getline(fn, ln) or None, fn
+    return None, None, None
+
+
+def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
+            progress=None) -> Compiled:  # noqa: A001 - the domain word
+    """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
+
+    ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
+    Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
+    """
+    t_start = time.perf_counter()
+    mod, entry = _as_module(kernel, name)
+    arch = resolve_arch(arch)
+    script = mod.script()
+    key = cache.make_key(script=script, arch=arch, tools=toolchain.versions(), tvm=_tvm_versions(),
+                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS])
+    if use_cache:
+        entry_files = cache.load(key)
+        if entry_files is not None:
+            compiled = _from_cache(entry_files, mod, key)
+            compiled.compile_seconds = time.perf_counter() - t_start
+            compiled.cache_hit = True
+            return compiled
+    report = progress if progress is not None else _progress_for(entry)
+    timings: dict[str, float] = {}
+    try:
+        report("lower")
+        t = time.perf_counter()
+        host_mod, device_mods, target_host, launch = _lower(mod, arch, entry)
+        timings["lower"] = time.perf_counter() - t
+
+        report("codegen")
+        t = time.perf_counter()
+        cuda_source = _codegen_source(device_mods, arch, entry)
+        timings["codegen"] = time.perf_counter() - t
+
+        report("nvcc")
+        t = time.perf_counter()
+        ptx = toolchain.cuda_to_ptx(cuda_source, arch)
+        timings["nvcc"] = time.perf_counter() - t
+
+        report("ptxas")
+        t = time.perf_counter()
+        cubin, ptxas_report = toolchain.ptx_to_cubin(ptx, arch)
+        timings["ptxas"] = time.perf_counter() - t
+
+        report("disasm")
+        t = time.perf_counter()
+        sass = toolchain.cubin_to_sass(cubin)
+        timings["disasm"] = time.perf_counter() - t
+    except CompileError as exc:
+        exc.kernel = exc.kernel or entry
+        exc.args = (exc._text(),)
+        raise
+    finally:
+        report(None)
+    resources = toolchain.parse_ptxas_report(ptxas_report)
+    for kname, launch_k in launch.items():
+        resources.setdefault(kname, {"registers": 0, "static_smem_bytes": 0, "spill_store_bytes": 0,
+                                     "spill_load_bytes": 0, "stack_bytes": 0, "const_bytes": 0})
+        resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
+    compiled = Compiled(
+        name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
+        sass=sass, resources=resources, launch=launch, params=_params_of(mod),
+        compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
+        ptxas_report=ptxas_report, ir_module=mod,
+    )
+    if use_cache:
+        cache.store(key, _to_cache(compiled))
+    return compiled
+
+
+def _txlab_version() -> str:
+    from txlab import __version__
+
+    return __version__
+
+
+def _progress_for(entry: str):
+    from txlab.progress import stage_reporter
+
+    return stage_reporter(f"compiling {entry}")
+
+
+def _lower(mod, arch: str, entry: str):
+    """TVM's own tirx build steps (tvm.tirx.build), run one by one so each can be timed and
+    its failure attributed to a stage."""
+    import tvm
+    from tvm.tirx.build import split_host_device_mods
+
+    target = _target(arch)
+    target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
+    try:
+        bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
+        pipeline, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("tirx")
+        with target:
+            lowered = pipeline(bound)
+        host_mod, device_mods = split_host_device_mods(lowered)
+        launch = _launch_info(host_mod)  # read before finalization lowers the launch calls
+        host_mod = finalize_host()(host_mod)
+        device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
+    except CompileError:
+        raise
+    except Exception as exc:  # TVM raises many types; all mean "lowering failed"
+        raise _error_from_tvm("lower", exc, mod, entry) from None
+    return host_mod, device_mods, target_host, launch
+
+
+def _codegen_source(device_mods, arch: str, entry: str) -> str:
+    from tvm.tirx.build import codegen_build
+
+    sources = []
+    _install_callback()
+    _callback_state.hook = lambda code: (sources.append(code), b"\x7fELF")[1]
+    try:
+        for target, dmod in device_mods.items():
+            if len(dmod.functions) == 0:
+                continue
+            with target:
+                rt = codegen_build(dmod, target)
+            if not sources:
+                sources.append(rt.inspect_source())
+    except CompileError:
+        raise
+    except Exception as exc:
+        raise _error_from_tvm("codegen", exc, None, entry) from None
+    finally:
+        _callback_state.hook = None
+    if not sources:
+        raise CompileError("codegen", "the kernel has no device code: add T.device_entry() and "
+                           "launch dimensions (T.cta_id / T.thread_id)", kernel=entry)
+    return sources[0]
+
+
+def _build_executable(mod, arch: str, cubin: bytes):
+    """TVM executable whose CUDA module is ``cubin`` (txlab's build) and whose host code is TVM's."""
+    import tvm
+    from tvm.tirx.build import tir_to_runtime
+
+    host_mod, device_mods, target_host, _ = _lower(mod, arch, "executable")
+    _install_callback()
+    _callback_state.hook = lambda code: bytearray(cubin)
+    try:
+        lib = tir_to_runtime(host_mod, device_mods, target_host)
+    finally:
+        _callback_state.hook = None
+    return tvm.runtime.Executable(lib)
+
+
+def _to_cache(c: Compiled) -> dict:
+    meta = {
+        "name": c.name, "arch": c.arch, "resources": c.resources, "params": c.params,
+        "launch": {k: {**v, "grid": list(v["grid"]), "block": list(v["block"]),
+                       "cluster": list(v["cluster"]) if v["cluster"] else None}
+                   for k, v in c.launch.items()},
+        "timings": c.timings, "key": c.key,
+    }
+    return {
+        "meta.json": json.dumps(meta, indent=1), "script.py": c.script, "kernel.cu": c.cuda_source,
+        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "kernel.sass": c.sass,
+        "ptxas.txt": c.ptxas_report,
+    }
+
+
+def _from_cache(files: dict, mod, key: str) -> Compiled:
+    meta = json.loads(files["meta.json"])
+    launch = {k: {**v, "grid": tuple(v["grid"]), "block": tuple(v["block"]),
+                  "cluster": tuple(v["cluster"]) if v["cluster"] else None}
+              for k, v in meta["launch"].items()}
+    return Compiled(
+        name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
+        cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
+        cubin=files["kernel.cubin"], sass=files["kernel.sass"].decode(),
+        resources=meta["resources"], launch=launch, params=meta["params"], compile_seconds=0.0,
+        cache_hit=True, timings=meta["timings"], key=key,
+        ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
+    )

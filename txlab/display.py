@@ -1,0 +1,166 @@
+"""HTML views of compiled kernels and errors: tabbed, syntax-highlighted (Pygments), readable in
+JupyterLab (light and dark themes) and in exported HTML (no JavaScript; CSS-only tabs)."""
+from __future__ import annotations
+
+import html
+import itertools
+from functools import lru_cache
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import RegexLexer, bygroups
+from pygments.lexers import CudaLexer, PtxLexer, PythonLexer
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, Text
+
+MAX_LINES = 3000
+_ids = itertools.count()
+
+
+class SassLexer(RegexLexer):
+    """NVIDIA SASS as printed by nvdisasm/cuobjdump. Pygments ships no SASS lexer."""
+
+    name = "SASS"
+    aliases = ["sass"]
+    tokens = {
+        "root": [
+            (r"/\*[0-9a-f]{4,}\*/", Comment.Special),           # instruction offset
+            (r"/\*.*?\*/", Comment.Multiline),
+            (r"//.*?$", Comment.Single),
+            (r"^\s*\.[\w.]+.*?$", Comment.Preproc),               # directives
+            (r"^\s*[\w.$]+:", Name.Label),
+            (r"@!?U?P[T0-9]+", Keyword.Pseudo),                   # predicate guard
+            (r"\b([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)",
+             bygroups(Keyword, Keyword.Type)),                     # opcode + modifiers
+            (r"\b(?:U?R[0-9]+|RZ|URZ|U?P[0-9T]|PT|SR_\w+|c\[0x[0-9a-f]+\])\b", Name.Variable),
+            (r"-?0x[0-9a-fA-F]+|-?\d+(\.\d+)?", Number),
+            (r"[\[\]{},;|]", Punctuation),
+            (r"[-+~!]", Operator),
+            (r"\s+", Text),
+            (r".", Text),
+        ]
+    }
+
+
+@lru_cache(maxsize=1)
+def _css() -> str:
+    light = HtmlFormatter(style="default").get_style_defs(".txlab-code.hl")
+    dark = HtmlFormatter(style="monokai").get_style_defs(
+        'body[data-jp-theme-light="false"] .txlab-code.hl')
+    return f"""
+.txlab-tabs {{ font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px;
+  border: 1px solid var(--jp-border-color1, #ccc); border-radius: 4px; margin: 4px 0; }}
+.txlab-tabs > input {{ display: none; }}
+.txlab-tabs > label {{ display: inline-block; padding: 4px 10px; cursor: pointer;
+  color: var(--jp-ui-font-color1, #333); border-bottom: 2px solid transparent; }}
+.txlab-tabs > .txlab-head {{ padding: 4px 8px; color: var(--jp-ui-font-color1, #333);
+  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); }}
+.txlab-tabs > .txlab-panel {{ display: none; max-height: 480px; overflow: auto;
+  border-top: 1px solid var(--jp-border-color2, #e0e0e0); }}
+.txlab-tabs .txlab-code pre {{ margin: 0; padding: 6px 8px; font-size: 12px; line-height: 1.35;
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); }}
+.txlab-tabs .txlab-code.hl {{ background: var(--jp-cell-editor-background, #f7f7f7); }}
+body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272822; }}
+.txlab-tabs table.txlab-res {{ border-collapse: collapse; margin: 6px 8px; }}
+.txlab-tabs table.txlab-res td, .txlab-tabs table.txlab-res th {{ padding: 2px 8px; text-align: right;
+  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); }}
+.txlab-tabs table.txlab-res th:first-child, .txlab-tabs table.txlab-res td:first-child {{ text-align: left; }}
+.txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
+.txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
+  border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
+  white-space: pre-wrap; color: var(--jp-ui-font-color0, #000); }}
+.txlab-error b {{ color: var(--jp-error-color1, #d32f2f); }}
+{light}
+{dark}
+"""
+
+
+def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
+    lexer = {"python": PythonLexer, "cuda": CudaLexer, "ptx": PtxLexer, "sass": SassLexer}[language]()
+    lines = text.splitlines()
+    note = ""
+    if len(lines) > max_lines:
+        note = (f'<div class="txlab-note">showing {max_lines} of {len(lines)} lines; '
+                f"the full text is on the Python object</div>")
+        text = "\n".join(lines[:max_lines])
+    body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
+    return note + body
+
+
+def _fmt_bytes(v) -> str:
+    if not isinstance(v, int):
+        return html.escape(str(v))
+    if v >= 1024:
+        return f"{v:,} ({v / 1024:.1f} KiB)"
+    return f"{v:,}"
+
+
+def resources_html(compiled) -> str:
+    rows = []
+    for k in compiled.kernels:
+        r = compiled.resources.get(k, {})
+        l = compiled.launch.get(k, {})
+        rows.append(
+            "<tr>" + "".join(f"<td>{c}</td>" for c in [
+                html.escape(k), html.escape("×".join(map(str, l.get("grid", ())))),
+                html.escape("×".join(map(str, l.get("block", ())))),
+                html.escape("×".join(map(str, l["cluster"])) if l.get("cluster") else "—"),
+                r.get("registers", "?"), _fmt_bytes(r.get("static_smem_bytes", 0)),
+                _fmt_bytes(r.get("dynamic_smem_bytes", 0)),
+                f'{r.get("spill_store_bytes", 0)} / {r.get("spill_load_bytes", 0)}',
+                r.get("stack_bytes", 0),
+            ]) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in [
+        "kernel", "grid", "block", "cluster", "regs/thread", "static smem", "dynamic smem",
+        "spill st/ld B", "stack B"])
+    timing = ", ".join(f"{s} {v * 1000:.0f} ms" for s, v in compiled.timings.items())
+    return (f'<table class="txlab-res"><tr>{head}</tr>{"".join(rows)}</table>'
+            f'<div class="txlab-note">compile stages (cold): {html.escape(timing)}</div>')
+
+
+def compiled_html(compiled, show=None) -> str:
+    """Tabbed view of a Compiled. ``show`` picks and orders the tabs (default: all)."""
+    uid = f"txlab{next(_ids)}"
+    tabs = {
+        "resources": ("Resources", lambda: resources_html(compiled)),
+        "script": ("TVMScript", lambda: code_html(compiled.script, "python")),
+        "cuda": ("CUDA C", lambda: code_html(compiled.cuda_source, "cuda")),
+        "ptx": ("PTX", lambda: code_html(compiled.ptx, "ptx")),
+        "sass": ("SASS", lambda: code_html(compiled.sass, "sass")),
+    }
+    order = list(show) if show else ["resources", "script", "cuda", "ptx", "sass"]
+    unknown = [s for s in order if s not in tabs]
+    if unknown:
+        raise ValueError(f"unknown --show entries {unknown}; choose from {', '.join(tabs)}")
+    css_rules = []
+    parts = []
+    for i, key in enumerate(order):
+        title, render = tabs[key]
+        tid = f"{uid}-{key}"
+        parts.append(f'<input type="radio" name="{uid}" id="{tid}"{" checked" if i == 0 else ""}>'
+                     f'<label for="{tid}">{title}</label>')
+        css_rules.append(f"#{tid}:checked ~ .{tid}-panel {{ display: block; }}"
+                         f"#{tid}:checked + label {{ border-bottom-color: var(--jp-brand-color1, #1976d2);"
+                         f" font-weight: 600; }}")
+    panels = [f'<div class="txlab-panel {uid}-{key}-panel">{tabs[key][1]()}</div>' for key in order]
+    hit = "cache hit" if compiled.cache_hit else "compiled"
+    head = (f'<div class="txlab-head"><b>{html.escape(compiled.name)}</b> · {html.escape(compiled.arch)} · '
+            f'{hit} in {compiled.compile_seconds * 1000:.0f} ms · {len(compiled.cubin):,} B cubin · '
+            f'kernels: {html.escape(", ".join(compiled.kernels))}</div>')
+    return (f"<style>{_css()}{''.join(css_rules)}</style>"
+            f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>')
+
+
+def error_html(err) -> str:
+    lines = [f"<b>CompileError [{html.escape(err.stage)}]</b>"]
+    if err.kernel:
+        lines[0] += f" in <b>{html.escape(err.kernel)}</b>"
+    if err.lineno is not None:
+        where = "" if (err.filename or "").startswith("<tirx-cell") else f" of {html.escape(err.filename or '')}"
+        lines.append(f"line {err.lineno}{where}: {html.escape(err.message)}")
+    else:
+        lines.append(html.escape(err.message))
+    if err.source_line:
+        lines.append(f"    {err.lineno} | {html.escape(err.source_line.rstrip())}")
+    if err.hint:
+        lines.append(f"hint: {html.escape(err.hint)}")
+    return f"<style>{_css()}</style><div class=\"txlab-error\">{'<br>'.join(lines)}</div>"

@@ -1,0 +1,102 @@
+"""Reading TVM IR generically: walk any TVM object graph through its FFI field reflection.
+
+TVM 0.27's wheel has no Python ``post_order_visit`` for TIRx statements; every IR node does
+describe its fields (``__tvm_ffi_type_info__``), so one walker serves all node kinds.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+
+def _fields(type_cls) -> list[str]:
+    names: list[str] = []
+    info = getattr(type_cls, "__tvm_ffi_type_info__", None)
+    chain = []
+    while info is not None:
+        chain.append(info)
+        info = info.parent_type_info
+    for info in reversed(chain):
+        for field in info.fields:
+            if field.name not in ("span",) and field.name not in names:
+                names.append(field.name)
+    return names
+
+
+_FIELD_CACHE: dict[type, list[str]] = {}
+
+
+def children(node) -> Iterator:
+    """Direct children of an IR node (fields, array items, map keys and values)."""
+    import tvm_ffi
+
+    if isinstance(node, (str, bytes, int, float, bool)) or node is None:
+        return
+    if isinstance(node, (tvm_ffi.Array, list, tuple)):
+        yield from node
+        return
+    if isinstance(node, (tvm_ffi.Map, dict)):
+        for key, value in node.items():
+            yield key
+            yield value
+        return
+    cls = type(node)
+    names = _FIELD_CACHE.get(cls)
+    if names is None:
+        names = _FIELD_CACHE[cls] = _fields(cls)
+    for name in names:
+        try:
+            yield getattr(node, name)
+        except Exception:  # a field the Python class does not expose
+            continue
+
+
+def walk(root, *, skip=None) -> Iterator:
+    """Every node reachable from ``root`` in pre-order, each visited once (DAG-safe)."""
+    import tvm_ffi
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tvm_ffi.Object):
+            key = node.__chandle__() if hasattr(node, "__chandle__") else id(node)
+            if key in seen:
+                continue
+            seen.add(key)
+        yield node
+        if skip is not None and skip(node):
+            continue
+        kids = list(children(node))
+        stack.extend(reversed(kids))
+
+
+def calls(root, op_name: str) -> list:
+    """Every ``Call`` in ``root`` whose operator is named ``op_name`` (e.g. 'tirx.call_ffi_kernel')."""
+    import tvm
+
+    found = []
+    for node in walk(root):
+        if isinstance(node, tvm.ir.Call):
+            op = node.op
+            if getattr(op, "name", None) == op_name:
+                found.append(node)
+    return found
+
+
+def functions(mod) -> list[tuple[str, object]]:
+    """(name, function) pairs of an IRModule, in name order."""
+    return sorted(((gv.name_hint, f) for gv, f in mod.functions_items()), key=lambda x: x[0])
+
+
+def expr_value(expr):
+    """An int for a constant expression, else its TVMScript text (a symbolic launch dimension)."""
+    import tvm
+
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, tvm.tirx.IntImm) if hasattr(tvm.tirx, "IntImm") else False:
+        return int(expr.value)
+    value = getattr(expr, "value", None)
+    if isinstance(value, int):
+        return value
+    return str(expr)

@@ -1,0 +1,247 @@
+"""The real CUDA toolchain: nvcc (CUDA C -> PTX), ptxas (PTX -> cubin, with its resource report),
+nvdisasm / cuobjdump (cubin -> SASS). Found on PATH or in NVIDIA's PyPI wheels.
+
+Each step raises :class:`txlab.CompileError` with the stage that failed (``nvcc``, ``ptxas``,
+``disasm``) and the tool's own message, mapped to a source line where the tool names one.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from txlab.errors import CompileError
+
+# Flags TVM's own nvcc path uses (tvm.support.nvcc._compile_cuda_nvcc), so the PTX matches what
+# TVM would build: same macros, fast math, relaxed constexpr.
+NVCC_FLAGS = [
+    "-O3",
+    "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT162_OPERATORS__", "-U__CUDA_NO_BFLOAT162_CONVERSIONS__",
+    "--expt-relaxed-constexpr", "--expt-extended-lambda", "--use_fast_math",
+]
+PTXAS_FLAGS = ["-O3", "-v", "--warn-on-local-memory-usage"]
+
+
+def _wheel_bin_dirs() -> list[Path]:
+    """bin/ folders of NVIDIA's PyPI wheels (nvidia-cuda-nvdisasm, nvidia-cuda-cuobjdump, ...)."""
+    dirs = []
+    for entry in sys.path:
+        for sub in ("nvidia/cu13/bin", "nvidia/cuda_nvdisasm/bin", "nvidia/cuda_cuobjdump/bin"):
+            p = Path(entry) / sub
+            if p.is_dir():
+                dirs.append(p)
+    return dirs
+
+
+@lru_cache(maxsize=None)
+def find_tool(name: str) -> str | None:
+    """Absolute path of a CUDA tool: NVIDIA's PyPI wheels first (pinned versions), then PATH,
+    then $CUDA_HOME/bin and /usr/local/cuda/bin."""
+    for d in _wheel_bin_dirs():
+        cand = d / name
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    found = shutil.which(name)
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            cand = Path(home) / "bin" / name
+            if cand.is_file():
+                return str(cand)
+    return None
+
+
+@lru_cache(maxsize=None)
+def tool_version(name: str) -> str | None:
+    """The release line of ``<tool> --version`` (e.g. 'V13.0.88'), or None when absent."""
+    path = find_tool(name)
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"V(\d+\.\d+\.\d+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
+
+
+def versions() -> dict:
+    """Versions of every tool that shapes compiled output (part of the compile-cache key)."""
+    return {name: tool_version(name) for name in ("nvcc", "ptxas", "nvdisasm", "cuobjdump")}
+
+
+def _need(name: str, stage: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        hint = {
+            "nvcc": "install the CUDA toolkit (nvcc on PATH, or set CUDA_HOME)",
+            "ptxas": "install the CUDA toolkit (ptxas ships with nvcc)",
+            "nvdisasm": "pip install nvidia-cuda-nvdisasm",
+            "cuobjdump": "pip install nvidia-cuda-cuobjdump",
+        }[name]
+        raise CompileError(stage, f"{name} was not found", hint=hint)
+    return path
+
+
+def gencode(arch: str) -> list[str]:
+    """`-gencode arch=compute_90a,code=sm_90a` for 'sm_90a' (the form that keeps arch-specific
+    features such as wgmma and setmaxnreg)."""
+    num = arch.removeprefix("sm_")
+    return ["-gencode", f"arch=compute_{num},code=sm_{num}"]
+
+
+_NVCC_ERR = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|warning)\s*(?:#\w+(?:-\w+)?)?:?\s*(?P<msg>.*)$", re.M)
+_PTXAS_ERR = re.compile(r"ptxas (?:\S+, )?line (?P<line>\d+); (?P<kind>error|warning)\s*:\s*(?P<msg>.*)")
+
+
+def _run(cmd: list[str], stage: str, cwd: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(stage, f"{Path(cmd[0]).name} ran for more than 600 s and was stopped") from exc
+
+
+def _arch_hint(msg: str, arch: str) -> str | None:
+    """Explain "not supported on .target 'sm_90a'" style errors: which arch the instruction needs."""
+    m = re.search(r"[Ii]nstruction '([^']+)' not supported on \.target '(\w+)'", msg) or \
+        re.search(r"'([^']+)' requires .*?target (sm_\w+)", msg)
+    if not m:
+        if "not supported on .target" in msg or "requires .target" in msg:
+            return f"an instruction here is not available on {arch}; compile for the arch it needs (--arch)"
+        return None
+    instr = m.group(1)
+    needs = _instruction_arch(instr)
+    if needs:
+        return f"{instr} needs {needs} (this kernel was compiled for {arch}); use --arch {needs.split()[0]}"
+    return f"{instr} is not available on {arch}; compile for an arch that has it (--arch)"
+
+
+def _instruction_arch(instr: str) -> str | None:
+    table = [
+        ("tcgen05", "sm_100a or sm_103a (Blackwell)"),
+        ("wgmma", "sm_90a (Hopper, arch-specific)"),
+        ("setmaxnreg", "sm_90a or sm_100a (arch-specific)"),
+        ("cp.async.bulk", "sm_90 or later"),
+        ("mbarrier.try_wait", "sm_90 or later"),
+        ("elect", "sm_90 or later"),
+        ("stmatrix", "sm_90 or later"),
+        ("multimem", "sm_90 or later"),
+        ("cvt.rn.satfinite.e4m3", "sm_89 or later"),
+        ("redux", "sm_80 or later"),
+        ("cp.async", "sm_80 or later"),
+    ]
+    for prefix, arch in table:
+        if instr.startswith(prefix):
+            return arch
+    return None
+
+
+@dataclass
+class PTXResult:
+    ptx: str
+    seconds: float
+
+
+def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None) -> str:
+    """CUDA C to PTX with nvcc. Errors are mapped to the line of the CUDA source."""
+    nvcc = _need("nvcc", "nvcc")
+    with tempfile.TemporaryDirectory(prefix="txlab-nvcc-") as tmp:
+        cu = Path(tmp, "kernel.cu")
+        cu.write_text(source)
+        cmd = [nvcc, "--ptx", *gencode(arch), *NVCC_FLAGS, *(extra_flags or []), "-o", "kernel.ptx", "kernel.cu"]
+        proc = _run(cmd, "nvcc", tmp)
+        if proc.returncode != 0:
+            out = (proc.stdout + proc.stderr).strip()
+            lines = source.splitlines()
+            m = next((m for m in _NVCC_ERR.finditer(out) if m.group("kind") == "error"), None)
+            lineno = int(m.group("line")) if m else None
+            msg = m.group("msg").strip() if m else (out.splitlines() or ["nvcc failed"])[0]
+            raise CompileError(
+                "nvcc", msg, lineno=lineno, filename="<generated CUDA>",
+                source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
+                detail=out, hint=_arch_hint(out, arch),
+            )
+        return Path(tmp, "kernel.ptx").read_text()
+
+
+def ptx_to_cubin(ptx: str, arch: str) -> tuple[bytes, str]:
+    """PTX to cubin with ptxas; returns (cubin, the -v report)."""
+    ptxas = _need("ptxas", "ptxas")
+    with tempfile.TemporaryDirectory(prefix="txlab-ptxas-") as tmp:
+        Path(tmp, "kernel.ptx").write_text(ptx)
+        cmd = [ptxas, f"-arch={arch}", *PTXAS_FLAGS, "-o", "kernel.cubin", "kernel.ptx"]
+        proc = _run(cmd, "ptxas", tmp)
+        report = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            lines = ptx.splitlines()
+            m = next((m for m in _PTXAS_ERR.finditer(report) if m.group("kind") == "error"), None)
+            lineno = int(m.group("line")) if m else None
+            msg = m.group("msg").strip() if m else (report.splitlines() or ["ptxas failed"])[0]
+            raise CompileError(
+                "ptxas", msg, lineno=lineno, filename="<generated PTX>",
+                source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
+                detail=report, hint=_arch_hint(report, arch),
+            )
+        return Path(tmp, "kernel.cubin").read_bytes(), report
+
+
+def cubin_to_sass(cubin: bytes) -> str:
+    """SASS of every kernel in a cubin (nvdisasm, falling back to cuobjdump)."""
+    with tempfile.TemporaryDirectory(prefix="txlab-sass-") as tmp:
+        Path(tmp, "kernel.cubin").write_bytes(cubin)
+        nvdisasm = find_tool("nvdisasm")
+        if nvdisasm:
+            proc = _run([nvdisasm, "-c", "kernel.cubin"], "disasm", tmp)
+            if proc.returncode == 0:
+                return proc.stdout
+        cuobjdump = _need("cuobjdump", "disasm")
+        proc = _run([cuobjdump, "--dump-sass", "kernel.cubin"], "disasm", tmp)
+        if proc.returncode != 0:
+            raise CompileError("disasm", (proc.stdout + proc.stderr).strip() or "cuobjdump failed")
+        return proc.stdout
+
+
+_RES_FUNC = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>\w+)'")
+_RES_STACK = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<sst>\d+) bytes spill stores, (?P<sld>\d+) bytes spill loads")
+_RES_USED = re.compile(r"Used (?P<regs>\d+) registers(?P<rest>.*)")
+
+
+def parse_ptxas_report(report: str) -> dict:
+    """Per-kernel resources from ``ptxas -v``: registers, static shared memory, spills, stack."""
+    out: dict[str, dict] = {}
+    current = None
+    for line in report.splitlines():
+        m = _RES_FUNC.search(line)
+        if m:
+            current = out.setdefault(m.group("name"), {
+                "registers": 0, "static_smem_bytes": 0, "spill_store_bytes": 0,
+                "spill_load_bytes": 0, "stack_bytes": 0, "const_bytes": 0,
+            })
+            continue
+        if current is None:
+            continue
+        m = _RES_STACK.search(line)
+        if m:
+            current["stack_bytes"] = int(m.group("stack"))
+            current["spill_store_bytes"] = int(m.group("sst"))
+            current["spill_load_bytes"] = int(m.group("sld"))
+            continue
+        m = _RES_USED.search(line)
+        if m:
+            current["registers"] = int(m.group("regs"))
+            rest = m.group("rest")
+            sm = re.search(r"(\d+) bytes smem", rest)
+            if sm:
+                current["static_smem_bytes"] = int(sm.group(1))
+            cm = re.findall(r"(\d+) bytes cmem\[\d+\]", rest)
+            current["const_bytes"] = sum(int(x) for x in cm)
+    return out
