@@ -18,6 +18,7 @@ _EXPORTS = {
     "KernelFault": "txlab.errors",
     "InputError": "txlab.errors",
     "TxlabError": "txlab.errors",
+    "ArchError": "txlab.errors",
     "check": "txlab.run",
     "bench": "txlab.run",
     "BenchResult": "txlab.run",

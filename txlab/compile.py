@@ -9,6 +9,7 @@ Stages: ``lower`` (TIRx pipeline), ``codegen`` (TVM's CUDA C), ``nvcc`` (CUDA C 
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -50,10 +51,13 @@ def resolve_arch(arch: str | None) -> str:
     if arch.isdigit():
         arch = f"sm_{arch}"
     if not _ARCH_RE.match(arch):
-        raise ValueError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80'")
+        from txlab.errors import ArchError
+
+        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80'")
     return arch
 
 
+@functools.lru_cache(maxsize=1)
 def _tvm_versions() -> dict:
     import importlib.metadata as md
 
@@ -356,6 +360,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         timings["disasm"] = time.perf_counter() - t
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
+        if exc.stage in ("nvcc", "ptxas"):
+            _point_at_user_line(exc, mod)
         exc.args = (exc._text(),)
         raise
     finally:
@@ -374,6 +380,38 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     if use_cache:
         cache.store(key, _to_cache(compiled))
     return compiled
+
+
+def _user_source(mod) -> tuple[str, int, list[str]] | None:
+    """(filename, first line, lines) of the user's kernel source, from the IR's spans."""
+    import linecache
+
+    for _, func in mod.functions_items():
+        span = getattr(getattr(func, "body", None), "span", None)
+        if span is None or span.source_name is None:
+            continue
+        fn = span.source_name.name
+        lines = linecache.getlines(fn)
+        if lines:
+            return fn, 1, lines
+    return None
+
+
+def _point_at_user_line(exc: CompileError, mod) -> None:
+    """For a toolchain error about an instruction (e.g. 'tcgen05.alloc'), find the user's line that
+    emits it, keeping the generated-code location in ``detail``."""
+    m = re.search(r"[Ii]nstruction '([^']+)'", exc.message) or re.search(r"'([a-z][\w.:]+)'", exc.message)
+    src = _user_source(mod)
+    if not m or src is None:
+        return
+    needle = m.group(1).split(".")[0] + "." + m.group(1).split(".")[1] if "." in m.group(1) else m.group(1)
+    fn, _, lines = src
+    for i, line in enumerate(lines, 1):
+        if needle in line:
+            generated = f"{exc.filename} line {exc.lineno}: {exc.source_line}" if exc.lineno else ""
+            exc.detail = (exc.detail or "") + (f"\n(generated code: {generated})" if generated else "")
+            exc.lineno, exc.source_line, exc.filename = i, line.rstrip("\n"), fn
+            return
 
 
 def _txlab_version() -> str:

@@ -51,6 +51,10 @@ class CompileError(TxlabError):
         return error_html(self)
 
 
+class ArchError(TxlabError, ValueError):
+    """An arch string that is not a CUDA arch, or an arch the toolchain cannot target."""
+
+
 class NoGPUError(TxlabError):
     """Running needs a CUDA GPU and none is usable here; the message says what is missing."""
 

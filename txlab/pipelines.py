@@ -890,17 +890,23 @@ def _walk(stmt, visit):
 
 def _barrier_buffer(ptr_expr):
     """The (buffer, index) behind ``cvta(address_of(buf[i]))`` / ``address_of(buf[i])``."""
-    import tvm.tirx as tx
+    from tvm.ir import TensorLoad
 
     e = ptr_expr
     for _ in range(4):
-        if isinstance(e, tx.BufferLoad):
-            return e.buffer, (e.indices[0] if len(e.indices) else None)
+        if isinstance(e, TensorLoad):
+            return _load_source(e), (e.indices[0] if len(e.indices) else None)
         if hasattr(e, "args") and len(e.args):
             e = e.args[0]
         else:
             return None, None
     return None, None
+
+
+def _load_source(load):
+    """The buffer a load reads (``.source`` in TVM 0.27's TensorLoad, ``.buffer`` before)."""
+    src = getattr(load, "source", None)
+    return src if src is not None else getattr(load, "buffer", None)
 
 
 def _int(e):
@@ -918,6 +924,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     empty) and consumer (waits on full) start phases. Barriers are paired as ``Pipeline`` declares
     them: a full barrier initialised right before an empty barrier of the same depth."""
     import tvm.tirx as tx
+    from tvm.ir import StringImm, TensorLoad
 
     out = []
     for kname, func in _as_prim_funcs(kernel):
@@ -925,13 +932,17 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
         kinds: dict = {}          # buffer name -> kind
         tx_bytes: dict = {}
         wait_phase: dict = {}     # buffer name -> (phase buffer name, xor constant)
-        const_init: dict = {}     # local scalar buffer name -> first constant stored
+        const_init: list = []     # (local scalar buffer, first constant stored to it)
 
         def visit(s):
-            if isinstance(s, tx.BufferStore) and s.buffer.scope() == "local":
+            if isinstance(s, tx.BufferStore):
+                buf = getattr(s, "buffer", None)
+                if buf is None:
+                    buf = getattr(s, "source", None)
                 c = _int(s.value)
-                if c is not None and s.buffer.name not in const_init:
-                    const_init[s.buffer.name] = c
+                if (c is not None and buf is not None and buf.scope() == "local"
+                        and not any(b.same_as(buf) for b, _ in const_init)):
+                    const_init.append((buf, c))
                 return
             if not isinstance(s, tx.Evaluate) or not hasattr(s.value, "op"):
                 return
@@ -951,7 +962,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     if n is not None:
                         tx_bytes[buf.name] = n
             elif "tcgen05" in op or any("tcgen05.commit" in str(a) for a in call.args
-                                        if isinstance(a, tx.StringImm)):
+                                        if isinstance(a, StringImm)):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
                     kinds[buf.name] = "tcgen05"
@@ -963,14 +974,17 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 buf, _ = _barrier_buffer(call.args[0])
                 ph = call.args[1]
                 xor = 0
-                if isinstance(ph, tx.BitwiseXor):
+                if type(ph).__name__ == "BitwiseXor":
                     xor = _int(ph.b) or 0
                     ph = ph.a
-                pbuf = ph.buffer.name if isinstance(ph, tx.BufferLoad) else None
+                pbuf = _load_source(ph) if isinstance(ph, TensorLoad) else None
                 if buf is not None and buf.name not in wait_phase:
                     wait_phase[buf.name] = (pbuf, xor)
 
         _walk(func.body, visit)
+
+        def start_value(pbuf):
+            return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)
         i = 0
         while i + 1 < len(inits):
             (fb, fc), (eb, ec) = inits[i], inits[i + 1]
@@ -986,8 +1000,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             if eb.name in wait_phase:
                 pbuf, xor = wait_phase[eb.name]
                 spec.empty_phase_offset = xor & 1
-                if pbuf in const_init:
-                    spec.producer_phase = const_init[pbuf] & 1
+                if start_value(pbuf) is not None:
+                    spec.producer_phase = start_value(pbuf) & 1
                 else:
                     notes.append("producer start phase not a constant in the IR; assumed 1")
             else:
@@ -996,8 +1010,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 pbuf, xor = wait_phase[fb.name]
                 if xor:
                     notes.append(f"waits on the full barrier XOR the phase with {xor}")
-                if pbuf in const_init:
-                    spec.consumer_phase = (const_init[pbuf] ^ xor) & 1
+                if start_value(pbuf) is not None:
+                    spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
                 else:
                     notes.append("consumer start phase not a constant in the IR; assumed 0")
             else:
@@ -1025,3 +1039,73 @@ def from_kernel(kernel, which: int = 0) -> PipelineSpec:
     if not -len(specs) <= which < len(specs):
         raise IndexError(f"the kernel declares {len(specs)} pipeline(s); which={which} is out of range")
     return specs[which]
+
+
+# --- a real kernel with this protocol (notebook 04, GPU test) --------------------------------------
+def demo_kernel(stages: int = 4, *, tiles: int = 16, rows: int = 32, consumers: int = 2,
+                producer_phase: int = 1, init_empty: int | None = None):
+    """A warp-specialized TIRx kernel over a ``stages``-deep TMA pipeline: warp 0 (one thread)
+    streams ``tiles`` tiles of ``rows × 32·consumers`` float32 from ``A`` into shared memory with
+    TMA (``Pipeline(pool, stages, full="tma", empty="mbar", init_empty=consumers)``); each consumer
+    warp sums its 32 columns of every tile and releases the slot (lane 0 arrives on empty).
+    ``Out[c] = A[:, c].sum()``. Returns the ``@T.prim_func``; arguments ``(A, Out)`` with
+    ``A: (tiles·rows, 32·consumers)`` and ``Out: (32·consumers,)``, both float32.
+
+    ``producer_phase`` and ``init_empty`` exist to build the classic broken variants (producer at
+    phase 0, wrong arrival count) so :func:`from_kernel` can be shown reading them back; do not run
+    those on a GPU, they hang."""
+    from tvm.backend.cuda.lang import Pipeline, PipelineState, SMEMPool
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    STAGES, NT, ROWS, NC = stages, tiles, rows, consumers
+    PPHASE = producer_phase
+    INIT_EMPTY = consumers if init_empty is None else init_empty
+    COLS = 32 * NC
+    THREADS = 32 * (NC + 1)
+    TILE_BYTES = ROWS * COLS * 4
+
+    @T.prim_func
+    def pipeline_tile_sum(A_ptr: T.handle, Out_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (NT * ROWS, COLS), "float32")
+        Out = T.match_buffer(Out_ptr, (COLS,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([THREADS])
+        pool = SMEMPool()
+        A_smem = pool.alloc((STAGES, ROWS, COLS), "float32", align=128)
+        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_empty=INIT_EMPTY)
+        pool.commit()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tid == 0:
+            # producer: wait for a free slot, launch the TMA copy, announce its bytes
+            ps = PipelineState(STAGES, PPHASE)
+            for k in T.serial(NT):
+                pipe.empty.wait(ps.stage, ps.phase)
+                Tx.copy_async(A_smem[ps.stage, :, :], A[k * ROWS:(k + 1) * ROWS, :],
+                              dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                pipe.full.arrive(ps.stage, TILE_BYTES)
+                ps.advance()
+        elif tid >= 32:
+            # consumer warps: wait for a full slot, sum it, release it (one arrival per warp)
+            cs = PipelineState(STAGES, 0)
+            acc = T.alloc_local([1], "float32")
+            acc[0] = T.float32(0)
+            for k in T.serial(NT):
+                pipe.full.wait(cs.stage, cs.phase)
+                for r in T.serial(ROWS):
+                    acc[0] = acc[0] + A_smem[cs.stage, r, tid - 32]
+                T.cuda.warp_sync()
+                if tid % 32 == 0:
+                    pipe.empty.arrive(cs.stage)
+                cs.advance()
+            Out[tid - 32] = acc[0]
+
+    return pipeline_tile_sum
+
+
+def cuda_target(arch: str = "sm_90a"):
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": arch})

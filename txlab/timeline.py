@@ -14,6 +14,8 @@ CudaProfiler wire format (TVM ``docs/tirx/native_basics/cuda/profiling.rst`` and
     slot 1 + lane + k * write_stride                               (lane = block * num_groups + group)
     record          (globaltimer_lo << 32) | (lane << 12) | (event << 2) | type
     type            0 start, 1 end, 2 instant, 3 finalize; 0 means "empty slot"
+                    (so a start of event 0 in lane 0 stamped exactly at globaltimer_lo == 0 is lost:
+                    a 1-in-2**32 ambiguity of the format itself)
 
 Timestamps are the low 32 bits of ``%globaltimer`` (ns); they wrap every 2**32 ns and are unwrapped
 here. Events are stored column-wise (numpy), so a million records stay cheap; ``Timeline.events``
@@ -686,7 +688,7 @@ def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write
     buf[0] = (num_groups << 32) | num_blocks
     for (b, g), recs in lanes.items():
         ln = b * num_groups + g
-        if not recs:
+        if len(recs) == 0:
             continue
         r = np.asarray(recs, np.int64).reshape(-1, 3)
         pos = 1 + ln + np.arange(len(r)) * stride

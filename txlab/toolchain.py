@@ -103,6 +103,18 @@ _NVCC_ERR = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|war
 _PTXAS_ERR = re.compile(r"ptxas (?:\S+, )?line (?P<line>\d+); (?P<kind>error|warning)\s*:\s*(?P<msg>.*)")
 
 
+def _first_error(out: str, pattern: re.Pattern) -> tuple[int | None, str]:
+    """(line, message) of the first error a tool printed; warnings are skipped."""
+    m = next((m for m in pattern.finditer(out) if m.group("kind") == "error"), None)
+    if m:
+        return int(m.group("line")), m.group("msg").strip()
+    for line in out.splitlines():
+        if re.search(r"\berror\b", line, re.I):
+            msg = re.sub(r"^.*?\berror\b\s*[:#]?\s*", "", line, flags=re.I).strip()
+            return None, msg or line.strip()
+    return None, (out.strip().splitlines() or ["the tool failed without a message"])[-1]
+
+
 def _run(cmd: list[str], stage: str, cwd: str) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
@@ -162,9 +174,7 @@ def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None) ->
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).strip()
             lines = source.splitlines()
-            m = next((m for m in _NVCC_ERR.finditer(out) if m.group("kind") == "error"), None)
-            lineno = int(m.group("line")) if m else None
-            msg = m.group("msg").strip() if m else (out.splitlines() or ["nvcc failed"])[0]
+            lineno, msg = _first_error(out, _NVCC_ERR)
             raise CompileError(
                 "nvcc", msg, lineno=lineno, filename="<generated CUDA>",
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
@@ -183,9 +193,7 @@ def ptx_to_cubin(ptx: str, arch: str) -> tuple[bytes, str]:
         report = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
             lines = ptx.splitlines()
-            m = next((m for m in _PTXAS_ERR.finditer(report) if m.group("kind") == "error"), None)
-            lineno = int(m.group("line")) if m else None
-            msg = m.group("msg").strip() if m else (report.splitlines() or ["ptxas failed"])[0]
+            lineno, msg = _first_error(report, _PTXAS_ERR)
             raise CompileError(
                 "ptxas", msg, lineno=lineno, filename="<generated PTX>",
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,

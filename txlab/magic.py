@@ -1,0 +1,178 @@
+"""The ``%%tirx`` cell magic.
+
+    %load_ext txlab
+    %%tirx --arch sm_90a --show resources,cuda,sass
+    @T.prim_func
+    def scale(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+        ...
+
+Every ``@T.prim_func`` defined in the cell is compiled (txlab.compile) and bound in the notebook
+under its own name as a :class:`txlab.Compiled`. ``T`` and ``Tx`` (tvm.script.tirx), ``tile``
+(tvm.script.tirx.tile), ``tvm`` and the names of ``tvm.backend.cuda.lang`` (Pipeline, TMABar,
+ClusterPersistentScheduler2D, ...) are available without imports; the notebook's own names win.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import itertools
+import linecache
+import re
+import shlex
+
+from txlab.errors import CompileError, TxlabError
+
+_cells = itertools.count(1)
+SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass")
+
+
+class _ArgumentError(TxlabError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would sys.exit(); raise a readable error instead
+        raise _ArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="%%tirx", add_help=False)
+    p.add_argument("--arch", default=None, help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
+    p.add_argument("--show", default="resources,script,cuda,ptx,sass",
+                   help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
+    p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
+    p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    return p
+
+
+@functools.lru_cache(maxsize=1)
+def _base_namespace() -> tuple:
+    import tvm
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile
+
+    ns = {"tvm": tvm, "T": T, "Tx": T, "tile": tile}
+    ns.update(lang_names())
+    return tuple(ns.items())
+
+
+def tirx_namespace() -> dict:
+    """Names a %%tirx cell sees without importing them."""
+    return dict(_base_namespace())
+
+
+def lang_names() -> dict:
+    """Public classes and functions of tvm.backend.cuda.lang's modules."""
+    import importlib
+    import pkgutil
+
+    import tvm.backend.cuda.lang as lang
+
+    names = {}
+    for info in pkgutil.iter_modules(lang.__path__):
+        module = importlib.import_module(f"{lang.__name__}.{info.name}")
+        exported = getattr(module, "__all__", None)
+        for attr in exported or dir(module):
+            if attr.startswith("_"):
+                continue
+            value = getattr(module, attr)
+            if getattr(value, "__module__", "") == module.__name__ and (isinstance(value, type) or callable(value)):
+                names[attr] = value
+    return names
+
+
+def register_source(source: str, tag: str | None = None) -> str:
+    """Put ``source`` in linecache under a unique pseudo file name (TVMScript reads source text)."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+    filename = f"<tirx-cell-{tag or next(_cells)}-{digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return filename
+
+
+def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
+    lines = source.splitlines()
+    if isinstance(exc, SyntaxError):
+        ln = exc.lineno
+        return CompileError("parse", f"Python syntax error: {exc.msg}", lineno=ln,
+                            source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
+                            filename=filename)
+    text = str(exc)
+    m = re.search(r"--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)", text)
+    msg_lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("-->")]
+    msg = msg_lines[0] if msg_lines else type(exc).__name__
+    msg = re.sub(r"^error:\s*", "", msg)
+    if m:
+        ln = int(m.group("line"))
+        return CompileError("parse", msg, lineno=ln, filename=filename,
+                            source_line=lines[ln - 1] if ln <= len(lines) else None)
+    # A Python error while executing the cell (outside TVMScript): find the cell's frame.
+    ln = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            ln = tb.tb_lineno
+        tb = tb.tb_next
+    return CompileError("parse", f"{type(exc).__name__}: {exc}", lineno=ln, filename=filename,
+                        source_line=lines[ln - 1] if ln and ln <= len(lines) else None)
+
+
+def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
+    """Execute a %%tirx cell's source; compile each prim_func it defines. Returns {name: Compiled}
+    and updates ``user_ns`` with everything the cell defined."""
+    import tvm
+
+    from txlab.compile import compile as tx_compile
+
+    filename = register_source(source)
+    glb = tirx_namespace()
+    glb.update(user_ns)
+    before = dict(glb)
+    try:
+        code = compile(source, filename, "exec")
+        exec(code, glb)  # noqa: S102 - executing the user's own cell is the point
+    except CompileError:
+        raise
+    except Exception as exc:
+        raise _parse_error(exc, filename, source) from None
+    new = {k: v for k, v in glb.items() if k not in before or before[k] is not v}
+    compiled = {}
+    for name, value in new.items():
+        if isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
+            compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache)
+    for name, value in new.items():
+        if not name.startswith("__"):
+            user_ns[name] = compiled.get(name, value)
+    return compiled
+
+
+def register(ipython) -> None:
+    from IPython.core.magic import register_cell_magic
+    from IPython.display import HTML, display
+
+    def show_compile_error(shell, etype, evalue, tb, tb_offset=None):
+        # A txlab error is the message, not a traceback: HTML for the notebook, text for consoles.
+        if hasattr(evalue, "_repr_html_"):
+            display(HTML(evalue._repr_html_()))
+        print(f"{type(evalue).__name__}: {evalue}")
+        return None
+
+    ipython.set_custom_exc((TxlabError,), show_compile_error)
+
+    @register_cell_magic("tirx")
+    def tirx(line, cell):
+        args = _parser().parse_args(shlex.split(line))
+        show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
+        bad = [s for s in show if s not in SHOW_CHOICES]
+        if bad:
+            raise _ArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
+        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache)
+        if not results:
+            print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
+            return
+        if args.quiet or not show:
+            return
+        from txlab.display import compiled_html
+
+        for c in results.values():
+            display(HTML(compiled_html(c, show=show)))
