@@ -605,47 +605,19 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
         while len(names) <= max(ids):
             names.append(f"event_{len(names)}")
 
-    # pair starts with ends per (lane, event): fast path for alternating S,E sequences
-    se = typ <= _TYPE_END
-    idx_se = np.flatnonzero(se)
+    # pair starts with ends per (lane, event) with stack semantics, vectorized
+    idx_se = np.flatnonzero(typ <= _TYPE_END)
     key = lane[idx_se] * (_MAX_EVENT_ID + 1) + ev[idx_se]
     o = np.argsort(key, kind="stable")
     idx_se, key = idx_se[o], key[o]
-    ty = typ[idx_se]
-    m = len(key)
-    grp_start = np.ones(m, bool)
-    if m:
-        grp_start[1:] = key[1:] != key[:-1]
-    gs = np.flatnonzero(grp_start)
-    glen = np.diff(np.append(gs, m))
-    pos = np.arange(m) - np.repeat(gs, glen)
-    ok_rec = (ty == (pos % 2)).astype(np.int64)
-    bad_groups = np.add.reduceat(1 - ok_rec, gs) if m else np.zeros(0, np.int64)
-    bad_groups = (bad_groups > 0) | (glen % 2 == 1)
-    good = ~np.repeat(bad_groups, glen)
-    st_i = idx_se[good & (ty == _TYPE_START)]
-    en_i = idx_se[good & (ty == _TYPE_END)]
-    pair_s, pair_e = [st_i], [en_i]
-    unmatched_start = unmatched_end = 0
-    for g in np.flatnonzero(bad_groups):   # slow path: a stack per broken (lane, event) sequence
-        stack = []
-        for r in idx_se[gs[g]:gs[g] + glen[g]]:
-            if typ[r] == _TYPE_START:
-                stack.append(r)
-            elif stack:
-                pair_s.append(np.array([stack.pop()]))
-                pair_e.append(np.array([r]))
-            else:
-                unmatched_end += 1
-        unmatched_start += len(stack)
+    ps, pe, unmatched_start, unmatched_end = _pair_brackets(key, typ[idx_se] == _TYPE_START)
+    ps, pe = idx_se[ps], idx_se[pe]
     if unmatched_start:
         warnings["starts without an end (dropped)"] += unmatched_start
     if unmatched_end:
         warnings["ends without a start (dropped)"] += unmatched_end
     if strict and (unmatched_start or unmatched_end):
         raise TraceError(f"{unmatched_start} starts without end and {unmatched_end} ends without start")
-    ps = np.concatenate(pair_s).astype(np.int64)
-    pe = np.concatenate(pair_e).astype(np.int64)
     inst = np.flatnonzero(typ == _TYPE_INSTANT)
     all_lane = np.concatenate([lane[ps], lane[inst]])
     all_ev = np.concatenate([ev[ps], ev[inst]])
@@ -668,6 +640,50 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
     return Timeline(names=names, tracks=tracks, track=remap[all_lane], name_id=all_ev,
                     start_ns=all_s - t_min, end_ns=all_e - t_min, kind=all_k, warnings=warnings,
                     meta=info, t0_ns=(base + t_min) % (1 << 32))
+
+
+def _depth_after(gid, gs, glen, is_start):
+    step = np.where(is_start, 1, -1).astype(np.int64)
+    c = np.cumsum(step)
+    return c - np.repeat(c[gs] - step[gs], glen)
+
+
+def _pair_brackets(key, is_start):
+    """Match starts with ends inside each run of equal ``key`` like brackets (the innermost open
+    start takes the next end). Returns (start positions, end positions, #unmatched starts,
+    #unmatched ends). O(n log n), no Python loop."""
+    m = len(key)
+    if m == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, 0, 0
+
+    def groups(k):
+        first = np.ones(len(k), bool)
+        first[1:] = k[1:] != k[:-1]
+        gs = np.flatnonzero(first)
+        return first, gs, np.diff(np.append(gs, len(k))), np.cumsum(first) - 1
+
+    first, gs, glen, gid = groups(key)
+    d = _depth_after(gid, gs, glen, is_start)
+    big = np.int64(2 * m + 4)
+    run_neg = np.maximum.accumulate(gid * big - d) - gid * big     # -(running min of depth)
+    prev_neg = np.zeros(m, np.int64)
+    prev_neg[1:] = run_neg[:-1]
+    prev_neg[first] = 0
+    prev_min = -np.maximum(prev_neg, 0)
+    bad_end = ~is_start & (d < prev_min)                           # an end with nothing open
+    keep = np.flatnonzero(~bad_end)
+    k2, st2 = key[keep], is_start[keep]
+    first, gs, glen, gid = groups(k2)
+    d = _depth_after(gid, gs, glen, st2)
+    level = np.where(st2, d, d + 1)
+    o = np.lexsort((np.arange(len(k2)), level, gid))
+    st_o = st2[o]
+    same = (gid[o][1:] == gid[o][:-1]) & (level[o][1:] == level[o][:-1])
+    pair = st_o[:-1] & ~st_o[1:] & same
+    j = np.flatnonzero(pair)
+    s_pos, e_pos = keep[o[j]], keep[o[j + 1]]
+    return s_pos, e_pos, int(st2.sum()) - len(j), int(bad_end.sum())
 
 
 def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write_stride=None,
