@@ -1,0 +1,43 @@
+"""PoolMap: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
+
+The plan travels as compact JSON (``plan``: the layout's ``to_dict()``); plans are small (tens of
+allocations). The front end draws shared.dyn as a byte axis (aliased buffers stacked on separate
+rows, alignment padding hatched, the arch limit and the committed size marked), TMEM as a
+128-lane x 512-column grid, and for the selected swizzled tile its bank-group pattern.
+"""
+from __future__ import annotations
+
+import json
+
+import traitlets
+
+from txlab.views._base import View
+
+
+class PoolMap(View):
+    """Wheel zooms the byte axis around the cursor, drag pans, ``pool-reset`` resets; hover shows
+    an allocation's offset, size, alignment, swizzle and aliases; click selects it (``selected``),
+    which shows its bank pattern. ``data-testid``s: ``pool-smem-canvas``, ``pool-tmem-canvas``,
+    ``pool-zoom-in``, ``pool-zoom-out``, ``pool-reset``, ``pool-select`` (allocation picker),
+    ``pool-banks`` (bank-pattern table), ``pool-errors``, ``pool-summary``."""
+
+    _bundle = "pool"
+    plan = traitlets.Unicode("{}").tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    height = traitlets.Int(420).tag(sync=True)
+
+    def __init__(self, layout, **kwargs):
+        super().__init__(**kwargs)
+        self.layout = layout
+
+    @property
+    def layout(self):
+        return self._layout
+
+    @layout.setter
+    def layout(self, layout):
+        self._layout = layout
+        self.plan = json.dumps(layout.to_dict(), separators=(",", ":"), default=str)
+        if not self.selected:
+            swz = [a["name"] for a in layout.allocations if a.get("bank_pattern") and a.get("swizzle")]
+            self.selected = swz[0] if swz else ""
