@@ -327,3 +327,26 @@ def test_demo_kernel_runs_on_gpu(stages, consumers, tiles):
     ex(A, Out)
     dev.sync()
     np.testing.assert_allclose(Out.numpy(), a.sum(axis=0), rtol=1e-4, atol=1e-3)
+
+
+# --- the widget (Python side; browser tests drive the front end) ------------------------------------------
+def test_viewer_packs_events_and_reruns_on_param_change():
+    from txlab.views.pipeline import PipelineViewer
+
+    t = P.simulate(4, iterations=8, producer_phase=0)
+    v = PipelineViewer(t)
+    assert len(v.events) == 4 * 11 * len(t)
+    assert v.step == t.deadlock.step and v.meta["deadlock"]["waits"][0]["role"] == "producer"
+    row = np.frombuffer(v.events, "<i4").reshape(-1, 11)
+    assert [tuple(r) for r in row] == [tuple(e) for e in t._events]
+    v.params = {**v.params, "producer_phase": 1}
+    assert v.trace.ok and v.meta["deadlock"] is None and v.step == -1
+    v.params = {**v.params, "init_empty": 0}
+    assert "between 1 and 1024" in v.error and v.trace.ok
+
+
+def test_viewer_bundle_is_built():
+    from txlab.views._base import bundle
+
+    text = bundle("pipeline")
+    assert "txlab-pipeline" in text and "pipeline-play" in text and "pipeline-deadlock" in text

@@ -320,6 +320,17 @@ class PipelineTrace:
         self.finished: bool = finished
         self.params: dict = params
         self._steps = None
+        self._roles_arg = None
+
+    def rerun(self, **changes) -> "PipelineTrace":
+        """Simulate again with some parameters changed (same role scripts), e.g.
+        ``trace.rerun(producer_phase=1)``."""
+        kw = {k: v for k, v in self.params.items() if k not in ("stages", "custom_roles")}
+        kw.update(changes)
+        stages = kw.pop("stages", self.stages)
+        if isinstance(kw.get("tx_bytes"), list):
+            kw["tx_bytes"] = tuple(kw["tx_bytes"])
+        return simulate(stages, roles=self._roles_arg, **kw)
 
     # event tuple layout
     _ev_fields = ("role", "kind", "op", "bar", "stage", "iteration", "slot_phase", "slot_pending",
@@ -477,7 +488,9 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
                   tx_bytes=list(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else tx_bytes,
                   full=full, empty=empty, custom_roles=roles is not None)
     problems = _static_checks(role_list, barriers)
-    return _run(stages, barriers, role_list, problems, params)
+    trace = _run(stages, barriers, role_list, problems, params)
+    trace._roles_arg = roles
+    return trace
 
 
 def _static_checks(roles: Sequence[Role], barriers: Sequence[BarrierSpec]) -> list[Problem]:
