@@ -11,8 +11,8 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS = {
-    "compile": "txlab.compile",
-    "Compiled": "txlab.compile",
+    "compile": "txlab.compiler",
+    "Compiled": "txlab.compiler",
     "CompileError": "txlab.errors",
     "NoGPUError": "txlab.errors",
     "KernelFault": "txlab.errors",

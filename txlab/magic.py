@@ -122,7 +122,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     and updates ``user_ns`` with everything the cell defined."""
     import tvm
 
-    from txlab.compile import compile as tx_compile
+    from txlab.compiler import compile as tx_compile
 
     filename = register_source(source)
     glb = tirx_namespace()

@@ -1,0 +1,100 @@
+"""``txlab doctor``: what this machine has and which txlab features work here."""
+from __future__ import annotations
+
+import importlib.metadata as md
+import platform
+import sys
+import time
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _nvrtc_version() -> str | None:
+    try:
+        from cuda.bindings import nvrtc
+
+        err, major, minor = nvrtc.nvrtcVersion()
+        return f"{major}.{minor}" if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else None
+    except Exception:
+        return None
+
+
+def _iket_status() -> tuple[bool, str]:
+    try:
+        from txlab.timeline import iket_requirements  # provided by the timeline module
+    except ImportError:
+        iket_requirements = None
+    if iket_requirements is not None:
+        try:
+            missing = iket_requirements()
+            if not missing:
+                return True, "official IKET runtime installed"
+            return False, "missing " + ", ".join(missing)
+        except Exception as exc:  # pragma: no cover - defensive
+            return False, f"could not check ({exc})"
+    return False, "unknown"
+
+
+def report() -> dict:
+    from txlab import toolchain
+    from txlab.device import probe
+
+    t = time.perf_counter()
+    import tvm  # noqa: F401
+
+    tvm_import_s = time.perf_counter() - t
+    gpu = probe()
+    tools = {name: {"path": toolchain.find_tool(name), "version": toolchain.tool_version(name)}
+             for name in ("nvcc", "ptxas", "nvdisasm", "cuobjdump")}
+    iket_ok, iket_msg = _iket_status()
+    features = {
+        "compile to CUDA C": True,
+        "PTX/cubin (nvcc+ptxas)": bool(tools["nvcc"]["path"] and tools["ptxas"]["path"]),
+        "SASS (nvdisasm/cuobjdump)": bool(tools["nvdisasm"]["path"] or tools["cuobjdump"]["path"]),
+        "run/check/bench on a GPU": gpu.available,
+        "scheduler traces on the CPU": True,
+        "IKET in-kernel profiling": iket_ok and gpu.available,
+    }
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "versions": {
+            "txlab": _version("txlab"), "apache-tvm": _version("apache-tvm"),
+            "apache-tvm-ffi": _version("apache-tvm-ffi"), "cuda-python": _version("cuda-python"),
+            "cuda-bindings": _version("cuda-bindings"), "NVRTC": _nvrtc_version(),
+            "jupyterlab": _version("jupyterlab"), "ipywidgets": _version("ipywidgets"),
+            "anywidget": _version("anywidget"),
+        },
+        "tools": tools,
+        "tvm_import_seconds": round(tvm_import_s, 2),
+        "gpu": gpu.to_dict() if gpu.available else {"available": False, "reason": gpu.reason},
+        "iket": {"available": iket_ok, "detail": iket_msg},
+        "features": features,
+    }
+
+
+def format_report(r: dict) -> str:
+    lines = ["txlab doctor", ""]
+    lines.append(f"python        {r['python']}  ({r['platform']})")
+    for k, v in r["versions"].items():
+        lines.append(f"{k:<16}{v or 'not installed'}")
+    lines.append("")
+    for name, t in r["tools"].items():
+        lines.append(f"{name:<14}{t['version'] or '-':<12}{t['path'] or 'not found'}")
+    lines.append("")
+    g = r["gpu"]
+    if g.get("available"):
+        lines.append(f"GPU           {g['name']} ({g['arch']}, {g['sm_count']} SMs, "
+                     f"{g['total_memory_bytes'] / 2**30:.0f} GiB, driver {g['driver_version']})")
+    else:
+        lines.append(f"GPU           none: {g['reason']}")
+    lines.append(f"IKET          {'yes' if r['iket']['available'] else 'no'}: {r['iket']['detail']}")
+    lines.append("")
+    for feat, ok in r["features"].items():
+        lines.append(f"  [{'x' if ok else ' '}] {feat}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""``python -m txlab.tour NOTEBOOK OUT.html``: execute a notebook headless (nbclient), export it to
+HTML with its widget state (nbconvert), and print a short summary. Used by ``make demo``."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+
+def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    from txlab.device import probe
+
+    nb = nbformat.read(notebook, as_version=4)
+    t0 = time.perf_counter()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            store_widget_state=True,
+                            resources={"metadata": {"path": str(Path(notebook).parent)}})
+    client.execute()
+    seconds = time.perf_counter() - t0
+    errors, expected = [], 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        raises = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                if raises:
+                    expected += 1
+                else:
+                    errors.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}")
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    Path(out_html).parent.mkdir(parents=True, exist_ok=True)
+    Path(out_html).write_text(html, encoding="utf-8")
+    gpu = probe()
+    return {
+        "notebook": notebook, "html": out_html, "seconds": seconds,
+        "code_cells": sum(c.cell_type == "code" for c in nb.cells), "errors": errors,
+        "expected_errors": expected, "html_bytes": len(html),
+        "gpu": gpu.name if gpu.available else f"none ({gpu.reason})",
+    }
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print("usage: python -m txlab.tour NOTEBOOK.ipynb OUT.html", file=sys.stderr)
+        return 2
+    r = run(*argv)
+    print(f"txlab tour: ran {r['code_cells']} code cells of {r['notebook']} in {r['seconds']:.1f} s "
+          f"(GPU: {r['gpu']})")
+    print(f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB)")
+    print(f"  unexpected errors: {len(r['errors'])}; demonstrated errors: {r['expected_errors']}")
+    for e in r["errors"]:
+        print(f"  ! {e}")
+    return 1 if r["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
