@@ -327,7 +327,7 @@ class Timeline:
             for r in np.unique(tr[m]):
                 mm = m & (tr == r)
                 spans = list(zip((st[mm] - t_min) / scale, np.maximum(en[mm] - st[mm], t_end * 2e-4) / scale))
-                ax.broken_barh(spans, (r - 0.4, 0.8), color=colors[n])
+                ax.broken_barh(spans, (r - 0.4, 0.8), facecolor=colors[n], edgecolor="white", linewidth=0.4)
         ax.set_yticks(range(ntr))
         ax.set_yticklabels([" / ".join(map(str, t.path)) for t in self.tracks[:ntr]], fontsize=8)
         ax.invert_yaxis()
