@@ -96,7 +96,7 @@ def test_consumer_arriving_twice():
     # the hang: producer, one lap later, waits on empty[0] whose parity came back to 0
     w = next(w for w in t.deadlock.waits if w.role == "producer")
     assert (w.stage, w.iteration, w.completed, w.barrier_phase) == (0, 4, 2, 0)
-    assert "more than once per stage" in w.reason
+    assert "consumer arrives on empty 2 times per stage" in w.reason
 
 
 @pytest.mark.parametrize("init_empty,expect", [(3, "only 2 arrival(s)"), (1, "but 2 arrivals")])
@@ -105,6 +105,9 @@ def test_init_count_differs_from_arrivers(init_empty, expect):
     ic = [p for p in t.problems if p.kind == "init_count"]
     assert len(ic) == 1 and expect in ic[0].message and "Set init_empty=2" in ic[0].message
     assert t.deadlock is not None
+    if init_empty == 1:
+        w = next(w for w in t.deadlock.waits if w.role == "producer")
+        assert "init_empty=1 is smaller than the 2 arrivals" in w.reason
 
 
 def test_init_full_too_large_hangs_with_finished_arrivers_named():

@@ -810,12 +810,18 @@ def _diagnose(S, barriers, roles, scripts, events, waiters, sphase, spend, stx, 
                     f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
                     f"until consumers release a slot they never received. Start the producer at phase 1 "
                     f"(PipelineState(stages, 1)) or use empty_phase_offset=1.")
-        elif scomp[slot] >= 2 and parity == sphase[slot] and any(
-                op[0] in (ARRIVE,) and op[1] == b for a in who for op in scripts[a]
-                if sum(1 for o in scripts[a] if o[0] == ARRIVE and o[1] == b) > 1):
-            hint = (f" Likely cause: a role arrives on {spec.name} more than once per stage, so "
-                    f"{bname} has completed {scomp[slot]} phases and its parity is back where "
-                    f"{names[w]} expects it to have moved on from.")
+        elif scomp[slot] >= 2 and parity == sphase[slot]:
+            per_iter = {a: sum(op[2] if op[0] == ARRIVE else 1 for op in scripts[a]
+                               if op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX)) for a in who}
+            total = sum(per_iter.values())
+            twice = [names[a] for a, n in per_iter.items() if n > 1]
+            if total > spec.init:
+                cause = (f"{twice[0]} arrives on {spec.name} {per_iter[names.index(twice[0])]} times per "
+                         f"stage" if twice else
+                         f"init_{spec.name}={spec.init} is smaller than the {total} arrivals each stage "
+                         f"receives")
+                hint = (f" Likely cause: {cause}, so {bname} has completed {scomp[slot]} phases and its "
+                        f"parity is back to {sphase[slot]}, the value {names[w]} waits to see change.")
         waits.append(BlockedWait(names[w], spec.name, st, parity, it[w], blocked_since[w], sphase[slot],
                                  spend[slot], spec.init, stx[slot], scomp[slot], head + why + hint))
     step = len(events) - 1
