@@ -371,7 +371,10 @@ var pipeline_default = {
       }
       prow.append(btn("re-run", "pipeline-rerun", "simulate again with these parameters", () => {
         const next = { ...params };
-        for (const [k, inp] of Object.entries(inputs)) next[k] = parseInt(inp.value, 10);
+        for (const [k, inp] of Object.entries(inputs)) {
+          const v = parseInt(inp.value, 10);
+          next[k] = Number.isNaN(v) ? params[k] : v;
+        }
         model.set("params", next);
         model.save_changes();
       }));
