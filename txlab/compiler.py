@@ -288,13 +288,18 @@ def _prod(values):
 
 
 def _error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> CompileError:
-    """A short CompileError from a TVM exception; points at the user's line when TVM names one."""
+    """A short CompileError from a TVM exception; points at the user's line when TVM names one
+    (a ``--> file:line`` diagnostic, or the op call quoted in a dispatch-failure table)."""
     text = str(exc)
-    lines = [l for l in text.strip().splitlines() if l.strip()]
-    # TVM errors often end with the essential line; drop C++ stack frames.
-    core = [l for l in lines if not re.match(r"^\s*(\d+:|File \"|at |Stack trace|  \[bt\])", l)]
-    message = core[-1] if core else (lines[-1] if lines else type(exc).__name__)
+    lines = [l.rstrip() for l in text.strip().splitlines() if l.strip()]
+    core = [l for l in lines if not re.match(r"^\s*(\d+:|File \"|at |Stack trace|\[bt\]|[|+^])", l)]
+    message = core[0] if core else (lines[0] if lines else type(exc).__name__)
     message = re.sub(r"^(tvm\.error\.)?\w*Error: ", "", message).strip()
+    # dispatch tables: "| fallback (prio=0) | rejected: <why> |" -- the last variant's reason
+    rejected = re.findall(r"^\|\s*(\w+) \(prio=\d+\)\s*\|\s*rejected: (.*?)\s*\|\s*$", text, re.M)
+    if rejected:
+        variant, why = rejected[-1]
+        message += f" (no variant applies; last tried {variant}: {why})"
     lineno, source_line, filename = _user_location(text, mod)
     return CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
                         detail=text, kernel=kernel_name)
@@ -308,6 +313,15 @@ def _user_location(text: str, mod):
     if m:
         fn, ln = m.group("file"), int(m.group("line"))
         return ln, linecache.getline(fn, ln) or None, fn
+    # "opcall:" blocks quote the failing op, e.g. "T.cta.copy(B[0:64], A[0:64])"
+    quoted = re.findall(r"^\|\s*\|\s*(?:T|Tx|tile)\.(?:\w+\.)*(\w+\(.*\))\s*\|\s*$", text, re.M)
+    src = _user_source(mod) if mod is not None else None
+    if quoted and src:
+        fn, _, user_lines = src
+        want = re.sub(r"\s+", "", quoted[0])
+        for i, line in enumerate(user_lines, 1):
+            if want in re.sub(r"\s+", "", line):
+                return i, line.rstrip("\n"), fn
     return None, None, None
 
 

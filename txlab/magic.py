@@ -63,23 +63,10 @@ def tirx_namespace() -> dict:
 
 
 def lang_names() -> dict:
-    """Public classes and functions of tvm.backend.cuda.lang's modules."""
-    import importlib
-    import pkgutil
-
+    """The public names of tvm.backend.cuda.lang (its ``__all__``, resolved lazily by TVM)."""
     import tvm.backend.cuda.lang as lang
 
-    names = {}
-    for info in pkgutil.iter_modules(lang.__path__):
-        module = importlib.import_module(f"{lang.__name__}.{info.name}")
-        exported = getattr(module, "__all__", None)
-        for attr in exported or dir(module):
-            if attr.startswith("_"):
-                continue
-            value = getattr(module, attr)
-            if getattr(value, "__module__", "") == module.__name__ and (isinstance(value, type) or callable(value)):
-                names[attr] = value
-    return names
+    return {name: getattr(lang, name) for name in getattr(lang, "__all__", ())}
 
 
 def register_source(source: str, tag: str | None = None) -> str:

@@ -1,0 +1,211 @@
+"""txlab.compile / Compiled / CompileError / cache: real toolchain, no GPU needed."""
+import multiprocessing as mp
+import os
+from pathlib import Path
+
+import pytest
+
+import txlab
+from txlab.magic import run_cell
+
+KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return run_cell(KERNELS, {}, arch="sm_90a")
+
+
+def test_artifacts_come_from_the_toolchain(compiled):
+    c = compiled["row_sum_smem"]
+    assert isinstance(c, txlab.Compiled)
+    assert c.arch == "sm_90a"
+    assert "def row_sum_smem" in c.script
+    assert '__global__' in c.cuda_source and "row_sum_smem_kernel" in c.cuda_source
+    assert ".target sm_90a" in c.ptx
+    assert c.cubin[:4] == b"\x7fELF"
+    assert "row_sum_smem_kernel" in c.sass and "BAR.SYNC" in c.sass
+    r = c.resources["row_sum_smem_kernel"]
+    assert set(r) >= {"registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
+                      "spill_load_bytes", "stack_bytes"}
+    assert r["registers"] > 0
+    assert r["static_smem_bytes"] == 256 * 4
+    assert c.launch["row_sum_smem_kernel"]["grid"] == (4096, 1, 1)
+    assert c.launch["row_sum_smem_kernel"]["block"] == (256, 1, 1)
+    assert c.launch["row_sum_smem_kernel"]["cluster"] is None
+    assert set(c.timings) == {"lower", "codegen", "nvcc", "ptxas", "disasm"}
+
+
+def test_symbolic_grid_and_params(compiled):
+    c = compiled["scale"]
+    grid = c.launch["scale_kernel"]["grid"]
+    assert isinstance(grid[0], str) and "n" in grid[0]
+    assert [p["name"] for p in c.params] == ["A", "B", "n"]
+    assert c.params[0] == {"function": "scale", "name": "A", "kind": "buffer", "shape": ["n"], "dtype": "float32"}
+    assert c.params[2]["kind"] == "scalar" and c.params[2]["dtype"] == "int32"
+
+
+def test_warp_sum_uses_shuffles_not_shared_memory(compiled):
+    c = compiled["warp_sums"]
+    assert len(c.instructions(r"^SHFL\.BFLY")) == 5
+    assert c.resources["warp_sums_kernel"]["static_smem_bytes"] == 0
+
+
+def test_cluster_and_dynamic_shared_memory_in_launch():
+    src = '''
+@T.prim_func
+def clustered(A: T.Buffer((1024,), "float32")):
+    T.device_entry()
+    for clusterCtaIdx in T.thread_binding(2, thread="clusterCtaIdx.x"):
+        bx = T.cta_id([4])
+        tx = T.thread_id([128])
+        sm = T.alloc_buffer((4096,), "float32", scope="shared.dyn", align=128)
+        sm[tx] = A[tx]
+        T.cuda.cta_sync()
+        A[tx] = sm[127 - tx]
+'''
+    c = run_cell(src, {}, arch="sm_90a")["clustered"]
+    launch = c.launch["clustered_kernel"]
+    assert launch["cluster"] == (2, 1, 1)
+    assert launch["dynamic_smem_bytes"] == 4096 * 4
+    assert c.resources["clustered_kernel"]["dynamic_smem_bytes"] == 4096 * 4
+
+
+def test_other_arch_is_really_compiled_for_it():
+    src = KERNELS.split("\n\n@T.prim_func")[0]
+    c = run_cell(src, {}, arch="sm_100a")["scale"]
+    assert ".target sm_100a" in c.ptx
+    assert "sm_100a" in c.sass
+
+
+def test_cache_hit_returns_identical_artifacts(compiled):
+    first = compiled["scale"]
+    again = txlab.compile(first.ir_module, arch="sm_90a", name="scale")
+    assert again.cache_hit and not first.cache_hit
+    assert again.cubin == first.cubin and again.sass == first.sass and again.resources == first.resources
+    assert again.compile_seconds < 0.5
+
+
+def test_cache_key_changes_with_the_kernel_and_the_arch(compiled):
+    c = compiled["scale"]
+    other = run_cell(KERNELS.split("\n\n@T.prim_func")[0].replace("2.0", "3.0"), {}, arch="sm_90a")["scale"]
+    assert other.key != c.key and not other.cache_hit
+    assert txlab.compile(c.ir_module, arch="sm_80", name="scale").key != c.key
+
+
+def _compile_in_child(args):
+    cache_dir, src = args
+    os.environ["TXLAB_CACHE_DIR"] = cache_dir
+    from txlab.magic import run_cell as rc
+
+    c = rc(src, {}, arch="sm_90a")["scale"]
+    return c.cubin, c.cache_hit
+
+
+def test_concurrent_writers_publish_one_entry(tmp_path):
+    src = KERNELS.split("\n\n@T.prim_func")[0].replace("2.0", "5.0")
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(3) as pool:
+        results = pool.map(_compile_in_child, [(str(tmp_path), src)] * 3)
+    cubins = {r[0] for r in results}
+    assert len(cubins) == 1
+    entries = [p for p in tmp_path.glob("compile-v*/*/*") if p.is_dir()]
+    assert len(entries) == 1, entries          # no leftover temporary folders either
+    assert (entries[0] / "meta.json").is_file()
+
+
+def test_parse_errors_name_the_users_line():
+    src = KERNELS.split("\n\n@T.prim_func")[0].replace("A[i] * T.float32(2.0)", "A[i] * scale_factor")
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.stage == "parse"
+    assert "scale_factor" in err.message
+    expected = next(i for i, l in enumerate(src.splitlines(), 1) if "scale_factor" in l)
+    assert err.lineno == expected and "scale_factor" in err.source_line
+
+
+def test_python_syntax_error():
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0] = (\n", {}, arch="sm_90a")
+    assert info.value.stage == "parse" and info.value.lineno is not None
+
+
+def test_lowering_failure_is_a_lower_error_at_the_users_line():
+    src = '''
+@T.prim_func
+def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float16")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([32])
+    tile.cta.copy(B[0:64], A[0:64])
+'''
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.stage == "lower"
+    assert "dispatch failed" in err.message and "copy" in err.message
+    assert err.lineno == 7 and "tile.cta.copy" in err.source_line
+    assert len(str(err).splitlines()) <= 4      # short, no traceback
+
+
+def test_arch_specific_instruction_says_which_arch_it_needs():
+    src = '''
+@T.prim_func
+def tmem(A: T.Buffer((4,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([128])
+    tm = T.shared_scalar("uint32")
+    T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tm), T.uint32(32))
+'''
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.stage in ("nvcc", "ptxas")
+    assert "tcgen05" in err.message and "sm_100a" in err.hint
+    assert err.lineno == 8 and "tcgen05.alloc" in err.source_line
+    assert run_cell(src, {}, arch="sm_100a")["tmem"].cubin[:4] == b"\x7fELF"
+
+
+def test_bad_arch_and_bad_input():
+    with pytest.raises(txlab.ArchError, match="sm_90a"):
+        txlab.compiler.resolve_arch("banana")
+    with pytest.raises(TypeError, match="prim_func"):
+        txlab.compile(lambda: None, arch="sm_90a")
+
+
+def test_default_arch_without_gpu_is_said_once(capsys, monkeypatch):
+    from txlab import compiler, device
+
+    if device.has_gpu():
+        pytest.skip("a GPU is present: the default arch is the GPU's")
+    monkeypatch.setattr(compiler, "_noticed_default_arch", False)
+    assert compiler.resolve_arch(None) == "sm_90a"
+    assert compiler.resolve_arch(None) == "sm_90a"
+    err = capsys.readouterr().err
+    assert err.count("compiled for sm_90a") == 1
+
+
+def test_display_is_tabbed_and_highlighted(compiled):
+    html = compiled["warp_sums"]._repr_html_()
+    for tab in ("Resources", "TVMScript", "CUDA C", "PTX", "SASS"):
+        assert f">{tab}</label>" in html
+    assert 'class="txlab-code hl"' in html and "SHFL" in html
+    assert "<script" not in html          # readable in exported HTML without JavaScript
+    from txlab.display import compiled_html
+
+    only = compiled_html(compiled["warp_sums"], show=["sass"])
+    assert ">SASS</label>" in only and ">PTX</label>" not in only
+    with pytest.raises(ValueError, match="unknown --show"):
+        compiled_html(compiled["warp_sums"], show=["bogus"])
+
+
+def test_to_dict_and_plot(compiled):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    d = compiled["scale"].to_dict()
+    assert d["arch"] == "sm_90a" and d["kernels"] == ["scale_kernel"]
+    fig = compiled["scale"].plot()
+    assert len(fig.axes) >= 2

@@ -1,0 +1,73 @@
+"""The %%tirx cell magic, in a real IPython shell."""
+import pytest
+
+IPython = pytest.importorskip("IPython")
+
+SCALE = '''
+@T.prim_func
+def scale(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([256])
+    B[tx] = A[tx] * T.float32(factor)
+
+def helper():
+    return "defined in the cell"
+'''
+
+
+@pytest.fixture(scope="module")
+def ip():
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "txlab")
+    return shell
+
+
+def test_cell_binds_compiled_kernels_and_other_names(ip):
+    import txlab
+
+    ip.user_ns["factor"] = 3.0            # notebook names are visible in the cell
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
+    assert isinstance(ip.user_ns["scale"], txlab.Compiled)
+    assert ip.user_ns["scale"].arch == "sm_90a"
+    assert ip.user_ns["helper"]() == "defined in the cell"
+    assert "3.0" in ip.user_ns["scale"].cuda_source or "0x1.8p+1f" in ip.user_ns["scale"].cuda_source
+
+
+def test_second_run_is_served_from_the_cache(ip):
+    ip.user_ns["factor"] = 3.0
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
+    assert ip.user_ns["scale"].cache_hit
+
+
+def test_lang_names_are_in_scope_without_imports(ip):
+    from txlab.magic import tirx_namespace
+
+    ns = tirx_namespace()
+    for name in ("T", "Tx", "tile", "Pipeline", "PipelineState", "TMABar", "MBarrier",
+                 "ClusterPersistentScheduler2D", "SMEMPool", "WarpgroupRole"):
+        assert name in ns, name
+
+
+def test_errors_are_short_and_the_shell_survives(ip, capsys):
+    result = ip.run_cell("%%tirx --arch sm_90a\n" + SCALE.replace("T.float32(factor)", "undefined_thing"))
+    assert type(result.error_in_exec).__name__ == "CompileError"
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and "undefined_thing" in out
+    assert ip.run_cell("y = 40 + 2").success and ip.user_ns["y"] == 42
+
+
+def test_bad_options_are_reported(ip, capsys):
+    r = ip.run_cell("%%tirx --show bogus\n" + SCALE)
+    assert r.error_in_exec is not None and "bogus" in str(r.error_in_exec)
+    r = ip.run_cell("%%tirx --frobnicate\n" + SCALE)
+    assert r.error_in_exec is not None and "frobnicate" in str(r.error_in_exec)
+    r = ip.run_cell("%%tirx --arch sm_9x\n" + SCALE)
+    assert type(r.error_in_exec).__name__ == "ArchError"
+
+
+def test_cell_without_kernels_says_so(ip, capsys):
+    ip.run_cell_magic("tirx", "", "z = 1\n")
+    assert "no @T.prim_func" in capsys.readouterr().out
