@@ -68,7 +68,10 @@ def check_args(compiled, args) -> None:
                 raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}",
                                  param=p["name"])
             if want_int:
-                bound.setdefault(p["name"], int(v))
+                prev = bound.setdefault(p["name"], int(v))
+                if prev != int(v):
+                    raise InputError(f"{where} is {int(v)}, but the arrays say {p['name']} = {prev}",
+                                     param=p["name"])
             continue
         facts = _tensor_facts(v)
         if facts is None:
