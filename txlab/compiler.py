@@ -332,6 +332,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
     Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
     """
+    import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
     t_start = time.perf_counter()
     mod, entry = _as_module(kernel, name)
     arch = resolve_arch(arch)
