@@ -14,9 +14,10 @@ Two builds exist:
 * ``specialize=True`` (default): every parameter is a Python int baked into the scheduler, as in a
   kernel with static shapes (the classes prune statically dead branches in that case). One parse
   and compile per parameter set (about 0.6 s here, mostly TVMScript parsing), then cached in memory.
-* ``specialize=False``: integer parameters are kernel arguments (the "runtime expression" form the
-  classes accept), so one compile per class serves every parameter set; a new parameter set costs
-  about a millisecond. The explorer widget uses this; tests check both builds agree.
+* ``specialize=False``: grid extents and the worker count are kernel arguments (the "runtime
+  expression" form the classes accept for shapes); group sizes, cluster shape, swizzle, serpentine
+  and world size stay constants. One compile then serves every grid size and CTA count (a new
+  extent costs about a millisecond). The explorer widget uses this; tests check both builds agree.
 
 ``RankAwareGroupMajorTileScheduler`` reads its rank from ``T.nvshmem.my_pe()``. The recorder
 substitutes that intrinsic while the scheduler is parsed: it yields the recorder's int32 argument
@@ -107,6 +108,18 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
             Param("rank", "int", 0, 0, help="substituted for T.nvshmem.my_pe()"),
         ), ("m_idx", "n_idx"), "group-major, remote row-blocks first (rank-rotated)"),
     )
+}
+
+
+# Parameters a specialize=False build passes as kernel arguments: extents and worker counts.
+# Group sizes, cluster shape, swizzle and world size stay compile-time constants, as in kernels
+# (making them runtime values also sends TVM's lowering into very long compiles).
+_RUNTIME = {
+    "ClusterPersistentScheduler2D": {"num_m_tiles", "num_n_tiles"},
+    "GroupMajor3D": {"m_tiles", "n_tiles", "k_tiles", "step"},
+    "FlashAttentionLinearScheduler": {"num_batches", "num_heads", "num_m_blocks"},
+    "FlashAttentionLPTScheduler": {"num_batches", "num_heads", "num_m_blocks"},
+    "RankAwareGroupMajorTileScheduler": {"m_clusters", "n_clusters"},
 }
 
 
@@ -236,8 +249,10 @@ def _ctor(spec: SchedulerSpec, p: dict, workers, dynamic: bool) -> tuple[str, li
     """Constructor expression, extra scalar kernel arguments, next_tile() argument text."""
     args: list[str] = []
 
+    runtime = _RUNTIME.get(spec.name, set()) | {"num_clusters", "num_ctas", "stride"}
+
     def val(name, value):
-        if dynamic:
+        if dynamic and name in runtime:
             args.append(f"p_{name}")
             return f"p_{name}"
         return repr(value)
@@ -441,6 +456,14 @@ def _executable(text: str, rank: bool, device: str):
             exe = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
             fn = exe["main"]
         except Exception as exc:
+            msg = str(exc)
+            if "Divide by zero" in msg:
+                raise TxlabError(
+                    "TVM cannot compile this scheduler with these constant parameters: one of its "
+                    "branches (unreachable for them) divides by a constant 0, which TVM's constant "
+                    "folder rejects. A kernel with the same static parameters fails the same way. "
+                    "Change the parameters, or pass specialize=False to trace the runtime-extent "
+                    "build.") from exc
             raise TxlabError(f"building the scheduler recorder failed: {type(exc).__name__}: "
                              f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
                              ) from exc
