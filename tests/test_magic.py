@@ -71,3 +71,16 @@ def test_bad_options_are_reported(ip, capsys):
 def test_cell_without_kernels_says_so(ip, capsys):
     ip.run_cell_magic("tirx", "", "z = 1\n")
     assert "no @T.prim_func" in capsys.readouterr().out
+
+
+def test_changing_a_value_the_cell_reads_recompiles(ip):
+    ip.user_ns["factor"] = 3.0
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
+    first = ip.user_ns["scale"]
+    ip.user_ns["factor"] = 7.0
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
+    second = ip.user_ns["scale"]
+    assert second.key != first.key and second.cuda_source != first.cuda_source
+    ip.user_ns["factor"] = 3.0
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
+    assert ip.user_ns["scale"].key == first.key and ip.user_ns["scale"].cache_hit
