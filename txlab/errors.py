@@ -76,13 +76,26 @@ class LaunchShape:
 
 
 class KernelFault(TxlabError):
-    """A kernel faulted, hung or could not launch. ``kind`` is one of ``illegal_address``,
-    ``misaligned``, ``trap``, ``timeout``, ``oom``, ``launch_config``, ``worker_died``, ``cuda_error``."""
+    """A kernel faulted, hung or could not launch.
+
+    ``kind``: ``illegal_address``, ``misaligned``, ``trap`` (trap instruction or device-side assert),
+    ``illegal_instruction``, ``stack_overflow``, ``timeout`` (past its time budget), ``oom``,
+    ``launch_config`` (more threads/shared memory/registers/cluster than the device has),
+    ``worker_died``, ``cuda_error`` (anything else). ``kernel`` and ``launch`` (grid, block,
+    cluster, dynamic smem) say what ran; ``waited_s`` how long the caller waited;
+    ``worker_replaced`` whether the isolated worker was replaced; ``cuda_error`` the CUDA error
+    name when there is one; ``hint`` the usual causes.
+    """
 
     def __init__(self, kind: str, message: str, *, kernel: str | None = None, launch=None,
-                 waited_s: float | None = None):
+                 waited_s: float | None = None, worker_replaced: bool = False,
+                 cuda_error: str | None = None, hint: str | None = None):
         self.kind = kind
         self.kernel = kernel
         self.launch = launch
         self.waited_s = waited_s
+        self.worker_replaced = worker_replaced
+        self.cuda_error = cuda_error
+        self.hint = hint
+        self.message = message
         super().__init__(f"[{kind}] {message}")

@@ -68,6 +68,10 @@ def check_args(compiled, args) -> None:
                 raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}",
                                  param=p["name"])
             if want_int:
+                lo, hi = _int_range(p["dtype"])
+                if not lo <= int(v) <= hi:
+                    raise InputError(f"{where} = {int(v)} does not fit in {p['dtype']} "
+                                     f"([{lo}, {hi}])", param=p["name"])
                 prev = bound.setdefault(p["name"], int(v))
                 if prev != int(v):
                     raise InputError(f"{where} is {int(v)}, but the arrays say {p['name']} = {prev}",
@@ -78,6 +82,9 @@ def check_args(compiled, args) -> None:
             raise InputError(f"{where} must be a numpy array, a torch tensor or a DLPack tensor "
                              f"of {_describe(p)}, got {type(v).__name__}", param=p["name"])
         shape, dtype, device, contiguous, ptr = facts
+        if isinstance(v, np.ndarray) and not v.dtype.isnative:
+            raise InputError(f"{where} is {v.dtype.str} (non-native byte order); the GPU reads "
+                             f"little-endian {p['dtype']}: pass a.astype('{p['dtype']}')", param=p["name"])
         if dtype != p["dtype"]:
             raise InputError(f"{where} has dtype {dtype}, but {p['name']} is {p['dtype']}; "
                              f"convert it (e.g. a.astype('{p['dtype']}'))", param=p["name"])
@@ -109,6 +116,80 @@ def check_args(compiled, args) -> None:
                              f"(0x{ptr:x}); slice-free or .clone() it", param=p["name"])
 
 
+def _int_range(dtype: str) -> tuple[int, int]:
+    bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
+    if dtype.startswith("uint"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def bind_symbols(compiled, args) -> dict:
+    """Values of the symbolic extents (``n``, ...) implied by the scalar arguments and buffer shapes."""
+    names: dict[str, int] = {}
+    params = [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
+    for p, v in zip(params, args):
+        if p["kind"] == "scalar":
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                names.setdefault(p["name"], int(v))
+            continue
+        facts = _tensor_facts(v) if v is not None else None
+        if facts is None:
+            continue
+        for got, want in zip(facts[0], p["shape"]):
+            if isinstance(want, str) and want.isidentifier():
+                names.setdefault(want, int(got))
+    return names
+
+
+def check_launch(compiled, info, args=()) -> None:
+    """Raise ``KernelFault('launch_config')`` before launching if a kernel asks for more threads,
+    shared memory, registers or cluster CTAs than the device ``info`` (a GPUInfo) offers."""
+    from txlab.errors import KernelFault
+    from txlab.worker import _eval_dims, _fmt_shape
+
+    names = bind_symbols(compiled, args)
+    for kname, launch in compiled.launch.items():
+        shape = {"kernel": kname, **{k: _eval_dims(launch.get(k), names)
+                                     for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+        res = compiled.resources.get(kname, {})
+        block = shape["block"]
+        problems = []
+        threads = _prod_int(block)
+        if threads is not None and info.max_threads_per_block and threads > info.max_threads_per_block:
+            problems.append(f"{threads} threads per block (block={tuple(block)}), the device allows "
+                            f"{info.max_threads_per_block}")
+        dyn = shape["dynamic_smem_bytes"] if isinstance(shape["dynamic_smem_bytes"], int) else 0
+        static = int(res.get("static_smem_bytes") or 0)
+        if info.max_smem_per_block_optin and static + dyn > info.max_smem_per_block_optin:
+            problems.append(f"{static + dyn} bytes of shared memory per block ({static} static + {dyn} "
+                            f"dynamic), the device allows {info.max_smem_per_block_optin}")
+        regs = int(res.get("registers") or 0)
+        if threads and regs and info.max_regs_per_block and regs * threads > info.max_regs_per_block:
+            problems.append(f"{regs} registers x {threads} threads = {regs * threads} registers per "
+                            f"block, the device has {info.max_regs_per_block}")
+        cluster = _prod_int(shape["cluster"] or (1,))
+        if cluster is not None and cluster > 16:
+            problems.append(f"a cluster of {cluster} CTAs (cluster={tuple(shape['cluster'])}); "
+                            f"the most a cluster can hold is 16 (8 portable)")
+        grid = shape["grid"]
+        if all(isinstance(g, int) for g in grid) and (grid[1] > 65535 or grid[2] > 65535):
+            problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
+        if problems:
+            raise KernelFault("launch_config", f"kernel {kname} {_fmt_shape(shape)} cannot launch on "
+                              f"{info.name or 'this GPU'}: " + "; ".join(problems) + ". Nothing was launched.",
+                              kernel=kname, launch=shape, hint="lower the block size, shared memory "
+                              "or cluster size, or cap registers (launch bounds)")
+
+
+def _prod_int(values):
+    out = 1
+    for v in values:
+        if not isinstance(v, int):
+            return None
+        out *= v
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 def _to_device(args):
     """Device arguments for TVM and the (numpy array, device tensor) pairs to copy back."""
@@ -126,36 +207,64 @@ def _to_device(args):
     return out, copies
 
 
-def launch(compiled, *args, sync: bool = True):
+def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     """Run ``compiled`` once. numpy arrays are copied in and written back in place; torch and DLPack
-    tensors are passed zero-copy. Returns None (kernels write their outputs)."""
+    tensors are passed zero-copy (inline) or staged through host memory (isolated). Returns None
+    (kernels write their outputs).
+
+    With ``txlab.config.isolation == "process"`` the kernel runs in the worker (txlab.worker): a
+    fault or a hang raises :class:`txlab.KernelFault` and leaves this process and its arrays intact.
+    ``timeout_s`` (isolated runs only) overrides ``txlab.config.timeout_s`` for this call."""
     from txlab.device import require_gpu
     from txlab.settings import config
 
-    require_gpu(f"running {compiled.name}")
+    info = require_gpu(f"running {compiled.name}")
     check_args(compiled, args)
+    check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
 
-        return worker.run(compiled, args)
+        return worker.run(compiled, args, timeout_s=timeout_s)
     exe = compiled.executable
     dev_args, copies = _to_device(args)
-    exe(*dev_args)
+    try:
+        exe(*dev_args)
+    except Exception as exc:  # TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
+        _raise_inline_fault(compiled, args, str(exc))
     if sync or copies:
-        _sync()
+        _sync(compiled, args)
     for host, tensor in copies:
-        host[...] = tensor.numpy()
+        if host.flags.writeable:
+            host[...] = tensor.numpy()
     return None
 
 
-def _sync():
+def _raise_inline_fault(compiled, args, text: str):
+    from txlab.errors import KernelFault
+    from txlab.worker import _fmt_shape, _short, classify, hint, launch_shape
+
+    kind = classify(text)
+    first = next((l for l in text.splitlines() if l.strip()), text)
+    shape = launch_shape(compiled, args)
+    sticky = kind in ("illegal_address", "misaligned", "trap", "illegal_instruction", "stack_overflow",
+                      "timeout")
+    raise KernelFault(kind, f"{compiled.name} {_fmt_shape(shape)}: {_short(first)}."
+                      + (" This process's CUDA context is now unusable: restart the kernel, and use "
+                         "txlab.config.isolation = 'process' to survive faults." if sticky else ""),
+                      kernel=shape["kernel"] if shape else None, launch=shape, hint=hint(kind)) from None
+
+
+def _sync(compiled=None, args=()):
     from cuda.bindings import runtime as rt
 
-    (err,) = rt.cudaDeviceSynchronize()
+    (err,) = rt.cudaDeviceSynchronize()[:1]
     if err != rt.cudaError_t.cudaSuccess:
+        if compiled is not None:
+            _raise_inline_fault(compiled, args, err.name)
         from txlab.errors import KernelFault
+        from txlab.worker import classify
 
-        raise KernelFault("cuda_error", f"the kernel failed: {err.name}")
+        raise KernelFault(classify(err.name), f"the kernel failed: {err.name}", cuda_error=err.name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,13 +319,15 @@ def _poison(a: np.ndarray):
         a.view(np.uint8)[...] = 0xA5
 
 
-def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: float = 1e-6) -> CheckResult:
+def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: float = 1e-6,
+          timeout_s: float | None = None) -> CheckResult:
     """Run the kernel on copies of ``args`` and compare with ``reference``.
 
     ``reference(*args)`` gets numpy copies of the inputs and returns the expected output: one array
     (compared with the last buffer parameter, or with ``outputs=[name]``), a tuple (matched to
     ``outputs``), or a dict ``{param_name: array}``. Output buffers are poisoned (NaN / 0xA5) before
-    the launch, so unwritten elements are caught.
+    the launch, so unwritten elements are caught. In isolated mode the run happens in the worker
+    (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds the kernel).
     """
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
@@ -237,7 +348,7 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     index = {p["name"]: i for i, p in enumerate(compiled.params)}
     for n in exp:
         _poison(host_args[index[n]])
-    launch(compiled, *host_args)
+    launch(compiled, *host_args, timeout_s=timeout_s)
     results, ok = {}, True
     for n, want in exp.items():
         got = host_args[index[n]]
@@ -355,54 +466,96 @@ class BenchResult:
 
 
 def bench(compiled, *args, warmup: int = 10, rep: int = 100, bytes: int | None = None,  # noqa: A002
-          flops: int | None = None, flush_l2: bool = True) -> BenchResult:
+          flops: int | None = None, flush_l2: bool = True, timeout_s: float | None = None) -> BenchResult:
     """Time ``compiled(*args)``: ``warmup`` untimed launches, then ``rep`` launches each timed with
     CUDA events on the launch stream, the L2 cache flushed (a write over twice its size) before
-    each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s."""
-    from cuda.bindings import runtime as rt
-
+    each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s. In isolated mode the
+    timing runs in the worker; ``timeout_s`` is the budget of each launch."""
     from txlab.device import probe, require_gpu
-    from txlab.progress import Progress
+    from txlab.settings import config
 
     info = require_gpu(f"benchmarking {compiled.name}")
     check_args(compiled, args)
-    exe = compiled.executable
-    dev_args, _ = _to_device(args)
-    flush = None  # (device pointer, bytes) of a buffer twice the L2 size, rewritten before each launch
-    def _check(res):
-        err = res[0] if isinstance(res, tuple) else res
-        if err != rt.cudaError_t.cudaSuccess:
-            raise RuntimeError(f"CUDA runtime call failed: {err.name}")
-        return res[1] if isinstance(res, tuple) and len(res) > 1 else None
+    check_launch(compiled, info, args)
+    if config.isolation == "process":
+        from txlab import worker
 
-    if flush_l2:
-        nbytes = max(2 * (info.l2_bytes or 64 << 20), 128 << 20)
-        flush = (_check(rt.cudaMalloc(nbytes)), nbytes)
-    for _ in range(warmup):
-        exe(*dev_args)
-    _sync()
-    start = [_check(rt.cudaEventCreate()) for _ in range(rep)]
-    end = [_check(rt.cudaEventCreate()) for _ in range(rep)]
-    progress = Progress(f"bench {compiled.name}", total=rep, delay_s=1.0)
-    try:
-        for i in range(rep):
-            if flush is not None:
-                _check(rt.cudaMemsetAsync(flush[0], i & 0xFF, flush[1], 0))
-            _check(rt.cudaEventRecord(start[i], 0))
-            exe(*dev_args)
-            _check(rt.cudaEventRecord(end[i], 0))
-            if i % 16 == 15:
-                progress.update(f"{i + 1}/{rep}", advance=16)
-        _sync()
-        times = [_check(rt.cudaEventElapsedTime(s, e)) for s, e in zip(start, end)]
-    finally:
-        progress.close()
-        for ev in start + end:
-            rt.cudaEventDestroy(ev)
-        if flush is not None:
-            rt.cudaFree(flush[0])
+        times = worker.bench(compiled, args, warmup=warmup, rep=rep, flush_l2=flush_l2,
+                             l2_bytes=info.l2_bytes, timeout_s=timeout_s)
+    else:
+        from txlab.progress import Progress
+
+        exe = compiled.executable
+        dev_args, _ = _to_device(args)
+        progress = Progress(f"bench {compiled.name}", total=rep, delay_s=1.0)
+        try:
+            times = _timed_launches(exe, dev_args, warmup=warmup, rep=rep, flush_l2=flush_l2,
+                                    l2_bytes=info.l2_bytes, progress=progress,
+                                    on_error=lambda text: _raise_inline_fault(compiled, args, text))
+        finally:
+            progress.close()
     return BenchResult(name=compiled.name, times_ms=[float(t) for t in times], bytes=bytes, flops=flops,
                        l2_flushed=flush_l2, device=probe().name)
 
 
-__all__ = ["launch", "check", "bench", "check_args", "CheckResult", "BenchResult"]
+def _timed_launches(exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int,
+                    progress=None, beat=None, on_error=None) -> list[float]:
+    """The timing loop shared by inline and isolated runs. ``beat(i)`` (the worker's heartbeat) is
+    called as each launch completes; without it the launches are queued back to back."""
+    from cuda.bindings import runtime as rt
+
+    def fail(text):
+        if on_error is not None:
+            on_error(text)
+        from txlab.errors import KernelFault
+        from txlab.worker import classify
+
+        raise KernelFault(classify(text), f"benchmark launch failed: {text}")
+
+    def _check(res):
+        err = res[0] if isinstance(res, tuple) else res
+        if err != rt.cudaError_t.cudaSuccess:
+            fail(err.name)
+        return res[1] if isinstance(res, tuple) and len(res) > 1 else None
+
+    def run_once():
+        try:
+            exe(*dev_args)
+        except Exception as exc:  # noqa: BLE001 - TVM launch errors carry the CUDA error name
+            fail(str(exc))
+
+    flush = None  # (device pointer, bytes) of a buffer twice the L2 size, rewritten before each launch
+    if flush_l2:
+        nbytes = max(2 * (l2_bytes or 64 << 20), 128 << 20)
+        flush = (_check(rt.cudaMalloc(nbytes)), nbytes)
+    start = [_check(rt.cudaEventCreate()) for _ in range(rep)]
+    end = [_check(rt.cudaEventCreate()) for _ in range(rep)]
+    try:
+        for _ in range(warmup):
+            run_once()
+            if beat is not None:
+                _check(rt.cudaDeviceSynchronize())
+                beat(-1)
+        _check(rt.cudaDeviceSynchronize())
+        for i in range(rep):
+            if flush is not None:
+                _check(rt.cudaMemsetAsync(flush[0], i & 0xFF, flush[1], 0))
+            _check(rt.cudaEventRecord(start[i], 0))
+            run_once()
+            _check(rt.cudaEventRecord(end[i], 0))
+            if progress is not None and i % 16 == 15:
+                progress.update(f"{i + 1}/{rep}", advance=16)
+        if beat is not None:
+            for i, ev in enumerate(end):
+                _check(rt.cudaEventSynchronize(ev))
+                beat(i)
+        _check(rt.cudaDeviceSynchronize())
+        return [float(_check(rt.cudaEventElapsedTime(s, e))) for s, e in zip(start, end)]
+    finally:
+        for ev in start + end:
+            rt.cudaEventDestroy(ev)
+        if flush is not None:
+            rt.cudaFree(flush[0])
+
+
+__all__ = ["launch", "check", "bench", "check_args", "check_launch", "bind_symbols", "CheckResult", "BenchResult"]

@@ -5,10 +5,27 @@ import os
 from dataclasses import dataclass, field
 
 
+def _default_isolation() -> str:
+    """"process" in a Jupyter (IPython) kernel, where a hung or faulting kernel would take the
+    user's session with it; "inline" in scripts and tests, where speed matters more."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        return "inline"
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except Exception:  # noqa: BLE001
+        return "inline"
+    return "process" if shell is not None and type(shell).__name__ == "ZMQInteractiveShell" else "inline"
+
+
 @dataclass
 class Config:
     #: where GPU runs execute: "process" (a worker owns the CUDA context) or "inline"
-    isolation: str = field(default_factory=lambda: os.environ.get("TXLAB_ISOLATION", "inline"))
+    #: ($TXLAB_ISOLATION, else "process" inside a Jupyter kernel and "inline" elsewhere)
+    isolation: str = field(default_factory=lambda: os.environ.get("TXLAB_ISOLATION") or _default_isolation())
     #: per-launch time budget of an isolated run, in seconds
     timeout_s: float = 10.0
     #: arch used when none is given and no GPU is present

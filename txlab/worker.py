@@ -1,0 +1,761 @@
+"""GPU runs in a worker process that owns the CUDA context, so a faulting or hung kernel costs a
+worker, never the notebook.
+
+Why: an illegal address (or misaligned access, or trap) leaves a CUDA context unusable for the rest
+of the process's life, and a kernel stuck in an ``mbarrier`` wait never returns. In the worker, each
+becomes a :class:`txlab.KernelFault` raised in the notebook within a bounded time; the worker is
+replaced in the background and the next run works.
+
+How it works
+
+* One long-lived worker, started on first use (or ahead of time with :func:`start`) from a
+  ``forkserver`` that has already imported TVM (so a replacement starts in well under a second;
+  the forkserver never touches CUDA). If CUDA cannot initialise in a forkserver child, txlab
+  falls back to ``spawn`` for good. Nothing is ever forked from a process that has a CUDA context.
+  Each worker is its own process group; on a timeout the group is SIGKILLed and reaped.
+* The worker keeps TVM executables keyed by ``Compiled.key``. It rebuilds one from the TVMScript
+  text (``compiled.script``, re-parsed) and the cubin txlab built, which is sent once per worker:
+  the worker runs exactly the code the notebook shows.
+* numpy arguments travel through shared memory (a pool of ``multiprocessing.shared_memory``
+  segments reused across calls; the worker page-locks large ones with ``cudaHostRegister``), so
+  each array is copied once into shared memory and DMA'd to the GPU from there — never pickled.
+  Results are copied back into the caller's arrays only when the run succeeded: after a fault the
+  caller's arrays are exactly as they were.
+* torch CUDA tensors (and other DLPack GPU tensors) go through the same host staging: the parent
+  copies them into shared memory, the worker runs on its own device copies, and the results are
+  copied back into the caller's tensors on success. We chose this over CUDA IPC on purpose: with
+  IPC the faulting process would write into the caller's live allocation, so a fault could leave
+  half-written outputs, and a kernel writing far out of bounds could land in the caller's memory.
+  The cost is two PCIe transfers per tensor; use ``txlab.config.isolation = "inline"`` when
+  speed matters more than survival.
+* Deadlines: the parent waits with a budget per phase. The kernel's budget (``timeout_s``,
+  default ``txlab.config.timeout_s``) starts when the worker reports it launched; copies and the
+  first build of an executable have their own, generous budgets. ``bench`` sends a heartbeat per
+  completed launch, so the budget is per launch.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: modules the forkserver imports once, so that each worker starts with TVM already loaded
+PRELOAD = ["tvm", "tvm.script", "tvm.runtime", "tvm.tirx", "tvm.tirx.build", "txlab.compiler",
+           "txlab.run", "txlab.worker"]
+#: seconds a new worker may take to import TVM and create its CUDA context
+START_TIMEOUT_S = 120.0
+#: seconds the worker may take to rebuild an executable (parse + lower + link, no nvcc)
+BUILD_TIMEOUT_S = 120.0
+#: bytes of shared memory kept for reuse between calls
+POOL_LIMIT_BYTES = 4 << 30
+#: segments at least this large are page-locked in the worker (faster DMA)
+PIN_MIN_BYTES = 1 << 20
+
+# CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind
+_KINDS = [
+    ("illegal_address", ("cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
+                         "illegal memory access")),
+    ("misaligned", ("cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address")),
+    ("trap", ("cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert", "cudaErrorLaunchFailure",
+              "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")),
+    ("illegal_instruction", ("cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                             "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "illegal instruction")),
+    ("stack_overflow", ("cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR")),
+    ("timeout", ("cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT")),
+    ("oom", ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")),
+    ("launch_config", ("cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue",
+                       "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+                       "too many resources requested", "allowed dynamic shared memory size",
+                       "non-portable CUDA cluster size", "CLUSTER_OUT_OF_RESOURCES",
+                       "ClusterOutOfResources", "invalid configuration argument")),
+]
+_HINTS = {
+    "illegal_address": "an access outside any allocation: check index arithmetic and bounds "
+                       "(compute-sanitizer names the instruction)",
+    "misaligned": "a vector or wide access at an address that is not a multiple of its width "
+                  "(e.g. float4 needs 16-byte alignment)",
+    "trap": "the kernel executed trap (T.cuda.trap_when_assert_failed with a false condition) or "
+            "a device-side assert",
+    "timeout": "the kernel did not finish: an mbarrier wait whose phase never completes (wrong "
+               "parity, arrival count or expect_tx bytes), a spin loop, or a barrier not every thread reaches",
+    "oom": "the GPU could not allocate the kernel's buffers or workspace",
+    "launch_config": "the launch asks for more than the device has (threads, shared memory, "
+                     "registers or cluster size)",
+}
+
+
+def classify(text: str) -> str:
+    """The fault kind for a CUDA error name or message (``cuda_error`` if none matches)."""
+    for kind, needles in _KINDS:
+        if any(n in text for n in needles):
+            return kind
+    return "cuda_error"
+
+
+def hint(kind: str) -> str | None:
+    return _HINTS.get(kind)
+
+
+# =============================================================================================
+# parent side
+@dataclass
+class _Proc:
+    proc: object
+    conn: object
+    pid: int
+    started: float
+    ready: bool = False
+    boot: dict = field(default_factory=dict)
+    keys: set = field(default_factory=set)
+    shm_known: set = field(default_factory=set)
+
+
+_lock = threading.RLock()
+_current: _Proc | None = None
+_method: str | None = None          # "forkserver" or "spawn"
+_stats = {"started": 0, "replaced": 0, "faults": 0}
+
+
+def _context():
+    import multiprocessing as mp
+
+    global _method
+    if _method is None:
+        _method = os.environ.get("TXLAB_WORKER_START", "forkserver")
+        if _method not in mp.get_all_start_methods():
+            _method = "spawn"
+    ctx = mp.get_context(_method)
+    if _method == "forkserver":
+        ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+def start() -> None:
+    """Start the worker in the background if none is running (returns at once)."""
+    with _lock:
+        _ensure()
+
+
+def _ensure() -> _Proc:
+    global _current
+    if _current is not None and _current.proc.is_alive():
+        return _current
+    if _current is not None:
+        _discard(_current)
+    ctx = _context()
+    parent_conn, child_conn = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=_child_main, args=(child_conn,), name="txlab-worker", daemon=True)
+    proc.start()
+    child_conn.close()
+    _current = _Proc(proc=proc, conn=parent_conn, pid=proc.pid, started=time.monotonic())
+    _stats["started"] += 1
+    return _current
+
+
+def _kill(w: _Proc) -> None:
+    for sig_target in (lambda: os.killpg(w.pid, signal.SIGKILL), lambda: os.kill(w.pid, signal.SIGKILL)):
+        try:
+            sig_target()
+            break
+        except (ProcessLookupError, PermissionError, OSError):
+            continue
+
+
+def _discard(w: _Proc, *, kill: bool = True, join_s: float = 5.0) -> None:
+    """Kill (if asked), reap and forget a worker. Never blocks longer than ``join_s``."""
+    global _current
+    if kill and w.proc.is_alive():
+        _kill(w)
+    w.proc.join(join_s)
+    if w.proc.is_alive():  # stuck in the driver's teardown: reap it later, off the caller's path
+        threading.Thread(target=w.proc.join, daemon=True, name="txlab-reaper").start()
+    try:
+        w.conn.close()
+    except OSError:
+        pass
+    if _current is w:
+        _current = None
+
+
+def _replace(w: _Proc) -> None:
+    _discard(w)
+    _stats["replaced"] += 1
+    _ensure()  # the replacement boots while the user reads the error
+
+
+def stop() -> None:
+    """Stop the worker (the next GPU run starts a new one)."""
+    with _lock:
+        if _current is not None:
+            try:
+                _current.conn.send(("exit", {}))
+                _current.proc.join(2.0)
+            except (OSError, BrokenPipeError):
+                pass
+            _discard(_current)
+
+
+atexit.register(lambda: (stop(), _pool.close_all()))
+
+
+def status() -> dict:
+    """The worker's pid, whether it is alive and booted, its start method and counters."""
+    with _lock:
+        w = _current
+        return {"pid": w.pid if w else None, "alive": bool(w and w.proc.is_alive()),
+                "ready": bool(w and w.ready), "start_method": _method, **_stats,
+                "boot": dict(w.boot) if w else {}, "executables": len(w.keys) if w else 0}
+
+
+class _Died(Exception):
+    pass
+
+
+def _recv(w: _Proc, budget_s: float, phase_budgets: dict):
+    """Next non-heartbeat message. Heartbeats ``("beat", phase)`` restart the clock with the
+    phase's budget. Raises TimeoutError((phase, waited_s)) or _Died."""
+    phase, t_phase = "request", time.monotonic()
+    while True:
+        left = budget_s - (time.monotonic() - t_phase)
+        if left <= 0:
+            raise TimeoutError(phase, time.monotonic() - t_phase)
+        try:
+            ready = w.conn.poll(min(left, 0.25))
+        except (OSError, EOFError) as exc:
+            raise _Died(str(exc)) from None
+        if not ready:
+            if not w.proc.is_alive():
+                raise _Died(f"exit code {w.proc.exitcode}")
+            continue
+        try:
+            msg = w.conn.recv()
+        except (EOFError, OSError) as exc:
+            raise _Died(str(exc)) from None
+        if msg[0] == "beat":
+            phase, t_phase = msg[1], time.monotonic()
+            budget_s = phase_budgets.get(phase, budget_s)
+            continue
+        return msg
+
+
+def _boot(w: _Proc) -> None:
+    """Wait for a worker's ready message; on a CUDA init failure under forkserver, switch to spawn."""
+    global _method
+    if w.ready:
+        return
+    try:
+        msg = _recv(w, START_TIMEOUT_S, {})
+    except TimeoutError:
+        _discard(w)
+        from txlab.errors import KernelFault
+
+        raise KernelFault("worker_died", f"the GPU worker did not start within {START_TIMEOUT_S:.0f} s "
+                          "(importing TVM and creating the CUDA context)") from None
+    except _Died as exc:
+        _discard(w, kill=False)
+        from txlab.errors import KernelFault
+
+        raise KernelFault("worker_died", f"the GPU worker exited while starting ({exc})") from None
+    if msg[0] == "init_failed":
+        _discard(w)
+        no_gpu = any(s in msg[1]["error"] for s in ("InsufficientDriver", "NoDevice"))
+        if _method == "forkserver" and not no_gpu:  # CUDA refused to start in a forked child
+            _method = "spawn"
+            w2 = _ensure()
+            return _boot(w2)
+        from txlab.errors import KernelFault
+
+        raise KernelFault("cuda_error", f"the GPU worker could not initialise CUDA: {msg[1]['error']}")
+    w.ready = True
+    w.boot = msg[1]
+
+
+# ---- shared-memory pool ------------------------------------------------------------------------
+class _Pool:
+    """Shared-memory segments reused across calls (sizes rounded up to powers of two)."""
+
+    def __init__(self):
+        self.free: dict[int, list] = {}
+        self.all: dict[str, object] = {}
+        self.dropped: list[str] = []
+
+    def take(self, nbytes: int):
+        from multiprocessing import shared_memory
+
+        size = 1 << max(12, (max(nbytes, 1) - 1).bit_length())
+        bucket = self.free.get(size)
+        if bucket:
+            return bucket.pop()
+        self._trim(size)
+        seg = shared_memory.SharedMemory(create=True, size=size)
+        self.all[seg.name] = seg
+        return seg
+
+    def give(self, seg):
+        self.free.setdefault(seg.size, []).append(seg)
+
+    def _trim(self, incoming: int):
+        total = sum(s.size for s in self.all.values()) + incoming
+        for size in sorted(self.free, reverse=True):
+            while total > POOL_LIMIT_BYTES and self.free[size]:
+                seg = self.free[size].pop()
+                total -= seg.size
+                self._unlink(seg)
+
+    def _unlink(self, seg):
+        self.all.pop(seg.name, None)
+        self.dropped.append(seg.name)
+        try:
+            seg.close()
+            seg.unlink()
+        except (FileNotFoundError, BufferError):
+            pass
+
+    def close_all(self):
+        for seg in list(self.all.values()):
+            self._unlink(seg)
+        self.free.clear()
+
+
+_pool = _Pool()
+
+
+def _view(seg, shape, dtype):
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return np.ndarray(shape, dtype=dtype, buffer=seg.buf[:n]) if n else np.empty(shape, dtype)
+
+
+def _host_copy(value):
+    """(numpy array with the value's contents, write-back function or None)."""
+    if isinstance(value, np.ndarray):
+        return value, (lambda src, dst=value: np.copyto(dst, src) if dst.flags.writeable else None)
+    mod = type(value).__module__
+    if mod.startswith("torch"):
+        import torch
+
+        if value.is_cuda:
+            torch.cuda.current_stream(value.device).synchronize()
+        host = value.detach().cpu().numpy() if value.dtype != torch.bfloat16 else \
+            value.detach().view(torch.int16).cpu().numpy()
+
+        def back(src, dst=value):
+            t = torch.from_numpy(np.ascontiguousarray(src))
+            if dst.dtype == torch.bfloat16:
+                t = t.view(torch.int16).view(torch.bfloat16) if t.dtype != torch.bfloat16 else t
+            dst.copy_(t.view(dst.dtype) if t.dtype != dst.dtype else t)
+            if dst.is_cuda:
+                torch.cuda.current_stream(dst.device).synchronize()
+        return host, back
+    import tvm
+
+    t = value if mod.startswith("tvm") else tvm.runtime.from_dlpack(value)
+    return t.numpy(), (lambda src, dst=t: dst.copyfrom(src))
+
+
+def _pack(compiled, args, w: _Proc):
+    """Request arguments, the (segment, view, write-back) list and shared-memory bytes used."""
+    spec, staged = [], []
+    for p, v in zip(_entry_params(compiled), args):
+        if p["kind"] == "scalar":
+            spec.append(("scalar", v.item() if isinstance(v, np.generic) else v))
+            continue
+        host, back = _host_copy(v)
+        nbytes = host.nbytes
+        seg = _pool.take(nbytes)
+        view = np.ndarray((nbytes,), np.uint8, buffer=seg.buf[:nbytes]) if nbytes else None
+        if nbytes:
+            np.copyto(view, np.ascontiguousarray(host).reshape(-1).view(np.uint8))
+        staged.append((seg, view, back, host))
+        spec.append(("shm", seg.name, tuple(int(s) for s in host.shape), p["dtype"], nbytes))
+    return spec, staged
+
+
+def _entry_params(compiled):
+    return [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
+
+
+def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
+    """Send one request and wait for its result; faults become KernelFault."""
+    from txlab.errors import KernelFault
+    from txlab.settings import config
+
+    budget = float(config.timeout_s if timeout_s is None else timeout_s)
+    if budget <= 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    with _lock:
+        w = _ensure()
+        _boot(w)
+        spec, staged = _pack(compiled, args, w)
+        nbytes = sum(s[4] for s in spec if s[0] == "shm")
+        copy_budget = 60.0 + nbytes / 1e9
+        req = {"op": op, "key": compiled.key, "name": compiled.name, "args": spec, "options": options,
+               "drop": list(_pool.dropped)}
+        _pool.dropped.clear()
+        if compiled.key not in w.keys:
+            req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin)
+        t0 = time.monotonic()
+        try:
+            w.conn.send(("run", req))
+            msg = _recv(w, copy_budget, {"build": BUILD_TIMEOUT_S, "upload": copy_budget,
+                                         "launched": budget, "bench": budget, "download": copy_budget})
+        except TimeoutError as exc:
+            phase, waited = exc.args
+            _stats["faults"] += 1
+            _replace(w)
+            _release(staged)
+            shape = launch_shape(compiled, args)
+            if phase in ("launched", "bench"):
+                raise KernelFault(
+                    "timeout", f"{_which(compiled)} {_fmt_shape(shape)} did not finish within "
+                    f"{budget:g} s (waited {waited:.1f} s); the worker was killed and replaced, your "
+                    f"arrays are unchanged. Likely: {_HINTS['timeout']}. Raise the budget with "
+                    f"timeout_s=... if the kernel is just slow.",
+                    kernel=_kernel_name(compiled), launch=shape, waited_s=waited, worker_replaced=True,
+                    hint=_HINTS["timeout"]) from None
+            raise KernelFault("worker_died", f"the GPU worker did not answer during '{phase}' of "
+                              f"{compiled.name} for {waited:.1f} s; it was killed and replaced",
+                              kernel=_kernel_name(compiled), launch=shape, waited_s=waited,
+                              worker_replaced=True) from None
+        except (_Died, BrokenPipeError, OSError) as exc:
+            _stats["faults"] += 1
+            code = w.proc.exitcode
+            _replace(w)
+            _release(staged)
+            raise KernelFault("worker_died", f"the GPU worker died while running {compiled.name} "
+                              f"(exit code {code}; {exc}); it was replaced, your arrays are unchanged",
+                              kernel=_kernel_name(compiled), launch=launch_shape(compiled, args),
+                              waited_s=time.monotonic() - t0, worker_replaced=True) from None
+        status_, payload = msg
+        if status_ == "ok":
+            w.keys.add(compiled.key)
+            try:
+                for seg, view, back, host in staged:
+                    if view is not None:
+                        back(view.view(host.dtype).reshape(host.shape) if host.dtype.itemsize else view)
+            finally:
+                _release(staged)
+            return payload
+        _release(staged)
+        if status_ == "fault":
+            _stats["faults"] += 1
+            replaced = payload.get("poisoned", False)
+            if replaced:
+                w.proc.join(5.0)
+                _replace(w)
+            elif payload.get("built"):
+                w.keys.add(compiled.key)
+            kind = payload["kind"]
+            shape = launch_shape(compiled, args)
+            tail = (" The CUDA context was unusable afterwards, so the worker was replaced; your "
+                    "arrays are unchanged and the next run starts clean." if replaced else
+                    " The worker is still healthy; your arrays are unchanged.")
+            raise KernelFault(kind, f"{_which(compiled)} {_fmt_shape(shape)}: {payload['message']}." + tail,
+                              kernel=_kernel_name(compiled), launch=shape,
+                              waited_s=payload.get("elapsed_s"), worker_replaced=replaced,
+                              cuda_error=payload.get("cuda_error"), hint=_HINTS.get(kind))
+        if status_ == "input":
+            from txlab.errors import InputError
+
+            raise InputError(payload["message"], param=payload.get("param"))
+        raise RuntimeError(f"txlab worker: {payload.get('message')}")
+
+
+def _release(staged):
+    for seg, *_ in reversed(staged):  # LIFO: the next call gets the same segment per argument
+        _pool.give(seg)
+
+
+def _kernel_name(compiled):
+    ks = list(compiled.launch)
+    return ks[0] if len(ks) == 1 else (", ".join(ks) or compiled.name)
+
+
+def _which(compiled):
+    ks = list(compiled.launch)
+    if len(ks) == 1:
+        return f"kernel {ks[0]}"
+    return f"{compiled.name} (one of kernels {', '.join(ks)})" if ks else compiled.name
+
+
+def _fmt_shape(shape) -> str:
+    if not shape:
+        return ""
+    parts = [f"grid={tuple(shape['grid'])}", f"block={tuple(shape['block'])}"]
+    if shape.get("cluster"):
+        parts.append(f"cluster={tuple(shape['cluster'])}")
+    if shape.get("dynamic_smem_bytes"):
+        parts.append(f"dyn_smem={shape['dynamic_smem_bytes']} B")
+    return "[" + ", ".join(parts) + "]"
+
+
+def launch_shape(compiled, args) -> dict | None:
+    """The first kernel's launch shape with symbolic extents evaluated from the scalar arguments
+    and buffer shapes (e.g. ``(n + 255) // 256`` with ``n`` = 1000 -> 4)."""
+    from txlab.run import bind_symbols
+
+    if not compiled.launch:
+        return None
+    names = bind_symbols(compiled, args)
+    kname = next(iter(compiled.launch))
+    info = compiled.launch[kname]
+    return {"kernel": kname, **{k: _eval_dims(info.get(k), names)
+                                for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+
+
+def _eval_dims(value, names):
+    import re
+
+    if isinstance(value, (tuple, list)):
+        return tuple(_eval_dims(v, names) for v in value)
+    if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
+        try:
+            return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
+        except Exception:
+            return value
+    return value
+
+
+# ---- public entry points (called by txlab.run) -----------------------------------------------
+def run(compiled, args, *, timeout_s: float | None = None) -> None:
+    """Launch ``compiled`` once in the worker; numpy/torch outputs are written back on success."""
+    _request(compiled, list(args), "launch", {}, timeout_s)
+
+
+def bench(compiled, args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int,
+          timeout_s: float | None = None) -> list[float]:
+    """Per-launch times (ms) measured in the worker with CUDA events."""
+    out = _request(compiled, list(args), "bench",
+                   {"warmup": warmup, "rep": rep, "flush_l2": flush_l2, "l2_bytes": l2_bytes}, timeout_s)
+    return out["times_ms"]
+
+
+def device_memory() -> dict:
+    """Device-wide free/total bytes as the worker's CUDA context sees them (starts the worker)."""
+    with _lock:
+        w = _ensure()
+        _boot(w)
+        w.conn.send(("meminfo", {}))
+        msg = _recv(w, 30.0, {})
+        return msg[1]
+
+
+# =============================================================================================
+# worker side
+def _child_main(conn) -> None:
+    try:
+        os.setsid()  # own process group: the parent can SIGKILL everything it spawned
+    except OSError:
+        pass
+    t0 = time.perf_counter()
+    try:
+        import tvm  # noqa: F401 - preloaded under forkserver; imported here under spawn
+        from cuda.bindings import runtime as rt
+
+        (err,) = rt.cudaSetDevice(0)[:1]
+        if err == rt.cudaError_t.cudaSuccess:
+            (err,) = rt.cudaFree(0)[:1]
+        if err != rt.cudaError_t.cudaSuccess:
+            conn.send(("init_failed", {"error": err.name}))
+            return
+        err, free, total = rt.cudaMemGetInfo()
+    except Exception as exc:  # noqa: BLE001 - report anything that stops the worker booting
+        conn.send(("init_failed", {"error": f"{type(exc).__name__}: {exc}"}))
+        return
+    conn.send(("ready", {"pid": os.getpid(), "boot_s": time.perf_counter() - t0,
+                         "free_bytes": int(free), "total_bytes": int(total)}))
+    state = _ChildState()
+    while True:
+        try:
+            kind, req = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if kind == "exit":
+            return
+        if kind == "meminfo":
+            err, free, total = rt.cudaMemGetInfo()
+            conn.send(("ok", {"free_bytes": int(free), "total_bytes": int(total)}))
+            continue
+        reply, poisoned = state.handle(req, lambda phase: conn.send(("beat", phase)))
+        conn.send(reply)
+        if poisoned:
+            os._exit(3)  # a sticky CUDA error: this context is finished
+
+
+class _ChildState:
+    def __init__(self):
+        self.exes: dict[str, object] = {}
+        self.shm: dict[str, object] = {}
+        self.pinned: set[str] = set()
+        self.device: dict[tuple, object] = {}
+        self.device_key = None
+
+    def _segment(self, name: str):
+        seg = self.shm.get(name)
+        if seg is None:
+            from multiprocessing import resource_tracker, shared_memory
+
+            seg = shared_memory.SharedMemory(name=name)
+            try:  # the parent owns (and unlinks) it; the worker only maps it
+                resource_tracker.unregister(seg._name, "shared_memory")
+            except Exception:  # noqa: BLE001
+                pass
+            self.shm[name] = seg
+            if seg.size >= PIN_MIN_BYTES:
+                from cuda.bindings import runtime as rt
+
+                ptr = np.frombuffer(seg.buf, np.uint8).ctypes.data
+                (err,) = rt.cudaHostRegister(ptr, seg.size, rt.cudaHostRegisterPortable)[:1]
+                if err == rt.cudaError_t.cudaSuccess:
+                    self.pinned.add(name)
+                else:
+                    rt.cudaGetLastError()
+        return seg
+
+    def _drop(self, names):
+        from cuda.bindings import runtime as rt
+
+        for name in names:
+            seg = self.shm.pop(name, None)
+            if seg is None:
+                continue
+            if name in self.pinned:
+                rt.cudaHostUnregister(np.frombuffer(seg.buf, np.uint8).ctypes.data)
+                self.pinned.discard(name)
+            try:
+                seg.close()
+            except BufferError:
+                pass
+
+    def _executable(self, req):
+        exe = self.exes.get(req["key"])
+        if exe is None:
+            if "script" not in req:
+                raise RuntimeError("the parent did not send the kernel (stale executable cache)")
+            from tvm.script import from_source
+
+            from txlab.compiler import _build_executable
+
+            exe = _build_executable(from_source(req["script"]), req["arch"], bytes(req["cubin"]))
+            self.exes[req["key"]] = exe
+        return exe
+
+    def handle(self, req, beat):
+        from cuda.bindings import runtime as rt
+
+        t0 = time.perf_counter()
+        built = False
+        stage = "build"
+        try:
+            self._drop(req.get("drop", ()))
+            beat("build")
+            exe = self._executable(req)
+            built = True
+            beat("upload")
+            stage = "upload"
+            import ctypes
+
+            import tvm
+            from tvm.runtime import _ffi_api
+
+            dev = tvm.cuda(0)
+            if req["key"] != self.device_key:  # keep device buffers of the latest kernel only
+                self.device, self.device_key = {}, req["key"]
+            dev_args, outs = [], []
+            for i, a in enumerate(req["args"]):
+                if a[0] == "scalar":
+                    dev_args.append(a[1])
+                    continue
+                _, name, shape, dtype, nbytes = a
+                seg = self._segment(name)
+                k = (i, shape, dtype)  # one device tensor per argument slot of the current kernel
+                t = self.device.get(k)
+                if t is None:
+                    t = tvm.runtime.empty(shape, dtype, dev)
+                    self.device[k] = t
+                ptr = np.frombuffer(seg.buf, np.uint8).ctypes.data
+                if nbytes:
+                    _ffi_api.TVMTensorCopyFromBytes(t, ctypes.c_void_p(ptr), nbytes)
+                dev_args.append(t)
+                outs.append((t, ptr, nbytes))
+            stage = "launch"
+            out = {}
+            if req["op"] == "bench":
+                from txlab.run import _timed_launches
+
+                o = req["options"]
+                out["times_ms"] = _timed_launches(exe, dev_args, warmup=o["warmup"], rep=o["rep"],
+                                                  flush_l2=o["flush_l2"], l2_bytes=o["l2_bytes"],
+                                                  beat=lambda i: beat("bench"))
+            else:
+                beat("launched")
+                exe(*dev_args)
+                (err,) = rt.cudaDeviceSynchronize()[:1]
+                if err != rt.cudaError_t.cudaSuccess:
+                    raise _CudaFailure(err.name)
+            beat("download")
+            stage = "download"
+            for t, ptr, nbytes in outs:
+                if nbytes:
+                    _ffi_api.TVMTensorCopyToBytes(t, ctypes.c_void_p(ptr), nbytes)
+            out["elapsed_s"] = time.perf_counter() - t0
+            return ("ok", out), False
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, typed, to the parent
+            text = exc.args[0] if isinstance(exc, _CudaFailure) else f"{type(exc).__name__}: {exc}"
+            first = next((l for l in str(text).splitlines() if l.strip()), str(text))
+            poisoned = _context_poisoned()
+            if stage == "build" and not poisoned:
+                return ("error", {"message": f"could not rebuild the executable: {first}"}), False
+            kind = classify(str(text))
+            if kind == "cuda_error" and not poisoned and _looks_like_arg_check(str(text)):
+                return ("input", {"message": first}), False
+            if kind == "cuda_error" and not poisoned and not _looks_like_cuda(str(text)):
+                return ("error", {"message": first}), False
+            return ("fault", {"kind": kind, "message": _short(first), "cuda_error": _cuda_name(str(text)),
+                              "poisoned": poisoned, "built": built,
+                              "elapsed_s": time.perf_counter() - t0}), poisoned
+
+
+class _CudaFailure(Exception):
+    pass
+
+
+def _context_poisoned() -> bool:
+    """True if the CUDA context is unusable (a sticky error): synchronize still fails."""
+    from cuda.bindings import runtime as rt
+
+    try:
+        (err,) = rt.cudaDeviceSynchronize()[:1]
+        if err != rt.cudaError_t.cudaSuccess:
+            return True
+        rt.cudaGetLastError()  # clear a non-sticky error
+        (err,) = rt.cudaDeviceSynchronize()[:1]
+        return err != rt.cudaError_t.cudaSuccess
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _cuda_name(text: str) -> str | None:
+    import re
+
+    m = re.search(r"\b(cudaError\w+|CUDA_ERROR_\w+)", text)
+    return m.group(1) if m else None
+
+
+def _looks_like_cuda(text: str) -> bool:
+    return _cuda_name(text) is not None or "CUDA" in text
+
+
+def _looks_like_arg_check(text: str) -> bool:
+    return any(s in text for s in ("Argument", "argument", "shape", "dtype", "Expect", "expected"))
+
+
+def _short(line: str) -> str:
+    import re
+
+    line = re.sub(r"^(\w+Error|InternalError):\s*", "", line.strip())
+    return line if len(line) <= 300 else line[:297] + "..."
