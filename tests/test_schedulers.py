@@ -59,7 +59,8 @@ def test_big_grid_covers_every_tile_once_and_reuses_panels():
     g = m["gemm"]
     # a wave of 132 tiles in 8-row groups spans 8 A row-panels and ceil(132/8)+1 B col-panels;
     # row-major spans 1-2 rows and ~128 columns
-    assert max(g["a_panels_per_wave"]) == 8 and max(g["b_panels_per_wave"]) == 17
+    assert g["a_panels_per_wave"][0] == 8 and g["b_panels_per_wave"][0] == 17
+    assert max(g["a_panels_per_wave"]) <= 16  # a wave straddling two groups
     assert g["b_panel_loads"] < g["rowmajor_b_panel_loads"] / 5
     assert 0.15 < g["traffic_vs_rowmajor"] < 0.25
 
