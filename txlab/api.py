@@ -1,0 +1,380 @@
+"""The TIRx CUDA authoring API, catalogued from the installed TVM.
+
+    txlab.api.catalogue()            # every entry: name, category, signature, doc, arch, examples
+    txlab.api.coverage()             # one dict per entry: has_example, compiles, verified_gpu
+    txlab.api.verify("Tx.cuda.ballot_sync")   # run its example on this GPU, check the result
+    python -m txlab.api verify --write        # all GPU-runnable examples -> txlab/data/api_verified.json
+
+The list of names comes from introspecting ``T.cuda``, ``T.nvshmem``, ``tvm.backend.cuda.lang`` and
+``tvm.backend.cuda.iket`` of the installed TVM, so a new TVM shows added names (no example, arch
+``unknown``) and removed ones (``catalogue_drift()``).
+"""
+from __future__ import annotations
+
+import datetime
+import inspect
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+VERIFIED_JSON = Path(__file__).parent / "data" / "api_verified.json"
+
+# Category of each Tx.cuda name (the categories of TVM's "CUDA Authoring and Support APIs" page).
+_CATEGORY_OF = {
+    "sync": "synchronization and participation",
+    "memory": "barriers and memory ordering",
+    "reduce": "reductions",
+    "desc": "descriptors and addresses",
+    "calls": "loads, calls and diagnostics",
+    "convert": "numeric conversion and packed math",
+    "instrument": "instrumentation",
+}
+_CUDA_CATEGORIES = {
+    "sync": "any_sync elect_sync warp_sync warpgroup_sync cta_sync grid_sync cluster_sync "
+            "syncthreads_and syncthreads_or thread_rank ballot_sync __shfl_sync __shfl_up_sync "
+            "__shfl_down_sync __shfl_xor_sync __activemask",
+    "memory": "mbarrier_wait mbarrier_wait_acquire_cluster thread_fence atomic_add atomic_cas wait_until",
+    "reduce": "warp_reduce warp_sum warp_max warp_min cta_reduce cta_sum cta_max cta_min "
+              "reduce_add_sync_u32 reduce_min_sync_u32",
+    "desc": "wgmma.noop_barrier wgmma.encode_matrix_descriptor tcgen05.encode_matrix_descriptor "
+            "tcgen05.encode_instr_descriptor tcgen05.encode_instr_descriptor_block_scaled "
+            "runtime_instr_desc get_tmem_addr cvta_generic_to_shared smem_addr_from_uint64 "
+            "sm100_2sm_leader_smem_addr mov_sreg",
+    "calls": "ldg func_call printf trap_when_assert_failed nano_sleep clock64 ffs_u32",
+    "instrument": "iket.mark iket.range_start iket.range_end iket.range_push iket.range_pop "
+                  "iket.sentinel_token iket.official_event timer_init timer_start timer_end "
+                  "timer_finalize mma_store mma_fill mma_store_legacy mma_fill_legacy",
+}
+# Arch a name needs (the lowest target its PTX/CUDA exists on); everything else in Tx.cuda is sm_80.
+_ARCH = {
+    "sm_90": "elect_sync mbarrier_wait mbarrier_wait_acquire_cluster cluster_sync "
+             "cvta_generic_to_shared smem_addr_from_uint64",
+    "sm_90a": "wgmma.noop_barrier wgmma.encode_matrix_descriptor",
+    "sm_100a": "tcgen05.encode_matrix_descriptor tcgen05.encode_instr_descriptor "
+               "tcgen05.encode_instr_descriptor_block_scaled runtime_instr_desc get_tmem_addr "
+               "sm100_2sm_leader_smem_addr fmul2_rn fadd2_rn",
+}
+
+
+@dataclass
+class Entry:
+    name: str
+    category: str
+    signature: str
+    doc: str
+    arch: str
+    kind: str  # "function" | "class" | "method" | "module"
+    examples: list = field(default_factory=list)  # example ids that use it
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _sig(obj) -> str:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _doc(obj) -> str:
+    return inspect.getdoc(obj) or ""
+
+
+def _walk_namespace(obj, prefix: str):
+    for attr, value in sorted(vars(obj).items()):
+        if attr.startswith("_") and not attr.startswith("__"):
+            continue
+        name = prefix + attr
+        if type(value).__name__.endswith("Namespace"):
+            if callable(value):  # e.g. T.nvshmem.putmem_nbi is callable and has .warp / .block
+                yield name, value
+            yield from _walk_namespace(value, name + ".")
+        elif callable(value):
+            yield name, value
+
+
+def _cuda_category(short: str) -> str:
+    for key, names in _CUDA_CATEGORIES.items():
+        if short in names.split():
+            return _CATEGORY_OF[key]
+    return _CATEGORY_OF["convert"] if not short.startswith(("iket.", "timer_")) else _CATEGORY_OF["instrument"]
+
+
+def _cuda_arch(short: str) -> str:
+    for arch, names in _ARCH.items():
+        if short in names.split():
+            return arch
+    return "sm_80"
+
+
+def _introspect() -> list[Entry]:
+    from tvm.script import tirx as T
+
+    import tvm.backend.cuda.iket as iket
+    import tvm.backend.cuda.lang as lang
+
+    entries: list[Entry] = []
+    for name, fn in _walk_namespace(T.cuda, "Tx.cuda."):
+        short = name[len("Tx.cuda."):]
+        entries.append(Entry(name, _cuda_category(short), _sig(fn), _doc(fn), _cuda_arch(short), "function"))
+    for name, fn in _walk_namespace(T.nvshmem, "Tx.nvshmem."):
+        entries.append(Entry(name, "nvshmem (multi-GPU)", _sig(fn), _doc(fn), "multi-GPU", "function"))
+    for cname in sorted(getattr(lang, "__all__", ())):
+        cls = getattr(lang, cname)
+        entries.append(Entry(f"tvm.backend.cuda.lang.{cname}", "tvm.backend.cuda.lang", _sig(cls), _doc(cls),
+                             "sm_90", "class" if inspect.isclass(cls) else "function"))
+    for attr in sorted(getattr(iket, "__all__", None) or [a for a in dir(iket) if not a.startswith("_")]):
+        obj = getattr(iket, attr)
+        if getattr(obj, "__module__", "") != iket.__name__:
+            continue
+        entries.append(Entry(f"tvm.backend.cuda.iket.{attr}", "iket profiling", _sig(obj), _doc(obj),
+                             "sm_90", "class" if inspect.isclass(obj) else "function"))
+    from tvm.backend.cuda import transforms
+
+    if hasattr(transforms, "LowerIket"):
+        entries.append(Entry("tvm.backend.cuda.transforms.LowerIket", "iket profiling",
+                             _sig(transforms.LowerIket), _doc(transforms.LowerIket), "sm_90", "function"))
+    return entries
+
+
+_catalogue_cache: list[Entry] | None = None
+
+
+def catalogue() -> list[Entry]:
+    """Every API entry of the installed TVM, with the ids of the example kernels that use it."""
+    global _catalogue_cache
+    if _catalogue_cache is None:
+        from txlab.api_examples import all_examples
+
+        entries = _introspect()
+        by_name = {e.name: e for e in entries}
+        for ex in all_examples():
+            for used in ex.uses:
+                if used in by_name:
+                    by_name[used].examples.append(ex.id)
+        _catalogue_cache = entries
+    return _catalogue_cache
+
+
+def catalogue_drift() -> list[str]:
+    """Names our examples use that the installed TVM no longer has (removed or renamed upstream)."""
+    from txlab.api_examples import all_examples
+
+    have = {e.name for e in catalogue()}
+    return sorted({u for ex in all_examples() for u in ex.uses if u not in have})
+
+
+def examples() -> dict:
+    from txlab.api_examples import all_examples
+
+    return {e.id: e for e in all_examples()}
+
+
+def entry(name: str) -> Entry:
+    for e in catalogue():
+        if e.name == name:
+            return e
+    raise KeyError(f"{name!r} is not in the TIRx CUDA API of the installed TVM "
+                   f"(see txlab.api.catalogue() for the names)")
+
+
+# ---- compiling examples -------------------------------------------------------------------------
+def _compile_one(example_id: str) -> tuple[str, bool, str]:
+    """(id, ok, reason). Runs in a worker process; txlab's disk cache makes repeats instant."""
+    import txlab
+
+    ex = examples()[example_id]
+    try:
+        txlab.compile(ex.prim_func(), arch=ex.arch, progress=lambda *_: None)
+        return example_id, True, ""
+    except Exception as exc:  # the reason is reported per example
+        return example_id, False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+
+
+def compile_examples(ids=None, workers: int | None = None) -> dict[str, tuple[bool, str]]:
+    """Compile examples to cubin for their arch, in a pool of ``workers`` processes (default 2)."""
+    ids = list(ids if ids is not None else examples())
+    workers = workers or min(2, os.cpu_count() or 1)
+    if workers <= 1 or len(ids) <= 1:
+        results = [_compile_one(i) for i in ids]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(_compile_one, ids))
+    return {i: (ok, why) for i, ok, why in results}
+
+
+def _verified() -> dict:
+    try:
+        return json.loads(VERIFIED_JSON.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  # noqa: A002
+    """One dict per API entry: name, category, arch, has_example, compiles, verified_gpu, examples.
+
+    ``compiles`` is True when every example using the name builds to a cubin for its arch here
+    (False with ``compile_error`` otherwise; None when ``compile=False``). ``verified_gpu`` comes
+    from txlab/data/api_verified.json (written by ``python -m txlab.api verify --write`` on an
+    H200): True/False per the recorded run, None where an H200 cannot run the example.
+    """
+    exs = examples()
+    built = compile_examples(workers=workers) if compile else {}
+    verified = _verified().get("examples", {})
+    rows = []
+    for e in catalogue():
+        used = [exs[i] for i in e.examples]
+        row = {"name": e.name, "category": e.category, "arch": e.arch, "has_example": bool(used),
+               "examples": list(e.examples), "compiles": None, "verified_gpu": False}
+        if compile:
+            oks = [built[x.id][0] for x in used]
+            row["compiles"] = bool(used) and all(oks)
+            errs = [f"{x.id}: {built[x.id][1]}" for x in used if not built[x.id][0]]
+            if errs:
+                row["compile_error"] = "; ".join(errs)
+        runnable = [x for x in used if x.runnable]
+        if used and not runnable:
+            row["verified_gpu"] = None
+            row["not_on_h200"] = "; ".join(sorted({x.not_on_h200 or "no GPU check written" for x in used}))
+        elif runnable:
+            row["verified_gpu"] = all(verified.get(x.id, {}).get("ok") is True for x in runnable)
+        rows.append(row)
+    return rows
+
+
+# ---- running examples on a GPU ------------------------------------------------------------------
+def _compare(got, want, rtol, atol) -> str | None:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {got.shape} != expected {want.shape}"
+    if got.dtype.kind in "iub" and want.dtype.kind in "iub":
+        bad = np.flatnonzero(got.astype(np.int64).ravel() != want.astype(np.int64).ravel())
+    else:
+        g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+        bad = np.flatnonzero(~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True))
+    if bad.size:
+        i = int(bad[0])
+        return f"{bad.size} of {got.size} differ; first at flat index {i}: got {got.ravel()[i]}, want {want.ravel()[i]}"
+    return None
+
+
+def verify_example(example_id: str) -> dict:
+    """Run one example on this GPU and check its outputs against the numpy expectation."""
+    import txlab
+    from txlab.run import launch
+
+    ex = examples()[example_id]
+    if not ex.runnable:
+        return {"id": ex.id, "ok": None, "reason": ex.not_on_h200 or "no GPU check written"}
+    compiled = txlab.compile(ex.prim_func(), arch=ex.arch)
+    args = ex.inputs()
+    want = ex.expected(*[a.copy() for a in args])
+    buffers = [p["name"] for p in compiled.params if p["kind"] == "buffer"]
+    if isinstance(want, dict):
+        expected = want
+    else:
+        names = list(ex.outputs or buffers[-1:])
+        values = list(want) if isinstance(want, (tuple, list)) else [want]
+        expected = dict(zip(names, values))
+    launch(compiled, *args)
+    index = {p["name"]: i for i, p in enumerate(compiled.params)}
+    problems = {n: _compare(args[index[n]], w, ex.rtol, ex.atol) for n, w in expected.items()}
+    problems = {n: p for n, p in problems.items() if p}
+    if ex.invariant is not None:
+        msg = ex.invariant(*args)
+        if msg:
+            problems["invariant"] = msg
+    return {"id": ex.id, "ok": not problems, "problems": problems, "uses": list(ex.uses)}
+
+
+def verify(name: str) -> list[dict]:
+    """Verify every example that uses API ``name`` on this GPU."""
+    from txlab.device import require_gpu
+
+    require_gpu("verifying an API example")
+    return [verify_example(i) for i in entry(name).examples]
+
+
+def verify_all(gpu: bool = True, write: bool = False) -> dict:
+    """Run every H200-runnable example; with ``write`` record the results in api_verified.json."""
+    from txlab.device import probe, require_gpu
+
+    if gpu:
+        require_gpu("verifying the API examples")
+    results = {}
+    for ex_id, ex in examples().items():
+        if not ex.runnable:
+            continue
+        try:
+            results[ex_id] = verify_example(ex_id)
+        except Exception as exc:
+            results[ex_id] = {"id": ex_id, "ok": False, "problems": {"error": f"{type(exc).__name__}: {exc}"}}
+    info = probe()
+    record = {"device": getattr(info, "name", None), "arch": getattr(info, "arch", None),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "tvm": _tvm_version(), "examples": results}
+    if write:
+        VERIFIED_JSON.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    return record
+
+
+def _tvm_version():
+    from txlab.compat import tvm_version
+
+    return tvm_version()
+
+
+# ---- docs ---------------------------------------------------------------------------------------
+def coverage_markdown(rows: list[dict] | None = None) -> str:
+    rows = rows if rows is not None else coverage()
+    n = len(rows)
+    ex = sum(r["has_example"] for r in rows)
+    ok = sum(bool(r["compiles"]) for r in rows)
+    gpu = sum(r["verified_gpu"] is True for r in rows)
+    na = sum(r["verified_gpu"] is None for r in rows)
+    out = [f"{n} API names in the installed TVM; {ex} have an example kernel, {ok} of those compile "
+           f"to cubin here, {gpu} verified on an H200, {na} cannot run on an H200 (sm_100a or "
+           f"multi-GPU).", "",
+           "| name | category | arch | example | compiles | verified on H200 |", "|---|---|---|---|---|---|"]
+    mark = {True: "yes", False: "no", None: "n/a"}
+    for r in rows:
+        out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
+                   f"{', '.join(r['examples']) or '—'} | {mark[r['compiles']] if r['has_example'] else '—'} | "
+                   f"{mark[r['verified_gpu']]} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m txlab.api")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    v = sub.add_parser("verify", help="run every H200-runnable example and check its result")
+    v.add_argument("--write", action="store_true", help=f"record the results in {VERIFIED_JSON}")
+    c = sub.add_parser("coverage", help="print the coverage table (compiles every example)")
+    c.add_argument("--markdown", metavar="FILE", help="write the table as Markdown to FILE")
+    args = p.parse_args(argv)
+    if args.cmd == "verify":
+        rec = verify_all(write=args.write)
+        bad = [k for k, r in rec["examples"].items() if not r["ok"]]
+        for k, r in rec["examples"].items():
+            print(f"{'PASS' if r['ok'] else 'FAIL'} {k}" + ("" if r["ok"] else f"  {r.get('problems')}"))
+        print(f"{len(rec['examples']) - len(bad)}/{len(rec['examples'])} examples verified on {rec['device']}")
+        return 1 if bad else 0
+    rows = coverage()
+    md = coverage_markdown(rows)
+    if args.markdown:
+        Path(args.markdown).write_text("# TIRx CUDA API coverage\n\nGenerated by `python -m txlab.api "
+                                       "coverage --markdown docs/api-coverage.md`.\n\n" + md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
