@@ -1,0 +1,381 @@
+"""A warp-specialized, persistent bf16 GEMM for Hopper (sm_90a), written in TIRx.
+
+``C = A @ B.T`` with ``A: (M, K)``, ``B: (N, K)`` (both K-major, i.e. row-major as stored),
+``C: (M, N)``, bf16 in and out, fp32 accumulation in registers.
+
+Three kernels, each a step up from the last (notebook 07 walks through them):
+
+* :func:`simple_kernel` — one warpgroup per 64 x BN tile; each K step: one TMA load of A and B
+  into 128B-swizzled shared memory, an mbarrier wait, four ``wgmma.m64nBNk16`` (one per 16 of
+  the 64 K columns in the tile), wait, next. Nothing overlaps; it is the correctness baseline.
+* :func:`gemm_kernel` with ``persistent=False`` — the warp-specialized pipeline: a producer
+  warpgroup (one thread issues TMA) fills a ``stages``-deep ring of A/B tiles
+  (``Pipeline(full="tma", empty="mbar")``); ``consumers`` warpgroups each own 64 rows of the
+  ``BM = 64 * consumers`` x BN tile and run wgmma on a slot as soon as its full barrier flips,
+  keeping one wgmma group in flight (``wait_group(1)``) and releasing the previous slot.
+  ``setmaxnreg`` moves registers from the producer (40) to the consumers (232/240).
+* :func:`gemm_kernel` (default, ``persistent=True``) — the same roles inside a persistent loop:
+  one CTA per SM, tiles handed out by ``ClusterPersistentScheduler2D`` in L2-friendly group-major
+  order. The producer runs ahead into the next tile while consumers write the current one.
+
+Shapes are compile-time constants (one build per shape); tails (M, N not multiples of the tile,
+K not a multiple of 64) are handled by TMA's out-of-bounds zero fill on loads and guarded stores
+in the epilogue. The epilogue writes bf16 pairs (4-byte stores) from the wgmma fragment when N is
+even, single elements otherwise.
+
+Everything here imports TVM lazily; ``import txlab.examples.hopper_gemm`` is cheap.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, replace
+
+BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Tile shape and pipeline depth of :func:`gemm_kernel`.
+
+    ``bm`` is ``64 * consumers`` (each consumer warpgroup owns 64 rows: one m64 wgmma);
+    ``bn`` is the wgmma N (8..256, multiple of 8; 128 or 256 in practice)."""
+
+    bn: int = 256
+    stages: int = 4
+    consumers: int = 2
+    num_sms: int = 132
+    l2_group: int = 8
+    persistent: bool = True
+    producer_regs: int = 40
+    consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1
+
+    @property
+    def bm(self) -> int:
+        return 64 * self.consumers
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.consumers + 1)
+
+    @property
+    def consumer_regs_(self) -> int:
+        if self.consumer_regs is not None:
+            return self.consumer_regs
+        return 232 if self.consumers >= 2 else 240
+
+    @property
+    def stage_bytes(self) -> int:
+        return (self.bm + self.bn) * BK * 2
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each)."""
+        return self.stages * self.stage_bytes + 16 * self.stages
+
+    @property
+    def name(self) -> str:
+        p = "" if self.persistent else "_np"
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{p}"
+
+    def validate(self) -> None:
+        if self.consumers not in (1, 2):
+            raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
+        if not (8 <= self.bn <= 256 and self.bn % 8 == 0):
+            raise ValueError(f"bn={self.bn}: wgmma N must be a multiple of 8 in [8, 256]")
+        if self.bn > 256 or self.bm > 256:
+            raise ValueError("a TMA box is at most 256 rows: keep bm, bn <= 256")
+        if self.stages < 2:
+            raise ValueError(f"stages={self.stages}: a pipeline needs at least 2 stages")
+        if self.smem_bytes > 227 * 1024:
+            raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
+                             f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
+        regs = 128 * (self.producer_regs + self.consumers * self.consumer_regs_)
+        if regs > 65536:
+            raise ValueError(f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
+                             f"per thread x 128 = {regs} registers, more than the SM's 65536")
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "bm": self.bm, "bk": BK, "name": self.name, "threads": self.threads,
+                "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
+
+
+def parse_config(text: str, **defaults) -> GemmConfig:
+    """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_np)?", text.strip())
+    if not m:
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS, e.g. 128x256x64_s4_c2")
+    bm, bn = int(m.group(1)), int(m.group(2))
+    consumers = int(m.group(4)) if m.group(4) else bm // 64
+    if bm != 64 * consumers:
+        raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows)")
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers,
+                     persistent=not m.group(5), **defaults)
+    cfg.validate()
+    return cfg
+
+
+def flops(m: int, n: int, k: int) -> int:
+    return 2 * m * n * k
+
+
+def min_bytes(m: int, n: int, k: int) -> int:
+    """Each input read once, the output written once (bf16)."""
+    return 2 * (m * k + n * k + m * n)
+
+
+def _ceil(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
+# --------------------------------------------------------------------------------------------
+# Step 1: one warpgroup, one tile per CTA, no overlap.
+def simple_kernel(M: int, N: int, K: int, bn: int = 128):
+    """One warpgroup computes a 64 x ``bn`` tile of C: TMA -> 128B-swizzled smem -> wgmma, serially."""
+    from tvm.backend.cuda.lang import SMEMPool, TMABar
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    BM, BN = 64, bn
+    NACC = BN // 2  # f32 accumulator registers per thread for m64nBN
+    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
+    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
+    TX_BYTES = (BM + BN) * BK * 2
+
+    @T.prim_func
+    def gemm_simple(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+        T.device_entry()
+        bm, bn_ = T.cta_id([GM, GN])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((BM, BK), "bfloat16")  # SW128 K-major: the wgmma layout too
+        Bs = pool.alloc_tcgen05_mma_AB((BN, BK), "bfloat16")
+        bar = TMABar(pool, 1)
+        bar.init(1)
+        pool.commit()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        acc = T.alloc_local([NACC], "float32")
+        descA: T.uint64
+        descB: T.uint64
+        for k in T.serial(KT):
+            if tx == 0:
+                Tx.copy_async(As[:, :], A[bm * BM:bm * BM + BM, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
+                Tx.copy_async(Bs[:, :], B[bn_ * BN:bn_ * BN + BN, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
+                bar.arrive(0, TX_BYTES)
+            bar.wait(0, k % 2)
+            T.ptx.wgmma.fence.sync.aligned()
+            for kk in T.unroll(BK // 16):
+                # K-major SW128: LBO unused (1), SBO = 8 rows x 128 B = 1024 B = 64 x 16 B;
+                # the k16 slice starts 32 B further along the (unswizzled) row 0.
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, kk * 16]), 1, 64, 3)
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, kk * 16]), 1, 64, 3)
+                T.ptx[MMA](*[acc[i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0), 1, 1, 0, 0)
+            T.ptx.wgmma.commit_group.sync.aligned()
+            T.ptx.wgmma.wait_group.sync.aligned(0)
+            T.cuda.cta_sync()  # every warp is done reading the slot before thread 0 refills it
+        for i in T.unroll(NACC):
+            T.cuda.wgmma.noop_barrier(acc[i])
+        for j in T.unroll(NACC // 4):
+            row = T.meta_var(bm * BM + (tx % 32) // 4 + (tx // 32) * 16)
+            col = T.meta_var(bn_ * BN + j * 8 + (tx % 4) * 2)
+            for h in T.unroll(2):
+                for e in T.unroll(2):
+                    if row + 8 * h < M and col + e < N:
+                        C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+
+    return gemm_simple
+
+
+# --------------------------------------------------------------------------------------------
+# Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
+def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
+    """The warp-specialized (and, by default, persistent) kernel for ``config``."""
+    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, Pipeline, PipelineState, SMEMPool,
+                                       WarpgroupRole)
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    cfg = config or GemmConfig()
+    cfg.validate()
+    BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
+    NACC = BN // 2
+    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
+    TILES = GM * GN
+    NCTA = min(cfg.num_sms, TILES) if cfg.persistent else TILES
+    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
+    TX_BYTES = cfg.stage_bytes
+    PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
+    L2G = cfg.l2_group
+    PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
+    A_ROWS = 64 * 128  # bytes between consumer warpgroups' 64-row slices of the A tile (8 SW128 atoms)
+
+    @T.prim_func
+    def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+        T.device_entry()
+        T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
+        cta = T.cta_id([NCTA])
+        wg = T.warpgroup_id([NC + 1])
+        T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        tid = T.thread_id_in_wg([128])
+        T.thread_id([128 * (NC + 1)])
+
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), "bfloat16")
+        Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), "bfloat16")
+        # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per consumer warp
+        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=4 * NC)
+        pool.commit()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+
+        with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
+            # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
+            if tid == 0:
+                sched = ClusterPersistentScheduler2D("p", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
+                                                     l2_group_size=L2G)
+                sched.init(cta)
+                ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
+                while sched.valid():
+                    m0 = T.meta_var(sched.m_idx * BM)
+                    n0 = T.meta_var(sched.n_idx * BN)
+                    for k in T.serial(KT):
+                        pipe.empty.wait(ps.stage, ps.phase)
+                        Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
+                                      dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                        Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
+                                      dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                        pipe.full.arrive(ps.stage, TX_BYTES)
+                        ps.advance()
+                    sched.next_tile()
+
+        with _ConsumerRole(wg, (1, NC + 1), regs=CREGS, increase=True):
+            # consumers: warpgroup c owns rows [64c, 64c + 64) of every BM x BN tile
+            c = T.meta_var(wg - 1)
+            acc = T.alloc_local([NACC], "float32")
+            descA: T.uint64
+            descB: T.uint64
+            prev = T.local_scalar("int32")
+            sched = ClusterPersistentScheduler2D("c", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
+                                                 l2_group_size=L2G)
+            sched.init(cta)
+            cs = PipelineState(STAGES, 0)
+            while sched.valid():
+                for k in T.serial(KT):
+                    pipe.full.wait(cs.stage, cs.phase)
+                    T.ptx.wgmma.fence.sync.aligned()
+                    for kk in T.unroll(BK // 16):
+                        T.cuda.wgmma.encode_matrix_descriptor(
+                            T.address_of(descA), As.ptr_to([cs.stage, c * 64, kk * 16]), 1, 64, 3)
+                        T.cuda.wgmma.encode_matrix_descriptor(
+                            T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3)
+                        T.ptx[MMA](*[acc[i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0),
+                                   1, 1, 0, 0)
+                    T.ptx.wgmma.commit_group.sync.aligned()
+                    # keep this k's group in flight; the previous one is done: release its slot
+                    T.ptx.wgmma.wait_group.sync.aligned(1)
+                    if k > 0:
+                        if lane == 0:
+                            pipe.empty.arrive(prev)
+                    prev = cs.stage
+                    cs.advance()
+                T.ptx.wgmma.wait_group.sync.aligned(0)
+                if lane == 0:
+                    pipe.empty.arrive(prev)
+                for i in T.unroll(NACC):
+                    T.cuda.wgmma.noop_barrier(acc[i])
+                # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
+                row = T.meta_var(sched.m_idx * BM + c * 64 + (tid % 32) // 4 + (tid // 32) * 16)
+                for j in T.unroll(NACC // 4):
+                    col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
+                    for h in T.unroll(2):
+                        if PAIRS:
+                            if row + 8 * h < M and col < N:
+                                pair = T.alloc_local([2], "bfloat16")
+                                pair[0] = T.cast(acc[j * 4 + h * 2], "bfloat16")
+                                pair[1] = T.cast(acc[j * 4 + h * 2 + 1], "bfloat16")
+                                word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                                Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                                Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                        else:
+                            for e in T.unroll(2):
+                                if row + 8 * h < M and col + e < N:
+                                    C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+                sched.next_tile()
+
+    return hopper_gemm
+
+
+class _ConsumerRole:
+    """``WarpgroupRole(wg, (start, stop), ...)`` as TVM 0.27 means it. Its tuple form builds the guard
+    with Python's ``and`` (``start <= wg and wg < stop``), which TVMScript rejects ("Cannot use and /
+    or / not operator to Expr"); this builds the same guard with ``tvm.tirx.all``."""
+
+    def __new__(cls, wg_id_var, wg_id_val, regs=None, increase=False):
+        from tvm.backend.cuda.lang import WarpgroupRole
+
+        class FixedRange(WarpgroupRole):
+            def __enter__(self):
+                import tvm
+                from tvm.script import tirx as T
+
+                if not isinstance(self.wg_id_val, tuple):
+                    return super().__enter__()
+                start, stop = self.wg_id_val
+                self._if_frame = T.If(tvm.tirx.all(start <= self.wg_id_var, self.wg_id_var < stop))
+                self._if_frame.__enter__()
+                self._then_frame = T.Then()
+                self._then_frame.__enter__()
+                if self.regs is not None:
+                    T.evaluate(T.ptx[f"setmaxnreg.{'inc' if self.increase else 'dec'}.sync.aligned.u32"](
+                        self.regs))
+                return self
+
+        return FixedRange(wg_id_var, wg_id_val, regs=regs, increase=increase)
+
+
+def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None):
+    """``gemm_kernel`` for a GemmConfig or its name string."""
+    if isinstance(config, str):
+        config = parse_config(config)
+    return gemm_kernel(M, N, K, config)
+
+
+def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a", **kw):
+    """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
+    import txlab
+
+    return txlab.compile(kernel_for(M, N, K, config), arch=arch, **kw)
+
+
+def sass_summary(compiled) -> dict:
+    """What to check before timing: HGMMA count and shape, registers, spills, ptxas warnings."""
+    name = compiled.kernels[0]
+    res = compiled.resources.get(name, {})
+    hgmma = compiled.instructions(r"^HGMMA")
+    shapes = sorted({h.split()[0] for h in hgmma})
+    warnings = [l.strip() for l in compiled.ptxas_report.splitlines()
+                if "warning" in l.lower() or "performance" in l.lower()]
+    return {
+        "kernel": name, "registers": res.get("registers"), "spill_store_bytes": res.get("spill_store_bytes"),
+        "spill_load_bytes": res.get("spill_load_bytes"), "stack_bytes": res.get("stack_bytes"),
+        "dynamic_smem_bytes": res.get("dynamic_smem_bytes"), "hgmma": len(hgmma), "hgmma_shapes": shapes,
+        "hmma": len(compiled.instructions(r"^HMMA")), "local_ldst": len(compiled.instructions(r"^(LDL|STL)")),
+        "setmaxnreg": len(compiled.instructions(r"^USETMAXREG")), "ptxas_warnings": warnings,
+    }
+
+
+def with_sms(config: GemmConfig, num_sms: int) -> GemmConfig:
+    return replace(config, num_sms=num_sms)
+
+
+DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", "64x256x64_s4_c1",
+                    "128x192x64_s4_c2")
