@@ -198,7 +198,13 @@ class Compiled:
         if self._executable is None:
             from txlab.device import require_gpu
 
-            require_gpu(f"running {self.name}")
+            info = require_gpu(f"running {self.name}")
+            problem = cubin_compatibility(self.arch, info.arch)
+            if problem:
+                from txlab.errors import ArchError
+
+                raise ArchError(f"{self.name}: {problem}; recompile for this GPU with "
+                                f"txlab.compile(..., arch={info.arch!r}) (or leave arch unset)")
             self._executable = _build_executable(self.ir_module, self.arch, self.cubin)
         return self._executable
 
@@ -206,6 +212,24 @@ class Compiled:
         from txlab.run import launch
 
         return launch(self, *args, **kwargs)
+
+
+def cubin_compatibility(cubin_arch: str, device_arch: str) -> str | None:
+    """Why a cubin built for ``cubin_arch`` cannot load on a ``device_arch`` GPU, or None if it can.
+    SASS is binary-compatible only within one major arch, from older to newer minor, and an
+    arch-specific ('a') cubin only on exactly its own arch."""
+    c = _ARCH_RE.match(cubin_arch)
+    d = _ARCH_RE.match(device_arch)
+    if not c or not d:
+        return None
+    if c.group(1) != d.group(1):
+        return (f"it was compiled for {cubin_arch}, and this GPU is {device_arch}: "
+                "cubins run only on GPUs of the same major arch")
+    if int(c.group(2)) > int(d.group(2)):
+        return f"it was compiled for {cubin_arch}, newer than this GPU ({device_arch})"
+    if c.group(3) == "a" and cubin_arch.rstrip("af") != device_arch.rstrip("af"):
+        return f"it was compiled for the arch-specific {cubin_arch}, which runs only on {cubin_arch[:-1]} GPUs"
+    return None
 
 
 def _int_or0(v):
