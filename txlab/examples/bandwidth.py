@@ -1,0 +1,102 @@
+"""Memory-bound companions to the GEMM: a vectorized copy and a row sum, both in TIRx.
+
+Their floor is bytes / bandwidth; the bar is the device-to-device bandwidth torch reaches in the
+same run (``dst.copy_(src)``, bytes read + written).
+
+* :func:`copy_kernel` — ``dst[:] = src[:]`` (float32). A grid-stride loop over 16-byte vectors:
+  each thread issues ``unroll`` independent 16-byte loads before the first store, so several
+  requests are in flight per thread; every warp access is 512 contiguous bytes.
+* :func:`row_sum_kernel` — ``out[r] = sum(A[r, :])`` (float32). One CTA per row (grid-stride over
+  rows); each thread accumulates 16-byte vectors, ``unroll`` loads in flight, then
+  ``Tx.cuda.cta_sum`` (warp shuffles + one shared-memory exchange) combines the CTA.
+"""
+from __future__ import annotations
+
+
+def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int = 132 * 8):
+    """``dst = src`` for float32 vectors of length ``n`` (a multiple of 4)."""
+    from tvm.script import tirx as T
+
+    if n % 4:
+        raise ValueError(f"n={n}: the vectorized copy moves 16-byte float4 vectors; use a multiple of 4")
+    NV = n // 4                       # float4 vectors
+    CHUNK = threads * unroll          # vectors per CTA per step
+    STEPS = (NV + blocks * CHUNK - 1) // (blocks * CHUNK)
+    THREADS, UNROLL, BLOCKS = threads, unroll, blocks
+
+    @T.prim_func
+    def vec_copy(src_ptr: T.handle, dst_ptr: T.handle):
+        src = T.match_buffer(src_ptr, (n,), "float32", align=16)
+        dst = T.match_buffer(dst_ptr, (n,), "float32", align=16)
+        T.device_entry()
+        bx = T.cta_id([BLOCKS])
+        tx = T.thread_id([THREADS])
+        reg = T.alloc_local([UNROLL * 4], "float32")
+        for s in T.serial(STEPS):
+            base = T.meta_var((s * BLOCKS + bx) * CHUNK + tx)
+            for u in T.unroll(UNROLL):
+                if base + u * THREADS < NV:
+                    for v in T.vectorized(4):
+                        reg[u * 4 + v] = src[(base + u * THREADS) * 4 + v]
+            for u in T.unroll(UNROLL):
+                if base + u * THREADS < NV:
+                    for v in T.vectorized(4):
+                        dst[(base + u * THREADS) * 4 + v] = reg[u * 4 + v]
+
+    return vec_copy
+
+
+def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4, blocks: int | None = None):
+    """``out[r] = sum(A[r, :])`` for a float32 ``(rows, cols)`` matrix (``cols`` a multiple of 4)."""
+    from tvm.script import tirx as T
+
+    if cols % 4:
+        raise ValueError(f"cols={cols}: rows are read as 16-byte float4 vectors; use a multiple of 4")
+    if threads % 32 or threads & (threads - 1):
+        raise ValueError(f"threads={threads}: Tx.cuda.cta_sum needs a power-of-two number of warps")
+    NV = cols // 4
+    CHUNK = threads * unroll
+    PASSES = (NV + CHUNK - 1) // CHUNK
+    BLOCKS = blocks or min(rows, 132 * 8)
+    ROW_STEPS = (rows + BLOCKS - 1) // BLOCKS
+    THREADS, UNROLL, WARPS = threads, unroll, threads // 32
+
+    @T.prim_func
+    def row_sum(A_ptr: T.handle, out_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (rows, cols), "float32", align=16)
+        out = T.match_buffer(out_ptr, (rows,), "float32")
+        T.device_entry()
+        bx = T.cta_id([BLOCKS])
+        tx = T.thread_id([THREADS])
+        # two scratch slots, alternating by row: the next cta_sum's per-warp writes cannot race
+        # with slower warps still reading the previous row's broadcast result
+        scratch = T.alloc_buffer([2, WARPS], "float32", scope="shared")
+        reg = T.alloc_local([UNROLL * 4], "float32")
+        acc = T.alloc_local([1], "float32")
+        for rs in T.serial(ROW_STEPS):
+            r = T.meta_var(rs * BLOCKS + bx)
+            if r < rows:
+                acc[0] = T.float32(0)
+                for p in T.serial(PASSES):
+                    for u in T.unroll(UNROLL):
+                        if (p * CHUNK + u * THREADS + tx) < NV:
+                            for v in T.vectorized(4):
+                                reg[u * 4 + v] = A[r, (p * CHUNK + u * THREADS + tx) * 4 + v]
+                        else:
+                            for v in T.vectorized(4):
+                                reg[u * 4 + v] = T.float32(0)
+                    for u in T.unroll(UNROLL):
+                        acc[0] = acc[0] + ((reg[u * 4] + reg[u * 4 + 1]) + (reg[u * 4 + 2] + reg[u * 4 + 3]))
+                total = T.meta_var(T.cuda.cta_sum(acc[0], WARPS, scratch.ptr_to([rs % 2, 0])))
+                if tx == 0:
+                    out[r] = total
+
+    return row_sum
+
+
+def copy_bytes(n: int) -> int:
+    return 2 * 4 * n
+
+
+def row_sum_bytes(rows: int, cols: int) -> int:
+    return 4 * rows * cols + 4 * rows
