@@ -114,9 +114,31 @@ def describe(name, s):
         f"compile {s['compile_s']} s{warn}")
 
 
-def run_gemm(torch, timer, compiled, m, n, k, seed, time_it=True, cublas=None):
+class Hang(RuntimeError):
+    pass
+
+
+def guarded_first_launch(compiled, args, timeout_s=30.0):
+    """The first launch of a kernel runs in txlab's worker process with a time limit, so a pipeline
+    that deadlocks or faults costs this variant, not the whole run. Raises Hang for a timeout or a
+    device fault; other worker trouble is printed and the run goes on inline."""
+    from txlab import worker
+    from txlab.errors import KernelFault
+
+    try:
+        worker.run(compiled, list(args), timeout_s=timeout_s)
+    except KernelFault as exc:
+        raise Hang(f"first launch in the worker failed ({exc.kind}): {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the guard itself failed; do not block the run on it
+        say(f"  (worker guard unavailable: {type(exc).__name__}: {str(exc)[:120]}; launching inline)")
+
+
+def run_gemm(torch, timer, compiled, m, n, k, seed, time_it=True, cublas=None, guard=False):
     """Check (fresh inputs, poisoned output) then time; returns a record."""
     a, b, c = inputs(torch, m, n, k, seed)
+    if guard:
+        guarded_first_launch(compiled, (a, b, c))
+        c.fill_(float("nan"))
     compiled(a, b, c)
     torch.cuda.synchronize()
     err, unwritten = rel_error(torch, c, a, b)
@@ -237,6 +259,8 @@ def main(argv=None):
     ap.add_argument("--compile-only", action="store_true", help="build and report SASS facts; no GPU needed")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--rep", type=int, default=50)
+    ap.add_argument("--no-guard", action="store_true",
+                    help="first launches inline instead of in the time-limited worker process")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     t_start = time.perf_counter()
@@ -287,7 +311,7 @@ def main(argv=None):
             continue
         compiled, facts = built[cfg.name]
         try:
-            rec = run_gemm(torch, timer, compiled, *TUNE_SHAPE, seed, cublas=cub)
+            rec = run_gemm(torch, timer, compiled, *TUNE_SHAPE, seed, cublas=cub, guard=not args.no_guard)
             rec.update(config=cfg.name, sass=facts)
             result["variants"].append(rec)
             say(f"  {cfg.name:<22} {rec['txlab_tflops']:7.1f} TFLOP/s = {100 * rec['txlab_tflops'] / cub['cublas_tflops']:5.1f}% "
@@ -304,7 +328,7 @@ def main(argv=None):
         try:
             import txlab
             c = txlab.compile(make(), arch="sm_90a")
-            rec = run_gemm(torch, timer, c, *TUNE_SHAPE, seed, cublas=cub)
+            rec = run_gemm(torch, timer, c, *TUNE_SHAPE, seed, cublas=cub, guard=not args.no_guard)
             rec.update(config=label, sass=hg.sass_summary(c))
             result["variants"].append(rec)
             say(f"  {label:<22} {rec['txlab_tflops']:7.1f} TFLOP/s; rel err {rec['rel_error']:.2e}")
@@ -328,7 +352,8 @@ def main(argv=None):
                 compiled = best_compiled or hg.build(m, n, k, cfg)
                 timed = (m, n, k) in SPEED_SHAPES
                 cb = time_cublas(torch, timer, m, n, k, seed) if timed else None
-                rec = run_gemm(torch, timer, compiled, m, n, k, seed + m + n + k, time_it=timed, cublas=cb)
+                rec = run_gemm(torch, timer, compiled, m, n, k, seed + m + n + k, time_it=timed, cublas=cb,
+                               guard=(m, n, k) != TUNE_SHAPE and not args.no_guard)
                 rec.update(config=cfg.name, device=device, date=result["date"],
                            txlab_tflops=rec.get("txlab_tflops"), cublas_tflops=rec.get("cublas_tflops"))
                 result["records"].append(rec)
