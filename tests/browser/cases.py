@@ -1,0 +1,116 @@
+"""Notebook cells that build each txlab widget, with a user-controlled ``label`` placed in every
+string the widget shows (event/track names, role names, buffer and kernel names, scheduler
+names). tests/test_browser.py renders them with a plain label and drives them;
+tests/test_widget_security.py renders them with an HTML-injection label.
+
+A new widget bundle (``txlab/static/<name>.js``) without an entry here makes both tests fail with
+a message saying to add one: every widget must be driven and checked for escaping.
+"""
+from __future__ import annotations
+
+#: setup cell: imports shared by every case
+SETUP = """\
+import numpy as np
+import txlab
+from txlab.device import has_gpu
+"""
+
+
+def timeline(label: str) -> str:
+    return f"""\
+from txlab.timeline import Timeline, Track
+from txlab.views.timeline import TimelineView
+label = {label!r}
+n_tracks, per = 8, 64
+tr = np.repeat(np.arange(n_tracks), per)
+start = np.tile(np.arange(per) * 1000, n_tracks) + tr * 37
+tl = Timeline(names=[label, "compute " + label], tracks=[Track((f"block {{b}} " + label, label + f" warp {{b}}")) for b in range(n_tracks)],
+              track=tr, name_id=np.arange(n_tracks * per) % 2, start_ns=start, end_ns=start + 900,
+              kind=np.zeros(n_tracks * per, np.uint8), meta={{"title": label, "kernel": label}},
+              warnings={{label: 1}})
+TimelineView(tl)
+"""
+
+
+def pipeline(label: str) -> str:
+    return f"""\
+from txlab import pipelines as P
+from txlab.views.pipeline import PipelineViewer
+label = {label!r}
+producer = [("wait", "empty"), ("arrive_expect_tx", "full", 4096), ("complete_tx", "full", 4096), ("advance",)]
+consumer = [("wait", "full"), ("arrive", "empty"), ("advance",)]
+PipelineViewer(P.simulate(4, iterations=6, roles={{"producer " + label: producer, label: consumer}}))
+"""
+
+
+def pool(label: str) -> str:
+    # buffer and kernel names come from the TIR; a real plan is renamed so that every shown name
+    # carries the label (what a kernel with such buffer names would produce)
+    return f"""\
+from tvm.script import tirx as T
+from txlab.pools import layout
+from txlab.views.pool import PoolMap
+
+@T.prim_func
+def plan_kernel(A: T.Buffer((128, 64), "float16")):
+    T.device_entry()
+    cta = T.cta_id([1])
+    tx = T.thread_id([128])
+    pool = T.SMEMPool()
+    As = pool.alloc((2, 128, 64), "float16", align=1024)
+    Bs = pool.alloc((128, 64), "float16", align=128)
+    pool.commit()
+    Bs[tx, 0] = A[tx, 0]
+
+label = {label!r}
+plan = layout(plan_kernel, arch="sm_90a")
+for k, a in enumerate(plan.allocations):
+    a["name"] = f"{{a['name']}} " + label
+plan.kernel = label
+PoolMap(plan)
+"""
+
+
+def schedule(label: str) -> str:
+    # scheduler names are chosen from a fixed list, but a user-typed unknown name reaches the
+    # widget through the error message shown in place of the grid
+    return f"""\
+from txlab.views.schedule import SchedulerExplorer
+label = {label!r}
+SchedulerExplorer("ClusterPersistentScheduler2D", {{"scheduler": label, "params": {{}}}})
+"""
+
+
+CASES = {"timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule}
+
+
+def notebook(label: str, names, path) -> None:
+    """Write a notebook with one cell per widget in ``names`` (unknown names raise KeyError)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(CASES[n](label)) for n in names]
+    nbformat.write(nb, path)
+
+
+def large_timeline_cell(events: int = 1_000_000, tracks: int = 512) -> str:
+    """A cell that shows a TimelineView over ``events`` synthetic events (benchmarks)."""
+    return f"""\
+import numpy as np
+from txlab.timeline import Timeline, Track
+from txlab.views.timeline import TimelineView
+n_tracks = {tracks}
+per = {events} // n_tracks
+rng = np.random.default_rng(0)
+dur = rng.integers(20, 400, (n_tracks, per))
+gap = rng.integers(0, 60, (n_tracks, per))
+start = (np.cumsum(dur + gap, axis=1) - dur).ravel()
+tr = np.repeat(np.arange(n_tracks), per)
+big = Timeline(names=["load", "mma", "epilogue", "wait", "store"],
+               tracks=[Track((f"SM {{t // 4}}", f"warp {{t % 4}}")) for t in range(n_tracks)],
+               track=tr, name_id=np.arange(tr.size) % 5, start_ns=start, end_ns=start + dur.ravel(),
+               kind=np.zeros(tr.size, np.uint8), meta={{"title": f"synthetic {{tr.size:,}} events", "synthetic": True}})
+TimelineView(big, height=600)
+"""

@@ -1,0 +1,412 @@
+"""Drive txlab's widgets in a real JupyterLab with headless Chromium (Playwright, Python).
+
+Used by tests/test_browser.py, tests/test_widget_security.py and benchmarks/browser_latency.py.
+Chromium comes from the system (Debian's ``chromium``; ``TXLAB_CHROMIUM`` overrides the path);
+Playwright's own browser download (``playwright install``) is never used.
+
+    with lab_server(notebook_dir) as url, browser() as ctx:
+        page = open_notebook(ctx, url, "04_pipelines.ipynb")
+        run_all(page)
+        for w in widgets(page): ...
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "build" / "browser"
+CHROMIUM = os.environ.get("TXLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+#: console messages that are JupyterLab's own noise in an offline, token-less server, not widget
+#: errors (each entry is a substring; keep this list short and explain every entry)
+BENIGN_CONSOLE = (
+    # requests this harness aborts on purpose (anything not on 127.0.0.1, e.g. news/announcements)
+    "net::ERR_FAILED",
+    "net::ERR_INTERNET_DISCONNECTED",
+)
+
+
+def widget_names() -> list[str]:
+    """Every widget bundle (``txlab/static/<name>.js``): new widgets are picked up automatically."""
+    return sorted(p.stem for p in (ROOT / "txlab" / "static").glob("*.js"))
+
+
+def skip_reason() -> str | None:
+    """Why browser tests cannot run here, or None."""
+    if not Path(CHROMIUM).exists():
+        return (f"Chromium not found at {CHROMIUM} (install Debian's `chromium` with apt, or set "
+                "TXLAB_CHROMIUM)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright (Python) is not installed: pip install -e '.[test]'"
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        return "jupyterlab is not installed"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def lab_server(root_dir: Path, *, timeout: float = 90.0):
+    """A token-less JupyterLab on a free localhost port serving ``root_dir``; yields its URL."""
+    port = free_port()
+    env = dict(os.environ)
+    # a private Jupyter config/runtime/data so the user's settings and workspaces do not leak in
+    private = Path(tempfile.mkdtemp(prefix="txlab-jupyter-"))
+    env.update(JUPYTER_CONFIG_DIR=str(private / "config"), JUPYTER_RUNTIME_DIR=str(private / "runtime"),
+               JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"), PYTHONUNBUFFERED="1")
+    env.setdefault("TXLAB_CACHE_DIR", str(private / "txlab-cache"))
+    # the kernel must import this checkout's txlab
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cmd = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+        "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+        "--allow-root", f"--ServerApp.root_dir={root_dir}", "--ServerApp.port_retries=0",
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    # no announcements/news toast (it covers widgets in screenshots and wants the network)
+    (private / "config" / "labconfig").mkdir(parents=True)
+    (private / "config" / "labconfig" / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    log = open(private / "server.log", "wb")
+    proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited ({proc.returncode}):\n"
+                                   + (private / "server.log").read_text(errors="replace")[-3000:])
+            try:
+                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+@dataclass
+class Console:
+    """Console errors and uncaught page errors collected from a page."""
+    errors: list = field(default_factory=list)
+
+    def attach(self, page):
+        def on_console(msg):
+            if msg.type == "error":
+                self.errors.append(f"console: {msg.text} @ {msg.location.get('url', '')}")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        return self
+
+    def real(self) -> list[str]:
+        return [e for e in self.errors if not any(b in e for b in BENIGN_CONSOLE)]
+
+
+@contextlib.contextmanager
+def browser(*, viewport=(1400, 1000)):
+    """A Playwright persistent Chromium context with a fresh user-data-dir; only 127.0.0.1 is
+    reachable (everything else is aborted, so nothing waits on the network)."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="txlab-chromium-")
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1,
+            color_scheme="light")
+
+        def route(r):
+            u = r.request.url
+            if u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
+                r.continue_()
+            else:
+                r.abort()
+
+        ctx.route("**/*", route)
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def copy_notebooks(dest: Path, names=None) -> Path:
+    """Copy notebooks/ (or the named notebooks) into ``dest`` (tests never touch the originals)."""
+    src = ROOT / "notebooks"
+    dest.mkdir(parents=True, exist_ok=True)
+    for nb in sorted(src.glob("*.ipynb")):
+        if names is None or nb.name in names:
+            set_kernel(nb, dest / nb.name)
+    return dest
+
+
+def set_kernel(src: Path, dest: Path) -> None:
+    """Copy a notebook, naming this Python's kernel (committed notebooks may carry no kernelspec,
+    which makes JupyterLab ask with a dialog)."""
+    import nbformat
+
+    nb = nbformat.read(src, as_version=4)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, dest)
+
+
+def open_notebook(ctx, url: str, name: str, console: Console | None = None):
+    """Open ``name`` in JupyterLab (fresh workspace) and wait for its kernel to be idle."""
+    page = ctx.new_page()
+    if console is not None:
+        console.attach(page)
+    page.goto(f"{url}/lab/tree/{name}?reset", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    wait_kernel_idle(page, timeout=120)
+    return page
+
+
+def wait_kernel_idle(page, timeout: float = 120):
+    """Wait until the notebook has a running, idle kernel."""
+    page.wait_for_function(
+        """() => {
+            const p = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+            if (!p) return false;
+            const name = p.querySelector('.jp-KernelName');
+            const s = p.querySelector('.jp-Notebook-ExecutionIndicator');
+            return name && !/No Kernel/.test(name.textContent) && s && s.getAttribute('data-status') === 'idle';
+        }""", timeout=timeout * 1000, polling=200)
+
+
+def run_all(page, timeout: float = 600):
+    """Run every cell (Run menu → Run All Cells) and wait until each code cell has run."""
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        """() => {
+            const ps = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
+            return ps.length > 0 && ps.every((p) => /\\[\\d+\\]/.test(p.textContent));
+        }""", timeout=timeout * 1000, polling=250)
+    wait_kernel_idle(page, timeout)
+
+
+def cell_errors(page) -> list[str]:
+    """Text of every error output shown in the notebook."""
+    return page.eval_on_selector_all(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']",
+        "els => els.map(e => e.innerText.slice(0, 2000))")
+
+
+_FIND_WIDGETS = """(names) => {
+    const out = [];
+    for (const name of names) {
+        for (const el of document.querySelectorAll(`.txlab-${name}`)) {
+            if (el.parentElement && el.parentElement.closest(`.txlab-${name}`)) continue;  // outermost
+            out.push(name);
+            el.setAttribute('data-txlab-probe', `${name}-${out.filter((n) => n === name).length - 1}`);
+        }
+    }
+    return out;
+}"""
+
+
+def widgets(page) -> list[tuple[str, str]]:
+    """(widget name, CSS selector) of every txlab widget root on the page, in document order per
+    name; the selector stays valid while the widget is shown."""
+    names = page.evaluate(_FIND_WIDGETS, widget_names())
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        k = seen.get(n, 0)
+        seen[n] = k + 1
+        out.append((n, f"[data-txlab-probe='{n}-{k}']"))
+    return out
+
+
+#: a fingerprint of what a widget shows: visible text, form values and every canvas's pixels
+_SNAPSHOT = """(root) => {
+    const el = document.querySelector(root);
+    if (!el) return null;
+    const canv = [...el.querySelectorAll('canvas')].map((c) => {
+        try { return c.width + 'x' + c.height + ':' + c.toDataURL(); } catch (e) { return 'tainted'; }
+    });
+    const vals = [...el.querySelectorAll('input,select')].map((i) => i.type === 'checkbox' ? String(i.checked) : i.value);
+    const tips = [...el.querySelectorAll('.txlab-tip')].map((t) => t.style.display + ':' + t.textContent);
+    return JSON.stringify({ text: el.innerText, vals, tips, canv });
+}"""
+
+
+def snapshot(page, selector: str) -> str:
+    return page.evaluate(_SNAPSHOT, selector)
+
+
+def changed_parts(before: str, after: str) -> list[str]:
+    b, a = json.loads(before), json.loads(after)
+    return [k for k in b if b[k] != a[k]]
+
+
+def screenshot(page, name: str, selector: str | None = None) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    if selector:
+        page.locator(selector).screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# interactions: each returns after the action; `drive` checks that the view changed
+# ------------------------------------------------------------------------------------------------
+def _tid(sel: str, testid: str) -> str:
+    return f"{sel} [data-testid='{testid}']"
+
+
+def _click_range(page, loc, frac=0.3):
+    loc.scroll_into_view_if_needed()
+    box = loc.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * frac, box["y"] + box["height"] / 2)
+
+
+def _wheel(page, loc, dy=-500, fx=0.6, fy=0.5):
+    loc.scroll_into_view_if_needed()
+    box = loc.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+    page.mouse.wheel(0, dy)
+
+
+def _hover_until_tip(page, sel, loc, points):
+    """Move the mouse over ``points`` (fractions of the canvas, or pixel offsets when > 1) until a
+    tooltip shows; returns the tooltip text or None."""
+    loc.scroll_into_view_if_needed()
+    box = loc.bounding_box()
+    for fx, fy in points:
+        x = box["x"] + (fx if fx > 1 else fx * box["width"])
+        y = box["y"] + (fy if fy > 1 else fy * box["height"])
+        page.mouse.move(x, y, steps=2)
+        page.wait_for_timeout(60)
+        text = page.evaluate(
+            "(s) => [...document.querySelectorAll(s + ' .txlab-tip')].filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')",
+            sel)
+        if text:
+            return text
+    return None
+
+
+def _grid(fx0=0.05, fx1=0.95, fys=(0.2, 0.4, 0.6, 0.8), n=12):
+    return [(fx0 + (fx1 - fx0) * i / (n - 1), fy) for fy in fys for i in range(n)]
+
+
+def timeline_steps(page, sel):
+    cv = page.locator(_tid(sel, "timeline-canvas"))
+    return [
+        ("wheel-zoom the timeline canvas", lambda: _wheel(page, cv)),
+        ("click the zoom-out button", lambda: page.locator(_tid(sel, "timeline-zoom-out")).click()),
+        ("hover an event (tooltip)", lambda: _hover_until_tip(
+            page, sel, cv, [(175 + 40 * i, 22 + 16 + 3 + dy) for dy in (6, 10) for i in range(25)])),
+        ("toggle a legend entry", lambda: page.locator(_tid(sel, "timeline-legend-item")).first.click()),
+    ]
+
+
+def pipeline_steps(page, sel):
+    return [
+        ("click the step slider", lambda: _click_range(page, page.locator(_tid(sel, "pipeline-slider")), 0.3)),
+        # (ArrowLeft/Right are swallowed by JupyterLab's shortcuts; see test_arrow_keys_reach_sliders)
+        ("press Home on the step slider", lambda: page.locator(_tid(sel, "pipeline-slider")).press("Home")),
+        ("hover the swimlanes (tooltip)", lambda: _hover_until_tip(
+            page, sel, page.locator(_tid(sel, "pipeline-lanes")), _grid())),
+    ]
+
+
+def pool_steps(page, sel):
+    cv = page.locator(_tid(sel, "pool-smem-canvas"))
+    return [
+        ("hover the smem map (tooltip)", lambda: _hover_until_tip(page, sel, cv, _grid(0.02, 0.6, (0.3, 0.5, 0.7)))),
+        ("wheel-zoom the smem map", lambda: _wheel(page, cv, fx=0.3)),
+        ("click zoom reset", lambda: page.locator(_tid(sel, "pool-reset")).click()),
+    ]
+
+
+def _set_number(page, loc, value):
+    loc.scroll_into_view_if_needed()
+    loc.fill(str(value))
+    loc.press("Enter")
+
+
+def schedule_steps(page, sel):
+    wave = page.locator(_tid(sel, "wave"))
+    num = page.locator(_tid(sel, "num_ctas-left"))
+    return [
+        ("scrub the wave slider (End)", lambda: (wave.focus(), wave.press("End"))),
+        ("scrub the wave slider (Home)", lambda: wave.press("Home")),
+        ("change num_ctas on the left (Python re-trace)", lambda: _set_number(page, num, 50)),
+        ("colour by step", lambda: page.locator(_tid(sel, "color-by")).select_option("step")),
+    ]
+
+
+def generic_steps(page, sel):
+    """For a widget without its own steps: its first slider, canvas or button."""
+    ranges = page.locator(f"{sel} input[type=range]")
+    if ranges.count():
+        return [("click its first slider", lambda: _click_range(page, ranges.first, 0.7))]
+    canv = page.locator(f"{sel} canvas")
+    if canv.count():
+        return [("wheel over its first canvas", lambda: _wheel(page, canv.first))]
+    return [("click its first button", lambda: page.locator(f"{sel} button").first.click())]
+
+
+STEPS = {"timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
+         "schedule": schedule_steps}
+
+
+def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str, list[str]]]:
+    """Run every interaction step on one widget; returns [(step, changed parts)]. A step that
+    changes nothing within ``timeout`` seconds raises AssertionError."""
+    steps = STEPS.get(name, generic_steps)(page, sel)
+    done = []
+    for what, act in steps:
+        before = snapshot(page, sel)
+        act()
+        deadline = time.monotonic() + timeout
+        while True:
+            page.wait_for_timeout(50)
+            after = snapshot(page, sel)
+            if after != before:
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{name} widget ({sel}): '{what}' changed nothing in {timeout:.0f} s")
+        done.append((what, changed_parts(before, after)))
+    return done
