@@ -15,6 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WIDGETS = ROOT / "widgets"
 SOURCES = sorted(p.stem for p in (WIDGETS / "src").glob("*.js") if not p.name.startswith("_"))
+#: HTML assignment from an expression (a plain string literal without ${} is allowed)
+RISKY_HTML = r"(?:innerHTML|outerHTML)\s*\+?=\s*(?=\S)(?![\"'`][^$\n]*[\"'`]\s*;)[^;\n]+|insertAdjacentHTML\([^)]*\)"
 BUNDLES = sorted(p.stem for p in (ROOT / "txlab" / "static").glob("*.js"))
 
 
@@ -86,5 +88,13 @@ def test_source_conventions(name):
     assert "data-testid" in src or "dataset.testid" in src, f"{name}.js: controls need data-testid"
     assert "theme(" in src, f"{name}.js: colours must follow the JupyterLab theme via theme()"
     # innerHTML/outerHTML/insertAdjacentHTML with anything but a literal is an injection risk
-    risky = re.findall(r"(?:innerHTML|outerHTML)\s*\+?=\s*(?![\"'`][^$]*[\"'`]\s*;)[^;\n]+|insertAdjacentHTML\([^)]*\)", src)
+    risky = re.findall(RISKY_HTML, src)
     assert not risky, f"{name}.js sets HTML from expressions (use h()/text nodes/esc()): {risky}"
+
+
+def test_risky_html_pattern():
+    bad = ["el.innerHTML = name;", "x.innerHTML = `<b>${n}</b>`;", "a.insertAdjacentHTML('beforeend', s)",
+           "el.innerHTML = '<b>' + name;"]
+    ok = ['el.innerHTML = "";', "el.innerHTML = '<br>';", "el.textContent = name;"]
+    assert all(re.findall(RISKY_HTML, s) for s in bad)
+    assert not any(re.findall(RISKY_HTML, s) for s in ok)
