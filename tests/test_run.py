@@ -97,7 +97,7 @@ def test_torch_tensors_are_zero_copy(kernels):
     torch.cuda.synchronize()
     assert out.data_ptr() == ptr
     torch.testing.assert_close(out, X.view(-1, 32).sum(1), rtol=1e-4, atol=1e-4)
-    with pytest.raises(txlab.InputError, match="CPU tensor"):
+    with pytest.raises(txlab.InputError, match="lives on cpu; pass a CUDA tensor"):
         kernels["warp_sums"](X.cpu(), out)
 
 

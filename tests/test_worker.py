@@ -197,7 +197,8 @@ def test_faults_do_not_leak_gpu_memory_or_processes(isolated, basics):
         with pytest.raises(txlab.KernelFault, match="illegal_address"):
             bad(np.zeros(256, np.float32))
     after = worker.device_memory()["free_bytes"]
-    assert abs(after - base) < (256 << 20), (base, after)
+    # a leak shows as less free memory; more free memory after (a cache the dead worker held) is fine
+    assert after > base - (256 << 20), (base, after)
     from multiprocessing import forkserver
 
     parents = {str(os.getpid()), str(getattr(forkserver._forkserver, "_forkserver_pid", None))}

@@ -1091,7 +1091,8 @@ def _run_profiled(kernel, args, *, buffer_slots=None, target=None):
     mod = kernel if isinstance(kernel, tvm.IRModule) else tvm.IRModule({"main": kernel})
     func = mod["main"]
     params = list(func.params)
-    bufs = [func.buffer_map.get(p) for p in params]
+    # TVM 0.27 puts buffer parameters in the signature (Var with a BufferType), no buffer_map
+    bufs = [p if type(p.ty).__name__ == "BufferType" else None for p in params]
     prof_pos = [i for i, b in enumerate(bufs) if b is not None and str(b.dtype) == "uint64"]
     if not prof_pos:
         raise TraceError("the kernel has no uint64 buffer parameter for the profiler "
