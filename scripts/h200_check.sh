@@ -9,11 +9,11 @@ what=${1:-all}
 step() { echo; echo "=== $* ==="; }
 if [[ $what == all || $what == tests ]]; then
   step "GPU-marked tests"
-  timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/ --timeout 150 -rfEs 2>&1 | tee "$OUT/gpu-tests.log" | tail -45
+  timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu ${TESTS:-tests/} --timeout 150 -rfEs 2>&1 | tee "$OUT/gpu-tests.log" | tail -45
 fi
 if [[ $what == all || $what == notebooks ]]; then
   step "notebooks (nbval-lax, GPU cells run)"
-  timeout 420 python3 -m pytest -q -p no:cacheprovider --nbval-lax notebooks/ --timeout 300 2>&1 | tee "$OUT/notebooks.log" | tail -25
+  timeout 420 python3 -m pytest -q -p no:cacheprovider --nbval-lax ${NOTEBOOKS:-notebooks/} --timeout 300 2>&1 | tee "$OUT/notebooks.log" | tail -25
 fi
 if [[ $what == all || $what == bench ]]; then
   step "isolation benchmark"
