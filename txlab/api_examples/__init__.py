@@ -33,6 +33,10 @@ class Example:
     not_on_h200: str | None = None  # why an H200 cannot run it (sm_100a-only, multi-GPU, ...)
     needs: tuple[str, ...] = field(default_factory=tuple)  # toolchain needs, e.g. ("nvshmem",)
     note: str = ""
+    # a custom build (e.g. through an extra TVM pass): compile(example) -> anything; raises on failure
+    compile: Callable[["Example"], Any] | None = None
+    # regex over the generated CUDA per API name: the lines that API produced (APIExplorer highlight)
+    emits: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.source = textwrap.dedent(self.source).strip("\n") + "\n"
