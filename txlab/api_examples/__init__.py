@@ -29,7 +29,7 @@ class Example:
     outputs: tuple[str, ...] | None = None
     rtol: float = 0.0
     atol: float = 0.0
-    invariant: Callable[..., str | None] | None = None  # post-run check of args; message if broken
+    invariant: Callable[..., str | None] | None = None  # post-run check of args (runs before the comparison; may mask nondeterministic bits in place); message if broken
     not_on_h200: str | None = None  # why an H200 cannot run it (sm_100a-only, multi-GPU, ...)
     needs: tuple[str, ...] = field(default_factory=tuple)  # toolchain needs, e.g. ("nvshmem",)
     note: str = ""
