@@ -61,6 +61,16 @@ _ARCH = {
 }
 
 
+# lang methods the issue names explicitly (catalogued as their own entries), with the arch they need.
+_METHODS = {
+    "MBarrier.remote_view": "sm_90", "SMEMPool.alloc_tcgen05_mma_AB": "sm_90", "SMEMPool.commit": "sm_90",
+    "SmemDescriptor.make_lo_uniform": "sm_100a", "TMEMPool.alloc": "sm_100a", "TMEMPool.alloc_sf": "sm_100a",
+    "TMEMPool.alloc_tcgen05_mma_A": "sm_100a", "TMEMPool.alloc_tcgen05_mma_C": "sm_100a",
+    "TMEMPool.alloc_tcgen05_mma_D": "sm_100a",
+}
+_LANG_SM100 = {"TMEMPool", "TCGen05Bar", "SmemDescriptor"}  # tcgen05 / TMEM classes
+
+
 @dataclass
 class Entry:
     name: str
@@ -129,6 +139,17 @@ def _introspect() -> list[Entry]:
         cls = getattr(lang, cname)
         entries.append(Entry(f"tvm.backend.cuda.lang.{cname}", "tvm.backend.cuda.lang", _sig(cls), _doc(cls),
                              "sm_90", "class" if inspect.isclass(cls) else "function"))
+    for qual, arch in _METHODS.items():
+        cname, meth = qual.split(".")
+        cls = getattr(lang, cname, None)
+        fn = getattr(cls, meth, None) if cls is not None else None
+        if fn is not None:
+            entries.append(Entry(f"tvm.backend.cuda.lang.{qual}", "tvm.backend.cuda.lang", _sig(fn), _doc(fn),
+                                 arch, "method"))
+    for e in entries:
+        short = e.name.rsplit(".", 1)[-1]
+        if e.name.startswith("tvm.backend.cuda.lang.") and short in _LANG_SM100:
+            e.arch = "sm_100a"
     for attr in sorted(getattr(iket, "__all__", None) or [a for a in dir(iket) if not a.startswith("_")]):
         obj = getattr(iket, attr)
         if getattr(obj, "__module__", "") != iket.__name__:
