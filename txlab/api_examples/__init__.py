@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 CATEGORY_MODULES = ("sync", "memory", "reduce", "descriptors", "calls", "convert", "instrument",
-                    "wgmma", "blackwell", "nvshmem", "lang", "iket")
+                    "wgmma", "blackwell", "nvshmem", "lang", "schedulers", "iket")
 
 
 @dataclass
