@@ -51,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 @functools.lru_cache(maxsize=1)
 def _base_namespace() -> tuple:
     import tvm
+
+    import txlab.compat  # noqa: F401  (some workarounds act at parse time, before compile())
     from tvm.script import tirx as T
     from tvm.script.tirx import tile
 

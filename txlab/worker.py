@@ -637,6 +637,7 @@ class _ChildState:
                 raise RuntimeError("the parent did not send the kernel (stale executable cache)")
             from tvm.script import from_source
 
+            import txlab.compat  # noqa: F401  (the same TVM workarounds the parent compiled with)
             from txlab.compiler import _build_executable
 
             exe = _build_executable(from_source(req["script"]), req["arch"], bytes(req["cubin"]))

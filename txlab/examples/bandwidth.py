@@ -73,6 +73,7 @@ def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4,
         scratch = T.alloc_buffer([2, WARPS], "float32", scope="shared")
         reg = T.alloc_local([UNROLL * 4], "float32")
         acc = T.alloc_local([1], "float32")
+        tot = T.alloc_local([1], "float32")
         for rs in T.serial(ROW_STEPS):
             r = T.meta_var(rs * BLOCKS + bx)
             if r < rows:
@@ -87,9 +88,11 @@ def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4,
                                 reg[u * 4 + v] = T.float32(0)
                     for u in T.unroll(UNROLL):
                         acc[0] = acc[0] + ((reg[u * 4] + reg[u * 4 + 1]) + (reg[u * 4 + 2] + reg[u * 4 + 3]))
-                total = T.meta_var(T.cuda.cta_sum(acc[0], WARPS, scratch.ptr_to([rs % 2, 0])))
+                # every thread takes part in the reduction (it has barriers inside); only then does
+                # thread 0 store. A meta_var here would inline the call under `if tx == 0`.
+                tot[0] = T.cuda.cta_sum(acc[0], WARPS, scratch.ptr_to([rs % 2, 0]))
                 if tx == 0:
-                    out[r] = total
+                    out[r] = tot[0]
 
     return row_sum
 
