@@ -151,14 +151,8 @@ def browser(*, viewport=(1400, 1000)):
             viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1,
             color_scheme="light")
 
-        def route(r):
-            u = r.request.url
-            if u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
-                r.continue_()
-            else:
-                r.abort()
-
-        ctx.route("**/*", route)
+        local = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
+        ctx.route(lambda u: not u.startswith(local), lambda r: r.abort())
         try:
             yield ctx
         finally:
@@ -211,23 +205,38 @@ def wait_kernel_idle(page, timeout: float = 120):
 
 
 def run_all(page, timeout: float = 600):
-    """Run every cell (Run menu → Run All Cells) and wait until each code cell has run."""
+    """Run every cell (Run menu → Run All Cells) and wait until the kernel is done. JupyterLab
+    stops at the first cell that raises, so a cell left unexecuted means an error: raises
+    AssertionError with the output of the cell that failed."""
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()
     page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    prompts = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt"
     page.wait_for_function(
-        """() => {
-            const ps = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
-            return ps.length > 0 && ps.every((p) => /\\[\\d+\\]/.test(p.textContent));
-        }""", timeout=timeout * 1000, polling=250)
+        """(sel) => {
+            const ps = [...document.querySelectorAll(sel)];
+            const s = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+            return ps.length > 0 && !ps.some((p) => p.textContent.includes('*')) && /\\d/.test(ps[0].textContent) &&
+                   (ps.every((p) => /\\[\\d+\\]/.test(p.textContent)) || (s && s.getAttribute('data-status') === 'idle'));
+        }""", arg=prompts, timeout=timeout * 1000, polling=250)
     wait_kernel_idle(page, timeout)
+    problems = cell_errors(page)
+    if problems:
+        raise AssertionError("a cell failed in the browser:\n" + "\n".join(problems))
 
 
 def cell_errors(page) -> list[str]:
-    """Text of every error output shown in the notebook."""
-    return page.eval_on_selector_all(
-        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
-        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']",
-        "els => els.map(e => e.innerText.slice(0, 2000))")
+    """Unexecuted code cells after Run All, with the output of the last executed cell (the one
+    that raised). Empty when every cell ran."""
+    return page.evaluate("""() => {
+        const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')];
+        const ran = cells.map((c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputPrompt').textContent));
+        const first = ran.indexOf(false);
+        if (first < 0) return [];
+        const culprit = cells[Math.max(0, first - 1)];
+        const out = culprit.querySelector('.jp-OutputArea');
+        return [`code cell ${first + 1} of ${cells.length} did not run; output of the cell before it:\n` +
+                (out ? out.innerText.slice(-3000) : '(none)')];
+    }""")
 
 
 _FIND_WIDGETS = """(names) => {
@@ -336,7 +345,7 @@ def timeline_steps(page, sel):
         ("wheel-zoom the timeline canvas", lambda: _wheel(page, cv)),
         ("click the zoom-out button", lambda: page.locator(_tid(sel, "timeline-zoom-out")).click()),
         ("hover an event (tooltip)", lambda: _hover_until_tip(
-            page, sel, cv, [(175 + 40 * i, 22 + 16 + 3 + dy) for dy in (6, 10) for i in range(25)])),
+            page, sel, cv, [(175 + 40 * i, 22 + 16 + 3 + dy) for dy in (6, 10) for i in range(25)]), {"tips"}),
         ("toggle a legend entry", lambda: page.locator(_tid(sel, "timeline-legend-item")).first.click()),
     ]
 
@@ -347,14 +356,14 @@ def pipeline_steps(page, sel):
         # (ArrowLeft/Right are swallowed by JupyterLab's shortcuts; see test_arrow_keys_reach_sliders)
         ("press Home on the step slider", lambda: page.locator(_tid(sel, "pipeline-slider")).press("Home")),
         ("hover the swimlanes (tooltip)", lambda: _hover_until_tip(
-            page, sel, page.locator(_tid(sel, "pipeline-lanes")), _grid())),
+            page, sel, page.locator(_tid(sel, "pipeline-lanes")), _grid()), {"tips"}),
     ]
 
 
 def pool_steps(page, sel):
     cv = page.locator(_tid(sel, "pool-smem-canvas"))
     return [
-        ("hover the smem map (tooltip)", lambda: _hover_until_tip(page, sel, cv, _grid(0.02, 0.6, (0.3, 0.5, 0.7)))),
+        ("hover the smem map (tooltip)", lambda: _hover_until_tip(page, sel, cv, _grid(0.02, 0.6, (0.3, 0.5, 0.7))), {"tips"}),
         ("wheel-zoom the smem map", lambda: _wheel(page, cv, fx=0.3)),
         ("click zoom reset", lambda: page.locator(_tid(sel, "pool-reset")).click()),
     ]
@@ -372,7 +381,7 @@ def schedule_steps(page, sel):
     return [
         ("scrub the wave slider (End)", lambda: (wave.focus(), wave.press("End"))),
         ("scrub the wave slider (Home)", lambda: wave.press("Home")),
-        ("change num_ctas on the left (Python re-trace)", lambda: _set_number(page, num, 50)),
+        ("change num_ctas on the left (Python re-trace)", lambda: _set_number(page, num, 50), {"text", "canv"}),
         ("colour by step", lambda: page.locator(_tid(sel, "color-by")).select_option("step")),
     ]
 
@@ -397,16 +406,19 @@ def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str
     changes nothing within ``timeout`` seconds raises AssertionError."""
     steps = STEPS.get(name, generic_steps)(page, sel)
     done = []
-    for what, act in steps:
+    for what, act, *need in steps:
+        need = set(need[0]) if need else set()   # parts that must change (default: any)
         before = snapshot(page, sel)
         act()
         deadline = time.monotonic() + timeout
         while True:
             page.wait_for_timeout(50)
             after = snapshot(page, sel)
-            if after != before:
+            parts = set(changed_parts(before, after))
+            if parts and need <= parts:
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"{name} widget ({sel}): '{what}' changed nothing in {timeout:.0f} s")
+                raise AssertionError(f"{name} widget ({sel}): '{what}' changed {sorted(parts) or 'nothing'}"
+                                     f" in {timeout:.0f} s (needed {sorted(need) or 'any change'})")
         done.append((what, changed_parts(before, after)))
     return done
