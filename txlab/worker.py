@@ -117,8 +117,11 @@ class _Proc:
 
 _lock = threading.RLock()
 _current: _Proc | None = None
+#: a second worker, booted in the background, that takes over at once when the current one is
+#: replaced after a fault (booting one costs ~5 s on an H200 host: TVM import + CUDA context)
+_standby: _Proc | None = None
 _method: str | None = None          # "forkserver" or "spawn"
-_stats = {"started": 0, "replaced": 0, "faults": 0}
+_stats = {"started": 0, "replaced": 0, "faults": 0, "standby_used": 0}
 
 
 def _context():
@@ -126,7 +129,9 @@ def _context():
 
     global _method
     if _method is None:
-        _method = os.environ.get("TXLAB_WORKER_START", "forkserver")
+        # spawn by default: on the H200 host (2026-11-30) CUDA could not initialise in children
+        # of a forkserver that had imported TVM, so forkserver only cost a failed boot first.
+        _method = os.environ.get("TXLAB_WORKER_START", "spawn")
         if _method not in mp.get_all_start_methods():
             _method = "spawn"
     ctx = mp.get_context(_method)
@@ -141,20 +146,39 @@ def start() -> None:
         _ensure()
 
 
-def _ensure() -> _Proc:
-    global _current
-    if _current is not None and _current.proc.is_alive():
-        return _current
-    if _current is not None:
-        _discard(_current)
+def _new_proc() -> _Proc:
     ctx = _context()
     parent_conn, child_conn = ctx.Pipe(duplex=True)
     proc = ctx.Process(target=_child_main, args=(child_conn,), name="txlab-worker", daemon=True)
     proc.start()
     child_conn.close()
-    _current = _Proc(proc=proc, conn=parent_conn, pid=proc.pid, started=time.monotonic())
     _stats["started"] += 1
+    return _Proc(proc=proc, conn=parent_conn, pid=proc.pid, started=time.monotonic())
+
+
+def _ensure() -> _Proc:
+    global _current, _standby
+    if _current is not None and _current.proc.is_alive():
+        return _current
+    if _current is not None:
+        _discard(_current)
+    if _standby is not None and _standby.proc.is_alive():
+        _current, _standby = _standby, None
+        _stats["standby_used"] += 1
+    else:
+        _current = _new_proc()
     return _current
+
+
+def _start_standby() -> None:
+    """Boot a spare worker in the background (``TXLAB_WORKER_STANDBY=0`` turns this off)."""
+    global _standby
+    if os.environ.get("TXLAB_WORKER_STANDBY", "1") == "0":
+        return
+    if _standby is None or not _standby.proc.is_alive():
+        if _standby is not None:
+            _discard(_standby)
+        _standby = _new_proc()
 
 
 def _kill(w: _Proc) -> None:
@@ -168,7 +192,7 @@ def _kill(w: _Proc) -> None:
 
 def _discard(w: _Proc, *, kill: bool = True, join_s: float = 5.0) -> None:
     """Kill (if asked), reap and forget a worker. Never blocks longer than ``join_s``."""
-    global _current
+    global _current, _standby
     if kill and w.proc.is_alive():
         _kill(w)
     w.proc.join(join_s)
@@ -180,24 +204,29 @@ def _discard(w: _Proc, *, kill: bool = True, join_s: float = 5.0) -> None:
         pass
     if _current is w:
         _current = None
+    if _standby is w:
+        _standby = None
 
 
 def _replace(w: _Proc) -> None:
     _discard(w)
     _stats["replaced"] += 1
-    _ensure()  # the replacement boots while the user reads the error
+    _ensure()  # the standby takes over (or a replacement boots while the user reads the error)
+    _start_standby()
 
 
 def stop() -> None:
     """Stop the worker (the next GPU run starts a new one)."""
     with _lock:
-        if _current is not None:
+        for w in (_current, _standby):
+            if w is None:
+                continue
             try:
-                _current.conn.send(("exit", {}))
-                _current.proc.join(2.0)
+                w.conn.send(("exit", {}))
+                w.proc.join(2.0)
             except (OSError, BrokenPipeError):
                 pass
-            _discard(_current)
+            _discard(w)
 
 
 atexit.register(lambda: (stop(), _pool.close_all()))
@@ -209,7 +238,8 @@ def status() -> dict:
         w = _current
         return {"pid": w.pid if w else None, "alive": bool(w and w.proc.is_alive()),
                 "ready": bool(w and w.ready), "start_method": _method, **_stats,
-                "boot": dict(w.boot) if w else {}, "executables": len(w.keys) if w else 0}
+                "boot": dict(w.boot) if w else {}, "executables": len(w.keys) if w else 0,
+                "standby": bool(_standby and _standby.proc.is_alive())}
 
 
 class _Died(Exception):
@@ -273,6 +303,7 @@ def _boot(w: _Proc) -> _Proc:
         raise KernelFault("cuda_error", f"the GPU worker could not initialise CUDA: {msg[1]['error']}")
     w.ready = True
     w.boot = msg[1]
+    _start_standby()
     return w
 
 
