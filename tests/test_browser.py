@@ -140,3 +140,22 @@ def test_arrow_keys_reach_sliders(lab):
         assert moved and all(moved.values()), f"ArrowRight moved the slider: {moved}"
     finally:
         page.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Enter in a widget's <input type=number> never fires `change` inside JupyterLab (its keydown "
+    "handling swallows the key), so a typed value only applies on Tab/blur; same fix as "
+    "test_arrow_keys_reach_sliders. Remove this marker once the widgets stop keydown propagation."))
+def test_enter_commits_number_fields(lab):
+    page, console = _run(lab, "widget_gallery.ipynb")
+    try:
+        sel = next(s for n, s in H.widgets(page) if n == "schedule")
+        status = page.locator(f"{sel} [data-testid='status-left']")
+        num = page.locator(f"{sel} [data-testid='num_ctas-left']")
+        num.fill("44")
+        num.press("Enter")
+        page.wait_for_function("(s) => document.querySelector(s).textContent.startsWith('44 CTAs')",
+                               arg=f"{sel} [data-testid='status-left']", timeout=10_000)
+        assert status.inner_text().startswith("44 CTAs")
+    finally:
+        page.close()

@@ -370,9 +370,11 @@ def pool_steps(page, sel):
 
 
 def _set_number(page, loc, value):
+    """Type a value and leave the field with Tab (commits it; Enter does not inside JupyterLab,
+    see test_enter_commits_number_fields)."""
     loc.scroll_into_view_if_needed()
     loc.fill(str(value))
-    loc.press("Enter")
+    loc.press("Tab")
 
 
 def schedule_steps(page, sel):
