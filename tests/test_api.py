@@ -39,13 +39,24 @@ def test_examples_use_only_names_the_installed_tvm_has():
     assert api.catalogue_drift() == []
 
 
+def _nvshmem_only_names() -> set[str]:
+    """Names every one of whose examples needs NVSHMEM (headers + libnvshmem_device)."""
+    exs = api.examples()
+    return {e.name for e in api.catalogue()
+            if e.examples and all("nvshmem" in exs[i].needs for i in e.examples)}
+
+
 def test_every_example_compiles_for_its_arch(rows):
     built = api.compile_examples()
     failed = {k: why for k, (ok, why) in built.items() if not ok}
-    assert not failed, failed
+    if api.nvshmem_home() is None:  # the only allowed failures: NVSHMEM not installed, said plainly
+        nv = {k for k, ex in api.examples().items() if "nvshmem" in ex.needs}
+        assert set(failed) == nv, failed
+        assert all("pip install nvidia-nvshmem-cu13" in why for why in failed.values()), failed
+    else:
+        assert not failed, failed
     for r in rows:
-        if r["has_example"]:
-            assert r["compiles"] is True, r
+        assert r["has_example"], r["name"]
 
 
 def test_coverage_rows_have_the_documented_shape(rows):
@@ -58,11 +69,56 @@ def test_coverage_rows_have_the_documented_shape(rows):
     assert md.count("\n| `") == len(rows)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 4 not finished: descriptors, instrumentation, tcgen05, "
-                   "nvshmem, lang and iket names still lack example kernels")
 def test_every_listed_name_has_a_compiling_example(rows):
-    lacking = [r["name"] for r in rows if not (r["has_example"] and r["compiles"])]
-    assert not lacking, f"{len(lacking)} names lack a compiling example: {lacking}"
+    """Every name compiles to a cubin for its arch, except -- only where NVSHMEM is not installed --
+    exactly the names that only NVSHMEM kernels use (their rows say why)."""
+    lacking = {r["name"] for r in rows if not (r["has_example"] and r["compiles"])}
+    expected = _nvshmem_only_names() if api.nvshmem_home() is None else set()
+    assert lacking == expected, sorted(lacking ^ expected)
+    for r in rows:
+        if r["name"] in expected:
+            assert "NVSHMEM" in r["compile_error"], r
+    assert {"Tx.nvshmem.putmem_nbi.warp", "tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler"} <= \
+        _nvshmem_only_names()
+
+
+def test_methods_named_by_the_issue_are_catalogued_with_examples(rows):
+    by = {r["name"]: r for r in rows}
+    for m in ("MBarrier.remote_view", "SMEMPool.alloc_tcgen05_mma_AB", "SMEMPool.commit",
+              "SmemDescriptor.make_lo_uniform", "TMEMPool.alloc", "TMEMPool.alloc_sf",
+              "TMEMPool.alloc_tcgen05_mma_A", "TMEMPool.alloc_tcgen05_mma_C", "TMEMPool.alloc_tcgen05_mma_D"):
+        r = by[f"tvm.backend.cuda.lang.{m}"]
+        assert r["has_example"] and r["compiles"], r
+    assert by["tvm.backend.cuda.lang.TMEMPool.alloc"]["arch"] == "sm_100a"
+
+
+def test_runtime_less_rows_say_why(rows):
+    for r in rows:
+        if r["verified_gpu"] is None:
+            assert r["not_on_h200"], r
+    by = {r["name"]: r for r in rows}
+    assert "run-iket" in by["tvm.backend.cuda.iket.profile"]["not_on_h200"]
+    assert "cooperative" in by["Tx.cuda.grid_sync"]["not_on_h200"]
+    assert by["tvm.backend.cuda.lang.Pipeline"]["verified_gpu"] is not None  # H200-checkable
+
+
+def test_emitted_cuda_lines_match_each_examples_regexes():
+    """The per-name regexes (APIExplorer highlights) really find lines in the generated CUDA."""
+    import re
+
+    for ex_id in ("timer_ring", "mma_fragment_store", "tma_tile", "iket_regions"):
+        ex = api.examples()[ex_id]
+        src = api.cuda_source(ex_id)
+        for name, rx in ex.emits.items():
+            assert any(re.search(rx, line) for line in src.splitlines()), (ex_id, name, rx)
+
+
+def test_lower_iket_strips_or_lowers_annotations():
+    from txlab.api_examples.iket import lower_iket
+
+    pf = api.examples()["iket_regions"].prim_func()
+    assert "cuda.iket" not in lower_iket(pf, enabled=False).script()
+    assert lower_iket(pf, enabled=True).script().count("T.cuda.iket.official_event") >= 6
 
 
 def test_verify_refuses_without_gpu_and_names_the_fix():

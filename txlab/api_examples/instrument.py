@@ -64,8 +64,16 @@ def _timer_compare_low(Prof, X, Y):
 
 
 MMA = '''
-# mma_store's codegen inverts an index map that only this import registers (TVM 0.27)
-import tvm.s_tir.tensor_intrin.cuda  # noqa: F401
+# mma_store's codegen inverts the fragment layout "tirx.index_map.shared_16x16_to_ldmatrix_32x8_layout",
+# which TVM 0.27 registers only in tvm.s_tir.tensor_intrin.cuda (a ~100 s import): register the map here.
+import tvm_ffi
+
+_LAYOUT = "tirx.index_map.shared_16x16_to_ldmatrix_32x8_layout"
+if tvm.get_global_func(_LAYOUT, allow_missing=True) is None:
+    @tvm_ffi.register_global_func(_LAYOUT)
+    def _fragment_of(ind):  # element (i, j) of a 16x16 tile -> (lane, register)
+        i, j = ind[0], ind[1]
+        return tvm.runtime.convert([4 * (i % 8) + (j % 8) // 2, 4 * (j // 8) + (i // 8) * 2 + (j % 2)])
 
 
 @T.prim_func
