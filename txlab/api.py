@@ -454,15 +454,19 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
     ok = sum(bool(r["compiles"]) for r in rows)
     gpu = sum(r["verified_gpu"] is True for r in rows)
     na = sum(r["verified_gpu"] is None for r in rows)
+    runnable = n - na
     out = [f"{n} API names in the installed TVM; {ex} have an example kernel, {ok} of those compile "
-           f"to cubin here, {gpu} verified on an H200, {na} cannot run on an H200 (sm_100a or "
-           f"multi-GPU).", "",
-           "| name | category | arch | example | compiles | verified on H200 |", "|---|---|---|---|---|---|"]
+           f"to cubin here, {runnable} have an example an H200 can run and check, {gpu} of them verified "
+           f"on an H200 (txlab/data/api_verified.json), {na} cannot be checked on an H200 (sm_100a, "
+           f"multi-GPU NVSHMEM, cooperative launch, or the IKET runtime: see the last column).", "",
+           "| name | category | arch | example | compiles | verified on H200 | why not |",
+           "|---|---|---|---|---|---|---|"]
     mark = {True: "yes", False: "no", None: "n/a"}
     for r in rows:
+        why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
         out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
                    f"{', '.join(r['examples']) or '—'} | {mark[r['compiles']] if r['has_example'] else '—'} | "
-                   f"{mark[r['verified_gpu']]} |")
+                   f"{mark[r['verified_gpu']]} | {why} |")
     return "\n".join(out) + "\n"
 
 
