@@ -95,7 +95,11 @@ EXAMPLES = [
                "Tx.cuda.tcgen05.encode_instr_descriptor": r"instr_desc",
                "Tx.cuda.get_tmem_addr": r"tcgen05\.ld|tmem_addr",
                "tvm.backend.cuda.lang.TMEMPool": r"tcgen05\.(alloc|dealloc|relinquish)",
-               "tvm.backend.cuda.lang.TCGen05Bar": r"tcgen05\.commit"},
+               "tvm.backend.cuda.lang.TCGen05Bar": r"tcgen05\.commit",
+               "Tx.cuda.sm100_2sm_leader_smem_addr": r"& \(uint\)4278190079",  # & 0xFEFFFFFF: the leader CTA's window
+               "tvm.backend.cuda.lang.SmemDescriptor": r"\bsd__buf_ptr",
+               "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform": r"= sd__buf_ptr\[0\]|make_uint2\(",
+               "tvm.backend.cuda.lang.SMEMPool.commit": r"extern __shared__"},
         note="compiled for sm_100a; on a B200 C == A @ B.T (f32 accumulate)",
     ),
 ]

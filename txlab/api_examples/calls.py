@@ -27,6 +27,7 @@ def loads_and_calls(X: T.Buffer((64,), "float32"), Out: T.Buffer((3, 64), "float
 EXAMPLES = [
     Example(
         id="loads_and_calls", source=CALLS, arch="sm_80",
+        emits={"Tx.cuda.func_call": r"txlab_square", "Tx.cuda.mov_sreg": r"fetch_register_laneid|%laneid"},
         uses=("Tx.cuda.ldg", "Tx.cuda.func_call", "Tx.cuda.mov_sreg",
               "Tx.cuda.trap_when_assert_failed", "Tx.cuda.printf"),
         inputs=lambda: [np.arange(64, dtype=np.float32) - 20, np.zeros((3, 64), np.float32)],

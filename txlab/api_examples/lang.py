@@ -82,7 +82,8 @@ EXAMPLES = [
         inputs=lambda: [np.arange(1024, dtype=np.float32) - 300, np.zeros(1024, np.float32)],
         expected=_pipe_expected, outputs=("Y",),
         emits={"tvm.backend.cuda.lang.MBarrier": r"mbarrier", "tvm.backend.cuda.lang.Pipeline": r"mbarrier",
-               "tvm.backend.cuda.lang.WarpgroupRole": r"threadIdx\.x >> 7|/ 128"},
+               "tvm.backend.cuda.lang.WarpgroupRole": r"if \(\(warp_id_in_cta >> 2\) == ",
+               "tvm.backend.cuda.lang.WarpRole": r"if \(\(warp_id_in_cta % 4\) == "},
         note="8 chunks through a 2-stage ring; 16 phase flips on each barrier",
     ),
     Example(

@@ -69,11 +69,15 @@ EXAMPLES = [
         uses=("Tx.cuda.warp_sum", "Tx.cuda.warp_max", "Tx.cuda.warp_min", "Tx.cuda.warp_reduce",
               "Tx.cuda.reduce_add_sync_u32", "Tx.cuda.reduce_min_sync_u32"),
         inputs=_warp_inputs, expected=_warp_expected, outputs=("Out",),
+        emits={"Tx.cuda.warp_sum": r"warp_reduce_sum_32\b", "Tx.cuda.warp_reduce": r"warp_reduce_sum_8\b"},
         note="integer-valued floats so the shuffle-tree sum is exact",
     ),
     Example(
         id="cta_reductions", source=CTA, arch="sm_80",
         uses=("Tx.cuda.cta_sum", "Tx.cuda.cta_max", "Tx.cuda.cta_min", "Tx.cuda.cta_reduce"),
         inputs=_cta_inputs, expected=_cta_expected,
+        # cta_max and cta_reduce(..., "max") lower to the same helper: told apart by the Out row
+        emits={"Tx.cuda.cta_max": r"\+ 256\)\] = tvm_builtin_cuda_cta_reduce_max_8|T tvm_builtin_cuda_cta_reduce_max_8",
+               "Tx.cuda.cta_reduce": r"\+ 768\)\] = tvm_builtin_cuda_cta_reduce_max_8|T tvm_builtin_cuda_cta_reduce_max_8"},
     ),
 ]

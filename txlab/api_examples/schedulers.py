@@ -118,15 +118,23 @@ EXAMPLES = [
               "tvm.backend.cuda.lang.FlashAttentionLPTScheduler", "tvm.backend.cuda.lang.BaseTileScheduler",
               "Tx.cuda.atomic_add"),
         inputs=lambda: [np.zeros((5, 48), np.int32)], expected=lambda H: np.ones((5, 48), np.int32),
+        # each scheduler's state lives in variables named after its Python variable
+        emits={"tvm.backend.cuda.lang.ClusterPersistentScheduler2D": r"\bgemm_\w+_ptr",
+               "tvm.backend.cuda.lang.GroupMajor3D": r"\bg3_\w+_ptr",
+               "tvm.backend.cuda.lang.FlashAttentionLinearScheduler": r"\blin_\w+_ptr",
+               "tvm.backend.cuda.lang.FlashAttentionLPTScheduler": r"\blpt_\w+_ptr",
+               "tvm.backend.cuda.lang.BaseTileScheduler": r"Hits_ptr\[.*\+ 192\)\]"},
         note="every scheduler hands each of its 48 tiles to exactly one of the 5 CTAs",
     ),
     Example(
         id="indexed_scheduler", source=INDEXED, arch="sm_90a",
         uses=("tvm.backend.cuda.lang.IndexedTripleTileScheduler",),
         inputs=_indexed_inputs, expected=lambda *a: np.ones((2, 2, 3), np.int32), outputs=("Hits",),
+        emits={"tvm.backend.cuda.lang.IndexedTripleTileScheduler": r"\bs_\w+_ptr\[0\] = |while \(1\)"},
     ),
     Example(
         id="rank_aware_tiles", source=RANK, arch="sm_90a", needs=("nvshmem",),
+        emits={"tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler": r"nvshmem_my_pe\(\)|while \(1\)"},
         uses=("tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler", "Tx.nvshmem.my_pe"),
         not_on_h200="reads nvshmem_my_pe(): needs an NVSHMEM job (nvshmrun); one H200 cannot run it",
         note="on each PE of a 2-PE job: Hits == 1 everywhere, starting from the other PE's m-tiles",

@@ -143,12 +143,14 @@ EXAMPLES = [
         uses=("Tx.cuda.wgmma.encode_matrix_descriptor", "Tx.cuda.wgmma.noop_barrier",
               "Tx.cuda.mbarrier_wait", "Tx.cuda.cta_sync"),
         inputs=lambda: inputs("ss"), expected=lambda *a: expected("ss", *a), rtol=1e-2, atol=1e-2,
+        emits={"Tx.cuda.wgmma.noop_barrier": r"ptx_wgmma_fence_float"},  # the register fence it lowers to
         note="smem x smem: one HGMMA.64x64x16.F32 in SASS",
     ),
     Example(
         id="wgmma_rs", source=RS, arch="sm_90a",
         uses=("Tx.cuda.wgmma.noop_barrier", "Tx.cuda.wgmma.encode_matrix_descriptor"),
         inputs=lambda: inputs("rs"), expected=lambda *a: expected("rs", *a), rtol=1e-2, atol=1e-2,
+        emits={"Tx.cuda.wgmma.noop_barrier": r"ptx_wgmma_fence_(float|uint)"},
         note="registers x smem: A's fragment is four uint32 registers",
     ),
 ]
