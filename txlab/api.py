@@ -248,6 +248,30 @@ def cuda_source(example_id: str, arch: str | None = None) -> str:
     return compiler._codegen_source(device_mods, arch or ex.arch, entry_name)
 
 
+_generated: dict = {}
+
+
+def generated_cuda(example_id: str, arch: str | None = None) -> str:
+    """The CUDA C TVM generates for an example, without running nvcc (what the APIExplorer shows;
+    memoised per process). ``cuda_source`` is the same text through txlab.compile (builds a cubin)."""
+    key = (example_id, arch)
+    if key not in _generated:
+        from txlab import compiler
+
+        ex = examples()[example_id]
+        kernel = ex.prim_func()
+        if "iket" in ex.needs:  # the IKET-enabled build, as cuda_source shows it
+            import tvm
+
+            kernel = tvm.IRModule({ex.id: kernel}).with_attr("tirx.iket.enabled", True)
+        import txlab.compat  # noqa: F401  (the workarounds txlab.compile applies)
+
+        mod, entry_name = compiler._as_module(kernel, ex.id if "iket" in ex.needs else None)
+        _, device_mods, _, _ = compiler._lower(mod, arch or ex.arch, entry_name)
+        _generated[key] = compiler._codegen_source(device_mods, arch or ex.arch, entry_name)
+    return _generated[key]
+
+
 def build_nvshmem(example_id: str, arch: str | None = None) -> bytes:
     """Cubin of an NVSHMEM example: TVM's CUDA compiled with ``nvcc -rdc=true`` and linked with
     ``nvlink -lnvshmem_device`` (what TVM's own nvcc path does). Cached in txlab's compile cache."""
@@ -535,7 +559,7 @@ def emitted_lines(name: str, example_id: str | None = None, context: int = 3, so
                     "lines": [], "highlight": [], "definitions": [], "how": "no example kernel uses this name yet"}
         example_id = e.examples[0]
     ex = examples()[example_id]
-    src = source if source is not None else cuda_source(example_id)
+    src = source if source is not None else generated_cuda(example_id)
     lines = src.splitlines()
     kernel_at, defs = _blocks(lines)
     hi: set[int] = set()
