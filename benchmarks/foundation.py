@@ -112,7 +112,7 @@ def main():
     if not gpu_only:
         t = import_time()
         results["import_txlab_s"] = t
-        row("import txlab (median of 5, fresh interpreter)", f"{t * 1000:.0f} ms", "<= 1500 ms", t <= 1.5)
+        row("import txlab (median of 5, fresh interpreter)", f"{t * 1000:.1f} ms", "<= 1500 ms", t <= 1.5)
         cold = cold_compiles()
         results["cold_compile"] = cold
         for name, d in cold.items():

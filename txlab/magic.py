@@ -123,13 +123,22 @@ def _referenced_names(code) -> set[str]:
     return names
 
 
+def _defined_names(code) -> set[str]:
+    """Names the cell itself binds at top level (its kernels, helpers): not inputs of the cell."""
+    import dis
+
+    return {ins.argval for ins in dis.get_instructions(code)
+            if ins.opname in ("STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME")}
+
+
 def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool) -> str | None:
     """A key over everything the cell's result depends on, or None when that can't be known
     (a referenced notebook value that is mutable and not a module/class/function)."""
     import types
 
     parts = [source, str(arch), str(use_cache)]
-    for name in sorted(_referenced_names(code)):
+    own = _defined_names(code)
+    for name in sorted(_referenced_names(code) - own):
         if name not in user_ns:
             continue
         value = user_ns[name]
