@@ -94,3 +94,47 @@ def test_wgmma_result_on_gpu(form):
     args = wg.inputs(form)
     res = txlab.check(c, args, reference=lambda *a: wg.expected(form, *a), rtol=1e-2, atol=1e-2)
     res.assert_ok()
+
+
+def test_fast_frame_inspection_keeps_parsing_identical(tmp_path):
+    """The parser-frame-inspection patch changes speed only: the same source parses to the same
+    IR with and without it, closures and class-scope checks included."""
+    import subprocess
+    import sys
+    import textwrap
+
+    src = textwrap.dedent('''
+        import sys, time
+        import tvm
+        from tvm.script import tirx as T
+        SRC = open(sys.argv[1]).read()
+        def parse():
+            ns = {"T": T}
+            exec(compile(SRC, sys.argv[1], "exec"), ns)
+            return ns["outer"]().script()
+        plain = parse()
+        import txlab.compat
+        assert txlab.compat.apply()["parser-frame-inspection"] == "applied"
+        patched = parse()
+        print("SAME" if plain == patched else "DIFFERENT")
+    ''')
+    kernel = textwrap.dedent('''
+        def outer():
+            width = 64          # a closure variable the parser must resolve through the frames
+            @T.prim_func
+            def k(A: T.Buffer((64,), "float32")):
+                T.device_entry()
+                tx = T.thread_id([width])
+                A[tx] = A[tx] * T.float32(2.0)
+            return k
+    ''')
+    (tmp_path / "k.py").write_text(kernel)
+    (tmp_path / "run.py").write_text(src)
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(__import__("pathlib").Path(__file__).parents[1])]
+                                                     + sys.path))
+    out = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(tmp_path / "k.py")],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("SAME")
