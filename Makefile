@@ -27,6 +27,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax -m "not browser"
+	@if [ -x "$(CHROMIUM)" ]; then $(MAKE) --no-print-directory test-browser; \
+	else echo "browser tests skipped: no $(CHROMIUM) (apt-get install -y chromium)"; fi
+
+# JupyterLab + headless Chromium drive every notebook and widget; screenshots in build/browser/
+CHROMIUM ?= /usr/bin/chromium
+test-browser: $(STAMP)
+	TXLAB_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q -p no:cacheprovider -m browser tests
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests
