@@ -81,7 +81,20 @@ SchedulerExplorer("ClusterPersistentScheduler2D", {{"scheduler": label, "params"
 """
 
 
-CASES = {"timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule}
+def api(label: str) -> str:
+    # a user-supplied catalogue (entries=) puts arbitrary names, categories and docs on screen
+    return f"""\
+from txlab.views.api import APIExplorer
+label = {label!r}
+rows = [{{"name": "Tx.cuda." + label, "category": label, "arch": "sm_90a", "signature": f"f({{label}})",
+         "doc": "doc " + label, "examples": []}},
+        {{"name": "Tx.cuda.other", "category": "sync", "arch": "sm_90a", "signature": "g()",
+         "doc": "other entry", "examples": []}}]
+APIExplorer(entries=rows, coverage_rows=[], selected="Tx.cuda." + label)
+"""
+
+
+CASES = {"api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule}
 
 
 def notebook(label: str, names, path) -> None:

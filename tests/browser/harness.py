@@ -399,7 +399,16 @@ def generic_steps(page, sel):
     return [("click its first button", lambda: page.locator(f"{sel} button").first.click())]
 
 
-STEPS = {"timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
+def api_steps(page, sel):
+    search = page.locator(_tid(sel, "api-search"))
+    return [
+        ("type a search query", lambda: (search.click(), search.fill("other")), {"text"}),
+        ("click an entry", lambda: page.locator(_tid(sel, "api-item")).first.click(), {"text"}),
+        ("clear the search", lambda: search.fill(""), {"text"}),
+    ]
+
+
+STEPS = {"api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
          "schedule": schedule_steps}
 
 
