@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.txlab-installed
 
-.PHONY: help setup demo test test-unit test-notebooks test-gpu test-browser lab bench widgets doctor clean
+.PHONY: help setup demo test test-unit test-notebooks test-gpu test-browser lab bench bench-hopper-gemm api-verify widgets doctor clean
 
 help:
 	@echo "make demo        set up, run notebooks/00_tour.ipynb headless, write build/tour.html"
@@ -49,6 +49,21 @@ lab: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/foundation.py
+	$(PY) benchmarks/schedulers.py
+	$(PY) benchmarks/pipelines.py
+	$(PY) benchmarks/timeline.py
+	$(PY) benchmarks/isolation.py
+	@if [ -x "$(CHROMIUM)" ]; then $(PY) benchmarks/browser_latency.py; else echo "browser latency: skipped (no $(CHROMIUM))"; fi
+
+# GPU-only: the Hopper GEMM against cuBLAS and the API examples' checks (see docs/gpu-runs.md)
+bench-hopper-gemm: $(STAMP)
+	$(PY) benchmarks/hopper_gemm.py
+
+api-verify: $(STAMP)
+	$(PY) -m txlab.api verify --write
+
+widgets:
+	cd widgets && npm ci --no-audit --no-fund && node build.mjs
 
 doctor: $(STAMP)
 	$(VENV)/bin/txlab doctor
