@@ -118,11 +118,6 @@ def test_dark_theme_followed(lab):
         page.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "JupyterLab's keyboard shortcuts call preventDefault on ArrowLeft/ArrowRight before a widget's "
-    "<input type=range> sees them; fix: stop keydown propagation at each widget's root "
-    "(el.addEventListener('keydown', e => e.stopPropagation()) — verified to work here). Remove "
-    "this marker once the widgets do that."))
 def test_arrow_keys_reach_sliders(lab):
     page, console = _run(lab, "widget_gallery.ipynb")
     try:
@@ -142,10 +137,6 @@ def test_arrow_keys_reach_sliders(lab):
         page.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Enter in a widget's <input type=number> never fires `change` inside JupyterLab (its keydown "
-    "handling swallows the key), so a typed value only applies on Tab/blur; same fix as "
-    "test_arrow_keys_reach_sliders. Remove this marker once the widgets stop keydown propagation."))
 def test_enter_commits_number_fields(lab):
     page, console = _run(lab, "widget_gallery.ipynb")
     try:

@@ -21,7 +21,9 @@ from typing import Any
 from txlab import cache, toolchain
 from txlab.errors import CompileError
 
-_ARCH_RE = re.compile(r"^sm_(\d)(\d+)([af]?)$")
+# sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
+_ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
+_KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
 _notice_lock = threading.Lock()
 _noticed_default_arch = False
 
@@ -50,7 +52,8 @@ def resolve_arch(arch: str | None) -> str:
     arch = str(arch).strip().lower()
     if arch.isdigit():
         arch = f"sm_{arch}"
-    if not _ARCH_RE.match(arch):
+    m = _ARCH_RE.match(arch)
+    if not m or int(m.group(1)) not in _KNOWN_MAJORS:
         from txlab.errors import ArchError
 
         raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80'")

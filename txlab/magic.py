@@ -203,10 +203,12 @@ def register(ipython) -> None:
     from IPython.display import HTML, display
 
     def show_compile_error(shell, etype, evalue, tb, tb_offset=None):
-        # A txlab error is the message, not a traceback: HTML for the notebook, text for consoles.
+        # A txlab error is its message, not a traceback: the HTML summary for the notebook, and an
+        # error output whose "traceback" is that message alone, so Run All stops here and
+        # nbval / nbconvert --execute see the failure like any other error.
         if hasattr(evalue, "_repr_html_"):
             display(HTML(evalue._repr_html_()))
-        print(f"{type(evalue).__name__}: {evalue}")
+        shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
         return None
 
     ipython.set_custom_exc((TxlabError,), show_compile_error)

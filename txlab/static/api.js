@@ -47,6 +47,14 @@ function theme(el) {
     mono: v("--jp-code-font-family", "ui-monospace, monospace")
   };
 }
+function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey)) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}
 
 // src/api.js
 var MAX_LIST = 400;
@@ -108,6 +116,7 @@ async function copyText(text) {
 }
 var api_default = {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", {
       class: "txlab-api",

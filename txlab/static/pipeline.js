@@ -120,6 +120,14 @@ function tooltip(root) {
     }
   };
 }
+function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey)) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}
 
 // src/pipeline.js
 var NF = 11;
@@ -206,6 +214,7 @@ function describe(meta, ev, i) {
 }
 var pipeline_default = {
   render({ model, el }) {
+    isolateKeys(el);
     const root = h("div", { class: "txlab-pipeline" });
     el.append(root);
     let T = theme(el);

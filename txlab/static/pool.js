@@ -120,6 +120,14 @@ function tooltip(root) {
     }
   };
 }
+function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey)) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}
 
 // src/pool.js
 var fmtBytes = (n) => n == null ? "?" : n >= 1024 ? `${(n / 1024).toFixed(n % 1024 ? 1 : 0)} KiB (${n} B)` : `${n} B`;
@@ -154,6 +162,7 @@ function allocLines(a) {
 }
 var pool_default = {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", { class: "txlab-pool", style: { fontFamily: th.font, color: th.fg, fontSize: "12px" } });
     el.append(root);

@@ -95,6 +95,14 @@ function tooltip(root) {
     }
   };
 }
+function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey)) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}
 
 // src/schedule.js
 function int32View(value) {
@@ -358,6 +366,7 @@ function makeSide(model, side, root, shared, th) {
 }
 var schedule_default = {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", { class: "txlab-schedule", style: {
       fontFamily: th.font,

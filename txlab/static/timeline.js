@@ -120,6 +120,14 @@ function tooltip(root) {
     }
   };
 }
+function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey)) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}
 
 // src/timeline.js
 var LABEL_W = 170;
@@ -209,6 +217,7 @@ function build(model) {
   return { meta, track, name, start, dur, depth, payload, tracks, n, tStart, maxDur, t0, t1, rows, contentH: y, rowH };
 }
 function render({ model, el }) {
+  isolateKeys(el);
   el.classList.add("txlab-timeline");
   let th = theme(el);
   let D = build(model);

@@ -118,3 +118,15 @@ export function tooltip(root) {
     },
   };
 }
+
+/** Keep keystrokes aimed at the widget's own controls inside the widget: JupyterLab's notebook
+ *  shortcuts otherwise swallow ArrowLeft/Right on sliders and Enter in number fields. Shift+Enter
+ *  (run cell) and Escape (command mode) still reach JupyterLab. */
+export function isolateKeys(el) {
+  const stop = (e) => {
+    if (e.key === "Escape" || (e.key === "Enter" && (e.shiftKey || e.ctrlKey || e.metaKey))) return;
+    e.stopPropagation();
+  };
+  el.addEventListener("keydown", stop);
+  return () => el.removeEventListener("keydown", stop);
+}

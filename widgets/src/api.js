@@ -2,7 +2,7 @@
 // example kernel, and the CUDA lines it produced highlighted in TVM's generated source (Python
 // compiles the example when an entry is selected and fills `detail`). "Insert example" asks Python
 // for set_next_input; without a kernel/IPython the example is copied to the clipboard.
-import { h, theme } from "./_common.js";
+import { h, theme, isolateKeys } from "./_common.js";
 
 const MAX_LIST = 400;
 
@@ -57,6 +57,7 @@ async function copyText(text) {
 
 export default {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", {
       class: "txlab-api",

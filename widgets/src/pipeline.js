@@ -3,7 +3,7 @@
 // with each role's PipelineState marked on its stage) · swimlanes (one row per role; ops as ticks,
 // blocked waits as bars, deadlock marked; click to select an event) · problems · parameters.
 // State at a step is rebuilt by replaying events from the nearest checkpoint (every 256 events).
-import { h, theme, categorical, hiDpiCanvas, tooltip } from "./_common.js";
+import { h, theme, categorical, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
 
 const NF = 11; // fields per event: role kind op bar stage iteration slot_phase slot_pending slot_tx role_stage role_phase
 const CHECK = 256;
@@ -81,6 +81,7 @@ function describe(meta, ev, i) {
 
 export default {
   render({ model, el }) {
+    isolateKeys(el);
     const root = h("div", { class: "txlab-pipeline" });
     el.append(root);
     let T = theme(el);

@@ -1,5 +1,5 @@
 // PoolMap: byte-scaled map of a txlab PoolLayout (shared.dyn + TMEM) with bank/swizzle patterns.
-import { h, theme, categorical, hiDpiCanvas, tooltip } from "./_common.js";
+import { h, theme, categorical, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
 
 const fmtBytes = (n) =>
   n == null ? "?" : n >= 1024 ? `${(n / 1024).toFixed(n % 1024 ? 1 : 0)} KiB (${n} B)` : `${n} B`;
@@ -34,6 +34,7 @@ function allocLines(a) {
 
 export default {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", { class: "txlab-pool", style: { fontFamily: th.font, color: th.fg, fontSize: "12px" } });
     el.append(root);

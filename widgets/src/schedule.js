@@ -1,7 +1,7 @@
 // SchedulerExplorer: two tile-scheduler configurations side by side.
 // Python sends per side a header (`left_view`: grid, metrics, column names) and the visits as an
 // int32 buffer (`left_data`, visits x columns). Controls edit `left` / `right`; Python re-traces.
-import { h, theme, hiDpiCanvas, tooltip } from "./_common.js";
+import { h, theme, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
 
 function int32View(value) {
   if (!value) return new Int32Array(0);
@@ -244,6 +244,7 @@ function makeSide(model, side, root, shared, th) {
 
 export default {
   render({ model, el }) {
+    isolateKeys(el);
     const th = theme(el);
     const root = h("div", { class: "txlab-schedule", style: { fontFamily: th.font, color: th.fg, background: th.bg,
       padding: "6px", maxHeight: `${model.get("height")}px`, overflow: "auto" } });

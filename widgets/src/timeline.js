@@ -3,7 +3,7 @@
 // row, each pixel column is painted once; when an event is narrower than a pixel the loop jumps
 // (binary search) to the first event that starts in the next column, so the cost per frame is
 // O(rows * width * log n) instead of O(events).
-import { h, theme, categorical, hiDpiCanvas, tooltip } from "./_common.js";
+import { h, theme, categorical, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
 
 const LABEL_W = 170;
 const AXIS_H = 22;
@@ -92,6 +92,7 @@ function build(model) {
 }
 
 function render({ model, el }) {
+  isolateKeys(el);
   el.classList.add("txlab-timeline");
   let th = theme(el);
   let D = build(model);
