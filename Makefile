@@ -36,7 +36,7 @@ test-browser: $(STAMP)
 	TXLAB_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q -p no:cacheprovider -m browser tests
 
 test-unit: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests -m "not browser"
 
 test-notebooks: $(STAMP)
 	$(PY) -m pytest -q --nbval-lax notebooks
