@@ -90,13 +90,9 @@ def functions(mod) -> list[tuple[str, object]]:
 
 def expr_value(expr):
     """An int for a constant expression, else its TVMScript text (a symbolic launch dimension)."""
-    import tvm
-
     if isinstance(expr, int):
         return expr
-    if isinstance(expr, tvm.tirx.IntImm) if hasattr(tvm.tirx, "IntImm") else False:
-        return int(expr.value)
-    value = getattr(expr, "value", None)
+    value = getattr(expr, "value", None)  # IntImm and friends carry their constant here
     if isinstance(value, int):
         return value
     return str(expr)

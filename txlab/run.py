@@ -35,7 +35,7 @@ def _tensor_facts(value):
         dtype = str(value.dtype).removeprefix("torch.")
         device = "cuda" if value.is_cuda else str(value.device.type)
         return tuple(value.shape), dtype, device, value.is_contiguous(), value.data_ptr()
-    if hasattr(value, "__dlpack__") or type(value).__name__ == "Tensor" and mod.startswith("tvm"):
+    if hasattr(value, "__dlpack__") or (type(value).__name__ == "Tensor" and mod.startswith("tvm")):
         import tvm
 
         t = value if mod.startswith("tvm") else tvm.runtime.from_dlpack(value)
