@@ -332,6 +332,44 @@ def test_record_load_compute_store_on_gpu():
 
 
 @pytest.mark.gpu
+def test_record_runs_in_the_isolated_worker_and_takes_a_compiled_kernel():
+    import txlab
+    from txlab import worker
+
+    func, ev = T.example_kernel("load_compute_store", num_blocks=4, iters=500)
+    out, inp = T.example_inputs("load_compute_store", num_blocks=4)
+    compiled = txlab.compile(func)
+    before = txlab.config.isolation
+    txlab.config.isolation = "process"
+    try:
+        tl = T.record(compiled, out, inp, events=ev)
+        assert worker.status()["alive"], worker.status()
+    finally:
+        txlab.config.isolation = before
+    assert len(tl.tracks) == 4 and len(tl) == 12 and not tl.warnings
+    assert tl.meta["kernel"] == compiled.name and tl.meta["arch"] == compiled.arch
+    assert np.all(out != 0)                       # written back through the worker
+
+
+def test_record_rejects_a_kernel_without_profiler_buffer_before_running(monkeypatch):
+    from tvm.script import tirx as T_script
+
+    import txlab
+    from txlab import device
+    from txlab.device import GPUInfo
+
+    @T_script.prim_func
+    def plain(a: T_script.Buffer((128,), "float32")):
+        T_script.device_entry()
+        tx = T_script.thread_id([128])
+        a[tx] = a[tx] + T_script.float32(1)
+
+    monkeypatch.setattr(device, "require_gpu", lambda what: GPUInfo(True, name="fake H200", arch="sm_90a"))
+    with pytest.raises(T.TraceError, match="no uint64 buffer parameter"):
+        T.record(txlab.compile(plain, arch="sm_90a"), np.zeros(128, np.float32), events=["x"])
+
+
+@pytest.mark.gpu
 def test_record_warp_specialized_on_gpu():
     func, ev = T.example_kernel("warp_specialized", num_blocks=8, tiles=6)
     out, inp = T.example_inputs("warp_specialized", num_blocks=8, tiles=6)

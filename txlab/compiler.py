@@ -128,6 +128,11 @@ class Compiled:
         """Names of the device kernels (``__global__`` functions) in this module."""
         return sorted(self.launch)
 
+    @property
+    def entry_params(self) -> list[dict]:
+        """The parameters a caller passes, in order (those of the entry function)."""
+        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
+
     def to_dict(self) -> dict:
         return {
             "name": self.name, "arch": self.arch, "kernels": self.kernels,

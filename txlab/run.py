@@ -46,7 +46,7 @@ def _tensor_facts(value):
 
 def check_args(compiled, args) -> None:
     """Reject arguments that do not match the kernel's parameters, naming the parameter."""
-    params = [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
+    params = compiled.entry_params
     sig = f"{compiled.name}({', '.join(_describe(p) for p in params)})"
     if len(args) != len(params):
         raise InputError(f"{compiled.name} takes {len(params)} argument(s), got {len(args)}: "

@@ -1069,62 +1069,61 @@ def iket_profile(command, *, output_dir, launch=None, timeout: float = 600.0, **
 # --------------------------------------------------------------------------------------------
 # recording on the GPU
 # --------------------------------------------------------------------------------------------
-def record(kernel, *args, events, buffer_slots: int | None = None, target=None, strict: bool = False) -> Timeline:
+def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | None = None,
+           strict: bool = False) -> Timeline:
     """Compile (if needed) and run a CudaProfiler-instrumented kernel once on the GPU; return its
-    Timeline. ``kernel`` is a TIRx ``PrimFunc`` or ``IRModule`` whose profiler buffer is its
-    (last) ``uint64`` parameter; ``args`` are the other parameters in order (numpy arrays are copied
-    to the device and, after the run, back into the same arrays). ``events`` names the event ids
-    (a list or the kernel's ``Enum``). The raw buffer is kept as ``timeline.meta['buffer']``.
+    Timeline. ``kernel`` is a TIRx ``PrimFunc``, an ``IRModule`` or a :class:`txlab.Compiled` whose
+    profiler buffer is its (last) ``uint64`` parameter; ``args`` are the other parameters in order
+    (numpy arrays are written back in place, torch tensors are used as they are). ``events`` names
+    the event ids (a list or the kernel's ``Enum``). The kernel is compiled by :func:`txlab.compile`
+    for ``arch`` (default: this GPU's) and launched by :func:`txlab.run.launch`, so it runs in the
+    isolated worker when ``txlab.config.isolation == "process"``. The raw buffer is kept as
+    ``timeline.meta['buffer']``.
     """
-    buf, meta = _run_profiled(kernel, args, buffer_slots=buffer_slots, target=target)
+    buf, meta = _run_profiled(kernel, args, buffer_slots=buffer_slots, arch=arch)
     tl = from_cuda_profiler(buf, events, strict=strict, meta=meta)
     tl.meta["buffer"] = buf
     return tl
 
 
-def _run_profiled(kernel, args, *, buffer_slots=None, target=None):
+def _run_profiled(kernel, args, *, buffer_slots=None, arch=None):
+    """Compile with :func:`txlab.compile` (txlab's own nvcc cubin, cached) and launch with
+    :func:`txlab.run.launch`, so a recording runs where every other txlab launch runs (the isolated
+    worker when ``txlab.config.isolation == "process"``) and gets the same argument checks."""
+    from txlab.compiler import Compiled
     from txlab.device import require_gpu
+    from txlab.run import launch
 
     info = require_gpu("txlab.timeline.record")
-    import tvm
+    if isinstance(kernel, Compiled):
+        compiled = kernel
+    else:
+        from txlab.compiler import compile as compile_kernel
 
-    mod = kernel if isinstance(kernel, tvm.IRModule) else tvm.IRModule({"main": kernel})
-    func = mod["main"]
-    params = list(func.params)
-    # TVM 0.27 puts buffer parameters in the signature (Var with a BufferType), no buffer_map
-    bufs = [p if type(p.ty).__name__ == "BufferType" else None for p in params]
-    prof_pos = [i for i, b in enumerate(bufs) if b is not None and str(b.dtype) == "uint64"]
+        compiled = compile_kernel(kernel, arch=arch or info.arch)
+    params = compiled.entry_params
+    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
     if not prof_pos:
         raise TraceError("the kernel has no uint64 buffer parameter for the profiler "
                          "(T.match_buffer(prof_ptr, (SLOTS,), \"uint64\"))")
     pp = prof_pos[-1]
     if len(args) != len(params) - 1:
-        raise TraceError(f"kernel takes {len(params) - 1} arguments besides the profiler buffer, got {len(args)}")
-    shape = [int(x) for x in bufs[pp].shape]
+        raise TraceError(f"{compiled.name} takes {len(params) - 1} arguments besides the profiler buffer "
+                         f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}")
+    shape = params[pp]["shape"]
+    if not all(isinstance(d, int) for d in shape):
+        raise TraceError(f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; "
+                         "give it a constant number of slots")
     slots = int(np.prod(shape))
     if buffer_slots is not None and buffer_slots != slots:
         raise TraceError(f"the kernel's profiler buffer has {slots} slots, buffer_slots={buffer_slots}")
-    tgt = target or tvm.target.Target({"kind": "cuda", "arch": info.arch})
-    exe = tvm.compile(mod, target=tgt, tir_pipeline="tirx")
-    dev = tvm.cuda(0)
-    host_arrays, dev_args = [], []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            t = tvm.runtime.tensor(np.ascontiguousarray(a), device=dev)
-            host_arrays.append((a, t))
-            dev_args.append(t)
-        else:
-            dev_args.append(a)
-    prof = tvm.runtime.tensor(np.zeros(shape, np.uint64), device=dev)
-    dev_args.insert(pp, prof)
-    exe(*dev_args)
-    dev.sync()
-    for a, t in host_arrays:
-        a[...] = t.numpy()
-    sym = func.attrs["global_symbol"] if func.attrs is not None and "global_symbol" in func.attrs else "main"
-    meta = {"kernel": str(sym), "gpu": info.name, "arch": info.arch,
-            "provenance": f"recorded on {info.name} ({info.arch})"}
-    return prof.numpy().reshape(-1), meta
+    prof = np.zeros(shape, np.uint64)
+    full = list(args)
+    full.insert(pp, prof)
+    launch(compiled, *full)
+    meta = {"kernel": compiled.name, "gpu": info.name, "arch": compiled.arch,
+            "provenance": f"recorded on {info.name} ({compiled.arch})"}
+    return prof.reshape(-1), meta
 
 
 def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, iters: int = 4000,

@@ -392,7 +392,7 @@ def _host_copy(value):
 def _pack(compiled, args, w: _Proc):
     """Request arguments, the (segment, view, write-back) list and shared-memory bytes used."""
     spec, staged = [], []
-    for p, v in zip(_entry_params(compiled), args):
+    for p, v in zip(compiled.entry_params, args):
         if p["kind"] == "scalar":
             spec.append(("scalar", v.item() if isinstance(v, np.generic) else v))
             continue
@@ -405,10 +405,6 @@ def _pack(compiled, args, w: _Proc):
         staged.append((seg, view, back, host))
         spec.append(("shm", seg.name, tuple(int(s) for s in host.shape), p["dtype"], nbytes))
     return spec, staged
-
-
-def _entry_params(compiled):
-    return [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
 
 
 def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
