@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, replace
+from enum import Enum
 
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
 
@@ -193,8 +194,13 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 
 # --------------------------------------------------------------------------------------------
 # Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
-def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
-    """The warp-specialized (and, by default, persistent) kernel for ``config``."""
+def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, profile: bool = False):
+    """The warp-specialized (and, by default, persistent) kernel for ``config``.
+
+    ``profile=True`` returns the same kernel instrumented with TVM's CudaProfiler
+    (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
+    and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
+    :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
     from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, Pipeline, PipelineState, SMEMPool,
                                        WarpgroupRole)
     from tvm.script import tirx as T
@@ -212,13 +218,14 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
     L2G = cfg.l2_group
     PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
-    A_ROWS = 64 * 128  # bytes between consumer warpgroups' 64-row slices of the A tile (8 SW128 atoms)
+    GROUPS = NC + 1  # profiler groups: one per warpgroup
+    STRIDE = NCTA * GROUPS
+    PROF = profile
+    SLOTS = profile_slots(M, N, K, cfg)
+    LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
 
-    @T.prim_func
-    def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
-        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+    @T.macro
+    def body(A, B, C, prof):
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
         cta = T.cta_id([NCTA])
@@ -236,6 +243,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
         pool.commit()
         T.ptx.fence.proxy.async_.shared__cta()
         T.cuda.cta_sync()
+        if PROF:
+            tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
+            off = T.alloc_buffer([1], "uint32", scope="local", align=8)
+            T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
@@ -247,6 +258,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
                 while sched.valid():
                     m0 = T.meta_var(sched.m_idx * BM)
                     n0 = T.meta_var(sched.n_idx * BN)
+                    if PROF:
+                        T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for k in T.serial(KT):
                         pipe.empty.wait(ps.stage, ps.phase)
                         Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
@@ -255,7 +268,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
                                       dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         pipe.full.arrive(ps.stage, TX_BYTES)
                         ps.advance()
+                    if PROF:
+                        T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     sched.next_tile()
+                if PROF:
+                    T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, True)
 
         with _ConsumerRole(wg, (1, NC + 1), regs=CREGS, increase=True):
             # consumers: warpgroup c owns rows [64c, 64c + 64) of every BM x BN tile
@@ -269,6 +286,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
             sched.init(cta)
             cs = PipelineState(STAGES, 0)
             while sched.valid():
+                if PROF:
+                    T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 for k in T.serial(KT):
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
@@ -292,6 +311,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
                     pipe.empty.arrive(prev)
                 for i in T.unroll(NACC):
                     T.cuda.wgmma.noop_barrier(acc[i])
+                if PROF:
+                    T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
+                    T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
                 row = T.meta_var(sched.m_idx * BM + c * 64 + (tid % 32) // 4 + (tid // 32) * 16)
                 for j in T.unroll(NACC // 4):
@@ -309,9 +331,50 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None):
                             for e in T.unroll(2):
                                 if row + 8 * h < M and col + e < N:
                                     C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+                if PROF:
+                    T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 sched.next_tile()
+            if PROF:
+                T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+    if profile:
+        @T.prim_func
+        def hopper_gemm_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, P_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
+            body(A, B, C, prof)
+
+        return hopper_gemm_profiled
+
+    @T.prim_func
+    def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+        body(A, B, C, None)
 
     return hopper_gemm
+
+
+class GemmEvent(Enum):
+    """Profiler events of ``gemm_kernel(..., profile=True)``, one range per tile and warpgroup."""
+
+    load_tile = 0   # producer: issuing a tile's K loop of TMA loads (mostly waiting for free slots)
+    mainloop = 1    # consumer: the tile's K loop (waiting for full slots + wgmma)
+    epilogue = 2    # consumer: fp32 fragment -> bf16 stores to C
+
+
+def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
+    """Size (uint64 slots) of the profiler buffer of ``gemm_kernel(..., profile=True)``: the header,
+    one first slot per (CTA, warpgroup) lane, and room for every record of the busiest lane."""
+    cfg = config or GemmConfig()
+    tiles = _ceil(M, cfg.bm) * _ceil(N, cfg.bn)
+    ncta = min(cfg.num_sms, tiles) if cfg.persistent else tiles
+    lanes = ncta * (cfg.consumers + 1)
+    per_lane = 4 * _ceil(tiles, ncta) + 1  # start + end of two ranges per tile, and finalize
+    return 1 + lanes + per_lane * lanes
 
 
 class _ConsumerRole:
@@ -342,18 +405,32 @@ class _ConsumerRole:
         return FixedRange(wg_id_var, wg_id_val, regs=regs, increase=increase)
 
 
-def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None):
+def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, profile: bool = False):
     """``gemm_kernel`` for a GemmConfig or its name string."""
     if isinstance(config, str):
         config = parse_config(config)
-    return gemm_kernel(M, N, K, config)
+    return gemm_kernel(M, N, K, config, profile=profile)
 
 
-def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a", **kw):
+def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
+          profile: bool = False, **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
     import txlab
 
-    return txlab.compile(kernel_for(M, N, K, config), arch=arch, **kw)
+    return txlab.compile(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+
+
+def record_timeline(A, B, C, config: GemmConfig | str | None = None):
+    """Run the profiled kernel once on ``A (M, K)``, ``B (N, K)``, ``C (M, N)`` (bf16 torch tensors or
+    numpy arrays) and return its ``txlab.timeline.Timeline``: per CTA, one lane for the producer
+    warpgroup (``load_tile``) and one per consumer (``mainloop``, ``epilogue``), one range per tile."""
+    from txlab import timeline
+
+    (M, K), (N, _) = A.shape, B.shape
+    if isinstance(config, str):
+        config = parse_config(config)
+    tl = timeline.record(build(M, N, K, config, profile=True), A, B, C, events=GemmEvent)
+    return tl
 
 
 def sass_summary(compiled) -> dict:
