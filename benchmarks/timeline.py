@@ -79,7 +79,7 @@ def main():
     from txlab.views.timeline import TimelineView
 
     t_view, v = best(lambda: TimelineView(tl), reps=1)
-    payload = sum(len(getattr(v, k)) for k in ("ev_track", "ev_name", "ev_start", "ev_dur", "ev_depth", "ev_payload"))
+    payload = len(v.data)
     print(f"buffer: {len(buf):,} slots, {nrec:,} records, {len(tl.tracks)} lanes, {len(tl):,} events, "
           f"warnings={dict(tl.warnings)}")
     print(f"{'step':42} {'measured':>12} {'target':>10} {'vs baseline':>12}")

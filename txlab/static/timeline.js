@@ -129,28 +129,66 @@ function isolateKeys(el) {
   return () => el.removeEventListener("keydown", stop);
 }
 
+// src/_timeline_codec.js
+var UINT = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
+function aligned(value) {
+  if (!value) return new ArrayBuffer(0);
+  if (value instanceof ArrayBuffer) return value;
+  if (ArrayBuffer.isView(value)) {
+    const u8 = new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    if (value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) return value.buffer;
+    return u8.slice().buffer;
+  }
+  return new ArrayBuffer(0);
+}
+function unpackInt(buf, c) {
+  if (c.w === 8) return new Float64Array(buf, c.off, c.n).slice();
+  const out = new Float64Array(c.n);
+  out.set(new UINT[c.w](buf, c.off, c.n));
+  if (c.xn) {
+    const xi = new Uint32Array(buf, c.xoff, c.xn);
+    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(4 * c.xn / 8), c.xn);
+    for (let k = 0; k < c.xn; k++) out[xi[k]] = xv[k];
+  }
+  return out;
+}
+function decodeColumns(spec, value) {
+  const buf = aligned(value);
+  const n = spec.n, ntr = spec.tracks;
+  const need = spec.bytes || 0;
+  if (buf.byteLength !== need) return null;
+  const offsets = new Uint32Array(buf, spec.offsets, ntr + 1);
+  const name = new UINT[spec.name.w](buf, spec.name.off, n);
+  const first = unpackInt(buf, spec.first);
+  const dur = unpackInt(buf, spec.dur);
+  const start = unpackInt(buf, spec.step);
+  const gap = spec.mode === "gap";
+  const t0 = spec.t0 || 0;
+  for (let t = 0; t < ntr; t++) {
+    const lo = offsets[t], hi = offsets[t + 1];
+    if (lo >= hi) continue;
+    start[lo] = t0 + first[t];
+    if (gap) for (let i = lo + 1; i < hi; i++) start[i] += start[i - 1] + dur[i - 1];
+    else for (let i = lo + 1; i < hi; i++) start[i] += start[i - 1];
+  }
+  const depth = spec.depth == null ? new Uint8Array(n) : new Uint8Array(buf, spec.depth, n);
+  let payload = null;
+  if (spec.payload) {
+    const k = spec.payload.n, off = spec.payload.off;
+    const pi = new Uint32Array(buf, off, k);
+    const pv = new Float64Array(buf, off + 8 * Math.ceil(4 * k / 8), k);
+    payload = new Float64Array(n).fill(NaN);
+    for (let j = 0; j < k; j++) payload[pi[j]] = pv[j];
+  }
+  return { n, offsets, name, start, dur, depth, payload };
+}
+
 // src/timeline.js
 var LABEL_W = 170;
 var AXIS_H = 22;
 var ROW_H = 18;
 var HEADER_H = 16;
 var MINI_H = 36;
-function typed(value, Ctor) {
-  if (!value) return new Ctor(0);
-  let buf, off, len;
-  if (value instanceof ArrayBuffer) {
-    buf = value;
-    off = 0;
-    len = value.byteLength;
-  } else if (ArrayBuffer.isView(value)) {
-    buf = value.buffer;
-    off = value.byteOffset;
-    len = value.byteLength;
-  } else return new Ctor(0);
-  const n = Math.floor(len / Ctor.BYTES_PER_ELEMENT);
-  if (off % Ctor.BYTES_PER_ELEMENT === 0) return new Ctor(buf, off, n);
-  return new Ctor(buf.slice(off, off + n * Ctor.BYTES_PER_ELEMENT));
-}
 function fmtNs(ns) {
   const a = Math.abs(ns);
   if (a >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
@@ -174,26 +212,36 @@ function lowerBound(a, x, lo, hi) {
 }
 function build(model) {
   const meta = model.get("meta") || {};
-  const track = typed(model.get("ev_track"), Uint32Array);
-  const name = typed(model.get("ev_name"), Uint16Array);
-  const start = typed(model.get("ev_start"), Float64Array);
-  const dur = typed(model.get("ev_dur"), Float32Array);
-  const depth = typed(model.get("ev_depth"), Uint8Array);
-  const payload = typed(model.get("ev_payload"), Float64Array);
   const tracks = meta.tracks || [];
-  const n = start.length;
-  const tStart = new Int32Array(tracks.length + 1);
+  const tDecode = performance.now();
+  const cols = meta.columns && decodeColumns(meta.columns, model.get("data")) || {
+    n: 0,
+    offsets: new Uint32Array(tracks.length + 1),
+    name: new Uint8Array(0),
+    start: new Float64Array(0),
+    dur: new Float64Array(0),
+    depth: new Uint8Array(0),
+    payload: null
+  };
+  const decodeMs = performance.now() - tDecode;
+  const { n, name, start, dur, depth } = cols;
+  const payload = cols.payload || new Float64Array(0);
+  const tStart = cols.offsets;
   const maxDur = new Float64Array(tracks.length);
   let t0 = Infinity, t1 = -Infinity;
-  for (let i = 0, t = -1; i < n; i++) {
-    const tr = track[i];
-    while (t < tr) tStart[++t] = i;
-    if (dur[i] > maxDur[tr]) maxDur[tr] = dur[i];
-    if (start[i] < t0) t0 = start[i];
-    if (start[i] + dur[i] > t1) t1 = start[i] + dur[i];
+  for (let t = 0; t < tracks.length; t++) {
+    const lo = tStart[t], hi = tStart[t + 1];
+    if (lo >= hi) continue;
+    let md = 0;
+    for (let i = lo; i < hi; i++) {
+      const d = dur[i];
+      if (d > md) md = d;
+      const e = start[i] + d;
+      if (e > t1) t1 = e;
+    }
+    maxDur[t] = md;
+    if (start[lo] < t0) t0 = start[lo];
   }
-  const last = n ? track[n - 1] : -1;
-  for (let t = last + 1; t <= tracks.length; t++) tStart[t] = n;
   if (!isFinite(t0)) {
     t0 = 0;
     t1 = 1;
@@ -214,16 +262,16 @@ function build(model) {
     rows.push({ kind: "track", track: t, label: path[path.length - 1] || "", path, y, h: rowH });
     y += rowH;
   });
-  return { meta, track, name, start, dur, depth, payload, tracks, n, tStart, maxDur, t0, t1, rows, contentH: y, rowH };
+  return { meta, name, start, dur, depth, payload, tracks, n, tStart, maxDur, t0, t1, rows, contentH: y, rowH, decodeMs };
 }
 function render({ model, el }) {
   isolateKeys(el);
   el.classList.add("txlab-timeline");
+  const mount = performance.now();
   let th = theme(el);
   let D = build(model);
   const hidden = /* @__PURE__ */ new Set();
-  const stats = { first_render_ms: null, frames: 0, frame_ms: [], last_frame_ms: null, median_frame_ms: null };
-  const mount = performance.now();
+  const stats = { first_render_ms: null, decode_ms: D.decodeMs, frames: 0, frame_ms: [], last_frame_ms: null, median_frame_ms: null };
   const title = h("span", { style: { fontWeight: "600" } });
   const prov = h("span", { "data-testid": "timeline-provenance", style: { marginLeft: "8px", fontSize: "11px" } });
   const btn = (label, testid, tip2, fn) => h("button", {
@@ -232,7 +280,8 @@ function render({ model, el }) {
     onclick: fn,
     style: { marginLeft: "4px", fontSize: "11px", padding: "1px 6px" }
   }, label);
-  const statsEl = h("code", { "data-testid": "timeline-stats", style: { fontSize: "10px", marginLeft: "8px" } });
+  const frameEl = h("span", { "data-testid": "timeline-frame", style: { fontSize: "10px", marginLeft: "8px", fontVariantNumeric: "tabular-nums" } });
+  const statsEl = h("span", { "data-testid": "timeline-stats", hidden: true, style: { display: "none" } });
   const toolbar = h(
     "div",
     { style: { display: "flex", alignItems: "center", flexWrap: "wrap", gap: "2px", marginBottom: "4px" } },
@@ -247,6 +296,7 @@ function render({ model, el }) {
       view.scroll = 0;
       schedule();
     }),
+    frameEl,
     statsEl
   );
   const legend = h("div", { "data-testid": "timeline-legend", style: { display: "flex", flexWrap: "wrap", gap: "8px", fontSize: "11px", margin: "2px 0 4px" } });
@@ -439,12 +489,16 @@ function render({ model, el }) {
     stats.median_frame_ms = sorted[sorted.length >> 1];
     statsEl.textContent = JSON.stringify({
       first_render_ms: +stats.first_render_ms.toFixed(2),
+      decode_ms: +stats.decode_ms.toFixed(2),
       frames: stats.frames,
       median_frame_ms: +stats.median_frame_ms.toFixed(3),
       last_frame_ms: +ms.toFixed(3),
       window_ns: [Math.round(view.a), Math.round(view.b)]
     });
-    statsEl.style.color = th.fgMuted;
+    frameEl.textContent = `${ms.toFixed(1)} ms/frame`;
+    frameEl.title = `draw time of the last frame; median ${stats.median_frame_ms.toFixed(1)} ms over ${stats.frame_ms.length} frames; first render ${stats.first_render_ms.toFixed(0)} ms`;
+    frameEl.style.color = th.fgMuted;
+    frameEl.style.opacity = "0.7";
   }
   function schedule() {
     if (!pending) pending = requestAnimationFrame(frame);
@@ -595,6 +649,7 @@ function render({ model, el }) {
   if (ro) ro.observe(el);
   const reload = () => {
     D = build(model);
+    stats.decode_ms = D.decodeMs;
     view.a = D.t0;
     view.b = D.t1;
     view.scroll = 0;
@@ -603,7 +658,7 @@ function render({ model, el }) {
     size();
     schedule();
   };
-  const traits = ["meta", "ev_track", "ev_name", "ev_start", "ev_dur", "ev_depth", "ev_payload", "height"];
+  const traits = ["meta", "data", "height"];
   let reloadPending = false;
   const onChange = () => {
     if (reloadPending) return;

@@ -1,0 +1,223 @@
+"""TimelineView's compact binary payload (txlab.views.timeline.encode_columns): exact round trip,
+column widths chosen from the data, exceptions and wider fallbacks for values that do not fit,
+and the front end's decoder (widgets/src/_timeline_codec.js, run under node) agreeing with the
+reference decoder bit for bit."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from txlab.timeline import Timeline, Track, _decode_payload
+from txlab.views.timeline import TimelineView, _pack_int, _Blob, _unpack_int, decode_columns, encode_columns
+
+ROOT = Path(__file__).resolve().parents[1]
+CODEC = ROOT / "widgets" / "src" / "_timeline_codec.js"
+
+
+def _timeline(n_tracks=6, per=200, *, seed=0, names=5, dur_hi=400, gap_hi=60, overlap=False,
+              empty_tracks=(), payload=False, huge=()):
+    rng = np.random.default_rng(seed)
+    tr, st, en = [], [], []
+    for t in range(n_tracks):
+        if t in empty_tracks:
+            continue
+        d = rng.integers(0, dur_hi, per)
+        g = rng.integers(-dur_hi if overlap else 0, gap_hi, per)
+        s = 1000 * t + np.cumsum(d + g) - d
+        s -= min(0, s.min())
+        tr.append(np.full(per, t))
+        st.append(s)
+        en.append(s + d)
+    tr, st, en = np.concatenate(tr), np.concatenate(st), np.concatenate(en)
+    for i, v in huge:   # (event index, extra ns added to its end and everything after in its track)
+        same = (tr == tr[i]) & (np.arange(len(tr)) >= i)
+        en[same] += v
+        st[same & (np.arange(len(tr)) > i)] += v
+    n = len(tr)
+    kw = {}
+    if payload:
+        kw["payload_type"] = rng.choice([0, 2, 5, 7, 13, 14, 9], n).astype(np.uint8)
+        raw = rng.integers(0, 1 << 63, n, dtype=np.int64).astype(np.uint64)
+        raw[kw["payload_type"] == 13] = struct.unpack("<I", struct.pack("<f", -3.25))[0]
+        raw[kw["payload_type"] == 5] = 0xFFFFFFE0   # -32 as int32
+        kw["payload_raw"] = raw
+    return Timeline(names=[f"n{k}" for k in range(names)],
+                    tracks=[Track((f"SM {t // 2}", f"warp {t % 2}")) for t in range(n_tracks)],
+                    track=tr, name_id=rng.integers(0, names, n), start_ns=st, end_ns=en,
+                    kind=(en == st).astype(np.uint8), **kw)
+
+
+def _roundtrip(tl):
+    spec, data = encode_columns(tl)
+    assert len(data) == spec["bytes"]
+    d = decode_columns(spec, data)
+    assert d["track"].tolist() == tl.track.tolist()
+    assert d["name"].tolist() == tl.name_id.tolist()
+    assert d["start"].tolist() == tl.start_ns.tolist()
+    assert d["end"].tolist() == tl.end_ns.tolist()
+    return spec, data, d
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"overlap": True}, {"empty_tracks": (0, 3, 5)}, {"names": 300}, {"dur_hi": 300_000, "gap_hi": 5},
+    {"huge": [(5, 1 << 33), (450, 123_456_789)]}, {"per": 1}, {"payload": True, "overlap": True},
+])
+def test_roundtrip_is_exact(kw):
+    tl = _timeline(**kw)
+    spec, _, d = _roundtrip(tl)
+    if kw.get("overlap"):
+        assert spec["max_depth"] > 0 and spec["depth"] is not None
+        # overlapping ranges of one track never share a sub-row below the cap
+        for t in range(len(tl.tracks)):
+            m = (d["track"] == t) & (d["depth"] < 3)
+            for r in range(3):
+                k = np.flatnonzero(m & (d["depth"] == r))
+                assert (d["start"][k][1:] >= d["end"][k][:-1]).all()
+    else:
+        assert spec["max_depth"] == 0 and spec["depth"] is None
+
+
+def test_empty_timeline():
+    tl = Timeline(names=[], tracks=[], track=[], name_id=[], start_ns=[], end_ns=[], kind=[])
+    spec, data, d = _roundtrip(tl)
+    assert spec["n"] == 0 and len(d["start"]) == 0
+    TimelineView(tl)
+
+
+def test_widths_are_chosen_from_the_data():
+    # 5 names, durations < 400, gaps < 60: names 1 byte, gaps 1 byte, durations 2 bytes
+    spec, data, _ = _roundtrip(_timeline())
+    assert spec["name"]["w"] == 1 and spec["mode"] == "gap"
+    assert spec["step"]["w"] == 1 and spec["step"]["xn"] == 0
+    assert spec["dur"]["w"] == 2 and spec["dur"]["xn"] == 0
+    assert spec["depth"] is None and spec["payload"] is None
+    assert len(data) <= 4 * spec["n"] + 8 * 64   # 4 bytes per event plus small per-track arrays
+    # 256 names still fit a byte, 257 do not
+    assert encode_columns(_timeline(names=256))[0]["name"]["w"] == 1
+    assert encode_columns(_timeline(names=257))[0]["name"]["w"] == 2
+    # durations up to 300 µs need 4 bytes (no exceptions when most values are wide; a few
+    # percent above 65535 would be cheaper as exceptions)
+    spec = encode_columns(_timeline(dur_hi=300_000))[0]
+    assert spec["dur"]["w"] == 4 and spec["dur"]["xn"] == 0
+    # overlapping ranges (negative gaps): start deltas pack smaller than gaps, and are chosen
+    spec = encode_columns(_timeline(overlap=True))[0]
+    assert spec["mode"] == "delta"
+
+
+def test_a_few_wide_values_become_exceptions_many_widen_the_column():
+    blob = _Blob()
+    v = np.arange(1000, dtype=np.int64) % 200
+    v[[3, 500]] = [1 << 40, -7]
+    spec = _pack_int(blob, v)
+    assert (spec["w"], spec["xn"]) == (1, 2)
+    assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    v[::3] = 70_000   # a third of the values need 4 bytes: exceptions no longer pay
+    spec = _pack_int(blob, v)
+    assert (spec["w"], spec["xn"]) == (4, 1)   # (1 << 40 still does not fit 32 bits)
+    assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    v = np.full(10, 1 << 45, np.int64) + np.arange(10)
+    spec = _pack_int(blob, v)
+    assert spec["w"] == 8 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    for w in (1, 2, 4):   # forced widths fall back to exceptions for everything that overflows
+        spec = _pack_int(blob, v, width=w)
+        assert spec["xn"] == 10 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+
+
+def test_huge_gap_and_duration_stay_exact_to_the_ns():
+    tl = _timeline(huge=[(7, (1 << 41) + 1), (300, 3)])
+    spec, _, d = _roundtrip(tl)
+    assert spec["dur"]["xn"] >= 1 or spec["dur"]["w"] == 4
+    i = 7
+    assert d["end"][i] - d["start"][i] == tl.end_ns[i] - tl.start_ns[i] > 1 << 41
+
+
+def test_payload_values_match_the_scalar_decoder():
+    tl = _timeline(payload=True)
+    _, _, d = _roundtrip(tl)
+    for i in range(len(tl)):
+        if tl.payload_type[i]:
+            want = float(_decode_payload(int(tl.payload_type[i]), int(tl.payload_raw[i])))
+            assert d["payload"][i] == want or (np.isnan(want) and np.isnan(d["payload"][i]))
+        else:
+            assert np.isnan(d["payload"][i])
+    assert -3.25 in d["payload"] and -32.0 in d["payload"]
+
+
+def test_view_sends_meta_and_one_buffer():
+    tl = _timeline(overlap=True, payload=True)
+    v = TimelineView(tl)
+    assert v.meta["num_events"] == len(tl) and v.meta["max_depth"] == v.meta["columns"]["max_depth"]
+    assert len(v.data) == v.meta["columns"]["bytes"]
+    d = decode_columns(v.meta["columns"], v.data)
+    assert d["start"].tolist() == tl.start_ns.tolist()
+    state = v.get_state()
+    assert set(state) >= {"meta", "data"} and not any(k.startswith("ev_") for k in state)
+    other = _timeline(seed=3)
+    v._load(other)
+    assert decode_columns(v.meta["columns"], v.data)["end"].tolist() == other.end_ns.tolist()
+    assert v.timeline is other
+
+
+def test_million_events_payload_is_compact():
+    rng = np.random.default_rng(0)
+    n_tracks, per = 512, 1_000_000 // 512
+    dur = rng.integers(20, 400, (n_tracks, per))
+    gap = rng.integers(0, 60, (n_tracks, per))
+    start = (np.cumsum(dur + gap, axis=1) - dur).ravel()
+    tr = np.repeat(np.arange(n_tracks), per)
+    tl = Timeline(names=list("abcde"), tracks=[Track((f"SM {t // 4}", f"warp {t % 4}")) for t in range(n_tracks)],
+                  track=tr, name_id=np.arange(tr.size) % 5, start_ns=start, end_ns=start + dur.ravel(),
+                  kind=np.zeros(tr.size, np.uint8))
+    spec, data = encode_columns(tl)
+    # was 19 bytes per event (u4 track, u2 name, f8 start, f4 dur, u1 depth)
+    assert len(data) / len(tl) < 4.01, len(data) / len(tl)
+
+
+def _node_decode(spec, data, tmp_path):
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "data.bin").write_bytes(data)
+    script = tmp_path / "decode.mjs"
+    script.write_text(f"""
+import {{ readFileSync }} from "node:fs";
+import {{ decodeColumns }} from {json.dumps(CODEC.as_uri())};
+const spec = JSON.parse(readFileSync({json.dumps(str(tmp_path / "spec.json"))}, "utf8"));
+const file = readFileSync({json.dumps(str(tmp_path / "data.bin"))});
+// hand the decoder a view at an odd offset, as a websocket message with several buffers can
+const big = new Uint8Array(file.length + 3); big.set(file, 3);
+const c = decodeColumns(spec, new DataView(big.buffer, 3, file.length));
+const arr = (a) => a ? Array.from(a, (x) => Number.isNaN(x) ? null : x) : null;
+process.stdout.write(JSON.stringify({{ offsets: arr(c.offsets), name: arr(c.name), start: arr(c.start),
+  dur: arr(c.dur), depth: arr(c.depth), payload: arr(c.payload),
+  short: decodeColumns(spec, new DataView(big.buffer, 3, file.length - 1)) }}));
+""")
+    r = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (needed to run the JS decoder)")
+@pytest.mark.parametrize("kw", [{"payload": True, "overlap": True, "empty_tracks": (2,)},
+                                {"huge": [(5, 1 << 33)], "names": 300}, {"dur_hi": 300_000}])
+def test_front_end_decoder_matches(kw, tmp_path):
+    tl = _timeline(**kw)
+    spec, data = encode_columns(tl)
+    js = _node_decode(spec, data, tmp_path)
+    ref = decode_columns(spec, data)
+    assert js["short"] is None   # bytes that do not match the spec are refused, not misread
+    assert js["offsets"] == np.searchsorted(tl.track, np.arange(len(tl.tracks) + 1)).tolist()
+    assert js["name"] == tl.name_id.tolist()
+    assert js["start"] == tl.start_ns.tolist()
+    assert js["dur"] == (tl.end_ns - tl.start_ns).tolist()
+    assert js["depth"] == ref["depth"].tolist()
+    if kw.get("payload"):
+        # (JSON prints large doubles as integers: compare as doubles)
+        got = [None if x is None else float(x) for x in js["payload"]]
+        assert got == [None if np.isnan(x) else x for x in ref["payload"].tolist()]
+    else:
+        assert js["payload"] is None
