@@ -1,5 +1,6 @@
 """``python -m txlab.tour NOTEBOOK OUT.html``: execute a notebook headless (nbclient), export it to
-HTML with its widget state (nbconvert), and print a short summary. Used by ``make demo``."""
+self-contained HTML with its widget state (:func:`txlab.export.export_html`: the widgets render
+with no network), and print a short summary. Used by ``make demo``."""
 from __future__ import annotations
 
 import sys
@@ -10,9 +11,9 @@ from pathlib import Path
 def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
     import nbformat
     from nbclient import NotebookClient
-    from nbconvert import HTMLExporter
 
     from txlab.device import probe
+    from txlab.export import export_html
 
     nb = nbformat.read(notebook, as_version=4)
     t0 = time.perf_counter()
@@ -48,14 +49,13 @@ def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
                     expected += 1
                 else:
                     errors.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}")
-    html, _ = HTMLExporter().from_notebook_node(nb)
-    Path(out_html).parent.mkdir(parents=True, exist_ok=True)
-    Path(out_html).write_text(html, encoding="utf-8")
+    exported = export_html(nb, out_html, title=Path(notebook).stem)
     gpu = probe()
     return {
         "notebook": notebook, "html": out_html, "seconds": seconds,
         "code_cells": sum(c.cell_type == "code" for c in nb.cells), "errors": errors,
-        "expected_errors": expected, "html_bytes": len(html),
+        "expected_errors": expected, "html_bytes": exported.html_bytes,
+        "widgets": exported.widget_views,
         "gpu": gpu.name if gpu.available else f"none ({gpu.reason})",
     }
 
@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     r = run(*argv)
     print(f"txlab tour: ran {r['code_cells']} code cells of {r['notebook']} in {r['seconds']:.1f} s "
           f"(GPU: {r['gpu']})")
-    print(f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB)")
+    print(f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB, {r['widgets']} widget(s), "
+          "self-contained: opens offline)")
     print(f"  unexpected errors: {len(r['errors'])}; demonstrated errors: {r['expected_errors']}")
     for e in r["errors"]:
         print(f"  ! {e}")
