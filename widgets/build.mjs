@@ -1,5 +1,8 @@
-// Bundles every widgets/src/<name>.js that does not start with "_" into txlab/static/<name>.js.
-// `node build.mjs --check` rebuilds in memory and exits 1 if a committed bundle is stale.
+// Bundles every widgets/src/<name>.js that does not start with "_" into txlab/static/<name>.js, and
+// widgets/src/export/embed.js (the offline widget renderer of txlab.export) into
+// txlab/static/export/embed.js. `node build.mjs --check` rebuilds in memory and exits 1 if a
+// committed bundle is stale; `--export-only` builds/checks only the renderer; META=1 prints what
+// makes up the renderer's size.
 import * as esbuild from "esbuild";
 import { readdirSync, readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -116,7 +119,8 @@ async function buildEmbed() {
     charset: "utf8",
     define: { "process.env.NODE_ENV": '"production"' },
     loader: { ".svg": "text" },   // @jupyterlab/ui-components imports its icons as SVG text
-    plugins: [anywidgetEsm, cssInject, noWidgets7, oneSanitizer], metafile: !!process.env.META,
+    plugins: [anywidgetEsm, cssInject, noWidgets7, oneSanitizer],
+    metafile: !!process.env.META,
     banner: { js: "// built from widgets/src/export/embed.js by widgets/build.mjs; do not edit" },
   });
   if (process.env.META) console.log(await esbuild.analyzeMetafile(result.metafile));
