@@ -36,6 +36,17 @@ def test_artifacts_come_from_the_toolchain(compiled):
     assert set(c.timings) == {"lower", "codegen", "nvcc", "ptxas", "disasm"}
 
 
+def test_cuda_source_alone_is_what_compile_holds(compiled):
+    from txlab.compiler import cuda_source
+
+    c = compiled["row_sum_smem"]
+    assert cuda_source(c.ir_module, "sm_90a") == c.cuda_source
+    from txlab.errors import ArchError
+
+    with pytest.raises(ArchError, match="'sm_9000' is not a CUDA arch"):
+        cuda_source(c.ir_module, "sm_9000")
+
+
 def test_symbolic_grid_and_params(compiled):
     c = compiled["scale"]
     grid = c.launch["scale_kernel"]["grid"]

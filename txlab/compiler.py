@@ -429,6 +429,18 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     return compiled
 
 
+def cuda_source(kernel, arch: str | None = None, *, name: str | None = None) -> str:
+    """The CUDA C++ that TVM generates for ``kernel`` (lowering and codegen only, no nvcc): the text
+    ``Compiled.cuda_source`` holds, for callers that compile it their own way (e.g. with ``-rdc`` and
+    NVSHMEM). Raises :class:`txlab.CompileError` with ``stage`` ``lower`` or ``codegen``."""
+    import txlab.compat  # noqa: F401
+
+    mod, entry = _as_module(kernel, name)
+    arch = resolve_arch(arch)
+    _, device_mods, _, _ = _lower(mod, arch, entry)
+    return _codegen_source(device_mods, arch, entry)
+
+
 def _user_source(mod) -> tuple[str, int, list[str]] | None:
     """(filename, first line, lines) of the user's kernel source, from the IR's spans."""
     import linecache

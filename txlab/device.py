@@ -92,6 +92,19 @@ def probe() -> GPUInfo:
     )
 
 
+def cuda_ok(res, on_error=None):
+    """Unwrap a ``cuda.bindings.runtime`` result: ``(err, value)`` -> value, ``(err,)``/``err`` -> None.
+    A failing ``err`` calls ``on_error(err.name)`` (which should raise), else raises RuntimeError."""
+    from cuda.bindings import runtime as rt
+
+    err = res[0] if isinstance(res, tuple) else res
+    if err != rt.cudaError_t.cudaSuccess:
+        if on_error is not None:
+            on_error(err.name)
+        raise RuntimeError(f"CUDA call failed: {err.name}")
+    return res[1] if isinstance(res, tuple) and len(res) > 1 else None
+
+
 def has_gpu() -> bool:
     return probe().available
 

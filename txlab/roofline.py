@@ -30,15 +30,10 @@ def measure(nbytes: int = 2 << 30, rep: int = 20) -> Ceilings:
         return _cached
     from cuda.bindings import runtime as rt
 
+    from txlab.device import cuda_ok as ok
     from txlab.device import require_gpu
 
     info = require_gpu("measuring the roofline")
-
-    def ok(res):
-        err = res[0] if isinstance(res, tuple) else res
-        if err != rt.cudaError_t.cudaSuccess:
-            raise RuntimeError(f"CUDA call failed: {err.name}")
-        return res[1] if isinstance(res, tuple) and len(res) > 1 else None
 
     src = ok(rt.cudaMalloc(nbytes))
     dst = ok(rt.cudaMalloc(nbytes))

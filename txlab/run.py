@@ -504,6 +504,8 @@ def _timed_launches(exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_
     called as each launch completes; without it the launches are queued back to back."""
     from cuda.bindings import runtime as rt
 
+    from txlab.device import cuda_ok
+
     def fail(text):
         if on_error is not None:
             on_error(text)
@@ -513,10 +515,7 @@ def _timed_launches(exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_
         raise KernelFault(classify(text), f"benchmark launch failed: {text}")
 
     def _check(res):
-        err = res[0] if isinstance(res, tuple) else res
-        if err != rt.cudaError_t.cudaSuccess:
-            fail(err.name)
-        return res[1] if isinstance(res, tuple) and len(res) > 1 else None
+        return cuda_ok(res, fail)
 
     def run_once():
         try:
