@@ -24,11 +24,12 @@ _EXPORTS = {
     "BenchResult": "txlab.run",
     "CheckResult": "txlab.run",
     "config": "txlab.settings",
+    "export_html": "txlab.export",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
-    "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor",
+    "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
 }
 
 
