@@ -41,6 +41,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -121,7 +122,7 @@ _current: _Proc | None = None
 #: replaced after a fault (booting one costs ~5 s on an H200 host: TVM import + CUDA context)
 _standby: _Proc | None = None
 _method: str | None = None          # "forkserver" or "spawn"
-_stats = {"started": 0, "replaced": 0, "faults": 0, "standby_used": 0}
+_stats = {"started": 0, "replaced": 0, "faults": 0, "standby_used": 0, "last_executable_from": None}
 
 
 def _context():
@@ -424,7 +425,11 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
                "drop": list(_pool.dropped)}
         _pool.dropped.clear()
         if compiled.key not in w.keys:
-            req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin)
+            lib = _library(compiled)
+            if lib is not None:
+                req.update(library=str(lib))
+            else:
+                req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin)
         t0 = time.monotonic()
         try:
             w.conn.send(("run", req))
@@ -460,6 +465,7 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
         status_, payload = msg
         if status_ == "ok":
             w.keys.add(compiled.key)
+            _stats["last_executable_from"] = payload.get("executable_from")
             try:
                 for seg, view, back, host in staged:
                     if view is not None:
@@ -490,6 +496,40 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
 
             raise InputError(payload["message"], param=payload.get("param"))
         raise RuntimeError(f"txlab worker: {payload.get('message')}")
+
+
+_libraries: dict[str, object] = {}
+
+
+def _library(compiled):
+    """The kernel's executable exported as a shared library (TVM's host code + txlab's cubin), built
+    once in this process and kept in the compile cache; workers load it with ``load_module``
+    instead of re-parsing and re-lowering the TVMScript text (no TVM compiler work in a worker, and
+    no printer/parser round trip, which TVM 0.27 cannot do for every kernel). None if it cannot be
+    exported (no C++ compiler): the worker then rebuilds from the script."""
+    key = compiled.key or ""
+    if key in _libraries:
+        return _libraries[key]
+    path = None
+    try:
+        from txlab import cache
+        from txlab.compiler import _build_executable
+
+        if key:
+            path = cache.cache_dir() / "lib" / f"{key}.so"
+        else:
+            import tempfile
+
+            path = Path(tempfile.mkdtemp(prefix="txlab-lib-")) / "kernel.so"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.stem}.{os.getpid()}.so")
+            _build_executable(compiled.ir_module, compiled.arch, compiled.cubin).export_library(str(tmp))
+            os.replace(tmp, path)
+    except Exception:  # noqa: BLE001 - fall back to the script path, which reports its own errors
+        path = None
+    _libraries[key] = path
+    return path
 
 
 def _release(staged):
@@ -582,6 +622,7 @@ def _child_main(conn) -> None:
         import tvm  # noqa: F401 - preloaded under forkserver; imported here under spawn
         from cuda.bindings import runtime as rt
 
+        t_import = time.perf_counter()
         (err,) = rt.cudaSetDevice(0)[:1]
         if err == rt.cudaError_t.cudaSuccess:
             (err,) = rt.cudaFree(0)[:1]
@@ -592,7 +633,9 @@ def _child_main(conn) -> None:
     except Exception as exc:  # noqa: BLE001 - report anything that stops the worker booting
         conn.send(("init_failed", {"error": f"{type(exc).__name__}: {exc}"}))
         return
-    conn.send(("ready", {"pid": os.getpid(), "boot_s": time.perf_counter() - t0,
+    t_ready = time.perf_counter()
+    conn.send(("ready", {"pid": os.getpid(), "boot_s": t_ready - t0, "import_s": t_import - t0,
+                         "cuda_context_s": t_ready - t_import,
                          "free_bytes": int(free), "total_bytes": int(total)}))
     state = _ChildState()
     while True:
@@ -615,6 +658,7 @@ def _child_main(conn) -> None:
 class _ChildState:
     def __init__(self):
         self.exes: dict[str, object] = {}
+        self.loaded_from: dict[str, str] = {}  # key -> "library" (exported .so) or "script" (rebuilt)
         self.shm: dict[str, object] = {}
         self.pinned: set[str] = set()
         self.device: dict[tuple, object] = {}
@@ -659,6 +703,12 @@ class _ChildState:
 
     def _executable(self, req):
         exe = self.exes.get(req["key"])
+        if exe is None and "library" in req:
+            import tvm
+
+            exe = tvm.runtime.Executable(tvm.runtime.load_module(req["library"]))
+            self.exes[req["key"]] = exe
+            self.loaded_from[req["key"]] = "library"
         if exe is None:
             if "script" not in req:
                 raise RuntimeError("the parent did not send the kernel (stale executable cache)")
@@ -669,6 +719,7 @@ class _ChildState:
 
             exe = _build_executable(from_source(req["script"]), req["arch"], bytes(req["cubin"]))
             self.exes[req["key"]] = exe
+            self.loaded_from[req["key"]] = "script"
         return exe
 
     def handle(self, req, beat):
@@ -731,6 +782,7 @@ class _ChildState:
                 if nbytes:
                     _ffi_api.TVMTensorCopyToBytes(t, ctypes.c_void_p(ptr), nbytes)
             out["elapsed_s"] = time.perf_counter() - t0
+            out["executable_from"] = self.loaded_from.get(req["key"])
             return ("ok", out), False
         except Exception as exc:  # noqa: BLE001 - every failure is reported, typed, to the parent
             text = exc.args[0] if isinstance(exc, _CudaFailure) else f"{type(exc).__name__}: {exc}"
