@@ -137,3 +137,21 @@ def test_verify_all_on_gpu():
     rec = api.verify_all(write=False)
     bad = {k: r for k, r in rec["examples"].items() if not r["ok"]}
     assert rec["examples"] and not bad, bad
+
+
+def test_coverage_reads_multi_gpu_record(tmp_path, monkeypatch):
+    """A multi-GPU run recorded by scripts/nvshmem_2gpu.py --json marks the NVSHMEM names it used."""
+    import json
+
+    path = tmp_path / "multi.json"
+    monkeypatch.setattr(api, "VERIFIED_MULTI_GPU_JSON", path)
+    rows = {r["name"]: r for r in api.coverage(compile=False)}
+    assert "verified_multi_gpu" not in rows["Tx.nvshmem.my_pe"]  # no record: no claim
+    path.write_text(json.dumps({"n_gpus": 2, "examples": {"nvshmem_exchange": {"ok": True}}}))
+    rows = {r["name"]: r for r in api.coverage(compile=False)}
+    assert rows["Tx.nvshmem.putmem_signal_nbi.block"]["verified_multi_gpu"] is True
+    assert rows["Tx.nvshmem.my_pe"]["verified_gpu"] is None  # still not an H200-alone check
+    assert "verified_multi_gpu" not in rows["Tx.cuda.elect_sync"]
+    path.write_text(json.dumps({"n_gpus": 2, "examples": {"nvshmem_exchange": {"ok": False}}}))
+    rows = {r["name"]: r for r in api.coverage(compile=False)}
+    assert rows["Tx.nvshmem.fence"]["verified_multi_gpu"] is False

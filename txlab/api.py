@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 VERIFIED_JSON = Path(__file__).parent / "data" / "api_verified.json"
+# Multi-GPU runs (scripts/nvshmem_2gpu.py --json): same "examples" layout, plus "n_gpus".
+VERIFIED_MULTI_GPU_JSON = Path(__file__).parent / "data" / "api_verified_multi_gpu.json"
 
 # Category of each Tx.cuda name (the categories of TVM's "CUDA Authoring and Support APIs" page).
 _CATEGORY_OF = {
@@ -344,9 +346,9 @@ def compile_examples(ids=None, workers: int | None = None) -> dict[str, tuple[bo
     return {i: (ok, why) for i, ok, why in results}
 
 
-def _verified() -> dict:
+def _verified(path: Path | None = None) -> dict:
     try:
-        return json.loads(VERIFIED_JSON.read_text())
+        return json.loads((path or VERIFIED_JSON).read_text())
     except FileNotFoundError:
         return {}
 
@@ -358,10 +360,14 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
     (False with ``compile_error`` otherwise; None when ``compile=False``). ``verified_gpu`` comes
     from txlab/data/api_verified.json (written by ``python -m txlab.api verify --write`` on an
     H200): True/False per the recorded run, None where an H200 cannot run the example.
+    ``verified_multi_gpu`` (present only for names whose examples have a multi-GPU record in
+    txlab/data/api_verified_multi_gpu.json, written from ``scripts/nvshmem_2gpu.py --json``): True when
+    every such recorded run passed.
     """
     exs = examples()
     built = compile_examples(workers=workers) if compile else {}
     verified = _verified().get("examples", {})
+    multi = _verified(VERIFIED_MULTI_GPU_JSON).get("examples", {})
     rows = []
     for e in catalogue():
         used = [exs[i] for i in e.examples]
@@ -374,6 +380,9 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
             if errs:
                 row["compile_error"] = "; ".join(errs)
         runnable = [x for x in used if x.runnable]
+        multi_ids = [x.id for x in used if x.id in multi]
+        if multi_ids:  # checked on several GPUs (e.g. NVSHMEM): True/False per the recorded run
+            row["verified_multi_gpu"] = all(multi[i].get("ok") is True for i in multi_ids)
         if used and not runnable:
             row["verified_gpu"] = None
             row["not_on_h200"] = "; ".join(sorted({x.not_on_h200 or "no GPU check written" for x in used}))
