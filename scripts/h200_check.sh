@@ -10,7 +10,7 @@ want() { [[ $what == *" all "* || $what == *" $1 "* ]]; }
 step() { echo; echo "=== $* ==="; }
 if [[ $what == *" iket-stash "* ]]; then
   # IKET's runtime (~100 MB as xz) travels in pieces, one per call, in .iket/ (see docs/gpu-runs.md)
-  mkdir -p /tmp/iket-parts && cp .iket/part-* /tmp/iket-parts/ && ls -la /tmp/iket-parts
+  mkdir -p /tmp/iket-parts && cp .iket/* /tmp/iket-parts/ && ls -la /tmp/iket-parts
 fi
 if want tests; then
   step "GPU-marked tests"
