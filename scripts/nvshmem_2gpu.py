@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # txlab from this checkout
+
 EXAMPLE_ID = "nvshmem_exchange"
 ROWS, COLS = 3, 1024
 # Sig[k] after phase 2: 256 thread puts "add 1", 8 warp puts "add 1", 1 block put "set 1", signal_op "set 7"
