@@ -1,6 +1,6 @@
 """TimelineView's compact binary payload (txlab.views.timeline.encode_columns): exact round trip,
-column widths chosen from the data, exceptions and wider fallbacks for values that do not fit,
-and the front end's decoder (widgets/src/_timeline_codec.js, run under node) agreeing with the
+bit widths chosen from the data, exceptions and wider fallbacks for values that do not fit,
+the aggregates sent for the front end, and the front end's decoder (widgets/src/_timeline_codec.js, run under node) agreeing with the
 reference decoder bit for bit."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from txlab.timeline import Timeline, Track, _decode_payload
-from txlab.views.timeline import TimelineView, _pack_int, _Blob, _unpack_int, decode_columns, encode_columns
+from txlab.views.timeline import (TimelineView, _Blob, _density, _pack_int, _unpack_int, decode_columns,
+                                  encode_columns)
 
 ROOT = Path(__file__).resolve().parents[1]
 CODEC = ROOT / "widgets" / "src" / "_timeline_codec.js"
@@ -72,7 +73,7 @@ def test_roundtrip_is_exact(kw):
     tl = _timeline(**kw)
     spec, _, d = _roundtrip(tl)
     if kw.get("overlap"):
-        assert spec["max_depth"] > 0 and spec["depth"] is not None
+        assert spec["max_depth"] > 0 and spec["depth"]["k"] == 2
         # overlapping ranges of one track never share a sub-row below the cap
         for t in range(len(tl.tracks)):
             m = (d["track"] == t) & (d["depth"] < 3)
@@ -80,7 +81,19 @@ def test_roundtrip_is_exact(kw):
                 k = np.flatnonzero(m & (d["depth"] == r))
                 assert (d["start"][k][1:] >= d["end"][k][:-1]).all()
     else:
-        assert spec["max_depth"] == 0 and spec["depth"] is None
+        assert spec["max_depth"] == 0 and spec["depth"]["k"] == 0 and not d["depth"].any()
+    # aggregates: longest event per track, latest end, minimap density
+    dur = tl.end_ns - tl.start_ns
+    assert d["maxdur"].tolist() == [int(dur[tl.track == t].max()) if (tl.track == t).any() else 0
+                                    for t in range(len(tl.tracks))]
+    assert spec["t1"] == tl.end_ns.max() and spec["t0"] == tl.start_ns.min()
+    counts, shift = _density(tl.start_ns, tl.end_ns, spec["t0"], spec["t1"])
+    assert d["density"].tolist() == counts.tolist() and spec["density_shift"] == shift
+    assert 2048 <= len(counts) <= 4096 or shift == 0
+    width = 1 << shift   # brute force: events overlapping each bin
+    assert counts[::97].tolist() == [int(np.count_nonzero((tl.start_ns - spec["t0"] < (b + 1) * width)
+                                                          & (tl.end_ns - spec["t0"] >= b * width)))
+                                     for b in range(0, len(counts), 97)]
 
 
 def test_empty_timeline():
@@ -91,48 +104,55 @@ def test_empty_timeline():
 
 
 def test_widths_are_chosen_from_the_data():
-    # 5 names, durations < 400, gaps < 60: names 1 byte, gaps 1 byte, durations 2 bytes
-    spec, data, _ = _roundtrip(_timeline())
-    assert spec["name"]["w"] == 1 and spec["mode"] == "gap"
-    assert spec["step"]["w"] == 1 and spec["step"]["xn"] == 0
-    assert spec["dur"]["w"] == 2 and spec["dur"]["xn"] == 0
-    assert spec["depth"] is None and spec["payload"] is None
-    assert len(data) <= 4 * spec["n"] + 8 * 64   # 4 bytes per event plus small per-track arrays
-    # 256 names still fit a byte, 257 do not
-    assert encode_columns(_timeline(names=256))[0]["name"]["w"] == 1
-    assert encode_columns(_timeline(names=257))[0]["name"]["w"] == 2
-    # durations up to 300 µs need 4 bytes (no exceptions when most values are wide; a few
-    # percent above 65535 would be cheaper as exceptions)
-    spec = encode_columns(_timeline(dur_hi=300_000))[0]
-    assert spec["dur"]["w"] == 4 and spec["dur"]["xn"] == 0
+    # 5 names, durations < 400, gaps < 60: 3 + 6 + 9 bits per event
+    spec, data, _ = _roundtrip(_timeline(n_tracks=8, per=512))
+    assert spec["name"]["k"] == 3 and spec["mode"] == "gap"
+    assert spec["step"]["k"] == 6 and spec["step"]["xn"] == 0
+    assert spec["dur"]["k"] == 9 and spec["dur"]["xn"] == 0
+    assert spec["depth"]["k"] == 0 and spec["payload"] is None
+    per_event = 18 / 8
+    # + per-track arrays and the 4096-bin minimap density (a few KB)
+    assert len(data) <= per_event * spec["n"] + 3000, (len(data), spec)
+    # 256 names fit 8 bits, 257 take 9
+    assert encode_columns(_timeline(names=256))[0]["name"]["k"] == 8
+    assert encode_columns(_timeline(names=257))[0]["name"]["k"] == 9
+    # back-to-back events: gaps take 0 bits
+    spec = encode_columns(_timeline(gap_hi=1))[0]
+    assert spec["mode"] == "gap" and spec["step"]["k"] == 0
     # overlapping ranges (negative gaps): start deltas pack smaller than gaps, and are chosen
     spec = encode_columns(_timeline(overlap=True))[0]
-    assert spec["mode"] == "delta"
+    assert spec["mode"] == "delta" and spec["step"]["xn"] == 0
 
 
 def test_a_few_wide_values_become_exceptions_many_widen_the_column():
     blob = _Blob()
     v = np.arange(1000, dtype=np.int64) % 200
-    v[[3, 500]] = [1 << 40, -7]
+    v[[4, 500]] = [1 << 40, -7]
     spec = _pack_int(blob, v)
-    assert (spec["w"], spec["xn"]) == (1, 2)
+    assert (spec["k"], spec["xn"]) == (8, 2)
     assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
-    v[::3] = 70_000   # a third of the values need 4 bytes: exceptions no longer pay
+    v[::3] = 70_000   # a third of the values need 17 bits: exceptions no longer pay for them
     spec = _pack_int(blob, v)
-    assert (spec["w"], spec["xn"]) == (4, 1)   # (1 << 40 still does not fit 32 bits)
+    assert (spec["k"], spec["xn"]) == (17, 2)   # (1 << 40 and -7 still do not fit)
     assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v = np.full(10, 1 << 45, np.int64) + np.arange(10)
     spec = _pack_int(blob, v)
-    assert spec["w"] == 8 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
-    for w in (1, 2, 4):   # forced widths fall back to exceptions for everything that overflows
-        spec = _pack_int(blob, v, width=w)
+    assert spec["k"] == 64 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    for k in (0, 1, 7, 32):   # forced widths fall back to exceptions for everything that overflows
+        spec = _pack_int(blob, v, bits=k)
         assert spec["xn"] == 10 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    rng = np.random.default_rng(5)
+    for k in range(33):   # every width, lengths that do and do not fill a 64-value block
+        for n in (1, 63, 64, 65, 1000):
+            v = rng.integers(0, 1 << k, n) if k else np.zeros(n, np.int64)
+            spec = _pack_int(blob, v, bits=k)
+            assert spec["xn"] == 0 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
 
 
 def test_huge_gap_and_duration_stay_exact_to_the_ns():
     tl = _timeline(huge=[(7, (1 << 41) + 1), (300, 3)])
     spec, _, d = _roundtrip(tl)
-    assert spec["dur"]["xn"] >= 1 or spec["dur"]["w"] == 4
+    assert spec["dur"]["xn"] >= 1 and spec["dur"]["k"] < 32
     i = 7
     assert d["end"][i] - d["start"][i] == tl.end_ns[i] - tl.start_ns[i] > 1 << 41
 
@@ -175,8 +195,8 @@ def test_million_events_payload_is_compact():
                   track=tr, name_id=np.arange(tr.size) % 5, start_ns=start, end_ns=start + dur.ravel(),
                   kind=np.zeros(tr.size, np.uint8))
     spec, data = encode_columns(tl)
-    # was 19 bytes per event (u4 track, u2 name, f8 start, f4 dur, u1 depth)
-    assert len(data) / len(tl) < 4.01, len(data) / len(tl)
+    # was 19 bytes per event (u4 track, u2 name, f8 start, f4 dur, u1 depth); now 3 + 6 + 9 bits
+    assert len(data) / len(tl) < 2.27, len(data) / len(tl)
 
 
 def _node_decode(spec, data, tmp_path):
@@ -192,8 +212,10 @@ const file = readFileSync({json.dumps(str(tmp_path / "data.bin"))});
 const big = new Uint8Array(file.length + 3); big.set(file, 3);
 const c = decodeColumns(spec, new DataView(big.buffer, 3, file.length));
 const arr = (a) => a ? Array.from(a, (x) => Number.isNaN(x) ? null : x) : null;
-process.stdout.write(JSON.stringify({{ offsets: arr(c.offsets), name: arr(c.name), start: arr(c.start),
-  dur: arr(c.dur), depth: arr(c.depth), payload: arr(c.payload),
+process.stdout.write(JSON.stringify({{ offsets: arr(c.offsets), name: arr(c.name),
+  start: Array.from(c.start, (x) => x + c.t0), startType: c.start.constructor.name, durType: c.dur.constructor.name,
+  dur: arr(c.dur), depth: arr(c.depth), payload: arr(c.payload), maxdur: arr(c.maxDur),
+  density: arr(c.density), t0: c.t0, t1: c.t1,
   short: decodeColumns(spec, new DataView(big.buffer, 3, file.length - 1)) }}));
 """)
     r = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
@@ -203,7 +225,8 @@ process.stdout.write(JSON.stringify({{ offsets: arr(c.offsets), name: arr(c.name
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (needed to run the JS decoder)")
 @pytest.mark.parametrize("kw", [{"payload": True, "overlap": True, "empty_tracks": (2,)},
-                                {"huge": [(5, 1 << 33)], "names": 300}, {"dur_hi": 300_000}])
+                                {"huge": [(5, 1 << 33)], "names": 300}, {"dur_hi": 300_000},
+                                {"dur_hi": 1 << 31, "gap_hi": 1 << 31, "per": 70}])
 def test_front_end_decoder_matches(kw, tmp_path):
     tl = _timeline(**kw)
     spec, data = encode_columns(tl)
@@ -215,6 +238,14 @@ def test_front_end_decoder_matches(kw, tmp_path):
     assert js["start"] == tl.start_ns.tolist()
     assert js["dur"] == (tl.end_ns - tl.start_ns).tolist()
     assert js["depth"] == ref["depth"].tolist()
+    assert js["maxdur"] == ref["maxdur"].tolist() and js["density"] == ref["density"].tolist()
+    assert (js["t0"], js["t1"]) == (spec["t0"], spec["t1"])
+    # starts (after t0) and durations below 2**32 ns decode into Uint32Arrays, wider ones into Float64Arrays
+    wide = lambda yes: "Float64Array" if yes else "Uint32Array"  # noqa: E731
+    assert js["startType"] == wide(spec["smax"] >= 1 << 32)
+    assert js["durType"] == wide(spec["dmax"] >= 1 << 32)
+    assert (spec["smax"] >= 1 << 32) == (bool(kw.get("huge")) or kw.get("dur_hi", 0) >= 1 << 31)
+    assert (spec["dmax"] >= 1 << 32) == bool(kw.get("huge"))
     if kw.get("payload"):
         # (JSON prints large doubles as integers: compare as doubles)
         got = [None if x is None else float(x) for x in js["payload"]]

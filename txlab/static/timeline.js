@@ -130,57 +130,128 @@ function isolateKeys(el) {
 }
 
 // src/_timeline_codec.js
-var UINT = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
-function aligned(value) {
+function whole(value) {
   if (!value) return new ArrayBuffer(0);
   if (value instanceof ArrayBuffer) return value;
   if (ArrayBuffer.isView(value)) {
-    const u8 = new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
     if (value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) return value.buffer;
-    return u8.slice().buffer;
+    return new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice().buffer;
   }
   return new ArrayBuffer(0);
 }
-function unpackInt(buf, c) {
-  if (c.w === 8) return new Float64Array(buf, c.off, c.n).slice();
-  const out = new Float64Array(c.n);
-  out.set(new UINT[c.w](buf, c.off, c.n));
+function unpackInto(buf, c, out) {
+  const n = c.n, k = c.k;
+  if (k === 64) {
+    out.set(new Float64Array(buf, c.off, n));
+    return out;
+  }
+  if (k > 0) {
+    const words = new Uint32Array(buf, c.off, Math.ceil(n / 32) * k);
+    const mask = k === 32 ? -1 : 2 ** k - 1;
+    for (let i = 0, p = 0; i < n; i++, p += k) {
+      const w = p >>> 5, s = p & 31;
+      let v = words[w] >>> s;
+      if (s + k > 32) v |= words[w + 1] << 32 - s;
+      out[i] = (v & mask) >>> 0;
+    }
+  }
   if (c.xn) {
     const xi = new Uint32Array(buf, c.xoff, c.xn);
-    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(4 * c.xn / 8), c.xn);
-    for (let k = 0; k < c.xn; k++) out[xi[k]] = xv[k];
+    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(c.xn / 2), c.xn);
+    for (let j = 0; j < c.xn; j++) out[xi[j]] = xv[j];
   }
   return out;
 }
-function decodeColumns(spec, value) {
-  const buf = aligned(value);
-  const n = spec.n, ntr = spec.tracks;
-  const need = spec.bytes || 0;
-  if (buf.byteLength !== need) return null;
-  const offsets = new Uint32Array(buf, spec.offsets, ntr + 1);
-  const name = new UINT[spec.name.w](buf, spec.name.off, n);
-  const first = unpackInt(buf, spec.first);
-  const dur = unpackInt(buf, spec.dur);
-  const start = unpackInt(buf, spec.step);
-  const gap = spec.mode === "gap";
-  const t0 = spec.t0 || 0;
+function intArray(buf, c) {
+  let max = c.k >= 32 ? 2 ** 32 : 2 ** c.k;
+  if (c.xn) {
+    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(c.xn / 2), c.xn);
+    for (let j = 0; j < c.xn; j++) if (!(xv[j] >= 0 && xv[j] < 2 ** 32)) return new Float64Array(c.n);
+    for (let j = 0; j < c.xn; j++) if (xv[j] >= max) max = xv[j] + 1;
+  }
+  if (c.k === 64) return new Float64Array(c.n);
+  return max <= 256 ? new Uint8Array(c.n) : max <= 65536 ? new Uint16Array(c.n) : new Uint32Array(c.n);
+}
+function startsAndDurations(buf, spec, offsets, first) {
+  const n = spec.n, ntr = spec.tracks, st = spec.step, du = spec.dur, gap = spec.mode === "gap";
+  const general = st.xn || du.xn || st.k === 64 || du.k === 64;
+  const start = (spec.smax || 0) < 2 ** 32 ? new Uint32Array(n) : new Float64Array(n);
+  const dur = !general || (spec.dmin || 0) >= 0 && (spec.dmax || 0) < 2 ** 32 ? new Uint32Array(n) : new Float64Array(n);
+  if (general) {
+    unpackInto(buf, du, dur);
+    const steps = unpackInto(buf, st, new Float64Array(n));
+    for (let t = 0; t < ntr; t++) {
+      const lo = offsets[t], hi = offsets[t + 1];
+      if (lo >= hi) continue;
+      let prev = first[t];
+      start[lo] = prev;
+      for (let i = lo + 1; i < hi; i++) {
+        prev += steps[i] + (gap ? dur[i - 1] : 0);
+        start[i] = prev;
+      }
+    }
+    return { start, dur };
+  }
+  const ks = st.k, kd = du.k;
+  const sw = ks ? new Uint32Array(buf, st.off, Math.ceil(n / 32) * ks) : new Uint32Array(2);
+  const dw = kd ? new Uint32Array(buf, du.off, Math.ceil(n / 32) * kd) : new Uint32Array(2);
+  const ms = ks === 32 ? -1 : 2 ** ks - 1, md = kd === 32 ? -1 : 2 ** kd - 1;
   for (let t = 0; t < ntr; t++) {
     const lo = offsets[t], hi = offsets[t + 1];
-    if (lo >= hi) continue;
-    start[lo] = t0 + first[t];
-    if (gap) for (let i = lo + 1; i < hi; i++) start[i] += start[i - 1] + dur[i - 1];
-    else for (let i = lo + 1; i < hi; i++) start[i] += start[i - 1];
+    let prev = first[t], prevDur = 0;
+    for (let i = lo, ps = lo * ks, pd = lo * kd; i < hi; i++, ps += ks, pd += kd) {
+      let a = ps >>> 5, b = ps & 31;
+      let v = sw[a] >>> b;
+      if (b + ks > 32) v |= sw[a + 1] << 32 - b;
+      const step = (v & ms) >>> 0;
+      a = pd >>> 5;
+      b = pd & 31;
+      v = dw[a] >>> b;
+      if (b + kd > 32) v |= dw[a + 1] << 32 - b;
+      const d = (v & md) >>> 0;
+      const s0 = i === lo ? prev : gap ? prev + prevDur + step : prev + step;
+      start[i] = s0;
+      dur[i] = d;
+      prev = s0;
+      prevDur = d;
+    }
   }
-  const depth = spec.depth == null ? new Uint8Array(n) : new Uint8Array(buf, spec.depth, n);
+  return { start, dur };
+}
+function decodeColumns(spec, value) {
+  const buf = whole(value);
+  if (buf.byteLength !== (spec.bytes || 0)) return null;
+  const n = spec.n, ntr = spec.tracks;
+  const offsets = new Uint32Array(buf, spec.offsets, ntr + 1);
+  const name = unpackInto(buf, spec.name, intArray(buf, spec.name));
+  const depth = unpackInto(buf, spec.depth, intArray(buf, spec.depth));
+  const first = unpackInto(buf, spec.first, new Float64Array(ntr));
+  const t0 = spec.t0 || 0;
+  const { start, dur } = startsAndDurations(buf, spec, offsets, first);
   let payload = null;
   if (spec.payload) {
     const k = spec.payload.n, off = spec.payload.off;
     const pi = new Uint32Array(buf, off, k);
-    const pv = new Float64Array(buf, off + 8 * Math.ceil(4 * k / 8), k);
+    const pv = new Float64Array(buf, off + 8 * Math.ceil(k / 2), k);
     payload = new Float64Array(n).fill(NaN);
     for (let j = 0; j < k; j++) payload[pi[j]] = pv[j];
   }
-  return { n, offsets, name, start, dur, depth, payload };
+  const maxDur = unpackInto(buf, spec.maxdur, new Float64Array(ntr));
+  const density = unpackInto(buf, spec.density, new Float64Array(spec.density.n));
+  return {
+    n,
+    offsets,
+    name,
+    start,
+    dur,
+    depth,
+    payload,
+    maxDur,
+    density,
+    densityShift: spec.density_shift || 0,
+    t0,
+    t1: spec.t1 || 0
+  };
 }
 
 // src/timeline.js
@@ -221,31 +292,19 @@ function build(model) {
     start: new Float64Array(0),
     dur: new Float64Array(0),
     depth: new Uint8Array(0),
-    payload: null
+    payload: null,
+    maxDur: new Float64Array(tracks.length),
+    density: new Float64Array(0),
+    t0: 0,
+    t1: 0
   };
   const decodeMs = performance.now() - tDecode;
-  const { n, name, start, dur, depth } = cols;
+  const { n, name, start, dur, depth, maxDur, density } = cols;
   const payload = cols.payload || new Float64Array(0);
   const tStart = cols.offsets;
-  const maxDur = new Float64Array(tracks.length);
-  let t0 = Infinity, t1 = -Infinity;
-  for (let t = 0; t < tracks.length; t++) {
-    const lo = tStart[t], hi = tStart[t + 1];
-    if (lo >= hi) continue;
-    let md = 0;
-    for (let i = lo; i < hi; i++) {
-      const d = dur[i];
-      if (d > md) md = d;
-      const e = start[i] + d;
-      if (e > t1) t1 = e;
-    }
-    maxDur[t] = md;
-    if (start[lo] < t0) t0 = start[lo];
-  }
-  if (!isFinite(t0)) {
-    t0 = 0;
-    t1 = 1;
-  }
+  const origin = n ? cols.t0 : 0;
+  const t0 = 0;
+  let t1 = n ? cols.t1 - cols.t0 : 1;
   if (t1 <= t0) t1 = t0 + 1;
   const rows = [];
   let prevGroup = null;
@@ -262,7 +321,7 @@ function build(model) {
     rows.push({ kind: "track", track: t, label: path[path.length - 1] || "", path, y, h: rowH });
     y += rowH;
   });
-  return { meta, name, start, dur, depth, payload, tracks, n, tStart, maxDur, t0, t1, rows, contentH: y, rowH, decodeMs };
+  return { meta, name, start, dur, depth, payload, tracks, n, tStart, maxDur, bins: density, binNs: 2 ** (cols.densityShift || 0), origin, t0, t1, rows, contentH: y, rowH, decodeMs };
 }
 function render({ model, el }) {
   isolateKeys(el);
@@ -355,15 +414,15 @@ function render({ model, el }) {
     ctx.fillRect(0, 0, W, MINI_H);
     if (!D.density || D.density.length !== W) {
       const dens = new Float32Array(W);
-      const span2 = D.t1 - D.t0;
-      for (let i = 0; i < D.n; i++) {
-        const c0 = Math.floor((D.start[i] - D.t0) / span2 * (W - 1));
-        const c1 = Math.floor((D.start[i] + D.dur[i] - D.t0) / span2 * (W - 1));
-        if (c1 === c0) dens[c0] += 1;
-        else for (let c = c0; c <= c1; c++) dens[c] += 1;
-      }
+      const B = D.bins.length, bw = D.binNs, span2 = D.t1 - D.t0;
       let mx = 0;
-      for (let c = 0; c < W; c++) if (dens[c] > mx) mx = dens[c];
+      for (let c = 0; c < W && B; c++) {
+        const lo = Math.floor(c * span2 / W / bw), hi = Math.max(lo + 1, Math.ceil((c + 1) * span2 / W / bw));
+        let v = 0;
+        for (let b = lo; b < hi && b < B; b++) if (D.bins[b] > v) v = D.bins[b];
+        dens[c] = v;
+        if (v > mx) mx = v;
+      }
       D.density = dens;
       D.densMax = mx || 1;
     }
@@ -391,11 +450,11 @@ function render({ model, el }) {
     ctx.strokeStyle = th.border;
     ctx.fillStyle = th.fgMuted;
     ctx.beginPath();
-    for (let t = Math.ceil(view.a / step) * step; t <= view.b; t += step) {
+    for (let t = Math.ceil((view.a + D.origin) / step) * step - D.origin; t <= view.b; t += step) {
       const x = Math.round(xOf(t, W)) + 0.5;
       ctx.moveTo(x, AXIS_H - 4);
       ctx.lineTo(x, H);
-      ctx.fillText(fmtNs(t), x + 3, AXIS_H / 2);
+      ctx.fillText(fmtNs(t + D.origin), x + 3, AXIS_H / 2);
     }
     ctx.globalAlpha = 0.35;
     ctx.stroke();
@@ -493,7 +552,7 @@ function render({ model, el }) {
       frames: stats.frames,
       median_frame_ms: +stats.median_frame_ms.toFixed(3),
       last_frame_ms: +ms.toFixed(3),
-      window_ns: [Math.round(view.a), Math.round(view.b)]
+      window_ns: [Math.round(view.a + D.origin), Math.round(view.b + D.origin)]
     });
     frameEl.textContent = `${ms.toFixed(1)} ms/frame`;
     frameEl.title = `draw time of the last frame; median ${stats.median_frame_ms.toFixed(1)} ms over ${stats.frame_ms.length} frames; first render ${stats.first_render_ms.toFixed(0)} ms`;
@@ -600,7 +659,7 @@ function render({ model, el }) {
     const lines = [
       D.meta.names[D.name[i]],
       D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i])}` : "instant",
-      `start ${fmtNs(D.start[i])}`,
+      `start ${fmtNs(D.start[i] + D.origin)}`,
       `lane ${found.row.path.join(" / ")}`
     ];
     if (D.payload.length && !Number.isNaN(D.payload[i])) lines.push(`payload ${D.payload[i]}`);

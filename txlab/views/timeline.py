@@ -1,25 +1,30 @@
 """TimelineView: an interactive canvas timeline of a :class:`txlab.timeline.Timeline`.
 
-Events travel to the browser as one binary buffer (``data``) of compact columns, described by
-``meta["columns"]``; what the comm carries dominates first-render time (~70 ms per MB on a
-2-core machine), so every column takes the fewest bytes that keep it exact:
+Events travel to the browser as one binary buffer (``data``) of bit-packed columns, described by
+``meta["columns"]``. What the comm carries dominates first-render time (~50-80 ms per MB
+kernel → browser on a 2-core machine), so every column takes the fewest bits that keep it exact:
 
 * ``offsets``: uint32 per track (events are sorted by (track, start), so a track's events are
   ``offsets[t]:offsets[t+1]`` and no per-event track id is sent);
-* ``name``: uint8/16/32 name ids, the narrowest width that holds ``len(names) - 1``;
-* ``first``: per track, the first start minus ``meta["columns"]["t0"]``;
-* ``step``: per event, the start relative to the previous event of its track, either as the gap
-  after its end (``mode == "gap"``: back-to-back events give small numbers) or as the start delta
-  (``mode == "delta"``), whichever packs smaller; 0 for a track's first event;
+* ``name``: name ids;
+* ``first``: per track, the first start minus ``t0`` (the earliest start);
+* ``step``: per event, its start relative to the previous event of its track, either the gap
+  after that event's end (``mode == "gap"``: back-to-back events give small numbers) or the start
+  delta (``mode == "delta"``), whichever packs smaller; 0 for a track's first event;
 * ``dur``: end - start;
-* ``depth``: uint8 sub-row for overlapping ranges (absent when no range overlaps);
+* ``depth``: sub-row for overlapping ranges (0 bits when no range overlaps);
+* ``maxdur`` (per track), ``density`` (events per bin of ``2**density_shift`` ns from ``t0``, for
+  the minimap) and
+  ``t1`` (the latest end): aggregates the front end would otherwise compute in a pass over every
+  event before its first frame;
 * ``payload``: the events that carry an IKET payload (uint32 index + float64 value; absent if none).
 
-Integer columns (``first``, ``step``, ``dur``) are packed at 1, 2 or 4 bytes per value, the width
-that minimises the total size; values that do not fit (negative, or too wide) are listed as
-exceptions (uint32 index + exact float64 value) that the decoder patches in; a column where that
-does not pay is sent as float64. Every time is an integer ns, exact while below 2**53.
-:func:`decode_columns` is the reference decoder (the front end's is ``widgets/src/_timeline_codec.js``).
+An integer column is ``k`` bits per value (0 ≤ k ≤ 32, little-endian bit stream of uint32 words:
+value ``i`` is bits ``i*k .. i*k+k-1``, padded to whole blocks of 32 values), with ``k`` chosen to minimise the column's size: values that do not fit
+(negative, or wider than ``k`` bits) are exceptions (uint32 index + exact float64 value) patched in
+by the decoder; ``k == 64`` is a dense float64 column for when exceptions would not pay. Every time
+is an integer ns, exact while below 2**53. :func:`decode_columns` is the reference decoder (the
+front end's is ``widgets/src/_timeline_codec.js``; tests check that both agree).
 """
 from __future__ import annotations
 
@@ -111,49 +116,100 @@ class _Blob:
         return b"".join(self.parts)
 
 
-_UINT = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
+_MAX_BITS = 32
 
 
-def _uint_width(max_value: int) -> int:
-    for w in (1, 2, 4):
-        if max_value < 1 << (8 * w):
-            return w
-    raise ValueError(f"id {max_value} does not fit in 32 bits")
+def _bit_length_counts(v: np.ndarray) -> np.ndarray:
+    """counts[b]: how many values of int64 ``v`` need b bits (negatives count as 0 bits, values
+    of 41 bits or more as 41)."""
+    # bit_length(x) is the float64 exponent of 2x + 1 (exact: x < 2**41 after the clip)
+    x = np.minimum(v, 1 << 40)
+    if x.min() < 0:
+        np.maximum(x, 0, out=x)
+    x <<= 1
+    x += 1
+    bl = (x.astype(np.float64).view(np.uint64) >> np.uint64(52)).astype(np.intp) - 1023
+    return np.bincount(bl, minlength=42)
 
 
-def _choose_width(v: np.ndarray) -> tuple[int, int]:
-    """(width, exceptions) of the cheapest packing of int64 ``v``: width 1/2/4 with the values
-    that do not fit as exceptions, or 8 (dense float64)."""
+def _choose_bits(v: np.ndarray, mn: int | None = None, mx: int | None = None) -> tuple[int, int]:
+    """(k, exceptions) of the smallest packing of int64 ``v``: k bits per value with the values
+    that do not fit as exceptions, or k = 64 (dense float64). Columns longer than 65536 values
+    are judged on an evenly strided sample (the choice only affects the size, never exactness)."""
     n = len(v)
-    best = (8, 0)
-    best_cost = 8 * n
     if n == 0:
-        return 1, 0
-    neg = int(np.count_nonzero(v < 0))
-    for w in (1, 2, 4):
-        x = neg + int(np.count_nonzero(v > (1 << (8 * w)) - 1))
-        cost = w * n + _EXC_BYTES * x
+        return 0, 0
+    mn = int(v.min()) if mn is None else mn
+    mx = int(v.max()) if mx is None else mx
+    if mn >= 0 and mx < 2:
+        return mx, 0
+    stride = max(1, n // 65536)
+    sample = v[::stride]
+    scale = n / len(sample)
+    nneg = int(np.count_nonzero(sample < 0)) * scale if mn < 0 else 0
+    above = (len(sample) - np.cumsum(_bit_length_counts(sample))) * scale  # wider than k bits
+    best, best_cost = (64, 0), 8 * n
+    for k in range(_MAX_BITS + 1):
+        if n * k >= 1 << 32:             # the decoder's bit positions are uint32
+            break
+        x = int(round(above[k] + nneg))
+        if x == 0 and (mn < 0 or mx >= 1 << k):
+            x = 1                        # (the sample missed them, but they exist)
+        cost = -(-n * k // 8) + _EXC_BYTES * x
         if cost < best_cost:
-            best, best_cost = (w, x), cost
+            best, best_cost = (k, x), cost
     return best
 
 
-def _pack_int(blob: _Blob, v: np.ndarray, width: int | None = None) -> dict:
-    """Pack int64 ``v`` into ``blob``; ``width`` forces one (tests), else the cheapest is chosen."""
+def _pack_bits(v: np.ndarray, k: int) -> np.ndarray:
+    """uint32 words of the little-endian k-bit stream of ``v`` (0 <= v < 2**k, 1 <= k <= 32),
+    padded to a multiple of 32 values. Vectorised over blocks of 32 values, which fill exactly
+    k words: one numpy operation per position in the block, not per value."""
+    n = len(v)
+    m = -(-n // 32)
+    vals = np.empty(m * 32, np.uint32)
+    vals[:n] = v
+    vals[n:] = 0
+    cols = np.ascontiguousarray(vals.reshape(m, 32).T)   # cols[j]: the j-th value of every block
+    words = np.zeros((k, m), np.uint32)
+    tmp = np.empty(m, np.uint32)
+    for j in range(32):
+        w, s = divmod(j * k, 32)
+        np.left_shift(cols[j], np.uint32(s), out=tmp)
+        words[w] |= tmp
+        if s + k > 32:
+            np.right_shift(cols[j], np.uint32(32 - s), out=tmp)
+            words[w + 1] |= tmp
+    return np.ascontiguousarray(words.T).ravel().astype("<u4", copy=False)
+
+
+def _pack_int(blob: _Blob, v: np.ndarray, bits: int | None = None) -> dict:
+    """Pack int64 ``v`` into ``blob``; ``bits`` forces a width, else the smallest packing is
+    chosen."""
     v = np.asarray(v, dtype=np.int64)
-    w = _choose_width(v)[0] if width is None else width
-    spec = {"w": w, "n": int(len(v)), "off": 0, "xn": 0, "xoff": 0}
-    if w == 8:
+    mn, mx = (int(v.min()), int(v.max())) if len(v) else (0, 0)
+    k = _choose_bits(v, mn, mx)[0] if bits is None else bits
+    spec = {"k": k, "n": int(len(v)), "off": 0, "xn": 0, "xoff": 0}
+    if k == 64:
         spec["off"] = blob.add(v.astype("<f8"))
         return spec
-    bad = (v < 0) | (v > (1 << (8 * w)) - 1)
-    xi = np.flatnonzero(bad)
-    spec["off"] = blob.add(np.where(bad, 0, v).astype(_UINT[w]))
+    fits = v
+    if mn >= 0 and mx < 1 << k:
+        xi = ()
+    else:
+        bad = (v < 0) | (v >= 1 << k)
+        xi = np.flatnonzero(bad)
+        fits = np.where(bad, 0, v)
+    if k:
+        spec["off"] = blob.add(_pack_bits(fits, k))
     if len(xi):
         spec["xn"] = int(len(xi))
         spec["xoff"] = blob.add(xi.astype("<u4"))
         blob.add(v[xi].astype("<f8"))        # right after the (8-aligned) indices
     return spec
+
+
+_DENSITY_BINS = 4096
 
 
 def encode_columns(tl) -> tuple[dict, bytes]:
@@ -168,51 +224,91 @@ def encode_columns(tl) -> tuple[dict, bytes]:
     offsets = np.searchsorted(track, np.arange(ntr + 1), side="left").astype("<u4")
     spec: dict = {"version": 2, "n": n, "tracks": ntr}
     spec["offsets"] = blob.add(offsets)
-    wn = _uint_width(max(len(tl.names) - 1, 0))
-    spec["name"] = {"w": wn, "off": blob.add(np.asarray(tl.name_id).astype(_UINT[wn]))}
+    name_id = np.asarray(tl.name_id, np.int64)
+    spec["name"] = _pack_int(blob, name_id, int(name_id.max()).bit_length() if n and name_id.min() >= 0 else None)
     s = np.asarray(tl.start_ns, np.int64)
     e = np.asarray(tl.end_ns, np.int64)
     t0 = int(s.min()) if n else 0
     spec["t0"] = t0
+    spec["t1"] = int(e.max()) if n else 0
     dur = e - s
     has = offsets[1:] > offsets[:-1]
+    lo = offsets[:-1][has].astype(np.int64)
     first = np.zeros(ntr, np.int64)
-    first[has] = s[offsets[:-1][has]] - t0
+    first[has] = s[lo] - t0
     new = np.zeros(n, bool)
-    new[offsets[:-1][has]] = True
+    new[lo] = True
     gap = np.zeros(n, np.int64)
-    delta = np.zeros(n, np.int64)
     if n > 1:
-        gap[1:] = s[1:] - e[:-1]
-        delta[1:] = s[1:] - s[:-1]
+        np.subtract(s[1:], e[:-1], out=gap[1:])
     gap[new] = 0
-    delta[new] = 0
-    wg, xg = _choose_width(gap)
-    wd, xd = _choose_width(delta)
-    cost = lambda w, x: w * n + _EXC_BYTES * x  # noqa: E731
-    mode, step = ("gap", gap) if cost(wg, xg) <= cost(wd, xd) else ("delta", delta)
+    # without overlaps every gap is <= its start delta (delta = gap + previous duration), so
+    # deltas are only worth a look when some gap is negative
+    gmin = int(gap.min()) if n else 0
+    dmin = int(dur.min()) if n else 0
+    spec["smax"] = int(s.max()) - t0 if n else 0     # (the decoder sizes its arrays from these)
+    spec["dmin"], spec["dmax"] = dmin, int(dur.max()) if n else 0
+    mode, step, bits = "gap", gap, None
+    if gmin < 0:
+        size = lambda kx: -(-n * kx[0] // 8) + _EXC_BYTES * kx[1] if kx[0] < 64 else 8 * n  # noqa: E731
+        delta = np.zeros(n, np.int64)
+        np.subtract(s[1:], s[:-1], out=delta[1:])
+        delta[new] = 0
+        kg, kd = _choose_bits(gap), _choose_bits(delta)
+        mode, step, bits = ("delta", delta, kd[0]) if size(kd) < size(kg) else ("gap", gap, kg[0])
     spec["mode"] = mode
     spec["first"] = _pack_int(blob, first)
-    spec["step"] = _pack_int(blob, step)
+    spec["step"] = _pack_int(blob, step, bits)
     spec["dur"] = _pack_int(blob, dur)
-    depth = _depths(tl)
-    max_depth = int(depth.max()) if n else 0
-    spec["depth"] = blob.add(depth) if max_depth else None
+    maxdur = np.zeros(ntr, np.int64)
+    if n:
+        maxdur[has] = np.maximum.reduceat(dur, lo)
+    spec["maxdur"] = _pack_int(blob, maxdur)
+    # (no negative gap or duration: nothing overlaps, every sub-row is 0)
+    depth = np.zeros(n, np.uint8) if gmin >= 0 and dmin >= 0 else _depths(tl)
+    spec["max_depth"] = int(depth.max()) if n else 0
+    spec["depth"] = _pack_int(blob, depth.astype(np.int64), max(spec["max_depth"], 0).bit_length())
+    counts, spec["density_shift"] = _density(s, e, t0, spec["t1"], ends_after_starts=dmin >= 0)
+    spec["density"] = _pack_int(blob, counts)
     pidx, pval = _payload_values(tl)
     spec["payload"] = None
     if len(pidx):
         spec["payload"] = {"n": int(len(pidx)), "off": blob.add(pidx.astype("<u4"))}
         blob.add(pval.astype("<f8"))
-    spec["max_depth"] = max_depth
     spec["bytes"] = blob.size
     return spec, blob.bytes()
 
 
+def _density(s, e, t0, t1, bins: int = _DENSITY_BINS, ends_after_starts: bool = False):
+    """(counts, shift): events overlapping each bin of 2**shift ns from t0 (the minimap; the
+    smallest power-of-two bin width that covers [t0, t1] with at most ``bins`` bins, so that
+    binning is a shift)."""
+    shift = max(0, int(t1 - t0).bit_length() - (bins - 1).bit_length())
+    nb = ((t1 - t0) >> shift) + 1
+    if not len(s):
+        return np.zeros(nb, np.int64), shift
+    if t0:
+        s, e = s - t0, e - t0
+    c0 = s >> shift
+    c1 = (e if ends_after_starts else np.maximum(e, s)) >> shift
+    d = np.bincount(c0, minlength=nb)
+    d[1:] -= np.bincount(c1, minlength=nb)[:-1]     # an event leaves after its end bin
+    return np.cumsum(d), shift
+
+
 def _unpack_int(data: bytes, spec: dict) -> np.ndarray:
-    n, w = spec["n"], spec["w"]
-    if w == 8:
+    n, k = spec["n"], spec["k"]
+    if k == 64:
         return np.frombuffer(data, "<f8", n, spec["off"]).astype(np.int64)
-    v = np.frombuffer(data, _UINT[w], n, spec["off"]).astype(np.int64)
+    v = np.zeros(n, np.int64)
+    if k:
+        words = np.frombuffer(data, "<u4", -(-n // 32) * k, spec["off"]).astype(np.uint64)
+        p = np.arange(n, dtype=np.uint64) * np.uint64(k)
+        w, sh = (p >> np.uint64(5)).astype(np.int64), p & np.uint64(31)
+        u = words[w] >> sh
+        over = sh + np.uint64(k) > np.uint64(32)
+        u[over] |= words[w[over] + 1] << (np.uint64(32) - sh[over])
+        v = (u & np.uint64((1 << k) - 1)).astype(np.int64)
     if spec["xn"]:
         xi = np.frombuffer(data, "<u4", spec["xn"], spec["xoff"])
         xoff = spec["xoff"] + 4 * spec["xn"] + (-4 * spec["xn"] % 8)
@@ -222,12 +318,11 @@ def _unpack_int(data: bytes, spec: dict) -> np.ndarray:
 
 def decode_columns(spec: dict, data: bytes) -> dict:
     """Inverse of :func:`encode_columns` (reference for the front end's decoder and the tests):
-    ``track``, ``name``, ``start``, ``end`` (int64 ns), ``depth`` (uint8) and ``payload``
-    (float64, NaN where none)."""
+    ``track``, ``name``, ``start``, ``end`` (int64 ns), ``depth``, ``payload`` (float64, NaN
+    where none) per event; ``maxdur`` per track, ``density`` per minimap bin."""
     n, ntr = spec["n"], spec["tracks"]
     offsets = np.frombuffer(data, "<u4", ntr + 1, spec["offsets"]).astype(np.int64)
     track = np.repeat(np.arange(ntr), np.diff(offsets))
-    name = np.frombuffer(data, _UINT[spec["name"]["w"]], n, spec["name"]["off"]).astype(np.int64)
     first = _unpack_int(data, spec["first"])
     step = _unpack_int(data, spec["step"])
     dur = _unpack_int(data, spec["dur"])
@@ -241,15 +336,14 @@ def decode_columns(spec: dict, data: bytes) -> dict:
         if spec["mode"] == "gap":
             st[1:] += dur[lo:hi - 1]
         start[lo:hi] = np.cumsum(st)
-    depth = (np.frombuffer(data, "<u1", n, spec["depth"]).copy() if spec["depth"] is not None
-             else np.zeros(n, np.uint8))
     payload = np.full(n, np.nan)
     if spec["payload"]:
         k, off = spec["payload"]["n"], spec["payload"]["off"]
         pidx = np.frombuffer(data, "<u4", k, off)
         payload[pidx] = np.frombuffer(data, "<f8", k, off + 4 * k + (-4 * k % 8))
-    return {"track": track, "name": name, "start": start, "end": start + dur, "depth": depth,
-            "payload": payload}
+    return {"track": track, "name": _unpack_int(data, spec["name"]), "start": start, "end": start + dur,
+            "depth": _unpack_int(data, spec["depth"]), "payload": payload,
+            "maxdur": _unpack_int(data, spec["maxdur"]), "density": _unpack_int(data, spec["density"])}
 
 
 class TimelineView(View):

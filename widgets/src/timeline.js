@@ -45,28 +45,16 @@ function build(model) {
   // nothing until the rest arrives)
   const cols = (meta.columns && decodeColumns(meta.columns, model.get("data"))) || {
     n: 0, offsets: new Uint32Array(tracks.length + 1), name: new Uint8Array(0), start: new Float64Array(0),
-    dur: new Float64Array(0), depth: new Uint8Array(0), payload: null };
+    dur: new Float64Array(0), depth: new Uint8Array(0), payload: null, maxDur: new Float64Array(tracks.length),
+    density: new Float64Array(0), t0: 0, t1: 0 };
   const decodeMs = performance.now() - tDecode;
-  const { n, name, start, dur, depth } = cols;
+  const { n, name, start, dur, depth, maxDur, density } = cols;
   const payload = cols.payload || new Float64Array(0);
   const tStart = cols.offsets;
-  // per track: longest event (so a window query can look back far enough) and the extent
-  const maxDur = new Float64Array(tracks.length);
-  let t0 = Infinity, t1 = -Infinity;
-  for (let t = 0; t < tracks.length; t++) {
-    const lo = tStart[t], hi = tStart[t + 1];
-    if (lo >= hi) continue;
-    let md = 0;
-    for (let i = lo; i < hi; i++) {
-      const d = dur[i];
-      if (d > md) md = d;
-      const e = start[i] + d;
-      if (e > t1) t1 = e;
-    }
-    maxDur[t] = md;
-    if (start[lo] < t0) t0 = start[lo];   // sorted by start within a track
-  }
-  if (!isFinite(t0)) { t0 = 0; t1 = 1; }
+  // times inside the widget are ns after `origin` (the earliest start); labels add it back
+  const origin = n ? cols.t0 : 0;
+  const t0 = 0;
+  let t1 = n ? cols.t1 - cols.t0 : 1;
   if (t1 <= t0) t1 = t0 + 1;
   // rows: a header per outer group (path[:-1]) then one row per track
   const rows = [];
@@ -84,7 +72,7 @@ function build(model) {
     rows.push({ kind: "track", track: t, label: path[path.length - 1] || "", path, y, h: rowH });
     y += rowH;
   });
-  return { meta, name, start, dur, depth, payload, tracks, n, tStart, maxDur, t0, t1, rows, contentH: y, rowH, decodeMs };
+  return { meta, name, start, dur, depth, payload, tracks, n, tStart, maxDur, bins: density, binNs: 2 ** (cols.densityShift || 0), origin, t0, t1, rows, contentH: y, rowH, decodeMs };
 }
 
 function render({ model, el }) {
@@ -159,18 +147,19 @@ function render({ model, el }) {
     const { ctx, width: W } = mini;
     ctx.fillStyle = th.bg2;
     ctx.fillRect(0, 0, W, MINI_H);
-    // density per column (precomputed once per data)
+    // events per column, resampled from the density bins the kernel side computed
     if (!D.density || D.density.length !== W) {
       const dens = new Float32Array(W);
-      const span = D.t1 - D.t0;
-      for (let i = 0; i < D.n; i++) {
-        const c0 = Math.floor(((D.start[i] - D.t0) / span) * (W - 1));
-        const c1 = Math.floor(((D.start[i] + D.dur[i] - D.t0) / span) * (W - 1));
-        if (c1 === c0) dens[c0] += 1;
-        else for (let c = c0; c <= c1; c++) dens[c] += 1;
-      }
+      const B = D.bins.length, bw = D.binNs, span = D.t1 - D.t0;
       let mx = 0;
-      for (let c = 0; c < W; c++) if (dens[c] > mx) mx = dens[c];
+      for (let c = 0; c < W && B; c++) {
+        // bins of bw ns from the first event; column c shows [c, c + 1) * span / W
+        const lo = Math.floor((c * span) / W / bw), hi = Math.max(lo + 1, Math.ceil(((c + 1) * span) / W / bw));
+        let v = 0;
+        for (let b = lo; b < hi && b < B; b++) if (D.bins[b] > v) v = D.bins[b];
+        dens[c] = v;
+        if (v > mx) mx = v;
+      }
       D.density = dens; D.densMax = mx || 1;
     }
     ctx.fillStyle = th.accent;
@@ -199,10 +188,10 @@ function render({ model, el }) {
     ctx.strokeStyle = th.border;
     ctx.fillStyle = th.fgMuted;
     ctx.beginPath();
-    for (let t = Math.ceil(view.a / step) * step; t <= view.b; t += step) {
+    for (let t = Math.ceil((view.a + D.origin) / step) * step - D.origin; t <= view.b; t += step) {
       const x = Math.round(xOf(t, W)) + 0.5;
       ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, H);
-      ctx.fillText(fmtNs(t), x + 3, AXIS_H / 2);
+      ctx.fillText(fmtNs(t + D.origin), x + 3, AXIS_H / 2);
     }
     ctx.globalAlpha = 0.35; ctx.stroke(); ctx.globalAlpha = 1;
     const yTop = AXIS_H - view.scroll;
@@ -291,7 +280,7 @@ function render({ model, el }) {
     statsEl.textContent = JSON.stringify({
       first_render_ms: +stats.first_render_ms.toFixed(2), decode_ms: +stats.decode_ms.toFixed(2), frames: stats.frames,
       median_frame_ms: +stats.median_frame_ms.toFixed(3), last_frame_ms: +ms.toFixed(3),
-      window_ns: [Math.round(view.a), Math.round(view.b)],
+      window_ns: [Math.round(view.a + D.origin), Math.round(view.b + D.origin)],
     });
     frameEl.textContent = `${ms.toFixed(1)} ms/frame`;
     frameEl.title = `draw time of the last frame; median ${stats.median_frame_ms.toFixed(1)} ms over ${stats.frame_ms.length} frames; first render ${stats.first_render_ms.toFixed(0)} ms`;
@@ -375,7 +364,7 @@ function render({ model, el }) {
     const lines = [
       D.meta.names[D.name[i]],
       D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i])}` : "instant",
-      `start ${fmtNs(D.start[i])}`,
+      `start ${fmtNs(D.start[i] + D.origin)}`,
       `lane ${found.row.path.join(" / ")}`,
     ];
     if (D.payload.length && !Number.isNaN(D.payload[i])) lines.push(`payload ${D.payload[i]}`);
