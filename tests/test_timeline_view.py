@@ -96,6 +96,52 @@ def test_roundtrip_is_exact(kw):
                                      for b in range(0, len(counts), 97)]
 
 
+def _nested(n_tracks=4, outer=50, seed=0):
+    """IKET-like ranges: an outer range per iteration with 1-3 inner ranges, one of which has a
+    range inside it; returns the timeline and each event's nesting level."""
+    rng = np.random.default_rng(seed)
+    tr, st, en, lvl = [], [], [], []
+    for t in range(n_tracks):
+        c = 0
+        for _ in range(outer):
+            o = c
+            c += 5
+            for j in range(int(rng.integers(1, 4))):
+                d = int(rng.integers(50, 200))
+                tr += [t]; st += [c]; en += [c + d]; lvl += [1]
+                if j == 0:
+                    tr += [t]; st += [c + 10]; en += [c + 20]; lvl += [2]
+                c += d + int(rng.integers(0, 3))     # sometimes back to back
+            tr += [t]; st += [o]; en += [c + 5]; lvl += [0]
+            c += 5 + int(rng.integers(0, 3))
+    tl = Timeline(names=["a"], tracks=[Track((f"SM {t}", "warp 0")) for t in range(n_tracks)], track=tr,
+                  name_id=np.zeros(len(tr), int), start_ns=st, end_ns=en, kind=np.zeros(len(tr), np.uint8))
+    order = np.lexsort((np.array(st), np.array(tr)))
+    return tl, np.array(lvl)[order]
+
+
+def test_nested_ranges_get_their_nesting_level_without_the_python_loop(monkeypatch):
+    import txlab.views.timeline as V
+
+    tl, level = _nested()
+    assert (tl.start_ns[1:] >= tl.start_ns[:-1])[np.diff(tl.track) == 0].all()
+
+    def loop(*a):
+        raise AssertionError("properly nested ranges took the per-event loop")
+    monkeypatch.setattr(V, "_greedy_rows", loop)
+    assert V._depths(tl).tolist() == level.tolist()
+    _roundtrip(tl)
+
+
+def test_partial_overlaps_fall_back_to_first_fit():
+    import txlab.views.timeline as V
+
+    # [0,10) [5,15) [12,20): open-count rows 0,1,1 overlap on row 1; first fit gives 0,1,0
+    tl = Timeline(names=["a"], tracks=[Track(("b", "g"))], track=[0, 0, 0], name_id=[0, 0, 0],
+                  start_ns=[0, 5, 12], end_ns=[10, 15, 20], kind=[0, 0, 0])
+    assert V._depths(tl).tolist() == [0, 1, 0]
+
+
 def test_empty_timeline():
     tl = Timeline(names=[], tracks=[], track=[], name_id=[], start_ns=[], end_ns=[], kind=[])
     spec, data, d = _roundtrip(tl)
@@ -252,3 +298,68 @@ def test_front_end_decoder_matches(kw, tmp_path):
         assert got == [None if np.isnan(x) else x for x in ref["payload"].tolist()]
     else:
         assert js["payload"] is None
+
+
+_TOOLTIP_CELL = """\
+import numpy as np
+from txlab.timeline import Timeline, Track
+from txlab.views.timeline import TimelineView
+t0 = 1_000_000_123     # not 0: the widget works relative to the first start and must add it back
+starts = t0 + np.array([0, 1000, 1600, 0, 700])
+durs = np.array([987, 555, 999, 701, 1899])
+tl = Timeline(names=["load", "mma"], tracks=[Track(("SM 0", "warp 0")), Track(("SM 0", "warp 1"))],
+              track=[0, 0, 0, 1, 1], name_id=[0, 1, 0, 1, 0], start_ns=starts, end_ns=starts + durs,
+              kind=np.zeros(5, np.uint8))
+TimelineView(tl)
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_tooltips_show_exact_durations_in_the_browser(tmp_path):
+    """Hover every event of a small timeline in JupyterLab: the tooltip names the event, its
+    exact duration in ns, its absolute start and its lane."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser import harness as H
+
+    reason = H.skip_reason()
+    if reason:
+        pytest.skip(reason)
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_TOOLTIP_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, tmp_path / "tips.ipynb")
+    with H.lab_server(tmp_path) as url, H.browser() as ctx:
+        console = H.Console()
+        page = H.open_notebook(ctx, url, "tips.ipynb", console)
+        H.run_all(page)
+        sel = ".txlab-timeline"
+        cv = page.locator(f"{sel} [data-testid='timeline-canvas']")
+        page.wait_for_function("(s) => document.querySelector(s + \" [data-testid='timeline-stats']\").textContent",
+                               arg=sel, timeout=20_000)
+        cv.scroll_into_view_if_needed()
+        box = cv.bounding_box()
+        tips = set()
+        # rows: axis 22 px, group header 16 px, then one 18 px row per warp (bars 2 px in)
+        for y in (22 + 16 + 9, 22 + 16 + 18 + 9):
+            for x in range(175, int(box["width"]) - 2, 12):
+                page.mouse.move(box["x"] + x, box["y"] + y)
+                page.wait_for_timeout(20)
+                text = page.evaluate("(s) => [...document.querySelectorAll(s + ' .txlab-tip')]"
+                                     ".filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')", sel)
+                if text:
+                    tips.add(text)
+        H.screenshot(page, "timeline-tooltips", sel)
+        assert not console.real(), console.real()
+    want = {("load", 987, "1.000 s", "warp 0"), ("mma", 555, "1.000 s", "warp 0"), ("load", 999, "1.000 s", "warp 0"),
+            ("mma", 701, "1.000 s", "warp 1"), ("load", 1899, "1.000 s", "warp 1")}
+    got = set()
+    for t in tips:
+        for name, dur, start, lane in want:
+            fmt = f"{dur} ns" if dur < 1000 else f"{dur / 1e3:.2f} µs"
+            if t.startswith(name) and f"duration {fmt}" in t and f"start {start}" in t and f"lane SM 0 / {lane}" in t:
+                got.add((name, dur, start, lane))
+    assert got == want, f"tooltips seen: {sorted(tips)}"
