@@ -302,10 +302,8 @@ def _assert_next_run_works(good):
 
 
 def _args_for(c):
-    from txlab.worker import _entry_params
-
     out = []
-    for p in _entry_params(c):
+    for p in c.entry_params:
         if p["kind"] == "scalar":
             out.append(0)
         else:

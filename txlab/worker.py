@@ -147,10 +147,26 @@ def start() -> None:
         _ensure()
 
 
+def _tvm_mode() -> str:
+    """What a worker imports: ``"runtime"`` (TVM's runtime library only, ~2x faster to import: the
+    worker then only loads libraries the notebook process exported) when a C/C++ compiler is on
+    PATH for ``export_library``, else ``"full"`` (it rebuilds executables from TVMScript).
+    ``TXLAB_WORKER_TVM=runtime|full`` overrides."""
+    mode = os.environ.get("TXLAB_WORKER_TVM", "")
+    if mode in ("runtime", "full"):
+        return mode
+    import shutil
+
+    # the compilers tvm.support.cc.get_cc() would pick (without importing TVM here)
+    found = os.environ.get("CXX") or os.environ.get("CC") or any(
+        shutil.which(c) for c in ("g++", "gcc", "clang++", "clang", "c++", "cc"))
+    return "runtime" if found else "full"
+
+
 def _new_proc() -> _Proc:
     ctx = _context()
     parent_conn, child_conn = ctx.Pipe(duplex=True)
-    proc = ctx.Process(target=_child_main, args=(child_conn,), name="txlab-worker", daemon=True)
+    proc = ctx.Process(target=_child_main, args=(child_conn, _tvm_mode()), name="txlab-worker", daemon=True)
     proc.start()
     child_conn.close()
     _stats["started"] += 1
@@ -429,7 +445,8 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
             if lib is not None:
                 req.update(library=str(lib))
             else:
-                req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin)
+                req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin,
+                           library_error=_library_errors.get(compiled.key or ""))
         t0 = time.monotonic()
         try:
             w.conn.send(("run", req))
@@ -499,6 +516,7 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
 
 
 _libraries: dict[str, object] = {}
+_library_errors: dict[str, str] = {}
 
 
 def _library(compiled):
@@ -526,7 +544,8 @@ def _library(compiled):
             tmp = path.with_name(f".{path.stem}.{os.getpid()}.so")
             _build_executable(compiled.ir_module, compiled.arch, compiled.cubin).export_library(str(tmp))
             os.replace(tmp, path)
-    except Exception:  # noqa: BLE001 - fall back to the script path, which reports its own errors
+    except Exception as exc:  # noqa: BLE001 - fall back to the script path, which reports its own errors
+        _library_errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         path = None
     _libraries[key] = path
     return path
@@ -612,14 +631,23 @@ def device_memory() -> dict:
 
 # =============================================================================================
 # worker side
-def _child_main(conn) -> None:
+def _child_main(conn, tvm_mode: str = "full") -> None:
     try:
         os.setsid()  # own process group: the parent can SIGKILL everything it spawned
     except OSError:
         pass
     t0 = time.perf_counter()
     try:
+        if tvm_mode == "runtime":
+            os.environ["TVM_USE_RUNTIME_LIB"] = "1"  # read by tvm.base at import: no compiler library
         import tvm  # noqa: F401 - preloaded under forkserver; imported here under spawn
+
+        if tvm.base._RUNTIME_ONLY:  # runtime-only skips the backends: load the CUDA module loader
+            from tvm_ffi.libinfo import load_lib_ctypes
+
+            runtime_dir = Path(tvm.base._LOADED_LIBS["tvm_runtime"]._name).resolve().parent
+            tvm.base._LOADED_LIBS["tvm_runtime_cuda"] = load_lib_ctypes(
+                "tvm", "tvm_runtime_cuda", "RTLD_LOCAL", extra_lib_paths=[runtime_dir])
         from cuda.bindings import runtime as rt
 
         t_import = time.perf_counter()
@@ -634,7 +662,8 @@ def _child_main(conn) -> None:
         conn.send(("init_failed", {"error": f"{type(exc).__name__}: {exc}"}))
         return
     t_ready = time.perf_counter()
-    conn.send(("ready", {"pid": os.getpid(), "boot_s": t_ready - t0, "import_s": t_import - t0,
+    conn.send(("ready", {"pid": os.getpid(), "tvm": "runtime" if tvm.base._RUNTIME_ONLY else "full",
+                         "boot_s": t_ready - t0, "import_s": t_import - t0,
                          "cuda_context_s": t_ready - t_import,
                          "free_bytes": int(free), "total_bytes": int(total)}))
     state = _ChildState()
@@ -712,6 +741,12 @@ class _ChildState:
         if exe is None:
             if "script" not in req:
                 raise RuntimeError("the parent did not send the kernel (stale executable cache)")
+            import tvm
+
+            if tvm.base._RUNTIME_ONLY:
+                raise RuntimeError("the kernel's library could not be exported in the notebook process "
+                                   f"({req.get('library_error') or 'unknown reason'}) and this worker has "
+                                   "TVM's runtime only; set TXLAB_WORKER_TVM=full before the first GPU run")
             from tvm.script import from_source
 
             import txlab.compat  # noqa: F401  (the same TVM workarounds the parent compiled with)
