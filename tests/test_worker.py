@@ -84,7 +84,7 @@ pid = w.pid
 try:
     worker._boot(w)
 except KernelFault as e:
-    print("KIND", e.kind, "cudaError" in str(e))
+    print("KIND", e.kind, "cudaError" in str(e) or "libcuda" in str(e))
 alive = subprocess.run(["ps", "-o", "pid=,stat=", "-p", str(pid)], capture_output=True, text=True).stdout
 print("WORKER", repr(alive.strip()))
 print("STATUS", worker.status()["alive"])
