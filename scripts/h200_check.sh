@@ -22,7 +22,7 @@ if want notebooks; then
 fi
 if want bench; then
   step "isolation benchmark"
-  timeout 240 python3 benchmarks/isolation.py 2>&1 | tee "$OUT/isolation.log" | tail -20
+  timeout ${BENCH_TIMEOUT:-300} python3 benchmarks/isolation.py ${BENCH_ARGS:-} 2>&1 | tee "$OUT/isolation.log" | tail -30; cp benchmarks/results/isolation.json "$OUT/" 2>/dev/null
 fi
 if want data; then
   step "real timeline traces and API verification"
