@@ -11,7 +11,7 @@ Measured (targets from the project brief):
     re-traces → the new metrics are in the DOM and the grid is repainted (next animation frame).
     Target ≤ 100 ms. Also the front-end-only wave scrub → repaint.
   * TimelineView zoom at N events (default 1M): real mouse-wheel events over the canvas; per-frame
-    draw time from the widget's `timeline-stats`. Targets: first render ≤ 1 s, median zoom frame
+    draw time from the widget's hidden `timeline-stats` element (JSON). Targets: first render ≤ 1 s, median zoom frame
     ≤ 16 ms.
 Writes benchmarks/results/browser_latency.json and prints a table. Needs /usr/bin/chromium
 (Debian's `chromium`; TXLAB_CHROMIUM overrides) and Playwright (Python).
@@ -239,6 +239,7 @@ def main(argv=None):
         page.wait_for_timeout(500)
         st = timeline_stats(page, big)
         res["timeline_large_widget_first_frame_ms"] = st.get("first_render_ms")
+        res["timeline_large_widget_decode_ms"] = st.get("decode_ms")   # (part of the first frame)
         zoom = timeline_zoom(page, big, 2 * args.repeats)
         res["timeline_zoom_frame_ms"] = {"median": round(statistics.median(zoom), 3),
                                          "p90": round(sorted(zoom)[int(0.9 * (len(zoom) - 1))], 3),
@@ -271,7 +272,8 @@ def main(argv=None):
                  else f"first render {name} (display cell, Shift+Enter → painted)")
         rows.append((label, f"{ms:.1f}", target, ok))
     fr = res["timeline_large_widget_first_frame_ms"]
-    rows.append((f"timeline {args.events:,}: render() → first frame (widget stats)", f"{fr}", "≤ 1000",
+    rows.append((f"timeline {args.events:,}: render() → first frame (widget stats; decoding the columns "
+                 f"{res['timeline_large_widget_decode_ms']})", f"{fr}", "≤ 1000",
                  "ok" if fr is not None and fr <= 1000 else "MISSED"))
     z = res["timeline_zoom_frame_ms"]
     rows.append((f"timeline {args.events:,}: median zoom frame (p90 {z['p90']}, max {z['max']})", f"{z['median']:.3f}",

@@ -549,6 +549,7 @@ function render({ model, el }) {
     statsEl.textContent = JSON.stringify({
       first_render_ms: +stats.first_render_ms.toFixed(2),
       decode_ms: +stats.decode_ms.toFixed(2),
+      mounted_at_ms: +mount.toFixed(1),
       frames: stats.frames,
       median_frame_ms: +stats.median_frame_ms.toFixed(3),
       last_frame_ms: +ms.toFixed(3),

@@ -278,7 +278,7 @@ function render({ model, el }) {
     const sorted = [...stats.frame_ms].sort((x, y) => x - y);
     stats.median_frame_ms = sorted[sorted.length >> 1];
     statsEl.textContent = JSON.stringify({
-      first_render_ms: +stats.first_render_ms.toFixed(2), decode_ms: +stats.decode_ms.toFixed(2), frames: stats.frames,
+      first_render_ms: +stats.first_render_ms.toFixed(2), decode_ms: +stats.decode_ms.toFixed(2), mounted_at_ms: +mount.toFixed(1), frames: stats.frames,
       median_frame_ms: +stats.median_frame_ms.toFixed(3), last_frame_ms: +ms.toFixed(3),
       window_ns: [Math.round(view.a + D.origin), Math.round(view.b + D.origin)],
     });
