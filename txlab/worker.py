@@ -638,6 +638,12 @@ def _child_main(conn, tvm_mode: str = "full") -> None:
         pass
     t0 = time.perf_counter()
     try:
+        import sys
+
+        # tvm_ffi imports torch eagerly when it is installed (~3 s on the H200 host, 3/4 of a boot);
+        # the worker never touches torch (tensors arrive as host bytes), so keep it out.
+        if os.environ.get("TXLAB_WORKER_TORCH", "0") != "1":
+            sys.modules.setdefault("torch", None)
         if tvm_mode == "runtime":
             os.environ["TVM_USE_RUNTIME_LIB"] = "1"  # read by tvm.base at import: no compiler library
         import tvm  # noqa: F401 - preloaded under forkserver; imported here under spawn
