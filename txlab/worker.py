@@ -702,13 +702,15 @@ class _ChildState:
     def _segment(self, name: str):
         seg = self.shm.get(name)
         if seg is None:
-            from multiprocessing import resource_tracker, shared_memory
+            import sys
+            from multiprocessing import shared_memory
 
-            seg = shared_memory.SharedMemory(name=name)
-            try:  # the parent owns (and unlinks) it; the worker only maps it
-                resource_tracker.unregister(seg._name, "shared_memory")
-            except Exception:  # noqa: BLE001
-                pass
+            # The parent owns (and unlinks) the segment; the worker only maps it. Python < 3.13
+            # registers an attached segment with the resource tracker, which the worker shares
+            # with the parent (spawn passes its fd): that duplicate registration is harmless,
+            # while unregistering here would make the parent's unlink raise KeyError there.
+            seg = (shared_memory.SharedMemory(name=name, track=False) if sys.version_info >= (3, 13)
+                   else shared_memory.SharedMemory(name=name))
             self.shm[name] = seg
             if seg.size >= PIN_MIN_BYTES:
                 from cuda.bindings import runtime as rt
