@@ -41,6 +41,6 @@ if want iket; then
     echo "cuda.bindings loads another NVRTC: preloading the 13.2 one"
     export LD_PRELOAD=/tmp/iket-site/nvidia/cu13/lib/libnvrtc.so.13
   fi
-  timeout 400 python3 scripts/iket_h200.py "$OUT/iket" 2>&1 | tee "$OUT/iket.log" | tail -60
-  unset LD_PRELOAD
+  timeout 400 python3 scripts/iket_h200.py "$OUT/iket" --record=txlab/data/api_verified_iket.json 2>&1 | tee "$OUT/iket.log" | tail -60
+  unset LD_PRELOAD; cp txlab/data/api_verified_iket.json "$OUT/" 2>/dev/null
 fi

@@ -1,7 +1,9 @@
-"""Try NVIDIA IKET end to end on this GPU: TVM's official ``run-iket`` profile (cutlass-4.6.0) over a
-small sm_90a TIRx kernel annotated with ``Tx.cuda.iket.*``, then ``txlab.timeline.load_iket``.
+"""Run NVIDIA IKET end to end on this GPU: TVM's official ``run-iket`` profile (cutlass-4.6.0) over
+txlab's catalogue example ``iket_regions`` (sm_90a, ``Tx.cuda.iket.*``), then
+``txlab.timeline.load_iket``; ``--record=txlab/data/api_verified_iket.json`` records the result for
+``txlab.api.coverage``.
 
-    python3 scripts/iket_h200.py [OUT_DIR]        # the profiling parent (what a user runs)
+    python3 scripts/iket_h200.py [OUT_DIR] [--record=FILE]   # the profiling parent (what a user runs)
     python3 scripts/iket_h200.py --workload       # the replayed child (run-iket runs this)
 
 Prints what is missing (``txlab.timeline.iket_requirements``), TVM's own validation, the run-iket
@@ -17,41 +19,28 @@ from pathlib import Path
 
 
 def workload() -> None:
-    """The kernel run under run-iket: 2 CTAs x 128 threads, 4 token ranges per thread, a stack range
-    around them, a marker with a payload; its output is checked."""
+    """The kernel run under run-iket: txlab's catalogue example ``iket_regions`` (2 CTAs x 128
+    threads: a stack range around 4 token ranges per thread, a marker with a payload, the
+    IketProfiler meta class), built by ``IketProfiler.compile``; its output is checked."""
     import numpy as np
     import tvm
     from tvm.backend.cuda.iket import IketProfiler
-    from tvm.script import tirx as T
 
-    @T.prim_func
-    def iket_steps(X: T.Buffer((256,), "float32"), Out: T.Buffer((256,), "float32")):
-        T.device_entry()
-        cta = T.cta_id([2])
-        tx = T.thread_id([128])
-        i = cta * 128 + tx
-        T.cuda.iket.range_push("kernel")
-        token = T.cuda.iket.sentinel_token("idle")
-        for k in T.serial(4, unroll=False):
-            T.cuda.iket.range_end(token)
-            token = T.cuda.iket.range_start("step")
-            Out[i] = Out[i] + X[i] * T.float32(k)
-        T.cuda.iket.range_end(token)
-        T.cuda.iket.mark("done", tx)
-        T.cuda.iket.range_pop()
+    from txlab.api import examples
 
-    exe = IketProfiler().compile(iket_steps, target=tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}))
+    ex = examples()["iket_regions"]
+    exe = IketProfiler().compile(ex.prim_func(), target=tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}))
     dev = tvm.cuda(0)
     x = np.arange(256, dtype="float32")
     xd = tvm.runtime.tensor(x, device=dev)
     od = tvm.runtime.tensor(np.zeros(256, "float32"), device=dev)
-    exe["iket_steps"](xd, od)
+    exe["iket_regions"](xd, od)
     dev.sync()
-    np.testing.assert_allclose(od.numpy(), x * 6)
-    print("workload: iket_steps ran and its output is right")
+    np.testing.assert_allclose(od.numpy(), x * 6)  # Out += X * k for k in 0..3
+    print("workload: iket_regions ran and its output is right")
 
 
-def main(out_dir: Path) -> int:
+def main(out_dir: Path, record: Path | None = None) -> int:
     from txlab import timeline
 
     missing = timeline.iket_requirements()
@@ -80,14 +69,38 @@ def main(out_dir: Path) -> int:
     print(tl.summary())
     tl.to_perfetto(out_dir / "txlab-perfetto.json")
     names = {e["name"] for e in tl.events}
-    ok = {"step", "kernel", "done"} <= names
+    want = {"kernel", "step", "done", "epilogue", "store"}
+    ok = want <= names and not tl.warnings
     print("expected ranges/markers present:", ok, sorted(names))
+    if record:
+        import json
+        import time as _time
+
+        from txlab.api import examples
+
+        info = json.loads(record.read_text()) if record.is_file() else {}
+        info.update(device=tl.meta.get("gpu") or _gpu_name(), arch="sm_90a",
+                    date=_time.strftime("%Y-%m-%dT%H:%M:%S%z"), runtime="run-iket (cutlass-4.6.0 profile)")
+        info.setdefault("examples", {})["iket_regions"] = {
+            "id": "iket_regions", "ok": ok, "events": len(tl), "tracks": len(tl.tracks),
+            "names": sorted(names), "missing": sorted(want - names), "warnings": dict(tl.warnings),
+            "uses": list(examples()["iket_regions"].uses)}
+        record.write_text(json.dumps(info, indent=1) + "\n")
+        print(f"wrote {record}")
     return 0 if ok else 1
+
+
+def _gpu_name() -> str:
+    from txlab.device import probe
+
+    return probe().name
 
 
 if __name__ == "__main__":
     if "--workload" in sys.argv:
         workload()
     else:
-        out = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", "/tmp") + "/iket")
-        sys.exit(main(out))
+        args = [a for a in sys.argv[1:] if not a.startswith("--record=")]
+        rec = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--record=")]
+        out = Path(args[0] if args else os.environ.get("OUT", "/tmp") + "/iket")
+        sys.exit(main(out, Path(rec[0]) if rec else None))

@@ -25,6 +25,8 @@ import numpy as np
 VERIFIED_JSON = Path(__file__).parent / "data" / "api_verified.json"
 # Multi-GPU runs (scripts/nvshmem_2gpu.py --json): same "examples" layout, plus "n_gpus".
 VERIFIED_MULTI_GPU_JSON = Path(__file__).parent / "data" / "api_verified_multi_gpu.json"
+# Runs under NVIDIA's run-iket on an H200 (scripts/iket_h200.py --record=...): same "examples" layout.
+VERIFIED_IKET_JSON = Path(__file__).parent / "data" / "api_verified_iket.json"
 
 # Category of each Tx.cuda name (the categories of TVM's "CUDA Authoring and Support APIs" page).
 _CATEGORY_OF = {
@@ -243,11 +245,9 @@ def cuda_source(example_id: str, arch: str | None = None) -> str:
         return enabled_source(ex)
     if "nvshmem" not in ex.needs:
         return txlab.compile(ex.prim_func(), arch=arch or ex.arch, progress=lambda *_: None).cuda_source
-    from txlab import compiler
+    from txlab.compiler import cuda_source as generate
 
-    mod, entry_name = compiler._as_module(ex.prim_func(), None)
-    _, device_mods, _, _ = compiler._lower(mod, arch or ex.arch, entry_name)
-    return compiler._codegen_source(device_mods, arch or ex.arch, entry_name)
+    return generate(ex.prim_func(), arch or ex.arch)
 
 
 _generated: dict = {}
@@ -258,7 +258,7 @@ def generated_cuda(example_id: str, arch: str | None = None) -> str:
     memoised per process). ``cuda_source`` is the same text through txlab.compile (builds a cubin)."""
     key = (example_id, arch)
     if key not in _generated:
-        from txlab import compiler
+        from txlab.compiler import cuda_source as generate
 
         ex = examples()[example_id]
         kernel = ex.prim_func()
@@ -266,11 +266,7 @@ def generated_cuda(example_id: str, arch: str | None = None) -> str:
             import tvm
 
             kernel = tvm.IRModule({ex.id: kernel}).with_attr("tirx.iket.enabled", True)
-        import txlab.compat  # noqa: F401  (the workarounds txlab.compile applies)
-
-        mod, entry_name = compiler._as_module(kernel, ex.id if "iket" in ex.needs else None)
-        _, device_mods, _, _ = compiler._lower(mod, arch or ex.arch, entry_name)
-        _generated[key] = compiler._codegen_source(device_mods, arch or ex.arch, entry_name)
+        _generated[key] = generate(kernel, arch or ex.arch, name=ex.id if "iket" in ex.needs else None)
     return _generated[key]
 
 
@@ -368,6 +364,7 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
     built = compile_examples(workers=workers) if compile else {}
     verified = _verified().get("examples", {})
     multi = _verified(VERIFIED_MULTI_GPU_JSON).get("examples", {})
+    under_iket = _verified(VERIFIED_IKET_JSON).get("examples", {})
     rows = []
     for e in catalogue():
         used = [exs[i] for i in e.examples]
@@ -383,7 +380,11 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
         multi_ids = [x.id for x in used if x.id in multi]
         if multi_ids:  # checked on several GPUs (e.g. NVSHMEM): True/False per the recorded run
             row["verified_multi_gpu"] = all(multi[i].get("ok") is True for i in multi_ids)
-        if used and not runnable:
+        if used and not runnable and all(x.id in under_iket for x in used):
+            # IKET examples run only under run-iket; an H200 with NVIDIA's runtime checked them
+            row["verified_gpu"] = all(under_iket[x.id].get("ok") is True for x in used)
+            row["verified_by"] = "run-iket on an H200 (scripts/iket_h200.py)"
+        elif used and not runnable:
             row["verified_gpu"] = None
             row["not_on_h200"] = "; ".join(sorted({x.not_on_h200 or "no GPU check written" for x in used}))
         elif runnable:
@@ -663,18 +664,27 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
     gpu = sum(r["verified_gpu"] is True for r in rows)
     na = sum(r["verified_gpu"] is None for r in rows)
     runnable = n - na
+    by_iket = sum(r["verified_gpu"] is True and "verified_by" in r for r in rows)
+    multi = sum(r.get("verified_multi_gpu") is True for r in rows)
     out = [f"{n} API names in the installed TVM; {ex} have an example kernel, {ok} of those compile "
            f"to cubin here, {runnable} have an example an H200 can run and check, {gpu} of them verified "
-           f"on an H200 (txlab/data/api_verified.json), {na} cannot be checked on an H200 (sm_100a, "
-           f"multi-GPU NVSHMEM, cooperative launch, or the IKET runtime: see the last column).", "",
+           f"on an H200 (txlab/data/api_verified.json; {by_iket} of them under NVIDIA's run-iket, "
+           f"api_verified_iket.json), {na} cannot be checked on one H200 (sm_100a, multi-GPU NVSHMEM, "
+           f"cooperative launch: see the last column); {multi} of those were verified on 2 H200s "
+           f"(api_verified_multi_gpu.json).", "",
            "| name | category | arch | example | compiles | verified on H200 | why not |",
            "|---|---|---|---|---|---|---|"]
     mark = {True: "yes", False: "no", None: "n/a"}
     for r in rows:
         why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
+        verified = mark[r["verified_gpu"]]
+        if "verified_by" in r and r["verified_gpu"] is not None:
+            verified += " (run-iket)"
+        if "verified_multi_gpu" in r:
+            verified += f"; {mark[r['verified_multi_gpu']]} on 2 H200s"
         out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
                    f"{', '.join(r['examples']) or '—'} | {mark[r['compiles']] if r['has_example'] else '—'} | "
-                   f"{mark[r['verified_gpu']]} | {why} |")
+                   f"{verified} | {why} |")
     return "\n".join(out) + "\n"
 
 

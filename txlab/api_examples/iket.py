@@ -9,15 +9,18 @@ A kernel annotated with ``Tx.cuda.iket.*`` (or the ``IketProfiler`` meta class) 
   metadata (``__iket_*`` globals) and globaltimer/pmevent placeholders that NVIDIA's ``run-iket``
   patches and decodes.
 
-Events are recorded only under ``run-iket`` (``nvidia-cutlass-dsl>=4.6.0``'s IKET profile), which
-txlab does not install, so these names are compile-checked here and not GPU-verified.
+Events are recorded only under ``run-iket`` (``nvidia-cutlass-dsl>=4.6.0``'s IKET profile, which
+txlab does not install: ``txlab.timeline.iket_requirements()`` lists what is missing). On an H200
+with that runtime, ``scripts/iket_h200.py`` runs this example under run-iket, checks its output and
+decodes the trace with ``txlab.timeline.load_iket``; its record (txlab/data/api_verified_iket.json)
+is what ``txlab.api.coverage`` reports for these names.
 """
 from __future__ import annotations
 
 from txlab.api_examples import Example
 
 NO_RUNTIME = ("IKET events are recorded only under NVIDIA run-iket (nvidia-cutlass-dsl>=4.6.0 IKET "
-              "profile), which is not installed; the regular build strips the annotations")
+              "profile), not by an in-process launch; scripts/iket_h200.py runs it there")
 
 REGIONS = '''
 from tvm.backend.cuda.iket import IketProfiler
