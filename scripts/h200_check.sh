@@ -43,4 +43,5 @@ if want iket; then
   fi
   timeout 400 python3 scripts/iket_h200.py "$OUT/iket" --record=txlab/data/api_verified_iket.json 2>&1 | tee "$OUT/iket.log" | tail -60
   unset LD_PRELOAD; cp txlab/data/api_verified_iket.json "$OUT/" 2>/dev/null
+  rm -f "$OUT"/iket/*.html "$OUT"/iket/*.pftrace* "$OUT"/iket/txlab-perfetto.json  # $OUT returns at most 8 files
 fi

@@ -142,10 +142,25 @@ def test_summary_and_perfetto(tmp_path):
 
 
 def test_saved_traces_are_labelled():
-    for name in T.SAVED:
+    for name in T.SAVED + T.SAVED_IKET:
         tl = T.saved(name)
         assert len(tl) > 0 and not tl.warnings
         assert tl.meta["synthetic"] == ("SYNTHETIC" in tl.provenance)
+
+
+def test_saved_run_iket_trace_from_the_h200():
+    """A real run-iket trace: 2 CTAs x 4 warps, each warp one 'kernel' range, 4 'step' ranges, one
+    'done' marker (payload = the lane's thread index) and its lifetime."""
+    tl = T.saved("iket")
+    assert "run-iket" in tl.provenance and not tl.meta["synthetic"]
+    assert len(tl.tracks) == 8
+    ov = tl.summary().overall()
+    assert ov["kernel"]["count"] == 8 and ov["step"]["count"] == 32 and ov["done"]["count"] == 8
+    assert ov["done"]["instants"] == 8 and ov["warp_lifetime"]["count"] == 8
+    for e in tl.events:
+        assert e["end_ns"] >= e["start_ns"]
+    with pytest.raises(ValueError, match="saved traces: .*iket"):
+        T.saved("nope")
 
 
 def _iket_trace():
