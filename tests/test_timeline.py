@@ -149,14 +149,15 @@ def test_saved_traces_are_labelled():
 
 
 def test_saved_run_iket_trace_from_the_h200():
-    """A real run-iket trace: 2 CTAs x 4 warps, each warp one 'kernel' range, 4 'step' ranges, one
-    'done' marker (payload = the lane's thread index) and its lifetime."""
+    """A real run-iket trace of the catalogue's iket_regions: 2 CTAs x 4 warps, each warp one 'kernel'
+    range, 4 'step' ranges, a 'done' marker, an 'epilogue' range with a 'store' marker, its lifetime."""
     tl = T.saved("iket")
     assert "run-iket" in tl.provenance and not tl.meta["synthetic"]
     assert len(tl.tracks) == 8
     ov = tl.summary().overall()
     assert ov["kernel"]["count"] == 8 and ov["step"]["count"] == 32 and ov["done"]["count"] == 8
     assert ov["done"]["instants"] == 8 and ov["warp_lifetime"]["count"] == 8
+    assert ov["epilogue"]["count"] == 8 and ov["store"]["instants"] == 8
     for e in tl.events:
         assert e["end_ns"] >= e["start_ns"]
     with pytest.raises(ValueError, match="saved traces: .*iket"):
