@@ -8,14 +8,17 @@ replaced in the background and the next run works.
 
 How it works
 
-* One long-lived worker, started on first use (or ahead of time with :func:`start`) from a
-  ``forkserver`` that has already imported TVM (so a replacement starts in well under a second;
-  the forkserver never touches CUDA). If CUDA cannot initialise in a forkserver child, txlab
-  falls back to ``spawn`` for good. Nothing is ever forked from a process that has a CUDA context.
-  Each worker is its own process group; on a timeout the group is SIGKILLed and reaped.
-* The worker keeps TVM executables keyed by ``Compiled.key``. It rebuilds one from the TVMScript
-  text (``compiled.script``, re-parsed) and the cubin txlab built, which is sent once per worker:
-  the worker runs exactly the code the notebook shows.
+* One long-lived worker, started on first use (or ahead of time with :func:`start`) with
+  ``spawn``, and a standby booted in the background that takes over at once after a fault.
+  Nothing is forked: ``import tvm`` initialises CUDA (seen on the H200 host), and a child forked
+  from a process that did cannot use it. Each worker is its own process group; on a timeout the
+  group is SIGKILLed and reaped.
+* A worker boots in ~0.5 s on an H200 host: it imports TVM's runtime library only
+  (``TVM_USE_RUNTIME_LIB``) and keeps torch out (``tvm_ffi`` would import it: ~3 s). It runs the
+  library the notebook process exported for the kernel (TVM's host code + the cubin txlab built,
+  ``export_library``, cached by ``Compiled.key``), so the worker runs exactly that binary and
+  does no compiler work. Without a C/C++ compiler for the export, workers import all of TVM and
+  rebuild the executable from the TVMScript text and the cubin.
 * numpy arguments travel through shared memory (a pool of ``multiprocessing.shared_memory``
   segments reused across calls; the worker page-locks large ones with ``cudaHostRegister``), so
   each array is copied once into shared memory and DMA'd to the GPU from there — never pickled.
@@ -45,9 +48,6 @@ from pathlib import Path
 
 import numpy as np
 
-#: modules the forkserver imports once, so that each worker starts with TVM already loaded
-PRELOAD = ["tvm", "tvm.script", "tvm.runtime", "tvm.tirx", "tvm.tirx.build", "txlab.compiler",
-           "txlab.run", "txlab.worker"]
 #: seconds a new worker may take to import TVM and create its CUDA context
 START_TIMEOUT_S = 120.0
 #: seconds the worker may take to rebuild an executable (parse + lower + link, no nvcc)
@@ -119,26 +119,15 @@ class _Proc:
 _lock = threading.RLock()
 _current: _Proc | None = None
 #: a second worker, booted in the background, that takes over at once when the current one is
-#: replaced after a fault (booting one costs ~5 s on an H200 host: TVM import + CUDA context)
+#: replaced after a fault
 _standby: _Proc | None = None
-_method: str | None = None          # "forkserver" or "spawn"
 _stats = {"started": 0, "replaced": 0, "faults": 0, "standby_used": 0, "last_executable_from": None}
 
 
 def _context():
     import multiprocessing as mp
 
-    global _method
-    if _method is None:
-        # spawn by default: on the H200 host (2026-11-30) CUDA could not initialise in children
-        # of a forkserver that had imported TVM, so forkserver only cost a failed boot first.
-        _method = os.environ.get("TXLAB_WORKER_START", "spawn")
-        if _method not in mp.get_all_start_methods():
-            _method = "spawn"
-    ctx = mp.get_context(_method)
-    if _method == "forkserver":
-        ctx.set_forkserver_preload(PRELOAD)
-    return ctx
+    return mp.get_context("spawn")
 
 
 def start() -> None:
@@ -254,7 +243,7 @@ def status() -> dict:
     with _lock:
         w = _current
         return {"pid": w.pid if w else None, "alive": bool(w and w.proc.is_alive()),
-                "ready": bool(w and w.ready), "start_method": _method, **_stats,
+                "ready": bool(w and w.ready), "start_method": "spawn", **_stats,
                 "boot": dict(w.boot) if w else {}, "executables": len(w.keys) if w else 0,
                 "standby": bool(_standby and _standby.proc.is_alive())}
 
@@ -291,9 +280,7 @@ def _recv(w: _Proc, budget_s: float, phase_budgets: dict):
 
 
 def _boot(w: _Proc) -> _Proc:
-    """Wait for a worker's ready message; on a CUDA init failure under forkserver, switch to spawn.
-    Returns the worker that is ready (a new one after such a switch)."""
-    global _method
+    """Wait for a worker's ready message; returns the worker, ready."""
     if w.ready:
         return w
     try:
@@ -311,10 +298,6 @@ def _boot(w: _Proc) -> _Proc:
         raise KernelFault("worker_died", f"the GPU worker exited while starting ({exc})") from None
     if msg[0] == "init_failed":
         _discard(w)
-        no_gpu = any(s in msg[1]["error"] for s in ("InsufficientDriver", "NoDevice"))
-        if _method == "forkserver" and not no_gpu:  # CUDA refused to start in a forked child
-            _method = "spawn"
-            return _boot(_ensure())
         from txlab.errors import KernelFault
 
         raise KernelFault("cuda_error", f"the GPU worker could not initialise CUDA: {msg[1]['error']}")
@@ -646,7 +629,7 @@ def _child_main(conn, tvm_mode: str = "full") -> None:
             sys.modules.setdefault("torch", None)
         if tvm_mode == "runtime":
             os.environ["TVM_USE_RUNTIME_LIB"] = "1"  # read by tvm.base at import: no compiler library
-        import tvm  # noqa: F401 - preloaded under forkserver; imported here under spawn
+        import tvm
 
         if tvm.base._RUNTIME_ONLY:  # runtime-only skips the backends: load the CUDA module loader
             from tvm_ffi.libinfo import load_lib_ctypes
