@@ -429,8 +429,7 @@ def record_timeline(A, B, C, config: GemmConfig | str | None = None):
     (M, K), (N, _) = A.shape, B.shape
     if isinstance(config, str):
         config = parse_config(config)
-    tl = timeline.record(build(M, N, K, config, profile=True), A, B, C, events=GemmEvent)
-    return tl
+    return timeline.record(build(M, N, K, config, profile=True), A, B, C, events=GemmEvent)
 
 
 def sass_summary(compiled) -> dict:
