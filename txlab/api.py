@@ -656,6 +656,19 @@ def example_cell(example_id: str, magic: bool = False) -> str:
 
 
 # ---- docs ---------------------------------------------------------------------------------------
+_MARK = {True: "yes", False: "no", None: "n/a"}
+
+
+def verified_cell(row: dict) -> str:
+    """The "verified on H200" cell of a coverage row, as the Markdown table shows it."""
+    text = _MARK[row["verified_gpu"]]
+    if "verified_by" in row and row["verified_gpu"] is not None:
+        text += " (run-iket)"
+    if "verified_multi_gpu" in row:
+        text += f"; {_MARK[row['verified_multi_gpu']]} on 2 H200s"
+    return text
+
+
 def coverage_markdown(rows: list[dict] | None = None) -> str:
     rows = rows if rows is not None else coverage()
     n = len(rows)
@@ -674,17 +687,11 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
            f"(api_verified_multi_gpu.json).", "",
            "| name | category | arch | example | compiles | verified on H200 | why not |",
            "|---|---|---|---|---|---|---|"]
-    mark = {True: "yes", False: "no", None: "n/a"}
     for r in rows:
         why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
-        verified = mark[r["verified_gpu"]]
-        if "verified_by" in r and r["verified_gpu"] is not None:
-            verified += " (run-iket)"
-        if "verified_multi_gpu" in r:
-            verified += f"; {mark[r['verified_multi_gpu']]} on 2 H200s"
         out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
-                   f"{', '.join(r['examples']) or '—'} | {mark[r['compiles']] if r['has_example'] else '—'} | "
-                   f"{verified} | {why} |")
+                   f"{', '.join(r['examples']) or '—'} | {_MARK[r['compiles']] if r['has_example'] else '—'} | "
+                   f"{verified_cell(r)} | {why} |")
     return "\n".join(out) + "\n"
 
 
