@@ -25,6 +25,17 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}"))
 
 
+@pytest.fixture
+def isolated():
+    """GPU runs in this test go through the isolated worker (txlab.config.isolation = "process")."""
+    import txlab
+
+    before = txlab.config.isolation
+    txlab.config.isolation = "process"
+    yield
+    txlab.config.isolation = before
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     """Tests use their own compile cache unless TXLAB_CACHE_DIR is set by the caller."""

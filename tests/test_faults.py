@@ -286,14 +286,6 @@ def test_torch_inputs_on_the_wrong_device_rejected(good):
 
 # ---------------------------------------------------------------------------------------------
 # GPU: each bad kernel in the worker -> exact kind; arrays unchanged; the next run works
-@pytest.fixture
-def isolated():
-    before = txlab.config.isolation
-    txlab.config.isolation = "process"
-    yield
-    txlab.config.isolation = before
-
-
 def _assert_next_run_works(good):
     a = np.arange(1000, dtype=np.float32)
     b = np.zeros_like(a)

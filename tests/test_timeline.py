@@ -350,20 +350,15 @@ def test_record_load_compute_store_on_gpu():
 
 
 @pytest.mark.gpu
-def test_record_runs_in_the_isolated_worker_and_takes_a_compiled_kernel():
+def test_record_runs_in_the_isolated_worker_and_takes_a_compiled_kernel(isolated):
     import txlab
     from txlab import worker
 
     func, ev = T.example_kernel("load_compute_store", num_blocks=4, iters=500)
     out, inp = T.example_inputs("load_compute_store", num_blocks=4)
     compiled = txlab.compile(func)
-    before = txlab.config.isolation
-    txlab.config.isolation = "process"
-    try:
-        tl = T.record(compiled, out, inp, events=ev)
-        assert worker.status()["alive"], worker.status()
-    finally:
-        txlab.config.isolation = before
+    tl = T.record(compiled, out, inp, events=ev)
+    assert worker.status()["alive"], worker.status()
     assert len(tl.tracks) == 4 and len(tl) == 12 and not tl.warnings
     assert tl.meta["kernel"] == compiled.name and tl.meta["arch"] == compiled.arch
     assert np.all(out != 0)                       # written back through the worker

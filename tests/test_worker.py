@@ -122,15 +122,7 @@ def test_isolation_default_is_process_in_a_jupyter_kernel():
 
 
 # ---------------------------------------------------------------------------------------------
-# GPU
-@pytest.fixture
-def isolated():
-    before = txlab.config.isolation
-    txlab.config.isolation = "process"
-    yield
-    txlab.config.isolation = before
-
-
+# GPU (the isolated fixture is in conftest.py)
 @pytest.fixture(scope="module")
 def basics():
     return run_cell(KERNELS, {}, arch=None if txlab.device.has_gpu() else "sm_90a")
