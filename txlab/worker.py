@@ -429,7 +429,7 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
                 req.update(library=str(lib))
             else:
                 req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin,
-                           library_error=_library_errors.get(compiled.key or ""))
+                           library_error=_library_errors.get(compiled.key))
         t0 = time.monotonic()
         try:
             w.conn.send(("run", req))
@@ -508,20 +508,16 @@ def _library(compiled):
     instead of re-parsing and re-lowering the TVMScript text (no TVM compiler work in a worker, and
     no printer/parser round trip, which TVM 0.27 cannot do for every kernel). None if it cannot be
     exported (no C++ compiler): the worker then rebuilds from the script."""
-    key = compiled.key or ""
+    key = compiled.key
+    if not key:  # nothing to name the library by: the worker rebuilds from the script
+        return None
     if key in _libraries:
         return _libraries[key]
-    path = None
     try:
         from txlab import cache
         from txlab.compiler import _build_executable
 
-        if key:
-            path = cache.cache_dir() / "lib" / f"{key}.so"
-        else:
-            import tempfile
-
-            path = Path(tempfile.mkdtemp(prefix="txlab-lib-")) / "kernel.so"
+        path = cache.cache_dir() / "lib" / f"{key}.so"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.stem}.{os.getpid()}.so")

@@ -73,6 +73,11 @@ class GemmConfig:
         """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each)."""
         return self.stages * self.stage_bytes + 16 * self.stages
 
+    def ctas(self, m: int, n: int) -> int:
+        """CTAs launched for an m x n output: one per SM when persistent, else one per tile."""
+        tiles = _ceil(m, self.bm) * _ceil(n, self.bn)
+        return min(self.num_sms, tiles) if self.persistent else tiles
+
     @property
     def name(self) -> str:
         p = "" if self.persistent else "_np"
@@ -211,8 +216,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
     NACC = BN // 2
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
-    TILES = GM * GN
-    NCTA = min(cfg.num_sms, TILES) if cfg.persistent else TILES
+    NCTA = cfg.ctas(M, N)
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
@@ -371,7 +375,7 @@ def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> i
     one first slot per (CTA, warpgroup) lane, and room for every record of the busiest lane."""
     cfg = config or GemmConfig()
     tiles = _ceil(M, cfg.bm) * _ceil(N, cfg.bn)
-    ncta = min(cfg.num_sms, tiles) if cfg.persistent else tiles
+    ncta = cfg.ctas(M, N)
     lanes = ncta * (cfg.consumers + 1)
     per_lane = 4 * _ceil(tiles, ncta) + 1  # start + end of two ranges per tile, and finalize
     return 1 + lanes + per_lane * lanes
