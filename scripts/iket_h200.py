@@ -74,13 +74,12 @@ def main(out_dir: Path, record: Path | None = None) -> int:
     print("expected ranges/markers present:", ok, sorted(names))
     if record:
         import json
-        import time as _time
 
         from txlab.api import examples
 
         info = json.loads(record.read_text()) if record.is_file() else {}
         info.update(device=tl.meta.get("gpu") or _gpu_name(), arch="sm_90a",
-                    date=_time.strftime("%Y-%m-%dT%H:%M:%S%z"), runtime="run-iket (cutlass-4.6.0 profile)")
+                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"), runtime="run-iket (cutlass-4.6.0 profile)")
         info.setdefault("examples", {})["iket_regions"] = {
             "id": "iket_regions", "ok": ok, "events": len(tl), "tracks": len(tl.tracks),
             "names": sorted(names), "missing": sorted(want - names), "warnings": dict(tl.warnings),
