@@ -384,12 +384,54 @@ class _RankAsArgument:
         _RANK.var = None
 
 
+_PRIVATE_SOURCE_DIR: list = []
+
+
+def _private_source_dir() -> str:
+    """A folder of this process's own, for when the cache directory cannot be written."""
+    if not _PRIVATE_SOURCE_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        path = tempfile.mkdtemp(prefix="txlab-schedulers-")
+        atexit.register(shutil.rmtree, path, True)
+        _PRIVATE_SOURCE_DIR.append(path)
+    return _PRIVATE_SOURCE_DIR[0]
+
+
 def _source_dir() -> str:
     base = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "txlab")
     path = os.path.join(base, "schedulers")
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        from txlab.cache import warn_unusable
+
+        warn_unusable(base, exc)
+        return _private_source_dir()
     return path
+
+
+def _write_source(path: str, text: str) -> str:
+    """Write the recorder's source where TVM's parser can find it; the path used."""
+    try:
+        if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+            return path
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        return path
+    except OSError as exc:
+        from txlab.cache import warn_unusable
+
+        warn_unusable(os.path.dirname(os.path.dirname(path)), exc)
+        path = os.path.join(_private_source_dir(), os.path.basename(path))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return path
 
 
 def _parse(text: str, rank: bool):
@@ -399,12 +441,7 @@ def _parse(text: str, rank: bool):
     not walked either."""
     global _PARSER_POOL
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    path = os.path.join(_source_dir(), f"rec_{digest}.py")
-    if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+    path = _write_source(os.path.join(_source_dir(), f"rec_{digest}.py"), text)
     import linecache
 
     linecache.checkcache(path)
