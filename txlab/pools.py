@@ -815,9 +815,7 @@ def _errors(plan, dyn, tmem, limits):
             needs = f"{plan.total_smem_bytes} B of dynamic shared memory"
         if plan.static_smem_bytes >= plan.limit_bytes:
             who = None
-            what = ("the static buffers (T.alloc_shared) alone exceed the limit; move them into the "
-                    "dynamic pool or make them smaller") if dyn_bytes or plan.static_smem_bytes > plan.limit_bytes \
-                else "the static buffers alone reach the limit"
+            what = "the static buffers (T.alloc_shared) alone reach the limit, so they must shrink"
         elif who is not None:
             what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
                     f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
