@@ -116,6 +116,35 @@ def check_args(compiled, args) -> None:
                              f"(0x{ptr:x}); slice-free or .clone() it", param=p["name"])
 
 
+def _check_writeable(compiled, args) -> None:
+    """launch() copies every numpy argument back after the run, so each must be writeable (txlab
+    cannot tell from the kernel which buffers it writes; a read-only one would lose results)."""
+    for i, (p, v) in enumerate(zip(compiled.entry_params, args)):
+        if p["kind"] == "buffer" and isinstance(v, np.ndarray) and not v.flags.writeable:
+            raise InputError(f"argument #{i} ({p['name']}) is a read-only numpy array: launch() "
+                             "writes every numpy argument back after the run, so results for it would "
+                             "be lost; pass a writeable copy (np.array(a)), or a torch tensor",
+                             param=p["name"])
+
+
+def _checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False):
+    """Check the arguments (no GPU needed) before asking for the GPU, so a user without one learns
+    about both; returns the GPUInfo."""
+    from txlab.device import probe, require_gpu
+
+    try:
+        check_args(compiled, args)
+        if writes_back:
+            _check_writeable(compiled, args)
+    except InputError as exc:
+        info = probe()
+        if not info.available:
+            exc.args = (f"{exc.args[0]}\n(and {doing} needs a CUDA GPU, which this machine lacks: "
+                        f"{info.reason})",)
+        raise
+    return require_gpu(doing)
+
+
 def _int_range(dtype: str) -> tuple[int, int]:
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
     if dtype.startswith("uint"):
@@ -215,11 +244,9 @@ def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     With ``txlab.config.isolation == "process"`` the kernel runs in the worker (txlab.worker): a
     fault or a hang raises :class:`txlab.KernelFault` and leaves this process and its arrays intact.
     ``timeout_s`` (isolated runs only) overrides ``txlab.config.timeout_s`` for this call."""
-    from txlab.device import require_gpu
     from txlab.settings import config
 
-    info = require_gpu(f"running {compiled.name}")
-    check_args(compiled, args)
+    info = _checked_then_gpu(compiled, args, f"running {compiled.name}", writes_back=True)
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
@@ -329,6 +356,7 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     the launch, so unwritten elements are caught. In isolated mode the run happens in the worker
     (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds the kernel).
     """
+    _checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
     buffers = [p["name"] for p in compiled.params if p["kind"] == "buffer"]
@@ -471,11 +499,10 @@ def bench(compiled, *args, warmup: int = 10, rep: int = 100, bytes: int | None =
     CUDA events on the launch stream, the L2 cache flushed (a write over twice its size) before
     each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s. In isolated mode the
     timing runs in the worker; ``timeout_s`` is the budget of each launch."""
-    from txlab.device import probe, require_gpu
+    from txlab.device import probe
     from txlab.settings import config
 
-    info = require_gpu(f"benchmarking {compiled.name}")
-    check_args(compiled, args)
+    info = _checked_then_gpu(compiled, args, f"benchmarking {compiled.name}")
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
