@@ -147,3 +147,22 @@ def test_cli_file_without_kernels_and_python_errors_fail(tmp_path):
     assert out.returncode == 1 and "RuntimeError at line 2" in out.stderr and "Traceback" not in out.stderr
     out = _cli("compile", str(tmp_path / "missing.py"))
     assert out.returncode == 1 and "does not exist" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeypatch):
+    monkeypatch.setattr(txlab.config, "isolation", isolation)
+    c = txlab.compile(scale.ir_module, name="scale")          # the local GPU's arch
+    a = np.arange(8, dtype=np.float32)
+    b = np.zeros(8, np.float32)
+    c(a, b, 8)
+    assert np.array_equal(b, 2 * a)
+    ro = np.zeros(8, np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(InputError, match="read-only"):
+        c(a, ro, 8)
+    with pytest.raises(InputError) as info:
+        c(a.astype(np.float64), b, 8)
+    assert "needs a CUDA GPU" not in str(info.value)
+    assert txlab.check(c, [a, np.zeros(8, np.float32), 8], lambda x, y, n: 2 * x).ok
