@@ -206,8 +206,11 @@ def register(ipython) -> None:
         # A txlab error is its message, not a traceback: the HTML summary for the notebook, and an
         # error output whose "traceback" is that message alone, so Run All stops here and
         # nbval / nbconvert --execute see the failure like any other error.
-        if hasattr(evalue, "_repr_html_"):
-            display(HTML(evalue._repr_html_()))
+        from txlab.display import html_of
+
+        shown = html_of(evalue)
+        if shown is not None:
+            display(HTML(shown))
         shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
         return None
 

@@ -340,6 +340,16 @@ class PipelineTrace:
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def event_rows(self) -> tuple:
+        """Every event as a tuple of ints, fields named by :attr:`event_fields` (what the
+        widget streams as one int32 buffer)."""
+        return tuple(self._events)
+
+    @property
+    def event_fields(self) -> tuple:
+        return self._ev_fields
+
     def __len__(self) -> int:
         return len(self._events)
 
@@ -381,9 +391,6 @@ class PipelineTrace:
         return (f"<PipelineTrace stages={self.stages} roles={[r.name for r in self.roles]} "
                 f"events={len(self._events)} {state}>")
 
-    def _repr_pretty_(self, p, cycle):  # IPython plain-text display
-        p.text(self.summary())
-
     def to_dict(self, max_events: int | None = None) -> dict:
         """Compact JSON: per-event columns (ints) plus roles, barriers, spans, problems."""
         ev = self._events if max_events is None else self._events[:max_events]
@@ -406,7 +413,8 @@ class PipelineTrace:
 
     def plot(self, ax=None, max_events: int | None = 400):
         """Swimlanes: one row per role, x = event index; blocked waits as red bars, ops as marks,
-        the deadlock point as a vertical line. Returns the matplotlib Axes."""
+        the deadlock point as a vertical line. Returns the matplotlib Figure (drawn on ``ax`` when
+        given)."""
         import matplotlib.pyplot as plt
 
         ev = self._events if max_events is None else self._events[:max_events]
@@ -441,7 +449,14 @@ class PipelineTrace:
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         ax.figure.tight_layout()
-        return ax
+        return ax.figure
+
+    def view(self, **kwargs):
+        """The interactive widget of this simulation (:class:`txlab.views.PipelineViewer`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
 
 
 # --- the simulator --------------------------------------------------------------------------------

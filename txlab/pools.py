@@ -12,7 +12,7 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan = txlab.pools.layout(compiled)        # prim_func, IRModule or txlab.Compiled
     >>> plan.allocations[0]["name"], plan.occupancy.ctas_per_sm
     >>> plan.check()                               # PoolOverflowError before any launch
-    >>> plan.plot(); txlab.views.pool.PoolMap(plan)
+    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolMap widget
 """
 from __future__ import annotations
 
@@ -173,14 +173,12 @@ class PoolLayout:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_pretty_(self, p, cycle):  # pragma: no cover - IPython hook
-        p.text(self.summary())
+    def view(self, **kwargs):
+        """The interactive widget of this plan (:class:`txlab.views.PoolMap`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
 
-    def widget(self, **kwargs):
-        """The interactive :class:`txlab.views.pool.PoolMap` of this plan."""
-        from txlab.views.pool import PoolMap
-
-        return PoolMap(self, **kwargs)
+        return widget(self, **kwargs)
 
     # -- plotting --------------------------------------------------------------------------------
     def plot(self, ax=None):
