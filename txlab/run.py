@@ -104,6 +104,28 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     """
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
+    exp = expected_outputs(compiled, expected, outputs)
+    index = {p["name"]: i for i, p in enumerate(compiled.params)}
+    for n in exp:
+        _poison(host_args[index[n]])
+    launch(compiled, *host_args, timeout_s=timeout_s)
+    results, ok = {}, True
+    for n, want in exp.items():
+        got = host_args[index[n]]
+        results[n] = compare(got, np.asarray(want), rtol, atol)
+        ok &= results[n]["ok"]
+    return CheckResult(ok=bool(ok), outputs=results, rtol=rtol, atol=atol)
+
+
+def _to_numpy(a):
+    if type(a).__module__.startswith("torch"):
+        return a.detach().cpu().numpy()
+    return a
+
+
+def expected_outputs(compiled, expected, outputs=None) -> dict:
+    """``{buffer parameter: expected array}`` from what a reference returned: a dict by name, one
+    array (the last buffer parameter, or ``outputs=[name]``) or a tuple matched to ``outputs``."""
     buffers = [p["name"] for p in compiled.params if p["kind"] == "buffer"]
     if isinstance(expected, dict):
         exp = dict(expected)
@@ -118,48 +140,46 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     if unknown:
         raise ValueError(f"reference returned {unknown}, which are not buffer parameters of "
                          f"{compiled.name} ({', '.join(buffers)})")
-    index = {p["name"]: i for i, p in enumerate(compiled.params)}
-    for n in exp:
-        _poison(host_args[index[n]])
-    launch(compiled, *host_args, timeout_s=timeout_s)
-    results, ok = {}, True
-    for n, want in exp.items():
-        got = host_args[index[n]]
-        results[n] = _compare(got, np.asarray(want), rtol, atol)
-        ok &= results[n]["ok"]
-    return CheckResult(ok=bool(ok), outputs=results, rtol=rtol, atol=atol)
+    return exp
 
 
-def _to_numpy(a):
-    if type(a).__module__.startswith("torch"):
-        return a.detach().cpu().numpy()
-    return a
-
-
-def _compare(got: np.ndarray, want: np.ndarray, rtol, atol) -> dict:
+def compare(got: np.ndarray, want: np.ndarray, rtol, atol, *, exact_integers: bool = False,
+            equal_nan: bool = False) -> dict:
+    """How ``got`` differs from ``want``: ``ok``, ``mismatches`` of ``size``, ``unwritten`` (NaN
+    where a value was expected), ``max_abs_err``, ``rel_frobenius``, the ``first_mismatch`` index
+    and its ``got``/``want``. An element matches when ``|got - want| <= atol + rtol * |want|``;
+    NaN never matches, unless ``equal_nan`` (then NaN == NaN and inf == inf, as in
+    ``np.isclose(equal_nan=True)``). ``exact_integers``: integer arrays must be equal.
+    :func:`check` and ``txlab.api.verify`` both compare with this."""
     if got.shape != want.shape:
         raise ValueError(f"reference shape {want.shape} differs from the output's {got.shape}")
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    unwritten = int(np.isnan(g).sum() - np.isnan(w).sum()) if np.issubdtype(g.dtype, np.floating) else 0
-    diff = np.abs(g - w)
-    bad = ~(diff <= atol + rtol * np.abs(w))
-    bad |= np.isnan(g) & ~np.isnan(w)
-    first = np.argwhere(bad)[0].tolist() if bad.any() else None
-    norm = float(np.linalg.norm(w.ravel()))
-    rel = float(np.linalg.norm(np.nan_to_num(g - w, nan=np.inf).ravel()) / norm) if norm else float(
-        np.nanmax(diff) if diff.size else 0.0)
-    return {
-        "ok": not bool(bad.any()),
-        "size": int(g.size),
-        "mismatches": int(bad.sum()),
-        "unwritten": max(unwritten, 0),
-        "max_abs_err": float(np.nanmax(np.where(np.isnan(diff), np.inf, diff))) if diff.size else 0.0,
-        "rel_frobenius": rel,
-        "first_mismatch": first,
-        "got": None if first is None else float(g[tuple(first)]),
-        "want": None if first is None else float(w[tuple(first)]),
-    }
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        unwritten = int(np.isnan(g).sum() - np.isnan(w).sum()) if np.issubdtype(g.dtype, np.floating) else 0
+        diff = np.abs(g - w)
+        if exact_integers and got.dtype.kind in "iub" and want.dtype.kind in "iub":
+            bad = got.astype(np.int64) != want.astype(np.int64)
+        elif equal_nan:
+            bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            bad = ~(diff <= atol + rtol * np.abs(w))
+            bad |= np.isnan(g) & ~np.isnan(w)
+        first = np.argwhere(bad)[0].tolist() if bad.any() else None
+        norm = float(np.linalg.norm(w.ravel()))
+        rel = float(np.linalg.norm(np.nan_to_num(g - w, nan=np.inf).ravel()) / norm) if norm else float(
+            np.nanmax(diff) if diff.size else 0.0)
+        return {
+            "ok": not bool(bad.any()),
+            "size": int(g.size),
+            "mismatches": int(bad.sum()),
+            "unwritten": max(unwritten, 0),
+            "max_abs_err": float(np.nanmax(np.where(np.isnan(diff), np.inf, diff))) if diff.size else 0.0,
+            "rel_frobenius": rel,
+            "first_mismatch": first,
+            "got": None if first is None else float(g[tuple(first)]),
+            "want": None if first is None else float(w[tuple(first)]),
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,4 +286,5 @@ def bench(compiled, *args, warmup: int = 10, rep: int = 100, bytes: int | None =
                        l2_flushed=flush_l2, device=probe().name)
 
 
-__all__ = ["launch", "check", "bench", "check_args", "check_launch", "bind_symbols", "CheckResult", "BenchResult"]
+__all__ = ["launch", "check", "bench", "check_args", "check_launch", "bind_symbols", "CheckResult", "BenchResult",
+           "compare", "expected_outputs"]
