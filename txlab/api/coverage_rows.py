@@ -20,7 +20,7 @@ VERIFIED_IKET_JSON = Path(__file__).resolve().parent.parent / "data" / "api_veri
 
 def _compile_one(example_id: str) -> tuple[str, bool, str]:
     """(id, ok, reason). Runs in a worker process; txlab's disk cache makes repeats instant."""
-    import txlab
+    from txlab.compiler import compile as compile_kernel
 
     ex = examples()[example_id]
     try:
@@ -29,7 +29,7 @@ def _compile_one(example_id: str) -> tuple[str, bool, str]:
         elif ex.compile is not None:
             ex.compile(ex)
         else:
-            txlab.compile(ex.prim_func(), arch=ex.arch, progress=lambda *_: None)
+            compile_kernel(ex.prim_func(), arch=ex.arch, progress=lambda *_: None)
         return example_id, True, ""
     except Exception as exc:  # the reason is reported per example
         return example_id, False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"

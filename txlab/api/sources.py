@@ -6,7 +6,7 @@ from txlab.api.entries import entry, examples
 
 def cuda_source(example_id: str, arch: str | None = None) -> str:
     """The CUDA C TVM generates for an example (no nvcc; works for every example, NVSHMEM too)."""
-    import txlab
+    from txlab.compiler import compile as compile_kernel
 
     ex = examples()[example_id]
     if "iket" in ex.needs:
@@ -14,7 +14,7 @@ def cuda_source(example_id: str, arch: str | None = None) -> str:
 
         return enabled_source(ex)
     if "nvshmem" not in ex.needs:
-        return txlab.compile(ex.prim_func(), arch=arch or ex.arch, progress=lambda *_: None).cuda_source
+        return compile_kernel(ex.prim_func(), arch=arch or ex.arch, progress=lambda *_: None).cuda_source
     from txlab.compiler import cuda_source as generate
 
     return generate(ex.prim_func(), arch or ex.arch)
