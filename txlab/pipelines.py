@@ -890,36 +890,10 @@ class PipelineSpec:
 def _as_prim_funcs(obj):
     import tvm
 
-    if hasattr(obj, "ir_module") and not isinstance(obj, tvm.IRModule):
-        obj = obj.ir_module
-        if callable(obj) and not isinstance(obj, tvm.IRModule):
-            obj = obj()
-    if isinstance(obj, tvm.tirx.PrimFunc):
-        name = obj.attrs["global_symbol"] if obj.attrs and "global_symbol" in obj.attrs else "main"
-        return [(str(name), obj)]
-    if isinstance(obj, tvm.IRModule):
-        return [(gv.name_hint, f) for gv, f in obj.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
-    raise TypeError(f"from_kernel() takes a @T.prim_func, a tvm.IRModule or an object with .ir_module "
-                    f"(txlab.Compiled); got {type(obj).__name__}")
+    from txlab import ir
 
-
-def _walk(stmt, visit):
-    """Pre-order walk over TIRx statements (SeqStmt/For/While/If/Attr bodies)."""
-    import tvm.tirx as tx
-
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if s is None:
-            continue
-        visit(s)
-        if isinstance(s, tx.SeqStmt):
-            stack.extend(reversed(list(s.seq)))
-            continue
-        for fld in ("else_case", "then_case", "body"):
-            child = getattr(s, fld, None)
-            if isinstance(child, tx.Stmt):
-                stack.append(child)
+    mod, _ = ir.as_module(obj, what="txlab.pipelines.from_kernel()")
+    return [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
 def _barrier_buffer(ptr_expr):
@@ -958,6 +932,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     empty) and consumer (waits on full) start phases. Barriers are paired as ``Pipeline`` declares
     them: a full barrier initialised right before an empty barrier of the same depth."""
     import tvm.tirx as tx
+    import tvm_ffi
     from tvm.ir import StringImm, TensorLoad
 
     out = []
@@ -1015,7 +990,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 if buf is not None and buf.name not in wait_phase:
                     wait_phase[buf.name] = (pbuf, xor)
 
-        _walk(func.body, visit)
+        # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
+        tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
 
         def start_value(pbuf):
             return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)

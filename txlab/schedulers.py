@@ -389,9 +389,9 @@ class _RankAsArgument:
 
 
 def _source_dir() -> str:
-    base = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "txlab")
-    path = os.path.join(base, "schedulers")
+    from txlab.cache import cache_root
+
+    path = os.path.join(cache_root(), "schedulers")
     os.makedirs(path, exist_ok=True)
     return path
 
