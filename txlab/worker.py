@@ -94,6 +94,14 @@ def start() -> None:
         _ensure()
 
 
+def boot() -> dict:
+    """Start the worker if none is running and wait until it is ready (TVM imported, CUDA context
+    created); returns :func:`status`. Raises :class:`txlab.KernelFault` if it cannot start."""
+    with _lock:
+        _boot(_ensure())
+    return status()
+
+
 def _tvm_mode() -> str:
     """What a worker imports: ``"runtime"`` (TVM's runtime library only, ~2x faster to import: the
     worker then only loads libraries the notebook process exported) when a C/C++ compiler is on
