@@ -10,6 +10,7 @@ import pytest
 
 import txlab
 from txlab import cache
+from txlab.display import compiled_html  # what a notebook shows for a Compiled (IPython formatter)
 from txlab.magic import run_cell
 
 KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
@@ -104,7 +105,7 @@ def test_tampered_meta_cannot_inject_html(fresh):
     (entry / "meta.json").write_text(json.dumps(meta))
     _rewrite_manifest(entry)
     again = _again(c)
-    assert "<img" not in again._repr_html_()
+    assert "<img" not in compiled_html(again)
 
 
 def test_every_value_reaching_html_is_escaped(fresh):
@@ -117,7 +118,7 @@ def test_every_value_reaching_html_is_escaped(fresh):
                        "dynamic_smem_bytes": PAYLOAD}},
         launch={k: {**c.launch[k], "grid": (PAYLOAD,), "block": (PAYLOAD,), "cluster": (PAYLOAD,)}},
         timings={PAYLOAD: 0.1, "nvcc": PAYLOAD})
-    html = evil._repr_html_()
+    html = compiled_html(evil)
     assert "<img" not in html and "&lt;img" in html
 
 

@@ -52,9 +52,11 @@ def warn_unusable(root, exc: BaseException) -> None:
 
 
 def cache_root() -> Path:
-    root = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab")
-    return Path(root)
+    """txlab's cache directory: ``$TXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/txlab``, else
+    ``~/.cache/txlab``. Compiled kernels live under ``compile-v<FORMAT>``; other caches (the
+    scheduler sources) in their own subdirectories."""
+    return Path(os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab"))
 
 
 def cache_dir() -> Path:

@@ -39,7 +39,7 @@ import numpy as np
 
 from txlab.errors import InputError, TxlabError
 
-__all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists"]
+__all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists", "spec_of"]
 
 DEFAULT_SM_COUNT = 132  # H100/H200 SXM; used when no GPU is present
 # Default cap on the tiles one trace records: about 12 bytes per visit per attribute plus the
@@ -126,7 +126,8 @@ _RUNTIME = {
 }
 
 
-def _resolve(name_or_class) -> SchedulerSpec:
+def spec_of(name_or_class) -> SchedulerSpec:
+    """The :class:`SchedulerSpec` of a scheduler, by name (any case) or by its TVM class."""
     if isinstance(name_or_class, str):
         name = name_or_class
     elif isinstance(getattr(name_or_class, "__name__", None), str):
@@ -140,6 +141,9 @@ def _resolve(name_or_class) -> SchedulerSpec:
             return spec
     raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}",
                      param="name_or_class")
+
+
+_resolve = spec_of  # the former private name (other modules' branches may still use it)
 
 
 # --------------------------------------------------------------------------------------------
@@ -426,14 +430,13 @@ def _private_source_dir() -> str:
 
 
 def _source_dir() -> str:
-    base = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "txlab")
+    from txlab.cache import cache_root, warn_unusable
+
+    base = cache_root()
     path = os.path.join(base, "schedulers")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        from txlab.cache import warn_unusable
-
         warn_unusable(base, exc)
         return _private_source_dir()
     return path
@@ -574,7 +577,7 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
     for the wave model (default: min(num_ctas, SM count)). ``max_tiles`` caps the grid (the product
     of the tile counts; default ``MAX_TRACE_TILES`` = 2**22): a larger grid raises InputError.
     """
-    spec = _resolve(name_or_class)
+    spec = spec_of(name_or_class)
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be 'cpu' or 'cuda', not {device!r}", param="device")
     if not isinstance(specialize, (bool, np.bool_)):
@@ -942,7 +945,8 @@ class ScheduleTrace:
 
     def plot(self, by: str = "cta", wave: int | None = None, layer: int = 0, ax=None):
         """Tile grid coloured by ``by`` (cta, step or wave); with ``wave``, tiles of later waves
-        are blank and that wave's tiles are outlined. Returns the matplotlib Axes."""
+        are blank and that wave's tiles are outlined. Returns the matplotlib Figure (drawn on ``ax``
+        when given)."""
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
@@ -973,7 +977,14 @@ class ScheduleTrace:
                 ax.add_patch(Rectangle((cc - 0.5, rr - 0.5), 1, 1, fill=False, lw=0.8, ec="black"))
         ax.set_title(title, fontsize=9)
         ax.figure.colorbar(im, ax=ax, label=by, fraction=0.046, pad=0.04)
-        return ax
+        return ax.figure
+
+    def view(self, **kwargs):
+        """The interactive widget of this schedule (:class:`txlab.views.SchedulerExplorer`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
 
     def __repr__(self) -> str:
         m = self.metrics()
