@@ -192,3 +192,25 @@ def test_scheduler_trace_with_an_unusable_cache_dir(tmp_path, monkeypatch):
         t = schedulers.trace("GroupMajor3D", 5, m_tiles=3, n_tiles=7, k_tiles=1, group_rows=2)
     assert len(t.cta) == 21
     assert len(_cache_warnings(record)) == 1
+
+
+def test_verified_file_rebuilds_a_damaged_library(tmp_path, monkeypatch):
+    """The worker's exported kernel library (lib/<key>.so) is served only while its digest holds."""
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "cache"))
+    builds = []
+
+    def build(p):
+        builds.append(p)
+        Path(p).write_bytes(b"\x7fELF library " * 100)
+
+    first = cache.verified_file("lib/k.so", build)
+    assert first.read_bytes().startswith(b"\x7fELF") and len(builds) == 1
+    assert cache.verified_file("lib/k.so", build) == first and len(builds) == 1
+    first.write_bytes(first.read_bytes()[:10])                   # truncated
+    again = cache.verified_file("lib/k.so", build)
+    assert len(builds) == 2 and again.read_bytes() == b"\x7fELF library " * 100
+    (tmp_path / "blocker").write_text("")
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "blocker" / "cache"))
+    cache._warned.clear()
+    with pytest.warns(cache.CacheWarning):
+        assert cache.verified_file("lib/k.so", build) is None

@@ -182,6 +182,40 @@ def _publish(tmp: Path, final: Path, key: str) -> None:
     shutil.rmtree(stale, ignore_errors=True)
 
 
+def verified_file(relpath: str, build) -> Path | None:
+    """A single cached file (e.g. the exported kernel library ``lib/<key>.so``) that verifies
+    itself: ``build(tmp_path)`` writes it once, its SHA-256 goes to ``<file>.sha256`` after it, and
+    a later call serves it only while the digest matches (a truncated or replaced file is rebuilt).
+    None when the cache directory cannot be written (a :class:`CacheWarning`, once)."""
+    from txlab.files import FileReadError, read_bytes_capped
+
+    try:
+        path = cache_dir() / relpath
+        sidecar = path.with_name(path.name + ".sha256")
+        if path.is_file() and sidecar.is_file():
+            try:
+                want = read_bytes_capped(sidecar, 256, "cache digest").decode().strip()
+                if _digest(read_bytes_capped(path, MAX_ENTRY_FILE_BYTES, "cache artifact")) == want:
+                    return path
+            except (FileReadError, UnicodeDecodeError):
+                pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp{path.suffix}")
+        try:
+            build(tmp)
+            digest = _digest(tmp.read_bytes())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        side_tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.{threading.get_ident()}")
+        _write(side_tmp, digest.encode())
+        os.replace(side_tmp, sidecar)       # last: it vouches for the file
+        return path
+    except OSError as exc:
+        warn_unusable(cache_root(), exc)
+        return None
+
+
 def clear() -> int:
     """Delete every entry; returns how many were removed."""
     root = cache_dir()

@@ -35,7 +35,6 @@ maintainers deprecated in 2023.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
