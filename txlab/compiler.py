@@ -144,14 +144,23 @@ class Compiled:
         }
 
     def instructions(self, pattern: str) -> list[str]:
-        """SASS lines whose opcode matches ``pattern`` (a regex), e.g. ``c.instructions('HGMMA')``."""
+        """SASS instructions whose text, predicate excluded, matches ``pattern`` (a regex searched
+        from the opcode on), e.g. ``c.instructions('^HGMMA')``; ``'^SYNCS'`` also finds
+        ``@P0 SYNCS...``. Returned as printed, predicate included."""
         rx = re.compile(pattern)
         out = []
         for line in self.sass.splitlines():
-            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
-            if m and rx.search(m.group(1)):
-                out.append(m.group(1))
+            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P(?:T|\d+)\s+)?(.*?)\s*;", line)
+            if m and rx.search(m.group(2)):
+                out.append((m.group(1) or "") + m.group(2))
         return out
+
+    def sass_table(self):
+        """One row per SASS instruction with its scheduling control bits (stall, yield, read/write
+        dependency barriers, wait mask, reuse), class and user line: a :class:`txlab.sass.SassTable`."""
+        from txlab.sass import table
+
+        return table(self)
 
     def plot(self, ax=None):
         """Where the compile time went, and each kernel's registers and shared memory."""
