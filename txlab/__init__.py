@@ -30,6 +30,8 @@ _EXPORTS = {
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
+    "sass",
+    "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
 }
 
 
