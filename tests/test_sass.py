@@ -286,28 +286,33 @@ def test_table_from_the_compile_cache(k90, monkeypatch):
     assert again.sass_table().rows == first
 
 
-def test_user_lines_come_from_the_source_map(k90, monkeypatch):
-    """With a source map (srcmap's Compiled.source_map), each row carries the user's line."""
+def test_user_lines_come_from_the_source_map(k90):
+    """Each row carries the user's line from Compiled.source_map (cell lines for %%tirx)."""
+    rows = k90["scale"].sass_table().rows
+    cell = (BASICS + EXTRA).splitlines()
+    ldg = next(r for r in rows if r["opcode"].startswith("LDG"))
+    assert "B[i] = A[i] * T.float32(2.0)" in cell[ldg["line"] - 1]
+    fadd = next(r for r in rows if r["opcode"].startswith("FADD") or r["opcode"].startswith("FMUL"))
+    assert fadd["line"] == ldg["line"]
+    assert all(r["line"] is not None for r in rows if not r["padding"])
+    sm = k90["scale"].source_map
+    assert [r["line"] for r in rows if not r["padding"]] == \
+        [sm.line_of_sass(r["offset"], kernel=r["kernel"]) for r in rows if not r["padding"]]
+
+
+def test_user_lines_through_line_of_sass_alone(k90):
+    """A map that only answers line_of_sass(offset, kernel=) is enough."""
     c = k90["scale"]
-    n = len(sass.instructions(c))
 
-    class Map:  # the interface srcmap provides: line_of_sass(offset_or_index)
-        def line_of_sass(self, index):
-            return 100 + index
-
-    fresh = txlab.compile(c.ir_module, arch="sm_90a")
-    fresh.__dict__["source_map"] = Map()
-    rows = fresh.sass_table().rows
-    assert [r["line"] for r in rows] == [100 + i for i in range(n)]
-
-    class Records:  # or per-instruction records keyed by kernel and offset
-        def sass_records(self):
-            return [{"kernel": "scale_kernel", "offset": 0x10 * i, "line": 7} for i in range(3)]
+    class Map:
+        def line_of_sass(self, offset, kernel=None):
+            assert kernel == "scale_kernel"
+            return 1000 + offset // 16
 
     fresh = txlab.compile(c.ir_module, arch="sm_90a")
-    fresh.__dict__["source_map"] = Records()
+    fresh._source_map = Map()
     rows = fresh.sass_table().rows
-    assert [r["line"] for r in rows[:4]] == [7, 7, 7, None]
+    assert [r["line"] for r in rows] == [1000 + i for i in range(len(rows))]
 
 
 def test_classes():
@@ -334,7 +339,7 @@ def test_instructions_match_the_opcode_with_the_predicate_left_out(k90, gemm):
 
 def test_old_arch_is_refused():
     c = txlab.compiler.Compiled(name="k", arch="sm_61", script="", cuda_source="", ptx="", cubin=b"",
-                                sass="", resources={}, launch={}, params=[], compile_seconds=0.0,
+                                resources={}, launch={}, params=[], compile_seconds=0.0,
                                 cache_hit=False)
     with pytest.raises(txlab.ArchError, match="sm_70 and newer"):
         c.sass_table()

@@ -94,14 +94,9 @@ def _pair_kernels(ka: list[str], kb: list[str]) -> list[tuple[str | None, str | 
 def _source_lines(compiled) -> dict[int, str]:
     """{user line: text} of the kernel's source (as CompileError.lineno numbers it)."""
     sm = _source_map(compiled)
-    for attr in ("user_lines", "source_lines"):
-        got = getattr(sm, attr, None) if sm is not None else None
-        if callable(got):
-            got = got()
-        if isinstance(got, dict) and got:
-            return {int(k): str(v) for k, v in got.items()}
-        if isinstance(got, (list, tuple)) and got:
-            return {i: str(t).rstrip("\n") for i, t in enumerate(got, 1)}
+    got = getattr(sm, "user_source", None) if sm is not None else None
+    if isinstance(got, (list, tuple)) and got:
+        return {i: str(t).rstrip("\n") for i, t in enumerate(got, 1)}
     from txlab.compiler import _user_source
 
     src = _user_source(compiled.ir_module) if compiled.ir_module is not None else None
@@ -112,8 +107,8 @@ def _source_lines(compiled) -> dict[int, str]:
 
 def _source_map(compiled):
     try:
-        return getattr(compiled, "source_map", None)
-    except Exception:
+        return compiled.source_map
+    except Exception:  # a kernel without a line map
         return None
 
 

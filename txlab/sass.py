@@ -24,10 +24,9 @@ Pure Python; no Jupyter imports.
 from __future__ import annotations
 
 import html
-import json
 import re
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from txlab.errors import CompileError
@@ -251,26 +250,24 @@ def instructions(compiled) -> list[Instruction]:
 
 
 def _hex_text(compiled) -> str:
-    """The -hex disassembly, from the compile cache when it has it."""
+    """The -hex disassembly, from the compile cache entry when it has it (added there on first use)."""
     from txlab import cache
 
-    key = cache.make_key(compiled=compiled.key, artifact="sass-hex") if compiled.key else None
-    if key:
-        files = cache.load(key)
-        if files and "sass-hex.txt" in files:
-            return files["sass-hex.txt"].decode()
+    if compiled.key:
+        files = cache.load(compiled.key)
+        if files and HEX_FILE in files:
+            return files[HEX_FILE].decode()
     text = disassemble(compiled.cubin)
-    if key:
-        try:
-            cache.store(key, {"meta.json": json.dumps({"of": compiled.key, "artifact": "sass-hex"}),
-                              "sass-hex.txt": text})
-        except OSError:
-            pass  # an unwritable cache costs a re-disassembly next time, nothing else
+    if compiled.key:
+        cache.add_file(compiled.key, HEX_FILE, text)  # False (kept in memory only) when unwritable
     return text
 
 
+HEX_FILE = "kernel.sass-hex"
+
+
 def _attach_lines(compiled, instrs: list[Instruction]) -> None:
-    """User lines from ``compiled.source_map`` (the srcmap helper's line map) when it exists."""
+    """User lines from ``compiled.source_map`` (txlab.sourcemap) when the kernel has one."""
     lookup = line_lookup(compiled)
     if lookup is None:
         return
@@ -280,36 +277,33 @@ def _attach_lines(compiled, instrs: list[Instruction]) -> None:
 
 def line_lookup(compiled):
     """A function Instruction -> user line (int or None), or None when there is no source map.
-    Uses the map's per-instruction records when it has them (keyed by kernel and offset), else
-    ``line_of_sass(index)`` with the instruction's position in ``compiled.sass``."""
+    Reads the map's per-instruction records (``source_map.instructions``: kernel, offset,
+    user_line), else asks ``source_map.line_of_sass(offset, kernel=...)``."""
     try:
-        sm = getattr(compiled, "source_map", None)
-    except Exception:  # a map that cannot be built leaves the line column empty
+        sm = compiled.source_map
+    except Exception:  # no spans / no map: the line column stays empty
         return None
     if sm is None:
         return None
-    records = getattr(sm, "sass_records", None)
-    if callable(records):
-        records = records()
-    if records:
+    records = getattr(sm, "instructions", None)
+    if isinstance(records, (list, tuple)) and records:
         table = {}
         for r in records:
-            r = r if isinstance(r, dict) else asdict(r)
-            if r.get("kernel") is not None and r.get("offset") is not None:
-                table[(r["kernel"], int(r["offset"]))] = r.get("line")
+            get = r.get if isinstance(r, dict) else (lambda k, _r=r: getattr(_r, k, None))
+            line = get("user_line") if get("user_line") is not None else get("line")
+            if get("kernel") is not None and get("offset") is not None:
+                table[(get("kernel"), int(get("offset")))] = line
         return lambda ins: table.get((ins.kernel, ins.offset))
     fn = getattr(sm, "line_of_sass", None)
     if fn is None:
         return None
-    counter = {"i": -1}
 
-    def by_index(ins):
-        counter["i"] += 1
+    def by_offset(ins):
         try:
-            return fn(counter["i"])
-        except (IndexError, KeyError, ValueError):
+            return fn(ins.offset, kernel=ins.kernel)
+        except (IndexError, KeyError, ValueError, TypeError):
             return None
-    return by_index
+    return by_offset
 
 
 # ---------------------------------------------------------------------------------------------
