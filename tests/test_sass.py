@@ -338,8 +338,8 @@ def test_instructions_match_the_opcode_with_the_predicate_left_out(k90, gemm):
 
 
 def test_old_arch_is_refused():
-    c = txlab.compiler.Compiled(name="k", arch="sm_61", script="", cuda_source="", ptx="", cubin=b"",
-                                resources={}, launch={}, params=[], compile_seconds=0.0,
-                                cache_hit=False)
+    c = txlab.Compiled(name="k", arch="sm_61", script="", cuda_source="", ptx="", cubin=b"",
+                        resources={}, launch={}, params=[], compile_seconds=0.0,
+                        cache_hit=False)
     with pytest.raises(txlab.ArchError, match="sm_70 and newer"):
         c.sass_table()
