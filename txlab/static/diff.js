@@ -253,7 +253,7 @@ var diff_default = {
         "div",
         { style: { flex: "1", minWidth: "0" } },
         h("div", { style: { fontWeight: "600", marginBottom: "2px" } }, `${which}${line == null ? "" : ` line ${line}`}`),
-        h("div", { style: { ...mono, whiteSpace: "pre-wrap", marginBottom: "4px", color: th.fgMuted } }, text ?? ""),
+        h("div", { style: { ...mono, whiteSpace: "pre-wrap", marginBottom: "4px", color: th.fgMuted } }, (text ?? "").trim()),
         sassList(list, `diff-sass-${which}`)
       );
       detail.replaceChildren(

@@ -150,7 +150,7 @@ export default {
       }
       const side = (which, line, text, list) => h("div", { style: { flex: "1", minWidth: "0" } },
         h("div", { style: { fontWeight: "600", marginBottom: "2px" } }, `${which}${line == null ? "" : ` line ${line}`}`),
-        h("div", { style: { ...mono, whiteSpace: "pre-wrap", marginBottom: "4px", color: th.fgMuted } }, text ?? ""),
+        h("div", { style: { ...mono, whiteSpace: "pre-wrap", marginBottom: "4px", color: th.fgMuted } }, (text ?? "").trim()),
         sassList(list, `diff-sass-${which}`));
       detail.replaceChildren(
         h("div", { style: { marginBottom: "4px" } }, `${r.status}: ${(r.a_sass || []).length} → ${(r.b_sass || []).length} instructions`),
