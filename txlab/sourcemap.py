@@ -244,6 +244,7 @@ class _Marker:
 
     def __init__(self, user_file: str, entry: Origin | None, names: dict, ops: list | None = None):
         self.ops = ops or []
+        self.work_lines: set[int] = set()
         self.user_file = user_file
         self.entry = entry
         self.names = names
@@ -271,32 +272,35 @@ class _Marker:
         if not self.ops:
             return hints
         raw = [origin_of_span(s.span, self.user_file) for s in seq]
+        user = [r is not None and r.user_line is not None for r in raw]
+        lib = [r is not None and r.user_line is None for r in raw]
         i = 0
         prev = ctx.user_line if ctx is not None else None
         while i < len(seq):
-            o = raw[i]
-            if o is not None and o.user_line is not None:
-                prev = o.user_line
-                i += 1
-                continue
-            if o is None:
+            if user[i]:
+                prev = raw[i].user_line
                 i += 1
                 continue
             j = i
-            while j < len(seq) and raw[j] is not None and raw[j].user_line is None:
+            while j < len(seq) and not user[j]:
                 j += 1
-            nxt = next((r.user_line for r in raw[j:] if r is not None and r.user_line is not None), None)
-            lo = prev if prev is not None else -1
-            cands = [l for l in self.ops if l > lo and (nxt is None or l < nxt)]
-            if nxt is None:
-                cands = cands[:1]
             run = list(range(i, j))
-            if cands:
-                k = len(cands) if len(run) % len(cands) == 0 else 1
-                size = len(run) // k
-                for n, idx in enumerate(run):
-                    line = cands[min(n // size, k - 1)]
-                    hints[idx] = Origin(line, raw[idx].library, raw[idx].library_loc, "op")
+            libs = [k for k in run if lib[k]]
+            if libs:
+                nxt = raw[j].user_line if j < len(seq) else None
+                lo = prev if prev is not None else -1
+                cands = [l for l in self.ops if l > lo and (nxt is None or l < nxt)]
+                if nxt is None:
+                    cands = cands[:1]
+                if cands:
+                    k = len(cands) if len(libs) % len(cands) == 0 else 1
+                    size = len(libs) // k
+                    group_of = {idx: cands[min(n // size, k - 1)] for n, idx in enumerate(libs)}
+                    for idx in run:
+                        later = [g for g in libs if g >= idx]
+                        line = group_of[later[0]] if later else group_of[libs[-1]]
+                        r = raw[idx]
+                        hints[idx] = Origin(line, r.library if r else None, r.library_loc if r else None, "op")
             i = j
         return hints
 
@@ -328,6 +332,9 @@ class _Marker:
                 out.extend(self.visit(s, hint or ctx))
             return out
         o = self.own(stmt, ctx) or ctx
+        if o is not None and o.user_line is not None and o.kind in ("span", "op", "name") and \
+                isinstance(stmt, (S.BufferStore, S.Evaluate, S.IfThenElse, S.While, S.For)):
+            self.work_lines.add(o.user_line)
         out = []
         if o is not None:
             oid = self._id(o)
@@ -375,7 +382,7 @@ def mark_device_mods(device_mods: dict, source_mod, user_file: str):
             funcs[gv] = func
         new = tvm.IRModule(funcs, attrs=dmod.attrs) if dmod.attrs is not None else tvm.IRModule(funcs)
         out[target] = new
-    return out, marker.origins
+    return out, marker.origins, sorted(marker.work_lines)
 
 
 def strip_markers(marked_cuda: str) -> tuple[str, list[int | None]]:
@@ -406,6 +413,7 @@ class LineTable:
     cuda_origin: list[int | None]    # per CUDA line (0-based), the origin id
     exact: bool = True               # stripped marked CUDA == TVM's CUDA
     entry_line: int | None = None
+    work_lines: list = field(default_factory=list)  # user lines with executable device statements
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -423,7 +431,7 @@ def build_line_table(source_mod, device_mods: dict, cuda_plain: str, codegen) ->
     user_file = user_file_of(source_mod)
     if user_file is None:
         return None
-    marked_mods, origins = mark_device_mods(device_mods, source_mod, user_file)
+    marked_mods, origins, work = mark_device_mods(device_mods, source_mod, user_file)
     marked = codegen(marked_mods)
     stripped, per_line = strip_markers(marked)
     exact = stripped == cuda_plain
@@ -440,7 +448,7 @@ def build_line_table(source_mod, device_mods: dict, cuda_plain: str, codegen) ->
     src = [l.rstrip("\n") for l in linecache.getlines(user_file)]
     return LineTable(user_file=user_file, user_source=src,
                      origins=[asdict(o) for o in origins], cuda_origin=per_line, exact=exact,
-                     entry_line=entry.user_line if entry else None)
+                     entry_line=entry.user_line if entry else None, work_lines=work)
 
 
 def span_signature(source_mod) -> str:
@@ -523,8 +531,8 @@ def ptx_cuda_lines(ptx: str, cuda_name: str = "kernel.cu") -> list[int | None]:
             out.append(None)
             continue
         stripped = line.strip()
-        if not stripped or stripped.startswith(("//", ".", "}", "{")) or stripped.endswith(":") or \
-                stripped.startswith("$"):
+        if not stripped or stripped.startswith(("//", ".")) or stripped in ("{", "}") or \
+                stripped.endswith(":") or stripped.startswith("$"):
             out.append(None if not stripped.startswith("$") else current)
             if stripped.startswith((".visible", ".entry", ".func")):
                 current = None
@@ -554,6 +562,8 @@ class SassInstruction:
     cuda_helper: str | None = None  # CUDA helper function (TVM's preamble) it was inlined from
     inline: list = field(default_factory=list)  # frames innermost first: ["kernel.cu:72", ...]
     sass_line: int = 0             # 1-based line in Compiled.sass
+    padding: bool = False          # the end-of-kernel self-branch and NOPs (not the user's code)
+    moved_from: int | None = None  # user line -lineinfo named, when txlab corrected it (see below)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -683,9 +693,54 @@ class SourceMap:
                 index=i, kernel=r["kernel"], offset=r["offset"], text=r["text"], opcode=r["opcode"],
                 cls=r["cls"], cuda_line=cl, user_line=user, library=lib, cuda_helper=helper,
                 inline=r["inline"], sass_line=r["sass_line"]))
+        self._fix_padding()
+        self._fix_families()
         self._by_offset: dict[tuple[str, int], SassInstruction] = {
             (s.kernel, s.offset): s for s in self.instructions}
         self.kernels = list(dict.fromkeys(s.kernel for s in self.instructions))
+
+    def _fix_padding(self) -> None:
+        """The self-branch and NOPs nvdisasm shows after a kernel's last EXIT belong to no line."""
+        by_kernel: dict[str, list[SassInstruction]] = {}
+        for s in self.instructions:
+            by_kernel.setdefault(s.kernel, []).append(s)
+        for seq in by_kernel.values():
+            i = len(seq) - 1
+            while i >= 0 and seq[i].opcode == "NOP":
+                i -= 1
+            if i >= 0 and seq[i].opcode == "BRA" and i < len(seq) and (i == len(seq) - 1 or seq[i + 1].opcode == "NOP"):
+                if i > 0 and seq[i - 1].opcode in ("EXIT", "BRA", "RET.REL.NODEC", "RET"):
+                    for s in seq[i:]:
+                        s.padding, s.user_line, s.library, s.cuda_helper = True, None, None, None
+
+    # SASS families whose PTX origin is unmistakable. ptxas's line info for some of them names a
+    # neighbouring line (an HGMMA of an unrolled wgmma sequence shows up at the descriptor
+    # arithmetic or the loop counter): such an instruction is moved to the nearest user line whose
+    # PTX has the family's instruction. Recorded in ``moved_from``.
+    _FAMILIES = (
+        (re.compile(r"^HGMMA|^IGMMA|^QGMMA|^BGMMA"), re.compile(r"\bwgmma\.mma_async")),
+        (re.compile(r"^UTMALDG|^UTMASTG|^UBLKCP"), re.compile(r"\bcp\.(?:async\.bulk|reduce\.async\.bulk)")),
+        (re.compile(r"^HMMA|^IMMA"), re.compile(r"\bmma\.sync|\bwmma\.")),
+    )
+
+    def _fix_families(self) -> None:
+        lines_with: dict[int, set[int]] = {}
+        for k, (_, ptx_rx) in enumerate(self._FAMILIES):
+            have = set()
+            for i, u in enumerate(self.ptx_user):
+                if u is not None and ptx_rx.search(self._ptx_lines[i]):
+                    have.add(u)
+            lines_with[k] = have
+        for s in self.instructions:
+            if s.user_line is None:
+                continue
+            for k, (sass_rx, _) in enumerate(self._FAMILIES):
+                if sass_rx.match(s.opcode):
+                    have = lines_with[k]
+                    if have and s.user_line not in have:
+                        best = min(have, key=lambda l: (abs(l - s.user_line), l))
+                        s.moved_from, s.user_line = s.user_line, best
+                    break
 
     # ---- queries ------------------------------------------------------------------------------
     def lines(self) -> list[int]:
@@ -754,12 +809,15 @@ class SourceMap:
     def coverage(self) -> dict:
         """How complete the map is: SASS instructions with a user line, and user statement lines
         (lines the kernel's IR has statements for) that got SASS."""
-        n = len(self.instructions)
-        with_line = sum(1 for s in self.instructions if s.user_line is not None)
-        stmt_lines = sorted({o.user_line for o in self.origins if o.user_line is not None and o.kind == "span"})
+        code = [s for s in self.instructions if not s.padding]
+        n = len(code)
+        with_line = sum(1 for s in code if s.user_line is not None)
+        work = list(self.table.work_lines)
         have = set(self.lines())
         return {"sass": n, "sass_with_line": with_line, "share": with_line / n if n else 1.0,
-                "statement_lines": stmt_lines, "statement_lines_with_sass": [l for l in stmt_lines if l in have],
+                "padding": len(self.instructions) - n,
+                "work_lines": work, "work_lines_without_sass": [l for l in work if l not in have],
+                "work_share": (sum(l in have for l in work) / len(work)) if work else 1.0,
                 "exact_cuda": self.exact}
 
     def per_line(self) -> dict[int, dict]:

@@ -186,7 +186,27 @@ def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None, *,
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
                 detail=out, hint=_arch_hint(out, arch),
             )
-        return Path(tmp, "kernel.ptx").read_text()
+        ptx = Path(tmp, "kernel.ptx").read_text()
+        # -lineinfo names the source by its absolute path, here a fresh temporary folder: name it
+        # "kernel.cu" so the same source gives the same PTX and cubin (the cache relies on it)
+        ptx = re.sub(r'(\.file\s+\d+\s+")' + re.escape(tmp.rstrip("/")) + r'/', r"\1", ptx)
+        # and the per-run module id nvcc puts in internal names (_INTERNAL_<8 hex>_), which the
+        # line info's function-name strings carry: one fixed id, renamed consistently
+        return _fixed_module_id(re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_00000000_", ptx))
+
+
+_SEP = r"(?:,\s*|\s*\n\s*\.b8\s+)"
+_HEXDIGIT = r"(?:4[89]|5[0-7]|9[7-9]|10[0-2])"
+_INTERNAL_BYTES = re.compile(
+    _SEP.join(str(b) for b in b"_INTERNAL_") + "(" + _SEP + "(?:" + (_HEXDIGIT + _SEP) * 7 + _HEXDIGIT + "))")
+
+
+def _fixed_module_id(ptx: str) -> str:
+    """The same renaming inside .debug_str, which PTX writes as ``.b8`` byte lists."""
+    def zero(m):
+        return m.group(0)[:m.start(1) - m.start(0)] + re.sub(r"\d+", "48", m.group(1))
+
+    return _INTERNAL_BYTES.sub(zero, ptx)
 
 
 def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> tuple[bytes, str]:
