@@ -134,6 +134,17 @@ def test_to_dict_and_html_escape(pair):
     assert "<img" not in page and "<b>evil" not in page
 
 
+def test_plots(pair):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    a, b = pair
+    assert isinstance(txlab.diff(a, b).plot(), Figure)
+    assert isinstance(a.sass_table().plot(), Figure)
+
+
 def test_normalize_ignores_register_numbers_only():
     assert normalize("IMAD R5, R4.reuse, 0x100, R7") == normalize("IMAD R9, R2, 0x100, R3")
     assert normalize("LDS R2, [R5+0x84]") != normalize("LDS R2, [R5+0x80]")
@@ -168,3 +179,15 @@ def test_import_txlab_stays_light():
     out = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_diff_view_payload(pair):
+    import json
+
+    from txlab.views import DiffView
+
+    v = DiffView(*pair)
+    data = json.loads(v.payload)
+    assert data["a"]["name"] == "transpose_32" and data["lines"]
+    assert data["lines"][v.selected]["status"] != "same"    # opens on the first changed line
+    assert v._repr_mimebundle_ is not None and v.changed_only is False

@@ -164,6 +164,31 @@ class CompileDiff:
             out.append(f"    ... {len(ch) - 12} more")
         return "\n".join(out)
 
+    def plot(self, ax=None):
+        """Instructions per class, a next to b, and the resource deltas."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
+        else:
+            axes = ax
+            fig = axes[0].figure
+        cls = list(self.histogram)
+        x = range(len(cls))
+        axes[0].bar([i - 0.2 for i in x], [self.histogram[c]["a"] for c in cls], width=0.4, label=self.a_name)
+        axes[0].bar([i + 0.2 for i in x], [self.histogram[c]["b"] for c in cls], width=0.4, label=self.b_name)
+        axes[0].set_xticks(list(x))
+        axes[0].set_xticklabels(cls, fontsize=8)
+        axes[0].legend(fontsize=7)
+        axes[0].set_title("instructions per class")
+        moved = [r for r in self.resources if r["delta"]]
+        axes[1].barh([f"{r['kernel_b'] or r['kernel_a']}: {r['field']}" for r in moved], [r["delta"] for r in moved],
+                     color=["C3" if r["delta"] > 0 else "C2" for r in moved])
+        axes[1].set_title("resources, b - a")
+        axes[1].tick_params(axis="y", labelsize=7)
+        fig.tight_layout()
+        return fig
+
     def __repr__(self) -> str:
         return f"<CompileDiff {self.a_name} vs {self.b_name}: {len(self.changed_lines)} of {len(self.lines)} changed>"
 

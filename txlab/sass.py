@@ -349,6 +349,28 @@ class SassTable:
                 out[r["cls"]] += 1
         return {c: n for c, n in out.items() if n}
 
+    def plot(self, ax=None):
+        """Instructions per class, and how many instructions stall for each cycle count."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
+        else:
+            axes = ax
+            fig = axes[0].figure
+        hist = self.histogram()
+        axes[0].bar(list(hist), list(hist.values()), color=[f"C{CLASSES.index(c)}" for c in hist])
+        axes[0].set_title(f"{self.name}: instructions per class")
+        stalls = [0] * 16
+        for r in self.rows:
+            if not r["padding"]:
+                stalls[r["stall"]] += 1
+        axes[1].bar(range(16), stalls)
+        axes[1].set_xlabel("stall cycles (control field)")
+        axes[1].set_title("instructions per stall count")
+        fig.tight_layout()
+        return fig
+
     def to_dict(self) -> dict:
         return {"name": self.name, "arch": self.arch, "columns": list(COLUMNS) + ["padding", "encoding"],
                 "rows": self.rows}
