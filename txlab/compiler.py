@@ -452,7 +452,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
         if exc.stage in ("nvcc", "ptxas"):
-            if not diagnose.map_toolchain_error(exc, mod, locals().get("cuda_source"), line_table, arch):
+            if not diagnose.map_toolchain_error(exc, mod, locals().get("cuda_source"), line_table, arch,
+                                              ptx=locals().get("ptx")):
                 _point_at_user_line(exc, mod)
         diagnose.add_hints(exc, mod, arch)
         exc.args = (exc._text(),)

@@ -204,7 +204,7 @@ _INTERNAL_BYTES = re.compile(
 def _fixed_module_id(ptx: str) -> str:
     """The same renaming inside .debug_str, which PTX writes as ``.b8`` byte lists."""
     def zero(m):
-        return m.group(0)[:m.start(1) - m.start(0)] + re.sub(r"\b\d+\b", "48", m.group(1))  # whole numbers only: not the 8 of .b8
+        return m.group(0)[:m.start(1) - m.start(0)] + re.sub(r"(?<![\w.])\d+", "48", m.group(1))
 
     return _INTERNAL_BYTES.sub(zero, ptx)
 
