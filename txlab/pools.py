@@ -289,7 +289,7 @@ def layouts(kernel, *, arch: str | None = None) -> dict:
 def _judgeable_arch(arch) -> str:
     """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
     once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
-    from txlab.compiler import resolve_arch
+    from txlab.arch import resolve_arch
     from txlab.errors import ArchError
 
     resolved = resolve_arch(arch)
