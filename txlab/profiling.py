@@ -548,8 +548,12 @@ def profile(compiled, *args, kernel: str | None = None, sections=None, metrics=(
         report = Path(report_path) if report_path else Path(tmp, "report.ncu-rep")
         job, staged = _job(target, args, tmp, worker)
         argv = [sys.executable, "-m", "txlab.ncu_runner", job]
+        src = Path(tmp, "src")  # ncu embeds the CUDA source it finds here (matched by file name)
+        src.mkdir()
+        (src / "kernel.cu").write_text(target.cuda_source)
         cmd = ncu.command(exe, kernel=kernel, report=str(report.with_suffix("")), argv=argv,
-                          sections=sections, metrics=metrics, launch_skip=launch_skip)
+                          sections=sections, metrics=metrics, launch_skip=launch_skip,
+                          extra=["--source-folders", str(src)])
         t_run = time.perf_counter()
         try:
             output, code, timed_out = _run(cmd, timeout_s, Path(tmp, "messages.pkl"))
