@@ -198,3 +198,17 @@ def test_profile_transposes_on_gpu(isolated):
     assert profs["naive"].headline["smem_ld_wavefronts_per_request"] > 16
     for p in profs.values():
         assert p.attributed_share >= 0.95 and p.duration_ns > 0
+
+
+def test_magic_profile_option(sample_kernels):
+    from txlab.magic import _ArgumentError, _parser, profile_cell
+
+    assert _parser().parse_args(["--profile", "a, b"]).profile == "a, b"
+    with pytest.raises(_ArgumentError, match="could not evaluate"):
+        profile_cell({"k": sample_kernels["transpose_naive"]}, "a, nope", {"a": 1})
+    with pytest.raises(_ArgumentError, match="no @T.prim_func"):
+        profile_cell({}, "a", {})
+    if not txlab.device.has_gpu():
+        a = np.zeros((2048, 2048), "float32")
+        with pytest.raises(txlab.NoGPUError):
+            profile_cell({"k": sample_kernels["transpose_naive"]}, "a, b", {"a": a, "b": a.copy()})

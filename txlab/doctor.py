@@ -52,6 +52,16 @@ def report() -> dict:
     tools = {name: {"path": toolchain.find_tool(name), "version": toolchain.tool_version(name)}
              for name in ("nvcc", "ptxas", "nvdisasm", "cuobjdump")}
     iket_ok, iket_msg = _iket_status()
+    from txlab import ncu
+
+    ncu_path = ncu.find_ncu()
+    counters_ok, counters_msg = ncu.counters_permission()
+    try:
+        import ncu_report  # noqa: F401
+
+        reader = True
+    except ImportError:
+        reader = False
     features = {
         "compile to CUDA C": True,
         "PTX/cubin (nvcc+ptxas)": bool(tools["nvcc"]["path"] and tools["ptxas"]["path"]),
@@ -59,6 +69,8 @@ def report() -> dict:
         "run/check/bench on a GPU": gpu.available,
         "scheduler traces on the CPU": True,
         "IKET in-kernel profiling": iket_ok and gpu.available,
+        "Nsight Compute profiling (txlab.profile)": bool(ncu_path) and gpu.available and counters_ok is not False,
+        "reading saved profiles / .ncu-rep (ncu_report)": reader,
     }
     return {
         "python": sys.version.split()[0],
@@ -74,6 +86,8 @@ def report() -> dict:
         "tvm_import_seconds": round(tvm_import_s, 2),
         "gpu": gpu.to_dict() if gpu.available else {"available": False, "reason": gpu.reason},
         "iket": {"available": iket_ok, "detail": iket_msg},
+        "ncu": {"path": ncu_path, "version": ncu.ncu_version(ncu_path) if ncu_path else None,
+                "counters_permitted": counters_ok, "counters": counters_msg},
         "features": features,
     }
 
@@ -94,6 +108,9 @@ def format_report(r: dict) -> str:
     else:
         lines.append(f"GPU           none: {g['reason']}")
     lines.append(f"IKET          {'yes' if r['iket']['available'] else 'no'}: {r['iket']['detail']}")
+    n = r.get("ncu") or {}
+    lines.append(f"ncu           {n.get('version') or '-':<12}{n.get('path') or 'not found'}")
+    lines.append(f"GPU counters  {n.get('counters') or '-'}")
     lines.append("")
     for feat, ok in r["features"].items():
         lines.append(f"  [{'x' if ok else ' '}] {feat}")
