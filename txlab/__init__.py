@@ -33,6 +33,8 @@ _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
     "occupancy", "profiling", "ncu",
+    "sass",
+    "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
 }
 
 

@@ -420,11 +420,14 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
         cuda_lines = ncu.line_table(cubin).get(kernel, {})
         sass_text = _sass_by_offset(compiled.sass, kernel)
         cuda_src = compiled.cuda_source.splitlines()
-        smap = getattr(compiled, "source_map", None)
+        try:
+            smap = getattr(compiled, "source_map", None)
+        except Exception:  # noqa: BLE001 - no TVMScript map for this kernel: CUDA lines it is
+            smap = None
         if smap is not None and hasattr(smap, "line_of_sass"):
             user_map = smap
             kind = "tvmscript"
-            source = _user_lines(compiled)
+            source = list(getattr(smap, "user_source", None) or _user_lines(compiled))
         else:
             source = cuda_src
     instructions = []
@@ -437,7 +440,7 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
                "cuda_line": cuda_lines.get(off)}
         if user_map is not None:
             try:
-                row["user_line"] = user_map.line_of_sass(off)
+                row["user_line"] = user_map.line_of_sass(off, kernel=kernel)
             except Exception:  # noqa: BLE001 - an offset the map does not know
                 row["user_line"] = None
         else:
@@ -484,8 +487,10 @@ def with_lineinfo(compiled):
     ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, extra_flags=["-lineinfo"])
     cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch)
     key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
+    fresh = {f.name: None for f in dataclasses.fields(compiled)
+             if f.name in ("_sass", "sass_lines", "line_table", "_source_map")}  # derived from the cubin
     return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
-                               _executable=None)
+                               _executable=None, **fresh)
 
 
 def _describe_args(args) -> str:
@@ -783,3 +788,16 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
     return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _register_diff() -> None:
+    """``txlab.diff(profile_a, profile_b)`` dispatches to :func:`diff` (txlab.diff's registry)."""
+    try:
+        from txlab import diff as _diff_module
+    except ImportError:  # pragma: no cover - txlab.diff is part of txlab
+        return
+    _diff_module.register(lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
+                          lambda a, b, **kw: ProfileDiff(a, b), "two txlab.Profile")
+
+
+_register_diff()
