@@ -60,12 +60,15 @@ def test_bank_conflicts_naive_vs_padded(tmp_path, sample_kernels):
     hn, hp = naive.headline, padded.headline
     assert hn["smem_ld_wavefronts_per_request"] == 32.0 and hp["smem_ld_wavefronts_per_request"] == 1.0
     assert hn["smem_ld_bank_conflicts"] >= 8 * max(hp["smem_ld_bank_conflicts"], 1)
-    # the column-wise shared read is one CUDA line; its per-line shared wavefronts carry the conflicts
-    read_line = next(r for r in naive.lines if "= tile_ptr[" in r["text"])
+    # the column-wise shared read is one user line, the hottest; its shared wavefronts carry the conflicts
+    assert naive.line_kind == "tvmscript"  # through Compiled.source_map
+    read_line = next(r for r in naive.lines if "= tile[tx, ty]" in r["text"])
     assert read_line["shared_wavefronts"] == 65536 and read_line["line"] == naive.lines[0]["line"]
+    cuda_read = next(r for r in naive.cuda_lines if "= tile_ptr[" in r["text"])
+    assert cuda_read["shared_wavefronts"] == 65536
     assert naive.attributed_share == 1.0
     assert "32.0 wavefronts per request" in naive.summary()
-    d = txlab.profiling.diff(naive, padded)
+    d = txlab.diff(naive, padded)
     assert isinstance(d, ProfileDiff)
     row = next(r for r in d.rows if r["metric"] == "smem_ld_wavefronts_per_request")
     assert row["ratio"] == pytest.approx(1 / 32)
@@ -128,11 +131,22 @@ def test_saved_profiles_load():
 
 
 def test_lineinfo_rebuild_keeps_sass(sample_kernels):
+    import dataclasses
+    import re
+
+    from txlab import toolchain
+
     c = sample_kernels["transpose_padded"]
-    t = with_lineinfo(c)
+    assert ncu.has_line_info(c.cubin) and with_lineinfo(c) is c  # kernels are built with -lineinfo
+    # a cubin without a line table (PTX without .loc/.file) is rebuilt with one, same SASS
+    bare_ptx = "\n".join(l for l in c.ptx.splitlines() if not re.match(r"\s*\.(loc|file)\b", l))
+    bare, _ = toolchain.ptx_to_cubin(bare_ptx, c.arch)
+    assert not ncu.has_line_info(bare)
+    b = dataclasses.replace(c, cubin=bytes(bare), key="bare")
+    t = with_lineinfo(b)
+    assert t.key not in ("bare", c.key) and ncu.has_line_info(t.cubin)
     strip = lambda s: [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
-    assert t.key != c.key and ncu.has_line_info(t.cubin) and not ncu.has_line_info(c.cubin)
-    assert strip(t.sass) == strip(c.sass)
+    assert strip(toolchain.cubin_to_sass(t.cubin)) == strip(toolchain.cubin_to_sass(bare))
     table = ncu.line_table(t.cubin)["transpose_padded_kernel"]
     lines = c.cuda_source.splitlines()
     assert table and all(0 < ln <= len(lines) for ln in table.values())
