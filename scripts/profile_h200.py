@@ -36,7 +36,11 @@ def _kernels():
 
     import numpy as np
 
-    n_t, n_copy, g = 8192, 1 << 26, 8192
+    # arguments travel to the profiled process through /dev/shm: size them to what it holds
+    shm_free = shutil.disk_usage("/dev/shm").free if os.path.isdir("/dev/shm") else 0
+    big = shm_free >= 4 << 30
+    n_t, n_copy, g = (8192, 1 << 26, 8192) if big else (4096, 1 << 24, 4096)
+    print(f"/dev/shm free {shm_free / 2**30:.1f} GiB: transposes {n_t}^2, copy {n_copy} floats, GEMM {g}^3")
 
     def transpose_args():
         a = np.random.default_rng(0).standard_normal((n_t, n_t)).astype("float32")
