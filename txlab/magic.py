@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--profile", default=None, metavar="ARGS",
+                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
     return p
 
 
@@ -67,6 +69,22 @@ def parse_magic_line(line: str):
                              f"value once, e.g. --show 'resources,sass'). Usage: "
                              f"{_parser().format_usage().strip()}") from None
     return _parser().parse_args(words)
+
+
+def profile_cell(results: dict, args_text: str, user_ns: dict):
+    """``%%tirx --profile "a, b, n"``: profile the cell's (first) kernel with the arguments the
+    expressions evaluate to in the notebook; returns (Compiled, Profile)."""
+    from txlab.profiling import profile
+
+    if not results:
+        raise _ArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
+    try:
+        value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
+    except Exception as exc:  # noqa: BLE001 - the user's own expression
+        raise _ArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    compiled = next(iter(results.values()))
+    return compiled, profile(compiled, *value)
 
 
 def _is_tvmscript_error(exc: BaseException) -> bool:
@@ -223,6 +241,19 @@ def register(ipython) -> None:
         results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache)
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
+            return
+        if args.profile is not None:
+            compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
+            ipython.user_ns["_profile"] = prof
+            if args.quiet:
+                return
+            try:
+                from txlab.views import SourceView
+            except ImportError:
+                SourceView = None
+            if SourceView is not None:
+                display(SourceView(compiled, heat=prof.heat()))
+            display(HTML(prof._repr_html_()))
             return
         if args.quiet or not show:
             return
