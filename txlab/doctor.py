@@ -66,10 +66,9 @@ def report() -> dict:
     ncu_path = ncu.find_ncu()
     counters_ok, counters_msg = ncu.counters_permission()
     try:
-        import ncu_report  # noqa: F401
-
+        ncu.import_report_reader()   # PyPI's ncu-report, else the copy beside ncu
         reader = True
-    except ImportError:
+    except Exception:  # noqa: BLE001 - ProfilerError, or a reader that fails to load
         reader = False
     features = {
         "compile to CUDA C": True,

@@ -63,6 +63,41 @@ def find_ncu() -> str | None:
     return versions[-1] if versions else None
 
 
+def _shipped_reader_dirs() -> list[Path]:
+    """Where an Nsight Compute install keeps its own copy of the report reader
+    (``<install>/extras/python/ncu_report.py``), the installed ``ncu`` first."""
+    roots = []
+    ncu = find_ncu()
+    if ncu:
+        real = Path(os.path.realpath(ncu))
+        roots += [real.parent, real.parent.parent]
+    roots += [Path(p) for p in sorted(glob.glob("/usr/local/cuda*/nsight-compute*"), key=_version_key, reverse=True)]
+    roots += [Path(p) for p in sorted(glob.glob("/opt/nvidia/nsight-compute/*"), key=_version_key, reverse=True)]
+    return [r / "extras" / "python" for r in roots if (r / "extras" / "python" / "ncu_report.py").is_file()]
+
+
+def import_report_reader():
+    """NVIDIA's report reader: the ``ncu_report`` module from PyPI (``ncu-report``), else the copy
+    an Nsight Compute install ships beside ``ncu`` (same module, matching that ncu's reports)."""
+    import importlib
+    import sys
+
+    from txlab.errors import ProfilerError
+
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError as first:
+        for folder in _shipped_reader_dirs():
+            sys.path.insert(0, str(folder))
+            try:
+                return importlib.import_module("ncu_report")
+            except ImportError:
+                sys.path.remove(str(folder))
+        raise ProfilerError("report", f"the ncu_report module is not importable ({first}) and no Nsight "
+                            "Compute install with extras/python/ncu_report.py was found",
+                            hint="pip install ncu-report") from None
+
+
 def _version_key(path: str):
     return [int(x) if x.isdigit() else 0 for x in re.findall(r"\d+", path)]
 
@@ -144,11 +179,7 @@ def read_report(path, kernel: str | None = None) -> dict:
     ``smsp__pcsamp_warps_issue_stalled_<reason>``, ``inst_executed``, memory counters."""
     from txlab.errors import ProfilerError
 
-    try:
-        import ncu_report
-    except ImportError as exc:
-        raise ProfilerError("report", f"the ncu_report module is not importable ({exc})",
-                            hint="pip install ncu-report") from None
+    ncu_report = import_report_reader()
     path = str(path)
     if not Path(path).is_file():
         raise ProfilerError("report", f"no report at {path}")
