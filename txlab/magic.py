@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--emulate", default=None, metavar="ARGS",
+                   help="after compiling, run each kernel on the CPU emulator with these arguments "
+                        "(a Python expression in the notebook's namespace, e.g. \"a, b, n\")")
     return p
 
 
@@ -224,6 +227,12 @@ def register(ipython) -> None:
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
+        if args.emulate:
+            from txlab.emulator import emulate
+
+            values = eval(f"({args.emulate},)", ipython.user_ns)  # noqa: S307 - the user's own expression
+            for c in results.values():
+                print(emulate(c, *values).summary())
         if args.quiet or not show:
             return
         from txlab.display import compiled_html

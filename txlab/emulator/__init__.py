@@ -92,6 +92,9 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
     bind = _HostBinder(sig, user, args, names, space)
     bind.walk(host_mod)
     t_lower = time.perf_counter() - t0
+    from txlab.emulator.interpreter import user_file
+
+    ufile = user_file(mod)
     result = EmulationResult(kernel=entry)
     total_stats: dict = {"lower_seconds": t_lower}
     for kname, call_args in bind.launches:
@@ -103,7 +106,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
-        prog = Program(func, kname, info, check=check, stop=stop)
+        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile)
         env = {}
         params = list(func.params)
         for p, v in zip(params, call_args):

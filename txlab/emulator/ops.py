@@ -65,6 +65,8 @@ def _buffer_data(comp, call):
 @handler("tirx.address_of")
 def _address_of(comp, call):
     load = call.args[0]
+    if type(load).__name__ == "Var":       # a tensor map parameter: its host-encoded descriptor
+        return lambda g: g.env[load]
     if type(load).__name__ != "TensorLoad":
         return comp.not_emulated("address_of of a non-buffer expression")
     bufvar = load.source
@@ -330,6 +332,19 @@ def _ffs(comp, call):
         low = v & (~v + np.uint64(1))
         out = np.where(v == 0, 0, np.log2(np.where(low == 0, 1, low).astype(np.float64)).astype(np.int64) + 1)
         return out.astype(np.int32) if out.ndim else np.int32(out)
+    return f
+
+
+@handler("tirx.cuda.ldg")
+def _ldg(comp, call):
+    addr = comp.expr(call.args[0])
+    dt = M.np_dtype(_str(call.args[1]) if len(call.args) > 1 else _dtype(call))
+    line = comp.line
+    prog = comp.program
+    info = {"name": "ldg pointer", "dtype": str(dt)}
+
+    def f(g):
+        return prog.mem_read(g, addr(g), np.int64(0), 0, dt, line, info)
     return f
 
 

@@ -29,7 +29,8 @@ class Stop(Exception):
 
 
 class Program:
-    def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None):
+    def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
+                 filename: str | None = None):
         from txlab.emulator import ops
 
         self.func = func
@@ -38,7 +39,7 @@ class Program:
         self.check = check
         self.stop = stop
         self.tensormaps = tensormaps or {}
-        self.filename = None
+        self.filename = filename
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []
