@@ -116,9 +116,26 @@ def emulated_cell(example_ids, record: dict | None = None) -> str:
     return "no (" + ", ".join(f"{r['id']}: {r['status']}" for r in rows) + ")"
 
 
+def markdown(out: dict) -> str:
+    rows = out["examples"]
+    ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
+    lines = ["# API catalogue examples on the CPU emulator", "",
+             f"`python -m txlab.emulator.catalogue` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
+             "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
+             "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
+             "", "| example | emulated | why not / findings |", "|---|---|---|"]
+    for r in rows.values():
+        why = r.get("reason") or "; ".join(f"{k}: {v}" for k, v in r.get("problems", {}).items()) \
+            or "; ".join(r.get("findings", []))
+        lines.append(f"| {r['id']} | {r['status']} | {why.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     out = emulate_all(write="--no-write" not in argv)
+    if "--no-write" not in argv:
+        (Path(__file__).resolve().parents[2] / "docs" / "api-emulated.md").write_text(markdown(out))
     rows = out["examples"]
     ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
     for r in rows.values():
