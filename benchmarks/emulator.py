@@ -45,24 +45,64 @@ def _time(fn, rep=3):
     return best, out
 
 
+def notebook_kernels(path="notebooks/01_first_kernel.ipynb"):
+    """The ``%%tirx`` cells of a notebook, compiled as the notebook does (name -> prim_func)."""
+    nb = json.loads((Path(__file__).resolve().parents[1] / path).read_text())
+    out = {}
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if src.startswith("%%tirx"):
+            body = src.split("\n", 1)[1]
+            name = body.split("def ", 1)[1].split("(", 1)[0]
+            out[name] = _kernel(body, name)
+    return out
+
+
 def main():
     from txlab.api import examples
     from txlab.emulator import emulate
+    import txlab.emulator.program as P
 
     rows = []
-    scale = _kernel(SCALE, "scale")
-    for n, target, label in [(1 << 20, 2.0, "elementwise 1M (tour `scale`)"),
-                             (1 << 24, None, "tour `scale` at the tour's n = 2^24")]:
-        a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-        b = np.zeros_like(a)
-        emulate(scale, a[:1024], b[:1024], 1024)  # warm: lowering cached by TVM? (no: measured below)
-        sec, res = _time(lambda: emulate(scale, a, b, n), rep=1 if n > 1 << 20 else 3)
-        assert np.array_equal(b, 2 * a)
-        base, _ = _time(lambda: np.multiply(a, np.float32(2), out=b))
+
+    def row(label, sec, res, target, base=None, unbatched=None):
         li = res.stats["lane_instructions"]
         rows.append({"kernel": label, "seconds": sec, "target_s": target, "lane_instructions": li,
-                     "ns_per_lane_instruction": sec / li * 1e9, "numpy_seconds": base,
-                     "x_numpy": sec / base, "lower_seconds": res.stats["lower_seconds"]})
+                     "ns_per_lane_instruction": sec / max(li, 1) * 1e9, "numpy_seconds": base,
+                     "x_numpy": sec / base if base else None, "lower_seconds": res.stats["lower_seconds"],
+                     "ctas_per_batch": res.stats.get("ctas_per_batch", 1), "unbatched_seconds": unbatched})
+
+    scale = _kernel(SCALE, "scale")
+    rng = np.random.default_rng(0)
+    for n, target, label in [(1 << 20, 2.0, "elementwise 1M (tour `scale`)"),
+                             (1 << 24, 1.0, "tour `scale` at the tour's n = 2^24")]:
+        a = rng.standard_normal(n).astype(np.float32)
+        b = np.zeros_like(a)
+        emulate(scale, a[:1024], b[:1024], 1024)
+        sec, res = _time(lambda: emulate(scale, a, b, n), rep=3)
+        assert np.array_equal(b, 2 * a)
+        base, _ = _time(lambda: np.multiply(a, np.float32(2), out=b))
+        unb = None
+        if n == 1 << 20:          # the same kernel CTA by CTA (no batching), measured in this run
+            saved, P.MAX_BATCH_LANES = P.MAX_BATCH_LANES, 1
+            try:
+                unb, _ = _time(lambda: emulate(scale, a, b, n), rep=1)
+            finally:
+                P.MAX_BATCH_LANES = saved
+        row(label, sec, res, target, base, unb)
+    nbk = notebook_kernels()
+    X = rng.standard_normal((4096, 256), dtype=np.float32)
+    out = np.zeros(4096, np.float32)
+    sec, res = _time(lambda: emulate(nbk["row_sum_smem"], X, out), rep=1)
+    assert np.allclose(out, X.sum(axis=1), rtol=1e-4, atol=1e-4) and res.ok, res.summary()
+    row("notebook 01 row_sum_smem 4096x256 (shared, races checked)", sec, res, 1.0)
+    sec, res = _time(lambda: emulate(nbk["row_sum_smem"], X, out, check=False), rep=1)
+    row("notebook 01 row_sum_smem, check=False", sec, res, 1.0)
+    X = rng.standard_normal(1 << 20, dtype=np.float32)
+    out = np.zeros(1 << 15, np.float32)
+    sec, res = _time(lambda: emulate(nbk["warp_sums"], X, out), rep=1)
+    assert np.allclose(out, X.reshape(-1, 32).sum(axis=1), rtol=1e-4, atol=1e-4)
+    row("notebook 01 warp_sums 1M", sec, res, 1.0)
     ex = examples()
     for eid in ("warp_reductions", "cta_reductions", "warp_vote", "role_pipeline", "tma_tile"):
         e = ex[eid]
@@ -70,17 +110,16 @@ def main():
         f = e.prim_func()
         sec, res = _time(lambda: emulate(f, *[x.copy() if isinstance(x, np.ndarray) else x for x in args],
                                          arch=e.arch))
-        li = res.stats["lane_instructions"]
-        rows.append({"kernel": f"catalogue {eid} ({res.stats['mode']})", "seconds": sec, "target_s": 1.0,
-                     "lane_instructions": li, "ns_per_lane_instruction": sec / max(li, 1) * 1e9,
-                     "numpy_seconds": None, "x_numpy": None, "lower_seconds": res.stats["lower_seconds"]})
-    print(f"{'kernel':48s} {'seconds':>8s} {'target':>7s} {'lane-instr':>11s} {'ns/lane-instr':>13s} {'x numpy':>8s}")
+        row(f"catalogue {eid} ({res.stats['mode']})", sec, res, 1.0)
+    print(f"{'kernel':58s} {'seconds':>8s} {'target':>7s} {'lane-instr':>11s} {'ns/lane-instr':>13s} "
+          f"{'x numpy':>8s} {'CTAs/batch':>10s} {'unbatched s':>11s}")
     for r in rows:
         tgt = f"{r['target_s']:.1f}" if r["target_s"] else "-"
         xn = f"{r['x_numpy']:.0f}" if r["x_numpy"] else "-"
         ok = "" if r["target_s"] is None else ("  ok" if r["seconds"] <= r["target_s"] else "  OVER")
-        print(f"{r['kernel']:48s} {r['seconds']:8.3f} {tgt:>7s} {r['lane_instructions']:11,d} "
-              f"{r['ns_per_lane_instruction']:13.1f} {xn:>8s}{ok}")
+        ub = f"{r['unbatched_seconds']:.3f}" if r["unbatched_seconds"] else "-"
+        print(f"{r['kernel']:58s} {r['seconds']:8.3f} {tgt:>7s} {r['lane_instructions']:11,d} "
+              f"{r['ns_per_lane_instruction']:13.1f} {xn:>8s} {r['ctas_per_batch']:10d} {ub:>11s}{ok}")
     out = Path(__file__).parent / "results" / "emulator.json"
     out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "rows": rows}, indent=1))
     print(f"wrote {out}")

@@ -198,3 +198,58 @@ def test_check_on_cpu_device():
         txlab.config.device = old
     with pytest.raises(ValueError):
         txlab.config.device = "tpu"
+
+
+BLOCKSUM = '''
+@T.prim_func
+def blocksum(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "float32")
+    B = T.match_buffer(B_ptr, (n // 128,), "float32")
+    T.device_entry()
+    bx = T.cta_id([n // 128])
+    tx = T.thread_id([128])
+    s = T.alloc_shared((128,), "float32")
+    s[tx] = A[bx * 128 + tx]
+    T.cuda.cta_sync()
+    if COND:
+        T.cuda.cta_sync()
+    if tx == 0:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in T.serial(128):
+            acc[0] = acc[0] + s[READ]
+        B[bx] = acc[0]
+'''
+
+
+def test_ctas_batched_into_one_vector_equal_cta_by_cta(monkeypatch):
+    import txlab.emulator.program as P
+
+    n = 128 * 40
+    a = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    src = BLOCKSUM.replace("COND", "bx % 3 == 0").replace("READ", "k")   # a barrier taken by whole CTAs only
+    k = kernel(src, "blocksum")
+    want = np.zeros(n // 128, np.float32)
+    for c in range(n // 128):
+        acc = np.float32(0)
+        for v in a[c * 128:(c + 1) * 128]:
+            acc = np.float32(acc + v)
+        want[c] = acc
+    b = np.zeros(n // 128, np.float32)
+    res = emulate(k, a, b, n)
+    assert res.stats["ctas_per_batch"] == 40 and res.ok, res.summary()
+    assert np.array_equal(b, want)
+    monkeypatch.setattr(P, "MAX_BATCH_LANES", 128)        # one CTA at a time: the same bits
+    b1 = np.zeros_like(b)
+    res1 = emulate(k, a, b1, n)
+    assert res1.stats["ctas_per_batch"] == 1 and np.array_equal(b1, b)
+    monkeypatch.undo()
+    # a barrier split inside one CTA of the batch is found, in that CTA; a race in every CTA once
+    bad = kernel(BLOCKSUM.replace("COND", "bx == 7 and tx < 64").replace("READ", "k"), "blocksum")
+    res = emulate(bad, a, np.zeros_like(b), n)
+    div = res.by_kind("divergent_barrier")
+    assert len(div) == 1 and div[0].cta == (7, 0, 0) and div[0].threads[0] == 64
+    racy = BLOCKSUM.replace("    T.cuda.cta_sync()\n    if COND", "    if COND").replace("COND", "bx < 0")
+    res = emulate(kernel(racy.replace("READ", "k"), "blocksum"), a, np.zeros_like(b), n)
+    races = res.by_kind("shared_race")
+    assert races and races[0].cta == (0, 0, 0) and races[0].line == line_of(racy, "acc[0] + s[")

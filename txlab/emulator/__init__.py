@@ -102,7 +102,8 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
         if func is None:
             continue
         info = launch.get(kname, {})
-        shape = {k: _eval_dims(info.get(k), names) for k in ("grid", "block", "dynamic_smem_bytes")}
+        shape = {k: _eval_dims(info.get(k), {**bind.let_values(), **names})
+                 for k in ("grid", "block", "dynamic_smem_bytes")}
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
@@ -131,8 +132,9 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
 
 def _cta_order(grid, ctas):
     gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
-    if ctas is None:
-        return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    if ctas is None:      # launch order, blockIdx.x fastest: (N, 3) int array
+        lin = np.arange(gx * gy * gz, dtype=np.int64)
+        return np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], axis=1)
     out = []
     for c in ctas:
         if isinstance(c, (tuple, list)):
@@ -162,6 +164,7 @@ class _HostBinder:
         self.scalars: dict = {}
         self.tensormaps: dict = {}
         self.launches: list = []
+        self.lets: dict = {}          # host variable -> its value expression
         bufs = {}
         if user is not None:
             for p in user.params:
@@ -190,7 +193,9 @@ class _HostBinder:
         for _, f in host_mod.functions_items():
             for node in ir.walk(f.body):
                 t = type(node).__name__
-                if t == "DeclBuffer":
+                if t in ("Bind", "LetStmt") and hasattr(node, "var"):   # host-side CSE (cse_v1 = n // 128)
+                    self.lets[node.var.name] = node.value
+                elif t == "DeclBuffer":
                     src = self._buffer_of(node.data)
                     if src is not None:
                         self.alias[node.buffer.name] = src
@@ -204,6 +209,18 @@ class _HostBinder:
                     kname = str(getattr(args[0], "value", args[0]))
                     vals = [self.value(a) for a in args[1:len(args) - len(params)]]
                     self.launches.append((kname, vals))
+
+    def let_values(self) -> dict:
+        """Integer values of the host's let-bound variables (launch dimensions may name them)."""
+        out = {}
+        for name in self.lets:
+            try:
+                v = self.value(self.lets[name])
+            except Exception:  # noqa: BLE001 - a let that is not an integer expression of the arguments
+                continue
+            if isinstance(v, (int, np.integer)):
+                out[name] = int(v)
+        return out
 
     def _buffer_of(self, e):
         t = type(e).__name__
@@ -235,6 +252,9 @@ class _HostBinder:
                 return np_dtype(str(e.ty.dtype)).type(self.scalars[e.name])
             if e.name in self.names:
                 return np.dtype(str(e.ty.dtype)).type(self.names[e.name])
+            if e.name in self.lets:
+                v = self.value(self.lets[e.name])
+                return np.dtype(str(e.ty.dtype)).type(v) if not isinstance(v, (dict, str)) else v
         # an expression of scalars (e.g. n * 4): evaluate by name
         from txlab.worker import _eval_dims
 

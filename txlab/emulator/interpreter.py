@@ -18,18 +18,27 @@ from txlab.errors import NotEmulatedError
 class Group:
     """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
 
-    __slots__ = ("cta", "tid", "L", "env", "mask", "slots", "blocked", "warp_of_lane", "first_warp")
+    __slots__ = ("cta", "tid", "L", "env", "mask", "slots", "blocked", "warp_of_lane", "first_warp",
+                 "lane_cta", "gtid")
 
-    def __init__(self, cta, tid: np.ndarray):
+    def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
         self.cta = cta
-        self.tid = tid
+        self.tid = tid             # thread index within its CTA
         self.L = int(tid.size)
         self.env: dict = {}
         self.mask = None           # None: every lane active; else bool (L,)
         self.slots: dict = {}      # results of blocking calls, by call node id
         self.blocked = None        # (what, line) while blocked
-        self.warp_of_lane = tid // 32
+        # CTA batching: lanes of several independent CTAs in one vector; lane_cta is each lane's
+        # CTA within the batch (None: one CTA), gtid a batch-wide thread id (warps never span CTAs)
+        self.lane_cta = lane_cta
+        self.gtid = tid if lane_cta is None else (lane_cta * cta.nthreads + tid).astype(np.int32)
+        self.warp_of_lane = self.gtid // 32
         self.first_warp = int(tid[0]) // 32
+
+    def cta_of(self, lane: int) -> tuple:
+        """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
+        return self.cta.index if self.lane_cta is None else self.cta.index_of(int(self.lane_cta[lane]))
 
     def active(self) -> np.ndarray:
         return np.ones(self.L, bool) if self.mask is None else self.mask
@@ -704,7 +713,7 @@ def _key(node):
 
 def _count(g):
     c = g.cta
-    c.steps += 1
+    c.steps += c.B
     c.lane_steps += g.L if g.mask is None else int(np.count_nonzero(g.mask))
 
 

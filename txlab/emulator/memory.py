@@ -55,18 +55,23 @@ def lanes_of(dtype) -> int:
 class Region:
     """A contiguous byte range: a kernel argument (``kind='global'``) or one CTA's shared memory."""
 
-    __slots__ = ("name", "base", "data", "kind", "_views")
+    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit")
 
-    def __init__(self, name: str, base: int, data: np.ndarray, kind: str):
+    def __init__(self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0,
+                 limit: int | None = None):
         self.name = name
         self.base = int(base)
         self.data = data          # uint8, writable (a view of the user's array for globals)
         self.kind = kind
         self._views: dict = {}
+        # the shared memory of a batch of CTAs: ``data`` holds one ``cta_stride``-byte slice per CTA,
+        # addresses (and bounds) are those of one CTA (``limit`` bytes); the lane's CTA picks the slice
+        self.cta_stride = int(cta_stride)
+        self.limit = limit
 
     @property
     def nbytes(self) -> int:
-        return int(self.data.size)
+        return int(self.data.size) if self.limit is None else int(self.limit)
 
     def view(self, dt: np.dtype) -> np.ndarray:
         v = self._views.get(dt)

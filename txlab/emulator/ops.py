@@ -23,6 +23,12 @@ BLOCKING: dict = {}
 #: ops that make a CTA run warp by warp (some warps wait for others)
 WARP_MODE_OPS = {"tirx.cuda.mbarrier_wait", "tirx.cuda.mbarrier_wait_acquire_cluster", "tirx.cuda.wait_until",
                  "tirx.ptx.mbarrier_try_wait", "tirx.cuda.warpgroup_sync"}
+#: ops whose state is per CTA and ordered (mbarriers, TMA, wgmma groups, reductions through a
+#: barrier's payload, clock counters, clusters): a kernel calling one runs CTA by CTA, not batched
+NO_BATCH_PREFIXES = ("tirx.ptx.mbarrier", "tirx.cuda.mbarrier", "tirx.ptx.cp_async_bulk", "tirx.cuda.cta_reduce",
+                     "tirx.cuda.syncthreads_", "tirx.cuda.clock", "tirx.ptx.wgmma", "tirx.cuda.wgmma",
+                     "tirx.timer", "tirx.cuda.timer", "tirx.cuda.cluster", "tirx.ptx.cluster", "tirx.ptx.tcgen05",
+                     "tirx.ptx.cp_async", "tirx.ptx.mapa", "tirx.cuda.grid_sync", "tirx.ptx.bar")
 
 
 def handler(*names):
@@ -185,7 +191,16 @@ def _shfl(kind):
         def f(g):
             v = val(g)
             V, pad = _warps(g, v)
-            a = np.broadcast_to(np.asarray(arg(g)), (g.L,)).astype(np.int64)
+            av = arg(g)
+            if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:   # broadcast from one lane
+                w = int(width(g))
+                src = (np.arange(32) - np.arange(32) % w) + int(av) % w
+                if w == 32:
+                    out = np.repeat(V[:, src[0]][:, None], 32, axis=1)
+                else:
+                    out = V[:, src]
+                return _unwarp(g, out, pad)
+            a = np.broadcast_to(np.asarray(av), (g.L,)).astype(np.int64)
             A, _ = _warps(g, a)
             w = int(width(g))
             lane = np.arange(32)
@@ -456,11 +471,13 @@ def _atomic(kind):
                 region = space.find(a)
                 if region is None or a - region.base + dt.itemsize > region.nbytes:
                     prog.finding("out_of_bounds", f"atomic {kind} at an address outside every buffer "
-                                 f"(thread {int(g.tid[i])} of CTA {g.cta.index})", line=line,
-                                 cta=g.cta.index, threads=[g.tid[i]], key=("out_of_bounds", line, "atomic"))
+                                 f"(thread {int(g.tid[i])} of CTA {g.cta_of(i)})", line=line,
+                                 cta=g.cta_of(i), threads=[g.tid[i]], key=("out_of_bounds", line, "atomic"))
                     continue
                 view = region.view(dt)
                 k = (a - region.base) // dt.itemsize
+                if region.cta_stride and g.lane_cta is not None:     # this lane's CTA's shared memory
+                    k += int(g.lane_cta[i]) * (region.cta_stride // dt.itemsize)
                 cur = view[k]
                 old[i] = cur
                 if kind == "add":

@@ -60,16 +60,29 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
     if bar is None:
         bar = cta.bars[key] = CtaBarrier(key, count)
     n = g.L
-    if g.mask is not None and not g.mask.all():
-        act = g.tid[g.mask]
-        idle = g.tid[~g.mask]
+    divergent = g.mask is not None and not g.mask.all()
+    where = cta.index
+    if divergent and g.lane_cta is not None:
+        # a batch of CTAs: only a CTA whose threads split at the barrier is divergent
+        cnt = np.bincount(g.lane_cta[g.mask], minlength=cta.B)
+        bad = np.nonzero((cnt > 0) & (cnt < cta.nthreads))[0]
+        divergent = bad.size > 0
+        if not divergent:
+            if cta.races is not None:
+                cta.races.barrier(np.unique(g.warp_of_lane[g.mask]))
+            return combine(payload and [payload]) if combine is not None else None
+        where = cta.index_of(int(bad[0]))
+    if divergent:
+        sel = g.lane_cta == np.int32(bad[0]) if g.lane_cta is not None else np.ones(g.L, bool)
+        act = g.tid[g.mask & sel]
+        idle = g.tid[~g.mask & sel]
         prog.finding(
             "divergent_barrier",
-            f"{what} reached by {act.size} of {g.L} threads of "
+            f"{what} reached by {act.size} of {int(sel.sum())} threads of "
             f"{'warp ' + str(g.first_warp) if prog.warp_mode else 'the CTA'} (threads {_ranges(act)}); "
-            f"threads {_ranges(idle)} skipped it (divergent control flow at a barrier: undefined "
+            f"threads {_ranges(idle)} of CTA {where} skipped it (divergent control flow at a barrier: undefined "
             f"behaviour, usually a hang or a barrier matched with the wrong one)",
-            line=line, cta=cta.index, threads=idle, key=("divergent_barrier", line, "partial"))
+            line=line, cta=where, threads=idle, key=("divergent_barrier", line, "partial"))
         if not prog.warp_mode:
             # the skipped lanes are in this same group: nobody else can arrive; release it here
             res = combine(payload and [payload]) if combine is not None else None
