@@ -253,3 +253,49 @@ def test_ctas_batched_into_one_vector_equal_cta_by_cta(monkeypatch):
     res = emulate(kernel(racy.replace("READ", "k"), "blocksum"), a, np.zeros_like(b), n)
     races = res.by_kind("shared_race")
     assert races and races[0].cta == (0, 0, 0) and races[0].line == line_of(racy, "acc[0] + s[")
+
+
+@pytest.mark.parametrize("eid", ["wgmma_ss", "wgmma_rs"])
+def test_wgmma_through_descriptors_equals_exactly_rounded_product(eid):
+    ex = _example_source(eid)
+    A, B, C = ex.inputs()
+    res = emulate(ex.prim_func(), A, B, C, arch=ex.arch)
+    assert res.ok, res.summary()
+    a = A.astype(np.float64)
+    exact = ((a.T if eid == "wgmma_ss" else a) @ B.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(C, exact)      # one k16 step: the exact sum rounded once to fp32
+
+
+def test_hopper_gemm_whole_grid_through_tma_mbarrier_wgmma():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.examples import hopper_gemm as hg
+
+    M = N = 256
+    K = 128
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    res = emulate(hg.gemm_kernel(M, N, K), a, b, c, arch="sm_90a")
+    assert res.ok and res.stats["ctas_run"] == hg.GemmConfig().ctas(M, N), res.summary()
+    exact = a.astype(np.float64) @ b.astype(np.float64).T
+    got = c.astype(np.float64)
+    # fp32 accumulation (8 k16 steps, each rounded once) then one bf16 rounding: within half a bf16
+    # ulp of the result plus the fp32 accumulation bound K * 2^-24 * sum|a||b|
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(got), 1e-30))) - 7)
+    bound = 0.5 * ulp + K * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T)
+    assert np.all(np.abs(got - exact) <= bound), (np.abs(got - exact) - bound).max()
+    want = (a.astype(np.float32) @ b.astype(np.float32).T).astype(ml_dtypes.bfloat16)
+    assert (c != want).sum() <= 8            # numpy's fp32 sum order differs from the k16 steps
+
+
+def test_wgmma_descriptor_encoding_and_swizzle():
+    # the GEMM's producer refilling a stage before the consumers' wgmma group completed
+    from txlab.emulator.wgmma import decode, encode, operand_bytes
+
+    d = encode(1024 + 32, 1, 64, 3)
+    f = decode(d)
+    assert (f["start"], f["lbo"], f["sbo"], f["layout"]) == (1056, 16, 1024, 1)
+    # 128B swizzle, K-major: row r's 16-byte chunk c lands at chunk c ^ (r % 8)
+    addr = operand_bytes(encode(0, 1, 64, 3), 8, 64, 2, False)
+    assert [(int(addr[r, 8 * c]) % 128) // 16 for r, c in [(0, 0), (1, 0), (3, 2), (7, 7)]] == [0, 1, 1, 0]

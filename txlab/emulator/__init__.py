@@ -202,6 +202,8 @@ class _HostBinder:
                 elif t == "Call" and getattr(node.op, "name", "") == "tirx.tvm_call_packed" and \
                         str(getattr(node.args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled":
                     self._tensormap(node)
+                elif t == "Call" and getattr(node.op, "name", "") == "tirx.tensormap_encode_tiled":
+                    self._tensormap_attr(node)
             for node in ir.walk(f.body):
                 if type(node).__name__ == "Call" and getattr(node.op, "name", "") == "tirx.call_ffi_kernel":
                     params = [str(p) for p in node.attrs.launch_params]
@@ -265,6 +267,25 @@ class _HostBinder:
         from txlab.errors import NotEmulatedError
 
         raise NotEmulatedError(f"host-computed kernel argument {e}")
+
+    def _tensormap_attr(self, call):
+        """``T.tensormap_encode_tiled(map, base, dims..., strides..., box..., elem_strides...)``
+        with the dtype, rank, swizzle, ... in the call's attributes."""
+        at = call.attrs
+        a = list(call.args)
+        rank = int(at.rank)
+        base = self._address(a[1])
+        nums = [int(self.value(x)) for x in a[2:]]
+        self.tensormaps[a[0].name] = {
+            "dtype": str(at.descriptor_dtype), "rank": rank, "base": int(base), "dims": nums[:rank],
+            "strides": nums[rank:2 * rank - 1], "box": nums[2 * rank - 1:3 * rank - 1],
+            "elem_strides": nums[3 * rank - 1:4 * rank - 1], "interleave": int(at.interleave),
+            "swizzle": int(at.swizzle), "l2": int(at.l2_promotion), "oob_fill": int(at.oob_fill)}
+
+    def _address(self, e):
+        if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.handle_add_byte_offset":
+            return int(self._address(e.args[0])) + int(self.value(e.args[1]))
+        return int(self.value(e))
 
     def _tensormap(self, call):
         a = list(call.args)[1:]

@@ -333,9 +333,12 @@ class Compiler:
         dt = M.np_dtype(info["dtype"] if M.lanes_of(dtype) > 1 or dtype == "handle" else dtype)
         line = self.line
         prog = self.program
+        ldt = M.np_dtype(info["dtype"])
         if info["scope"].startswith("local"):
             def load_local(g):
                 arr = g.env[bufvar]
+                if arr.dtype != ldt:      # a view of registers as another type (decl_buffer(data=...))
+                    arr = arr.view(ldt)
                 i = idx(g)
                 if _uniform(i):
                     return arr[:, int(i)]
@@ -361,6 +364,8 @@ class Compiler:
         if info["scope"].startswith("local"):
             def store_local(g):
                 arr = g.env[bufvar]
+                if arr.dtype != dt:
+                    arr = arr.view(dt)
                 i = idx(g)
                 v = value_fn(g)
                 m = g.mask
