@@ -726,3 +726,161 @@ def _wait_until(comp, call):
 # TMA and wgmma live in their own modules; importing them registers their handlers.
 from txlab.emulator import tma as _tma  # noqa: E402,F401
 from txlab.emulator import wgmma as _wgmma  # noqa: E402,F401
+
+
+# ---- packed conversions (TVM's own device helpers, tvm.backend.cuda.cpp.builtins) ----------------
+def _u(v, dt):
+    return np.asarray(v).astype(dt)
+
+
+def _ret(r):
+    return r if np.ndim(r) else r[()]
+
+
+def _bf16():
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+@handler("tirx.cuda.make_float2")
+def _make_float2(comp, call):
+    x, y = _args(comp, call)
+
+    def f(g):
+        lo = _u(x(g), np.float32).view(np.uint32).astype(np.uint64)
+        hi = _u(y(g), np.float32).view(np.uint32).astype(np.uint64)
+        return _ret(lo | (hi << np.uint64(32)))           # float2 {x, y}: x in the low word
+    return f
+
+
+def _float2_part(shift):
+    def build(comp, call):
+        (p,) = _args(comp, call)
+
+        def f(g):
+            w = ((_u(p(g), np.uint64) >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            return _ret(w.view(np.float32))
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.float2_x"] = _float2_part(0)
+HANDLERS["tirx.cuda.float2_y"] = _float2_part(32)
+
+
+def _pack2(lo, hi, dt):
+    """Two 16-bit values (numpy dtype ``dt``) -> uint32, ``lo`` in the low half."""
+    a = np.asarray(lo).astype(dt).view(np.uint16).astype(np.uint32)
+    b = np.asarray(hi).astype(dt).view(np.uint16).astype(np.uint32)
+    return a | (b << np.uint32(16))
+
+
+def _unpack2(u, dt):
+    u = _u(u, np.uint32)
+    lo = (u & np.uint32(0xFFFF)).astype(np.uint16).view(dt)
+    hi = (u >> np.uint32(16)).astype(np.uint16).view(dt)
+    return lo, hi
+
+
+@handler("tirx.cuda.float22bfloat162_rn")
+def _f22bf162(comp, call):
+    x, y = _args(comp, call)
+    return lambda g: _ret(_pack2(_u(x(g), np.float32), _u(y(g), np.float32), _bf16()))   # round to nearest even
+
+
+@handler("tirx.cuda.float22bfloat162_rn_from_float2")
+def _f22bf162_f2(comp, call):
+    (p,) = _args(comp, call)
+
+    def f(g):
+        u = _u(p(g), np.uint64)
+        x = (u & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+        y = (u >> np.uint64(32)).astype(np.uint32).view(np.float32)
+        return _ret(_pack2(x, y, _bf16()))
+    return f
+
+
+@handler("tirx.cuda.bfloat1622float2")
+def _bf1622f2(comp, call):
+    (p,) = _args(comp, call)
+
+    def f(g):
+        lo, hi = _unpack2(p(g), _bf16())
+        a = lo.astype(np.float32).view(np.uint32).astype(np.uint64)
+        b = hi.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return _ret(a | (b << np.uint64(32)))
+    return f
+
+
+@handler("tirx.cuda.fp8x4_e4m3_from_float4")
+def _fp8x4(comp, call):
+    import ml_dtypes
+
+    parts = _args(comp, call)
+    e4m3 = np.dtype(ml_dtypes.float8_e4m3fn)
+
+    def f(g):
+        out = np.uint32(0)
+        for k, p in enumerate(parts):
+            v = _u(p(g), np.float32)
+            # __nv_fp8x4_e4m3(float4) converts with __NV_SATFINITE: finite overflow -> +-448
+            v = np.where(np.isnan(v), v, np.clip(v, -448.0, 448.0)).astype(np.float32)
+            byte = np.asarray(v.astype(e4m3)).view(np.uint8).astype(np.uint32)
+            out = out | (byte << np.uint32(8 * k))
+        return _ret(np.asarray(out, np.uint32))
+    return f
+
+
+def _hminmax(is_min):
+    def build(comp, call):
+        a, b = _args(comp, call)
+
+        def f(g):
+            bf = _bf16()
+            out = []
+            (a0, a1), (b0, b1) = _unpack2(a(g), bf), _unpack2(b(g), bf)
+            for x, y in ((a0, b0), (a1, b1)):
+                xf, yf = x.astype(np.float32), y.astype(np.float32)
+                # __hmin2/__hmax2 (bf16): a NaN input yields the other input, two NaNs the canonical
+                # NaN; -0 orders below +0
+                if is_min:
+                    pick_x = (xf < yf) | ((xf == yf) & np.signbit(xf))
+                else:
+                    pick_x = (xf > yf) | ((xf == yf) & ~np.signbit(xf))
+                xb, yb = x.view(np.uint16), y.view(np.uint16)
+                r = np.where(pick_x, xb, yb)
+                r = np.where(np.isnan(xf), yb, np.where(np.isnan(yf), xb, r))
+                r = np.where(np.isnan(xf) & np.isnan(yf), np.uint16(0x7FFF), r)
+                out.append(np.asarray(r, np.uint16).astype(np.uint32))
+            return _ret(out[0] | (out[1] << np.uint32(16)))
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.hmin2"] = _hminmax(True)
+HANDLERS["tirx.cuda.hmax2"] = _hminmax(False)
+
+
+def _convert_mem(n, src_dt, dst_dt, dst_first):
+    """``*dst = convert(*src)`` over ``n`` consecutive elements, through per-thread pointers."""
+    def build(comp, call):
+        p0, p1 = _args(comp, call)
+        dst, src = (p0, p1) if dst_first else (p1, p0)
+        line = comp.line
+        prog = comp.program
+        sdt, ddt = np.dtype(src_dt), np.dtype(dst_dt)
+        elems = np.arange(n)[None, :]
+
+        def f(g):
+            v = prog.mem_read(g, src(g), elems, 0, sdt, line, {"name": "source pointer", "dtype": str(sdt)})
+            prog.mem_write(g, dst(g), elems, 0, ddt, np.asarray(v).astype(np.float32).astype(ddt), line,
+                           {"name": "destination pointer", "dtype": str(ddt)})
+            return np.int32(0)
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.float22half2"] = _convert_mem(2, "float32", "float16", True)
+HANDLERS["tirx.cuda.float8tohalf8"] = _convert_mem(8, "float32", "float16", False)
+HANDLERS["tirx.cuda.half8tofloat8"] = _convert_mem(8, "float16", "float32", False)
