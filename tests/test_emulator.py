@@ -163,7 +163,8 @@ def test_deadlock_is_reported_not_hung():
 
 
 @pytest.mark.parametrize("eid", ["warp_vote", "warp_reductions", "cta_reductions", "atomics",
-                                 "mbarrier_handoff", "flag_poll", "tma_tile", "tile_schedulers"])
+                                 "mbarrier_handoff", "flag_poll", "tma_tile", "tile_schedulers", "conversions",
+                                 "packed_half", "mma_fragment_store"])
 def test_catalogue_examples_reproduce_bitwise(eid):
     from txlab.emulator.catalogue import emulate_example
 

@@ -123,6 +123,15 @@ def markdown(out: dict) -> str:
              f"`python -m txlab.emulator.catalogue` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
              "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
              "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
+             "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
+             "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the exactly "
+             "rounded product -- tests/test_emulator.py checks that bitwise -- and the ulps are numpy's "
+             "fp32 summation error near cancelling sums).",
+             "", "Not emulated, and why: `loads_and_calls` calls a user-written CUDA function "
+             "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C; "
+             "`timer_ring` (TVM's CudaProfiler timer ring: globaltimer words) and the two cluster "
+             "examples (`cluster_remote_arrive`, `mbarrier_cluster`: clusters of more than one CTA, "
+             "remote mbarrier arrives) are not modelled yet.",
              "", "| example | emulated | why not / findings |", "|---|---|---|"]
     for r in rows.values():
         why = r.get("reason") or "; ".join(f"{k}: {v}" for k, v in r.get("problems", {}).items()) \

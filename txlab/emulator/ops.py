@@ -884,3 +884,69 @@ def _convert_mem(n, src_dt, dst_dt, dst_first):
 HANDLERS["tirx.cuda.float22half2"] = _convert_mem(2, "float32", "float16", True)
 HANDLERS["tirx.cuda.float8tohalf8"] = _convert_mem(8, "float32", "float16", False)
 HANDLERS["tirx.cuda.half8tofloat8"] = _convert_mem(8, "float16", "float32", False)
+
+
+# ---- mma.sync accumulator fragments: fill and store --------------------------------------------
+def _fragment_map():
+    """(lane, register) -> (row, col) of a 16x16 accumulator tile over one warp: the inverse of
+    TVM's ``shared_16x16_to_ldmatrix_32x8_layout`` ((i, j) -> (4*(i%8) + (j%8)//2,
+    4*(j//8) + 2*(i//8) + j%2)), the map mma_store's codegen inverts."""
+    rows = np.zeros((32, 8), np.int64)
+    cols = np.zeros((32, 8), np.int64)
+    for i in range(16):
+        for j in range(16):
+            lane, reg = 4 * (i % 8) + (j % 8) // 2, 4 * (j // 8) + 2 * (i // 8) + j % 2
+            rows[lane, reg], cols[lane, reg] = i, j
+    return rows, cols
+
+
+_FRAG_ROWS, _FRAG_COLS = _fragment_map()
+
+
+def _frag_buffer(comp, e, what):
+    if not (type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.buffer_data"):
+        return None
+    return e.args[0]
+
+
+def _mma_fill(comp, call):
+    size, ptr, off = call.args
+    buf = _frag_buffer(comp, ptr, "fill")
+    if buf is None or not hasattr(size, "value") or not hasattr(off, "value"):
+        return comp.not_emulated(f"{call.op.name} of a non-buffer fragment")
+    n, o = int(size.value), int(off.value)
+
+    def f(g):
+        arr = g.env[buf]
+        if g.mask is None:
+            arr[:, o:o + n] = 0
+        else:
+            arr[g.mask, o:o + n] = 0
+        return np.int32(0)
+    return f
+
+
+def _mma_store(comp, call):
+    m, n, dst, src, off, stride = call.args
+    buf = _frag_buffer(comp, src, "store")
+    if buf is None or not all(hasattr(x, "value") for x in (m, n, off)) or (int(m.value), int(n.value)) != (16, 16) \
+            or int(off.value) != 0:
+        return comp.not_emulated(f"{call.op.name} other than a 16x16 fragment at offset 0")
+    dst_f = comp.expr(dst)
+    stride_f = comp.expr(stride)
+    dt = M.np_dtype(_dtype(call))
+    line = comp.line
+    prog = comp.program
+
+    def f(g):
+        lane = (g.tid % 32).astype(np.int64)
+        s = int(np.asarray(stride_f(g)).ravel()[0])
+        elem = _FRAG_ROWS[lane] * s + _FRAG_COLS[lane]                   # (L, 8)
+        vals = g.env[buf][:, :8].astype(dt)
+        prog.mem_write(g, dst_f(g), elem, 0, dt, vals, line, {"name": "mma_store destination", "dtype": str(dt)})
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.mma_fill"] = HANDLERS["tirx.mma_fill_legacy"] = _mma_fill
+HANDLERS["tirx.mma_store"] = HANDLERS["tirx.mma_store_legacy"] = _mma_store
