@@ -300,3 +300,21 @@ def test_wgmma_descriptor_encoding_and_swizzle():
     # 128B swizzle, K-major: row r's 16-byte chunk c lands at chunk c ^ (r % 8)
     addr = operand_bytes(encode(0, 1, 64, 3), 8, 64, 2, False)
     assert [(int(addr[r, 8 * c]) % 128) // 16 for r, c in [(0, 0), (1, 0), (3, 2), (7, 7)]] == [0, 1, 1, 0]
+
+
+def test_coverage_doc_emulated_column_matches_the_emulation_record():
+    from pathlib import Path
+
+    import txlab.api as api
+    from txlab.api.markdown import emulated_cell
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "api-coverage.md").read_text()
+    cells = {}
+    for line in doc.splitlines():
+        if line.startswith("| `"):
+            cols = [c.strip() for c in line.strip("|").split(" | ")]
+            cells[cols[0].strip("`")] = cols[6]
+    rows = api.coverage(compile=False)
+    stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
+    assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.emulator.catalogue first): {stale}"
+    assert any(c.startswith("yes") for c in cells.values())

@@ -14,18 +14,16 @@ ClusterPersistentScheduler2D, ...) are available without imports; the notebook's
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
-import itertools
-import linecache
 import re
 import shlex
 import time
 from collections import OrderedDict
 
+from txlab.build import TVM_LOCATION_RE
 from txlab.errors import CompileError, TxlabError
+from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa: F401  (public here too)
 
-_cells = itertools.count(1)
 SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass")
 
 
@@ -38,10 +36,22 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
 
 
+class _Once(argparse.Action):
+    """An option that may be given once: a repeated ``--arch`` is a mistake, not 'the last wins'."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_seen_{self.dest}", False):
+            parser.error(f"{option_string} is given twice ({getattr(namespace, self.dest)!r} and "
+                         f"{values!r}); give it once")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="%%tirx", add_help=False)
-    p.add_argument("--arch", default=None, help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
-    p.add_argument("--show", default="resources,script,cuda,ptx,sass",
+    p = _Parser(prog="%%tirx", add_help=False, allow_abbrev=False)
+    p.add_argument("--arch", default=None, action=_Once,
+                   help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
+    p.add_argument("--show", default="resources,script,cuda,ptx,sass", action=_Once,
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
@@ -51,37 +61,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-@functools.lru_cache(maxsize=1)
-def _base_namespace() -> tuple:
-    import tvm
-
-    import txlab.compat  # noqa: F401  (some workarounds act at parse time, before compile())
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile
-
-    ns = {"tvm": tvm, "T": T, "Tx": T, "tile": tile}
-    ns.update(lang_names())
-    return tuple(ns.items())
+def parse_magic_line(line: str):
+    """The options of a ``%%tirx`` line; a malformed line is a readable error, not a traceback."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise _ArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
+                             f"value once, e.g. --show 'resources,sass'). Usage: "
+                             f"{_parser().format_usage().strip()}") from None
+    return _parser().parse_args(words)
 
 
-def tirx_namespace() -> dict:
-    """Names a %%tirx cell sees without importing them."""
-    return dict(_base_namespace())
-
-
-def lang_names() -> dict:
-    """The public names of tvm.backend.cuda.lang (its ``__all__``, resolved lazily by TVM)."""
-    import tvm.backend.cuda.lang as lang
-
-    return {name: getattr(lang, name) for name in getattr(lang, "__all__", ())}
-
-
-def register_source(source: str, tag: str | None = None) -> str:
-    """Put ``source`` in linecache under a unique pseudo file name (TVMScript reads source text)."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-    filename = f"<tirx-cell-{tag or next(_cells)}-{digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return filename
+def _is_tvmscript_error(exc: BaseException) -> bool:
+    """TVMScript's parser reports problems in a prim_func as a DiagnosticError with a location."""
+    return type(exc).__name__ == "DiagnosticError" or bool(re.search(r"--> .+?:\d+:\d+", str(exc)))
 
 
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
@@ -92,7 +85,7 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
                             source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
                             filename=filename)
     text = str(exc)
-    m = re.search(r"--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)", text)
+    m = TVM_LOCATION_RE.search(text)
     msg_lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("-->")]
     msg = msg_lines[0] if msg_lines else type(exc).__name__
     msg = re.sub(r"^error:\s*", "", msg)
@@ -183,10 +176,14 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     before = dict(glb)
     try:
         exec(code, glb)  # noqa: S102 - executing the user's own cell is the point
-    except CompileError:
+    except TxlabError:
         raise
     except Exception as exc:
-        raise _parse_error(exc, filename, source) from None
+        if _is_tvmscript_error(exc):
+            raise _parse_error(exc, filename, source) from None
+        # A Python error of the cell's own code (outside TVMScript) is that error, with the cell's
+        # lines in its traceback (they are in linecache under the cell's file name).
+        raise
     new = {k: v for k, v in glb.items() if k not in before or before[k] is not v}
     compiled = {}
     for name, value in new.items():
@@ -209,8 +206,11 @@ def register(ipython) -> None:
         # A txlab error is its message, not a traceback: the HTML summary for the notebook, and an
         # error output whose "traceback" is that message alone, so Run All stops here and
         # nbval / nbconvert --execute see the failure like any other error.
-        if hasattr(evalue, "_repr_html_"):
-            display(HTML(evalue._repr_html_()))
+        from txlab.display import html_of
+
+        shown = html_of(evalue)
+        if shown is not None:
+            display(HTML(shown))
         shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
         return None
 
@@ -218,7 +218,7 @@ def register(ipython) -> None:
 
     @register_cell_magic("tirx")
     def tirx(line, cell):
-        args = _parser().parse_args(shlex.split(line))
+        args = parse_magic_line(line)
         show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:

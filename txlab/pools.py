@@ -12,7 +12,7 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan = txlab.pools.layout(compiled)        # prim_func, IRModule or txlab.Compiled
     >>> plan.allocations[0]["name"], plan.occupancy.ctas_per_sm
     >>> plan.check()                               # PoolOverflowError before any launch
-    >>> plan.plot(); txlab.views.pool.PoolMap(plan)
+    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolMap widget
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from txlab import ir
 from txlab.errors import TxlabError
 
 KiB = 1024
@@ -173,14 +174,12 @@ class PoolLayout:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_pretty_(self, p, cycle):  # pragma: no cover - IPython hook
-        p.text(self.summary())
+    def view(self, **kwargs):
+        """The interactive widget of this plan (:class:`txlab.views.PoolMap`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
 
-    def widget(self, **kwargs):
-        """The interactive :class:`txlab.views.pool.PoolMap` of this plan."""
-        from txlab.views.pool import PoolMap
-
-        return PoolMap(self, **kwargs)
+        return widget(self, **kwargs)
 
     # -- plotting --------------------------------------------------------------------------------
     def plot(self, ax=None):
@@ -269,23 +268,38 @@ def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolL
 
 def layouts(kernel, *, arch: str | None = None) -> dict:
     """``{function name: PoolLayout}`` for every PrimFunc of ``kernel``."""
-    mod, compiled = _as_module(kernel)
+    mod, _ = ir.as_module(kernel, what="txlab.pools.layout")
+    compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
+    if arch is not None:
+        arch = _judgeable_arch(arch)
     out = {}
     for gv, func in mod.functions.items():
         if type(func).__name__ != "PrimFunc":
             continue
         fname = gv.name_hint
-        f_arch = arch or _target_arch(func)
-        if f_arch is None:
-            from txlab.device import probe
-
-            info = probe()
-            f_arch = info.arch if info.available else None
+        # the function's own target, else the local GPU's arch, else the default (said once)
+        f_arch = arch or _judgeable_arch(_target_arch(func))
         res, launch = _compiled_info(compiled, fname)
         out[fname] = _build(fname, func, f_arch, res, launch)
     return out
+
+
+def _judgeable_arch(arch) -> str:
+    """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
+    once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
+    from txlab.compiler import resolve_arch
+    from txlab.errors import ArchError
+
+    resolved = resolve_arch(arch)
+    try:
+        arch_limits(resolved)
+    except ValueError:
+        raise ArchError(f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
+                        f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
+                        "variant)") from None
+    return resolved
 
 
 def check(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
@@ -308,24 +322,6 @@ def bank_pattern(plan: PoolLayout, name: str, rows: int = 8) -> dict:
 # ------------------------------------------------------------------------------------------------
 # IR walking
 # ------------------------------------------------------------------------------------------------
-
-def _as_module(kernel):
-    import tvm
-
-    compiled = None
-    if hasattr(kernel, "ir_module"):
-        compiled = kernel
-        kernel = kernel.ir_module
-    if isinstance(kernel, tvm.IRModule):
-        return kernel, compiled
-    if type(kernel).__name__ == "PrimFunc":
-        name = "main"
-        if kernel.attrs is not None and "global_symbol" in kernel.attrs:
-            name = str(kernel.attrs["global_symbol"])
-        return tvm.IRModule({name: kernel}), compiled
-    raise TypeError(f"txlab.pools.layout expects a prim_func, an IRModule or a txlab.Compiled, "
-                    f"got {type(kernel).__name__}")
-
 
 def _target_arch(func) -> str | None:
     try:
@@ -470,7 +466,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
             tcol = _int(lay.span("TCol")) if lay is not None else None
             tlane = _int(lay.span("TLane")) if lay is not None else None
             if tcol is None:
-                tcol = _prod(shape[1:]) if len(shape) >= 2 else _prod(shape)
+                tcol = ir.prod(shape[1:]) if len(shape) >= 2 else ir.prod(shape)
             entry["nbytes"] = math.ceil(tcol * bits / 32) if tcol is not None else None
             entry["lanes"] = _tmem_lanes(lay, shape) if lay is not None else [[0, tlane or TMEM_LANES]]
             entry["align"] = None
@@ -590,19 +586,10 @@ def _bkey_var(var):
     return (var.name if hasattr(var, "name") else str(var), str(var.ty) if hasattr(var, "ty") else "")
 
 
-def _prod(xs):
-    out = 1
-    for x in xs:
-        if not isinstance(x, int):
-            return None
-        out *= x
-    return out
-
-
 def _footprint_bytes(buf, shape, bits):
     """Bytes the buffer spans: its layout's span (so strided/padded layouts count what they
     touch), never less than the dense size."""
-    n = _prod(shape)
+    n = ir.prod(shape)
     dense = (n * bits + 7) // 8 if n is not None else None
     lay = buf.layout
     span = None
@@ -791,16 +778,29 @@ def _errors(plan, dyn, tmem, limits):
         crossing = [a for a in sorted(dyn, key=lambda a: (a["offset"], a["nbytes"]))
                     if a["offset"] + a["nbytes"] > dyn_limit]
         who = crossing[0] if crossing else None
-        static = f" + {plan.static_smem_bytes} B static" if plan.static_smem_bytes else ""
-        if who is not None:
-            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
-                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}")
+        dyn_bytes = plan.total_smem_bytes - plan.static_smem_bytes
+        if not dyn_bytes:
+            needs = f"{plan.static_smem_bytes} B of static shared memory"
+        elif plan.static_smem_bytes:
+            needs = (f"{plan.total_smem_bytes} B of shared memory ({dyn_bytes} B dynamic + "
+                     f"{plan.static_smem_bytes} B static)")
         else:
-            what = f"the pool's committed size ({plan.dynamic_smem_bytes} B) is past byte {dyn_limit}"
+            needs = f"{plan.total_smem_bytes} B of dynamic shared memory"
+        if plan.static_smem_bytes >= plan.limit_bytes:
+            who = None
+            what = "the static buffers (T.alloc_shared) alone reach the limit, so they must shrink"
+        elif who is not None:
+            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
+                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
+                    + (f" of the dynamic pool (the limit less {plan.static_smem_bytes} B static)"
+                       if plan.static_smem_bytes else ""))
+        else:
+            what = (f"the pool's committed size ({dyn_bytes} B) is past byte {dyn_limit}, all the "
+                    "dynamic shared memory the limit leaves")
         errs.append({"kind": "smem", "allocation": who["name"] if who else None, "excess": over,
                      "limit": plan.limit_bytes,
-                     "message": f"{plan.kernel}: shared memory plan needs {plan.total_smem_bytes} B"
-                                f"{static}, over the {plan.arch} per-block limit of "
+                     "message": f"{plan.kernel}: shared memory plan needs {needs}, over the "
+                                f"{plan.arch} per-block limit of "
                                 f"{plan.limit_bytes} B ({_fmt_bytes(plan.limit_bytes)}) by {over} B; "
                                 f"{what}. Cut pipeline stages or tile sizes, or alias buffers whose "
                                 "lifetimes do not overlap (pool.move_base_to)."})

@@ -39,11 +39,11 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     from tvm.tirx.build import split_host_device_mods
 
     import txlab.compat  # noqa: F401
-    from txlab import compiler
+    from txlab import build, compiler, ir
 
-    mod, entry = compiler._as_module(kernel, name)
+    mod, entry = ir.as_module(kernel, name, what="txlab.emulate")
     arch = compiler.resolve_arch(arch if arch is not None else getattr(kernel, "arch", None))
-    target = compiler._target(arch)
+    target = build.cuda_target(arch)
     target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
     try:
         bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
@@ -51,7 +51,7 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
         with target:
             lowered = pipeline(bound)
         host_mod, device_mods = split_host_device_mods(lowered)
-        launch = compiler._launch_info(host_mod)
+        launch = build.launch_info(host_mod)
         devices = {}
         for t, m in device_mods.items():
             fm = finalize_device()(m)
@@ -62,7 +62,7 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
 
         if isinstance(exc, CompileError):
             raise
-        raise compiler._error_from_tvm("lower", exc, mod, entry) from None
+        raise build.error_from_tvm("lower", exc, mod, entry) from None
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
 
@@ -77,15 +77,15 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
     """
     import time
 
-    from txlab import compiler
+    from txlab import build
     from txlab.emulator import memory as M
     from txlab.emulator.program import Program
-    from txlab.run import bind_symbols, check_args
-    from txlab.worker import _eval_dims
+    from txlab.launch import bind_symbols, check_args
+    from txlab.launch import eval_dims as _eval_dims
 
     t0 = time.perf_counter()
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
-    sig = _Sig(entry, compiler._params_of(mod))
+    sig = _Sig(entry, build.params_of(mod))
     check_args(sig, args)
     names = bind_symbols(sig, args)
     space = M.AddressSpace()
@@ -258,7 +258,7 @@ class _HostBinder:
                 v = self.value(self.lets[e.name])
                 return np.dtype(str(e.ty.dtype)).type(v) if not isinstance(v, (dict, str)) else v
         # an expression of scalars (e.g. n * 4): evaluate by name
-        from txlab.worker import _eval_dims
+        from txlab.launch import eval_dims as _eval_dims
 
         v = _eval_dims([str(e)], {**self.names, **{k: int(v) for k, v in self.scalars.items()
                                                    if isinstance(v, (int, np.integer))}})[0]

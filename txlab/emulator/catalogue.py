@@ -33,7 +33,8 @@ def _ulps(got, want) -> int:
 
 def emulate_example(example_id: str) -> dict:
     """Emulate one catalogue example and compare with its expectation."""
-    from txlab.api import _compare, examples
+    from txlab.api import examples
+    from txlab.api.verification import _problem as _compare
     from txlab.emulator import emulate
     from txlab.errors import NotEmulatedError, TxlabError
 
@@ -52,10 +53,10 @@ def emulate_example(example_id: str) -> dict:
         return {"id": ex.id, "status": "not emulated", "reason": str(exc)}
     except TxlabError as exc:
         return {"id": ex.id, "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-    from txlab import compiler
+    from txlab import build, ir
 
-    mod, _ = compiler._as_module(func, None)
-    params = compiler._params_of(mod)
+    mod, _ = ir.as_module(func, None)
+    params = build.params_of(mod)
     buffers = [p["name"] for p in params if p["kind"] == "buffer"]
     if isinstance(want, dict):
         expected = want
