@@ -25,11 +25,14 @@ _EXPORTS = {
     "CheckResult": "txlab.run",
     "config": "txlab.settings",
     "export_html": "txlab.export",
+    "sanitize": "txlab.sanitizer",
+    "SanitizerReport": "txlab.sanitizer",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
+    "sanitizer", "banks", "simt",
 }
 
 

@@ -1,0 +1,288 @@
+"""txlab.sanitize: compute-sanitizer's reports parsed into typed findings at the user's line."""
+import json
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab import sanitizer
+from txlab.examples import bugs
+
+P = "========= "
+
+MEMCHECK = f"""{P}COMPUTE-SANITIZER
+{P}Invalid __global__ write of size 4 bytes
+{P}    at oob_write_kernel+0x1d0 in kernel.cu:{{line}}
+{P}    by thread (232,0,0) in block (3,0,0)
+{P}    Address 0x7f3c7ec00fa0 is out of bounds
+{P}    and is 1 bytes after the nearest allocation at 0x7f3c7ec00000 of size 4,000 bytes
+{P}    Saved host backtrace up to driver entry point at kernel launch time
+{P}        Host Frame: [0x2f1e4] in libcuda.so.1
+{P}
+{P}ERROR SUMMARY: 1 error
+"""
+
+RACECHECK = f"""{P}COMPUTE-SANITIZER
+{P}Error: Potential RAW hazard detected at __shared__ 0x3fc in block (0,0,0) :
+{P}    Write Thread (255,0,0) at shared_race_kernel+0x90 in kernel.cu:{{w}}
+{P}    Read Thread (0,0,0) at shared_race_kernel+0x120 in kernel.cu:{{r}}
+{P}    Current Value : 0
+{P}
+{P}Error: Potential RAW hazard detected at __shared__ 0x3fd in block (0,0,0) :
+{P}    Write Thread (255,0,0) at shared_race_kernel+0x90 in kernel.cu:{{w}}
+{P}    Read Thread (0,0,0) at shared_race_kernel+0x120 in kernel.cu:{{r}}
+{P}
+{P}Error: Race reported between Write access at shared_race_kernel+0x90 in kernel.cu:{{w}}
+{P}    and Read access at shared_race_kernel+0x120 in kernel.cu:{{r}} [2048 hazards]
+{P}
+{P}RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+SYNCCHECK = f"""{P}COMPUTE-SANITIZER
+{P}Barrier error detected. Divergent thread(s) in warp
+{P}    at divergent_barrier_kernel+0x110 in kernel.cu:{{helper}}
+{P}    by thread (0,0,0) in block (0,0,0)
+{P}        Device Frame: divergent_barrier_kernel+0x110 in kernel.cu:{{line}}
+{P}
+{P}Barrier error detected. Divergent thread(s) in warp
+{P}    at divergent_barrier_kernel+0x110 in kernel.cu:{{helper}}
+{P}    by thread (32,0,0) in block (0,0,0)
+{P}
+{P}ERROR SUMMARY: 2 errors
+"""
+
+INITCHECK = f"""{P}COMPUTE-SANITIZER
+{P}Uninitialized __shared__ memory read of size 4 bytes
+{P}    at uninit_read_kernel+0x1a0 in kernel.cu:{{line}}
+{P}    by thread (255,0,0) in block (0,0,0)
+{P}    Address 0x400
+{P}
+{P}ERROR SUMMARY: 1 error
+"""
+
+CLEAN = f"{P}COMPUTE-SANITIZER\n{P}ERROR SUMMARY: 0 errors\n"
+
+
+def _compiled(name, fixed=False):
+    return txlab.compile(bugs.kernel(name, fixed), arch="sm_90a", progress=lambda s: None)
+
+
+def _cuda_line(c, user_line, pick=0):
+    lines = sorted(k for k, v in sanitizer.cuda_line_map(c).items() if v == user_line)
+    assert lines, f"no CUDA line maps to user line {user_line}"
+    return lines[pick]
+
+
+def test_memcheck_text_parsed():
+    fs, facts = sanitizer.parse_text(MEMCHECK.format(line=75), "memcheck")
+    assert facts["errors"] == 1
+    (f,) = fs
+    assert f.kind == "out_of_bounds_write" and f.space == "global" and f.size == 4
+    assert f.thread == (232, 0, 0) and f.block == (3, 0, 0)
+    assert f.address == 0x7F3C7EC00FA0 and f.sass_offset == 0x1D0 and f.cuda_line == 75
+    text = sanitizer.explain(f)
+    assert "1 bytes after" in text and "4000-byte" in text
+
+
+def test_racecheck_analysis_and_hazards_merge():
+    fs, _ = sanitizer.parse_text(RACECHECK.format(w=74, r=75), "racecheck")
+    (f,) = fs
+    assert f.kind == "shared_race" and f.hazard == "RAW" and f.count == 2048
+    assert (f.cuda_line, f.other["cuda_line"]) == (74, 75)
+    assert f.thread == (255, 0, 0) and f.block == (0, 0, 0) and f.address == 0x3FC
+    assert f.other["thread"] == [0, 0, 0]
+
+
+def test_hazards_without_analysis_become_one_finding():
+    text = "\n".join(l for l in RACECHECK.format(w=1, r=2).splitlines() if "Race reported" not in l
+                     and "and Read access" not in l)
+    fs, _ = sanitizer.parse_text(text, "racecheck")
+    (f,) = fs
+    assert f.hazard == "RAW" and f.count == 2 and f.other["sass_offset"] == 0x120
+
+
+@pytest.mark.parametrize("name,tool,log", [
+    ("oob_write", "memcheck", MEMCHECK), ("shared_race", "racecheck", RACECHECK),
+    ("divergent_barrier", "synccheck", SYNCCHECK), ("uninit_read", "initcheck", INITCHECK)])
+def test_findings_land_on_the_bug_line(name, tool, log):
+    c = _compiled(name)
+    line = bugs.bug_line(name)
+    cl = _cuda_line(c, line)
+    if name == "shared_race":
+        write_line = line - 2
+        text = log.format(w=_cuda_line(c, write_line), r=cl)
+    elif name == "divergent_barrier":
+        helper = next(i for i, l in enumerate(c.cuda_source.splitlines(), 1) if "__syncthreads();" in l)
+        text = log.format(helper=helper, line=cl)
+    else:
+        text = log.format(line=cl)
+    rep = sanitizer.from_logs(c, {tool: text})
+    assert not rep.ok
+    want_kind = bugs.EXPECTED[name][1]
+    hits = [f for f in rep.findings if f.kind == want_kind]
+    assert hits, rep.summary()
+    lines = {hits[0].lineno, (hits[0].other or {}).get("lineno")}
+    assert line in lines, rep.summary()
+    assert rep.lines[line].strip() and "BUG(" in rep.lines[line]
+    assert hits[0].explanation and hits[0].explanation.endswith(".")
+
+
+def test_divergent_barrier_without_device_frame_maps_through_the_helper():
+    c = _compiled("divergent_barrier")
+    helper = next(i for i, l in enumerate(c.cuda_source.splitlines(), 1) if "__syncthreads();" in l)
+    text = "\n".join(l for l in SYNCCHECK.format(helper=helper, line=0).splitlines() if "Device Frame" not in l)
+    rep = sanitizer.from_logs(c, {"synccheck": text})
+    (f,) = rep.findings
+    assert f.count == 2 and f.space == "warp"
+    assert f.lineno == bugs.bug_line("divergent_barrier")
+
+
+def test_clean_report_says_so(tmp_path):
+    c = _compiled("oob_write", fixed=True)
+    rep = sanitizer.from_logs(c, {t: CLEAN for t in sanitizer.TOOLS})
+    assert rep.ok and rep.findings == []
+    assert "clean" in rep.summary() and "clean" in rep._repr_html_()
+
+
+def test_save_load_verifies(tmp_path):
+    c = _compiled("oob_write")
+    rep = sanitizer.from_logs(c, {"memcheck": MEMCHECK.format(line=_cuda_line(c, bugs.bug_line("oob_write")))})
+    p = rep.save(tmp_path / "r.json")
+    back = sanitizer.load(p)
+    assert back.to_dict() == rep.to_dict()
+    assert back.findings[0].thread == (232, 0, 0)
+    doc = json.loads(p.read_text())
+    doc["report"]["findings"][0]["lineno"] = 1
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="checksum"):
+        sanitizer.load(p)
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(ValueError):
+        sanitizer.load(tmp_path / "x.json")
+    body = rep.to_dict()
+    body["findings"][0]["lineno"] = "12"
+    with pytest.raises(ValueError, match="lineno"):
+        sanitizer.SanitizerReport.from_dict(body)
+
+
+def test_html_escapes_everything():
+    c = _compiled("oob_write")
+    text = MEMCHECK.format(line=75).replace("oob_write_kernel", "<script>alert(1)</script>")
+    rep = sanitizer.from_logs(c, {"memcheck": text})
+    rep.findings[0].message = "<img src=x onerror=alert(1)>"
+    out = rep._repr_html_()
+    assert "<script>" not in out and "<img" not in out
+
+
+def test_xml_record_read_when_text_has_nothing():
+    xml = """<?xml version="1.0" encoding="utf-8"?><ComputeSanitizerOutput><record><kind>Memcheck</kind>
+    <what><text>Invalid __global__ write of size 4 bytes</text></what><threadId><x>3</x><y>0</y><z>0</z>
+    </threadId><blockId><x>1</x><y>0</y><z>0</z></blockId><pc>0x1d0</pc><address>0x7f00</address></record>
+    <record><kind>Api</kind><what><text>Program hit cudaErrorInvalidValue</text></what></record>
+    </ComputeSanitizerOutput>"""
+    (f,) = sanitizer.parse_xml(xml, "memcheck")
+    assert f.kind.startswith("out_of_bounds_write") or f.kind == "out_of_bounds_write"
+    assert f.thread == (3, 0, 0) and f.block == (1, 0, 0) and f.sass_offset == 0x1D0 and f.address == 0x7F00
+
+
+def test_arguments_checked_before_the_gpu():
+    c = _compiled("oob_write")
+    with pytest.raises(txlab.InputError):
+        txlab.sanitize(c, np.zeros(3, "float32"))
+    with pytest.raises(ValueError, match="tools"):
+        txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("helgrind",))
+
+
+def test_no_gpu_says_so():
+    from txlab.device import has_gpu
+
+    if has_gpu():
+        pytest.skip("a GPU is here")
+    c = _compiled("oob_write")
+    with pytest.raises(txlab.NoGPUError):
+        txlab.sanitize(c, *bugs.inputs("oob_write"))
+
+
+def test_finds_the_sanitizer(monkeypatch, tmp_path):
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text("#!/bin/sh\necho 'Version 2026.4.0.0'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
+    assert sanitizer.find_sanitizer() == str(fake)
+    assert sanitizer.sanitizer_version(str(fake)) == "2026.4.0.0"
+
+
+def test_recorded_reports_ship():
+    """The reports recorded on the H200 (txlab/data) load without a GPU and name each bug's line."""
+    from importlib import resources
+
+    root = resources.files("txlab") / "data" / "sanitizer"
+    files = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    if not files:
+        pytest.skip("no recorded sanitizer reports yet (scripts/sanitize_h200.py records them)")
+    for name in bugs.SANITIZER_BUGS:
+        rep = sanitizer.load(root / f"{name}.sanitizer.json")
+        tool, kind = bugs.EXPECTED[name]
+        hits = [f for f in rep.findings if f.tool == tool and f.kind == kind]
+        assert hits and any(bugs.bug_line(name) in (f.lineno, (f.other or {}).get("lineno")) for f in hits)
+        fixed = sanitizer.load(root / f"{name}_fixed.sanitizer.json")
+        assert fixed.ok, fixed.summary()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", bugs.SANITIZER_BUGS)
+def test_sanitize_on_gpu(name):
+    tool, kind = bugs.EXPECTED[name]
+    rep = txlab.sanitize(_compiled(name), *bugs.inputs(name), tools=(tool,))
+    hits = [f for f in rep.findings if f.kind == kind]
+    assert hits, rep.summary()
+    assert any(bugs.bug_line(name) in (f.lineno, (f.other or {}).get("lineno")) for f in hits), rep.summary()
+    fixed = txlab.sanitize(_compiled(name, fixed=True), *bugs.inputs(name))
+    assert fixed.ok, fixed.summary()
+
+
+FAKE = """#!/bin/sh
+# stands in for compute-sanitizer: records its options, writes a clean log, runs the program
+log=""; save=""
+echo "$@" >> "$TXLAB_FAKE_ARGS"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --log-file) log="$2"; shift 2;;
+    --save) save="$2"; shift 2;;
+    --tool|--print-limit|--report-api-errors|--padding|--racecheck-report|--initcheck-address-space) shift 2;;
+    --xml) shift;;
+    *) break;;
+  esac
+done
+printf '========= COMPUTE-SANITIZER\\n========= ERROR SUMMARY: 0 errors\\n' > "$log"
+exec "$@"
+"""
+
+
+def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
+    """Everything but the launch: the job, the exported library, the sanitizer's command line and
+    the runner process loading the kernel with TVM's runtime (it stops where CUDA is needed)."""
+    import txlab.device as device
+
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
+    monkeypatch.setenv("TXLAB_FAKE_ARGS", str(tmp_path / "args.txt"))
+    monkeypatch.setattr(device, "require_gpu",
+                        lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a"))
+    c = _compiled("oob_write")
+    keep = tmp_path / "job"
+    rep = txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("memcheck",), keep=str(keep))
+    args = (tmp_path / "args.txt").read_text()
+    assert "--tool memcheck" in args and "--report-api-errors no" in args and "-m txlab.sanitize_runner" in args
+    job = json.loads((keep / "job.json").read_text())
+    assert [a["kind"] for a in job["args"]] == ["array", "array"] and job["args"][0]["nbytes"] == 4000
+    result = json.loads((keep / "result.json").read_text())
+    # no GPU here: the runner got as far as CUDA and reported why it stopped
+    if result["status"] != "ok":
+        assert rep.runs["memcheck"]["status"] in ("failed", "fault")
+        assert result.get("error")
+    # the cubin the sanitizer ran carries line info
+    if "library" not in job:
+        pytest.skip("no C++ compiler: the runner rebuilds from the script")
