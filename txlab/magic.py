@@ -45,7 +45,37 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--sanitize", default=None, metavar="ARGS",
+                   help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
+                        "expression in the notebook's names, e.g. \"A, B\"); binds <kernel>_sanitized")
+    p.add_argument("--tools", default=None, help="with --sanitize: comma-separated compute-sanitizer tools "
+                                                  "(default memcheck,racecheck,synccheck,initcheck)")
     return p
+
+
+def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = None) -> dict:
+    """``%%tirx --sanitize "A, B"``: the arguments evaluated in the notebook's names, then
+    :func:`txlab.sanitize` on each kernel the cell compiled. Returns ``{name: SanitizerReport}``
+    (also bound as ``<name>_sanitized``)."""
+    from txlab.sanitizer import TOOLS, sanitize
+
+    try:
+        value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
+    except Exception as exc:
+        raise _ArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+    args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    chosen = TOOLS
+    if tools:
+        chosen = tuple(t.strip() for t in tools.split(",") if t.strip())
+        bad = [t for t in chosen if t not in TOOLS]
+        if bad:
+            raise _ArgumentError(f"%%tirx: unknown --tools value(s) {bad}; choose from {','.join(TOOLS)}")
+    out = {}
+    for name, c in results.items():
+        out[name] = sanitize(c, *args, tools=chosen)
+        user_ns[f"{name}_sanitized"] = out[name]
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -224,9 +254,14 @@ def register(ipython) -> None:
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
+        reports = sanitize_cell(results, args.sanitize, ipython.user_ns, args.tools) if args.sanitize else {}
         if args.quiet or not show:
+            for r in reports.values():
+                display(r)
             return
         from txlab.display import compiled_html
 
         for c in results.values():
             display(HTML(compiled_html(c, show=show)))
+        for r in reports.values():
+            display(r)
