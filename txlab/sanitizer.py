@@ -180,12 +180,9 @@ class SanitizerReport:
 
     def save(self, path) -> Path:
         """Write the report as JSON with a SHA-256 of its content (checked by :func:`load`)."""
-        body = self.to_dict()
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-        doc = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "report": body}
         path = Path(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, sort_keys=True, indent=1))
+        tmp.write_text(json.dumps(_sealed(self), sort_keys=True, indent=1))
         os.replace(tmp, path)
         return path
 
@@ -250,13 +247,62 @@ def load(path) -> SanitizerReport:
         doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a sanitizer report ({exc})") from None
+    return _unseal(doc, str(path))
+
+
+def _sealed(report: "SanitizerReport") -> dict:
+    body = report.to_dict()
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "report": body}
+
+
+def _unseal(doc, where: str) -> "SanitizerReport":
     if not isinstance(doc, dict) or "report" not in doc or "sha256" not in doc:
-        raise ValueError(f"{path}: not a txlab sanitizer report (no 'report'/'sha256')")
+        raise ValueError(f"{where}: not a txlab sanitizer report (no 'report'/'sha256')")
     body = doc["report"]
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     if hashlib.sha256(text.encode()).hexdigest() != doc["sha256"]:
-        raise ValueError(f"{path}: checksum mismatch: the report was modified or truncated")
+        raise ValueError(f"{where}: checksum mismatch: the report was modified or truncated")
     return SanitizerReport.from_dict(body)
+
+
+def save_bundle(reports: dict, path, **meta) -> Path:
+    """Several reports ``{name: SanitizerReport}`` in one JSON file, each sealed with its SHA-256."""
+    doc = {"format": FORMAT + "+bundle", "meta": meta,
+           "reports": {name: _sealed(r) for name, r in reports.items()}}
+    path = Path(path)
+    path.write_text(json.dumps(doc, sort_keys=True, indent=1))
+    return path
+
+
+def load_bundle(path) -> dict:
+    """``{name: SanitizerReport}`` from :func:`save_bundle`'s file, every report verified."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a sanitizer bundle ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT + "+bundle":
+        raise ValueError(f"{path}: not a {FORMAT}+bundle file")
+    return {name: _unseal(d, f"{path}[{name}]") for name, d in doc["reports"].items()}
+
+
+def recorded(name: str | None = None):
+    """Reports recorded on an H200 by ``scripts/sanitize_h200.py`` and shipped in txlab/data
+    (``sanitizer_reports.json``): one by name (``"oob_write"``, ``"oob_write_fixed"``, ...), or all."""
+    from importlib import resources
+
+    path = resources.files("txlab") / "data" / "sanitizer_reports.json"
+    if not path.is_file():
+        raise FileNotFoundError("no recorded sanitizer reports ship with this txlab (run "
+                                "scripts/sanitize_h200.py on a GPU host and copy sanitizer_reports.json "
+                                "into txlab/data)")
+    reports = load_bundle(path)
+    if name is None:
+        return reports
+    if name not in reports:
+        raise KeyError(f"no recorded report {name!r}; have {sorted(reports)}")
+    return reports[name]
 
 
 def _validate(d):
