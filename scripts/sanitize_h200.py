@@ -72,7 +72,8 @@ def sanitizer_rows(reports, rows):
         t0 = time.perf_counter()
         try:
             c = _compile(fn)
-            rep = txlab.sanitize(c, *args, timeout_s=TIMEOUT_S)
+            opts = bugs.sanitize_options(name) if name != "tma_pipeline" else {}
+            rep = txlab.sanitize(c, *args, timeout_s=TIMEOUT_S, **opts)
         except KernelFault as exc:
             for tool in sanitizer.TOOLS:
                 rows.append({"kernel": key, "tool": tool, "expected": "-", "line": None, "ok": False,

@@ -99,3 +99,34 @@ def test_pool_widget_shows_accesses():
     w = PoolMap(txlab.pools.layout(transpose_kernel(256, "naive"), arch="sm_90a"))
     rows = json.loads(w.accesses)
     assert {r["access"]: r["ways"] for r in rows} == {"load": 32, "store": 1}
+
+
+# Nsight Compute 2025.3.1 on the H200 (the lead's sample run, tests/data/h200/sample_kernels.py; the
+# transposes there launch 64 CTAs of 1024 threads): l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}
+# and l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}, read from the .ncu-rep files.
+NCU_H200 = {
+    "transpose_naive": {"ld_wavefronts": 65536, "ld_conflicts": 63488, "st_wavefronts": 2048, "st_conflicts": 0},
+    "transpose_padded": {"ld_wavefronts": 2048, "ld_conflicts": 0, "st_wavefronts": 2048, "st_conflicts": 0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(NCU_H200))
+def test_matches_nsight_compute_on_the_h200(name):
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).parent / "data" / "h200" / "sample_kernels.py"
+    mod = sys.modules.get("h200_sample_kernels")
+    if mod is None:
+        spec = importlib.util.spec_from_file_location("h200_sample_kernels", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["h200_sample_kernels"] = mod
+        spec.loader.exec_module(mod)
+    c = txlab.compile(getattr(mod, name), arch="sm_90a", progress=lambda s: None)
+    tot = txlab.pools.layout(c).bank_conflicts().totals()
+    want = NCU_H200[name]
+    assert tot["load"]["grid_wavefronts"] == want["ld_wavefronts"]
+    assert tot["load"]["grid_conflicts"] == want["ld_conflicts"]
+    assert tot["store"]["grid_wavefronts"] == want["st_wavefronts"]
+    assert tot["store"]["grid_conflicts"] == want["st_conflicts"]

@@ -52,10 +52,10 @@ SYNCCHECK = f"""{P}COMPUTE-SANITIZER
 """
 
 INITCHECK = f"""{P}COMPUTE-SANITIZER
-{P}Uninitialized __shared__ memory read of size 4 bytes
+{P}Uninitialized __global__ memory read of size 4 bytes
 {P}    at uninit_read_kernel+0x1a0 in kernel.cu:{{line}}
 {P}    by thread (255,0,0) in block (0,0,0)
-{P}    Address 0x400
+{P}    Address 0x7f3c7ec003fc
 {P}
 {P}ERROR SUMMARY: 1 error
 """
@@ -191,6 +191,8 @@ def test_arguments_checked_before_the_gpu():
         txlab.sanitize(c, np.zeros(3, "float32"))
     with pytest.raises(ValueError, match="tools"):
         txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("helgrind",))
+    with pytest.raises(ValueError, match="no buffer parameter named C"):
+        txlab.sanitize(c, *bugs.inputs("oob_write"), uninitialized=("C",))
 
 
 def test_no_gpu_says_so():
@@ -244,17 +246,20 @@ def test_recorded_reports_ship():
 @pytest.mark.parametrize("name", bugs.SANITIZER_BUGS)
 def test_sanitize_on_gpu(name):
     tool, kind = bugs.EXPECTED[name]
-    rep = txlab.sanitize(_compiled(name), *bugs.inputs(name), tools=(tool,))
+    rep = txlab.sanitize(_compiled(name), *bugs.inputs(name), tools=(tool,), **bugs.sanitize_options(name))
     hits = [f for f in rep.findings if f.kind == kind]
     assert hits, rep.summary()
     assert any(bugs.bug_line(name) in (f.lineno, (f.other or {}).get("lineno")) for f in hits), rep.summary()
-    fixed = txlab.sanitize(_compiled(name, fixed=True), *bugs.inputs(name))
+    fixed = txlab.sanitize(_compiled(name, fixed=True), *bugs.inputs(name), **bugs.sanitize_options(name))
     assert fixed.ok, fixed.summary()
 
 
 FAKE = """#!/bin/sh
 # stands in for compute-sanitizer: records its options, writes a clean log, runs the program
 log=""; save=""
+if [ "$1" = "--help" ]; then
+  printf '  --report-api-errors arg\n  --padding arg\n  --racecheck-report arg\n'; exit 0
+fi
 echo "$@" >> "$TXLAB_FAKE_ARGS"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -284,11 +289,12 @@ def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
                         lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a"))
     c = _compiled("oob_write")
     keep = tmp_path / "job"
-    rep = txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("memcheck",), keep=str(keep))
+    rep = txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("memcheck",), keep=str(keep), uninitialized="B")
     args = (tmp_path / "args.txt").read_text()
     assert "--tool memcheck" in args and "--report-api-errors no" in args and "-m txlab.sanitize_runner" in args
     job = json.loads((keep / "job.json").read_text())
     assert [a["kind"] for a in job["args"]] == ["array", "array"] and job["args"][0]["nbytes"] == 4000
+    assert [a["upload"] for a in job["args"]] == [True, False]
     result = json.loads((keep / "result.json").read_text())
     # no GPU here: the runner got as far as CUDA and reported why it stopped
     if result["status"] != "ok":
@@ -297,3 +303,76 @@ def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
     # the cubin the sanitizer ran carries line info
     if "library" not in job:
         pytest.skip("no C++ compiler: the runner rebuilds from the script")
+
+
+# ---- real compute-sanitizer 2025.3.1 output from the H200 (tests/data/h200, the lead's sample run)
+H200 = __import__("pathlib").Path(__file__).parent / "data" / "h200"
+
+
+def _sample(name):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("h200_sample_kernels", H200 / "sample_kernels.py")
+    mod = sys.modules.get("h200_sample_kernels")
+    if mod is None:
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["h200_sample_kernels"] = mod
+        spec.loader.exec_module(mod)
+    return txlab.compile(getattr(mod, name), arch="sm_90a", progress=lambda s: None)
+
+
+def _line_of(text):
+    lines = (H200 / "sample_kernels.py").read_text().splitlines()
+    return next(i for i, l in enumerate(lines, 1) if text in l)
+
+
+def test_h200_memcheck_out_of_bounds_write_at_its_line():
+    rep = sanitizer.from_logs(_sample("oob_write"), {"memcheck": (H200 / "cs_memcheck_oob_write.txt").read_text()})
+    (f,) = rep.findings
+    assert f.kind == "out_of_bounds_write" and f.space == "global" and f.size == 4
+    assert f.thread == (255, 0, 0) and f.block == (3, 0, 0) and f.sass_offset == 0x170 and f.cuda_line == 77
+    assert f.address == 0x7F10D8802000
+    assert f.lineno == _line_of("B[bx * 256 + tx + 1] = T.float32(1.0)")
+    assert "97 bytes after" in f.explanation
+    assert any("Target application returned an error" in n for n in rep.runs["memcheck"]["notes"])
+
+
+def test_h200_racecheck_race_between_the_write_and_the_read():
+    c = _sample("shared_race")
+    rep = sanitizer.from_logs(c, {"racecheck": (H200 / "cs_racecheck_shared_race.txt").read_text()})
+    (f,) = rep.findings
+    assert f.hazard == "RAW" and f.count == 1024 and (f.cuda_line, f.other["cuda_line"]) == (73, 74)
+    assert f.lineno == _line_of("sm[tx] = X[tx]") and f.other["lineno"] == _line_of("out[tx] = sm[(tx + 33)")
+    rep = sanitizer.from_logs(c, {"racecheck": (H200 / "cs_racecheck_hazard.txt").read_text()})
+    (f,) = rep.findings
+    assert f.hazard == "RAW" and f.thread == (193, 0, 0) and f.other["thread"] == [160, 0, 0]
+    assert f.address == 0x704 and f.count > 1
+
+
+def test_h200_synccheck_divergent_barrier_through_the_inlined_helper():
+    c = _sample("divergent_sync")
+    rep = sanitizer.from_logs(c, {"synccheck": (H200 / "cs_synccheck_divergent_sync.txt").read_text()})
+    fs = [f for f in rep.findings if f.kind == "divergent_barrier"]
+    assert len(fs) == 1 and fs[0].count >= 2 and fs[0].space == "warp"
+    assert fs[0].cuda_line == 69 and fs[0].function == "tvm_builtin_cuda_cta_sync()"
+    lines = (H200 / "sample_kernels.py").read_text().splitlines()
+    start = next(i for i, l in enumerate(lines, 1) if "def divergent_sync" in l)
+    want = next(i for i, l in enumerate(lines, 1) if i > start and "T.cuda.cta_sync()" in l)
+    assert fs[0].lineno == want
+
+
+def test_h200_clean_runs_are_clean():
+    rep = sanitizer.from_logs(_sample("transpose_padded"),
+                              {"memcheck": (H200 / "cs_memcheck_transpose_padded.txt").read_text()})
+    assert rep.ok and rep.runs["memcheck"]["errors"] == 0
+    rep = sanitizer.from_logs(_sample("uninit_read"), {"initcheck": (H200 / "cs_initcheck_uninit_read.txt").read_text()})
+    assert rep.ok  # 2025.3's initcheck checks global memory only: the shared read is not seen
+
+
+def test_flags_this_sanitizer_does_not_know_are_left_out(tmp_path):
+    fake = tmp_path / "cs"
+    fake.write_text("#!/bin/sh\nprintf '  --report-api-errors arg\\n  --padding arg\\n'\n")
+    fake.chmod(0o755)
+    assert sanitizer.supported_flags(str(fake), "memcheck") == ["--report-api-errors", "no", "--padding", "256"]
+    assert sanitizer.supported_flags(str(fake), "initcheck") == []

@@ -65,7 +65,7 @@ def main(argv=None) -> int:
                 continue
             t = tvm.runtime.empty(tuple(a["shape"]), a["dtype"], dev)
             data = np.fromfile(a["path"], dtype=np.uint8)
-            if a["nbytes"]:
+            if a["nbytes"] and a.get("upload", True):
                 _ffi_api.TVMTensorCopyFromBytes(t, ctypes.c_void_p(data.ctypes.data), a["nbytes"])
             args.append(t)
             outs.append((t, a))

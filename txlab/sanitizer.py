@@ -326,7 +326,7 @@ _LOC = r"(?P<func>.+?)(?:\+|:)0x(?P<pc>[0-9a-fA-F]+)(?: in (?P<file>.+?):(?P<lin
 _AT = re.compile(r"^at " + _LOC + r"\s*$")
 _AT_PC_ONLY = re.compile(r"^at 0x(?P<pc>[0-9a-fA-F]+)(?: in (?P<file>.+?):(?P<line>\d+))?\s*$")
 _BY = re.compile(r"by thread \((\d+),(\d+),(\d+)\) in block \((\d+),(\d+),(\d+)\)")
-_ADDR = re.compile(r"^Address 0x(?P<addr>[0-9a-fA-F]+)(?P<rest>.*)$")
+_ADDR = re.compile(r"^(?:Address|Access to) 0x(?P<addr>[0-9a-fA-F]+)(?P<rest>.*)$")
 _NEAREST = re.compile(r"and is (?P<n>[\d,]+) bytes (?P<dir>after|before) the nearest allocation at "
                       r"0x(?P<base>[0-9a-fA-F]+) of size (?P<size>[\d,]+) bytes")
 _INSIDE = re.compile(r"and is inside the nearest allocation at 0x(?P<base>[0-9a-fA-F]+) of size (?P<size>[\d,]+)")
@@ -829,22 +829,52 @@ def _map_lines(report_findings, compiled, *, use_source_map: bool):
 # =============================================================================================
 # running
 def find_sanitizer() -> str | None:
-    """Path of ``compute-sanitizer``: ``$TXLAB_COMPUTE_SANITIZER``, NVIDIA's wheel
-    (nvidia-cuda-sanitizer-api ships ``nvidia/cu13/bin/compute-sanitizer``), PATH, the CUDA toolkit."""
+    """Path of ``compute-sanitizer``: ``$TXLAB_COMPUTE_SANITIZER``, then the CUDA toolkit's (PATH,
+    ``$CUDA_HOME``, ``/usr/local/cuda``: it matches the installed driver), then NVIDIA's wheel
+    (``pip install nvidia-cuda-sanitizer-api`` ships ``nvidia/cu13/bin/compute-sanitizer``; it needs a
+    driver recent enough for its CUDA version)."""
     env = os.environ.get("TXLAB_COMPUTE_SANITIZER")
     if env:
         return env if os.access(env, os.X_OK) else None
-    from txlab import toolchain
-
-    found = toolchain.find_tool("compute-sanitizer")
+    found = shutil.which("compute-sanitizer")
     if found:
         return found
-    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
-            cand = Path(home) / "compute-sanitizer" / "compute-sanitizer"
-            if cand.is_file():
-                return str(cand)
-    return None
+            for cand in (Path(home) / "bin" / "compute-sanitizer",
+                         Path(home) / "compute-sanitizer" / "compute-sanitizer"):
+                if cand.is_file() and os.access(cand, os.X_OK):
+                    return str(cand)
+    from txlab import toolchain
+
+    return toolchain.find_tool("compute-sanitizer")
+
+
+_HELP_CACHE: dict = {}
+
+
+def supported_flags(exe: str, tool: str) -> list:
+    """``TOOL_FLAGS[tool]`` without the options this compute-sanitizer does not know (read from its
+    ``--help``: e.g. ``--initcheck-address-space`` is new in 2026.x; 2025.3's initcheck checks global
+    memory only)."""
+    if exe not in _HELP_CACHE:
+        try:
+            p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+            _HELP_CACHE[exe] = p.stdout + p.stderr
+        except (OSError, subprocess.SubprocessError):
+            _HELP_CACHE[exe] = ""
+    text = _HELP_CACHE[exe]
+    flags = TOOL_FLAGS.get(tool, [])
+    out, i = [], 0
+    while i < len(flags):
+        opt = flags[i]
+        val = flags[i + 1] if i + 1 < len(flags) and not flags[i + 1].startswith("--") else None
+        if not text or re.search(rf"(?m)^\s*{re.escape(opt)}\b", text):
+            out.append(opt)
+            if val is not None:
+                out.append(val)
+        i += 2 if val is not None else 1
+    return out
 
 
 def sanitizer_version(path: str) -> str | None:
@@ -870,8 +900,9 @@ def _lineinfo_build(compiled):
     return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), key=key, _executable=None), True
 
 
-def _write_job(compiled, args, workdir: Path) -> Path:
-    """The runner's job: the kernel (exported library, or script + cubin) and each argument's bytes."""
+def _write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
+    """The runner's job: the kernel (exported library, or script + cubin) and each argument's bytes
+    (not uploaded for the parameters named in ``uninitialized``)."""
     from txlab import worker
 
     lib = worker._library(compiled)
@@ -893,7 +924,8 @@ def _write_job(compiled, args, workdir: Path) -> Path:
         path = workdir / f"arg{i}.bin"
         path.write_bytes(np.ascontiguousarray(host).tobytes())
         job["args"].append({"kind": "array", "path": str(path), "shape": [int(s) for s in host.shape],
-                            "dtype": p["dtype"], "nbytes": int(host.nbytes)})
+                            "dtype": p["dtype"], "nbytes": int(host.nbytes),
+                            "upload": p["name"] not in uninitialized})
     jp = workdir / "job.json"
     jp.write_text(json.dumps(job))
     return jp
@@ -906,7 +938,7 @@ def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, e
     if result.exists():
         result.unlink()
     cmd = [exe, "--tool", tool, "--print-limit", "1000", "--log-file", str(log), "--xml", "--save", str(xml),
-           *TOOL_FLAGS.get(tool, []), *extra, sys.executable, "-m", "txlab.sanitize_runner", str(job)]
+           *supported_flags(exe, tool), *extra, sys.executable, "-m", "txlab.sanitize_runner", str(job)]
     env = dict(os.environ)
     pkg_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -932,7 +964,7 @@ def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, e
 
 
 def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep: str | None = None,
-             extra_flags: dict | None = None) -> SanitizerReport:
+             extra_flags: dict | None = None, uninitialized=()) -> SanitizerReport:
     """Run NVIDIA compute-sanitizer's ``tools`` on one launch of ``compiled`` with ``args``.
 
     Each tool runs in its own process (the isolated runner, :mod:`txlab.sanitize_runner`) on
@@ -940,7 +972,9 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     does not finish within ``timeout_s`` (default ``max(120, 30 x txlab.config.timeout_s)``: the
     tools slow kernels down 10-1000x) raises :class:`txlab.KernelFault` ``kind="timeout"``.
     ``keep``: a directory to keep the job, logs and XML records in. ``extra_flags``: per-tool extra
-    compute-sanitizer options. Returns a :class:`SanitizerReport`."""
+    compute-sanitizer options. ``uninitialized``: names of buffer parameters whose device copy is
+    left unwritten (outputs the kernel must write before it reads them: initcheck then reports a
+    read of them as uninitialised). Returns a :class:`SanitizerReport`."""
     from txlab.errors import KernelFault
     from txlab.run import check_args
     from txlab.settings import config
@@ -950,6 +984,12 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     if bad or not tools:
         raise ValueError(f"tools={tools!r}: choose among {', '.join(TOOLS)}")
     check_args(compiled, args)
+    uninitialized = (uninitialized,) if isinstance(uninitialized, str) else tuple(uninitialized)
+    names = {p["name"] for p in compiled.entry_params if p["kind"] == "buffer"}
+    unknown = [n for n in uninitialized if n not in names]
+    if unknown:
+        raise ValueError(f"uninitialized={unknown}: {compiled.name} has no buffer parameter named "
+                         f"{', '.join(unknown)} (its buffers: {', '.join(sorted(names))})")
     from txlab.device import require_gpu
 
     info = require_gpu(f"sanitizing {compiled.name}")
@@ -963,7 +1003,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="txlab-sanitize-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        job = _write_job(built, args, tmp)
+        job = _write_job(built, args, tmp, uninitialized)
         findings, runs, raw = [], {}, {}
         for tool in tools:
             r = _run_tool(exe, tool, job, tmp, budget, (extra_flags or {}).get(tool, ()))
@@ -1000,7 +1040,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     report = SanitizerReport(kernel=compiled.name, tools=list(tools), findings=findings, runs=runs,
                              arch=compiled.arch, device=getattr(info, "name", None),
                              sanitizer={"path": exe, "version": sanitizer_version(exe),
-                                        "flags": {t: TOOL_FLAGS[t] for t in tools}},
+                                        "flags": {t: supported_flags(exe, t) for t in tools}},
                              created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), key=compiled.key,
                              raw=raw)
     finish(report, compiled, use_source_map=not rebuilt)

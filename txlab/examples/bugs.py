@@ -7,7 +7,8 @@ bug                    found by               what is wrong
 ``shared_race``        racecheck              a thread reads another thread's shared element with no
                                               barrier between the write and the read
 ``divergent_barrier``  synccheck              ``cta_sync`` inside ``if lane < 16``: half of every warp
-``uninit_read``        initcheck              the shift reads a shared element nobody wrote
+``uninit_read``        initcheck              accumulates into the output ``B``, which nothing
+                                              initialised (sanitized with ``uninitialized=("B",)``)
 ``over_arrival``       pipelines.from_kernel  every consumer thread (128) arrives on an empty barrier
                                               initialised for 4 (one per warp)
 ``tx_mismatch``        pipelines.from_kernel  ``expect_tx`` announces half the bytes the TMA box moves
@@ -132,10 +133,8 @@ def _uninit_read(fixed: bool):
             T.device_entry()
             bx = T.cta_id([4096 // THREADS])
             tx = T.thread_id([THREADS])
-            sm = T.alloc_shared((THREADS + 1,), "float32")
-            sm[tx] = A[bx * THREADS + tx]  # sm[THREADS] is never written
-            T.cuda.cta_sync()
-            B[bx * THREADS + tx] = sm[tx + 1]  # BUG(uninit_read)
+            i = bx * THREADS + tx
+            B[i] = B[i] + A[i] * T.float32(2.0)  # BUG(uninit_read)
         return uninit_read
 
     @T.prim_func
@@ -143,12 +142,8 @@ def _uninit_read(fixed: bool):
         T.device_entry()
         bx = T.cta_id([4096 // THREADS])
         tx = T.thread_id([THREADS])
-        sm = T.alloc_shared((THREADS + 1,), "float32")
-        sm[tx] = A[bx * THREADS + tx]
-        if tx == 0:
-            sm[THREADS] = T.float32(0.0)
-        T.cuda.cta_sync()
-        B[bx * THREADS + tx] = sm[tx + 1]
+        i = bx * THREADS + tx
+        B[i] = A[i] * T.float32(2.0)
     return uninit_read_fixed
 
 
@@ -311,6 +306,15 @@ def bug_line(name: str) -> int:
         if re.search(rf"#\s*BUG\({re.escape(name)}\)", line):
             return max(first, 1) + i
     raise ValueError(f"no line is marked BUG({name})")
+
+
+#: extra txlab.sanitize() options per bug: B is an output the kernel must write before reading it
+SANITIZE_OPTIONS = {"uninit_read": {"uninitialized": ("B",)}}
+
+
+def sanitize_options(name: str) -> dict:
+    """Keyword arguments for ``txlab.sanitize`` when sanitizing ``name`` or its twin."""
+    return dict(SANITIZE_OPTIONS.get(name, {}))
 
 
 def inputs(name: str):
