@@ -356,6 +356,7 @@ def test_h200_synccheck_divergent_barrier_through_the_inlined_helper():
     fs = [f for f in rep.findings if f.kind == "divergent_barrier"]
     assert len(fs) == 1 and fs[0].count >= 2 and fs[0].space == "warp"
     assert fs[0].cuda_line == 69 and fs[0].function == "tvm_builtin_cuda_cta_sync()"
+    assert rep.runs["synccheck"]["errors"] == 128  # not the "108 errors were not printed" line
     lines = (H200 / "sample_kernels.py").read_text().splitlines()
     start = next(i for i, l in enumerate(lines, 1) if "def divergent_sync" in l)
     want = next(i for i, l in enumerate(lines, 1) if i > start and "T.cuda.cta_sync()" in l)

@@ -339,7 +339,7 @@ _HAZARD = re.compile(r"^(?P<sev>\w+): (?:\([^)]*\) )?Potential (?P<type>RAW|WAR|
                      r"(?P<space>__\w+__) 0x(?P<addr>[0-9a-fA-F]+) in block \((\d+),(\d+),(\d+)\)")
 _HAZ_THREAD = re.compile(r"^(?P<acc>Read|Write) Thread \((\d+),(\d+),(\d+)\) at " + _LOC + r"\s*$")
 _BARRIER = re.compile(r"^Barrier error detected\.?\s*(?P<what>.*?)\.?\s*$")
-_SUMMARY = re.compile(r"^(?:ERROR SUMMARY|RACECHECK SUMMARY): (?P<n>\d+)")
+_SUMMARY = re.compile(r"^(?:ERROR SUMMARY|RACECHECK SUMMARY): (?P<n>\d+)(?P<rest>.*)$")
 _API = re.compile(r"^Program hit (?P<err>\w+)")
 
 
@@ -386,7 +386,9 @@ def parse_text(text: str, tool: str) -> tuple[list, dict]:
     for head, details in _blocks(text):
         m = _SUMMARY.match(head)
         if m:
-            if head.startswith("ERROR SUMMARY"):
+            if "not printed" in m.group("rest"):
+                facts["notes"].append(head)
+            elif head.startswith("ERROR SUMMARY"):
                 facts["errors"] = int(m.group("n"))
             continue
         if head.startswith("COMPUTE-SANITIZER") or head.startswith("LEAK SUMMARY"):
