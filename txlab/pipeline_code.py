@@ -151,13 +151,16 @@ def walk_barriers(func):
 def derive(kernel, specs, arch: str = "sm_90a") -> None:
     """Fill ``arrivals_full``, ``arrivals_empty``, ``expect_tx_bytes``, ``tx_delivered`` and
     ``lines`` of each spec (in place) from the code; notes say what could not be derived."""
-    from txlab.pipelines import _as_prim_funcs
+    import tvm
+
+    from txlab import ir
 
     by_kernel: dict = {}
     for sp in specs:
         by_kernel.setdefault(sp.kernel, []).append(sp)
     try:
-        funcs = dict(_as_prim_funcs(kernel))
+        mod, _ = ir.as_module(kernel, what="txlab.pipelines.from_kernel()")
+        funcs = {gv.name_hint: f for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)}
         devs = simt.device_functions(kernel, arch)
     except Exception as exc:  # noqa: BLE001 - the declaration-only spec still simulates
         for sp in specs:

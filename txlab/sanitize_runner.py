@@ -51,9 +51,10 @@ def main(argv=None) -> int:
             from tvm.script import from_source
 
             import txlab.compat  # noqa: F401
-            from txlab.compiler import _build_executable
+            from txlab import build
 
-            exe = _build_executable(from_source(job["script"]), job["arch"], Path(job["cubin"]).read_bytes())
+            lowered = build.lower(from_source(job["script"]), job["arch"], job["name"])
+            exe = build.executable(lowered, Path(job["cubin"]).read_bytes())
         out["loaded"] = "library" if "library" in job else "script"
         from cuda.bindings import runtime as rt
 

@@ -777,10 +777,10 @@ def _unique_call_site(cuda_source: str, line: int, ranges) -> int | None:
 
 
 def _user_source_lines(compiled) -> tuple[str | None, list]:
-    from txlab.compiler import _user_source
+    from txlab.build import user_source
 
     try:
-        src = _user_source(compiled.ir_module) if compiled.ir_module is not None else None
+        src = user_source(compiled.ir_module) if compiled.ir_module is not None else None
     except Exception:  # noqa: BLE001
         src = None
     if src is None:
@@ -978,7 +978,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     left unwritten (outputs the kernel must write before it reads them: initcheck then reports a
     read of them as uninitialised). Returns a :class:`SanitizerReport`."""
     from txlab.errors import KernelFault
-    from txlab.run import check_args
+    from txlab.launch import check_args
     from txlab.settings import config
 
     tools = (tools,) if isinstance(tools, str) else tuple(tools)

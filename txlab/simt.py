@@ -593,19 +593,21 @@ def user_line(span):
 
 def device_functions(kernel, arch: str = "sm_90a"):
     """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule or Compiled): what
-    TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs."""
+    TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's own lowering is
+    reused (nothing is lowered twice)."""
     import tvm
 
-    from txlab import compiler
+    from txlab import build, ir
 
-    mod = kernel
-    if hasattr(kernel, "ir_module") and not isinstance(kernel, tvm.IRModule):
+    lowered = None
+    if hasattr(kernel, "ir_module") and not isinstance(kernel, (tvm.IRModule, tvm.tirx.PrimFunc)):
         arch = getattr(kernel, "arch", None) or arch
-        mod = kernel.ir_module
-    mod, entry = compiler._as_module(mod, None)
-    _, device_mods, _, _ = compiler._lower(mod, arch, entry)
+        lowered = getattr(kernel, "lowered", None)
+    if lowered is None:
+        mod, entry = ir.as_module(kernel, what="txlab.simt")
+        lowered = build.lower(mod, arch, entry)
     out = []
-    for _, dmod in device_mods.items():
+    for _, dmod in lowered.device_mods.items():
         for gv, f in dmod.functions.items():
             if isinstance(f, tvm.tirx.PrimFunc):
                 out.append((gv.name_hint, f))
