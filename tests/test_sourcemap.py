@@ -216,3 +216,33 @@ def test_compile_options(basics):
     from txlab.display import compiled_html
 
     assert "fast math on" in compiled_html(c, show=["resources"])
+
+
+def test_source_view_payload_and_magic(basics):
+    import json
+
+    from txlab.views import SourceView
+
+    c = basics["warp_sums"]
+    v = SourceView(c, heat={37: {"samples": 5, "stalls": {"long_scoreboard": 4}}})
+    d = json.loads(v.data)
+    assert len(d["sass"]) == len(c.source_map.instructions) and d["heat"]["37"]["samples"] == 5
+    assert len(d["cuda"]) == len(d["cuda_user"]) and len(d["ptx"]) == len(d["ptx_user"])
+    assert d["user"][d["first"] - 1 + 0] == c.source_map.user_source[d["first"] - 1]
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "txlab")
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        ip.run_cell_magic("tirx", "--arch sm_90a --show resources,source --no-fast-math --maxrregcount 32",
+                          KERNELS.split("\n\n@T.prim_func")[0])
+    kinds = [set(o.data) for o in cap.outputs]
+    assert any("application/vnd.jupyter.widget-view+json" in k for k in kinds), kinds
+    sc = ip.user_ns["scale"]
+    assert sc.options.fast_math is False and sc.options.maxrregcount == 32
+    from txlab.display import compiled_html
+
+    head = compiled_html(sc, show=["resources"])
+    assert "fast math off" in head and "maxrregcount 32" in head
