@@ -46,6 +46,18 @@ def notebook_cells():
     return out
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _own_cache(tmp_path_factory):
+    """This module's compiles stay out of the session cache (other modules test cache misses)."""
+    before = os.environ.get("TXLAB_CACHE_DIR")
+    os.environ["TXLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache-" + __name__.rsplit(".", 1)[-1]))
+    yield
+    if before is None:
+        os.environ.pop("TXLAB_CACHE_DIR", None)
+    else:
+        os.environ["TXLAB_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="module")
 def basics():
     return run_cell(KERNELS, {}, arch="sm_90a")
@@ -229,9 +241,9 @@ def test_source_view_payload_and_magic(basics):
     assert len(d["sass"]) == len(c.source_map.instructions) and d["heat"]["37"]["samples"] == 5
     assert len(d["cuda"]) == len(d["cuda_user"]) and len(d["ptx"]) == len(d["ptx_user"])
     assert d["user"][d["first"] - 1 + 0] == c.source_map.user_source[d["first"] - 1]
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing import globalipapp
 
-    ip = start_ipython()
+    ip = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell per session
     ip.run_line_magic("load_ext", "txlab")
     from IPython.utils.capture import capture_output
 
