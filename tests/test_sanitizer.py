@@ -377,3 +377,23 @@ def test_flags_this_sanitizer_does_not_know_are_left_out(tmp_path):
     fake.chmod(0o755)
     assert sanitizer.supported_flags(str(fake), "memcheck") == ["--report-api-errors", "no", "--padding", "256"]
     assert sanitizer.supported_flags(str(fake), "initcheck") == []
+
+
+@pytest.mark.parametrize("name,tool,log", [("oob_write", "memcheck", "cs_memcheck_oob_write.txt"),
+                                           ("shared_race", "racecheck", "cs_racecheck_shared_race.txt"),
+                                           ("divergent_sync", "synccheck", "cs_synccheck_divergent_sync.txt")])
+def test_h200_offsets_through_the_source_map_agree_with_the_cuda_lines(name, tool, log):
+    """The SASS offsets compute-sanitizer printed on the H200, mapped through Compiled.source_map
+    (srcmap's line map), land on the same user lines as the CUDA lines it printed."""
+    c = _sample(name)
+    if getattr(type(c), "source_map", None) is None:
+        pytest.skip("no Compiled.source_map in this tree")
+    text = (H200 / log).read_text()
+    by_cuda = sanitizer.from_logs(c, {tool: text})
+    fs, _ = sanitizer.parse_text(text, tool)
+    by_sass = sanitizer.finish(sanitizer.SanitizerReport(kernel=c.name, tools=[tool], findings=fs, runs={}),
+                               c, use_source_map=True)
+    assert by_sass.line_map == "source_map"
+    for a, b in zip(by_cuda.findings, by_sass.findings):
+        assert a.lineno == b.lineno is not None
+        assert (a.other or {}).get("lineno") == (b.other or {}).get("lineno")

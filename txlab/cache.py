@@ -83,3 +83,22 @@ def clear() -> int:
     count = sum(1 for _ in root.glob("*/*"))
     shutil.rmtree(root, ignore_errors=True)
     return count
+
+
+def add_file(key: str, name: str, data: bytes | str) -> bool:
+    """Add an artifact computed later (e.g. SASS, disassembled on first use) to an existing entry:
+    written beside it and renamed into place, so readers see the whole file or none. False when
+    the entry is gone or not writable (the caller keeps its value in memory)."""
+    final = entry_path(key)
+    if not (final / "meta.json").is_file():
+        return False
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=final)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final / name)
+        return True
+    except OSError:
+        return False

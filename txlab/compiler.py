@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +84,6 @@ class Compiled:
     cuda_source: str
     ptx: str
     cubin: bytes
-    sass: str
     resources: dict
     launch: dict
     params: list
@@ -95,6 +95,26 @@ class Compiled:
     ir_module: Any = field(default=None, repr=False, compare=False)
     _executable: Any = field(default=None, repr=False, compare=False)
     _lowered: Any = field(default=None, repr=False, compare=False)
+    # srcmap: compile options, launchability warnings, nvdisasm -gi text (lazy), line table
+    options: Any = None
+    warnings: list = field(default_factory=list)
+    sass_lines: str | None = field(default=None, repr=False, compare=False)
+    line_table: Any = field(default=None, repr=False, compare=False)
+    _source_map: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def sass(self) -> str:
+        """SASS of every kernel (nvdisasm). Disassembled on first use, then kept in the cache."""
+        from txlab import sourcemap
+
+        return sourcemap.ensure_sass(self)[0]
+
+    @property
+    def source_map(self):
+        """The line map (:class:`txlab.sourcemap.SourceMap`): user line <-> CUDA, PTX, SASS."""
+        from txlab import sourcemap
+
+        return sourcemap.source_map_of(self)
 
     # ---- model -------------------------------------------------------------------------------
     @property
@@ -114,7 +134,10 @@ class Compiled:
             "compile_seconds": self.compile_seconds, "cache_hit": self.cache_hit,
             "timings": self.timings, "key": self.key,
             "sizes": {"script": len(self.script), "cuda_source": len(self.cuda_source),
-                      "ptx": len(self.ptx), "cubin": len(self.cubin), "sass": len(self.sass)},
+                      "ptx": len(self.ptx), "cubin": len(self.cubin),
+                      "sass": len(self.sass) if self.sass_lines is not None else None},
+            "options": self.options.to_dict() if self.options is not None else None,
+            "warnings": list(self.warnings),
         }
 
     def instructions(self, pattern: str) -> list[str]:
@@ -224,19 +247,29 @@ def _int_or0(v):
 
 # ---------------------------------------------------------------------------------------------
 def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
-            progress=None) -> Compiled:  # noqa: A001 - the domain word
+            progress=None, fast_math: bool = True, maxrregcount: int | None = None,
+            nvcc_flags=None) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
 
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
+    ``fast_math`` (default True, like TVM's own nvcc path: ``--use_fast_math``, so FADD/FMUL are
+    ``.FTZ`` and ``exp`` is ``MUFU.EX2``), ``maxrregcount`` (ptxas's register cap) and
+    ``nvcc_flags`` (extra nvcc flags; ``-Xptxas X`` goes to ptxas) are part of the cache key.
+    Kernels are always compiled with ``-lineinfo`` (the line map: ``Compiled.source_map``).
     Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
     """
     import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
+    from txlab import diagnose, sourcemap
+    from txlab.options import CompileOptions
+
     t_start = time.perf_counter()
+    options = CompileOptions.make(fast_math=fast_math, maxrregcount=maxrregcount, nvcc_flags=nvcc_flags)
     mod, entry = ir.as_module(kernel, name)
     arch = resolve_arch(arch)
     script = mod.script()
     key = cache.make_key(script=script, arch=arch, tools=toolchain.versions(), tvm=_tvm_versions(),
-                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS])
+                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
+                         options=options.key(), lines=sourcemap.span_signature(mod))
     if use_cache:
         entry_files = cache.load(key)
         if entry_files is not None:
@@ -246,6 +279,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
             return compiled
     report = progress if progress is not None else _progress_for(entry)
     timings: dict[str, float] = {}
+    line_table = None
     try:
         report("lower")
         t = time.perf_counter()
@@ -257,25 +291,31 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         t = time.perf_counter()
         cuda_source = build.codegen_source(lowered, entry)
         timings["codegen"] = time.perf_counter() - t
+        t = time.perf_counter()
+        try:
+            line_table = sourcemap.build_line_table(
+                mod, lowered.device_mods, cuda_source,
+                lambda mods: build.codegen_source(dataclasses.replace(lowered, device_mods=mods), entry))
+        except CompileError:
+            line_table = None  # the map is an extra: never fail a compile for it
+        timings["linemap"] = time.perf_counter() - t
 
         report("nvcc")
         t = time.perf_counter()
-        ptx = toolchain.cuda_to_ptx(cuda_source, arch)
+        ptx = toolchain.cuda_to_ptx(cuda_source, arch, base_flags=options.nvcc_args())
         timings["nvcc"] = time.perf_counter() - t
 
         report("ptxas")
         t = time.perf_counter()
-        cubin, ptxas_report = toolchain.ptx_to_cubin(ptx, arch)
+        cubin, ptxas_report = toolchain.ptx_to_cubin(ptx, arch, extra_flags=options.ptxas_args())
         timings["ptxas"] = time.perf_counter() - t
-
-        report("disasm")
-        t = time.perf_counter()
-        sass = toolchain.cubin_to_sass(cubin)
-        timings["disasm"] = time.perf_counter() - t
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
         if exc.stage in ("nvcc", "ptxas"):
-            build.point_at_user_line(exc, mod)
+            if not diagnose.map_toolchain_error(exc, mod, locals().get("cuda_source"), line_table, arch,
+                                              ptx=locals().get("ptx")):
+                build.point_at_user_line(exc, mod)
+        diagnose.add_hints(exc, mod, arch)
         exc.args = (exc._text(),)
         raise
     finally:
@@ -287,10 +327,12 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
     compiled = Compiled(
         name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
-        sass=sass, resources=resources, launch=launch, params=build.params_of(mod),
+        resources=resources, launch=launch, params=build.params_of(mod),
         compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
-        ptxas_report=ptxas_report, ir_module=mod, _lowered=lowered,
+        ptxas_report=ptxas_report, ir_module=mod, options=options, line_table=line_table,
+        _lowered=lowered,
     )
+    compiled.warnings = diagnose.launchability(compiled)
     if use_cache:
         cache.store(key, _to_cache(compiled))
     return compiled
@@ -329,12 +371,17 @@ def _to_cache(c: Compiled) -> dict:
                        "cluster": list(v["cluster"]) if v["cluster"] else None}
                    for k, v in c.launch.items()},
         "timings": c.timings, "key": c.key,
+        "options": c.options.to_dict() if c.options is not None else None, "warnings": c.warnings,
     }
-    return {
+    files = {
         "meta.json": json.dumps(meta, indent=1), "script.py": c.script, "kernel.cu": c.cuda_source,
-        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "kernel.sass": c.sass,
-        "ptxas.txt": c.ptxas_report,
+        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "ptxas.txt": c.ptxas_report,
     }
+    if c.sass_lines is not None:
+        files["kernel.sass-lines"] = c.sass_lines
+    if c.line_table is not None:
+        files["linemap.json"] = json.dumps(c.line_table.to_dict())
+    return files
 
 
 def _from_cache(files: dict, mod, key: str) -> Compiled:
@@ -342,11 +389,19 @@ def _from_cache(files: dict, mod, key: str) -> Compiled:
     launch = {k: {**v, "grid": tuple(v["grid"]), "block": tuple(v["block"]),
                   "cluster": tuple(v["cluster"]) if v["cluster"] else None}
               for k, v in meta["launch"].items()}
+    from txlab.options import CompileOptions
+    from txlab.sourcemap import LineTable
+
+    sass_lines = files.get("kernel.sass-lines")
+    table = files.get("linemap.json")
     return Compiled(
         name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
         cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
-        cubin=files["kernel.cubin"], sass=files["kernel.sass"].decode(),
+        cubin=files["kernel.cubin"],
         resources=meta["resources"], launch=launch, params=meta["params"], compile_seconds=0.0,
         cache_hit=True, timings=meta["timings"], key=key,
         ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
+        options=CompileOptions.from_dict(meta.get("options")), warnings=meta.get("warnings", []),
+        sass_lines=sass_lines.decode() if sass_lines is not None else None,
+        line_table=LineTable.from_dict(json.loads(table)) if table is not None else None,
     )

@@ -24,7 +24,7 @@ from txlab.build import TVM_LOCATION_RE
 from txlab.errors import CompileError, TxlabError
 from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa: F401  (public here too)
 
-SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass")
+SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass", "source")
 
 
 class _ArgumentError(TxlabError):
@@ -43,6 +43,13 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    fm = p.add_mutually_exclusive_group()
+    fm.add_argument("--fast-math", dest="fast_math", action="store_true", default=True,
+                    help="nvcc --use_fast_math (the default)")
+    fm.add_argument("--no-fast-math", dest="fast_math", action="store_false", help="IEEE float math")
+    p.add_argument("--maxrregcount", type=int, default=None, help="ptxas register cap per thread")
+    p.add_argument("--nvcc-flag", dest="nvcc_flags", action="append", default=[],
+                   help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)")
     p.add_argument("--sanitize", default=None, metavar="ARGS",
                    help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
                         "expression in the notebook's names, e.g. \"A, B\"); binds <kernel>_sanitized")
@@ -126,12 +133,12 @@ def _defined_names(code) -> set[str]:
             if ins.opname in ("STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME")}
 
 
-def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool) -> str | None:
+def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=None) -> str | None:
     """A key over everything the cell's result depends on, or None when that can't be known
     (a referenced notebook value that is mutable and not a module/class/function)."""
     import types
 
-    parts = [source, str(arch), str(use_cache)]
+    parts = [source, str(arch), str(use_cache), repr(sorted((options or {}).items()))]
     own = _defined_names(code)
     for name in sorted(_referenced_names(code) - own):
         if name not in user_ns:
@@ -146,7 +153,7 @@ def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool) -> str | 
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
+def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options) -> dict:
     """Execute a %%tirx cell's source; compile each prim_func it defines. Returns {name: Compiled}
     and updates ``user_ns`` with everything the cell defined."""
     import dataclasses
@@ -162,7 +169,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
         raise _parse_error(exc, filename, source) from None
-    key = _memo_key(source, code, user_ns, arch, use_cache) if use_cache else None
+    key = _memo_key(source, code, user_ns, arch, use_cache, options) if use_cache else None
     if key is not None and key in _MEMO:
         _MEMO.move_to_end(key)
         elapsed = time.perf_counter() - t0
@@ -183,7 +190,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     compiled = {}
     for name, value in new.items():
         if isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
-            compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache)
+            compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache, **options)
     bound = {name: compiled.get(name, value) for name, value in new.items() if not name.startswith("__")}
     user_ns.update(bound)
     if key is not None:
@@ -218,7 +225,9 @@ def register(ipython) -> None:
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
             raise _ArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
-        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache)
+        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache,
+                           fast_math=args.fast_math, maxrregcount=args.maxrregcount,
+                           nvcc_flags=args.nvcc_flags)
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
@@ -229,7 +238,13 @@ def register(ipython) -> None:
             return
         from txlab.display import compiled_html
 
+        tabs = [s for s in show if s != "source"]
         for c in results.values():
-            display(HTML(compiled_html(c, show=show)))
+            if tabs:
+                display(HTML(compiled_html(c, show=tabs)))
+            if "source" in show:
+                from txlab.views.source import SourceView
+
+                display(SourceView(c))
         for r in reports.values():
             display(r)
