@@ -138,7 +138,8 @@ def _ncu(job: Path):
         return None, "ncu not found"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [ncu, "--csv", "--page", "raw", "--target-processes", "all", "--metrics", ",".join(NCU_METRICS),
+    cmd = [ncu, "--csv", "--page", "raw", "--clock-control", "none", "--target-processes", "all",
+           "--metrics", ",".join(NCU_METRICS),
            sys.executable, "-m", "txlab.sanitize_runner", str(job)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     lines = [l for l in p.stdout.splitlines() if l.startswith('"')]

@@ -258,14 +258,14 @@ FAKE = """#!/bin/sh
 # stands in for compute-sanitizer: records its options, writes a clean log, runs the program
 log=""; save=""
 if [ "$1" = "--help" ]; then
-  printf '  --report-api-errors arg\n  --padding arg\n  --racecheck-report arg\n'; exit 0
+  printf '  --report-api-errors arg\n  --padding arg\n  --racecheck-report arg\n  --show-backtrace arg\n'; exit 0
 fi
 echo "$@" >> "$TXLAB_FAKE_ARGS"
 while [ $# -gt 0 ]; do
   case "$1" in
     --log-file) log="$2"; shift 2;;
     --save) save="$2"; shift 2;;
-    --tool|--print-limit|--report-api-errors|--padding|--racecheck-report|--initcheck-address-space) shift 2;;
+    --tool|--print-limit|--report-api-errors|--padding|--racecheck-report|--initcheck-address-space|--show-backtrace) shift 2;;
     --xml) shift;;
     *) break;;
   esac
@@ -292,6 +292,7 @@ def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
     rep = txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("memcheck",), keep=str(keep), uninitialized="B")
     args = (tmp_path / "args.txt").read_text()
     assert "--tool memcheck" in args and "--report-api-errors no" in args and "-m txlab.sanitize_runner" in args
+    assert "--show-backtrace device" in args and "--xml --save" in args
     job = json.loads((keep / "job.json").read_text())
     assert [a["kind"] for a in job["args"]] == ["array", "array"] and job["args"][0]["nbytes"] == 4000
     assert [a["upload"] for a in job["args"]] == [True, False]
@@ -397,3 +398,37 @@ def test_h200_offsets_through_the_source_map_agree_with_the_cuda_lines(name, too
     for a, b in zip(by_cuda.findings, by_sass.findings):
         assert a.lineno == b.lineno is not None
         assert (a.other or {}).get("lineno") == (b.other or {}).get("lineno")
+
+
+def test_racecheck_hazard_pass_fills_threads_of_each_race(monkeypatch, tmp_path):
+    """A race found in analysis mode gets its threads, CTA and address from a second, hazard-mode
+    run (here a stand-in sanitizer replays the H200's two outputs)."""
+    import txlab.device as device
+
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = "--help" ]; then printf '  --racecheck-report arg\\n  --show-backtrace arg\\n'; exit 0; fi
+if [ "$1" = "--version" ]; then echo 'Version 2025.3.1.0'; exit 0; fi
+log=""; mode=analysis
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --log-file) log="$2"; shift 2;;
+    --racecheck-report) mode="$2"; shift 2;;
+    --xml) shift;;
+    --*) shift 2;;
+    *) break;;
+  esac
+done
+if [ "$mode" = hazard ]; then cp {H200 / "cs_racecheck_hazard.txt"} "$log"; else cp {H200 / "cs_racecheck_shared_race.txt"} "$log"; fi
+""")
+    fake.chmod(0o755)
+    monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
+    monkeypatch.setattr(device, "require_gpu",
+                        lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a"))
+    c = _sample("shared_race")
+    rep = txlab.sanitize(c, np.zeros(256, "float32"), np.zeros(256, "float32"), tools=("racecheck",))
+    (f,) = rep.findings
+    assert f.hazard == "RAW" and f.count == 1024
+    assert f.thread == (193, 0, 0) and f.block == (0, 0, 0) and f.address == 0x704
+    assert f.lineno == _line_of("sm[tx] = X[tx]") and f.other["lineno"] == _line_of("out[tx] = sm[(tx + 33)")
+    assert "hazards" in rep.raw["racecheck"]

@@ -43,13 +43,19 @@ FORMAT = "txlab.sanitizer/1"
 TOOL_FLAGS = {
     # cuda-python probes driver entry points with cuGetProcAddress, which memcheck would report
     "memcheck": ["--report-api-errors", "no", "--padding", "256"],
-    # analysis reports name both lines of a race; hazard reports add threads, CTA and address
-    "racecheck": ["--racecheck-report", "all"],
+    # analysis reports name both lines of a race (one line per race, however many hazards); the
+    # threads, CTA and address come from a second, short hazard-mode run when there is a race
+    "racecheck": ["--racecheck-report", "analysis"],
     "synccheck": [],
     # shared memory too: global buffers are always initialised (the arguments are uploaded)
     "initcheck": ["--initcheck-address-space", "all"],
 }
-MAX_LOG_CHARS = 400_000
+#: hazard-mode options of the second racecheck run (threads, CTA and address of each race)
+RACECHECK_HAZARD_FLAGS = ["--racecheck-report", "hazard", "--print-limit", "64"]
+#: options for every tool: device backtraces only (inlined helpers' call sites; host frames are
+#: kilobytes of TVM/Python internals per report)
+COMMON_FLAGS = ["--show-backtrace", "device"]
+MAX_LOG_CHARS = 60_000
 
 
 class SanitizerError(TxlabError):
@@ -855,7 +861,7 @@ def find_sanitizer() -> str | None:
 _HELP_CACHE: dict = {}
 
 
-def supported_flags(exe: str, tool: str) -> list:
+def supported_flags(exe: str, tool: str, flags=None) -> list:
     """``TOOL_FLAGS[tool]`` without the options this compute-sanitizer does not know (read from its
     ``--help``: e.g. ``--initcheck-address-space`` is new in 2026.x; 2025.3's initcheck checks global
     memory only)."""
@@ -866,7 +872,7 @@ def supported_flags(exe: str, tool: str) -> list:
         except (OSError, subprocess.SubprocessError):
             _HELP_CACHE[exe] = ""
     text = _HELP_CACHE[exe]
-    flags = TOOL_FLAGS.get(tool, [])
+    flags = TOOL_FLAGS.get(tool, []) if flags is None else flags
     out, i = [], 0
     while i < len(flags):
         opt = flags[i]
@@ -933,14 +939,18 @@ def _write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
     return jp
 
 
-def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, extra=()) -> dict:
+def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, extra=(), flags=None) -> dict:
     xml = workdir / f"{tool}.xml"
     log = workdir / f"{tool}.log"
     result = workdir / "result.json"
     if result.exists():
         result.unlink()
-    cmd = [exe, "--tool", tool, "--print-limit", "1000", "--log-file", str(log), "--xml", "--save", str(xml),
-           *supported_flags(exe, tool), *extra, sys.executable, "-m", "txlab.sanitize_runner", str(job)]
+    opts = list(TOOL_FLAGS.get(tool, []) if flags is None else flags)
+    if "--print-limit" not in opts:
+        opts += ["--print-limit", "200"]
+    cmd = [exe, "--tool", tool, "--log-file", str(log), "--xml", "--save", str(xml),
+           *supported_flags(exe, tool, COMMON_FLAGS + opts), *extra,
+           sys.executable, "-m", "txlab.sanitize_runner", str(job)]
     env = dict(os.environ)
     pkg_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -1019,6 +1029,15 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
             fs, facts = parse_text(r["text"], tool)
             if not fs and r["xml"]:
                 fs = parse_xml(r["xml"], tool)
+            if tool == "racecheck" and any(f.kind == "shared_race" and f.thread is None for f in fs):
+                h = _run_tool(exe, tool, job, tmp, budget, flags=RACECHECK_HAZARD_FLAGS)
+                if not h["timed_out"]:
+                    hz, _ = parse_text(h["text"], tool)
+                    races = [f for f in fs if f.kind == "shared_race" and f.other is not None and f.thread is None]
+                    rest = [f for f in fs if f not in races]
+                    merged = _merge_races(races, [f for f in hz if f.kind == "shared_race"])
+                    fs = rest + [f for f in merged if f in races]  # hazards only enrich the races
+                    raw[tool]["hazards"] = h["text"][-MAX_LOG_CHARS // 2:]
             res = r["result"] or {}
             status = "ok"
             message = ""
@@ -1042,7 +1061,8 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     report = SanitizerReport(kernel=compiled.name, tools=list(tools), findings=findings, runs=runs,
                              arch=compiled.arch, device=getattr(info, "name", None),
                              sanitizer={"path": exe, "version": sanitizer_version(exe),
-                                        "flags": {t: supported_flags(exe, t) for t in tools}},
+                                        "flags": {t: supported_flags(exe, t, COMMON_FLAGS + TOOL_FLAGS[t])
+                                                  for t in tools}},
                              created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), key=compiled.key,
                              raw=raw)
     finish(report, compiled, use_source_map=not rebuilt)
