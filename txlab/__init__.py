@@ -34,6 +34,8 @@ _SUBMODULES = {
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
     "build", "launch", "ir", "hooks",
     "sanitizer", "banks", "simt",
+    "sass",
+    "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
 }
 
 
