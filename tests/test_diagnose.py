@@ -1,8 +1,22 @@
 """Errors at the user's line from every stage, and launchability warnings at compile time."""
+import os
+
 import pytest
 
 import txlab
 from txlab.magic import lang_names, run_cell
+
+@pytest.fixture(autouse=True, scope="module")
+def _own_cache(tmp_path_factory):
+    """This module's compiles stay out of the session cache (other modules test cache misses)."""
+    before = os.environ.get("TXLAB_CACHE_DIR")
+    os.environ["TXLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache-" + __name__.rsplit(".", 1)[-1]))
+    yield
+    if before is None:
+        os.environ.pop("TXLAB_CACHE_DIR", None)
+    else:
+        os.environ["TXLAB_CACHE_DIR"] = before
+
 
 HEAD = '''@T.prim_func
 def k(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128,), "float32")):

@@ -46,6 +46,18 @@ def notebook_cells():
     return out
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _own_cache(tmp_path_factory):
+    """This module's compiles stay out of the session cache (other modules test cache misses)."""
+    before = os.environ.get("TXLAB_CACHE_DIR")
+    os.environ["TXLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache-" + __name__.rsplit(".", 1)[-1]))
+    yield
+    if before is None:
+        os.environ.pop("TXLAB_CACHE_DIR", None)
+    else:
+        os.environ["TXLAB_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="module")
 def basics():
     return run_cell(KERNELS, {}, arch="sm_90a")
@@ -207,7 +219,7 @@ def test_compile_options(basics):
     assert "fast math off" in precise.options.describe()
     g = txlab.compile(basics["row_sum_smem"].ir_module, arch="sm_90a", name="row_sum_smem",
                       maxrregcount=16, nvcc_flags=["-Xptxas", "-warn-spills"])
-    assert g.resources["row_sum_smem_kernel"]["registers"] <= 16
+    assert "register count of 16" in g.ptxas_report     # ptxas got the cap (sm_90's floor is 24)
     assert g.options.ptxas_args() == ["-maxrregcount=16", "-warn-spills"]
     with pytest.raises(txlab.InputError):
         txlab.compile(c.ir_module, arch="sm_90a", maxrregcount=3)
@@ -216,3 +228,33 @@ def test_compile_options(basics):
     from txlab.display import compiled_html
 
     assert "fast math on" in compiled_html(c, show=["resources"])
+
+
+def test_source_view_payload_and_magic(basics):
+    import json
+
+    from txlab.views import SourceView
+
+    c = basics["warp_sums"]
+    v = SourceView(c, heat={37: {"samples": 5, "stalls": {"long_scoreboard": 4}}})
+    d = json.loads(v.data)
+    assert len(d["sass"]) == len(c.source_map.instructions) and d["heat"]["37"]["samples"] == 5
+    assert len(d["cuda"]) == len(d["cuda_user"]) and len(d["ptx"]) == len(d["ptx_user"])
+    assert d["user"][d["first"] - 1 + 0] == c.source_map.user_source[d["first"] - 1]
+    from IPython.testing import globalipapp
+
+    ip = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell per session
+    ip.run_line_magic("load_ext", "txlab")
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        ip.run_cell_magic("tirx", "--arch sm_90a --show resources,source --no-fast-math --maxrregcount 32",
+                          KERNELS.split("\n\n@T.prim_func")[0])
+    kinds = [set(o.data) for o in cap.outputs]
+    assert any("application/vnd.jupyter.widget-view+json" in k for k in kinds), kinds
+    sc = ip.user_ns["scale"]
+    assert sc.options.fast_math is False and sc.options.maxrregcount == 32
+    from txlab.display import compiled_html
+
+    head = compiled_html(sc, show=["resources"])
+    assert "fast math off" in head and "maxrregcount 32" in head

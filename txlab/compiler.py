@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 

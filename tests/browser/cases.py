@@ -94,6 +94,44 @@ APIExplorer(entries=rows, coverage_rows=[], selected="Tx.cuda." + label)
 """
 
 
+_SOURCE_KERNEL = '''
+# kernel of LABEL
+@T.prim_func
+def warp_sums(X: T.Buffer((1 << 20,), "float32"), out: T.Buffer((1 << 15,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([4096])
+    tx = T.thread_id([256])
+    v = T.alloc_local((1,), "float32")
+    v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])  # LABEL
+    if tx % 32 == 0:
+        out[bx * 8 + tx // 32] = v[0]
+'''
+
+
+def source(label: str) -> str:
+    # the panes show the user's own text: the label sits in the kernel's comments
+    cell = _SOURCE_KERNEL.replace("LABEL", label)
+    return f"""\
+from txlab.magic import run_cell
+from txlab.views.source import SourceView
+label = {label!r}
+cell = {cell!r}
+sv = SourceView(run_cell(cell, {{}}, arch="sm_90a")["warp_sums"], heat={{10: {{"samples": 7, "stalls": {{label: 3}}}}}})
+sv
+"""
+
+
+def large_source_cell() -> str:
+    """A cell that shows the Hopper GEMM's SourceView (thousands of CUDA/PTX lines; benchmarks)."""
+    return """\
+import txlab
+from txlab.examples import hopper_gemm as hg
+from txlab.views.source import SourceView
+gemm_c = txlab.compile(hg.kernel_for(4096, 4096, 4096), arch="sm_90a")
+SourceView(gemm_c, height=600)
+"""
+
+
 _TILE_TRANSPOSE = '''
 @T.prim_func
 def tile_t(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
@@ -133,7 +171,7 @@ DiffView(d)
 
 
 CASES = {"api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
-         "diff": diff}
+         "source": source, "diff": diff}
 
 
 def notebook(label: str, names, path) -> None:
