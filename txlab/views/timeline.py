@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets
 
-from txlab.timeline.model import IKET_PAYLOAD_TYPES
+from txlab.errors import InputError
+from txlab.timeline.model import IKET_PAYLOAD_TYPES, Timeline
 from txlab.views._base import View
 
 _MAX_DEPTH = 3
@@ -399,6 +400,9 @@ class TimelineView(View):
     height = traitlets.Int(420).tag(sync=True)
 
     def __init__(self, timeline, **kwargs):
+        if not isinstance(timeline, Timeline):
+            raise InputError(f"TimelineView shows a txlab.timeline.Timeline (from_cuda_profiler, load_iket, "
+                             f"record, saved), not {type(timeline).__name__}", param="timeline")
         meta, data = self._payload(timeline)
         # the columns go with the widget's comm_open (one message, no second update)
         super().__init__(meta=meta, data=data, **kwargs)
@@ -407,7 +411,8 @@ class TimelineView(View):
     @staticmethod
     def _payload(tl) -> tuple[dict, bytes]:
         if len(tl.names) > 65535:
-            raise ValueError("TimelineView shows at most 65535 distinct event names")
+            raise InputError(f"TimelineView shows at most 65535 distinct event names; this timeline has "
+                             f"{len(tl.names)}", param="timeline")
         spec, data = encode_columns(tl)
         m = tl.meta
         meta = {
@@ -427,6 +432,9 @@ class TimelineView(View):
 
     def _load(self, tl):
         """Show another timeline in this view (one sync message)."""
+        if not isinstance(tl, Timeline):
+            raise InputError(f"TimelineView shows a txlab.timeline.Timeline, not {type(tl).__name__}",
+                             param="timeline")
         meta, data = self._payload(tl)
         with self.hold_sync():
             self.data = data
