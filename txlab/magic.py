@@ -36,14 +36,60 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
 
 
+class _Once(argparse.Action):
+    """An option that may be given once: a repeated ``--arch`` is a mistake, not 'the last wins'."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_seen_{self.dest}", False):
+            parser.error(f"{option_string} is given twice ({getattr(namespace, self.dest)!r} and "
+                         f"{values!r}); give it once")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="%%tirx", add_help=False)
-    p.add_argument("--arch", default=None, help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
-    p.add_argument("--show", default="resources,script,cuda,ptx,sass",
+    p = _Parser(prog="%%tirx", add_help=False, allow_abbrev=False)
+    p.add_argument("--arch", default=None, action=_Once,
+                   help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
+    p.add_argument("--show", default="resources,script,cuda,ptx,sass", action=_Once,
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--profile", default=None, metavar="ARGS",
+                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
     return p
+
+
+def parse_magic_line(line: str):
+    """The options of a ``%%tirx`` line; a malformed line is a readable error, not a traceback."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise _ArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
+                             f"value once, e.g. --show 'resources,sass'). Usage: "
+                             f"{_parser().format_usage().strip()}") from None
+    return _parser().parse_args(words)
+
+
+def profile_cell(results: dict, args_text: str, user_ns: dict):
+    """``%%tirx --profile "a, b, n"``: profile the cell's (first) kernel with the arguments the
+    expressions evaluate to in the notebook; returns (Compiled, Profile)."""
+    from txlab.profiling import profile
+
+    if not results:
+        raise _ArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
+    try:
+        value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
+    except Exception as exc:  # noqa: BLE001 - the user's own expression
+        raise _ArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    compiled = next(iter(results.values()))
+    return compiled, profile(compiled, *value)
+
+
+def _is_tvmscript_error(exc: BaseException) -> bool:
+    """TVMScript's parser reports problems in a prim_func as a DiagnosticError with a location."""
+    return type(exc).__name__ == "DiagnosticError" or bool(re.search(r"--> .+?:\d+:\d+", str(exc)))
 
 
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
@@ -145,10 +191,14 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     before = dict(glb)
     try:
         exec(code, glb)  # noqa: S102 - executing the user's own cell is the point
-    except CompileError:
+    except TxlabError:
         raise
     except Exception as exc:
-        raise _parse_error(exc, filename, source) from None
+        if _is_tvmscript_error(exc):
+            raise _parse_error(exc, filename, source) from None
+        # A Python error of the cell's own code (outside TVMScript) is that error, with the cell's
+        # lines in its traceback (they are in linecache under the cell's file name).
+        raise
     new = {k: v for k, v in glb.items() if k not in before or before[k] is not v}
     compiled = {}
     for name, value in new.items():
@@ -183,7 +233,7 @@ def register(ipython) -> None:
 
     @register_cell_magic("tirx")
     def tirx(line, cell):
-        args = _parser().parse_args(shlex.split(line))
+        args = parse_magic_line(line)
         show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
@@ -191,6 +241,19 @@ def register(ipython) -> None:
         results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache)
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
+            return
+        if args.profile is not None:
+            compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
+            ipython.user_ns["_profile"] = prof
+            if args.quiet:
+                return
+            try:
+                from txlab.views import SourceView
+            except ImportError:
+                SourceView = None
+            if SourceView is not None:
+                display(SourceView(compiled, heat=prof.heat()))
+            display(HTML(prof._repr_html_()))
             return
         if args.quiet or not show:
             return

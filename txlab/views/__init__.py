@@ -23,6 +23,7 @@ _WIDGETS = {
     "PoolMap": "txlab.views.pool",
     "TimelineView": "txlab.views.timeline",
     "APIExplorer": "txlab.views.api",
+    "DiffView": "txlab.views.diff",
 }
 
 # model class -> the widget its .view() shows
