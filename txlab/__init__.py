@@ -27,6 +27,8 @@ _EXPORTS = {
     "export_html": "txlab.export",
     "profile": "txlab.profiling",
     "Profile": "txlab.profiling",
+    "emulate": "txlab.emulator",
+    "EmulationResult": "txlab.emulator",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
@@ -36,6 +38,7 @@ _SUBMODULES = {
     "occupancy", "profiling", "ncu",
     "sass",
     "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
+    "emulator",
 }
 
 

@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--emulate", default=None, metavar="ARGS",
+                   help="after compiling, run each kernel on the CPU emulator with these arguments "
+                        "(a Python expression in the notebook's namespace, e.g. \"a, b, n\")")
     p.add_argument("--profile", default=None, metavar="ARGS",
                    help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
     return p
@@ -242,6 +245,12 @@ def register(ipython) -> None:
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
+        if args.emulate:
+            from txlab.emulator import emulate
+
+            values = eval(f"({args.emulate},)", ipython.user_ns)  # noqa: S307 - the user's own expression
+            for c in results.values():
+                print(emulate(c, *values).summary())
         if args.profile is not None:
             compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
             ipython.user_ns["_profile"] = prof
