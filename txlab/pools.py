@@ -26,45 +26,15 @@ from txlab.errors import TxlabError
 
 KiB = 1024
 
-# Per-architecture limits. Source: NVIDIA CUDA C++ Programming Guide, "Compute Capabilities" >
-# "Technical Specifications per Compute Capability" (shared memory per SM, maximum shared memory
-# per block with opt-in, 32-bit registers per SM, maximum resident warps / blocks per SM) and the
-# CUDA Occupancy Calculator (1 KiB of shared memory reserved per resident block on cc >= 8.0,
-# registers allocated per warp in units of 256). TMEM: PTX ISA, "Tensor Memory" (sm_100a family:
-# 128 lanes x 512 columns of 32-bit cells per CTA-pair SM; tcgen05.alloc takes a power of two
-# of at least 32 columns).
-ARCH_LIMITS: dict[str, dict] = {
-    "sm_80": dict(smem_per_block_optin=163 * KiB, smem_per_sm=164 * KiB, regs_per_sm=65536,
-                  max_warps_per_sm=64, max_ctas_per_sm=32, tmem_columns=0),
-    "sm_86": dict(smem_per_block_optin=99 * KiB, smem_per_sm=100 * KiB, regs_per_sm=65536,
-                  max_warps_per_sm=48, max_ctas_per_sm=16, tmem_columns=0),
-    "sm_89": dict(smem_per_block_optin=99 * KiB, smem_per_sm=100 * KiB, regs_per_sm=65536,
-                  max_warps_per_sm=48, max_ctas_per_sm=24, tmem_columns=0),
-    "sm_90": dict(smem_per_block_optin=227 * KiB, smem_per_sm=228 * KiB, regs_per_sm=65536,
-                  max_warps_per_sm=64, max_ctas_per_sm=32, tmem_columns=0),
-    "sm_100": dict(smem_per_block_optin=227 * KiB, smem_per_sm=228 * KiB, regs_per_sm=65536,
-                   max_warps_per_sm=64, max_ctas_per_sm=32, tmem_columns=512),
-    "sm_103": dict(smem_per_block_optin=227 * KiB, smem_per_sm=228 * KiB, regs_per_sm=65536,
-                   max_warps_per_sm=64, max_ctas_per_sm=32, tmem_columns=512),
-    "sm_120": dict(smem_per_block_optin=99 * KiB, smem_per_sm=100 * KiB, regs_per_sm=65536,
-                   max_warps_per_sm=48, max_ctas_per_sm=32, tmem_columns=0),
-}
+# Per-architecture limits: txlab.archlimits (one table, also read by the compile-time launch checks)
+from txlab.archlimits import ARCH_LIMITS, REG_ALLOC_UNIT, arch_limits  # noqa: E402,F401  (public here)
+
 RESERVED_SMEM_PER_CTA = 1 * KiB
-REG_ALLOC_UNIT = 256           # registers, per warp
 TMEM_LANES = 128
 TMEM_MAX_COLUMNS = 512
 BANK_BYTES = 4
 BANKS = 32
 CHUNK_BYTES = 16               # one 16-byte chunk = 4 banks = one "bank group" (8 per 128 B row)
-
-
-def arch_limits(arch: str) -> dict:
-    """Limits for ``arch`` (``sm_90a`` -> the ``sm_90`` row). Raises ValueError for unknown archs."""
-    base = re.sub(r"[af]$", "", str(arch).strip().lower())
-    if base not in ARCH_LIMITS:
-        raise ValueError(f"unknown arch {arch!r}; txlab knows {', '.join(sorted(ARCH_LIMITS))} "
-                         "(pass arch='sm_90a' or similar)")
-    return dict(ARCH_LIMITS[base], arch=arch)
 
 
 class PoolOverflowError(TxlabError, ValueError):
@@ -272,20 +242,34 @@ def layouts(kernel, *, arch: str | None = None) -> dict:
     compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
+    if arch is not None:
+        arch = _judgeable_arch(arch)
     out = {}
     for gv, func in mod.functions.items():
         if type(func).__name__ != "PrimFunc":
             continue
         fname = gv.name_hint
-        f_arch = arch or _target_arch(func)
-        if f_arch is None:
-            from txlab.device import probe
-
-            info = probe()
-            f_arch = info.arch if info.available else None
+        # the function's own target, else the local GPU's arch, else the default (said once)
+        f_arch = arch or _judgeable_arch(_target_arch(func))
         res, launch = _compiled_info(compiled, fname)
         out[fname] = _build(fname, func, f_arch, res, launch)
     return out
+
+
+def _judgeable_arch(arch) -> str:
+    """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
+    once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
+    from txlab.compiler import resolve_arch
+    from txlab.errors import ArchError
+
+    resolved = resolve_arch(arch)
+    try:
+        arch_limits(resolved)
+    except ValueError:
+        raise ArchError(f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
+                        f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
+                        "variant)") from None
+    return resolved
 
 
 def check(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
@@ -764,16 +748,29 @@ def _errors(plan, dyn, tmem, limits):
         crossing = [a for a in sorted(dyn, key=lambda a: (a["offset"], a["nbytes"]))
                     if a["offset"] + a["nbytes"] > dyn_limit]
         who = crossing[0] if crossing else None
-        static = f" + {plan.static_smem_bytes} B static" if plan.static_smem_bytes else ""
-        if who is not None:
-            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
-                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}")
+        dyn_bytes = plan.total_smem_bytes - plan.static_smem_bytes
+        if not dyn_bytes:
+            needs = f"{plan.static_smem_bytes} B of static shared memory"
+        elif plan.static_smem_bytes:
+            needs = (f"{plan.total_smem_bytes} B of shared memory ({dyn_bytes} B dynamic + "
+                     f"{plan.static_smem_bytes} B static)")
         else:
-            what = f"the pool's committed size ({plan.dynamic_smem_bytes} B) is past byte {dyn_limit}"
+            needs = f"{plan.total_smem_bytes} B of dynamic shared memory"
+        if plan.static_smem_bytes >= plan.limit_bytes:
+            who = None
+            what = "the static buffers (T.alloc_shared) alone reach the limit, so they must shrink"
+        elif who is not None:
+            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
+                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
+                    + (f" of the dynamic pool (the limit less {plan.static_smem_bytes} B static)"
+                       if plan.static_smem_bytes else ""))
+        else:
+            what = (f"the pool's committed size ({dyn_bytes} B) is past byte {dyn_limit}, all the "
+                    "dynamic shared memory the limit leaves")
         errs.append({"kind": "smem", "allocation": who["name"] if who else None, "excess": over,
                      "limit": plan.limit_bytes,
-                     "message": f"{plan.kernel}: shared memory plan needs {plan.total_smem_bytes} B"
-                                f"{static}, over the {plan.arch} per-block limit of "
+                     "message": f"{plan.kernel}: shared memory plan needs {needs}, over the "
+                                f"{plan.arch} per-block limit of "
                                 f"{plan.limit_bytes} B ({_fmt_bytes(plan.limit_bytes)}) by {over} B; "
                                 f"{what}. Cut pipeline stages or tile sizes, or alias buffers whose "
                                 "lifetimes do not overlap (pool.move_base_to)."})
