@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import txlab
+import txlab.arch as arch_mod
 from txlab.magic import run_cell
 
 KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
@@ -191,7 +192,7 @@ def test_default_arch_without_gpu_is_said_once(capsys, monkeypatch):
 
     if device.has_gpu():
         pytest.skip("a GPU is present: the default arch is the GPU's")
-    monkeypatch.setattr(compiler, "_noticed_default_arch", False)
+    monkeypatch.setattr(arch_mod, "_noticed_default_arch", False)
     assert compiler.resolve_arch(None) == "sm_90a"
     assert compiler.resolve_arch(None) == "sm_90a"
     err = capsys.readouterr().err

@@ -25,12 +25,17 @@ _EXPORTS = {
     "CheckResult": "txlab.run",
     "config": "txlab.settings",
     "export_html": "txlab.export",
+    "profile": "txlab.profiling",
+    "Profile": "txlab.profiling",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
     "build", "launch", "ir", "hooks",
+    "occupancy", "profiling", "ncu",
+    "sass",
+    "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
 }
 
 

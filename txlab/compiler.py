@@ -9,6 +9,7 @@ Stages: ``lower`` (TIRx pipeline), ``codegen`` (TVM's CUDA C), ``nvcc`` (CUDA C 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -22,74 +23,7 @@ from typing import Any
 from txlab import build, cache, ir, toolchain
 from txlab.errors import CompileError
 
-# sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
-_ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
-_KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
-# What CUDA 13's nvcc/ptxas (txlab's toolchain) can target: `nvcc --list-gpu-code` gives the bases
-# (13.0 dropped Maxwell, Pascal and Volta); arch-specific "a" exists from sm_90, family "f" from
-# sm_100 (CUDA C++ Programming Guide, "Feature Availability").
-SUPPORTED_ARCH_BASES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100",
-                        "sm_103", "sm_110", "sm_120", "sm_121")
-
-
-def supported_archs() -> list[str]:
-    out = []
-    for base in SUPPORTED_ARCH_BASES:
-        major = int(base[3:-1])
-        out.append(base)
-        if major >= 9:
-            out.append(base + "a")
-        if major >= 10:
-            out.append(base + "f")
-    return out
-_notice_lock = threading.Lock()
-_noticed_default_arch = False
-
-
-def _say_once_default_arch(arch: str) -> None:
-    global _noticed_default_arch
-    with _notice_lock:
-        if _noticed_default_arch:
-            return
-        _noticed_default_arch = True
-    print(f"txlab: no GPU here, so kernels are compiled for {arch} "
-          f"(pass arch=... or --arch to choose another).", file=sys.stderr)
-
-
-def resolve_arch(arch: str | None) -> str:
-    """The arch to compile for: the one given, else the local GPU's, else txlab.config.default_arch."""
-    if arch is None:
-        from txlab.device import probe
-        from txlab.settings import config
-
-        info = probe()
-        if info.available:
-            return info.arch
-        arch = config.default_arch
-        _say_once_default_arch(arch)
-    arch = str(arch).strip().lower()
-    if arch.isdigit():
-        arch = f"sm_{arch}"
-    m = _ARCH_RE.match(arch)
-    if not m or int(m.group(1)) not in _KNOWN_MAJORS:
-        from txlab.errors import ArchError
-
-        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
-                        f"(supported: {', '.join(supported_archs())})")
-    if arch not in supported_archs():
-        from txlab.errors import ArchError
-
-        base = arch.rstrip("af")
-        if base in SUPPORTED_ARCH_BASES:
-            why = (f"'{arch[-1]}' variants exist from "
-                   f"{'sm_90' if arch.endswith('a') else 'sm_100'} on")
-        elif int(m.group(1)) < 7 or base in ("sm_70", "sm_72"):
-            why = "CUDA 13 no longer targets Maxwell, Pascal or Volta (use CUDA 12 for those)"
-        else:
-            why = "no such GPU generation"
-        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: "
-                        f"{', '.join(supported_archs())}")
-    return arch
+from txlab.arch import SUPPORTED_ARCH_BASES, _ARCH_RE, resolve_arch, supported_archs  # noqa: F401 (re-exported)
 
 
 @functools.lru_cache(maxsize=1)
@@ -172,14 +106,23 @@ class Compiled:
         }
 
     def instructions(self, pattern: str) -> list[str]:
-        """SASS lines whose opcode matches ``pattern`` (a regex), e.g. ``c.instructions('HGMMA')``."""
+        """SASS instructions whose text, predicate excluded, matches ``pattern`` (a regex searched
+        from the opcode on), e.g. ``c.instructions('^HGMMA')``; ``'^SYNCS'`` also finds
+        ``@P0 SYNCS...``. Returned as printed, predicate included."""
         rx = re.compile(pattern)
         out = []
         for line in self.sass.splitlines():
-            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
-            if m and rx.search(m.group(1)):
-                out.append(m.group(1))
+            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P(?:T|\d+)\s+)?(.*?)\s*;", line)
+            if m and rx.search(m.group(2)):
+                out.append((m.group(1) or "") + m.group(2))
         return out
+
+    def sass_table(self):
+        """One row per SASS instruction with its scheduling control bits (stall, yield, read/write
+        dependency barriers, wait mask, reuse), class and user line: a :class:`txlab.sass.SassTable`."""
+        from txlab.sass import table
+
+        return table(self)
 
     def plot(self, ax=None):
         """Where the compile time went, and each kernel's registers and shared memory."""
@@ -360,8 +303,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
         resources=resources, launch=launch, params=build.params_of(mod),
         compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
-        ptxas_report=ptxas_report, ir_module=mod, options=options, line_table=line_table,
-        _lowered=lowered,
+        ptxas_report=ptxas_report, ir_module=mod, options=options, line_table=line_table, _lowered=lowered,
     )
     compiled.warnings = diagnose.launchability(compiled)
     cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
@@ -417,6 +359,9 @@ def _to_cache(c: Compiled) -> dict:
 def _from_cache(files: dict, mod, key: str) -> Compiled | None:
     """The Compiled an entry holds, or None when any part of it does not decode to the expected
     types (the entry verified against its manifest, but a manifest can be rewritten too)."""
+    from txlab.options import CompileOptions
+    from txlab.sourcemap import LineTable
+
     try:
         meta = json.loads(files["meta.json"])
         if meta.get("key") != key:
@@ -439,24 +384,25 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
         if not isinstance(meta["params"], list) or not isinstance(meta["name"], str) or \
                 not isinstance(meta["arch"], str) or not _ARCH_RE.match(meta["arch"]):
             return None
+        warnings = meta.get("warnings", [])
+        if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+            return None
         cubin = files["kernel.cubin"]
         if cubin[:4] != b"\x7fELF":
             return None
-        from txlab.options import CompileOptions
-        from txlab.sourcemap import LineTable
-
         sass_lines = files.get("kernel.sass-lines")
         table = files.get("linemap.json")
         return Compiled(
             name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
-            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
-            cubin=cubin,
+            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(), cubin=cubin,
             resources=resources, launch=launch, params=meta["params"], compile_seconds=0.0,
             cache_hit=True, timings=timings, key=key,
             ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
-            options=CompileOptions.from_dict(meta.get("options")), warnings=list(meta.get("warnings") or []),
+            options=CompileOptions.from_dict(meta.get("options")), warnings=warnings,
             sass_lines=sass_lines.decode() if sass_lines is not None else None,
             line_table=LineTable.from_dict(json.loads(table)) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # also a line table of another layout  # JSONDecodeError, UnicodeDecodeError
         return None
+
+

@@ -183,7 +183,7 @@ def add_hints(exc, mod, arch) -> None:
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
     """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
     try:
-        from txlab.api.entries import catalogue
+        from txlab.api.entries import catalogue   # the catalogue alone (txlab.api's verification imports the compiler)
 
         entries = [e for e in catalogue() if e.arch and e.arch.startswith("sm_")]
     except Exception:
@@ -204,10 +204,10 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
 def launchability(compiled) -> list[str]:
     """Why each kernel cannot launch on its arch as compiled (empty when it can): threads per CTA
     past 1024, shared memory past the per-CTA limit, registers x threads past the register file."""
-    from txlab import archlimits
+    from txlab import pools
 
     try:
-        lim = archlimits.arch_limits(compiled.arch)
+        lim = pools.arch_limits(compiled.arch)
     except ValueError:
         return []
     out = []
@@ -228,7 +228,7 @@ def launchability(compiled) -> list[str]:
         regs = res.get("registers")
         if isinstance(threads, int) and regs:
             warps = -(-threads // 32)
-            per_warp = -(-regs * 32 // archlimits.REG_ALLOC_UNIT) * archlimits.REG_ALLOC_UNIT
+            per_warp = -(-regs * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT
             need = per_warp * warps
             if need > lim["regs_per_sm"]:
                 out.append(f"{k}: {regs} registers x {threads} threads = {need:,} registers (allocated per warp); "

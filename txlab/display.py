@@ -161,7 +161,8 @@ def compiled_html(compiled, show=None) -> str:
     hit = "cache hit" if compiled.cache_hit else "compiled"
     head = (f'<div class="txlab-head"><b>{_esc(compiled.name)}</b> · {_esc(compiled.arch)} · '
             f'{hit} in {_esc(_ms(compiled.compile_seconds))} · {len(compiled.cubin):,} B cubin · '
-            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))} · {_esc(_options_text(compiled))}</div>')
+            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))} · '
+            f'{_esc(_options_text(compiled))}</div>')
     head += _warnings_html(compiled)
     return (f"<style>{_css()}{''.join(css_rules)}</style>"
             f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>')

@@ -133,3 +133,21 @@ def classify(text: str) -> str:
 def hint(kind: str) -> str | None:
     """The usual causes of a fault ``kind`` (None when there is nothing useful to say)."""
     return _HINTS.get(kind)
+
+
+class ProfilerError(TxlabError):
+    """Nsight Compute could not profile the kernel. ``reason``: ``no_ncu`` (not installed),
+    ``permission`` (performance counters restricted to admin users: ERR_NVGPUCTRPERM),
+    ``ncu_failed`` (ncu exited without a report; ``output`` has its log), ``no_kernel`` (ncu
+    profiled no launch of the kernel), ``report`` (the report could not be read). ``hint`` says
+    what to do."""
+
+    def __init__(self, reason: str, message: str, *, hint: str | None = None, output: str | None = None):
+        self.reason = reason
+        self.hint = hint
+        self.output = output
+        super().__init__(f"[{reason}] {message}" + (f"\nhint: {hint}" if hint else ""))
+
+
+class FormatError(TxlabError, ValueError):
+    """A saved file is not what it claims (wrong schema, unsupported version, missing fields)."""

@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--maxrregcount", type=int, default=None, help="ptxas register cap per thread")
     p.add_argument("--nvcc-flag", dest="nvcc_flags", action="append", default=[],
                    help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)")
+    p.add_argument("--profile", default=None, metavar="ARGS",
+                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
     return p
 
 
@@ -74,6 +76,22 @@ def parse_magic_line(line: str):
                              f"value once, e.g. --show 'resources,sass'). Usage: "
                              f"{_parser().format_usage().strip()}") from None
     return _parser().parse_args(words)
+
+
+def profile_cell(results: dict, args_text: str, user_ns: dict):
+    """``%%tirx --profile "a, b, n"``: profile the cell's (first) kernel with the arguments the
+    expressions evaluate to in the notebook; returns (Compiled, Profile)."""
+    from txlab.profiling import profile
+
+    if not results:
+        raise _ArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
+    try:
+        value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
+    except Exception as exc:  # noqa: BLE001 - the user's own expression
+        raise _ArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    compiled = next(iter(results.values()))
+    return compiled, profile(compiled, *value)
 
 
 def _is_tvmscript_error(exc: BaseException) -> bool:
@@ -232,6 +250,19 @@ def register(ipython) -> None:
                            nvcc_flags=args.nvcc_flags)
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
+            return
+        if args.profile is not None:
+            compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
+            ipython.user_ns["_profile"] = prof
+            if args.quiet:
+                return
+            try:
+                from txlab.views import SourceView
+            except ImportError:
+                SourceView = None
+            if SourceView is not None:
+                display(SourceView(compiled, heat=prof.heat()))
+            display(HTML(prof._repr_html_()))
             return
         if args.quiet or not show:
             return

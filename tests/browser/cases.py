@@ -129,11 +129,48 @@ from txlab.examples import hopper_gemm as hg
 from txlab.views.source import SourceView
 gemm_c = txlab.compile(hg.kernel_for(4096, 4096, 4096), arch="sm_90a")
 SourceView(gemm_c, height=600)
+
+
+_TILE_TRANSPOSE = '''
+@T.prim_func
+def tile_t(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
+    T.device_entry()
+    bx, by = T.cta_id([32, 32])
+    tx, ty = T.thread_id([32, 8])
+    tile = T.alloc_shared((32, NCOLS), "float32")
+    for k in T.serial(4):
+        tile[ty + 8 * k, tx] = A[by * 32 + ty + 8 * k, bx * 32 + tx]
+    T.cuda.cta_sync()
+    for k in T.serial(4):
+        B[bx * 32 + ty + 8 * k, by * 32 + tx] = tile[tx, ty + 8 * k]
+'''
+
+
+def diff(label: str) -> str:
+    # kernel names, source lines and SASS text reach the widget; here each carries the label
+    return f"""\
+import txlab
+from txlab.magic import run_cell
+from txlab.views.diff import DiffView
+label = {label!r}
+src = {_TILE_TRANSPOSE!r}
+a = run_cell(src.replace("NCOLS", "32"), {{}}, arch="sm_90a")["tile_t"]
+b = run_cell(src.replace("NCOLS", "33"), {{}}, arch="sm_90a")["tile_t"]
+d = txlab.diff(a, b)
+d.a_name, d.b_name = "a " + label, label
+for r in d.resources:
+    r["kernel_a"] = r["kernel_b"] = label
+for r in d.lines:
+    r["a_text"] = (r["a_text"] or "") + "  # " + label
+    r["b_text"] = (r["b_text"] or "") + "  # " + label
+    for i in r["a_sass"][:1] + r["b_sass"][:1]:
+        i["text"] += " " + label
+DiffView(d)
 """
 
 
 CASES = {"api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
-         "source": source}
+         "diff": diff, "source": source}
 
 
 def notebook(label: str, names, path) -> None:

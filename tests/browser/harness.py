@@ -418,8 +418,16 @@ def source_steps(page, sel):
     ]
 
 
+def diff_steps(page, sel):
+    return [
+        ("click a line (its SASS side by side)", lambda: page.locator(_tid(sel, "diff-row")).last.click(), {"text"}),
+        ("next change", lambda: page.locator(_tid(sel, "diff-next")).click(), {"text"}),
+        ("changed lines only", lambda: page.locator(_tid(sel, "diff-changed-only")).check(), {"text", "vals"}),
+    ]
+
+
 STEPS = {"source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
-         "schedule": schedule_steps}
+         "schedule": schedule_steps, "diff": diff_steps}
 
 
 def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str, list[str]]]:

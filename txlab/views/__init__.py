@@ -24,6 +24,7 @@ _WIDGETS = {
     "TimelineView": "txlab.views.timeline",
     "APIExplorer": "txlab.views.api",
     "SourceView": "txlab.views.source",
+    "DiffView": "txlab.views.diff",
 }
 
 # model class -> the widget its .view() shows
