@@ -27,6 +27,10 @@ _EXPORTS = {
     "export_html": "txlab.export",
     "profile": "txlab.profiling",
     "Profile": "txlab.profiling",
+    "emulate": "txlab.emulator",
+    "EmulationResult": "txlab.emulator",
+    "sanitize": "txlab.sanitizer",
+    "SanitizerReport": "txlab.sanitizer",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
@@ -34,8 +38,10 @@ _SUBMODULES = {
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
     "build", "launch", "ir", "hooks",
     "occupancy", "profiling", "ncu",
+    "sanitizer", "banks", "simt",
     "sass",
     "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
+    "emulator",
 }
 
 

@@ -87,6 +87,25 @@ class KernelFault(TxlabError):
         super().__init__(f"[{kind}] {message}")
 
 
+class NotEmulatedError(TxlabError):
+    """The CPU emulator met an operation it does not model (``txlab.emulate``). It stops rather than
+    guess: ``name`` is the operation, ``lineno`` the user's line (when known)."""
+
+    def __init__(self, name: str, *, lineno: int | None = None, detail: str = ""):
+        self.name = name
+        self.lineno = lineno
+        where = f" at line {lineno}" if lineno is not None else ""
+        super().__init__(f"not emulated: {name}{where}" + (f" ({detail})" if detail else ""))
+
+
+class EmulationFault(TxlabError):
+    """``txlab.emulate(..., stop=True)`` stopped at its first finding; ``finding`` says what and where."""
+
+    def __init__(self, finding):
+        self.finding = finding
+        super().__init__(str(finding))
+
+
 # ---------------------------------------------------------------------------------------------
 # fault classification: what a CUDA error means and what usually causes it
 # CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind

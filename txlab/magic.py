@@ -55,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--emulate", default=None, metavar="ARGS",
+                   help="after compiling, run each kernel on the CPU emulator with these arguments "
+                        "(a Python expression in the notebook's namespace, e.g. \"a, b, n\")")
+    p.add_argument("--profile", default=None, metavar="ARGS",
+                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
     fm = p.add_mutually_exclusive_group()
     fm.add_argument("--fast-math", dest="fast_math", action="store_true", default=True,
                     help="nvcc --use_fast_math (the default)")
@@ -62,8 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--maxrregcount", type=int, default=None, help="ptxas register cap per thread")
     p.add_argument("--nvcc-flag", dest="nvcc_flags", action="append", default=[],
                    help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)")
-    p.add_argument("--profile", default=None, metavar="ARGS",
-                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
+    p.add_argument("--sanitize", default=None, metavar="ARGS",
+                   help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
+                        "expression in the notebook's names, e.g. \"A, B\"); binds <kernel>_sanitized")
+    p.add_argument("--tools", default=None, help="with --sanitize: comma-separated compute-sanitizer tools "
+                                                  "(default memcheck,racecheck,synccheck,initcheck)")
     return p
 
 
@@ -97,6 +105,31 @@ def profile_cell(results: dict, args_text: str, user_ns: dict):
 def _is_tvmscript_error(exc: BaseException) -> bool:
     """TVMScript's parser reports problems in a prim_func as a DiagnosticError with a location."""
     return type(exc).__name__ == "DiagnosticError" or bool(re.search(r"--> .+?:\d+:\d+", str(exc)))
+
+
+def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = None) -> dict:
+    """``%%tirx --sanitize "A, B"``: the arguments evaluated in the notebook's names, then
+    :func:`txlab.sanitize` on each kernel the cell compiled. Returns ``{name: SanitizerReport}``
+    (also bound as ``<name>_sanitized``)."""
+    from txlab.sanitizer import TOOLS, sanitize
+
+    try:
+        value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
+    except Exception as exc:
+        raise _ArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+    args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    chosen = TOOLS
+    if tools:
+        chosen = tuple(t.strip() for t in tools.split(",") if t.strip())
+        bad = [t for t in chosen if t not in TOOLS]
+        if bad:
+            raise _ArgumentError(f"%%tirx: unknown --tools value(s) {bad}; choose from {','.join(TOOLS)}")
+    out = {}
+    for name, c in results.items():
+        out[name] = sanitize(c, *args, tools=chosen)
+        user_ns[f"{name}_sanitized"] = out[name]
+    return out
 
 
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
@@ -251,6 +284,13 @@ def register(ipython) -> None:
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
+        reports = sanitize_cell(results, args.sanitize, ipython.user_ns, args.tools) if args.sanitize else {}
+        if args.emulate:
+            from txlab.emulator import emulate
+
+            values = eval(f"({args.emulate},)", ipython.user_ns)  # noqa: S307 - the user's own expression
+            for c in results.values():
+                print(emulate(c, *values).summary())
         if args.profile is not None:
             compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
             ipython.user_ns["_profile"] = prof
@@ -265,6 +305,8 @@ def register(ipython) -> None:
             display(HTML(prof._repr_html_()))
             return
         if args.quiet or not show:
+            for r in reports.values():
+                display(r)
             return
         from txlab.display import compiled_html
 
@@ -276,3 +318,5 @@ def register(ipython) -> None:
                 from txlab.views.source import SourceView
 
                 display(SourceView(c))
+        for r in reports.values():
+            display(r)

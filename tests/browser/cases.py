@@ -129,6 +129,7 @@ from txlab.examples import hopper_gemm as hg
 from txlab.views.source import SourceView
 gemm_c = txlab.compile(hg.kernel_for(4096, 4096, 4096), arch="sm_90a")
 SourceView(gemm_c, height=600)
+"""
 
 
 _TILE_TRANSPOSE = '''
@@ -170,7 +171,7 @@ DiffView(d)
 
 
 CASES = {"api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
-         "diff": diff, "source": source}
+         "source": source, "diff": diff}
 
 
 def notebook(label: str, names, path) -> None:

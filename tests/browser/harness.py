@@ -426,8 +426,8 @@ def diff_steps(page, sel):
     ]
 
 
-STEPS = {"source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
-         "schedule": schedule_steps, "diff": diff_steps}
+STEPS = {"source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps,
+         "pool": pool_steps, "schedule": schedule_steps, "diff": diff_steps}
 
 
 def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str, list[str]]]:
