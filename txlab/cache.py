@@ -273,5 +273,5 @@ def add_file(key: str, name: str, data: bytes | str) -> bool:
                 os.fsync(fh.fileno())
             os.replace(tmp, final / target)     # the digest last: it vouches for the artifact
         return True
-    except (OSError, ValueError, KeyError):
+    except OSError:
         return False

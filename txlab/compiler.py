@@ -402,7 +402,7 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
             sass_lines=sass_lines.decode() if sass_lines is not None else None,
             line_table=LineTable.from_dict(json.loads(table)) if table is not None else None,
         )
-    except (KeyError, TypeError, ValueError, AttributeError):  # also a line table of another layout  # JSONDecodeError, UnicodeDecodeError
+    except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError
         return None
 
 
