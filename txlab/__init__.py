@@ -25,11 +25,13 @@ _EXPORTS = {
     "CheckResult": "txlab.run",
     "config": "txlab.settings",
     "export_html": "txlab.export",
+    "TuneResult": "txlab.tune",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
+    "tune",  # a callable package: txlab.tune(build, space, inputs, ...)
 }
 
 
