@@ -29,7 +29,7 @@ def tune(build, space, inputs=None, *, check=None, objective: str = "time", budg
          atol: float = 1e-6, rel_tol: float | None = None, max_spill_bytes: int = 0, warmup: int = 10,
          rep: int = 50, timeout_s: float = 10.0, engine: str = "ray", gpus: int | None = None,
          search: str = "auto", seed: int = 0, use_cache: bool = True, name: str | None = None,
-         num_cpus: int | None = None, background: bool = False):
+         num_cpus: int | None = None, prior=None, batch: int | None = None, background: bool = False):
     """Sweep ``space`` and return a :class:`TuneResult` (or, with ``background=True``, a running
     :class:`~txlab.tune.sweep.TuneRun` whose ``.result`` fills in live).
 
@@ -43,7 +43,8 @@ def tune(build, space, inputs=None, *, check=None, objective: str = "time", budg
     ``budget``: a count of configurations, seconds (float) or ``"5m"``; when it does not cover the
     space, Optuna's TPE sampler picks the configurations (``search="optuna"`` forces it,
     ``"exhaustive"`` forbids it). ``cluster``: ``"ray://host:port"`` (else ``RAY_ADDRESS``, else an
-    embedded local Ray). ``engine="serial"`` runs everything in this process instead.
+    embedded local Ray). ``engine="serial"`` runs everything in this process instead. ``prior``:
+    configurations to try first (e.g. today's default); ``batch``: proposals per round under a budget.
     ``flops``/``bytes`` (numbers or functions of the config) give TFLOP/s and GB/s; ``baseline``
     (ms, or ``{"name", "time_ms"}``) gives each row's ratio (baseline time / its time).
     Measurements are cached by kernel, GPU model and method; an interrupted sweep re-run with
@@ -55,10 +56,17 @@ def tune(build, space, inputs=None, *, check=None, objective: str = "time", budg
                   arch=arch, engine=engine, gpus=gpus, flops=flops, nbytes=bytes, baseline=baseline,
                   rtol=rtol, atol=atol, rel_tol=rel_tol, max_spill_bytes=max_spill_bytes, warmup=warmup,
                   rep=rep, timeout_s=timeout_s, search=search, seed=seed, use_cache=use_cache, name=name,
-                  num_cpus=num_cpus)
+                  num_cpus=num_cpus, prior=prior, batch=batch)
     if background:
         return TuneRun(sweep)
     return sweep.run()
+
+
+def shutdown() -> None:
+    """Stop the GPU actors kept between sweeps and the Ray that txlab started."""
+    from txlab.tune.engine import shutdown as _shutdown
+
+    _shutdown()
 
 
 def load(path) -> TuneResult:
@@ -75,4 +83,4 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["tune", "load", "TuneResult", "Row", "Space", "Budget", "config_id"]
+__all__ = ["tune", "load", "shutdown", "TuneResult", "Row", "Space", "Budget", "config_id"]

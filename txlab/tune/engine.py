@@ -21,6 +21,7 @@ import hashlib
 import json
 import linecache
 import os
+import sys
 import time
 import types
 
@@ -193,7 +194,8 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
 
     install_sources(sources)
     t0 = time.perf_counter()
-    out = {"id": config_id(config), "config": config, "host": os.uname().nodename, "pid": os.getpid()}
+    out = {"id": config_id(config), "config": config, "host": os.uname().nodename, "pid": os.getpid(),
+           "node": _ray_node()}
     try:
         prim = build(**config)
     except Exception as exc:  # noqa: BLE001 - the user's build rejected this point
@@ -219,6 +221,17 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
         except KernelFault as exc:
             out.update(status="unlaunchable", reason=_short(exc))
     return out, cache.load(compiled.key)
+
+
+def _ray_node() -> str | None:
+    if "ray" not in sys.modules:
+        return None
+    try:
+        import ray
+
+        return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 # ---- one measurement --------------------------------------------------------------------------------
@@ -459,6 +472,59 @@ def _remote_measurer():
     import ray
 
     return ray.remote(num_gpus=1, num_cpus=1, max_concurrency=1, max_restarts=1)(Measurer)
+
+
+_actors: list = []
+_placement: list = []
+
+
+def measurers(n: int):
+    """``n`` GPU actors and where they run; kept between sweeps of this process (an actor boots TVM
+    and an isolated worker: seconds), replaced if dead. :func:`shutdown` ends them."""
+    import ray
+
+    cls = _remote_measurer()
+    while len(_actors) < n:
+        _actors.append(cls.remote())
+        _placement.append(None)
+    for i in range(n):
+        try:
+            if _placement[i] is None:
+                _placement[i] = ray.get(_actors[i].info.remote(), timeout=300)
+        except Exception:  # noqa: BLE001 - a dead actor (e.g. after ray.shutdown): start another
+            _actors[i] = cls.remote()
+            _placement[i] = ray.get(_actors[i].info.remote(), timeout=300)
+    return _actors[:n], _placement[:n]
+
+
+def replace_measurer(i: int):
+    import ray
+
+    try:
+        ray.kill(_actors[i])
+    except Exception:  # noqa: BLE001
+        pass
+    _actors[i] = _remote_measurer().remote()
+    return _actors[i]
+
+
+def shutdown() -> None:
+    """Stop the GPU actors (and their isolated workers) and, if txlab started it, Ray."""
+    import ray
+
+    for a in _actors:
+        try:
+            ray.get(a.stop.remote(), timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            ray.kill(a)
+        except Exception:  # noqa: BLE001
+            pass
+    _actors.clear()
+    _placement.clear()
+    if ray.is_initialized():
+        ray.shutdown()
 
 
 def node_report() -> list[dict]:

@@ -70,8 +70,8 @@ class Exhaustive:
 
     name = "exhaustive"
 
-    def __init__(self, space: Space, budget: Budget):
-        self.configs = space.configs()
+    def __init__(self, space: Space, budget: Budget, prior=()):
+        self.configs = _prior_first(space.configs(), prior)
         if budget.count is not None:
             self.configs = self.configs[:budget.count]
         self._next = 0
@@ -94,20 +94,33 @@ class OptunaSearch:
 
     name = "optuna-tpe"
 
-    def __init__(self, space: Space, budget: Budget, *, seed: int = 0, startup: int | None = None):
+    def __init__(self, space: Space, budget: Budget, *, seed: int = 0, startup: int | None = None, prior=()):
         import optuna
 
+        import warnings
+
         optuna.logging.set_verbosity(optuna.logging.WARNING)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         self.optuna = optuna
         self.space = space
         self.budget = budget
         self.valid = {json.dumps(c, sort_keys=True) for c in space.configs()}
         n_startup = startup if startup is not None else max(4, min(10, len(self.valid) // 4))
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup, constant_liar=True,
-                                             multivariate=True, warn_independent_sampling=False)
+                                             multivariate=True)
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        self.dists = {n: optuna.distributions.CategoricalDistribution(list(range(len(v))))
-                      for n, v in space.params.items()}
+        # ordered numeric values: an integer index (TPE models neighbourhoods: 3 stages is nearer
+        # 4 than 6); anything else (strings, booleans, unsorted lists): categorical
+        self.dists = {}
+        for n, v in space.params.items():
+            ordered = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) and \
+                len(v) > 2 and list(v) == sorted(v)
+            self.dists[n] = (optuna.distributions.IntDistribution(0, len(v) - 1) if ordered else
+                             optuna.distributions.CategoricalDistribution(list(range(len(v)))))
+        for c in prior or ():
+            key = json.dumps(dict(c), sort_keys=True)
+            if key in self.valid:  # measured first: known-good points anchor the sampler
+                self.study.enqueue_trial({n: space.params[n].index(c[n]) for n in space.params})
         self.seen: dict[str, float | None] = {}
         self.open: dict[str, list] = {}   # config json -> trials waiting for its value
         self.asked = 0
@@ -156,16 +169,22 @@ class OptunaSearch:
             self.budget.count is not None and self.asked >= self.budget.count)
 
 
-def strategy_for(space: Space, budget: Budget, *, search: str = "auto", seed: int = 0):
+def _prior_first(configs: list[dict], prior) -> list[dict]:
+    keys = [json.dumps(dict(c), sort_keys=True) for c in prior or ()]
+    first = [c for k in keys for c in configs if json.dumps(c, sort_keys=True) == k]
+    return first + [c for c in configs if c not in first]
+
+
+def strategy_for(space: Space, budget: Budget, *, search: str = "auto", seed: int = 0, prior=()):
     """``search="auto"``: exhaustive when the budget covers the whole space (or there is none),
     Optuna TPE otherwise; ``"exhaustive"`` / ``"optuna"`` force one."""
     if search not in ("auto", "exhaustive", "optuna"):
         raise ValueError(f"search={search!r}: use 'auto', 'exhaustive' or 'optuna'")
     if search == "exhaustive":
-        return Exhaustive(space, budget)
+        return Exhaustive(space, budget, prior)
     if search == "optuna":
-        return OptunaSearch(space, budget, seed=seed)
+        return OptunaSearch(space, budget, seed=seed, prior=prior)
     n = len(space.configs())
     if not budget.limited or (budget.count is not None and budget.count >= n and budget.seconds is None):
-        return Exhaustive(space, budget)
-    return OptunaSearch(space, budget, seed=seed)
+        return Exhaustive(space, budget, prior)
+    return OptunaSearch(space, budget, seed=seed, prior=prior)

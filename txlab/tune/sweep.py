@@ -21,7 +21,7 @@ class Sweep:
     def __init__(self, build, space, inputs=None, *, check=None, objective="time", budget=None,
                  cluster=None, arch=None, engine="ray", gpus=None, flops=None, nbytes=None, baseline=None,
                  rtol=1e-5, atol=1e-6, rel_tol=None, max_spill_bytes=0, warmup=10, rep=50, timeout_s=10.0,
-                 search="auto", seed=0, use_cache=True, name=None, num_cpus=None):
+                 search="auto", seed=0, use_cache=True, name=None, num_cpus=None, prior=None, batch=None):
         if not callable(build):
             raise TypeError("build must be a function build(**config) -> @T.prim_func")
         if inputs is not None and not callable(inputs):
@@ -51,6 +51,8 @@ class Sweep:
         self.max_spill_bytes = max_spill_bytes
         self.search, self.seed, self.use_cache = search, seed, use_cache
         self.num_cpus = num_cpus
+        self.prior = [dict(c) for c in prior or ()]
+        self.batch = batch
         self.sources = E.collect_sources(build)
         for fn in (inputs, check):
             if fn is not None:
@@ -93,8 +95,9 @@ class Sweep:
     def _apply_compile(self, result, row, s) -> None:
         result.update(row, status=s["status"], reason=s.get("reason", ""), compile_s=s.get("compile_s"),
                       facts=s.get("facts") or {}, key=s.get("key", ""))
-        c = result.meta.setdefault("compile_hosts", {})
-        c[s.get("host", "?")] = c.get(s.get("host", "?"), 0) + 1
+        where = s.get("node") or s.get("host", "?")
+        c = result.meta.setdefault("compile_nodes", {})
+        c[where] = c.get(where, 0) + 1
 
     def _apply_measure(self, result, row, out, worker="") -> None:
         fields = {k: out.get(k) for k in ("status", "reason", "fault_kind", "time_ms", "p10_ms", "p90_ms",
@@ -126,16 +129,23 @@ class Sweep:
         info = probe()
         measure = self.inputs is not None and info.available and self.gpus != 0
         result.meta.update(gpus=1 if measure else 0, workers=1, placement=[E.gpu_identity()] if measure else [])
-        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed)
+        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
         result.meta["search"] = strategy.name
         reference = E._Reference()
         t_compile = 0.0
-        while not strategy.exhausted() and self.budget.time_left() and not self.cancelled.is_set():
-            batch = strategy.ask(1)
-            if not batch:
-                break
-            row = self._row(result, batch[0])
+        planned = collections.deque()
+        if strategy.name == "exhaustive":  # every row exists (pending) from the start
+            planned.extend(self._row(result, c) for c in strategy.ask(len(strategy.configs)))
             result.update()
+        while self.budget.time_left() and not self.cancelled.is_set():
+            if planned:
+                row = planned.popleft()
+            else:
+                batch = strategy.ask(1)
+                if not batch:
+                    break
+                row = self._row(result, batch[0])
+                result.update()
             t = time.perf_counter()
             s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes)
             t_compile += time.perf_counter() - t
@@ -166,13 +176,11 @@ class Sweep:
         n_gpu = n_gpu if self.inputs is not None else 0
         actors, placement = [], []
         if n_gpu:
-            cls = E._remote_measurer()
-            actors = [cls.remote() for _ in range(n_gpu)]
-            placement = ray.get([a.info.remote() for a in actors])
+            actors, placement = E.measurers(n_gpu)
         slots = max(1, slots - len(actors))
         result.update(gpus=len(actors), workers=slots, placement=placement)
         device = placement[0]["device"] if placement else ""
-        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed)
+        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
         result.meta["search"] = strategy.name
         remote_compile = E._remote_compile()
         build_ref = ray.put(self.build)
@@ -210,7 +218,9 @@ class Sweep:
                 dry = False
                 if not stop and not exhaustive and not compiling and len(queue) <= len(actors) \
                         and not strategy.exhausted():
-                    dry = ask(slots if actors else slots * 2) == 0
+                    # with GPUs, small batches: the sampler learns from each measured batch
+                    k = self.batch or (min(slots, max(4, 2 * len(actors))) if actors else slots * 2)
+                    dry = ask(k) == 0
                 while queue and free and not stop:
                     row, f_ref = queue.popleft()
                     i = free.pop()
@@ -252,7 +262,7 @@ class Sweep:
                         except Exception as exc:  # noqa: BLE001 - the actor itself died
                             out = {"status": "fault", "fault_kind": "worker_died",
                                    "reason": f"GPU actor died: {E._short(exc)}"}
-                            actors[i] = E._remote_measurer().remote()
+                            actors[i] = E.replace_measurer(i)
                         self._remember(row, out)
                         where = placement[i] if i < len(placement) else {}
                         self._apply_measure(result, row, out,
@@ -263,12 +273,6 @@ class Sweep:
             if compiling:
                 for ref in list(compiling):
                     ray.cancel(ref, force=False)
-            for a in actors:
-                try:
-                    ray.get(a.stop.remote(), timeout=10)
-                except Exception:  # noqa: BLE001
-                    pass
-                ray.kill(a)
             result.meta["compile_phase_s"] = (t_compiled or time.perf_counter()) - t_first
 
 

@@ -14,6 +14,7 @@ _WIDGETS = {
     "PoolMap": "txlab.views.pool",
     "TimelineView": "txlab.views.timeline",
     "APIExplorer": "txlab.views.api",
+    "TuneView": "txlab.views.tune",
 }
 
 
