@@ -383,3 +383,66 @@ def oob(n):
 
 
 
+
+
+# ---- in the browser -----------------------------------------------------------------------------
+_LIVE_CELL = """\
+import threading, time
+from txlab.tune import Row, TuneResult
+from txlab.views.tune import TuneView
+live = TuneResult(name="live", space={"params": {"a": [1, 2, 3], "b": [1, 2]}}, meta={"gpus": 1})
+live.rows = [Row(config={"a": a, "b": b}, id=f"{a}{b}") for a in (1, 2, 3) for b in (1, 2)]
+def feed():
+    for i, r in enumerate(live.rows):
+        time.sleep(0.4)
+        live.update(r, status="compiled", compile_s=1.0)
+        time.sleep(0.4)
+        live.update(r, status="measured", time_ms=1.0 + 0.1 * i)
+    live.finished = time.time()
+    live.update()
+view = TuneView(live)
+threading.Thread(target=feed, daemon=True).start()
+view
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_tune_view_in_the_browser(tmp_path):
+    """The widget renders in JupyterLab, reacts to sorting, hovering and the parameter pickers,
+    escapes user strings, and a sweep running in a background thread updates it live."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from browser import cases, harness as H
+
+    reason = H.skip_reason()
+    if reason:
+        pytest.skip(reason)
+    import nbformat
+
+    label = "<img src=x onerror=alert(1)>"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cases.SETUP),
+                                         nbformat.v4.new_code_cell(cases.tune(label)),
+                                         nbformat.v4.new_code_cell(_LIVE_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, tmp_path / "tune.ipynb")
+    with H.lab_server(tmp_path) as url, H.browser() as ctx:
+        console = H.Console()
+        page = H.open_notebook(ctx, url, "tune.ipynb", console)
+        H.run_all(page)
+        found = H.widgets(page)
+        assert [n for n, _ in found] == ["tune", "tune"]
+        sel = found[0][1]
+        log = H.drive(page, "tune", sel)
+        assert len(log) == 4
+        text = page.locator(sel).inner_text()
+        assert label in text and "best so far: 1.008 ms" in text  # shown as text, not parsed as HTML
+        assert page.locator(f"{sel} img").count() == 0
+        live = found[1][1]
+        page.wait_for_function("(s) => document.querySelector(s + \" [data-testid='tune-progress-text']\")"
+                               ".textContent.startsWith('done: 6 compiled, 6 measured')", arg=live, timeout=30_000)
+        assert "best so far: 1.000 ms" in page.locator(live).inner_text()
+        H.screenshot(page, "tune-view", sel)
+        assert not console.real(), console.real()

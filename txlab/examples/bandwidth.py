@@ -157,6 +157,30 @@ def copy_space_valid(n: int, sms: int = 132):
     return valid
 
 
+def copy_inputs(n: int, seed: int = 0):
+    """``inputs(config)`` for a copy sweep: ``src`` (standard normal float32) and ``dst`` (zeros), made
+    once per process (the same arrays for every configuration)."""
+    return _CopyInputs(n, seed)
+
+
+class _CopyInputs:
+    _held: dict = {}
+
+    def __init__(self, n, seed):
+        self.key = (n, seed)
+        self.__name__ = self.__qualname__ = f"copy_inputs_{n}_s{seed}"
+
+    def __call__(self, config=None):
+        import numpy as np
+
+        if self.key not in _CopyInputs._held:
+            _CopyInputs._held.clear()
+            n, seed = self.key
+            src = np.random.default_rng(seed).standard_normal(n, dtype=np.float32)
+            _CopyInputs._held[self.key] = (src, np.zeros(n, np.float32))
+        return _CopyInputs._held[self.key]
+
+
 def copy_bytes(n: int) -> int:
     return 2 * 4 * n
 

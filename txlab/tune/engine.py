@@ -429,11 +429,20 @@ def ray_init(cluster: str | None = None, *, num_cpus: int | None = None, num_gpu
     return {"mode": mode, "init_s": time.perf_counter() - t0, "address": address}
 
 
+def _compile_in_worker(build, config, arch, sources=None, max_spill_bytes=0):
+    """compile_one in a Ray worker process. Keeps torch out of it unless asked
+    (``TXLAB_TUNE_WORKER_TORCH=1``): tvm_ffi imports torch eagerly when it is installed (~3 s per
+    worker on the H200 host) and compiling never needs it."""
+    if "tvm" not in sys.modules and os.environ.get("TXLAB_TUNE_WORKER_TORCH", "0") != "1":
+        sys.modules.setdefault("torch", None)
+    return compile_one(build, config, arch, sources, max_spill_bytes)
+
+
 @functools.lru_cache(maxsize=1)
 def _remote_compile():
     import ray
 
-    return ray.remote(num_cpus=1, num_returns=2, max_retries=0)(compile_one)
+    return ray.remote(num_cpus=1, num_returns=2, max_retries=0)(_compile_in_worker)
 
 
 class Measurer:

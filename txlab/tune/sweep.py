@@ -169,6 +169,8 @@ class Sweep:
         import ray
 
         init = E.ray_init(self.cluster, num_cpus=self.num_cpus)
+        if init["mode"] == "existing" and "ray" in result.meta:
+            init = result.meta["ray"]  # started by TuneRun just before
         result.update(ray=init, nodes=E.node_report())
         resources = ray.cluster_resources()
         slots = max(1, int(resources.get("CPU", 1)))
@@ -282,6 +284,8 @@ class TuneRun:
     def __init__(self, sweep: Sweep):
         self.sweep = sweep
         self.result = sweep.new_result()
+        if sweep.engine == "ray":  # Ray is started from the caller's (main) thread, not the sweep's
+            self.result.meta["ray"] = E.ray_init(sweep.cluster, num_cpus=sweep.num_cpus)
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="txlab-tune", daemon=True)
         self._thread.start()
