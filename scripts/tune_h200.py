@@ -198,8 +198,9 @@ def gemm_sweeps(txlab, hg, torch, timer, record, budget, deadline, gpu, shapes):
     entries, rows = [], []
     for (m, n, k) in shapes:
         name = f"{m}x{n}x{k}"
-        if elapsed() > deadline:
-            say(f"  {name}: skipped (past the {deadline:.0f} s deadline)")
+        need = 75.0 if m * n * k >= 16384 ** 3 else 30.0  # rough seconds per sweep (inputs + budget)
+        if elapsed() + need > deadline:
+            say(f"  {name}: skipped ({elapsed():.0f} s + ~{need:.0f} s would pass the {deadline:.0f} s deadline)")
             rows.append({"shape": [m, n, k], "skipped": "deadline"})
             continue
         t = time.perf_counter()
