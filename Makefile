@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.txlab-installed
 
 help:
 	@echo "make demo        set up, run notebooks/00_tour.ipynb headless, write build/tour.html"
-	@echo "make test        set up, run unit tests and every notebook (pytest --nbval-lax)"
+	@echo "make test        set up, check the import layers (lint-imports), run unit tests and every notebook"
 	@echo "make lab         open JupyterLab on notebooks/"
 	@echo "make bench       run the benchmark scripts under benchmarks/"
 	@echo "make doctor      report versions, GPU and what works on this machine"
@@ -26,6 +26,7 @@ demo: $(STAMP)
 	$(PY) -m txlab.tour notebooks/00_tour.ipynb build/tour.html
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m pytest -q -p no:cacheprovider tests notebooks --nbval-lax -m "not browser"
 	@if [ -x "$(CHROMIUM)" ]; then $(MAKE) --no-print-directory test-browser; \
 	else echo "browser tests skipped: no $(CHROMIUM) (apt-get install -y chromium)"; fi

@@ -160,13 +160,14 @@ def record(results: dict, meta: dict, device: str | None) -> dict:
 # ---- build (here) -------------------------------------------------------------------------------
 def build(outdir: Path, homes: list[str]) -> list[Path]:
     """One xz'd cubin + meta JSON per NVSHMEM device library (``homes``; default: the installed wheel)."""
-    from txlab import api, compiler
+    import txlab.compat  # noqa: F401  (the TVM workarounds a compile applies)
+    from txlab import api, build, ir
 
     ex = api.examples()[EXAMPLE_ID]
     src = api.cuda_source(EXAMPLE_ID)
     kname, params = kernel_signature(src)
-    mod, entry_name = compiler._as_module(ex.prim_func(), None)
-    launch = compiler._lower(mod, ex.arch, entry_name)[3]
+    mod, entry_name = ir.as_module(ex.prim_func())
+    launch = build.lower(mod, ex.arch, entry_name).launch
     info = launch[kname]
     outdir.mkdir(parents=True, exist_ok=True)
     written = []

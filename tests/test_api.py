@@ -146,7 +146,9 @@ def test_coverage_reads_multi_gpu_record(tmp_path, monkeypatch):
     import json
 
     path = tmp_path / "multi.json"
-    monkeypatch.setattr(api, "VERIFIED_MULTI_GPU_JSON", path)
+    from txlab.api import coverage_rows  # the module that reads the records
+
+    monkeypatch.setattr(coverage_rows, "VERIFIED_MULTI_GPU_JSON", path)
     rows = {r["name"]: r for r in api.coverage(compile=False)}
     assert "verified_multi_gpu" not in rows["Tx.nvshmem.my_pe"]  # no record: no claim
     path.write_text(json.dumps({"n_gpus": 2, "examples": {"nvshmem_exchange": {"ok": True}}}))

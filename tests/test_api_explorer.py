@@ -42,8 +42,12 @@ def test_construction_does_not_compile(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("compiled at construction")
 
-    monkeypatch.setattr(api, "cuda_source", boom)
-    monkeypatch.setattr(api, "compile_examples", boom)
+    from txlab.api import coverage_rows, sources
+
+    for module in (api, sources):
+        monkeypatch.setattr(module, "cuda_source", boom)
+    for module in (api, coverage_rows):
+        monkeypatch.setattr(module, "compile_examples", boom)
     t = time.perf_counter()
     w = APIExplorer()
     assert time.perf_counter() - t < 5

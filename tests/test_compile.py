@@ -199,7 +199,9 @@ def test_default_arch_without_gpu_is_said_once(capsys, monkeypatch):
 
 
 def test_display_is_tabbed_and_highlighted(compiled):
-    html = compiled["warp_sums"]._repr_html_()
+    from txlab.display import html_of
+
+    html = html_of(compiled["warp_sums"])
     for tab in ("Resources", "TVMScript", "CUDA C", "PTX", "SASS"):
         assert f">{tab}</label>" in html
     assert 'class="txlab-code hl"' in html and "SHFL" in html

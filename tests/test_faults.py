@@ -216,7 +216,7 @@ def test_registers_times_threads_over_the_register_file(good):
 
 
 def test_good_kernels_pass_launch_checks_and_symbolic_grid_is_evaluated(good):
-    from txlab.worker import launch_shape
+    from txlab.launch import launch_shape
 
     a = np.zeros(1000, np.float32)
     check_launch(good["scale"], H200, [a, a, 1000])
@@ -327,7 +327,7 @@ def test_fault_in_worker(isolated, faults, good, name, kind, replaced):
     c = faults[name]
     args = _args_for(c)
     before = [a.copy() for a in args if isinstance(a, np.ndarray)]
-    worker._boot(worker._ensure())  # a booted worker, so a replacement is visible as a new pid
+    worker.boot()  # a booted worker, so a replacement is visible as a new pid
     pid_before = worker.status()["pid"]
     with pytest.raises(KernelFault) as e:
         c(*args, timeout_s=3.0)

@@ -192,7 +192,7 @@ def test_plot_draws():
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = P.simulate(4, iterations=8, producer_phase=0).plot()
+    ax = P.simulate(4, iterations=8, producer_phase=0).plot().axes[0]
     assert "DEADLOCK" in ax.get_title()
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import txlab
 from txlab.magic import run_cell
-from txlab.run import _compare
+from txlab.run import compare
 
 KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
 
@@ -36,10 +36,10 @@ def test_without_gpu_running_says_what_is_missing(kernels, monkeypatch):
 def test_compare_finds_mismatches_and_unwritten_elements():
     want = np.arange(8, dtype=np.float32)
     got = want.copy()
-    assert _compare(got, want, 1e-5, 1e-6)["ok"]
+    assert compare(got, want, 1e-5, 1e-6)["ok"]
     got[3] += 1
     got[5] = np.nan                       # an element the kernel never wrote (poisoned)
-    r = _compare(got, want, 1e-5, 1e-6)
+    r = compare(got, want, 1e-5, 1e-6)
     assert not r["ok"] and r["mismatches"] == 2 and r["first_mismatch"] == [3] and r["unwritten"] == 1
 
 

@@ -194,7 +194,7 @@ def test_plot_draws_the_grid():
 
     matplotlib.use("Agg")
     tr = S.trace("ClusterPersistentScheduler2D", 8, num_m_tiles=16, num_n_tiles=16)
-    ax = tr.plot(by="wave", wave=3)
+    ax = tr.plot(by="wave", wave=3).axes[0]
     img = ax.images[0].get_array()
     assert img.shape == (16, 16)
     assert int(np.isnan(np.asarray(img, float)).sum()) == 256 - 4 * 8  # only waves 0..3 drawn

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from txlab import timeline as T
+from txlab.examples import instrumented
 from txlab.timeline import TraceError, encode_cuda_profiler, from_cuda_profiler, load_iket
 
 S, E, I, F = 0, 1, 2, 3
@@ -272,7 +273,8 @@ def test_plot_and_widget_payload():
 
     matplotlib.use("Agg")
     tl = T.saved("warp_specialized")
-    ax = tl.plot()
+    fig = tl.plot()
+    ax = fig.axes[0]
     # the saved traces were recorded on an H200; a synthetic one must say so in its title
     assert ("SYNTHETIC" in ax.get_title()) == bool(tl.meta.get("synthetic"))
     from txlab.views.timeline import TimelineView
@@ -313,7 +315,7 @@ def test_example_kernels_compile_to_cuda_with_timers():
     import tvm
 
     for kind in T.EXAMPLE_KERNELS:
-        func, ev = T.example_kernel(kind)
+        func, ev = instrumented.example_kernel(kind)
         exe = tvm.compile(tvm.IRModule({"main": func}),
                           target=tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}), tir_pipeline="tirx")
         src = exe.mod.imports[0].inspect_source()
@@ -328,17 +330,17 @@ def test_record_without_gpu_says_so(monkeypatch):
     monkeypatch.setenv("TXLAB_FORCE_NO_GPU", "1")
     device.probe.cache_clear()
     try:
-        func, ev = T.example_kernel("load_compute_store")
+        func, ev = instrumented.example_kernel("load_compute_store")
         with pytest.raises(NoGPUError, match="needs a CUDA GPU"):
-            T.record(func, *T.example_inputs(), events=ev)
+            T.record(func, *instrumented.example_inputs(), events=ev)
     finally:
         device.probe.cache_clear()
 
 
 @pytest.mark.gpu
 def test_record_load_compute_store_on_gpu():
-    func, ev = T.example_kernel("load_compute_store", num_blocks=8, iters=4000)
-    out, inp = T.example_inputs("load_compute_store", num_blocks=8)
+    func, ev = instrumented.example_kernel("load_compute_store", num_blocks=8, iters=4000)
+    out, inp = instrumented.example_inputs("load_compute_store", num_blocks=8)
     tl = T.record(func, out, inp, events=ev)
     assert not tl.warnings, tl.warnings
     assert len(tl.tracks) == 8 and len(tl) == 24
@@ -354,8 +356,8 @@ def test_record_runs_in_the_isolated_worker_and_takes_a_compiled_kernel(isolated
     import txlab
     from txlab import worker
 
-    func, ev = T.example_kernel("load_compute_store", num_blocks=4, iters=500)
-    out, inp = T.example_inputs("load_compute_store", num_blocks=4)
+    func, ev = instrumented.example_kernel("load_compute_store", num_blocks=4, iters=500)
+    out, inp = instrumented.example_inputs("load_compute_store", num_blocks=4)
     compiled = txlab.compile(func)
     tl = T.record(compiled, out, inp, events=ev)
     assert worker.status()["alive"], worker.status()
@@ -384,8 +386,8 @@ def test_record_rejects_a_kernel_without_profiler_buffer_before_running(monkeypa
 
 @pytest.mark.gpu
 def test_record_warp_specialized_on_gpu():
-    func, ev = T.example_kernel("warp_specialized", num_blocks=8, tiles=6)
-    out, inp = T.example_inputs("warp_specialized", num_blocks=8, tiles=6)
+    func, ev = instrumented.example_kernel("warp_specialized", num_blocks=8, tiles=6)
+    out, inp = instrumented.example_inputs("warp_specialized", num_blocks=8, tiles=6)
     tl = T.record(func, out, inp, events=ev)
     assert not tl.warnings, tl.warnings
     assert len(tl.tracks) == 24

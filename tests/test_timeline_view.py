@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from txlab.timeline import Timeline, Track, _decode_payload
+from txlab.timeline import Timeline, Track, decode_payload
 from txlab.views.timeline import (TimelineView, _Blob, _density, _pack_int, _unpack_int, decode_columns,
                                   encode_columns)
 
@@ -208,7 +208,7 @@ def test_payload_values_match_the_scalar_decoder():
     _, _, d = _roundtrip(tl)
     for i in range(len(tl)):
         if tl.payload_type[i]:
-            want = float(_decode_payload(int(tl.payload_type[i]), int(tl.payload_raw[i])))
+            want = float(decode_payload(int(tl.payload_type[i]), int(tl.payload_raw[i])))
             assert d["payload"][i] == want or (np.isnan(want) and np.isnan(d["payload"][i]))
         else:
             assert np.isnan(d["payload"][i])

@@ -79,10 +79,10 @@ def test_worker_without_gpu_fails_fast_typed_and_leaves_no_process():
 import os, subprocess, sys
 from txlab import worker
 from txlab.errors import KernelFault
-w = worker._ensure()
-pid = w.pid
+worker.start()
+pid = worker.status()["pid"]
 try:
-    worker._boot(w)
+    worker.boot()
 except KernelFault as e:
     print("KIND", e.kind, "cudaError" in str(e) or "libcuda" in str(e))
 alive = subprocess.run(["ps", "-o", "pid=,stat=", "-p", str(pid)], capture_output=True, text=True).stdout

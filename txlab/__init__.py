@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from txlab._version import __version__  # noqa: F401
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -31,8 +31,16 @@ _EXPORTS = {
 _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
+    "build", "launch", "ir", "hooks",
     "tune",  # a callable package: txlab.tune(build, space, inputs, ...)
 }
+
+
+# The composition root: the view layer registers each model's widget and HTML display (models
+# import nothing from it). Cheap: no widget module is imported until one is shown.
+from txlab import views as _views  # noqa: E402
+
+_views.install_display()
 
 
 def __getattr__(name: str):
@@ -56,6 +64,7 @@ def load_ipython_extension(ipython):
     """`%load_ext txlab`: registers the %%tirx cell magic."""
     from txlab.magic import register
 
+    _views.install_display(ipython)
     register(ipython)
 
 

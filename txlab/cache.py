@@ -17,10 +17,16 @@ from pathlib import Path
 FORMAT = 1  # bump when the entry layout changes
 
 
+def cache_root() -> Path:
+    """txlab's cache directory: ``$TXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/txlab``, else
+    ``~/.cache/txlab``. Compiled kernels live under ``compile-v<FORMAT>``; other caches (the
+    scheduler sources) in their own subdirectories."""
+    return Path(os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab"))
+
+
 def cache_dir() -> Path:
-    root = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab")
-    path = Path(root) / f"compile-v{FORMAT}"
+    path = cache_root() / f"compile-v{FORMAT}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from txlab import cache, toolchain
+from txlab import build, cache, ir, toolchain
 from txlab.errors import CompileError
 
 # sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
@@ -73,33 +73,6 @@ def _tvm_versions() -> dict:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# The CUDA compile callback. TVM calls ``tvm_callback_cuda_compile(code)`` when it builds a CUDA
-# module on a machine with a GPU; txlab answers with the cubin it built (or has cached) so the
-# executable runs exactly the code shown in the notebook.
-_callback_state = threading.local()
-_callback_installed = False
-
-
-def _install_callback():
-    global _callback_installed
-    if _callback_installed:
-        return
-    import tvm_ffi
-    from tvm.support import nvcc as tvm_nvcc
-
-    upstream = tvm_nvcc.tvm_callback_cuda_compile
-
-    def txlab_cuda_compile(code, *rest):
-        hook = getattr(_callback_state, "hook", None)
-        if hook is None:
-            return upstream(code, *rest)
-        return hook(code)
-
-    tvm_ffi.register_global_func("tvm_callback_cuda_compile", txlab_cuda_compile, override=True)
-    _callback_installed = True
-
-
 @dataclass
 class Compiled:
     """One compiled kernel (its entry function and the device kernels it launches)."""
@@ -121,6 +94,7 @@ class Compiled:
     ptxas_report: str = ""
     ir_module: Any = field(default=None, repr=False, compare=False)
     _executable: Any = field(default=None, repr=False, compare=False)
+    _lowered: Any = field(default=None, repr=False, compare=False)
 
     # ---- model -------------------------------------------------------------------------------
     @property
@@ -188,18 +162,22 @@ class Compiled:
         fig.tight_layout()
         return fig
 
-    # ---- display -----------------------------------------------------------------------------
-    def _repr_html_(self) -> str:
-        from txlab.display import compiled_html
-
-        return compiled_html(self)
-
     def __repr__(self) -> str:
         res = ", ".join(f"{k}: {v.get('registers')} regs" for k, v in self.resources.items())
         return (f"<Compiled {self.name} for {self.arch}: kernels {self.kernels} ({res}); "
                 f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}>")
 
     # ---- running -----------------------------------------------------------------------------
+    @property
+    def lowered(self) -> build.Lowered:
+        """TVM's lowered host and device modules (:class:`txlab.build.Lowered`). Kept from the
+        compile; a kernel served from the disk cache is lowered on first use, once."""
+        if self._lowered is None:
+            import txlab.compat  # noqa: F401  (the same TVM workarounds a compile applies)
+
+            self._lowered = build.lower(self.ir_module, self.arch, self.name)
+        return self._lowered
+
     @property
     def executable(self):
         """TVM's runtime executable for this kernel (host launcher + this exact cubin). Needs a GPU."""
@@ -213,7 +191,7 @@ class Compiled:
 
                 raise ArchError(f"{self.name}: {problem}; recompile for this GPU with "
                                 f"txlab.compile(..., arch={info.arch!r}) (or leave arch unset)")
-            self._executable = _build_executable(self.ir_module, self.arch, self.cubin)
+            self._executable = build.executable(self.lowered, self.cubin)
         return self._executable
 
     def __call__(self, *args, **kwargs):
@@ -245,118 +223,6 @@ def _int_or0(v):
 
 
 # ---------------------------------------------------------------------------------------------
-def _as_module(kernel, name: str | None):
-    import tvm
-
-    if isinstance(kernel, Compiled):
-        return kernel.ir_module, kernel.name
-    if isinstance(kernel, tvm.tirx.PrimFunc):
-        symbol = name or (kernel.attrs.get("global_symbol") if kernel.attrs is not None else None) or "main"
-        return tvm.IRModule({str(symbol): kernel}), str(symbol)
-    if isinstance(kernel, tvm.IRModule):
-        names = [gv.name_hint for gv, _ in kernel.functions_items()]
-        return kernel, name or ("main" if "main" in names else names[0])
-    raise TypeError(
-        f"txlab.compile takes a @T.prim_func or a tvm.IRModule, not {type(kernel).__name__}; "
-        "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)")
-
-
-def _target(arch: str):
-    import tvm
-
-    return tvm.target.Target({"kind": "cuda", "arch": arch})
-
-
-def _params_of(mod) -> list[dict]:
-    """The entry functions' parameters: buffers (name, shape, dtype) and scalars (name, dtype)."""
-    import tvm
-
-    out = []
-    for gname, func in sorted(((gv.name_hint, f) for gv, f in mod.functions_items()), key=lambda x: x[0]):
-        if not isinstance(func, tvm.tirx.PrimFunc):
-            continue
-        for var in func.params:
-            if type(var.ty).__name__ == "BufferType":
-                shape = [int(d.value) if isinstance(getattr(d, "value", None), int) else str(d)
-                         for d in var.shape]
-                out.append({"function": gname, "name": var.name, "kind": "buffer", "shape": shape,
-                            "dtype": str(var.dtype)})
-            else:
-                out.append({"function": gname, "name": var.name, "kind": "scalar", "dtype": str(var.ty)})
-    return out
-
-
-def _launch_info(host_mod) -> dict:
-    """Grid, block, cluster and dynamic shared memory of each kernel launch in the host code."""
-    from txlab import ir
-
-    info: dict[str, dict] = {}
-    for call in ir.calls(host_mod, "tirx.call_ffi_kernel"):
-        params = [str(p) for p in call.attrs.launch_params]
-        args = list(call.args)
-        kname = str(args[0].value) if hasattr(args[0], "value") else str(args[0])
-        values = [ir.expr_value(a) for a in args[len(args) - len(params):]]
-        dims = dict(zip(params, values))
-        grid = tuple(dims.get(f"blockIdx.{a}", 1) for a in "xyz")
-        block = tuple(dims.get(f"threadIdx.{a}", 1) for a in "xyz")
-        cluster = tuple(dims.get(f"clusterCtaIdx.{a}", 1) for a in "xyz")
-        dyn = dims.get("tirx.use_dyn_shared_memory", 0)
-        info[kname] = {
-            "grid": grid, "block": block,
-            "cluster": cluster if any(c != 1 for c in cluster) else None,
-            "dynamic_smem_bytes": dyn,
-            "threads_per_block": _prod(block),
-        }
-    return info
-
-
-def _prod(values):
-    out = 1
-    for v in values:
-        if not isinstance(v, int):
-            return None
-        out *= v
-    return out
-
-
-def _error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> CompileError:
-    """A short CompileError from a TVM exception; points at the user's line when TVM names one
-    (a ``--> file:line`` diagnostic, or the op call quoted in a dispatch-failure table)."""
-    text = str(exc)
-    lines = [l.rstrip() for l in text.strip().splitlines() if l.strip()]
-    core = [l for l in lines if not re.match(r"^\s*(\d+:|File \"|at |Stack trace|\[bt\]|[|+^])", l)]
-    message = core[0] if core else (lines[0] if lines else type(exc).__name__)
-    message = re.sub(r"^(tvm\.error\.)?\w*Error: ", "", message).strip()
-    # dispatch tables: "| fallback (prio=0) | rejected: <why> |" -- the last variant's reason
-    rejected = re.findall(r"^\|\s*(\w+) \(prio=\d+\)\s*\|\s*rejected: (.*?)\s*\|\s*$", text, re.M)
-    if rejected:
-        variant, why = rejected[-1]
-        message += f" (no variant applies; last tried {variant}: {why})"
-    lineno, source_line, filename = _user_location(text, mod)
-    return CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
-                        detail=text, kernel=kernel_name)
-
-
-def _user_location(text: str, mod):
-    """(lineno, line, filename) of the user's source named in an error, if any."""
-    import linecache
-
-    m = re.search(r"--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)", text)
-    if m:
-        fn, ln = m.group("file"), int(m.group("line"))
-        return ln, linecache.getline(fn, ln) or None, fn
-    # "opcall:" blocks quote the failing op, e.g. "T.cta.copy(B[0:64], A[0:64])"
-    quoted = re.findall(r"^\|\s*\|\s*(?:T|Tx|tile)\.(?:\w+\.)*(\w+\(.*\))\s*\|\s*$", text, re.M)
-    src = _user_source(mod) if mod is not None else None
-    if quoted and src:
-        fn, _, user_lines = src
-        want = re.sub(r"\s+", "", quoted[0])
-        for i, line in enumerate(user_lines, 1):
-            if want in re.sub(r"\s+", "", line):
-                return i, line.rstrip("\n"), fn
-    return None, None, None
-
-
 def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
             progress=None) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
@@ -366,7 +232,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     """
     import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
     t_start = time.perf_counter()
-    mod, entry = _as_module(kernel, name)
+    mod, entry = ir.as_module(kernel, name)
     arch = resolve_arch(arch)
     script = mod.script()
     key = cache.make_key(script=script, arch=arch, tools=toolchain.versions(), tvm=_tvm_versions(),
@@ -383,12 +249,13 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     try:
         report("lower")
         t = time.perf_counter()
-        host_mod, device_mods, target_host, launch = _lower(mod, arch, entry)
+        lowered = build.lower(mod, arch, entry)
+        launch = lowered.launch
         timings["lower"] = time.perf_counter() - t
 
         report("codegen")
         t = time.perf_counter()
-        cuda_source = _codegen_source(device_mods, arch, entry)
+        cuda_source = build.codegen_source(lowered, entry)
         timings["codegen"] = time.perf_counter() - t
 
         report("nvcc")
@@ -408,7 +275,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
         if exc.stage in ("nvcc", "ptxas"):
-            _point_at_user_line(exc, mod)
+            build.point_at_user_line(exc, mod)
         exc.args = (exc._text(),)
         raise
     finally:
@@ -420,9 +287,9 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
     compiled = Compiled(
         name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
-        sass=sass, resources=resources, launch=launch, params=_params_of(mod),
+        sass=sass, resources=resources, launch=launch, params=build.params_of(mod),
         compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
-        ptxas_report=ptxas_report, ir_module=mod,
+        ptxas_report=ptxas_report, ir_module=mod, _lowered=lowered,
     )
     if use_cache:
         cache.store(key, _to_cache(compiled))
@@ -432,49 +299,19 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
 def cuda_source(kernel, arch: str | None = None, *, name: str | None = None) -> str:
     """The CUDA C++ that TVM generates for ``kernel`` (lowering and codegen only, no nvcc): the text
     ``Compiled.cuda_source`` holds, for callers that compile it their own way (e.g. with ``-rdc`` and
-    NVSHMEM). Raises :class:`txlab.CompileError` with ``stage`` ``lower`` or ``codegen``."""
+    NVSHMEM). A :class:`Compiled` answers with the source it holds (nothing is lowered again).
+    Raises :class:`txlab.CompileError` with ``stage`` ``lower`` or ``codegen``."""
     import txlab.compat  # noqa: F401
 
-    mod, entry = _as_module(kernel, name)
+    if isinstance(kernel, Compiled) and (arch is None or resolve_arch(arch) == kernel.arch):
+        return kernel.cuda_source
+    mod, entry = ir.as_module(kernel, name)
     arch = resolve_arch(arch)
-    _, device_mods, _, _ = _lower(mod, arch, entry)
-    return _codegen_source(device_mods, arch, entry)
-
-
-def _user_source(mod) -> tuple[str, int, list[str]] | None:
-    """(filename, first line, lines) of the user's kernel source, from the IR's spans."""
-    import linecache
-
-    for _, func in mod.functions_items():
-        span = getattr(getattr(func, "body", None), "span", None)
-        if span is None or span.source_name is None:
-            continue
-        fn = span.source_name.name
-        lines = linecache.getlines(fn)
-        if lines:
-            return fn, 1, lines
-    return None
-
-
-def _point_at_user_line(exc: CompileError, mod) -> None:
-    """For a toolchain error about an instruction (e.g. 'tcgen05.alloc'), find the user's line that
-    emits it, keeping the generated-code location in ``detail``."""
-    m = re.search(r"[Ii]nstruction '([^']+)'", exc.message) or re.search(r"'([a-z][\w.:]+)'", exc.message)
-    src = _user_source(mod)
-    if not m or src is None:
-        return
-    needle = m.group(1).split(".")[0] + "." + m.group(1).split(".")[1] if "." in m.group(1) else m.group(1)
-    fn, _, lines = src
-    for i, line in enumerate(lines, 1):
-        if needle in line:
-            generated = f"{exc.filename} line {exc.lineno}: {exc.source_line}" if exc.lineno else ""
-            exc.detail = (exc.detail or "") + (f"\n(generated code: {generated})" if generated else "")
-            exc.lineno, exc.source_line, exc.filename = i, line.rstrip("\n"), fn
-            return
+    return build.codegen_source(build.lower(mod, arch, entry), entry)
 
 
 def _txlab_version() -> str:
-    from txlab import __version__
+    from txlab._version import __version__
 
     return __version__
 
@@ -483,71 +320,6 @@ def _progress_for(entry: str):
     from txlab.progress import stage_reporter
 
     return stage_reporter(f"compiling {entry}")
-
-
-def _lower(mod, arch: str, entry: str):
-    """TVM's own tirx build steps (tvm.tirx.build), run one by one so each can be timed and
-    its failure attributed to a stage."""
-    import tvm
-    from tvm.tirx.build import split_host_device_mods
-
-    target = _target(arch)
-    target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
-    try:
-        bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
-        pipeline, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("tirx")
-        with target:
-            lowered = pipeline(bound)
-        host_mod, device_mods = split_host_device_mods(lowered)
-        launch = _launch_info(host_mod)  # read before finalization lowers the launch calls
-        host_mod = finalize_host()(host_mod)
-        device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
-    except CompileError:
-        raise
-    except Exception as exc:  # TVM raises many types; all mean "lowering failed"
-        raise _error_from_tvm("lower", exc, mod, entry) from None
-    return host_mod, device_mods, target_host, launch
-
-
-def _codegen_source(device_mods, arch: str, entry: str) -> str:
-    from tvm.tirx.build import codegen_build
-
-    sources = []
-    _install_callback()
-    _callback_state.hook = lambda code: (sources.append(code), b"\x7fELF")[1]
-    try:
-        for target, dmod in device_mods.items():
-            if len(dmod.functions) == 0:
-                continue
-            with target:
-                rt = codegen_build(dmod, target)
-            if not sources:
-                sources.append(rt.inspect_source())
-    except CompileError:
-        raise
-    except Exception as exc:
-        raise _error_from_tvm("codegen", exc, None, entry) from None
-    finally:
-        _callback_state.hook = None
-    if not sources:
-        raise CompileError("codegen", "the kernel has no device code: add T.device_entry() and "
-                           "launch dimensions (T.cta_id / T.thread_id)", kernel=entry)
-    return sources[0]
-
-
-def _build_executable(mod, arch: str, cubin: bytes):
-    """TVM executable whose CUDA module is ``cubin`` (txlab's build) and whose host code is TVM's."""
-    import tvm
-    from tvm.tirx.build import tir_to_runtime
-
-    host_mod, device_mods, target_host, _ = _lower(mod, arch, "executable")
-    _install_callback()
-    _callback_state.hook = lambda code: bytearray(cubin)
-    try:
-        lib = tir_to_runtime(host_mod, device_mods, target_host)
-    finally:
-        _callback_state.hook = None
-    return tvm.runtime.Executable(lib)
 
 
 def _to_cache(c: Compiled) -> dict:

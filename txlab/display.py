@@ -164,3 +164,64 @@ def error_html(err) -> str:
     if err.hint:
         lines.append(f"hint: {html.escape(err.hint)}")
     return f"<style>{_css()}</style><div class=\"txlab-error\">{'<br>'.join(lines)}</div>"
+
+
+def timeline_html(tl) -> str:
+    """One-paragraph summary of a :class:`txlab.timeline.Timeline` (its widget is ``tl.view()``)."""
+    w = ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(tl.warnings.items()))
+    return (f"<div><b>Timeline</b> ({html.escape(str(tl.meta.get('source', '')))}): {len(tl)} events, "
+            f"{len(tl.tracks)} tracks, {tl.duration_ns} ns"
+            + (f"<br><i>{html.escape(tl.provenance)}</i>" if tl.provenance else "")
+            + (f"<br>warnings: {w}" if w else "") + "</div>")
+
+
+def preformatted_html(obj, text=str) -> str:
+    """``text(obj)`` in a <pre> block (TimelineSummary, BenchResult)."""
+    return "<pre>" + html.escape(text(obj)) + "</pre>"
+
+
+def check_html(result) -> str:
+    """PASS/FAIL and the summary of a :class:`txlab.CheckResult`."""
+    color = "#2e7d32" if result.ok else "#c62828"
+    return (f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">'
+            f'<b style="color:{color}">{"PASS" if result.ok else "FAIL"}</b> '
+            f"{html.escape(result.summary())}</div>")
+
+
+# model class ("module", "name") -> its HTML. Models carry no display code (they import nothing from
+# Jupyter); IPython learns these through its formatters, registered by install() below.
+HTML_OF = {
+    ("txlab.compiler", "Compiled"): compiled_html,
+    ("txlab.errors", "CompileError"): error_html,
+    ("txlab.timeline.model", "Timeline"): timeline_html,
+    ("txlab.timeline.model", "TimelineSummary"): preformatted_html,
+    ("txlab.run", "CheckResult"): check_html,
+    ("txlab.run", "BenchResult"): lambda r: preformatted_html(r, repr),
+}
+
+
+# model class -> plain text (IPython's pretty printer): its summary, not the dataclass repr
+TEXT_OF = {
+    ("txlab.pools", "PoolLayout"): lambda obj: obj.summary(),
+    ("txlab.pipelines", "PipelineTrace"): lambda obj: obj.summary(),
+}
+
+
+def html_of(obj) -> str | None:
+    """The HTML txlab shows for ``obj`` in a notebook, or None if it has none."""
+    for cls in type(obj).__mro__:
+        render = HTML_OF.get((cls.__module__, cls.__qualname__))
+        if render is not None:
+            return render(obj)
+    return None
+
+
+def install(shell) -> None:
+    """Register the HTML of txlab's models (``HTML_OF``) and their plain text (``TEXT_OF``) with
+    an IPython shell's formatters, by class name, so no model module is imported here. Idempotent."""
+    formatter = shell.display_formatter.formatters["text/html"]
+    for (module, name), render in HTML_OF.items():
+        formatter.for_type_by_name(module, name, render)
+    plain = shell.display_formatter.formatters["text/plain"]
+    for (module, name), text in TEXT_OF.items():
+        plain.for_type_by_name(module, name, lambda obj, p, cycle, text=text: p.text(text(obj)))

@@ -1,7 +1,6 @@
 """The exceptions txlab raises. Each one carries what a user needs to act on it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 
 class TxlabError(Exception):
@@ -45,11 +44,6 @@ class CompileError(TxlabError):
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from txlab.display import error_html
-
-        return error_html(self)
-
 
 class ArchError(TxlabError, ValueError):
     """An arch string that is not a CUDA arch, or an arch the toolchain cannot target."""
@@ -65,14 +59,6 @@ class InputError(TxlabError, ValueError):
     def __init__(self, message: str, *, param: str | None = None):
         self.param = param
         super().__init__(message)
-
-
-@dataclass
-class LaunchShape:
-    grid: tuple
-    block: tuple
-    cluster: tuple | None = None
-    dynamic_smem_bytes: int | str = 0
 
 
 class KernelFault(TxlabError):
@@ -99,3 +85,51 @@ class KernelFault(TxlabError):
         self.hint = hint
         self.message = message
         super().__init__(f"[{kind}] {message}")
+
+
+# ---------------------------------------------------------------------------------------------
+# fault classification: what a CUDA error means and what usually causes it
+# CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind
+_KINDS = [
+    ("illegal_address", ("cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
+                         "illegal memory access")),
+    ("misaligned", ("cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address")),
+    ("trap", ("cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert", "cudaErrorLaunchFailure",
+              "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")),
+    ("illegal_instruction", ("cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                             "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "illegal instruction")),
+    ("stack_overflow", ("cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR")),
+    ("timeout", ("cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT")),
+    ("oom", ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")),
+    ("launch_config", ("cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue",
+                       "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+                       "too many resources requested", "allowed dynamic shared memory size",
+                       "non-portable CUDA cluster size", "CLUSTER_OUT_OF_RESOURCES",
+                       "ClusterOutOfResources", "invalid configuration argument")),
+]
+_HINTS = {
+    "illegal_address": "an access outside any allocation: check index arithmetic and bounds "
+                       "(compute-sanitizer names the instruction)",
+    "misaligned": "a vector or wide access at an address that is not a multiple of its width "
+                  "(e.g. float4 needs 16-byte alignment)",
+    "trap": "the kernel executed trap (T.cuda.trap_when_assert_failed with a false condition) or "
+            "a device-side assert",
+    "timeout": "the kernel did not finish: an mbarrier wait whose phase never completes (wrong "
+               "parity, arrival count or expect_tx bytes), a spin loop, or a barrier not every thread reaches",
+    "oom": "the GPU could not allocate the kernel's buffers or workspace",
+    "launch_config": "the launch asks for more than the device has (threads, shared memory, "
+                     "registers or cluster size)",
+}
+
+
+def classify(text: str) -> str:
+    """The fault kind for a CUDA error name or message (``cuda_error`` if none matches)."""
+    for kind, needles in _KINDS:
+        if any(n in text for n in needles):
+            return kind
+    return "cuda_error"
+
+
+def hint(kind: str) -> str | None:
+    """The usual causes of a fault ``kind`` (None when there is nothing useful to say)."""
+    return _HINTS.get(kind)

@@ -96,3 +96,40 @@ def expr_value(expr):
     if isinstance(value, int):
         return value
     return str(expr)
+
+
+def prod(values):
+    """The product of ``values`` if every one is an int, else None (a symbolic extent)."""
+    out = 1
+    for v in values:
+        if not isinstance(v, int):
+            return None
+        out *= v
+    return out
+
+
+def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
+    """``(IRModule, entry name)`` for a ``@T.prim_func``, a ``tvm.IRModule`` or a compiled kernel
+    (anything with ``.ir_module``, e.g. :class:`txlab.Compiled`). The entry is ``name``, else the
+    function's ``global_symbol``, else ``main`` (or the module's first function). ``what`` names
+    the caller in the TypeError for anything else."""
+    import tvm
+
+    if hasattr(kernel, "ir_module") and not isinstance(kernel, (tvm.IRModule, tvm.tirx.PrimFunc)):
+        mod = kernel.ir_module
+        if callable(mod) and not isinstance(mod, tvm.IRModule):
+            mod = mod()
+        return mod, getattr(kernel, "name", None) or name or _entry_of(mod)
+    if isinstance(kernel, tvm.tirx.PrimFunc):
+        symbol = name or (kernel.attrs.get("global_symbol") if kernel.attrs is not None else None) or "main"
+        return tvm.IRModule({str(symbol): kernel}), str(symbol)
+    if isinstance(kernel, tvm.IRModule):
+        return kernel, name or _entry_of(kernel)
+    raise TypeError(
+        f"{what} takes a @T.prim_func, a tvm.IRModule or a txlab.Compiled, not {type(kernel).__name__}; "
+        "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)")
+
+
+def _entry_of(mod) -> str:
+    names = [gv.name_hint for gv, _ in mod.functions_items()]
+    return "main" if "main" in names else names[0]

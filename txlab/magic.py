@@ -14,18 +14,16 @@ ClusterPersistentScheduler2D, ...) are available without imports; the notebook's
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
-import itertools
-import linecache
 import re
 import shlex
 import time
 from collections import OrderedDict
 
+from txlab.build import TVM_LOCATION_RE
 from txlab.errors import CompileError, TxlabError
+from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa: F401  (public here too)
 
-_cells = itertools.count(1)
 SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass")
 
 
@@ -48,39 +46,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-@functools.lru_cache(maxsize=1)
-def _base_namespace() -> tuple:
-    import tvm
-
-    import txlab.compat  # noqa: F401  (some workarounds act at parse time, before compile())
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile
-
-    ns = {"tvm": tvm, "T": T, "Tx": T, "tile": tile}
-    ns.update(lang_names())
-    return tuple(ns.items())
-
-
-def tirx_namespace() -> dict:
-    """Names a %%tirx cell sees without importing them."""
-    return dict(_base_namespace())
-
-
-def lang_names() -> dict:
-    """The public names of tvm.backend.cuda.lang (its ``__all__``, resolved lazily by TVM)."""
-    import tvm.backend.cuda.lang as lang
-
-    return {name: getattr(lang, name) for name in getattr(lang, "__all__", ())}
-
-
-def register_source(source: str, tag: str | None = None) -> str:
-    """Put ``source`` in linecache under a unique pseudo file name (TVMScript reads source text)."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-    filename = f"<tirx-cell-{tag or next(_cells)}-{digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return filename
-
-
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
     lines = source.splitlines()
     if isinstance(exc, SyntaxError):
@@ -89,7 +54,7 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
                             source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
                             filename=filename)
     text = str(exc)
-    m = re.search(r"--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)", text)
+    m = TVM_LOCATION_RE.search(text)
     msg_lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("-->")]
     msg = msg_lines[0] if msg_lines else type(exc).__name__
     msg = re.sub(r"^error:\s*", "", msg)
@@ -206,8 +171,11 @@ def register(ipython) -> None:
         # A txlab error is its message, not a traceback: the HTML summary for the notebook, and an
         # error output whose "traceback" is that message alone, so Run All stops here and
         # nbval / nbconvert --execute see the failure like any other error.
-        if hasattr(evalue, "_repr_html_"):
-            display(HTML(evalue._repr_html_()))
+        from txlab.display import html_of
+
+        shown = html_of(evalue)
+        if shown is not None:
+            display(HTML(shown))
         shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
         return None
 

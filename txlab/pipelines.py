@@ -340,6 +340,16 @@ class PipelineTrace:
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def event_rows(self) -> tuple:
+        """Every event as a tuple of ints, fields named by :attr:`event_fields` (what the
+        widget streams as one int32 buffer)."""
+        return tuple(self._events)
+
+    @property
+    def event_fields(self) -> tuple:
+        return self._ev_fields
+
     def __len__(self) -> int:
         return len(self._events)
 
@@ -381,9 +391,6 @@ class PipelineTrace:
         return (f"<PipelineTrace stages={self.stages} roles={[r.name for r in self.roles]} "
                 f"events={len(self._events)} {state}>")
 
-    def _repr_pretty_(self, p, cycle):  # IPython plain-text display
-        p.text(self.summary())
-
     def to_dict(self, max_events: int | None = None) -> dict:
         """Compact JSON: per-event columns (ints) plus roles, barriers, spans, problems."""
         ev = self._events if max_events is None else self._events[:max_events]
@@ -406,7 +413,8 @@ class PipelineTrace:
 
     def plot(self, ax=None, max_events: int | None = 400):
         """Swimlanes: one row per role, x = event index; blocked waits as red bars, ops as marks,
-        the deadlock point as a vertical line. Returns the matplotlib Axes."""
+        the deadlock point as a vertical line. Returns the matplotlib Figure (drawn on ``ax`` when
+        given)."""
         import matplotlib.pyplot as plt
 
         ev = self._events if max_events is None else self._events[:max_events]
@@ -441,7 +449,14 @@ class PipelineTrace:
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         ax.figure.tight_layout()
-        return ax
+        return ax.figure
+
+    def view(self, **kwargs):
+        """The interactive widget of this simulation (:class:`txlab.views.PipelineViewer`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
 
 
 # --- the simulator --------------------------------------------------------------------------------
@@ -875,36 +890,10 @@ class PipelineSpec:
 def _as_prim_funcs(obj):
     import tvm
 
-    if hasattr(obj, "ir_module") and not isinstance(obj, tvm.IRModule):
-        obj = obj.ir_module
-        if callable(obj) and not isinstance(obj, tvm.IRModule):
-            obj = obj()
-    if isinstance(obj, tvm.tirx.PrimFunc):
-        name = obj.attrs["global_symbol"] if obj.attrs and "global_symbol" in obj.attrs else "main"
-        return [(str(name), obj)]
-    if isinstance(obj, tvm.IRModule):
-        return [(gv.name_hint, f) for gv, f in obj.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
-    raise TypeError(f"from_kernel() takes a @T.prim_func, a tvm.IRModule or an object with .ir_module "
-                    f"(txlab.Compiled); got {type(obj).__name__}")
+    from txlab import ir
 
-
-def _walk(stmt, visit):
-    """Pre-order walk over TIRx statements (SeqStmt/For/While/If/Attr bodies)."""
-    import tvm.tirx as tx
-
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if s is None:
-            continue
-        visit(s)
-        if isinstance(s, tx.SeqStmt):
-            stack.extend(reversed(list(s.seq)))
-            continue
-        for fld in ("else_case", "then_case", "body"):
-            child = getattr(s, fld, None)
-            if isinstance(child, tx.Stmt):
-                stack.append(child)
+    mod, _ = ir.as_module(obj, what="txlab.pipelines.from_kernel()")
+    return [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
 def _barrier_buffer(ptr_expr):
@@ -943,6 +932,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     empty) and consumer (waits on full) start phases. Barriers are paired as ``Pipeline`` declares
     them: a full barrier initialised right before an empty barrier of the same depth."""
     import tvm.tirx as tx
+    import tvm_ffi
     from tvm.ir import StringImm, TensorLoad
 
     out = []
@@ -1000,7 +990,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 if buf is not None and buf.name not in wait_phase:
                     wait_phase[buf.name] = (pbuf, xor)
 
-        _walk(func.body, visit)
+        # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
+        tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
 
         def start_value(pbuf):
             return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)

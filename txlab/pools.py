@@ -12,7 +12,7 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan = txlab.pools.layout(compiled)        # prim_func, IRModule or txlab.Compiled
     >>> plan.allocations[0]["name"], plan.occupancy.ctas_per_sm
     >>> plan.check()                               # PoolOverflowError before any launch
-    >>> plan.plot(); txlab.views.pool.PoolMap(plan)
+    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolMap widget
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from txlab import ir
 from txlab.errors import TxlabError
 
 KiB = 1024
@@ -173,14 +174,12 @@ class PoolLayout:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_pretty_(self, p, cycle):  # pragma: no cover - IPython hook
-        p.text(self.summary())
+    def view(self, **kwargs):
+        """The interactive widget of this plan (:class:`txlab.views.PoolMap`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
 
-    def widget(self, **kwargs):
-        """The interactive :class:`txlab.views.pool.PoolMap` of this plan."""
-        from txlab.views.pool import PoolMap
-
-        return PoolMap(self, **kwargs)
+        return widget(self, **kwargs)
 
     # -- plotting --------------------------------------------------------------------------------
     def plot(self, ax=None):
@@ -269,7 +268,8 @@ def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolL
 
 def layouts(kernel, *, arch: str | None = None) -> dict:
     """``{function name: PoolLayout}`` for every PrimFunc of ``kernel``."""
-    mod, compiled = _as_module(kernel)
+    mod, _ = ir.as_module(kernel, what="txlab.pools.layout")
+    compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
     out = {}
@@ -308,24 +308,6 @@ def bank_pattern(plan: PoolLayout, name: str, rows: int = 8) -> dict:
 # ------------------------------------------------------------------------------------------------
 # IR walking
 # ------------------------------------------------------------------------------------------------
-
-def _as_module(kernel):
-    import tvm
-
-    compiled = None
-    if hasattr(kernel, "ir_module"):
-        compiled = kernel
-        kernel = kernel.ir_module
-    if isinstance(kernel, tvm.IRModule):
-        return kernel, compiled
-    if type(kernel).__name__ == "PrimFunc":
-        name = "main"
-        if kernel.attrs is not None and "global_symbol" in kernel.attrs:
-            name = str(kernel.attrs["global_symbol"])
-        return tvm.IRModule({name: kernel}), compiled
-    raise TypeError(f"txlab.pools.layout expects a prim_func, an IRModule or a txlab.Compiled, "
-                    f"got {type(kernel).__name__}")
-
 
 def _target_arch(func) -> str | None:
     try:
@@ -470,7 +452,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
             tcol = _int(lay.span("TCol")) if lay is not None else None
             tlane = _int(lay.span("TLane")) if lay is not None else None
             if tcol is None:
-                tcol = _prod(shape[1:]) if len(shape) >= 2 else _prod(shape)
+                tcol = ir.prod(shape[1:]) if len(shape) >= 2 else ir.prod(shape)
             entry["nbytes"] = math.ceil(tcol * bits / 32) if tcol is not None else None
             entry["lanes"] = _tmem_lanes(lay, shape) if lay is not None else [[0, tlane or TMEM_LANES]]
             entry["align"] = None
@@ -590,19 +572,10 @@ def _bkey_var(var):
     return (var.name if hasattr(var, "name") else str(var), str(var.ty) if hasattr(var, "ty") else "")
 
 
-def _prod(xs):
-    out = 1
-    for x in xs:
-        if not isinstance(x, int):
-            return None
-        out *= x
-    return out
-
-
 def _footprint_bytes(buf, shape, bits):
     """Bytes the buffer spans: its layout's span (so strided/padded layouts count what they
     touch), never less than the dense size."""
-    n = _prod(shape)
+    n = ir.prod(shape)
     dense = (n * bits + 7) // 8 if n is not None else None
     lay = buf.layout
     span = None

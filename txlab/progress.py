@@ -1,22 +1,14 @@
 """Progress for long work, in the notebook (an ipywidgets bar) and on the command line (stderr).
 
-Work shorter than ``delay_s`` shows nothing, so warm paths stay quiet.
+Work shorter than ``delay_s`` shows nothing, so warm paths stay quiet. The notebook bar is the
+view layer's (``txlab.views.progress``, found through :func:`txlab.hooks.progress_bar`), so this
+engine module imports nothing from Jupyter.
 """
 from __future__ import annotations
 
 import sys
 import threading
 import time
-
-
-def _in_notebook() -> bool:
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        return shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell"
-    except Exception:
-        return False
 
 
 class Progress:
@@ -46,26 +38,16 @@ class Progress:
             if self._shown or not self.enabled:
                 return
             self._shown = True
-            if _in_notebook():
-                try:
-                    import ipywidgets as w
-                    from IPython.display import display
+            from txlab.hooks import progress_bar
 
-                    self._widget = w.FloatProgress(min=0, max=self.total or 1, description="",
-                                                   layout=w.Layout(width="320px"))
-                    self._text = w.Label()
-                    self._box = w.HBox([self._widget, self._text])
-                    display(self._box)
-                except Exception:
-                    self._widget = None
+            self._widget = progress_bar(self.total)
             self._render()
 
     def _render(self):
         elapsed = time.perf_counter() - self.t0
         msg = f"{self.title}: {self.label} ({elapsed:.1f} s)"
         if self._widget is not None:
-            self._widget.value = self.done if self.total else 0.5
-            self._text.value = msg
+            self._widget.update(self.done, msg)
         else:
             sys.stderr.write(f"\r{msg:<78}")
             sys.stderr.flush()
@@ -84,9 +66,7 @@ class Progress:
             if self._shown:
                 elapsed = time.perf_counter() - self.t0
                 if self._widget is not None:
-                    self._widget.value = self._widget.max
-                    self._text.value = f"{self.title}: done in {elapsed:.1f} s"
-                    self._widget.bar_style = "success"
+                    self._widget.finish(f"{self.title}: done in {elapsed:.1f} s")
                 else:
                     sys.stderr.write(f"\r{self.title}: done in {elapsed:.1f} s{' ' * 30}\n")
                     sys.stderr.flush()

@@ -39,7 +39,7 @@ import numpy as np
 
 from txlab.errors import InputError, TxlabError
 
-__all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists"]
+__all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists", "spec_of"]
 
 DEFAULT_SM_COUNT = 132  # H100/H200 SXM; used when no GPU is present
 
@@ -123,13 +123,17 @@ _RUNTIME = {
 }
 
 
-def _resolve(name_or_class) -> SchedulerSpec:
+def spec_of(name_or_class) -> SchedulerSpec:
+    """The :class:`SchedulerSpec` of a scheduler, by name (any case) or by its TVM class."""
     name = name_or_class if isinstance(name_or_class, str) else getattr(name_or_class, "__name__", "")
     for key, spec in SCHEDULERS.items():
         if key.lower() == str(name).lower():
             return spec
     raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}",
                      param="name_or_class")
+
+
+_resolve = spec_of  # the former private name (other modules' branches may still use it)
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,9 +389,9 @@ class _RankAsArgument:
 
 
 def _source_dir() -> str:
-    base = os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "txlab")
-    path = os.path.join(base, "schedulers")
+    from txlab.cache import cache_root
+
+    path = os.path.join(cache_root(), "schedulers")
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -498,7 +502,7 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
     ``T.cta_id``) and reads the buffers back; ``concurrency`` is the number of CTAs resident at once
     for the wave model (default: min(num_ctas, SM count)).
     """
-    spec = _resolve(name_or_class)
+    spec = spec_of(name_or_class)
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be 'cpu' or 'cuda', not {device!r}", param="device")
     p, workers, nworkers = _normalize(spec, num_ctas, params)
@@ -864,7 +868,8 @@ class ScheduleTrace:
 
     def plot(self, by: str = "cta", wave: int | None = None, layer: int = 0, ax=None):
         """Tile grid coloured by ``by`` (cta, step or wave); with ``wave``, tiles of later waves
-        are blank and that wave's tiles are outlined. Returns the matplotlib Axes."""
+        are blank and that wave's tiles are outlined. Returns the matplotlib Figure (drawn on ``ax``
+        when given)."""
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
@@ -895,7 +900,14 @@ class ScheduleTrace:
                 ax.add_patch(Rectangle((cc - 0.5, rr - 0.5), 1, 1, fill=False, lw=0.8, ec="black"))
         ax.set_title(title, fontsize=9)
         ax.figure.colorbar(im, ax=ax, label=by, fraction=0.046, pad=0.04)
-        return ax
+        return ax.figure
+
+    def view(self, **kwargs):
+        """The interactive widget of this schedule (:class:`txlab.views.SchedulerExplorer`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
 
     def __repr__(self) -> str:
         m = self.metrics()

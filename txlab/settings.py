@@ -10,12 +10,12 @@ def _default_isolation() -> str:
     user's session with it; "inline" in scripts and tests, where speed matters more."""
     import sys
 
-    if "ipykernel" not in sys.modules:
+    # Only a running kernel has these loaded; asking the loaded module imports nothing from Jupyter.
+    ipython = sys.modules.get("IPython")
+    if "ipykernel" not in sys.modules or ipython is None:
         return "inline"
     try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+        shell = ipython.get_ipython()
     except Exception:  # noqa: BLE001
         return "inline"
     return "process" if shell is not None and type(shell).__name__ == "ZMQInteractiveShell" else "inline"

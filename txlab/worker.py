@@ -48,6 +48,9 @@ from pathlib import Path
 
 import numpy as np
 
+from txlab.errors import KernelFault, classify, hint  # noqa: F401  (classify/hint: public here too)
+from txlab.launch import fmt_shape, launch_shape, short_message, timed_launches
+
 #: seconds a new worker may take to import TVM and create its CUDA context
 START_TIMEOUT_S = 120.0
 #: seconds the worker may take to rebuild an executable (parse + lower + link, no nvcc)
@@ -56,51 +59,6 @@ BUILD_TIMEOUT_S = 120.0
 POOL_LIMIT_BYTES = 4 << 30
 #: segments at least this large are page-locked in the worker (faster DMA)
 PIN_MIN_BYTES = 1 << 20
-
-# CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind
-_KINDS = [
-    ("illegal_address", ("cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
-                         "illegal memory access")),
-    ("misaligned", ("cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address")),
-    ("trap", ("cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert", "cudaErrorLaunchFailure",
-              "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")),
-    ("illegal_instruction", ("cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-                             "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "illegal instruction")),
-    ("stack_overflow", ("cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR")),
-    ("timeout", ("cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT")),
-    ("oom", ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")),
-    ("launch_config", ("cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue",
-                       "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-                       "too many resources requested", "allowed dynamic shared memory size",
-                       "non-portable CUDA cluster size", "CLUSTER_OUT_OF_RESOURCES",
-                       "ClusterOutOfResources", "invalid configuration argument")),
-]
-_HINTS = {
-    "illegal_address": "an access outside any allocation: check index arithmetic and bounds "
-                       "(compute-sanitizer names the instruction)",
-    "misaligned": "a vector or wide access at an address that is not a multiple of its width "
-                  "(e.g. float4 needs 16-byte alignment)",
-    "trap": "the kernel executed trap (T.cuda.trap_when_assert_failed with a false condition) or "
-            "a device-side assert",
-    "timeout": "the kernel did not finish: an mbarrier wait whose phase never completes (wrong "
-               "parity, arrival count or expect_tx bytes), a spin loop, or a barrier not every thread reaches",
-    "oom": "the GPU could not allocate the kernel's buffers or workspace",
-    "launch_config": "the launch asks for more than the device has (threads, shared memory, "
-                     "registers or cluster size)",
-}
-
-
-def classify(text: str) -> str:
-    """The fault kind for a CUDA error name or message (``cuda_error`` if none matches)."""
-    for kind, needles in _KINDS:
-        if any(n in text for n in needles):
-            return kind
-    return "cuda_error"
-
-
-def hint(kind: str) -> str | None:
-    return _HINTS.get(kind)
-
 
 # =============================================================================================
 # parent side
@@ -134,6 +92,14 @@ def start() -> None:
     """Start the worker in the background if none is running (returns at once)."""
     with _lock:
         _ensure()
+
+
+def boot() -> dict:
+    """Start the worker if none is running and wait until it is ready (TVM imported, CUDA context
+    created); returns :func:`status`. Raises :class:`txlab.KernelFault` if it cannot start."""
+    with _lock:
+        _boot(_ensure())
+    return status()
 
 
 def _tvm_mode() -> str:
@@ -287,19 +253,13 @@ def _boot(w: _Proc) -> _Proc:
         msg = _recv(w, START_TIMEOUT_S, {})
     except TimeoutError:
         _discard(w)
-        from txlab.errors import KernelFault
-
         raise KernelFault("worker_died", f"the GPU worker did not start within {START_TIMEOUT_S:.0f} s "
                           "(importing TVM and creating the CUDA context)") from None
     except _Died as exc:
         _discard(w, kill=False)
-        from txlab.errors import KernelFault
-
         raise KernelFault("worker_died", f"the GPU worker exited while starting ({exc})") from None
     if msg[0] == "init_failed":
         _discard(w)
-        from txlab.errors import KernelFault
-
         raise KernelFault("cuda_error", f"the GPU worker could not initialise CUDA: {msg[1]['error']}")
     w.ready = True
     w.boot = msg[1]
@@ -409,7 +369,6 @@ def _pack(compiled, args, w: _Proc):
 
 def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
     """Send one request and wait for its result; faults become KernelFault."""
-    from txlab.errors import KernelFault
     from txlab.settings import config
 
     budget = float(config.timeout_s if timeout_s is None else timeout_s)
@@ -443,12 +402,12 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
             shape = launch_shape(compiled, args)
             if phase in ("launched", "bench"):
                 raise KernelFault(
-                    "timeout", f"{_which(compiled)} {_fmt_shape(shape)} did not finish within "
+                    "timeout", f"{_which(compiled)} {fmt_shape(shape)} did not finish within "
                     f"{budget:g} s (waited {waited:.1f} s); the worker was killed and replaced, your "
-                    f"arrays are unchanged. Likely: {_HINTS['timeout']}. Raise the budget with "
+                    f"arrays are unchanged. Likely: {hint('timeout')}. Raise the budget with "
                     f"timeout_s=... if the kernel is just slow.",
                     kernel=_kernel_name(compiled), launch=shape, waited_s=waited, worker_replaced=True,
-                    hint=_HINTS["timeout"]) from None
+                    hint=hint("timeout")) from None
             raise KernelFault("worker_died", f"the GPU worker did not answer during '{phase}' of "
                               f"{compiled.name} for {waited:.1f} s; it was killed and replaced",
                               kernel=_kernel_name(compiled), launch=shape, waited_s=waited,
@@ -487,10 +446,10 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
             tail = (" The CUDA context was unusable afterwards, so the worker was replaced; your "
                     "arrays are unchanged and the next run starts clean." if replaced else
                     " The worker is still healthy; your arrays are unchanged.")
-            raise KernelFault(kind, f"{_which(compiled)} {_fmt_shape(shape)}: {payload['message']}." + tail,
+            raise KernelFault(kind, f"{_which(compiled)} {fmt_shape(shape)}: {payload['message']}." + tail,
                               kernel=_kernel_name(compiled), launch=shape,
                               waited_s=payload.get("elapsed_s"), worker_replaced=replaced,
-                              cuda_error=payload.get("cuda_error"), hint=_HINTS.get(kind))
+                              cuda_error=payload.get("cuda_error"), hint=hint(kind))
         if status_ == "input":
             from txlab.errors import InputError
 
@@ -514,14 +473,13 @@ def _library(compiled):
     if key in _libraries:
         return _libraries[key]
     try:
-        from txlab import cache
-        from txlab.compiler import _build_executable
+        from txlab import build, cache
 
         path = cache.cache_dir() / "lib" / f"{key}.so"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.stem}.{os.getpid()}.so")
-            _build_executable(compiled.ir_module, compiled.arch, compiled.cubin).export_library(str(tmp))
+            build.executable(compiled.lowered, compiled.cubin).export_library(str(tmp))
             os.replace(tmp, path)
     except Exception as exc:  # noqa: BLE001 - fall back to the script path, which reports its own errors
         _library_errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -545,44 +503,6 @@ def _which(compiled):
     if len(ks) == 1:
         return f"kernel {ks[0]}"
     return f"{compiled.name} (one of kernels {', '.join(ks)})" if ks else compiled.name
-
-
-def _fmt_shape(shape) -> str:
-    if not shape:
-        return ""
-    parts = [f"grid={tuple(shape['grid'])}", f"block={tuple(shape['block'])}"]
-    if shape.get("cluster"):
-        parts.append(f"cluster={tuple(shape['cluster'])}")
-    if shape.get("dynamic_smem_bytes"):
-        parts.append(f"dyn_smem={shape['dynamic_smem_bytes']} B")
-    return "[" + ", ".join(parts) + "]"
-
-
-def launch_shape(compiled, args) -> dict | None:
-    """The first kernel's launch shape with symbolic extents evaluated from the scalar arguments
-    and buffer shapes (e.g. ``(n + 255) // 256`` with ``n`` = 1000 -> 4)."""
-    from txlab.run import bind_symbols
-
-    if not compiled.launch:
-        return None
-    names = bind_symbols(compiled, args)
-    kname = next(iter(compiled.launch))
-    info = compiled.launch[kname]
-    return {"kernel": kname, **{k: _eval_dims(info.get(k), names)
-                                for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
-
-
-def _eval_dims(value, names):
-    import re
-
-    if isinstance(value, (tuple, list)):
-        return tuple(_eval_dims(v, names) for v in value)
-    if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
-        try:
-            return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
-        except Exception:
-            return value
-    return value
 
 
 # ---- public entry points (called by txlab.run) -----------------------------------------------
@@ -737,9 +657,12 @@ class _ChildState:
             from tvm.script import from_source
 
             import txlab.compat  # noqa: F401  (the same TVM workarounds the parent compiled with)
-            from txlab.compiler import _build_executable
+            from txlab import build
 
-            exe = _build_executable(from_source(req["script"]), req["arch"], bytes(req["cubin"]))
+            # TVM 0.27 cannot serialise a lowered module (save_json of the host module crashes),
+            # so without an exported library the worker parses and lowers the kernel itself
+            lowered = build.lower(from_source(req["script"]), req["arch"], req["name"])
+            exe = build.executable(lowered, bytes(req["cubin"]))
             self.exes[req["key"]] = exe
             self.loaded_from[req["key"]] = "script"
         return exe
@@ -785,11 +708,9 @@ class _ChildState:
             stage = "launch"
             out = {}
             if req["op"] == "bench":
-                from txlab.run import _timed_launches
-
                 o = req["options"]
                 beat("bench")  # from here on the per-launch budget applies, not the copy budget
-                out["times_ms"] = _timed_launches(exe, dev_args, warmup=o["warmup"], rep=o["rep"],
+                out["times_ms"] = timed_launches(exe, dev_args, warmup=o["warmup"], rep=o["rep"],
                                                   flush_l2=o["flush_l2"], l2_bytes=o["l2_bytes"],
                                                   beat=lambda i: beat("bench"))
             else:
@@ -817,7 +738,7 @@ class _ChildState:
                 return ("input", {"message": first}), False
             if kind == "cuda_error" and not poisoned and not _looks_like_cuda(str(text)):
                 return ("error", {"message": first}), False
-            return ("fault", {"kind": kind, "message": _short(first), "cuda_error": _cuda_name(str(text)),
+            return ("fault", {"kind": kind, "message": short_message(first), "cuda_error": _cuda_name(str(text)),
                               "poisoned": poisoned, "built": built,
                               "elapsed_s": time.perf_counter() - t0}), poisoned
 
@@ -854,10 +775,3 @@ def _looks_like_cuda(text: str) -> bool:
 
 def _looks_like_arg_check(text: str) -> bool:
     return any(s in text for s in ("Argument", "argument", "shape", "dtype", "Expect", "expected"))
-
-
-def _short(line: str) -> str:
-    import re
-
-    line = re.sub(r"^(\w+Error|InternalError):\s*", "", line.strip())
-    return line if len(line) <= 300 else line[:297] + "..."

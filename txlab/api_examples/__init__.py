@@ -50,7 +50,7 @@ class Example:
         import tvm
 
         import txlab.compat  # noqa: F401  (parse-time workarounds)
-        from txlab.magic import register_source, tirx_namespace
+        from txlab.namespace import register_source, tirx_namespace
 
         filename = register_source(self.source, tag=f"api-{self.id}")
         ns = tirx_namespace()

@@ -94,7 +94,7 @@ def build(ex) -> dict:
     import tvm
     from tvm.backend.cuda import iket
 
-    import txlab
+    from txlab.compiler import compile as compile_kernel
 
     pf = ex.prim_func()
     plain = lower_iket(pf, enabled=False).script()
@@ -103,8 +103,8 @@ def build(ex) -> dict:
         raise AssertionError("regular LowerIket left an IKET annotation in the module")
     if "T.cuda.iket.official_event" not in on:
         raise AssertionError("IKET-enabled LowerIket emitted no official_event")
-    txlab.compile(pf, arch=ex.arch, progress=lambda *_: None)
-    enabled = txlab.compile(tvm.IRModule({ex.id: pf}).with_attr("tirx.iket.enabled", True), arch=ex.arch,
+    compile_kernel(pf, arch=ex.arch, progress=lambda *_: None)
+    enabled = compile_kernel(tvm.IRModule({ex.id: pf}).with_attr("tirx.iket.enabled", True), arch=ex.arch,
                             progress=lambda *_: None)
     if "tvm_builtin_iket_official_event" not in enabled.cuda_source or "__iket_meta_info" not in enabled.cuda_source:
         raise AssertionError("the IKET-enabled CUDA lacks the official events / metadata")
@@ -121,9 +121,9 @@ def enabled_source(ex) -> str:
     """CUDA of the IKET-enabled build (what the APIExplorer shows for these names)."""
     import tvm
 
-    import txlab
+    from txlab.compiler import compile as compile_kernel
 
-    return txlab.compile(tvm.IRModule({ex.id: ex.prim_func()}).with_attr("tirx.iket.enabled", True),
+    return compile_kernel(tvm.IRModule({ex.id: ex.prim_func()}).with_attr("tirx.iket.enabled", True),
                          arch=ex.arch, progress=lambda *_: None).cuda_source
 
 

@@ -422,9 +422,9 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
-    import txlab
+    from txlab.compiler import compile as compile_kernel
 
-    return txlab.compile(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    return compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
 
 
 def record_timeline(A, B, C, config: GemmConfig | str | None = None):

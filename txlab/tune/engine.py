@@ -187,8 +187,8 @@ def _short(exc: BaseException, limit: int = 400) -> str:
 # ---- one compile ----------------------------------------------------------------------------------
 def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: int = 0):
     """Build and compile one configuration. Returns (summary dict, cache-entry files or None)."""
-    import txlab
     from txlab import cache
+    from txlab.compiler import compile as tx_compile
     from txlab.errors import CompileError, KernelFault
     from txlab.run import check_launch
 
@@ -202,7 +202,7 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
         return {**out, "status": "compile_failed", "reason": f"build: {_short(exc)}",
                 "compile_s": time.perf_counter() - t0}, None
     try:
-        compiled = txlab.compile(prim, arch=arch, progress=_quiet)
+        compiled = tx_compile(prim, arch=arch, progress=_quiet)
     except CompileError as exc:
         return {**out, "status": "compile_failed", "reason": _short(exc),
                 "compile_s": time.perf_counter() - t0}, None
@@ -254,22 +254,14 @@ class _Reference:
         return value
 
 
-def _out_names(compiled, expected):
-    buffers = [p["name"] for p in compiled.params if p["kind"] == "buffer"]
-    if isinstance(expected, dict):
-        return dict(expected)
-    values = list(expected) if isinstance(expected, (tuple, list)) else [expected]
-    return dict(zip(buffers[-len(values):], values))
-
-
 def _frobenius_check(compiled, args, expected, rel_tol: float, timeout_s: float):
     """Run once on copies of ``args`` with the outputs poisoned (NaN), then compare each output with
     ``expected`` by relative Frobenius error (float32, in chunks: no float64 copies of big outputs)."""
     import numpy as np
 
-    from txlab.run import _poison, launch
+    from txlab.run import _poison, expected_outputs, launch
 
-    exp = _out_names(compiled, expected)
+    exp = expected_outputs(compiled, expected)
     index = {p["name"]: i for i, p in enumerate(compiled.params)}
     host = list(args)
     for n in exp:
@@ -304,19 +296,20 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
                 opts: dict, reference: _Reference | None = None, flops=None, nbytes=None) -> dict:
     """Check, then time, one compiled configuration on this process's GPU (through the isolated
     worker). Returns the row's fields."""
-    import txlab
     from txlab import cache
+    from txlab.compiler import compile as tx_compile
     from txlab.device import probe
+    from txlab.settings import config as tx_config
     from txlab.errors import InputError, KernelFault
     from txlab.run import bench, check as run_check, check_launch
 
     install_sources(sources)
-    txlab.config.isolation = "process"
+    tx_config.isolation = "process"
     if files and opts.get("key") and cache.load(opts["key"]) is None:
         cache.store(opts["key"], files)
     out: dict = {}
     try:
-        compiled = txlab.compile(build(**config), arch=arch, progress=_quiet)
+        compiled = tx_compile(build(**config), arch=arch, progress=_quiet)
         args = list(inputs(config)) if inputs is not None else []
         check_launch(compiled, probe(), args)
         if check is not None:
@@ -363,7 +356,7 @@ def gpu_identity() -> dict:
 def _results_dir():
     from txlab import cache
 
-    path = cache.cache_dir().parent / "tune-v1"
+    path = cache.cache_root() / "tune-v1"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

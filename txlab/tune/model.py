@@ -220,6 +220,13 @@ class TuneResult:
         return res
 
     # ---- display -------------------------------------------------------------------------------
+    def view(self, **kwargs):
+        """The interactive widget of this result (:class:`txlab.views.TuneView`, registered by
+        ``txlab.views``); it follows the result live while a sweep fills it."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
+
     def plot(self, params: tuple[str, str] | None = None, ax=None):
         """Median time over the two most influential parameters (or ``params``): a heatmap of the best
         time per cell, one panel; with one varied parameter, time against its values."""

@@ -25,7 +25,7 @@ EDITABLE = {
 
 def _pack(trace) -> bytes:
     flat = array("i")
-    for e in trace._events:
+    for e in trace.event_rows:
         flat.extend(e)
     if flat.itemsize != 4:  # pragma: no cover - every supported platform has 32-bit C int
         raise RuntimeError("array('i') is not 32-bit here")

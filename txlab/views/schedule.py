@@ -18,7 +18,7 @@ _COLUMNS = ["cta", "step", "wave", "row", "col", "layer"]
 
 
 def _config_of(obj) -> dict:
-    from txlab.schedulers import ScheduleTrace, _resolve
+    from txlab.schedulers import ScheduleTrace, spec_of
 
     if isinstance(obj, ScheduleTrace):
         params = dict(obj.params)
@@ -29,7 +29,7 @@ def _config_of(obj) -> dict:
         return {"scheduler": obj.scheduler, "num_ctas": nc, "concurrency": obj.concurrency,
                 "params": params}
     if isinstance(obj, str):
-        return {"scheduler": _resolve(obj).name, "num_ctas": None, "concurrency": None,
+        return {"scheduler": spec_of(obj).name, "num_ctas": None, "concurrency": None,
                 "params": {}}
     cfg = dict(obj)
     cfg.setdefault("params", {})

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets
 
+from txlab.timeline.model import IKET_PAYLOAD_TYPES
 from txlab.views._base import View
 
 _MAX_DEPTH = 3
@@ -97,7 +98,7 @@ def _row_overlaps(tr, s, e, depth) -> np.ndarray:
 
 def _payload_values(tl):
     """(indices, float64 values) of the events that carry an IKET payload (vectorised
-    :func:`txlab.timeline._decode_payload`)."""
+    :func:`txlab.timeline.decode_payload`)."""
     if tl.payload_type is None:
         return np.zeros(0, np.uint32), np.zeros(0, np.float64)
     idx = np.flatnonzero(tl.payload_type)
@@ -105,14 +106,14 @@ def _payload_values(tl):
     raw = np.ascontiguousarray(tl.payload_raw[idx], dtype=np.uint64)
     lo32 = (raw & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     vals = raw.astype(np.float64)                      # unknown types: the raw bits as a number
-    for code, conv in ((2, lambda r, lo: (r != 0).astype(np.float64)),
-                       (5, lambda r, lo: lo.view(np.int32).astype(np.float64)),
-                       (7, lambda r, lo: r.view(np.int64).astype(np.float64)),
-                       (13, lambda r, lo: lo.view(np.float32).astype(np.float64)),
-                       (14, lambda r, lo: r.view(np.float64))):
+    for code, dtype in IKET_PAYLOAD_TYPES.items():     # the model's table: one source of the codes
         m = ptype == code
         if m.any():
-            vals[m] = conv(raw[m], lo32[m])
+            if dtype == "bool":
+                vals[m] = (raw[m] != 0).astype(np.float64)
+            else:                                      # 32-bit values sit in the low word
+                bits = lo32[m] if np.dtype(dtype).itemsize == 4 else raw[m]
+                vals[m] = bits.view(dtype).astype(np.float64)
     return idx.astype(np.uint32), vals
 
 

@@ -1,0 +1,315 @@
+"""The launch layer: everything between a compiled kernel and one launch of it, shared by inline
+runs (txlab.run) and the isolated worker (txlab.worker).
+
+* argument checks against the kernel's parameters (:func:`check_args`), symbolic extents bound
+  from the arguments (:func:`bind_symbols`), launch shapes (:func:`launch_shape`) and device
+  limits (:func:`check_launch`), all before anything is launched;
+* device arguments and inline faults (:func:`to_device`, :func:`raise_inline_fault`);
+* the timing loop (:func:`timed_launches`: CUDA events, L2 flushed before each launch).
+
+``compiled`` is anything shaped like :class:`txlab.Compiled` (``name``, ``params``,
+``entry_params``, ``launch``, ``resources``); nothing here imports the model.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from txlab.errors import InputError, KernelFault, classify, hint
+from txlab.ir import prod
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks
+def _describe(param) -> str:
+    if param["kind"] == "buffer":
+        return f"{param['name']}: {param['dtype']}[{', '.join(map(str, param['shape']))}]"
+    return f"{param['name']}: {param['dtype']}"
+
+
+def tensor_facts(value):
+    """(shape, dtype, device, contiguous, data_ptr) of an array-like argument, or None."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape), str(value.dtype), "host", value.flags.c_contiguous, value.ctypes.data
+    mod = type(value).__module__
+    if mod.startswith("torch"):
+        dtype = str(value.dtype).removeprefix("torch.")
+        device = "cuda" if value.is_cuda else str(value.device.type)
+        return tuple(value.shape), dtype, device, value.is_contiguous(), value.data_ptr()
+    if hasattr(value, "__dlpack__") or (type(value).__name__ == "Tensor" and mod.startswith("tvm")):
+        import tvm
+
+        t = value if mod.startswith("tvm") else tvm.runtime.from_dlpack(value)
+        dev = "cuda" if t.device.dlpack_device_type() == 2 else "host"
+        return tuple(int(s) for s in t.shape), str(t.dtype), dev, True, None
+    return None
+
+
+def check_args(compiled, args) -> None:
+    """Reject arguments that do not match the kernel's parameters, naming the parameter."""
+    params = compiled.entry_params
+    sig = f"{compiled.name}({', '.join(_describe(p) for p in params)})"
+    if len(args) != len(params):
+        raise InputError(f"{compiled.name} takes {len(params)} argument(s), got {len(args)}: "
+                         f"expected {sig}")
+    bound: dict[str, int] = {}
+    for i, (p, v) in enumerate(zip(params, args)):
+        where = f"argument #{i} ({p['name']})"
+        if v is None:
+            raise InputError(f"{where} is None; expected {_describe(p)}", param=p["name"])
+        if p["kind"] == "scalar":
+            if tensor_facts(v) is not None:
+                raise InputError(f"{where} is an array, but {p['name']} is a scalar {p['dtype']}",
+                                 param=p["name"])
+            want_int = p["dtype"].startswith(("int", "uint"))
+            if want_int and not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise InputError(f"{where} must be a Python int for {p['dtype']}, got {type(v).__name__}",
+                                 param=p["name"])
+            if not want_int and not isinstance(v, (int, float, np.floating, np.integer)):
+                raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}",
+                                 param=p["name"])
+            if want_int:
+                lo, hi = _int_range(p["dtype"])
+                if not lo <= int(v) <= hi:
+                    raise InputError(f"{where} = {int(v)} does not fit in {p['dtype']} "
+                                     f"([{lo}, {hi}])", param=p["name"])
+                prev = bound.setdefault(p["name"], int(v))
+                if prev != int(v):
+                    raise InputError(f"{where} is {int(v)}, but the arrays say {p['name']} = {prev}",
+                                     param=p["name"])
+            continue
+        facts = tensor_facts(v)
+        if facts is None:
+            raise InputError(f"{where} must be a numpy array, a torch tensor or a DLPack tensor "
+                             f"of {_describe(p)}, got {type(v).__name__}", param=p["name"])
+        shape, dtype, device, contiguous, ptr = facts
+        if isinstance(v, np.ndarray) and not v.dtype.isnative:
+            raise InputError(f"{where} is {v.dtype.str} (non-native byte order); the GPU reads "
+                             f"little-endian {p['dtype']}: pass a.astype('{p['dtype']}')", param=p["name"])
+        if dtype != p["dtype"]:
+            raise InputError(f"{where} has dtype {dtype}, but {p['name']} is {p['dtype']}; "
+                             f"convert it (e.g. a.astype('{p['dtype']}'))", param=p["name"])
+        if len(shape) != len(p["shape"]):
+            raise InputError(f"{where} has shape {shape} ({len(shape)}-d), but {p['name']} is "
+                             f"{len(p['shape'])}-d: {_describe(p)}", param=p["name"])
+        for axis, (got, want) in enumerate(zip(shape, p["shape"])):
+            if isinstance(want, int):
+                if got != want:
+                    raise InputError(f"{where} has shape {shape}, but {p['name']} needs "
+                                     f"{tuple(p['shape'])} (axis {axis}: {got} != {want})", param=p["name"])
+            else:
+                prev = bound.setdefault(want, got)
+                if prev != got:
+                    raise InputError(f"{where}: axis {axis} is {got}, but {want} = {prev} from an "
+                                     f"earlier argument", param=p["name"])
+        if device not in ("cuda", "host"):
+            raise InputError(f"{where} lives on {device}; pass a CUDA tensor (zero-copy) or a numpy "
+                             f"array (copied to the GPU)", param=p["name"])
+        if device == "host" and not isinstance(v, np.ndarray):
+            raise InputError(f"{where} is a CPU tensor; move it to the GPU (t.cuda()) or pass a numpy "
+                             f"array", param=p["name"])
+        if not contiguous:
+            raise InputError(f"{where} is not contiguous; the kernel indexes {p['name']} as a dense "
+                             f"row-major array: pass a contiguous copy (np.ascontiguousarray / .contiguous())",
+                             param=p["name"])
+        if ptr is not None and device == "cuda" and ptr % 16:
+            raise InputError(f"{where} starts at an address that is not 16-byte aligned "
+                             f"(0x{ptr:x}); slice-free or .clone() it", param=p["name"])
+
+
+def _int_range(dtype: str) -> tuple[int, int]:
+    bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
+    if dtype.startswith("uint"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def bind_symbols(compiled, args) -> dict:
+    """Values of the symbolic extents (``n``, ...) implied by the scalar arguments and buffer shapes."""
+    names: dict[str, int] = {}
+    params = [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
+    for p, v in zip(params, args):
+        if p["kind"] == "scalar":
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                names.setdefault(p["name"], int(v))
+            continue
+        facts = tensor_facts(v) if v is not None else None
+        if facts is None:
+            continue
+        for got, want in zip(facts[0], p["shape"]):
+            if isinstance(want, str) and want.isidentifier():
+                names.setdefault(want, int(got))
+    return names
+
+
+def check_launch(compiled, info, args=()) -> None:
+    """Raise ``KernelFault('launch_config')`` before launching if a kernel asks for more threads,
+    shared memory, registers or cluster CTAs than the device ``info`` (a GPUInfo) offers."""
+    names = bind_symbols(compiled, args)
+    for kname, launch in compiled.launch.items():
+        shape = {"kernel": kname, **{k: eval_dims(launch.get(k), names)
+                                     for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+        res = compiled.resources.get(kname, {})
+        block = shape["block"]
+        problems = []
+        threads = prod(block)
+        if threads is not None and info.max_threads_per_block and threads > info.max_threads_per_block:
+            problems.append(f"{threads} threads per block (block={tuple(block)}), the device allows "
+                            f"{info.max_threads_per_block}")
+        dyn = shape["dynamic_smem_bytes"] if isinstance(shape["dynamic_smem_bytes"], int) else 0
+        static = int(res.get("static_smem_bytes") or 0)
+        if info.max_smem_per_block_optin and static + dyn > info.max_smem_per_block_optin:
+            problems.append(f"{static + dyn} bytes of shared memory per block ({static} static + {dyn} "
+                            f"dynamic), the device allows {info.max_smem_per_block_optin}")
+        regs = int(res.get("registers") or 0)
+        if threads and regs and info.max_regs_per_block and regs * threads > info.max_regs_per_block:
+            problems.append(f"{regs} registers x {threads} threads = {regs * threads} registers per "
+                            f"block, the device has {info.max_regs_per_block}")
+        cluster = prod(shape["cluster"] or (1,))
+        if cluster is not None and cluster > 16:
+            problems.append(f"a cluster of {cluster} CTAs (cluster={tuple(shape['cluster'])}); "
+                            f"the most a cluster can hold is 16 (8 portable)")
+        grid = shape["grid"]
+        if all(isinstance(g, int) for g in grid) and (grid[1] > 65535 or grid[2] > 65535):
+            problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
+        if problems:
+            raise KernelFault("launch_config", f"kernel {kname} {fmt_shape(shape)} cannot launch on "
+                              f"{info.name or 'this GPU'}: " + "; ".join(problems) + ". Nothing was launched.",
+                              kernel=kname, launch=shape, hint="lower the block size, shared memory "
+                              "or cluster size, or cap registers (launch bounds)")
+
+
+# ---------------------------------------------------------------------------------------------
+def to_device(args):
+    """Device arguments for TVM and the (numpy array, device tensor) pairs to copy back."""
+    import tvm
+
+    dev = tvm.cuda(0)
+    out, copies = [], []
+    for v in args:
+        if isinstance(v, np.ndarray):
+            t = tvm.runtime.tensor(v, device=dev)
+            copies.append((v, t))
+            out.append(t)
+        else:
+            out.append(v)
+    return out, copies
+
+
+def raise_inline_fault(compiled, args, text: str):
+    kind = classify(text)
+    first = next((l for l in text.splitlines() if l.strip()), text)
+    shape = launch_shape(compiled, args)
+    sticky = kind in ("illegal_address", "misaligned", "trap", "illegal_instruction", "stack_overflow",
+                      "timeout")
+    raise KernelFault(kind, f"{compiled.name} {fmt_shape(shape)}: {short_message(first)}."
+                      + (" This process's CUDA context is now unusable: restart the kernel, and use "
+                         "txlab.config.isolation = 'process' to survive faults." if sticky else ""),
+                      kernel=shape["kernel"] if shape else None, launch=shape, hint=hint(kind)) from None
+
+
+def sync(compiled=None, args=()):
+    from cuda.bindings import runtime as rt
+
+    (err,) = rt.cudaDeviceSynchronize()[:1]
+    if err != rt.cudaError_t.cudaSuccess:
+        if compiled is not None:
+            raise_inline_fault(compiled, args, err.name)
+        raise KernelFault(classify(err.name), f"the kernel failed: {err.name}", cuda_error=err.name)
+
+
+
+def fmt_shape(shape) -> str:
+    if not shape:
+        return ""
+    parts = [f"grid={tuple(shape['grid'])}", f"block={tuple(shape['block'])}"]
+    if shape.get("cluster"):
+        parts.append(f"cluster={tuple(shape['cluster'])}")
+    if shape.get("dynamic_smem_bytes"):
+        parts.append(f"dyn_smem={shape['dynamic_smem_bytes']} B")
+    return "[" + ", ".join(parts) + "]"
+
+
+def launch_shape(compiled, args) -> dict | None:
+    """The first kernel's launch shape with symbolic extents evaluated from the scalar arguments
+    and buffer shapes (e.g. ``(n + 255) // 256`` with ``n`` = 1000 -> 4)."""
+    if not compiled.launch:
+        return None
+    names = bind_symbols(compiled, args)
+    kname = next(iter(compiled.launch))
+    info = compiled.launch[kname]
+    return {"kernel": kname, **{k: eval_dims(info.get(k), names)
+                                for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+
+
+def eval_dims(value, names):
+    if isinstance(value, (tuple, list)):
+        return tuple(eval_dims(v, names) for v in value)
+    if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
+        try:
+            return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
+        except Exception:
+            return value
+    return value
+
+
+def short_message(line: str) -> str:
+    line = re.sub(r"^(\w+Error|InternalError):\s*", "", line.strip())
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def timed_launches(exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int,
+                    progress=None, beat=None, on_error=None) -> list[float]:
+    """The timing loop shared by inline and isolated runs. ``beat(i)`` (the worker's heartbeat) is
+    called as each launch completes; without it the launches are queued back to back."""
+    from cuda.bindings import runtime as rt
+
+    from txlab.device import cuda_ok
+
+    def fail(text):
+        if on_error is not None:
+            on_error(text)
+        raise KernelFault(classify(text), f"benchmark launch failed: {text}")
+
+    def _check(res):
+        return cuda_ok(res, fail)
+
+    def run_once():
+        try:
+            exe(*dev_args)
+        except Exception as exc:  # noqa: BLE001 - TVM launch errors carry the CUDA error name
+            fail(str(exc))
+
+    flush = None  # (device pointer, bytes) of a buffer twice the L2 size, rewritten before each launch
+    if flush_l2:
+        nbytes = max(2 * (l2_bytes or 64 << 20), 128 << 20)
+        flush = (_check(rt.cudaMalloc(nbytes)), nbytes)
+    start = [_check(rt.cudaEventCreate()) for _ in range(rep)]
+    end = [_check(rt.cudaEventCreate()) for _ in range(rep)]
+    try:
+        for _ in range(warmup):
+            run_once()
+            if beat is not None:
+                _check(rt.cudaDeviceSynchronize())
+                beat(-1)
+        _check(rt.cudaDeviceSynchronize())
+        for i in range(rep):
+            if flush is not None:
+                _check(rt.cudaMemsetAsync(flush[0], i & 0xFF, flush[1], 0))
+            _check(rt.cudaEventRecord(start[i], 0))
+            run_once()
+            _check(rt.cudaEventRecord(end[i], 0))
+            if progress is not None and i % 16 == 15:
+                progress.update(f"{i + 1}/{rep}", advance=16)
+        if beat is not None:
+            for i, ev in enumerate(end):
+                _check(rt.cudaEventSynchronize(ev))
+                beat(i)
+        _check(rt.cudaDeviceSynchronize())
+        return [float(_check(rt.cudaEventElapsedTime(s, e))) for s, e in zip(start, end)]
+    finally:
+        for ev in start + end:
+            rt.cudaEventDestroy(ev)
+        if flush is not None:
+            rt.cudaFree(flush[0])

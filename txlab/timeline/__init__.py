@@ -1,0 +1,60 @@
+"""In-kernel timelines: where the time goes inside one kernel launch.
+
+Two tracers feed one model, :class:`Timeline`:
+
+* TVM's ``CudaProfiler`` (``T.cuda.timer_*``): a zeroed ``uint64`` buffer the kernel fills.
+  :func:`from_cuda_profiler` decodes it (numpy only; no torch, no triton).
+* NVIDIA IKET (``T.cuda.iket.*`` captured by ``run-iket``): :func:`load_iket` reads its JSON
+  trace or an ``IketProfileResult``.
+
+CudaProfiler wire format (TVM ``docs/tirx/native_basics/cuda/profiling.rst`` and
+``tvm/backend/cuda/cpp/instrument.py``)::
+
+    slot 0          header  = (num_groups << 32) | num_blocks      (block 0, thread 0)
+    slot 1 + lane + k * write_stride                               (lane = block * num_groups + group)
+    record          (globaltimer_lo << 32) | (lane << 12) | (event << 2) | type
+    type            0 start, 1 end, 2 instant, 3 finalize; 0 means "empty slot"
+                    (so a start of event 0 in lane 0 stamped exactly at globaltimer_lo == 0 is lost:
+                    a 1-in-2**32 ambiguity of the format itself)
+
+Timestamps are the low 32 bits of ``%globaltimer`` (ns); they wrap every 2**32 ns and are unwrapped
+here. Events are stored column-wise (numpy), so a million records stay cheap; ``Timeline.events``
+is a read-only sequence that builds each event dict on access.
+
+Decoding never executes anything from a trace; JSON is parsed with ``json`` under size caps.
+Run ``python -m txlab.timeline --help`` for the commands that (re)generate the saved traces.
+
+Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode/encode/synthetic),
+``iket`` (run-iket JSON), ``record`` (GPU recording), ``saved_traces`` (``txlab/data``) and
+``__main__`` (the CLI). Every name is importable from ``txlab.timeline``.
+"""
+from __future__ import annotations
+
+from txlab.timeline.cuda_profiler import encode_cuda_profiler, from_cuda_profiler, synthetic_cuda_profiler
+from txlab.timeline.iket import iket_profile, iket_requirements, load_iket
+from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
+                                  TimelineSummary, TraceError, Track, decode_payload)
+from txlab.timeline.record import record
+from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED, SAVED_IKET, saved
+
+__all__ = [
+    "Timeline", "Track", "TimelineSummary", "TraceError", "IketUnavailable",
+    "from_cuda_profiler", "encode_cuda_profiler", "synthetic_cuda_profiler", "load_iket",
+    "record", "iket_profile", "iket_requirements", "saved", "SAVED", "SAVED_IKET", "EXAMPLE_KERNELS",
+    "IKET_PAYLOAD_TYPES", "KIND_RANGE", "KIND_INSTANT", "decode_payload",
+]
+
+# The example kernels moved to txlab.examples.instrumented (examples sit above the models: they
+# record with txlab.timeline, so the timeline package does not import them).
+_MOVED = {"example_kernel": "txlab.examples.instrumented", "example_inputs": "txlab.examples.instrumented"}
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(f"txlab.timeline.{name} moved to {_MOVED[name]}.{name}", DeprecationWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module 'txlab.timeline' has no attribute {name!r}")

@@ -1,0 +1,299 @@
+"""NVIDIA IKET traces (``T.cuda.iket.*`` captured by ``run-iket``) to a :class:`Timeline`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
+                                  TraceError, Track)
+
+
+def _iket_int(v, what, warnings, lo=None, hi=None):
+    if isinstance(v, bool) or not isinstance(v, int):
+        warnings[f"{what}: not an integer (skipped)"] += 1
+        return None
+    if (lo is not None and v < lo) or (hi is not None and v >= hi):
+        warnings[f"{what}: out of range (skipped)"] += 1
+        return None
+    return v
+
+
+def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_events: int = 20_000_000,
+              max_name_chars: int = 256, lifetimes: bool = True) -> Timeline:
+    """Read an IKET trace: a ``*.trace.json`` path, its text, a parsed dict, or TVM's
+    ``IketProfileResult``. Tracks are SM → CTA → warp; ranges become ranges, markers instants
+    (with payloads), ``warpLifetimes`` a ``warp_lifetime`` range per warp (``lifetimes=False`` drops
+    them). ``launch`` picks a launch by index or kernel-name substring (default: the first; the
+    others are listed in ``meta['launches']``). Files over ``max_bytes``, nesting too deep for the
+    parser, and more than ``max_events`` events raise :class:`TraceError`.
+    """
+    trace = _read_iket(path_or_result, max_bytes)
+    if not isinstance(trace, dict):
+        raise TraceError(f"IKET trace must be a JSON object, got {type(trace).__name__}")
+    warnings: Counter = Counter()
+    strings = trace.get("stringTable")
+    locs = trace.get("locationTable")
+    launches = trace.get("launches")
+    if not isinstance(strings, list) or not isinstance(launches, list):
+        raise TraceError("not an IKET trace: it needs a 'stringTable' list and a 'launches' list "
+                         "(run-iket ... profile --postprocess json writes iket_pid_<pid>.trace.json)")
+    if not isinstance(locs, list):
+        locs = []
+        warnings["no locationTable (tracks by location index)"] += 1
+    if not launches:
+        raise TraceError("IKET trace has no launches: was the kernel JIT-compiled and run inside run-iket?")
+    names_all = []
+    for s in strings:
+        if not isinstance(s, str):
+            warnings["stringTable entries that are not strings"] += 1
+            s = repr(type(s).__name__)
+        if len(s) > max_name_chars:
+            warnings["names longer than max_name_chars (truncated)"] += 1
+            s = s[:max_name_chars] + "…"
+        names_all.append(s)
+    launch_names = [str(lc.get("kernelName", f"launch {i}"))[:max_name_chars] if isinstance(lc, dict)
+                    else f"launch {i}" for i, lc in enumerate(launches)]
+    if launch is None:
+        li = 0
+    elif isinstance(launch, int):
+        if not -len(launches) <= launch < len(launches):
+            raise TraceError(f"launch {launch} out of range: the trace has {len(launches)} launches")
+        li = launch % len(launches)
+    else:
+        hits = [i for i, n in enumerate(launch_names) if str(launch) in n]
+        if not hits:
+            raise TraceError(f"no launch whose kernel name contains {launch!r}; launches: {launch_names}")
+        li = hits[0]
+    lc = launches[li]
+    if not isinstance(lc, dict):
+        raise TraceError(f"launch {li} is not an object")
+    gdim = tuple(lc.get(k) if isinstance(lc.get(k), int) else 1 for k in ("gridDimX", "gridDimY", "gridDimZ"))
+
+    track_of: dict = {}
+    tracks: list = []
+
+    def track_for(loc_idx):
+        if loc_idx in track_of:
+            return track_of[loc_idx]
+        loc = locs[loc_idx] if 0 <= loc_idx < len(locs) and isinstance(locs[loc_idx], dict) else {}
+        sm = loc.get("smId") if isinstance(loc.get("smId"), int) else -1
+        cta = loc.get("ctaId")
+        cta = tuple(int(c) for c in cta[:3]) if isinstance(cta, list) and all(
+            isinstance(c, int) and not isinstance(c, bool) for c in cta[:3]) and cta else (-1, -1, -1)
+        cta = (cta + (0, 0, 0))[:3]
+        warp = loc.get("warpId") if isinstance(loc.get("warpId"), int) else -1
+        block = cta[0] + gdim[0] * (cta[1] + gdim[1] * cta[2]) if cta[0] >= 0 else -1
+        tr = Track((f"SM {sm}", f"CTA ({cta[0]},{cta[1]},{cta[2]})", f"warp {warp}"),
+                   {"block": block, "group": warp, "sm": sm, "cta": cta, "warp": warp})
+        track_of[loc_idx] = len(tracks)
+        tracks.append(tr)
+        return track_of[loc_idx]
+
+    col_tr, col_nm, col_s, col_e, col_k, col_pt, col_pv = [], [], [], [], [], [], []
+    name_ids: dict = {}
+
+    def name_id(s):
+        if s not in name_ids:
+            name_ids[s] = len(name_ids)
+        return name_ids[s]
+
+    def budget():
+        if len(col_s) >= max_events:
+            raise TraceError(f"IKET launch has more than max_events={max_events} events; "
+                             "raise max_events or profile fewer CTAs (run-iket --enabled-cluster)")
+
+    nloc = max(len(locs), 1 << 31)
+    for item in lc.get("ranges") or []:
+        budget()
+        if not isinstance(item, dict):
+            warnings["ranges that are not objects (skipped)"] += 1
+            continue
+        ni = _iket_int(item.get("rangeNameIdx"), "rangeNameIdx", warnings, 0, len(names_all))
+        s = _iket_int(item.get("startTs"), "range startTs", warnings, 0)
+        e = _iket_int(item.get("endTs"), "range endTs", warnings, 0)
+        wl = item.get("warpLocIdxs")
+        li0 = wl[0] if isinstance(wl, list) and wl else item.get("locIdx")
+        li0 = _iket_int(li0, "range warpLocIdxs", warnings, 0, nloc)
+        if None in (ni, s, e, li0):
+            continue
+        if isinstance(wl, list) and len(wl) > 1 and wl[0] != wl[-1]:
+            warnings["ranges that start and end on different warps"] += 1
+        if e < s:
+            warnings["ranges with endTs < startTs (skipped)"] += 1
+            continue
+        pt, pv = 0, 0
+        ie = item.get("internalEvents")
+        if isinstance(ie, list) and ie and isinstance(ie[0], dict) and isinstance(ie[0].get("payloadType"), int):
+            pt = ie[0]["payloadType"] & 0xFF
+            pv = ie[0].get("payloadVal") if isinstance(ie[0].get("payloadVal"), int) else 0
+        col_tr.append(track_for(li0)); col_nm.append(name_id(names_all[ni])); col_s.append(s); col_e.append(e)
+        col_k.append(KIND_RANGE); col_pt.append(pt); col_pv.append(pv & ((1 << 64) - 1))
+    for item in lc.get("markers") or []:
+        budget()
+        if not isinstance(item, dict):
+            warnings["markers that are not objects (skipped)"] += 1
+            continue
+        ni = _iket_int(item.get("markerNameIdx"), "markerNameIdx", warnings, 0, len(names_all))
+        ts = _iket_int(item.get("timestamp"), "marker timestamp", warnings, 0)
+        loc = _iket_int(item.get("locIdx"), "marker locIdx", warnings, 0, nloc)
+        if None in (ni, ts, loc):
+            continue
+        pt = item.get("payloadType") if isinstance(item.get("payloadType"), int) else 0
+        pv = item.get("payloadVal") if isinstance(item.get("payloadVal"), int) else 0
+        col_tr.append(track_for(loc)); col_nm.append(name_id(names_all[ni])); col_s.append(ts); col_e.append(ts)
+        col_k.append(KIND_INSTANT); col_pt.append(pt & 0xFF); col_pv.append(pv & ((1 << 64) - 1))
+    if lifetimes:
+        for item in lc.get("warpLifetimes") or []:
+            budget()
+            if not isinstance(item, dict):
+                continue
+            s = _iket_int(item.get("startTs"), "warpLifetime startTs", warnings, 0)
+            e = _iket_int(item.get("endTs"), "warpLifetime endTs", warnings, 0)
+            loc = _iket_int(item.get("locIdx"), "warpLifetime locIdx", warnings, 0, nloc)
+            if None in (s, e, loc) or e < s:
+                continue
+            col_tr.append(track_for(loc)); col_nm.append(name_id("warp_lifetime")); col_s.append(s)
+            col_e.append(e); col_k.append(KIND_RANGE); col_pt.append(0); col_pv.append(0)
+
+    s = np.asarray(col_s, dtype=np.int64)
+    e = np.asarray(col_e, dtype=np.int64)
+    t_min = int(s.min()) if len(s) else 0
+    unknown_pt = set(col_pt) - set(IKET_PAYLOAD_TYPES) - {0}
+    if unknown_pt:
+        warnings["payloads of unknown type (shown raw)"] += sum(1 for p in col_pt if p in unknown_pt)
+    meta = {"source": "iket", "kernel": launch_names[li], "launch_index": li,
+            "launches": launch_names, "grid": gdim,
+            "block_dim": tuple(lc.get(k) if isinstance(lc.get(k), int) else 1
+                               for k in ("blockDimX", "blockDimY", "blockDimZ"))}
+    return Timeline(names=list(name_ids), tracks=tracks, track=col_tr, name_id=col_nm,
+                    start_ns=s - t_min, end_ns=e - t_min, kind=col_k,
+                    payload_type=np.asarray(col_pt, np.uint8), payload_raw=np.asarray(col_pv, np.uint64),
+                    warnings=warnings, meta=meta, t0_ns=t_min)
+
+
+def _read_iket(src, max_bytes):
+    if isinstance(src, dict):
+        return src
+    # TVM's IketProfileResult (duck-typed so that tvm need not be imported)
+    if hasattr(src, "json_traces") and hasattr(src, "postprocess"):
+        traces = tuple(src.json_traces)
+        if not traces:
+            raise TraceError(f"the IKET profile has no JSON trace (postprocess={src.postprocess!r}); "
+                             "profile with postprocess='json' or 'all'")
+        if len(traces) > 1:
+            raise TraceError(f"the IKET profile has {len(traces)} JSON traces (one per process); "
+                             "pass one of result.json_traces to load_iket")
+        src = traces[0]
+    if isinstance(src, (bytes, bytearray)):
+        text = bytes(src[: max_bytes + 1])
+    elif isinstance(src, str) and src.lstrip().startswith("{"):
+        text = src
+    elif isinstance(src, (str, os.PathLike)):
+        p = Path(src)
+        if p.is_dir():
+            found = sorted(p.rglob("*.trace.json")) or sorted(p.glob("*.json"))
+            if len(found) != 1:
+                raise TraceError(f"{p} holds {len(found)} IKET JSON traces; pass the file itself")
+            p = found[0]
+        try:
+            size = p.stat().st_size
+        except OSError as exc:
+            raise TraceError(f"cannot read IKET trace {p}: {exc.strerror}") from None
+        if size > max_bytes:
+            raise TraceError(f"IKET trace {p} is {size} bytes, over max_bytes={max_bytes}; "
+                             "pass a larger max_bytes or profile fewer CTAs (run-iket --enabled-cluster)")
+        text = p.read_bytes()
+    else:
+        raise TraceError(f"load_iket takes a path, JSON text, dict or IketProfileResult, not {type(src).__name__}")
+    if len(text) > max_bytes:
+        raise TraceError(f"IKET trace is {len(text)} bytes, over max_bytes={max_bytes}")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TraceError("IKET trace is nested too deeply to be a run-iket trace (hostile or corrupt JSON)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TraceError(f"IKET trace is not valid JSON: {exc}") from None
+
+
+def iket_requirements() -> list[str]:
+    """What is missing for TVM's official IKET profiling, as pip requirement strings (empty when
+    everything is in place). The versions are read from ``tvm.backend.cuda.iket``."""
+    from importlib import metadata
+
+    profile = _iket_profile_config()
+    missing = []
+    for versions, at_least in ((profile["minimum_versions"], True), (profile["exact_versions"], False)):
+        for dist, want in versions.items():
+            req = f"{dist}{'>=' if at_least else '=='}{want}"
+            try:
+                have = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                missing.append(req)
+                continue
+            if at_least:
+                if _version_tuple(have) < _version_tuple(want):
+                    missing.append(f"{req} (have {have})")
+            elif have != want:
+                missing.append(f"{req} (have {have})")
+    import shutil
+
+    if shutil.which("run-iket") is None:
+        missing.append("run-iket on PATH (installed by nvidia-cutlass-dsl-libs-base)")
+    want = ".".join(map(str, profile["nvrtc_version"]))
+    try:
+        from cuda.bindings import nvrtc
+
+        err, major, minor = nvrtc.nvrtcVersion()
+        if int(err) != 0 or (int(major), int(minor)) != tuple(profile["nvrtc_version"]):
+            missing.append(f"NVRTC {want} loadable (loaded {int(major)}.{int(minor)})")
+    except Exception:
+        missing.append(f"NVRTC {want} loadable by cuda.bindings.nvrtc")
+    return missing
+
+
+_IKET_FALLBACK = {
+    "nvrtc_version": (13, 2),
+    "minimum_versions": {"nvidia-cutlass-dsl": "4.6.0", "nvidia-cutlass-dsl-libs-base": "4.6.0",
+                         "nvidia-cutlass-dsl-libs-core": "4.6.0", "nvidia-cutlass-dsl-libs-cu13": "4.6.0"},
+    "exact_versions": {"nvidia-cuda-nvdisasm": "13.3.73", "nvidia-cuda-nvrtc": "13.2.78"},
+}
+
+
+def _iket_profile_config() -> dict:
+    try:
+        from tvm.backend.cuda import iket
+
+        return iket._OFFICIAL_PROFILES[iket._DEFAULT_PROFILE]
+    except Exception:  # TVM moved its table: fall back to the 0.27 values
+        return _IKET_FALLBACK
+
+
+def _version_tuple(v: str):
+    out = []
+    for part in v.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+def iket_profile(command, *, output_dir, launch=None, timeout: float = 600.0, **kwargs) -> Timeline:
+    """Run ``command`` (a replayable argv, e.g. ``[sys.executable, "my_kernel.py"]``) under
+    NVIDIA's ``run-iket`` through ``tvm.backend.cuda.iket.profile`` and load the JSON trace.
+    Raises :class:`IketUnavailable` naming every missing package and version first."""
+    missing = iket_requirements()
+    if missing:
+        raise IketUnavailable(
+            "IKET profiling needs NVIDIA's official runtime, which is not complete here. Missing: "
+            + "; ".join(missing) + ". Install with: pip install "
+            + " ".join(f"'{m.split(' (')[0]}'" for m in missing if not m.startswith(("run-iket", "NVRTC"))),
+            missing)
+    from tvm.backend.cuda import iket
+
+    result = iket.profile(command, output_dir=output_dir, postprocess=kwargs.pop("postprocess", "all"),
+                          clobber=kwargs.pop("clobber", True), timeout=timeout, **kwargs)
+    return load_iket(result, launch=launch)

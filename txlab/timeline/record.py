@@ -1,0 +1,66 @@
+"""Recording a CudaProfiler-instrumented kernel on the GPU: compile with :func:`txlab.compile`,
+launch with :func:`txlab.run.launch` (the isolated worker when configured), decode.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.timeline.cuda_profiler import from_cuda_profiler
+from txlab.timeline.model import Timeline, TraceError
+
+
+def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | None = None,
+           strict: bool = False) -> Timeline:
+    """Compile (if needed) and run a CudaProfiler-instrumented kernel once on the GPU; return its
+    Timeline. ``kernel`` is a TIRx ``PrimFunc``, an ``IRModule`` or a :class:`txlab.Compiled` whose
+    profiler buffer is its (last) ``uint64`` parameter; ``args`` are the other parameters in order
+    (numpy arrays are written back in place, torch tensors are used as they are). ``events`` names
+    the event ids (a list or the kernel's ``Enum``). The kernel is compiled by :func:`txlab.compile`
+    for ``arch`` (default: this GPU's) and launched by :func:`txlab.run.launch`, so it runs in the
+    isolated worker when ``txlab.config.isolation == "process"``. The raw buffer is kept as
+    ``timeline.meta['buffer']``.
+    """
+    buf, meta = run_profiled(kernel, args, buffer_slots=buffer_slots, arch=arch)
+    tl = from_cuda_profiler(buf, events, strict=strict, meta=meta)
+    tl.meta["buffer"] = buf
+    return tl
+
+
+def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
+    """Compile with :func:`txlab.compile` (txlab's own nvcc cubin, cached) and launch with
+    :func:`txlab.run.launch`, so a recording runs where every other txlab launch runs (the isolated
+    worker when ``txlab.config.isolation == "process"``) and gets the same argument checks."""
+    from txlab.compiler import Compiled
+    from txlab.device import require_gpu
+    from txlab.run import launch
+
+    info = require_gpu("txlab.timeline.record")
+    if isinstance(kernel, Compiled):
+        compiled = kernel
+    else:
+        from txlab.compiler import compile as compile_kernel
+
+        compiled = compile_kernel(kernel, arch=arch or info.arch)
+    params = compiled.entry_params
+    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
+    if not prof_pos:
+        raise TraceError("the kernel has no uint64 buffer parameter for the profiler "
+                         "(T.match_buffer(prof_ptr, (SLOTS,), \"uint64\"))")
+    pp = prof_pos[-1]
+    if len(args) != len(params) - 1:
+        raise TraceError(f"{compiled.name} takes {len(params) - 1} arguments besides the profiler buffer "
+                         f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}")
+    shape = params[pp]["shape"]
+    if not all(isinstance(d, int) for d in shape):
+        raise TraceError(f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; "
+                         "give it a constant number of slots")
+    slots = int(np.prod(shape))
+    if buffer_slots is not None and buffer_slots != slots:
+        raise TraceError(f"the kernel's profiler buffer has {slots} slots, buffer_slots={buffer_slots}")
+    prof = np.zeros(shape, np.uint64)
+    full = list(args)
+    full.insert(pp, prof)
+    launch(compiled, *full)
+    meta = {"kernel": compiled.name, "gpu": info.name, "arch": compiled.arch,
+            "provenance": f"recorded on {info.name} ({compiled.arch})"}
+    return prof.reshape(-1), meta
