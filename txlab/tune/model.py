@@ -286,24 +286,3 @@ class TuneResult:
         b = (f"; best {best.time_ms * 1000:.1f} µs {best.config}" if best else "")
         return (f"<TuneResult {self.name}: {c['total']} configs, {c['compiled']} compiled, "
                 f"{c['measured']} measured, {c['failed']} failed{b}>")
-
-    def _repr_html_(self):
-        import html
-
-        rows = self.table()[:20]
-        if not rows:
-            return f"<pre>{html.escape(repr(self))}</pre>"
-        cols = [k for k in rows[0] if any(r.get(k) not in (None, "") for r in rows)]
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c)))}</td>" for c in cols) + "</tr>"
-                       for r in rows)
-        return (f"<div><pre>{html.escape(repr(self))}</pre><table style='font-size:11px'>"
-                f"<tr>{head}</tr>{body}</table></div>")
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
