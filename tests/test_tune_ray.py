@@ -38,6 +38,7 @@ def test_local_ray_compiles_in_parallel_like_serial(no_ray, monkeypatch):
     a = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in res.rows}
     b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
     assert a == b  # same kernels, same facts
+    assert res.meta["compile_gpu_visible"] == [""]  # compile workers see no GPU
     print(f"ray init {res.meta['ray']['init_s']:.1f} s, sweep {wall:.1f} s, compile phase "
           f"{res.meta['compile_phase_s']:.1f} s on {res.meta['workers']} workers; serial "
           f"{serial.meta['compile_phase_s']:.1f} s (cache hits)")

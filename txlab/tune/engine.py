@@ -426,9 +426,18 @@ def _compile_in_worker(build, config, arch, sources=None, max_spill_bytes=0):
     """compile_one in a Ray worker process. Keeps torch out of it unless asked
     (``TXLAB_TUNE_WORKER_TORCH=1``): tvm_ffi imports torch eagerly when it is installed (~3 s per
     worker on the H200 host) and compiling never needs it."""
-    if "tvm" not in sys.modules and os.environ.get("TXLAB_TUNE_WORKER_TORCH", "0") != "1":
-        sys.modules.setdefault("torch", None)
-    return compile_one(build, config, arch, sources, max_spill_bytes)
+    if "tvm" not in sys.modules:
+        if os.environ.get("TXLAB_TUNE_WORKER_TORCH", "0") != "1":
+            sys.modules.setdefault("torch", None)
+        # `import tvm` initialises CUDA: a compile worker hides the GPUs first (a context per compile
+        # worker would cost GPU memory and start-up for nothing). Marked, so that the process is
+        # never used as a GPU actor afterwards (Measurer refuses it). A runtime env would keep the
+        # processes apart too, but costs a fresh set of workers per sweep (7 s vs 5 s here).
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        os.environ["TXLAB_TUNE_ROLE"] = "compile"
+    out, files = compile_one(build, config, arch, sources, max_spill_bytes)
+    out["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return out, files
 
 
 @functools.lru_cache(maxsize=1)
@@ -442,6 +451,11 @@ class Measurer:
     """One per GPU (``num_gpus=1``): measures candidates one at a time through the isolated worker."""
 
     def __init__(self):
+        if os.environ.get("TXLAB_TUNE_ROLE") == "compile":
+            # Ray handed this actor a process that ran compile tasks: CUDA there sees no GPU.
+            # Exit, and Ray restarts the actor in a fresh process (max_restarts).
+            os._exit(1)
+        os.environ["TXLAB_TUNE_ROLE"] = "measure"
         os.environ.setdefault("TXLAB_WORKER_STANDBY", "1")
         self.reference = _Reference()
 
@@ -473,7 +487,7 @@ class Measurer:
 def _remote_measurer():
     import ray
 
-    return ray.remote(num_gpus=1, num_cpus=1, max_concurrency=1, max_restarts=1)(Measurer)
+    return ray.remote(num_gpus=1, num_cpus=1, max_concurrency=1, max_restarts=3)(Measurer)
 
 
 _actors: list = []

@@ -95,6 +95,10 @@ class Sweep:
     def _apply_compile(self, result, row, s) -> None:
         result.update(row, status=s["status"], reason=s.get("reason", ""), compile_s=s.get("compile_s"),
                       facts=s.get("facts") or {}, key=s.get("key", ""))
+        if "cuda_visible_devices" in s:
+            seen = result.meta.setdefault("compile_gpu_visible", [])
+            if s["cuda_visible_devices"] not in seen:
+                seen.append(s["cuda_visible_devices"])
         where = s.get("node") or s.get("host", "?")
         c = result.meta.setdefault("compile_nodes", {})
         c[where] = c.get(where, 0) + 1
