@@ -4,6 +4,15 @@ An entry is a folder named by the SHA-256 of its key (kernel IR text, arch, tool
 version). It is written in a private temporary folder beside the final one and published with one
 atomic ``os.rename``; a concurrent writer that loses the race simply discards its copy, so readers
 never see a half-written entry. ``TXLAB_CACHE_DIR`` moves the cache (default ~/.cache/txlab).
+
+Entries verify themselves: ``manifest.json``, written last, holds the key and the SHA-256 and size
+of every artifact. :func:`load` serves an entry only when the manifest names this key and every
+file matches its digest; anything else (a truncated cubin, an emptied ``meta.json``, a missing
+file, a manifest of another key) is a miss, and the next :func:`store` replaces the entry.
+
+A cache directory that cannot be used (read-only, full, not a directory) never costs a compile:
+:func:`load` and :func:`store` then say so once (a :class:`CacheWarning`) and the caller runs
+uncached.
 """
 from __future__ import annotations
 
@@ -12,9 +21,34 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes (2: manifest.json with per-file digests)
+MANIFEST = "manifest.json"
+MAX_ENTRY_FILE_BYTES = 1 << 30  # no artifact is this large; a bigger file is not read
+
+
+class CacheWarning(UserWarning):
+    """The compile cache cannot be used; txlab runs uncached."""
+
+
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+def warn_unusable(root, exc: BaseException) -> None:
+    """Say once per cache directory (per process) that it cannot be used and why."""
+    where = str(root)
+    with _warn_lock:
+        if where in _warned:
+            return
+        _warned.add(where)
+    warnings.warn(
+        f"txlab: the compile cache at {where} cannot be used ({type(exc).__name__}: "
+        f"{getattr(exc, 'strerror', None) or exc}); compiling without it. Point TXLAB_CACHE_DIR "
+        "at a writable folder with free space to cache again.", CacheWarning, stacklevel=3)
 
 
 def cache_root() -> Path:
@@ -40,41 +74,146 @@ def entry_path(key: str) -> Path:
     return cache_dir() / key[:2] / key
 
 
-def load(key: str) -> dict | None:
-    """The entry's files as {name: bytes}, or None when absent or unreadable."""
-    path = entry_path(key)
-    meta = path / "meta.json"
-    if not meta.is_file():
-        return None
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_verified(path: Path, key: str) -> dict | None:
+    """The entry's files when its manifest names ``key`` and every digest matches, else None."""
+    from txlab.files import FileReadError, read_bytes_capped
+
     try:
-        return {p.name: p.read_bytes() for p in path.iterdir() if p.is_file()}
-    except OSError:
+        manifest = json.loads(read_bytes_capped(path / MANIFEST, 1 << 20, "cache manifest"))
+        if not isinstance(manifest, dict) or manifest.get("key") != key or \
+                manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
+            return None
+        out = {}
+        for name, want in manifest["files"].items():
+            if not isinstance(name, str) or "/" in name or name.startswith(".") or \
+                    not isinstance(want, dict):
+                return None
+            size = want.get("bytes")
+            if not isinstance(size, int) or size < 0 or size > MAX_ENTRY_FILE_BYTES:
+                return None
+            data = read_bytes_capped(path / name, size, "cache artifact")
+            if len(data) != size or _digest(data) != want.get("sha256"):
+                return None
+            out[name] = data
+        return out
+    except (FileReadError, ValueError, OSError):
         return None
 
 
-def store(key: str, files: dict[str, bytes | str]) -> Path:
-    """Publish an entry atomically; ``meta.json`` must be among the files."""
+def load(key: str) -> dict | None:
+    """The entry's files as {name: bytes}, or None when absent, incomplete or not matching its
+    manifest (or when the cache directory cannot be used: then a :class:`CacheWarning`, once)."""
+    try:
+        path = entry_path(key)
+    except OSError as exc:
+        warn_unusable(cache_root(), exc)
+        return None
+    if not (path / MANIFEST).is_file():
+        return None
+    return _read_verified(path, key)
+
+
+def store(key: str, files: dict[str, bytes | str]) -> Path | None:
+    """Publish an entry atomically, replacing an entry of this key that does not verify;
+    ``meta.json`` must be among the files. Returns the entry's folder, or None when the cache
+    directory cannot be written (a :class:`CacheWarning`, once; the caller's result stands)."""
     if "meta.json" not in files:
         raise ValueError("a cache entry needs meta.json")
-    final = entry_path(key)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
+    if MANIFEST in files:
+        raise ValueError(f"{MANIFEST} is the cache's own file")
+    blobs = {name: (bytes(data) if isinstance(data, (bytes, bytearray)) else str(data).encode("utf-8"))
+             for name, data in files.items()}
+    tmp = None
     try:
-        for name, data in files.items():
-            mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
-            with open(tmp / name, mode) as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            # Another writer published the same key first; its entry is identical by construction.
+        final = entry_path(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
+        for name, data in blobs.items():
+            _write(tmp / name, data)
+        manifest = {"format": FORMAT, "key": key,
+                    "files": {n: {"bytes": len(d), "sha256": _digest(d)} for n, d in blobs.items()}}
+        _write(tmp / MANIFEST, json.dumps(manifest, indent=1).encode())   # last: it vouches for the rest
+        _publish(tmp, final, key)
+        tmp = None
+        return final
+    except OSError as exc:
+        warn_unusable(cache_root(), exc)
+        return None
+    finally:
+        if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
+
+
+def _write(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _publish(tmp: Path, final: Path, key: str) -> None:
+    try:
+        os.rename(tmp, final)
+        return
+    except OSError:
+        if not final.exists():
+            raise
+    # An entry of this key is already there. A good one came from a concurrent writer (identical
+    # by construction): keep it. A bad one (truncated, tampered, an older layout) is moved aside
+    # with one rename and ours takes its place.
+    if _read_verified(final, key) is not None:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final
+        return
+    stale = final.with_name(f".stale-{final.name[:12]}-{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.rename(final, stale)
+    except FileNotFoundError:
+        pass                         # another writer moved it first
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)   # another writer replaced it first
+    shutil.rmtree(stale, ignore_errors=True)
+
+
+def verified_file(relpath: str, build) -> Path | None:
+    """A single cached file (e.g. the exported kernel library ``lib/<key>.so``) that verifies
+    itself: ``build(tmp_path)`` writes it once, its SHA-256 goes to ``<file>.sha256`` after it, and
+    a later call serves it only while the digest matches (a truncated or replaced file is rebuilt).
+    None when the cache directory cannot be written (a :class:`CacheWarning`, once)."""
+    from txlab.files import FileReadError, read_bytes_capped
+
+    try:
+        path = cache_dir() / relpath
+        sidecar = path.with_name(path.name + ".sha256")
+        if path.is_file() and sidecar.is_file():
+            try:
+                want = read_bytes_capped(sidecar, 256, "cache digest").decode().strip()
+                if _digest(read_bytes_capped(path, MAX_ENTRY_FILE_BYTES, "cache artifact")) == want:
+                    return path
+            except (FileReadError, UnicodeDecodeError):
+                pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp{path.suffix}")
+        try:
+            build(tmp)
+            digest = _digest(tmp.read_bytes())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        side_tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.{threading.get_ident()}")
+        _write(side_tmp, digest.encode())
+        os.replace(side_tmp, sidecar)       # last: it vouches for the file
+        return path
+    except OSError as exc:
+        warn_unusable(cache_root(), exc)
+        return None
 
 
 def clear() -> int:

@@ -7,14 +7,14 @@ import sys
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="txlab", description="txlab command line")
+    parser = argparse.ArgumentParser(prog="txlab", description="txlab command line", allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
-    doc = sub.add_parser("doctor", help="versions, GPU, and which features work here")
+    doc = sub.add_parser("doctor", help="versions, GPU, and which features work here", allow_abbrev=False)
     doc.add_argument("--json", action="store_true", help="print the report as JSON")
-    comp = sub.add_parser("compile", help="compile every @T.prim_func in a Python file")
+    comp = sub.add_parser("compile", help="compile every @T.prim_func in a Python file", allow_abbrev=False)
     comp.add_argument("file")
     comp.add_argument("--arch", default=None)
-    comp.add_argument("--emit", default="resources", help="resources,cuda,ptx,sass (printed)")
+    comp.add_argument("--emit", default="resources", help=f"{','.join(EMIT_CHOICES)} (printed)")
     args = parser.parse_args(argv)
     if args.command == "doctor":
         from txlab.doctor import format_report, report
@@ -27,21 +27,49 @@ def main(argv=None) -> int:
     return 2
 
 
+EMIT_CHOICES = ("resources", "cuda", "ptx", "sass")
+
+
 def _compile_file(args) -> int:
-    from pathlib import Path
+    import traceback
 
     from txlab.errors import TxlabError
+    from txlab.files import FileReadError, read_bytes_capped
     from txlab.magic import run_cell
 
-    source = Path(args.file).read_text()
+    emit = [w.strip() for w in args.emit.split(",") if w.strip()]
+    bad = [w for w in emit if w not in EMIT_CHOICES]
+    if bad or not emit:
+        print(f"txlab compile: unknown --emit value(s) {bad or [args.emit]}; choose from "
+              f"{','.join(EMIT_CHOICES)}", file=sys.stderr)
+        return 2
+    try:
+        source = read_bytes_capped(args.file, 16 << 20, "source file").decode("utf-8")
+    except FileReadError as exc:
+        print(f"txlab compile: {exc}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as exc:
+        print(f"txlab compile: {args.file} is not UTF-8 text ({exc})", file=sys.stderr)
+        return 1
+    if not source.strip():
+        print(f"txlab compile: {args.file} is empty: nothing to compile", file=sys.stderr)
+        return 1
     try:
         results = run_cell(source, {}, arch=args.arch)
     except TxlabError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:  # the file's own Python failed: say where, as Python would
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<tirx-cell")]
+        where = f" at line {frames[-1].lineno} of {args.file}" if frames else f" in {args.file}"
+        print(f"{type(exc).__name__}{where}: {exc}", file=sys.stderr)
+        return 1
+    if not results:
+        print(f"txlab compile: {args.file} defines no @T.prim_func: nothing was compiled", file=sys.stderr)
+        return 1
     for name, c in results.items():
         print(repr(c))
-        for what in args.emit.split(","):
+        for what in emit:
             if what == "resources":
                 for k, r in c.resources.items():
                     print(f"  {k}: {r}  launch {c.launch.get(k)}")

@@ -24,6 +24,23 @@ from txlab.errors import CompileError
 # sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
 _ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
 _KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
+# What CUDA 13's nvcc/ptxas (txlab's toolchain) can target: `nvcc --list-gpu-code` gives the bases
+# (13.0 dropped Maxwell, Pascal and Volta); arch-specific "a" exists from sm_90, family "f" from
+# sm_100 (CUDA C++ Programming Guide, "Feature Availability").
+SUPPORTED_ARCH_BASES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100",
+                        "sm_103", "sm_110", "sm_120", "sm_121")
+
+
+def supported_archs() -> list[str]:
+    out = []
+    for base in SUPPORTED_ARCH_BASES:
+        major = int(base[3:-1])
+        out.append(base)
+        if major >= 9:
+            out.append(base + "a")
+        if major >= 10:
+            out.append(base + "f")
+    return out
 _notice_lock = threading.Lock()
 _noticed_default_arch = False
 
@@ -56,7 +73,21 @@ def resolve_arch(arch: str | None) -> str:
     if not m or int(m.group(1)) not in _KNOWN_MAJORS:
         from txlab.errors import ArchError
 
-        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80'")
+        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
+                        f"(supported: {', '.join(supported_archs())})")
+    if arch not in supported_archs():
+        from txlab.errors import ArchError
+
+        base = arch.rstrip("af")
+        if base in SUPPORTED_ARCH_BASES:
+            why = (f"'{arch[-1]}' variants exist from "
+                   f"{'sm_90' if arch.endswith('a') else 'sm_100'} on")
+        elif int(m.group(1)) < 7 or base in ("sm_70", "sm_72"):
+            why = "CUDA 13 no longer targets Maxwell, Pascal or Volta (use CUDA 12 for those)"
+        else:
+            why = "no such GPU generation"
+        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: "
+                        f"{', '.join(supported_archs())}")
     return arch
 
 
@@ -239,8 +270,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
                          txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS])
     if use_cache:
         entry_files = cache.load(key)
-        if entry_files is not None:
-            compiled = _from_cache(entry_files, mod, key)
+        compiled = _from_cache(entry_files, mod, key) if entry_files is not None else None
+        if compiled is not None:  # None: absent, or failed to verify/decode (rebuilt and replaced below)
             compiled.compile_seconds = time.perf_counter() - t_start
             compiled.cache_hit = True
             return compiled
@@ -291,8 +322,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
         ptxas_report=ptxas_report, ir_module=mod, _lowered=lowered,
     )
-    if use_cache:
-        cache.store(key, _to_cache(compiled))
+    cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
     return compiled
 
 
@@ -337,16 +367,41 @@ def _to_cache(c: Compiled) -> dict:
     }
 
 
-def _from_cache(files: dict, mod, key: str) -> Compiled:
-    meta = json.loads(files["meta.json"])
-    launch = {k: {**v, "grid": tuple(v["grid"]), "block": tuple(v["block"]),
-                  "cluster": tuple(v["cluster"]) if v["cluster"] else None}
-              for k, v in meta["launch"].items()}
-    return Compiled(
-        name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
-        cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
-        cubin=files["kernel.cubin"], sass=files["kernel.sass"].decode(),
-        resources=meta["resources"], launch=launch, params=meta["params"], compile_seconds=0.0,
-        cache_hit=True, timings=meta["timings"], key=key,
-        ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
-    )
+def _from_cache(files: dict, mod, key: str) -> Compiled | None:
+    """The Compiled an entry holds, or None when any part of it does not decode to the expected
+    types (the entry verified against its manifest, but a manifest can be rewritten too)."""
+    try:
+        meta = json.loads(files["meta.json"])
+        if meta.get("key") != key:
+            return None
+        launch = {}
+        for k, v in meta["launch"].items():
+            cluster = tuple(v["cluster"]) if v["cluster"] else None
+            launch[str(k)] = {**v, "grid": tuple(v["grid"]), "block": tuple(v["block"]), "cluster": cluster}
+            if not all(isinstance(d, (int, str)) and not isinstance(d, bool)
+                       for d in (*launch[k]["grid"], *launch[k]["block"], *(cluster or ()))):
+                return None
+        resources = meta["resources"]
+        if not isinstance(resources, dict) or not all(
+                isinstance(r, dict) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in r.values())
+                for r in resources.values()):
+            return None
+        timings = meta["timings"]
+        if not isinstance(timings, dict) or not all(isinstance(x, (int, float)) for x in timings.values()):
+            return None
+        if not isinstance(meta["params"], list) or not isinstance(meta["name"], str) or \
+                not isinstance(meta["arch"], str) or not _ARCH_RE.match(meta["arch"]):
+            return None
+        cubin = files["kernel.cubin"]
+        if cubin[:4] != b"\x7fELF":
+            return None
+        return Compiled(
+            name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
+            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
+            cubin=cubin, sass=files["kernel.sass"].decode(),
+            resources=resources, launch=launch, params=meta["params"], compile_seconds=0.0,
+            cache_hit=True, timings=timings, key=key,
+            ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError
+        return None

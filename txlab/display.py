@@ -94,25 +94,38 @@ def _fmt_bytes(v) -> str:
     return f"{v:,}"
 
 
+class _Safe(str):
+    """Text that is already HTML (built from escaped parts)."""
+
+
+def _esc(value) -> str:
+    """Every value that reaches HTML goes through here (resources come from a cache file too)."""
+    return value if isinstance(value, _Safe) else html.escape(str(value))
+
+
+def _ms(v) -> str:
+    return f"{v * 1000:.0f} ms" if isinstance(v, (int, float)) else f"{v!s} s"
+
+
 def resources_html(compiled) -> str:
     rows = []
     for k in compiled.kernels:
         r = compiled.resources.get(k, {})
         l = compiled.launch.get(k, {})
         rows.append(
-            "<tr>" + "".join(f"<td>{c}</td>" for c in [
-                html.escape(k), html.escape("×".join(map(str, l.get("grid", ())))),
-                html.escape("×".join(map(str, l.get("block", ())))),
-                html.escape("×".join(map(str, l["cluster"])) if l.get("cluster") else "—"),
-                r.get("registers", "?"), _fmt_bytes(r.get("static_smem_bytes", 0)),
-                _fmt_bytes(r.get("dynamic_smem_bytes", 0)),
+            "<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in [
+                k, "×".join(map(str, l.get("grid", ()))),
+                "×".join(map(str, l.get("block", ()))),
+                "×".join(map(str, l["cluster"])) if l.get("cluster") else "—",
+                r.get("registers", "?"), _Safe(_fmt_bytes(r.get("static_smem_bytes", 0))),
+                _Safe(_fmt_bytes(r.get("dynamic_smem_bytes", 0))),
                 f'{r.get("spill_store_bytes", 0)} / {r.get("spill_load_bytes", 0)}',
                 r.get("stack_bytes", 0),
             ]) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in [
         "kernel", "grid", "block", "cluster", "regs/thread", "static smem", "dynamic smem",
         "spill st/ld B", "stack B"])
-    timing = ", ".join(f"{s} {v * 1000:.0f} ms" for s, v in compiled.timings.items())
+    timing = ", ".join(f"{s} {_ms(v)}" for s, v in compiled.timings.items())
     return (f'<table class="txlab-res"><tr>{head}</tr>{"".join(rows)}</table>'
             f'<div class="txlab-note">compile stages (cold): {html.escape(timing)}</div>')
 
@@ -143,9 +156,9 @@ def compiled_html(compiled, show=None) -> str:
                          f" font-weight: 600; }}")
     panels = [f'<div class="txlab-panel {uid}-{key}-panel">{tabs[key][1]()}</div>' for key in order]
     hit = "cache hit" if compiled.cache_hit else "compiled"
-    head = (f'<div class="txlab-head"><b>{html.escape(compiled.name)}</b> · {html.escape(compiled.arch)} · '
-            f'{hit} in {compiled.compile_seconds * 1000:.0f} ms · {len(compiled.cubin):,} B cubin · '
-            f'kernels: {html.escape(", ".join(compiled.kernels))}</div>')
+    head = (f'<div class="txlab-head"><b>{_esc(compiled.name)}</b> · {_esc(compiled.arch)} · '
+            f'{hit} in {_esc(_ms(compiled.compile_seconds))} · {len(compiled.cubin):,} B cubin · '
+            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))}</div>')
     return (f"<style>{_css()}{''.join(css_rules)}</style>"
             f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>')
 
@@ -156,11 +169,11 @@ def error_html(err) -> str:
         lines[0] += f" in <b>{html.escape(err.kernel)}</b>"
     if err.lineno is not None:
         where = "" if (err.filename or "").startswith("<tirx-cell") else f" of {html.escape(err.filename or '')}"
-        lines.append(f"line {err.lineno}{where}: {html.escape(err.message)}")
+        lines.append(f"line {html.escape(str(err.lineno))}{where}: {html.escape(err.message)}")
     else:
         lines.append(html.escape(err.message))
     if err.source_line:
-        lines.append(f"    {err.lineno} | {html.escape(err.source_line.rstrip())}")
+        lines.append(f"    {html.escape(str(err.lineno))} | {html.escape(err.source_line.rstrip())}")
     if err.hint:
         lines.append(f"hint: {html.escape(err.hint)}")
     return f"<style>{_css()}</style><div class=\"txlab-error\">{'<br>'.join(lines)}</div>"

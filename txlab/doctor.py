@@ -49,13 +49,22 @@ def report() -> dict:
 
     tvm_import_s = time.perf_counter() - t
     gpu = probe()
-    tools = {name: {"path": toolchain.find_tool(name), "version": toolchain.tool_version(name)}
-             for name in ("nvcc", "ptxas", "nvdisasm", "cuobjdump")}
+    # A tool is ticked only after it ran: `--version` for each, and a real compile for nvcc+ptxas.
+    tools = {}
+    for name in ("nvcc", "ptxas", "nvdisasm", "cuobjdump"):
+        path, version, problem = toolchain.tool_status(name)
+        tools[name] = {"path": path, "version": version, "problem": problem or None}
+    if tools["nvcc"]["version"] and tools["ptxas"]["version"]:
+        ptx_ok, ptx_detail = toolchain.smoke_test()
+    else:
+        ptx_ok = False
+        ptx_detail = "; ".join(tools[n]["problem"] for n in ("nvcc", "ptxas") if tools[n]["problem"])
+        ptx_detail += f" (fix: {toolchain.TOOL_FIX['nvcc']})"
     iket_ok, iket_msg = _iket_status()
     features = {
         "compile to CUDA C": True,
-        "PTX/cubin (nvcc+ptxas)": bool(tools["nvcc"]["path"] and tools["ptxas"]["path"]),
-        "SASS (nvdisasm/cuobjdump)": bool(tools["nvdisasm"]["path"] or tools["cuobjdump"]["path"]),
+        "PTX/cubin (nvcc+ptxas)": ptx_ok,
+        "SASS (nvdisasm/cuobjdump)": bool(tools["nvdisasm"]["version"] or tools["cuobjdump"]["version"]),
         "run/check/bench on a GPU": gpu.available,
         "scheduler traces on the CPU": True,
         "IKET in-kernel profiling": iket_ok and gpu.available,
@@ -74,6 +83,7 @@ def report() -> dict:
         "tvm_import_seconds": round(tvm_import_s, 2),
         "gpu": gpu.to_dict() if gpu.available else {"available": False, "reason": gpu.reason},
         "iket": {"available": iket_ok, "detail": iket_msg},
+        "ptx_cubin": {"available": ptx_ok, "detail": ptx_detail},
         "features": features,
     }
 
@@ -85,7 +95,10 @@ def format_report(r: dict) -> str:
         lines.append(f"{k:<16}{v or 'not installed'}")
     lines.append("")
     for name, t in r["tools"].items():
-        lines.append(f"{name:<14}{t['version'] or '-':<12}{t['path'] or 'not found'}")
+        if t["version"]:
+            lines.append(f"{name:<14}{t['version']:<12}{t['path']}")
+        else:
+            lines.append(f"{name:<14}{'-':<12}{t.get('problem') or 'not found'}")
     lines.append("")
     g = r["gpu"]
     if g.get("available"):
@@ -94,6 +107,9 @@ def format_report(r: dict) -> str:
     else:
         lines.append(f"GPU           none: {g['reason']}")
     lines.append(f"IKET          {'yes' if r['iket']['available'] else 'no'}: {r['iket']['detail']}")
+    if "ptx_cubin" in r:
+        lines.append(f"nvcc+ptxas    {'ok' if r['ptx_cubin']['available'] else 'NOT WORKING'}: "
+                     f"{r['ptx_cubin']['detail']}")
     lines.append("")
     for feat, ok in r["features"].items():
         lines.append(f"  [{'x' if ok else ' '}] {feat}")

@@ -14,9 +14,27 @@ them would need MathJax/mermaid from the network).
 
     from txlab.export import export_html
     export_html("notebooks/00_tour.ipynb", "build/tour.html")   # saved with widget state
+
+Untrusted by default. A notebook is code and markup from whoever wrote it, and an HTML file runs
+in the reader's browser, so unless ``trusted=True`` the export runs nothing the notebook brought:
+markdown (rendered), raw HTML cells and ``text/html``/``text/markdown`` outputs pass through an
+HTML sanitizer (no ``<script>``, event handlers, ``javascript:`` URLs, iframes, forms, SVG
+elements); ``application/javascript`` outputs are left out; SVG outputs are shown as images (an
+SVG in ``<img>`` runs no script); widget state keeps txlab's own widgets (their ES module is
+byte-identical to a txlab bundle) and standard ipywidgets models with their HTML values sanitized,
+and drops any other anywidget (its ES module is the notebook's code). The only script in an
+untrusted export is txlab's renderer. ``trusted=True`` (for a notebook you vouch for) exports as
+nbconvert would, scripts included.
+
+The sanitizer is nh3 (Python binding of the Rust crate ammonia, actively maintained, html5ever's
+parser, so it parses exactly as browsers do). nbconvert's own ``sanitize_html`` switch is used for
+where to sanitize (markdown cells, HTML/markdown outputs, JavaScript outputs), with its
+``clean_html`` filter replaced by nh3: nbconvert's filter is built on bleach, which its
+maintainers deprecated in 2023.
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,6 +43,7 @@ from pathlib import Path
 
 from txlab.errors import TxlabError
 
+MAX_NOTEBOOK_BYTES = 512 << 20   # read cap for a notebook file (widget state and images included)
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
 VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -59,11 +78,16 @@ class ExportedHTML:
     widget_models: int
     #: size of the inlined renderer (the same for every export)
     renderer_bytes: int
+    #: widget models left out of an untrusted export (anywidgets that are not txlab's own)
+    dropped_widget_models: tuple = ()
+    #: whether the notebook's own scripts were kept
+    trusted: bool = False
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "html_bytes": self.html_bytes,
                 "widget_views": self.widget_views, "widget_models": self.widget_models,
-                "renderer_bytes": self.renderer_bytes}
+                "renderer_bytes": self.renderer_bytes,
+                "dropped_widget_models": list(self.dropped_widget_models), "trusted": self.trusted}
 
 
 @lru_cache(maxsize=None)
@@ -82,13 +106,122 @@ def renderer() -> str:
     return text
 
 
+# ---- sanitizing (untrusted notebooks) -----------------------------------------------------------
+# <style> and inline styles stay (txlab's own HTML views and DataFrames use them; CSS runs no
+# script in today's browsers); ammonia cannot filter CSS properties once <style> is allowed.
+_EXTRA_TAGS = {"style", "input", "label", "caption", "tfoot", "figure", "figcaption", "section"}
+_ATTRS = {"*": {"class", "id", "title", "lang", "dir", "style"},
+          "input": {"type", "name", "checked", "disabled", "value"}, "label": {"for"}}
+# ids/names that would shadow globals the page's scripts read (DOM clobbering)
+_CLOBBER = {"define", "require", "requirejs", "module", "exports", "process", "global", "globalthis",
+            "self", "top", "parent", "opener", "frames", "location", "document", "window", "name",
+            "console", "navigator", "origin"}
+
+
+def _attribute_filter(tag: str, attr: str, value: str):
+    if attr in ("id", "name", "for") and value.strip().lower() in _CLOBBER:
+        return None
+    if attr == "href" and re.sub(r"[\s\x00-\x1f]", "", value).lower().startswith("data:"):
+        return None  # data: only where it is an image (img src)
+    if attr == "type" and tag == "input" and value.strip().lower() not in ("radio", "checkbox"):
+        return None
+    return value
+
+
+def sanitize_html(text) -> str:
+    """``text`` (HTML) with everything that can run script removed (nh3 / ammonia)."""
+    import nh3
+
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    return nh3.clean(text, tags=nh3.ALLOWED_TAGS | _EXTRA_TAGS, clean_content_tags={"script"},
+                     attributes={**{k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()}, **_ATTRS,
+                                 "img": nh3.ALLOWED_ATTRIBUTES["img"]},
+                     attribute_filter=_attribute_filter,
+                     url_schemes=nh3.ALLOWED_URL_SCHEMES | {"data"})
+
+
+@lru_cache(maxsize=1)
+def _txlab_bundles() -> frozenset:
+    """ES module texts of txlab's own widgets (txlab/static/*.js)."""
+    root = resources.files("txlab") / "static"
+    out = set()
+    for entry in root.iterdir():
+        if entry.name.endswith(".js") and entry.is_file():
+            out.add(entry.read_text(encoding="utf-8"))
+    return frozenset(out)
+
+
+_HTML_MODELS = {"HTMLModel", "HTMLMathModel"}
+
+
+def _sanitize_outputs(outputs) -> list:
+    out = []
+    for o in outputs or []:
+        o = dict(o)
+        data = dict(o.get("data") or {})
+        if "text/html" in data:
+            data["text/html"] = sanitize_html(_join(data["text/html"]))
+        data.pop("application/javascript", None)
+        if o.get("data") is not None:
+            if not data:
+                data = {"text/plain": "[JavaScript output left out: the notebook is not trusted]"}
+            o["data"] = data
+        out.append(o)
+    return out
+
+
+def _join(v) -> str:
+    return "".join(v) if isinstance(v, list) else str(v)
+
+
+def _sanitize_widget_state(state: dict) -> tuple[dict, list[str]]:
+    """(state kept, names of the models dropped)."""
+    bundles = _txlab_bundles()
+    kept, dropped = {}, []
+    for mid, model in (state or {}).items():
+        if not isinstance(model, dict):
+            dropped.append(str(mid))
+            continue
+        st = dict(model.get("state") or {})
+        esm = st.get("_esm")
+        foreign = esm not in bundles if esm is not None else model.get("model_module") == "anywidget"
+        if foreign:  # an ES module is the notebook's own code
+            dropped.append(f"{model.get('model_name', '?')} {mid}")
+            continue
+        if model.get("model_name") in _HTML_MODELS and "value" in st:
+            st["value"] = sanitize_html(st["value"])
+        if st.get("description_allow_html"):
+            st["description_allow_html"] = False
+        if "outputs" in st:
+            st["outputs"] = _sanitize_outputs(st["outputs"])
+        kept[mid] = {**model, "state": st}
+    return kept, dropped
+
+
+def _untrusted_copy(nb):
+    """A copy of ``nb`` that carries no script of its own (markdown is sanitized by the exporter)."""
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell["outputs"] = [nbformat.from_dict(o) for o in _sanitize_outputs(cell.get("outputs"))]
+    widgets = nb.metadata.get("widgets", {}).get(STATE_MIME)
+    dropped: list[str] = []
+    if widgets and isinstance(widgets.get("state"), dict):
+        kept, dropped = _sanitize_widget_state(widgets["state"])
+        widgets["state"] = nbformat.from_dict(kept)
+    return nb, dropped
+
+
 def _count_views(nb) -> int:
     return sum(VIEW_MIME in out.get("data", {})
                for cell in nb.cells if cell.cell_type == "code"
                for out in cell.get("outputs", []))
 
 
-def export_html(notebook, out_html, *, title: str | None = None, theme: str = "light") -> ExportedHTML:
+def export_html(notebook, out_html, *, title: str | None = None, theme: str = "light",
+                trusted: bool = False) -> ExportedHTML:
     """Write ``notebook`` (a path or an ``nbformat`` NotebookNode, already executed) to ``out_html``
     as one self-contained HTML file whose widgets render offline.
 
@@ -97,16 +230,32 @@ def export_html(notebook, out_html, *, title: str | None = None, theme: str = "l
     Settings → Save Widget State Automatically before saving. Raises :class:`ExportError` when
     the notebook has widget outputs but no saved widget state. ``title`` defaults to the
     notebook's metadata title, else its file name; ``theme`` is nbconvert's (light, dark).
+    ``trusted=False`` (default) sanitizes what the notebook brings (module docstring);
+    ``trusted=True`` keeps its scripts, for a notebook you vouch for.
     """
     import jinja2
     import nbformat
     from nbconvert import HTMLExporter
 
+    from txlab.files import FileReadError, read_bytes_capped, resolve_path
+
+    if not isinstance(trusted, bool):
+        raise ExportError(f"trusted must be True or False, not {trusted!r}")
     if isinstance(notebook, (str, Path)):
-        name = Path(notebook).stem
-        nb = nbformat.read(str(notebook), as_version=4)
+        path = resolve_path(notebook, "notebook")
+        name = path.stem
+        try:
+            raw = read_bytes_capped(path, MAX_NOTEBOOK_BYTES, "notebook")
+            nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        except FileReadError as exc:
+            raise ExportError(str(exc)) from None
+        except (UnicodeDecodeError, ValueError) as exc:  # nbformat's NotJSONError is a ValueError
+            raise ExportError(f"{notebook!s} is not a notebook (JSON .ipynb): {exc}") from None
     else:
         nb, name = notebook, "notebook"
+    dropped: list[str] = []
+    if not trusted:
+        nb, dropped = _untrusted_copy(nb)
     name = title or nb.metadata.get("title") or name
     views = _count_views(nb)
     state = nb.metadata.get("widgets", {}).get(STATE_MIME, {})
@@ -118,28 +267,32 @@ def export_html(notebook, out_html, *, title: str | None = None, theme: str = "l
     script = renderer()
     exporter = HTMLExporter(template_name="lab", theme=theme,
                             extra_loaders=[jinja2.DictLoader({"txlab_offline.html.j2": _TEMPLATE})],
-                            template_file="txlab_offline.html.j2")
+                            template_file="txlab_offline.html.j2", sanitize_html=not trusted,
+                            filters={"clean_html": sanitize_html})
     html, _ = exporter.from_notebook_node(
         nb, resources={"metadata": {"name": name}, "txlab_widget_renderer": script})
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
+    kept = nb.metadata.get("widgets", {}).get(STATE_MIME, {}).get("state", {})
     return ExportedHTML(path=out, html_bytes=len(html.encode("utf-8")), widget_views=views,
-                        widget_models=len(state.get("state", {})),
-                        renderer_bytes=len(script.encode("utf-8")))
+                        widget_models=len(kept), renderer_bytes=len(script.encode("utf-8")),
+                        dropped_widget_models=tuple(dropped), trusted=trusted)
 
 
 def main(argv=None) -> int:
-    """``python -m txlab.export NOTEBOOK.ipynb OUT.html`` (the notebook as saved, not re-run)."""
+    """``python -m txlab.export [--trusted] NOTEBOOK.ipynb OUT.html`` (the notebook as saved, not re-run)."""
     import sys
 
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    trusted = "--trusted" in argv
+    argv = [a for a in argv if a != "--trusted"]
     if len(argv) != 2:
-        print("usage: python -m txlab.export NOTEBOOK.ipynb OUT.html   (to execute first: python -m txlab.tour)",
-              file=sys.stderr)
+        print("usage: python -m txlab.export [--trusted] NOTEBOOK.ipynb OUT.html   (to execute first: "
+              "python -m txlab.tour; --trusted keeps the notebook's own scripts)", file=sys.stderr)
         return 2
     try:
-        r = export_html(*argv)
+        r = export_html(*argv, trusted=trusted)
     except ExportError as exc:
         print(f"txlab export: {exc}", file=sys.stderr)
         return 1

@@ -118,6 +118,35 @@ def check_args(compiled, args) -> None:
                              f"(0x{ptr:x}); slice-free or .clone() it", param=p["name"])
 
 
+def check_writeable(compiled, args) -> None:
+    """launch() copies every numpy argument back after the run, so each must be writeable (txlab
+    cannot tell from the kernel which buffers it writes; a read-only one would lose results)."""
+    for i, (p, v) in enumerate(zip(compiled.entry_params, args)):
+        if p["kind"] == "buffer" and isinstance(v, np.ndarray) and not v.flags.writeable:
+            raise InputError(f"argument #{i} ({p['name']}) is a read-only numpy array: launch() "
+                             "writes every numpy argument back after the run, so results for it would "
+                             "be lost; pass a writeable copy (np.array(a)), or a torch tensor",
+                             param=p["name"])
+
+
+def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False):
+    """Check the arguments (no GPU needed) before asking for the GPU, so a user without one learns
+    about both; returns the GPUInfo."""
+    from txlab.device import probe, require_gpu
+
+    try:
+        check_args(compiled, args)
+        if writes_back:
+            check_writeable(compiled, args)
+    except InputError as exc:
+        info = probe()
+        if not info.available:
+            exc.args = (f"{exc.args[0]}\n(and {doing} needs a CUDA GPU, which this machine lacks: "
+                        f"{info.reason})",)
+        raise
+    return require_gpu(doing)
+
+
 def _int_range(dtype: str) -> tuple[int, int]:
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
     if dtype.startswith("uint"):

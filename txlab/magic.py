@@ -36,14 +36,42 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
 
 
+class _Once(argparse.Action):
+    """An option that may be given once: a repeated ``--arch`` is a mistake, not 'the last wins'."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_seen_{self.dest}", False):
+            parser.error(f"{option_string} is given twice ({getattr(namespace, self.dest)!r} and "
+                         f"{values!r}); give it once")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="%%tirx", add_help=False)
-    p.add_argument("--arch", default=None, help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
-    p.add_argument("--show", default="resources,script,cuda,ptx,sass",
+    p = _Parser(prog="%%tirx", add_help=False, allow_abbrev=False)
+    p.add_argument("--arch", default=None, action=_Once,
+                   help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
+    p.add_argument("--show", default="resources,script,cuda,ptx,sass", action=_Once,
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
     return p
+
+
+def parse_magic_line(line: str):
+    """The options of a ``%%tirx`` line; a malformed line is a readable error, not a traceback."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise _ArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
+                             f"value once, e.g. --show 'resources,sass'). Usage: "
+                             f"{_parser().format_usage().strip()}") from None
+    return _parser().parse_args(words)
+
+
+def _is_tvmscript_error(exc: BaseException) -> bool:
+    """TVMScript's parser reports problems in a prim_func as a DiagnosticError with a location."""
+    return type(exc).__name__ == "DiagnosticError" or bool(re.search(r"--> .+?:\d+:\d+", str(exc)))
 
 
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
@@ -145,10 +173,14 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     before = dict(glb)
     try:
         exec(code, glb)  # noqa: S102 - executing the user's own cell is the point
-    except CompileError:
+    except TxlabError:
         raise
     except Exception as exc:
-        raise _parse_error(exc, filename, source) from None
+        if _is_tvmscript_error(exc):
+            raise _parse_error(exc, filename, source) from None
+        # A Python error of the cell's own code (outside TVMScript) is that error, with the cell's
+        # lines in its traceback (they are in linecache under the cell's file name).
+        raise
     new = {k: v for k, v in glb.items() if k not in before or before[k] is not v}
     compiled = {}
     for name, value in new.items():
@@ -183,7 +215,7 @@ def register(ipython) -> None:
 
     @register_cell_magic("tirx")
     def tirx(line, cell):
-        args = _parser().parse_args(shlex.split(line))
+        args = parse_magic_line(line)
         show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:

@@ -59,6 +59,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
+from txlab.errors import TxlabError
+
 __all__ = [
     "simulate", "from_kernel", "find_pipelines", "Role", "PipelineTrace", "PipelineSpec",
     "Problem", "Deadlock", "BlockedWait", "Step", "Span", "BarrierSpec", "ScriptError",
@@ -77,8 +79,31 @@ _FULL, _EMPTY = 0, 1
 BARRIER_KINDS = {"tma": "TMABar", "tcgen05": "TCGen05Bar", "mbar": "MBarrier"}
 
 
-class ScriptError(ValueError):
+class ScriptError(TxlabError, ValueError):
     """A role script or a simulate() argument is malformed; the message names the fix."""
+
+
+# PTX ISA, "mbarrier": the expected arrival count and the tx-count are 20-bit fields
+# (1 .. 2**20 - 1 arrivals, 0 .. 2**20 - 1 transaction bytes per phase).
+MBARRIER_MAX_COUNT = 2**20 - 1
+MAX_STAGES = 1024            # far more slots than any shared memory holds
+MAX_ROLES = 1024
+MAX_ITERATIONS = 10**7
+MAX_EVENTS = 2_000_000       # default cap on recorded events (about 0.3 GB); simulate(max_events=)
+
+
+def _int_param(name: str, value, lo: int, hi: int, what: str = "") -> int:
+    """``value`` as an int in [lo, hi] (bools are not ints here), else ScriptError naming it."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ScriptError(f"{name} must be an int{what}, got {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        if lo == hi - 1 == 0:
+            raise ScriptError(f"{name} must be 0 or 1 (a PipelineState phase bit), got {value!r}")
+        raise ScriptError(f"{name}={value!r} is out of range: it must be in {lo}..{hi:,}{what}")
+    return value
 
 
 # --- public data objects --------------------------------------------------------------------------
@@ -219,13 +244,21 @@ def _parse_op(op, role: str, i: int) -> tuple:
                               "the parity comes from the role's PipelineState")
         return (WAIT, bar, 0)
     if code == ARRIVE:
+        if len(op) > 3:
+            raise ScriptError(f"role {role!r}, op {i}: ('arrive', barrier[, count]) takes at most a count")
         n = op[2] if len(op) > 2 else 1
-        if not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ScriptError(f"role {role!r}, op {i}: arrival count must be a positive int, got {n!r}")
+        if n > MBARRIER_MAX_COUNT:
+            raise ScriptError(f"role {role!r}, op {i}: arrival count {n} is more than an mbarrier "
+                              f"counts ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)")
         return (ARRIVE, bar, n)
-    if len(op) != 3 or not isinstance(op[2], int) or op[2] < 0:
+    if len(op) != 3 or isinstance(op[2], bool) or not isinstance(op[2], int) or op[2] < 0:
         raise ScriptError(f"role {role!r}, op {i}: {name!r} needs a byte count, "
                           f"e.g. ({name!r}, {op[1]!r}, 8192); got {tuple(op)!r}")
+    if op[2] > MBARRIER_MAX_COUNT:
+        raise ScriptError(f"role {role!r}, op {i}: {op[2]} bytes is more than an mbarrier's tx-count "
+                          f"holds per phase ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)")
     return (code, bar, op[2])
 
 
@@ -268,9 +301,10 @@ def _normalise_roles(roles, iterations, producer_phase, consumer_phase) -> list[
             phase = producer_phase if is_producer else consumer_phase
             if kind == "custom":
                 kind = "producer" if is_producer else "consumer"
-        if phase not in (0, 1):
+        if isinstance(phase, bool) or phase not in (0, 1):
             raise ScriptError(f"role {role.name!r}: PipelineState phase must be 0 or 1, got {phase!r}")
         its = role.iterations if role.iterations is not None else iterations
+        its = _int_param(f"role {role.name!r}: iterations", its, 0, MAX_ITERATIONS)
         out.append(Role(role.name, ops, phase, its, kind))
     names = [r.name for r in out]
     if len(set(names)) != len(names):
@@ -463,7 +497,8 @@ class PipelineTrace:
 def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int = 1,
              producer_phase: int = 1, consumer_phase: int = 0, init_full: int = 1,
              init_empty: int | None = None, empty_phase_offset: int = 0, tx_bytes=None,
-             roles=None, full: str = "tma", empty: str = "mbar") -> PipelineTrace:
+             roles=None, full: str = "tma", empty: str = "mbar",
+             max_events: int = MAX_EVENTS) -> PipelineTrace:
     """Run a full/empty mbarrier pipeline protocol on the CPU with exact mbarrier semantics.
 
     ``stages``: ring depth (barrier slots per barrier). ``iterations``: loop trip count of every
@@ -474,11 +509,23 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
     ``Pipeline(..., empty_phase_offset=)`` does. ``tx_bytes``: bytes per stage announced with
     ``arrive.expect_tx`` and delivered by the TMA (int, or ``(expected, delivered)``).
     ``full``/``empty``: barrier kinds (``"tma"``, ``"tcgen05"``, ``"mbar"``), for display.
+    ``max_events``: cap on the recorded events (each op, block and wake is one); a protocol that
+    would record more raises :class:`ScriptError` before it runs (or when it gets there).
     """
-    if not isinstance(stages, int) or stages < 1:
-        raise ScriptError(f"stages must be a positive int, got {stages!r}")
-    if not isinstance(iterations, int) or iterations < 0:
-        raise ScriptError(f"iterations must be a non-negative int, got {iterations!r}")
+    stages = _int_param("stages", stages, 1, MAX_STAGES)
+    iterations = _int_param("iterations", iterations, 0, MAX_ITERATIONS)
+    max_events = _int_param("max_events", max_events, 1, 10**9)
+    producers = _int_param("producers", producers, 1, MAX_ROLES)
+    consumers = _int_param("consumers", consumers, 1, MAX_ROLES)
+    producer_phase = _int_param("producer_phase", producer_phase, 0, 1)
+    consumer_phase = _int_param("consumer_phase", consumer_phase, 0, 1)
+    if tx_bytes is not None:
+        pair = (tx_bytes, tx_bytes) if isinstance(tx_bytes, int) and not isinstance(tx_bytes, bool) \
+            else tuple(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else None
+        if pair is None or len(pair) != 2:
+            raise ScriptError(f"tx_bytes must be an int or a pair (expected, delivered), got {tx_bytes!r}")
+        for label, v in zip(("tx_bytes expected", "tx_bytes delivered"), pair):
+            _int_param(label, v, 0, MBARRIER_MAX_COUNT, " (an mbarrier tx-count is 20 bits)")
     for kname, k in (("full", full), ("empty", empty)):
         if k not in BARRIER_KINDS:
             raise ScriptError(f"{kname}={k!r}: barrier kind must be one of {sorted(BARRIER_KINDS)}")
@@ -492,9 +539,20 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
         role_list = _normalise_roles(roles, iterations, producer_phase, consumer_phase)
     if init_empty is None:
         init_empty = sum(1 for r in role_list if r.kind == "consumer") or 1
+    if len(role_list) > MAX_ROLES:
+        raise ScriptError(f"{len(role_list)} roles: at most {MAX_ROLES} (a CTA has at most 32 warps)")
     for kname, c in (("init_full", init_full), ("init_empty", init_empty)):
-        if not isinstance(c, int) or c < 1:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ScriptError(f"{kname} must be a positive int (mbarrier.init count), got {c!r}")
+        if c > MBARRIER_MAX_COUNT:
+            raise ScriptError(f"{kname}={c} is more than an mbarrier counts ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)")
+    ops_total = sum(r.iterations * len(r.ops) for r in role_list)
+    if ops_total > max_events:
+        raise ScriptError(
+            f"this protocol runs {ops_total:,} ops ({' + '.join(f'{r.name} {r.iterations}×{len(r.ops)}' for r in role_list[:4])}"
+            f"{' + ...' if len(role_list) > 4 else ''}), more than max_events={max_events:,} events "
+            "are recorded; lower iterations, or pass max_events= a larger number to raise the cap "
+            "(each event holds about 150 bytes)")
     barriers = (BarrierSpec("full", full, init_full, 0),
                 BarrierSpec("empty", empty, init_empty, empty_phase_offset))
     params = dict(stages=stages, iterations=iterations, producers=producers, consumers=consumers,
@@ -503,7 +561,7 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
                   tx_bytes=list(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else tx_bytes,
                   full=full, empty=empty, custom_roles=roles is not None)
     problems = _static_checks(role_list, barriers)
-    trace = _run(stages, barriers, role_list, problems, params)
+    trace = _run(stages, barriers, role_list, problems, params, max_events)
     trace._roles_arg = roles
     return trace
 
@@ -581,7 +639,8 @@ def _static_checks(roles: Sequence[Role], barriers: Sequence[BarrierSpec]) -> li
     return problems
 
 
-def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params) -> PipelineTrace:
+def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
+         max_events: int = MAX_EVENTS) -> PipelineTrace:
     R = len(roles)
     nb = len(barriers)
     init = [barriers[b].init for b in range(nb) for _ in range(S)]
@@ -670,6 +729,10 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params) -
             waiters[slot] = keep
 
     while runnable:
+        if len(events) > max_events:
+            raise ScriptError(f"the simulation recorded more than max_events={max_events:,} events "
+                              "(blocks and wakes count too); lower iterations, or pass max_events= a "
+                              "larger number to raise the cap")
         r = runnable.popleft()
         code, bar, arg = scripts[r][pc[r]]
         if code == ADVANCE:

@@ -272,20 +272,34 @@ def layouts(kernel, *, arch: str | None = None) -> dict:
     compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
+    if arch is not None:
+        arch = _judgeable_arch(arch)
     out = {}
     for gv, func in mod.functions.items():
         if type(func).__name__ != "PrimFunc":
             continue
         fname = gv.name_hint
-        f_arch = arch or _target_arch(func)
-        if f_arch is None:
-            from txlab.device import probe
-
-            info = probe()
-            f_arch = info.arch if info.available else None
+        # the function's own target, else the local GPU's arch, else the default (said once)
+        f_arch = arch or _judgeable_arch(_target_arch(func))
         res, launch = _compiled_info(compiled, fname)
         out[fname] = _build(fname, func, f_arch, res, launch)
     return out
+
+
+def _judgeable_arch(arch) -> str:
+    """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
+    once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
+    from txlab.compiler import resolve_arch
+    from txlab.errors import ArchError
+
+    resolved = resolve_arch(arch)
+    try:
+        arch_limits(resolved)
+    except ValueError:
+        raise ArchError(f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
+                        f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
+                        "variant)") from None
+    return resolved
 
 
 def check(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
@@ -764,16 +778,29 @@ def _errors(plan, dyn, tmem, limits):
         crossing = [a for a in sorted(dyn, key=lambda a: (a["offset"], a["nbytes"]))
                     if a["offset"] + a["nbytes"] > dyn_limit]
         who = crossing[0] if crossing else None
-        static = f" + {plan.static_smem_bytes} B static" if plan.static_smem_bytes else ""
-        if who is not None:
-            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
-                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}")
+        dyn_bytes = plan.total_smem_bytes - plan.static_smem_bytes
+        if not dyn_bytes:
+            needs = f"{plan.static_smem_bytes} B of static shared memory"
+        elif plan.static_smem_bytes:
+            needs = (f"{plan.total_smem_bytes} B of shared memory ({dyn_bytes} B dynamic + "
+                     f"{plan.static_smem_bytes} B static)")
         else:
-            what = f"the pool's committed size ({plan.dynamic_smem_bytes} B) is past byte {dyn_limit}"
+            needs = f"{plan.total_smem_bytes} B of dynamic shared memory"
+        if plan.static_smem_bytes >= plan.limit_bytes:
+            who = None
+            what = "the static buffers (T.alloc_shared) alone reach the limit, so they must shrink"
+        elif who is not None:
+            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
+                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
+                    + (f" of the dynamic pool (the limit less {plan.static_smem_bytes} B static)"
+                       if plan.static_smem_bytes else ""))
+        else:
+            what = (f"the pool's committed size ({dyn_bytes} B) is past byte {dyn_limit}, all the "
+                    "dynamic shared memory the limit leaves")
         errs.append({"kind": "smem", "allocation": who["name"] if who else None, "excess": over,
                      "limit": plan.limit_bytes,
-                     "message": f"{plan.kernel}: shared memory plan needs {plan.total_smem_bytes} B"
-                                f"{static}, over the {plan.arch} per-block limit of "
+                     "message": f"{plan.kernel}: shared memory plan needs {needs}, over the "
+                                f"{plan.arch} per-block limit of "
                                 f"{plan.limit_bytes} B ({_fmt_bytes(plan.limit_bytes)}) by {over} B; "
                                 f"{what}. Cut pipeline stages or tile sizes, or alias buffers whose "
                                 "lifetimes do not overlap (pool.move_base_to)."})

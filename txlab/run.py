@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from txlab.launch import bind_symbols, check_args, check_launch  # noqa: F401  (public here too)
+from txlab.launch import checked_then_gpu
 from txlab.launch import raise_inline_fault, sync, timed_launches, to_device
 
 def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
@@ -24,11 +25,9 @@ def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     With ``txlab.config.isolation == "process"`` the kernel runs in the worker (txlab.worker): a
     fault or a hang raises :class:`txlab.KernelFault` and leaves this process and its arrays intact.
     ``timeout_s`` (isolated runs only) overrides ``txlab.config.timeout_s`` for this call."""
-    from txlab.device import require_gpu
     from txlab.settings import config
 
-    info = require_gpu(f"running {compiled.name}")
-    check_args(compiled, args)
+    info = checked_then_gpu(compiled, args, f"running {compiled.name}", writes_back=True)
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
@@ -102,6 +101,7 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     the launch, so unwritten elements are caught. In isolated mode the run happens in the worker
     (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds the kernel).
     """
+    checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
     exp = expected_outputs(compiled, expected, outputs)
@@ -259,11 +259,10 @@ def bench(compiled, *args, warmup: int = 10, rep: int = 100, bytes: int | None =
     CUDA events on the launch stream, the L2 cache flushed (a write over twice its size) before
     each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s. In isolated mode the
     timing runs in the worker; ``timeout_s`` is the budget of each launch."""
-    from txlab.device import probe, require_gpu
+    from txlab.device import probe
     from txlab.settings import config
 
-    info = require_gpu(f"benchmarking {compiled.name}")
-    check_args(compiled, args)
+    info = checked_then_gpu(compiled, args, f"benchmarking {compiled.name}")
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker

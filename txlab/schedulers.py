@@ -42,6 +42,9 @@ from txlab.errors import InputError, TxlabError
 __all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists", "spec_of"]
 
 DEFAULT_SM_COUNT = 132  # H100/H200 SXM; used when no GPU is present
+# Default cap on the tiles one trace records: about 12 bytes per visit per attribute plus the
+# recorder's padded output buffer, so 2**22 tiles cost roughly 0.2-0.4 GB. trace(max_tiles=) raises it.
+MAX_TRACE_TILES = 2**22
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,9 +128,16 @@ _RUNTIME = {
 
 def spec_of(name_or_class) -> SchedulerSpec:
     """The :class:`SchedulerSpec` of a scheduler, by name (any case) or by its TVM class."""
-    name = name_or_class if isinstance(name_or_class, str) else getattr(name_or_class, "__name__", "")
+    if isinstance(name_or_class, str):
+        name = name_or_class
+    elif isinstance(getattr(name_or_class, "__name__", None), str):
+        name = name_or_class.__name__
+    else:
+        raise InputError(f"the scheduler must be named by a string or given as its class, not "
+                         f"{name_or_class!r} ({type(name_or_class).__name__}); txlab traces: "
+                         f"{', '.join(SCHEDULERS)}", param="name_or_class")
     for key, spec in SCHEDULERS.items():
-        if key.lower() == str(name).lower():
+        if key.lower() == name.strip().lower():
             return spec
     raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}",
                      param="name_or_class")
@@ -163,9 +173,20 @@ def _default_ctas() -> int:
     return DEFAULT_SM_COUNT
 
 
-def _normalize(spec: SchedulerSpec, num_ctas, params: dict) -> tuple[dict, int | None, int]:
+def _check_tiles(spec: SchedulerSpec, tiles: int, max_tiles: int) -> None:
+    if tiles > max_tiles:
+        raise InputError(
+            f"{spec.name}: {tiles:,} tiles is more than one trace records by default "
+            f"({max_tiles:,}; a trace keeps every visit, about 12 bytes x {len(spec.attrs)} attributes "
+            f"each, and 2**31 is the int32 index limit): use a smaller grid, or pass "
+            f"max_tiles={tiles} (at most {2**31 - 1:,}) to trace it anyway", param="max_tiles")
+
+
+def _normalize(spec: SchedulerSpec, num_ctas, params: dict,
+               max_tiles: int = MAX_TRACE_TILES) -> tuple[dict, int | None, int]:
     """Checked params, the worker count handed to the class (None = one task per CTA), and the
     number of CTAs the recorder loops over."""
+    max_tiles = min(_as_int("max_tiles", max_tiles, 1), 2**31 - 1)
     params = dict(params)
     if spec.name == "ClusterPersistentScheduler2D" and "num_clusters" in params:
         nc = params.pop("num_clusters")
@@ -185,6 +206,8 @@ def _normalize(spec: SchedulerSpec, num_ctas, params: dict) -> tuple[dict, int |
         if p.kind == "int":
             out[p.name] = _as_int(p.name, v, p.minimum)
         elif p.kind == "bool":
+            if not isinstance(v, (bool, np.bool_)):
+                raise InputError(f"{p.name} must be True or False, got {v!r}", param=p.name)
             out[p.name] = bool(v)
         else:
             arr = np.asarray(list(v) if not isinstance(v, np.ndarray) else v)
@@ -201,6 +224,7 @@ def _normalize(spec: SchedulerSpec, num_ctas, params: dict) -> tuple[dict, int |
                              f"(got {len(b)}, {len(hh)}, {len(q)})", param="q_indices")
         if len(b) == 0:
             raise InputError("the index lists are empty: zero tiles to schedule", param="b_indices")
+        _check_tiles(spec, len(b), max_tiles)
         if len(ptr) < 2:
             raise InputError("tiles_indptr needs num_ctas + 1 entries (at least 2)",
                              param="tiles_indptr")
@@ -227,6 +251,7 @@ def _normalize(spec: SchedulerSpec, num_ctas, params: dict) -> tuple[dict, int |
                              param="rank")
     else:
         tiles = out["num_batches"] * out["num_heads"] * out["num_m_blocks"]
+    _check_tiles(spec, tiles, max_tiles)
     if name == "FlashAttentionLPTScheduler" and not out["persistent"] and num_ctas is None:
         return out, None, tiles           # one task per CTA: the grid is the task count
     if num_ctas is None:
@@ -388,12 +413,53 @@ class _RankAsArgument:
         _RANK.var = None
 
 
-def _source_dir() -> str:
-    from txlab.cache import cache_root
+_PRIVATE_SOURCE_DIR: list = []
 
-    path = os.path.join(cache_root(), "schedulers")
-    os.makedirs(path, exist_ok=True)
+
+def _private_source_dir() -> str:
+    """A folder of this process's own, for when the cache directory cannot be written."""
+    if not _PRIVATE_SOURCE_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        path = tempfile.mkdtemp(prefix="txlab-schedulers-")
+        atexit.register(shutil.rmtree, path, True)
+        _PRIVATE_SOURCE_DIR.append(path)
+    return _PRIVATE_SOURCE_DIR[0]
+
+
+def _source_dir() -> str:
+    from txlab.cache import cache_root, warn_unusable
+
+    base = cache_root()
+    path = os.path.join(base, "schedulers")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        warn_unusable(base, exc)
+        return _private_source_dir()
     return path
+
+
+def _write_source(path: str, text: str) -> str:
+    """Write the recorder's source where TVM's parser can find it; the path used."""
+    try:
+        if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+            return path
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        return path
+    except OSError as exc:
+        from txlab.cache import warn_unusable
+
+        warn_unusable(os.path.dirname(os.path.dirname(path)), exc)
+        path = os.path.join(_private_source_dir(), os.path.basename(path))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return path
 
 
 def _parse(text: str, rank: bool):
@@ -403,12 +469,7 @@ def _parse(text: str, rank: bool):
     not walked either."""
     global _PARSER_POOL
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    path = os.path.join(_source_dir(), f"rec_{digest}.py")
-    if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+    path = _write_source(os.path.join(_source_dir(), f"rec_{digest}.py"), text)
     import linecache
 
     linecache.checkcache(path)
@@ -471,10 +532,22 @@ def _executable(text: str, rank: bool, device: str):
                     "Change the parameters, or pass specialize=False to trace the runtime-extent "
                     "build.") from exc
             raise TxlabError(f"building the scheduler recorder failed: {type(exc).__name__}: "
-                             f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-                             ) from exc
+                             f"{_last_message_line(str(exc))}") from exc
         _EXE_CACHE[key] = (exe, fn)
         return exe, fn
+
+
+def _last_message_line(text: str) -> str:
+    """The line of an error that says what went wrong: TVM's diagnostics end with the source line
+    and a ``^^^^`` marker under it, and its checks start with the failed condition."""
+    import re
+
+    lines = [l.strip() for l in text.strip().splitlines()]
+    said = [l for l in lines if l and set(l) - set("^~-| ") and not re.match(r"^(\d+\s*\||-->|\|)", l)]
+    head = next((l for l in said if re.match(r"^(error:|[\w.]*(Error|Exception):)", l)), None)
+    msg = head or (said[-1] if said else "(no message)")
+    msg = re.sub(r"^error:\s*", "", msg)
+    return re.sub(r"Check failed: \(.*\) is false: ", "", msg)
 
 
 def clear_cache() -> None:
@@ -487,7 +560,8 @@ def clear_cache() -> None:
 # Public API
 # --------------------------------------------------------------------------------------------
 def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
-          specialize: bool = True, concurrency: int | None = None, **params) -> "ScheduleTrace":
+          specialize: bool = True, concurrency: int | None = None,
+          max_tiles: int = MAX_TRACE_TILES, **params) -> "ScheduleTrace":
     """Run a ``tvm.backend.cuda.lang`` tile scheduler and record the tiles each CTA visits.
 
     ``num_ctas`` is the persistent worker count the class strides by (``num_clusters`` for
@@ -500,12 +574,15 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
 
     ``device="cuda"`` launches the recorder as a real kernel (one CTA per worker, CTA index from
     ``T.cta_id``) and reads the buffers back; ``concurrency`` is the number of CTAs resident at once
-    for the wave model (default: min(num_ctas, SM count)).
+    for the wave model (default: min(num_ctas, SM count)). ``max_tiles`` caps the grid (the product
+    of the tile counts; default ``MAX_TRACE_TILES`` = 2**22): a larger grid raises InputError.
     """
     spec = spec_of(name_or_class)
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be 'cpu' or 'cuda', not {device!r}", param="device")
-    p, workers, nworkers = _normalize(spec, num_ctas, params)
+    if not isinstance(specialize, (bool, np.bool_)):
+        raise InputError(f"specialize must be True or False, got {specialize!r}", param="specialize")
+    p, workers, nworkers = _normalize(spec, num_ctas, params, max_tiles)
     if device == "cuda":
         from txlab.device import require_gpu
 
@@ -532,7 +609,7 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
     else:
         total = _grid_size(spec, p)
         idx = []
-    limit = 4 * total + 16  # runaway guard: no correct scheduler revisits more than every tile
+    limit = min(4 * total + 16, 2**31 - 1)  # runaway guard: no correct scheduler revisits every tile
     cap = max(1, -(-total // max(nworkers, 1)) + 1)
     if spec.name == "IndexedTripleTileScheduler":
         ptr = p["tiles_indptr"]

@@ -41,10 +41,15 @@ def _wheel_bin_dirs() -> list[Path]:
     return dirs
 
 
+def _toolkit_homes() -> list[str]:
+    """CUDA toolkit roots to look in after PATH."""
+    return [h for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda") if h]
+
+
 @lru_cache(maxsize=None)
 def find_tool(name: str) -> str | None:
-    """Absolute path of a CUDA tool: NVIDIA's PyPI wheels first (pinned versions), then PATH,
-    then $CUDA_HOME/bin and /usr/local/cuda/bin."""
+    """Absolute path of a CUDA tool: NVIDIA's PyPI wheels first (pinned versions, txlab's default
+    dependencies), then PATH, then $CUDA_HOME/bin and /usr/local/cuda/bin."""
     for d in _wheel_bin_dirs():
         cand = d / name
         if cand.is_file() and os.access(cand, os.X_OK):
@@ -52,26 +57,54 @@ def find_tool(name: str) -> str | None:
     found = shutil.which(name)
     if found:
         return found
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home:
-            cand = Path(home) / "bin" / name
-            if cand.is_file():
-                return str(cand)
+    for home in _toolkit_homes():
+        cand = Path(home) / "bin" / name
+        if cand.is_file():
+            return str(cand)
     return None
 
 
+# What to do when nvcc/ptxas are missing or do not run. txlab depends on NVIDIA's wheels
+# (pyproject.toml), so a plain `pip install txlab` has both; this names the wheels in case they
+# were removed, and the toolkit route.
+_WHEELS = "nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 " \
+          "nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85"
+TOOL_FIX = {
+    "nvcc": f"pip install {_WHEELS} (txlab's default dependencies: nvcc with its cicc, headers "
+            "and CCCL), or install the CUDA toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
+    "ptxas": f"pip install {_WHEELS} (ptxas ships in nvidia-cuda-nvcc), or install the CUDA "
+             "toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
+    "nvdisasm": "pip install nvidia-cuda-nvdisasm",
+    "cuobjdump": "pip install nvidia-cuda-cuobjdump",
+}
+
+
 @lru_cache(maxsize=None)
-def tool_version(name: str) -> str | None:
-    """The release line of ``<tool> --version`` (e.g. 'V13.0.88'), or None when absent."""
+def tool_status(name: str) -> tuple[str | None, str | None, str]:
+    """(path, version, problem) of a tool after running ``<tool> --version``: version is set
+    only when it ran and said which release it is; problem says why not ("" when it did)."""
     path = find_tool(name)
     if not path:
-        return None
+        return None, None, f"{name} was not found (looked in NVIDIA's wheels, PATH, CUDA_HOME, /usr/local/cuda)"
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return path, None, f"{path} could not be run ({type(exc).__name__}: {exc})"
+    out = proc.stdout
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        return path, None, (f"{path} --version failed (exit {proc.returncode})"
+                            + (f": {said[-1]}" if said else ""))
     m = re.search(r"V(\d+\.\d+\.\d+)", out)
-    return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
+    version = m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
+    if version is None:
+        return path, None, f"{path} --version printed nothing"
+    return path, version, ""
+
+
+def tool_version(name: str) -> str | None:
+    """The release of ``<tool> --version`` (e.g. '13.0.88'), or None when absent or not runnable."""
+    return tool_status(name)[1]
 
 
 def versions() -> dict:
@@ -80,15 +113,10 @@ def versions() -> dict:
 
 
 def _need(name: str, stage: str) -> str:
-    path = find_tool(name)
-    if path is None:
-        hint = {
-            "nvcc": "install the CUDA toolkit (nvcc on PATH, or set CUDA_HOME)",
-            "ptxas": "install the CUDA toolkit (ptxas ships with nvcc)",
-            "nvdisasm": "pip install nvidia-cuda-nvdisasm",
-            "cuobjdump": "pip install nvidia-cuda-cuobjdump",
-        }[name]
-        raise CompileError(stage, f"{name} was not found", hint=hint)
+    """The tool's path, once it has been seen to run; else CompileError saying how to get it."""
+    path, version, problem = tool_status(name)
+    if version is None:
+        raise CompileError(stage, problem if path else f"{name} was not found", hint=TOOL_FIX[name])
     return path
 
 
@@ -101,6 +129,11 @@ def gencode(arch: str) -> list[str]:
 
 _NVCC_ERR = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|warning)\s*(?:#\w+(?:-\w+)?)?:?\s*(?P<msg>.*)$", re.M)
 _PTXAS_ERR = re.compile(r"ptxas (?:\S+, )?line (?P<line>\d+); (?P<kind>error|warning)\s*:\s*(?P<msg>.*)")
+
+
+# nvcc's own parts missing (a partial install): cicc, cudafe++, the runtime headers
+_MISSING_PART = re.compile(r"(cicc|cudafe\+\+|fatbinary|nvvm|cuda_runtime\.h|crt/host_config\.h)"
+                           r".*(not found|No such file)", re.I)
 
 
 def _first_error(out: str, pattern: re.Pattern) -> tuple[int | None, str]:
@@ -116,10 +149,21 @@ def _first_error(out: str, pattern: re.Pattern) -> tuple[int | None, str]:
 
 
 def _run(cmd: list[str], stage: str, cwd: str) -> subprocess.CompletedProcess:
+    tool = Path(cmd[0]).name
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
     except subprocess.TimeoutExpired as exc:
-        raise CompileError(stage, f"{Path(cmd[0]).name} ran for more than 600 s and was stopped") from exc
+        raise CompileError(stage, f"{tool} ran for more than 600 s and was stopped") from exc
+    except OSError as exc:  # not executable, wrong format, vanished since it was found
+        raise CompileError(stage, f"{cmd[0]} could not be run ({exc.strerror or exc})",
+                           hint=TOOL_FIX.get(tool)) from None
+    if proc.returncode in (126, 127) and not _NVCC_ERR.search(proc.stdout + proc.stderr):
+        # the shell's "not found" / "cannot execute": a wrapper whose target is gone, or a
+        # driver whose own helper (cicc, cudafe++) is missing
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        raise CompileError(stage, f"{tool} is broken: {said[-1] if said else f'exit {proc.returncode}'}",
+                           detail=(proc.stdout + proc.stderr).strip(), hint=TOOL_FIX.get(tool))
+    return proc
 
 
 def _arch_hint(msg: str, arch: str) -> str | None:
@@ -178,7 +222,7 @@ def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None) ->
             raise CompileError(
                 "nvcc", msg, lineno=lineno, filename="<generated CUDA>",
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
-                detail=out, hint=_arch_hint(out, arch),
+                detail=out, hint=_arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None),
             )
         return Path(tmp, "kernel.ptx").read_text()
 
@@ -253,3 +297,16 @@ def parse_ptxas_report(report: str) -> dict:
             cm = re.findall(r"(\d+) bytes cmem\[\d+\]", rest)
             current["const_bytes"] = sum(int(x) for x in cm)
     return out
+
+
+def smoke_test(arch: str = "sm_90a") -> tuple[bool, str]:
+    """Compile a one-line kernel CUDA C -> PTX -> cubin with the tools txlab would use: whether
+    that worked, and what happened (the versions, or the error and its fix)."""
+    src = 'extern "C" __global__ void txlab_doctor(float* a) { a[threadIdx.x] += 1.0f; }\n'
+    try:
+        cubin, _ = ptx_to_cubin(cuda_to_ptx(src, arch), arch)
+    except CompileError as exc:
+        return False, f"[{exc.stage}] {exc.message}" + (f" (fix: {exc.hint})" if exc.hint else "")
+    if cubin[:4] != b"\x7fELF":
+        return False, "ptxas wrote something that is not a cubin"
+    return True, f"compiled a test kernel for {arch} (nvcc {tool_version('nvcc')}, ptxas {tool_version('ptxas')})"

@@ -475,12 +475,9 @@ def _library(compiled):
     try:
         from txlab import build, cache
 
-        path = cache.cache_dir() / "lib" / f"{key}.so"
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.stem}.{os.getpid()}.so")
-            build.executable(compiled.lowered, compiled.cubin).export_library(str(tmp))
-            os.replace(tmp, path)
+        # verified against its digest on every use: a truncated or replaced library is rebuilt
+        path = cache.verified_file(f"lib/{key}.so", lambda tmp: build.executable(
+            compiled.lowered, compiled.cubin).export_library(str(tmp)))
     except Exception as exc:  # noqa: BLE001 - fall back to the script path, which reports its own errors
         _library_errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         path = None

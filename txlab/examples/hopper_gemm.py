@@ -565,10 +565,12 @@ def load_tuned_table(path=None) -> dict:
     import json
     from pathlib import Path
 
+    from txlab.files import read_bytes_capped
+
     src = Path(path) if path is not None else _table_path()
     try:
-        doc = json.loads(src.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        doc = json.loads(read_bytes_capped(src, 16 << 20, "tuned table"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{src}: not a readable tuned table ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT:
         raise ValueError(f"{src}: format {doc.get('format') if isinstance(doc, dict) else None!r}, "

@@ -375,10 +375,13 @@ def result_key(kernel_key: str, device: str, opts: dict, check, inputs, config: 
 
 
 def load_result(key: str) -> dict | None:
-    path = _results_dir() / key[:2] / f"{key}.json"
+    """A cached measurement, or None (absent, unreadable, or not matching its checksum)."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        path = _results_dir() / key[:2] / f"{key}.json"
+        doc = json.loads(path.read_bytes()[:64 << 20])
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
         return None
     body = doc.get("result") if isinstance(doc, dict) else None
     if doc.get("key") != key or not isinstance(body, dict) or "status" not in body:
@@ -389,14 +392,21 @@ def load_result(key: str) -> dict | None:
 
 
 def store_result(key: str, result: dict) -> None:
-    path = _results_dir() / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Keep a measurement (atomically: temporary file + rename). An unusable cache directory is
+    reported once and the sweep goes on without caching."""
+    from txlab import cache
+
     body = json.loads(json.dumps(result, default=str))
     doc = {"key": key, "sha256": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest(),
            "result": body}
-    tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc))
-    os.replace(tmp, path)
+    try:
+        path = _results_dir() / key[:2] / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, path)
+    except OSError as exc:
+        cache.warn_unusable(cache.cache_root(), exc)
 
 
 # ---- Ray --------------------------------------------------------------------------------------------

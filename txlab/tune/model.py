@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 FORMAT = "txlab-tune/1"
+#: the largest saved result :meth:`TuneResult.load` reads (a sweep of 10^5 rows is ~60 MiB)
+MAX_BYTES = 256 << 20
 
 #: pending: not compiled yet; compiled: compiled (measuring needs a GPU, or waits for one);
 #: measured: checked and timed; compile_failed / spills / unlaunchable: rejected after compiling;
@@ -201,9 +203,12 @@ class TuneResult:
     def load(cls, path) -> "TuneResult":
         """Read a saved result; raises ValueError if it is not one, or if its content does not match
         its checksum (edited or truncated)."""
+        from txlab.files import read_bytes_capped
+
+        data = read_bytes_capped(path, MAX_BYTES, "saved tune result")  # FileReadError is a ValueError
         try:
-            doc = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as exc:
+            doc = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path} is not a saved tune result (not JSON: {exc})") from None
         if not isinstance(doc, dict) or "body" not in doc or "sha256" not in doc:
             raise ValueError(f"{path} is not a saved tune result (no body/sha256)")

@@ -1,0 +1,168 @@
+"""Argument checks before NoGPUError, read-only outputs, %%tirx parsing, arch table, CLI exit
+codes (issue 20, item 11 outside the timeline)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab import compiler, device
+from txlab.errors import ArchError, InputError, NoGPUError, TxlabError
+from txlab.magic import parse_magic_line, run_cell
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
+SCALE = KERNELS.split("\n\n@T.prim_func")[0]
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return run_cell(SCALE, {}, arch="sm_90a")["scale"]
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(False, "test: no GPU here"))
+
+
+# ---- arguments are checked before the GPU is asked for ---------------------------------------
+@pytest.mark.parametrize("args, needle", [
+    ((np.zeros(8, np.float64), np.zeros(8, np.float32), 8), "dtype float64"),
+    ((np.zeros(8, np.float32), np.zeros(8, np.float32)), "takes 3 argument"),
+    ((np.zeros((2, 4), np.float32), np.zeros(8, np.float32), 8), "2-d"),
+    ((np.zeros(8, np.float32), np.zeros(9, np.float32), 8), "axis 0"),
+])
+@pytest.mark.parametrize("entry", ["call", "bench", "check"])
+def test_wrong_arguments_are_reported_before_no_gpu(scale, no_gpu, args, needle, entry):
+    with pytest.raises(InputError) as info:
+        if entry == "call":
+            scale(*args)
+        elif entry == "bench":
+            txlab.bench(scale, *args)
+        else:
+            txlab.check(scale, list(args), lambda *a: a[0] * 2)
+    msg = str(info.value)
+    assert needle in msg and "needs a CUDA GPU" in msg and "test: no GPU here" in msg, msg
+
+
+def test_good_arguments_without_gpu_still_say_no_gpu(scale, no_gpu):
+    with pytest.raises(NoGPUError):
+        scale(np.zeros(8, np.float32), np.zeros(8, np.float32), 8)
+
+
+def test_read_only_output_array_is_refused(scale, no_gpu):
+    out = np.zeros(8, np.float32)
+    out.setflags(write=False)
+    with pytest.raises(InputError, match="read-only") as info:
+        scale(np.zeros(8, np.float32), out, 8)
+    assert info.value.param == "B_ptr" or "B" in info.value.param
+
+
+# ---- %%tirx line ------------------------------------------------------------------------------
+def test_unbalanced_quote_is_a_clear_error():
+    with pytest.raises(TxlabError, match="cannot read the options.*No closing quotation"):
+        parse_magic_line("--show 'resources,sass")
+
+
+def test_repeated_arch_is_an_error():
+    with pytest.raises(TxlabError, match="--arch is given twice"):
+        parse_magic_line("--arch sm_90a --arch sm_100a")
+
+
+def test_abbreviations_are_refused():
+    with pytest.raises(TxlabError, match="unrecognized arguments: --arc"):
+        parse_magic_line("--arc sm_90a")
+    assert parse_magic_line("--arch sm_90a --no-cache").arch == "sm_90a"
+
+
+def test_python_error_in_the_cell_is_that_error():
+    src = "x = 1\ny = {}['missing']\n"
+    with pytest.raises(KeyError):
+        run_cell(src, {}, arch="sm_90a")
+    with pytest.raises(ZeroDivisionError):
+        run_cell("def helper():\n    return 1 / 0\nhelper()\n", {}, arch="sm_90a")
+
+
+def test_tvmscript_errors_are_still_parse_errors():
+    src = SCALE.replace("A[i] * T.float32(2.0)", "A[i] * undefined_name")
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    assert info.value.stage == "parse"
+
+
+# ---- arch table -------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["sm_50", "sm_99", "sm_90f", "sm_80a", "sm_70", "sm_61", "sm_130"])
+def test_archs_nvcc_cannot_target_are_arch_errors(arch):
+    with pytest.raises(ArchError) as info:
+        compiler.resolve_arch(arch)
+    assert "sm_90a" in str(info.value) and "sm_100a" in str(info.value)   # the supported list
+
+
+def test_arch_error_comes_before_nvcc(scale, monkeypatch):
+    from txlab import toolchain
+
+    def no(*a, **k):
+        raise AssertionError("nvcc was reached")
+
+    monkeypatch.setattr(toolchain, "cuda_to_ptx", no)
+    with pytest.raises(ArchError):
+        txlab.compile(scale.ir_module, arch="sm_90f", name="scale")
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90a", "sm_100a", "sm_100f", "sm_120", "90"])
+def test_supported_archs_pass(arch):
+    assert compiler.resolve_arch(arch).startswith("sm_")
+
+
+# ---- CLI exit codes -----------------------------------------------------------------------------
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "txlab.cli", *argv], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_cli_empty_file_fails(tmp_path):
+    f = tmp_path / "empty.py"
+    f.write_text("")
+    out = _cli("compile", str(f))
+    assert out.returncode != 0 and "empty" in out.stderr
+
+
+def test_cli_unknown_emit_fails(tmp_path):
+    f = tmp_path / "k.py"
+    f.write_text("from tvm.script import tirx as T\n" + SCALE)
+    out = _cli("compile", str(f), "--emit", "resources,bogus")
+    assert out.returncode != 0 and "bogus" in out.stderr
+
+
+def test_cli_file_without_kernels_and_python_errors_fail(tmp_path):
+    f = tmp_path / "none.py"
+    f.write_text("x = 1\n")
+    out = _cli("compile", str(f))
+    assert out.returncode != 0 and "no @T.prim_func" in out.stderr
+    g = tmp_path / "boom.py"
+    g.write_text("x = 1\nraise RuntimeError('boom')\n")
+    out = _cli("compile", str(g))
+    assert out.returncode == 1 and "RuntimeError at line 2" in out.stderr and "Traceback" not in out.stderr
+    out = _cli("compile", str(tmp_path / "missing.py"))
+    assert out.returncode == 1 and "does not exist" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeypatch):
+    monkeypatch.setattr(txlab.config, "isolation", isolation)
+    c = txlab.compile(scale.ir_module, name="scale")          # the local GPU's arch
+    a = np.arange(8, dtype=np.float32)
+    b = np.zeros(8, np.float32)
+    c(a, b, 8)
+    assert np.array_equal(b, 2 * a)
+    ro = np.zeros(8, np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(InputError, match="read-only"):
+        c(a, ro, 8)
+    with pytest.raises(InputError) as info:
+        c(a.astype(np.float64), b, 8)
+    assert "needs a CUDA GPU" not in str(info.value)
+    assert txlab.check(c, [a, np.zeros(8, np.float32), 8], lambda x, y, n: 2 * x).ok
