@@ -105,7 +105,10 @@ class OptunaSearch:
         self.space = space
         self.budget = budget
         self.valid = {json.dumps(c, sort_keys=True) for c in space.configs()}
-        n_startup = startup if startup is not None else max(4, min(10, len(self.valid) // 4))
+        # random start-up trials before TPE models the results (the priors count among them); under a
+        # small count budget keep it to half the budget, or TPE would never be used
+        n_startup = startup if startup is not None else max(2, min(10, len(self.valid) // 4,
+                                                                   (budget.count or 20) // 2))
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup, constant_liar=True,
                                              multivariate=True)
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
