@@ -38,6 +38,8 @@ SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 2048), (1024, 819
           (2048, 2048, 8192), (8192, 1024, 8192), (16384, 16384, 16384)]
 LOG: list[str] = []
 T0 = time.monotonic()
+ENGINE = "ray"      # "serial" when Ray is missing on the host
+SEARCH = "auto"     # "exhaustive" when Optuna is missing
 
 
 def say(*parts):
@@ -127,7 +129,7 @@ def planted(txlab, record, gpu):
     say("\n== planted fault and hang ==")
     res = txlab.tune(planted_build, {"kind": ["good", "fault", "hang"]}, inputs if gpu else None,
                      check=copy_reference, rel_tol=0.0, timeout_s=3.0, warmup=2, rep=5, use_cache=False,
-                     name="planted")
+                     name="planted", engine=ENGINE)
     for r in res.rows:
         say(f"  {r.config['kind']:<6} {r.status:<14} {r.fault_kind or '':<16} {r.reason[:110]}")
     record["planted"] = res.to_dict()
@@ -170,7 +172,8 @@ def copy_sweep(txlab, torch, timer, record, budget, gpu):
     space = {**bw.COPY_SPACE, "constraint": bw.copy_space_valid(n)}
     default = {"threads": 256, "unroll": 4, "blocks_per_sm": 8, "unguarded": False}
     res = txlab.tune(bw.copy_build(n), space, bw.copy_inputs(n) if gpu else None, check=copy_reference,
-                     rel_tol=0.0, bytes=nbytes, budget=budget, prior=[default], warmup=5, rep=20, name="copy_1GiB")
+                     rel_tol=0.0, bytes=nbytes, budget=budget, prior=[default], warmup=5, rep=20, name="copy_1GiB",
+                     engine=ENGINE, search=SEARCH)
     out = {"sweep": res.to_dict()}
     for r in sorted(res.measured, key=lambda r: r.time_ms)[:5]:
         say(f"  {r.config}  {r.gbps:,.0f} GB/s")
@@ -208,7 +211,7 @@ def gemm_sweeps(txlab, hg, torch, timer, record, budget, deadline, gpu, shapes):
             res = txlab.tune(hg.tune_build(m, n, k), {**hg.TUNE_SPACE, "constraint": hg.tune_valid},
                              hg.tune_inputs(m, n, k) if gpu else None, check=hg.reference, rel_tol=1e-2,
                              flops=hg.flops(m, n, k), budget=budget, prior=hg.TUNE_PRIOR, warmup=5, rep=20,
-                             timeout_s=10.0, name=f"gemm_{name}")
+                             timeout_s=10.0, name=f"gemm_{name}", engine=ENGINE, search=SEARCH)
         except Exception as exc:  # noqa: BLE001 - one shape must not end the run
             say(f"  {name}: sweep failed: {type(exc).__name__}: {exc}")
             LOG.append(traceback.format_exc())
@@ -276,6 +279,8 @@ def main():
     ap.add_argument("--compile-count", type=int, default=32)
     ap.add_argument("--quick", action="store_true", help="small counts, two shapes (a smoke test)")
     ap.add_argument("--no-gpu", action="store_true", help="compile-only everywhere")
+    ap.add_argument("--engine", choices=("auto", "serial"), default="auto",
+                    help="serial: no Ray (what happens by itself when Ray is not importable)")
     args = ap.parse_args()
     if args.quick:
         args.budget, args.copy_budget, args.compile_count = 3, 3, 4
@@ -289,6 +294,20 @@ def main():
     from txlab.tune import engine as E
 
     gpu = not args.no_gpu
+    global ENGINE, SEARCH
+    try:
+        if args.engine == "serial":
+            raise ImportError("--engine serial")
+        import ray  # noqa: F401
+    except ImportError:
+        ENGINE = "serial"
+        say("!! Ray is not importable here (pack it with scripts/pack_ray.sh): sweeps run in this process "
+            "(engine='serial'); the compile-scaling phase is skipped")
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        SEARCH = "exhaustive"
+        say("!! Optuna is not importable here: budgets take the first configurations (priors first)")
     torch = timer = None
     if gpu:
         import torch as _torch
@@ -301,17 +320,20 @@ def main():
     record = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "host": os.uname().nodename, "cpus": os.cpu_count(), "args": vars(args)}
     n_gpus = torch.cuda.device_count() if gpu else 0
-    init = E.ray_init(num_cpus=os.cpu_count(), num_gpus=n_gpus)
-    say(f"Ray {init['mode']} started in {init['init_s']:.1f} s: {E.node_report()}")
-    record["ray"] = {**init, "nodes": E.node_report()}
-    if gpu:
+    if ENGINE == "ray":
+        init = E.ray_init(num_cpus=os.cpu_count(), num_gpus=n_gpus)
+        say(f"Ray {init['mode']} started in {init['init_s']:.1f} s: {E.node_report()}")
+        record["ray"] = {**init, "nodes": E.node_report()}
+    record["engine"], record["search"] = ENGINE, SEARCH
+    if gpu and ENGINE == "ray":
         actors, placement = E.measurers(n_gpus)
         say(f"GPU actors: {placement}")
         record["placement"] = placement
         record["device"] = placement[0]["device"] if placement else None
     try:
         planted(txlab, record, gpu)
-        compile_scaling(txlab, hg, record, args.compile_count, cache_root)
+        if ENGINE == "ray":
+            compile_scaling(txlab, hg, record, args.compile_count, cache_root)
         copy_sweep(txlab, torch, timer, record, args.copy_budget, gpu)
         shapes = SHAPES[:2] if args.quick else SHAPES
         entries = gemm_sweeps(txlab, hg, torch, timer, record, args.budget, args.deadline, gpu, shapes)
@@ -330,7 +352,8 @@ def main():
             json.dump(record, fh, indent=1, default=str)
         with open(os.path.join(args.out, "tune.log"), "w") as fh:
             fh.write("\n".join(LOG) + "\n")
-        E.shutdown()
+        if ENGINE == "ray":
+            E.shutdown()
     return 0
 
 
