@@ -53,6 +53,8 @@ def write_notebook(path: Path, names, events: int) -> list[tuple[str, int]]:
     # so that measurement includes the payload (binary columns) and its transfer to the browser
     big = cases.large_timeline_cell(events).rstrip().splitlines()
     cells.append(nbformat.v4.new_code_cell("\n".join(big[:-1])))
+    # the large source view: the Hopper GEMM (~700 SASS, ~1000 CUDA and thousands of PTX lines)
+    cells.append(nbformat.v4.new_code_cell(_bind(cases.large_source_cell(), "w_source_large")))
     # baseline: the smallest Python round trip through ipywidgets (IntText → observer → Label)
     cells.append(nbformat.v4.new_code_cell(
         "import ipywidgets as W\n"
@@ -68,6 +70,8 @@ def write_notebook(path: Path, names, events: int) -> list[tuple[str, int]]:
         cells.append(nbformat.v4.new_code_cell(f"w_{n}"))
     shown.append(("timeline-large", len(cells)))
     cells.append(nbformat.v4.new_code_cell(big[-1]))
+    shown.append(("source-large", len(cells)))
+    cells.append(nbformat.v4.new_code_cell("w_source_large"))
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, path)
@@ -200,6 +204,29 @@ def timeline_zoom(page, sel: str, steps: int) -> list[float]:
     return frames
 
 
+def source_stats(page, sel: str) -> dict:
+    return json.loads(page.locator(f"{sel} [data-testid='source-stats']").inner_text() or "{}")
+
+
+def source_highlight(page, sel: str, n: int) -> list[dict]:
+    """Hover n different TVMScript lines (mouseover events): the widget's own handler time
+    (highlight + scroll of the three other panes) and the time to the next painted frame."""
+    return page.evaluate("""async ([sel, n]) => {
+        const root = document.querySelector(sel);
+        const rows = [...root.querySelectorAll("[data-testid='source-pane-user'] .r[data-u]")];
+        const stats = root.querySelector("[data-testid='source-stats']");
+        const out = [];
+        for (let i = 0; i < n; i++) {
+            const r = rows[(i * 7919) % rows.length];
+            const t0 = performance.now();
+            r.querySelector('.t').dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+            await new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));  // after that frame's paint
+            out.push({ handler: JSON.parse(stats.textContent).lastHighlightMs, frame: performance.now() - t0 });
+        }
+        return out;
+    }""", [sel, n])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--events", type=int, default=1_000_000)
@@ -229,7 +256,8 @@ def main(argv=None):
         sels = {}
         for name, k in shown:
             print(f"  displaying {name} (cell {k})", file=sys.stderr, flush=True)
-            cls = {"timeline-large": "txlab-timeline", "roundtrip-baseline": "txlab-bench-roundtrip"}.get(name, f"txlab-{name}")
+            cls = {"timeline-large": "txlab-timeline", "roundtrip-baseline": "txlab-bench-roundtrip",
+                   "source-large": "txlab-source"}.get(name, f"txlab-{name}")
             res["first_render_ms"][name] = round(run_cell_timed(page, k, cls), 1)
             H.wait_kernel_idle(page, 300)
             page.evaluate("([k, cls]) => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')[k]"
@@ -245,6 +273,16 @@ def main(argv=None):
                                          "p90": round(sorted(zoom)[int(0.9 * (len(zoom) - 1))], 3),
                                          "max": round(max(zoom), 3), "n": len(zoom)}
         H.screenshot(page, "bench-timeline-1M", big)
+        src = sels["source-large"]
+        page.wait_for_timeout(300)
+        res["source_large_first_paint_ms"] = source_stats(page, src).get("firstPaintMs")
+        hl = source_highlight(page, src, 4 * args.repeats)
+        res["source_large_highlight_ms"] = {"median": round(statistics.median(r["handler"] for r in hl), 2),
+                                            "max": round(max(r["handler"] for r in hl), 2),
+                                            "frame_median": round(statistics.median(r["frame"] for r in hl), 2),
+                                            "frame_max": round(max(r["frame"] for r in hl), 2),
+                                            "rows": source_stats(page, src).get("rows")}
+        H.screenshot(page, "bench-source-gemm", src)
         rt = roundtrip_baseline(page, sels["roundtrip-baseline"], args.repeats)
         res["ipywidgets_roundtrip_ms"] = {"median": round(statistics.median(rt), 1), "max": round(max(rt), 1)}
         if "schedule" in sels:
@@ -278,6 +316,13 @@ def main(argv=None):
     z = res["timeline_zoom_frame_ms"]
     rows.append((f"timeline {args.events:,}: median zoom frame (p90 {z['p90']}, max {z['max']})", f"{z['median']:.3f}",
                  "≤ 16", "ok" if z["median"] <= 16 else "MISSED"))
+    fp = res.get("source_large_first_paint_ms")
+    rows.append(("SourceView Hopper GEMM: render() → first paint (widget stats)", f"{fp}", "≤ 500",
+                 "ok" if fp is not None and fp <= 500 else "MISSED"))
+    hl = res["source_large_highlight_ms"]
+    rows.append((f"SourceView Hopper GEMM: hover → highlight in 4 panes, median handler (max {hl['max']}; "
+                 f"to painted frame {hl['frame_median']}, max {hl['frame_max']})", f"{hl['median']:.2f}", "≤ 50",
+                 "ok" if hl["max"] <= 50 else "MISSED"))
     if "scheduler_param_change_ms" in res:
         s = res["scheduler_param_change_ms"]
         rows.append((f"scheduler num_ctas change → redraw, median (max {s['max']}; DOM {s['dom_median']}, "

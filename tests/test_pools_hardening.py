@@ -4,6 +4,7 @@ import pytest
 tvm = pytest.importorskip("tvm")
 from tvm.script import tirx as T  # noqa: E402
 
+import txlab.arch as arch_mod  # noqa: E402
 import txlab.pools as pools  # noqa: E402
 from txlab.errors import ArchError  # noqa: E402
 
@@ -45,7 +46,7 @@ def test_no_arch_without_a_gpu_judges_for_the_default_arch_said_once(monkeypatch
     from txlab import compiler, device
 
     monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(False, "test: no GPU"))
-    monkeypatch.setattr(compiler, "_noticed_default_arch", False)
+    monkeypatch.setattr(arch_mod, "_noticed_default_arch", False)
     with pytest.raises(pools.PoolOverflowError) as info:
         pools.check(eight_gib)
     assert info.value.arch == txlab.config.default_arch

@@ -225,3 +225,22 @@ def test_gpu_trace_matches_cpu(name, nc, params):
     assert (cpu.cta == gpu.cta).all() and (cpu.step == gpu.step).all()
     for k in cpu.attrs:
         assert (cpu.attrs[k] == gpu.attrs[k]).all(), k
+
+
+def test_l2_group_size_one_traces_in_the_explorer():
+    """Issue 16: l2_group_size=1 made the runtime-extent build divide by a constant 0 and the
+    explorer said 'pass specialize=False' although it already did; it now traces (specialized)."""
+    from txlab import schedulers as S
+    from txlab.views.schedule import SchedulerExplorer
+
+    want = S.trace("ClusterPersistentScheduler2D", specialize=True, l2_group_size=1)
+    got = S.trace("ClusterPersistentScheduler2D", specialize=False, l2_group_size=1)
+    assert got.specialized
+    assert got.to_dict(arrays=False)["params"] == want.to_dict(arrays=False)["params"]
+    import numpy as np
+
+    for a in want.attrs:
+        assert np.array_equal(got.attrs[a], want.attrs[a])
+    w = SchedulerExplorer({"scheduler": "ClusterPersistentScheduler2D", "params": {"l2_group_size": 1}})
+    assert "error" not in w.left_view, w.left_view.get("error")
+    assert "specialize=False" not in str(w.left_view)

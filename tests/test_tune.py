@@ -87,7 +87,7 @@ def test_compile_only_sweep_records_facts_per_configuration():
         f = r.facts
         assert r.status == "compiled" and r.compile_s > 0 and r.key
         assert f["registers"] > 0 and f["spill_bytes"] == 0 and f["threads"] == r.config["threads"]
-        assert f["blocks_per_sm"] == min(32, 2048 // f["threads"]) and f["limited_by"] == "threads"
+        assert f["blocks_per_sm"] == min(32, 2048 // f["threads"]) and "warps" in f["limited_by"]
         assert f["sass"]["LDG"] >= r.config["unroll"] and f["sass"]["STG"] >= r.config["unroll"]
         assert f["sass_instructions"] > 10
     more = {r.config["unroll"]: r.facts["registers"] for r in res.rows if r.config["threads"] == 256}

@@ -25,6 +25,12 @@ _EXPORTS = {
     "CheckResult": "txlab.run",
     "config": "txlab.settings",
     "export_html": "txlab.export",
+    "profile": "txlab.profiling",
+    "Profile": "txlab.profiling",
+    "emulate": "txlab.emulator",
+    "EmulationResult": "txlab.emulator",
+    "sanitize": "txlab.sanitizer",
+    "SanitizerReport": "txlab.sanitizer",
     "TuneResult": "txlab.tune",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
@@ -32,6 +38,11 @@ _SUBMODULES = {
     "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
     "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
     "build", "launch", "ir", "hooks",
+    "occupancy", "profiling", "ncu",
+    "sanitizer", "banks", "simt",
+    "sass",
+    "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
+    "emulator",
     "tune",  # a callable package: txlab.tune(build, space, inputs, ...)
 }
 

@@ -99,9 +99,37 @@ def _read_verified(path: Path, key: str) -> dict | None:
             if len(data) != size or _digest(data) != want.get("sha256"):
                 return None
             out[name] = data
+        out.update(_late_files(path, key, set(out)))
         return out
     except (FileReadError, ValueError, OSError):
         return None
+
+
+LATE_SUFFIX = ".digest"     # an artifact added after the entry was published vouches for itself here
+_MAX_LATE_FILES = 16
+
+
+def _late_files(path: Path, key: str, known: set) -> dict:
+    """Artifacts added later by :func:`add_file` whose own digest file (written after them) names
+    ``key`` and matches; one that does not verify is left out (its caller recomputes it)."""
+    from txlab.files import FileReadError, read_bytes_capped
+
+    out = {}
+    for digest_path in sorted(path.glob("*" + LATE_SUFFIX))[:_MAX_LATE_FILES]:
+        name = digest_path.name[: -len(LATE_SUFFIX)]
+        if name in known or name == MANIFEST or "/" in name or name.startswith("."):
+            continue
+        try:
+            want = json.loads(read_bytes_capped(digest_path, 4096, "cache digest"))
+            size = want.get("bytes") if isinstance(want, dict) else None
+            if want.get("key") != key or not isinstance(size, int) or not 0 <= size <= MAX_ENTRY_FILE_BYTES:
+                continue
+            data = read_bytes_capped(path / name, size, "cache artifact")
+            if len(data) == size and _digest(data) == want.get("sha256"):
+                out[name] = data
+        except (FileReadError, ValueError, OSError, AttributeError):
+            continue
+    return out
 
 
 def load(key: str) -> dict | None:
@@ -222,3 +250,28 @@ def clear() -> int:
     count = sum(1 for _ in root.glob("*/*"))
     shutil.rmtree(root, ignore_errors=True)
     return count
+
+
+def add_file(key: str, name: str, data: bytes | str) -> bool:
+    """Add an artifact computed later (e.g. SASS, disassembled on first use) to an existing entry:
+    written beside it and renamed into place, then its own digest file (``<name>.digest``), so
+    :func:`load` serves it only while the two agree. False when the entry is gone or not writable
+    (the caller keeps its value in memory)."""
+    if name == MANIFEST or name.endswith(LATE_SUFFIX) or "/" in name or name.startswith("."):
+        raise ValueError(f"{name!r} cannot be added to a cache entry")
+    blob = data.encode() if isinstance(data, str) else bytes(data)
+    try:
+        final = entry_path(key)
+        if not (final / MANIFEST).is_file():
+            return False
+        for target, payload in ((name, blob), (name + LATE_SUFFIX, json.dumps(
+                {"key": key, "bytes": len(blob), "sha256": _digest(blob)}).encode())):
+            fd, tmp = tempfile.mkstemp(prefix=f".{target}-", dir=final)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final / target)     # the digest last: it vouches for the artifact
+        return True
+    except OSError:
+        return False

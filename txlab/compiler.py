@@ -9,86 +9,21 @@ Stages: ``lower`` (TIRx pipeline), ``codegen`` (TVM's CUDA C), ``nvcc`` (CUDA C 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from txlab import build, cache, ir, toolchain
 from txlab.errors import CompileError
 
-# sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
-_ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
-_KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
-# What CUDA 13's nvcc/ptxas (txlab's toolchain) can target: `nvcc --list-gpu-code` gives the bases
-# (13.0 dropped Maxwell, Pascal and Volta); arch-specific "a" exists from sm_90, family "f" from
-# sm_100 (CUDA C++ Programming Guide, "Feature Availability").
-SUPPORTED_ARCH_BASES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100",
-                        "sm_103", "sm_110", "sm_120", "sm_121")
-
-
-def supported_archs() -> list[str]:
-    out = []
-    for base in SUPPORTED_ARCH_BASES:
-        major = int(base[3:-1])
-        out.append(base)
-        if major >= 9:
-            out.append(base + "a")
-        if major >= 10:
-            out.append(base + "f")
-    return out
-_notice_lock = threading.Lock()
-_noticed_default_arch = False
-
-
-def _say_once_default_arch(arch: str) -> None:
-    global _noticed_default_arch
-    with _notice_lock:
-        if _noticed_default_arch:
-            return
-        _noticed_default_arch = True
-    print(f"txlab: no GPU here, so kernels are compiled for {arch} "
-          f"(pass arch=... or --arch to choose another).", file=sys.stderr)
-
-
-def resolve_arch(arch: str | None) -> str:
-    """The arch to compile for: the one given, else the local GPU's, else txlab.config.default_arch."""
-    if arch is None:
-        from txlab.device import probe
-        from txlab.settings import config
-
-        info = probe()
-        if info.available:
-            return info.arch
-        arch = config.default_arch
-        _say_once_default_arch(arch)
-    arch = str(arch).strip().lower()
-    if arch.isdigit():
-        arch = f"sm_{arch}"
-    m = _ARCH_RE.match(arch)
-    if not m or int(m.group(1)) not in _KNOWN_MAJORS:
-        from txlab.errors import ArchError
-
-        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
-                        f"(supported: {', '.join(supported_archs())})")
-    if arch not in supported_archs():
-        from txlab.errors import ArchError
-
-        base = arch.rstrip("af")
-        if base in SUPPORTED_ARCH_BASES:
-            why = (f"'{arch[-1]}' variants exist from "
-                   f"{'sm_90' if arch.endswith('a') else 'sm_100'} on")
-        elif int(m.group(1)) < 7 or base in ("sm_70", "sm_72"):
-            why = "CUDA 13 no longer targets Maxwell, Pascal or Volta (use CUDA 12 for those)"
-        else:
-            why = "no such GPU generation"
-        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: "
-                        f"{', '.join(supported_archs())}")
-    return arch
+from txlab.arch import SUPPORTED_ARCH_BASES, _ARCH_RE, resolve_arch, supported_archs  # noqa: F401 (re-exported)
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,7 +49,6 @@ class Compiled:
     cuda_source: str
     ptx: str
     cubin: bytes
-    sass: str
     resources: dict
     launch: dict
     params: list
@@ -126,6 +60,26 @@ class Compiled:
     ir_module: Any = field(default=None, repr=False, compare=False)
     _executable: Any = field(default=None, repr=False, compare=False)
     _lowered: Any = field(default=None, repr=False, compare=False)
+    # srcmap: compile options, launchability warnings, nvdisasm -gi text (lazy), line table
+    options: Any = None
+    warnings: list = field(default_factory=list)
+    sass_lines: str | None = field(default=None, repr=False, compare=False)
+    line_table: Any = field(default=None, repr=False, compare=False)
+    _source_map: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def sass(self) -> str:
+        """SASS of every kernel (nvdisasm). Disassembled on first use, then kept in the cache."""
+        from txlab import sourcemap
+
+        return sourcemap.ensure_sass(self)[0]
+
+    @property
+    def source_map(self):
+        """The line map (:class:`txlab.sourcemap.SourceMap`): user line <-> CUDA, PTX, SASS."""
+        from txlab import sourcemap
+
+        return sourcemap.source_map_of(self)
 
     # ---- model -------------------------------------------------------------------------------
     @property
@@ -145,18 +99,30 @@ class Compiled:
             "compile_seconds": self.compile_seconds, "cache_hit": self.cache_hit,
             "timings": self.timings, "key": self.key,
             "sizes": {"script": len(self.script), "cuda_source": len(self.cuda_source),
-                      "ptx": len(self.ptx), "cubin": len(self.cubin), "sass": len(self.sass)},
+                      "ptx": len(self.ptx), "cubin": len(self.cubin),
+                      "sass": len(self.sass) if self.sass_lines is not None else None},
+            "options": self.options.to_dict() if self.options is not None else None,
+            "warnings": list(self.warnings),
         }
 
     def instructions(self, pattern: str) -> list[str]:
-        """SASS lines whose opcode matches ``pattern`` (a regex), e.g. ``c.instructions('HGMMA')``."""
+        """SASS instructions whose text, predicate excluded, matches ``pattern`` (a regex searched
+        from the opcode on), e.g. ``c.instructions('^HGMMA')``; ``'^SYNCS'`` also finds
+        ``@P0 SYNCS...``. Returned as printed, predicate included."""
         rx = re.compile(pattern)
         out = []
         for line in self.sass.splitlines():
-            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
-            if m and rx.search(m.group(1)):
-                out.append(m.group(1))
+            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P(?:T|\d+)\s+)?(.*?)\s*;", line)
+            if m and rx.search(m.group(2)):
+                out.append((m.group(1) or "") + m.group(2))
         return out
+
+    def sass_table(self):
+        """One row per SASS instruction with its scheduling control bits (stall, yield, read/write
+        dependency barriers, wait mask, reuse), class and user line: a :class:`txlab.sass.SassTable`."""
+        from txlab.sass import table
+
+        return table(self)
 
     def plot(self, ax=None):
         """Where the compile time went, and each kernel's registers and shared memory."""
@@ -255,19 +221,29 @@ def _int_or0(v):
 
 # ---------------------------------------------------------------------------------------------
 def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
-            progress=None) -> Compiled:  # noqa: A001 - the domain word
+            progress=None, fast_math: bool = True, maxrregcount: int | None = None,
+            nvcc_flags=None) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
 
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
+    ``fast_math`` (default True, like TVM's own nvcc path: ``--use_fast_math``, so FADD/FMUL are
+    ``.FTZ`` and ``exp`` is ``MUFU.EX2``), ``maxrregcount`` (ptxas's register cap) and
+    ``nvcc_flags`` (extra nvcc flags; ``-Xptxas X`` goes to ptxas) are part of the cache key.
+    Kernels are always compiled with ``-lineinfo`` (the line map: ``Compiled.source_map``).
     Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
     """
     import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
+    from txlab import diagnose, sourcemap
+    from txlab.options import CompileOptions
+
     t_start = time.perf_counter()
+    options = CompileOptions.make(fast_math=fast_math, maxrregcount=maxrregcount, nvcc_flags=nvcc_flags)
     mod, entry = ir.as_module(kernel, name)
     arch = resolve_arch(arch)
     script = mod.script()
     key = cache.make_key(script=script, arch=arch, tools=toolchain.versions(), tvm=_tvm_versions(),
-                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS])
+                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
+                         options=options.key(), lines=sourcemap.span_signature(mod))
     if use_cache:
         entry_files = cache.load(key)
         compiled = _from_cache(entry_files, mod, key) if entry_files is not None else None
@@ -277,6 +253,7 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
             return compiled
     report = progress if progress is not None else _progress_for(entry)
     timings: dict[str, float] = {}
+    line_table = None
     try:
         report("lower")
         t = time.perf_counter()
@@ -288,25 +265,31 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         t = time.perf_counter()
         cuda_source = build.codegen_source(lowered, entry)
         timings["codegen"] = time.perf_counter() - t
+        t = time.perf_counter()
+        try:
+            line_table = sourcemap.build_line_table(
+                mod, lowered.device_mods, cuda_source,
+                lambda mods: build.codegen_source(dataclasses.replace(lowered, device_mods=mods), entry))
+        except CompileError:
+            line_table = None  # the map is an extra: never fail a compile for it
+        timings["linemap"] = time.perf_counter() - t
 
         report("nvcc")
         t = time.perf_counter()
-        ptx = toolchain.cuda_to_ptx(cuda_source, arch)
+        ptx = toolchain.cuda_to_ptx(cuda_source, arch, base_flags=options.nvcc_args())
         timings["nvcc"] = time.perf_counter() - t
 
         report("ptxas")
         t = time.perf_counter()
-        cubin, ptxas_report = toolchain.ptx_to_cubin(ptx, arch)
+        cubin, ptxas_report = toolchain.ptx_to_cubin(ptx, arch, extra_flags=options.ptxas_args())
         timings["ptxas"] = time.perf_counter() - t
-
-        report("disasm")
-        t = time.perf_counter()
-        sass = toolchain.cubin_to_sass(cubin)
-        timings["disasm"] = time.perf_counter() - t
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
         if exc.stage in ("nvcc", "ptxas"):
-            build.point_at_user_line(exc, mod)
+            if not diagnose.map_toolchain_error(exc, mod, locals().get("cuda_source"), line_table, arch,
+                                              ptx=locals().get("ptx")):
+                build.point_at_user_line(exc, mod)
+        diagnose.add_hints(exc, mod, arch)
         exc.args = (exc._text(),)
         raise
     finally:
@@ -318,10 +301,11 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
     compiled = Compiled(
         name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
-        sass=sass, resources=resources, launch=launch, params=build.params_of(mod),
+        resources=resources, launch=launch, params=build.params_of(mod),
         compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
-        ptxas_report=ptxas_report, ir_module=mod, _lowered=lowered,
+        ptxas_report=ptxas_report, ir_module=mod, options=options, line_table=line_table, _lowered=lowered,
     )
+    compiled.warnings = diagnose.launchability(compiled)
     cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
     return compiled
 
@@ -359,17 +343,25 @@ def _to_cache(c: Compiled) -> dict:
                        "cluster": list(v["cluster"]) if v["cluster"] else None}
                    for k, v in c.launch.items()},
         "timings": c.timings, "key": c.key,
+        "options": c.options.to_dict() if c.options is not None else None, "warnings": c.warnings,
     }
-    return {
+    files = {
         "meta.json": json.dumps(meta, indent=1), "script.py": c.script, "kernel.cu": c.cuda_source,
-        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "kernel.sass": c.sass,
-        "ptxas.txt": c.ptxas_report,
+        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "ptxas.txt": c.ptxas_report,
     }
+    if c.sass_lines is not None:
+        files["kernel.sass-lines"] = c.sass_lines
+    if c.line_table is not None:
+        files["linemap.json"] = json.dumps(c.line_table.to_dict())
+    return files
 
 
 def _from_cache(files: dict, mod, key: str) -> Compiled | None:
     """The Compiled an entry holds, or None when any part of it does not decode to the expected
     types (the entry verified against its manifest, but a manifest can be rewritten too)."""
+    from txlab.options import CompileOptions
+    from txlab.sourcemap import LineTable
+
     try:
         meta = json.loads(files["meta.json"])
         if meta.get("key") != key:
@@ -392,16 +384,25 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
         if not isinstance(meta["params"], list) or not isinstance(meta["name"], str) or \
                 not isinstance(meta["arch"], str) or not _ARCH_RE.match(meta["arch"]):
             return None
+        warnings = meta.get("warnings", [])
+        if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+            return None
         cubin = files["kernel.cubin"]
         if cubin[:4] != b"\x7fELF":
             return None
+        sass_lines = files.get("kernel.sass-lines")
+        table = files.get("linemap.json")
         return Compiled(
             name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
-            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(),
-            cubin=cubin, sass=files["kernel.sass"].decode(),
+            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(), cubin=cubin,
             resources=resources, launch=launch, params=meta["params"], compile_seconds=0.0,
             cache_hit=True, timings=timings, key=key,
             ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
+            options=CompileOptions.from_dict(meta.get("options")), warnings=warnings,
+            sass_lines=sass_lines.decode() if sass_lines is not None else None,
+            line_table=LineTable.from_dict(json.loads(table)) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError
         return None
+
+

@@ -64,6 +64,9 @@ body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272
 .txlab-tabs table.txlab-res td, .txlab-tabs table.txlab-res th {{ padding: 2px 8px; text-align: right;
   border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); }}
 .txlab-tabs table.txlab-res th:first-child, .txlab-tabs table.txlab-res td:first-child {{ text-align: left; }}
+.txlab-warn {{ padding: 4px 8px; border-left: 4px solid var(--jp-warn-color1, #f57c00);
+  background: var(--jp-warn-color3, #fff3e0); color: var(--jp-ui-font-color0, #000); }}
+.txlab-warn ul {{ margin: 2px 0 2px 18px; padding: 0; }}
 .txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
 .txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
   border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
@@ -158,7 +161,9 @@ def compiled_html(compiled, show=None) -> str:
     hit = "cache hit" if compiled.cache_hit else "compiled"
     head = (f'<div class="txlab-head"><b>{_esc(compiled.name)}</b> · {_esc(compiled.arch)} · '
             f'{hit} in {_esc(_ms(compiled.compile_seconds))} · {len(compiled.cubin):,} B cubin · '
-            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))}</div>')
+            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))} · '
+            f'{_esc(_options_text(compiled))}</div>')
+    head += _warnings_html(compiled)
     return (f"<style>{_css()}{''.join(css_rules)}</style>"
             f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>')
 
@@ -177,6 +182,24 @@ def error_html(err) -> str:
     if err.hint:
         lines.append(f"hint: {html.escape(err.hint)}")
     return f"<style>{_css()}</style><div class=\"txlab-error\">{'<br>'.join(lines)}</div>"
+
+
+def _options_text(compiled) -> str:
+    opts = getattr(compiled, "options", None)
+    if opts is None:
+        from txlab.options import CompileOptions
+
+        opts = CompileOptions()
+    return opts.describe()
+
+
+def _warnings_html(compiled) -> str:
+    warns = getattr(compiled, "warnings", None) or []
+    if not warns:
+        return ""
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in warns)
+    return (f'<div class="txlab-warn" data-testid="launch-warnings"><b>cannot launch as compiled:</b>'
+            f"<ul>{items}</ul></div>")
 
 
 def timeline_html(tl) -> str:

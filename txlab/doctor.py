@@ -61,6 +61,15 @@ def report() -> dict:
         ptx_detail = "; ".join(tools[n]["problem"] for n in ("nvcc", "ptxas") if tools[n]["problem"])
         ptx_detail += f" (fix: {toolchain.TOOL_FIX['nvcc']})"
     iket_ok, iket_msg = _iket_status()
+    from txlab import ncu
+
+    ncu_path = ncu.find_ncu()
+    counters_ok, counters_msg = ncu.counters_permission()
+    try:
+        ncu.import_report_reader()   # PyPI's ncu-report, else the copy beside ncu
+        reader = True
+    except Exception:  # noqa: BLE001 - ProfilerError, or a reader that fails to load
+        reader = False
     features = {
         "compile to CUDA C": True,
         "PTX/cubin (nvcc+ptxas)": ptx_ok,
@@ -68,6 +77,8 @@ def report() -> dict:
         "run/check/bench on a GPU": gpu.available,
         "scheduler traces on the CPU": True,
         "IKET in-kernel profiling": iket_ok and gpu.available,
+        "Nsight Compute profiling (txlab.profile)": bool(ncu_path) and gpu.available and counters_ok is not False,
+        "reading saved profiles / .ncu-rep (ncu_report)": reader,
     }
     return {
         "python": sys.version.split()[0],
@@ -84,6 +95,8 @@ def report() -> dict:
         "gpu": gpu.to_dict() if gpu.available else {"available": False, "reason": gpu.reason},
         "iket": {"available": iket_ok, "detail": iket_msg},
         "ptx_cubin": {"available": ptx_ok, "detail": ptx_detail},
+        "ncu": {"path": ncu_path, "version": ncu.ncu_version(ncu_path) if ncu_path else None,
+                "counters_permitted": counters_ok, "counters": counters_msg},
         "features": features,
     }
 
@@ -110,6 +123,9 @@ def format_report(r: dict) -> str:
     if "ptx_cubin" in r:
         lines.append(f"nvcc+ptxas    {'ok' if r['ptx_cubin']['available'] else 'NOT WORKING'}: "
                      f"{r['ptx_cubin']['detail']}")
+    n = r.get("ncu") or {}
+    lines.append(f"ncu           {n.get('version') or '-':<12}{n.get('path') or 'not found'}")
+    lines.append(f"GPU counters  {n.get('counters') or '-'}")
     lines.append("")
     for feat, ok in r["features"].items():
         lines.append(f"  [{'x' if ok else ' '}] {feat}")

@@ -87,6 +87,25 @@ class KernelFault(TxlabError):
         super().__init__(f"[{kind}] {message}")
 
 
+class NotEmulatedError(TxlabError):
+    """The CPU emulator met an operation it does not model (``txlab.emulate``). It stops rather than
+    guess: ``name`` is the operation, ``lineno`` the user's line (when known)."""
+
+    def __init__(self, name: str, *, lineno: int | None = None, detail: str = ""):
+        self.name = name
+        self.lineno = lineno
+        where = f" at line {lineno}" if lineno is not None else ""
+        super().__init__(f"not emulated: {name}{where}" + (f" ({detail})" if detail else ""))
+
+
+class EmulationFault(TxlabError):
+    """``txlab.emulate(..., stop=True)`` stopped at its first finding; ``finding`` says what and where."""
+
+    def __init__(self, finding):
+        self.finding = finding
+        super().__init__(str(finding))
+
+
 # ---------------------------------------------------------------------------------------------
 # fault classification: what a CUDA error means and what usually causes it
 # CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind
@@ -133,3 +152,21 @@ def classify(text: str) -> str:
 def hint(kind: str) -> str | None:
     """The usual causes of a fault ``kind`` (None when there is nothing useful to say)."""
     return _HINTS.get(kind)
+
+
+class ProfilerError(TxlabError):
+    """Nsight Compute could not profile the kernel. ``reason``: ``no_ncu`` (not installed),
+    ``permission`` (performance counters restricted to admin users: ERR_NVGPUCTRPERM),
+    ``ncu_failed`` (ncu exited without a report; ``output`` has its log), ``no_kernel`` (ncu
+    profiled no launch of the kernel), ``report`` (the report could not be read). ``hint`` says
+    what to do."""
+
+    def __init__(self, reason: str, message: str, *, hint: str | None = None, output: str | None = None):
+        self.reason = reason
+        self.hint = hint
+        self.output = output
+        super().__init__(f"[{reason}] {message}" + (f"\nhint: {hint}" if hint else ""))
+
+
+class FormatError(TxlabError, ValueError):
+    """A saved file is not what it claims (wrong schema, unsupported version, missing fields)."""

@@ -24,7 +24,7 @@ from txlab.build import TVM_LOCATION_RE
 from txlab.errors import CompileError, TxlabError
 from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa: F401  (public here too)
 
-SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass")
+SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass", "source")
 
 
 class _ArgumentError(TxlabError):
@@ -55,6 +55,23 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
+    p.add_argument("--emulate", default=None, metavar="ARGS",
+                   help="after compiling, run each kernel on the CPU emulator with these arguments "
+                        "(a Python expression in the notebook's namespace, e.g. \"a, b, n\")")
+    p.add_argument("--profile", default=None, metavar="ARGS",
+                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
+    fm = p.add_mutually_exclusive_group()
+    fm.add_argument("--fast-math", dest="fast_math", action="store_true", default=True,
+                    help="nvcc --use_fast_math (the default)")
+    fm.add_argument("--no-fast-math", dest="fast_math", action="store_false", help="IEEE float math")
+    p.add_argument("--maxrregcount", type=int, default=None, help="ptxas register cap per thread")
+    p.add_argument("--nvcc-flag", dest="nvcc_flags", action="append", default=[],
+                   help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)")
+    p.add_argument("--sanitize", default=None, metavar="ARGS",
+                   help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
+                        "expression in the notebook's names, e.g. \"A, B\"); binds <kernel>_sanitized")
+    p.add_argument("--tools", default=None, help="with --sanitize: comma-separated compute-sanitizer tools "
+                                                  "(default memcheck,racecheck,synccheck,initcheck)")
     return p
 
 
@@ -69,9 +86,50 @@ def parse_magic_line(line: str):
     return _parser().parse_args(words)
 
 
+def profile_cell(results: dict, args_text: str, user_ns: dict):
+    """``%%tirx --profile "a, b, n"``: profile the cell's (first) kernel with the arguments the
+    expressions evaluate to in the notebook; returns (Compiled, Profile)."""
+    from txlab.profiling import profile
+
+    if not results:
+        raise _ArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
+    try:
+        value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
+    except Exception as exc:  # noqa: BLE001 - the user's own expression
+        raise _ArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    compiled = next(iter(results.values()))
+    return compiled, profile(compiled, *value)
+
+
 def _is_tvmscript_error(exc: BaseException) -> bool:
     """TVMScript's parser reports problems in a prim_func as a DiagnosticError with a location."""
     return type(exc).__name__ == "DiagnosticError" or bool(re.search(r"--> .+?:\d+:\d+", str(exc)))
+
+
+def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = None) -> dict:
+    """``%%tirx --sanitize "A, B"``: the arguments evaluated in the notebook's names, then
+    :func:`txlab.sanitize` on each kernel the cell compiled. Returns ``{name: SanitizerReport}``
+    (also bound as ``<name>_sanitized``)."""
+    from txlab.sanitizer import TOOLS, sanitize
+
+    try:
+        value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
+    except Exception as exc:
+        raise _ArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+    args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    chosen = TOOLS
+    if tools:
+        chosen = tuple(t.strip() for t in tools.split(",") if t.strip())
+        bad = [t for t in chosen if t not in TOOLS]
+        if bad:
+            raise _ArgumentError(f"%%tirx: unknown --tools value(s) {bad}; choose from {','.join(TOOLS)}")
+    out = {}
+    for name, c in results.items():
+        out[name] = sanitize(c, *args, tools=chosen)
+        user_ns[f"{name}_sanitized"] = out[name]
+    return out
 
 
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
@@ -124,12 +182,12 @@ def _defined_names(code) -> set[str]:
             if ins.opname in ("STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME")}
 
 
-def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool) -> str | None:
+def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=None) -> str | None:
     """A key over everything the cell's result depends on, or None when that can't be known
     (a referenced notebook value that is mutable and not a module/class/function)."""
     import types
 
-    parts = [source, str(arch), str(use_cache)]
+    parts = [source, str(arch), str(use_cache), repr(sorted((options or {}).items()))]
     own = _defined_names(code)
     for name in sorted(_referenced_names(code) - own):
         if name not in user_ns:
@@ -144,7 +202,7 @@ def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool) -> str | 
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
+def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options) -> dict:
     """Execute a %%tirx cell's source; compile each prim_func it defines. Returns {name: Compiled}
     and updates ``user_ns`` with everything the cell defined."""
     import dataclasses
@@ -160,7 +218,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
         raise _parse_error(exc, filename, source) from None
-    key = _memo_key(source, code, user_ns, arch, use_cache) if use_cache else None
+    key = _memo_key(source, code, user_ns, arch, use_cache, options) if use_cache else None
     if key is not None and key in _MEMO:
         _MEMO.move_to_end(key)
         elapsed = time.perf_counter() - t0
@@ -185,7 +243,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True) -> dict:
     compiled = {}
     for name, value in new.items():
         if isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
-            compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache)
+            compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache, **options)
     bound = {name: compiled.get(name, value) for name, value in new.items() if not name.startswith("__")}
     user_ns.update(bound)
     if key is not None:
@@ -220,13 +278,45 @@ def register(ipython) -> None:
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
             raise _ArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
-        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache)
+        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache,
+                           fast_math=args.fast_math, maxrregcount=args.maxrregcount,
+                           nvcc_flags=args.nvcc_flags)
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return
+        reports = sanitize_cell(results, args.sanitize, ipython.user_ns, args.tools) if args.sanitize else {}
+        if args.emulate:
+            from txlab.emulator import emulate
+
+            values = eval(f"({args.emulate},)", ipython.user_ns)  # noqa: S307 - the user's own expression
+            for c in results.values():
+                print(emulate(c, *values).summary())
+        if args.profile is not None:
+            compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
+            ipython.user_ns["_profile"] = prof
+            if args.quiet:
+                return
+            try:
+                from txlab.views import SourceView
+            except ImportError:
+                SourceView = None
+            if SourceView is not None:
+                display(SourceView(compiled, heat=prof.heat()))
+            display(HTML(prof._repr_html_()))
+            return
         if args.quiet or not show:
+            for r in reports.values():
+                display(r)
             return
         from txlab.display import compiled_html
 
+        tabs = [s for s in show if s != "source"]
         for c in results.values():
-            display(HTML(compiled_html(c, show=show)))
+            if tabs:
+                display(HTML(compiled_html(c, show=tabs)))
+            if "source" in show:
+                from txlab.views.source import SourceView
+
+                display(SourceView(c))
+        for r in reports.values():
+            display(r)

@@ -145,12 +145,14 @@ class Problem:
     barrier: str | None = None
     stage: int | None = None
     iteration: int | None = None
+    lineno: int | None = None   # the user's line of the offending arrive/copy (from_kernel specs)
+    lines: tuple = ()           # every line involved (arrives, expect_tx, copies)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def __str__(self) -> str:
-        return f"[{self.kind}] {self.message}"
+        return f"[{self.kind}]{f' line {self.lineno}:' if self.lineno is not None else ''} {self.message}"
 
 
 @dataclass(frozen=True)
@@ -932,6 +934,46 @@ class PipelineSpec:
     empty_buffer: str = ""
     kernel: str = ""
     notes: list = field(default_factory=list)
+    # what the code does (txlab.pipeline_code): arrivals per phase counted over the threads that
+    # execute each arrive, bytes announced by expect_tx and delivered by the TMA copies, and the
+    # user's line of each (None: not derived; notes say what was assumed instead)
+    arrivals_full: int | None = None
+    arrivals_empty: int | None = None
+    expect_tx_bytes: int | None = None
+    tx_delivered: int | None = None
+    lines: dict = field(default_factory=dict)
+    copies: list = field(default_factory=list)
+    arrive_sites: dict = field(default_factory=dict)
+
+    @property
+    def derived(self) -> bool:
+        """True when arrival counts were derived from the code (simulate() then uses them)."""
+        return self.arrivals_empty is not None or self.arrivals_full is not None
+
+    def roles(self) -> dict:
+        """The roles the code runs, per iteration: the producer waits on empty, announces and
+        receives the tx bytes and arrives on full as often as the code does; the consumers wait on
+        full and arrive on empty as many times as threads execute their arrive."""
+        af = self.arrivals_full if self.arrivals_full is not None else 1
+        ae = self.arrivals_empty if self.arrivals_empty is not None else self.init_empty
+        expect = self.expect_tx_bytes if self.expect_tx_bytes is not None else (
+            self.tx_delivered if self.tx_delivered is not None else self.tx_bytes)
+        deliver = self.tx_delivered if self.tx_delivered is not None else expect
+        prod = [("wait", "empty")]
+        if self.full == "tma" and expect is not None:
+            if af >= 1:
+                prod.append(("arrive_expect_tx", "full", int(expect)))
+                if af > 1:
+                    prod.append(("arrive", "full", af - 1))
+            else:
+                prod.append(("expect_tx", "full", int(expect)))
+            if deliver:
+                prod.append(("complete_tx", "full", int(deliver)))
+        elif af >= 1:
+            prod.append(("arrive", "full", af))
+        prod.append(("advance",))
+        cons = [("wait", "full")] + ([("arrive", "empty", ae)] if ae >= 1 else []) + [("advance",)]
+        return {"producer": {"ops": prod, "kind": "producer"}, "consumers": {"ops": cons, "kind": "consumer"}}
 
     def simulate_kwargs(self) -> dict:
         return dict(init_full=self.init_full, init_empty=self.init_empty,
@@ -943,8 +985,59 @@ class PipelineSpec:
         """Simulate this pipeline with one consumer role per empty arrival (``init_empty``) unless
         overridden; any :func:`simulate` keyword can be overridden."""
         kw = self.simulate_kwargs()
+        if self.derived and not {"roles", "consumers", "producers", "tx_bytes"} & set(overrides):
+            kw.pop("consumers")
+            kw.pop("tx_bytes")
+            kw.update(overrides)
+            trace = simulate(self.stages, iterations=iterations, roles=self.roles(), **kw)
+            placed = []
+            for p in (self._placed(p) for p in trace.problems):
+                if all((q.kind, q.lineno, q.message) != (p.kind, p.lineno, p.message) for q in placed):
+                    placed.append(p)
+            trace.problems = tuple(placed)
+            return trace
         kw.update(overrides)
         return simulate(self.stages, iterations=iterations, **kw)
+
+    def _placed(self, p: Problem) -> Problem:
+        """A problem of the derived protocol, at the line of the arrive/copy that causes it."""
+        import dataclasses
+
+        if p.kind in ("over_arrival", "init_count") and p.barrier in ("full", "empty"):
+            sites = self.arrive_sites.get(p.barrier) or []
+            total = sum(n for _, n, _ in sites)
+            init = self.init_full if p.barrier == "full" else self.init_empty
+            if not sites:
+                return p
+            worst = max(sites, key=lambda x: x[1])
+            line = worst[0]
+            threads = ", ".join(f"{n} thread(s) execute the {k} at line {ln}" for ln, n, k in sites)
+            if total > init:
+                kind = "over_arrival"
+                msg = (f"{p.barrier}[stage] receives {total} arrivals per phase but was initialised for "
+                       f"{init}: {threads}. Each phase completes after the first {init}; the surplus "
+                       f"completes phases nobody waited for, so the parity runs ahead and the waiters "
+                       f"hang or pass early. Guard the arrive so {init} thread(s) execute it per phase "
+                       f"(e.g. `if tid % 32 == 0` for one per warp, or T.ptx.elect_sync()), or init "
+                       f"the barrier with {total}.")
+            else:
+                kind = "under_arrival"
+                msg = (f"{p.barrier}[stage] receives only {total} arrival(s) per phase but was initialised "
+                       f"for {init}: {threads}. The phase never completes and its waiters hang. Let "
+                       f"{init} thread(s) arrive per phase, or init the barrier with {total}.")
+            return dataclasses.replace(p, kind=kind, message=msg, lineno=line,
+                                       lines=tuple(ln for ln, _, _ in sites))
+        if p.kind == "tx_mismatch":
+            ex, cp = self.lines.get("expect_tx") or [], self.lines.get("copy") or []
+            boxes = "; ".join(f"line {c['line']}: box {'x'.join(str(e) for e in c['box'])} {c['dtype']} = "
+                              f"{c['bytes']} B" + (f" x {c['threads']} threads" if c["threads"] != 1 else "")
+                              for c in self.copies)
+            msg = (f"{p.barrier}[stage] expects {self.expect_tx_bytes} bytes per phase (expect_tx at line "
+                   f"{', '.join(map(str, ex)) or '?'}) but the TMA copies deliver {self.tx_delivered} "
+                   f"({boxes}). " + p.message.split(" but the copies deliver")[-1].split(". ", 1)[-1])
+            return dataclasses.replace(p, message=msg, lineno=ex[0] if ex else (cp[0] if cp else None),
+                                       lines=tuple(ex) + tuple(cp))
+        return p
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -1094,6 +1187,10 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             spec.notes = notes
             out.append(spec)
             i += 2
+    if out:
+        from txlab.pipeline_code import derive
+
+        derive(kernel, out, getattr(kernel, "arch", None) or "sm_90a")
     return out
 
 

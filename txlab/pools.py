@@ -181,6 +181,19 @@ class PoolLayout:
 
         return widget(self, **kwargs)
 
+    def bank_conflicts(self):
+        """One row per shared-memory load/store in the kernel (``T.alloc_shared`` and SMEMPool
+        buffers): ``buffer``, ``lineno``, ``access``, ``ways`` (1 = conflict-free ... 32),
+        ``wavefronts`` and the colliding ``lanes``, from the index expressions evaluated for the 32
+        lanes of every warp (:mod:`txlab.banks`). Returns a :class:`txlab.banks.BankReport`."""
+        from txlab.banks import bank_conflicts
+
+        source = getattr(self, "_source", None)
+        if source is None:
+            raise ValueError("this plan does not know its kernel (it was not built by "
+                             "txlab.pools.layout); call txlab.pools.layout(kernel).bank_conflicts()")
+        return bank_conflicts(source, arch=self.arch, plan=self)
+
     # -- plotting --------------------------------------------------------------------------------
     def plot(self, ax=None):
         """Byte-scaled map of shared.dyn (and TMEM columns when present) with matplotlib."""
@@ -283,13 +296,14 @@ def layouts(kernel, *, arch: str | None = None) -> dict:
         f_arch = arch or _judgeable_arch(_target_arch(func))
         res, launch = _compiled_info(compiled, fname)
         out[fname] = _build(fname, func, f_arch, res, launch)
+        out[fname]._source = compiled if compiled is not None else tvm_module_of(mod, fname)
     return out
 
 
 def _judgeable_arch(arch) -> str:
     """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
     once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
-    from txlab.compiler import resolve_arch
+    from txlab.arch import resolve_arch
     from txlab.errors import ArchError
 
     resolved = resolve_arch(arch)
@@ -567,6 +581,13 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     plan.warnings += _warnings(plan, dyn)
     plan.occupancy = _occupancy(plan, limits, threads, regs)
     return plan
+
+
+def tvm_module_of(mod, fname):
+    """A module holding only function ``fname`` of ``mod`` (what bank_conflicts lowers)."""
+    import tvm
+
+    return tvm.IRModule({fname: mod[fname]})
 
 
 def tvm_ffi_call_type():

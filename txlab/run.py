@@ -56,6 +56,8 @@ class CheckResult:
     outputs: dict = field(default_factory=dict)
     rtol: float = 1e-5
     atol: float = 1e-6
+    device: str = "gpu"
+    findings: list = field(default_factory=list)   # the emulator's findings (device="cpu")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,6 +80,9 @@ class CheckResult:
                          + (f"; unwritten {o['unwritten']}" if o.get("unwritten") else "")
                          + (f"; first at {tuple(o['first_mismatch'])}: got {o['got']}, want {o['want']}"
                             if o["first_mismatch"] is not None else "") + ")")
+        if self.device == "cpu":
+            parts.append("on the CPU emulator" + (f"; {len(self.findings)} finding(s): " + "; ".join(self.findings[:3])
+                                                  if self.findings else ""))
         return "; ".join(parts)
 
     def __repr__(self):
@@ -92,7 +97,7 @@ def _poison(a: np.ndarray):
 
 
 def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: float = 1e-6,
-          timeout_s: float | None = None) -> CheckResult:
+          timeout_s: float | None = None, device: str | None = None) -> CheckResult:
     """Run the kernel on copies of ``args`` and compare with ``reference``.
 
     ``reference(*args)`` gets numpy copies of the inputs and returns the expected output: one array
@@ -100,21 +105,44 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
     ``outputs``), or a dict ``{param_name: array}``. Output buffers are poisoned (NaN / 0xA5) before
     the launch, so unwritten elements are caught. In isolated mode the run happens in the worker
     (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds the kernel).
+    ``device="cpu"`` (or ``txlab.config.device = "cpu"``) runs it on the CPU emulator
+    (:func:`txlab.emulate`) instead; its findings are in ``CheckResult.findings``.
     """
-    checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
+    from txlab.settings import config
+
+    device = device or config.device
+    if device not in ("gpu", "cpu"):
+        raise ValueError(f"device must be 'gpu' or 'cpu', not {device!r}")
+    if device == "gpu":
+        checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
-    exp = expected_outputs(compiled, expected, outputs)
-    index = {p["name"]: i for i, p in enumerate(compiled.params)}
+    params = compiled.params if type(compiled).__name__ == "Compiled" else _params_for(compiled)
+    exp = expected_outputs(compiled, expected, outputs, params=params)
+    index = {p["name"]: i for i, p in enumerate(params)}
     for n in exp:
         _poison(host_args[index[n]])
-    launch(compiled, *host_args, timeout_s=timeout_s)
+    findings = []
+    if device == "cpu":
+        from txlab.emulator import emulate
+
+        findings = [str(f) for f in emulate(compiled, *host_args).findings]
+    else:
+        launch(compiled, *host_args, timeout_s=timeout_s)
     results, ok = {}, True
     for n, want in exp.items():
         got = host_args[index[n]]
         results[n] = compare(got, np.asarray(want), rtol, atol)
         ok &= results[n]["ok"]
-    return CheckResult(ok=bool(ok), outputs=results, rtol=rtol, atol=atol)
+    return CheckResult(ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device,
+                       findings=findings)
+
+
+def _params_for(kernel):
+    from txlab import build, ir
+
+    mod, _ = ir.as_module(kernel, None)
+    return build.params_of(mod)
 
 
 def _to_numpy(a):
@@ -123,10 +151,11 @@ def _to_numpy(a):
     return a
 
 
-def expected_outputs(compiled, expected, outputs=None) -> dict:
+def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
     """``{buffer parameter: expected array}`` from what a reference returned: a dict by name, one
     array (the last buffer parameter, or ``outputs=[name]``) or a tuple matched to ``outputs``."""
-    buffers = [p["name"] for p in compiled.params if p["kind"] == "buffer"]
+    params = compiled.params if params is None else params
+    buffers = [p["name"] for p in params if p["kind"] == "buffer"]
     if isinstance(expected, dict):
         exp = dict(expected)
     else:
@@ -139,7 +168,7 @@ def expected_outputs(compiled, expected, outputs=None) -> dict:
     unknown = [n for n in exp if n not in buffers]
     if unknown:
         raise ValueError(f"reference returned {unknown}, which are not buffer parameters of "
-                         f"{compiled.name} ({', '.join(buffers)})")
+                         f"{getattr(compiled, 'name', 'the kernel')} ({', '.join(buffers)})")
     return exp
 
 

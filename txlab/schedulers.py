@@ -525,16 +525,19 @@ def _executable(text: str, rank: bool, device: str):
         except Exception as exc:
             msg = str(exc)
             if "Divide by zero" in msg:
-                raise TxlabError(
+                raise _ConstantDivideByZero(
                     "TVM cannot compile this scheduler with these constant parameters: one of its "
                     "branches (unreachable for them) divides by a constant 0, which TVM's constant "
                     "folder rejects. A kernel with the same static parameters fails the same way. "
-                    "Change the parameters, or pass specialize=False to trace the runtime-extent "
-                    "build.") from exc
+                    "Change the parameters.") from exc
             raise TxlabError(f"building the scheduler recorder failed: {type(exc).__name__}: "
                              f"{_last_message_line(str(exc))}") from exc
         _EXE_CACHE[key] = (exe, fn)
         return exe, fn
+
+
+class _ConstantDivideByZero(TxlabError):
+    """TVM's constant folder met a division by a constant 0 in a branch of the scheduler."""
 
 
 def _last_message_line(text: str) -> str:
@@ -589,9 +592,22 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
         require_gpu("tracing a scheduler on the GPU")
         specialize = True
     dynamic = not specialize
-    text, scalar_names = _recorder_text(spec, p, workers, nworkers, dynamic, device)
     rank = spec.name == "RankAwareGroupMajorTileScheduler"
-    exe, fn = _executable(text, rank, device)
+    try:
+        text, scalar_names = _recorder_text(spec, p, workers, nworkers, dynamic, device)
+        exe, fn = _executable(text, rank, device)
+    except _ConstantDivideByZero as exc:
+        if not dynamic:
+            raise TxlabError(f"{exc} Or pass specialize=False to trace the runtime-extent build.") from None
+        # The runtime-extent build keeps group sizes constant while the extents are unknown, so a
+        # branch that only some extents reach divides by a constant 0 (e.g. l2_group_size=1).
+        # With every parameter known that branch folds away: trace the specialized build.
+        dynamic, specialize = False, True
+        try:
+            text, scalar_names = _recorder_text(spec, p, workers, nworkers, dynamic, device)
+            exe, fn = _executable(text, rank, device)
+        except _ConstantDivideByZero as exc2:
+            raise TxlabError(f"{exc2} (both the runtime-extent and the specialized build fail)") from None
 
     import tvm
 

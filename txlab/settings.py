@@ -32,8 +32,13 @@ class Config:
     default_arch: str = "sm_90a"
     #: show progress bars for long work
     progress: bool = True
+    #: where txlab.check runs kernels: "gpu" (the default), or "cpu" (the emulator, txlab.emulate:
+    #: check cells run on a machine without a GPU; timing still needs a GPU). $TXLAB_DEVICE
+    device: str = field(default_factory=lambda: os.environ.get("TXLAB_DEVICE") or "gpu")
 
     def __setattr__(self, name, value):
+        if name == "device" and value not in ("gpu", "cpu"):
+            raise ValueError(f"txlab.config.device must be 'gpu' or 'cpu', not {value!r}")
         if name == "isolation" and value not in ("process", "inline"):
             raise ValueError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
         if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:

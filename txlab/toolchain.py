@@ -26,6 +26,9 @@ NVCC_FLAGS = [
     "-U__CUDA_NO_BFLOAT16_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
     "-U__CUDA_NO_BFLOAT162_OPERATORS__", "-U__CUDA_NO_BFLOAT162_CONVERSIONS__",
     "--expt-relaxed-constexpr", "--expt-extended-lambda", "--use_fast_math",
+    # line info (PTX .loc, cubin .debug_line): the line map, and CUDA file:line in ncu and
+    # compute-sanitizer; it does not change the instructions (tests/test_sourcemap.py checks)
+    "-lineinfo",
 ]
 PTXAS_FLAGS = ["-O3", "-v", "--warn-on-local-memory-usage"]
 
@@ -207,13 +210,16 @@ class PTXResult:
     seconds: float
 
 
-def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None) -> str:
-    """CUDA C to PTX with nvcc. Errors are mapped to the line of the CUDA source."""
+def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None, *,
+                base_flags: list[str] | None = None) -> str:
+    """CUDA C to PTX with nvcc (``base_flags`` replaces NVCC_FLAGS). Errors are mapped to the line
+    of the CUDA source."""
     nvcc = _need("nvcc", "nvcc")
     with tempfile.TemporaryDirectory(prefix="txlab-nvcc-") as tmp:
         cu = Path(tmp, "kernel.cu")
         cu.write_text(source)
-        cmd = [nvcc, "--ptx", *gencode(arch), *NVCC_FLAGS, *(extra_flags or []), "-o", "kernel.ptx", "kernel.cu"]
+        cmd = [nvcc, "--ptx", *gencode(arch), *(NVCC_FLAGS if base_flags is None else base_flags),
+               *(extra_flags or []), "-o", "kernel.ptx", "kernel.cu"]
         proc = _run(cmd, "nvcc", tmp)
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).strip()
@@ -224,15 +230,35 @@ def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None) ->
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
                 detail=out, hint=_arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None),
             )
-        return Path(tmp, "kernel.ptx").read_text()
+        ptx = Path(tmp, "kernel.ptx").read_text()
+        # -lineinfo names the source by its absolute path, here a fresh temporary folder: name it
+        # "kernel.cu" so the same source gives the same PTX and cubin (the cache relies on it)
+        ptx = re.sub(r'(\.file\s+\d+\s+")' + re.escape(tmp.rstrip("/")) + r'/', r"\1", ptx)
+        # and the per-run module id nvcc puts in internal names (_INTERNAL_<8 hex>_), which the
+        # line info's function-name strings carry: one fixed id, renamed consistently
+        return _fixed_module_id(re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_00000000_", ptx))
 
 
-def ptx_to_cubin(ptx: str, arch: str) -> tuple[bytes, str]:
+_SEP = r"(?:,\s*|\s*\n\s*\.b8\s+)"
+_HEXDIGIT = r"(?:4[89]|5[0-7]|9[7-9]|10[0-2])"
+_INTERNAL_BYTES = re.compile(
+    _SEP.join(str(b) for b in b"_INTERNAL_") + "(" + _SEP + "(?:" + (_HEXDIGIT + _SEP) * 7 + _HEXDIGIT + "))")
+
+
+def _fixed_module_id(ptx: str) -> str:
+    """The same renaming inside .debug_str, which PTX writes as ``.b8`` byte lists."""
+    def zero(m):
+        return m.group(0)[:m.start(1) - m.start(0)] + re.sub(r"(?<![\w.])\d+", "48", m.group(1))
+
+    return _INTERNAL_BYTES.sub(zero, ptx)
+
+
+def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> tuple[bytes, str]:
     """PTX to cubin with ptxas; returns (cubin, the -v report)."""
     ptxas = _need("ptxas", "ptxas")
     with tempfile.TemporaryDirectory(prefix="txlab-ptxas-") as tmp:
         Path(tmp, "kernel.ptx").write_text(ptx)
-        cmd = [ptxas, f"-arch={arch}", *PTXAS_FLAGS, "-o", "kernel.cubin", "kernel.ptx"]
+        cmd = [ptxas, f"-arch={arch}", *PTXAS_FLAGS, *(extra_flags or []), "-o", "kernel.cubin", "kernel.ptx"]
         proc = _run(cmd, "ptxas", tmp)
         report = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
@@ -246,13 +272,14 @@ def ptx_to_cubin(ptx: str, arch: str) -> tuple[bytes, str]:
         return Path(tmp, "kernel.cubin").read_bytes(), report
 
 
-def cubin_to_sass(cubin: bytes) -> str:
-    """SASS of every kernel in a cubin (nvdisasm, falling back to cuobjdump)."""
+def cubin_to_sass(cubin: bytes, line_info: bool = False) -> str:
+    """SASS of every kernel in a cubin (nvdisasm, falling back to cuobjdump). ``line_info``:
+    nvdisasm's ``-gi`` annotations (``//## File "kernel.cu", line N inlined at ...``)."""
     with tempfile.TemporaryDirectory(prefix="txlab-sass-") as tmp:
         Path(tmp, "kernel.cubin").write_bytes(cubin)
         nvdisasm = find_tool("nvdisasm")
         if nvdisasm:
-            proc = _run([nvdisasm, "-c", "kernel.cubin"], "disasm", tmp)
+            proc = _run([nvdisasm, "-c", *(["-gi"] if line_info else []), "kernel.cubin"], "disasm", tmp)
             if proc.returncode == 0:
                 return proc.stdout
         cuobjdump = _need("cuobjdump", "disasm")

@@ -113,7 +113,84 @@ TuneView(res)
 """
 
 
-CASES = {"tune": tune, "api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule}
+_SOURCE_KERNEL = '''
+# kernel of LABEL
+@T.prim_func
+def warp_sums(X: T.Buffer((1 << 20,), "float32"), out: T.Buffer((1 << 15,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([4096])
+    tx = T.thread_id([256])
+    v = T.alloc_local((1,), "float32")
+    v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])  # LABEL
+    if tx % 32 == 0:
+        out[bx * 8 + tx // 32] = v[0]
+'''
+
+
+def source(label: str) -> str:
+    # the panes show the user's own text: the label sits in the kernel's comments
+    cell = _SOURCE_KERNEL.replace("LABEL", label)
+    return f"""\
+from txlab.magic import run_cell
+from txlab.views.source import SourceView
+label = {label!r}
+cell = {cell!r}
+sv = SourceView(run_cell(cell, {{}}, arch="sm_90a")["warp_sums"], heat={{10: {{"samples": 7, "stalls": {{label: 3}}}}}})
+sv
+"""
+
+
+def large_source_cell() -> str:
+    """A cell that shows the Hopper GEMM's SourceView (thousands of CUDA/PTX lines; benchmarks)."""
+    return """\
+import txlab
+from txlab.examples import hopper_gemm as hg
+from txlab.views.source import SourceView
+gemm_c = txlab.compile(hg.kernel_for(4096, 4096, 4096), arch="sm_90a")
+SourceView(gemm_c, height=600)
+"""
+
+
+_TILE_TRANSPOSE = '''
+@T.prim_func
+def tile_t(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
+    T.device_entry()
+    bx, by = T.cta_id([32, 32])
+    tx, ty = T.thread_id([32, 8])
+    tile = T.alloc_shared((32, NCOLS), "float32")
+    for k in T.serial(4):
+        tile[ty + 8 * k, tx] = A[by * 32 + ty + 8 * k, bx * 32 + tx]
+    T.cuda.cta_sync()
+    for k in T.serial(4):
+        B[bx * 32 + ty + 8 * k, by * 32 + tx] = tile[tx, ty + 8 * k]
+'''
+
+
+def diff(label: str) -> str:
+    # kernel names, source lines and SASS text reach the widget; here each carries the label
+    return f"""\
+import txlab
+from txlab.magic import run_cell
+from txlab.views.diff import DiffView
+label = {label!r}
+src = {_TILE_TRANSPOSE!r}
+a = run_cell(src.replace("NCOLS", "32"), {{}}, arch="sm_90a")["tile_t"]
+b = run_cell(src.replace("NCOLS", "33"), {{}}, arch="sm_90a")["tile_t"]
+d = txlab.diff(a, b)
+d.a_name, d.b_name = "a " + label, label
+for r in d.resources:
+    r["kernel_a"] = r["kernel_b"] = label
+for r in d.lines:
+    r["a_text"] = (r["a_text"] or "") + "  # " + label
+    r["b_text"] = (r["b_text"] or "") + "  # " + label
+    for i in r["a_sass"][:1] + r["b_sass"][:1]:
+        i["text"] += " " + label
+DiffView(d)
+"""
+
+
+CASES = {"tune": tune, "api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
+         "source": source, "diff": diff}
 
 
 def notebook(label: str, names, path) -> None:

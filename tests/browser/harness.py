@@ -420,8 +420,26 @@ def tune_steps(page, sel):
     ]
 
 
-STEPS = {"tune": tune_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps, "pool": pool_steps,
-         "schedule": schedule_steps}
+def source_steps(page, sel):
+    user = page.locator(_tid(sel, "source-pane-user") + " .r[data-u]")
+    sass = page.locator(_tid(sel, "source-pane-sass") + " .r[data-u]")
+    return [
+        ("hover a TVMScript line (counterparts highlighted)", lambda: user.nth(user.count() // 2).hover(), {"text"}),
+        ("click a SASS instruction (pins its line)", lambda: sass.nth(sass.count() // 2).click()),
+        ("hide lines without SASS", lambda: page.locator(_tid(sel, "source-code-only")).check()),
+    ]
+
+
+def diff_steps(page, sel):
+    return [
+        ("click a line (its SASS side by side)", lambda: page.locator(_tid(sel, "diff-row")).last.click(), {"text"}),
+        ("next change", lambda: page.locator(_tid(sel, "diff-next")).click(), {"text"}),
+        ("changed lines only", lambda: page.locator(_tid(sel, "diff-changed-only")).check(), {"text", "vals"}),
+    ]
+
+
+STEPS = {"tune": tune_steps, "source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps,
+         "pool": pool_steps, "schedule": schedule_steps, "diff": diff_steps}
 
 
 def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str, list[str]]]:

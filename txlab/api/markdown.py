@@ -1,6 +1,8 @@
 """The coverage table as Markdown (docs/api-coverage.md)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from txlab.api.coverage_rows import coverage
 
 
@@ -15,6 +17,31 @@ def verified_cell(row: dict) -> str:
     if "verified_multi_gpu" in row:
         text += f"; {_MARK[row['verified_multi_gpu']]} on 2 H200s"
     return text
+
+
+EMULATED_RECORD = Path(__file__).resolve().parent.parent / "data" / "api_emulated.json"
+
+
+def emulated_examples_cell(example_ids, record: dict | None = None) -> str:
+    """The examples that use a name, with their emulation status ('-' when no runnable example
+    uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.emulator.catalogue``)."""
+    import json
+
+    rec = record if record is not None else (
+        json.loads(EMULATED_RECORD.read_text()) if EMULATED_RECORD.exists() else {"examples": {}})
+    rows = [rec["examples"].get(e) for e in example_ids]
+    rows = [r for r in rows if r]
+    if not rows:
+        return "-"
+    good = [r for r in rows if r["status"].startswith(("bitwise", "within"))]
+    verdict = "yes" if len(good) == len(rows) else "no"
+    return verdict + " (" + ", ".join(f"{r['id']}: {r['status']}" for r in rows) + ")"
+
+
+def emulated_cell(row: dict) -> str:
+    """The "emulated on CPU" cell: whether txlab.emulate reproduces the row's examples' verified
+    results."""
+    return emulated_examples_cell(row["examples"]).replace("|", "/")
 
 
 def coverage_markdown(rows: list[dict] | None = None) -> str:
@@ -33,11 +60,11 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
            f"api_verified_iket.json), {na} cannot be checked on one H200 (sm_100a, multi-GPU NVSHMEM, "
            f"cooperative launch: see the last column); {multi} of those were verified on 2 H200s "
            f"(api_verified_multi_gpu.json).", "",
-           "| name | category | arch | example | compiles | verified on H200 | why not |",
-           "|---|---|---|---|---|---|---|"]
+           "| name | category | arch | example | compiles | verified on H200 | emulated on CPU | why not |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
         out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
                    f"{', '.join(r['examples']) or '—'} | {_MARK[r['compiles']] if r['has_example'] else '—'} | "
-                   f"{verified_cell(r)} | {why} |")
+                   f"{verified_cell(r)} | {emulated_cell(r)} | {why} |")
     return "\n".join(out) + "\n"

@@ -198,7 +198,8 @@ var pool_default = {
     tmem.canvas.setAttribute("data-testid", "pool-tmem-canvas");
     const tmemBox = h("div", {}, h("div", { style: { margin: "6px 0 2px", fontWeight: "600" } }, "TMEM: 128 lanes × 512 columns"), tmem.canvas);
     const banks = h("div", { "data-testid": "pool-banks", style: { marginTop: "6px" } });
-    root.append(summary, errors, controls, smem.canvas, tmemBox, banks);
+    const accesses = h("div", { "data-testid": "pool-accesses", style: { marginTop: "6px" } });
+    root.append(summary, errors, controls, smem.canvas, tmemBox, banks, accesses);
     function resetView() {
       const lim = plan.limit_bytes ? plan.limit_bytes - plan.static_smem_bytes : 0;
       const end = Math.max(plan.high_water_bytes || 0, plan.dynamic_smem_bytes || 0, lim, 1);
@@ -361,6 +362,35 @@ var pool_default = {
       });
       banks.append(table);
     }
+    function drawAccesses() {
+      accesses.replaceChildren();
+      let rows = [];
+      try {
+        rows = JSON.parse(model.get("accesses") || "[]");
+      } catch (e) {
+        rows = [];
+      }
+      if (!rows.length) return;
+      if (rows[0].error) {
+        accesses.append(h("div", { style: { color: th.fgMuted } }, rows[0].error));
+        return;
+      }
+      const sel = model.get("selected");
+      const ordered = [...rows].sort((a, b) => (b.buffer === sel) - (a.buffer === sel));
+      accesses.append(h("div", { style: { fontWeight: "600", margin: "4px 0" } }, "bank conflicts per access (32 lanes of each warp evaluated)"));
+      const table = h("table", { style: { borderCollapse: "collapse", fontFamily: th.mono } });
+      table.append(h("tr", {}, ...["line", "access", "buffer", "B/lane", "ways", "wavefronts", "colliding lanes", "source"].map((t) => h("th", { style: { padding: "0 6px", textAlign: "left" } }, t))));
+      for (const r of ordered) {
+        const bad = r.ways > 1;
+        const lanes = bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
+        table.append(h(
+          "tr",
+          { "data-testid": "pool-access-row", style: { background: bad ? "rgba(220,60,60,0.18)" : "transparent" } },
+          ...[String(r.lineno ?? "?"), r.access, r.buffer, String(r.bytes_per_lane), String(r.ways), `${r.wavefronts}/${r.ideal_wavefronts}`, lanes, r.source || ""].map((t) => h("td", { style: { padding: "0 6px" } }, t))
+        ));
+      }
+      accesses.append(table);
+    }
     function load() {
       plan = JSON.parse(model.get("plan") || "{}");
       if (!plan.allocations) return;
@@ -372,6 +402,7 @@ var pool_default = {
       resetView();
       draw();
       drawBanks();
+      drawAccesses();
     }
     select.addEventListener("change", () => {
       model.set("selected", select.value);
@@ -433,15 +464,19 @@ var pool_default = {
       select.value = model.get("selected");
       draw();
       drawBanks();
+      drawAccesses();
     };
+    const onAcc = () => drawAccesses();
     model.on("change:plan", onPlan);
     model.on("change:selected", onSel);
+    model.on("change:accesses", onAcc);
     const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => draw()) : null;
     if (ro) ro.observe(root);
     load();
     return () => {
       model.off("change:plan", onPlan);
       model.off("change:selected", onSel);
+      model.off("change:accesses", onAcc);
       if (ro) ro.disconnect();
     };
   }

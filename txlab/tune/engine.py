@@ -30,16 +30,6 @@ from txlab.tune.space import config_id
 #: the object store Ray gets when txlab starts it (MiB)
 DEFAULT_OBJECT_STORE_MB = 256
 
-# per-SM limits for the occupancy estimate of compile-only sweeps: threads, blocks, registers,
-# shared memory (bytes) and the per-block shared-memory opt-in limit
-_SM_LIMITS = {
-    8: (2048, 32, 65536, 167936, 166912),
-    9: (2048, 32, 65536, 233472, 232448),
-    10: (2048, 32, 65536, 233472, 232448),
-    12: (1536, 32, 65536, 102400, 101376),
-}
-
-
 def _quiet(_stage):
     return None
 
@@ -102,31 +92,18 @@ def install_sources(sources: dict | None) -> None:
 
 
 # ---- facts of a compiled kernel -----------------------------------------------------------------
-def _major(arch: str) -> int:
-    import re
+def occupancy(compiled) -> dict:
+    """Resident blocks per SM and what limits it, from :mod:`txlab.occupancy` (the CUDA occupancy
+    rules per arch); empty when it cannot be computed (e.g. a symbolic block size)."""
+    from txlab import occupancy as occ
 
-    m = re.match(r"sm_(\d{1,2})\d", arch)
-    return int(m.group(1)) if m else 9
-
-
-def occupancy(regs: int, threads: int, smem: int, arch: str) -> dict:
-    """Resident blocks per SM and what limits it (a static estimate: the CUDA occupancy rules with
-    8-register/thread and 256-register/warp allocation and 1 KiB of shared memory reserved per block)."""
-    max_threads, max_blocks, regs_sm, smem_sm, _ = _SM_LIMITS.get(_major(arch), _SM_LIMITS[9])
-    if not threads:
+    try:
+        o = occ.occupancy(compiled)
+    except Exception:  # noqa: BLE001 - facts are best effort; the row still has the rest
         return {"blocks_per_sm": None, "limited_by": None}
-    warps = -(-threads // 32)
-    per_warp = -(-max(regs, 1) * 32 // 256) * 256
-    limits = {
-        "threads": max_threads // threads,
-        "blocks": max_blocks,
-        "registers": regs_sm // (per_warp * warps) if regs else max_blocks,
-        "shared memory": smem_sm // (smem + 1024) if smem else max_blocks,
-    }
-    by = min(limits, key=lambda k: limits[k])
-    blocks = max(0, limits[by])
-    return {"blocks_per_sm": blocks, "limited_by": by,
-            "warps_per_sm": blocks * warps, "occupancy": blocks * warps / (max_threads // 32)}
+    return {"blocks_per_sm": o.blocks_per_sm, "limited_by": ", ".join(o.limiter),
+            "warps_per_sm": o.blocks_per_sm * o.warps_per_cta,
+            "occupancy": o.blocks_per_sm * o.warps_per_cta / o.max_warps_per_sm}
 
 
 def facts(compiled) -> dict:
@@ -161,20 +138,22 @@ def facts(compiled) -> dict:
         "stack_bytes": int(res.get("stack_bytes") or 0),
         "smem_bytes": smem, "threads": threads, "grid": list(launch.get("grid") or ()),
         "cluster": list(launch["cluster"]) if launch.get("cluster") else None,
-        **occupancy(regs, threads or 0, smem, compiled.arch),
+        **occupancy(compiled),
         "sass_instructions": total,
         "sass": {k: counts.get(k, 0) for k in interesting if counts.get(k)},
     }
 
 
 def _static_device(arch: str):
-    """A GPUInfo with the arch's documented per-block limits (for launch checks without a GPU)."""
+    """A GPUInfo with the arch's documented per-block limits (:mod:`txlab.occupancy`'s table), for
+    launch checks without a GPU."""
     from txlab.device import GPUInfo
+    from txlab.occupancy import limits
 
-    max_threads, _, regs_sm, _, smem_optin = _SM_LIMITS.get(_major(arch), _SM_LIMITS[9])
+    lim = limits(arch)
     return GPUInfo(False, "static limits", name=f"{arch} (documented limits)", arch=arch,
-                   max_threads_per_block=1024, max_smem_per_block_optin=smem_optin,
-                   max_regs_per_block=regs_sm)
+                   max_threads_per_block=lim.max_threads_per_cta,
+                   max_smem_per_block_optin=lim.max_smem_per_cta_optin, max_regs_per_block=lim.max_regs_per_cta)
 
 
 def _short(exc: BaseException, limit: int = 400) -> str:

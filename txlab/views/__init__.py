@@ -23,6 +23,8 @@ _WIDGETS = {
     "PoolMap": "txlab.views.pool",
     "TimelineView": "txlab.views.timeline",
     "APIExplorer": "txlab.views.api",
+    "SourceView": "txlab.views.source",
+    "DiffView": "txlab.views.diff",
     "TuneView": "txlab.views.tune",
 }
 

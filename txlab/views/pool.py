@@ -19,12 +19,14 @@ class PoolMap(View):
     an allocation's offset, size, alignment, swizzle and aliases; click selects it (``selected``),
     which shows its bank pattern. ``data-testid``s: ``pool-smem-canvas``, ``pool-tmem-canvas``,
     ``pool-zoom-in``, ``pool-zoom-out``, ``pool-reset``, ``pool-select`` (allocation picker),
-    ``pool-banks`` (bank-pattern table), ``pool-errors``, ``pool-summary``."""
+    ``pool-banks`` (bank-pattern table), ``pool-accesses`` (bank conflicts per shared-memory
+    access, from :meth:`txlab.pools.PoolLayout.bank_conflicts`), ``pool-errors``, ``pool-summary``."""
 
     _bundle = "pool"
     plan = traitlets.Unicode("{}").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
+    accesses = traitlets.Unicode("[]").tag(sync=True)
 
     def __init__(self, layout, **kwargs):
         super().__init__(**kwargs)
@@ -38,6 +40,13 @@ class PoolMap(View):
     def layout(self, layout):
         self._layout = layout
         self.plan = json.dumps(layout.to_dict(), separators=(",", ":"), default=str)
+        rows = []
+        if getattr(layout, "_source", None) is not None:
+            try:
+                rows = [r.to_dict() for r in layout.bank_conflicts()]
+            except Exception as exc:  # noqa: BLE001 - the map still shows; the table says why not
+                rows = [{"error": f"bank conflicts not computed: {type(exc).__name__}: {exc}"}]
+        self.accesses = json.dumps(rows, separators=(",", ":"), default=str)
         if not self.selected:
             swz = [a["name"] for a in layout.allocations if a.get("bank_pattern") and a.get("swizzle")]
             self.selected = swz[0] if swz else ""

@@ -1,0 +1,320 @@
+"""txlab.emulate: the CPU emulator of the lowered device IR. Correct kernels equal numpy; planted
+bugs are found at their lines; their correct twins give no finding."""
+import numpy as np
+import pytest
+
+import txlab
+from txlab.emulator import emulate
+from txlab.errors import EmulationFault, NotEmulatedError
+
+
+def kernel(src: str, name: str):
+    from txlab.magic import register_source, tirx_namespace
+
+    src = src.strip("\n") + "\n"
+    fn = register_source(src, tag=f"emu-{name}")
+    ns = tirx_namespace()
+    exec(compile(src, fn, "exec"), ns)  # noqa: S102 - test kernels
+    return ns[name]
+
+
+def line_of(src: str, needle: str) -> int:
+    lines = src.strip("\n").splitlines()
+    return next(i for i, l in enumerate(lines, 1) if needle in l)
+
+
+SCALE = '''
+@T.prim_func
+def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "float32")
+    B = T.match_buffer(B_ptr, (n,), "float32")
+    T.device_entry()
+    bx = T.cta_id([T.ceildiv(n, 256)])
+    tx = T.thread_id([256])
+    i = bx * 256 + tx
+    if i < BOUND:
+        B[i] = A[i] * T.float32(2.0)
+'''
+
+
+def test_elementwise_equals_numpy_and_bounds_are_checked():
+    good = kernel(SCALE.replace("BOUND", "n"), "scale")
+    n = 1000
+    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    b = np.full_like(a, np.nan)
+    res = emulate(good, a, b, n)
+    assert res.ok and res.findings == []
+    assert np.array_equal(b, 2 * a)
+    assert res.stats["ctas_run"] == 4 and res.stats["lane_instructions"] > 0
+
+    src = SCALE.replace("BOUND", "n + 8")
+    bad = kernel(src, "scale")
+    b2 = np.full_like(a, np.nan)
+    res = emulate(bad, a, b2, n)
+    oob = res.by_kind("out_of_bounds")
+    assert {f.buffer for f in oob} == {"A", "B"}
+    line = line_of(src, "B[i] = A[i]")
+    assert all(f.line == line for f in oob)
+    w = next(f for f in oob if "write" in f.message)
+    assert w.cta == (3, 0, 0) and w.index[0] == 1000 and w.threads[0] == 1000 - 3 * 256
+    assert np.array_equal(b2, 2 * a)          # the in-bounds lanes still wrote; nothing else changed
+    with pytest.raises(EmulationFault) as ei:
+        emulate(bad, a, b2.copy(), n, stop=True)
+    assert ei.value.finding.kind == "out_of_bounds"
+
+
+def test_ctas_subset_runs_only_those():
+    good = kernel(SCALE.replace("BOUND", "n"), "scale")
+    n = 1024
+    a = np.ones(n, np.float32)
+    b = np.zeros(n, np.float32)
+    res = emulate(good, a, b, n, ctas=[2])
+    assert res.stats["ctas_run"] == 1
+    assert b[512:768].tolist() == [2.0] * 256 and b[:512].sum() == 0 and b[768:].sum() == 0
+
+
+RACE = '''
+@T.prim_func
+def shift(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([256])
+    s = T.alloc_shared((256,), "float32")
+    s[tx] = A[tx]
+    SYNC
+    B[tx] = s[(tx + 1) % 256]
+'''
+
+
+def test_shared_race_found_at_both_lines_and_not_with_a_barrier():
+    a = np.arange(256, dtype=np.float32)
+    src = RACE.replace("SYNC", "T.evaluate(0)")
+    b = np.zeros_like(a)
+    res = emulate(kernel(src, "shift"), a, b)
+    races = res.by_kind("shared_race")
+    assert len(races) == 1
+    assert races[0].line == line_of(src, "B[tx] = s[") and races[0].other_line == line_of(src, "s[tx] = A[tx]")
+    src_ok = RACE.replace("SYNC", "T.cuda.cta_sync()")
+    b = np.zeros_like(a)
+    res = emulate(kernel(src_ok, "shift"), a, b)
+    assert res.ok, res.summary()
+    assert np.array_equal(b, np.roll(a, -1))
+
+
+DIVERGENT = '''
+@T.prim_func
+def rev(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([256])
+    s = T.alloc_shared((256,), "float32")
+    s[tx] = A[tx]
+    if COND:
+        T.cuda.cta_sync()
+    B[tx] = s[255 - tx]
+'''
+
+
+def test_divergent_barrier_found_and_uniform_twin_clean():
+    a = np.arange(256, dtype=np.float32)
+    src = DIVERGENT.replace("COND", "tx < 100")
+    res = emulate(kernel(src, "rev"), a, np.zeros_like(a))
+    div = res.by_kind("divergent_barrier")
+    assert div and div[0].line == line_of(src, "T.cuda.cta_sync()")
+    src_ok = DIVERGENT.replace("COND", "bx == 0")
+    b = np.zeros_like(a)
+    res = emulate(kernel(src_ok, "rev"), a, b)
+    assert res.ok, res.summary()
+    assert np.array_equal(b, a[::-1])
+
+
+def _example_source(eid):
+    from txlab.api import examples
+
+    return examples()[eid]
+
+
+def test_role_pipeline_runs_warp_by_warp_and_over_arrival_is_found():
+    ex = _example_source("role_pipeline")
+    x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
+    y = np.zeros_like(x)
+    res = emulate(ex.prim_func(), x, y, arch=ex.arch)
+    assert res.ok, res.summary()
+    assert res.stats["mode"] == "per-warp"
+    np.testing.assert_array_equal(y, ex.expected(x, y))
+    src = ex.source.replace("init_full=128", "init_full=64")
+    bad = kernel(src, "role_pipeline")
+    res = emulate(bad, x, np.zeros_like(x), arch=ex.arch)
+    # 128 producer arrivals on a barrier initialised for 64: each warp's 32 arrivals fit the pending
+    # count, so the symptom is the full barrier completing twice before the consumers saw phase 0
+    over = res.by_kind("over_arrival") + res.by_kind("phase_skip")
+    assert over and over[0].line == line_of(src, "pipe.full.arrive(ps.stage)")
+    assert res.by_kind("deadlock")           # and then the pipeline hangs, as on the GPU
+
+
+def test_deadlock_is_reported_not_hung():
+    ex = _example_source("role_pipeline")
+    src = ex.source.replace("PipelineState(2, 1)", "PipelineState(2, 0)")   # producer waits on the wrong phase
+    x = np.zeros(1024, np.float32)
+    res = emulate(kernel(src, "role_pipeline"), x, np.zeros_like(x), arch=ex.arch)
+    dead = res.by_kind("deadlock")
+    assert dead and dead[0].line == line_of(src, "pipe.empty.wait(ps.stage, ps.phase)")
+    assert "parity" in dead[0].message
+
+
+@pytest.mark.parametrize("eid", ["warp_vote", "warp_reductions", "cta_reductions", "atomics",
+                                 "mbarrier_handoff", "flag_poll", "tma_tile", "tile_schedulers", "conversions",
+                                 "packed_half", "mma_fragment_store"])
+def test_catalogue_examples_reproduce_bitwise(eid):
+    from txlab.emulator.catalogue import emulate_example
+
+    row = emulate_example(eid)
+    assert row["status"] == "bitwise", row
+
+
+def test_not_emulated_names_op_and_line():
+    # an inline CUDA function (T.cuda.func_call) is not modelled: the emulator stops and says where
+    ex = _example_source("loads_and_calls")
+    args = ex.inputs()
+    with pytest.raises(NotEmulatedError) as ei:
+        emulate(ex.prim_func(), *args, arch=ex.arch)
+    assert "not emulated: tirx.cuda.func_call" in str(ei.value)
+    assert ei.value.lineno == line_of(ex.source, "T.cuda.func_call(")
+
+
+def test_check_on_cpu_device():
+    good = kernel(SCALE.replace("BOUND", "n"), "scale")
+    n = 300
+    a = np.arange(n, dtype=np.float32)
+    r = txlab.check(good, (a, np.zeros_like(a), n), reference=lambda a, b, n: 2 * a, outputs=["B"], device="cpu")
+    assert r.ok and r.device == "cpu", r
+    bad = kernel(SCALE.replace("BOUND", "n + 8").replace("* T.float32(2.0)", "* T.float32(2.0)"), "scale")
+    r = txlab.check(bad, (a, np.zeros_like(a), n), reference=lambda a, b, n: 2 * a, outputs=["B"], device="cpu")
+    assert not r.ok and r.findings
+    old = txlab.config.device
+    try:
+        txlab.config.device = "cpu"
+        assert txlab.check(good, (a, np.zeros_like(a), n), reference=lambda a, b, n: 2 * a, outputs=["B"]).ok
+    finally:
+        txlab.config.device = old
+    with pytest.raises(ValueError):
+        txlab.config.device = "tpu"
+
+
+BLOCKSUM = '''
+@T.prim_func
+def blocksum(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "float32")
+    B = T.match_buffer(B_ptr, (n // 128,), "float32")
+    T.device_entry()
+    bx = T.cta_id([n // 128])
+    tx = T.thread_id([128])
+    s = T.alloc_shared((128,), "float32")
+    s[tx] = A[bx * 128 + tx]
+    T.cuda.cta_sync()
+    if COND:
+        T.cuda.cta_sync()
+    if tx == 0:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in T.serial(128):
+            acc[0] = acc[0] + s[READ]
+        B[bx] = acc[0]
+'''
+
+
+def test_ctas_batched_into_one_vector_equal_cta_by_cta(monkeypatch):
+    import txlab.emulator.program as P
+
+    n = 128 * 40
+    a = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    src = BLOCKSUM.replace("COND", "bx % 3 == 0").replace("READ", "k")   # a barrier taken by whole CTAs only
+    k = kernel(src, "blocksum")
+    want = np.zeros(n // 128, np.float32)
+    for c in range(n // 128):
+        acc = np.float32(0)
+        for v in a[c * 128:(c + 1) * 128]:
+            acc = np.float32(acc + v)
+        want[c] = acc
+    b = np.zeros(n // 128, np.float32)
+    res = emulate(k, a, b, n)
+    assert res.stats["ctas_per_batch"] == 40 and res.ok, res.summary()
+    assert np.array_equal(b, want)
+    monkeypatch.setattr(P, "MAX_BATCH_LANES", 128)        # one CTA at a time: the same bits
+    b1 = np.zeros_like(b)
+    res1 = emulate(k, a, b1, n)
+    assert res1.stats["ctas_per_batch"] == 1 and np.array_equal(b1, b)
+    monkeypatch.undo()
+    # a barrier split inside one CTA of the batch is found, in that CTA; a race in every CTA once
+    bad = kernel(BLOCKSUM.replace("COND", "bx == 7 and tx < 64").replace("READ", "k"), "blocksum")
+    res = emulate(bad, a, np.zeros_like(b), n)
+    div = res.by_kind("divergent_barrier")
+    assert len(div) == 1 and div[0].cta == (7, 0, 0) and div[0].threads[0] == 64
+    racy = BLOCKSUM.replace("    T.cuda.cta_sync()\n    if COND", "    if COND").replace("COND", "bx < 0")
+    res = emulate(kernel(racy.replace("READ", "k"), "blocksum"), a, np.zeros_like(b), n)
+    races = res.by_kind("shared_race")
+    assert races and races[0].cta == (0, 0, 0) and races[0].line == line_of(racy, "acc[0] + s[")
+
+
+@pytest.mark.parametrize("eid", ["wgmma_ss", "wgmma_rs"])
+def test_wgmma_through_descriptors_equals_exactly_rounded_product(eid):
+    ex = _example_source(eid)
+    A, B, C = ex.inputs()
+    res = emulate(ex.prim_func(), A, B, C, arch=ex.arch)
+    assert res.ok, res.summary()
+    a = A.astype(np.float64)
+    exact = ((a.T if eid == "wgmma_ss" else a) @ B.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(C, exact)      # one k16 step: the exact sum rounded once to fp32
+
+
+def test_hopper_gemm_whole_grid_through_tma_mbarrier_wgmma():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.examples import hopper_gemm as hg
+
+    M = N = 256
+    K = 128
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    res = emulate(hg.gemm_kernel(M, N, K), a, b, c, arch="sm_90a")
+    assert res.ok and res.stats["ctas_run"] == hg.GemmConfig().ctas(M, N), res.summary()
+    exact = a.astype(np.float64) @ b.astype(np.float64).T
+    got = c.astype(np.float64)
+    # fp32 accumulation (8 k16 steps, each rounded once) then one bf16 rounding: within half a bf16
+    # ulp of the result plus the fp32 accumulation bound K * 2^-24 * sum|a||b|
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(got), 1e-30))) - 7)
+    bound = 0.5 * ulp + K * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T)
+    assert np.all(np.abs(got - exact) <= bound), (np.abs(got - exact) - bound).max()
+    want = (a.astype(np.float32) @ b.astype(np.float32).T).astype(ml_dtypes.bfloat16)
+    assert (c != want).sum() <= 8            # numpy's fp32 sum order differs from the k16 steps
+
+
+def test_wgmma_descriptor_encoding_and_swizzle():
+    # the GEMM's producer refilling a stage before the consumers' wgmma group completed
+    from txlab.emulator.wgmma import decode, encode, operand_bytes
+
+    d = encode(1024 + 32, 1, 64, 3)
+    f = decode(d)
+    assert (f["start"], f["lbo"], f["sbo"], f["layout"]) == (1056, 16, 1024, 1)
+    # 128B swizzle, K-major: row r's 16-byte chunk c lands at chunk c ^ (r % 8)
+    addr = operand_bytes(encode(0, 1, 64, 3), 8, 64, 2, False)
+    assert [(int(addr[r, 8 * c]) % 128) // 16 for r, c in [(0, 0), (1, 0), (3, 2), (7, 7)]] == [0, 1, 1, 0]
+
+
+def test_coverage_doc_emulated_column_matches_the_emulation_record():
+    from pathlib import Path
+
+    import txlab.api as api
+    from txlab.api.markdown import emulated_cell
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "api-coverage.md").read_text()
+    cells = {}
+    for line in doc.splitlines():
+        if line.startswith("| `"):
+            cols = [c.strip() for c in line.strip("|").split(" | ")]
+            cells[cols[0].strip("`")] = cols[6]
+    rows = api.coverage(compile=False)
+    stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
+    assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.emulator.catalogue first): {stale}"
+    assert any(c.startswith("yes") for c in cells.values())

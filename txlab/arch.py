@@ -1,0 +1,77 @@
+"""Which CUDA archs txlab compiles for, and the arch a compile uses when none is named (the local
+GPU's, else ``txlab.config.default_arch``, said once). Engines layer: the compiler and the memory
+planner both resolve archs here."""
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+# sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
+_ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
+_KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
+# What CUDA 13's nvcc/ptxas (txlab's toolchain) can target: `nvcc --list-gpu-code` gives the bases
+# (13.0 dropped Maxwell, Pascal and Volta); arch-specific "a" exists from sm_90, family "f" from
+# sm_100 (CUDA C++ Programming Guide, "Feature Availability").
+SUPPORTED_ARCH_BASES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100",
+                        "sm_103", "sm_110", "sm_120", "sm_121")
+
+
+def supported_archs() -> list[str]:
+    out = []
+    for base in SUPPORTED_ARCH_BASES:
+        major = int(base[3:-1])
+        out.append(base)
+        if major >= 9:
+            out.append(base + "a")
+        if major >= 10:
+            out.append(base + "f")
+    return out
+_notice_lock = threading.Lock()
+_noticed_default_arch = False
+
+
+def _say_once_default_arch(arch: str) -> None:
+    global _noticed_default_arch
+    with _notice_lock:
+        if _noticed_default_arch:
+            return
+        _noticed_default_arch = True
+    print(f"txlab: no GPU here, so kernels are compiled for {arch} "
+          f"(pass arch=... or --arch to choose another).", file=sys.stderr)
+
+
+def resolve_arch(arch: str | None) -> str:
+    """The arch to compile for: the one given, else the local GPU's, else txlab.config.default_arch."""
+    if arch is None:
+        from txlab.device import probe
+        from txlab.settings import config
+
+        info = probe()
+        if info.available:
+            return info.arch
+        arch = config.default_arch
+        _say_once_default_arch(arch)
+    arch = str(arch).strip().lower()
+    if arch.isdigit():
+        arch = f"sm_{arch}"
+    m = _ARCH_RE.match(arch)
+    if not m or int(m.group(1)) not in _KNOWN_MAJORS:
+        from txlab.errors import ArchError
+
+        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
+                        f"(supported: {', '.join(supported_archs())})")
+    if arch not in supported_archs():
+        from txlab.errors import ArchError
+
+        base = arch.rstrip("af")
+        if base in SUPPORTED_ARCH_BASES:
+            why = (f"'{arch[-1]}' variants exist from "
+                   f"{'sm_90' if arch.endswith('a') else 'sm_100'} on")
+        elif int(m.group(1)) < 7 or base in ("sm_70", "sm_72"):
+            why = "CUDA 13 no longer targets Maxwell, Pascal or Volta (use CUDA 12 for those)"
+        else:
+            why = "no such GPU generation"
+        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: "
+                        f"{', '.join(supported_archs())}")
+    return arch

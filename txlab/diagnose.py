@@ -1,0 +1,249 @@
+"""Compile diagnostics at the user's line: nvcc/ptxas errors in generated CUDA/PTX mapped back
+through the line map, hints for common mistakes (an API name that needs a newer arch, a missing
+``T.device_entry()`` or ``pool.commit()``, shared memory past the limit, in KiB, naming the
+allocations), and launchability checks: a kernel that compiles but cannot launch on its arch."""
+from __future__ import annotations
+
+import linecache
+import re
+
+KiB = 1024
+
+
+def _arch_rank(arch: str) -> tuple[int, bool] | None:
+    m = re.match(r"^sm_(\d+)([af]?)$", str(arch).strip().lower())
+    return (int(m.group(1)), m.group(2) == "a") if m else None
+
+
+def _needs_newer(needed: str, arch: str) -> bool:
+    """True when code for ``needed`` (e.g. 'sm_100a') cannot be compiled for ``arch``."""
+    n, a = _arch_rank(needed), _arch_rank(arch)
+    if n is None or a is None:
+        return False
+    if n[1]:  # arch-specific features: exactly that arch (its family's 'a' variant)
+        return not (a[1] and a[0] == n[0]) and not (a[1] and n[0] // 10 == a[0] // 10 and a[0] >= n[0])
+    return a[0] < n[0]
+
+
+def _set_user_line(exc, user_file: str, line: int, generated: str) -> None:
+    src = linecache.getline(user_file, line).rstrip("\n")
+    exc.detail = (f"(generated code: {generated})\n" if generated else "") + (exc.detail or "")
+    exc.lineno, exc.source_line, exc.filename = line, src or None, user_file
+
+
+def map_toolchain_error(exc, mod, cuda_source, line_table, arch, ptx=None) -> bool:
+    """Point an nvcc/ptxas error at the user's line through the line table. True when mapped."""
+    from txlab import sourcemap
+
+    if line_table is None or cuda_source is None:
+        _too_much_shared(exc, mod, arch, line_table)
+        return False
+    cuda_line = None
+    if exc.stage == "nvcc" and exc.lineno and (exc.filename or "").startswith("<generated CUDA"):
+        cuda_line = exc.lineno
+    elif exc.stage == "ptxas" and exc.lineno and ptx is not None:
+        per = sourcemap.ptx_cuda_lines(ptx)
+        for i in range(min(exc.lineno, len(per)) - 1, -1, -1):
+            if per[i]:
+                cuda_line = per[i]
+                break
+    mapped = False
+    if cuda_line is not None:
+        user = _user_line_of_cuda(cuda_source, line_table, cuda_line)
+        if user is not None:
+            where = "CUDA" if exc.stage == "nvcc" else "PTX"
+            gen = f"{where} line {exc.lineno}: {(exc.source_line or '').strip()}"
+            _set_user_line(exc, line_table.user_file, user, gen)
+            mapped = True
+    if _too_much_shared(exc, mod, arch, line_table):
+        mapped = True
+    return mapped
+
+
+def _user_line_of_cuda(cuda_source: str, table, cuda_line: int) -> int | None:
+    """The user line of a CUDA line; for a line inside one of TVM's helper functions, the user
+    line of the first kernel line that calls the helper."""
+    from txlab import sourcemap
+
+    origins = table.origins
+    funcs = sourcemap.cuda_functions(cuda_source)
+    here = next((f for f in funcs if f[0] <= cuda_line <= f[1]), None)
+    lines = cuda_source.splitlines()
+
+    def user_of(cl):
+        oid = table.cuda_origin[cl - 1] if cl - 1 < len(table.cuda_origin) else None
+        if oid is None:
+            return table.entry_line
+        return origins[oid]["user_line"] or table.entry_line
+
+    if here is not None and here[3]:
+        return user_of(cuda_line)
+    if here is None:
+        return None
+    call = re.compile(r"\b" + re.escape(here[2]) + r"\s*\(")
+    for f in funcs:
+        if not f[3]:
+            continue
+        for cl in range(f[0] + 1, f[1] + 1):
+            if call.search(lines[cl - 1]):
+                return user_of(cl)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+def _shared_allocations(mod, arch) -> list[dict]:
+    """Shared-memory allocations of the kernel: name, bytes, user line (static T.alloc_shared and
+    SMEMPool allocations)."""
+    import tvm
+    from tvm.tirx import stmt as S
+
+    from txlab import ir, sourcemap
+
+    out = []
+    user_file = sourcemap.user_file_of(mod)
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in ir.walk(body):
+            if isinstance(node, S.AllocBuffer):
+                buf = node.buffer
+                scope = str(buf.scope()) if callable(getattr(buf, "scope", None)) else ""
+                if not scope.startswith("shared"):
+                    continue
+                try:
+                    n = 1
+                    for d in buf.shape:
+                        n *= int(d)
+                    nbytes = n * tvm.runtime.DataType(str(buf.dtype)).bits // 8
+                except (TypeError, ValueError):
+                    nbytes = None
+                o = sourcemap.origin_of_span(node.span, user_file) if user_file else None
+                out.append({"name": str(buf.name), "bytes": nbytes, "scope": scope,
+                            "line": o.user_line if o else None})
+    try:
+        from txlab import pools
+
+        plan = pools.layout(mod, arch=arch)
+        for a in plan.allocations:
+            if a.get("scope", "").startswith("shared.dyn") and a.get("nbytes"):
+                out.append({"name": a["name"], "bytes": a["nbytes"], "scope": "pool",
+                            "line": a.get("line") if isinstance(a.get("line"), int) else None})
+    except Exception:  # no pool, or a plan txlab cannot read: the static ones are still named
+        pass
+    # SMEMPool's backing buffer duplicates its allocations
+    if any(a["scope"] == "pool" for a in out):
+        out = [a for a in out if not (a["scope"].startswith("shared.dyn"))]
+    return out
+
+
+def _too_much_shared(exc, mod, arch, table) -> bool:
+    m = re.search(r"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)", exc.message or "")
+    if not m:
+        return False
+    used, cap = int(m.group(1), 16), int(m.group(2), 16)
+    allocs = sorted((a for a in _shared_allocations(mod, arch) if a["bytes"]), key=lambda a: -a["bytes"])
+    names = ", ".join(f"{a['name']} ({a['bytes'] / KiB:g} KiB" + (f", line {a['line']}" if a["line"] else "") + ")"
+                      for a in allocs[:6])
+    exc.message = (f"shared memory {used / KiB:g} KiB is more than {arch}'s {cap / KiB:g} KiB per CTA "
+                   f"(over by {(used - cap) / KiB:g} KiB)" + (f"; allocations: {names}" if names else ""))
+    exc.hint = exc.hint or "shrink the largest allocation (fewer pipeline stages, a smaller tile) or split it"
+    big = next((a for a in allocs if a["line"]), None)
+    if big is not None and table is not None and exc.lineno is None:
+        _set_user_line(exc, table.user_file, big["line"], "")
+    elif big is not None and exc.lineno is None:
+        exc.lineno = big["line"]
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+def add_hints(exc, mod, arch) -> None:
+    """Hints for mistakes txlab recognises; TVM's own text stays in ``detail``."""
+    msg = exc.message or ""
+    detail = exc.detail or ""
+    user_file = None
+    src_lines: list[str] = []
+    try:
+        from txlab import sourcemap
+
+        user_file = sourcemap.user_file_of(mod) if mod is not None else None
+        src_lines = linecache.getlines(user_file) if user_file else []
+    except Exception:
+        pass
+    text = "".join(src_lines)
+    if exc.stage in ("nvcc", "ptxas"):
+        hint = _arch_name_hint(exc, arch, src_lines)
+        if hint:
+            exc.hint = hint
+    if exc.stage == "lower" and "are used, but are not passed in as API arguments" in msg and \
+            "device_entry(" not in text:
+        exc.message = "the kernel has no T.device_entry(): its body is host code, so T.cta_id/T.thread_id are unbound"
+        exc.hint = "put T.device_entry() as the first statement of the kernel body"
+        exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
+        line = next((i for i, l in enumerate(src_lines, 1) if re.search(r"\bT\.(cta_id|thread_id)\(", l)), None)
+        if line and exc.lineno is None:
+            exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+    if exc.stage == "lower" and "placeholder extent" in msg and "dyn_smem_bytes" in msg:
+        exc.message = "an SMEMPool was never committed: its allocations have no size"
+        exc.hint = "call pool.commit() after the pool's last alloc (it sizes the dynamic shared memory)"
+        exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
+        line = next((i for i, l in enumerate(src_lines, 1) if "SMEMPool(" in l.split("#")[0]), None)
+        if line and exc.lineno is None:
+            exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+
+
+def _arch_name_hint(exc, arch, src_lines) -> str | None:
+    """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
+    try:
+        from txlab.api.entries import catalogue   # the catalogue alone (txlab.api's verification imports the compiler)
+
+        entries = [e for e in catalogue() if e.arch and e.arch.startswith("sm_")]
+    except Exception:
+        return None
+    where = [exc.source_line or ""] if exc.lineno and exc.source_line else []
+    where += [l for l in src_lines]
+    for text in where:
+        code = text.split("#")[0]
+        for e in entries:
+            short = e.name.rsplit(".", 1)[-1]
+            if re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch):
+                return (f"{e.name.replace('Tx.', 'T.', 1)} needs {e.arch}; this kernel is compiled for {arch} "
+                        f"(compile with arch={e.arch!r}, or --arch {e.arch})")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+def launchability(compiled) -> list[str]:
+    """Why each kernel cannot launch on its arch as compiled (empty when it can): threads per CTA
+    past 1024, shared memory past the per-CTA limit, registers x threads past the register file."""
+    from txlab import pools
+
+    try:
+        lim = pools.arch_limits(compiled.arch)
+    except ValueError:
+        return []
+    out = []
+    for k in compiled.kernels:
+        launch = compiled.launch.get(k, {})
+        res = compiled.resources.get(k, {})
+        threads = launch.get("threads_per_block")
+        if isinstance(threads, int) and threads > 1024:
+            out.append(f"{k}: {threads} threads per CTA (block {'x'.join(map(str, launch.get('block', ())))}); "
+                       "CUDA allows at most 1024")
+        static = res.get("static_smem_bytes", 0) or 0
+        dyn = res.get("dynamic_smem_bytes", 0)
+        smem = static + (dyn if isinstance(dyn, int) else 0)
+        cap = lim["smem_per_block_optin"]
+        if smem > cap:
+            out.append(f"{k}: {smem / KiB:g} KiB of shared memory per CTA (static {static / KiB:g} + dynamic "
+                       f"{(dyn if isinstance(dyn, int) else 0) / KiB:g}); {compiled.arch} allows {cap / KiB:g} KiB")
+        regs = res.get("registers")
+        if isinstance(threads, int) and regs:
+            warps = -(-threads // 32)
+            per_warp = -(-regs * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT
+            need = per_warp * warps
+            if need > lim["regs_per_sm"]:
+                out.append(f"{k}: {regs} registers x {threads} threads = {need:,} registers (allocated per warp); "
+                           f"the register file has {lim['regs_per_sm']:,} (cap with maxrregcount="
+                           f"{max(16, lim['regs_per_sm'] // (warps * 32) // 8 * 8)})")
+    return out

@@ -1,0 +1,329 @@
+"""What changed between two builds: ``txlab.diff(a, b)``.
+
+For two :class:`txlab.Compiled` it returns a :class:`CompileDiff`: per-kernel resources side by
+side (registers, shared memory, spills, stack), the SASS instruction-class histogram of each, and
+the SASS aligned per user line -- the two kernels' source lines are aligned with difflib, and a
+line is *changed* when its instructions differ once register numbers are set aside (so a pure
+register renaming is not a change, a different address offset or opcode is).
+
+``diff`` dispatches on the argument types; other models register their own comparison with
+:func:`register` (the profiler adds Profile vs Profile this way). Pure Python, no Jupyter.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Callable
+
+from txlab.sass import CLASSES
+
+RESOURCE_FIELDS = ("registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
+                   "spill_load_bytes", "stack_bytes")
+
+# (accepts(a, b) -> bool, make(a, b, **kw)) in registration order; the first that accepts wins
+_HANDLERS: list[tuple[Callable, Callable, str]] = []
+
+
+def register(accepts: Callable, make: Callable, what: str) -> None:
+    """Add a comparison: ``accepts(a, b)`` says whether ``make(a, b, **kwargs)`` handles the
+    pair; ``what`` names it in the error for unsupported types (e.g. "two txlab.Profile")."""
+    _HANDLERS.append((accepts, make, what))
+
+
+def diff(a, b, **kwargs):
+    """Compare two results of the same kind: two ``Compiled`` give a :class:`CompileDiff`."""
+    for accepts, make, _ in _HANDLERS:
+        if accepts(a, b):
+            return make(a, b, **kwargs)
+    kinds = ", ".join(w for _, _, w in _HANDLERS)
+    raise TypeError(f"txlab.diff compares {kinds}; got {type(a).__name__} and {type(b).__name__}")
+
+
+def _both_compiled(a, b) -> bool:
+    from txlab.compiler import Compiled
+
+    return isinstance(a, Compiled) and isinstance(b, Compiled)
+
+
+# ---------------------------------------------------------------------------------------------
+_REGNUM = re.compile(r"\b(U?R|U?P)(\d+)\b")
+
+
+def normalize(ins_text: str) -> str:
+    """Instruction text with register numbers removed (R12 -> R, UP1 -> UP), `.reuse` dropped."""
+    return _REGNUM.sub(lambda m: m.group(1), ins_text.replace(".reuse", ""))
+
+
+def _instr_dict(ins) -> dict:
+    return {"kernel": ins.kernel, "offset": ins.offset, "text": ins.text, "opcode": ins.opcode,
+            "cls": ins.cls, "control": ins.control.text(), "mark": "equal"}
+
+
+def _mark(a_list: list[dict], b_list: list[dict]) -> bool:
+    """Mark each instruction 'equal' / 'changed' / 'removed' / 'added' (difflib over the
+    normalised texts); True when anything differs."""
+    sa = [normalize(i["text"]) for i in a_list]
+    sb = [normalize(i["text"]) for i in b_list]
+    changed = False
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, sa, sb, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        changed = True
+        for i in range(i1, i2):
+            a_list[i]["mark"] = "changed" if tag == "replace" else "removed"
+        for j in range(j1, j2):
+            b_list[j]["mark"] = "changed" if tag == "replace" else "added"
+    return changed
+
+
+def _pair_kernels(ka: list[str], kb: list[str]) -> list[tuple[str | None, str | None]]:
+    """Kernels with the same name pair up; the rest pair in order (a renamed kernel)."""
+    common = [k for k in ka if k in kb]
+    rest_a = [k for k in ka if k not in kb]
+    rest_b = [k for k in kb if k not in ka]
+    pairs = [(k, k) for k in common]
+    for i in range(max(len(rest_a), len(rest_b))):
+        pairs.append((rest_a[i] if i < len(rest_a) else None, rest_b[i] if i < len(rest_b) else None))
+    return pairs
+
+
+def _source_lines(compiled) -> dict[int, str]:
+    """{user line: text} of the kernel's source (as CompileError.lineno numbers it)."""
+    sm = _source_map(compiled)
+    got = getattr(sm, "user_source", None) if sm is not None else None
+    if isinstance(got, (list, tuple)) and got:
+        return {i: str(t).rstrip("\n") for i, t in enumerate(got, 1)}
+    from txlab.build import user_source
+
+    src = user_source(compiled.ir_module) if compiled.ir_module is not None else None
+    if src is None:
+        return {}
+    return {i: t.rstrip("\n") for i, t in enumerate(src[2], 1)}
+
+
+def _source_map(compiled):
+    try:
+        return compiled.source_map
+    except Exception:  # a kernel without a line map
+        return None
+
+
+@dataclass
+class CompileDiff:
+    """Two builds compared. ``resources``: rows {kernel_a, kernel_b, field, a, b, delta};
+    ``histogram``: {class: {"a", "b", "delta"}}; ``lines``: the SASS aligned per user line,
+    rows {a_line, b_line, a_text, b_text, a_sass, b_sass, status} with status ``same``,
+    ``changed``, ``removed`` (only in a) or ``added`` (only in b); each SASS entry carries a
+    ``mark``. Without a line map (``by_line`` False) there is one row per kernel pair."""
+
+    a_name: str
+    b_name: str
+    a_arch: str
+    b_arch: str
+    kernels: list[tuple[str | None, str | None]]
+    resources: list[dict]
+    histogram: dict[str, dict]
+    lines: list[dict] = field(default_factory=list)
+    by_line: bool = False
+    kind: str = "compile"
+
+    @property
+    def changed_lines(self) -> list[dict]:
+        return [r for r in self.lines if r["status"] != "same"]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "a": {"name": self.a_name, "arch": self.a_arch},
+                "b": {"name": self.b_name, "arch": self.b_arch},
+                "kernels": [list(p) for p in self.kernels], "resources": self.resources,
+                "histogram": self.histogram, "lines": self.lines, "by_line": self.by_line,
+                "changed": len(self.changed_lines), "total": len(self.lines)}
+
+    def summary(self) -> str:
+        out = [f"{self.a_name} ({self.a_arch}) vs {self.b_name} ({self.b_arch})"]
+        for ka, kb in self.kernels:
+            rows = [r for r in self.resources if r["kernel_a"] == ka and r["kernel_b"] == kb]
+            moved = [f"{r['field'].replace('_bytes', '')} {r['a']} -> {r['b']} ({r['delta']:+d})"
+                     for r in rows if r["delta"]]
+            name = ka if ka == kb else f"{ka} vs {kb}"
+            out.append(f"  {name}: " + ("; ".join(moved) if moved else "same resources"))
+        h = [f"{c} {v['a']} -> {v['b']} ({v['delta']:+d})" for c, v in self.histogram.items() if v["delta"]]
+        out.append("  instructions: " + (", ".join(h) if h else "same count per class"))
+        ch = self.changed_lines
+        unit = "user lines" if self.by_line else "kernels"
+        out.append(f"  {len(ch)} of {len(self.lines)} {unit} changed")
+        for r in ch[:12]:
+            where = (f"line {r['a_line'] if r['a_line'] is not None else '-'} -> "
+                     f"{r['b_line'] if r['b_line'] is not None else '-'}") if self.by_line else r.get("kernel", "")
+            text = (r["b_text"] or r["a_text"] or "").strip()
+            out.append(f"    {where} [{r['status']}] {len(r['a_sass'])} -> {len(r['b_sass'])} instr  {text[:60]}")
+        if len(ch) > 12:
+            out.append(f"    ... {len(ch) - 12} more")
+        return "\n".join(out)
+
+    def plot(self, ax=None):
+        """Instructions per class, a next to b, and the resource deltas."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
+        else:
+            axes = ax
+            fig = axes[0].figure
+        cls = list(self.histogram)
+        x = range(len(cls))
+        axes[0].bar([i - 0.2 for i in x], [self.histogram[c]["a"] for c in cls], width=0.4, label=self.a_name)
+        axes[0].bar([i + 0.2 for i in x], [self.histogram[c]["b"] for c in cls], width=0.4, label=self.b_name)
+        axes[0].set_xticks(list(x))
+        axes[0].set_xticklabels(cls, fontsize=8)
+        axes[0].legend(fontsize=7)
+        axes[0].set_title("instructions per class")
+        moved = [r for r in self.resources if r["delta"]]
+        axes[1].barh([f"{r['kernel_b'] or r['kernel_a']}: {r['field']}" for r in moved], [r["delta"] for r in moved],
+                     color=["C3" if r["delta"] > 0 else "C2" for r in moved])
+        axes[1].set_title("resources, b - a")
+        axes[1].tick_params(axis="y", labelsize=7)
+        fig.tight_layout()
+        return fig
+
+    def __repr__(self) -> str:
+        return f"<CompileDiff {self.a_name} vs {self.b_name}: {len(self.changed_lines)} of {len(self.lines)} changed>"
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        res = ["<table><tr><th>kernel</th><th>field</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+        for r in self.resources:
+            style = ' style="font-weight:600"' if r["delta"] else ""
+            name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
+            res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
+                       f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
+        res.append("</table>")
+        hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+        for c, v in self.histogram.items():
+            hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
+        hist.append("</table>")
+        colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
+                  "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
+        rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
+                "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
+        for r in self.lines:
+            bg = "rgba(237,201,72,0.15)" if r["status"] != "same" else "transparent"
+
+            def cell(sass_list):
+                return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
+                                   for i in sass_list)
+            rows.append(
+                f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
+                f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
+                f"<td><div>{e(r['a_text'] or '')}</div>{cell(r['a_sass'])}</td>"
+                f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
+                f"<td><div>{e(r['b_text'] or '')}</div>{cell(r['b_sass'])}</td></tr>")
+        rows.append("</table>")
+        head = (f"<b>{e(self.a_name)}</b> ({e(self.a_arch)}) vs <b>{e(self.b_name)}</b> ({e(self.b_arch)}): "
+                f"{len(self.changed_lines)} of {len(self.lines)} {'user lines' if self.by_line else 'kernels'} changed")
+        return (f'<div class="txlab-compile-diff"><div>{head}</div>'
+                f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
+
+
+def compile_diff(a, b) -> CompileDiff:
+    """:class:`CompileDiff` of two Compiled (what ``txlab.diff(a, b)`` returns for them)."""
+    from txlab import sass
+
+    ia = [i for i in sass.instructions(a) if not i.padding]
+    ib = [i for i in sass.instructions(b) if not i.padding]
+    pairs = _pair_kernels(a.kernels, b.kernels)
+    resources = []
+    for ka, kb in pairs:
+        ra = a.resources.get(ka, {}) if ka else {}
+        rb = b.resources.get(kb, {}) if kb else {}
+        na = sum(1 for i in ia if i.kernel == ka)
+        nb = sum(1 for i in ib if i.kernel == kb)
+        for f, va, vb in [(f, ra.get(f, 0), rb.get(f, 0)) for f in RESOURCE_FIELDS] + [("instructions", na, nb)]:
+            va = va if isinstance(va, int) else 0
+            vb = vb if isinstance(vb, int) else 0
+            resources.append({"kernel_a": ka, "kernel_b": kb, "field": f, "a": va, "b": vb, "delta": vb - va})
+    histogram = {}
+    for c in CLASSES:
+        na = sum(1 for i in ia if i.cls == c)
+        nb = sum(1 for i in ib if i.cls == c)
+        if na or nb:
+            histogram[c] = {"a": na, "b": nb, "delta": nb - na}
+    by_line = any(i.line is not None for i in ia) and any(i.line is not None for i in ib)
+    lines = _align_lines(a, b, ia, ib) if by_line else _align_kernels(pairs, ia, ib)
+    return CompileDiff(a.name, b.name, a.arch, b.arch, pairs, resources, histogram, lines, by_line)
+
+
+def _align_kernels(pairs, ia, ib) -> list[dict]:
+    rows = []
+    for ka, kb in pairs:
+        sa = [_instr_dict(i) for i in ia if i.kernel == ka]
+        sb = [_instr_dict(i) for i in ib if i.kernel == kb]
+        changed = _mark(sa, sb)
+        status = "removed" if kb is None else "added" if ka is None else "changed" if changed else "same"
+        rows.append({"kernel": ka or kb, "a_line": None, "b_line": None, "a_text": ka, "b_text": kb,
+                     "a_sass": sa, "b_sass": sb, "status": status})
+    return rows
+
+
+def _align_lines(a, b, ia, ib) -> list[dict]:
+    """Align the user lines that span each kernel's SASS (difflib over the stripped source
+    text), then compare the SASS of each aligned pair."""
+    def per_line(instrs):
+        out: dict[int, list[dict]] = {}
+        unmapped = []
+        for i in instrs:
+            (out.setdefault(i.line, []) if i.line is not None else unmapped).append(_instr_dict(i))
+        return out, unmapped
+
+    la, ua = per_line(ia)
+    lb, ub = per_line(ib)
+    src_a, src_b = _source_lines(a), _source_lines(b)
+    span_a = list(range(min(la), max(la) + 1))
+    span_b = list(range(min(lb), max(lb) + 1))
+    ta = [src_a.get(n, "").strip() for n in span_a]
+    tb = [src_b.get(n, "").strip() for n in span_b]
+    rows = []
+
+    def add(na, nb):
+        sa = la.get(na, []) if na is not None else []
+        sb = lb.get(nb, []) if nb is not None else []
+        if not sa and not sb:
+            return  # a line that does no work on either side
+        changed = _mark(sa, sb)
+        status = ("removed" if not sb else "added" if not sa else "changed" if changed else "same")
+        rows.append({"a_line": na, "b_line": nb,
+                     "a_text": src_a.get(na) if na is not None else None,
+                     "b_text": src_b.get(nb) if nb is not None else None,
+                     "a_sass": sa, "b_sass": sb, "status": status})
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if tag in ("equal", "replace"):
+            for k in range(max(i2 - i1, j2 - j1)):
+                add(span_a[i1 + k] if i1 + k < i2 else None, span_b[j1 + k] if j1 + k < j2 else None)
+        elif tag == "delete":
+            for k in range(i1, i2):
+                add(span_a[k], None)
+        else:
+            for k in range(j1, j2):
+                add(None, span_b[k])
+    if ua or ub:
+        changed = _mark(ua, ub)
+        rows.append({"a_line": None, "b_line": None, "a_text": "(no user line)", "b_text": "(no user line)",
+                     "a_sass": ua, "b_sass": ub, "status": "changed" if changed else "same"})
+    return rows
+
+
+register(_both_compiled, compile_diff, "two txlab.Compiled")
+
+
+# ``txlab.diff`` is both this module and the function: whichever way it was reached first
+# (``import txlab.diff`` binds the module on the package), ``txlab.diff(a, b)`` must call diff().
+class _CallableModule(types.ModuleType):
+    def __call__(self, a, b, **kwargs):
+        return diff(a, b, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,769 @@
+"""The interpreter: TIR of one device kernel compiled once into Python closures over numpy lane
+vectors, then run per CTA.
+
+Values are numpy: a per-lane scalar is an array of shape ``(L,)`` (one entry per thread of the
+group), a uniform scalar is a 0-d numpy scalar, a per-lane vector type (``float32x4``) is
+``(L, 4)`` and a uniform vector ``(1, 4)``. Statements run under the group's active mask
+(divergence); statements that can block (barriers, mbarrier waits) are generators that yield
+while blocked, so several groups (warps) of a CTA can progress independently.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import memory as M
+from txlab.errors import NotEmulatedError
+
+
+class Group:
+    """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
+
+    __slots__ = ("cta", "tid", "L", "env", "mask", "slots", "blocked", "warp_of_lane", "first_warp",
+                 "lane_cta", "gtid")
+
+    def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
+        self.cta = cta
+        self.tid = tid             # thread index within its CTA
+        self.L = int(tid.size)
+        self.env: dict = {}
+        self.mask = None           # None: every lane active; else bool (L,)
+        self.slots: dict = {}      # results of blocking calls, by call node id
+        self.blocked = None        # (what, line) while blocked
+        # CTA batching: lanes of several independent CTAs in one vector; lane_cta is each lane's
+        # CTA within the batch (None: one CTA), gtid a batch-wide thread id (warps never span CTAs)
+        self.lane_cta = lane_cta
+        self.gtid = tid if lane_cta is None else (lane_cta * cta.nthreads + tid).astype(np.int32)
+        self.warp_of_lane = self.gtid // 32
+        self.first_warp = int(tid[0]) // 32
+
+    def cta_of(self, lane: int) -> tuple:
+        """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
+        return self.cta.index if self.lane_cta is None else self.cta.index_of(int(self.lane_cta[lane]))
+
+    def active(self) -> np.ndarray:
+        return np.ones(self.L, bool) if self.mask is None else self.mask
+
+    def active_tids(self) -> np.ndarray:
+        return self.tid if self.mask is None else self.tid[self.mask]
+
+
+def _uniform(v) -> bool:
+    return not isinstance(v, np.ndarray) or v.ndim == 0
+
+
+def _dtype_of(expr) -> str:
+    ty = getattr(expr, "ty", None)
+    if ty is None:
+        return "int32"
+    d = getattr(ty, "dtype", None)
+    if d is not None:
+        return str(d)
+    return "handle"
+
+
+class Compiler:
+    """Compiles TIR into closures. One per kernel; ``program`` supplies shared-memory layout and
+    call handlers (txlab.emulator.ops)."""
+
+    def __init__(self, program):
+        self.program = program
+        self.line = None           # the user line inherited by statements without their own span
+        self.blocking = program.blocking_ops
+        self.calls = program.call_handlers
+        self.static_smem = 0       # bytes of static shared memory allocated so far
+        self.dyn_buffers = []
+        self.lines_own = 0
+        self.lines_total = 0
+
+    # ---- lines -------------------------------------------------------------------------------
+    def _span_line(self, node):
+        """The user's line of a statement's span: for a statement inlined from a library
+        (``tvm.backend.cuda.lang``; a ``SequentialSpan``, the user's call first) the last frame
+        in the user's file before the library's frames."""
+        frames = span_frames(getattr(node, "span", None))
+        if not frames:
+            return None
+        if self.program.filename is None:
+            self.program.filename = frames[0][0]
+        line = None
+        for fn, ln in frames:
+            if fn != self.program.filename:
+                break
+            line = ln
+        return line if line and line > 0 else None
+
+    def not_emulated(self, name: str, detail: str = ""):
+        line = self.line
+
+        def fail(g, *_):
+            raise NotEmulatedError(name, lineno=line, detail=detail)
+        return fail
+
+    # ---- expressions -------------------------------------------------------------------------
+    def expr(self, e):
+        t = type(e).__name__
+        fn = getattr(self, "e_" + t, None)
+        if fn is None:
+            return self.not_emulated(f"expression {t}")
+        return fn(e)
+
+    def e_IntImm(self, e):
+        dt = M.np_dtype(_dtype_of(e))
+        v = dt.type(int(e.value)) if dt != np.bool_ else np.bool_(bool(e.value))
+        return lambda g: v
+
+    def e_FloatImm(self, e):
+        v = M.np_dtype(_dtype_of(e)).type(float(e.value))
+        return lambda g: v
+
+    def e_StringImm(self, e):
+        v = str(e.value)
+        return lambda g: v
+
+    def e_Var(self, e):
+        def get(g):
+            try:
+                return g.env[e]
+            except KeyError:
+                raise NotEmulatedError(f"unbound variable {e.name}", lineno=line) from None
+        line = self.line
+        return get
+
+    def e_Cast(self, e):
+        src = self.expr(e.value)
+        to = _dtype_of(e)
+        dt = M.np_dtype(to)
+        frm = _dtype_of(e.value)
+        f2i = frm.startswith(("float", "bfloat")) and to.startswith(("int", "uint"))
+        if to == "bool":
+            return lambda g: np.not_equal(src(g), 0)
+        if f2i:
+            info = np.iinfo(dt)
+
+            def cast_f2i(g):
+                v = np.asarray(src(g), dtype=np.float64)
+                v = np.nan_to_num(np.trunc(v), nan=0.0)
+                r = np.clip(v, info.min, info.max).astype(dt)
+                return r if r.ndim else dt.type(r)
+            return cast_f2i
+
+        def cast(g):
+            v = src(g)
+            if isinstance(v, np.ndarray):
+                return v.astype(dt)
+            return np.asarray(v).astype(dt)[()]
+        return cast
+
+    def _bin(self, e, op):
+        a = self.expr(e.a)
+        b = self.expr(e.b)
+        return lambda g: op(a(g), b(g))
+
+    def e_Add(self, e):
+        return self._bin(e, np.add)
+
+    def e_Sub(self, e):
+        return self._bin(e, np.subtract)
+
+    def e_Mul(self, e):
+        return self._bin(e, np.multiply)
+
+    def e_Div(self, e):
+        if _dtype_of(e).startswith(("int", "uint")):
+            return self._bin(e, _trunc_div)
+        return self._bin(e, np.true_divide)
+
+    def e_Mod(self, e):
+        return self._bin(e, np.fmod)
+
+    def e_FloorDiv(self, e):
+        return self._bin(e, np.floor_divide)
+
+    def e_FloorMod(self, e):
+        return self._bin(e, np.mod)
+
+    def e_Min(self, e):
+        return self._bin(e, np.fmin if _dtype_of(e).startswith(("float", "bfloat")) else np.minimum)
+
+    def e_Max(self, e):
+        return self._bin(e, np.fmax if _dtype_of(e).startswith(("float", "bfloat")) else np.maximum)
+
+    def e_EQ(self, e):
+        return self._bin(e, np.equal)
+
+    def e_NE(self, e):
+        return self._bin(e, np.not_equal)
+
+    def e_LT(self, e):
+        return self._bin(e, np.less)
+
+    def e_LE(self, e):
+        return self._bin(e, np.less_equal)
+
+    def e_GT(self, e):
+        return self._bin(e, np.greater)
+
+    def e_GE(self, e):
+        return self._bin(e, np.greater_equal)
+
+    def e_And(self, e):
+        return self._bin(e, np.logical_and)
+
+    def e_Or(self, e):
+        return self._bin(e, np.logical_or)
+
+    def e_Not(self, e):
+        a = self.expr(e.a)
+        return lambda g: np.logical_not(a(g))
+
+    def e_BitwiseAnd(self, e):
+        return self._bin(e, np.bitwise_and)
+
+    def e_BitwiseOr(self, e):
+        return self._bin(e, np.bitwise_or)
+
+    def e_BitwiseXor(self, e):
+        return self._bin(e, np.bitwise_xor)
+
+    def e_BitwiseNot(self, e):
+        a = self.expr(e.a)
+        return lambda g: np.invert(a(g))
+
+    def e_LShift(self, e):
+        return self._bin(e, np.left_shift)
+
+    def e_RShift(self, e):
+        return self._bin(e, np.right_shift)
+
+    def e_Select(self, e):
+        c = self.expr(e.condition)
+        t = self.expr(e.true_value)
+        f = self.expr(e.false_value)
+        guarded = _has_load(e.true_value) or _has_load(e.false_value)
+
+        def select(g):
+            cv = c(g)
+            if _uniform(cv):
+                return t(g) if cv else f(g)
+            if not guarded:
+                return np.where(cv if np.ndim(t(g)) < 2 else cv[:, None], t(g), f(g))
+            return _masked_pair(g, cv, t, f)
+        return select
+
+    def e_Ramp(self, e):
+        base = self.expr(e.base)
+        stride = self.expr(e.stride)
+        n = int(e.lanes.value) if hasattr(e.lanes, "value") else int(e.lanes)
+        steps = np.arange(n)
+
+        def ramp(g):
+            b = base(g)
+            s = stride(g)
+            if _uniform(b) and _uniform(s):
+                return (b + steps.astype(np.asarray(b).dtype) * s)[None, :]
+            return np.asarray(b)[..., None] + steps.astype(np.asarray(b).dtype) * np.asarray(s)[..., None]
+        return ramp
+
+    def e_Broadcast(self, e):
+        v = self.expr(e.value)
+        n = int(e.lanes.value) if hasattr(e.lanes, "value") else int(e.lanes)
+
+        def bcast(g):
+            x = v(g)
+            if _uniform(x):
+                return np.full((1, n), x)
+            return np.repeat(np.asarray(x)[:, None], n, axis=1)
+        return bcast
+
+    def e_Let(self, e):
+        val = self.expr(e.value)
+        body = self.expr(e.body)
+        var = e.var
+
+        def let(g):
+            g.env[var] = val(g)
+            return body(g)
+        return let
+
+    def e_TensorLoad(self, e):
+        return self.load(e.source, list(e.indices), _dtype_of(e))
+
+    def e_Call(self, e):
+        name = getattr(e.op, "name", None) or str(e.op)
+        if _key(e) in self.program.blocking_nodes:
+            key = _key(e)
+            return lambda g: g.slots[key]
+        handler = self.calls.get(name)
+        if handler is None:
+            return self.not_emulated(name)
+        return handler(self, e)
+
+    # ---- memory ------------------------------------------------------------------------------
+    def buffer_info(self, bufvar):
+        info = self.program.buffers.get(bufvar)
+        if info is None:
+            bt = bufvar.ty
+            info = self.program.buffers[bufvar] = {
+                "name": bufvar.name, "dtype": str(bt.dtype), "scope": str(bt.storage_scope or "global"),
+                "shape": [int(s.value) if hasattr(s, "value") else None for s in bt.shape],
+                "elem_offset": int(bt.elem_offset.value) if hasattr(bt.elem_offset, "value") else 0,
+            }
+        return info
+
+    def _flat_index(self, bufvar, indices):
+        info = self.buffer_info(bufvar)
+        if len(indices) == 1:
+            return self.expr(indices[0])
+        shape = info["shape"]
+        if None in shape[1:]:
+            return self.not_emulated(f"multi-dimensional access to {info['name']} with symbolic shape")
+        parts = [self.expr(i) for i in indices]
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+
+        def flat(g):
+            out = 0
+            for p, s in zip(parts, strides):
+                out = out + np.asarray(p(g)).astype(np.int64) * s
+            return out
+        return flat
+
+    def load(self, bufvar, indices, dtype):
+        info = self.buffer_info(bufvar)
+        idx = self._flat_index(bufvar, indices)
+        dt = M.np_dtype(info["dtype"] if M.lanes_of(dtype) > 1 or dtype == "handle" else dtype)
+        line = self.line
+        prog = self.program
+        ldt = M.np_dtype(info["dtype"])
+        if info["scope"].startswith("local"):
+            def load_local(g):
+                arr = g.env[bufvar]
+                if arr.dtype != ldt:      # a view of registers as another type (decl_buffer(data=...))
+                    arr = arr.view(ldt)
+                i = idx(g)
+                if _uniform(i):
+                    return arr[:, int(i)]
+                i = np.asarray(i)
+                if i.ndim == 2:
+                    if i.shape[0] == 1:
+                        return arr[:, i[0]]
+                    return np.take_along_axis(arr, i, axis=1)
+                return arr[np.arange(g.L), i]
+            return load_local
+        off = info["elem_offset"]
+
+        def load_mem(g):
+            return prog.mem_read(g, g.env[bufvar], idx(g), off, dt, line, info)
+        return load_mem
+
+    def store(self, bufvar, indices, value_fn):
+        info = self.buffer_info(bufvar)
+        idx = self._flat_index(bufvar, indices)
+        dt = M.np_dtype(info["dtype"])
+        line = self.line
+        prog = self.program
+        if info["scope"].startswith("local"):
+            def store_local(g):
+                arr = g.env[bufvar]
+                if arr.dtype != dt:
+                    arr = arr.view(dt)
+                i = idx(g)
+                v = value_fn(g)
+                m = g.mask
+                if _uniform(i):
+                    i = int(i)
+                    if m is None:
+                        arr[:, i] = v
+                    else:
+                        arr[m, i] = v[m] if not _uniform(v) else v
+                    return
+                i = np.asarray(i)
+                if i.ndim == 2:
+                    i = np.broadcast_to(i, (g.L, i.shape[1]))
+                    v = np.broadcast_to(v, i.shape)
+                    rows = np.broadcast_to(np.arange(g.L)[:, None], i.shape)
+                    if m is not None:
+                        rows, i, v = rows[m], i[m], v[m]
+                    arr[rows, i] = v
+                    return
+                rows = np.arange(g.L)
+                v = np.broadcast_to(v, (g.L,))
+                if m is not None:
+                    rows, i, v = rows[m], i[m], v[m]
+                arr[rows, i] = v
+            return store_local
+        off = info["elem_offset"]
+
+        def store_mem(g):
+            prog.mem_write(g, g.env[bufvar], idx(g), off, dt, value_fn(g), line, info)
+        return store_mem
+
+    # ---- statements --------------------------------------------------------------------------
+    def stmt(self, s):
+        """(fn, is_generator) for statement ``s``."""
+        saved = self.line
+        own = self._span_line(s)
+        t = type(s).__name__
+        self.lines_total += 1
+        if own is not None:
+            self.line = own
+            self.lines_own += 1
+        try:
+            fn = getattr(self, "s_" + t, None)
+            if fn is None:
+                return self.not_emulated(f"statement {t}"), False
+            return fn(s)
+        finally:
+            self.line = saved
+
+    def s_SeqStmt(self, s):
+        parts = []
+        for c in s.seq:
+            parts.append(self.stmt(c))
+        if not any(is_gen for _, is_gen in parts):
+            fns = [f for f, _ in parts]
+
+            def seq(g):
+                for f in fns:
+                    f(g)
+            return seq, False
+
+        def seq_gen(g):
+            for f, is_gen in parts:
+                if is_gen:
+                    yield from f(g)
+                else:
+                    f(g)
+        return seq_gen, True
+
+    def s_Bind(self, s):
+        val = self.expr(s.value)
+        var = s.var
+
+        def bind(g):
+            g.env[var] = val(g)
+            _count(g)
+        return self._with_blocking(s, bind)
+
+    def s_Evaluate(self, s):
+        val = self.expr(s.value)
+
+        def ev(g):
+            val(g)
+            _count(g)
+        return self._with_blocking(s, ev)
+
+    def s_BufferStore(self, s):
+        val = self.expr(s.value)
+        store = self.store(s.buffer, list(s.indices), val)
+
+        def fn(g):
+            store(g)
+            _count(g)
+        return self._with_blocking(s, fn)
+
+    def _with_blocking(self, s, fn):
+        """A statement whose expressions contain blocking calls (barrier, mbarrier wait): run each
+        call's generator first (it may yield), keep its result, then evaluate the statement."""
+        nodes = self.program.blocking_in.get(_key(s))
+        if not nodes:
+            return fn, False
+        gens = []
+        for call in nodes:
+            name = call.op.name
+            gens.append((_key(call), self.program.blocking_handlers[name](self, call)))
+
+        def run(g):
+            for key, gen in gens:
+                g.slots[key] = yield from gen(g)
+            fn(g)
+        return run, True
+
+    def s_AttrStmt(self, s):
+        body, is_gen = self.stmt(s.body)
+        if s.attr_key == "thread_extent":
+            iv = s.node
+            tag = str(iv.thread_tag)
+            var = iv.var
+            self.program.extents[tag] = s.value
+
+            def bind_thread(g):
+                g.env[var] = g.cta.index_value(tag, g)
+            if is_gen:
+                def attr_gen(g):
+                    bind_thread(g)
+                    yield from body(g)
+                return attr_gen, True
+
+            def attr(g):
+                bind_thread(g)
+                body(g)
+            return attr, False
+        return body, is_gen
+
+    def s_AllocBuffer(self, s):
+        buf = s.buffer
+        info = self.buffer_info(buf)
+        scope = info["scope"]
+        dt = M.np_dtype(info["dtype"])
+        shape = info["shape"]
+        if scope.startswith("local"):
+            if None in shape:
+                return self.not_emulated(f"local buffer {info['name']} of symbolic size"), False
+            n = int(np.prod(shape)) if shape else 1
+
+            def alloc_local(g):
+                g.env[buf] = np.zeros((g.L, n), dtype=dt)
+            return alloc_local, False
+        if scope == "shared":
+            nbytes = int(np.prod(shape)) * dt.itemsize
+            off = (self.static_smem + 15) // 16 * 16
+            self.static_smem = off + nbytes
+            self.program.shared_static.append((info["name"], off, nbytes))
+            addr = np.uint64(M.SHARED_BASE + off)
+
+            def alloc_shared(g):
+                g.env[buf] = addr
+            return alloc_shared, False
+        if scope == "shared.dyn":
+            prog = self.program
+
+            def alloc_dyn(g):
+                g.env[buf] = np.uint64(M.SHARED_BASE + g.cta.dyn_offset)
+            prog.uses_dyn = True
+            return alloc_dyn, False
+        return self.not_emulated(f"allocation in scope {scope!r}"), False
+
+    def s_DeclBuffer(self, s):
+        buf = s.buffer
+        self.buffer_info(buf)
+        data = self.expr(s.data)
+
+        def decl(g):
+            g.env[buf] = data(g)
+        return decl, False
+
+    def s_IfThenElse(self, s):
+        cond = self.expr(s.condition)
+        then, tg = self.stmt(s.then_case)
+        other, og = self.stmt(s.else_case) if s.else_case is not None else (None, False)
+        if tg or og:
+            then_g = then if tg else _as_gen(then)
+            other_g = None if other is None else (other if og else _as_gen(other))
+
+            def if_gen(g):
+                c = cond(g)
+                if _uniform(c):
+                    if c:
+                        yield from then_g(g)
+                    elif other_g is not None:
+                        yield from other_g(g)
+                    return
+                outer = g.mask
+                base = outer if outer is not None else True
+                mt = np.logical_and(base, c)
+                if mt.any():
+                    g.mask = None if mt.all() else mt
+                    yield from then_g(g)
+                if other_g is not None:
+                    me = np.logical_and(base, np.logical_not(c))
+                    if me.any():
+                        g.mask = None if me.all() else me
+                        yield from other_g(g)
+                g.mask = outer
+            return if_gen, True
+
+        def if_(g):
+            c = cond(g)
+            if _uniform(c):
+                if c:
+                    then(g)
+                elif other is not None:
+                    other(g)
+                return
+            outer = g.mask
+            mt = c if outer is None else np.logical_and(outer, c)
+            if mt.any():
+                g.mask = None if mt.all() else mt
+                then(g)
+            if other is not None:
+                me = np.logical_not(c) if outer is None else np.logical_and(outer, np.logical_not(c))
+                if me.any():
+                    g.mask = None if me.all() else me
+                    other(g)
+            g.mask = outer
+        return if_, False
+
+    def s_For(self, s):
+        lo = self.expr(s.min)
+        ext = self.expr(s.extent)
+        body, is_gen = self.stmt(s.body)
+        var = s.loop_var
+        dt = M.np_dtype(_dtype_of(var))
+        if s.step is not None:
+            return self.not_emulated("for loop with a step"), False
+        prog = self.program
+
+        if is_gen:
+            def for_gen(g):
+                a, n = lo(g), ext(g)
+                if not (_uniform(a) and _uniform(n)):
+                    raise NotEmulatedError("for loop with per-thread bounds containing a barrier")
+                for i in range(int(a), int(a) + int(n)):
+                    g.env[var] = dt.type(i)
+                    yield from body(g)
+            return for_gen, True
+
+        def for_(g):
+            a, n = lo(g), ext(g)
+            if _uniform(a) and _uniform(n):
+                a = int(a)
+                for i in range(a, a + int(n)):
+                    g.env[var] = dt.type(i)
+                    body(g)
+                prog.count_loop(g, int(n))
+                return
+            # per-lane bounds: run the union, masking lanes outside their own range
+            a = np.broadcast_to(np.asarray(a), (g.L,))
+            n = np.broadcast_to(np.asarray(n), (g.L,))
+            outer = g.mask
+            base = np.ones(g.L, bool) if outer is None else outer
+            hi = a + n
+            for i in range(int(a[base].min()) if base.any() else 0, int(hi[base].max()) if base.any() else 0):
+                m = base & (a <= i) & (i < hi)
+                if not m.any():
+                    continue
+                g.mask = m
+                g.env[var] = np.full(g.L, i, dtype=dt)
+                body(g)
+            g.mask = outer
+        return for_, False
+
+    def s_While(self, s):
+        cond = self.expr(s.condition)
+        body, is_gen = self.stmt(s.body)
+        line = self.line
+
+        def while_(g):
+            outer = g.mask
+            live = np.ones(g.L, bool) if outer is None else outer.copy()
+            guard = 0
+            while True:
+                g.mask = None if live.all() else live
+                c = cond(g)
+                live = live & c if not _uniform(c) else (live if c else live & False)
+                if not live.any():
+                    break
+                g.mask = None if live.all() else live
+                if is_gen:
+                    yield from body(g)
+                else:
+                    body(g)
+                guard += 1
+                if guard > 50_000_000:
+                    raise NotEmulatedError("while loop that does not terminate", lineno=line)
+            g.mask = outer
+        if is_gen:
+            return while_, True
+
+        def while_plain(g):
+            for _ in while_(g):
+                pass
+        return while_plain, False
+
+    def s_AssertStmt(self, s):
+        return (lambda g: None), False
+
+    def s_Break(self, s):
+        return self.not_emulated("break"), False
+
+    def s_Continue(self, s):
+        return self.not_emulated("continue"), False
+
+
+def span_frames(span) -> list:
+    """(file, line) frames of a span, outermost first (a SequentialSpan is an inline stack)."""
+    if span is None:
+        return []
+    inner = getattr(span, "spans", None)
+    if inner is not None:
+        out = []
+        for s in inner:
+            out.extend(span_frames(s))
+        return out
+    name = getattr(span, "source_name", None)
+    if name is None:
+        return []
+    return [(str(name.name), int(span.line))]
+
+
+def user_file(mod):
+    """The kernel's own file: the most common outermost frame of its statements' spans."""
+    from txlab import ir
+
+    counts: dict = {}
+    for _, func in mod.functions_items():
+        for node in ir.walk(getattr(func, "body", None)):
+            if type(node).__name__ in ("BufferStore", "Evaluate", "IfThenElse", "For", "Bind", "SeqStmt",
+                                       "AttrStmt", "While", "AllocBuffer", "DeclBuffer"):
+                fr = span_frames(getattr(node, "span", None))
+                if fr:
+                    counts[fr[0][0]] = counts.get(fr[0][0], 0) + 1
+    return max(counts, key=counts.get) if counts else None
+
+
+def _key(node):
+    """Identity of an IR node (Python wrappers are recreated on every field access)."""
+    return node.__chandle__()
+
+
+def _count(g):
+    c = g.cta
+    c.steps += c.B
+    c.lane_steps += g.L if g.mask is None else int(np.count_nonzero(g.mask))
+
+
+def _as_gen(fn):
+    def gen(g):
+        fn(g)
+        return
+        yield  # noqa: unreachable - makes this a generator
+    return gen
+
+
+def _trunc_div(a, b):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        q = np.abs(a) // np.abs(safe)
+        neg = (a < 0) != (safe < 0)
+        q = np.where(neg, -q, q).astype(np.result_type(a, b))
+    return q if q.ndim else q[()]
+
+
+def _has_load(e) -> bool:
+    from txlab import ir
+
+    return any(type(n).__name__ == "TensorLoad" for n in ir.walk(e))
+
+
+def _masked_pair(g, c, t, f):
+    outer = g.mask
+    base = np.ones(g.L, bool) if outer is None else outer
+    mt = base & c
+    me = base & ~c
+    out = None
+    if mt.any():
+        g.mask = mt
+        tv = t(g)
+        out = np.array(np.broadcast_to(tv, (g.L,) + np.shape(tv)[1:]))
+    if me.any():
+        g.mask = me
+        fv = f(g)
+        if out is None:
+            out = np.array(np.broadcast_to(fv, (g.L,) + np.shape(fv)[1:]))
+        else:
+            fvb = np.broadcast_to(fv, out.shape)
+            out[me] = fvb[me]
+    g.mask = outer
+    return out

@@ -1,0 +1,111 @@
+"""Emulated memory: one flat address space of regions (each kernel argument, each CTA's shared
+memory), byte-addressed, accessed through typed views with a bounds check per lane.
+
+Addresses are what the kernel computes: a global pointer is ``region.base + byte offset``; a
+generic shared pointer is ``SHARED_BASE + offset`` and ``cvta_generic_to_shared`` gives the
+32-bit ``offset``. Out-of-bounds lanes are reported (by the caller) and then skipped: a load reads
+0, a store writes nothing -- unlike the GPU, the emulator's memory is never corrupted.
+"""
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+GLOBAL_BASE = 1 << 40          # first argument's address; each next one 1 << 36 further
+GLOBAL_STRIDE = 1 << 36
+SHARED_BASE = 1 << 56          # generic address of shared offset 0
+
+
+def np_dtype(dtype) -> np.dtype:
+    """numpy dtype for a TVM dtype string (bfloat16 and float8 through ml_dtypes)."""
+    s = str(dtype)
+    if s == "bool":
+        return np.dtype(bool)
+    if s in ("handle",) or s.startswith("handle"):
+        return np.dtype(np.uint64)
+    base = s.split("x")[0] if "x" in s and not s.startswith("float8") else s
+    if s.startswith("float8"):
+        base = s
+    try:
+        return np.dtype(base)
+    except TypeError:
+        import ml_dtypes
+
+        names = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+                 "float8_e5m2": ml_dtypes.float8_e5m2, "float8_e4m3": ml_dtypes.float8_e4m3fn,
+                 "float8_e8m0fnu": getattr(ml_dtypes, "float8_e8m0fnu", None),
+                 "float4_e2m1fn": getattr(ml_dtypes, "float4_e2m1fn", None)}
+        if names.get(base) is None:
+            raise
+        return np.dtype(names[base])
+
+
+def lanes_of(dtype) -> int:
+    s = str(dtype)
+    if "x" in s and not s.startswith("float8"):
+        tail = s.rsplit("x", 1)[1]
+        if tail.isdigit():
+            return int(tail)
+    if s.startswith("float8") and s.count("x") == 1 and s.rsplit("x", 1)[1].isdigit():
+        return int(s.rsplit("x", 1)[1])
+    return 1
+
+
+class Region:
+    """A contiguous byte range: a kernel argument (``kind='global'``) or one CTA's shared memory."""
+
+    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit")
+
+    def __init__(self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0,
+                 limit: int | None = None):
+        self.name = name
+        self.base = int(base)
+        self.data = data          # uint8, writable (a view of the user's array for globals)
+        self.kind = kind
+        self._views: dict = {}
+        # the shared memory of a batch of CTAs: ``data`` holds one ``cta_stride``-byte slice per CTA,
+        # addresses (and bounds) are those of one CTA (``limit`` bytes); the lane's CTA picks the slice
+        self.cta_stride = int(cta_stride)
+        self.limit = limit
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.size) if self.limit is None else int(self.limit)
+
+    def view(self, dt: np.dtype) -> np.ndarray:
+        v = self._views.get(dt)
+        if v is None:
+            n = self.data.size - self.data.size % dt.itemsize
+            v = self._views[dt] = self.data[:n].view(dt)
+        return v
+
+
+class AddressSpace:
+    def __init__(self):
+        self.regions: list[Region] = []
+        self._bases: list[int] = []
+
+    def add(self, region: Region) -> Region:
+        i = bisect.bisect(self._bases, region.base)
+        self._bases.insert(i, region.base)
+        self.regions.insert(i, region)
+        return region
+
+    def remove(self, region: Region) -> None:
+        i = self.regions.index(region)
+        del self.regions[i]
+        del self._bases[i]
+
+    def find(self, addr: int) -> Region | None:
+        i = bisect.bisect(self._bases, int(addr)) - 1
+        if i < 0:
+            return None
+        r = self.regions[i]
+        return r if int(addr) < r.base + max(r.nbytes, 1) + (1 << 30) else None
+
+    def find_many(self, addrs: np.ndarray) -> np.ndarray:
+        """Region index per address (-1: none)."""
+        idx = np.searchsorted(np.asarray(self._bases, dtype=np.uint64), addrs.astype(np.uint64),
+                              side="right") - 1
+        return idx

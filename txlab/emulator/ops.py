@@ -1,0 +1,948 @@
+"""The calls of lowered TIRx device code: pointers, warp collectives (shuffles, votes, elect,
+reductions), atomics, fences, conversions, barriers and mbarriers, TMA and wgmma.
+
+Each handler is ``handler(compiler, call) -> closure(group)``; blocking ones (``BLOCKING``) give a
+generator per group that returns the call's value. Anything not listed here raises
+:class:`txlab.errors.NotEmulatedError` when executed.
+
+Atomics are sequentially consistent in a fixed order: CTAs one after another, within a CTA the
+groups (warps) in the order the scheduler runs them, within one instruction the lanes in
+increasing thread index. Fences are no-ops (the emulator's memory is always coherent); that is
+noted once per run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import memory as M
+from txlab.emulator import sync
+from txlab.errors import NotEmulatedError
+
+HANDLERS: dict = {}
+BLOCKING: dict = {}
+#: ops that make a CTA run warp by warp (some warps wait for others)
+WARP_MODE_OPS = {"tirx.cuda.mbarrier_wait", "tirx.cuda.mbarrier_wait_acquire_cluster", "tirx.cuda.wait_until",
+                 "tirx.ptx.mbarrier_try_wait", "tirx.cuda.warpgroup_sync"}
+#: ops whose state is per CTA and ordered (mbarriers, TMA, wgmma groups, reductions through a
+#: barrier's payload, clock counters, clusters): a kernel calling one runs CTA by CTA, not batched
+NO_BATCH_PREFIXES = ("tirx.ptx.mbarrier", "tirx.cuda.mbarrier", "tirx.ptx.cp_async_bulk", "tirx.cuda.cta_reduce",
+                     "tirx.cuda.syncthreads_", "tirx.cuda.clock", "tirx.ptx.wgmma", "tirx.cuda.wgmma",
+                     "tirx.timer", "tirx.cuda.timer", "tirx.cuda.cluster", "tirx.ptx.cluster", "tirx.ptx.tcgen05",
+                     "tirx.ptx.cp_async", "tirx.ptx.mapa", "tirx.cuda.grid_sync", "tirx.ptx.bar")
+
+
+def handler(*names):
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def blocking(*names):
+    def deco(fn):
+        for n in names:
+            BLOCKING[n] = fn
+        return fn
+    return deco
+
+
+def _args(comp, call):
+    return [comp.expr(a) for a in call.args]
+
+
+def _str(arg) -> str:
+    return str(getattr(arg, "value", arg))
+
+
+def _dtype(call) -> str:
+    from txlab.emulator.interpreter import _dtype_of
+
+    return _dtype_of(call)
+
+
+# ---- pointers ------------------------------------------------------------------------------------
+@handler("tirx.buffer_data")
+def _buffer_data(comp, call):
+    buf = call.args[0]
+    return lambda g: g.env[buf]
+
+
+@handler("tirx.address_of")
+def _address_of(comp, call):
+    load = call.args[0]
+    if type(load).__name__ == "Var":       # a tensor map parameter: its host-encoded descriptor
+        return lambda g: g.env[load]
+    if type(load).__name__ != "TensorLoad":
+        return comp.not_emulated("address_of of a non-buffer expression")
+    bufvar = load.source
+    info = comp.buffer_info(bufvar)
+    if info["scope"].startswith("local"):
+        return comp.not_emulated(f"address of local buffer {info['name']}")
+    idx = comp._flat_index(bufvar, list(load.indices))
+    isz = M.np_dtype(info["dtype"]).itemsize
+    off = info["elem_offset"]
+
+    def addr(g):
+        base = g.env[bufvar]
+        i = idx(g)
+        if isinstance(base, dict):   # a tensor map parameter
+            return base
+        return (np.asarray(base).astype(np.int64) + (np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)[()] \
+            if np.ndim(i) == 0 else np.uint64(base) + ((np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)
+    return addr
+
+
+@handler("tirx.reinterpret")
+def _reinterpret(comp, call):
+    src = comp.expr(call.args[0])
+    to = _dtype(call)
+    frm = comp_dtype(call.args[0])
+    if to == "handle" or frm == "handle":
+        return src
+    dt = M.np_dtype(to)
+
+    def reint(g):
+        v = np.asarray(src(g))
+        out = v.view(dt)
+        return out if out.ndim else out[()]
+    return reint
+
+
+def comp_dtype(e) -> str:
+    from txlab.emulator.interpreter import _dtype_of
+
+    return _dtype_of(e)
+
+
+@handler("tirx.cuda.cvta_generic_to_shared")
+def _cvta(comp, call):
+    src = comp.expr(call.args[0])
+
+    def cvta(g):
+        v = np.asarray(src(g)).astype(np.uint64) - np.uint64(M.SHARED_BASE)
+        v = v.astype(np.uint32)
+        return v if v.ndim else v[()]
+    return cvta
+
+
+@handler("tirx.cuda.smem_addr_from_uint64")
+def _smem_from_u64(comp, call):
+    src = comp.expr(call.args[0])
+
+    def f(g):
+        v = np.asarray(src(g)).astype(np.uint32)
+        return v if v.ndim else v[()]
+    return f
+
+
+@handler("tirx.if_then_else")
+def _if_then_else(comp, call):
+    from txlab.emulator.interpreter import _masked_pair, _uniform
+
+    c, t, f = _args(comp, call)
+
+    def ite(g):
+        cv = c(g)
+        if _uniform(cv):
+            return t(g) if cv else f(g)
+        return _masked_pair(g, cv, t, f)
+    return ite
+
+
+# ---- thread identity and warp collectives --------------------------------------------------------
+def _warps(g, v, fill=0):
+    """(nw, 32) view of per-lane values ``v`` of group ``g`` (padded when the block is not a whole
+    number of warps), and the padding."""
+    v = np.broadcast_to(np.asarray(v), (g.L,) + np.shape(v)[1:]) if np.ndim(v) == 0 or np.shape(v)[0] != g.L else np.asarray(v)
+    pad = (-g.L) % 32
+    if pad:
+        v = np.concatenate([v, np.full((pad,) + v.shape[1:], fill, dtype=v.dtype)])
+    return v.reshape((-1, 32) + v.shape[1:]), pad
+
+
+def _unwarp(g, w, pad):
+    flat = w.reshape((-1,) + w.shape[2:])
+    return flat[: g.L] if pad else flat
+
+
+def _lane(g):
+    return (g.tid % 32).astype(np.int32)
+
+
+@handler("tirx.cuda.thread_rank")
+def _thread_rank(comp, call):
+    return lambda g: g.tid.astype(np.int32)
+
+
+@handler("tirx.cuda.__activemask")
+def _activemask(comp, call):
+    def f(g):
+        act, pad = _warps(g, g.active(), False)
+        bits = (act.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+        return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
+    return f
+
+
+def _shfl(kind):
+    def build(comp, call):
+        mask, val, arg, width = _args(comp, call)
+
+        def f(g):
+            v = val(g)
+            V, pad = _warps(g, v)
+            av = arg(g)
+            if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:   # broadcast from one lane
+                w = int(width(g))
+                src = (np.arange(32) - np.arange(32) % w) + int(av) % w
+                if w == 32:
+                    out = np.repeat(V[:, src[0]][:, None], 32, axis=1)
+                else:
+                    out = V[:, src]
+                return _unwarp(g, out, pad)
+            a = np.broadcast_to(np.asarray(av), (g.L,)).astype(np.int64)
+            A, _ = _warps(g, a)
+            w = int(width(g))
+            lane = np.arange(32)
+            seg = lane - lane % w
+            if kind == "idx":
+                src = seg + A % w
+            elif kind == "up":
+                src = lane - A
+                src = np.where(src < seg, lane, src)
+            elif kind == "down":
+                src = lane + A
+                src = np.where(src >= seg + w, lane, src)
+            else:
+                src = lane ^ A
+                src = np.where(src >= seg + w, lane, src)
+            out = np.take_along_axis(V, src.astype(np.int64) if V.ndim == 2 else src[..., None], axis=1)
+            return _unwarp(g, out, pad)
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.__shfl_sync"] = _shfl("idx")
+HANDLERS["tirx.cuda.__shfl_up_sync"] = _shfl("up")
+HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
+HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
+
+
+def _member_active(g, mask_val):
+    """Active lanes that are in the member mask, as a (nw, 32) bool array."""
+    act, pad = _warps(g, g.active(), False)
+    m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
+    M_, _ = _warps(g, m, 0)
+    inmask = ((M_ >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
+    return act & inmask, pad
+
+
+@handler("tirx.cuda.ballot_sync")
+def _ballot(comp, call):
+    mask, pred = _args(comp, call)
+
+    def f(g):
+        act, pad = _member_active(g, mask(g))
+        P, _ = _warps(g, np.not_equal(pred(g), 0), False)
+        bits = ((act & P).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+        return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
+    return f
+
+
+def _vote(kind):
+    def build(comp, call):
+        mask, pred = _args(comp, call)
+
+        def f(g):
+            act, pad = _member_active(g, mask(g))
+            P, _ = _warps(g, np.not_equal(pred(g), 0), False)
+            if kind == "any":
+                r = (act & P).any(axis=1)
+            else:
+                r = (~act | P).all(axis=1)
+            return _unwarp(g, np.repeat(r.astype(np.int32)[:, None], 32, axis=1), pad)
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.any_sync"] = _vote("any")
+HANDLERS["tirx.cuda.all_sync"] = _vote("all")
+
+
+@handler("tirx.cuda.elect_sync")
+def _elect(comp, call):
+    def f(g):
+        act, pad = _warps(g, g.active(), False)
+        first = np.argmax(act, axis=1)
+        out = np.zeros(act.shape, np.uint32)
+        has = act.any(axis=1)
+        out[np.nonzero(has)[0], first[has]] = 1
+        return _unwarp(g, out, pad)
+    return f
+
+
+_RED = {"sum": np.add, "max": np.fmax, "min": np.fmin}
+
+
+def _butterfly(V, op, width):
+    mask = width >> 1
+    lane = np.arange(32)
+    while mask > 0:
+        V = op(V, V[:, lane ^ mask])
+        mask >>= 1
+    return V
+
+
+@handler("tirx.cuda.warp_reduce")
+def _warp_reduce(comp, call):
+    val = comp.expr(call.args[0])
+    op = _RED.get(_str(call.args[1]))
+    width = int(call.args[2].value) if len(call.args) > 2 and hasattr(call.args[2], "value") else 32
+    if op is None:
+        return comp.not_emulated(f"warp_reduce op {_str(call.args[1])}")
+    is_int = not comp_dtype(call).startswith(("float", "bfloat"))
+    if is_int:
+        op = {"sum": np.add, "max": np.maximum, "min": np.minimum}[_str(call.args[1])]
+
+    def f(g):
+        V, pad = _warps(g, val(g))
+        return _unwarp(g, _butterfly(V, op, width), pad)
+    return f
+
+
+def _redux(op):
+    def build(comp, call):
+        mask, val = _args(comp, call)
+
+        def f(g):
+            act, pad = _member_active(g, mask(g))
+            V, _ = _warps(g, np.asarray(val(g)).astype(np.uint32))
+            if op == "add":
+                r = np.where(act, V, 0).astype(np.uint64).sum(axis=1).astype(np.uint32)
+            elif op == "min":
+                r = np.where(act, V, np.uint32(0xFFFFFFFF)).min(axis=1)
+            elif op == "max":
+                r = np.where(act, V, 0).max(axis=1)
+            elif op == "and":
+                r = np.bitwise_and.reduce(np.where(act, V, np.uint32(0xFFFFFFFF)), axis=1)
+            elif op == "or":
+                r = np.bitwise_or.reduce(np.where(act, V, 0), axis=1)
+            else:
+                r = np.bitwise_xor.reduce(np.where(act, V, 0), axis=1)
+            return _unwarp(g, np.repeat(r[:, None], 32, axis=1), pad)
+        return f
+    return build
+
+
+for _op in ("add", "min", "max", "and", "or", "xor"):
+    HANDLERS[f"tirx.cuda.reduce_{_op}_sync_u32"] = _redux(_op)
+
+
+@handler("tirx.cuda.ffs_u32")
+def _ffs(comp, call):
+    (x,) = _args(comp, call)
+
+    def f(g):
+        v = np.asarray(x(g)).astype(np.uint64)
+        low = v & (~v + np.uint64(1))
+        out = np.where(v == 0, 0, np.log2(np.where(low == 0, 1, low).astype(np.float64)).astype(np.int64) + 1)
+        return out.astype(np.int32) if out.ndim else np.int32(out)
+    return f
+
+
+@handler("tirx.cuda.ldg")
+def _ldg(comp, call):
+    addr = comp.expr(call.args[0])
+    dt = M.np_dtype(_str(call.args[1]) if len(call.args) > 1 else _dtype(call))
+    line = comp.line
+    prog = comp.program
+    info = {"name": "ldg pointer", "dtype": str(dt)}
+
+    def f(g):
+        return prog.mem_read(g, addr(g), np.int64(0), 0, dt, line, info)
+    return f
+
+
+# ---- no-ops with a note -------------------------------------------------------------------------
+def _noop(note=None):
+    def build(comp, call):
+        prog = comp.program
+        if note and note not in prog.notes:
+            prog.notes.append(note)
+        return lambda g: np.int32(0)
+    return build
+
+
+_FENCE = ("fences are no-ops: the emulator's memory is coherent and every store is visible at once "
+          "(a missing fence is not detected)")
+for _n in ("tirx.cuda.thread_fence", "tirx.ptx.fence_proxy", "tirx.ptx.fence_mbarrier_init", "tirx.ptx.fence",
+           "tirx.cuda.threadfence_block", "tirx.ptx.fence_acq_rel", "tirx.ptx.fence_proxy_async"):
+    HANDLERS[_n] = _noop(_FENCE)
+HANDLERS["tirx.cuda.warp_sync"] = _noop("warp_sync (__syncwarp) is a no-op: a warp runs in lockstep here")
+HANDLERS["tirx.cuda.nano_sleep"] = _noop()
+HANDLERS["tirx.ptx.setmaxnreg"] = _noop("setmaxnreg is a no-op (registers are not modelled)")
+HANDLERS["tirx.ptx.setmaxnreg_inc"] = HANDLERS["tirx.ptx.setmaxnreg"]
+HANDLERS["tirx.ptx.setmaxnreg_dec"] = HANDLERS["tirx.ptx.setmaxnreg"]
+HANDLERS["tirx.cuda.wgmma_noop_barrier"] = lambda comp, call: comp.expr(call.args[0])
+
+
+@handler("tirx.cuda.clock64", "tirx.cuda.clock")
+def _clock(comp, call):
+    prog = comp.program
+    note = "clock/clock64 return a counter that advances by 1 per read (no timing on the CPU)"
+    if note not in prog.notes:
+        prog.notes.append(note)
+
+    def f(g):
+        g.cta.clock += 1
+        return np.full(g.L, g.cta.clock, dtype=np.int64)
+    return f
+
+
+# ---- math and conversions -----------------------------------------------------------------------
+def _unary(fn):
+    def build(comp, call):
+        (x,) = _args(comp, call)
+        dt = M.np_dtype(_dtype(call))
+
+        def f(g):
+            with np.errstate(all="ignore"):
+                r = np.asarray(fn(np.asarray(x(g)))).astype(dt)
+            return r if r.ndim else r[()]
+        return f
+    return build
+
+
+for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+                   "rsqrt": lambda v: 1 / np.sqrt(v), "fabs": np.abs, "tanh": np.tanh, "sin": np.sin,
+                   "cos": np.cos, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
+                   "erf": None, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "log1p": np.log1p,
+                   "expm1": np.expm1}.items():
+    if _fn is not None:
+        HANDLERS[f"tirx.{_name}"] = _unary(_fn)
+
+
+@handler("tirx.cuda.fdividef")
+def _fdividef(comp, call):
+    a, b = _args(comp, call)
+    return lambda g: np.float32(1) * np.true_divide(np.float32(a(g)) if np.ndim(a(g)) == 0 else a(g), b(g)).astype(np.float32)
+
+
+@handler("tirx.cuda.float_as_uint")
+def _f2u(comp, call):
+    (x,) = _args(comp, call)
+    return lambda g: _view(x(g), np.float32, np.uint32)
+
+
+@handler("tirx.cuda.uint_as_float")
+def _u2f(comp, call):
+    (x,) = _args(comp, call)
+    return lambda g: _view(x(g), np.uint32, np.float32)
+
+
+def _view(v, frm, to):
+    a = np.asarray(v).astype(frm).view(to)
+    return a if a.ndim else a[()]
+
+
+@handler("tirx.cuda.half2float", "tirx.cuda.bfloat162float")
+def _to_float(comp, call):
+    (x,) = _args(comp, call)
+    return lambda g: np.asarray(x(g)).astype(np.float32)
+
+
+# ---- atomics -------------------------------------------------------------------------------------
+def _atomic(kind):
+    def build(comp, call):
+        args = _args(comp, call)
+        dt = M.np_dtype(_dtype(call))
+        line = comp.line
+        prog = comp.program
+
+        def f(g):
+            addr = np.broadcast_to(np.asarray(args[0](g)).astype(np.uint64), (g.L,))
+            vals = [np.broadcast_to(np.asarray(a(g)), (g.L,)).astype(dt) for a in args[1:]]
+            act = np.nonzero(g.active())[0]
+            old = np.zeros(g.L, dt)
+            space = g.cta.space
+            info = {"name": "atomic target", "dtype": str(dt)}
+            for i in act:      # lanes in increasing thread order: sequentially consistent
+                a = int(addr[i])
+                region = space.find(a)
+                if region is None or a - region.base + dt.itemsize > region.nbytes:
+                    prog.finding("out_of_bounds", f"atomic {kind} at an address outside every buffer "
+                                 f"(thread {int(g.tid[i])} of CTA {g.cta_of(i)})", line=line,
+                                 cta=g.cta_of(i), threads=[g.tid[i]], key=("out_of_bounds", line, "atomic"))
+                    continue
+                view = region.view(dt)
+                k = (a - region.base) // dt.itemsize
+                if region.cta_stride and g.lane_cta is not None:     # this lane's CTA's shared memory
+                    k += int(g.lane_cta[i]) * (region.cta_stride // dt.itemsize)
+                cur = view[k]
+                old[i] = cur
+                if kind == "add":
+                    view[k] = cur + vals[0][i]
+                elif kind == "cas":
+                    if cur == vals[0][i]:
+                        view[k] = vals[1][i]
+                elif kind == "max":
+                    view[k] = max(cur, vals[0][i])
+                elif kind == "min":
+                    view[k] = min(cur, vals[0][i])
+                elif kind == "exch":
+                    view[k] = vals[0][i]
+                elif kind == "and":
+                    view[k] = cur & vals[0][i]
+                elif kind == "or":
+                    view[k] = cur | vals[0][i]
+                if region.kind == "shared" and g.cta.races is not None:
+                    pass  # atomics do not race with each other
+            g.cta.progress += 1
+            del info
+            return old
+        return f
+    return build
+
+
+for _k in ("add", "cas", "max", "min", "exch", "and", "or"):
+    HANDLERS[f"tirx.cuda.atomic_{_k}"] = _atomic(_k)
+
+
+# ---- CTA barriers (blocking) --------------------------------------------------------------------
+@blocking("tirx.cuda.cta_sync", "tirx.tvm_storage_sync")
+def _cta_sync(comp, call):
+    line = comp.line
+
+    def gen(g):
+        yield from sync.barrier_wait(g.cta, g, 0, line)
+        return np.int32(0)
+    return gen
+
+
+@blocking("tirx.cuda.cluster_sync")
+def _cluster_sync(comp, call):
+    line = comp.line
+
+    def gen(g):
+        cl = g.cta.program.launch.get("cluster")
+        if cl and int(np.prod(cl)) > 1:
+            raise NotEmulatedError("cluster_sync with clusters of more than one CTA", lineno=line)
+        yield from sync.barrier_wait(g.cta, g, 0, line, what="cluster_sync")
+        return np.int32(0)
+    return gen
+
+
+def _sync_pred(kind):
+    def build(comp, call):
+        (pred,) = _args(comp, call)
+        line = comp.line
+
+        def combine(parts):
+            vals = [p for p in parts if p is not None]
+            if kind == "and":
+                return np.int32(all(vals))
+            if kind == "or":
+                return np.int32(any(vals))
+            return np.int32(sum(vals))
+
+        def gen(g):
+            p = np.broadcast_to(np.not_equal(pred(g), 0), (g.L,))[g.active()]
+            part = bool(p.all()) if kind == "and" else (bool(p.any()) if kind == "or" else int(p.sum()))
+            r = yield from sync.barrier_wait(g.cta, g, 0, line, payload=part, combine=combine,
+                                             what=f"syncthreads_{kind}")
+            return np.full(g.L, r, np.int32)
+        return gen
+    return build
+
+
+BLOCKING["tirx.cuda.syncthreads_and"] = _sync_pred("and")
+BLOCKING["tirx.cuda.syncthreads_or"] = _sync_pred("or")
+BLOCKING["tirx.cuda.syncthreads_count"] = _sync_pred("count")
+
+
+@blocking("tirx.cuda.warpgroup_sync")
+def _warpgroup_sync(comp, call):
+    line = comp.line
+    bar_id = comp.expr(call.args[0]) if call.args else (lambda g: 0)
+
+    def gen(g):
+        wg = int(g.tid[0]) // 128
+        if g.cta.nthreads <= 128 or not g.cta.program.warp_mode:
+            yield from sync.barrier_wait(g.cta, g, ("wg", wg), line, count=min(128, g.cta.nthreads) if g.cta.program.warp_mode else None,
+                                         what="warpgroup_sync")
+        else:
+            yield from sync.barrier_wait(g.cta, g, ("wg", int(bar_id(g)), wg), line, count=128, what="warpgroup_sync")
+        return np.int32(0)
+    return gen
+
+
+@blocking("tirx.cuda.cta_reduce")
+def _cta_reduce(comp, call):
+    val = comp.expr(call.args[0])
+    opname = _str(call.args[1])
+    nw = int(call.args[2].value)
+    line = comp.line
+    is_float = comp_dtype(call).startswith(("float", "bfloat"))
+    op = _RED[opname] if is_float else {"sum": np.add, "max": np.maximum, "min": np.minimum}[opname]
+    dt = M.np_dtype(comp_dtype(call))
+    ident = {"sum": 0, "max": -np.inf, "min": np.inf}[opname]
+
+    def combine(parts):
+        scratch = {}
+        for p in parts:
+            scratch.update(p)
+        lanes = np.array([scratch.get(i, dt.type(ident) if is_float else dt.type(0)) if i < nw else
+                          (dt.type(ident) if is_float else dt.type(0)) for i in range(32)], dtype=dt)
+        return _butterfly(lanes[None, :], op, 32)[0, 0]
+
+    def gen(g):
+        V, pad = _warps(g, val(g))
+        R = _butterfly(V, op, 32)
+        first = g.first_warp
+        part = {first + w: R[w, 0] for w in range(R.shape[0])}
+        r = yield from sync.barrier_wait(g.cta, g, 0, line, payload=part, combine=combine, what="cta_reduce")
+        # the second __syncthreads of the helper
+        yield from sync.barrier_wait(g.cta, g, 0, line, what="cta_reduce")
+        return np.full(g.L, r, dtype=dt)
+    return gen
+
+
+# ---- mbarriers -----------------------------------------------------------------------------------
+def _active_count(g) -> int:
+    return g.L if g.mask is None else int(np.count_nonzero(g.mask))
+
+
+def _uniform_addr(g, v, line, what):
+    a = np.asarray(v)
+    if a.ndim:
+        act = a[g.active()] if a.shape[0] == g.L else a
+        u = np.unique(act)
+        if u.size != 1:
+            raise NotEmulatedError(f"{what} on different mbarriers within one instruction", lineno=line)
+        return int(u[0])
+    return int(a)
+
+
+@handler("tirx.ptx.mbarrier_init")
+def _mb_init(comp, call):
+    addr, count = comp.expr(call.args[0]), comp.expr(call.args[1])
+    line = comp.line
+
+    def f(g):
+        a = _uniform_addr(g, addr(g), line, "mbarrier.init")
+        sync.mb_init(g.cta, sync.mbarrier(g.cta, a, line), int(np.asarray(count(g)).ravel()[0]), line)
+        return np.int32(0)
+    return f
+
+
+@handler("tirx.ptx.mbarrier_arrive", "tirx.ptx.mbarrier_arrive_nocount", "tirx.ptx.mbarrier_arrive_expect_tx")
+def _mb_arrive(comp, call):
+    name = call.op.name
+    addr = comp.expr(call.args[0])
+    has_count = name != "tirx.ptx.mbarrier_arrive_nocount"
+    count = comp.expr(call.args[1]) if has_count else (lambda g: 1)
+    strs = [_str(a) for a in call.args if type(a).__name__ == "StringImm"]
+    if "cluster" in " ".join(strs) and "shared::cluster" in strs:
+        return comp.not_emulated(f"{name} on a remote (cluster) mbarrier")
+    expect = name.endswith("expect_tx") or "expect_tx" in strs
+    line = comp.line
+
+    def f(g):
+        a = _uniform_addr(g, addr(g), line, "mbarrier.arrive")
+        mb = sync.mbarrier(g.cta, a, line)
+        n = _active_count(g)
+        c = int(np.asarray(count(g)).ravel()[0])
+        if expect:
+            sync.mb_arrive(g.cta, mb, g, 1, n, line, tx=c * n)
+        else:
+            sync.mb_arrive(g.cta, mb, g, c, n, line)
+        return np.uint64(0)
+    return f
+
+
+@handler("tirx.ptx.mbarrier_expect_tx")
+def _mb_expect(comp, call):
+    addr, count = comp.expr(call.args[0]), comp.expr(call.args[1])
+    line = comp.line
+
+    def f(g):
+        a = _uniform_addr(g, addr(g), line, "mbarrier.expect_tx")
+        mb = sync.mbarrier(g.cta, a, line)
+        sync.mb_tx(g.cta, mb, int(np.asarray(count(g)).ravel()[0]) * _active_count(g), line)
+        return np.int32(0)
+    return f
+
+
+@blocking("tirx.cuda.mbarrier_wait", "tirx.cuda.mbarrier_wait_acquire_cluster")
+def _mb_wait(comp, call):
+    addr, parity = comp.expr(call.args[0]), comp.expr(call.args[1])
+    line = comp.line
+
+    def gen(g):
+        a = _uniform_addr(g, addr(g), line, "mbarrier wait")
+        off = (a - M.SHARED_BASE) if a >= M.SHARED_BASE else a
+        mb = sync.mbarrier(g.cta, off, line)
+        yield from sync.mb_wait(g.cta, g, mb, parity(g), line)
+        return np.int32(0)
+    return gen
+
+
+@blocking("tirx.cuda.wait_until")
+def _wait_until(comp, call):
+    dest = call.args[0]
+    addr = comp.expr(call.args[1])
+    cond = comp.expr(call.args[2])
+    line = comp.line
+    if type(dest).__name__ != "TensorLoad":
+        def bad(g):
+            raise NotEmulatedError("wait_until into a non-buffer", lineno=line)
+            yield
+        return bad
+    dt = M.np_dtype(comp.buffer_info(dest.source)["dtype"])
+    key = call.__chandle__()
+    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots.get(("wait_until", key)))
+
+    def gen(g):
+        while True:
+            a = np.broadcast_to(np.asarray(addr(g)).astype(np.uint64), (g.L,))
+            au = np.unique(a[g.active()])
+            if au.size != 1:
+                raise NotEmulatedError("wait_until on per-thread addresses", lineno=line)
+            region = g.cta.space.find(int(au[0]))
+            off = (int(au[0]) - region.base) // dt.itemsize
+            g.slots[("wait_until", key)] = np.full(g.L, region.view(dt)[off], dtype=dt)
+            store(g)
+            c = np.broadcast_to(np.asarray(cond(g)), (g.L,))
+            if c[g.active()].all():
+                break
+            g.blocked = ("poll", line)
+            yield
+        g.blocked = None
+        g.cta.progress += 1
+        return np.int32(0)
+    return gen
+
+
+
+# ---- packed conversions (TVM's own device helpers, tvm.backend.cuda.cpp.builtins) ----------------
+def _u(v, dt):
+    return np.asarray(v).astype(dt)
+
+
+def _ret(r):
+    return r if np.ndim(r) else r[()]
+
+
+def _bf16():
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+@handler("tirx.cuda.make_float2")
+def _make_float2(comp, call):
+    x, y = _args(comp, call)
+
+    def f(g):
+        lo = _u(x(g), np.float32).view(np.uint32).astype(np.uint64)
+        hi = _u(y(g), np.float32).view(np.uint32).astype(np.uint64)
+        return _ret(lo | (hi << np.uint64(32)))           # float2 {x, y}: x in the low word
+    return f
+
+
+def _float2_part(shift):
+    def build(comp, call):
+        (p,) = _args(comp, call)
+
+        def f(g):
+            w = ((_u(p(g), np.uint64) >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            return _ret(w.view(np.float32))
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.float2_x"] = _float2_part(0)
+HANDLERS["tirx.cuda.float2_y"] = _float2_part(32)
+
+
+def _pack2(lo, hi, dt):
+    """Two 16-bit values (numpy dtype ``dt``) -> uint32, ``lo`` in the low half."""
+    a = np.asarray(lo).astype(dt).view(np.uint16).astype(np.uint32)
+    b = np.asarray(hi).astype(dt).view(np.uint16).astype(np.uint32)
+    return a | (b << np.uint32(16))
+
+
+def _unpack2(u, dt):
+    u = _u(u, np.uint32)
+    lo = (u & np.uint32(0xFFFF)).astype(np.uint16).view(dt)
+    hi = (u >> np.uint32(16)).astype(np.uint16).view(dt)
+    return lo, hi
+
+
+@handler("tirx.cuda.float22bfloat162_rn")
+def _f22bf162(comp, call):
+    x, y = _args(comp, call)
+    return lambda g: _ret(_pack2(_u(x(g), np.float32), _u(y(g), np.float32), _bf16()))   # round to nearest even
+
+
+@handler("tirx.cuda.float22bfloat162_rn_from_float2")
+def _f22bf162_f2(comp, call):
+    (p,) = _args(comp, call)
+
+    def f(g):
+        u = _u(p(g), np.uint64)
+        x = (u & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+        y = (u >> np.uint64(32)).astype(np.uint32).view(np.float32)
+        return _ret(_pack2(x, y, _bf16()))
+    return f
+
+
+@handler("tirx.cuda.bfloat1622float2")
+def _bf1622f2(comp, call):
+    (p,) = _args(comp, call)
+
+    def f(g):
+        lo, hi = _unpack2(p(g), _bf16())
+        a = lo.astype(np.float32).view(np.uint32).astype(np.uint64)
+        b = hi.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return _ret(a | (b << np.uint64(32)))
+    return f
+
+
+@handler("tirx.cuda.fp8x4_e4m3_from_float4")
+def _fp8x4(comp, call):
+    import ml_dtypes
+
+    parts = _args(comp, call)
+    e4m3 = np.dtype(ml_dtypes.float8_e4m3fn)
+
+    def f(g):
+        out = np.uint32(0)
+        for k, p in enumerate(parts):
+            v = _u(p(g), np.float32)
+            # __nv_fp8x4_e4m3(float4) converts with __NV_SATFINITE: finite overflow -> +-448
+            v = np.where(np.isnan(v), v, np.clip(v, -448.0, 448.0)).astype(np.float32)
+            byte = np.asarray(v.astype(e4m3)).view(np.uint8).astype(np.uint32)
+            out = out | (byte << np.uint32(8 * k))
+        return _ret(np.asarray(out, np.uint32))
+    return f
+
+
+def _hminmax(is_min):
+    def build(comp, call):
+        a, b = _args(comp, call)
+
+        def f(g):
+            bf = _bf16()
+            out = []
+            (a0, a1), (b0, b1) = _unpack2(a(g), bf), _unpack2(b(g), bf)
+            for x, y in ((a0, b0), (a1, b1)):
+                xf, yf = x.astype(np.float32), y.astype(np.float32)
+                # __hmin2/__hmax2 (bf16): a NaN input yields the other input, two NaNs the canonical
+                # NaN; -0 orders below +0
+                if is_min:
+                    pick_x = (xf < yf) | ((xf == yf) & np.signbit(xf))
+                else:
+                    pick_x = (xf > yf) | ((xf == yf) & ~np.signbit(xf))
+                xb, yb = x.view(np.uint16), y.view(np.uint16)
+                r = np.where(pick_x, xb, yb)
+                r = np.where(np.isnan(xf), yb, np.where(np.isnan(yf), xb, r))
+                r = np.where(np.isnan(xf) & np.isnan(yf), np.uint16(0x7FFF), r)
+                out.append(np.asarray(r, np.uint16).astype(np.uint32))
+            return _ret(out[0] | (out[1] << np.uint32(16)))
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.hmin2"] = _hminmax(True)
+HANDLERS["tirx.cuda.hmax2"] = _hminmax(False)
+
+
+def _convert_mem(n, src_dt, dst_dt, dst_first):
+    """``*dst = convert(*src)`` over ``n`` consecutive elements, through per-thread pointers."""
+    def build(comp, call):
+        p0, p1 = _args(comp, call)
+        dst, src = (p0, p1) if dst_first else (p1, p0)
+        line = comp.line
+        prog = comp.program
+        sdt, ddt = np.dtype(src_dt), np.dtype(dst_dt)
+        elems = np.arange(n)[None, :]
+
+        def f(g):
+            v = prog.mem_read(g, src(g), elems, 0, sdt, line, {"name": "source pointer", "dtype": str(sdt)})
+            prog.mem_write(g, dst(g), elems, 0, ddt, np.asarray(v).astype(np.float32).astype(ddt), line,
+                           {"name": "destination pointer", "dtype": str(ddt)})
+            return np.int32(0)
+        return f
+    return build
+
+
+HANDLERS["tirx.cuda.float22half2"] = _convert_mem(2, "float32", "float16", True)
+HANDLERS["tirx.cuda.float8tohalf8"] = _convert_mem(8, "float32", "float16", False)
+HANDLERS["tirx.cuda.half8tofloat8"] = _convert_mem(8, "float16", "float32", False)
+
+
+# ---- mma.sync accumulator fragments: fill and store --------------------------------------------
+def _fragment_map():
+    """(lane, register) -> (row, col) of a 16x16 accumulator tile over one warp: the inverse of
+    TVM's ``shared_16x16_to_ldmatrix_32x8_layout`` ((i, j) -> (4*(i%8) + (j%8)//2,
+    4*(j//8) + 2*(i//8) + j%2)), the map mma_store's codegen inverts."""
+    rows = np.zeros((32, 8), np.int64)
+    cols = np.zeros((32, 8), np.int64)
+    for i in range(16):
+        for j in range(16):
+            lane, reg = 4 * (i % 8) + (j % 8) // 2, 4 * (j // 8) + 2 * (i // 8) + j % 2
+            rows[lane, reg], cols[lane, reg] = i, j
+    return rows, cols
+
+
+_FRAG_ROWS, _FRAG_COLS = _fragment_map()
+
+
+def _frag_buffer(comp, e, what):
+    if not (type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.buffer_data"):
+        return None
+    return e.args[0]
+
+
+def _mma_fill(comp, call):
+    size, ptr, off = call.args
+    buf = _frag_buffer(comp, ptr, "fill")
+    if buf is None or not hasattr(size, "value") or not hasattr(off, "value"):
+        return comp.not_emulated(f"{call.op.name} of a non-buffer fragment")
+    n, o = int(size.value), int(off.value)
+
+    def f(g):
+        arr = g.env[buf]
+        if g.mask is None:
+            arr[:, o:o + n] = 0
+        else:
+            arr[g.mask, o:o + n] = 0
+        return np.int32(0)
+    return f
+
+
+def _mma_store(comp, call):
+    m, n, dst, src, off, stride = call.args
+    buf = _frag_buffer(comp, src, "store")
+    if buf is None or not all(hasattr(x, "value") for x in (m, n, off)) or (int(m.value), int(n.value)) != (16, 16) \
+            or int(off.value) != 0:
+        return comp.not_emulated(f"{call.op.name} other than a 16x16 fragment at offset 0")
+    dst_f = comp.expr(dst)
+    stride_f = comp.expr(stride)
+    dt = M.np_dtype(_dtype(call))
+    line = comp.line
+    prog = comp.program
+
+    def f(g):
+        lane = (g.tid % 32).astype(np.int64)
+        s = int(np.asarray(stride_f(g)).ravel()[0])
+        elem = _FRAG_ROWS[lane] * s + _FRAG_COLS[lane]                   # (L, 8)
+        vals = g.env[buf][:, :8].astype(dt)
+        prog.mem_write(g, dst_f(g), elem, 0, dt, vals, line, {"name": "mma_store destination", "dtype": str(dt)})
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.mma_fill"] = HANDLERS["tirx.mma_fill_legacy"] = _mma_fill
+HANDLERS["tirx.mma_store"] = HANDLERS["tirx.mma_store_legacy"] = _mma_store

@@ -1,0 +1,484 @@
+"""One emulated launch: the lowered kernel (what TVM's CUDA codegen sees), its arguments bound into
+the address space, and the CTAs run one after another (each CTA's threads vectorised).
+
+Execution model: a CTA runs as one lockstep group of all its threads when the kernel never waits
+on another part of the CTA (no mbarrier wait, no flag polling); otherwise each warp is its own
+group (a generator advanced until it blocks), so producer and consumer warps progress
+independently. CTAs run sequentially in launch order (blockIdx.x fastest), so a kernel whose CTAs
+wait on each other (grid barriers, inter-CTA flags) deadlocks here -- reported, not hung.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from txlab import ir
+from txlab.emulator import memory as M
+from txlab.emulator.interpreter import Compiler, Group, _key
+from txlab.emulator.races import EpochRaceChecker, RaceChecker
+from txlab.emulator.result import Finding
+from txlab.errors import EmulationFault, NotEmulatedError
+
+_INDEX_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z")
+MAX_FINDINGS = 200
+MAX_BATCH_LANES = 1 << 16      # lanes of one batch of CTAs (numpy vectors of this length)
+MAX_BATCH_SHARED = 64 << 20    # bytes of shared memory of one batch
+MAX_BATCH_RACE = 256 << 20     # bytes of race-checker state of one batch
+
+
+class Stop(Exception):
+    """Internal: a finding with stop=True, or a deadlocked CTA."""
+
+
+class Program:
+    def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
+                 filename: str | None = None):
+        from txlab.emulator import ops
+        from txlab.emulator import tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
+
+        self.func = func
+        self.kernel_name = kernel_name
+        self.launch = launch
+        self.check = check
+        self.stop = stop
+        self.tensormaps = tensormaps or {}
+        self.filename = filename
+        self.buffers: dict = {}
+        self.extents: dict = {}
+        self.shared_static: list = []
+        self.uses_dyn = False
+        self.findings: list[Finding] = []
+        self._finding_keys: dict = {}
+        self.notes: list[str] = []
+        self.stats = {"instructions": 0, "lane_instructions": 0}
+        self.index_cache: dict = {}   # thread-index lane vectors, shared by CTAs of one shape (read-only)
+        self.call_handlers = ops.HANDLERS
+        self.blocking_handlers = ops.BLOCKING
+        self.blocking_ops = set(ops.BLOCKING)
+        self.blocking_nodes: set = set()
+        self.blocking_in: dict = {}
+        self._find_blocking(func.body)
+        names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
+        self.warp_mode = bool(names & ops.WARP_MODE_OPS)
+        self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names)
+        self.compiler = Compiler(self)
+        self.body, self.body_is_gen = self.compiler.stmt(func.body)
+        self.static_smem = self.compiler.static_smem
+        self.line_quality = (self.compiler.lines_own, self.compiler.lines_total)
+
+    def _find_blocking(self, body):
+        """Statements whose expressions call a blocking op (cta_sync, mbarrier_wait, ...)."""
+        names = self.blocking_ops
+        for node in ir.walk(body):
+            t = type(node).__name__
+            if t in ("Bind", "Evaluate", "BufferStore"):
+                exprs = [getattr(node, "value", None)] + list(getattr(node, "indices", []) or [])
+                found = []
+                for e in exprs:
+                    if e is None:
+                        continue
+                    for n in ir.walk(e):
+                        if type(n).__name__ == "Call" and getattr(n.op, "name", None) in names:
+                            found.append(n)
+                if found:
+                    found.reverse()        # inner calls first (walk is pre-order)
+                    self.blocking_in[_key(node)] = found
+                    self.blocking_nodes.update(_key(n) for n in found)
+        self._keep_alive = list(ir.walk(body))  # ids above stay valid while the program lives
+
+    # ---- findings ----------------------------------------------------------------------------
+    def finding(self, kind, message, *, line=None, other_line=None, cta=None, threads=(), index=(),
+                buffer=None, count=1, key=None):
+        k = key or (kind, line, other_line, buffer)
+        prev = self._finding_keys.get(k)
+        if prev is not None:
+            prev.count += count
+            return prev
+        f = Finding(kind, message, line=line, other_line=other_line, cta=cta,
+                    threads=[int(t) for t in list(threads)[:8]], index=[int(i) for i in list(index)[:8]],
+                    buffer=buffer, count=count)
+        if len(self.findings) < MAX_FINDINGS:
+            self.findings.append(f)
+        self._finding_keys[k] = f
+        if self.stop and kind != "note":
+            raise EmulationFault(f)
+        return f
+
+    def count_loop(self, g, n):
+        pass
+
+    # ---- memory ------------------------------------------------------------------------------
+    def _resolve(self, g, base, elem, dt, line, info, write):
+        """Region and element indices (into region.view(dt)) for the active lanes; reports and drops
+        out-of-bounds lanes. Returns (region, elem_index, lane_mask) with elem_index shaped like elem."""
+        cta = g.cta
+        isz = dt.itemsize
+        if not _is_uniform(base):
+            return self._resolve_per_lane(g, base, elem, dt, line, info, write)
+        region = cta.space.find(int(base))
+        if region is None:
+            raise NotEmulatedError(f"access through a pointer that points nowhere ({info['name']})", lineno=line)
+        boff = int(base) - region.base
+        if boff % isz:
+            raise NotEmulatedError(f"misaligned {info['name']} (byte offset {boff} of {dt})", lineno=line)
+        e = np.asarray(elem).astype(np.int64) + (boff // isz)
+        n = region.nbytes // isz
+        mask = g.mask
+        out = (e < 0) | (e >= n)
+        if not out.any():
+            return region, e, None
+        bad = out
+        if mask is not None and e.ndim >= 1 and e.shape[0] == g.L:
+            bad = out & (mask if e.ndim == 1 else mask[:, None])
+        if bad.any():
+            self._oob(g, region, e, bad, n, dt, line, info, write)
+        e = np.where(out, 0, e)
+        lm = ~out if e.ndim <= 1 else ~out.any(axis=1)
+        return region, e, lm
+
+    def _resolve_per_lane(self, g, base, elem, dt, line, info, write):
+        base = np.asarray(base).astype(np.uint64)
+        regions = g.cta.space.find_many(base)
+        ids = np.unique(regions[g.active()] if g.mask is not None else regions)
+        if ids.size != 1 or ids[0] < 0:
+            raise NotEmulatedError(f"per-thread pointers into several regions ({info['name']})", lineno=line)
+        region = g.cta.space.regions[int(ids[0])]
+        boff = (base - np.uint64(region.base)).astype(np.int64)
+        if np.any(boff % dt.itemsize):
+            raise NotEmulatedError(f"misaligned per-thread pointer ({info['name']})", lineno=line)
+        e = np.asarray(elem).astype(np.int64) + (boff // dt.itemsize if np.ndim(elem) < 2 else (boff // dt.itemsize)[:, None])
+        n = region.nbytes // dt.itemsize
+        out = (e < 0) | (e >= n)
+        if not out.any():
+            return region, e, None
+        bad = out
+        if g.mask is not None:
+            bad = out & (g.mask if e.ndim == 1 else g.mask[:, None])
+        if bad.any():
+            self._oob(g, region, e, bad, n, dt, line, info, write)
+        e = np.where(out, 0, e)
+        lm = ~out if e.ndim <= 1 else ~out.any(axis=1)
+        return region, e, lm
+
+    def _oob(self, g, region, e, bad, n, dt, line, info, write):
+        rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0]
+        if bad.ndim == 0:
+            rows = np.arange(g.L) if g.mask is None else np.nonzero(g.mask)[0]
+        threads = g.tid[rows] if rows.size and rows.max() < g.L else rows
+        cta_idx = g.cta_of(int(rows[0])) if rows.size and rows.max() < g.L else g.cta.index
+        if g.lane_cta is not None and rows.size and rows.max() < g.L:   # report the first CTA's lanes
+            first = g.lane_cta[rows] == g.lane_cta[rows[0]]
+            threads = threads[first]
+        flat_e = e[bad] if bad.ndim else np.array([int(e)])
+        what = "write" if write else "read"
+        where = f"{region.name}" if region.kind == "global" else f"shared memory (buffer {info['name']})"
+        elems = n if region.kind == "global" else region.nbytes
+        self.finding(
+            "out_of_bounds",
+            f"out-of-bounds {what} of {info['name']}: element {int(flat_e[0])} of {where}, which holds "
+            f"{n} {dt} element(s) ({region.nbytes} bytes), by thread {int(threads[0]) if threads.size else '?'}"
+            f" of CTA {cta_idx}",
+            line=line, cta=cta_idx, threads=threads, index=flat_e, buffer=info["name"],
+            count=int(np.count_nonzero(bad)), key=("out_of_bounds", line, info["name"], what))
+        del elems
+
+    @staticmethod
+    def _batched(g, region, e, isz):
+        """Element indices into ``region.view`` for a batch of CTAs: each lane's CTA's slice."""
+        if region.cta_stride == 0 or g.lane_cta is None:
+            return e
+        add = g.lane_cta.astype(np.int64) * (region.cta_stride // isz)
+        e = np.asarray(e)
+        if e.ndim == 2:
+            return e + add[:, None]
+        return e + add
+
+    def mem_read(self, g, base, idx, off, dt, line, info):
+        elem = idx if off == 0 else np.asarray(idx) + off
+        region, e, lm = self._resolve(g, base, elem, dt, line, info, False)
+        view = region.view(dt)
+        out = view[self._batched(g, region, e, dt.itemsize)]
+        if lm is not None:
+            out = np.where(lm if out.ndim == 1 else lm[:, None], out, np.zeros((), dt))
+        if region.kind == "shared" and g.cta.races is not None:
+            self._race(g, e, lm, dt, False, line)
+        return out if out.ndim else out[()]
+
+    def mem_write(self, g, base, idx, off, dt, value, line, info):
+        elem = idx if off == 0 else np.asarray(idx) + off
+        region, e, lm = self._resolve(g, base, elem, dt, line, info, True)
+        view = region.view(dt)
+        v = np.asarray(value)
+        if v.dtype != dt:
+            v = v.astype(dt)
+        e = np.asarray(e)
+        m = g.mask
+        if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
+            # uniform address: every active lane stores; the last active lane's value lands
+            if v.ndim == 0:
+                view[int(e)] = v
+            else:
+                act = np.nonzero(g.active())[0]
+                if act.size:
+                    view[int(e)] = v[act[-1]]
+            if region.kind == "shared" and g.cta.races is not None:
+                self._race(g, np.full(g.L, int(e)), lm, dt, True, line)
+            g.cta.progress += 1
+            return
+        race_e = e
+        if e.ndim == 0:      # uniform address in a batch of CTAs: one store per CTA (the last lane's)
+            e = np.full(g.L, int(e), np.int64)
+        e = self._batched(g, region, e, dt.itemsize)
+        v = np.broadcast_to(v, e.shape) if v.shape != e.shape else v
+        sel = None
+        if m is not None and e.shape[0] == g.L:
+            sel = m
+        if lm is not None:
+            sel = lm if sel is None else (sel & lm)
+        if sel is not None:
+            view[e[sel]] = v[sel]
+        else:
+            view[e] = v
+        if region.kind == "shared" and g.cta.races is not None:
+            self._race(g, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt, True, line)
+        g.cta.progress += 1
+
+    def _race(self, g, e, lm, dt, write, line):
+        e = np.asarray(e)
+        if e.ndim == 0:
+            e = np.full(g.L, int(e))
+        act = g.active()
+        if lm is not None:
+            act = act & lm
+        if e.shape[0] != g.L:
+            e = np.broadcast_to(e, (g.L,) + e.shape[1:])
+        ee = e[act]
+        tids = g.gtid[act]
+        if ee.ndim == 2:
+            tids = np.repeat(tids, ee.shape[1])
+            ee = ee.ravel()
+        isz = dt.itemsize
+        byte = (ee[:, None] * isz + np.arange(isz)).ravel()
+        g.cta.races.access(byte, np.repeat(tids, isz), write, line)
+
+    # ---- running -----------------------------------------------------------------------------
+    def batch_size(self, nctas: int, threads: int, shared_bytes: int) -> int:
+        """How many CTAs run as one lane vector. CTAs of a grid are independent unless they
+        communicate, so a kernel that runs in per-CTA lockstep (no mbarrier waits or polling) and
+        uses no per-CTA ordered state (mbarriers, TMA, wgmma, CTA reductions through barriers,
+        clock reads, clusters) runs many CTAs at once: lanes = CTAs x threads, shared memory one
+        slice per CTA. Results are the same as CTA by CTA (per instruction, lanes go in (CTA,
+        thread) order, so atomics and stores to one address resolve as in launch order)."""
+        from txlab.emulator import ops
+
+        if self.warp_mode or threads % 32 or nctas < 2 or not self.batchable:
+            return 1
+        cl = self.launch.get("cluster")
+        if cl and int(np.prod(cl)) > 1:
+            return 1
+        b = max(1, MAX_BATCH_LANES // threads)
+        if shared_bytes > 1:
+            b = min(b, max(1, MAX_BATCH_SHARED // shared_bytes))
+            if self.check:   # the (epoch) race checker keeps 29 bytes per shared byte
+                b = min(b, max(1, MAX_BATCH_RACE // (shared_bytes * 29)))
+        del ops
+        return min(b, nctas)
+
+    def lane_cta(self, B, threads):
+        v = self.index_cache.get(("lane_cta", B))
+        if v is None:
+            v = self.index_cache[("lane_cta", B)] = np.repeat(np.arange(B, dtype=np.int32), threads)
+            v.flags.writeable = False
+        return v
+
+    def batch_tids(self, B, threads):
+        v = self.index_cache.get(("tids", B))
+        if v is None:
+            v = self.index_cache[("tids", B)] = np.tile(np.arange(threads, dtype=np.int32), B)
+            v.flags.writeable = False
+        return v
+
+    def run(self, args_env: dict, space: M.AddressSpace, ctas, grid, block, dyn_bytes: int):
+        t0 = time.perf_counter()
+        threads = int(np.prod(block))
+        static = self.static_smem
+        dyn_off = (static + 1023) // 1024 * 1024 if self.uses_dyn else static
+        smem = dyn_off + (dyn_bytes if self.uses_dyn else 0)
+        B = self.batch_size(len(ctas), threads, smem)
+        for k in range(0, len(ctas), B):
+            part = ctas[k:k + B]
+            cta = Cta(self, part[0], grid, block, space, dyn_bytes, batch=part if B > 1 else None)
+            try:
+                cta.run(args_env)
+            finally:
+                cta.close()
+        self.stats.update({
+            "ctas_run": len(ctas), "ctas_in_grid": int(np.prod(grid)), "threads_per_cta": threads,
+            "grid": tuple(grid), "block": tuple(block),
+            "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
+            "ctas_per_batch": B,
+            "seconds": time.perf_counter() - t0, "dynamic_smem_bytes": dyn_bytes,
+            "static_smem_bytes": self.static_smem,
+            "statements_with_own_line": self.line_quality[0], "statements": self.line_quality[1],
+        })
+
+
+def _is_uniform(v) -> bool:
+    return not isinstance(v, np.ndarray) or v.ndim == 0
+
+
+class Cta:
+    """One CTA: its shared memory, barriers, mbarriers, race checker and groups."""
+
+    def __init__(self, program: Program, index, grid, block, space: M.AddressSpace, dyn_bytes: int,
+                 batch: list | None = None):
+        self.program = program
+        self.index = tuple(int(i) for i in index)
+        self.grid = tuple(grid)
+        self.block = tuple(block)
+        self.nthreads = int(np.prod(block))
+        self.space = space
+        # a batch of independent CTAs run as one lane vector (Program.batch_size)
+        self._batch = np.asarray(batch, dtype=np.int64).reshape(-1, 3) if batch is not None else None
+        self.B = 1 if batch is None else len(self._batch)
+        static = program.static_smem
+        self.dyn_offset = (static + 1023) // 1024 * 1024 if program.uses_dyn else static
+        total = max(self.dyn_offset + (dyn_bytes if program.uses_dyn else 0), 1)
+        if self.B > 1:
+            stride = (total + 1023) // 1024 * 1024
+            self.shared = M.Region(f"shared memory of CTAs {self.index}..{tuple(int(v) for v in self._batch[-1])}", M.SHARED_BASE,
+                                   np.zeros(stride * self.B, np.uint8), "shared", cta_stride=stride, limit=total)
+        else:
+            self.shared = M.Region(f"shared memory of CTA {self.index}", M.SHARED_BASE,
+                                   np.zeros(total, np.uint8), "shared")
+        space.add(self.shared)
+        self.nwarps = (self.nthreads + 31) // 32
+        if not program.check or not (program.static_smem or program.uses_dyn):
+            self.races = None        # no shared memory: nothing to race on
+        else:
+            checker = RaceChecker if program.warp_mode else EpochRaceChecker
+            self.races = checker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
+        self.progress = 0
+        self.steps = 0
+        self.lane_steps = 0
+        self.live = self.nthreads * self.B
+        self.bars: dict = {}           # barrier id -> state
+        self.mbarriers: dict = {}      # shared offset -> MBarrier
+        self.clock = 0
+        self.groups: list[Group] = []
+        self.wgmma_groups: dict = {}
+        if self.B > 1:
+            self._lane_cta = program.lane_cta(self.B, self.nthreads)
+            self._bidx = {d: np.repeat(self._batch[:, k].astype(np.int32), self.nthreads) for k, d in enumerate("xyz")}
+
+    def index_of(self, c: int) -> tuple:
+        """(x, y, z) of CTA ``c`` of the batch."""
+        return self.index if self._batch is None else tuple(int(v) for v in self._batch[c])
+
+    @property
+    def indices(self) -> list:
+        """(x, y, z) of each CTA of the batch."""
+        if self._batch is None:
+            return [self.index]
+        return [tuple(int(v) for v in c) for c in self._batch]
+
+    def close(self):
+        self.space.remove(self.shared)
+        self.program.stats["instructions"] += self.steps
+        self.program.stats["lane_instructions"] += self.lane_steps
+
+    def _race_found(self, r, c=0):
+        cta_index = self.index_of(c)
+        (k1, l1, t1), (k2, l2, t2) = r["first"], r["second"]
+        self.program.finding(
+            "shared_race",
+            f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
+            f"shared byte {r['addr']} with no barrier between them (threads of different warps)",
+            line=l2, other_line=l1, cta=cta_index, threads=[t1, t2], index=[r["addr"]], count=r["count"],
+            key=("shared_race", l1, l2, k1, k2))
+
+    def index_value(self, tag, g):
+        if not tag.startswith("blockIdx."):
+            key = (tag, g.L, int(g.tid[0]))
+            v = self.program.index_cache.get(key)
+            if v is None:
+                v = self.program.index_cache[key] = self._thread_index(tag, g)
+                v.flags.writeable = False
+            return v
+        if self.B > 1:
+            return self._bidx[tag[-1]]
+        return np.int32(self.index["xyz".index(tag[-1])])
+
+    def _thread_index(self, tag, g):
+        bx, by, bz = (self.block + (1, 1, 1))[:3]
+        t = g.tid
+        if tag == "threadIdx.x":
+            return (t % bx).astype(np.int32)
+        if tag == "threadIdx.y":
+            return ((t // bx) % by).astype(np.int32)
+        if tag == "threadIdx.z":
+            return (t // (bx * by)).astype(np.int32)
+        if tag.startswith("blockIdx."):
+            if self.B > 1:
+                return self._bidx[tag[-1]]
+            return np.int32(self.index["xyz".index(tag[-1])])
+        raise NotEmulatedError(f"launch dimension {tag}")
+
+    def run(self, args_env):
+        prog = self.program
+        if prog.warp_mode:
+            tids = [np.arange(w * 32, min((w + 1) * 32, self.nthreads), dtype=np.int32) for w in range(self.nwarps)]
+        elif self.B > 1:
+            tids = [prog.batch_tids(self.B, self.nthreads)]
+        else:
+            tids = [np.arange(self.nthreads, dtype=np.int32)]
+        lane_cta = self._lane_cta if self.B > 1 else None
+        self.groups = [Group(self, t, lane_cta) for t in tids]
+        gens = []
+        for g in self.groups:
+            g.env.update(args_env)
+            gens.append(prog.body(g) if prog.body_is_gen else _plain(prog.body, g))
+        live = list(range(len(gens)))
+        stalls = 0
+        while live:
+            before = self.progress
+            for i in list(live):
+                try:
+                    next(gens[i])
+                except StopIteration:
+                    live.remove(i)
+                    self.exit_group(self.groups[i])
+            prog.stats["instructions"] += 0
+            if not live:
+                break
+            if self.progress == before:
+                stalls += 1
+                if stalls >= 2:
+                    if not self.deadlock([self.groups[i] for i in live]):
+                        for i in live:
+                            gens[i].close()
+                        return
+                    stalls = 0
+            else:
+                stalls = 0
+
+    def exit_group(self, g):
+        self.live -= g.L
+        self.progress += 1
+        for bar in list(self.bars.values()):
+            bar.maybe_complete(self)
+
+    def deadlock(self, blocked) -> bool:
+        """No group can progress. A CTA barrier some threads wait at is reported as a divergent
+        barrier and released (the run continues); an mbarrier wait nobody can satisfy is reported
+        and the CTA stops. Returns True when something was released."""
+        from txlab.emulator.sync import describe_blocked
+
+        return describe_blocked(self, blocked)
+
+
+def _plain(fn, g):
+    fn(g)
+    return
+    yield  # noqa

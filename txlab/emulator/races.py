@@ -1,0 +1,227 @@
+"""Shared-memory race checker: a happens-before check with one vector clock per warp.
+
+Every warp ``u`` has a clock ``VC[u][u]``; a shared write records (warp, clock, thread, line) per
+byte, a read records (clock, line) per byte and per reading warp. An access by warp ``w`` is
+ordered after an earlier access by warp ``u`` iff ``VC[w][u] >= clock``. Clocks flow through
+synchronisation exactly as the hardware orders memory: a CTA barrier (``bar.sync``) joins the
+clocks of all warps it releases; an mbarrier arrive (or a TMA ``complete_tx``) releases the
+arriver's clock into the barrier's current phase, and a wait that sees the phase completed
+acquires it. So a write and a read/write of the same byte by different warps with no barrier or
+mbarrier ordering between them is reported, with both lines.
+
+A batch of CTAs (run as one lane vector) has one checker with a leading CTA axis: thread ids
+are batch-wide (CTA ``c``'s thread ``t`` is ``c * threads + t``), every check is vectorised over
+the CTAs, and accesses of different CTAs never meet (each has its own shared memory).
+
+Scope (documented limits): accesses by lanes of one warp are ordered by program order (the
+emulator runs a warp in lockstep), so intra-warp hazards without ``__syncwarp`` are not reported;
+two lanes writing one byte in the same instruction are not reported.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class RaceChecker:
+    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None):
+        self.W = warps
+        self.B = ctas
+        self.T = threads if threads is not None else warps * 32
+        self.n = nbytes
+        self.vc = np.zeros((ctas, warps, warps), dtype=np.int64)
+        self.vc[:, np.arange(warps), np.arange(warps)] = 1
+        self.w_warp = np.full((ctas, nbytes), -1, dtype=np.int16)
+        self.w_clk = np.zeros((ctas, nbytes), dtype=np.int64)
+        self.w_tid = np.full((ctas, nbytes), -1, dtype=np.int32)
+        self.w_line = np.full((ctas, nbytes), -1, dtype=np.int32)
+        self.r_clk = np.zeros((ctas, warps, nbytes), dtype=np.int64)
+        self.r_line = np.full((ctas, warps, nbytes), -1, dtype=np.int32)
+        self.r_tid = np.full((ctas, warps, nbytes), -1, dtype=np.int32)
+        self.report = report       # report(detail dict, cta_in_batch)
+        self._seen: set = set()
+
+    # ---- synchronisation -------------------------------------------------------------------
+    def barrier(self, warps) -> None:
+        """A CTA barrier released ``warps`` (batch-wide warp ids) together, per CTA."""
+        ws = np.asarray(warps).astype(np.int64)
+        cs = ws // self.W
+        wl = ws % self.W
+        for c in np.unique(cs):
+            w = wl[cs == c]
+            joined = self.vc[c][w].max(axis=0)
+            self.vc[c][w] = joined
+            self.vc[c, w, w] += 1
+
+    def release(self, warp: int) -> np.ndarray:
+        """The clock an mbarrier arrive by ``warp`` publishes; the warp's own clock then ticks."""
+        c, w = divmod(int(warp), self.W)
+        out = self.vc[c, w].copy()
+        self.vc[c, w, w] += 1
+        return out
+
+    def acquire(self, warp: int, clock) -> None:
+        if clock is not None:
+            c, w = divmod(int(warp), self.W)
+            np.maximum(self.vc[c, w], clock, out=self.vc[c, w])
+
+    # ---- accesses ----------------------------------------------------------------------------
+    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
+        """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
+        the batch-wide thread of each. The accesses of one call are one instruction: lanes of
+        different warps touching one byte in a writing instruction race with each other."""
+        if byte_addr.size == 0:
+            return
+        a = np.asarray(byte_addr).astype(np.int64)
+        tids = np.asarray(tids).astype(np.int64)
+        c = tids // self.T
+        t = tids % self.T
+        w = t // 32
+        ln = -1 if line is None else int(line)
+        vcw = self.vc[c, w]                                   # (n, W): each accessor's clock row
+        ww = self.w_warp[c, a].astype(np.int64)
+        other = (ww >= 0) & (ww != w)
+        if other.any():
+            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
+            bad = other & (self.w_clk[c, a] > seen)
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit("write", int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
+                           "write" if write else "read", ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
+        if write:
+            rc = self.r_clk[c, :, a]                          # (n, W): earlier reads by each warp
+            mine = np.arange(self.W)[None, :] == w[:, None]
+            bad = (rc > 0) & (rc > vcw) & ~mine
+            if bad.any():
+                row = bad.any(axis=1)
+                i = int(np.argmax(row))
+                u = int(np.argmax(bad[i]))
+                self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]), "write",
+                           ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+            # two warps writing one byte in this same instruction
+            if np.unique(w).size > 1:
+                key = c * self.n + a
+                order = np.argsort(key, kind="stable")
+                ks, wsrt = key[order], w[order]
+                dup = (ks[1:] == ks[:-1]) & (wsrt[1:] != wsrt[:-1])
+                if dup.any():
+                    j = int(np.argmax(dup))
+                    i0, i1 = order[j], order[j + 1]
+                    self._emit("write", ln, int(t[i0]), "write", ln, int(t[i1]), int(a[i1]), int(dup.sum()),
+                               int(c[i1]))
+            self.w_warp[c, a] = w
+            self.w_clk[c, a] = vcw[np.arange(w.size), w]
+            self.w_tid[c, a] = t
+            self.w_line[c, a] = ln
+            self.r_clk[c, :, a] = 0
+        else:
+            self.r_clk[c, w, a] = vcw[np.arange(w.size), w]
+            self.r_line[c, w, a] = ln
+            self.r_tid[c, w, a] = t
+
+    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
+        key = (first_kind, first_line, second_kind, second_line)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
+                     "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
+                     "addr": addr, "count": n}, cta)
+
+
+class EpochRaceChecker:
+    """The race checker of CTAs that run in lockstep (one group per CTA or per batch of CTAs).
+
+    There every CTA barrier releases all warps of the CTA together and no warp waits on an
+    mbarrier, so happens-before between warps of a CTA is exactly "separated by a barrier": the
+    vector clocks of :class:`RaceChecker` reduce to one epoch counter per CTA. Per shared byte it
+    keeps the last writer (warp, epoch) and the readers of the current epoch (one warp, or
+    "several"); a write/read after a write by another warp in the same epoch, or a write after a
+    read by another warp in the same epoch, is a race. Vectorised over the bytes of every CTA of a
+    batch at once (O(accesses) per instruction, no loop over warps or CTAs)."""
+
+    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None):
+        self.W = warps
+        self.B = ctas
+        self.T = threads if threads is not None else warps * 32
+        self.n = nbytes
+        size = ctas * nbytes
+        self.ep = np.zeros(ctas, np.int32)
+        self.w_warp = np.full(size, -1, np.int16)
+        self.w_ep = np.full(size, -1, np.int32)
+        self.w_tid = np.full(size, -1, np.int32)
+        self.w_line = np.full(size, -1, np.int32)
+        self.r_ep = np.full(size, -1, np.int32)
+        self.r_warp = np.full(size, -1, np.int16)
+        self.r_multi = np.zeros(size, bool)
+        self.r_tid = np.full(size, -1, np.int32)
+        self.r_line = np.full(size, -1, np.int32)
+        self.report = report
+        self._seen: set = set()
+
+    def barrier(self, warps) -> None:
+        self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
+
+    def release(self, warp: int):
+        return None            # no waits in lockstep: an arrive orders nothing here
+
+    def acquire(self, warp: int, clock) -> None:
+        pass
+
+    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
+        if byte_addr.size == 0:
+            return
+        tids = np.asarray(tids)
+        if self.B == 1:
+            c = None
+            t = tids.astype(np.int32)
+            k = np.asarray(byte_addr).astype(np.int64)
+            e = self.ep[0]
+        else:
+            c = tids // self.T
+            t = (tids % self.T).astype(np.int32)
+            k = c.astype(np.int64) * self.n + np.asarray(byte_addr)
+            e = self.ep[c]
+        w = (t // 32).astype(np.int16)
+        ln = -1 if line is None else int(line)
+        ww = self.w_warp[k]
+        bad = (ww >= 0) & (ww != w) & (self.w_ep[k] == e)
+        if bad.any():
+            i = int(np.argmax(bad))
+            self._emit("write", int(self.w_line[k[i]]), int(self.w_tid[k[i]]), "write" if write else "read",
+                       ln, int(t[i]), int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+        if write:
+            bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit("read", int(self.r_line[k[i]]), int(self.r_tid[k[i]]), "write", ln, int(t[i]),
+                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+            self.w_warp[k] = w
+            # another warp wrote the same byte in this same instruction: the last lane's value won
+            dup = self.w_warp[k] != w
+            if dup.any():
+                i = int(np.argmax(dup))
+                self._emit("write", ln, -1, "write", ln, int(t[i]), int(k[i] % self.n), int(dup.sum()),
+                           0 if c is None else int(c[i]))
+            self.w_ep[k] = e
+            self.w_tid[k] = t
+            self.w_line[k] = ln
+            self.r_ep[k] = -1
+            self.r_multi[k] = False
+        else:
+            same = self.r_ep[k] == e
+            multi = self.r_multi[k] | (same & (self.r_warp[k] != w))
+            self.r_warp[k] = w
+            multi |= self.r_warp[k] != w          # several warps read it in this instruction
+            self.r_multi[k] = multi
+            self.r_ep[k] = e
+            self.r_tid[k] = t
+            self.r_line[k] = ln
+
+    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
+        key = (first_kind, first_line, second_kind, second_line)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
+                     "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
+                     "addr": addr, "count": n}, cta)

@@ -1,0 +1,274 @@
+"""Barriers: CTA barriers (``bar.sync``: ``cta_sync``, ``syncthreads_and/or``, ``cta_reduce``,
+named ``warpgroup_sync``) and mbarriers with phases and transaction counts.
+
+mbarrier semantics are txlab.pipelines' (PTX ISA): ``init(count)`` -> parity 0, pending = count,
+tx = 0; ``arrive`` pending -= 1 per arriving thread; ``expect_tx(b)`` tx += b; ``complete_tx(b)``
+(a TMA copy landing) tx -= b; the phase completes when pending == 0 and tx == 0 (parity flips,
+pending resets to count). More arrivals than pending is an *over-arrival* (undefined in PTX; the
+excess is carried into the next phase, as pipelines.simulate does), a barrier completing a phase
+again before anyone observed the previous one is a *phase skip*. ``try_wait.parity(p)`` passes
+once the current parity differs from ``p``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class CtaBarrier:
+    def __init__(self, key, count=None):
+        self.key = key
+        self.count = count          # None: every live thread of the CTA
+        self.arrived = 0
+        self.groups: list = []      # (group, line) that arrived in this generation
+        self.generation = 0
+        self.payload: list = []
+        self.results: dict = {}     # generation -> result of the combine function
+        self.combine = None
+
+    def arrive(self, cta, g, n, line, payload=None, combine=None):
+        self.arrived += n
+        self.groups.append((g, line))
+        if payload is not None:
+            self.payload.append(payload)
+            self.combine = combine
+        cta.progress += 1
+        self.maybe_complete(cta)
+
+    def maybe_complete(self, cta, force=False):
+        if not self.groups:
+            return
+        need = self.count if self.count is not None else cta.live
+        if self.arrived >= need or force:
+            if cta.races is not None:
+                warps = np.unique(np.concatenate([g.warp_of_lane for g, _ in self.groups]))
+                cta.races.barrier(warps)
+            if self.combine is not None:
+                self.results[self.generation] = self.combine(self.payload)
+            self.generation += 1
+            self.arrived = 0
+            self.groups = []
+            self.payload = []
+            self.combine = None
+            cta.progress += 1
+
+
+def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, what="cta_sync"):
+    """Generator: arrive at CTA barrier ``key`` with the group's active lanes and wait for the
+    generation to complete. Returns the combine result (or None)."""
+    prog = cta.program
+    bar = cta.bars.get(key)
+    if bar is None:
+        bar = cta.bars[key] = CtaBarrier(key, count)
+    n = g.L
+    divergent = g.mask is not None and not g.mask.all()
+    where = cta.index
+    if divergent and g.lane_cta is not None:
+        # a batch of CTAs: only a CTA whose threads split at the barrier is divergent
+        cnt = np.bincount(g.lane_cta[g.mask], minlength=cta.B)
+        bad = np.nonzero((cnt > 0) & (cnt < cta.nthreads))[0]
+        divergent = bad.size > 0
+        if not divergent:
+            if cta.races is not None:
+                cta.races.barrier(np.unique(g.warp_of_lane[g.mask]))
+            return combine(payload and [payload]) if combine is not None else None
+        where = cta.index_of(int(bad[0]))
+    if divergent:
+        sel = g.lane_cta == np.int32(bad[0]) if g.lane_cta is not None else np.ones(g.L, bool)
+        act = g.tid[g.mask & sel]
+        idle = g.tid[~g.mask & sel]
+        prog.finding(
+            "divergent_barrier",
+            f"{what} reached by {act.size} of {int(sel.sum())} threads of "
+            f"{'warp ' + str(g.first_warp) if prog.warp_mode else 'the CTA'} (threads {_ranges(act)}); "
+            f"threads {_ranges(idle)} of CTA {where} skipped it (divergent control flow at a barrier: undefined "
+            f"behaviour, usually a hang or a barrier matched with the wrong one)",
+            line=line, cta=where, threads=idle, key=("divergent_barrier", line, "partial"))
+        if not prog.warp_mode:
+            # the skipped lanes are in this same group: nobody else can arrive; release it here
+            res = combine(payload and [payload]) if combine is not None else None
+            if cta.races is not None:
+                cta.races.barrier(np.unique(g.warp_of_lane))
+            return res
+    gen0 = bar.generation
+    bar.arrive(cta, g, n, line, payload, combine)
+    while bar.generation == gen0:
+        g.blocked = ("barrier", line, bar, what)
+        yield
+    g.blocked = None
+    cta.progress += 1
+    return bar.results.get(gen0)
+
+
+class MBarrier:
+    def __init__(self, offset: int):
+        self.offset = offset
+        self.init_count = None
+        self.pending = 0
+        self.tx = 0
+        self.parity = 0
+        self.completed = 0
+        self.observed = 0
+        self.waited = False
+        self.vc = None
+        self.last_vc = None
+        self.arrivers: list = []
+        self.init_line = None
+
+    def state(self) -> str:
+        return (f"mbarrier at shared offset {self.offset}: phase parity {self.parity}, "
+                f"{self.pending} arrival(s) pending of {self.init_count}, tx-count {self.tx}, "
+                f"{self.completed} phase(s) completed")
+
+
+def mbarrier(cta, addr, line) -> MBarrier:
+    off = int(addr)
+    mb = cta.mbarriers.get(off)
+    if mb is None:
+        mb = cta.mbarriers[off] = MBarrier(off)
+    return mb
+
+
+def mb_init(cta, mb, count, line):
+    mb.init_count = int(count)
+    mb.pending = int(count)
+    mb.tx = 0
+    mb.parity = 0
+    mb.completed = mb.observed = 0
+    mb.init_line = line
+    cta.progress += 1
+
+
+def _release(cta, mb, g):
+    if cta.races is not None:
+        for w in np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask]):
+            clk = cta.races.release(int(w))
+            mb.vc = clk if mb.vc is None else np.maximum(mb.vc, clk)
+
+
+def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
+    prog = cta.program
+    if mb.init_count is None:
+        prog.finding("deadlock", f"arrive on an mbarrier that was never initialised ({mb.state()})",
+                     line=line, cta=cta.index, key=("mbarrier_uninit", line))
+        return
+    _release(cta, mb, g)
+    mb.tx += tx
+    total = int(n_per_lane) * int(lanes)
+    if total > mb.pending:
+        prog.finding(
+            "over_arrival",
+            f"{lanes} thread(s) arrived {total} time(s) on the mbarrier at shared offset {mb.offset} when "
+            f"only {mb.pending} arrival(s) were pending in its phase (mbarrier.init count "
+            f"{mb.init_count}, line {mb.init_line}): more arrivals than the init count -- undefined "
+            f"behaviour in PTX; the phase completes early and the next one starts short",
+            line=line, cta=cta.index, threads=g.active_tids(), key=("over_arrival", line, mb.offset))
+    mb.pending -= total
+    _check_complete(cta, mb, line)
+
+
+def mb_tx(cta, mb, delta, line, g=None):
+    if g is not None:
+        _release(cta, mb, g)
+    mb.tx += delta
+    _check_complete(cta, mb, line)
+
+
+def _check_complete(cta, mb, line):
+    cta.progress += 1
+    while mb.pending <= 0 and mb.tx == 0 and mb.init_count:
+        mb.completed += 1
+        if mb.waited and mb.completed >= 2 and mb.observed < mb.completed - 1:
+            cta.program.finding(
+                "phase_skip",
+                f"the mbarrier at shared offset {mb.offset} completed phase {mb.completed - 1} before any "
+                f"thread observed phase {mb.completed - 2}: a parity wait cannot tell them apart "
+                f"(too many arrivals per phase, or an init count smaller than the number of arrivers)",
+                line=line, cta=cta.index, key=("phase_skip", mb.offset))
+        mb.parity ^= 1
+        mb.pending += mb.init_count
+        mb.last_vc = mb.vc
+        mb.vc = None
+        if mb.pending > 0 or mb.tx != 0:
+            break
+
+
+def mb_wait(cta, g, mb, parity, line):
+    """Generator: block until the phase with ``parity`` completed."""
+    mb.waited = True
+    par = int(np.asarray(parity).ravel()[0]) & 1 if np.ndim(parity) else int(parity) & 1
+    if np.ndim(parity) and np.unique(np.asarray(parity)[g.active()] & 1).size > 1:
+        from txlab.errors import NotEmulatedError
+
+        raise NotEmulatedError("mbarrier wait on different parities within one warp", lineno=line)
+    while mb.parity == par:
+        g.blocked = ("mbarrier", line, mb, par)
+        yield
+    g.blocked = None
+    if mb.completed > mb.observed:
+        mb.observed = mb.completed
+    if cta.races is not None and mb.last_vc is not None:
+        for w in np.unique(g.warp_of_lane):
+            cta.races.acquire(int(w), mb.last_vc)
+    cta.progress += 1
+
+
+def describe_blocked(cta, blocked) -> bool:
+    prog = cta.program
+    at_bar = [g for g in blocked if g.blocked and g.blocked[0] == "barrier"]
+    others = [g for g in blocked if not (g.blocked and g.blocked[0] == "barrier")]
+    if at_bar:
+        bar = at_bar[0].blocked[2]
+        lines = sorted({g.blocked[1] for g in at_bar if g.blocked[1] is not None})
+        waiting = np.concatenate([g.tid for g in at_bar])
+        elsewhere = []
+        for g in others:
+            b = g.blocked
+            elsewhere.append(f"warp {g.first_warp} waits at line {b[1]} ({b[0]})" if b else f"warp {g.first_warp}")
+        exited = cta.nthreads - sum(g.L for g in blocked)
+        prog.finding(
+            "divergent_barrier",
+            f"{bar_name(at_bar[0])} at line(s) {lines} is waited on by {waiting.size} thread(s) "
+            f"({_ranges(waiting)}) but never reached by the other {cta.nthreads - waiting.size}"
+            + (f" ({exited} exited" if exited else " (")
+            + (("; " if exited else "") + "; ".join(elsewhere) if elsewhere else "") + ")"
+            + ": a barrier inside thread-dependent control flow. Released so the run can go on.",
+            line=lines[0] if lines else None, cta=cta.index, threads=waiting,
+            key=("divergent_barrier", lines[0] if lines else None, "deadlock"))
+        bar.maybe_complete(cta, force=True)
+        return True
+    parts = []
+    first_line = None
+    for g in blocked:
+        b = g.blocked
+        if b is None:
+            continue
+        if b[0] == "mbarrier":
+            first_line = first_line if first_line is not None else b[1]
+            parts.append(f"warp {g.first_warp} waits (line {b[1]}) for parity {b[3]} of the {b[2].state()}")
+        else:
+            first_line = first_line if first_line is not None else b[1]
+            parts.append(f"warp {g.first_warp} polls at line {b[1]}")
+    prog.finding("deadlock", "no thread of the CTA can progress (on a GPU: a hang): " + "; ".join(parts[:6])
+                 + (f"; ... {len(parts) - 6} more" if len(parts) > 6 else ""),
+                 line=first_line, cta=cta.index, key=("deadlock", first_line))
+    return False
+
+
+def bar_name(g):
+    return g.blocked[3] if g.blocked and len(g.blocked) > 3 else "barrier"
+
+
+def _ranges(ids) -> str:
+    ids = sorted(int(i) for i in np.asarray(ids).ravel())
+    if not ids:
+        return "none"
+    out = []
+    start = prev = ids[0]
+    for i in ids[1:]:
+        if i == prev + 1:
+            prev = i
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = i
+    out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out[:6]) + (", ..." if len(out) > 6 else "")

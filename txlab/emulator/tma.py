@@ -1,0 +1,107 @@
+"""TMA (cp.async.bulk.tensor) through the tensor map the host encoded (cuTensorMapEncodeTiled):
+box, global dims and strides, out-of-bounds fill and swizzle. Loads (global -> shared) land at
+once and signal their mbarrier with complete_tx(bytes)."""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import memory as M
+from txlab.emulator import sync
+from txlab.emulator.ops import HANDLERS, _str, _uniform_addr
+from txlab.errors import NotEmulatedError
+
+_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
+
+
+def swizzle_offsets(offsets: np.ndarray, mode: int) -> np.ndarray:
+    """Byte offsets (relative to a 1024-byte aligned shared base) after the TMA swizzle:
+    16-byte chunk bits [4:7) are XORed with bits [7:10) (128B), [7:9) (64B) or bit 7 (32B)."""
+    if mode == 0:
+        return offsets
+    nbits = {1: 1, 2: 2, 3: 3}[mode]
+    mask = (1 << nbits) - 1
+    chunk = (offsets >> 4) & mask
+    row = (offsets >> 7) & mask
+    return (offsets & ~(mask << 4)) | ((chunk ^ row) << 4)
+
+
+def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False):
+    """Copy one box between global memory and shared offset ``smem_off``; returns bytes moved."""
+    dt = M.np_dtype(tmap["dtype"])
+    rank = tmap["rank"]
+    dims, strides, box = tmap["dims"], tmap["strides"], tmap["box"]
+    if any(e != 1 for e in tmap["elem_strides"]) or tmap["interleave"]:
+        raise NotEmulatedError("TMA with element strides or interleave", lineno=line)
+    region = cta.space.find(tmap["base"])
+    # element coordinates of the box, innermost first
+    grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")  # outermost first
+    idx = [g.ravel() for g in reversed(grids)]                                   # innermost first
+    gcoord = [idx[d] + int(coords[d]) for d in range(rank)]
+    inb = np.ones(idx[0].size, bool)
+    byte = np.zeros(idx[0].size, np.int64)
+    for d in range(rank):
+        inb &= (gcoord[d] >= 0) & (gcoord[d] < dims[d])
+        stride = dt.itemsize if d == 0 else strides[d - 1]
+        byte += gcoord[d].astype(np.int64) * stride
+    nbytes = idx[0].size * dt.itemsize
+    sm_bytes = np.arange(idx[0].size, dtype=np.int64) * dt.itemsize
+    sm_bytes = swizzle_offsets(sm_bytes + (smem_off % 1024), tmap["swizzle"]) - (smem_off % 1024) + smem_off
+    shared = cta.shared.view(dt)
+    if np.any(sm_bytes % dt.itemsize) or sm_bytes.max() + dt.itemsize > cta.shared.nbytes or sm_bytes.min() < 0:
+        cta.program.finding("out_of_bounds", f"TMA box of {nbytes} bytes at shared offset {smem_off} does not fit "
+                            f"the CTA's {cta.shared.nbytes} bytes of shared memory", line=line, cta=cta.index,
+                            key=("out_of_bounds", line, "tma"))
+        return nbytes
+    gview = region.view(dt)
+    base_el = (tmap["base"] - region.base) // dt.itemsize
+    gel = base_el + byte // dt.itemsize
+    if store:
+        src = shared[sm_bytes // dt.itemsize]
+        gview[gel[inb]] = src[inb]
+    else:
+        vals = np.zeros(idx[0].size, dt)
+        if tmap["oob_fill"] == 1 and np.issubdtype(dt, np.floating):
+            vals[:] = np.nan
+        vals[inb] = gview[gel[inb]]
+        shared[sm_bytes // dt.itemsize] = vals
+    return nbytes
+
+
+def _tma_load(comp, call):
+    args = call.args
+    dst = comp.expr(args[0])
+    tmap_e = comp.expr(args[1])
+    strs = [i for i, a in enumerate(args) if type(a).__name__ == "StringImm"]
+    first_str = strs[0] if strs else len(args)
+    mode = _str(args[first_str + 3]) if first_str + 3 < len(args) else ""
+    rank = int(mode[0]) if mode and mode[0].isdigit() else None
+    if rank is None:
+        return comp.not_emulated(f"{call.op.name} ({mode})")
+    coord_fns = [comp.expr(a) for a in args[2:2 + rank]]
+    bar = comp.expr(args[2 + rank]) if 2 + rank < first_str else None
+    extra = [_str(args[i]) for i in strs]
+    if any(s in ("multicast::cluster",) for s in extra) or any("im2col" in s for s in extra):
+        return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
+    line = comp.line
+
+    def f(g):
+        tmap = tmap_e(g)
+        if not isinstance(tmap, dict):
+            raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
+        off = _uniform_addr(g, dst(g), line, "TMA destination")
+        coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
+        n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
+        for _ in range(n_issue):
+            nbytes = tile_copy(g.cta, tmap, off, coords, line)
+            if g.cta.races is not None:
+                b = np.arange(off, off + nbytes)
+                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), True, line)
+            if bar is not None:
+                mb = sync.mbarrier(g.cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
+                sync.mb_tx(g.cta, mb, -nbytes, line, g=g)
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s_cluster"] = _tma_load
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s"] = _tma_load

@@ -1,0 +1,358 @@
+"""Theoretical occupancy without a GPU: how many CTAs of a kernel fit on one SM, which resource
+stops the next one, and the what-if sweeps of a CUDA occupancy calculator.
+
+    occ = txlab.occupancy(compiled, arch="sm_90a")     # the module is callable
+    occ.blocks_per_sm, occ.occupancy, occ.limiter      # 2, 0.375, ['registers']
+    occ.what_if()["registers"]                         # rows: registers/thread -> CTAs/SM
+    txlab.occupancy.calculate("sm_80", threads=256, registers=64, smem_bytes=48 * 1024)
+
+The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``, shipped with the
+CUDA toolkit and the ``nvidia-cuda-runtime`` wheel, which mirrors what the driver's
+``cuOccupancyMaxActiveBlocksPerMultiprocessor`` computes), restated here:
+
+* **warps**: ``ceil(threads / 32)`` warps per CTA against the SM's warp slots.
+* **registers** are allocated per warp: ``registers x 32`` rounded up to the allocation unit
+  (256 registers); each of the 4 SM sub-partitions holds ``regs_per_sm / 4`` of them, so the
+  warps that fit are ``4 x floor(regs_per_sm / 4 / regs_per_warp)``. A CTA also has to fit the
+  per-CTA register limit with its warp count rounded up to a multiple of 4 (the hardware check).
+* **shared memory**: static + dynamic + the 1 KiB the driver reserves per CTA (sm_80 and
+  later), rounded up to 128 bytes, against the SM's carve-out. With the default carve-out the
+  whole shared memory of the SM is available (the driver picks the carve-out); with
+  ``carveout=<percent>`` the preference is rounded up to the next size the arch supports (the
+  ``carveouts_kib`` of :data:`ARCHS`), but never below what one CTA needs.
+* **CTAs**: the arch's resident-CTA limit.
+
+The limits per arch (:data:`ARCHS`) are the CUDA C++ Programming Guide's "technical
+specifications per compute capability" table as encoded in ``cuda_occupancy.h`` of CUDA 13.0
+(that header is what the calculator and the driver agree on; where the two documents differ, for
+sm_120 resident CTAs, the header's 24 is used). Not modelled: per-kernel named-barrier counts
+(Hopper's barrier limit) and cluster scheduling (``cudaOccupancyMaxActiveClusters``), which only
+the driver knows; :func:`driver_blocks_per_sm` asks the driver on a GPU.
+"""
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import asdict, dataclass, field
+
+WARP = 32
+REG_ALLOC_UNIT = 256       # registers, per warp
+SMEM_ALLOC_UNIT = 128      # bytes
+SUBPARTITIONS = 4
+RESERVED_SMEM_PER_CTA = 1024  # bytes the driver reserves per CTA (sm_80+)
+
+_KIB = 1024
+
+
+@dataclass(frozen=True)
+class ArchLimits:
+    """Per-SM limits of one compute capability."""
+
+    arch: str
+    max_threads_per_sm: int
+    max_ctas_per_sm: int
+    max_smem_per_sm: int           # bytes (the largest carve-out)
+    max_smem_per_cta_optin: int    # bytes a CTA may use (opt-in), without the reserved 1 KiB
+    carveouts_kib: tuple           # shared-memory carve-out sizes the SM supports
+    regs_per_sm: int = 65536
+    max_regs_per_cta: int = 65536
+    max_regs_per_thread: int = 255
+    max_threads_per_cta: int = 1024
+    default_smem_per_cta: int = 48 * _KIB  # without opt-in
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // WARP
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "max_warps_per_sm": self.max_warps_per_sm}
+
+
+_BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+#: the archs txlab compiles for, keyed by compute capability without the a/f suffix
+ARCHS = {
+    "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),
+    "sm_86": ArchLimits("sm_86", 1536, 16, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
+    "sm_89": ArchLimits("sm_89", 1536, 24, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
+    "sm_90": ArchLimits("sm_90", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
+    "sm_100": ArchLimits("sm_100", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
+    "sm_120": ArchLimits("sm_120", 1536, 24, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
+}
+
+
+def limits(arch: str) -> ArchLimits:
+    """The :class:`ArchLimits` of ``arch`` ('sm_90a' -> sm_90's). Raises ArchError for others."""
+    from txlab.arch import resolve_arch
+    from txlab.errors import ArchError
+
+    a = resolve_arch(arch)
+    base = a.rstrip("af")
+    if base not in ARCHS:
+        raise ArchError(f"occupancy: no limits table for {a}; known archs are "
+                        f"{', '.join(ARCHS)} (and their 'a'/'f' variants)")
+    return ARCHS[base]
+
+
+@dataclass
+class Occupancy:
+    """Theoretical occupancy of one kernel configuration on one SM."""
+
+    arch: str
+    kernel: str
+    threads: int
+    registers: int
+    smem_bytes: int                 # static + dynamic, as the kernel asks
+    blocks_per_sm: int
+    warps_per_cta: int
+    max_warps_per_sm: int
+    limits: dict                    # resource -> CTAs per SM it allows
+    limiter: list                   # resources whose limit equals blocks_per_sm
+    regs_per_warp: int              # allocated (rounded to the allocation unit)
+    smem_per_cta: int               # allocated: + reserved 1 KiB, rounded to 128 B
+    smem_per_sm: int                # the carve-out that applies
+    carveout: int | None = None     # the requested carve-out percentage, if any
+    problems: list = field(default_factory=list)  # why nothing fits, if blocks_per_sm == 0
+
+    @property
+    def warps_per_sm(self) -> int:
+        return self.blocks_per_sm * self.warps_per_cta
+
+    @property
+    def occupancy(self) -> float:
+        """Active warps / maximum warps per SM (0..1)."""
+        return self.warps_per_sm / self.max_warps_per_sm
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "warps_per_sm": self.warps_per_sm, "occupancy": self.occupancy}
+
+    def summary(self) -> str:
+        if self.blocks_per_sm == 0:
+            return (f"{self.kernel} cannot run on {self.arch}: " + "; ".join(self.problems))
+        head = (f"{self.kernel} on {self.arch}: {self.blocks_per_sm} CTA(s) of {self.threads} threads per "
+                f"SM = {self.warps_per_sm}/{self.max_warps_per_sm} warps ({self.occupancy:.0%} "
+                f"theoretical occupancy), limited by {' and '.join(self.limiter)}.")
+        nxt = self._next_step()
+        return head + (f" {nxt}" if nxt else "")
+
+    def _next_step(self) -> str | None:
+        """What it would take for one more CTA per SM, for the limiting resource."""
+        want = self.blocks_per_sm + 1
+        lim = ARCHS[self.arch.rstrip("af")]
+        if "registers" in self.limiter:
+            per_sub_warps = -(-want * self.warps_per_cta // SUBPARTITIONS)
+            regs_warp = (lim.regs_per_sm // SUBPARTITIONS) // per_sub_warps if per_sub_warps else 0
+            regs = (regs_warp // REG_ALLOC_UNIT * REG_ALLOC_UNIT) // WARP
+            if regs >= 1:
+                return f"{want} CTAs/SM need <= {regs} registers per thread (now {self.registers})."
+        if "shared_memory" in self.limiter:
+            per = (self.smem_per_sm // want) // SMEM_ALLOC_UNIT * SMEM_ALLOC_UNIT - RESERVED_SMEM_PER_CTA
+            if per >= 0:
+                return f"{want} CTAs/SM need <= {per} bytes of shared memory per CTA (now {self.smem_bytes})."
+        return None
+
+    def what_if(self, *, registers=None, smem_bytes=None, threads=None) -> dict:
+        """The occupancy calculator's three sweeps, each varying one resource and keeping the
+        others: ``{"registers": [...], "smem_bytes": [...], "threads": [...]}``, rows
+        ``{value, blocks_per_sm, warps_per_sm, occupancy, limiter}``."""
+        lim = ARCHS[self.arch.rstrip("af")]
+        regs = registers or list(range(8, lim.max_regs_per_thread + 1, 8)) + [lim.max_regs_per_thread]
+        smem = smem_bytes or list(range(0, lim.max_smem_per_cta_optin + 1, 4 * _KIB))
+        thr = threads or list(range(WARP, lim.max_threads_per_cta + 1, WARP))
+
+        def row(**kw):
+            base = dict(threads=self.threads, registers=self.registers, smem_bytes=self.smem_bytes)
+            base.update(kw)
+            o = calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **base)
+            return {"value": next(iter(kw.values())), "blocks_per_sm": o.blocks_per_sm,
+                    "warps_per_sm": o.warps_per_sm, "occupancy": o.occupancy, "limiter": o.limiter}
+
+        return {"registers": [row(registers=r) for r in sorted(set(regs))],
+                "smem_bytes": [row(smem_bytes=s) for s in sorted(set(smem))],
+                "threads": [row(threads=t) for t in sorted(set(thr))]}
+
+    def plot(self):
+        """The calculator's three graphs: occupancy against registers, shared memory and block
+        size, this kernel's point marked."""
+        import matplotlib.pyplot as plt
+
+        sweeps = self.what_if()
+        fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), sharey=True)
+        for ax, (key, label, now) in zip(axes, [("registers", "registers / thread", self.registers),
+                                                 ("smem_bytes", "shared memory / CTA (KiB)", self.smem_bytes),
+                                                 ("threads", "threads / CTA", self.threads)]):
+            xs = [r["value"] / (_KIB if key == "smem_bytes" else 1) for r in sweeps[key]]
+            ax.step(xs, [100 * r["occupancy"] for r in sweeps[key]], where="post")
+            ax.plot([now / (_KIB if key == "smem_bytes" else 1)], [100 * self.occupancy], "o", color="C3")
+            ax.set_xlabel(label)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("occupancy %")
+        axes[0].set_ylim(0, 105)
+        fig.suptitle(f"{self.kernel} on {self.arch}: {self.occupancy:.0%} ({self.blocks_per_sm} CTA/SM, "
+                     f"limited by {', '.join(self.limiter) or '-'})", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    def __repr__(self):
+        return f"<Occupancy {self.summary()}>"
+
+
+def calculate(arch: str, *, threads: int, registers: int, smem_bytes: int = 0, carveout: int | None = None,
+              kernel: str = "kernel") -> Occupancy:
+    """Theoretical occupancy for explicit resources (``smem_bytes`` = static + dynamic per CTA).
+    ``carveout`` is a shared-memory carve-out preference in percent (None: the driver's default)."""
+    lim = limits(arch)
+    for name, v in (("threads", threads), ("registers", registers), ("smem_bytes", smem_bytes)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"occupancy: {name} must be a non-negative int, got {v!r}")
+    if threads == 0:
+        raise ValueError("occupancy: threads must be at least 1")
+    if carveout is not None and not 0 <= carveout <= 100:
+        raise ValueError(f"occupancy: carveout is a percentage 0..100, got {carveout!r}")
+    problems = []
+    warps = -(-threads // WARP)
+    # warps
+    if threads > lim.max_threads_per_cta:
+        by_warps = 0
+        problems.append(f"{threads} threads per CTA, the most is {lim.max_threads_per_cta}")
+    else:
+        by_warps = lim.max_warps_per_sm // warps
+    # registers (allocated per warp, per sub-partition)
+    regs_warp = -(-max(registers, 0) * WARP // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
+    if registers > lim.max_regs_per_thread:
+        by_regs = 0
+        problems.append(f"{registers} registers per thread, the most is {lim.max_regs_per_thread}")
+    elif regs_warp == 0:
+        by_regs = 1 << 30
+    else:
+        hw_check = regs_warp * (-(-warps // SUBPARTITIONS) * SUBPARTITIONS)
+        if hw_check > lim.max_regs_per_cta or regs_warp * warps > lim.max_regs_per_cta:
+            by_regs = 0
+            problems.append(f"{registers} registers x {warps} warps exceed the {lim.max_regs_per_cta} "
+                            "registers a CTA may hold")
+        else:
+            warps_fit = ((lim.regs_per_sm // SUBPARTITIONS) // regs_warp) * SUBPARTITIONS
+            by_regs = warps_fit // warps
+    # shared memory
+    smem_cta = -(-(smem_bytes + RESERVED_SMEM_PER_CTA) // SMEM_ALLOC_UNIT) * SMEM_ALLOC_UNIT
+    if smem_bytes > lim.max_smem_per_cta_optin:
+        by_smem = 0
+        smem_sm = lim.max_smem_per_sm
+        problems.append(f"{smem_bytes} bytes of shared memory per CTA, the most is "
+                        f"{lim.max_smem_per_cta_optin}")
+    else:
+        if carveout is None:
+            smem_sm = lim.max_smem_per_sm
+        else:
+            smem_sm = _round_to_carveout(carveout * lim.max_smem_per_sm // 100, lim)
+            if smem_sm < smem_cta:  # the preference is a hint: one CTA always gets what it needs
+                smem_sm = _round_to_carveout(smem_cta, lim)
+        by_smem = smem_sm // smem_cta
+    by_ctas = lim.max_ctas_per_sm
+    table = {"warps": by_warps, "registers": by_regs, "shared_memory": by_smem, "blocks": by_ctas}
+    blocks = min(table.values())
+    limiter = [k for k, v in table.items() if v == blocks]
+    shown = {k: (v if v < (1 << 30) else None) for k, v in table.items()}
+    return Occupancy(arch=arch, kernel=kernel, threads=threads, registers=registers, smem_bytes=smem_bytes,
+                     blocks_per_sm=blocks, warps_per_cta=warps, max_warps_per_sm=lim.max_warps_per_sm,
+                     limits=shown, limiter=limiter, regs_per_warp=regs_warp, smem_per_cta=smem_cta,
+                     smem_per_sm=smem_sm, carveout=carveout, problems=problems)
+
+
+def _round_to_carveout(nbytes: int, lim: ArchLimits) -> int:
+    for kib in lim.carveouts_kib:
+        if nbytes <= kib * _KIB:
+            return kib * _KIB
+    return lim.carveouts_kib[-1] * _KIB
+
+
+def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, args=None,
+              dynamic_smem_bytes: int | None = None, carveout: int | None = None) -> Occupancy:
+    """Theoretical occupancy of ``compiled``'s kernel (registers and static shared memory from
+    ptxas, threads and dynamic shared memory from the launch) on ``arch`` (default: the arch it
+    was compiled for). A symbolic launch extent is evaluated from ``args`` (the arguments you
+    would call it with) or given as ``dynamic_smem_bytes``."""
+    from txlab.errors import InputError
+
+    names = list(compiled.launch)
+    if not names:
+        raise InputError(f"{compiled.name} launches no device kernel")
+    if kernel is None:
+        kernel = names[0]
+    if kernel not in compiled.launch:
+        raise InputError(f"{compiled.name} has no kernel {kernel!r}; its kernels: {', '.join(names)}",
+                         param="kernel")
+    launch = dict(compiled.launch[kernel])
+    if args is not None:
+        from txlab.run import bind_symbols
+        from txlab.launch import eval_dims as _eval_dims
+
+        values = bind_symbols(compiled, args)
+        for k in ("block", "dynamic_smem_bytes"):
+            launch[k] = _eval_dims(launch.get(k), values)
+    res = compiled.resources.get(kernel, {})
+    block = launch.get("block") or (1, 1, 1)
+    threads = 1
+    for b in block:
+        if not isinstance(b, int):
+            raise InputError(f"{kernel}: the block size {tuple(block)} is symbolic; pass args=... "
+                             "(the kernel's arguments) to evaluate it", param="args")
+        threads *= b
+    dyn = dynamic_smem_bytes if dynamic_smem_bytes is not None else launch.get("dynamic_smem_bytes", 0)
+    if not isinstance(dyn, int):
+        raise InputError(f"{kernel}: dynamic shared memory is {dyn!r} (symbolic); pass args=... or "
+                         "dynamic_smem_bytes=...", param="dynamic_smem_bytes")
+    smem = int(res.get("static_smem_bytes") or 0) + dyn
+    return calculate(arch or compiled.arch, threads=threads, registers=int(res.get("registers") or 0),
+                     smem_bytes=smem, carveout=carveout, kernel=kernel)
+
+
+def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_bytes: int | None = None) -> int:
+    """What the CUDA driver says (``cuOccupancyMaxActiveBlocksPerMultiprocessor``) for this exact
+    cubin on the local GPU. Needs a GPU; loads the cubin into a context of its own process."""
+    from cuda.bindings import driver as cu
+
+    from txlab.device import require_gpu
+
+    require_gpu("asking the driver for occupancy")
+    kernel = kernel or next(iter(compiled.launch))
+    launch = compiled.launch[kernel]
+    threads = 1
+    for b in launch["block"]:
+        threads *= int(b)
+    dyn = dynamic_smem_bytes if dynamic_smem_bytes is not None else launch.get("dynamic_smem_bytes", 0)
+    dyn = int(dyn) if isinstance(dyn, int) else 0
+
+    def ok(res):
+        err = res[0]
+        if err != cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"CUDA driver call failed: {err.name}")
+        return res[1] if len(res) > 1 else None
+
+    ok(cu.cuInit(0))
+    dev = ok(cu.cuDeviceGet(0))
+    ctx = ok(cu.cuDevicePrimaryCtxRetain(dev))
+    try:
+        ok(cu.cuCtxPushCurrent(ctx))
+        mod = ok(cu.cuModuleLoadData(compiled.cubin))
+        try:
+            fn = ok(cu.cuModuleGetFunction(mod, kernel.encode()))
+            if dyn > 48 * _KIB:
+                ok(cu.cuFuncSetAttribute(fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         dyn))
+            return int(ok(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, dyn)))
+        finally:
+            cu.cuModuleUnload(mod)
+            cu.cuCtxPopCurrent()
+    finally:
+        cu.cuDevicePrimaryCtxRelease(dev)
+
+
+class _CallableModule(types.ModuleType):
+    """``txlab.occupancy`` is this module, and calling it calls :func:`occupancy` (a module and
+    a function of the same name cannot both be an attribute of the package)."""
+
+    def __call__(self, *args, **kwargs):
+        return occupancy(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,353 @@
+"""What a pipeline's code does: arrivals per phase and transaction bytes, from the kernel itself.
+
+:func:`txlab.pipelines.from_kernel` reads a pipeline's *declaration* (barrier depth, init counts,
+start phases). This module reads what the code *does* with it, so the simulation runs the real
+protocol: the lowered device function is walked for every thread of a CTA (:mod:`txlab.simt`,
+guards evaluated over the thread index: ``if c % 32 == 0`` lets one thread per warp through,
+``elect_sync`` one per warp, ``tx == 0`` one, no guard every thread of the branch) and at each
+``mbarrier`` arrive / ``arrive.expect_tx`` / ``expect_tx`` and TMA copy the threads that execute
+it are counted, per visit (one visit = one iteration of the role's loop = one phase of the slot it
+uses). Bytes a TMA copy delivers come from the copy's destination region (box shape x element
+size) in the kernel as written; a multicast copy delivers its box to every CTA of its mask.
+
+Everything found is attached to the :class:`txlab.pipelines.PipelineSpec` with the user's line of
+each arrive/copy; where a count cannot be derived, ``spec.notes`` says which assumption was made
+and at which line.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab import simt
+
+_ARRIVE_OPS = ("mbarrier_arrive", "mbarrier_arrive_nocount", "mbarrier_arrive_remote")
+
+
+def _kind(op_name: str) -> str | None:
+    short = op_name.rsplit(".", 1)[-1]
+    if short.endswith("mbarrier_init"):
+        return "init"
+    if short.endswith("mbarrier_arrive_expect_tx"):
+        return "arrive_expect_tx"
+    if short.endswith("mbarrier_expect_tx"):
+        return "expect_tx"
+    if short.endswith(_ARRIVE_OPS) or short == "mbarrier_arrive":
+        return "arrive"
+    if short.startswith("cp_async_bulk_tensor") or short.startswith("cp_async_bulk_g2s"):
+        return "copy"
+    if "tcgen05" in short and "commit" in short:
+        return "commit"
+    return None
+
+
+def _addrs(args):
+    return [a for a in args if isinstance(a, simt.AddrValue)]
+
+
+def tma_copies(func) -> list[dict]:
+    """TMA copies of a kernel as written (``Tx.copy_async(..., dispatch="tma...")``), in program
+    order: line, bytes of the destination box, the barrier named by ``mbar=``, multicast CTAs."""
+    import tvm
+    import tvm_ffi
+
+    out = []
+
+    def on(n):
+        name = getattr(n.op, "name", "")
+        if not name.endswith("copy_async") or not len(n.args):
+            return
+        dispatch = str(n.dispatch) if n.dispatch is not None else ""
+        cfg = dict(n.config.items()) if n.config is not None else {}
+        if "tma" not in dispatch and "mbar" not in cfg:
+            return
+        dst = n.args[0]
+        exts = [simt._const(r.extent) for r in dst.region]
+        from tvm import DataType
+
+        src = getattr(dst, "source", None)
+        if src is None:
+            src = getattr(dst, "buffer", None)
+        dt = DataType(str(src.dtype))
+        nbytes = None
+        if all(e is not None for e in exts):
+            nbytes = int(np.prod(exts)) * dt.bits * dt.lanes // 8
+        mcast = None
+        for key in ("cta_mask", "multicast", "mcast_mask", "cta_group_mask"):
+            if key in cfg:
+                m = simt._const(cfg[key])
+                mcast = bin(m).count("1") if isinstance(m, int) and m > 0 else None
+        out.append({"line": simt.user_line(n.span), "bytes": nbytes, "multicast": mcast,
+                    "box": exts, "dtype": str(src.dtype)})
+
+    tvm_ffi.structural_walk(func.body, [(tvm.tirx.TilePrimitiveCall, on)], order="pre")
+    return out
+
+
+class _Site:
+    def __init__(self, kind, line, node):
+        self.kind = kind
+        self.line = line
+        self.node = node
+        self.counts: list = []      # arrivals (or copies) per visit
+        self.bytes: list = []       # tx bytes per visit (expect or delivered)
+        self.slots: set = set()     # (buffer name, index) the visits touched
+        self.visits: list = []      # per visit: {(buffer name, index): threads that executed it there}
+        self.uncertain = False
+
+
+def walk_barriers(func):
+    """(barrier arrays ``[(name, [slot indices], init count, line)]`` in init order, call sites)."""
+    inits: list = []
+    sites: dict = {}
+
+    def on_visit(v):
+        if v.kind != "call":
+            return
+        kind = _kind(str(getattr(v.node.op, "name", "")))
+        if kind is None:
+            return
+        n_active = int(v.mask.sum())
+        addrs = _addrs(v.args)
+        if kind == "init":
+            if addrs and isinstance(addrs[0].index, int):
+                cnt = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
+                inits.append((addrs[0].buffer.name, addrs[0].index, cnt, v.line))
+            return
+        key = simt._key(v.node)
+        s = sites.get(key)
+        if s is None:
+            s = sites[key] = _Site(kind, v.line, v.node)
+        bar = addrs[-1] if kind == "copy" and addrs else (addrs[0] if addrs else None)
+        per_slot: dict = {}
+        if bar is not None:
+            idx = bar.index
+            if isinstance(idx, np.ndarray):
+                xs, ns = np.unique(idx[v.mask], return_counts=True)
+                per_slot = {(bar.buffer.name, int(x)): int(n) for x, n in zip(xs, ns)}
+            elif isinstance(idx, int):
+                per_slot = {(bar.buffer.name, idx): n_active}
+            for x in per_slot:
+                s.slots.add(x)
+        s.visits.append(per_slot)
+        s.uncertain = s.uncertain or v.uncertain
+        per_thread = 1
+        if kind == "arrive" and len(v.args) > 1 and isinstance(v.args[1], int) and v.args[1] > 0:
+            per_thread = v.args[1]
+        s.counts.append(n_active * (per_thread if kind == "arrive" else 1))
+        if kind in ("arrive_expect_tx", "expect_tx"):
+            b = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
+            s.bytes.append(None if b is None else n_active * b)
+
+    walk = simt.execute(func, on_visit=on_visit)
+    arrays: list = []
+    for name, idx, cnt, line in inits:
+        if arrays and arrays[-1][0] == name and idx not in arrays[-1][1]:
+            arrays[-1][1].append(idx)
+        else:
+            arrays.append((name, [idx], cnt, line))
+    return arrays, list(sites.values()), walk
+
+
+def derive(kernel, specs, arch: str = "sm_90a") -> None:
+    """Fill ``arrivals_full``, ``arrivals_empty``, ``expect_tx_bytes``, ``tx_delivered`` and
+    ``lines`` of each spec (in place) from the code; notes say what could not be derived."""
+    import tvm
+
+    from txlab import ir
+
+    by_kernel: dict = {}
+    for sp in specs:
+        by_kernel.setdefault(sp.kernel, []).append(sp)
+    try:
+        mod, _ = ir.as_module(kernel, what="txlab.pipelines.from_kernel()")
+        funcs = {gv.name_hint: f for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)}
+        devs = simt.device_functions(kernel, arch)
+    except Exception as exc:  # noqa: BLE001 - the declaration-only spec still simulates
+        for sp in specs:
+            sp.notes.append(f"arrival counts not derived from the code (lowering failed: "
+                            f"{type(exc).__name__}); assumed one arrival per consumer role")
+        return
+    for kname, ksp in by_kernel.items():
+        func = funcs.get(kname) or next(iter(funcs.values()))
+        copies = tma_copies(func)
+        dev = [f for n, f in devs if n.startswith(kname)] or [f for _, f in devs]
+        arrays, sites, walk = [], [], None
+        for f in dev:
+            a, s, walk = walk_barriers(f)
+            arrays += a
+            sites += s
+        pairs = []
+        i = 0
+        while i + 1 < len(arrays):
+            if len(arrays[i][1]) == len(arrays[i + 1][1]):
+                pairs.append((arrays[i], arrays[i + 1]))
+                i += 2
+            else:
+                i += 1
+        copy_sites = [s for s in sites if s.kind == "copy"]
+        for sp, (full, empty) in zip(ksp, pairs):
+            _fill(sp, full, empty, sites, copy_sites, copies)
+            if walk is not None:
+                sp.notes += [f"code walk: {n}" for n in walk.notes[:4]]
+
+
+def _on(site, array) -> bool:
+    name, idxs = array[0], set(array[1])
+    return any(n == name and x in idxs for n, x in site.slots)
+
+
+def _first(values):
+    vals = [v for v in values if v is not None]
+    return vals[0] if vals else None
+
+
+def _slot_totals(site, array, weight=1) -> dict:
+    """What ``site`` brought to each slot of ``array`` over the whole walk (threads x weight)."""
+    name, idxs = array[0], array[1]
+    totals = {i: 0 for i in idxs}
+    for per_slot in site.visits:
+        for (n, i), cnt in per_slot.items():
+            if n == name and i in totals:
+                totals[i] += cnt * weight
+    return totals
+
+
+def _per_phase(totals: dict, phases: dict):
+    """(per-phase value, varies between slots) from per-slot totals and the phases of each slot."""
+    vals = [totals[i] / phases[i] for i in totals if phases.get(i)]
+    if not vals:
+        return 0, False
+    first = vals[0]
+    return (int(first) if float(first).is_integer() else first), any(abs(v - first) > 1e-9 for v in vals)
+
+
+def _share(site, array, phases, weight=1):
+    """A site's contribution per phase, averaged over the slots (for attribution)."""
+    t = _slot_totals(site, array, weight)
+    tot = sum(t.values())
+    ph = sum(phases.get(i, 0) for i in t)
+    if not ph:
+        return 0
+    v = tot / ph
+    return int(v) if float(v).is_integer() else round(v, 3)
+
+
+def _phases(full_sites, array):
+    """Phases each slot of the full barrier goes through: visits of the producer's first
+    full-barrier site (one per fill of the slot)."""
+    name, idxs = array[0], array[1]
+    out = {i: 0 for i in idxs}
+    if not full_sites:
+        return out
+    for per_slot in full_sites[0].visits:
+        for (n, i) in per_slot:
+            if n == name and i in out:
+                out[i] += 1
+    return out
+
+
+def _fill(sp, full, empty, sites, copy_sites, copies):
+    notes = sp.notes
+    notes[:] = [n for n in notes if not n.startswith("consumers = init_empty")]
+    lines: dict = {"init_full": full[3], "init_empty": empty[3], "arrive_full": [], "arrive_empty": [],
+                   "expect_tx": [], "copy": []}
+    full_sites = [s for s in sites if s.kind != "copy" and _on(s, full)]
+    empty_sites = [s for s in sites if s.kind != "copy" and _on(s, empty)]
+    producer_sites = full_sites or [s for s in copy_sites if _on(s, full)]
+    phases = _phases(producer_sites, full)
+    # the empty slot i is released once per fill of full slot i (same ring index)
+    ephases = {e: phases.get(f, 0) for f, e in zip(full[1], empty[1])}
+    af = ae = 0
+    expect = 0
+    expect_known = True
+    who_full, who_empty = [], []
+    for group, array, ph, who in ((full_sites, full, phases, who_full), (empty_sites, empty, ephases, who_empty)):
+        arrive = [s for s in group if s.kind in ("arrive", "arrive_expect_tx", "commit")]
+        for s in group:
+            if s.uncertain:
+                notes.append(f"line {s.line if s.line is not None else '?'}: a guard around this {s.kind} "
+                             "depends on a value read from memory; assumed every thread of the branch "
+                             "executes it")
+        if arrive:
+            totals = {i: 0 for i in array[1]}
+            for s in arrive:
+                for i, v in _slot_totals(s, array).items():
+                    totals[i] += v
+            n, varies = _per_phase(totals, ph)
+            if varies:
+                notes.append(f"{'full' if array is full else 'empty'}: arrivals per phase differ between "
+                             f"slots; slot 0's {n} is used")
+            for s in arrive:
+                share = _share(s, array, ph)
+                if share:
+                    who.append((s.line, share, s.kind))
+                    lines["arrive_full" if array is full else "arrive_empty"].append(s.line)
+            if array is full:
+                af = n
+            else:
+                ae = n
+        if array is full:
+            totals = {i: 0 for i in array[1]}
+            for s in group:
+                if s.kind not in ("arrive_expect_tx", "expect_tx"):
+                    continue
+                lines["expect_tx"].append(s.line)
+                b = _first(s.bytes)
+                if b is None:
+                    expect_known = False
+                    notes.append(f"line {s.line if s.line is not None else '?'}: expect_tx's byte count is "
+                                 "not a constant; assumed it equals the bytes the copies deliver")
+                    continue
+                per_thread = b // max(1, _first(s.counts) or 1)
+                for i, v in _slot_totals(s, array, per_thread).items():
+                    totals[i] += v
+            expect, _ = _per_phase(totals, ph)
+    delivered = 0
+    delivered_known = True
+    dtotals = {i: 0 for i in full[1]}
+    for k, s in enumerate(copy_sites):
+        if not _on(s, full):
+            continue
+        src = copies[k] if k < len(copies) and len(copies) == len(copy_sites) else None
+        if src is None or src["bytes"] is None:
+            delivered_known = False
+            notes.append(f"line {src['line'] if src else s.line or '?'}: the bytes this TMA copy delivers "
+                         "could not be read from its box; assumed they equal expect_tx")
+            continue
+        per = src["bytes"] * (src["multicast"] or 1)
+        for i, v in _slot_totals(s, full, per).items():
+            dtotals[i] += v
+        n = _share(s, full, phases)
+        lines["copy"].append(src["line"])
+        sp.copies.append({"line": src["line"], "box": src["box"], "dtype": src["dtype"],
+                          "bytes": src["bytes"], "threads": n, "multicast": src["multicast"]})
+        if n != 1:
+            notes.append(f"line {src['line']}: {n} threads issue this TMA copy per phase, so it "
+                         f"delivers {n} x {src['bytes']} bytes")
+    if lines["copy"]:
+        delivered, _ = _per_phase(dtotals, phases)
+    sp.arrivals_full = af if who_full else None
+    sp.arrivals_empty = ae if who_empty else None
+    sp.expect_tx_bytes = expect if (expect_known and lines["expect_tx"]) else None
+    sp.tx_delivered = delivered if (delivered_known and lines["copy"]) else None
+    for attr in ("arrivals_full", "arrivals_empty", "expect_tx_bytes", "tx_delivered"):
+        v = getattr(sp, attr)
+        if v is not None and not isinstance(v, int):
+            notes.append(f"{attr} is not a whole number per phase ({v:.3g}): the code's counts do not "
+                         "divide evenly over the phases; rounded")
+            setattr(sp, attr, int(round(v)))
+    sp.lines = lines
+    sp.arrive_sites = {"full": who_full, "empty": who_empty}
+    if who_empty:
+        notes.append("empty: " + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_empty)
+                     + f" (init_empty={sp.init_empty})")
+    else:
+        notes.append(f"no arrive on the empty barriers was found in the code; assumed "
+                     f"init_empty={sp.init_empty} arrivals per phase")
+    if who_full:
+        notes.append("full: " + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_full)
+                     + f" (init_full={sp.init_full})")
+    if sp.expect_tx_bytes is not None or sp.tx_delivered is not None:
+        notes.append(f"tx bytes per phase: expect_tx {sp.expect_tx_bytes} "
+                     f"(line {', '.join(str(x) for x in lines['expect_tx']) or '?'}), delivered "
+                     f"{sp.tx_delivered} (line {', '.join(str(x) for x in lines['copy']) or '?'})")

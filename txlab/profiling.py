@@ -1,0 +1,804 @@
+"""Why is it slow: Nsight Compute measurements of one kernel launch, tied to the lines you wrote.
+
+    prof = txlab.profile(compiled, a, b, n)      # runs the kernel once under ncu, isolated
+    prof.summary()                               # what bounds it, the hot lines, their stalls
+    prof.lines[:5]                               # one row per line: samples, share, stalls, ...
+    prof.metrics["gpu__time_duration.sum"]       # [value, unit], every metric ncu collected
+    prof.save("k.profile.json"); txlab.Profile.load("k.profile.json")
+    txlab.profiling.saved("transpose_naive")     # profiles recorded on an H200, shipped with txlab
+
+Names: ``txlab.profile`` is the function, this module is ``txlab.profiling`` (a module and a
+function cannot share a name on the package); ``txlab.profile.saved`` is also there, as an
+attribute of the function.
+
+How: :mod:`txlab.ncu` runs ``ncu`` on ``python -m txlab.ncu_runner`` (the isolated worker's
+request loop), so a fault or hang while profiling is a :class:`txlab.KernelFault` and the
+notebook's process never runs the kernel. The kernel is profiled from a cubin built with
+``-lineinfo`` (the same SASS; only a line table is added), whose table maps each sampled
+instruction to a line of ``Compiled.cuda_source``. When the kernel has a TVMScript line map
+(``Compiled.source_map.line_of_sass``), rows are the TVMScript lines (``line_kind ==
+"tvmscript"``), else the CUDA lines (``"cuda"``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA = "txlab.profile"
+VERSION = 1
+
+#: headline numbers: key -> (label, candidate ncu metrics, first present wins)
+HEADLINE = {
+    "duration_ns": ("duration (ns)", ["gpu__time_duration.sum"]),
+    "sm_throughput_pct": ("SM throughput % of peak", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"]),
+    "memory_throughput_pct": ("memory throughput % of peak",
+                              ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]),
+    "dram_throughput_pct": ("DRAM throughput % of peak", ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                                                          "dram__throughput.avg.pct_of_peak_sustained_elapsed"]),
+    "l1_throughput_pct": ("L1 throughput % of peak", ["l1tex__throughput.avg.pct_of_peak_sustained_active"]),
+    "l2_throughput_pct": ("L2 throughput % of peak", ["lts__throughput.avg.pct_of_peak_sustained_elapsed"]),
+    "achieved_occupancy_pct": ("achieved occupancy %", ["sm__warps_active.avg.pct_of_peak_sustained_active"]),
+    "theoretical_occupancy_pct": ("theoretical occupancy %", ["sm__maximum_warps_per_active_cycle_pct"]),
+    "l1_hit_rate_pct": ("L1 hit rate %", ["l1tex__t_sector_hit_rate.pct"]),
+    "l2_hit_rate_pct": ("L2 hit rate %", ["lts__t_sector_hit_rate.pct"]),
+    "smem_ld_bank_conflicts": ("shared-load bank conflicts",
+                               ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]),
+    "smem_st_bank_conflicts": ("shared-store bank conflicts",
+                               ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+    "smem_ld_wavefronts": ("shared-load wavefronts", ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]),
+    "smem_st_wavefronts": ("shared-store wavefronts", ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]),
+    "smem_ld_requests": ("shared-load instructions", ["smsp__sass_inst_executed_op_shared_ld.sum",
+                                                      "smsp__inst_executed_op_shared_ld.sum"]),
+    "smem_st_requests": ("shared-store instructions", ["smsp__sass_inst_executed_op_shared_st.sum",
+                                                       "smsp__inst_executed_op_shared_st.sum"]),
+    "dram_bytes_read": ("DRAM bytes read", ["dram__bytes_read.sum"]),
+    "dram_bytes_write": ("DRAM bytes written", ["dram__bytes_write.sum"]),
+    "registers_per_thread": ("registers / thread", ["launch__registers_per_thread"]),
+    "inst_executed": ("warp instructions executed", ["smsp__inst_executed.sum", "sm__inst_executed.sum"]),
+}
+_OCC_LIMITS = {"blocks": "launch__occupancy_limit_blocks", "registers": "launch__occupancy_limit_registers",
+               "shared_memory": "launch__occupancy_limit_shared_mem", "warps": "launch__occupancy_limit_warps",
+               "barriers": "launch__occupancy_limit_barriers"}
+_KERNEL_STALL_RE = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
+#: per-line counters summed into Profile.lines (ncu's source-level metrics, when collected)
+LINE_COUNTERS = {
+    "inst_executed": "inst_executed",
+    "l2_sectors_global": "memory_l2_theoretical_sectors_global",
+    "l2_sectors_global_ideal": "memory_l2_theoretical_sectors_global_ideal",
+    "l1_requests_global": "memory_l1_tag_requests_global",
+    "shared_wavefronts": "memory_l1_wavefronts_shared",
+    "shared_wavefronts_ideal": "memory_l1_wavefronts_shared_ideal",
+}
+
+
+@dataclass
+class Profile:
+    """One profiled kernel launch: ncu's metrics and per-instruction samples rolled up to lines."""
+
+    name: str
+    kernel: str
+    arch: str
+    device: str
+    metrics: dict                  # ncu metric name -> [value, unit]
+    instructions: list             # per SASS instruction: offset, sass, samples, stalls, counters, lines
+    line_kind: str = "cuda"        # what Profile.lines rows are: "tvmscript" or "cuda" lines
+    source: list = field(default_factory=list)       # the text of those lines (index = line - 1)
+    cuda_source: list = field(default_factory=list)  # Compiled.cuda_source lines
+    launch: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)      # seconds: ncu run, report read, total
+    ncu_version: str | None = None
+    sections: list = field(default_factory=list)
+    args: str = ""
+    recorded: str = ""
+    report_path: str | None = None
+
+    # ---- numbers -------------------------------------------------------------------------------
+    def metric(self, name: str, default=None):
+        """The value of an ncu metric (without its unit), or ``default``."""
+        v = self.metrics.get(name)
+        return default if v is None else v[0]
+
+    @property
+    def duration_ns(self) -> float | None:
+        return self.metric("gpu__time_duration.sum")
+
+    @property
+    def headline(self) -> dict:
+        """The numbers an engineer looks at first (None where ncu did not collect them)."""
+        out = {}
+        for key, (_, names) in HEADLINE.items():
+            out[key] = next((self.metrics[n][0] for n in names if n in self.metrics), None)
+        out["tensor_pipe_pct"] = self._tensor_pipe()
+        for side in ("ld", "st"):
+            wf, req = out[f"smem_{side}_wavefronts"], out[f"smem_{side}_requests"]
+            out[f"smem_{side}_wavefronts_per_request"] = (wf / req) if wf is not None and req else None
+        limits = {k: self.metric(m) for k, m in _OCC_LIMITS.items() if self.metric(m) is not None}
+        out["occupancy_limits"] = limits
+        if limits:
+            low = min(limits.values())
+            out["occupancy_limiter"] = [k for k, v in limits.items() if v == low]
+        else:
+            out["occupancy_limiter"] = []
+        return out
+
+    def _tensor_pipe(self):
+        cands = [v[0] for k, v in self.metrics.items() if isinstance(v[0], (int, float)) and (
+            (k.startswith("sm__pipe_tensor") and "cycles_active.avg.pct_of_peak_sustained_active" in k) or
+            (k.startswith("sm__inst_executed_pipe_tensor") and k.endswith("avg.pct_of_peak_sustained_active")))]
+        return max(cands) if cands else None
+
+    @property
+    def stalls(self) -> dict:
+        """Kernel-wide warp stall reasons: warps stalled per issued instruction, by reason
+        (ncu's WarpStateStats), largest first."""
+        pre, suf = _KERNEL_STALL_RE
+        out = {k[len(pre):-len(suf)]: v[0] for k, v in self.metrics.items()
+               if k.startswith(pre) and k.endswith(suf) and isinstance(v[0], (int, float))}
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    @property
+    def total_samples(self) -> int:
+        return int(sum(i.get("samples", 0) for i in self.instructions))
+
+    # ---- lines -----------------------------------------------------------------------------------
+    def _rollup(self, key: str, text: list) -> list:
+        rows: dict[int, dict] = {}
+        total = self.total_samples or 1
+        for ins in self.instructions:
+            ln = ins.get(key)
+            if ln is None:
+                continue
+            r = rows.setdefault(ln, {"line": ln, "text": text[ln - 1].strip() if 0 < ln <= len(text) else "",
+                                     "samples": 0, "stalls": {}, "sass_offsets": [],
+                                     **{c: 0 for c in LINE_COUNTERS}})
+            r["samples"] += ins.get("samples", 0)
+            for s, n in ins.get("stalls", {}).items():
+                r["stalls"][s] = r["stalls"].get(s, 0) + n
+            for c in LINE_COUNTERS:
+                r[c] += ins.get("counters", {}).get(c, 0)
+            r["sass_offsets"].append(ins["offset"])
+        out = []
+        for r in rows.values():
+            r["share"] = r["samples"] / total
+            r["stalls"] = dict(sorted(r["stalls"].items(), key=lambda kv: -kv[1]))
+            r["top_stalls"] = [[s, n] for s, n in list(r["stalls"].items())[:3]]
+            out.append(r)
+        return sorted(out, key=lambda r: (-r["samples"], r["line"]))
+
+    @property
+    def lines(self) -> list:
+        """One row per user line (TVMScript where a line map exists, else CUDA), hottest first:
+        ``line, text, samples, share, stalls, top_stalls, inst_executed, l2_sectors_global, ...,
+        sass_offsets``."""
+        return self._rollup("user_line", self.source)
+
+    @property
+    def cuda_lines(self) -> list:
+        """Like :attr:`lines`, per line of the generated CUDA source."""
+        return self._rollup("cuda_line", self.cuda_source)
+
+    @property
+    def unattributed(self) -> dict:
+        """Samples at instructions no line is known for (``share`` of all samples)."""
+        n = sum(i.get("samples", 0) for i in self.instructions if i.get("user_line") is None)
+        return {"samples": n, "share": n / (self.total_samples or 1)}
+
+    @property
+    def attributed_share(self) -> float:
+        return 1.0 - self.unattributed["share"] if self.total_samples else 0.0
+
+    def hot_lines(self, n: int = 5) -> list:
+        return [r for r in self.lines if r["samples"]][:n]
+
+    def heat(self) -> dict:
+        """``{user_line: {"samples": n, "stalls": {reason: n}}}`` for ``SourceView(heat=...)``."""
+        return {r["line"]: {"samples": r["samples"], "stalls": dict(r["stalls"])} for r in self.lines}
+
+    def instructions_at(self, line: int) -> list:
+        """The profiled SASS instructions of one user line."""
+        return [i for i in self.instructions if i.get("user_line") == line]
+
+    def line_of(self, pattern: str):
+        """The hottest row whose SASS matches ``pattern`` (a regex), e.g. ``'HGMMA'``."""
+        import re
+
+        rx = re.compile(pattern)
+        lines = {i.get("user_line") for i in self.instructions if rx.search(i.get("sass", ""))}
+        return next((r for r in self.lines if r["line"] in lines), None)
+
+    # ---- words and pictures --------------------------------------------------------------------
+    def bound(self) -> str:
+        """``compute``, ``memory`` or ``latency``: which throughput is nearest its peak."""
+        h = self.headline
+        sm, mem = h["sm_throughput_pct"] or 0.0, h["memory_throughput_pct"] or 0.0
+        if max(sm, mem) < 60.0:
+            return "latency"
+        return "compute" if sm >= mem else "memory"
+
+    def summary(self) -> str:
+        h = self.headline
+        dur = h["duration_ns"]
+        parts = [f"{self.kernel} on {self.device or self.arch}: {dur / 1000:.1f} µs under ncu" if dur
+                 else f"{self.kernel} on {self.device or self.arch}"]
+        sm, mem, dram = h["sm_throughput_pct"], h["memory_throughput_pct"], h["dram_throughput_pct"]
+        b = self.bound()
+        if sm is not None and mem is not None:
+            if b == "memory":
+                units = {"DRAM": dram, "L1": h["l1_throughput_pct"], "L2": h["l2_throughput_pct"]}
+                busiest = max(((k, v) for k, v in units.items() if v is not None), key=lambda kv: kv[1],
+                              default=("memory", mem))
+                parts.append(f"memory-bound: memory throughput {mem:.0f}% of peak (busiest: {busiest[0]} "
+                             f"{busiest[1]:.0f}%), SM {sm:.0f}%.")
+            elif b == "compute":
+                tp = h["tensor_pipe_pct"]
+                parts.append(f"compute-bound: SM throughput {sm:.0f}% of peak, memory {mem:.0f}%"
+                             + (f", tensor pipe {tp:.0f}%." if tp else "."))
+            else:
+                st = next(iter(self.stalls), None)
+                parts.append(f"latency-bound: neither SM ({sm:.0f}%) nor memory ({mem:.0f}%) throughput is "
+                             f"near peak" + (f"; warps mostly wait on {st}" if st else "") + ".")
+        occ_a, occ_t = h["achieved_occupancy_pct"], h["theoretical_occupancy_pct"]
+        if occ_a is not None and occ_t is not None:
+            lim = ", ".join(h["occupancy_limiter"]) or "-"
+            parts.append(f"Occupancy {occ_a:.0f}% achieved of {occ_t:.0f}% theoretical (limited by {lim}).")
+        wpr = h["smem_ld_wavefronts_per_request"]
+        if wpr is not None and h["smem_ld_requests"]:
+            parts.append(f"Shared loads: {wpr:.1f} wavefronts per request (1 = conflict-free), "
+                         f"{h['smem_ld_bank_conflicts'] or 0:,.0f} bank conflicts.")
+        hot = self.hot_lines(3)
+        if hot:
+            words = []
+            for r in hot:
+                st = r["top_stalls"][0] if r["top_stalls"] else None
+                words.append(f"{self.line_kind} line {r['line']} ({_clip(r['text'])}) {r['share']:.0%} of samples"
+                             + (f", mostly {st[0]} ({st[1] / max(r['samples'], 1):.0%})" if st else ""))
+            parts.append("Hot lines: " + "; ".join(words) + ".")
+        if self.total_samples:
+            parts.append(f"{self.attributed_share:.1%} of {self.total_samples:,} samples attributed to lines.")
+        return " ".join(parts)
+
+    def plot(self, n: int = 10):
+        """Speed-of-light bars (left) and the hottest lines' samples split by stall reason (right)."""
+        import matplotlib.pyplot as plt
+
+        h = self.headline
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6]})
+        bars = [("SM", h["sm_throughput_pct"]), ("memory", h["memory_throughput_pct"]),
+                ("DRAM", h["dram_throughput_pct"]), ("L1", h["l1_throughput_pct"]), ("L2", h["l2_throughput_pct"]),
+                ("tensor", h["tensor_pipe_pct"]), ("occ. achieved", h["achieved_occupancy_pct"]),
+                ("occ. theoretical", h["theoretical_occupancy_pct"])]
+        bars = [(k, v) for k, v in bars if v is not None]
+        ax0.barh([k for k, _ in bars][::-1], [v for _, v in bars][::-1], color="C0")
+        ax0.set_xlim(0, 100)
+        ax0.set_xlabel("% of peak")
+        ax0.set_title(f"{self.kernel}: {self.bound()}-bound", fontsize=10)
+        hot = self.hot_lines(n)
+        reasons = []
+        for r in hot:
+            for s in r["stalls"]:
+                if s not in reasons:
+                    reasons.append(s)
+        labels = [f"{r['line']}: {_clip(r['text'], 38)}" for r in hot][::-1]
+        left = [0] * len(hot)
+        for j, s in enumerate(reasons[:10]):
+            vals = [r["stalls"].get(s, 0) for r in hot][::-1]
+            ax1.barh(labels, vals, left=left, label=s, color=f"C{j % 10}")
+            left = [a + b for a, b in zip(left, vals)]
+        ax1.set_xlabel("samples")
+        ax1.set_title(f"hot {self.line_kind} lines by stall reason", fontsize=10)
+        if reasons:
+            ax1.legend(fontsize=7, loc="lower right")
+        ax1.tick_params(axis="y", labelsize=7)
+        fig.tight_layout()
+        return fig
+
+    def _repr_html_(self):
+        import html
+
+        rows = "".join(
+            f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
+            f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
+            f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in self.hot_lines(5))
+        return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(self.summary())}</p>'
+                f"<table><tr><th>{self.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
+                f"<th>source</th></tr>{rows}</table></div>")
+
+    def __repr__(self):
+        d = self.duration_ns
+        return (f"<Profile {self.kernel} ({self.device or self.arch}): "
+                f"{d / 1000:.1f} µs, {self.bound()}-bound, {len(self.lines)} lines, "
+                f"{self.total_samples} samples>" if d else f"<Profile {self.kernel}>")
+
+    # ---- files -----------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"schema": SCHEMA, "version": VERSION, "name": self.name, "kernel": self.kernel,
+                "arch": self.arch, "device": self.device, "ncu_version": self.ncu_version,
+                "sections": list(self.sections), "args": self.args, "recorded": self.recorded,
+                "launch": self.launch, "timings": self.timings, "line_kind": self.line_kind,
+                "metrics": self.metrics, "instructions": self.instructions, "source": self.source,
+                "cuda_source": self.cuda_source, "report_path": self.report_path,
+                "headline": self.headline, "lines": self.lines, "unattributed": self.unattributed}
+
+    def save(self, path) -> Path:
+        """Write this profile as JSON (``Profile.load`` reads it back)."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.to_dict(), separators=(",", ":")))
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Profile":
+        from txlab.errors import FormatError
+
+        if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+            raise FormatError(f"not a txlab profile (schema {d.get('schema') if isinstance(d, dict) else None!r}, "
+                              f"expected {SCHEMA!r})")
+        if d.get("version") != VERSION:
+            raise FormatError(f"txlab profile version {d.get('version')!r} is not supported (this txlab "
+                              f"reads version {VERSION}); re-record it with txlab.profile")
+        need = ("name", "kernel", "arch", "metrics", "instructions")
+        missing = [k for k in need if k not in d]
+        if missing:
+            raise FormatError(f"txlab profile is missing {', '.join(missing)}")
+        if not isinstance(d["metrics"], dict) or not isinstance(d["instructions"], list):
+            raise FormatError("txlab profile: metrics must be an object and instructions a list")
+        for m, v in d["metrics"].items():
+            if not (isinstance(v, list) and len(v) == 2):
+                raise FormatError(f"txlab profile: metric {m!r} is not [value, unit]")
+        for i in d["instructions"]:
+            if not isinstance(i, dict) or not isinstance(i.get("offset"), int):
+                raise FormatError("txlab profile: every instruction needs an integer offset")
+        return cls(name=d["name"], kernel=d["kernel"], arch=d["arch"], device=d.get("device", ""),
+                   metrics=d["metrics"], instructions=d["instructions"], line_kind=d.get("line_kind", "cuda"),
+                   source=d.get("source", []), cuda_source=d.get("cuda_source", []), launch=d.get("launch", {}),
+                   timings=d.get("timings", {}), ncu_version=d.get("ncu_version"),
+                   sections=d.get("sections", []), args=d.get("args", ""), recorded=d.get("recorded", ""),
+                   report_path=d.get("report_path"))
+
+    @classmethod
+    def load(cls, path) -> "Profile":
+        """Read a profile written by :meth:`save`; raises :class:`txlab.errors.FormatError` when
+        the file is not one (schema, version and fields are checked)."""
+        from txlab.errors import FormatError
+
+        try:
+            d = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+        return cls.from_dict(d)
+
+    @classmethod
+    def from_report(cls, report_path, compiled=None, *, kernel: str | None = None, cubin: bytes | None = None,
+                    timings: dict | None = None, sections=(), args: str = "") -> "Profile":
+        """A Profile from an ``.ncu-rep`` file (read with NVIDIA's ``ncu_report``). With
+        ``compiled`` (and the ``cubin`` that was profiled, default ``compiled.cubin``), each
+        instruction is mapped to its CUDA line and, through ``compiled.source_map``, TVMScript line."""
+        from txlab import ncu
+
+        t0 = time.perf_counter()
+        raw = ncu.read_report(report_path, kernel)
+        read_s = time.perf_counter() - t0
+        return _build(raw, compiled, cubin=cubin, timings={**(timings or {}), "read_report_s": read_s},
+                      sections=sections, args=args, report_path=str(report_path))
+
+
+def _clip(text: str, n: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _sass_by_offset(sass: str, kernel: str) -> dict:
+    """{offset: instruction text} of one kernel in nvdisasm output."""
+    import re
+
+    out, current = {}, None
+    for line in sass.splitlines():
+        m = re.match(r"^\s*\.text\.(\S+):\s*$", line) or re.match(r"^\s*Function\s*:\s*(\S+)", line)
+        if m:
+            current = m.group(1)
+            continue
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+        if m and current == kernel:
+            out[int(m.group(1), 16)] = m.group(2).strip()
+    return out
+
+
+def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="", report_path=None) -> Profile:
+    from txlab import ncu
+
+    kernel = raw["kernel"]
+    metrics = raw["metrics"]
+    cuda_lines, sass_text, user_map, source, kind = {}, {}, None, [], "cuda"
+    cuda_src = []
+    if compiled is not None:
+        cubin = cubin if cubin is not None else compiled.cubin
+        cuda_lines = ncu.line_table(cubin).get(kernel, {})
+        sass_text = _sass_by_offset(compiled.sass, kernel)
+        cuda_src = compiled.cuda_source.splitlines()
+        try:
+            smap = getattr(compiled, "source_map", None)
+        except Exception:  # noqa: BLE001 - no TVMScript map for this kernel: CUDA lines it is
+            smap = None
+        if smap is not None and hasattr(smap, "line_of_sass"):
+            user_map = smap
+            kind = "tvmscript"
+            source = list(getattr(smap, "user_source", None) or _user_lines(compiled))
+        else:
+            source = cuda_src
+    instructions = []
+    for off in sorted(raw["pcs"]):
+        counters = raw["pcs"][off]
+        row = {"offset": int(off), "sass": sass_text.get(off) or raw.get("sass", {}).get(off, ""),
+               "samples": int(counters.get("smsp__pcsamp_sample_count", 0)),
+               "stalls": {k: int(v) for k, v in ncu.stall_reasons(counters).items()},
+               "counters": {k: counters[m] for k, m in LINE_COUNTERS.items() if m in counters},
+               "cuda_line": cuda_lines.get(off)}
+        if user_map is not None:
+            try:
+                row["user_line"] = user_map.line_of_sass(off, kernel=kernel)
+            except Exception:  # noqa: BLE001 - an offset the map does not know
+                row["user_line"] = None
+        else:
+            row["user_line"] = row["cuda_line"]
+        instructions.append(row)
+    device = metrics.get("device__attribute_display_name", [""])[0]
+    launch = {}
+    if compiled is not None and kernel in compiled.launch:
+        launch = {k: (list(v) if isinstance(v, tuple) else v) for k, v in compiled.launch[kernel].items()}
+    for k in ("grid_size", "block_size", "registers_per_thread", "shared_mem_per_block_dynamic",
+              "shared_mem_per_block_static", "cluster_size"):
+        m = metrics.get(f"launch__{k}")
+        if m is not None:
+            launch.setdefault(f"ncu_{k}", m[0])
+    return Profile(name=compiled.name if compiled is not None else kernel, kernel=kernel,
+                   arch=compiled.arch if compiled is not None else "", device=str(device), metrics=metrics,
+                   instructions=instructions, line_kind=kind, source=source, cuda_source=cuda_src,
+                   launch=launch, timings=dict(timings or {}), ncu_version=ncu.ncu_version() if ncu.find_ncu() else None,
+                   sections=list(sections), args=args,
+                   recorded=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                   report_path=report_path)
+
+
+def _user_lines(compiled) -> list:
+    from txlab.build import user_source as _user_source
+
+    src = _user_source(compiled.ir_module) if compiled.ir_module is not None else None
+    return [l.rstrip("\n") for l in src[2]] if src else []
+
+
+# =============================================================================================
+# profiling a kernel
+def with_lineinfo(compiled):
+    """``compiled`` itself if its cubin has a line table, else a copy rebuilt with ``-lineinfo``
+    from the same PTX source (identical SASS; the test suite checks that), under its own cache
+    key so the worker's exported library is distinct."""
+    import dataclasses
+    import hashlib
+
+    from txlab import ncu, toolchain
+
+    if ncu.has_line_info(compiled.cubin):
+        return compiled
+    ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, extra_flags=["-lineinfo"])
+    cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch)
+    key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
+    fresh = {f.name: None for f in dataclasses.fields(compiled)
+             if f.name in ("_sass", "sass_lines", "line_table", "_source_map")}  # derived from the cubin
+    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
+                               _executable=None, **fresh)
+
+
+def _describe_args(args) -> str:
+    import numpy as np
+
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(f"{a.dtype}{list(a.shape)}")
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            out.append(f"{str(a.dtype).removeprefix('torch.')}{list(a.shape)}")
+        else:
+            out.append(repr(a))
+    return ", ".join(out)
+
+
+def profile(compiled, *args, kernel: str | None = None, sections=None, metrics=(), timeout_s: float = 300.0,
+            report_path=None, launch_skip: int = 0) -> Profile:
+    """Run ``compiled(*args)`` once under Nsight Compute and return its :class:`Profile`.
+
+    ``sections``: ncu section identifiers (default :data:`txlab.ncu.DEFAULT_SECTIONS`);
+    ``metrics``: extra ncu metric names. ``kernel``: which device kernel (default the first).
+    ``report_path``: where to keep the ``.ncu-rep`` (default: a temporary file, deleted).
+    ``timeout_s`` bounds the whole profiling run (ncu replays the kernel once per pass).
+
+    The launch happens in a process of its own (a fault is a :class:`txlab.KernelFault`, a hang
+    is killed after ``timeout_s``); arguments are checked first. Needs a GPU and ``ncu``;
+    raises :class:`txlab.errors.ProfilerError` naming what is missing (e.g. counter permission).
+    """
+    import sys
+    import tempfile
+
+    from txlab import ncu, worker
+    from txlab.device import require_gpu
+    from txlab.errors import ProfilerError
+    from txlab.run import check_args, check_launch
+
+    info = require_gpu(f"profiling {compiled.name}")
+    check_args(compiled, args)
+    check_launch(compiled, info, args)
+    names = list(compiled.launch)
+    kernel = kernel or (names[0] if names else compiled.name)
+    if names and kernel not in names:
+        from txlab.errors import InputError
+
+        raise InputError(f"{compiled.name} has no kernel {kernel!r}; its kernels: {', '.join(names)}",
+                         param="kernel")
+    exe = ncu.find_ncu()
+    if exe is None:
+        raise ProfilerError("no_ncu", "Nsight Compute (ncu) was not found on PATH, in $CUDA_HOME/bin or "
+                            "/usr/local/cuda/bin", hint="install Nsight Compute (it ships with the CUDA "
+                            "toolkit) or put ncu on PATH")
+    allowed, why = ncu.counters_permission()
+    if allowed is False:
+        raise ProfilerError("permission", why, hint=ncu.PERMISSION_HINT)
+    sections = tuple(sections) if sections is not None else ncu.DEFAULT_SECTIONS
+    t0 = time.perf_counter()
+    target = with_lineinfo(compiled)
+    with tempfile.TemporaryDirectory(prefix="txlab-ncu-") as tmp:
+        report = Path(report_path) if report_path else Path(tmp, "report.ncu-rep")
+        job, staged = _job(target, args, tmp, worker)
+        argv = [sys.executable, "-m", "txlab.ncu_runner", job]
+        src = Path(tmp, "src")  # ncu embeds the CUDA source it finds here (matched by file name)
+        src.mkdir()
+        (src / "kernel.cu").write_text(target.cuda_source)
+        cmd = ncu.command(exe, kernel=kernel, report=str(report.with_suffix("")), argv=argv,
+                          sections=sections, metrics=metrics, launch_skip=launch_skip,
+                          extra=["--source-folders", str(src)])
+        t_run = time.perf_counter()
+        try:
+            output, code, timed_out = _run(cmd, timeout_s, Path(tmp, "messages.pkl"))
+        finally:
+            worker._release(staged)
+        run_s = time.perf_counter() - t_run
+        _raise_for_runner(target, args, Path(tmp, "messages.pkl"), kernel, timed_out, timeout_s, run_s)
+        if not report.is_file():
+            problem = ncu.classify_output(output) or ("ncu_failed", f"ncu exited with code {code} and "
+                                                      "wrote no report")
+            raise ProfilerError(problem[0], problem[1], output=output[-4000:],
+                                hint=ncu.PERMISSION_HINT if problem[0] == "permission" else
+                                "the log is in .output of this error")
+        prof = Profile.from_report(report, target, kernel=kernel,
+                                   timings={"ncu_run_s": run_s, "prepare_s": t_run - t0},
+                                   sections=sections, args=_describe_args(args))
+    prof.timings["total_s"] = time.perf_counter() - t0
+    if report_path is None:
+        prof.report_path = None
+    return prof
+
+
+def _job(compiled, args, tmp: str, worker):
+    """The runner's job file (one launch request, arguments staged in shared memory) and the
+    staged segments to release afterwards."""
+    import pickle
+
+    spec, staged = worker._pack(compiled, args, None)
+    req = {"op": "launch", "key": compiled.key or f"profile-{id(compiled)}", "name": compiled.name,
+           "args": spec, "options": {}, "drop": []}
+    lib = worker._library(compiled)
+    if lib is not None:
+        req["library"] = str(lib)
+    else:
+        req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin,
+                   library_error=worker._library_errors.get(compiled.key))
+    job = Path(tmp, "job.pkl")
+    mode = "runtime" if lib is not None else "full"
+    job.write_bytes(pickle.dumps({"request": req, "messages": str(Path(tmp, "messages.pkl")),
+                                  "tvm_mode": mode}))
+    return str(job), staged
+
+
+def _run(cmd, timeout_s: float, messages: Path):
+    """Run ncu; returns (log, exit code, timed_out). On a timeout ncu's process group and the
+    runner (which starts a session of its own) are killed."""
+    import signal
+    import subprocess
+
+    from txlab import ncu_runner
+
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env=env)
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+        return out or "", proc.returncode, False
+    except subprocess.TimeoutExpired:
+        pids = [m[1].get("pid") for m in ncu_runner.read_messages(messages) if m[0] == "ready"]
+        for pid in pids:
+            for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+                try:
+                    kill(pid)
+                    break
+                except (ProcessLookupError, PermissionError, OSError):
+                    continue
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            proc.kill()
+        out, _ = proc.communicate()
+        return out or "", proc.returncode, True
+
+
+def _raise_for_runner(compiled, args, messages: Path, kernel: str, timed_out: bool, timeout_s: float,
+                      waited: float) -> None:
+    """A typed error for what the runner reported (fault, failed start, hang)."""
+    from txlab import ncu_runner
+    from txlab.errors import InputError, KernelFault
+    from txlab.errors import _HINTS
+    from txlab.launch import fmt_shape as _fmt_shape, launch_shape
+
+    msgs = ncu_runner.read_messages(messages)
+    shape = launch_shape(compiled, args)
+    replies = [m for m in msgs if m[0] not in ("beat", "ready")]
+    if timed_out:
+        phase = next((m[1] for m in reversed(msgs) if m[0] == "beat"), "start")
+        raise KernelFault("timeout", f"profiling {kernel} {_fmt_shape(shape)} did not finish within "
+                          f"{timeout_s:g} s (last phase: {phase}); ncu and the kernel's process were killed. "
+                          f"Likely: {_HINTS['timeout']}. Raise timeout_s=... if it is just slow under "
+                          "ncu's replay.", kernel=kernel, launch=shape, waited_s=waited,
+                          worker_replaced=False, hint=_HINTS["timeout"])
+    if not replies:
+        return  # ncu's own failure: the caller reads the log
+    status, payload = replies[0]
+    if status == "init_failed":
+        raise KernelFault("cuda_error", f"the profiling process could not initialise CUDA under ncu: "
+                          f"{payload.get('error')}", kernel=kernel, launch=shape)
+    if status == "fault":
+        kind = payload["kind"]
+        raise KernelFault(kind, f"kernel {kernel} {_fmt_shape(shape)} faulted under ncu: {payload['message']}. "
+                          "The notebook is unaffected (the kernel ran in a process of its own).",
+                          kernel=kernel, launch=shape, waited_s=payload.get("elapsed_s"),
+                          cuda_error=payload.get("cuda_error"), hint=_HINTS.get(kind))
+    if status == "input":
+        raise InputError(payload["message"], param=payload.get("param"))
+    if status == "error":
+        raise KernelFault("cuda_error", f"the profiling process failed: {payload.get('message')}",
+                          kernel=kernel, launch=shape)
+
+
+# =============================================================================================
+# profiles shipped with txlab
+def _data_dir() -> Path:
+    return Path(__file__).resolve().parent / "data"
+
+
+def saved_names() -> list:
+    """Names of the profiles recorded on an H200 that ship with txlab."""
+    return sorted(p.name[: -len(".profile.json")] for p in _data_dir().glob("*.profile.json"))
+
+
+def saved(name: str) -> Profile:
+    """A profile recorded on an H200 and shipped in ``txlab/data`` (``saved_names()`` lists them)."""
+    path = _data_dir() / f"{name}.profile.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no saved profile {name!r}; saved profiles: {', '.join(saved_names()) or 'none'}")
+    return Profile.load(path)
+
+
+profile.saved = saved
+profile.saved_names = saved_names
+
+
+# =============================================================================================
+# comparing two profiles
+COMPARE = ("duration_ns", "sm_throughput_pct", "memory_throughput_pct", "dram_throughput_pct",
+           "l1_throughput_pct", "l2_throughput_pct", "achieved_occupancy_pct", "theoretical_occupancy_pct",
+           "l1_hit_rate_pct", "l2_hit_rate_pct", "tensor_pipe_pct", "smem_ld_bank_conflicts",
+           "smem_st_bank_conflicts", "smem_ld_wavefronts_per_request", "smem_st_wavefronts_per_request",
+           "dram_bytes_read", "dram_bytes_write", "registers_per_thread", "inst_executed")
+
+
+@dataclass
+class ProfileDiff:
+    """Two profiles side by side: headline metrics with ratios (b / a) and the hot lines of each."""
+
+    a: Profile
+    b: Profile
+
+    @property
+    def rows(self) -> list:
+        ha, hb = self.a.headline, self.b.headline
+        out = []
+        for k in COMPARE:
+            va, vb = ha.get(k), hb.get(k)
+            if va is None and vb is None:
+                continue
+            ratio = (vb / va) if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and va else None
+            label = HEADLINE[k][0] if k in HEADLINE else k.replace("_", " ")
+            out.append({"metric": k, "label": label, "a": va, "b": vb, "ratio": ratio})
+        return out
+
+    @property
+    def speedup(self) -> float | None:
+        """Duration of a / duration of b (> 1: b is faster)."""
+        da, db = self.a.duration_ns, self.b.duration_ns
+        return da / db if da and db else None
+
+    def to_dict(self) -> dict:
+        return {"a": self.a.kernel, "b": self.b.kernel, "rows": self.rows, "speedup": self.speedup,
+                "hot_a": self.a.hot_lines(5), "hot_b": self.b.hot_lines(5)}
+
+    def summary(self) -> str:
+        s = self.speedup
+        head = f"{self.b.kernel} vs {self.a.kernel}: " + (f"{s:.2f}x {'faster' if s >= 1 else 'slower'}" if s else
+                                                          "no durations")
+        moved = sorted((r for r in self.rows if r["ratio"] is not None and r["metric"] != "duration_ns"),
+                       key=lambda r: -abs(_log(r["ratio"])))[:3]
+        if moved:
+            head += "; biggest changes: " + ", ".join(f"{r['label']} {_fmt(r['a'])} -> {_fmt(r['b'])}"
+                                                     for r in moved)
+        return head + "."
+
+    def _repr_html_(self):
+        import html
+
+        body = "".join(f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
+                       f"<td>{_ratio(r['ratio'])}</td></tr>"
+                       for r in self.rows)
+
+        def hot(p):
+            return "".join(f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
+                           f"<code>{html.escape(_clip(r['text'], 60))}</code></li>" for r in p.hot_lines(5))
+
+        return (f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(self.summary())}</p>'
+                f"<table><tr><th>metric</th><th>{html.escape(self.a.kernel)}</th>"
+                f"<th>{html.escape(self.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
+                f"<p>hot lines of {html.escape(self.a.kernel)}</p><ul>{hot(self.a)}</ul>"
+                f"<p>hot lines of {html.escape(self.b.kernel)}</p><ul>{hot(self.b)}</ul></div>")
+
+    def __repr__(self):
+        return f"<ProfileDiff {self.summary()}>"
+
+
+def diff(a: Profile, b: Profile) -> ProfileDiff:
+    """Compare two profiles (``txlab.diff`` dispatches here for two Profiles)."""
+    if not isinstance(a, Profile) or not isinstance(b, Profile):
+        raise TypeError(f"txlab.profiling.diff compares two Profiles, got {type(a).__name__} and {type(b).__name__}")
+    return ProfileDiff(a, b)
+
+
+def _ratio(r) -> str:
+    return "" if r is None else f"{r:.2f}x"
+
+
+def _log(x: float) -> float:
+    import math
+
+    return math.log(x) if x and x > 0 else 0.0
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _register_diff() -> None:
+    """``txlab.diff(profile_a, profile_b)`` dispatches to :func:`diff` (txlab.diff's registry)."""
+    try:
+        from txlab import diff as _diff_module
+    except ImportError:  # pragma: no cover - txlab.diff is part of txlab
+        return
+    _diff_module.register(lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
+                          lambda a, b, **kw: ProfileDiff(a, b), "two txlab.Profile")
+
+
+_register_diff()

@@ -1,0 +1,620 @@
+"""Run a lowered device kernel's control flow and index arithmetic for every thread of one CTA.
+
+The checkers that read *what the code does* (bank conflicts per shared-memory access, arrivals per
+mbarrier ``arrive``) need, for each statement, which threads execute it and what each thread's
+index expressions evaluate to. :func:`execute` walks the device function TVM lowered for the GPU
+(``threadIdx``/``blockIdx`` explicit, buffers flattened, swizzles folded into the index) once, with
+the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step):
+
+* ``if``/``while`` conditions become per-thread masks; ``for`` loops with a constant trip count are
+  iterated (each iteration visits the body once); per-thread trip counts become masks;
+* integer arithmetic follows TIR semantics (``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod``
+  floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
+  ``__shfl_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
+* ``local`` scalars written with constant indices keep their per-thread values (pipeline stage
+  and phase counters); values read from global or shared memory are *unknown*: a condition that
+  depends on one runs both branches with the mask unchanged and the visit is marked ``uncertain``.
+
+Every shared-memory access and every call is reported to the caller's hooks with the active-thread
+mask, the per-thread index values and the user's source line (from the statement's span).
+Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered IR that runs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+WARP = 32
+
+
+class _Unknown:
+    """A value the walk cannot know (read from memory, an opaque call)."""
+
+    _inst = None
+
+    def __new__(cls):
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+_SENTINEL = np.iinfo(np.int64).min
+
+
+@dataclass
+class AddrValue:
+    """``address_of(buf[index])``: which buffer and element an address points at (not a load)."""
+
+    buffer: object
+    index: object
+
+
+@dataclass
+class RampValue:
+    """A vector index ``base + stride * i`` for ``i < lanes`` (a vector load/store)."""
+
+    base: object
+    stride: object
+    lanes: int
+
+
+@dataclass
+class Visit:
+    """One execution of a statement: the threads that ran it and their values."""
+
+    kind: str                 # "load", "store" or "call"
+    node: object              # the TVM node (BufferLoad/BufferStore/Call)
+    stmt: object              # the enclosing statement
+    line: int | None          # the user's source line (span of the statement)
+    mask: np.ndarray          # active threads (bool, one per thread of the CTA)
+    index: object = None      # per-thread flat index (array/int, RampValue) for loads/stores
+    args: list = field(default_factory=list)   # evaluated call arguments (for calls)
+    loops: tuple = ()         # values of the enclosing loop variables at this visit
+    uncertain: bool = False   # a guard on the path could not be evaluated
+    exec_id: int = 0          # which execution of a statement this visit belongs to
+
+
+class Limits:
+    max_loop_iterations = 256   # iterations of one loop visited (the rest are skipped: noted)
+    max_visits = 20000          # visits reported in all
+
+
+class SimtWalk:
+    """State of one walk. ``notes`` lists what was approximated (and where)."""
+
+    def __init__(self, func, *, block=None, cta=(0, 0, 0), on_visit=None, limits=Limits):
+        self.func = func
+        self.on_visit = on_visit
+        self.limits = limits
+        self.block = tuple(block) if block is not None else None
+        self.cta = tuple(cta)
+        self.env: dict = {}
+        self.locals: dict = {}      # data var -> {const index: value}
+        self.scopes: dict = {}      # data var -> scope
+        self.buffers: dict = {}     # data var -> Buffer (first declaration)
+        self.notes: list = []
+        self.visits = 0
+        self.truncated = False
+        self._uncertain = 0
+        self._loops: list = []
+        self._stmt = None
+        self._exec_id = 0
+        self._n = None
+
+    # ---- setup --------------------------------------------------------------------------------
+    def _threads(self):
+        if self.block is None:
+            self.block = _block_dims(self.func)
+        bx, by, bz = self.block
+        n = bx * by * bz
+        lin = np.arange(n, dtype=np.int64)
+        self._n = n
+        self.tid = {"threadIdx.x": lin % bx, "threadIdx.y": (lin // bx) % by,
+                    "threadIdx.z": lin // (bx * by)}
+        self.linear = lin
+
+    def run(self):
+        import tvm.tirx as tx
+
+        self._threads()
+        for p in self.func.params:
+            self.env[_key(p)] = UNKNOWN
+        self._tx = tx
+        self._exec(self.func.body, np.ones(self._n, dtype=bool))
+        return self
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _begin(self, s):
+        self._stmt = s
+        self._exec_id += 1
+
+    def _line(self, stmt):
+        return user_line(getattr(stmt, "span", None))
+
+    def _report(self, kind, node, mask, **kw):
+        if self.on_visit is None or not mask.any():
+            return
+        self.visits += 1
+        if self.visits > self.limits.max_visits:
+            if not self.truncated:
+                self.truncated = True
+                self.note(f"stopped reporting after {self.limits.max_visits} visits")
+            return
+        self.on_visit(Visit(kind, node, self._stmt, self._line(self._stmt), mask.copy(),
+                            loops=tuple(self._loops), uncertain=self._uncertain > 0,
+                            exec_id=self._exec_id, **kw))
+
+    # ---- statements ---------------------------------------------------------------------------
+    def _exec(self, s, mask):
+        tx = self._tx
+        if s is None or not mask.any():
+            return
+        if isinstance(s, tx.SeqStmt):
+            for c in s.seq:
+                self._exec(c, mask)
+            return
+        if isinstance(s, tx.AttrStmt):
+            if s.attr_key == "thread_extent":
+                iv = s.node
+                tag = str(iv.thread_tag)
+                var = iv.var
+                if tag.startswith("threadIdx."):
+                    self.env[_key(var)] = self.tid[tag]
+                elif tag.startswith("blockIdx."):
+                    self.env[_key(var)] = int(self.cta["xyz".index(tag[-1])])
+                else:
+                    self.env[_key(var)] = UNKNOWN
+            self._exec(s.body, mask)
+            return
+        if isinstance(s, (tx.Bind, tx.LetStmt)):
+            self._begin(s)
+            self.env[_key(s.var)] = self._eval(s.value, mask)
+            body = getattr(s, "body", None)
+            if isinstance(body, tx.Stmt):
+                self._exec(body, mask)
+            return
+        if isinstance(s, (tx.DeclBuffer, tx.AllocBuffer)):
+            b = s.buffer
+            k = _key(b)
+            self.scopes.setdefault(k, b.scope())
+            self.buffers.setdefault(k, b)
+            if b.scope() == "local" and k not in self.locals:
+                self.locals[k] = {}
+            body = getattr(s, "body", None)
+            if isinstance(body, tx.Stmt):
+                self._exec(body, mask)
+            return
+        if isinstance(s, tx.For):
+            self._for(s, mask)
+            return
+        if isinstance(s, tx.While):
+            self._while(s, mask)
+            return
+        if isinstance(s, tx.IfThenElse):
+            self._begin(s)
+            c = self._eval(s.condition, mask)
+            if c is UNKNOWN:
+                self.note(f"line {self._line(s) or '?'}: a condition depends on a value read from "
+                          "memory; both branches were followed with every thread")
+                self._uncertain += 1
+                self._exec(s.then_case, mask)
+                self._exec(s.else_case, mask)
+                self._uncertain -= 1
+                return
+            c = _as_mask(c, self._n)
+            self._exec(s.then_case, mask & c)
+            if s.else_case is not None:
+                self._exec(s.else_case, mask & ~c)
+            return
+        if isinstance(s, tx.BufferStore):
+            self._begin(s)
+            value = self._eval(s.value, mask)
+            buf = s.buffer
+            k = _key(buf)
+            idx = [self._eval(i, mask) for i in s.indices]
+            scope = self.scopes.get(k) or buf.scope()
+            if scope == "local":
+                self._store_local(k, idx, value, mask)
+            elif scope.startswith("shared"):
+                self._report("store", s, mask, index=_flat(idx, buf))
+            return
+        if isinstance(s, tx.Evaluate):
+            self._begin(s)
+            self._eval(s.value, mask)
+            return
+        if isinstance(s, (tx.Break, tx.Continue)):
+            self.note(f"line {self._line(s) or '?'}: break/continue is not followed (the loop runs on)")
+            return
+        # Other statements (asserts, allocations of other kinds): walk their bodies.
+        body = getattr(s, "body", None)
+        if isinstance(body, tx.Stmt):
+            self._exec(body, mask)
+
+    def _for(self, s, mask):
+        lo = self._eval(s.min, mask)
+        ext = self._eval(s.extent, mask)
+        step = self._eval(s.step, mask) if getattr(s, "step", None) is not None else 1
+        key = _key(s.loop_var)
+        if lo is UNKNOWN or ext is UNKNOWN or step is UNKNOWN:
+            self.note(f"line {self._line(s.body) or self._line(s) or '?'}: a loop bound depends on "
+                      "a value read from memory; its body was visited once with an unknown loop variable")
+            self.env[key] = UNKNOWN
+            self._uncertain += 1
+            self._loops.append(None)
+            self._exec(s.body, mask)
+            self._loops.pop()
+            self._uncertain -= 1
+            return
+        lo_a, ext_a = np.broadcast_to(lo, (self._n,)), np.broadcast_to(ext, (self._n,))
+        step_i = int(np.max(step)) if isinstance(step, np.ndarray) else int(step)
+        if step_i <= 0:
+            step_i = 1
+        trips = np.where(mask, -(-np.maximum(ext_a, 0) // step_i), 0)
+        n_max = int(trips.max()) if trips.size else 0
+        if n_max > self.limits.max_loop_iterations:
+            self.note(f"line {self._line(s) or '?'}: loop of {n_max} iterations; the first "
+                      f"{self.limits.max_loop_iterations} were followed")
+            n_max = self.limits.max_loop_iterations
+        for i in range(n_max):
+            live = mask & (trips > i)
+            if not live.any():
+                break
+            v = lo_a + i * step_i
+            self.env[key] = int(v[0]) if np.all(v == v[0]) else v.copy()
+            self._loops.append(i)
+            self._exec(s.body, live)
+            self._loops.pop()
+
+    def _while(self, s, mask):
+        live = mask.copy()
+        for i in range(self.limits.max_loop_iterations):
+            self._begin(s)
+            c = self._eval(s.condition, live)
+            if c is UNKNOWN:
+                self.note(f"line {self._line(s) or '?'}: a while condition depends on memory; the body "
+                          "was visited once")
+                self._uncertain += 1
+                self._exec(s.body, live)
+                self._uncertain -= 1
+                return
+            live = live & _as_mask(c, self._n)
+            if not live.any():
+                return
+            self._loops.append(i)
+            self._exec(s.body, live)
+            self._loops.pop()
+        self.note(f"line {self._line(s) or '?'}: while loop followed for "
+                  f"{self.limits.max_loop_iterations} iterations only")
+
+    def _store_local(self, k, idx, value, mask):
+        if len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)) or idx[0] is UNKNOWN:
+            self.locals.setdefault(k, {}).clear()  # a data-dependent write: forget what we knew
+            self.locals[k]["*"] = UNKNOWN
+            return
+        cells = self.locals.setdefault(k, {})
+        i = int(idx[0])
+        old = cells.get(i, UNKNOWN)
+        if value is UNKNOWN or isinstance(value, RampValue):
+            cells[i] = UNKNOWN
+        elif mask.all():
+            cells[i] = value
+        elif old is UNKNOWN:
+            # threads outside the mask keep an unknown value (a sentinel, reads of it by active
+            # threads give UNKNOWN); inside, the new one
+            cells[i] = np.where(mask, value, _SENTINEL) if _is_int(value) else UNKNOWN
+        elif _is_int(value) and _is_int(old):
+            cells[i] = np.where(mask, value, old)
+        else:
+            cells[i] = UNKNOWN
+
+    # ---- expressions --------------------------------------------------------------------------
+    def _eval(self, e, mask):
+        import tvm
+
+        tx = self._tx
+        if isinstance(e, (int, float, bool)):
+            return e
+        if isinstance(e, tx.IntImm):
+            return int(e.value)
+        if isinstance(e, tx.FloatImm):
+            return float(e.value)
+        if isinstance(e, tx.Var):
+            return self.env.get(_key(e), UNKNOWN)
+        if isinstance(e, tvm.ir.TensorLoad):
+            src = e.source
+            k = _key(src)
+            idx = [self._eval(i, mask) for i in e.indices]
+            scope = self.scopes.get(k) or src.scope()
+            if scope == "local":
+                cells = self.locals.get(k, {})
+                if "*" in cells or len(idx) != 1 or not isinstance(idx[0], int):
+                    return UNKNOWN
+                v = cells.get(idx[0], UNKNOWN)
+                if isinstance(v, np.ndarray) and v.dtype == np.int64 and (v[mask] == _SENTINEL).any():
+                    return UNKNOWN
+                return v
+            if scope.startswith("shared"):
+                self._report("load", e, mask, index=_flat(idx, src))
+            return UNKNOWN
+        op = _BIN.get(type(e).__name__)
+        if op is not None:
+            a = self._eval(e.a, mask)
+            b = self._eval(e.b, mask)
+            if a is UNKNOWN or b is UNKNOWN or isinstance(a, RampValue) or isinstance(b, RampValue):
+                return UNKNOWN
+            with np.errstate(all="ignore"):
+                try:
+                    return _simplify(op(a, b))
+                except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+                    return UNKNOWN
+        name = type(e).__name__
+        if name == "Not":
+            a = self._eval(e.a, mask)
+            return UNKNOWN if a is UNKNOWN else _simplify(np.logical_not(a))
+        if name == "Select":
+            c = self._eval(e.condition, mask)
+            t = self._eval(e.true_value, mask)
+            f = self._eval(e.false_value, mask)
+            if UNKNOWN in (c, t, f) or isinstance(t, RampValue) or isinstance(f, RampValue):
+                return UNKNOWN
+            return _simplify(np.where(c, t, f))
+        if name == "Cast":
+            v = self._eval(e.value, mask)
+            if v is UNKNOWN or isinstance(v, RampValue):
+                return v
+            dt = str(e.dtype)
+            if dt.startswith(("int", "uint")):
+                return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
+            if dt == "bool":
+                return _simplify(np.asarray(v).astype(bool)) if isinstance(v, np.ndarray) else bool(v)
+            return v
+        if name == "Let":
+            self.env[_key(e.var)] = self._eval(e.value, mask)
+            return self._eval(e.body, mask)
+        if name == "Ramp":
+            base = self._eval(e.base, mask)
+            stride = self._eval(e.stride, mask)
+            lanes = _const(e.lanes)
+            if base is UNKNOWN or stride is UNKNOWN or lanes is None:
+                return UNKNOWN
+            return RampValue(base, stride, lanes)
+        if name == "Broadcast":
+            return self._eval(e.value, mask)
+        if isinstance(e, tvm.ir.Call):
+            return self._call(e, mask)
+        return UNKNOWN
+
+    def _call(self, c, mask):
+        import tvm
+
+        name = getattr(c.op, "name", "") or ""
+        short = name.rsplit(".", 1)[-1]
+        if short == "address_of" and len(c.args) == 1 and isinstance(c.args[0], tvm.ir.TensorLoad):
+            ld = c.args[0]
+            idx = [self._eval(i, mask) for i in ld.indices]
+            return AddrValue(ld.source, _flat(idx, ld.source))
+        args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
+        self._report("call", c, mask, args=args)
+        if short.startswith("cvta") and args:
+            return args[0]
+        if short in ("thread_rank",):
+            return self.linear
+        if short in ("if_then_else",) and len(args) == 3:
+            if UNKNOWN in args:
+                return UNKNOWN
+            return _simplify(np.where(args[0], args[1], args[2]))
+        if short in ("truncdiv", "truncmod", "floordiv", "floormod", "shift_left", "shift_right",
+                     "bitwise_and", "bitwise_or", "bitwise_xor") and len(args) == 2:
+            if UNKNOWN in args:
+                return UNKNOWN
+            fn = {"truncdiv": _tdiv, "truncmod": _tmod, "floordiv": np.floor_divide,
+                  "floormod": np.mod, "shift_left": np.left_shift, "shift_right": np.right_shift,
+                  "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+                  "bitwise_xor": np.bitwise_xor}[short]
+            return _simplify(fn(args[0], args[1]))
+        if "shfl_sync" in short and len(args) >= 3:
+            kind = short.replace("__shfl_", "").replace("_sync", "")
+            v, src = args[1], args[2]
+            width = args[3] if len(args) > 3 and isinstance(args[3], int) else WARP
+            if v is UNKNOWN or src is UNKNOWN or not isinstance(width, int) or width <= 0:
+                return UNKNOWN
+            return self._shuffle(kind, v, src, width)
+        if "elect" in short:
+            return self._elect(mask)
+        return UNKNOWN
+
+    def _shuffle(self, kind, v, src, width):
+        v = np.broadcast_to(np.asarray(v), (self._n,))
+        lane = self.linear % WARP
+        group = (lane // width) * width
+        src = np.broadcast_to(np.asarray(src), (self._n,))
+        if kind == "sync" or kind == "":
+            tgt = group + np.mod(src, width)
+        elif kind == "up":
+            tgt = np.where(lane - group >= src, lane - src, lane)
+        elif kind == "down":
+            tgt = np.where(lane - group + src < width, lane + src, lane)
+        elif kind == "xor":
+            tgt = np.bitwise_xor(lane, src)
+            tgt = np.where(tgt // width == lane // width, tgt, lane)
+        else:
+            return UNKNOWN
+        warp_base = self.linear - lane
+        idx = np.clip(warp_base + tgt, 0, self._n - 1)
+        return _simplify(v[idx])
+
+    def _elect(self, mask):
+        out = np.zeros(self._n, dtype=bool)
+        for w0 in range(0, self._n, WARP):
+            active = np.nonzero(mask[w0:w0 + WARP])[0]
+            if active.size:
+                out[w0 + active[0]] = True
+        return out
+
+
+# ---- evaluation helpers ---------------------------------------------------------------------------
+def _tdiv(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) ^ (b < 0), -q, q)
+
+
+def _tmod(a, b):
+    return np.asarray(a) - _tdiv(a, b) * np.asarray(b)
+
+
+def _int_or_float(fn_int, fn_float):
+    def op(a, b):
+        if _is_int(a) and _is_int(b):
+            return fn_int(a, b)
+        return fn_float(a, b)
+    return op
+
+
+_BIN = {
+    "Add": lambda a, b: np.add(a, b), "Sub": lambda a, b: np.subtract(a, b),
+    "Mul": lambda a, b: np.multiply(a, b),
+    "Div": _int_or_float(_tdiv, np.true_divide), "Mod": _int_or_float(_tmod, np.fmod),
+    "FloorDiv": _int_or_float(np.floor_divide, lambda a, b: np.floor(np.true_divide(a, b))),
+    "FloorMod": lambda a, b: np.mod(a, b),
+    "Min": lambda a, b: np.minimum(a, b), "Max": lambda a, b: np.maximum(a, b),
+    "EQ": lambda a, b: np.equal(a, b), "NE": lambda a, b: np.not_equal(a, b),
+    "LT": lambda a, b: np.less(a, b), "LE": lambda a, b: np.less_equal(a, b),
+    "GT": lambda a, b: np.greater(a, b), "GE": lambda a, b: np.greater_equal(a, b),
+    "And": lambda a, b: np.logical_and(a, b), "Or": lambda a, b: np.logical_or(a, b),
+    "BitwiseAnd": lambda a, b: np.bitwise_and(a, b), "BitwiseOr": lambda a, b: np.bitwise_or(a, b),
+    "BitwiseXor": lambda a, b: np.bitwise_xor(a, b),
+    "LShift": lambda a, b: np.left_shift(a, b), "RShift": lambda a, b: np.right_shift(a, b),
+}
+
+
+def _is_int(v):
+    if isinstance(v, (bool, np.bool_)):
+        return True
+    if isinstance(v, (int, np.integer)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind in "iub"
+
+
+def _is_str(a):
+    return type(a).__name__ == "StringImm"
+
+
+def _simplify(v):
+    """A numpy result that is the same for every thread becomes a Python scalar."""
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            v = v.item()
+        elif v.size and np.all(v == v.flat[0]):
+            v = v.flat[0].item()
+        else:
+            return v.astype(np.int64) if v.dtype.kind in "iu" else v
+    if isinstance(v, np.generic):
+        v = v.item()
+    return v
+
+
+def _as_mask(c, n):
+    if isinstance(c, np.ndarray):
+        return c.astype(bool)
+    return np.full(n, bool(c))
+
+
+def _const(x):
+    v = getattr(x, "value", x)
+    return int(v) if isinstance(v, (int, np.integer)) else None
+
+
+def _key(var):
+    """Identity of a TVM Var (the same object everywhere it is used)."""
+    h = getattr(var, "__chandle__", None)
+    return h() if h is not None else id(var)
+
+
+def _flat(idx, buf):
+    """The flat element index of a (possibly multi-dimensional) access."""
+    if len(idx) == 1:
+        return idx[0]
+    if any(i is UNKNOWN or isinstance(i, RampValue) for i in idx):
+        return UNKNOWN
+    shape = [_const(s) for s in buf.shape]
+    if any(s is None for s in shape):
+        return UNKNOWN
+    flat = 0
+    for i, s in zip(idx, shape):
+        flat = np.add(np.multiply(flat, s), i)
+    return _simplify(flat)
+
+
+def _block_dims(func):
+    """(x, y, z) threads per block from the function's thread_extent attributes."""
+    import tvm.tirx as tx
+    import tvm_ffi
+
+    dims = {"x": 1, "y": 1, "z": 1}
+
+    def on_attr(n):
+        if n.attr_key == "thread_extent":
+            tag = str(n.node.thread_tag)
+            if tag.startswith("threadIdx."):
+                v = _const(n.value)
+                if v is None:
+                    raise ValueError(f"the kernel's {tag} extent is not a constant ({n.value})")
+                dims[tag[-1]] = v
+
+    tvm_ffi.structural_walk(func.body, [(tx.AttrStmt, on_attr)], order="pre")
+    return dims["x"], dims["y"], dims["z"]
+
+
+def user_line(span):
+    """The user's line of a span (the first that is not inside TVM's own package)."""
+    if span is None:
+        return None
+    spans = list(span.spans) if hasattr(span, "spans") else [span]
+    for s in spans:
+        src = getattr(s, "source_name", None)
+        fname = getattr(src, "name", None) if src is not None else None
+        if fname and "/site-packages/tvm/" not in fname and "/python/tvm/" not in fname:
+            try:
+                return int(s.line)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def device_functions(kernel, arch: str = "sm_90a"):
+    """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule or Compiled): what
+    TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's own lowering is
+    reused (nothing is lowered twice)."""
+    import tvm
+
+    from txlab import build, ir
+
+    lowered = None
+    if hasattr(kernel, "ir_module") and not isinstance(kernel, (tvm.IRModule, tvm.tirx.PrimFunc)):
+        arch = getattr(kernel, "arch", None) or arch
+        lowered = getattr(kernel, "lowered", None)
+    if lowered is None:
+        mod, entry = ir.as_module(kernel, what="txlab.simt")
+        lowered = build.lower(mod, arch, entry)
+    out = []
+    for _, dmod in lowered.device_mods.items():
+        for gv, f in dmod.functions.items():
+            if isinstance(f, tvm.tirx.PrimFunc):
+                out.append((gv.name_hint, f))
+    return out
+
+
+def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:
+    """Walk ``func`` (a lowered device PrimFunc) for every thread of CTA ``cta``; ``on_visit`` gets
+    each :class:`Visit`. Returns the walk (its ``notes`` say what was approximated)."""
+    return SimtWalk(func, block=block, cta=cta, on_visit=on_visit, limits=limits).run()

@@ -1,0 +1,50 @@
+"""DiffView: two builds side by side -- resources, instruction classes, and the SASS of each user
+line, with the lines whose instructions changed highlighted.
+
+The payload is the diff's ``to_dict()`` as JSON (a few hundred rows for the Hopper GEMM); the
+front end filters and selects without a round trip. ``changed_only`` and ``selected`` (the row
+index shown in the detail pane, -1 for none) are synced both ways.
+"""
+from __future__ import annotations
+
+import json
+
+import traitlets
+
+from txlab.views._base import View
+
+
+class DiffView(View):
+    """``DiffView(txlab.diff(a, b))`` or ``DiffView(a, b)`` for two Compiled.
+
+    Click a line to see its SASS side by side (changed instructions marked); "changed only"
+    hides the lines whose SASS is the same; "next change" walks the changed lines.
+    ``data-testid``s: ``diff-summary``, ``diff-resources``, ``diff-histogram``, ``diff-changed-only``,
+    ``diff-next``, ``diff-count``, ``diff-lines``, ``diff-row`` (one per shown line, ``data-index``),
+    ``diff-detail``, ``diff-sass-a``, ``diff-sass-b``."""
+
+    _bundle = "diff"
+    payload = traitlets.Unicode("{}").tag(sync=True)
+    changed_only = traitlets.Bool(False).tag(sync=True)
+    selected = traitlets.Int(-1).tag(sync=True)
+    height = traitlets.Int(480).tag(sync=True)
+
+    def __init__(self, diff_or_a, b=None, **kwargs):
+        super().__init__(**kwargs)
+        if b is not None:
+            from txlab.diff import diff
+
+            diff_or_a = diff(diff_or_a, b)
+        self.diff = diff_or_a
+
+    @property
+    def diff(self):
+        return self._diff
+
+    @diff.setter
+    def diff(self, d):
+        self._diff = d
+        data = d.to_dict()
+        self.payload = json.dumps(data, separators=(",", ":"), default=str)
+        changed = [i for i, r in enumerate(data.get("lines", [])) if r.get("status") != "same"]
+        self.selected = changed[0] if changed else (0 if data.get("lines") else -1)
