@@ -90,3 +90,23 @@ def test_two_node_cluster_placement(no_ray):
     finally:
         E.shutdown()
         cluster.shutdown()
+
+
+def test_gpu_actor_plumbing_with_a_stand_in_gpu_resource(no_ray):
+    """Ray told there is one GPU (there is none here): the sweep creates the measuring actor, ships
+    each compiled kernel's cache entry, the build, inputs and check to it, and records what the actor
+    reports — here that nothing could run (skipped, with the reason) — per row, without stopping. On a GPU host the same path
+    measures (tests/test_tune.py::test_gpu_sweep_measures_checks_and_reports_a_fault)."""
+    import numpy as np
+
+    from txlab.tune import engine as E
+
+    E.ray_init(num_cpus=2, num_gpus=1)
+    res = txlab.tune(bw.copy_build(N), {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0],
+                                        "unguarded": [False]},
+                     lambda c: [np.zeros(N, np.float32), np.zeros(N, np.float32)],
+                     check=lambda src, dst: src, rel_tol=0.0, use_cache=False)
+    assert res.meta["gpus"] == 1 and res.meta["placement"][0]["gpu_ids"] == ["0"]
+    for r in res.rows:
+        assert r.status == "skipped" and r.fault_kind is None, (r.status, r.reason)
+        assert "needs a CUDA GPU" in r.reason and r.worker.endswith("GPU 0")

@@ -279,7 +279,7 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
     from txlab.compiler import compile as tx_compile
     from txlab.device import probe
     from txlab.settings import config as tx_config
-    from txlab.errors import InputError, KernelFault
+    from txlab.errors import InputError, KernelFault, NoGPUError
     from txlab.run import bench, check as run_check, check_launch
 
     install_sources(sources)
@@ -317,6 +317,8 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
         return {**out, "status": status, "fault_kind": exc.kind, "reason": _short(exc)}
     except InputError as exc:
         return {**out, "status": "check_failed", "reason": f"inputs: {_short(exc)}"}
+    except NoGPUError as exc:  # the actor's process sees no GPU: nothing ran (not cached)
+        return {**out, "status": "skipped", "reason": f"not measured: {_short(exc)}"}
     except Exception as exc:  # noqa: BLE001 - one bad candidate must not stop the sweep
         return {**out, "status": "fault", "fault_kind": "cuda_error", "reason": _short(exc)}
 
