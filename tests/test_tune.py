@@ -446,3 +446,17 @@ def test_tune_view_in_the_browser(tmp_path):
         assert "best so far: 1.000 ms" in page.locator(live).inner_text()
         H.screenshot(page, "tune-view", sel)
         assert not console.real(), console.real()
+
+
+def test_without_ray_the_sweep_runs_in_process_and_says_so(monkeypatch):
+    import importlib.util
+
+    from txlab.errors import InputError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.warns(RuntimeWarning, match="Ray is not installed"):
+        res = txlab.tune(bw.copy_build(N), small_space(), gpus=0)
+    assert res.rows and res.meta["engine"] == "serial"
+    with pytest.raises(InputError, match="needs Ray"):
+        txlab.tune(bw.copy_build(N), small_space(), gpus=0, cluster="ray://127.0.0.1:10001")

@@ -517,7 +517,10 @@ def replace_measurer(i: int):
 
 def shutdown() -> None:
     """Stop the GPU actors (and their isolated workers) and, if txlab started it, Ray."""
-    import ray
+    try:
+        import ray
+    except ImportError:   # never started: nothing to stop
+        return
 
     for a in _actors:
         try:

@@ -17,6 +17,12 @@ from txlab.tune.space import Space, config_id
 _CACHEABLE = ("measured", "check_failed", "fault", "unlaunchable")
 
 
+def _ray_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
 class Sweep:
     def __init__(self, build, space, inputs=None, *, check=None, objective="time", budget=None,
                  cluster=None, arch=None, engine="ray", gpus=None, flops=None, nbytes=None, baseline=None,
@@ -33,6 +39,18 @@ class Sweep:
                              "as txlab.bench measures it); TFLOP/s and GB/s follow from flops=/bytes=")
         if engine not in ("ray", "serial"):
             raise ValueError(f"engine={engine!r}: use 'ray' (default) or 'serial' (in this process)")
+        if engine == "ray" and not _ray_installed():
+            if cluster is not None:
+                from txlab.errors import InputError
+
+                raise InputError(f"cluster={cluster!r} needs Ray, which is not installed here: "
+                                 "pip install 'ray[default]' (txlab's set-up installs it)", param="cluster")
+            import warnings
+
+            warnings.warn("Ray is not installed here, so this sweep compiles and measures in this process "
+                          "(engine='serial'); pip install 'ray[default]' for parallel compiles and GPU actors",
+                          RuntimeWarning, stacklevel=3)
+            engine = "serial"
         self.build, self.inputs, self.check = build, inputs, check
         self.space = Space.of(space)
         self.budget = Budget(budget)
