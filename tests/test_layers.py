@@ -127,3 +127,16 @@ def test_lint_imports_keeps_every_contract():
     assert str(ROOT / "txlab") in subprocess.run(
         [sys.executable, "-c", "import txlab, os; print(os.path.dirname(txlab.__file__))"],
         cwd=ROOT, env=env, capture_output=True, text=True).stdout  # it checked this tree
+
+
+def test_views_and_displays_are_registered_under_real_class_names():
+    """hooks and display key models by ``module.Class`` (no model imported there): a class that
+    moves between modules must move its key too, else its widget and HTML silently vanish."""
+    import importlib
+
+    from txlab import display, views
+
+    names = [tuple(k.rsplit(".", 1)) for k in views.VIEW_OF] + list(display.HTML_OF) + list(display.TEXT_OF)
+    for module, cls in names:
+        obj = getattr(importlib.import_module(module), cls, None)
+        assert isinstance(obj, type) and obj.__module__ == module and obj.__qualname__ == cls, (module, cls)

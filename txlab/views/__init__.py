@@ -28,10 +28,10 @@ _WIDGETS = {
 }
 
 # model class -> the widget its .view() shows
-_VIEW_OF = {
+VIEW_OF = {
     "txlab.timeline.model.Timeline": "TimelineView",
     "txlab.pools.PoolLayout": "PoolMap",
-    "txlab.pipelines.PipelineTrace": "PipelineViewer",
+    "txlab.pipelines.trace.PipelineTrace": "PipelineViewer",
     "txlab.schedulers.ScheduleTrace": "SchedulerExplorer",
 }
 
@@ -44,7 +44,7 @@ def _factory(widget: str):
     return make
 
 
-for _model, _widget in _VIEW_OF.items():
+for _model, _widget in VIEW_OF.items():
     hooks.register_widget(_model, _factory(_widget))
 
 
