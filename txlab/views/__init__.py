@@ -32,7 +32,7 @@ VIEW_OF = {
     "txlab.timeline.model.Timeline": "TimelineView",
     "txlab.pools.PoolLayout": "PoolMap",
     "txlab.pipelines.trace.PipelineTrace": "PipelineViewer",
-    "txlab.schedulers.ScheduleTrace": "SchedulerExplorer",
+    "txlab.schedulers.schedule.ScheduleTrace": "SchedulerExplorer",
 }
 
 
