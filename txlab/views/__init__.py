@@ -30,7 +30,7 @@ _WIDGETS = {
 # model class -> the widget its .view() shows
 VIEW_OF = {
     "txlab.timeline.model.Timeline": "TimelineView",
-    "txlab.pools.PoolLayout": "PoolMap",
+    "txlab.pools.plan.PoolLayout": "PoolMap",
     "txlab.pipelines.trace.PipelineTrace": "PipelineViewer",
     "txlab.schedulers.schedule.ScheduleTrace": "SchedulerExplorer",
 }
