@@ -563,7 +563,7 @@ def profile(compiled, *args, kernel: str | None = None, sections=None, metrics=(
         try:
             output, code, timed_out = _run(cmd, timeout_s, Path(tmp, "messages.pkl"))
         finally:
-            worker._release(staged)
+            worker.release_args(staged)
         run_s = time.perf_counter() - t_run
         _raise_for_runner(target, args, Path(tmp, "messages.pkl"), kernel, timed_out, timeout_s, run_s)
         if not report.is_file():
@@ -586,15 +586,15 @@ def _job(compiled, args, tmp: str, worker):
     staged segments to release afterwards."""
     import pickle
 
-    spec, staged = worker._pack(compiled, args, None)
+    spec, staged = worker.pack_args(compiled, args, None)
     req = {"op": "launch", "key": compiled.key or f"profile-{id(compiled)}", "name": compiled.name,
            "args": spec, "options": {}, "drop": []}
-    lib = worker._library(compiled)
+    lib = worker.library(compiled)
     if lib is not None:
         req["library"] = str(lib)
     else:
         req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin,
-                   library_error=worker._library_errors.get(compiled.key))
+                   library_error=worker.library_errors.get(compiled.key))
     job = Path(tmp, "job.pkl")
     mode = "runtime" if lib is not None else "full"
     job.write_bytes(pickle.dumps({"request": req, "messages": str(Path(tmp, "messages.pkl")),

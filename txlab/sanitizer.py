@@ -913,7 +913,7 @@ def _write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
     (not uploaded for the parameters named in ``uninitialized``)."""
     from txlab import worker
 
-    lib = worker._library(compiled)
+    lib = worker.library(compiled)
     job = {"name": compiled.name, "arch": compiled.arch, "args": [], "result": str(workdir / "result.json")}
     if lib is not None:
         job["library"] = str(lib)
@@ -926,7 +926,7 @@ def _write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
 
             job["args"].append({"kind": "scalar", "value": v.item() if isinstance(v, np.generic) else v})
             continue
-        host, _ = worker._host_copy(v)
+        host, _ = worker.host_copy(v)
         import numpy as np
 
         path = workdir / f"arg{i}.bin"
