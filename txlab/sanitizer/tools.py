@@ -157,7 +157,7 @@ def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, e
            *supported_flags(exe, tool, COMMON_FLAGS + opts), *extra,
            sys.executable, "-m", "txlab.sanitize_runner", str(job)]
     env = dict(os.environ)
-    pkg_root = str(Path(__file__).resolve().parent.parent)
+    pkg_root = str(Path(__file__).resolve().parents[2])  # the folder holding the txlab package
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
