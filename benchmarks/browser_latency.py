@@ -317,7 +317,7 @@ def main(argv=None):
     rows.append((f"timeline {args.events:,}: median zoom frame (p90 {z['p90']}, max {z['max']})", f"{z['median']:.3f}",
                  "≤ 16", "ok" if z["median"] <= 16 else "MISSED"))
     fp = res.get("source_large_first_paint_ms")
-    rows.append(("SourceView Hopper GEMM: render() → first paint (widget stats)", f"{fp}", "≤ 500",
+    rows.append(("SourceView Hopper GEMM: render() → first paint (widget stats)", f"{fp:.1f}" if fp is not None else "—", "≤ 500",
                  "ok" if fp is not None and fp <= 500 else "MISSED"))
     hl = res["source_large_highlight_ms"]
     rows.append((f"SourceView Hopper GEMM: hover → highlight in 4 panes, median handler (max {hl['max']}; "

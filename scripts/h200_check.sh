@@ -26,7 +26,7 @@ if want bench; then
 fi
 if want data; then
   step "real timeline traces and API verification"
-  timeout 120 python3 -m txlab.timeline record-examples 2>&1 | tail -8
+  timeout 120 python3 -m txlab.timeline record-examples --into-package --overwrite-recorded 2>&1 | tail -8
   timeout 200 python3 -m txlab.api verify --write 2>&1 | tail -16
   tar czf "$OUT/data.tgz" txlab/data
 fi

@@ -12,6 +12,9 @@ def _own_cache(tmp_path_factory):
     before = os.environ.get("TXLAB_CACHE_DIR")
     os.environ["TXLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache-" + __name__.rsplit(".", 1)[-1]))
     yield
+    from txlab import magic
+
+    magic._MEMO.clear()  # cells run here are not "unchanged cells" for the modules after this one
     if before is None:
         os.environ.pop("TXLAB_CACHE_DIR", None)
     else:
@@ -125,3 +128,27 @@ def test_register_file_warning():
     assert "72 registers x 1024 threads" in w and "65,536" in w and "maxrregcount=64" in w
     fake.resources["k_kernel"]["registers"] = 64
     assert launchability(fake) == []
+
+
+@pytest.mark.gpu
+def test_warned_kernels_really_fail_to_launch_and_unwarned_ones_run():
+    """What Compiled.warnings predicts is what the GPU does (the isolated worker keeps the fault)."""
+    import numpy as np
+
+    src = HEAD.replace("(128,), \"float32\"", "(2048,), \"float32\"") + '''    T.device_entry()
+    cta = T.cta_id([1])
+    tx = T.thread_id([2048])
+    B[tx] = T.float32(1.0)
+'''
+    (wide,) = run_cell(src, {}, use_cache=False).values()
+    assert wide.warnings
+    a, b = np.zeros((128, 64), np.float16), np.zeros(2048, np.float32)
+    with pytest.raises(txlab.KernelFault) as info:
+        wide(a, b)
+    assert info.value.kind in ("launch_config", "cuda_error")
+    ok = src.replace("2048])", "1024])").replace("(2048,)", "(1024,)")
+    (fine,) = run_cell(ok, {}, use_cache=False).values()
+    assert not fine.warnings
+    b = np.zeros(1024, np.float32)
+    fine(a, b)
+    assert (b == 1.0).all()

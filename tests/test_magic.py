@@ -18,9 +18,9 @@ def helper():
 
 @pytest.fixture(scope="module")
 def ip():
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing import globalipapp
 
-    shell = start_ipython()
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell per session
     shell.run_line_magic("load_ext", "txlab")
     return shell
 

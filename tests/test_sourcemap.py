@@ -52,6 +52,9 @@ def _own_cache(tmp_path_factory):
     before = os.environ.get("TXLAB_CACHE_DIR")
     os.environ["TXLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache-" + __name__.rsplit(".", 1)[-1]))
     yield
+    from txlab import magic
+
+    magic._MEMO.clear()  # cells run here are not "unchanged cells" for the modules after this one
     if before is None:
         os.environ.pop("TXLAB_CACHE_DIR", None)
     else:

@@ -31,6 +31,7 @@ _EXPORTS = {
     "EmulationResult": "txlab.emulator",
     "sanitize": "txlab.sanitizer",
     "SanitizerReport": "txlab.sanitizer",
+    "TuneResult": "txlab.tune",
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
@@ -42,6 +43,7 @@ _SUBMODULES = {
     "sass",
     "diff",  # a callable module: txlab.diff(a, b) compares two builds (txlab/diff.py)
     "emulator",
+    "tune",  # a callable package: txlab.tune(build, space, inputs, ...)
 }
 
 

@@ -92,8 +92,7 @@ def _user_line_of_cuda(cuda_source: str, table, cuda_line: int) -> int | None:
 
 # ---------------------------------------------------------------------------------------------
 def _shared_allocations(mod, arch) -> list[dict]:
-    """Shared-memory allocations of the kernel: name, bytes, user line (static T.alloc_shared and
-    SMEMPool allocations)."""
+    """Static shared-memory allocations of the kernel: name, bytes, user line."""
     import tvm
     from tvm.tirx import stmt as S
 
@@ -121,20 +120,9 @@ def _shared_allocations(mod, arch) -> list[dict]:
                 o = sourcemap.origin_of_span(node.span, user_file) if user_file else None
                 out.append({"name": str(buf.name), "bytes": nbytes, "scope": scope,
                             "line": o.user_line if o else None})
-    try:
-        from txlab import pools
-
-        plan = pools.layout(mod, arch=arch)
-        for a in plan.allocations:
-            if a.get("scope", "").startswith("shared.dyn") and a.get("nbytes"):
-                out.append({"name": a["name"], "bytes": a["nbytes"], "scope": "pool",
-                            "line": a.get("line") if isinstance(a.get("line"), int) else None})
-    except Exception:  # no pool, or a plan txlab cannot read: the static ones are still named
-        pass
-    # SMEMPool's backing buffer duplicates its allocations
-    if any(a["scope"] == "pool" for a in out):
-        out = [a for a in out if not (a["scope"].startswith("shared.dyn"))]
-    return out
+    # (ptxas counts static shared memory only: an SMEMPool's dynamic arena is checked at compile
+    # time by launchability() and, allocation by allocation, by txlab.pools.check)
+    return [a for a in out if not a["scope"].startswith("shared.dyn")]
 
 
 def _too_much_shared(exc, mod, arch, table) -> bool:

@@ -226,7 +226,25 @@ def check_html(result) -> str:
 
 # model class ("module", "name") -> its HTML. Models carry no display code (they import nothing from
 # Jupyter); IPython learns these through its formatters, registered by install() below.
+def tune_html(result, limit: int = 20) -> str:
+    """A TuneResult: its summary line and the first ``limit`` rows of its table, fastest first."""
+    rows = result.table()[:limit]
+    head_line = f"<pre>{html.escape(repr(result))}</pre>"
+    if not rows:
+        return head_line
+    cols = [k for k in rows[0] if any(r.get(k) not in (None, "") for r in rows)]
+
+    def cell(v):
+        return "" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r.get(c)))}</td>" for c in cols) + "</tr>"
+                   for r in rows)
+    return f"<div>{head_line}<table style='font-size:11px'><tr>{head}</tr>{body}</table></div>"
+
+
 HTML_OF = {
+    ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.compiler", "Compiled"): compiled_html,
     ("txlab.errors", "CompileError"): error_html,
     ("txlab.timeline.model", "Timeline"): timeline_html,

@@ -15,7 +15,9 @@ import numpy as np
 
 from txlab.launch import bind_symbols, check_args, check_launch  # noqa: F401  (public here too)
 from txlab.launch import checked_then_gpu
-from txlab.launch import raise_inline_fault, sync, timed_launches, to_device
+from txlab.launch import raise_inline_fault, timed_launches, to_device
+from txlab.launch import sync as wait_for_kernel
+
 
 def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     """Run ``compiled`` once. numpy arrays are copied in and written back in place; torch and DLPack
@@ -40,7 +42,7 @@ def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     except Exception as exc:  # TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
         raise_inline_fault(compiled, args, str(exc))
     if sync or copies:
-        sync(compiled, args)
+        wait_for_kernel(compiled, args)
     for host, tensor in copies:
         if host.flags.writeable:
             host[...] = tensor.numpy()

@@ -94,6 +94,25 @@ APIExplorer(entries=rows, coverage_rows=[], selected="Tx.cuda." + label)
 """
 
 
+def tune(label: str) -> str:
+    # parameter names, values and the sweep's name all carry the label (a user's space could)
+    return f"""\
+from txlab.tune import Row, TuneResult
+from txlab.views.tune import TuneView
+label = {label!r}
+res = TuneResult(name="sweep " + label, space={{"params": {{"bn " + label: [128, 256], "stages": [3, 4, 5],
+                                                        "mode": [label, "b"]}}}},
+                 baseline={{"name": "cuBLAS " + label, "time_ms": 1.0}})
+for i, (bn, st, mode) in enumerate([(b, s, m) for b in (128, 256) for s in (3, 4, 5) for m in (label, "b")]):
+    t = (1.2 if bn == 128 else 0.9) * (1 + 0.04 * st)
+    res.rows.append(Row(config={{"bn " + label: bn, "stages": st, "mode": mode}}, id=f"r{{i}}", status="measured",
+                        time_ms=t, ratio=1.0 / t, compile_s=1.5, facts={{"registers": 168, "blocks_per_sm": 1}}))
+res.rows.append(Row(config={{"bn " + label: 256, "stages": 5, "mode": "b"}}, id="bad", status="fault",
+                    fault_kind="timeout", reason="hung: " + label))
+TuneView(res)
+"""
+
+
 _SOURCE_KERNEL = '''
 # kernel of LABEL
 @T.prim_func
@@ -170,7 +189,7 @@ DiffView(d)
 """
 
 
-CASES = {"api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
+CASES = {"tune": tune, "api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
          "source": source, "diff": diff}
 
 

@@ -408,6 +408,18 @@ def api_steps(page, sel):
     ]
 
 
+def tune_steps(page, sel):
+    heat = page.locator(_tid(sel, "tune-heatmap"))
+    return [
+        ("sort the table by stages", lambda: page.locator(_tid(sel, "tune-sort-stages")).click(), {"text"}),
+        ("sort it again (descending)", lambda: page.locator(_tid(sel, "tune-sort-stages")).click(), {"text"}),
+        ("hover the heatmap (tooltip)", lambda: _hover_until_tip(page, sel, heat, _grid(0.2, 0.9, (0.2, 0.5)))
+         , {"tips"}),
+        ("heatmap over another parameter", lambda: page.locator(_tid(sel, "tune-heat-y")).select_option("mode"),
+         {"canv"}),
+    ]
+
+
 def source_steps(page, sel):
     user = page.locator(_tid(sel, "source-pane-user") + " .r[data-u]")
     sass = page.locator(_tid(sel, "source-pane-sass") + " .r[data-u]")
@@ -426,7 +438,7 @@ def diff_steps(page, sel):
     ]
 
 
-STEPS = {"source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps,
+STEPS = {"tune": tune_steps, "source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps,
          "pool": pool_steps, "schedule": schedule_steps, "diff": diff_steps}
 
 

@@ -13,16 +13,46 @@ same run (``dst.copy_(src)``, bytes read + written).
 from __future__ import annotations
 
 
-def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int = 132 * 8):
-    """``dst = src`` for float32 vectors of length ``n`` (a multiple of 4)."""
+def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | None = 132 * 8,
+                unguarded: bool = False):
+    """``dst = src`` for float32 vectors of length ``n`` (a multiple of 4).
+
+    Knobs (all tunable, see :data:`COPY_SPACE`): ``threads`` per CTA; ``unroll`` 16-byte loads in
+    flight per thread; ``blocks`` CTAs of the grid-stride loop (``None``: one CTA per chunk, no
+    loop); ``unguarded`` drops the per-vector bounds test when every step is full (raises
+    otherwise). The defaults build exactly the kernel measured before these knobs existed."""
     from tvm.script import tirx as T
 
     if n % 4:
         raise ValueError(f"n={n}: the vectorized copy moves 16-byte float4 vectors; use a multiple of 4")
     NV = n // 4                       # float4 vectors
     CHUNK = threads * unroll          # vectors per CTA per step
+    if blocks is None:                # one CTA per chunk: no grid-stride loop
+        blocks = (NV + CHUNK - 1) // CHUNK
     STEPS = (NV + blocks * CHUNK - 1) // (blocks * CHUNK)
     THREADS, UNROLL, BLOCKS = threads, unroll, blocks
+    if unguarded and NV % (blocks * CHUNK):
+        raise ValueError(f"unguarded=True needs every step full: {NV} vectors is not a multiple of "
+                         f"blocks x threads x unroll = {blocks * CHUNK}")
+    if unguarded:
+        @T.prim_func
+        def vec_copy_unguarded(src_ptr: T.handle, dst_ptr: T.handle):
+            src = T.match_buffer(src_ptr, (n,), "float32", align=16)
+            dst = T.match_buffer(dst_ptr, (n,), "float32", align=16)
+            T.device_entry()
+            bx = T.cta_id([BLOCKS])
+            tx = T.thread_id([THREADS])
+            reg = T.alloc_local([UNROLL * 4], "float32")
+            for s in T.serial(STEPS):
+                base = T.meta_var((s * BLOCKS + bx) * CHUNK + tx)
+                for u in T.unroll(UNROLL):
+                    for v in T.vectorized(4):
+                        reg[u * 4 + v] = src[(base + u * THREADS) * 4 + v]
+                for u in T.unroll(UNROLL):
+                    for v in T.vectorized(4):
+                        dst[(base + u * THREADS) * 4 + v] = reg[u * 4 + v]
+
+        return vec_copy_unguarded
 
     @T.prim_func
     def vec_copy(src_ptr: T.handle, dst_ptr: T.handle):
@@ -95,6 +125,60 @@ def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4,
                     out[r] = tot[0]
 
     return row_sum
+
+
+#: the copy's tuning space (``txlab.tune(copy_build(n), COPY_SPACE, ...)``); ``blocks_per_sm`` 0 means
+#: no grid-stride loop (one CTA per chunk)
+COPY_SPACE = {"threads": [128, 256, 512, 1024], "unroll": [2, 4, 8, 16], "blocks_per_sm": [0, 2, 4, 8, 16],
+              "unguarded": [False, True]}
+
+
+def copy_build(n: int, sms: int = 132):
+    """``build(**config)`` for :data:`COPY_SPACE`: the copy kernel of ``n`` floats for one point."""
+    def build(threads=256, unroll=4, blocks_per_sm=8, unguarded=False):
+        return copy_kernel(n, threads=threads, unroll=unroll,
+                           blocks=sms * blocks_per_sm if blocks_per_sm else None, unguarded=unguarded)
+
+    build.__name__ = f"copy_{n}"
+    return build
+
+
+def copy_space_valid(n: int, sms: int = 132):
+    """The constraint of :data:`COPY_SPACE` for ``n`` floats: at most 2048 threads resident per SM,
+    and ``unguarded`` only where every step is full."""
+    def valid(c):
+        if c["blocks_per_sm"] and c["blocks_per_sm"] * c["threads"] > 2048:
+            return False
+        if c["unguarded"]:
+            chunk = c["threads"] * c["unroll"]
+            blocks = sms * c["blocks_per_sm"] if c["blocks_per_sm"] else -(-(n // 4) // chunk)
+            return (n // 4) % (blocks * chunk) == 0
+        return True
+    return valid
+
+
+def copy_inputs(n: int, seed: int = 0):
+    """``inputs(config)`` for a copy sweep: ``src`` (standard normal float32) and ``dst`` (zeros), made
+    once per process (the same arrays for every configuration)."""
+    return _CopyInputs(n, seed)
+
+
+class _CopyInputs:
+    _held: dict = {}
+
+    def __init__(self, n, seed):
+        self.key = (n, seed)
+        self.__name__ = self.__qualname__ = f"copy_inputs_{n}_s{seed}"
+
+    def __call__(self, config=None):
+        import numpy as np
+
+        if self.key not in _CopyInputs._held:
+            _CopyInputs._held.clear()
+            n, seed = self.key
+            src = np.random.default_rng(seed).standard_normal(n, dtype=np.float32)
+            _CopyInputs._held[self.key] = (src, np.zeros(n, np.float32))
+        return _CopyInputs._held[self.key]
 
 
 def copy_bytes(n: int) -> int:

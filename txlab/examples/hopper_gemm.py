@@ -410,9 +410,12 @@ class _ConsumerRole:
 
 
 def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, profile: bool = False):
-    """``gemm_kernel`` for a GemmConfig or its name string."""
+    """``gemm_kernel`` for a GemmConfig or its name string; without one, :func:`tuned_config`'s
+    (the shipped tuned table's entry for this shape, else ``GemmConfig()``)."""
     if isinstance(config, str):
         config = parse_config(config)
+    if config is None:
+        config = tuned_config(M, N, K)
     return gemm_kernel(M, N, K, config, profile=profile)
 
 
@@ -459,3 +462,170 @@ def with_sms(config: GemmConfig, num_sms: int) -> GemmConfig:
 
 DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", "64x256x64_s4_c1",
                     "128x192x64_s4_c2")
+
+
+# --------------------------------------------------------------------------------------------
+# Tuning (txlab.tune): the space over this kernel's knobs and the shipped table of tuned configs.
+#: what ``txlab.tune`` varies (the kernel has no cluster/multicast or split-K variant yet);
+#: ``num_sms`` caps the persistent grid, which moves the wave boundary for wave-quantized shapes
+TUNE_SPACE = {"bn": [128, 192, 256], "stages": [3, 4, 5, 6], "consumers": [1, 2], "l2_group": [4, 8, 16],
+              "persistent": [True, False], "num_sms": [132, 128]}
+#: points every sweep measures first (today's default and the benchmark's variants)
+TUNE_PRIOR = [{"bn": 256, "stages": 4, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
+              {"bn": 256, "stages": 3, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
+              {"bn": 128, "stages": 5, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
+              {"bn": 256, "stages": 4, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 128}]
+TUNED_TABLE = "hopper_gemm_tuned.json"
+TABLE_FORMAT = "txlab-hopper-gemm-tuned/1"
+
+
+def tune_valid(config: dict) -> bool:
+    """The space's constraint: the configuration builds (shared memory, registers, TMA box)."""
+    try:
+        GemmConfig(**config).validate()
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def tune_build(M: int, N: int, K: int):
+    """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
+    def build(**config):
+        return gemm_kernel(M, N, K, GemmConfig(**config))
+
+    build.__name__ = f"hopper_gemm_{M}x{N}x{K}"
+    return build
+
+
+def tune_inputs(M: int, N: int, K: int, seed: int = 0):
+    """``inputs(config)``: bf16 ``A (M, K)``, ``B (N, K)`` (standard normal) and ``C (M, N)``, made once
+    per process and shape (the same arrays for every configuration)."""
+    return _Inputs(M, N, K, seed)
+
+
+class _Inputs:
+    _held: dict = {}
+
+    def __init__(self, M, N, K, seed):
+        self.shape = (M, N, K, seed)
+        self.__name__ = self.__qualname__ = f"hopper_gemm_inputs_{M}x{N}x{K}_s{seed}"
+
+    def __call__(self, config=None):
+        import ml_dtypes
+        import numpy as np
+
+        if self.shape not in _Inputs._held:
+            _Inputs._held.clear()  # one shape at a time: these are large
+            M, N, K, seed = self.shape
+            rng = np.random.default_rng(seed)
+            a = rng.standard_normal((M, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
+            b = rng.standard_normal((N, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
+            c = np.zeros((M, N), ml_dtypes.bfloat16)
+            _Inputs._held[self.shape] = (a, b, c)
+        return _Inputs._held[self.shape]
+
+
+def reference(A, B, C=None):
+    """``A @ B.T`` in fp32 (on the GPU through torch when it is there, else numpy)."""
+    import numpy as np
+
+    a, b = A.astype(np.float32), B.astype(np.float32)
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            with torch.no_grad():
+                ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+                out = (ta @ tb.T).cpu().numpy()
+            del ta, tb
+            torch.cuda.empty_cache()
+            return out
+    except ImportError:
+        pass
+    return a @ b.T
+
+
+def _table_path():
+    from importlib import resources
+
+    return resources.files("txlab") / "data" / TUNED_TABLE
+
+
+def _table_digest(entries) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+
+
+def load_tuned_table(path=None) -> dict:
+    """The tuned table (``txlab/data/hopper_gemm_tuned.json`` unless ``path``), verified: format,
+    checksum of the entries, every entry a valid GemmConfig for its shape that was correct
+    (rel. error <= 1e-2) when measured. Raises ValueError naming what is wrong."""
+    import json
+    from pathlib import Path
+
+    from txlab.files import read_bytes_capped
+
+    src = Path(path) if path is not None else _table_path()
+    try:
+        doc = json.loads(read_bytes_capped(src, 16 << 20, "tuned table"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{src}: not a readable tuned table ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT:
+        raise ValueError(f"{src}: format {doc.get('format') if isinstance(doc, dict) else None!r}, "
+                         f"expected {TABLE_FORMAT!r}")
+    entries = doc.get("entries")
+    if not isinstance(entries, list) or doc.get("sha256") != _table_digest(entries):
+        raise ValueError(f"{src}: entries do not match the table's sha256 (edited or damaged)")
+    fields = set(GemmConfig.__dataclass_fields__)
+    for e in entries:
+        shape = e.get("shape")
+        if not (isinstance(shape, list) and len(shape) == 3 and all(isinstance(v, int) and v > 0 for v in shape)):
+            raise ValueError(f"{src}: entry with a bad shape {shape!r}")
+        cfg = e.get("config")
+        if not isinstance(cfg, dict) or set(cfg) - fields:
+            raise ValueError(f"{src}: entry {shape}: config {cfg!r} has unknown fields")
+        try:
+            GemmConfig(**cfg).validate()
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{src}: entry {shape}: {exc}") from None
+        rel = e.get("rel_error")
+        if not isinstance(rel, (int, float)) or not rel <= 1e-2:
+            raise ValueError(f"{src}: entry {shape}: rel_error {rel!r} is not <= 1e-2")
+    return doc
+
+
+def write_tuned_table(path, entries: list[dict], *, device: str, source: str) -> dict:
+    """Write a table :func:`load_tuned_table` accepts: entries ``{"shape": [M, N, K], "config": {...},
+    "time_ms", "tflops", "ratio", "baseline", "rel_error"}``."""
+    import json
+    from pathlib import Path
+
+    entries = json.loads(json.dumps(entries))
+    doc = {"format": TABLE_FORMAT, "device": device, "source": source, "entries": entries,
+           "sha256": _table_digest(entries)}
+    Path(path).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    load_tuned_table(path)  # what was written must load
+    return doc
+
+
+_tuned_cache: dict = {}
+
+
+def tuned_config(M: int, N: int, K: int) -> GemmConfig:
+    """The tuned configuration for this exact shape from the shipped table (measured on the device
+    named in the table), else today's default ``GemmConfig()``. A damaged table warns once and
+    falls back to the default."""
+    if "doc" not in _tuned_cache:
+        try:
+            _tuned_cache["doc"] = load_tuned_table()
+        except ValueError as exc:
+            import warnings
+
+            warnings.warn(f"hopper_gemm: ignoring the tuned table: {exc}", stacklevel=2)
+            _tuned_cache["doc"] = {"entries": []}
+    for e in _tuned_cache["doc"]["entries"]:
+        if tuple(e["shape"]) == (M, N, K):
+            return GemmConfig(**e["config"])
+    return GemmConfig()

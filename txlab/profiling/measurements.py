@@ -427,6 +427,7 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
         else:
             row["user_line"] = row["cuda_line"]
         instructions.append(row)
+    _attribute_exit_padding(instructions)
     device = metrics.get("device__attribute_display_name", [""])[0]
     launch = {}
     if compiled is not None and kernel in compiled.launch:
@@ -443,6 +444,26 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
                    sections=list(sections), args=args,
                    recorded=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                    report_path=report_path)
+
+
+def _attribute_exit_padding(instructions: list) -> None:
+    """Samples ncu puts on the padding after a kernel's last ``EXIT`` (the branch-to-self and
+    NOPs the line map leaves unattributed) are warps draining their stores at exit: they belong
+    to the line of that ``EXIT``. Marked ``"exit_drain": True``."""
+    exit_line = None
+    for row in instructions:
+        op = (row.get("sass") or "").split()
+        op = op[0] if op else ""
+        if op.startswith("@"):
+            exit_line = None
+            continue
+        if op == "EXIT":
+            exit_line = row.get("user_line")
+        elif row.get("user_line") is None and exit_line is not None and op.split(".")[0] in ("BRA", "NOP"):
+            row["user_line"] = exit_line
+            row["exit_drain"] = True
+        elif row.get("user_line") is not None:
+            exit_line = None
 
 
 def _user_lines(compiled) -> list:

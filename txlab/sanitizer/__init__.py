@@ -27,4 +27,4 @@ from txlab.sanitizer.report import (  # noqa: F401
     FORMAT, TOOLS, Finding, SanitizerError, SanitizerReport, load, load_bundle, recorded, save_bundle)
 from txlab.sanitizer.tools import (  # noqa: F401
     COMMON_FLAGS, MAX_LOG_CHARS, RACECHECK_HAZARD_FLAGS, TOOL_FLAGS, find_sanitizer, finish, from_logs, sanitize,
-    sanitizer_version, supported_flags)
+    sanitizer_version, supported_flags, write_job)

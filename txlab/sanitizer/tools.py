@@ -113,7 +113,7 @@ def _lineinfo_build(compiled):
     return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), key=key, _executable=None), True
 
 
-def _write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
+def write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
     """The runner's job: the kernel (exported library, or script + cubin) and each argument's bytes
     (not uploaded for the parameters named in ``uninitialized``)."""
     from txlab import worker
@@ -220,7 +220,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="txlab-sanitize-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        job = _write_job(built, args, tmp, uninitialized)
+        job = write_job(built, args, tmp, uninitialized)
         findings, runs, raw = [], {}, {}
         for tool in tools:
             r = _run_tool(exe, tool, job, tmp, budget, (extra_flags or {}).get(tool, ()))

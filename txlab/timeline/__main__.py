@@ -1,15 +1,23 @@
-"""``python -m txlab.timeline record-examples | synthetic-examples``: regenerate the traces in
-``txlab/data`` (recording needs a GPU; the example kernels are in :mod:`txlab.examples.instrumented`).
+"""``python -m txlab.timeline record-examples | synthetic-examples``: regenerate the example traces
+(recording needs a GPU; the example kernels are in :mod:`txlab.examples.instrumented`).
+
+Both write into ``./txlab-traces`` by default (``--out DIR`` elsewhere); ``--into-package`` writes
+into ``txlab/data``, the traces :func:`txlab.timeline.saved` ships. A trace recorded on a GPU
+(``"synthetic": false``) is never replaced without ``--overwrite-recorded``; the check runs before
+anything is recorded or written.
 """
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from txlab.examples.instrumented import example_inputs, example_kernel
 from txlab.timeline.cuda_profiler import from_cuda_profiler, synthetic_cuda_profiler
+from txlab.timeline.model import TraceError, read_trace_bytes
 from txlab.timeline.record import run_profiled
 from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED
 
@@ -41,25 +49,84 @@ def _record_hopper_gemm(m: int = 8192, n: int = 8192, k: int = 8192):
 
 def _write_saved(name: str, buf: np.ndarray, names: list, meta: dict, out_dir: Path):
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{name}.trace.bin").write_bytes(np.ascontiguousarray(buf, dtype="<u8").tobytes())
-    (out_dir / f"{name}.trace.json").write_text(
-        json.dumps({"event_names": list(names), **meta}, indent=1) + "\n", encoding="utf-8")
+    for suffix, data in ((".trace.bin", np.ascontiguousarray(buf, dtype="<u8").tobytes()),
+                         (".trace.json", (json.dumps({"event_names": list(names), **meta}, indent=1)
+                                          + "\n").encode("utf-8"))):
+        final = out_dir / f"{name}{suffix}"
+        tmp = out_dir / f".{name}{suffix}.tmp-{os.getpid()}"
+        tmp.write_bytes(data)
+        os.replace(tmp, final)        # (a reader never sees half a trace)
 
 
-def main(argv=None):
+#: Where the commands write unless told otherwise: a folder in the working directory, never the
+#: package (whose traces were recorded on an H200 and are what ``txlab.timeline.saved`` serves).
+DEFAULT_OUT = "txlab-traces"
+
+
+def _package_data() -> Path:
+    return Path(__file__).resolve().parent.parent / "data"
+
+
+def _parser():
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m txlab.timeline",
-                                 description="Regenerate the traces saved in txlab/data.")
+    ap = argparse.ArgumentParser(
+        prog="python -m txlab.timeline",
+        description="Regenerate the example traces. Writes into ./" + DEFAULT_OUT + " unless --out or "
+                    "--into-package says otherwise, and never replaces a recorded trace (\"synthetic\": "
+                    "false) without --overwrite-recorded.")
     ap.add_argument("command", choices=["record-examples", "synthetic-examples"],
                     help="record-examples: run the instrumented example kernels on this GPU; "
                          "synthetic-examples: write labelled synthetic traces (no GPU)")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data"))
-    a = ap.parse_args(argv)
-    out = Path(a.out)
-    for kind in SAVED:
-        if a.command == "synthetic-examples" and kind not in EXAMPLE_KERNELS:
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--out", help=f"folder to write the traces into (default: ./{DEFAULT_OUT})")
+    where.add_argument("--into-package", action="store_true",
+                       help="write into txlab/data, the traces txlab.timeline.saved() ships (maintainers, "
+                            "after recording on a GPU)")
+    ap.add_argument("--overwrite-recorded", action="store_true",
+                    help="allow replacing traces that were recorded on a GPU")
+    return ap
+
+
+def _target(args) -> Path:
+    if args.into_package:
+        return _package_data()
+    if args.out is not None and not str(args.out).strip():
+        raise SystemExit("--out is empty: give a folder")
+    return Path(args.out).expanduser().resolve() if args.out else Path.cwd().resolve() / DEFAULT_OUT
+
+
+def _recorded(out: Path, kinds) -> list[Path]:
+    """The trace files in ``out`` that a write of ``kinds`` would replace and that are not marked
+    synthetic (unreadable or unlabelled ones count as recorded: they are kept too)."""
+    keep = []
+    for kind in kinds:
+        js, bn = out / f"{kind}.trace.json", out / f"{kind}.trace.bin"
+        if not (js.exists() or js.is_symlink() or bn.exists() or bn.is_symlink()):
             continue
+        try:
+            synthetic = json.loads(read_trace_bytes(js, 16 << 20, "trace metadata")).get("synthetic") is True
+        except (TraceError, ValueError, AttributeError):
+            synthetic = False
+        if not synthetic:
+            keep.append(js)
+    return keep
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
+    out = _target(a)
+    kinds = [k for k in SAVED if a.command == "record-examples" or k in EXAMPLE_KERNELS]
+    if out.exists() and not out.is_dir():
+        print(f"error: {out} exists and is not a folder", file=sys.stderr)
+        return 2
+    recorded = _recorded(out, kinds)
+    if recorded and not a.overwrite_recorded:
+        print(f"error: {len(recorded)} trace(s) in {out} were recorded on a GPU (not marked synthetic) and "
+              f"would be replaced: {', '.join(p.name for p in recorded)}. Write elsewhere with --out, or "
+              "pass --overwrite-recorded to replace them.", file=sys.stderr)
+        return 2
+    for kind in kinds:
         if kind == "hopper_gemm" and a.command == "record-examples":
             buf, names, meta = _record_hopper_gemm()
         elif a.command == "synthetic-examples":
@@ -84,7 +151,8 @@ def main(argv=None):
         print(f"wrote {out}/{kind}.trace.bin: {len(tl)} events on {len(tl.tracks)} tracks, "
               f"{tl.duration_ns} ns ({meta['provenance'][:40]}...)")
         print(tl.summary())
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,8 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
+from txlab.errors import InputError
+from txlab.files import FileReadError, resolve_path
 from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
-                                  TraceError, Track)
+                                  TraceError, TraceFileError, Track, check_bool, check_int, read_trace_bytes)
+
+#: How far :func:`load_iket` looks inside a directory for run-iket's trace: run-iket writes
+#: ``iket_pid_<pid>.trace.json`` at the top of its output folder or one or two levels down, so the
+#: search stops at this depth and after this many directory entries (a directory that is not a
+#: run-iket output folder, ``/`` or a home directory, is refused instead of walked).
+MAX_DIR_DEPTH = 3
+MAX_DIR_ENTRIES = 10_000
 
 
 def _iket_int(v, what, warnings, lo=None, hi=None):
@@ -24,15 +33,31 @@ def _iket_int(v, what, warnings, lo=None, hi=None):
 
 
 def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_events: int = 20_000_000,
-              max_name_chars: int = 256, lifetimes: bool = True) -> Timeline:
+              max_name_chars: int = 256, lifetimes: bool = True,
+              max_dir_entries: int = MAX_DIR_ENTRIES) -> Timeline:
     """Read an IKET trace: a ``*.trace.json`` path, its text, a parsed dict, or TVM's
     ``IketProfileResult``. Tracks are SM → CTA → warp; ranges become ranges, markers instants
     (with payloads), ``warpLifetimes`` a ``warp_lifetime`` range per warp (``lifetimes=False`` drops
     them). ``launch`` picks a launch by index or kernel-name substring (default: the first; the
     others are listed in ``meta['launches']``). Files over ``max_bytes``, nesting too deep for the
     parser, and more than ``max_events`` events raise :class:`TraceError`.
+
+    A path must be a regular file (read with a byte cap whatever ``stat`` says: FIFOs, devices and
+    symlinks to them are refused) or a run-iket output folder: the one ``*.trace.json`` (or
+    top-level ``*.json``) within ``MAX_DIR_DEPTH`` levels, found in at most ``max_dir_entries``
+    directory entries. An empty path is an error (it does not mean the working directory).
     """
-    trace = _read_iket(path_or_result, max_bytes)
+    if launch is not None and (isinstance(launch, bool) or not isinstance(launch, (int, np.integer, str))):
+        raise InputError(f"launch must be a launch index (int) or a kernel-name substring (str), not "
+                         f"{type(launch).__name__}", param="launch")
+    if isinstance(launch, np.integer):
+        launch = int(launch)
+    max_bytes = check_int(max_bytes, "max_bytes", lo=2, fix="the byte cap of the JSON trace")
+    max_events = check_int(max_events, "max_events", lo=0, fix="the most events to load")
+    max_name_chars = check_int(max_name_chars, "max_name_chars", lo=1, fix="names longer than this are truncated")
+    lifetimes = check_bool(lifetimes, "lifetimes")
+    max_dir_entries = check_int(max_dir_entries, "max_dir_entries", lo=1)
+    trace = _read_iket(path_or_result, max_bytes, max_dir_entries)
     if not isinstance(trace, dict):
         raise TraceError(f"IKET trace must be a JSON object, got {type(trace).__name__}")
     warnings: Counter = Counter()
@@ -72,7 +97,23 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
     lc = launches[li]
     if not isinstance(lc, dict):
         raise TraceError(f"launch {li} is not an object")
-    gdim = tuple(lc.get(k) if isinstance(lc.get(k), int) else 1 for k in ("gridDimX", "gridDimY", "gridDimZ"))
+    gdim = []
+    for k in ("gridDimX", "gridDimY", "gridDimZ"):
+        v = lc.get(k, 1)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v < 1 << 31:
+            warnings[f"{k}: not a positive integer (taken as 1)"] += 1
+            v = 1
+        gdim.append(v)
+    gdim = tuple(gdim)
+
+    def items(field):
+        v = lc.get(field)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise TraceError(f"launch {li}: {field!r} is a {type(v).__name__}, not a list; this is not a "
+                             "run-iket trace (or it was edited)")
+        return v
 
     track_of: dict = {}
     tracks: list = []
@@ -108,7 +149,7 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
                              "raise max_events or profile fewer CTAs (run-iket --enabled-cluster)")
 
     nloc = max(len(locs), 1 << 31)
-    for item in lc.get("ranges") or []:
+    for item in items("ranges"):
         budget()
         if not isinstance(item, dict):
             warnings["ranges that are not objects (skipped)"] += 1
@@ -133,7 +174,7 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
             pv = ie[0].get("payloadVal") if isinstance(ie[0].get("payloadVal"), int) else 0
         col_tr.append(track_for(li0)); col_nm.append(name_id(names_all[ni])); col_s.append(s); col_e.append(e)
         col_k.append(KIND_RANGE); col_pt.append(pt); col_pv.append(pv & ((1 << 64) - 1))
-    for item in lc.get("markers") or []:
+    for item in items("markers"):
         budget()
         if not isinstance(item, dict):
             warnings["markers that are not objects (skipped)"] += 1
@@ -148,9 +189,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
         col_tr.append(track_for(loc)); col_nm.append(name_id(names_all[ni])); col_s.append(ts); col_e.append(ts)
         col_k.append(KIND_INSTANT); col_pt.append(pt & 0xFF); col_pv.append(pv & ((1 << 64) - 1))
     if lifetimes:
-        for item in lc.get("warpLifetimes") or []:
+        for item in items("warpLifetimes"):
             budget()
             if not isinstance(item, dict):
+                warnings["warpLifetimes that are not objects (skipped)"] += 1
                 continue
             s = _iket_int(item.get("startTs"), "warpLifetime startTs", warnings, 0)
             e = _iket_int(item.get("endTs"), "warpLifetime endTs", warnings, 0)
@@ -176,7 +218,7 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
                     warnings=warnings, meta=meta, t0_ns=t_min)
 
 
-def _read_iket(src, max_bytes):
+def _read_iket(src, max_bytes, max_dir_entries):
     if isinstance(src, dict):
         return src
     # TVM's IketProfileResult (duck-typed so that tvm need not be imported)
@@ -194,22 +236,16 @@ def _read_iket(src, max_bytes):
     elif isinstance(src, str) and src.lstrip().startswith("{"):
         text = src
     elif isinstance(src, (str, os.PathLike)):
-        p = Path(src)
-        if p.is_dir():
-            found = sorted(p.rglob("*.trace.json")) or sorted(p.glob("*.json"))
-            if len(found) != 1:
-                raise TraceError(f"{p} holds {len(found)} IKET JSON traces; pass the file itself")
-            p = found[0]
         try:
-            size = p.stat().st_size
-        except OSError as exc:
-            raise TraceError(f"cannot read IKET trace {p}: {exc.strerror}") from None
-        if size > max_bytes:
-            raise TraceError(f"IKET trace {p} is {size} bytes, over max_bytes={max_bytes}; "
-                             "pass a larger max_bytes or profile fewer CTAs (run-iket --enabled-cluster)")
-        text = p.read_bytes()
+            p = resolve_path(src, "IKET trace")
+        except FileReadError as exc:   # empty path, NUL byte
+            raise TraceFileError(str(exc), path=exc.path) from None
+        if p.is_dir():
+            p = _find_trace_in(p, max_dir_entries)
+        text = read_trace_bytes(p, max_bytes, "IKET trace")
     else:
-        raise TraceError(f"load_iket takes a path, JSON text, dict or IketProfileResult, not {type(src).__name__}")
+        raise InputError(f"load_iket takes a path, JSON text, dict or IketProfileResult as path_or_result, "
+                         f"not {type(src).__name__}", param="path_or_result")
     if len(text) > max_bytes:
         raise TraceError(f"IKET trace is {len(text)} bytes, over max_bytes={max_bytes}")
     try:
@@ -218,6 +254,46 @@ def _read_iket(src, max_bytes):
         raise TraceError("IKET trace is nested too deeply to be a run-iket trace (hostile or corrupt JSON)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TraceError(f"IKET trace is not valid JSON: {exc}") from None
+
+
+def _find_trace_in(root: Path, max_entries: int) -> Path:
+    """The one run-iket JSON trace in the output folder ``root``: the ``*.json`` files at its top and
+    the ``*.trace.json`` files below it (what ``tvm.backend.cuda.iket`` collects), searched
+    breadth-first to ``MAX_DIR_DEPTH`` levels and ``max_entries`` directory entries, never through
+    symlinked directories."""
+    def refuse(why):
+        return TraceFileError(f"{root} is not a run-iket output folder ({why}); pass the "
+                              "iket_pid_<pid>.trace.json file itself", path=str(root))
+
+    if root.parent == root:
+        raise refuse("it is a filesystem root")
+    found, seen, level = [], 0, [root]
+    for depth in range(MAX_DIR_DEPTH + 1):
+        nxt = []
+        for d in level:
+            try:
+                with os.scandir(d) as it:
+                    for entry in it:
+                        seen += 1
+                        if seen > max_entries:
+                            raise refuse(f"more than max_dir_entries={max_entries} entries within "
+                                         f"{MAX_DIR_DEPTH} levels")
+                        name = entry.name
+                        if entry.is_dir(follow_symlinks=False):
+                            if depth < MAX_DIR_DEPTH:
+                                nxt.append(Path(entry.path))
+                        elif name.endswith(".trace.json") or (depth == 0 and name.endswith(".json")):
+                            found.append(Path(entry.path))
+            except OSError as exc:
+                raise refuse(f"cannot list {d}: {exc.strerror or exc}") from None
+        level = nxt
+    if not found:
+        raise refuse(f"no *.trace.json within {MAX_DIR_DEPTH} levels")
+    if len(found) != 1:
+        raise TraceFileError(f"{root} holds {len(found)} IKET JSON traces "
+                             f"({', '.join(sorted(str(f.relative_to(root)) for f in found)[:5])}); "
+                             "pass the file itself", path=str(root))
+    return found[0]
 
 
 def iket_requirements() -> list[str]:

@@ -5,6 +5,7 @@ Pure Python (numpy, matplotlib for ``plot``); decoders live in ``cuda_profiler``
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from txlab.errors import TxlabError
+from txlab.errors import InputError, TxlabError
+from txlab.files import FileReadError, read_bytes_capped, resolve_path
 
 KIND_RANGE, KIND_INSTANT = 0, 1
 
@@ -25,6 +27,56 @@ _IKET_PAYLOAD_TYPES = IKET_PAYLOAD_TYPES
 
 class TraceError(TxlabError, ValueError):
     """A trace cannot be decoded. The message names what is wrong and how to get a good trace."""
+
+
+class TraceFileError(TraceError, FileReadError):
+    """A trace file cannot be read: missing, empty path, not a regular file (a FIFO, a device, a
+    directory, a symlink to ``/dev/zero``) or larger than the reader's byte cap."""
+
+
+def read_trace_bytes(path, max_bytes: int, what: str) -> bytes:
+    """The bytes of the trace file ``path`` through :func:`txlab.files.read_bytes_capped` (resolved
+    path, regular files only, at most ``max_bytes`` whatever ``stat`` says); failures are
+    :class:`TraceFileError` (a :class:`TraceError`) saying how to fix them."""
+    try:
+        return read_bytes_capped(path, max_bytes, what)
+    except FileReadError as exc:
+        msg = str(exc)
+        if "larger than" in msg:
+            msg += f"; pass a larger max_bytes= (now {max_bytes:,}) if the trace is really that big"
+        raise TraceFileError(msg, path=exc.path) from None
+
+
+def check_int(value, param: str, *, lo: int | None = None, hi: int | None = None, fix: str = "") -> int:
+    """``value`` as an int (bool and non-integral values refused) within ``lo..hi`` inclusive, else
+    :class:`txlab.errors.InputError` naming ``param``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{param} must be an int, not {type(value).__name__} ({value!r:.40})"
+                         + (f"; {fix}" if fix else ""), param=param)
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+        raise InputError(f"{param}={value} is out of range {rng}" + (f"; {fix}" if fix else ""), param=param)
+    return value
+
+
+def check_bool(value, param: str) -> bool:
+    """``value`` if it is a bool (``"no"`` is not read as True), else InputError naming ``param``."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{param} must be True or False, not {type(value).__name__} ({value!r:.40})", param=param)
+
+
+def _column(value, dtype, param: str) -> np.ndarray:
+    try:
+        a = np.asarray(value)
+        if a.dtype.kind not in "iub" and not (a.dtype.kind == "f" and np.all(np.isfinite(a)) and
+                                              np.all(a == np.round(a))):
+            raise TypeError(f"dtype {a.dtype}")
+        return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"Timeline column {param} must be a 1-D sequence of integers ({exc})",
+                         param=param) from None
 
 
 class IketUnavailable(TxlabError):
@@ -89,6 +141,8 @@ class _Events(Sequence):
 def decode_payload(ptype: int, raw: int):
     """The Python value of one IKET payload: ``raw`` (its 64 bits) read as
     ``IKET_PAYLOAD_TYPES[ptype]`` (32-bit types from the low word); unknown types stay ``raw``."""
+    ptype = check_int(ptype, "ptype", lo=0, hi=255, fix="the IKET payload type code (IKET_PAYLOAD_TYPES)")
+    raw = check_int(raw, "raw", lo=0, hi=(1 << 64) - 1, fix="the payload's 64 bits as an unsigned int")
     dtype = IKET_PAYLOAD_TYPES.get(ptype)
     if dtype is None:
         return raw
@@ -110,23 +164,47 @@ class Timeline:
 
     def __init__(self, *, names, tracks, track, name_id, start_ns, end_ns, kind,
                  payload_type=None, payload_raw=None, warnings=None, meta=None, t0_ns=0):
-        self.names = list(names)
+        self.names = [str(n) for n in names]
         self.tracks = list(tracks)
-        track = np.asarray(track, dtype=np.int32)
-        start_ns = np.asarray(start_ns, dtype=np.int64)
-        if len(track) == 0:
-            order = np.zeros(0, np.int64)
-        elif start_ns.min() >= 0 and start_ns.max() < (1 << 40) and track.min() >= 0:
+        if not all(isinstance(t, Track) for t in self.tracks):
+            raise InputError("Timeline tracks must be Track objects", param="tracks")
+        track = _column(track, np.int32, "track")
+        start_ns = _column(start_ns, np.int64, "start_ns")
+        cols = {"name_id": _column(name_id, np.int32, "name_id"), "end_ns": _column(end_ns, np.int64, "end_ns"),
+                "kind": _column(kind, np.uint8, "kind")}
+        if payload_type is not None:
+            cols["payload_type"] = _column(payload_type, np.uint8, "payload_type")
+            cols["payload_raw"] = _column(payload_raw if payload_raw is not None else
+                                          np.zeros(len(track), np.uint64), np.uint64, "payload_raw")
+        n = len(track)
+        for param, col in (("start_ns", start_ns), *cols.items()):
+            if len(col) != n:
+                raise InputError(f"Timeline column {param} has {len(col)} entries, track has {n}: every "
+                                 "column needs one entry per event", param=param)
+        if n:
+            if track.min() < 0 or track.max() >= len(self.tracks):
+                raise InputError(f"Timeline column track holds ids {int(track.min())}..{int(track.max())}; "
+                                 f"there are {len(self.tracks)} tracks", param="track")
+            nid = cols["name_id"]
+            if nid.min() < 0 or nid.max() >= len(self.names):
+                raise InputError(f"Timeline column name_id holds ids {int(nid.min())}..{int(nid.max())}; "
+                                 f"there are {len(self.names)} names", param="name_id")
+        # sorted by (track, start), stable; decoders that already emit that order skip the sort
+        if n < 2 or (np.all(track[1:] >= track[:-1]) and
+                     np.all((start_ns[1:] >= start_ns[:-1]) | (track[1:] != track[:-1]))):
+            order = None
+        elif start_ns.min() >= 0 and start_ns.max() < (1 << 40):
             order = np.argsort(track.astype(np.int64) << 40 | start_ns, kind="stable")
         else:
             order = np.lexsort((start_ns, track))
-        self.track = track[order]
-        self.name_id = np.asarray(name_id, dtype=np.int32)[order]
-        self.start_ns = start_ns[order]
-        self.end_ns = np.asarray(end_ns, dtype=np.int64)[order]
-        self.kind = np.asarray(kind, dtype=np.uint8)[order]
-        self.payload_type = None if payload_type is None else np.asarray(payload_type, np.uint8)[order]
-        self.payload_raw = None if payload_raw is None else np.asarray(payload_raw, np.uint64)[order]
+        pick = (lambda a: a) if order is None else (lambda a: a[order])  # noqa: E731
+        self.track = pick(track)
+        self.start_ns = pick(start_ns)
+        self.name_id = pick(cols["name_id"])
+        self.end_ns = pick(cols["end_ns"])
+        self.kind = pick(cols["kind"])
+        self.payload_type = pick(cols["payload_type"]) if "payload_type" in cols else None
+        self.payload_raw = pick(cols["payload_raw"]) if "payload_raw" in cols else None
         self.warnings = Counter(warnings or {})
         self.meta = dict(meta or {})
         self.t0_ns = int(t0_ns)
@@ -187,6 +265,8 @@ class Timeline:
     # -- export ---------------------------------------------------------------------------------
     def to_dict(self, max_events: int | None = 10_000) -> dict:
         """JSON-able description; events are column lists, truncated to ``max_events``."""
+        if max_events is not None:
+            max_events = check_int(max_events, "max_events", lo=0, fix="or None for every event")
         n = len(self) if max_events is None else min(len(self), max_events)
         d = {
             "source": self.meta.get("source"),
@@ -208,19 +288,28 @@ class Timeline:
 
     def to_perfetto(self, path) -> Path:
         """Write Chrome trace-event JSON (opens in ui.perfetto.dev and chrome://tracing): one process
-        per block (IKET: per SM/CTA), one thread per group (IKET: per warp). Streams to disk."""
-        path = Path(path)
+        per block (IKET: per SM/CTA), one thread per group (IKET: per warp). Streams to disk.
+
+        The file is strict JSON (RFC 8259): a payload or ``meta`` value that is NaN or ±infinity,
+        which JSON cannot hold, is written as the string ``"NaN"``, ``"Infinity"`` or
+        ``"-Infinity"`` (the spelling Python's and JavaScript's parsers use for those numbers)."""
+        try:
+            path = resolve_path(path, "Perfetto output")
+        except FileReadError as exc:
+            raise InputError(f"{exc} (to_perfetto's path)", param="path") from None
         groups: dict[tuple, int] = {}
         pid_of, tid_of = [], []
+        threads_in: Counter = Counter()
         for t in self.tracks:
             outer = tuple(t.path[:-1]) or ("kernel",)
             pid = groups.setdefault(outer, len(groups) + 1)
             pid_of.append(pid)
-            tid_of.append(sum(1 for p in pid_of if p == pid))
+            threads_in[pid] += 1
+            tid_of.append(threads_in[pid])
         qnames = [json.dumps(n) for n in self.names]
         with open(path, "w", encoding="utf-8") as f:
             f.write('{"displayTimeUnit":"ns","otherData":')
-            f.write(json.dumps(_jsonable({"txlab": self.meta.get("source"), **self.meta})))
+            f.write(json.dumps(_jsonable({"txlab": self.meta.get("source"), **self.meta}), allow_nan=False))
             f.write(',"traceEvents":[\n')
             first = True
             for outer, pid in groups.items():
@@ -244,8 +333,9 @@ class Timeline:
                     nm = qnames[self.name_id[i]]
                     args = ""
                     if self.payload_type is not None and self.payload_type[i]:
-                        args = ',"args":{"payload":%s}' % json.dumps(
-                            decode_payload(int(self.payload_type[i]), int(self.payload_raw[i])))
+                        args = ',"args":{"payload":%s}' % json.dumps(_jsonable(
+                            decode_payload(int(self.payload_type[i]), int(self.payload_raw[i]))),
+                            allow_nan=False)
                     if self.kind[i] == KIND_INSTANT:
                         parts.append('{"ph":"i","s":"t","name":%s,"pid":%d,"tid":%d,"ts":%d.%03d%s}'
                                      % (nm, pid_a[i], tid_a[i], ts // 1000, ts % 1000, args))
@@ -265,6 +355,8 @@ class Timeline:
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
 
+        max_tracks = check_int(max_tracks, "max_tracks", lo=1)
+        columns = check_int(columns, "columns", lo=1, hi=1 << 20)
         ntr = min(len(self.tracks), max_tracks)
         if ax is None:
             _, ax = plt.subplots(figsize=(10, 0.35 * ntr + 1.2))
@@ -285,12 +377,18 @@ class Timeline:
             tr, nm = tn // len(self.names), tn % len(self.names)
             st = t_min + col_u * w
             en = st + w
-        for n in np.unique(nm):
-            m = nm == n
-            for r in np.unique(tr[m]):
-                mm = m & (tr == r)
-                spans = list(zip((st[mm] - t_min) / scale, np.maximum(en[mm] - st[mm], t_end * 2e-4) / scale))
-                ax.broken_barh(spans, (r - 0.4, 0.8), facecolor=colors[n], edgecolor="white", linewidth=0.4)
+        # one broken_barh per (name, track): group by one sort (not a mask per pair: O(names*tracks*n))
+        key = nm.astype(np.int64) * max(ntr, 1) + tr
+        order = np.argsort(key, kind="stable")
+        key, left = key[order], (st[order] - t_min) / scale
+        width = np.maximum(en[order] - st[order], t_end * 2e-4) / scale
+        cuts = np.flatnonzero(np.diff(key)) + 1
+        for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(key)]])):
+            if lo == hi:
+                continue
+            n, r = divmod(int(key[lo]), max(ntr, 1))
+            ax.broken_barh(list(zip(left[lo:hi], width[lo:hi])), (r - 0.4, 0.8), facecolor=colors[n],
+                           edgecolor="white", linewidth=0.4)
         ax.set_yticks(range(ntr))
         ax.set_yticklabels([" / ".join(map(str, t.path)) for t in self.tracks[:ntr]], fontsize=8)
         ax.invert_yaxis()
@@ -350,8 +448,13 @@ def _jsonable(obj):
         return [_jsonable(v) for v in obj]
     if isinstance(obj, (np.integer,)):
         return int(obj)
-    if isinstance(obj, (np.floating,)):
-        return float(obj)
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if math.isfinite(x):
+            return x
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    if isinstance(obj, (str, int, bool)) or obj is None:
         return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     return str(obj)

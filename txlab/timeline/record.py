@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.timeline.cuda_profiler import from_cuda_profiler
-from txlab.timeline.model import Timeline, TraceError
+from txlab.errors import InputError
+from txlab.timeline.cuda_profiler import _event_names, from_cuda_profiler
+from txlab.timeline.model import Timeline, TraceError, check_bool, check_int
 
 
 def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | None = None,
@@ -20,6 +21,16 @@ def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | N
     isolated worker when ``txlab.config.isolation == "process"``. The raw buffer is kept as
     ``timeline.meta['buffer']``.
     """
+    # every argument is checked before the GPU is looked for, so a bad call says so on any machine
+    if kernel is None or isinstance(kernel, (str, bytes, int, float)):
+        raise InputError(f"kernel must be a TIRx PrimFunc, an IRModule or a txlab.Compiled, not "
+                         f"{type(kernel).__name__}", param="kernel")
+    _event_names(events)
+    if buffer_slots is not None:
+        buffer_slots = check_int(buffer_slots, "buffer_slots", lo=2, fix="the profiler buffer's slot count")
+    if arch is not None and not isinstance(arch, str):
+        raise InputError(f"arch must be a string such as 'sm_90a', not {type(arch).__name__}", param="arch")
+    strict = check_bool(strict, "strict")
     buf, meta = run_profiled(kernel, args, buffer_slots=buffer_slots, arch=arch)
     tl = from_cuda_profiler(buf, events, strict=strict, meta=meta)
     tl.meta["buffer"] = buf

@@ -25,6 +25,7 @@ _WIDGETS = {
     "APIExplorer": "txlab.views.api",
     "SourceView": "txlab.views.source",
     "DiffView": "txlab.views.diff",
+    "TuneView": "txlab.views.tune",
 }
 
 # model class -> the widget its .view() shows
@@ -33,6 +34,7 @@ VIEW_OF = {
     "txlab.pools.plan.PoolLayout": "PoolMap",
     "txlab.pipelines.trace.PipelineTrace": "PipelineViewer",
     "txlab.schedulers.schedule.ScheduleTrace": "SchedulerExplorer",
+    "txlab.tune.model.TuneResult": "TuneView",
 }
 
 

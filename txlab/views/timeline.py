@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets
 
-from txlab.timeline.model import IKET_PAYLOAD_TYPES
+from txlab.errors import InputError
+from txlab.timeline.model import IKET_PAYLOAD_TYPES, Timeline
 from txlab.views._base import View
 
 _MAX_DEPTH = 3
@@ -42,8 +43,13 @@ def _depths(tl) -> np.ndarray:
     """Sub-row of every event so that overlapping ranges of one track do not hide each other
     (capped at 4 rows). Vectorised: an event's row is the number of earlier events of its track
     still open when it starts, which is the nesting level of properly nested ranges (IKET's);
-    tracks where that makes two ranges of one row overlap (partial overlaps) get greedy interval
-    colouring in a Python loop instead."""
+    tracks where that makes two ranges of one row overlap (partial overlaps) get first-fit rows
+    in a Python loop over their own events only.
+
+    O(n log n) in the number of events whatever the tracks and times: (track, time) pairs are
+    packed into one int64 key, with times replaced by their ranks when a far-off timestamp would
+    not leave room for the track id (one event at 2**50 ns among 100k tracks used to send every
+    track through the loop, each one scanning all events: O(tracks * events))."""
     n = len(tl)
     depth = np.zeros(n, np.uint8)
     if n == 0:
@@ -52,34 +58,47 @@ def _depths(tl) -> np.ndarray:
     s = np.asarray(tl.start_ns, np.int64)
     e = np.maximum(np.asarray(tl.end_ns, np.int64), s)   # (a negative duration counts as 0)
     t0 = int(s.min())
-    if int(e.max()) - t0 < 1 << 40 and int(tr.max()) < 1 << 22:
-        base = tr << 40
-        ends = np.sort(base + (e - t0), kind="stable")
-        lo = np.searchsorted(tr, tr, side="left")          # first event of each event's track
-        closed = np.searchsorted(ends, base + (s - t0), side="right") - lo
-        opened = np.arange(n) - lo                          # earlier events of the same track
-        depth = np.clip(opened - closed, 0, _MAX_DEPTH).astype(np.uint8)
-        bad = _row_overlaps(tr, s, e, depth)
-    else:  # (spans beyond 2**40 ns: every track takes the loop)
-        bad = np.unique(tr)
-    for t in bad:
-        _greedy_rows(np.flatnonzero(tr == t), s, e, depth)
+    span_bits = (int(e.max()) - t0).bit_length()
+    track_bits = int(tr.max()).bit_length()
+    if span_bits + track_bits <= 62:
+        sk, ek = s - t0, e - t0
+    else:   # ranks keep the order (and ties) of the times in < 2n values
+        _, inv = np.unique(np.concatenate([s, e]), return_inverse=True)
+        sk, ek = inv[:n].astype(np.int64), inv[n:].astype(np.int64)
+        span_bits = (2 * n).bit_length()
+    base = tr << span_bits
+    ends = np.sort(base + ek)
+    lo = np.searchsorted(tr, tr, side="left")              # first event of each event's track
+    closed = np.searchsorted(ends, base + sk, side="right") - lo
+    opened = np.arange(n) - lo                             # earlier events of the same track
+    depth = np.clip(opened - closed, 0, _MAX_DEPTH).astype(np.uint8)
+    bad = _row_overlaps(tr, s, e, depth)
+    if len(bad):
+        first = np.searchsorted(tr, bad, side="left")      # events are sorted by track
+        last = np.searchsorted(tr, bad, side="right")
+        for a, b in zip(first.tolist(), last.tolist()):
+            _greedy_rows(range(a, b), s, e, depth)
     return depth
 
 
 def _greedy_rows(idx, s, e, depth) -> None:
-    """First-fit sub-rows for the events ``idx`` of one track (in start order), into ``depth``."""
-    ends_of_row = []  # end time of the last event on each sub-row
+    """First-fit sub-rows for the events ``idx`` of one track (in start order), into ``depth``.
+    Only the rows below the cap are tracked (an event that fits none of them goes on the last,
+    shared row): O(_MAX_DEPTH) per event, not O(rows so far)."""
+    ends_of_row = []  # end time of the last event on each of the sub-rows 0.._MAX_DEPTH-1
     for i in idx:
         si, ei = s[i], e[i]
         for r, last in enumerate(ends_of_row):
             if si >= last:
                 ends_of_row[r] = ei
-                depth[i] = min(r, _MAX_DEPTH)
+                depth[i] = r
                 break
         else:
-            ends_of_row.append(ei)
-            depth[i] = min(len(ends_of_row) - 1, _MAX_DEPTH)
+            if len(ends_of_row) < _MAX_DEPTH:
+                ends_of_row.append(ei)
+                depth[i] = len(ends_of_row) - 1
+            else:
+                depth[i] = _MAX_DEPTH
 
 
 def _row_overlaps(tr, s, e, depth) -> np.ndarray:
@@ -381,6 +400,9 @@ class TimelineView(View):
     height = traitlets.Int(420).tag(sync=True)
 
     def __init__(self, timeline, **kwargs):
+        if not isinstance(timeline, Timeline):
+            raise InputError(f"TimelineView shows a txlab.timeline.Timeline (from_cuda_profiler, load_iket, "
+                             f"record, saved), not {type(timeline).__name__}", param="timeline")
         meta, data = self._payload(timeline)
         # the columns go with the widget's comm_open (one message, no second update)
         super().__init__(meta=meta, data=data, **kwargs)
@@ -389,7 +411,8 @@ class TimelineView(View):
     @staticmethod
     def _payload(tl) -> tuple[dict, bytes]:
         if len(tl.names) > 65535:
-            raise ValueError("TimelineView shows at most 65535 distinct event names")
+            raise InputError(f"TimelineView shows at most 65535 distinct event names; this timeline has "
+                             f"{len(tl.names)}", param="timeline")
         spec, data = encode_columns(tl)
         m = tl.meta
         meta = {
@@ -409,6 +432,9 @@ class TimelineView(View):
 
     def _load(self, tl):
         """Show another timeline in this view (one sync message)."""
+        if not isinstance(tl, Timeline):
+            raise InputError(f"TimelineView shows a txlab.timeline.Timeline, not {type(tl).__name__}",
+                             param="timeline")
         meta, data = self._payload(tl)
         with self.hold_sync():
             self.data = data

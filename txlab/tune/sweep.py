@@ -1,0 +1,321 @@
+"""The sweep driver: asks the search strategy for configurations, compiles them on Ray CPU workers,
+measures them on one Ray actor per GPU, fills a :class:`~txlab.tune.model.TuneResult` as results
+come in, and keeps every measurement in the content-addressed result cache (so an interrupted sweep
+resumes where it stopped: measured configurations are not measured again)."""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+
+from txlab.tune import engine as E
+from txlab.tune.model import Row, TuneResult
+from txlab.tune.search import Budget, strategy_for
+from txlab.tune.space import Space, config_id
+
+_CACHEABLE = ("measured", "check_failed", "fault", "unlaunchable")
+
+
+class Sweep:
+    def __init__(self, build, space, inputs=None, *, check=None, objective="time", budget=None,
+                 cluster=None, arch=None, engine="ray", gpus=None, flops=None, nbytes=None, baseline=None,
+                 rtol=1e-5, atol=1e-6, rel_tol=None, max_spill_bytes=0, warmup=10, rep=50, timeout_s=10.0,
+                 search="auto", seed=0, use_cache=True, name=None, num_cpus=None, prior=None, batch=None):
+        if not callable(build):
+            raise TypeError("build must be a function build(**config) -> @T.prim_func")
+        if inputs is not None and not callable(inputs):
+            raise TypeError("inputs must be a function inputs(config) -> list of kernel arguments")
+        if check is not None and not callable(check):
+            raise TypeError("check must be a reference function (as in txlab.check): check(*args) -> expected")
+        if objective != "time":
+            raise ValueError(f"objective={objective!r}: the objective is 'time' (median launch time, "
+                             "as txlab.bench measures it); TFLOP/s and GB/s follow from flops=/bytes=")
+        if engine not in ("ray", "serial"):
+            raise ValueError(f"engine={engine!r}: use 'ray' (default) or 'serial' (in this process)")
+        self.build, self.inputs, self.check = build, inputs, check
+        self.space = Space.of(space)
+        self.budget = Budget(budget)
+        self.cluster, self.engine, self.gpus = cluster, engine, gpus
+        self.flops, self.nbytes = flops, nbytes
+        if isinstance(baseline, (int, float)):
+            baseline = {"name": "baseline", "time_ms": float(baseline)}
+        if baseline is not None and not (isinstance(baseline, dict) and "time_ms" in baseline):
+            raise TypeError("baseline must be a time in ms or {'name': ..., 'time_ms': ...}")
+        self.baseline = baseline
+        from txlab.compiler import resolve_arch
+
+        self.arch = resolve_arch(arch)
+        self.opts = {"rtol": rtol, "atol": atol, "rel_tol": rel_tol, "warmup": warmup, "rep": rep,
+                     "timeout_s": float(timeout_s)}
+        self.max_spill_bytes = max_spill_bytes
+        self.search, self.seed, self.use_cache = search, seed, use_cache
+        self.num_cpus = num_cpus
+        self.prior = [dict(c) for c in prior or ()]
+        self.batch = batch
+        self.sources = E.collect_sources(build)
+        for fn in (inputs, check):
+            if fn is not None:
+                self.sources.update(E.collect_sources(fn))
+        self.name = name or getattr(build, "__name__", None) or "sweep"
+        self.cancelled = threading.Event()
+
+    # ------------------------------------------------------------------------------------------
+    def new_result(self) -> TuneResult:
+        return TuneResult(name=self.name, space=self.space.to_dict(), baseline=self.baseline,
+                          meta={"arch": self.arch, "engine": self.engine, "budget": self.budget.to_dict(),
+                                "method": dict(self.opts), "max_spill_bytes": self.max_spill_bytes})
+
+    def run(self, result: TuneResult | None = None) -> TuneResult:
+        result = result or self.new_result()
+        self.budget.start()
+        t0 = time.perf_counter()
+        try:
+            if self.engine == "serial":
+                self._run_serial(result)
+            else:
+                self._run_ray(result)
+        finally:
+            for r in result.rows:
+                if r.status == "pending" or (r.status == "compiled" and result.meta.get("gpus")):
+                    r.status, r.reason = "skipped", r.reason or (
+                        "cancelled" if self.cancelled.is_set() else "the budget ran out")
+            result.meta["wall_s"] = time.perf_counter() - t0
+            result.finished = time.time()
+            result.update()
+        return result
+
+    # ---- shared pieces ---------------------------------------------------------------------------
+    def _row(self, result, config) -> Row:
+        row = Row(config=dict(config), id=config_id(config))
+        with result._lock:
+            result.rows.append(row)
+        return row
+
+    def _apply_compile(self, result, row, s) -> None:
+        result.update(row, status=s["status"], reason=s.get("reason", ""), compile_s=s.get("compile_s"),
+                      facts=s.get("facts") or {}, key=s.get("key", ""))
+        if "cuda_visible_devices" in s:
+            seen = result.meta.setdefault("compile_gpu_visible", [])
+            if s["cuda_visible_devices"] not in seen:
+                seen.append(s["cuda_visible_devices"])
+        where = s.get("node") or s.get("host", "?")
+        c = result.meta.setdefault("compile_nodes", {})
+        c[where] = c.get(where, 0) + 1
+
+    def _apply_measure(self, result, row, out, worker="") -> None:
+        fields = {k: out.get(k) for k in ("status", "reason", "fault_kind", "time_ms", "p10_ms", "p90_ms",
+                                          "tflops", "gbps", "rel_error")}
+        fields["reason"] = fields["reason"] or ""
+        if self.baseline and out.get("time_ms"):
+            fields["ratio"] = self.baseline["time_ms"] / out["time_ms"]
+        result.update(row, worker=worker, **fields)
+
+    def _cached(self, row, device) -> dict | None:
+        if not self.use_cache or not row.key:
+            return None
+        row_key = E.result_key(row.key, device, self.opts, self.check, self.inputs, row.config)
+        row._result_key = row_key  # type: ignore[attr-defined]
+        return E.load_result(row_key)
+
+    def _remember(self, row, out) -> None:
+        key = getattr(row, "_result_key", None)
+        if self.use_cache and key and out.get("status") in _CACHEABLE:
+            E.store_result(key, {k: v for k, v in out.items() if k != "measure_s"})
+
+    def _tell(self, strategy, row):
+        strategy.tell(row.config, row.time_ms if row.status == "measured" else None)
+
+    # ---- in this process -----------------------------------------------------------------------
+    def _run_serial(self, result):
+        from txlab.device import probe
+
+        info = probe()
+        measure = self.inputs is not None and info.available and self.gpus != 0
+        result.meta.update(gpus=1 if measure else 0, workers=1, placement=[E.gpu_identity()] if measure else [])
+        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
+        result.meta["search"] = strategy.name
+        reference = E._Reference()
+        t_compile = 0.0
+        planned = collections.deque()
+        if strategy.name == "exhaustive":  # every row exists (pending) from the start
+            planned.extend(self._row(result, c) for c in strategy.ask(len(strategy.configs)))
+            result.update()
+        while self.budget.time_left() and not self.cancelled.is_set():
+            if planned:
+                row = planned.popleft()
+            else:
+                batch = strategy.ask(1)
+                if not batch:
+                    break
+                row = self._row(result, batch[0])
+                result.update()
+            t = time.perf_counter()
+            s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes)
+            t_compile += time.perf_counter() - t
+            self._apply_compile(result, row, s)
+            if measure and row.status == "compiled":
+                hit = self._cached(row, info.name)
+                if hit is not None:
+                    self._apply_measure(result, row, hit, worker="cache")
+                    row.cached = True
+                else:
+                    out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
+                                        opts={**self.opts, "key": row.key}, reference=reference,
+                                        flops=self.flops, nbytes=self.nbytes)
+                    self._remember(row, out)
+                    self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+            self._tell(strategy, row)
+        result.meta["compile_phase_s"] = t_compile
+
+    # ---- on Ray ------------------------------------------------------------------------------------
+    def _run_ray(self, result):
+        import ray
+
+        init = E.ray_init(self.cluster, num_cpus=self.num_cpus)
+        if init["mode"] == "existing" and "ray" in result.meta:
+            init = result.meta["ray"]  # started by TuneRun just before
+        result.update(ray=init, nodes=E.node_report())
+        resources = ray.cluster_resources()
+        slots = max(1, int(resources.get("CPU", 1)))
+        n_gpu = int(resources.get("GPU", 0)) if self.gpus is None else int(self.gpus)
+        n_gpu = n_gpu if self.inputs is not None else 0
+        actors, placement = [], []
+        if n_gpu:
+            actors, placement = E.measurers(n_gpu)
+        slots = max(1, slots - len(actors))
+        result.update(gpus=len(actors), workers=slots, placement=placement)
+        device = placement[0]["device"] if placement else ""
+        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
+        result.meta["search"] = strategy.name
+        remote_compile = E._remote_compile()
+        build_ref = ray.put(self.build)
+        inputs_ref = ray.put(self.inputs)
+        check_ref = ray.put(self.check)
+        compiling: dict = {}      # summary ref -> (row, files ref)
+        measuring: dict = {}      # result ref -> (row, actor index)
+        queue: collections.deque = collections.deque()
+        free = list(range(len(actors)))
+        t_first = time.perf_counter()
+        t_compiled = None
+        exhaustive = strategy.name == "exhaustive"
+
+        def ask(k):
+            got = strategy.ask(k)
+            for config in got:
+                row = self._row(result, config)
+                s_ref, f_ref = remote_compile.remote(build_ref, row.config, self.arch, self.sources,
+                                                     self.max_spill_bytes)
+                compiling[s_ref] = (row, f_ref)
+            result.update()
+            return len(got)
+
+        try:
+            if exhaustive:
+                ask(len(strategy.configs))
+            while True:
+                stop = self.cancelled.is_set() or not self.budget.time_left()
+                if stop and compiling:
+                    for ref in list(compiling):
+                        ray.cancel(ref, force=False)
+                    compiling.clear()
+                if stop:
+                    queue.clear()
+                dry = False
+                if not stop and not exhaustive and not compiling and len(queue) <= len(actors) \
+                        and not strategy.exhausted():
+                    # with GPUs, small batches: the sampler learns from each measured batch
+                    k = self.batch or (min(slots, max(4, 2 * len(actors))) if actors else slots * 2)
+                    dry = ask(k) == 0
+                while queue and free and not stop:
+                    row, f_ref = queue.popleft()
+                    i = free.pop()
+                    ref = actors[i].measure.remote(build_ref, row.config, self.arch, self.sources, f_ref,
+                                                   inputs_ref, check_ref, {**self.opts, "key": row.key},
+                                                   self.flops, self.nbytes)
+                    measuring[ref] = (row, i)
+                    result.update(row, reason="measuring")
+                refs = list(compiling) + list(measuring)
+                if not refs:
+                    if strategy.exhausted() or stop or exhaustive or dry:
+                        break
+                    continue
+                ready, _ = ray.wait(refs, num_returns=1, timeout=0.5)
+                for ref in ready:
+                    if ref in compiling:
+                        row, f_ref = compiling.pop(ref)
+                        try:
+                            s = ray.get(ref)
+                        except Exception as exc:  # noqa: BLE001 - a worker died under the compile
+                            s = {"status": "compile_failed", "reason": f"compile worker: {E._short(exc)}"}
+                        self._apply_compile(result, row, s)
+                        if not compiling:
+                            t_compiled = time.perf_counter()
+                        if row.status == "compiled" and actors:
+                            hit = self._cached(row, device)
+                            if hit is not None:
+                                row.cached = True
+                                self._apply_measure(result, row, hit, worker="cache")
+                                self._tell(strategy, row)
+                            else:
+                                queue.append((row, f_ref))
+                        else:
+                            self._tell(strategy, row)
+                    else:
+                        row, i = measuring.pop(ref)
+                        try:
+                            out = ray.get(ref)
+                        except Exception as exc:  # noqa: BLE001 - the actor itself died
+                            out = {"status": "fault", "fault_kind": "worker_died",
+                                   "reason": f"GPU actor died: {E._short(exc)}"}
+                            actors[i] = E.replace_measurer(i)
+                        self._remember(row, out)
+                        where = placement[i] if i < len(placement) else {}
+                        self._apply_measure(result, row, out,
+                                            worker=f"{where.get('host', '?')} GPU {','.join(where.get('gpu_ids', []))}")
+                        self._tell(strategy, row)
+                        free.append(i)
+        finally:
+            if compiling:
+                for ref in list(compiling):
+                    ray.cancel(ref, force=False)
+            result.meta["compile_phase_s"] = (t_compiled or time.perf_counter()) - t_first
+
+
+class TuneRun:
+    """A sweep running in a background thread: ``.result`` (filled live), ``.wait()``, ``.cancel()``."""
+
+    def __init__(self, sweep: Sweep):
+        self.sweep = sweep
+        self.result = sweep.new_result()
+        if sweep.engine == "ray":  # Ray is started from the caller's (main) thread, not the sweep's
+            self.result.meta["ray"] = E.ray_init(sweep.cluster, num_cpus=sweep.num_cpus)
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="txlab-tune", daemon=True)
+        self._thread.start()
+
+    def _main(self):
+        try:
+            self.sweep.run(self.result)
+        except BaseException as exc:  # noqa: BLE001 - reported by wait()
+            self.error = exc
+            self.result.update(error=f"{type(exc).__name__}: {exc}")
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> TuneResult:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"the sweep is still running after {timeout} s")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def cancel(self) -> None:
+        """Stop asking for and dispatching work; running measurements finish, the rest is skipped."""
+        self.sweep.cancelled.set()
+
+    def __repr__(self):
+        return f"<TuneRun {'done' if self.done else 'running'}: {self.result!r}>"
