@@ -17,7 +17,7 @@ from txlab import pipelines as P  # noqa: E402
 def polling_baseline(stages, roles, init, offset):
     """Returns (finished, ops executed). Same semantics as simulate(), none of its bookkeeping."""
     S = stages
-    scripts = [[P._parse_op(o, r.name, i) for i, o in enumerate(r.ops)] for r in roles]
+    scripts = [[P.parse_op(o, r.name, i) for i, o in enumerate(r.ops)] for r in roles]
     phase = [0] * (2 * S)
     pend = [init[b] for b in range(2) for _ in range(S)]
     tx = [0] * (2 * S)
@@ -108,9 +108,9 @@ def main():
     rows.append(("simulate + materialise .steps (full state per event)", t_steps, None, len(trace)))
     t_dict, d = best_of(lambda: trace.to_dict(), args.repeat)
     rows.append(("trace.to_dict()", t_dict, None, d["n_events"]))
-    from txlab.views.pipeline import _pack
+    from txlab.views.pipeline import pack_events
 
-    t_pack, blob = best_of(lambda: _pack(trace), args.repeat)
+    t_pack, blob = best_of(lambda: pack_events(trace), args.repeat)
     rows.append(("widget payload (int32 events)", t_pack, None, len(blob) // 44))
 
     print(f"{'measurement':56s} {'time':>10s} {'target':>10s} {'events':>8s}  status")

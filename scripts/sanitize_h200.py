@@ -177,7 +177,7 @@ def bank_rows(rows, bank):
             with tempfile.TemporaryDirectory() as d:
                 import numpy as np
 
-                job = sanitizer._write_job(c, [np.ones((1024, 1024), "float32"),
+                job = sanitizer.write_job(c, [np.ones((1024, 1024), "float32"),
                                                np.zeros((1024, 1024), "float32")], Path(d))
                 measured, err = _ncu(job)
         except Exception as exc:  # noqa: BLE001

@@ -63,6 +63,23 @@ def test_elementwise_equals_numpy_and_bounds_are_checked():
     assert ei.value.finding.kind == "out_of_bounds"
 
 
+def test_a_compiled_kernel_is_not_lowered_again(monkeypatch):
+    """emulate(compiled) runs the device IR the compile lowered (txlab.build.lower, kept on the
+    Compiled); a prim_func is lowered by the same function."""
+    from txlab import build
+
+    good = kernel(SCALE.replace("BOUND", "n"), "scale")
+    c = txlab.compile(good, arch="sm_90a")
+    calls = []
+    real = build.lower
+    monkeypatch.setattr(build, "lower", lambda *a, **k: calls.append(a) or real(*a, **k))
+    a = np.arange(300, dtype=np.float32)
+    b = np.zeros_like(a)
+    assert emulate(c, a, b, 300).ok and np.array_equal(b, 2 * a)
+    assert calls == []
+    assert emulate(good, a, b, 300, arch="sm_90a").ok and len(calls) == 1
+
+
 def test_ctas_subset_runs_only_those():
     good = kernel(SCALE.replace("BOUND", "n"), "scale")
     n = 1024

@@ -346,7 +346,7 @@ def test_viewer_packs_events_and_reruns_on_param_change():
     assert len(v.events) == 4 * 11 * len(t)
     assert v.step == t.deadlock.step and v.meta["deadlock"]["waits"][0]["role"] == "producer"
     row = np.frombuffer(v.events, "<i4").reshape(-1, 11)
-    assert [tuple(r) for r in row] == [tuple(e) for e in t._events]
+    assert [tuple(r) for r in row] == [tuple(e) for e in t.event_rows]
     v.params = {**v.params, "producer_phase": 1}
     assert v.trace.ok and v.meta["deadlock"] is None and v.step == -1
     v.params = {**v.params, "init_empty": 0}

@@ -80,9 +80,9 @@ def test_gemm_roll_up(tmp_path, gemm):
     assert p.kernel == "hopper_gemm_kernel" and p.total_samples == 18769
     # the report's SASS is our cubin's, instruction for instruction (compilation is deterministic)
     raw = ncu.read_report(_report(tmp_path, "gemm"))
-    from txlab.profiling import _sass_by_offset
+    from txlab.profiling import sass_by_offset
 
-    ours = _sass_by_offset(gemm.sass, p.kernel)
+    ours = sass_by_offset(gemm.sass, p.kernel)
     assert all(ours[o].split()[0] == s.split()[0] for o, s in raw["sass"].items())
     assert p.attributed_share >= 0.95
     hot = p.lines[0]
@@ -186,7 +186,7 @@ def test_profile_timeout_kills_the_run(tmp_path, monkeypatch, sample_kernels):
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\nsleep 30\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    out, code, timed_out = profiling._run([str(fake)], 1.0, tmp_path / "none.pkl")
+    out, code, timed_out = profiling.run_ncu([str(fake)], 1.0, tmp_path / "none.pkl")
     assert timed_out
 
 

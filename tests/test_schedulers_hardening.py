@@ -37,9 +37,9 @@ def test_message_of_a_caret_only_error_is_not_a_caret_line():
             "1152921504606846976 exceeds range of int32\n --> tile_scheduler.py:311:33\n     |  \n"
             " 311 |          if (FULL_GROUPS > 0) & (tile_linear < FULL_GROUPS * GROUP_SPAN):\n"
             "     |                                  ^^^^^^^^^^^^^^^^^^^^^^  ")
-    assert schedulers._last_message_line(text) == \
+    assert schedulers.last_message_line(text) == \
         "Literal value 1152921504606846976 exceeds range of int32"
-    assert schedulers._last_message_line("  ^^^^\n") == "(no message)"
+    assert schedulers.last_message_line("  ^^^^\n") == "(no message)"
 
 
 @pytest.mark.parametrize("name", [None, 123, 4.5, ["GroupMajor3D"]])

@@ -49,26 +49,26 @@ def test_shared_memory_staging_reuses_segments_per_argument(tmp_path):
     c = run_cell(src, {}, arch="sm_90a")["scale"]
     a = np.arange(5000, dtype=np.float32)
     b = np.zeros(5000, np.float32)
-    spec, staged = worker._pack(c, [a, b, 5000], None)
+    spec, staged = worker.pack_args(c, [a, b, 5000], None)
     assert [s[0] for s in spec] == ["shm", "shm", "scalar"]
     assert spec[0][2:] == ((5000,), "float32", a.nbytes) and spec[2] == ("scalar", 5000)
     seg_a = staged[0][0]
     np.testing.assert_array_equal(np.ndarray((5000,), np.float32, buffer=seg_a.buf[:a.nbytes]), a)
     names = [s[1] for s in spec[:2]]
-    worker._release(staged)
-    spec2, staged2 = worker._pack(c, [a, b, 5000], None)
+    worker.release_args(staged)
+    spec2, staged2 = worker.pack_args(c, [a, b, 5000], None)
     assert [s[1] for s in spec2[:2]] == names  # same segment for the same argument: pinned once
     # write-back goes through the per-argument function, and only on success (done by _request)
     staged2[1][1].view(np.float32)[:] = 7.0
     staged2[1][2](staged2[1][1].view(np.float32).reshape(b.shape))
     assert (b == 7.0).all()
-    worker._release(staged2)
+    worker.release_args(staged2)
 
 
 def test_read_only_arrays_are_never_written_back():
     a = np.zeros(4, np.float32)
     a.flags.writeable = False
-    host, back = worker._host_copy(a)
+    host, back = worker.host_copy(a)
     back(np.ones(4, np.float32))
     assert (a == 0).all()
 

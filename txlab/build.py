@@ -31,6 +31,9 @@ class Lowered:
     device_mods: dict
     target_host: Any
     launch: dict
+    #: the host module before finalization (its launch calls and TMA descriptor encodes are still
+    #: calls: what txlab.emulator binds arguments from)
+    host_ir: Any = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,13 +197,14 @@ def lower(mod, arch: str, entry: str) -> Lowered:
             lowered = pipeline(bound)
         host_mod, device_mods = split_host_device_mods(lowered)
         launch = launch_info(host_mod)  # read before finalization lowers the launch calls
+        host_ir = host_mod
         host_mod = finalize_host()(host_mod)
         device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
     except CompileError:
         raise
     except Exception as exc:  # TVM raises many types; all mean "lowering failed"
         raise error_from_tvm("lower", exc, mod, entry) from None
-    return Lowered(host_mod, device_mods, target_host, launch)
+    return Lowered(host_mod, device_mods, target_host, launch, host_ir)
 
 
 def codegen_source(lowered: Lowered, entry: str) -> str:

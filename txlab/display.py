@@ -256,8 +256,8 @@ HTML_OF = {
 
 # model class -> plain text (IPython's pretty printer): its summary, not the dataclass repr
 TEXT_OF = {
-    ("txlab.pools", "PoolLayout"): lambda obj: obj.summary(),
-    ("txlab.pipelines", "PipelineTrace"): lambda obj: obj.summary(),
+    ("txlab.pools.plan", "PoolLayout"): lambda obj: obj.summary(),
+    ("txlab.pipelines.trace", "PipelineTrace"): lambda obj: obj.summary(),
 }
 
 

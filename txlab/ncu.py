@@ -6,7 +6,7 @@ read the report with NVIDIA's reader.
 * **Running**: ``ncu --target-processes all --kernel-name regex:^<kernel>$ --launch-count 1
   --section ... --import-source yes --export <tmp>/report python -m txlab.ncu_runner <job>``.
   The runner (:mod:`txlab.ncu_runner`) is the isolated worker's own request loop
-  (``txlab.worker._child_main``) fed one launch request from a file: it loads the library the
+  (``txlab.worker.child_main``) fed one launch request from a file: it loads the library the
   notebook process exported for the kernel and launches it once, with the arguments staged in
   shared memory exactly as for the worker. A fault is reported back typed (the runner's reply);
   a hang is bounded by a timeout after which ncu's process group and the runner are killed.

@@ -1,6 +1,6 @@
 """The process Nsight Compute launches: ``python -m txlab.ncu_runner <job.pkl>``.
 
-It is the isolated worker (``txlab.worker._child_main``: TVM runtime only, the kernel's exported
+It is the isolated worker (``txlab.worker.child_main``: TVM runtime only, the kernel's exported
 library, arguments from shared memory, typed fault replies) fed its requests from the job file
 instead of a pipe; every message it sends (ready, heartbeats, the reply) is appended to the
 job's message file as it happens, so the parent learns the runner's pid and the outcome even if
@@ -57,10 +57,10 @@ def main(argv=None) -> int:
     from multiprocessing import resource_tracker
 
     resource_tracker.register = lambda *a, **k: None
-    from txlab.worker import _child_main
+    from txlab.worker import child_main
 
     conn = _FileConn([("run", job["request"])], job["messages"])
-    _child_main(conn, job.get("tvm_mode", "runtime"))
+    child_main(conn, job.get("tvm_mode", "runtime"))
     conn.close()
     return 0
 

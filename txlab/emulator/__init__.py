@@ -34,36 +34,21 @@ class _Sig:
 
 def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
     """(entry name, user PrimFunc, host module before finalisation, {kernel: device PrimFunc},
-    launch info) -- the same TVM steps txlab.compiler uses."""
-    import tvm
-    from tvm.tirx.build import split_host_device_mods
-
+    launch info) -- :func:`txlab.build.lower`, the lowering txlab.compile runs; a ``txlab.Compiled``
+    for the same arch gives the lowering it kept (a kernel is lowered once)."""
     import txlab.compat  # noqa: F401
     from txlab import build, ir
     from txlab.arch import resolve_arch
 
     mod, entry = ir.as_module(kernel, name, what="txlab.emulate")
     arch = resolve_arch(arch if arch is not None else getattr(kernel, "arch", None))
-    target = build.cuda_target(arch)
-    target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
-    try:
-        bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
-        pipeline, _finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("tirx")
-        with target:
-            lowered = pipeline(bound)
-        host_mod, device_mods = split_host_device_mods(lowered)
-        launch = build.launch_info(host_mod)
-        devices = {}
-        for t, m in device_mods.items():
-            fm = finalize_device()(m)
-            for gv, f in fm.functions_items():
-                devices[gv.name_hint] = f
-    except Exception as exc:  # noqa: BLE001 - TVM raises many types
-        from txlab.errors import CompileError
-
-        if isinstance(exc, CompileError):
-            raise
-        raise build.error_from_tvm("lower", exc, mod, entry) from None
+    lowered = None
+    if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
+        lowered = kernel.lowered            # txlab.Compiled: kept from its compile
+    if lowered is None or lowered.host_ir is None:
+        lowered = build.lower(mod, arch, entry)
+    host_mod, launch = lowered.host_ir, lowered.launch
+    devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
 

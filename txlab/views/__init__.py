@@ -29,11 +29,11 @@ _WIDGETS = {
 }
 
 # model class -> the widget its .view() shows
-_VIEW_OF = {
+VIEW_OF = {
     "txlab.timeline.model.Timeline": "TimelineView",
-    "txlab.pools.PoolLayout": "PoolMap",
-    "txlab.pipelines.PipelineTrace": "PipelineViewer",
-    "txlab.schedulers.ScheduleTrace": "SchedulerExplorer",
+    "txlab.pools.plan.PoolLayout": "PoolMap",
+    "txlab.pipelines.trace.PipelineTrace": "PipelineViewer",
+    "txlab.schedulers.schedule.ScheduleTrace": "SchedulerExplorer",
     "txlab.tune.model.TuneResult": "TuneView",
 }
 
@@ -46,7 +46,7 @@ def _factory(widget: str):
     return make
 
 
-for _model, _widget in _VIEW_OF.items():
+for _model, _widget in VIEW_OF.items():
     hooks.register_widget(_model, _factory(_widget))
 
 

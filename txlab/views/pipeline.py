@@ -23,7 +23,8 @@ EDITABLE = {
 }
 
 
-def _pack(trace) -> bytes:
+def pack_events(trace) -> bytes:
+    """The trace's events as one int32 buffer (the widget's payload), fields in ``trace.event_fields``."""
     flat = array("i")
     for e in trace.event_rows:
         flat.extend(e)
@@ -67,7 +68,7 @@ class PipelineViewer(View):
         self._loading = True
         try:
             self.meta = d
-            self.events = _pack(trace)
+            self.events = pack_events(trace)
             self.params = {k: trace.params[k] for k in EDITABLE if k in trace.params}
             self.error = ""
             if step is None:

@@ -1,0 +1,305 @@
+"""Reading a real kernel: the full/empty barrier pairs a kernel's IR declares (``PipelineSpec``),
+with arrivals and tx bytes derived from the code by :mod:`txlab.pipeline_code`."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from txlab.pipelines.protocol import Problem, ScriptError
+from txlab.pipelines.simulator import simulate
+from txlab.pipelines.trace import PipelineTrace
+
+
+@dataclass
+class PipelineSpec:
+    """A full/empty pipeline as declared in a kernel's IR (what ``Pipeline(pool, stages, ...)``
+    lowered to): barrier buffers, kinds, init counts, expect-tx bytes and the phases the roles'
+    PipelineStates start at, where the IR says so. ``simulate(iterations)`` runs it."""
+
+    stages: int
+    full: str = "tma"
+    empty: str = "mbar"
+    init_full: int = 1
+    init_empty: int = 1
+    empty_phase_offset: int = 0
+    tx_bytes: int | None = None
+    producer_phase: int = 1
+    consumer_phase: int = 0
+    full_buffer: str = ""
+    empty_buffer: str = ""
+    kernel: str = ""
+    notes: list = field(default_factory=list)
+    # what the code does (txlab.pipeline_code): arrivals per phase counted over the threads that
+    # execute each arrive, bytes announced by expect_tx and delivered by the TMA copies, and the
+    # user's line of each (None: not derived; notes say what was assumed instead)
+    arrivals_full: int | None = None
+    arrivals_empty: int | None = None
+    expect_tx_bytes: int | None = None
+    tx_delivered: int | None = None
+    lines: dict = field(default_factory=dict)
+    copies: list = field(default_factory=list)
+    arrive_sites: dict = field(default_factory=dict)
+
+    @property
+    def derived(self) -> bool:
+        """True when arrival counts were derived from the code (simulate() then uses them)."""
+        return self.arrivals_empty is not None or self.arrivals_full is not None
+
+    def roles(self) -> dict:
+        """The roles the code runs, per iteration: the producer waits on empty, announces and
+        receives the tx bytes and arrives on full as often as the code does; the consumers wait on
+        full and arrive on empty as many times as threads execute their arrive."""
+        af = self.arrivals_full if self.arrivals_full is not None else 1
+        ae = self.arrivals_empty if self.arrivals_empty is not None else self.init_empty
+        expect = self.expect_tx_bytes if self.expect_tx_bytes is not None else (
+            self.tx_delivered if self.tx_delivered is not None else self.tx_bytes)
+        deliver = self.tx_delivered if self.tx_delivered is not None else expect
+        prod = [("wait", "empty")]
+        if self.full == "tma" and expect is not None:
+            if af >= 1:
+                prod.append(("arrive_expect_tx", "full", int(expect)))
+                if af > 1:
+                    prod.append(("arrive", "full", af - 1))
+            else:
+                prod.append(("expect_tx", "full", int(expect)))
+            if deliver:
+                prod.append(("complete_tx", "full", int(deliver)))
+        elif af >= 1:
+            prod.append(("arrive", "full", af))
+        prod.append(("advance",))
+        cons = [("wait", "full")] + ([("arrive", "empty", ae)] if ae >= 1 else []) + [("advance",)]
+        return {"producer": {"ops": prod, "kind": "producer"}, "consumers": {"ops": cons, "kind": "consumer"}}
+
+    def simulate_kwargs(self) -> dict:
+        return dict(init_full=self.init_full, init_empty=self.init_empty,
+                    empty_phase_offset=self.empty_phase_offset, tx_bytes=self.tx_bytes,
+                    producer_phase=self.producer_phase, consumer_phase=self.consumer_phase,
+                    full=self.full, empty=self.empty, consumers=self.init_empty)
+
+    def simulate(self, iterations: int, **overrides) -> PipelineTrace:
+        """Simulate this pipeline with one consumer role per empty arrival (``init_empty``) unless
+        overridden; any :func:`simulate` keyword can be overridden."""
+        kw = self.simulate_kwargs()
+        if self.derived and not {"roles", "consumers", "producers", "tx_bytes"} & set(overrides):
+            kw.pop("consumers")
+            kw.pop("tx_bytes")
+            kw.update(overrides)
+            trace = simulate(self.stages, iterations=iterations, roles=self.roles(), **kw)
+            placed = []
+            for p in (self._placed(p) for p in trace.problems):
+                if all((q.kind, q.lineno, q.message) != (p.kind, p.lineno, p.message) for q in placed):
+                    placed.append(p)
+            trace.problems = tuple(placed)
+            return trace
+        kw.update(overrides)
+        return simulate(self.stages, iterations=iterations, **kw)
+
+    def _placed(self, p: Problem) -> Problem:
+        """A problem of the derived protocol, at the line of the arrive/copy that causes it."""
+        import dataclasses
+
+        if p.kind in ("over_arrival", "init_count") and p.barrier in ("full", "empty"):
+            sites = self.arrive_sites.get(p.barrier) or []
+            total = sum(n for _, n, _ in sites)
+            init = self.init_full if p.barrier == "full" else self.init_empty
+            if not sites:
+                return p
+            worst = max(sites, key=lambda x: x[1])
+            line = worst[0]
+            threads = ", ".join(f"{n} thread(s) execute the {k} at line {ln}" for ln, n, k in sites)
+            if total > init:
+                kind = "over_arrival"
+                msg = (f"{p.barrier}[stage] receives {total} arrivals per phase but was initialised for "
+                       f"{init}: {threads}. Each phase completes after the first {init}; the surplus "
+                       f"completes phases nobody waited for, so the parity runs ahead and the waiters "
+                       f"hang or pass early. Guard the arrive so {init} thread(s) execute it per phase "
+                       f"(e.g. `if tid % 32 == 0` for one per warp, or T.ptx.elect_sync()), or init "
+                       f"the barrier with {total}.")
+            else:
+                kind = "under_arrival"
+                msg = (f"{p.barrier}[stage] receives only {total} arrival(s) per phase but was initialised "
+                       f"for {init}: {threads}. The phase never completes and its waiters hang. Let "
+                       f"{init} thread(s) arrive per phase, or init the barrier with {total}.")
+            return dataclasses.replace(p, kind=kind, message=msg, lineno=line,
+                                       lines=tuple(ln for ln, _, _ in sites))
+        if p.kind == "tx_mismatch":
+            ex, cp = self.lines.get("expect_tx") or [], self.lines.get("copy") or []
+            boxes = "; ".join(f"line {c['line']}: box {'x'.join(str(e) for e in c['box'])} {c['dtype']} = "
+                              f"{c['bytes']} B" + (f" x {c['threads']} threads" if c["threads"] != 1 else "")
+                              for c in self.copies)
+            msg = (f"{p.barrier}[stage] expects {self.expect_tx_bytes} bytes per phase (expect_tx at line "
+                   f"{', '.join(map(str, ex)) or '?'}) but the TMA copies deliver {self.tx_delivered} "
+                   f"({boxes}). " + p.message.split(" but the copies deliver")[-1].split(". ", 1)[-1])
+            return dataclasses.replace(p, message=msg, lineno=ex[0] if ex else (cp[0] if cp else None),
+                                       lines=tuple(ex) + tuple(cp))
+        return p
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _as_prim_funcs(obj):
+    import tvm
+
+    from txlab import ir
+
+    mod, _ = ir.as_module(obj, what="txlab.pipelines.from_kernel()")
+    return [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
+
+
+def _barrier_buffer(ptr_expr):
+    """The (buffer, index) behind ``cvta(address_of(buf[i]))`` / ``address_of(buf[i])``."""
+    from tvm.ir import TensorLoad
+
+    e = ptr_expr
+    for _ in range(4):
+        if isinstance(e, TensorLoad):
+            return _load_source(e), (e.indices[0] if len(e.indices) else None)
+        if hasattr(e, "args") and len(e.args):
+            e = e.args[0]
+        else:
+            return None, None
+    return None, None
+
+
+def _load_source(load):
+    """The buffer a load reads (``.source`` in TVM 0.27's TensorLoad, ``.buffer`` before)."""
+    src = getattr(load, "source", None)
+    return src if src is not None else getattr(load, "buffer", None)
+
+
+def _int(e):
+    v = getattr(e, "value", None)
+    return int(v) if isinstance(v, int) else None
+
+
+def find_pipelines(kernel) -> list[PipelineSpec]:
+    """Every full/empty barrier pair in a kernel's IR, in declaration order.
+
+    What is read: ``mbarrier.init`` (slot count = buffer extent, arrival count), arrives
+    (``arrive.expect_tx`` → TMA with its byte count, ``tcgen05.commit`` → tcgen05, plain
+    ``arrive`` → mbar), and parity waits: ``wait(buf[ps_stage], ps_phase ^ k)`` gives the phase
+    offset ``k`` and, through the constant ``ps_phase`` is initialised with, the producer (waits on
+    empty) and consumer (waits on full) start phases. Barriers are paired as ``Pipeline`` declares
+    them: a full barrier initialised right before an empty barrier of the same depth."""
+    import tvm.tirx as tx
+    import tvm_ffi
+    from tvm.ir import StringImm, TensorLoad
+
+    out = []
+    for kname, func in _as_prim_funcs(kernel):
+        inits: list = []          # (buffer, count) in order
+        kinds: dict = {}          # buffer name -> kind
+        tx_bytes: dict = {}
+        wait_phase: dict = {}     # buffer name -> (phase buffer name, xor constant)
+        const_init: list = []     # (local scalar buffer, first constant stored to it)
+
+        def visit(s):
+            if isinstance(s, tx.BufferStore):
+                buf = getattr(s, "buffer", None)
+                if buf is None:
+                    buf = getattr(s, "source", None)
+                c = _int(s.value)
+                if (c is not None and buf is not None and buf.scope() == "local"
+                        and not any(b.same_as(buf) for b, _ in const_init)):
+                    const_init.append((buf, c))
+                return
+            if not isinstance(s, tx.Evaluate) or not hasattr(s.value, "op"):
+                return
+            call = s.value
+            op = getattr(call.op, "name", "")
+            if not op or not len(call.args):
+                return
+            if op.endswith("mbarrier_init"):
+                buf, _ = _barrier_buffer(call.args[0])
+                if buf is not None and not any(b.same_as(buf) for b, _ in inits):
+                    inits.append((buf, _int(call.args[1])))
+            elif op.endswith("mbarrier_arrive_expect_tx"):
+                buf, _ = _barrier_buffer(call.args[0])
+                if buf is not None:
+                    kinds[buf.name] = "tma"
+                    n = _int(call.args[1])
+                    if n is not None:
+                        tx_bytes[buf.name] = n
+            elif "tcgen05" in op or any("tcgen05.commit" in str(a) for a in call.args
+                                        if isinstance(a, StringImm)):
+                buf, _ = _barrier_buffer(call.args[0])
+                if buf is not None:
+                    kinds[buf.name] = "tcgen05"
+            elif op.endswith("mbarrier_arrive") or op.endswith("mbarrier_arrive_nocount"):
+                buf, _ = _barrier_buffer(call.args[0])
+                if buf is not None:
+                    kinds.setdefault(buf.name, "mbar")
+            elif op.endswith("mbarrier_wait"):
+                buf, _ = _barrier_buffer(call.args[0])
+                ph = call.args[1]
+                xor = 0
+                if type(ph).__name__ == "BitwiseXor":
+                    xor = _int(ph.b) or 0
+                    ph = ph.a
+                pbuf = _load_source(ph) if isinstance(ph, TensorLoad) else None
+                if buf is not None and buf.name not in wait_phase:
+                    wait_phase[buf.name] = (pbuf, xor)
+
+        # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
+        tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
+
+        def start_value(pbuf):
+            return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)
+        i = 0
+        while i + 1 < len(inits):
+            (fb, fc), (eb, ec) = inits[i], inits[i + 1]
+            depth = _int(fb.shape[0]) if len(fb.shape) == 1 else None
+            if depth is None or len(eb.shape) != 1 or _int(eb.shape[0]) != depth:
+                i += 1
+                continue
+            notes = []
+            spec = PipelineSpec(stages=depth, full=kinds.get(fb.name, "mbar"),
+                                empty=kinds.get(eb.name, "mbar"), init_full=fc or 1, init_empty=ec or 1,
+                                tx_bytes=tx_bytes.get(fb.name), full_buffer=fb.name or "full",
+                                empty_buffer=eb.name or "empty", kernel=kname)
+            if eb.name in wait_phase:
+                pbuf, xor = wait_phase[eb.name]
+                spec.empty_phase_offset = xor & 1
+                if start_value(pbuf) is not None:
+                    spec.producer_phase = start_value(pbuf) & 1
+                else:
+                    notes.append("producer start phase not a constant in the IR; assumed 1")
+            else:
+                notes.append("no wait on the empty barriers found")
+            if fb.name in wait_phase:
+                pbuf, xor = wait_phase[fb.name]
+                if xor:
+                    notes.append(f"waits on the full barrier XOR the phase with {xor}")
+                if start_value(pbuf) is not None:
+                    spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
+                else:
+                    notes.append("consumer start phase not a constant in the IR; assumed 0")
+            else:
+                notes.append("no wait on the full barriers found")
+            notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role "
+                         "assumed)")
+            spec.notes = notes
+            out.append(spec)
+            i += 2
+    if out:
+        from txlab.pipeline_code import derive
+
+        derive(kernel, out, getattr(kernel, "arch", None) or "sm_90a")
+    return out
+
+
+def from_kernel(kernel, which: int = 0) -> PipelineSpec:
+    """The pipeline a kernel declares (``which``-th if several), read from its IR: stages, barrier
+    kinds, init counts, expect-tx bytes, phase offset and start phases. Accepts a prim_func, an
+    IRModule, or anything with ``.ir_module`` (``txlab.Compiled``). ``.simulate(iterations)`` on the
+    result runs it; pass overrides to try fixes."""
+    specs = find_pipelines(kernel)
+    if not specs:
+        raise ScriptError(
+            "no full/empty mbarrier pair found in this kernel's IR: expected two mbarrier.init'ed "
+            "barrier buffers of the same depth (what tvm.backend.cuda.lang.Pipeline(pool, stages, "
+            "full=..., empty=...) emits). Describe the protocol with txlab.pipelines.simulate(...) "
+            "instead.")
+    if not -len(specs) <= which < len(specs):
+        raise IndexError(f"the kernel declares {len(specs)} pipeline(s); which={which} is out of range")
+    return specs[which]

@@ -1,0 +1,335 @@
+"""Reading a plan back from a kernel's IR: the public entry points (``layout``, ``layouts``, ``check``,
+``bank_pattern``) and the walk over the IR (``tvm_ffi.structural_walk``) that rebuilds the plan."""
+from __future__ import annotations
+
+import math
+
+from txlab import ir
+from txlab.pools.buffers import (_bank_pattern, _footprint_bytes, _gaps, _int, _lanes_overlap, _name_unnamed,
+                                 _shape, _swizzle_text, _tmem_lanes, _user_line)
+from txlab.pools.fit import _errors, _occupancy, _threads_per_cta, _warnings
+from txlab.pools.limits import ARCH_LIMITS, TMEM_LANES, arch_limits
+from txlab.pools.plan import PoolLayout
+
+
+# ------------------------------------------------------------------------------------------------
+# Public entry points
+# ------------------------------------------------------------------------------------------------
+
+def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
+    """The memory plan of ``kernel`` (a ``tvm.tirx.PrimFunc``, a ``tvm.IRModule``, or a
+    ``txlab.Compiled`` / any object with ``.ir_module``). ``name`` picks one function of a module
+    that has several. ``arch`` defaults to the Compiled's arch, then the function's target, then
+    the local GPU. Does not raise for plans that do not fit: see ``.errors`` and ``.check()``."""
+    plans = layouts(kernel, arch=arch)
+    if name is not None:
+        for key, plan in plans.items():
+            if key == name or plan.kernel == name:
+                return plan
+        raise KeyError(f"no kernel named {name!r}; this module has {sorted(plans)}")
+    with_pool = {k: p for k, p in plans.items() if p.allocations}
+    pick = with_pool or plans
+    if len(pick) != 1:
+        raise ValueError(f"the module has {len(pick)} kernels ({', '.join(sorted(pick))}); "
+                         "pass name= to pick one, or use txlab.pools.layouts()")
+    return next(iter(pick.values()))
+
+
+def layouts(kernel, *, arch: str | None = None) -> dict:
+    """``{function name: PoolLayout}`` for every PrimFunc of ``kernel``."""
+    mod, _ = ir.as_module(kernel, what="txlab.pools.layout")
+    compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
+    if arch is None and compiled is not None:
+        arch = getattr(compiled, "arch", None)
+    if arch is not None:
+        arch = _judgeable_arch(arch)
+    out = {}
+    for gv, func in mod.functions.items():
+        if type(func).__name__ != "PrimFunc":
+            continue
+        fname = gv.name_hint
+        # the function's own target, else the local GPU's arch, else the default (said once)
+        f_arch = arch or _judgeable_arch(_target_arch(func))
+        res, launch = _compiled_info(compiled, fname)
+        out[fname] = _build(fname, func, f_arch, res, launch)
+        out[fname]._source = compiled if compiled is not None else tvm_module_of(mod, fname)
+    return out
+
+
+def _judgeable_arch(arch) -> str:
+    """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
+    once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
+    from txlab.arch import resolve_arch
+    from txlab.errors import ArchError
+
+    resolved = resolve_arch(arch)
+    try:
+        arch_limits(resolved)
+    except ValueError:
+        raise ArchError(f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
+                        f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
+                        "variant)") from None
+    return resolved
+
+
+def check(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
+    """Build the plan and raise :class:`PoolOverflowError` if it does not fit (call before launch)."""
+    return layout(kernel, name, arch=arch).check()
+
+
+def bank_pattern(plan: PoolLayout, name: str, rows: int = 8) -> dict:
+    """Which bank group (16-byte chunk of a 128-byte bank row, 0..7) each logical 16-byte chunk of
+    the first ``rows`` rows of buffer ``name`` lands in, evaluated from the buffer's TVM layout at
+    its real byte offset. Returned: {"rows", "chunks", "bank_group": [[...]...], "conflict_ways"}."""
+    a = plan[name]
+    if a.get("bank_pattern") and len(a["bank_pattern"]["bank_group"]) >= rows:
+        bp = dict(a["bank_pattern"])
+        bp["bank_group"] = bp["bank_group"][:rows]
+        return bp
+    raise ValueError(f"{name!r} has no bank pattern (needs a 2-D+ shared buffer with 16-byte rows)")
+
+
+# ------------------------------------------------------------------------------------------------
+# IR walking
+# ------------------------------------------------------------------------------------------------
+
+def _target_arch(func) -> str | None:
+    try:
+        target = func.attrs["target"] if func.attrs is not None and "target" in func.attrs else None
+    except Exception:
+        target = None
+    if target is None:
+        return None
+    arch = target.attrs.get("arch") if hasattr(target, "attrs") else None
+    return str(arch) if arch else None
+
+
+def _compiled_info(compiled, fname):
+    if compiled is None:
+        return None, None
+
+    def pick(table):
+        if not isinstance(table, dict) or not table:
+            return None
+        for key in (fname, f"{fname}_kernel"):
+            if key in table:
+                return table[key]
+        cands = [v for k, v in table.items() if str(k).startswith(fname)]
+        if len(cands) == 1:
+            return cands[0]
+        return next(iter(table.values())) if len(table) == 1 else None
+
+    return pick(getattr(compiled, "resources", None)), pick(getattr(compiled, "launch", None))
+
+
+def _build(fname, func, arch, resources, launch) -> PoolLayout:
+    import tvm
+    import tvm_ffi
+    from tvm import DataType, tirx
+
+    pools = []                # AllocBuffer of shared.dyn (arena) buffers
+    static = []               # AllocBuffer of scope "shared"
+    decls = []                # (DeclBuffer node) in program order
+    annotation = []
+    tmem_allocs = []
+    scope_defs = []
+    uses = {}                 # buffer id -> {"ops": set, "line": (file, line)}
+
+    def on_alloc(n):
+        s = n.buffer.scope()
+        if s == "shared.dyn":
+            pools.append(n.buffer)
+        elif s == "shared":
+            static.append(n.buffer)
+
+    def on_decl(n):
+        decls.append(n)
+
+    def on_attr(n):
+        if n.attr_key == "tirx.dyn_smem_bytes":
+            annotation.append(_int(n.value))
+
+    def on_scope(n):
+        scope_defs.append(str(getattr(n, "def")))
+
+    tvm_ffi.structural_walk(func.body, [(tirx.AllocBuffer, on_alloc), (tirx.DeclBuffer, on_decl),
+                                        (tirx.AttrStmt, on_attr), (tirx.ScopeIdDefStmt, on_scope)],
+                            order="pre")
+
+    # Uses of buffers in leaf statements: which ops touch them, and the user's source line.
+    def on_leaf(stmt):
+        loc = _user_line(stmt.span)
+        ops = []
+
+        def on_call(c):
+            name = getattr(c.op, "name", None)
+            if name:
+                ops.append(name)
+                if name == "tirx.ptx.tcgen05_alloc" and len(c.args) > 1:
+                    tmem_allocs.append(_int(c.args[1]))
+
+        touched = []
+
+        def on_load(x):
+            src = x.source
+            if isinstance(src, tirx.Buffer):
+                touched.append(src)
+
+        tvm_ffi.structural_walk(stmt, [(tvm_ffi_call_type(), on_call), (tvm.ir.TensorLoad, on_load)],
+                                order="pre")
+        if isinstance(stmt, tirx.BufferStore):
+            touched.append(stmt.buffer)
+        for b in touched:
+            rec = uses.setdefault(_bkey(b), {"ops": set(), "line": None})
+            rec["ops"].update(ops)
+            if rec["line"] is None and loc is not None:
+                rec["line"] = loc
+
+    tvm_ffi.structural_walk(func.body, [((tirx.Evaluate, tirx.BufferStore), on_leaf)], order="pre")
+
+    pool_keys = {_bkey_var(p.data): p for p in pools}
+    allocations = []
+    for n in decls:
+        b = n.buffer
+        scope = b.scope()
+        if scope not in ("shared.dyn", "shared", "tmem"):
+            continue
+        bits = DataType(b.dtype).bits * DataType(b.dtype).lanes
+        shape = _shape(b)
+        lay = b.layout
+        entry = {
+            "name": b.name, "scope": scope, "dtype": str(b.dtype), "shape": shape,
+            "align": int(b.data_alignment), "swizzle": None, "layout": str(lay) if lay is not None else None,
+            "aliases": [], "named_in_ir": bool(b.name), "origin": None, "pool": None,
+        }
+        if scope == "tmem":
+            addr = list(b.allocated_addr) if b.allocated_addr is not None else []
+            entry["offset"] = _int(addr[0]) if addr else None
+            tcol = _int(lay.span("TCol")) if lay is not None else None
+            tlane = _int(lay.span("TLane")) if lay is not None else None
+            if tcol is None:
+                tcol = ir.prod(shape[1:]) if len(shape) >= 2 else ir.prod(shape)
+            entry["nbytes"] = math.ceil(tcol * bits / 32) if tcol is not None else None
+            entry["lanes"] = _tmem_lanes(lay, shape) if lay is not None else [[0, tlane or TMEM_LANES]]
+            entry["align"] = None
+        else:
+            data = n.data
+            pool_var = None
+            if data is not None and getattr(getattr(data, "op", None), "name", "") == "tirx.buffer_data":
+                pool_var = data.args[0].data
+            elif data is not None and isinstance(data, tirx.Var):
+                pool_var = data
+            if scope == "shared.dyn" and pool_var is None:
+                continue  # the arena's own declaration
+            if pool_var is not None and _bkey_var(pool_var) in pool_keys:
+                entry["pool"] = pool_keys[_bkey_var(pool_var)].name or "pool"
+            elif pool_var is not None:
+                entry["pool"] = str(pool_var)
+            eo = _int(b.elem_offset)
+            entry["offset"] = (eo * bits) // 8 if eo is not None else None
+            entry["nbytes"] = _footprint_bytes(b, shape, bits)
+            entry["swizzle"] = _swizzle_text(lay, bits)
+            entry["bank_pattern"] = None
+            if entry["offset"] is not None:
+                entry["bank_pattern"] = _bank_pattern(lay, shape, bits, entry["offset"])
+        rec = uses.get(_bkey(b))
+        entry["uses"] = sorted(op.replace("tirx.", "") for op in rec["ops"]) if rec else []
+        entry["_line"] = rec["line"] if rec else None
+        allocations.append(entry)
+
+    # Static (non-pool) shared buffers: laid out in declaration order, each at its own alignment.
+    static_off = 0
+    for b in static:
+        bits = DataType(b.dtype).bits * DataType(b.dtype).lanes
+        align = int(b.data_alignment) or 1
+        static_off = -(-static_off // align) * align
+        shape = _shape(b)
+        nbytes = _footprint_bytes(b, shape, bits)
+        allocations.append({"name": b.name or "static", "scope": "shared", "dtype": str(b.dtype),
+                            "shape": shape, "align": align, "swizzle": None, "layout": None,
+                            "aliases": [], "named_in_ir": bool(b.name), "origin": None,
+                            "pool": "static", "offset": static_off, "nbytes": nbytes,
+                            "bank_pattern": None, "uses": [], "_line": None})
+        static_off += nbytes or 0
+    static_bytes = static_off
+
+    _name_unnamed(allocations)
+    for a in allocations:
+        a.pop("_line", None)
+
+    # Aliases: byte (column) ranges that overlap within the same memory.
+    for a in allocations:
+        for o in allocations:
+            if o is a or o["offset"] is None or a["offset"] is None:
+                continue
+            same = (a["scope"] == "tmem") == (o["scope"] == "tmem") and a.get("pool") == o.get("pool")
+            if not same or a["scope"] == "shared" and o["scope"] != "shared":
+                continue
+            if a["scope"] == "tmem" and not _lanes_overlap(a["lanes"], o["lanes"]):
+                continue
+            if a["offset"] < o["offset"] + (o["nbytes"] or 0) and o["offset"] < a["offset"] + (a["nbytes"] or 0):
+                a["aliases"].append(o["name"])
+
+    dyn = [a for a in allocations if a["scope"] == "shared.dyn" and a["offset"] is not None]
+    high = max((a["offset"] + (a["nbytes"] or 0) for a in dyn), default=0)
+    gaps = _gaps(dyn, high)
+    padding = sum(g["nbytes"] for g in gaps)
+    tmem = [a for a in allocations if a["scope"] == "tmem" and a["offset"] is not None]
+    tmem_high = max((a["offset"] + a["nbytes"] for a in tmem), default=0)
+    dyn_annot = annotation[0] if annotation else None
+    if dyn_annot is None and launch and isinstance(launch.get("dynamic_smem_bytes"), int) and dyn:
+        dyn_annot = launch["dynamic_smem_bytes"]
+
+    limits = None
+    warnings = []
+    if arch:
+        try:
+            limits = arch_limits(arch)
+        except ValueError as exc:
+            warnings.append(str(exc))
+    if resources and resources.get("static_smem_bytes") is not None:
+        ptxas_static = int(resources["static_smem_bytes"])
+        if ptxas_static != static_bytes:
+            warnings.append(f"ptxas reports {ptxas_static} B of static shared memory, the IR's static "
+                            f"buffers add up to {static_bytes} B; occupancy uses ptxas' number")
+        static_bytes = ptxas_static
+
+    threads = _threads_per_cta(scope_defs, launch)
+    regs = int(resources["registers"]) if resources and resources.get("registers") is not None else None
+    tmem_req = max((c for c in tmem_allocs if c is not None), default=None)
+    plan = PoolLayout(
+        kernel=fname, arch=arch, allocations=allocations, dynamic_smem_bytes=dyn_annot,
+        static_smem_bytes=static_bytes, high_water_bytes=high,
+        limit_bytes=limits["smem_per_block_optin"] if limits else None,
+        smem_per_sm_bytes=limits["smem_per_sm"] if limits else None,
+        padding_bytes=padding, gaps=gaps, tmem_columns=tmem_high, tmem_alloc_columns=tmem_req,
+        occupancy=None, errors=[], warnings=warnings,
+    )
+    plan.errors = _errors(plan, dyn, tmem, limits)
+    plan.warnings += _warnings(plan, dyn)
+    plan.occupancy = _occupancy(plan, limits, threads, regs)
+    return plan
+
+
+def tvm_module_of(mod, fname):
+    """A module holding only function ``fname`` of ``mod`` (what bank_conflicts lowers)."""
+    import tvm
+
+    return tvm.IRModule({fname: mod[fname]})
+
+
+def tvm_ffi_call_type():
+    import tvm
+
+    return tvm.ir.Call
+
+
+def _bkey(buf):
+    # Buffers are compared by their data var and declaration (several DeclBuffers share one
+    # Buffer object only when it is the same buffer).
+    return (buf.name, str(buf.data), str(buf.elem_offset), str(buf.dtype), str(list(buf.shape)),
+            buf.scope())
+
+
+def _bkey_var(var):
+    return (var.name if hasattr(var, "name") else str(var), str(var.ty) if hasattr(var, "ty") else "")
