@@ -357,9 +357,12 @@ def test_gpu_sweep_measures_checks_and_reports_a_fault():
         src = np.arange(n, dtype=np.float32)
         return [src, np.zeros(n, np.float32)]
 
-    res = txlab.tune(build, {"unroll": [2, 4], "plant": [False, True],
-                             "constraint": lambda c: not (c["plant"] and c["unroll"] == 4)},
-                     inputs, check=lambda src, dst: src, bytes=bw.copy_bytes(n), timeout_s=5, use_cache=False)
+    try:
+        res = txlab.tune(build, {"unroll": [2, 4], "plant": [False, True],
+                                 "constraint": lambda c: not (c["plant"] and c["unroll"] == 4)},
+                         inputs, check=lambda src, dst: src, bytes=bw.copy_bytes(n), timeout_s=5, use_cache=False)
+    finally:
+        txlab.tune.shutdown()   # Ray's processes must not outlive the test (later tests count children)
     by = {(r.config["unroll"], r.config["plant"]): r for r in res.rows}
     assert by[(2, False)].status == by[(4, False)].status == "measured"
     assert by[(2, True)].status == "fault" and by[(2, True)].fault_kind == "illegal_address"

@@ -407,8 +407,14 @@ def ray_init(cluster: str | None = None, *, num_cpus: int | None = None, num_gpu
         mode = "client" if str(address).startswith("ray://") else "cluster"
     else:
         mb = int(os.environ.get("TXLAB_RAY_OBJECT_STORE_MB", DEFAULT_OBJECT_STORE_MB))
+        # Workers of an embedded Ray import what this process imports: a build function defined in
+        # a module on this process's sys.path (a test file, the user's own module) is pickled by
+        # reference and must be importable there too.
+        paths = [p for p in (os.environ.get("PYTHONPATH", "").split(os.pathsep) + sys.path)
+                 if p and os.path.isdir(p)]
         ray.init(num_cpus=num_cpus or os.cpu_count(), num_gpus=num_gpus,
-                 object_store_memory=max(80, mb) << 20, **kw)
+                 object_store_memory=max(80, mb) << 20,
+                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}, **kw)
         mode = "local"
     return {"mode": mode, "init_s": time.perf_counter() - t0, "address": address}
 
