@@ -61,6 +61,7 @@ var PANES = ["user", "cuda", "ptx", "sass"];
 var TITLES = { user: "TVMScript", cuda: "CUDA C", ptx: "PTX", sass: "SASS" };
 var CLASS_COLOURS = { memory: "#4e79a7", tensor: "#e15759", barrier: "#f28e2b", control: "#76b7b2", alu: "#9c9c9c" };
 var KIND = { w: "write", r: "read" };
+var BLOCK = 64;
 var CSS = `
 .txlab-source { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px;
   border: 1px solid var(--jp-border-color1, #ccc); border-radius: 4px; display: flex; flex-direction: column; }
@@ -71,26 +72,34 @@ var CSS = `
 .txlab-source .src-hot button, .txlab-source .src-info button { font: inherit; font-size: 11px; padding: 0 5px; cursor: pointer;
   border: 1px solid var(--jp-border-color1, #ccc); border-radius: 3px; background: var(--jp-layout-color1, #fff);
   color: inherit; max-width: 28em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.txlab-source .src-panes { display: grid; grid-template-columns: 1.15fr 1.15fr 0.9fr 1.3fr; min-height: 0; flex: 1; }
-.txlab-source .src-pane { display: flex; flex-direction: column; min-width: 0; border-right: 1px solid var(--jp-border-color2, #e0e0e0); }
+.txlab-source .src-panes { display: grid; grid-template-columns: 1.1fr 1fr 0.8fr 1.5fr; grid-template-rows: minmax(0, 1fr);
+  min-height: 0; flex: 1; overflow: hidden; }
+.txlab-source .src-pane { display: flex; flex-direction: column; min-width: 0; min-height: 0; border-right: 1px solid var(--jp-border-color2, #e0e0e0); }
 .txlab-source .src-title { padding: 2px 6px; font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); }
 .txlab-source .src-body { overflow: auto; flex: 1; font-family: var(--jp-code-font-family, ui-monospace, monospace);
   font-size: 11.5px; line-height: 16px; white-space: pre; position: relative; }
 .txlab-source .r { display: flex; height: 16px; cursor: default; }
 .txlab-source .r.nomap { opacity: 0.45; }
+.txlab-source .r.c-memory { border-left: 3px solid #4e79a7; }
+.txlab-source .r.c-tensor { border-left: 3px solid #e15759; }
+.txlab-source .r.c-barrier { border-left: 3px solid #f28e2b; }
+.txlab-source .r.c-control { border-left: 3px solid #76b7b2; }
+.txlab-source .r.c-alu { border-left: 3px solid #9c9c9c; }
 .txlab-source .r.hl { background: var(--txlab-src-hl, rgba(255, 200, 0, 0.28)); }
 .txlab-source .r.pin { outline: 1px solid var(--jp-brand-color1, #1976d2); outline-offset: -1px; }
 .txlab-source .r.isel { outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: -2px; }
 .txlab-source .r.dep-p { background: rgba(60, 130, 240, 0.30); }
 .txlab-source .r.dep-c { background: rgba(40, 170, 90, 0.30); }
 .txlab-source .r.hidden { display: none; }
+.txlab-source .blk { content-visibility: auto; contain-intrinsic-block-size: auto ${BLOCK * 16}px;
+  width: max-content; min-width: 100%; }
 .txlab-source .g { color: var(--jp-ui-font-color2, #888); min-width: 4.2em; text-align: right; padding-right: 6px; flex: none; }
 .txlab-source .b { min-width: 5.5em; flex: none; display: flex; gap: 1px; align-items: center; padding-right: 4px; }
 .txlab-source .b i { display: inline-block; height: 9px; }
 .txlab-source .t { flex: 1; }
-.txlab-source .x { flex: none; padding-right: 6px; color: var(--jp-ui-font-color2, #777); }
+.txlab-source .x { flex: none; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
 .txlab-source.noctl .x { display: none; }
-.txlab-source .src-info { padding: 4px 8px; min-height: 32px; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
+.txlab-source .src-info { padding: 4px 8px; min-height: 32px; max-height: 6.5em; overflow: auto; flex: none; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
 .txlab-source .heat { width: 30px; flex: none; font-size: 9.5px; text-align: right; padding-right: 2px; margin-right: 3px; }
 `;
 function stallText(stalls, n = 5) {
@@ -188,20 +197,29 @@ var source_default = {
         const list = [];
         const texts = p === "user" ? d.user : p === "sass" ? d.sass : d[p];
         const own = p === "user" ? null : heatRows[p];
+        const proto = h(
+          "div",
+          { class: "r" },
+          h("span", { class: "g" }),
+          p === "user" ? h("span", { class: "b" }) : null,
+          hasHeat ? h("span", { class: "heat" }) : null,
+          p === "sass" ? h("span", { class: "x" }) : null,
+          h("span", { class: "t" })
+        );
+        let blk = null;
         for (let i = 0; i < texts.length; i++) {
           const u = perPaneUser[p][i];
-          const r = document.createElement("div");
-          r.className = u ? "r" : "r nomap";
-          if (u) r.dataset.u = u;
-          r.dataset.i = i;
-          const g = document.createElement("span");
-          g.className = "g";
-          if (p === "sass") g.textContent = texts[i].o.toString(16).padStart(4, "0");
-          else g.textContent = String(p === "user" ? d.first + i : i + 1);
-          r.appendChild(g);
+          const r = proto.cloneNode(true);
+          if (u) r.setAttribute("data-u", u);
+          else r.className = "r nomap";
+          r._i = i;
+          let cell = r.firstChild;
+          if (p === "sass") {
+            cell.textContent = texts[i].o.toString(16).padStart(4, "0");
+            r.setAttribute("data-i", i);
+          } else cell.textContent = String(p === "user" ? d.first + i : i + 1);
+          cell = cell.nextSibling;
           if (p === "user") {
-            const b = document.createElement("span");
-            b.className = "b";
             const L = lines[String(u)];
             if (L) {
               const tot = L.sass;
@@ -209,44 +227,46 @@ var source_default = {
                 const bar = document.createElement("i");
                 bar.style.width = `${Math.max(2, Math.round(40 * n / Math.max(tot, 1)))}px`;
                 bar.style.background = CLASS_COLOURS[c] || "#999";
-                b.appendChild(bar);
+                cell.appendChild(bar);
               }
-              b.appendChild(document.createTextNode(` ${tot}`));
+              cell.appendChild(document.createTextNode(` ${tot}`));
             } else if (d.user[i].trim()) {
               r.classList.add("nomap");
             }
-            r.appendChild(b);
+            cell = cell.nextSibling;
           }
           if (hasHeat) {
-            const hb = document.createElement("span");
-            hb.className = "heat";
             const mine = own ? own[String(i)] : void 0;
             const hv = u ? heat[String(u)] : void 0;
             if (p === "user" && hv && hv.samples) {
-              hb.style.background = heatColour(hv.samples / lineMax);
-              if (hv.samples / (total || 1) >= 5e-3) hb.textContent = pct(hv.samples);
+              cell.style.background = heatColour(hv.samples / lineMax);
+              if (hv.samples / (total || 1) >= 5e-3) cell.textContent = pct(hv.samples);
             } else if (mine) {
-              hb.style.background = heatColour(mine[0] / rowMax[p]);
-              if (mine[0] / (total || 1) >= 5e-3) hb.textContent = pct(mine[0]);
+              cell.style.background = heatColour(mine[0] / rowMax[p]);
+              if (mine[0] / (total || 1) >= 5e-3) cell.textContent = pct(mine[0]);
             } else if (!own && hv && hv.samples) {
-              hb.style.background = heatColour(0.6 * hv.samples / lineMax);
+              cell.style.background = heatColour(0.6 * hv.samples / lineMax);
             }
-            r.appendChild(hb);
+            cell = cell.nextSibling;
           }
           if (p === "sass") {
-            if (texts[i].c) r.style.borderLeft = `3px solid ${CLASS_COLOURS[texts[i].c] || "transparent"}`;
-            const x = document.createElement("span");
-            x.className = "x";
-            if (texts[i].x) x.textContent = texts[i].x[0];
-            r.appendChild(x);
+            if (texts[i].c) r.classList.add(`c-${texts[i].c}`);
+            if (texts[i].x) cell.textContent = texts[i].x[0];
+            cell = cell.nextSibling;
           }
-          const tx = document.createElement("span");
-          tx.className = "t";
-          tx.textContent = p === "sass" ? texts[i].t : texts[i];
-          r.appendChild(tx);
-          frag.appendChild(r);
+          cell.textContent = p === "sass" ? texts[i].t : texts[i];
+          if (p === "user") frag.appendChild(r);
+          else {
+            if (i % BLOCK === 0) {
+              blk = document.createElement("div");
+              blk.className = "blk";
+              frag.appendChild(blk);
+            }
+            blk.appendChild(r);
+          }
           list.push(r);
         }
+        if (blk && texts.length % BLOCK) blk.style.containIntrinsicBlockSize = `auto ${texts.length % BLOCK * 16}px`;
         body.appendChild(frag);
         rows[p] = list;
         const idx = /* @__PURE__ */ new Map();
@@ -407,7 +427,7 @@ var source_default = {
           }
           state.hoverRow = r;
           const u = r.dataset.u ? Number(r.dataset.u) : 0;
-          const i = Number(r.dataset.i);
+          const i = r._i;
           if (u !== state.hover) {
             state.hover = u;
             highlight(u, p, i);
@@ -417,7 +437,7 @@ var source_default = {
           const r = ev.target.closest(".r");
           if (!r) return;
           const u = r.dataset.u ? Number(r.dataset.u) : 0;
-          const i = Number(r.dataset.i);
+          const i = r._i;
           if (p === "sass") {
             if (state.sel === i) {
               select(-1);
