@@ -4,8 +4,10 @@ the address space, and the CTAs run one after another (each CTA's threads vector
 Execution model: a CTA runs as one lockstep group of all its threads when the kernel never waits
 on another part of the CTA (no mbarrier wait, no flag polling); otherwise each warp is its own
 group (a generator advanced until it blocks), so producer and consumer warps progress
-independently. CTAs run sequentially in launch order (blockIdx.x fastest), so a kernel whose CTAs
-wait on each other (grid barriers, inter-CTA flags) deadlocks here -- reported, not hung.
+independently. CTAs run sequentially in launch order (blockIdx.x fastest), except the CTAs of one
+cluster (a launch with cluster dims), which run together in one scheduler (txlab.emulator.cluster);
+so a kernel whose CTAs wait on each other across clusters (grid barriers, inter-CTA flags)
+deadlocks here -- reported, not hung.
 """
 from __future__ import annotations
 
