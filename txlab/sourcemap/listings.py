@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 
+from txlab.sass import classify  # the one instruction classifier (also the SASS table's and diff's)
+
 _FUNC_HEAD = re.compile(r"^(?!\s)(?:.*\s)?(?:\*\s*)?(\w+)\s*\((?:[^;]*)\)\s*(?:const\s*)?\{?\s*$")
 
 
@@ -79,26 +81,6 @@ def ptx_cuda_lines(ptx: str, cuda_name: str = "kernel.cu") -> list[int | None]:
 _SASS_FRAME = re.compile(r'//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
 _SASS_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _SASS_FUNC = re.compile(r"^\.text\.([\w$.]+):")
-
-
-_TENSOR = re.compile(r"^(HMMA|IMMA|DMMA|BMMA|HGMMA|IGMMA|QGMMA|BGMMA|UTC\w*MMA|UTCQMMA|UTCHMMA|OMMA|QMMA|GMMA)")
-_MEMORY = re.compile(r"^(LD|ST|ATOM|RED|UTMA|UBLKCP|UBLK|UTMALDG|UTMASTG|UTMAPF|UTMACCTL|CCTL|SUST|SULD|SUATOM|SURED|TLD|TEX|TMML|TXD|TXQ|LDGSTS|LDGDEPBAR|MATCH|QSPC|UCGABAR_\w*|ULDC|LDC|LDSM|STSM|LDTRAM|UTCBAR|FENCE)")
-_BARRIER = re.compile(r"^(BAR|SYNCS|MEMBAR|DEPBAR|ERRBAR|WARPSYNC|ARRIVES|CGAERRBAR|UCGABAR|WARPGROUP|NANOSLEEP|ELECT)")
-_CONTROL = re.compile(r"^(BRA|BRX|JMP|JMX|EXIT|RET|CALL|BSSY|BSYNC|BREAK|BPT|KILL|YIELD|NOP|BMOV|WARPSYNC|ACQBULK|PREEXIT|ENDCOLLECTIVE|CALL\.\w+)")
-
-
-def classify(opcode: str) -> str:
-    """Instruction class: tensor (MMA), memory, barrier, control or alu."""
-    op = opcode.split(".")[0]
-    if _TENSOR.match(op):
-        return "tensor"
-    if _BARRIER.match(op):
-        return "barrier"
-    if _MEMORY.match(op):
-        return "memory"
-    if _CONTROL.match(op):
-        return "control"
-    return "alu"
 
 
 def opcode_of(text: str) -> str:

@@ -20,7 +20,7 @@ class SassInstruction:
     offset: int
     text: str                      # e.g. "@P0 BRA `(.L_x_3)" (predicate kept, ';' dropped)
     opcode: str                    # e.g. "BRA" (predicate excluded, modifiers kept: "LDG.E.CONSTANT")
-    cls: str                       # memory | tensor | barrier | control | alu
+    cls: str                       # txlab.sass.classify: memory | tensor | barrier | control | warp | alu | other
     cuda_line: int | None          # kernel.cu line (outermost frame in the kernel)
     user_line: int | None
     library: str | None = None     # TVM library function the statement was inlined from
