@@ -300,7 +300,7 @@ def test_user_lines_come_from_the_source_map(k90):
         [sm.line_of_sass(r["offset"], kernel=r["kernel"]) for r in rows if not r["padding"]]
 
 
-def test_user_lines_through_line_of_sass_alone(k90):
+def test_user_lines_through_line_of_sass_alone(k90, monkeypatch):
     """A map that only answers line_of_sass(offset, kernel=) is enough."""
     c = k90["scale"]
 
@@ -310,7 +310,7 @@ def test_user_lines_through_line_of_sass_alone(k90):
             return 1000 + offset // 16
 
     fresh = txlab.compile(c.ir_module, arch="sm_90a")
-    fresh._source_map = Map()
+    monkeypatch.setattr(txlab.Compiled, "source_map", property(lambda self: Map()))
     rows = fresh.sass_table().rows
     assert [r["line"] for r in rows] == [1000 + i for i in range(len(rows))]
 
