@@ -1,4 +1,4 @@
-"""txlab.profile: reading real H200 Nsight Compute reports (tests/data/ncu), the line roll-up
+"""txlab.profile: reading real H200 Nsight Compute reports (tests/data/h200), the line roll-up
 through the profiled cubin's line table, Profile files, diffs, the ncu command and the runner's
 fault plumbing; on a GPU with ncu, profiling the notebook kernels end to end."""
 import gzip
@@ -16,12 +16,12 @@ import txlab
 from txlab import ncu
 from txlab.profiling import Profile, ProfileDiff, with_lineinfo
 
-DATA = Path(__file__).parent / "data" / "ncu"
+DATA = Path(__file__).parent / "data" / "h200"
 
 
 def _report(tmp_path, name):
     out = tmp_path / f"{name}.ncu-rep"
-    out.write_bytes(gzip.decompress((DATA / f"h200_{name}.ncu-rep.gz").read_bytes()))
+    out.write_bytes(gzip.decompress((DATA / f"{name}.ncu-rep.gz").read_bytes()))
     return out
 
 
@@ -29,7 +29,7 @@ def _report(tmp_path, name):
 def sample_kernels():
     from txlab.magic import run_cell
 
-    src = (DATA / "h200_sample_kernels.py").read_text()
+    src = (DATA / "sample_kernels.py").read_text()
     return run_cell(src, {}, arch="sm_90a")
 
 
