@@ -215,12 +215,12 @@ def test_profile_transposes_on_gpu(isolated):
 
 
 def test_magic_profile_option(sample_kernels):
-    from txlab.magic import _ArgumentError, _parser, profile_cell
+    from txlab.magic import MagicArgumentError, parse_magic_line, profile_cell
 
-    assert _parser().parse_args(["--profile", "a, b"]).profile == "a, b"
-    with pytest.raises(_ArgumentError, match="could not evaluate"):
+    assert parse_magic_line('--profile "a, b"').profile == "a, b"
+    with pytest.raises(MagicArgumentError, match="could not evaluate"):
         profile_cell({"k": sample_kernels["transpose_naive"]}, "a, nope", {"a": 1})
-    with pytest.raises(_ArgumentError, match="no @T.prim_func"):
+    with pytest.raises(MagicArgumentError, match="no @T.prim_func"):
         profile_cell({}, "a", {})
     if not txlab.device.has_gpu():
         a = np.zeros((2048, 2048), "float32")
