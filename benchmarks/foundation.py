@@ -83,7 +83,7 @@ def cold_to_resources(repeats: int = 3) -> dict:
         from txlab import magic
 
         os.environ["TXLAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="txlab-bench-")
-        magic._MEMO.clear()  # cold: neither the disk cache nor the unchanged-cell memo
+        magic.forget_cells()  # cold: neither the disk cache nor the unchanged-cell memo
         t = time.perf_counter()
         for src in chunks:
             for c in run_cell(src, {}, arch="sm_90a", use_cache=True).values():

@@ -83,7 +83,7 @@ def test_select_warp_sum_highlights_the_shuffle_reduction(explorer):
 
 
 def test_select_message_elect_sync_shows_elect_sync_ptx(explorer):
-    explorer._on_msg(explorer, {"type": "select", "name": "Tx.cuda.elect_sync"}, [])
+    explorer.receive({"type": "select", "name": "Tx.cuda.elect_sync"})
     d = explorer.detail
     assert d["state"] == "ready" and d["example_id"] == "warp_vote"
     hl = "\n".join(_highlighted(d))
@@ -149,7 +149,7 @@ def test_insert_calls_set_next_input(explorer, monkeypatch):
     sent = []
     monkeypatch.setattr(explorer, "send", lambda content, buffers=None: sent.append(content))
     explorer.selected = "Tx.cuda.elect_sync"
-    explorer._on_msg(explorer, {"type": "insert", "name": "Tx.cuda.elect_sync"}, [])
+    explorer.receive({"type": "insert", "name": "Tx.cuda.elect_sync"})
     assert len(shell.calls) == 1
     text, replace = shell.calls[0]
     assert replace is False

@@ -131,7 +131,7 @@ def test_cache_dir_under_a_file_compiles_uncached_with_one_warning(tmp_path, mon
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(blocker / "cache"))
-    cache._warned.clear()
+    cache.forget_warnings()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         a = run_cell(SCALE.replace("2.0", "7.0"), {}, arch="sm_90a")["scale"]
@@ -143,7 +143,7 @@ def test_cache_dir_under_a_file_compiles_uncached_with_one_warning(tmp_path, mon
 
 def test_full_disk_keeps_the_compiled_kernel(tmp_path, monkeypatch):
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "cache"))
-    cache._warned.clear()
+    cache.forget_warnings()
 
     def enospc(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -161,7 +161,7 @@ def test_full_disk_keeps_the_compiled_kernel(tmp_path, monkeypatch):
 def test_read_only_cache_dir(tmp_path, monkeypatch):
     """Root ignores chmod, so a read-only file system is simulated where the write happens."""
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "cache"))
-    cache._warned.clear()
+    cache.forget_warnings()
     real_mkdtemp = cache.tempfile.mkdtemp
 
     root = str(tmp_path / "cache")
@@ -186,7 +186,7 @@ def test_scheduler_trace_with_an_unusable_cache_dir(tmp_path, monkeypatch):
     blocker.write_text("")
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(blocker / "cache"))
     schedulers.clear_cache()
-    cache._warned.clear()
+    cache.forget_warnings()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         t = schedulers.trace("GroupMajor3D", 5, m_tiles=3, n_tiles=7, k_tiles=1, group_rows=2)
@@ -211,6 +211,6 @@ def test_verified_file_rebuilds_a_damaged_library(tmp_path, monkeypatch):
     assert len(builds) == 2 and again.read_bytes() == b"\x7fELF library " * 100
     (tmp_path / "blocker").write_text("")
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "blocker" / "cache"))
-    cache._warned.clear()
+    cache.forget_warnings()
     with pytest.warns(cache.CacheWarning):
         assert cache.verified_file("lib/k.so", build) is None

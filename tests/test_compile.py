@@ -192,7 +192,7 @@ def test_default_arch_without_gpu_is_said_once(capsys, monkeypatch):
 
     if device.has_gpu():
         pytest.skip("a GPU is present: the default arch is the GPU's")
-    monkeypatch.setattr(arch_mod, "_noticed_default_arch", False)
+    arch_mod.forget_default_arch_notice()
     assert compiler.resolve_arch(None) == "sm_90a"
     assert compiler.resolve_arch(None) == "sm_90a"
     err = capsys.readouterr().err

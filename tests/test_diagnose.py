@@ -14,7 +14,7 @@ def _own_cache(tmp_path_factory):
     yield
     from txlab import magic
 
-    magic._MEMO.clear()  # cells run here are not "unchanged cells" for the modules after this one
+    magic.forget_cells()  # cells run here are not "unchanged cells" for the modules after this one
     if before is None:
         os.environ.pop("TXLAB_CACHE_DIR", None)
     else:

@@ -181,7 +181,8 @@ def test_deadlock_is_reported_not_hung():
 
 @pytest.mark.parametrize("eid", ["warp_vote", "warp_reductions", "cta_reductions", "atomics",
                                  "mbarrier_handoff", "flag_poll", "tma_tile", "tile_schedulers", "conversions",
-                                 "packed_half", "mma_fragment_store"])
+                                 "packed_half", "mma_fragment_store", "timer_ring", "cluster_remote_arrive",
+                                 "mbarrier_cluster"])
 def test_catalogue_examples_reproduce_bitwise(eid):
     from txlab.emulator.catalogue import emulate_example
 
@@ -335,3 +336,105 @@ def test_coverage_doc_emulated_column_matches_the_emulation_record():
     stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
     assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.emulator.catalogue first): {stale}"
     assert any(c.startswith("yes") for c in cells.values())
+
+
+# ---- clocks and the timer ring (txlab.emulator.timers) ------------------------------------------
+CLOCKED = '''
+@T.prim_func
+def clocked(Out: T.Buffer((2, 64), "uint64"), Scratch: T.Buffer((64,), "int32")):
+    T.device_entry()
+    cta = T.cta_id([2])
+    tx = T.thread_id([64])
+    t0 = T.cuda.clock64()
+    for k in T.serial(STEPS):
+        Scratch[tx] = k
+    Out[cta, tx] = T.cuda.clock64() - t0
+'''
+
+
+def test_clock64_counts_the_ctas_warp_instructions():
+    # 64 threads = 2 warps in lockstep: each loop iteration is one statement, two warp-instructions
+    got = {}
+    for steps in (10, 30):
+        out = np.zeros((2, 64), np.uint64)
+        res = emulate(kernel(CLOCKED.replace("STEPS", str(steps)), "clocked"), out, np.zeros(64, np.int32))
+        assert res.ok, res.summary()
+        assert (out == out[0, 0]).all(), out        # every lane of every CTA: the same count (per CTA)
+        got[steps] = int(out[0, 0])
+    assert got[30] - got[10] == 20 * 2, got
+    assert any("warp-instructions" in n for n in res.notes)
+
+
+def test_timer_ring_timestamps_order_events_per_group_and_launch():
+    ex = _example_source("timer_ring")
+    prof, x, y = ex.inputs()
+    res = emulate(ex.prim_func(), prof, x, y, arch=ex.arch)
+    assert res.ok, res.summary()
+    low = ex.expected(prof.copy(), x, y)["Prof"]
+    assert prof[0] == low[0] == (2 << 32) | 2                         # header: 2 groups per CTA, 2 CTAs
+    assert np.array_equal(prof[1:] & np.uint64(0xFFFFFFFF), low[1:])  # tags, events, kinds: exact
+    ts = (prof[1:] >> np.uint64(32)).astype(np.int64).reshape(5, 4).T  # group x (start, end, start, end, final)
+    assert (np.diff(ts, axis=1) > 0).all(), ts                        # strictly later, within a group
+    assert (ts[:2] == ts[:2][0]).all() and (ts[2:] == ts[2:][0]).all()  # a CTA's two warps: one instruction
+    assert ts[2, 0] > ts[0, -1]                                       # CTA 1 ran after CTA 0 (global timer)
+    np.testing.assert_array_equal(y, x * 2 + 1)
+
+
+# ---- clusters (txlab.emulator.cluster) ----------------------------------------------------------
+DSMEM = '''
+@T.prim_func
+def dsmem_swap(Out: T.Buffer((2, 64), "int32")):
+    T.device_entry()
+    cta = T.cta_id([2])
+    rank = T.cta_id_in_cluster([2])
+    tx = T.thread_id([64])
+    data = T.alloc_buffer((64,), "int32", scope="shared")
+    mapped = T.alloc_buffer((1,), "uint64", scope="local")
+    T.evaluate(T.ptx.mapa.u64(mapped[0], T.address_of(data[0]), T.Cast("uint32", 1 - rank)))
+    ptr: T.let[T.handle("int32", "shared")] = T.reinterpret(T.handle("int32", "shared").ty, mapped[0])
+    peer = T.decl_buffer((64,), "int32", data=ptr, scope="shared")
+    T.cuda.cluster_sync()
+    peer[INDEX] = T.Cast("int32", rank) * 1000 + tx
+    T.cuda.cluster_sync()
+    Out[rank, tx] = data[tx]
+'''
+
+
+def test_distributed_shared_memory_through_mapa_and_its_bounds():
+    out = np.zeros((2, 64), np.int32)
+    res = emulate(kernel(DSMEM.replace("INDEX", "tx"), "dsmem_swap"), out, arch="sm_90a")
+    assert res.ok, res.summary()
+    assert res.stats["cluster"] == (2, 1, 1)
+    # each CTA wrote into the other's shared memory before the second cluster_sync
+    np.testing.assert_array_equal(out, np.stack([1000 + np.arange(64), np.arange(64)]).astype(np.int32))
+    src = DSMEM.replace("INDEX", "tx + 1")
+    res = emulate(kernel(src, "dsmem_swap"), np.zeros((2, 64), np.int32), arch="sm_90a")
+    oob = res.by_kind("out_of_bounds")
+    assert oob and oob[0].line == line_of(src, "peer[tx + 1] =") and oob[0].threads == [63], res.summary()
+    assert "cluster rank" in oob[0].message and "element 64" in oob[0].message
+
+
+def test_cross_cta_deadlock_in_a_cluster_is_reported_not_hung():
+    import time
+
+    ex = _example_source("cluster_remote_arrive")
+    # each CTA waits on its own barrier before arriving on the other's: neither can arrive
+    src = ex.source.replace("    peer.arrive(0)\n    bar.wait(0, 0)\n", "    bar.wait(0, 0)\n    peer.arrive(0)\n")
+    assert src != ex.source
+    t0 = time.perf_counter()
+    res = emulate(kernel(src, "cluster_remote_arrive"), np.zeros((2, 64), np.int32), arch=ex.arch)
+    assert time.perf_counter() - t0 < 30
+    dead = res.by_kind("deadlock")
+    assert len(dead) == 1 and dead[0].line == line_of(src, "bar.wait(0, 0)"), res.summary()
+    assert "CTA (0, 0, 0)" in dead[0].message and "CTA (1, 0, 0)" in dead[0].message
+    assert "parity 0" in dead[0].message
+    # a cluster_sync only rank 0 reaches: a divergent cluster barrier, found and released
+    src = ex.source.replace("    T.cuda.cluster_sync()\n    peer", "    if rank == 0:\n        T.cuda.cluster_sync()\n    peer")
+    res = emulate(kernel(src, "cluster_remote_arrive"), np.zeros((2, 64), np.int32), arch=ex.arch)
+    div = res.by_kind("divergent_barrier")
+    assert div and div[0].line == line_of(src, "        T.cuda.cluster_sync()"), res.summary()
+    # the correct kernel, asked for one CTA: its whole cluster runs
+    out = np.zeros((2, 64), np.int32)
+    res = emulate(ex.prim_func(), out, arch=ex.arch, ctas=[1])
+    assert res.ok and any("whole cluster" in n for n in res.notes), res.summary()
+    np.testing.assert_array_equal(out, ex.expected(out))

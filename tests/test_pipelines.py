@@ -354,7 +354,7 @@ def test_viewer_packs_events_and_reruns_on_param_change():
 
 
 def test_viewer_bundle_is_built():
-    from txlab.views._base import bundle
+    from txlab.views import bundle
 
     text = bundle("pipeline")
     assert "txlab-pipeline" in text and "pipeline-play" in text and "pipeline-deadlock" in text

@@ -46,7 +46,7 @@ def test_no_arch_without_a_gpu_judges_for_the_default_arch_said_once(monkeypatch
     from txlab import compiler, device
 
     monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(False, "test: no GPU"))
-    monkeypatch.setattr(arch_mod, "_noticed_default_arch", False)
+    arch_mod.forget_default_arch_notice()
     with pytest.raises(pools.PoolOverflowError) as info:
         pools.check(eight_gib)
     assert info.value.arch == txlab.config.default_arch

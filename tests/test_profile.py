@@ -1,4 +1,4 @@
-"""txlab.profile: reading real H200 Nsight Compute reports (tests/data/ncu), the line roll-up
+"""txlab.profile: reading real H200 Nsight Compute reports (tests/data/h200), the line roll-up
 through the profiled cubin's line table, Profile files, diffs, the ncu command and the runner's
 fault plumbing; on a GPU with ncu, profiling the notebook kernels end to end."""
 import gzip
@@ -16,12 +16,12 @@ import txlab
 from txlab import ncu
 from txlab.profiling import Profile, ProfileDiff, with_lineinfo
 
-DATA = Path(__file__).parent / "data" / "ncu"
+DATA = Path(__file__).parent / "data" / "h200"
 
 
 def _report(tmp_path, name):
     out = tmp_path / f"{name}.ncu-rep"
-    out.write_bytes(gzip.decompress((DATA / f"h200_{name}.ncu-rep.gz").read_bytes()))
+    out.write_bytes(gzip.decompress((DATA / f"{name}.ncu-rep.gz").read_bytes()))
     return out
 
 
@@ -29,7 +29,7 @@ def _report(tmp_path, name):
 def sample_kernels():
     from txlab.magic import run_cell
 
-    src = (DATA / "h200_sample_kernels.py").read_text()
+    src = (DATA / "sample_kernels.py").read_text()
     return run_cell(src, {}, arch="sm_90a")
 
 
@@ -215,12 +215,12 @@ def test_profile_transposes_on_gpu(isolated):
 
 
 def test_magic_profile_option(sample_kernels):
-    from txlab.magic import _ArgumentError, _parser, profile_cell
+    from txlab.magic import MagicArgumentError, parse_magic_line, profile_cell
 
-    assert _parser().parse_args(["--profile", "a, b"]).profile == "a, b"
-    with pytest.raises(_ArgumentError, match="could not evaluate"):
+    assert parse_magic_line('--profile "a, b"').profile == "a, b"
+    with pytest.raises(MagicArgumentError, match="could not evaluate"):
         profile_cell({"k": sample_kernels["transpose_naive"]}, "a, nope", {"a": 1})
-    with pytest.raises(_ArgumentError, match="no @T.prim_func"):
+    with pytest.raises(MagicArgumentError, match="no @T.prim_func"):
         profile_cell({}, "a", {})
     if not txlab.device.has_gpu():
         a = np.zeros((2048, 2048), "float32")

@@ -185,17 +185,17 @@ def _many_tracks(ntr, *, far_end=True, overlap_track=None):
 
 
 def test_view_payload_work_is_linear_in_events_not_tracks_times_events(monkeypatch):
-    import txlab.views.timeline as V
+    import txlab.views.timeline_codec as V
 
     calls, events = [0], [0]
-    real = V._greedy_rows
+    real = V.first_fit_rows
 
     def counting(idx, *a):
         calls[0] += 1
         events[0] += len(idx)
         return real(idx, *a)
 
-    monkeypatch.setattr(V, "_greedy_rows", counting)
+    monkeypatch.setattr(V, "first_fit_rows", counting)
     tl = _many_tracks(20_000, overlap_track=7)
     spec, data = V.encode_columns(tl)
     d = V.decode_columns(spec, data)
@@ -212,7 +212,7 @@ def test_view_payload_work_is_linear_in_events_not_tracks_times_events(monkeypat
 
 
 def test_first_fit_rows_are_bounded_per_event():
-    import txlab.views.timeline as V
+    import txlab.views.timeline_codec as V
 
     # a partial-overlap staircase (a, b, c: the nesting level would put b and c on one row, so the
     # track takes first fit), then 30k mutually overlapping ranges: first fit used to scan every
@@ -223,9 +223,9 @@ def test_first_fit_rows_are_bounded_per_event():
     tl = Timeline(names=["x"], tracks=[Track(("t",))], track=np.zeros(n + 3), name_id=np.zeros(n + 3),
                   start_ns=s, end_ns=e, kind=np.zeros(n + 3))
     t0 = time.perf_counter()
-    depth = V._depths(tl)
+    depth = V.depths(tl)
     assert time.perf_counter() - t0 < 10.0   # (quadratic: a minute)
-    assert depth[:6].tolist() == [0, 1, 0, 0, 1, 2] and (depth[6:] == V._MAX_DEPTH).all()
+    assert depth[:6].tolist() == [0, 1, 0, 0, 1, 2] and (depth[6:] == V.MAX_DEPTH).all()
 
 
 def test_perfetto_track_numbering_is_linear(tmp_path):
@@ -277,10 +277,10 @@ def test_package_data_only_when_asked(tmp_path, monkeypatch, capsys):
     import txlab.timeline.__main__ as M
 
     monkeypatch.chdir(tmp_path)
-    assert M._target(M._parser().parse_args(["record-examples"])) == tmp_path.resolve() / "txlab-traces"
-    assert M._target(M._parser().parse_args(["record-examples", "--into-package"])) == PACKAGE_DATA
+    assert M.output_folder(M.build_parser().parse_args(["record-examples"])) == tmp_path.resolve() / "txlab-traces"
+    assert M.output_folder(M.build_parser().parse_args(["record-examples", "--into-package"])) == PACKAGE_DATA
     with pytest.raises(SystemExit):
-        M._parser().parse_args(["record-examples", "--into-package", "--out", "x"])
+        M.build_parser().parse_args(["record-examples", "--into-package", "--out", "x"])
     # the package's traces were recorded on the H200: synthetic ones may not replace them
     before = {p.name: p.read_bytes() for p in PACKAGE_DATA.glob("*.trace.*")}
     assert _cli(["synthetic-examples", "--into-package"]) != 0

@@ -1,4 +1,4 @@
-"""TimelineView's compact binary payload (txlab.views.timeline.encode_columns): exact round trip,
+"""TimelineView's compact binary payload (txlab.views.timeline_codec.encode_columns): exact round trip,
 bit widths chosen from the data, exceptions and wider fallbacks for values that do not fit,
 the aggregates sent for the front end, and the front end's decoder (widgets/src/_timeline_codec.js, run under node) agreeing with the
 reference decoder bit for bit."""
@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from txlab.timeline import Timeline, Track, decode_payload
-from txlab.views.timeline import (TimelineView, _Blob, _density, _pack_int, _unpack_int, decode_columns,
-                                  encode_columns)
+from txlab.views import timeline_codec as V
+from txlab.views.timeline import TimelineView
+from txlab.views.timeline_codec import Blob, decode_columns, density, encode_columns, pack_int, unpack_int
 
 ROOT = Path(__file__).resolve().parents[1]
 CODEC = ROOT / "widgets" / "src" / "_timeline_codec.js"
@@ -87,7 +88,7 @@ def test_roundtrip_is_exact(kw):
     assert d["maxdur"].tolist() == [int(dur[tl.track == t].max()) if (tl.track == t).any() else 0
                                     for t in range(len(tl.tracks))]
     assert spec["t1"] == tl.end_ns.max() and spec["t0"] == tl.start_ns.min()
-    counts, shift = _density(tl.start_ns, tl.end_ns, spec["t0"], spec["t1"])
+    counts, shift = density(tl.start_ns, tl.end_ns, spec["t0"], spec["t1"])
     assert d["density"].tolist() == counts.tolist() and spec["density_shift"] == shift
     assert 2048 <= len(counts) <= 4096 or shift == 0
     width = 1 << shift   # brute force: events overlapping each bin
@@ -121,25 +122,21 @@ def _nested(n_tracks=4, outer=50, seed=0):
 
 
 def test_nested_ranges_get_their_nesting_level_without_the_python_loop(monkeypatch):
-    import txlab.views.timeline as V
-
     tl, level = _nested()
     assert (tl.start_ns[1:] >= tl.start_ns[:-1])[np.diff(tl.track) == 0].all()
 
     def loop(*a):
         raise AssertionError("properly nested ranges took the per-event loop")
-    monkeypatch.setattr(V, "_greedy_rows", loop)
-    assert V._depths(tl).tolist() == level.tolist()
+    monkeypatch.setattr(V, "first_fit_rows", loop)
+    assert V.depths(tl).tolist() == level.tolist()
     _roundtrip(tl)
 
 
 def test_partial_overlaps_fall_back_to_first_fit():
-    import txlab.views.timeline as V
-
     # [0,10) [5,15) [12,20): open-count rows 0,1,1 overlap on row 1; first fit gives 0,1,0
     tl = Timeline(names=["a"], tracks=[Track(("b", "g"))], track=[0, 0, 0], name_id=[0, 0, 0],
                   start_ns=[0, 5, 12], end_ns=[10, 15, 20], kind=[0, 0, 0])
-    assert V._depths(tl).tolist() == [0, 1, 0]
+    assert V.depths(tl).tolist() == [0, 1, 0]
 
 
 def test_empty_timeline():
@@ -171,28 +168,28 @@ def test_widths_are_chosen_from_the_data():
 
 
 def test_a_few_wide_values_become_exceptions_many_widen_the_column():
-    blob = _Blob()
+    blob = Blob()
     v = np.arange(1000, dtype=np.int64) % 200
     v[[4, 500]] = [1 << 40, -7]
-    spec = _pack_int(blob, v)
+    spec = pack_int(blob, v)
     assert (spec["k"], spec["xn"]) == (8, 2)
-    assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v[::3] = 70_000   # a third of the values need 17 bits: exceptions no longer pay for them
-    spec = _pack_int(blob, v)
+    spec = pack_int(blob, v)
     assert (spec["k"], spec["xn"]) == (17, 2)   # (1 << 40 and -7 still do not fit)
-    assert _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v = np.full(10, 1 << 45, np.int64) + np.arange(10)
-    spec = _pack_int(blob, v)
-    assert spec["k"] == 64 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    spec = pack_int(blob, v)
+    assert spec["k"] == 64 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     for k in (0, 1, 7, 32):   # forced widths fall back to exceptions for everything that overflows
-        spec = _pack_int(blob, v, bits=k)
-        assert spec["xn"] == 10 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+        spec = pack_int(blob, v, bits=k)
+        assert spec["xn"] == 10 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     rng = np.random.default_rng(5)
     for k in range(33):   # every width, lengths that do and do not fill a 64-value block
         for n in (1, 63, 64, 65, 1000):
             v = rng.integers(0, 1 << k, n) if k else np.zeros(n, np.int64)
-            spec = _pack_int(blob, v, bits=k)
-            assert spec["xn"] == 0 and _unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+            spec = pack_int(blob, v, bits=k)
+            assert spec["xn"] == 0 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
 
 
 def test_huge_gap_and_duration_stay_exact_to_the_ns():
@@ -225,7 +222,7 @@ def test_view_sends_meta_and_one_buffer():
     state = v.get_state()
     assert set(state) >= {"meta", "data"} and not any(k.startswith("ev_") for k in state)
     other = _timeline(seed=3)
-    v._load(other)
+    v.load(other)
     assert decode_columns(v.meta["columns"], v.data)["end"].tolist() == other.end_ns.tolist()
     assert v.timeline is other
 

@@ -53,8 +53,8 @@ def test_doctor_ticks_ptx_only_after_compiling(tmp_path):
 @pytest.fixture
 def no_tools(tmp_path, monkeypatch):
     """Neither the wheels, nor PATH, nor a toolkit root has nvcc/ptxas."""
-    monkeypatch.setattr(toolchain, "_wheel_bin_dirs", lambda: [])
-    monkeypatch.setattr(toolchain, "_toolkit_homes", lambda: [str(tmp_path / "no-cuda")])
+    monkeypatch.setattr(toolchain, "wheel_bin_dirs", lambda: [])
+    monkeypatch.setattr(toolchain, "toolkit_homes", lambda: [str(tmp_path / "no-cuda")])
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     toolchain.find_tool.cache_clear()
     toolchain.tool_status.cache_clear()

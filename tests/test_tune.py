@@ -292,15 +292,15 @@ def test_gemm_space_default_ir_unchanged_and_constraint():
     assert all(p in configs for p in hg.TUNE_PRIOR)
 
 
-def test_tuned_table_is_verified_and_used(tmp_path, monkeypatch):
+def test_tuned_table_is_verified_and_used(tmp_path, request):
     shipped = hg.load_tuned_table()
     assert shipped["entries"] == [] or all(e["rel_error"] <= 1e-2 for e in shipped["entries"])
     cfg = {"bn": 128, "stages": 5, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 128}
     path = tmp_path / "t.json"
     hg.write_tuned_table(path, [{"shape": [4096, 4096, 4096], "config": cfg, "time_ms": 0.2, "rel_error": 2e-3}],
                          device="test", source="test")
-    monkeypatch.setattr(hg, "_table_path", lambda: path)
-    monkeypatch.setattr(hg, "_tuned_cache", {})
+    hg.use_tuned_table(path)
+    request.addfinalizer(hg.use_tuned_table)        # the shipped table again afterwards
     assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig(**cfg)
     assert hg.tuned_config(4096, 4096, 8192) == hg.GemmConfig()
     assert hg.kernel_for(4096, 4096, 4096).script() == hg.gemm_kernel(4096, 4096, 4096, hg.GemmConfig(**cfg)).script()
@@ -309,7 +309,7 @@ def test_tuned_table_is_verified_and_used(tmp_path, monkeypatch):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="sha256"):
         hg.load_tuned_table(path)
-    monkeypatch.setattr(hg, "_tuned_cache", {})
+    hg.use_tuned_table(path)                         # read again: the edited table
     with pytest.warns(UserWarning, match="ignoring the tuned table"):
         assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig()
     bad = [{"shape": [1, 2, 3], "config": cfg, "rel_error": 0.5}]

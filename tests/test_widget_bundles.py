@@ -55,7 +55,7 @@ def test_every_source_has_a_bundle_and_no_orphans():
 
 def _view_classes():
     import txlab.views
-    from txlab.views._base import View
+    from txlab.views import View
 
     out = {}
     for mod in pkgutil.iter_modules(txlab.views.__path__):
@@ -73,7 +73,7 @@ def test_every_bundle_has_a_view_and_loads():
     assert set(BUNDLES) <= set(views), f"bundles with no View subclass: {sorted(set(BUNDLES) - set(views))}"
     for name, cls in views.items():
         assert name in BUNDLES, f"{cls.__name__}._bundle = {name!r} but txlab/static/{name}.js does not exist"
-    from txlab.views._base import bundle
+    from txlab.views import bundle
 
     for name in BUNDLES:
         text = bundle(name)

@@ -41,6 +41,13 @@ def _say_once_default_arch(arch: str) -> None:
           f"(pass arch=... or --arch to choose another).", file=sys.stderr)
 
 
+def forget_default_arch_notice() -> None:
+    """Say the default-arch notice again on the next compile without an arch (it is said once)."""
+    global _noticed_default_arch
+    with _notice_lock:
+        _noticed_default_arch = False
+
+
 def resolve_arch(arch: str | None) -> str:
     """The arch to compile for: the one given, else the local GPU's, else txlab.config.default_arch."""
     if arch is None:

@@ -51,6 +51,12 @@ def warn_unusable(root, exc: BaseException) -> None:
         "at a writable folder with free space to cache again.", CacheWarning, stacklevel=3)
 
 
+def forget_warnings() -> None:
+    """Warn again about cache directories already reported unusable (e.g. after fixing one)."""
+    with _warn_lock:
+        _warned.clear()
+
+
 def cache_root() -> Path:
     """txlab's cache directory: ``$TXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/txlab``, else
     ``~/.cache/txlab``. Compiled kernels live under ``compile-v<FORMAT>``; other caches (the

@@ -27,13 +27,17 @@ from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa:
 SHOW_CHOICES = ("resources", "script", "cuda", "ptx", "sass", "source")
 
 
-class _ArgumentError(TxlabError):
-    pass
+class MagicArgumentError(TxlabError):
+    """A ``%%tirx`` line or its ``--profile``/``--sanitize``/``--emulate`` arguments cannot be used
+    (the message names the option and shows the usage)."""
+
+
+_ArgumentError = MagicArgumentError  # the earlier private name
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would sys.exit(); raise a readable error instead
-        raise _ArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
+        raise MagicArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
 
 
 class _Once(argparse.Action):
@@ -80,7 +84,7 @@ def parse_magic_line(line: str):
     try:
         words = shlex.split(line)
     except ValueError as exc:  # "No closing quotation", "No escaped character"
-        raise _ArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
+        raise MagicArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
                              f"value once, e.g. --show 'resources,sass'). Usage: "
                              f"{_parser().format_usage().strip()}") from None
     return _parser().parse_args(words)
@@ -92,11 +96,11 @@ def profile_cell(results: dict, args_text: str, user_ns: dict):
     from txlab.profiling import profile
 
     if not results:
-        raise _ArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
+        raise MagicArgumentError("%%tirx --profile: the cell defined no @T.prim_func to profile")
     try:
         value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
     except Exception as exc:  # noqa: BLE001 - the user's own expression
-        raise _ArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
+        raise MagicArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
                              f"{type(exc).__name__}: {exc}") from None
     compiled = next(iter(results.values()))
     return compiled, profile(compiled, *value)
@@ -116,7 +120,7 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
     try:
         value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
     except Exception as exc:
-        raise _ArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
+        raise MagicArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
                              f"{type(exc).__name__}: {exc}") from None
     args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     chosen = TOOLS
@@ -124,7 +128,7 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
         chosen = tuple(t.strip() for t in tools.split(",") if t.strip())
         bad = [t for t in chosen if t not in TOOLS]
         if bad:
-            raise _ArgumentError(f"%%tirx: unknown --tools value(s) {bad}; choose from {','.join(TOOLS)}")
+            raise MagicArgumentError(f"%%tirx: unknown --tools value(s) {bad}; choose from {','.join(TOOLS)}")
     out = {}
     for name, c in results.items():
         out[name] = sanitize(c, *args, tools=chosen)
@@ -163,6 +167,11 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
 # a cell whose text, arch and referenced notebook values are all unchanged is served from memory.
 _MEMO: "OrderedDict[str, dict]" = OrderedDict()
 _MEMO_SIZE = 64
+
+
+def forget_cells() -> None:
+    """Forget the unchanged-cell memo: the next run of every ``%%tirx`` cell parses it again."""
+    _MEMO.clear()
 _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 
 
@@ -277,7 +286,7 @@ def register(ipython) -> None:
         show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
-            raise _ArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
+            raise MagicArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
         results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache,
                            fast_math=args.fast_math, maxrregcount=args.maxrregcount,
                            nvcc_flags=args.nvcc_flags)

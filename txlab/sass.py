@@ -118,15 +118,14 @@ class Instruction:
 # classification
 _TENSOR = re.compile(r"^(HMMA|IMMA|DMMA|BMMA|HGMMA|IGMMA|QGMMA|BGMMA|OMMA|QMMA|UTC\w*MMA)\b")
 _BARRIER = re.compile(r"^(BAR|B2R|R2B|SYNCS|DEPBAR|LDGDEPBAR|MEMBAR|FENCE|ERRBAR|CGAERRBAR|WARPSYNC|"
-                      r"ARRIVES|WARPGROUP|UCGABAR_\w+|CCTL\w*|UTCBAR|ACQBULK|ACQSHMINIT)\b")
+                      r"ARRIVES|WARPGROUP|UCGABAR\w*|CCTL\w*|UTCBAR|ACQBULK|ACQSHMINIT)\b")
 _MEMORY = re.compile(r"^(LD|LDG|LDS|LDL|LDC|ULDC|LDSM|LDTM|ST|STG|STS|STL|STSM|STTM|ATOM|ATOMG|ATOMS|"
                      r"RED|REDG|REDAS|LDGSTS|SULD|SUST|SUATOM|SURED|TEX|TLD|TLD4|TMML|TXD|TXQ|"
-                     r"UTMALDG|UTMASTG|UTMAPF|UTMACCTL|UTMACMDFLUSH|UTMAREDG|UBLKCP|UBLKRED|UBLKPF|"
-                     r"UTCCP|UTCSHIFT|MATCH_NEVER)\b")
+                     r"UTMA\w*|UBLK\w*|UTCCP|UTCSHIFT)\b")
 _CONTROL = re.compile(r"^(BRA|BRX|BRXU|JMP|JMX|JMXU|CALL|RET|EXIT|BSSY|BSYNC|BREAK|BPT|KILL|NANOSLEEP|"
-                      r"YIELD|RTT|BMOV|WARPSYNC_NEVER|ELECT_NEVER)\b")
+                      r"YIELD|RTT|BMOV|PREEXIT|ENDCOLLECTIVE)\b")
 _WARP = re.compile(r"^(SHFL|VOTE|VOTEU|MATCH|REDUX|CREDUX|ELECT|UVOTE)\b")
-_OTHER = re.compile(r"^(NOP|S2R|S2UR|CS2R|S2UR|PMTRIG|SETCTAID|SETLMEMBASE|GETLMEMBASE|USETMAXREG|"
+_OTHER = re.compile(r"^(NOP|S2R|S2UR|CS2R|PMTRIG|SETCTAID|SETLMEMBASE|GETLMEMBASE|USETMAXREG|"
                     r"UGETNEXTWORKID|VIRTCOUNT)\b")
 
 
@@ -135,7 +134,8 @@ def classify(opcode: str) -> str:
     memory: loads/stores/atomics/TMA/texture; tensor: MMA of every generation (HMMA..UTC*MMA);
     barrier: CTA/mbarrier/scoreboard/memory barriers and fences; control: branches, calls, exit,
     convergence; warp: shuffles/votes/warp reductions; other: special registers, NOP, register
-    reconfiguration; alu: the rest (integer, floating point, MUFU, conversions, predicates)."""
+    reconfiguration; alu: the rest (integer, floating point, MUFU, conversions, predicates).
+    The one classifier: the SASS table, ``txlab.diff`` and the line map (``SourceView``) use it."""
     op = opcode.split(".", 1)[0]
     for cls, rx in (("tensor", _TENSOR), ("barrier", _BARRIER), ("memory", _MEMORY),
                     ("control", _CONTROL), ("warp", _WARP), ("other", _OTHER)):

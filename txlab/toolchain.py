@@ -33,7 +33,7 @@ NVCC_FLAGS = [
 PTXAS_FLAGS = ["-O3", "-v", "--warn-on-local-memory-usage"]
 
 
-def _wheel_bin_dirs() -> list[Path]:
+def wheel_bin_dirs() -> list[Path]:
     """bin/ folders of NVIDIA's PyPI wheels (nvidia-cuda-nvdisasm, nvidia-cuda-cuobjdump, ...)."""
     dirs = []
     for entry in sys.path:
@@ -44,7 +44,7 @@ def _wheel_bin_dirs() -> list[Path]:
     return dirs
 
 
-def _toolkit_homes() -> list[str]:
+def toolkit_homes() -> list[str]:
     """CUDA toolkit roots to look in after PATH."""
     return [h for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda") if h]
 
@@ -53,14 +53,14 @@ def _toolkit_homes() -> list[str]:
 def find_tool(name: str) -> str | None:
     """Absolute path of a CUDA tool: NVIDIA's PyPI wheels first (pinned versions, txlab's default
     dependencies), then PATH, then $CUDA_HOME/bin and /usr/local/cuda/bin."""
-    for d in _wheel_bin_dirs():
+    for d in wheel_bin_dirs():
         cand = d / name
         if cand.is_file() and os.access(cand, os.X_OK):
             return str(cand)
     found = shutil.which(name)
     if found:
         return found
-    for home in _toolkit_homes():
+    for home in toolkit_homes():
         cand = Path(home) / "bin" / name
         if cand.is_file():
             return str(cand)

@@ -7,7 +7,9 @@
 What runs is the IR TVM's CUDA codegen sees (the ``tirx`` pipeline, then the device finalisation),
 so a wrong kernel is wrong here too. Modules: ``interpreter`` (IR -> closures over lane vectors),
 ``memory`` (address space, bounds), ``ops`` (warp collectives, atomics, conversions),
-``sync`` (CTA barriers, mbarriers), ``tma``, ``wgmma``, ``races`` (shared-memory race checker),
+``sync`` (CTA barriers, mbarriers), ``tma``, ``wgmma``, ``timers`` (clock64, the timer ring: emulated
+warp-instructions), ``cluster`` (CTAs of a cluster together, DSMEM, remote mbarrier arrives),
+``races`` (shared-memory race checker),
 ``result``. Anything not modelled raises :class:`txlab.errors.NotEmulatedError` naming the op and
 the user's line.
 """

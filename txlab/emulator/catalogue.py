@@ -122,10 +122,26 @@ def markdown(out: dict) -> str:
              "rounded product -- tests/test_emulator.py checks that bitwise -- and the ulps are numpy's "
              "fp32 summation error near cancelling sums).",
              "", "Not emulated, and why: `loads_and_calls` calls a user-written CUDA function "
-             "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C; "
-             "`timer_ring` (TVM's CudaProfiler timer ring: globaltimer words) and the two cluster "
-             "examples (`cluster_remote_arrive`, `mbarrier_cluster`: clusters of more than one CTA, "
-             "remote mbarrier arrives) are not modelled yet.",
+             "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C.",
+             "", "What a timer value means here (`timer_ring`, `mbarrier_handoff`'s clock64; "
+             "txlab/emulator/timers.py): there is no time on the CPU, so the clocks count *emulated "
+             "warp-instructions* -- each lowered-IR statement a group of threads executes adds one per warp "
+             "of the group. `clock`/`clock64` (per SM on a GPU) is what the reading CTA has issued so far "
+             "(each CTA as if alone on its SM, from 0); `%globaltimer_lo`, the timer ring's timestamp "
+             "(nanoseconds on a GPU), is what the whole launch has issued so far (CTAs run one after "
+             "another, a cluster's together). A later read in a CTA never gives less, a read after more "
+             "statements gives more, all lanes of one instruction read the same value; a difference is an "
+             "amount of emulated work, not a duration. `timer_ring`'s own check compares the header, tags, "
+             "event ids and kinds (the low words) exactly and requires each group's timestamps to be "
+             "non-decreasing (jumps under 1 s): no GPU-only number is compared, so *bitwise* there means "
+             "the low words bit for bit and the timestamp ordering held; the timestamps' values are "
+             "the emulator's own.",
+             "", "Clusters (`cluster_remote_arrive`, `mbarrier_cluster`; txlab/emulator/cluster.py): the CTAs "
+             "of one cluster run together in one scheduler, each with its own shared memory; "
+             "`cluster_sync`/`barrier.cluster` is one barrier of the cluster's non-exited threads, `mapa` "
+             "maps a shared address into another CTA's window, remote mbarrier arrives act on the owning "
+             "CTA's barrier; a cluster whose threads all wait is reported (`deadlock`, naming every "
+             "blocked warp of every CTA), not hung.",
              "", "| example | emulated | why not / findings |", "|---|---|---|"]
     for r in rows.values():
         why = r.get("reason") or "; ".join(f"{k}: {v}" for k, v in r.get("problems", {}).items()) \

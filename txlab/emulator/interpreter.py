@@ -19,7 +19,7 @@ class Group:
     """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
 
     __slots__ = ("cta", "tid", "L", "env", "mask", "slots", "blocked", "warp_of_lane", "first_warp",
-                 "lane_cta", "gtid")
+                 "lane_cta", "gtid", "nw")
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
         self.cta = cta
@@ -35,6 +35,7 @@ class Group:
         self.gtid = tid if lane_cta is None else (lane_cta * cta.nthreads + tid).astype(np.int32)
         self.warp_of_lane = self.gtid // 32
         self.first_warp = int(tid[0]) // 32
+        self.nw = (self.L + 31) // 32   # warps of the group: its statements' weight on the clocks
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -719,6 +720,7 @@ def _key(node):
 def _count(g):
     c = g.cta
     c.steps += c.B
+    c.warp_steps += g.nw
     c.lane_steps += g.L if g.mask is None else int(np.count_nonzero(g.mask))
 
 

@@ -15,6 +15,24 @@ import numpy as np
 GLOBAL_BASE = 1 << 40          # first argument's address; each next one 1 << 36 further
 GLOBAL_STRIDE = 1 << 36
 SHARED_BASE = 1 << 56          # generic address of shared offset 0
+#: distributed shared memory (clusters): the shared memory of the CTA of cluster rank r is also
+#: mapped at shared::cluster address ``(r + 1) << DSMEM_SHIFT`` (generic ``SHARED_BASE`` + that);
+#: ``mapa`` maps a CTA's own shared address there. Own shared offsets stay below ``1 << DSMEM_SHIFT``.
+DSMEM_SHIFT = 24
+DSMEM_MASK = (1 << DSMEM_SHIFT) - 1
+
+
+def dsmem_window(rank: int) -> int:
+    """shared::cluster address of offset 0 of cluster rank ``rank``'s shared memory."""
+    return (int(rank) + 1) << DSMEM_SHIFT
+
+
+def split_cluster_address(addr: int) -> tuple:
+    """(cluster rank or None for the executing CTA's own window, offset) of a shared address."""
+    a = int(addr)
+    if a >> DSMEM_SHIFT:
+        return (a >> DSMEM_SHIFT) - 1, a & DSMEM_MASK
+    return None, a
 
 
 def np_dtype(dtype) -> np.dtype:
@@ -96,6 +114,14 @@ class AddressSpace:
         i = self.regions.index(region)
         del self.regions[i]
         del self._bases[i]
+
+    def fork(self) -> "AddressSpace":
+        """Another address space over the same regions (a cluster's CTAs: globals shared, each its
+        own shared memory at SHARED_BASE)."""
+        other = AddressSpace()
+        other.regions = list(self.regions)
+        other._bases = list(self._bases)
+        return other
 
     def find(self, addr: int) -> Region | None:
         i = bisect.bisect(self._bases, int(addr)) - 1

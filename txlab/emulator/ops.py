@@ -386,17 +386,7 @@ HANDLERS["tirx.ptx.setmaxnreg_dec"] = HANDLERS["tirx.ptx.setmaxnreg"]
 HANDLERS["tirx.cuda.wgmma_noop_barrier"] = lambda comp, call: comp.expr(call.args[0])
 
 
-@handler("tirx.cuda.clock64", "tirx.cuda.clock")
-def _clock(comp, call):
-    prog = comp.program
-    note = "clock/clock64 return a counter that advances by 1 per read (no timing on the CPU)"
-    if note not in prog.notes:
-        prog.notes.append(note)
-
-    def f(g):
-        g.cta.clock += 1
-        return np.full(g.L, g.cta.clock, dtype=np.int64)
-    return f
+# clock / clock64: txlab.emulator.timers (emulated warp-instructions)
 
 
 # ---- math and conversions -----------------------------------------------------------------------
@@ -519,17 +509,7 @@ def _cta_sync(comp, call):
     return gen
 
 
-@blocking("tirx.cuda.cluster_sync")
-def _cluster_sync(comp, call):
-    line = comp.line
-
-    def gen(g):
-        cl = g.cta.program.launch.get("cluster")
-        if cl and int(np.prod(cl)) > 1:
-            raise NotEmulatedError("cluster_sync with clusters of more than one CTA", lineno=line)
-        yield from sync.barrier_wait(g.cta, g, 0, line, what="cluster_sync")
-        return np.int32(0)
-    return gen
+# cluster_sync, barrier.cluster, mapa: txlab.emulator.cluster
 
 
 def _sync_pred(kind):
@@ -630,7 +610,8 @@ def _mb_init(comp, call):
 
     def f(g):
         a = _uniform_addr(g, addr(g), line, "mbarrier.init")
-        sync.mb_init(g.cta, sync.mbarrier(g.cta, a, line), int(np.asarray(count(g)).ravel()[0]), line)
+        cta, mb = sync.mbarrier_at(g, a, line)
+        sync.mb_init(cta, mb, int(np.asarray(count(g)).ravel()[0]), line)
         return np.int32(0)
     return f
 
@@ -642,20 +623,18 @@ def _mb_arrive(comp, call):
     has_count = name != "tirx.ptx.mbarrier_arrive_nocount"
     count = comp.expr(call.args[1]) if has_count else (lambda g: 1)
     strs = [_str(a) for a in call.args if type(a).__name__ == "StringImm"]
-    if "cluster" in " ".join(strs) and "shared::cluster" in strs:
-        return comp.not_emulated(f"{name} on a remote (cluster) mbarrier")
     expect = name.endswith("expect_tx") or "expect_tx" in strs
     line = comp.line
 
     def f(g):
         a = _uniform_addr(g, addr(g), line, "mbarrier.arrive")
-        mb = sync.mbarrier(g.cta, a, line)
+        cta, mb = sync.mbarrier_at(g, a, line)     # shared::cluster: maybe another CTA's
         n = _active_count(g)
         c = int(np.asarray(count(g)).ravel()[0])
         if expect:
-            sync.mb_arrive(g.cta, mb, g, 1, n, line, tx=c * n)
+            sync.mb_arrive(cta, mb, g, 1, n, line, tx=c * n)
         else:
-            sync.mb_arrive(g.cta, mb, g, c, n, line)
+            sync.mb_arrive(cta, mb, g, c, n, line)
         return np.uint64(0)
     return f
 
@@ -667,8 +646,8 @@ def _mb_expect(comp, call):
 
     def f(g):
         a = _uniform_addr(g, addr(g), line, "mbarrier.expect_tx")
-        mb = sync.mbarrier(g.cta, a, line)
-        sync.mb_tx(g.cta, mb, int(np.asarray(count(g)).ravel()[0]) * _active_count(g), line)
+        cta, mb = sync.mbarrier_at(g, a, line)
+        sync.mb_tx(cta, mb, int(np.asarray(count(g)).ravel()[0]) * _active_count(g), line)
         return np.int32(0)
     return f
 
@@ -681,7 +660,10 @@ def _mb_wait(comp, call):
     def gen(g):
         a = _uniform_addr(g, addr(g), line, "mbarrier wait")
         off = (a - M.SHARED_BASE) if a >= M.SHARED_BASE else a
-        mb = sync.mbarrier(g.cta, off, line)
+        cta, mb = sync.mbarrier_at(g, off, line)
+        if cta is not g.cta:
+            raise NotEmulatedError("mbarrier wait on another CTA's mbarrier (PTX waits only on shared::cta)",
+                                   lineno=line)
         yield from sync.mb_wait(g.cta, g, mb, parity(g), line)
         return np.int32(0)
     return gen

@@ -4,8 +4,10 @@ the address space, and the CTAs run one after another (each CTA's threads vector
 Execution model: a CTA runs as one lockstep group of all its threads when the kernel never waits
 on another part of the CTA (no mbarrier wait, no flag polling); otherwise each warp is its own
 group (a generator advanced until it blocks), so producer and consumer warps progress
-independently. CTAs run sequentially in launch order (blockIdx.x fastest), so a kernel whose CTAs
-wait on each other (grid barriers, inter-CTA flags) deadlocks here -- reported, not hung.
+independently. CTAs run sequentially in launch order (blockIdx.x fastest), except the CTAs of one
+cluster (a launch with cluster dims), which run together in one scheduler (txlab.emulator.cluster);
+so a kernel whose CTAs wait on each other across clusters (grid barriers, inter-CTA flags)
+deadlocks here -- reported, not hung.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
                  filename: str | None = None):
         from txlab.emulator import ops
-        from txlab.emulator import tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
+        from txlab.emulator import cluster, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
 
         self.func = func
         self.kernel_name = kernel_name
@@ -52,6 +54,10 @@ class Program:
         self._finding_keys: dict = {}
         self.notes: list[str] = []
         self.stats = {"instructions": 0, "lane_instructions": 0}
+        cl = tuple(int(v) for v in (launch.get("cluster") or ()))
+        self.cluster_dims = (cl + (1, 1, 1))[:3]
+        self.running_ctas: list = []   # the CTAs running now (one, or a cluster's): the global timer
+        self.warp_steps_done = 0       # warp-instructions of the CTAs already run (txlab.emulator.timers)
         self.index_cache: dict = {}   # thread-index lane vectors, shared by CTAs of one shape (read-only)
         self.call_handlers = ops.HANDLERS
         self.blocking_handlers = ops.BLOCKING
@@ -172,7 +178,9 @@ class Program:
             threads = threads[first]
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
         what = "write" if write else "read"
-        where = f"{region.name}" if region.kind == "global" else f"shared memory (buffer {info['name']})"
+        where = f"{region.name}" if region.kind == "global" else (
+            f"the {region.name} (buffer {info['name']}, through a mapa address)" if region.kind == "dsmem"
+            else f"shared memory (buffer {info['name']})")
         elems = n if region.kind == "global" else region.nbytes
         self.finding(
             "out_of_bounds",
@@ -306,17 +314,30 @@ class Program:
         dyn_off = (static + 1023) // 1024 * 1024 if self.uses_dyn else static
         smem = dyn_off + (dyn_bytes if self.uses_dyn else 0)
         B = self.batch_size(len(ctas), threads, smem)
-        for k in range(0, len(ctas), B):
+        nclus = int(np.prod(self.cluster_dims))
+        if nclus > 1:
+            from txlab.emulator.cluster import Cluster, group_into_clusters
+
+            clusters, added = group_into_clusters(ctas, self.cluster_dims)
+            if added:
+                self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
+            for members in clusters:
+                Cluster(self, members, grid, block, space, dyn_bytes, Cta).run(args_env)
+            ctas = [c for m in clusters for c in m]
+        for k in range(0, len(ctas) if nclus == 1 else 0, B):
             part = ctas[k:k + B]
             cta = Cta(self, part[0], grid, block, space, dyn_bytes, batch=part if B > 1 else None)
+            self.running_ctas = [cta]
             try:
                 cta.run(args_env)
             finally:
+                self.running_ctas = []
                 cta.close()
         self.stats.update({
             "ctas_run": len(ctas), "ctas_in_grid": int(np.prod(grid)), "threads_per_cta": threads,
             "grid": tuple(grid), "block": tuple(block),
             "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
+            "cluster": self.cluster_dims if nclus > 1 else None,
             "ctas_per_batch": B,
             "seconds": time.perf_counter() - t0, "dynamic_smem_bytes": dyn_bytes,
             "static_smem_bytes": self.static_smem,
@@ -361,6 +382,9 @@ class Cta:
             self.races = checker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
         self.progress = 0
         self.steps = 0
+        self.warp_steps = 0            # warp-instructions issued: the CTA's clock64 (timers)
+        self.cluster = None            # the Cluster it runs in (launches with clusters of > 1 CTA)
+        self.rank = 0                  # %cluster_ctarank
         self.lane_steps = 0
         self.live = self.nthreads * self.B
         self.bars: dict = {}           # barrier id -> state
@@ -386,6 +410,7 @@ class Cta:
     def close(self):
         self.space.remove(self.shared)
         self.program.stats["instructions"] += self.steps
+        self.program.warp_steps_done += self.warp_steps
         self.program.stats["lane_instructions"] += self.lane_steps
 
     def _race_found(self, r, c=0):
@@ -399,6 +424,8 @@ class Cta:
             key=("shared_race", l1, l2, k1, k2))
 
     def index_value(self, tag, g):
+        if tag.startswith("cluster"):
+            return self._cluster_index(tag)
         if not tag.startswith("blockIdx."):
             key = (tag, g.L, int(g.tid[0]))
             v = self.program.index_cache.get(key)
@@ -409,6 +436,17 @@ class Cta:
         if self.B > 1:
             return self._bidx[tag[-1]]
         return np.int32(self.index["xyz".index(tag[-1])])
+
+    def _cluster_index(self, tag):
+        dims = self.program.cluster_dims
+        d = "xyz".index(tag[-1]) if tag[-1] in "xyz" else None
+        if self.B > 1:
+            raise NotEmulatedError(f"launch dimension {tag} in a batch of CTAs")
+        if tag.startswith("clusterCtaIdx.") and d is not None:
+            return np.int32(self.index[d] % dims[d])
+        if tag.startswith("clusterIdx.") and d is not None:
+            return np.int32(self.index[d] // dims[d])
+        raise NotEmulatedError(f"launch dimension {tag}")
 
     def _thread_index(self, tag, g):
         bx, by, bz = (self.block + (1, 1, 1))[:3]
@@ -425,7 +463,8 @@ class Cta:
             return np.int32(self.index["xyz".index(tag[-1])])
         raise NotEmulatedError(f"launch dimension {tag}")
 
-    def run(self, args_env):
+    def start(self, args_env):
+        """Make the groups (one per warp, or the whole CTA) and their coroutines."""
         prog = self.program
         if prog.warp_mode:
             tids = [np.arange(w * 32, min((w + 1) * 32, self.nthreads), dtype=np.int32) for w in range(self.nwarps)]
@@ -435,29 +474,42 @@ class Cta:
             tids = [np.arange(self.nthreads, dtype=np.int32)]
         lane_cta = self._lane_cta if self.B > 1 else None
         self.groups = [Group(self, t, lane_cta) for t in tids]
-        gens = []
+        self.gens = []
         for g in self.groups:
             g.env.update(args_env)
-            gens.append(prog.body(g) if prog.body_is_gen else _plain(prog.body, g))
-        live = list(range(len(gens)))
+            self.gens.append(prog.body(g) if prog.body_is_gen else _plain(prog.body, g))
+        self.gens_live = list(range(len(self.gens)))
+
+    def step(self):
+        """Advance every live group once (until it blocks or ends)."""
+        for i in list(self.gens_live):
+            try:
+                next(self.gens[i])
+            except StopIteration:
+                self.gens_live.remove(i)
+                self.exit_group(self.groups[i])
+
+    def blocked_groups(self) -> list:
+        return [self.groups[i] for i in self.gens_live]
+
+    def stop(self):
+        for i in self.gens_live:
+            self.gens[i].close()
+        self.gens_live = []
+
+    def run(self, args_env):
+        self.start(args_env)
         stalls = 0
-        while live:
+        while self.gens_live:
             before = self.progress
-            for i in list(live):
-                try:
-                    next(gens[i])
-                except StopIteration:
-                    live.remove(i)
-                    self.exit_group(self.groups[i])
-            prog.stats["instructions"] += 0
-            if not live:
+            self.step()
+            if not self.gens_live:
                 break
             if self.progress == before:
                 stalls += 1
                 if stalls >= 2:
-                    if not self.deadlock([self.groups[i] for i in live]):
-                        for i in live:
-                            gens[i].close()
+                    if not self.deadlock(self.blocked_groups()):
+                        self.stop()
                         return
                     stalls = 0
             else:

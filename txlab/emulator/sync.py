@@ -128,6 +128,23 @@ def mbarrier(cta, addr, line) -> MBarrier:
     return mb
 
 
+def mbarrier_at(g, addr, line):
+    """(owning CTA, MBarrier) for a 32-bit shared address: the executing CTA's own (shared::cta), or
+    through a cluster window (shared::cluster, after ``mapa``) another CTA's of the cluster."""
+    from txlab.emulator.memory import split_cluster_address
+
+    rank, off = split_cluster_address(addr)
+    if rank is None:
+        return g.cta, mbarrier(g.cta, off, line)
+    ctas = g.cta.cluster.ctas if g.cta.cluster is not None else [g.cta]
+    if rank >= len(ctas):
+        from txlab.errors import NotEmulatedError
+
+        raise NotEmulatedError(f"mbarrier at shared::cluster address {int(addr):#x}: cluster rank {rank} of a "
+                               f"cluster of {len(ctas)} CTA(s)", lineno=line)
+    return ctas[rank], mbarrier(ctas[rank], off, line)
+
+
 def mb_init(cta, mb, count, line):
     mb.init_count = int(count)
     mb.pending = int(count)
@@ -151,7 +168,8 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
         prog.finding("deadlock", f"arrive on an mbarrier that was never initialised ({mb.state()})",
                      line=line, cta=cta.index, key=("mbarrier_uninit", line))
         return
-    _release(cta, mb, g)
+    if g.cta is cta:       # a remote arrive (another CTA of the cluster) orders nothing here
+        _release(cta, mb, g)
     mb.tx += tx
     total = int(n_per_lane) * int(lanes)
     if total > mb.pending:
@@ -160,7 +178,8 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
             f"{lanes} thread(s) arrived {total} time(s) on the mbarrier at shared offset {mb.offset} when "
             f"only {mb.pending} arrival(s) were pending in its phase (mbarrier.init count "
             f"{mb.init_count}, line {mb.init_line}): more arrivals than the init count -- undefined "
-            f"behaviour in PTX; the phase completes early and the next one starts short",
+            f"behaviour in PTX; the phase completes early and the next one starts short"
+            + (f" (a remote arrive from CTA {g.cta.index})" if g.cta is not cta else ""),
             line=line, cta=cta.index, threads=g.active_tids(), key=("over_arrival", line, mb.offset))
     mb.pending -= total
     _check_complete(cta, mb, line)

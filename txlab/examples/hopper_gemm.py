@@ -545,10 +545,22 @@ def reference(A, B, C=None):
     return a @ b.T
 
 
+_table_override: list = []   # [path] while use_tuned_table(path) is in force
+
+
 def _table_path():
     from importlib import resources
 
-    return resources.files("txlab") / "data" / TUNED_TABLE
+    return _table_override[0] if _table_override else resources.files("txlab") / "data" / TUNED_TABLE
+
+
+def use_tuned_table(path=None) -> None:
+    """Make :func:`tuned_config` (and so ``kernel_for``/``build`` without a config) read the table
+    at ``path`` (one written by :func:`write_tuned_table`); ``None``: the shipped table again."""
+    from pathlib import Path
+
+    _table_override[:] = [Path(path)] if path is not None else []
+    _tuned_cache.clear()
 
 
 def _table_digest(entries) -> str:

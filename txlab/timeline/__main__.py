@@ -67,7 +67,8 @@ def _package_data() -> Path:
     return Path(__file__).resolve().parent.parent / "data"
 
 
-def _parser():
+def build_parser():
+    """The command line of ``python -m txlab.timeline``."""
     import argparse
 
     ap = argparse.ArgumentParser(
@@ -88,7 +89,8 @@ def _parser():
     return ap
 
 
-def _target(args) -> Path:
+def output_folder(args) -> Path:
+    """The folder the parsed command writes into (``--out``, ``--into-package``, else ./txlab-traces)."""
     if args.into_package:
         return _package_data()
     if args.out is not None and not str(args.out).strip():
@@ -114,8 +116,8 @@ def _recorded(out: Path, kinds) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    a = _parser().parse_args(argv)
-    out = _target(a)
+    a = build_parser().parse_args(argv)
+    out = output_folder(a)
     kinds = [k for k in SAVED if a.command == "record-examples" or k in EXAMPLE_KERNELS]
     if out.exists() and not out.is_dir():
         print(f"error: {out} exists and is not a folder", file=sys.stderr)

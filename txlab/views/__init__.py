@@ -26,6 +26,9 @@ _WIDGETS = {
     "SourceView": "txlab.views.source",
     "DiffView": "txlab.views.diff",
     "TuneView": "txlab.views.tune",
+    # the base every widget subclasses, and its bundle reader (for writing a view of your own)
+    "View": "txlab.views._base",
+    "bundle": "txlab.views._base",
 }
 
 # model class -> the widget its .view() shows

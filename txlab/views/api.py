@@ -172,6 +172,11 @@ class APIExplorer(View):
                 "message": f"inserted example {ex_id} into a new cell" + (" (%%tirx)" if magic else "")}
 
     def _on_msg(self, _widget, content, _buffers):
+        self.receive(content)
+
+    def receive(self, content) -> None:
+        """Act on a message from the front end: ``{"type": "insert" | "select", "name": ...}``
+        (what the explorer's buttons send; anything else is ignored)."""
         if not isinstance(content, dict):
             return
         if content.get("type") == "insert":

@@ -1,8 +1,9 @@
 """PoolMap: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
 
 The plan travels as compact JSON (``plan``: the layout's ``to_dict()``); plans are small (tens of
-allocations). The front end draws shared.dyn as a byte axis (aliased buffers stacked on separate
-rows, alignment padding hatched, the arch limit and the committed size marked), TMEM as a
+allocations). The front end draws the CTA's shared memory as a byte axis (static buffers first,
+then the dynamic pool from its base; aliased buffers stacked on separate rows, alignment padding
+hatched, the arch limit and the committed size marked), TMEM as a
 128-lane x 512-column grid, and for the selected swizzled tile its bank-group pattern.
 """
 from __future__ import annotations

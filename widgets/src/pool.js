@@ -20,7 +20,7 @@ function assignRows(allocs) {
 function allocLines(a) {
   const unit = a.scope === "tmem" ? "columns" : "bytes";
   const lines = [
-    `${a.name}  (${a.scope})`,
+    `${a.name}  (${a.scope === "shared" ? "shared, static" : a.scope})`,
     `${a.dtype}[${a.shape.join(", ")}]`,
     `${unit} ${a.offset} .. ${a.offset + a.nbytes}  (${a.nbytes})`,
   ];
@@ -66,16 +66,22 @@ export default {
     root.append(summary, errors, controls, smem.canvas, tmemBox, banks, accesses);
 
     function resetView() {
-      const lim = plan.limit_bytes ? plan.limit_bytes - plan.static_smem_bytes : 0;
-      const end = Math.max(plan.high_water_bytes || 0, plan.dynamic_smem_bytes || 0, lim, 1);
+      const base = plan.static_smem_bytes || 0;
+      const end = Math.max(base + (plan.high_water_bytes || 0), base + (plan.dynamic_smem_bytes || 0), plan.limit_bytes || 0, 1);
       view = { lo: 0, hi: end * 1.02 };
     }
 
     function draw() {
       if (!plan) return;
       const W = Math.max(300, root.clientWidth || el.clientWidth || 600);
+      // The axis is the CTA's shared-memory window: static buffers (scope "shared", offsets from
+      // the window's start) first, then the dynamic pool, whose offsets count from its base at
+      // static_smem_bytes. A kernel with only static buffers (T.alloc_shared) still shows them.
+      const base = plan.static_smem_bytes || 0;
+      const stat = plan.allocations.filter((a) => a.scope === "shared" && a.offset != null);
       const dyn = plan.allocations.filter((a) => a.scope === "shared.dyn" && a.offset != null);
-      const { rows, of } = assignRows(dyn);
+      const at = (a) => (a.scope === "shared.dyn" ? base + a.offset : a.offset);
+      const { rows, of } = assignRows([...stat, ...dyn].map((a) => ({ name: a.name, offset: at(a), nbytes: a.nbytes })));
       const rowH = 22, top = 16, axisH = 18;
       smem.resize(W, top + rows * rowH + axisH + 4);
       const c = smem.ctx;
@@ -86,17 +92,17 @@ export default {
       c.save();
       c.strokeStyle = th.fgMuted;
       for (const g of plan.gaps) {
-        const x0 = x(g.offset), x1 = x(g.offset + g.nbytes);
+        const x0 = x(base + g.offset), x1 = x(base + g.offset + g.nbytes);
         c.save(); c.beginPath(); c.rect(x0, top, x1 - x0, rows * rowH); c.clip();
         for (let k = x0 - rows * rowH; k < x1; k += 6) { c.beginPath(); c.moveTo(k, top + rows * rowH); c.lineTo(k + rows * rowH, top); c.stroke(); }
         c.restore();
       }
       c.restore();
       hits = [];
-      dyn.forEach((a) => {
+      [...stat, ...dyn].forEach((a) => {
         const i = plan.allocations.indexOf(a);
         const r = of.get(a.name);
-        const x0 = x(a.offset), x1 = Math.max(x(a.offset + a.nbytes), x0 + 1);
+        const x0 = x(at(a)), x1 = Math.max(x(at(a) + a.nbytes), x0 + 1);
         const y0 = top + r * rowH;
         c.globalAlpha = a.aliases.length ? 0.75 : 0.9;
         c.fillStyle = categorical(i);
@@ -112,8 +118,9 @@ export default {
         c.strokeStyle = color; c.setLineDash([4, 3]); c.beginPath(); c.moveTo(xx, 10); c.lineTo(xx, top + rows * rowH); c.stroke(); c.setLineDash([]);
         c.fillStyle = color; c.fillText(label, Math.min(xx + 2, W - c.measureText(label).width - 2), 10);
       };
-      if (plan.dynamic_smem_bytes != null) mark(plan.dynamic_smem_bytes, th.fgMuted, `committed ${plan.dynamic_smem_bytes} B`);
-      if (plan.limit_bytes) mark(plan.limit_bytes - plan.static_smem_bytes, th.error, `${plan.arch} limit`);
+      if (base && dyn.length) mark(base, th.fgMuted, `dynamic from ${base} B`);
+      if (plan.dynamic_smem_bytes != null) mark(base + plan.dynamic_smem_bytes, th.fgMuted, `committed ${plan.dynamic_smem_bytes} B`);
+      if (plan.limit_bytes) mark(plan.limit_bytes, th.error, `${plan.arch} limit`);
       // axis
       c.fillStyle = th.fgMuted; c.strokeStyle = th.border;
       const yA = top + rows * rowH + 2;

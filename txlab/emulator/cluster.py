@@ -1,0 +1,336 @@
+"""Thread-block clusters: the CTAs of one cluster run together, in one scheduler.
+
+A launch with cluster dims ``(cx, cy, cz)`` (``T.cta_id_in_cluster``, the launch's
+``clusterCtaIdx``) runs cluster by cluster; within a cluster every warp (or, for a kernel that
+never waits on another part of the grid, every CTA's lockstep group) of every CTA is a coroutine of
+one round-robin scheduler, CTAs in rank order. Each CTA has its own shared memory, barriers,
+mbarriers and race checker. Modelled:
+
+- ``%cluster_ctarank`` / ``clusterCtaIdx.{x,y,z}``: rank ``x + y*cx + z*cx*cy``, index
+  ``blockIdx % cluster dims``; ``clusterIdx.{x,y,z}``: ``blockIdx // cluster dims``;
+- ``cluster_sync`` and ``barrier.cluster.arrive`` / ``.wait``: one barrier of all non-exited
+  threads of the cluster; its completion orders each CTA's shared memory like a CTA barrier;
+- distributed shared memory: rank r's shared memory is also mapped at the shared::cluster address
+  ``(r + 1) << 24`` (txlab.emulator.memory), ``mapa`` maps an own shared address there (generic or
+  shared::cluster), loads and stores through the mapped generic pointer reach the other CTA's
+  memory (bounds-checked; not race-checked across CTAs), ``getctarank`` reads the rank back;
+- remote mbarrier arrives (``mbarrier.arrive.shared::cluster`` on a mapped address) act on the
+  owning CTA's mbarrier.
+
+No thread of the cluster able to progress is reported, not hung: a cluster barrier some threads
+never reach is a ``divergent_barrier`` finding (then released), waits nobody can satisfy (e.g. each
+CTA waiting for the other's arrive) a ``deadlock`` finding naming every blocked warp of every CTA,
+and the cluster stops. Not modelled (NotEmulatedError): TMA multicast, ``ld/st/red.shared::cluster``
+PTX, cluster-scope fences beyond the no-op every fence is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import memory as M
+from txlab.emulator import sync
+from txlab.emulator.ops import BLOCKING, HANDLERS, _str
+from txlab.errors import NotEmulatedError
+
+
+def members(origin_index, dims) -> list:
+    """CTA indices of the cluster containing ``origin_index``, in rank order."""
+    cx, cy, cz = dims
+    ox, oy, oz = (int(origin_index[k]) // d * d for k, d in enumerate(dims))
+    return [(ox + x, oy + y, oz + z) for z in range(cz) for y in range(cy) for x in range(cx)]
+
+
+def rank_of(index, dims) -> int:
+    cx, cy, _ = dims
+    x, y, z = (int(index[k]) % d for k, d in enumerate(dims))
+    return x + y * cx + z * cx * cy
+
+
+def group_into_clusters(order, dims) -> tuple:
+    """The clusters (each a list of CTA indices in rank order) covering the CTAs of ``order``, in
+    the order their first CTA appears; and whether CTAs outside ``order`` were added."""
+    seen, out, added = set(), [], False
+    wanted = {tuple(int(v) for v in c) for c in order}
+    for c in order:
+        m = members(tuple(int(v) for v in c), dims)
+        if m[0] in seen:
+            continue
+        seen.add(m[0])
+        added = added or any(x not in wanted for x in m)
+        out.append(m)
+    return out, added
+
+
+class ClusterBarrier(sync.CtaBarrier):
+    """``barrier.cluster``: all non-exited threads of the cluster arrive, then the waiters go on.
+    Registered in every member CTA's ``bars`` so a CTA's exiting threads re-check it."""
+
+    def __init__(self, cluster):
+        super().__init__("cluster")
+        self.cluster = cluster
+
+    def arrive(self, cta, g, n, line, payload=None, combine=None):
+        self.arrived += n
+        self.groups.append((g, line))
+        cta.progress += 1
+        self.maybe_complete(cta)
+
+    def maybe_complete(self, cta, force=False):
+        if not self.groups:
+            return
+        if self.arrived >= self.cluster.live or force:
+            for c in self.cluster.ctas:
+                if c.races is not None:
+                    mine = [g.warp_of_lane for g, _ in self.groups if g.cta is c]
+                    if mine:
+                        c.races.barrier(np.unique(np.concatenate(mine)))
+            self.generation += 1
+            self.arrived = 0
+            self.groups = []
+            for c in self.cluster.ctas:
+                c.progress += 1
+
+
+class Cluster:
+    """The CTAs of one cluster (rank order), each with its own address space: the globals, its own
+    shared memory at SHARED_BASE and every member's shared memory in its cluster window."""
+
+    def __init__(self, program, indices, grid, block, space, dyn_bytes, cta_class):
+        self.program = program
+        self.dims = program.cluster_dims
+        self.ctas = []
+        for idx in indices:
+            cta = cta_class(program, idx, grid, block, space.fork(), dyn_bytes)
+            cta.cluster = self
+            cta.rank = len(self.ctas)
+            self.ctas.append(cta)
+        for cta in self.ctas:
+            for r, other in enumerate(self.ctas):
+                cta.space.add(M.Region(f"shared memory of CTA {other.index} (cluster rank {r})",
+                                       M.SHARED_BASE + M.dsmem_window(r), other.shared.data, "dsmem",
+                                       limit=other.shared.nbytes))
+        self.barrier = ClusterBarrier(self)
+        for cta in self.ctas:
+            cta.bars["cluster"] = self.barrier
+
+    @property
+    def live(self) -> int:
+        return sum(c.live for c in self.ctas)
+
+    def run(self, args_env):
+        prog = self.program
+        prog.running_ctas = list(self.ctas)
+        try:
+            for c in self.ctas:
+                c.start(args_env)
+            stalls = 0
+            while any(c.gens_live for c in self.ctas):
+                before = sum(c.progress for c in self.ctas)
+                for c in self.ctas:
+                    c.step()
+                if not any(c.gens_live for c in self.ctas):
+                    break
+                if sum(c.progress for c in self.ctas) == before:
+                    stalls += 1
+                    if stalls >= 2:
+                        if not self.deadlock():
+                            for c in self.ctas:
+                                c.stop()
+                            return
+                        stalls = 0
+                else:
+                    stalls = 0
+        finally:
+            prog.running_ctas = []
+            for c in self.ctas:
+                c.close()
+
+    def deadlock(self) -> bool:
+        """No group of any CTA of the cluster can progress. Returns True when something was
+        released (a divergent CTA or cluster barrier) and the run goes on."""
+        prog = self.program
+        blocked = [(c, c.blocked_groups()) for c in self.ctas]
+        for c, gs in blocked:      # a CTA barrier not every thread of its CTA reaches
+            if any(g.blocked and g.blocked[0] == "barrier" and g.blocked[2] is not self.barrier for g in gs):
+                return sync.describe_blocked(c, [g for g in gs if not (g.blocked and g.blocked[2] is self.barrier)])
+        at = [(c, g) for c, gs in blocked for g in gs if g.blocked and g.blocked[0] == "barrier"]
+        others = [(c, g) for c, gs in blocked for g in gs if not (g.blocked and g.blocked[0] == "barrier")]
+        if at:
+            lines = sorted({g.blocked[1] for _, g in at if g.blocked[1] is not None})
+            waiting = sum(g.L for _, g in at)
+            prog.finding(
+                "divergent_barrier",
+                f"cluster_sync (barrier.cluster) at line(s) {lines} is waited on by {waiting} thread(s) of the "
+                f"cluster's {len(self.ctas)} CTAs but {self.live - waiting} non-exited thread(s) never arrive ("
+                + "; ".join(_where(c, g) for c, g in others[:6]) + "): a cluster barrier inside "
+                "thread- or CTA-dependent control flow (on a GPU: a hang). Released so the run can go on.",
+                line=lines[0] if lines else None, cta=at[0][0].index, threads=np.concatenate([g.tid for _, g in at]),
+                key=("divergent_barrier", lines[0] if lines else None, "cluster"))
+            self.barrier.maybe_complete(at[0][0], force=True)
+            return True
+        parts = [_where(c, g) for c, g in others if g.blocked]
+        first = next((g.blocked[1] for _, g in others if g.blocked and g.blocked[1] is not None), None)
+        prog.finding(
+            "deadlock",
+            f"no thread of the cluster of CTAs {[c.index for c in self.ctas]} can progress (on a GPU: a hang): "
+            + "; ".join(parts[:8]) + (f"; ... {len(parts) - 8} more" if len(parts) > 8 else ""),
+            line=first, cta=others[0][0].index if others else None, key=("deadlock", first, "cluster"))
+        return False
+
+
+def _where(c, g) -> str:
+    b = g.blocked
+    if not b:
+        return f"CTA {c.index} warp {g.first_warp}"
+    if b[0] == "mbarrier":
+        return f"CTA {c.index} (rank {c.rank}) warp {g.first_warp} waits (line {b[1]}) for parity {b[3]} of the {b[2].state()}"
+    if b[0] == "barrier":
+        return f"CTA {c.index} (rank {c.rank}) warp {g.first_warp} waits at line {b[1]} ({sync.bar_name(g)})"
+    return f"CTA {c.index} (rank {c.rank}) warp {g.first_warp} polls at line {b[1]}"
+
+
+# ---- barrier.cluster ------------------------------------------------------------------------
+def _barrier(g):
+    cl = g.cta.cluster
+    if cl is not None:
+        return cl.barrier
+    bar = g.cta.bars.get("cluster")
+    if bar is None:      # no cluster (or a cluster of one CTA): the CTA's own threads
+        bar = g.cta.bars["cluster"] = sync.CtaBarrier("cluster")
+    return bar
+
+
+def _arrive(g, line, what):
+    cta = g.cta
+    bar = _barrier(g)
+    if g.mask is not None and not g.mask.all():
+        act = g.tid[g.mask]
+        cta.program.finding(
+            "divergent_barrier",
+            f"{what} reached by {act.size} of {g.L} threads of "
+            f"{'warp ' + str(g.first_warp) if cta.program.warp_mode else 'the CTA'} (threads {sync._ranges(act)}); "
+            f"threads {sync._ranges(g.tid[~g.mask])} of CTA {cta.index} skipped it (barrier.cluster is .aligned: "
+            f"every thread of a warp must execute it)",
+            line=line, cta=cta.index, threads=g.tid[~g.mask], key=("divergent_barrier", line, "cluster-partial"))
+    gen0 = bar.generation
+    bar.arrive(cta, g, g.L, line)      # the group's skipped lanes count as arrived (reported above)
+    return bar, gen0
+
+
+def _wait(g, bar, gen0, line, what):
+    while bar.generation == gen0:
+        g.blocked = ("barrier", line, bar, what)
+        yield
+    g.blocked = None
+    g.cta.progress += 1
+
+
+def _cluster_sync(comp, call):
+    line = comp.line
+
+    def gen(g):
+        bar, gen0 = _arrive(g, line, "cluster_sync")
+        yield from _wait(g, bar, gen0, line, "cluster_sync")
+        return np.int32(0)
+    return gen
+
+
+def _cluster_arrive(comp, call):
+    line = comp.line
+
+    def f(g):
+        bar, gen0 = _arrive(g, line, "barrier.cluster.arrive")
+        g.slots["cluster_arrived"] = (bar, gen0)
+        return np.int32(0)
+    return f
+
+
+def _cluster_wait(comp, call):
+    line = comp.line
+
+    def gen(g):
+        got = g.slots.pop("cluster_arrived", None)
+        if got is None:      # a wait with no arrive before it: waits for the current phase
+            bar = _barrier(g)
+            got = (bar, bar.generation)
+        yield from _wait(g, got[0], got[1], line, "barrier.cluster.wait")
+        return np.int32(0)
+    return gen
+
+
+BLOCKING["tirx.cuda.cluster_sync"] = _cluster_sync
+BLOCKING["tirx.ptx.barrier_cluster_wait"] = _cluster_wait
+HANDLERS["tirx.ptx.barrier_cluster_arrive"] = _cluster_arrive
+
+
+# ---- distributed shared memory addresses ----------------------------------------------------
+def _cluster_size(g) -> int:
+    return len(g.cta.cluster.ctas) if g.cta.cluster is not None else 1
+
+
+def _mapa(comp, call):
+    args = list(call.args)
+    dest = args[0]
+    strs = [_str(a) for a in args if type(a).__name__ == "StringImm"]
+    vals = [a for a in args[1:] if type(a).__name__ != "StringImm"]
+    if type(dest).__name__ != "TensorLoad" or len(vals) != 2:
+        return comp.not_emulated(f"{call.op.name} with these operands")
+    generic = "shared::cluster" not in strs
+    addr_f, rank_f = comp.expr(vals[0]), comp.expr(vals[1])
+    line = comp.line
+    prog = comp.program
+    out_dt = M.np_dtype(comp.buffer_info(dest.source)["dtype"])
+    key = ("mapa", call.__chandle__())
+    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots[key])
+
+    def f(g):
+        a = np.broadcast_to(np.asarray(addr_f(g)).astype(np.uint64), (g.L,))
+        r = np.broadcast_to(np.asarray(rank_f(g)).astype(np.int64), (g.L,))
+        act = g.active()
+        off = a - np.uint64(M.SHARED_BASE) if generic else a
+        if generic and np.any(act & ((a < np.uint64(M.SHARED_BASE)) | (off >> np.uint64(32) != 0))):
+            raise NotEmulatedError("mapa of a generic address outside shared memory", lineno=line)
+        n = _cluster_size(g)
+        bad = act & ((r < 0) | (r >= n))
+        if bad.any():
+            lane = int(np.nonzero(bad)[0][0])
+            prog.finding("out_of_bounds", f"mapa to CTA rank {int(r[lane])} of a cluster of {n} CTA(s) "
+                         f"(thread {int(g.tid[lane])} of CTA {g.cta.index}): no such CTA",
+                         line=line, cta=g.cta.index, threads=g.tid[bad], key=("out_of_bounds", line, "mapa"))
+        window = ((np.clip(r, 0, None) + 1) << M.DSMEM_SHIFT).astype(np.uint64)
+        mapped = window + (off & np.uint64(M.DSMEM_MASK))
+        if generic:
+            mapped = mapped + np.uint64(M.SHARED_BASE)
+        g.slots[key] = mapped.astype(out_dt)
+        store(g)
+        return np.int32(0)
+    return f
+
+
+def _getctarank(comp, call):
+    args = list(call.args)
+    dest = args[0]
+    strs = [_str(a) for a in args if type(a).__name__ == "StringImm"]
+    vals = [a for a in args[1:] if type(a).__name__ != "StringImm"]
+    if type(dest).__name__ != "TensorLoad" or len(vals) != 1:
+        return comp.not_emulated(f"{call.op.name} with these operands")
+    generic = call.op.name.endswith("_generic") or "shared::cluster" not in strs
+    addr_f = comp.expr(vals[0])
+    key = ("getctarank", call.__chandle__())
+    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots[key])
+
+    def f(g):
+        a = np.broadcast_to(np.asarray(addr_f(g)).astype(np.uint64), (g.L,))
+        off = a - np.uint64(M.SHARED_BASE) if generic else a
+        win = (off >> np.uint64(M.DSMEM_SHIFT)).astype(np.int64)
+        own = g.cta.rank if g.cta.cluster is not None else 0
+        g.slots[key] = np.where(win > 0, win - 1, own).astype(np.uint32)
+        store(g)
+        return np.int32(0)
+    return f
+
+
+for _n in ("tirx.ptx.mapa", "tirx.ptx.mapa_u64_raw", "tirx.ptx.mapa_u64_shared", "tirx.ptx.mapa_u32"):
+    HANDLERS[_n] = _mapa
+for _n in ("tirx.ptx.getctarank", "tirx.ptx.getctarank_generic"):
+    HANDLERS[_n] = _getctarank

@@ -1,0 +1,229 @@
+"""TVMScript → CUDA: the line table computed at compile time (kept in the cache, small JSON).
+
+Codegen prints no spans, so the *final* device IR (after every pass, just before codegen) is
+marked: before each statement whose origin differs from the one in effect, an
+``Evaluate(call_extern("__txlab_line", id))``. Codegen prints each marker as a line of its own;
+they are stripped and what is left must equal TVM's unmarked CUDA, character for character (the
+passes never see a marker, so the compiled code cannot change); else lines are aligned (difflib).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from txlab.sourcemap.origins import Origin, origin_of_span, parsed_facts, parsed_ops, user_file_of
+
+MARKER = "__txlab_line"
+_MARKER_LINE = re.compile(r"^\s*__txlab_line\((\d+)\);\s*$")
+
+
+class _Marker:
+    """Inserts origin markers into a device function body (a rebuilt copy; the input is kept)."""
+
+    def __init__(self, user_file: str, entry: Origin | None, names: dict, ops: list | None = None):
+        self.ops = ops or []
+        self.work_lines: set[int] = set()
+        self.user_file = user_file
+        self.entry = entry
+        self.names = names
+        self.origins: list[Origin] = []
+        self._ids: dict[Origin, int] = {}
+        self.current: int | None = None
+
+    def _id(self, origin: Origin) -> int:
+        if origin not in self._ids:
+            self._ids[origin] = len(self.origins)
+            self.origins.append(origin)
+        return self._ids[origin]
+
+    def _marker(self, oid: int):
+        import tvm
+
+        return tvm.tirx.Evaluate(tvm.tirx.call_extern("void", MARKER, tvm.tirx.IntImm("int32", oid)))
+
+    def _op_hints(self, seq, ctx) -> list:
+        """For runs of statements that only TVM's own code has spans for (a lowered tile primitive),
+        the user line of the primitive they replace: the tile-primitive lines between the user
+        lines before and after the run, split evenly when the run is several same-sized
+        lowerings (two Tx.copy_async in a row)."""
+        hints: list = [None] * len(seq)
+        if not self.ops:
+            return hints
+        raw = [origin_of_span(s.span, self.user_file) for s in seq]
+        user = [r is not None and r.user_line is not None for r in raw]
+        lib = [r is not None and r.user_line is None for r in raw]
+        i = 0
+        prev = ctx.user_line if ctx is not None else None
+        while i < len(seq):
+            if user[i]:
+                prev = raw[i].user_line
+                i += 1
+                continue
+            j = i
+            while j < len(seq) and not user[j]:
+                j += 1
+            run = list(range(i, j))
+            libs = [k for k in run if lib[k]]
+            if libs:
+                nxt = raw[j].user_line if j < len(seq) else None
+                lo = prev if prev is not None else -1
+                cands = [l for l in self.ops if l > lo and (nxt is None or l < nxt)]
+                if nxt is None:
+                    cands = cands[:1]
+                if cands:
+                    k = len(cands) if len(libs) % len(cands) == 0 else 1
+                    size = len(libs) // k
+                    group_of = {idx: cands[min(n // size, k - 1)] for n, idx in enumerate(libs)}
+                    for idx in run:
+                        later = [g for g in libs if g >= idx]
+                        line = group_of[later[0]] if later else group_of[libs[-1]]
+                        r = raw[idx]
+                        hints[idx] = Origin(line, r.library if r else None, r.library_loc if r else None, "op")
+            i = j
+        return hints
+
+    def own(self, stmt, ctx: Origin | None) -> Origin | None:
+        from tvm.tirx import stmt as S
+
+        o = origin_of_span(stmt.span, self.user_file)
+        if o is not None and o.user_line is None:
+            # library-only span: inside the user line in effect (a tile primitive's, when known)
+            if ctx is not None and ctx.kind == "op":
+                return Origin(ctx.user_line, o.library, o.library_loc, "op")
+            return Origin(ctx.user_line if ctx else None, o.library, o.library_loc,
+                          "inherited") if ctx else o
+        if o is None and isinstance(stmt, S.Bind) and str(stmt.var.name) in self.names:
+            return self.names[str(stmt.var.name)]
+        if o is None and isinstance(stmt, S.For) and str(stmt.loop_var.name) in self.names:
+            return self.names[str(stmt.loop_var.name)]
+        if o is None and ctx is not None:
+            return ctx if ctx.kind != "span" else Origin(ctx.user_line, ctx.library, ctx.library_loc, "inherited")
+        return o
+
+    def visit(self, stmt, ctx: Origin | None) -> list:
+        from tvm.tirx import stmt as S
+
+        if isinstance(stmt, S.SeqStmt):
+            seq = list(stmt.seq)
+            out = []
+            for s, hint in zip(seq, self._op_hints(seq, ctx)):
+                out.extend(self.visit(s, hint or ctx))
+            return out
+        o = self.own(stmt, ctx) or ctx
+        if o is not None and o.user_line is not None and o.kind in ("span", "op", "name") and \
+                isinstance(stmt, (S.BufferStore, S.Evaluate, S.IfThenElse, S.While, S.For)):
+            self.work_lines.add(o.user_line)
+        out = []
+        if o is not None:
+            oid = self._id(o)
+            if oid != self.current:
+                out.append(self._marker(oid))
+                self.current = oid
+        # an inherited origin does not pass on "inherited" to children with their own spans
+        inner = o
+        if isinstance(stmt, S.For):
+            stmt = S.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, self.block(stmt.body, inner),
+                         stmt.thread_binding, stmt.annotations, stmt.step, stmt.span)
+        elif isinstance(stmt, S.While):
+            stmt = S.While(stmt.condition, self.block(stmt.body, inner), stmt.span)
+        elif isinstance(stmt, S.IfThenElse):
+            then = self.block(stmt.then_case, inner)
+            els = None
+            if stmt.else_case is not None:
+                els = self.block(stmt.else_case, inner)
+            stmt = S.IfThenElse(stmt.condition, then, els, stmt.span)
+        elif isinstance(stmt, S.AttrStmt):
+            stmt = S.AttrStmt(stmt.node, stmt.attr_key, stmt.value, self.block(stmt.body, inner), stmt.span)
+        out.append(stmt)
+        return out
+
+    def block(self, stmt, ctx):
+        from tvm.tirx import stmt as S
+
+        items = self.visit(stmt, ctx)
+        return items[0] if len(items) == 1 else S.SeqStmt(items)
+
+
+def mark_device_mods(device_mods: dict, source_mod, user_file: str):
+    """Device modules with origin markers, and the origin table the marker ids index."""
+    import tvm
+
+    entry, names = parsed_facts(source_mod, user_file)
+    marker = _Marker(user_file, entry, names, parsed_ops(source_mod, user_file))
+    out = {}
+    for target, dmod in device_mods.items():
+        funcs = {}
+        for gv, func in dmod.functions_items():
+            if isinstance(func, tvm.tirx.PrimFunc):
+                marker.current = None
+                func = func.with_body(marker.block(func.body, entry))
+            funcs[gv] = func
+        new = tvm.IRModule(funcs, attrs=dmod.attrs) if dmod.attrs is not None else tvm.IRModule(funcs)
+        out[target] = new
+    return out, marker.origins, sorted(marker.work_lines)
+
+
+def strip_markers(marked_cuda: str) -> tuple[str, list[int | None]]:
+    """(CUDA without markers, origin id in effect at each of its lines (0-based list))."""
+    lines_out, origin_of = [], []
+    current = None
+    depth_fn = None
+    for line in marked_cuda.splitlines(keepends=True):
+        m = _MARKER_LINE.match(line)
+        if m:
+            current = int(m.group(1))
+            continue
+        if line.startswith("extern \"C\" __global__") or (line.startswith("__global__")):
+            current = None  # a new kernel: its prologue is before its first marker
+            depth_fn = True
+        lines_out.append(line)
+        origin_of.append(current)
+    return "".join(lines_out), origin_of
+
+
+
+# The line table computed at compile time and kept in the cache (small JSON)
+@dataclass
+class LineTable:
+    user_file: str
+    user_source: list[str]           # the user's file/cell lines (1-based: [0] is line 1)
+    origins: list[dict]              # Origin dicts indexed by id
+    cuda_origin: list[int | None]    # per CUDA line (0-based), the origin id
+    exact: bool = True               # stripped marked CUDA == TVM's CUDA
+    entry_line: int | None = None
+    work_lines: list = field(default_factory=list)  # user lines with executable device statements
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LineTable":
+        return cls(**d)
+
+
+def build_line_table(source_mod, device_mods: dict, cuda_plain: str, codegen) -> LineTable | None:
+    """Mark the device IR, run ``codegen`` on it and align the result with ``cuda_plain``."""
+    import difflib
+    import linecache
+
+    user_file = user_file_of(source_mod)
+    if user_file is None:
+        return None
+    marked_mods, origins, work = mark_device_mods(device_mods, source_mod, user_file)
+    marked = codegen(marked_mods)
+    stripped, per_line = strip_markers(marked)
+    exact = stripped == cuda_plain
+    if not exact:  # align line by line (a codegen that reacted to a marker: never seen so far)
+        plain_lines = cuda_plain.splitlines()
+        got = stripped.splitlines()
+        mapped: list[int | None] = [None] * len(plain_lines)
+        sm = difflib.SequenceMatcher(a=got, b=plain_lines, autojunk=False)
+        for a0, b0, n in sm.get_matching_blocks():
+            for k in range(n):
+                mapped[b0 + k] = per_line[a0 + k]
+        per_line = mapped
+    entry, _ = parsed_facts(source_mod, user_file)
+    src = [l.rstrip("\n") for l in linecache.getlines(user_file)]
+    return LineTable(user_file=user_file, user_source=src,
+                     origins=[asdict(o) for o in origins], cuda_origin=per_line, exact=exact,
+                     entry_line=entry.user_line if entry else None, work_lines=work)

@@ -1,0 +1,231 @@
+"""Where a statement of the kernel's IR came from: its span's inline stack, read as the user's
+line and the library function (a ``tvm.backend.cuda.lang`` method, a macro) it was inlined from.
+
+TVM's parser gives every statement a span, and a ``SequentialSpan`` for statements inlined from
+macros and library classes (the user's call first, the library's lines after). The user line is
+the last frame in the kernel's own file; the next frame names the library function.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from dataclasses import dataclass
+
+
+# TVMScript → CUDA: origins of statements, markers in the final device IR
+@dataclass(frozen=True)
+class Origin:
+    """Where a statement of the final device IR came from."""
+
+    user_line: int | None
+    library: str | None = None        # e.g. "PipelineBarrier.wait" (TVM library / other file)
+    library_loc: str | None = None    # e.g. "tvm/backend/cuda/lang/pipeline.py:212"
+    kind: str = "span"                # span | inherited | entry | name
+
+
+def _site_root() -> str:
+    import tvm
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(tvm.__file__)))
+
+
+def _short_path(path: str) -> str:
+    try:
+        root = _site_root()
+    except Exception:  # pragma: no cover - tvm missing
+        return path
+    if path.startswith(root + os.sep):
+        return path[len(root) + 1:]
+    return path
+
+
+@functools.lru_cache(maxsize=256)
+def _functions_of(path: str) -> tuple:
+    """(start, end, qualname) of every function in a Python file, innermost last."""
+    import linecache
+
+    text = "".join(linecache.getlines(path))
+    if not text:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            return ()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ()
+    out = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return tuple(out)
+
+
+def function_at(path: str, line: int) -> str | None:
+    """The qualified name of the innermost function of ``path`` containing ``line``."""
+    best = None
+    for start, end, name in _functions_of(path):
+        if start <= line <= end and (best is None or start >= best[0]):
+            best = (start, name)
+    return best[1] if best else None
+
+
+def _frames(span) -> list[tuple[str, int]]:
+    """The inline stack of a span as (file, line), outermost first."""
+    import tvm
+
+    if span is None:
+        return []
+    if isinstance(span, tvm.ir.SequentialSpan):
+        out = []
+        for s in span.spans:
+            out.extend(_frames(s))
+        return out
+    name = getattr(span, "source_name", None)
+    if name is None:
+        return []
+    return [(str(name.name), int(span.line))]
+
+
+def origin_of_span(span, user_file: str) -> Origin | None:
+    """The user's line of a span (the last frame in the user's file before any library frame),
+    and the library function the statement was inlined from; None without a user frame."""
+    frames = _frames(span)
+    user_line, lib = None, None
+    for i, (fn, line) in enumerate(frames):
+        if fn == user_file:
+            user_line = line
+            continue
+        if user_line is not None:
+            lib = (fn, line, frames[i:])
+        break
+    if user_line is None:
+        if frames:  # a library-only span (e.g. a pass that lowers through TVMScript helpers)
+            fn, line = frames[-1]
+            return Origin(None, function_at(fn, line), f"{_short_path(fn)}:{line}", "span")
+        return None
+    if lib is None:
+        return Origin(user_line)
+    fn, line, _ = lib
+    return Origin(user_line, function_at(fn, line), f"{_short_path(fn)}:{line}")
+
+
+def user_file_of(mod) -> str | None:
+    """The file the kernel is written in: the outermost frame of its statements' spans."""
+    from txlab import ir
+    import tvm
+
+    counts: dict[str, int] = {}
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in ir.walk(body):
+            if isinstance(node, tvm.tirx.Stmt):
+                fr = _frames(node.span)
+                if fr:
+                    counts[fr[0][0]] = counts.get(fr[0][0], 0) + 1
+    return max(counts, key=counts.get) if counts else None
+
+
+
+def parsed_facts(mod, user_file: str) -> tuple[Origin | None, dict]:
+    """(origin of T.device_entry(), {scope-id / loop variable name: origin}) from the parsed IR."""
+    return _parsed_facts_cached(mod, user_file)[:2]
+
+
+def parsed_ops(mod, user_file: str) -> list[int]:
+    """User lines of tile primitives (Tx.copy_async, Tx.gemm, ...) in the parsed IR: their
+    lowering replaces them with statements whose spans are TVM's implementation only."""
+    return _parsed_facts_cached(mod, user_file)[2]
+
+
+_FACTS: dict = {}
+
+
+def _parsed_facts_cached(mod, user_file: str):
+    import linecache
+
+    from txlab import ir
+    import tvm
+    from tvm.tirx import stmt as S
+
+    key = (id(mod), user_file)
+    hit = _FACTS.get(key)
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    entry, names, ops, first = None, {}, set(), None
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in ir.walk(body):
+            if not isinstance(node, tvm.tirx.Stmt):
+                continue
+            o = origin_of_span(node.span, user_file)
+            line = o.user_line if o is not None else None
+            if isinstance(node, S.AttrStmt) and str(node.attr_key) == "tirx.device_entry":
+                if entry is None and line is not None:
+                    entry = line
+                continue
+            if line is not None and not isinstance(node, S.SeqStmt):
+                first = line if first is None else min(first, line)
+            if line is None:
+                continue
+            if isinstance(node, S.ScopeIdDefStmt):
+                for v in getattr(node.__getattribute__("def"), "def_ids", ()):
+                    names.setdefault(str(v.name), Origin(line, kind="name"))
+            elif isinstance(node, S.For):
+                names.setdefault(str(node.loop_var.name), Origin(line, kind="name"))
+            elif isinstance(node, S.TilePrimitiveCall):
+                ops.add(line)
+    # the T.device_entry() call itself: its statement carries the def line; the text says where
+    src = linecache.getlines(user_file)
+    if first is not None:
+        for ln in range(min(first, len(src)), 0, -1):
+            text = src[ln - 1].split("#")[0]
+            if "device_entry(" in text:
+                entry = ln
+                break
+            if text.lstrip().startswith("def ") and entry is not None:
+                break
+    if entry is None:
+        entry = first
+    out = (Origin(entry, kind="entry") if entry is not None else None, names, sorted(ops))
+    _FACTS.clear()
+    _FACTS[key] = (mod, out)
+    return out
+
+
+def span_signature(source_mod) -> str:
+    """A digest of the user-line numbering of the kernel's statements (part of the cache key:
+    the same IR written at other lines must not be served another source's line table)."""
+    import hashlib
+
+    from txlab import ir
+    import tvm
+
+    h = hashlib.sha256()
+    for _, func in source_mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in ir.walk(body):
+            if isinstance(node, tvm.tirx.Stmt):
+                for _fn, line in _frames(node.span):
+                    h.update(f"{line},".encode())
+                h.update(b";")
+    return h.hexdigest()[:16]
+
+
