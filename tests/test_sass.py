@@ -357,3 +357,42 @@ def test_old_arch_is_refused():
                         cache_hit=False)
     with pytest.raises(txlab.ArchError, match="sm_70 and newer"):
         c.sass_table()
+
+
+# ---- dependency barriers: producers and consumers ----------------------------------------------
+def _ins(i, *, wait=0, wr=None, rd=None, opcode="FADD", operands="R0, R1, R2", kernel="k"):
+    field_ = (7 if wr is None else wr) << 5 | (7 if rd is None else rd) << 8 | wait << 11
+    return sass.Instruction(kernel=kernel, index=i, offset=16 * i, predicate="", opcode=opcode,
+                            operands=operands, lo=0, hi=0, control=sass.Control.from_field(field_),
+                            cls=sass.classify(opcode))
+
+
+def test_dependencies_follow_the_barrier_counters():
+    """SBk is a counter: a wait on it waits for every setter since the previous wait on it, and
+    DEPBAR.LE SBk, n leaves the n most recent in flight."""
+    seq = [_ins(0, wr=1, opcode="LDG.E"), _ins(1, wr=1, opcode="LDG.E"), _ins(2, rd=2, opcode="STG.E"),
+           _ins(3, wait=0b10), _ins(4, wait=0b10), _ins(5, wait=0b100),
+           _ins(6, wr=0, opcode="LDGDEPBAR"), _ins(7, wr=0, opcode="LDGDEPBAR"),
+           _ins(8, opcode="DEPBAR.LE", operands="SB0, 0x1"), _ins(9, kernel="other", wait=0b1)]
+    deps = sass.dependencies(seq)
+    assert deps[3]["producers"] == [(0, 1, "w"), (1, 1, "w")]
+    assert deps[4]["producers"] == []                 # SB1 was cleared by the wait at 3
+    assert deps[5]["producers"] == [(2, 2, "r")]      # write-after-read through the read barrier
+    assert deps[0]["consumers"] == [(3, 1, "w")] and deps[2]["consumers"] == [(5, 2, "r")]
+    assert deps[8]["producers"] == [(6, 0, "w")]      # the older commit; the newer one stays in flight
+    assert deps[7]["consumers"] == [] and deps[9]["producers"] == []   # barriers are per kernel
+
+
+def test_dependencies_link_a_real_load_to_its_use(k90):
+    instrs = sass.instructions(k90["scale"])
+    deps = sass.dependencies(instrs)
+    ld = next(i for i, s in enumerate(instrs) if s.opcode.startswith("LDG"))
+    users = [j for j, b, kind in deps[ld]["consumers"] if kind == "w"]
+    assert users and instrs[users[0]].opcode.startswith(("FADD", "FMUL", "FFMA")), \
+        [instrs[j].text for j in users]
+    assert (ld, instrs[ld].control.wr_bar, "w") in deps[users[0]]["producers"]
+    # cp.async: the DEPBAR waits for the LDGDEPBAR commit
+    cp = sass.instructions(k90["cpasync"])
+    dcp = sass.dependencies(cp)
+    wait = next(i for i, s in enumerate(cp) if s.opcode.startswith("DEPBAR"))
+    assert any(cp[j].opcode == "LDGDEPBAR" for j, _, _ in dcp[wait]["producers"]), cp[wait].text

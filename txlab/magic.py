@@ -310,7 +310,7 @@ def register(ipython) -> None:
             except ImportError:
                 SourceView = None
             if SourceView is not None:
-                display(SourceView(compiled, heat=prof.heat()))
+                display(SourceView(compiled, profile=prof))
             display(HTML(prof._repr_html_()))
             return
         if args.quiet or not show:

@@ -420,3 +420,49 @@ def control_records(compiled) -> dict[tuple[str, int], dict]:
     widgets that show the control fields beside a SASS line (the SourceView's SASS pane)."""
     keep = ("control", "stall", "yield", "wr_bar", "rd_bar", "wait_mask", "reuse", "cls")
     return {(r["kernel"], r["offset"]): {k: r[k] for k in keep} for r in table(compiled).rows}
+
+
+# ---------------------------------------------------------------------------------------------
+# dependency barriers: who waits on whom
+_DEPBAR = re.compile(r"\bSB(?P<bar>[0-5])\s*,\s*(?P<n>0x[0-9a-fA-F]+|\d+)")
+
+
+def dependencies(instrs: list[Instruction]) -> list[dict]:
+    """For each instruction (same order as ``instrs``): ``{"producers": [(i, bar, kind)],
+    "consumers": [(i, bar, kind)]}`` through the dependency barriers (scoreboards SB0..SB5).
+
+    Since Volta a barrier is a counter: a variable-latency instruction increments its write
+    barrier (``kind "w"``: released when the result is written) and/or read barrier (``"r"``:
+    released when its source registers have been read) at issue; an instruction whose wait mask
+    has bit k issues only when SBk is back to zero, i.e. after *every* instruction that set SBk
+    since the previous wait on it. ``DEPBAR.LE SBk, n`` waits until at most n are outstanding (the
+    n most recent stay in flight). The walk follows program order within each kernel (straight
+    line: a barrier set before a loop's back-edge and waited on at the loop's head is not
+    linked; such a wait has no producer here)."""
+    out = [{"producers": [], "consumers": []} for _ in instrs]
+    outstanding: dict[int, list] = {}
+    kernel = object()
+    for i, ins in enumerate(instrs):
+        if ins.kernel != kernel:
+            kernel, outstanding = ins.kernel, {b: [] for b in range(6)}
+        c = ins.control
+        for b in c.waits_on:
+            for j, kind in outstanding[b]:
+                out[i]["producers"].append((j, b, kind))
+                out[j]["consumers"].append((i, b, kind))
+            outstanding[b] = []
+        if ins.opcode.startswith("DEPBAR"):
+            m = _DEPBAR.search(ins.operands)
+            if m:
+                b, keep = int(m.group("bar")), int(m.group("n"), 0)
+                pending = outstanding[b]
+                done = pending[: max(0, len(pending) - keep)]
+                for j, kind in done:
+                    out[i]["producers"].append((j, b, kind))
+                    out[j]["consumers"].append((i, b, kind))
+                outstanding[b] = pending[len(done):]
+        if c.wr_bar is not None:
+            outstanding[c.wr_bar].append((i, "w"))
+        if c.rd_bar is not None:
+            outstanding[c.rd_bar].append((i, "r"))
+    return out

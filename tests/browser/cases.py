@@ -135,7 +135,7 @@ from txlab.magic import run_cell
 from txlab.views.source import SourceView
 label = {label!r}
 cell = {cell!r}
-sv = SourceView(run_cell(cell, {{}}, arch="sm_90a")["warp_sums"], heat={{10: {{"samples": 7, "stalls": {{label: 3}}}}}})
+sv = SourceView(run_cell(cell, {{}}, arch="sm_90a")["warp_sums"], heat={{9: {{"samples": 7, "stalls": {{label: 3}}}}}})
 sv
 """
 
@@ -148,6 +148,19 @@ from txlab.examples import hopper_gemm as hg
 from txlab.views.source import SourceView
 gemm_c = txlab.compile(hg.kernel_for(4096, 4096, 4096), arch="sm_90a")
 SourceView(gemm_c, height=600)
+"""
+
+
+def profiled_source_cell() -> str:
+    """The Hopper GEMM rebuilt here as scripts/profile_h200.py built it (8192^3), with the profile
+    recorded on an H200 (txlab/data): heat in all four panes, the hot-line list (tests, benchmarks)."""
+    return """\
+import txlab
+from txlab import profiling
+from txlab.examples import hopper_gemm as hg
+from txlab.views.source import SourceView
+gemm_prof = profiling.saved("hopper_gemm")
+SourceView(hg.build(8192, 8192, 8192), profile=gemm_prof, height=600)
 """
 
 

@@ -4,26 +4,140 @@
 Hover or click a line in any pane: the user line it belongs to and all its counterparts are
 highlighted and scrolled into view in the other panes; the info bar says how many SASS
 instructions the line became, of which classes (memory, tensor, barrier, control, alu), which
-library functions it inlines, and, when a profile's per-line heat is given, its samples and stall
-breakdown. Click pins the line (``selected``; Escape or clicking it again unpins).
+library functions it inlines, and, with a profile, its samples and stall breakdown. Click pins the
+line (``selected``; Escape or clicking it again unpins).
 
-The payload is one JSON document (``data``): the user lines of the kernel, the CUDA/PTX/SASS text
-and, per line of each, its user line. The front end builds every row once and keeps an index from
-user line to rows, so a highlight touches only the rows it changes.
+The SASS pane has a column with each instruction's scheduling control field in the notation of
+SASS assemblers (``B--2---:R-:W1:Y:S05``: wait mask, read barrier, write barrier, yield, stall
+cycles; :mod:`txlab.sass` decodes it). Clicking an instruction selects it (``instruction``, its
+index in the SASS pane): the instructions that set the dependency barriers it waits on (its
+producers) and those that wait on the barriers it sets (its consumers) are highlighted, and the
+info bar spells the fields and links out.
+
+With a profile (``SourceView(compiled, profile=txlab.profile(...))``) every pane gets a heat
+column: TVMScript lines from ``Profile.heat()``, CUDA lines from the samples at each instruction's
+CUDA line, PTX lines through their CUDA line, SASS instructions from the profile's per-offset
+samples (only when the profile's SASS is this build's: opcodes compared offset by offset). With
+only a ``heat`` dict (``{user_line: {"samples", "stalls"}}``) the CUDA and PTX panes show the heat
+of the user line each row belongs to. The five hottest lines are listed above the panes; clicking
+one pins it and scrolls every pane there.
+
+The payload is one JSON document (``data``). The front end builds every row once and keeps an
+index from user line to rows, so a highlight touches only the rows it changes.
 ``data-testid``: ``source-pane-user``, ``source-pane-cuda``, ``source-pane-ptx``,
 ``source-pane-sass``, ``source-info``, ``source-code-only`` (hide user lines without code),
-``source-stats`` (hidden: render and highlight timings, JSON).
+``source-control`` (show the control column), ``source-hot`` (the hot-line list) and
+``source-hot-line`` (one entry), ``source-stats`` (hidden: render and highlight timings, JSON).
 """
 from __future__ import annotations
 
 import json
+import re
 
 import traitlets
 
 from txlab.views._base import View
 
+_PRED = re.compile(r"^@!?U?P(?:T|\d+)\s+")
 
-def payload(compiled, heat: dict | None = None, context: int = 2) -> dict:
+
+def _opcode(text: str) -> str:
+    return _PRED.sub("", (text or "").strip()).split(" ", 1)[0]
+
+
+def _clean_heat(heat) -> dict:
+    out = {}
+    for k, v in (heat or {}).items():
+        try:
+            out[int(k)] = {"samples": int(v.get("samples", 0)),
+                           "stalls": {str(a): int(b) for a, b in (v.get("stalls") or {}).items()}}
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def _add(acc: dict, key, samples: int, stalls: dict) -> None:
+    r = acc.setdefault(key, [0, {}])
+    r[0] += int(samples)
+    for s, n in (stalls or {}).items():
+        r[1][s] = r[1].get(s, 0) + int(n)
+
+
+def _controls(compiled, m) -> tuple[list | None, str | None]:
+    """Per SASS row of the map: [notation, stall, yield, wr, rd, wait, reuse, producers, consumers]
+    (producers/consumers: [[row, bar, kind], ...]), or (None, why not)."""
+    from txlab import sass
+
+    try:
+        instrs = sass.instructions(compiled)
+    except Exception as exc:  # no nvdisasm/cuobjdump, pre-Volta arch, unparseable disassembly
+        return None, f"control bits unavailable: {exc}"
+    row_of = {(s.kernel, s.offset): i for i, s in enumerate(m.instructions)}
+    deps = sass.dependencies(instrs)
+    out: list = [None] * len(m.instructions)
+    for ins, d in zip(instrs, deps):
+        i = row_of.get((ins.kernel, ins.offset))
+        if i is None:
+            continue
+        c = ins.control
+
+        def rows(links):
+            return [[row_of[(instrs[j].kernel, instrs[j].offset)], b, k] for j, b, k in links
+                    if (instrs[j].kernel, instrs[j].offset) in row_of]
+        out[i] = [c.text(), c.stall, int(c.yield_), c.wr_bar, c.rd_bar, c.wait_mask, c.reuse,
+                  rows(d["producers"]), rows(d["consumers"])]
+    if not any(out):
+        return None, "control bits unavailable: the -hex disassembly did not match the map's SASS"
+    return out, None
+
+
+def _profile_heat(compiled, m, profile) -> dict:
+    """Heat per pane row from a Profile's per-instruction samples (see the module docstring)."""
+    out: dict = {"notes": []}
+    ins = list(getattr(profile, "instructions", None) or [])
+    if not ins:
+        return out
+    # SASS: by offset, when the profile's instruction at each offset is this build's
+    kernels = {s.kernel for s in m.instructions}
+    pk = getattr(profile, "kernel", None)
+    kernel = pk if pk in kernels else (next(iter(kernels)) if len(kernels) == 1 else None)
+    row_of = {s.offset: i for i, s in enumerate(m.instructions) if s.kernel == kernel}
+    same = sum(1 for r in ins if r.get("offset") in row_of
+               and _opcode(m.instructions[row_of[r["offset"]]].text) == _opcode(r.get("sass", "")))
+    if kernel is not None and same >= 0.95 * len(ins):
+        sass_h: dict = {}
+        for r in ins:
+            i = row_of.get(r.get("offset"))
+            if i is not None and r.get("samples"):
+                _add(sass_h, i, r["samples"], r.get("stalls"))
+        out["sass"] = sass_h
+    else:
+        out["notes"].append(f"the profile's SASS is not this build's ({same} of {len(ins)} instructions "
+                            "agree): no per-instruction heat")
+    # CUDA: by each instruction's CUDA line, when the profiled CUDA is this build's
+    cuda_lines = compiled.cuda_source.splitlines()
+    if list(getattr(profile, "cuda_source", None) or []) == cuda_lines:
+        cuda_h: dict = {}
+        for r in ins:
+            cl = r.get("cuda_line")
+            if cl and 0 < cl <= len(cuda_lines) and r.get("samples"):
+                _add(cuda_h, cl - 1, r["samples"], r.get("stalls"))
+        out["cuda"] = cuda_h
+        ptx_cuda = getattr(m, "ptx_cuda", None)
+        if ptx_cuda:
+            ptx_h: dict = {}
+            for i, cl in enumerate(ptx_cuda):
+                if cl and (cl - 1) in cuda_h:
+                    s, st = cuda_h[cl - 1]
+                    ptx_h[i] = [s, st]
+            out["ptx"] = ptx_h
+    else:
+        out["notes"].append("the profiled CUDA differs from this build's: CUDA and PTX show their user line's heat")
+    out["total"] = int(sum(r.get("samples", 0) for r in ins))
+    return out
+
+
+def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) -> dict:
     m = compiled.source_map
     lines_with = m.lines()
     origin_lines = [o.user_line for o in m.origins if o.user_line]
@@ -36,13 +150,25 @@ def payload(compiled, heat: dict | None = None, context: int = 2) -> dict:
     per = m.per_line()
     sass = [{"t": s.text, "o": s.offset, "u": s.user_line, "c": s.cls, "k": s.kernel, "p": s.padding}
             for s in m.instructions]
-    heat_d = {}
-    for k, v in (heat or {}).items():
-        try:
-            heat_d[str(int(k))] = {"samples": int(v.get("samples", 0)),
-                                   "stalls": {str(a): int(b) for a, b in (v.get("stalls") or {}).items()}}
-        except (TypeError, ValueError, AttributeError):
-            continue
+    controls, control_note = _controls(compiled, m)
+    if controls is not None:
+        for s, c in zip(sass, controls):
+            if c is not None:
+                s["x"] = c
+    heat_d = _clean_heat(heat)
+    rows = _profile_heat(compiled, m, profile) if profile is not None else {"notes": []}
+    total = rows.get("total") or sum(v["samples"] for v in heat_d.values())
+    hot = []
+    for ln, v in sorted(heat_d.items(), key=lambda kv: (-kv[1]["samples"], kv[0]))[:5]:
+        if v["samples"] <= 0:
+            break
+        text = m.user_source[ln - 1].strip() if 0 < ln <= len(m.user_source) else ""
+        top = sorted(v["stalls"].items(), key=lambda kv: -kv[1])[:3]
+        hot.append({"line": ln, "samples": v["samples"], "share": v["samples"] / total if total else 0.0,
+                    "text": text, "top": [[a, b] for a, b in top]})
+    notes = list(rows.get("notes", []))
+    if control_note:
+        notes.append(control_note)
     return {
         "name": compiled.name, "arch": compiled.arch,
         "file": m.user_file, "first": first,
@@ -51,24 +177,32 @@ def payload(compiled, heat: dict | None = None, context: int = 2) -> dict:
         "ptx": compiled.ptx.splitlines(), "ptx_user": m.ptx_user,
         "sass": sass,
         "lines": {str(k): v for k, v in per.items()},
-        "heat": heat_d,
+        "heat": {str(k): v for k, v in heat_d.items()},
+        "heat_rows": {p: {str(i): v for i, v in rows[p].items()} for p in ("cuda", "ptx", "sass") if p in rows},
+        "total_samples": total,
+        "hot": hot,
+        "notes": notes,
         "exact": m.exact,
     }
 
 
 class SourceView(View):
-    """``SourceView(compiled, profile=None, heat=None)``; ``heat`` (or a profile's
-    ``line_heat()``): ``{user_line: {"samples": n, "stalls": {reason: n}}}``."""
+    """``SourceView(compiled, profile=None, heat=None)``: ``profile`` a :class:`txlab.Profile`
+    of this kernel (heat in all four panes, SASS per instruction), or ``heat`` a per-line dict
+    ``{user_line: {"samples": n, "stalls": {reason: n}}}`` (``Profile.heat()``)."""
 
     _bundle = "source"
     data = traitlets.Unicode("{}").tag(sync=True)
     selected = traitlets.Int(0).tag(sync=True)
+    #: the selected SASS instruction (its index in the SASS pane), -1 when none
+    instruction = traitlets.Int(-1).tag(sync=True)
     height = traitlets.Int(460).tag(sync=True)
 
     def __init__(self, compiled, profile=None, heat: dict | None = None, **kwargs):
         super().__init__(**kwargs)
         if heat is None and profile is not None:
-            get = getattr(profile, "line_heat", None)
-            heat = get() if callable(get) else getattr(profile, "heat", None)
+            get = getattr(profile, "heat", None)
+            heat = get() if callable(get) else get
         self.compiled = compiled
-        self.data = json.dumps(payload(compiled, heat), separators=(",", ":"), default=str)
+        self.profile = profile
+        self.data = json.dumps(payload(compiled, heat, profile=profile), separators=(",", ":"), default=str)

@@ -1,0 +1,148 @@
+"""SourceView's payload (no browser): control fields and barrier links in the SASS pane, and a
+profile's heat in all four panes, with the profiles recorded on an H200 (txlab/data) paired with
+the kernels rebuilt here as scripts/profile_h200.py built them. The browser side is
+tests/test_source_browser.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import txlab
+from txlab import profiling, sass
+from txlab.views.source import SourceView
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    from txlab.examples import hopper_gemm as hg
+
+    return hg.build(8192, 8192, 8192), profiling.saved("hopper_gemm")
+
+
+@pytest.fixture(scope="module")
+def naive():
+    from txlab.examples import transpose as tr
+
+    return txlab.compile(tr.transpose_kernel(8192, "naive"), arch="sm_90a"), profiling.saved("transpose_naive")
+
+
+def _data(view):
+    return json.loads(view.data)
+
+
+def test_profile_heat_is_called_not_taken(gemm):
+    """SourceView(profile=p) used to take the bound method ``p.heat`` as the heat dict (no heat)."""
+    c, p = gemm
+    d = _data(SourceView(c, profile=p))
+    want = p.heat()
+    assert d["heat"] and {int(k) for k in d["heat"]} == set(want)
+    line = p.lines[0]["line"]
+    assert d["heat"][str(line)] == {"samples": want[line]["samples"], "stalls": want[line]["stalls"]}
+    assert d["total_samples"] == p.total_samples
+
+
+def test_sass_heat_per_instruction_from_the_profiles_offsets(gemm):
+    c, p = gemm
+    d = _data(SourceView(c, profile=p))
+    hs = d["heat_rows"]["sass"]
+    by_off = {r["offset"]: r for r in p.instructions}
+    assert sum(v[0] for v in hs.values()) == p.total_samples        # every sample lands on a row
+    for i, (n, stalls) in hs.items():
+        row = d["sass"][int(i)]
+        assert by_off[row["o"]]["samples"] == n and by_off[row["o"]]["stalls"] == stalls
+    hottest = max(p.instructions, key=lambda r: r["samples"])
+    i = next(k for k, s in enumerate(d["sass"]) if s["o"] == hottest["offset"])
+    assert hs[str(i)][0] == hottest["samples"] and d["sass"][i]["u"] == hottest["user_line"]
+    assert d["sass"][i]["t"].split()[0] == hottest["sass"].split()[0]
+
+
+def test_cuda_and_ptx_heat(gemm):
+    c, p = gemm
+    d = _data(SourceView(c, profile=p))
+    hc, hp = d["heat_rows"]["cuda"], d["heat_rows"]["ptx"]
+    per_cuda = {}
+    for r in p.instructions:
+        if r.get("cuda_line") and r["samples"]:
+            per_cuda[r["cuda_line"]] = per_cuda.get(r["cuda_line"], 0) + r["samples"]
+    assert {int(k) + 1: v[0] for k, v in hc.items()} == per_cuda
+    m = c.source_map
+    assert hp and all(m.ptx_cuda[int(k)] and hc[str(m.ptx_cuda[int(k)] - 1)][0] == v[0] for k, v in hp.items())
+
+
+def test_top_five_hot_lines(gemm):
+    c, p = gemm
+    d = _data(SourceView(c, profile=p))
+    hot = d["hot"]
+    assert [h["line"] for h in hot] == [r["line"] for r in p.hot_lines(5)]
+    assert "wgmma" in hot[0]["text"] and hot[0]["top"][0][0] == "barrier"
+    assert abs(hot[0]["share"] - p.lines[0]["share"]) < 1e-9
+
+
+def test_a_profile_of_another_build_gives_no_sass_heat(naive, gemm):
+    c, _ = naive
+    _, pg = gemm
+    d = _data(SourceView(c, profile=pg))
+    assert "sass" not in d["heat_rows"] and "cuda" not in d["heat_rows"]
+    assert any("not this build" in n for n in d["notes"]) and any("CUDA differs" in n for n in d["notes"])
+
+
+def test_heat_dict_alone(naive):
+    c, p = naive
+    d = _data(SourceView(c, heat=p.heat()))
+    assert d["heat"] and d["heat_rows"] == {} and len(d["hot"]) == min(5, len([r for r in p.lines if r["samples"]]))
+    d2 = _data(SourceView(c, profile=p))    # the transpose's own profile: per-instruction heat too
+    assert sum(v[0] for v in d2["heat_rows"]["sass"].values()) == p.total_samples
+
+
+def test_control_column_and_barrier_links(naive):
+    c, _ = naive
+    d = _data(SourceView(c))
+    table = {(r["kernel"], r["offset"]): r for r in c.sass_table().rows}
+    assert all("x" in s for s in d["sass"])
+    for s in d["sass"]:
+        r = table[(s["k"], s["o"])]
+        assert s["x"][:7] == [r["control"], r["stall"], int(r["yield"]), r["wr_bar"], r["rd_bar"], r["wait_mask"], r["reuse"]]
+    # a global load's consumer waits on the load's write barrier, and links back to it
+    ld = next(i for i, s in enumerate(d["sass"]) if s["t"].startswith("LDG"))
+    wr = d["sass"][ld]["x"][3]
+    cons = [j for j, b, k in d["sass"][ld]["x"][8] if b == wr and k == "w"]
+    assert cons and d["sass"][cons[0]]["x"][5] >> wr & 1
+    assert [ld, wr, "w"] in d["sass"][cons[0]]["x"][7]
+    # same links as txlab.sass.dependencies
+    deps = sass.dependencies(sass.instructions(c))
+    assert len(deps[ld]["consumers"]) == len(d["sass"][ld]["x"][8])
+
+
+def test_magic_profile_passes_the_profile(monkeypatch, naive):
+    """%%tirx --profile shows SourceView(compiled, profile=prof) (SASS heat needs the profile)."""
+    from IPython.testing import globalipapp
+    from IPython.utils.capture import capture_output
+
+    import txlab.views
+    import txlab.views.source as vs
+
+    _, p = naive
+    seen = {}
+
+    class Recorder(vs.SourceView):
+        def __init__(self, compiled, profile=None, heat=None, **kw):
+            seen.update(profile=profile, heat=heat)
+            super().__init__(compiled, profile=profile, heat=heat, **kw)
+
+    monkeypatch.setattr(profiling, "profile", lambda compiled, *a, **k: p)
+    monkeypatch.setattr(vs, "SourceView", Recorder)
+    monkeypatch.setattr(txlab.views, "SourceView", Recorder, raising=False)
+    ip = globalipapp.start_ipython() or globalipapp.get_ipython()
+    ip.run_line_magic("load_ext", "txlab")
+    cell = '''
+@T.prim_func
+def tiny(A: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([256])
+    A[tx] = A[tx] * T.float32(2.0)
+'''
+    with capture_output():
+        ip.run_cell_magic("tirx", '--arch sm_90a --profile ""', cell)
+    assert seen["profile"] is p and seen["heat"] is None
