@@ -126,13 +126,9 @@ class Compiled:
 
     def plot(self, ax=None):
         """Where the compile time went, and each kernel's registers and shared memory."""
-        import matplotlib.pyplot as plt
+        from txlab.figures import side_by_side
 
-        if ax is None:
-            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
-        else:
-            axes = ax
-            fig = axes[0].figure
+        fig, axes = side_by_side(ax)
         stages = [s for s in ("parse", "lower", "codegen", "nvcc", "ptxas", "disasm") if s in self.timings]
         left = 0.0
         for i, s in enumerate(stages):

@@ -166,13 +166,9 @@ class CompileDiff:
 
     def plot(self, ax=None):
         """Instructions per class, a next to b, and the resource deltas."""
-        import matplotlib.pyplot as plt
+        from txlab.figures import side_by_side
 
-        if ax is None:
-            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
-        else:
-            axes = ax
-            fig = axes[0].figure
+        fig, axes = side_by_side(ax)
         cls = list(self.histogram)
         x = range(len(cls))
         axes[0].bar([i - 0.2 for i in x], [self.histogram[c]["a"] for c in cls], width=0.4, label=self.a_name)

@@ -351,13 +351,9 @@ class SassTable:
 
     def plot(self, ax=None):
         """Instructions per class, and how many instructions stall for each cycle count."""
-        import matplotlib.pyplot as plt
+        from txlab.figures import side_by_side
 
-        if ax is None:
-            fig, axes = plt.subplots(1, 2, figsize=(9, 2.6))
-        else:
-            axes = ax
-            fig = axes[0].figure
+        fig, axes = side_by_side(ax)
         hist = self.histogram()
         axes[0].bar(list(hist), list(hist.values()), color=[f"C{CLASSES.index(c)}" for c in hist])
         axes[0].set_title(f"{self.name}: instructions per class")
