@@ -263,3 +263,15 @@ def test_source_view_payload_and_magic(basics):
 
     head = compiled_html(sc, show=["resources"])
     assert "fast math off" in head and "maxrregcount 32" in head
+
+
+def test_a_cache_hit_shows_the_text_that_was_compiled(tmp_path, monkeypatch):
+    """Two cells with the same IR and line numbering share a cache entry; each one's map still
+    shows its own text (comments differ), not the first cell's."""
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))
+    body = KERNELS.split("\n\n@T.prim_func")[0]
+    first = run_cell("# first version\n" + body, {}, arch="sm_90a")["scale"]
+    second = run_cell("# second version\n" + body, {}, arch="sm_90a")["scale"]
+    assert second.cache_hit and second.key == first.key
+    assert first.source_map.user_source[0] == "# first version"
+    assert second.source_map.user_source[0] == "# second version"

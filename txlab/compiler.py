@@ -396,7 +396,7 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
             ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
             options=CompileOptions.from_dict(meta.get("options")), warnings=warnings,
             sass_lines=sass_lines.decode() if sass_lines is not None else None,
-            line_table=LineTable.from_dict(json.loads(table)) if table is not None else None,
+            line_table=LineTable.from_dict(json.loads(table)).for_source(mod) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError
         return None

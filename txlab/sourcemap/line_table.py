@@ -200,6 +200,19 @@ class LineTable:
     def from_dict(cls, d: dict) -> "LineTable":
         return cls(**d)
 
+    def for_source(self, source_mod) -> "LineTable":
+        """This table for ``source_mod``'s own file and text. A cache entry is shared by every
+        source with the same IR and line numbering (its key), which may differ in comments and
+        blank text: the panes must show the text the user compiled, not the first one cached."""
+        import dataclasses
+        import linecache
+
+        user_file = user_file_of(source_mod)
+        lines = [l.rstrip("\n") for l in linecache.getlines(user_file)] if user_file else []
+        if not lines:
+            return self
+        return dataclasses.replace(self, user_file=user_file, user_source=lines)
+
 
 def build_line_table(source_mod, device_mods: dict, cuda_plain: str, codegen) -> LineTable | None:
     """Mark the device IR, run ``codegen`` on it and align the result with ``cuda_plain``."""
