@@ -226,3 +226,20 @@ def test_magic_profile_option(sample_kernels):
         a = np.zeros((2048, 2048), "float32")
         with pytest.raises(txlab.NoGPUError):
             profile_cell({"k": sample_kernels["transpose_naive"]}, "a, b", {"a": a, "b": a.copy()})
+
+
+def test_lineinfo_rebuild_keeps_the_compile_options():
+    """The rebuild uses the kernel's own options: an IEEE-math build stays IEEE (no .FTZ)."""
+    import dataclasses
+    import re
+
+    from txlab import toolchain
+    from txlab.magic import run_cell
+
+    src = (Path(__file__).parent / "kernels" / "basics.py").read_text().split("\n\n@T.prim_func")[0]
+    c = run_cell(src, {}, arch="sm_90a", fast_math=False)["scale"]
+    assert "FADD.FTZ" not in c.sass and "FADD " in c.sass       # (x * 2 is FADD x, x)
+    bare_ptx = "\n".join(l for l in c.ptx.splitlines() if not re.match(r"\s*\.(loc|file)\b", l))
+    bare, _ = toolchain.ptx_to_cubin(bare_ptx, c.arch)
+    t = with_lineinfo(dataclasses.replace(c, cubin=bytes(bare), key="bare", sass_lines=None, _source_map=None))
+    assert ncu.has_line_info(t.cubin) and "FADD.FTZ" not in t.sass and "FADD " in t.sass

@@ -332,6 +332,29 @@ def _progress_for(entry: str):
     return stage_reporter(f"compiling {entry}")
 
 
+def with_lineinfo(compiled: Compiled) -> Compiled:
+    """``compiled`` itself when its cubin has a line table (txlab always builds with ``-lineinfo``),
+    else a copy whose PTX and cubin are rebuilt from the same CUDA C with the kernel's own compile
+    options plus ``-lineinfo`` (the same SASS), under a key of its own so its exported library is
+    distinct. What Nsight Compute and compute-sanitizer need to name source lines."""
+    from txlab import ncu
+    from txlab.options import CompileOptions
+
+    if ncu.has_line_info(compiled.cubin):
+        return compiled
+    import hashlib
+
+    options = compiled.options if compiled.options is not None else CompileOptions()
+    flags = options.nvcc_args()
+    ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, base_flags=flags,
+                                extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"])
+    cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch, extra_flags=options.ptxas_args())
+    key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
+    # SASS and its map are read from the cubin: disassembled again on first use
+    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
+                               _executable=None, sass_lines=None, _source_map=None)
+
+
 def _to_cache(c: Compiled) -> dict:
     meta = {
         "name": c.name, "arch": c.arch, "resources": c.resources, "params": c.params,

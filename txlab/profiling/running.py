@@ -6,27 +6,8 @@ import os
 import time
 from pathlib import Path
 
+from txlab.compiler import with_lineinfo  # noqa: F401  (public here too: txlab.profiling.with_lineinfo)
 from txlab.profiling.measurements import Profile
-
-
-def with_lineinfo(compiled):
-    """``compiled`` itself if its cubin has a line table, else a copy rebuilt with ``-lineinfo``
-    from the same PTX source (identical SASS; the test suite checks that), under its own cache
-    key so the worker's exported library is distinct."""
-    import dataclasses
-    import hashlib
-
-    from txlab import ncu, toolchain
-
-    if ncu.has_line_info(compiled.cubin):
-        return compiled
-    ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, extra_flags=["-lineinfo"])
-    cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch)
-    key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
-    fresh = {f.name: None for f in dataclasses.fields(compiled)
-             if f.name in ("_sass", "sass_lines", "line_table", "_source_map")}  # derived from the cubin
-    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
-                               _executable=None, **fresh)
 
 
 def _describe_args(args) -> str:

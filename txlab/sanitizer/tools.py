@@ -2,8 +2,6 @@
 reads, one process per tool (killed on a timeout), and turning the logs into a report."""
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -97,20 +95,6 @@ def sanitizer_version(path: str) -> str | None:
         return None
     m = re.search(r"Version ([\w.]+)", out)
     return m.group(1) if m else None
-
-
-def _lineinfo_build(compiled):
-    """``(compiled with a -lineinfo cubin, rebuilt?)``: the compiled kernel itself when its PTX
-    already carries line info (``.loc``), else a copy with PTX and cubin rebuilt from the same CUDA
-    source with ``-lineinfo`` (the code is the same; the cubin gains the line table)."""
-    if re.search(r"^\s*\.loc\s", compiled.ptx, re.M):
-        return compiled, False
-    from txlab import toolchain
-
-    ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, extra_flags=["-lineinfo"])
-    cubin, _ = toolchain.ptx_to_cubin(ptx, compiled.arch)
-    key = hashlib.sha256((compiled.key + ":lineinfo").encode()).hexdigest() if compiled.key else ""
-    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), key=key, _executable=None), True
 
 
 def write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
@@ -216,7 +200,9 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
                              "/usr/local/cuda/bin) or `pip install nvidia-cuda-sanitizer-api`, or set "
                              "TXLAB_COMPUTE_SANITIZER to its path")
     budget = float(timeout_s) if timeout_s is not None else max(120.0, 30.0 * float(config.timeout_s))
-    built, rebuilt = _lineinfo_build(compiled)
+    from txlab.compiler import with_lineinfo
+
+    built = with_lineinfo(compiled)
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="txlab-sanitize-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
@@ -270,7 +256,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
                                                   for t in tools}},
                              created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), key=compiled.key,
                              raw=raw)
-    finish(report, compiled, use_source_map=not rebuilt)
+    finish(report, compiled, use_source_map=built is compiled)   # a rebuilt cubin: map by CUDA line
     return report
 
 
