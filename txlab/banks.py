@@ -319,13 +319,7 @@ def _pool_name(plan, byte):
 
 
 def _file_of(stmt):
-    span = getattr(stmt, "span", None)
-    if span is None:
-        return None
-    spans = list(span.spans) if hasattr(span, "spans") else [span]
-    for s in spans:
-        src = getattr(s, "source_name", None)
-        fname = getattr(src, "name", None) if src is not None else None
-        if fname and "/site-packages/tvm/" not in fname:
-            return fname
-    return None
+    from txlab.ir import user_frame
+
+    frame = user_frame(getattr(stmt, "span", None))
+    return frame[0] if frame else None

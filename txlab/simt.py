@@ -577,18 +577,10 @@ def _block_dims(func):
 
 def user_line(span):
     """The user's line of a span (the first that is not inside TVM's own package)."""
-    if span is None:
-        return None
-    spans = list(span.spans) if hasattr(span, "spans") else [span]
-    for s in spans:
-        src = getattr(s, "source_name", None)
-        fname = getattr(src, "name", None) if src is not None else None
-        if fname and "/site-packages/tvm/" not in fname and "/python/tvm/" not in fname:
-            try:
-                return int(s.line)
-            except (TypeError, ValueError):
-                return None
-    return None
+    from txlab.ir import user_frame
+
+    frame = user_frame(span)
+    return frame[1] if frame else None
 
 
 def device_functions(kernel, arch: str = "sm_90a"):

@@ -22,8 +22,7 @@ def _shape(buf):
 
 def _user_line(span):
     """(filename, line) of the first span that is not inside TVM's own package."""
-    if span is None:
-        return None
+    return ir.user_frame(span)
     spans = list(span.spans) if hasattr(span, "spans") else [span]
     for s in spans:
         src = getattr(s, "source_name", None)
