@@ -243,3 +243,22 @@ def test_lineinfo_rebuild_keeps_the_compile_options():
     bare, _ = toolchain.ptx_to_cubin(bare_ptx, c.arch)
     t = with_lineinfo(dataclasses.replace(c, cubin=bytes(bare), key="bare", sass_lines=None, _source_map=None))
     assert ncu.has_line_info(t.cubin) and "FADD.FTZ" not in t.sass and "FADD " in t.sass
+
+
+def test_loading_refuses_what_is_not_a_regular_file(tmp_path):
+    """A saved profile or sanitizer report named by the user is read capped, regular files only:
+    a symlink to /dev/zero or a FIFO is an error, not an endless read or a hang."""
+    import os
+
+    from txlab import sanitizer
+    from txlab.files import FileReadError
+
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path in (zero, fifo):
+        with pytest.raises(FileReadError, match="regular file"):
+            Profile.load(path)
+        with pytest.raises(FileReadError, match="regular file"):
+            sanitizer.load(path)

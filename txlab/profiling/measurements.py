@@ -56,6 +56,9 @@ LINE_COUNTERS = {
 }
 
 
+MAX_PROFILE_BYTES = 256 << 20   # a saved profile of the GEMM is ~0.4 MB
+
+
 @dataclass
 class Profile:
     """One profiled kernel launch: ncu's metrics and per-instruction samples rolled up to lines."""
@@ -346,11 +349,15 @@ class Profile:
         """Read a profile written by :meth:`save`; raises :class:`txlab.errors.FormatError` when
         the file is not one (schema, version and fields are checked)."""
         from txlab.errors import FormatError
+        from txlab.files import read_bytes_capped
 
+        data = read_bytes_capped(path, MAX_PROFILE_BYTES, "saved profile")  # regular files only, capped
         try:
-            d = json.loads(Path(path).read_text())
+            d = json.loads(data)
         except json.JSONDecodeError as exc:
             raise FormatError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{path} is not JSON text ({exc.reason})") from None
         return cls.from_dict(d)
 
     @classmethod

@@ -207,11 +207,22 @@ class SanitizerReport:
 def load(path) -> SanitizerReport:
     """Read a report written by :meth:`SanitizerReport.save`; verifies its checksum and fields."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a sanitizer report ({exc})") from None
+    doc = _read_json(path, "sanitizer report")
     return _unseal(doc, str(path))
+
+
+MAX_REPORT_BYTES = 256 << 20
+
+
+def _read_json(path: Path, what: str):
+    """A user-named JSON file, read capped (regular files only: txlab.files); ValueError if not JSON."""
+    from txlab.files import read_bytes_capped
+
+    data = read_bytes_capped(path, MAX_REPORT_BYTES, what)   # FileReadError is a ValueError
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a {what} ({exc})") from None
 
 
 def _sealed(report: "SanitizerReport") -> dict:
@@ -242,10 +253,7 @@ def save_bundle(reports: dict, path, **meta) -> Path:
 def load_bundle(path) -> dict:
     """``{name: SanitizerReport}`` from :func:`save_bundle`'s file, every report verified."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a sanitizer bundle ({exc})") from None
+    doc = _read_json(path, "sanitizer bundle")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT + "+bundle":
         raise ValueError(f"{path}: not a {FORMAT}+bundle file")
     return {name: _unseal(d, f"{path}[{name}]") for name, d in doc["reports"].items()}

@@ -357,10 +357,14 @@ def result_key(kernel_key: str, device: str, opts: dict, check, inputs, config: 
 
 def load_result(key: str) -> dict | None:
     """A cached measurement, or None (absent, unreadable, or not matching its checksum)."""
+    from txlab.files import read_bytes_capped
+
     try:
         path = _results_dir() / key[:2] / f"{key}.json"
-        doc = json.loads(path.read_bytes()[:64 << 20])
-    except (OSError, ValueError):
+        if not path.exists():
+            return None
+        doc = json.loads(read_bytes_capped(path, 64 << 20, "cached measurement"))
+    except (OSError, ValueError):   # FileReadError and JSONDecodeError are ValueErrors
         return None
     if not isinstance(doc, dict):
         return None
