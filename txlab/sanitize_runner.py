@@ -9,27 +9,9 @@ buffer, so compute-sanitizer knows every buffer's bounds), launches once, synchr
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
-
-
-def _import_tvm(runtime_only: bool):
-    # tvm_ffi imports torch eagerly when it is installed; torch's caching allocator must stay out
-    # of a run whose point is exact buffer bounds (and it costs seconds to import).
-    sys.modules.setdefault("torch", None)
-    if runtime_only:
-        os.environ["TVM_USE_RUNTIME_LIB"] = "1"
-    import tvm
-
-    if tvm.base._RUNTIME_ONLY:  # the runtime-only library skips the backends: load the CUDA loader
-        from tvm_ffi.libinfo import load_lib_ctypes
-
-        runtime_dir = Path(tvm.base._LOADED_LIBS["tvm_runtime"]._name).resolve().parent
-        tvm.base._LOADED_LIBS["tvm_runtime_cuda"] = load_lib_ctypes(
-            "tvm", "tvm_runtime_cuda", "RTLD_LOCAL", extra_lib_paths=[runtime_dir])
-    return tvm
 
 
 def main(argv=None) -> int:
@@ -39,7 +21,9 @@ def main(argv=None) -> int:
     out: dict = {"status": "error"}
     t0 = time.perf_counter()
     try:
-        tvm = _import_tvm("library" in job)
+        from txlab.worker.boot import import_tvm
+
+        tvm = import_tvm("library" in job)   # torch out: exact buffer bounds
         import ctypes
 
         import numpy as np

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -22,22 +21,10 @@ def child_main(conn, tvm_mode: str = "full") -> None:
         pass
     t0 = time.perf_counter()
     try:
-        import sys
+        from txlab.worker.boot import import_tvm
 
-        # tvm_ffi imports torch eagerly when it is installed (~3 s on the H200 host, 3/4 of a boot);
-        # the worker never touches torch (tensors arrive as host bytes), so keep it out.
-        if os.environ.get("TXLAB_WORKER_TORCH", "0") != "1":
-            sys.modules.setdefault("torch", None)
-        if tvm_mode == "runtime":
-            os.environ["TVM_USE_RUNTIME_LIB"] = "1"  # read by tvm.base at import: no compiler library
-        import tvm
-
-        if tvm.base._RUNTIME_ONLY:  # runtime-only skips the backends: load the CUDA module loader
-            from tvm_ffi.libinfo import load_lib_ctypes
-
-            runtime_dir = Path(tvm.base._LOADED_LIBS["tvm_runtime"]._name).resolve().parent
-            tvm.base._LOADED_LIBS["tvm_runtime_cuda"] = load_lib_ctypes(
-                "tvm", "tvm_runtime_cuda", "RTLD_LOCAL", extra_lib_paths=[runtime_dir])
+        # the worker never touches torch (tensors arrive as host bytes): kept out unless asked
+        tvm = import_tvm(tvm_mode == "runtime", allow_torch=os.environ.get("TXLAB_WORKER_TORCH", "0") == "1")
         from cuda.bindings import runtime as rt
 
         t_import = time.perf_counter()
