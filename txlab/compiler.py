@@ -13,10 +13,7 @@ import dataclasses
 import functools
 import json
 import re
-import sys
-import threading
 import time
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 

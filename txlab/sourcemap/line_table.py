@@ -167,7 +167,6 @@ def strip_markers(marked_cuda: str) -> tuple[str, list[int | None]]:
     """(CUDA without markers, origin id in effect at each of its lines (0-based list))."""
     lines_out, origin_of = [], []
     current = None
-    depth_fn = None
     for line in marked_cuda.splitlines(keepends=True):
         m = _MARKER_LINE.match(line)
         if m:
@@ -175,7 +174,6 @@ def strip_markers(marked_cuda: str) -> tuple[str, list[int | None]]:
             continue
         if line.startswith("extern \"C\" __global__") or (line.startswith("__global__")):
             current = None  # a new kernel: its prologue is before its first marker
-            depth_fn = True
         lines_out.append(line)
         origin_of.append(current)
     return "".join(lines_out), origin_of
