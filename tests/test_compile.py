@@ -13,8 +13,16 @@ KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
 
 
 @pytest.fixture(scope="module")
-def compiled():
-    return run_cell(KERNELS, {}, arch="sm_90a")
+def compiled(tmp_path_factory):
+    """The basic kernels compiled cold, into a cache of this module's own: other test modules
+    compile the same kernels, and a test here checks that the second compile is the cache hit."""
+    from txlab.magic import forget_cells
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TXLAB_CACHE_DIR", str(tmp_path_factory.mktemp("compile-cache")))
+    forget_cells()                       # %%tirx's in-memory cells too
+    yield run_cell(KERNELS, {}, arch="sm_90a")
+    mp.undo()
 
 
 def test_artifacts_come_from_the_toolchain(compiled):
