@@ -32,6 +32,24 @@ def test_config_parsing_and_limits():
         hg.parse_config("big")
 
 
+def test_pingpong_config_parsing_and_limits():
+    cfg = hg.parse_config("128x128x64_s6_c2_pp")
+    assert (cfg.schedule, cfg.bm, cfg.bn, cfg.m_atoms, cfg.threads) == ("pingpong", 128, 128, 2, 384)
+    assert cfg.name == "128x128x64_s6_c2_pp" and hg.parse_config(cfg.name) == cfg
+    assert cfg.smem_bytes == 6 * (128 + 128) * 64 * 2 + 6 * 16 + 16   # + the two order barriers
+    assert hg.parse_config("64x256_s4_pp").m_atoms == 1
+    with pytest.raises(ValueError, match="accumulators"):
+        hg.parse_config("128x256x64_s3_c2_pp")   # 256 fp32 accumulators per thread
+    with pytest.raises(ValueError, match="persistent"):
+        hg.parse_config("128x128x64_s4_c2_pp_np")
+    with pytest.raises(ValueError, match="64 or 128 rows"):
+        hg.GemmConfig(schedule="pingpong", tile_m=192, bn=64).validate()
+    with pytest.raises(ValueError, match="leave tile_m=0"):
+        hg.GemmConfig(tile_m=64).validate()
+    with pytest.raises(ValueError, match="'cooperative' or 'pingpong'"):
+        hg.GemmConfig(schedule="stream-k").validate()
+
+
 def test_simple_kernel_builds_to_hgmma():
     c = txlab.compile(hg.simple_kernel(256, 256, 256, bn=128), arch="sm_90a")
     s = _clean(c)
@@ -41,12 +59,16 @@ def test_simple_kernel_builds_to_hgmma():
 
 @pytest.mark.parametrize("shape,config", [((4096, 4096, 4096), "128x256x64_s4_c2"),
                                           ((4095, 8191, 4096), "128x128x64_s5_c2"),
-                                          ((1024, 1024, 1000), "64x256x64_s4_c1")])
+                                          ((1024, 1024, 1000), "64x256x64_s4_c1"),
+                                          ((8192, 8192, 2048), "128x128x64_s7_c2_pp"),
+                                          ((1000, 999, 4096), "64x256x64_s4_c2_pp")])
 def test_warp_specialized_kernel_builds(shape, config):
     cfg = hg.parse_config(config)
     c = hg.build(*shape, cfg)
     s = _clean(c)
     assert s["hgmma_shapes"] == [f"HGMMA.64x{cfg.bn}x16.F32.BF16"]
+    # one m64 wgmma per consumer row block and k16 step, 4 k16 steps per 64-wide k-block
+    assert s["hgmma"] % (4 * cfg.m_atoms) == 0, s
     assert s["setmaxnreg"] == 2, "producer dec + consumer inc"
     assert not [w for w in s["ptxas_warnings"] if "setmaxnreg" in w or "C7508" in w or "wgmma" in w], s
     launch = c.launch[c.kernels[0]]
@@ -122,7 +144,8 @@ def test_simple_kernel_on_gpu():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 8191, 4096), (200, 72, 1000)])
-@pytest.mark.parametrize("config", ["128x256x64_s4_c2", "128x128x64_s5_c2_np"])
+@pytest.mark.parametrize("config", ["128x256x64_s4_c2", "128x128x64_s5_c2_np", "128x128x64_s7_c2_pp",
+                                    "64x256x64_s3_c2_pp"])
 def test_gemm_on_gpu(shape, config):
     import torch
 

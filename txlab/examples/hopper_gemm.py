@@ -38,8 +38,13 @@ BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem
 class GemmConfig:
     """Tile shape and pipeline depth of :func:`gemm_kernel`.
 
-    ``bm`` is ``64 * consumers`` (each consumer warpgroup owns 64 rows: one m64 wgmma);
-    ``bn`` is the wgmma N (8..256, multiple of 8; 128 or 256 in practice)."""
+    ``schedule="cooperative"`` (the default): the consumer warpgroups split one ``bm x bn`` tile,
+    ``bm = 64 * consumers`` (each owns 64 rows: one m64 wgmma), and write it out together, so the
+    tensor cores idle during the epilogue. ``schedule="pingpong"``: two consumers each own a whole
+    tile of ``tile_m`` (64 or 128) rows and take alternate tiles of the CTA's sequence, so one's
+    epilogue runs while the other's mainloop does (what hides the epilogue on short-K shapes).
+    ``bn`` is the wgmma N (8..256, multiple of 8). ``serpentine`` switches the tile order to
+    TVM's 2-D block swizzle (``l2_group`` is then the block size)."""
 
     bn: int = 256
     stages: int = 4
@@ -49,10 +54,22 @@ class GemmConfig:
     persistent: bool = True
     producer_regs: int = 40
     consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1
+    schedule: str = "cooperative"     # or "pingpong"
+    tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
+    serpentine: bool = False
+
+    @property
+    def pingpong(self) -> bool:
+        return self.schedule == "pingpong"
 
     @property
     def bm(self) -> int:
-        return 64 * self.consumers
+        return self.tile_m or 64 * self.consumers
+
+    @property
+    def m_atoms(self) -> int:
+        """m64 wgmmas per consumer per k16 step: the rows a consumer owns, in 64s."""
+        return self.bm // 64 if self.pingpong else 1
 
     @property
     def threads(self) -> int:
@@ -70,8 +87,9 @@ class GemmConfig:
 
     @property
     def smem_bytes(self) -> int:
-        """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each)."""
-        return self.stages * self.stage_bytes + 16 * self.stages
+        """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each), and
+        pingpong's two order barriers."""
+        return self.stages * self.stage_bytes + 16 * self.stages + (16 if self.pingpong else 0)
 
     def ctas(self, m: int, n: int) -> int:
         """CTAs launched for an m x n output: one per SM when persistent, else one per tile."""
@@ -81,11 +99,25 @@ class GemmConfig:
     @property
     def name(self) -> str:
         p = "" if self.persistent else "_np"
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{p}"
+        pp = "_pp" if self.pingpong else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{p}"
 
     def validate(self) -> None:
         if self.consumers not in (1, 2):
             raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
+        if self.schedule not in ("cooperative", "pingpong"):
+            raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
+        if self.pingpong:
+            if self.consumers != 2 or not self.persistent:
+                raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
+                                 "persistent CTA: use consumers=2, persistent=True")
+            if self.tile_m not in (64, 128):
+                raise ValueError(f"tile_m={self.tile_m}: a pingpong consumer owns 64 or 128 rows")
+            if self.m_atoms * self.bn > 256:
+                raise ValueError(f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
+                                 "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128")
+        elif self.tile_m not in (0, 64 * self.consumers):
+            raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0)")
         if not (8 <= self.bn <= 256 and self.bn % 8 == 0):
             raise ValueError(f"bn={self.bn}: wgmma N must be a multiple of 8 in [8, 256]")
         if self.bn > 256 or self.bm > 256:
@@ -107,15 +139,20 @@ class GemmConfig:
 
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_np)?", text.strip())
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_np)?", text.strip())
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS, e.g. 128x256x64_s4_c2")
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp], e.g. 128x256x64_s4_c2")
     bm, bn = int(m.group(1)), int(m.group(2))
+    if m.group(5):
+        cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=int(m.group(4) or 2), schedule="pingpong",
+                         tile_m=bm, persistent=not m.group(6), **defaults)
+        cfg.validate()
+        return cfg
     consumers = int(m.group(4)) if m.group(4) else bm // 64
     if bm != 64 * consumers:
         raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows)")
     cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers,
-                     persistent=not m.group(5), **defaults)
+                     persistent=not m.group(6), **defaults)
     cfg.validate()
     return cfg
 
@@ -206,15 +243,27 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
     and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
     :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
-    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, Pipeline, PipelineState, SMEMPool,
-                                       WarpgroupRole)
+    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
+                                       SMEMPool, WarpgroupRole)
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
+
+    @T.inline
+    def skip(ps, n):
+        """Step a PipelineState over ``n`` ring slots at once (``n`` known when tracing): the
+        q = n // depth whole turns flip the phase q times; the r = n % depth more may wrap once."""
+        ps.stage = ps.stage + n % ps.depth
+        if (n // ps.depth) % 2 == 1:
+            ps.phase = ps.phase ^ 1
+        if ps.stage >= ps.depth:
+            ps.stage = ps.stage - ps.depth
+            ps.phase = ps.phase ^ 1
 
     cfg = config or GemmConfig()
     cfg.validate()
     BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
-    NACC = BN // 2
+    NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
+    MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
@@ -242,8 +291,15 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), "bfloat16")
         Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), "bfloat16")
-        # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per consumer warp
-        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=4 * NC)
+        # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
+        # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
+        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=4 if PP else 4 * NC)
+        if PP:
+            # pingpong order: consumer c's mainloop for a tile starts once the other consumer's mainloop for
+            # the tile before it has passed all its full-barrier waits (arrival of its 4 warps on order[c]);
+            # so no consumer waits on a slot more than one phase ahead, and the mainloops alternate
+            order = MBarrier(pool, 2)
+            order.init(4)
         pool.commit()
         T.ptx.fence.proxy.async_.shared__cta()
         T.cuda.cta_sync()
@@ -256,7 +312,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
             if tid == 0:
                 sched = ClusterPersistentScheduler2D("p", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
-                                                     l2_group_size=L2G)
+                                                     l2_group_size=L2G, serpentine=SERP)
                 sched.init(cta)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
@@ -279,29 +335,42 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, True)
 
         with _ConsumerRole(wg, (1, NC + 1), regs=CREGS, increase=True):
-            # consumers: warpgroup c owns rows [64c, 64c + 64) of every BM x BN tile
+            # cooperative: warpgroup c owns rows [64c, 64c + 64) of every BM x BN tile;
+            # pingpong: warpgroup c owns whole tiles, every other one of the CTA's sequence (c-th first)
             c = T.meta_var(wg - 1)
-            acc = T.alloc_local([NACC], "float32")
+            acc = T.alloc_local([MW * NACC], "float32")
             descA: T.uint64
             descB: T.uint64
             prev = T.local_scalar("int32")
             sched = ClusterPersistentScheduler2D("c", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
-                                                 l2_group_size=L2G)
+                                                 l2_group_size=L2G, serpentine=SERP)
             sched.init(cta)
             cs = PipelineState(STAGES, 0)
+            if PP:
+                done = T.local_scalar("int32")  # tiles this consumer has finished
+                done = 0
+                if c == 1:  # the second consumer starts one tile (KT k-blocks of the ring) later
+                    sched.next_tile()
+                    skip(cs, KT)
             while sched.valid():
+                if PP:
+                    if done + c > 0:  # the other consumer's mainloop for the tile before this one
+                        order.wait(1 - c, (done + c + 1) % 2)
                 if PROF:
                     T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 for k in T.serial(KT):
+                    stage = T.meta_var(cs.stage)
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // 16):
-                        T.cuda.wgmma.encode_matrix_descriptor(
-                            T.address_of(descA), As.ptr_to([cs.stage, c * 64, kk * 16]), 1, 64, 3)
-                        T.cuda.wgmma.encode_matrix_descriptor(
-                            T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3)
-                        T.ptx[MMA](*[acc[i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0),
-                                   1, 1, 0, 0)
+                        for mi in T.unroll(MW):
+                            T.cuda.wgmma.encode_matrix_descriptor(
+                                T.address_of(descA), As.ptr_to([stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3)
+                            if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
+                                T.cuda.wgmma.encode_matrix_descriptor(
+                                    T.address_of(descB), Bs.ptr_to([stage, 0, kk * 16]), 1, 64, 3)
+                            T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
+                                       (k > 0) | (kk > 0), 1, 1, 0, 0)
                     T.ptx.wgmma.commit_group.sync.aligned()
                     # keep this k's group in flight; the previous one is done: release its slot
                     T.ptx.wgmma.wait_group.sync.aligned(1)
@@ -310,34 +379,43 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             pipe.empty.arrive(prev)
                     prev = cs.stage
                     cs.advance()
+                if PP:
+                    if lane == 0:
+                        order.arrive(c)
                 T.ptx.wgmma.wait_group.sync.aligned(0)
                 if lane == 0:
                     pipe.empty.arrive(prev)
-                for i in T.unroll(NACC):
+                for i in T.unroll(MW * NACC):
                     T.cuda.wgmma.noop_barrier(acc[i])
                 if PROF:
                     T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                     T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
-                row = T.meta_var(sched.m_idx * BM + c * 64 + (tid % 32) // 4 + (tid // 32) * 16)
-                for j in T.unroll(NACC // 4):
-                    col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
-                    for h in T.unroll(2):
-                        if PAIRS:
-                            if row + 8 * h < M and col < N:
-                                pair = T.alloc_local([2], "bfloat16")
-                                pair[0] = T.cast(acc[j * 4 + h * 2], "bfloat16")
-                                pair[1] = T.cast(acc[j * 4 + h * 2 + 1], "bfloat16")
-                                word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                                Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                                Cw[((row + 8 * h) * N + col) // 2] = word[0]
-                        else:
-                            for e in T.unroll(2):
-                                if row + 8 * h < M and col + e < N:
-                                    C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+                for mi in T.unroll(MW):
+                    row = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16)
+                    for j in T.unroll(NACC // 4):
+                        col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
+                        a0 = T.meta_var(mi * NACC + j * 4)
+                        for h in T.unroll(2):
+                            if PAIRS:
+                                if row + 8 * h < M and col < N:
+                                    pair = T.alloc_local([2], "bfloat16")
+                                    pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                                    pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                                    word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                                    Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                                    Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                            else:
+                                for e in T.unroll(2):
+                                    if row + 8 * h < M and col + e < N:
+                                        C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
                 if PROF:
                     T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 sched.next_tile()
+                if PP:  # skip the other consumer's tile
+                    done = done + 1
+                    sched.next_tile()
+                    skip(cs, KT)
             if PROF:
                 T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
 
@@ -466,15 +544,32 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 
 # --------------------------------------------------------------------------------------------
 # Tuning (txlab.tune): the space over this kernel's knobs and the shipped table of tuned configs.
-#: what ``txlab.tune`` varies (the kernel has no cluster/multicast or split-K variant yet);
-#: ``num_sms`` caps the persistent grid, which moves the wave boundary for wave-quantized shapes
-TUNE_SPACE = {"bn": [128, 192, 256], "stages": [3, 4, 5, 6], "consumers": [1, 2], "l2_group": [4, 8, 16],
+#: what ``txlab.tune`` varies: tile shape, pipeline depth, the consumer schedule (cooperative: two
+#: warpgroups split one tile; pingpong: each owns alternate tiles, hiding the epilogue), tile order
+#: (L2 group size, serpentine), persistent or one CTA per tile, and ``num_sms``, which caps the
+#: persistent grid and so moves the wave boundary of wave-quantized shapes. The kernel has no
+#: cluster/multicast or split-K/stream-K variant.
+TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
+              "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "l2_group": [4, 8, 16], "serpentine": [False, True],
               "persistent": [True, False], "num_sms": [132, 128]}
-#: points every sweep measures first (today's default and the benchmark's variants)
-TUNE_PRIOR = [{"bn": 256, "stages": 4, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
-              {"bn": 256, "stages": 3, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
-              {"bn": 128, "stages": 5, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132},
-              {"bn": 256, "stages": 4, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 128}]
+
+
+def _point(schedule="cooperative", tile_m=0, bn=256, stages=4, consumers=2, l2_group=8, serpentine=False,
+           persistent=True, num_sms=132) -> dict:
+    return dict(schedule=schedule, tile_m=tile_m, bn=bn, stages=stages, consumers=consumers, l2_group=l2_group,
+                serpentine=serpentine, persistent=persistent, num_sms=num_sms)
+
+
+#: points every sweep measures first: today's default, the benchmark's variants, the pingpong tiles
+TUNE_PRIOR = [_point(),
+              _point(schedule="pingpong", tile_m=128, bn=128, stages=6),
+              _point(schedule="pingpong", tile_m=64, bn=256, stages=4),
+              _point(schedule="pingpong", tile_m=128, bn=128, stages=7),
+              _point(stages=3),
+              _point(schedule="pingpong", tile_m=128, bn=128, stages=6, l2_group=16),
+              _point(schedule="pingpong", tile_m=64, bn=192, stages=5),
+              _point(bn=128, stages=5),
+              _point(num_sms=128)]
 TUNED_TABLE = "hopper_gemm_tuned.json"
 TABLE_FORMAT = "txlab-hopper-gemm-tuned/1"
 
