@@ -288,11 +288,14 @@ def test_wgmma_through_descriptors_equals_exactly_rounded_product(eid):
 @pytest.mark.parametrize("shape,config,sms", [((384, 256, 320), "128x128x64_s4_c2_pp", 2),   # 3 tiles per CTA
                                               ((300, 250, 192), "64x256x64_s3_c2_pp", 2),    # tails, KT < stages
                                               ((256, 255, 64), "128x128x64_s2_c2_pp", 1),    # odd N, KT = 1
-                                              ((512, 256, 128), "128x64x64_s6_c2_pp", 3)])
-def test_hopper_gemm_pingpong_alternates_tiles_without_races(shape, config, sms):
+                                              ((512, 256, 128), "128x64x64_s6_c2_pp", 3),
+                                              ((300, 320, 192), "128x128x64_s4_c2_pp_tma", 2),  # TMA stores
+                                              ((384, 192, 320), "128x192x64_s3_c2_tma", 1)])
+def test_hopper_gemm_pingpong_and_tma_epilogue_without_races(shape, config, sms):
     """Pingpong consumers skip each other's k-blocks in the shared ring; the order barrier keeps each
     one within a phase of the barrier it waits on (without it the emulator reports the consumer
-    reading a slot the producer is still writing). Every element written, within bf16 rounding."""
+    reading a slot the producer is still writing). The TMA epilogue's staging tiles are clipped at M
+    and N by the store. Every element written, within bf16 rounding."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     from txlab.examples import hopper_gemm as hg
 

@@ -50,6 +50,19 @@ def test_pingpong_config_parsing_and_limits():
         hg.GemmConfig(schedule="stream-k").validate()
 
 
+def test_tma_epilogue_config_and_limits():
+    cfg = hg.parse_config("128x256x64_s4_c2_tma")
+    assert cfg.epilogue == "tma" and cfg.name == "128x256x64_s4_c2_tma" and hg.parse_config(cfg.name) == cfg
+    assert hg.parse_config("128x128_s6_c2_pp_tma").name == "128x128x64_s6_c2_pp_tma"
+    assert cfg.smem_bytes == 4 * (128 + 256) * 64 * 2 + 2 * hg.EPI_BUFFERS * 64 * 64 * 2 + 64
+    with pytest.raises(ValueError, match="shared memory"):
+        hg.parse_config("128x128x64_s7_c2_pp_tma")  # 7 stages + 32 KiB of staging tiles > 227 KiB
+    with pytest.raises(ValueError, match="multiple of 64"):
+        hg.GemmConfig(bn=160, epilogue="tma").validate()
+    with pytest.raises(ValueError, match="N % 8 == 0"):
+        hg.gemm_kernel(1024, 1020, 256, cfg)
+
+
 def test_simple_kernel_builds_to_hgmma():
     c = txlab.compile(hg.simple_kernel(256, 256, 256, bn=128), arch="sm_90a")
     s = _clean(c)
@@ -61,7 +74,9 @@ def test_simple_kernel_builds_to_hgmma():
                                           ((4095, 8191, 4096), "128x128x64_s5_c2"),
                                           ((1024, 1024, 1000), "64x256x64_s4_c1"),
                                           ((8192, 8192, 2048), "128x128x64_s7_c2_pp"),
-                                          ((1000, 999, 4096), "64x256x64_s4_c2_pp")])
+                                          ((1000, 999, 4096), "64x256x64_s4_c2_pp"),
+                                          ((4095, 8192, 1000), "128x256x64_s4_c2_tma"),
+                                          ((1000, 1000, 4096), "128x128x64_s6_c2_pp_tma")])
 def test_warp_specialized_kernel_builds(shape, config):
     cfg = hg.parse_config(config)
     c = hg.build(*shape, cfg)
@@ -77,6 +92,9 @@ def test_warp_specialized_kernel_builds(shape, config):
     tiles = -(-shape[0] // cfg.bm) * -(-shape[1] // cfg.bn)
     assert launch["grid"][0] == min(cfg.num_sms, tiles)
     assert "__launch_bounds__(%d, 1)" % cfg.threads in c.cuda_source
+    if cfg.epilogue == "tma":  # staged in shared memory, stored by TMA: no per-thread global stores
+        assert c.instructions(r"^UTMASTG") and not c.instructions(r"^STG"), s
+        return
     # epilogue: bf16 pairs as 4-byte stores when N is even, single 2-byte stores when it is odd
     pairs, singles = c.instructions(r"STG\.E\s"), c.instructions(r"STG\.E\.U16")
     assert (not pairs and len(singles) >= cfg.bn // 2) if shape[1] % 2 else (len(pairs) >= cfg.bn // 4 and not singles)
@@ -145,10 +163,12 @@ def test_simple_kernel_on_gpu():
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 8191, 4096), (200, 72, 1000)])
 @pytest.mark.parametrize("config", ["128x256x64_s4_c2", "128x128x64_s5_c2_np", "128x128x64_s7_c2_pp",
-                                    "64x256x64_s3_c2_pp"])
+                                    "64x256x64_s3_c2_pp", "128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma"])
 def test_gemm_on_gpu(shape, config):
     import torch
 
+    if config.endswith("_tma") and shape[1] % 8:
+        pytest.skip("epilogue='tma' needs N % 8 == 0")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     cfg = hg.parse_config(config, num_sms=n_sms)
     errs = [_gemm_on_gpu(hg.gemm_kernel(*shape, cfg), *shape, seed=s) for s in (1, 2)]

@@ -378,6 +378,10 @@ _FENCE = ("fences are no-ops: the emulator's memory is coherent and every store 
 for _n in ("tirx.cuda.thread_fence", "tirx.ptx.fence_proxy", "tirx.ptx.fence_mbarrier_init", "tirx.ptx.fence",
            "tirx.cuda.threadfence_block", "tirx.ptx.fence_acq_rel", "tirx.ptx.fence_proxy_async"):
     HANDLERS[_n] = _noop(_FENCE)
+_BULK = ("bulk-group commit/wait are no-ops: TMA stores land when issued, so nothing is outstanding "
+         "(a missing wait before reusing a staging buffer is not detected)")
+for _n in ("tirx.ptx.cp_async_bulk_commit_group", "tirx.ptx.cp_async_bulk_wait_group"):
+    HANDLERS[_n] = _noop(_BULK)
 HANDLERS["tirx.cuda.warp_sync"] = _noop("warp_sync (__syncwarp) is a no-op: a warp runs in lockstep here")
 HANDLERS["tirx.cuda.nano_sleep"] = _noop()
 HANDLERS["tirx.ptx.setmaxnreg"] = _noop("setmaxnreg is a no-op (registers are not modelled)")
@@ -551,7 +555,10 @@ def _warpgroup_sync(comp, call):
             yield from sync.barrier_wait(g.cta, g, ("wg", wg), line, count=min(128, g.cta.nthreads) if g.cta.program.warp_mode else None,
                                          what="warpgroup_sync")
         else:
-            yield from sync.barrier_wait(g.cta, g, ("wg", int(bar_id(g)), wg), line, count=128, what="warpgroup_sync")
+            ids = np.unique(np.broadcast_to(np.asarray(bar_id(g)), (g.L,))[g.mask if g.mask is not None else slice(None)])
+            if ids.size != 1:  # bar.sync takes one barrier per warp
+                raise NotEmulatedError("warpgroup_sync with a barrier id that differs across a warp", lineno=line)
+            yield from sync.barrier_wait(g.cta, g, ("wg", int(ids[0]), wg), line, count=128, what="warpgroup_sync")
         return np.int32(0)
     return gen
 

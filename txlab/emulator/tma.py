@@ -105,3 +105,41 @@ def _tma_load(comp, call):
 
 HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s_cluster"] = _tma_load
 HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s"] = _tma_load
+
+
+def _tma_store(comp, call):
+    """cp.async.bulk.tensor shared::cta -> global: the box is written at once (so the bulk group's
+    wait_group / wait_group.read have nothing left to wait for); out-of-bounds rows and columns are
+    clipped, as the hardware does."""
+    args = call.args
+    tmap_e = comp.expr(args[0])
+    strs = [i for i, a in enumerate(args) if type(a).__name__ == "StringImm"]
+    first_str = strs[0] if strs else len(args)
+    mode = _str(args[first_str + 3]) if first_str + 3 < len(args) else ""
+    rank = int(mode[0]) if mode and mode[0].isdigit() else None
+    if rank is None:
+        return comp.not_emulated(f"{call.op.name} ({mode})")
+    coord_fns = [comp.expr(a) for a in args[1:1 + rank]]
+    src = comp.expr(args[1 + rank])
+    extra = [_str(args[i]) for i in strs]
+    if any("scatter" in s for s in extra):
+        return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
+    line = comp.line
+
+    def f(g):
+        tmap = tmap_e(g)
+        if not isinstance(tmap, dict):
+            raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
+        off = _uniform_addr(g, src(g), line, "TMA source")
+        coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
+        n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
+        for _ in range(n_issue):
+            nbytes = tile_copy(g.cta, tmap, off, coords, line, store=True)
+            if g.cta.races is not None:
+                b = np.arange(off, off + nbytes)
+                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), False, line)
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_s2g"] = _tma_store

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
+EPI_BUFFERS = 2  # epilogue="tma": 64 x 64 staging tiles per consumer (one is filled while one is stored)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class GemmConfig:
     producer_regs: int = 40
     consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1
     schedule: str = "cooperative"     # or "pingpong"
+    epilogue: str = "direct"          # or "tma": through shared memory and TMA stores
     tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
     serpentine: bool = False
 
@@ -89,7 +91,13 @@ class GemmConfig:
     def smem_bytes(self) -> int:
         """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each), and
         pingpong's two order barriers."""
-        return self.stages * self.stage_bytes + 16 * self.stages + (16 if self.pingpong else 0)
+        return (self.stages * self.stage_bytes + self.epilogue_bytes + 16 * self.stages
+                + (16 if self.pingpong else 0))
+
+    @property
+    def epilogue_bytes(self) -> int:
+        """``epilogue="tma"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
+        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue == "tma" else 0
 
     def ctas(self, m: int, n: int) -> int:
         """CTAs launched for an m x n output: one per SM when persistent, else one per tile."""
@@ -100,13 +108,18 @@ class GemmConfig:
     def name(self) -> str:
         p = "" if self.persistent else "_np"
         pp = "_pp" if self.pingpong else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{p}"
+        tma = "_tma" if self.epilogue == "tma" else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{p}"
 
     def validate(self) -> None:
         if self.consumers not in (1, 2):
             raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
         if self.schedule not in ("cooperative", "pingpong"):
             raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
+        if self.epilogue not in ("direct", "tma"):
+            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct' or 'tma'")
+        if self.epilogue == "tma" and self.bn % 64:
+            raise ValueError(f"epilogue='tma' stores 64-column tiles: bn={self.bn} must be a multiple of 64")
         if self.pingpong:
             if self.consumers != 2 or not self.persistent:
                 raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
@@ -139,7 +152,11 @@ class GemmConfig:
 
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_np)?", text.strip())
+    text = text.strip()
+    if re.search(r"_tma(?=_np$|$)", text):
+        defaults = {**defaults, "epilogue": "tma"}
+        text = re.sub(r"_tma(?=_np$|$)", "", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_np)?", text)
     if not m:
         raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp], e.g. 128x256x64_s4_c2")
     bm, bn = int(m.group(1)), int(m.group(2))
@@ -264,6 +281,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
+    TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
+    if TMA_EPI and N % 8:
+        raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
+                         "use epilogue='direct'")
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
@@ -291,6 +312,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), "bfloat16")
         Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), "bfloat16")
+        if TMA_EPI:  # 128B-swizzled 64 x 64 staging tiles, EPI_BUFFERS per consumer: the TMA store's boxes
+            Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, 64), "bfloat16")
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
         pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=4 if PP else 4 * NC)
@@ -391,7 +414,29 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                     T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
-                for mi in T.unroll(MW):
+                if TMA_EPI:
+                    # per 64 x 64 piece: wait until the store that last read its staging tile is done
+                    # reading, write the fragment there (bf16), make it visible to the async proxy, and
+                    # one thread stores the box with TMA (clipped at M and N), without waiting for it
+                    for mi in T.unroll(MW):
+                        for q in T.unroll(NCH):
+                            buf = T.meta_var(c * EPI_BUFFERS + (mi * NCH + q) % EPI_BUFFERS)
+                            if tid == 0:
+                                T.ptx.cp.async_.bulk.wait_group.read(EPI_BUFFERS - 1)
+                            T.cuda.warpgroup_sync(1 + c)
+                            for jj in T.unroll(8):
+                                for h in T.unroll(2):
+                                    for e in T.unroll(2):
+                                        Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
+                                            T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
+                            T.ptx.fence.proxy.async_.shared__cta()
+                            T.cuda.warpgroup_sync(1 + c)
+                            if tid == 0:
+                                r0 = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64)
+                                c0 = T.meta_var(sched.n_idx * BN + q * 64)
+                                Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
+                                T.ptx.cp.async_.bulk.commit_group()
+                for mi in T.unroll(0 if TMA_EPI else MW):
                     row = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16)
                     for j in T.unroll(NACC // 4):
                         col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
@@ -416,6 +461,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     done = done + 1
                     sched.next_tile()
                     skip(cs, KT)
+            if TMA_EPI:
+                if tid == 0:  # the last stores must finish before the CTA (and its shared memory) goes
+                    T.ptx.cp.async_.bulk.wait_group(0)
             if PROF:
                 T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
 
@@ -545,31 +593,38 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 # --------------------------------------------------------------------------------------------
 # Tuning (txlab.tune): the space over this kernel's knobs and the shipped table of tuned configs.
 #: what ``txlab.tune`` varies: tile shape, pipeline depth, the consumer schedule (cooperative: two
-#: warpgroups split one tile; pingpong: each owns alternate tiles, hiding the epilogue), tile order
-#: (L2 group size, serpentine), persistent or one CTA per tile, and ``num_sms``, which caps the
-#: persistent grid and so moves the wave boundary of wave-quantized shapes. The kernel has no
-#: cluster/multicast or split-K/stream-K variant.
+#: warpgroups split one tile; pingpong: each owns alternate tiles, hiding the epilogue), the epilogue
+#: (direct 4-byte stores from the fragment, or staged through 128B-swizzled shared memory and stored by
+#: TMA without waiting), tile order (L2 group size, serpentine), persistent or one CTA per tile, and
+#: ``num_sms``, which caps the persistent grid and so moves the wave boundary of wave-quantized shapes.
+#: The kernel has no cluster/multicast or split-K/stream-K variant.
 TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
-              "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "l2_group": [4, 8, 16], "serpentine": [False, True],
-              "persistent": [True, False], "num_sms": [132, 128]}
+              "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "epilogue": ["direct", "tma"], "l2_group": [4, 8, 16],
+              "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128]}
 
 
-def _point(schedule="cooperative", tile_m=0, bn=256, stages=4, consumers=2, l2_group=8, serpentine=False,
-           persistent=True, num_sms=132) -> dict:
-    return dict(schedule=schedule, tile_m=tile_m, bn=bn, stages=stages, consumers=consumers, l2_group=l2_group,
-                serpentine=serpentine, persistent=persistent, num_sms=num_sms)
+def _point(schedule="cooperative", tile_m=0, bn=256, stages=4, consumers=2, epilogue="direct", l2_group=8,
+           serpentine=False, persistent=True, num_sms=132) -> dict:
+    return dict(schedule=schedule, tile_m=tile_m, bn=bn, stages=stages, consumers=consumers, epilogue=epilogue,
+                l2_group=l2_group, serpentine=serpentine, persistent=persistent, num_sms=num_sms)
 
 
-#: points every sweep measures first: today's default, the benchmark's variants, the pingpong tiles
+_PP128 = dict(schedule="pingpong", tile_m=128, bn=128)
+#: points every sweep measures first: today's default, then the configurations that won on the H200
+#: (docs/gpu-runs.md) and their TMA-epilogue twins, then the benchmark's variants
 TUNE_PRIOR = [_point(),
-              _point(schedule="pingpong", tile_m=128, bn=128, stages=6),
-              _point(schedule="pingpong", tile_m=64, bn=256, stages=4),
-              _point(schedule="pingpong", tile_m=128, bn=128, stages=7),
+              _point(**_PP128, stages=7),
+              _point(epilogue="tma"),
+              _point(**_PP128, stages=6, epilogue="tma"),
+              _point(num_sms=128),
+              _point(**_PP128, stages=7, num_sms=128),
+              _point(stages=3, epilogue="tma"),
+              _point(**_PP128, stages=6, epilogue="tma", num_sms=128),
               _point(stages=3),
-              _point(schedule="pingpong", tile_m=128, bn=128, stages=6, l2_group=16),
-              _point(schedule="pingpong", tile_m=64, bn=192, stages=5),
-              _point(bn=128, stages=5),
-              _point(num_sms=128)]
+              _point(schedule="pingpong", tile_m=64, bn=256, stages=4, epilogue="tma"),
+              _point(**_PP128, stages=6),
+              _point(schedule="pingpong", tile_m=64, bn=256, stages=4),
+              _point(bn=128, stages=5)]
 TUNED_TABLE = "hopper_gemm_tuned.json"
 TABLE_FORMAT = "txlab-hopper-gemm-tuned/1"
 
