@@ -63,7 +63,7 @@ def _kernels():
         out.append((f"transpose_{v}", lambda v=v: txlab.compile(tr.transpose_kernel(n_t, v)), transpose_args,
                     tr.transpose_bytes(n_t), None))
     out.append(("vec_copy", lambda: txlab.compile(bw.copy_kernel(n_copy)), copy_args, bw.copy_bytes(n_copy), None))
-    out.append(("hopper_gemm", lambda: hg.build(g, g, g), gemm_args, hg.min_bytes(g, g, g), hg.flops(g, g, g)))
+    out.append(("hopper_gemm", lambda: hg.build(g, g, g, hg.GemmConfig()), gemm_args, hg.min_bytes(g, g, g), hg.flops(g, g, g)))
     return out
 
 

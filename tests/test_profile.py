@@ -37,7 +37,7 @@ def sample_kernels():
 def gemm():
     from txlab.examples import hopper_gemm as hg
 
-    return with_lineinfo(hg.build(4096, 4096, 4096))
+    return with_lineinfo(hg.build(4096, 4096, 4096, hg.GemmConfig()))  # as profiled: the default config
 
 
 def test_read_report_metrics_and_pcs(tmp_path):

@@ -17,7 +17,7 @@ from txlab.views.source import SourceView
 def gemm():
     from txlab.examples import hopper_gemm as hg
 
-    return hg.build(8192, 8192, 8192), profiling.saved("hopper_gemm")
+    return hg.build(8192, 8192, 8192, hg.GemmConfig()), profiling.saved("hopper_gemm")  # profiled config
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,7 @@ def test_profile_heat_is_called_not_taken(gemm):
     """SourceView(profile=p) used to take the bound method ``p.heat`` as the heat dict (no heat)."""
     c, p = gemm
     d = _data(SourceView(c, profile=p))
+    p = p.for_build(c)        # the saved profile's lines as this file places them now
     want = p.heat()
     assert d["heat"] and {int(k) for k in d["heat"]} == set(want)
     line = p.lines[0]["line"]
@@ -45,6 +46,7 @@ def test_profile_heat_is_called_not_taken(gemm):
 def test_sass_heat_per_instruction_from_the_profiles_offsets(gemm):
     c, p = gemm
     d = _data(SourceView(c, profile=p))
+    p = p.for_build(c)
     hs = d["heat_rows"]["sass"]
     by_off = {r["offset"]: r for r in p.instructions}
     assert sum(v[0] for v in hs.values()) == p.total_samples        # every sample lands on a row
@@ -73,6 +75,7 @@ def test_cuda_and_ptx_heat(gemm):
 def test_top_five_hot_lines(gemm):
     c, p = gemm
     d = _data(SourceView(c, profile=p))
+    p = p.for_build(c)
     hot = d["hot"]
     assert [h["line"] for h in hot] == [r["line"] for r in p.hot_lines(5)]
     assert "wgmma" in hot[0]["text"] and hot[0]["top"][0][0] == "barrier"
@@ -146,3 +149,26 @@ def tiny(A: T.Buffer((256,), "float32")):
     with capture_output():
         ip.run_cell_magic("tirx", '--arch sm_90a --profile ""', cell)
     assert seen["profile"] is p and seen["heat"] is None
+
+
+def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_map(gemm, naive):
+    """The source file of a saved profile changed (lines moved) but the kernel's SASS did not: its
+    samples are re-attributed offset by offset through this build's line map, so the hot line is the
+    same instruction's line now. A profile of different SASS gets no line heat (it would land on
+    wrong lines), with a note naming the first differing instruction."""
+    c, p = gemm
+    q = p.for_build(c)
+    assert q.total_samples == p.total_samples and q.attributed_share >= p.attributed_share - 1e-9
+    assert q.source == list(c.source_map.user_source) and q.for_build(c) is q
+    hot_ins = max(p.instructions, key=lambda r: r["samples"])
+    assert c.source_map.line_of_sass(hot_ins["offset"], kernel=p.kernel) == \
+        next(r["user_line"] for r in q.instructions if r["offset"] == hot_ins["offset"])
+    assert "wgmma.wait_group" in q.hot_lines(1)[0]["text"]
+    if q is not p:
+        assert any("changed since this profile" in n for n in _data(SourceView(c, profile=p))["notes"])
+    tc, tp = naive
+    with pytest.raises(ValueError, match="profile this build"):
+        tp.for_build(c)
+    d = _data(SourceView(c, profile=tp))
+    assert d["heat"] == {} and any("no line heat" in n for n in d["notes"])
+

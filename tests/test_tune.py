@@ -317,6 +317,22 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
         hg.write_tuned_table(tmp_path / "u.json", bad, device="t", source="t")
 
 
+def test_shipped_tuned_table_covers_the_issue_shapes_and_is_used():
+    """The table scripts/tune_h200.py measured on the H200 (one verify run): the seven shapes of
+    issue 17, each correct when measured, and build/kernel_for without a config take its entry."""
+    doc = hg.load_tuned_table()
+    shapes = {tuple(e["shape"]) for e in doc["entries"]}
+    assert {(8192, 8192, 8192), (4096, 4096, 4096), (16384, 16384, 16384), (2048, 2048, 8192),
+            (1024, 8192, 4096), (8192, 8192, 2048), (8192, 1024, 8192)} <= shapes
+    assert doc["device"] == "NVIDIA H200" and all(e["baseline"] == "torch.matmul" for e in doc["entries"])
+    for e in doc["entries"]:
+        cfg = hg.tuned_config(*e["shape"])
+        assert cfg == hg.GemmConfig(**e["config"])
+        cfg.validate()
+    short_k = hg.tuned_config(8192, 8192, 2048)
+    assert hg.kernel_for(8192, 8192, 2048).script() == hg.gemm_kernel(8192, 8192, 2048, short_k).script()
+
+
 def test_copy_knobs_keep_the_default_kernel():
     assert bw.copy_build(1 << 28)().script() == bw.copy_kernel(1 << 28).script()
     with pytest.raises(ValueError, match="every step full"):

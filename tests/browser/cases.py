@@ -160,7 +160,7 @@ from txlab import profiling
 from txlab.examples import hopper_gemm as hg
 from txlab.views.source import SourceView
 gemm_prof = profiling.saved("hopper_gemm")
-SourceView(hg.build(8192, 8192, 8192), profile=gemm_prof, height=600)
+SourceView(hg.build(8192, 8192, 8192, hg.GemmConfig()), profile=gemm_prof, height=600)
 """
 
 

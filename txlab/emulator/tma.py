@@ -1,6 +1,6 @@
 """TMA (cp.async.bulk.tensor) through the tensor map the host encoded (cuTensorMapEncodeTiled):
 box, global dims and strides, out-of-bounds fill and swizzle. Loads (global -> shared) land at
-once and signal their mbarrier with complete_tx(bytes)."""
+once and signal their mbarrier with complete_tx(bytes); stores (shared -> global) land at once."""
 from __future__ import annotations
 
 import numpy as np
@@ -67,35 +67,42 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     return nbytes
 
 
-def _tma_load(comp, call):
+def _tma(comp, call, *, store: bool):
+    """cp.async.bulk.tensor in either direction. Loads (global -> shared) land at once and signal
+    their mbarrier with complete_tx(bytes); stores (shared::cta -> global) write the box at once,
+    clipped at the tensor's bounds as the hardware does, so the bulk group's wait_group /
+    wait_group.read have nothing left to wait for."""
     args = call.args
-    dst = comp.expr(args[0])
-    tmap_e = comp.expr(args[1])
     strs = [i for i, a in enumerate(args) if type(a).__name__ == "StringImm"]
     first_str = strs[0] if strs else len(args)
     mode = _str(args[first_str + 3]) if first_str + 3 < len(args) else ""
     rank = int(mode[0]) if mode and mode[0].isdigit() else None
     if rank is None:
         return comp.not_emulated(f"{call.op.name} ({mode})")
-    coord_fns = [comp.expr(a) for a in args[2:2 + rank]]
-    bar = comp.expr(args[2 + rank]) if 2 + rank < first_str else None
+    # loads: (smem dst, tmap, coords..., mbar?); stores: (tmap, coords..., smem src)
+    smem_e, tmap_e = (comp.expr(args[1 + rank]), comp.expr(args[0])) if store else \
+        (comp.expr(args[0]), comp.expr(args[1]))
+    first = 1 if store else 2
+    coord_fns = [comp.expr(a) for a in args[first:first + rank]]
+    bar = comp.expr(args[2 + rank]) if not store and 2 + rank < first_str else None
     extra = [_str(args[i]) for i in strs]
-    if any(s in ("multicast::cluster",) for s in extra) or any("im2col" in s for s in extra):
+    if any(s in ("multicast::cluster",) for s in extra) or any("im2col" in s or "scatter" in s for s in extra):
         return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
     line = comp.line
+    what = "TMA source" if store else "TMA destination"
 
     def f(g):
         tmap = tmap_e(g)
         if not isinstance(tmap, dict):
             raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
-        off = _uniform_addr(g, dst(g), line, "TMA destination")
+        off = _uniform_addr(g, smem_e(g), line, what)
         coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
         n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
         for _ in range(n_issue):
-            nbytes = tile_copy(g.cta, tmap, off, coords, line)
-            if g.cta.races is not None:
+            nbytes = tile_copy(g.cta, tmap, off, coords, line, store=store)
+            if g.cta.races is not None:  # a load writes shared memory, a store reads it
                 b = np.arange(off, off + nbytes)
-                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), True, line)
+                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
             if bar is not None:
                 mb = sync.mbarrier(g.cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
                 sync.mb_tx(g.cta, mb, -nbytes, line, g=g)
@@ -103,43 +110,6 @@ def _tma_load(comp, call):
     return f
 
 
-HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s_cluster"] = _tma_load
-HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s"] = _tma_load
-
-
-def _tma_store(comp, call):
-    """cp.async.bulk.tensor shared::cta -> global: the box is written at once (so the bulk group's
-    wait_group / wait_group.read have nothing left to wait for); out-of-bounds rows and columns are
-    clipped, as the hardware does."""
-    args = call.args
-    tmap_e = comp.expr(args[0])
-    strs = [i for i, a in enumerate(args) if type(a).__name__ == "StringImm"]
-    first_str = strs[0] if strs else len(args)
-    mode = _str(args[first_str + 3]) if first_str + 3 < len(args) else ""
-    rank = int(mode[0]) if mode and mode[0].isdigit() else None
-    if rank is None:
-        return comp.not_emulated(f"{call.op.name} ({mode})")
-    coord_fns = [comp.expr(a) for a in args[1:1 + rank]]
-    src = comp.expr(args[1 + rank])
-    extra = [_str(args[i]) for i in strs]
-    if any("scatter" in s for s in extra):
-        return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
-    line = comp.line
-
-    def f(g):
-        tmap = tmap_e(g)
-        if not isinstance(tmap, dict):
-            raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
-        off = _uniform_addr(g, src(g), line, "TMA source")
-        coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
-        n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
-        for _ in range(n_issue):
-            nbytes = tile_copy(g.cta, tmap, off, coords, line, store=True)
-            if g.cta.races is not None:
-                b = np.arange(off, off + nbytes)
-                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), False, line)
-        return np.int32(0)
-    return f
-
-
-HANDLERS["tirx.ptx.cp_async_bulk_tensor_s2g"] = _tma_store
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s_cluster"] = lambda comp, call: _tma(comp, call, store=False)
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s"] = lambda comp, call: _tma(comp, call, store=False)
+HANDLERS["tirx.ptx.cp_async_bulk_tensor_s2g"] = lambda comp, call: _tma(comp, call, store=True)

@@ -194,6 +194,39 @@ class Profile:
         lines = {i.get("user_line") for i in self.instructions if rx.search(i.get("sass", ""))}
         return next((r for r in self.lines if r["line"] in lines), None)
 
+    def for_build(self, compiled) -> "Profile":
+        """This profile with its samples attributed to lines through ``compiled``'s line map: for a
+        profile saved before its source file changed around the kernel (lines moved) while the
+        kernel's SASS stayed the same. Returns ``self`` when the profiled source is ``compiled``'s;
+        raises :class:`ValueError` naming the first differing instruction when the SASS is not the
+        profiled SASS (then the samples cannot be placed on this build's lines)."""
+        import dataclasses
+
+        smap = getattr(compiled, "source_map", None)
+        if self.line_kind != "tvmscript" or smap is None or not hasattr(smap, "line_of_sass"):
+            raise ValueError(f"profile of {self.kernel!r}: only a TVMScript-line profile can be re-attributed "
+                             "(this one has CUDA lines, or the build has no line map)")
+        source = list(getattr(smap, "user_source", None) or [])
+        if source == list(self.source):
+            return self
+        ours = sass_by_offset(compiled.sass, self.kernel)
+        for r in self.instructions:
+            theirs, mine = (r.get("sass") or "").split()[:1], (ours.get(r["offset"]) or "").split()[:1]
+            if r.get("sass") and theirs != mine:
+                raise ValueError(f"profile of {self.kernel!r}: the SASS at offset {r['offset']:#06x} was "
+                                 f"{r['sass']!r}, this build has {ours.get(r['offset'])!r}: profile this build")
+        rows = []
+        for r in self.instructions:
+            row = {k: v for k, v in r.items() if k != "exit_drain"}
+            try:
+                row["user_line"] = smap.line_of_sass(r["offset"], kernel=self.kernel)
+            except Exception:  # noqa: BLE001 - an offset the map does not know
+                row["user_line"] = None
+            rows.append(row)
+        _attribute_exit_padding(rows)
+        return dataclasses.replace(self, instructions=rows, source=source,
+                                   cuda_source=compiled.cuda_source.splitlines())
+
     # ---- words and pictures --------------------------------------------------------------------
     def bound(self) -> str:
         """``compute``, ``memory`` or ``latency``: which throughput is nearest its peak."""

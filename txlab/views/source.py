@@ -17,7 +17,9 @@ info bar spells the fields and links out.
 With a profile (``SourceView(compiled, profile=txlab.profile(...))``) every pane gets a heat
 column: TVMScript lines from ``Profile.heat()``, CUDA lines from the samples at each instruction's
 CUDA line, PTX lines through their CUDA line, SASS instructions from the profile's per-offset
-samples (only when the profile's SASS is this build's: opcodes compared offset by offset). With
+samples (only when the profile's SASS is this build's: opcodes compared offset by offset). A
+profile saved before its source file changed around an unchanged kernel is placed through this
+build's line map (``Profile.for_build``); one of different SASS shows no line heat. With
 only a ``heat`` dict (``{user_line: {"samples", "stalls"}}``) the CUDA and PTX panes show the heat
 of the user line each row belongs to. The five hottest lines are listed above the panes; clicking
 one pins it and scrolls every pane there.
@@ -200,9 +202,35 @@ class SourceView(View):
 
     def __init__(self, compiled, profile=None, heat: dict | None = None, **kwargs):
         super().__init__(**kwargs)
+        notes = []
+        if profile is not None and hasattr(profile, "for_build"):
+            profile, note = _profile_for(compiled, profile)
+            notes += [note] if note else []
         if heat is None and profile is not None:
             get = getattr(profile, "heat", None)
             heat = get() if callable(get) else get
         self.compiled = compiled
         self.profile = profile
-        self.data = json.dumps(payload(compiled, heat, profile=profile), separators=(",", ":"), default=str)
+        d = payload(compiled, heat, profile=profile)
+        d["notes"] = notes + d["notes"]
+        self.data = json.dumps(d, separators=(",", ":"), default=str)
+
+
+def _profile_for(compiled, profile):
+    """(profile, note): the profile as this build's lines place it. A profile saved before the source
+    file changed around an unchanged kernel is re-attributed through this build's line map; one whose
+    SASS differs keeps its per-instruction data but loses its line heat (it would land on wrong lines)."""
+    if getattr(profile, "line_kind", None) != "tvmscript":
+        return profile, None
+    try:
+        moved = profile.for_build(compiled)
+    except ValueError as exc:
+        if list(getattr(profile, "source", None) or []) == list(compiled.source_map.user_source):
+            return profile, None
+        import dataclasses
+
+        return (dataclasses.replace(profile, instructions=[{**r, "user_line": None} for r in profile.instructions]),
+                f"no line heat: the source changed since this profile and {exc}")
+    if moved is profile:
+        return profile, None
+    return moved, "the source file changed since this profile; its samples are placed through this build's line map"
