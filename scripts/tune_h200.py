@@ -142,7 +142,7 @@ def compile_scaling(txlab, hg, record, count, cache_root):
 
     say(f"\n== compile phase: {count} GEMM candidates (8192^3), parallel (Ray) vs serial ==")
     m = n = k = 8192
-    space = {**hg.TUNE_SPACE, "constraint": hg.tune_valid}
+    space = hg.tune_space(m, n, k)
     configs = Space.of(space).configs()
     res = txlab.tune(hg.tune_build(m, n, k), space, gpus=0, budget=count, search="exhaustive",
                      prior=hg.TUNE_PRIOR, use_cache=False, name="compile-scaling")
@@ -209,7 +209,7 @@ def gemm_sweeps(txlab, hg, torch, timer, record, budget, deadline, gpu, shapes):
             continue
         t = time.perf_counter()
         try:
-            res = txlab.tune(hg.tune_build(m, n, k), {**hg.TUNE_SPACE, "constraint": hg.tune_valid},
+            res = txlab.tune(hg.tune_build(m, n, k), hg.tune_space(m, n, k),
                              hg.tune_inputs(m, n, k) if gpu else None, check=hg.reference, rel_tol=1e-2,
                              flops=hg.flops(m, n, k), budget=budget, prior=hg.TUNE_PRIOR, warmup=5, rep=20,
                              timeout_s=10.0, name=f"gemm_{name}", engine=ENGINE, search=SEARCH)

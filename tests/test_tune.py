@@ -290,6 +290,10 @@ def test_gemm_space_default_ir_unchanged_and_constraint():
     assert not hg.tune_valid({"bn": 256, "stages": 6, "consumers": 2, "l2_group": 8, "persistent": True,
                               "num_sms": 132})  # 6 x 48 KiB of stages do not fit in 227 KiB
     assert all(p in configs for p in hg.TUNE_PRIOR)
+    # per shape: the TMA epilogue only where TMA can store the rows (N % 8 == 0)
+    odd = Space.of(hg.tune_space(1024, 1020, 256)).configs()
+    assert odd and all(c["epilogue"] == "direct" for c in odd)
+    assert Space.of(hg.tune_space(4096, 4096, 4096)).configs() == configs
 
 
 def test_tuned_table_is_verified_and_used(tmp_path, request):

@@ -638,6 +638,16 @@ def tune_valid(config: dict) -> bool:
     return True
 
 
+def tune_space(M: int, N: int, K: int) -> dict:
+    """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid`, and the TMA epilogue
+    only where it can store (N % 8 == 0: a TMA row pitch is a multiple of 16 bytes)."""
+    def constraint(config: dict) -> bool:
+        return tune_valid(config) and (config.get("epilogue", "direct") != "tma" or N % 8 == 0)
+
+    constraint.__name__ = f"hopper_gemm_valid_{M}x{N}x{K}"
+    return {**TUNE_SPACE, "constraint": constraint}
+
+
 def tune_build(M: int, N: int, K: int):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
     def build(**config):
