@@ -214,3 +214,19 @@ def test_verified_file_rebuilds_a_damaged_library(tmp_path, monkeypatch):
     cache.forget_warnings()
     with pytest.warns(cache.CacheWarning):
         assert cache.verified_file("lib/k.so", build) is None
+
+
+def test_sealed_json_documents_open_only_unchanged():
+    """One checksum for every sealed JSON file txlab writes (sanitizer reports, tune results and
+    measurements, the GEMM table): canonical JSON, compact or not, and a typed verdict on open."""
+    from txlab.cache import json_digest, seal, sealed_body
+
+    body = {"b": [1, 2.5, "x"], "a": {"z": None}}
+    doc = seal(body, "report", compact=True, key="k")
+    assert doc["key"] == "k" and sealed_body(json.loads(json.dumps(doc)), "report", compact=True) == (body, None)
+    assert json_digest(body) != json_digest(body, compact=True)          # two spellings, both stable
+    assert json_digest({"a": {"z": None}, "b": [1, 2.5, "x"]}) == json_digest(body)  # key order is not content
+    doc["report"]["b"][0] = 2
+    assert sealed_body(doc, "report", compact=True) == (None, "mismatch")
+    assert sealed_body({"report": body}, "report") == (None, "missing")
+    assert sealed_body([body], "report") == (None, "missing")

@@ -76,6 +76,29 @@ def make_key(**parts) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def json_digest(body, *, compact: bool = False) -> str:
+    """SHA-256 of ``body`` as canonical JSON (sorted keys; ``compact``: no spaces after ``,``/``:``):
+    the checksum txlab's sealed JSON files carry (sanitizer reports, tune results and cached
+    measurements, the GEMM's tuned table), each verified with :func:`sealed_body` when read."""
+    seps = (",", ":") if compact else None
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=seps, default=str).encode()).hexdigest()
+
+
+def seal(body, field: str, *, compact: bool = False, **extra) -> dict:
+    """``{**extra, "sha256": json_digest(body), field: body}``: a document :func:`sealed_body` opens."""
+    return {**extra, "sha256": json_digest(body, compact=compact), field: body}
+
+
+def sealed_body(doc, field: str, *, compact: bool = False):
+    """``(doc[field], None)`` when ``doc`` carries ``field`` and a matching ``sha256``; else
+    ``(None, "missing")`` (not a sealed document) or ``(None, "mismatch")`` (edited or damaged)."""
+    if not isinstance(doc, dict) or field not in doc or "sha256" not in doc:
+        return None, "missing"
+    if json_digest(doc[field], compact=compact) != doc["sha256"]:
+        return None, "mismatch"
+    return doc[field], None
+
+
 def entry_path(key: str) -> Path:
     return cache_dir() / key[:2] / key
 

@@ -724,10 +724,9 @@ def use_tuned_table(path=None) -> None:
 
 
 def _table_digest(entries) -> str:
-    import hashlib
-    import json
+    from txlab.cache import json_digest
 
-    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+    return json_digest(entries)
 
 
 def load_tuned_table(path=None) -> dict:

@@ -3,7 +3,6 @@ bundles, and the reports shipped with txlab."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import html
 import json
 import os
@@ -226,17 +225,18 @@ def _read_json(path: Path, what: str):
 
 
 def _sealed(report: "SanitizerReport") -> dict:
-    body = report.to_dict()
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "report": body}
+    from txlab.cache import seal
+
+    return seal(report.to_dict(), "report", compact=True)
 
 
 def _unseal(doc, where: str) -> "SanitizerReport":
-    if not isinstance(doc, dict) or "report" not in doc or "sha256" not in doc:
+    from txlab.cache import sealed_body
+
+    body, problem = sealed_body(doc, "report", compact=True)
+    if problem == "missing":
         raise ValueError(f"{where}: not a txlab sanitizer report (no 'report'/'sha256')")
-    body = doc["report"]
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    if hashlib.sha256(text.encode()).hexdigest() != doc["sha256"]:
+    if problem == "mismatch":
         raise ValueError(f"{where}: checksum mismatch: the report was modified or truncated")
     return SanitizerReport.from_dict(body)
 

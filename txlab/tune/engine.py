@@ -17,7 +17,6 @@ lines (TVMScript re-reads a function's source when it parses it), so workers can
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import linecache
 import os
@@ -357,6 +356,7 @@ def result_key(kernel_key: str, device: str, opts: dict, check, inputs, config: 
 
 def load_result(key: str) -> dict | None:
     """A cached measurement, or None (absent, unreadable, or not matching its checksum)."""
+    from txlab import cache
     from txlab.files import read_bytes_capped
 
     try:
@@ -366,12 +366,8 @@ def load_result(key: str) -> dict | None:
         doc = json.loads(read_bytes_capped(path, 64 << 20, "cached measurement"))
     except (OSError, ValueError):   # FileReadError and JSONDecodeError are ValueErrors
         return None
-    if not isinstance(doc, dict):
-        return None
-    body = doc.get("result") if isinstance(doc, dict) else None
-    if doc.get("key") != key or not isinstance(body, dict) or "status" not in body:
-        return None
-    if hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest() != doc.get("sha256"):
+    body, problem = cache.sealed_body(doc, "result")
+    if problem or doc.get("key") != key or not isinstance(body, dict) or "status" not in body:
         return None
     return body
 
@@ -381,9 +377,7 @@ def store_result(key: str, result: dict) -> None:
     reported once and the sweep goes on without caching."""
     from txlab import cache
 
-    body = json.loads(json.dumps(result, default=str))
-    doc = {"key": key, "sha256": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest(),
-           "result": body}
+    doc = cache.seal(json.loads(json.dumps(result, default=str)), "result", key=key)
     try:
         path = _results_dir() / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ calls :meth:`TuneResult.update`), and listeners (``TuneView``) are told about ev
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import threading
@@ -189,9 +188,9 @@ class TuneResult:
     # ---- persistence ---------------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write the result as JSON with a SHA-256 of its content (checked by :meth:`load`)."""
-        body = self.to_dict()
-        text = json.dumps(body, sort_keys=True, default=str)
-        doc = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "body": json.loads(text)}
+        from txlab.cache import seal
+
+        doc = seal(json.loads(json.dumps(self.to_dict(), default=str)), "body")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")
@@ -203,6 +202,7 @@ class TuneResult:
     def load(cls, path) -> "TuneResult":
         """Read a saved result; raises ValueError if it is not one, or if its content does not match
         its checksum (edited or truncated)."""
+        from txlab.cache import sealed_body
         from txlab.files import read_bytes_capped
 
         data = read_bytes_capped(path, MAX_BYTES, "saved tune result")  # FileReadError is a ValueError
@@ -210,11 +210,10 @@ class TuneResult:
             doc = json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path} is not a saved tune result (not JSON: {exc})") from None
-        if not isinstance(doc, dict) or "body" not in doc or "sha256" not in doc:
+        body, problem = sealed_body(doc, "body")
+        if problem == "missing":
             raise ValueError(f"{path} is not a saved tune result (no body/sha256)")
-        body = doc["body"]
-        text = json.dumps(body, sort_keys=True, default=str)
-        if hashlib.sha256(text.encode()).hexdigest() != doc["sha256"]:
+        if problem == "mismatch":
             raise ValueError(f"{path}: content does not match its sha256 (edited or damaged); re-run the sweep")
         if body.get("format") != FORMAT:
             raise ValueError(f"{path}: format {body.get('format')!r}, expected {FORMAT!r}")
