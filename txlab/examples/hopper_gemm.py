@@ -145,6 +145,25 @@ class GemmConfig:
             raise ValueError(f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
                              f"per thread x 128 = {regs} registers, more than the SM's 65536")
 
+    def check_shape(self, M: int, N: int, K: int) -> None:
+        """Raise ValueError naming the problem and the fix when this configuration cannot compute
+        ``C (M, N) = A (M, K) @ B (N, K).T`` correctly."""
+        tma_pitch(K)
+        if self.epilogue == "tma" and N % 8:
+            raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
+                             "use epilogue='direct'")
+        if self.serpentine:
+            gm, gn, s = _ceil(M, self.bm), _ceil(N, self.bn), self.l2_group
+            if gm < s:
+                raise ValueError(f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
+                                 f"(TVM 0.27's ClusterPersistentScheduler2D divides by {gm} // {s}): use "
+                                 "serpentine=False or a smaller l2_group")
+            if gm % s and gn % s and gn > s:
+                raise ValueError(f"serpentine=True with l2_group={s} on a {gm} x {gn} tile grid: TVM 0.27's "
+                                 "ClusterPersistentScheduler2D never visits the bottom residual row of tiles when "
+                                 "neither tile count is a multiple of l2_group (their outputs would be left "
+                                 "unwritten): use serpentine=False or an l2_group dividing one of them")
+
     def to_dict(self) -> dict:
         return {**asdict(self), "bm": self.bm, "bk": BK, "name": self.name, "threads": self.threads,
                 "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
@@ -174,6 +193,13 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     return cfg
 
 
+def tma_pitch(K: int) -> None:
+    """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16."""
+    if K % 8:
+        raise ValueError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
+                         f"of 16): pad A and B with zero columns to K={K + (-K) % 8}")
+
+
 def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
 
@@ -195,6 +221,7 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
+    tma_pitch(K)
     BM, BN = 64, bn
     NACC = BN // 2  # f32 accumulator registers per thread for m64nBN
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
@@ -282,9 +309,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
     TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
-    if TMA_EPI and N % 8:
-        raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
-                         "use epilogue='direct'")
+    cfg.check_shape(M, N, K)
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
@@ -639,10 +664,17 @@ def tune_valid(config: dict) -> bool:
 
 
 def tune_space(M: int, N: int, K: int) -> dict:
-    """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid`, and the TMA epilogue
-    only where it can store (N % 8 == 0: a TMA row pitch is a multiple of 16 bytes)."""
+    """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid` and
+    :meth:`GemmConfig.check_shape` (the TMA epilogue only where N % 8 == 0, serpentine orders only on
+    tile grids TVM's scheduler covers). Empty when K % 8 != 0 (no configuration can load A and B)."""
     def constraint(config: dict) -> bool:
-        return tune_valid(config) and (config.get("epilogue", "direct") != "tma" or N % 8 == 0)
+        if not tune_valid(config):
+            return False
+        try:
+            GemmConfig(**config).check_shape(M, N, K)
+        except ValueError:
+            return False
+        return True
 
     constraint.__name__ = f"hopper_gemm_valid_{M}x{N}x{K}"
     return {**TUNE_SPACE, "constraint": constraint}
