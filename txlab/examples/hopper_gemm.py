@@ -791,6 +791,7 @@ def load_tuned_table(path=None) -> dict:
             raise ValueError(f"{src}: entry {shape}: config {cfg!r} has unknown fields")
         try:
             GemmConfig(**cfg).validate()
+            GemmConfig(**cfg).check_shape(*shape)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{src}: entry {shape}: {exc}") from None
         rel = e.get("rel_error")
