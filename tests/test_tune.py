@@ -316,9 +316,12 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
     hg.use_tuned_table(path)                         # read again: the edited table
     with pytest.warns(UserWarning, match="ignoring the tuned table"):
         assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig()
-    bad = [{"shape": [1, 2, 3], "config": cfg, "rel_error": 0.5}]
+    bad = [{"shape": [1, 2, 8], "config": cfg, "rel_error": 0.5}]
     with pytest.raises(ValueError, match="rel_error"):
         hg.write_tuned_table(tmp_path / "u.json", bad, device="t", source="t")
+    odd_k = [{"shape": [64, 64, 100], "config": cfg, "rel_error": 1e-3}]   # no config can load K=100
+    with pytest.raises(ValueError, match="K % 8 == 0"):
+        hg.write_tuned_table(tmp_path / "v.json", odd_k, device="t", source="t")
 
 
 def test_shipped_tuned_table_covers_the_issue_shapes_and_is_used():
