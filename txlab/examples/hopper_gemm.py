@@ -17,11 +17,16 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
 * :func:`gemm_kernel` (default, ``persistent=True``) — the same roles inside a persistent loop:
   one CTA per SM, tiles handed out by ``ClusterPersistentScheduler2D`` in L2-friendly group-major
   order. The producer runs ahead into the next tile while consumers write the current one.
+  ``schedule="pingpong"``: the two consumers own alternate tiles (an order barrier makes their
+  mainloops take turns), so one's epilogue runs under the other's mainloop.
+  ``epilogue="tma"``: the fragment goes through 128B-swizzled shared memory and TMA stores.
 
 Shapes are compile-time constants (one build per shape); tails (M, N not multiples of the tile,
 K not a multiple of 64) are handled by TMA's out-of-bounds zero fill on loads and guarded stores
-in the epilogue. The epilogue writes bf16 pairs (4-byte stores) from the wgmma fragment when N is
-even, single elements otherwise.
+(or TMA's clipping) in the epilogue; K must be a multiple of 8 (TMA's row pitch). The direct
+epilogue writes bf16 pairs (4-byte stores) from the wgmma fragment when N is even, single
+elements otherwise. :func:`build` without a config uses :func:`tuned_config` (the shipped table,
+measured on an H200) and :data:`TUNE_SPACE` is what ``txlab.tune`` sweeps.
 
 Everything here imports TVM lazily; ``import txlab.examples.hopper_gemm`` is cheap.
 """
