@@ -234,13 +234,11 @@ def gemm_sweeps(txlab, hg, torch, timer, record, budget, deadline, gpu, shapes):
             continue
         rec["best"] = best_cfg
         say(f"  {name}: {c['measured']} measured, {c['failed']} failed in {rec['sweep_s']:.0f} s; best "
-            f"{config_text(hg, best_cfg)}: "
+            f"{config_text(best_cfg)}: "
             f"{rec['tflops']:.1f} TFLOP/s vs cuBLAS {rec['cublas_tflops']:.1f} = {rec['ratio']:.3f} "
             f"(default {rec['default_ratio']:.3f}); rel err {rec['rel_error']:.2e}")
         if rec["correct"]:
-            entries.append({"shape": [m, n, k], "config": best_cfg, "time_ms": rec["time_ms"],
-                            "tflops": rec["tflops"], "ratio": rec["ratio"], "baseline": "torch.matmul",
-                            "baseline_ms": rec["cublas_ms"], "rel_error": rec["rel_error"]})
+            entries.append(table_entry([m, n, k], best_cfg, rec))
         rows.append(rec)
     record["gemm"] = rows
     return entries
@@ -268,15 +266,20 @@ def verify_table(txlab, hg, torch, timer, record, swept):
             continue
         rec.update(shape=list(shape), best=e["config"], origin="sweep" if e is not shipped.get(shape) else "table")
         rows.append(rec)
-        say(f"  {m}x{n}x{k}: {config_text(hg, e['config'])} ({rec['origin']}): {rec['tflops']:.1f} TFLOP/s vs "
+        say(f"  {m}x{n}x{k}: {config_text(e['config'])} ({rec['origin']}): {rec['tflops']:.1f} TFLOP/s vs "
             f"cuBLAS {rec['cublas_tflops']:.1f} = {rec['ratio']:.3f} (default {rec['default_ratio']:.3f}); "
             f"rel err {rec['rel_error']:.2e}")
         if rec["correct"]:
-            out.append({"shape": list(shape), "config": e["config"], "time_ms": rec["time_ms"],
-                        "tflops": rec["tflops"], "ratio": rec["ratio"], "baseline": "torch.matmul",
-                        "baseline_ms": rec["cublas_ms"], "rel_error": rec["rel_error"]})
+            out.append(table_entry(list(shape), e["config"], rec))
     record["verify"] = rows
     return out
+
+
+def table_entry(shape: list, config: dict, rec: dict) -> dict:
+    """A tuned-table entry (hopper_gemm.write_tuned_table) from a compare_gemm record."""
+    return {"shape": shape, "config": config, "time_ms": rec["time_ms"], "tflops": rec["tflops"],
+            "ratio": rec["ratio"], "baseline": "torch.matmul", "baseline_ms": rec["cublas_ms"],
+            "rel_error": rec["rel_error"]}
 
 
 def compare_gemm(txlab, hg, torch, timer, m, n, k, best_cfg):
@@ -420,19 +423,19 @@ def summary(record):
         say(f"copy 1 GiB: tuned {cp['gbps']['tuned']:,.0f} GB/s = {cp['ratio']:.3f} of torch copy_ "
             f"(default {cp['default_ratio']:.3f}); best {cp['best']}")
     say(f"{'shape':<18}{'tuned TFLOP/s':>14}{'cuBLAS':>9}{'ratio':>8}{'default':>9}{'rel err':>10}  best")
-    for r in record.get("gemm", []) + [{**v, "shape": v["shape"]} for v in record.get("verify", [])]:
+    for r in record.get("gemm", []) + record.get("verify", []):
         shape = "x".join(map(str, r["shape"]))
         if "ratio" not in r:
             say(f"{shape:<18}  {r.get('skipped') or r.get('error') or 'not measured'}")
             continue
-        from txlab.examples import hopper_gemm as hg
-
         say(f"{shape:<18}{r['tflops']:>14.1f}{r['cublas_tflops']:>9.1f}{r['ratio']:>8.3f}{r['default_ratio']:>9.3f}"
-            f"{r['rel_error']:>10.2e}  {config_text(hg, r['best'])}")
+            f"{r['rel_error']:>10.2e}  {config_text(r['best'])}")
 
 
-def config_text(hg, cfg: dict) -> str:
+def config_text(cfg: dict) -> str:
     """``128x128x64_s6_c2_pp l2 8 sms 132`` (+ ``serpentine``): a GEMM config on one line."""
+    from txlab.examples import hopper_gemm as hg
+
     return (f"{hg.GemmConfig(**cfg).name} l2 {cfg.get('l2_group')} sms {cfg.get('num_sms')}"
             + (" serpentine" if cfg.get("serpentine") else ""))
 

@@ -94,8 +94,8 @@ class GemmConfig:
 
     @property
     def smem_bytes(self) -> int:
-        """Dynamic shared memory: the A/B ring plus two barrier arrays (8 bytes per stage each), and
-        pingpong's two order barriers."""
+        """Dynamic shared memory: the A/B ring, the TMA epilogue's staging tiles, two barrier arrays
+        (8 bytes per stage each), and pingpong's two order barriers."""
         return (self.stages * self.stage_bytes + self.epilogue_bytes + 16 * self.stages
                 + (16 if self.pingpong else 0))
 
@@ -177,23 +177,20 @@ class GemmConfig:
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    if re.search(r"_tma(?=_np$|$)", text):
-        defaults = {**defaults, "epilogue": "tma"}
-        text = re.sub(r"_tma(?=_np$|$)", "", text)
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_np)?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp], e.g. 128x256x64_s4_c2")
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma], "
+                         "e.g. 128x256x64_s4_c2")
     bm, bn = int(m.group(1)), int(m.group(2))
-    if m.group(5):
-        cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=int(m.group(4) or 2), schedule="pingpong",
-                         tile_m=bm, persistent=not m.group(6), **defaults)
-        cfg.validate()
-        return cfg
-    consumers = int(m.group(4)) if m.group(4) else bm // 64
-    if bm != 64 * consumers:
+    pingpong = bool(m.group(5))
+    consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
+    if not pingpong and bm != 64 * consumers:
         raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows)")
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers,
-                     persistent=not m.group(6), **defaults)
+    if pingpong:
+        defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
+    if m.group(6):
+        defaults = {**defaults, "epilogue": "tma"}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(7), **defaults)
     cfg.validate()
     return cfg
 
@@ -412,16 +409,15 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 if PROF:
                     T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 for k in T.serial(KT):
-                    stage = T.meta_var(cs.stage)
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // 16):
                         for mi in T.unroll(MW):
                             T.cuda.wgmma.encode_matrix_descriptor(
-                                T.address_of(descA), As.ptr_to([stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3)
+                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3)
                             if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
                                 T.cuda.wgmma.encode_matrix_descriptor(
-                                    T.address_of(descB), Bs.ptr_to([stage, 0, kk * 16]), 1, 64, 3)
+                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3)
                             T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
                                        (k > 0) | (kk > 0), 1, 1, 0, 0)
                     T.ptx.wgmma.commit_group.sync.aligned()
@@ -466,24 +462,25 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 c0 = T.meta_var(sched.n_idx * BN + q * 64)
                                 Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
-                for mi in T.unroll(0 if TMA_EPI else MW):
-                    row = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16)
-                    for j in T.unroll(NACC // 4):
-                        col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
-                        a0 = T.meta_var(mi * NACC + j * 4)
-                        for h in T.unroll(2):
-                            if PAIRS:
-                                if row + 8 * h < M and col < N:
-                                    pair = T.alloc_local([2], "bfloat16")
-                                    pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
-                                    pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
-                                    word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                                    Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                                    Cw[((row + 8 * h) * N + col) // 2] = word[0]
-                            else:
-                                for e in T.unroll(2):
-                                    if row + 8 * h < M and col + e < N:
-                                        C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+                else:
+                    for mi in T.unroll(MW):
+                        row = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16)
+                        for j in T.unroll(NACC // 4):
+                            col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
+                            a0 = T.meta_var(mi * NACC + j * 4)
+                            for h in T.unroll(2):
+                                if PAIRS:
+                                    if row + 8 * h < M and col < N:
+                                        pair = T.alloc_local([2], "bfloat16")
+                                        pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                                        pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                                        Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                                else:
+                                    for e in T.unroll(2):
+                                        if row + 8 * h < M and col + e < N:
+                                            C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
                 if PROF:
                     T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 sched.next_tile()
@@ -673,11 +670,11 @@ def tune_space(M: int, N: int, K: int) -> dict:
     :meth:`GemmConfig.check_shape` (the TMA epilogue only where N % 8 == 0, serpentine orders only on
     tile grids TVM's scheduler covers). Empty when K % 8 != 0 (no configuration can load A and B)."""
     def constraint(config: dict) -> bool:
-        if not tune_valid(config):
-            return False
         try:
-            GemmConfig(**config).check_shape(M, N, K)
-        except ValueError:
+            cfg = GemmConfig(**config)
+            cfg.validate()
+            cfg.check_shape(M, N, K)
+        except (ValueError, TypeError):
             return False
         return True
 
@@ -795,8 +792,9 @@ def load_tuned_table(path=None) -> dict:
         if not isinstance(cfg, dict) or set(cfg) - fields:
             raise ValueError(f"{src}: entry {shape}: config {cfg!r} has unknown fields")
         try:
-            GemmConfig(**cfg).validate()
-            GemmConfig(**cfg).check_shape(*shape)
+            config = GemmConfig(**cfg)
+            config.validate()
+            config.check_shape(*shape)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{src}: entry {shape}: {exc}") from None
         rel = e.get("rel_error")

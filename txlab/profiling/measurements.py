@@ -211,18 +211,11 @@ class Profile:
             return self
         ours = sass_by_offset(compiled.sass, self.kernel)
         for r in self.instructions:
-            theirs, mine = (r.get("sass") or "").split()[:1], (ours.get(r["offset"]) or "").split()[:1]
-            if r.get("sass") and theirs != mine:
+            if r.get("sass") and r["sass"].split() != (ours.get(r["offset"]) or "").split():
                 raise ValueError(f"profile of {self.kernel!r}: the SASS at offset {r['offset']:#06x} was "
                                  f"{r['sass']!r}, this build has {ours.get(r['offset'])!r}: profile this build")
-        rows = []
-        for r in self.instructions:
-            row = {k: v for k, v in r.items() if k != "exit_drain"}
-            try:
-                row["user_line"] = smap.line_of_sass(r["offset"], kernel=self.kernel)
-            except Exception:  # noqa: BLE001 - an offset the map does not know
-                row["user_line"] = None
-            rows.append(row)
+        rows = [{**{k: v for k, v in r.items() if k != "exit_drain"},
+                 "user_line": _line_of_sass(smap, r["offset"], self.kernel)} for r in self.instructions]
         _attribute_exit_padding(rows)
         return dataclasses.replace(self, instructions=rows, source=source,
                                    cuda_source=compiled.cuda_source.splitlines())
@@ -459,13 +452,7 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
                "stalls": {k: int(v) for k, v in ncu.stall_reasons(counters).items()},
                "counters": {k: counters[m] for k, m in LINE_COUNTERS.items() if m in counters},
                "cuda_line": cuda_lines.get(off)}
-        if user_map is not None:
-            try:
-                row["user_line"] = user_map.line_of_sass(off, kernel=kernel)
-            except Exception:  # noqa: BLE001 - an offset the map does not know
-                row["user_line"] = None
-        else:
-            row["user_line"] = row["cuda_line"]
+        row["user_line"] = _line_of_sass(user_map, off, kernel) if user_map is not None else row["cuda_line"]
         instructions.append(row)
     _attribute_exit_padding(instructions)
     device = metrics.get("device__attribute_display_name", [""])[0]
@@ -484,6 +471,14 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
                    sections=list(sections), args=args,
                    recorded=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                    report_path=report_path)
+
+
+def _line_of_sass(user_map, offset: int, kernel: str):
+    """The user line ``user_map`` gives the SASS instruction at ``offset``, None when it knows none."""
+    try:
+        return user_map.line_of_sass(offset, kernel=kernel)
+    except Exception:  # noqa: BLE001 - an offset the map does not know
+        return None
 
 
 def _attribute_exit_padding(instructions: list) -> None:

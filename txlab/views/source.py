@@ -34,18 +34,11 @@ index from user line to rows, so a highlight touches only the rows it changes.
 from __future__ import annotations
 
 import json
-import re
 
 import traitlets
 
+from txlab.sourcemap import opcode_of
 from txlab.views._base import View
-
-_PRED = re.compile(r"^@!?U?P(?:T|\d+)\s+")
-
-
-def _opcode(text: str) -> str:
-    return _PRED.sub("", (text or "").strip()).split(" ", 1)[0]
-
 
 def _clean_heat(heat) -> dict:
     out = {}
@@ -105,7 +98,7 @@ def _profile_heat(compiled, m, profile) -> dict:
     kernel = pk if pk in kernels else (next(iter(kernels)) if len(kernels) == 1 else None)
     row_of = {s.offset: i for i, s in enumerate(m.instructions) if s.kernel == kernel}
     same = sum(1 for r in ins if r.get("offset") in row_of
-               and _opcode(m.instructions[row_of[r["offset"]]].text) == _opcode(r.get("sass", "")))
+               and opcode_of(m.instructions[row_of[r["offset"]]].text) == opcode_of(r.get("sass") or ""))
     if kernel is not None and same >= 0.95 * len(ins):
         sass_h: dict = {}
         for r in ins:
@@ -225,8 +218,6 @@ def _profile_for(compiled, profile):
     try:
         moved = profile.for_build(compiled)
     except ValueError as exc:
-        if list(getattr(profile, "source", None) or []) == list(compiled.source_map.user_source):
-            return profile, None
         import dataclasses
 
         return (dataclasses.replace(profile, instructions=[{**r, "user_line": None} for r in profile.instructions]),
