@@ -290,7 +290,14 @@ def test_wgmma_through_descriptors_equals_exactly_rounded_product(eid):
                                               ((256, 255, 64), "128x128x64_s2_c2_pp", 1),    # odd N, KT = 1
                                               ((512, 256, 128), "128x64x64_s6_c2_pp", 3),
                                               ((300, 320, 192), "128x128x64_s4_c2_pp_tma", 2),  # TMA stores
-                                              ((384, 192, 320), "128x192x64_s3_c2_tma", 1)])
+                                              ((384, 192, 320), "128x192x64_s3_c2_tma", 1),
+                                              # clusters: B multicast along M, A along N, both; tails
+                                              # leave a cluster's second CTA past the edge of C
+                                              ((320, 392, 200), "128x128x64_s3_c2_cl2x1", 2),
+                                              ((320, 392, 200), "128x128x64_s3_c2_cl1x2", 2),
+                                              ((384, 520, 136), "128x128x64_s2_c2_cl2x2", 4),
+                                              ((384, 256, 192), "128x128x64_s4_c2_pp_tma_cl2x1", 2),
+                                              ((200, 264, 128), "64x128x64_s3_c1_cl2x1_np", 2)])
 def test_hopper_gemm_pingpong_and_tma_epilogue_without_races(shape, config, sms):
     """Pingpong consumers skip each other's k-blocks in the shared ring; the order barrier keeps each
     one within a phase of the barrier it waits on (without it the emulator reports the consumer
@@ -310,6 +317,57 @@ def test_hopper_gemm_pingpong_and_tma_epilogue_without_races(shape, config, sms)
     assert not np.isnan(c.astype(np.float32)).any()
     ref = a.astype(np.float32) @ b.astype(np.float32).T
     assert np.linalg.norm(c.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
+
+
+def _hopper_gemm_mutant(*edits):
+    """hopper_gemm with pieces of its source replaced (``(old, new)`` pairs: a broken protocol, to
+    show the emulator finds it), as a fresh module."""
+    import linecache
+    import sys
+    import types
+
+    from txlab.examples import hopper_gemm as hg
+
+    src = open(hg.__file__).read()
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path = f"<hopper_gemm mutant {abs(hash(src))}>"
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)  # TVMScript reads the source
+    mod = types.ModuleType(f"hopper_gemm_mutant_{abs(hash(src))}")
+    sys.modules[mod.__name__] = mod       # dataclasses look their module up there
+    exec(compile(src, path, "exec"), mod.__dict__)
+    return mod
+
+
+def test_hopper_gemm_cluster_multicast_protocol_breaks_are_found():
+    """A 2-CTA cluster's CTAs multicast halves of the B tile into each other's ring. Consumers that
+    release a slot only in their own CTA, with an empty barrier that counts only them, let the peer's
+    producer refill the slot under their wgmma: a race between the peer's multicast write and the
+    read. Consumers that skip the peer while its barrier still counts them leave it waiting forever."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    M = N = K = 256
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    peer = ("        if CM == 2:\n            empty.arrive(stage, remote=crank ^ 1)\n", "")
+    count = ("init_empty=(4 if PP else 4 * NC) * cfg.sharers)", "init_empty=(4 if PP else 4 * NC))")
+
+    def run(mod):
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        return emulate(mod.gemm_kernel(M, N, K, mod.parse_config("128x128x64_s2_c2_cl2x1", num_sms=2)), a, b, c,
+                       arch="sm_90a")
+
+    from txlab.examples import hopper_gemm as hg
+
+    assert run(hg).ok
+    res = run(_hopper_gemm_mutant(peer, count))
+    races = res.by_kind("shared_race")
+    assert races and all("TMA multicast (from CTA" in r.message for r in races), res.summary()
+    assert {r.cta for r in races} == {(0, 0, 0), (1, 0, 0)}
+    res = run(_hopper_gemm_mutant(peer))
+    dead = res.by_kind("deadlock")
+    assert dead and "pending" in dead[0].message, res.summary()
 
 
 def test_hopper_gemm_whole_grid_through_tma_mbarrier_wgmma():
@@ -468,8 +526,8 @@ def test_cross_cta_deadlock_in_a_cluster_is_reported_not_hung():
 
 
 def test_hopper_gemm_random_points_of_the_tune_space_on_random_shapes():
-    """Seeded points of hopper_gemm.tune_space (every schedule, epilogue, tile, order, grid) on
-    random shapes with tails, 1-3 persistent CTAs so each walks several tiles: every output element
+    """Seeded points of hopper_gemm.tune_space (every schedule, epilogue, tile, order, grid, cluster)
+    on random shapes with tails, 1-3 persistent CTAs (clusters) so each walks several tiles: every output element
     written and within bf16 rounding of fp32 A @ B.T, no race or barrier finding."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import random
@@ -480,7 +538,8 @@ def test_hopper_gemm_random_points_of_the_tune_space_on_random_shapes():
     rnd = random.Random(11)
     for i in range(12):
         M, N, K = rnd.randint(1, 700), rnd.choice([rnd.randint(1, 700), 8 * rnd.randint(1, 80)]), 8 * rnd.randint(1, 50)
-        config = dict(rnd.choice(Space.of(hg.tune_space(M, N, K)).configs()), num_sms=rnd.randint(1, 3))
+        config = rnd.choice(Space.of(hg.tune_space(M, N, K)).configs())
+        config = dict(config, num_sms=rnd.randint(1, 3) * config["cluster_m"] * config["cluster_n"])
         rng = np.random.default_rng(i)
         a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
         b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)

@@ -63,6 +63,31 @@ def test_tma_epilogue_config_and_limits():
         hg.gemm_kernel(1024, 1020, 256, cfg)
 
 
+def test_cluster_config_parsing_and_limits():
+    cfg = hg.parse_config("128x256x64_s4_c2_cl2x1")
+    assert (cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.sharers) == (2, 1, 2, 2)
+    assert hg.parse_config(cfg.name) == cfg and cfg.name == "128x256x64_s4_c2_cl2x1"
+    both = hg.parse_config("128x128x64_s6_c2_pp_tma_cl2x2_np".replace("_pp", "").replace("_tma", ""))
+    assert (both.cluster_size, both.sharers, both.persistent) == (4, 3, False)
+    assert hg.parse_config("128x128x64_s6_c2_pp_tma_cl1x2").name == "128x128x64_s6_c2_pp_tma_cl1x2"
+    assert hg.GemmConfig().to_dict()["cluster"] == [1, 1]
+    # whole clusters: 132 SMs hold 66 2-CTA clusters, 33 of 4; tile grids round up to whole cluster tiles
+    assert cfg.ctas(8192, 8192) == 132 and hg.GemmConfig(cluster_m=2, cluster_n=2).ctas(8192, 8192) == 132
+    assert hg.GemmConfig(cluster_m=2, num_sms=131).ctas(8192, 8192) == 130
+    assert cfg.cluster_tiles(300, 1000) == (2, 4) and cfg.ctas(300, 1000) == 16
+    assert hg.GemmConfig(cluster_m=2, persistent=False).ctas(200, 256) == 2
+    with pytest.raises(ValueError, match="cluster_m, cluster_n in"):
+        hg.GemmConfig(cluster_m=4).validate()
+    with pytest.raises(ValueError, match="8-row swizzle atoms"):
+        hg.GemmConfig(bn=8, cluster_m=2).validate()
+    with pytest.raises(ValueError, match="cannot hold one cluster"):
+        hg.GemmConfig(cluster_m=2, cluster_n=2, num_sms=3).validate()
+    # the tune space carries the cluster knobs; every valid point builds a whole number of clusters
+    space = hg.tune_space(4096, 4096, 4096)
+    assert space["cluster_m"] == [1, 2] and space["cluster_n"] == [1, 2]
+    assert any(p["cluster_m"] == 2 for p in hg.TUNE_PRIOR) and any(p["cluster_n"] == 2 for p in hg.TUNE_PRIOR)
+
+
 def test_shape_checks_name_the_problem_and_the_fix():
     with pytest.raises(ValueError, match=r"K % 8 == 0.*K=360"):
         hg.gemm_kernel(256, 256, 354)
@@ -116,7 +141,10 @@ def test_simple_kernel_builds_to_hgmma():
                                           ((8192, 8192, 2048), "128x128x64_s7_c2_pp"),
                                           ((1000, 999, 4096), "64x256x64_s4_c2_pp"),
                                           ((4095, 8192, 1000), "128x256x64_s4_c2_tma"),
-                                          ((1000, 1000, 4096), "128x128x64_s6_c2_pp_tma")])
+                                          ((1000, 1000, 4096), "128x128x64_s6_c2_pp_tma"),
+                                          ((4096, 4096, 4096), "128x256x64_s4_c2_cl2x1"),
+                                          ((4095, 8184, 4096), "128x128x64_s6_c2_pp_tma_cl1x2"),
+                                          ((1000, 1000, 1000), "128x128x64_s4_c2_cl2x2")])
 def test_warp_specialized_kernel_builds(shape, config):
     cfg = hg.parse_config(config)
     c = hg.build(*shape, cfg)
@@ -130,7 +158,14 @@ def test_warp_specialized_kernel_builds(shape, config):
     assert launch["block"][0] == cfg.threads
     assert launch["dynamic_smem_bytes"] == cfg.smem_bytes
     tiles = -(-shape[0] // cfg.bm) * -(-shape[1] // cfg.bn)
-    assert launch["grid"][0] == min(cfg.num_sms, tiles)
+    if cfg.cluster_size == 1:
+        assert launch["grid"][0] == min(cfg.num_sms, tiles) and launch["cluster"] is None
+    else:  # one cluster dimension (rank = m + cluster_m * n); multicast loads, remote releases
+        gm, gn = cfg.cluster_tiles(*shape[:2])
+        assert launch["cluster"] == (cfg.cluster_size, 1, 1)
+        assert launch["grid"][0] == cfg.cluster_size * min(cfg.num_sms // cfg.cluster_size, gm * gn)
+        assert "multicast::cluster" in c.cuda_source and "mapa.shared::cluster" in c.cuda_source
+        assert c.instructions(r"^UTMALDG\.2D\.MULTICAST"), s
     assert "__launch_bounds__(%d, 1)" % cfg.threads in c.cuda_source
     if cfg.epilogue == "tma":  # staged in shared memory, stored by TMA: no per-thread global stores
         assert c.instructions(r"^UTMASTG") and not c.instructions(r"^STG"), s
@@ -203,11 +238,13 @@ def test_simple_kernel_on_gpu():
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 8191, 4096), (200, 72, 1000)])
 @pytest.mark.parametrize("config", ["128x256x64_s4_c2", "128x128x64_s5_c2_np", "128x128x64_s7_c2_pp",
-                                    "64x256x64_s3_c2_pp", "128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma"])
+                                    "64x256x64_s3_c2_pp", "128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma",
+                                    "128x256x64_s4_c2_cl2x1", "128x128x64_s7_c2_pp_cl1x2",
+                                    "128x128x64_s6_c2_pp_tma_cl2x1", "128x128x64_s4_c2_cl2x2_np"])
 def test_gemm_on_gpu(shape, config):
     import torch
 
-    if config.endswith("_tma") and shape[1] % 8:
+    if "_tma" in config and shape[1] % 8:
         pytest.skip("epilogue='tma' needs N % 8 == 0")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     cfg = hg.parse_config(config, num_sms=n_sms)

@@ -378,8 +378,13 @@ class Cta:
         if not program.check or not (program.static_smem or program.uses_dyn):
             self.races = None        # no shared memory: nothing to race on
         else:
-            checker = RaceChecker if program.warp_mode else EpochRaceChecker
-            self.races = checker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
+            ncl = int(np.prod(program.cluster_dims))
+            if program.warp_mode:     # with a cluster: an agent row per CTA's multicast writes
+                self.races = RaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads,
+                                         agents=ncl if ncl > 1 else 0)
+            else:
+                self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B,
+                                              threads=self.nthreads)
         self.progress = 0
         self.steps = 0
         self.warp_steps = 0            # warp-instructions issued: the CTA's clock64 (timers)

@@ -13,6 +13,13 @@ A batch of CTAs (run as one lane vector) has one checker with a leading CTA axis
 are batch-wide (CTA ``c``'s thread ``t`` is ``c * threads + t``), every check is vectorised over
 the CTAs, and accesses of different CTAs never meet (each has its own shared memory).
 
+Clusters: a CTA's checker has one more clock row per CTA of its cluster, an *agent* standing for
+that CTA's TMA multicast writes into this CTA's shared memory. What a warp knows of another CTA's
+warps (``foreign`` clocks, per cluster rank) arrives through remote mbarrier arrives (the arriving
+warp's clock travels with the phase) and travels on through local barriers and mbarriers; a
+multicast write is ordered after exactly what its issuing warp knew of the target CTA, and the
+target's warps acquire the write through the mbarrier its complete_tx signals.
+
 Scope (documented limits): accesses by lanes of one warp are ordered by program order (the
 emulator runs a warp in lockstep), so intra-warp hazards without ``__syncwarp`` are not reported;
 two lanes writing one byte in the same instruction are not reported.
@@ -23,22 +30,27 @@ import numpy as np
 
 
 class RaceChecker:
-    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None):
+    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None,
+                 agents: int = 0):
         self.W = warps
+        self.A = agents            # cluster: one clock row per CTA's multicast writes into this one
+        wa = warps + agents
         self.B = ctas
         self.T = threads if threads is not None else warps * 32
         self.n = nbytes
-        self.vc = np.zeros((ctas, warps, warps), dtype=np.int64)
-        self.vc[:, np.arange(warps), np.arange(warps)] = 1
+        self.vc = np.zeros((ctas, wa, wa), dtype=np.int64)
+        self.vc[:, np.arange(wa), np.arange(wa)] = 1
         self.w_warp = np.full((ctas, nbytes), -1, dtype=np.int16)
         self.w_clk = np.zeros((ctas, nbytes), dtype=np.int64)
         self.w_tid = np.full((ctas, nbytes), -1, dtype=np.int32)
         self.w_line = np.full((ctas, nbytes), -1, dtype=np.int32)
-        self.r_clk = np.zeros((ctas, warps, nbytes), dtype=np.int64)
-        self.r_line = np.full((ctas, warps, nbytes), -1, dtype=np.int32)
-        self.r_tid = np.full((ctas, warps, nbytes), -1, dtype=np.int32)
+        self.r_clk = np.zeros((ctas, wa, nbytes), dtype=np.int64)
+        self.r_line = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
+        self.r_tid = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
         self.report = report       # report(detail dict, cta_in_batch)
         self._seen: set = set()
+        self.foreign: dict = {}    # warp -> {cluster rank: clock over that CTA's checker rows}
+        self.labels: dict = {}     # agent row -> what it stands for, in reports
 
     # ---- synchronisation -------------------------------------------------------------------
     def barrier(self, warps) -> None:
@@ -51,18 +63,36 @@ class RaceChecker:
             joined = self.vc[c][w].max(axis=0)
             self.vc[c][w] = joined
             self.vc[c, w, w] += 1
+            if self.foreign:
+                known = merge_foreign(*(self.foreign.get(int(c * self.W + x)) for x in w))
+                for x in w:
+                    self.foreign[int(c * self.W + x)] = dict(known)
 
     def release(self, warp: int) -> np.ndarray:
         """The clock an mbarrier arrive by ``warp`` publishes; the warp's own clock then ticks."""
-        c, w = divmod(int(warp), self.W)
+        c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
         out = self.vc[c, w].copy()
         self.vc[c, w, w] += 1
         return out
 
     def acquire(self, warp: int, clock) -> None:
         if clock is not None:
-            c, w = divmod(int(warp), self.W)
+            c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
             np.maximum(self.vc[c, w], clock, out=self.vc[c, w])
+
+    def known_of(self, warp: int) -> dict:
+        """What ``warp`` knows of other CTAs' warps: {cluster rank: clock}."""
+        return self.foreign.get(int(warp), {})
+
+    def acquire_foreign(self, warp: int, known: dict) -> None:
+        if known:
+            self.foreign[int(warp)] = merge_foreign(self.foreign.get(int(warp)), known)
+
+    def agent(self, rank: int, label: str) -> int:
+        """The clock row of cluster rank ``rank``'s multicast writes into this CTA."""
+        row = self.W + int(rank)
+        self.labels[row] = label
+        return row
 
     # ---- accesses ----------------------------------------------------------------------------
     def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
@@ -75,7 +105,20 @@ class RaceChecker:
         tids = np.asarray(tids).astype(np.int64)
         c = tids // self.T
         t = tids % self.T
-        w = t // 32
+        self._access(a, c, t, t // 32, write, line)
+
+    def access_as(self, row: int, byte_addr: np.ndarray, tid: int, write: bool, line) -> None:
+        """An access by agent ``row`` (see :meth:`agent`), reported as thread ``tid`` of its CTA."""
+        if byte_addr.size == 0:
+            return
+        a = np.asarray(byte_addr).astype(np.int64)
+        z = np.zeros(a.size, np.int64)
+        self._access(a, z, z + int(tid), z + int(row), write, line)
+
+    def _kind(self, row: int, kind: str) -> str:
+        return f"{self.labels[row]} {kind}" if row in self.labels else kind
+
+    def _access(self, a, c, t, w, write, line) -> None:
         ln = -1 if line is None else int(line)
         vcw = self.vc[c, w]                                   # (n, W): each accessor's clock row
         ww = self.w_warp[c, a].astype(np.int64)
@@ -85,18 +128,19 @@ class RaceChecker:
             bad = other & (self.w_clk[c, a] > seen)
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit("write", int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
-                           "write" if write else "read", ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
+                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
+                           self._kind(int(w[i]), "write" if write else "read"), ln, int(t[i]), int(a[i]),
+                           int(bad.sum()), int(c[i]))
         if write:
             rc = self.r_clk[c, :, a]                          # (n, W): earlier reads by each warp
-            mine = np.arange(self.W)[None, :] == w[:, None]
+            mine = np.arange(self.W + self.A)[None, :] == w[:, None]
             bad = (rc > 0) & (rc > vcw) & ~mine
             if bad.any():
                 row = bad.any(axis=1)
                 i = int(np.argmax(row))
                 u = int(np.argmax(bad[i]))
-                self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]), "write",
-                           ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+                self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]),
+                           self._kind(int(w[i]), "write"), ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
             # two warps writing one byte in this same instruction
             if np.unique(w).size > 1:
                 key = c * self.n + a
@@ -126,6 +170,15 @@ class RaceChecker:
         self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
                      "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
                      "addr": addr, "count": n}, cta)
+
+
+def merge_foreign(*knowns) -> dict:
+    """The union of {cluster rank: clock} maps, clock by clock the later one."""
+    out: dict = {}
+    for k in knowns:
+        for r, clk in (k or {}).items():
+            out[r] = clk.copy() if r not in out else np.maximum(out[r], clk)
+    return out
 
 
 class EpochRaceChecker:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from txlab.emulator.races import merge_foreign
+
 
 class CtaBarrier:
     def __init__(self, key, count=None):
@@ -111,6 +113,8 @@ class MBarrier:
         self.waited = False
         self.vc = None
         self.last_vc = None
+        self.fvc: dict = {}        # what arrivers knew of other CTAs' warps: {cluster rank: clock}
+        self.last_fvc: dict = {}
         self.arrivers: list = []
         self.init_line = None
 
@@ -158,8 +162,33 @@ def mb_init(cta, mb, count, line):
 def _release(cta, mb, g):
     if cta.races is not None:
         for w in np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask]):
-            clk = cta.races.release(int(w))
-            mb.vc = clk if mb.vc is None else np.maximum(mb.vc, clk)
+            _publish(cta, mb, int(w))
+
+
+def _publish(cta, mb, row):
+    clk = cta.races.release(row)
+    mb.vc = clk if mb.vc is None else np.maximum(mb.vc, clk)
+    known = getattr(cta.races, "known_of", None)
+    if known is not None and known(row):
+        mb.fvc = merge_foreign(mb.fvc, known(row))
+
+
+def _release_remote(cta, mb, g):
+    """A remote arrive from ``g.cta`` (another CTA of the cluster) on ``cta``'s mbarrier: the
+    arriving warps' clocks travel with the phase as foreign knowledge of their CTA's warps."""
+    src = g.cta
+    if cta.races is None or src.races is None or not hasattr(src.races, "known_of"):
+        return
+    for w in np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask]):
+        mb.fvc = merge_foreign(mb.fvc, {src.rank: src.races.release(int(w))}, src.races.known_of(int(w)))
+
+
+def mb_tx_from_agent(cta, mb, row, delta, line):
+    """complete_tx by another CTA's multicast (agent ``row`` of ``cta``'s race checker)."""
+    if cta.races is not None and row is not None:
+        _publish(cta, mb, row)
+    mb.tx += delta
+    _check_complete(cta, mb, line)
 
 
 def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
@@ -168,8 +197,10 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
         prog.finding("deadlock", f"arrive on an mbarrier that was never initialised ({mb.state()})",
                      line=line, cta=cta.index, key=("mbarrier_uninit", line))
         return
-    if g.cta is cta:       # a remote arrive (another CTA of the cluster) orders nothing here
+    if g.cta is cta:
         _release(cta, mb, g)
+    else:                  # a remote arrive (another CTA of the cluster): its clock, as foreign knowledge
+        _release_remote(cta, mb, g)
     mb.tx += tx
     total = int(n_per_lane) * int(lanes)
     if total > mb.pending:
@@ -207,6 +238,7 @@ def _check_complete(cta, mb, line):
         mb.pending += mb.init_count
         mb.last_vc = mb.vc
         mb.vc = None
+        mb.last_fvc, mb.fvc = mb.fvc, {}
         if mb.pending > 0 or mb.tx != 0:
             break
 
@@ -225,9 +257,14 @@ def mb_wait(cta, g, mb, parity, line):
     g.blocked = None
     if mb.completed > mb.observed:
         mb.observed = mb.completed
-    if cta.races is not None and mb.last_vc is not None:
+    if cta.races is not None and (mb.last_vc is not None or mb.last_fvc):
+        own = mb.last_fvc.get(cta.rank)          # peers' knowledge of this CTA's own warps
+        others = {r: c for r, c in mb.last_fvc.items() if r != cta.rank}
         for w in np.unique(g.warp_of_lane):
             cta.races.acquire(int(w), mb.last_vc)
+            cta.races.acquire(int(w), own)
+            if others and hasattr(cta.races, "acquire_foreign"):
+                cta.races.acquire_foreign(int(w), others)
     cta.progress += 1
 
 

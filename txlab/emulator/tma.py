@@ -1,6 +1,9 @@
 """TMA (cp.async.bulk.tensor) through the tensor map the host encoded (cuTensorMapEncodeTiled):
 box, global dims and strides, out-of-bounds fill and swizzle. Loads (global -> shared) land at
-once and signal their mbarrier with complete_tx(bytes); stores (shared -> global) land at once."""
+once and signal their mbarrier with complete_tx(bytes); stores (shared -> global) land at once.
+A multicast load (``.multicast::cluster``, a 16-bit CTA mask) lands at the same shared offset in
+every CTA of the mask and signals the mbarrier at the same offset in each; in another CTA its
+write is checked for races as that CTA's *agent* for the issuer (txlab/emulator/races.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -86,8 +89,12 @@ def _tma(comp, call, *, store: bool):
     coord_fns = [comp.expr(a) for a in args[first:first + rank]]
     bar = comp.expr(args[2 + rank]) if not store and 2 + rank < first_str else None
     extra = [_str(args[i]) for i in strs]
-    if any(s in ("multicast::cluster",) for s in extra) or any("im2col" in s or "scatter" in s for s in extra):
+    if any("im2col" in s or "scatter" in s for s in extra):
         return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
+    multicast = not store and "multicast::cluster" in extra
+    if multicast and not (bar is not None and 3 + rank < first_str):
+        return comp.not_emulated(f"{call.op.name}: a multicast without its mbarrier and CTA mask")
+    mask_e = comp.expr(args[3 + rank]) if multicast else None
     line = comp.line
     what = "TMA source" if store else "TMA destination"
 
@@ -97,17 +104,52 @@ def _tma(comp, call, *, store: bool):
             raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
         off = _uniform_addr(g, smem_e(g), line, what)
         coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
+        targets = _targets(g, _uniform_addr(g, mask_e(g), line, "TMA multicast CTA mask"), line) \
+            if multicast else [g.cta]
         n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
         for _ in range(n_issue):
-            nbytes = tile_copy(g.cta, tmap, off, coords, line, store=store)
-            if g.cta.races is not None:  # a load writes shared memory, a store reads it
-                b = np.arange(off, off + nbytes)
-                g.cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
-            if bar is not None:
-                mb = sync.mbarrier(g.cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
-                sync.mb_tx(g.cta, mb, -nbytes, line, g=g)
+            for cta in targets:
+                nbytes = tile_copy(cta, tmap, off, coords, line, store=store)
+                if cta is g.cta:
+                    if cta.races is not None:  # a load writes shared memory, a store reads it
+                        b = np.arange(off, off + nbytes)
+                        cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
+                    if bar is not None:
+                        mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
+                        sync.mb_tx(cta, mb, -nbytes, line, g=g)
+                    continue
+                row = _remote_write(g, cta, off, nbytes, line)
+                mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
+                sync.mb_tx_from_agent(cta, mb, row, -nbytes, line)
         return np.int32(0)
     return f
+
+
+def _targets(g, mask, line) -> list:
+    """The CTAs of a multicast's mask (bit r: cluster rank r)."""
+    ctas = g.cta.cluster.ctas if g.cta.cluster is not None else [g.cta]
+    ranks = [r for r in range(16) if int(mask) >> r & 1]
+    if not ranks or ranks[-1] >= len(ctas):
+        g.cta.program.finding(
+            "out_of_bounds", f"TMA multicast CTA mask {int(mask):#06x} names cluster rank(s) "
+            f"{[r for r in ranks if r >= len(ctas)] or 'none'} of a cluster of {len(ctas)} CTA(s)",
+            line=line, cta=g.cta.index, threads=g.active_tids()[:1], key=("out_of_bounds", line, "multicast"))
+    return [ctas[r] for r in ranks if r < len(ctas)]
+
+
+def _remote_write(g, cta, off, nbytes, line):
+    """Race-check a multicast's write into another CTA ``cta``: as that CTA's agent row for the
+    issuing CTA, ordered after what the issuing warp knew of ``cta``'s warps. Returns the row
+    (None without a race checker)."""
+    mine, theirs = g.cta.races, cta.races
+    if theirs is None or not hasattr(theirs, "agent"):
+        return None
+    row = theirs.agent(g.cta.rank, f"TMA multicast (from CTA {g.cta.index})")
+    warp = int(g.warp_of_lane[g.mask][0] if g.mask is not None else g.warp_of_lane[0])
+    if mine is not None and hasattr(mine, "known_of"):
+        theirs.acquire(row, mine.known_of(warp).get(cta.rank))
+    theirs.access_as(row, np.arange(off, off + nbytes), int(g.active_tids()[0]), True, line)
+    return row
 
 
 HANDLERS["tirx.ptx.cp_async_bulk_tensor_g2s_cluster"] = lambda comp, call: _tma(comp, call, store=False)

@@ -64,6 +64,8 @@ class GemmConfig:
     epilogue: str = "direct"          # or "tma": through shared memory and TMA stores
     tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
     serpentine: bool = False
+    cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
+    cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
 
     @property
     def pingpong(self) -> bool:
@@ -72,6 +74,16 @@ class GemmConfig:
     @property
     def bm(self) -> int:
         return self.tile_m or 64 * self.consumers
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster_m * self.cluster_n
+
+    @property
+    def sharers(self) -> int:
+        """CTAs whose TMA writes land in one CTA's ring slot (its row and column of the cluster,
+        itself counted once): each must release the slot before any of them refills it."""
+        return self.cluster_m + self.cluster_n - 1
 
     @property
     def m_atoms(self) -> int:
@@ -104,17 +116,24 @@ class GemmConfig:
         """``epilogue="tma"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
         return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue == "tma" else 0
 
+    def cluster_tiles(self, m: int, n: int) -> tuple:
+        """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
+        return _ceil(_ceil(m, self.bm), self.cluster_m), _ceil(_ceil(n, self.bn), self.cluster_n)
+
     def ctas(self, m: int, n: int) -> int:
-        """CTAs launched for an m x n output: one per SM when persistent, else one per tile."""
-        tiles = _ceil(m, self.bm) * _ceil(n, self.bn)
-        return min(self.num_sms, tiles) if self.persistent else tiles
+        """CTAs launched for an m x n output: one per SM when persistent (whole clusters), else one
+        per tile (a cluster's CTAs past the M or N edge compute nothing but still load their share)."""
+        gm, gn = self.cluster_tiles(m, n)
+        clusters = min(self.num_sms // self.cluster_size, gm * gn) if self.persistent else gm * gn
+        return clusters * self.cluster_size
 
     @property
     def name(self) -> str:
         p = "" if self.persistent else "_np"
         pp = "_pp" if self.pingpong else ""
         tma = "_tma" if self.epilogue == "tma" else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{p}"
+        cl = f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster_size > 1 else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{p}"
 
     def validate(self) -> None:
         if self.consumers not in (1, 2):
@@ -142,6 +161,13 @@ class GemmConfig:
             raise ValueError("a TMA box is at most 256 rows: keep bm, bn <= 256")
         if self.stages < 2:
             raise ValueError(f"stages={self.stages}: a pipeline needs at least 2 stages")
+        if self.cluster_m not in (1, 2) or self.cluster_n not in (1, 2):
+            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2)")
+        if (self.bn // self.cluster_m) % 8 or (self.bm // self.cluster_n) % 8:
+            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
+                             "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side")
+        if self.cluster_size > 1 and self.num_sms // self.cluster_size < 1:
+            raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs")
         if self.smem_bytes > 227 * 1024:
             raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
@@ -158,7 +184,7 @@ class GemmConfig:
             raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
                              "use epilogue='direct'")
         if self.serpentine:
-            gm, gn, s = _ceil(M, self.bm), _ceil(N, self.bn), self.l2_group
+            (gm, gn), s = self.cluster_tiles(M, N), self.l2_group
             if gm < s:
                 raise ValueError(f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
                                  f"(TVM 0.27's ClusterPersistentScheduler2D divides by {gm} // {s}): use "
@@ -171,16 +197,17 @@ class GemmConfig:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "bm": self.bm, "bk": BK, "name": self.name, "threads": self.threads,
+                "cluster": [self.cluster_m, self.cluster_n],
                 "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
 
 
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(_np)?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma], "
-                         "e.g. 128x256x64_s4_c2")
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np], "
+                         "e.g. 128x256x64_s4_c2 or 128x256x64_s4_c2_cl2x1")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
     consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
@@ -190,7 +217,9 @@ def parse_config(text: str, **defaults) -> GemmConfig:
         defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
     if m.group(6):
         defaults = {**defaults, "epilogue": "tma"}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(7), **defaults)
+    if m.group(7):
+        defaults = {**defaults, "cluster_m": int(m.group(7)), "cluster_n": int(m.group(8))}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(9), **defaults)
     cfg.validate()
     return cfg
 
@@ -314,6 +343,22 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     cfg.check_shape(M, N, K)
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
+    # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
+    # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
+    CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
+    (GMC, GNC), NCL = cfg.cluster_tiles(M, N), NCTA // CS
+    BMS, BNS = BM // CN, BN // CM
+
+    @T.inline
+    def release(empty, stage, crank):
+        """A consumer warp frees ring slot ``stage`` in every CTA whose TMA loads write into this
+        CTA's copy of it: itself, and with a cluster its column peer (the other half of B) and its row
+        peer (the other half of A)."""
+        empty.arrive(stage)
+        if CM == 2:
+            empty.arrive(stage, remote=crank ^ 1)
+        if CN == 2:
+            empty.arrive(stage, remote=crank ^ CM)
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
@@ -330,6 +375,19 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
         cta = T.cta_id([NCTA])
+        if CLU:
+            crank = T.cta_id_in_cluster([CS])  # rank = rm + CM * rn
+            rm = T.meta_var(crank % CM)
+            rn = T.meta_var(crank // CM)
+            cid = T.meta_var(cta // CS)
+            # CTAs of my column (same rn) share B; of my row (same rm), A
+            mask_b = T.meta_var(((1 << CM) - 1) if CN == 1 else T.shift_left(T.int32((1 << CM) - 1), rn * CM))
+            mask_a = T.meta_var(((1 << CN) - 1) if CM == 1 else T.shift_left(T.int32(1 | (1 << CM)), rm))
+        else:
+            crank = T.meta_var(0)
+            rm = T.meta_var(0)
+            rn = T.meta_var(0)
+            cid = T.meta_var(cta)
         wg = T.warpgroup_id([NC + 1])
         T.warp_id_in_wg([4])
         lane = T.lane_id([32])
@@ -343,7 +401,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, 64), "bfloat16")
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
-        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=4 if PP else 4 * NC)
+        # (times the CTAs sharing a slot's loads, with a cluster)
+        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1,
+                        init_empty=(4 if PP else 4 * NC) * cfg.sharers)
         if PP:
             # pingpong order: consumer c's mainloop for a tile starts once the other consumer's mainloop for
             # the tile before it has passed all its full-barrier waits (arrival of its 4 warps on order[c]);
@@ -352,7 +412,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             order.init(4)
         pool.commit()
         T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
+        if CLU:  # peers arrive on and multicast into this CTA's barriers and ring: all initialized first
+            T.ptx.fence.mbarrier_init.release.cluster()
+            T.cuda.cluster_sync()
+        else:
+            T.cuda.cta_sync()
         if PROF:
             tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
             off = T.alloc_buffer([1], "uint32", scope="local", align=8)
@@ -361,22 +425,32 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
             if tid == 0:
-                sched = ClusterPersistentScheduler2D("p", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
+                sched = ClusterPersistentScheduler2D("p", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
                                                      l2_group_size=L2G, serpentine=SERP)
-                sched.init(cta)
+                sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
-                    m0 = T.meta_var(sched.m_idx * BM)
-                    n0 = T.meta_var(sched.n_idx * BN)
+                    m0 = T.meta_var((sched.m_idx * CM + rm) * BM)
+                    n0 = T.meta_var((sched.n_idx * CN + rn) * BN)
                     if PROF:
                         T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for k in T.serial(KT):
                         pipe.empty.wait(ps.stage, ps.phase)
-                        Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
-                                      dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
-                        Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
-                                      dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
-                        pipe.full.arrive(ps.stage, TX_BYTES)
+                        if CN > 1:  # my slice of the row's A tile, to every CTA of my row
+                            Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
+                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
+                        else:
+                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                        if CM > 1:  # my slice of the column's B tile, to every CTA of my column
+                            Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
+                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
+                        else:
+                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                        pipe.full.arrive(ps.stage, TX_BYTES)  # the whole stage lands here, whoever loads it
                         ps.advance()
                     if PROF:
                         T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
@@ -392,9 +466,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             descA: T.uint64
             descB: T.uint64
             prev = T.local_scalar("int32")
-            sched = ClusterPersistentScheduler2D("c", num_m_tiles=GM, num_n_tiles=GN, num_clusters=NCTA,
+            sched = ClusterPersistentScheduler2D("c", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
                                                  l2_group_size=L2G, serpentine=SERP)
-            sched.init(cta)
+            sched.init(cid)
             cs = PipelineState(STAGES, 0)
             if PP:
                 done = T.local_scalar("int32")  # tiles this consumer has finished
@@ -425,7 +499,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.ptx.wgmma.wait_group.sync.aligned(1)
                     if k > 0:
                         if lane == 0:
-                            pipe.empty.arrive(prev)
+                            release(pipe.empty, prev, crank)
                     prev = cs.stage
                     cs.advance()
                 if PP:
@@ -433,7 +507,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         order.arrive(c)
                 T.ptx.wgmma.wait_group.sync.aligned(0)
                 if lane == 0:
-                    pipe.empty.arrive(prev)
+                    release(pipe.empty, prev, crank)
                 for i in T.unroll(MW * NACC):
                     T.cuda.wgmma.noop_barrier(acc[i])
                 if PROF:
@@ -458,15 +532,16 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
-                                r0 = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64)
-                                c0 = T.meta_var(sched.n_idx * BN + q * 64)
+                                r0 = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64)
+                                c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
                                 Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
                 else:
                     for mi in T.unroll(MW):
-                        row = T.meta_var(sched.m_idx * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16)
+                        row = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
+                                         + (tid // 32) * 16)
                         for j in T.unroll(NACC // 4):
-                            col = T.meta_var(sched.n_idx * BN + j * 8 + (tid % 4) * 2)
+                            col = T.meta_var((sched.n_idx * CN + rn) * BN + j * 8 + (tid % 4) * 2)
                             a0 = T.meta_var(mi * NACC + j * 4)
                             for h in T.unroll(2):
                                 if PAIRS:
@@ -493,6 +568,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.ptx.cp.async_.bulk.wait_group(0)
             if PROF:
                 T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
+        if CLU:  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+            T.cuda.cluster_sync()
 
     if profile:
         @T.prim_func
@@ -623,26 +700,34 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 #: warpgroups split one tile; pingpong: each owns alternate tiles, hiding the epilogue), the epilogue
 #: (direct 4-byte stores from the fragment, or staged through 128B-swizzled shared memory and stored by
 #: TMA without waiting), tile order (L2 group size, serpentine), persistent or one CTA per tile, and
-#: ``num_sms``, which caps the persistent grid and so moves the wave boundary of wave-quantized shapes.
-#: The kernel has no cluster/multicast or split-K/stream-K variant.
+#: ``num_sms``, which caps the persistent grid and so moves the wave boundary of wave-quantized shapes,
+#: and the thread-block cluster (``cluster_m`` CTAs along M multicast the B tile they share, ``cluster_n``
+#: along N the A tile: each CTA loads a slice, L2 serves each tile once per cluster).
+#: The kernel has no split-K/stream-K variant.
 TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
               "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "epilogue": ["direct", "tma"], "l2_group": [4, 8, 16],
-              "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128]}
+              "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128],
+              "cluster_m": [1, 2], "cluster_n": [1, 2]}
 
 
 def _point(schedule="cooperative", tile_m=0, bn=256, stages=4, consumers=2, epilogue="direct", l2_group=8,
-           serpentine=False, persistent=True, num_sms=132) -> dict:
+           serpentine=False, persistent=True, num_sms=132, cluster_m=1, cluster_n=1) -> dict:
     return dict(schedule=schedule, tile_m=tile_m, bn=bn, stages=stages, consumers=consumers, epilogue=epilogue,
-                l2_group=l2_group, serpentine=serpentine, persistent=persistent, num_sms=num_sms)
+                l2_group=l2_group, serpentine=serpentine, persistent=persistent, num_sms=num_sms,
+                cluster_m=cluster_m, cluster_n=cluster_n)
 
 
 _PP128 = dict(schedule="pingpong", tile_m=128, bn=128)
 #: points every sweep measures first: today's default, then the configurations that won on the H200
-#: (docs/gpu-runs.md) and their TMA-epilogue twins, then the benchmark's variants
+#: (docs/gpu-runs.md) and their TMA-epilogue twins, their 2-CTA-cluster twins, then the benchmark's variants
 TUNE_PRIOR = [_point(),
               _point(**_PP128, stages=7),
               _point(epilogue="tma"),
               _point(**_PP128, stages=6, epilogue="tma"),
+              _point(cluster_m=2),
+              _point(**_PP128, stages=7, cluster_m=2),
+              _point(cluster_n=2),
+              _point(**_PP128, stages=6, epilogue="tma", cluster_m=2),
               _point(num_sms=128),
               _point(**_PP128, stages=7, num_sms=128),
               _point(stages=3, epilogue="tma"),
