@@ -15,13 +15,14 @@ mbarriers and race checker. Modelled:
   shared::cluster), loads and stores through the mapped generic pointer reach the other CTA's
   memory (bounds-checked; not race-checked across CTAs), ``getctarank`` reads the rank back;
 - remote mbarrier arrives (``mbarrier.arrive.shared::cluster`` on a mapped address) act on the
-  owning CTA's mbarrier.
+  owning CTA's mbarrier, and carry the arriving warp's clock to whoever waits on its phase (so a
+  TMA multicast into a peer, txlab/emulator/tma.py, is race-checked against what its issuer knew).
 
 No thread of the cluster able to progress is reported, not hung: a cluster barrier some threads
 never reach is a ``divergent_barrier`` finding (then released), waits nobody can satisfy (e.g. each
 CTA waiting for the other's arrive) a ``deadlock`` finding naming every blocked warp of every CTA,
-and the cluster stops. Not modelled (NotEmulatedError): TMA multicast, ``ld/st/red.shared::cluster``
-PTX, cluster-scope fences beyond the no-op every fence is.
+and the cluster stops. Not modelled (NotEmulatedError): ``ld/st/red.shared::cluster`` PTX,
+cluster-scope fences beyond the no-op every fence is.
 """
 from __future__ import annotations
 
