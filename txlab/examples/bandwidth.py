@@ -34,25 +34,9 @@ def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | No
     if unguarded and NV % (blocks * CHUNK):
         raise ValueError(f"unguarded=True needs every step full: {NV} vectors is not a multiple of "
                          f"blocks x threads x unroll = {blocks * CHUNK}")
-    if unguarded:
-        @T.prim_func
-        def vec_copy_unguarded(src_ptr: T.handle, dst_ptr: T.handle):
-            src = T.match_buffer(src_ptr, (n,), "float32", align=16)
-            dst = T.match_buffer(dst_ptr, (n,), "float32", align=16)
-            T.device_entry()
-            bx = T.cta_id([BLOCKS])
-            tx = T.thread_id([THREADS])
-            reg = T.alloc_local([UNROLL * 4], "float32")
-            for s in T.serial(STEPS):
-                base = T.meta_var((s * BLOCKS + bx) * CHUNK + tx)
-                for u in T.unroll(UNROLL):
-                    for v in T.vectorized(4):
-                        reg[u * 4 + v] = src[(base + u * THREADS) * 4 + v]
-                for u in T.unroll(UNROLL):
-                    for v in T.vectorized(4):
-                        dst[(base + u * THREADS) * 4 + v] = reg[u * 4 + v]
-
-        return vec_copy_unguarded
+    def full(v):
+        """Vector ``v`` is inside the array: the bounds test, or (unguarded) known at build time."""
+        return True if unguarded else v < NV
 
     @T.prim_func
     def vec_copy(src_ptr: T.handle, dst_ptr: T.handle):
@@ -65,15 +49,16 @@ def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | No
         for s in T.serial(STEPS):
             base = T.meta_var((s * BLOCKS + bx) * CHUNK + tx)
             for u in T.unroll(UNROLL):
-                if base + u * THREADS < NV:
+                if full(base + u * THREADS):
                     for v in T.vectorized(4):
                         reg[u * 4 + v] = src[(base + u * THREADS) * 4 + v]
             for u in T.unroll(UNROLL):
-                if base + u * THREADS < NV:
+                if full(base + u * THREADS):
                     for v in T.vectorized(4):
                         dst[(base + u * THREADS) * 4 + v] = reg[u * 4 + v]
 
-    return vec_copy
+    # its own name: a profile or cached measurement of one is never taken for the other
+    return vec_copy.with_attr("global_symbol", "vec_copy_unguarded") if unguarded else vec_copy
 
 
 def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4, blocks: int | None = None):
