@@ -67,7 +67,7 @@ def test_cluster_config_parsing_and_limits():
     cfg = hg.parse_config("128x256x64_s4_c2_cl2x1")
     assert (cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.sharers) == (2, 1, 2, 2)
     assert hg.parse_config(cfg.name) == cfg and cfg.name == "128x256x64_s4_c2_cl2x1"
-    both = hg.parse_config("128x128x64_s6_c2_pp_tma_cl2x2_np".replace("_pp", "").replace("_tma", ""))
+    both = hg.parse_config("128x128x64_s6_c2_cl2x2_np")
     assert (both.cluster_size, both.sharers, both.persistent) == (4, 3, False)
     assert hg.parse_config("128x128x64_s6_c2_pp_tma_cl1x2").name == "128x128x64_s6_c2_pp_tma_cl1x2"
     assert hg.GemmConfig().to_dict()["cluster"] == [1, 1]
@@ -82,9 +82,14 @@ def test_cluster_config_parsing_and_limits():
         hg.GemmConfig(bn=8, cluster_m=2).validate()
     with pytest.raises(ValueError, match="cannot hold one cluster"):
         hg.GemmConfig(cluster_m=2, cluster_n=2, num_sms=3).validate()
-    # the tune space carries the cluster knobs; every valid point builds a whole number of clusters
+    # the tune space carries the cluster knobs; every valid point launches a whole number of clusters
+    from txlab.tune.space import Space
+
     space = hg.tune_space(4096, 4096, 4096)
     assert space["cluster_m"] == [1, 2] and space["cluster_n"] == [1, 2]
+    points = [hg.GemmConfig(**p) for p in Space.of(space).configs()]
+    assert {p.cluster_size for p in points} == {1, 2, 4}
+    assert all(p.ctas(4096, 4096) % p.cluster_size == 0 for p in points)
     assert any(p["cluster_m"] == 2 for p in hg.TUNE_PRIOR) and any(p["cluster_n"] == 2 for p in hg.TUNE_PRIOR)
 
 

@@ -220,6 +220,15 @@ class EpochRaceChecker:
     def acquire(self, warp: int, clock) -> None:
         pass
 
+    def known_of(self, warp: int) -> dict:
+        return {}              # nor across CTAs
+
+    def acquire_foreign(self, warp: int, known: dict) -> None:
+        pass
+
+    def agent(self, rank: int, label: str):
+        return None            # another CTA's multicast writes are not race-checked in lockstep
+
     def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
         if byte_addr.size == 0:
             return

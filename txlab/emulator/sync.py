@@ -159,28 +159,33 @@ def mb_init(cta, mb, count, line):
     cta.progress += 1
 
 
+def _arriving_warps(g):
+    return np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask])
+
+
 def _release(cta, mb, g):
     if cta.races is not None:
-        for w in np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask]):
+        for w in _arriving_warps(g):
             _publish(cta, mb, int(w))
 
 
 def _publish(cta, mb, row):
     clk = cta.races.release(row)
     mb.vc = clk if mb.vc is None else np.maximum(mb.vc, clk)
-    known = getattr(cta.races, "known_of", None)
-    if known is not None and known(row):
-        mb.fvc = merge_foreign(mb.fvc, known(row))
+    if cta.races.known_of(row):
+        mb.fvc = merge_foreign(mb.fvc, cta.races.known_of(row))
 
 
 def _release_remote(cta, mb, g):
     """A remote arrive from ``g.cta`` (another CTA of the cluster) on ``cta``'s mbarrier: the
     arriving warps' clocks travel with the phase as foreign knowledge of their CTA's warps."""
     src = g.cta
-    if cta.races is None or src.races is None or not hasattr(src.races, "known_of"):
+    if cta.races is None or src.races is None:
         return
-    for w in np.unique(g.warp_of_lane if g.mask is None else g.warp_of_lane[g.mask]):
-        mb.fvc = merge_foreign(mb.fvc, {src.rank: src.races.release(int(w))}, src.races.known_of(int(w)))
+    for w in _arriving_warps(g):
+        clk = src.races.release(int(w))
+        if clk is not None:      # None: a lockstep checker, which orders nothing
+            mb.fvc = merge_foreign(mb.fvc, {src.rank: clk}, src.races.known_of(int(w)))
 
 
 def mb_tx_from_agent(cta, mb, row, delta, line):
@@ -263,8 +268,7 @@ def mb_wait(cta, g, mb, parity, line):
         for w in np.unique(g.warp_of_lane):
             cta.races.acquire(int(w), mb.last_vc)
             cta.races.acquire(int(w), own)
-            if others and hasattr(cta.races, "acquire_foreign"):
-                cta.races.acquire_foreign(int(w), others)
+            cta.races.acquire_foreign(int(w), others)
     cta.progress += 1
 
 

@@ -142,12 +142,11 @@ def _remote_write(g, cta, off, nbytes, line):
     issuing CTA, ordered after what the issuing warp knew of ``cta``'s warps. Returns the row
     (None without a race checker)."""
     mine, theirs = g.cta.races, cta.races
-    if theirs is None or not hasattr(theirs, "agent"):
+    row = theirs.agent(g.cta.rank, f"TMA multicast (from CTA {g.cta.index})") if theirs is not None else None
+    if row is None:
         return None
-    row = theirs.agent(g.cta.rank, f"TMA multicast (from CTA {g.cta.index})")
-    warp = int(g.warp_of_lane[g.mask][0] if g.mask is not None else g.warp_of_lane[0])
-    if mine is not None and hasattr(mine, "known_of"):
-        theirs.acquire(row, mine.known_of(warp).get(cta.rank))
+    if mine is not None:     # what the issuing warp (a group is one warp where mbarriers are waited on) knew
+        theirs.acquire(row, mine.known_of(g.first_warp).get(cta.rank))
     theirs.access_as(row, np.arange(off, off + nbytes), int(g.active_tids()[0]), True, line)
     return row
 
