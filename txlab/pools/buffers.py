@@ -20,18 +20,6 @@ def _shape(buf):
     return [(_int(s) if _int(s) is not None else str(s)) for s in buf.shape]
 
 
-def _user_line(span):
-    """(filename, line) of the first span that is not inside TVM's own package."""
-    return ir.user_frame(span)
-    spans = list(span.spans) if hasattr(span, "spans") else [span]
-    for s in spans:
-        src = getattr(s, "source_name", None)
-        fname = getattr(src, "name", None) if src is not None else None
-        if fname and "/site-packages/tvm/" not in fname and "/python/tvm/" not in fname:
-            return fname, int(s.line)
-    return None
-
-
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(")
 _METHOD = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.([A-Za-z_]\w*)\s*\(")
 

@@ -6,7 +6,7 @@ import math
 
 from txlab import ir
 from txlab.pools.buffers import (_bank_pattern, _footprint_bytes, _gaps, _int, _lanes_overlap, _name_unnamed,
-                                 _shape, _swizzle_text, _tmem_lanes, _user_line)
+                                 _shape, _swizzle_text, _tmem_lanes)
 from txlab.pools.fit import _errors, _occupancy, _threads_per_cta, _warnings
 from txlab.pools.limits import ARCH_LIMITS, TMEM_LANES, arch_limits
 from txlab.pools.plan import PoolLayout
@@ -158,7 +158,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
 
     # Uses of buffers in leaf statements: which ops touch them, and the user's source line.
     def on_leaf(stmt):
-        loc = _user_line(stmt.span)
+        loc = ir.user_frame(stmt.span)
         ops = []
 
         def on_call(c):
