@@ -370,6 +370,62 @@ def test_hopper_gemm_cluster_multicast_protocol_breaks_are_found():
     assert dead and "pending" in dead[0].message, res.summary()
 
 
+MULTICAST = '''
+@T.prim_func
+def multicast(A_ptr: T.handle, B_ptr: T.handle):
+    # (TVM's own multicast codegen test, tests/python/tirx/codegen/test_codegen_hopper.py): rank 0
+    # loads a 16 x 16 tile once and multicasts it to the four CTAs of its cluster; CTA 2 stores it
+    A = T.match_buffer(A_ptr, (16, 16), dtype="float32", align=16)
+    B = T.match_buffer(B_ptr, (16, 16), dtype="float32", align=16)
+    A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float32", 2, A.data, 16, 16, 64, 16, 16, 1, 1, 0, 0, 0, 0)
+    B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float32", 2, B.data, 16, 16, 64, 16, 16, 1, 1, 0, 0, 0, 0)
+    T.device_entry()
+    for rank in T.thread_binding(4, thread="clusterCtaIdx.x"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                bar = T.shared_scalar("uint64")
+                A_smem = T.alloc_buffer((16, 16), "float32", scope="shared", align=128)
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+                    T.ptx.fence.proxy.async_.shared__cta()
+                SYNC
+                if tx == 0:
+                    T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(bar), T.uint32(1024))
+                    if rank == 0:
+                        T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"](A_smem.data, T.address_of(A_map), 0, 0, T.address_of(bar), 15)
+                T.cuda.mbarrier_wait(T.address_of(bar), 0)
+                T.cuda.cta_sync()
+                T.ptx.fence.proxy.async_.shared__cta()
+                if bx == 2:
+                    if tx == 0:
+                        T.ptx["cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"](T.address_of(B_map), 0, 0, A_smem.access_ptr("r", offset=0))
+                        T.ptx.cp.async_.bulk.commit_group()
+                        T.ptx.cp.async_.bulk.wait_group(0)
+'''
+
+
+def test_multicast_into_a_peer_before_its_mbarrier_init_is_found():
+    """TVM's multicast codegen test has no cluster barrier between the peers' mbarrier.init and rank
+    0's multicast, so the multicast may signal a barrier not yet initialised (whose init then wipes
+    the bytes it counted: a hang). The emulator names the cause and the fix; with
+    fence.mbarrier_init + cluster_sync every CTA receives the tile."""
+    A = np.arange(256, dtype=np.float32).reshape(16, 16)
+    racy = MULTICAST.replace("SYNC", "pass")
+    B = np.zeros_like(A)
+    res = emulate(kernel(racy, "multicast"), A, B, arch="sm_90a")
+    early = [f for f in res.by_kind("deadlock") if "never initialised" in f.message]
+    assert early and early[0].line == line_of(racy, "T.ptx[\"cp.async.bulk.tensor.2d.shared::cluster"), res.summary()
+    assert "from CTA (0, 0, 0)" in early[0].message and "cluster_sync" in early[0].message
+    fixed = MULTICAST.replace("SYNC", "T.ptx.fence.mbarrier_init.release.cluster()\n"
+                              "                T.cuda.cluster_sync()")
+    B = np.zeros_like(A)
+    res = emulate(kernel(fixed, "multicast"), A, B, arch="sm_90a")
+    assert res.ok, res.summary()
+    np.testing.assert_array_equal(B, A)
+
+
 def test_hopper_gemm_whole_grid_through_tma_mbarrier_wgmma():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     from txlab.examples import hopper_gemm as hg

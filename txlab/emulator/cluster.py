@@ -16,7 +16,9 @@ mbarriers and race checker. Modelled:
   memory (bounds-checked; not race-checked across CTAs), ``getctarank`` reads the rank back;
 - remote mbarrier arrives (``mbarrier.arrive.shared::cluster`` on a mapped address) act on the
   owning CTA's mbarrier, and carry the arriving warp's clock to whoever waits on its phase (so a
-  TMA multicast into a peer, txlab/emulator/tma.py, is race-checked against what its issuer knew).
+  TMA multicast into a peer, txlab/emulator/tma.py, is race-checked against what its issuer knew);
+  an arrive or multicast that reaches a peer's mbarrier before its ``mbarrier.init`` is reported,
+  naming the issuing CTA and the fix (init, ``fence.mbarrier_init``, ``cluster_sync``, then arrive).
 
 No thread of the cluster able to progress is reported, not hung: a cluster barrier some threads
 never reach is a ``divergent_barrier`` finding (then released), waits nobody can satisfy (e.g. each

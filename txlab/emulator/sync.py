@@ -188,8 +188,23 @@ def _release_remote(cta, mb, g):
             mb.fvc = merge_foreign(mb.fvc, {src.rank: clk}, src.races.known_of(int(w)))
 
 
-def mb_tx_from_agent(cta, mb, row, delta, line):
-    """complete_tx by another CTA's multicast (agent ``row`` of ``cta``'s race checker)."""
+def _uninitialised(cta, mb, line, what, src) -> bool:
+    """Report ``what`` (by a thread of CTA ``src``) reaching ``cta``'s mbarrier before its
+    ``mbarrier.init``; True when it did (the caller drops the arrive / tx)."""
+    if mb.init_count is not None:
+        return False
+    fix = (f" (from CTA {src.index} of its cluster: initialise every CTA's mbarriers, then "
+           "fence.mbarrier_init.release.cluster and cluster_sync, before any peer arrives on or multicasts "
+           "into them)" if src is not cta else "")
+    cta.program.finding("deadlock", f"{what} on an mbarrier that was never initialised ({mb.state()}){fix}",
+                        line=line, cta=cta.index, key=("mbarrier_uninit", line))
+    return True
+
+
+def mb_tx_from_agent(cta, mb, row, delta, line, src):
+    """complete_tx by CTA ``src``'s multicast (agent ``row`` of ``cta``'s race checker)."""
+    if _uninitialised(cta, mb, line, "TMA multicast complete_tx", src):
+        return
     if cta.races is not None and row is not None:
         _publish(cta, mb, row)
     mb.tx += delta
@@ -198,9 +213,7 @@ def mb_tx_from_agent(cta, mb, row, delta, line):
 
 def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
     prog = cta.program
-    if mb.init_count is None:
-        prog.finding("deadlock", f"arrive on an mbarrier that was never initialised ({mb.state()})",
-                     line=line, cta=cta.index, key=("mbarrier_uninit", line))
+    if _uninitialised(cta, mb, line, "arrive", g.cta):
         return
     if g.cta is cta:
         _release(cta, mb, g)
@@ -222,6 +235,8 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
 
 
 def mb_tx(cta, mb, delta, line, g=None):
+    if _uninitialised(cta, mb, line, "complete_tx" if delta < 0 else "expect_tx", cta):
+        return
     if g is not None:
         _release(cta, mb, g)
     mb.tx += delta

@@ -120,7 +120,7 @@ def _tma(comp, call, *, store: bool):
                     continue
                 row = _remote_write(g, cta, off, nbytes, line)
                 mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
-                sync.mb_tx_from_agent(cta, mb, row, -nbytes, line)
+                sync.mb_tx_from_agent(cta, mb, row, -nbytes, line, g.cta)
         return np.int32(0)
     return f
 
