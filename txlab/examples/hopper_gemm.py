@@ -167,7 +167,8 @@ class GemmConfig:
             raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
                              "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side")
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
-            raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs")
+            raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
+                             f"num_sms >= {self.cluster_size} or a smaller cluster")
         if self.smem_bytes > 227 * 1024:
             raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
