@@ -1,0 +1,283 @@
+"""The emulator's entry point: lower a kernel, bind the host arguments, run every CTA.
+
+``emulate`` is what ``txlab.emulate`` calls; see :mod:`txlab.emulator` for the model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator.result import EmulationResult, Finding
+
+__all__ = ["emulate", "lower_for_emulation"]
+
+
+class _Sig:
+    """What txlab.run.check_args needs of a kernel: name and parameters."""
+
+    def __init__(self, name, params):
+        self.name = name
+        self.params = params
+
+    @property
+    def entry_params(self):
+        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
+
+
+def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
+    """(entry name, user PrimFunc, host module before finalisation, {kernel: device PrimFunc},
+    launch info) -- :func:`txlab.build.lower`, the lowering txlab.compile runs; a ``txlab.Compiled``
+    for the same arch gives the lowering it kept (a kernel is lowered once)."""
+    import txlab.compat  # noqa: F401
+    from txlab import build, ir
+    from txlab.arch import resolve_arch
+
+    mod, entry = ir.as_module(kernel, name, what="txlab.emulate")
+    arch = resolve_arch(arch if arch is not None else getattr(kernel, "arch", None))
+    lowered = None
+    if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
+        lowered = kernel.lowered            # txlab.Compiled: kept from its compile
+    if lowered is None or lowered.host_ir is None:
+        lowered = build.lower(mod, arch, entry)
+    host_mod, launch = lowered.host_ir, lowered.launch
+    devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
+    user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
+    return entry, mod, user, host_mod, devices, launch
+
+
+def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool = False,
+            arch: str | None = None) -> EmulationResult:
+    """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
+    CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
+    place). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
+    ``check``: run the shared-memory race checker (bounds are always checked). ``stop``: raise
+    :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
+    """
+    import time
+
+    from txlab import build
+    from txlab.emulator import memory as M
+    from txlab.emulator.program import Program
+    from txlab.launch import bind_symbols, check_args
+    from txlab.launch import eval_dims as _eval_dims
+
+    t0 = time.perf_counter()
+    entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
+    sig = _Sig(entry, build.params_of(mod))
+    check_args(sig, args)
+    names = bind_symbols(sig, args)
+    space = M.AddressSpace()
+    bind = _HostBinder(sig, user, args, names, space)
+    bind.walk(host_mod)
+    t_lower = time.perf_counter() - t0
+    from txlab.emulator.interpreter import user_file
+
+    ufile = user_file(mod)
+    result = EmulationResult(kernel=entry)
+    total_stats: dict = {"lower_seconds": t_lower}
+    for kname, call_args in bind.launches:
+        func = devices.get(kname)
+        if func is None:
+            continue
+        info = launch.get(kname, {})
+        shape = {k: _eval_dims(info.get(k), {**bind.let_values(), **names})
+                 for k in ("grid", "block", "dynamic_smem_bytes")}
+        grid = tuple(int(x) for x in shape["grid"])
+        block = tuple(int(x) for x in shape["block"])
+        dyn = int(shape["dynamic_smem_bytes"] or 0)
+        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile)
+        env = {}
+        params = list(func.params)
+        for p, v in zip(params, call_args):
+            env[p] = v
+        order = _cta_order(grid, ctas)
+        with np.errstate(all="ignore"):
+            prog.run(env, space, order, grid, block, dyn)
+        result.findings.extend(prog.findings)
+        for n in prog.notes:
+            if n not in result.notes:
+                result.notes.append(n)
+        for k, v in prog.stats.items():
+            if isinstance(v, (int, float)) and k in total_stats and k not in ("threads_per_cta",):
+                total_stats[k] += v
+            else:
+                total_stats[k] = v
+        total_stats.setdefault("kernels", []).append(kname)
+    total_stats["seconds"] = time.perf_counter() - t0
+    result.stats = total_stats
+    return result
+
+
+def _cta_order(grid, ctas):
+    gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
+    if ctas is None:      # launch order, blockIdx.x fastest: (N, 3) int array
+        lin = np.arange(gx * gy * gz, dtype=np.int64)
+        return np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], axis=1)
+    out = []
+    for c in ctas:
+        if isinstance(c, (tuple, list)):
+            t = tuple(int(v) for v in c) + (0, 0)
+            out.append(t[:3])
+        else:
+            c = int(c)
+            out.append((c % gx, (c // gx) % gy, c // (gx * gy)))
+    for t in out:
+        if not (0 <= t[0] < gx and 0 <= t[1] < gy and 0 <= t[2] < gz):
+            from txlab.errors import InputError
+
+            raise InputError(f"ctas: {t} is outside the grid {tuple(grid)}")
+    return out
+
+
+class _HostBinder:
+    """Reads the host function: which buffers and scalars each device kernel gets, and the tensor
+    maps it encodes (cuTensorMapEncodeTiled)."""
+
+    def __init__(self, sig, user, args, names, space):
+        from txlab.emulator import memory as M
+
+        self.names = dict(names)
+        self.alias: dict = {}         # host buffer name -> user buffer name
+        self.values: dict = {}        # user buffer name -> base address
+        self.scalars: dict = {}
+        self.tensormaps: dict = {}
+        self.launches: list = []
+        self.lets: dict = {}          # host variable -> its value expression
+        bufs = {}
+        if user is not None:
+            for p in user.params:
+                b = user.buffer_map.get(p) if hasattr(user, "buffer_map") else None
+                if b is not None:
+                    bufs[p.name] = b.name
+        for i, (p, v) in enumerate(zip(sig.entry_params, args)):
+            if p["kind"] == "buffer":
+                arr = v
+                if not isinstance(arr, np.ndarray):
+                    from txlab.errors import InputError
+
+                    raise InputError(f"txlab.emulate takes numpy arrays; {p['name']} is {type(v).__name__}")
+                base = M.GLOBAL_BASE + i * M.GLOBAL_STRIDE
+                data = arr.reshape(-1).view(np.uint8)
+                space.add(M.Region(p["name"], base, data, "global"))
+                self.values[p["name"]] = np.uint64(base)
+                self.values[bufs.get(p["name"], p["name"])] = np.uint64(base)
+            else:
+                self.scalars[p["name"]] = v
+        self.space = space
+
+    def walk(self, host_mod):
+        from txlab import ir
+
+        for _, f in host_mod.functions_items():
+            for node in ir.walk(f.body):
+                t = type(node).__name__
+                if t in ("Bind", "LetStmt") and hasattr(node, "var"):   # host-side CSE (cse_v1 = n // 128)
+                    self.lets[node.var.name] = node.value
+                elif t == "DeclBuffer":
+                    src = self._buffer_of(node.data)
+                    if src is not None:
+                        self.alias[node.buffer.name] = src
+                elif t == "Call" and getattr(node.op, "name", "") == "tirx.tvm_call_packed" and \
+                        str(getattr(node.args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled":
+                    self._tensormap(node)
+                elif t == "Call" and getattr(node.op, "name", "") == "tirx.tensormap_encode_tiled":
+                    self._tensormap_attr(node)
+            for node in ir.walk(f.body):
+                if type(node).__name__ == "Call" and getattr(node.op, "name", "") == "tirx.call_ffi_kernel":
+                    params = [str(p) for p in node.attrs.launch_params]
+                    args = list(node.args)
+                    kname = str(getattr(args[0], "value", args[0]))
+                    vals = [self.value(a) for a in args[1:len(args) - len(params)]]
+                    self.launches.append((kname, vals))
+
+    def let_values(self) -> dict:
+        """Integer values of the host's let-bound variables (launch dimensions may name them)."""
+        out = {}
+        for name in self.lets:
+            try:
+                v = self.value(self.lets[name])
+            except Exception:  # noqa: BLE001 - a let that is not an integer expression of the arguments
+                continue
+            if isinstance(v, (int, np.integer)):
+                out[name] = int(v)
+        return out
+
+    def _buffer_of(self, e):
+        t = type(e).__name__
+        if t == "Call" and getattr(e.op, "name", "") == "tirx.buffer_data":
+            return self.alias.get(e.args[0].name, e.args[0].name)
+        return None
+
+    def value(self, e):
+        t = type(e).__name__
+        if t in ("IntImm",):
+            return np.int32(e.value) if str(e.ty.dtype) == "int32" else np.dtype(str(e.ty.dtype)).type(e.value)
+        if t == "FloatImm":
+            return np.dtype(str(e.ty.dtype)).type(e.value)
+        if t == "StringImm":
+            return str(e.value)
+        b = self._buffer_of(e)
+        if b is not None:
+            if b not in self.values:
+                from txlab.errors import NotEmulatedError
+
+                raise NotEmulatedError(f"kernel argument {b} (a buffer the host derives)")
+            return self.values[b]
+        if t == "Var":
+            if e.name in self.tensormaps:
+                return self.tensormaps[e.name]
+            if e.name in self.scalars:
+                from txlab.emulator.memory import np_dtype
+
+                return np_dtype(str(e.ty.dtype)).type(self.scalars[e.name])
+            if e.name in self.names:
+                return np.dtype(str(e.ty.dtype)).type(self.names[e.name])
+            if e.name in self.lets:
+                v = self.value(self.lets[e.name])
+                return np.dtype(str(e.ty.dtype)).type(v) if not isinstance(v, (dict, str)) else v
+        # an expression of scalars (e.g. n * 4): evaluate by name
+        from txlab.launch import eval_dims as _eval_dims
+
+        v = _eval_dims([str(e)], {**self.names, **{k: int(v) for k, v in self.scalars.items()
+                                                   if isinstance(v, (int, np.integer))}})[0]
+        if isinstance(v, int):
+            return np.int32(v)
+        from txlab.errors import NotEmulatedError
+
+        raise NotEmulatedError(f"host-computed kernel argument {e}")
+
+    def _tensormap_attr(self, call):
+        """``T.tensormap_encode_tiled(map, base, dims..., strides..., box..., elem_strides...)``
+        with the dtype, rank, swizzle, ... in the call's attributes."""
+        at = call.attrs
+        a = list(call.args)
+        rank = int(at.rank)
+        base = self._address(a[1])
+        nums = [int(self.value(x)) for x in a[2:]]
+        self.tensormaps[a[0].name] = {
+            "dtype": str(at.descriptor_dtype), "rank": rank, "base": int(base), "dims": nums[:rank],
+            "strides": nums[rank:2 * rank - 1], "box": nums[2 * rank - 1:3 * rank - 1],
+            "elem_strides": nums[3 * rank - 1:4 * rank - 1], "interleave": int(at.interleave),
+            "swizzle": int(at.swizzle), "l2": int(at.l2_promotion), "oob_fill": int(at.oob_fill)}
+
+    def _address(self, e):
+        if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.handle_add_byte_offset":
+            return int(self._address(e.args[0])) + int(self.value(e.args[1]))
+        return int(self.value(e))
+
+    def _tensormap(self, call):
+        a = list(call.args)[1:]
+        mapvar = a[0].name
+        dtype = str(a[1].value)
+        rank = int(a[2].value)
+        base = self.value(a[3])
+        nums = [int(self.value(x)) for x in a[4:]]
+        dims = nums[:rank]
+        strides = nums[rank:2 * rank - 1]
+        box = nums[2 * rank - 1:3 * rank - 1]
+        elem = nums[3 * rank - 1:4 * rank - 1]
+        interleave, swizzle, l2, oob = nums[4 * rank - 1:4 * rank + 3]
+        self.tensormaps[mapvar] = {"dtype": dtype, "rank": rank, "base": int(base), "dims": dims,
+                                   "strides": strides, "box": box, "elem_strides": elem,
+                                   "interleave": interleave, "swizzle": swizzle, "l2": l2, "oob_fill": oob}
+
+
