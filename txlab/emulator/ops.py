@@ -20,6 +20,10 @@ from txlab.errors import NotEmulatedError
 
 HANDLERS: dict = {}
 BLOCKING: dict = {}
+#: calls by the *function name* they carry: ``call_pure_extern("__expf", x)``, ``call_extern(...)``,
+#: ``T.cuda.func_call("tvm_builtin_pointer_offset", ...)`` -- handlers take (compiler, call, args),
+#: ``args`` being the call's arguments after the name (and, for ``func_call``, before its source)
+EXTERNS: dict = {}
 #: ops that make a CTA run warp by warp (some warps wait for others)
 WARP_MODE_OPS = {"tirx.cuda.mbarrier_wait", "tirx.cuda.mbarrier_wait_acquire_cluster", "tirx.cuda.wait_until",
                  "tirx.ptx.mbarrier_try_wait", "tirx.cuda.warpgroup_sync"}
@@ -45,6 +49,31 @@ def blocking(*names):
             BLOCKING[n] = fn
         return fn
     return deco
+
+
+def extern(*names):
+    """Register a handler for calls that name a device function (see ``EXTERNS``)."""
+    def deco(fn):
+        for n in names:
+            EXTERNS[n] = fn
+        return fn
+    return deco
+
+
+def _extern_call(skip_tail: int):
+    def build(comp, call):
+        name = _str(call.args[0])
+        rest = list(call.args[1:len(call.args) - skip_tail])
+        fn = EXTERNS.get(name)
+        if fn is None:
+            return comp.not_emulated(name, f"a call of the device function {name} ({call.op.name})")
+        return fn(comp, call, rest)
+    return build
+
+
+HANDLERS["tirx.call_pure_extern"] = _extern_call(0)
+HANDLERS["tirx.call_extern"] = _extern_call(0)
+HANDLERS["tirx.cuda.func_call"] = _extern_call(1)   # its last argument is the function's source
 
 
 def _args(comp, call):
