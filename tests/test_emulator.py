@@ -184,7 +184,7 @@ def test_deadlock_is_reported_not_hung():
                                  "packed_half", "mma_fragment_store", "timer_ring", "cluster_remote_arrive",
                                  "mbarrier_cluster"])
 def test_catalogue_examples_reproduce_bitwise(eid):
-    from txlab.emulator.catalogue import emulate_example
+    from txlab.api.emulated import emulate_example
 
     row = emulate_example(eid)
     assert row["status"] == "bitwise", row
@@ -475,7 +475,7 @@ def test_coverage_doc_emulated_column_matches_the_emulation_record():
             cells[cols[0].strip("`")] = cols[6]
     rows = api.coverage(compile=False)
     stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
-    assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.emulator.catalogue first): {stale}"
+    assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.api.emulated first): {stale}"
     assert any(c.startswith("yes") for c in cells.values())
 
 

@@ -184,6 +184,13 @@ class Compiled:
             self._executable = build.executable(self.lowered, self.cubin)
         return self._executable
 
+    def view(self, **kwargs):
+        """The SourceView of this build (TVMScript, CUDA, PTX, SASS linked line by line), the widget
+        :mod:`txlab.views` registers for ``Compiled``; ``kwargs`` (``profile=``, ``heat=``) go to it."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
+
     def __call__(self, *args, **kwargs):
         from txlab.run import launch
 

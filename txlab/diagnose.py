@@ -183,9 +183,9 @@ def add_hints(exc, mod, arch) -> None:
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
     """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
     try:
-        from txlab.api.entries import catalogue   # the catalogue alone (txlab.api's verification imports the compiler)
+        from txlab.tirx_api import names   # TVM's API names (txlab.api sits above the compiler)
 
-        entries = [e for e in catalogue() if e.arch and e.arch.startswith("sm_")]
+        entries = [e for e in names() if e.arch and e.arch.startswith("sm_")]
     except Exception:
         return None
     where = [exc.source_line or ""] if exc.lineno and exc.source_line else []

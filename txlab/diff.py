@@ -1,4 +1,4 @@
-"""What changed between two builds: ``txlab.diff(a, b)``.
+"""What changed between two builds: ``txlab.compare(a, b)`` (this module is ``txlab.diff``).
 
 For two :class:`txlab.Compiled` it returns a :class:`CompileDiff`: per-kernel resources side by
 side (registers, shared memory, spills, stack), the SASS instruction-class histogram of each, and
@@ -14,11 +14,10 @@ from __future__ import annotations
 import difflib
 import html
 import re
-import sys
-import types
 from dataclasses import dataclass, field
 from typing import Callable
 
+from txlab.deprecation import callable_module
 from txlab.sass import CLASSES
 
 RESOURCE_FIELDS = ("registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
@@ -40,7 +39,7 @@ def diff(a, b, **kwargs):
         if accepts(a, b):
             return make(a, b, **kwargs)
     kinds = ", ".join(w for _, _, w in _HANDLERS)
-    raise TypeError(f"txlab.diff compares {kinds}; got {type(a).__name__} and {type(b).__name__}")
+    raise TypeError(f"txlab.compare compares {kinds}; got {type(a).__name__} and {type(b).__name__}")
 
 
 def _both_compiled(a, b) -> bool:
@@ -315,11 +314,7 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
 register(_both_compiled, compile_diff, "two txlab.Compiled")
 
 
-# ``txlab.diff`` is both this module and the function: whichever way it was reached first
-# (``import txlab.diff`` binds the module on the package), ``txlab.diff(a, b)`` must call diff().
-class _CallableModule(types.ModuleType):
-    def __call__(self, a, b, **kwargs):
-        return diff(a, b, **kwargs)
+compare = diff  # txlab.compare(a, b): the public spelling
 
-
-sys.modules[__name__].__class__ = _CallableModule
+# txlab.diff(a, b) called this module; it is txlab.compare(a, b) now (one release of warnings)
+callable_module("txlab.diff", diff, "txlab.compare(a, b)")

@@ -16,6 +16,7 @@ table). Every name is importable from ``txlab.api``; ``python -m txlab.api --hel
 """
 from __future__ import annotations
 
+from txlab.api.cli import main
 from txlab.api.coverage_rows import (VERIFIED_IKET_JSON, VERIFIED_JSON, VERIFIED_MULTI_GPU_JSON, compile_examples,
                                      coverage)
 from txlab.api.entries import Entry, catalogue, catalogue_drift, entry, examples
@@ -30,10 +31,3 @@ __all__ = [
     "compile_examples", "coverage", "verify", "verify_example", "verify_all", "coverage_markdown",
     "verified_cell", "VERIFIED_JSON", "VERIFIED_MULTI_GPU_JSON", "VERIFIED_IKET_JSON", "main",
 ]
-
-
-def main(argv=None) -> int:
-    """``python -m txlab.api ...`` (see ``--help``)."""
-    from txlab.api.__main__ import main as cli
-
-    return cli(argv)

@@ -24,7 +24,7 @@ EMULATED_RECORD = Path(__file__).resolve().parent.parent / "data" / "api_emulate
 
 def emulated_examples_cell(example_ids, record: dict | None = None) -> str:
     """The examples that use a name, with their emulation status ('-' when no runnable example
-    uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.emulator.catalogue``)."""
+    uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.api.emulated``)."""
     import json
 
     rec = record if record is not None else (

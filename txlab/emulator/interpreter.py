@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
+import txlab.emulator.memory as M
 from txlab.errors import NotEmulatedError
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from txlab import ir
-from txlab.emulator import memory as M
+import txlab.emulator.memory as M
 from txlab.emulator.interpreter import Compiler, Group, _key
 from txlab.emulator.races import EpochRaceChecker, RaceChecker
 from txlab.emulator.result import Finding
@@ -36,8 +36,11 @@ class Stop(Exception):
 class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
                  filename: str | None = None):
-        from txlab.emulator import ops
-        from txlab.emulator import cluster, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.ops as ops
+        import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.timers  # noqa: F401
+        import txlab.emulator.tma  # noqa: F401
+        import txlab.emulator.wgmma  # noqa: F401
 
         self.func = func
         self.kernel_name = kernel_name
@@ -278,7 +281,7 @@ class Program:
         clock reads, clusters) runs many CTAs at once: lanes = CTAs x threads, shared memory one
         slice per CTA. Results are the same as CTA by CTA (per instruction, lanes go in (CTA,
         thread) order, so atomics and stores to one address resolve as in launch order)."""
-        from txlab.emulator import ops
+        import txlab.emulator.ops as ops
 
         if self.warp_mode or threads % 32 or nctas < 2 or not self.batchable:
             return 1

@@ -55,7 +55,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
     import time
 
     from txlab import build
-    from txlab.emulator import memory as M
+    import txlab.emulator.memory as M
     from txlab.emulator.program import Program
     from txlab.launch import bind_symbols, check_args
     from txlab.launch import eval_dims as _eval_dims
@@ -133,7 +133,7 @@ class _HostBinder:
     maps it encodes (cuTensorMapEncodeTiled)."""
 
     def __init__(self, sig, user, args, names, space):
-        from txlab.emulator import memory as M
+        import txlab.emulator.memory as M
 
         self.names = dict(names)
         self.alias: dict = {}         # host buffer name -> user buffer name

@@ -22,11 +22,11 @@ here. Events are stored column-wise (numpy), so a million records stay cheap; ``
 is a read-only sequence that builds each event dict on access.
 
 Decoding never executes anything from a trace; JSON is parsed with ``json`` under size caps.
-Run ``python -m txlab.timeline --help`` for the commands that (re)generate the saved traces.
 
 Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode/encode/synthetic),
-``iket`` (run-iket JSON), ``record`` (GPU recording), ``saved_traces`` (``txlab/data``) and
-``__main__`` (the CLI). Every name is importable from ``txlab.timeline``.
+``iket`` (run-iket JSON), ``record`` (GPU recording) and ``saved_traces`` (``txlab/data``).
+Every name is importable from ``txlab.timeline``. The example kernels that record them are in
+:mod:`txlab.examples.instrumented`; ``python -m txlab.examples.traces`` re-records the saved traces.
 """
 from __future__ import annotations
 
@@ -44,17 +44,3 @@ __all__ = [
     "IKET_PAYLOAD_TYPES", "KIND_RANGE", "KIND_INSTANT", "decode_payload",
 ]
 
-# The example kernels moved to txlab.examples.instrumented (examples sit above the models: they
-# record with txlab.timeline, so the timeline package does not import them).
-_MOVED = {"example_kernel": "txlab.examples.instrumented", "example_inputs": "txlab.examples.instrumented"}
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-        import warnings
-
-        warnings.warn(f"txlab.timeline.{name} moved to {_MOVED[name]}.{name}", DeprecationWarning,
-                      stacklevel=2)
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module 'txlab.timeline' has no attribute {name!r}")

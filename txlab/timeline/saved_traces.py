@@ -1,4 +1,4 @@
-"""Traces shipped in ``txlab/data`` (``python -m txlab.timeline`` regenerates them).
+"""Traces shipped in ``txlab/data`` (``python -m txlab.examples.traces`` regenerates them).
 """
 from __future__ import annotations
 

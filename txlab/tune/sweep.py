@@ -9,7 +9,7 @@ import os
 import threading
 import time
 
-from txlab.tune import engine as E
+import txlab.tune.engine as E
 from txlab.tune.model import Row, TuneResult
 from txlab.tune.search import Budget, strategy_for
 from txlab.tune.space import Space, config_id

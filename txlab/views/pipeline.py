@@ -1,4 +1,4 @@
-"""PipelineViewer: step through a :class:`txlab.pipelines.PipelineTrace`.
+"""PipelineView: step through a :class:`txlab.pipelines.PipelineTrace`.
 
 Swimlanes per role (ops as ticks, blocked waits as bars, the deadlock point marked), one column per
 stage slot with each barrier's phase bit, pending arrivals and tx bytes, a step/play control, the
@@ -14,6 +14,7 @@ from array import array
 
 import traitlets
 
+from txlab.deprecation import renamed
 from txlab.views._base import View
 
 #: parameters the widget may change (and their allowed ranges); others stay as simulated
@@ -33,8 +34,8 @@ def pack_events(trace) -> bytes:
     return flat.tobytes()
 
 
-class PipelineViewer(View):
-    """Interactive view of a pipeline simulation. ``PipelineViewer(trace)``; ``.step`` is the
+class PipelineView(View):
+    """Interactive view of a pipeline simulation. ``PipelineView(trace)``; ``.step`` is the
     selected event (``-1``: the initial state) and syncs both ways; ``.trace`` the shown trace.
 
     ``data-testid``s: ``pipeline-first``, ``pipeline-prev``, ``pipeline-play``, ``pipeline-next``,
@@ -104,3 +105,7 @@ class PipelineViewer(View):
             self.error = str(exc)
             return
         self.load(trace)
+
+
+# PipelineViewer was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"PipelineViewer": "PipelineView"})

@@ -1,4 +1,4 @@
-"""PoolMap: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
+"""PoolView: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
 
 The plan travels as compact JSON (``plan``: the layout's ``to_dict()``); plans are small (tens of
 allocations). The front end draws the CTA's shared memory as a byte axis (static buffers first,
@@ -12,10 +12,11 @@ import json
 
 import traitlets
 
+from txlab.deprecation import renamed
 from txlab.views._base import View
 
 
-class PoolMap(View):
+class PoolView(View):
     """Wheel zooms the byte axis around the cursor, drag pans, ``pool-reset`` resets; hover shows
     an allocation's offset, size, alignment, swizzle and aliases; click selects it (``selected``),
     which shows its bank pattern. ``data-testid``s: ``pool-smem-canvas``, ``pool-tmem-canvas``,
@@ -51,3 +52,7 @@ class PoolMap(View):
         if not self.selected:
             swz = [a["name"] for a in layout.allocations if a.get("bank_pattern") and a.get("swizzle")]
             self.selected = swz[0] if swz else ""
+
+
+# PoolMap was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"PoolMap": "PoolView"})

@@ -1,7 +1,7 @@
 """The ``emulated`` column of the API catalogue: does the CPU emulator reproduce each catalogue
 example's result (the numpy expectation its H200 run was verified against)?
 
-    python -m txlab.emulator.catalogue        # prints the table, writes txlab/data/api_emulated.json
+    python -m txlab.api.emulated        # prints the table, writes txlab/data/api_emulated.json
 
 Integer and exact-float outputs must match bitwise; other float outputs within the example's own
 tolerance, and the largest distance in float32 ulps is recorded.
@@ -33,7 +33,7 @@ def _ulps(got, want) -> int:
 
 def emulate_example(example_id: str) -> dict:
     """Emulate one catalogue example and compare with its expectation."""
-    from txlab.api import examples
+    from txlab.api.entries import examples
     from txlab.api.verification import _problem as _compare
     from txlab.emulator import emulate
     from txlab.errors import NotEmulatedError, TxlabError
@@ -90,7 +90,7 @@ def emulate_example(example_id: str) -> dict:
 
 
 def emulate_all(write: bool = False) -> dict:
-    from txlab.api import examples
+    from txlab.api.entries import examples
 
     rows = {}
     for eid, ex in sorted(examples().items()):
@@ -114,7 +114,7 @@ def markdown(out: dict) -> str:
     rows = out["examples"]
     ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
     lines = ["# API catalogue examples on the CPU emulator", "",
-             f"`python -m txlab.emulator.catalogue` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
+             f"`python -m txlab.api.emulated` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
              "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
              "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
              "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
