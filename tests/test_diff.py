@@ -10,6 +10,7 @@ import pytest
 
 import txlab
 from txlab import sass
+from txlab.display import html_of
 from txlab.diff import CompileDiff, normalize
 from txlab.magic import run_cell
 
@@ -48,7 +49,7 @@ def pair():
 
 def test_resources_and_histogram(pair):
     a, b = pair
-    d = txlab.diff(a, b)
+    d = txlab.compare(a, b)
     assert isinstance(d, CompileDiff)
     assert d.kernels == [("transpose_32_kernel", "transpose_33_kernel")]
     smem = next(r for r in d.resources if r["field"] == "static_smem_bytes")
@@ -64,7 +65,7 @@ def test_resources_and_histogram(pair):
 
 def test_same_kernel_twice_is_all_same(pair):
     a, _ = pair
-    d = txlab.diff(a, txlab.compile(a.ir_module, arch="sm_90a"))
+    d = txlab.compare(a, txlab.compile(a.ir_module, arch="sm_90a"))
     assert all(r["delta"] == 0 for r in d.resources)
     assert d.lines and {r["status"] for r in d.lines} == {"same"}
     assert f"0 of {len(d.lines)} user lines changed" in d.summary()
@@ -75,7 +76,7 @@ def test_aligned_per_user_line(pair):
     kernels' lines are aligned by their text, and the line that fills the tile is the one whose
     instructions changed (row stores step by 33 floats instead of 32)."""
     a, b = pair
-    d = txlab.diff(a, b)
+    d = txlab.compare(a, b)
     assert d.by_line
     n_a = len([i for i in sass.instructions(a) if not i.padding])
     n_b = len([i for i in sass.instructions(b) if not i.padding])
@@ -107,7 +108,7 @@ def test_without_a_line_map_the_kernels_are_aligned(pair):
     a, b = (txlab.compile(c.ir_module, arch="sm_90a") for c in pair)
     for c in (a, b):
         c.line_table = None        # a kernel without a line map (no source spans)
-    d = txlab.diff(a, b)
+    d = txlab.compare(a, b)
     assert not d.by_line and len(d.lines) == 1
     row = d.lines[0]
     assert row["status"] == "changed"
@@ -120,17 +121,17 @@ def test_without_a_line_map_the_kernels_are_aligned(pair):
 
 def test_to_dict_and_html_escape(pair):
     a, b = pair
-    d = txlab.diff(a, b)
+    d = txlab.compare(a, b)
     js = d.to_dict()
     assert js["kind"] == "compile" and js["a"]["name"] == "transpose_32" and js["changed"] == len(d.changed_lines) >= 1
     import json
 
     json.dumps(js)
-    page = d._repr_html_()
+    page = html_of(d)
     assert "transpose_32" in page and "<script" not in page
     d.a_name = "<img src=x onerror=alert(1)>"
     d.lines[0]["a_sass"][0]["text"] = "<b>evil</b>"
-    page = d._repr_html_()
+    page = html_of(d)
     assert "<img" not in page and "<b>evil" not in page
 
 
@@ -141,7 +142,7 @@ def test_plots(pair):
     from matplotlib.figure import Figure
 
     a, b = pair
-    assert isinstance(txlab.diff(a, b).plot(), Figure)
+    assert isinstance(txlab.compare(a, b).plot(), Figure)
     assert isinstance(a.sass_table().plot(), Figure)
 
 
@@ -153,9 +154,9 @@ def test_normalize_ignores_register_numbers_only():
 
 def test_dispatch_and_extension_point(pair):
     with pytest.raises(TypeError, match="two txlab.Compiled"):
-        txlab.diff(1, 2)
+        txlab.compare(1, 2)
     with pytest.raises(TypeError):
-        txlab.diff(pair[0], "x")
+        txlab.compare(pair[0], "x")
 
     class Profile:  # another model registers its own comparison (the profiler's)
         pass
@@ -163,15 +164,15 @@ def test_dispatch_and_extension_point(pair):
     txlab.diff.register(lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
                         lambda a, b, **kw: ("profile diff", kw), "two Profiles")
     try:
-        assert txlab.diff(Profile(), Profile(), metric="x") == ("profile diff", {"metric": "x"})
+        assert txlab.compare(Profile(), Profile(), metric="x") == ("profile diff", {"metric": "x"})
     finally:
         txlab.diff._HANDLERS.pop()
 
 
-def test_diff_module_and_function_are_one():
+def test_diff_module_and_compare_function():
     import txlab.diff as mod
 
-    assert txlab.diff is mod and callable(mod) and mod.CompileDiff is CompileDiff
+    assert txlab.diff is mod and mod.CompileDiff is CompileDiff and txlab.compare is mod.diff
 
 
 def test_import_txlab_stays_light():

@@ -339,10 +339,10 @@ def test_demo_kernel_runs_on_gpu(stages, consumers, tiles):
 
 # --- the widget (Python side; browser tests drive the front end) ------------------------------------------
 def test_viewer_packs_events_and_reruns_on_param_change():
-    from txlab.views.pipeline import PipelineViewer
+    from txlab.views.pipeline import PipelineView
 
     t = P.simulate(4, iterations=8, producer_phase=0)
-    v = PipelineViewer(t)
+    v = PipelineView(t)
     assert len(v.events) == 4 * 11 * len(t)
     assert v.step == t.deadlock.step and v.meta["deadlock"]["waits"][0]["role"] == "producer"
     row = np.frombuffer(v.events, "<i4").reshape(-1, 11)

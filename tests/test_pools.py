@@ -198,9 +198,9 @@ def test_to_dict_plot_and_widget():
     matplotlib.use("Agg")
     fig = plan.plot()
     assert len(fig.axes) == 2
-    from txlab.views.pool import PoolMap
+    from txlab.views.pool import PoolView
 
-    w = PoolMap(plan)
+    w = PoolView(plan)
     assert json.loads(w.plan)["kernel"] == "blackwell_tmem"
 
 

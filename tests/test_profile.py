@@ -14,6 +14,7 @@ import pytest
 
 import txlab
 from txlab import ncu
+from txlab.display import html_of
 from txlab.profiling import Profile, ProfileDiff, with_lineinfo
 
 DATA = Path(__file__).parent / "data" / "h200"
@@ -68,11 +69,11 @@ def test_bank_conflicts_naive_vs_padded(tmp_path, sample_kernels):
     assert cuda_read["shared_wavefronts"] == 65536
     assert naive.attributed_share == 1.0
     assert "32.0 wavefronts per request" in naive.summary()
-    d = txlab.diff(naive, padded)
+    d = txlab.compare(naive, padded)
     assert isinstance(d, ProfileDiff)
     row = next(r for r in d.rows if r["metric"] == "smem_ld_wavefronts_per_request")
     assert row["ratio"] == pytest.approx(1 / 32)
-    assert "<table>" in d._repr_html_()
+    assert "<table>" in html_of(d)
 
 
 def test_gemm_roll_up(tmp_path, gemm):
@@ -118,7 +119,7 @@ def test_save_load_and_format_errors(tmp_path, gemm):
     import matplotlib
 
     matplotlib.use("Agg")
-    assert p.plot() is not None and "<table>" in p._repr_html_()
+    assert p.plot() is not None and "<table>" in html_of(p)
 
 
 def test_saved_profiles_load():

@@ -21,7 +21,6 @@ TMA are not thread loads/stores and are not counted here.
 """
 from __future__ import annotations
 
-import html
 import linecache
 from dataclasses import asdict, dataclass, field
 
@@ -107,21 +106,6 @@ class BankReport(list):
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_html_(self) -> str:
-        rows = []
-        for r in self:
-            bad = r.ways > 1
-            rows.append(
-                "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
-                "<td><code>{}</code></td></tr>".format(
-                    ' style="background:#fde2e2"' if bad else "",
-                    html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer),
-                    r.bytes_per_lane, r.ways, r.wavefronts, r.ideal_wavefronts,
-                    html.escape(_lanes_text(r.lanes) if bad else "-"), html.escape(r.source or "")))
-        return ("<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
-                "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
-                "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
-                ).format(html.escape(self.kernel), "".join(rows))
 
 
 def _lanes_text(lanes) -> str:

@@ -87,7 +87,15 @@ class Compiled:
     @property
     def entry_params(self) -> list[dict]:
         """The parameters a caller passes, in order (those of the entry function)."""
-        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
+        return self.signature.entry_params
+
+    @property
+    def signature(self):
+        """:class:`txlab.ir.Signature`: the entry function's name and parameters (what the launch
+        checks, ``txlab.check`` and the emulator read of any kernel)."""
+        from txlab.ir.signature import Signature
+
+        return Signature(self.name, self.params)
 
     def to_dict(self) -> dict:
         return {

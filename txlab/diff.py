@@ -12,7 +12,6 @@ register renaming is not a change, a different address offset or opcode is).
 from __future__ import annotations
 
 import difflib
-import html
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -187,44 +186,10 @@ class CompileDiff:
     def __repr__(self) -> str:
         return f"<CompileDiff {self.a_name} vs {self.b_name}: {len(self.changed_lines)} of {len(self.lines)} changed>"
 
-    def _repr_html_(self) -> str:
-        e = html.escape
-        res = ["<table><tr><th>kernel</th><th>field</th><th>a</th><th>b</th><th>Δ</th></tr>"]
-        for r in self.resources:
-            style = ' style="font-weight:600"' if r["delta"] else ""
-            name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
-            res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
-                       f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
-        res.append("</table>")
-        hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
-        for c, v in self.histogram.items():
-            hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
-        hist.append("</table>")
-        colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
-                  "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
-        rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
-                "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
-        for r in self.lines:
-            bg = "rgba(237,201,72,0.15)" if r["status"] != "same" else "transparent"
-
-            def cell(sass_list):
-                return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
-                                   for i in sass_list)
-            rows.append(
-                f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
-                f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
-                f"<td><div>{e(r['a_text'] or '')}</div>{cell(r['a_sass'])}</td>"
-                f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
-                f"<td><div>{e(r['b_text'] or '')}</div>{cell(r['b_sass'])}</td></tr>")
-        rows.append("</table>")
-        head = (f"<b>{e(self.a_name)}</b> ({e(self.a_arch)}) vs <b>{e(self.b_name)}</b> ({e(self.b_arch)}): "
-                f"{len(self.changed_lines)} of {len(self.lines)} {'user lines' if self.by_line else 'kernels'} changed")
-        return (f'<div class="txlab-compile-diff"><div>{head}</div>'
-                f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
 
 
 def compile_diff(a, b) -> CompileDiff:
-    """:class:`CompileDiff` of two Compiled (what ``txlab.diff(a, b)`` returns for them)."""
+    """:class:`CompileDiff` of two Compiled (what ``txlab.compare(a, b)`` returns for them)."""
     from txlab import sass
 
     ia = [i for i in sass.instructions(a) if not i.padding]

@@ -243,6 +243,126 @@ def tune_html(result, limit: int = 20) -> str:
     return f"<div>{head_line}<table style='font-size:11px'><tr>{head}</tr>{body}</table></div>"
 
 
+# ---- results whose HTML lives here (HTML only through txlab.display: models stay pure Python) ----
+def sanitizer_html(report) -> str:
+    e = html.escape
+    head = (f"<b>{e(report.kernel)}</b>: compute-sanitizer ({e(', '.join(report.tools))})"
+            + (f" on {e(report.device)}" if report.device else ""))
+    if report.ok:
+        return (f"<div class='txlab-sanitizer'>{head}: <span style='color:#18794e'>clean</span> — "
+                "no finding; every tool ran the launch to completion.</div>")
+    rows = []
+    for f in report.findings:
+        thread = f"{tuple(f.thread)} in CTA {tuple(f.block)}" if f.thread and f.block else (
+            str(tuple(f.thread)) if f.thread else "")
+        src = report.lines.get(f.lineno) if f.lineno is not None else None
+        rows.append("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"
+                    "<tr><td></td><td colspan=5><code>{}</code><br>{}</td></tr>".format(
+                        e(f.tool), e(f.kind + (f" ({f.hazard})" if f.hazard else "")),
+                        e(str(f.lineno) if f.lineno is not None else "?"),
+                        e(f"{f.sass_offset:#x}" if f.sass_offset is not None else ""), e(thread),
+                        e(f"{f.address:#x}" + (f" ({f.size} B)" if f.size else "") if f.address is not None
+                          else ""),
+                        e(f"{f.lineno} | {src}" if src else f.where()), e(f.explanation or f.message)))
+    runs = "".join(f"<div>{e(t)}: {e(str(r.get('status')))} {e(r.get('message', '') or '')}</div>"
+                   for t, r in report.runs.items() if r.get("status") != "ok")
+    return ("<div class='txlab-sanitizer'>{}: {} finding(s)<table><tr><th>tool</th><th>kind</th>"
+            "<th>line</th><th>SASS</th><th>thread</th><th>address</th></tr>{}</table>{}</div>"
+            ).format(head, len(report.findings), "".join(rows), runs)
+
+
+def profile_diff_html(d) -> str:
+    from txlab.profiling.compare import _fmt, _ratio
+    from txlab.profiling.measurements import _clip
+
+    body = "".join(f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
+                   f"<td>{_ratio(r['ratio'])}</td></tr>"
+                   for r in d.rows)
+
+    def hot(p):
+        return "".join(f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
+                       f"<code>{html.escape(_clip(r['text'], 60))}</code></li>" for r in p.hot_lines(5))
+
+    return (f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(d.summary())}</p>'
+            f"<table><tr><th>metric</th><th>{html.escape(d.a.kernel)}</th>"
+            f"<th>{html.escape(d.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
+            f"<p>hot lines of {html.escape(d.a.kernel)}</p><ul>{hot(d.a)}</ul>"
+            f"<p>hot lines of {html.escape(d.b.kernel)}</p><ul>{hot(d.b)}</ul></div>")
+
+
+def profile_html(prof) -> str:
+    from txlab.profiling.measurements import _clip
+
+    rows = "".join(
+        f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
+        f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
+        f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in prof.hot_lines(5))
+    return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(prof.summary())}</p>'
+            f"<table><tr><th>{prof.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
+            f"<th>source</th></tr>{rows}</table></div>")
+
+
+def compile_diff_html(d) -> str:
+    e = html.escape
+    res = ["<table><tr><th>kernel</th><th>field</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+    for r in d.resources:
+        style = ' style="font-weight:600"' if r["delta"] else ""
+        name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
+        res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
+                   f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
+    res.append("</table>")
+    hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+    for c, v in d.histogram.items():
+        hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
+    hist.append("</table>")
+    colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
+              "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
+    rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
+            "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
+    for r in d.lines:
+        bg = "rgba(237,201,72,0.15)" if r["status"] != "same" else "transparent"
+
+        def cell(sass_list):
+            return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
+                               for i in sass_list)
+        rows.append(
+            f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
+            f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
+            f"<td><div>{e(r['a_text'] or '')}</div>{cell(r['a_sass'])}</td>"
+            f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
+            f"<td><div>{e(r['b_text'] or '')}</div>{cell(r['b_sass'])}</td></tr>")
+    rows.append("</table>")
+    head = (f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
+            f"{len(d.changed_lines)} of {len(d.lines)} {'user lines' if d.by_line else 'kernels'} changed")
+    return (f'<div class="txlab-compile-diff"><div>{head}</div>'
+            f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
+
+
+def bank_report_html(report) -> str:
+    from txlab.banks import _lanes_text
+
+    rows = []
+    for r in report:
+        bad = r.ways > 1
+        rows.append(
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
+            "<td><code>{}</code></td></tr>".format(
+                ' style="background:#fde2e2"' if bad else "",
+                html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer),
+                r.bytes_per_lane, r.ways, r.wavefronts, r.ideal_wavefronts,
+                html.escape(_lanes_text(r.lanes) if bad else "-"), html.escape(r.source or "")))
+    return ("<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
+            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
+            "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
+            ).format(html.escape(report.kernel), "".join(rows))
+
+
+def emulation_html(res) -> str:
+
+    color = "#2e7d32" if res.ok else "#c62828"
+    return (f'<pre style="color:{color}">{html.escape(res.summary())}</pre>')
+
+
 HTML_OF = {
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.compiler", "Compiled"): compiled_html,
@@ -251,6 +371,12 @@ HTML_OF = {
     ("txlab.timeline.model", "TimelineSummary"): preformatted_html,
     ("txlab.run", "CheckResult"): check_html,
     ("txlab.run", "BenchResult"): lambda r: preformatted_html(r, repr),
+    ("txlab.sanitizer.report", "SanitizerReport"): sanitizer_html,
+    ("txlab.profiling.compare", "ProfileDiff"): profile_diff_html,
+    ("txlab.profiling.measurements", "Profile"): profile_html,
+    ("txlab.diff", "CompileDiff"): compile_diff_html,
+    ("txlab.banks", "BankReport"): bank_report_html,
+    ("txlab.emulator.result", "EmulationResult"): emulation_html,
 }
 
 

@@ -311,7 +311,9 @@ def register(ipython) -> None:
                 SourceView = None
             if SourceView is not None:
                 display(SourceView(compiled, profile=prof))
-            display(HTML(prof._repr_html_()))
+            from txlab.display import html_of
+
+            display(HTML(html_of(prof)))
             return
         if args.quiet or not show:
             for r in reports.values():

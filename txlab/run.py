@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from txlab.ir.signature import Signature
 from txlab.launch import bind_symbols, check_args, check_launch  # noqa: F401  (public here too)
 from txlab.launch import checked_then_gpu
 from txlab.launch import raise_inline_fault, timed_launches, to_device
@@ -119,7 +120,8 @@ def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: 
         checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
-    params = compiled.params if type(compiled).__name__ == "Compiled" else _params_for(compiled)
+    sig = getattr(compiled, "signature", None)   # txlab.Compiled has one; a @T.prim_func is read here
+    params = sig.params if isinstance(sig, Signature) else _params_for(compiled)
     exp = expected_outputs(compiled, expected, outputs, params=params)
     index = {p["name"]: i for i, p in enumerate(params)}
     for n in exp:

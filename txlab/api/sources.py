@@ -24,7 +24,7 @@ _generated: dict = {}
 
 
 def generated_cuda(example_id: str, arch: str | None = None) -> str:
-    """The CUDA C TVM generates for an example, without running nvcc (what the APIExplorer shows;
+    """The CUDA C TVM generates for an example, without running nvcc (what the APIView shows;
     memoised per process). ``cuda_source`` is the same text through txlab.compile (builds a cubin)."""
     key = (example_id, arch)
     if key not in _generated:
@@ -106,7 +106,7 @@ def _blocks(lines: list[str]) -> tuple[int, dict]:
 
 
 def emitted_lines(name: str, example_id: str | None = None, context: int = 3, source: str | None = None) -> dict:
-    """The CUDA lines API ``name`` produced in its example (what the APIExplorer highlights).
+    """The CUDA lines API ``name`` produced in its example (what the APIView highlights).
 
     Found with, in order: the example's ``emits`` regex for the name; for ``tvm.backend.cuda.lang``
     classes, the PTX they lower to; the calls in the kernel to an identifier spelling the name

@@ -92,6 +92,6 @@ def _tvm_version():
     return tvm_version()
 
 
-# ---- where an API name shows up in the generated CUDA (APIExplorer) -----------------------------
+# ---- where an API name shows up in the generated CUDA (APIView) -----------------------------
 # What a name lowers to when its own name does not appear in the CUDA (classes of
 # tvm.backend.cuda.lang act through the PTX they emit). Keys are qualified names.

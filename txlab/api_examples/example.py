@@ -25,7 +25,7 @@ class Example:
     note: str = ""
     # a custom build (e.g. through an extra TVM pass): compile(example) -> anything; raises on failure
     compile: Callable[["Example"], Any] | None = None
-    # regex over the generated CUDA per API name: the lines that API produced (APIExplorer highlight)
+    # regex over the generated CUDA per API name: the lines that API produced (APIView highlight)
     emits: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -118,7 +118,7 @@ def build(ex) -> dict:
 
 
 def enabled_source(ex) -> str:
-    """CUDA of the IKET-enabled build (what the APIExplorer shows for these names)."""
+    """CUDA of the IKET-enabled build (what the APIView shows for these names)."""
     import tvm
 
     from txlab.compiler import compile as compile_kernel

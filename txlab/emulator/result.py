@@ -75,8 +75,3 @@ class EmulationResult:
     def __repr__(self):
         return f"<EmulationResult {'OK' if self.ok else 'FINDINGS'} {self.summary()}>"
 
-    def _repr_html_(self):
-        import html
-
-        color = "#2e7d32" if self.ok else "#c62828"
-        return (f'<pre style="color:{color}">{html.escape(self.summary())}</pre>')

@@ -7,20 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from txlab.emulator.result import EmulationResult, Finding
+from txlab.ir.signature import Signature
 
 __all__ = ["emulate", "lower_for_emulation"]
-
-
-class _Sig:
-    """What txlab.run.check_args needs of a kernel: name and parameters."""
-
-    def __init__(self, name, params):
-        self.name = name
-        self.params = params
-
-    @property
-    def entry_params(self):
-        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
 
 
 def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
@@ -62,7 +51,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
 
     t0 = time.perf_counter()
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
-    sig = _Sig(entry, build.params_of(mod))
+    sig = Signature(entry, build.params_of(mod))
     check_args(sig, args)
     names = bind_symbols(sig, args)
     space = M.AddressSpace()

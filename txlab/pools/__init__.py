@@ -12,7 +12,7 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan = txlab.pools.layout(compiled)        # prim_func, IRModule or txlab.Compiled
     >>> plan.allocations[0]["name"], plan.occupancy.ctas_per_sm
     >>> plan.check()                               # PoolOverflowError before any launch
-    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolMap widget
+    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolView widget
 """
 from __future__ import annotations
 

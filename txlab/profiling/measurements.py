@@ -306,17 +306,6 @@ class Profile:
         fig.tight_layout()
         return fig
 
-    def _repr_html_(self):
-        import html
-
-        rows = "".join(
-            f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
-            f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
-            f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in self.hot_lines(5))
-        return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(self.summary())}</p>'
-                f"<table><tr><th>{self.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
-                f"<th>source</th></tr>{rows}</table></div>")
-
     def __repr__(self):
         d = self.duration_ns
         return (f"<Profile {self.kernel} ({self.device or self.arch}): "

@@ -12,11 +12,11 @@ kernel's arguments (numpy arrays; called on the GPU worker); ``check`` the refer
 Without a GPU (or without ``inputs``) the sweep is compile-only: registers, spills, shared memory,
 occupancy and SASS counts per configuration.
 
-Modules: ``autotune`` (the entry point), ``sweep`` (phases), ``engine`` (Ray / serial), ``search``
+Modules: ``entry`` (:func:`autotune`, ``load``, ``shutdown``), ``sweep`` (phases), ``engine`` (Ray / serial), ``search``
 (budgets, Optuna), ``space``, ``model`` (:class:`TuneResult`). Calling the package,
 ``txlab.tune(...)``, is deprecated: it is ``txlab.autotune(...)``.
 """
-from txlab.tune.autotune import autotune, load, shutdown, tune
+from txlab.tune.entry import autotune, load, shutdown, tune
 from txlab.tune.model import Row, TuneResult
 from txlab.tune.search import Budget
 from txlab.tune.space import Space, config_id

@@ -15,7 +15,7 @@ from txlab.views._base import View
 
 
 class DiffView(View):
-    """``DiffView(txlab.diff(a, b))`` or ``DiffView(a, b)`` for two Compiled.
+    """``DiffView(txlab.compare(a, b))`` or ``DiffView(a, b)`` for two Compiled.
 
     Click a line to see its SASS side by side (changed instructions marked); "changed only"
     hides the lines whose SASS is the same; "next change" walks the changed lines.

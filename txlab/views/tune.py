@@ -4,7 +4,7 @@ Shows progress (compiled / measured / failed of the total, elapsed and ETA), the
 so far, a heatmap of the best time over two chosen parameters (``heat_x``, ``heat_y``; default the
 two most influential) and a table of every configuration, sortable by any column.
 
-    run = txlab.tune(build, space, inputs, check=ref, background=True)
+    run = txlab.autotune(build, space, inputs, check=ref, background=True)
     TuneView(run)            # fills in as results come in; TuneView(result) for a finished sweep
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ class TuneView(View):
         self.run = None
         if not isinstance(result, TuneResult):
             if not hasattr(result, "result"):
-                raise TypeError("TuneView takes a TuneResult or a running sweep (txlab.tune(..., "
+                raise TypeError("TuneView takes a TuneResult or a running sweep (txlab.autotune(..., "
                                 f"background=True)), not {type(result).__name__}")
             self.run, result = result, result.result
         self.result = result
