@@ -4,7 +4,6 @@ fault plumbing; on a GPU with ncu, profiling the notebook kernels end to end."""
 import gzip
 import json
 import os
-import shutil
 import stat
 import sys
 from pathlib import Path
@@ -146,7 +145,9 @@ def test_lineinfo_rebuild_keeps_sass(sample_kernels):
     b = dataclasses.replace(c, cubin=bytes(bare), key="bare")
     t = with_lineinfo(b)
     assert t.key not in ("bare", c.key) and ncu.has_line_info(t.cubin)
-    strip = lambda s: [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
+    def strip(s):
+        return [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
+
     assert strip(toolchain.cubin_to_sass(t.cubin)) == strip(toolchain.cubin_to_sass(bare))
     table = ncu.line_table(t.cubin)["transpose_padded_kernel"]
     lines = c.cuda_source.splitlines()

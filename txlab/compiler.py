@@ -228,7 +228,7 @@ def _int_or0(v):
 
 
 # ---------------------------------------------------------------------------------------------
-def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
+def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,  # noqa: A001
             progress=None, fast_math: bool = True, maxrregcount: int | None = None,
             nvcc_flags=None) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.

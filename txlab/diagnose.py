@@ -156,7 +156,7 @@ def add_hints(exc, mod, arch) -> None:
 
         user_file = sourcemap.user_file_of(mod) if mod is not None else None
         src_lines = linecache.getlines(user_file) if user_file else []
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hint is best effort
         pass
     text = "".join(src_lines)
     if exc.stage in ("nvcc", "ptxas"):
@@ -186,7 +186,7 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         from txlab.tirx_api import names   # TVM's API names (txlab.api sits above the compiler)
 
         entries = [e for e in names() if e.arch and e.arch.startswith("sm_")]
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hint is best effort
         return None
     where = [exc.source_line or ""] if exc.lineno and exc.source_line else []
     where += [l for l in src_lines]

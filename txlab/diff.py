@@ -106,7 +106,7 @@ def _source_lines(compiled) -> dict[int, str]:
 def _source_map(compiled):
     try:
         return compiled.source_map
-    except Exception:  # a kernel without a line map
+    except Exception:  # noqa: BLE001 - a kernel without a line map
         return None
 
 

@@ -278,7 +278,7 @@ def eval_dims(value, names):
     if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
         try:
             return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
-        except Exception:
+        except Exception:  # noqa: BLE001
             return value
     return value
 

@@ -119,7 +119,7 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
 
     try:
         value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001
         raise MagicArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
                              f"{type(exc).__name__}: {exc}") from None
     args = tuple(value) if isinstance(value, (tuple, list)) else (value,)

@@ -1,7 +1,6 @@
 """``python -m txlab.api`` (:func:`main`): the catalogue, coverage and GPU verification from the command line."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from txlab.api.coverage_rows import VERIFIED_JSON, coverage

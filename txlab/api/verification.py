@@ -75,7 +75,7 @@ def verify_all(gpu: bool = True, write: bool = False) -> dict:
             continue
         try:
             results[ex_id] = verify_example(ex_id)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of one example is its row's result
             results[ex_id] = {"id": ex_id, "ok": False, "problems": {"error": f"{type(exc).__name__}: {exc}"}}
     info = probe()
     record = {"device": getattr(info, "name", None), "arch": getattr(info, "arch", None),

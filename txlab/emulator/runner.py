@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator.result import EmulationResult, Finding
+from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
 __all__ = ["emulate", "lower_for_emulation"]

@@ -132,7 +132,7 @@ class APIView(View):
         self.detail = {"name": name, "state": "loading", "example_id": row["examples"][0]}
         try:
             d = api.emitted_lines(name, row["examples"][0], context=self._context)
-        except Exception as exc:  # a compile error is shown in the view, not raised at the user
+        except Exception as exc:  # noqa: BLE001 - a compile error is shown in the view, not raised at the user
             msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             self.detail = {"name": name, "state": "error", "example_id": row["examples"][0],
                            "example_source": api.examples()[row["examples"][0]].source, "error": msg}
