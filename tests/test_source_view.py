@@ -172,3 +172,11 @@ def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_m
     d = _data(SourceView(c, profile=tp))
     assert d["heat"] == {} and any("no line heat" in n for n in d["notes"])
 
+
+
+def test_compiled_view_is_its_source_view(naive):
+    """``Compiled.view()`` opens SourceView through txlab.hooks (the model imports no widget)."""
+    c, p = naive
+    v = c.view()
+    assert isinstance(v, SourceView) and _data(v) == _data(SourceView(c))
+    assert _data(c.view(profile=p)) == _data(SourceView(c, profile=p))
