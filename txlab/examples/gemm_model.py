@@ -201,7 +201,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
         if not isinstance(v, int) or v <= 0:
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
-    preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=lambda p: p.time_s)
+    preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
     notes = []
     if not preds:
         raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
@@ -220,7 +220,13 @@ def choose(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
     preds = [predict(M, N, K, c) for c in candidates(M, N, K, num_sms)]
     if not preds:
         return GemmConfig()
-    return min(preds, key=lambda p: p.time_s).config
+    return min(preds, key=_rank).config
+
+
+def _rank(p: Prediction):
+    """Fastest first; between equal predictions the deeper ring (the model prices only rings of 3
+    or fewer stages; the sweeps' pingpong winners ran 6-7)."""
+    return (round(p.time_s, 12), -p.config.stages)
 
 
 # ---- calibration --------------------------------------------------------------------------------
