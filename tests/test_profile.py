@@ -212,6 +212,10 @@ def test_profile_transposes_on_gpu(isolated):
     assert profs["naive"].headline["smem_ld_wavefronts_per_request"] > 16
     for p in profs.values():
         assert p.attributed_share >= 0.95 and p.duration_ns > 0
+        h = p.headline
+        for key in ("theoretical_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
+                    "waves_per_sm", "achieved_occupancy_pct"):
+            assert h[key] is not None, (p.kernel, key, p.headline_sources[key])
 
 
 def test_magic_profile_option(sample_kernels):
