@@ -64,7 +64,8 @@ def compare(name, kernel, make_args) -> list[dict]:
         if line.get("l1_requests_global"):
             ncu_spr = line["l2_sectors_global"] / line["l1_requests_global"]
             st = static_g.get(ln)
-            known = st is not None and st["status"] != "unknown" and st["sectors_per_request"] is not None
+            # a line is comparable only when every global access on it was analysed (ncu pools them)
+            known = st is not None and st["status"] == "analysed" and st["sectors_per_request"] is not None
             rows.append({"kernel": name, "line": ln, "what": "global sectors/request", "ncu": ncu_spr,
                          "static": st["sectors_per_request"] if known else None,
                          "status": st["status"] if st else "missing",

@@ -24,11 +24,14 @@ def _one(report, access, buffer):
 
 @pytest.mark.parametrize("stride,sectors", [(1, 4), (2, 8), (4, 16), (32, 32)])
 def test_strided_reads(stride, sectors):
+    """Per warp: the sectors the lanes' words fall in; one L1 request per cache line touched (ncu's
+    tag requests on the H200: 4 sectors/request at strides 1, 2, 4, 1 sector/request at 32)."""
     rep = txlab.pools.coalescing(mp.strided_read(stride), arch="sm_90a")
     a = _one(rep, "load", "A")
-    assert a.status == "analysed" and a.sectors_per_request == sectors and a.ideal_sectors_per_request == 4
-    assert a.coalesced is (stride == 1) and a.efficiency == pytest.approx(4 / sectors)
-    assert a.requests == a.instructions == 8  # 256 threads: one request per warp
+    assert a.status == "analysed" and a.sectors_per_instruction == sectors and a.instructions == 8
+    assert a.requests == 8 * {1: 1, 2: 2, 4: 4, 32: 32}[stride]
+    assert a.sectors_per_request == (4 if stride < 32 else 1)
+    assert a.ideal_sectors == 8 * 4 and a.coalesced is (stride == 1) and a.efficiency == pytest.approx(4 / sectors)
     assert _one(rep, "store", "B").coalesced
 
 
@@ -47,7 +50,8 @@ def test_vector_lanes_and_atomics():
     a = _one(v, "load", "A")
     assert a.bytes_per_lane == 16 and a.requests == 4 * a.instructions and a.sectors_per_request == 4
     cs = txlab.pools.coalescing(mp.column_sum(), arch="sm_90a")
-    assert _one(cs, "load", "A").sectors_per_request == 32
+    rows = _one(cs, "load", "A")   # every lane on a row of its own: 32 lines, 32 sectors, 1 per request
+    assert rows.sectors_per_instruction == 32 and rows.sectors_per_request == 1 and rows.efficiency == 1 / 8
     atom = _one(cs, "atomic", "S")
     assert atom.status == "analysed" and atom.sectors_per_request == 4
     lines = cs.by_line()
@@ -59,9 +63,10 @@ def test_warp_sectors_edge_cases():
     on = np.ones(32, bool)
     assert co.warp_sectors(lanes * 4, on, 4) == (1, 4, 4, 1)
     assert co.warp_sectors(np.zeros(32, np.int64), on, 4) == (1, 1, 1, 1)         # broadcast
-    assert co.warp_sectors(lanes * 4 + 16, on, 4) == (1, 5, 4, 2)                  # misaligned
+    assert co.warp_sectors(lanes * 4 + 16, on, 4) == (2, 5, 4, 2)                  # misaligned
     half = lanes < 16
     assert co.warp_sectors(lanes * 8, half, 8)[:3] == (1, 4, 4)                    # one half-warp
+    assert co.warp_sectors(lanes * 16, on, 16) == (4, 16, 16, 4)                   # 16-byte lanes
     assert co.warp_sectors(lanes * 4, np.zeros(32, bool), 4) == (0, 0, 0, 0)
 
 

@@ -5,8 +5,9 @@ every thread of a CTA and every iteration of the enclosing loops (:mod:`txlab.si
 bank-conflict analysis uses), and each warp-instruction's lanes are turned into the memory
 transactions the L1/L2 serve:
 
-* a *sector* is 32 bytes, a *cache line* 128 bytes; a warp-instruction is one *request* per 128
-  bytes of lanes (one for 4-byte lanes, two half-warps for 8-byte, four quarter-warps for 16-byte);
+* a *sector* is 32 bytes, a *cache line* 128 bytes; a warp-instruction makes one L1 *request* per
+  cache line it touches (Nsight Compute's tag requests: 1 for 32 coalesced 4-byte lanes, 4 for
+  16-byte lanes, 32 when every lane is on a line of its own);
 * the sectors a request needs are the distinct 32-byte sectors its active lanes' bytes fall in;
   the *ideal* is the fewest sectors those bytes could fill (distinct bytes / 32, rounded up), so a
   broadcast (every lane on one word) is ideal too;
@@ -47,11 +48,11 @@ class GlobalAccess:
     dtype: str
     bytes_per_lane: int
     instructions: int            # warp-instructions analysed (per CTA)
-    requests: int                # L1 requests (<= 128 bytes of lanes each) of those instructions (per CTA)
+    requests: int                # L1 requests (one per cache line touched) of those instructions (per CTA)
     sectors: int                 # 32-byte sectors they need (per CTA)
     ideal_sectors: int
     lines: int                   # 128-byte cache lines they touch (per CTA)
-    worst_sectors: int           # the most sectors one request needs
+    worst_sectors: int           # the most sectors one instruction needs
     status: str = "analysed"     # "analysed", "partial" (some executions unknown) or "unknown"
     reason: str = ""
     source: str | None = None
@@ -66,6 +67,10 @@ class GlobalAccess:
         return self.ideal_sectors / self.requests if self.requests and self.status != "unknown" else None
 
     @property
+    def sectors_per_instruction(self) -> float | None:
+        return self.sectors / self.instructions if self.instructions and self.status != "unknown" else None
+
+    @property
     def efficiency(self) -> float | None:
         """Ideal over needed sectors (1.0 = fully coalesced), None when unknown."""
         return self.ideal_sectors / self.sectors if self.sectors and self.status != "unknown" else None
@@ -77,7 +82,7 @@ class GlobalAccess:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.update(sectors_per_request=self.sectors_per_request,
+        d.update(sectors_per_request=self.sectors_per_request, sectors_per_instruction=self.sectors_per_instruction,
                  ideal_sectors_per_request=self.ideal_sectors_per_request,
                  efficiency=self.efficiency, coalesced=self.coalesced)
         return d
@@ -133,8 +138,9 @@ class CoalescingReport(list):
                 continue
             verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
             part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-            out.append(head + f"{r.sectors_per_request:.2f} sectors/request (ideal "
-                       f"{r.ideal_sectors_per_request:.2f}, worst {r.worst_sectors})  {verdict}{part}")
+            out.append(head + f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
+                       f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
+                       f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}")
         out += [f"  note: {n}" for n in self.notes]
         return "\n".join(out)
 
@@ -150,13 +156,13 @@ class CoalescingReport(list):
                         "<td><code>{}</code></td></tr>".format(
                             ' style="background:#fde2e2"' if bad else "", html.escape(str(r.lineno)),
                             html.escape(r.access), html.escape(r.buffer), r.bytes_per_lane,
-                            f"{r.sectors_per_request:.2f}" if known else "unknown",
-                            f"{r.ideal_sectors_per_request:.2f}" if known else "-",
+                            f"{r.sectors / r.instructions:.1f}" if known else "unknown",
+                            f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
                             html.escape(r.reason if not known else "coalesced" if r.coalesced
                                         else f"{r.efficiency:.0%} of sectors used"),
                             html.escape(r.source or "")))
         return ("<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
-                "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/request</th>"
+                "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
                 "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
                 ).format(html.escape(self.kernel), "".join(rows))
 
@@ -165,28 +171,21 @@ def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int
     """(requests, sectors, ideal sectors, cache lines) of one warp-instruction: ``addrs`` the byte
     address of each of the 32 lanes, ``active`` the lane mask, ``width`` the bytes each lane moves.
 
-    Like the L1's tag stage, a warp's access is split into requests of at most 128 bytes of lanes:
-    one for 1-4 byte lanes, two half-warps for 8-byte lanes, four quarter-warps for 16-byte lanes."""
-    addrs = np.asarray(addrs, dtype=np.int64)
-    active = np.asarray(active, dtype=bool)
+    A request is one L1 tag lookup, one per 128-byte cache line the instruction touches (so
+    ``requests == lines``): what Nsight Compute counts as ``memory_l1_tag_requests_global``, as
+    measured on the H200 for coalesced, strided, vector and row-per-lane accesses."""
+    a = np.asarray(addrs, dtype=np.int64)[np.asarray(active, dtype=bool)]
+    if a.size == 0:
+        return 0, 0, 0, 0
     width = max(int(width), 1)
-    group = max(1, min(WARP, LINE_BYTES // max(width, 4)))
-    requests = sectors = ideal = 0
-    lines: set = set()
-    for g0 in range(0, WARP, group):
-        a = addrs[g0:g0 + group][active[g0:g0 + group]]
-        if a.size == 0:
-            continue
-        first, last = a // SECTOR_BYTES, (a + width - 1) // SECTOR_BYTES
-        touched: set = set()
-        for f, l in zip(first.tolist(), last.tolist()):
-            touched.update(range(f, l + 1))
-        unique_bytes = len(np.unique(a)) * width
-        requests += 1
-        sectors += len(touched)
-        ideal += min(len(touched), max(1, -(-unique_bytes // SECTOR_BYTES)))
-        lines.update(t * SECTOR_BYTES // LINE_BYTES for t in touched)
-    return requests, sectors, ideal, len(lines)
+    first, last = a // SECTOR_BYTES, (a + width - 1) // SECTOR_BYTES
+    touched: set = set()
+    for f, l in zip(first.tolist(), last.tolist()):
+        touched.update(range(f, l + 1))
+    lines = {t * SECTOR_BYTES // LINE_BYTES for t in touched}
+    unique_bytes = len(np.unique(a)) * width
+    ideal = min(len(touched), max(1, -(-unique_bytes // SECTOR_BYTES)))
+    return len(lines), len(touched), ideal, len(lines)
 
 
 def global_access(v):
@@ -308,7 +307,7 @@ class _Site:
             self.sectors += sec
             self.ideal += ideal
             self.lines += lines
-            self.worst = max(self.worst, -(-sec // max(req, 1)))
+            self.worst = max(self.worst, sec)
 
     def row(self, source) -> GlobalAccess:
         name = getattr(self.buf, "name", None) or str(self.buf)
