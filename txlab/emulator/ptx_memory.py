@@ -220,7 +220,8 @@ def _ld(comp, call):
 
     def f(g):
         base = addr(g)
-        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], elems, 0, dt, line, info))
+        e = np.broadcast_to(elems, (g.L, n)) if n > 1 else elems
+        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info))
         if n > 1:
             v = np.broadcast_to(v, (g.L, n)) if v.ndim < 2 or v.shape[0] != g.L else v
             g.slots[key] = [to_register(v[:, k], dt, reg_dts[k], signed) for k in range(n)]
@@ -252,6 +253,8 @@ def _st(comp, call):
     info = {"name": f"st.{space or 'generic'} address", "dtype": str(dt)}
     single = len(vals) == 1
 
+    idx = np.asarray(lanes, np.int64)[None, :]
+
     def f(g):
         base = addr(g)
         base = base if np.ndim(base) else base[()]
@@ -259,10 +262,65 @@ def _st(comp, call):
         if single:
             prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info)
         else:
-            prog.mem_write(g, base, np.asarray(lanes, np.int64)[None, :], 0, dt, np.stack(cols, axis=1), line, info)
+            prog.mem_write(g, base, np.broadcast_to(idx, (g.L, idx.shape[1])), 0, dt, np.stack(cols, axis=1), line, info)
         return np.int32(0)
     return _guard(comp, ptx, f)
 
+
+def _ldg(comp, call):
+    """``T.cuda.ldg(ptr, dtype)`` (``__ldg``: a load through the read-only cache) and its vector
+    form ``T.cuda.ldg(ptr, dtype, dst=(p0, p1, ..), vec="v2"/"v4")``, which writes each element
+    through its own destination pointer."""
+    args = list(call.args)
+    if len(args) <= 2:
+        addr = comp.expr(args[0])
+        dt = M.np_dtype(_str(args[1]) if len(args) > 1 else comp_dtype(call))
+        line, prog = comp.line, comp.program
+        info = {"name": "ldg pointer", "dtype": str(dt)}
+        return lambda g: prog.mem_read(g, addr(g), np.int64(0), 0, dt, line, info)
+    *dsts, addr_e, dtype, vec, _count = args
+    dt = M.np_dtype(_str(dtype))
+    n = int(_str(vec)[1:]) if _str(vec) else 1
+    addr = comp.expr(addr_e)
+    key = ("ldg", call.__chandle__())
+    line, prog = comp.line, comp.program
+    info = {"name": "ldg pointer", "dtype": str(dt)}
+    dinfo = {"name": "ldg destination", "dtype": str(dt)}
+    writes = []
+    for k, d in enumerate(dsts):
+        load = d.args[0] if type(d).__name__ == "Call" and getattr(d.op, "name", "") == "tirx.address_of" else None
+        if type(load).__name__ == "TensorLoad":      # &reg[i] (also of a register): store into that element
+            st = comp.store(load.source, list(load.indices), lambda g, k=k: g.slots[key][:, k])
+            writes.append(lambda g, st=st: st(g))
+        else:
+            dp = comp.expr(d)
+            writes.append(lambda g, dp=dp, k=k: prog.mem_write(g, np.broadcast_to(dp(g), (g.L,)), np.int64(0), 0, dt,
+                                                               g.slots[key][:, k], line, dinfo))
+    elems = np.arange(n)[None, :]
+
+    def f(g):
+        a = np.broadcast_to(addr(g), (g.L,))
+        g.slots[key] = np.broadcast_to(np.asarray(prog.mem_read(g, a, np.broadcast_to(elems, (g.L, n)), 0, dt, line,
+                                                                info)), (g.L, n))
+        for w in writes:
+            w(g)
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.cuda.ldg"] = _ldg
+
+
+def _loop_exit(which):
+    def build(comp, call):
+        from txlab.emulator.interpreter import _leave
+
+        return _leave(which)
+    return build
+
+
+HANDLERS["tirx.break_loop"] = _loop_exit(0)       # break / continue (txlab.emulator.interpreter)
+HANDLERS["tirx.continue_loop"] = _loop_exit(1)
 
 for _n in ("ld", "ld_vec", "ld_vec256", "ldu", "ldu_vec"):
     HANDLERS[f"tirx.ptx.{_n}"] = _ld
