@@ -326,6 +326,7 @@ _BUILDERS = {
     "cta": _build_cta_kernel,
 }
 
+
 def _build_multi_iter_kernel(outer_ext: int):
     """Warp + R=(outer_ext, 8, 2, 4, 4, 2):(16, 4@laneid, 8, 2, 1@laneid, 1)
     + 333 swizzle on S. Mem strides 16/8/2/1 on extents outer_ext/2/4/2 are
@@ -364,6 +365,7 @@ def _build_multi_iter_kernel(outer_ext: int):
 
 
 
+
 # ---- corpus cases (txlab) ----
 # fmt: on
 # """Tx.copy between registers and shared memory through ldmatrix / stmatrix."""
@@ -386,7 +388,7 @@ _SEL = [("warp", n, d, t, False) for n in (1, 2, 4) for d in ("ld", "st") for t 
     [("cta", 2, "ld", False, False), ("cta", 4, "st", True, False),
      ("warp", 4, "ld", False, True), ("warp", 4, "st", True, True), ("warpgroup", 2, "ld", True, True)]
 for _scope, _num, _dir, _trans, _swz in _SEL:
-    _k, _M, _N = _ldst(_scope, _num, _dir, _trans, _swz)
+    _M, _N = (8 if _scope == "warp" else 32), _num * 8       # the builders' (M, N)
     _test = "test_ldstmatrix_swizzle" if _swz else "test_ldstmatrix"
     case(f"{_test[5:]}[{_scope}-x{_num}-{_dir}-{'trans' if _trans else 'notrans'}]",
          f"{UPSTREAM_FILE}::{_test}[{_num}-{_dir}-{_trans}-{_scope}]",
