@@ -45,6 +45,7 @@ class Case:
     slow: bool = False                # emulation takes more than ~2 s on one core
     mufu: bool = False                # uses MUFU transcendentals (the GPU comparison is within ulps)
     note: str = ""
+    gpu_differs: str = ""             # why the GPU's outputs are not comparable (uninitialised registers...)
     module: str = field(default="", repr=False)
 
 
@@ -151,3 +152,40 @@ def run(c: Case, seed: int = 0) -> dict:
 def ok(result: dict) -> bool:
     """The emulator answered this case right (its outputs, or the upstream bug's finding)."""
     return result["status"] == "pass" or (result["status"] == "finding" and result["expect"].startswith("finding:"))
+
+
+def _init_worker(path):
+    import sys
+
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
+def _run_ids(ids):
+    from upstream import corpus as _c     # the worker's own import of this module
+
+    by_id = {c.id: c for c in _c.cases()}
+    out = []
+    for i in ids:
+        r = _c.run(by_id[i])
+        r.pop("outputs", None)
+        out.append(r)
+    return out
+
+
+def run_all(selected=None, workers: int = 2) -> list[dict]:
+    """Emulate every case (or ``selected`` ids), in ``workers`` processes; results in corpus order,
+    without their output arrays."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    ids = [c.id for c in cases() if selected is None or c.id in selected]
+    if workers <= 1 or len(ids) < 4:
+        return _run_ids(ids)
+    tests_dir = str(Path(__file__).resolve().parent.parent)
+    chunks = [ids[k::workers] for k in range(workers)]
+    with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                                initargs=(tests_dir,)) as ex:
+        parts = list(ex.map(_run_ids, chunks))
+    got = {r["id"]: r for part in parts for r in part}
+    return [got[i] for i in ids]
