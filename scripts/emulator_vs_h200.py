@@ -112,8 +112,9 @@ def _load(kind, key):
 
 
 def _jobs(only):
-    from txlab.api import examples
     from upstream import corpus
+
+    from txlab.api import examples
 
     jobs, skipped = [], {}
     for c in corpus.cases():

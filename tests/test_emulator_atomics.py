@@ -2,10 +2,9 @@
 threads with nothing ordering them are a race at both lines; atomics among themselves never race."""
 import numpy as np
 import pytest
+from test_emulator import kernel, line_of
 
 from txlab.emulator import emulate
-
-from test_emulator import kernel, line_of
 
 HIST = '''
 @T.prim_func
@@ -88,7 +87,7 @@ def ghist(X_ptr: T.handle, H_ptr: T.handle):
 
 
 def test_global_histogram_zeroed_in_the_kernel():
-    x, ref = _hist_inputs()
+    x, _ = _hist_inputs()
     one = GHIST.replace("NX", "1024").replace("NCTA", "1")
     zero = line_of(one, "H[tx] = 0")
     add = line_of(one, "T.cuda.atomic_add(T.address_of(H[X")

@@ -1,10 +1,9 @@
 """Ops the tile primitives lower to, on the emulator: divergent break/continue, cp.async's
 commit/wait ordering, red/atom through T.ptx, ld/st type extension; each shown to the race checker."""
 import numpy as np
+from test_emulator import kernel, line_of
 
 from txlab.emulator import emulate
-
-from test_emulator import kernel, line_of
 
 DIVERGENT = '''
 @T.prim_func

@@ -5,7 +5,6 @@ and the user's line."""
 import time
 
 import pytest
-
 from upstream import corpus
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -162,12 +162,10 @@ def _init_worker(path):
 
 
 def _run_ids(ids):
-    from upstream import corpus as _c     # the worker's own import of this module
-
-    by_id = {c.id: c for c in _c.cases()}
+    by_id = {c.id: c for c in cases()}
     out = []
     for i in ids:
-        r = _c.run(by_id[i])
+        r = run(by_id[i])
         r.pop("outputs", None)
         out.append(r)
     return out

@@ -37,8 +37,7 @@ class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
                  filename: str | None = None):
         from txlab.emulator import ops
-        from txlab.emulator import cluster, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
-        from txlab.emulator import mma, ptx_memory  # noqa: F401
+        from txlab.emulator import cluster, mma, ptx_memory, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
 
         self.func = func
         self.kernel_name = kernel_name

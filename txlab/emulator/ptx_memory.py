@@ -24,7 +24,6 @@ import numpy as np
 
 from txlab.emulator import memory as M
 from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern
-from txlab.errors import NotEmulatedError
 
 _MEM_TYPES = {"b8": "uint8", "u8": "uint8", "s8": "int8", "b16": "uint16", "u16": "uint16", "s16": "int16",
               "f16": "float16", "bf16": "bfloat16", "b32": "uint32", "u32": "uint32", "s32": "int32",
