@@ -147,22 +147,8 @@ class Program:
                 self.global_races.track(region)
 
     def _global_race(self, g, region, e, lm, dt, write, line):
-        e = np.asarray(e)
-        act = g.active()
-        if lm is not None:
-            act = act & lm
-        if e.ndim == 0:
-            e = np.full(g.L, int(e))
-        if e.shape[0] != g.L:
-            e = np.broadcast_to(e, (g.L,) + e.shape[1:])
-        ee = e[act]
-        tids = g.gtid[act]
-        if ee.ndim == 2:
-            tids = np.repeat(tids, ee.shape[1])
-            ee = ee.ravel()
-        isz = dt.itemsize
-        byte = (ee[:, None] * isz + np.arange(isz)).ravel()
-        self.global_races.access(g, region, byte, np.repeat(tids, isz), write, line)
+        byte, tids = _lane_bytes(g, e, lm, dt)
+        self.global_races.access(g, region, byte, tids, write, line)
 
     # ---- memory ------------------------------------------------------------------------------
     def _resolve(self, g, base, elem, dt, line, info, write):
@@ -309,22 +295,8 @@ class Program:
         g.cta.progress += 1
 
     def _race(self, g, e, lm, dt, write, line):
-        e = np.asarray(e)
-        if e.ndim == 0:
-            e = np.full(g.L, int(e))
-        act = g.active()
-        if lm is not None:
-            act = act & lm
-        if e.shape[0] != g.L:
-            e = np.broadcast_to(e, (g.L,) + e.shape[1:])
-        ee = e[act]
-        tids = g.gtid[act]
-        if ee.ndim == 2:
-            tids = np.repeat(tids, ee.shape[1])
-            ee = ee.ravel()
-        isz = dt.itemsize
-        byte = (ee[:, None] * isz + np.arange(isz)).ravel()
-        g.cta.races.access(byte, np.repeat(tids, isz), write, line)
+        byte, tids = _lane_bytes(g, e, lm, dt)
+        g.cta.races.access(byte, tids, write, line)
 
     # ---- running -----------------------------------------------------------------------------
     def batch_size(self, nctas: int, threads: int, shared_bytes: int) -> int:
@@ -401,6 +373,26 @@ class Program:
             "static_smem_bytes": self.static_smem,
             "statements_with_own_line": self.line_quality[0], "statements": self.line_quality[1],
         })
+
+
+def _lane_bytes(g, e, lm, dt):
+    """(byte offsets, batch-wide thread of each) of an access's active, in-bounds lanes: element
+    indices ``e`` ((L,) or (L, n)) of ``dt`` (for the race checkers)."""
+    e = np.asarray(e)
+    if e.ndim == 0:
+        e = np.full(g.L, int(e))
+    act = g.active()
+    if lm is not None:
+        act = act & lm
+    if e.shape[0] != g.L:
+        e = np.broadcast_to(e, (g.L,) + e.shape[1:])
+    ee = e[act]
+    tids = g.gtid[act]
+    if ee.ndim == 2:
+        tids = np.repeat(tids, ee.shape[1])
+        ee = ee.ravel()
+    isz = dt.itemsize
+    return (ee[:, None] * isz + np.arange(isz)).ravel(), np.repeat(tids, isz)
 
 
 _ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")

@@ -124,24 +124,8 @@ class RaceChecker:
     def _atomic(self, a, c, t, w, line) -> None:
         ln = -1 if line is None else int(line)
         vcw = self.vc[c, w]
-        ww = self.w_warp[c, a].astype(np.int64)
-        other = (ww >= 0) & (ww != w)
-        if other.any():
-            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
-            bad = other & (self.w_clk[c, a] > seen)
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
-                           "atomic", ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
-        rc = self.r_clk[c, :, a]
-        mine = np.arange(self.W + self.A)[None, :] == w[:, None]
-        bad = (rc > 0) & (rc > vcw) & ~mine
-        if bad.any():
-            row = bad.any(axis=1)
-            i = int(np.argmax(row))
-            u = int(np.argmax(bad[i]))
-            self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]), "atomic", ln,
-                       int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+        self._vs_write(a, c, t, w, vcw, "atomic", ln)
+        self._vs_warps(self.r_clk, self.r_line, self.r_tid, a, c, t, w, vcw, "read", "atomic", ln)
         if self.a_clk is None:
             self.a_clk = np.zeros_like(self.r_clk)
             self.a_line = np.full_like(self.r_line, -1)
@@ -150,18 +134,34 @@ class RaceChecker:
         self.a_line[c, w, a] = ln
         self.a_tid[c, w, a] = t
 
-    def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
-        """A plain access against the unordered atomics of other warps on the same bytes."""
-        ac = self.a_clk[c, :, a]
+    def _vs_write(self, a, c, t, w, vcw, what, ln) -> None:
+        """An access (``what``) against the last write of its bytes by another warp, unordered."""
+        ww = self.w_warp[c, a].astype(np.int64)
+        other = (ww >= 0) & (ww != w)
+        if other.any():
+            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
+            bad = other & (self.w_clk[c, a] > seen)
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
+                           what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
+
+    def _vs_warps(self, clk, lines, tids, a, c, t, w, vcw, first_kind, what, ln) -> None:
+        """An access against the per-warp records ``clk`` (reads or atomics) of other warps, unordered."""
+        rc = clk[c, :, a]                                     # (n, W): earlier accesses by each warp
         mine = np.arange(self.W + self.A)[None, :] == w[:, None]
-        bad = (ac > 0) & (ac > vcw) & ~mine
+        bad = (rc > 0) & (rc > vcw) & ~mine
         if bad.any():
             row = bad.any(axis=1)
             i = int(np.argmax(row))
             u = int(np.argmax(bad[i]))
-            self._emit("atomic", int(self.a_line[c[i], u, a[i]]), int(self.a_tid[c[i], u, a[i]]),
-                       self._kind(int(w[i]), "write" if write else "read"), ln, int(t[i]), int(a[i]),
-                       int(row.sum()), int(c[i]))
+            self._emit(first_kind, int(lines[c[i], u, a[i]]), int(tids[c[i], u, a[i]]),
+                       what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+
+    def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
+        """A plain access against the unordered atomics of other warps on the same bytes."""
+        what = (lambda i: self._kind(int(w[i]), "write" if write else "read"))
+        self._vs_warps(self.a_clk, self.a_line, self.a_tid, a, c, t, w, vcw, "atomic", what, ln)
         if write:
             self.a_clk[c, :, a] = 0
 
@@ -181,26 +181,10 @@ class RaceChecker:
         vcw = self.vc[c, w]                                   # (n, W): each accessor's clock row
         if self.a_clk is not None:
             self._vs_atomics(a, c, t, w, vcw, write, ln)
-        ww = self.w_warp[c, a].astype(np.int64)
-        other = (ww >= 0) & (ww != w)
-        if other.any():
-            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
-            bad = other & (self.w_clk[c, a] > seen)
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
-                           self._kind(int(w[i]), "write" if write else "read"), ln, int(t[i]), int(a[i]),
-                           int(bad.sum()), int(c[i]))
+        self._vs_write(a, c, t, w, vcw, lambda i: self._kind(int(w[i]), "write" if write else "read"), ln)
         if write:
-            rc = self.r_clk[c, :, a]                          # (n, W): earlier reads by each warp
-            mine = np.arange(self.W + self.A)[None, :] == w[:, None]
-            bad = (rc > 0) & (rc > vcw) & ~mine
-            if bad.any():
-                row = bad.any(axis=1)
-                i = int(np.argmax(row))
-                u = int(np.argmax(bad[i]))
-                self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]),
-                           self._kind(int(w[i]), "write"), ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+            self._vs_warps(self.r_clk, self.r_line, self.r_tid, a, c, t, w, vcw, "read",
+                           lambda i: self._kind(int(w[i]), "write"), ln)
             # two warps writing one byte in this same instruction
             if np.unique(w).size > 1:
                 key = c * self.n + a
