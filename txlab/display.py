@@ -343,14 +343,16 @@ def bank_report_html(report) -> str:
 
     rows = []
     for r in report:
-        bad = r.ways > 1
+        bad = r.ways is None or r.ways > 1
         rows.append(
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
             "<td><code>{}</code></td></tr>".format(
                 ' style="background:#fde2e2"' if bad else "",
                 html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer),
-                r.bytes_per_lane, r.ways, r.wavefronts, r.ideal_wavefronts,
-                html.escape(_lanes_text(r.lanes) if bad else "-"), html.escape(r.source or "")))
+                r.bytes_per_lane, "unknown" if r.ways is None else r.ways,
+                "?" if r.ways is None else r.wavefronts, "?" if r.ways is None else r.ideal_wavefronts,
+                html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
+                html.escape(r.source or "")))
     return ("<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
             "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
             "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
@@ -363,7 +365,82 @@ def emulation_html(res) -> str:
     return (f'<pre style="color:{color}">{html.escape(res.summary())}</pre>')
 
 
+def api_help_html(h) -> str:
+    """A :class:`txlab.api.ApiHelp`: the call, arch, doc, the example's lines using the name and what
+    each lowers to (PTX, SASS), the CUDA it produced, and the whole example in a fold."""
+    def code(text, language):
+        return code_html(text, language) if text else ""
+
+    parts = [f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
+             f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
+             f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
+             f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
+             f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>"]
+    if h.doc:
+        parts.append(f"<pre style='font-size:11px;margin:4px 8px'>{html.escape(h.doc)}</pre>")
+    if h.example_id is None:
+        parts.append('<div class="txlab-note">no catalogue example uses this name</div></div>')
+        return "".join(parts)
+    parts.append(f"<div><b>called as</b> (example <code>{html.escape(h.example_id)}</code>)</div>")
+    parts.append(code("\n".join(f"{u.lineno:>3} | {u.source}" for u in h.usage), "python"))
+    rows = []
+    for u in h.usage:
+        if u.ptx or u.sass:
+            rows.append(f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>")
+    parts.append("<div><b>lowers to</b></div>")
+    if rows:
+        parts.append("<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>"
+                     + "".join(rows) + "</table>")
+    if h.lowering:
+        parts.append(f'<div class="txlab-note">PTX/SASS: {html.escape(h.lowering)}</div>')
+    if h.cuda_lines:
+        parts.append(f'<div class="txlab-note">CUDA: {html.escape(h.cuda_how)}</div>')
+        parts.append(code("\n".join(t for _n, t in h.cuda_lines), "cuda"))
+    parts.append(f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
+                 f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
+                 f"{code(h.example_source, 'python')}</details>")
+    if h.other_examples:
+        parts.append(f'<div class="txlab-note">also used in: {html.escape(", ".join(h.other_examples))}</div>')
+    return "".join(parts) + "</div>"
+
+
+def coalescing_html(report) -> str:
+    rows = []
+    for r in report:
+        known = r.status != "unknown"
+        bad = not known or not r.coalesced
+        rows.append("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                    "<td><code>{}</code></td></tr>".format(
+                        ' style="background:#fde2e2"' if bad else "", html.escape(str(r.lineno)),
+                        html.escape(r.access), html.escape(r.buffer), r.bytes_per_lane,
+                        f"{r.sectors / r.instructions:.1f}" if known else "unknown",
+                        f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
+                        html.escape(r.reason if not known else "coalesced" if r.coalesced
+                                    else f"{r.efficiency:.0%} of sectors used"),
+                        html.escape(r.source or "")))
+    return ("<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
+            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
+            "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
+            ).format(html.escape(report.kernel), "".join(rows))
+
+
+def gemm_choice_html(choice) -> str:
+    rows = "".join(
+        "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{:.0f}</td>"
+        "<td>{}</td></tr>".format(' style="font-weight:600"' if p.config == choice.winner else "",
+                                  html.escape(p.config.name), p.tiles, p.waves, p.tail_idle,
+                                  p.time_s * 1e6, p.tflops, html.escape(p.bound))
+        for p in choice.predictions[:10])
+    return ("<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
+            "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
+            "</table></div>").format(html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),
+                                     html.escape(choice.why), rows)
+
+
 HTML_OF = {
+    ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.compiler", "Compiled"): compiled_html,
     ("txlab.errors", "CompileError"): error_html,
@@ -377,6 +454,8 @@ HTML_OF = {
     ("txlab.diff", "CompileDiff"): compile_diff_html,
     ("txlab.banks", "BankReport"): bank_report_html,
     ("txlab.emulator.result", "EmulationResult"): emulation_html,
+    ("txlab.coalescing", "CoalescingReport"): coalescing_html,
+    ("txlab.examples.gemm_model", "GemmChoice"): gemm_choice_html,
 }
 
 

@@ -2,9 +2,9 @@
 the examples that use it."""
 from __future__ import annotations
 
-from txlab.tirx_api import Entry, names
+from txlab.tirx_api import Entry, names, signature_of
 
-__all__ = ["Entry", "catalogue", "catalogue_drift", "examples", "entry"]
+__all__ = ["Entry", "catalogue", "catalogue_drift", "examples", "entry", "signature_of"]
 
 
 _catalogue_cache: list[Entry] | None = None
