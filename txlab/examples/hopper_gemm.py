@@ -714,7 +714,7 @@ def tuned_config(M: int, N: int, K: int) -> GemmConfig:
     measured = table_config(M, N, K)
     if measured is not None:
         return measured
-    from txlab.examples import gemm_model
+    import txlab.examples.gemm_model as gemm_model
 
     return gemm_model.choose(M, N, K)
 
@@ -739,6 +739,6 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132):
     """Why :func:`build` without a config picks what it picks for ``M x N x K``: the measured table
     entry, or the time model's ranking of every valid configuration
     (:func:`txlab.examples.gemm_model.explain`; no GPU needed)."""
-    from txlab.examples import gemm_model
+    import txlab.examples.gemm_model as gemm_model
 
     return gemm_model.explain(M, N, K, num_sms=num_sms, measured=table_config(M, N, K))
