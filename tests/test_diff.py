@@ -187,7 +187,7 @@ def test_diff_view_payload(pair):
     from txlab.views import DiffView
 
     v = DiffView(*pair)
-    data = json.loads(v.payload)
+    data = json.loads(v.data)
     assert data["a"]["name"] == "transpose_32" and data["lines"]
     assert data["lines"][v.selected]["status"] != "same"    # opens on the first changed line
     assert v._repr_mimebundle_ is not None and v.changed_only is False

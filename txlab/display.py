@@ -67,6 +67,9 @@ body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272
 .txlab-warn {{ padding: 4px 8px; border-left: 4px solid var(--jp-warn-color1, #f57c00);
   background: var(--jp-warn-color3, #fff3e0); color: var(--jp-ui-font-color0, #000); }}
 .txlab-warn ul {{ margin: 2px 0 2px 18px; padding: 0; }}
+.txlab-tabs .txlab-fold > summary {{ cursor: pointer; padding: 3px 8px; color: var(--jp-ui-font-color2, #777);
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11.5px;
+  background: var(--jp-layout-color2, #eee); }}
 .txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
 .txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
   border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
@@ -87,6 +90,23 @@ def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
         text = "\n".join(lines[:max_lines])
     body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
     return note + body
+
+
+def cuda_html(cuda_source: str) -> str:
+    """CUDA C with TVM's generated preamble (headers, macros, helper functions before the first
+    kernel; :func:`txlab.sourcemap.preamble.preamble_lines`) folded in a ``<details>``: the tab
+    opens on the kernel, one click shows the rest (no JavaScript, so exported HTML folds too)."""
+    from txlab.sourcemap.preamble import preamble_lines
+
+    n = preamble_lines(cuda_source)
+    if not n:
+        return code_html(cuda_source, "cuda")
+    lines = cuda_source.splitlines()
+    head, kernel = "\n".join(lines[:n]), "\n".join(lines[n:])
+    return (f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
+            f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
+            f'{code_html(head, "cuda")}</details>'
+            + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n)))
 
 
 def _fmt_bytes(v) -> str:
@@ -139,7 +159,7 @@ def compiled_html(compiled, show=None) -> str:
     tabs = {
         "resources": ("Resources", lambda: resources_html(compiled)),
         "script": ("TVMScript", lambda: code_html(compiled.script, "python")),
-        "cuda": ("CUDA C", lambda: code_html(compiled.cuda_source, "cuda")),
+        "cuda": ("CUDA C", lambda: cuda_html(compiled.cuda_source)),
         "ptx": ("PTX", lambda: code_html(compiled.ptx, "ptx")),
         "sass": ("SASS", lambda: code_html(compiled.sass, "sass")),
     }

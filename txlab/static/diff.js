@@ -55,6 +55,22 @@ function isolateKeys(el) {
   el.addEventListener("keydown", stop);
   return () => el.removeEventListener("keydown", stop);
 }
+function dataBytes(value) {
+  if (!value) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return new Uint8Array(0);
+}
+function readJSON(model, fallback = {}, name = "data") {
+  const bytes = dataBytes(model.get(name));
+  if (!bytes.length) return fallback;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    return fallback;
+  }
+}
 
 // src/diff.js
 var MAX_ROWS = 2e3;
@@ -125,11 +141,7 @@ var diff_default = {
     el.append(root);
     let data = {};
     function parse() {
-      try {
-        data = JSON.parse(model.get("payload") || "{}");
-      } catch (err) {
-        data = {};
-      }
+      data = readJSON(model);
     }
     function renderTop() {
       const a = data.a || {}, b = data.b || {};
@@ -290,13 +302,13 @@ var diff_default = {
     const onHeight = () => {
       root.style.height = `${model.get("height")}px`;
     };
-    model.on("change:payload", onPayload);
+    model.on("change:data", onPayload);
     model.on("change:changed_only", renderLines);
     model.on("change:selected", onSelected);
     model.on("change:height", onHeight);
     onPayload();
     return () => {
-      model.off("change:payload", onPayload);
+      model.off("change:data", onPayload);
       model.off("change:changed_only", renderLines);
       model.off("change:selected", onSelected);
       model.off("change:height", onHeight);

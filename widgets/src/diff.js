@@ -2,7 +2,7 @@
 // paired bars, and the user lines aligned across the two sources; a line whose SASS changed is
 // highlighted, and clicking it shows both instruction lists with the changed ones marked.
 // Every user string (names, source lines, SASS) goes through text nodes.
-import { h, theme, isolateKeys } from "./_common.js";
+import { h, theme, isolateKeys, readJSON } from "./_common.js";
 
 const MAX_ROWS = 2000;
 const CLASS_COLOURS = {
@@ -54,7 +54,7 @@ export default {
     let data = {};
 
     function parse() {
-      try { data = JSON.parse(model.get("payload") || "{}"); } catch (err) { data = {}; }
+      data = readJSON(model);
     }
 
     function renderTop() {
@@ -170,13 +170,13 @@ export default {
     const onPayload = () => { parse(); renderTop(); renderLines(); renderDetail(); };
     const onSelected = () => { renderLines(); renderDetail(); };
     const onHeight = () => { root.style.height = `${model.get("height")}px`; };
-    model.on("change:payload", onPayload);
+    model.on("change:data", onPayload);
     model.on("change:changed_only", renderLines);
     model.on("change:selected", onSelected);
     model.on("change:height", onHeight);
     onPayload();
     return () => {
-      model.off("change:payload", onPayload);
+      model.off("change:data", onPayload);
       model.off("change:changed_only", renderLines);
       model.off("change:selected", onSelected);
       model.off("change:height", onHeight);
