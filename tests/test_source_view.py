@@ -175,3 +175,39 @@ def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_m
     d = _data(SourceView(c, profile=tp))
     assert d["heat"] == {} and any("no line heat" in n for n in d["notes"])
 
+
+
+def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
+    """TVM's generated preamble (~65 lines of #ifdef __CUDACC_RTC__ ... before the kernel) is
+    folded in the Compiled's CUDA tab and marked in SourceView's payload; the kernel is not."""
+    from txlab.display import compiled_html
+    from txlab.magic import run_cell
+    from txlab.sourcemap.preamble import preamble_lines
+
+    c = run_cell(_WARP_SUMS_FOR_FOLD, {}, arch="sm_90a")["fold_me"]
+    lines = c.cuda_source.splitlines()
+    n = preamble_lines(c.cuda_source, c.source_map.cuda_user)
+    assert 40 <= n < len(lines)
+    assert any("__CUDACC_RTC__" in x for x in lines[:n])
+    assert "__global__" in lines[n] and not any("__global__" in x for x in lines[:n])
+    assert not any(c.source_map.cuda_user[:n])          # no line of the user's is folded
+    page = compiled_html(c, show=["cuda"])
+    fold = page.index('<details class="txlab-fold" data-testid="cuda-preamble">')
+    folded, rest = page[fold:page.index("</details>")], page[page.index("</details>"):]
+    assert "__CUDACC_RTC__" in folded and "fold_me_kernel" not in folded and "fold_me_kernel" in rest
+    assert "<details open" not in page                   # collapsed until clicked
+    d = json.loads(SourceView(c).data)
+    assert d["cuda_preamble"] == n
+
+
+_WARP_SUMS_FOR_FOLD = '''
+@T.prim_func
+def fold_me(X: T.Buffer((1024,), "float32"), out: T.Buffer((32,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([256])
+    v = T.alloc_local((1,), "float32")
+    v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])
+    if tx % 32 == 0:
+        out[bx * 8 + tx // 32] = v[0]
+'''
