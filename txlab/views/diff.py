@@ -45,5 +45,7 @@ class DiffView(View):
         self._diff = d
         data = d.to_dict()
         self.data = json_bytes(data)
-        changed = [i for i, r in enumerate(data.get("lines", [])) if r.get("status") != "same"]
-        self.selected = changed[0] if changed else (0 if data.get("lines") else -1)
+        rows = data.get("lines", [])
+        changed = [i for i, r in enumerate(rows) if r.get("status") not in ("same", "same_sass")]
+        rewritten = [i for i, r in enumerate(rows) if r.get("status") == "same_sass"]
+        self.selected = (changed or rewritten or [0 if rows else -1])[0]
