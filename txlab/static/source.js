@@ -98,6 +98,8 @@ var CSS = `
 .txlab-source .src-title { padding: 2px 6px; font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px; white-space: nowrap; overflow: hidden; }
 .txlab-source .src-panes-pick label { margin-right: 6px; white-space: nowrap; }
+.txlab-source .src-body.wrap .r { height: auto; min-height: 16px; }
+.txlab-source .src-body.wrap .t { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
 .txlab-source .fold { display: flex; height: 16px; cursor: pointer; color: var(--jp-ui-font-color2, #777);
   background: var(--jp-layout-color2, #eee); font-style: italic; width: max-content; min-width: 100%; }
 .txlab-source .fold:hover { color: var(--jp-ui-font-color0, #000); }
@@ -156,7 +158,8 @@ var source_default = {
       selects: 0,
       hidden: /* @__PURE__ */ new Set(),
       basis: {},
-      disconnect: null
+      disconnect: null,
+      laidOut: false
     };
     function build() {
       if (state.disconnect) state.disconnect();
@@ -197,7 +200,9 @@ var source_default = {
         show[p] = h("input", { type: "checkbox", "data-testid": `source-show-${p}`, checked: !state.hidden.has(p) });
         pick.appendChild(h("label", {}, show[p], ` ${TITLES[p]}`));
       }
+      const ptxNote = h("span", { class: "src-note", "data-testid": "source-pane-note", style: "opacity:0.75" });
       head.appendChild(pick);
+      head.appendChild(ptxNote);
       root.appendChild(head);
       root.classList.toggle("noctl", !hasCtl);
       const hotBox = (d.hot || []).length ? h("div", { class: "src-hot", "data-testid": "source-hot" }, h("span", {}, "hot lines:")) : null;
@@ -221,7 +226,7 @@ var source_default = {
       const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
       const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
       const basis = {
-        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 62%)`,
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
         cuda: "1 1 0",
         ptx: "0.8 1 0",
         sass: "1.5 1 0"
@@ -234,7 +239,7 @@ var source_default = {
         sass: d.sass.map((s) => s.user_line)
       };
       for (const p of PANES) {
-        const body = h("div", { class: "src-body", "data-testid": `source-pane-${p}` });
+        const body = h("div", { class: p === "user" ? "src-body wrap" : "src-body", "data-testid": `source-pane-${p}` });
         const pane = h("div", { class: "src-pane", "data-pane": p }, h("div", { class: "src-title" }, TITLES[p]), body);
         if (p !== PANES[0]) {
           grips[p] = h("div", { class: "src-grip", "data-testid": `source-resize-${p}`, title: "drag to resize the panes" });
@@ -588,8 +593,19 @@ var source_default = {
         highlight(u, "hot", void 0, true);
       }
       const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => {
-        if (!panes.clientHeight) return;
+        if (!panes.clientHeight || !panes.clientWidth) return;
         ro.disconnect();
+        if (!state.laidOut) {
+          state.laidOut = true;
+          const need = userWidth();
+          basis.user = `0 0 min(${need}px, 58%)`;
+          if (need + 3 * 240 > panes.clientWidth && !state.hidden.size) {
+            state.hidden.add("ptx");
+            show.ptx.checked = false;
+            ptxNote.textContent = "PTX hidden to make room: tick it to show";
+          }
+          layout();
+        }
         if (state.pin) for (const p of PANES) {
           const rs = index[p].get(state.pin) || [];
           if (rs.length) scrollTo(bodies[p], rs[0], true);
@@ -600,12 +616,23 @@ var source_default = {
       function visible() {
         return PANES.filter((p) => !state.hidden.has(p));
       }
+      function userWidth() {
+        const row = rows.user.find((r) => r.lastChild.textContent.length) || rows.user[0];
+        if (!row) return 300;
+        const probe = h("span", { style: "position:absolute;visibility:hidden;white-space:pre" }, "0".repeat(longest));
+        bodies.user.appendChild(probe);
+        const text = probe.getBoundingClientRect().width;
+        probe.remove();
+        const gutter = row.lastChild.getBoundingClientRect().left - row.getBoundingClientRect().left;
+        return Math.ceil(text + gutter + 4 * 7 + 18);
+      }
       function layout() {
         const vis = visible();
         for (const p of PANES) {
           const on = vis.includes(p);
           paneEls[p].classList.toggle("off", !on);
-          paneEls[p].style.flex = p === vis[vis.length - 1] ? "1 1 0" : basis[p];
+          const last = p === vis[vis.length - 1];
+          paneEls[p].style.flex = last && !basis[p].endsWith(" 1 0") ? "1 1 0" : basis[p];
           if (grips[p]) grips[p].classList.toggle("off", !on || vis.indexOf(p) === 0);
         }
       }
@@ -617,7 +644,10 @@ var source_default = {
           }
           if (show[p].checked) state.hidden.delete(p);
           else state.hidden.add(p);
+          ptxNote.textContent = "";
           layout();
+          const rs = state.pin ? index[p].get(state.pin) || [] : [];
+          if (show[p].checked && rs.length) scrollTo(bodies[p], rs[0], true);
         });
       }
       for (const [p, grip] of Object.entries(grips)) {

@@ -38,6 +38,8 @@ const CSS = `
 .txlab-source .src-title { padding: 2px 6px; font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px; white-space: nowrap; overflow: hidden; }
 .txlab-source .src-panes-pick label { margin-right: 6px; white-space: nowrap; }
+.txlab-source .src-body.wrap .r { height: auto; min-height: 16px; }
+.txlab-source .src-body.wrap .t { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
 .txlab-source .fold { display: flex; height: 16px; cursor: pointer; color: var(--jp-ui-font-color2, #777);
   background: var(--jp-layout-color2, #eee); font-style: italic; width: max-content; min-width: 100%; }
 .txlab-source .fold:hover { color: var(--jp-ui-font-color0, #000); }
@@ -90,7 +92,7 @@ export default {
     const cleanupKeys = isolateKeys(root);
     const stats = h("pre", { "data-testid": "source-stats", style: "display:none" });
     let state = { hover: 0, hoverRow: null, pin: model.get("selected") || 0, lastHighlightMs: 0, highlights: 0,
-                  lastSelectMs: 0, selects: 0, hidden: new Set(), basis: {}, disconnect: null };
+                  lastSelectMs: 0, selects: 0, hidden: new Set(), basis: {}, disconnect: null, laidOut: false };
 
     function build() {
       if (state.disconnect) state.disconnect();
@@ -120,7 +122,9 @@ export default {
         show[p] = h("input", { type: "checkbox", "data-testid": `source-show-${p}`, checked: !state.hidden.has(p) });
         pick.appendChild(h("label", {}, show[p], ` ${TITLES[p]}`));
       }
+      const ptxNote = h("span", { class: "src-note", "data-testid": "source-pane-note", style: "opacity:0.75" });
       head.appendChild(pick);
+      head.appendChild(ptxNote);
       root.appendChild(head);
       root.classList.toggle("noctl", !hasCtl);
       const hotBox = (d.hot || []).length ? h("div", { class: "src-hot", "data-testid": "source-hot" }, h("span", {}, "hot lines:")) : null;
@@ -142,10 +146,10 @@ export default {
 
       const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
       // the TVMScript pane starts as wide as its longest line (digits, count bars and heat columns
-      // beside it), at most 62% of the view; the others share the rest (SASS the most)
+      // beside it), at most 58% of the view (longer lines wrap); the others share the rest
       const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
       const basis = {
-        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 62%)`,
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
         cuda: "1 1 0", ptx: "0.8 1 0", sass: "1.5 1 0",
       };
       for (const [p, b] of Object.entries(state.basis)) basis[p] = b;   // kept across rebuilds
@@ -154,7 +158,8 @@ export default {
         cuda: d.cuda_user, ptx: d.ptx_user, sass: d.sass.map((s) => s.user_line),
       };
       for (const p of PANES) {
-        const body = h("div", { class: "src-body", "data-testid": `source-pane-${p}` });
+        // TVMScript lines longer than their pane wrap (continuations indented): never cut
+        const body = h("div", { class: p === "user" ? "src-body wrap" : "src-body", "data-testid": `source-pane-${p}` });
         const pane = h("div", { class: "src-pane", "data-pane": p }, h("div", { class: "src-title" }, TITLES[p]), body);
         if (p !== PANES[0]) {
           grips[p] = h("div", { class: "src-grip", "data-testid": `source-resize-${p}`, title: "drag to resize the panes" });
@@ -430,9 +435,22 @@ export default {
       state.sel = -1;
       if (state.pin) { const u = state.pin; state.pin = 0; pin(u); highlight(u, "hot", undefined, true); }
       // a pin made before the view was laid out (built off screen): scroll once it has a size
+      // and, once the view has a width: a view too narrow for four useful panes (the TVMScript
+      // pane's lines plus 240 px for each other pane) starts with PTX hidden (tick PTX to show it)
       const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => {
-        if (!panes.clientHeight) return;
+        if (!panes.clientHeight || !panes.clientWidth) return;
         ro.disconnect();
+        if (!state.laidOut) {
+          state.laidOut = true;
+          const need = userWidth();
+          basis.user = `0 0 min(${need}px, 58%)`;
+          if (need + 3 * 240 > panes.clientWidth && !state.hidden.size) {
+            state.hidden.add("ptx");
+            show.ptx.checked = false;
+            ptxNote.textContent = "PTX hidden to make room: tick it to show";
+          }
+          layout();
+        }
         if (state.pin) for (const p of PANES) { const rs = index[p].get(state.pin) || []; if (rs.length) scrollTo(bodies[p], rs[0], true); }
       }) : null;
       if (ro) ro.observe(panes);
@@ -441,12 +459,26 @@ export default {
       // pane widths and visibility: every visible pane but the last keeps its basis (the last takes
       // what is left); a grip between two panes moves the boundary between them
       function visible() { return PANES.filter((p) => !state.hidden.has(p)); }
+      // what the TVMScript pane needs for its longest line unwrapped: that many characters of its
+      // font, plus the gutter columns beside the text, plus a scrollbar
+      function userWidth() {
+        const row = rows.user.find((r) => r.lastChild.textContent.length) || rows.user[0];
+        if (!row) return 300;
+        const probe = h("span", { style: "position:absolute;visibility:hidden;white-space:pre" }, "0".repeat(longest));
+        bodies.user.appendChild(probe);
+        const text = probe.getBoundingClientRect().width;
+        probe.remove();
+        const gutter = row.lastChild.getBoundingClientRect().left - row.getBoundingClientRect().left;
+        return Math.ceil(text + gutter + 4 * 7 + 18);   // (+ the wrap indent's room and a scrollbar)
+      }
       function layout() {
         const vis = visible();
         for (const p of PANES) {
           const on = vis.includes(p);
           paneEls[p].classList.toggle("off", !on);
-          paneEls[p].style.flex = p === vis[vis.length - 1] ? "1 1 0" : basis[p];
+          // the last visible pane takes what is left (a growing pane keeps its share)
+          const last = p === vis[vis.length - 1];
+          paneEls[p].style.flex = last && !basis[p].endsWith(" 1 0") ? "1 1 0" : basis[p];
           if (grips[p]) grips[p].classList.toggle("off", !on || vis.indexOf(p) === 0);
         }
       }
@@ -454,7 +486,11 @@ export default {
         show[p].addEventListener("change", () => {
           if (!show[p].checked && visible().length === 1) { show[p].checked = true; return; }   // keep one pane
           if (show[p].checked) state.hidden.delete(p); else state.hidden.add(p);
+          ptxNote.textContent = "";
           layout();
+          // a pane shown again opens on the selected line
+          const rs = state.pin ? index[p].get(state.pin) || [] : [];
+          if (show[p].checked && rs.length) scrollTo(bodies[p], rs[0], true);
         });
       }
       for (const [p, grip] of Object.entries(grips)) {
