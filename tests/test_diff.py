@@ -195,36 +195,13 @@ def test_diff_view_payload(pair):
 
 # Issue 29.4: a shuffle loop and Tx.cuda.warp_max compile to byte-identical SASS (same opcodes,
 # operands and registers); the diff must say so first and not paint the rewritten lines red/green.
-WARP_MAX_LOOP = '''
-@T.prim_func
-def warp_max_loop(X: T.Buffer((1024,), "float32"), Out: T.Buffer((1024,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([256])
-    v = T.alloc_local((1,), "float32")
-    v[0] = X[bx * 256 + tx]
-    for k in T.unroll(5):
-        v[0] = T.max(v[0], T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v[0], 16 >> k, 32))
-    Out[bx * 256 + tx] = v[0]
-'''
-
-WARP_MAX_LIB = '''
-@T.prim_func
-def warp_max_lib(X: T.Buffer((1024,), "float32"), Out: T.Buffer((1024,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([256])
-    v = T.alloc_local((1,), "float32")
-    v[0] = X[bx * 256 + tx]
-    v[0] = Tx.cuda.warp_max(v[0])
-    Out[bx * 256 + tx] = v[0]
-'''
+WARP_MAX = (Path(__file__).parent / "kernels" / "warp_max.py").read_text()
 
 
 @pytest.fixture(scope="module")
 def warp_max_pair():
-    return (run_cell(WARP_MAX_LOOP, {}, arch="sm_90a")["warp_max_loop"],
-            run_cell(WARP_MAX_LIB, {}, arch="sm_90a")["warp_max_lib"])
+    out = run_cell(WARP_MAX, {}, arch="sm_90a")
+    return out["warp_max_loop"], out["warp_max_lib"]
 
 
 def test_identical_sass_is_the_headline(warp_max_pair):
@@ -239,7 +216,9 @@ def test_identical_sass_is_the_headline(warp_max_pair):
     # the rewritten lines (the loop's two lines -> the one warp_max line) compiled the same: not a change
     assert d.changed_lines == []
     rewritten = d.same_sass_lines
-    assert len(rewritten) == 1 and rewritten[0]["a_lines"] == [9, 10] and rewritten[0]["b_lines"] == [9]
+    line = {t.strip().split("(")[0]: n for n, t in enumerate(WARP_MAX.splitlines(), 1)}
+    loop, lib = line["for k in T.unroll"], line["v[0] = Tx.cuda.warp_max"]
+    assert len(rewritten) == 1 and rewritten[0]["a_lines"] == [loop, loop + 1] and rewritten[0]["b_lines"] == [lib]
     assert "warp_max" in rewritten[0]["b_text"] and "__shfl_xor_sync" in rewritten[0]["a_text"]
     assert {i["mark"] for r in d.lines for i in r["a_sass"] + r["b_sass"]} == {"equal"}
     assert "compiled the same" in d.summary() and "0 of" in d.summary()

@@ -39,18 +39,24 @@ def lab(tmp_path_factory):
         yield url, ctx
 
 
-@pytest.fixture(scope="module")
-def view(lab):
+def _opened(lab, name, *widgets):
+    """Run notebook ``name``; yields (page, {widget: selector of its first}, console)."""
     url, ctx = lab
     console = H.Console()
-    page = H.open_notebook(ctx, url, "srcview.ipynb", console)
+    page = H.open_notebook(ctx, url, name, console)
     H.run_all(page)
-    found = [s for n, s in H.widgets(page) if n == "source"]
-    assert found, "the SourceView did not render"
+    found = dict((n, s) for n, s in reversed(H.widgets(page)))
+    assert all(w in found for w in widgets), f"widgets that did not render: {set(widgets) - set(found)}"
     page.wait_for_timeout(300)
-    yield page, found[0], console
+    yield page, found, console
     assert not console.real(), "console errors:\n" + "\n".join(console.real())
     page.close()
+
+
+@pytest.fixture(scope="module")
+def view(lab):
+    for page, found, console in _opened(lab, "srcview.ipynb", "source"):
+        yield page, found["source"], console
 
 
 def _stats(page, sel):
@@ -255,16 +261,7 @@ def test_selecting_a_line_scrolls_every_pane_to_its_counterpart(view):
 # and a DiffView of two builds with identical SASS
 @pytest.fixture(scope="module")
 def laptop(lab):
-    url, ctx = lab
-    console = H.Console()
-    page = H.open_notebook(ctx, url, "laptop.ipynb", console)
-    H.run_all(page)
-    found = dict((n, s) for n, s in reversed(H.widgets(page)))
-    assert "source" in found and "diff" in found, found
-    page.wait_for_timeout(300)
-    yield page, found, console
-    assert not console.real(), "console errors:\n" + "\n".join(console.real())
-    page.close()
+    yield from _opened(lab, "laptop.ipynb", "source", "diff")
 
 
 def _box(page, selector):

@@ -184,7 +184,9 @@ def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
     from txlab.magic import run_cell
     from txlab.sourcemap.preamble import preamble_lines
 
-    c = run_cell(_WARP_SUMS_FOR_FOLD, {}, arch="sm_90a")["fold_me"]
+    from pathlib import Path
+
+    c = run_cell((Path(__file__).parent / "kernels" / "basics.py").read_text(), {}, arch="sm_90a")["warp_sums"]
     lines = c.cuda_source.splitlines()
     n = preamble_lines(c.cuda_source, c.source_map.cuda_user)
     assert 40 <= n < len(lines)
@@ -194,20 +196,8 @@ def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
     page = compiled_html(c, show=["cuda"])
     fold = page.index('<details class="txlab-fold" data-testid="cuda-preamble">')
     folded, rest = page[fold:page.index("</details>")], page[page.index("</details>"):]
-    assert "__CUDACC_RTC__" in folded and "fold_me_kernel" not in folded and "fold_me_kernel" in rest
+    assert "__CUDACC_RTC__" in folded and "warp_sums_kernel" not in folded and "warp_sums_kernel" in rest
     assert "<details open" not in page                   # collapsed until clicked
     d = json.loads(SourceView(c).data)
     assert d["cuda_preamble"] == n
 
-
-_WARP_SUMS_FOR_FOLD = '''
-@T.prim_func
-def fold_me(X: T.Buffer((1024,), "float32"), out: T.Buffer((32,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([256])
-    v = T.alloc_local((1,), "float32")
-    v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])
-    if tx % 32 == 0:
-        out[bx * 8 + tx // 32] = v[0]
-'''

@@ -249,25 +249,15 @@ display(HTML(compiled_html(fold_c, show=["cuda", "resources"])))
 """
 
 
-_WARP_MAX = '''
-@T.prim_func
-def warp_max_NAME(X: T.Buffer((1024,), "float32"), Out: T.Buffer((1024,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([256])
-    v = T.alloc_local((1,), "float32")
-    v[0] = X[bx * 256 + tx]
-BODY
-    Out[bx * 256 + tx] = v[0]
-'''
-
-
 def identical_diff_cell() -> str:
-    """DiffView of a shuffle-loop warp max and Tx.cuda.warp_max (byte-identical SASS)."""
-    loop = _WARP_MAX.replace("NAME", "loop").replace("BODY", "    for k in T.unroll(5):\n        v[0] = T.max(v[0], T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v[0], 16 >> k, 32))")
-    lib = _WARP_MAX.replace("NAME", "lib").replace("BODY", "    v[0] = Tx.cuda.warp_max(v[0])")
+    """DiffView of a shuffle-loop warp max and Tx.cuda.warp_max (byte-identical SASS;
+    tests/kernels/warp_max.py)."""
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "kernels" / "warp_max.py").read_text()
     return f"""\
 from txlab.magic import run_cell
 from txlab.views.diff import DiffView
-DiffView(run_cell({loop!r}, {{}}, arch="sm_90a")["warp_max_loop"], run_cell({lib!r}, {{}}, arch="sm_90a")["warp_max_lib"])
+pair = run_cell({src!r}, {{}}, arch="sm_90a")
+DiffView(pair["warp_max_loop"], pair["warp_max_lib"])
 """
