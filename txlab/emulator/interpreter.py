@@ -432,7 +432,19 @@ class Compiler:
         return self._with_blocking(s, ev)
 
     def s_BufferStore(self, s):
-        val = self.expr(s.value)
+        key = None
+        if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
+            key = self.contraction.captured_store(s)
+        if key is not None:          # t = a * b, fused by the one later read of t: keep a and b too
+            fa, fb = self.expr(s.value.a), self.expr(s.value.b)
+            mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
+
+            def val(g):
+                av, bv = fa(g), fb(g)
+                g.env[key] = (av, bv)
+                return mul(av, bv)
+        else:
+            val = self.expr(s.value)
         store = self.store(s.buffer, list(s.indices), val)
 
         def fn(g):
