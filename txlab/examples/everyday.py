@@ -23,10 +23,8 @@ N = 1 << 14
 THREADS = 128
 
 
-def _softmax():
+def _softmax(rows=ROWS, cols=COLS):
     from tvm.script import tirx as T
-
-    rows, cols = ROWS, COLS
 
     @T.prim_func
     def softmax(X: T.Buffer((rows, cols), "float32"), Y: T.Buffer((rows, cols), "float32")):
@@ -47,10 +45,8 @@ def _softmax():
     return softmax
 
 
-def _layernorm():
+def _layernorm(rows=ROWS, cols=COLS):
     from tvm.script import tirx as T
-
-    rows, cols = ROWS, COLS
 
     @T.prim_func
     def layernorm(X: T.Buffer((rows, cols), "float32"), gamma: T.Buffer((cols,), "float32"),
@@ -124,13 +120,14 @@ _BUILDERS = {"softmax": _softmax, "layernorm": _layernorm, "gelu_tanh": _gelu_ta
              "clamp": _clamp}
 
 
-def kernel(name: str):
-    """The ``@T.prim_func`` of kernel ``name`` (one of :data:`NAMES`)."""
+def kernel(name: str, **shape):
+    """The ``@T.prim_func`` of kernel ``name`` (one of :data:`NAMES`); softmax and layernorm take
+    ``rows=`` (a multiple of 128) and ``cols=``."""
     if name not in _BUILDERS:
         from txlab.errors import InputError
 
         raise InputError(f"unknown kernel {name!r}; one of {', '.join(NAMES)}", param="name")
-    return _BUILDERS[name]()
+    return _BUILDERS[name](**shape)
 
 
 def inputs(name: str, seed: int = 0) -> tuple:
