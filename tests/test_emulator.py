@@ -473,7 +473,7 @@ def test_coverage_doc_emulated_column_matches_the_emulation_record():
     for line in doc.splitlines():
         if line.startswith("| `"):
             cols = [c.strip() for c in line.strip("|").split(" | ")]
-            cells[cols[0].strip("`")] = cols[6]
+            cells[cols[0].strip("`")] = cols[7]  # name, signature, category, arch, example, ...
     rows = api.coverage(compile=False)
     stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
     assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.emulator.catalogue first): {stale}"

@@ -243,7 +243,49 @@ def tune_html(result, limit: int = 20) -> str:
     return f"<div>{head_line}<table style='font-size:11px'><tr>{head}</tr>{body}</table></div>"
 
 
+def api_help_html(h) -> str:
+    """A :class:`txlab.api.ApiHelp`: the call, arch, doc, the example's lines using the name and what
+    each lowers to (PTX, SASS), the CUDA it produced, and the whole example in a fold."""
+    def code(text, language):
+        return code_html(text, language) if text else ""
+
+    parts = [f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
+             f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
+             f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
+             f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
+             f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>"]
+    if h.doc:
+        parts.append(f"<pre style='font-size:11px;margin:4px 8px'>{html.escape(h.doc)}</pre>")
+    if h.example_id is None:
+        parts.append('<div class="txlab-note">no catalogue example uses this name</div></div>')
+        return "".join(parts)
+    parts.append(f"<div><b>called as</b> (example <code>{html.escape(h.example_id)}</code>)</div>")
+    parts.append(code("\n".join(f"{u.lineno:>3} | {u.source}" for u in h.usage), "python"))
+    rows = []
+    for u in h.usage:
+        if u.ptx or u.sass:
+            rows.append(f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>")
+    parts.append("<div><b>lowers to</b></div>")
+    if rows:
+        parts.append("<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>"
+                     + "".join(rows) + "</table>")
+    if h.lowering:
+        parts.append(f'<div class="txlab-note">PTX/SASS: {html.escape(h.lowering)}</div>')
+    if h.cuda_lines:
+        parts.append(f'<div class="txlab-note">CUDA: {html.escape(h.cuda_how)}</div>')
+        parts.append(code("\n".join(t for _n, t in h.cuda_lines), "cuda"))
+    parts.append(f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
+                 f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
+                 f"{code(h.example_source, 'python')}</details>")
+    if h.other_examples:
+        parts.append(f'<div class="txlab-note">also used in: {html.escape(", ".join(h.other_examples))}</div>')
+    return "".join(parts) + "</div>"
+
+
 HTML_OF = {
+    ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.compiler", "Compiled"): compiled_html,
     ("txlab.errors", "CompileError"): error_html,

@@ -329,3 +329,18 @@ def register(ipython) -> None:
                 display(SourceView(c))
         for r in reports.values():
             display(r)
+
+    from IPython.core.magic import register_line_magic
+
+    @register_line_magic("tirx_help")
+    def tirx_help(line):
+        """``%tirx_help NAME [--no-compile]``: ``txlab.api.help(NAME)`` -- signature, arch, the catalogue
+        example's lines using NAME and the PTX/SASS they lower to (``--no-compile``: skip nvcc)."""
+        from txlab.api import help as api_help
+
+        words = line.split()
+        names = [w for w in words if not w.startswith("--")]
+        flags = [w for w in words if w.startswith("--")]
+        if len(names) != 1 or set(flags) - {"--no-compile"}:
+            raise MagicArgumentError("usage: %tirx_help NAME [--no-compile], e.g. %tirx_help __shfl_xor_sync")
+        return api_help(names[0], compile="--no-compile" not in flags)

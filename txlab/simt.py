@@ -15,8 +15,9 @@ the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step
   and phase counters); values read from global or shared memory are *unknown*: a condition that
   depends on one runs both branches with the mask unchanged and the visit is marked ``uncertain``.
 
-Every shared-memory access and every call is reported to the caller's hooks with the active-thread
-mask, the per-thread index values and the user's source line (from the statement's span).
+Every shared- and global-memory load and store and every call is reported to the caller's hooks
+with the active-thread mask, the per-thread index values (``UNKNOWN`` where they depend on memory),
+the buffer's scope and the user's source line (from the statement's span).
 Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered IR that runs).
 """
 from __future__ import annotations
@@ -79,6 +80,7 @@ class Visit:
     loops: tuple = ()         # values of the enclosing loop variables at this visit
     uncertain: bool = False   # a guard on the path could not be evaluated
     exec_id: int = 0          # which execution of a statement this visit belongs to
+    scope: str = ""           # the accessed buffer's memory scope for loads/stores ("shared", "global", ...)
 
 
 class Limits:
@@ -226,8 +228,8 @@ class SimtWalk:
             scope = self.scopes.get(k) or buf.scope()
             if scope == "local":
                 self._store_local(k, idx, value, mask)
-            elif scope.startswith("shared"):
-                self._report("store", s, mask, index=_flat(idx, buf))
+            elif scope.startswith("shared") or scope == "global":
+                self._report("store", s, mask, index=_flat(idx, buf), scope=scope)
             return
         if isinstance(s, tx.Evaluate):
             self._begin(s)
@@ -344,8 +346,8 @@ class SimtWalk:
                 if isinstance(v, np.ndarray) and v.dtype == np.int64 and (v[mask] == _SENTINEL).any():
                     return UNKNOWN
                 return v
-            if scope.startswith("shared"):
-                self._report("load", e, mask, index=_flat(idx, src))
+            if scope.startswith("shared") or scope == "global":
+                self._report("load", e, mask, index=_flat(idx, src), scope=scope)
             return UNKNOWN
         op = semantics.binary(type(e).__name__, _operand_dtype(e), True)
         if op is not None:

@@ -385,6 +385,8 @@ class Compiler:
         parts = []
         for c in s.seq:
             parts.append(self.stmt(c))
+        if getattr(self, "_flow", False):          # inside a loop with break/continue
+            return _flow_seq(parts)
         if not any(is_gen for _, is_gen in parts):
             fns = [f for f, _ in parts]
 
@@ -584,15 +586,29 @@ class Compiler:
             g.mask = outer
         return if_, False
 
+    def _loop_body(self, s):
+        """(body, is_gen, has_flow): compile a loop body; with break/continue in it, its statement
+        sequences drop the lanes that left the iteration or the loop (``_flow_seq``)."""
+        flow = _has_flow(s.body)
+        saved = getattr(self, "_flow", False)
+        self._flow = flow
+        try:
+            body, is_gen = self.stmt(s.body)
+        finally:
+            self._flow = saved
+        return body, is_gen, flow
+
     def s_For(self, s):
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
-        body, is_gen = self.stmt(s.body)
+        body, is_gen, flow = self._loop_body(s)
         var = s.loop_var
         dt = M.np_dtype(_dtype_of(var))
         if s.step is not None:
             return self.not_emulated("for loop with a step"), False
         prog = self.program
+        if flow:
+            return _flow_for(lo, ext, body, is_gen, var, dt, self.line)
 
         if is_gen:
             def for_gen(g):
@@ -631,14 +647,20 @@ class Compiler:
 
     def s_While(self, s):
         cond = self.expr(s.condition)
-        body, is_gen = self.stmt(s.body)
+        body, is_gen, flow = self._loop_body(s)
         line = self.line
 
         def while_(g):
             outer = g.mask
             live = np.ones(g.L, bool) if outer is None else outer.copy()
             guard = 0
+            rec = _push_loop(g) if flow else None
             while True:
+                if rec is not None:
+                    live = live & ~rec[0]
+                    rec[1][:] = False
+                    if not live.any():
+                        break
                 g.mask = None if live.all() else live
                 c = cond(g)
                 live = live & c if not _uniform(c) else (live if c else live & False)
@@ -652,6 +674,8 @@ class Compiler:
                 guard += 1
                 if guard > 50_000_000:
                     raise NotEmulatedError("while loop that does not terminate", lineno=line)
+            if rec is not None:
+                g.slots["loops"].pop()
             g.mask = outer
         if is_gen:
             return while_, True
@@ -665,10 +689,105 @@ class Compiler:
         return (lambda g: None), False
 
     def s_Break(self, s):
-        return self.not_emulated("break"), False
+        return _leave(0), False
 
     def s_Continue(self, s):
-        return self.not_emulated("continue"), False
+        return _leave(1), False
+
+
+# ---- break / continue ---------------------------------------------------------------------------
+# A loop whose body contains break/continue keeps a record per group, ``g.slots["loops"][-1] =
+# (broken, continued)``: bool lane masks. ``break``/``continue`` add the active lanes; every
+# statement sequence of the body drops those lanes after each statement (an ``if`` restores its
+# outer mask, the enclosing sequence drops them again) and stops when none is left; the loop runs
+# its next iteration with the lanes that did not break. Divergent break/continue (some lanes of a
+# warp) is exact this way: those lanes skip the rest, as on the GPU.
+def _has_flow(body) -> bool:
+    from txlab import ir
+
+    return any(type(n).__name__ in ("Break", "Continue") or
+               (type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"))
+               for n in ir.walk(body))
+
+
+def _push_loop(g):
+    rec = (np.zeros(g.L, bool), np.zeros(g.L, bool))
+    g.slots.setdefault("loops", []).append(rec)
+    return rec
+
+
+def _leave(which):
+    def leave(g):
+        g.slots["loops"][-1][which][g.active()] = True
+        return np.int32(0)
+    return leave
+
+
+def _drop_left(g) -> bool:
+    """Drop the lanes that left the iteration; False when none is left."""
+    broken, cont = g.slots["loops"][-1]
+    left = broken | cont
+    if not left.any():
+        return True
+    m = g.active() & ~left
+    if not m.any():
+        return False
+    g.mask = m
+    return True
+
+
+def _flow_seq(parts):
+    if not any(is_gen for _, is_gen in parts):
+        fns = [f for f, _ in parts]
+
+        def seq(g):
+            for f in fns:
+                f(g)
+                if not _drop_left(g):
+                    return
+        return seq, False
+
+    def seq_gen(g):
+        for f, is_gen in parts:
+            if is_gen:
+                yield from f(g)
+            else:
+                f(g)
+            if not _drop_left(g):
+                return
+    return seq_gen, True
+
+
+def _flow_for(lo, ext, body, is_gen, var, dt, line):
+    def run(g):
+        a, n = lo(g), ext(g)
+        if not (_uniform(a) and _uniform(n)):
+            raise NotEmulatedError("for loop with per-thread bounds and break/continue", lineno=line)
+        outer = g.mask
+        base = g.active().copy()
+        rec = _push_loop(g)
+        try:
+            for i in range(int(a), int(a) + int(n)):
+                live = base & ~rec[0]
+                if not live.any():
+                    break
+                rec[1][:] = False
+                g.mask = None if live.all() else live
+                g.env[var] = dt.type(i)
+                if is_gen:
+                    yield from body(g)
+                else:
+                    body(g)
+        finally:
+            g.slots["loops"].pop()
+            g.mask = outer
+    if is_gen:
+        return run, True
+
+    def run_plain(g):
+        for _ in run(g):
+            pass
+    return run_plain, False
 
 
 def span_frames(span) -> list:

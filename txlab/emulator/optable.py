@@ -49,7 +49,7 @@ def _why_not(name: str) -> str:
 
 
 def _registries():
-    from txlab.emulator import cluster, mathfns, ops, timers, tma, wgmma  # noqa: F401  (register)
+    from txlab.emulator import cluster, mathfns, mma, ops, ptx_memory, timers, tma, wgmma  # noqa: F401  (register)
 
     return ops.HANDLERS, ops.BLOCKING, ops.EXTERNS, mathfns.PRECISION
 

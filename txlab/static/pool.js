@@ -385,12 +385,22 @@ var pool_default = {
       const table = h("table", { style: { borderCollapse: "collapse", fontFamily: th.mono } });
       table.append(h("tr", {}, ...["line", "access", "buffer", "B/lane", "ways", "wavefronts", "colliding lanes", "source"].map((t) => h("th", { style: { padding: "0 6px", textAlign: "left" } }, t))));
       for (const r of ordered) {
-        const bad = r.ways > 1;
-        const lanes = bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
+        const unknown = r.ways === null || r.ways === void 0;
+        const bad = unknown || r.ways > 1;
+        const lanes = unknown ? `unknown: ${r.reason || "not analysed"}` : bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
         table.append(h(
           "tr",
-          { "data-testid": "pool-access-row", style: { background: bad ? "rgba(220,60,60,0.18)" : "transparent" } },
-          ...[String(r.lineno ?? "?"), r.access, r.buffer, String(r.bytes_per_lane), String(r.ways), `${r.wavefronts}/${r.ideal_wavefronts}`, lanes, r.source || ""].map((t) => h("td", { style: { padding: "0 6px" } }, t))
+          { "data-testid": "pool-access-row", style: { background: unknown ? "rgba(230,170,40,0.18)" : bad ? "rgba(220,60,60,0.18)" : "transparent" } },
+          ...[
+            String(r.lineno ?? "?"),
+            r.access,
+            r.buffer,
+            String(r.bytes_per_lane),
+            unknown ? "unknown" : String(r.ways),
+            unknown ? "?" : `${r.wavefronts}/${r.ideal_wavefronts}`,
+            lanes,
+            r.source || ""
+          ].map((t) => h("td", { style: { padding: "0 6px" } }, t))
         ));
       }
       accesses.append(table);
