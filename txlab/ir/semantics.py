@@ -38,6 +38,7 @@ __all__ = ["BINARY", "binary", "cast", "fma", "ftz", "is_float", "select", "trun
 _F32_EXP = np.uint32(0x7F800000)
 _F32_SIGN = np.uint32(0x80000000)
 CANONICAL_NAN_F32 = np.uint32(0x7FFFFFFF)
+_F32_MIN = np.float32(1.17549435e-38)      # smallest normal float32
 
 
 def is_float(dtype) -> bool:
@@ -96,8 +97,11 @@ def ftz(x):
     x = np.asarray(x)
     if x.dtype != np.float32:
         return _ret(x)
-    bits = x.view(np.uint32)
-    return _ret(np.where((bits & _F32_EXP) == 0, bits & _F32_SIGN, bits).astype(np.uint32).view(np.float32))
+    with np.errstate(invalid="ignore"):
+        tiny = np.abs(x) < _F32_MIN          # denormals (zeros too: flushing them is a no-op)
+    if not tiny.any():                       # the common case: one cheap pass, nothing to do
+        return _ret(x)
+    return _ret(np.where(tiny, np.copysign(np.float32(0), x), x).astype(np.float32))
 
 
 def _nan_canon(r, a, b):
