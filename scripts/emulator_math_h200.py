@@ -100,13 +100,9 @@ def ulps(got, want) -> tuple[int, int]:
     if g.dtype.kind in "iu":
         d = np.abs(g.astype(np.int64) - w.astype(np.int64))
         return int(d.max(initial=0)), int(np.count_nonzero(d))
-    g, w = g.astype(np.float32), w.astype(np.float32)
-    both_nan = np.isnan(g) & np.isnan(w)
-    gi = g.view(np.int32).astype(np.int64)
-    wi = w.view(np.int32).astype(np.int64)
-    gi = np.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
-    wi = np.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
-    d = np.where(both_nan, 0, np.abs(gi - wi))
+    from txlab.ir.semantics import ulp_distance
+
+    d = ulp_distance(g, w)
     return int(d.max(initial=0)), int(np.count_nonzero(d))
 
 

@@ -12,18 +12,7 @@ from txlab.errors import NotEmulatedError
 from txlab.ir import semantics
 
 
-def kernel(src: str, name: str):
-    from txlab.magic import register_source, tirx_namespace
-
-    src = src.strip("\n") + "\n"
-    fn = register_source(src, tag=f"emath-{name}")
-    ns = tirx_namespace()
-    exec(compile(src, fn, "exec"), ns)  # noqa: S102 - test kernels
-    return ns[name]
-
-
-def line_of(src: str, needle: str) -> int:
-    return next(i for i, l in enumerate(src.strip("\n").splitlines(), 1) if needle in l)
+from test_emulator import kernel, line_of  # noqa: E402  (tests/ is on sys.path)
 
 
 # ---- one semantics for the emulator and simt --------------------------------------------------
@@ -127,11 +116,7 @@ def _run(expr, a, b, **kw):
 
 
 def _ulp(got, want):
-    g = np.asarray(got, np.float32).view(np.int32).astype(np.int64)
-    w = np.asarray(want, np.float32).view(np.int32).astype(np.int64)
-    g = np.where(g < 0, -(g & 0x7FFFFFFF), g)
-    w = np.where(w < 0, -(w & 0x7FFFFFFF), w)
-    return int(np.abs(g - w).max())
+    return int(semantics.ulp_distance(got, want).max())
 
 
 @pytest.mark.parametrize("expr, ref, ulps", [

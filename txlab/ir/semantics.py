@@ -33,7 +33,7 @@ import functools
 import numpy as np
 
 __all__ = ["BINARY", "binary", "cast", "fma", "ftz", "is_float", "select", "trunc_div", "trunc_mod",
-           "floor_div", "floor_mod", "fmin", "fmax"]
+           "floor_div", "floor_mod", "fmin", "fmax", "ulp_distance"]
 
 _F32_EXP = np.uint32(0x7F800000)
 _F32_SIGN = np.uint32(0x80000000)
@@ -265,6 +265,18 @@ def binary(name: str, dtype: str = "", fast_math: bool = True):
                 return _cmp_fast(fn)
         return fn
     return _INT.get(name, base)
+
+
+def ulp_distance(got, want) -> np.ndarray:
+    """Per element, how many float32 values lie between ``got`` and ``want`` (0: the same bits or
+    both NaN; +0 and -0 are 0 apart)."""
+    g = np.asarray(got, np.float32).ravel()
+    w = np.asarray(want, np.float32).ravel()
+    gi = g.view(np.int32).astype(np.int64)
+    wi = w.view(np.int32).astype(np.int64)
+    gi = np.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
+    wi = np.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
+    return np.where(np.isnan(g) & np.isnan(w), 0, np.abs(gi - wi))
 
 
 def select(c, t, f):
