@@ -35,9 +35,9 @@ class Stop(Exception):
 
 class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
-                 filename: str | None = None):
+                 filename: str | None = None, fast_math: bool = True):
         from txlab.emulator import ops
-        from txlab.emulator import cluster, mma, ptx_memory, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
+        from txlab.emulator import cluster, mathfns, mma, ptx_memory, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
 
         self.func = func
         self.kernel_name = kernel_name
@@ -46,6 +46,7 @@ class Program:
         self.stop = stop
         self.tensormaps = tensormaps or {}
         self.filename = filename
+        self.fast_math = fast_math     # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []
