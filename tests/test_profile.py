@@ -122,7 +122,7 @@ def test_save_load_and_format_errors(tmp_path, gemm):
 
 
 def test_saved_profiles_load():
-    names = txlab.profiling.saved_names()
+    names = txlab.profiling.saved()
     for n in names:
         p = txlab.profile.saved(n)
         assert p.instructions and p.metrics and p.summary()

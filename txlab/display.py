@@ -67,6 +67,9 @@ body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272
 .txlab-warn {{ padding: 4px 8px; border-left: 4px solid var(--jp-warn-color1, #f57c00);
   background: var(--jp-warn-color3, #fff3e0); color: var(--jp-ui-font-color0, #000); }}
 .txlab-warn ul {{ margin: 2px 0 2px 18px; padding: 0; }}
+.txlab-tabs .txlab-fold > summary {{ cursor: pointer; padding: 3px 8px; color: var(--jp-ui-font-color2, #777);
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11.5px;
+  background: var(--jp-layout-color2, #eee); }}
 .txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
 .txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
   border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
@@ -87,6 +90,23 @@ def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
         text = "\n".join(lines[:max_lines])
     body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
     return note + body
+
+
+def cuda_html(cuda_source: str) -> str:
+    """CUDA C with TVM's generated preamble (headers, macros, helper functions before the first
+    kernel; :func:`txlab.sourcemap.preamble.preamble_lines`) folded in a ``<details>``: the tab
+    opens on the kernel, one click shows the rest (no JavaScript, so exported HTML folds too)."""
+    from txlab.sourcemap.preamble import preamble_lines
+
+    n = preamble_lines(cuda_source)
+    if not n:
+        return code_html(cuda_source, "cuda")
+    lines = cuda_source.splitlines()
+    head, kernel = "\n".join(lines[:n]), "\n".join(lines[n:])
+    return (f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
+            f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
+            f'{code_html(head, "cuda")}</details>'
+            + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n)))
 
 
 def _fmt_bytes(v) -> str:
@@ -139,7 +159,7 @@ def compiled_html(compiled, show=None) -> str:
     tabs = {
         "resources": ("Resources", lambda: resources_html(compiled)),
         "script": ("TVMScript", lambda: code_html(compiled.script, "python")),
-        "cuda": ("CUDA C", lambda: code_html(compiled.cuda_source, "cuda")),
+        "cuda": ("CUDA C", lambda: cuda_html(compiled.cuda_source)),
         "ptx": ("PTX", lambda: code_html(compiled.ptx, "ptx")),
         "sass": ("SASS", lambda: code_html(compiled.sass, "sass")),
     }
@@ -317,10 +337,12 @@ def compile_diff_html(d) -> str:
     hist.append("</table>")
     colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
               "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
+    row_bg = {"same": "transparent", "same_sass": "rgba(120,120,120,0.10)"}
+    code = "text-align:left;white-space:pre;font-family:monospace"   # JupyterLab right-aligns <td>
     rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
             "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
     for r in d.lines:
-        bg = "rgba(237,201,72,0.15)" if r["status"] != "same" else "transparent"
+        bg = row_bg.get(r["status"], "rgba(237,201,72,0.15)")
 
         def cell(sass_list):
             return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
@@ -328,12 +350,13 @@ def compile_diff_html(d) -> str:
         rows.append(
             f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
             f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
-            f"<td><div>{e(r['a_text'] or '')}</div>{cell(r['a_sass'])}</td>"
+            f'<td style="{code}"><div>{e(r["a_text"] or "")}</div>{cell(r["a_sass"])}</td>'
             f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
-            f"<td><div>{e(r['b_text'] or '')}</div>{cell(r['b_sass'])}</td></tr>")
+            f'<td style="{code}"><div>{e(r["b_text"] or "")}</div>{cell(r["b_sass"])}</td></tr>')
     rows.append("</table>")
-    head = (f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
-            f"{len(d.changed_lines)} of {len(d.lines)} {'user lines' if d.by_line else 'kernels'} changed")
+    head = (f'<div data-testid="diff-verdict" style="font-weight:600">{e(d.headline)}</div>'
+            f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
+            f"{e(d._lines_text())}")
     return (f'<div class="txlab-compile-diff"><div>{head}</div>'
             f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
 

@@ -165,7 +165,7 @@ def _smem_from_u64(comp, call):
     return f
 
 
-@handler("tirx.if_then_else")
+@handler("tirx.if_then_else", "prim.if_then_else")
 def _if_then_else(comp, call):
     from txlab.emulator.interpreter import _masked_pair, _uniform
 
@@ -422,35 +422,8 @@ HANDLERS["tirx.cuda.wgmma_noop_barrier"] = lambda comp, call: comp.expr(call.arg
 # clock / clock64: txlab.emulator.timers (emulated warp-instructions)
 
 
-# ---- math and conversions -----------------------------------------------------------------------
-def _unary(fn):
-    def build(comp, call):
-        (x,) = _args(comp, call)
-        dt = M.np_dtype(_dtype(call))
-
-        def f(g):
-            with np.errstate(all="ignore"):
-                r = np.asarray(fn(np.asarray(x(g)))).astype(dt)
-            return r if r.ndim else r[()]
-        return f
-    return build
-
-
-for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-                   "rsqrt": lambda v: 1 / np.sqrt(v), "fabs": np.abs, "tanh": np.tanh, "sin": np.sin,
-                   "cos": np.cos, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
-                   "erf": None, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "log1p": np.log1p,
-                   "expm1": np.expm1}.items():
-    if _fn is not None:
-        HANDLERS[f"tirx.{_name}"] = _unary(_fn)
-
-
-@handler("tirx.cuda.fdividef")
-def _fdividef(comp, call):
-    a, b = _args(comp, call)
-    return lambda g: np.float32(1) * np.true_divide(np.float32(a(g)) if np.ndim(a(g)) == 0 else a(g), b(g)).astype(np.float32)
-
-
+# ---- math: txlab.emulator.mathfns (expf, __expf, sqrtf, ... with the build's fast-math meaning) ------
+# ---- conversions ---------------------------------------------------------------------------------
 @handler("tirx.cuda.float_as_uint")
 def _f2u(comp, call):
     (x,) = _args(comp, call)

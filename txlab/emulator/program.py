@@ -35,9 +35,10 @@ class Stop(Exception):
 
 class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
-                 filename: str | None = None):
+                 filename: str | None = None, fast_math: bool = True):
         import txlab.emulator.ops as ops
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.mathfns  # noqa: F401
         import txlab.emulator.mma  # noqa: F401
         import txlab.emulator.ptx_memory  # noqa: F401
         import txlab.emulator.timers  # noqa: F401
@@ -51,6 +52,7 @@ class Program:
         self.stop = stop
         self.tensormaps = tensormaps or {}
         self.filename = filename
+        self.fast_math = fast_math     # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []

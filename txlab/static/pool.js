@@ -128,6 +128,22 @@ function isolateKeys(el) {
   el.addEventListener("keydown", stop);
   return () => el.removeEventListener("keydown", stop);
 }
+function dataBytes(value) {
+  if (!value) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return new Uint8Array(0);
+}
+function readJSON(model, fallback = {}, name = "data") {
+  const bytes = dataBytes(model.get(name));
+  if (!bytes.length) return fallback;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    return fallback;
+  }
+}
 
 // src/pool.js
 var fmtBytes = (n) => n == null ? "?" : n >= 1024 ? `${(n / 1024).toFixed(n % 1024 ? 1 : 0)} KiB (${n} B)` : `${n} B`;
@@ -369,11 +385,7 @@ var pool_default = {
     function drawAccesses() {
       accesses.replaceChildren();
       let rows = [];
-      try {
-        rows = JSON.parse(model.get("accesses") || "[]");
-      } catch (e) {
-        rows = [];
-      }
+      rows = readJSON(model).accesses || [];
       if (!rows.length) return;
       if (rows[0].error) {
         accesses.append(h("div", { style: { color: th.fgMuted } }, rows[0].error));
@@ -406,7 +418,7 @@ var pool_default = {
       accesses.append(table);
     }
     function load() {
-      plan = JSON.parse(model.get("plan") || "{}");
+      plan = readJSON(model).plan || {};
       if (!plan.allocations) return;
       const occ = plan.occupancy || {};
       summary.textContent = `${plan.kernel} (${plan.arch || "arch unknown"}): shared ${fmtBytes(plan.static_smem_bytes + (plan.dynamic_smem_bytes ?? plan.high_water_bytes))}` + (plan.limit_bytes ? ` of ${fmtBytes(plan.limit_bytes)}` : "") + `, padding ${plan.padding_bytes} B` + (plan.tmem_columns || plan.tmem_alloc_columns ? `, TMEM ${plan.tmem_columns}/${plan.tmem_limit_columns} columns` : "") + (occ.ctas_per_sm != null ? `, ${occ.ctas_per_sm} CTA/SM (limited by ${occ.limited_by})` : "");
@@ -473,24 +485,21 @@ var pool_default = {
       view = { lo: Math.max(0, at - (at - view.lo) * f), hi: at + (view.hi - at) * f };
       draw();
     }, { passive: false });
-    const onPlan = () => load();
+    const onData = () => load();
     const onSel = () => {
       select.value = model.get("selected");
       draw();
       drawBanks();
       drawAccesses();
     };
-    const onAcc = () => drawAccesses();
-    model.on("change:plan", onPlan);
+    model.on("change:data", onData);
     model.on("change:selected", onSel);
-    model.on("change:accesses", onAcc);
     const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => draw()) : null;
     if (ro) ro.observe(root);
     load();
     return () => {
-      model.off("change:plan", onPlan);
+      model.off("change:data", onData);
       model.off("change:selected", onSel);
-      model.off("change:accesses", onAcc);
       if (ro) ro.disconnect();
     };
   }
