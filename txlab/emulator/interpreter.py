@@ -182,8 +182,10 @@ class Compiler:
         fc = self.expr(other)
         flush = self.fast_math and _dtype_of(e).startswith("float32")
         fma = semantics.fma
-        if negate:
+        if negate == "addend":
             return lambda g: fma(fa(g), fb(g), np.negative(fc(g)), flush=flush)
+        if negate == "product":
+            return lambda g: fma(np.negative(fa(g)), fb(g), fc(g), flush=flush)
         return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
 
     def _product_operand(self, x):
