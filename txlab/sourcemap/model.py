@@ -222,6 +222,12 @@ class SourceMap:
                 "work_share": (sum(l in have for l in work) / len(work)) if work else 1.0,
                 "exact_cuda": self.exact}
 
+    def statement_coverage(self) -> tuple[int, int]:
+        """(statement lines with SASS, statement lines): lines whose IR does work (stores, calls,
+        loops, branches) against those that got instructions."""
+        c = self.coverage()
+        return len(c["work_lines"]) - len(c["work_lines_without_sass"]), len(c["work_lines"])
+
     def per_line(self) -> dict[int, dict]:
         out: dict[int, dict] = {}
         for s in self.instructions:
@@ -246,7 +252,16 @@ class SourceMap:
         }
 
     def __repr__(self) -> str:
-        c = self.coverage()
-        return (f"<SourceMap {os.path.basename(self.user_file)}: {len(self.lines())} user lines, "
-                f"{c['sass']} SASS instructions, {c['share']:.0%} with a user line>")
+        return f"<SourceMap {os.path.basename(self.user_file)}: {self.headline()}>"
 
+    def headline(self) -> str:
+        """Both coverages, and the lines that did work but got no SASS (by number)."""
+        c = self.coverage()
+        work = c["work_lines"]
+        text = (f"{len(self.lines())} user lines, {c['sass']} SASS instructions, {c['share']:.0%} with a "
+                f"user line; {len(work) - len(c['work_lines_without_sass'])}/{len(work)} statement lines "
+                f"with SASS ({c['work_share']:.0%})")
+        if c["work_lines_without_sass"]:
+            text += "; no SASS for line" + ("s " if len(c["work_lines_without_sass"]) > 1 else " ") + \
+                ", ".join(map(str, c["work_lines_without_sass"]))
+        return text
