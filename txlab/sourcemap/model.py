@@ -97,6 +97,7 @@ class SourceMap:
                 inline=r["inline"], sass_line=r["sass_line"]))
         self._fix_padding()
         self._fix_families()
+        self._fix_memory_order(ptx)
         self._by_offset: dict[tuple[str, int], SassInstruction] = {
             (s.kernel, s.offset): s for s in self.instructions}
         self.kernels = list(dict.fromkeys(s.kernel for s in self.instructions))
@@ -143,6 +144,38 @@ class SourceMap:
                         best = min(have, key=lambda l: (abs(l - s.user_line), l))
                         s.moved_from, s.user_line = s.user_line, best
                     break
+
+    # Global and shared loads and stores: ptxas's line info can give a load of one inlined copy the
+    # line of another identical one (two Tx.cta.copy bodies calling the same helper: all LDGs at
+    # the first), while the PTX ``.loc`` is right. When a kernel has as many SASS instructions of
+    # such a family as PTX instructions, the k-th SASS one takes the k-th PTX one's user line
+    # (program order); with any other count nothing is changed.
+    _MEMORY = (
+        (re.compile(r"^LDG\b|^LDG\."), re.compile(r"^\s*(?:@!?%p\d+\s+)?ld\.global\.")),
+        (re.compile(r"^STG\b|^STG\."), re.compile(r"^\s*(?:@!?%p\d+\s+)?st\.global\.")),
+        (re.compile(r"^LDS\b|^LDS\.(?!M)"), re.compile(r"^\s*(?:@!?%p\d+\s+)?ld\.shared\.")),
+        (re.compile(r"^STS\b|^STS\."), re.compile(r"^\s*(?:@!?%p\d+\s+)?st\.shared\.")),
+    )
+    _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
+
+    def _fix_memory_order(self, ptx: str) -> None:
+        kernel, ptx_of = None, {}
+        for i, line in enumerate(ptx.splitlines()):
+            m = self._PTX_ENTRY.match(line)
+            if m:
+                kernel = m.group(1)
+            if kernel is not None:
+                ptx_of.setdefault(kernel, []).append(i)
+        for name, rows in ptx_of.items():
+            code = [s for s in self.instructions if s.kernel == name and not s.padding]
+            for sass_rx, ptx_rx in self._MEMORY:
+                sass = [s for s in code if sass_rx.match(s.opcode)]
+                want = [self.ptx_user[i] for i in rows if ptx_rx.match(self._ptx_lines[i])]
+                if not sass or len(sass) != len(want) or None in want:
+                    continue
+                for s, line in zip(sass, want):
+                    if s.user_line != line:
+                        s.moved_from, s.user_line = s.user_line, line
 
     # ---- queries ------------------------------------------------------------------------------
     def lines(self) -> list[int]:
