@@ -254,11 +254,12 @@ def _dispatch_error(stage: str, failure: DispatchFailure, text: str, mod, kernel
                       for v in failure.variants)
     raised = [v for v in failure.variants if v["outcome"] == "raised"]
     if raised:
-        head = f"{failure.spelling} ({failure.op}): variant {raised[-1]['variant']} failed: {raised[-1]['reason']}"
+        head = (f"{failure.spelling} ({failure.op}) dispatch failed: variant {raised[-1]['variant']} raised: "
+                f"{raised[-1]['reason']}")
     elif failure.variants:
-        head = f"{failure.spelling} ({failure.op}): no variant applies"
+        head = f"{failure.spelling} ({failure.op}) dispatch failed: no variant applies"
     else:
-        head = f"{failure.spelling} ({failure.op}): no variant is registered for this target"
+        head = f"{failure.spelling} ({failure.op}) dispatch failed: no variant is registered for this target"
     message = head.rstrip(".") + (f". Tried: {tried}" if tried else "")
     lineno = filename = source_line = None
     if failure.frame is not None:

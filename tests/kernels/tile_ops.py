@@ -89,3 +89,47 @@ def reduce_sum(ops=REDUCE_OPS, src_shape=(32, 32), dst_shape=(32,), dtype="float
             Tx.cta.copy(B[dst_full], B_smem[dst_full])
 
     return test_reduction
+
+
+GEMM_OPS = ("load_a", "load_b", "gemm", "gemm_acc")
+
+
+def warp_gemm_pair(ops=GEMM_OPS, dtype="float16"):
+    """From tests/python/tirx/operator/tile_primitive/cuda/gemm/test_gemm_mma_m16n8k_.py (the
+    m16n8k16 fragment layouts, one warp), with the operands loaded from global memory and a second,
+    accumulating gemm."""
+    from tvm.tirx.layout import laneid
+
+    d_frag = TileLayout(S[(2, 8, 4, 2) : (2, 4 @ laneid, 1 @ laneid, 1)])
+    a_frag = TileLayout(S[(2, 8, 4, 2) : (2, 4 @ laneid, 1 @ laneid, 1)]).tile_to([16, 16], [16, 8])
+    b_frag = TileLayout(S[(4, 2, 8) : (1 @ laneid, 1, 4 @ laneid)]).tile_to([16, 8], [8, 8])
+
+    @T.prim_func
+    def gemm(A_ptr: T.handle, B_ptr: T.handle, D_ptr: T.handle):
+        A_g = T.match_buffer(A_ptr, (16, 16), dtype)
+        B_g = T.match_buffer(B_ptr, (16, 8), dtype)
+        D_g = T.match_buffer(D_ptr, (2, 16, 8), "float32")
+        T.device_entry()
+        _cta = T.cta_id([1])
+        _warp = T.warp_id([1])
+        lane = T.lane_id([32])
+        A = T.alloc_buffer((16, 16), dtype, scope="local", layout=a_frag)
+        B = T.alloc_buffer((16, 8), dtype, scope="local", layout=b_frag)
+        C = T.alloc_buffer((16, 8), "float32", scope="local", layout=d_frag)
+        D = T.alloc_buffer((16, 8), "float32", scope="local", layout=d_frag)
+        E = T.alloc_buffer((16, 8), "float32", scope="local", layout=d_frag)
+        if "load_a" in ops:
+            Tx.warp.copy(A[:, :], A_g[:, :])
+        if "load_b" in ops:
+            Tx.warp.copy(B[:, :], B_g[:, :])
+        if "gemm" in ops:
+            Tx.warp.gemm(D, A, B, C, transpose_A=False, transpose_B=False, alpha=1.0, beta=0.0)
+        if "gemm_acc" in ops:
+            Tx.warp.gemm(E, A, B, D, transpose_A=False, transpose_B=False, alpha=1.0, beta=1.0)
+        D_reg = D.local(4)
+        E_reg = E.local(4)
+        for c in T.unroll(4):
+            D_g[0, lane // 4 + (c // 2) * 8, (lane % 4) * 2 + c % 2] = D_reg[c]
+            D_g[1, lane // 4 + (c // 2) * 8, (lane % 4) * 2 + c % 2] = E_reg[c]
+
+    return gemm

@@ -11,7 +11,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_FUNC_HEAD = re.compile(r"^(?!\s)(?:.*\s)?(?:\*\s*)?(\w+)\s*\((?:[^;]*)\)\s*(?:const\s*)?\{?\s*$")
+_FUNC_HEAD = re.compile(r"^(?!\s)(?:.*\s)?(?:\*\s*)?(\w+)\s*\((?:[^;]*)\)\s*(?:const\s*)?\{*\s*$")
 
 
 @dataclass(frozen=True)
