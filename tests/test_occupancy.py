@@ -71,7 +71,7 @@ def test_compiled_kernels_and_what_if():
     assert set(sweeps) == {"registers", "smem_bytes", "threads"}
     by_regs = {r["value"]: r["blocks_per_sm"] for r in sweeps["registers"]}
     assert by_regs[255] == 1 and by_regs[32] == 8
-    g = hg.build(1024, 1024, 1024)
+    g = hg.build(1024, 1024, 1024, hg.GemmConfig())  # the default config: 128x256, 3 warpgroups
     og = txlab.occupancy_of(g)
     assert og.blocks_per_sm == 1 and "shared_memory" in og.limiter
     assert og.to_dict()["occupancy"] == pytest.approx(12 / 64)
