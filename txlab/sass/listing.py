@@ -200,25 +200,31 @@ def _mark_padding(instrs: list[Instruction]) -> list[Instruction]:
     return [dataclasses.replace(ins, padding=True) if i in pad else ins for i, ins in enumerate(instrs)]
 
 
-_LIFE_ROW = re.compile(r"^\s*/\*(?P<off>[0-9a-fA-F]{4,})\*/.*?//\s*\|(?P<c>(?:[^|]*\|){4})\s*$")
+_LIFE_CELLS = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
+_OFFSET = re.compile(r"^\s*/\*(?P<off>[0-9a-fA-F]{4,})\*/")
 
 
 def parse_life(text: str) -> dict[tuple[str, int], dict]:
-    """``{(kernel, offset): {"gpr", "pred", "ugpr", "upred"}}``: registers live at each instruction,
-    from ``nvdisasm --print-life-ranges --life-range-mode count`` (an empty column is 0)."""
+    """``{(kernel, offset): {"gpr": n, "pred": n, ...}}``: registers live at each instruction, from
+    ``nvdisasm --print-life-ranges --life-range-mode count``. The columns are the register files
+    the kernel uses, named by the table's header (GPR, PRED, UGPR, UPRED); an empty cell is 0."""
     out: dict[tuple[str, int], dict] = {}
-    kernel = ""
+    kernel, names = "", []
     for raw in text.splitlines():
-        code = raw.split("//", 1)[0]
+        code, sep, comment = raw.partition("//")
         fm = _FUNC.match(code)
         if fm:
             kernel = fm.group(1) or fm.group(2)
+        m = _LIFE_CELLS.match(comment) if sep else None
+        if not m:
             continue
-        m = _LIFE_ROW.match(raw)
-        if m:
-            cells = [c.strip() for c in m.group("c").split("|")[:4]]
-            n = [int(c) if c.isdigit() else 0 for c in cells]
-            out[(kernel, int(m.group("off"), 16))] = dict(zip(("gpr", "pred", "ugpr", "upred"), n))
+        cells = [c.strip() for c in m.group("cells").split("|")]
+        if any(c in ("GPR", "PRED", "UGPR", "UPRED") for c in cells):
+            names = [c.lower() for c in cells]
+            continue
+        om = _OFFSET.match(code)
+        if om and names and len(cells) == len(names):
+            out[(kernel, int(om.group("off"), 16))] = {n: int(c) if c.isdigit() else 0 for n, c in zip(names, cells)}
     return out
 
 
