@@ -97,7 +97,7 @@ def test_pool_widget_shows_accesses():
     import json
 
     w = PoolMap(txlab.pools.layout(transpose_kernel(256, "naive"), arch="sm_90a"))
-    rows = json.loads(w.accesses)
+    rows = json.loads(w.data)["accesses"]
     assert {r["access"]: r["ways"] for r in rows} == {"load": 32, "store": 1}
 
 

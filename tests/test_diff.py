@@ -187,7 +187,77 @@ def test_diff_view_payload(pair):
     from txlab.views import DiffView
 
     v = DiffView(*pair)
-    data = json.loads(v.payload)
+    data = json.loads(v.data)
     assert data["a"]["name"] == "transpose_32" and data["lines"]
     assert data["lines"][v.selected]["status"] != "same"    # opens on the first changed line
     assert v._repr_mimebundle_ is not None and v.changed_only is False
+
+
+# Issue 29.4: a shuffle loop and Tx.cuda.warp_max compile to byte-identical SASS (same opcodes,
+# operands and registers); the diff must say so first and not paint the rewritten lines red/green.
+WARP_MAX = (Path(__file__).parent / "kernels" / "warp_max.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def warp_max_pair():
+    out = run_cell(WARP_MAX, {}, arch="sm_90a")
+    return out["warp_max_loop"], out["warp_max_lib"]
+
+
+def test_identical_sass_is_the_headline(warp_max_pair):
+    a, b = warp_max_pair
+    ta = [i.text for i in sass.instructions(a) if not i.padding]
+    assert ta == [i.text for i in sass.instructions(b) if not i.padding]   # the premise: byte-identical
+    assert sum(t.startswith("SHFL.BFLY") for t in ta) == 5
+    d = txlab.diff(a, b)
+    assert d.sass_identical and d.sass_verdict == "identical"
+    assert d.headline.startswith("SASS identical")
+    assert d.summary().splitlines()[1].strip().startswith("SASS identical")   # first, after the names
+    # the rewritten lines (the loop's two lines -> the one warp_max line) compiled the same: not a change
+    assert d.changed_lines == []
+    rewritten = d.same_sass_lines
+    line = {t.strip().split("(")[0]: n for n, t in enumerate(WARP_MAX.splitlines(), 1)}
+    loop, lib = line["for k in T.unroll"], line["v[0] = Tx.cuda.warp_max"]
+    assert len(rewritten) == 1 and rewritten[0]["a_lines"] == [loop, loop + 1] and rewritten[0]["b_lines"] == [lib]
+    assert "warp_max" in rewritten[0]["b_text"] and "__shfl_xor_sync" in rewritten[0]["a_text"]
+    assert {i["mark"] for r in d.lines for i in r["a_sass"] + r["b_sass"]} == {"equal"}
+    assert "compiled the same" in d.summary() and "0 of" in d.summary()
+    out = d.to_dict()
+    assert out["sass_verdict"] == "identical" and out["headline"] == d.headline and out["same_sass"] == 1
+    page = d._repr_html_()
+    assert page.index("SASS identical") < page.index("user lines")
+    assert "text-align:left" in page                  # SASS cells read like code, not right-aligned numbers
+
+
+def test_different_sass_says_so(pair):
+    d = txlab.diff(*pair)
+    assert d.sass_verdict == "different" and d.headline.startswith("SASS differs")
+    assert d.changed_lines and not d.sass_identical
+
+
+def test_register_renaming_is_shown_and_must_be_one_to_one():
+    from txlab.diff import register_renaming
+
+    a = ["IMAD R7, R0, 0x100, R7", "SHFL.BFLY PT, R5, R7, 0x10, 0x1f", "ISETP.GE.AND P0, PT, R5, 0x3, PT"]
+    b = ["IMAD R9, R0, 0x100, R9", "SHFL.BFLY PT, R4, R9, 0x10, 0x1f", "ISETP.GE.AND P1, PT, R4, 0x3, PT"]
+    assert register_renaming(a, a) == {}
+    assert register_renaming(a, b) == {"R7": "R9", "R5": "R4", "P0": "P1"}
+    # R7 -> R9 and then R7 -> R8: no renaming explains it
+    assert register_renaming(a, ["IMAD R9, R0, 0x100, R8"] + b[1:]) is None
+    # two of a's registers onto one of b's: not a renaming either
+    assert register_renaming(["IADD R1, R2, R3"], ["IADD R1, R1, R3"]) is None
+    assert register_renaming(a, b[:2]) is None                              # a different length
+    assert register_renaming(["IADD R1, R2, 0x4"], ["IADD R1, R2, 0x8"]) is None   # an operand
+
+
+def test_diff_view_headline_in_payload(warp_max_pair):
+    import json
+
+    from txlab.views import DiffView
+
+    v = DiffView(*warp_max_pair)
+    data = json.loads(v.data)
+    assert data["headline"].startswith("SASS identical") and data["sass_verdict"] == "identical"
+    assert data["lines"][v.selected]["status"] == "same_sass"   # opens on the rewritten block
+    with pytest.warns(DeprecationWarning):
+        assert json.loads(v.payload) == data

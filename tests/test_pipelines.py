@@ -343,9 +343,9 @@ def test_viewer_packs_events_and_reruns_on_param_change():
 
     t = P.simulate(4, iterations=8, producer_phase=0)
     v = PipelineViewer(t)
-    assert len(v.events) == 4 * 11 * len(t)
+    assert len(v.data) == 4 * 11 * len(t)
     assert v.step == t.deadlock.step and v.meta["deadlock"]["waits"][0]["role"] == "producer"
-    row = np.frombuffer(v.events, "<i4").reshape(-1, 11)
+    row = np.frombuffer(v.data, "<i4").reshape(-1, 11)
     assert [tuple(r) for r in row] == [tuple(e) for e in t.event_rows]
     v.params = {**v.params, "producer_phase": 1}
     assert v.trace.ok and v.meta["deadlock"] is None and v.step == -1

@@ -201,7 +201,7 @@ def test_to_dict_plot_and_widget():
     from txlab.views.pool import PoolMap
 
     w = PoolMap(plan)
-    assert json.loads(w.plan)["kernel"] == "blackwell_tmem"
+    assert json.loads(w.data)["plan"]["kernel"] == "blackwell_tmem"
 
 
 def test_errors_for_bad_input():

@@ -59,7 +59,7 @@ def test_source_view_on_the_gemm_disassembles_once_per_flag_set(gemm, tmp_path, 
     d = json.loads(SourceView(c).data)
     assert runs == [listing.LINES, listing.LIFE], runs
     assert writes == [list(listing.LINES), list(listing.LIFE)], writes
-    assert d["live"] and all("x" in s for s in d["sass"])
+    assert d["live"] and all("control" in s for s in d["sass"])
     # everything else reads the same listing: no further run
     c.sass_table(), c.instructions("^HGMMA"), sass.summary(c), txlab.diff(c, c), c.sass
     SourceView(c)
@@ -212,7 +212,7 @@ def test_spills_are_marked_at_their_lines(hungry):
     d = json.loads(SourceView(tight).data)
     assert d["live"] and d["lines"][str(loop)]["local"]["kind"] == "spill"
     assert any("spilled" in n and str(loop) in n for n in d["notes"])
-    assert all("r" in s for s in d["sass"] if not s["p"])
+    assert all("live_registers" in s for s in d["sass"] if not s["padding"])
 
 
 def test_live_registers_unknown_says_why(hungry, monkeypatch):

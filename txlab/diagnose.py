@@ -195,7 +195,7 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         for e in entries:
             short = e.name.rsplit(".", 1)[-1]
             if re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch):
-                return (f"{e.name.replace('Tx.', 'T.', 1)} needs {e.arch}; this kernel is compiled for {arch} "
+                return (f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
                         f"(compile with arch={e.arch!r}, or --arch {e.arch})")
     return None
 

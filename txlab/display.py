@@ -67,6 +67,9 @@ body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272
 .txlab-warn {{ padding: 4px 8px; border-left: 4px solid var(--jp-warn-color1, #f57c00);
   background: var(--jp-warn-color3, #fff3e0); color: var(--jp-ui-font-color0, #000); }}
 .txlab-warn ul {{ margin: 2px 0 2px 18px; padding: 0; }}
+.txlab-tabs .txlab-fold > summary {{ cursor: pointer; padding: 3px 8px; color: var(--jp-ui-font-color2, #777);
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11.5px;
+  background: var(--jp-layout-color2, #eee); }}
 .txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
 .txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
   border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
@@ -87,6 +90,23 @@ def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
         text = "\n".join(lines[:max_lines])
     body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
     return note + body
+
+
+def cuda_html(cuda_source: str) -> str:
+    """CUDA C with TVM's generated preamble (headers, macros, helper functions before the first
+    kernel; :func:`txlab.sourcemap.preamble.preamble_lines`) folded in a ``<details>``: the tab
+    opens on the kernel, one click shows the rest (no JavaScript, so exported HTML folds too)."""
+    from txlab.sourcemap.preamble import preamble_lines
+
+    n = preamble_lines(cuda_source)
+    if not n:
+        return code_html(cuda_source, "cuda")
+    lines = cuda_source.splitlines()
+    head, kernel = "\n".join(lines[:n]), "\n".join(lines[n:])
+    return (f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
+            f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
+            f'{code_html(head, "cuda")}</details>'
+            + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n)))
 
 
 def _fmt_bytes(v) -> str:
@@ -139,7 +159,7 @@ def compiled_html(compiled, show=None) -> str:
     tabs = {
         "resources": ("Resources", lambda: resources_html(compiled)),
         "script": ("TVMScript", lambda: code_html(compiled.script, "python")),
-        "cuda": ("CUDA C", lambda: code_html(compiled.cuda_source, "cuda")),
+        "cuda": ("CUDA C", lambda: cuda_html(compiled.cuda_source)),
         "ptx": ("PTX", lambda: code_html(compiled.ptx, "ptx")),
         "sass": ("SASS", lambda: code_html(compiled.sass, "sass")),
     }
@@ -243,7 +263,49 @@ def tune_html(result, limit: int = 20) -> str:
     return f"<div>{head_line}<table style='font-size:11px'><tr>{head}</tr>{body}</table></div>"
 
 
+def api_help_html(h) -> str:
+    """A :class:`txlab.api.ApiHelp`: the call, arch, doc, the example's lines using the name and what
+    each lowers to (PTX, SASS), the CUDA it produced, and the whole example in a fold."""
+    def code(text, language):
+        return code_html(text, language) if text else ""
+
+    parts = [f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
+             f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
+             f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
+             f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
+             f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>"]
+    if h.doc:
+        parts.append(f"<pre style='font-size:11px;margin:4px 8px'>{html.escape(h.doc)}</pre>")
+    if h.example_id is None:
+        parts.append('<div class="txlab-note">no catalogue example uses this name</div></div>')
+        return "".join(parts)
+    parts.append(f"<div><b>called as</b> (example <code>{html.escape(h.example_id)}</code>)</div>")
+    parts.append(code("\n".join(f"{u.lineno:>3} | {u.source}" for u in h.usage), "python"))
+    rows = []
+    for u in h.usage:
+        if u.ptx or u.sass:
+            rows.append(f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>")
+    parts.append("<div><b>lowers to</b></div>")
+    if rows:
+        parts.append("<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>"
+                     + "".join(rows) + "</table>")
+    if h.lowering:
+        parts.append(f'<div class="txlab-note">PTX/SASS: {html.escape(h.lowering)}</div>')
+    if h.cuda_lines:
+        parts.append(f'<div class="txlab-note">CUDA: {html.escape(h.cuda_how)}</div>')
+        parts.append(code("\n".join(t for _n, t in h.cuda_lines), "cuda"))
+    parts.append(f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
+                 f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
+                 f"{code(h.example_source, 'python')}</details>")
+    if h.other_examples:
+        parts.append(f'<div class="txlab-note">also used in: {html.escape(", ".join(h.other_examples))}</div>')
+    return "".join(parts) + "</div>"
+
+
 HTML_OF = {
+    ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.compiler", "Compiled"): compiled_html,
     ("txlab.errors", "CompileError"): error_html,

@@ -236,3 +236,28 @@ big = Timeline(names=["load", "mma", "epilogue", "wait", "store"],
                kind=np.zeros(tr.size, np.uint8), meta={{"title": f"synthetic {{tr.size:,}} events", "synthetic": True}})
 TimelineView(big, height=600)
 """
+
+
+def compiled_cuda_cell() -> str:
+    """The compile result's tabbed HTML, CUDA tab first (its preamble folded)."""
+    return f"""\
+from IPython.display import HTML, display
+from txlab.display import compiled_html
+from txlab.magic import run_cell
+fold_c = run_cell({_SOURCE_KERNEL.replace("LABEL", "fold")!r}, {{}}, arch="sm_90a")["warp_sums"]
+display(HTML(compiled_html(fold_c, show=["cuda", "resources"])))
+"""
+
+
+def identical_diff_cell() -> str:
+    """DiffView of a shuffle-loop warp max and Tx.cuda.warp_max (byte-identical SASS;
+    tests/kernels/warp_max.py)."""
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "kernels" / "warp_max.py").read_text()
+    return f"""\
+from txlab.magic import run_cell
+from txlab.views.diff import DiffView
+pair = run_cell({src!r}, {{}}, arch="sm_90a")
+DiffView(pair["warp_max_loop"], pair["warp_max_lib"])
+"""

@@ -62,16 +62,92 @@ class Entry:
     arch: str
     kind: str  # "function" | "class" | "method" | "module"
     examples: list = field(default_factory=list)  # example ids that use it
+    plain_signature: str = ""  # the signature without annotations (README's API table)
+    signature_how: str = ""  # where the signature came from (inspect.signature, TVM's wrapper, ...)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _sig(obj) -> str:
+def _unwrap_meta_init(init):
+    """The user-written ``__init__`` under TVM's ``@T.meta_class`` wrapper (``__init__(self, *args,
+    **kwargs)`` closing over the original), or None when ``init`` is not such a wrapper."""
+    found, fn = None, init
+    for _ in range(8):  # a subclass wraps its (already wrapped) parent's __init__
+        inner = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
+                 if callable(getattr(c, "cell_contents", None))
+                 and getattr(c.cell_contents, "__name__", "") == "__init__"]
+        if not inner:
+            break
+        fn = found = inner[0]
+    return found
+
+
+def _drop_self(sig: inspect.Signature) -> inspect.Signature:
+    params = list(sig.parameters.values())
+    if params and params[0].name == "self":
+        params = params[1:]
+    return sig.replace(parameters=params)
+
+
+def _real_signature(obj) -> tuple[inspect.Signature | None, str]:
+    """(signature, how it was found) of a TVM API object; (None, why not) when nothing recovers it."""
     try:
-        return str(inspect.signature(obj))
-    except (TypeError, ValueError):
-        return "(...)"
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError) as exc:
+        return None, f"inspect.signature failed: {exc}"
+    hidden = [p.kind for p in sig.parameters.values()] == [inspect.Parameter.VAR_POSITIONAL,
+                                                             inspect.Parameter.VAR_KEYWORD]
+    if not hidden:
+        return sig, "inspect.signature"
+    if inspect.isclass(obj):
+        init = _unwrap_meta_init(obj.__init__)
+        if init is object.__init__:  # the class defines no __init__ of its own
+            return inspect.Signature(), "the class defines no __init__ (under TVM's meta_class wrapper)"
+        if init is not None:
+            return _drop_self(inspect.signature(init)), "the __init__ under TVM's meta_class wrapper"
+    op_name = getattr(obj, "__tir_call_op_name__", None)  # e.g. T.nvshmem.putmem_nbi(...)
+    if op_name:
+        from tvm.backend.cuda import op as cuda_op
+
+        fn = getattr(cuda_op, op_name, None)
+        if fn is not None:
+            return inspect.signature(fn), f"tvm.backend.cuda.op.{op_name}, which the namespace calls"
+    return None, "TVM's wrapper takes (*args, **kwargs)"
+
+
+def _plain(sig: inspect.Signature) -> str:
+    """The signature without annotations, defaults that print an address shown as ``<unset>``."""
+    import re
+
+    class _Unset:
+        def __repr__(self):
+            return "<unset>"
+
+    params = []
+    for p in sig.parameters.values():
+        default = p.default
+        if default is not p.empty and re.search(r" at 0x[0-9a-f]+>$", repr(default)):
+            default = _Unset()
+        params.append(p.replace(annotation=p.empty, default=default))
+    return str(sig.replace(parameters=params, return_annotation=sig.empty))
+
+
+def signature_of(obj) -> tuple[str, str, str]:
+    """(full signature, signature without annotations, how it was found) of a TVM API object:
+    ``inspect.signature`` of the real object, looking through TVM's wrappers (``@T.meta_class``
+    classes, namespaces that call a ``tvm.backend.cuda.op`` function); else ``(...)`` with the reason."""
+    import re
+
+    sig, how = _real_signature(obj)
+    if sig is not None:
+        return re.sub(r"<object object at 0x[0-9a-f]+>", "<unset>", str(sig)), _plain(sig), how
+    return "(...)", "(...)", f"unknown: {how}"
+
+
+def _make(name: str, category: str, obj, arch: str, kind: str) -> "Entry":
+    full, plain, how = signature_of(obj)
+    return Entry(name, category, full, _doc(obj), arch, kind, plain_signature=plain, signature_how=how)
 
 
 def _doc(obj) -> str:
@@ -114,20 +190,19 @@ def _introspect() -> list[Entry]:
     entries: list[Entry] = []
     for name, fn in _walk_namespace(T.cuda, "Tx.cuda."):
         short = name[len("Tx.cuda."):]
-        entries.append(Entry(name, _cuda_category(short), _sig(fn), _doc(fn), _cuda_arch(short), "function"))
+        entries.append(_make(name, _cuda_category(short), fn, _cuda_arch(short), "function"))
     for name, fn in _walk_namespace(T.nvshmem, "Tx.nvshmem."):
-        entries.append(Entry(name, "nvshmem (multi-GPU)", _sig(fn), _doc(fn), "multi-GPU", "function"))
+        entries.append(_make(name, "nvshmem (multi-GPU)", fn, "multi-GPU", "function"))
     for cname in sorted(getattr(lang, "__all__", ())):
         cls = getattr(lang, cname)
-        entries.append(Entry(f"tvm.backend.cuda.lang.{cname}", "tvm.backend.cuda.lang", _sig(cls), _doc(cls),
+        entries.append(_make(f"tvm.backend.cuda.lang.{cname}", "tvm.backend.cuda.lang", cls,
                              "sm_90", "class" if inspect.isclass(cls) else "function"))
     for qual, arch in _METHODS.items():
         cname, meth = qual.split(".")
         cls = getattr(lang, cname, None)
         fn = getattr(cls, meth, None) if cls is not None else None
         if fn is not None:
-            entries.append(Entry(f"tvm.backend.cuda.lang.{qual}", "tvm.backend.cuda.lang", _sig(fn), _doc(fn),
-                                 arch, "method"))
+            entries.append(_make(f"tvm.backend.cuda.lang.{qual}", "tvm.backend.cuda.lang", fn, arch, "method"))
     for e in entries:
         short = e.name.rsplit(".", 1)[-1]
         if e.name.startswith("tvm.backend.cuda.lang.") and short in _LANG_SM100:
@@ -136,13 +211,13 @@ def _introspect() -> list[Entry]:
         obj = getattr(iket, attr)
         if getattr(obj, "__module__", "") != iket.__name__:
             continue
-        entries.append(Entry(f"tvm.backend.cuda.iket.{attr}", "iket profiling", _sig(obj), _doc(obj),
+        entries.append(_make(f"tvm.backend.cuda.iket.{attr}", "iket profiling", obj,
                              "sm_90", "class" if inspect.isclass(obj) else "function"))
     from tvm.backend.cuda import transforms
 
     if hasattr(transforms, "LowerIket"):
-        entries.append(Entry("tvm.backend.cuda.transforms.LowerIket", "iket profiling",
-                             _sig(transforms.LowerIket), _doc(transforms.LowerIket), "sm_90", "function"))
+        entries.append(_make("tvm.backend.cuda.transforms.LowerIket", "iket profiling", transforms.LowerIket,
+                             "sm_90", "function"))
     return entries
 
 

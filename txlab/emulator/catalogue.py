@@ -19,16 +19,12 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "api_emulated.json"
 
 
 def _ulps(got, want) -> int:
+    from txlab.ir.semantics import ulp_distance
+
     g = np.asarray(got, np.float32).ravel()
     w = np.asarray(want, np.float32).ravel()
     ok = np.isfinite(g) & np.isfinite(w)
-    if not ok.any():
-        return 0
-    gi = g[ok].view(np.int32).astype(np.int64)
-    wi = w[ok].view(np.int32).astype(np.int64)
-    gi = np.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
-    wi = np.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
-    return int(np.abs(gi - wi).max())
+    return int(ulp_distance(g[ok], w[ok]).max()) if ok.any() else 0
 
 
 def emulate_example(example_id: str) -> dict:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-#: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, divergent_barrier,
+#: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, global_race, divergent_barrier,
 #: barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
-KINDS = ("out_of_bounds", "misaligned", "shared_race", "divergent_barrier", "deadlock",
+KINDS = ("out_of_bounds", "misaligned", "shared_race", "global_race", "divergent_barrier", "deadlock",
          "over_arrival", "phase_skip", "note")
 
 

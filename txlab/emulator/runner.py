@@ -45,12 +45,15 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
 
 
 def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool = False,
-            arch: str | None = None) -> EmulationResult:
+            arch: str | None = None, fast_math: bool | None = None) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
     place). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
     ``check``: run the shared-memory race checker (bounds are always checked). ``stop``: raise
     :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
+    ``fast_math``: the build whose arithmetic is emulated (``--use_fast_math``: FTZ, approximate
+    division and transcendentals; or IEEE); default: a Compiled's own option, else True (txlab's
+    default build). docs/emulator-ops.md lists each function's precision in both.
     """
     import time
 
@@ -61,6 +64,12 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
     from txlab.launch import eval_dims as _eval_dims
 
     t0 = time.perf_counter()
+    if fast_math is None:
+        fast_math = bool(getattr(getattr(kernel_or_compiled, "options", None), "fast_math", True))
+    elif not isinstance(fast_math, bool):
+        from txlab.errors import InputError
+
+        raise InputError(f"fast_math must be True or False, not {fast_math!r}", param="fast_math")
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
     sig = _Sig(entry, build.params_of(mod))
     check_args(sig, args)
@@ -84,7 +93,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
-        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile)
+        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
         env = {}
         params = list(func.params)
         for p, v in zip(params, call_args):

@@ -35,12 +35,12 @@ from txlab.timeline.iket import iket_profile, iket_requirements, load_iket
 from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
                                   TimelineSummary, TraceError, Track, decode_payload)
 from txlab.timeline.record import record
-from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED, SAVED_IKET, saved
+from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED_IKET, saved
 
 __all__ = [
     "Timeline", "Track", "TimelineSummary", "TraceError", "IketUnavailable",
     "from_cuda_profiler", "encode_cuda_profiler", "synthetic_cuda_profiler", "load_iket",
-    "record", "iket_profile", "iket_requirements", "saved", "SAVED", "SAVED_IKET", "EXAMPLE_KERNELS",
+    "record", "iket_profile", "iket_requirements", "saved", "SAVED_IKET", "EXAMPLE_KERNELS",
     "IKET_PAYLOAD_TYPES", "KIND_RANGE", "KIND_INSTANT", "decode_payload",
 ]
 
@@ -50,6 +50,14 @@ _MOVED = {"example_kernel": "txlab.examples.instrumented", "example_inputs": "tx
 
 
 def __getattr__(name):
+    if name == "SAVED":   # deprecated: saved() lists the saved traces (as profiling.saved() does)
+        import warnings
+
+        from txlab.timeline.saved_traces import CUDA_PROFILER_TRACES
+
+        warnings.warn("txlab.timeline.SAVED is deprecated: txlab.timeline.saved() lists the saved traces",
+                      DeprecationWarning, stacklevel=2)
+        return CUDA_PROFILER_TRACES
     if name in _MOVED:
         import importlib
         import warnings

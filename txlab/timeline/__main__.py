@@ -19,7 +19,7 @@ from txlab.examples.instrumented import example_inputs, example_kernel
 from txlab.timeline.cuda_profiler import from_cuda_profiler, synthetic_cuda_profiler
 from txlab.timeline.model import TraceError, read_trace_bytes
 from txlab.timeline.record import run_profiled
-from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED
+from txlab.timeline.saved_traces import CUDA_PROFILER_TRACES, EXAMPLE_KERNELS
 
 
 def _record_hopper_gemm(m: int = 8192, n: int = 8192, k: int = 8192):
@@ -118,7 +118,7 @@ def _recorded(out: Path, kinds) -> list[Path]:
 def main(argv=None) -> int:
     a = build_parser().parse_args(argv)
     out = output_folder(a)
-    kinds = [k for k in SAVED if a.command == "record-examples" or k in EXAMPLE_KERNELS]
+    kinds = [k for k in CUDA_PROFILER_TRACES if a.command == "record-examples" or k in EXAMPLE_KERNELS]
     if out.exists() and not out.is_dir():
         print(f"error: {out} exists and is not a folder", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ stage slot with each barrier's phase bit, pending arrivals and tx bytes, a step/
 diagnosed problems (click one to jump to it) and the protocol's parameters, which re-run the
 simulation in Python when changed.
 
-Events travel as one binary int32 column block (``events``: n × 11, the layout of
+Events travel as one binary int32 column block (``data``: n × 11, the layout of
 ``PipelineTrace._ev_fields``); everything else is compact JSON in ``meta``.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from array import array
 
 import traitlets
 
-from txlab.views._base import View
+from txlab.views._base import View, deprecated_alias
 
 #: parameters the widget may change (and their allowed ranges); others stay as simulated
 EDITABLE = {
@@ -45,7 +45,8 @@ class PipelineViewer(View):
 
     _bundle = "pipeline"
     meta = traitlets.Dict().tag(sync=True)
-    events = traitlets.Bytes(b"").tag(sync=True)
+    #: deprecated: the event rows are ``data`` like every view's payload
+    events = deprecated_alias("events", "data")
     step = traitlets.Int(-1).tag(sync=True)
     #: parameters sent back by the front end; setting them re-runs the simulation
     params = traitlets.Dict().tag(sync=True)
@@ -68,7 +69,7 @@ class PipelineViewer(View):
         self._loading = True
         try:
             self.meta = d
-            self.events = pack_events(trace)
+            self.data = pack_events(trace)
             self.params = {k: trace.params[k] for k in EDITABLE if k in trace.params}
             self.error = ""
             if step is None:
