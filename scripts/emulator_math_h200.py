@@ -140,7 +140,10 @@ def main() -> int:
                 row["max_ulp"], row["differ"] = ulps(emu, gpu)
                 row["findings"] = [str(f) for f in res.findings]
                 if row["differ"]:
-                    worst = int(np.argmax(np.abs(emu.astype(np.float64) - gpu.astype(np.float64))))
+                    from txlab.ir.semantics import ulp_distance
+
+                    # the input the emulator is furthest from the GPU on, in ulps (NaN-aware)
+                    worst = int(np.argmax(ulp_distance(emu.astype(np.float32), gpu.astype(np.float32))))
                     row["worst"] = {"a": float(a[worst]), "b": float(b[worst]), "gpu": float(gpu[worst]),
                                     "emulator": float(emu[worst])}
             except Exception as exc:  # noqa: BLE001 - report and go on

@@ -551,11 +551,10 @@ def _block_dims(func):
 
 
 def user_line(span):
-    """The user's line of a span (the first that is not inside TVM's own package)."""
-    from txlab.ir import user_frame
+    """The user's line of a span (:func:`txlab.ir.spans.user_line`)."""
+    from txlab.ir import spans
 
-    frame = user_frame(span)
-    return frame[1] if frame else None
+    return spans.user_line(span)
 
 
 def device_functions(kernel, arch: str = "sm_90a"):

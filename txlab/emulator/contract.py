@@ -9,7 +9,10 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
   products, the one of lower *rank* is fused (the first on a tie): LLVM's Reassociate pass puts
   the lower-ranked operand of a commutative op first (a load ranks by its order in the block, an
   expression one above its highest operand, a constant 0) and the fusion takes the first.
-* ``m - c`` -> ``fma(a, b, -c)``; ``c - m`` is *not* fused (it would need a negated operand).
+* ``m - c`` -> ``fma(a, b, -c)`` (nvcc). ``c - m`` is left as ``mul.f32`` + ``sub.f32`` in the
+  PTX, but those carry no rounding modifier and ptxas fuses them: ``FFMA(-a, b, c)`` in the SASS
+  (seen on the H200: 25 % of ``a - b * a`` differed before this rule). The test therefore counts
+  FFMA in the SASS, the instructions that run, not ``fma.rn`` in the PTX.
 * A product with more than one use is not fused anywhere (it is computed once, rounded, and
   reused); uses are counted after common-subexpression elimination, i.e. structurally equal
   products (``a * b`` and ``b * a`` too) are one value.
@@ -163,20 +166,28 @@ class Contraction:
         return None
 
     def plan(self, e):
-        """For an ``Add``/``Sub`` node: ``(a, b, c, negate_c)`` when nvcc makes it
-        ``fma(a, b, ±c)`` (``a``/``b`` are IR nodes, or ``(env key, index)`` of a bound
-        product's operands); None when it is an add of rounded values."""
+        """For an ``Add``/``Sub`` node: ``(a, b, c, negate)`` when the build makes it one FFMA
+        (``negate``: None, ``"addend"`` for ``a*b - c``, ``"product"`` for ``c - a*b``; ``a``/``b``
+        are IR nodes, or ``(env key, index)`` of a bound product's operands); None when it is an
+        add of rounded values."""
         if not _fusable_type(e):
             return None
         dtype = _dtype(e)
-        sub = type(e).__name__ == "Sub"
-        order = (e.a,) if sub else (e.a, e.b)
-        if not sub and self.rank(e.b) < self.rank(e.a):
+        if type(e).__name__ == "Sub":
+            ops = self._operands(e.a, dtype)
+            if ops is not None:                     # m - c: nvcc's fma(a, b, -c)
+                return ops[0], ops[1], e.b, "addend"
+            ops = self._operands(e.b, dtype)
+            if ops is not None:                     # c - m: ptxas's FFMA(-a, b, c)
+                return ops[0], ops[1], e.a, "product"
+            return None
+        order = (e.a, e.b)
+        if self.rank(e.b) < self.rank(e.a):
             order = (e.b, e.a)              # Reassociate's canonical order: lower rank first
         for i, x in enumerate(order):
             ops = self._operands(x, dtype)
             if ops is not None:
-                return ops[0], ops[1], order[1 - i] if not sub else e.b, sub
+                return ops[0], ops[1], order[1 - i], None
         return None
 
     def captured_store(self, store):

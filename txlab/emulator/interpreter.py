@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from txlab.emulator import memory as M
-from txlab.ir import semantics
+from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
 
 
@@ -90,20 +90,13 @@ class Compiler:
 
     # ---- lines -------------------------------------------------------------------------------
     def _span_line(self, node):
-        """The user's line of a statement's span: for a statement inlined from a library
-        (``tvm.backend.cuda.lang``; a ``SequentialSpan``, the user's call first) the last frame
-        in the user's file before the library's frames."""
-        frames = span_frames(getattr(node, "span", None))
-        if not frames:
+        """The user's line of a statement's span (:func:`txlab.ir.spans.user_frame`)."""
+        frame = spans.user_frame(getattr(node, "span", None), self.program.filename)
+        if frame is None:
             return None
         if self.program.filename is None:
-            self.program.filename = frames[0][0]
-        line = None
-        for fn, ln in frames:
-            if fn != self.program.filename:
-                break
-            line = ln
-        return line if line and line > 0 else None
+            self.program.filename = frame[0]
+        return frame[1] if frame[1] > 0 else None
 
     def not_emulated(self, name: str, detail: str = ""):
         line = self.line
@@ -182,8 +175,10 @@ class Compiler:
         fc = self.expr(other)
         flush = self.fast_math and _dtype_of(e).startswith("float32")
         fma = semantics.fma
-        if negate:
+        if negate == "addend":
             return lambda g: fma(fa(g), fb(g), np.negative(fc(g)), flush=flush)
+        if negate == "product":
+            return lambda g: fma(np.negative(fa(g)), fb(g), fc(g), flush=flush)
         return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
 
     def _product_operand(self, x):
@@ -790,35 +785,8 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
     return run_plain, False
 
 
-def span_frames(span) -> list:
-    """(file, line) frames of a span, outermost first (a SequentialSpan is an inline stack)."""
-    if span is None:
-        return []
-    inner = getattr(span, "spans", None)
-    if inner is not None:
-        out = []
-        for s in inner:
-            out.extend(span_frames(s))
-        return out
-    name = getattr(span, "source_name", None)
-    if name is None:
-        return []
-    return [(str(name.name), int(span.line))]
-
-
-def user_file(mod):
-    """The kernel's own file: the most common outermost frame of its statements' spans."""
-    from txlab import ir
-
-    counts: dict = {}
-    for _, func in mod.functions_items():
-        for node in ir.walk(getattr(func, "body", None)):
-            if type(node).__name__ in ("BufferStore", "Evaluate", "IfThenElse", "For", "Bind", "SeqStmt",
-                                       "AttrStmt", "While", "AllocBuffer", "DeclBuffer"):
-                fr = span_frames(getattr(node, "span", None))
-                if fr:
-                    counts[fr[0][0]] = counts.get(fr[0][0], 0) + 1
-    return max(counts, key=counts.get) if counts else None
+span_frames = spans.frames        # the one span walker (txlab.ir.spans)
+user_file = spans.user_file_of
 
 
 def _key(node):

@@ -181,8 +181,9 @@ def _exact_unary(fn, flush_ok):
 
 
 for _n, _fn in _EXACT_UNARY.items():
-    # fabs/neg on the GPU only clear a bit (no flush); the rounding ones are cvt.rni/rmi... (.ftz)
-    EXTERNS[_n + "f"] = EXTERNS[_n] = _exact_unary(_fn, _n != "fabs")
+    # fast math: fabs is abs.ftz.f32 (SASS FADD.FTZ |x|, -RZ: a denormal becomes +-0, seen on the
+    # H200), the rounding ones cvt.rni/rmi... .ftz; the IEEE build keeps denormals
+    EXTERNS[_n + "f"] = EXTERNS[_n] = _exact_unary(_fn, True)
     PRECISION[_n + "f"] = PRECISION[_n] = ("bitwise", "bitwise")
 
 

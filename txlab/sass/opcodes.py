@@ -75,3 +75,21 @@ FAMILIES = {
 def family(opcode: str) -> str | None:
     """'wgmma', 'bulk_copy' or 'mma' for the opcodes of :data:`FAMILIES`, else None."""
     return next((name for name, rx in FAMILIES.items() if rx.match(opcode)), None)
+
+
+_MEM_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "shared"), "STS": ("st", "shared")}
+
+
+def memory_kind(opcode: str) -> tuple | None:
+    """What a global/shared load or store moves, as the line map pairs it with PTX:
+    ``("ld" | "st", "global" | "shared", bits)`` (``LDG.E.128`` -> ``("ld", "global", 128)``);
+    ``("mma",)`` for ``HMMA``/``IMMA``; None for anything else."""
+    if opcode.startswith(("HMMA", "IMMA")):
+        return ("mma",)
+    space = _MEM_SPACE.get(base(opcode))
+    if space is None:
+        return None
+    mods = set(opcode.split(".")[1:])
+    bits = 128 if "128" in mods else 64 if "64" in mods else 16 if {"U16", "S16"} & mods else \
+        8 if {"U8", "S8"} & mods else 32
+    return (*space, bits)
