@@ -145,11 +145,13 @@ def test_lineinfo_rebuild_keeps_sass(sample_kernels):
     b = dataclasses.replace(c, cubin=bytes(bare), key="bare")
     t = with_lineinfo(b)
     assert t.key not in ("bare", c.key) and ncu.has_line_info(t.cubin)
+    from txlab import sass
+
     def strip(s):
         return [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
 
-    assert strip(toolchain.cubin_to_sass(t.cubin)) == strip(toolchain.cubin_to_sass(bare))
-    table = ncu.line_table(t.cubin)["transpose_padded_kernel"]
+    assert strip(sass.of_cubin(t.cubin).text) == strip(sass.of_cubin(bare).text)
+    table = sass.cuda_line_table(t.cubin)["transpose_padded_kernel"]
     lines = c.cuda_source.splitlines()
     assert table and all(0 < ln <= len(lines) for ln in table.values())
 
@@ -247,7 +249,7 @@ def test_lineinfo_rebuild_keeps_the_compile_options():
     assert "FADD.FTZ" not in c.sass and "FADD " in c.sass       # (x * 2 is FADD x, x)
     bare_ptx = "\n".join(l for l in c.ptx.splitlines() if not re.match(r"\s*\.(loc|file)\b", l))
     bare, _ = toolchain.ptx_to_cubin(bare_ptx, c.arch)
-    t = with_lineinfo(dataclasses.replace(c, cubin=bytes(bare), key="bare", sass_lines=None, _source_map=None))
+    t = with_lineinfo(dataclasses.replace(c, cubin=bytes(bare), key="bare"))
     assert ncu.has_line_info(t.cubin) and "FADD.FTZ" not in t.sass and "FADD " in t.sass
 
 

@@ -282,7 +282,7 @@ def test_table_from_the_compile_cache(k90, monkeypatch):
     first = c.sass_table().rows
     again = txlab.compile(c.ir_module, arch="sm_90a")
     assert again.cache_hit
-    monkeypatch.setattr(sass, "disassemble", lambda cubin: pytest.fail("disassembled again"))
+    monkeypatch.setattr(sass.listing, "run_disassembler", lambda cubin, flags=None: pytest.fail("disassembled again"))
     assert again.sass_table().rows == first
 
 
@@ -298,21 +298,6 @@ def test_user_lines_come_from_the_source_map(k90):
     sm = k90["scale"].source_map
     assert [r["line"] for r in rows if not r["padding"]] == \
         [sm.line_of_sass(r["offset"], kernel=r["kernel"]) for r in rows if not r["padding"]]
-
-
-def test_user_lines_through_line_of_sass_alone(k90, monkeypatch):
-    """A map that only answers line_of_sass(offset, kernel=) is enough."""
-    c = k90["scale"]
-
-    class Map:
-        def line_of_sass(self, offset, kernel=None):
-            assert kernel == "scale_kernel"
-            return 1000 + offset // 16
-
-    fresh = txlab.compile(c.ir_module, arch="sm_90a")
-    monkeypatch.setattr(txlab.Compiled, "source_map", property(lambda self: Map()))
-    rows = fresh.sass_table().rows
-    assert [r["line"] for r in rows] == [1000 + i for i in range(len(rows))]
 
 
 def test_classes():

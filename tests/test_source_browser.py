@@ -387,3 +387,16 @@ def test_identical_sass_headline_in_the_diff_view(laptop):
     align = page.evaluate("(s) => getComputedStyle(document.querySelector(s + \" [data-testid='diff-sass-a'] div\")).textAlign", sel)
     assert align in ("left", "start"), align
     H.screenshot(page, "laptop-diff-identical", sel)
+
+
+def test_live_registers_column(view):
+    """The TVMScript and SASS panes show registers live (nvdisasm --print-life-ranges): the line's
+    maximum on a TVMScript line, the instruction's own count on a SASS row."""
+    page, sel, _ = view
+    got = page.evaluate("""(s) => ['user', 'sass'].map(p => [...document.querySelectorAll(
+        `${s} [data-testid='source-pane-${p}'] .r .lr`)].map(x => x.textContent).filter(t => t))""", sel)
+    user, sass = got
+    assert user and sass, got
+    assert all(re.fullmatch(r"\d+( spill| local)?", t) for t in user), user[:5]
+    assert all(re.fullmatch(r"\d+", t) for t in sass) and max(int(t) for t in sass) <= 255
+    assert max(int(t.split()[0]) for t in user) == max(int(t) for t in sass)   # a line's max is its instructions'

@@ -175,7 +175,9 @@ def test_gemm_attribution_share(gemm):
 def _instructions_without_lines(cuda, arch, flags):
     ptx = toolchain.cuda_to_ptx(cuda, arch, base_flags=flags)
     cubin, _ = toolchain.ptx_to_cubin(ptx, arch)
-    sass = toolchain.cubin_to_sass(cubin)
+    from txlab.sass import of_cubin
+
+    sass = of_cubin(cubin).text
     return [l.strip() for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
 
 
@@ -190,27 +192,29 @@ def test_lineinfo_does_not_change_the_instructions(basics, gemm):
 
 
 def test_sass_is_lazy_and_cached(tmp_path, monkeypatch):
+    from txlab.sass import listing
+
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))
     calls = []
-    real = toolchain.cubin_to_sass
+    real = listing.run_disassembler
 
-    def counting(cubin, line_info=False):
-        calls.append(line_info)
-        return real(cubin, line_info=line_info)
+    def counting(cubin, flags=listing.LINES):
+        calls.append(flags)
+        return real(cubin, flags)
 
-    monkeypatch.setattr(toolchain, "cubin_to_sass", counting)
+    monkeypatch.setattr(listing, "run_disassembler", counting)
     # a cell text of its own: an earlier test's identical cell would be served from memory
     cell = "# lazy SASS\n" + KERNELS.split("\n\n@T.prim_func")[0]
     c = run_cell(cell, {}, arch="sm_90a", use_cache=True)["scale"]
-    assert calls == [] and "disasm" not in c.timings and c.sass_lines is None
+    assert calls == [] and "disasm" not in c.timings and "sass_listing" not in c.__dict__
     assert c.resources["scale_kernel"]["registers"] > 0          # the resources need no SASS
-    assert "EXIT" in c.sass and calls == [True]
-    assert c.source_map.lines() and calls == [True]               # disassembled once
+    assert "EXIT" in c.sass and calls == [listing.LINES] and "disasm" in c.timings
+    assert c.source_map.lines() and calls == [listing.LINES]      # disassembled once
     from txlab import cache
 
-    assert "kernel.sass-lines" in cache.load(c.key)                # the entry gained the SASS
+    assert cache.load(listing.cache_key(c.cubin, listing.LINES))  # the listing is cached by cubin
     again = txlab.compile(c.ir_module, arch="sm_90a", name="scale")
-    assert again.cache_hit and again.sass == c.sass and calls == [True]
+    assert again.cache_hit and again.sass == c.sass and calls == [listing.LINES]
 
 
 def test_compile_options(basics):

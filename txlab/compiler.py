@@ -57,21 +57,30 @@ class Compiled:
     ir_module: Any = field(default=None, repr=False, compare=False)
     _executable: Any = field(default=None, repr=False, compare=False)
     _lowered: Any = field(default=None, repr=False, compare=False)
-    # srcmap: compile options, launchability warnings, nvdisasm -gi text (lazy), line table
+    # srcmap: compile options, launchability warnings, line table
     options: Any = None
     warnings: list = field(default_factory=list)
-    sass_lines: str | None = field(default=None, repr=False, compare=False)
     line_table: Any = field(default=None, repr=False, compare=False)
-    _source_map: Any = field(default=None, repr=False, compare=False)
 
-    @property
+    @functools.cached_property
+    def sass_listing(self):
+        """The SASS of this cubin (:class:`txlab.sass.Listing`: the text and one
+        :class:`txlab.sass.Instruction` per instruction, with encoding, control field, CUDA line
+        and inline frames), from one ``nvdisasm -c -gi -hex`` run on first use, kept in the cache
+        under the cubin's digest."""
+        from txlab.sass import of_cubin
+
+        listing = of_cubin(self.cubin)
+        if listing.seconds is not None:
+            self.timings["disasm"] = listing.seconds
+        return listing
+
+    @functools.cached_property
     def sass(self) -> str:
-        """SASS of every kernel (nvdisasm). Disassembled on first use, then kept in the cache."""
-        from txlab import sourcemap
+        """SASS of every kernel, as ``nvdisasm -c`` prints it (:attr:`sass_listing`'s text)."""
+        return self.sass_listing.text
 
-        return sourcemap.ensure_sass(self)[0]
-
-    @property
+    @functools.cached_property
     def source_map(self):
         """The line map (:class:`txlab.sourcemap.SourceMap`): user line <-> CUDA, PTX, SASS."""
         from txlab import sourcemap
@@ -105,7 +114,7 @@ class Compiled:
             "timings": self.timings, "key": self.key,
             "sizes": {"script": len(self.script), "cuda_source": len(self.cuda_source),
                       "ptx": len(self.ptx), "cubin": len(self.cubin),
-                      "sass": len(self.sass) if self.sass_lines is not None else None},
+                      "sass": len(self.sass) if "sass_listing" in self.__dict__ else None},
             "options": self.options.to_dict() if self.options is not None else None,
             "warnings": list(self.warnings),
         }
@@ -115,12 +124,7 @@ class Compiled:
         from the opcode on), e.g. ``c.instructions('^HGMMA')``; ``'^SYNCS'`` also finds
         ``@P0 SYNCS...``. Returned as printed, predicate included."""
         rx = re.compile(pattern)
-        out = []
-        for line in self.sass.splitlines():
-            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P(?:T|\d+)\s+)?(.*?)\s*;", line)
-            if m and rx.search(m.group(2)):
-                out.append((m.group(1) or "") + m.group(2))
-        return out
+        return [i.text for i in self.sass_listing.instructions if rx.search(f"{i.opcode} {i.operands}".strip())]
 
     def sass_table(self):
         """One row per SASS instruction with its scheduling control bits (stall, yield, read/write
@@ -362,9 +366,9 @@ def with_lineinfo(compiled: Compiled) -> Compiled:
                                 extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"])
     cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch, extra_flags=options.ptxas_args())
     key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
-    # SASS and its map are read from the cubin: disassembled again on first use
+    # SASS and its map are read from the new cubin on first use (cached properties start empty)
     return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
-                               _executable=None, sass_lines=None, _source_map=None)
+                               _executable=None)
 
 
 def _to_cache(c: Compiled) -> dict:
@@ -380,8 +384,6 @@ def _to_cache(c: Compiled) -> dict:
         "meta.json": json.dumps(meta, indent=1), "script.py": c.script, "kernel.cu": c.cuda_source,
         "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "ptxas.txt": c.ptxas_report,
     }
-    if c.sass_lines is not None:
-        files["kernel.sass-lines"] = c.sass_lines
     if c.line_table is not None:
         files["linemap.json"] = json.dumps(c.line_table.to_dict())
     return files
@@ -421,7 +423,6 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
         cubin = files["kernel.cubin"]
         if cubin[:4] != b"\x7fELF":
             return None
-        sass_lines = files.get("kernel.sass-lines")
         table = files.get("linemap.json")
         return Compiled(
             name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
@@ -430,7 +431,6 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
             cache_hit=True, timings=timings, key=key,
             ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
             options=CompileOptions.from_dict(meta.get("options")), warnings=warnings,
-            sass_lines=sass_lines.decode() if sass_lines is not None else None,
             line_table=LineTable.from_dict(json.loads(table)).for_source(mod) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError

@@ -17,8 +17,8 @@ read the report with NVIDIA's reader.
   ID (the instruction's PC), so per-instruction samples and stall reasons come as numbers keyed
   by SASS offset instead of a CSV page whose columns change between ncu versions, and it reads
   a 1000-metric report in well under 0.1 s.
-* **Lines**: nvdisasm's line table of the profiled cubin (``nvdisasm -c -gi``; the kernel is
-  compiled with ``-lineinfo``) maps each SASS offset to the outermost CUDA line of
+* **Lines**: nvdisasm's line table of the profiled cubin (:func:`txlab.sass.cuda_line_table`;
+  the kernel is compiled with ``-lineinfo``) maps each SASS offset to the outermost CUDA line of
   ``Compiled.cuda_source`` (through inlined helpers). The same map ncu would show, but computed
   from the exact cubin, with or without ncu.
 """
@@ -274,56 +274,6 @@ def stall_reasons(counters: dict) -> dict:
     for k, v in counters.items():
         if k.startswith(STALL_PREFIX) and not k.endswith("_not_issued"):
             out[k[len(STALL_PREFIX):]] = v
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# line table of a cubin
-_FUNC_RE = re.compile(r"^\s*\.text\.(\S+):\s*$")
-_LOC_RE = re.compile(r'//## File "([^"]+)", line (\d+)((?: inlined at "[^"]+", line \d+)*)')
-_INL_RE = re.compile(r'inlined at "([^"]+)", line (\d+)')
-_OFF_RE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+\S")
-
-
-def line_table(cubin: bytes, source_name: str = "kernel.cu") -> dict:
-    """``{kernel: {sass_offset: cuda_line}}`` from ``nvdisasm -c -gi``: for each instruction the
-    outermost location in the file named ``source_name`` (the kernel's CUDA source, which
-    helpers defined there are inlined into). Empty per kernel if the cubin has no line info
-    (compiled without ``-lineinfo``)."""
-    import tempfile
-
-    from txlab import toolchain
-
-    nvdisasm = toolchain.find_tool("nvdisasm")
-    if not nvdisasm:
-        return {}
-    with tempfile.TemporaryDirectory(prefix="txlab-lines-") as tmp:
-        p = Path(tmp, "k.cubin")
-        p.write_bytes(cubin)
-        proc = subprocess.run([nvdisasm, "-c", "-gi", str(p)], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        return {}
-    return parse_line_table(proc.stdout, source_name)
-
-
-def parse_line_table(text: str, source_name: str = "kernel.cu") -> dict:
-    out: dict[str, dict] = {}
-    kernel, current = None, None
-    for line in text.splitlines():
-        m = _FUNC_RE.match(line)
-        if m:
-            kernel, current = m.group(1), None
-            out.setdefault(kernel, {})
-            continue
-        m = _LOC_RE.search(line)
-        if m:
-            chain = [(m.group(1), int(m.group(2)))] + [(f, int(n)) for f, n in _INL_RE.findall(m.group(3))]
-            mine = [ln for f, ln in chain if os.path.basename(f) == source_name]
-            current = mine[-1] if mine else None
-            continue
-        m = _OFF_RE.search(line)
-        if m and kernel is not None and current is not None:
-            out[kernel][int(m.group(1), 16)] = current
     return out
 
 

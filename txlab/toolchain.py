@@ -1,5 +1,6 @@
-"""The real CUDA toolchain: nvcc (CUDA C -> PTX), ptxas (PTX -> cubin, with its resource report),
-nvdisasm / cuobjdump (cubin -> SASS). Found on PATH or in NVIDIA's PyPI wheels.
+"""The real CUDA toolchain: nvcc (CUDA C -> PTX), ptxas (PTX -> cubin, with its resource report);
+where nvdisasm / cuobjdump (cubin -> SASS) are found (:mod:`txlab.sass.listing` runs them).
+Found on PATH or in NVIDIA's PyPI wheels.
 
 Each step raises :class:`txlab.CompileError` with the stage that failed (``nvcc``, ``ptxas``,
 ``disasm``) and the tool's own message, mapped to a source line where the tool names one.
@@ -270,23 +271,6 @@ def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> t
                 detail=report, hint=_arch_hint(report, arch),
             )
         return Path(tmp, "kernel.cubin").read_bytes(), report
-
-
-def cubin_to_sass(cubin: bytes, line_info: bool = False) -> str:
-    """SASS of every kernel in a cubin (nvdisasm, falling back to cuobjdump). ``line_info``:
-    nvdisasm's ``-gi`` annotations (``//## File "kernel.cu", line N inlined at ...``)."""
-    with tempfile.TemporaryDirectory(prefix="txlab-sass-") as tmp:
-        Path(tmp, "kernel.cubin").write_bytes(cubin)
-        nvdisasm = find_tool("nvdisasm")
-        if nvdisasm:
-            proc = _run([nvdisasm, "-c", *(["-gi"] if line_info else []), "kernel.cubin"], "disasm", tmp)
-            if proc.returncode == 0:
-                return proc.stdout
-        cuobjdump = _need("cuobjdump", "disasm")
-        proc = _run([cuobjdump, "--dump-sass", "kernel.cubin"], "disasm", tmp)
-        if proc.returncode != 0:
-            raise CompileError("disasm", (proc.stdout + proc.stderr).strip() or "cuobjdump failed")
-        return proc.stdout
 
 
 _RES_FUNC = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>\w+)'")

@@ -472,20 +472,11 @@ def record_timeline(A, B, C, config: GemmConfig | str | None = None):
 
 
 def sass_summary(compiled) -> dict:
-    """What to check before timing: HGMMA count and shape, registers, spills, ptxas warnings."""
-    name = compiled.kernels[0]
-    res = compiled.resources.get(name, {})
-    hgmma = compiled.instructions(r"^HGMMA")
-    shapes = sorted({h.split()[0] for h in hgmma})
-    warnings = [l.strip() for l in compiled.ptxas_report.splitlines()
-                if "warning" in l.lower() or "performance" in l.lower()]
-    return {
-        "kernel": name, "registers": res.get("registers"), "spill_store_bytes": res.get("spill_store_bytes"),
-        "spill_load_bytes": res.get("spill_load_bytes"), "stack_bytes": res.get("stack_bytes"),
-        "dynamic_smem_bytes": res.get("dynamic_smem_bytes"), "hgmma": len(hgmma), "hgmma_shapes": shapes,
-        "hmma": len(compiled.instructions(r"^HMMA")), "local_ldst": len(compiled.instructions(r"^(LDL|STL)")),
-        "setmaxnreg": len(compiled.instructions(r"^USETMAXREG")), "ptxas_warnings": warnings,
-    }
+    """What to check before timing: HGMMA count and shape, registers, spills, ptxas warnings
+    (:func:`txlab.sass.summary`, the one SASS summary; tuning's facts read it too)."""
+    from txlab.sass import summary
+
+    return summary(compiled)
 
 
 def with_sms(config: GemmConfig, num_sms: int) -> GemmConfig:

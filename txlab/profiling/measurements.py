@@ -257,7 +257,7 @@ class Profile:
         source = list(getattr(smap, "user_source", None) or [])
         if source == list(self.source):
             return self
-        ours = sass_by_offset(compiled.sass, self.kernel)
+        ours = compiled.sass_listing.by_offset(self.kernel)
         for r in self.instructions:
             if r.get("sass") and r["sass"].split() != (ours.get(r["offset"]) or "").split():
                 raise ValueError(f"profile of {self.kernel!r}: the SASS at offset {r['offset']:#06x} was "
@@ -445,23 +445,14 @@ def _clip(text: str, n: int = 60) -> str:
 
 
 def sass_by_offset(sass: str, kernel: str) -> dict:
-    """{offset: instruction text} of one kernel in nvdisasm output."""
-    import re
+    """{offset: instruction text} of one kernel in nvdisasm (or cuobjdump) output."""
+    from txlab.sass.listing import parse
 
-    out, current = {}, None
-    for line in sass.splitlines():
-        m = re.match(r"^\s*\.text\.(\S+):\s*$", line) or re.match(r"^\s*Function\s*:\s*(\S+)", line)
-        if m:
-            current = m.group(1)
-            continue
-        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
-        if m and current == kernel:
-            out[int(m.group(1), 16)] = m.group(2).strip()
-    return out
+    return {i.offset: i.text for i in parse(sass)[1] if i.kernel == kernel}
 
 
 def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="", report_path=None) -> Profile:
-    from txlab import ncu
+    from txlab import ncu, sass
 
     kernel = raw["kernel"]
     metrics = raw["metrics"]
@@ -469,8 +460,8 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
     cuda_src = []
     if compiled is not None:
         cubin = cubin if cubin is not None else compiled.cubin
-        cuda_lines = ncu.line_table(cubin).get(kernel, {})
-        sass_text = sass_by_offset(compiled.sass, kernel)
+        cuda_lines = sass.cuda_line_table(cubin).get(kernel, {})
+        sass_text = compiled.sass_listing.by_offset(kernel)
         cuda_src = compiled.cuda_source.splitlines()
         try:
             smap = getattr(compiled, "source_map", None)
@@ -527,16 +518,18 @@ def _attribute_exit_padding(instructions: list) -> None:
     """Samples ncu puts on the padding after a kernel's last ``EXIT`` (the branch-to-self and
     NOPs the line map leaves unattributed) are warps draining their stores at exit: they belong
     to the line of that ``EXIT``. Marked ``"exit_drain": True``."""
+    from txlab.sass.opcodes import base, split_predicate
+
     exit_line = None
     for row in instructions:
-        op = (row.get("sass") or "").split()
-        op = op[0] if op else ""
-        if op.startswith("@"):
+        pred, body = split_predicate(row.get("sass") or "")
+        op = body.split()[0] if body else ""
+        if pred:
             exit_line = None
             continue
         if op == "EXIT":
             exit_line = row.get("user_line")
-        elif row.get("user_line") is None and exit_line is not None and op.split(".")[0] in ("BRA", "NOP"):
+        elif row.get("user_line") is None and exit_line is not None and base(op) in ("BRA", "NOP"):
             row["user_line"] = exit_line
             row["exit_drain"] = True
         elif row.get("user_line") is not None:

@@ -4,7 +4,8 @@
     m.lines()                 # user lines that have SASS
     m.sass_for(37)            # ['SHFL.BFLY PT, R5, R2, 0x10, 0x1f', 'FADD.FTZ R5, R2, R5', ...]
     m.line_of_sass(0x90)      # 37 (a SASS byte offset, as ncu / compute-sanitizer report it)
-    m.instructions[0]         # SassInstruction(kernel, offset, text, cuda_line, user_line, library)
+    m.instructions[0]         # txlab.sass.Instruction(kernel, offset, text, cuda_line, user_line, ...)
+    m.live_registers(37)      # 40: most registers live at the line's SASS (nvdisasm --print-life-ranges)
 
 How it is built (DESIGN.md, "line map"), one module per job:
 
@@ -17,7 +18,7 @@ How it is built (DESIGN.md, "line map"), one module per job:
   txlab strips them and checks that what is left equals TVM's unmarked CUDA, character for
   character — the passes never see a marker, so the compiled code cannot change.
 * **CUDA → PTX → SASS.** nvcc ``-lineinfo`` (``.loc`` in PTX, ``.debug_line`` in the cubin) and
-  ``nvdisasm -gi`` (line info with the inline chain). A SASS instruction belongs to the outermost
+  ``nvdisasm -gi`` (line info with the inline chain, read by :mod:`txlab.sass.listing`). A SASS instruction belongs to the outermost
   frame in the kernel's own function; the CUDA helper it was inlined from (e.g. TVM's
   ``tvm_builtin_cuda_warp_reduce_sum_32``) is recorded as its ``cuda_helper``.
 
@@ -31,9 +32,9 @@ what this map reports.
   library function it was inlined from (``Origin``); tile-primitive bodies carry their call site
   (``txlab.build`` puts it back at dispatch);
 * ``line_table`` — markers in the final device IR, codegen again, the CUDA line → origin table;
-* ``listings``   — CUDA function extents, PTX ``.loc``, ``nvdisasm -gi`` instructions;
-* ``model``      — ``SourceMap`` and ``SassInstruction`` (the queries);
-* ``lazy``       — SASS disassembled on first use, the map built once per ``Compiled``.
+* ``listings``   — CUDA function extents, PTX ``.loc``;
+* ``model``      — ``SourceMap`` (the queries) over :class:`txlab.sass.Instruction` records;
+* ``lazy``       — the map of a ``Compiled`` (``Compiled.source_map`` keeps it).
 """
 from __future__ import annotations
 

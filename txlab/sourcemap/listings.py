@@ -1,8 +1,8 @@
-"""CUDA → PTX → SASS: line information read from the toolchain's text.
+"""CUDA → PTX: line information read from the toolchain's text.
 
-CUDA C function extents, PTX ``.loc`` directives (nvcc ``-lineinfo``) and ``nvdisasm -gi``
-listings (line info with the inline chain): each PTX line and SASS instruction gets the CUDA line
-of its outermost inline frame in ``kernel.cu``.
+CUDA C function extents and PTX ``.loc`` directives (nvcc ``-lineinfo``): each PTX line gets the
+CUDA line of its outermost inline frame in ``kernel.cu``. SASS instructions get theirs from
+``nvdisasm -gi`` in :mod:`txlab.sass.listing`.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import re
 
 from txlab.ir.cuda_text import cuda_functions  # noqa: F401 (the one CUDA function-extent scanner)
-from txlab.sass import classify  # the one instruction classifier (also the SASS table's and diff's)
+from txlab.sass.opcodes import classify, opcode_of  # noqa: F401 (re-exported: the one classifier)
 
 _FILE_DIR = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,\s*function_name\s+[^,]+,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
@@ -52,49 +52,12 @@ def ptx_cuda_lines(ptx: str, cuda_name: str = "kernel.cu") -> list[int | None]:
     return out
 
 
-_SASS_FRAME = re.compile(r'//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
-_SASS_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_SASS_FUNC = re.compile(r"^\.text\.([\w$.]+):")
-
-
-def opcode_of(text: str) -> str:
-    """The opcode with modifiers, predicate excluded: '@!P0 SYNCS.ARRIVE.TRANS64 ...' -> 'SYNCS.ARRIVE.TRANS64'."""
-    t = re.sub(r"^@!?U?P[T0-9]+\s+", "", text.strip())
-    return t.split()[0] if t else ""
-
-
 def parse_sass_with_lines(text: str, cuda_name: str = "kernel.cu"):
-    """(plain SASS text, [SassInstruction without user attribution]) from ``nvdisasm -c -gi``."""
-    plain, instrs = [], []
-    frames: list[tuple[str, int]] = []
-    group_open = False
-    kernel = ""
-    for raw in text.splitlines():
-        m = _SASS_FRAME.search(raw)
-        if m and raw.lstrip().startswith("//##"):
-            if not group_open:
-                frames = []
-                group_open = True
-            frames.append((m.group(1), int(m.group(2))))
-            continue
-        group_open = False
-        plain.append(raw)
-        fm = _SASS_FUNC.match(raw)
-        if fm:
-            kernel = fm.group(1)
-            frames = []
-            continue
-        im = _SASS_INSTR.match(raw)
-        if not im:
-            continue
-        txt = im.group(2)
-        op = opcode_of(txt)
-        chain = [f"{os.path.basename(f)}:{l}" for f, l in frames]
-        outer = frames[-1] if frames else None
-        cuda_line = outer[1] if outer and os.path.basename(outer[0]) == cuda_name else None
-        inner_cu = [l for f, l in frames if os.path.basename(f) == cuda_name]
-        instrs.append(dict(kernel=kernel, offset=int(im.group(1), 16), text=txt, opcode=op,
-                           cls=classify(op), cuda_line=cuda_line, inline=chain,
-                           inner_cuda=inner_cu[:-1], sass_line=len(plain)))
-    return "\n".join(plain) + ("\n" if text.endswith("\n") else ""), instrs
+    """Deprecated: (plain SASS text, [instruction dicts]) of ``nvdisasm -c -gi`` output; use
+    :func:`txlab.sass.listing.parse`, which gives :class:`txlab.sass.Instruction` records."""
+    from txlab.sass.listing import parse
 
+    plain, instrs = parse(text, cuda_name)
+    return plain, [dict(kernel=i.kernel, offset=i.offset, text=i.text, opcode=i.opcode, cls=i.cls,
+                        cuda_line=i.cuda_line, inline=list(i.inline), inner_cuda=list(i.inner_cuda),
+                        sass_line=i.sass_line) for i in instrs]

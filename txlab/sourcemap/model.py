@@ -2,36 +2,20 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import re
-from dataclasses import asdict, dataclass, field
 
+from txlab.errors import CompileError
+from txlab.sass.listing import Listing, from_text
+from txlab.sass.opcodes import family, is_local, memory_kind
+from txlab.sass.record import Instruction
 from txlab.sourcemap.line_table import LineTable
-from txlab.sourcemap.listings import cuda_functions, parse_sass_with_lines, ptx_cuda_lines
+from txlab.sourcemap.listings import cuda_functions, ptx_cuda_lines
 from txlab.sourcemap.origins import Origin
 
-
-@dataclass
-class SassInstruction:
-    """One SASS instruction and where it came from."""
-
-    index: int
-    kernel: str
-    offset: int
-    text: str                      # e.g. "@P0 BRA `(.L_x_3)" (predicate kept, ';' dropped)
-    opcode: str                    # e.g. "BRA" (predicate excluded, modifiers kept: "LDG.E.CONSTANT")
-    cls: str                       # txlab.sass.classify: memory | tensor | barrier | control | warp | alu | other
-    cuda_line: int | None          # kernel.cu line (outermost frame in the kernel)
-    user_line: int | None
-    library: str | None = None     # TVM library function the statement was inlined from
-    cuda_helper: str | None = None  # CUDA helper function (TVM's preamble) it was inlined from
-    inline: list = field(default_factory=list)  # frames innermost first: ["kernel.cu:72", ...]
-    sass_line: int = 0             # 1-based line in Compiled.sass
-    padding: bool = False          # the end-of-kernel self-branch and NOPs (not the user's code)
-    moved_from: int | None = None  # user line -lineinfo named, when txlab corrected it (see below)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+#: the line map's instruction record is txlab's one SASS record (old name kept)
+SassInstruction = Instruction
 
 
 class SourceMap:
@@ -40,7 +24,10 @@ class SourceMap:
     User line numbers are numbered like :attr:`txlab.CompileError.lineno`: lines of the file the
     kernel is defined in, or of the ``%%tirx`` cell."""
 
-    def __init__(self, table: LineTable, cuda_source: str, ptx: str, sass_lines_text: str):
+    def __init__(self, table: LineTable, cuda_source: str, ptx: str, listing: Listing | str,
+                 resources: dict | None = None):
+        """``listing``: the cubin's :class:`txlab.sass.Listing` (or ``nvdisasm -c -gi [-hex]`` text);
+        ``resources``: ptxas's per-kernel report (tells spills from local arrays)."""
         self.table = table
         self.user_file = table.user_file
         self.user_source = table.user_source
@@ -79,71 +66,56 @@ class SourceMap:
         self.ptx_cuda = ptx_cuda_lines(ptx)
         self.ptx_user = [self.cuda_user[c - 1] if c and c <= len(self.cuda_user) else None
                          for c in self.ptx_cuda]
-        self.sass_text, raw = parse_sass_with_lines(sass_lines_text)
-        self.instructions: list[SassInstruction] = []
-        for i, r in enumerate(raw):
-            cl = r["cuda_line"]
+        if isinstance(listing, str):
+            listing = from_text(listing)
+        self.listing = listing
+        self.resources = dict(resources or {})
+        self.sass_text = listing.text
+        self.instructions: list[Instruction] = []
+        for ins in listing.instructions:
+            cl = ins.cuda_line
             user = self.cuda_user[cl - 1] if cl and cl <= len(self.cuda_user) else None
             lib = self.cuda_lib[cl - 1] if cl and cl <= len(self.cuda_lib) else None
             helper = None
-            for inner in r["inner_cuda"]:
+            for inner in ins.inner_cuda:
                 f = func_of(inner)
                 if f is not None and not f[3]:
                     helper = f[2]
                     break
-            self.instructions.append(SassInstruction(
-                index=i, kernel=r["kernel"], offset=r["offset"], text=r["text"], opcode=r["opcode"],
-                cls=r["cls"], cuda_line=cl, user_line=user, library=lib, cuda_helper=helper,
-                inline=r["inline"], sass_line=r["sass_line"]))
-        self._fix_padding()
+            if ins.padding:  # the end-of-kernel self-branch and NOPs belong to no line
+                user, lib, helper = None, None, None
+            self.instructions.append(dataclasses.replace(ins, user_line=user, library=lib, cuda_helper=helper))
         self._fix_families()
         self._fix_memory_order(ptx)
-        self._by_offset: dict[tuple[str, int], SassInstruction] = {
-            (s.kernel, s.offset): s for s in self.instructions}
+        self._index()
         self.kernels = list(dict.fromkeys(s.kernel for s in self.instructions))
+        self._live_unknown: str | None = None
+        self._live_loaded = False
 
-    def _fix_padding(self) -> None:
-        """The self-branch and NOPs nvdisasm shows after a kernel's last EXIT belong to no line."""
-        by_kernel: dict[str, list[SassInstruction]] = {}
-        for s in self.instructions:
-            by_kernel.setdefault(s.kernel, []).append(s)
-        for seq in by_kernel.values():
-            i = len(seq) - 1
-            while i >= 0 and seq[i].opcode == "NOP":
-                i -= 1
-            if i >= 0 and seq[i].opcode == "BRA" and i < len(seq) and (i == len(seq) - 1 or seq[i + 1].opcode == "NOP"):
-                if i > 0 and seq[i - 1].opcode in ("EXIT", "BRA", "RET.REL.NODEC", "RET"):
-                    for s in seq[i:]:
-                        s.padding, s.user_line, s.library, s.cuda_helper = True, None, None, None
+    def _index(self) -> None:
+        self._by_offset: dict[tuple[str, int], Instruction] = {(s.kernel, s.offset): s for s in self.instructions}
 
     # SASS families whose PTX origin is unmistakable. ptxas's line info for some of them names a
     # neighbouring line (an HGMMA of an unrolled wgmma sequence shows up at the descriptor
     # arithmetic or the loop counter): such an instruction is moved to the nearest user line whose
     # PTX has the family's instruction. Recorded in ``moved_from``.
-    _FAMILIES = (
-        (re.compile(r"^HGMMA|^IGMMA|^QGMMA|^BGMMA"), re.compile(r"\bwgmma\.mma_async")),
-        (re.compile(r"^UTMALDG|^UTMASTG|^UBLKCP"), re.compile(r"\bcp\.(?:async\.bulk|reduce\.async\.bulk)")),
-        (re.compile(r"^HMMA|^IMMA"), re.compile(r"\bmma\.sync|\bwmma\.")),
-    )
+    _FAMILY_PTX = {
+        "wgmma": re.compile(r"\bwgmma\.mma_async"),
+        "bulk_copy": re.compile(r"\bcp\.(?:async\.bulk|reduce\.async\.bulk)"),
+        "mma": re.compile(r"\bmma\.sync|\bwmma\."),
+    }
 
     def _fix_families(self) -> None:
-        lines_with: dict[int, set[int]] = {}
-        for k, (_, ptx_rx) in enumerate(self._FAMILIES):
-            have = set()
-            for i, u in enumerate(self.ptx_user):
-                if u is not None and ptx_rx.search(self._ptx_lines[i]):
-                    have.add(u)
-            lines_with[k] = have
-        for s in self.instructions:
-            if s.user_line is None:
-                continue
-            for k, (sass_rx, _) in enumerate(self._FAMILIES):
-                if sass_rx.match(s.opcode):
-                    have = lines_with[k]
-                    if have and s.user_line not in have:
-                        best = min(have, key=lambda l: (abs(l - s.user_line), l))
-                        s.moved_from, s.user_line = s.user_line, best
-                    break
+        lines_with: dict[str, set[int]] = {}
+        for name, ptx_rx in self._FAMILY_PTX.items():
+            lines_with[name] = {u for i, u in enumerate(self.ptx_user)
+                                if u is not None and ptx_rx.search(self._ptx_lines[i])}
+        for k, s in enumerate(self.instructions):
+            name = family(s.opcode) if s.user_line is not None else None
+            have = lines_with.get(name) if name else None
+            if have and s.user_line not in have:
+                best = min(have, key=lambda l: (abs(l - s.user_line), l))
+                self.instructions[k] = dataclasses.replace(s, moved_from=s.user_line, user_line=best)
 
     # Global and shared loads and stores, mma.sync: ptxas's line info can give an instruction of one
     # inlined helper call the line of another identical one (two Tx.cta.copy bodies: all LDGs at the
@@ -154,8 +126,6 @@ class SourceMap:
     _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
     _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
     _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
-    _SASS_MEM = re.compile(r"^(LDG|STG|LDS|STS)(?:\.|$)")
-    _SASS_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "shared"), "STS": ("st", "shared")}
 
     @classmethod
     def _ptx_kind(cls, line: str):
@@ -171,18 +141,6 @@ class SourceMap:
             return None
         return (m.group(1), m.group(2), vec * int(types[-1][1:]))
 
-    @classmethod
-    def _sass_kind(cls, opcode: str):
-        if opcode.startswith(("HMMA", "IMMA")):
-            return ("mma",)
-        m = cls._SASS_MEM.match(opcode)
-        if not m:
-            return None
-        mods = opcode.split(".")[1:]
-        bits = 128 if "128" in mods else 64 if "64" in mods else 16 if {"U16", "S16"} & set(mods) else \
-            8 if {"U8", "S8"} & set(mods) else 32
-        return (*cls._SASS_SPACE[m.group(1)], bits)
-
     def _fix_memory_order(self, ptx: str) -> None:
         kernel, ptx_of = None, {}
         for i, line in enumerate(self._ptx_lines):
@@ -193,10 +151,11 @@ class SourceMap:
                 k = self._ptx_kind(line)
                 if k is not None:
                     ptx_of.setdefault(kernel, {}).setdefault(k, []).append(self.ptx_user[i])
+        pos = {(s.kernel, s.offset): k for k, s in enumerate(self.instructions)}
         for name, kinds in ptx_of.items():
             code = [s for s in self.instructions if s.kernel == name and not s.padding]
             for kind, want_lines in kinds.items():
-                sass = [s for s in code if self._sass_kind(s.opcode) == kind]
+                sass = [s for s in code if memory_kind(s.opcode) == kind]
                 if not sass or len(sass) != len(want_lines) or None in want_lines or \
                         any(s.user_line is None for s in sass):
                     continue
@@ -216,7 +175,8 @@ class SourceMap:
                 for line in dict.fromkeys(want_lines):  # PTX order
                     short.extend([line] * max(0, want[line] - len(by_line.get(line, []))))
                 for s, line in zip(pool, short):
-                    s.moved_from, s.user_line = s.moved_from or s.user_line, line
+                    k = pos[(s.kernel, s.offset)]
+                    self.instructions[k] = dataclasses.replace(s, moved_from=s.moved_from or s.user_line, user_line=line)
 
     # ---- queries ------------------------------------------------------------------------------
     def lines(self) -> list[int]:
@@ -302,7 +262,62 @@ class SourceMap:
         c = self.coverage()
         return len(c["work_lines"]) - len(c["work_lines_without_sass"]), len(c["work_lines"])
 
-    def per_line(self) -> dict[int, dict]:
+    # ---- registers and local memory ---------------------------------------------------------
+    def load_live_registers(self) -> str | None:
+        """Read the live-register counts of every instruction (``nvdisasm --print-life-ranges``,
+        one more run, cached) into this map's records; None when done, else why they are unknown."""
+        if not self._live_loaded:
+            self._live_loaded = True
+            try:
+                counts = self.listing.live_registers()
+            except CompileError as exc:
+                self._live_unknown = f"live registers unknown: {exc.message}"
+                return self._live_unknown
+            for k, s in enumerate(self.instructions):
+                c = counts.get((s.kernel, s.offset))
+                if c is not None:
+                    self.instructions[k] = dataclasses.replace(s, live_registers=c["gpr"], live=dict(c))
+            self._index()
+            if not counts:
+                self._live_unknown = "live registers unknown: nvdisasm printed no life ranges"
+        return self._live_unknown
+
+    def live_registers(self, lineno: int) -> int | None:
+        """The most general-purpose registers live at any SASS instruction of user line ``lineno``
+        (Nsight Compute's "Live Registers", rolled up to the line as its maximum); None when the
+        line has no SASS. Raises :class:`txlab.CompileError` when nvdisasm cannot tell."""
+        why = self.load_live_registers()
+        if why:
+            raise CompileError("disasm", why)
+        counts = [s.live_registers for s in self.sass_records_for(lineno)
+                  if not s.padding and s.live_registers is not None]
+        return max(counts) if counts else None
+
+    def spills(self) -> bool:
+        """Whether ptxas reported spill stores or loads for any kernel of this map."""
+        return any(int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)
+                   for r in self.resources.values() if isinstance(r, dict))
+
+    def local_memory(self, lineno: int) -> dict:
+        """Local-memory traffic the SASS of user line ``lineno`` has: ``{"loads": LDL count,
+        "stores": STL count, "kind": "spill" | "local array" | None}`` (kind "spill" when ptxas
+        reported spills for the kernel of these instructions, else a per-thread array in local
+        memory; None when the line has no LDL/STL)."""
+        recs = [s for s in self.sass_records_for(lineno) if is_local(s.opcode)]
+        loads = sum(1 for s in recs if s.opcode.startswith("LDL"))
+        kind = None
+        if recs:
+            spilled = {k for k, r in self.resources.items()
+                       if isinstance(r, dict) and int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)}
+            kind = "spill" if any(s.kernel in spilled for s in recs) else "local array"
+        return {"loads": loads, "stores": len(recs) - loads, "kind": kind}
+
+    def per_line(self, live: bool = False) -> dict[int, dict]:
+        """Per user line: SASS count, classes, libraries, local memory (``local``: LDL/STL counts
+        and kind, when the line has any) and, with ``live``, ``live_registers`` (max over the
+        line's instructions; None where unknown, the reason in :attr:`live_registers_unknown`)."""
+        if live:
+            self.load_live_registers()
         out: dict[int, dict] = {}
         for s in self.instructions:
             if s.user_line is None:
@@ -313,16 +328,32 @@ class SourceMap:
             for name in (s.library, s.cuda_helper):
                 if name and name not in d["library"]:
                     d["library"].append(name)
+            if live:
+                if s.live_registers is not None and not s.padding:
+                    d["live_registers"] = max(d.get("live_registers") or 0, s.live_registers)
+                else:
+                    d.setdefault("live_registers", None)
+        for line, d in out.items():
+            loc = self.local_memory(line)
+            if loc["kind"] is not None:
+                d["local"] = loc
         return out
 
+    @property
+    def live_registers_unknown(self) -> str | None:
+        """Why live registers are unknown (None: known, or not read yet)."""
+        return self._live_unknown
+
     def to_dict(self) -> dict:
+        lines = self.per_line(live=True)
         return {
             "user_file": self.user_file, "exact_cuda": self.exact,
             "user_source": self.user_source,
             "cuda_user": self.cuda_user, "ptx_user": self.ptx_user,
             "instructions": [s.to_dict() for s in self.instructions],
-            "lines": {str(k): v for k, v in self.per_line().items()},
+            "lines": {str(k): v for k, v in lines.items()},
             "coverage": {k: v for k, v in self.coverage().items()},
+            "live_registers_unknown": self._live_unknown,
         }
 
     def __repr__(self) -> str:

@@ -127,6 +127,8 @@ var CSS = `
 .txlab-source .t { flex: 1; }
 .txlab-source .x { flex: none; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
 .txlab-source.noctl .x { display: none; }
+.txlab-source .lr { flex: none; min-width: 2.6em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
+.txlab-source .lr.spill { color: #c62828; font-weight: bold; }
 .txlab-source .src-info { padding: 4px 8px; min-height: 32px; max-height: 6.5em; overflow: auto; flex: none; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
 .txlab-source .heat { width: 30px; flex: none; font-size: 9.5px; text-align: right; padding-right: 2px; margin-right: 3px; }
 `;
@@ -261,6 +263,7 @@ var source_default = {
           p === "user" ? h("span", { class: "b" }) : null,
           hasHeat ? h("span", { class: "heat" }) : null,
           p === "sass" ? h("span", { class: "x" }) : null,
+          d.live && (p === "user" || p === "sass") ? h("span", { class: "lr", "data-testid": `source-live-${p}` }) : null,
           h("span", { class: "t" })
         );
         let blk = null;
@@ -309,6 +312,20 @@ var source_default = {
           if (p === "sass") {
             if (texts[i].cls) r.classList.add(`c-${texts[i].cls}`);
             if (texts[i].control) cell.textContent = texts[i].control.notation;
+            cell = cell.nextSibling;
+          }
+          if (d.live && (p === "user" || p === "sass")) {
+            if (p === "sass") {
+              if (texts[i].live_registers !== void 0) cell.textContent = String(texts[i].live_registers);
+            } else {
+              const L = u ? lines[String(u)] : void 0;
+              if (L && L.live_registers !== void 0 && L.live_registers !== null) cell.textContent = String(L.live_registers);
+              if (L && L.local) {
+                cell.classList.add("spill");
+                cell.textContent += L.local.kind === "spill" ? " spill" : " local";
+                cell.title = `${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`;
+              }
+            }
             cell = cell.nextSibling;
           }
           cell.textContent = p === "sass" ? texts[i].text : texts[i];
@@ -361,6 +378,8 @@ var source_default = {
         if (L) {
           parts.push(`${L.sass} SASS (` + Object.entries(L.classes).map(([c, n]) => `${c} ${n}`).join(", ") + ")");
           if (L.library && L.library.length) parts.push("inlines " + L.library.join(", "));
+          if (L.live_registers !== void 0 && L.live_registers !== null) parts.push(`${L.live_registers} registers live (max)`);
+          if (L.local) parts.push(`local memory: ${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`);
         } else parts.push("no SASS of its own");
         const hv = heat[String(u)];
         if (hv) {

@@ -116,19 +116,9 @@ def facts(compiled) -> dict:
     smem = int(res.get("static_smem_bytes") or 0) + dyn
     threads = launch.get("threads_per_block")
     regs = int(res.get("registers") or 0)
-    counts: dict[str, int] = {}
-    total = 0
-    import re
+    from txlab.sass import summary
 
-    rx = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
-    for line in compiled.sass.splitlines():
-        m = rx.search(line)
-        if m:
-            total += 1
-            op = m.group(1)
-            counts[op] = counts.get(op, 0) + 1
-    interesting = ("HGMMA", "HMMA", "UTMALDG", "UTMASTG", "LDG", "STG", "LDS", "STS", "LDL", "STL",
-                   "BAR", "SYNCS", "USETMAXREG", "BRA")
+    sass = summary(compiled)
     return {
         "kernel": name, "kernels": compiled.kernels, "registers": regs,
         "spill_store_bytes": int(res.get("spill_store_bytes") or 0),
@@ -138,8 +128,8 @@ def facts(compiled) -> dict:
         "smem_bytes": smem, "threads": threads, "grid": list(launch.get("grid") or ()),
         "cluster": list(launch["cluster"]) if launch.get("cluster") else None,
         **occupancy(compiled),
-        "sass_instructions": total,
-        "sass": {k: counts.get(k, 0) for k in interesting if counts.get(k)},
+        "sass_instructions": sass["sass_instructions"],
+        "sass": sass["sass"],
     }
 
 

@@ -7,6 +7,11 @@ instructions the line became, of which classes (memory, tensor, barrier, control
 library functions it inlines, and, with a profile, its samples and stall breakdown. Click pins the
 line (``selected``; Escape or clicking it again unpins).
 
+The TVMScript and SASS panes have a live-registers column: the general-purpose registers live at
+each instruction (``nvdisasm --print-life-ranges``), the line's maximum on TVMScript lines; a line
+whose SASS loads or stores local memory is marked (``spill`` when ptxas reported spills, else
+``local``: a per-thread array in local memory).
+
 The SASS pane has a column with each instruction's scheduling control field in the notation of
 SASS assemblers (``B--2---:R-:W1:Y:S05``: wait mask, read barrier, write barrier, yield, stall
 cycles; :mod:`txlab.sass` decodes it). Clicking an instruction selects it (``instruction``, its
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import traitlets
 
-from txlab.sourcemap import opcode_of
+from txlab.sass.opcodes import opcode_of
 from txlab.sourcemap.preamble import preamble_lines
 from txlab.views._base import View, json_bytes
 
@@ -66,29 +71,19 @@ def _add(acc: dict, key, samples: int, stalls: dict) -> None:
 
 def _controls(compiled, m) -> tuple[list | None, str | None]:
     """Per SASS row of the map: [notation, stall, yield, wr, rd, wait, reuse, producers, consumers]
-    (producers/consumers: [[row, bar, kind], ...]), or (None, why not)."""
-    from txlab import sass
+    (producers/consumers: [[row, bar, kind], ...]), or (None, why not). The map's rows are the
+    SASS records themselves (one listing), so row indices are the records' positions."""
+    from txlab.sass import dependencies
 
-    try:
-        instrs = sass.instructions(compiled)
-    except Exception as exc:  # no nvdisasm/cuobjdump, pre-Volta arch, unparseable disassembly
-        return None, f"control bits unavailable: {exc}"
-    row_of = {(s.kernel, s.offset): i for i, s in enumerate(m.instructions)}
-    deps = sass.dependencies(instrs)
-    out: list = [None] * len(m.instructions)
-    for ins, d in zip(instrs, deps):
-        i = row_of.get((ins.kernel, ins.offset))
-        if i is None:
-            continue
+    instrs = m.instructions
+    if not any(ins.control is not None for ins in instrs):
+        return None, "control bits unavailable: the disassembly has no instruction encodings"
+    out: list = [None] * len(instrs)
+    for i, (ins, d) in enumerate(zip(instrs, dependencies(instrs))):
         c = ins.control
-
-        def rows(links):
-            return [[row_of[(instrs[j].kernel, instrs[j].offset)], b, k] for j, b, k in links
-                    if (instrs[j].kernel, instrs[j].offset) in row_of]
-        out[i] = [c.text(), c.stall, int(c.yield_), c.wr_bar, c.rd_bar, c.wait_mask, c.reuse,
-                  rows(d["producers"]), rows(d["consumers"])]
-    if not any(out):
-        return None, "control bits unavailable: the -hex disassembly did not match the map's SASS"
+        if c is not None:
+            out[i] = [c.text(), c.stall, int(c.yield_), c.wr_bar, c.rd_bar, c.wait_mask, c.reuse,
+                      [[j, b, k] for j, b, k in d["producers"]], [[j, b, k] for j, b, k in d["consumers"]]]
     return out, None
 
 
@@ -148,7 +143,7 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
     # a %%tirx cell: all of it; a file: the lines of this kernel (plus context)
     if m.user_file.startswith("<tirx-cell"):
         first, last = 1, len(m.user_source)
-    per = m.per_line()
+    per = m.per_line(live=True)        # live registers: nvdisasm --print-life-ranges (cached)
     # one row per SASS instruction; a column of the SASS pane is one more named key here
     sass = [{"text": s.text,
              "offset": s.offset,
@@ -157,6 +152,9 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
              "kernel": s.kernel,
              "padding": s.padding}
             for s in m.instructions]
+    for s, ins in zip(sass, m.instructions):
+        if ins.live_registers is not None:
+            s["live_registers"] = ins.live_registers
     controls, control_note = _controls(compiled, m)
     if controls is not None:
         for s, c in zip(sass, controls):
@@ -176,6 +174,13 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
     notes = list(rows.get("notes", []))
     if control_note:
         notes.append(control_note)
+    if m.live_registers_unknown:
+        notes.append(m.live_registers_unknown)
+    if m.spills():
+        spill_lines = sorted(u for u, v in per.items() if v.get("local", {}).get("kind") == "spill")
+        notes.append("ptxas spilled registers to local memory" +
+                     (f": LDL/STL at line{'s' if len(spill_lines) > 1 else ''} {', '.join(map(str, spill_lines))}"
+                      if spill_lines else ""))
     return {
         "name": compiled.name, "arch": compiled.arch,
         "file": m.user_file, "first": first,
@@ -191,6 +196,7 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
         "hot": hot,
         "notes": notes,
         "exact": m.exact,
+        "live": any("live_registers" in x for x in sass),
     }
 
 

@@ -6,6 +6,9 @@
 // write_barrier, read_barrier, wait_mask, reuse, producers, consumers); selecting an instruction marks the
 // instructions that set the barriers it waits on and those that wait on the barriers it sets.
 // Heat: per-row samples where the payload has them (heat_rows), else the row's user line's.
+// Live registers (`d.live`): a column in the TVMScript pane (the line's maximum, `lines[u].live_registers`,
+// marked when its SASS touches local memory: `lines[u].local.kind` "spill" or "local array") and the
+// SASS pane (`s.live_registers`, registers live at the instruction).
 // Layout: panes side by side in a flex row, grips between them drag the boundary, the header's
 // "panes" boxes hide and show them; the CUDA pane folds TVM's generated preamble
 // (`cuda_preamble` lines) behind one row. Selecting a line centres its first counterpart in every
@@ -67,6 +70,8 @@ const CSS = `
 .txlab-source .t { flex: 1; }
 .txlab-source .x { flex: none; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
 .txlab-source.noctl .x { display: none; }
+.txlab-source .lr { flex: none; min-width: 2.6em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
+.txlab-source .lr.spill { color: #c62828; font-weight: bold; }
 .txlab-source .src-info { padding: 4px 8px; min-height: 32px; max-height: 6.5em; overflow: auto; flex: none; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
 .txlab-source .heat { width: 30px; flex: none; font-size: 9.5px; text-align: right; padding-right: 2px; margin-right: 3px; }
 `;
@@ -178,7 +183,9 @@ export default {
         // one prototype row per pane, cloned (faster than building each row's spans)
         const proto = h("div", { class: "r" }, h("span", { class: "g" }),
           p === "user" ? h("span", { class: "b" }) : null, hasHeat ? h("span", { class: "heat" }) : null,
-          p === "sass" ? h("span", { class: "x" }) : null, h("span", { class: "t" }));
+          p === "sass" ? h("span", { class: "x" }) : null,
+          d.live && (p === "user" || p === "sass") ? h("span", { class: "lr", "data-testid": `source-live-${p}` }) : null,
+          h("span", { class: "t" }));
         let blk = null;
         for (let i = 0; i < texts.length; i++) {
           const u = perPaneUser[p][i];
@@ -224,6 +231,19 @@ export default {
             if (texts[i].control) cell.textContent = texts[i].control.notation;
             cell = cell.nextSibling;
           }
+          if (d.live && (p === "user" || p === "sass")) {
+            if (p === "sass") { if (texts[i].live_registers !== undefined) cell.textContent = String(texts[i].live_registers); }
+            else {
+              const L = u ? lines[String(u)] : undefined;
+              if (L && L.live_registers !== undefined && L.live_registers !== null) cell.textContent = String(L.live_registers);
+              if (L && L.local) {
+                cell.classList.add("spill");
+                cell.textContent += L.local.kind === "spill" ? " spill" : " local";
+                cell.title = `${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`;
+              }
+            }
+            cell = cell.nextSibling;
+          }
           cell.textContent = p === "sass" ? texts[i].text : texts[i];
           if (p === "user") frag.appendChild(r);
           else if (i < folded) {
@@ -260,6 +280,8 @@ export default {
         if (L) {
           parts.push(`${L.sass} SASS (` + Object.entries(L.classes).map(([c, n]) => `${c} ${n}`).join(", ") + ")");
           if (L.library && L.library.length) parts.push("inlines " + L.library.join(", "));
+          if (L.live_registers !== undefined && L.live_registers !== null) parts.push(`${L.live_registers} registers live (max)`);
+          if (L.local) parts.push(`local memory: ${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`);
         } else parts.push("no SASS of its own");
         const hv = heat[String(u)];
         if (hv) {
