@@ -185,9 +185,22 @@ class Compiled:
         return self._executable
 
     def __call__(self, *args, **kwargs):
-        from txlab.run import launch
+        """Run once with ``args`` (:func:`txlab.call.launch`): on the GPU, or on the CPU emulator
+        when there is none (``txlab.config.device``, "auto")."""
+        from txlab.call import launch
 
         return launch(self, *args, **kwargs)
+
+
+def as_compiled(kernel, *, what: str = "txlab.compile") -> "Compiled":
+    """``kernel`` when it is a :class:`Compiled`, else ``txlab.compile(kernel)`` (a ``@T.prim_func``
+    or an IRModule, for the local GPU's arch; served from the compile cache when unchanged): what
+    every entry point that takes a kernel accepts. ``what`` names the caller in the TypeError for
+    anything else."""
+    if isinstance(kernel, Compiled):
+        return kernel
+    ir.as_module(kernel, None, what=what)  # a TypeError naming the caller for anything else
+    return compile(kernel)
 
 
 def cubin_compatibility(cubin_arch: str, device_arch: str) -> str | None:

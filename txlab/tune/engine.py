@@ -245,7 +245,7 @@ def _frobenius_check(compiled, args, expected, rel_tol: float, timeout_s: float)
     for n in exp:
         host[index[n]] = np.array(args[index[n]], copy=True)
         _poison(host[index[n]])
-    launch(compiled, *host, timeout_s=timeout_s)
+    launch(compiled, *host, timeout_s=timeout_s, device="gpu")
     worst, ok, parts = 0.0, True, []
     for n, want in exp.items():
         got = host[index[n]].reshape(-1)
@@ -296,7 +296,7 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
                 ok, rel, text = _frobenius_check(compiled, args, expected, opts["rel_tol"], opts["timeout_s"])
             else:
                 res = run_check(compiled, args, lambda *_: expected, rtol=opts["rtol"], atol=opts["atol"],
-                                timeout_s=opts["timeout_s"])
+                                timeout_s=opts["timeout_s"], device="gpu")
                 ok, text = res.ok, res.summary()
                 rel = max((o["rel_frobenius"] for o in res.outputs.values()), default=None)
             out["rel_error"] = rel
