@@ -228,7 +228,7 @@ def _int_or0(v):
 # ---------------------------------------------------------------------------------------------
 def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
             progress=None, fast_math: bool = True, maxrregcount: int | None = None,
-            nvcc_flags=None) -> Compiled:  # noqa: A001 - the domain word
+            nvcc_flags=None, cached_only: bool = False) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
 
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
@@ -236,7 +236,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     ``.FTZ`` and ``exp`` is ``MUFU.EX2``), ``maxrregcount`` (ptxas's register cap) and
     ``nvcc_flags`` (extra nvcc flags; ``-Xptxas X`` goes to ptxas) are part of the cache key.
     Kernels are always compiled with ``-lineinfo`` (the line map: ``Compiled.source_map``).
-    Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
+    Raises :class:`txlab.CompileError` whose ``stage`` says which step failed. ``cached_only``:
+    return None instead of compiling when the cache holds no entry (a sweep's cheap first look).
     """
     import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
     from txlab import diagnose, sourcemap
@@ -257,6 +258,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
             compiled.compile_seconds = time.perf_counter() - t_start
             compiled.cache_hit = True
             return compiled
+    if cached_only:
+        return None
     report = progress if progress is not None else _progress_for(entry)
     timings: dict[str, float] = {}
     line_table = None

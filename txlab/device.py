@@ -106,6 +106,18 @@ def cuda_ok(res, on_error=None):
     return res[1] if isinstance(res, tuple) and len(res) > 1 else None
 
 
+@lru_cache(maxsize=1)
+def gpu_count() -> int:
+    """How many CUDA GPUs this process can use (0 without a usable driver; honours
+    ``CUDA_VISIBLE_DEVICES``)."""
+    if not probe().available:
+        return 0
+    from cuda.bindings import driver as cu
+
+    err, count = cu.cuDeviceGetCount()
+    return int(count) if err == cu.CUresult.CUDA_SUCCESS else 0
+
+
 def has_gpu() -> bool:
     return probe().available
 
