@@ -493,8 +493,9 @@ def test_the_default_engine_is_local_and_gives_the_serial_results(monkeypatch, t
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))     # cold: the compile workers do work
     space = {"threads": [128, 256], "unroll": [2, 4], "blocks_per_sm": [0], "unguarded": [False]}
-    res = txlab.tune(bw.copy_build(N), space, gpus=0)
+    res = txlab.tune(bw.copy_build(N), space, gpus=0, num_cpus=2)   # this process and one worker
     assert res.meta["engine"] == "local" and res.meta["engine_reason"] == "one machine"
+    assert res.meta["workers"] == 2
     assert "ray" not in res.meta and res.counts()["compiled"] == 4
     assert res.meta["compiled_here"] + res.meta["compiled_in_workers"] == 4
     serial = txlab.tune(bw.copy_build(N), space, engine="serial", gpus=0)

@@ -155,10 +155,18 @@ _pool_lock = threading.Lock()
 
 
 def workers_for(num_cpus: int | None) -> int:
-    """Compile workers beside the calling process (which compiles too): one per core but one."""
-    if not num_cpus:
-        num_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, int(num_cpus or 1) - 1)
+    """Compile workers beside the calling process (which compiles too): one per core but one, and
+    none where the cores are busy already (``num_cpus`` not given: the load average says how many
+    are idle). A worker costs an ``import tvm`` (seconds) and pays off only on an idle core: on a
+    busy 2-core machine the sweep is fastest in this process (0: compile here only)."""
+    if num_cpus:
+        return max(0, int(num_cpus) - 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        idle = cores - os.getloadavg()[0]
+    except OSError:
+        idle = cores
+    return max(0, min(cores - 1, int(idle) - 1))
 
 
 def pool(n: int) -> Pool:

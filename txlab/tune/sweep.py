@@ -288,7 +288,7 @@ class Sweep:
             self._tell(strategy, row)
 
         def workers():
-            if state["pool"] is None and state["payload"] is None:
+            if n_workers and state["pool"] is None and state["payload"] is None:
                 state["payload"] = _build_payload(self.build) or False   # False: compile here only
                 if state["payload"]:
                     state["pool"] = P.pool(n_workers)   # boots now: imports overlap the cache look-ups
@@ -298,7 +298,7 @@ class Sweep:
         planned: collections.deque = collections.deque()
         # Workers kept from an earlier sweep answer cache hits as cheaply as this process (the cost
         # of a hit is parsing the build's TVMScript): share everything with them from the start.
-        warm = P.current(n_workers) is not None
+        warm = bool(n_workers) and P.current(n_workers) is not None
         if warm:
             workers()
         if strategy.name == "exhaustive":
@@ -314,6 +314,9 @@ class Sweep:
                         break
                     (todo if state["pool"] is not None else planned).extend(self._row(result, c) for c in batch)
                     result.update()
+                if planned and not n_workers:   # no workers: compile() looks in the cache itself
+                    todo.extend(planned)
+                    planned.clear()
                 if planned:   # the cache first, one row per turn (so finished work is taken in between)
                     row = planned.popleft()
                     s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes,
