@@ -7,7 +7,7 @@ Measured (targets from the project brief):
   * first render of each widget: Shift+Enter on a cell that displays an already-built widget →
     its root element is in the page and two animation frames have passed (kernel → comm →
     front-end render → paint). The TimelineView also reports its own render-to-first-frame time.
-  * SchedulerExplorer parameter change → redraw: a `change` on the left `num_ctas` input → Python
+  * ScheduleView parameter change → redraw: a `change` on the left `num_ctas` input → Python
     re-traces → the new metrics are in the DOM and the grid is repainted (next animation frame).
     Target ≤ 100 ms. Also the front-end-only wave scrub → repaint.
   * TimelineView zoom at N events (default 1M): real mouse-wheel events over the canvas; per-frame

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benchmarks/schedulers.py
 Cold = first trace in a fresh process after `import tvm` (TVMScript parse + llvm compile + run);
-cached = the same trace again; widget = SchedulerExplorer update after a parameter change
+cached = the same trace again; widget = ScheduleView update after a parameter change
 (Python side: trace, metrics, payload), for a runtime extent (num_ctas) and a compile-time
 parameter (l2_group_size) seen before.
 """
@@ -44,9 +44,9 @@ def main():
         "ClusterPersistentScheduler2D", 132, **GRID).metrics()) - cached, None))
     rows.append(("to_dict (lists)", ms(lambda: tr.to_dict(), n=5), None))
 
-    from txlab.views.schedule import SchedulerExplorer
+    from txlab.views.schedule import ScheduleView
 
-    w = SchedulerExplorer({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 132,
+    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 132,
                            "params": dict(GRID)})
     counter = iter(range(1000))
 

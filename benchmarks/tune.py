@@ -21,7 +21,7 @@ CHILD = """
 import sys, time, txlab
 from txlab.examples import bandwidth as bw
 t = time.perf_counter()
-res = txlab.tune(bw.copy_build(1 << 16), {space}, gpus=0)
+res = txlab.autotune(bw.copy_build(1 << 16), {space}, gpus=0)
 print("RESULT", time.perf_counter() - t, res.counts()["compiled"], res.meta["engine"])
 """
 
@@ -32,7 +32,7 @@ def sweep(engine: str, cache: str) -> tuple[float, object]:
 
     os.environ["TXLAB_CACHE_DIR"] = cache
     t = time.perf_counter()
-    res = txlab.tune(bw.copy_build(N), SPACE, gpus=0, engine=engine)
+    res = txlab.autotune(bw.copy_build(N), SPACE, gpus=0, engine=engine)
     return time.perf_counter() - t, res
 
 

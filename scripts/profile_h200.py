@@ -98,7 +98,7 @@ def profile_one(name, build, make_args, nbytes, flops, out_dir: Path, keep_repor
     except Exception as exc:  # noqa: BLE001
         rec["correct"] = f"{type(exc).__name__}: {exc}"
     # occupancy: txlab's calculator vs the driver
-    o = txlab.occupancy(compiled)
+    o = txlab.occupancy_of(compiled)
     rec["occupancy"] = {"txlab_blocks_per_sm": o.blocks_per_sm, "txlab_limiter": o.limiter,
                         "txlab_occupancy": o.occupancy}
     try:

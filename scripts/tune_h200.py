@@ -127,7 +127,7 @@ def planted(txlab, record, gpu):
         return [np.zeros(n, np.float32), np.zeros(n, np.float32)]
 
     say("\n== planted fault and hang ==")
-    res = txlab.tune(planted_build, {"kind": ["good", "fault", "hang"]}, inputs if gpu else None,
+    res = txlab.autotune(planted_build, {"kind": ["good", "fault", "hang"]}, inputs if gpu else None,
                      check=copy_reference, rel_tol=0.0, timeout_s=3.0, warmup=2, rep=5, use_cache=False,
                      name="planted", engine=ENGINE)
     for r in res.rows:
@@ -144,7 +144,7 @@ def compile_scaling(txlab, hg, record, count, cache_root):
     m = n = k = 8192
     space = hg.tune_space(m, n, k)
     configs = Space.of(space).configs()
-    res = txlab.tune(hg.tune_build(m, n, k), space, gpus=0, budget=count, search="exhaustive",
+    res = txlab.autotune(hg.tune_build(m, n, k), space, gpus=0, budget=count, search="exhaustive",
                      prior=hg.TUNE_PRIOR, use_cache=False, name="compile-scaling")
     par = res.meta["compile_phase_s"]
     ok = sum(r.status == "compiled" for r in res.rows)
@@ -171,7 +171,7 @@ def copy_sweep(txlab, torch, timer, record, budget, gpu):
     say(f"\n== copy sweep (1 GiB), budget {budget} ==")
     space = {**bw.COPY_SPACE, "constraint": bw.copy_space_valid(n)}
     default = {"threads": 256, "unroll": 4, "blocks_per_sm": 8, "unguarded": False}
-    res = txlab.tune(bw.copy_build(n), space, bw.copy_inputs(n) if gpu else None, check=copy_reference,
+    res = txlab.autotune(bw.copy_build(n), space, bw.copy_inputs(n) if gpu else None, check=copy_reference,
                      rel_tol=0.0, bytes=nbytes, budget=budget, prior=[default], warmup=5, rep=20, name="copy_1GiB",
                      engine=ENGINE, search=SEARCH)
     out = {"sweep": res.to_dict()}
@@ -209,7 +209,7 @@ def gemm_sweeps(txlab, hg, torch, timer, record, budget, deadline, gpu, shapes):
             continue
         t = time.perf_counter()
         try:
-            res = txlab.tune(hg.tune_build(m, n, k), hg.tune_space(m, n, k),
+            res = txlab.autotune(hg.tune_build(m, n, k), hg.tune_space(m, n, k),
                              hg.tune_inputs(m, n, k) if gpu else None, check=hg.reference, rel_tol=1e-2,
                              flops=hg.flops(m, n, k), budget=budget, prior=hg.TUNE_PRIOR, warmup=5, rep=20,
                              timeout_s=10.0, name=f"gemm_{name}", engine=ENGINE, search=SEARCH)

@@ -83,9 +83,9 @@ def txlab_widget():
     from ipywidgets.embed import dependency_state, embed_data
 
     from txlab import pipelines
-    from txlab.views.pipeline import PipelineViewer
+    from txlab.views.pipeline import PipelineView
 
-    w = PipelineViewer(pipelines.simulate(2, iterations=3))
+    w = PipelineView(pipelines.simulate(2, iterations=3))
     d = embed_data(views=[w], state=dependency_state(w, drop_defaults=False), drop_defaults=False)
     w.close()
     return d["view_specs"][0], d["manager_state"]

@@ -105,7 +105,7 @@ def test_runtime_less_rows_say_why(rows):
 
 
 def test_emitted_cuda_lines_match_each_examples_regexes():
-    """The per-name regexes (APIExplorer highlights) really find lines in the generated CUDA."""
+    """The per-name regexes (APIView highlights) really find lines in the generated CUDA."""
     import re
 
     for ex_id in ("timer_ring", "mma_fragment_store", "tma_tile", "iket_regions"):

@@ -1,4 +1,4 @@
-"""APIExplorer, Python side (no browser): the payload is the catalogue without compiling; selecting
+"""APIView, Python side (no browser): the payload is the catalogue without compiling; selecting
 an entry (as the front end does: a state update of ``selected``, or a "select" message) compiles its
 example and highlights the CUDA lines the helper produced; "insert" calls IPython's set_next_input
 or, without a shell, hands the text back for the clipboard."""
@@ -10,12 +10,12 @@ import time
 import pytest
 
 import txlab.api as api
-from txlab.views.api import APIExplorer
+from txlab.views.api import APIView
 
 
 @pytest.fixture(scope="module")
 def explorer():
-    return APIExplorer()
+    return APIView()
 
 
 def _highlighted(detail) -> list[str]:
@@ -49,22 +49,22 @@ def test_construction_does_not_compile(monkeypatch):
     for module in (api, coverage_rows):
         monkeypatch.setattr(module, "compile_examples", boom)
     t = time.perf_counter()
-    w = APIExplorer()
+    w = APIView()
     assert time.perf_counter() - t < 5
     assert len(w.entries) >= 120
 
 
 def test_filters_search_name_and_doc_category_and_arch(explorer):
-    w = APIExplorer(query="shfl")
+    w = APIView(query="shfl")
     got = w.matches()
     assert "Tx.cuda.__shfl_xor_sync" in got and all("shfl" in (n + next(e["doc"] for e in w.entries if e["name"] == n)).lower() for n in got)
-    w = APIExplorer(category="reductions", arch="sm_80")
+    w = APIView(category="reductions", arch="sm_80")
     assert set(w.matches()) >= {"Tx.cuda.warp_sum", "Tx.cuda.cta_reduce"}
     assert all(e["category"] == "reductions" for e in w.entries if e["name"] in w.matches())
-    w = APIExplorer(arch="multi-GPU")
+    w = APIView(arch="multi-GPU")
     assert w.matches() and all(n.startswith("Tx.nvshmem.") for n in w.matches())
     with pytest.raises(ValueError, match="unknown arch"):
-        APIExplorer(arch="sm_75")
+        APIView(arch="sm_75")
 
 
 def test_select_warp_sum_highlights_the_shuffle_reduction(explorer):
@@ -164,7 +164,7 @@ def test_insert_uses_tirx_magic_when_loaded(monkeypatch):
 
     shell = _Shell(magics=("tirx",))
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
-    w = APIExplorer()
+    w = APIView()
     r = w.insert_example("tvm.backend.cuda.lang.Pipeline")
     assert r["ok"] and shell.calls[0][0].startswith("%%tirx --arch sm_90a\n")
     assert "Pipeline(pool, 2" in shell.calls[0][0]
@@ -174,7 +174,7 @@ def test_insert_without_ipython_returns_text_for_the_clipboard(monkeypatch):
     import IPython
 
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)
-    w = APIExplorer()
+    w = APIView()
     r = w.insert_example("Tx.cuda.warp_sum")
     assert r["ok"] is False and r["how"] == "no-ipython" and "def warp_reductions(" in r["text"]
     assert "clipboard" in r["message"]

@@ -93,11 +93,11 @@ def test_guarded_and_vector_accesses(tmp_path):
 
 def test_pool_widget_shows_accesses():
     from txlab.examples.transpose import transpose_kernel
-    from txlab.views.pool import PoolMap
+    from txlab.views.pool import PoolView
     import json
 
-    w = PoolMap(txlab.pools.layout(transpose_kernel(256, "naive"), arch="sm_90a"))
-    rows = json.loads(w.accesses)
+    w = PoolView(txlab.pools.layout(transpose_kernel(256, "naive"), arch="sm_90a"))
+    rows = json.loads(w.data)["accesses"]
     assert {r["access"]: r["ways"] for r in rows} == {"load": 32, "store": 1}
 
 

@@ -20,22 +20,22 @@ REMOTE = re.compile(r"""<script[^>]+src\s*=\s*["']?(?:https?:)?//|<link[^>]+href
 
 
 def _pipeline_notebook() -> nbformat.NotebookNode:
-    """A notebook whose one output is a real PipelineViewer, with its widget state saved the way
+    """A notebook whose one output is a real PipelineView, with its widget state saved the way
     JupyterLab/nbclient save it (ipywidgets.embed builds the same JSON)."""
     from ipywidgets.embed import dependency_state, embed_data
 
     from txlab import pipelines as P
-    from txlab.views.pipeline import PipelineViewer
+    from txlab.views.pipeline import PipelineView
 
     producer = [("wait", "empty"), ("arrive_expect_tx", "full", 4096), ("complete_tx", "full", 4096), ("advance",)]
     consumer = [("wait", "full"), ("arrive", "empty"), ("advance",)]
-    w = PipelineViewer(P.simulate(4, iterations=6, roles={"producer": producer, "consumer": consumer}))
+    w = PipelineView(P.simulate(4, iterations=6, roles={"producer": producer, "consumer": consumer}))
     data = embed_data(views=[w], state=dependency_state(w))  # only this widget's models, not every
     # widget other tests left open in this process
     nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("PipelineViewer(...)")
+    cell = nbformat.v4.new_code_cell("PipelineView(...)")
     cell.outputs = [nbformat.v4.new_output("display_data", data={
-        VIEW_MIME: data["view_specs"][0], "text/plain": "PipelineViewer(...)"})]
+        VIEW_MIME: data["view_specs"][0], "text/plain": "PipelineView(...)"})]
     nb.cells = [nbformat.v4.new_markdown_cell("# pipeline"), cell]
     nb.metadata["widgets"] = {STATE_MIME: data["manager_state"]}
     w.close()

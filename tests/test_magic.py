@@ -84,3 +84,24 @@ def test_changing_a_value_the_cell_reads_recompiles(ip):
     ip.user_ns["factor"] = 3.0
     ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
     assert ip.user_ns["scale"].key == first.key and ip.user_ns["scale"].cache_hit
+
+
+def test_emulate_binds_its_result_like_sanitize_and_profile(ip, capsys):
+    import numpy as np
+
+    ip.user_ns["factor"] = 2.0
+    ip.user_ns["a_in"] = np.arange(256, dtype="float32")
+    ip.user_ns["b_out"] = np.zeros(256, dtype="float32")
+    ip.run_cell_magic("tirx", '--arch sm_90a --quiet --emulate "a_in, b_out"', SCALE)
+    run = ip.user_ns["_tirx_emulation"]
+    assert run is ip.user_ns["scale_emulated"]
+    assert "scale" in capsys.readouterr().out          # the summary is still printed
+    np.testing.assert_array_equal(ip.user_ns["b_out"], 2 * np.arange(256, dtype="float32"))
+    assert run.ok, run.summary()
+
+
+def test_emulate_with_an_unknown_name_says_which(ip):
+    from txlab.magic import MagicArgumentError
+
+    with pytest.raises(MagicArgumentError, match="--emulate .*NameError"):
+        ip.run_cell_magic("tirx", '--arch sm_90a --quiet --emulate "no_such_array"', SCALE)

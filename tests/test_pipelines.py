@@ -231,7 +231,7 @@ def _pipeline_state_module():
     filename = "<txlab-test-pipeline-state>"
     linecache.cache[filename] = (len(_PS_SRC), None, _PS_SRC.splitlines(True), filename)
     ns: dict = {"__name__": "txlab_test_ps"}
-    exec(compile(_PS_SRC, filename, "exec"), ns)
+    exec(compile(_PS_SRC, filename, "exec"), ns)  # noqa: S102 - the test's own kernel text
     return ns
 
 
@@ -339,13 +339,13 @@ def test_demo_kernel_runs_on_gpu(stages, consumers, tiles):
 
 # --- the widget (Python side; browser tests drive the front end) ------------------------------------------
 def test_viewer_packs_events_and_reruns_on_param_change():
-    from txlab.views.pipeline import PipelineViewer
+    from txlab.views.pipeline import PipelineView
 
     t = P.simulate(4, iterations=8, producer_phase=0)
-    v = PipelineViewer(t)
-    assert len(v.events) == 4 * 11 * len(t)
+    v = PipelineView(t)
+    assert len(v.data) == 4 * 11 * len(t)
     assert v.step == t.deadlock.step and v.meta["deadlock"]["waits"][0]["role"] == "producer"
-    row = np.frombuffer(v.events, "<i4").reshape(-1, 11)
+    row = np.frombuffer(v.data, "<i4").reshape(-1, 11)
     assert [tuple(r) for r in row] == [tuple(e) for e in t.event_rows]
     v.params = {**v.params, "producer_phase": 1}
     assert v.trace.ok and v.meta["deadlock"] is None and v.step == -1

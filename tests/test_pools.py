@@ -198,10 +198,10 @@ def test_to_dict_plot_and_widget():
     matplotlib.use("Agg")
     fig = plan.plot()
     assert len(fig.axes) == 2
-    from txlab.views.pool import PoolMap
+    from txlab.views.pool import PoolView
 
-    w = PoolMap(plan)
-    assert json.loads(w.plan)["kernel"] == "blackwell_tmem"
+    w = PoolView(plan)
+    assert json.loads(w.data)["plan"]["kernel"] == "blackwell_tmem"
 
 
 def test_errors_for_bad_input():

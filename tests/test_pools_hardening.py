@@ -52,8 +52,8 @@ def test_no_arch_without_a_gpu_judges_for_the_default_arch_said_once(monkeypatch
     assert info.value.arch == txlab.config.default_arch
     with pytest.raises(pools.PoolOverflowError):
         pools.check(eight_gib)
-    err = capsys.readouterr().err
-    assert err.count("no GPU here") == 1, err
+    out = capsys.readouterr().out
+    assert out.count("no GPU here") == 1, out
 
 
 def test_static_over_the_limit_is_worded_with_the_right_numbers():

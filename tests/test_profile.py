@@ -4,7 +4,6 @@ fault plumbing; on a GPU with ncu, profiling the notebook kernels end to end."""
 import gzip
 import json
 import os
-import shutil
 import stat
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 import txlab
 from txlab import ncu
+from txlab.display import html_of
 from txlab.profiling import Profile, ProfileDiff, with_lineinfo
 
 DATA = Path(__file__).parent / "data" / "h200"
@@ -68,11 +68,11 @@ def test_bank_conflicts_naive_vs_padded(tmp_path, sample_kernels):
     assert cuda_read["shared_wavefronts"] == 65536
     assert naive.attributed_share == 1.0
     assert "32.0 wavefronts per request" in naive.summary()
-    d = txlab.diff(naive, padded)
+    d = txlab.compare(naive, padded)
     assert isinstance(d, ProfileDiff)
     row = next(r for r in d.rows if r["metric"] == "smem_ld_wavefronts_per_request")
     assert row["ratio"] == pytest.approx(1 / 32)
-    assert "<table>" in d._repr_html_()
+    assert "<table>" in html_of(d)
 
 
 def test_gemm_roll_up(tmp_path, gemm):
@@ -118,11 +118,11 @@ def test_save_load_and_format_errors(tmp_path, gemm):
     import matplotlib
 
     matplotlib.use("Agg")
-    assert p.plot() is not None and "<table>" in p._repr_html_()
+    assert p.plot() is not None and "<table>" in html_of(p)
 
 
 def test_saved_profiles_load():
-    names = txlab.profiling.saved_names()
+    names = txlab.profiling.saved()
     for n in names:
         p = txlab.profile.saved(n)
         assert p.instructions and p.metrics and p.summary()
@@ -145,7 +145,9 @@ def test_lineinfo_rebuild_keeps_sass(sample_kernels):
     b = dataclasses.replace(c, cubin=bytes(bare), key="bare")
     t = with_lineinfo(b)
     assert t.key not in ("bare", c.key) and ncu.has_line_info(t.cubin)
-    strip = lambda s: [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
+    def strip(s):
+        return [l.split("*/", 1)[1].strip() for l in s.splitlines() if "/*0" in l and "*/" in l]
+
     assert strip(toolchain.cubin_to_sass(t.cubin)) == strip(toolchain.cubin_to_sass(bare))
     table = ncu.line_table(t.cubin)["transpose_padded_kernel"]
     lines = c.cuda_source.splitlines()
@@ -212,6 +214,10 @@ def test_profile_transposes_on_gpu(isolated):
     assert profs["naive"].headline["smem_ld_wavefronts_per_request"] > 16
     for p in profs.values():
         assert p.attributed_share >= 0.95 and p.duration_ns > 0
+        h = p.headline
+        for key in ("theoretical_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
+                    "waves_per_sm", "achieved_occupancy_pct"):
+            assert h[key] is not None, (p.kernel, key, p.headline_sources[key])
 
 
 def test_magic_profile_option(sample_kernels):
@@ -262,3 +268,36 @@ def test_loading_refuses_what_is_not_a_regular_file(tmp_path):
             Profile.load(path)
         with pytest.raises(FileReadError, match="regular file"):
             sanitizer.load(path)
+
+
+def test_headline_reads_launch_and_occupancy_metrics(tmp_path, sample_kernels):
+    """ncu stores launch statistics and the occupancy section as one-instance metrics; the headline
+    must hold them (it read None for every plain kernel before), and say where each came from."""
+    raw = ncu.read_report(_report(tmp_path, "transpose_naive"))
+    assert raw["metrics"]["launch__registers_per_thread"][0] == 16
+    assert raw["metrics"]["sm__maximum_warps_per_active_cycle_pct"][0] == 100.0
+    for name in ("transpose_naive", "transpose_padded", "gemm"):
+        prof = Profile.from_report(_report(tmp_path, name))
+        h, src = prof.headline, prof.headline_sources
+        for key in ("theoretical_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
+                    "waves_per_sm", "achieved_occupancy_pct"):
+            assert h[key] is not None, (name, key, src[key])
+            assert not src[key].startswith("missing"), (name, key, src[key])
+        assert h["occupancy_limits"] and h["occupancy_limiter"]
+    naive = Profile.from_report(_report(tmp_path, "transpose_naive"))
+    # ncu's launch__shared_mem_per_block: the kernel's 4 KiB tile plus the 1 KiB the driver reserves
+    assert naive.headline["shared_mem_per_block_bytes"] == 4096 + 1024
+    assert naive.headline["waves_per_sm"] == pytest.approx(0.2424, abs=1e-3)
+
+
+def test_headline_names_why_a_field_is_missing():
+    prof = Profile(name="k", kernel="k", arch="sm_90a", device="NVIDIA H200", metrics={
+        "gpu__time_duration.sum": [1000, "ns"], "launch__occupancy_limit_blocks": [32, "block"],
+        "launch__occupancy_limit_warps": [2, "block"], "device__attribute_max_warps_per_multiprocessor": [64, "warp"]},
+        instructions=[], launch={"threads_per_block": 1024, "ptxas_registers": 40}, sections=["SpeedOfLight"])
+    h, src = prof.headline, prof.headline_sources
+    assert h["registers_per_thread"] == 40 and "ptxas" in src["registers_per_thread"]
+    assert h["theoretical_occupancy_pct"] == 100.0 and "limits" in src["theoretical_occupancy_pct"]
+    assert h["waves_per_sm"] is None
+    assert src["waves_per_sm"] == "missing: ncu did not collect the LaunchStats section (profile with it)"
+    assert src["l2_hit_rate_pct"].startswith("missing: this report has none of lts__t_sector_hit_rate.pct")

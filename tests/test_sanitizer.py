@@ -6,6 +6,7 @@ import pytest
 
 import txlab
 from txlab import sanitizer
+from txlab.display import html_of
 from txlab.examples import bugs
 
 P = "========= "
@@ -141,7 +142,7 @@ def test_clean_report_says_so(tmp_path):
     c = _compiled("oob_write", fixed=True)
     rep = sanitizer.from_logs(c, {t: CLEAN for t in sanitizer.TOOLS})
     assert rep.ok and rep.findings == []
-    assert "clean" in rep.summary() and "clean" in rep._repr_html_()
+    assert "clean" in rep.summary() and "clean" in html_of(rep)
 
 
 def test_save_load_verifies(tmp_path):
@@ -170,7 +171,7 @@ def test_html_escapes_everything():
     text = MEMCHECK.format(line=75).replace("oob_write_kernel", "<script>alert(1)</script>")
     rep = sanitizer.from_logs(c, {"memcheck": text})
     rep.findings[0].message = "<img src=x onerror=alert(1)>"
-    out = rep._repr_html_()
+    out = html_of(rep)
     assert "<script>" not in out and "<img" not in out
 
 

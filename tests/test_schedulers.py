@@ -201,9 +201,9 @@ def test_plot_draws_the_grid():
 
 
 def test_explorer_recomputes_on_parameter_change():
-    from txlab.views.schedule import SchedulerExplorer
+    from txlab.views.schedule import ScheduleView
 
-    w = SchedulerExplorer({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 8,
+    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 8,
                            "params": {"num_m_tiles": 16, "num_n_tiles": 16}})
     assert w.left_view["visits"] == 256 and len(w.left_data) == 256 * len(w.left_view["columns"]) * 4
     assert w.right_view["params"]["serpentine"] is True
@@ -231,7 +231,7 @@ def test_l2_group_size_one_traces_in_the_explorer():
     """Issue 16: l2_group_size=1 made the runtime-extent build divide by a constant 0 and the
     explorer said 'pass specialize=False' although it already did; it now traces (specialized)."""
     from txlab import schedulers as S
-    from txlab.views.schedule import SchedulerExplorer
+    from txlab.views.schedule import ScheduleView
 
     want = S.trace("ClusterPersistentScheduler2D", specialize=True, l2_group_size=1)
     got = S.trace("ClusterPersistentScheduler2D", specialize=False, l2_group_size=1)
@@ -241,6 +241,6 @@ def test_l2_group_size_one_traces_in_the_explorer():
 
     for a in want.attrs:
         assert np.array_equal(got.attrs[a], want.attrs[a])
-    w = SchedulerExplorer({"scheduler": "ClusterPersistentScheduler2D", "params": {"l2_group_size": 1}})
+    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "params": {"l2_group_size": 1}})
     assert "error" not in w.left_view, w.left_view.get("error")
     assert "specialize=False" not in str(w.left_view)

@@ -23,23 +23,40 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 
 
 @pytest.fixture(scope="module")
-def view(tmp_path_factory):
+def lab(tmp_path_factory):
+    """One JupyterLab and one Chromium (1400 px wide) for both notebooks of this file: the GEMM
+    with its H200 profile, and the small kernels of the laptop-screen tests."""
     import nbformat
 
     root = tmp_path_factory.mktemp("srcview")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cases.SETUP),
-                                         nbformat.v4.new_code_cell(cases.profiled_source_cell())])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, root / "srcview.ipynb")
-    with H.lab_server(root) as url, H.browser() as ctx:
-        console = H.Console()
-        page = H.open_notebook(ctx, url, "srcview.ipynb", console)
-        H.run_all(page)
-        found = [s for n, s in H.widgets(page) if n == "source"]
-        assert found, "the SourceView did not render"
-        page.wait_for_timeout(300)
-        yield page, found[0], console
-        assert not console.real(), "console errors:\n" + "\n".join(console.real())
+    books = {"srcview.ipynb": [cases.SETUP, cases.profiled_source_cell()],
+             "laptop.ipynb": [cases.SETUP, cases.source("plain"), cases.compiled_cuda_cell(), cases.identical_diff_cell()]}
+    for name, cells in books.items():
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        nbformat.write(nb, root / name)
+    with H.lab_server(root) as url, H.browser(viewport=(1400, 1000)) as ctx:
+        yield url, ctx
+
+
+def _opened(lab, name, *widgets):
+    """Run notebook ``name``; yields (page, {widget: selector of its first}, console)."""
+    url, ctx = lab
+    console = H.Console()
+    page = H.open_notebook(ctx, url, name, console)
+    H.run_all(page)
+    found = dict((n, s) for n, s in reversed(H.widgets(page)))
+    assert all(w in found for w in widgets), f"widgets that did not render: {set(widgets) - set(found)}"
+    page.wait_for_timeout(300)
+    yield page, found, console
+    assert not console.real(), "console errors:\n" + "\n".join(console.real())
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def view(lab):
+    for page, found, console in _opened(lab, "srcview.ipynb", "source"):
+        yield page, found["source"], console
 
 
 def _stats(page, sel):
@@ -51,13 +68,41 @@ def _info(page, sel):
 
 
 def _visible_in_pane(page, sel, pane, attr, value):
-    """Whether the first row with ``attr == value`` of ``pane`` lies inside the pane's viewport."""
-    return page.evaluate("""([sel, pane, attr, value]) => {
+    """Whether the first row with ``attr == value`` of ``pane`` lies inside the pane's visible area,
+    by bounding boxes (a row's offsetTop counts from its content-visibility block, not the pane)."""
+    got = _placement(page, sel, pane, f".r[data-{attr}='{value}']")
+    return None if got is None else got["inside"]
+
+
+def _placement(page, sel, pane, row_selector):
+    """Where the first ``row_selector`` row of ``pane`` is, from bounding boxes: ``inside`` (wholly
+    in the pane's visible area), ``offset`` (row centre minus visible-area centre, px), the pane's
+    ``height`` and whether it is scrolled to an end (``clamped``: centring was not possible)."""
+    return page.evaluate("""([sel, pane, rs]) => {
         const body = document.querySelector(`${sel} [data-testid='source-pane-${pane}']`);
-        const r = body.querySelector(`.r[data-${attr}='${value}']`);
+        const r = body.querySelector(rs);
         if (!r) return null;
-        return r.offsetTop >= body.scrollTop && r.offsetTop + r.offsetHeight <= body.scrollTop + body.clientHeight;
-    }""", [sel, pane, attr, value])
+        const b = body.getBoundingClientRect(), q = r.getBoundingClientRect();
+        const top = b.top + body.clientTop, bottom = top + body.clientHeight;
+        const clamped = body.scrollTop <= 0 || body.scrollTop + body.clientHeight >= body.scrollHeight - 1;
+        return { inside: q.height > 0 && q.top >= top - 0.5 && q.bottom <= bottom + 0.5,
+                 offset: (q.top + q.bottom) / 2 - (top + bottom) / 2, height: body.clientHeight, clamped,
+                 hl: r.classList.contains('hl') };
+    }""", [sel, pane, row_selector])
+
+
+def _unpin(page, sel):
+    """Escape inside the view: no line pinned, no instruction selected (a click on the pinned line
+    would unpin it instead of selecting it)."""
+    page.locator(sel).focus()
+    page.keyboard.press("Escape")
+    assert page.locator(f"{sel} .r.pin").count() == 0
+
+
+def _show_all_panes(page, sel):
+    """Tick every pane's box (a view narrower than four useful panes starts with PTX hidden)."""
+    for pane in ("user", "cuda", "ptx", "sass"):
+        page.locator(f"{sel} [data-testid='source-show-{pane}']").check()
 
 
 def _sass_row(page, sel, i):
@@ -119,6 +164,7 @@ def test_clicking_a_hot_line_scrolls_every_pane(view):
     # the hot line furthest down the file, so every pane must move
     us = [int(hot.nth(k).get_attribute("data-u")) for k in range(hot.count())]
     k = us.index(max(us))
+    _show_all_panes(page, sel)
     for pane in ("user", "cuda", "sass"):
         page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
     hot.nth(k).click()
@@ -163,3 +209,181 @@ def test_selecting_a_waiting_instruction_marks_its_producer(view):
     page.locator(f"{sel} [data-testid='source-dep']").first.click()
     assert page.locator(f"{sel} [data-testid='source-pane-sass'] .r.isel").get_attribute("data-i") == prod
     assert page.locator(f"{sel} [data-testid='source-pane-sass'] .r.dep-c[data-i='{found}']").count() == 1
+
+
+def _assert_counterparts_centred(page, sel, u, panes):
+    """The first row of user line ``u`` in each of ``panes`` is highlighted, inside the pane's
+    visible area and centred (unless the pane is scrolled to an end), by bounding boxes."""
+    for pane in panes:
+        got = _placement(page, sel, pane, f".r[data-u='{u}']")
+        assert got is not None, f"line {u} has no row in the {pane} pane"
+        assert got["inside"], f"{pane} pane: line {u}'s counterpart is not in view ({got})"
+        assert got["hl"], f"{pane} pane: line {u}'s counterpart is not highlighted"
+        assert got["clamped"] or abs(got["offset"]) <= 24, f"{pane} pane: not centred ({got})"
+
+
+def test_selecting_a_line_scrolls_every_pane_to_its_counterpart(view):
+    """Issue 30: selecting a TVMScript line lit its SASS but left the CUDA and PTX panes on the
+    preamble. On the GEMM (900 CUDA lines, 9000 PTX lines) a click on a TVMScript line far down
+    the kernel, then on a SASS instruction of another line, centres every pane's counterpart."""
+    page, sel, _ = view
+    _unpin(page, sel)
+    _show_all_panes(page, sel)
+    for pane in ("user", "cuda", "ptx", "sass"):
+        page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
+    # the last TVMScript line that has CUDA, PTX and SASS rows
+    u = page.evaluate("""(s) => {
+        const has = (p, u) => document.querySelector(`${s} [data-testid='source-pane-${p}'] .r[data-u='${u}']`);
+        const us = [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")].map(r => r.dataset.u);
+        return us.reverse().find(u => has('cuda', u) && has('ptx', u) && has('sass', u));
+    }""", sel)
+    assert u
+    row = page.locator(f"{sel} [data-testid='source-pane-user'] .r[data-u='{u}']")
+    row.scroll_into_view_if_needed()
+    row.locator(".t").click()
+    _assert_counterparts_centred(page, sel, u, ("cuda", "ptx", "sass"))
+    H.screenshot(page, "source-gemm-linked-user", sel)
+    # from the SASS pane: an instruction of the first line that has all four
+    first = page.evaluate("""(s) => {
+        const has = (p, u) => document.querySelector(`${s} [data-testid='source-pane-${p}'] .r[data-u='${u}']`);
+        const us = [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")].map(r => r.dataset.u);
+        return us.find(u => has('cuda', u) && has('ptx', u) && has('sass', u));
+    }""", sel)
+    i = page.evaluate("([s, u]) => document.querySelector(`${s} [data-testid='source-pane-sass'] .r[data-u='${u}']`).dataset.i",
+                      [sel, first])
+    _sass_row(page, sel, i).click()
+    _assert_counterparts_centred(page, sel, first, ("user", "cuda", "ptx"))
+    page.keyboard.press("Escape")
+
+
+# ------------------------------------------------------------------------------------------------
+# a laptop screen (1400 px): the small warp-sum kernel's SourceView, a compile result's CUDA tab
+# and a DiffView of two builds with identical SASS
+@pytest.fixture(scope="module")
+def laptop(lab):
+    yield from _opened(lab, "laptop.ipynb", "source", "diff")
+
+
+def _box(page, selector):
+    return page.evaluate("(s) => { const r = document.querySelector(s).getBoundingClientRect(); "
+                         "return {x: r.x, y: r.y, w: r.width, h: r.height}; }", selector)
+
+
+def test_cuda_preamble_folded_until_clicked(laptop):
+    page, found, _ = laptop
+    sel = found["source"]
+    body = f"{sel} [data-testid='source-pane-cuda']"
+    fold = page.locator(f"{body} [data-testid='source-cuda-fold']")
+    assert fold.is_visible() and "generated preamble" in fold.inner_text()
+    # collapsed: the preamble's rows take no space; the kernel's first line is the second row shown
+    assert not page.locator(f"{body} [data-testid='source-cuda-preamble']").is_visible()
+    n = int(re.search(r"lines 1–(\d+)", fold.inner_text()).group(1))
+    assert 40 <= n <= 90
+    kernel_row = f"{body} .blk .r"
+    assert "__global__" in page.locator(kernel_row).first.inner_text()
+    assert _box(page, kernel_row)["y"] - _box(page, body)["y"] < 40        # right under the fold row
+    fold.click()
+    assert page.locator(f"{body} [data-testid='source-cuda-preamble']").is_visible()
+    assert "__CUDACC_RTC__" in page.locator(f"{body} [data-testid='source-cuda-preamble']").inner_text()
+    fold.click()
+    assert not page.locator(f"{body} [data-testid='source-cuda-preamble']").is_visible()
+    # the compile result's CUDA tab: a <details>, closed, that opens on a click
+    det = page.locator("details[data-testid='cuda-preamble']").first
+    assert det.evaluate("d => d.open") is False
+    assert not page.get_by_text("__CUDACC_RTC__").first.is_visible()
+    det.locator("summary").click()
+    assert det.evaluate("d => d.open") is True
+    assert det.locator("pre").first.is_visible() and "__CUDACC_RTC__" in det.inner_text()
+    H.screenshot(page, "laptop-cuda-tab-open", "details[data-testid='cuda-preamble']")
+
+
+def test_panes_fit_resize_and_hide_at_1400px(laptop):
+    page, found, _ = laptop
+    sel = found["source"]
+    _unpin(page, sel)
+    user = f"{sel} [data-testid='source-pane-user']"
+    page.locator(user).scroll_into_view_if_needed()
+    # every TVMScript line is whole inside its pane (no line cut at 1400 px)
+    cut = page.evaluate("""(s) => {
+        const body = document.querySelector(s), b = body.getBoundingClientRect();
+        const right = b.left + body.clientLeft + body.clientWidth;
+        return [...body.querySelectorAll('.r .t')].filter(t => t.textContent.trim())
+            .map(t => { const g = document.createRange(); g.selectNodeContents(t);   // the text's own extent
+                        return [Math.max(...[...g.getClientRects()].map(q => q.right)), t.textContent]; })
+            .filter(([r]) => r > right + 0.5).map(([r, t]) => `${t.trim()} (ends ${Math.round(r - right)} px past the pane)`);
+    }""", user)
+    panes = ("user", "cuda", "ptx", "sass")
+    shown = {p: _box(page, f"{sel} [data-testid='source-pane-{p}']")["w"] for p in panes}
+    print("pane widths at 1400 px:", shown)
+    assert not cut, f"TVMScript lines cut: {cut}"
+    # too narrow for four useful panes: PTX starts hidden, and says so; the others are usable
+    assert shown["ptx"] == 0 and "PTX hidden" in page.locator(f"{sel} [data-testid='source-pane-note']").inner_text()
+    assert shown["user"] >= 400 and shown["cuda"] >= 150 and shown["sass"] >= 200, shown
+    # the kernel body's lines are not wrapped (only the long `def` line may be)
+    wrapped = page.evaluate("""(s) => [...document.querySelectorAll(s + ' .r')].filter(r => r.offsetHeight > 20)
+        .map(r => r.querySelector('.t').textContent.trim())""", user)
+    assert all(w.startswith("def ") for w in wrapped), wrapped
+    H.screenshot(page, "laptop-source-1400", sel)
+    page.locator(f"{sel} [data-testid='source-show-ptx']").check()
+    widths = {p: _box(page, f"{sel} [data-testid='source-pane-{p}']")["w"] for p in panes}
+    assert widths["ptx"] >= 60 and widths["user"] == pytest.approx(shown["user"], abs=1), widths
+    # drag the grip between TVMScript and CUDA 120 px to the left
+    grip = page.locator(f"{sel} [data-testid='source-resize-cuda']")
+    g = grip.bounding_box()
+    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(g["x"] + g["width"] / 2 - 60, g["y"] + g["height"] / 2, steps=4)
+    page.mouse.move(g["x"] + g["width"] / 2 - 120, g["y"] + g["height"] / 2, steps=4)
+    page.mouse.up()
+    after = {p: _box(page, f"{sel} [data-testid='source-pane-{p}']")["w"] for p in ("user", "cuda", "ptx", "sass")}
+    assert abs((widths["user"] - after["user"]) - 120) <= 2, (widths, after)
+    assert abs((after["cuda"] - widths["cuda"]) - 120) <= 2, (widths, after)
+    assert abs(after["ptx"] - widths["ptx"]) <= 1 and abs(after["sass"] - widths["sass"]) <= 1, (widths, after)
+    # hide PTX: its pane goes, the SASS pane takes the room; show it again
+    page.locator(f"{sel} [data-testid='source-show-ptx']").uncheck()
+    assert not page.locator(f"{sel} [data-testid='source-pane-ptx']").is_visible()
+    hidden = _box(page, f"{sel} [data-testid='source-pane-sass']")["w"]
+    assert hidden > after["sass"] + after["ptx"] - 10, (after, hidden)
+    page.locator(f"{sel} [data-testid='source-show-ptx']").check()
+    assert page.locator(f"{sel} [data-testid='source-pane-ptx']").is_visible()
+    H.screenshot(page, "laptop-source-resized", sel)
+
+
+def test_linked_scrolling_on_the_small_kernel(laptop):
+    page, found, _ = laptop
+    sel = found["source"]
+    _unpin(page, sel)
+    # the warp_sum line: its CUDA line sits after the folded preamble, its PTX after the header
+    u = page.evaluate("""(s) => [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")]
+        .find(r => r.textContent.includes('warp_sum(')).dataset.u""", sel)
+    for pane in ("cuda", "ptx", "sass"):
+        page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
+    page.locator(f"{sel} [data-testid='source-pane-user'] .r[data-u='{u}'] .t").click()
+    shown = [p for p in ("cuda", "ptx", "sass")
+             if page.locator(f"{sel} [data-testid='source-show-{p}']").is_checked()]
+    _assert_counterparts_centred(page, sel, u, shown)
+    # a pane shown after the click opens on the selected line too
+    page.locator(f"{sel} [data-testid='source-show-ptx']").uncheck()
+    page.locator(f"{sel} [data-testid='source-show-ptx']").check()
+    _assert_counterparts_centred(page, sel, u, ("cuda", "ptx", "sass"))
+    H.screenshot(page, "laptop-source-linked", sel)
+
+
+def test_identical_sass_headline_in_the_diff_view(laptop):
+    page, found, _ = laptop
+    sel = found["diff"]
+    verdict = page.locator(f"{sel} [data-testid='diff-verdict']")
+    assert verdict.inner_text().startswith("SASS identical")
+    # the verdict is above everything else
+    assert _box(page, f"{sel} [data-testid='diff-verdict']")["y"] < _box(page, f"{sel} [data-testid='diff-count']")["y"]
+    assert page.locator(f"{sel} [data-testid='diff-count']").inner_text().startswith("0 of")
+    row = page.locator(f"{sel} [data-testid='diff-row'][data-status='same_sass']")
+    assert row.count() == 1 and "= SASS" in row.inner_text()
+    assert page.locator(f"{sel} [data-testid='diff-row'][data-status='added'], "
+                        f"{sel} [data-testid='diff-row'][data-status='removed']").count() == 0
+    row.click()
+    detail = page.locator(f"{sel} [data-testid='diff-detail']").inner_text()
+    assert "compiled the same" in detail
+    align = page.evaluate("(s) => getComputedStyle(document.querySelector(s + \" [data-testid='diff-sass-a'] div\")).textAlign", sel)
+    assert align in ("left", "start"), align
+    H.screenshot(page, "laptop-diff-identical", sel)

@@ -52,11 +52,11 @@ def test_sass_heat_per_instruction_from_the_profiles_offsets(gemm):
     assert sum(v[0] for v in hs.values()) == p.total_samples        # every sample lands on a row
     for i, (n, stalls) in hs.items():
         row = d["sass"][int(i)]
-        assert by_off[row["o"]]["samples"] == n and by_off[row["o"]]["stalls"] == stalls
+        assert by_off[row["offset"]]["samples"] == n and by_off[row["offset"]]["stalls"] == stalls
     hottest = max(p.instructions, key=lambda r: r["samples"])
-    i = next(k for k, s in enumerate(d["sass"]) if s["o"] == hottest["offset"])
-    assert hs[str(i)][0] == hottest["samples"] and d["sass"][i]["u"] == hottest["user_line"]
-    assert d["sass"][i]["t"].split()[0] == hottest["sass"].split()[0]
+    i = next(k for k, s in enumerate(d["sass"]) if s["offset"] == hottest["offset"])
+    assert hs[str(i)][0] == hottest["samples"] and d["sass"][i]["user_line"] == hottest["user_line"]
+    assert d["sass"][i]["text"].split()[0] == hottest["sass"].split()[0]
 
 
 def test_cuda_and_ptx_heat(gemm):
@@ -102,19 +102,22 @@ def test_control_column_and_barrier_links(naive):
     c, _ = naive
     d = _data(SourceView(c))
     table = {(r["kernel"], r["offset"]): r for r in c.sass_table().rows}
-    assert all("x" in s for s in d["sass"])
+    assert all("control" in s for s in d["sass"])
     for s in d["sass"]:
-        r = table[(s["k"], s["o"])]
-        assert s["x"][:7] == [r["control"], r["stall"], int(r["yield"]), r["wr_bar"], r["rd_bar"], r["wait_mask"], r["reuse"]]
+        r = table[(s["kernel"], s["offset"])]
+        ctl = s["control"]
+        assert [ctl["notation"], ctl["stall"], ctl["yield"], ctl["write_barrier"], ctl["read_barrier"], ctl["wait_mask"],
+                ctl["reuse"]] == \
+            [r["control"], r["stall"], int(r["yield"]), r["wr_bar"], r["rd_bar"], r["wait_mask"], r["reuse"]]
     # a global load's consumer waits on the load's write barrier, and links back to it
-    ld = next(i for i, s in enumerate(d["sass"]) if s["t"].startswith("LDG"))
-    wr = d["sass"][ld]["x"][3]
-    cons = [j for j, b, k in d["sass"][ld]["x"][8] if b == wr and k == "w"]
-    assert cons and d["sass"][cons[0]]["x"][5] >> wr & 1
-    assert [ld, wr, "w"] in d["sass"][cons[0]]["x"][7]
+    ld = next(i for i, s in enumerate(d["sass"]) if s["text"].startswith("LDG"))
+    wr = d["sass"][ld]["control"]["write_barrier"]
+    cons = [j for j, b, k in d["sass"][ld]["control"]["consumers"] if b == wr and k == "w"]
+    assert cons and d["sass"][cons[0]]["control"]["wait_mask"] >> wr & 1
+    assert [ld, wr, "w"] in d["sass"][cons[0]]["control"]["producers"]
     # same links as txlab.sass.dependencies
     deps = sass.dependencies(sass.instructions(c))
-    assert len(deps[ld]["consumers"]) == len(d["sass"][ld]["x"][8])
+    assert len(deps[ld]["consumers"]) == len(d["sass"][ld]["control"]["consumers"])
 
 
 def test_magic_profile_passes_the_profile(monkeypatch, naive):
@@ -171,4 +174,38 @@ def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_m
         tp.for_build(c)
     d = _data(SourceView(c, profile=tp))
     assert d["heat"] == {} and any("no line heat" in n for n in d["notes"])
+
+
+
+def test_compiled_view_is_its_source_view(naive):
+    """``Compiled.view()`` opens SourceView through txlab.hooks (the model imports no widget)."""
+    c, p = naive
+    v = c.view()
+    assert isinstance(v, SourceView) and _data(v) == _data(SourceView(c))
+    assert _data(c.view(profile=p)) == _data(SourceView(c, profile=p))
+
+
+def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
+    """TVM's generated preamble (~65 lines of #ifdef __CUDACC_RTC__ ... before the kernel) is
+    folded in the Compiled's CUDA tab and marked in SourceView's payload; the kernel is not."""
+    from txlab.display import compiled_html
+    from txlab.magic import run_cell
+    from txlab.sourcemap.preamble import preamble_lines
+
+    from pathlib import Path
+
+    c = run_cell((Path(__file__).parent / "kernels" / "basics.py").read_text(), {}, arch="sm_90a")["warp_sums"]
+    lines = c.cuda_source.splitlines()
+    n = preamble_lines(c.cuda_source, c.source_map.cuda_user)
+    assert 40 <= n < len(lines)
+    assert any("__CUDACC_RTC__" in x for x in lines[:n])
+    assert "__global__" in lines[n] and not any("__global__" in x for x in lines[:n])
+    assert not any(c.source_map.cuda_user[:n])          # no line of the user's is folded
+    page = compiled_html(c, show=["cuda"])
+    fold = page.index('<details class="txlab-fold" data-testid="cuda-preamble">')
+    folded, rest = page[fold:page.index("</details>")], page[page.index("</details>"):]
+    assert "__CUDACC_RTC__" in folded and "warp_sums_kernel" not in folded and "warp_sums_kernel" in rest
+    assert "<details open" not in page                   # collapsed until clicked
+    d = json.loads(SourceView(c).data)
+    assert d["cuda_preamble"] == n
 

@@ -143,7 +143,7 @@ def test_summary_and_perfetto(tmp_path):
 
 
 def test_saved_traces_are_labelled():
-    for name in T.SAVED + T.SAVED_IKET:
+    for name in T.saved():
         tl = T.saved(name)
         assert len(tl) > 0 and not tl.warnings
         assert tl.meta["synthetic"] == ("SYNTHETIC" in tl.provenance)
@@ -397,3 +397,16 @@ def test_record_warp_specialized_on_gpu():
     assert c1["count"] == c2["count"] == 6
     assert c2["p50_ns"] > 1.5 * c1["p50_ns"]          # warpgroup 2 does twice the FMAs
     assert s.lane("block 0 / group 0")["load_tile"]["count"] == 6
+
+
+def test_saved_lists_names_like_profiling_saved_and_old_spellings_warn():
+    import txlab
+
+    names = T.saved()
+    assert isinstance(names, list) and "hopper_gemm" in names and "iket" in names
+    prof = txlab.profiling.saved()
+    assert isinstance(prof, list) and prof and all(isinstance(n, str) for n in prof)
+    with pytest.warns(DeprecationWarning, match="saved\\(\\) lists"):
+        assert set(T.SAVED) <= set(names)
+    with pytest.warns(DeprecationWarning, match="saved\\(\\) lists"):
+        assert txlab.profiling.saved_names() == prof

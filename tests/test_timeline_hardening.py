@@ -242,7 +242,7 @@ def test_perfetto_track_numbering_is_linear(tmp_path):
 
 # --------------------------------------------------------------------------------------- item 10
 def _cli(argv):
-    from txlab.timeline.__main__ import main
+    from txlab.examples.traces import main
 
     return main(argv)
 
@@ -274,7 +274,7 @@ def test_recorded_traces_are_never_replaced_without_the_flag(tmp_path, capsys):
 
 
 def test_package_data_only_when_asked(tmp_path, monkeypatch, capsys):
-    import txlab.timeline.__main__ as M
+    import txlab.examples.traces as M
 
     monkeypatch.chdir(tmp_path)
     assert M.output_folder(M.build_parser().parse_args(["record-examples"])) == tmp_path.resolve() / "txlab-traces"

@@ -74,7 +74,7 @@ def test_roundtrip_is_exact(kw):
     tl = _timeline(**kw)
     spec, _, d = _roundtrip(tl)
     if kw.get("overlap"):
-        assert spec["max_depth"] > 0 and spec["depth"]["k"] == 2
+        assert spec["max_depth"] > 0 and spec["depth"]["bits"] == 2
         # overlapping ranges of one track never share a sub-row below the cap
         for t in range(len(tl.tracks)):
             m = (d["track"] == t) & (d["depth"] < 3)
@@ -82,7 +82,7 @@ def test_roundtrip_is_exact(kw):
                 k = np.flatnonzero(m & (d["depth"] == r))
                 assert (d["start"][k][1:] >= d["end"][k][:-1]).all()
     else:
-        assert spec["max_depth"] == 0 and spec["depth"]["k"] == 0 and not d["depth"].any()
+        assert spec["max_depth"] == 0 and spec["depth"]["bits"] == 0 and not d["depth"].any()
     # aggregates: longest event per track, latest end, minimap density
     dur = tl.end_ns - tl.start_ns
     assert d["maxdur"].tolist() == [int(dur[tl.track == t].max()) if (tl.track == t).any() else 0
@@ -142,29 +142,29 @@ def test_partial_overlaps_fall_back_to_first_fit():
 def test_empty_timeline():
     tl = Timeline(names=[], tracks=[], track=[], name_id=[], start_ns=[], end_ns=[], kind=[])
     spec, data, d = _roundtrip(tl)
-    assert spec["n"] == 0 and len(d["start"]) == 0
+    assert spec["events"] == 0 and len(d["start"]) == 0
     TimelineView(tl)
 
 
 def test_widths_are_chosen_from_the_data():
     # 5 names, durations < 400, gaps < 60: 3 + 6 + 9 bits per event
     spec, data, _ = _roundtrip(_timeline(n_tracks=8, per=512))
-    assert spec["name"]["k"] == 3 and spec["mode"] == "gap"
-    assert spec["step"]["k"] == 6 and spec["step"]["xn"] == 0
-    assert spec["dur"]["k"] == 9 and spec["dur"]["xn"] == 0
-    assert spec["depth"]["k"] == 0 and spec["payload"] is None
+    assert spec["name"]["bits"] == 3 and spec["mode"] == "gap"
+    assert spec["step"]["bits"] == 6 and spec["step"]["exceptions"] == 0
+    assert spec["dur"]["bits"] == 9 and spec["dur"]["exceptions"] == 0
+    assert spec["depth"]["bits"] == 0 and spec["payload"] is None
     per_event = 18 / 8
     # + per-track arrays and the 4096-bin minimap density (a few KB)
-    assert len(data) <= per_event * spec["n"] + 3000, (len(data), spec)
+    assert len(data) <= per_event * spec["events"] + 3000, (len(data), spec)
     # 256 names fit 8 bits, 257 take 9
-    assert encode_columns(_timeline(names=256))[0]["name"]["k"] == 8
-    assert encode_columns(_timeline(names=257))[0]["name"]["k"] == 9
+    assert encode_columns(_timeline(names=256))[0]["name"]["bits"] == 8
+    assert encode_columns(_timeline(names=257))[0]["name"]["bits"] == 9
     # back-to-back events: gaps take 0 bits
     spec = encode_columns(_timeline(gap_hi=1))[0]
-    assert spec["mode"] == "gap" and spec["step"]["k"] == 0
+    assert spec["mode"] == "gap" and spec["step"]["bits"] == 0
     # overlapping ranges (negative gaps): start deltas pack smaller than gaps, and are chosen
     spec = encode_columns(_timeline(overlap=True))[0]
-    assert spec["mode"] == "delta" and spec["step"]["xn"] == 0
+    assert spec["mode"] == "delta" and spec["step"]["exceptions"] == 0
 
 
 def test_a_few_wide_values_become_exceptions_many_widen_the_column():
@@ -172,30 +172,30 @@ def test_a_few_wide_values_become_exceptions_many_widen_the_column():
     v = np.arange(1000, dtype=np.int64) % 200
     v[[4, 500]] = [1 << 40, -7]
     spec = pack_int(blob, v)
-    assert (spec["k"], spec["xn"]) == (8, 2)
+    assert (spec["bits"], spec["exceptions"]) == (8, 2)
     assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v[::3] = 70_000   # a third of the values need 17 bits: exceptions no longer pay for them
     spec = pack_int(blob, v)
-    assert (spec["k"], spec["xn"]) == (17, 2)   # (1 << 40 and -7 still do not fit)
+    assert (spec["bits"], spec["exceptions"]) == (17, 2)   # (1 << 40 and -7 still do not fit)
     assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v = np.full(10, 1 << 45, np.int64) + np.arange(10)
     spec = pack_int(blob, v)
-    assert spec["k"] == 64 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+    assert spec["bits"] == 64 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     for k in (0, 1, 7, 32):   # forced widths fall back to exceptions for everything that overflows
         spec = pack_int(blob, v, bits=k)
-        assert spec["xn"] == 10 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+        assert spec["exceptions"] == 10 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     rng = np.random.default_rng(5)
     for k in range(33):   # every width, lengths that do and do not fill a 64-value block
         for n in (1, 63, 64, 65, 1000):
             v = rng.integers(0, 1 << k, n) if k else np.zeros(n, np.int64)
             spec = pack_int(blob, v, bits=k)
-            assert spec["xn"] == 0 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
+            assert spec["exceptions"] == 0 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
 
 
 def test_huge_gap_and_duration_stay_exact_to_the_ns():
     tl = _timeline(huge=[(7, (1 << 41) + 1), (300, 3)])
     spec, _, d = _roundtrip(tl)
-    assert spec["dur"]["xn"] >= 1 and spec["dur"]["k"] < 32
+    assert spec["dur"]["exceptions"] >= 1 and spec["dur"]["bits"] < 32
     i = 7
     assert d["end"][i] - d["start"][i] == tl.end_ns[i] - tl.start_ns[i] > 1 << 41
 

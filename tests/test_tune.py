@@ -81,7 +81,7 @@ def test_optuna_proposes_valid_distinct_points_priors_first_and_learns():
 
 # ---- compile-only sweeps (serial engine) -----------------------------------------------------
 def test_compile_only_sweep_records_facts_per_configuration():
-    res = txlab.tune(bw.copy_build(N), small_space(), engine="serial", gpus=0)
+    res = txlab.autotune(bw.copy_build(N), small_space(), engine="serial", gpus=0)
     assert res.counts()["compiled"] == len(res.rows) == 8 and res.best is None
     for r in res.rows:
         f = r.facts
@@ -102,13 +102,13 @@ def test_failures_are_recorded_with_their_reason():
         return bw.copy_kernel(N, threads=threads, unroll=2, blocks=None)
 
     space = {"threads": [256, 2048], "bad": ["no", "raise"]}
-    res = txlab.tune(build, space, engine="serial", gpus=0)
+    res = txlab.autotune(build, space, engine="serial", gpus=0)
     by = {(r.config["threads"], r.config["bad"]): r for r in res.rows}
     assert by[(256, "no")].status == "compiled"
     assert by[(256, "raise")].status == "compile_failed" and "not buildable" in by[(256, "raise")].reason
     assert by[(2048, "no")].status == "unlaunchable" and "2048 threads per block" in by[(2048, "no")].reason
     # the spill limit is a threshold on ptxas's report: below any kernel's 0 bytes, all are rejected
-    res = txlab.tune(build, {"threads": [256], "bad": ["no"]}, engine="serial", gpus=0, max_spill_bytes=-1)
+    res = txlab.autotune(build, {"threads": [256], "bad": ["no"]}, engine="serial", gpus=0, max_spill_bytes=-1)
     assert res.rows[0].status == "spills" and "max_spill_bytes" in res.rows[0].reason
 
 
@@ -126,7 +126,7 @@ def build(width):
     return k
 '''
     ns = _exec_source(src, "<tune-test-cell>")
-    res = txlab.tune(ns["build"], {"width": [1.0]}, engine="serial", gpus=0)
+    res = txlab.autotune(ns["build"], {"width": [1.0]}, engine="serial", gpus=0)
     assert res.rows[0].status == "compile_failed" and res.rows[0].reason
 
 
@@ -135,7 +135,7 @@ def _exec_source(src, filename):
 
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns = {}
-    exec(compile(src, filename, "exec"), ns)
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102 - the test's own kernel text
     return ns
 
 
@@ -188,7 +188,7 @@ def fake_gpu(monkeypatch):
 
 def test_measured_rows_best_ratio_and_fault_rows(fake_gpu):
     space = {"threads": [256], "unroll": [2, 4, 16], "blocks_per_sm": [4], "unguarded": [False]}
-    res = txlab.tune(bw.copy_build(N), space, lambda c: [], engine="serial", baseline=1.4, use_cache=False)
+    res = txlab.autotune(bw.copy_build(N), space, lambda c: [], engine="serial", baseline=1.4, use_cache=False)
     assert [r.status for r in res.rows] == ["measured", "measured", "fault"]
     assert res.best.config["unroll"] == 2 and res.best.ratio == pytest.approx(1.4 / 1.2)
     assert res.rows[2].fault_kind == "timeout" and res.counts()["failed"] == 1
@@ -204,14 +204,14 @@ def test_interrupted_sweep_resumes_from_the_result_cache(fake_gpu):
     sweep.run(result)  # "interrupted" after two measurements
     assert result.counts()["measured"] == 2 and result.counts()["skipped"] == 4
     first = len(fake_gpu)
-    again = txlab.tune(bw.copy_build(N), space, lambda c: [], engine="serial", name="resume-test")
+    again = txlab.autotune(bw.copy_build(N), space, lambda c: [], engine="serial", name="resume-test")
     cached = [r for r in again.rows if r.cached]
     assert len(cached) == 2 and all(r.worker == "cache" for r in cached)
     assert len(fake_gpu) - first == 4  # only the four not measured before were measured now
     assert again.counts()["measured"] == 4 and again.counts()["failed"] == 2
     # the fault was cached too: a third run measures nothing
     before = len(fake_gpu)
-    third = txlab.tune(bw.copy_build(N), space, lambda c: [], engine="serial", name="resume-test")
+    third = txlab.autotune(bw.copy_build(N), space, lambda c: [], engine="serial", name="resume-test")
     assert len(fake_gpu) == before and all(r.cached for r in third.rows)
 
 
@@ -381,7 +381,7 @@ def test_gpu_sweep_measures_checks_and_reports_a_fault():
         return [src, np.zeros(n, np.float32)]
 
     try:
-        res = txlab.tune(build, {"unroll": [2, 4], "plant": [False, True],
+        res = txlab.autotune(build, {"unroll": [2, 4], "plant": [False, True],
                                  "constraint": lambda c: not (c["plant"] and c["unroll"] == 4)},
                          inputs, check=lambda src, dst: src, bytes=bw.copy_bytes(n), timeout_s=5, use_cache=False)
     finally:
@@ -482,10 +482,10 @@ def test_without_ray_the_sweep_runs_on_the_local_engine_and_says_so(monkeypatch)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.warns(RuntimeWarning, match="Ray is not installed"):
-        res = txlab.tune(bw.copy_build(N), small_space(), gpus=0, engine="ray")
+        res = txlab.autotune(bw.copy_build(N), small_space(), gpus=0, engine="ray")
     assert res.rows and res.meta["engine"] == "local"
     with pytest.raises(InputError, match="needs Ray"):
-        txlab.tune(bw.copy_build(N), small_space(), gpus=0, cluster="ray://127.0.0.1:10001")
+        txlab.autotune(bw.copy_build(N), small_space(), gpus=0, cluster="ray://127.0.0.1:10001")
 
 
 # ---- the local engine (issue 30, item 3) ------------------------------------------------------
@@ -493,16 +493,16 @@ def test_the_default_engine_is_local_and_gives_the_serial_results(monkeypatch, t
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))     # cold: the compile workers do work
     space = {"threads": [128, 256], "unroll": [2, 4], "blocks_per_sm": [0], "unguarded": [False]}
-    res = txlab.tune(bw.copy_build(N), space, gpus=0, num_cpus=2)   # this process and one worker
+    res = txlab.autotune(bw.copy_build(N), space, gpus=0, num_cpus=2)   # this process and one worker
     assert res.meta["engine"] == "local" and res.meta["engine_reason"] == "one machine"
     assert res.meta["workers"] == 2
     assert "ray" not in res.meta and res.counts()["compiled"] == 4
     assert res.meta["compiled_here"] + res.meta["compiled_in_workers"] == 4
-    serial = txlab.tune(bw.copy_build(N), space, engine="serial", gpus=0)
+    serial = txlab.autotune(bw.copy_build(N), space, engine="serial", gpus=0)
     a = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in res.rows}
     b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
     assert a == b
-    again = txlab.tune(bw.copy_build(N), space, gpus=0)       # all from the compile cache
+    again = txlab.autotune(bw.copy_build(N), space, gpus=0)       # all from the compile cache
     assert again.meta["compile_cache_hits"] == 4
 
 
@@ -517,7 +517,7 @@ def test_auto_picks_ray_only_for_a_named_cluster_or_several_gpus(monkeypatch):
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     assert resolve_engine("auto") == ("ray", "RAY_ADDRESS=10.0.0.1:6379")
     with pytest.raises(ValueError, match="'auto'"):
-        txlab.tune(bw.copy_build(N), small_space(), engine="spark")
+        txlab.autotune(bw.copy_build(N), small_space(), engine="spark")
 
 
 def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, capsys):
@@ -525,7 +525,7 @@ def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, c
         raise Exception("The current node timed out during startup. This could happen because ...")
 
     monkeypatch.setattr(E, "ray_init", fail)
-    res = txlab.tune(bw.copy_build(N), {"threads": [128], "unroll": [2], "blocks_per_sm": [0],
+    res = txlab.autotune(bw.copy_build(N), {"threads": [128], "unroll": [2], "blocks_per_sm": [0],
                                         "unguarded": [False]}, gpus=0, engine="ray")
     out = capsys.readouterr().out
     assert res.meta["engine"] == "local" and res.counts()["compiled"] == 1
@@ -536,7 +536,7 @@ def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, c
 def test_table_columns_say_what_they_hold_and_render_as_html():
     from txlab.display import html_of
 
-    res = txlab.tune(bw.copy_build(N), {"threads": [256], "unroll": [4], "blocks_per_sm": [0],
+    res = txlab.autotune(bw.copy_build(N), {"threads": [256], "unroll": [4], "blocks_per_sm": [0],
                                         "unguarded": [False]}, engine="serial", gpus=0)
     t = res.table()
     row = t[0]

@@ -49,11 +49,11 @@ def test_local_ray_compiles_in_parallel_like_serial(no_ray, monkeypatch):
     monkeypatch.setenv("TXLAB_RAY_OBJECT_STORE_MB", "100")
     _start_or_skip(num_cpus=2)
     t0 = time.perf_counter()
-    res = txlab.tune(bw.copy_build(N), SPACE, gpus=0, num_cpus=2, use_cache=False, engine="ray")
+    res = txlab.autotune(bw.copy_build(N), SPACE, gpus=0, num_cpus=2, use_cache=False, engine="ray")
     wall = time.perf_counter() - t0
     assert res.meta["ray"]["mode"] == "existing" and res.meta["engine"] == "ray"
     assert ray.cluster_resources()["object_store_memory"] == 100 << 20
-    serial = txlab.tune(bw.copy_build(N), SPACE, engine="serial", gpus=0)
+    serial = txlab.autotune(bw.copy_build(N), SPACE, engine="serial", gpus=0)
     a = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in res.rows}
     b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
     assert a == b  # same kernels, same facts
@@ -67,7 +67,7 @@ def test_background_sweep_feeds_the_view_and_can_be_cancelled(no_ray):
     from txlab.views.tune import TuneView
 
     _start_or_skip(num_cpus=2)
-    run = txlab.tune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8, 16]}, gpus=0, num_cpus=2,
+    run = txlab.autotune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8, 16]}, gpus=0, num_cpus=2,
                      use_cache=False, background=True, engine="ray")
     view = TuneView(run)
     seen = []
@@ -100,7 +100,7 @@ def test_two_node_cluster_placement(no_ray):
         pytest.skip(f"Ray could not start two raylets here ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})")
     try:
         cluster.wait_for_nodes()
-        res = txlab.tune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8]}, gpus=0, cluster=cluster.address,
+        res = txlab.autotune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8]}, gpus=0, cluster=cluster.address,
                          use_cache=False)
         nodes = {n["node_id"]: n for n in res.meta["nodes"]}
         assert len(nodes) == 2 and res.meta["ray"]["mode"] == "cluster"
@@ -125,7 +125,7 @@ def test_gpu_actor_plumbing_with_a_stand_in_gpu_resource(no_ray):
     from txlab.tune import engine as E
 
     _start_or_skip(num_cpus=2, num_gpus=1)
-    res = txlab.tune(bw.copy_build(N), {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0],
+    res = txlab.autotune(bw.copy_build(N), {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0],
                                         "unguarded": [False]},
                      lambda c: [np.zeros(N, np.float32), np.zeros(N, np.float32)],
                      check=lambda src, dst: src, rel_tol=0.0, use_cache=False, engine="ray")

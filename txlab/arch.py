@@ -37,8 +37,10 @@ def _say_once_default_arch(arch: str) -> None:
         if _noticed_default_arch:
             return
         _noticed_default_arch = True
+    # an info line on stdout: no GPU is a normal place to be (stderr renders as a red error box in
+    # JupyterLab)
     print(f"txlab: no GPU here, so kernels are compiled for {arch} "
-          f"(pass arch=... or --arch to choose another).", file=sys.stderr)
+          f"(pass arch=... or --arch to choose another).", file=sys.stdout)
 
 
 def forget_default_arch_notice() -> None:

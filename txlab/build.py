@@ -64,6 +64,119 @@ def _install_callback():
 
 
 
+
+# ---------------------------------------------------------------------------------------------
+# Tile-primitive dispatch. TVM replaces each tile primitive (Tx.cta.copy, Tx.gemm, ...) by the body
+# its chosen variant returns (``tvm.tirx.operator.tile_primitive.dispatcher.run_dispatch``, looked
+# up on every dispatch); that body's spans name TVM's implementation only. txlab wraps the
+# function: on success the body gets the primitive's own span in front of its statements' spans
+# (txlab.ir.spans.with_call_site: only spans change, the code is the same), so every reader of
+# spans finds the user's line; on failure it keeps what was tried, for a CompileError at the
+# primitive's line (error_from_tvm).
+_dispatch = threading.local()   # .failure: the last dispatch failure on this thread
+_dispatch_installed = False
+
+
+@dataclass
+class DispatchFailure:
+    """A tile primitive no variant could lower: the op, where the user called it, every variant
+    tried with its outcome (``raised`` / ``declined``) and reason, the raising variant's cause."""
+
+    op: str                      # e.g. "tirx.tile.sum"
+    scope: str                   # e.g. "cta"
+    frame: tuple | None          # (user file, line) of the call
+    variants: list               # [{"variant", "priority", "outcome", "reason"}], in dispatch order
+    cause: str | None = None     # the raising variant's innermost message
+
+    @property
+    def spelling(self) -> str:
+        short = self.op.rsplit(".", 1)[-1]
+        scope = {"warpgroup": "wg"}.get(self.scope, self.scope)
+        return f"Tx.{scope}.{short}" if scope else f"Tx.{short}"
+
+
+_ROW = re.compile(r"^\|\s*(\w+) \(prio=(-?\d+)\)\s*\|\s*(.*?)\s*\|?\s*$")
+
+
+def _failure_of(op_call, sctx, exc) -> DispatchFailure:
+    rows = []
+    for line in str(exc).splitlines():
+        m = _ROW.match(line)
+        if not m:
+            continue
+        summary = m.group(3)
+        if summary.startswith("exception"):
+            outcome, reason = "raised", summary.split("—", 1)[-1].strip()
+        else:
+            outcome, reason = "declined", re.sub(r"^(declined|rejected:)\s*—?\s*", "", summary)
+        rows.append({"variant": m.group(1), "priority": int(m.group(2)), "outcome": outcome,
+                     "reason": reason.replace("; rejected: ", "; ")})
+    cause = _innermost_message(exc.__cause__) if exc.__cause__ is not None else None
+    raised = [r for r in rows if r["outcome"] == "raised"]
+    if cause and raised:
+        raised[-1]["reason"] = cause
+    return DispatchFailure(op=str(getattr(op_call.op, "name", op_call.op)),
+                           scope=str(getattr(sctx, "scope_kind", "") or ""),
+                           frame=ir.user_frame(op_call.span), variants=rows, cause=cause)
+
+
+_BOILERPLATE = ("Program is not well-formed", "During handling", "Traceback")
+
+
+def _innermost_message(exc) -> str:
+    """The message that says what went wrong, from an exception chain whose outer layers are
+    TVM's generic wrappers ("Program is not well-formed ..."): the innermost specific line."""
+    chain, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    best = None
+    for e in chain:
+        for line in str(e).splitlines():
+            line = re.sub(r"^(Traceback: |error: )", "", line.strip())
+            line = re.sub(r"^(tvm\.error\.)?\w*(Error|Exception): ", "", line)
+            line = re.sub(r"^(tvm\.error\.)?\w*(Error|Exception): ", "", line)
+            line = re.sub(r" at <root>\S*", "", line)
+            if line and not line.startswith(_BOILERPLATE) and not line.startswith(("File ", "^", "-->")):
+                best = line  # later (inner) exceptions win
+                break
+    return best or (str(chain[0]).splitlines() or [type(chain[0]).__name__])[0]
+
+
+def _install_dispatch_hook():
+    global _dispatch_installed
+    if _dispatch_installed:
+        return
+    _dispatch_installed = True
+    try:
+        from tvm.tirx.operator.tile_primitive import dispatcher
+    except ImportError:  # a TVM without tile primitives: nothing to wrap
+        return
+    upstream = dispatcher.run_dispatch
+    if getattr(upstream, "__txlab_wrapped__", None) is not None:
+        return
+
+    def run_dispatch(op_call, sctx):
+        try:
+            res = upstream(op_call, sctx)
+        except Exception as exc:
+            try:
+                _dispatch.failure = _failure_of(op_call, sctx, exc)
+            except Exception:  # noqa: BLE001 - the record is an extra; TVM's error stands
+                _dispatch.failure = None
+            raise
+        if res is None:
+            return res
+        try:
+            return res.with_body(ir.with_call_site(res.body, op_call.span))
+        except Exception:  # noqa: BLE001 - spans are for the line map; never fail a build for them
+            return res
+
+    run_dispatch.__txlab_wrapped__ = upstream
+    dispatcher.run_dispatch = run_dispatch
+
+
 def cuda_target(arch: str):
     import tvm
 
@@ -113,8 +226,13 @@ def launch_info(host_mod) -> dict:
 
 def error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> CompileError:
     """A short CompileError from a TVM exception; points at the user's line when TVM names one
-    (a ``--> file:line`` diagnostic, or the op call quoted in a dispatch-failure table)."""
+    (a ``--> file:line`` diagnostic in the user's file, or the op call quoted in a dispatch-failure
+    table). A tile-dispatch failure is reported at the primitive's line, naming every variant tried."""
     text = str(exc)
+    failure = getattr(_dispatch, "failure", None)
+    _dispatch.failure = None
+    if failure is not None and f"dispatch failed: op={failure.op}" in text:
+        return _dispatch_error(stage, failure, text, mod, kernel_name)
     lines = [l.rstrip() for l in text.strip().splitlines() if l.strip()]
     core = [l for l in lines if not re.match(r"^\s*(\d+:|File \"|at |Stack trace|\[bt\]|[|+^])", l)]
     message = core[0] if core else (lines[0] if lines else type(exc).__name__)
@@ -129,14 +247,41 @@ def error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> Com
                         detail=text, kernel=kernel_name)
 
 
+def _dispatch_error(stage: str, failure: DispatchFailure, text: str, mod, kernel_name: str) -> CompileError:
+    import linecache
+
+    tried = "; ".join(f"{v['variant']} (prio {v['priority']}) {v['outcome']}: {v['reason']}"
+                      for v in failure.variants)
+    raised = [v for v in failure.variants if v["outcome"] == "raised"]
+    if raised:
+        head = (f"{failure.spelling} ({failure.op}) dispatch failed: variant {raised[-1]['variant']} raised: "
+                f"{raised[-1]['reason']}")
+    elif failure.variants:
+        head = f"{failure.spelling} ({failure.op}) dispatch failed: no variant applies"
+    else:
+        head = f"{failure.spelling} ({failure.op}) dispatch failed: no variant is registered for this target"
+    message = head.rstrip(".") + (f". Tried: {tried}" if tried else "")
+    lineno = filename = source_line = None
+    if failure.frame is not None:
+        filename, lineno = failure.frame
+        source_line = linecache.getline(filename, lineno).rstrip("\n") or None
+    else:
+        lineno, source_line, filename = user_location(text, mod)
+    err = CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
+                       detail=text, kernel=kernel_name,
+                       hint="the variants' reasons say what each needs (scope, layout, storage, arch)")
+    err.op, err.variants = failure.op, failure.variants
+    return err
+
+
 def user_location(text: str, mod):
     """(lineno, line, filename) of the user's source named in an error, if any."""
     import linecache
 
-    m = TVM_LOCATION_RE.search(text)
-    if m:
+    for m in TVM_LOCATION_RE.finditer(text):  # TVM's own files (a library's template) are not the user's
         fn, ln = m.group("file"), int(m.group("line"))
-        return ln, linecache.getline(fn, ln) or None, fn
+        if not ir.is_library(fn):
+            return ln, linecache.getline(fn, ln) or None, fn
     # "opcall:" blocks quote the failing op, e.g. "T.cta.copy(B[0:64], A[0:64])"
     quoted = re.findall(r"^\|\s*\|\s*(?:T|Tx|tile)\.(?:\w+\.)*(\w+\(.*\))\s*\|\s*$", text, re.M)
     src = user_source(mod) if mod is not None else None
@@ -153,15 +298,9 @@ def user_source(mod) -> tuple[str, int, list[str]] | None:
     """(filename, first line, lines) of the user's kernel source, from the IR's spans."""
     import linecache
 
-    for _, func in mod.functions_items():
-        span = getattr(getattr(func, "body", None), "span", None)
-        if span is None or span.source_name is None:
-            continue
-        fn = span.source_name.name
-        lines = linecache.getlines(fn)
-        if lines:
-            return fn, 1, lines
-    return None
+    fn = ir.user_file_of(mod)
+    lines = linecache.getlines(fn) if fn else []
+    return (fn, 1, lines) if lines else None
 
 
 def point_at_user_line(exc: CompileError, mod) -> None:
@@ -190,6 +329,8 @@ def lower(mod, arch: str, entry: str) -> Lowered:
 
     target = cuda_target(arch)
     target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
+    _install_dispatch_hook()
+    _dispatch.failure = None
     try:
         bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
         pipeline, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("tirx")

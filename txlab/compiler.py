@@ -87,7 +87,15 @@ class Compiled:
     @property
     def entry_params(self) -> list[dict]:
         """The parameters a caller passes, in order (those of the entry function)."""
-        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
+        return self.signature.entry_params
+
+    @property
+    def signature(self):
+        """:class:`txlab.ir.Signature`: the entry function's name and parameters (what the launch
+        checks, ``txlab.check`` and the emulator read of any kernel)."""
+        from txlab.ir.signature import Signature
+
+        return Signature(self.name, self.params)
 
     def to_dict(self) -> dict:
         return {
@@ -184,10 +192,17 @@ class Compiled:
             self._executable = build.executable(self.lowered, self.cubin)
         return self._executable
 
+    def view(self, **kwargs):
+        """The SourceView of this build (TVMScript, CUDA, PTX, SASS linked line by line), the widget
+        :mod:`txlab.views` registers for ``Compiled``; ``kwargs`` (``profile=``, ``heat=``) go to it."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
+
     def __call__(self, *args, **kwargs):
-        """Run once with ``args`` (:func:`txlab.call.launch`): on the GPU, or on the CPU emulator
+        """Run once with ``args`` (:func:`txlab.run.launch`): on the GPU, or on the CPU emulator
         when there is none (``txlab.config.device``, "auto")."""
-        from txlab.call import launch
+        from txlab.run import launch
 
         return launch(self, *args, **kwargs)
 
@@ -226,7 +241,7 @@ def _int_or0(v):
 
 
 # ---------------------------------------------------------------------------------------------
-def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,
+def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,  # noqa: A001
             progress=None, fast_math: bool = True, maxrregcount: int | None = None,
             nvcc_flags=None, cached_only: bool = False) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.

@@ -7,6 +7,8 @@ from __future__ import annotations
 import linecache
 import re
 
+from txlab import ir
+
 KiB = 1024
 
 
@@ -49,7 +51,7 @@ def map_toolchain_error(exc, mod, cuda_source, line_table, arch, ptx=None) -> bo
                 break
     mapped = False
     if cuda_line is not None:
-        user = _user_line_of_cuda(cuda_source, line_table, cuda_line)
+        user = ir.user_line_of_cuda(cuda_source, line_table, cuda_line)
         if user is not None:
             where = "CUDA" if exc.stage == "nvcc" else "PTX"
             gen = f"{where} line {exc.lineno}: {(exc.source_line or '').strip()}"
@@ -60,46 +62,16 @@ def map_toolchain_error(exc, mod, cuda_source, line_table, arch, ptx=None) -> bo
     return mapped
 
 
-def _user_line_of_cuda(cuda_source: str, table, cuda_line: int) -> int | None:
-    """The user line of a CUDA line; for a line inside one of TVM's helper functions, the user
-    line of the first kernel line that calls the helper."""
-    from txlab import sourcemap
-
-    origins = table.origins
-    funcs = sourcemap.cuda_functions(cuda_source)
-    here = next((f for f in funcs if f[0] <= cuda_line <= f[1]), None)
-    lines = cuda_source.splitlines()
-
-    def user_of(cl):
-        oid = table.cuda_origin[cl - 1] if cl - 1 < len(table.cuda_origin) else None
-        if oid is None:
-            return table.entry_line
-        return origins[oid]["user_line"] or table.entry_line
-
-    if here is not None and here[3]:
-        return user_of(cuda_line)
-    if here is None:
-        return None
-    call = re.compile(r"\b" + re.escape(here[2]) + r"\s*\(")
-    for f in funcs:
-        if not f[3]:
-            continue
-        for cl in range(f[0] + 1, f[1] + 1):
-            if call.search(lines[cl - 1]):
-                return user_of(cl)
-    return None
-
-
 # ---------------------------------------------------------------------------------------------
 def _shared_allocations(mod, arch) -> list[dict]:
     """Static shared-memory allocations of the kernel: name, bytes, user line."""
     import tvm
     from tvm.tirx import stmt as S
 
-    from txlab import ir, sourcemap
+    from txlab import ir
 
     out = []
-    user_file = sourcemap.user_file_of(mod)
+    user_file = ir.user_file_of(mod)
     for _, func in mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
@@ -117,9 +89,8 @@ def _shared_allocations(mod, arch) -> list[dict]:
                     nbytes = n * tvm.runtime.DataType(str(buf.dtype)).bits // 8
                 except (TypeError, ValueError):
                     nbytes = None
-                o = sourcemap.origin_of_span(node.span, user_file) if user_file else None
                 out.append({"name": str(buf.name), "bytes": nbytes, "scope": scope,
-                            "line": o.user_line if o else None})
+                            "line": ir.user_line(node.span, user_file) if user_file else None})
     # (ptxas counts static shared memory only: an SMEMPool's dynamic arena is checked at compile
     # time by launchability() and, allocation by allocation, by txlab.pools.check)
     return [a for a in out if not a["scope"].startswith("shared.dyn")]
@@ -152,11 +123,9 @@ def add_hints(exc, mod, arch) -> None:
     user_file = None
     src_lines: list[str] = []
     try:
-        from txlab import sourcemap
-
-        user_file = sourcemap.user_file_of(mod) if mod is not None else None
+        user_file = ir.user_file_of(mod) if mod is not None else None
         src_lines = linecache.getlines(user_file) if user_file else []
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hint is best effort
         pass
     text = "".join(src_lines)
     if exc.stage in ("nvcc", "ptxas"):
@@ -183,10 +152,10 @@ def add_hints(exc, mod, arch) -> None:
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
     """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
     try:
-        from txlab.api.entries import catalogue   # the catalogue alone (txlab.api's verification imports the compiler)
+        from txlab.tirx_api import names   # TVM's API names (txlab.api sits above the compiler)
 
-        entries = [e for e in catalogue() if e.arch and e.arch.startswith("sm_")]
-    except Exception:
+        entries = [e for e in names() if e.arch and e.arch.startswith("sm_")]
+    except Exception:  # noqa: BLE001 - a hint is best effort
         return None
     where = [exc.source_line or ""] if exc.lineno and exc.source_line else []
     where += [l for l in src_lines]
@@ -195,7 +164,7 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         for e in entries:
             short = e.name.rsplit(".", 1)[-1]
             if re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch):
-                return (f"{e.name.replace('Tx.', 'T.', 1)} needs {e.arch}; this kernel is compiled for {arch} "
+                return (f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
                         f"(compile with arch={e.arch!r}, or --arch {e.arch})")
     return None
 

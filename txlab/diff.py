@@ -1,4 +1,4 @@
-"""What changed between two builds: ``txlab.diff(a, b)``.
+"""What changed between two builds: ``txlab.compare(a, b)`` (this module is ``txlab.diff``).
 
 For two :class:`txlab.Compiled` it returns a :class:`CompileDiff`: per-kernel resources side by
 side (registers, shared memory, spills, stack), the SASS instruction-class histogram of each, and
@@ -6,19 +6,24 @@ the SASS aligned per user line -- the two kernels' source lines are aligned with
 line is *changed* when its instructions differ once register numbers are set aside (so a pure
 register renaming is not a change, a different address offset or opcode is).
 
+The verdict comes first (:attr:`CompileDiff.headline`): whether the two builds' SASS is
+*identical* (every instruction's opcode and operands, in order), *identical modulo register
+renaming* (a one-to-one map of register names turns one into the other; the map is shown) or
+*different*. Source lines that were rewritten but compiled to the same SASS -- a block of
+changed lines whose instructions together are the same, or any rewritten line of two builds whose
+SASS is identical -- have status ``same_sass``: not a change.
+
 ``diff`` dispatches on the argument types; other models register their own comparison with
 :func:`register` (the profiler adds Profile vs Profile this way). Pure Python, no Jupyter.
 """
 from __future__ import annotations
 
 import difflib
-import html
 import re
-import sys
-import types
 from dataclasses import dataclass, field
 from typing import Callable
 
+from txlab.deprecation import callable_module
 from txlab.sass import CLASSES
 
 RESOURCE_FIELDS = ("registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
@@ -40,7 +45,7 @@ def diff(a, b, **kwargs):
         if accepts(a, b):
             return make(a, b, **kwargs)
     kinds = ", ".join(w for _, _, w in _HANDLERS)
-    raise TypeError(f"txlab.diff compares {kinds}; got {type(a).__name__} and {type(b).__name__}")
+    raise TypeError(f"txlab.compare compares {kinds}; got {type(a).__name__} and {type(b).__name__}")
 
 
 def _both_compiled(a, b) -> bool:
@@ -56,6 +61,61 @@ _REGNUM = re.compile(r"\b(U?R|U?P)(\d+)\b")
 def normalize(ins_text: str) -> str:
     """Instruction text with register numbers removed (R12 -> R, UP1 -> UP), `.reuse` dropped."""
     return _REGNUM.sub(lambda m: m.group(1), ins_text.replace(".reuse", ""))
+
+
+def register_renaming(a_texts: list[str], b_texts: list[str]) -> dict[str, str] | None:
+    """The one-to-one map of register names (``R``, ``UR``, ``P``, ``UP`` with a number) that turns
+    the instruction texts ``a_texts`` into ``b_texts``, or None when there is none (different
+    length, opcodes, operands, or a register of a used for two of b's). ``{}``: identical."""
+    if len(a_texts) != len(b_texts):
+        return None
+    fwd: dict[str, str] = {}
+    back: dict[str, str] = {}
+    for x, y in zip(a_texts, b_texts):
+        x, y = x.replace(".reuse", ""), y.replace(".reuse", "")
+        if normalize(x) != normalize(y):
+            return None
+        for ra, rb in zip((m.group(0) for m in _REGNUM.finditer(x)), (m.group(0) for m in _REGNUM.finditer(y))):
+            if fwd.setdefault(ra, rb) != rb or back.setdefault(rb, ra) != ra:
+                return None
+    return {a: b for a, b in fwd.items() if a != b}
+
+
+def _verdict(ka, kb, sa: list, sb: list) -> dict:
+    """SASS of one kernel pair compared as a whole: ``verdict`` "identical", "renamed" (identical
+    modulo register renaming, ``renaming`` the map) or "different"; ``control_differs``: how many
+    instructions of an identical pair differ only in their scheduling control bits."""
+    out = {"kernel_a": ka, "kernel_b": kb, "instructions_a": len(sa), "instructions_b": len(sb),
+           "renaming": None, "control_differs": 0}
+    renaming = register_renaming([i.text for i in sa], [i.text for i in sb]) if ka and kb else None
+    if renaming is None:
+        out["verdict"] = "different"
+    else:
+        out["verdict"] = "identical" if not renaming else "renamed"
+        out["renaming"] = renaming or None
+        out["control_differs"] = sum(1 for x, y in zip(sa, sb) if x.control.text() != y.control.text())
+    return out
+
+
+def _headline(kernels: list[dict]) -> str:
+    """One sentence that says first whether the SASS is the same."""
+    n = sum(k["instructions_a"] for k in kernels)
+    if kernels and all(k["verdict"] == "identical" for k in kernels):
+        head = f"SASS identical: {n} instructions, same opcodes, operands and registers"
+    elif kernels and all(k["verdict"] in ("identical", "renamed") for k in kernels):
+        ren = {a: b for k in kernels for a, b in (k["renaming"] or {}).items()}
+        shown = ", ".join(f"{a}→{b}" for a, b in list(ren.items())[:6]) + (", …" if len(ren) > 6 else "")
+        head = f"SASS identical modulo register renaming: {n} instructions, same opcodes and operands ({shown})"
+    else:
+        diff_k = [k for k in kernels if k["verdict"] == "different"]
+        head = "SASS differs" + ("" if len(kernels) <= 1 else
+                                 f" in {len(diff_k)} of {len(kernels)} kernels") + \
+            ": " + ", ".join(f"{k['instructions_a']} → {k['instructions_b']} instructions" for k in diff_k[:3])
+        return head
+    ctl = sum(k["control_differs"] for k in kernels)
+    if ctl:
+        head += f"; scheduling control bits differ in {ctl}"
+    return head
 
 
 def _instr_dict(ins) -> dict:
@@ -108,7 +168,7 @@ def _source_lines(compiled) -> dict[int, str]:
 def _source_map(compiled):
     try:
         return compiled.source_map
-    except Exception:  # a kernel without a line map
+    except Exception:  # noqa: BLE001 - a kernel without a line map
         return None
 
 
@@ -116,9 +176,12 @@ def _source_map(compiled):
 class CompileDiff:
     """Two builds compared. ``resources``: rows {kernel_a, kernel_b, field, a, b, delta};
     ``histogram``: {class: {"a", "b", "delta"}}; ``lines``: the SASS aligned per user line,
-    rows {a_line, b_line, a_text, b_text, a_sass, b_sass, status} with status ``same``,
-    ``changed``, ``removed`` (only in a) or ``added`` (only in b); each SASS entry carries a
-    ``mark``. Without a line map (``by_line`` False) there is one row per kernel pair."""
+    rows {a_line, b_line, a_lines, b_lines, a_text, b_text, a_sass, b_sass, status} with status
+    ``same``, ``changed``, ``removed`` (only in a), ``added`` (only in b) or ``same_sass`` (the
+    source was rewritten, the SASS is the same: ``a_lines``/``b_lines`` name the rewritten block);
+    each SASS entry carries a ``mark``. Without a line map (``by_line`` False) there is one row per
+    kernel pair. ``sass``: per kernel pair, the verdict on the SASS as a whole (see the module
+    docstring); :attr:`headline` says it in one sentence."""
 
     a_name: str
     b_name: str
@@ -130,20 +193,51 @@ class CompileDiff:
     lines: list[dict] = field(default_factory=list)
     by_line: bool = False
     kind: str = "compile"
+    sass: list[dict] = field(default_factory=list)
 
     @property
     def changed_lines(self) -> list[dict]:
-        return [r for r in self.lines if r["status"] != "same"]
+        """Rows whose SASS changed (not those rewritten to the same SASS)."""
+        return [r for r in self.lines if r["status"] not in ("same", "same_sass")]
+
+    @property
+    def same_sass_lines(self) -> list[dict]:
+        """Rows whose source changed and whose SASS did not."""
+        return [r for r in self.lines if r["status"] == "same_sass"]
+
+    @property
+    def sass_identical(self) -> bool:
+        """Whether every kernel pair's SASS is identical, registers included."""
+        return bool(self.sass) and all(k["verdict"] == "identical" for k in self.sass)
+
+    @property
+    def sass_verdict(self) -> str:
+        """"identical", "renamed" (identical modulo register renaming) or "different"."""
+        vs = {k["verdict"] for k in self.sass}
+        return "different" if not vs or "different" in vs else "renamed" if "renamed" in vs else "identical"
+
+    @property
+    def headline(self) -> str:
+        return _headline(self.sass)
+
+    def _lines_text(self) -> str:
+        unit = "user lines" if self.by_line else "kernels"
+        text = f"{len(self.changed_lines)} of {len(self.lines)} {unit} changed"
+        if self.same_sass_lines:
+            text += f"; {len(self.same_sass_lines)} rewritten in the source, compiled the same"
+        return text
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "a": {"name": self.a_name, "arch": self.a_arch},
                 "b": {"name": self.b_name, "arch": self.b_arch},
                 "kernels": [list(p) for p in self.kernels], "resources": self.resources,
                 "histogram": self.histogram, "lines": self.lines, "by_line": self.by_line,
-                "changed": len(self.changed_lines), "total": len(self.lines)}
+                "changed": len(self.changed_lines), "same_sass": len(self.same_sass_lines),
+                "total": len(self.lines), "sass": self.sass, "sass_verdict": self.sass_verdict,
+                "headline": self.headline}
 
     def summary(self) -> str:
-        out = [f"{self.a_name} ({self.a_arch}) vs {self.b_name} ({self.b_arch})"]
+        out = [f"{self.a_name} ({self.a_arch}) vs {self.b_name} ({self.b_arch})", f"  {self.headline}"]
         for ka, kb in self.kernels:
             rows = [r for r in self.resources if r["kernel_a"] == ka and r["kernel_b"] == kb]
             moved = [f"{r['field'].replace('_bytes', '')} {r['a']} -> {r['b']} ({r['delta']:+d})"
@@ -153,12 +247,11 @@ class CompileDiff:
         h = [f"{c} {v['a']} -> {v['b']} ({v['delta']:+d})" for c, v in self.histogram.items() if v["delta"]]
         out.append("  instructions: " + (", ".join(h) if h else "same count per class"))
         ch = self.changed_lines
-        unit = "user lines" if self.by_line else "kernels"
-        out.append(f"  {len(ch)} of {len(self.lines)} {unit} changed")
-        for r in ch[:12]:
-            where = (f"line {r['a_line'] if r['a_line'] is not None else '-'} -> "
-                     f"{r['b_line'] if r['b_line'] is not None else '-'}") if self.by_line else r.get("kernel", "")
-            text = (r["b_text"] or r["a_text"] or "").strip()
+        out.append(f"  {self._lines_text()}")
+        for r in ch[:12] + self.same_sass_lines[:max(0, 12 - len(ch))]:
+            where = (f"{_span(r.get('a_lines'), r['a_line'])} -> {_span(r.get('b_lines'), r['b_line'])}"
+                     if self.by_line else r.get("kernel", ""))
+            text = (r["b_text"] or r["a_text"] or "").strip().replace("\n", " ⏎ ")
             out.append(f"    {where} [{r['status']}] {len(r['a_sass'])} -> {len(r['b_sass'])} instr  {text[:60]}")
         if len(ch) > 12:
             out.append(f"    ... {len(ch) - 12} more")
@@ -186,46 +279,21 @@ class CompileDiff:
         return fig
 
     def __repr__(self) -> str:
-        return f"<CompileDiff {self.a_name} vs {self.b_name}: {len(self.changed_lines)} of {len(self.lines)} changed>"
+        return (f"<CompileDiff {self.a_name} vs {self.b_name}: {self.sass_verdict} SASS, "
+                f"{len(self.changed_lines)} of {len(self.lines)} changed>")
 
-    def _repr_html_(self) -> str:
-        e = html.escape
-        res = ["<table><tr><th>kernel</th><th>field</th><th>a</th><th>b</th><th>Δ</th></tr>"]
-        for r in self.resources:
-            style = ' style="font-weight:600"' if r["delta"] else ""
-            name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
-            res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
-                       f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
-        res.append("</table>")
-        hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
-        for c, v in self.histogram.items():
-            hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
-        hist.append("</table>")
-        colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
-                  "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
-        rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
-                "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
-        for r in self.lines:
-            bg = "rgba(237,201,72,0.15)" if r["status"] != "same" else "transparent"
 
-            def cell(sass_list):
-                return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
-                                   for i in sass_list)
-            rows.append(
-                f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
-                f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
-                f"<td><div>{e(r['a_text'] or '')}</div>{cell(r['a_sass'])}</td>"
-                f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
-                f"<td><div>{e(r['b_text'] or '')}</div>{cell(r['b_sass'])}</td></tr>")
-        rows.append("</table>")
-        head = (f"<b>{e(self.a_name)}</b> ({e(self.a_arch)}) vs <b>{e(self.b_name)}</b> ({e(self.b_arch)}): "
-                f"{len(self.changed_lines)} of {len(self.lines)} {'user lines' if self.by_line else 'kernels'} changed")
-        return (f'<div class="txlab-compile-diff"><div>{head}</div>'
-                f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
+
+def _span(lines, line) -> str:
+    """"line 9", "lines 9-10" or "-"."""
+    lines = [n for n in (lines or ([line] if line is not None else [])) if n is not None]
+    if not lines:
+        return "-"
+    return f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
 
 
 def compile_diff(a, b) -> CompileDiff:
-    """:class:`CompileDiff` of two Compiled (what ``txlab.diff(a, b)`` returns for them)."""
+    """:class:`CompileDiff` of two Compiled (what ``txlab.compare(a, b)`` returns for them)."""
     from txlab import sass
 
     ia = [i for i in sass.instructions(a) if not i.padding]
@@ -247,9 +315,19 @@ def compile_diff(a, b) -> CompileDiff:
         nb = sum(1 for i in ib if i.cls == c)
         if na or nb:
             histogram[c] = {"a": na, "b": nb, "delta": nb - na}
+    verdicts = [_verdict(ka, kb, [i for i in ia if i.kernel == ka], [i for i in ib if i.kernel == kb])
+                for ka, kb in pairs]
     by_line = any(i.line is not None for i in ia) and any(i.line is not None for i in ib)
     lines = _align_lines(a, b, ia, ib) if by_line else _align_kernels(pairs, ia, ib)
-    return CompileDiff(a.name, b.name, a.arch, b.arch, pairs, resources, histogram, lines, by_line)
+    if verdicts and all(v["verdict"] != "different" for v in verdicts):
+        # the same SASS: a row that differs only differs in the source (or in which line an
+        # instruction is attributed to), never in what runs
+        for r in lines:
+            if r["status"] != "same":
+                r["status"] = "same_sass"
+                for i in r["a_sass"] + r["b_sass"]:
+                    i["mark"] = "equal"
+    return CompileDiff(a.name, b.name, a.arch, b.arch, pairs, resources, histogram, lines, by_line, sass=verdicts)
 
 
 def _align_kernels(pairs, ia, ib) -> list[dict]:
@@ -259,7 +337,8 @@ def _align_kernels(pairs, ia, ib) -> list[dict]:
         sb = [_instr_dict(i) for i in ib if i.kernel == kb]
         changed = _mark(sa, sb)
         status = "removed" if kb is None else "added" if ka is None else "changed" if changed else "same"
-        rows.append({"kernel": ka or kb, "a_line": None, "b_line": None, "a_text": ka, "b_text": kb,
+        rows.append({"kernel": ka or kb, "a_line": None, "b_line": None, "a_lines": [], "b_lines": [],
+                     "a_text": ka, "b_text": kb,
                      "a_sass": sa, "b_sass": sb, "status": status})
     return rows
 
@@ -291,11 +370,28 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
         changed = _mark(sa, sb)
         status = ("removed" if not sb else "added" if not sa else "changed" if changed else "same")
         rows.append({"a_line": na, "b_line": nb,
+                     "a_lines": [na] if na is not None else [], "b_lines": [nb] if nb is not None else [],
                      "a_text": src_a.get(na) if na is not None else None,
                      "b_text": src_b.get(nb) if nb is not None else None,
                      "a_sass": sa, "b_sass": sb, "status": status})
 
+    def same_block(lines_a, lines_b) -> bool:
+        """A rewritten block whose instructions, together and in order, are the same: one row."""
+        sa = sorted((i for n in lines_a for i in la.get(n, [])), key=lambda i: (i["kernel"], i["offset"]))
+        sb = sorted((i for n in lines_b for i in lb.get(n, [])), key=lambda i: (i["kernel"], i["offset"]))
+        if not sa or not sb or _mark([dict(i) for i in sa], [dict(i) for i in sb]):
+            return False
+        worked_a = [n for n in lines_a if la.get(n)]
+        worked_b = [n for n in lines_b if lb.get(n)]
+        rows.append({"a_line": worked_a[0], "b_line": worked_b[0], "a_lines": list(lines_a), "b_lines": list(lines_b),
+                     "a_text": "\n".join(src_a.get(n, "") for n in lines_a),
+                     "b_text": "\n".join(src_b.get(n, "") for n in lines_b),
+                     "a_sass": sa, "b_sass": sb, "status": "same_sass"})
+        return True
+
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if tag == "replace" and same_block(span_a[i1:i2], span_b[j1:j2]):
+            continue
         if tag in ("equal", "replace"):
             for k in range(max(i2 - i1, j2 - j1)):
                 add(span_a[i1 + k] if i1 + k < i2 else None, span_b[j1 + k] if j1 + k < j2 else None)
@@ -307,7 +403,8 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
                 add(None, span_b[k])
     if ua or ub:
         changed = _mark(ua, ub)
-        rows.append({"a_line": None, "b_line": None, "a_text": "(no user line)", "b_text": "(no user line)",
+        rows.append({"a_line": None, "b_line": None, "a_lines": [], "b_lines": [],
+                     "a_text": "(no user line)", "b_text": "(no user line)",
                      "a_sass": ua, "b_sass": ub, "status": "changed" if changed else "same"})
     return rows
 
@@ -315,11 +412,7 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
 register(_both_compiled, compile_diff, "two txlab.Compiled")
 
 
-# ``txlab.diff`` is both this module and the function: whichever way it was reached first
-# (``import txlab.diff`` binds the module on the package), ``txlab.diff(a, b)`` must call diff().
-class _CallableModule(types.ModuleType):
-    def __call__(self, a, b, **kwargs):
-        return diff(a, b, **kwargs)
+compare = diff  # txlab.compare(a, b): the public spelling
 
-
-sys.modules[__name__].__class__ = _CallableModule
+# txlab.diff(a, b) called this module; it is txlab.compare(a, b) now (one release of warnings)
+callable_module("txlab.diff", diff, "txlab.compare(a, b)")

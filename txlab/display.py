@@ -67,6 +67,9 @@ body[data-jp-theme-light="false"] .txlab-tabs .txlab-code.hl {{ background: #272
 .txlab-warn {{ padding: 4px 8px; border-left: 4px solid var(--jp-warn-color1, #f57c00);
   background: var(--jp-warn-color3, #fff3e0); color: var(--jp-ui-font-color0, #000); }}
 .txlab-warn ul {{ margin: 2px 0 2px 18px; padding: 0; }}
+.txlab-tabs .txlab-fold > summary {{ cursor: pointer; padding: 3px 8px; color: var(--jp-ui-font-color2, #777);
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11.5px;
+  background: var(--jp-layout-color2, #eee); }}
 .txlab-note {{ color: var(--jp-ui-font-color2, #777); padding: 2px 8px; }}
 .txlab-error {{ font-family: var(--jp-code-font-family, monospace); font-size: 12px; padding: 6px 10px;
   border-left: 4px solid var(--jp-error-color1, #d32f2f); background: var(--jp-rendermime-error-background, #fdd);
@@ -87,6 +90,23 @@ def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
         text = "\n".join(lines[:max_lines])
     body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
     return note + body
+
+
+def cuda_html(cuda_source: str) -> str:
+    """CUDA C with TVM's generated preamble (headers, macros, helper functions before the first
+    kernel; :func:`txlab.sourcemap.preamble.preamble_lines`) folded in a ``<details>``: the tab
+    opens on the kernel, one click shows the rest (no JavaScript, so exported HTML folds too)."""
+    from txlab.sourcemap.preamble import preamble_lines
+
+    n = preamble_lines(cuda_source)
+    if not n:
+        return code_html(cuda_source, "cuda")
+    lines = cuda_source.splitlines()
+    head, kernel = "\n".join(lines[:n]), "\n".join(lines[n:])
+    return (f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
+            f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
+            f'{code_html(head, "cuda")}</details>'
+            + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n)))
 
 
 def _fmt_bytes(v) -> str:
@@ -139,7 +159,7 @@ def compiled_html(compiled, show=None) -> str:
     tabs = {
         "resources": ("Resources", lambda: resources_html(compiled)),
         "script": ("TVMScript", lambda: code_html(compiled.script, "python")),
-        "cuda": ("CUDA C", lambda: code_html(compiled.cuda_source, "cuda")),
+        "cuda": ("CUDA C", lambda: cuda_html(compiled.cuda_source)),
         "ptx": ("PTX", lambda: code_html(compiled.ptx, "ptx")),
         "sass": ("SASS", lambda: code_html(compiled.sass, "sass")),
     }
@@ -251,7 +271,207 @@ def tune_table_html(table, limit: int | None = None) -> str:
     return f"<table class='txlab-tune-table' style='font-size:11px'><tr>{head}</tr>{body}</table>{more}"
 
 
+# ---- results whose HTML lives here (HTML only through txlab.display: models stay pure Python) ----
+def sanitizer_html(report) -> str:
+    e = html.escape
+    head = (f"<b>{e(report.kernel)}</b>: compute-sanitizer ({e(', '.join(report.tools))})"
+            + (f" on {e(report.device)}" if report.device else ""))
+    if report.ok:
+        return (f"<div class='txlab-sanitizer'>{head}: <span style='color:#18794e'>clean</span> — "
+                "no finding; every tool ran the launch to completion.</div>")
+    rows = []
+    for f in report.findings:
+        thread = f"{tuple(f.thread)} in CTA {tuple(f.block)}" if f.thread and f.block else (
+            str(tuple(f.thread)) if f.thread else "")
+        src = report.lines.get(f.lineno) if f.lineno is not None else None
+        rows.append("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"
+                    "<tr><td></td><td colspan=5><code>{}</code><br>{}</td></tr>".format(
+                        e(f.tool), e(f.kind + (f" ({f.hazard})" if f.hazard else "")),
+                        e(str(f.lineno) if f.lineno is not None else "?"),
+                        e(f"{f.sass_offset:#x}" if f.sass_offset is not None else ""), e(thread),
+                        e(f"{f.address:#x}" + (f" ({f.size} B)" if f.size else "") if f.address is not None
+                          else ""),
+                        e(f"{f.lineno} | {src}" if src else f.where()), e(f.explanation or f.message)))
+    runs = "".join(f"<div>{e(t)}: {e(str(r.get('status')))} {e(r.get('message', '') or '')}</div>"
+                   for t, r in report.runs.items() if r.get("status") != "ok")
+    return ("<div class='txlab-sanitizer'>{}: {} finding(s)<table><tr><th>tool</th><th>kind</th>"
+            "<th>line</th><th>SASS</th><th>thread</th><th>address</th></tr>{}</table>{}</div>"
+            ).format(head, len(report.findings), "".join(rows), runs)
+
+
+def profile_diff_html(d) -> str:
+    from txlab.profiling.compare import _fmt, _ratio
+    from txlab.profiling.measurements import _clip
+
+    body = "".join(f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
+                   f"<td>{_ratio(r['ratio'])}</td></tr>"
+                   for r in d.rows)
+
+    def hot(p):
+        return "".join(f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
+                       f"<code>{html.escape(_clip(r['text'], 60))}</code></li>" for r in p.hot_lines(5))
+
+    return (f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(d.summary())}</p>'
+            f"<table><tr><th>metric</th><th>{html.escape(d.a.kernel)}</th>"
+            f"<th>{html.escape(d.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
+            f"<p>hot lines of {html.escape(d.a.kernel)}</p><ul>{hot(d.a)}</ul>"
+            f"<p>hot lines of {html.escape(d.b.kernel)}</p><ul>{hot(d.b)}</ul></div>")
+
+
+def profile_html(prof) -> str:
+    from txlab.profiling.measurements import _clip
+
+    rows = "".join(
+        f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
+        f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
+        f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in prof.hot_lines(5))
+    return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(prof.summary())}</p>'
+            f"<table><tr><th>{prof.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
+            f"<th>source</th></tr>{rows}</table></div>")
+
+
+def compile_diff_html(d) -> str:
+    e = html.escape
+    res = ["<table><tr><th>kernel</th><th>field</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+    for r in d.resources:
+        style = ' style="font-weight:600"' if r["delta"] else ""
+        name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
+        res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
+                   f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
+    res.append("</table>")
+    hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
+    for c, v in d.histogram.items():
+        hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
+    hist.append("</table>")
+    colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
+              "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
+    row_bg = {"same": "transparent", "same_sass": "rgba(120,120,120,0.10)"}
+    code = "text-align:left;white-space:pre;font-family:monospace"   # JupyterLab right-aligns <td>
+    rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
+            "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
+    for r in d.lines:
+        bg = row_bg.get(r["status"], "rgba(237,201,72,0.15)")
+
+        def cell(sass_list):
+            return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
+                               for i in sass_list)
+        rows.append(
+            f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
+            f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
+            f'<td style="{code}"><div>{e(r["a_text"] or "")}</div>{cell(r["a_sass"])}</td>'
+            f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
+            f'<td style="{code}"><div>{e(r["b_text"] or "")}</div>{cell(r["b_sass"])}</td></tr>')
+    rows.append("</table>")
+    head = (f'<div data-testid="diff-verdict" style="font-weight:600">{e(d.headline)}</div>'
+            f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
+            f"{e(d._lines_text())}")
+    return (f'<div class="txlab-compile-diff"><div>{head}</div>'
+            f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
+
+
+def bank_report_html(report) -> str:
+    from txlab.banks import _lanes_text
+
+    rows = []
+    for r in report:
+        bad = r.ways is None or r.ways > 1
+        rows.append(
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
+            "<td><code>{}</code></td></tr>".format(
+                ' style="background:#fde2e2"' if bad else "",
+                html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer),
+                r.bytes_per_lane, "unknown" if r.ways is None else r.ways,
+                "?" if r.ways is None else r.wavefronts, "?" if r.ways is None else r.ideal_wavefronts,
+                html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
+                html.escape(r.source or "")))
+    return ("<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
+            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
+            "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
+            ).format(html.escape(report.kernel), "".join(rows))
+
+
+def emulation_html(res) -> str:
+
+    color = "#2e7d32" if res.ok else "#c62828"
+    return (f'<pre style="color:{color}">{html.escape(res.summary())}</pre>')
+
+
+def api_help_html(h) -> str:
+    """A :class:`txlab.api.ApiHelp`: the call, arch, doc, the example's lines using the name and what
+    each lowers to (PTX, SASS), the CUDA it produced, and the whole example in a fold."""
+    def code(text, language):
+        return code_html(text, language) if text else ""
+
+    parts = [f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
+             f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
+             f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
+             f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
+             f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>"]
+    if h.doc:
+        parts.append(f"<pre style='font-size:11px;margin:4px 8px'>{html.escape(h.doc)}</pre>")
+    if h.example_id is None:
+        parts.append('<div class="txlab-note">no catalogue example uses this name</div></div>')
+        return "".join(parts)
+    parts.append(f"<div><b>called as</b> (example <code>{html.escape(h.example_id)}</code>)</div>")
+    parts.append(code("\n".join(f"{u.lineno:>3} | {u.source}" for u in h.usage), "python"))
+    rows = []
+    for u in h.usage:
+        if u.ptx or u.sass:
+            rows.append(f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
+                        f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>")
+    parts.append("<div><b>lowers to</b></div>")
+    if rows:
+        parts.append("<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>"
+                     + "".join(rows) + "</table>")
+    if h.lowering:
+        parts.append(f'<div class="txlab-note">PTX/SASS: {html.escape(h.lowering)}</div>')
+    if h.cuda_lines:
+        parts.append(f'<div class="txlab-note">CUDA: {html.escape(h.cuda_how)}</div>')
+        parts.append(code("\n".join(t for _n, t in h.cuda_lines), "cuda"))
+    parts.append(f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
+                 f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
+                 f"{code(h.example_source, 'python')}</details>")
+    if h.other_examples:
+        parts.append(f'<div class="txlab-note">also used in: {html.escape(", ".join(h.other_examples))}</div>')
+    return "".join(parts) + "</div>"
+
+
+def coalescing_html(report) -> str:
+    rows = []
+    for r in report:
+        known = r.status != "unknown"
+        bad = not known or not r.coalesced
+        rows.append("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                    "<td><code>{}</code></td></tr>".format(
+                        ' style="background:#fde2e2"' if bad else "", html.escape(str(r.lineno)),
+                        html.escape(r.access), html.escape(r.buffer), r.bytes_per_lane,
+                        f"{r.sectors / r.instructions:.1f}" if known else "unknown",
+                        f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
+                        html.escape(r.reason if not known else "coalesced" if r.coalesced
+                                    else f"{r.efficiency:.0%} of sectors used"),
+                        html.escape(r.source or "")))
+    return ("<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
+            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
+            "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
+            ).format(html.escape(report.kernel), "".join(rows))
+
+
+def gemm_choice_html(choice) -> str:
+    rows = "".join(
+        "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{:.0f}</td>"
+        "<td>{}</td></tr>".format(' style="font-weight:600"' if p.config == choice.winner else "",
+                                  html.escape(p.config.name), p.tiles, p.waves, p.tail_idle,
+                                  p.time_s * 1e6, p.tflops, html.escape(p.bound))
+        for p in choice.predictions[:10])
+    return ("<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
+            "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
+            "</table></div>").format(html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),
+                                     html.escape(choice.why), rows)
+
+
 HTML_OF = {
+    ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.tune.model", "TuneTable"): tune_table_html,
     ("txlab.compiler", "Compiled"): compiled_html,
@@ -260,6 +480,14 @@ HTML_OF = {
     ("txlab.timeline.model", "TimelineSummary"): preformatted_html,
     ("txlab.run", "CheckResult"): check_html,
     ("txlab.run", "BenchResult"): lambda r: preformatted_html(r, repr),
+    ("txlab.sanitizer.report", "SanitizerReport"): sanitizer_html,
+    ("txlab.profiling.compare", "ProfileDiff"): profile_diff_html,
+    ("txlab.profiling.measurements", "Profile"): profile_html,
+    ("txlab.diff", "CompileDiff"): compile_diff_html,
+    ("txlab.banks", "BankReport"): bank_report_html,
+    ("txlab.emulator.result", "EmulationResult"): emulation_html,
+    ("txlab.coalescing", "CoalescingReport"): coalescing_html,
+    ("txlab.examples.gemm_model", "GemmChoice"): gemm_choice_html,
 }
 
 

@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from txlab.errors import InputError, KernelFault, classify, hint
-from txlab.ir import prod
+from txlab.ir import entry_params, prod
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def _int_range(dtype: str) -> tuple[int, int]:
 def bind_symbols(compiled, args) -> dict:
     """Values of the symbolic extents (``n``, ...) implied by the scalar arguments and buffer shapes."""
     names: dict[str, int] = {}
-    params = [p for p in compiled.params if p.get("function", compiled.name) == compiled.name] or compiled.params
+    params = entry_params(compiled.name, compiled.params)
     for p, v in zip(params, args):
         if p["kind"] == "scalar":
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
@@ -278,7 +278,7 @@ def eval_dims(value, names):
     if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
         try:
             return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
-        except Exception:
+        except Exception:  # noqa: BLE001
             return value
     return value
 

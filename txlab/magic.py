@@ -119,7 +119,7 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
 
     try:
         value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001
         raise MagicArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
                              f"{type(exc).__name__}: {exc}") from None
     args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
@@ -133,6 +133,26 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
     for name, c in results.items():
         out[name] = sanitize(c, *args, tools=chosen)
         user_ns[f"{name}_sanitized"] = out[name]
+    return out
+
+
+def emulate_cell(results: dict, expr: str, user_ns: dict) -> dict:
+    """``%%tirx --emulate "A, B"``: the arguments evaluated in the notebook's names, then
+    :func:`txlab.emulate` on each kernel the cell compiled. Returns ``{name: result}``, also bound
+    as ``<name>_emulated`` and, for the cell's last kernel, ``_tirx_emulation`` (as ``--profile``
+    binds ``_profile``)."""
+    from txlab.emulator import emulate
+
+    try:
+        value = eval(f"({expr},)", dict(user_ns))  # noqa: S307 - the user's own notebook expression
+    except Exception as exc:
+        raise MagicArgumentError(f"%%tirx --emulate {expr!r}: evaluating the arguments failed: "
+                                 f"{type(exc).__name__}: {exc}") from None
+    out = {}
+    for name, c in results.items():
+        out[name] = emulate(c, *value)
+        user_ns[f"{name}_emulated"] = out[name]
+        user_ns["_tirx_emulation"] = out[name]
     return out
 
 
@@ -295,11 +315,8 @@ def register(ipython) -> None:
             return
         reports = sanitize_cell(results, args.sanitize, ipython.user_ns, args.tools) if args.sanitize else {}
         if args.emulate:
-            from txlab.emulator import emulate
-
-            values = eval(f"({args.emulate},)", ipython.user_ns)  # noqa: S307 - the user's own expression
-            for c in results.values():
-                print(emulate(c, *values).summary())
+            for run in emulate_cell(results, args.emulate, ipython.user_ns).values():
+                print(run.summary())
         if args.profile is not None:
             compiled, prof = profile_cell(results, args.profile, ipython.user_ns)
             ipython.user_ns["_profile"] = prof
@@ -311,7 +328,9 @@ def register(ipython) -> None:
                 SourceView = None
             if SourceView is not None:
                 display(SourceView(compiled, profile=prof))
-            display(HTML(prof._repr_html_()))
+            from txlab.display import html_of
+
+            display(HTML(html_of(prof)))
             return
         if args.quiet or not show:
             for r in reports.values():
@@ -329,3 +348,18 @@ def register(ipython) -> None:
                 display(SourceView(c))
         for r in reports.values():
             display(r)
+
+    from IPython.core.magic import register_line_magic
+
+    @register_line_magic("tirx_help")
+    def tirx_help(line):
+        """``%tirx_help NAME [--no-compile]``: ``txlab.api.help(NAME)`` -- signature, arch, the catalogue
+        example's lines using NAME and the PTX/SASS they lower to (``--no-compile``: skip nvcc)."""
+        from txlab.api import help as api_help
+
+        words = line.split()
+        names = [w for w in words if not w.startswith("--")]
+        flags = [w for w in words if w.startswith("--")]
+        if len(names) != 1 or set(flags) - {"--no-compile"}:
+            raise MagicArgumentError("usage: %tirx_help NAME [--no-compile], e.g. %tirx_help __shfl_xor_sync")
+        return api_help(names[0], compile="--no-compile" not in flags)

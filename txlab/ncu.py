@@ -164,11 +164,19 @@ def classify_output(output: str) -> tuple[str, str] | None:
 
 # ---------------------------------------------------------------------------------------------
 # reading reports
-def _value(m):
-    v = m.value()
+def _value(m, instance: int | None = None):
+    v = m.value() if instance is None else m.value(instance)
     if isinstance(v, (int, float)):
         return float(v) if isinstance(v, float) else int(v)
     return v if isinstance(v, str) else str(v)
+
+
+def _has_aggregate(m) -> bool:
+    """Whether an (instanced) metric also has a value of its own."""
+    try:
+        return bool(m.has_value())
+    except Exception:  # noqa: BLE001 - older readers: no has_value()
+        return False
 
 
 def read_report(path, kernel: str | None = None) -> dict:
@@ -213,19 +221,32 @@ def read_report(path, kernel: str | None = None) -> dict:
         if m is None:
             continue
         n = m.num_instances()
-        if n == 0:
+        if n == 0 or _has_aggregate(m):
+            # an instanced metric can carry its aggregate too (launch statistics and the occupancy
+            # section are instanced per function in recent reports): keep it as the metric's value
             try:
                 metrics[name] = [_value(m), m.unit()]
             except Exception:  # noqa: BLE001 - a metric without a readable value is skipped
+                pass
+            if n == 0:
                 continue
-            continue
         if function_pc is None or not m.has_correlation_ids():
+            if n == 1 and name not in metrics:
+                try:
+                    metrics[name] = [_value(m, 0), m.unit()]
+                except Exception:  # noqa: BLE001
+                    pass
             continue
         corr = m.correlation_ids()
         try:
             ids = [int(corr.value(i)) for i in range(corr.num_instances())]
         except (TypeError, ValueError):
             continue
+        if n == 1 and name not in metrics and ids == [function_pc]:
+            try:  # one value for the whole function (a launch statistic), not an instruction's
+                metrics[name] = [_value(m, 0), m.unit()]
+            except Exception:  # noqa: BLE001
+                pass
         if not ids or min(ids) < function_pc or max(ids) >= function_pc + (1 << 26):
             continue  # instanced but not per instruction (e.g. occupancy curves)
         for pc, i in zip(ids, range(n)):

@@ -1,7 +1,7 @@
 """Theoretical occupancy without a GPU: how many CTAs of a kernel fit on one SM, which resource
 stops the next one, and the what-if sweeps of a CUDA occupancy calculator.
 
-    occ = txlab.occupancy(compiled, arch="sm_90a")     # the module is callable
+    occ = txlab.occupancy_of(compiled, arch="sm_90a")
     occ.blocks_per_sm, occ.occupancy, occ.limiter      # 2, 0.375, ['registers']
     occ.what_if()["registers"]                         # rows: registers/thread -> CTAs/SM
     txlab.occupancy.calculate("sm_80", threads=256, registers=64, smem_bytes=48 * 1024)
@@ -31,9 +31,9 @@ the driver knows; :func:`driver_blocks_per_sm` asks the driver on a GPU.
 """
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import asdict, dataclass, field
+
+from txlab.deprecation import callable_module
 
 WARP = 32
 REG_ALLOC_UNIT = 256       # registers, per warp
@@ -272,8 +272,8 @@ def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, a
     was compiled for). A symbolic launch extent is evaluated from ``args`` (the arguments you
     would call it with) or given as ``dynamic_smem_bytes``. ``compiled``: a :class:`txlab.Compiled`,
     or a ``@T.prim_func`` / IRModule (compiled first; no GPU needed)."""
-    from txlab.compiler import as_compiled
     from txlab.errors import InputError
+    from txlab.hooks import as_compiled
 
     compiled = as_compiled(compiled, what="txlab.occupancy")
 
@@ -320,7 +320,7 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
     require_gpu("asking the driver for occupancy",
                 alternative="without one, txlab.occupancy.occupancy(kernel) computes it from the CUDA "
                             "occupancy rules (no GPU needed).")
-    from txlab.compiler import as_compiled
+    from txlab.hooks import as_compiled
 
     compiled = as_compiled(compiled, what="txlab.occupancy.driver_blocks_per_sm")
     kernel = kernel or next(iter(compiled.launch))
@@ -356,12 +356,7 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
         cu.cuDevicePrimaryCtxRelease(dev)
 
 
-class _CallableModule(types.ModuleType):
-    """``txlab.occupancy`` is this module, and calling it calls :func:`occupancy` (a module and
-    a function of the same name cannot both be an attribute of the package)."""
+occupancy_of = occupancy  # txlab.occupancy_of(compiled): the public spelling
 
-    def __call__(self, *args, **kwargs):
-        return occupancy(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# txlab.occupancy(compiled) called this module; it is txlab.occupancy_of(compiled) now
+callable_module("txlab.occupancy", occupancy, "txlab.occupancy_of(compiled)")

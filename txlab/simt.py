@@ -8,15 +8,16 @@ the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step
 
 * ``if``/``while`` conditions become per-thread masks; ``for`` loops with a constant trip count are
   iterated (each iteration visits the body once); per-thread trip counts become masks;
-* integer arithmetic follows TIR semantics (``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod``
-  floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
+* arithmetic follows TIR semantics through the emulator's own table (:mod:`txlab.ir.semantics`:
+  ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
   ``__shfl_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
 * ``local`` scalars written with constant indices keep their per-thread values (pipeline stage
   and phase counters); values read from global or shared memory are *unknown*: a condition that
   depends on one runs both branches with the mask unchanged and the visit is marked ``uncertain``.
 
-Every shared-memory access and every call is reported to the caller's hooks with the active-thread
-mask, the per-thread index values and the user's source line (from the statement's span).
+Every shared- and global-memory load and store and every call is reported to the caller's hooks
+with the active-thread mask, the per-thread index values (``UNKNOWN`` where they depend on memory),
+the buffer's scope and the user's source line (from the statement's span).
 Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered IR that runs).
 """
 from __future__ import annotations
@@ -24,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from txlab.ir import semantics
 
 WARP = 32
 
@@ -77,6 +80,7 @@ class Visit:
     loops: tuple = ()         # values of the enclosing loop variables at this visit
     uncertain: bool = False   # a guard on the path could not be evaluated
     exec_id: int = 0          # which execution of a statement this visit belongs to
+    scope: str = ""           # the accessed buffer's memory scope for loads/stores ("shared", "global", ...)
 
 
 class Limits:
@@ -224,8 +228,8 @@ class SimtWalk:
             scope = self.scopes.get(k) or buf.scope()
             if scope == "local":
                 self._store_local(k, idx, value, mask)
-            elif scope.startswith("shared"):
-                self._report("store", s, mask, index=_flat(idx, buf))
+            elif scope.startswith("shared") or scope == "global":
+                self._report("store", s, mask, index=_flat(idx, buf), scope=scope)
             return
         if isinstance(s, tx.Evaluate):
             self._begin(s)
@@ -342,10 +346,10 @@ class SimtWalk:
                 if isinstance(v, np.ndarray) and v.dtype == np.int64 and (v[mask] == _SENTINEL).any():
                     return UNKNOWN
                 return v
-            if scope.startswith("shared"):
-                self._report("load", e, mask, index=_flat(idx, src))
+            if scope.startswith("shared") or scope == "global":
+                self._report("load", e, mask, index=_flat(idx, src), scope=scope)
             return UNKNOWN
-        op = _BIN.get(type(e).__name__)
+        op = semantics.binary(type(e).__name__, _operand_dtype(e), True)
         if op is not None:
             a = self._eval(e.a, mask)
             b = self._eval(e.b, mask)
@@ -366,7 +370,7 @@ class SimtWalk:
             f = self._eval(e.false_value, mask)
             if UNKNOWN in (c, t, f) or isinstance(t, RampValue) or isinstance(f, RampValue):
                 return UNKNOWN
-            return _simplify(np.where(c, t, f))
+            return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, RampValue):
@@ -411,13 +415,13 @@ class SimtWalk:
         if short in ("if_then_else",) and len(args) == 3:
             if UNKNOWN in args:
                 return UNKNOWN
-            return _simplify(np.where(args[0], args[1], args[2]))
+            return _simplify(semantics.select(args[0], args[1], args[2]))
         if short in ("truncdiv", "truncmod", "floordiv", "floormod", "shift_left", "shift_right",
                      "bitwise_and", "bitwise_or", "bitwise_xor") and len(args) == 2:
             if UNKNOWN in args:
                 return UNKNOWN
-            fn = {"truncdiv": _tdiv, "truncmod": _tmod, "floordiv": np.floor_divide,
-                  "floormod": np.mod, "shift_left": np.left_shift, "shift_right": np.right_shift,
+            fn = {"truncdiv": semantics.trunc_div, "truncmod": semantics.trunc_mod,
+                  "floordiv": semantics.floor_div, "floormod": semantics.floor_mod, "shift_left": np.left_shift, "shift_right": np.right_shift,
                   "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                   "bitwise_xor": np.bitwise_xor}[short]
             return _simplify(fn(args[0], args[1]))
@@ -462,39 +466,10 @@ class SimtWalk:
 
 
 # ---- evaluation helpers ---------------------------------------------------------------------------
-def _tdiv(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) ^ (b < 0), -q, q)
-
-
-def _tmod(a, b):
-    return np.asarray(a) - _tdiv(a, b) * np.asarray(b)
-
-
-def _int_or_float(fn_int, fn_float):
-    def op(a, b):
-        if _is_int(a) and _is_int(b):
-            return fn_int(a, b)
-        return fn_float(a, b)
-    return op
-
-
-_BIN = {
-    "Add": lambda a, b: np.add(a, b), "Sub": lambda a, b: np.subtract(a, b),
-    "Mul": lambda a, b: np.multiply(a, b),
-    "Div": _int_or_float(_tdiv, np.true_divide), "Mod": _int_or_float(_tmod, np.fmod),
-    "FloorDiv": _int_or_float(np.floor_divide, lambda a, b: np.floor(np.true_divide(a, b))),
-    "FloorMod": lambda a, b: np.mod(a, b),
-    "Min": lambda a, b: np.minimum(a, b), "Max": lambda a, b: np.maximum(a, b),
-    "EQ": lambda a, b: np.equal(a, b), "NE": lambda a, b: np.not_equal(a, b),
-    "LT": lambda a, b: np.less(a, b), "LE": lambda a, b: np.less_equal(a, b),
-    "GT": lambda a, b: np.greater(a, b), "GE": lambda a, b: np.greater_equal(a, b),
-    "And": lambda a, b: np.logical_and(a, b), "Or": lambda a, b: np.logical_or(a, b),
-    "BitwiseAnd": lambda a, b: np.bitwise_and(a, b), "BitwiseOr": lambda a, b: np.bitwise_or(a, b),
-    "BitwiseXor": lambda a, b: np.bitwise_xor(a, b),
-    "LShift": lambda a, b: np.left_shift(a, b), "RShift": lambda a, b: np.right_shift(a, b),
-}
+def _operand_dtype(e) -> str:
+    """The TVM dtype of a binary node's operands ("" when unknown: decided by the values)."""
+    ty = getattr(getattr(e, "a", None), "ty", None)
+    return str(getattr(ty, "dtype", "")) if ty is not None else ""
 
 
 def _is_int(v):
@@ -576,11 +551,10 @@ def _block_dims(func):
 
 
 def user_line(span):
-    """The user's line of a span (the first that is not inside TVM's own package)."""
-    from txlab.ir import user_frame
+    """The user's line of a span (:func:`txlab.ir.spans.user_line`)."""
+    from txlab.ir import spans
 
-    frame = user_frame(span)
-    return frame[1] if frame else None
+    return spans.user_line(span)
 
 
 def device_functions(kernel, arch: str = "sm_90a"):

@@ -35,11 +35,11 @@ TimelineView(tl)
 def pipeline(label: str) -> str:
     return f"""\
 from txlab import pipelines as P
-from txlab.views.pipeline import PipelineViewer
+from txlab.views.pipeline import PipelineView
 label = {label!r}
 producer = [("wait", "empty"), ("arrive_expect_tx", "full", 4096), ("complete_tx", "full", 4096), ("advance",)]
 consumer = [("wait", "full"), ("arrive", "empty"), ("advance",)]
-PipelineViewer(P.simulate(4, iterations=6, roles={{"producer " + label: producer, label: consumer}}))
+PipelineView(P.simulate(4, iterations=6, roles={{"producer " + label: producer, label: consumer}}))
 """
 
 
@@ -49,7 +49,7 @@ def pool(label: str) -> str:
     return f"""\
 from tvm.script import tirx as T
 from txlab.pools import layout
-from txlab.views.pool import PoolMap
+from txlab.views.pool import PoolView
 
 @T.prim_func
 def plan_kernel(A: T.Buffer((128, 64), "float16")):
@@ -67,7 +67,7 @@ plan = layout(plan_kernel, arch="sm_90a")
 for k, a in enumerate(plan.allocations):
     a["name"] = f"{{a['name']}} " + label
 plan.kernel = label
-PoolMap(plan)
+PoolView(plan)
 """
 
 
@@ -75,22 +75,22 @@ def schedule(label: str) -> str:
     # scheduler names are chosen from a fixed list, but a user-typed unknown name reaches the
     # widget through the error message shown in place of the grid
     return f"""\
-from txlab.views.schedule import SchedulerExplorer
+from txlab.views.schedule import ScheduleView
 label = {label!r}
-SchedulerExplorer("ClusterPersistentScheduler2D", {{"scheduler": label, "params": {{}}}})
+ScheduleView("ClusterPersistentScheduler2D", {{"scheduler": label, "params": {{}}}})
 """
 
 
 def api(label: str) -> str:
     # a user-supplied catalogue (entries=) puts arbitrary names, categories and docs on screen
     return f"""\
-from txlab.views.api import APIExplorer
+from txlab.views.api import APIView
 label = {label!r}
 rows = [{{"name": "Tx.cuda." + label, "category": label, "arch": "sm_90a", "signature": f"f({{label}})",
          "doc": "doc " + label, "examples": []}},
         {{"name": "Tx.cuda.other", "category": "sync", "arch": "sm_90a", "signature": "g()",
          "doc": "other entry", "examples": []}}]
-APIExplorer(entries=rows, coverage_rows=[], selected="Tx.cuda." + label)
+APIView(entries=rows, coverage_rows=[], selected="Tx.cuda." + label)
 """
 
 
@@ -189,7 +189,7 @@ label = {label!r}
 src = {_TILE_TRANSPOSE!r}
 a = run_cell(src.replace("NCOLS", "32"), {{}}, arch="sm_90a")["tile_t"]
 b = run_cell(src.replace("NCOLS", "33"), {{}}, arch="sm_90a")["tile_t"]
-d = txlab.diff(a, b)
+d = txlab.compare(a, b)
 d.a_name, d.b_name = "a " + label, label
 for r in d.resources:
     r["kernel_a"] = r["kernel_b"] = label
@@ -235,4 +235,29 @@ big = Timeline(names=["load", "mma", "epilogue", "wait", "store"],
                track=tr, name_id=np.arange(tr.size) % 5, start_ns=start, end_ns=start + dur.ravel(),
                kind=np.zeros(tr.size, np.uint8), meta={{"title": f"synthetic {{tr.size:,}} events", "synthetic": True}})
 TimelineView(big, height=600)
+"""
+
+
+def compiled_cuda_cell() -> str:
+    """The compile result's tabbed HTML, CUDA tab first (its preamble folded)."""
+    return f"""\
+from IPython.display import HTML, display
+from txlab.display import compiled_html
+from txlab.magic import run_cell
+fold_c = run_cell({_SOURCE_KERNEL.replace("LABEL", "fold")!r}, {{}}, arch="sm_90a")["warp_sums"]
+display(HTML(compiled_html(fold_c, show=["cuda", "resources"])))
+"""
+
+
+def identical_diff_cell() -> str:
+    """DiffView of a shuffle-loop warp max and Tx.cuda.warp_max (byte-identical SASS;
+    tests/kernels/warp_max.py)."""
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "kernels" / "warp_max.py").read_text()
+    return f"""\
+from txlab.magic import run_cell
+from txlab.views.diff import DiffView
+pair = run_cell({src!r}, {{}}, arch="sm_90a")
+DiffView(pair["warp_max_loop"], pair["warp_max_lib"])
 """

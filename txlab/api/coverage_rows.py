@@ -55,7 +55,8 @@ def _verified(path: Path | None = None) -> dict:
 
 
 def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  # noqa: A002
-    """One dict per API entry: name, category, arch, has_example, compiles, verified_gpu, examples.
+    """One dict per API entry: name, signature (without annotations), category, arch, has_example,
+    compiles, verified_gpu, examples.
 
     ``compiles`` is True when every example using the name builds to a cubin for its arch here
     (False with ``compile_error`` otherwise; None when ``compile=False``). ``verified_gpu`` comes
@@ -73,7 +74,8 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
     rows = []
     for e in catalogue():
         used = [exs[i] for i in e.examples]
-        row = {"name": e.name, "category": e.category, "arch": e.arch, "has_example": bool(used),
+        row = {"name": e.name, "signature": e.plain_signature, "category": e.category, "arch": e.arch,
+               "has_example": bool(used),
                "examples": list(e.examples), "compiles": None, "verified_gpu": False}
         if compile:
             oks = [built[x.id][0] for x in used]

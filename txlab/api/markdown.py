@@ -24,7 +24,7 @@ EMULATED_RECORD = Path(__file__).resolve().parent.parent / "data" / "api_emulate
 
 def emulated_examples_cell(example_ids, record: dict | None = None) -> str:
     """The examples that use a name, with their emulation status ('-' when no runnable example
-    uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.emulator.catalogue``)."""
+    uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.api.emulated``)."""
     import json
 
     rec = record if record is not None else (
@@ -44,6 +44,13 @@ def emulated_cell(row: dict) -> str:
     return emulated_examples_cell(row["examples"]).replace("|", "/")
 
 
+def signature_cell(row: dict) -> str:
+    """The "signature" cell: the name's parameters as ``txlab.api.help`` shows them, without
+    annotations (``txlab.api.entry(name).plain_signature``)."""
+    sig = row.get("signature") or "(...)"
+    return "`" + sig.replace("|", "\\|") + "`"
+
+
 def coverage_markdown(rows: list[dict] | None = None) -> str:
     rows = rows if rows is not None else coverage()
     n = len(rows)
@@ -60,11 +67,11 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
            f"api_verified_iket.json), {na} cannot be checked on one H200 (sm_100a, multi-GPU NVSHMEM, "
            f"cooperative launch: see the last column); {multi} of those were verified on 2 H200s "
            f"(api_verified_multi_gpu.json).", "",
-           "| name | category | arch | example | compiles | verified on H200 | emulated on CPU | why not |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| name | signature | category | arch | example | compiles | verified on H200 | emulated on CPU | why not |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
-        out.append(f"| `{r['name']}` | {r['category']} | {r['arch']} | "
+        out.append(f"| `{r['name']}` | {signature_cell(r)} | {r['category']} | {r['arch']} | "
                    f"{', '.join(r['examples']) or '—'} | {_MARK[r['compiles']] if r['has_example'] else '—'} | "
                    f"{verified_cell(r)} | {emulated_cell(r)} | {why} |")
     return "\n".join(out) + "\n"

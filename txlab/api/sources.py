@@ -24,7 +24,7 @@ _generated: dict = {}
 
 
 def generated_cuda(example_id: str, arch: str | None = None) -> str:
-    """The CUDA C TVM generates for an example, without running nvcc (what the APIExplorer shows;
+    """The CUDA C TVM generates for an example, without running nvcc (what the APIView shows;
     memoised per process). ``cuda_source`` is the same text through txlab.compile (builds a cubin)."""
     key = (example_id, arch)
     if key not in _generated:
@@ -84,29 +84,18 @@ def _in_order(words: list[str], ident: str) -> bool:
 def _blocks(lines: list[str]) -> tuple[int, dict]:
     """(first line of the __global__ kernel, {function name: (first, last) line index}) of the
     device functions and kernels a CUDA source defines (brace matched)."""
-    import re
+    from txlab.ir import cuda_functions  # the one CUDA function-extent scanner
 
-    kernel_at = next((i for i, ln in enumerate(lines) if "__global__" in ln and ln.rstrip().endswith("{")),
-                     len(lines))
+    funcs = cuda_functions("\n".join(lines))
+    kernel_at = next((f.first - 1 for f in funcs if f.is_kernel), len(lines))
     defs = {}
-    rx = re.compile(r"__device__.*?\b([A-Za-z_]\w*)\s*\(")
-    for i, ln in enumerate(lines):
-        m = rx.search(ln) if ("__device__" in ln or "__global__" in ln) else None
-        if not m or ln.rstrip().endswith(";"):
-            continue
-        depth, seen, j = 0, False, i
-        while j < len(lines):
-            depth += lines[j].count("{") - lines[j].count("}")
-            seen = seen or "{" in lines[j]
-            if seen and depth <= 0:
-                break
-            j += 1
-        defs.setdefault(m.group(1), (i, min(j, len(lines) - 1)))
+    for f in funcs:
+        defs.setdefault(f.name, (f.first - 1, min(f.last - 1, len(lines) - 1)))
     return kernel_at, defs
 
 
 def emitted_lines(name: str, example_id: str | None = None, context: int = 3, source: str | None = None) -> dict:
-    """The CUDA lines API ``name`` produced in its example (what the APIExplorer highlights).
+    """The CUDA lines API ``name`` produced in its example (what the APIView highlights).
 
     Found with, in order: the example's ``emits`` regex for the name; for ``tvm.backend.cuda.lang``
     classes, the PTX they lower to; the calls in the kernel to an identifier spelling the name

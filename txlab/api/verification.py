@@ -75,7 +75,7 @@ def verify_all(gpu: bool = True, write: bool = False) -> dict:
             continue
         try:
             results[ex_id] = verify_example(ex_id)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of one example is its row's result
             results[ex_id] = {"id": ex_id, "ok": False, "problems": {"error": f"{type(exc).__name__}: {exc}"}}
     info = probe()
     record = {"device": getattr(info, "name", None), "arch": getattr(info, "arch", None),
@@ -92,6 +92,6 @@ def _tvm_version():
     return tvm_version()
 
 
-# ---- where an API name shows up in the generated CUDA (APIExplorer) -----------------------------
+# ---- where an API name shows up in the generated CUDA (APIView) -----------------------------
 # What a name lowers to when its own name does not appear in the CUDA (classes of
 # tvm.backend.cuda.lang act through the PTX they emit). Keys are qualified names.

@@ -6,7 +6,7 @@ Compiled for sm_100a here; an H200 (sm_90) cannot run tcgen05/TMEM code.
 """
 from __future__ import annotations
 
-from txlab.api_examples import Example
+from txlab.api_examples.example import Example
 
 SM100 = "tcgen05 / TMEM instructions exist only on sm_100+ (Blackwell); an H200 cannot run it"
 

@@ -17,7 +17,7 @@ is what ``txlab.api.coverage`` reports for these names.
 """
 from __future__ import annotations
 
-from txlab.api_examples import Example
+from txlab.api_examples.example import Example
 
 NO_RUNTIME = ("IKET events are recorded only under NVIDIA run-iket (nvidia-cutlass-dsl>=4.6.0 IKET "
               "profile), not by an in-process launch; scripts/iket_h200.py runs it there")
@@ -118,7 +118,7 @@ def build(ex) -> dict:
 
 
 def enabled_source(ex) -> str:
-    """CUDA of the IKET-enabled build (what the APIExplorer shows for these names)."""
+    """CUDA of the IKET-enabled build (what the APIView shows for these names)."""
     import tvm
 
     from txlab.compiler import compile as compile_kernel

@@ -8,7 +8,7 @@ All buffers are symmetric (allocated with ``nvshmem_malloc`` on every PE).
 """
 from __future__ import annotations
 
-from txlab.api_examples import Example
+from txlab.api_examples.example import Example
 
 MULTI_GPU = "needs 2+ GPUs in one NVSHMEM job (nvshmrun / nvshmemx_init_attr); one H200 cannot run it"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples import Example
+from txlab.api_examples.example import Example
 
 FULL = 0xFFFFFFFF
 

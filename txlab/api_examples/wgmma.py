@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples import Example
+from txlab.api_examples.example import Example
 
 SS = '''
 @T.prim_func

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
-from txlab.emulator import sync
+import txlab.emulator.memory as M
+import txlab.emulator.sync as sync
 from txlab.emulator.ops import BLOCKING, HANDLERS, _str
 from txlab.errors import NotEmulatedError
 

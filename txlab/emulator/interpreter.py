@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
+import txlab.emulator.memory as M
+from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
 
 
@@ -75,23 +76,27 @@ class Compiler:
         self.dyn_buffers = []
         self.lines_own = 0
         self.lines_total = 0
+        self.fast_math = getattr(program, "fast_math", True)   # the build emulated (txlab's default)
+        self._contraction = None
+
+    @property
+    def contraction(self):
+        """Where nvcc fuses a multiply and an add of this kernel (computed on first use)."""
+        if self._contraction is None:
+            from txlab.emulator.contract import Contraction
+
+            self._contraction = Contraction(getattr(self.program, "func", None))
+        return self._contraction
 
     # ---- lines -------------------------------------------------------------------------------
     def _span_line(self, node):
-        """The user's line of a statement's span: for a statement inlined from a library
-        (``tvm.backend.cuda.lang``; a ``SequentialSpan``, the user's call first) the last frame
-        in the user's file before the library's frames."""
-        frames = span_frames(getattr(node, "span", None))
-        if not frames:
+        """The user's line of a statement's span (:func:`txlab.ir.spans.user_frame`)."""
+        frame = spans.user_frame(getattr(node, "span", None), self.program.filename)
+        if frame is None:
             return None
         if self.program.filename is None:
-            self.program.filename = frames[0][0]
-        line = None
-        for fn, ln in frames:
-            if fn != self.program.filename:
-                break
-            line = ln
-        return line if line and line > 0 else None
+            self.program.filename = frame[0]
+        return frame[1] if frame[1] > 0 else None
 
     def not_emulated(self, name: str, detail: str = ""):
         line = self.line
@@ -132,122 +137,77 @@ class Compiler:
 
     def e_Cast(self, e):
         src = self.expr(e.value)
-        to = _dtype_of(e)
-        dt = M.np_dtype(to)
-        frm = _dtype_of(e.value)
-        f2i = frm.startswith(("float", "bfloat")) and to.startswith(("int", "uint"))
-        if to == "bool":
-            return lambda g: np.not_equal(src(g), 0)
-        if f2i:
-            info = np.iinfo(dt)
-
-            def cast_f2i(g):
-                v = np.asarray(src(g), dtype=np.float64)
-                v = np.nan_to_num(np.trunc(v), nan=0.0)
-                r = np.clip(v, info.min, info.max).astype(dt)
-                return r if r.ndim else dt.type(r)
-            return cast_f2i
-
-        def cast(g):
-            v = src(g)
-            if isinstance(v, np.ndarray):
-                return v.astype(dt)
-            return np.asarray(v).astype(dt)[()]
-        return cast
+        dt = M.np_dtype(_dtype_of(e))
+        fast = self.fast_math
+        cast = semantics.cast
+        return lambda g: cast(src(g), dt, fast_math=fast)
 
     def _bin(self, e, op):
         a = self.expr(e.a)
         b = self.expr(e.b)
         return lambda g: op(a(g), b(g))
 
+    def _binop(self, e):
+        """A TIR binary node through the one table (txlab.ir.semantics) for its operands' dtype."""
+        return self._bin(e, semantics.binary(type(e).__name__, _dtype_of(e.a), self.fast_math))
+
     def e_Add(self, e):
-        return self._bin(e, np.add)
+        return self._fused(e) or self._binop(e)
 
     def e_Sub(self, e):
-        return self._bin(e, np.subtract)
+        return self._fused(e) or self._binop(e)
 
-    def e_Mul(self, e):
-        return self._bin(e, np.multiply)
+    e_Mul = e_Div = e_Mod = e_FloorDiv = e_FloorMod = e_Min = e_Max = _binop
+    e_EQ = e_NE = e_LT = e_LE = e_GT = e_GE = e_And = e_Or = _binop
+    e_BitwiseAnd = e_BitwiseOr = e_BitwiseXor = e_LShift = e_RShift = _binop
 
-    def e_Div(self, e):
-        if _dtype_of(e).startswith(("int", "uint")):
-            return self._bin(e, _trunc_div)
-        return self._bin(e, np.true_divide)
+    def _fused(self, e):
+        """``a * b + c`` as the build's ``fma.rn`` where nvcc contracts it
+        (txlab.emulator.contract); None where it does not."""
+        if not _dtype_of(e).startswith(("float32", "float64")):
+            return None
+        plan = self.contraction.plan(e)
+        if plan is None:
+            return None
+        mul_a, mul_b, other, negate = plan
+        fa = self._product_operand(mul_a)
+        fb = self._product_operand(mul_b)
+        fc = self.expr(other)
+        flush = self.fast_math and _dtype_of(e).startswith("float32")
+        fma = semantics.fma
+        if negate == "addend":
+            return lambda g: fma(fa(g), fb(g), np.negative(fc(g)), flush=flush)
+        if negate == "product":
+            return lambda g: fma(np.negative(fa(g)), fb(g), fc(g), flush=flush)
+        return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
 
-    def e_Mod(self, e):
-        return self._bin(e, np.fmod)
-
-    def e_FloorDiv(self, e):
-        return self._bin(e, np.floor_divide)
-
-    def e_FloorMod(self, e):
-        return self._bin(e, np.mod)
-
-    def e_Min(self, e):
-        return self._bin(e, np.fmin if _dtype_of(e).startswith(("float", "bfloat")) else np.minimum)
-
-    def e_Max(self, e):
-        return self._bin(e, np.fmax if _dtype_of(e).startswith(("float", "bfloat")) else np.maximum)
-
-    def e_EQ(self, e):
-        return self._bin(e, np.equal)
-
-    def e_NE(self, e):
-        return self._bin(e, np.not_equal)
-
-    def e_LT(self, e):
-        return self._bin(e, np.less)
-
-    def e_LE(self, e):
-        return self._bin(e, np.less_equal)
-
-    def e_GT(self, e):
-        return self._bin(e, np.greater)
-
-    def e_GE(self, e):
-        return self._bin(e, np.greater_equal)
-
-    def e_And(self, e):
-        return self._bin(e, np.logical_and)
-
-    def e_Or(self, e):
-        return self._bin(e, np.logical_or)
+    def _product_operand(self, x):
+        if isinstance(x, tuple):          # a product bound to a variable: its operands, kept by s_Bind
+            key, k = x
+            return lambda g: g.env[key][k]
+        return self.expr(x)
 
     def e_Not(self, e):
         a = self.expr(e.a)
         return lambda g: np.logical_not(a(g))
 
-    def e_BitwiseAnd(self, e):
-        return self._bin(e, np.bitwise_and)
-
-    def e_BitwiseOr(self, e):
-        return self._bin(e, np.bitwise_or)
-
-    def e_BitwiseXor(self, e):
-        return self._bin(e, np.bitwise_xor)
-
     def e_BitwiseNot(self, e):
         a = self.expr(e.a)
         return lambda g: np.invert(a(g))
-
-    def e_LShift(self, e):
-        return self._bin(e, np.left_shift)
-
-    def e_RShift(self, e):
-        return self._bin(e, np.right_shift)
 
     def e_Select(self, e):
         c = self.expr(e.condition)
         t = self.expr(e.true_value)
         f = self.expr(e.false_value)
         guarded = _has_load(e.true_value) or _has_load(e.false_value)
+        sel = semantics.select
 
         def select(g):
             cv = c(g)
             if _uniform(cv):
                 return t(g) if cv else f(g)
             if not guarded:
-                return np.where(cv if np.ndim(t(g)) < 2 else cv[:, None], t(g), f(g))
+                return sel(cv, t(g), f(g))
             return _masked_pair(g, cv, t, f)
         return select
 
@@ -420,6 +380,8 @@ class Compiler:
         parts = []
         for c in s.seq:
             parts.append(self.stmt(c))
+        if getattr(self, "_flow", False):          # inside a loop with break/continue
+            return _flow_seq(parts)
         if not any(is_gen for _, is_gen in parts):
             fns = [f for f, _ in parts]
 
@@ -437,8 +399,21 @@ class Compiler:
         return seq_gen, True
 
     def s_Bind(self, s):
-        val = self.expr(s.value)
         var = s.var
+        key = None
+        if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
+            key = self.contraction.captured(s)
+        if key is not None:          # a product a later add fuses with: keep its operands too
+            fa, fb = self.expr(s.value.a), self.expr(s.value.b)
+            mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
+
+            def bind_product(g):
+                av, bv = fa(g), fb(g)
+                g.env[key] = (av, bv)
+                g.env[var] = mul(av, bv)
+                _count(g)
+            return self._with_blocking(s, bind_product)
+        val = self.expr(s.value)
 
         def bind(g):
             g.env[var] = val(g)
@@ -454,7 +429,19 @@ class Compiler:
         return self._with_blocking(s, ev)
 
     def s_BufferStore(self, s):
-        val = self.expr(s.value)
+        key = None
+        if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
+            key = self.contraction.captured_store(s)
+        if key is not None:          # t = a * b, fused by the one later read of t: keep a and b too
+            fa, fb = self.expr(s.value.a), self.expr(s.value.b)
+            mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
+
+            def val(g):
+                av, bv = fa(g), fb(g)
+                g.env[key] = (av, bv)
+                return mul(av, bv)
+        else:
+            val = self.expr(s.value)
         store = self.store(s.buffer, list(s.indices), val)
 
         def fn(g):
@@ -594,15 +581,29 @@ class Compiler:
             g.mask = outer
         return if_, False
 
+    def _loop_body(self, s):
+        """(body, is_gen, has_flow): compile a loop body; with break/continue in it, its statement
+        sequences drop the lanes that left the iteration or the loop (``_flow_seq``)."""
+        flow = _has_flow(s.body)
+        saved = getattr(self, "_flow", False)
+        self._flow = flow
+        try:
+            body, is_gen = self.stmt(s.body)
+        finally:
+            self._flow = saved
+        return body, is_gen, flow
+
     def s_For(self, s):
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
-        body, is_gen = self.stmt(s.body)
+        body, is_gen, flow = self._loop_body(s)
         var = s.loop_var
         dt = M.np_dtype(_dtype_of(var))
         if s.step is not None:
             return self.not_emulated("for loop with a step"), False
         prog = self.program
+        if flow:
+            return _flow_for(lo, ext, body, is_gen, var, dt, self.line)
 
         if is_gen:
             def for_gen(g):
@@ -641,14 +642,20 @@ class Compiler:
 
     def s_While(self, s):
         cond = self.expr(s.condition)
-        body, is_gen = self.stmt(s.body)
+        body, is_gen, flow = self._loop_body(s)
         line = self.line
 
         def while_(g):
             outer = g.mask
             live = np.ones(g.L, bool) if outer is None else outer.copy()
             guard = 0
+            rec = _push_loop(g) if flow else None
             while True:
+                if rec is not None:
+                    live = live & ~rec[0]
+                    rec[1][:] = False
+                    if not live.any():
+                        break
                 g.mask = None if live.all() else live
                 c = cond(g)
                 live = live & c if not _uniform(c) else (live if c else live & False)
@@ -662,6 +669,8 @@ class Compiler:
                 guard += 1
                 if guard > 50_000_000:
                     raise NotEmulatedError("while loop that does not terminate", lineno=line)
+            if rec is not None:
+                g.slots["loops"].pop()
             g.mask = outer
         if is_gen:
             return while_, True
@@ -675,41 +684,109 @@ class Compiler:
         return (lambda g: None), False
 
     def s_Break(self, s):
-        return self.not_emulated("break"), False
+        return _leave(0), False
 
     def s_Continue(self, s):
-        return self.not_emulated("continue"), False
+        return _leave(1), False
 
 
-def span_frames(span) -> list:
-    """(file, line) frames of a span, outermost first (a SequentialSpan is an inline stack)."""
-    if span is None:
-        return []
-    inner = getattr(span, "spans", None)
-    if inner is not None:
-        out = []
-        for s in inner:
-            out.extend(span_frames(s))
-        return out
-    name = getattr(span, "source_name", None)
-    if name is None:
-        return []
-    return [(str(name.name), int(span.line))]
-
-
-def user_file(mod):
-    """The kernel's own file: the most common outermost frame of its statements' spans."""
+# ---- break / continue ---------------------------------------------------------------------------
+# A loop whose body contains break/continue keeps a record per group, ``g.slots["loops"][-1] =
+# (broken, continued)``: bool lane masks. ``break``/``continue`` add the active lanes; every
+# statement sequence of the body drops those lanes after each statement (an ``if`` restores its
+# outer mask, the enclosing sequence drops them again) and stops when none is left; the loop runs
+# its next iteration with the lanes that did not break. Divergent break/continue (some lanes of a
+# warp) is exact this way: those lanes skip the rest, as on the GPU.
+def _has_flow(body) -> bool:
     from txlab import ir
 
-    counts: dict = {}
-    for _, func in mod.functions_items():
-        for node in ir.walk(getattr(func, "body", None)):
-            if type(node).__name__ in ("BufferStore", "Evaluate", "IfThenElse", "For", "Bind", "SeqStmt",
-                                       "AttrStmt", "While", "AllocBuffer", "DeclBuffer"):
-                fr = span_frames(getattr(node, "span", None))
-                if fr:
-                    counts[fr[0][0]] = counts.get(fr[0][0], 0) + 1
-    return max(counts, key=counts.get) if counts else None
+    return any(type(n).__name__ in ("Break", "Continue") or
+               (type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"))
+               for n in ir.walk(body))
+
+
+def _push_loop(g):
+    rec = (np.zeros(g.L, bool), np.zeros(g.L, bool))
+    g.slots.setdefault("loops", []).append(rec)
+    return rec
+
+
+def _leave(which):
+    def leave(g):
+        g.slots["loops"][-1][which][g.active()] = True
+        return np.int32(0)
+    return leave
+
+
+def _drop_left(g) -> bool:
+    """Drop the lanes that left the iteration; False when none is left."""
+    broken, cont = g.slots["loops"][-1]
+    left = broken | cont
+    if not left.any():
+        return True
+    m = g.active() & ~left
+    if not m.any():
+        return False
+    g.mask = m
+    return True
+
+
+def _flow_seq(parts):
+    if not any(is_gen for _, is_gen in parts):
+        fns = [f for f, _ in parts]
+
+        def seq(g):
+            for f in fns:
+                f(g)
+                if not _drop_left(g):
+                    return
+        return seq, False
+
+    def seq_gen(g):
+        for f, is_gen in parts:
+            if is_gen:
+                yield from f(g)
+            else:
+                f(g)
+            if not _drop_left(g):
+                return
+    return seq_gen, True
+
+
+def _flow_for(lo, ext, body, is_gen, var, dt, line):
+    def run(g):
+        a, n = lo(g), ext(g)
+        if not (_uniform(a) and _uniform(n)):
+            raise NotEmulatedError("for loop with per-thread bounds and break/continue", lineno=line)
+        outer = g.mask
+        base = g.active().copy()
+        rec = _push_loop(g)
+        try:
+            for i in range(int(a), int(a) + int(n)):
+                live = base & ~rec[0]
+                if not live.any():
+                    break
+                rec[1][:] = False
+                g.mask = None if live.all() else live
+                g.env[var] = dt.type(i)
+                if is_gen:
+                    yield from body(g)
+                else:
+                    body(g)
+        finally:
+            g.slots["loops"].pop()
+            g.mask = outer
+    if is_gen:
+        return run, True
+
+    def run_plain(g):
+        for _ in run(g):
+            pass
+    return run_plain, False
+
+
+span_frames = spans.frames        # the one span walker (txlab.ir.spans)
+user_file = spans.user_file_of
 
 
 def _key(node):
@@ -730,17 +807,6 @@ def _as_gen(fn):
         return
         yield  # noqa: unreachable - makes this a generator
     return gen
-
-
-def _trunc_div(a, b):
-    a = np.asarray(a)
-    b = np.asarray(b)
-    with np.errstate(all="ignore"):
-        safe = np.where(b == 0, 1, b)
-        q = np.abs(a) // np.abs(safe)
-        neg = (a < 0) != (safe < 0)
-        q = np.where(neg, -q, q).astype(np.result_type(a, b))
-    return q if q.ndim else q[()]
 
 
 def _has_load(e) -> bool:

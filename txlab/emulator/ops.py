@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
-from txlab.emulator import sync
+import txlab.emulator.memory as M
+import txlab.emulator.sync as sync
 from txlab.errors import NotEmulatedError
 
 HANDLERS: dict = {}
@@ -165,7 +165,7 @@ def _smem_from_u64(comp, call):
     return f
 
 
-@handler("tirx.if_then_else")
+@handler("tirx.if_then_else", "prim.if_then_else")
 def _if_then_else(comp, call):
     from txlab.emulator.interpreter import _masked_pair, _uniform
 
@@ -422,35 +422,8 @@ HANDLERS["tirx.cuda.wgmma_noop_barrier"] = lambda comp, call: comp.expr(call.arg
 # clock / clock64: txlab.emulator.timers (emulated warp-instructions)
 
 
-# ---- math and conversions -----------------------------------------------------------------------
-def _unary(fn):
-    def build(comp, call):
-        (x,) = _args(comp, call)
-        dt = M.np_dtype(_dtype(call))
-
-        def f(g):
-            with np.errstate(all="ignore"):
-                r = np.asarray(fn(np.asarray(x(g)))).astype(dt)
-            return r if r.ndim else r[()]
-        return f
-    return build
-
-
-for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-                   "rsqrt": lambda v: 1 / np.sqrt(v), "fabs": np.abs, "tanh": np.tanh, "sin": np.sin,
-                   "cos": np.cos, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
-                   "erf": None, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "log1p": np.log1p,
-                   "expm1": np.expm1}.items():
-    if _fn is not None:
-        HANDLERS[f"tirx.{_name}"] = _unary(_fn)
-
-
-@handler("tirx.cuda.fdividef")
-def _fdividef(comp, call):
-    a, b = _args(comp, call)
-    return lambda g: np.float32(1) * np.true_divide(np.float32(a(g)) if np.ndim(a(g)) == 0 else a(g), b(g)).astype(np.float32)
-
-
+# ---- math: txlab.emulator.mathfns (expf, __expf, sqrtf, ... with the build's fast-math meaning) ------
+# ---- conversions ---------------------------------------------------------------------------------
 @handler("tirx.cuda.float_as_uint")
 def _f2u(comp, call):
     (x,) = _args(comp, call)
@@ -474,55 +447,18 @@ def _to_float(comp, call):
     return lambda g: np.asarray(x(g)).astype(np.float32)
 
 
-# ---- atomics -------------------------------------------------------------------------------------
+# ---- atomics (txlab.emulator.atomics: order, rounding, race checking) ------------------------------
 def _atomic(kind):
     def build(comp, call):
+        from txlab.emulator.atomics import apply_atomic
+
         args = _args(comp, call)
         dt = M.np_dtype(_dtype(call))
         line = comp.line
         prog = comp.program
 
         def f(g):
-            addr = np.broadcast_to(np.asarray(args[0](g)).astype(np.uint64), (g.L,))
-            vals = [np.broadcast_to(np.asarray(a(g)), (g.L,)).astype(dt) for a in args[1:]]
-            act = np.nonzero(g.active())[0]
-            old = np.zeros(g.L, dt)
-            space = g.cta.space
-            info = {"name": "atomic target", "dtype": str(dt)}
-            for i in act:      # lanes in increasing thread order: sequentially consistent
-                a = int(addr[i])
-                region = space.find(a)
-                if region is None or a - region.base + dt.itemsize > region.nbytes:
-                    prog.finding("out_of_bounds", f"atomic {kind} at an address outside every buffer "
-                                 f"(thread {int(g.tid[i])} of CTA {g.cta_of(i)})", line=line,
-                                 cta=g.cta_of(i), threads=[g.tid[i]], key=("out_of_bounds", line, "atomic"))
-                    continue
-                view = region.view(dt)
-                k = (a - region.base) // dt.itemsize
-                if region.cta_stride and g.lane_cta is not None:     # this lane's CTA's shared memory
-                    k += int(g.lane_cta[i]) * (region.cta_stride // dt.itemsize)
-                cur = view[k]
-                old[i] = cur
-                if kind == "add":
-                    view[k] = cur + vals[0][i]
-                elif kind == "cas":
-                    if cur == vals[0][i]:
-                        view[k] = vals[1][i]
-                elif kind == "max":
-                    view[k] = max(cur, vals[0][i])
-                elif kind == "min":
-                    view[k] = min(cur, vals[0][i])
-                elif kind == "exch":
-                    view[k] = vals[0][i]
-                elif kind == "and":
-                    view[k] = cur & vals[0][i]
-                elif kind == "or":
-                    view[k] = cur | vals[0][i]
-                if region.kind == "shared" and g.cta.races is not None:
-                    pass  # atomics do not race with each other
-            g.cta.progress += 1
-            del info
-            return old
+            return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line)
         return f
     return build
 

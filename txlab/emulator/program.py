@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 from txlab import ir
-from txlab.emulator import memory as M
+import txlab.emulator.memory as M
 from txlab.emulator.interpreter import Compiler, Group, _key
-from txlab.emulator.races import EpochRaceChecker, RaceChecker
+from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 from txlab.emulator.result import Finding
 from txlab.errors import EmulationFault, NotEmulatedError
 
@@ -35,9 +35,15 @@ class Stop(Exception):
 
 class Program:
     def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
-                 filename: str | None = None):
-        from txlab.emulator import ops
-        from txlab.emulator import cluster, timers, tma, wgmma  # noqa: F401  (importing them registers their ops' handlers)
+                 filename: str | None = None, fast_math: bool = True):
+        import txlab.emulator.ops as ops
+        import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.mathfns  # noqa: F401
+        import txlab.emulator.mma  # noqa: F401
+        import txlab.emulator.ptx_memory  # noqa: F401
+        import txlab.emulator.timers  # noqa: F401
+        import txlab.emulator.tma  # noqa: F401
+        import txlab.emulator.wgmma  # noqa: F401
 
         self.func = func
         self.kernel_name = kernel_name
@@ -46,6 +52,7 @@ class Program:
         self.stop = stop
         self.tensormaps = tensormaps or {}
         self.filename = filename
+        self.fast_math = fast_math     # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []
@@ -68,6 +75,12 @@ class Program:
         names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
         self.warp_mode = bool(names & ops.WARP_MODE_OPS)
         self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names)
+        self.global_races = None          # atomics in global memory: txlab.emulator.races.GlobalRaces
+        self._atomic_roots: set = set()
+        self.cta_serial = 0
+        if check and any(nm.startswith(_ATOMIC_PREFIXES) for nm in names):
+            self.global_races = GlobalRaces(self._global_race_found)
+            self._atomic_roots = _atomic_roots(func.body)
         self.compiler = Compiler(self)
         self.body, self.body_is_gen = self.compiler.stmt(func.body)
         self.static_smem = self.compiler.static_smem
@@ -113,6 +126,36 @@ class Program:
 
     def count_loop(self, g, n):
         pass
+
+    def _global_race_found(self, r):
+        (k1, l1, t1, c1), (k2, l2, t2, c2) = r["first"], r["second"]
+        l1 = l1 if l1 is not None and l1 >= 0 else None
+        l2 = l2 if l2 is not None and l2 >= 0 else None
+        where = "the same CTA, with no barrier between them" if c1 == c2 else \
+            "different CTAs, which nothing in the launch orders"
+        self.finding(
+            "global_race",
+            f"global-memory race: {k1} by thread {t1} of CTA {c1} (line {l1}) and {k2} by thread {t2} of CTA "
+            f"{c2} (line {l2}) of byte {r['addr']} of {r['region']}: {where} (an atomic does not order a plain "
+            f"access to the same address; separate them with a barrier, or a second kernel across CTAs)",
+            line=l2, other_line=l1, cta=c2, threads=[t1, t2], index=[r["addr"]], count=r["count"],
+            key=("global_race", l1, l2, k1, k2))
+
+    def _track_atomic_targets(self, args_env, space):
+        for v in self._atomic_roots:
+            val = args_env.get(v)
+            if val is None:
+                continue
+            try:
+                region = space.find(int(np.asarray(val).ravel()[0]))
+            except (TypeError, ValueError):
+                continue
+            if region is not None:
+                self.global_races.track(region)
+
+    def _global_race(self, g, region, e, lm, dt, write, line):
+        byte, tids = _lane_bytes(g, e, lm, dt)
+        self.global_races.access(g, region, byte, tids, write, line)
 
     # ---- memory ------------------------------------------------------------------------------
     def _resolve(self, g, base, elem, dt, line, info, write):
@@ -211,6 +254,8 @@ class Program:
             out = np.where(lm if out.ndim == 1 else lm[:, None], out, np.zeros((), dt))
         if region.kind == "shared" and g.cta.races is not None:
             self._race(g, e, lm, dt, False, line)
+        elif self.global_races is not None and self.global_races.tracks(region):
+            self._global_race(g, region, e, lm, dt, False, line)
         return out if out.ndim else out[()]
 
     def mem_write(self, g, base, idx, off, dt, value, line, info):
@@ -232,6 +277,8 @@ class Program:
                     view[int(e)] = v[act[-1]]
             if region.kind == "shared" and g.cta.races is not None:
                 self._race(g, np.full(g.L, int(e)), lm, dt, True, line)
+            elif self.global_races is not None and self.global_races.tracks(region):
+                self._global_race(g, region, e, lm, dt, True, line)
             g.cta.progress += 1
             return
         race_e = e
@@ -250,25 +297,13 @@ class Program:
             view[e] = v
         if region.kind == "shared" and g.cta.races is not None:
             self._race(g, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt, True, line)
+        elif self.global_races is not None and self.global_races.tracks(region):
+            self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
 
     def _race(self, g, e, lm, dt, write, line):
-        e = np.asarray(e)
-        if e.ndim == 0:
-            e = np.full(g.L, int(e))
-        act = g.active()
-        if lm is not None:
-            act = act & lm
-        if e.shape[0] != g.L:
-            e = np.broadcast_to(e, (g.L,) + e.shape[1:])
-        ee = e[act]
-        tids = g.gtid[act]
-        if ee.ndim == 2:
-            tids = np.repeat(tids, ee.shape[1])
-            ee = ee.ravel()
-        isz = dt.itemsize
-        byte = (ee[:, None] * isz + np.arange(isz)).ravel()
-        g.cta.races.access(byte, np.repeat(tids, isz), write, line)
+        byte, tids = _lane_bytes(g, e, lm, dt)
+        g.cta.races.access(byte, tids, write, line)
 
     # ---- running -----------------------------------------------------------------------------
     def batch_size(self, nctas: int, threads: int, shared_bytes: int) -> int:
@@ -278,7 +313,7 @@ class Program:
         clock reads, clusters) runs many CTAs at once: lanes = CTAs x threads, shared memory one
         slice per CTA. Results are the same as CTA by CTA (per instruction, lanes go in (CTA,
         thread) order, so atomics and stores to one address resolve as in launch order)."""
-        from txlab.emulator import ops
+        import txlab.emulator.ops as ops
 
         if self.warp_mode or threads % 32 or nctas < 2 or not self.batchable:
             return 1
@@ -314,6 +349,8 @@ class Program:
         dyn_off = (static + 1023) // 1024 * 1024 if self.uses_dyn else static
         smem = dyn_off + (dyn_bytes if self.uses_dyn else 0)
         B = self.batch_size(len(ctas), threads, smem)
+        if self.global_races is not None:
+            self._track_atomic_targets(args_env, space)
         nclus = int(np.prod(self.cluster_dims))
         if nclus > 1:
             from txlab.emulator.cluster import Cluster, group_into_clusters
@@ -343,6 +380,65 @@ class Program:
             "static_smem_bytes": self.static_smem,
             "statements_with_own_line": self.line_quality[0], "statements": self.line_quality[1],
         })
+
+
+def _lane_bytes(g, e, lm, dt):
+    """(byte offsets, batch-wide thread of each) of an access's active, in-bounds lanes: element
+    indices ``e`` ((L,) or (L, n)) of ``dt`` (for the race checkers)."""
+    e = np.asarray(e)
+    if e.ndim == 0:
+        e = np.full(g.L, int(e))
+    act = g.active()
+    if lm is not None:
+        act = act & lm
+    if e.shape[0] != g.L:
+        e = np.broadcast_to(e, (g.L,) + e.shape[1:])
+    ee = e[act]
+    tids = g.gtid[act]
+    if ee.ndim == 2:
+        tids = np.repeat(tids, ee.shape[1])
+        ee = ee.ravel()
+    isz = dt.itemsize
+    return (ee[:, None] * isz + np.arange(isz)).ravel(), np.repeat(tids, isz)
+
+
+_ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")
+
+
+def _atomic_roots(body) -> set:
+    """The variables an atomic's address may derive from: buffers, their data pointers and the
+    let-bound pointers between (so the global regions atomics reach can be tracked)."""
+    defs: dict = {}
+    for node in ir.walk(body):
+        t = type(node).__name__
+        if t == "DeclBuffer":
+            defs.setdefault(node.buffer, set()).update(_vars_in(node.data))
+        elif t in ("Bind", "Let"):
+            defs.setdefault(node.var, set()).update(_vars_in(node.value))
+    roots: set = set()
+    for node in ir.walk(body):
+        if type(node).__name__ == "Call" and getattr(node.op, "name", "").startswith(_ATOMIC_PREFIXES):
+            for a in node.args:
+                roots |= _vars_in(a)
+    todo = list(roots)
+    while todo:
+        v = todo.pop()
+        for d in defs.get(v, ()):
+            if d not in roots:
+                roots.add(d)
+                todo.append(d)
+    return roots
+
+
+def _vars_in(e) -> set:
+    out = set()
+    for n in ir.walk(e):
+        t = type(n).__name__
+        if t == "Var":
+            out.add(n)
+        elif t == "TensorLoad":
+            out.add(n.source)
+    return out
 
 
 def _is_uniform(v) -> bool:
@@ -375,7 +471,12 @@ class Cta:
                                    np.zeros(total, np.uint8), "shared")
         space.add(self.shared)
         self.nwarps = (self.nthreads + 31) // 32
-        if not program.check or not (program.static_smem or program.uses_dyn):
+        self.serial = program.cta_serial      # a launch-wide CTA number (GlobalRaces)
+        program.cta_serial += self.B
+        if program.global_races is not None:
+            for c in range(self.B):
+                program.global_races.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
+        if not program.check or not (program.static_smem or program.uses_dyn or program.global_races is not None):
             self.races = None        # no shared memory: nothing to race on
         else:
             ncl = int(np.prod(program.cluster_dims))

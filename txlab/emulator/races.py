@@ -50,6 +50,8 @@ class RaceChecker:
         self.report = report       # report(detail dict, cta_in_batch)
         self._seen: set = set()
         self.foreign: dict = {}    # warp -> {cluster rank: clock over that CTA's checker rows}
+        self.a_clk = None          # atomics (allocated at the first one): clock, line, thread per warp
+        self.a_line = self.a_tid = None
         self.labels: dict = {}     # agent row -> what it stands for, in reports
 
     # ---- synchronisation -------------------------------------------------------------------
@@ -80,6 +82,14 @@ class RaceChecker:
             c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
             np.maximum(self.vc[c, w], clock, out=self.vc[c, w])
 
+    def stamp(self, c, w) -> np.ndarray:
+        """The current clock of warps ``w`` of batch CTAs ``c`` (for :class:`GlobalRaces`)."""
+        return self.vc[c, w, w]
+
+    def ordered(self, c, w, u, clk) -> np.ndarray:
+        """Whether warp ``w`` (now) is ordered after warp ``u``'s access at clock ``clk``."""
+        return self.vc[c, w, u] >= clk
+
     def known_of(self, warp: int) -> dict:
         """What ``warp`` knows of other CTAs' warps: {cluster rank: clock}."""
         return self.foreign.get(int(warp), {})
@@ -95,17 +105,65 @@ class RaceChecker:
         return row
 
     # ---- accesses ----------------------------------------------------------------------------
-    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
+    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line, atomic: bool = False) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
-        different warps touching one byte in a writing instruction race with each other."""
+        different warps touching one byte in a writing instruction race with each other.
+        ``atomic``: an atomic read-modify-write, which races only with plain accesses."""
         if byte_addr.size == 0:
             return
         a = np.asarray(byte_addr).astype(np.int64)
         tids = np.asarray(tids).astype(np.int64)
         c = tids // self.T
         t = tids % self.T
+        if atomic:
+            self._atomic(a, c, t, t // 32, line)
+            return
         self._access(a, c, t, t // 32, write, line)
+
+    def _atomic(self, a, c, t, w, line) -> None:
+        ln = -1 if line is None else int(line)
+        vcw = self.vc[c, w]
+        self._vs_write(a, c, t, w, vcw, "atomic", ln)
+        self._vs_warps(self.r_clk, self.r_line, self.r_tid, a, c, t, w, vcw, "read", "atomic", ln)
+        if self.a_clk is None:
+            self.a_clk = np.zeros_like(self.r_clk)
+            self.a_line = np.full_like(self.r_line, -1)
+            self.a_tid = np.full_like(self.r_tid, -1)
+        self.a_clk[c, w, a] = vcw[np.arange(w.size), w]
+        self.a_line[c, w, a] = ln
+        self.a_tid[c, w, a] = t
+
+    def _vs_write(self, a, c, t, w, vcw, what, ln) -> None:
+        """An access (``what``) against the last write of its bytes by another warp, unordered."""
+        ww = self.w_warp[c, a].astype(np.int64)
+        other = (ww >= 0) & (ww != w)
+        if other.any():
+            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
+            bad = other & (self.w_clk[c, a] > seen)
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
+                           what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
+
+    def _vs_warps(self, clk, lines, tids, a, c, t, w, vcw, first_kind, what, ln) -> None:
+        """An access against the per-warp records ``clk`` (reads or atomics) of other warps, unordered."""
+        rc = clk[c, :, a]                                     # (n, W): earlier accesses by each warp
+        mine = np.arange(self.W + self.A)[None, :] == w[:, None]
+        bad = (rc > 0) & (rc > vcw) & ~mine
+        if bad.any():
+            row = bad.any(axis=1)
+            i = int(np.argmax(row))
+            u = int(np.argmax(bad[i]))
+            self._emit(first_kind, int(lines[c[i], u, a[i]]), int(tids[c[i], u, a[i]]),
+                       what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+
+    def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
+        """A plain access against the unordered atomics of other warps on the same bytes."""
+        what = (lambda i: self._kind(int(w[i]), "write" if write else "read"))
+        self._vs_warps(self.a_clk, self.a_line, self.a_tid, a, c, t, w, vcw, "atomic", what, ln)
+        if write:
+            self.a_clk[c, :, a] = 0
 
     def access_as(self, row: int, byte_addr: np.ndarray, tid: int, write: bool, line) -> None:
         """An access by agent ``row`` (see :meth:`agent`), reported as thread ``tid`` of its CTA."""
@@ -121,26 +179,12 @@ class RaceChecker:
     def _access(self, a, c, t, w, write, line) -> None:
         ln = -1 if line is None else int(line)
         vcw = self.vc[c, w]                                   # (n, W): each accessor's clock row
-        ww = self.w_warp[c, a].astype(np.int64)
-        other = (ww >= 0) & (ww != w)
-        if other.any():
-            seen = np.take_along_axis(vcw, np.maximum(ww, 0)[:, None], axis=1)[:, 0]
-            bad = other & (self.w_clk[c, a] > seen)
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
-                           self._kind(int(w[i]), "write" if write else "read"), ln, int(t[i]), int(a[i]),
-                           int(bad.sum()), int(c[i]))
+        if self.a_clk is not None:
+            self._vs_atomics(a, c, t, w, vcw, write, ln)
+        self._vs_write(a, c, t, w, vcw, lambda i: self._kind(int(w[i]), "write" if write else "read"), ln)
         if write:
-            rc = self.r_clk[c, :, a]                          # (n, W): earlier reads by each warp
-            mine = np.arange(self.W + self.A)[None, :] == w[:, None]
-            bad = (rc > 0) & (rc > vcw) & ~mine
-            if bad.any():
-                row = bad.any(axis=1)
-                i = int(np.argmax(row))
-                u = int(np.argmax(bad[i]))
-                self._emit("read", int(self.r_line[c[i], u, a[i]]), int(self.r_tid[c[i], u, a[i]]),
-                           self._kind(int(w[i]), "write"), ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+            self._vs_warps(self.r_clk, self.r_line, self.r_tid, a, c, t, w, vcw, "read",
+                           lambda i: self._kind(int(w[i]), "write"), ln)
             # two warps writing one byte in this same instruction
             if np.unique(w).size > 1:
                 key = c * self.n + a
@@ -208,6 +252,7 @@ class EpochRaceChecker:
         self.r_multi = np.zeros(size, bool)
         self.r_tid = np.full(size, -1, np.int32)
         self.r_line = np.full(size, -1, np.int32)
+        self.a_ep = None           # atomics (allocated at the first one): epoch, warp, several warps
         self.report = report
         self._seen: set = set()
 
@@ -223,13 +268,19 @@ class EpochRaceChecker:
     def known_of(self, warp: int) -> dict:
         return {}              # nor across CTAs
 
+    def stamp(self, c, w) -> np.ndarray:
+        return self.ep[c] + np.zeros_like(w, dtype=np.int64)
+
+    def ordered(self, c, w, u, clk) -> np.ndarray:
+        return self.ep[c] > clk
+
     def acquire_foreign(self, warp: int, known: dict) -> None:
         pass
 
     def agent(self, rank: int, label: str):
         return None            # another CTA's multicast writes are not race-checked in lockstep
 
-    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line) -> None:
+    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line, atomic: bool = False) -> None:
         if byte_addr.size == 0:
             return
         tids = np.asarray(tids)
@@ -246,11 +297,43 @@ class EpochRaceChecker:
         w = (t // 32).astype(np.int16)
         ln = -1 if line is None else int(line)
         ww = self.w_warp[k]
+        what = "atomic" if atomic else ("write" if write else "read")
         bad = (ww >= 0) & (ww != w) & (self.w_ep[k] == e)
         if bad.any():
             i = int(np.argmax(bad))
-            self._emit("write", int(self.w_line[k[i]]), int(self.w_tid[k[i]]), "write" if write else "read",
+            self._emit("write", int(self.w_line[k[i]]), int(self.w_tid[k[i]]), what,
                        ln, int(t[i]), int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+        if atomic:
+            bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit("read", int(self.r_line[k[i]]), int(self.r_tid[k[i]]), "atomic", ln, int(t[i]),
+                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+            if self.a_ep is None:
+                size = self.w_warp.size
+                self.a_ep = np.full(size, -1, np.int32)
+                self.a_warp = np.full(size, -1, np.int16)
+                self.a_multi = np.zeros(size, bool)
+                self.a_tid = np.full(size, -1, np.int32)
+                self.a_line = np.full(size, -1, np.int32)
+            same = self.a_ep[k] == e
+            multi = self.a_multi[k] | (same & (self.a_warp[k] != w))
+            self.a_warp[k] = w
+            multi |= self.a_warp[k] != w          # several warps in this instruction
+            self.a_multi[k] = multi
+            self.a_ep[k] = e
+            self.a_tid[k] = t
+            self.a_line[k] = ln
+            return
+        if self.a_ep is not None:
+            bad = (self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w))
+            if bad.any():
+                i = int(np.argmax(bad))
+                self._emit("atomic", int(self.a_line[k[i]]), int(self.a_tid[k[i]]), what, ln, int(t[i]),
+                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+            if write:
+                self.a_ep[k] = -1
+                self.a_multi[k] = False
         if write:
             bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
             if bad.any():
@@ -287,3 +370,95 @@ class EpochRaceChecker:
         self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
                      "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
                      "addr": addr, "count": n}, cta)
+
+
+class GlobalRaces:
+    """Races on global memory that involve atomics: an atomic read-modify-write and a plain load or
+    store of the same bytes by threads with nothing ordering them (different CTAs -- nothing orders
+    CTAs of one launch but the kernel's own protocol -- or warps of one CTA with no barrier between,
+    as the CTA's shared-memory checker decides), in either order. Atomics among themselves never
+    race. Only the regions that the kernel's atomics target are tracked (found from the atomics'
+    address operands), per byte: the last plain write, the last plain read and the last atomic.
+
+    Atomics on one address form a single order in which each read-modify-write sees the one
+    before: a plain access ordered after the *latest* atomic on its bytes (e.g. by the thread that
+    performed it: the "last CTA" pattern of a counter) is not a race, even though earlier atomics
+    came from other CTAs. Plain-against-plain global races are not checked (documented limit).
+    """
+
+    def __init__(self, report):
+        self.report = report            # report(detail dict)
+        self.state: dict = {}           # Region -> dict of per-byte arrays
+        self.ctas: dict = {}            # CTA serial -> (x, y, z)
+        self._seen: set = set()
+
+    def track(self, region) -> None:
+        if region in self.state or region.kind != "global":
+            return
+        n = region.nbytes
+        st = {}
+        for p in ("w", "r", "a"):
+            st[p + "_cta"] = np.full(n, -1, np.int64)
+            st[p + "_warp"] = np.full(n, -1, np.int32)
+            st[p + "_clk"] = np.zeros(n, np.int64)
+            st[p + "_tid"] = np.full(n, -1, np.int32)
+            st[p + "_line"] = np.full(n, -1, np.int32)
+        self.state[region] = st
+
+    def tracks(self, region) -> bool:
+        return region in self.state
+
+    def access(self, g, region, byte, tids, write: bool, line, atomic: bool = False) -> None:
+        st = self.state.get(region)
+        if st is None or byte.size == 0:
+            return
+        chk = g.cta.races
+        b = np.asarray(byte, np.int64)
+        tids = np.asarray(tids, np.int64)
+        T = g.cta.nthreads
+        c = tids // T
+        t = tids % T
+        w = t // 32
+        serial = g.cta.serial + c
+        now = chk.stamp(c, w)
+        ln = -1 if line is None else int(line)
+
+        def unordered(p):
+            pc, pw, pk = st[p + "_cta"][b], st[p + "_warp"][b], st[p + "_clk"][b]
+            same = pc == serial
+            ordered = same & ((pw == w) | chk.ordered(c, w, np.maximum(pw, 0), pk))
+            return (pc >= 0) & ~ordered
+
+        def emit(p, first_kind, second_kind, bad):
+            i = int(np.argmax(bad))
+            key = (first_kind, int(st[p + "_line"][b[i]]), second_kind, ln)
+            if key in self._seen:
+                return
+            self._seen.add(key)
+            self.report({"first": (first_kind, int(st[p + "_line"][b[i]]), int(st[p + "_tid"][b[i]]),
+                                   self.ctas.get(int(st[p + "_cta"][b[i]]))),
+                         "second": (second_kind, ln, int(t[i]), self.ctas.get(int(serial[i]))),
+                         "addr": int(b[i]), "region": region.name, "count": int(bad.sum())})
+
+        def record(p):
+            st[p + "_cta"][b] = serial
+            st[p + "_warp"][b] = w
+            st[p + "_clk"][b] = now
+            st[p + "_tid"][b] = t
+            st[p + "_line"][b] = ln
+
+        if atomic:
+            for p, kind in (("w", "write"), ("r", "read")):
+                bad = unordered(p)
+                if bad.any():
+                    emit(p, kind, "atomic", bad)
+            record("a")
+            return
+        bad = unordered("a")
+        if bad.any():
+            emit("a", "atomic", "write" if write else "read", bad)
+        if write:
+            record("w")
+            st["a_cta"][b] = -1
+        else:
+            record("r")

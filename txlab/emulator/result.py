@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-#: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, divergent_barrier,
+#: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, global_race, divergent_barrier,
 #: barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
-KINDS = ("out_of_bounds", "misaligned", "shared_race", "divergent_barrier", "deadlock",
+KINDS = ("out_of_bounds", "misaligned", "shared_race", "global_race", "divergent_barrier", "deadlock",
          "over_arrival", "phase_skip", "note")
 
 
@@ -75,8 +75,3 @@ class EmulationResult:
     def __repr__(self):
         return f"<EmulationResult {'OK' if self.ok else 'FINDINGS'} {self.summary()}>"
 
-    def _repr_html_(self):
-        import html
-
-        color = "#2e7d32" if self.ok else "#c62828"
-        return (f'<pre style="color:{color}">{html.escape(self.summary())}</pre>')

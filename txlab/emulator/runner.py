@@ -6,21 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator.result import EmulationResult, Finding
+from txlab.emulator.result import EmulationResult
+from txlab.ir.signature import Signature
 
 __all__ = ["emulate", "lower_for_emulation"]
-
-
-class _Sig:
-    """What txlab.run.check_args needs of a kernel: name and parameters."""
-
-    def __init__(self, name, params):
-        self.name = name
-        self.params = params
-
-    @property
-    def entry_params(self):
-        return [p for p in self.params if p.get("function", self.name) == self.name] or self.params
 
 
 def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
@@ -45,24 +34,33 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
 
 
 def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool = False,
-            arch: str | None = None) -> EmulationResult:
+            arch: str | None = None, fast_math: bool | None = None) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
     place). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
     ``check``: run the shared-memory race checker (bounds are always checked). ``stop``: raise
     :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
+    ``fast_math``: the build whose arithmetic is emulated (``--use_fast_math``: FTZ, approximate
+    division and transcendentals; or IEEE); default: a Compiled's own option, else True (txlab's
+    default build). docs/emulator-ops.md lists each function's precision in both.
     """
     import time
 
     from txlab import build
-    from txlab.emulator import memory as M
+    import txlab.emulator.memory as M
     from txlab.emulator.program import Program
     from txlab.launch import bind_symbols, check_args
     from txlab.launch import eval_dims as _eval_dims
 
     t0 = time.perf_counter()
+    if fast_math is None:
+        fast_math = bool(getattr(getattr(kernel_or_compiled, "options", None), "fast_math", True))
+    elif not isinstance(fast_math, bool):
+        from txlab.errors import InputError
+
+        raise InputError(f"fast_math must be True or False, not {fast_math!r}", param="fast_math")
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
-    sig = _Sig(entry, build.params_of(mod))
+    sig = Signature(entry, build.params_of(mod))
     check_args(sig, args)
     names = bind_symbols(sig, args)
     space = M.AddressSpace()
@@ -84,7 +82,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
-        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile)
+        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
         env = {}
         params = list(func.params)
         for p, v in zip(params, call_args):
@@ -133,7 +131,7 @@ class _HostBinder:
     maps it encodes (cuTensorMapEncodeTiled)."""
 
     def __init__(self, sig, user, args, names, space):
-        from txlab.emulator import memory as M
+        import txlab.emulator.memory as M
 
         self.names = dict(names)
         self.alias: dict = {}         # host buffer name -> user buffer name

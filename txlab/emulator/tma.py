@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
-from txlab.emulator import sync
+import txlab.emulator.memory as M
+import txlab.emulator.sync as sync
 from txlab.emulator.ops import HANDLERS, _str, _uniform_addr
 from txlab.errors import NotEmulatedError
 

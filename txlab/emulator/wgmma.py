@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator import memory as M
+import txlab.emulator.memory as M
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.errors import NotEmulatedError
 

@@ -296,7 +296,7 @@ def kernel(name: str, fixed: bool = False):
 def bug_line(name: str) -> int:
     """The line of this file (or of the transpose example) where the bug ``name`` is."""
     if name == "bank_conflict":
-        from txlab.examples import transpose
+        import txlab.examples.transpose as transpose
 
         src, first = inspect.getsourcelines(transpose)
         hits = [max(first, 1) + i for i, l in enumerate(src) if "= tile[lane, warp + j * ROWS]" in l]

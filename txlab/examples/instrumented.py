@@ -1,5 +1,5 @@
 """CudaProfiler-instrumented example kernels (TIRx) for in-kernel timelines: ``load_compute_store``
-and ``warp_specialized``. ``python -m txlab.timeline record-examples`` records them on a GPU.
+and ``warp_specialized``. ``python -m txlab.examples.traces record-examples`` records them on a GPU.
 """
 from __future__ import annotations
 

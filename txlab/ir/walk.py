@@ -108,22 +108,6 @@ def prod(values):
     return out
 
 
-def user_frame(span) -> tuple[str, int] | None:
-    """``(file, line)`` of the first frame of ``span`` (a ``SequentialSpan`` is an inline stack)
-    that is not inside TVM's own package: where the user wrote the statement. None if none is."""
-    if span is None:
-        return None
-    for s in (list(span.spans) if hasattr(span, "spans") else [span]):
-        src = getattr(s, "source_name", None)
-        fname = getattr(src, "name", None) if src is not None else None
-        if fname and "/site-packages/tvm/" not in fname and "/python/tvm/" not in fname:
-            try:
-                return fname, int(s.line)
-            except (TypeError, ValueError):
-                return None
-    return None
-
-
 def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
     """``(IRModule, entry name)`` for a ``@T.prim_func``, a ``tvm.IRModule`` or a compiled kernel
     (anything with ``.ir_module``, e.g. :class:`txlab.Compiled`). The entry is ``name``, else the

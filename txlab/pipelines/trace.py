@@ -154,7 +154,7 @@ class PipelineTrace:
         return ax.figure
 
     def view(self, **kwargs):
-        """The interactive widget of this simulation (:class:`txlab.views.PipelineViewer`), registered by
+        """The interactive widget of this simulation (:class:`txlab.views.PipelineView`), registered by
         ``txlab.views``; ``kwargs`` go to the widget."""
         from txlab.hooks import widget
 

@@ -12,7 +12,7 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan = txlab.pools.layout(compiled)        # prim_func, IRModule or txlab.Compiled
     >>> plan.allocations[0]["name"], plan.occupancy.ctas_per_sm
     >>> plan.check()                               # PoolOverflowError before any launch
-    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolMap widget
+    >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolView widget
 """
 from __future__ import annotations
 
@@ -20,4 +20,5 @@ from txlab.pools.limits import (  # noqa: F401  (public here as before)
     ARCH_LIMITS, BANK_BYTES, BANKS, CHUNK_BYTES, REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA, TMEM_LANES,
     TMEM_MAX_COLUMNS, KiB, PoolOverflowError, arch_limits)
 from txlab.pools.plan import Occupancy, PoolLayout  # noqa: F401
+from txlab.coalescing import coalescing  # noqa: F401  (global-memory sectors per access)
 from txlab.pools.reader import bank_pattern, check, layout, layouts, tvm_ffi_call_type, tvm_module_of  # noqa: F401

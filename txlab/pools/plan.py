@@ -99,7 +99,7 @@ class PoolLayout:
         return self.summary()
 
     def view(self, **kwargs):
-        """The interactive widget of this plan (:class:`txlab.views.PoolMap`), registered by
+        """The interactive widget of this plan (:class:`txlab.views.PoolView`), registered by
         ``txlab.views``; ``kwargs`` go to the widget."""
         from txlab.hooks import widget
 

@@ -24,7 +24,4 @@ from __future__ import annotations
 from txlab.profiling.compare import COMPARE, ProfileDiff, diff  # noqa: F401
 from txlab.profiling.measurements import HEADLINE, LINE_COUNTERS, SCHEMA, VERSION, Profile, sass_by_offset  # noqa: F401
 from txlab.profiling.running import profile, run_ncu, with_lineinfo  # noqa: F401
-from txlab.profiling.shipped import saved, saved_names
-
-profile.saved = saved
-profile.saved_names = saved_names
+from txlab.profiling.shipped import saved, saved_names  # noqa: F401

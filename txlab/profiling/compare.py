@@ -1,9 +1,9 @@
-"""Comparing two profiles: :class:`ProfileDiff` (``txlab.diff(a, b)`` for two Profiles)."""
+"""Comparing two profiles: :class:`ProfileDiff` (``txlab.compare(a, b)`` for two Profiles)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from txlab.profiling.measurements import HEADLINE, Profile, _clip
+from txlab.profiling.measurements import HEADLINE, Profile
 
 
 COMPARE = ("duration_ns", "sm_throughput_pct", "memory_throughput_pct", "dram_throughput_pct",
@@ -54,23 +54,6 @@ class ProfileDiff:
                                                      for r in moved)
         return head + "."
 
-    def _repr_html_(self):
-        import html
-
-        body = "".join(f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
-                       f"<td>{_ratio(r['ratio'])}</td></tr>"
-                       for r in self.rows)
-
-        def hot(p):
-            return "".join(f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
-                           f"<code>{html.escape(_clip(r['text'], 60))}</code></li>" for r in p.hot_lines(5))
-
-        return (f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(self.summary())}</p>'
-                f"<table><tr><th>metric</th><th>{html.escape(self.a.kernel)}</th>"
-                f"<th>{html.escape(self.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
-                f"<p>hot lines of {html.escape(self.a.kernel)}</p><ul>{hot(self.a)}</ul>"
-                f"<p>hot lines of {html.escape(self.b.kernel)}</p><ul>{hot(self.b)}</ul></div>")
-
     def __repr__(self):
         return f"<ProfileDiff {self.summary()}>"
 
@@ -101,7 +84,7 @@ def _fmt(v) -> str:
 
 
 def _register_diff() -> None:
-    """``txlab.diff(profile_a, profile_b)`` dispatches to :func:`diff` (txlab.diff's registry)."""
+    """``txlab.compare(profile_a, profile_b)`` dispatches to :func:`diff` (txlab.diff's registry)."""
     try:
         from txlab import diff as _diff_module
     except ImportError:  # pragma: no cover - txlab.diff is part of txlab

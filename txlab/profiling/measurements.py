@@ -39,8 +39,14 @@ HEADLINE = {
     "dram_bytes_read": ("DRAM bytes read", ["dram__bytes_read.sum"]),
     "dram_bytes_write": ("DRAM bytes written", ["dram__bytes_write.sum"]),
     "registers_per_thread": ("registers / thread", ["launch__registers_per_thread"]),
+    "shared_mem_per_block_bytes": ("shared memory / block (bytes)", ["launch__shared_mem_per_block"]),
+    "waves_per_sm": ("waves per SM", ["launch__waves_per_multiprocessor"]),
     "inst_executed": ("warp instructions executed", ["smsp__inst_executed.sum", "sm__inst_executed.sum"]),
 }
+#: the ncu section that collects each headline number (what to ask for when it is missing)
+_SECTION_OF = {"theoretical_occupancy_pct": "Occupancy", "achieved_occupancy_pct": "Occupancy",
+               "registers_per_thread": "LaunchStats", "shared_mem_per_block_bytes": "LaunchStats",
+               "waves_per_sm": "LaunchStats"}
 _OCC_LIMITS = {"blocks": "launch__occupancy_limit_blocks", "registers": "launch__occupancy_limit_registers",
                "shared_memory": "launch__occupancy_limit_shared_mem", "warps": "launch__occupancy_limit_warps",
                "barriers": "launch__occupancy_limit_barriers"}
@@ -96,6 +102,9 @@ class Profile:
         out = {}
         for key, (_, names) in HEADLINE.items():
             out[key] = next((self.metrics[n][0] for n in names if n in self.metrics), None)
+        for key, (value, _source) in self._derived().items():
+            if out.get(key) is None:
+                out[key] = value
         out["tensor_pipe_pct"] = self._tensor_pipe()
         for side in ("ld", "st"):
             wf, req = out[f"smem_{side}_wavefronts"], out[f"smem_{side}_requests"]
@@ -107,6 +116,45 @@ class Profile:
             out["occupancy_limiter"] = [k for k, v in limits.items() if v == low]
         else:
             out["occupancy_limiter"] = []
+        return out
+
+    def _derived(self) -> dict:
+        """Headline numbers ncu's report does not hold under their own name but that follow from
+        what it (or the build's ptxas) does hold: ``{key: (value, how)}``."""
+        got: dict = {}
+        st, dyn = self.metric("launch__shared_mem_per_block_static"), self.metric("launch__shared_mem_per_block_dynamic")
+        if st is not None or dyn is not None:
+            got["shared_mem_per_block_bytes"] = ((st or 0) + (dyn or 0), "ncu: static + dynamic shared memory")
+        regs = self.launch.get("ptxas_registers")
+        if regs is not None:
+            got["registers_per_thread"] = (regs, "ptxas -v of the profiled build")
+        limits = [self.metric(m) for m in _OCC_LIMITS.values()]
+        limits = [v for v in limits if isinstance(v, (int, float))]
+        block = self.launch.get("threads_per_block") or self.metric("launch__block_size")
+        max_warps = self.metric("device__attribute_max_warps_per_multiprocessor")
+        if limits and block and max_warps:
+            warps = min(limits) * -(-int(block) // 32)
+            got["theoretical_occupancy_pct"] = (100.0 * min(warps, max_warps) / max_warps,
+                                                "ncu's occupancy limits (blocks per SM x warps per block)")
+        return got
+
+    @property
+    def headline_sources(self) -> dict:
+        """For each headline number: where it came from (the ncu metric, a derivation), or why it
+        is missing (which section to collect) -- so an empty field never reads as zero or fine."""
+        out, derived = {}, self._derived()
+        for key, (_, names) in HEADLINE.items():
+            found = next((n for n in names if n in self.metrics), None)
+            if found is not None:
+                out[key] = f"ncu: {found}"
+            elif key in derived:
+                out[key] = derived[key][1]
+            else:
+                section = _SECTION_OF.get(key)
+                if section and section not in self.sections:
+                    out[key] = f"missing: ncu did not collect the {section} section (profile with it)"
+                else:
+                    out[key] = f"missing: this report has none of {', '.join(names)}"
         return out
 
     def _tensor_pipe(self):
@@ -306,17 +354,6 @@ class Profile:
         fig.tight_layout()
         return fig
 
-    def _repr_html_(self):
-        import html
-
-        rows = "".join(
-            f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
-            f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
-            f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in self.hot_lines(5))
-        return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(self.summary())}</p>'
-                f"<table><tr><th>{self.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
-                f"<th>source</th></tr>{rows}</table></div>")
-
     def __repr__(self):
         d = self.duration_ns
         return (f"<Profile {self.kernel} ({self.device or self.arch}): "
@@ -331,7 +368,8 @@ class Profile:
                 "launch": self.launch, "timings": self.timings, "line_kind": self.line_kind,
                 "metrics": self.metrics, "instructions": self.instructions, "source": self.source,
                 "cuda_source": self.cuda_source, "report_path": self.report_path,
-                "headline": self.headline, "lines": self.lines, "unattributed": self.unattributed}
+                "headline": self.headline, "headline_sources": self.headline_sources, "lines": self.lines,
+                "unattributed": self.unattributed}
 
     def save(self, path) -> Path:
         """Write this profile as JSON (``Profile.load`` reads it back)."""
@@ -464,6 +502,10 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
         m = metrics.get(f"launch__{k}")
         if m is not None:
             launch.setdefault(f"ncu_{k}", m[0])
+    if compiled is not None and kernel in getattr(compiled, "resources", {}):
+        regs = compiled.resources[kernel].get("registers")
+        if regs is not None:
+            launch.setdefault("ptxas_registers", int(regs))
     return Profile(name=compiled.name if compiled is not None else kernel, kernel=kernel,
                    arch=compiled.arch if compiled is not None else "", device=str(device), metrics=metrics,
                    instructions=instructions, line_kind=kind, source=source, cuda_source=cuda_src,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from txlab.compiler import with_lineinfo  # noqa: F401  (public here too: txlab.profiling.with_lineinfo)
 from txlab.profiling.measurements import Profile
+from txlab.profiling.shipped import saved, saved_names
 
 
 def _describe_args(args) -> str:
@@ -194,3 +195,8 @@ def _raise_for_runner(compiled, args, messages: Path, kernel: str, timed_out: bo
     if status == "error":
         raise KernelFault("cuda_error", f"the profiling process failed: {payload.get('message')}",
                           kernel=kernel, launch=shape)
+
+
+# txlab.profile.saved(name) / .saved_names(): the shipped profiles, reachable from the function
+profile.saved = saved
+profile.saved_names = saved_names

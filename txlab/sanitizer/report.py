@@ -3,7 +3,6 @@ bundles, and the reports shipped with txlab."""
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -176,31 +175,6 @@ class SanitizerReport:
     def _repr_pretty_(self, p, cycle):  # pragma: no cover - IPython hook
         p.text(self.summary())
 
-    def _repr_html_(self) -> str:
-        e = html.escape
-        head = (f"<b>{e(self.kernel)}</b>: compute-sanitizer ({e(', '.join(self.tools))})"
-                + (f" on {e(self.device)}" if self.device else ""))
-        if self.ok:
-            return (f"<div class='txlab-sanitizer'>{head}: <span style='color:#18794e'>clean</span> — "
-                    "no finding; every tool ran the launch to completion.</div>")
-        rows = []
-        for f in self.findings:
-            thread = f"{tuple(f.thread)} in CTA {tuple(f.block)}" if f.thread and f.block else (
-                str(tuple(f.thread)) if f.thread else "")
-            src = self.lines.get(f.lineno) if f.lineno is not None else None
-            rows.append("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"
-                        "<tr><td></td><td colspan=5><code>{}</code><br>{}</td></tr>".format(
-                            e(f.tool), e(f.kind + (f" ({f.hazard})" if f.hazard else "")),
-                            e(str(f.lineno) if f.lineno is not None else "?"),
-                            e(f"{f.sass_offset:#x}" if f.sass_offset is not None else ""), e(thread),
-                            e(f"{f.address:#x}" + (f" ({f.size} B)" if f.size else "") if f.address is not None
-                              else ""),
-                            e(f"{f.lineno} | {src}" if src else f.where()), e(f.explanation or f.message)))
-        runs = "".join(f"<div>{e(t)}: {e(str(r.get('status')))} {e(r.get('message', '') or '')}</div>"
-                       for t, r in self.runs.items() if r.get("status") != "ok")
-        return ("<div class='txlab-sanitizer'>{}: {} finding(s)<table><tr><th>tool</th><th>kind</th>"
-                "<th>line</th><th>SASS</th><th>thread</th><th>address</th></tr>{}</table>{}</div>"
-                ).format(head, len(self.findings), "".join(rows), runs)
 
 
 def load(path) -> SanitizerReport:

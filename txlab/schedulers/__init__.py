@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from txlab.schedulers.catalogue import SCHEDULERS, Param, SchedulerSpec, _resolve, spec_of  # noqa: F401
 from txlab.schedulers.params import DEFAULT_SM_COUNT, lpt_index_lists  # noqa: F401
-from txlab.schedulers.record import MAX_TRACE_TILES, trace  # noqa: F401
+from txlab.schedulers.tracing import MAX_TRACE_TILES, trace  # noqa: F401
 from txlab.schedulers.recorder import clear_cache, last_message_line  # noqa: F401
 from txlab.schedulers.schedule import ScheduleTrace
 

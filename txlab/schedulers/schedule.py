@@ -306,7 +306,7 @@ class ScheduleTrace:
         return ax.figure
 
     def view(self, **kwargs):
-        """The interactive widget of this schedule (:class:`txlab.views.SchedulerExplorer`), registered by
+        """The interactive widget of this schedule (:class:`txlab.views.ScheduleView`), registered by
         ``txlab.views``; ``kwargs`` go to the widget."""
         from txlab.hooks import widget
 

@@ -27,7 +27,9 @@ around them, or the kernel's ``T.device_entry()`` line at the top of the kernel 
 and where nvcc/ptxas move an instruction, ``-lineinfo`` says which CUDA line it came from, which is
 what this map reports.
 
-* ``origins``    — a span's inline stack → the user's line and the library function (``Origin``);
+* ``origins``    — a span's user line (read by :mod:`txlab.ir.spans`, the one span reader) and the
+  library function it was inlined from (``Origin``); tile-primitive bodies carry their call site
+  (``txlab.build`` puts it back at dispatch);
 * ``line_table`` — markers in the final device IR, codegen again, the CUDA line → origin table;
 * ``listings``   — CUDA function extents, PTX ``.loc``, ``nvdisasm -gi`` instructions;
 * ``model``      — ``SourceMap`` and ``SassInstruction`` (the queries);

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from txlab.sourcemap.origins import Origin, origin_of_span, parsed_facts, parsed_ops, user_file_of
+from txlab.sourcemap.origins import Origin, origin_of_span, parsed_facts, user_file_of
 
 MARKER = "__txlab_line"
 _MARKER_LINE = re.compile(r"^\s*__txlab_line\((\d+)\);\s*$")
@@ -20,8 +20,7 @@ _MARKER_LINE = re.compile(r"^\s*__txlab_line\((\d+)\);\s*$")
 class _Marker:
     """Inserts origin markers into a device function body (a rebuilt copy; the input is kept)."""
 
-    def __init__(self, user_file: str, entry: Origin | None, names: dict, ops: list | None = None):
-        self.ops = ops or []
+    def __init__(self, user_file: str, entry: Origin | None, names: dict):
         self.work_lines: set[int] = set()
         self.user_file = user_file
         self.entry = entry
@@ -40,47 +39,6 @@ class _Marker:
         import tvm
 
         return tvm.tirx.Evaluate(tvm.tirx.call_extern("void", MARKER, tvm.tirx.IntImm("int32", oid)))
-
-    def _op_hints(self, seq, ctx) -> list:
-        """For runs of statements that only TVM's own code has spans for (a lowered tile primitive),
-        the user line of the primitive they replace: the tile-primitive lines between the user
-        lines before and after the run, split evenly when the run is several same-sized
-        lowerings (two Tx.copy_async in a row)."""
-        hints: list = [None] * len(seq)
-        if not self.ops:
-            return hints
-        raw = [origin_of_span(s.span, self.user_file) for s in seq]
-        user = [r is not None and r.user_line is not None for r in raw]
-        lib = [r is not None and r.user_line is None for r in raw]
-        i = 0
-        prev = ctx.user_line if ctx is not None else None
-        while i < len(seq):
-            if user[i]:
-                prev = raw[i].user_line
-                i += 1
-                continue
-            j = i
-            while j < len(seq) and not user[j]:
-                j += 1
-            run = list(range(i, j))
-            libs = [k for k in run if lib[k]]
-            if libs:
-                nxt = raw[j].user_line if j < len(seq) else None
-                lo = prev if prev is not None else -1
-                cands = [l for l in self.ops if l > lo and (nxt is None or l < nxt)]
-                if nxt is None:
-                    cands = cands[:1]
-                if cands:
-                    k = len(cands) if len(libs) % len(cands) == 0 else 1
-                    size = len(libs) // k
-                    group_of = {idx: cands[min(n // size, k - 1)] for n, idx in enumerate(libs)}
-                    for idx in run:
-                        later = [g for g in libs if g >= idx]
-                        line = group_of[later[0]] if later else group_of[libs[-1]]
-                        r = raw[idx]
-                        hints[idx] = Origin(line, r.library if r else None, r.library_loc if r else None, "op")
-            i = j
-        return hints
 
     def own(self, stmt, ctx: Origin | None) -> Origin | None:
         from tvm.tirx import stmt as S
@@ -106,8 +64,8 @@ class _Marker:
         if isinstance(stmt, S.SeqStmt):
             seq = list(stmt.seq)
             out = []
-            for s, hint in zip(seq, self._op_hints(seq, ctx)):
-                out.extend(self.visit(s, hint or ctx))
+            for s in seq:
+                out.extend(self.visit(s, ctx))
             return out
         o = self.own(stmt, ctx) or ctx
         if o is not None and o.user_line is not None and o.kind in ("span", "op", "name") and \
@@ -149,7 +107,7 @@ def mark_device_mods(device_mods: dict, source_mod, user_file: str):
     import tvm
 
     entry, names = parsed_facts(source_mod, user_file)
-    marker = _Marker(user_file, entry, names, parsed_ops(source_mod, user_file))
+    marker = _Marker(user_file, entry, names)
     out = {}
     for target, dmod in device_mods.items():
         funcs = {}

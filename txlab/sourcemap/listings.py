@@ -9,34 +9,8 @@ from __future__ import annotations
 import os
 import re
 
+from txlab.ir.cuda_text import cuda_functions  # noqa: F401 (the one CUDA function-extent scanner)
 from txlab.sass import classify  # the one instruction classifier (also the SASS table's and diff's)
-
-_FUNC_HEAD = re.compile(r"^(?!\s)(?:.*\s)?(?:\*\s*)?(\w+)\s*\((?:[^;]*)\)\s*(?:const\s*)?\{?\s*$")
-
-
-def cuda_functions(cuda: str) -> list[tuple[int, int, str, bool]]:
-    """(first line, last line, name, is_kernel) of each function definition in CUDA C (1-based)."""
-    lines = cuda.splitlines()
-    out = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        m = _FUNC_HEAD.match(line)
-        if m and not line.startswith("#") and ("{" in line or (i + 1 < len(lines) and lines[i + 1].strip() == "{")):
-            depth, j, started = 0, i, False
-            while j < len(lines):
-                depth += lines[j].count("{") - lines[j].count("}")
-                if "{" in lines[j]:
-                    started = True
-                if started and depth <= 0:
-                    break
-                j += 1
-            out.append((i + 1, j + 1, m.group(1), "__global__" in line))
-            i = j + 1
-            continue
-        i += 1
-    return out
-
 
 _FILE_DIR = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,\s*function_name\s+[^,]+,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")

@@ -97,6 +97,7 @@ class SourceMap:
                 inline=r["inline"], sass_line=r["sass_line"]))
         self._fix_padding()
         self._fix_families()
+        self._fix_memory_order(ptx)
         self._by_offset: dict[tuple[str, int], SassInstruction] = {
             (s.kernel, s.offset): s for s in self.instructions}
         self.kernels = list(dict.fromkeys(s.kernel for s in self.instructions))
@@ -143,6 +144,79 @@ class SourceMap:
                         best = min(have, key=lambda l: (abs(l - s.user_line), l))
                         s.moved_from, s.user_line = s.user_line, best
                     break
+
+    # Global and shared loads and stores, mma.sync: ptxas's line info can give an instruction of one
+    # inlined helper call the line of another identical one (two Tx.cta.copy bodies: all LDGs at the
+    # first; two Tx.warp.gemm: both HMMAs at the first), while the PTX ``.loc`` is right. Per kind
+    # (space, direction, width), when a kernel has as many SASS instructions as PTX ones, each
+    # line keeps as many as its PTX has: a line's surplus (its last ones in program order) goes to
+    # the lines short of theirs, in PTX order. With any other count nothing is changed.
+    _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
+    _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
+    _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
+    _SASS_MEM = re.compile(r"^(LDG|STG|LDS|STS)(?:\.|$)")
+    _SASS_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "shared"), "STS": ("st", "shared")}
+
+    @classmethod
+    def _ptx_kind(cls, line: str):
+        if cls._PTX_MMA.match(line):
+            return ("mma",)
+        m = cls._PTX_MEM.match(line)
+        if not m:
+            return None
+        quals = m.group(3).split(".")
+        vec = 4 if "v4" in quals else 2 if "v2" in quals else 1
+        types = [q for q in quals if re.fullmatch(r"[usbf](8|16|32|64)", q)]
+        if not types:
+            return None
+        return (m.group(1), m.group(2), vec * int(types[-1][1:]))
+
+    @classmethod
+    def _sass_kind(cls, opcode: str):
+        if opcode.startswith(("HMMA", "IMMA")):
+            return ("mma",)
+        m = cls._SASS_MEM.match(opcode)
+        if not m:
+            return None
+        mods = opcode.split(".")[1:]
+        bits = 128 if "128" in mods else 64 if "64" in mods else 16 if {"U16", "S16"} & set(mods) else \
+            8 if {"U8", "S8"} & set(mods) else 32
+        return (*cls._SASS_SPACE[m.group(1)], bits)
+
+    def _fix_memory_order(self, ptx: str) -> None:
+        kernel, ptx_of = None, {}
+        for i, line in enumerate(self._ptx_lines):
+            m = self._PTX_ENTRY.match(line)
+            if m:
+                kernel = m.group(1)
+            if kernel is not None:
+                k = self._ptx_kind(line)
+                if k is not None:
+                    ptx_of.setdefault(kernel, {}).setdefault(k, []).append(self.ptx_user[i])
+        for name, kinds in ptx_of.items():
+            code = [s for s in self.instructions if s.kernel == name and not s.padding]
+            for kind, want_lines in kinds.items():
+                sass = [s for s in code if self._sass_kind(s.opcode) == kind]
+                if not sass or len(sass) != len(want_lines) or None in want_lines or \
+                        any(s.user_line is None for s in sass):
+                    continue
+                want = {l: want_lines.count(l) for l in want_lines}
+                by_line: dict[int, list] = {}
+                for s in sass:
+                    by_line.setdefault(s.user_line, []).append(s)
+                pool = []
+                for line, group in by_line.items():
+                    extra = len(group) - want.get(line, 0)
+                    if extra > 0:
+                        pool.extend(group[-extra:])
+                if not pool:
+                    continue
+                pool.sort(key=lambda s: s.offset)
+                short = []
+                for line in dict.fromkeys(want_lines):  # PTX order
+                    short.extend([line] * max(0, want[line] - len(by_line.get(line, []))))
+                for s, line in zip(pool, short):
+                    s.moved_from, s.user_line = s.moved_from or s.user_line, line
 
     # ---- queries ------------------------------------------------------------------------------
     def lines(self) -> list[int]:
@@ -222,6 +296,12 @@ class SourceMap:
                 "work_share": (sum(l in have for l in work) / len(work)) if work else 1.0,
                 "exact_cuda": self.exact}
 
+    def statement_coverage(self) -> tuple[int, int]:
+        """(statement lines with SASS, statement lines): lines whose IR does work (stores, calls,
+        loops, branches) against those that got instructions."""
+        c = self.coverage()
+        return len(c["work_lines"]) - len(c["work_lines_without_sass"]), len(c["work_lines"])
+
     def per_line(self) -> dict[int, dict]:
         out: dict[int, dict] = {}
         for s in self.instructions:
@@ -246,7 +326,16 @@ class SourceMap:
         }
 
     def __repr__(self) -> str:
-        c = self.coverage()
-        return (f"<SourceMap {os.path.basename(self.user_file)}: {len(self.lines())} user lines, "
-                f"{c['sass']} SASS instructions, {c['share']:.0%} with a user line>")
+        return f"<SourceMap {os.path.basename(self.user_file)}: {self.headline()}>"
 
+    def headline(self) -> str:
+        """Both coverages, and the lines that did work but got no SASS (by number)."""
+        c = self.coverage()
+        work = c["work_lines"]
+        text = (f"{len(self.lines())} user lines, {c['sass']} SASS instructions, {c['share']:.0%} with a "
+                f"user line; {len(work) - len(c['work_lines_without_sass'])}/{len(work)} statement lines "
+                f"with SASS ({c['work_share']:.0%})")
+        if c["work_lines_without_sass"]:
+            text += "; no SASS for line" + ("s " if len(c["work_lines_without_sass"]) > 1 else " ") + \
+                ", ".join(map(str, c["work_lines_without_sass"]))
+        return text

@@ -12,6 +12,8 @@ import functools
 import os
 from dataclasses import dataclass
 
+from txlab.ir import spans
+
 
 # TVMScript → CUDA: origins of statements, markers in the final device IR
 @dataclass(frozen=True)
@@ -81,74 +83,29 @@ def function_at(path: str, line: int) -> str | None:
     return best[1] if best else None
 
 
-def _frames(span) -> list[tuple[str, int]]:
-    """The inline stack of a span as (file, line), outermost first."""
-    import tvm
-
-    if span is None:
-        return []
-    if isinstance(span, tvm.ir.SequentialSpan):
-        out = []
-        for s in span.spans:
-            out.extend(_frames(s))
-        return out
-    name = getattr(span, "source_name", None)
-    if name is None:
-        return []
-    return [(str(name.name), int(span.line))]
-
-
 def origin_of_span(span, user_file: str) -> Origin | None:
-    """The user's line of a span (the last frame in the user's file before any library frame),
-    and the library function the statement was inlined from; None without a user frame."""
-    frames = _frames(span)
-    user_line, lib = None, None
-    for i, (fn, line) in enumerate(frames):
-        if fn == user_file:
-            user_line = line
-            continue
-        if user_line is not None:
-            lib = (fn, line, frames[i:])
-        break
-    if user_line is None:
-        if frames:  # a library-only span (e.g. a pass that lowers through TVMScript helpers)
-            fn, line = frames[-1]
+    """The user's line of a span (:func:`txlab.ir.spans.split`) and the library function the
+    statement was inlined from; for a library-only span, the library function alone; None
+    without frames."""
+    user, lib = spans.split(span, user_file)
+    if user is None:
+        if lib:  # a library-only span (e.g. a pass that lowers through TVMScript helpers)
+            fn, line = lib[-1]
             return Origin(None, function_at(fn, line), f"{_short_path(fn)}:{line}", "span")
         return None
-    if lib is None:
-        return Origin(user_line)
-    fn, line, _ = lib
-    return Origin(user_line, function_at(fn, line), f"{_short_path(fn)}:{line}")
+    if not lib:
+        return Origin(user[1])
+    fn, line = lib[0]
+    return Origin(user[1], function_at(fn, line), f"{_short_path(fn)}:{line}")
 
 
-def user_file_of(mod) -> str | None:
-    """The file the kernel is written in: the outermost frame of its statements' spans."""
-    from txlab import ir
-    import tvm
-
-    counts: dict[str, int] = {}
-    for _, func in mod.functions_items():
-        body = getattr(func, "body", None)
-        if body is None:
-            continue
-        for node in ir.walk(body):
-            if isinstance(node, tvm.tirx.Stmt):
-                fr = _frames(node.span)
-                if fr:
-                    counts[fr[0][0]] = counts.get(fr[0][0], 0) + 1
-    return max(counts, key=counts.get) if counts else None
-
+#: the kernel's own file (:func:`txlab.ir.spans.user_file_of`)
+user_file_of = spans.user_file_of
 
 
 def parsed_facts(mod, user_file: str) -> tuple[Origin | None, dict]:
     """(origin of T.device_entry(), {scope-id / loop variable name: origin}) from the parsed IR."""
-    return _parsed_facts_cached(mod, user_file)[:2]
-
-
-def parsed_ops(mod, user_file: str) -> list[int]:
-    """User lines of tile primitives (Tx.copy_async, Tx.gemm, ...) in the parsed IR: their
-    lowering replaces them with statements whose spans are TVM's implementation only."""
-    return _parsed_facts_cached(mod, user_file)[2]
+    return _parsed_facts_cached(mod, user_file)
 
 
 _FACTS: dict = {}
@@ -165,7 +122,7 @@ def _parsed_facts_cached(mod, user_file: str):
     hit = _FACTS.get(key)
     if hit is not None and hit[0] is mod:
         return hit[1]
-    entry, names, ops, first = None, {}, set(), None
+    entry, names, first = None, {}, None
     for _, func in mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
@@ -188,8 +145,6 @@ def _parsed_facts_cached(mod, user_file: str):
                     names.setdefault(str(v.name), Origin(line, kind="name"))
             elif isinstance(node, S.For):
                 names.setdefault(str(node.loop_var.name), Origin(line, kind="name"))
-            elif isinstance(node, S.TilePrimitiveCall):
-                ops.add(line)
     # the T.device_entry() call itself: its statement carries the def line; the text says where
     src = linecache.getlines(user_file)
     if first is not None:
@@ -202,7 +157,7 @@ def _parsed_facts_cached(mod, user_file: str):
                 break
     if entry is None:
         entry = first
-    out = (Origin(entry, kind="entry") if entry is not None else None, names, sorted(ops))
+    out = (Origin(entry, kind="entry") if entry is not None else None, names)
     _FACTS.clear()
     _FACTS[key] = (mod, out)
     return out
@@ -216,14 +171,14 @@ def span_signature(source_mod) -> str:
     from txlab import ir
     import tvm
 
-    h = hashlib.sha256()
+    h = hashlib.sha256(b"linemap-2")  # bumped when the map's reading of spans changes
     for _, func in source_mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
             continue
         for node in ir.walk(body):
             if isinstance(node, tvm.tirx.Stmt):
-                for _fn, line in _frames(node.span):
+                for _fn, line in spans.frames(node.span):
                     h.update(f"{line},".encode())
                 h.update(b";")
     return h.hexdigest()[:16]

@@ -263,7 +263,7 @@ var pipeline_default = {
       stopPlay();
       T = theme(el);
       meta = model.get("meta") || {};
-      ev = int32s(model.get("events"));
+      ev = int32s(model.get("data"));
       rep = meta.roles ? makeReplayer(meta, ev) : null;
       root.replaceChildren();
       Object.assign(root.style, css());
@@ -516,13 +516,13 @@ var pipeline_default = {
     full();
     const onData = () => full();
     model.on("change:meta", onData);
-    model.on("change:events", onData);
+    model.on("change:data", onData);
     model.on("change:error", onData);
     model.on("change:step", refresh);
     return () => {
       stopPlay();
       model.off("change:meta", onData);
-      model.off("change:events", onData);
+      model.off("change:data", onData);
       model.off("change:error", onData);
       model.off("change:step", refresh);
     };

@@ -103,6 +103,22 @@ function isolateKeys(el) {
   el.addEventListener("keydown", stop);
   return () => el.removeEventListener("keydown", stop);
 }
+function dataBytes(value) {
+  if (!value) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return new Uint8Array(0);
+}
+function readJSON(model, fallback = {}, name = "data") {
+  const bytes = dataBytes(model.get(name));
+  if (!bytes.length) return fallback;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    return fallback;
+  }
+}
 
 // src/tune.js
 var fmtTime = (ms) => ms == null ? "" : ms >= 1 ? `${ms.toFixed(3)} ms` : `${(ms * 1e3).toFixed(1)} µs`;
@@ -284,11 +300,7 @@ var tune_default = {
     });
     heat.canvas.addEventListener("mouseleave", () => tip.hide());
     function update() {
-      try {
-        data = JSON.parse(model.get("data") || "{}");
-      } catch (e) {
-        data = null;
-      }
+      data = readJSON(model, null);
       if (!data || !data.space) return;
       drawProgress();
       drawBest();

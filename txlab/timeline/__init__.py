@@ -22,11 +22,11 @@ here. Events are stored column-wise (numpy), so a million records stay cheap; ``
 is a read-only sequence that builds each event dict on access.
 
 Decoding never executes anything from a trace; JSON is parsed with ``json`` under size caps.
-Run ``python -m txlab.timeline --help`` for the commands that (re)generate the saved traces.
 
 Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode/encode/synthetic),
-``iket`` (run-iket JSON), ``record`` (GPU recording), ``saved_traces`` (``txlab/data``) and
-``__main__`` (the CLI). Every name is importable from ``txlab.timeline``.
+``iket`` (run-iket JSON), ``record`` (GPU recording) and ``saved_traces`` (``txlab/data``).
+Every name is importable from ``txlab.timeline``. The example kernels that record them are in
+:mod:`txlab.examples.instrumented`; ``python -m txlab.examples.traces`` re-records the saved traces.
 """
 from __future__ import annotations
 
@@ -35,26 +35,22 @@ from txlab.timeline.iket import iket_profile, iket_requirements, load_iket
 from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
                                   TimelineSummary, TraceError, Track, decode_payload)
 from txlab.timeline.record import record
-from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED, SAVED_IKET, saved
+from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED_IKET, saved
 
 __all__ = [
     "Timeline", "Track", "TimelineSummary", "TraceError", "IketUnavailable",
     "from_cuda_profiler", "encode_cuda_profiler", "synthetic_cuda_profiler", "load_iket",
-    "record", "iket_profile", "iket_requirements", "saved", "SAVED", "SAVED_IKET", "EXAMPLE_KERNELS",
+    "record", "iket_profile", "iket_requirements", "saved", "SAVED_IKET", "EXAMPLE_KERNELS",
     "IKET_PAYLOAD_TYPES", "KIND_RANGE", "KIND_INSTANT", "decode_payload",
 ]
 
-# The example kernels moved to txlab.examples.instrumented (examples sit above the models: they
-# record with txlab.timeline, so the timeline package does not import them).
-_MOVED = {"example_kernel": "txlab.examples.instrumented", "example_inputs": "txlab.examples.instrumented"}
-
-
 def __getattr__(name):
-    if name in _MOVED:
-        import importlib
+    if name == "SAVED":   # deprecated: saved() lists the saved traces (as profiling.saved() does)
         import warnings
 
-        warnings.warn(f"txlab.timeline.{name} moved to {_MOVED[name]}.{name}", DeprecationWarning,
-                      stacklevel=2)
-        return getattr(importlib.import_module(_MOVED[name]), name)
+        from txlab.timeline.saved_traces import CUDA_PROFILER_TRACES
+
+        warnings.warn("txlab.timeline.SAVED is deprecated: txlab.timeline.saved() lists the saved traces",
+                      DeprecationWarning, stacklevel=2)
+        return CUDA_PROFILER_TRACES
     raise AttributeError(f"module 'txlab.timeline' has no attribute {name!r}")

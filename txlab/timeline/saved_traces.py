@@ -1,4 +1,4 @@
-"""Traces shipped in ``txlab/data`` (``python -m txlab.timeline`` regenerates them).
+"""Traces shipped in ``txlab/data`` (``python -m txlab.examples.traces`` regenerates them).
 """
 from __future__ import annotations
 
@@ -13,20 +13,25 @@ from txlab.timeline.iket import load_iket
 from txlab.timeline.model import Timeline
 
 
-SAVED = ("load_compute_store", "warp_specialized", "hopper_gemm")
+CUDA_PROFILER_TRACES = ("load_compute_store", "warp_specialized", "hopper_gemm")
 EXAMPLE_KERNELS = ("load_compute_store", "warp_specialized")  # example_kernel kinds; hopper_gemm is only recorded
 
 
 SAVED_IKET = ("iket",)  # run-iket JSON traces: <name>.iket.json + <name>.iket.meta.json
 
 
-def saved(name: str = "load_compute_store") -> Timeline:
-    """A trace shipped in ``txlab/data``: CudaProfiler buffers (``<name>.trace.bin`` +
-    ``<name>.trace.json``) and ``"iket"``, a run-iket JSON trace recorded on an H200. Its
-    ``meta['provenance']`` says whether it was recorded on a GPU or is synthetic."""
-    if not isinstance(name, str) or name not in SAVED + SAVED_IKET:
-        raise InputError(f"no saved trace {name!r:.60} (name); saved traces: {', '.join(SAVED + SAVED_IKET)}",
-                         param="name")
+def saved(name: str | None = None):
+    """``saved()``: the names of the traces shipped in ``txlab/data`` (a list, as
+    ``txlab.profiling.saved()`` lists the saved profiles). ``saved(name)``: that trace, a
+    :class:`Timeline` -- CudaProfiler buffers (``<name>.trace.bin`` + ``<name>.trace.json``) or
+    ``"iket"``, a run-iket JSON trace recorded on an H200. Its ``meta['provenance']`` says whether it
+    was recorded on a GPU or is synthetic."""
+    names = CUDA_PROFILER_TRACES + SAVED_IKET
+    if name is None:
+        return list(names)
+    if not isinstance(name, str) or name not in names:
+        raise InputError(f"no saved trace {name!r:.60} (name); saved traces: {', '.join(names)} "
+                         "(txlab.timeline.saved() lists them)", param="name")
     root = resources.files("txlab") / "data"
     if name in SAVED_IKET:
         tl = load_iket(str(root / f"{name}.iket.json"))

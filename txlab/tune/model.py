@@ -1,6 +1,6 @@
 """The outcome of a tuning sweep: one row per configuration, pure Python (no Jupyter, no Ray).
 
-    res = txlab.tune(build, space, inputs, check=ref)
+    res = txlab.autotune(build, space, inputs, check=ref)
     res.best.config, res.best.time_ms, res.to_dict(), res.plot(), res.save("sweep.json")
 
 A row's ``status`` is one of :data:`STATUSES`. Rows change in place while a sweep runs (the engine

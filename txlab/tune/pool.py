@@ -207,7 +207,7 @@ def _serve() -> None:
     if os.environ.get("TXLAB_TUNE_WORKER_TORCH", "0") != "1":
         sys.modules.setdefault("torch", None)       # tvm_ffi would import torch eagerly (~3 s)
     import txlab.compat  # noqa: F401  (imports TVM now, while the caller still prepares work)
-    from txlab.tune import engine as E
+    import txlab.tune.engine as E
 
     stdin = sys.stdin.buffer
     builds: dict = {}

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 
-from txlab.tune import engine as E
+import txlab.tune.engine as E
 from txlab.tune.model import Row, TuneResult
 from txlab.tune.search import Budget, strategy_for
 from txlab.tune.space import Space, config_id
@@ -257,7 +257,7 @@ class Sweep:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         from txlab.device import probe
-        from txlab.tune import pool as P
+        import txlab.tune.pool as P
 
         info = probe()
         measure = self.inputs is not None and info.available and self.gpus != 0

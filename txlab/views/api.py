@@ -1,4 +1,4 @@
-"""APIExplorer: search the TIRx CUDA authoring API, read an entry's doc and example, and see the CUDA
+"""APIView: search the TIRx CUDA authoring API, read an entry's doc and example, and see the CUDA
 lines the helper produced, highlighted in TVM's generated source.
 
 The payload is the catalogue (no compiling at construction). Selecting an entry (the ``selected``
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import traitlets
 
+from txlab.deprecation import renamed
 from txlab.views._base import View
 
 ARCHS = ("sm_80", "sm_90", "sm_90a", "sm_100a", "multi-GPU")
@@ -41,10 +42,10 @@ def _rows(entries=None, coverage_rows=None) -> list[dict]:
     return out
 
 
-class APIExplorer(View):
-    """``APIExplorer()`` — every name of the installed TVM's TIRx CUDA API.
+class APIView(View):
+    """``APIView()`` — every name of the installed TVM's TIRx CUDA API.
 
-    ``APIExplorer(query="shfl", category=..., arch="sm_90a")`` starts filtered;
+    ``APIView(query="shfl", category=..., arch="sm_90a")`` starts filtered;
     ``.selected = "Tx.cuda.elect_sync"`` selects from Python (``.detail`` then holds the example
     and the highlighted CUDA). ``coverage_rows=txlab.api.coverage()`` shows compile status for
     every entry up front (that compiles every example; otherwise ``compiles`` is filled in per
@@ -131,7 +132,7 @@ class APIExplorer(View):
         self.detail = {"name": name, "state": "loading", "example_id": row["examples"][0]}
         try:
             d = api.emitted_lines(name, row["examples"][0], context=self._context)
-        except Exception as exc:  # a compile error is shown in the view, not raised at the user
+        except Exception as exc:  # noqa: BLE001 - a compile error is shown in the view, not raised at the user
             msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             self.detail = {"name": name, "state": "error", "example_id": row["examples"][0],
                            "example_source": api.examples()[row["examples"][0]].source, "error": msg}
@@ -183,3 +184,7 @@ class APIExplorer(View):
             self.send(self.insert_example(content.get("name")))
         elif content.get("type") == "select":
             self.selected = str(content.get("name") or "")
+
+
+# APIExplorer was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"APIExplorer": "APIView"})

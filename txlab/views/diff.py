@@ -1,21 +1,19 @@
 """DiffView: two builds side by side -- resources, instruction classes, and the SASS of each user
 line, with the lines whose instructions changed highlighted.
 
-The payload is the diff's ``to_dict()`` as JSON (a few hundred rows for the Hopper GEMM); the
+The payload (``data``) is the diff's ``to_dict()`` as JSON (a few hundred rows for the Hopper GEMM); the
 front end filters and selects without a round trip. ``changed_only`` and ``selected`` (the row
 index shown in the detail pane, -1 for none) are synced both ways.
 """
 from __future__ import annotations
 
-import json
-
 import traitlets
 
-from txlab.views._base import View
+from txlab.views._base import View, deprecated_alias, json_bytes
 
 
 class DiffView(View):
-    """``DiffView(txlab.diff(a, b))`` or ``DiffView(a, b)`` for two Compiled.
+    """``DiffView(txlab.compare(a, b))`` or ``DiffView(a, b)`` for two Compiled.
 
     Click a line to see its SASS side by side (changed instructions marked); "changed only"
     hides the lines whose SASS is the same; "next change" walks the changed lines.
@@ -24,10 +22,11 @@ class DiffView(View):
     ``diff-detail``, ``diff-sass-a``, ``diff-sass-b``."""
 
     _bundle = "diff"
-    payload = traitlets.Unicode("{}").tag(sync=True)
     changed_only = traitlets.Bool(False).tag(sync=True)
     selected = traitlets.Int(-1).tag(sync=True)
     height = traitlets.Int(480).tag(sync=True)
+    #: deprecated: the payload is ``data`` (bytes of JSON) like every view's
+    payload = deprecated_alias("payload", "data", bytes.decode)
 
     def __init__(self, diff_or_a, b=None, **kwargs):
         super().__init__(**kwargs)
@@ -45,6 +44,8 @@ class DiffView(View):
     def diff(self, d):
         self._diff = d
         data = d.to_dict()
-        self.payload = json.dumps(data, separators=(",", ":"), default=str)
-        changed = [i for i, r in enumerate(data.get("lines", [])) if r.get("status") != "same"]
-        self.selected = changed[0] if changed else (0 if data.get("lines") else -1)
+        self.data = json_bytes(data)
+        rows = data.get("lines", [])
+        changed = [i for i, r in enumerate(rows) if r.get("status") not in ("same", "same_sass")]
+        rewritten = [i for i, r in enumerate(rows) if r.get("status") == "same_sass"]
+        self.selected = (changed or rewritten or [0 if rows else -1])[0]

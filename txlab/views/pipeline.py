@@ -1,11 +1,11 @@
-"""PipelineViewer: step through a :class:`txlab.pipelines.PipelineTrace`.
+"""PipelineView: step through a :class:`txlab.pipelines.PipelineTrace`.
 
 Swimlanes per role (ops as ticks, blocked waits as bars, the deadlock point marked), one column per
 stage slot with each barrier's phase bit, pending arrivals and tx bytes, a step/play control, the
 diagnosed problems (click one to jump to it) and the protocol's parameters, which re-run the
 simulation in Python when changed.
 
-Events travel as one binary int32 column block (``events``: n × 11, the layout of
+Events travel as one binary int32 column block (``data``: n × 11, the layout of
 ``PipelineTrace._ev_fields``); everything else is compact JSON in ``meta``.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from array import array
 
 import traitlets
 
-from txlab.views._base import View
+from txlab.deprecation import renamed
+from txlab.views._base import View, deprecated_alias
 
 #: parameters the widget may change (and their allowed ranges); others stay as simulated
 EDITABLE = {
@@ -33,8 +34,8 @@ def pack_events(trace) -> bytes:
     return flat.tobytes()
 
 
-class PipelineViewer(View):
-    """Interactive view of a pipeline simulation. ``PipelineViewer(trace)``; ``.step`` is the
+class PipelineView(View):
+    """Interactive view of a pipeline simulation. ``PipelineView(trace)``; ``.step`` is the
     selected event (``-1``: the initial state) and syncs both ways; ``.trace`` the shown trace.
 
     ``data-testid``s: ``pipeline-first``, ``pipeline-prev``, ``pipeline-play``, ``pipeline-next``,
@@ -45,7 +46,8 @@ class PipelineViewer(View):
 
     _bundle = "pipeline"
     meta = traitlets.Dict().tag(sync=True)
-    events = traitlets.Bytes(b"").tag(sync=True)
+    #: deprecated: the event rows are ``data`` like every view's payload
+    events = deprecated_alias("events", "data")
     step = traitlets.Int(-1).tag(sync=True)
     #: parameters sent back by the front end; setting them re-runs the simulation
     params = traitlets.Dict().tag(sync=True)
@@ -68,7 +70,7 @@ class PipelineViewer(View):
         self._loading = True
         try:
             self.meta = d
-            self.events = pack_events(trace)
+            self.data = pack_events(trace)
             self.params = {k: trace.params[k] for k in EDITABLE if k in trace.params}
             self.error = ""
             if step is None:
@@ -104,3 +106,7 @@ class PipelineViewer(View):
             self.error = str(exc)
             return
         self.load(trace)
+
+
+# PipelineViewer was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"PipelineViewer": "PipelineView"})

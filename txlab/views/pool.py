@@ -1,6 +1,7 @@
-"""PoolMap: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
+"""PoolView: a byte-scaled, zoomable map of a :class:`txlab.pools.PoolLayout`.
 
-The plan travels as compact JSON (``plan``: the layout's ``to_dict()``); plans are small (tens of
+The plan travels as compact JSON (``data``: ``{"plan": the layout's to_dict(), "accesses": the
+bank-conflict rows}``); plans are small (tens of
 allocations). The front end draws the CTA's shared memory as a byte axis (static buffers first,
 then the dynamic pool from its base; aliased buffers stacked on separate rows, alignment padding
 hatched, the arch limit and the committed size marked), TMEM as a
@@ -12,10 +13,11 @@ import json
 
 import traitlets
 
-from txlab.views._base import View
+from txlab.deprecation import renamed
+from txlab.views._base import View, deprecated_alias, json_bytes
 
 
-class PoolMap(View):
+class PoolView(View):
     """Wheel zooms the byte axis around the cursor, drag pans, ``pool-reset`` resets; hover shows
     an allocation's offset, size, alignment, swizzle and aliases; click selects it (``selected``),
     which shows its bank pattern. ``data-testid``s: ``pool-smem-canvas``, ``pool-tmem-canvas``,
@@ -24,10 +26,11 @@ class PoolMap(View):
     access, from :meth:`txlab.pools.PoolLayout.bank_conflicts`), ``pool-errors``, ``pool-summary``."""
 
     _bundle = "pool"
-    plan = traitlets.Unicode("{}").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
-    accesses = traitlets.Unicode("[]").tag(sync=True)
+    #: deprecated: both are in ``data`` (bytes of JSON) like every view's payload
+    plan = deprecated_alias("plan", "data", lambda d: json.dumps(json.loads(d)["plan"]))
+    accesses = deprecated_alias("accesses", "data", lambda d: json.dumps(json.loads(d)["accesses"]))
 
     def __init__(self, layout, **kwargs):
         super().__init__(**kwargs)
@@ -40,14 +43,17 @@ class PoolMap(View):
     @layout.setter
     def layout(self, layout):
         self._layout = layout
-        self.plan = json.dumps(layout.to_dict(), separators=(",", ":"), default=str)
         rows = []
         if getattr(layout, "_source", None) is not None:
             try:
                 rows = [r.to_dict() for r in layout.bank_conflicts()]
             except Exception as exc:  # noqa: BLE001 - the map still shows; the table says why not
                 rows = [{"error": f"bank conflicts not computed: {type(exc).__name__}: {exc}"}]
-        self.accesses = json.dumps(rows, separators=(",", ":"), default=str)
+        self.data = json_bytes({"plan": layout.to_dict(), "accesses": rows})
         if not self.selected:
             swz = [a["name"] for a in layout.allocations if a.get("bank_pattern") and a.get("swizzle")]
             self.selected = swz[0] if swz else ""
+
+
+# PoolMap was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"PoolMap": "PoolView"})

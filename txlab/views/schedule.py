@@ -1,4 +1,4 @@
-"""SchedulerExplorer: two scheduler configurations side by side, recomputed on every control change.
+"""ScheduleView: two scheduler configurations side by side, recomputed on every control change.
 
 The front end (widgets/src/schedule.js) edits ``left`` / ``right`` (``{"scheduler", "num_ctas",
 "concurrency", "params"}``); Python re-traces with :func:`txlab.schedulers.trace` and sends back a
@@ -12,6 +12,7 @@ import time
 import numpy as np
 import traitlets
 
+from txlab.deprecation import renamed
 from txlab.views._base import View
 
 _COLUMNS = ["cta", "step", "wave", "row", "col", "layer"]
@@ -38,11 +39,11 @@ def _config_of(obj) -> dict:
     return cfg
 
 
-class SchedulerExplorer(View):
+class ScheduleView(View):
     """Tile grid coloured by CTA / step / wave, a wave scrubber, every constructor parameter as a
     control, hover for (cta, step, tile), metrics, and two configurations side by side.
 
-    ``SchedulerExplorer(left, right)`` where each side is a :class:`ScheduleTrace`, a scheduler
+    ``ScheduleView(left, right)`` where each side is a :class:`ScheduleTrace`, a scheduler
     name, or a dict ``{"scheduler", "num_ctas", "concurrency", "params"}``.
     ``specialize=False`` (default here) re-traces with runtime extents, so most edits cost a few
     milliseconds; group sizes and other compile-time parameters compile once per value (~0.6 s).
@@ -125,3 +126,7 @@ class SchedulerExplorer(View):
         cfg = getattr(self, side)
         return trace(cfg["scheduler"], cfg.get("num_ctas"), specialize=self.specialize,
                      concurrency=cfg.get("concurrency"), **cfg.get("params", {}))
+
+
+# SchedulerExplorer was this view's name until 0.1 (one release of warnings)
+__getattr__ = renamed(__name__, {"SchedulerExplorer": "ScheduleView"})

@@ -33,12 +33,18 @@ index from user line to rows, so a highlight touches only the rows it changes.
 """
 from __future__ import annotations
 
-import json
-
 import traitlets
 
 from txlab.sourcemap import opcode_of
-from txlab.views._base import View
+from txlab.sourcemap.preamble import preamble_lines
+from txlab.views._base import View, json_bytes
+
+
+#: the fields of a SASS row's ``control`` (``_controls`` gives them in this order); producers and
+#: consumers are lists of ``[row, barrier, "w" | "r"]``
+CONTROL_FIELDS = ("notation", "stall", "yield", "write_barrier", "read_barrier", "wait_mask", "reuse",
+                  "producers", "consumers")
+
 
 def _clean_heat(heat) -> dict:
     out = {}
@@ -143,13 +149,19 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
     if m.user_file.startswith("<tirx-cell"):
         first, last = 1, len(m.user_source)
     per = m.per_line()
-    sass = [{"t": s.text, "o": s.offset, "u": s.user_line, "c": s.cls, "k": s.kernel, "p": s.padding}
+    # one row per SASS instruction; a column of the SASS pane is one more named key here
+    sass = [{"text": s.text,
+             "offset": s.offset,
+             "user_line": s.user_line,
+             "cls": s.cls,
+             "kernel": s.kernel,
+             "padding": s.padding}
             for s in m.instructions]
     controls, control_note = _controls(compiled, m)
     if controls is not None:
         for s, c in zip(sass, controls):
             if c is not None:
-                s["x"] = c
+                s["control"] = dict(zip(CONTROL_FIELDS, c))
     heat_d = _clean_heat(heat)
     rows = _profile_heat(compiled, m, profile) if profile is not None else {"notes": []}
     total = rows.get("total") or sum(v["samples"] for v in heat_d.values())
@@ -169,6 +181,7 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
         "file": m.user_file, "first": first,
         "user": m.user_source[first - 1:last],
         "cuda": compiled.cuda_source.splitlines(), "cuda_user": m.cuda_user,
+        "cuda_preamble": preamble_lines(compiled.cuda_source, m.cuda_user),
         "ptx": compiled.ptx.splitlines(), "ptx_user": m.ptx_user,
         "sass": sass,
         "lines": {str(k): v for k, v in per.items()},
@@ -187,7 +200,6 @@ class SourceView(View):
     ``{user_line: {"samples": n, "stalls": {reason: n}}}`` (``Profile.heat()``)."""
 
     _bundle = "source"
-    data = traitlets.Unicode("{}").tag(sync=True)
     selected = traitlets.Int(0).tag(sync=True)
     #: the selected SASS instruction (its index in the SASS pane), -1 when none
     instruction = traitlets.Int(-1).tag(sync=True)
@@ -206,7 +218,7 @@ class SourceView(View):
         self.profile = profile
         d = payload(compiled, heat, profile=profile)
         d["notes"] = notes + d["notes"]
-        self.data = json.dumps(d, separators=(",", ":"), default=str)
+        self.data = json_bytes(d)
 
 
 def _profile_for(compiled, profile):

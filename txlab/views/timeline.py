@@ -26,7 +26,6 @@ class TimelineView(View):
 
     _bundle = "timeline"
     meta = traitlets.Dict().tag(sync=True)
-    data = traitlets.Bytes(b"").tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
 
     def __init__(self, timeline, **kwargs):

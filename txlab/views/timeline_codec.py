@@ -20,7 +20,9 @@ kernel → browser on a 2-core machine), so every column takes the fewest bits t
   event before its first frame;
 * ``payload``: the events that carry an IKET payload (uint32 index + float64 value; absent if none).
 
-An integer column is ``k`` bits per value (0 ≤ k ≤ 32, little-endian bit stream of uint32 words:
+The spec names every field (``events``, ``tracks``, and per column ``bits``, ``count``, ``offset``,
+``exceptions``, ``exceptions_offset``: byte offsets into the buffer). An integer column is ``bits``
+(``k`` below) bits per value (0 ≤ k ≤ 32, little-endian bit stream of uint32 words:
 value ``i`` is bits ``i*k .. i*k+k-1``, padded to whole blocks of 32 values), with ``k`` chosen to minimise the column's size: values that do not fit
 (negative, or wider than ``k`` bits) are exceptions (uint32 index + exact float64 value) patched in
 by the decoder; ``k == 64`` is a dense float64 column for when exceptions would not pay. Every time
@@ -226,9 +228,9 @@ def pack_int(blob: Blob, v: np.ndarray, bits: int | None = None) -> dict:
     v = np.asarray(v, dtype=np.int64)
     mn, mx = (int(v.min()), int(v.max())) if len(v) else (0, 0)
     k = _choose_bits(v, mn, mx)[0] if bits is None else bits
-    spec = {"k": k, "n": int(len(v)), "off": 0, "xn": 0, "xoff": 0}
+    spec = {"bits": k, "count": int(len(v)), "offset": 0, "exceptions": 0, "exceptions_offset": 0}
     if k == 64:
-        spec["off"] = blob.add(v.astype("<f8"))
+        spec["offset"] = blob.add(v.astype("<f8"))
         return spec
     fits = v
     if mn >= 0 and mx < 1 << k:
@@ -238,10 +240,10 @@ def pack_int(blob: Blob, v: np.ndarray, bits: int | None = None) -> dict:
         xi = np.flatnonzero(bad)
         fits = np.where(bad, 0, v)
     if k:
-        spec["off"] = blob.add(_pack_bits(fits, k))
+        spec["offset"] = blob.add(_pack_bits(fits, k))
     if len(xi):
-        spec["xn"] = int(len(xi))
-        spec["xoff"] = blob.add(xi.astype("<u4"))
+        spec["exceptions"] = int(len(xi))
+        spec["exceptions_offset"] = blob.add(xi.astype("<u4"))
         blob.add(v[xi].astype("<f8"))        # right after the (8-aligned) indices
     return spec
 
@@ -259,7 +261,7 @@ def encode_columns(tl) -> tuple[dict, bytes]:
                          "(build it with Timeline(...), which sorts them)")
     blob = Blob()
     offsets = np.searchsorted(track, np.arange(ntr + 1), side="left").astype("<u4")
-    spec: dict = {"version": 2, "n": n, "tracks": ntr}
+    spec: dict = {"version": 3, "events": n, "tracks": ntr}
     spec["offsets"] = blob.add(offsets)
     name_id = np.asarray(tl.name_id, np.int64)
     spec["name"] = pack_int(blob, name_id, int(name_id.max()).bit_length() if n and name_id.min() >= 0 else None)
@@ -310,7 +312,7 @@ def encode_columns(tl) -> tuple[dict, bytes]:
     pidx, pval = payload_values(tl)
     spec["payload"] = None
     if len(pidx):
-        spec["payload"] = {"n": int(len(pidx)), "off": blob.add(pidx.astype("<u4"))}
+        spec["payload"] = {"count": int(len(pidx)), "offset": blob.add(pidx.astype("<u4"))}
         blob.add(pval.astype("<f8"))
     spec["bytes"] = blob.size
     return spec, blob.bytes()
@@ -334,22 +336,22 @@ def density(s, e, t0, t1, bins: int = DENSITY_BINS, ends_after_starts: bool = Fa
 
 
 def unpack_int(data: bytes, spec: dict) -> np.ndarray:
-    n, k = spec["n"], spec["k"]
+    n, k = spec["count"], spec["bits"]
     if k == 64:
-        return np.frombuffer(data, "<f8", n, spec["off"]).astype(np.int64)
+        return np.frombuffer(data, "<f8", n, spec["offset"]).astype(np.int64)
     v = np.zeros(n, np.int64)
     if k:
-        words = np.frombuffer(data, "<u4", -(-n // 32) * k, spec["off"]).astype(np.uint64)
+        words = np.frombuffer(data, "<u4", -(-n // 32) * k, spec["offset"]).astype(np.uint64)
         p = np.arange(n, dtype=np.uint64) * np.uint64(k)
         w, sh = (p >> np.uint64(5)).astype(np.int64), p & np.uint64(31)
         u = words[w] >> sh
         over = sh + np.uint64(k) > np.uint64(32)
         u[over] |= words[w[over] + 1] << (np.uint64(32) - sh[over])
         v = (u & np.uint64((1 << k) - 1)).astype(np.int64)
-    if spec["xn"]:
-        xi = np.frombuffer(data, "<u4", spec["xn"], spec["xoff"])
-        xoff = spec["xoff"] + 4 * spec["xn"] + (-4 * spec["xn"] % 8)
-        v[xi] = np.frombuffer(data, "<f8", spec["xn"], xoff).astype(np.int64)
+    if spec["exceptions"]:
+        xi = np.frombuffer(data, "<u4", spec["exceptions"], spec["exceptions_offset"])
+        xoff = spec["exceptions_offset"] + 4 * spec["exceptions"] + (-4 * spec["exceptions"] % 8)
+        v[xi] = np.frombuffer(data, "<f8", spec["exceptions"], xoff).astype(np.int64)
     return v
 
 
@@ -357,7 +359,7 @@ def decode_columns(spec: dict, data: bytes) -> dict:
     """Inverse of :func:`encode_columns` (reference for the front end's decoder and the tests):
     ``track``, ``name``, ``start``, ``end`` (int64 ns), ``depth``, ``payload`` (float64, NaN
     where none) per event; ``maxdur`` per track, ``density`` per minimap bin."""
-    n, ntr = spec["n"], spec["tracks"]
+    n, ntr = spec["events"], spec["tracks"]
     offsets = np.frombuffer(data, "<u4", ntr + 1, spec["offsets"]).astype(np.int64)
     track = np.repeat(np.arange(ntr), np.diff(offsets))
     first = unpack_int(data, spec["first"])
@@ -375,7 +377,7 @@ def decode_columns(spec: dict, data: bytes) -> dict:
         start[lo:hi] = np.cumsum(st)
     payload = np.full(n, np.nan)
     if spec["payload"]:
-        k, off = spec["payload"]["n"], spec["payload"]["off"]
+        k, off = spec["payload"]["count"], spec["payload"]["offset"]
         pidx = np.frombuffer(data, "<u4", k, off)
         payload[pidx] = np.frombuffer(data, "<f8", k, off + 4 * k + (-4 * k % 8))
     return {"track": track, "name": unpack_int(data, spec["name"]), "start": start, "end": start + dur,

@@ -4,18 +4,17 @@ Shows progress (compiled / measured / failed of the total, elapsed and ETA), the
 so far, a heatmap of the best time over two chosen parameters (``heat_x``, ``heat_y``; default the
 two most influential) and a table of every configuration, sortable by any column.
 
-    run = txlab.tune(build, space, inputs, check=ref, background=True)
+    run = txlab.autotune(build, space, inputs, check=ref, background=True)
     TuneView(run)            # fills in as results come in; TuneView(result) for a finished sweep
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 
 import traitlets
 
-from txlab.views._base import View
+from txlab.views._base import View, json_bytes
 
 
 class TuneView(View):
@@ -24,7 +23,6 @@ class TuneView(View):
     cell's best time and configuration), ``tune-table``, ``tune-sort-<column>`` (header buttons)."""
 
     _bundle = "tune"
-    data = traitlets.Unicode("{}").tag(sync=True)
     heat_x = traitlets.Unicode("").tag(sync=True)
     heat_y = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
@@ -38,7 +36,7 @@ class TuneView(View):
         self.run = None
         if not isinstance(result, TuneResult):
             if not hasattr(result, "result"):
-                raise TypeError("TuneView takes a TuneResult or a running sweep (txlab.tune(..., "
+                raise TypeError("TuneView takes a TuneResult or a running sweep (txlab.autotune(..., "
                                 f"background=True)), not {type(result).__name__}")
             self.run, result = result, result.result
         self.result = result
@@ -79,7 +77,7 @@ class TuneView(View):
             top += [n for n in names if n not in top]
             if len(top) >= 2:
                 self.heat_x, self.heat_y = self.heat_x or top[0], self.heat_y or top[1]
-        self.data = json.dumps(d, separators=(",", ":"), default=str)
+        self.data = json_bytes(d)
 
     def close(self):
         self.result.unsubscribe(self._changed)

@@ -1,4 +1,5 @@
-"""``trace()``: run a scheduler's recorder and collect the tiles each CTA visits."""
+"""``trace()``: run a scheduler's recorder program (:mod:`txlab.schedulers.recorder`) and collect the
+tiles each CTA visits into a :class:`~txlab.schedulers.schedule.ScheduleTrace`."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,7 +1,7 @@
 """The ``emulated`` column of the API catalogue: does the CPU emulator reproduce each catalogue
 example's result (the numpy expectation its H200 run was verified against)?
 
-    python -m txlab.emulator.catalogue        # prints the table, writes txlab/data/api_emulated.json
+    python -m txlab.api.emulated        # prints the table, writes txlab/data/api_emulated.json
 
 Integer and exact-float outputs must match bitwise; other float outputs within the example's own
 tolerance, and the largest distance in float32 ulps is recorded.
@@ -19,21 +19,17 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "api_emulated.json"
 
 
 def _ulps(got, want) -> int:
+    from txlab.ir.semantics import ulp_distance
+
     g = np.asarray(got, np.float32).ravel()
     w = np.asarray(want, np.float32).ravel()
     ok = np.isfinite(g) & np.isfinite(w)
-    if not ok.any():
-        return 0
-    gi = g[ok].view(np.int32).astype(np.int64)
-    wi = w[ok].view(np.int32).astype(np.int64)
-    gi = np.where(gi < 0, -(gi & 0x7FFFFFFF), gi)
-    wi = np.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
-    return int(np.abs(gi - wi).max())
+    return int(ulp_distance(g[ok], w[ok]).max()) if ok.any() else 0
 
 
 def emulate_example(example_id: str) -> dict:
     """Emulate one catalogue example and compare with its expectation."""
-    from txlab.api import examples
+    from txlab.api.entries import examples
     from txlab.api.verification import _problem as _compare
     from txlab.emulator import emulate
     from txlab.errors import NotEmulatedError, TxlabError
@@ -90,7 +86,7 @@ def emulate_example(example_id: str) -> dict:
 
 
 def emulate_all(write: bool = False) -> dict:
-    from txlab.api import examples
+    from txlab.api.entries import examples
 
     rows = {}
     for eid, ex in sorted(examples().items()):
@@ -114,7 +110,7 @@ def markdown(out: dict) -> str:
     rows = out["examples"]
     ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
     lines = ["# API catalogue examples on the CPU emulator", "",
-             f"`python -m txlab.emulator.catalogue` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
+             f"`python -m txlab.api.emulated` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
              "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
              "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
              "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "

@@ -1,0 +1,96 @@
+"""Global-memory coalescing from the index expressions a kernel runs (txlab.coalescing), against
+known patterns and against the per-line sectors/requests Nsight Compute measured on the H200
+(the shipped profiles in txlab/data)."""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab import coalescing as co
+sys.path.insert(0, str(Path(__file__).parent / "kernels"))
+import memory_patterns as mp  # noqa: E402
+
+DATA = Path(txlab.__file__).parent / "data"
+
+
+def _one(report, access, buffer):
+    rows = [r for r in report if r.access == access and r.buffer == buffer]
+    assert len(rows) == 1, report.summary()
+    return rows[0]
+
+
+@pytest.mark.parametrize("stride,sectors", [(1, 4), (2, 8), (4, 16), (32, 32)])
+def test_strided_reads(stride, sectors):
+    """Per warp: the sectors the lanes' words fall in; one L1 request per cache line touched (ncu's
+    tag requests on the H200: 4 sectors/request at strides 1, 2, 4, 1 sector/request at 32)."""
+    rep = txlab.pools.coalescing(mp.strided_read(stride), arch="sm_90a")
+    a = _one(rep, "load", "A")
+    assert a.status == "analysed" and a.sectors_per_instruction == sectors and a.instructions == 8
+    assert a.requests == 8 * {1: 1, 2: 2, 4: 4, 32: 32}[stride]
+    assert a.sectors_per_request == (4 if stride < 32 else 1)
+    assert a.ideal_sectors == 8 * 4 and a.coalesced is (stride == 1) and a.efficiency == pytest.approx(4 / sectors)
+    assert _one(rep, "store", "B").coalesced
+
+
+def test_gather_is_unknown_not_coalesced():
+    rep = txlab.pools.coalescing(mp.gather(), arch="sm_90a")
+    a = _one(rep, "load", "A")
+    assert a.status == "unknown" and a.coalesced is None and a.sectors_per_request is None
+    assert "depends on a value read from memory" in a.reason
+    assert _one(rep, "load", "I").coalesced
+    assert rep.counts() == {"accesses": 3, "analysed": 2, "unknown": 1}
+    assert "unknown: the index depends on a value read from memory" in rep.summary()
+
+
+def test_vector_lanes_and_atomics():
+    v = txlab.pools.coalescing(mp.vector_copy(), arch="sm_90a")
+    a = _one(v, "load", "A")
+    assert a.bytes_per_lane == 16 and a.requests == 4 * a.instructions and a.sectors_per_request == 4
+    cs = txlab.pools.coalescing(mp.column_sum(), arch="sm_90a")
+    rows = _one(cs, "load", "A")   # every lane on a row of its own: 32 lines, 32 sectors, 1 per request
+    assert rows.sectors_per_instruction == 32 and rows.sectors_per_request == 1 and rows.efficiency == 1 / 8
+    atom = _one(cs, "atomic", "S")
+    assert atom.status == "analysed" and atom.sectors_per_request == 4
+    lines = cs.by_line()
+    assert lines[atom.lineno]["status"] == "analysed"
+
+
+def test_warp_sectors_edge_cases():
+    lanes = np.arange(32)
+    on = np.ones(32, bool)
+    assert co.warp_sectors(lanes * 4, on, 4) == (1, 4, 4, 1)
+    assert co.warp_sectors(np.zeros(32, np.int64), on, 4) == (1, 1, 1, 1)         # broadcast
+    assert co.warp_sectors(lanes * 4 + 16, on, 4) == (2, 5, 4, 2)                  # misaligned
+    half = lanes < 16
+    assert co.warp_sectors(lanes * 8, half, 8)[:3] == (1, 4, 4)                    # one half-warp
+    assert co.warp_sectors(lanes * 16, on, 16) == (4, 16, 16, 4)                   # 16-byte lanes
+    assert co.warp_sectors(lanes * 4, np.zeros(32, bool), 4) == (0, 0, 0, 0)
+
+
+def _ncu_sectors_per_request(profile: dict, text: str) -> float:
+    rows = [r for r in profile["lines"] if r["text"].startswith(text) and r.get("l1_requests_global")]
+    assert len(rows) == 1, [r["text"] for r in profile["lines"]]
+    return rows[0]["l2_sectors_global"] / rows[0]["l1_requests_global"]
+
+
+@pytest.mark.parametrize("variant", ["naive", "padded", "swizzled"])
+def test_transposes_match_ncu_on_h200(variant):
+    """The shipped ncu profiles (8192^2 transposes on the H200): sectors per request per line."""
+    from txlab.examples import transpose as tr
+
+    prof = json.loads((DATA / f"transpose_{variant}.profile.json").read_text())
+    rep = txlab.pools.coalescing(tr.transpose_kernel(8192, variant), arch="sm_90a")
+    assert _one(rep, "load", "A").sectors_per_request == _ncu_sectors_per_request(prof, "tile[") == 4
+    assert _one(rep, "store", "B").sectors_per_request == _ncu_sectors_per_request(prof, "B[") == 4
+
+
+def test_vector_copy_matches_ncu_on_h200():
+    from txlab.examples import bandwidth as bw
+
+    prof = json.loads((DATA / "vec_copy.profile.json").read_text())
+    rep = txlab.pools.coalescing(bw.copy_kernel(67108864), arch="sm_90a")
+    assert _one(rep, "load", "src").sectors_per_request == _ncu_sectors_per_request(prof, "reg[")
+    assert _one(rep, "store", "dst").sectors_per_request == _ncu_sectors_per_request(prof, "dst[")

@@ -1,0 +1,136 @@
+"""Races that involve atomics: an atomic and a plain access of the same shared or global bytes by
+threads with nothing ordering them are a race at both lines; atomics among themselves never race."""
+import numpy as np
+import pytest
+from test_emulator import kernel, line_of
+
+from txlab.emulator import emulate
+
+HIST = '''
+@T.prim_func
+def hist(X_ptr: T.handle, H_ptr: T.handle):
+    X = T.match_buffer(X_ptr, (4096,), "int32")
+    H = T.match_buffer(H_ptr, (64,), "int32")
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([256])
+    bins = T.alloc_buffer((64,), "int32", scope="shared")
+    if tx < 64:
+        bins[tx] = 0
+    SYNC
+    for j in range(4):
+        T.cuda.atomic_add(T.address_of(bins[X[bx * 1024 + j * 256 + tx]]), 1)
+    T.cuda.cta_sync()
+    if tx < 64:
+        T.cuda.atomic_add(T.address_of(H[tx]), bins[tx])
+'''
+
+
+def _hist_inputs():
+    x = np.random.default_rng(1).integers(0, 64, 4096).astype(np.int32)
+    return x, np.bincount(x, minlength=64).astype(np.int32)
+
+
+@pytest.mark.parametrize("sync", ["T.cuda.cta_sync()", 'T.tvm_storage_sync("shared")'])
+def test_histogram_without_barrier_races_and_its_fixed_twin_is_clean(sync):
+    x, ref = _hist_inputs()
+    racy_src = HIST.replace("SYNC", "pass")
+    h = np.zeros(64, np.int32)
+    res = emulate(kernel(racy_src, "hist"), x, h)
+    races = res.by_kind("shared_race")
+    assert races, res.findings
+    zero, add = line_of(racy_src, "bins[tx] = 0"), line_of(racy_src, "T.cuda.atomic_add(T.address_of(bins")
+    assert {(f.line, f.other_line) for f in races} >= {(add, zero)}
+    assert "write" in races[0].message and "atomic" in races[0].message
+
+    h = np.zeros(64, np.int32)
+    res = emulate(kernel(HIST.replace("SYNC", sync), "hist"), x, h)
+    assert res.ok, res.findings
+    assert np.array_equal(h, ref)
+
+
+def test_atomics_do_not_race_with_each_other():
+    x, ref = _hist_inputs()
+    src = HIST.replace("SYNC", "T.cuda.cta_sync()").replace("    if tx < 64:\n        bins[tx] = 0\n", "")
+    h = np.zeros(64, np.int32)
+    res = emulate(kernel(src, "hist"), x, h)     # the shared bins start at zero in the emulator
+    assert res.ok, res.findings
+    assert np.array_equal(h, ref)
+
+
+def test_plain_read_after_atomic_without_barrier_races():
+    src = HIST.replace("SYNC", "T.cuda.cta_sync()").replace(
+        "    T.cuda.cta_sync()\n    if tx < 64:\n        T.cuda.atomic_add", "    if tx < 64:\n        T.cuda.atomic_add")
+    x, _ = _hist_inputs()
+    res = emulate(kernel(src, "hist"), x, np.zeros(64, np.int32))
+    races = res.by_kind("shared_race")
+    add = line_of(src, "T.cuda.atomic_add(T.address_of(bins")
+    read = line_of(src, "T.cuda.atomic_add(T.address_of(H[tx])")
+    assert any(f.other_line == add and f.line == read and "atomic" in f.message for f in races), res.findings
+
+
+GHIST = '''
+@T.prim_func
+def ghist(X_ptr: T.handle, H_ptr: T.handle):
+    X = T.match_buffer(X_ptr, (NX,), "int32")
+    H = T.match_buffer(H_ptr, (64,), "int32")
+    T.device_entry()
+    bx = T.cta_id([NCTA])
+    tx = T.thread_id([256])
+    if bx == 0:
+        if tx < 64:
+            H[tx] = 0
+    SYNC
+    for j in range(4):
+        T.cuda.atomic_add(T.address_of(H[X[bx * 1024 + j * 256 + tx]]), 1)
+'''
+
+
+def test_global_histogram_zeroed_in_the_kernel():
+    x, _ = _hist_inputs()
+    one = GHIST.replace("NX", "1024").replace("NCTA", "1")
+    zero = line_of(one, "H[tx] = 0")
+    add = line_of(one, "T.cuda.atomic_add(T.address_of(H[X")
+    racy = one.replace("SYNC", "pass")
+    h = np.full(64, 7, np.int32)
+    res = emulate(kernel(racy, "ghist"), x[:1024], h)
+    races = res.by_kind("global_race")
+    assert races and races[0].line == add and races[0].other_line == zero, res.findings
+    assert "same CTA" in races[0].message
+
+    fixed = one.replace("SYNC", "T.cuda.cta_sync()")      # one CTA: its barrier orders global memory too
+    h = np.full(64, 7, np.int32)
+    res = emulate(kernel(fixed, "ghist"), x[:1024], h)
+    assert res.ok, res.findings
+    assert np.array_equal(h, np.bincount(x[:1024], minlength=64))
+
+    # four CTAs: CTA 0's zeroing is ordered with its own atomics by the barrier, never with the others'
+    many = GHIST.replace("NX", "4096").replace("NCTA", "4").replace("SYNC", "T.cuda.cta_sync()")
+    res = emulate(kernel(many, "ghist"), x, np.zeros(64, np.int32))
+    races = res.by_kind("global_race")
+    assert races and {races[0].line, races[0].other_line} == {zero, add}, res.findings
+    assert "different CTAs" in races[0].message
+
+
+def test_counter_reset_by_the_cta_that_took_the_last_ticket_is_not_a_race():
+    # every CTA takes a ticket; the one that took the last resets the counter: ordered after every
+    # earlier atomic through the counter's own order
+    src = '''
+@T.prim_func
+def tickets(C_ptr: T.handle, O_ptr: T.handle):
+    C = T.match_buffer(C_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (4,), "int32")
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([32])
+    if tx == 0:
+        t = T.cuda.atomic_add(T.address_of(C[0]), 1)
+        O[bx] = t
+        if t == 3:
+            C[0] = 0
+'''
+    c = np.zeros(1, np.int32)
+    o = np.zeros(4, np.int32)
+    res = emulate(kernel(src, "tickets"), c, o)
+    assert res.ok, res.findings
+    assert list(o) == [0, 1, 2, 3] and c[0] == 0

@@ -1,0 +1,79 @@
+"""The Hopper GEMM's configuration choice for shapes nobody measured (txlab.examples.gemm_model):
+calibrated on the H200 sweeps in benchmarks/results, shown by hopper_gemm.explain."""
+import glob
+from pathlib import Path
+
+import pytest
+
+from txlab.display import html_of
+from txlab.examples import gemm_model as gm
+from txlab.examples import hopper_gemm as hg
+
+RESULTS = sorted(glob.glob(str(Path(__file__).parent.parent / "benchmarks" / "results" / "tune_2026-12-01_*.json")))
+
+
+@pytest.fixture(scope="module")
+def records():
+    recs = gm.measured_records(RESULTS)
+    assert len(recs) >= 200 and len({s for s, _, _ in recs}) == 7
+    return recs
+
+
+def test_shipped_calibration_is_the_fit_of_the_measurements(records):
+    cal = gm.calibrate(records)
+    for key in gm.FEATURES + ("smem_feed_bytes_per_s",):
+        assert cal[key] == pytest.approx(gm.CALIBRATION[key], rel=0.05, abs=1e-12), key
+
+
+def test_pick_is_near_the_measured_best_on_every_sweep(records):
+    """For each measured shape, the candidate the model ranks first (among those measured) runs
+    within 3 % of the fastest measured on 6 of 7 shapes and within 12 % on all."""
+    ratios = {}
+    for shape in {s for s, _, _ in records}:
+        rows = [(c, t) for s, c, t in records if s == shape]
+        best = min(t for _, t in rows)
+        pick = min(rows, key=lambda r: gm.predict(*shape, r[0]).time_s)
+        ratios[shape] = best / pick[1]
+    assert sum(r >= 0.97 for r in ratios.values()) >= 6, ratios
+    assert min(ratios.values()) >= 0.88, ratios
+
+
+def test_measured_shapes_keep_their_table_entry():
+    for e in hg.load_tuned_table()["entries"]:
+        shape = tuple(e["shape"])
+        choice = hg.explain(*shape)
+        assert choice.source.startswith("tuned table") and choice.winner == hg.GemmConfig(**e["config"])
+        assert hg.tuned_config(*shape) == choice.winner
+
+
+@pytest.mark.parametrize("shape", [(6144, 6144, 6144), (4096, 14336, 4096), (3072, 3072, 12288),
+                                   (1000, 3000, 5000), (512, 512, 16384), (4095, 8191, 4096)])
+def test_unseen_shapes_get_a_valid_model_choice(shape):
+    choice = hg.explain(*shape)
+    assert choice.source == "model"
+    cfg = hg.tuned_config(*shape)
+    assert cfg == choice.winner
+    cfg.validate()
+    cfg.check_shape(*shape)
+    best = choice.predictions[0]
+    assert best.config == cfg and all(p.time_s >= best.time_s for p in choice.predictions)
+    assert best.waves == -(-best.tiles // best.ctas) and 0 <= best.tail_idle < 1
+    assert cfg.name in choice.why and "wave" in choice.why
+    assert cfg.name in choice.table() and "<table>" in html_of(choice)
+    if shape[1] % 8:
+        assert cfg.epilogue == "direct"
+    d = choice.to_dict()
+    assert d["winner"] == cfg.name and d["candidates"][0]["config"] == cfg.name
+
+
+def test_small_grid_says_it_needs_split_k():
+    choice = hg.explain(512, 512, 16384)
+    assert any("split-K" in n for n in choice.notes)
+    assert choice.predictions[0].tiles < 132
+
+
+def test_bad_shapes_are_refused():
+    with pytest.raises(ValueError, match="positive"):
+        hg.explain(0, 128, 128)
+    with pytest.raises(ValueError, match="K must be a multiple of 8"):
+        hg.explain(128, 128, 100)

@@ -1,0 +1,304 @@
+"""Global-memory coalescing of every access in a kernel, from the index expressions it runs.
+
+For each global load, store and atomic of the lowered device code, the index is evaluated for
+every thread of a CTA and every iteration of the enclosing loops (:mod:`txlab.simt`, the walk the
+bank-conflict analysis uses), and each warp-instruction's lanes are turned into the memory
+transactions the L1/L2 serve:
+
+* a *sector* is 32 bytes, a *cache line* 128 bytes; a warp-instruction makes one L1 *request* per
+  cache line it touches (Nsight Compute's tag requests: 1 for 32 coalesced 4-byte lanes, 4 for
+  16-byte lanes, 32 when every lane is on a line of its own);
+* the sectors a request needs are the distinct 32-byte sectors its active lanes' bytes fall in;
+  the *ideal* is the fewest sectors those bytes could fill (distinct bytes / 32, rounded up), so a
+  broadcast (every lane on one word) is ideal too;
+* buffers start 256-byte aligned (``cudaMalloc`` and TVM's allocator guarantee it), so byte
+  address = flat element index x element size.
+
+These are the quantities Nsight Compute's source counters report per instruction
+(``memory_l2_theoretical_sectors_global`` and ``..._ideal`` over ``memory_l1_tag_requests_global``),
+per CTA here (CTA 0 unless ``cta=`` says otherwise). An access whose index depends on a value read
+from memory (a gather) or that is made by an instruction whose per-lane addresses the walk does not
+model (TMA, ``cp.async``) is listed with ``status="unknown"`` and the reason, never as coalesced.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from txlab import simt
+
+SECTOR_BYTES = 32
+LINE_BYTES = 128
+WARP = 32
+
+#: calls that read or write global memory through addresses the walk does not model
+_OPAQUE_GLOBAL = {"cp_async_bulk": "TMA (cp.async.bulk)", "cp_async": "cp.async", "tma": "TMA",
+                  "ldg": "__ldg", "ld_vec": "ptx.ld", "ptx.ld": "ptx.ld", "ptx.st": "ptx.st"}
+
+
+@dataclass
+class GlobalAccess:
+    """One global-memory access site of the kernel (one load, store or atomic in the code)."""
+
+    buffer: str
+    lineno: int | None
+    access: str                  # "load", "store", "atomic" or the op that makes it
+    dtype: str
+    bytes_per_lane: int
+    instructions: int            # warp-instructions analysed (per CTA)
+    requests: int                # L1 requests (one per cache line touched) of those instructions (per CTA)
+    sectors: int                 # 32-byte sectors they need (per CTA)
+    ideal_sectors: int
+    lines: int                   # 128-byte cache lines they touch (per CTA)
+    worst_sectors: int           # the most sectors one instruction needs
+    status: str = "analysed"     # "analysed", "partial" (some executions unknown) or "unknown"
+    reason: str = ""
+    source: str | None = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def sectors_per_request(self) -> float | None:
+        return self.sectors / self.requests if self.requests and self.status != "unknown" else None
+
+    @property
+    def ideal_sectors_per_request(self) -> float | None:
+        return self.ideal_sectors / self.requests if self.requests and self.status != "unknown" else None
+
+    @property
+    def sectors_per_instruction(self) -> float | None:
+        return self.sectors / self.instructions if self.instructions and self.status != "unknown" else None
+
+    @property
+    def efficiency(self) -> float | None:
+        """Ideal over needed sectors (1.0 = fully coalesced), None when unknown."""
+        return self.ideal_sectors / self.sectors if self.sectors and self.status != "unknown" else None
+
+    @property
+    def coalesced(self) -> bool | None:
+        e = self.efficiency
+        return None if e is None else e >= 0.999
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(sectors_per_request=self.sectors_per_request, sectors_per_instruction=self.sectors_per_instruction,
+                 ideal_sectors_per_request=self.ideal_sectors_per_request,
+                 efficiency=self.efficiency, coalesced=self.coalesced)
+        return d
+
+
+class CoalescingReport(list):
+    """A list of :class:`GlobalAccess` rows: per access, per line, counts and a table."""
+
+    kernel: str = ""
+    notes: list
+
+    def counts(self) -> dict:
+        unknown = sum(r.status == "unknown" for r in self)
+        return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
+
+    def by_line(self) -> dict:
+        """``{user line: {"sectors_per_request", "ideal_sectors_per_request", "status", "accesses"}}``:
+        the line's analysed accesses pooled (the unit SourceView and ncu's source view show)."""
+        out: dict = {}
+        for r in self:
+            if r.lineno is None:
+                continue
+            d = out.setdefault(r.lineno, {"requests": 0, "sectors": 0, "ideal_sectors": 0, "accesses": 0,
+                                          "unknown": 0, "reasons": []})
+            d["accesses"] += 1
+            if r.status == "unknown":
+                d["unknown"] += 1
+                d["reasons"].append(r.reason)
+                continue
+            d["requests"] += r.requests
+            d["sectors"] += r.sectors
+            d["ideal_sectors"] += r.ideal_sectors
+        for d in out.values():
+            n = d["requests"]
+            d["sectors_per_request"] = d["sectors"] / n if n else None
+            d["ideal_sectors_per_request"] = d["ideal_sectors"] / n if n else None
+            d["status"] = "unknown" if d["unknown"] == d["accesses"] else "partial" if d["unknown"] else "analysed"
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "accesses": [r.to_dict() for r in self], "counts": self.counts(),
+                "lines": {str(k): v for k, v in self.by_line().items()}, "notes": list(self.notes)}
+
+    def summary(self) -> str:
+        c = self.counts()
+        out = [f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed, "
+               f"{c['unknown']} unknown"]
+        for r in self:
+            head = (f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<10} "
+                    f"{r.bytes_per_lane:>2} B/lane  ")
+            if r.status == "unknown":
+                out.append(head + f"unknown: {r.reason}")
+                continue
+            verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+            part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
+            out.append(head + f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
+                       f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
+                       f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}")
+        out += [f"  note: {n}" for n in self.notes]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+
+def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:
+    """(requests, sectors, ideal sectors, cache lines) of one warp-instruction: ``addrs`` the byte
+    address of each of the 32 lanes, ``active`` the lane mask, ``width`` the bytes each lane moves.
+
+    A request is one L1 tag lookup, one per 128-byte cache line the instruction touches (so
+    ``requests == lines``): what Nsight Compute counts as ``memory_l1_tag_requests_global``, as
+    measured on the H200 for coalesced, strided, vector and row-per-lane accesses."""
+    a = np.asarray(addrs, dtype=np.int64)[np.asarray(active, dtype=bool)]
+    if a.size == 0:
+        return 0, 0, 0, 0
+    width = max(int(width), 1)
+    first, last = a // SECTOR_BYTES, (a + width - 1) // SECTOR_BYTES
+    touched: set = set()
+    for f, l in zip(first.tolist(), last.tolist()):
+        touched.update(range(f, l + 1))
+    lines = {t * SECTOR_BYTES // LINE_BYTES for t in touched}
+    unique_bytes = len(np.unique(a)) * width
+    ideal = min(len(touched), max(1, -(-unique_bytes // SECTOR_BYTES)))
+    return len(lines), len(touched), ideal, len(lines)
+
+
+def global_access(v):
+    """``(kind, buffer, index, reason)`` when visit ``v`` touches global memory, else None."""
+    if v.kind in ("load", "store"):
+        if v.scope != "global":
+            return None
+        buf = v.node.buffer if v.kind == "store" else v.node.source
+        return v.kind, buf, v.index, None
+    if v.kind != "call":
+        return None
+    name = str(getattr(v.node.op, "name", "") or "")
+    addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
+    glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
+    short = name.rsplit(".", 1)[-1]
+    if short.startswith(("atomic_", "red")):
+        return ("atomic", glob[0].buffer, glob[0].index, None) if glob else None
+    label = next((lab for key, lab in _OPAQUE_GLOBAL.items() if key in name), None)
+    if label is None or (addrs and not glob):
+        return None
+    buf = glob[0].buffer if glob else "global"
+    return short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
+
+
+def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingReport:
+    """One :class:`GlobalAccess` per global-memory access site of ``kernel`` (a prim_func,
+    IRModule or ``txlab.Compiled``), from its index expressions evaluated for every lane of every
+    warp of CTA ``cta``. Nothing runs on a GPU."""
+    from txlab.banks import _file_of, source_text
+
+    arch = arch or getattr(kernel, "arch", None) or "sm_90a"
+    funcs = simt.device_functions(kernel, arch)
+    report = CoalescingReport()
+    report.notes = []
+    names = []
+    for fname, func in funcs:
+        names.append(fname)
+        sites: dict = {}
+        ordinal = {"exec": None, "n": 0}
+
+        def on_visit(v, sites=sites, ordinal=ordinal):
+            got = global_access(v)
+            if got is None:
+                return
+            kind, buf, index, reason = got
+            if ordinal["exec"] != v.exec_id:
+                ordinal["exec"], ordinal["n"] = v.exec_id, 0
+            ordinal["n"] += 1
+            key = ((v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"]) if v.line is not None
+                   else (simt._key(v.node), kind))
+            site = sites.get(key)
+            if site is None:
+                site = sites[key] = _Site(v, kind, buf)
+            if reason is not None:
+                site.unknown(reason)
+            elif index is simt.UNKNOWN:
+                site.unknown("the index depends on a value read from memory (a gather or scatter)")
+            else:
+                site.add(v, index)
+            if v.uncertain:
+                site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
+
+        walk = simt.execute(func, on_visit=on_visit, cta=cta)
+        truncated = walk.truncated or any("were followed" in n for n in walk.notes)
+        for site in sites.values():
+            if truncated:
+                site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+            fn = _file_of(site.stmt)
+            report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
+        report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
+    report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access))
+    report.kernel = ", ".join(names)
+    return report
+
+
+class _Site:
+    def __init__(self, v, kind, buf):
+        from tvm import DataType
+
+        self.kind, self.buf, self.line, self.stmt = kind, buf, v.line, v.stmt
+        dtype = str(getattr(buf, "dtype", "")) or "uint8"
+        dt = DataType(dtype)
+        self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
+        self.width = self.elem_bytes
+        self.dtype = dtype
+        self.instructions = self.requests = self.sectors = self.ideal = self.lines = self.worst = 0
+        self.unknowns = 0
+        self.reasons: dict = {}
+
+    def unknown(self, reason):
+        self.unknowns += 1
+        self.reasons.setdefault(reason, None)
+
+    def add(self, v, idx):
+        width = self.elem_bytes
+        if isinstance(idx, simt.RampValue):
+            if not isinstance(idx.stride, int):
+                self.unknown("a vector access with a data-dependent stride")
+                return
+            if idx.stride == 1:
+                width = self.elem_bytes * idx.lanes
+            else:
+                self.reasons.setdefault("a strided vector access: each lane's first element was counted", None)
+            idx = idx.base
+        self.width = width
+        n = v.mask.size
+        try:
+            addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
+        except (TypeError, ValueError):
+            self.unknown("the index is not an integer per thread")
+            return
+        for w0 in range(0, n, WARP):
+            act = v.mask[w0:w0 + WARP]
+            if not act.any():
+                continue
+            req, sec, ideal, lines = warp_sectors(addr[w0:w0 + WARP], act, width)
+            self.instructions += 1
+            self.requests += req
+            self.sectors += sec
+            self.ideal += ideal
+            self.lines += lines
+            self.worst = max(self.worst, sec)
+
+    def row(self, source) -> GlobalAccess:
+        name = getattr(self.buf, "name", None) or str(self.buf)
+        notes = [f"{self.unknowns} execution(s) of this access could not be analysed"] if self.unknowns else []
+        reason = "; ".join(self.reasons)
+        if not self.requests:
+            return GlobalAccess(name, self.line, self.kind, self.dtype, self.width, 0, 0, 0, 0, 0, 0,
+                                status="unknown", reason=reason or "no execution of it was reached by the walk",
+                                source=source, notes=notes)
+        return GlobalAccess(name, self.line, self.kind, self.dtype, self.width, self.instructions,
+                            self.requests, self.sectors,
+                            self.ideal, self.lines, self.worst, status="partial" if reason else "analysed",
+                            reason=reason, source=source, notes=notes)

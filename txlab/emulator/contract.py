@@ -1,0 +1,207 @@
+"""Which multiply-adds of a kernel the build fuses into one ``fma.rn`` (FFMA), as nvcc does.
+
+nvcc contracts by default (``--fmad=true``, with or without fast math), so ``x * 1.7 + y`` is one
+rounding on the GPU and two in plain numpy. The rules below are nvcc 13's, read off its PTX for
+the expression shapes TVM's CUDA codegen prints (``tests/test_emulator_math.py`` compiles each
+shape and checks the PTX agrees with this model, so a change in nvcc is caught):
+
+* ``m + c`` and ``c + m`` where ``m = a * b`` -> ``fma(a, b, c)``. When both operands are
+  products, the one of lower *rank* is fused (the first on a tie): LLVM's Reassociate pass puts
+  the lower-ranked operand of a commutative op first (a load ranks by its order in the block, an
+  expression one above its highest operand, a constant 0) and the fusion takes the first.
+* ``m - c`` -> ``fma(a, b, -c)`` (nvcc). ``c - m`` is left as ``mul.f32`` + ``sub.f32`` in the
+  PTX, but those carry no rounding modifier and ptxas fuses them: ``FFMA(-a, b, c)`` in the SASS
+  (seen on the H200: 25 % of ``a - b * a`` differed before this rule). The test therefore counts
+  FFMA in the SASS, the instructions that run, not ``fma.rn`` in the PTX.
+* A product with more than one use is not fused anywhere (it is computed once, rounded, and
+  reused); uses are counted after common-subexpression elimination, i.e. structurally equal
+  products (``a * b`` and ``b * a`` too) are one value.
+* A product bound to a variable (``t = a * b``: a TVMScript local, which TVM makes a one-cell
+  local buffer; ``T.let``; TVM's CSE variables) stored once and read once, by an add, is fused
+  there (after SROA/mem2reg it is one SSA value with one use).
+* float32 and float64 only (``fma.rn.f32``/``.f64``); half and bfloat16 arithmetic goes through
+  ``cuda_fp16.h``/``cuda_bf16.h`` operators that nvcc does not contract.
+
+DESIGN.md says why the emulator models the rule on the IR rather than reading the PTX.
+"""
+from __future__ import annotations
+
+_FUSED_TYPES = ("float32", "float64")
+
+
+def _dtype(e) -> str:
+    ty = getattr(e, "ty", None)
+    return str(getattr(ty, "dtype", "")) if ty is not None else ""
+
+
+def _fusable_type(e) -> bool:
+    d = _dtype(e)
+    return d.startswith(_FUSED_TYPES) and not d.startswith("float8")
+
+
+def _handle(node):
+    return node.__chandle__()
+
+
+def _cell(buf, indices):
+    """(buffer, index) of an access to a local buffer at a constant index, else None."""
+    ty = getattr(buf, "ty", None)
+    scope = str(getattr(ty, "storage_scope", "") or "")
+    if not scope.startswith("local") or len(indices) != 1 or not hasattr(indices[0], "value"):
+        return None
+    return (_handle(buf), int(indices[0].value))
+
+
+class Contraction:
+    """The contraction decisions for one device function (``func``: its lowered PrimFunc)."""
+
+    def __init__(self, func):
+        self.mul_uses: dict = {}       # product key -> occurrences
+        self.var_uses: dict = {}       # var handle -> uses
+        self.bound: dict = {}          # var handle -> the product it is bound to
+        self.captured_vars: set = set()
+        self.cell_stores: dict = {}    # (local buffer, constant index) -> stores / loads / stored product
+        self.cell_loads: dict = {}
+        self.cell_value: dict = {}
+        self.captured_cells: set = set()
+        self.load_order: dict = {}     # structural key of a load -> its order of first evaluation
+        self._ranks: dict = {}
+        if func is not None:
+            self._count(func.body)
+
+    # ---- analysis ------------------------------------------------------------------------------
+    def _key(self, mul):
+        import tvm_ffi
+
+        h = sorted((tvm_ffi.structural_hash(mul.a), tvm_ffi.structural_hash(mul.b)))
+        return (_dtype(mul), h[0], h[1])
+
+    def _count(self, body):
+        """Uses of each product and variable: every occurrence in the IR tree (the CUDA source
+        spells each occurrence out; LLVM's CSE makes the structurally equal ones one value)."""
+        import tvm
+        import tvm.tirx as tx
+        import tvm_ffi
+
+        def on_mul(m):
+            if _fusable_type(m):
+                k = self._key(m)
+                self.mul_uses[k] = self.mul_uses.get(k, 0) + 1
+
+        def on_bind(b):
+            if type(b.value).__name__ == "Mul" and _fusable_type(b.value):
+                self.bound[_handle(b.var)] = b.value
+
+        def on_var(v, kind):
+            if kind == tvm_ffi.DefRegionKind.NONE:
+                h = _handle(v)
+                self.var_uses[h] = self.var_uses.get(h, 0) + 1
+
+        def on_store(st):             # t = a * b (TVMScript makes t a one-cell local buffer)
+            cell = _cell(st.buffer, st.indices)
+            if cell is not None:
+                self.cell_stores[cell] = self.cell_stores.get(cell, 0) + 1
+                if type(st.value).__name__ == "Mul" and _fusable_type(st.value):
+                    self.cell_value[cell] = st.value
+
+        def on_load(ld):              # post-order: loads in the order the code evaluates them
+            cell = _cell(ld.source, ld.indices)
+            if cell is not None:
+                self.cell_loads[cell] = self.cell_loads.get(cell, 0) + 1
+            k = tvm_ffi.structural_hash(ld)
+            if k not in self.load_order:
+                self.load_order[k] = len(self.load_order) + 2
+
+        tvm_ffi.structural_walk(body, [(tx.Mul, on_mul), (tx.Bind, on_bind)],
+                                with_def_region_kind=[(tx.Var, on_var)], order="pre")
+        tvm_ffi.structural_walk(body, [(tvm.ir.TensorLoad, on_load), (tx.BufferStore, on_store)], order="post")
+        for cell, mul in self.cell_value.items():
+            if self.cell_stores.get(cell) == 1 and self.cell_loads.get(cell) == 1 \
+                    and self.mul_uses.get(self._key(mul), 0) == 1:
+                self.captured_cells.add(cell)
+        for h, mul in self.bound.items():
+            if self.var_uses.get(h, 0) == 1 and self.mul_uses.get(self._key(mul), 0) == 1:
+                self.captured_vars.add(h)
+
+    def rank(self, e) -> int:
+        """Reassociate's rank of an expression (see the module docstring)."""
+        import tvm_ffi
+
+        h = _handle(e)
+        r = self._ranks.get(h)
+        if r is not None:
+            return r
+        t = type(e).__name__
+        if t in ("IntImm", "FloatImm", "StringImm"):
+            r = 0
+        elif t == "TensorLoad" and _cell(e.source, e.indices) in self.cell_value:
+            r = self.rank(self.cell_value[_cell(e.source, e.indices)])
+        elif t == "TensorLoad":
+            r = self.load_order.get(tvm_ffi.structural_hash(e), 1) << 8
+        elif t == "Var":
+            v = self.bound.get(h)
+            r = self.rank(v) if v is not None else 1
+        else:
+            kids = [getattr(e, f) for f in ("a", "b", "value") if hasattr(e, f)] + list(getattr(e, "args", []) or [])
+            r = max([self.rank(k) for k in kids if hasattr(k, "__chandle__")] or [0]) + 1
+        self._ranks[h] = r
+        return r
+
+    # ---- queries -------------------------------------------------------------------------------
+    def _operands(self, x, dtype):
+        t = type(x).__name__
+        if t == "Mul" and _dtype(x) == dtype and self.mul_uses.get(self._key(x), 0) == 1:
+            return x.a, x.b
+        if t == "TensorLoad":
+            cell = _cell(x.source, x.indices)
+            mul = self.cell_value.get(cell)
+            if cell in self.captured_cells and _dtype(mul) == dtype:
+                return (("fma-operands",) + cell, 0), (("fma-operands",) + cell, 1)
+            return None
+        if t == "Var":
+            h = _handle(x)
+            mul = self.bound.get(h)
+            if mul is not None and h in self.captured_vars and _dtype(mul) == dtype:
+                return (("fma-operands", h), 0), (("fma-operands", h), 1)
+        return None
+
+    def plan(self, e):
+        """For an ``Add``/``Sub`` node: ``(a, b, c, negate)`` when the build makes it one FFMA
+        (``negate``: None, ``"addend"`` for ``a*b - c``, ``"product"`` for ``c - a*b``; ``a``/``b``
+        are IR nodes, or ``(env key, index)`` of a bound product's operands); None when it is an
+        add of rounded values."""
+        if not _fusable_type(e):
+            return None
+        dtype = _dtype(e)
+        if type(e).__name__ == "Sub":
+            ops = self._operands(e.a, dtype)
+            if ops is not None:                     # m - c: nvcc's fma(a, b, -c)
+                return ops[0], ops[1], e.b, "addend"
+            ops = self._operands(e.b, dtype)
+            if ops is not None:                     # c - m: ptxas's FFMA(-a, b, c)
+                return ops[0], ops[1], e.a, "product"
+            return None
+        order = (e.a, e.b)
+        if self.rank(e.b) < self.rank(e.a):
+            order = (e.b, e.a)              # Reassociate's canonical order: lower rank first
+        for i, x in enumerate(order):
+            ops = self._operands(x, dtype)
+            if ops is not None:
+                return ops[0], ops[1], order[1 - i], None
+        return None
+
+    def captured_store(self, store):
+        """The environment key under which a store of a product into a one-use local cell keeps its
+        operands (the one load of that cell fuses them), else None."""
+        cell = _cell(store.buffer, store.indices)
+        if cell is not None and cell in self.captured_cells:
+            return ("fma-operands",) + cell
+        return None
+
+    def captured(self, bind):
+        """The environment key under which a ``Bind`` of a product keeps its operands (an add fuses
+        them later), else None."""
+        h = _handle(bind.var)
+        if h in self.captured_vars:
+            return ("fma-operands", h)
+        return None

@@ -1,0 +1,304 @@
+"""Warp-level matrix instructions of sm_80..sm_90a: ``ldmatrix`` / ``stmatrix`` (``.m8n8``,
+``.x1``/``.x2``/``.x4``, ``.trans``, ``.b16``) and ``mma.sync`` (``m16n8k8`` / ``m16n8k16`` f16 and
+bf16, ``m16n8k4`` / ``m16n8k8`` tf32, ``m16n8k32`` e4m3/e5m2, f32 or f16 accumulate; integer
+``m16n8k16`` / ``m16n8k32`` s8/u8 with s32 accumulate). What ``Tx.warp.gemm`` lowers to.
+
+Fragment maps (PTX ISA, "Matrix fragments for mma.m16n8k*"), lane = 4*group + tig:
+
+- C/D (16 x 8): element i of the lane at (group + 8*(i//2), 2*tig + i%2);
+- A 16 x 16 (f16/bf16 k16): element i at (group + 8*((i//2)%2), 2*tig + i%2 + 8*(i//4)); 16 x 8
+  (k8): (group + 8*(i//2), 2*tig + i%2); B k16 x 8: element i at (2*tig + i%2 + 8*(i//2), group);
+- tf32: A k8 element i at (group + 8*(i%2), tig + 4*(i//2)), k4 at (group + 8*i, tig); B at
+  (tig + 4*i, group);
+- 8-bit: A k32 element i at (group + 8*((i//4)%2), 4*tig + i%4 + 16*(i//8)), k16 at
+  (group + 8*(i//4), 4*tig + i%4); B at (4*tig + i%4 + 16*(i//4), group).
+
+``ldmatrix``: lanes 8*i .. 8*i+7 give the row addresses of matrix i (16 bytes each); the lane
+receives, per matrix, the pair (row lane//4, columns 2*(lane%4), +1) -- of the transpose with
+``.trans``. ``stmatrix`` is its inverse. Reads and writes go through the emulated memory, so the
+bounds and race checkers see every row.
+
+Arithmetic (floating point): the products of one instruction are summed exactly (float64: exact
+for f16/bf16/e4m3/e5m2 products over k <= 32) and rounded to fp32 once, then added to the fp32
+accumulator -- the model :mod:`txlab.emulator.wgmma` uses. The tensor cores' internal summation
+order and alignment are not specified, so results are within a few fp32 ulps of the GPU's, not
+bitwise. tf32 operands drop the low 13 mantissa bits (the tensor core reads 19 bits). f16
+accumulate rounds once to f16. Integer mma is exact (wrapping; ``.satfinite`` clamps).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import txlab.emulator.memory as M
+from txlab.emulator.ops import HANDLERS, _unwarp, _warps, comp_dtype
+from txlab.emulator.ptx_memory import address, decode, from_register, to_register
+
+
+def _u32_of(comp, e):
+    """Closure: the 32 bits of register operand ``e`` (any 32-bit carrier)."""
+    fn = comp.expr(e)
+    rd = M.np_dtype(comp_dtype(e))
+
+    def f(g):
+        v = np.broadcast_to(np.asarray(fn(g)), (g.L,))
+        return from_register(v, rd, np.dtype(np.uint32))
+    return f
+
+
+def _reg_stores(comp, dests, key):
+    out = []
+    for k, d in enumerate(dests):
+        if type(d).__name__ != "TensorLoad":
+            return None
+        rd = M.np_dtype(comp.buffer_info(d.source)["dtype"])
+        out.append(comp.store(d.source, list(d.indices),
+                              lambda g, k=k, rd=rd: to_register(g.slots[key][:, k], np.dtype(np.uint32), rd, False)))
+    return out
+
+
+def _provider_mask(g, nmat):
+    lane = g.tid % 32
+    m = lane < 8 * nmat
+    return m if g.mask is None else (g.mask & m)
+
+
+# ---- ldmatrix / stmatrix -------------------------------------------------------------------------
+def _ldmatrix(comp, call):
+    ptx = decode(call)
+    mm = ptx.mods
+    if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
+        return comp.not_emulated(f"ldmatrix.{mm.get('shape')}.{mm.get('type')}")
+    nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
+    trans = bool(mm.get("trans"))
+    addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    key = ("ldmatrix", call.__chandle__())
+    stores = _reg_stores(comp, ptx.ops["r"], key)
+    if stores is None:
+        return comp.not_emulated("ldmatrix", "a destination that is not a register element")
+    line = comp.line
+    prog = comp.program
+    u16 = np.dtype(np.uint16)
+    info = {"name": "ldmatrix row address", "dtype": "uint16"}
+    elems = np.arange(8)[None, :]
+
+    def f(g):
+        a = np.broadcast_to(addr(g), (g.L,))
+        outer = g.mask
+        g.mask = _provider_mask(g, nmat)
+        try:
+            rows = np.asarray(prog.mem_read(g, a, elems, 0, u16, line, info))
+        finally:
+            g.mask = outer
+        rows = np.broadcast_to(rows, (g.L, 8))
+        R, pad = _warps(g, rows)                         # (nw, 32 lanes, 8): lane 8*i + r = row r of matrix i
+        mats = R.reshape(R.shape[0], 4, 8, 8)            # (nw, matrix, row, col)
+        if trans:
+            mats = mats.transpose(0, 1, 3, 2)
+        lane = np.arange(32)
+        r, c = lane // 4, 2 * (lane % 4)
+        regs = []
+        for i in range(nmat):
+            lo = mats[:, i, r, c].astype(np.uint32)
+            hi = mats[:, i, r, c + 1].astype(np.uint32)
+            regs.append(lo | (hi << np.uint32(16)))
+        out = np.stack(regs, axis=2)                     # (nw, 32, nmat)
+        g.slots[key] = _unwarp(g, out, pad)
+        for st in stores:
+            st(g)
+        return np.int32(0)
+    return f
+
+
+def _stmatrix(comp, call):
+    ptx = decode(call)
+    mm = ptx.mods
+    if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
+        return comp.not_emulated(f"stmatrix.{mm.get('shape')}.{mm.get('type')}")
+    nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
+    trans = bool(mm.get("trans"))
+    addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    regs = [_u32_of(comp, e) for e in ptx.ops["r"]]
+    line = comp.line
+    prog = comp.program
+    u16 = np.dtype(np.uint16)
+    info = {"name": "stmatrix row address", "dtype": "uint16"}
+    elems = np.arange(8)[None, :]
+
+    def f(g):
+        V = np.stack([r(g) for r in regs], axis=1)       # (L, nmat) uint32
+        W, pad = _warps(g, V)                            # (nw, 32, nmat)
+        nw = W.shape[0]
+        mats = np.zeros((nw, 4, 8, 8), np.uint16)
+        lane = np.arange(32)
+        r, c = lane // 4, 2 * (lane % 4)
+        for i in range(nmat):
+            mats[:, i, r, c] = (W[:, :, i] & np.uint32(0xFFFF)).astype(np.uint16)
+            mats[:, i, r, c + 1] = (W[:, :, i] >> np.uint32(16)).astype(np.uint16)
+        if trans:
+            mats = mats.transpose(0, 1, 3, 2)
+        rows = mats.reshape(nw, 32, 8)                   # lane 8*i + r stores row r of matrix i
+        rows = _unwarp(g, rows, pad)
+        a = np.broadcast_to(addr(g), (g.L,))
+        outer = g.mask
+        g.mask = _provider_mask(g, nmat)
+        try:
+            prog.mem_write(g, a, elems, 0, u16, rows, line, info)
+        finally:
+            g.mask = outer
+        return np.int32(0)
+    return f
+
+
+HANDLERS["tirx.ptx.ldmatrix"] = _ldmatrix
+HANDLERS["tirx.ptx.stmatrix"] = _stmatrix
+
+
+# ---- mma.sync ------------------------------------------------------------------------------------
+def _c_map():
+    lane = np.arange(32)[:, None]
+    i = np.arange(4)[None, :]
+    return lane // 4 + 8 * (i // 2), 2 * (lane % 4) + i % 2
+
+
+def _a_map(kind, k):
+    lane = np.arange(32)[:, None]
+    grp, tig = lane // 4, lane % 4
+    if kind == "16":
+        if k == 16:
+            i = np.arange(8)[None, :]
+            return grp + 8 * ((i // 2) % 2), 2 * tig + i % 2 + 8 * (i // 4)
+        i = np.arange(4)[None, :]
+        return grp + 8 * (i // 2), 2 * tig + i % 2
+    if kind == "tf32":
+        if k == 8:
+            i = np.arange(4)[None, :]
+            return grp + 8 * (i % 2), tig + 4 * (i // 2)
+        i = np.arange(2)[None, :]
+        return grp + 8 * i, tig + 0 * i
+    if k == 32:                                          # 8-bit
+        i = np.arange(16)[None, :]
+        return grp + 8 * ((i // 4) % 2), 4 * tig + i % 4 + 16 * (i // 8)
+    i = np.arange(8)[None, :]
+    return grp + 8 * (i // 4), 4 * tig + i % 4
+
+
+def _b_map(kind, k):
+    lane = np.arange(32)[:, None]
+    grp, tig = lane // 4, lane % 4
+    if kind == "16":
+        i = np.arange(k // 4)[None, :]
+        return 2 * tig + i % 2 + 8 * (i // 2), grp + 0 * i
+    if kind == "tf32":
+        i = np.arange(k // 4)[None, :]
+        return tig + 4 * i, grp + 0 * i
+    i = np.arange(k // 4)[None, :]
+    return 4 * tig + i % 4 + 16 * (i // 4), grp + 0 * i
+
+
+_FLOAT = {"f16": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "tf32": "float32"}
+_INT = {"s8": np.int8, "u8": np.uint8}
+
+
+def _elements(words, per_word, dt):
+    """(nw, 32, regs) uint32 -> (nw, 32, regs * per_word) elements of ``dt`` (low bits first)."""
+    w = np.ascontiguousarray(words.astype(np.uint32))
+    return w.view(np.uint8).reshape(w.shape[:2] + (-1,)).view(dt) if per_word == 4 else \
+        w.view(np.uint16).reshape(w.shape[:2] + (-1,)).view(dt) if per_word == 2 else w.view(dt)
+
+
+def _mma(comp, call):
+    ptx = decode(call)
+    mm = ptx.mods
+    name = call.op.name[len("tirx.ptx."):]
+    shape = mm.get("shape", "")
+    at, bt = mm.get("atype", ""), mm.get("btype", "")
+    full = f"mma.sync.{shape}.{mm.get('alayout')}.{mm.get('blayout')}.{mm.get('dtype')}.{at}.{bt}.{mm.get('ctype')}"
+    try:
+        m, rest = shape[1:].split("n")
+        n, k = (int(x) for x in rest.split("k"))
+        m = int(m)
+    except ValueError:
+        return comp.not_emulated(full)
+    if (m, n) != (16, 8) or mm.get("alayout") != "row" or mm.get("blayout") != "col" or at != bt:
+        return comp.not_emulated(full, "only the m16n8 .row.col shapes are emulated (m8n8k4 is not)")
+    if name == "mma_int":
+        if at not in _INT or k not in (16, 32) or mm.get("bitop") or mm.get("popc"):
+            return comp.not_emulated(full)
+        kind, edt, per = "8", np.dtype(_INT[at]), 4
+    elif at in ("f16", "bf16") and k in (8, 16):
+        kind, edt, per = "16", M.np_dtype(_FLOAT[at]), 2
+    elif at == "tf32" and k in (4, 8):
+        kind, edt, per = "tf32", np.dtype(np.float32), 1
+    elif at in ("e4m3", "e5m2") and k == 32:
+        kind, edt, per = "8", M.np_dtype(_FLOAT[at]), 4
+    else:
+        return comp.not_emulated(full)
+    f16acc = name == "mma_f16acc"
+    d_ops, a_ops, b_ops, c_ops = ptx.ops["d"], ptx.ops["a"], ptx.ops["b"], ptx.ops["c"]
+    A = [_u32_of(comp, e) for e in a_ops]
+    B = [_u32_of(comp, e) for e in b_ops]
+    if f16acc:
+        C = [_u32_of(comp, e) for e in c_ops]
+    else:
+        C = [comp.expr(e) for e in c_ops]
+        c_dts = [M.np_dtype(comp_dtype(e)) for e in c_ops]
+    key = ("mma", call.__chandle__())
+    ar, ac = _a_map(kind, k)
+    br, bc = _b_map(kind, k)
+    cr, cc = _c_map()
+    sat = bool(mm.get("satfinite"))
+    acc_dt = np.dtype(np.int32) if name == "mma_int" else np.dtype(np.float32)
+
+    stores = []
+    for j, d in enumerate(d_ops):
+        if type(d).__name__ != "TensorLoad":
+            return comp.not_emulated(full, "a destination that is not a register element")
+        rd = M.np_dtype(comp.buffer_info(d.source)["dtype"])
+        if f16acc:
+            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], np.dtype(np.uint32), rd, False))
+        else:
+            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False))
+        stores.append(comp.store(d.source, list(d.indices), fn))
+
+    def f(g):
+        Aw, pad = _warps(g, np.stack([a(g) for a in A], axis=1))
+        Bw, _ = _warps(g, np.stack([b(g) for b in B], axis=1))
+        nw = Aw.shape[0]
+        ae = _elements(Aw, per, edt)
+        be = _elements(Bw, per, edt)
+        if kind == "tf32":
+            ae = (ae.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+            be = (be.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+        wide = np.int64 if acc_dt.kind == "i" else np.float64
+        Am = np.zeros((nw, 16, k), wide)
+        Bm = np.zeros((nw, k, 8), wide)
+        Am[:, ar, ac] = ae.astype(wide)
+        Bm[:, br, bc] = be.astype(wide)
+        P = Am @ Bm                                          # (nw, 16, 8): exact
+        Pl = P[:, cr, cc]                                    # (nw, 32, 4)
+        if f16acc:
+            Cw, _ = _warps(g, np.stack([c(g) for c in C], axis=1))
+            cvals = _elements(Cw, 2, np.dtype(np.float16)).astype(np.float64)
+            D = (cvals + Pl).astype(np.float16)
+            out = np.ascontiguousarray(D).view(np.uint16).reshape(nw, 32, 2, 2).astype(np.uint32)
+            out = out[..., 0] | (out[..., 1] << np.uint32(16))
+        else:
+            cv = np.stack([np.broadcast_to(np.asarray(c(g)).astype(cd, copy=False), (g.L,)).view(cd)
+                           for c, cd in zip(C, c_dts)], axis=1)
+            Cw, _ = _warps(g, cv)
+            if acc_dt.kind == "i":
+                s = Cw.astype(np.int64) + Pl
+                if sat:
+                    s = np.clip(s, -(1 << 31), (1 << 31) - 1)
+                out = s.astype(np.int64).astype(np.int32)
+            else:
+                out = Cw.astype(np.float32) + Pl.astype(np.float32)
+        g.slots[key] = _unwarp(g, out, pad)
+        for st in stores:
+            st(g)
+        return np.int32(0)
+    return f
+
+
+for _n in ("mma", "mma_f16acc", "mma_int"):
+    HANDLERS[f"tirx.ptx.{_n}"] = _mma

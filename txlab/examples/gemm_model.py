@@ -1,0 +1,271 @@
+"""Choosing a Hopper GEMM configuration for a shape nobody measured: a calibrated time model.
+
+``hopper_gemm.build(M, N, K)`` without a config takes the shipped table's measured entry for an
+exact shape, else :func:`choose`: every valid configuration of the kernel's tune space (schedule,
+tile, stages, epilogue, L2 group) is given a predicted time and the fastest wins.
+:func:`explain` shows the candidates, the prediction's parts and why the winner won.
+
+The model, per configuration (one persistent CTA per SM, tiles handed out in waves):
+
+* ``tiles = ceil(M / bm) * ceil(N / bn)``; ``CTAs = min(SMs, tiles)``; the busiest CTA runs
+  ``ceil(tiles / CTAs)`` tiles -- the *waves* -- and the last wave's idle SMs are the *tail*;
+* a tile's mainloop is ``ceil(K / 64)`` k-steps, each bound by the tensor cores
+  (``bm * bn * 64 * 2`` flops at the SM's peak, half rate where one warpgroup issues m64 wgmmas
+  alone) or by feeding its operands (``(bm + bn) * 64 * 2`` bytes through TMA into shared memory,
+  at a rate fitted to the measurements), whichever is slower; the whole is floored by reading A
+  and B and writing C through HBM once;
+* the epilogue writes ``bm * bn`` bf16 per tile: exposed on every tile when the consumers
+  cooperate, once (the last tile) when they ping-pong; TMA stores cost less per byte than direct;
+* a fixed cost per tile (scheduler, barrier turn-around) and per launch; 3-stage rings pay a
+  little per k-step for the exposed load latency.
+
+Its coefficients (:data:`CALIBRATION`) are fitted (non-negative least squares on relative error,
+:func:`calibrate`) to every candidate the H200 sweeps measured (``benchmarks/results/tune_*.json``,
+256 measurements over 7 shapes); on those sweeps the model's pick is within 3 % of the measured best
+on 6 of the 7 shapes. It is a ranking model: its absolute times are within ~8 % (median). Nothing
+here needs a GPU or TVM; a choice costs a few milliseconds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from txlab.examples.gemm_config import GemmConfig
+
+#: per-SM tensor-core peak (bf16 dense, flop/s) and HBM bandwidth the model assumes
+SM_PEAK_FLOPS = 7.2e12
+HBM_BYTES_PER_S = 4.0e12
+#: fitted to the H200 sweeps (see the module docstring and :func:`calibrate`)
+CALIBRATION = {
+    "smem_feed_bytes_per_s": 5.91e10,   # per SM: the effective operand-delivery rate the fit found
+    "mainloop": 0.6425,                 # scale of the max(tensor, feed) k-step time
+    "epilogue_direct_s_per_byte": 1.736e-10,
+    "epilogue_tma_s_per_byte": 9.283e-11,
+    "per_tile_s": 0.0,
+    "per_launch_s": 3.857e-7,
+    "shallow_ring_s_per_kstep": 1.108e-7,
+    "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
+}
+FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
+            "per_launch_s", "shallow_ring_s_per_kstep")
+
+
+@dataclass
+class Prediction:
+    """The model's account of one configuration on one shape (times in seconds)."""
+
+    config: GemmConfig
+    time_s: float
+    tiles: int
+    ctas: int
+    waves: int
+    tail_idle: float          # share of the CTAs idle in the last wave
+    mainloop_s: float
+    epilogue_s: float
+    bound: str                # "tensor cores", "operand feed" or "HBM"
+    flops: int = 0
+
+    @property
+    def tflops(self) -> float:
+        return self.flops / self.time_s / 1e12 if self.time_s else 0.0
+
+    def to_dict(self) -> dict:
+        return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
+                "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
+                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound}
+
+
+def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
+    bm, bn = c.bm, c.bn
+    tiles = math.ceil(M / bm) * math.ceil(N / bn)
+    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, tiles)) if c.persistent else min(c.num_sms, tiles)
+    waves = math.ceil(tiles / ctas)
+    kt = math.ceil(K / 64)
+    issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
+    tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
+    fed = (bm + bn) * 64 * 2 / feed
+    main = waves * kt * max(tensor, fed)
+    hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
+    exposed = bm * bn * 2 * (1 if c.pingpong else waves)
+    tma = c.epilogue == "tma"
+    row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
+           waves * kt * (1 if c.stages <= 3 else 0)]
+    bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
+    return row, tiles, ctas, waves, bound
+
+
+def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None) -> Prediction:
+    """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
+    cal = calibration or CALIBRATION
+    row, tiles, ctas, waves, bound = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
+    coef = [cal[k] for k in FEATURES]
+    t = sum(a * b for a, b in zip(coef, row))
+    last = tiles - (waves - 1) * ctas
+    epi = coef[1] * row[1] + coef[2] * row[2]
+    return Prediction(config, t, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
+                      flops=2 * M * N * K)
+
+
+def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
+    """Every configuration of the kernel's tune space that is valid for this shape (one CTA per
+    SM, L2 group 8, no clusters: the sweeps found clusters slower on every shape measured, and the
+    model has no term that tells L2 groups apart)."""
+    out = []
+    for c in _buildable(num_sms):
+        try:
+            c.check_shape(M, N, K)
+        except ValueError:
+            continue
+        out.append(c)
+    return out
+
+
+_BUILDABLE: dict = {}
+
+
+def _buildable(num_sms: int) -> list[GemmConfig]:
+    """The configurations that build at all (shape-independent), once per SM count."""
+    if num_sms in _BUILDABLE:
+        return _BUILDABLE[num_sms]
+    out = _BUILDABLE[num_sms] = []
+    for schedule, tile_m, consumers in (("cooperative", 0, 2), ("cooperative", 0, 1),
+                                        ("pingpong", 128, 2), ("pingpong", 64, 2)):
+        for bn in (128, 192, 256):
+            for epilogue in ("direct", "tma"):
+                for stages in range(3, 8):
+                    c = GemmConfig(bn=bn, stages=stages, consumers=consumers, num_sms=num_sms,
+                                   schedule=schedule, epilogue=epilogue, tile_m=tile_m)
+                    try:
+                        c.validate()
+                    except ValueError:
+                        continue
+                    out.append(c)
+    return out
+
+
+@dataclass
+class GemmChoice:
+    """What :func:`explain` returns: the ranked candidates and the winner."""
+
+    shape: tuple
+    predictions: list            # Prediction, fastest first
+    source: str                  # "tuned table (measured)" or "model"
+    winner: GemmConfig
+    notes: list = field(default_factory=list)
+
+    @property
+    def why(self) -> str:
+        p = next((p for p in self.predictions if p.config == self.winner), None)
+        if self.source.startswith("tuned table"):
+            return f"{self.winner.name}: measured on an H200 for exactly this shape (the shipped tuned table)"
+        if p is None:
+            return self.winner.name
+        runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
+        gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
+        return (f"{p.config.name}: {p.tiles} tiles on {p.ctas} CTAs = {p.waves} wave(s), last wave "
+                f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed; predicted {p.tflops:.0f} TFLOP/s{gap}")
+
+    def table(self, top: int = 10) -> str:
+        head = f"{'config':<34} {'tiles':>6} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
+        rows = [head] + [f"{p.config.name:<34} {p.tiles:>6} {p.waves:>5} {p.tail_idle:>9.0%} "
+                         f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}" for p in self.predictions[:top]]
+        return "\n".join(rows)
+
+    def to_dict(self) -> dict:
+        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name,
+                "why": self.why, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
+
+    def __str__(self) -> str:
+        M, N, K = self.shape
+        return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
+
+
+
+def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None) -> GemmChoice:
+    """The candidates for ``M x N x K`` ranked by predicted time and the winner: ``measured`` (the
+    tuned table's entry for this exact shape, as ``hopper_gemm.explain`` passes it) wins over the
+    model."""
+    for v, name in ((M, "M"), (N, "N"), (K, "K")):
+        if not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
+    preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
+    notes = []
+    if not preds:
+        raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
+    if measured is not None:
+        if all(p.config != measured for p in preds):
+            preds.insert(0, predict(M, N, K, measured))
+        return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
+    tiles = preds[0].tiles
+    if tiles < num_sms:
+        notes.append(f"{tiles} output tiles for {num_sms} SMs: without split-K most SMs idle on this shape")
+    return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
+
+
+def choose(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
+    """The configuration with the least predicted time for ``M x N x K`` (the model alone)."""
+    preds = [predict(M, N, K, c) for c in candidates(M, N, K, num_sms)]
+    if not preds:
+        return GemmConfig()
+    return min(preds, key=_rank).config
+
+
+def _rank(p: Prediction):
+    """Fastest first; between equal predictions the deeper ring (the model prices only rings of 3
+    or fewer stages; the sweeps' pingpong winners ran 6-7)."""
+    return (round(p.time_s, 12), -p.config.stages)
+
+
+# ---- calibration --------------------------------------------------------------------------------
+def measured_records(paths) -> list[tuple]:
+    """``[(shape, GemmConfig, seconds)]`` of every measured candidate in ``txlab.tune`` sweep
+    results written by ``scripts/tune_h200.py`` (``benchmarks/results/tune_*.json``)."""
+    import json
+    from pathlib import Path
+
+    fields = set(GemmConfig.__dataclass_fields__)
+    out = []
+    for path in paths:
+        doc = json.loads(Path(path).read_text())
+        for g in doc.get("gemm") or []:
+            for r in (g.get("sweep") or {}).get("rows", []):
+                if r.get("status") == "measured" and r.get("time_ms"):
+                    cfg = GemmConfig(**{k: v for k, v in r["config"].items() if k in fields})
+                    out.append((tuple(g["shape"]), cfg, r["time_ms"] * 1e-3))
+    return out
+
+
+def calibrate(records, feeds=None) -> dict:
+    """Fit :data:`CALIBRATION`'s coefficients to measured ``records`` (see :func:`measured_records`):
+    non-negative least squares on relative error, the shared-memory feed rate by a grid search."""
+    import numpy as np
+
+    y = np.array([t for _, _, t in records])
+    w = 1 / y
+    best = None
+    for feed in (feeds if feeds is not None else np.geomspace(5e10, 3e12, 50)):
+        X = np.array([_features(*s, c, feed)[0] for s, c, _ in records])
+        A = X * w[:, None]
+        scale = A.max(axis=0)
+        scale[scale == 0] = 1
+        x = _nnls(A / scale, y * w) / scale
+        err = float(np.mean((X @ x / y - 1) ** 2))
+        if best is None or err < best[0]:
+            best = (err, feed, x)
+    _, feed, x = best
+    cal = {"smem_feed_bytes_per_s": float(feed), **{k: float(v) for k, v in zip(FEATURES, x)},
+           "fitted_on": f"{len(records)} measured candidates"}
+    return cal
+
+
+def _nnls(A, b, iters: int = 5000):
+    """Non-negative least squares by projected gradient (numpy only: no SciPy dependency for one
+    small fit)."""
+    import numpy as np
+
+    x = np.maximum(np.linalg.lstsq(A, b, rcond=None)[0], 0)
+    step = 1 / np.linalg.norm(A, 2) ** 2
+    for _ in range(iters):
+        x = np.maximum(x - step * (A.T @ (A @ x - b)), 0)
+    return x
