@@ -130,3 +130,21 @@ export function isolateKeys(el) {
   el.addEventListener("keydown", stop);
   return () => el.removeEventListener("keydown", stop);
 }
+
+/** The bytes of a view's `data` trait (a DataView from the comm or saved state, an ArrayBuffer,
+ *  a typed array), as a Uint8Array; empty when unset. */
+export function dataBytes(value) {
+  if (!value) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return new Uint8Array(0);
+}
+
+/** A JSON view's payload: its `data` trait (bytes of UTF-8 JSON, see txlab/views/_base.py)
+ *  parsed; `fallback` when empty or unreadable. */
+export function readJSON(model, fallback = {}, name = "data") {
+  const bytes = dataBytes(model.get(name));
+  if (!bytes.length) return fallback;
+  try { return JSON.parse(new TextDecoder().decode(bytes)); } catch (e) { return fallback; }
+}

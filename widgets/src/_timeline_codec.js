@@ -13,15 +13,15 @@ function whole(value) {
   return new ArrayBuffer(0);
 }
 
-/** Unpack integer column `c` into `out` (a typed array of c.n elements, zero-filled). */
+/** Unpack integer column `c` into `out` (a typed array of c.count elements, zero-filled). */
 function unpackInto(buf, c, out) {
-  const n = c.n, k = c.k;
+  const n = c.count, k = c.bits;
   if (k === 64) {
-    out.set(new Float64Array(buf, c.off, n));
+    out.set(new Float64Array(buf, c.offset, n));
     return out;
   }
   if (k > 0) {
-    const words = new Uint32Array(buf, c.off, Math.ceil(n / 32) * k);
+    const words = new Uint32Array(buf, c.offset, Math.ceil(n / 32) * k);
     const mask = k === 32 ? -1 : 2 ** k - 1;
     for (let i = 0, p = 0; i < n; i++, p += k) {
       const w = p >>> 5, s = p & 31;
@@ -30,24 +30,24 @@ function unpackInto(buf, c, out) {
       out[i] = (v & mask) >>> 0;
     }
   }
-  if (c.xn) {
-    const xi = new Uint32Array(buf, c.xoff, c.xn);
-    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(c.xn / 2), c.xn);
-    for (let j = 0; j < c.xn; j++) out[xi[j]] = xv[j];
+  if (c.exceptions) {
+    const xi = new Uint32Array(buf, c.exceptions_offset, c.exceptions);
+    const xv = new Float64Array(buf, c.exceptions_offset + 8 * Math.ceil(c.exceptions / 2), c.exceptions);
+    for (let j = 0; j < c.exceptions; j++) out[xi[j]] = xv[j];
   }
   return out;
 }
 
 /** The smallest unsigned typed array that holds every value of column `c` (exceptions too). */
 function intArray(buf, c) {
-  let max = c.k >= 32 ? 2 ** 32 : 2 ** c.k;
-  if (c.xn) {
-    const xv = new Float64Array(buf, c.xoff + 8 * Math.ceil(c.xn / 2), c.xn);
-    for (let j = 0; j < c.xn; j++) if (!(xv[j] >= 0 && xv[j] < 2 ** 32)) return new Float64Array(c.n);
-    for (let j = 0; j < c.xn; j++) if (xv[j] >= max) max = xv[j] + 1;
+  let max = c.bits >= 32 ? 2 ** 32 : 2 ** c.bits;
+  if (c.exceptions) {
+    const xv = new Float64Array(buf, c.exceptions_offset + 8 * Math.ceil(c.exceptions / 2), c.exceptions);
+    for (let j = 0; j < c.exceptions; j++) if (!(xv[j] >= 0 && xv[j] < 2 ** 32)) return new Float64Array(c.count);
+    for (let j = 0; j < c.exceptions; j++) if (xv[j] >= max) max = xv[j] + 1;
   }
-  if (c.k === 64) return new Float64Array(c.n);
-  return max <= 256 ? new Uint8Array(c.n) : max <= 65536 ? new Uint16Array(c.n) : new Uint32Array(c.n);
+  if (c.bits === 64) return new Float64Array(c.count);
+  return max <= 256 ? new Uint8Array(c.count) : max <= 65536 ? new Uint16Array(c.count) : new Uint32Array(c.count);
 }
 
 /**
@@ -56,8 +56,8 @@ function intArray(buf, c) {
  * events mostly costs), else Float64Arrays.
  */
 function startsAndDurations(buf, spec, offsets, first) {
-  const n = spec.n, ntr = spec.tracks, st = spec.step, du = spec.dur, gap = spec.mode === "gap";
-  const general = st.xn || du.xn || st.k === 64 || du.k === 64;
+  const n = spec.events, ntr = spec.tracks, st = spec.step, du = spec.dur, gap = spec.mode === "gap";
+  const general = st.exceptions || du.exceptions || st.bits === 64 || du.bits === 64;
   const start = (spec.smax || 0) < 2 ** 32 ? new Uint32Array(n) : new Float64Array(n);
   const dur = !general || ((spec.dmin || 0) >= 0 && (spec.dmax || 0) < 2 ** 32) ? new Uint32Array(n) : new Float64Array(n);
   if (general) {
@@ -77,10 +77,10 @@ function startsAndDurations(buf, spec, offsets, first) {
     return { start, dur };
   }
   // common path (every value fits its width): one fused pass over both bit streams
-  const ks = st.k, kd = du.k;
+  const ks = st.bits, kd = du.bits;
   // (a 0-bit stream never advances: it reads word 0 of a zero array, masked to 0)
-  const sw = ks ? new Uint32Array(buf, st.off, Math.ceil(n / 32) * ks) : new Uint32Array(2);
-  const dw = kd ? new Uint32Array(buf, du.off, Math.ceil(n / 32) * kd) : new Uint32Array(2);
+  const sw = ks ? new Uint32Array(buf, st.offset, Math.ceil(n / 32) * ks) : new Uint32Array(2);
+  const dw = kd ? new Uint32Array(buf, du.offset, Math.ceil(n / 32) * kd) : new Uint32Array(2);
   const ms = ks === 32 ? -1 : 2 ** ks - 1, md = kd === 32 ? -1 : 2 ** kd - 1;
   for (let t = 0; t < ntr; t++) {
     const lo = offsets[t], hi = offsets[t + 1];
@@ -111,7 +111,7 @@ function startsAndDurations(buf, spec, offsets, first) {
 export function decodeColumns(spec, value) {
   const buf = whole(value);
   if (buf.byteLength !== (spec.bytes || 0)) return null;
-  const n = spec.n, ntr = spec.tracks;
+  const n = spec.events, ntr = spec.tracks;
   const offsets = new Uint32Array(buf, spec.offsets, ntr + 1);
   const name = unpackInto(buf, spec.name, intArray(buf, spec.name));
   const depth = unpackInto(buf, spec.depth, intArray(buf, spec.depth));
@@ -120,14 +120,14 @@ export function decodeColumns(spec, value) {
   const { start, dur } = startsAndDurations(buf, spec, offsets, first);
   let payload = null;
   if (spec.payload) {
-    const k = spec.payload.n, off = spec.payload.off;
+    const k = spec.payload.count, off = spec.payload.offset;
     const pi = new Uint32Array(buf, off, k);
     const pv = new Float64Array(buf, off + 8 * Math.ceil(k / 2), k);
     payload = new Float64Array(n).fill(NaN);
     for (let j = 0; j < k; j++) payload[pi[j]] = pv[j];
   }
   const maxDur = unpackInto(buf, spec.maxdur, new Float64Array(ntr));
-  const density = unpackInto(buf, spec.density, new Float64Array(spec.density.n));
+  const density = unpackInto(buf, spec.density, new Float64Array(spec.density.count));
   return { n, offsets, name, start, dur, depth, payload, maxDur, density, densityShift: spec.density_shift || 0,
     t0, t1: spec.t1 || 0 };
 }

@@ -119,7 +119,7 @@ export default {
       stopPlay();
       T = theme(el);
       meta = model.get("meta") || {};
-      ev = int32s(model.get("events"));
+      ev = int32s(model.get("data"));
       rep = meta.roles ? makeReplayer(meta, ev) : null;
       root.replaceChildren();
       Object.assign(root.style, css());
@@ -355,13 +355,13 @@ export default {
     full();
     const onData = () => full();
     model.on("change:meta", onData);
-    model.on("change:events", onData);
+    model.on("change:data", onData);
     model.on("change:error", onData);
     model.on("change:step", refresh);
     return () => {
       stopPlay();
       model.off("change:meta", onData);
-      model.off("change:events", onData);
+      model.off("change:data", onData);
       model.off("change:error", onData);
       model.off("change:step", refresh);
     };

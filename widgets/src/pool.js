@@ -1,5 +1,5 @@
 // PoolMap: byte-scaled map of a txlab PoolLayout (shared.dyn + TMEM) with bank/swizzle patterns.
-import { h, theme, categorical, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
+import { h, theme, categorical, hiDpiCanvas, tooltip, isolateKeys, readJSON } from "./_common.js";
 
 const fmtBytes = (n) =>
   n == null ? "?" : n >= 1024 ? `${(n / 1024).toFixed(n % 1024 ? 1 : 0)} KiB (${n} B)` : `${n} B`;
@@ -192,7 +192,7 @@ export default {
     function drawAccesses() {
       accesses.replaceChildren();
       let rows = [];
-      try { rows = JSON.parse(model.get("accesses") || "[]"); } catch (e) { rows = []; }
+      rows = readJSON(model).accesses || [];
       if (!rows.length) return;
       if (rows[0].error) { accesses.append(h("div", { style: { color: th.fgMuted } }, rows[0].error)); return; }
       const sel = model.get("selected");
@@ -201,17 +201,20 @@ export default {
       const table = h("table", { style: { borderCollapse: "collapse", fontFamily: th.mono } });
       table.append(h("tr", {}, ...["line", "access", "buffer", "B/lane", "ways", "wavefronts", "colliding lanes", "source"].map((t) => h("th", { style: { padding: "0 6px", textAlign: "left" } }, t))));
       for (const r of ordered) {
-        const bad = r.ways > 1;
-        const lanes = bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
-        table.append(h("tr", { "data-testid": "pool-access-row", style: { background: bad ? "rgba(220,60,60,0.18)" : "transparent" } },
-          ...[String(r.lineno ?? "?"), r.access, r.buffer, String(r.bytes_per_lane), String(r.ways), `${r.wavefronts}/${r.ideal_wavefronts}`, lanes, r.source || ""]
+        const unknown = r.ways === null || r.ways === undefined;
+        const bad = unknown || r.ways > 1;
+        const lanes = unknown ? `unknown: ${r.reason || "not analysed"}`
+          : bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
+        table.append(h("tr", { "data-testid": "pool-access-row", style: { background: unknown ? "rgba(230,170,40,0.18)" : bad ? "rgba(220,60,60,0.18)" : "transparent" } },
+          ...[String(r.lineno ?? "?"), r.access, r.buffer, String(r.bytes_per_lane), unknown ? "unknown" : String(r.ways),
+            unknown ? "?" : `${r.wavefronts}/${r.ideal_wavefronts}`, lanes, r.source || ""]
             .map((t) => h("td", { style: { padding: "0 6px" } }, t))));
       }
       accesses.append(table);
     }
 
     function load() {
-      plan = JSON.parse(model.get("plan") || "{}");
+      plan = readJSON(model).plan || {};
       if (!plan.allocations) return;
       const occ = plan.occupancy || {};
       summary.textContent = `${plan.kernel} (${plan.arch || "arch unknown"}): shared ${fmtBytes(plan.static_smem_bytes + (plan.dynamic_smem_bytes ?? plan.high_water_bytes))}` +
@@ -264,19 +267,16 @@ export default {
       draw();
     }, { passive: false });
 
-    const onPlan = () => load();
+    const onData = () => load();
     const onSel = () => { select.value = model.get("selected"); draw(); drawBanks(); drawAccesses(); };
-    const onAcc = () => drawAccesses();
-    model.on("change:plan", onPlan);
+    model.on("change:data", onData);
     model.on("change:selected", onSel);
-    model.on("change:accesses", onAcc);
     const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => draw()) : null;
     if (ro) ro.observe(root);
     load();
     return () => {
-      model.off("change:plan", onPlan);
+      model.off("change:data", onData);
       model.off("change:selected", onSel);
-      model.off("change:accesses", onAcc);
       if (ro) ro.disconnect();
     };
   },

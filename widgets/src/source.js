@@ -2,11 +2,15 @@
 // Rows are built once (text nodes only); `index[pane][userLine]` lists each pane's rows of a user
 // line, so a highlight only toggles the classes of the rows it changes and scrolls the first
 // counterpart of each other pane into view (inside the pane, never the page).
-// The SASS pane carries each instruction's control field (`x`: notation, stall, yield, write and
-// read barrier, wait mask, reuse, producers, consumers); selecting an instruction marks the
+// The SASS pane carries each instruction's control field (`control`: notation, stall, yield,
+// write_barrier, read_barrier, wait_mask, reuse, producers, consumers); selecting an instruction marks the
 // instructions that set the barriers it waits on and those that wait on the barriers it sets.
 // Heat: per-row samples where the payload has them (heat_rows), else the row's user line's.
-import { h, theme, isolateKeys } from "./_common.js";
+// Layout: panes side by side in a flex row, grips between them drag the boundary, the header's
+// "panes" boxes hide and show them; the CUDA pane folds TVM's generated preamble
+// (`cuda_preamble` lines) behind one row. Selecting a line centres its first counterpart in every
+// other pane (positions from bounding boxes: rows sit in content-visibility blocks).
+import { h, theme, isolateKeys, readJSON } from "./_common.js";
 
 const PANES = ["user", "cuda", "ptx", "sass"];
 const TITLES = { user: "TVMScript", cuda: "CUDA C", ptx: "PTX", sass: "SASS" };
@@ -24,10 +28,22 @@ const CSS = `
 .txlab-source .src-hot button, .txlab-source .src-info button { font: inherit; font-size: 11px; padding: 0 5px; cursor: pointer;
   border: 1px solid var(--jp-border-color1, #ccc); border-radius: 3px; background: var(--jp-layout-color1, #fff);
   color: inherit; max-width: 28em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.txlab-source .src-panes { display: grid; grid-template-columns: 1.1fr 1fr 0.8fr 1.5fr; grid-template-rows: minmax(0, 1fr);
-  min-height: 0; flex: 1; overflow: hidden; }
-.txlab-source .src-pane { display: flex; flex-direction: column; min-width: 0; min-height: 0; border-right: 1px solid var(--jp-border-color2, #e0e0e0); }
-.txlab-source .src-title { padding: 2px 6px; font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); }
+.txlab-source .src-panes { display: flex; min-height: 0; flex: 1; overflow: hidden; }
+.txlab-source .src-pane { display: flex; flex-direction: column; min-width: 60px; min-height: 0;
+  font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11.5px; }
+.txlab-source .src-pane.off, .txlab-source .src-grip.off { display: none; }
+.txlab-source .src-grip { flex: none; width: 5px; cursor: col-resize; background: var(--jp-border-color2, #e0e0e0);
+  touch-action: none; }
+.txlab-source .src-grip:hover, .txlab-source .src-grip.drag { background: var(--jp-brand-color1, #1976d2); }
+.txlab-source .src-title { padding: 2px 6px; font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px; white-space: nowrap; overflow: hidden; }
+.txlab-source .src-panes-pick label { margin-right: 6px; white-space: nowrap; }
+.txlab-source .src-body.wrap .r { height: auto; min-height: 16px; }
+.txlab-source .src-body.wrap .t { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
+.txlab-source .fold { display: flex; height: 16px; cursor: pointer; color: var(--jp-ui-font-color2, #777);
+  background: var(--jp-layout-color2, #eee); font-style: italic; width: max-content; min-width: 100%; }
+.txlab-source .fold:hover { color: var(--jp-ui-font-color0, #000); }
+.txlab-source .fold-body.folded { display: none; }
 .txlab-source .src-body { overflow: auto; flex: 1; font-family: var(--jp-code-font-family, ui-monospace, monospace);
   font-size: 11.5px; line-height: 16px; white-space: pre; position: relative; }
 .txlab-source .r { display: flex; height: 16px; cursor: default; }
@@ -76,11 +92,12 @@ export default {
     const cleanupKeys = isolateKeys(root);
     const stats = h("pre", { "data-testid": "source-stats", style: "display:none" });
     let state = { hover: 0, hoverRow: null, pin: model.get("selected") || 0, lastHighlightMs: 0, highlights: 0,
-                  lastSelectMs: 0, selects: 0 };
+                  lastSelectMs: 0, selects: 0, hidden: new Set(), basis: {}, disconnect: null, laidOut: false };
 
     function build() {
+      if (state.disconnect) state.disconnect();
       root.textContent = "";
-      const d = JSON.parse(model.get("data") || "{}");
+      const d = readJSON(model);
       if (!d.user) { root.appendChild(h("div", { class: "src-info" }, "no line map")); return; }
       root.style.height = `${model.get("height")}px`;
       const lines = d.lines || {};
@@ -88,7 +105,7 @@ export default {
       const heatRows = d.heat_rows || {};
       const total = d.total_samples || 0;
       const hasHeat = Object.keys(heat).length > 0 || Object.keys(heatRows).length > 0;
-      const hasCtl = d.sass.some((s) => s.x);
+      const hasCtl = d.sass.some((s) => s.control);
       const pct = (n) => (total ? `${(100 * n / total).toFixed(n / total >= 0.1 ? 0 : 1)}%` : `${n}`);
       const codeOnly = h("input", { type: "checkbox", "data-testid": "source-code-only" });
       const ctlBox = h("input", { type: "checkbox", "data-testid": "source-control", checked: hasCtl });
@@ -99,6 +116,15 @@ export default {
         hasCtl ? h("label", { title: "wait mask : read barrier : write barrier : yield : stall cycles" }, ctlBox, " control bits") : "",
         d.exact ? "" : h("span", { title: "the marked CUDA differed from TVM's; lines were aligned" }, "(CUDA lines aligned)"),
         ...(d.notes || []).map((n) => h("span", { class: "src-note", style: "opacity:0.75" }, n)));
+      const show = {};
+      const pick = h("span", { class: "src-panes-pick", title: "show or hide a pane (drag the bars between panes to resize)" }, "panes: ");
+      for (const p of PANES) {
+        show[p] = h("input", { type: "checkbox", "data-testid": `source-show-${p}`, checked: !state.hidden.has(p) });
+        pick.appendChild(h("label", {}, show[p], ` ${TITLES[p]}`));
+      }
+      const ptxNote = h("span", { class: "src-note", "data-testid": "source-pane-note", style: "opacity:0.75" });
+      head.appendChild(pick);
+      head.appendChild(ptxNote);
       root.appendChild(head);
       root.classList.toggle("noctl", !hasCtl);
       const hotBox = (d.hot || []).length ? h("div", { class: "src-hot", "data-testid": "source-hot" }, h("span", {}, "hot lines:")) : null;
@@ -118,16 +144,33 @@ export default {
       }
       const heatColour = (a) => th.dark ? `rgba(255,90,60,${a.toFixed(3)})` : `rgba(220,40,20,${a.toFixed(3)})`;
 
-      const bodies = {}, rows = {}, index = {};
+      const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
+      // the TVMScript pane starts as wide as its longest line (digits, count bars and heat columns
+      // beside it), at most 58% of the view (longer lines wrap); the others share the rest
+      const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
+      const basis = {
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
+        cuda: "1 1 0", ptx: "0.8 1 0", sass: "1.5 1 0",
+      };
+      for (const [p, b] of Object.entries(state.basis)) basis[p] = b;   // kept across rebuilds
       const perPaneUser = {
         user: d.user.map((_, i) => d.first + i),
-        cuda: d.cuda_user, ptx: d.ptx_user, sass: d.sass.map((s) => s.u),
+        cuda: d.cuda_user, ptx: d.ptx_user, sass: d.sass.map((s) => s.user_line),
       };
       for (const p of PANES) {
-        const body = h("div", { class: "src-body", "data-testid": `source-pane-${p}` });
-        const pane = h("div", { class: "src-pane" }, h("div", { class: "src-title" }, TITLES[p]), body);
+        // TVMScript lines longer than their pane wrap (continuations indented): never cut
+        const body = h("div", { class: p === "user" ? "src-body wrap" : "src-body", "data-testid": `source-pane-${p}` });
+        const pane = h("div", { class: "src-pane", "data-pane": p }, h("div", { class: "src-title" }, TITLES[p]), body);
+        if (p !== PANES[0]) {
+          grips[p] = h("div", { class: "src-grip", "data-testid": `source-resize-${p}`, title: "drag to resize the panes" });
+          panes.appendChild(grips[p]);
+        }
         panes.appendChild(pane);
+        paneEls[p] = pane;
         bodies[p] = body;
+        // CUDA: TVM's generated preamble (headers, macros, helpers before the kernel) is folded
+        const folded = p === "cuda" ? (d.cuda_preamble || 0) : 0;
+        let foldBody = null;
         const frag = document.createDocumentFragment();
         const list = [];
         const texts = p === "user" ? d.user : p === "sass" ? d.sass : d[p];
@@ -143,7 +186,7 @@ export default {
           if (u) r.setAttribute("data-u", u); else r.className = "r nomap";
           r._i = i;
           let cell = r.firstChild;                      // gutter
-          if (p === "sass") { cell.textContent = texts[i].o.toString(16).padStart(4, "0"); r.setAttribute("data-i", i); }
+          if (p === "sass") { cell.textContent = texts[i].offset.toString(16).padStart(4, "0"); r.setAttribute("data-i", i); }
           else cell.textContent = String(p === "user" ? d.first + i : i + 1);
           cell = cell.nextSibling;
           if (p === "user") {                           // instruction count and classes
@@ -177,19 +220,30 @@ export default {
             cell = cell.nextSibling;
           }
           if (p === "sass") {
-            if (texts[i].c) r.classList.add(`c-${texts[i].c}`);
-            if (texts[i].x) cell.textContent = texts[i].x[0];
+            if (texts[i].cls) r.classList.add(`c-${texts[i].cls}`);
+            if (texts[i].control) cell.textContent = texts[i].control.notation;
             cell = cell.nextSibling;
           }
-          cell.textContent = p === "sass" ? texts[i].t : texts[i];
+          cell.textContent = p === "sass" ? texts[i].text : texts[i];
           if (p === "user") frag.appendChild(r);
-          else {                                          // blocks the browser may skip while off screen
-            if (i % BLOCK === 0) { blk = document.createElement("div"); blk.className = "blk"; frag.appendChild(blk); }
+          else if (i < folded) {
+            if (!foldBody) {
+              const fold = h("div", { class: "fold", "data-testid": "source-cuda-fold", title: "click to show or hide" });
+              foldBody = h("div", { class: "fold-body folded", "data-testid": "source-cuda-preamble" });
+              const label = () => { fold.textContent = `${foldBody.classList.contains("folded") ? "▸" : "▾"} lines 1–${folded}: TVM's generated preamble (headers, macros, helper functions)`; };
+              fold.addEventListener("click", () => { foldBody.classList.toggle("folded"); label(); });
+              label();
+              frag.appendChild(fold);
+              frag.appendChild(foldBody);
+            }
+            foldBody.appendChild(r);
+          } else {                                        // blocks the browser may skip while off screen
+            if ((i - folded) % BLOCK === 0) { blk = document.createElement("div"); blk.className = "blk"; frag.appendChild(blk); }
             blk.appendChild(r);
           }
           list.push(r);
         }
-        if (blk && texts.length % BLOCK) blk.style.containIntrinsicBlockSize = `auto ${(texts.length % BLOCK) * 16}px`;
+        if (blk && (texts.length - folded) % BLOCK) blk.style.containIntrinsicBlockSize = `auto ${((texts.length - folded) % BLOCK) * 16}px`;
         body.appendChild(frag);
         rows[p] = list;
         const idx = new Map();
@@ -216,12 +270,12 @@ export default {
       }
       function insLabel(j) {
         const s = d.sass[j];
-        return `${s.o.toString(16).padStart(4, "0")} ${s.t.split(" ").slice(0, 2).join(" ")}${s.u ? ` (line ${s.u})` : ""}`;
+        return `${s.offset.toString(16).padStart(4, "0")} ${s.text.split(" ").slice(0, 2).join(" ")}${s.user_line ? ` (line ${s.user_line})` : ""}`;
       }
       function describeControl(j) {
-        const x = d.sass[j].x;
+        const x = d.sass[j].control;
         if (!x) return "";
-        const [n, stall, yld, wr, rd, wait, reuse] = x;
+        const { notation: n, stall, yield: yld, write_barrier: wr, read_barrier: rd, wait_mask: wait, reuse } = x;
         const ru = [];
         for (let k = 0; k < 4; k++) if ((reuse >> k) & 1) ru.push("abcd"[k]);
         return `control ${n}: stall ${stall} cycles, ${yld ? "may yield" : "no yield"}` +
@@ -235,7 +289,7 @@ export default {
         if (u) parts.push(describeLine(u));
         if (p && p !== "user" && i !== undefined) {
           const mine = heatRows[p] ? heatRows[p][String(i)] : undefined;
-          const what = p === "sass" ? `instruction ${d.sass[i].o.toString(16).padStart(4, "0")}` : `${TITLES[p]} line ${i + 1}`;
+          const what = p === "sass" ? `instruction ${d.sass[i].offset.toString(16).padStart(4, "0")}` : `${TITLES[p]} line ${i + 1}`;
           if (mine) {
             const st = stallText(mine[1]);
             parts.push(`${what}: ${mine[0]} samples (${pct(mine[0])})` + (st ? ` · stalls: ${st}` : ""));
@@ -246,10 +300,10 @@ export default {
         if (p === "sass" && i === state.sel) depButtons(i);
       }
       function depButtons(i) {
-        const x = d.sass[i].x;
+        const x = d.sass[i].control;
         if (!x) return;
-        const [, , , , , wait] = x;
-        const prod = x[7] || [], cons = x[8] || [];
+        const wait = x.wait_mask;
+        const prod = x.producers || [], cons = x.consumers || [];
         const line = h("div", {});
         if (wait && !prod.length) line.append(`waits on ${barrierList(wait).join(" ")}: no instruction before it sets it (set on a loop's back-edge or another path)`);
         if (prod.length) {
@@ -262,14 +316,21 @@ export default {
         }
         info.appendChild(line);
       }
-      function scrollTo(body, row) {
-        const top = row.offsetTop, bottom = top + row.offsetHeight;
-        if (top < body.scrollTop || bottom > body.scrollTop + body.clientHeight) {
-          body.scrollTop = Math.max(0, top - body.clientHeight / 3);
-        }
+      // where a row sits in its pane's scrolled content: from bounding boxes (a row's offsetTop
+      // counts from its content-visibility block, not from the pane)
+      function rowTop(body, row) {
+        return row.getBoundingClientRect().top - body.getBoundingClientRect().top - body.clientTop + body.scrollTop;
+      }
+      // scroll `row` to the middle of its pane: always when `centre`, else only if it is out of view
+      function scrollTo(body, row, centre) {
+        if (!body.clientHeight || !row.getClientRects().length) return false;   // pane hidden, or not laid out yet
+        const top = rowTop(body, row), hgt = row.offsetHeight || 16;
+        const inView = top >= body.scrollTop && top + hgt <= body.scrollTop + body.clientHeight;
+        if (centre || !inView) body.scrollTop = Math.max(0, top - (body.clientHeight - hgt) / 2);
+        return true;
       }
       let lit = [];
-      function highlight(u, from, i) {
+      function highlight(u, from, i, centre) {
         const s = performance.now();
         for (const r of lit) r.classList.remove("hl");
         lit = [];
@@ -278,7 +339,7 @@ export default {
             const rs = index[p].get(u) || [];
             for (const r of rs) r.classList.add("hl");
             lit.push(...rs);
-            if (p !== from && rs.length) scrollTo(bodies[p], rs[0]);
+            if (p !== from && rs.length) scrollTo(bodies[p], rs[0], centre);
           }
         }
         if (u || from) describe(u, from, i);
@@ -304,8 +365,8 @@ export default {
         if (i >= 0) {
           const mark = (j, c) => { const r = rows.sass[j]; if (r) { r.classList.add(c); marked.push([r, c]); } };
           mark(i, "isel");
-          const x = d.sass[i].x;
-          if (x) { for (const [j] of x[7] || []) mark(j, "dep-p"); for (const [j] of x[8] || []) mark(j, "dep-c"); }
+          const x = d.sass[i].control;
+          if (x) { for (const [j] of x.producers || []) mark(j, "dep-p"); for (const [j] of x.consumers || []) mark(j, "dep-c"); }
         }
         state.lastSelectMs = performance.now() - s;
         state.selects += 1;
@@ -332,24 +393,24 @@ export default {
             if (state.sel === i) { select(-1); pin(0); describe(u, p, i); return; }
             select(i);
             if (u) { pin(u); state.hover = u; }
-            highlight(u, p, i);
+            highlight(u, p, i, true);
             return;
           }
           if (!u) return;
           if (state.sel >= 0) select(-1);
           if (state.pin === u) { pin(0); return; }
-          pin(u); state.hover = u; highlight(u, p, i);
+          pin(u); state.hover = u; highlight(u, p, i, true);
         });
       }
       info.addEventListener("click", (ev) => {
         const b = ev.target.closest("button[data-testid='source-dep']");
         if (!b) return;
         const j = Number(b.dataset.i);
-        const u = d.sass[j].u || 0;
+        const u = d.sass[j].user_line || 0;
         select(j);
         pin(u); state.hover = u;
         scrollTo(bodies.sass, rows.sass[j]);
-        highlight(u, "sass", j);
+        highlight(u, "sass", j, true);
       });
       for (const hl of d.hot || []) {
         const b = h("button", { "data-testid": "source-hot-line", "data-u": hl.line,
@@ -358,7 +419,7 @@ export default {
         b.addEventListener("click", () => {
           if (state.sel >= 0) select(-1);
           pin(hl.line); state.hover = hl.line;
-          highlight(hl.line, "hot");
+          highlight(hl.line, "hot", undefined, true);
         });
         hotBox.appendChild(b);
       }
@@ -372,7 +433,102 @@ export default {
       });
       ctlBox.addEventListener("change", () => root.classList.toggle("noctl", !ctlBox.checked));
       state.sel = -1;
-      if (state.pin) { const u = state.pin; state.pin = 0; pin(u); highlight(u, "hot"); }
+      if (state.pin) { const u = state.pin; state.pin = 0; pin(u); highlight(u, "hot", undefined, true); }
+      // a pin made before the view was laid out (built off screen): scroll once it has a size
+      // and, once the view has a width: a view too narrow for four useful panes (the TVMScript
+      // pane's lines plus 240 px for each other pane) starts with PTX hidden (tick PTX to show it)
+      const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => {
+        if (!panes.clientHeight || !panes.clientWidth) return;
+        ro.disconnect();
+        if (!state.laidOut) {
+          state.laidOut = true;
+          const need = userWidth();
+          basis.user = `0 0 min(${need}px, 58%)`;
+          if (need + 3 * 240 > panes.clientWidth && !state.hidden.size) {
+            state.hidden.add("ptx");
+            show.ptx.checked = false;
+            ptxNote.textContent = "PTX hidden to make room: tick it to show";
+          }
+          layout();
+        }
+        if (state.pin) for (const p of PANES) { const rs = index[p].get(state.pin) || []; if (rs.length) scrollTo(bodies[p], rs[0], true); }
+      }) : null;
+      if (ro) ro.observe(panes);
+      state.disconnect = () => ro && ro.disconnect();
+
+      // pane widths and visibility: every visible pane but the last keeps its basis (the last takes
+      // what is left); a grip between two panes moves the boundary between them
+      function visible() { return PANES.filter((p) => !state.hidden.has(p)); }
+      // what the TVMScript pane needs for its longest line unwrapped: that many characters of its
+      // font, plus the gutter columns beside the text, plus a scrollbar
+      function userWidth() {
+        const row = rows.user.find((r) => r.lastChild.textContent.length) || rows.user[0];
+        if (!row) return 300;
+        const probe = h("span", { style: "position:absolute;visibility:hidden;white-space:pre" }, "0".repeat(longest));
+        bodies.user.appendChild(probe);
+        const text = probe.getBoundingClientRect().width;
+        probe.remove();
+        const gutter = row.lastChild.getBoundingClientRect().left - row.getBoundingClientRect().left;
+        return Math.ceil(text + gutter + 4 * 7 + 18);   // (+ the wrap indent's room and a scrollbar)
+      }
+      function layout() {
+        const vis = visible();
+        for (const p of PANES) {
+          const on = vis.includes(p);
+          paneEls[p].classList.toggle("off", !on);
+          // the last visible pane takes what is left (a growing pane keeps its share)
+          const last = p === vis[vis.length - 1];
+          paneEls[p].style.flex = last && !basis[p].endsWith(" 1 0") ? "1 1 0" : basis[p];
+          if (grips[p]) grips[p].classList.toggle("off", !on || vis.indexOf(p) === 0);
+        }
+      }
+      for (const p of PANES) {
+        show[p].addEventListener("change", () => {
+          if (!show[p].checked && visible().length === 1) { show[p].checked = true; return; }   // keep one pane
+          if (show[p].checked) state.hidden.delete(p); else state.hidden.add(p);
+          ptxNote.textContent = "";
+          layout();
+          // a pane shown again opens on the selected line
+          const rs = state.pin ? index[p].get(state.pin) || [] : [];
+          if (show[p].checked && rs.length) scrollTo(bodies[p], rs[0], true);
+        });
+      }
+      for (const [p, grip] of Object.entries(grips)) {
+        grip.addEventListener("pointerdown", (ev) => {
+          const vis = visible();
+          const right = p, left = vis[vis.indexOf(p) - 1];
+          if (!left) return;
+          ev.preventDefault();
+          grip.setPointerCapture(ev.pointerId);
+          grip.classList.add("drag");
+          // freeze every visible pane at its current width (the last one stays flexible)
+          const w0 = {};
+          for (const q of vis) w0[q] = paneEls[q].getBoundingClientRect().width;
+          for (const q of vis.slice(0, -1)) { basis[q] = `0 0 ${w0[q]}px`; }
+          layout();
+          const x0 = ev.clientX, last = vis[vis.length - 1];
+          const move = (e) => {
+            let dx = e.clientX - x0;
+            dx = Math.max(60 - w0[left], dx);
+            if (right !== last) dx = Math.min(w0[right] - 60, dx);
+            basis[left] = `0 0 ${w0[left] + dx}px`;
+            if (right !== last) basis[right] = `0 0 ${w0[right] - dx}px`;
+            state.basis[left] = basis[left];
+            if (right !== last) state.basis[right] = basis[right];
+            layout();
+          };
+          const up = () => {
+            grip.classList.remove("drag");
+            grip.removeEventListener("pointermove", move);
+            grip.removeEventListener("pointerup", up);
+            grip.removeEventListener("pointercancel", up);
+          };
+          grip.addEventListener("pointermove", move);
+          grip.addEventListener("pointerup", up);
+          grip.addEventListener("pointercancel", up);
+        });
+      }
+      layout();
       const si = model.get("instruction");
       if (si >= 0 && si < d.sass.length) select(si);
       requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -388,6 +544,6 @@ export default {
     build();
     model.on("change:data", build);
     model.on("change:height", () => { root.style.height = `${model.get("height")}px`; });
-    return () => { cleanupKeys && cleanupKeys(); model.off("change:data", build); };
+    return () => { cleanupKeys && cleanupKeys(); if (state.disconnect) state.disconnect(); model.off("change:data", build); };
   },
 };

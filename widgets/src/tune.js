@@ -1,5 +1,5 @@
 // TuneView: progress, best-so-far, heatmap over two parameters and a sortable table of a txlab.tune sweep.
-import { h, theme, hiDpiCanvas, tooltip, isolateKeys } from "./_common.js";
+import { h, theme, hiDpiCanvas, tooltip, isolateKeys, readJSON } from "./_common.js";
 
 const fmtTime = (ms) => (ms == null ? "" : ms >= 1 ? `${ms.toFixed(3)} ms` : `${(ms * 1000).toFixed(1)} µs`);
 const fmtNum = (v, d = 3) => (v == null ? "" : typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toPrecision(d)) : String(v));
@@ -169,7 +169,7 @@ export default {
     heat.canvas.addEventListener("mouseleave", () => tip.hide());
 
     function update() {
-      try { data = JSON.parse(model.get("data") || "{}"); } catch (e) { data = null; }
+      data = readJSON(model, null);
       if (!data || !data.space) return;
       drawProgress(); drawBest(); draw();
     }
