@@ -202,6 +202,20 @@ class Sweep:
         if self.use_cache and key and out.get("status") in _CACHEABLE:
             E.store_result(key, {k: v for k, v in out.items() if k != "measure_s"})
 
+    def _measure_here(self, result, row, device: str, reference) -> None:
+        """Check and time a compiled row in this process (through the isolated worker), or take
+        its measurement from the result cache."""
+        hit = self._cached(row, device)
+        if hit is not None:
+            self._apply_measure(result, row, hit, worker="cache")
+            row.cached = True
+            return
+        out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
+                            opts={**self.opts, "key": row.key}, reference=reference,
+                            flops=self.flops, nbytes=self.nbytes)
+        self._remember(row, out)
+        self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+
     def _tell(self, strategy, row):
         strategy.tell(row.config, row.time_ms if row.status == "measured" else None)
 
@@ -234,16 +248,7 @@ class Sweep:
             t_compile += time.perf_counter() - t
             self._apply_compile(result, row, s)
             if measure and row.status == "compiled":
-                hit = self._cached(row, info.name)
-                if hit is not None:
-                    self._apply_measure(result, row, hit, worker="cache")
-                    row.cached = True
-                else:
-                    out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
-                                        opts={**self.opts, "key": row.key}, reference=reference,
-                                        flops=self.flops, nbytes=self.nbytes)
-                    self._remember(row, out)
-                    self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+                self._measure_here(result, row, info.name, reference)
             self._tell(strategy, row)
         result.meta["compile_phase_s"] = t_compile
 
@@ -275,16 +280,7 @@ class Sweep:
             state["hits"] += bool(s.get("cache_hit"))
             self._apply_compile(result, row, s)
             if measure and row.status == "compiled":
-                hit = self._cached(row, info.name)
-                if hit is not None:
-                    self._apply_measure(result, row, hit, worker="cache")
-                    row.cached = True
-                else:
-                    out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
-                                        opts={**self.opts, "key": row.key}, reference=reference,
-                                        flops=self.flops, nbytes=self.nbytes)
-                    self._remember(row, out)
-                    self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+                self._measure_here(result, row, info.name, reference)
             self._tell(strategy, row)
 
         def workers():
