@@ -24,7 +24,10 @@ def scale():
 
 @pytest.fixture
 def no_gpu(monkeypatch):
+    """No GPU, and txlab.config.device = "gpu" (insisting on one: under the default "auto" calls
+    and checks run on the emulator instead, tests/test_no_gpu.py)."""
     monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(False, "test: no GPU here"))
+    monkeypatch.setattr(txlab.config, "device", "gpu")
 
 
 # ---- arguments are checked before the GPU is asked for ---------------------------------------

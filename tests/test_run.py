@@ -22,6 +22,7 @@ def test_without_gpu_running_says_what_is_missing(kernels, monkeypatch):
     if device.has_gpu():
         monkeypatch.setenv("TXLAB_FORCE_NO_GPU", "1")
         device.probe.cache_clear()
+    monkeypatch.setattr(txlab.config, "device", "gpu")  # insist (the default "auto" emulates)
     try:
         a = np.zeros(256, np.float32)
         with pytest.raises(txlab.NoGPUError, match="needs a CUDA GPU") as info:

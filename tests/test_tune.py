@@ -474,7 +474,7 @@ def test_tune_view_in_the_browser(tmp_path):
         assert not console.real(), console.real()
 
 
-def test_without_ray_the_sweep_runs_in_process_and_says_so(monkeypatch):
+def test_without_ray_the_sweep_runs_on_the_local_engine_and_says_so(monkeypatch):
     import importlib.util
 
     from txlab.errors import InputError
@@ -482,7 +482,67 @@ def test_without_ray_the_sweep_runs_in_process_and_says_so(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.warns(RuntimeWarning, match="Ray is not installed"):
-        res = txlab.autotune(bw.copy_build(N), small_space(), gpus=0)
-    assert res.rows and res.meta["engine"] == "serial"
+        res = txlab.autotune(bw.copy_build(N), small_space(), gpus=0, engine="ray")
+    assert res.rows and res.meta["engine"] == "local"
     with pytest.raises(InputError, match="needs Ray"):
         txlab.autotune(bw.copy_build(N), small_space(), gpus=0, cluster="ray://127.0.0.1:10001")
+
+
+# ---- the local engine (issue 30, item 3) ------------------------------------------------------
+def test_the_default_engine_is_local_and_gives_the_serial_results(monkeypatch, tmp_path):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))     # cold: the compile workers do work
+    space = {"threads": [128, 256], "unroll": [2, 4], "blocks_per_sm": [0], "unguarded": [False]}
+    res = txlab.autotune(bw.copy_build(N), space, gpus=0, num_cpus=2)   # this process and one worker
+    assert res.meta["engine"] == "local" and res.meta["engine_reason"] == "one machine"
+    assert res.meta["workers"] == 2
+    assert "ray" not in res.meta and res.counts()["compiled"] == 4
+    assert res.meta["compiled_here"] + res.meta["compiled_in_workers"] == 4
+    serial = txlab.autotune(bw.copy_build(N), space, engine="serial", gpus=0)
+    a = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in res.rows}
+    b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
+    assert a == b
+    again = txlab.autotune(bw.copy_build(N), space, gpus=0)       # all from the compile cache
+    assert again.meta["compile_cache_hits"] == 4
+
+
+def test_auto_picks_ray_only_for_a_named_cluster_or_several_gpus(monkeypatch):
+    from txlab.tune.sweep import resolve_engine
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert resolve_engine("auto")[0] == "local"
+    assert resolve_engine("auto", cluster="ray://h:10001")[0] == "ray"
+    assert resolve_engine("auto", inputs=lambda c: [], gpus=2)[0] == "ray"
+    assert resolve_engine("auto", inputs=lambda c: [], gpus=1)[0] == "local"
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert resolve_engine("auto") == ("ray", "RAY_ADDRESS=10.0.0.1:6379")
+    with pytest.raises(ValueError, match="'auto'"):
+        txlab.autotune(bw.copy_build(N), small_space(), engine="spark")
+
+
+def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, capsys):
+    def fail(*a, **k):
+        raise Exception("The current node timed out during startup. This could happen because ...")
+
+    monkeypatch.setattr(E, "ray_init", fail)
+    res = txlab.autotune(bw.copy_build(N), {"threads": [128], "unroll": [2], "blocks_per_sm": [0],
+                                        "unguarded": [False]}, gpus=0, engine="ray")
+    out = capsys.readouterr().out
+    assert res.meta["engine"] == "local" and res.counts()["compiled"] == 1
+    lines = [l for l in out.splitlines() if l.startswith("txlab.tune:")]
+    assert len(lines) == 1 and "Ray did not start" in lines[0] and "timed out during startup" in lines[0]
+
+
+def test_table_columns_say_what_they_hold_and_render_as_html():
+    from txlab.display import html_of
+
+    res = txlab.autotune(bw.copy_build(N), {"threads": [256], "unroll": [4], "blocks_per_sm": [0],
+                                        "unguarded": [False]}, engine="serial", gpus=0)
+    t = res.table()
+    row = t[0]
+    assert "occupancy" not in row and row["blocks_per_sm"] == 8 and row["occupancy_pct"] == 100.0
+    assert "spill_bytes" in row and t.columns[:1] == ["threads"]
+    html = html_of(t)
+    assert html.startswith("<table") and "<th>blocks_per_sm</th>" in html and "<th>occupancy_pct</th>" in html
+    assert html_of(t[:1]).startswith("<table")           # a slice is a table too
+    assert "<th>occupancy_pct</th>" in html_of(res)

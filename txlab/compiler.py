@@ -204,9 +204,22 @@ class Compiled:
         return widget(self, **kwargs)
 
     def __call__(self, *args, **kwargs):
+        """Run once with ``args`` (:func:`txlab.run.launch`): on the GPU, or on the CPU emulator
+        when there is none (``txlab.config.device``, "auto")."""
         from txlab.run import launch
 
         return launch(self, *args, **kwargs)
+
+
+def as_compiled(kernel, *, what: str = "txlab.compile") -> "Compiled":
+    """``kernel`` when it is a :class:`Compiled`, else ``txlab.compile(kernel)`` (a ``@T.prim_func``
+    or an IRModule, for the local GPU's arch; served from the compile cache when unchanged): what
+    every entry point that takes a kernel accepts. ``what`` names the caller in the TypeError for
+    anything else."""
+    if isinstance(kernel, Compiled):
+        return kernel
+    ir.as_module(kernel, None, what=what)  # a TypeError naming the caller for anything else
+    return compile(kernel)
 
 
 def cubin_compatibility(cubin_arch: str, device_arch: str) -> str | None:
@@ -234,7 +247,7 @@ def _int_or0(v):
 # ---------------------------------------------------------------------------------------------
 def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,  # noqa: A001
             progress=None, fast_math: bool = True, maxrregcount: int | None = None,
-            nvcc_flags=None) -> Compiled:  # noqa: A001 - the domain word
+            nvcc_flags=None, cached_only: bool = False) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
 
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
@@ -242,7 +255,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     ``.FTZ`` and ``exp`` is ``MUFU.EX2``), ``maxrregcount`` (ptxas's register cap) and
     ``nvcc_flags`` (extra nvcc flags; ``-Xptxas X`` goes to ptxas) are part of the cache key.
     Kernels are always compiled with ``-lineinfo`` (the line map: ``Compiled.source_map``).
-    Raises :class:`txlab.CompileError` whose ``stage`` says which step failed.
+    Raises :class:`txlab.CompileError` whose ``stage`` says which step failed. ``cached_only``:
+    return None instead of compiling when the cache holds no entry (a sweep's cheap first look).
     """
     import txlab.compat  # noqa: F401  (applies the version-guarded TVM workarounds once)
     from txlab import diagnose, sourcemap
@@ -263,6 +277,8 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
             compiled.compile_seconds = time.perf_counter() - t_start
             compiled.cache_hit = True
             return compiled
+    if cached_only:
+        return None
     report = progress if progress is not None else _progress_for(entry)
     timings: dict[str, float] = {}
     line_table = None

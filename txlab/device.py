@@ -6,6 +6,7 @@ Nothing here raises when there is no GPU: :func:`probe` returns a :class:`GPUInf
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -105,12 +106,32 @@ def cuda_ok(res, on_error=None):
     return res[1] if isinstance(res, tuple) and len(res) > 1 else None
 
 
+@lru_cache(maxsize=1)
+def gpu_count() -> int:
+    """How many CUDA GPUs this process can use (0 without a usable driver; honours
+    ``CUDA_VISIBLE_DEVICES``)."""
+    if not probe().available:
+        return 0
+    from cuda.bindings import driver as cu
+
+    err, count = cu.cuDeviceGetCount()
+    return int(count) if err == cu.CUresult.CUDA_SUCCESS else 0
+
+
 def has_gpu() -> bool:
     return probe().available
 
 
-def require_gpu(what: str = "running a kernel"):
-    """Raise :class:`txlab.NoGPUError` explaining what is missing, unless a GPU is usable."""
+#: what every NoGPUError says about running without a GPU
+CPU_ALTERNATIVE = ("to run, use the CPU emulator: txlab.config.device = \"cpu\" (or "
+                   "check(..., device=\"cpu\")) runs txlab.check and kernel calls there, and "
+                   "txlab.emulate(kernel, *args) runs one launch with its findings; timing needs a "
+                   "machine with an NVIDIA GPU and driver.")
+
+
+def require_gpu(what: str = "running a kernel", *, alternative: str | None = None):
+    """Raise :class:`txlab.NoGPUError` explaining what is missing and what runs without a GPU
+    (``alternative``, default: the CPU emulator), unless a GPU is usable."""
     info = probe()
     if not info.available:
         from txlab.errors import NoGPUError
@@ -118,6 +139,49 @@ def require_gpu(what: str = "running a kernel"):
         raise NoGPUError(
             f"{what} needs a CUDA GPU, and none is usable here: {info.reason}. "
             "Compiling and inspecting (txlab.compile, %%tirx) still work without one; "
-            "to run, use a machine with an NVIDIA GPU and driver."
+            + (alternative or CPU_ALTERNATIVE)
         )
     return info
+
+
+_notice_lock = threading.Lock()
+_noticed_emulation = False
+
+
+def choose(device: str | None = None) -> str:
+    """Where a run goes, ``"gpu"`` or ``"cpu"`` (the emulator), from ``device`` (else
+    ``txlab.config.device``): ``"auto"`` is the GPU when one is usable, else the CPU, and says so
+    once per session (a plain line on stdout); ``"gpu"`` stays ``"gpu"`` without one (the caller's
+    :func:`require_gpu` then says what is missing)."""
+    from txlab.settings import DEVICES, config
+
+    want = device if device is not None else config.device
+    if want not in DEVICES:
+        from txlab.errors import InputError
+
+        raise InputError(f"device={want!r}: use 'auto' (GPU when present, else the CPU emulator), "
+                         "'gpu' (insist on one) or 'cpu' (the emulator, txlab.emulate)", param="device")
+    if want != "auto":
+        return want
+    info = probe()
+    if info.available:
+        return "gpu"
+    _say_once_emulating(info.reason)
+    return "cpu"
+
+
+def _say_once_emulating(reason: str) -> None:
+    global _noticed_emulation
+    with _notice_lock:
+        if _noticed_emulation:
+            return
+        _noticed_emulation = True
+    print(f"txlab: no GPU here ({reason}), so txlab.check and kernel calls run on the CPU emulator "
+          "(txlab.emulate); txlab.config.device = \"gpu\" insists on a GPU.")
+
+
+def forget_emulation_notice() -> None:
+    """Say the no-GPU emulation notice again at the next run (it is said once per session)."""
+    global _noticed_emulation
+    with _notice_lock:
+        _noticed_emulation = False

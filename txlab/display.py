@@ -248,11 +248,18 @@ def check_html(result) -> str:
 # Jupyter); IPython learns these through its formatters, registered by install() below.
 def tune_html(result, limit: int = 20) -> str:
     """A TuneResult: its summary line and the first ``limit`` rows of its table, fastest first."""
-    rows = result.table()[:limit]
     head_line = f"<pre>{html.escape(repr(result))}</pre>"
+    table = tune_table_html(result.table(), limit)
+    return f"<div>{head_line}{table}</div>" if table else head_line
+
+
+def tune_table_html(table, limit: int | None = None) -> str:
+    """A TuneResult.table() (a list of row dicts) as an HTML table; columns nobody fills are left out."""
+    rows = list(table)[:limit] if limit else list(table)
     if not rows:
-        return head_line
-    cols = [k for k in rows[0] if any(r.get(k) not in (None, "") for r in rows)]
+        return "<i>no rows</i>"
+    cols = [k for k in table.columns if any(r.get(k) not in (None, "") for r in rows)] \
+        if hasattr(table, "columns") else list(rows[0])
 
     def cell(v):
         return "" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
@@ -260,7 +267,8 @@ def tune_html(result, limit: int = 20) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r.get(c)))}</td>" for c in cols) + "</tr>"
                    for r in rows)
-    return f"<div>{head_line}<table style='font-size:11px'><tr>{head}</tr>{body}</table></div>"
+    more = f"<i>{len(table) - len(rows)} more rows</i>" if len(rows) < len(table) else ""
+    return f"<table class='txlab-tune-table' style='font-size:11px'><tr>{head}</tr>{body}</table>{more}"
 
 
 # ---- results whose HTML lives here (HTML only through txlab.display: models stay pure Python) ----
@@ -465,6 +473,7 @@ def gemm_choice_html(choice) -> str:
 HTML_OF = {
     ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
+    ("txlab.tune.model", "TuneTable"): tune_table_html,
     ("txlab.compiler", "Compiled"): compiled_html,
     ("txlab.errors", "CompileError"): error_html,
     ("txlab.timeline.model", "Timeline"): timeline_html,

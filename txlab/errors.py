@@ -67,7 +67,8 @@ class KernelFault(TxlabError):
     ``kind``: ``illegal_address``, ``misaligned``, ``trap`` (trap instruction or device-side assert),
     ``illegal_instruction``, ``stack_overflow``, ``timeout`` (past its time budget), ``oom``,
     ``launch_config`` (more threads/shared memory/registers/cluster than the device has),
-    ``worker_died``, ``cuda_error`` (anything else). ``kernel`` and ``launch`` (grid, block,
+    ``worker_died``, ``cuda_error`` (anything else), ``emulated`` (the CPU emulator found an
+    out-of-bounds access, a race or a barrier problem in a run without a GPU). ``kernel`` and ``launch`` (grid, block,
     cluster, dynamic smem) say what ran; ``waited_s`` how long the caller waited;
     ``worker_replaced`` whether the isolated worker was replaced; ``cuda_error`` the CUDA error
     name when there is one; ``hint`` the usual causes.

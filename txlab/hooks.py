@@ -46,3 +46,24 @@ def progress_bar(total):
         if bar is not None:
             return bar
     return None
+
+
+_COMPILE: list[Callable] = []
+
+
+def register_compile(fn: Callable) -> None:
+    """``fn(kernel, what) -> Compiled``: how entry points below the compiler (``txlab.run``,
+    ``txlab.occupancy``) turn a ``@T.prim_func`` or an IRModule into a compiled kernel. ``import
+    txlab`` registers :func:`txlab.compiler.as_compiled` (imported when first used)."""
+    _COMPILE[:] = [fn]
+
+
+def as_compiled(kernel, *, what: str = "txlab"):
+    """``kernel`` when it is already compiled (it has a ``signature`` and an ``executable``), else
+    the registered compile of it."""
+    if hasattr(type(kernel), "executable") and hasattr(kernel, "signature"):
+        return kernel
+    if not _COMPILE:
+        raise TypeError(f"{what} got a {type(kernel).__name__}, and no compiler is registered to build "
+                        "it: import txlab (it registers txlab.compile), or pass txlab.compile(kernel)")
+    return _COMPILE[0](kernel, what)

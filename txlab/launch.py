@@ -129,9 +129,9 @@ def check_writeable(compiled, args) -> None:
                              param=p["name"])
 
 
-def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False):
+def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False, alternative: str | None = None):
     """Check the arguments (no GPU needed) before asking for the GPU, so a user without one learns
-    about both; returns the GPUInfo."""
+    about both; returns the GPUInfo. ``alternative``: what the NoGPUError suggests instead."""
     from txlab.device import probe, require_gpu
 
     try:
@@ -144,7 +144,7 @@ def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False):
             exc.args = (f"{exc.args[0]}\n(and {doing} needs a CUDA GPU, which this machine lacks: "
                         f"{info.reason})",)
         raise
-    return require_gpu(doing)
+    return require_gpu(doing, alternative=alternative)
 
 
 def _int_range(dtype: str) -> tuple[int, int]:

@@ -270,8 +270,12 @@ def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, a
     """Theoretical occupancy of ``compiled``'s kernel (registers and static shared memory from
     ptxas, threads and dynamic shared memory from the launch) on ``arch`` (default: the arch it
     was compiled for). A symbolic launch extent is evaluated from ``args`` (the arguments you
-    would call it with) or given as ``dynamic_smem_bytes``."""
+    would call it with) or given as ``dynamic_smem_bytes``. ``compiled``: a :class:`txlab.Compiled`,
+    or a ``@T.prim_func`` / IRModule (compiled first; no GPU needed)."""
     from txlab.errors import InputError
+    from txlab.hooks import as_compiled
+
+    compiled = as_compiled(compiled, what="txlab.occupancy")
 
     names = list(compiled.launch)
     if not names:
@@ -313,7 +317,12 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
 
     from txlab.device import require_gpu
 
-    require_gpu("asking the driver for occupancy")
+    require_gpu("asking the driver for occupancy",
+                alternative="without one, txlab.occupancy.occupancy(kernel) computes it from the CUDA "
+                            "occupancy rules (no GPU needed).")
+    from txlab.hooks import as_compiled
+
+    compiled = as_compiled(compiled, what="txlab.occupancy.driver_blocks_per_sm")
     kernel = kernel or next(iter(compiled.launch))
     launch = compiled.launch[kernel]
     threads = 1

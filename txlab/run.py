@@ -4,7 +4,9 @@
     txlab.check(compiled, (a, b), reference=lambda a, b: a * 2)
     txlab.bench(compiled, a, b, bytes=a.nbytes * 2)
 
-Without a GPU every entry point raises :class:`txlab.NoGPUError` saying what is missing.
+Each takes a :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compiled when it runs on
+the GPU). Without a GPU (``txlab.config.device = "auto"``, the default) checks and calls run on the
+CPU emulator, said once; timing needs a GPU, and :func:`bench` says what to use instead.
 """
 from __future__ import annotations
 
@@ -13,23 +15,37 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from txlab.ir.signature import Signature
+from txlab.errors import InputError
+from txlab.hooks import as_compiled
 from txlab.launch import bind_symbols, check_args, check_launch  # noqa: F401  (public here too)
 from txlab.launch import checked_then_gpu
 from txlab.launch import raise_inline_fault, timed_launches, to_device
-from txlab.launch import sync as wait_for_kernel
 
 
-def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
-    """Run ``compiled`` once. numpy arrays are copied in and written back in place; torch and DLPack
-    tensors are passed zero-copy (inline) or staged through host memory (isolated). Returns None
-    (kernels write their outputs).
+def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, device: str | None = None):
+    """Run ``kernel`` once. On the GPU ``kernel`` is a :class:`txlab.Compiled`; numpy arrays are
+    copied in and written back in place; torch and DLPack tensors are passed zero-copy (inline) or
+    staged through host memory (isolated). Returns None (kernels write their outputs).
 
-    With ``txlab.config.isolation == "process"`` the kernel runs in the worker (txlab.worker): a
+    ``device`` (default ``txlab.config.device``): ``"auto"`` runs on the CPU emulator when there is
+    no GPU (numpy arrays are written in place as after a GPU run; a finding of the emulator, e.g.
+    an out-of-bounds access or a shared-memory race, is a :class:`txlab.KernelFault`
+    ``kind="emulated"`` naming it at the user's line); ``"gpu"`` insists on a GPU; ``"cpu"`` always
+    emulates (``kernel`` may then also be a ``@T.prim_func`` or an IRModule).
+
+    With ``txlab.config.isolation == "process"`` a GPU run happens in the worker (txlab.worker): a
     fault or a hang raises :class:`txlab.KernelFault` and leaves this process and its arrays intact.
     ``timeout_s`` (isolated runs only) overrides ``txlab.config.timeout_s`` for this call."""
+    from txlab.device import choose
+
+    if choose(device) == "cpu":
+        return _emulated(kernel, args)
+    kernel = as_compiled(kernel, what="txlab.run.launch")
+    from txlab.launch import check_launch, checked_then_gpu, raise_inline_fault, to_device
+    from txlab.launch import sync as wait_for_kernel
     from txlab.settings import config
 
+    compiled = kernel
     info = checked_then_gpu(compiled, args, f"running {compiled.name}", writes_back=True)
     check_launch(compiled, info, args)
     if config.isolation == "process":
@@ -40,7 +56,7 @@ def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     dev_args, copies = to_device(args)
     try:
         exe(*dev_args)
-    except Exception as exc:  # noqa: BLE001 - TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
+    except Exception as exc:  # TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
         raise_inline_fault(compiled, args, str(exc))
     if sync or copies:
         wait_for_kernel(compiled, args)
@@ -50,7 +66,36 @@ def launch(compiled, *args, sync: bool = True, timeout_s: float | None = None):
     return None
 
 
+def _emulated(kernel, args):
+    from txlab.emulator import emulate
+    from txlab.errors import KernelFault
+
+    result = emulate(kernel, *args)
+    bad = [f for f in result.findings if f.kind != "note"]
+    if bad:
+        more = f" (and {len(bad) - 1} more: txlab.emulate(kernel, *args) lists them)" if len(bad) > 1 else ""
+        raise KernelFault("emulated", f"{result.kernel} on the CPU emulator: {bad[0]}{more}",
+                          kernel=result.kernel,
+                          hint="the emulator stops short of what a GPU would do silently or fault on; "
+                               "fix the access it names")
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
+def _poison_counts(o: dict) -> str:
+    if o["ok"]:
+        return ""
+    parts = []
+    if o.get("never_written"):
+        parts.append(f"{o['never_written']} never written (still the poison {o['poison']})")
+    if o.get("read_before_written"):
+        parts.append(f"{o['read_before_written']} read before written (the poison {o['poison']} + "
+                     "what the kernel added)")
+    if o.get("poison_nan"):
+        parts.append(f"{o['poison_nan']} NaN other than the poison (arithmetic on it?)")
+    return "; " + ", ".join(parts) if parts else ""
+
+
 @dataclass
 class CheckResult:
     """Outcome of :func:`check`: per output, the worst errors and where the first mismatch is."""
@@ -80,9 +125,11 @@ class CheckResult:
             parts.append(f"{name}: {status} (max abs {o['max_abs_err']:.3g}, rel Frobenius "
                          f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} outside "
                          f"rtol={self.rtol:g} atol={self.atol:g}"
-                         + (f"; unwritten {o['unwritten']}" if o.get("unwritten") else "")
+                         + (f"; unwritten {o['unwritten']}" if o.get("unwritten") and "never_written" not in o else "")
+                         + _poison_counts(o)
                          + (f"; first at {tuple(o['first_mismatch'])}: got {o['got']}, want {o['want']}"
-                            if o["first_mismatch"] is not None else "") + ")")
+                            if o["first_mismatch"] is not None else "")
+                         + (f" -- {o['explain']}" if o.get("explain") else "") + ")")
         if self.device == "cpu":
             parts.append("on the CPU emulator" + (f"; {len(self.findings)} finding(s): " + "; ".join(self.findings[:3])
                                                   if self.findings else ""))
@@ -92,61 +139,279 @@ class CheckResult:
         return f"CheckResult({'PASS' if self.ok else 'FAIL'}: {self.summary()})"
 
 
+#: the poison :func:`check` fills outputs with before a launch, by dtype (bit patterns): floats get a
+#: NaN with a payload of its own (a kernel that never wrote an element leaves these exact bits; one
+#: that accumulated into it leaves another NaN), integers 0xA5 in every byte
+_NAN_POISON = {"float64": 0x7FFCA5A5A5A5A5A5, "float32": 0x7FE5A5A5, "float16": 0x7EA5, "bfloat16": 0x7FE5}
+
+
+def poison_bits(dtype) -> int | None:
+    """The bit pattern :func:`check` poisons an output of ``dtype`` with (None: plain NaN, for the
+    8-bit floats, which have no NaN payload to spare)."""
+    name = np.dtype(dtype).name
+    if name in _NAN_POISON:
+        return _NAN_POISON[name]
+    if np.issubdtype(np.dtype(dtype), np.floating) or name.startswith("float8"):
+        return None
+    return int.from_bytes(b"\xA5" * np.dtype(dtype).itemsize, "little")
+
+
+def _uint_view(a: np.ndarray) -> np.ndarray:
+    return a.view(f"uint{8 * a.dtype.itemsize}")
+
+
 def _poison(a: np.ndarray):
-    if np.issubdtype(a.dtype, np.floating) or a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+    bits = poison_bits(a.dtype)
+    if bits is None:
         a[...] = np.nan
     else:
-        a.view(np.uint8)[...] = 0xA5
+        _uint_view(a)[...] = bits
 
 
-def check(compiled, args, reference, *, outputs=None, rtol: float = 1e-5, atol: float = 1e-6,
+def poison_text(dtype) -> str:
+    """How the poison of ``dtype`` reads in a message: ``0xA5A5A5A5``, ``NaN 0x7FE5A5A5``."""
+    bits = poison_bits(dtype)
+    if bits is None:
+        return "NaN"
+    digits = 2 * np.dtype(dtype).itemsize
+    return (f"NaN 0x{bits:0{digits}X}" if np.issubdtype(np.dtype(dtype), np.floating)
+            or np.dtype(dtype).name == "bfloat16" else f"0x{bits:0{digits}X}")
+
+
+def _wrap(values: np.ndarray, dtype) -> np.ndarray:
+    """int64 ``values`` wrapped to the range of the integer ``dtype`` (two's complement)."""
+    bits = 8 * np.dtype(dtype).itemsize
+    if bits >= 64:
+        return values
+    m = np.int64(1) << bits
+    v = np.mod(values, m)
+    return v - m * (v >= (m >> 1)) if np.dtype(dtype).kind == "i" else v
+
+
+def poison_diagnosis(got: np.ndarray, want: np.ndarray, initial=None) -> dict:
+    """What the poison says about an output :func:`check` poisoned: ``never_written`` (elements that
+    still hold the poison's exact bits where something else was expected), ``read_before_written``
+    (elements that hold the poison plus what the kernel added, i.e. the expected value less the
+    ``initial`` value passed in: the kernel accumulated into an output it never initialised;
+    integers), ``poison_nan`` (other NaNs where a number was expected: for a
+    poisoned float output, usually arithmetic on the poison), and ``poison`` (how it reads)."""
+    out = {"poison": poison_text(got.dtype), "never_written": 0, "read_before_written": 0, "poison_nan": 0}
+    bits = poison_bits(got.dtype)
+    if got.shape != want.shape or got.dtype.kind not in "iufb" and got.dtype.name != "bfloat16":
+        return out
+    floating = got.dtype.kind == "f" or got.dtype.name == "bfloat16"
+    with np.errstate(invalid="ignore", over="ignore"):
+        if floating:
+            w = want.astype(np.float64)
+            g = got.astype(np.float64)
+            expected_number = ~np.isnan(w)
+            exact = (_uint_view(got) == bits) if bits is not None else np.isnan(g)
+            out["never_written"] = int((exact & expected_number).sum())
+            if bits is not None:
+                out["poison_nan"] = int((np.isnan(g) & ~exact & expected_number).sum())
+            return out
+        if bits is None:
+            return out
+        g = got.astype(np.int64)
+        w = want.astype(np.int64)
+        p = _wrap(np.array([bits], dtype=np.uint64).astype(np.int64), got.dtype)[0]
+        exact = (_uint_view(got) == bits) & (w != g)
+        out["never_written"] = int(exact.sum())
+        added = _wrap(w - _initial(initial, got), got.dtype)
+        out["read_before_written"] = int(((_wrap(g - p, got.dtype) == added) & (added != 0) & (g != w)).sum())
+    return out
+
+
+def _initial(initial, got: np.ndarray) -> np.ndarray:
+    """The values passed in for an output, as int64 (zeros when unknown or not an array)."""
+    if isinstance(initial, np.ndarray) and initial.shape == got.shape and initial.dtype.kind in "iub":
+        return initial.astype(np.int64)
+    return np.zeros(got.shape, np.int64)
+
+
+def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initial=None) -> str | None:
+    """What the first mismatch of a poisoned output means, when the poison shows in it."""
+    if o["first_mismatch"] is None:
+        return None
+    i = tuple(o["first_mismatch"])
+    g, w = got[i], want[i]
+    text = poison_text(got.dtype)
+    bits = poison_bits(got.dtype)
+    fix = (f"if {param} starts from its input's values (a histogram, a += epilogue), pass "
+           f"inout=({param!r},); else write every element before reading it")
+    if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
+        raw = int(_uint_view(np.ascontiguousarray(got[i]).reshape(1))[0]) if bits is not None else None
+        if bits is not None and raw == bits or bits is None and np.isnan(float(g)):
+            return f"got the poison {text}: this element was never written"
+        if bits is not None and np.isnan(float(g)) and not np.isnan(float(w)):
+            return (f"got NaN (not the poison's bits {text}): usually arithmetic on the poison, i.e. "
+                    f"{param} was read before written; {fix}")
+        return None
+    if bits is None:
+        return None
+    raw = int(np.asarray(g).astype(np.int64)) & ((1 << (8 * got.dtype.itemsize)) - 1)
+    if raw == bits:
+        return f"got the poison {text}: this element was never written"
+    p = int(_wrap(np.array([bits], dtype=np.uint64).astype(np.int64), got.dtype)[0])
+    delta = int(_wrap(np.array([int(g) - p], dtype=np.int64), got.dtype)[0])
+    start = int(_initial(initial, got)[i])
+    if delta == int(_wrap(np.array([int(w) - start], dtype=np.int64), got.dtype)[0]) and delta != 0:
+        passed = f"; from the {start} passed in it makes {int(w)}, the expected value" if start else ""
+        return (f"got {text} + {delta} = {int(g)}: {param} was read before written "
+                f"(it accumulated into the poison {text}{passed}); {fix}")
+    return None
+
+
+def check(kernel, args, reference, *, outputs=None, inout=(), rtol: float = 1e-5, atol: float = 1e-6,
           timeout_s: float | None = None, device: str | None = None) -> CheckResult:
     """Run the kernel on copies of ``args`` and compare with ``reference``.
 
-    ``reference(*args)`` gets numpy copies of the inputs and returns the expected output: one array
-    (compared with the last buffer parameter, or with ``outputs=[name]``), a tuple (matched to
-    ``outputs``), or a dict ``{param_name: array}``. Output buffers are poisoned (NaN / 0xA5) before
-    the launch, so unwritten elements are caught. In isolated mode the run happens in the worker
-    (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds the kernel).
-    ``device="cpu"`` (or ``txlab.config.device = "cpu"``) runs it on the CPU emulator
-    (:func:`txlab.emulate`) instead; its findings are in ``CheckResult.findings``.
-    """
-    from txlab.settings import config
+    ``kernel``: a :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compiled for the GPU,
+    or emulated). ``reference(*args)`` gets numpy copies of the inputs and returns the expected
+    output: one array (compared with the last buffer parameter, with ``outputs=[name]``, or with the
+    ``inout`` buffers), a tuple (matched to ``outputs``), or a dict ``{param_name: array}``.
 
-    device = device or config.device
-    if device not in ("gpu", "cpu"):
-        raise ValueError(f"device must be 'gpu' or 'cpu', not {device!r}")
+    Output buffers are poisoned before the launch (integers 0xA5 in every byte, floats a NaN with
+    its own payload), so unwritten elements are caught and the message says which: "never
+    written" (the poison's bits), or "read before written" (the poison plus the right answer).
+    ``inout``: names (or argument indices) of outputs that start from the values passed in (a
+    histogram, a ``+=`` epilogue, an in-place update): they are not poisoned, and are outputs by
+    default.
+
+    ``device`` (default ``txlab.config.device``, "auto"): "auto" runs on the GPU when one is usable,
+    else on the CPU emulator (:func:`txlab.emulate`, said once); "gpu" insists; "cpu" emulates. The
+    emulator's findings are in ``CheckResult.findings`` and fail the check. In isolated mode a GPU
+    run happens in the worker (a fault raises :class:`txlab.KernelFault`; ``timeout_s`` bounds it).
+    """
+    from txlab.device import choose
+
+    device = choose(device)
     if device == "gpu":
-        checked_then_gpu(compiled, args, f"checking {compiled.name}")  # before the reference runs
+        kernel = as_compiled(kernel, what="txlab.check")
+        checked_then_gpu(kernel, args, f"checking {kernel.name}")  # before the reference runs
+    params = kernel.entry_params if hasattr(kernel, "entry_params") else _params_for(kernel)
+    inout_names = _inout_names(kernel, params, inout)
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
-    sig = getattr(compiled, "signature", None)   # txlab.Compiled has one; a @T.prim_func is read here
-    params = sig.params if isinstance(sig, Signature) else _params_for(compiled)
-    exp = expected_outputs(compiled, expected, outputs, params=params)
+    if outputs is None and inout_names and not isinstance(expected, dict):
+        outputs = inout_names
+    exp = expected_outputs(kernel, expected, outputs, params=params)
     index = {p["name"]: i for i, p in enumerate(params)}
-    for n in exp:
-        _poison(host_args[index[n]])
-    findings = []
-    if device == "cpu":
-        from txlab.emulator import emulate
+    poisoned = [n for n in exp if n not in inout_names]
+    for n in poisoned:
+        if isinstance(host_args[index[n]], np.ndarray):
+            _poison(host_args[index[n]])
+    def run(host):
+        if device == "cpu":
+            from txlab.emulator import emulate
 
-        findings = [str(f) for f in emulate(compiled, *host_args).findings]
-    else:
-        launch(compiled, *host_args, timeout_s=timeout_s)
-    results, ok = {}, True
+            return [str(f) for f in emulate(kernel, *host).findings if f.kind != "note"]
+        launch(kernel, *host, timeout_s=timeout_s, device="gpu")
+        return []
+
+    findings = run(host_args)
+    results, ok, unclear = {}, True, []
     for n, want in exp.items():
         got = host_args[index[n]]
-        results[n] = compare(got, np.asarray(want), rtol, atol)
+        want = np.asarray(want)
+        results[n] = compare(got, want, rtol, atol)
+        if n in poisoned and isinstance(got, np.ndarray) and got.shape == want.shape:
+            initial = args[index[n]] if isinstance(args[index[n]], np.ndarray) else None
+            results[n].update(poison_diagnosis(got, want, initial))
+            if not results[n]["ok"]:
+                results[n]["explain"] = _explain_first(results[n], got, want, n, initial)
+                if _is_float(got) and (results[n]["never_written"] or results[n]["poison_nan"]):
+                    unclear.append(n)
         ok &= results[n]["ok"]
+    if unclear:
+        # A float NaN left where a number was expected is the poison never written, or arithmetic on
+        # it (a read before the first write; on the CPU emulator NaN + x keeps the poison's bits):
+        # one more run with those outputs zeroed tells them apart (a never-written element stays 0).
+        again = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
+        for n in poisoned:
+            if isinstance(again[index[n]], np.ndarray):
+                if n in unclear:
+                    again[index[n]][...] = 0
+                else:
+                    _poison(again[index[n]])
+        run(again)
+        for n in unclear:
+            _refine_float(results[n], host_args[index[n]], again[index[n]], np.asarray(exp[n]), n)
     return CheckResult(ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device,
                        findings=findings)
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+
+
+def _refine_float(o: dict, got: np.ndarray, zeroed: np.ndarray, want: np.ndarray, param: str) -> None:
+    """Counts and the first mismatch's explanation of a float output from two runs: poisoned (``got``)
+    and started from zeros (``zeroed``)."""
+    with np.errstate(invalid="ignore"):
+        expected_number = ~np.isnan(want.astype(np.float64))
+        nan1 = np.isnan(got.astype(np.float64)) & expected_number
+        z = zeroed.astype(np.float64)
+        zero_bits = _uint_view(np.ascontiguousarray(zeroed)) == 0
+        never = nan1 & zero_bits
+        read = nan1 & ~zero_bits & ~np.isnan(z)
+    o["never_written"] = int(never.sum())
+    o["read_before_written"] = int(read.sum())
+    o["poison_nan"] = int((nan1 & ~never & ~read).sum())
+    if o["first_mismatch"] is None:
+        return
+    i = tuple(o["first_mismatch"])
+    text = poison_text(got.dtype)
+    if never[i]:
+        o["explain"] = f"got the poison {text}: this element was never written"
+    elif read[i]:
+        o["explain"] = (f"got NaN: {param} was read before written (it accumulated into the poison {text}; "
+                        f"started from zeros it ends as {float(z[i]):g}); if {param} starts from its "
+                        f"input's values (a histogram, a += epilogue), pass inout=({param!r},); else "
+                        "write every element before reading it")
+    elif nan1[i]:
+        o["explain"] = "got NaN also when the output starts from zeros: the kernel computes a NaN here"
+
+
+def _inout_names(kernel, params, inout) -> list:
+    """Buffer names for ``inout`` given as names or argument indices (one name/index, or several)."""
+    if inout is None:
+        return []
+    items = [inout] if isinstance(inout, (str, int)) else list(inout)
+    buffers = [p["name"] for p in params if p["kind"] == "buffer"]
+    name = _kernel_name(kernel, "txlab.check")
+    out = []
+    for it in items:
+        if isinstance(it, bool) or not isinstance(it, (str, int)):
+            raise InputError(f"inout={inout!r}: give buffer parameter names or argument indices "
+                             f"(buffers of {name}: {', '.join(buffers)})", param="inout")
+        if isinstance(it, int):
+            if not -len(params) <= it < len(params):
+                raise InputError(f"inout index {it} is out of range: {name} takes {len(params)} "
+                                 "argument(s)", param="inout")
+            it = params[it]["name"]
+        if it not in buffers:
+            raise InputError(f"inout={inout!r}: {it!r} is not a buffer parameter of {name} "
+                             f"(its buffers: {', '.join(buffers)})", param="inout")
+        out.append(it)
+    return list(dict.fromkeys(out))
+
+
+def _kernel_name(kernel, what: str = "txlab.bench") -> str:
+    name = getattr(kernel, "name", None)
+    if isinstance(name, str):
+        return name
+    from txlab import ir
+
+    return ir.as_module(kernel, None, what=what)[1]
 
 
 def _params_for(kernel):
     from txlab import build, ir
 
-    mod, _ = ir.as_module(kernel, None)
-    return build.params_of(mod)
+    mod, entry = ir.as_module(kernel, None, what="txlab.check")
+    params = build.params_of(mod)
+    return [p for p in params if p.get("function", entry) == entry] or params
 
 
 def _to_numpy(a):
@@ -286,15 +551,34 @@ class BenchResult:
         return plot_roofline([self], ceilings=ceilings, ax=ax)
 
 
-def bench(compiled, *args, warmup: int = 10, rep: int = 100, bytes: int | None = None,  # noqa: A002
+#: what bench says without a GPU
+NO_TIMING = ("the CPU emulator runs kernels but cannot time them: its clocks count emulated work, "
+             "not time. Without a GPU: txlab.occupancy.occupancy(kernel) (resident blocks and "
+             "occupancy from ptxas's registers and shared memory), txlab.tune(build, space) with no "
+             "inputs (a compile-only sweep: registers, spills, shared memory, occupancy per "
+             "configuration), and txlab.check / txlab.emulate for correctness.")
+
+
+def bench(kernel, *args, warmup: int = 10, rep: int = 100, bytes: int | None = None,  # noqa: A002
           flops: int | None = None, flush_l2: bool = True, timeout_s: float | None = None) -> BenchResult:
     """Time ``compiled(*args)``: ``warmup`` untimed launches, then ``rep`` launches each timed with
     CUDA events on the launch stream, the L2 cache flushed (a write over twice its size) before
     each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s. In isolated mode the
-    timing runs in the worker; ``timeout_s`` is the budget of each launch."""
-    from txlab.device import probe
+    timing runs in the worker; ``timeout_s`` is the budget of each launch. ``kernel``: a
+    :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compiled first).
+
+    Needs a GPU whatever ``txlab.config.device`` says: without one it raises
+    :class:`txlab.NoGPUError` saying why the emulator cannot stand in (emulated clocks are not
+    time) and what answers without a GPU (``txlab.occupancy``, a compile-only ``txlab.tune``)."""
+    from txlab.device import probe, require_gpu
     from txlab.settings import config
 
+    if not probe().available:  # said before compiling a @T.prim_func for nothing
+        doing = f"benchmarking {_kernel_name(kernel)}"
+        if hasattr(kernel, "entry_params"):
+            checked_then_gpu(kernel, args, doing, alternative=NO_TIMING)
+        require_gpu(doing, alternative=NO_TIMING)
+    compiled = as_compiled(kernel, what="txlab.bench")
     info = checked_then_gpu(compiled, args, f"benchmarking {compiled.name}")
     check_launch(compiled, info, args)
     if config.isolation == "process":

@@ -21,6 +21,10 @@ def _default_isolation() -> str:
     return "process" if shell is not None and type(shell).__name__ == "ZMQInteractiveShell" else "inline"
 
 
+#: the values of txlab.config.device (and of device= where a call takes one)
+DEVICES = ("auto", "gpu", "cpu")
+
+
 @dataclass
 class Config:
     #: where GPU runs execute: "process" (a worker owns the CUDA context) or "inline"
@@ -32,13 +36,14 @@ class Config:
     default_arch: str = "sm_90a"
     #: show progress bars for long work
     progress: bool = True
-    #: where txlab.check runs kernels: "gpu" (the default), or "cpu" (the emulator, txlab.emulate:
-    #: check cells run on a machine without a GPU; timing still needs a GPU). $TXLAB_DEVICE
-    device: str = field(default_factory=lambda: os.environ.get("TXLAB_DEVICE") or "gpu")
+    #: where txlab.check and calling a kernel run: "auto" (the default: the GPU when one is usable,
+    #: else the CPU emulator, txlab.emulate, said once), "gpu" (insist: NoGPUError without one) or
+    #: "cpu" (always the emulator). Timing (txlab.bench) needs a GPU whatever this says. $TXLAB_DEVICE
+    device: str = field(default_factory=lambda: os.environ.get("TXLAB_DEVICE") or "auto")
 
     def __setattr__(self, name, value):
-        if name == "device" and value not in ("gpu", "cpu"):
-            raise ValueError(f"txlab.config.device must be 'gpu' or 'cpu', not {value!r}")
+        if name == "device" and value not in DEVICES:
+            raise ValueError(f"txlab.config.device must be 'auto', 'gpu' or 'cpu', not {value!r}")
         if name == "isolation" and value not in ("process", "inline"):
             raise ValueError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
         if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:

@@ -41,7 +41,7 @@ def verify_example(example_id: str) -> dict:
     args = ex.inputs()
     want = ex.expected(*[a.copy() for a in args])
     expected = expected_outputs(compiled, want, ex.outputs or None)
-    launch(compiled, *args)
+    launch(compiled, *args, device="gpu")  # verifying the hardware: never the emulator
     index = {p["name"]: i for i, p in enumerate(compiled.params)}
     problems = {}
     if ex.invariant is not None:  # runs first: it may also mask nondeterministic bits (timestamps)

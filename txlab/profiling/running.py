@@ -46,7 +46,14 @@ def profile(compiled, *args, kernel: str | None = None, sections=None, metrics=(
     from txlab.errors import ProfilerError
     from txlab.run import check_args, check_launch
 
-    info = require_gpu(f"profiling {compiled.name}")
+    from txlab.compiler import as_compiled
+
+    info = require_gpu(f"profiling {getattr(compiled, 'name', None) or 'a kernel'}",
+                       alternative="profiling measures the hardware, so the CPU emulator cannot stand in; "
+                                   "without a GPU, txlab.occupancy.occupancy(kernel) and the SASS "
+                                   "(Compiled.sass) answer statically, and txlab.emulate(kernel, *args) "
+                                   "(or txlab.config.device = \"cpu\") runs it for correctness.")
+    compiled = as_compiled(compiled, what="txlab.profile")
     check_args(compiled, args)
     check_launch(compiled, info, args)
     names = list(compiled.launch)

@@ -180,6 +180,9 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     from txlab.launch import check_args
     from txlab.settings import config
 
+    from txlab.compiler import as_compiled
+
+    compiled = as_compiled(compiled, what="txlab.sanitize")
     tools = (tools,) if isinstance(tools, str) else tuple(tools)
     bad = [t for t in tools if t not in TOOLS]
     if bad or not tools:
@@ -193,7 +196,10 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
                          f"{', '.join(unknown)} (its buffers: {', '.join(sorted(names))})")
     from txlab.device import require_gpu
 
-    info = require_gpu(f"sanitizing {compiled.name}")
+    info = require_gpu(f"sanitizing {compiled.name}",
+                       alternative="without one, txlab.emulate(kernel, *args) checks bounds, shared-memory "
+                                   "races and barriers on the CPU (txlab.config.device = \"cpu\" runs "
+                                   "txlab.check and kernel calls there).")
     exe = find_sanitizer()
     if exe is None:
         raise SanitizerError("compute-sanitizer was not found: install the CUDA toolkit (it ships in "

@@ -45,7 +45,10 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     from txlab.device import require_gpu
     from txlab.run import launch
 
-    info = require_gpu("txlab.timeline.record")
+    info = require_gpu("txlab.timeline.record",
+                       alternative="a recording reads the GPU's clocks, so the CPU emulator cannot stand in "
+                                   "(its clocks count emulated work, not time); txlab.emulate(kernel, *args) "
+                                   "runs it for correctness.")
     if isinstance(kernel, Compiled):
         compiled = kernel
     else:
@@ -71,7 +74,7 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     prof = np.zeros(shape, np.uint64)
     full = list(args)
     full.insert(pp, prof)
-    launch(compiled, *full)
+    launch(compiled, *full, device="gpu")  # its clocks are the point: never the emulator
     meta = {"kernel": compiled.name, "gpu": info.name, "arch": compiled.arch,
             "provenance": f"recorded on {info.name} ({compiled.arch})"}
     return prof.reshape(-1), meta

@@ -153,8 +153,11 @@ def _short(exc: BaseException, limit: int = 400) -> str:
 
 
 # ---- one compile ----------------------------------------------------------------------------------
-def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: int = 0):
-    """Build and compile one configuration. Returns (summary dict, cache-entry files or None)."""
+def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: int = 0, *,
+                files: bool = True, cached_only: bool = False):
+    """Build and compile one configuration. Returns (summary dict, cache-entry files or None;
+    ``files=False``: always None). ``cached_only``: (None, None) when the compile cache has no
+    entry for it (nothing is compiled)."""
     from txlab import cache
     from txlab.compiler import compile as tx_compile
     from txlab.errors import CompileError, KernelFault
@@ -170,7 +173,9 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
         return {**out, "status": "compile_failed", "reason": f"build: {_short(exc)}",
                 "compile_s": time.perf_counter() - t0}, None
     try:
-        compiled = tx_compile(prim, arch=arch, progress=_quiet)
+        compiled = tx_compile(prim, arch=arch, progress=_quiet, cached_only=cached_only)
+        if compiled is None:
+            return None, None
     except CompileError as exc:
         return {**out, "status": "compile_failed", "reason": _short(exc),
                 "compile_s": time.perf_counter() - t0}, None
@@ -188,7 +193,7 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
             check_launch(compiled, _static_device(arch))
         except KernelFault as exc:
             out.update(status="unlaunchable", reason=_short(exc))
-    return out, cache.load(compiled.key)
+    return out, cache.load(compiled.key) if files else None
 
 
 def _ray_node() -> str | None:
@@ -235,7 +240,7 @@ def _frobenius_check(compiled, args, expected, rel_tol: float, timeout_s: float)
     for n in exp:
         host[index[n]] = np.array(args[index[n]], copy=True)
         _poison(host[index[n]])
-    launch(compiled, *host, timeout_s=timeout_s)
+    launch(compiled, *host, timeout_s=timeout_s, device="gpu")
     worst, ok, parts = 0.0, True, []
     for n, want in exp.items():
         got = host[index[n]].reshape(-1)
@@ -286,7 +291,7 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
                 ok, rel, text = _frobenius_check(compiled, args, expected, opts["rel_tol"], opts["timeout_s"])
             else:
                 res = run_check(compiled, args, lambda *_: expected, rtol=opts["rtol"], atol=opts["atol"],
-                                timeout_s=opts["timeout_s"])
+                                timeout_s=opts["timeout_s"], device="gpu")
                 ok, text = res.ok, res.summary()
                 rel = max((o["rel_frobenius"] for o in res.outputs.values()), default=None)
             out["rel_error"] = rel
@@ -400,7 +405,9 @@ def ray_init(cluster: str | None = None, *, num_cpus: int | None = None, num_gpu
         # reference and must be importable there too.
         paths = [p for p in (os.environ.get("PYTHONPATH", "").split(os.pathsep) + sys.path)
                  if p and os.path.isdir(p)]
-        ray.init(num_cpus=num_cpus or os.cpu_count(), num_gpus=num_gpus,
+        # address="local": a Ray of this process's own, even where another (a second notebook, a
+        # test run, `ray start`) is running; joining one of those would refuse num_cpus/num_gpus
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), num_gpus=num_gpus,
                  object_store_memory=max(80, mb) << 20,
                  runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}, **kw)
         mode = "local"

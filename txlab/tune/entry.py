@@ -11,7 +11,7 @@ __all__ = ["autotune", "tune", "load", "shutdown"]
 def autotune(build, space, inputs=None, *, check=None, objective: str = "time", budget=None, cluster=None,
              arch: str | None = None, flops=None, bytes=None, baseline=None, rtol: float = 1e-5,  # noqa: A002
              atol: float = 1e-6, rel_tol: float | None = None, max_spill_bytes: int = 0, warmup: int = 10,
-             rep: int = 50, timeout_s: float = 10.0, engine: str = "ray", gpus: int | None = None,
+             rep: int = 50, timeout_s: float = 10.0, engine: str = "auto", gpus: int | None = None,
              search: str = "auto", seed: int = 0, use_cache: bool = True, name: str | None = None,
              num_cpus: int | None = None, prior=None, batch: int | None = None, background: bool = False):
     """Sweep ``space`` and return a :class:`TuneResult` (or, with ``background=True``, a running

@@ -65,6 +65,34 @@ class Row:
         return row
 
 
+#: the columns of :meth:`TuneResult.table` after the configuration's own
+TABLE_COLUMNS = ("status", "compile_s", "time_ms", "tflops", "gbps", "ratio", "rel_error", "registers",
+                 "spill_bytes", "blocks_per_sm", "occupancy_pct", "reason")
+
+
+class TuneTable(list):
+    """:meth:`TuneResult.table`: a list of row dicts (so code that indexes it keeps working) that a
+    notebook shows as an HTML table (registered by ``txlab.display``); ``columns`` in order."""
+
+    def __init__(self, rows=(), name: str = ""):
+        super().__init__(rows)
+        self.name = name
+
+    def __getitem__(self, i):
+        got = super().__getitem__(i)
+        return TuneTable(got, name=self.name) if isinstance(i, slice) else got
+
+    @property
+    def columns(self) -> list[str]:
+        cols: list[str] = []
+        for r in self:
+            cols.extend(k for k in r if k not in cols)
+        return cols
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "columns": self.columns, "rows": list(self)}
+
+
 @dataclass
 class TuneResult:
     name: str
@@ -172,8 +200,11 @@ class TuneResult:
                     "best": best.id if best else None, "counts": self.counts(),
                     "influence": self.influence()}
 
-    def table(self, sort: str = "time_ms") -> list[dict]:
-        """Rows as flat dicts (config values as columns), the measured ones first, fastest first."""
+    def table(self, sort: str = "time_ms") -> "TuneTable":
+        """Rows as flat dicts (config values as columns), the measured ones first, fastest first: a
+        list (of :data:`TABLE_COLUMNS` after the config's), shown as an HTML table in a notebook.
+        ``blocks_per_sm`` is resident CTAs per SM, ``occupancy_pct`` resident warps over the SM's
+        maximum (theoretical, from :mod:`txlab.occupancy`)."""
         def key(r):
             v = getattr(r, sort, None)
             return (v is None, v if v is not None else 0)
@@ -181,9 +212,12 @@ class TuneResult:
         for r in sorted(self.rows, key=key):
             out.append({**r.config, "status": r.status, "compile_s": r.compile_s, "time_ms": r.time_ms,
                         "tflops": r.tflops, "gbps": r.gbps, "ratio": r.ratio, "rel_error": r.rel_error,
-                        "registers": r.facts.get("registers"), "spills": r.facts.get("spill_bytes"),
-                        "occupancy": r.facts.get("blocks_per_sm"), "reason": r.reason})
-        return out
+                        "registers": r.facts.get("registers"), "spill_bytes": r.facts.get("spill_bytes"),
+                        "blocks_per_sm": r.facts.get("blocks_per_sm"),
+                        "occupancy_pct": None if r.facts.get("occupancy") is None else
+                        round(100.0 * r.facts["occupancy"], 1),
+                        "reason": r.reason})
+        return TuneTable(out, name=self.name)
 
     # ---- persistence ---------------------------------------------------------------------------
     def save(self, path) -> Path:

@@ -1,7 +1,15 @@
-"""The sweep driver: asks the search strategy for configurations, compiles them on Ray CPU workers,
-measures them on one Ray actor per GPU, fills a :class:`~txlab.tune.model.TuneResult` as results
-come in, and keeps every measurement in the content-addressed result cache (so an interrupted sweep
-resumes where it stopped: measured configurations are not measured again)."""
+"""The sweep driver: asks the search strategy for configurations, compiles them (on this machine's
+compile workers, :mod:`txlab.tune.pool`, or on Ray CPU workers), measures them (in this process
+through the isolated worker, or on one Ray actor per GPU), fills a
+:class:`~txlab.tune.model.TuneResult` as results come in, and keeps every measurement in the
+content-addressed result cache (so an interrupted sweep resumes where it stopped: measured
+configurations are not measured again).
+
+Engines: ``"local"`` (the default on one machine: no daemon to start, the compile cache is looked
+at first in this process, misses go to the compile workers while this process compiles too),
+``"serial"`` (everything in this process), ``"ray"`` (chosen by ``"auto"`` when ``cluster=`` or
+``RAY_ADDRESS`` names a cluster, or for measuring on several local GPUs). A Ray that cannot start
+or be reached leaves the sweep on the local engine, said in one line."""
 from __future__ import annotations
 
 import collections
@@ -15,6 +23,41 @@ from txlab.tune.search import Budget, strategy_for
 from txlab.tune.space import Space, config_id
 
 _CACHEABLE = ("measured", "check_failed", "fault", "unlaunchable")
+ENGINES = ("auto", "local", "serial", "ray")
+
+
+def _local_gpu_count() -> int:
+    from txlab.device import gpu_count
+
+    return gpu_count()
+
+
+def resolve_engine(engine: str, *, cluster=None, inputs=None, gpus=None) -> tuple[str, str]:
+    """(engine, why) for ``engine="auto"``: Ray when a cluster is named (``cluster=`` or
+    ``RAY_ADDRESS``) or when measuring on more than one local GPU, else the local engine."""
+    if engine != "auto":
+        return engine, "asked for"
+    if cluster:
+        return "ray", f"cluster={cluster!r}"
+    if os.environ.get("RAY_ADDRESS"):
+        return "ray", f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}"
+    if inputs is not None and gpus != 0:
+        n = _local_gpu_count() if gpus is None else int(gpus)
+        if n > 1:
+            return "ray", f"{n} GPUs to measure on"
+    return "local", "one machine"
+
+
+def say(text: str) -> None:
+    """A one-line notice of the tuning engine (stdout: a plain line in a notebook)."""
+    print(f"txlab.tune: {text}")
+
+
+def _build_payload(build):
+    """``build`` as bytes for the compile workers, or None (it cannot travel: compiled here)."""
+    from txlab.tune.pool import dumps_build
+
+    return dumps_build(build)
 
 
 def _ray_installed() -> bool:
@@ -25,7 +68,7 @@ def _ray_installed() -> bool:
 
 class Sweep:
     def __init__(self, build, space, inputs=None, *, check=None, objective="time", budget=None,
-                 cluster=None, arch=None, engine="ray", gpus=None, flops=None, nbytes=None, baseline=None,
+                 cluster=None, arch=None, engine="auto", gpus=None, flops=None, nbytes=None, baseline=None,
                  rtol=1e-5, atol=1e-6, rel_tol=None, max_spill_bytes=0, warmup=10, rep=50, timeout_s=10.0,
                  search="auto", seed=0, use_cache=True, name=None, num_cpus=None, prior=None, batch=None):
         if not callable(build):
@@ -37,8 +80,11 @@ class Sweep:
         if objective != "time":
             raise ValueError(f"objective={objective!r}: the objective is 'time' (median launch time, "
                              "as txlab.bench measures it); TFLOP/s and GB/s follow from flops=/bytes=")
-        if engine not in ("ray", "serial"):
-            raise ValueError(f"engine={engine!r}: use 'ray' (default) or 'serial' (in this process)")
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r}: use 'auto' (default: the local engine, Ray for a named "
+                             "cluster or several GPUs), 'local' (compile workers on this machine), "
+                             "'serial' (in this process) or 'ray'")
+        engine, self.engine_reason = resolve_engine(engine, cluster=cluster, inputs=inputs, gpus=gpus)
         if engine == "ray" and not _ray_installed():
             if cluster is not None:
                 from txlab.errors import InputError
@@ -47,10 +93,10 @@ class Sweep:
                                  "pip install 'ray[default]' (txlab's set-up installs it)", param="cluster")
             import warnings
 
-            warnings.warn("Ray is not installed here, so this sweep compiles and measures in this process "
-                          "(engine='serial'); pip install 'ray[default]' for parallel compiles and GPU actors",
+            warnings.warn("Ray is not installed here, so this sweep runs on the local engine (compile "
+                          "workers on this machine); pip install 'ray[default]' for clusters and GPU actors",
                           RuntimeWarning, stacklevel=3)
-            engine = "serial"
+            engine = "local"
         self.build, self.inputs, self.check = build, inputs, check
         self.space = Space.of(space)
         self.budget = Budget(budget)
@@ -81,7 +127,7 @@ class Sweep:
     # ------------------------------------------------------------------------------------------
     def new_result(self) -> TuneResult:
         return TuneResult(name=self.name, space=self.space.to_dict(), baseline=self.baseline,
-                          meta={"arch": self.arch, "engine": self.engine, "budget": self.budget.to_dict(),
+                          meta={"arch": self.arch, "engine": self.engine, "engine_reason": self.engine_reason, "budget": self.budget.to_dict(),
                                 "method": dict(self.opts), "max_spill_bytes": self.max_spill_bytes})
 
     def run(self, result: TuneResult | None = None) -> TuneResult:
@@ -89,8 +135,12 @@ class Sweep:
         self.budget.start()
         t0 = time.perf_counter()
         try:
+            if self.engine == "ray" and "ray" not in result.meta:
+                self._start_ray(result)
             if self.engine == "serial":
                 self._run_serial(result)
+            elif self.engine == "local":
+                self._run_local(result)
             else:
                 self._run_ray(result)
         finally:
@@ -102,6 +152,17 @@ class Sweep:
             result.finished = time.time()
             result.update()
         return result
+
+    def _start_ray(self, result) -> None:
+        """Connect to or start Ray; on failure, say so in one line and go on with the local engine."""
+        try:
+            result.meta["ray"] = E.ray_init(self.cluster, num_cpus=self.num_cpus)
+        except Exception as exc:  # noqa: BLE001 - whatever Ray raises, the sweep still runs
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            say(f"Ray did not start ({type(exc).__name__}: {first}); this sweep runs on the local engine "
+                "(compile workers on this machine).")
+            self.engine = "local"
+            result.meta.update(engine="local", ray_error=f"{type(exc).__name__}: {first}")
 
     # ---- shared pieces ---------------------------------------------------------------------------
     def _row(self, result, config) -> Row:
@@ -141,6 +202,20 @@ class Sweep:
         if self.use_cache and key and out.get("status") in _CACHEABLE:
             E.store_result(key, {k: v for k, v in out.items() if k != "measure_s"})
 
+    def _measure_here(self, result, row, device: str, reference) -> None:
+        """Check and time a compiled row in this process (through the isolated worker), or take
+        its measurement from the result cache."""
+        hit = self._cached(row, device)
+        if hit is not None:
+            self._apply_measure(result, row, hit, worker="cache")
+            row.cached = True
+            return
+        out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
+                            opts={**self.opts, "key": row.key}, reference=reference,
+                            flops=self.flops, nbytes=self.nbytes)
+        self._remember(row, out)
+        self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+
     def _tell(self, strategy, row):
         strategy.tell(row.config, row.time_ms if row.status == "measured" else None)
 
@@ -169,30 +244,129 @@ class Sweep:
                 row = self._row(result, batch[0])
                 result.update()
             t = time.perf_counter()
-            s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes)
+            s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes, files=False)
             t_compile += time.perf_counter() - t
             self._apply_compile(result, row, s)
             if measure and row.status == "compiled":
-                hit = self._cached(row, info.name)
-                if hit is not None:
-                    self._apply_measure(result, row, hit, worker="cache")
-                    row.cached = True
-                else:
-                    out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
-                                        opts={**self.opts, "key": row.key}, reference=reference,
-                                        flops=self.flops, nbytes=self.nbytes)
-                    self._remember(row, out)
-                    self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
+                self._measure_here(result, row, info.name, reference)
             self._tell(strategy, row)
         result.meta["compile_phase_s"] = t_compile
+
+    # ---- on this machine: the compile cache first, then compile workers ------------------------
+    def _run_local(self, result):
+        """Each proposed configuration is first looked up in the compile cache here (a hit costs a
+        parse and a key: ~0.1 s); misses go to the compile workers (:mod:`txlab.tune.pool`, one per
+        core but one, booted at the first miss and kept for the session) while this process compiles
+        misses too. Measuring (with a GPU and ``inputs``) happens here, through the isolated worker,
+        as each compile comes back."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from txlab.device import probe
+        import txlab.tune.pool as P
+
+        info = probe()
+        measure = self.inputs is not None and info.available and self.gpus != 0
+        n_workers = P.workers_for(self.num_cpus)
+        result.meta.update(gpus=1 if measure else 0, workers=1, placement=[E.gpu_identity()] if measure else [])
+        strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
+        result.meta["search"] = strategy.name
+        reference = E._Reference()
+        todo: collections.deque = collections.deque()     # rows the cache did not have
+        running: dict = {}                                # future -> row
+        state = {"pool": None, "payload": None, "in_process": 0, "in_workers": 0, "hits": 0}
+        t0 = time.perf_counter()
+
+        def finish(row, s):
+            state["hits"] += bool(s.get("cache_hit"))
+            self._apply_compile(result, row, s)
+            if measure and row.status == "compiled":
+                self._measure_here(result, row, info.name, reference)
+            self._tell(strategy, row)
+
+        def workers():
+            if n_workers and state["pool"] is None and state["payload"] is None:
+                state["payload"] = _build_payload(self.build) or False   # False: compile here only
+                if state["payload"]:
+                    state["pool"] = P.pool(n_workers)   # boots now: imports overlap the cache look-ups
+                    result.meta["workers"] = 1 + n_workers
+            return state["pool"]
+
+        planned: collections.deque = collections.deque()
+        # Workers kept from an earlier sweep answer cache hits as cheaply as this process (the cost
+        # of a hit is parsing the build's TVMScript): share everything with them from the start.
+        warm = bool(n_workers) and P.current(n_workers) is not None
+        if warm:
+            workers()
+        if strategy.name == "exhaustive":
+            (todo if warm else planned).extend(self._row(result, c) for c in strategy.ask(len(strategy.configs)))
+            result.update()
+        try:
+            while not self.cancelled.is_set() and self.budget.time_left():
+                if not planned and not todo and not running:
+                    if strategy.name == "exhaustive":
+                        break
+                    batch = strategy.ask(max(2, 2 * (1 + n_workers)))
+                    if not batch:
+                        break
+                    (todo if state["pool"] is not None else planned).extend(self._row(result, c) for c in batch)
+                    result.update()
+                if planned and not n_workers:   # no workers: compile() looks in the cache itself
+                    todo.extend(planned)
+                    planned.clear()
+                if planned:   # the cache first, one row per turn (so finished work is taken in between)
+                    row = planned.popleft()
+                    s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes,
+                                         files=False, cached_only=True)
+                    if s is not None:
+                        finish(row, s)
+                    else:
+                        todo.append(row)
+                        if len(todo) + len(planned) > 1:
+                            workers()
+                pool = state["pool"]
+                while pool is not None and len(todo) > (0 if planned else 1) and len(running) < pool.n:
+                    row = todo.pop()           # workers take from the back, this process from the front
+                    running[pool.submit(state["payload"], row.config, self.arch, self.sources,
+                                        self.max_spill_bytes)] = row
+                    result.update(row, reason="compiling")
+                if todo and not planned:
+                    row = todo.popleft()
+                    s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes, files=False)
+                    state["in_process"] += 1
+                    finish(row, s)
+                if running:
+                    done, _ = wait(list(running), timeout=0 if (planned or todo) else 0.5,
+                                   return_when=FIRST_COMPLETED)
+                    for f in done:
+                        row = running.pop(f)
+                        try:
+                            s = f.result()
+                        except Exception as exc:  # noqa: BLE001 - the worker died under the compile
+                            s = {"status": "compile_failed", "reason": f"compile worker: {E._short(exc)}"}
+                        state["in_workers"] += 1
+                        result.update(row, reason="")
+                        finish(row, s)
+        finally:
+            for f, row in list(running.items()):
+                if f.cancel():
+                    running.pop(f)
+            wait(list(running))                 # started compiles finish (their results are kept)
+            for f, row in running.items():
+                try:
+                    self._apply_compile(result, row, f.result())
+                except Exception:  # noqa: BLE001
+                    pass
+            for row in todo:
+                if row.status == "pending":
+                    row.reason = "cancelled" if self.cancelled.is_set() else "the budget ran out"
+        result.meta.update(compile_phase_s=time.perf_counter() - t0, compile_cache_hits=state["hits"],
+                           compiled_here=state["in_process"], compiled_in_workers=state["in_workers"])
 
     # ---- on Ray ------------------------------------------------------------------------------------
     def _run_ray(self, result):
         import ray
 
-        init = E.ray_init(self.cluster, num_cpus=self.num_cpus)
-        if init["mode"] == "existing" and "ray" in result.meta:
-            init = result.meta["ray"]  # started by TuneRun just before
+        init = result.meta["ray"]       # connected (or started) by run() / TuneRun just before
         result.update(ray=init, nodes=E.node_report())
         resources = ray.cluster_resources()
         slots = max(1, int(resources.get("CPU", 1)))
@@ -307,7 +481,7 @@ class TuneRun:
         self.sweep = sweep
         self.result = sweep.new_result()
         if sweep.engine == "ray":  # Ray is started from the caller's (main) thread, not the sweep's
-            self.result.meta["ray"] = E.ray_init(sweep.cluster, num_cpus=sweep.num_cpus)
+            sweep._start_ray(self.result)
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="txlab-tune", daemon=True)
         self._thread.start()

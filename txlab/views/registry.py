@@ -71,6 +71,17 @@ def _progress_bar(total):
 hooks.register_progress(_progress_bar)
 
 
+def _compile_for_run(kernel, what):
+    """How txlab.run and txlab.occupancy (below the compiler) compile a @T.prim_func or IRModule
+    they are given: txlab.compiler.as_compiled, imported on first use."""
+    from txlab.compiler import as_compiled
+
+    return as_compiled(kernel, what=what)
+
+
+hooks.register_compile(_compile_for_run)
+
+
 def install_display(shell=None) -> bool:
     """Register txlab's HTML displays with ``shell`` (default: the running IPython shell).
     Returns whether a shell was found."""

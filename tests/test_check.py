@@ -1,0 +1,127 @@
+"""txlab.check for real kernels (issue 30, item 2): ``inout=`` for outputs that start from the
+values passed in (not poisoned), and failure messages that name the poison when it shows ("never
+written", "read before written: it accumulated into the poison 0xA5A5A5A5"). The same on the CPU
+emulator (here) and on the GPU (GPU-marked)."""
+import numpy as np
+import pytest
+
+import txlab
+from txlab.errors import InputError
+from txlab.run import poison_bits, poison_diagnosis, poison_text
+
+
+def kernel(src: str, name: str, tag: str):
+    from txlab.magic import register_source, tirx_namespace
+
+    src = src.strip("\n") + "\n"
+    fn = register_source(src, tag=f"check-{tag}")
+    ns = tirx_namespace()
+    exec(compile(src, fn, "exec"), ns)  # noqa: S102 - test kernels
+    return ns[name]
+
+
+ACC = '''
+@T.prim_func
+def acc(A_ptr: T.handle, H_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "DTYPE")
+    H = T.match_buffer(H_ptr, (n,), "DTYPE")
+    T.device_entry()
+    bx = T.cta_id([T.ceildiv(n, 256)])
+    tx = T.thread_id([256])
+    i = bx * 256 + tx
+    if i < BOUND:
+        H[i] = BODY
+'''
+
+
+def make(dtype="int32", bound="n", body="H[i] + A[i]", tag=""):
+    return kernel(ACC.replace("DTYPE", dtype).replace("BOUND", bound).replace("BODY", body),
+                  "acc", f"{dtype}-{tag or bound}-{abs(hash(body))}")
+
+
+N = 300
+DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+def _ints(dtype="int32"):
+    return np.arange(N, dtype=dtype) + 900, np.full(N, 74, dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_accumulating_output_fails_naming_the_poison_then_passes_with_inout(device):
+    k = make()
+    a, h = _ints()
+    r = txlab.check(k, (a, h, N), reference=lambda a, h, n: h + a, device=device)
+    assert not r.ok
+    o = r.outputs["H"]
+    assert o["read_before_written"] == N and o["never_written"] == 0
+    s = r.summary()
+    # got 0xA5A5A5A5 + 900 (what the kernel added) where 74 + 900 = 974 was expected
+    assert "got 0xA5A5A5A5 + 900" in s and "read before written" in s, s
+    assert "accumulated into the poison 0xA5A5A5A5" in s and "inout=('H',)" in s, s
+    for inout in (("H",), "H", [1], (-2,)):
+        r = txlab.check(k, (a, h, N), reference=lambda a, h, n: h + a, inout=inout, device=device)
+        assert r.ok, (inout, r)
+    np.testing.assert_array_equal(h, 74)      # check runs on copies: the caller's arrays are unchanged
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_histogram_into_zeros_reads_as_poison_plus_the_answer(device):
+    k = make(dtype="int32", body="H[i] + A[i]", tag="hist")
+    a = np.full(N, 974, np.int32)
+    r = txlab.check(k, (a, np.zeros(N, np.int32), N), reference=lambda a, h, n: h + a, device=device)
+    s = r.summary()
+    assert "got 0xA5A5A5A5 + 974 = -1515869837" in s and "read before written" in s, s
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unwritten_elements_are_named_never_written(device):
+    k = make(bound="n - 8", body="A[i]")
+    a, h = _ints()
+    r = txlab.check(k, (a, h, N), reference=lambda a, h, n: a, device=device)
+    o = r.outputs["H"]
+    assert not r.ok and o["never_written"] == 8 and o["read_before_written"] == 0
+    assert "got the poison 0xA5A5A5A5: this element was never written" in r.summary()
+    assert o["first_mismatch"] == [N - 8]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_float_outputs_poison_with_a_nan_of_their_own(device):
+    never = make(dtype="float32", bound="n - 8", body="A[i]")
+    a = np.arange(N, dtype=np.float32)
+    r = txlab.check(never, (a, np.zeros_like(a), N), reference=lambda a, h, n: a, device=device)
+    assert r.outputs["H"]["never_written"] == 8
+    assert "got the poison NaN 0x7FE5A5A5: this element was never written" in r.summary()
+    accumulating = make(dtype="float32", body="H[i] + A[i]")
+    a = a + 1   # (an element that adds 0 reads as never written: started from zeros it stays 0)
+    r = txlab.check(accumulating, (a, np.ones_like(a), N), reference=lambda a, h, n: h + a, device=device)
+    o = r.outputs["H"]
+    assert not r.ok and o["read_before_written"] == N and o["never_written"] == 0 == o["poison_nan"], r
+    s = r.summary()
+    assert "H was read before written (it accumulated into the poison NaN 0x7FE5A5A5" in s, s
+    assert "started from zeros it ends as 1" in s and "inout=('H',)" in s, s
+    assert txlab.check(accumulating, (a, np.ones_like(a), N), reference=lambda a, h, n: h + a,
+                       inout=("H",), device=device).ok
+
+
+def test_inout_names_must_be_buffers():
+    k = make()
+    a, h = _ints()
+    with pytest.raises(InputError, match=r"'n' is not a buffer parameter of acc \(its buffers: A, H\)"):
+        txlab.check(k, (a, h, N), lambda a, h, n: h + a, inout=("n",), device="cpu")
+    with pytest.raises(InputError, match="out of range"):
+        txlab.check(k, (a, h, N), lambda a, h, n: h + a, inout=(7,), device="cpu")
+    with pytest.raises(InputError, match="names or argument indices"):
+        txlab.check(k, (a, h, N), lambda a, h, n: h + a, inout=(1.5,), device="cpu")
+
+
+def test_poison_values_and_diagnosis():
+    assert poison_bits("int32") == 0xA5A5A5A5 and poison_text("int32") == "0xA5A5A5A5"
+    assert poison_bits("uint8") == 0xA5 and poison_text("int64") == "0xA5A5A5A5A5A5A5A5"
+    assert poison_text("float32") == "NaN 0x7FE5A5A5" and poison_bits("float16") == 0x7EA5
+    got = np.array([0xA5A5A5A5 - (1 << 32), 0xA5A5A5A5 - (1 << 32) + 5, 7], np.int32)
+    d = poison_diagnosis(got, np.array([3, 5, 7], np.int32))
+    assert d["never_written"] == 1 and d["read_before_written"] == 1
+    # uint8 wraps: 0xA5 + 0x70 = 0x15
+    d = poison_diagnosis(np.array([0x15], np.uint8), np.array([0x70], np.uint8))
+    assert d["read_before_written"] == 1
