@@ -12,6 +12,7 @@ import pytest
 
 import txlab
 from txlab import sass
+from txlab import display
 from txlab.magic import run_cell
 
 BASICS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
@@ -266,11 +267,11 @@ def test_sass_table_rows_and_html(k90):
     d = t.to_dict()
     assert d["rows"] == t.rows and "wait_mask" in d["columns"]
     assert t.histogram()["memory"] >= 4 and "other" in t.histogram()
-    page = t._repr_html_()
+    page = display.html_of(t)
     assert "LDG.E.CONSTANT" in page and "<script" not in page
     # user strings are escaped
     evil = sass.SassTable("<img src=x onerror=alert(1)>", "sm_90a", [dict(t.rows[0], operands="<b>x</b>")])
-    page = evil._repr_html_()
+    page = display.html_of(evil)
     assert "<img" not in page and "<b>x" not in page and "&lt;b&gt;x" in page
     # the second call is served from the Compiled (no second disassembly)
     assert sass.instructions(c) is sass.instructions(c)

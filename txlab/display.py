@@ -470,7 +470,46 @@ def gemm_choice_html(choice) -> str:
                                      html.escape(choice.why), rows)
 
 
+def sass_table_html(table) -> str:
+    """A SassTable (``compiled.sass_table()``): one row per instruction, control fields decoded."""
+    from txlab.sass.rows import COLUMNS
+
+    e = html.escape
+    head = "".join(f"<th>{e(c)}</th>" for c in COLUMNS if c != "kernel")
+    body = []
+    kernel = None
+    shown = [r for r in table.rows if not r["padding"]][: table.html_rows]
+    for r in shown:
+        if r["kernel"] != kernel:
+            kernel = r["kernel"]
+            body.append(f'<tr><th colspan="{len(COLUMNS) - 1}" style="text-align:left">{e(kernel)}</th></tr>')
+        cells = []
+        for c in COLUMNS:
+            if c == "kernel":
+                continue
+            v = r[c]
+            if c == "offset":
+                v = f"{v:04x}"
+            elif c == "wait_mask":
+                v = "".join(str(k) for k in range(6) if v >> k & 1) or "-"
+            elif c == "reuse":
+                v = "".join("abcd"[i] for i in range(4) if v >> i & 1) or "-"
+            elif c == "yield":
+                v = "Y" if v else "-"
+            elif v is None:
+                v = "-"
+            cells.append(f"<td>{e(str(v))}</td>")
+        body.append(f'<tr class="txlab-sass-{e(r["cls"])}">{"".join(cells)}</tr>')
+    more = len([r for r in table.rows if not r["padding"]]) - len(shown)
+    note = f"<p>{more} more rows: use .rows or .to_dict()</p>" if more > 0 else ""
+    return (f'<div class="txlab-sass-table"><b>{e(table.name)}</b> · {e(table.arch)} · '
+            f"{len(shown) + max(more, 0)} instructions"
+            f'<table style="font-family:monospace;font-size:12px"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>{note}</div>')
+
+
 HTML_OF = {
+    ("txlab.sass.rows", "SassTable"): sass_table_html,
     ("txlab.api.reference", "ApiHelp"): api_help_html,
     ("txlab.tune.model", "TuneResult"): tune_html,
     ("txlab.tune.model", "TuneTable"): tune_table_html,

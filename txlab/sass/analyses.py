@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from txlab.sass import control, opcodes
+from txlab.sass.control import dependencies
+from txlab.sass.opcodes import CLASSES, base, is_local
 
 _REGISTRY: dict[str, Callable] = {}
 
@@ -66,7 +67,7 @@ def instructions(compiled) -> list:
 @analysis("classes")
 def classes(compiled) -> dict[str, int]:
     """Instruction count per class (padding left out)."""
-    out = {c: 0 for c in opcodes.CLASSES}
+    out = {c: 0 for c in CLASSES}
     for i in instructions(compiled):
         if not i.padding:
             out[i.cls] += 1
@@ -78,7 +79,7 @@ def opcode_counts(compiled) -> dict[str, int]:
     """Instruction count per base opcode (``LDG`` for ``LDG.E.128``), every instruction counted."""
     counts: dict[str, int] = {}
     for i in compiled.sass_listing.instructions:
-        op = opcodes.base(i.opcode)
+        op = base(i.opcode)
         counts[op] = counts.get(op, 0) + 1
     return counts
 
@@ -107,7 +108,7 @@ def summary(compiled) -> dict:
         "dynamic_smem_bytes": res.get("dynamic_smem_bytes"), "hgmma": len(hgmma),
         "hgmma_shapes": sorted({i.opcode for i in hgmma}),
         "hmma": sum(1 for i in instrs if i.opcode.startswith("HMMA")),
-        "local_ldst": sum(1 for i in instrs if opcodes.is_local(i.opcode)),
+        "local_ldst": sum(1 for i in instrs if is_local(i.opcode)),
         "setmaxnreg": sum(1 for i in instrs if i.opcode.startswith("USETMAXREG")),
         "ptxas_warnings": warnings,
         "sass_instructions": len(instrs),
@@ -118,8 +119,8 @@ def summary(compiled) -> dict:
 @analysis("dependencies")
 def dependencies(compiled) -> list[dict]:
     """Producer/consumer links through the dependency barriers, per instruction
-    (:func:`txlab.sass.control.dependencies` over :func:`instructions`)."""
-    return control.dependencies(instructions(compiled))
+    (:func:`txlab.sass.dependencies` over :func:`instructions`)."""
+    return dependencies(instructions(compiled))
 
 
 @analysis("live_registers")

@@ -2,7 +2,6 @@
 (``Compiled.sass_table()``)."""
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field
 
@@ -72,38 +71,5 @@ class SassTable:
         return {"name": self.name, "arch": self.arch, "columns": list(COLUMNS) + ["padding", "encoding", "cuda_line", "live_registers"],
                 "rows": self.rows}
 
-    def _repr_html_(self) -> str:
-        e = html.escape
-        head = "".join(f"<th>{e(c)}</th>" for c in COLUMNS if c != "kernel")
-        body = []
-        kernel = None
-        shown = [r for r in self.rows if not r["padding"]][: self.html_rows]
-        for r in shown:
-            if r["kernel"] != kernel:
-                kernel = r["kernel"]
-                body.append(f'<tr><th colspan="{len(COLUMNS) - 1}" style="text-align:left">{e(kernel)}</th></tr>')
-            cells = []
-            for c in COLUMNS:
-                if c == "kernel":
-                    continue
-                v = r[c]
-                if c == "offset":
-                    v = f"{v:04x}"
-                elif c == "wait_mask":
-                    v = "".join(str(k) for k in range(6) if v >> k & 1) or "-"
-                elif c == "reuse":
-                    v = "".join("abcd"[i] for i in range(4) if v >> i & 1) or "-"
-                elif c == "yield":
-                    v = "Y" if v else "-"
-                elif v is None:
-                    v = "-"
-                cells.append(f"<td>{e(str(v))}</td>")
-            body.append(f'<tr class="txlab-sass-{e(r["cls"])}">{"".join(cells)}</tr>')
-        more = len([r for r in self.rows if not r["padding"]]) - len(shown)
-        note = f"<p>{more} more rows: use .rows or .to_dict()</p>" if more > 0 else ""
-        return (f'<div class="txlab-sass-table"><b>{e(self.name)}</b> · {e(self.arch)} · '
-                f"{len(shown) + max(more, 0)} instructions"
-                f'<table style="font-family:monospace;font-size:12px"><thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table>{note}</div>')
 
 
