@@ -2,7 +2,6 @@
 patched toolchain builds a real wgmma kernel whose SASS contains HGMMA for sm_90a."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import txlab

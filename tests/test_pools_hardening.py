@@ -43,7 +43,7 @@ def test_digits_mean_what_compile_takes_them_to_mean():
 
 def test_no_arch_without_a_gpu_judges_for_the_default_arch_said_once(monkeypatch, capsys):
     import txlab
-    from txlab import compiler, device
+    from txlab import device
 
     monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(False, "test: no GPU"))
     arch_mod.forget_default_arch_notice()

@@ -122,7 +122,6 @@ def test_gpu_actor_plumbing_with_a_stand_in_gpu_resource(no_ray):
     measures (tests/test_tune.py::test_gpu_sweep_measures_checks_and_reports_a_fault)."""
     import numpy as np
 
-    from txlab.tune import engine as E
 
     _start_or_skip(num_cpus=2, num_gpus=1)
     res = txlab.autotune(bw.copy_build(N), {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0],

@@ -98,7 +98,7 @@ print("STATUS", worker.status()["alive"])
 
 def test_isolation_default_is_inline_outside_notebooks_and_env_overrides():
     env = {k: v for k, v in os.environ.items() if k != "TXLAB_ISOLATION"}
-    run = lambda e: subprocess.run([sys.executable, "-c", "import txlab; print(txlab.config.isolation)"],
+    run = lambda e: subprocess.run([sys.executable, "-c", "import txlab; print(txlab.config.isolation)"],  # noqa: E731 - a one-line probe
                                    capture_output=True, text=True, env=e).stdout.strip()
     assert run(env) == "inline"
     assert run({**env, "TXLAB_ISOLATION": "process"}) == "process"

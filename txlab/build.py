@@ -343,7 +343,7 @@ def lower(mod, arch: str, entry: str) -> Lowered:
         device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
     except CompileError:
         raise
-    except Exception as exc:  # TVM raises many types; all mean "lowering failed"
+    except Exception as exc:  # noqa: BLE001 - TVM raises many types; all mean "lowering failed"
         raise error_from_tvm("lower", exc, mod, entry) from None
     return Lowered(host_mod, device_mods, target_host, launch, host_ir)
 
@@ -365,7 +365,7 @@ def codegen_source(lowered: Lowered, entry: str) -> str:
                 sources.append(rt.inspect_source())
     except CompileError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - TVM's codegen raises many types; each becomes a CompileError
         raise error_from_tvm("codegen", exc, None, entry) from None
     finally:
         _callback_state.hook = None

@@ -59,7 +59,7 @@ def _compile_file(args) -> int:
     except TxlabError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # the file's own Python failed: say where, as Python would
+    except Exception as exc:  # noqa: BLE001 - the file's own Python failed: say where, as Python would
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<tirx-cell")]
         where = f" at line {frames[-1].lineno} of {args.file}" if frames else f" in {args.file}"
         print(f"{type(exc).__name__}{where}: {exc}", file=sys.stderr)

@@ -41,7 +41,7 @@ import functools
 import importlib.metadata
 import threading
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 TARGET_VERSION = "0.27.0.post1"
 _lock = threading.Lock()
@@ -241,7 +241,7 @@ def apply() -> dict[str, str]:
             try:
                 _APPLIERS[patch.id]()
                 _state[patch.id] = "applied"
-            except Exception as exc:  # a patch must never break import; it is reported instead
+            except Exception as exc:  # noqa: BLE001 - a patch must never break import; it is reported instead
                 _state[patch.id] = f"failed: {type(exc).__name__}: {exc}"
         skipped = [p for p, s in _state.items() if not s.startswith("applied")]
         if skipped:

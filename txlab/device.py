@@ -49,11 +49,11 @@ def probe() -> GPUInfo:
         return GPUInfo(False, "TXLAB_FORCE_NO_GPU is set")
     try:
         from cuda.bindings import driver as cu
-    except Exception as exc:  # pragma: no cover - cuda-python is a dependency
+    except Exception as exc:  # noqa: BLE001 - cuda-python is a dependency
         return GPUInfo(False, f"cuda-python is not importable ({exc}); pip install cuda-python")
     try:
         (err,) = cu.cuInit(0)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure to load libcuda means no driver here
         return GPUInfo(False, f"no NVIDIA driver: libcuda.so could not be loaded ({type(exc).__name__})")
     if err != cu.CUresult.CUDA_SUCCESS:
         return GPUInfo(False, f"the CUDA driver is present but cuInit failed: {err.name}")

@@ -145,7 +145,7 @@ def emulate_cell(results: dict, expr: str, user_ns: dict) -> dict:
 
     try:
         value = eval(f"({expr},)", dict(user_ns))  # noqa: S307 - the user's own notebook expression
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the user's expression raises is reported as the argument error
         raise MagicArgumentError(f"%%tirx --emulate {expr!r}: evaluating the arguments failed: "
                                  f"{type(exc).__name__}: {exc}") from None
     out = {}

@@ -56,7 +56,7 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     dev_args, copies = to_device(args)
     try:
         exe(*dev_args)
-    except Exception as exc:  # TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
+    except Exception as exc:  # noqa: BLE001 - TVM's launch error (CUDALaunch Error: CUDA_ERROR_...)
         raise_inline_fault(compiled, args, str(exc))
     if sync or copies:
         wait_for_kernel(compiled, args)

@@ -90,7 +90,7 @@ def lab_server(root_dir: Path, *, timeout: float = 90.0):
     (private / "config" / "labconfig").mkdir(parents=True)
     (private / "config" / "labconfig" / "page_config.json").write_text(json.dumps(
         {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
-    log = open(private / "server.log", "wb")
+    log = open(private / "server.log", "wb")  # noqa: SIM115 - the server writes into it until the fixture stops it
     proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -52,7 +52,7 @@ class Case:
 _CASES: list[Case] = []
 
 
-def case(id, upstream, *, inputs, reference, **kw):
+def case(id, upstream, *, inputs, reference, **kw):  # noqa: A002 - the upstream test's parameter name
     """Register the decorated builder (returns the prim_func) as a corpus case."""
     def deco(build):
         mod = build.__module__.rsplit(".", 1)[-1]

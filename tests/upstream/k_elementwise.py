@@ -33,7 +33,7 @@ from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import S, TileLayout, tcgen05_atom_layout, wg_local_layout
 
 
-def _binary_op_shared(input, op_type, operands_type, dtype):
+def _binary_op_shared(input, op_type, operands_type, dtype):  # noqa: A002 - upstream's own signature, kept verbatim
     # skip test
     if op_type in ["sub", "fdiv"] and operands_type == "const_region":
         return

@@ -241,7 +241,7 @@ def _lower(ex, usage: list[UsageLine]) -> str:
     try:
         compiled = compile_kernel(ex.prim_func(), arch=ex.arch, progress=lambda *_: None)
         smap = compiled.source_map
-    except Exception as exc:  # the reason is the answer: no toolchain, a TVM that changed, ...
+    except Exception as exc:  # noqa: BLE001 - the reason is the answer: no toolchain, a TVM that changed, ...
         return f"unknown: compiling example {ex.id!r} for {ex.arch} failed ({type(exc).__name__}: " \
                f"{str(exc).splitlines()[0][:200] if str(exc) else ''})"
     for u in usage:
@@ -302,7 +302,7 @@ def help(name: str, *, example: str | None = None, compile: bool = True) -> ApiH
             keep = set(shown["highlight"]) | set(shown["definitions"])
             result.cuda_lines = [ln for ln in shown["lines"] if ln[0] in keep]
             result.cuda_how = shown["how"]
-        except Exception as exc:  # generating the CUDA needs TVM's codegen: say why it is missing
+        except Exception as exc:  # noqa: BLE001 - generating the CUDA needs TVM's codegen: say why it is missing
             result.cuda_how = f"unknown: generating the CUDA failed ({type(exc).__name__}: {exc})"
     if compile:
         result.lowering = _lower(ex, result.usage)

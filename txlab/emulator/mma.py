@@ -255,9 +255,9 @@ def _mma(comp, call):
             return comp.not_emulated(full, "a destination that is not a register element")
         rd = M.np_dtype(comp.buffer_info(d.source)["dtype"])
         if f16acc:
-            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], np.dtype(np.uint32), rd, False))
+            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], np.dtype(np.uint32), rd, False))  # noqa: E731 - one closure per register, bound by default arguments
         else:
-            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False))
+            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False))  # noqa: E731 - one closure per register, bound by default arguments
         stores.append(comp.store(d.source, list(d.indices), fn))
 
     def f(g):

@@ -160,7 +160,7 @@ class RaceChecker:
 
     def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
         """A plain access against the unordered atomics of other warps on the same bytes."""
-        what = (lambda i: self._kind(int(w[i]), "write" if write else "read"))
+        what = (lambda i: self._kind(int(w[i]), "write" if write else "read"))  # noqa: E731 - a local describer
         self._vs_warps(self.a_clk, self.a_line, self.a_tid, a, c, t, w, vcw, "atomic", what, ln)
         if write:
             self.a_clk[c, :, a] = 0

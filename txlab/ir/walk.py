@@ -46,7 +46,7 @@ def children(node) -> Iterator:
     for name in names:
         try:
             yield getattr(node, name)
-        except Exception:  # a field the Python class does not expose
+        except Exception:  # noqa: BLE001 - a field the Python class does not expose
             continue
 
 

@@ -12,7 +12,7 @@ from txlab.pools.limits import BANK_BYTES, BANKS, CHUNK_BYTES, KiB, TMEM_LANES
 def _int(x):
     try:
         return int(x)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an object without a readable value has no constant
         return None
 
 
@@ -34,7 +34,7 @@ def _footprint_bytes(buf, shape, bits):
     if lay is not None:
         try:
             span = _int(lay.span())
-        except Exception:
+        except Exception:  # noqa: BLE001 - a node without a span has no line
             span = None
     if span is not None:
         spanned = (span * bits + 7) // 8

@@ -112,7 +112,7 @@ def _threads_per_cta(scope_defs, launch):
         blk = blk if isinstance(blk, (list, tuple)) else [blk]
         try:
             return int(math.prod(int(x) for x in blk))
-        except Exception:
+        except Exception:  # noqa: BLE001 - an unreadable layout leaves the default
             pass
     per = {"thread": 1, "warp": 32, "warpgroup": 128}
     best = None

@@ -187,7 +187,7 @@ def _source_dir() -> str:
 def _write_source(path: str, text: str) -> str:
     """Write the recorder's source where TVM's parser can find it; the path used."""
     try:
-        if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+        if os.path.exists(path) and open(path, encoding="utf-8").read() == text:  # noqa: SIM115 - read once, closed by refcount
             return path
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -231,9 +231,9 @@ def _parse(text: str, rank: bool):
         try:
             if rank:
                 with _RankAsArgument():
-                    exec(compile(text, path, "exec"), mod.__dict__)
+                    exec(compile(text, path, "exec"), mod.__dict__)  # noqa: S102 - TVM's own scheduler source, executed to record it
             else:
-                exec(compile(text, path, "exec"), mod.__dict__)
+                exec(compile(text, path, "exec"), mod.__dict__)  # noqa: S102 - TVM's own scheduler source, executed to record it
         finally:
             sys.modules.pop(modname, None)
         return mod.recorder

@@ -10,7 +10,6 @@ import numpy as np
 from txlab.errors import InputError
 from txlab.timeline.cuda_profiler import from_cuda_profiler
 from txlab.timeline.iket import load_iket
-from txlab.timeline.model import Timeline
 
 
 CUDA_PROFILER_TRACES = ("load_compute_store", "warp_specialized", "hopper_gemm")

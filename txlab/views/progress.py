@@ -9,7 +9,7 @@ def _in_notebook() -> bool:
 
         shell = get_ipython()
         return shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell"
-    except Exception:
+    except Exception:  # noqa: BLE001 - no usable front end means plain text
         return False
 
 
@@ -41,5 +41,5 @@ def notebook_bar(total):
         return None
     try:
         return NotebookBar(total)
-    except Exception:
+    except Exception:  # noqa: BLE001 - no usable front end means plain text
         return None

@@ -1,6 +1,5 @@
 # Kernels for gathering real ncu / compute-sanitizer output on the H200 (lead's sample run).
 from tvm.script import tirx as T
-from tvm.script import tirx as Tx
 
 
 @T.prim_func
