@@ -20,6 +20,7 @@ Writes benchmarks/results/browser_latency.json (``--source-only``: only the Sour
 browser_latency_source.json) and prints a table. Needs /usr/bin/chromium
 (Debian's `chromium`; TXLAB_CHROMIUM overrides) and Playwright (Python).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,12 +64,15 @@ def write_notebook(path: Path, names, events: int, source_only: bool = False) ->
     cells.append(nbformat.v4.new_code_cell(_bind(cases.large_source_cell(), "w_source_large")))
     cells.append(nbformat.v4.new_code_cell(_bind(cases.profiled_source_cell(), "w_source_profiled")))
     # baseline: the smallest Python round trip through ipywidgets (IntText → observer → Label)
-    cells.append(nbformat.v4.new_code_cell(
-        "import ipywidgets as W\n"
-        "rt_in, rt_out = W.IntText(0), W.Label('0')\n"
-        "rt_in.observe(lambda ch: setattr(rt_out, 'value', f'echo {ch[\"new\"]}'), names='value')\n"
-        "rt_box = W.HBox([rt_in, rt_out])\n"
-        "rt_box.add_class('txlab-bench-roundtrip')"))
+    cells.append(
+        nbformat.v4.new_code_cell(
+            "import ipywidgets as W\n"
+            "rt_in, rt_out = W.IntText(0), W.Label('0')\n"
+            "rt_in.observe(lambda ch: setattr(rt_out, 'value', f'echo {ch[\"new\"]}'), names='value')\n"
+            "rt_box = W.HBox([rt_in, rt_out])\n"
+            "rt_box.add_class('txlab-bench-roundtrip')"
+        )
+    )
     shown = []
     shown.append(("roundtrip-baseline", len(cells)))
     cells.append(nbformat.v4.new_code_cell("rt_box"))
@@ -126,7 +130,8 @@ def scheduler_param_change(page, sel: str, repeats: int) -> list[float]:
     values = [100, 66, 132, 50, 90, 120, 77, 40, 110, 64, 128, 96, 57, 81, 33]
     for i in range(repeats):
         v = values[i % len(values)]
-        ms = page.evaluate("""async ([sel, v]) => {
+        ms = page.evaluate(
+            """async ([sel, v]) => {
             const root = document.querySelector(sel);
             const inp = root.querySelector("[data-testid='num_ctas-left']");
             const status = root.querySelector("[data-testid='status-left']");
@@ -147,7 +152,9 @@ def scheduler_param_change(page, sel: str, repeats: int) -> list[float]:
                 inp.dispatchEvent(new Event('change', { bubbles: true }));
             });
             return t;
-        }""", [sel, v])
+        }""",
+            [sel, v],
+        )
         out.append(ms)
     return out
 
@@ -156,7 +163,9 @@ def roundtrip_baseline(page, sel: str, repeats: int) -> list[float]:
     """ms from a `change` on an ipywidgets IntText to the Python-set Label text in the DOM + a frame."""
     out = []
     for i in range(repeats):
-        out.append(page.evaluate("""async ([sel, v]) => {
+        out.append(
+            page.evaluate(
+                """async ([sel, v]) => {
             const root = document.querySelector(sel);
             const inp = root.querySelector('input');
             const label = root.querySelector('div.widget-label');  // (IntText has a hidden <label>)
@@ -173,12 +182,16 @@ def roundtrip_baseline(page, sel: str, repeats: int) -> list[float]:
                 inp.value = String(v);
                 inp.dispatchEvent(new Event('change', { bubbles: true }));
             });
-        }""", [sel, 1000 + i]))
+        }""",
+                [sel, 1000 + i],
+            )
+        )
     return out
 
 
 def scheduler_wave_scrub(page, sel: str, repeats: int) -> list[float]:
-    return page.evaluate("""async ([sel, n]) => {
+    return page.evaluate(
+        """async ([sel, n]) => {
         const root = document.querySelector(sel);
         const s = root.querySelector("[data-testid='wave']");
         const out = [];
@@ -190,7 +203,9 @@ def scheduler_wave_scrub(page, sel: str, repeats: int) -> list[float]:
             out.push(performance.now() - t0);
         }
         return out;
-    }""", [sel, repeats])
+    }""",
+        [sel, repeats],
+    )
 
 
 def timeline_stats(page, sel: str) -> dict:
@@ -209,7 +224,10 @@ def timeline_zoom(page, sel: str, steps: int) -> list[float]:
         page.mouse.wheel(0, -240 if i < steps // 2 else 240)
         page.wait_for_function(
             "([s, n]) => { const t = document.querySelector(s + \" [data-testid='timeline-stats']\"); "
-            "return t && JSON.parse(t.textContent).frames > n; }", arg=[sel, before], timeout=10_000)
+            "return t && JSON.parse(t.textContent).frames > n; }",
+            arg=[sel, before],
+            timeout=10_000,
+        )
         frames.append(timeline_stats(page, sel)["last_frame_ms"])
     return frames
 
@@ -221,7 +239,8 @@ def source_stats(page, sel: str) -> dict:
 def source_highlight(page, sel: str, n: int) -> list[dict]:
     """Hover n different TVMScript lines (mouseover events): the widget's own handler time
     (highlight + scroll of the three other panes) and the time to the next painted frame."""
-    return page.evaluate("""async ([sel, n]) => {
+    return page.evaluate(
+        """async ([sel, n]) => {
         const root = document.querySelector(sel);
         const rows = [...root.querySelectorAll("[data-testid='source-pane-user'] .r[data-u]")];
         const stats = root.querySelector("[data-testid='source-stats']");
@@ -234,14 +253,17 @@ def source_highlight(page, sel: str, n: int) -> list[dict]:
             out.push({ handler: JSON.parse(stats.textContent).lastHighlightMs, frame: performance.now() - t0 });
         }
         return out;
-    }""", [sel, n])
+    }""",
+        [sel, n],
+    )
 
 
 def source_select(page, sel: str, n: int) -> list[dict]:
     """Click n different SASS instructions (click events): the widget's handler time for marking
     the instruction, its barrier producers and consumers (lastSelectMs) and for the line
     highlight in four panes (lastHighlightMs)."""
-    return page.evaluate("""async ([sel, n]) => {
+    return page.evaluate(
+        """async ([sel, n]) => {
         const root = document.querySelector(sel);
         const rows = [...root.querySelectorAll("[data-testid='source-pane-sass'] .r")];
         const stats = root.querySelector("[data-testid='source-stats']");
@@ -256,23 +278,29 @@ def source_select(page, sel: str, n: int) -> list[dict]:
         }
         root.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
         return out;
-    }""", [sel, n])
+    }""",
+        [sel, n],
+    )
 
 
 def _source_measure(page, sel: str, repeats: int) -> dict:
     out = {"first_paint_ms": source_stats(page, sel).get("firstPaintMs")}
     hl = source_highlight(page, sel, 4 * repeats)
-    out["highlight_ms"] = {"median": round(statistics.median(r["handler"] for r in hl), 2),
-                           "max": round(max(r["handler"] for r in hl), 2),
-                           "frame_median": round(statistics.median(r["frame"] for r in hl), 2),
-                           "frame_max": round(max(r["frame"] for r in hl), 2),
-                           "rows": source_stats(page, sel).get("rows")}
+    out["highlight_ms"] = {
+        "median": round(statistics.median(r["handler"] for r in hl), 2),
+        "max": round(max(r["handler"] for r in hl), 2),
+        "frame_median": round(statistics.median(r["frame"] for r in hl), 2),
+        "frame_max": round(max(r["frame"] for r in hl), 2),
+        "rows": source_stats(page, sel).get("rows"),
+    }
     sl = source_select(page, sel, 2 * repeats)
-    out["select_ms"] = {"median": round(statistics.median(r["select"] for r in sl), 2),
-                        "max": round(max(r["select"] for r in sl), 2),
-                        "highlight_max": round(max(r["highlight"] for r in sl), 2),
-                        "frame_median": round(statistics.median(r["frame"] for r in sl), 2),
-                        "frame_max": round(max(r["frame"] for r in sl), 2)}
+    out["select_ms"] = {
+        "median": round(statistics.median(r["select"] for r in sl), 2),
+        "max": round(max(r["select"] for r in sl), 2),
+        "highlight_max": round(max(r["highlight"] for r in sl), 2),
+        "frame_median": round(statistics.median(r["frame"] for r in sl), 2),
+        "frame_max": round(max(r["frame"] for r in sl), 2),
+    }
     return out
 
 
@@ -289,8 +317,11 @@ def main(argv=None):
     names = [] if args.source_only else [n for n in H.widget_names() if n in cases.CASES]
     root = Path(tempfile.mkdtemp(prefix="txlab-bench-"))
     shown = write_notebook(root / "bench.ipynb", names, args.events, args.source_only)
-    res = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
-           "events": args.events, "first_render_ms": {}}
+    res = {
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
+        "events": args.events,
+        "first_render_ms": {},
+    }
     with H.lab_server(root) as url, H.browser() as ctx:
         console = H.Console()
         page = H.open_notebook(ctx, url, "bench.ipynb", console)
@@ -306,12 +337,19 @@ def main(argv=None):
         sels = {}
         for name, k in shown:
             print(f"  displaying {name} (cell {k})", file=sys.stderr, flush=True)
-            cls = {"timeline-large": "txlab-timeline", "roundtrip-baseline": "txlab-bench-roundtrip",
-                   "source-large": "txlab-source", "source-profiled": "txlab-source"}.get(name, f"txlab-{name}")
+            cls = {
+                "timeline-large": "txlab-timeline",
+                "roundtrip-baseline": "txlab-bench-roundtrip",
+                "source-large": "txlab-source",
+                "source-profiled": "txlab-source",
+            }.get(name, f"txlab-{name}")
             res["first_render_ms"][name] = round(run_cell_timed(page, k, cls), 1)
             H.wait_kernel_idle(page, 300)
-            page.evaluate("([k, cls]) => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')[k]"
-                          ".querySelector('.jp-OutputArea .' + cls).setAttribute('data-bench', 'w-' + k)", [k, cls])
+            page.evaluate(
+                "([k, cls]) => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')[k]"
+                ".querySelector('.jp-OutputArea .' + cls).setAttribute('data-bench', 'w-' + k)",
+                [k, cls],
+            )
             sels[name] = f"[data-bench='w-{k}']"
         for key, name in (("source_large", "source-large"), ("source_profiled", "source-profiled")):
             page.wait_for_timeout(300)
@@ -327,11 +365,14 @@ def main(argv=None):
         page.wait_for_timeout(500)
         st = timeline_stats(page, big)
         res["timeline_large_widget_first_frame_ms"] = st.get("first_render_ms")
-        res["timeline_large_widget_decode_ms"] = st.get("decode_ms")   # (part of the first frame)
+        res["timeline_large_widget_decode_ms"] = st.get("decode_ms")  # (part of the first frame)
         zoom = timeline_zoom(page, big, 2 * args.repeats)
-        res["timeline_zoom_frame_ms"] = {"median": round(statistics.median(zoom), 3),
-                                         "p90": round(sorted(zoom)[int(0.9 * (len(zoom) - 1))], 3),
-                                         "max": round(max(zoom), 3), "n": len(zoom)}
+        res["timeline_zoom_frame_ms"] = {
+            "median": round(statistics.median(zoom), 3),
+            "p90": round(sorted(zoom)[int(0.9 * (len(zoom) - 1))], 3),
+            "max": round(max(zoom), 3),
+            "n": len(zoom),
+        }
         H.screenshot(page, "bench-timeline-1M", big)
         rt = roundtrip_baseline(page, sels["roundtrip-baseline"], args.repeats)
         res["ipywidgets_roundtrip_ms"] = {"median": round(statistics.median(rt), 1), "max": round(max(rt), 1)}
@@ -339,10 +380,12 @@ def main(argv=None):
             runs = scheduler_param_change(page, sels["schedule"], args.repeats)
             sp = [r["total"] for r in runs]
             res["scheduler_param_change_ms"] = {
-                "median": round(statistics.median(sp), 1), "max": round(max(sp), 1),
+                "median": round(statistics.median(sp), 1),
+                "max": round(max(sp), 1),
                 "dom_median": round(statistics.median(r["dom"] for r in runs), 1),
                 "python_median": round(statistics.median(r["python"] for r in runs), 2),
-                "all": [round(x, 1) for x in sp]}
+                "all": [round(x, 1) for x in sp],
+            }
             ws = scheduler_wave_scrub(page, sels["schedule"], 3 * args.repeats)
             res["scheduler_wave_scrub_ms"] = {"median": round(statistics.median(ws), 2), "max": round(max(ws), 2)}
             H.screenshot(page, "bench-schedule", sels["schedule"])
@@ -356,46 +399,96 @@ def main(argv=None):
             continue
         target = "≤ 1000" if name == "timeline-large" else "—"
         ok = "" if target == "—" else ("ok" if ms <= 1000 else "MISSED")
-        label = (f"timeline {args.events:,}: TimelineView(big) cell, Shift+Enter → painted" if name == "timeline-large"
-                 else f"first render {name} (display cell, Shift+Enter → painted)")
+        label = (
+            f"timeline {args.events:,}: TimelineView(big) cell, Shift+Enter → painted"
+            if name == "timeline-large"
+            else f"first render {name} (display cell, Shift+Enter → painted)"
+        )
         rows.append((label, f"{ms:.1f}", target, ok))
     fr = res["timeline_large_widget_first_frame_ms"]
-    rows.append((f"timeline {args.events:,}: render() → first frame (widget stats; decoding the columns "
-                 f"{res['timeline_large_widget_decode_ms']})", f"{fr}", "≤ 1000",
-                 "ok" if fr is not None and fr <= 1000 else "MISSED"))
+    rows.append(
+        (
+            f"timeline {args.events:,}: render() → first frame (widget stats; decoding the columns "
+            f"{res['timeline_large_widget_decode_ms']})",
+            f"{fr}",
+            "≤ 1000",
+            "ok" if fr is not None and fr <= 1000 else "MISSED",
+        )
+    )
     z = res["timeline_zoom_frame_ms"]
-    rows.append((f"timeline {args.events:,}: median zoom frame (p90 {z['p90']}, max {z['max']})", f"{z['median']:.3f}",
-                 "≤ 16", "ok" if z["median"] <= 16 else "MISSED"))
+    rows.append(
+        (
+            f"timeline {args.events:,}: median zoom frame (p90 {z['p90']}, max {z['max']})",
+            f"{z['median']:.3f}",
+            "≤ 16",
+            "ok" if z["median"] <= 16 else "MISSED",
+        )
+    )
     rows += _source_rows(res)
     if "scheduler_param_change_ms" in res:
         s = res["scheduler_param_change_ms"]
-        rows.append((f"scheduler num_ctas change → redraw, median (max {s['max']}; DOM {s['dom_median']}, "
-                     f"Python re-trace {s['python_median']})", f"{s['median']:.1f}", "≤ 100",
-                     "ok" if s["median"] <= 100 else "MISSED"))
+        rows.append(
+            (
+                f"scheduler num_ctas change → redraw, median (max {s['max']}; DOM {s['dom_median']}, "
+                f"Python re-trace {s['python_median']})",
+                f"{s['median']:.1f}",
+                "≤ 100",
+                "ok" if s["median"] <= 100 else "MISSED",
+            )
+        )
         b = res["ipywidgets_roundtrip_ms"]
-        rows.append((f"  baseline: ipywidgets IntText → Python observer → Label, median (max {b['max']})",
-                     f"{b['median']:.1f}", "—", ""))
+        rows.append(
+            (
+                f"  baseline: ipywidgets IntText → Python observer → Label, median (max {b['max']})",
+                f"{b['median']:.1f}",
+                "—",
+                "",
+            )
+        )
         w = res["scheduler_wave_scrub_ms"]
         rows.append((f"scheduler wave scrub → repaint, median (max {w['max']})", f"{w['median']:.2f}", "—", ""))
     _print(rows)
-    print(f"widget build cells: {res['build_s']} s; console errors: {len(res['console_errors'])}; wrote {RESULTS.relative_to(ROOT)}")
+    print(
+        f"widget build cells: {res['build_s']} s; console errors: {len(res['console_errors'])}; wrote {RESULTS.relative_to(ROOT)}"
+    )
     return 0
 
 
 def _source_rows(res) -> list:
     rows = []
-    for key, what in (("source_large", "SourceView Hopper GEMM"), ("source_profiled", "SourceView Hopper GEMM + H200 profile")):
+    for key, what in (
+        ("source_large", "SourceView Hopper GEMM"),
+        ("source_profiled", "SourceView Hopper GEMM + H200 profile"),
+    ):
         fp = res.get(f"{key}_first_paint_ms")
-        rows.append((f"{what}: render() → first paint (widget stats)", f"{fp:.1f}" if fp is not None else "—", "≤ 500",
-                     "ok" if fp is not None and fp <= 500 else "MISSED"))
+        rows.append(
+            (
+                f"{what}: render() → first paint (widget stats)",
+                f"{fp:.1f}" if fp is not None else "—",
+                "≤ 500",
+                "ok" if fp is not None and fp <= 500 else "MISSED",
+            )
+        )
         hl = res[f"{key}_highlight_ms"]
-        rows.append((f"{what}: hover → highlight in 4 panes, median handler (max {hl['max']}; "
-                     f"to painted frame {hl['frame_median']}, max {hl['frame_max']})", f"{hl['median']:.2f}", "≤ 50",
-                     "ok" if hl["max"] <= 50 else "MISSED"))
+        rows.append(
+            (
+                f"{what}: hover → highlight in 4 panes, median handler (max {hl['max']}; "
+                f"to painted frame {hl['frame_median']}, max {hl['frame_max']})",
+                f"{hl['median']:.2f}",
+                "≤ 50",
+                "ok" if hl["max"] <= 50 else "MISSED",
+            )
+        )
         sl = res[f"{key}_select_ms"]
-        rows.append((f"{what}: click SASS → barrier producers/consumers marked, median (max {sl['max']}; "
-                     f"line highlight max {sl['highlight_max']}; to painted frame {sl['frame_median']}, max {sl['frame_max']})",
-                     f"{sl['median']:.2f}", "≤ 50", "ok" if max(sl["max"], sl["highlight_max"]) <= 50 else "MISSED"))
+        rows.append(
+            (
+                f"{what}: click SASS → barrier producers/consumers marked, median (max {sl['max']}; "
+                f"line highlight max {sl['highlight_max']}; to painted frame {sl['frame_median']}, max {sl['frame_max']})",
+                f"{sl['median']:.2f}",
+                "≤ 50",
+                "ok" if max(sl["max"], sl["highlight_max"]) <= 50 else "MISSED",
+            )
+        )
     return rows
 
 

@@ -5,6 +5,7 @@ Baseline measured in the same run: numpy doing the same elementwise work directl
 
     PYTHONPATH=. python benchmarks/emulator.py      # table + benchmarks/results/emulator.json
 """
+
 from __future__ import annotations
 
 import json
@@ -55,16 +56,28 @@ def main():
 
     def row(label, sec, res, target, base=None, unbatched=None):
         li = res.stats["lane_instructions"]
-        rows.append({"kernel": label, "seconds": sec, "target_s": target, "lane_instructions": li,
-                     "ns_per_lane_instruction": sec / max(li, 1) * 1e9, "numpy_seconds": base,
-                     "x_numpy": sec / base if base else None, "lower_seconds": res.stats["lower_seconds"],
-                     "ctas_per_batch": res.stats.get("ctas_per_batch", 1), "unbatched_seconds": unbatched})
+        rows.append(
+            {
+                "kernel": label,
+                "seconds": sec,
+                "target_s": target,
+                "lane_instructions": li,
+                "ns_per_lane_instruction": sec / max(li, 1) * 1e9,
+                "numpy_seconds": base,
+                "x_numpy": sec / base if base else None,
+                "lower_seconds": res.stats["lower_seconds"],
+                "ctas_per_batch": res.stats.get("ctas_per_batch", 1),
+                "unbatched_seconds": unbatched,
+            }
+        )
 
-    nbk = notebook_kernels()          # the tour's kernels, as notebook 01 compiles them
+    nbk = notebook_kernels()  # the tour's kernels, as notebook 01 compiles them
     scale = nbk["scale"]
     rng = np.random.default_rng(0)
-    for n, target, label in [(1 << 20, 0.1, "elementwise 1M (tour `scale`)"),
-                             (1 << 24, 1.0, "tour `scale` at the tour's n = 2^24")]:
+    for n, target, label in [
+        (1 << 20, 0.1, "elementwise 1M (tour `scale`)"),
+        (1 << 24, 1.0, "tour `scale` at the tour's n = 2^24"),
+    ]:
         a = rng.standard_normal(n).astype(np.float32)
         b = np.zeros_like(a)
         emulate(scale, a[:1024], b[:1024], 1024)
@@ -72,7 +85,7 @@ def main():
         assert np.array_equal(b, 2 * a)
         base, _ = _time(lambda: np.multiply(a, np.float32(2), out=b))
         unb = None
-        if n == 1 << 20:          # the same kernel CTA by CTA (no batching), measured in this run
+        if n == 1 << 20:  # the same kernel CTA by CTA (no batching), measured in this run
             saved, P.MAX_BATCH_LANES = P.MAX_BATCH_LANES, 1
             try:
                 unb, _ = _time(lambda: emulate(scale, a, b, n), rep=1)
@@ -118,18 +131,21 @@ def main():
         e = ex[eid]
         args = e.inputs()
         f = e.prim_func()
-        sec, res = _time(lambda: emulate(f, *[x.copy() if isinstance(x, np.ndarray) else x for x in args],
-                                         arch=e.arch))
+        sec, res = _time(lambda: emulate(f, *[x.copy() if isinstance(x, np.ndarray) else x for x in args], arch=e.arch))
         row(f"catalogue {eid} ({res.stats['mode']})", sec, res, 1.0)
-    print(f"{'kernel':58s} {'seconds':>8s} {'target':>7s} {'lane-instr':>11s} {'ns/lane-instr':>13s} "
-          f"{'x numpy':>8s} {'CTAs/batch':>10s} {'unbatched s':>11s}")
+    print(
+        f"{'kernel':58s} {'seconds':>8s} {'target':>7s} {'lane-instr':>11s} {'ns/lane-instr':>13s} "
+        f"{'x numpy':>8s} {'CTAs/batch':>10s} {'unbatched s':>11s}"
+    )
     for r in rows:
         tgt = f"{r['target_s']:.1f}" if r["target_s"] else "-"
         xn = f"{r['x_numpy']:.0f}" if r["x_numpy"] else "-"
         ok = "" if r["target_s"] is None else ("  ok" if r["seconds"] <= r["target_s"] else "  OVER")
         ub = f"{r['unbatched_seconds']:.3f}" if r["unbatched_seconds"] else "-"
-        print(f"{r['kernel']:58s} {r['seconds']:8.3f} {tgt:>7s} {r['lane_instructions']:11,d} "
-              f"{r['ns_per_lane_instruction']:13.1f} {xn:>8s} {r['ctas_per_batch']:10d} {ub:>11s}{ok}")
+        print(
+            f"{r['kernel']:58s} {r['seconds']:8.3f} {tgt:>7s} {r['lane_instructions']:11,d} "
+            f"{r['ns_per_lane_instruction']:13.1f} {xn:>8s} {r['ctas_per_batch']:10d} {ub:>11s}{ok}"
+        )
     out = Path(__file__).parent / "results" / "emulator.json"
     out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "rows": rows}, indent=1))
     print(f"wrote {out}")

@@ -4,6 +4,7 @@ benchmarks/results/foundation-<host kind>.json.
 
     python benchmarks/foundation.py [--gpu-only]
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 KERNELS = (ROOT / "tests" / "kernels" / "basics.py").read_text()
 
-COPY = '''
+COPY = """
 @T.prim_func
 def copy4(A: T.Buffer((1 << 28,), "float32"), B: T.Buffer((1 << 28,), "float32")):
     T.device_entry()
@@ -27,7 +28,7 @@ def copy4(A: T.Buffer((1 << 28,), "float32"), B: T.Buffer((1 << 28,), "float32")
     tx = T.thread_id([256])
     for v in T.vectorized(4):
         B[bx * 1024 + tx * 4 + v] = A[bx * 1024 + tx * 4 + v]
-'''
+"""
 
 rows: list[tuple] = []
 results: dict = {}
@@ -40,8 +41,12 @@ def row(what, value, target="", ok=None):
 def import_time() -> float:
     times = []
     for _ in range(5):
-        out = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); import txlab; "
-                              "print(time.perf_counter()-t)"], capture_output=True, text=True, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-c", "import time; t=time.perf_counter(); import txlab; print(time.perf_counter()-t)"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         times.append(float(out.stdout.strip()))
     return statistics.median(times)
 
@@ -55,7 +60,7 @@ def cold_compiles():
     for chunk in KERNELS.split("\n\n@T.prim_func"):
         src = chunk if chunk.lstrip().startswith(("@", "#")) else "@T.prim_func" + chunk
         t = time.perf_counter()
-        (name, c), = run_cell(src, {}, arch="sm_90a", use_cache=False).items()
+        ((name, c),) = run_cell(src, {}, arch="sm_90a", use_cache=False).items()
         _ = c.sass  # SASS is lazy now: ask for it, as the old path always produced it
         total = time.perf_counter() - t
         stages = dict(c.timings)
@@ -88,7 +93,7 @@ def cold_to_resources(repeats: int = 3) -> dict:
         for src in chunks:
             for c in run_cell(src, {}, arch="sm_90a", use_cache=True).values():
                 if eager:
-                    sourcemap.ensure_sass(c)        # what every cold compile paid before
+                    sourcemap.ensure_sass(c)  # what every cold compile paid before
                 compiled_html(c, show=["resources"])
         return time.perf_counter() - t
 
@@ -136,10 +141,16 @@ def gpu_bench_vs_triton():
     exe = c.executable
     theirs_ms = triton.testing.do_bench(lambda: exe(a, b), warmup=50, rep=500, return_mode="median")
     torch_ms = triton.testing.do_bench(lambda: b.copy_(a), warmup=50, rep=500, return_mode="median")
-    return {"txlab_median_ms": ours.median_ms, "triton_do_bench_median_ms": theirs_ms,
-            "torch_copy_median_ms": torch_ms, "txlab_gbps": ours.gbps,
-            "torch_gbps": 2 * n * 4 / (torch_ms * 1e-3) / 1e9, "ratio": ours.median_ms / theirs_ms,
-            "device": ours.device, "np": np.__version__}
+    return {
+        "txlab_median_ms": ours.median_ms,
+        "triton_do_bench_median_ms": theirs_ms,
+        "torch_copy_median_ms": torch_ms,
+        "txlab_gbps": ours.gbps,
+        "torch_gbps": 2 * n * 4 / (torch_ms * 1e-3) / 1e9,
+        "ratio": ours.median_ms / theirs_ms,
+        "device": ours.device,
+        "np": np.__version__,
+    }
 
 
 def main():
@@ -182,8 +193,11 @@ def main():
     for what, value, target, ok in rows:
         print(f"{what:<{width}}  {value:>12}  {target:>10}  {ok}")
     kind = "gpu" if info.available else "cpu"
-    results["host"] = {"gpu": info.name if info.available else None, "cores": os.cpu_count(),
-                       "date": time.strftime("%Y-%m-%d")}
+    results["host"] = {
+        "gpu": info.name if info.available else None,
+        "cores": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
     out = ROOT / "benchmarks" / "results" / f"foundation-{kind}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1, default=str))

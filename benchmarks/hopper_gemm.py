@@ -19,6 +19,7 @@ Every variant / shape runs in its own try/except (a failure prints its error and
 Writes benchmarks/results/hopper_gemm.json, hopper_gemm.log and hopper_gemm_roofline.png; the
 table is printed last. ``--out DIR`` writes them there instead (e.g. $OUT on a device machine).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,13 @@ from txlab.examples import hopper_gemm as hg  # noqa: E402
 
 TUNE_SHAPE = (8192, 8192, 8192)
 CHECK_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 8191, 4096)]
-SPEED_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384),
-                (512, 8192, 8192), (8192, 512, 8192)]   # the last two: skinny M, skinny N
+SPEED_SHAPES = [
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (16384, 16384, 16384),
+    (512, 8192, 8192),
+    (8192, 512, 8192),
+]  # the last two: skinny M, skinny N
 REL_TOL = 1e-2
 LOG: list[str] = []
 
@@ -108,10 +114,12 @@ def compile_variant(m, n, k, cfg):
 
 def describe(name, s):
     warn = f" ptxas: {'; '.join(s['ptxas_warnings'])[:200]}" if s["ptxas_warnings"] else ""
-    say(f"  {name:<22} regs {s['registers']:>3}  spills {s['spill_store_bytes']}/{s['spill_load_bytes']} B  "
+    say(
+        f"  {name:<22} regs {s['registers']:>3}  spills {s['spill_store_bytes']}/{s['spill_load_bytes']} B  "
         f"stack {s['stack_bytes']} B  LDL/STL {s['local_ldst']}  HGMMA {s['hgmma']} {','.join(s['hgmma_shapes'])}  "
         f"HMMA {s['hmma']}  setmaxnreg {s['setmaxnreg']}  smem {s['dynamic_smem_bytes']} B  "
-        f"compile {s['compile_s']} s{warn}")
+        f"compile {s['compile_s']} s{warn}"
+    )
 
 
 class Hang(RuntimeError):
@@ -142,8 +150,14 @@ def run_gemm(torch, timer, compiled, m, n, k, seed, time_it=True, cublas=None, g
     compiled(a, b, c)
     torch.cuda.synchronize()
     err, unwritten = rel_error(torch, c, a, b)
-    rec = {"m": m, "n": n, "k": k, "rel_error": err, "unwritten": unwritten,
-           "correct": bool(err <= REL_TOL and unwritten == 0)}
+    rec = {
+        "m": m,
+        "n": n,
+        "k": k,
+        "rel_error": err,
+        "unwritten": unwritten,
+        "correct": bool(err <= REL_TOL and unwritten == 0),
+    }
     # a second check on new inputs: a race shows up as an error that moves
     a2, b2, c2 = inputs(torch, m, n, k, seed + 1000)
     compiled(a2, b2, c2)
@@ -188,9 +202,15 @@ def bandwidth(torch, timer, records):
         exe = c.executable
         t = timer(lambda: exe(src, dst))
         g = bw.copy_bytes(n) / (t["median_ms"] * 1e-3) / 1e9
-        records["copy"] = {"gbps": g, "torch_gbps": torch_copy, "ratio": g / torch_copy, "correct": ok,
-                           "registers": c.resources[c.kernels[0]]["registers"],
-                           "ldg128": len(c.instructions(r"^LDG.*128")), "stg128": len(c.instructions(r"^STG.*128"))}
+        records["copy"] = {
+            "gbps": g,
+            "torch_gbps": torch_copy,
+            "ratio": g / torch_copy,
+            "correct": ok,
+            "registers": c.resources[c.kernels[0]]["registers"],
+            "ldg128": len(c.instructions(r"^LDG.*128")),
+            "stg128": len(c.instructions(r"^STG.*128")),
+        }
         say(f"  txlab copy: {g:,.0f} GB/s = {100 * g / torch_copy:.1f}% of torch copy; exact: {ok}")
     except Exception as exc:  # noqa: BLE001
         fail("copy", exc)
@@ -209,11 +229,19 @@ def bandwidth(torch, timer, records):
         exe = c.executable
         t = timer(lambda: exe(A, out))
         g = bw.row_sum_bytes(rows, cols) / (t["median_ms"] * 1e-3) / 1e9
-        records["row_sum"] = {"gbps": g, "torch_gbps": torch_copy, "ratio": g / torch_copy,
-                              "torch_sum_gbps": records["torch_row_sum_gbps"], "rel_error": err,
-                              "correct": bool(err < 1e-5), "registers": c.resources[c.kernels[0]]["registers"]}
-        say(f"  txlab row sum: {g:,.0f} GB/s = {100 * g / torch_copy:.1f}% of torch copy "
-            f"(torch sum(dim=1): {records['torch_row_sum_gbps']:,.0f} GB/s); rel err {err:.1e}")
+        records["row_sum"] = {
+            "gbps": g,
+            "torch_gbps": torch_copy,
+            "ratio": g / torch_copy,
+            "torch_sum_gbps": records["torch_row_sum_gbps"],
+            "rel_error": err,
+            "correct": bool(err < 1e-5),
+            "registers": c.resources[c.kernels[0]]["registers"],
+        }
+        say(
+            f"  txlab row sum: {g:,.0f} GB/s = {100 * g / torch_copy:.1f}% of torch copy "
+            f"(torch sum(dim=1): {records['torch_row_sum_gbps']:,.0f} GB/s); rel err {err:.1e}"
+        )
     except Exception as exc:  # noqa: BLE001
         fail("row sum", exc)
 
@@ -221,6 +249,7 @@ def bandwidth(torch, timer, records):
 def roofline_png(torch, records, path, copy_gbps):
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         import numpy as np
@@ -228,8 +257,13 @@ def roofline_png(torch, records, path, copy_gbps):
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         peak = max([r.get("cublas_tflops") or 0 for r in records] + [1])
         x = np.logspace(0, 4, 200)
-        ax.loglog(x, np.minimum(x * copy_gbps * 1e9, peak * 1e12) / 1e12, "k-", lw=1,
-                  label=f"roof: {copy_gbps:,.0f} GB/s, {peak:.0f} TFLOP/s (best cuBLAS)")
+        ax.loglog(
+            x,
+            np.minimum(x * copy_gbps * 1e9, peak * 1e12) / 1e12,
+            "k-",
+            lw=1,
+            label=f"roof: {copy_gbps:,.0f} GB/s, {peak:.0f} TFLOP/s (best cuBLAS)",
+        )
         for r in records:
             ai = hg.flops(r["m"], r["n"], r["k"]) / hg.min_bytes(r["m"], r["n"], r["k"])
             lab = f"{r['m']}x{r['n']}x{r['k']}"
@@ -253,22 +287,31 @@ def roofline_png(torch, records, path, copy_gbps):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variants", default=",".join(hg.DEFAULT_VARIANTS),
-                    help="comma-separated BMxBNx64_sSTAGES_cCONSUMERS configs to try at 8192^3")
+    ap.add_argument(
+        "--variants",
+        default=",".join(hg.DEFAULT_VARIANTS),
+        help="comma-separated BMxBNx64_sSTAGES_cCONSUMERS configs to try at 8192^3",
+    )
     ap.add_argument("--quick", action="store_true", help="fewer shapes and repeats")
     ap.add_argument("--compile-only", action="store_true", help="build and report SASS facts; no GPU needed")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--rep", type=int, default=50)
-    ap.add_argument("--no-guard", action="store_true",
-                    help="first launches inline instead of in the time-limited worker process")
+    ap.add_argument(
+        "--no-guard", action="store_true", help="first launches inline instead of in the time-limited worker process"
+    )
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     t_start = time.perf_counter()
-    result = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "records": [],
-              "variants": [], "target": "txlab >= 0.9 x cuBLAS TFLOP/s at 8192^3; bandwidth >= 0.9 x torch copy"}
+    result = {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "records": [],
+        "variants": [],
+        "target": "txlab >= 0.9 x cuBLAS TFLOP/s at 8192^3; bandwidth >= 0.9 x torch copy",
+    }
 
     try:
         import torch
+
         has_gpu = torch.cuda.is_available()
     except ImportError:
         torch, has_gpu = None, False
@@ -314,19 +357,23 @@ def main(argv=None):
             rec = run_gemm(torch, timer, compiled, *TUNE_SHAPE, seed, cublas=cub, guard=not args.no_guard)
             rec.update(config=cfg.name, sass=facts)
             result["variants"].append(rec)
-            say(f"  {cfg.name:<22} {rec['txlab_tflops']:7.1f} TFLOP/s = {100 * rec['txlab_tflops'] / cub['cublas_tflops']:5.1f}% "
+            say(
+                f"  {cfg.name:<22} {rec['txlab_tflops']:7.1f} TFLOP/s = {100 * rec['txlab_tflops'] / cub['cublas_tflops']:5.1f}% "
                 f"of cuBLAS; rel err {rec['rel_error']:.2e} / {rec['rel_error_2']:.2e}; unwritten {rec['unwritten']}; "
-                f"spread {rec['txlab_spread_ms'][0]:.3f}-{rec['txlab_spread_ms'][1]:.3f} ms")
+                f"spread {rec['txlab_spread_ms'][0]:.3f}-{rec['txlab_spread_ms'][1]:.3f} ms"
+            )
             if rec["correct"] and (best is None or rec["txlab_tflops"] > best[1]["txlab_tflops"]):
                 best = (cfg, rec)
         except Exception as exc:  # noqa: BLE001
             fail(cfg.name, exc)
     # the steps of the notebook, for the record: the simple kernel and the non-persistent pipeline
-    for label, make in (("step1_simple_64x128", lambda: hg.simple_kernel(*TUNE_SHAPE, bn=128)),
-                        ("step2_nonpersistent", lambda: hg.gemm_kernel(
-                            *TUNE_SHAPE, hg.GemmConfig(num_sms=num_sms, persistent=False)))):
+    for label, make in (
+        ("step1_simple_64x128", lambda: hg.simple_kernel(*TUNE_SHAPE, bn=128)),
+        ("step2_nonpersistent", lambda: hg.gemm_kernel(*TUNE_SHAPE, hg.GemmConfig(num_sms=num_sms, persistent=False))),
+    ):
         try:
             import txlab
+
             c = txlab.compile(make(), arch="sm_90a")
             rec = run_gemm(torch, timer, c, *TUNE_SHAPE, seed, cublas=cub, guard=not args.no_guard)
             rec.update(config=label, sass=hg.sass_summary(c))
@@ -343,8 +390,8 @@ def main(argv=None):
         say(f"\n== shapes with {cfg.name} ==")
         shapes = list(dict.fromkeys(SPEED_SHAPES + CHECK_SHAPES))
         if args.quick:
-            shapes = [s for s in shapes if s[0] * s[1] * s[2] <= 8192 ** 3]
-        for (m, n, k) in shapes:
+            shapes = [s for s in shapes if s[0] * s[1] * s[2] <= 8192**3]
+        for m, n, k in shapes:
             try:
                 compiled = best_compiled = None
                 if (m, n, k) == TUNE_SHAPE:
@@ -352,13 +399,34 @@ def main(argv=None):
                 compiled = best_compiled or hg.build(m, n, k, cfg)
                 timed = (m, n, k) in SPEED_SHAPES
                 cb = time_cublas(torch, timer, m, n, k, seed) if timed else None
-                rec = run_gemm(torch, timer, compiled, m, n, k, seed + m + n + k, time_it=timed, cublas=cb,
-                               guard=(m, n, k) != TUNE_SHAPE and not args.no_guard)
-                rec.update(config=cfg.name, device=device, date=result["date"],
-                           txlab_tflops=rec.get("txlab_tflops"), cublas_tflops=rec.get("cublas_tflops"))
+                rec = run_gemm(
+                    torch,
+                    timer,
+                    compiled,
+                    m,
+                    n,
+                    k,
+                    seed + m + n + k,
+                    time_it=timed,
+                    cublas=cb,
+                    guard=(m, n, k) != TUNE_SHAPE and not args.no_guard,
+                )
+                rec.update(
+                    config=cfg.name,
+                    device=device,
+                    date=result["date"],
+                    txlab_tflops=rec.get("txlab_tflops"),
+                    cublas_tflops=rec.get("cublas_tflops"),
+                )
                 result["records"].append(rec)
-                speed = (f"{rec['txlab_tflops']:7.1f} vs cuBLAS {rec['cublas_tflops']:7.1f} TFLOP/s "
-                         f"({100 * rec['txlab_tflops'] / rec['cublas_tflops']:5.1f}%)") if timed else "(check only)"
+                speed = (
+                    (
+                        f"{rec['txlab_tflops']:7.1f} vs cuBLAS {rec['cublas_tflops']:7.1f} TFLOP/s "
+                        f"({100 * rec['txlab_tflops'] / rec['cublas_tflops']:5.1f}%)"
+                    )
+                    if timed
+                    else "(check only)"
+                )
                 say(f"  {m}x{n}x{k}: {speed}; rel err {rec['rel_error']:.2e}; unwritten {rec['unwritten']}")
             except Exception as exc:  # noqa: BLE001
                 fail(f"{m}x{n}x{k}", exc)
@@ -372,8 +440,9 @@ def main(argv=None):
         fail("bandwidth", exc)
     result["bandwidth"] = bwrec
     if bwrec.get("torch_copy_gbps"):
-        roofline_png(torch, result["records"], os.path.join(args.out, "hopper_gemm_roofline.png"),
-                     bwrec["torch_copy_gbps"])
+        roofline_png(
+            torch, result["records"], os.path.join(args.out, "hopper_gemm_roofline.png"), bwrec["torch_copy_gbps"]
+        )
     result["seconds"] = round(time.perf_counter() - t_start, 1)
     _write(args.out, result, table=True)
     return 0
@@ -384,22 +453,31 @@ def _write(out, result, table):
         say("\n== summary ==")
         say(f"{'shape':>20} {'txlab TF/s':>11} {'cuBLAS TF/s':>12} {'ratio':>7} {'rel err':>9} {'ok':>4}")
         for r in result["records"]:
-            ratio = (f"{r['txlab_tflops'] / r['cublas_tflops']:.3f}" if r.get("txlab_tflops") and r.get("cublas_tflops")
-                     else "-")
+            ratio = (
+                f"{r['txlab_tflops'] / r['cublas_tflops']:.3f}"
+                if r.get("txlab_tflops") and r.get("cublas_tflops")
+                else "-"
+            )
             tf = f"{r['txlab_tflops']:.1f}" if r.get("txlab_tflops") else "-"
             cb = f"{r['cublas_tflops']:.1f}" if r.get("cublas_tflops") else "-"
-            say(f"{r['m']}x{r['n']}x{r['k']:>6} {tf:>11} {cb:>12} {ratio:>7} {r['rel_error']:9.2e} "
-                f"{'yes' if r['correct'] else 'NO':>4}")
+            say(
+                f"{r['m']}x{r['n']}x{r['k']:>6} {tf:>11} {cb:>12} {ratio:>7} {r['rel_error']:9.2e} "
+                f"{'yes' if r['correct'] else 'NO':>4}"
+            )
         bw = result.get("bandwidth", {})
         for key in ("copy", "row_sum"):
             if key in bw:
-                say(f"{key:>20} {bw[key]['gbps']:>8,.0f} GB/s vs torch copy {bw[key]['torch_gbps']:,.0f} GB/s "
-                    f"= {100 * bw[key]['ratio']:.1f}% (target 90%)")
+                say(
+                    f"{key:>20} {bw[key]['gbps']:>8,.0f} GB/s vs torch copy {bw[key]['torch_gbps']:,.0f} GB/s "
+                    f"= {100 * bw[key]['ratio']:.1f}% (target 90%)"
+                )
         tgt = [r for r in result["records"] if (r["m"], r["n"], r["k"]) == TUNE_SHAPE and r.get("txlab_tflops")]
         if tgt:
             ratio = tgt[0]["txlab_tflops"] / tgt[0]["cublas_tflops"]
-            say(f"target 8192^3 >= 0.90 x cuBLAS: {ratio:.3f} -> {'MET' if ratio >= 0.9 else 'NOT MET'} "
-                f"(best config {result.get('best')}; run took {result.get('seconds')} s)")
+            say(
+                f"target 8192^3 >= 0.90 x cuBLAS: {ratio:.3f} -> {'MET' if ratio >= 0.9 else 'NOT MET'} "
+                f"(best config {result.get('best')}; run took {result.get('seconds')} s)"
+            )
     path = os.path.join(out, "hopper_gemm.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=1, default=str)

@@ -6,6 +6,7 @@ launches followed by a good one (worker replaced each time; GPU memory and proce
 
 Prints a table of measured numbers next to the targets of issue 3.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,22 +20,22 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-TRIVIAL = '''
+TRIVIAL = """
 @T.prim_func
 def add_one(A: T.Buffer((1024,), "float32")):
     T.device_entry()
     bx = T.cta_id([4])
     tx = T.thread_id([256])
     A[bx * 256 + tx] = A[bx * 256 + tx] + T.float32(1.0)
-'''
-FAULTING = '''
+"""
+FAULTING = """
 @T.prim_func
 def oob_far_write(A: T.Buffer((256,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([256])
     A[T.int64(tx) + (T.int64(1) << T.int64(42))] = T.float32(1.0)
-'''
+"""
 
 
 def _children() -> list[str]:
@@ -134,11 +135,21 @@ def main() -> int:
 
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "isolation.json")
     with open(out, "w") as fh:
-        json.dump({"device": txlab.device.probe().name, "date": time.strftime("%Y-%m-%d"),
-                   "host": platform.node(), "faults": opts.faults, "reps": opts.reps,
-                   "rows": [{"measure": n, "value": v, "target": t} for n, v, t in rows],
-                   "recovery_s": rec, "worker": {k: v for k, v in status.items() if k != "pid"}},
-                  fh, indent=1, default=str)
+        json.dump(
+            {
+                "device": txlab.device.probe().name,
+                "date": time.strftime("%Y-%m-%d"),
+                "host": platform.node(),
+                "faults": opts.faults,
+                "reps": opts.reps,
+                "rows": [{"measure": n, "value": v, "target": t} for n, v, t in rows],
+                "recovery_s": rec,
+                "worker": {k: v for k, v in status.items() if k != "pid"},
+            },
+            fh,
+            indent=1,
+            default=str,
+        )
     print(f"wrote {out}")
     return 0
 

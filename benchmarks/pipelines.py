@@ -5,6 +5,7 @@ role's next op, no waiter lists, no trace or diagnosis) — what one writes firs
 
     .venv/bin/python benchmarks/pipelines.py [--repeat 5]
 """
+
 import argparse
 import os
 import sys
@@ -97,14 +98,25 @@ def main():
     t_dl, tr_dl = best_of(sim(producer_phase=0), args.repeat)
     rows.append(("simulate, producer phase 0 (deadlock + diagnosis)", t_dl, 0.200, len(tr_dl)))
     cons2 = [("wait", "full"), ("arrive", "empty"), ("arrive", "empty"), ("advance",)]
-    prod = [("wait", "empty"), ("arrive_expect_tx", "full", 16384), ("complete_tx", "full", 16384),
-            ("advance",)]
-    t_oa, tr_oa = best_of(lambda: P.simulate(S, iterations=I, init_empty=3, roles={
-        "producer": prod, "consumer0": cons2, "consumer1": cons2[:1] + cons2[2:],
-        "consumer2": cons2[:1] + cons2[2:]}), args.repeat)
+    prod = [("wait", "empty"), ("arrive_expect_tx", "full", 16384), ("complete_tx", "full", 16384), ("advance",)]
+    t_oa, tr_oa = best_of(
+        lambda: P.simulate(
+            S,
+            iterations=I,
+            init_empty=3,
+            roles={
+                "producer": prod,
+                "consumer0": cons2,
+                "consumer1": cons2[:1] + cons2[2:],
+                "consumer2": cons2[:1] + cons2[2:],
+            },
+        ),
+        args.repeat,
+    )
     rows.append(("simulate, consumer arriving twice", t_oa, 0.200, len(tr_oa)))
-    t_steps, _ = best_of(lambda: P.simulate(S, iterations=I, consumers=3, tx_bytes=16384).steps,
-                         max(1, args.repeat // 2))
+    t_steps, _ = best_of(
+        lambda: P.simulate(S, iterations=I, consumers=3, tx_bytes=16384).steps, max(1, args.repeat // 2)
+    )
     rows.append(("simulate + materialise .steps (full state per event)", t_steps, None, len(trace)))
     t_dict, d = best_of(lambda: trace.to_dict(), args.repeat)
     rows.append(("trace.to_dict()", t_dict, None, d["n_events"]))
@@ -118,8 +130,10 @@ def main():
         tgt = f"{target * 1e3:.0f} ms" if target else "-"
         status = "" if target is None else ("PASS" if t <= target else "FAIL")
         print(f"{name:56s} {t * 1e3:8.1f} ms {tgt:>10s} {n:8d}  {status}")
-    print(f"\nsimulate vs polling baseline: {t_ok / t_base:.2f}× the baseline's time, while also "
-          f"recording {len(trace)} events and running every diagnosis")
+    print(
+        f"\nsimulate vs polling baseline: {t_ok / t_base:.2f}× the baseline's time, while also "
+        f"recording {len(trace)} events and running every diagnosis"
+    )
     print(f"per event: {t_ok / len(trace) * 1e6:.2f} µs")
     if any(target and t > target for _, t, target, _ in rows):
         sys.exit(1)

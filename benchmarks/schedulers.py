@@ -6,6 +6,7 @@ cached = the same trace again; widget = ScheduleView update after a parameter ch
 (Python side: trace, metrics, payload), for a runtime extent (num_ctas) and a compile-time
 parameter (l2_group_size) seen before.
 """
+
 import statistics
 import sys
 import time
@@ -40,14 +41,18 @@ def main():
     cold_s = ms(lambda: S.trace("ClusterPersistentScheduler2D", 132, serpentine=True, **GRID))
     rows.append(("trace cold, serpentine", cold_s, 1000))
     tr = S.trace("ClusterPersistentScheduler2D", 132, **GRID)
-    rows.append(("metrics (fresh trace)", ms(lambda: S.trace(
-        "ClusterPersistentScheduler2D", 132, **GRID).metrics()) - cached, None))
+    rows.append(
+        (
+            "metrics (fresh trace)",
+            ms(lambda: S.trace("ClusterPersistentScheduler2D", 132, **GRID).metrics()) - cached,
+            None,
+        )
+    )
     rows.append(("to_dict (lists)", ms(lambda: tr.to_dict(), n=5), None))
 
     from txlab.views.schedule import ScheduleView
 
-    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 132,
-                           "params": dict(GRID)})
+    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 132, "params": dict(GRID)})
     counter = iter(range(1000))
 
     def change_ctas():

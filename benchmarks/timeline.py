@@ -15,6 +15,7 @@ Results also go to benchmarks/results/timeline.json.
 Browser frame times (first render <= 1 s, median zoom frame <= 16 ms) are measured by the browser
 tests through the widget's `data-testid="timeline-stats"` element.
 """
+
 import argparse
 import json
 import os
@@ -93,8 +94,18 @@ def decode_child(path, names):
     tl = T.from_cuda_profiler(buf, names)
     traced = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    print(json.dumps({"seconds": dt, "traced_peak": traced, "rss_peak_rise": rss_peak, "events": len(tl),
-                      "buffer_bytes": int(buf.nbytes), "records": int(np.count_nonzero(buf[1:]))}))
+    print(
+        json.dumps(
+            {
+                "seconds": dt,
+                "traced_peak": traced,
+                "rss_peak_rise": rss_peak,
+                "events": len(tl),
+                "buffer_bytes": int(buf.nbytes),
+                "records": int(np.count_nonzero(buf[1:])),
+            }
+        )
+    )
 
 
 def large_decode(records):
@@ -103,8 +114,12 @@ def large_decode(records):
         p = os.path.join(d, "buf.bin")
         buf.tofile(p)
         del buf
-        out = subprocess.run([sys.executable, __file__, "--decode-child", p, "--names", ",".join(names)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--decode-child", p, "--names", ",".join(names)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -120,10 +135,15 @@ def many_tracks(ntr, far=True, seed=0):
     e = s + d
     if far:
         e[0] = s[0] + (1 << 50)
-    return T.Timeline(names=[f"n{i}" for i in range(4)],
-                      tracks=[T.Track((f"block {i // 4}", f"group {i % 4}")) for i in range(ntr)],
-                      track=tr, name_id=rng.integers(0, 4, ntr * per), start_ns=s, end_ns=e,
-                      kind=np.zeros(ntr * per))
+    return T.Timeline(
+        names=[f"n{i}" for i in range(4)],
+        tracks=[T.Track((f"block {i // 4}", f"group {i % 4}")) for i in range(ntr)],
+        track=tr,
+        name_id=rng.integers(0, 4, ntr * per),
+        start_ns=s,
+        end_ns=e,
+        kind=np.zeros(ntr * per),
+    )
 
 
 def main():
@@ -170,8 +190,10 @@ def main():
         ok &= big["seconds"] <= 10 and max(big["traced_peak"], big["rss_peak_rise"]) <= 1.5e9
         lab = f"decode {big['records'] / 1e6:.0f}M records ({big['buffer_bytes'] / 1e6:.0f} MB), fresh process"
         print(f"{lab:48} {big['seconds']:>11.3f}s {'<= 10 s':>10}")
-        print(f"{'  peak traced by tracemalloc (numpy)':48} {big['traced_peak'] / 1e9:>10.2f}GB {'<= 1.5 GB':>10} "
-              f"{big['traced_peak'] / big['buffer_bytes']:>10.1f}x buffer")
+        print(
+            f"{'  peak traced by tracemalloc (numpy)':48} {big['traced_peak'] / 1e9:>10.2f}GB {'<= 1.5 GB':>10} "
+            f"{big['traced_peak'] / big['buffer_bytes']:>10.1f}x buffer"
+        )
         print(f"{'  peak RSS rise while decoding':48} {big['rss_peak_rise'] / 1e9:>10.2f}GB {'<= 1.5 GB':>10}")
     lab = f"view payload, {a.tracks:,} tracks + 1 far-off end"
     print(f"{lab:48} {t_far:>11.3f}s {'':>10} {t_far / t_near:>11.1f}x")
@@ -179,11 +201,23 @@ def main():
     print(f"{lab:48} {t_near:>11.3f}s {'':>10} {'1.0x':>12}")
     lab = f"to_perfetto(), {a.tracks:,} tracks"
     print(f"{lab:48} {t_pf_tracks:>11.3f}s {'':>10}")
-    print("browser: first render <= 1 s and median zoom frame <= 16 ms are read from "
-          "[data-testid=timeline-stats] by the browser tests")
-    res = {"records": nrec, "decode_s": t_dec, "python_baseline_s": t_py_full, "summary_s": t_sum,
-           "perfetto_s": t_pf, "view_payload_s": t_view, "large_decode": big,
-           "tracks": a.tracks, "view_far_s": t_far, "view_near_s": t_near, "perfetto_tracks_s": t_pf_tracks}
+    print(
+        "browser: first render <= 1 s and median zoom frame <= 16 ms are read from "
+        "[data-testid=timeline-stats] by the browser tests"
+    )
+    res = {
+        "records": nrec,
+        "decode_s": t_dec,
+        "python_baseline_s": t_py_full,
+        "summary_s": t_sum,
+        "perfetto_s": t_pf,
+        "view_payload_s": t_view,
+        "large_decode": big,
+        "tracks": a.tracks,
+        "view_far_s": t_far,
+        "view_near_s": t_near,
+        "perfetto_tracks_s": t_pf_tracks,
+    }
     os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"), exist_ok=True)
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "timeline.json"), "w") as f:
         json.dump(res, f, indent=1)

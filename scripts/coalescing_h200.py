@@ -8,6 +8,7 @@ listed as such (the point is that it says so). Prints a table, writes JSON.
 
     python scripts/coalescing_h200.py [--out benchmarks/results/static_vs_ncu.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,14 +34,21 @@ def kernels():
     out = []
     for s in (1, 2, 4, 32):
         out.append((f"strided_{s}", mp.strided_read(s, n), lambda s=s: (f32(n * s), np.zeros(n, "float32"))))
-    out.append(("gather", mp.gather(n), lambda: (f32(n), rng.integers(0, n, n).astype("int32"),
-                                                 np.zeros(n, "float32"))))
+    out.append(
+        ("gather", mp.gather(n), lambda: (f32(n), rng.integers(0, n, n).astype("int32"), np.zeros(n, "float32")))
+    )
     out.append(("vector_copy", mp.vector_copy(n), lambda: (f32(n), np.zeros(n, "float32"))))
-    out.append(("column_sum", mp.column_sum(2048), lambda: (f32(2048 * 2048).reshape(2048, 2048),
-                                                           np.zeros(32, "float32"))))
+    out.append(
+        ("column_sum", mp.column_sum(2048), lambda: (f32(2048 * 2048).reshape(2048, 2048), np.zeros(32, "float32")))
+    )
     for v in ("naive", "padded", "swizzled"):
-        out.append((f"transpose_{v}", tr.transpose_kernel(2048, v),
-                    lambda: (f32(2048 * 2048).reshape(2048, 2048), np.zeros((2048, 2048), "float32"))))
+        out.append(
+            (
+                f"transpose_{v}",
+                tr.transpose_kernel(2048, v),
+                lambda: (f32(2048 * 2048).reshape(2048, 2048), np.zeros((2048, 2048), "float32")),
+            )
+        )
     return out
 
 
@@ -66,18 +74,33 @@ def compare(name, kernel, make_args) -> list[dict]:
             st = static_g.get(ln)
             # a line is comparable only when every global access on it was analysed (ncu pools them)
             known = st is not None and st["status"] == "analysed" and st["sectors_per_request"] is not None
-            rows.append({"kernel": name, "line": ln, "what": "global sectors/request", "ncu": ncu_spr,
-                         "static": st["sectors_per_request"] if known else None,
-                         "status": st["status"] if st else "missing",
-                         "equal": (abs(st["sectors_per_request"] - ncu_spr) < 1e-6) if known else None})
+            rows.append(
+                {
+                    "kernel": name,
+                    "line": ln,
+                    "what": "global sectors/request",
+                    "ncu": ncu_spr,
+                    "static": st["sectors_per_request"] if known else None,
+                    "status": st["status"] if st else "missing",
+                    "equal": (abs(st["sectors_per_request"] - ncu_spr) < 1e-6) if known else None,
+                }
+            )
         if line.get("shared_wavefronts"):
             st = static_s.get(ln)
             ncu_ratio = line["shared_wavefronts"] / max(line.get("shared_wavefronts_ideal") or 1, 1)
             known = st is not None and not st["unknown"] and st["ideal"]
             ratio = st["wf"] / st["ideal"] if known else None
-            rows.append({"kernel": name, "line": ln, "what": "shared wavefronts/ideal", "ncu": ncu_ratio,
-                         "static": ratio, "status": "analysed" if known else "unknown" if st else "missing",
-                         "equal": (abs(ratio - ncu_ratio) < 1e-6) if known else None})
+            rows.append(
+                {
+                    "kernel": name,
+                    "line": ln,
+                    "what": "shared wavefronts/ideal",
+                    "ncu": ncu_ratio,
+                    "static": ratio,
+                    "status": "analysed" if known else "unknown" if st else "missing",
+                    "equal": (abs(ratio - ncu_ratio) < 1e-6) if known else None,
+                }
+            )
     return rows
 
 
@@ -106,11 +129,14 @@ def main() -> int:
         print(f"{f['kernel']}: FAILED {f['error']}")
     analysable = [r for r in rows if r["equal"] is not None]
     ok = sum(r["equal"] for r in analysable)
-    print(f"\n{ok} of {len(analysable)} analysable lines equal ncu; {len(rows) - len(analysable)} unknown/missing; "
-          f"{len(failed)} kernel(s) failed; {time.time() - t0:.0f} s")
+    print(
+        f"\n{ok} of {len(analysable)} analysable lines equal ncu; {len(rows) - len(analysable)} unknown/missing; "
+        f"{len(failed)} kernel(s) failed; {time.time() - t0:.0f} s"
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "failed": failed, "device": txlab.device.probe().name},
-                                         indent=1))
+    Path(args.out).write_text(
+        json.dumps({"rows": rows, "failed": failed, "device": txlab.device.probe().name}, indent=1)
+    )
     return 0 if ok == len(analysable) and not failed else 1
 
 

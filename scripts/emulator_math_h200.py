@@ -14,6 +14,7 @@ Writes ``$OUT/emulator_math_h200.json`` (rows and versions) and ``$OUT/emulator_
 Exit code 0 when every bitwise row is 0 ulp. ``TXLAB_MATH_N`` (default 2^20) sets the inputs per
 function, ``TXLAB_MATH_ONLY=expf,div`` picks functions.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 OUT = Path(os.environ.get("OUT") or "emulator-math-out")
 N = int(os.environ.get("TXLAB_MATH_N", str(1 << 20)))
 
-ELEM = '''
+ELEM = """
 @T.prim_func
 def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -42,7 +43,7 @@ def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, n: T.int32):
     i = bx * 256 + tx
     if i < n:
         C[i] = EXPR
-'''
+"""
 
 #: (label, expression, input domain, output dtype, expected bitwise in (fast, ieee))
 CASES = [
@@ -78,19 +79,22 @@ CASES = [
     ("fma shape 5", "A[i] - B[i] * A[i]", (-1e3, 1e3), "float32", (True, True)),
 ]
 
-SPECIAL = np.array([0.0, -0.0, 1e-39, -1e-39, 1e-45, np.inf, -np.inf, np.nan, 3.4e38, -3.4e38, 1.0, -1.0,
-                    0.5, 2.0, 1.1754944e-38], np.float32)
+SPECIAL = np.array(
+    [0.0, -0.0, 1e-39, -1e-39, 1e-45, np.inf, -np.inf, np.nan, 3.4e38, -3.4e38, 1.0, -1.0, 0.5, 2.0, 1.1754944e-38],
+    np.float32,
+)
 
 
 def inputs(lo, hi, rng):
     def draw():
-        if lo > 0 and hi / lo > 1e6:          # log-uniform over wide positive domains
+        if lo > 0 and hi / lo > 1e6:  # log-uniform over wide positive domains
             return np.exp(rng.uniform(np.log(lo), np.log(hi), N)).astype(np.float32)
         return rng.uniform(lo, hi, N).astype(np.float32)
+
     a, b = draw(), draw()
     k = SPECIAL.size
-    a[:k * k] = np.repeat(SPECIAL, k)
-    b[:k * k] = np.tile(SPECIAL, k)
+    a[: k * k] = np.repeat(SPECIAL, k)
+    b[: k * k] = np.tile(SPECIAL, k)
     return a, b
 
 
@@ -127,8 +131,13 @@ def main() -> int:
         exec(compile(src, fn, "exec"), ns)  # noqa: S102
         a, b = inputs(lo, hi, rng)
         for fast, want_bitwise in zip((True, False), bitwise):
-            row = {"function": label, "expr": expr, "fast_math": fast, "n": int(a.size),
-                   "expected_bitwise": want_bitwise}
+            row = {
+                "function": label,
+                "expr": expr,
+                "fast_math": fast,
+                "n": int(a.size),
+                "expected_bitwise": want_bitwise,
+            }
             try:
                 c = txlab.compile(ns["k"], fast_math=fast)
                 gpu = np.zeros(a.size, out_dt)
@@ -144,23 +153,29 @@ def main() -> int:
 
                     # the input the emulator is furthest from the GPU on, in ulps (NaN-aware)
                     worst = int(np.argmax(ulp_distance(emu.astype(np.float32), gpu.astype(np.float32))))
-                    row["worst"] = {"a": float(a[worst]), "b": float(b[worst]), "gpu": float(gpu[worst]),
-                                    "emulator": float(emu[worst])}
+                    row["worst"] = {
+                        "a": float(a[worst]),
+                        "b": float(b[worst]),
+                        "gpu": float(gpu[worst]),
+                        "emulator": float(emu[worst]),
+                    }
             except Exception as exc:  # noqa: BLE001 - report and go on
                 row["error"] = f"{type(exc).__name__}: {exc}"
             rows.append(row)
             bad = "error" in row or (want_bitwise and row.get("max_ulp", 1) != 0)
             ok &= not bad
-            line = (f"{label:14s} {'fast' if fast else 'ieee':5s} {row.get('max_ulp', '-')!s:>10s} "
-                    f"{row.get('differ', '-')!s:>9s} {'bitwise' if want_bitwise else 'bound':>9s}  "
-                    f"{row.get('emulate_seconds', 0):6.2f}" + ("  FAIL" if bad else "") +
-                    (f"  {row['error']}" if "error" in row else ""))
+            line = (
+                f"{label:14s} {'fast' if fast else 'ieee':5s} {row.get('max_ulp', '-')!s:>10s} "
+                f"{row.get('differ', '-')!s:>9s} {'bitwise' if want_bitwise else 'bound':>9s}  "
+                f"{row.get('emulate_seconds', 0):6.2f}"
+                + ("  FAIL" if bad else "")
+                + (f"  {row['error']}" if "error" in row else "")
+            )
             print(line, flush=True)
             lines.append(line)
     import tvm
 
-    meta = {"python": platform.python_version(), "tvm": getattr(tvm, "__version__", "?"), "n": N,
-            "gpu": _gpu_name()}
+    meta = {"python": platform.python_version(), "tvm": getattr(tvm, "__version__", "?"), "n": N, "gpu": _gpu_name()}
     (OUT / "emulator_math_h200.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     (OUT / "emulator_math_h200.txt").write_text("\n".join(lines) + "\n")
     print(f"wrote {OUT}/emulator_math_h200.json; {'all bitwise rows agree' if ok else 'SOME ROWS FAIL'}")

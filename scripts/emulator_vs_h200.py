@@ -15,6 +15,7 @@ nothing else differs), ``differs`` (say where), ``not emulated`` (the NotEmulate
 (an upstream bug the emulator reports; not run on the GPU, where it may hang), ``gpu only`` /
 ``emulator only`` (the other side failed: why), ``skipped`` (why).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,16 +55,23 @@ def compare_outputs(gpu: dict, emu: dict) -> tuple[str, str]:
             gf, ef = g.astype(np.float32), e.astype(np.float32)
             bad &= ~(np.isnan(gf) & np.isnan(ef))
             if bad.any():
-                u = _ulps32(gf, ef) if g.dtype.itemsize == 4 else int(np.abs(
-                    _bits(g).astype(np.int64) - _bits(e).astype(np.int64))[bad].max())
+                u = (
+                    _ulps32(gf, ef)
+                    if g.dtype.itemsize == 4
+                    else int(np.abs(_bits(g).astype(np.int64) - _bits(e).astype(np.int64))[bad].max())
+                )
                 worst = max(worst, u)
                 i = int(np.flatnonzero(bad)[0])
-                details.append(f"arg {k}: {int(bad.sum())}/{g.size} differ, first at {i}: gpu {g.ravel()[i]!r} "
-                               f"emulator {e.ravel()[i]!r}")
+                details.append(
+                    f"arg {k}: {int(bad.sum())}/{g.size} differ, first at {i}: gpu {g.ravel()[i]!r} "
+                    f"emulator {e.ravel()[i]!r}"
+                )
         elif bad.any():
             i = int(np.flatnonzero(bad)[0])
-            return "differs", (f"arg {k}: {int(bad.sum())}/{g.size} differ, first at {i}: gpu {g.ravel()[i]!r} "
-                               f"emulator {e.ravel()[i]!r}")
+            return "differs", (
+                f"arg {k}: {int(bad.sum())}/{g.size} differ, first at {i}: gpu {g.ravel()[i]!r} "
+                f"emulator {e.ravel()[i]!r}"
+            )
     if not details:
         return "bitwise", ""
     return f"ulp:{worst}", "; ".join(details)
@@ -82,8 +90,12 @@ def _emulate_job(job):
             res = emulate(func, *args, arch=arch)
         except NotEmulatedError as exc:
             return key, {"status": "not emulated", "detail": str(exc), "seconds": time.perf_counter() - t0}
-        return key, {"status": "ok", "outputs": {i: args[i] for i in outs}, "findings": [str(f) for f in res.findings][:3],
-                     "seconds": time.perf_counter() - t0}
+        return key, {
+            "status": "ok",
+            "outputs": {i: args[i] for i in outs},
+            "findings": [str(f) for f in res.findings][:3],
+            "seconds": time.perf_counter() - t0,
+        }
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         return key, {"status": "error", "detail": f"{type(exc).__name__}: {exc}", "seconds": time.perf_counter() - t0}
 
@@ -138,7 +150,7 @@ def _gpu(kind, key):
     from txlab.run import launch
 
     func, args, _arch, outs = _load(kind, key)
-    compiled = compile_kernel(func, arch=None)      # this GPU's arch (sm_90a on the H200)
+    compiled = compile_kernel(func, arch=None)  # this GPU's arch (sm_90a on the H200)
     launch(compiled, *args)
     return {i: args[i] for i in outs}
 
@@ -204,7 +216,9 @@ def main(argv=None) -> int:
         else:
             row["status"], row["detail"] = compare_outputs(gpu_out, emu_out)
             if emu.get("findings"):
-                row["detail"] = (row["detail"] + "; " if row["detail"] else "") + "findings: " + "; ".join(emu["findings"])
+                row["detail"] = (
+                    (row["detail"] + "; " if row["detail"] else "") + "findings: " + "; ".join(emu["findings"])
+                )
         row.pop("emu")
     for key, (kind, _c, why) in skipped.items():
         if key not in rows:
@@ -215,9 +229,14 @@ def main(argv=None) -> int:
     for r in rows.values():
         s = r["status"].split(":")[0]
         counts[s] = counts.get(s, 0) + 1
-    record = {"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "device": getattr(info, "name", None),
-              "arch": getattr(info, "arch", None), "seconds": round(seconds, 1), "counts": counts,
-              "kernels": list(rows.values())}
+    record = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "device": getattr(info, "name", None),
+        "arch": getattr(info, "arch", None),
+        "seconds": round(seconds, 1),
+        "counts": counts,
+        "kernels": list(rows.values()),
+    }
     (out_dir / "emulator_vs_h200.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     md = _markdown(record)
     (out_dir / "emulator_vs_h200.md").write_text(md)
@@ -229,15 +248,23 @@ def _markdown(record) -> str:
     rows = record["kernels"]
     cmp = [r for r in rows if r["status"] == "bitwise" or r["status"].startswith("ulp:") or r["status"] == "differs"]
     bitwise = sum(r["status"] == "bitwise" for r in rows)
-    lines = ["# The CPU emulator against the H200", "",
-             f"`scripts/emulator_vs_h200.py` ({record['date']}, {record['device']}, {record['seconds']} s): "
-             f"of {len(cmp)} kernels run on both, **{bitwise} bitwise**; "
-             + ", ".join(f"{n} {k}" for k, n in sorted(record["counts"].items())) + ".", "",
-             "| kernel | source | result | detail | GPU s | emulator s |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# The CPU emulator against the H200",
+        "",
+        f"`scripts/emulator_vs_h200.py` ({record['date']}, {record['device']}, {record['seconds']} s): "
+        f"of {len(cmp)} kernels run on both, **{bitwise} bitwise**; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(record["counts"].items()))
+        + ".",
+        "",
+        "| kernel | source | result | detail | GPU s | emulator s |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         d = str(r.get("detail", "")).replace("|", "/").replace("\n", " ")[:240]
-        lines.append(f"| {r['id']} | {r['source']} | {r['status']} | {d} | {r.get('gpu_seconds', '')} | "
-                     f"{r.get('emu_seconds', '')} |")
+        lines.append(
+            f"| {r['id']} | {r['source']} | {r['status']} | {d} | {r.get('gpu_seconds', '')} | "
+            f"{r.get('emu_seconds', '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 

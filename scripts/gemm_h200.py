@@ -8,6 +8,7 @@ every launch, each output NaN-poisoned and checked against fp32 first.
 
 FP8 (e4m3) is not built yet: its rows say so rather than being left out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-TABLE = [(8192, 8192, 8192), (4096, 4096, 4096), (16384, 16384, 16384), (2048, 2048, 8192),
-         (1024, 8192, 4096), (8192, 8192, 2048), (8192, 1024, 8192)]
-LLM = [(m, n, k) for m in (512, 2048, 16384) for n, k in ((4096, 4096), (14336, 4096), (4096, 14336))] + \
-      [(4096, 28672, 8192), (8192, 8192, 28672)]
+TABLE = [
+    (8192, 8192, 8192),
+    (4096, 4096, 4096),
+    (16384, 16384, 16384),
+    (2048, 2048, 8192),
+    (1024, 8192, 4096),
+    (8192, 8192, 2048),
+    (8192, 1024, 8192),
+]
+LLM = [(m, n, k) for m in (512, 2048, 16384) for n, k in ((4096, 4096), (14336, 4096), (4096, 14336))] + [
+    (4096, 28672, 8192),
+    (8192, 8192, 28672),
+]
 SHORT_K = [(8192, 8192, 512), (16384, 8192, 1024)]
 SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192)]
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
@@ -67,8 +77,12 @@ def main() -> int:
             choice = hg.explain(m, n, k)
             row["choice_ms"] = (time.perf_counter() - tc) * 1e3
             cfg = choice.winner
-            row.update(config=cfg.name, source=choice.source, why=choice.why,
-                       predicted_tflops=choice.predictions[0].tflops if choice.source == "model" else None)
+            row.update(
+                config=cfg.name,
+                source=choice.source,
+                why=choice.why,
+                predicted_tflops=choice.predictions[0].tflops if choice.source == "model" else None,
+            )
             exe = txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a").executable
             g = torch.Generator(device="cuda").manual_seed(1234)
             a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -81,8 +95,9 @@ def main() -> int:
             row["unwritten"] = int(torch.isnan(c).sum().item())
             del ref
             bt = b.T
-            t = interleaved(timer, {"txlab": lambda: exe(a, b, c), "cublas": lambda: torch.matmul(a, bt)},
-                            rounds=args.rounds)
+            t = interleaved(
+                timer, {"txlab": lambda: exe(a, b, c), "cublas": lambda: torch.matmul(a, bt)}, rounds=args.rounds
+            )
             fl = 2 * m * n * k
             row["tflops"] = fl / (t["txlab"]["median_ms"] * 1e-3) / 1e12
             row["cublas_tflops"] = fl / (t["cublas"]["median_ms"] * 1e-3) / 1e12
@@ -96,20 +111,27 @@ def main() -> int:
             row["trace"] = traceback.format_exc()[-2000:]
         rows.append(row)
         if "ratio" in row:
-            print(f"{'x'.join(map(str, row['shape'])):<22} {row['config'] + ' (' + row['source'][:5] + ')':<44} "
-                  f"{row['tflops']:>8.1f} {row['cublas_tflops']:>8.1f} {row['ratio']:>6.3f} {row['rel_error']:>8.1e}"
-                  f"{'' if row['status'] == 'ok' else '  ' + row['status']}")
+            print(
+                f"{'x'.join(map(str, row['shape'])):<22} {row['config'] + ' (' + row['source'][:5] + ')':<44} "
+                f"{row['tflops']:>8.1f} {row['cublas_tflops']:>8.1f} {row['ratio']:>6.3f} {row['rel_error']:>8.1e}"
+                f"{'' if row['status'] == 'ok' else '  ' + row['status']}"
+            )
         else:
             print(f"{'x'.join(map(str, row['shape'])):<22} {row['status']}")
     rows.append({"dtype": "fp8_e4m3", "status": "not built: the FP8 kernel of this family does not exist yet"})
     ok = [r for r in rows if r.get("status") == "ok"]
     ratios = [r["ratio"] for r in ok]
-    summary = {"shapes": len(shapes), "measured": len(ok),
-               "median_ratio": statistics.median(ratios) if ratios else None,
-               "min_ratio": min(ratios) if ratios else None,
-               "at_least_0.95": sum(r >= 0.95 for r in ratios), "below_0.90": sum(r < 0.90 for r in ratios),
-               "max_choice_ms": max((r.get("choice_ms", 0) for r in rows), default=None),
-               "elapsed_s": time.time() - t0, "device": torch.cuda.get_device_name(0)}
+    summary = {
+        "shapes": len(shapes),
+        "measured": len(ok),
+        "median_ratio": statistics.median(ratios) if ratios else None,
+        "min_ratio": min(ratios) if ratios else None,
+        "at_least_0.95": sum(r >= 0.95 for r in ratios),
+        "below_0.90": sum(r < 0.90 for r in ratios),
+        "max_choice_ms": max((r.get("choice_ms", 0) for r in rows), default=None),
+        "elapsed_s": time.time() - t0,
+        "device": torch.cuda.get_device_name(0),
+    }
     print("\n" + "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in summary.items()))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))

@@ -10,6 +10,7 @@ Prints what is missing (``txlab.timeline.iket_requirements``), TVM's own validat
 output tail on failure, and on success the decoded Timeline's summary. Exit status 0 only when a
 trace was recorded and decoded with the expected ranges and markers.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,16 +57,22 @@ def main(out_dir: Path, record: Path | None = None) -> int:
         return 2
     t = time.perf_counter()
     try:
-        tl = timeline.iket_profile([sys.executable, str(Path(__file__).resolve()), "--workload"],
-                                   output_dir=out_dir, timeout=300, postprocess="all")
+        tl = timeline.iket_profile(
+            [sys.executable, str(Path(__file__).resolve()), "--workload"],
+            output_dir=out_dir,
+            timeout=300,
+            postprocess="all",
+        )
     except Exception as exc:  # noqa: BLE001
         print(f"iket_profile failed after {time.perf_counter() - t:.1f} s: {type(exc).__name__}: {exc}")
         tail = getattr(exc, "output_tail", "") or getattr(getattr(exc, "__cause__", None), "output_tail", "")
         if tail:
             print("--- run-iket output tail ---\n" + tail)
         return 1
-    print(f"iket_profile: {time.perf_counter() - t:.1f} s, {len(tl)} events on {len(tl.tracks)} tracks, "
-          f"warnings={dict(tl.warnings)}")
+    print(
+        f"iket_profile: {time.perf_counter() - t:.1f} s, {len(tl)} events on {len(tl.tracks)} tracks, "
+        f"warnings={dict(tl.warnings)}"
+    )
     print(tl.summary())
     tl.to_perfetto(out_dir / "txlab-perfetto.json")
     names = {e["name"] for e in tl.events}
@@ -78,12 +85,22 @@ def main(out_dir: Path, record: Path | None = None) -> int:
         from txlab.api import examples
 
         info = json.loads(record.read_text()) if record.is_file() else {}
-        info.update(device=tl.meta.get("gpu") or _gpu_name(), arch="sm_90a",
-                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"), runtime="run-iket (cutlass-4.6.0 profile)")
+        info.update(
+            device=tl.meta.get("gpu") or _gpu_name(),
+            arch="sm_90a",
+            date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            runtime="run-iket (cutlass-4.6.0 profile)",
+        )
         info.setdefault("examples", {})["iket_regions"] = {
-            "id": "iket_regions", "ok": ok, "events": len(tl), "tracks": len(tl.tracks),
-            "names": sorted(names), "missing": sorted(want - names), "warnings": dict(tl.warnings),
-            "uses": list(examples()["iket_regions"].uses)}
+            "id": "iket_regions",
+            "ok": ok,
+            "events": len(tl),
+            "tracks": len(tl.tracks),
+            "names": sorted(names),
+            "missing": sorted(want - names),
+            "warnings": dict(tl.warnings),
+            "uses": list(examples()["iket_regions"].uses),
+        }
         record.write_text(json.dumps(info, indent=1) + "\n")
         print(f"wrote {record}")
     return 0 if ok else 1

@@ -13,6 +13,7 @@ host library of the ``nvidia-nvshmem-cu13`` wheel. The cubin's device library mu
 version as the host library, so ``--build`` makes one cubin per NVSHMEM version and the run picks the
 one matching the installed host library. Exit status 0 only if every check on every PE matched.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,23 @@ ROWS, COLS = 3, 1024
 # Sig[k] after phase 2: 256 thread puts "add 1", 8 warp puts "add 1", 1 block put "set 1", signal_op "set 7"
 SIG_EXPECTED = (256, 8, 1, 7)
 # env that keeps NVSHMEM off NVLink multicast and on intra-node P2P; never removed
-SAFE_ENV = {"NVSHMEM_DISABLE_NVLS": "1", "NCCL_NVLS_ENABLE": "0", "NVSHMEM_REMOTE_TRANSPORT": "none",
-            "NVSHMEM_BOOTSTRAP": "UID", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
-DTYPES = {"float": np.float32, "float32_t": np.float32, "int64_t": np.int64, "uint64_t": np.uint64,
-          "int": np.int32, "int32_t": np.int32, "uint32_t": np.uint32, "double": np.float64}
+SAFE_ENV = {
+    "NVSHMEM_DISABLE_NVLS": "1",
+    "NCCL_NVLS_ENABLE": "0",
+    "NVSHMEM_REMOTE_TRANSPORT": "none",
+    "NVSHMEM_BOOTSTRAP": "UID",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+}
+DTYPES = {
+    "float": np.float32,
+    "float32_t": np.float32,
+    "int64_t": np.int64,
+    "uint64_t": np.uint64,
+    "int": np.int32,
+    "int32_t": np.int32,
+    "uint32_t": np.uint32,
+    "double": np.float64,
+}
 
 
 class GPUUnavailable(RuntimeError):
@@ -75,18 +89,26 @@ def make_inputs(pe: int, npes: int) -> dict[str, np.ndarray]:
     r = np.arange(ROWS, dtype=np.float32)[:, None]
     c = np.arange(COLS, dtype=np.float32)[None, :]
     src = (1000.0 * (pe + 1) + 100.0 * r + c * 0.5 + 0.25).astype(np.float32)  # exact in fp32
-    return {"Src": src, "Dst": np.zeros((ROWS, COLS), np.float32), "Back": np.zeros((ROWS, COLS), np.float32),
-            "Sig": np.zeros(4, np.uint64), "Out": np.zeros(3, np.int64)}
+    return {
+        "Src": src,
+        "Dst": np.zeros((ROWS, COLS), np.float32),
+        "Back": np.zeros((ROWS, COLS), np.float32),
+        "Sig": np.zeros(4, np.uint64),
+        "Out": np.zeros(3, np.int64),
+    }
 
 
 def expected(pe: int, npes: int) -> dict[str, np.ndarray]:
     """What each buffer holds on ``pe`` after the kernel (see the example's comments)."""
     left = (pe + npes - 1) % npes
     own = make_inputs(pe, npes)["Src"]
-    return {"Src": own, "Dst": make_inputs(left, npes)["Src"],  # phase 2 rewrites the same values
-            "Back": own.copy(),  # Dst at my left neighbour held my Src
-            "Sig": np.array(SIG_EXPECTED, np.uint64),
-            "Out": np.array([pe, npes, sum(SIG_EXPECTED)], np.int64)}
+    return {
+        "Src": own,
+        "Dst": make_inputs(left, npes)["Src"],  # phase 2 rewrites the same values
+        "Back": own.copy(),  # Dst at my left neighbour held my Src
+        "Sig": np.array(SIG_EXPECTED, np.uint64),
+        "Out": np.array([pe, npes, sum(SIG_EXPECTED)], np.int64),
+    }
 
 
 def check(pe: int, npes: int, got: dict[str, np.ndarray]) -> dict[str, str]:
@@ -101,8 +123,9 @@ def check(pe: int, npes: int, got: dict[str, np.ndarray]) -> dict[str, str]:
             bad = np.flatnonzero(g != w)
             if bad.size:
                 i = int(bad[0])
-                problems[f"{name}[{r}] ({scope[r]})"] = (f"{bad.size}/{COLS} differ; first col {i}: got {g[i]!r}, "
-                                                         f"want {w[i]!r}")
+                problems[f"{name}[{r}] ({scope[r]})"] = (
+                    f"{bad.size}/{COLS} differ; first col {i}: got {g[i]!r}, want {w[i]!r}"
+                )
     for name in ("Sig", "Out"):
         g, w = np.asarray(got[name]), want[name]
         if g.shape != w.shape or not np.array_equal(g.astype(np.int64), w.astype(np.int64)):
@@ -125,8 +148,10 @@ def pick_cubin(cubin_dir: Path, host_version: str) -> Path:
         best = max(older, key=key)
         print(f"note: no cubin for NVSHMEM {host_version}; using the one built against {best}", file=sys.stderr)
         return have[best]
-    raise FileNotFoundError(f"no cubin for NVSHMEM {host_version} in {cubin_dir} (have {sorted(have) or 'none'}): "
-                            f"rebuild with --build against nvidia-nvshmem-cu13=={host_version}, or pass --cubin")
+    raise FileNotFoundError(
+        f"no cubin for NVSHMEM {host_version} in {cubin_dir} (have {sorted(have) or 'none'}): "
+        f"rebuild with --build against nvidia-nvshmem-cu13=={host_version}, or pass --cubin"
+    )
 
 
 def read_cubin(path: Path) -> tuple[bytes, dict]:
@@ -148,13 +173,22 @@ def record(results: dict, meta: dict, device: str | None) -> dict:
 
     uses = next(e.uses for e in EXAMPLES if e.id == EXAMPLE_ID)
     ok = bool(results) and all(not r["problems"] for r in results.values())
-    return {"device": device, "n_gpus": len(results), "arch": meta.get("arch"),
-            "nvshmem": meta.get("nvshmem_version"),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "examples": {EXAMPLE_ID: {"id": EXAMPLE_ID, "ok": ok, "n_pes": len(results),
-                                      "problems": {f"pe{pe}": r["problems"] for pe, r in results.items()
-                                                   if r["problems"]},
-                                      "uses": list(uses)}}}
+    return {
+        "device": device,
+        "n_gpus": len(results),
+        "arch": meta.get("arch"),
+        "nvshmem": meta.get("nvshmem_version"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "examples": {
+            EXAMPLE_ID: {
+                "id": EXAMPLE_ID,
+                "ok": ok,
+                "n_pes": len(results),
+                "problems": {f"pe{pe}": r["problems"] for pe, r in results.items() if r["problems"]},
+                "uses": list(uses),
+            }
+        },
+    }
 
 
 # ---- build (here) -------------------------------------------------------------------------------
@@ -181,20 +215,29 @@ def build(outdir: Path, homes: list[str]) -> list[Path]:
             os.environ.pop("NVSHMEM_HOME") if old is None else os.environ.__setitem__("NVSHMEM_HOME", old)
         stem = f"{EXAMPLE_ID}-{ex.arch}-nvshmem{version}"
         (outdir / f"{stem}.cubin.xz").write_bytes(lzma.compress(cubin, preset=9))
-        meta = {"example": EXAMPLE_ID, "arch": ex.arch, "nvshmem_version": version, "cubin": f"{stem}.cubin.xz",
-                "sha256": hashlib.sha256(cubin).hexdigest(), "kernel": kname,
-                "params": [{"type": t, "name": n} for t, n in params],
-                "grid": list(info["grid"]), "block": list(info["block"]),
-                "dynamic_smem_bytes": int(info["dynamic_smem_bytes"] or 0)}
+        meta = {
+            "example": EXAMPLE_ID,
+            "arch": ex.arch,
+            "nvshmem_version": version,
+            "cubin": f"{stem}.cubin.xz",
+            "sha256": hashlib.sha256(cubin).hexdigest(),
+            "kernel": kname,
+            "params": [{"type": t, "name": n} for t, n in params],
+            "grid": list(info["grid"]),
+            "block": list(info["block"]),
+            "dynamic_smem_bytes": int(info["dynamic_smem_bytes"] or 0),
+        }
         (outdir / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
         written.append(outdir / f"{stem}.cubin.xz")
-        print(f"built {stem}.cubin ({len(cubin)} B, sha256 {meta['sha256'][:12]}) kernel {kname}"
-              f"({', '.join(n for _, n in params)}) grid {meta['grid']} block {meta['block']}")
+        print(
+            f"built {stem}.cubin ({len(cubin)} B, sha256 {meta['sha256'][:12]}) kernel {kname}"
+            f"({', '.join(n for _, n in params)}) grid {meta['grid']} block {meta['block']}"
+        )
     return written
 
 
 def _nvshmem_version_of_home(home: Path) -> str:
-    h = (home / "include" / "non_abi" / "nvshmem_version.h")
+    h = home / "include" / "non_abi" / "nvshmem_version.h"
     text = h.read_text() if h.is_file() else ""
     parts = [re.search(rf"#define NVSHMEM_VENDOR_{k}_VERSION\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
     if not all(parts):
@@ -211,8 +254,11 @@ def _require_gpu_modules():
         except Exception as exc:  # noqa: BLE001 - reported as a list
             missing.append(f"{mod} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})")
     if missing:
-        raise GPUUnavailable("the multi-GPU NVSHMEM run needs " + ", ".join(missing) +
-                             ": on the GPU host `source .nvshmem/setup.sh` first (installs nvshmem4py)")
+        raise GPUUnavailable(
+            "the multi-GPU NVSHMEM run needs "
+            + ", ".join(missing)
+            + ": on the GPU host `source .nvshmem/setup.sh` first (installs nvshmem4py)"
+        )
 
 
 def host_nvshmem_version() -> str:
@@ -281,8 +327,12 @@ def _run_pe(rank, npes, cubin, meta, uid_queue) -> dict:
     vals = [ctypes.c_void_p(ptrs[b]) for b in order]
     argv = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
     (gx, gy, gz), (bx, by, bz) = meta["grid"], meta["block"]
-    _drv(driver.cuLaunchKernel(func, gx, gy, gz, bx, by, bz, meta.get("dynamic_smem_bytes", 0), 0,
-                               ctypes.addressof(argv), 0), "cuLaunchKernel")
+    _drv(
+        driver.cuLaunchKernel(
+            func, gx, gy, gz, bx, by, bz, meta.get("dynamic_smem_bytes", 0), 0, ctypes.addressof(argv), 0
+        ),
+        "cuLaunchKernel",
+    )
     _drv(driver.cuCtxSynchronize(), "kernel (cuCtxSynchronize)")
     got = {}
     for name, arr in host.items():
@@ -295,9 +345,18 @@ def _run_pe(rank, npes, cubin, meta, uid_queue) -> dict:
         nb.free(p)
     status = nb.cumodule_finalize(int(module))
     nvshmem.finalize()
-    return {"pe": me, "n_pes": n, "device": dev.name, "problems": problems,
-            "summary": {"Dst[:,0]": got["Dst"][:, 0].tolist(), "Back[:,0]": got["Back"][:, 0].tolist(),
-                        "Sig": got["Sig"].tolist(), "Out": got["Out"].tolist()}}
+    return {
+        "pe": me,
+        "n_pes": n,
+        "device": dev.name,
+        "problems": problems,
+        "summary": {
+            "Dst[:,0]": got["Dst"][:, 0].tolist(),
+            "Back[:,0]": got["Back"][:, 0].tolist(),
+            "Sig": got["Sig"].tolist(),
+            "Out": got["Out"].tolist(),
+        },
+    }
 
 
 def run(npes: int, cubin: bytes, meta: dict, timeout: float = 300.0) -> dict[int, dict]:
@@ -333,8 +392,12 @@ def main(argv=None) -> int:
     ap.add_argument("--build", metavar="OUTDIR", type=Path, help="build cubin(s) + meta here (no GPU needed)")
     ap.add_argument("--nvshmem-home", action="append", default=[], help="NVSHMEM root to build against (repeat)")
     ap.add_argument("--cubin", type=Path, help="cubin (.cubin or .cubin.xz, meta JSON beside it) to run")
-    ap.add_argument("--cubin-dir", type=Path, default=Path(__file__).resolve().parent.parent / ".nvshmem" / "cubins",
-                    help="pick the cubin matching the host NVSHMEM version from here (default .nvshmem/cubins)")
+    ap.add_argument(
+        "--cubin-dir",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / ".nvshmem" / "cubins",
+        help="pick the cubin matching the host NVSHMEM version from here (default .nvshmem/cubins)",
+    )
     ap.add_argument("--npes", type=int, default=2, help="number of PEs = GPUs (default 2)")
     ap.add_argument("--json", type=Path, help="write the verification record here")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the PEs")
@@ -350,9 +413,11 @@ def main(argv=None) -> int:
         cubin, meta = read_cubin(path)
         if not meta.get("params"):
             raise ValueError(f"{path}: no meta JSON with the kernel's parameter order beside it")
-        print(f"cubin {path.name} (NVSHMEM {meta.get('nvshmem_version')}, host library {host_nvshmem_version()}), "
-              f"kernel {meta['kernel']}({', '.join(p['name'] for p in meta['params'])}) "
-              f"grid {meta['grid']} block {meta['block']}, {args.npes} PEs")
+        print(
+            f"cubin {path.name} (NVSHMEM {meta.get('nvshmem_version')}, host library {host_nvshmem_version()}), "
+            f"kernel {meta['kernel']}({', '.join(p['name'] for p in meta['params'])}) "
+            f"grid {meta['grid']} block {meta['block']}, {args.npes} PEs"
+        )
         results = run(args.npes, cubin, meta, args.timeout)
     except (GPUUnavailable, FileNotFoundError, ValueError) as exc:
         print(f"nvshmem_2gpu: {exc}", file=sys.stderr)
@@ -369,8 +434,10 @@ def main(argv=None) -> int:
             continue
         devname = r["device"]
         s = r["summary"]
-        print(f"{pe:>2} {r['device'][:14]:<14} {str(s['Dst[:,0]']):<28} {str(s['Back[:,0]']):<28} "
-              f"{str(s['Sig']):<16} {str(s['Out']):<14} {'PASS' if not r['problems'] else 'FAIL'}")
+        print(
+            f"{pe:>2} {r['device'][:14]:<14} {str(s['Dst[:,0]']):<28} {str(s['Back[:,0]']):<28} "
+            f"{str(s['Sig']):<16} {str(s['Out']):<14} {'PASS' if not r['problems'] else 'FAIL'}"
+        )
         for k, v in r["problems"].items():
             failed = True
             print(f"   FAIL {k}: {v}")

@@ -12,6 +12,7 @@ ones'; the GEMM's hottest line is a wgmma line; >= 95% of the GEMM's samples att
 txlab's occupancy equals the driver's for every kernel. One kernel's failure is recorded and the
 others still run; ``profiles.json`` is rewritten after each kernel.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,10 +61,19 @@ def _kernels():
 
     out = []
     for v in tr.VARIANTS:
-        out.append((f"transpose_{v}", lambda v=v: txlab.compile(tr.transpose_kernel(n_t, v)), transpose_args,
-                    tr.transpose_bytes(n_t), None))
+        out.append(
+            (
+                f"transpose_{v}",
+                lambda v=v: txlab.compile(tr.transpose_kernel(n_t, v)),
+                transpose_args,
+                tr.transpose_bytes(n_t),
+                None,
+            )
+        )
     out.append(("vec_copy", lambda: txlab.compile(bw.copy_kernel(n_copy)), copy_args, bw.copy_bytes(n_copy), None))
-    out.append(("hopper_gemm", lambda: hg.build(g, g, g, hg.GemmConfig()), gemm_args, hg.min_bytes(g, g, g), hg.flops(g, g, g)))
+    out.append(
+        ("hopper_gemm", lambda: hg.build(g, g, g, hg.GemmConfig()), gemm_args, hg.min_bytes(g, g, g), hg.flops(g, g, g))
+    )
     return out
 
 
@@ -99,8 +109,11 @@ def profile_one(name, build, make_args, nbytes, flops, out_dir: Path, keep_repor
         rec["correct"] = f"{type(exc).__name__}: {exc}"
     # occupancy: txlab's calculator vs the driver
     o = txlab.occupancy_of(compiled)
-    rec["occupancy"] = {"txlab_blocks_per_sm": o.blocks_per_sm, "txlab_limiter": o.limiter,
-                        "txlab_occupancy": o.occupancy}
+    rec["occupancy"] = {
+        "txlab_blocks_per_sm": o.blocks_per_sm,
+        "txlab_limiter": o.limiter,
+        "txlab_occupancy": o.occupancy,
+    }
     try:
         rec["occupancy"]["driver_blocks_per_sm"] = occ.driver_blocks_per_sm(compiled)
     except Exception as exc:  # noqa: BLE001
@@ -131,9 +144,22 @@ def profile_one(name, build, make_args, nbytes, flops, out_dir: Path, keep_repor
     rec["samples"] = prof.total_samples
     rec["attributed_share"] = prof.attributed_share
     rec["line_kind"] = prof.line_kind
-    rec["hot_lines"] = [{k: r[k] for k in ("line", "text", "samples", "share", "top_stalls",
-                                           "inst_executed", "shared_wavefronts", "l2_sectors_global")}
-                        for r in prof.hot_lines(5)]
+    rec["hot_lines"] = [
+        {
+            k: r[k]
+            for k in (
+                "line",
+                "text",
+                "samples",
+                "share",
+                "top_stalls",
+                "inst_executed",
+                "shared_wavefronts",
+                "l2_sectors_global",
+            )
+        }
+        for r in prof.hot_lines(5)
+    ]
     ncu_limits = h.get("occupancy_limits") or {}
     if ncu_limits:
         rec["occupancy"]["ncu_blocks_per_sm"] = min(ncu_limits.values())
@@ -151,9 +177,16 @@ def main(out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     info = txlab.device.probe()
     allowed, why = ncu.counters_permission()
-    result = {"device": info.name, "arch": info.arch, "ncu": ncu.find_ncu(), "ncu_version": ncu.ncu_version(),
-              "counters": why, "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernels": {},
-              "checks": {}}
+    result = {
+        "device": info.name,
+        "arch": info.arch,
+        "ncu": ncu.find_ncu(),
+        "ncu_version": ncu.ncu_version(),
+        "counters": why,
+        "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "kernels": {},
+        "checks": {},
+    }
     print(f"device {info.name} ({info.arch}); ncu {result['ncu_version']} at {result['ncu']}; counters: {why}")
     if not info.available or result["ncu"] is None:
         print("cannot profile here:", info.reason or "no ncu")
@@ -161,21 +194,23 @@ def main(out_dir: Path) -> int:
     for name, build, make_args, nbytes, flops in _kernels():
         t = time.perf_counter()
         try:
-            rec = profile_one(name, build, make_args, nbytes, flops, out_dir,
-                              keep_report=name in ("transpose_naive", "hopper_gemm"))
+            rec = profile_one(
+                name, build, make_args, nbytes, flops, out_dir, keep_report=name in ("transpose_naive", "hopper_gemm")
+            )
             h = rec["headline"]
-            print(f"[{name}] {time.perf_counter() - t:.1f} s: ncu {rec['duration_ncu_ms']:.4f} ms vs bench "
-                  f"{rec['duration_bench_ms']:.4f} ms; {rec['bound']}-bound; SM {h['sm_throughput_pct']:.0f}% "
-                  f"mem {h['memory_throughput_pct']:.0f}% DRAM {h['dram_throughput_pct']:.0f}%; smem ld conflicts "
-                  f"{h['smem_ld_bank_conflicts']}, wavefronts/request {h['smem_ld_wavefronts_per_request']}; "
-                  f"samples {rec['samples']} ({rec['attributed_share']:.1%} attributed); profile wall "
-                  f"{rec['profile_wall_s']:.1f} s, report read {rec['timings'].get('read_report_s', 0):.2f} s; "
-                  f"occupancy {rec['occupancy']}; correct {rec['correct']}")
+            print(
+                f"[{name}] {time.perf_counter() - t:.1f} s: ncu {rec['duration_ncu_ms']:.4f} ms vs bench "
+                f"{rec['duration_bench_ms']:.4f} ms; {rec['bound']}-bound; SM {h['sm_throughput_pct']:.0f}% "
+                f"mem {h['memory_throughput_pct']:.0f}% DRAM {h['dram_throughput_pct']:.0f}%; smem ld conflicts "
+                f"{h['smem_ld_bank_conflicts']}, wavefronts/request {h['smem_ld_wavefronts_per_request']}; "
+                f"samples {rec['samples']} ({rec['attributed_share']:.1%} attributed); profile wall "
+                f"{rec['profile_wall_s']:.1f} s, report read {rec['timings'].get('read_report_s', 0):.2f} s; "
+                f"occupancy {rec['occupancy']}; correct {rec['correct']}"
+            )
             for r in rec["hot_lines"][:3]:
                 print(f"    line {r['line']} {r['share']:.0%} {r['top_stalls']}: {r['text'][:100]}")
         except Exception as exc:  # noqa: BLE001 - one kernel's failure must not lose the others
-            rec = {"name": name, "error": f"{type(exc).__name__}: {exc}",
-                   "traceback": traceback.format_exc()[-3000:]}
+            rec = {"name": name, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
             print(f"[{name}] FAILED after {time.perf_counter() - t:.1f} s: {rec['error']}")
             print(rec["traceback"][-1500:])
         result["kernels"][name] = rec
@@ -194,8 +229,11 @@ def main(out_dir: Path) -> int:
     if g.get("hot_lines"):
         checks["gemm_hot_line_is_wgmma"] = "wgmma" in g["hot_lines"][0]["text"]
         checks["gemm_attributed_ge_95pct"] = g["attributed_share"] >= 0.95
-    occ_ok = [v["occupancy"].get("driver_blocks_per_sm") == v["occupancy"]["txlab_blocks_per_sm"]
-              for v in k.values() if "occupancy" in v]
+    occ_ok = [
+        v["occupancy"].get("driver_blocks_per_sm") == v["occupancy"]["txlab_blocks_per_sm"]
+        for v in k.values()
+        if "occupancy" in v
+    ]
     if occ_ok:
         checks["occupancy_matches_driver"] = all(occ_ok)
     for name, ok in checks.items():
@@ -207,8 +245,11 @@ def main(out_dir: Path) -> int:
     if dest.is_dir():
         shutil.copy(out_dir / "profiles.json", dest / "profiles.json")
     errors = [n for n, v in k.items() if "error" in v]
-    print(f"done: {len(k) - len(errors)}/{len(k)} kernels profiled"
-          + (f"; failed: {', '.join(errors)}" if errors else "") + f"; results in {out_dir}")
+    print(
+        f"done: {len(k) - len(errors)}/{len(k)} kernels profiled"
+        + (f"; failed: {', '.join(errors)}" if errors else "")
+        + f"; results in {out_dir}"
+    )
     return 0 if not errors and all(checks.values()) else 1
 
 

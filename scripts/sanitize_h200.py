@@ -18,6 +18,7 @@ Prints one row per (kernel, tool): the expected finding and its line, and whethe
 there (``found``), or for a fixed twin whether the tool was clean (``clean``). Exit code 0 when
 every row passes, 1 otherwise.
 """
+
 from __future__ import annotations
 
 import csv
@@ -76,41 +77,78 @@ def sanitizer_rows(reports, rows):
             rep = txlab.sanitize(c, *args, timeout_s=TIMEOUT_S, **opts)
         except KernelFault as exc:
             for tool in sanitizer.TOOLS:
-                rows.append({"kernel": key, "tool": tool, "expected": "-", "line": None, "ok": False,
-                             "result": f"KernelFault {exc.kind}: {str(exc)[:160]}"})
+                rows.append(
+                    {
+                        "kernel": key,
+                        "tool": tool,
+                        "expected": "-",
+                        "line": None,
+                        "ok": False,
+                        "result": f"KernelFault {exc.kind}: {str(exc)[:160]}",
+                    }
+                )
             continue
         except Exception as exc:  # noqa: BLE001 - record and go on with the next kernel
             traceback.print_exc()
             for tool in sanitizer.TOOLS:
-                rows.append({"kernel": key, "tool": tool, "expected": "-", "line": None, "ok": False,
-                             "result": f"{type(exc).__name__}: {str(exc)[:160]}"})
+                rows.append(
+                    {
+                        "kernel": key,
+                        "tool": tool,
+                        "expected": "-",
+                        "line": None,
+                        "ok": False,
+                        "result": f"{type(exc).__name__}: {str(exc)[:160]}",
+                    }
+                )
             continue
         reports[key] = rep
         secs = time.perf_counter() - t0
         for tool in sanitizer.TOOLS:
             run = rep.runs.get(tool, {})
             fs = rep.by_tool(tool)
-            found_txt = "; ".join(f"{f.kind}{'/' + f.hazard if f.hazard else ''} line {f.lineno} "
-                                  f"(CUDA {f.cuda_line}, SASS {f.sass_offset:#x})" if f.sass_offset is not None
-                                  else f"{f.kind} line {f.lineno}" for f in fs[:3])
+            found_txt = "; ".join(
+                f"{f.kind}{'/' + f.hazard if f.hazard else ''} line {f.lineno} "
+                f"(CUDA {f.cuda_line}, SASS {f.sass_offset:#x})"
+                if f.sass_offset is not None
+                else f"{f.kind} line {f.lineno}"
+                for f in fs[:3]
+            )
             status = run.get("status")
             if not fixed and bugs.EXPECTED[name][0] == tool:
                 _, kind = bugs.EXPECTED[name]
                 line = bugs.bug_line(name)
                 hits, at = _found(rep, tool, kind, line)
                 ok = bool(at)
-                rows.append({"kernel": key, "tool": tool, "expected": kind, "line": line, "ok": ok,
-                             "result": ("found" if ok else "MISSING" if not hits else "WRONG LINE")
-                             + f" [{status}] {found_txt}", "seconds": round(secs, 1)})
+                rows.append(
+                    {
+                        "kernel": key,
+                        "tool": tool,
+                        "expected": kind,
+                        "line": line,
+                        "ok": ok,
+                        "result": ("found" if ok else "MISSING" if not hits else "WRONG LINE")
+                        + f" [{status}] {found_txt}",
+                        "seconds": round(secs, 1),
+                    }
+                )
             else:
                 ok = not fs and status == "ok"
                 expected = "no finding" if fixed else "(other tool's bug)"
                 if not fixed:  # a planted bug may legitimately show up in another tool too
                     ok = status in ("ok", "fault")
-                rows.append({"kernel": key, "tool": tool, "expected": expected, "line": None, "ok": ok,
-                             "result": ("clean" if not fs else f"{len(fs)} finding(s): {found_txt}")
-                             + f" [{status}{': ' + run.get('message', '')[:120] if run.get('message') else ''}]",
-                             "seconds": round(secs, 1)})
+                rows.append(
+                    {
+                        "kernel": key,
+                        "tool": tool,
+                        "expected": expected,
+                        "line": None,
+                        "ok": ok,
+                        "result": ("clean" if not fs else f"{len(fs)} finding(s): {found_txt}")
+                        + f" [{status}{': ' + run.get('message', '')[:120] if run.get('message') else ''}]",
+                        "seconds": round(secs, 1),
+                    }
+                )
 
 
 def pipeline_rows(rows):
@@ -122,25 +160,55 @@ def pipeline_rows(rows):
         t = spec.simulate(32)
         line = bugs.bug_line(name)
         at = [p for p in t.problems if p.kind == name and p.lineno == line]
-        rows.append({"kernel": name, "tool": "pipelines", "expected": name, "line": line, "ok": bool(at),
-                     "result": ("found" if at else "MISSING") + f" {[(p.kind, p.lineno) for p in t.problems]}"})
+        rows.append(
+            {
+                "kernel": name,
+                "tool": "pipelines",
+                "expected": name,
+                "line": line,
+                "ok": bool(at),
+                "result": ("found" if at else "MISSING") + f" {[(p.kind, p.lineno) for p in t.problems]}",
+            }
+        )
     t = P.from_kernel(bugs.kernel("over_arrival", fixed=True)).simulate(32)
-    rows.append({"kernel": "pipeline_fixed", "tool": "pipelines", "expected": "no finding", "line": None,
-                 "ok": t.ok, "result": "clean" if t.ok else str([p.kind for p in t.problems])})
+    rows.append(
+        {
+            "kernel": "pipeline_fixed",
+            "tool": "pipelines",
+            "expected": "no finding",
+            "line": None,
+            "ok": t.ok,
+            "result": "clean" if t.ok else str([p.kind for p in t.problems]),
+        }
+    )
 
 
 def _ncu(job: Path):
     from txlab import toolchain
 
-    ncu = toolchain.find_tool("ncu") or ("/usr/local/cuda/bin/ncu" if Path("/usr/local/cuda/bin/ncu").exists()
-                                         else None)
+    ncu = toolchain.find_tool("ncu") or (
+        "/usr/local/cuda/bin/ncu" if Path("/usr/local/cuda/bin/ncu").exists() else None
+    )
     if ncu is None:
         return None, "ncu not found"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [ncu, "--csv", "--page", "raw", "--clock-control", "none", "--target-processes", "all",
-           "--metrics", ",".join(NCU_METRICS),
-           sys.executable, "-m", "txlab.sanitize_runner", str(job)]
+    cmd = [
+        ncu,
+        "--csv",
+        "--page",
+        "raw",
+        "--clock-control",
+        "none",
+        "--target-processes",
+        "all",
+        "--metrics",
+        ",".join(NCU_METRICS),
+        sys.executable,
+        "-m",
+        "txlab.sanitize_runner",
+        str(job),
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     lines = [l for l in p.stdout.splitlines() if l.startswith('"')]
     if not lines:
@@ -177,8 +245,9 @@ def bank_rows(rows, bank):
             with tempfile.TemporaryDirectory() as d:
                 import numpy as np
 
-                job = sanitizer.write_job(c, [np.ones((1024, 1024), "float32"),
-                                               np.zeros((1024, 1024), "float32")], Path(d))
+                job = sanitizer.write_job(
+                    c, [np.ones((1024, 1024), "float32"), np.zeros((1024, 1024), "float32")], Path(d)
+                )
                 measured, err = _ncu(job)
         except Exception as exc:  # noqa: BLE001
             measured, err = None, f"{type(exc).__name__}: {exc}"
@@ -191,14 +260,25 @@ def bank_rows(rows, bank):
         if measured:
             mw = measured.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
             mc = measured.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
-            res += f" | ncu: wavefronts {mw:.0f}, conflicts {mc:.0f}" if mw is not None and mc is not None else \
-                f" | ncu: {measured}"
+            res += (
+                f" | ncu: wavefronts {mw:.0f}, conflicts {mc:.0f}"
+                if mw is not None and mc is not None
+                else f" | ncu: {measured}"
+            )
             ok = mw is not None and abs(mw - ld["grid_wavefronts"]) <= 0.02 * max(1, ld["grid_wavefronts"])
         else:
             res += f" | ncu: {err}"
         ways = max((r.ways for r in static if r.access == "load"), default=None)
-        rows.append({"kernel": f"transpose_{v}", "tool": "banks+ncu", "expected": f"{ways}-way load",
-                     "line": None, "ok": bool(ok) if ok is not None else True, "result": res})
+        rows.append(
+            {
+                "kernel": f"transpose_{v}",
+                "tool": "banks+ncu",
+                "expected": f"{ways}-way load",
+                "line": None,
+                "ok": bool(ok) if ok is not None else True,
+                "result": res,
+            }
+        )
 
 
 def main() -> int:
@@ -208,35 +288,60 @@ def main() -> int:
 
     info = device.probe()
     exe = sanitizer.find_sanitizer()
-    meta = {"device": info.name, "arch": info.arch, "driver": info.driver_version,
-            "sanitizer": exe, "sanitizer_version": sanitizer.sanitizer_version(exe) if exe else None,
-            "python": sys.version.split()[0], "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
-    print(f"device: {info.name} ({info.arch}), driver {info.driver_version}; compute-sanitizer {exe} "
-          f"({meta['sanitizer_version']})", flush=True)
+    meta = {
+        "device": info.name,
+        "arch": info.arch,
+        "driver": info.driver_version,
+        "sanitizer": exe,
+        "sanitizer_version": sanitizer.sanitizer_version(exe) if exe else None,
+        "python": sys.version.split()[0],
+        "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+    print(
+        f"device: {info.name} ({info.arch}), driver {info.driver_version}; compute-sanitizer {exe} "
+        f"({meta['sanitizer_version']})",
+        flush=True,
+    )
     reports, rows, bank = {}, [], {}
-    for step in (lambda: sanitizer_rows(reports, rows), lambda: pipeline_rows(rows),
-                 lambda: bank_rows(rows, bank)):
+    for step in (lambda: sanitizer_rows(reports, rows), lambda: pipeline_rows(rows), lambda: bank_rows(rows, bank)):
         try:
             step()
         except Exception as exc:  # noqa: BLE001
             traceback.print_exc()
-            rows.append({"kernel": "?", "tool": "?", "expected": "-", "line": None, "ok": False,
-                         "result": f"{type(exc).__name__}: {exc}"[:300]})
+            rows.append(
+                {
+                    "kernel": "?",
+                    "tool": "?",
+                    "expected": "-",
+                    "line": None,
+                    "ok": False,
+                    "result": f"{type(exc).__name__}: {exc}"[:300],
+                }
+            )
     if reports:
         sanitizer.save_bundle(reports, OUT / "sanitizer_reports.json", **meta)
     width = max(len(r["kernel"]) for r in rows) if rows else 10
     lines = [f"{'kernel':<{width}}  {'tool':<10} {'expected':<22} {'line':>5}  ok   result"]
     for r in rows:
-        lines.append(f"{r['kernel']:<{width}}  {r['tool']:<10} {r['expected']:<22} "
-                     f"{r['line'] if r['line'] is not None else '':>5}  {'yes' if r['ok'] else 'NO ':<4} {r['result']}")
+        lines.append(
+            f"{r['kernel']:<{width}}  {r['tool']:<10} {r['expected']:<22} "
+            f"{r['line'] if r['line'] is not None else '':>5}  {'yes' if r['ok'] else 'NO ':<4} {r['result']}"
+        )
     passed = sum(r["ok"] for r in rows)
-    lines.append(f"{passed}/{len(rows)} rows pass; {len(reports)} reports in sanitizer_reports.json; "
-                 f"{time.perf_counter() - t_all:.0f} s")
+    lines.append(
+        f"{passed}/{len(rows)} rows pass; {len(reports)} reports in sanitizer_reports.json; "
+        f"{time.perf_counter() - t_all:.0f} s"
+    )
     text = "\n".join(lines)
     print(text, flush=True)
     (OUT / "summary.txt").write_text(text + "\n")
-    (OUT / "summary.json").write_text(json.dumps({"meta": meta, "rows": rows, "bank_conflicts": bank,
-                                                  "seconds": time.perf_counter() - t_all}, indent=1, default=str))
+    (OUT / "summary.json").write_text(
+        json.dumps(
+            {"meta": meta, "rows": rows, "bank_conflicts": bank, "seconds": time.perf_counter() - t_all},
+            indent=1,
+            default=str,
+        )
+    )
     return 0 if passed == len(rows) else 1
 
 

@@ -1,5 +1,6 @@
 """Diagnose the isolated worker on a GPU host: where does a process-mode run hang? Prints the
 parent's stacks if it is still busy after 45 s, the worker's status, and each step's timing."""
+
 import faulthandler
 import os
 import sys
@@ -12,29 +13,37 @@ import txlab  # noqa: E402
 from txlab import worker  # noqa: E402
 from txlab.magic import run_cell  # noqa: E402
 
-SRC = '''
+SRC = """
 @T.prim_func
 def add_one(A: T.Buffer((1024,), "float32")):
     T.device_entry()
     bx = T.cta_id([4])
     tx = T.thread_id([256])
     A[bx * 256 + tx] = A[bx * 256 + tx] + T.float32(1)
-'''
+"""
+
+
 def boot_phases():
     """What a fresh worker process pays before its first kernel: Python + TVM import, and CUDA
     context creation; and whether importing TVM initialises CUDA (which rules out forking)."""
     import subprocess
 
-    code = ("import time; t=time.perf_counter(); import numpy; t1=time.perf_counter(); import tvm; "
-            "t2=time.perf_counter(); from cuda.bindings import driver as d; e,n=d.cuDeviceGetCount(); "
-            "print('numpy %.2f s, tvm %.2f s, CUDA initialised by the import: %s' % (t1-t, t2-t1, e.name)); "
-            "t3=time.perf_counter(); from cuda.bindings import runtime as rt; rt.cudaSetDevice(0); rt.cudaFree(0); "
-            "print('context %.2f s' % (time.perf_counter()-t3))")
+    code = (
+        "import time; t=time.perf_counter(); import numpy; t1=time.perf_counter(); import tvm; "
+        "t2=time.perf_counter(); from cuda.bindings import driver as d; e,n=d.cuDeviceGetCount(); "
+        "print('numpy %.2f s, tvm %.2f s, CUDA initialised by the import: %s' % (t1-t, t2-t1, e.name)); "
+        "t3=time.perf_counter(); from cuda.bindings import runtime as rt; rt.cudaSetDevice(0); rt.cudaFree(0); "
+        "print('context %.2f s' % (time.perf_counter()-t3))"
+    )
     for _ in range(2):
         t = time.perf_counter()
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        print(r.stdout.strip().replace("\n", "; "), f"| process total {time.perf_counter() - t:.2f} s",
-              r.stderr.strip()[-200:], flush=True)
+        print(
+            r.stdout.strip().replace("\n", "; "),
+            f"| process total {time.perf_counter() - t:.2f} s",
+            r.stderr.strip()[-200:],
+            flush=True,
+        )
 
 
 def main():

@@ -1,5 +1,6 @@
 """The API catalogue: introspected from the installed TVM, every example compiles for its arch,
 GPU-runnable examples check real results on an H200."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,12 +8,21 @@ import pytest
 import txlab.api as api
 
 REQUIRED = [  # names the issue lists explicitly; the catalogue must find them by introspection
-    "Tx.cuda.elect_sync", "Tx.cuda.__shfl_xor_sync", "Tx.cuda.__activemask",
-    "Tx.cuda.wgmma.encode_matrix_descriptor", "Tx.cuda.wgmma.noop_barrier",
-    "Tx.cuda.tcgen05.encode_instr_descriptor_block_scaled", "Tx.cuda.iket.official_event",
-    "Tx.cuda.mma_fill_legacy", "Tx.nvshmem.putmem_nbi.warp", "Tx.nvshmem.putmem_signal_nbi.block",
-    "Tx.nvshmem.putmem_nbi", "tvm.backend.cuda.lang.Pipeline", "tvm.backend.cuda.lang.TMEMPool",
-    "tvm.backend.cuda.iket.profile", "tvm.backend.cuda.iket.IketProfileError",
+    "Tx.cuda.elect_sync",
+    "Tx.cuda.__shfl_xor_sync",
+    "Tx.cuda.__activemask",
+    "Tx.cuda.wgmma.encode_matrix_descriptor",
+    "Tx.cuda.wgmma.noop_barrier",
+    "Tx.cuda.tcgen05.encode_instr_descriptor_block_scaled",
+    "Tx.cuda.iket.official_event",
+    "Tx.cuda.mma_fill_legacy",
+    "Tx.nvshmem.putmem_nbi.warp",
+    "Tx.nvshmem.putmem_signal_nbi.block",
+    "Tx.nvshmem.putmem_nbi",
+    "tvm.backend.cuda.lang.Pipeline",
+    "tvm.backend.cuda.lang.TMEMPool",
+    "tvm.backend.cuda.iket.profile",
+    "tvm.backend.cuda.iket.IketProfileError",
     "tvm.backend.cuda.transforms.LowerIket",
 ]
 
@@ -42,8 +52,7 @@ def test_examples_use_only_names_the_installed_tvm_has():
 def _nvshmem_only_names() -> set[str]:
     """Names every one of whose examples needs NVSHMEM (headers + libnvshmem_device)."""
     exs = api.examples()
-    return {e.name for e in api.catalogue()
-            if e.examples and all("nvshmem" in exs[i].needs for i in e.examples)}
+    return {e.name for e in api.catalogue() if e.examples and all("nvshmem" in exs[i].needs for i in e.examples)}
 
 
 def test_every_example_compiles_for_its_arch(rows):
@@ -78,15 +87,25 @@ def test_every_listed_name_has_a_compiling_example(rows):
     for r in rows:
         if r["name"] in expected:
             assert "NVSHMEM" in r["compile_error"], r
-    assert {"Tx.nvshmem.putmem_nbi.warp", "tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler"} <= \
-        _nvshmem_only_names()
+    assert {
+        "Tx.nvshmem.putmem_nbi.warp",
+        "tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler",
+    } <= _nvshmem_only_names()
 
 
 def test_methods_named_by_the_issue_are_catalogued_with_examples(rows):
     by = {r["name"]: r for r in rows}
-    for m in ("MBarrier.remote_view", "SMEMPool.alloc_tcgen05_mma_AB", "SMEMPool.commit",
-              "SmemDescriptor.make_lo_uniform", "TMEMPool.alloc", "TMEMPool.alloc_sf",
-              "TMEMPool.alloc_tcgen05_mma_A", "TMEMPool.alloc_tcgen05_mma_C", "TMEMPool.alloc_tcgen05_mma_D"):
+    for m in (
+        "MBarrier.remote_view",
+        "SMEMPool.alloc_tcgen05_mma_AB",
+        "SMEMPool.commit",
+        "SmemDescriptor.make_lo_uniform",
+        "TMEMPool.alloc",
+        "TMEMPool.alloc_sf",
+        "TMEMPool.alloc_tcgen05_mma_A",
+        "TMEMPool.alloc_tcgen05_mma_C",
+        "TMEMPool.alloc_tcgen05_mma_D",
+    ):
         r = by[f"tvm.backend.cuda.lang.{m}"]
         assert r["has_example"] and r["compiles"], r
     assert by["tvm.backend.cuda.lang.TMEMPool.alloc"]["arch"] == "sm_100a"

@@ -2,6 +2,7 @@
 an entry (as the front end does: a state update of ``selected``, or a "select" message) compiles its
 example and highlights the CUDA lines the helper produced; "insert" calls IPython's set_next_input
 or, without a shell, hands the text back for the clipboard."""
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,18 @@ def test_payload_is_the_catalogue_with_status(explorer):
     names = [e["name"] for e in explorer.entries]
     assert names == [e.name for e in api.catalogue()]
     row = next(e for e in explorer.entries if e["name"] == "Tx.cuda.elect_sync")
-    assert {"name", "category", "arch", "signature", "doc", "examples", "has_example", "compiles",
-            "verified_gpu", "why_not"} <= set(row)
+    assert {
+        "name",
+        "category",
+        "arch",
+        "signature",
+        "doc",
+        "examples",
+        "has_example",
+        "compiles",
+        "verified_gpu",
+        "why_not",
+    } <= set(row)
     assert row["arch"] == "sm_90" and row["examples"] == ["warp_vote"] and row["has_example"]
     assert row["compiles"] is None  # nothing compiled at construction
     tc = next(e for e in explorer.entries if e["name"] == "Tx.cuda.tcgen05.encode_instr_descriptor")
@@ -57,7 +68,9 @@ def test_construction_does_not_compile(monkeypatch):
 def test_filters_search_name_and_doc_category_and_arch(explorer):
     w = APIView(query="shfl")
     got = w.matches()
-    assert "Tx.cuda.__shfl_xor_sync" in got and all("shfl" in (n + next(e["doc"] for e in w.entries if e["name"] == n)).lower() for n in got)
+    assert "Tx.cuda.__shfl_xor_sync" in got and all(
+        "shfl" in (n + next(e["doc"] for e in w.entries if e["name"] == n)).lower() for n in got
+    )
     w = APIView(category="reductions", arch="sm_80")
     assert set(w.matches()) >= {"Tx.cuda.warp_sum", "Tx.cuda.cta_reduce"}
     assert all(e["category"] == "reductions" for e in w.entries if e["name"] in w.matches())
@@ -73,9 +86,9 @@ def test_select_warp_sum_highlights_the_shuffle_reduction(explorer):
     assert d["state"] == "ready" and d["name"] == "Tx.cuda.warp_sum" and d["example_id"] == "warp_reductions"
     assert "T.cuda.warp_sum(X[tx])" in d["example_source"]
     hl = "\n".join(_highlighted(d))
-    assert "tvm_builtin_cuda_warp_reduce_sum_32(X_ptr" in hl       # the call site
-    assert "__shfl_xor_sync" in hl                                 # what the helper wraps
-    assert "warp_reduce_sum_8(X_ptr" not in hl                     # warp_reduce's call, not warp_sum's
+    assert "tvm_builtin_cuda_warp_reduce_sum_32(X_ptr" in hl  # the call site
+    assert "__shfl_xor_sync" in hl  # what the helper wraps
+    assert "warp_reduce_sum_8(X_ptr" not in hl  # warp_reduce's call, not warp_sum's
     # an excerpt, not the whole file with its prelude
     assert len(d["lines"]) < d["total_lines"] / 2
     assert all(isinstance(n, int) and n >= 1 for n, _ in d["lines"])
@@ -91,14 +104,17 @@ def test_select_message_elect_sync_shows_elect_sync_ptx(explorer):
     assert "__ballot_sync" not in hl
 
 
-@pytest.mark.parametrize("name, expect", [
-    ("Tx.cuda.__shfl_xor_sync", r"__shfl_xor_sync\(full_ptr"),
-    ("Tx.cuda.atomic_add", r"atomicAdd|tvm_builtin_cuda_atomic_add"),
-    ("Tx.cuda.wgmma.noop_barrier", r"ptx_wgmma_fence_float"),
-    ("tvm.backend.cuda.lang.MBarrier", r"mbarrier"),
-    ("tvm.backend.cuda.lang.GroupMajor3D", r"g3_\w+_ptr"),
-    ("Tx.cuda.func_call", r"txlab_square"),
-])
+@pytest.mark.parametrize(
+    "name, expect",
+    [
+        ("Tx.cuda.__shfl_xor_sync", r"__shfl_xor_sync\(full_ptr"),
+        ("Tx.cuda.atomic_add", r"atomicAdd|tvm_builtin_cuda_atomic_add"),
+        ("Tx.cuda.wgmma.noop_barrier", r"ptx_wgmma_fence_float"),
+        ("tvm.backend.cuda.lang.MBarrier", r"mbarrier"),
+        ("tvm.backend.cuda.lang.GroupMajor3D", r"g3_\w+_ptr"),
+        ("Tx.cuda.func_call", r"txlab_square"),
+    ],
+)
 def test_other_entries_highlight_what_they_emit(explorer, name, expect):
     d = explorer.select(name)
     assert d["state"] == "ready", d

@@ -1,5 +1,6 @@
 """txlab.api.help(name) and %tirx_help: a name's signature (from the real TVM object), the arch it
 needs, the catalogue example's lines that call it and the PTX/SASS those lower to -- no GPU."""
+
 import inspect
 
 import pytest

@@ -1,4 +1,5 @@
 """Bank conflicts computed from the index expressions a kernel runs (txlab.banks, PoolLayout.bank_conflicts)."""
+
 import numpy as np
 import pytest
 

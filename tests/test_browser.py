@@ -6,6 +6,7 @@ are picked up automatically; a bundle also needs a case in tests/browser/cases.p
 
     make test-browser        (or: .venv/bin/python -m pytest -m browser tests/test_browser.py)
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,7 @@ from browser import cases, harness as H  # noqa: E402
 
 NOTEBOOKS = sorted(p.name for p in (H.ROOT / "notebooks").glob("*.ipynb"))
 _REASON = H.skip_reason()
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +65,10 @@ def test_notebook_runs_and_widgets_respond(lab, notebook):
 
 def test_every_widget_has_a_case():
     missing = [n for n in H.widget_names() if n not in cases.CASES]
-    assert not missing, (f"widget bundle(s) {missing} have no case in tests/browser/cases.py: add a "
-                         "cell that builds the widget with `label` in every user-visible string")
+    assert not missing, (
+        f"widget bundle(s) {missing} have no case in tests/browser/cases.py: add a "
+        "cell that builds the widget with `label` in every user-visible string"
+    )
 
 
 def test_widget_gallery(lab):
@@ -100,12 +102,15 @@ def test_dark_theme_followed(lab):
         H.run_all(page)
         found = H.widgets(page)
         assert found
-        dark = page.evaluate("""(sels) => sels.map((s) => {
+        dark = page.evaluate(
+            """(sels) => sels.map((s) => {
             const c = document.querySelector(s + ' canvas');
             if (!c) return null;
             const px = c.getContext('2d').getImageData(1, 1, 1, 1).data;
             return 0.299 * px[0] + 0.587 * px[1] + 0.114 * px[2];
-        })""", [s for _, s in found])
+        })""",
+            [s for _, s in found],
+        )
         H.screenshot(page, "gallery-dark")
         lum = {n: v for (n, _), v in zip(found, dark) if v is not None}
         assert lum and all(v < 128 for v in lum.values()), f"canvas corner luminance in dark theme: {lum}"
@@ -145,8 +150,11 @@ def test_enter_commits_number_fields(lab):
         num = page.locator(f"{sel} [data-testid='num_ctas-left']")
         num.fill("44")
         num.press("Enter")
-        page.wait_for_function("(s) => document.querySelector(s).textContent.startsWith('44 CTAs')",
-                               arg=f"{sel} [data-testid='status-left']", timeout=10_000)
+        page.wait_for_function(
+            "(s) => document.querySelector(s).textContent.startsWith('44 CTAs')",
+            arg=f"{sel} [data-testid='status-left']",
+            timeout=10_000,
+        )
         assert status.inner_text().startswith("44 CTAs")
     finally:
         page.close()

@@ -1,4 +1,5 @@
 """The compile cache verifies itself and never costs a compile (issue 20, items 1 and 2)."""
+
 import dataclasses
 import errno
 import json
@@ -44,13 +45,14 @@ def test_truncated_cubin_is_a_miss_that_repairs_the_entry(fresh):
     again = _again(c)
     assert not again.cache_hit, "half a cubin was served as a cache hit"
     assert again.cubin == c.cubin
-    assert cubin.read_bytes() == c.cubin            # the entry was replaced
+    assert cubin.read_bytes() == c.cubin  # the entry was replaced
     third = _again(c)
     assert third.cache_hit and third.cubin == c.cubin
 
 
-@pytest.mark.parametrize("damage", ["empty meta", "missing meta", "missing cu", "garbage ptx",
-                                    "missing manifest", "meta not json"])
+@pytest.mark.parametrize(
+    "damage", ["empty meta", "missing meta", "missing cu", "garbage ptx", "missing manifest", "meta not json"]
+)
 def test_damaged_entries_rebuild(fresh, damage):
     c, entry = fresh
     if damage == "empty meta":
@@ -112,12 +114,22 @@ def test_every_value_reaching_html_is_escaped(fresh):
     c, _ = fresh
     k = c.kernels[0]
     evil = dataclasses.replace(
-        c, name=PAYLOAD, arch=PAYLOAD,
-        resources={k: {**c.resources[k], "registers": PAYLOAD, "stack_bytes": PAYLOAD,
-                       "spill_store_bytes": PAYLOAD, "static_smem_bytes": PAYLOAD,
-                       "dynamic_smem_bytes": PAYLOAD}},
+        c,
+        name=PAYLOAD,
+        arch=PAYLOAD,
+        resources={
+            k: {
+                **c.resources[k],
+                "registers": PAYLOAD,
+                "stack_bytes": PAYLOAD,
+                "spill_store_bytes": PAYLOAD,
+                "static_smem_bytes": PAYLOAD,
+                "dynamic_smem_bytes": PAYLOAD,
+            }
+        },
         launch={k: {**c.launch[k], "grid": (PAYLOAD,), "block": (PAYLOAD,), "cluster": (PAYLOAD,)}},
-        timings={PAYLOAD: 0.1, "nvcc": PAYLOAD})
+        timings={PAYLOAD: 0.1, "nvcc": PAYLOAD},
+    )
     html = compiled_html(evil)
     assert "<img" not in html and "&lt;img" in html
 
@@ -154,8 +166,9 @@ def test_full_disk_keeps_the_compiled_kernel(tmp_path, monkeypatch):
         c = run_cell(SCALE.replace("2.0", "9.0"), {}, arch="sm_90a")["scale"]
     assert c.cubin[:4] == b"\x7fELF"
     assert len(_cache_warnings(record)) == 1
-    assert not [p for p in (tmp_path / "cache").rglob("*") if p.name.startswith(".")], \
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.name.startswith(".")], (
         "the half-written temporary entry was left behind"
+    )
 
 
 def test_read_only_cache_dir(tmp_path, monkeypatch):
@@ -206,7 +219,7 @@ def test_verified_file_rebuilds_a_damaged_library(tmp_path, monkeypatch):
     first = cache.verified_file("lib/k.so", build)
     assert first.read_bytes().startswith(b"\x7fELF") and len(builds) == 1
     assert cache.verified_file("lib/k.so", build) == first and len(builds) == 1
-    first.write_bytes(first.read_bytes()[:10])                   # truncated
+    first.write_bytes(first.read_bytes()[:10])  # truncated
     again = cache.verified_file("lib/k.so", build)
     assert len(builds) == 2 and again.read_bytes() == b"\x7fELF library " * 100
     (tmp_path / "blocker").write_text("")
@@ -224,7 +237,7 @@ def test_sealed_json_documents_open_only_unchanged():
     body = {"b": [1, 2.5, "x"], "a": {"z": None}}
     doc = seal(body, "report", compact=True, key="k")
     assert doc["key"] == "k" and sealed_body(json.loads(json.dumps(doc)), "report", compact=True) == (body, None)
-    assert json_digest(body) != json_digest(body, compact=True)          # two spellings, both stable
+    assert json_digest(body) != json_digest(body, compact=True)  # two spellings, both stable
     assert json_digest({"a": {"z": None}, "b": [1, 2.5, "x"]}) == json_digest(body)  # key order is not content
     doc["report"]["b"][0] = 2
     assert sealed_body(doc, "report", compact=True) == (None, "mismatch")

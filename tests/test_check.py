@@ -2,6 +2,7 @@
 values passed in (not poisoned), and failure messages that name the poison when it shows ("never
 written", "read before written: it accumulated into the poison 0xA5A5A5A5"). The same on the CPU
 emulator (here) and on the GPU (GPU-marked)."""
+
 import numpy as np
 import pytest
 
@@ -20,7 +21,7 @@ def kernel(src: str, name: str, tag: str):
     return ns[name]
 
 
-ACC = '''
+ACC = """
 @T.prim_func
 def acc(A_ptr: T.handle, H_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "DTYPE")
@@ -31,12 +32,15 @@ def acc(A_ptr: T.handle, H_ptr: T.handle, n: T.int32):
     i = bx * 256 + tx
     if i < BOUND:
         H[i] = BODY
-'''
+"""
 
 
 def make(dtype="int32", bound="n", body="H[i] + A[i]", tag=""):
-    return kernel(ACC.replace("DTYPE", dtype).replace("BOUND", bound).replace("BODY", body),
-                  "acc", f"{dtype}-{tag or bound}-{abs(hash(body))}")
+    return kernel(
+        ACC.replace("DTYPE", dtype).replace("BOUND", bound).replace("BODY", body),
+        "acc",
+        f"{dtype}-{tag or bound}-{abs(hash(body))}",
+    )
 
 
 N = 300
@@ -62,7 +66,7 @@ def test_an_accumulating_output_fails_naming_the_poison_then_passes_with_inout(d
     for inout in (("H",), "H", [1], (-2,)):
         r = txlab.check(k, (a, h, N), reference=lambda a, h, n: h + a, inout=inout, device=device)
         assert r.ok, (inout, r)
-    np.testing.assert_array_equal(h, 74)      # check runs on copies: the caller's arrays are unchanged
+    np.testing.assert_array_equal(h, 74)  # check runs on copies: the caller's arrays are unchanged
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -93,15 +97,16 @@ def test_float_outputs_poison_with_a_nan_of_their_own(device):
     assert r.outputs["H"]["never_written"] == 8
     assert "got the poison NaN 0x7FE5A5A5: this element was never written" in r.summary()
     accumulating = make(dtype="float32", body="H[i] + A[i]")
-    a = a + 1   # (an element that adds 0 reads as never written: started from zeros it stays 0)
+    a = a + 1  # (an element that adds 0 reads as never written: started from zeros it stays 0)
     r = txlab.check(accumulating, (a, np.ones_like(a), N), reference=lambda a, h, n: h + a, device=device)
     o = r.outputs["H"]
     assert not r.ok and o["read_before_written"] == N and o["never_written"] == 0 == o["poison_nan"], r
     s = r.summary()
     assert "H was read before written (it accumulated into the poison NaN 0x7FE5A5A5" in s, s
     assert "started from zeros it ends as 1" in s and "inout=('H',)" in s, s
-    assert txlab.check(accumulating, (a, np.ones_like(a), N), reference=lambda a, h, n: h + a,
-                       inout=("H",), device=device).ok
+    assert txlab.check(
+        accumulating, (a, np.ones_like(a), N), reference=lambda a, h, n: h + a, inout=("H",), device=device
+    ).ok
 
 
 def test_inout_names_must_be_buffers():

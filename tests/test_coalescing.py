@@ -1,6 +1,7 @@
 """Global-memory coalescing from the index expressions a kernel runs (txlab.coalescing), against
 known patterns and against the per-line sectors/requests Nsight Compute measured on the H200
 (the shipped profiles in txlab/data)."""
+
 import json
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 import txlab
 from txlab import coalescing as co
+
 sys.path.insert(0, str(Path(__file__).parent / "kernels"))
 import memory_patterns as mp  # noqa: E402
 
@@ -50,7 +52,7 @@ def test_vector_lanes_and_atomics():
     a = _one(v, "load", "A")
     assert a.bytes_per_lane == 16 and a.requests == 4 * a.instructions and a.sectors_per_request == 4
     cs = txlab.pools.coalescing(mp.column_sum(), arch="sm_90a")
-    rows = _one(cs, "load", "A")   # every lane on a row of its own: 32 lines, 32 sectors, 1 per request
+    rows = _one(cs, "load", "A")  # every lane on a row of its own: 32 lines, 32 sectors, 1 per request
     assert rows.sectors_per_instruction == 32 and rows.sectors_per_request == 1 and rows.efficiency == 1 / 8
     atom = _one(cs, "atomic", "S")
     assert atom.status == "analysed" and atom.sectors_per_request == 4
@@ -62,11 +64,11 @@ def test_warp_sectors_edge_cases():
     lanes = np.arange(32)
     on = np.ones(32, bool)
     assert co.warp_sectors(lanes * 4, on, 4) == (1, 4, 4, 1)
-    assert co.warp_sectors(np.zeros(32, np.int64), on, 4) == (1, 1, 1, 1)         # broadcast
-    assert co.warp_sectors(lanes * 4 + 16, on, 4) == (2, 5, 4, 2)                  # misaligned
+    assert co.warp_sectors(np.zeros(32, np.int64), on, 4) == (1, 1, 1, 1)  # broadcast
+    assert co.warp_sectors(lanes * 4 + 16, on, 4) == (2, 5, 4, 2)  # misaligned
     half = lanes < 16
-    assert co.warp_sectors(lanes * 8, half, 8)[:3] == (1, 4, 4)                    # one half-warp
-    assert co.warp_sectors(lanes * 16, on, 16) == (4, 16, 16, 4)                   # 16-byte lanes
+    assert co.warp_sectors(lanes * 8, half, 8)[:3] == (1, 4, 4)  # one half-warp
+    assert co.warp_sectors(lanes * 16, on, 16) == (4, 16, 16, 4)  # 16-byte lanes
     assert co.warp_sectors(lanes * 4, np.zeros(32, bool), 4) == (0, 0, 0, 0)
 
 

@@ -1,5 +1,6 @@
 """The TVM workarounds in txlab.compat: each defect is shown on the unpatched function, and the
 patched toolchain builds a real wgmma kernel whose SASS contains HGMMA for sm_90a."""
+
 from __future__ import annotations
 
 import pytest
@@ -102,7 +103,7 @@ def test_fast_frame_inspection_keeps_parsing_identical(tmp_path):
     import sys
     import textwrap
 
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         import sys, time
         import tvm
         from tvm.script import tirx as T
@@ -116,8 +117,8 @@ def test_fast_frame_inspection_keeps_parsing_identical(tmp_path):
         assert txlab.compat.apply()["parser-frame-inspection"] == "applied"
         patched = parse()
         print("SAME" if plain == patched else "DIFFERENT")
-    ''')
-    kernel = textwrap.dedent('''
+    """)
+    kernel = textwrap.dedent("""
         def outer():
             width = 64          # a closure variable the parser must resolve through the frames
             @T.prim_func
@@ -126,14 +127,20 @@ def test_fast_frame_inspection_keeps_parsing_identical(tmp_path):
                 tx = T.thread_id([width])
                 A[tx] = A[tx] * T.float32(2.0)
             return k
-    ''')
+    """)
     (tmp_path / "k.py").write_text(kernel)
     (tmp_path / "run.py").write_text(src)
     import os
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(__import__("pathlib").Path(__file__).parents[1])]
-                                                     + sys.path))
-    out = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(tmp_path / "k.py")],
-                         capture_output=True, text=True, timeout=300, env=env)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(__import__("pathlib").Path(__file__).parents[1])] + sys.path)
+    )
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "run.py"), str(tmp_path / "k.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().endswith("SAME")

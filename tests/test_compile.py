@@ -1,4 +1,5 @@
 """txlab.compile / Compiled / CompileError / cache: real toolchain, no GPU needed."""
+
 import multiprocessing as mp
 import os
 from pathlib import Path
@@ -20,7 +21,7 @@ def compiled(tmp_path_factory):
 
     mp = pytest.MonkeyPatch()
     mp.setenv("TXLAB_CACHE_DIR", str(tmp_path_factory.mktemp("compile-cache")))
-    forget_cells()                       # %%tirx's in-memory cells too
+    forget_cells()  # %%tirx's in-memory cells too
     yield run_cell(KERNELS, {}, arch="sm_90a")
     mp.undo()
 
@@ -30,13 +31,19 @@ def test_artifacts_come_from_the_toolchain(compiled):
     assert isinstance(c, txlab.Compiled)
     assert c.arch == "sm_90a"
     assert "def row_sum_smem" in c.script
-    assert '__global__' in c.cuda_source and "row_sum_smem_kernel" in c.cuda_source
+    assert "__global__" in c.cuda_source and "row_sum_smem_kernel" in c.cuda_source
     assert ".target sm_90a" in c.ptx
     assert c.cubin[:4] == b"\x7fELF"
     assert "row_sum_smem_kernel" in c.sass and "BAR.SYNC" in c.sass
     r = c.resources["row_sum_smem_kernel"]
-    assert set(r) >= {"registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
-                      "spill_load_bytes", "stack_bytes"}
+    assert set(r) >= {
+        "registers",
+        "static_smem_bytes",
+        "dynamic_smem_bytes",
+        "spill_store_bytes",
+        "spill_load_bytes",
+        "stack_bytes",
+    }
     assert r["registers"] > 0
     assert r["static_smem_bytes"] == 256 * 4
     assert c.launch["row_sum_smem_kernel"]["grid"] == (4096, 1, 1)
@@ -72,7 +79,7 @@ def test_warp_sum_uses_shuffles_not_shared_memory(compiled):
 
 
 def test_cluster_and_dynamic_shared_memory_in_launch():
-    src = '''
+    src = """
 @T.prim_func
 def clustered(A: T.Buffer((1024,), "float32")):
     T.device_entry()
@@ -83,7 +90,7 @@ def clustered(A: T.Buffer((1024,), "float32")):
         sm[tx] = A[tx]
         T.cuda.cta_sync()
         A[tx] = sm[127 - tx]
-'''
+"""
     c = run_cell(src, {}, arch="sm_90a")["clustered"]
     launch = c.launch["clustered_kernel"]
     assert launch["cluster"] == (2, 1, 1)
@@ -130,7 +137,7 @@ def test_concurrent_writers_publish_one_entry(tmp_path):
     cubins = {r[0] for r in results}
     assert len(cubins) == 1
     entries = [p for p in tmp_path.glob("compile-v*/*/*") if p.is_dir()]
-    assert len(entries) == 1, entries          # no leftover temporary folders either
+    assert len(entries) == 1, entries  # no leftover temporary folders either
     assert (entries[0] / "meta.json").is_file()
 
 
@@ -152,25 +159,25 @@ def test_python_syntax_error():
 
 
 def test_lowering_failure_is_a_lower_error_at_the_users_line():
-    src = '''
+    src = """
 @T.prim_func
 def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float16")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([32])
     tile.cta.copy(B[0:64], A[0:64])
-'''
+"""
     with pytest.raises(txlab.CompileError) as info:
         run_cell(src, {}, arch="sm_90a")
     err = info.value
     assert err.stage == "lower"
     assert "dispatch failed" in err.message and "copy" in err.message
     assert err.lineno == 7 and "tile.cta.copy" in err.source_line
-    assert len(str(err).splitlines()) <= 4      # short, no traceback
+    assert len(str(err).splitlines()) <= 4  # short, no traceback
 
 
 def test_arch_specific_instruction_says_which_arch_it_needs():
-    src = '''
+    src = """
 @T.prim_func
 def tmem(A: T.Buffer((4,), "float32")):
     T.device_entry()
@@ -178,7 +185,7 @@ def tmem(A: T.Buffer((4,), "float32")):
     tx = T.thread_id([128])
     tm = T.shared_scalar("uint32")
     T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tm), T.uint32(32))
-'''
+"""
     with pytest.raises(txlab.CompileError) as info:
         run_cell(src, {}, arch="sm_90a")
     err = info.value
@@ -215,7 +222,7 @@ def test_display_is_tabbed_and_highlighted(compiled):
     for tab in ("Resources", "TVMScript", "CUDA C", "PTX", "SASS"):
         assert f">{tab}</label>" in html
     assert 'class="txlab-code hl"' in html and "SHFL" in html
-    assert "<script" not in html          # readable in exported HTML without JavaScript
+    assert "<script" not in html  # readable in exported HTML without JavaScript
     from txlab.display import compiled_html
 
     only = compiled_html(compiled["warp_sums"], show=["sass"])

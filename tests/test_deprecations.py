@@ -1,4 +1,5 @@
 """Old spellings work for one release and say what replaced them (``DeprecationWarning``)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -12,8 +13,15 @@ import txlab
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("old,new", [("SchedulerExplorer", "ScheduleView"), ("PipelineViewer", "PipelineView"),
-                                     ("PoolMap", "PoolView"), ("APIExplorer", "APIView")])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("SchedulerExplorer", "ScheduleView"),
+        ("PipelineViewer", "PipelineView"),
+        ("PoolMap", "PoolView"),
+        ("APIExplorer", "APIView"),
+    ],
+)
 def test_old_view_names_warn_and_are_the_new_classes(old, new):
     import txlab.views as views
     from txlab.views import registry
@@ -34,14 +42,19 @@ def test_calling_a_module_warns_and_calls_the_new_function(monkeypatch):
     import txlab.tune.entry as auto_mod
 
     # the real wiring: each module calls its function
-    for mod, func, new in [(sys.modules["txlab.tune"], auto_mod.autotune, "txlab.autotune"),
-                           (diff_mod, diff_mod.diff, "txlab.compare"),
-                           (occ_mod, occ_mod.occupancy, "txlab.occupancy_of")]:
+    for mod, func, new in [
+        (sys.modules["txlab.tune"], auto_mod.autotune, "txlab.autotune"),
+        (diff_mod, diff_mod.diff, "txlab.compare"),
+        (occ_mod, occ_mod.occupancy, "txlab.occupancy_of"),
+    ]:
         old, hint, target = mod.__dict__["__txlab_deprecated_call__"]
         assert target is func and hint.startswith(new)
     seen = []
-    monkeypatch.setitem(diff_mod.__dict__, "__txlab_deprecated_call__",
-                        ("txlab.diff", "txlab.compare(a, b)", lambda *a, **k: seen.append(("diff", a, k)) or "d"))
+    monkeypatch.setitem(
+        diff_mod.__dict__,
+        "__txlab_deprecated_call__",
+        ("txlab.diff", "txlab.compare(a, b)", lambda *a, **k: seen.append(("diff", a, k)) or "d"),
+    )
     with pytest.warns(DeprecationWarning, match=r"calling the module txlab.diff\(...\).*txlab.compare\(a, b\)"):
         assert txlab.diff(1, 2, x=3) == "d"
     assert seen == [("diff", (1, 2), {"x": 3})]
@@ -60,7 +73,13 @@ def test_new_spellings():
 
 
 def test_python_m_txlab_timeline_runs_the_moved_command():
-    proc = subprocess.run([sys.executable, "-m", "txlab.timeline", "--help"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "txlab.timeline", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "deprecated" in proc.stderr and "python -m txlab.examples.traces" in proc.stdout

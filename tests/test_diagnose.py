@@ -1,10 +1,12 @@
 """Errors at the user's line from every stage, and launchability warnings at compile time."""
+
 import os
 
 import pytest
 
 import txlab
 from txlab.magic import lang_names, run_cell
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _own_cache(tmp_path_factory):
@@ -21,9 +23,9 @@ def _own_cache(tmp_path_factory):
         os.environ["TXLAB_CACHE_DIR"] = before
 
 
-HEAD = '''@T.prim_func
+HEAD = """@T.prim_func
 def k(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128,), "float32")):
-'''
+"""
 
 
 def _fails(body, arch="sm_90a"):
@@ -33,54 +35,54 @@ def _fails(body, arch="sm_90a"):
     err = info.value
     lines = src.splitlines()
     if err.lineno is not None:
-        assert err.source_line == lines[err.lineno - 1]       # numbered like the cell
+        assert err.source_line == lines[err.lineno - 1]  # numbered like the cell
     return err, lines
 
 
 def test_nvcc_error_in_a_helper_points_at_the_calling_line():
-    err, lines = _fails('''    T.device_entry()
+    err, lines = _fails("""    T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([32])
     x = T.alloc_local((1,), "float32")
     x[0] = T.float32(1.0)
     B[tx] = T.cuda.fmul2_rn(B[tx], x[0])
-''')
+""")
     assert err.stage == "nvcc"
     assert "fmul2_rn" in lines[err.lineno - 1]
     assert "sm_100a" in err.hint and "sm_90a" in err.hint and "fmul2_rn" in err.hint
-    assert "generated code: CUDA line" in err.detail            # the generated line kept as context
+    assert "generated code: CUDA line" in err.detail  # the generated line kept as context
 
 
 def test_missing_device_entry():
-    err, lines = _fails('''    bx = T.cta_id([1])
+    err, lines = _fails("""    bx = T.cta_id([1])
     tx = T.thread_id([32])
     B[tx] = B[tx] * T.float32(2.0)
-''')
+""")
     assert err.stage == "lower" and "T.device_entry()" in err.message and "device_entry" in err.hint
-    assert "not passed in as API arguments" in err.detail        # TVM's own words, kept
+    assert "not passed in as API arguments" in err.detail  # TVM's own words, kept
     assert "T.cta_id" in lines[err.lineno - 1]
 
 
 def test_missing_pool_commit():
-    err, lines = _fails('''    T.device_entry()
+    err, lines = _fails("""    T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([128])
     pool = T.SMEMPool()
     As = pool.alloc((128, 64), "float16")
     As[tx, 0] = A[tx, 0]
-''')
+""")
     assert "commit" in err.message.lower() + err.hint and "pool.commit()" in err.hint
     assert "SMEMPool(" in lines[err.lineno - 1]
 
 
 def test_too_much_shared_memory_in_kib_with_the_allocation():
-    err, lines = _fails('''    T.device_entry()
+    err, lines = _fails("""    T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([128])
     big = T.alloc_shared((65536,), "float32")
     big[tx] = B[tx]
     B[tx] = big[tx * 3]
-''')
+""")
     assert err.stage == "ptxas"
     assert "256 KiB" in err.message and "227 KiB" in err.message and "big (256 KiB" in err.message
     assert "alloc_shared" in lines[err.lineno - 1]
@@ -88,31 +90,38 @@ def test_too_much_shared_memory_in_kib_with_the_allocation():
 
 
 def test_launchability_warnings():
-    src = HEAD + '''    T.device_entry()
+    src = (
+        HEAD
+        + """    T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([2048])
     B[tx % 128] = T.float32(1.0)
-'''
+"""
+    )
     (c,) = run_cell(src, {}, arch="sm_90a", use_cache=False).values()
     assert any("2048 threads per CTA" in w and "1024" in w for w in c.warnings)
     from txlab.display import compiled_html
 
     assert "2048 threads per CTA" in compiled_html(c, show=["resources"])
     txlab.compile(c.ir_module, arch="sm_90a", name="k")
-    again = txlab.compile(c.ir_module, arch="sm_90a", name="k")       # from the cache: kept
+    again = txlab.compile(c.ir_module, arch="sm_90a", name="k")  # from the cache: kept
     assert again.cache_hit and again.warnings == c.warnings
-    pool = HEAD + '''    T.device_entry()
+    pool = (
+        HEAD
+        + """    T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([128])
     pool = T.SMEMPool()
     As = pool.alloc((5, 256, 96), "float16")
     pool.commit()
     As[0, tx, 0] = A[tx, 0]
-'''
+"""
+    )
     (p,) = run_cell(pool, dict(lang_names()), arch="sm_90a", use_cache=False).values()
     assert any("240 KiB of shared memory" in w and "227 KiB" in w for w in p.warnings), p.warnings
-    assert not run_cell(pool.replace("(5, 256, 96)", "(2, 256, 96)"), dict(lang_names()),
-                        arch="sm_90a", use_cache=False)["k"].warnings
+    assert not run_cell(
+        pool.replace("(5, 256, 96)", "(2, 256, 96)"), dict(lang_names()), arch="sm_90a", use_cache=False
+    )["k"].warnings
 
 
 def test_register_file_warning():
@@ -120,10 +129,12 @@ def test_register_file_warning():
 
     from txlab.diagnose import launchability
 
-    fake = SimpleNamespace(arch="sm_90a", kernels=["k_kernel"],
-                           launch={"k_kernel": {"threads_per_block": 1024, "block": (1024, 1, 1)}},
-                           resources={"k_kernel": {"registers": 72, "static_smem_bytes": 0,
-                                                   "dynamic_smem_bytes": 0}})
+    fake = SimpleNamespace(
+        arch="sm_90a",
+        kernels=["k_kernel"],
+        launch={"k_kernel": {"threads_per_block": 1024, "block": (1024, 1, 1)}},
+        resources={"k_kernel": {"registers": 72, "static_smem_bytes": 0, "dynamic_smem_bytes": 0}},
+    )
     (w,) = launchability(fake)
     assert "72 registers x 1024 threads" in w and "65,536" in w and "maxrregcount=64" in w
     fake.resources["k_kernel"]["registers"] = 64
@@ -135,11 +146,14 @@ def test_warned_kernels_really_fail_to_launch_and_unwarned_ones_run():
     """What Compiled.warnings predicts is what the GPU does (the isolated worker keeps the fault)."""
     import numpy as np
 
-    src = HEAD.replace("(128,), \"float32\"", "(2048,), \"float32\"") + '''    T.device_entry()
+    src = (
+        HEAD.replace('(128,), "float32"', '(2048,), "float32"')
+        + """    T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([2048])
     B[tx] = T.float32(1.0)
-'''
+"""
+    )
     (wide,) = run_cell(src, {}, use_cache=False).values()
     assert wide.warnings
     a, b = np.zeros((128, 64), np.float16), np.zeros(2048, np.float32)

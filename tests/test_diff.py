@@ -1,5 +1,6 @@
 """txlab.diff on two real builds: a shared-memory transpose with a 32x32 tile (the column read is
 a 32-way bank conflict) and the same kernel with a 32x33 tile (padding removes it). No GPU."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ from txlab.display import html_of
 from txlab.diff import CompileDiff, normalize
 from txlab.magic import run_cell
 
-TRANSPOSES = '''
+TRANSPOSES = """
 @T.prim_func
 def transpose_32(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
     T.device_entry()
@@ -38,7 +39,7 @@ def transpose_33(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024),
     T.cuda.cta_sync()
     for k in T.serial(4):
         B[bx * 32 + ty + 8 * k, by * 32 + tx] = tile[tx, ty + 8 * k]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_resources_and_histogram(pair):
     for c, side in ((a, "a"), (b, "b")):
         table = c.sass_table()
         assert {k: v[side] for k, v in d.histogram.items() if v[side]} == table.histogram()
-    assert d.histogram["memory"]["a"] >= 12   # 4 LDG, 4 STS, 4 LDS, 4 STG at least
+    assert d.histogram["memory"]["a"] >= 12  # 4 LDG, 4 STS, 4 LDS, 4 STG at least
 
 
 def test_same_kernel_twice_is_all_same(pair):
@@ -87,7 +88,7 @@ def test_aligned_per_user_line(pair):
             if r[f"{side}_line"] is not None:
                 assert r[f"{side}_text"] == cell[r[f"{side}_line"] - 1]
         if r["a_line"] is not None and r["b_line"] is not None:
-            assert r["a_text"].strip() == r["b_text"].strip()   # aligned by text
+            assert r["a_text"].strip() == r["b_text"].strip()  # aligned by text
     fill = [r for r in d.lines if r["b_text"] and r["b_text"].strip().startswith("tile[")]
     assert len(fill) == 1 and fill[0]["status"] == "changed", [(r["b_text"], r["status"]) for r in d.lines]
     sts_a = [i["text"] for i in fill[0]["a_sass"] if i["opcode"] == "STS" and i["mark"] == "changed"]
@@ -107,7 +108,7 @@ def test_aligned_per_user_line(pair):
 def test_without_a_line_map_the_kernels_are_aligned(pair):
     a, b = (txlab.compile(c.ir_module, arch="sm_90a") for c in pair)
     for c in (a, b):
-        c.line_table = None        # a kernel without a line map (no source spans)
+        c.line_table = None  # a kernel without a line map (no source spans)
     d = txlab.compare(a, b)
     assert not d.by_line and len(d.lines) == 1
     row = d.lines[0]
@@ -161,8 +162,11 @@ def test_dispatch_and_extension_point(pair):
     class Profile:  # another model registers its own comparison (the profiler's)
         pass
 
-    txlab.diff.register(lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
-                        lambda a, b, **kw: ("profile diff", kw), "two Profiles")
+    txlab.diff.register(
+        lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
+        lambda a, b, **kw: ("profile diff", kw),
+        "two Profiles",
+    )
     try:
         assert txlab.compare(Profile(), Profile(), metric="x") == ("profile diff", {"metric": "x"})
     finally:
@@ -177,8 +181,9 @@ def test_diff_module_and_compare_function():
 
 def test_import_txlab_stays_light():
     code = "import sys, txlab; txlab.diff; txlab.sass; print('tvm' in sys.modules)"
-    out = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).parent.parent)
+    out = subprocess.run(
+        [__import__("sys").executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent
+    )
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -190,7 +195,7 @@ def test_diff_view_payload(pair):
     v = DiffView(*pair)
     data = json.loads(v.data)
     assert data["a"]["name"] == "transpose_32" and data["lines"]
-    assert data["lines"][v.selected]["status"] != "same"    # opens on the first changed line
+    assert data["lines"][v.selected]["status"] != "same"  # opens on the first changed line
     assert v._repr_mimebundle_ is not None and v.changed_only is False
 
 
@@ -208,12 +213,12 @@ def warp_max_pair():
 def test_identical_sass_is_the_headline(warp_max_pair):
     a, b = warp_max_pair
     ta = [i.text for i in sass.instructions(a) if not i.padding]
-    assert ta == [i.text for i in sass.instructions(b) if not i.padding]   # the premise: byte-identical
+    assert ta == [i.text for i in sass.instructions(b) if not i.padding]  # the premise: byte-identical
     assert sum(t.startswith("SHFL.BFLY") for t in ta) == 5
     d = txlab.diff(a, b)
     assert d.sass_identical and d.sass_verdict == "identical"
     assert d.headline.startswith("SASS identical")
-    assert d.summary().splitlines()[1].strip().startswith("SASS identical")   # first, after the names
+    assert d.summary().splitlines()[1].strip().startswith("SASS identical")  # first, after the names
     # the rewritten lines (the loop's two lines -> the one warp_max line) compiled the same: not a change
     assert d.changed_lines == []
     rewritten = d.same_sass_lines
@@ -227,7 +232,7 @@ def test_identical_sass_is_the_headline(warp_max_pair):
     assert out["sass_verdict"] == "identical" and out["headline"] == d.headline and out["same_sass"] == 1
     page = html_of(d)
     assert page.index("SASS identical") < page.index("user lines")
-    assert "text-align:left" in page                  # SASS cells read like code, not right-aligned numbers
+    assert "text-align:left" in page  # SASS cells read like code, not right-aligned numbers
 
 
 def test_different_sass_says_so(pair):
@@ -247,8 +252,8 @@ def test_register_renaming_is_shown_and_must_be_one_to_one():
     assert register_renaming(a, ["IMAD R9, R0, 0x100, R8"] + b[1:]) is None
     # two of a's registers onto one of b's: not a renaming either
     assert register_renaming(["IADD R1, R2, R3"], ["IADD R1, R1, R3"]) is None
-    assert register_renaming(a, b[:2]) is None                              # a different length
-    assert register_renaming(["IADD R1, R2, 0x4"], ["IADD R1, R2, 0x8"]) is None   # an operand
+    assert register_renaming(a, b[:2]) is None  # a different length
+    assert register_renaming(["IADD R1, R2, 0x4"], ["IADD R1, R2, 0x8"]) is None  # an operand
 
 
 def test_diff_view_headline_in_payload(warp_max_pair):
@@ -259,6 +264,6 @@ def test_diff_view_headline_in_payload(warp_max_pair):
     v = DiffView(*warp_max_pair)
     data = json.loads(v.data)
     assert data["headline"].startswith("SASS identical") and data["sass_verdict"] == "identical"
-    assert data["lines"][v.selected]["status"] == "same_sass"   # opens on the rewritten block
+    assert data["lines"][v.selected]["status"] == "same_sass"  # opens on the rewritten block
     with pytest.warns(DeprecationWarning):
         assert json.loads(v.payload) == data

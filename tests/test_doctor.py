@@ -15,6 +15,5 @@ def test_report_names_versions_tools_and_gpu():
 
 
 def test_cli_runs():
-    out = subprocess.run([sys.executable, "-m", "txlab.cli", "doctor"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-m", "txlab.cli", "doctor"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "txlab doctor" in out.stdout

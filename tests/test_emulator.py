@@ -1,5 +1,6 @@
 """txlab.emulate: the CPU emulator of the lowered device IR. Correct kernels equal numpy; planted
 bugs are found at their lines; their correct twins give no finding."""
+
 import numpy as np
 import pytest
 
@@ -23,7 +24,7 @@ def line_of(src: str, needle: str) -> int:
     return next(i for i, l in enumerate(lines, 1) if needle in l)
 
 
-SCALE = '''
+SCALE = """
 @T.prim_func
 def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -34,7 +35,7 @@ def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     i = bx * 256 + tx
     if i < BOUND:
         B[i] = A[i] * T.float32(2.0)
-'''
+"""
 
 
 def test_elementwise_equals_numpy_and_bounds_are_checked():
@@ -57,7 +58,7 @@ def test_elementwise_equals_numpy_and_bounds_are_checked():
     assert all(f.line == line for f in oob)
     w = next(f for f in oob if "write" in f.message)
     assert w.cta == (3, 0, 0) and w.index[0] == 1000 and w.threads[0] == 1000 - 3 * 256
-    assert np.array_equal(b2, 2 * a)          # the in-bounds lanes still wrote; nothing else changed
+    assert np.array_equal(b2, 2 * a)  # the in-bounds lanes still wrote; nothing else changed
     with pytest.raises(EmulationFault) as ei:
         emulate(bad, a, b2.copy(), n, stop=True)
     assert ei.value.finding.kind == "out_of_bounds"
@@ -90,7 +91,7 @@ def test_ctas_subset_runs_only_those():
     assert b[512:768].tolist() == [2.0] * 256 and b[:512].sum() == 0 and b[768:].sum() == 0
 
 
-RACE = '''
+RACE = """
 @T.prim_func
 def shift(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     T.device_entry()
@@ -100,7 +101,7 @@ def shift(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     s[tx] = A[tx]
     SYNC
     B[tx] = s[(tx + 1) % 256]
-'''
+"""
 
 
 def test_shared_race_found_at_both_lines_and_not_with_a_barrier():
@@ -118,7 +119,7 @@ def test_shared_race_found_at_both_lines_and_not_with_a_barrier():
     assert np.array_equal(b, np.roll(a, -1))
 
 
-DIVERGENT = '''
+DIVERGENT = """
 @T.prim_func
 def rev(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     T.device_entry()
@@ -129,7 +130,7 @@ def rev(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     if COND:
         T.cuda.cta_sync()
     B[tx] = s[255 - tx]
-'''
+"""
 
 
 def test_divergent_barrier_found_and_uniform_twin_clean():
@@ -166,12 +167,12 @@ def test_role_pipeline_runs_warp_by_warp_and_over_arrival_is_found():
     # count, so the symptom is the full barrier completing twice before the consumers saw phase 0
     over = res.by_kind("over_arrival") + res.by_kind("phase_skip")
     assert over and over[0].line == line_of(src, "pipe.full.arrive(ps.stage)")
-    assert res.by_kind("deadlock")           # and then the pipeline hangs, as on the GPU
+    assert res.by_kind("deadlock")  # and then the pipeline hangs, as on the GPU
 
 
 def test_deadlock_is_reported_not_hung():
     ex = _example_source("role_pipeline")
-    src = ex.source.replace("PipelineState(2, 1)", "PipelineState(2, 0)")   # producer waits on the wrong phase
+    src = ex.source.replace("PipelineState(2, 1)", "PipelineState(2, 0)")  # producer waits on the wrong phase
     x = np.zeros(1024, np.float32)
     res = emulate(kernel(src, "role_pipeline"), x, np.zeros_like(x), arch=ex.arch)
     dead = res.by_kind("deadlock")
@@ -179,10 +180,25 @@ def test_deadlock_is_reported_not_hung():
     assert "parity" in dead[0].message
 
 
-@pytest.mark.parametrize("eid", ["warp_vote", "warp_reductions", "cta_reductions", "atomics",
-                                 "mbarrier_handoff", "flag_poll", "tma_tile", "tile_schedulers", "conversions",
-                                 "packed_half", "mma_fragment_store", "timer_ring", "cluster_remote_arrive",
-                                 "mbarrier_cluster"])
+@pytest.mark.parametrize(
+    "eid",
+    [
+        "warp_vote",
+        "warp_reductions",
+        "cta_reductions",
+        "atomics",
+        "mbarrier_handoff",
+        "flag_poll",
+        "tma_tile",
+        "tile_schedulers",
+        "conversions",
+        "packed_half",
+        "mma_fragment_store",
+        "timer_ring",
+        "cluster_remote_arrive",
+        "mbarrier_cluster",
+    ],
+)
 def test_catalogue_examples_reproduce_bitwise(eid):
     from txlab.api.emulated import emulate_example
 
@@ -221,7 +237,7 @@ def test_check_on_cpu_device():
         txlab.config.device = "tpu"
 
 
-BLOCKSUM = '''
+BLOCKSUM = """
 @T.prim_func
 def blocksum(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -240,7 +256,7 @@ def blocksum(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
         for k in T.serial(128):
             acc[0] = acc[0] + s[READ]
         B[bx] = acc[0]
-'''
+"""
 
 
 def test_ctas_batched_into_one_vector_equal_cta_by_cta(monkeypatch):
@@ -248,19 +264,19 @@ def test_ctas_batched_into_one_vector_equal_cta_by_cta(monkeypatch):
 
     n = 128 * 40
     a = np.random.default_rng(3).standard_normal(n).astype(np.float32)
-    src = BLOCKSUM.replace("COND", "bx % 3 == 0").replace("READ", "k")   # a barrier taken by whole CTAs only
+    src = BLOCKSUM.replace("COND", "bx % 3 == 0").replace("READ", "k")  # a barrier taken by whole CTAs only
     k = kernel(src, "blocksum")
     want = np.zeros(n // 128, np.float32)
     for c in range(n // 128):
         acc = np.float32(0)
-        for v in a[c * 128:(c + 1) * 128]:
+        for v in a[c * 128 : (c + 1) * 128]:
             acc = np.float32(acc + v)
         want[c] = acc
     b = np.zeros(n // 128, np.float32)
     res = emulate(k, a, b, n)
     assert res.stats["ctas_per_batch"] == 40 and res.ok, res.summary()
     assert np.array_equal(b, want)
-    monkeypatch.setattr(P, "MAX_BATCH_LANES", 128)        # one CTA at a time: the same bits
+    monkeypatch.setattr(P, "MAX_BATCH_LANES", 128)  # one CTA at a time: the same bits
     b1 = np.zeros_like(b)
     res1 = emulate(k, a, b1, n)
     assert res1.stats["ctas_per_batch"] == 1 and np.array_equal(b1, b)
@@ -284,22 +300,27 @@ def test_wgmma_through_descriptors_equals_exactly_rounded_product(eid):
     assert res.ok, res.summary()
     a = A.astype(np.float64)
     exact = ((a.T if eid == "wgmma_ss" else a) @ B.astype(np.float64)).astype(np.float32)
-    assert np.array_equal(C, exact)      # one k16 step: the exact sum rounded once to fp32
+    assert np.array_equal(C, exact)  # one k16 step: the exact sum rounded once to fp32
 
 
-@pytest.mark.parametrize("shape,config,sms", [((384, 256, 320), "128x128x64_s4_c2_pp", 2),   # 3 tiles per CTA
-                                              ((300, 250, 192), "64x256x64_s3_c2_pp", 2),    # tails, KT < stages
-                                              ((256, 255, 64), "128x128x64_s2_c2_pp", 1),    # odd N, KT = 1
-                                              ((512, 256, 128), "128x64x64_s6_c2_pp", 3),
-                                              ((300, 320, 192), "128x128x64_s4_c2_pp_tma", 2),  # TMA stores
-                                              ((384, 192, 320), "128x192x64_s3_c2_tma", 1),
-                                              # clusters: B multicast along M, A along N, both; tails
-                                              # leave a cluster's second CTA past the edge of C
-                                              ((320, 392, 200), "128x128x64_s3_c2_cl2x1", 2),
-                                              ((320, 392, 200), "128x128x64_s3_c2_cl1x2", 2),
-                                              ((384, 520, 136), "128x128x64_s2_c2_cl2x2", 4),
-                                              ((384, 256, 192), "128x128x64_s4_c2_pp_tma_cl2x1", 2),
-                                              ((200, 264, 128), "64x128x64_s3_c1_cl2x1_np", 2)])
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((384, 256, 320), "128x128x64_s4_c2_pp", 2),  # 3 tiles per CTA
+        ((300, 250, 192), "64x256x64_s3_c2_pp", 2),  # tails, KT < stages
+        ((256, 255, 64), "128x128x64_s2_c2_pp", 1),  # odd N, KT = 1
+        ((512, 256, 128), "128x64x64_s6_c2_pp", 3),
+        ((300, 320, 192), "128x128x64_s4_c2_pp_tma", 2),  # TMA stores
+        ((384, 192, 320), "128x192x64_s3_c2_tma", 1),
+        # clusters: B multicast along M, A along N, both; tails
+        # leave a cluster's second CTA past the edge of C
+        ((320, 392, 200), "128x128x64_s3_c2_cl2x1", 2),
+        ((320, 392, 200), "128x128x64_s3_c2_cl1x2", 2),
+        ((384, 520, 136), "128x128x64_s2_c2_cl2x2", 4),
+        ((384, 256, 192), "128x128x64_s4_c2_pp_tma_cl2x1", 2),
+        ((200, 264, 128), "64x128x64_s3_c1_cl2x1_np", 2),
+    ],
+)
 def test_hopper_gemm_pingpong_and_tma_epilogue_without_races(shape, config, sms):
     """Pingpong consumers skip each other's k-blocks in the shared ring; the order barrier keeps each
     one within a phase of the barrier it waits on (without it the emulator reports the consumer
@@ -338,7 +359,7 @@ def _hopper_gemm_mutant(*edits):
     path = f"<hopper_gemm mutant {abs(hash(src))}>"
     linecache.cache[path] = (len(src), None, src.splitlines(True), path)  # TVMScript reads the source
     mod = types.ModuleType(f"hopper_gemm_mutant_{abs(hash(src))}")
-    sys.modules[mod.__name__] = mod       # dataclasses look their module up there
+    sys.modules[mod.__name__] = mod  # dataclasses look their module up there
     exec(compile(src, path, "exec"), mod.__dict__)  # noqa: S102 - the test's own copy of a txlab module
     return mod
 
@@ -358,8 +379,9 @@ def test_hopper_gemm_cluster_multicast_protocol_breaks_are_found():
 
     def run(mod):
         c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-        return emulate(mod.gemm_kernel(M, N, K, mod.parse_config("128x128x64_s2_c2_cl2x1", num_sms=2)), a, b, c,
-                       arch="sm_90a")
+        return emulate(
+            mod.gemm_kernel(M, N, K, mod.parse_config("128x128x64_s2_c2_cl2x1", num_sms=2)), a, b, c, arch="sm_90a"
+        )
 
     from txlab.examples import hopper_gemm as hg
 
@@ -373,7 +395,7 @@ def test_hopper_gemm_cluster_multicast_protocol_breaks_are_found():
     assert dead and "pending" in dead[0].message, res.summary()
 
 
-MULTICAST = '''
+MULTICAST = """
 @T.prim_func
 def multicast(A_ptr: T.handle, B_ptr: T.handle):
     # (TVM's own multicast codegen test, tests/python/tirx/codegen/test_codegen_hopper.py): rank 0
@@ -406,7 +428,7 @@ def multicast(A_ptr: T.handle, B_ptr: T.handle):
                         T.ptx["cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"](T.address_of(B_map), 0, 0, A_smem.access_ptr("r", offset=0))
                         T.ptx.cp.async_.bulk.commit_group()
                         T.ptx.cp.async_.bulk.wait_group(0)
-'''
+"""
 
 
 def test_multicast_into_a_peer_before_its_mbarrier_init_is_found():
@@ -419,10 +441,11 @@ def test_multicast_into_a_peer_before_its_mbarrier_init_is_found():
     B = np.zeros_like(A)
     res = emulate(kernel(racy, "multicast"), A, B, arch="sm_90a")
     early = [f for f in res.by_kind("deadlock") if "never initialised" in f.message]
-    assert early and early[0].line == line_of(racy, "T.ptx[\"cp.async.bulk.tensor.2d.shared::cluster"), res.summary()
+    assert early and early[0].line == line_of(racy, 'T.ptx["cp.async.bulk.tensor.2d.shared::cluster'), res.summary()
     assert "from CTA (0, 0, 0)" in early[0].message and "cluster_sync" in early[0].message
-    fixed = MULTICAST.replace("SYNC", "T.ptx.fence.mbarrier_init.release.cluster()\n"
-                              "                T.cuda.cluster_sync()")
+    fixed = MULTICAST.replace(
+        "SYNC", "T.ptx.fence.mbarrier_init.release.cluster()\n                T.cuda.cluster_sync()"
+    )
     B = np.zeros_like(A)
     res = emulate(kernel(fixed, "multicast"), A, B, arch="sm_90a")
     assert res.ok, res.summary()
@@ -446,10 +469,10 @@ def test_hopper_gemm_whole_grid_through_tma_mbarrier_wgmma():
     # fp32 accumulation (8 k16 steps, each rounded once) then one bf16 rounding: within half a bf16
     # ulp of the result plus the fp32 accumulation bound K * 2^-24 * sum|a||b|
     ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(got), 1e-30))) - 7)
-    bound = 0.5 * ulp + K * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T)
+    bound = 0.5 * ulp + K * 2.0**-24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T)
     assert np.all(np.abs(got - exact) <= bound), (np.abs(got - exact) - bound).max()
     want = (a.astype(np.float32) @ b.astype(np.float32).T).astype(ml_dtypes.bfloat16)
-    assert (c != want).sum() <= 8            # numpy's fp32 sum order differs from the k16 steps
+    assert (c != want).sum() <= 8  # numpy's fp32 sum order differs from the k16 steps
 
 
 def test_wgmma_descriptor_encoding_and_swizzle():
@@ -477,13 +500,15 @@ def test_coverage_doc_emulated_column_matches_the_emulation_record():
             cols = [c.strip() for c in line.strip("|").split(" | ")]
             cells[cols[0].strip("`")] = cols[7]  # name, signature, category, arch, example, ...
     rows = api.coverage(compile=False)
-    stale = {r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)}
+    stale = {
+        r["name"]: (cells.get(r["name"]), emulated_cell(r)) for r in rows if cells.get(r["name"]) != emulated_cell(r)
+    }
     assert not stale, f"regenerate docs/api-coverage.md (python -m txlab.api.emulated first): {stale}"
     assert any(c.startswith("yes") for c in cells.values())
 
 
 # ---- clocks and the timer ring (txlab.emulator.timers) ------------------------------------------
-CLOCKED = '''
+CLOCKED = """
 @T.prim_func
 def clocked(Out: T.Buffer((2, 64), "uint64"), Scratch: T.Buffer((64,), "int32")):
     T.device_entry()
@@ -493,7 +518,7 @@ def clocked(Out: T.Buffer((2, 64), "uint64"), Scratch: T.Buffer((64,), "int32"))
     for k in T.serial(STEPS):
         Scratch[tx] = k
     Out[cta, tx] = T.cuda.clock64() - t0
-'''
+"""
 
 
 def test_clock64_counts_the_ctas_warp_instructions():
@@ -503,7 +528,7 @@ def test_clock64_counts_the_ctas_warp_instructions():
         out = np.zeros((2, 64), np.uint64)
         res = emulate(kernel(CLOCKED.replace("STEPS", str(steps)), "clocked"), out, np.zeros(64, np.int32))
         assert res.ok, res.summary()
-        assert (out == out[0, 0]).all(), out        # every lane of every CTA: the same count (per CTA)
+        assert (out == out[0, 0]).all(), out  # every lane of every CTA: the same count (per CTA)
         got[steps] = int(out[0, 0])
     assert got[30] - got[10] == 20 * 2, got
     assert any("warp-instructions" in n for n in res.notes)
@@ -515,17 +540,17 @@ def test_timer_ring_timestamps_order_events_per_group_and_launch():
     res = emulate(ex.prim_func(), prof, x, y, arch=ex.arch)
     assert res.ok, res.summary()
     low = ex.expected(prof.copy(), x, y)["Prof"]
-    assert prof[0] == low[0] == (2 << 32) | 2                         # header: 2 groups per CTA, 2 CTAs
+    assert prof[0] == low[0] == (2 << 32) | 2  # header: 2 groups per CTA, 2 CTAs
     assert np.array_equal(prof[1:] & np.uint64(0xFFFFFFFF), low[1:])  # tags, events, kinds: exact
     ts = (prof[1:] >> np.uint64(32)).astype(np.int64).reshape(5, 4).T  # group x (start, end, start, end, final)
-    assert (np.diff(ts, axis=1) > 0).all(), ts                        # strictly later, within a group
+    assert (np.diff(ts, axis=1) > 0).all(), ts  # strictly later, within a group
     assert (ts[:2] == ts[:2][0]).all() and (ts[2:] == ts[2:][0]).all()  # a CTA's two warps: one instruction
-    assert ts[2, 0] > ts[0, -1]                                       # CTA 1 ran after CTA 0 (global timer)
+    assert ts[2, 0] > ts[0, -1]  # CTA 1 ran after CTA 0 (global timer)
     np.testing.assert_array_equal(y, x * 2 + 1)
 
 
 # ---- clusters (txlab.emulator.cluster) ----------------------------------------------------------
-DSMEM = '''
+DSMEM = """
 @T.prim_func
 def dsmem_swap(Out: T.Buffer((2, 64), "int32")):
     T.device_entry()
@@ -541,7 +566,7 @@ def dsmem_swap(Out: T.Buffer((2, 64), "int32")):
     peer[INDEX] = T.Cast("int32", rank) * 1000 + tx
     T.cuda.cluster_sync()
     Out[rank, tx] = data[tx]
-'''
+"""
 
 
 def test_distributed_shared_memory_through_mapa_and_its_bounds():
@@ -573,7 +598,9 @@ def test_cross_cta_deadlock_in_a_cluster_is_reported_not_hung():
     assert "CTA (0, 0, 0)" in dead[0].message and "CTA (1, 0, 0)" in dead[0].message
     assert "parity 0" in dead[0].message
     # a cluster_sync only rank 0 reaches: a divergent cluster barrier, found and released
-    src = ex.source.replace("    T.cuda.cluster_sync()\n    peer", "    if rank == 0:\n        T.cuda.cluster_sync()\n    peer")
+    src = ex.source.replace(
+        "    T.cuda.cluster_sync()\n    peer", "    if rank == 0:\n        T.cuda.cluster_sync()\n    peer"
+    )
     res = emulate(kernel(src, "cluster_remote_arrive"), np.zeros((2, 64), np.int32), arch=ex.arch)
     div = res.by_kind("divergent_barrier")
     assert div and div[0].line == line_of(src, "        T.cuda.cluster_sync()"), res.summary()

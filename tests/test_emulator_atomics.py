@@ -1,12 +1,13 @@
 """Races that involve atomics: an atomic and a plain access of the same shared or global bytes by
 threads with nothing ordering them are a race at both lines; atomics among themselves never race."""
+
 import numpy as np
 import pytest
 from test_emulator import kernel, line_of
 
 from txlab.emulator import emulate
 
-HIST = '''
+HIST = """
 @T.prim_func
 def hist(X_ptr: T.handle, H_ptr: T.handle):
     X = T.match_buffer(X_ptr, (4096,), "int32")
@@ -23,7 +24,7 @@ def hist(X_ptr: T.handle, H_ptr: T.handle):
     T.cuda.cta_sync()
     if tx < 64:
         T.cuda.atomic_add(T.address_of(H[tx]), bins[tx])
-'''
+"""
 
 
 def _hist_inputs():
@@ -53,14 +54,16 @@ def test_atomics_do_not_race_with_each_other():
     x, ref = _hist_inputs()
     src = HIST.replace("SYNC", "T.cuda.cta_sync()").replace("    if tx < 64:\n        bins[tx] = 0\n", "")
     h = np.zeros(64, np.int32)
-    res = emulate(kernel(src, "hist"), x, h)     # the shared bins start at zero in the emulator
+    res = emulate(kernel(src, "hist"), x, h)  # the shared bins start at zero in the emulator
     assert res.ok, res.findings
     assert np.array_equal(h, ref)
 
 
 def test_plain_read_after_atomic_without_barrier_races():
     src = HIST.replace("SYNC", "T.cuda.cta_sync()").replace(
-        "    T.cuda.cta_sync()\n    if tx < 64:\n        T.cuda.atomic_add", "    if tx < 64:\n        T.cuda.atomic_add")
+        "    T.cuda.cta_sync()\n    if tx < 64:\n        T.cuda.atomic_add",
+        "    if tx < 64:\n        T.cuda.atomic_add",
+    )
     x, _ = _hist_inputs()
     res = emulate(kernel(src, "hist"), x, np.zeros(64, np.int32))
     races = res.by_kind("shared_race")
@@ -69,7 +72,7 @@ def test_plain_read_after_atomic_without_barrier_races():
     assert any(f.other_line == add and f.line == read and "atomic" in f.message for f in races), res.findings
 
 
-GHIST = '''
+GHIST = """
 @T.prim_func
 def ghist(X_ptr: T.handle, H_ptr: T.handle):
     X = T.match_buffer(X_ptr, (NX,), "int32")
@@ -83,7 +86,7 @@ def ghist(X_ptr: T.handle, H_ptr: T.handle):
     SYNC
     for j in range(4):
         T.cuda.atomic_add(T.address_of(H[X[bx * 1024 + j * 256 + tx]]), 1)
-'''
+"""
 
 
 def test_global_histogram_zeroed_in_the_kernel():
@@ -98,7 +101,7 @@ def test_global_histogram_zeroed_in_the_kernel():
     assert races and races[0].line == add and races[0].other_line == zero, res.findings
     assert "same CTA" in races[0].message
 
-    fixed = one.replace("SYNC", "T.cuda.cta_sync()")      # one CTA: its barrier orders global memory too
+    fixed = one.replace("SYNC", "T.cuda.cta_sync()")  # one CTA: its barrier orders global memory too
     h = np.full(64, 7, np.int32)
     res = emulate(kernel(fixed, "ghist"), x[:1024], h)
     assert res.ok, res.findings
@@ -115,7 +118,7 @@ def test_global_histogram_zeroed_in_the_kernel():
 def test_counter_reset_by_the_cta_that_took_the_last_ticket_is_not_a_race():
     # every CTA takes a ticket; the one that took the last resets the counter: ordered after every
     # earlier atomic through the counter's own order
-    src = '''
+    src = """
 @T.prim_func
 def tickets(C_ptr: T.handle, O_ptr: T.handle):
     C = T.match_buffer(C_ptr, (1,), "int32")
@@ -128,7 +131,7 @@ def tickets(C_ptr: T.handle, O_ptr: T.handle):
         O[bx] = t
         if t == 3:
             C[0] = 0
-'''
+"""
     c = np.zeros(1, np.int32)
     o = np.zeros(4, np.int32)
     res = emulate(kernel(src, "tickets"), c, o)

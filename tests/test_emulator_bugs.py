@@ -2,6 +2,7 @@
 sanitizer names on the H200: the ``# BUG(name)`` marker line, the recorded compute-sanitizer
 report's line (txlab/data/sanitizer_reports.json, when the lead has recorded it) and, for the
 over-arrival, the pipeline checker's line."""
+
 from __future__ import annotations
 
 import inspect
@@ -13,8 +14,12 @@ from txlab.emulator import emulate
 from txlab.examples import bugs
 
 #: planted bug -> the kind of emulator finding that is that bug
-EMULATED = {"oob_write": "out_of_bounds", "shared_race": "shared_race",
-            "divergent_barrier": "divergent_barrier", "over_arrival": "over_arrival"}
+EMULATED = {
+    "oob_write": "out_of_bounds",
+    "shared_race": "shared_race",
+    "divergent_barrier": "divergent_barrier",
+    "over_arrival": "over_arrival",
+}
 
 
 def _lines(f) -> set:
@@ -41,11 +46,11 @@ def test_emulator_finds_the_planted_bug_at_its_marker_line(name):
     hits, res = _emulated(name)
     line = bugs.bug_line(name)
     assert all(f.line == line for f in hits), res.summary()
-    if name == "oob_write":       # thread 232 of CTA 3 is i == n == 1000: one past B's 1000 floats
+    if name == "oob_write":  # thread 232 of CTA 3 is i == n == 1000: one past B's 1000 floats
         f = hits[0]
         assert f.buffer == "B" and f.cta == (3, 0, 0) and f.threads == [232] and f.count == 1, f
         assert "write" in f.message and "element 1000" in f.message
-    if name == "shared_race":     # the read at the marker, the other thread's write two lines up
+    if name == "shared_race":  # the read at the marker, the other thread's write two lines up
         assert _lines(hits[0]) == {line, _marked("# the write")}
     if name == "divergent_barrier":
         assert "128 of 256 threads" in hits[0].message
@@ -66,13 +71,18 @@ def test_emulator_lines_equal_the_recorded_sanitizer_report(name):
     try:
         rep = sanitizer.recorded(name)
     except FileNotFoundError:
-        pytest.skip("txlab/data/sanitizer_reports.json is not recorded yet (scripts/sanitize_h200.py "
-                    "on the H200); the marker-line comparison above still runs")
+        pytest.skip(
+            "txlab/data/sanitizer_reports.json is not recorded yet (scripts/sanitize_h200.py "
+            "on the H200); the marker-line comparison above still runs"
+        )
     except KeyError as exc:
         pytest.fail(f"the recorded sanitizer reports lack {name!r}: {exc}")
     tool, kind = bugs.EXPECTED[name]
-    sanitized = [{x for x in (f.lineno, (f.other or {}).get("lineno")) if x is not None}
-                 for f in rep.findings if f.tool == tool and f.kind == kind]
+    sanitized = [
+        {x for x in (f.lineno, (f.other or {}).get("lineno")) if x is not None}
+        for f in rep.findings
+        if f.tool == tool and f.kind == kind
+    ]
     assert sanitized, rep.summary()
     hits, _ = _emulated(name)
     # some finding of that tool names exactly the emulator's line(s) -- both of a race's accesses
@@ -83,8 +93,7 @@ def test_emulator_lines_equal_the_recorded_sanitizer_report(name):
 def test_over_arrival_line_equals_the_pipeline_checkers():
     from txlab import pipelines as P
 
-    over = [p for p in P.from_kernel(bugs.kernel("over_arrival")).simulate(32).problems
-            if p.kind == "over_arrival"]
+    over = [p for p in P.from_kernel(bugs.kernel("over_arrival")).simulate(32).problems if p.kind == "over_arrival"]
     hits, _ = _emulated("over_arrival")
     assert over and over[0].lineno == hits[0].line == bugs.bug_line("over_arrival")
     # the emulator counts the arrivals the threads really make: 32 per warp where init expects 1

@@ -1,6 +1,7 @@
 """The emulator's arithmetic is the GPU's: one TIR semantics shared with simt, CUDA math in the
 fast-math and IEEE builds, multiply-adds contracted where nvcc contracts them, the op table
 current with the installed TVM, and the kernels a newcomer writes first check on the CPU."""
+
 from fractions import Fraction
 
 import numpy as np
@@ -16,7 +17,7 @@ from test_emulator import kernel, line_of  # noqa: E402  (tests/ is on sys.path)
 
 
 # ---- one semantics for the emulator and simt --------------------------------------------------
-DIVS = '''
+DIVS = """
 @T.prim_func
 def divs(A: T.Buffer((128,), "int32"), B: T.Buffer((128,), "int32")):
     T.device_entry()
@@ -25,7 +26,7 @@ def divs(A: T.Buffer((128,), "int32"), B: T.Buffer((128,), "int32")):
     sm = T.alloc_shared((256,), "int32")
     sm[T.truncdiv(tx - 64, 3) + T.truncmod(tx - 64, 5) + 100] = tx
     B[tx] = T.truncdiv(A[tx], 3) * 100 + T.truncmod(A[tx], 7)
-'''
+"""
 
 
 def _c_div(a, b):
@@ -45,14 +46,15 @@ def test_emulator_and_simt_share_one_semantics(monkeypatch):
 
         seen.append((inspect.stack()[1].frame.f_globals["__name__"], name))
         return real(name, dtype, fast_math)
+
     monkeypatch.setattr(semantics, "binary", spy)
     k = kernel(DIVS, "divs")
     a = np.arange(-64, 64, dtype=np.int32)
     b = np.zeros_like(a)
-    assert emulate(k, a, b, arch="sm_90a", check=False).ok   # (several threads write one cell: no race check)
-    assert np.array_equal(b, _c_div(a, 3) * 100 + np.fmod(a, 7))        # -7 / 3 == -2, -7 % 7 == 0
+    assert emulate(k, a, b, arch="sm_90a", check=False).ok  # (several threads write one cell: no race check)
+    assert np.array_equal(b, _c_div(a, 3) * 100 + np.fmod(a, 7))  # -7 / 3 == -2, -7 % 7 == 0
     visits = []
-    (_, func), = simt.device_functions(k)
+    ((_, func),) = simt.device_functions(k)
     simt.execute(func, on_visit=visits.append)
     store = next(v for v in visits if v.kind == "store")
     t = np.arange(128) - 64
@@ -66,18 +68,18 @@ def test_semantics_table_rules():
     assert S.trunc_div(np.int32(-7), np.int32(2)) == -3 and S.trunc_mod(np.int32(-7), np.int32(2)) == -1
     assert S.floor_div(-7, 2) == -4 and S.floor_mod(-7, 2) == 1
     f2i = S.cast(np.float32([np.nan, 3e9, -3e9, -1.7, 2.9]), np.dtype(np.int32))
-    assert f2i.tolist() == [0, 2**31 - 1, -2**31, -1, 2]                       # cvt.rzi saturates
+    assert f2i.tolist() == [0, 2**31 - 1, -(2**31), -1, 2]  # cvt.rzi saturates
     assert S.cast(np.float32([-1.0, 5e9]), np.dtype(np.uint32)).tolist() == [0, 2**32 - 1]
     assert S.cast(np.float64([1e19]), np.dtype(np.int64)).tolist() == [2**63 - 1]
     mn = S.fmin(np.float32([np.nan, 0.0, -0.0, np.nan]), np.float32([1, -0.0, 0.0, np.nan]))
     assert mn.view(np.uint32).tolist() == [0x3F800000, 0x80000000, 0x80000000, 0x7FFFFFFF]
-    tiny = np.float32(1e-39)                                                  # a float32 denormal
-    assert S.binary("Add", "float32", True)(tiny, np.float32(0)) == 0         # add.ftz
+    tiny = np.float32(1e-39)  # a float32 denormal
+    assert S.binary("Add", "float32", True)(tiny, np.float32(0)) == 0  # add.ftz
     assert S.binary("Add", "float32", False)(tiny, np.float32(0)) == tiny
-    assert not S.binary("LT", "float32", True)(-tiny, np.float32(0))          # setp.lt.ftz: -0 < 0
+    assert not S.binary("LT", "float32", True)(-tiny, np.float32(0))  # setp.lt.ftz: -0 < 0
     assert S.binary("Div", "float32", True) is S.div_approx_ftz
     assert S.binary("Div", "int32") is S.trunc_div
-    assert np.left_shift(np.int32(1), np.int32(33)) == 0                      # shl clamps
+    assert np.left_shift(np.int32(1), np.int32(33)) == 0  # shl clamps
 
 
 def test_fma_is_correctly_rounded():
@@ -93,7 +95,7 @@ def test_fma_is_correctly_rounded():
 
 
 # ---- math functions ------------------------------------------------------------------------------
-ELEM = '''
+ELEM = """
 @T.prim_func
 def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -105,7 +107,7 @@ def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, n: T.int32):
     i = bx * 256 + tx
     if i < n:
         C[i] = EXPR
-'''
+"""
 
 
 def _run(expr, a, b, **kw):
@@ -119,12 +121,23 @@ def _ulp(got, want):
     return int(semantics.ulp_distance(got, want).max())
 
 
-@pytest.mark.parametrize("expr, ref, ulps", [
-    ("T.exp(A[i])", np.exp, 8),   # __expf: 2 + 1.173 |x| ulp (x * log2 e is rounded first) ("T.exp2(A[i])", np.exp2, 2), ("T.log(T.fabs(A[i]))", lambda x: np.log(np.abs(x)), 2),
-    ("T.sqrt(T.fabs(A[i]))", lambda x: np.sqrt(np.abs(x)), 1), ("T.rsqrt(T.fabs(A[i]))", lambda x: 1 / np.sqrt(np.abs(x)), 1),
-    ("T.tanh(A[i])", np.tanh, 1), ("T.sigmoid(A[i])", lambda x: 1 / (1 + np.exp(-x)), 8),
-    ("T.erf(A[i])", None, 1), ("T.sin(A[i])", np.sin, 4), ("T.floor(A[i] * T.float32(3))", lambda x: np.floor(x * np.float32(3)), 0),
-])
+@pytest.mark.parametrize(
+    "expr, ref, ulps",
+    [
+        (
+            "T.exp(A[i])",
+            np.exp,
+            8,
+        ),  # __expf: 2 + 1.173 |x| ulp (x * log2 e is rounded first) ("T.exp2(A[i])", np.exp2, 2), ("T.log(T.fabs(A[i]))", lambda x: np.log(np.abs(x)), 2),
+        ("T.sqrt(T.fabs(A[i]))", lambda x: np.sqrt(np.abs(x)), 1),
+        ("T.rsqrt(T.fabs(A[i]))", lambda x: 1 / np.sqrt(np.abs(x)), 1),
+        ("T.tanh(A[i])", np.tanh, 1),
+        ("T.sigmoid(A[i])", lambda x: 1 / (1 + np.exp(-x)), 8),
+        ("T.erf(A[i])", None, 1),
+        ("T.sin(A[i])", np.sin, 4),
+        ("T.floor(A[i] * T.float32(3))", lambda x: np.floor(x * np.float32(3)), 0),
+    ],
+)
 def test_math_that_lowers_to_device_functions_runs(expr, ref, ulps):
     """T.exp & co. lower to call_pure_extern("expf", ...): each runs, close to float64 math (the
     GPU's MUFU result is within the bound docs/emulator-ops.md states)."""
@@ -144,15 +157,15 @@ def test_the_build_decides_division_and_flushing():
     a = rng.standard_normal(4000).astype(np.float32)
     b = rng.standard_normal(4000).astype(np.float32)
     ieee = _run("A[i] / B[i]", a, b, fast_math=False)
-    assert np.array_equal(ieee, a / b)                                        # div.rn.f32: bitwise
-    fast = _run("A[i] / B[i]", a, b)                                          # div.approx.ftz.f32
+    assert np.array_equal(ieee, a / b)  # div.rn.f32: bitwise
+    fast = _run("A[i] / B[i]", a, b)  # div.approx.ftz.f32
     assert np.array_equal(fast, a * (np.float32(1) / b)) and _ulp(fast, a / b) <= 2
     d = np.full(256, 1e-39, np.float32)
-    assert (_run("A[i] + B[i]", d, np.zeros_like(d)) == 0).all()              # add.ftz
+    assert (_run("A[i] + B[i]", d, np.zeros_like(d)) == 0).all()  # add.ftz
     assert (_run("A[i] + B[i]", d, np.zeros_like(d), fast_math=False) == d).all()
     c = txlab.compile(kernel(ELEM.replace("EXPR", "A[i] + B[i]"), "k"), arch="sm_90a", fast_math=False)
     out = np.zeros_like(d)
-    assert emulate(c, d, np.zeros_like(d), out, d.size).ok and (out == d).all()   # the Compiled's own build
+    assert emulate(c, d, np.zeros_like(d), out, d.size).ok and (out == d).all()  # the Compiled's own build
 
 
 def test_if_then_else_runs():
@@ -171,15 +184,21 @@ def test_unknown_device_function_is_named_with_its_line():
 
 
 # ---- FMA contraction, checked against nvcc's own PTX ----------------------------------------------
-SHAPES = [   # (expression, FFMA in the build's SASS, numpy model with the fused ops explicit)
-    ("A[i] * T.float32(1.7) + B[i] * A[i] + T.float32(0.1)", 1,
-     lambda x, y, F: F(x, np.float32(1.7), y * x) + np.float32(0.1)),
+SHAPES = [  # (expression, FFMA in the build's SASS, numpy model with the fused ops explicit)
+    (
+        "A[i] * T.float32(1.7) + B[i] * A[i] + T.float32(0.1)",
+        1,
+        lambda x, y, F: F(x, np.float32(1.7), y * x) + np.float32(0.1),
+    ),
     ("T.float32(1) + A[i] * B[i]", 1, lambda x, y, F: F(x, y, np.float32(1))),
     ("A[i] * B[i] - T.float32(1.5)", 1, lambda x, y, F: F(x, y, np.float32(-1.5))),
-    ("A[i] - B[i] * A[i]", 1, lambda x, y, F: F(-y, x, x)),     # mul + sub in PTX; ptxas fuses
+    ("A[i] - B[i] * A[i]", 1, lambda x, y, F: F(-y, x, x)),  # mul + sub in PTX; ptxas fuses
     ("A[i] * B[i] * T.float32(2) + T.float32(1)", 1, lambda x, y, F: F(x * y, np.float32(2), np.float32(1))),
-    ("(A[i] * B[i]) * (A[i] + B[i]) + A[i] * A[i] * B[i]", 1,
-     lambda x, y, F: F(x * x, y, (x * y) * (x + y))),            # the lower-ranked product is fused
+    (
+        "(A[i] * B[i]) * (A[i] + B[i]) + A[i] * A[i] * B[i]",
+        1,
+        lambda x, y, F: F(x * x, y, (x * y) * (x + y)),
+    ),  # the lower-ranked product is fused
     ("(A[i] + B[i]) * A[i] + B[i] * B[i]", 1, lambda x, y, F: F(y, y, (x + y) * x)),
     ("A[i] * B[i] + (A[i] + B[i]) * A[i]", 1, lambda x, y, F: F(x, y, (x + y) * x)),
 ]
@@ -196,6 +215,7 @@ def test_contraction_is_nvccs(fast_math):
 
     def F(a, b, c):
         return semantics.fma(a, b, c, flush=fast_math)
+
     differs = 0
     for expr, n_fma, model in SHAPES:
         k = kernel(ELEM.replace("EXPR", expr), "k")
@@ -206,7 +226,7 @@ def test_contraction_is_nvccs(fast_math):
         want = model(x, y, F)
         assert np.array_equal(out, want), expr
         differs += int(np.any(want != model(x, y, lambda a, b, c_: a * b + c_)))
-    assert differs >= 4         # fusing matters: unfused math would differ on these shapes
+    assert differs >= 4  # fusing matters: unfused math would differ on these shapes
 
 
 def test_a_product_bound_to_a_variable_is_fused_once_used():
@@ -234,8 +254,9 @@ def test_op_table_is_current():
     assert names["tirx.exp"]["status"] == "emulated" and "lowered" in names["tirx.exp"]["why"]
     assert "within" in names["expf"]["fast"] and names["sqrtf"]["ieee"].startswith("bitwise")
     assert all(r["why"] for r in table if r["status"] == "not emulated")
-    assert optable.DOC.read_text() == optable.markdown(table), \
+    assert optable.DOC.read_text() == optable.markdown(table), (
         "docs/emulator-ops.md is stale: python -m txlab.emulator.optable --write"
+    )
 
 
 # ---- kernels a newcomer writes first -------------------------------------------------------------

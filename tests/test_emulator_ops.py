@@ -1,11 +1,12 @@
 """Ops the tile primitives lower to, on the emulator: divergent break/continue, cp.async's
 commit/wait ordering, red/atom through T.ptx, ld/st type extension; each shown to the race checker."""
+
 import numpy as np
 from test_emulator import kernel, line_of
 
 from txlab.emulator import emulate
 
-DIVERGENT = '''
+DIVERGENT = """
 @T.prim_func
 def div(A_ptr: T.handle):
     A = T.match_buffer(A_ptr, (32, 8), "int32")
@@ -18,7 +19,7 @@ def div(A_ptr: T.handle):
         if i > tx // 4:
             break
         A[tx, i] = i + 1
-'''
+"""
 
 
 def test_divergent_break_and_continue_leave_only_their_lanes():
@@ -36,7 +37,7 @@ def test_divergent_break_and_continue_leave_only_their_lanes():
     np.testing.assert_array_equal(a, want)
 
 
-CPASYNC = '''
+CPASYNC = """
 @T.prim_func
 def cpa(A: T.Buffer((8,), "float16"), B: T.Buffer((16,), "float16")):
     T.device_entry()
@@ -53,7 +54,7 @@ def cpa(A: T.Buffer((8,), "float16"), B: T.Buffer((16,), "float16")):
         T.ptx.cp.async_.wait_group(0)
         for i in T.serial(8):
             B[8 + i] = S[i]
-'''
+"""
 
 
 def test_cp_async_lands_at_its_wait_not_before():
@@ -61,11 +62,11 @@ def test_cp_async_lands_at_its_wait_not_before():
     b = np.zeros(16, np.float16)
     res = emulate(kernel(CPASYNC, "cpa"), a, b)
     assert res.ok, res.findings
-    np.testing.assert_array_equal(b[:8], np.full(8, 5, np.float16))      # read before the wait: old bytes
+    np.testing.assert_array_equal(b[:8], np.full(8, 5, np.float16))  # read before the wait: old bytes
     np.testing.assert_array_equal(b[8:], a)
 
 
-RED = '''
+RED = """
 @T.prim_func
 def red(A: T.Buffer((4,), "uint32"), X: T.Buffer((128,), "uint32")):
     T.device_entry()
@@ -79,7 +80,7 @@ def red(A: T.Buffer((4,), "uint32"), X: T.Buffer((128,), "uint32")):
     T.cuda.cta_sync()
     if tid < 4:
         A[tid] = S[tid]
-'''
+"""
 
 
 def test_ptx_red_is_an_atomic_for_the_race_checker():
@@ -92,10 +93,14 @@ def test_ptx_red_is_an_atomic_for_the_race_checker():
     src = RED.replace("SYNC", "pass")
     res = emulate(kernel(src, "red"), np.zeros(4, np.uint32), x)
     races = res.by_kind("shared_race")
-    assert races and races[0].line == line_of(src, "T.ptx.red") and races[0].other_line == line_of(src, "S[tid] = T.uint32(0)")
+    assert (
+        races
+        and races[0].line == line_of(src, "T.ptx.red")
+        and races[0].other_line == line_of(src, "S[tid] = T.uint32(0)")
+    )
 
 
-LDEXT = '''
+LDEXT = """
 @T.prim_func
 def ldext(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,), "uint32")):
     T.device_entry()
@@ -103,7 +108,7 @@ def ldext(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,
     tid = T.thread_id([4])
     T.ptx.ld.global_.s8(B[tid], A.ptr_to([tid]))
     T.ptx.ld.global_.u8(C[tid], A.ptr_to([tid]))
-'''
+"""
 
 
 def test_ptx_ld_of_a_byte_sign_or_zero_extends_into_a_wider_register():

@@ -1,5 +1,6 @@
 """txlab.export: exported HTML inlines the offline widget renderer and asks for nothing on the
 network (what the page does in a browser is tested in tests/test_export_browser.py)."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ from txlab.export import STATE_MIME, VIEW_MIME, ExportError, export_html, main, 
 
 ROOT = Path(__file__).resolve().parents[1]
 #: anything in an exported page that would make the browser fetch from the network
-REMOTE = re.compile(r"""<script[^>]+src\s*=\s*["']?(?:https?:)?//|<link[^>]+href\s*=\s*["']?(?:https?:)?//|"""
-                    r"""@import\s+url\(\s*["']?(?:https?:)?//|unpkg\.com|jsdelivr|cdnjs|require\.min\.js""",
-                    re.IGNORECASE)
+REMOTE = re.compile(
+    r"""<script[^>]+src\s*=\s*["']?(?:https?:)?//|<link[^>]+href\s*=\s*["']?(?:https?:)?//|"""
+    r"""@import\s+url\(\s*["']?(?:https?:)?//|unpkg\.com|jsdelivr|cdnjs|require\.min\.js""",
+    re.IGNORECASE,
+)
 
 
 def _pipeline_notebook() -> nbformat.NotebookNode:
@@ -34,8 +37,11 @@ def _pipeline_notebook() -> nbformat.NotebookNode:
     # widget other tests left open in this process
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("PipelineView(...)")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        VIEW_MIME: data["view_specs"][0], "text/plain": "PipelineView(...)"})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={VIEW_MIME: data["view_specs"][0], "text/plain": "PipelineView(...)"}
+        )
+    ]
     nb.cells = [nbformat.v4.new_markdown_cell("# pipeline"), cell]
     nb.metadata["widgets"] = {STATE_MIME: data["manager_state"]}
     w.close()
@@ -58,7 +64,8 @@ def test_front_end_versions_are_pinned_and_match_python():
     py = version("anywidget").split(".")[:2]
     assert pkg["anywidget"].split(".")[:2] == py, (
         f"widgets/package.json bundles anywidget {pkg['anywidget']} but Python has {version('anywidget')}: "
-        "pin the matching npm version and rebuild (cd widgets && npm install --save-exact anywidget@X && node build.mjs)")
+        "pin the matching npm version and rebuild (cd widgets && npm install --save-exact anywidget@X && node build.mjs)"
+    )
     # ipywidgets 8 <-> html-manager 1.x
     assert version("ipywidgets").startswith("8.") and pkg["@jupyter-widgets/html-manager"].startswith("1.")
 

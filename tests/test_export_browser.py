@@ -4,6 +4,7 @@ no errors, and the widgets' browser-side interactions work. Screenshots go to bu
 
     .venv/bin/python -m pytest -m browser tests/test_export_browser.py
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,7 @@ from browser import cases, harness as H  # noqa: E402
 from browser.offline import canvas_ink, offline_page  # noqa: E402
 
 _REASON = H.skip_reason()
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
 
 NAMES = sorted(n for n in H.widget_names() if n in cases.CASES)
 #: steps in tests/browser/harness.py that need the kernel (Python recomputes); a static page has none
@@ -38,13 +38,16 @@ def exported(tmp_path_factory):
     src = root / "gallery.ipynb"
     cases.notebook("offline label", NAMES, src)
     nb = nbformat.read(src, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(root)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(root)}}
+    ).execute()
     failed = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not failed, f"gallery cell failed: {failed[0].get('ename')}: {failed[0].get('evalue')}"
     r = export_html(nb, root / "gallery.html")
-    print(f"exported gallery: {r.html_bytes / 1024:.0f} KiB, {r.widget_views} widgets, "
-          f"renderer {r.renderer_bytes / 1024:.0f} KiB")
+    print(
+        f"exported gallery: {r.html_bytes / 1024:.0f} KiB, {r.widget_views} widgets, "
+        f"renderer {r.renderer_bytes / 1024:.0f} KiB"
+    )
     assert r.widget_views == len(NAMES)
     return r.path
 
@@ -108,7 +111,8 @@ def test_browser_side_interactions_work_offline(exported):
                             break
                         assert time.monotonic() < deadline, (
                             f"{name}: '{what}' changed {sorted(parts) or 'nothing'} in the offline page "
-                            f"(needed {sorted(need) or 'any change'})")
+                            f"(needed {sorted(need) or 'any change'})"
+                        )
                 log.append((name, what, sorted(parts)))
         for entry in log:
             print("%s: %s -> %s" % entry)
@@ -129,9 +133,20 @@ def test_browser_side_interactions_work_offline(exported):
 def test_tour_export_renders_offline(tmp_path):
     """`make demo`'s command: python -m txlab.tour notebooks/00_tour.ipynb OUT.html."""
     out = tmp_path / "tour.html"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(H.ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    r = subprocess.run([sys.executable, "-m", "txlab.tour", str(H.ROOT / "notebooks" / "00_tour.ipynb"), str(out)],
-                       cwd=H.ROOT, env=env, capture_output=True, text=True, timeout=900)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(H.ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "txlab.tour", str(H.ROOT / "notebooks" / "00_tour.ipynb"), str(out)],
+        cwd=H.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     print(r.stdout)
     with offline_page(out) as (page, console, blocked):

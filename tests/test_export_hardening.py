@@ -1,4 +1,5 @@
 """export_html reads only what it should and sanitizes untrusted notebooks (issue 20, items 4, 6)."""
+
 from __future__ import annotations
 
 import os
@@ -93,8 +94,19 @@ def test_not_json_is_an_export_error(tmp_path):
 @pytest.mark.parametrize("name", sorted(MARKUP))
 def test_sanitizer_removes_each_payload(name):
     out = sanitize_html(MARKUP[name].replace("%s", "t")).lower()
-    for bad in ("<script", "onerror", "onload", "ontoggle", "javascript:", "<iframe", "srcdoc",
-                "<object", "<meta", "<form", "<svg"):
+    for bad in (
+        "<script",
+        "onerror",
+        "onload",
+        "ontoggle",
+        "javascript:",
+        "<iframe",
+        "srcdoc",
+        "<object",
+        "<meta",
+        "<form",
+        "<svg",
+    ):
         assert bad not in out, (name, out)
 
 
@@ -117,6 +129,6 @@ def test_untrusted_export_keeps_txlab_widget_and_drops_foreign_one(tmp_path):
     assert "foreign widget ran" not in html
     assert "js-output" not in html
     assert "<title>&lt;/title&gt;" in html
-    assert "built from widgets" in html     # txlab's own widget module is there
+    assert "built from widgets" in html  # txlab's own widget module is there
     rt = export_html(nb, tmp_path / "trusted.html", trusted=True)
     assert rt.trusted and not rt.dropped_widget_models and "js-output" in rt.path.read_text()

@@ -7,6 +7,7 @@ scripts: that is the control showing the detection works.
 
     .venv/bin/python -m pytest tests/test_export_sanitize_browser.py
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,7 @@ from browser import harness as H  # noqa: E402
 from _hostile_notebook import hostile_notebook, txlab_widget  # noqa: E402
 
 _REASON = H.skip_reason()
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
 
 LOCAL = ("file:", "data:", "blob:", "about:")
 
@@ -40,9 +40,10 @@ def _pwned(html: Path) -> tuple[list, list, int]:
             dialogs = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(html.resolve().as_uri(), wait_until="load")
-            page.wait_for_function("document.documentElement.dataset.txlabWidgets === 'rendered'",
-                                   timeout=60_000, polling=100)
-            page.wait_for_timeout(800)        # img onerror, svg onload, iframes load asynchronously
+            page.wait_for_function(
+                "document.documentElement.dataset.txlabWidgets === 'rendered'", timeout=60_000, polling=100
+            )
+            page.wait_for_timeout(800)  # img onerror, svg onload, iframes load asynchronously
             # what needs a click: javascript: links and form actions
             page.evaluate("""() => {
                 for (const a of document.querySelectorAll('a')) {

@@ -1,6 +1,7 @@
 """Fault injection: bad kernels (GPU-marked, run in the isolated worker) and bad inputs (CPU, checked
 against a Compiled built for sm_90a). Each GPU case asserts the exact KernelFault kind, that the
 caller's arrays are unchanged, and that a following correct run succeeds."""
+
 import numpy as np
 import pytest
 
@@ -14,25 +15,25 @@ from txlab.run import check_args, check_launch
 # bad kernels, written in TIRx
 FAULT_KERNELS = {
     # a store 16 TiB past a 1 KiB buffer
-    "oob_far_write": '''
+    "oob_far_write": """
 @T.prim_func
 def oob_far_write(A: T.Buffer((256,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([256])
     A[T.int64(tx) + (T.int64(1) << T.int64(42))] = T.float32(1.0)
-''',
+""",
     # a load 16 TiB before the buffer
-    "far_read": '''
+    "far_read": """
 @T.prim_func
 def far_read(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([256])
     B[tx] = A[T.int64(tx) - (T.int64(1) << T.int64(42))]
-''',
+""",
     # a shared-memory store 64 MiB past the CTA's window
-    "smem_oob": '''
+    "smem_oob": """
 @T.prim_func
 def smem_oob(A: T.Buffer((128,), "float32")):
     T.device_entry()
@@ -42,18 +43,18 @@ def smem_oob(A: T.Buffer((128,), "float32")):
     sm[tx + (1 << 24)] = A[tx]
     T.cuda.cta_sync()
     A[tx] = sm[tx]
-''',
+""",
     # a float4 store at a 4-byte offset
-    "misaligned_vec": '''
+    "misaligned_vec": """
 @T.prim_func
 def misaligned_vec(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([128])
     B[T.ramp(tx * 4 + 1, 1, 4)] = A[T.ramp(tx * 4, 1, 4)]
-''',
+""",
     # a device-side assert that fails for ordinary data
-    "trap_kernel": '''
+    "trap_kernel": """
 @T.prim_func
 def trap_kernel(A: T.Buffer((256,), "float32")):
     T.device_entry()
@@ -61,9 +62,9 @@ def trap_kernel(A: T.Buffer((256,), "float32")):
     tx = T.thread_id([256])
     T.cuda.trap_when_assert_failed(A[tx] > T.float32(1e30))
     A[tx] = T.float32(1.0)
-''',
+""",
     # mbarrier initialised for 2 arrivals, only 1 arrives: the parity-0 wait never completes
-    "mbar_deadlock": '''
+    "mbar_deadlock": """
 @T.prim_func
 def mbar_deadlock(A: T.Buffer((128,), "float32")):
     T.device_entry()
@@ -78,9 +79,9 @@ def mbar_deadlock(A: T.Buffer((128,), "float32")):
         T.ptx.mbarrier.arrive.shared.b64(bar.ptr_to([0]), T.uint32(1))
     T.cuda.mbarrier_wait(bar.ptr_to([0]), 0)
     A[tx] = T.float32(1.0)
-''',
+""",
     # spins while A[0] == 0, with an atomic per iteration so the loop cannot be optimised away
-    "spin_forever": '''
+    "spin_forever": """
 @T.prim_func
 def spin_forever(A: T.Buffer((2,), "int32")):
     T.device_entry()
@@ -88,17 +89,17 @@ def spin_forever(A: T.Buffer((2,), "int32")):
     tx = T.thread_id([32])
     while A[0] == 0:
         T.cuda.atomic_add(A.ptr_to([1]), 1)
-''',
-    "too_many_threads": '''
+""",
+    "too_many_threads": """
 @T.prim_func
 def too_many_threads(A: T.Buffer((2048,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([2048])
     A[tx] = T.float32(1.0)
-''',
+""",
     # 300 KiB of dynamic shared memory (H100/H200 opt-in maximum: 227 KiB)
-    "too_much_smem": '''
+    "too_much_smem": """
 @T.prim_func
 def too_much_smem(A: T.Buffer((128,), "float32")):
     T.device_entry()
@@ -108,8 +109,8 @@ def too_much_smem(A: T.Buffer((128,), "float32")):
     sm[tx * 500] = A[tx]
     T.cuda.cta_sync()
     A[tx] = sm[(127 - tx) * 500]
-''',
-    "big_cluster": '''
+""",
+    "big_cluster": """
 @T.prim_func
 def big_cluster(A: T.Buffer((1024,), "float32")):
     T.device_entry()
@@ -117,9 +118,9 @@ def big_cluster(A: T.Buffer((1024,), "float32")):
         bx = T.cta_id([32])
         tx = T.thread_id([32])
         A[bx * 32 + tx] = T.float32(1.0)
-''',
+""",
     # a 1 TiB global workspace allocated by the host code before the launch
-    "huge_workspace": '''
+    "huge_workspace": """
 @T.prim_func
 def huge_workspace(A: T.Buffer((256,), "float32")):
     W = T.alloc_buffer((1 << 38,), "float32", scope="global")
@@ -128,10 +129,10 @@ def huge_workspace(A: T.Buffer((256,), "float32")):
     tx = T.thread_id([256])
     W[T.int64(tx) * T.int64(1 << 30)] = A[tx]
     A[tx] = W[T.int64(255 - tx) * T.int64(1 << 30)]
-''',
+""",
 }
 
-GOOD = '''
+GOOD = """
 @T.prim_func
 def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -149,12 +150,21 @@ def fixed(X: T.Buffer((64, 32), "float32"), Y: T.Buffer((64, 32), "float16"), k:
     bx = T.cta_id([64])
     tx = T.thread_id([32])
     Y[bx, tx] = T.float16(X[bx, tx] * s) + T.float16(k)
-'''
+"""
 
 # an H200 as cuDeviceGetAttribute reports it (for the pre-launch checks, no GPU needed)
-H200 = GPUInfo(True, name="NVIDIA H200", arch="sm_90a", compute_capability=(9, 0), sm_count=132,
-               max_smem_per_block_optin=232448, max_smem_per_sm=233472, max_threads_per_block=1024,
-               max_regs_per_block=65536, max_regs_per_sm=65536)
+H200 = GPUInfo(
+    True,
+    name="NVIDIA H200",
+    arch="sm_90a",
+    compute_capability=(9, 0),
+    sm_count=132,
+    max_smem_per_block_optin=232448,
+    max_smem_per_sm=233472,
+    max_threads_per_block=1024,
+    max_regs_per_block=65536,
+    max_regs_per_sm=65536,
+)
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +196,11 @@ def test_fault_kernels_compile_for_sm90a_and_round_trip_through_script():
 
 
 def test_fault_kernels_emit_what_they_claim():
-    cs = {n: list(run_cell(s, {}, arch="sm_90a").values())[0] for n, s in FAULT_KERNELS.items()
-          if n in ("oob_far_write", "misaligned_vec", "trap_kernel", "mbar_deadlock", "spin_forever")}
+    cs = {
+        n: list(run_cell(s, {}, arch="sm_90a").values())[0]
+        for n, s in FAULT_KERNELS.items()
+        if n in ("oob_far_write", "misaligned_vec", "trap_kernel", "mbar_deadlock", "spin_forever")
+    }
     assert "(int64_t)4398046511104" in cs["oob_far_write"].cuda_source
     assert "*(float4*)(B_ptr + ((((int)threadIdx.x) * 4) + 1))" in cs["misaligned_vec"].cuda_source
     assert 'asm("trap;")' in cs["trap_kernel"].cuda_source
@@ -195,11 +208,14 @@ def test_fault_kernels_emit_what_they_claim():
     assert "while (1)" in cs["spin_forever"].cuda_source and "atomic" in cs["spin_forever"].cuda_source
 
 
-@pytest.mark.parametrize("name, problem", [
-    ("too_many_threads", "2048 threads per block"),
-    ("too_much_smem", "307200 bytes of shared memory"),
-    ("big_cluster", "a cluster of 32 CTAs"),
-])
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("too_many_threads", "2048 threads per block"),
+        ("too_much_smem", "307200 bytes of shared memory"),
+        ("big_cluster", "a cluster of 32 CTAs"),
+    ],
+)
 def test_launch_config_rejected_before_launch(faults, name, problem):
     with pytest.raises(KernelFault) as e:
         check_launch(faults[name], H200, [np.zeros(2048, np.float32)])
@@ -210,8 +226,13 @@ def test_launch_config_rejected_before_launch(faults, name, problem):
 
 def test_registers_times_threads_over_the_register_file(good):
     c = good["scale"]
-    small = GPUInfo(True, name="tiny", max_threads_per_block=1024, max_smem_per_block_optin=1 << 20,
-                    max_regs_per_block=256 * c.resources["scale_kernel"]["registers"] - 1)
+    small = GPUInfo(
+        True,
+        name="tiny",
+        max_threads_per_block=1024,
+        max_smem_per_block_optin=1 << 20,
+        max_regs_per_block=256 * c.resources["scale_kernel"]["registers"] - 1,
+    )
     with pytest.raises(KernelFault, match="registers per block") as e:
         check_launch(c, small, [np.zeros(300, np.float32)] * 2 + [300])
     assert e.value.kind == "launch_config"
@@ -246,8 +267,13 @@ def _bad_inputs():
         ("scale", "scalar_vs_shape", [f32, f32, 101], "n", "arrays say n = 100"),
         ("scale", "float_for_int", [f32, f32, 100.0], "n", "must be a Python int"),
         ("scale", "bool_for_int", [f32, f32, True], "n", "must be a Python int"),
-        ("scale", "int32_overflow", [np.zeros(0, np.float32), np.zeros(0, np.float32), 1 << 31], "n",
-         "does not fit in int32"),
+        (
+            "scale",
+            "int32_overflow",
+            [np.zeros(0, np.float32), np.zeros(0, np.float32), 1 << 31],
+            "n",
+            "does not fit in int32",
+        ),
         ("scale", "array_for_scalar", [f32, f32, np.array([100])], "n", "is an array"),
         ("fixed", "string_for_float", [X, Y, k, "0.5"], "s", "must be a number"),
         ("scale", "list_for_buffer", [list(f32), f32, 100], "A", "must be a numpy array"),
@@ -258,8 +284,7 @@ def _bad_inputs():
     ]
 
 
-@pytest.mark.parametrize("kernel, case, args, param, message",
-                         _bad_inputs(), ids=[c[1] for c in _bad_inputs()])
+@pytest.mark.parametrize("kernel, case, args, param, message", _bad_inputs(), ids=[c[1] for c in _bad_inputs()])
 def test_bad_input_rejected_naming_the_parameter(good, kernel, case, args, param, message):
     with pytest.raises(InputError) as e:
         check_args(good[kernel], args)
@@ -301,15 +326,14 @@ def _args_for(c):
         if p["kind"] == "scalar":
             out.append(0)
         else:
-            out.append(np.full(p["shape"], 0.25 if p["dtype"].startswith("float") else 0,
-                               dtype=p["dtype"]))
+            out.append(np.full(p["shape"], 0.25 if p["dtype"].startswith("float") else 0, dtype=p["dtype"]))
     return out
 
 
 GPU_CASES = [
     ("oob_far_write", "illegal_address", True),
     ("far_read", "illegal_address", True),
-    ("smem_oob", "illegal_instruction", True),   # what the H200 reports for it (2026-11-30)
+    ("smem_oob", "illegal_instruction", True),  # what the H200 reports for it (2026-11-30)
     ("misaligned_vec", "misaligned", True),
     ("trap_kernel", "trap", True),
     ("mbar_deadlock", "timeout", True),
@@ -367,8 +391,7 @@ def test_launch_config_from_cuda_when_the_precheck_is_bypassed(isolated, faults,
 def test_check_and_bench_surface_faults(isolated, faults, good):
     c = faults["trap_kernel"]
     with pytest.raises(KernelFault) as e:
-        txlab.check(c, (np.full(256, 0.25, np.float32),), reference=lambda a: np.ones_like(a),
-                    timeout_s=3.0)
+        txlab.check(c, (np.full(256, 0.25, np.float32),), reference=lambda a: np.ones_like(a), timeout_s=3.0)
     assert e.value.kind == "trap"
     c = faults["oob_far_write"]
     with pytest.raises(KernelFault) as e:

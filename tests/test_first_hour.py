@@ -2,6 +2,7 @@
 emulator, an accumulating kernel, a compile-only sweep, the API reference, the line map, export),
 replayed as tests/first_hour.ipynb. The notebook runs once, in a real kernel with no GPU
 (TXLAB_FORCE_NO_GPU=1); each step is one cell tagged ``walk:<step>`` and one test here."""
+
 import os
 from pathlib import Path
 
@@ -11,9 +12,25 @@ NB = Path(__file__).with_name("first_hour.ipynb")
 pytestmark = pytest.mark.slow  # one kernel, ~100 s on a loaded 2-core machine
 
 STEPS = [
-    "setup", "kernel-scale", "help", "tirx-help", "kernel-warp", "kernel-hist", "kernel-primfunc", "inputs",
-    "check-auto", "check-primfunc", "check-inout", "poison-message", "bench-no-gpu", "emulate-binding",
-    "emulate-bound", "tune-compile-only", "sourceview", "saved-lists", "export",
+    "setup",
+    "kernel-scale",
+    "help",
+    "tirx-help",
+    "kernel-warp",
+    "kernel-hist",
+    "kernel-primfunc",
+    "inputs",
+    "check-auto",
+    "check-primfunc",
+    "check-inout",
+    "poison-message",
+    "bench-no-gpu",
+    "emulate-binding",
+    "emulate-bound",
+    "tune-compile-only",
+    "sourceview",
+    "saved-lists",
+    "export",
 ]
 
 
@@ -24,11 +41,15 @@ def cells(tmp_path_factory):
     nb = nbformat.read(NB, 4)
     saved = {k: os.environ.get(k) for k in ("TXLAB_FORCE_NO_GPU", "TXLAB_DEVICE")}
     os.environ["TXLAB_FORCE_NO_GPU"] = "1"  # the kernel inherits it: no GPU, whatever this host has
-    os.environ.pop("TXLAB_DEVICE", None)     # the default device setting, as a fresh user has it
+    os.environ.pop("TXLAB_DEVICE", None)  # the default device setting, as a fresh user has it
     try:
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(tmp_path_factory.mktemp("first_hour"))}}
-                                ).execute()
+        nbclient.NotebookClient(
+            nb,
+            timeout=600,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(tmp_path_factory.mktemp("first_hour"))}},
+        ).execute()
     finally:
         for k, v in saved.items():
             if v is None:
@@ -39,7 +60,7 @@ def cells(tmp_path_factory):
     for c in nb.cells:
         for tag in c.metadata.get("tags", []):
             if tag.startswith("walk:"):
-                out[tag[len("walk:"):]] = c
+                out[tag[len("walk:") :]] = c
     return out
 
 

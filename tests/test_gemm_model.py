@@ -1,5 +1,6 @@
 """The Hopper GEMM's configuration choice for shapes nobody measured (txlab.examples.gemm_model):
 calibrated on the H200 sweeps in benchmarks/results, shown by hopper_gemm.explain."""
+
 import glob
 from pathlib import Path
 
@@ -46,8 +47,17 @@ def test_measured_shapes_keep_their_table_entry():
         assert hg.tuned_config(*shape) == choice.winner
 
 
-@pytest.mark.parametrize("shape", [(6144, 6144, 6144), (4096, 14336, 4096), (3072, 3072, 12288),
-                                   (1000, 3000, 5000), (512, 512, 16384), (4095, 8191, 4096)])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (6144, 6144, 6144),
+        (4096, 14336, 4096),
+        (3072, 3072, 12288),
+        (1000, 3000, 5000),
+        (512, 512, 16384),
+        (4095, 8191, 4096),
+    ],
+)
 def test_unseen_shapes_get_a_valid_model_choice(shape):
     choice = hg.explain(*shape)
     assert choice.source == "model"

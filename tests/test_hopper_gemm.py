@@ -1,6 +1,7 @@
 """The Hopper GEMM and bandwidth examples: each step builds for sm_90a with the instructions it is
 meant to have (HGMMA, setmaxnreg, 128-bit LDG/STG), no spills or local memory; the GPU-marked
 tests check results against torch on fresh random inputs (output poisoned first) on an H100/H200."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,10 +37,10 @@ def test_pingpong_config_parsing_and_limits():
     cfg = hg.parse_config("128x128x64_s6_c2_pp")
     assert (cfg.schedule, cfg.bm, cfg.bn, cfg.m_atoms, cfg.threads) == ("pingpong", 128, 128, 2, 384)
     assert cfg.name == "128x128x64_s6_c2_pp" and hg.parse_config(cfg.name) == cfg
-    assert cfg.smem_bytes == 6 * (128 + 128) * 64 * 2 + 6 * 16 + 16   # + the two order barriers
+    assert cfg.smem_bytes == 6 * (128 + 128) * 64 * 2 + 6 * 16 + 16  # + the two order barriers
     assert hg.parse_config("64x256_s4_pp").m_atoms == 1
     with pytest.raises(ValueError, match="accumulators"):
-        hg.parse_config("128x256x64_s3_c2_pp")   # 256 fp32 accumulators per thread
+        hg.parse_config("128x256x64_s3_c2_pp")  # 256 fp32 accumulators per thread
     with pytest.raises(ValueError, match="persistent"):
         hg.parse_config("128x128x64_s4_c2_pp_np")
     with pytest.raises(ValueError, match="64 or 128 rows"):
@@ -117,8 +118,14 @@ def test_serpentine_shape_rule_matches_tvms_scheduler():
         for gm in range(1, 10):
             for gn in range(1, 10):
                 try:
-                    cov = schedulers.trace("ClusterPersistentScheduler2D", min(4, gm * gn), num_m_tiles=gm,
-                                           num_n_tiles=gn, l2_group_size=s, serpentine=True).metrics()["coverage"]
+                    cov = schedulers.trace(
+                        "ClusterPersistentScheduler2D",
+                        min(4, gm * gn),
+                        num_m_tiles=gm,
+                        num_n_tiles=gn,
+                        l2_group_size=s,
+                        serpentine=True,
+                    ).metrics()["coverage"]
                     covered = cov["missing"] == 0 and cov["duplicated"] == 0
                 except Exception:  # noqa: BLE001 - TVM's divide by zero: not a usable order
                     covered = False
@@ -140,16 +147,21 @@ def test_simple_kernel_builds_to_hgmma():
     assert c.instructions(r"^UTMALDG")  # TMA loads
 
 
-@pytest.mark.parametrize("shape,config", [((4096, 4096, 4096), "128x256x64_s4_c2"),
-                                          ((4095, 8191, 4096), "128x128x64_s5_c2"),
-                                          ((1024, 1024, 1000), "64x256x64_s4_c1"),
-                                          ((8192, 8192, 2048), "128x128x64_s7_c2_pp"),
-                                          ((1000, 999, 4096), "64x256x64_s4_c2_pp"),
-                                          ((4095, 8192, 1000), "128x256x64_s4_c2_tma"),
-                                          ((1000, 1000, 4096), "128x128x64_s6_c2_pp_tma"),
-                                          ((4096, 4096, 4096), "128x256x64_s4_c2_cl2x1"),
-                                          ((4095, 8184, 4096), "128x128x64_s6_c2_pp_tma_cl1x2"),
-                                          ((1000, 1000, 1000), "128x128x64_s4_c2_cl2x2")])
+@pytest.mark.parametrize(
+    "shape,config",
+    [
+        ((4096, 4096, 4096), "128x256x64_s4_c2"),
+        ((4095, 8191, 4096), "128x128x64_s5_c2"),
+        ((1024, 1024, 1000), "64x256x64_s4_c1"),
+        ((8192, 8192, 2048), "128x128x64_s7_c2_pp"),
+        ((1000, 999, 4096), "64x256x64_s4_c2_pp"),
+        ((4095, 8192, 1000), "128x256x64_s4_c2_tma"),
+        ((1000, 1000, 4096), "128x128x64_s6_c2_pp_tma"),
+        ((4096, 4096, 4096), "128x256x64_s4_c2_cl2x1"),
+        ((4095, 8184, 4096), "128x128x64_s6_c2_pp_tma_cl1x2"),
+        ((1000, 1000, 1000), "128x128x64_s4_c2_cl2x2"),
+    ],
+)
 def test_warp_specialized_kernel_builds(shape, config):
     cfg = hg.parse_config(config)
     c = hg.build(*shape, cfg)
@@ -242,10 +254,21 @@ def test_simple_kernel_on_gpu():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 8191, 4096), (200, 72, 1000)])
-@pytest.mark.parametrize("config", ["128x256x64_s4_c2", "128x128x64_s5_c2_np", "128x128x64_s7_c2_pp",
-                                    "64x256x64_s3_c2_pp", "128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma",
-                                    "128x256x64_s4_c2_cl2x1", "128x128x64_s7_c2_pp_cl1x2",
-                                    "128x128x64_s6_c2_pp_tma_cl2x1", "128x128x64_s4_c2_cl2x2_np"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        "128x256x64_s4_c2",
+        "128x128x64_s5_c2_np",
+        "128x128x64_s7_c2_pp",
+        "64x256x64_s3_c2_pp",
+        "128x256x64_s4_c2_tma",
+        "128x128x64_s6_c2_pp_tma",
+        "128x256x64_s4_c2_cl2x1",
+        "128x128x64_s7_c2_pp_cl1x2",
+        "128x128x64_s6_c2_pp_tma_cl2x1",
+        "128x128x64_s4_c2_cl2x2_np",
+    ],
+)
 def test_gemm_on_gpu(shape, config):
     import torch
 

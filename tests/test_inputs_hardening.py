@@ -1,5 +1,6 @@
 """Argument checks before NoGPUError, read-only outputs, %%tirx parsing, arch table, CLI exit
 codes (issue 20, item 11 outside the timeline)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -31,12 +32,15 @@ def no_gpu(monkeypatch):
 
 
 # ---- arguments are checked before the GPU is asked for ---------------------------------------
-@pytest.mark.parametrize("args, needle", [
-    ((np.zeros(8, np.float64), np.zeros(8, np.float32), 8), "dtype float64"),
-    ((np.zeros(8, np.float32), np.zeros(8, np.float32)), "takes 3 argument"),
-    ((np.zeros((2, 4), np.float32), np.zeros(8, np.float32), 8), "2-d"),
-    ((np.zeros(8, np.float32), np.zeros(9, np.float32), 8), "axis 0"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ((np.zeros(8, np.float64), np.zeros(8, np.float32), 8), "dtype float64"),
+        ((np.zeros(8, np.float32), np.zeros(8, np.float32)), "takes 3 argument"),
+        ((np.zeros((2, 4), np.float32), np.zeros(8, np.float32), 8), "2-d"),
+        ((np.zeros(8, np.float32), np.zeros(9, np.float32), 8), "axis 0"),
+    ],
+)
 @pytest.mark.parametrize("entry", ["call", "bench", "check"])
 def test_wrong_arguments_are_reported_before_no_gpu(scale, no_gpu, args, needle, entry):
     with pytest.raises(InputError) as info:
@@ -100,7 +104,7 @@ def test_tvmscript_errors_are_still_parse_errors():
 def test_archs_nvcc_cannot_target_are_arch_errors(arch):
     with pytest.raises(ArchError) as info:
         compiler.resolve_arch(arch)
-    assert "sm_90a" in str(info.value) and "sm_100a" in str(info.value)   # the supported list
+    assert "sm_90a" in str(info.value) and "sm_100a" in str(info.value)  # the supported list
 
 
 def test_arch_error_comes_before_nvcc(scale, monkeypatch):
@@ -121,8 +125,14 @@ def test_supported_archs_pass(arch):
 
 # ---- CLI exit codes -----------------------------------------------------------------------------
 def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "txlab.cli", *argv], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "txlab.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 def test_cli_empty_file_fails(tmp_path):
@@ -156,7 +166,7 @@ def test_cli_file_without_kernels_and_python_errors_fail(tmp_path):
 @pytest.mark.parametrize("isolation", ["inline", "process"])
 def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeypatch):
     monkeypatch.setattr(txlab.config, "isolation", isolation)
-    c = txlab.compile(scale.ir_module, name="scale")          # the local GPU's arch
+    c = txlab.compile(scale.ir_module, name="scale")  # the local GPU's arch
     a = np.arange(8, dtype=np.float32)
     b = np.zeros(8, np.float32)
     c(a, b, 8)

@@ -13,6 +13,7 @@
 * A package's ``__init__.py`` re-exports only (imports, ``__all__``, a docstring; a lazy or
   deprecated-name ``__getattr__`` whose imports are written out).
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,7 +50,7 @@ def import_graph(through_packages: bool = False) -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = name.split(".") if is_pkg else name.split(".")[:-1]
-                    base = base[:len(base) - node.level + 1]
+                    base = base[: len(base) - node.level + 1]
                     target = ".".join(base + ([node.module] if node.module else []))
                 else:
                     target = node.module or ""
@@ -111,8 +112,8 @@ def test_no_import_cycles_counting_function_level_imports():
     # the walk of a kernel goes down the layers: these edges exist (so the graph is read right) ...
     assert {"txlab.build", "txlab.ir"} <= graph["txlab.compiler"]
     worker = set().union(*(deps for m, deps in graph.items() if m == "txlab.worker" or m.startswith("txlab.worker.")))
-    assert "txlab.launch" in worker and "txlab.build" in worker   # the worker package, all its modules
-    assert "txlab.run" in graph["txlab.compiler"]        # Compiled.__call__, inside a method
+    assert "txlab.launch" in worker and "txlab.build" in worker  # the worker package, all its modules
+    assert "txlab.run" in graph["txlab.compiler"]  # Compiled.__call__, inside a method
     # ... and nothing climbs back
     assert not cycles(graph), cycles(graph)
     assert not worker & {"txlab.compiler", "txlab.run"}
@@ -137,7 +138,7 @@ def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_no_package_level_cycles():
     """compiler -> run -> emulator -> api -> diagnose -> compiler was one; examples <-> timeline another."""
     pg = package_graph(import_graph())
-    assert {"txlab.build", "txlab.run"} <= pg["txlab.compiler"]       # read right
+    assert {"txlab.build", "txlab.run"} <= pg["txlab.compiler"]  # read right
     assert "txlab.examples" not in pg["txlab.timeline"]
     assert not cycles(pg), cycles(pg)
 
@@ -149,8 +150,7 @@ def test_no_cycles_inside_packages_through_their_init():
     graph = import_graph(through_packages=True)
     inside = [c for c in cycles(graph) if len({package_of(m) for m in c}) == 1]
     assert not inside, inside
-    back = sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps
-                  if m.startswith(d + ".") and d != "txlab")
+    back = sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps if m.startswith(d + ".") and d != "txlab")
     assert not back, back
 
 
@@ -166,20 +166,24 @@ def _reexport_problems(path: Path) -> list[str]:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue                                              # the docstring
+            continue  # the docstring
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names and names <= {"__all__", "_EXPORTS", "_SUBMODULES", "_DEPRECATED", "_WIDGETS"}:
-                continue                                          # tables the lazy __getattr__ reads
+                continue  # tables the lazy __getattr__ reads
         if isinstance(node, ast.FunctionDef) and node.name in ("__getattr__", "__dir__"):
             continue
         if path == PACKAGE / "__init__.py" and (
-                isinstance(node, ast.FunctionDef) and node.name in _ROOT_FUNCTIONS
-                or isinstance(node, ast.Assign) and ast.unparse(node) == "_installed = _install_display()"):
-            continue    # the composition root: lazy names, IPython's hooks, the display install
-        out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {type(node).__name__}"
-                   f" {getattr(node, 'name', '')}".rstrip())
+            isinstance(node, ast.FunctionDef)
+            and node.name in _ROOT_FUNCTIONS
+            or isinstance(node, ast.Assign)
+            and ast.unparse(node) == "_installed = _install_display()"
+        ):
+            continue  # the composition root: lazy names, IPython's hooks, the display install
+        out.append(
+            f"{path.relative_to(ROOT)}:{node.lineno}: {type(node).__name__} {getattr(node, 'name', '')}".rstrip()
+        )
     return out
 
 
@@ -227,15 +231,33 @@ def test_lint_imports_keeps_every_contract():
     """import-linter reads the package it imports: run it on this tree (PYTHONPATH), in this venv."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()",
-         "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command; lint_imports_command()",
+            "--no-cache",
+            "--no-logo",
+            str(ROOT / "pyproject.toml"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = proc.stdout + proc.stderr
     assert "Contracts: " in out and " 0 broken" in out, out
     assert proc.returncode == 0, out
-    assert str(ROOT / "txlab") in subprocess.run(
-        [sys.executable, "-c", "import txlab, os; print(os.path.dirname(txlab.__file__))"],
-        cwd=ROOT, env=env, capture_output=True, text=True).stdout  # it checked this tree
+    assert (
+        str(ROOT / "txlab")
+        in subprocess.run(
+            [sys.executable, "-c", "import txlab, os; print(os.path.dirname(txlab.__file__))"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )  # it checked this tree
 
 
 def test_views_and_displays_are_registered_under_real_class_names():
@@ -268,8 +290,14 @@ def test_html_only_through_display():
 def test_every_result_with_html_is_registered_in_display():
     from txlab import display
 
-    for key in [("txlab.sanitizer.report", "SanitizerReport"), ("txlab.profiling.measurements", "Profile"),
-                ("txlab.profiling.compare", "ProfileDiff"), ("txlab.diff", "CompileDiff"),
-                ("txlab.banks", "BankReport"), ("txlab.emulator.result", "EmulationResult"),
-                ("txlab.sass.rows", "SassTable"), ("txlab.coalescing", "CoalescingReport")]:
+    for key in [
+        ("txlab.sanitizer.report", "SanitizerReport"),
+        ("txlab.profiling.measurements", "Profile"),
+        ("txlab.profiling.compare", "ProfileDiff"),
+        ("txlab.diff", "CompileDiff"),
+        ("txlab.banks", "BankReport"),
+        ("txlab.emulator.result", "EmulationResult"),
+        ("txlab.sass.rows", "SassTable"),
+        ("txlab.coalescing", "CoalescingReport"),
+    ]:
         assert key in display.HTML_OF, key

@@ -1,9 +1,10 @@
 """The %%tirx cell magic, in a real IPython shell."""
+
 import pytest
 
 IPython = pytest.importorskip("IPython")
 
-SCALE = '''
+SCALE = """
 @T.prim_func
 def scale(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     T.device_entry()
@@ -13,7 +14,7 @@ def scale(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
 
 def helper():
     return "defined in the cell"
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def ip():
 def test_cell_binds_compiled_kernels_and_other_names(ip):
     import txlab
 
-    ip.user_ns["factor"] = 3.0            # notebook names are visible in the cell
+    ip.user_ns["factor"] = 3.0  # notebook names are visible in the cell
     ip.run_cell_magic("tirx", "--arch sm_90a --quiet", SCALE)
     assert isinstance(ip.user_ns["scale"], txlab.Compiled)
     assert ip.user_ns["scale"].arch == "sm_90a"
@@ -46,8 +47,18 @@ def test_lang_names_are_in_scope_without_imports(ip):
     from txlab.magic import tirx_namespace
 
     ns = tirx_namespace()
-    for name in ("T", "Tx", "tile", "Pipeline", "PipelineState", "TMABar", "MBarrier",
-                 "ClusterPersistentScheduler2D", "SMEMPool", "WarpgroupRole"):
+    for name in (
+        "T",
+        "Tx",
+        "tile",
+        "Pipeline",
+        "PipelineState",
+        "TMABar",
+        "MBarrier",
+        "ClusterPersistentScheduler2D",
+        "SMEMPool",
+        "WarpgroupRole",
+    ):
         assert name in ns, name
 
 
@@ -95,7 +106,7 @@ def test_emulate_binds_its_result_like_sanitize_and_profile(ip, capsys):
     ip.run_cell_magic("tirx", '--arch sm_90a --quiet --emulate "a_in, b_out"', SCALE)
     run = ip.user_ns["_tirx_emulation"]
     assert run is ip.user_ns["scale_emulated"]
-    assert "scale" in capsys.readouterr().out          # the summary is still printed
+    assert "scale" in capsys.readouterr().out  # the summary is still printed
     np.testing.assert_array_equal(ip.user_ns["b_out"], 2 * np.arange(256, dtype="float32"))
     assert run.ok, run.summary()
 

@@ -3,6 +3,7 @@
 default) checks and calls run on the CPU emulator with one plain notice; ``bench`` says why it
 cannot time; every NoGPUError names the CPU alternative. The no-GPU tests force "no GPU" so they
 mean the same on the GPU host; the GPU-marked ones check that "auto" still picks the GPU there."""
+
 import numpy as np
 import pytest
 
@@ -21,7 +22,7 @@ def kernel(src: str, name: str, tag: str):
     return ns[name]
 
 
-SCALE = '''
+SCALE = """
 @T.prim_func
 def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     A = T.match_buffer(A_ptr, (n,), "float32")
@@ -32,7 +33,7 @@ def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     i = bx * 256 + tx
     if i < BOUND:
         B[i] = A[i] * T.float32(2.0)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_check_takes_a_prim_func_and_runs_on_the_emulator_with_one_plain_notice(
     r2 = txlab.check(scale, _args(), reference=lambda a, b, n: 2 * a)
     assert r2.ok
     out, err = capsys.readouterr()
-    assert out.count("run on the CPU emulator") == 1, out   # once, on stdout
+    assert out.count("run on the CPU emulator") == 1, out  # once, on stdout
     assert "txlab.config.device" in out and "CPU emulator" not in err
 
 
@@ -104,8 +105,11 @@ def test_an_emulated_call_that_goes_out_of_bounds_is_a_fault(no_gpu):
 def test_insisting_on_a_gpu_names_the_cpu_alternative(scale, no_gpu, monkeypatch):
     monkeypatch.setattr(txlab.config, "device", "gpu")
     c = txlab.compile(scale, arch="sm_90a")
-    for run in (lambda: c(*_args()), lambda: txlab.check(c, _args(), lambda a, b, n: 2 * a),
-                lambda: txlab.check(scale, _args(), lambda a, b, n: 2 * a)):
+    for run in (
+        lambda: c(*_args()),
+        lambda: txlab.check(c, _args(), lambda a, b, n: 2 * a),
+        lambda: txlab.check(scale, _args(), lambda a, b, n: 2 * a),
+    ):
         with pytest.raises(NoGPUError) as info:
             run()
         msg = str(info.value)
@@ -121,7 +125,7 @@ def test_bench_says_emulated_clocks_are_not_time(scale, no_gpu, monkeypatch):
             msg = str(info.value)
             assert "benchmarking scale" in msg and "not time" in msg, msg
             assert "txlab.occupancy" in msg and "txlab.tune" in msg and "compile-only" in msg, msg
-    with pytest.raises(InputError, match="takes 3 argument"):   # wrong arguments are still said first
+    with pytest.raises(InputError, match="takes 3 argument"):  # wrong arguments are still said first
         txlab.bench(txlab.compile(scale, arch="sm_90a"), np.zeros(4, np.float32))
 
 

@@ -1,5 +1,6 @@
 """scripts/nvshmem_2gpu.py: the parts that need no GPU (kernel signature, expected values, checks,
 cubin choice, arguments); the 2-GPU run itself is GPU-marked."""
+
 from __future__ import annotations
 
 import hashlib
@@ -27,8 +28,13 @@ def test_kernel_signature_follows_tvm_parameter_order():
     name, params = runner.kernel_signature(api.cuda_source("nvshmem_exchange"))
     assert name == "nvshmem_exchange_kernel"
     # TVM sorts the buffers (not the prim_func order Src, Dst, Back, Sig, Out): the launch must follow this
-    assert params == [("float*", "Back_ptr"), ("float*", "Dst_ptr"), ("int64_t*", "Out_ptr"),
-                      ("uint64_t*", "Sig_ptr"), ("float*", "Src_ptr")]
+    assert params == [
+        ("float*", "Back_ptr"),
+        ("float*", "Dst_ptr"),
+        ("int64_t*", "Out_ptr"),
+        ("uint64_t*", "Sig_ptr"),
+        ("float*", "Src_ptr"),
+    ]
     assert [runner.buffer_name(n) for _, n in params] == ["Back", "Dst", "Out", "Sig", "Src"]
 
 
@@ -54,7 +60,7 @@ def test_expected_values_are_the_ring_exchange(npes):
 def test_check_names_the_failing_scope_and_values():
     want = runner.expected(1, 2)
     got = {k: v.copy() for k, v in want.items()}
-    got["Dst"][1, 130] = 0.0       # a warp-scope element
+    got["Dst"][1, 130] = 0.0  # a warp-scope element
     got["Back"] = np.zeros_like(got["Back"])  # the get phase did nothing
     got["Out"][2] = 271
     probs = runner.check(1, 2, got)
@@ -69,10 +75,19 @@ def test_check_names_the_failing_scope_and_values():
 def _write_cubin(d: Path, version: str, data: bytes = b"\x7fELFcubin") -> Path:
     stem = f"k-nvshmem{version}"
     (d / f"{stem}.cubin.xz").write_bytes(lzma.compress(data))
-    (d / f"{stem}.json").write_text(json.dumps({"nvshmem_version": version, "cubin": f"{stem}.cubin.xz",
-                                                "sha256": hashlib.sha256(data).hexdigest(),
-                                                "kernel": "k", "params": [{"type": "float*", "name": "A_ptr"}],
-                                                "grid": [1, 1, 1], "block": [32, 1, 1]}))
+    (d / f"{stem}.json").write_text(
+        json.dumps(
+            {
+                "nvshmem_version": version,
+                "cubin": f"{stem}.cubin.xz",
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "kernel": "k",
+                "params": [{"type": "float*", "name": "A_ptr"}],
+                "grid": [1, 1, 1],
+                "block": [32, 1, 1],
+            }
+        )
+    )
     return d / f"{stem}.cubin.xz"
 
 
@@ -92,8 +107,11 @@ def test_pick_and_read_cubin(tmp_path, capsys):
 
 
 def test_record_layout_is_what_coverage_reads():
-    rec = runner.record({0: {"problems": {}}, 1: {"problems": {"Out": "got [1, 2, 0]"}}},
-                        {"arch": "sm_90a", "nvshmem_version": "3.4.5"}, "NVIDIA H200")
+    rec = runner.record(
+        {0: {"problems": {}}, 1: {"problems": {"Out": "got [1, 2, 0]"}}},
+        {"arch": "sm_90a", "nvshmem_version": "3.4.5"},
+        "NVIDIA H200",
+    )
     ex = rec["examples"]["nvshmem_exchange"]
     assert rec["n_gpus"] == 2 and ex["ok"] is False and ex["problems"] == {"pe1": {"Out": "got [1, 2, 0]"}}
     assert "Tx.nvshmem.wait_until" in ex["uses"]
@@ -123,6 +141,7 @@ def test_arguments():
 def test_without_gpu_modules_it_says_what_is_missing():
     try:
         import nvshmem.core  # noqa: F401
+
         pytest.skip("nvshmem4py is installed here")
     except ImportError:
         pass

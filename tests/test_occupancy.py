@@ -1,5 +1,6 @@
 """txlab.occupancy: the CUDA occupancy calculator's rules, per arch, checked on hand-worked cases;
 on a GPU against the driver (cuOccupancyMaxActiveBlocksPerMultiprocessor) for notebook kernels."""
+
 import pytest
 
 import txlab

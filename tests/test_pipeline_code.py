@@ -1,4 +1,5 @@
 """pipelines.from_kernel derives arrivals and tx bytes from the code (txlab.pipeline_code)."""
+
 import pytest
 
 from txlab import pipelines as P
@@ -82,8 +83,12 @@ def _guarded(guard: str, init_empty: int):
                 ps = PipelineState(STAGES, 1)
                 for k in T.serial(NT):
                     pipe.empty.wait(ps.stage, ps.phase)
-                    Tx.copy_async(A_smem[ps.stage, :, :], A[k * ROWS:(k + 1) * ROWS, :],
-                                  dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                    Tx.copy_async(
+                        A_smem[ps.stage, :, :],
+                        A[k * ROWS : (k + 1) * ROWS, :],
+                        dispatch="tma_auto",
+                        mbar=pipe.full.ptr_to([ps.stage]),
+                    )
                     pipe.full.arrive(ps.stage, ROWS * COLS * 4)
                     ps.advance()
         else:

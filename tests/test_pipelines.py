@@ -1,4 +1,5 @@
 """txlab.pipelines: exact mbarrier pipeline simulation, diagnoses, reading pipelines from IR."""
+
 from __future__ import annotations
 
 import linecache
@@ -166,13 +167,16 @@ def test_custom_roles_infer_phase_from_first_wait():
     assert t.deadlock is not None
 
 
-@pytest.mark.parametrize("bad,needle", [
-    ([("wiat", "full")], "unknown op 'wiat'"),
-    ([("wait", "ful")], "needs a barrier"),
-    ([("arrive", "empty", 0)], "positive int"),
-    ([("complete_tx", "full")], "needs a byte count"),
-    ([("advance", 1)], "takes no arguments"),
-])
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        ([("wiat", "full")], "unknown op 'wiat'"),
+        ([("wait", "ful")], "needs a barrier"),
+        ([("arrive", "empty", 0)], "positive int"),
+        ([("complete_tx", "full")], "needs a byte count"),
+        ([("advance", 1)], "takes no arguments"),
+    ],
+)
 def test_script_errors(bad, needle):
     with pytest.raises(P.ScriptError, match=needle):
         P.simulate(2, iterations=1, roles={"r": bad})
@@ -197,8 +201,7 @@ def test_plot_draws():
 
 
 def test_performance_1000x8x4_under_200ms():
-    best = min(_timed(lambda: P.simulate(8, iterations=1000, consumers=3, tx_bytes=16384))
-               for _ in range(3))
+    best = min(_timed(lambda: P.simulate(8, iterations=1000, consumers=3, tx_bytes=16384)) for _ in range(3))
     assert best < 0.2, f"simulate took {best * 1e3:.0f} ms"
 
 
@@ -209,7 +212,7 @@ def _timed(fn):
 
 
 # --- TVM's own PipelineState, run on the CPU ----------------------------------------------------------
-_PS_SRC = '''
+_PS_SRC = """
 from tvm.script import tirx as T
 from tvm.backend.cuda.lang import PipelineState
 
@@ -224,7 +227,7 @@ def make(depth, phase, n):
             ps.advance()
 
     return record
-'''
+"""
 
 
 def _pipeline_state_module():
@@ -309,24 +312,42 @@ def test_demo_kernel_compiles_to_cuda_and_cubin(tmp_path):
         pytest.skip("nvcc not on PATH: CUDA source checked, cubin not built")
     cu = tmp_path / "k.cu"
     cu.write_text(src)
-    res = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(cu)],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [nvcc, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(cu)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert os.path.getsize(tmp_path / "k.cubin") > 1000
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("stages,consumers,tiles", [
-    (4, 2, 16), (2, 4, 33),
-    pytest.param(1, 1, 5, marks=pytest.mark.xfail(strict=True, reason=(
-        "TVM 0.27 defect seen on the H200 (2026-11-30): tma_auto cannot prove 16-byte alignment of "
-        "the stage index into a 1-stage buffer ('shared slice offset=ps_stage * 4B ... (unknown)')"))),
-])
+@pytest.mark.parametrize(
+    "stages,consumers,tiles",
+    [
+        (4, 2, 16),
+        (2, 4, 33),
+        pytest.param(
+            1,
+            1,
+            5,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "TVM 0.27 defect seen on the H200 (2026-11-30): tma_auto cannot prove 16-byte alignment of "
+                    "the stage index into a 1-stage buffer ('shared slice offset=ps_stage * 4B ... (unknown)')"
+                ),
+            ),
+        ),
+    ],
+)
 def test_demo_kernel_runs_on_gpu(stages, consumers, tiles):
     import tvm
 
-    ex = tvm.compile(P.demo_kernel(stages, tiles=tiles, consumers=consumers), target=P.cuda_target(),
-                     tir_pipeline="tirx")
+    ex = tvm.compile(
+        P.demo_kernel(stages, tiles=tiles, consumers=consumers), target=P.cuda_target(), tir_pipeline="tirx"
+    )
     dev = tvm.cuda(0)
     rng = np.random.default_rng(stages)
     a = rng.standard_normal((tiles * 32, 32 * consumers)).astype("float32")

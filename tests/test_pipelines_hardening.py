@@ -1,4 +1,5 @@
 """pipelines.simulate validates every parameter and caps its work (issue 20, item 5)."""
+
 import pytest
 
 from txlab import pipelines as P
@@ -12,24 +13,27 @@ def test_script_error_is_a_txlab_error():
     assert issubclass(P.ScriptError, TxlabError) and issubclass(P.ScriptError, ValueError)
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    (dict(producer_phase=2), "producer_phase"),
-    (dict(consumer_phase=-1), "consumer_phase"),
-    (dict(producer_phase=True), "producer_phase"),
-    (dict(producers=-2), "producers"),
-    (dict(producers=0), "producers"),
-    (dict(consumers=0), "consumers"),
-    (dict(consumers=10**9), "consumers"),
-    (dict(iterations=-1), "iterations"),
-    (dict(iterations=10**12), "iterations"),
-    (dict(iterations=2.5), "iterations"),
-    (dict(init_full=10**18), "init_full"),
-    (dict(init_empty=True), "init_empty"),
-    (dict(tx_bytes=-5), "tx_bytes"),
-    (dict(tx_bytes=(1, 2, 3)), "tx_bytes"),
-    (dict(tx_bytes="big"), "tx_bytes"),
-    (dict(tx_bytes=10**18), "tx_bytes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(producer_phase=2), "producer_phase"),
+        (dict(consumer_phase=-1), "consumer_phase"),
+        (dict(producer_phase=True), "producer_phase"),
+        (dict(producers=-2), "producers"),
+        (dict(producers=0), "producers"),
+        (dict(consumers=0), "consumers"),
+        (dict(consumers=10**9), "consumers"),
+        (dict(iterations=-1), "iterations"),
+        (dict(iterations=10**12), "iterations"),
+        (dict(iterations=2.5), "iterations"),
+        (dict(init_full=10**18), "init_full"),
+        (dict(init_empty=True), "init_empty"),
+        (dict(tx_bytes=-5), "tx_bytes"),
+        (dict(tx_bytes=(1, 2, 3)), "tx_bytes"),
+        (dict(tx_bytes="big"), "tx_bytes"),
+        (dict(tx_bytes=10**18), "tx_bytes"),
+    ],
+)
 def test_bad_parameters_are_refused(kwargs, needle):
     kw = dict(iterations=4)
     kw.update(kwargs)
@@ -45,18 +49,25 @@ def test_bad_stages(stages):
 
 def test_role_with_negative_iterations_is_refused_not_looped_forever():
     with pytest.raises(P.ScriptError, match="iterations"):
-        P.simulate(2, iterations=4, roles={"producer": {"ops": PROD, "iterations": -1},
-                                           "consumer": CONS})
+        P.simulate(2, iterations=4, roles={"producer": {"ops": PROD, "iterations": -1}, "consumer": CONS})
 
 
 def test_huge_arrival_count_is_refused_not_looped():
     with pytest.raises(P.ScriptError, match="arrival count"):
-        P.simulate(2, iterations=4, roles={"producer": [("wait", "empty"), ("arrive", "full", 10**18),
-                                                        ("advance",)], "consumer": CONS})
+        P.simulate(
+            2,
+            iterations=4,
+            roles={"producer": [("wait", "empty"), ("arrive", "full", 10**18), ("advance",)], "consumer": CONS},
+        )
     with pytest.raises(P.ScriptError, match="tx-count"):
-        P.simulate(2, iterations=4, roles={"producer": [("wait", "empty"),
-                                                        ("arrive_expect_tx", "full", 10**18),
-                                                        ("advance",)], "consumer": CONS})
+        P.simulate(
+            2,
+            iterations=4,
+            roles={
+                "producer": [("wait", "empty"), ("arrive_expect_tx", "full", 10**18), ("advance",)],
+                "consumer": CONS,
+            },
+        )
 
 
 def test_event_cap_says_how_to_raise_it():

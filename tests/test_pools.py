@@ -1,4 +1,5 @@
 """txlab.pools: plans read back from the IR of real TIRx kernels (parsed here, no GPU needed)."""
+
 import pytest
 
 tvm = pytest.importorskip("tvm")
@@ -17,7 +18,7 @@ def hopper_pipeline(A: T.Buffer((128, 64), "float16")):
     load = Pipeline(pool, 4, full="tma", empty="mbar")
     As = pool.alloc_tcgen05_mma_AB((4, 128, 64), "float16")
     Bs = pool.alloc_tcgen05_mma_AB((4, 128, 64), "float16")
-    pool.move_base_to(1024)                      # epilogue tile reuses the A stages
+    pool.move_base_to(1024)  # epilogue tile reuses the A stages
     Cs = pool.alloc((128, 128), "float16", align=128)
     pool.commit()
     load.full.wait(0, 0)
@@ -72,7 +73,7 @@ def test_hopper_plan_offsets_names_and_aliases():
     by = {a["name"]: a for a in plan.allocations}
     # Unnamed Pipeline barriers are named from the source line that built them.
     assert by["load.full"]["offset"] == 0 and by["load.full"]["nbytes"] == 32
-    assert by["load_empty_buf"]["offset"] == 32   # TVM named this one itself
+    assert by["load_empty_buf"]["offset"] == 32  # TVM named this one itself
     assert by["As"]["offset"] == 1024 and by["As"]["nbytes"] == 4 * 128 * 64 * 2
     assert by["Bs"]["offset"] == 1024 + 65536
     assert by["As"]["align"] == 1024 and by["As"]["swizzle"].startswith("128B swizzle")
@@ -97,10 +98,10 @@ def test_occupancy_shared_memory_and_registers():
     class FakeCompiled:  # the shape of txlab.Compiled's interface (ir_module/arch/resources/launch)
         ir_module = tvm.IRModule({"hopper_pipeline": hopper_pipeline})
         arch = "sm_90a"
-        resources = {"hopper_pipeline_kernel": {"registers": 168, "static_smem_bytes": 0,
-                                                "dynamic_smem_bytes": 132096}}
-        launch = {"hopper_pipeline_kernel": {"grid": (1,), "block": (256,), "cluster": None,
-                                             "dynamic_smem_bytes": 132096}}
+        resources = {"hopper_pipeline_kernel": {"registers": 168, "static_smem_bytes": 0, "dynamic_smem_bytes": 132096}}
+        launch = {
+            "hopper_pipeline_kernel": {"grid": (1,), "block": (256,), "cluster": None, "dynamic_smem_bytes": 132096}
+        }
 
     occ = pools.layout(FakeCompiled()).occupancy
     # 168 regs x 32 lanes = 5376 per warp (already a multiple of 256); 8 warps -> 43008 per CTA.
@@ -109,7 +110,7 @@ def test_occupancy_shared_memory_and_registers():
 
 def test_over_limit_names_the_allocation_and_excess():
     plan = pools.layout(too_big, arch="sm_90a")
-    assert plan.dynamic_smem_bytes == 5 * 16384 + 5 * 32768   # 245760
+    assert plan.dynamic_smem_bytes == 5 * 16384 + 5 * 32768  # 245760
     excess = plan.dynamic_smem_bytes - 227 * 1024
     with pytest.raises(pools.PoolOverflowError) as info:
         plan.check()

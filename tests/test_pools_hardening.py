@@ -1,4 +1,5 @@
 """pools.check judges every plan it passes (issue 20, item 3)."""
+
 import pytest
 
 tvm = pytest.importorskip("tvm")

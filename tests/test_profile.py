@@ -1,6 +1,7 @@
 """txlab.profile: reading real H200 Nsight Compute reports (tests/data/h200), the line roll-up
 through the profiled cubin's line table, Profile files, diffs, the ncu command and the runner's
 fault plumbing; on a GPU with ncu, profiling the notebook kernels end to end."""
+
 import gzip
 import json
 import os
@@ -56,7 +57,9 @@ def test_read_report_metrics_and_pcs(tmp_path):
 
 def test_bank_conflicts_naive_vs_padded(tmp_path, sample_kernels):
     naive = Profile.from_report(_report(tmp_path, "transpose_naive"), with_lineinfo(sample_kernels["transpose_naive"]))
-    padded = Profile.from_report(_report(tmp_path, "transpose_padded"), with_lineinfo(sample_kernels["transpose_padded"]))
+    padded = Profile.from_report(
+        _report(tmp_path, "transpose_padded"), with_lineinfo(sample_kernels["transpose_padded"])
+    )
     hn, hp = naive.headline, padded.headline
     assert hn["smem_ld_wavefronts_per_request"] == 32.0 and hp["smem_ld_wavefronts_per_request"] == 1.0
     assert hn["smem_ld_bank_conflicts"] >= 8 * max(hp["smem_ld_bank_conflicts"], 1)
@@ -88,7 +91,8 @@ def test_gemm_roll_up(tmp_path, gemm):
     hot = p.lines[0]
     assert "wgmma" in hot["text"]
     assert p.line_of("HGMMA") is not None and "UTMALDG" in " ".join(
-        i["sass"] for i in p.instructions_at(p.line_of("UTMALDG")["line"]))
+        i["sass"] for i in p.instructions_at(p.line_of("UTMALDG")["line"])
+    )
     assert p.bound() == "compute" and p.headline["tensor_pipe_pct"] > 50
     heat = p.heat()
     assert heat[hot["line"]]["samples"] == hot["samples"] and heat[hot["line"]]["stalls"]
@@ -102,10 +106,12 @@ def test_save_load_and_format_errors(tmp_path, gemm):
     q = Profile.load(path)
     assert q.lines == p.lines and q.headline == p.headline and q.summary() == p.summary()
     bad = json.loads(path.read_text())
-    for mutate, msg in [(lambda d: d.update(schema="x"), "not a txlab profile"),
-                        (lambda d: d.update(version=99), "version 99"),
-                        (lambda d: d.pop("metrics"), "missing metrics"),
-                        (lambda d: d["instructions"].append({"offset": "x"}), "integer offset")]:
+    for mutate, msg in [
+        (lambda d: d.update(schema="x"), "not a txlab profile"),
+        (lambda d: d.update(version=99), "version 99"),
+        (lambda d: d.pop("metrics"), "missing metrics"),
+        (lambda d: d["instructions"].append({"offset": "x"}), "integer offset"),
+    ]:
         d = json.loads(path.read_text())
         mutate(d)
         f = tmp_path / "bad.json"
@@ -175,8 +181,11 @@ def test_runner_reports_a_failed_start(tmp_path):
 
     job = tmp_path / "job.pkl"
     msgs = tmp_path / "m.pkl"
-    job.write_bytes(pickle.dumps({"request": {"op": "launch", "key": "k", "args": []}, "messages": str(msgs),
-                                  "tvm_mode": "runtime"}))
+    job.write_bytes(
+        pickle.dumps(
+            {"request": {"op": "launch", "key": "k", "args": []}, "messages": str(msgs), "tvm_mode": "runtime"}
+        )
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent), "CUDA_VISIBLE_DEVICES": ""}
     subprocess.run([sys.executable, "-m", "txlab.ncu_runner", str(job)], env=env, timeout=120, check=True)
     got = ncu_runner.read_messages(msgs)
@@ -217,8 +226,13 @@ def test_profile_transposes_on_gpu(isolated):
     for p in profs.values():
         assert p.attributed_share >= 0.95 and p.duration_ns > 0
         h = p.headline
-        for key in ("theoretical_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
-                    "waves_per_sm", "achieved_occupancy_pct"):
+        for key in (
+            "theoretical_occupancy_pct",
+            "registers_per_thread",
+            "shared_mem_per_block_bytes",
+            "waves_per_sm",
+            "achieved_occupancy_pct",
+        ):
             assert h[key] is not None, (p.kernel, key, p.headline_sources[key])
 
 
@@ -246,7 +260,7 @@ def test_lineinfo_rebuild_keeps_the_compile_options():
 
     src = (Path(__file__).parent / "kernels" / "basics.py").read_text().split("\n\n@T.prim_func")[0]
     c = run_cell(src, {}, arch="sm_90a", fast_math=False)["scale"]
-    assert "FADD.FTZ" not in c.sass and "FADD " in c.sass       # (x * 2 is FADD x, x)
+    assert "FADD.FTZ" not in c.sass and "FADD " in c.sass  # (x * 2 is FADD x, x)
     bare_ptx = "\n".join(l for l in c.ptx.splitlines() if not re.match(r"\s*\.(loc|file)\b", l))
     bare, _ = toolchain.ptx_to_cubin(bare_ptx, c.arch)
     t = with_lineinfo(dataclasses.replace(c, cubin=bytes(bare), key="bare"))
@@ -281,8 +295,13 @@ def test_headline_reads_launch_and_occupancy_metrics(tmp_path, sample_kernels):
     for name in ("transpose_naive", "transpose_padded", "gemm"):
         prof = Profile.from_report(_report(tmp_path, name))
         h, src = prof.headline, prof.headline_sources
-        for key in ("theoretical_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
-                    "waves_per_sm", "achieved_occupancy_pct"):
+        for key in (
+            "theoretical_occupancy_pct",
+            "registers_per_thread",
+            "shared_mem_per_block_bytes",
+            "waves_per_sm",
+            "achieved_occupancy_pct",
+        ):
             assert h[key] is not None, (name, key, src[key])
             assert not src[key].startswith("missing"), (name, key, src[key])
         assert h["occupancy_limits"] and h["occupancy_limiter"]
@@ -293,10 +312,21 @@ def test_headline_reads_launch_and_occupancy_metrics(tmp_path, sample_kernels):
 
 
 def test_headline_names_why_a_field_is_missing():
-    prof = Profile(name="k", kernel="k", arch="sm_90a", device="NVIDIA H200", metrics={
-        "gpu__time_duration.sum": [1000, "ns"], "launch__occupancy_limit_blocks": [32, "block"],
-        "launch__occupancy_limit_warps": [2, "block"], "device__attribute_max_warps_per_multiprocessor": [64, "warp"]},
-        instructions=[], launch={"threads_per_block": 1024, "ptxas_registers": 40}, sections=["SpeedOfLight"])
+    prof = Profile(
+        name="k",
+        kernel="k",
+        arch="sm_90a",
+        device="NVIDIA H200",
+        metrics={
+            "gpu__time_duration.sum": [1000, "ns"],
+            "launch__occupancy_limit_blocks": [32, "block"],
+            "launch__occupancy_limit_warps": [2, "block"],
+            "device__attribute_max_warps_per_multiprocessor": [64, "warp"],
+        },
+        instructions=[],
+        launch={"threads_per_block": 1024, "ptxas_registers": 40},
+        sections=["SpeedOfLight"],
+    )
     h, src = prof.headline, prof.headline_sources
     assert h["registers_per_thread"] == 40 and "ptxas" in src["registers_per_thread"]
     assert h["theoretical_occupancy_pct"] == 100.0 and "limits" in src["theoretical_occupancy_pct"]

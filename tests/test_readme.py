@@ -1,5 +1,6 @@
 """README promises: the documented test command is what CI runs, and the API coverage table in
 README matches docs/api-coverage.md (regenerate with `python -m txlab.api coverage --markdown ...`)."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +16,7 @@ def test_readme_coverage_table_is_the_generated_one():
     readme = (ROOT / "README.md").read_text()
     doc = (ROOT / "docs" / "api-coverage.md").read_text()
     block = readme.split("<!-- api-coverage:start", 1)[1].split("<!-- api-coverage:end -->", 1)[0]
-    table = doc[doc.index("| name |"):].strip()
+    table = doc[doc.index("| name |") :].strip()
     assert table in block, "README's API table is stale: copy docs/api-coverage.md's table into it"
 
 
@@ -31,7 +32,7 @@ def _table_cells(doc: str) -> dict:
     """{name: {column header: cell}} of the coverage table (cells split at unescaped pipes)."""
     import re
 
-    lines = doc[doc.index("| name |"):].splitlines()
+    lines = doc[doc.index("| name |") :].splitlines()
     split = lambda ln: [c.strip() for c in re.split(r"(?<!\\)\|", ln.strip().strip("|"))]  # noqa: E731
     head = split(lines[0])
     return {cols[0].strip("`"): dict(zip(head, cols)) for cols in map(split, lines[2:]) if cols[0].startswith("`")}
@@ -44,8 +45,11 @@ def test_api_table_signatures_are_the_catalogues():
 
     for doc in ((ROOT / "docs" / "api-coverage.md").read_text(), (ROOT / "README.md").read_text()):
         cells = _table_cells(doc)
-        stale = {e.name: cells[e.name]["signature"] for e in api.catalogue()
-                 if cells[e.name]["signature"] != signature_cell({"signature": e.plain_signature})}
+        stale = {
+            e.name: cells[e.name]["signature"]
+            for e in api.catalogue()
+            if cells[e.name]["signature"] != signature_cell({"signature": e.plain_signature})
+        }
         assert not stale, f"regenerate docs/api-coverage.md: {stale}"
     assert cells["Tx.cuda.__shfl_xor_sync"]["signature"] == "`(mask, var, lane_mask, width)`"
     assert cells["Tx.cuda.atomic_add"]["signature"] == "`(res_addr, value)`"
@@ -61,10 +65,10 @@ def test_coverage_doc_matches_the_recorded_gpu_runs():
     cells = {name: cols["verified on H200"] for name, cols in _table_cells(doc).items()}
     rows = api.coverage(compile=False)
     assert {r["name"] for r in rows} == set(cells)
-    stale = {r["name"]: (cells[r["name"]], api.verified_cell(r)) for r in rows
-             if cells[r["name"]] != api.verified_cell(r)}
+    stale = {
+        r["name"]: (cells[r["name"]], api.verified_cell(r)) for r in rows if cells[r["name"]] != api.verified_cell(r)
+    }
     assert not stale, f"regenerate docs/api-coverage.md: {stale}"
-
 
 
 def _t_spellings(text: str) -> list[str]:

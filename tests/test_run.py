@@ -1,4 +1,5 @@
 """Running, checking and timing (GPU-marked tests run on a CUDA GPU; the rest run anywhere)."""
+
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ KERNELS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
 
 @pytest.fixture(scope="module")
 def kernels():
-    return run_cell(KERNELS, {})        # the local GPU's arch, or sm_90a without one
+    return run_cell(KERNELS, {})  # the local GPU's arch, or sm_90a without one
 
 
 def test_without_gpu_running_says_what_is_missing(kernels, monkeypatch):
@@ -39,7 +40,7 @@ def test_compare_finds_mismatches_and_unwritten_elements():
     got = want.copy()
     assert compare(got, want, 1e-5, 1e-6)["ok"]
     got[3] += 1
-    got[5] = np.nan                       # an element the kernel never wrote (poisoned)
+    got[5] = np.nan  # an element the kernel never wrote (poisoned)
     r = compare(got, want, 1e-5, 1e-6)
     assert not r["ok"] and r["mismatches"] == 2 and r["first_mismatch"] == [3] and r["unwritten"] == 1
 
@@ -109,7 +110,7 @@ def test_bench_reports_sane_times_and_rates(kernels):
     b = np.empty_like(a)
     r = txlab.bench(kernels["scale"], a, b, n, bytes=2 * a.nbytes, warmup=5, rep=50)
     assert len(r.times_ms) == 50 and 0 < r.p10_ms <= r.median_ms <= r.p90_ms
-    assert 50 < r.gbps < 6000          # a real HBM kernel on a data-center GPU
+    assert 50 < r.gbps < 6000  # a real HBM kernel on a data-center GPU
     d = r.to_dict()
     assert d["l2_flushed"] and d["device"]
 

@@ -1,17 +1,18 @@
 """%%tirx --sanitize "args": compute-sanitizer from a cell."""
+
 import numpy as np
 import pytest
 
 IPython = pytest.importorskip("IPython")
 
-CELL = '''
+CELL = """
 @T.prim_func
 def twice(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([256])
     B[tx] = A[tx] * T.float32(2.0)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,9 @@ def test_sanitize_option_runs_each_kernel_with_the_arguments(ip, monkeypatch):
 
     def fake(c, *args, tools=sanitizer.TOOLS, **kw):
         calls.append((c.name, [a.shape for a in args], tools))
-        return sanitizer.SanitizerReport(kernel=c.name, tools=list(tools), findings=[],
-                                         runs={t: {"status": "ok"} for t in tools})
+        return sanitizer.SanitizerReport(
+            kernel=c.name, tools=list(tools), findings=[], runs={t: {"status": "ok"} for t in tools}
+        )
 
     monkeypatch.setattr(sanitizer, "sanitize", fake)
     ip.user_ns.update(A=np.ones(256, "float32"), B=np.zeros(256, "float32"))

@@ -1,4 +1,5 @@
 """txlab.sanitize: compute-sanitizer's reports parsed into typed findings at the user's line."""
+
 import json
 
 import numpy as np
@@ -95,16 +96,23 @@ def test_racecheck_analysis_and_hazards_merge():
 
 
 def test_hazards_without_analysis_become_one_finding():
-    text = "\n".join(l for l in RACECHECK.format(w=1, r=2).splitlines() if "Race reported" not in l
-                     and "and Read access" not in l)
+    text = "\n".join(
+        l for l in RACECHECK.format(w=1, r=2).splitlines() if "Race reported" not in l and "and Read access" not in l
+    )
     fs, _ = sanitizer.parse_text(text, "racecheck")
     (f,) = fs
     assert f.hazard == "RAW" and f.count == 2 and f.other["sass_offset"] == 0x120
 
 
-@pytest.mark.parametrize("name,tool,log", [
-    ("oob_write", "memcheck", MEMCHECK), ("shared_race", "racecheck", RACECHECK),
-    ("divergent_barrier", "synccheck", SYNCCHECK), ("uninit_read", "initcheck", INITCHECK)])
+@pytest.mark.parametrize(
+    "name,tool,log",
+    [
+        ("oob_write", "memcheck", MEMCHECK),
+        ("shared_race", "racecheck", RACECHECK),
+        ("divergent_barrier", "synccheck", SYNCCHECK),
+        ("uninit_read", "initcheck", INITCHECK),
+    ],
+)
 def test_findings_land_on_the_bug_line(name, tool, log):
     c = _compiled(name)
     line = bugs.bug_line(name)
@@ -286,8 +294,9 @@ def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
     fake.chmod(0o755)
     monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
     monkeypatch.setenv("TXLAB_FAKE_ARGS", str(tmp_path / "args.txt"))
-    monkeypatch.setattr(device, "require_gpu",
-                        lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a"))
+    monkeypatch.setattr(
+        device, "require_gpu", lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a")
+    )
     c = _compiled("oob_write")
     keep = tmp_path / "job"
     rep = txlab.sanitize(c, *bugs.inputs("oob_write"), tools=("memcheck",), keep=str(keep), uninitialized="B")
@@ -366,10 +375,13 @@ def test_h200_synccheck_divergent_barrier_through_the_inlined_helper():
 
 
 def test_h200_clean_runs_are_clean():
-    rep = sanitizer.from_logs(_sample("transpose_padded"),
-                              {"memcheck": (H200 / "cs_memcheck_transpose_padded.txt").read_text()})
+    rep = sanitizer.from_logs(
+        _sample("transpose_padded"), {"memcheck": (H200 / "cs_memcheck_transpose_padded.txt").read_text()}
+    )
     assert rep.ok and rep.runs["memcheck"]["errors"] == 0
-    rep = sanitizer.from_logs(_sample("uninit_read"), {"initcheck": (H200 / "cs_initcheck_uninit_read.txt").read_text()})
+    rep = sanitizer.from_logs(
+        _sample("uninit_read"), {"initcheck": (H200 / "cs_initcheck_uninit_read.txt").read_text()}
+    )
     assert rep.ok  # 2025.3's initcheck checks global memory only: the shared read is not seen
 
 
@@ -381,9 +393,14 @@ def test_flags_this_sanitizer_does_not_know_are_left_out(tmp_path):
     assert sanitizer.supported_flags(str(fake), "initcheck") == []
 
 
-@pytest.mark.parametrize("name,tool,log", [("oob_write", "memcheck", "cs_memcheck_oob_write.txt"),
-                                           ("shared_race", "racecheck", "cs_racecheck_shared_race.txt"),
-                                           ("divergent_sync", "synccheck", "cs_synccheck_divergent_sync.txt")])
+@pytest.mark.parametrize(
+    "name,tool,log",
+    [
+        ("oob_write", "memcheck", "cs_memcheck_oob_write.txt"),
+        ("shared_race", "racecheck", "cs_racecheck_shared_race.txt"),
+        ("divergent_sync", "synccheck", "cs_synccheck_divergent_sync.txt"),
+    ],
+)
 def test_h200_offsets_through_the_source_map_agree_with_the_cuda_lines(name, tool, log):
     """The SASS offsets compute-sanitizer printed on the H200, mapped through Compiled.source_map
     (srcmap's line map), land on the same user lines as the CUDA lines it printed."""
@@ -393,8 +410,9 @@ def test_h200_offsets_through_the_source_map_agree_with_the_cuda_lines(name, too
     text = (H200 / log).read_text()
     by_cuda = sanitizer.from_logs(c, {tool: text})
     fs, _ = sanitizer.parse_text(text, tool)
-    by_sass = sanitizer.finish(sanitizer.SanitizerReport(kernel=c.name, tools=[tool], findings=fs, runs={}),
-                               c, use_source_map=True)
+    by_sass = sanitizer.finish(
+        sanitizer.SanitizerReport(kernel=c.name, tools=[tool], findings=fs, runs={}), c, use_source_map=True
+    )
     assert by_sass.line_map == "source_map"
     for a, b in zip(by_cuda.findings, by_sass.findings):
         assert a.lineno == b.lineno is not None
@@ -424,8 +442,9 @@ if [ "$mode" = hazard ]; then cp {H200 / "cs_racecheck_hazard.txt"} "$log"; else
 """)
     fake.chmod(0o755)
     monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
-    monkeypatch.setattr(device, "require_gpu",
-                        lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a"))
+    monkeypatch.setattr(
+        device, "require_gpu", lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a")
+    )
     c = _sample("shared_race")
     rep = txlab.sanitize(c, np.zeros(256, "float32"), np.zeros(256, "float32"), tools=("racecheck",))
     (f,) = rep.findings

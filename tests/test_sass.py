@@ -3,6 +3,7 @@ real cubins of real kernels and checked against what must hold for the code to b
 variable-latency result is waited for before it is read), against what NVIDIA's own disassembler
 prints from the same bits (operand ``.reuse`` markers, ``DEPBAR.LE SBk``), and against the
 independently published encoding of the padding NOP. No GPU needed."""
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,7 @@ BASICS = (Path(__file__).parent / "kernels" / "basics.py").read_text()
 
 # an FMA chain with a value kept in one register (operand reuse) and a cp.async round trip
 # (LDGSTS, LDGDEPBAR, DEPBAR)
-EXTRA = '''
+EXTRA = """
 @T.prim_func
 def horner(A: T.Buffer((1 << 16,), "float32"), C: T.Buffer((16,), "float32"), B: T.Buffer((1 << 16,), "float32")):
     T.device_entry()
@@ -45,7 +46,7 @@ def cpasync(A: T.Buffer((1 << 16,), "float32"), B: T.Buffer((1 << 16,), "float32
     T.ptx.cp.async_.commit_group()
     T.ptx.cp.async_.wait_group(0)
     B[bx * 256 + tx] = sm[tx] * T.float32(3.0)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def test_field_layout_on_synthetic_words():
     assert (c.stall, c.yield_, c.wr_bar, c.rd_bar, c.wait_mask, c.reuse) == (10, True, 3, 5, 0b100101, 0b0110)
     assert c.waits_on == [0, 2, 5]
     assert c.text() == "B0-2--5:R5:W3:Y:S10"
-    none = sass.Control.from_hi((0x7F0 | 15) << 41)     # barriers 7 = none, yield bit set = no yield
+    none = sass.Control.from_hi((0x7F0 | 15) << 41)  # barriers 7 = none, yield bit set = no yield
     assert (none.wr_bar, none.rd_bar, none.yield_, none.stall) == (None, None, False, 15)
 
 
@@ -121,8 +122,10 @@ def test_store_read_barrier_protects_its_source_register(k90):
         src = {("R", int(m.group(1))) for m in re.finditer(r"\bR(\d+)\b", ins.operands.split(",")[-1])}
         j = next((j for j in range(i + 1, len(seq)) if _dests(seq[j]) & src), None)
         if j is not None:
-            assert any(seq[t].control.wait_mask >> ins.control.rd_bar & 1 for t in range(i + 1, j + 1)), \
-                (ins.text, seq[j].text)
+            assert any(seq[t].control.wait_mask >> ins.control.rd_bar & 1 for t in range(i + 1, j + 1)), (
+                ins.text,
+                seq[j].text,
+            )
             checked += 1
     assert checked >= 1
 
@@ -202,7 +205,7 @@ def _sources(ins):
     out = set()
     for o in ops:
         for m in _REG.finditer(o):
-            n = 2 if o[m.end():].startswith(".64") else 1
+            n = 2 if o[m.end() :].startswith(".64") else 1
             out |= {(m.group(1), int(m.group(2)) + i) for i in range(n)}
     return out
 
@@ -230,8 +233,9 @@ def test_every_variable_latency_result_is_waited_for(arch, k90):
     compiler must make the reader wait on the producer's write barrier. A wrong field boundary
     breaks this on almost every pair. Fixed-latency producers are instead covered by stall
     cycles (>= 4 for the vector pipes, >= 2 for the uniform datapath)."""
-    compiled = k90 if arch == "sm_90a" else run_cell(BASICS + EXTRA.split("@T.prim_func\ndef cpasync")[0],
-                                                    {}, arch=arch)
+    compiled = (
+        k90 if arch == "sm_90a" else run_cell(BASICS + EXTRA.split("@T.prim_func\ndef cpasync")[0], {}, arch=arch)
+    )
     variable = fixed = 0
     for c in compiled.values():
         seq = _seq(c)
@@ -241,8 +245,12 @@ def test_every_variable_latency_result_is_waited_for(arch, k90):
         for i, j in _dependency_pairs(seq):
             p = seq[i]
             if p.control.wr_bar is not None:
-                assert any(seq[t].control.wait_mask >> p.control.wr_bar & 1 for t in range(i + 1, j + 1)), \
-                    (arch, c.name, p.text, seq[j].text)
+                assert any(seq[t].control.wait_mask >> p.control.wr_bar & 1 for t in range(i + 1, j + 1)), (
+                    arch,
+                    c.name,
+                    p.text,
+                    seq[j].text,
+                )
                 variable += 1
             else:
                 cycles = sum(seq[t].control.stall for t in range(i, j))
@@ -259,8 +267,22 @@ def test_sass_table_rows_and_html(k90):
     plain = [l for l in c.sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", l)]
     assert len(plain) == len(t), "the -hex disassembly has the instructions of Compiled.sass"
     row = t.filter(opcode=r"^LDG")[0]
-    assert set(row) >= {"kernel", "offset", "opcode", "operands", "predicate", "stall", "yield", "wr_bar",
-                        "rd_bar", "wait_mask", "reuse", "line", "cls", "control"}
+    assert set(row) >= {
+        "kernel",
+        "offset",
+        "opcode",
+        "operands",
+        "predicate",
+        "stall",
+        "yield",
+        "wr_bar",
+        "rd_bar",
+        "wait_mask",
+        "reuse",
+        "line",
+        "cls",
+        "control",
+    }
     assert row["kernel"] == "scale_kernel" and row["cls"] == "memory" and row["wr_bar"] is not None
     exit_row = t.filter(opcode="EXIT")[0]
     assert exit_row["predicate"] == "@P0"
@@ -297,21 +319,44 @@ def test_user_lines_come_from_the_source_map(k90):
     assert fadd["line"] == ldg["line"]
     assert all(r["line"] is not None for r in rows if not r["padding"])
     sm = k90["scale"].source_map
-    assert [r["line"] for r in rows if not r["padding"]] == \
-        [sm.line_of_sass(r["offset"], kernel=r["kernel"]) for r in rows if not r["padding"]]
+    assert [r["line"] for r in rows if not r["padding"]] == [
+        sm.line_of_sass(r["offset"], kernel=r["kernel"]) for r in rows if not r["padding"]
+    ]
 
 
 def test_classes():
-    cases = {"HGMMA.64x128x16.F32.BF16": "tensor", "HMMA.16816.F32": "tensor", "UTCHMMA": "tensor",
-             "LDG.E.128": "memory", "UTMALDG.2D": "memory", "LDSM.16.M88.4": "memory", "ATOMS.ADD": "memory",
-             "SYNCS.ARRIVE.TRANS64.A1T0": "barrier", "BAR.SYNC.DEFER_BLOCKING": "barrier",
-             "DEPBAR.LE": "barrier", "WARPGROUP.ARRIVE": "barrier", "MEMBAR.ALL.GPU": "barrier",
-             "BRA": "control", "EXIT": "control", "BSSY": "control", "SHFL.BFLY": "warp",
-             "FFMA.FTZ": "alu", "MUFU.EX2": "alu", "IMAD.WIDE": "alu", "S2R": "other", "NOP": "other",
-             # the opcodes the line map's old classifier put elsewhere (one classifier now)
-             "NANOSLEEP.SYNCS": "control", "ELECT": "warp", "LDGDEPBAR": "barrier",
-             "FENCE.VIEW.ASYNC.S": "barrier", "PREEXIT": "control", "UTMACMDFLUSH": "memory",
-             "UCGABAR_ARV": "barrier", "QSPC.E.S": "alu"}
+    cases = {
+        "HGMMA.64x128x16.F32.BF16": "tensor",
+        "HMMA.16816.F32": "tensor",
+        "UTCHMMA": "tensor",
+        "LDG.E.128": "memory",
+        "UTMALDG.2D": "memory",
+        "LDSM.16.M88.4": "memory",
+        "ATOMS.ADD": "memory",
+        "SYNCS.ARRIVE.TRANS64.A1T0": "barrier",
+        "BAR.SYNC.DEFER_BLOCKING": "barrier",
+        "DEPBAR.LE": "barrier",
+        "WARPGROUP.ARRIVE": "barrier",
+        "MEMBAR.ALL.GPU": "barrier",
+        "BRA": "control",
+        "EXIT": "control",
+        "BSSY": "control",
+        "SHFL.BFLY": "warp",
+        "FFMA.FTZ": "alu",
+        "MUFU.EX2": "alu",
+        "IMAD.WIDE": "alu",
+        "S2R": "other",
+        "NOP": "other",
+        # the opcodes the line map's old classifier put elsewhere (one classifier now)
+        "NANOSLEEP.SYNCS": "control",
+        "ELECT": "warp",
+        "LDGDEPBAR": "barrier",
+        "FENCE.VIEW.ASYNC.S": "barrier",
+        "PREEXIT": "control",
+        "UTMACMDFLUSH": "memory",
+        "UCGABAR_ARV": "barrier",
+        "QSPC.E.S": "alu",
+    }
     assert {op: sass.classify(op) for op in cases} == cases
     assert set(cases.values()) == set(sass.CLASSES)
 
@@ -329,7 +374,7 @@ def test_the_line_map_the_table_and_diff_share_one_classifier(k90, gemm):
 def test_instructions_match_the_opcode_with_the_predicate_left_out(k90, gemm):
     c = k90["row_sum_smem"]
     lds = c.instructions(r"^LDS")
-    assert any(i.startswith("@!P0 LDS") for i in lds), lds    # predicated ones are found by ^LDS
+    assert any(i.startswith("@!P0 LDS") for i in lds), lds  # predicated ones are found by ^LDS
     assert len(lds) == len(c.sass_table().filter(opcode=r"^LDS"))
     syncs = gemm.instructions(r"^SYNCS")
     table = gemm.sass_table().filter(opcode=r"^SYNCS")
@@ -338,9 +383,19 @@ def test_instructions_match_the_opcode_with_the_predicate_left_out(k90, gemm):
 
 
 def test_old_arch_is_refused():
-    c = txlab.Compiled(name="k", arch="sm_61", script="", cuda_source="", ptx="", cubin=b"",
-                        resources={}, launch={}, params=[], compile_seconds=0.0,
-                        cache_hit=False)
+    c = txlab.Compiled(
+        name="k",
+        arch="sm_61",
+        script="",
+        cuda_source="",
+        ptx="",
+        cubin=b"",
+        resources={},
+        launch={},
+        params=[],
+        compile_seconds=0.0,
+        cache_hit=False,
+    )
     with pytest.raises(txlab.ArchError, match="sm_70 and newer"):
         c.sass_table()
 
@@ -348,25 +403,42 @@ def test_old_arch_is_refused():
 # ---- dependency barriers: producers and consumers ----------------------------------------------
 def _ins(i, *, wait=0, wr=None, rd=None, opcode="FADD", operands="R0, R1, R2", kernel="k"):
     field_ = (7 if wr is None else wr) << 5 | (7 if rd is None else rd) << 8 | wait << 11
-    return sass.Instruction(kernel=kernel, index=i, offset=16 * i, predicate="", opcode=opcode,
-                            operands=operands, lo=0, hi=0, control=sass.Control.from_field(field_),
-                            cls=sass.classify(opcode))
+    return sass.Instruction(
+        kernel=kernel,
+        index=i,
+        offset=16 * i,
+        predicate="",
+        opcode=opcode,
+        operands=operands,
+        lo=0,
+        hi=0,
+        control=sass.Control.from_field(field_),
+        cls=sass.classify(opcode),
+    )
 
 
 def test_dependencies_follow_the_barrier_counters():
     """SBk is a counter: a wait on it waits for every setter since the previous wait on it, and
     DEPBAR.LE SBk, n leaves the n most recent in flight."""
-    seq = [_ins(0, wr=1, opcode="LDG.E"), _ins(1, wr=1, opcode="LDG.E"), _ins(2, rd=2, opcode="STG.E"),
-           _ins(3, wait=0b10), _ins(4, wait=0b10), _ins(5, wait=0b100),
-           _ins(6, wr=0, opcode="LDGDEPBAR"), _ins(7, wr=0, opcode="LDGDEPBAR"),
-           _ins(8, opcode="DEPBAR.LE", operands="SB0, 0x1"), _ins(9, kernel="other", wait=0b1)]
+    seq = [
+        _ins(0, wr=1, opcode="LDG.E"),
+        _ins(1, wr=1, opcode="LDG.E"),
+        _ins(2, rd=2, opcode="STG.E"),
+        _ins(3, wait=0b10),
+        _ins(4, wait=0b10),
+        _ins(5, wait=0b100),
+        _ins(6, wr=0, opcode="LDGDEPBAR"),
+        _ins(7, wr=0, opcode="LDGDEPBAR"),
+        _ins(8, opcode="DEPBAR.LE", operands="SB0, 0x1"),
+        _ins(9, kernel="other", wait=0b1),
+    ]
     deps = sass.dependencies(seq)
     assert deps[3]["producers"] == [(0, 1, "w"), (1, 1, "w")]
-    assert deps[4]["producers"] == []                 # SB1 was cleared by the wait at 3
-    assert deps[5]["producers"] == [(2, 2, "r")]      # write-after-read through the read barrier
+    assert deps[4]["producers"] == []  # SB1 was cleared by the wait at 3
+    assert deps[5]["producers"] == [(2, 2, "r")]  # write-after-read through the read barrier
     assert deps[0]["consumers"] == [(3, 1, "w")] and deps[2]["consumers"] == [(5, 2, "r")]
-    assert deps[8]["producers"] == [(6, 0, "w")]      # the older commit; the newer one stays in flight
-    assert deps[7]["consumers"] == [] and deps[9]["producers"] == []   # barriers are per kernel
+    assert deps[8]["producers"] == [(6, 0, "w")]  # the older commit; the newer one stays in flight
+    assert deps[7]["consumers"] == [] and deps[9]["producers"] == []  # barriers are per kernel
 
 
 def test_dependencies_link_a_real_load_to_its_use(k90):
@@ -374,8 +446,7 @@ def test_dependencies_link_a_real_load_to_its_use(k90):
     deps = sass.dependencies(instrs)
     ld = next(i for i, s in enumerate(instrs) if s.opcode.startswith("LDG"))
     users = [j for j, b, kind in deps[ld]["consumers"] if kind == "w"]
-    assert users and instrs[users[0]].opcode.startswith(("FADD", "FMUL", "FFMA")), \
-        [instrs[j].text for j in users]
+    assert users and instrs[users[0]].opcode.startswith(("FADD", "FMUL", "FFMA")), [instrs[j].text for j in users]
     assert (ld, instrs[ld].control.wr_bar, "w") in deps[users[0]]["producers"]
     # cp.async: the DEPBAR waits for the LDGDEPBAR commit
     cp = sass.instructions(k90["cpasync"])

@@ -2,6 +2,7 @@
 per cubin and flag set (cached under the cubin's digest), one instruction record that carries
 every field, and live registers per instruction and per user line from
 ``nvdisasm --print-life-ranges`` (with spills marked at their lines). No GPU needed."""
+
 from __future__ import annotations
 
 import ast
@@ -55,7 +56,7 @@ def test_source_view_on_the_gemm_disassembles_once_per_flag_set(gemm, tmp_path, 
     runs, writes = _counting(monkeypatch)
     import dataclasses
 
-    c = dataclasses.replace(gemm)                      # the same build, nothing disassembled yet
+    c = dataclasses.replace(gemm)  # the same build, nothing disassembled yet
     d = json.loads(SourceView(c).data)
     assert runs == [listing.LINES, listing.LIFE], runs
     assert writes == [list(listing.LINES), list(listing.LIFE)], writes
@@ -91,8 +92,20 @@ def test_nvdisasm_cannot_print_line_info_with_life_ranges(gemm):
     assert "//## File" in listing.disassemble(gemm.cubin, listing.LINES)
 
 
-_RUNNERS = {"find_tool", "_need", "which", "tool_status", "tool_version", "run", "_run", "Popen",
-            "check_output", "check_call", "call", "system"}
+_RUNNERS = {
+    "find_tool",
+    "_need",
+    "which",
+    "tool_status",
+    "tool_version",
+    "run",
+    "_run",
+    "Popen",
+    "check_output",
+    "check_call",
+    "call",
+    "system",
+}
 
 
 def _calls_naming(tree, names):
@@ -104,8 +117,11 @@ def _calls_naming(tree, names):
                 continue
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
-                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and \
-                            any(n in sub.value for n in names):
+                    if (
+                        isinstance(sub, ast.Constant)
+                        and isinstance(sub.value, str)
+                        and any(n in sub.value for n in names)
+                    ):
                         yield node.lineno
 
 
@@ -121,13 +137,13 @@ def test_nvdisasm_is_run_from_one_module():
             found[rel] = lines
     assert set(found) == {"txlab/sass/listing.py"}, found
     text = (ROOT / "sass" / "listing.py").read_text()
-    assert text.count("toolchain._run(") == 2            # nvdisasm, and cuobjdump as the fallback
+    assert text.count("toolchain._run(") == 2  # nvdisasm, and cuobjdump as the fallback
 
 
 def test_the_record_carries_every_field(gemm):
     c = gemm
     recs = sass.instructions(c)
-    assert recs is c.source_map.instructions              # one record list: the map's
+    assert recs is c.source_map.instructions  # one record list: the map's
     hg = next(r for r in recs if r.opcode.startswith("HGMMA"))
     assert hg.kernel in c.kernels and hg.offset % 16 == 0 and hg.text.startswith("HGMMA")
     assert hg.cls == "tensor" and hg.control is not None and hg.encoding.startswith("0x")
@@ -136,8 +152,23 @@ def test_the_record_carries_every_field(gemm):
     inlined = next(r for r in recs if len(r.inline) > 1)
     assert inlined.inline[-1] == f"kernel.cu:{inlined.cuda_line}"
     d = hg.to_dict()
-    assert {"kernel", "offset", "text", "opcode", "cls", "control", "cuda_line", "user_line", "inline",
-            "encoding", "live_registers", "predicate", "operands", "padding", "library"} <= set(d)
+    assert {
+        "kernel",
+        "offset",
+        "text",
+        "opcode",
+        "cls",
+        "control",
+        "cuda_line",
+        "user_line",
+        "inline",
+        "encoding",
+        "live_registers",
+        "predicate",
+        "operands",
+        "padding",
+        "library",
+    } <= set(d)
     assert json.dumps(d)
     # the same records, with the SASS table's spelling
     row = c.sass_table().filter(opcode="^HGMMA").rows[0]
@@ -153,7 +184,7 @@ def test_the_record_carries_every_field(gemm):
 
 
 # ---- live registers and spills ----------------------------------------------------------------
-HUNGRY = '''
+HUNGRY = """
 @T.prim_func
 def hungry(A: T.Buffer((1 << 20,), "float32"), B: T.Buffer((1 << 20,), "float32")):
     T.device_entry()
@@ -167,7 +198,7 @@ def hungry(A: T.Buffer((1 << 20,), "float32"), B: T.Buffer((1 << 20,), "float32"
             acc[j] = acc[j] * acc[(j + 1) % 96] + T.float32(1.0)
     for j in T.unroll(96):
         B[(bx * {threads} + tx + j * 131) % 1048576] = acc[j]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -195,15 +226,16 @@ def test_live_registers_per_instruction_and_per_line(hungry):
 def test_spills_are_marked_at_their_lines(hungry):
     tight = hungry[1024]
     res = tight.resources["hungry_kernel"]
-    assert res["registers"] <= 64 and res["spill_store_bytes"] > 0        # ptxas spilled
+    assert res["registers"] <= 64 and res["spill_store_bytes"] > 0  # ptxas spilled
     sm = tight.source_map
     assert sm.spills()
     per = sm.per_line(live=True)
     spilled = {l: d["local"] for l, d in per.items() if "local" in d}
     loop = next(l for l in per if "acc[j] * acc" in sm.user_source[l - 1])
     assert spilled[loop]["kind"] == "spill" and spilled[loop]["loads"] and spilled[loop]["stores"]
-    assert sum(v["loads"] + v["stores"] for v in spilled.values()) == \
-        sum(1 for r in sm.instructions if sass.is_local(r.opcode) and r.user_line is not None)
+    assert sum(v["loads"] + v["stores"] for v in spilled.values()) == sum(
+        1 for r in sm.instructions if sass.is_local(r.opcode) and r.user_line is not None
+    )
     assert all(n <= 64 for n in (d["live_registers"] for d in per.values()) if n is not None)
     assert sass.local_memory(tight) == spilled
     # SourceView: the column and the marks
@@ -248,7 +280,7 @@ def test_a_damaged_listing_in_the_cache_is_disassembled_again(tmp_path, monkeypa
     runs, _ = _counting(monkeypatch)
     again = listing.of_cubin(cubin)
     assert runs == [listing.LINES] and again.text == first.text
-    assert listing.of_cubin(cubin).seconds is None        # and served from the cache after that
+    assert listing.of_cubin(cubin).seconds is None  # and served from the cache after that
 
 
 def test_parse_life_reads_the_columns_the_header_names():

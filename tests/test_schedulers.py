@@ -1,5 +1,6 @@
 """txlab.schedulers: traces come from TVM's compiled scheduler code; checked against the tile
 numberings documented in tvm/backend/cuda/lang/tile_scheduler.py and against each other."""
+
 import json
 
 import numpy as np
@@ -25,8 +26,7 @@ def test_group_major_matches_documented_numbering():
 
 
 def test_serpentine_matches_documented_numbering():
-    tr = S.trace("ClusterPersistentScheduler2D", 1, num_m_tiles=4, num_n_tiles=4, l2_group_size=2,
-                 serpentine=True)
+    tr = S.trace("ClusterPersistentScheduler2D", 1, num_m_tiles=4, num_n_tiles=4, l2_group_size=2, serpentine=True)
     # The docstring's rules: blocks go Block(0,0) -> (1,0) -> (1,1) -> (0,1), tiles row-major
     # inside a block. (Its drawn table reverses the rows inside the odd-column blocks, which
     # contradicts the rule it states and what the code does.)
@@ -36,8 +36,7 @@ def test_serpentine_matches_documented_numbering():
 
 def test_persistent_stride_and_visit_shape():
     tr = S.trace("ClusterPersistentScheduler2D", 3, num_m_tiles=4, num_n_tiles=4, l2_group_size=2)
-    single = S.trace("ClusterPersistentScheduler2D", 1, num_m_tiles=4, num_n_tiles=4,
-                     l2_group_size=2)
+    single = S.trace("ClusterPersistentScheduler2D", 1, num_m_tiles=4, num_n_tiles=4, l2_group_size=2)
     order = [(v["m_idx"], v["n_idx"]) for v in single.visits]
     for v in tr.visits:  # CTA c's step s is work item c + 3 s of the single-CTA order
         assert (v["m_idx"], v["n_idx"]) == order[v["cta"] + 3 * v["step"]]
@@ -53,8 +52,7 @@ def test_big_grid_covers_every_tile_once_and_reuses_panels():
     tr = S.trace("ClusterPersistentScheduler2D", 132, num_m_tiles=128, num_n_tiles=128)
     m = tr.metrics()
     assert len(tr) == 128 * 128
-    assert m["coverage"] == {"grid_tiles": 16384, "missing": 0, "duplicated": 0,
-                             "extra_visits": 0, "out_of_grid": 0}
+    assert m["coverage"] == {"grid_tiles": 16384, "missing": 0, "duplicated": 0, "extra_visits": 0, "out_of_grid": 0}
     assert m["waves"] == -(-16384 // 132)
     g = m["gemm"]
     # a wave of 132 tiles in 8-row groups spans 8 A row-panels and ceil(132/8)+1 B col-panels;
@@ -68,8 +66,7 @@ def test_big_grid_covers_every_tile_once_and_reuses_panels():
 def test_serpentine_residual_gap_is_reported():
     # 10x10 tiles, swizzle 4: tiles below the full blocks and left of the right strip are never
     # produced by the scheduler (it falls back to (0, 0)); coverage must say so.
-    tr = S.trace("ClusterPersistentScheduler2D", 4, num_m_tiles=10, num_n_tiles=10,
-                 l2_group_size=4, serpentine=True)
+    tr = S.trace("ClusterPersistentScheduler2D", 4, num_m_tiles=10, num_n_tiles=10, l2_group_size=4, serpentine=True)
     cov = tr.metrics()["coverage"]
     hits = np.zeros((10, 10), int)
     for v in tr.visits:
@@ -85,16 +82,12 @@ def test_cluster_padding_visits_are_out_of_grid():
 
 CASES = [
     ("ClusterPersistentScheduler2D", 7, dict(num_m_tiles=13, num_n_tiles=9, l2_group_size=4)),
-    ("ClusterPersistentScheduler2D", 5, dict(num_m_tiles=12, num_n_tiles=12, l2_group_size=4,
-                                             serpentine=True)),
+    ("ClusterPersistentScheduler2D", 5, dict(num_m_tiles=12, num_n_tiles=12, l2_group_size=4, serpentine=True)),
     ("GroupMajor3D", 7, dict(m_tiles=6, n_tiles=5, k_tiles=2, group_rows=4)),
     ("FlashAttentionLinearScheduler", 16, dict(num_batches=2, num_heads=4, num_m_blocks=8)),
-    ("FlashAttentionLPTScheduler", None, dict(num_batches=2, num_heads=3, num_m_blocks=8,
-                                              l2_swizzle=4)),
-    ("FlashAttentionLPTScheduler", 10, dict(num_batches=2, num_heads=3, num_m_blocks=8,
-                                            l2_swizzle=2)),
-    ("RankAwareGroupMajorTileScheduler", 12, dict(m_clusters=16, n_clusters=8, group_size=5,
-                                                  world_size=4, rank=3)),
+    ("FlashAttentionLPTScheduler", None, dict(num_batches=2, num_heads=3, num_m_blocks=8, l2_swizzle=4)),
+    ("FlashAttentionLPTScheduler", 10, dict(num_batches=2, num_heads=3, num_m_blocks=8, l2_swizzle=2)),
+    ("RankAwareGroupMajorTileScheduler", 12, dict(m_clusters=16, n_clusters=8, group_size=5, world_size=4, rank=3)),
 ]
 
 
@@ -111,8 +104,7 @@ def test_runtime_extent_build_agrees_with_constant_build(name, nc, params):
 def test_attention_lpt_balances_causal_work_better_than_linear():
     p = dict(num_batches=2, num_heads=8, num_m_blocks=16)
     lin = S.trace("FlashAttentionLinearScheduler", 32, **p).metrics()["attention"]
-    lpt = S.trace("FlashAttentionLPTScheduler", None, l2_swizzle=4, concurrency=32,
-                  **p).metrics()["attention"]
+    lpt = S.trace("FlashAttentionLPTScheduler", None, l2_swizzle=4, concurrency=32, **p).metrics()["attention"]
     assert lin["total_kv_blocks"] == lpt["total_kv_blocks"] == 2 * 8 * sum(range(1, 17))
     assert lpt["efficiency"] > lin["efficiency"]
     first = S.trace("FlashAttentionLPTScheduler", None, l2_swizzle=4, **p).visits[0]
@@ -131,26 +123,35 @@ def test_indexed_triple_follows_its_lists():
 
 def test_rank_is_substituted_for_my_pe():
     p = dict(m_clusters=16, n_clusters=4, group_size=5, world_size=4)
-    firsts = [S.trace("RankAwareGroupMajorTileScheduler", 1, rank=r, **p).visits[0]["m_idx"]
-              for r in range(4)]
+    firsts = [S.trace("RankAwareGroupMajorTileScheduler", 1, rank=r, **p).visits[0]["m_idx"] for r in range(4)]
     # the remote-first rotation starts at the next rank's row block: (rank + 1) * 16 / 4
     assert firsts == [4, 8, 12, 0]
 
 
-@pytest.mark.parametrize("name,nc,params,param", [
-    ("ClusterPersistentScheduler2D", 4, dict(num_m_tiles=0, num_n_tiles=4), "num_m_tiles"),
-    ("ClusterPersistentScheduler2D", 4, dict(num_m_tiles=4, num_n_tiles=4, l2_group_size=0),
-     "l2_group_size"),
-    ("ClusterPersistentScheduler2D", 17, dict(num_m_tiles=4, num_n_tiles=4), "num_ctas"),
-    ("GroupMajor3D", 4, dict(m_tiles=4, n_tiles=4, group_rows=0), "group_rows"),
-    ("FlashAttentionLPTScheduler", None, dict(l2_swizzle=0), "l2_swizzle"),
-    ("RankAwareGroupMajorTileScheduler", 4, dict(world_size=4, rank=4), "rank"),
-    ("IndexedTripleTileScheduler", None, dict(b_indices=[0, 0], h_indices=[0], q_indices=[0],
-                                              tiles_indptr=[0, 1]), "q_indices"),
-    ("IndexedTripleTileScheduler", None, dict(b_indices=[0], h_indices=[0], q_indices=[0],
-                                              tiles_indptr=[0, 2]), "tiles_indptr"),
-    ("ClusterPersistentScheduler2D", 4, dict(bogus=1), "bogus"),
-])
+@pytest.mark.parametrize(
+    "name,nc,params,param",
+    [
+        ("ClusterPersistentScheduler2D", 4, dict(num_m_tiles=0, num_n_tiles=4), "num_m_tiles"),
+        ("ClusterPersistentScheduler2D", 4, dict(num_m_tiles=4, num_n_tiles=4, l2_group_size=0), "l2_group_size"),
+        ("ClusterPersistentScheduler2D", 17, dict(num_m_tiles=4, num_n_tiles=4), "num_ctas"),
+        ("GroupMajor3D", 4, dict(m_tiles=4, n_tiles=4, group_rows=0), "group_rows"),
+        ("FlashAttentionLPTScheduler", None, dict(l2_swizzle=0), "l2_swizzle"),
+        ("RankAwareGroupMajorTileScheduler", 4, dict(world_size=4, rank=4), "rank"),
+        (
+            "IndexedTripleTileScheduler",
+            None,
+            dict(b_indices=[0, 0], h_indices=[0], q_indices=[0], tiles_indptr=[0, 1]),
+            "q_indices",
+        ),
+        (
+            "IndexedTripleTileScheduler",
+            None,
+            dict(b_indices=[0], h_indices=[0], q_indices=[0], tiles_indptr=[0, 2]),
+            "tiles_indptr",
+        ),
+        ("ClusterPersistentScheduler2D", 4, dict(bogus=1), "bogus"),
+    ],
+)
 def test_invalid_parameters_are_named(name, nc, params, param):
     with pytest.raises(InputError) as err:
         S.trace(name, nc, **params)
@@ -166,10 +167,10 @@ def test_unknown_scheduler():
 def test_zero_divisor_in_dead_branch_is_explained():
     # static params where the class's tail branch divides by 0 (TVM refuses to constant-fold it)
     with pytest.raises(TxlabError, match="divides by a constant 0"):
-        S.trace("RankAwareGroupMajorTileScheduler", 4, m_clusters=16, n_clusters=4, group_size=4,
-                world_size=4)
-    ok = S.trace("RankAwareGroupMajorTileScheduler", 4, m_clusters=16, n_clusters=4,
-                 group_size=4, world_size=4, specialize=False)
+        S.trace("RankAwareGroupMajorTileScheduler", 4, m_clusters=16, n_clusters=4, group_size=4, world_size=4)
+    ok = S.trace(
+        "RankAwareGroupMajorTileScheduler", 4, m_clusters=16, n_clusters=4, group_size=4, world_size=4, specialize=False
+    )
     assert ok.metrics()["coverage"]["missing"] == 0
 
 
@@ -203,8 +204,9 @@ def test_plot_draws_the_grid():
 def test_explorer_recomputes_on_parameter_change():
     from txlab.views.schedule import ScheduleView
 
-    w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 8,
-                           "params": {"num_m_tiles": 16, "num_n_tiles": 16}})
+    w = ScheduleView(
+        {"scheduler": "ClusterPersistentScheduler2D", "num_ctas": 8, "params": {"num_m_tiles": 16, "num_n_tiles": 16}}
+    )
     assert w.left_view["visits"] == 256 and len(w.left_data) == 256 * len(w.left_view["columns"]) * 4
     assert w.right_view["params"]["serpentine"] is True
     w.left = {**w.left, "num_ctas": 16}
@@ -214,10 +216,15 @@ def test_explorer_recomputes_on_parameter_change():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name,nc,params", CASES + [
-    ("ClusterPersistentScheduler2D", 132, dict(num_m_tiles=128, num_n_tiles=128)),
-    ("IndexedTripleTileScheduler", None, S.lpt_index_lists(2, 4, 8, 16)),
-], ids=[str(i) for i in range(len(CASES) + 2)])
+@pytest.mark.parametrize(
+    "name,nc,params",
+    CASES
+    + [
+        ("ClusterPersistentScheduler2D", 132, dict(num_m_tiles=128, num_n_tiles=128)),
+        ("IndexedTripleTileScheduler", None, S.lpt_index_lists(2, 4, 8, 16)),
+    ],
+    ids=[str(i) for i in range(len(CASES) + 2)],
+)
 def test_gpu_trace_matches_cpu(name, nc, params):
     cpu = S.trace(name, nc, **params)
     gpu = S.trace(name, nc, device="cuda", **params)

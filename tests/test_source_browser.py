@@ -5,6 +5,7 @@ that waits on a dependency barrier marks the instruction that set it.
 
     .venv/bin/python -m pytest -m browser tests/test_source_browser.py
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser import cases, harness as H  # noqa: E402
 
 _REASON = H.skip_reason()
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(_REASON is not None, reason=_REASON or "")]
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,10 @@ def lab(tmp_path_factory):
     import nbformat
 
     root = tmp_path_factory.mktemp("srcview")
-    books = {"srcview.ipynb": [cases.SETUP, cases.profiled_source_cell()],
-             "laptop.ipynb": [cases.SETUP, cases.source("plain"), cases.compiled_cuda_cell(), cases.identical_diff_cell()]}
+    books = {
+        "srcview.ipynb": [cases.SETUP, cases.profiled_source_cell()],
+        "laptop.ipynb": [cases.SETUP, cases.source("plain"), cases.compiled_cuda_cell(), cases.identical_diff_cell()],
+    }
     for name, cells in books.items():
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -78,7 +80,8 @@ def _placement(page, sel, pane, row_selector):
     """Where the first ``row_selector`` row of ``pane`` is, from bounding boxes: ``inside`` (wholly
     in the pane's visible area), ``offset`` (row centre minus visible-area centre, px), the pane's
     ``height`` and whether it is scrolled to an end (``clamped``: centring was not possible)."""
-    return page.evaluate("""([sel, pane, rs]) => {
+    return page.evaluate(
+        """([sel, pane, rs]) => {
         const body = document.querySelector(`${sel} [data-testid='source-pane-${pane}']`);
         const r = body.querySelector(rs);
         if (!r) return null;
@@ -88,7 +91,9 @@ def _placement(page, sel, pane, row_selector):
         return { inside: q.height > 0 && q.top >= top - 0.5 && q.bottom <= bottom + 0.5,
                  offset: (q.top + q.bottom) / 2 - (top + bottom) / 2, height: body.clientHeight, clamped,
                  hl: r.classList.contains('hl') };
-    }""", [sel, pane, row_selector])
+    }""",
+        [sel, pane, row_selector],
+    )
 
 
 def _unpin(page, sel):
@@ -108,11 +113,14 @@ def _show_all_panes(page, sel):
 def _sass_row(page, sel, i):
     """SASS row i, scrolled into its pane's view by the pane's own scrollTop (rows sit in blocks
     the browser skips while off screen, which Playwright's scroll-into-view does not undo)."""
-    page.evaluate("""([sel, i]) => {
+    page.evaluate(
+        """([sel, i]) => {
         const body = document.querySelector(`${sel} [data-testid='source-pane-sass']`);
         const r = body.querySelector(`.r[data-i='${i}']`);
         body.scrollTop = Math.max(0, r.offsetTop - body.clientHeight / 3);
-    }""", [sel, i])
+    }""",
+        [sel, i],
+    )
     page.wait_for_timeout(50)
     return page.locator(f"{sel} [data-testid='source-pane-sass'] .r[data-i='{i}'] .t")
 
@@ -121,8 +129,11 @@ def test_first_paint_and_control_column(view):
     page, sel, _ = view
     st = _stats(page, sel)
     print("SourceView GEMM+profile stats:", st)
-    assert st["firstPaintMs"] is not None and st["firstPaintMs"] <= 1000, st   # benchmark target: 500
-    xs = page.evaluate("(s) => [...document.querySelectorAll(s + \" [data-testid='source-pane-sass'] .r .x\")].map(x => x.textContent)", sel)
+    assert st["firstPaintMs"] is not None and st["firstPaintMs"] <= 1000, st  # benchmark target: 500
+    xs = page.evaluate(
+        "(s) => [...document.querySelectorAll(s + \" [data-testid='source-pane-sass'] .r .x\")].map(x => x.textContent)",
+        sel,
+    )
     assert len(xs) == st["rows"][3] and len(xs) > 600
     assert all(re.fullmatch(r"B[0-5-]{6}:R[0-5-]:W[0-5-]:[Y-]:S\d\d", x) for x in xs), xs[:5]
     assert page.locator(f"{sel} .src-title", has_text="SASS").is_visible()
@@ -144,16 +155,22 @@ def test_hover_shows_the_stall_breakdown(view):
     text = _info(page, sel)
     assert "samples" in text and re.search(r"stalls: barrier \d+", text), text
     # a SASS instruction with samples of its own: its stalls and control field
-    i = page.evaluate("(s) => { const r = [...document.querySelectorAll(s + \" [data-testid='source-pane-sass'] .r\")]"
-                      ".find(r => r.querySelector('.heat') && r.querySelector('.heat').textContent); return r && r.dataset.i; }", sel)
+    i = page.evaluate(
+        "(s) => { const r = [...document.querySelectorAll(s + \" [data-testid='source-pane-sass'] .r\")]"
+        ".find(r => r.querySelector('.heat') && r.querySelector('.heat').textContent); return r && r.dataset.i; }",
+        sel,
+    )
     assert i is not None, "no SASS row shows its own heat"
     _sass_row(page, sel, i).hover()
     text = _info(page, sel)
     assert re.search(r"instruction [0-9a-f]{4}: \d+ samples", text) and "stalls:" in text and "control B" in text, text
     # heat columns in all four panes
     for pane in ("user", "cuda", "ptx", "sass"):
-        n = page.evaluate("([s, p]) => [...document.querySelectorAll(`${s} [data-testid='source-pane-${p}'] .heat`)]"
-                          ".filter(h => h.style.background).length", [sel, pane])
+        n = page.evaluate(
+            "([s, p]) => [...document.querySelectorAll(`${s} [data-testid='source-pane-${p}'] .heat`)]"
+            ".filter(h => h.style.background).length",
+            [sel, pane],
+        )
         assert n > 0, f"no heat in the {pane} pane"
 
 
@@ -166,7 +183,10 @@ def test_clicking_a_hot_line_scrolls_every_pane(view):
     k = us.index(max(us))
     _show_all_panes(page, sel)
     for pane in ("user", "cuda", "sass"):
-        page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
+        page.evaluate(
+            "([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }",
+            [sel, pane],
+        )
     hot.nth(k).click()
     u = us[k]
     for pane in ("user", "cuda", "ptx", "sass"):
@@ -179,10 +199,13 @@ def test_selecting_a_waiting_instruction_marks_its_producer(view):
     page, sel, _ = view
     page.keyboard.press("Escape")
     # the first SASS instruction whose wait mask has a producer in program order
-    d = page.evaluate("""(s) => {
+    d = page.evaluate(
+        """(s) => {
         const rows = [...document.querySelectorAll(s + " [data-testid='source-pane-sass'] .r")];
         return rows.map(r => r.querySelector('.x').textContent);
-    }""", sel)
+    }""",
+        sel,
+    )
     waiting = [i for i, x in enumerate(d) if re.match(r"B[0-5-]*[0-5]", x)]
     assert waiting
     found = None
@@ -191,7 +214,7 @@ def test_selecting_a_waiting_instruction_marks_its_producer(view):
         if page.locator(f"{sel} [data-testid='source-pane-sass'] .r.dep-p").count():
             found = i
             break
-        _sass_row(page, sel, i).click()   # unselect
+        _sass_row(page, sel, i).click()  # unselect
     assert found is not None, "no waiting instruction got a producer marked"
     assert page.locator(f"{sel} [data-testid='source-pane-sass'] .r.isel").get_attribute("data-i") == str(found)
     prod = page.locator(f"{sel} [data-testid='source-pane-sass'] .r.dep-p").first.get_attribute("data-i")
@@ -230,13 +253,19 @@ def test_selecting_a_line_scrolls_every_pane_to_its_counterpart(view):
     _unpin(page, sel)
     _show_all_panes(page, sel)
     for pane in ("user", "cuda", "ptx", "sass"):
-        page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
+        page.evaluate(
+            "([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }",
+            [sel, pane],
+        )
     # the last TVMScript line that has CUDA, PTX and SASS rows
-    u = page.evaluate("""(s) => {
+    u = page.evaluate(
+        """(s) => {
         const has = (p, u) => document.querySelector(`${s} [data-testid='source-pane-${p}'] .r[data-u='${u}']`);
         const us = [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")].map(r => r.dataset.u);
         return us.reverse().find(u => has('cuda', u) && has('ptx', u) && has('sass', u));
-    }""", sel)
+    }""",
+        sel,
+    )
     assert u
     row = page.locator(f"{sel} [data-testid='source-pane-user'] .r[data-u='{u}']")
     row.scroll_into_view_if_needed()
@@ -244,13 +273,18 @@ def test_selecting_a_line_scrolls_every_pane_to_its_counterpart(view):
     _assert_counterparts_centred(page, sel, u, ("cuda", "ptx", "sass"))
     H.screenshot(page, "source-gemm-linked-user", sel)
     # from the SASS pane: an instruction of the first line that has all four
-    first = page.evaluate("""(s) => {
+    first = page.evaluate(
+        """(s) => {
         const has = (p, u) => document.querySelector(`${s} [data-testid='source-pane-${p}'] .r[data-u='${u}']`);
         const us = [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")].map(r => r.dataset.u);
         return us.find(u => has('cuda', u) && has('ptx', u) && has('sass', u));
-    }""", sel)
-    i = page.evaluate("([s, u]) => document.querySelector(`${s} [data-testid='source-pane-sass'] .r[data-u='${u}']`).dataset.i",
-                      [sel, first])
+    }""",
+        sel,
+    )
+    i = page.evaluate(
+        "([s, u]) => document.querySelector(`${s} [data-testid='source-pane-sass'] .r[data-u='${u}']`).dataset.i",
+        [sel, first],
+    )
     _sass_row(page, sel, i).click()
     _assert_counterparts_centred(page, sel, first, ("user", "cuda", "ptx"))
     page.keyboard.press("Escape")
@@ -265,8 +299,11 @@ def laptop(lab):
 
 
 def _box(page, selector):
-    return page.evaluate("(s) => { const r = document.querySelector(s).getBoundingClientRect(); "
-                         "return {x: r.x, y: r.y, w: r.width, h: r.height}; }", selector)
+    return page.evaluate(
+        "(s) => { const r = document.querySelector(s).getBoundingClientRect(); "
+        "return {x: r.x, y: r.y, w: r.width, h: r.height}; }",
+        selector,
+    )
 
 
 def test_cuda_preamble_folded_until_clicked(laptop):
@@ -281,7 +318,7 @@ def test_cuda_preamble_folded_until_clicked(laptop):
     assert 40 <= n <= 90
     kernel_row = f"{body} .blk .r"
     assert "__global__" in page.locator(kernel_row).first.inner_text()
-    assert _box(page, kernel_row)["y"] - _box(page, body)["y"] < 40        # right under the fold row
+    assert _box(page, kernel_row)["y"] - _box(page, body)["y"] < 40  # right under the fold row
     fold.click()
     assert page.locator(f"{body} [data-testid='source-cuda-preamble']").is_visible()
     assert "__CUDACC_RTC__" in page.locator(f"{body} [data-testid='source-cuda-preamble']").inner_text()
@@ -304,14 +341,17 @@ def test_panes_fit_resize_and_hide_at_1400px(laptop):
     user = f"{sel} [data-testid='source-pane-user']"
     page.locator(user).scroll_into_view_if_needed()
     # every TVMScript line is whole inside its pane (no line cut at 1400 px)
-    cut = page.evaluate("""(s) => {
+    cut = page.evaluate(
+        """(s) => {
         const body = document.querySelector(s), b = body.getBoundingClientRect();
         const right = b.left + body.clientLeft + body.clientWidth;
         return [...body.querySelectorAll('.r .t')].filter(t => t.textContent.trim())
             .map(t => { const g = document.createRange(); g.selectNodeContents(t);   // the text's own extent
                         return [Math.max(...[...g.getClientRects()].map(q => q.right)), t.textContent]; })
             .filter(([r]) => r > right + 0.5).map(([r, t]) => `${t.trim()} (ends ${Math.round(r - right)} px past the pane)`);
-    }""", user)
+    }""",
+        user,
+    )
     panes = ("user", "cuda", "ptx", "sass")
     shown = {p: _box(page, f"{sel} [data-testid='source-pane-{p}']")["w"] for p in panes}
     print("pane widths at 1400 px:", shown)
@@ -320,8 +360,11 @@ def test_panes_fit_resize_and_hide_at_1400px(laptop):
     assert shown["ptx"] == 0 and "PTX hidden" in page.locator(f"{sel} [data-testid='source-pane-note']").inner_text()
     assert shown["user"] >= 400 and shown["cuda"] >= 150 and shown["sass"] >= 200, shown
     # the kernel body's lines are not wrapped (only the long `def` line may be)
-    wrapped = page.evaluate("""(s) => [...document.querySelectorAll(s + ' .r')].filter(r => r.offsetHeight > 20)
-        .map(r => r.querySelector('.t').textContent.trim())""", user)
+    wrapped = page.evaluate(
+        """(s) => [...document.querySelectorAll(s + ' .r')].filter(r => r.offsetHeight > 20)
+        .map(r => r.querySelector('.t').textContent.trim())""",
+        user,
+    )
     assert all(w.startswith("def ") for w in wrapped), wrapped
     H.screenshot(page, "laptop-source-1400", sel)
     page.locator(f"{sel} [data-testid='source-show-ptx']").check()
@@ -354,13 +397,18 @@ def test_linked_scrolling_on_the_small_kernel(laptop):
     sel = found["source"]
     _unpin(page, sel)
     # the warp_sum line: its CUDA line sits after the folded preamble, its PTX after the header
-    u = page.evaluate("""(s) => [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")]
-        .find(r => r.textContent.includes('warp_sum(')).dataset.u""", sel)
+    u = page.evaluate(
+        """(s) => [...document.querySelectorAll(s + " [data-testid='source-pane-user'] .r[data-u]")]
+        .find(r => r.textContent.includes('warp_sum(')).dataset.u""",
+        sel,
+    )
     for pane in ("cuda", "ptx", "sass"):
-        page.evaluate("([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }", [sel, pane])
+        page.evaluate(
+            "([s, p]) => { document.querySelector(`${s} [data-testid='source-pane-${p}']`).scrollTop = 0; }",
+            [sel, pane],
+        )
     page.locator(f"{sel} [data-testid='source-pane-user'] .r[data-u='{u}'] .t").click()
-    shown = [p for p in ("cuda", "ptx", "sass")
-             if page.locator(f"{sel} [data-testid='source-show-{p}']").is_checked()]
+    shown = [p for p in ("cuda", "ptx", "sass") if page.locator(f"{sel} [data-testid='source-show-{p}']").is_checked()]
     _assert_counterparts_centred(page, sel, u, shown)
     # a pane shown after the click opens on the selected line too
     page.locator(f"{sel} [data-testid='source-show-ptx']").uncheck()
@@ -379,12 +427,19 @@ def test_identical_sass_headline_in_the_diff_view(laptop):
     assert page.locator(f"{sel} [data-testid='diff-count']").inner_text().startswith("0 of")
     row = page.locator(f"{sel} [data-testid='diff-row'][data-status='same_sass']")
     assert row.count() == 1 and "= SASS" in row.inner_text()
-    assert page.locator(f"{sel} [data-testid='diff-row'][data-status='added'], "
-                        f"{sel} [data-testid='diff-row'][data-status='removed']").count() == 0
+    assert (
+        page.locator(
+            f"{sel} [data-testid='diff-row'][data-status='added'], "
+            f"{sel} [data-testid='diff-row'][data-status='removed']"
+        ).count()
+        == 0
+    )
     row.click()
     detail = page.locator(f"{sel} [data-testid='diff-detail']").inner_text()
     assert "compiled the same" in detail
-    align = page.evaluate("(s) => getComputedStyle(document.querySelector(s + \" [data-testid='diff-sass-a'] div\")).textAlign", sel)
+    align = page.evaluate(
+        "(s) => getComputedStyle(document.querySelector(s + \" [data-testid='diff-sass-a'] div\")).textAlign", sel
+    )
     assert align in ("left", "start"), align
     H.screenshot(page, "laptop-diff-identical", sel)
 
@@ -393,10 +448,13 @@ def test_live_registers_column(view):
     """The TVMScript and SASS panes show registers live (nvdisasm --print-life-ranges): the line's
     maximum on a TVMScript line, the instruction's own count on a SASS row."""
     page, sel, _ = view
-    got = page.evaluate("""(s) => ['user', 'sass'].map(p => [...document.querySelectorAll(
-        `${s} [data-testid='source-pane-${p}'] .r .lr`)].map(x => x.textContent).filter(t => t))""", sel)
+    got = page.evaluate(
+        """(s) => ['user', 'sass'].map(p => [...document.querySelectorAll(
+        `${s} [data-testid='source-pane-${p}'] .r .lr`)].map(x => x.textContent).filter(t => t))""",
+        sel,
+    )
     user, sass = got
     assert user and sass, got
     assert all(re.fullmatch(r"\d+( spill| local)?", t) for t in user), user[:5]
     assert all(re.fullmatch(r"\d+", t) for t in sass) and max(int(t) for t in sass) <= 255
-    assert max(int(t.split()[0]) for t in user) == max(int(t) for t in sass)   # a line's max is its instructions'
+    assert max(int(t.split()[0]) for t in user) == max(int(t) for t in sass)  # a line's max is its instructions'

@@ -2,6 +2,7 @@
 profile's heat in all four panes, with the profiles recorded on an H200 (txlab/data) paired with
 the kernels rebuilt here as scripts/profile_h200.py built them. The browser side is
 tests/test_source_browser.py."""
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ def test_profile_heat_is_called_not_taken(gemm):
     """SourceView(profile=p) used to take the bound method ``p.heat`` as the heat dict (no heat)."""
     c, p = gemm
     d = _data(SourceView(c, profile=p))
-    p = p.for_build(c)        # the saved profile's lines as this file places them now
+    p = p.for_build(c)  # the saved profile's lines as this file places them now
     want = p.heat()
     assert d["heat"] and {int(k) for k in d["heat"]} == set(want)
     line = p.lines[0]["line"]
@@ -49,7 +50,7 @@ def test_sass_heat_per_instruction_from_the_profiles_offsets(gemm):
     p = p.for_build(c)
     hs = d["heat_rows"]["sass"]
     by_off = {r["offset"]: r for r in p.instructions}
-    assert sum(v[0] for v in hs.values()) == p.total_samples        # every sample lands on a row
+    assert sum(v[0] for v in hs.values()) == p.total_samples  # every sample lands on a row
     for i, (n, stalls) in hs.items():
         row = d["sass"][int(i)]
         assert by_off[row["offset"]]["samples"] == n and by_off[row["offset"]]["stalls"] == stalls
@@ -94,7 +95,7 @@ def test_heat_dict_alone(naive):
     c, p = naive
     d = _data(SourceView(c, heat=p.heat()))
     assert d["heat"] and d["heat_rows"] == {} and len(d["hot"]) == min(5, len([r for r in p.lines if r["samples"]]))
-    d2 = _data(SourceView(c, profile=p))    # the transpose's own profile: per-instruction heat too
+    d2 = _data(SourceView(c, profile=p))  # the transpose's own profile: per-instruction heat too
     assert sum(v[0] for v in d2["heat_rows"]["sass"].values()) == p.total_samples
 
 
@@ -106,9 +107,15 @@ def test_control_column_and_barrier_links(naive):
     for s in d["sass"]:
         r = table[(s["kernel"], s["offset"])]
         ctl = s["control"]
-        assert [ctl["notation"], ctl["stall"], ctl["yield"], ctl["write_barrier"], ctl["read_barrier"], ctl["wait_mask"],
-                ctl["reuse"]] == \
-            [r["control"], r["stall"], int(r["yield"]), r["wr_bar"], r["rd_bar"], r["wait_mask"], r["reuse"]]
+        assert [
+            ctl["notation"],
+            ctl["stall"],
+            ctl["yield"],
+            ctl["write_barrier"],
+            ctl["read_barrier"],
+            ctl["wait_mask"],
+            ctl["reuse"],
+        ] == [r["control"], r["stall"], int(r["yield"]), r["wr_bar"], r["rd_bar"], r["wait_mask"], r["reuse"]]
     # a global load's consumer waits on the load's write barrier, and links back to it
     ld = next(i for i, s in enumerate(d["sass"]) if s["text"].startswith("LDG"))
     wr = d["sass"][ld]["control"]["write_barrier"]
@@ -141,14 +148,14 @@ def test_magic_profile_passes_the_profile(monkeypatch, naive):
     monkeypatch.setattr(txlab.views, "SourceView", Recorder, raising=False)
     ip = globalipapp.start_ipython() or globalipapp.get_ipython()
     ip.run_line_magic("load_ext", "txlab")
-    cell = '''
+    cell = """
 @T.prim_func
 def tiny(A: T.Buffer((256,), "float32")):
     T.device_entry()
     bx = T.cta_id([1])
     tx = T.thread_id([256])
     A[tx] = A[tx] * T.float32(2.0)
-'''
+"""
     with capture_output():
         ip.run_cell_magic("tirx", '--arch sm_90a --profile ""', cell)
     assert seen["profile"] is p and seen["heat"] is None
@@ -164,8 +171,9 @@ def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_m
     assert q.total_samples == p.total_samples and q.attributed_share >= p.attributed_share - 1e-9
     assert q.source == list(c.source_map.user_source) and q.for_build(c) is q
     hot_ins = max(p.instructions, key=lambda r: r["samples"])
-    assert c.source_map.line_of_sass(hot_ins["offset"], kernel=p.kernel) == \
-        next(r["user_line"] for r in q.instructions if r["offset"] == hot_ins["offset"])
+    assert c.source_map.line_of_sass(hot_ins["offset"], kernel=p.kernel) == next(
+        r["user_line"] for r in q.instructions if r["offset"] == hot_ins["offset"]
+    )
     assert "wgmma.wait_group" in q.hot_lines(1)[0]["text"]
     if q is not p:
         assert any("changed since this profile" in n for n in _data(SourceView(c, profile=p))["notes"])
@@ -174,7 +182,6 @@ def test_a_profile_saved_before_the_file_changed_is_placed_through_this_builds_m
         tp.for_build(c)
     d = _data(SourceView(c, profile=tp))
     assert d["heat"] == {} and any("no line heat" in n for n in d["notes"])
-
 
 
 def test_compiled_view_is_its_source_view(naive):
@@ -200,12 +207,11 @@ def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
     assert 40 <= n < len(lines)
     assert any("__CUDACC_RTC__" in x for x in lines[:n])
     assert "__global__" in lines[n] and not any("__global__" in x for x in lines[:n])
-    assert not any(c.source_map.cuda_user[:n])          # no line of the user's is folded
+    assert not any(c.source_map.cuda_user[:n])  # no line of the user's is folded
     page = compiled_html(c, show=["cuda"])
     fold = page.index('<details class="txlab-fold" data-testid="cuda-preamble">')
-    folded, rest = page[fold:page.index("</details>")], page[page.index("</details>"):]
+    folded, rest = page[fold : page.index("</details>")], page[page.index("</details>") :]
     assert "__CUDACC_RTC__" in folded and "warp_sums_kernel" not in folded and "warp_sums_kernel" in rest
-    assert "<details open" not in page                   # collapsed until clicked
+    assert "<details open" not in page  # collapsed until clicked
     d = json.loads(SourceView(c).data)
     assert d["cuda_preamble"] == n
-

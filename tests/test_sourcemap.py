@@ -1,5 +1,6 @@
 """The line map (Compiled.source_map): user line <-> CUDA <-> PTX <-> SASS, on the notebook
 kernels and the Hopper GEMM; -lineinfo leaves the instructions alone; lazy SASS; options."""
+
 import os
 import re
 from pathlib import Path
@@ -77,11 +78,13 @@ def _report(label, c):
     m = c.source_map
     cov = m.coverage()
     lost = [f"{l}: {m.user_source[l - 1].strip()[:50]}" for l in cov["work_lines_without_sass"]]
-    print(f"\n[line map] {label} ({c.name}): {cov['sass_with_line']}/{cov['sass']} SASS instructions "
-          f"with a user line ({cov['share']:.1%}, {cov['padding']} end padding), "
-          f"{len(cov['work_lines']) - len(lost)}/{len(cov['work_lines'])} working lines with SASS "
-          f"({cov['work_share']:.0%}); exact CUDA: {cov['exact_cuda']}"
-          + (f"; lines without SASS: {lost}" if lost else ""))
+    print(
+        f"\n[line map] {label} ({c.name}): {cov['sass_with_line']}/{cov['sass']} SASS instructions "
+        f"with a user line ({cov['share']:.1%}, {cov['padding']} end padding), "
+        f"{len(cov['work_lines']) - len(lost)}/{len(cov['work_lines'])} working lines with SASS "
+        f"({cov['work_share']:.0%}); exact CUDA: {cov['exact_cuda']}"
+        + (f"; lines without SASS: {lost}" if lost else "")
+    )
     return cov
 
 
@@ -121,8 +124,8 @@ def test_basic_kernels_lines(basics):
     warp_line = next(i for i, l in enumerate(lines, 1) if "Tx.cuda.warp_sum" in l)
     store_line = next(i for i, l in enumerate(lines, 1) if "out[bx * 8" in l)
     sass = ws.sass_for(warp_line)
-    assert sum(s.startswith("SHFL.BFLY") for s in sass) == 5, sass     # a 32-lane butterfly
-    assert any(s.startswith("LDG") for s in sass)                     # X[...] is read on this line
+    assert sum(s.startswith("SHFL.BFLY") for s in sass) == 5, sass  # a 32-lane butterfly
+    assert any(s.startswith("LDG") for s in sass)  # X[...] is read on this line
     assert any(s.startswith("STG") for s in ws.sass_for(store_line))
     assert "tvm_builtin_cuda_warp_reduce_sum_32" in ws.library_of(warp_line)
     assert any("warp_reduce_sum" in l for l in ws.cuda_for(warp_line))
@@ -156,11 +159,14 @@ def test_file_kernel_lines_are_file_lines(gemm):
         return next(i for i, l in enumerate(text, 1) if i > start and needle in l)
 
     mma, copy_a, wait = find("T.ptx[MMA]("), find("Tx.copy_async(As[ps.stage, :, :]"), find("pipe.full.wait(cs.stage")
-    assert sum(s.startswith("HGMMA") for s in m.sass_for(mma)) == sum(
-        s.opcode.startswith("HGMMA") for s in m.instructions) > 0
+    assert (
+        sum(s.startswith("HGMMA") for s in m.sass_for(mma))
+        == sum(s.opcode.startswith("HGMMA") for s in m.instructions)
+        > 0
+    )
     assert any(s.startswith("UTMALDG") for s in m.sass_for(copy_a))
     assert any(s.startswith("SYNCS") for s in m.sass_for(wait))
-    assert any("wait" in f for f in m.library_of(wait))          # MBarrier._wait, from TVM's lang
+    assert any("wait" in f for f in m.library_of(wait))  # MBarrier._wait, from TVM's lang
 
 
 def test_gemm_attribution_share(gemm):
@@ -207,9 +213,9 @@ def test_sass_is_lazy_and_cached(tmp_path, monkeypatch):
     cell = "# lazy SASS\n" + KERNELS.split("\n\n@T.prim_func")[0]
     c = run_cell(cell, {}, arch="sm_90a", use_cache=True)["scale"]
     assert calls == [] and "disasm" not in c.timings and "sass_listing" not in c.__dict__
-    assert c.resources["scale_kernel"]["registers"] > 0          # the resources need no SASS
+    assert c.resources["scale_kernel"]["registers"] > 0  # the resources need no SASS
     assert "EXIT" in c.sass and calls == [listing.LINES] and "disasm" in c.timings
-    assert c.source_map.lines() and calls == [listing.LINES]      # disassembled once
+    assert c.source_map.lines() and calls == [listing.LINES]  # disassembled once
     from txlab import cache
 
     assert cache.load(listing.cache_key(c.cubin, listing.LINES))  # the listing is cached by cubin
@@ -226,9 +232,14 @@ def test_compile_options(basics):
     precise = txlab.compile(c.ir_module, arch="sm_90a", name="warp_sums", fast_math=False)
     assert precise.key != c.key and ".FTZ" not in precise.sass
     assert "fast math off" in precise.options.describe()
-    g = txlab.compile(basics["row_sum_smem"].ir_module, arch="sm_90a", name="row_sum_smem",
-                      maxrregcount=16, nvcc_flags=["-Xptxas", "-warn-spills"])
-    assert "register count of 16" in g.ptxas_report     # ptxas got the cap (sm_90's floor is 24)
+    g = txlab.compile(
+        basics["row_sum_smem"].ir_module,
+        arch="sm_90a",
+        name="row_sum_smem",
+        maxrregcount=16,
+        nvcc_flags=["-Xptxas", "-warn-spills"],
+    )
+    assert "register count of 16" in g.ptxas_report  # ptxas got the cap (sm_90's floor is 24)
     assert g.options.ptxas_args() == ["-maxrregcount=16", "-warn-spills"]
     with pytest.raises(txlab.InputError):
         txlab.compile(c.ir_module, arch="sm_90a", maxrregcount=3)
@@ -257,8 +268,11 @@ def test_source_view_payload_and_magic(basics):
     from IPython.utils.capture import capture_output
 
     with capture_output() as cap:
-        ip.run_cell_magic("tirx", "--arch sm_90a --show resources,source --no-fast-math --maxrregcount 32",
-                          KERNELS.split("\n\n@T.prim_func")[0])
+        ip.run_cell_magic(
+            "tirx",
+            "--arch sm_90a --show resources,source --no-fast-math --maxrregcount 32",
+            KERNELS.split("\n\n@T.prim_func")[0],
+        )
     kinds = [set(o.data) for o in cap.outputs]
     assert any("application/vnd.jupyter.widget-view+json" in k for k in kinds), kinds
     sc = ip.user_ns["scale"]

@@ -1,6 +1,7 @@
 """Which user line (txlab.ir.spans): one span walker; tile-primitive bodies at the line that called
 them (checked against each op compiled alone, on kernels from TVM's own tile-primitive tests); a
 module lowered before txlab keeps the user's file; tile-dispatch failures at the user's line."""
+
 import collections
 import re
 from pathlib import Path
@@ -58,16 +59,26 @@ def test_no_other_module_walks_span_frames():
         if rel == "txlab/ir/spans.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            hit = (isinstance(node, ast.Attribute) and node.attr in ("source_name", "SequentialSpan")) or \
-                (isinstance(node, ast.Name) and node.id == "SequentialSpan") or \
-                (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) > 1
-                 and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("source_name", "spans"))
+            hit = (
+                (isinstance(node, ast.Attribute) and node.attr in ("source_name", "SequentialSpan"))
+                or (isinstance(node, ast.Name) and node.id == "SequentialSpan")
+                or (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "id", None) == "getattr"
+                    and len(node.args) > 1
+                    and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in ("source_name", "spans")
+                )
+            )
             if hit:
                 offenders.append(f"{rel}:{node.lineno}")
     assert not offenders, offenders
     # and there is one CUDA function-extent scanner
-    scanners = [p.relative_to(ROOT).as_posix() for p in (ROOT / "txlab").rglob("*.py")
-                if re.search(r"count\(\"\{\"\)\s*-\s*\w+.*count\(\"\}\"\)", p.read_text())]
+    scanners = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "txlab").rglob("*.py")
+        if re.search(r"count\(\"\{\"\)\s*-\s*\w+.*count\(\"\}\"\)", p.read_text())
+    ]
     assert scanners == ["txlab/ir/cuda_text.py"], scanners
 
 
@@ -79,9 +90,9 @@ def test_split_reads_the_inline_stack():
 
     lib = "/x/site-packages/tvm/backend/cuda/tile_primitive/copy.py"
     seq = tvm.ir.SequentialSpan([span("/u/k.py", 10), span("/u/k.py", 4), span(lib, 175)])
-    assert ir.split(seq) == (("/u/k.py", 4), [(lib, 175)])     # a same-file macro: its body's line
+    assert ir.split(seq) == (("/u/k.py", 4), [(lib, 175)])  # a same-file macro: its body's line
     assert ir.user_line(seq, "/u/k.py") == 4
-    assert ir.user_line(span(lib, 175)) is None                  # TVM's code alone is nobody's line
+    assert ir.user_line(span(lib, 175)) is None  # TVM's code alone is nobody's line
     assert ir.user_line(seq, "/other.py") is None
 
 
@@ -102,9 +113,12 @@ _MEMOPS = _MEM.pattern
 TRUTH = {
     "gmem_smem_roundtrip": {"load": (("load",), _MEMOPS), "store": (("store",), _MEMOPS)},
     "binary_add": {op: ((op,), _MEMOPS) for op in ("load_a", "load_b", "add", "store")},
-    "warp_gemm_pair": {"load_a": (("load_a", "gemm"), r"^LDG"), "load_b": (("load_b", "gemm"), r"^LDG"),
-                       "gemm": (("load_a", "load_b", "gemm"), r"^HMMA"),
-                       "gemm_acc": (("load_a", "load_b", "gemm_acc"), r"^HMMA")},
+    "warp_gemm_pair": {
+        "load_a": (("load_a", "gemm"), r"^LDG"),
+        "load_b": (("load_b", "gemm"), r"^LDG"),
+        "gemm": (("load_a", "load_b", "gemm"), r"^HMMA"),
+        "gemm_acc": (("load_a", "load_b", "gemm_acc"), r"^HMMA"),
+    },
 }
 
 
@@ -121,7 +135,7 @@ def test_each_tile_op_matches_itself_compiled_alone(K, name):
         assert want, f"{op} alone has no {kinds} instructions"
         got = collections.Counter(s.opcode for s in m.sass_records_for(_op_line(m, builder, op)) if rx.match(s.opcode))
         assert got == want, (op, dict(got), dict(want))
-    assert not m.coverage()["work_lines_without_sass"] or name == "binary_add"   # its 2nd cta_sync merges
+    assert not m.coverage()["work_lines_without_sass"] or name == "binary_add"  # its 2nd cta_sync merges
 
 
 def test_the_headline_names_statement_lines_without_sass(K):
@@ -159,7 +173,7 @@ def test_a_module_lowered_before_txlab_keeps_the_users_file(K, monkeypatch):
     mod, _ = ir.as_module(K.gmem_smem_roundtrip())
     dispatcher, upstream = _upstream_dispatch()
     with monkeypatch.context() as mp:
-        mp.setattr(dispatcher, "run_dispatch", upstream)       # TVM's own lowering, no call sites
+        mp.setattr(dispatcher, "run_dispatch", upstream)  # TVM's own lowering, no call sites
         target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
         with target:
             lowered = tvm.tirx.transform.LowerTIRx()(tvm.tirx.transform.BindTarget(target)(mod))
@@ -170,13 +184,15 @@ def test_a_module_lowered_before_txlab_keeps_the_users_file(K, monkeypatch):
 
 def test_tile_dispatch_failure_is_at_the_users_line(K):
     with pytest.raises(txlab.CompileError) as info:
-        _compile(K.reduce_sum())           # TVM's own reduction test kernel; 0.27's shared variant raises
+        _compile(K.reduce_sum())  # TVM's own reduction test kernel; 0.27's shared variant raises
     err = info.value
     line = _op_line_in_file(K.reduce_sum, "sum")
     assert err.stage == "lower" and err.filename == str(KERNELS / "tile_ops.py") and err.lineno == line
     assert "Tx.cta.sum" in err.source_line
-    assert err.message.startswith("Tx.cta.sum (tirx.tile.sum) dispatch failed: variant shared raised: "
-                                  "Invalid use of undefined variable tid_in_scope")
+    assert err.message.startswith(
+        "Tx.cta.sum (tirx.tile.sum) dispatch failed: variant shared raised: "
+        "Invalid use of undefined variable tid_in_scope"
+    )
     outcomes = {v["variant"]: v["outcome"] for v in err.variants}
     assert outcomes == {"packed_add_sum": "declined", "local": "declined", "shared": "raised"}
     for v in err.variants:

@@ -1,4 +1,5 @@
 """txlab.timeline: CudaProfiler decoding, IKET loading, exports, the widget's payload, GPU recording."""
+
 import json
 import sys
 from enum import Enum
@@ -21,8 +22,10 @@ def test_decodes_hand_encoded_buffer_bit_for_bit():
     # 2 blocks x 2 groups, stride 4, written exactly like tvm_builtin_timer_* (slot 1 + lane + k*stride)
     buf = np.zeros(64, np.uint64)
     buf[0] = (2 << 32) | 2
-    recs = {0: [(100, 0, S), (164, 0, E), (200, 1, S), (1000, 1, E), (1000, 0, F)],
-            3: [(150, 1, S), (450, 1, E), (460, 2, I), (470, 0, F)]}
+    recs = {
+        0: [(100, 0, S), (164, 0, E), (200, 1, S), (1000, 1, E), (1000, 0, F)],
+        3: [(150, 1, S), (450, 1, E), (460, 2, I), (470, 0, F)],
+    }
     for lane, rr in recs.items():
         for k, (ts, ev, typ) in enumerate(rr):
             buf[1 + lane + 4 * k] = _word(ts, lane, ev, typ)
@@ -45,18 +48,28 @@ def test_enum_names_and_encoder_roundtrip():
         Compute = 1
 
     # (a record of lane 0, event 0, type start at timestamp 0 is the all-zero word: "empty slot")
-    lanes = {(b, 0): [(10 * b + 1, 0, S), (10 * b + 6, 0, E), (10 * b + 6, 1, S), (10 * b + 51, 1, E), (99 + b, 0, F)]
-             for b in range(3)}
+    lanes = {
+        (b, 0): [(10 * b + 1, 0, S), (10 * b + 6, 0, E), (10 * b + 6, 1, S), (10 * b + 51, 1, E), (99 + b, 0, F)]
+        for b in range(3)
+    }
     tl = from_cuda_profiler(encode_cuda_profiler(lanes, 3, 1), Ev)
     assert tl.names == ["Load", "Compute"]
     assert [(e["block"], e["name"], e["end_ns"] - e["start_ns"]) for e in tl.events] == [
-        (0, "Load", 5), (0, "Compute", 45), (1, "Load", 5), (1, "Compute", 45), (2, "Load", 5), (2, "Compute", 45)]
+        (0, "Load", 5),
+        (0, "Compute", 45),
+        (1, "Load", 5),
+        (1, "Compute", 45),
+        (2, "Load", 5),
+        (2, "Compute", 45),
+    ]
 
 
 def test_timestamps_that_wrap_2_32():
     near = (1 << 32) - 40
-    lanes = {(0, 0): [(near, 0, S), (near + 100, 0, E), (near + 100, 0, F)],
-             (1, 0): [(near - 20, 0, S), (near + 5000, 0, E), (near + 5000, 0, F)]}
+    lanes = {
+        (0, 0): [(near, 0, S), (near + 100, 0, E), (near + 100, 0, F)],
+        (1, 0): [(near - 20, 0, S), (near + 5000, 0, E), (near + 5000, 0, F)],
+    }
     tl = from_cuda_profiler(encode_cuda_profiler(lanes, 2, 1), ["x"])
     d = {e["block"]: (e["start_ns"], e["end_ns"]) for e in tl.events}
     assert d == {0: (20, 120), 1: (0, 5020)}
@@ -85,14 +98,16 @@ def test_missing_header_and_truncated_and_wrong_dtype():
 
 
 def test_counted_warnings_unknown_ids_unmatched_and_out_of_buffer():
-    lanes = {(0, 0): [(1, 0, S), (10, 7, S), (20, 7, E), (30, 1, E), (40, 2, S)],   # no finalize
-             (1, 0): [(1, 0, S), (5, 0, E), (6, 0, F), (9, 0, S)]}                    # record after finalize
-    buf = encode_cuda_profiler(lanes, 2, 1, slots=11)   # lane 0's next slot (11) is past the end
+    lanes = {
+        (0, 0): [(1, 0, S), (10, 7, S), (20, 7, E), (30, 1, E), (40, 2, S)],  # no finalize
+        (1, 0): [(1, 0, S), (5, 0, E), (6, 0, F), (9, 0, S)],
+    }  # record after finalize
+    buf = encode_cuda_profiler(lanes, 2, 1, slots=11)  # lane 0's next slot (11) is past the end
     tl = from_cuda_profiler(buf, ["a", "b", "c"])
     w = tl.warnings
     assert w["records with unknown event ids"] == 2
-    assert w["starts without an end (dropped)"] == 2   # lane 0: 'a' and 'c'
-    assert w["ends without a start (dropped)"] == 1    # lane 0: 'b'
+    assert w["starts without an end (dropped)"] == 2  # lane 0: 'a' and 'c'
+    assert w["ends without a start (dropped)"] == 1  # lane 0: 'b'
     assert w["records after finalize (ignored)"] == 1
     assert w["lanes without finalize"] == 1
     assert w["lanes that ran out of buffer (trace truncated)"] == 1  # buffer sized to the records
@@ -102,20 +117,39 @@ def test_counted_warnings_unknown_ids_unmatched_and_out_of_buffer():
 
 
 def test_nested_same_event_pairs_like_a_stack():
-    lanes = {(0, 0): [(1, 0, S), (11, 0, S), (21, 0, E), (31, 0, E), (32, 0, F)],
-             (1, 0): [(1, 0, E), (2, 0, S), (3, 0, S), (4, 0, E), (5, 0, S), (6, 0, E), (7, 0, E),
-                      (8, 0, E), (9, 0, S), (10, 0, F)]}
+    lanes = {
+        (0, 0): [(1, 0, S), (11, 0, S), (21, 0, E), (31, 0, E), (32, 0, F)],
+        (1, 0): [
+            (1, 0, E),
+            (2, 0, S),
+            (3, 0, S),
+            (4, 0, E),
+            (5, 0, S),
+            (6, 0, E),
+            (7, 0, E),
+            (8, 0, E),
+            (9, 0, S),
+            (10, 0, F),
+        ],
+    }
     tl = from_cuda_profiler(encode_cuda_profiler(lanes, 2, 1), ["a"])
     assert sorted((e["block"], e["start_ns"], e["end_ns"]) for e in tl.events) == [
-        (0, 0, 30), (0, 10, 20), (1, 1, 6), (1, 2, 3), (1, 4, 5)]
+        (0, 0, 30),
+        (0, 10, 20),
+        (1, 1, 6),
+        (1, 2, 3),
+        (1, 4, 5),
+    ]
     assert tl.warnings == {"ends without a start (dropped)": 2, "starts without an end (dropped)": 1}
 
 
 def test_overlapping_lanes_are_reported():
     buf = np.zeros(32, np.uint64)
     buf[0] = (1 << 32) | 2
-    buf[1] = _word(1, 0, 0, S); buf[2] = _word(1, 1, 0, S)
-    buf[3] = _word(5, 0, 0, E); buf[5] = _word(9, 1, 0, E)      # lane 1 skipped a slot
+    buf[1] = _word(1, 0, 0, S)
+    buf[2] = _word(1, 1, 0, S)
+    buf[3] = _word(5, 0, 0, E)
+    buf[5] = _word(9, 1, 0, E)  # lane 1 skipped a slot
     tl = from_cuda_profiler(buf, ["a"])
     assert any("slot sequence" in k for k in tl.warnings)
 
@@ -173,25 +207,60 @@ def _iket_trace():
             {"ctaId": [0, 0, 0], "smId": 3, "gpcId": -1, "tpcId": -1, "warpId": 0},
             {"ctaId": [1, 0, 0], "smId": 7, "gpcId": -1, "tpcId": -1, "warpId": 4},
         ],
-        "launches": [{
-            "kernelName": "gemm_kernel", "gridDimX": 2, "gridDimY": 1, "gridDimZ": 1,
-            "blockDimX": 256, "blockDimY": 1, "blockDimZ": 1, "contextId": 1, "gridId": 1,
-            "ranges": [
-                {"rangeNameIdx": 0, "startTs": 1_000_000_000_032, "endTs": 1_000_000_000_992,
-                 "warpLocIdxs": [0, 0], "rangeType": 2,
-                 "internalEvents": [{"eventId": 2, "timestamp": 1_000_000_000_032},
-                                    {"eventId": 31, "timestamp": 1_000_000_000_992}]},
-                {"rangeNameIdx": 2, "startTs": 1_000_000_000_064, "endTs": 1_000_000_000_128,
-                 "warpLocIdxs": [1, 1], "rangeType": 1,
-                 "internalEvents": [{"eventId": 1, "timestamp": 1_000_000_000_064, "payloadType": 5, "payloadVal": 7},
-                                    {"eventId": 1, "timestamp": 1_000_000_000_128}]},
-            ],
-            "markers": [
-                {"locIdx": 1, "markerNameIdx": 1, "timestamp": 1_000_000_000_096, "payloadType": 5, "payloadVal": 0xFFFFFFE0},
-                {"locIdx": 0, "markerNameIdx": 1, "timestamp": 1_000_000_000_000, "payloadType": 13, "payloadVal": 0xC0500000},
-            ],
-            "warpLifetimes": [{"locIdx": 0, "startTs": 1_000_000_000_000, "endTs": 1_000_000_001_024}],
-        }],
+        "launches": [
+            {
+                "kernelName": "gemm_kernel",
+                "gridDimX": 2,
+                "gridDimY": 1,
+                "gridDimZ": 1,
+                "blockDimX": 256,
+                "blockDimY": 1,
+                "blockDimZ": 1,
+                "contextId": 1,
+                "gridId": 1,
+                "ranges": [
+                    {
+                        "rangeNameIdx": 0,
+                        "startTs": 1_000_000_000_032,
+                        "endTs": 1_000_000_000_992,
+                        "warpLocIdxs": [0, 0],
+                        "rangeType": 2,
+                        "internalEvents": [
+                            {"eventId": 2, "timestamp": 1_000_000_000_032},
+                            {"eventId": 31, "timestamp": 1_000_000_000_992},
+                        ],
+                    },
+                    {
+                        "rangeNameIdx": 2,
+                        "startTs": 1_000_000_000_064,
+                        "endTs": 1_000_000_000_128,
+                        "warpLocIdxs": [1, 1],
+                        "rangeType": 1,
+                        "internalEvents": [
+                            {"eventId": 1, "timestamp": 1_000_000_000_064, "payloadType": 5, "payloadVal": 7},
+                            {"eventId": 1, "timestamp": 1_000_000_000_128},
+                        ],
+                    },
+                ],
+                "markers": [
+                    {
+                        "locIdx": 1,
+                        "markerNameIdx": 1,
+                        "timestamp": 1_000_000_000_096,
+                        "payloadType": 5,
+                        "payloadVal": 0xFFFFFFE0,
+                    },
+                    {
+                        "locIdx": 0,
+                        "markerNameIdx": 1,
+                        "timestamp": 1_000_000_000_000,
+                        "payloadType": 13,
+                        "payloadVal": 0xC0500000,
+                    },
+                ],
+                "warpLifetimes": [{"locIdx": 0, "startTs": 1_000_000_000_000, "endTs": 1_000_000_001_024}],
+            }
+        ],
     }
 
 
@@ -200,8 +269,9 @@ def test_load_iket_tracks_ranges_markers_payloads(tmp_path):
     p.write_text(json.dumps(_iket_trace()))
     tl = load_iket(p)
     assert tl.meta["kernel"] == "gemm_kernel" and tl.meta["source"] == "iket"
-    assert [t.path for t in tl.tracks] == [("SM 3", "CTA (0,0,0)", "warp 0"), ("SM 7", "CTA (1,0,0)", "warp 4")] or \
-        {t.path for t in tl.tracks} == {("SM 3", "CTA (0,0,0)", "warp 0"), ("SM 7", "CTA (1,0,0)", "warp 4")}
+    assert [t.path for t in tl.tracks] == [("SM 3", "CTA (0,0,0)", "warp 0"), ("SM 7", "CTA (1,0,0)", "warp 4")] or {
+        t.path for t in tl.tracks
+    } == {("SM 3", "CTA (0,0,0)", "warp 0"), ("SM 7", "CTA (1,0,0)", "warp 4")}
     evs = list(tl.events)
     by = {(e["name"], e["warp"]): e for e in evs}
     assert by[("mainloop", 0)]["start_ns"] == 32 and by[("mainloop", 0)]["end_ns"] == 992
@@ -210,10 +280,12 @@ def test_load_iket_tracks_ranges_markers_payloads(tmp_path):
     assert by[("tma_issue", 0)]["payload"] == -3.25
     assert by[("warp_lifetime", 0)]["end_ns"] == 1024
     assert not tl.warnings
+
     # the same through an IketProfileResult-like object and through a directory
     class Result:
         postprocess = "all"
         json_traces = (p,)
+
     assert len(load_iket(Result())) == len(tl)
     assert len(load_iket(tmp_path)) == len(tl)
     assert len(load_iket(_iket_trace(), lifetimes=False)) == len(tl) - 1
@@ -292,7 +364,7 @@ def test_million_record_decode_is_fast():
     import time
 
     rng = np.random.default_rng(1)
-    nb, ng, per = 512, 4, 488   # 2048 lanes x 488 records ~ 1M records
+    nb, ng, per = 512, 4, 488  # 2048 lanes x 488 records ~ 1M records
     lanes = {}
     for b in range(nb):
         for g in range(ng):
@@ -300,7 +372,7 @@ def test_million_record_decode_is_fast():
             t = np.cumsum(np.repeat(d, 2)) + (1 << 32) - 5_000_000
             ev = np.repeat(np.arange(per // 2) % 5, 2)
             ty = np.tile([S, E], per // 2)
-            ty[-1] = F   # the last record finalizes the lane (so the last range has no end)
+            ty[-1] = F  # the last record finalizes the lane (so the last range has no end)
             lanes[(b, g)] = np.stack([t, ev, ty], 1)
     buf = encode_cuda_profiler(lanes, nb, ng)
     t0 = time.perf_counter()
@@ -316,8 +388,11 @@ def test_example_kernels_compile_to_cuda_with_timers():
 
     for kind in T.EXAMPLE_KERNELS:
         func, ev = instrumented.example_kernel(kind)
-        exe = tvm.compile(tvm.IRModule({"main": func}),
-                          target=tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}), tir_pipeline="tirx")
+        exe = tvm.compile(
+            tvm.IRModule({"main": func}),
+            target=tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}),
+            tir_pipeline="tirx",
+        )
         src = exe.mod.imports[0].inspect_source()
         assert "tvm_builtin_timer_init_cuda" in src and "%globaltimer_lo" in src
         assert src.count("tvm_builtin_timer_end_cuda(") >= len(ev)
@@ -363,7 +438,7 @@ def test_record_runs_in_the_isolated_worker_and_takes_a_compiled_kernel(isolated
     assert worker.status()["alive"], worker.status()
     assert len(tl.tracks) == 4 and len(tl) == 12 and not tl.warnings
     assert tl.meta["kernel"] == compiled.name and tl.meta["arch"] == compiled.arch
-    assert np.all(out != 0)                       # written back through the worker
+    assert np.all(out != 0)  # written back through the worker
 
 
 def test_record_rejects_a_kernel_without_profiler_buffer_before_running(monkeypatch):
@@ -395,7 +470,7 @@ def test_record_warp_specialized_on_gpu():
     c1 = s.lane("block 0 / group 1")["compute"]
     c2 = s.lane("block 0 / group 2")["compute"]
     assert c1["count"] == c2["count"] == 6
-    assert c2["p50_ns"] > 1.5 * c1["p50_ns"]          # warpgroup 2 does twice the FMAs
+    assert c2["p50_ns"] > 1.5 * c1["p50_ns"]  # warpgroup 2 does twice the FMAs
     assert s.lane("block 0 / group 0")["load_tile"]["count"] == 6
 
 

@@ -1,6 +1,7 @@
 """txlab.timeline under hostile and extreme inputs (issue 20: items 4, 7, 9, 10, 11 and the decode
 budget): bounded reads, valid Perfetto JSON, linear-time widget payloads, a CLI that never replaces
 recorded traces, typed errors for every bad parameter."""
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,25 @@ def _small_buffer():
 
 
 def _iket_trace(payloads=((14, 0),)):
-    markers = [{"locIdx": 0, "markerNameIdx": 1, "timestamp": 100 + i, "payloadType": pt, "payloadVal": pv}
-               for i, (pt, pv) in enumerate(payloads)]
-    return {"stringTable": ["mainloop", "tick"],
-            "locationTable": [{"smId": 0, "ctaId": [0, 0, 0], "warpId": 0}],
-            "launches": [{"kernelName": "k", "gridDimX": 1, "gridDimY": 1, "gridDimZ": 1,
-                          "ranges": [{"rangeNameIdx": 0, "startTs": 10, "endTs": 90, "warpLocIdxs": [0]}],
-                          "markers": markers, "warpLifetimes": []}]}
+    markers = [
+        {"locIdx": 0, "markerNameIdx": 1, "timestamp": 100 + i, "payloadType": pt, "payloadVal": pv}
+        for i, (pt, pv) in enumerate(payloads)
+    ]
+    return {
+        "stringTable": ["mainloop", "tick"],
+        "locationTable": [{"smId": 0, "ctaId": [0, 0, 0], "warpId": 0}],
+        "launches": [
+            {
+                "kernelName": "k",
+                "gridDimX": 1,
+                "gridDimY": 1,
+                "gridDimZ": 1,
+                "ranges": [{"rangeNameIdx": 0, "startTs": 10, "endTs": 90, "warpLocIdxs": [0]}],
+                "markers": markers,
+                "warpLifetimes": [],
+            }
+        ],
+    }
 
 
 def _finishes(fn, seconds=10.0):
@@ -68,7 +81,7 @@ def test_fifo_is_refused_without_blocking(tmp_path, reader):
     fifo = tmp_path / "trace.bin"
     os.mkfifo(fifo)
     done, exc = _finishes(lambda: reader(str(fifo)))
-    if not done:                       # unblock the reader stuck in open() before failing
+    if not done:  # unblock the reader stuck in open() before failing
         fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
     assert done, f"{reader.__name__} blocked on a FIFO"
@@ -93,7 +106,7 @@ def test_empty_and_missing_paths_are_refused(tmp_path, monkeypatch, reader):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "iket_pid_1.trace.json").write_text(json.dumps(_iket_trace()))
-    for bad in ("", "   "):   # (Path("") is Path("."): the working directory, by design)
+    for bad in ("", "   "):  # (Path("") is Path("."): the working directory, by design)
         with pytest.raises(TraceError, match="empty"):
             reader(bad)
     with pytest.raises(TraceError, match="does not exist"):
@@ -148,14 +161,18 @@ def test_load_iket_reads_a_run_iket_output_folder(tmp_path):
 def _strict_json(text):
     def no_constants(name):
         raise ValueError(f"invalid JSON constant {name}")
+
     return json.loads(text, parse_constant=no_constants)
 
 
 def test_perfetto_is_strict_json_with_nan_and_inf_payloads(tmp_path):
     f64 = lambda x: int(np.float64(x).view(np.uint64))  # noqa: E731
     f32 = lambda x: int(np.float32(x).view(np.uint32))  # noqa: E731
-    tl = load_iket(_iket_trace([(14, f64("nan")), (14, f64("inf")), (14, f64("-inf")), (13, f32("nan")),
-                                (13, f32("-inf")), (14, f64(2.5))]))
+    tl = load_iket(
+        _iket_trace(
+            [(14, f64("nan")), (14, f64("inf")), (14, f64("-inf")), (13, f32("nan")), (13, f32("-inf")), (14, f64(2.5))]
+        )
+    )
     tl.meta["score"] = float("nan")
     tl.meta["nested"] = {"x": [float("inf"), np.float32("-inf")]}
     trace = _strict_json(tl.to_perfetto(tmp_path / "t.json").read_text())
@@ -174,14 +191,21 @@ def _many_tracks(ntr, *, far_end=True, overlap_track=None):
     e = s + 100
     if far_end:
         e[0] = 1 << 50
-        tr, s, e = np.append(tr, 0), np.append(s, 200), np.append(e, 300)   # starts inside track 0's range
+        tr, s, e = np.append(tr, 0), np.append(s, 200), np.append(e, 300)  # starts inside track 0's range
     if overlap_track is not None:
         k = overlap_track
         tr = np.concatenate([tr, [k, k]])
         s = np.concatenate([s, [s[k] + 50, s[k] + 120]])
         e = np.concatenate([e, [s[k] + 150, s[k] + 200]])
-    return Timeline(names=["x"], tracks=[Track((f"block {i}", "group 0"), {"block": i}) for i in range(ntr)],
-                    track=tr, name_id=np.zeros(len(tr)), start_ns=s, end_ns=e, kind=np.zeros(len(tr)))
+    return Timeline(
+        names=["x"],
+        tracks=[Track((f"block {i}", "group 0"), {"block": i}) for i in range(ntr)],
+        track=tr,
+        name_id=np.zeros(len(tr)),
+        start_ns=s,
+        end_ns=e,
+        kind=np.zeros(len(tr)),
+    )
 
 
 def test_view_payload_work_is_linear_in_events_not_tracks_times_events(monkeypatch):
@@ -220,11 +244,18 @@ def test_first_fit_rows_are_bounded_per_event():
     n = 30_000
     s = np.concatenate([[0, 5, 12], 100 + np.arange(n)]).astype(np.int64)
     e = np.concatenate([[10, 20, 30], 100 + n + np.arange(n)]).astype(np.int64)
-    tl = Timeline(names=["x"], tracks=[Track(("t",))], track=np.zeros(n + 3), name_id=np.zeros(n + 3),
-                  start_ns=s, end_ns=e, kind=np.zeros(n + 3))
+    tl = Timeline(
+        names=["x"],
+        tracks=[Track(("t",))],
+        track=np.zeros(n + 3),
+        name_id=np.zeros(n + 3),
+        start_ns=s,
+        end_ns=e,
+        kind=np.zeros(n + 3),
+    )
     t0 = time.perf_counter()
     depth = V.depths(tl)
-    assert time.perf_counter() - t0 < 10.0   # (quadratic: a minute)
+    assert time.perf_counter() - t0 < 10.0  # (quadratic: a minute)
     assert depth[:6].tolist() == [0, 1, 0, 0, 1, 2] and (depth[6:] == V.MAX_DEPTH).all()
 
 
@@ -253,7 +284,8 @@ def test_synthetic_examples_default_to_a_user_folder(tmp_path, monkeypatch):
     assert _cli(["synthetic-examples"]) == 0
     out = tmp_path / "txlab-traces"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"{k}.trace.{x}" for k in T.EXAMPLE_KERNELS for x in ("bin", "json"))
+        f"{k}.trace.{x}" for k in T.EXAMPLE_KERNELS for x in ("bin", "json")
+    )
     assert json.loads((out / "load_compute_store.trace.json").read_text())["synthetic"] is True
     assert {p.name: p.read_bytes() for p in PACKAGE_DATA.glob("*.trace.*")} == before
 
@@ -267,10 +299,10 @@ def test_recorded_traces_are_never_replaced_without_the_flag(tmp_path, capsys):
     assert _cli(["synthetic-examples", "--out", str(out)]) != 0
     assert "--overwrite-recorded" in capsys.readouterr().err
     assert json.loads(rec.read_text())["synthetic"] is False
-    assert not (out / "load_compute_store.trace.json").exists()   # checked before anything is written
+    assert not (out / "load_compute_store.trace.json").exists()  # checked before anything is written
     assert _cli(["synthetic-examples", "--out", str(out), "--overwrite-recorded"]) == 0
     assert json.loads(rec.read_text())["synthetic"] is True
-    assert _cli(["synthetic-examples", "--out", str(out)]) == 0   # synthetic over synthetic is fine
+    assert _cli(["synthetic-examples", "--out", str(out)]) == 0  # synthetic over synthetic is fine
 
 
 def test_package_data_only_when_asked(tmp_path, monkeypatch, capsys):
@@ -292,65 +324,98 @@ def test_package_data_only_when_asked(tmp_path, monkeypatch, capsys):
 BUF = _small_buffer()
 
 
-@pytest.mark.parametrize("call, param", [
-    (lambda: from_cuda_profiler(BUF, 5), "event_names"),
-    (lambda: from_cuda_profiler(BUF, [1.5, None]), None),            # names are str()-ed: fine
-    (lambda: from_cuda_profiler(BUF, ["x"], num_groups="x"), "num_groups"),
-    (lambda: from_cuda_profiler(BUF, ["x"], num_groups=1.5), "num_groups"),
-    (lambda: from_cuda_profiler(BUF, ["x"], num_groups=True), "num_groups"),
-    (lambda: from_cuda_profiler(np.zeros(4, np.uint64), num_groups=-3), "num_groups"),
-    (lambda: from_cuda_profiler(np.zeros(4, np.uint64), num_groups=1, num_blocks="2"), "num_blocks"),
-    (lambda: from_cuda_profiler(BUF, ["x"], strict="no"), "strict"),
-    (lambda: from_cuda_profiler(BUF, ["x"], meta=5), "meta"),
-    (lambda: from_cuda_profiler(BUF, ["x"], max_bytes="big"), "max_bytes"),
-    (lambda: from_cuda_profiler(5.5), "buffer"),
-    (lambda: from_cuda_profiler(None), "buffer"),
-    (lambda: from_cuda_profiler(np.array([1.5, 2.5])), "buffer"),
-    (lambda: from_cuda_profiler(np.array(["a", "b"])), "buffer"),
-    (lambda: from_cuda_profiler([[1, 2], [3]]), "buffer"),
-    (lambda: from_cuda_profiler(np.array([-1, 2], np.int8)), "buffer"),
-    (lambda: load_iket(_iket_trace(), launch=1.5), "launch"),
-    (lambda: load_iket(_iket_trace(), launch=True), "launch"),
-    (lambda: load_iket(_iket_trace(), max_bytes="x"), "max_bytes"),
-    (lambda: load_iket(_iket_trace(), max_events=-1), "max_events"),
-    (lambda: load_iket(_iket_trace(), max_name_chars=None), "max_name_chars"),
-    (lambda: load_iket(_iket_trace(), lifetimes="no"), "lifetimes"),
-    (lambda: load_iket(5), "path_or_result"),
-    (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, "2", 1), "num_blocks"),
-    (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, 1, 0), "num_groups"),
-    (lambda: encode_cuda_profiler({(5, 0): [(1, 0, 0)]}, 1, 1), "lanes"),
-    (lambda: encode_cuda_profiler({(0, 0): [(1, 0)]}, 1, 1), "lanes"),
-    (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, 1, 1, write_stride=0.5), "write_stride"),
-    (lambda: encode_cuda_profiler(5, 1, 1), "lanes"),
-    (lambda: T.synthetic_cuda_profiler("x"), "kind"),
-    (lambda: T.synthetic_cuda_profiler(num_blocks=-1), "num_blocks"),
-    (lambda: T.synthetic_cuda_profiler(tiles="6"), "tiles"),
-    (lambda: T.saved(5), "name"),
-    (lambda: T.saved("nope"), "name"),
-    (lambda: T.saved("load_compute_store").to_dict(max_events=-1), "max_events"),
-    (lambda: T.saved("load_compute_store").to_dict(max_events="10"), "max_events"),
-    (lambda: T.saved("load_compute_store").to_perfetto(""), "path"),
-    (lambda: T.saved("load_compute_store").plot(max_tracks=0), "max_tracks"),
-    (lambda: T.saved("load_compute_store").plot(columns="x"), "columns"),
-    (lambda: T.decode_payload("14", 0), "ptype"),
-    (lambda: T.decode_payload(14, -1), "raw"),
-    (lambda: T.record(None, events=["a"]), "kernel"),
-    (lambda: T.record(object(), events=5), "event_names"),
-    (lambda: T.record(object(), events=["a"], buffer_slots="x"), "buffer_slots"),
-    (lambda: T.record(object(), events=["a"], strict=1), "strict"),
-    (lambda: T.record(object(), events=["a"], arch=90), "arch"),
-    (lambda: __import__("txlab.views.timeline").views.timeline.TimelineView(5), "timeline"),
-    (lambda: Timeline(names=["x"], tracks=[("t",)], track=[0], name_id=[0], start_ns=[0], end_ns=[1],
-                      kind=[0]), "tracks"),
-    (lambda: Timeline(names=["x"], tracks=[Track(("t",))], track=[0, 1], name_id=[0, 0], start_ns=[0, 1],
-                      end_ns=[1, 2], kind=[0, 0]), "track"),
-    (lambda: Timeline(names=["x"], tracks=[Track(("t",))], track=[0], name_id=[3], start_ns=[0],
-                      end_ns=[1], kind=[0]), "name_id"),
-    (lambda: Timeline(names=["x"], tracks=[Track(("t",))], track=[0, 0], name_id=[0], start_ns=[0, 1],
-                      end_ns=[1, 2], kind=[0, 0]), "name_id"),
-    (lambda: Timeline(names=["x"], tracks=[Track(("t",))], track=[0], name_id=[0], start_ns=["a"],
-                      end_ns=[1], kind=[0]), "start_ns"),
-])
+@pytest.mark.parametrize(
+    "call, param",
+    [
+        (lambda: from_cuda_profiler(BUF, 5), "event_names"),
+        (lambda: from_cuda_profiler(BUF, [1.5, None]), None),  # names are str()-ed: fine
+        (lambda: from_cuda_profiler(BUF, ["x"], num_groups="x"), "num_groups"),
+        (lambda: from_cuda_profiler(BUF, ["x"], num_groups=1.5), "num_groups"),
+        (lambda: from_cuda_profiler(BUF, ["x"], num_groups=True), "num_groups"),
+        (lambda: from_cuda_profiler(np.zeros(4, np.uint64), num_groups=-3), "num_groups"),
+        (lambda: from_cuda_profiler(np.zeros(4, np.uint64), num_groups=1, num_blocks="2"), "num_blocks"),
+        (lambda: from_cuda_profiler(BUF, ["x"], strict="no"), "strict"),
+        (lambda: from_cuda_profiler(BUF, ["x"], meta=5), "meta"),
+        (lambda: from_cuda_profiler(BUF, ["x"], max_bytes="big"), "max_bytes"),
+        (lambda: from_cuda_profiler(5.5), "buffer"),
+        (lambda: from_cuda_profiler(None), "buffer"),
+        (lambda: from_cuda_profiler(np.array([1.5, 2.5])), "buffer"),
+        (lambda: from_cuda_profiler(np.array(["a", "b"])), "buffer"),
+        (lambda: from_cuda_profiler([[1, 2], [3]]), "buffer"),
+        (lambda: from_cuda_profiler(np.array([-1, 2], np.int8)), "buffer"),
+        (lambda: load_iket(_iket_trace(), launch=1.5), "launch"),
+        (lambda: load_iket(_iket_trace(), launch=True), "launch"),
+        (lambda: load_iket(_iket_trace(), max_bytes="x"), "max_bytes"),
+        (lambda: load_iket(_iket_trace(), max_events=-1), "max_events"),
+        (lambda: load_iket(_iket_trace(), max_name_chars=None), "max_name_chars"),
+        (lambda: load_iket(_iket_trace(), lifetimes="no"), "lifetimes"),
+        (lambda: load_iket(5), "path_or_result"),
+        (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, "2", 1), "num_blocks"),
+        (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, 1, 0), "num_groups"),
+        (lambda: encode_cuda_profiler({(5, 0): [(1, 0, 0)]}, 1, 1), "lanes"),
+        (lambda: encode_cuda_profiler({(0, 0): [(1, 0)]}, 1, 1), "lanes"),
+        (lambda: encode_cuda_profiler({(0, 0): [(1, 0, 0)]}, 1, 1, write_stride=0.5), "write_stride"),
+        (lambda: encode_cuda_profiler(5, 1, 1), "lanes"),
+        (lambda: T.synthetic_cuda_profiler("x"), "kind"),
+        (lambda: T.synthetic_cuda_profiler(num_blocks=-1), "num_blocks"),
+        (lambda: T.synthetic_cuda_profiler(tiles="6"), "tiles"),
+        (lambda: T.saved(5), "name"),
+        (lambda: T.saved("nope"), "name"),
+        (lambda: T.saved("load_compute_store").to_dict(max_events=-1), "max_events"),
+        (lambda: T.saved("load_compute_store").to_dict(max_events="10"), "max_events"),
+        (lambda: T.saved("load_compute_store").to_perfetto(""), "path"),
+        (lambda: T.saved("load_compute_store").plot(max_tracks=0), "max_tracks"),
+        (lambda: T.saved("load_compute_store").plot(columns="x"), "columns"),
+        (lambda: T.decode_payload("14", 0), "ptype"),
+        (lambda: T.decode_payload(14, -1), "raw"),
+        (lambda: T.record(None, events=["a"]), "kernel"),
+        (lambda: T.record(object(), events=5), "event_names"),
+        (lambda: T.record(object(), events=["a"], buffer_slots="x"), "buffer_slots"),
+        (lambda: T.record(object(), events=["a"], strict=1), "strict"),
+        (lambda: T.record(object(), events=["a"], arch=90), "arch"),
+        (lambda: __import__("txlab.views.timeline").views.timeline.TimelineView(5), "timeline"),
+        (
+            lambda: Timeline(names=["x"], tracks=[("t",)], track=[0], name_id=[0], start_ns=[0], end_ns=[1], kind=[0]),
+            "tracks",
+        ),
+        (
+            lambda: Timeline(
+                names=["x"],
+                tracks=[Track(("t",))],
+                track=[0, 1],
+                name_id=[0, 0],
+                start_ns=[0, 1],
+                end_ns=[1, 2],
+                kind=[0, 0],
+            ),
+            "track",
+        ),
+        (
+            lambda: Timeline(
+                names=["x"], tracks=[Track(("t",))], track=[0], name_id=[3], start_ns=[0], end_ns=[1], kind=[0]
+            ),
+            "name_id",
+        ),
+        (
+            lambda: Timeline(
+                names=["x"],
+                tracks=[Track(("t",))],
+                track=[0, 0],
+                name_id=[0],
+                start_ns=[0, 1],
+                end_ns=[1, 2],
+                kind=[0, 0],
+            ),
+            "name_id",
+        ),
+        (
+            lambda: Timeline(
+                names=["x"], tracks=[Track(("t",))], track=[0], name_id=[0], start_ns=["a"], end_ns=[1], kind=[0]
+            ),
+            "start_ns",
+        ),
+    ],
+)
 def test_bad_parameters_raise_typed_errors_naming_the_parameter(call, param):
     if param is None:
         call()
@@ -363,8 +428,16 @@ def test_bad_parameters_raise_typed_errors_naming_the_parameter(call, param):
         assert exc.value.param == param
 
 
-@pytest.mark.parametrize("field, value", [("ranges", 5), ("markers", "abc"), ("warpLifetimes", {"a": 1}),
-                                          ("gridDimX", -4), ("ranges", [{"rangeNameIdx": 0, "startTs": 1.5}])])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("ranges", 5),
+        ("markers", "abc"),
+        ("warpLifetimes", {"a": 1}),
+        ("gridDimX", -4),
+        ("ranges", [{"rangeNameIdx": 0, "startTs": 1.5}]),
+    ],
+)
 def test_iket_fields_of_the_wrong_shape_are_trace_errors_or_warnings(field, value):
     t = _iket_trace()
     t["launches"][0][field] = value

@@ -2,6 +2,7 @@
 bit widths chosen from the data, exceptions and wider fallbacks for values that do not fit,
 the aggregates sent for the front end, and the front end's decoder (widgets/src/_timeline_codec.js, run under node) agreeing with the
 reference decoder bit for bit."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 CODEC = ROOT / "widgets" / "src" / "_timeline_codec.js"
 
 
-def _timeline(n_tracks=6, per=200, *, seed=0, names=5, dur_hi=400, gap_hi=60, overlap=False,
-              empty_tracks=(), payload=False, huge=()):
+def _timeline(
+    n_tracks=6,
+    per=200,
+    *,
+    seed=0,
+    names=5,
+    dur_hi=400,
+    gap_hi=60,
+    overlap=False,
+    empty_tracks=(),
+    payload=False,
+    huge=(),
+):
     rng = np.random.default_rng(seed)
     tr, st, en = [], [], []
     for t in range(n_tracks):
@@ -37,7 +49,7 @@ def _timeline(n_tracks=6, per=200, *, seed=0, names=5, dur_hi=400, gap_hi=60, ov
         st.append(s)
         en.append(s + d)
     tr, st, en = np.concatenate(tr), np.concatenate(st), np.concatenate(en)
-    for i, v in huge:   # (event index, extra ns added to its end and everything after in its track)
+    for i, v in huge:  # (event index, extra ns added to its end and everything after in its track)
         same = (tr == tr[i]) & (np.arange(len(tr)) >= i)
         en[same] += v
         st[same & (np.arange(len(tr)) > i)] += v
@@ -47,12 +59,18 @@ def _timeline(n_tracks=6, per=200, *, seed=0, names=5, dur_hi=400, gap_hi=60, ov
         kw["payload_type"] = rng.choice([0, 2, 5, 7, 13, 14, 9], n).astype(np.uint8)
         raw = rng.integers(0, 1 << 63, n, dtype=np.int64).astype(np.uint64)
         raw[kw["payload_type"] == 13] = struct.unpack("<I", struct.pack("<f", -3.25))[0]
-        raw[kw["payload_type"] == 5] = 0xFFFFFFE0   # -32 as int32
+        raw[kw["payload_type"] == 5] = 0xFFFFFFE0  # -32 as int32
         kw["payload_raw"] = raw
-    return Timeline(names=[f"n{k}" for k in range(names)],
-                    tracks=[Track((f"SM {t // 2}", f"warp {t % 2}")) for t in range(n_tracks)],
-                    track=tr, name_id=rng.integers(0, names, n), start_ns=st, end_ns=en,
-                    kind=(en == st).astype(np.uint8), **kw)
+    return Timeline(
+        names=[f"n{k}" for k in range(names)],
+        tracks=[Track((f"SM {t // 2}", f"warp {t % 2}")) for t in range(n_tracks)],
+        track=tr,
+        name_id=rng.integers(0, names, n),
+        start_ns=st,
+        end_ns=en,
+        kind=(en == st).astype(np.uint8),
+        **kw,
+    )
 
 
 def _roundtrip(tl):
@@ -66,10 +84,19 @@ def _roundtrip(tl):
     return spec, data, d
 
 
-@pytest.mark.parametrize("kw", [
-    {}, {"overlap": True}, {"empty_tracks": (0, 3, 5)}, {"names": 300}, {"dur_hi": 300_000, "gap_hi": 5},
-    {"huge": [(5, 1 << 33), (450, 123_456_789)]}, {"per": 1}, {"payload": True, "overlap": True},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"overlap": True},
+        {"empty_tracks": (0, 3, 5)},
+        {"names": 300},
+        {"dur_hi": 300_000, "gap_hi": 5},
+        {"huge": [(5, 1 << 33), (450, 123_456_789)]},
+        {"per": 1},
+        {"payload": True, "overlap": True},
+    ],
+)
 def test_roundtrip_is_exact(kw):
     tl = _timeline(**kw)
     spec, _, d = _roundtrip(tl)
@@ -85,16 +112,18 @@ def test_roundtrip_is_exact(kw):
         assert spec["max_depth"] == 0 and spec["depth"]["bits"] == 0 and not d["depth"].any()
     # aggregates: longest event per track, latest end, minimap density
     dur = tl.end_ns - tl.start_ns
-    assert d["maxdur"].tolist() == [int(dur[tl.track == t].max()) if (tl.track == t).any() else 0
-                                    for t in range(len(tl.tracks))]
+    assert d["maxdur"].tolist() == [
+        int(dur[tl.track == t].max()) if (tl.track == t).any() else 0 for t in range(len(tl.tracks))
+    ]
     assert spec["t1"] == tl.end_ns.max() and spec["t0"] == tl.start_ns.min()
     counts, shift = density(tl.start_ns, tl.end_ns, spec["t0"], spec["t1"])
     assert d["density"].tolist() == counts.tolist() and spec["density_shift"] == shift
     assert 2048 <= len(counts) <= 4096 or shift == 0
-    width = 1 << shift   # brute force: events overlapping each bin
-    assert counts[::97].tolist() == [int(np.count_nonzero((tl.start_ns - spec["t0"] < (b + 1) * width)
-                                                          & (tl.end_ns - spec["t0"] >= b * width)))
-                                     for b in range(0, len(counts), 97)]
+    width = 1 << shift  # brute force: events overlapping each bin
+    assert counts[::97].tolist() == [
+        int(np.count_nonzero((tl.start_ns - spec["t0"] < (b + 1) * width) & (tl.end_ns - spec["t0"] >= b * width)))
+        for b in range(0, len(counts), 97)
+    ]
 
 
 def _nested(n_tracks=4, outer=50, seed=0):
@@ -109,14 +138,30 @@ def _nested(n_tracks=4, outer=50, seed=0):
             c += 5
             for j in range(int(rng.integers(1, 4))):
                 d = int(rng.integers(50, 200))
-                tr += [t]; st += [c]; en += [c + d]; lvl += [1]
+                tr += [t]
+                st += [c]
+                en += [c + d]
+                lvl += [1]
                 if j == 0:
-                    tr += [t]; st += [c + 10]; en += [c + 20]; lvl += [2]
-                c += d + int(rng.integers(0, 3))     # sometimes back to back
-            tr += [t]; st += [o]; en += [c + 5]; lvl += [0]
+                    tr += [t]
+                    st += [c + 10]
+                    en += [c + 20]
+                    lvl += [2]
+                c += d + int(rng.integers(0, 3))  # sometimes back to back
+            tr += [t]
+            st += [o]
+            en += [c + 5]
+            lvl += [0]
             c += 5 + int(rng.integers(0, 3))
-    tl = Timeline(names=["a"], tracks=[Track((f"SM {t}", "warp 0")) for t in range(n_tracks)], track=tr,
-                  name_id=np.zeros(len(tr), int), start_ns=st, end_ns=en, kind=np.zeros(len(tr), np.uint8))
+    tl = Timeline(
+        names=["a"],
+        tracks=[Track((f"SM {t}", "warp 0")) for t in range(n_tracks)],
+        track=tr,
+        name_id=np.zeros(len(tr), int),
+        start_ns=st,
+        end_ns=en,
+        kind=np.zeros(len(tr), np.uint8),
+    )
     order = np.lexsort((np.array(st), np.array(tr)))
     return tl, np.array(lvl)[order]
 
@@ -127,6 +172,7 @@ def test_nested_ranges_get_their_nesting_level_without_the_python_loop(monkeypat
 
     def loop(*a):
         raise AssertionError("properly nested ranges took the per-event loop")
+
     monkeypatch.setattr(V, "first_fit_rows", loop)
     assert V.depths(tl).tolist() == level.tolist()
     _roundtrip(tl)
@@ -134,8 +180,15 @@ def test_nested_ranges_get_their_nesting_level_without_the_python_loop(monkeypat
 
 def test_partial_overlaps_fall_back_to_first_fit():
     # [0,10) [5,15) [12,20): open-count rows 0,1,1 overlap on row 1; first fit gives 0,1,0
-    tl = Timeline(names=["a"], tracks=[Track(("b", "g"))], track=[0, 0, 0], name_id=[0, 0, 0],
-                  start_ns=[0, 5, 12], end_ns=[10, 15, 20], kind=[0, 0, 0])
+    tl = Timeline(
+        names=["a"],
+        tracks=[Track(("b", "g"))],
+        track=[0, 0, 0],
+        name_id=[0, 0, 0],
+        start_ns=[0, 5, 12],
+        end_ns=[10, 15, 20],
+        kind=[0, 0, 0],
+    )
     assert V.depths(tl).tolist() == [0, 1, 0]
 
 
@@ -174,18 +227,18 @@ def test_a_few_wide_values_become_exceptions_many_widen_the_column():
     spec = pack_int(blob, v)
     assert (spec["bits"], spec["exceptions"]) == (8, 2)
     assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
-    v[::3] = 70_000   # a third of the values need 17 bits: exceptions no longer pay for them
+    v[::3] = 70_000  # a third of the values need 17 bits: exceptions no longer pay for them
     spec = pack_int(blob, v)
-    assert (spec["bits"], spec["exceptions"]) == (17, 2)   # (1 << 40 and -7 still do not fit)
+    assert (spec["bits"], spec["exceptions"]) == (17, 2)  # (1 << 40 and -7 still do not fit)
     assert unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     v = np.full(10, 1 << 45, np.int64) + np.arange(10)
     spec = pack_int(blob, v)
     assert spec["bits"] == 64 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
-    for k in (0, 1, 7, 32):   # forced widths fall back to exceptions for everything that overflows
+    for k in (0, 1, 7, 32):  # forced widths fall back to exceptions for everything that overflows
         spec = pack_int(blob, v, bits=k)
         assert spec["exceptions"] == 10 and unpack_int(blob.bytes(), spec).tolist() == v.tolist()
     rng = np.random.default_rng(5)
-    for k in range(33):   # every width, lengths that do and do not fill a 64-value block
+    for k in range(33):  # every width, lengths that do and do not fill a 64-value block
         for n in (1, 63, 64, 65, 1000):
             v = rng.integers(0, 1 << k, n) if k else np.zeros(n, np.int64)
             spec = pack_int(blob, v, bits=k)
@@ -234,9 +287,15 @@ def test_million_events_payload_is_compact():
     gap = rng.integers(0, 60, (n_tracks, per))
     start = (np.cumsum(dur + gap, axis=1) - dur).ravel()
     tr = np.repeat(np.arange(n_tracks), per)
-    tl = Timeline(names=list("abcde"), tracks=[Track((f"SM {t // 4}", f"warp {t % 4}")) for t in range(n_tracks)],
-                  track=tr, name_id=np.arange(tr.size) % 5, start_ns=start, end_ns=start + dur.ravel(),
-                  kind=np.zeros(tr.size, np.uint8))
+    tl = Timeline(
+        names=list("abcde"),
+        tracks=[Track((f"SM {t // 4}", f"warp {t % 4}")) for t in range(n_tracks)],
+        track=tr,
+        name_id=np.arange(tr.size) % 5,
+        start_ns=start,
+        end_ns=start + dur.ravel(),
+        kind=np.zeros(tr.size, np.uint8),
+    )
     spec, data = encode_columns(tl)
     # was 19 bytes per event (u4 track, u2 name, f8 start, f4 dur, u1 depth); now 3 + 6 + 9 bits
     assert len(data) / len(tl) < 2.27, len(data) / len(tl)
@@ -267,15 +326,21 @@ process.stdout.write(JSON.stringify({{ offsets: arr(c.offsets), name: arr(c.name
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (needed to run the JS decoder)")
-@pytest.mark.parametrize("kw", [{"payload": True, "overlap": True, "empty_tracks": (2,)},
-                                {"huge": [(5, 1 << 33)], "names": 300}, {"dur_hi": 300_000},
-                                {"dur_hi": 1 << 31, "gap_hi": 1 << 31, "per": 70}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"payload": True, "overlap": True, "empty_tracks": (2,)},
+        {"huge": [(5, 1 << 33)], "names": 300},
+        {"dur_hi": 300_000},
+        {"dur_hi": 1 << 31, "gap_hi": 1 << 31, "per": 70},
+    ],
+)
 def test_front_end_decoder_matches(kw, tmp_path):
     tl = _timeline(**kw)
     spec, data = encode_columns(tl)
     js = _node_decode(spec, data, tmp_path)
     ref = decode_columns(spec, data)
-    assert js["short"] is None   # bytes that do not match the spec are refused, not misread
+    assert js["short"] is None  # bytes that do not match the spec are refused, not misread
     assert js["offsets"] == np.searchsorted(tl.track, np.arange(len(tl.tracks) + 1)).tolist()
     assert js["name"] == tl.name_id.tolist()
     assert js["start"] == tl.start_ns.tolist()
@@ -335,8 +400,11 @@ def test_tooltips_show_exact_durations_in_the_browser(tmp_path):
         H.run_all(page)
         sel = ".txlab-timeline"
         cv = page.locator(f"{sel} [data-testid='timeline-canvas']")
-        page.wait_for_function("(s) => document.querySelector(s + \" [data-testid='timeline-stats']\").textContent",
-                               arg=sel, timeout=20_000)
+        page.wait_for_function(
+            "(s) => document.querySelector(s + \" [data-testid='timeline-stats']\").textContent",
+            arg=sel,
+            timeout=20_000,
+        )
         cv.scroll_into_view_if_needed()
         box = cv.bounding_box()
         tips = set()
@@ -345,14 +413,22 @@ def test_tooltips_show_exact_durations_in_the_browser(tmp_path):
             for x in range(175, int(box["width"]) - 2, 12):
                 page.mouse.move(box["x"] + x, box["y"] + y)
                 page.wait_for_timeout(20)
-                text = page.evaluate("(s) => [...document.querySelectorAll(s + ' .txlab-tip')]"
-                                     ".filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')", sel)
+                text = page.evaluate(
+                    "(s) => [...document.querySelectorAll(s + ' .txlab-tip')]"
+                    ".filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')",
+                    sel,
+                )
                 if text:
                     tips.add(text)
         H.screenshot(page, "timeline-tooltips", sel)
         assert not console.real(), console.real()
-    want = {("load", 987, "1.000 s", "warp 0"), ("mma", 555, "1.000 s", "warp 0"), ("load", 999, "1.000 s", "warp 0"),
-            ("mma", 701, "1.000 s", "warp 1"), ("load", 1899, "1.000 s", "warp 1")}
+    want = {
+        ("load", 987, "1.000 s", "warp 0"),
+        ("mma", 555, "1.000 s", "warp 0"),
+        ("load", 999, "1.000 s", "warp 0"),
+        ("mma", 701, "1.000 s", "warp 1"),
+        ("load", 1899, "1.000 s", "warp 1"),
+    }
     got = set()
     for t in tips:
         for name, dur, start, lane in want:

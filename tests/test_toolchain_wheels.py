@@ -1,5 +1,6 @@
 """A machine without a CUDA toolkit compiles through NVIDIA's wheels; without those either, the
 error says how to fix it (issue 20, item 12)."""
+
 import json
 import os
 import subprocess
@@ -18,8 +19,13 @@ SCALE = KERNELS.split("\n\n@T.prim_func")[0]
 
 def _no_toolkit_env(tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA", "NVCC"))}
-    env.update(PATH="/usr/bin:/bin", CUDA_HOME="/nonexistent", CUDA_PATH="/nonexistent",
-               TXLAB_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env.update(
+        PATH="/usr/bin:/bin",
+        CUDA_HOME="/nonexistent",
+        CUDA_PATH="/nonexistent",
+        TXLAB_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=str(ROOT),
+    )
     return env
 
 
@@ -33,8 +39,9 @@ print(json.dumps({{"tools": {{n: toolchain.find_tool(n) for n in ("nvcc", "ptxas
                   "elf": c.cubin[:4] == b"\\x7fELF", "ptx": ".target sm_90a" in c.ptx,
                   "sass": "scale_kernel" in c.sass}}))
 """
-    out = subprocess.run([sys.executable, "-c", probe], env=_no_toolkit_env(tmp_path),
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=_no_toolkit_env(tmp_path), capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
     for name, path in r["tools"].items():
@@ -43,8 +50,13 @@ print(json.dumps({{"tools": {{n: toolchain.find_tool(n) for n in ("nvcc", "ptxas
 
 
 def test_doctor_ticks_ptx_only_after_compiling(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "txlab.cli", "doctor", "--json"],
-                         env=_no_toolkit_env(tmp_path), capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "txlab.cli", "doctor", "--json"],
+        env=_no_toolkit_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     r = json.loads(out.stdout)
     assert r["features"]["PTX/cubin (nvcc+ptxas)"] is True
     assert "compiled a test kernel" in r["ptx_cubin"]["detail"]
@@ -89,7 +101,7 @@ def test_broken_nvcc_wrapper_is_a_compile_error(no_tools):
     bin_dir.mkdir()
     for name in ("nvcc", "ptxas"):
         w = bin_dir / name
-        w.write_text(f"#!/bin/sh\nexec {no_tools}/gone/bin/{name} \"$@\"\n")
+        w.write_text(f'#!/bin/sh\nexec {no_tools}/gone/bin/{name} "$@"\n')
         w.chmod(0o755)
     with pytest.raises(CompileError) as info:
         toolchain.cuda_to_ptx("__global__ void k() {}", "sm_90a")
@@ -104,7 +116,7 @@ def test_doctor_does_not_tick_a_tool_that_does_not_run(no_tools):
     bin_dir = no_tools / "empty-bin"
     bin_dir.mkdir()
     w = bin_dir / "nvcc"
-    w.write_text(f"#!/bin/sh\nexec {no_tools}/gone/nvcc \"$@\"\n")
+    w.write_text(f'#!/bin/sh\nexec {no_tools}/gone/nvcc "$@"\n')
     w.chmod(0o755)
     r = report()
     assert r["features"]["PTX/cubin (nvcc+ptxas)"] is False

@@ -1,5 +1,6 @@
 """The shared-memory transposes of txlab.examples.transpose: compile, and the generated CUDA reads
 the shared-memory words smem_read_index says (evaluated from the CUDA source itself)."""
+
 import re
 
 import numpy as np

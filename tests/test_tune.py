@@ -1,6 +1,7 @@
 """txlab.tune: space, search, the serial engine (compile-only here; measurement through a stand-in
 where a GPU would be), result model and persistence, the result cache and resuming, the Hopper
 GEMM's tuned table, TuneView. Ray itself: tests/test_tune_ray.py. GPU: the gpu-marked tests."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,14 @@ N = 1 << 16
 
 
 def small_space(**extra):
-    return {"threads": [128, 256], "unroll": [2, 4], "blocks_per_sm": [0, 4], "unguarded": [False],
-            "constraint": bw.copy_space_valid(N), **extra}
+    return {
+        "threads": [128, 256],
+        "unroll": [2, 4],
+        "blocks_per_sm": [0, 4],
+        "unguarded": [False],
+        "constraint": bw.copy_space_valid(N),
+        **extra,
+    }
 
 
 # ---- space and search -------------------------------------------------------------------------
@@ -113,7 +120,7 @@ def test_failures_are_recorded_with_their_reason():
 
 
 def test_compile_error_is_a_row_not_an_exception():
-    src = '''
+    src = """
 from tvm.script import tirx as T
 
 def build(width):
@@ -124,7 +131,7 @@ def build(width):
         tx = T.thread_id([64])
         A[tx] = undefined_name[tx] * width
     return k
-'''
+"""
     ns = _exec_source(src, "<tune-test-cell>")
     res = txlab.autotune(ns["build"], {"width": [1.0]}, engine="serial", gpus=0)
     assert res.rows[0].status == "compile_failed" and res.rows[0].reason
@@ -140,7 +147,7 @@ def _exec_source(src, filename):
 
 
 def test_sources_of_cell_defined_kernels_travel_with_the_build():
-    src = '''
+    src = """
 from tvm.script import tirx as T
 
 def build(scale):
@@ -151,7 +158,7 @@ def build(scale):
         tx = T.thread_id([128])
         A[tx] = A[tx] * T.float32(scale)
     return scaled
-'''
+"""
     ns = _exec_source(src, "<tune-cell-42>")
     sources = E.collect_sources(ns["build"])
     assert list(sources) == ["<tune-cell-42>"]
@@ -177,8 +184,13 @@ def fake_gpu(monkeypatch):
         calls.append(dict(config))
         if config.get("unroll") == 16:
             return {"status": "fault", "fault_kind": "timeout", "reason": "did not finish within 5 s"}
-        return {"status": "measured", "time_ms": 1 + config["unroll"] / 10, "p10_ms": 1.0, "p90_ms": 2.0,
-                "rel_error": 0.0}
+        return {
+            "status": "measured",
+            "time_ms": 1 + config["unroll"] / 10,
+            "p10_ms": 1.0,
+            "p90_ms": 2.0,
+            "rel_error": 0.0,
+        }
 
     info = device.GPUInfo(True, name="Stand-in GPU", arch="sm_90a")
     monkeypatch.setattr(device, "probe", lambda: info)
@@ -232,8 +244,9 @@ def synthetic_result():
         for st in (3, 4, 5):
             for l2 in (4, 8):
                 t = (2.0 if bn == 128 else 1.0) * (1 + 0.05 * st) * (1 + 0.001 * l2)
-                res.rows.append(Row(config={"bn": bn, "stages": st, "l2": l2}, id=f"{bn}{st}{l2}",
-                                    status="measured", time_ms=t))
+                res.rows.append(
+                    Row(config={"bn": bn, "stages": st, "l2": l2}, id=f"{bn}{st}{l2}", status="measured", time_ms=t)
+                )
     res.rows.append(Row(config={"bn": 256, "stages": 5, "l2": 8}, id="x", status="fault", fault_kind="timeout"))
     return res
 
@@ -287,8 +300,9 @@ def test_gemm_space_default_ir_unchanged_and_constraint():
     assert hg.tune_build(*shape)(**hg.TUNE_PRIOR[0]).script() == default
     configs = Space.of({**hg.TUNE_SPACE, "constraint": hg.tune_valid}).configs()
     assert all(hg.tune_valid(c) for c in configs) and len(configs) < Space.of(hg.TUNE_SPACE).size
-    assert not hg.tune_valid({"bn": 256, "stages": 6, "consumers": 2, "l2_group": 8, "persistent": True,
-                              "num_sms": 132})  # 6 x 48 KiB of stages do not fit in 227 KiB
+    assert not hg.tune_valid(
+        {"bn": 256, "stages": 6, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 132}
+    )  # 6 x 48 KiB of stages do not fit in 227 KiB
     assert all(p in configs for p in hg.TUNE_PRIOR)
     # per shape: the TMA epilogue only where TMA can store the rows (N % 8 == 0)
     odd = Space.of(hg.tune_space(1024, 1020, 256)).configs()
@@ -301,10 +315,14 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
     assert shipped["entries"] == [] or all(e["rel_error"] <= 1e-2 for e in shipped["entries"])
     cfg = {"bn": 128, "stages": 5, "consumers": 2, "l2_group": 8, "persistent": True, "num_sms": 128}
     path = tmp_path / "t.json"
-    hg.write_tuned_table(path, [{"shape": [4096, 4096, 4096], "config": cfg, "time_ms": 0.2, "rel_error": 2e-3}],
-                         device="test", source="test")
+    hg.write_tuned_table(
+        path,
+        [{"shape": [4096, 4096, 4096], "config": cfg, "time_ms": 0.2, "rel_error": 2e-3}],
+        device="test",
+        source="test",
+    )
     hg.use_tuned_table(path)
-    request.addfinalizer(hg.use_tuned_table)        # the shipped table again afterwards
+    request.addfinalizer(hg.use_tuned_table)  # the shipped table again afterwards
     assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig(**cfg)
     assert hg.tuned_config(4096, 4096, 8192) == hg.GemmConfig()
     assert hg.kernel_for(4096, 4096, 4096).script() == hg.gemm_kernel(4096, 4096, 4096, hg.GemmConfig(**cfg)).script()
@@ -313,13 +331,13 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="sha256"):
         hg.load_tuned_table(path)
-    hg.use_tuned_table(path)                         # read again: the edited table
+    hg.use_tuned_table(path)  # read again: the edited table
     with pytest.warns(UserWarning, match="ignoring the tuned table"):
         assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig()
     bad = [{"shape": [1, 2, 8], "config": cfg, "rel_error": 0.5}]
     with pytest.raises(ValueError, match="rel_error"):
         hg.write_tuned_table(tmp_path / "u.json", bad, device="t", source="t")
-    odd_k = [{"shape": [64, 64, 100], "config": cfg, "rel_error": 1e-3}]   # no config can load K=100
+    odd_k = [{"shape": [64, 64, 100], "config": cfg, "rel_error": 1e-3}]  # no config can load K=100
     with pytest.raises(ValueError, match="K % 8 == 0"):
         hg.write_tuned_table(tmp_path / "v.json", odd_k, device="t", source="t")
 
@@ -329,8 +347,15 @@ def test_shipped_tuned_table_covers_the_issue_shapes_and_is_used():
     issue 17, each correct when measured, and build/kernel_for without a config take its entry."""
     doc = hg.load_tuned_table()
     shapes = {tuple(e["shape"]) for e in doc["entries"]}
-    assert {(8192, 8192, 8192), (4096, 4096, 4096), (16384, 16384, 16384), (2048, 2048, 8192),
-            (1024, 8192, 4096), (8192, 8192, 2048), (8192, 1024, 8192)} <= shapes
+    assert {
+        (8192, 8192, 8192),
+        (4096, 4096, 4096),
+        (16384, 16384, 16384),
+        (2048, 2048, 8192),
+        (1024, 8192, 4096),
+        (8192, 8192, 2048),
+        (8192, 1024, 8192),
+    } <= shapes
     assert doc["device"] == "NVIDIA H200" and all(e["baseline"] == "torch.matmul" for e in doc["entries"])
     for e in doc["entries"]:
         cfg = hg.tuned_config(*e["shape"])
@@ -381,11 +406,17 @@ def test_gpu_sweep_measures_checks_and_reports_a_fault():
         return [src, np.zeros(n, np.float32)]
 
     try:
-        res = txlab.autotune(build, {"unroll": [2, 4], "plant": [False, True],
-                                 "constraint": lambda c: not (c["plant"] and c["unroll"] == 4)},
-                         inputs, check=lambda src, dst: src, bytes=bw.copy_bytes(n), timeout_s=5, use_cache=False)
+        res = txlab.autotune(
+            build,
+            {"unroll": [2, 4], "plant": [False, True], "constraint": lambda c: not (c["plant"] and c["unroll"] == 4)},
+            inputs,
+            check=lambda src, dst: src,
+            bytes=bw.copy_bytes(n),
+            timeout_s=5,
+            use_cache=False,
+        )
     finally:
-        txlab.tune.shutdown()   # Ray's processes must not outlive the test (later tests count children)
+        txlab.tune.shutdown()  # Ray's processes must not outlive the test (later tests count children)
     by = {(r.config["unroll"], r.config["plant"]): r for r in res.rows}
     assert by[(2, False)].status == by[(4, False)].status == "measured"
     assert by[(2, True)].status == "fault" and by[(2, True)].fault_kind == "illegal_address"
@@ -393,7 +424,8 @@ def test_gpu_sweep_measures_checks_and_reports_a_fault():
 
 
 def _oob_copy(n):
-    ns = _exec_source('''
+    ns = _exec_source(
+        """
 from tvm.script import tirx as T
 
 def oob(n):
@@ -404,11 +436,10 @@ def oob(n):
         tx = T.thread_id([256])
         dst[T.int64(tx) + (T.int64(1) << T.int64(42))] = src[tx]
     return oob_copy
-''', "<tune-oob>")
+""",
+        "<tune-oob>",
+    )
     return ns["oob"](n)
-
-
-
 
 
 # ---- in the browser -----------------------------------------------------------------------------
@@ -449,9 +480,13 @@ def test_tune_view_in_the_browser(tmp_path):
     import nbformat
 
     label = "<img src=x onerror=alert(1)>"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cases.SETUP),
-                                         nbformat.v4.new_code_cell(cases.tune(label)),
-                                         nbformat.v4.new_code_cell(_LIVE_CELL)])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(cases.SETUP),
+            nbformat.v4.new_code_cell(cases.tune(label)),
+            nbformat.v4.new_code_cell(_LIVE_CELL),
+        ]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, tmp_path / "tune.ipynb")
     with H.lab_server(tmp_path) as url, H.browser() as ctx:
@@ -467,8 +502,12 @@ def test_tune_view_in_the_browser(tmp_path):
         assert label in text and "best so far: 1.008 ms" in text  # shown as text, not parsed as HTML
         assert page.locator(f"{sel} img").count() == 0
         live = found[1][1]
-        page.wait_for_function("(s) => document.querySelector(s + \" [data-testid='tune-progress-text']\")"
-                               ".textContent.startsWith('done: 6 compiled, 6 measured')", arg=live, timeout=30_000)
+        page.wait_for_function(
+            "(s) => document.querySelector(s + \" [data-testid='tune-progress-text']\")"
+            ".textContent.startsWith('done: 6 compiled, 6 measured')",
+            arg=live,
+            timeout=30_000,
+        )
         assert "best so far: 1.000 ms" in page.locator(live).inner_text()
         H.screenshot(page, "tune-view", sel)
         assert not console.real(), console.real()
@@ -491,9 +530,9 @@ def test_without_ray_the_sweep_runs_on_the_local_engine_and_says_so(monkeypatch)
 # ---- the local engine (issue 30, item 3) ------------------------------------------------------
 def test_the_default_engine_is_local_and_gives_the_serial_results(monkeypatch, tmp_path):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))     # cold: the compile workers do work
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))  # cold: the compile workers do work
     space = {"threads": [128, 256], "unroll": [2, 4], "blocks_per_sm": [0], "unguarded": [False]}
-    res = txlab.autotune(bw.copy_build(N), space, gpus=0, num_cpus=2)   # this process and one worker
+    res = txlab.autotune(bw.copy_build(N), space, gpus=0, num_cpus=2)  # this process and one worker
     assert res.meta["engine"] == "local" and res.meta["engine_reason"] == "one machine"
     assert res.meta["workers"] == 2
     assert "ray" not in res.meta and res.counts()["compiled"] == 4
@@ -502,7 +541,7 @@ def test_the_default_engine_is_local_and_gives_the_serial_results(monkeypatch, t
     a = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in res.rows}
     b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
     assert a == b
-    again = txlab.autotune(bw.copy_build(N), space, gpus=0)       # all from the compile cache
+    again = txlab.autotune(bw.copy_build(N), space, gpus=0)  # all from the compile cache
     assert again.meta["compile_cache_hits"] == 4
 
 
@@ -525,8 +564,12 @@ def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, c
         raise Exception("The current node timed out during startup. This could happen because ...")
 
     monkeypatch.setattr(E, "ray_init", fail)
-    res = txlab.autotune(bw.copy_build(N), {"threads": [128], "unroll": [2], "blocks_per_sm": [0],
-                                        "unguarded": [False]}, gpus=0, engine="ray")
+    res = txlab.autotune(
+        bw.copy_build(N),
+        {"threads": [128], "unroll": [2], "blocks_per_sm": [0], "unguarded": [False]},
+        gpus=0,
+        engine="ray",
+    )
     out = capsys.readouterr().out
     assert res.meta["engine"] == "local" and res.counts()["compiled"] == 1
     lines = [l for l in out.splitlines() if l.startswith("txlab.tune:")]
@@ -536,13 +579,17 @@ def test_a_ray_that_does_not_start_falls_back_to_the_local_engine(monkeypatch, c
 def test_table_columns_say_what_they_hold_and_render_as_html():
     from txlab.display import html_of
 
-    res = txlab.autotune(bw.copy_build(N), {"threads": [256], "unroll": [4], "blocks_per_sm": [0],
-                                        "unguarded": [False]}, engine="serial", gpus=0)
+    res = txlab.autotune(
+        bw.copy_build(N),
+        {"threads": [256], "unroll": [4], "blocks_per_sm": [0], "unguarded": [False]},
+        engine="serial",
+        gpus=0,
+    )
     t = res.table()
     row = t[0]
     assert "occupancy" not in row and row["blocks_per_sm"] == 8 and row["occupancy_pct"] == 100.0
     assert "spill_bytes" in row and t.columns[:1] == ["threads"]
     html = html_of(t)
     assert html.startswith("<table") and "<th>blocks_per_sm</th>" in html and "<th>occupancy_pct</th>" in html
-    assert html_of(t[:1]).startswith("<table")           # a slice is a table too
+    assert html_of(t[:1]).startswith("<table")  # a slice is a table too
     assert "<th>occupancy_pct</th>" in html_of(res)

@@ -4,6 +4,7 @@ compile tasks over both nodes and places the GPU actor on the node that has the 
 Slow (Ray start-up: ~3 s on an idle machine, ~10 s on this shared 2-core box); where Ray cannot
 start at all (its raylet misses Ray's fixed 30 s registration wait) the tests skip saying so.
 Also: txlab's embedded Ray starts beside another local Ray instance instead of refusing num_cpus."""
+
 from __future__ import annotations
 
 import time
@@ -31,8 +32,9 @@ def _start_or_skip(**kw):
         except Exception as exc:  # noqa: BLE001
             E.shutdown()
             if attempt == 2:
-                pytest.skip(f"Ray could not start on this machine ({type(exc).__name__}: "
-                            f"{str(exc).splitlines()[0][:160]})")
+                pytest.skip(
+                    f"Ray could not start on this machine ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+                )
 
 
 @pytest.fixture
@@ -58,17 +60,26 @@ def test_local_ray_compiles_in_parallel_like_serial(no_ray, monkeypatch):
     b = {r.id: (r.status, r.facts["registers"], r.facts["sass"], r.key) for r in serial.rows}
     assert a == b  # same kernels, same facts
     assert res.meta["compile_gpu_visible"] == [""]  # compile workers see no GPU
-    print(f"ray init {res.meta['ray']['init_s']:.1f} s, sweep {wall:.1f} s, compile phase "
-          f"{res.meta['compile_phase_s']:.1f} s on {res.meta['workers']} workers; serial "
-          f"{serial.meta['compile_phase_s']:.1f} s (cache hits)")
+    print(
+        f"ray init {res.meta['ray']['init_s']:.1f} s, sweep {wall:.1f} s, compile phase "
+        f"{res.meta['compile_phase_s']:.1f} s on {res.meta['workers']} workers; serial "
+        f"{serial.meta['compile_phase_s']:.1f} s (cache hits)"
+    )
 
 
 def test_background_sweep_feeds_the_view_and_can_be_cancelled(no_ray):
     from txlab.views.tune import TuneView
 
     _start_or_skip(num_cpus=2)
-    run = txlab.autotune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8, 16]}, gpus=0, num_cpus=2,
-                     use_cache=False, background=True, engine="ray")
+    run = txlab.autotune(
+        bw.copy_build(N),
+        {**SPACE, "unroll": [2, 4, 8, 16]},
+        gpus=0,
+        num_cpus=2,
+        use_cache=False,
+        background=True,
+        engine="ray",
+    )
     view = TuneView(run)
     seen = []
     run.result.subscribe(lambda r: seen.append(r.counts()["compiled"]))
@@ -100,8 +111,9 @@ def test_two_node_cluster_placement(no_ray):
         pytest.skip(f"Ray could not start two raylets here ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})")
     try:
         cluster.wait_for_nodes()
-        res = txlab.autotune(bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8]}, gpus=0, cluster=cluster.address,
-                         use_cache=False)
+        res = txlab.autotune(
+            bw.copy_build(N), {**SPACE, "unroll": [2, 4, 8]}, gpus=0, cluster=cluster.address, use_cache=False
+        )
         nodes = {n["node_id"]: n for n in res.meta["nodes"]}
         assert len(nodes) == 2 and res.meta["ray"]["mode"] == "cluster"
         assert res.counts()["compiled"] == 6
@@ -122,17 +134,20 @@ def test_gpu_actor_plumbing_with_a_stand_in_gpu_resource(no_ray):
     measures (tests/test_tune.py::test_gpu_sweep_measures_checks_and_reports_a_fault)."""
     import numpy as np
 
-
     _start_or_skip(num_cpus=2, num_gpus=1)
-    res = txlab.autotune(bw.copy_build(N), {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0],
-                                        "unguarded": [False]},
-                     lambda c: [np.zeros(N, np.float32), np.zeros(N, np.float32)],
-                     check=lambda src, dst: src, rel_tol=0.0, use_cache=False, engine="ray")
+    res = txlab.autotune(
+        bw.copy_build(N),
+        {"threads": [128, 256], "unroll": [2], "blocks_per_sm": [0], "unguarded": [False]},
+        lambda c: [np.zeros(N, np.float32), np.zeros(N, np.float32)],
+        check=lambda src, dst: src,
+        rel_tol=0.0,
+        use_cache=False,
+        engine="ray",
+    )
     assert res.meta["gpus"] == 1 and res.meta["placement"][0]["gpu_ids"] == ["0"]
     for r in res.rows:
         assert r.status == "skipped" and r.fault_kind is None, (r.status, r.reason)
         assert "needs a CUDA GPU" in r.reason and r.worker.endswith("GPU 0")
-
 
 
 def test_an_embedded_ray_is_its_own_beside_another_local_ray(monkeypatch):

@@ -2,6 +2,7 @@
 at least 95% give the right answer (their numpy reference, or -- for the upstream kernels with a
 real bug -- the finding that names it), and every miss is a NotEmulatedError naming the function
 and the user's line."""
+
 import time
 
 import pytest
@@ -26,21 +27,26 @@ def test_corpus_is_large_and_every_case_names_its_upstream_test():
     assert any(c.expect.startswith("finding:") for c in cs)
 
 
-@pytest.mark.slow      # the whole corpus: about a minute on two cores (two worker processes)
+@pytest.mark.slow  # the whole corpus: about a minute on two cores (two worker processes)
 def test_corpus_passes_on_the_emulator(results):
     res, seconds = results
     bad = [r for r in res if not corpus.ok(r)]
     rate = 1 - len(bad) / len(res)
     summary = "\n".join(f"{r['id']}: {r['status']}: {r['detail'][:300]}" for r in bad)
     assert rate >= 0.95, f"{len(res) - len(bad)}/{len(res)} right:\n{summary}"
-    for r in bad:       # a miss is a refusal by name, never a wrong answer or a crash
+    for r in bad:  # a miss is a refusal by name, never a wrong answer or a crash
         assert r["status"] == "not_emulated", f"{r['id']}: {r['status']}: {r['detail']}"
-        assert r["function"] and r["function"] not in ("tirx.call_pure_extern", "tirx.call_extern",
-                                                       "tirx.cuda.func_call"), r
+        assert r["function"] and r["function"] not in (
+            "tirx.call_pure_extern",
+            "tirx.call_extern",
+            "tirx.cuda.func_call",
+        ), r
         assert r["line"] is not None, r
     # the upstream bugs are reported as their findings
     for r in res:
         if r["expect"].startswith("finding:"):
             assert r["status"] == "finding", r
-    print(f"upstream corpus: {len(res) - len(bad)}/{len(res)} right in {seconds:.1f} s; misses: "
-          + ", ".join(sorted({r['function'] for r in bad})))
+    print(
+        f"upstream corpus: {len(res) - len(bad)}/{len(res)} right in {seconds:.1f} s; misses: "
+        + ", ".join(sorted({r["function"] for r in bad}))
+    )

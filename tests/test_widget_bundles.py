@@ -1,6 +1,7 @@
 """The committed widget bundles (txlab/static/*.js) are what widgets/build.mjs makes from
 widgets/src/*.js, and every bundle belongs to a View subclass and follows the conventions the
 browser tests rely on (root class txlab-<name>, data-testid on controls, no raw innerHTML)."""
+
 from __future__ import annotations
 
 import importlib
@@ -30,8 +31,7 @@ def _node_modules() -> str | None:
     if not npm:
         return "widgets/node_modules is missing and npm is not installed to create it"
     cmd = [npm, "ci"] if (WIDGETS / "package-lock.json").exists() else [npm, "install"]
-    r = subprocess.run(cmd + ["--no-audit", "--no-fund"], cwd=WIDGETS, capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(cmd + ["--no-audit", "--no-fund"], cwd=WIDGETS, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         pytest.fail(f"`{' '.join(cmd)}` in widgets/ failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
     return None
@@ -41,16 +41,17 @@ def test_committed_bundles_match_sources():
     reason = _node_modules()
     if reason:
         pytest.skip(reason)
-    r = subprocess.run(["node", "build.mjs", "--check"], cwd=WIDGETS, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(["node", "build.mjs", "--check"], cwd=WIDGETS, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"stale bundles: rebuild with `cd widgets && node build.mjs`\n{r.stdout}{r.stderr}"
     assert f"{len(SOURCES)} bundles match" in r.stdout, r.stdout
 
 
 def test_every_source_has_a_bundle_and_no_orphans():
     assert SOURCES, "no widget sources found"
-    assert set(SOURCES) == set(BUNDLES), (f"sources without bundle: {sorted(set(SOURCES) - set(BUNDLES))}; "
-                                          f"bundles without source: {sorted(set(BUNDLES) - set(SOURCES))}")
+    assert set(SOURCES) == set(BUNDLES), (
+        f"sources without bundle: {sorted(set(SOURCES) - set(BUNDLES))}; "
+        f"bundles without source: {sorted(set(BUNDLES) - set(SOURCES))}"
+    )
 
 
 def _view_classes():
@@ -93,8 +94,12 @@ def test_source_conventions(name):
 
 
 def test_risky_html_pattern():
-    bad = ["el.innerHTML = name;", "x.innerHTML = `<b>${n}</b>`;", "a.insertAdjacentHTML('beforeend', s)",
-           "el.innerHTML = '<b>' + name;"]
+    bad = [
+        "el.innerHTML = name;",
+        "x.innerHTML = `<b>${n}</b>`;",
+        "a.insertAdjacentHTML('beforeend', s)",
+        "el.innerHTML = '<b>' + name;",
+    ]
     ok = ['el.innerHTML = "";', "el.innerHTML = '<br>';", "el.textContent = name;"]
     assert all(re.findall(RISKY_HTML, s) for s in bad)
     assert not any(re.findall(RISKY_HTML, s) for s in ok)

@@ -1,5 +1,6 @@
 """txlab.worker: error classification, shared-memory staging, worker lifecycle; GPU runs through the
 worker (results, write-back, bench/check, GPU memory after faults, no zombies)."""
+
 import os
 import subprocess
 import sys
@@ -35,8 +36,7 @@ def test_classify_real_cuda_error_names_and_tvm_messages():
         E.cudaErrorInvalidConfiguration.name: "launch_config",
         E.cudaErrorNotPermitted.name: "cuda_error",
         # what TVM raises (cuda_module.cc / TVM_FFI_CHECK_CUDA_ERROR)
-        "InternalError: CUDALaunch Error: CUDA_ERROR_INVALID_VALUE\n grid=(1,1,1),  block=(2048,1,1)":
-            "launch_config",
+        "InternalError: CUDALaunch Error: CUDA_ERROR_INVALID_VALUE\n grid=(1,1,1),  block=(2048,1,1)": "launch_config",
         "RuntimeError: CUDA Runtime Error: cudaErrorMemoryAllocation (2): out of memory": "oom",
         "InternalError: Failed to set the allowed dynamic shared memory size to 307200": "launch_config",
     }
@@ -53,7 +53,7 @@ def test_shared_memory_staging_reuses_segments_per_argument(tmp_path):
     assert [s[0] for s in spec] == ["shm", "shm", "scalar"]
     assert spec[0][2:] == ((5000,), "float32", a.nbytes) and spec[2] == ("scalar", 5000)
     seg_a = staged[0][0]
-    np.testing.assert_array_equal(np.ndarray((5000,), np.float32, buffer=seg_a.buf[:a.nbytes]), a)
+    np.testing.assert_array_equal(np.ndarray((5000,), np.float32, buffer=seg_a.buf[: a.nbytes]), a)
     names = [s[1] for s in spec[:2]]
     worker.release_args(staged)
     spec2, staged2 = worker.pack_args(c, [a, b, 5000], None)
@@ -75,7 +75,7 @@ def test_read_only_arrays_are_never_written_back():
 
 @pytest.mark.skipif(txlab.device.has_gpu(), reason="checks the no-GPU boot path")
 def test_worker_without_gpu_fails_fast_typed_and_leaves_no_process():
-    code = r'''
+    code = r"""
 import os, subprocess, sys
 from txlab import worker
 from txlab.errors import KernelFault
@@ -88,9 +88,10 @@ except KernelFault as e:
 alive = subprocess.run(["ps", "-o", "pid=,stat=", "-p", str(pid)], capture_output=True, text=True).stdout
 print("WORKER", repr(alive.strip()))
 print("STATUS", worker.status()["alive"])
-'''
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).parent.parent)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent
+    )
     assert "KIND cuda_error True" in out.stdout, out.stdout + out.stderr
     assert "WORKER ''" in out.stdout  # reaped: not even a zombie
     assert "STATUS False" in out.stdout
@@ -98,8 +99,12 @@ print("STATUS", worker.status()["alive"])
 
 def test_isolation_default_is_inline_outside_notebooks_and_env_overrides():
     env = {k: v for k, v in os.environ.items() if k != "TXLAB_ISOLATION"}
-    run = lambda e: subprocess.run([sys.executable, "-c", "import txlab; print(txlab.config.isolation)"],  # noqa: E731 - a one-line probe
-                                   capture_output=True, text=True, env=e).stdout.strip()
+    run = lambda e: subprocess.run(  # noqa: E731 - a one-line probe
+        [sys.executable, "-c", "import txlab; print(txlab.config.isolation)"],
+        capture_output=True,
+        text=True,
+        env=e,
+    ).stdout.strip()
     assert run(env) == "inline"
     assert run({**env, "TXLAB_ISOLATION": "process"}) == "process"
     with pytest.raises(ValueError, match="'process' or 'inline'"):
@@ -108,12 +113,18 @@ def test_isolation_default_is_inline_outside_notebooks_and_env_overrides():
 
 def test_isolation_default_is_process_in_a_jupyter_kernel():
     jc = pytest.importorskip("jupyter_client")
-    km, kc = jc.manager.start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).parent.parent),
-                                         env={k: v for k, v in os.environ.items() if k != "TXLAB_ISOLATION"})
+    km, kc = jc.manager.start_new_kernel(
+        kernel_name="python3",
+        cwd=str(Path(__file__).parent.parent),
+        env={k: v for k, v in os.environ.items() if k != "TXLAB_ISOLATION"},
+    )
     try:
         out = []
-        kc.execute_interactive("import sys; print(sys.executable); import txlab; print(txlab.config.isolation)",
-                               timeout=120, output_hook=lambda m: out.append(m["content"].get("text", "")))
+        kc.execute_interactive(
+            "import sys; print(sys.executable); import txlab; print(txlab.config.isolation)",
+            timeout=120,
+            output_hook=lambda m: out.append(m["content"].get("text", "")),
+        )
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -147,7 +158,7 @@ def test_basics_through_the_worker_match_numpy_and_inline(isolated, basics):
     txlab.config.isolation = "inline"
     basics["row_sum_smem"](X, inline_out)
     np.testing.assert_array_equal(out, inline_out)
-    assert worker.status()["executables"] >= 3   # the worker may also hold earlier tests' kernels
+    assert worker.status()["executables"] >= 3  # the worker may also hold earlier tests' kernels
     assert worker.status()["last_executable_from"] == "library"  # the exported .so, not a re-parse
 
 

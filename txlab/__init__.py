@@ -5,6 +5,7 @@ Names are resolved lazily from the module that owns the concept: ``__getattr__``
 module on first access (each import written out in :func:`_module`, so the import graph that
 ``lint-imports`` and tests/test_layers.py check holds every edge).
 """
+
 from __future__ import annotations
 
 from txlab._version import __version__  # noqa: F401
@@ -38,11 +39,33 @@ _EXPORTS = {
 }
 # concept modules reachable as attributes (txlab.schedulers, ...)
 _SUBMODULES = {
-    "api", "compat", "device", "errors", "examples", "magic", "pipelines", "pools",
-    "run", "schedulers", "timeline", "toolchain", "views", "cache", "roofline", "doctor", "export",
-    "build", "launch", "ir", "hooks",
-    "occupancy", "profiling", "ncu",
-    "sanitizer", "banks", "simt",
+    "api",
+    "compat",
+    "device",
+    "errors",
+    "examples",
+    "magic",
+    "pipelines",
+    "pools",
+    "run",
+    "schedulers",
+    "timeline",
+    "toolchain",
+    "views",
+    "cache",
+    "roofline",
+    "doctor",
+    "export",
+    "build",
+    "launch",
+    "ir",
+    "hooks",
+    "occupancy",
+    "profiling",
+    "ncu",
+    "sanitizer",
+    "banks",
+    "simt",
     "sass",
     "diff",  # txlab.compare(a, b) is its entry point (calling the module is deprecated)
     "emulator",

@@ -1,6 +1,7 @@
 """Which CUDA archs txlab compiles for, and the arch a compile uses when none is named (the local
 GPU's, else ``txlab.config.default_arch``, said once). Engines layer: the compiler and the memory
 planner both resolve archs here."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,20 @@ _KNOWN_MAJORS = {5, 6, 7, 8, 9, 10, 11, 12}
 # What CUDA 13's nvcc/ptxas (txlab's toolchain) can target: `nvcc --list-gpu-code` gives the bases
 # (13.0 dropped Maxwell, Pascal and Volta); arch-specific "a" exists from sm_90, family "f" from
 # sm_100 (CUDA C++ Programming Guide, "Feature Availability").
-SUPPORTED_ARCH_BASES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100",
-                        "sm_103", "sm_110", "sm_120", "sm_121")
+SUPPORTED_ARCH_BASES = (
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_88",
+    "sm_89",
+    "sm_90",
+    "sm_100",
+    "sm_103",
+    "sm_110",
+    "sm_120",
+    "sm_121",
+)
 
 
 def supported_archs() -> list[str]:
@@ -27,6 +40,8 @@ def supported_archs() -> list[str]:
         if major >= 10:
             out.append(base + "f")
     return out
+
+
 _notice_lock = threading.Lock()
 _noticed_default_arch = False
 
@@ -39,8 +54,10 @@ def _say_once_default_arch(arch: str) -> None:
         _noticed_default_arch = True
     # an info line on stdout: no GPU is a normal place to be (stderr renders as a red error box in
     # JupyterLab)
-    print(f"txlab: no GPU here, so kernels are compiled for {arch} "
-          f"(pass arch=... or --arch to choose another).", file=sys.stdout)
+    print(
+        f"txlab: no GPU here, so kernels are compiled for {arch} (pass arch=... or --arch to choose another).",
+        file=sys.stdout,
+    )
 
 
 def forget_default_arch_notice() -> None:
@@ -68,19 +85,19 @@ def resolve_arch(arch: str | None) -> str:
     if not m or int(m.group(1)) not in _KNOWN_MAJORS:
         from txlab.errors import ArchError
 
-        raise ArchError(f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
-                        f"(supported: {', '.join(supported_archs())})")
+        raise ArchError(
+            f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
+            f"(supported: {', '.join(supported_archs())})"
+        )
     if arch not in supported_archs():
         from txlab.errors import ArchError
 
         base = arch.rstrip("af")
         if base in SUPPORTED_ARCH_BASES:
-            why = (f"'{arch[-1]}' variants exist from "
-                   f"{'sm_90' if arch.endswith('a') else 'sm_100'} on")
+            why = f"'{arch[-1]}' variants exist from {'sm_90' if arch.endswith('a') else 'sm_100'} on"
         elif int(m.group(1)) < 7 or base in ("sm_70", "sm_72"):
             why = "CUDA 13 no longer targets Maxwell, Pascal or Volta (use CUDA 12 for those)"
         else:
             why = "no such GPU generation"
-        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: "
-                        f"{', '.join(supported_archs())}")
+        raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: {', '.join(supported_archs())}")
     return arch

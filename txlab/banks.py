@@ -25,6 +25,7 @@ depends on a value read from memory, a shared access made by an instruction whos
 addresses the walk does not model (``ldmatrix``/``stmatrix``, ``cp.async``, TMA, wgmma operands)
 is listed as unknown, never as conflict-free.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -45,23 +46,23 @@ class BankAccess:
 
     buffer: str
     lineno: int | None
-    access: str                 # "load" or "store"
-    ways: int | None            # worst bank conflict of one group of lanes (1 = none; None = unknown)
-    wavefronts: int             # wavefronts of the worst warp-instruction
-    ideal_wavefronts: int       # wavefronts that instruction needs without conflicts
-    bytes_per_lane: int         # access width of one lane (4, 8, 16 ...)
-    lanes: list                 # the lanes that collide in the worst case (same bank, distinct words)
-    bank: int | None            # the bank they collide in
-    instructions: int           # warp-level executions per CTA
-    total_wavefronts: int       # per CTA
+    access: str  # "load" or "store"
+    ways: int | None  # worst bank conflict of one group of lanes (1 = none; None = unknown)
+    wavefronts: int  # wavefronts of the worst warp-instruction
+    ideal_wavefronts: int  # wavefronts that instruction needs without conflicts
+    bytes_per_lane: int  # access width of one lane (4, 8, 16 ...)
+    lanes: list  # the lanes that collide in the worst case (same bank, distinct words)
+    bank: int | None  # the bank they collide in
+    instructions: int  # warp-level executions per CTA
+    total_wavefronts: int  # per CTA
     total_ideal_wavefronts: int  # per CTA
     grid_ctas: int | None = None
-    source: str | None = None   # the user's source line
+    source: str | None = None  # the user's source line
     dtype: str = ""
     notes: list = field(default_factory=list)
-    banks: list = field(default_factory=list)   # bank of each lane (lane order) in the worst case
-    status: str = "analysed"    # "analysed", "partial" (some executions unknown) or "unknown"
-    reason: str = ""            # why (part of) the access could not be analysed
+    banks: list = field(default_factory=list)  # bank of each lane (lane order) in the worst case
+    status: str = "analysed"  # "analysed", "partial" (some executions unknown) or "unknown"
+    reason: str = ""  # why (part of) the access could not be analysed
 
     @property
     def conflicts(self) -> int | None:
@@ -93,9 +94,13 @@ class BankReport(list):
             wf = sum(r.total_wavefronts for r in rows)
             ideal = sum(r.total_ideal_wavefronts for r in rows)
             ctas = rows[0].grid_ctas if rows and rows[0].grid_ctas else None
-            out[kind] = {"wavefronts": wf, "ideal_wavefronts": ideal, "conflicts": wf - ideal,
-                         "grid_wavefronts": wf * ctas if ctas else None,
-                         "grid_conflicts": (wf - ideal) * ctas if ctas else None}
+            out[kind] = {
+                "wavefronts": wf,
+                "ideal_wavefronts": ideal,
+                "conflicts": wf - ideal,
+                "grid_wavefronts": wf * ctas if ctas else None,
+                "grid_conflicts": (wf - ideal) * ctas if ctas else None,
+            }
         return out
 
     def counts(self) -> dict:
@@ -104,30 +109,38 @@ class BankReport(list):
         return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "accesses": [r.to_dict() for r in self], "totals": self.totals(),
-                "counts": self.counts(), "notes": list(self.notes)}
+        return {
+            "kernel": self.kernel,
+            "accesses": [r.to_dict() for r in self],
+            "totals": self.totals(),
+            "counts": self.counts(),
+            "notes": list(self.notes),
+        }
 
     def summary(self) -> str:
         c = self.counts()
-        lines = [f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed, "
-                 f"{c['unknown']} unknown"]
+        lines = [
+            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
+        ]
         for r in self:
-            head = (f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<12} "
-                    f"{r.bytes_per_lane:>2} B/lane  ")
+            head = (
+                f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<12} "
+                f"{r.bytes_per_lane:>2} B/lane  "
+            )
             if r.status == "unknown":
                 lines.append(head + f"ways unknown: {r.reason}")
                 continue
             flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
             part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-            lines.append(head + f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per "
-                         f"instruction{flag}{part}")
+            lines.append(
+                head + f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{part}"
+            )
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.summary()
-
 
 
 def _lanes_text(lanes) -> str:
@@ -165,6 +178,7 @@ def warp_wavefronts(addrs: np.ndarray, active: np.ndarray, width: int, *, serial
             lane_banks[lane] = first % BANKS
         if not any_active:
             continue
+
         def load(words):
             return sum(len(ls) for ls in words.values()) if serialise else len(words)
 
@@ -202,8 +216,11 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
             ordinal["n"] += 1
             # one row per access in the source: copies of a statement made by unrolling share the
             # line; several accesses in one statement are told apart by their order in it
-            key = ((v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"]) if v.line is not None
-                   else (simt._key(v.node), kind))
+            key = (
+                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
+                if v.line is not None
+                else (simt._key(v.node), kind)
+            )
             s = sites.get(key)
             if s is None:
                 s = sites[key] = _Site(v, kind, buf)
@@ -246,9 +263,18 @@ def _grid_ctas(kernel, fname):
 
 
 #: calls that read or write shared memory through per-lane addresses the walk does not model
-_OPAQUE_SHARED = {"ldmatrix": "ldmatrix", "stmatrix": "stmatrix", "cp_async_bulk": "TMA (cp.async.bulk)",
-                  "cp_async": "cp.async", "wgmma": "a wgmma operand", "tma": "TMA", "ld_vec": "ptx.ld",
-                  "ptx.ld": "ptx.ld", "ptx.st": "ptx.st", "tcgen05": "tcgen05"}
+_OPAQUE_SHARED = {
+    "ldmatrix": "ldmatrix",
+    "stmatrix": "stmatrix",
+    "cp_async_bulk": "TMA (cp.async.bulk)",
+    "cp_async": "cp.async",
+    "wgmma": "a wgmma operand",
+    "tma": "TMA",
+    "ld_vec": "ptx.ld",
+    "ptx.ld": "ptx.ld",
+    "ptx.st": "ptx.st",
+    "tcgen05": "tcgen05",
+}
 
 
 def _is_atomic(name: str) -> bool:
@@ -280,8 +306,12 @@ def shared_access(v):
         return None
     if shared or not addrs:
         buf = shared[0].buffer if shared else "shared"
-        return (name.rsplit(".", 1)[-1], buf, simt.UNKNOWN,
-                f"{label}: its per-lane shared addresses are not evaluated by the static walk")
+        return (
+            name.rsplit(".", 1)[-1],
+            buf,
+            simt.UNKNOWN,
+            f"{label}: its per-lane shared addresses are not evaluated by the static walk",
+        )
     return None
 
 
@@ -322,13 +352,13 @@ class _Site:
         n = v.mask.size
         addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
         for w0 in range(0, n, 32):
-            act = v.mask[w0:w0 + 32]
+            act = v.mask[w0 : w0 + 32]
             if not act.any():
                 continue
             a = np.zeros(32, dtype=np.int64)
             m = np.zeros(32, dtype=bool)
-            a[:act.size] = addr[w0:w0 + 32]
-            m[:act.size] = act
+            a[: act.size] = addr[w0 : w0 + 32]
+            m[: act.size] = act
             wf, ideal, ways, lanes, bank, lane_banks = warp_wavefronts(a, m, width, serialise=self.kind == "atomic")
             self.instructions += 1
             self.wf += wf
@@ -353,14 +383,49 @@ class _Site:
         if fn and self.line:
             src = source_text(fn, self.line)
         if self.worst is None:
-            return BankAccess(name, self.line, self.kind, None, 0, 0, self.elem_bytes, [], None, 0, 0, 0,
-                              grid, src, self.dtype, notes, [], status="unknown",
-                              reason=reason or "no execution of it was reached by the walk")
+            return BankAccess(
+                name,
+                self.line,
+                self.kind,
+                None,
+                0,
+                0,
+                self.elem_bytes,
+                [],
+                None,
+                0,
+                0,
+                0,
+                grid,
+                src,
+                self.dtype,
+                notes,
+                [],
+                status="unknown",
+                reason=reason or "no execution of it was reached by the walk",
+            )
         ways, wf, ideal, lanes, bank, lane_banks, width = self.worst
-        return BankAccess(name, self.line, self.kind, ways, wf, ideal, width, lanes if ways > 1 else [],
-                          bank if ways > 1 else None, self.instructions, self.wf, self.ideal, grid, src,
-                          self.dtype, notes, lane_banks, status="partial" if reason else "analysed",
-                          reason=reason)
+        return BankAccess(
+            name,
+            self.line,
+            self.kind,
+            ways,
+            wf,
+            ideal,
+            width,
+            lanes if ways > 1 else [],
+            bank if ways > 1 else None,
+            self.instructions,
+            self.wf,
+            self.ideal,
+            grid,
+            src,
+            self.dtype,
+            notes,
+            lane_banks,
+            status="partial" if reason else "analysed",
+            reason=reason,
+        )
 
 
 def source_text(filename, line, max_lines=4):

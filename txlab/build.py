@@ -8,6 +8,7 @@ txlab.compiler (the model, :class:`txlab.Compiled`) and txlab.worker use this mo
 nothing above the engine layer. ``lower`` keeps the host module, so the executable and a library
 exported for the worker are built from the same lowering as the CUDA source.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,8 +64,6 @@ def _install_callback():
     _callback_installed = True
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Tile-primitive dispatch. TVM replaces each tile primitive (Tx.cta.copy, Tx.gemm, ...) by the body
 # its chosen variant returns (``tvm.tirx.operator.tile_primitive.dispatcher.run_dispatch``, looked
@@ -73,7 +72,7 @@ def _install_callback():
 # (txlab.ir.spans.with_call_site: only spans change, the code is the same), so every reader of
 # spans finds the user's line; on failure it keeps what was tried, for a CompileError at the
 # primitive's line (error_from_tvm).
-_dispatch = threading.local()   # .failure: the last dispatch failure on this thread
+_dispatch = threading.local()  # .failure: the last dispatch failure on this thread
 _dispatch_installed = False
 
 
@@ -82,11 +81,11 @@ class DispatchFailure:
     """A tile primitive no variant could lower: the op, where the user called it, every variant
     tried with its outcome (``raised`` / ``declined``) and reason, the raising variant's cause."""
 
-    op: str                      # e.g. "tirx.tile.sum"
-    scope: str                   # e.g. "cta"
-    frame: tuple | None          # (user file, line) of the call
-    variants: list               # [{"variant", "priority", "outcome", "reason"}], in dispatch order
-    cause: str | None = None     # the raising variant's innermost message
+    op: str  # e.g. "tirx.tile.sum"
+    scope: str  # e.g. "cta"
+    frame: tuple | None  # (user file, line) of the call
+    variants: list  # [{"variant", "priority", "outcome", "reason"}], in dispatch order
+    cause: str | None = None  # the raising variant's innermost message
 
     @property
     def spelling(self) -> str:
@@ -109,15 +108,25 @@ def _failure_of(op_call, sctx, exc) -> DispatchFailure:
             outcome, reason = "raised", summary.split("—", 1)[-1].strip()
         else:
             outcome, reason = "declined", re.sub(r"^(declined|rejected:)\s*—?\s*", "", summary)
-        rows.append({"variant": m.group(1), "priority": int(m.group(2)), "outcome": outcome,
-                     "reason": reason.replace("; rejected: ", "; ")})
+        rows.append(
+            {
+                "variant": m.group(1),
+                "priority": int(m.group(2)),
+                "outcome": outcome,
+                "reason": reason.replace("; rejected: ", "; "),
+            }
+        )
     cause = _innermost_message(exc.__cause__) if exc.__cause__ is not None else None
     raised = [r for r in rows if r["outcome"] == "raised"]
     if cause and raised:
         raised[-1]["reason"] = cause
-    return DispatchFailure(op=str(getattr(op_call.op, "name", op_call.op)),
-                           scope=str(getattr(sctx, "scope_kind", "") or ""),
-                           frame=ir.user_frame(op_call.span), variants=rows, cause=cause)
+    return DispatchFailure(
+        op=str(getattr(op_call.op, "name", op_call.op)),
+        scope=str(getattr(sctx, "scope_kind", "") or ""),
+        frame=ir.user_frame(op_call.span),
+        variants=rows,
+        cause=cause,
+    )
 
 
 _BOILERPLATE = ("Program is not well-formed", "During handling", "Traceback")
@@ -193,10 +202,10 @@ def params_of(mod) -> list[dict]:
             continue
         for var in func.params:
             if type(var.ty).__name__ == "BufferType":
-                shape = [int(d.value) if isinstance(getattr(d, "value", None), int) else str(d)
-                         for d in var.shape]
-                out.append({"function": gname, "name": var.name, "kind": "buffer", "shape": shape,
-                            "dtype": str(var.dtype)})
+                shape = [int(d.value) if isinstance(getattr(d, "value", None), int) else str(d) for d in var.shape]
+                out.append(
+                    {"function": gname, "name": var.name, "kind": "buffer", "shape": shape, "dtype": str(var.dtype)}
+                )
             else:
                 out.append({"function": gname, "name": var.name, "kind": "scalar", "dtype": str(var.ty)})
     return out
@@ -209,14 +218,15 @@ def launch_info(host_mod) -> dict:
         params = [str(p) for p in call.attrs.launch_params]
         args = list(call.args)
         kname = str(args[0].value) if hasattr(args[0], "value") else str(args[0])
-        values = [ir.expr_value(a) for a in args[len(args) - len(params):]]
+        values = [ir.expr_value(a) for a in args[len(args) - len(params) :]]
         dims = dict(zip(params, values))
         grid = tuple(dims.get(f"blockIdx.{a}", 1) for a in "xyz")
         block = tuple(dims.get(f"threadIdx.{a}", 1) for a in "xyz")
         cluster = tuple(dims.get(f"clusterCtaIdx.{a}", 1) for a in "xyz")
         dyn = dims.get("tirx.use_dyn_shared_memory", 0)
         info[kname] = {
-            "grid": grid, "block": block,
+            "grid": grid,
+            "block": block,
             "cluster": cluster if any(c != 1 for c in cluster) else None,
             "dynamic_smem_bytes": dyn,
             "threads_per_block": ir.prod(block),
@@ -243,19 +253,21 @@ def error_from_tvm(stage: str, exc: BaseException, mod, kernel_name: str) -> Com
         variant, why = rejected[-1]
         message += f" (no variant applies; last tried {variant}: {why})"
     lineno, source_line, filename = user_location(text, mod)
-    return CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
-                        detail=text, kernel=kernel_name)
+    return CompileError(
+        stage, message, lineno=lineno, source_line=source_line, filename=filename, detail=text, kernel=kernel_name
+    )
 
 
 def _dispatch_error(stage: str, failure: DispatchFailure, text: str, mod, kernel_name: str) -> CompileError:
     import linecache
 
-    tried = "; ".join(f"{v['variant']} (prio {v['priority']}) {v['outcome']}: {v['reason']}"
-                      for v in failure.variants)
+    tried = "; ".join(f"{v['variant']} (prio {v['priority']}) {v['outcome']}: {v['reason']}" for v in failure.variants)
     raised = [v for v in failure.variants if v["outcome"] == "raised"]
     if raised:
-        head = (f"{failure.spelling} ({failure.op}) dispatch failed: variant {raised[-1]['variant']} raised: "
-                f"{raised[-1]['reason']}")
+        head = (
+            f"{failure.spelling} ({failure.op}) dispatch failed: variant {raised[-1]['variant']} raised: "
+            f"{raised[-1]['reason']}"
+        )
     elif failure.variants:
         head = f"{failure.spelling} ({failure.op}) dispatch failed: no variant applies"
     else:
@@ -267,9 +279,16 @@ def _dispatch_error(stage: str, failure: DispatchFailure, text: str, mod, kernel
         source_line = linecache.getline(filename, lineno).rstrip("\n") or None
     else:
         lineno, source_line, filename = user_location(text, mod)
-    err = CompileError(stage, message, lineno=lineno, source_line=source_line, filename=filename,
-                       detail=text, kernel=kernel_name,
-                       hint="the variants' reasons say what each needs (scope, layout, storage, arch)")
+    err = CompileError(
+        stage,
+        message,
+        lineno=lineno,
+        source_line=source_line,
+        filename=filename,
+        detail=text,
+        kernel=kernel_name,
+        hint="the variants' reasons say what each needs (scope, layout, storage, arch)",
+    )
     err.op, err.variants = failure.op, failure.variants
     return err
 
@@ -370,8 +389,11 @@ def codegen_source(lowered: Lowered, entry: str) -> str:
     finally:
         _callback_state.hook = None
     if not sources:
-        raise CompileError("codegen", "the kernel has no device code: add T.device_entry() and "
-                           "launch dimensions (T.cta_id / T.thread_id)", kernel=entry)
+        raise CompileError(
+            "codegen",
+            "the kernel has no device code: add T.device_entry() and launch dimensions (T.cta_id / T.thread_id)",
+            kernel=entry,
+        )
     return sources[0]
 
 

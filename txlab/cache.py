@@ -14,6 +14,7 @@ A cache directory that cannot be used (read-only, full, not a directory) never c
 :func:`load` and :func:`store` then say so once (a :class:`CacheWarning`) and the caller runs
 uncached.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,10 @@ def warn_unusable(root, exc: BaseException) -> None:
     warnings.warn(
         f"txlab: the compile cache at {where} cannot be used ({type(exc).__name__}: "
         f"{getattr(exc, 'strerror', None) or exc}); compiling without it. Point TXLAB_CACHE_DIR "
-        "at a writable folder with free space to cache again.", CacheWarning, stacklevel=3)
+        "at a writable folder with free space to cache again.",
+        CacheWarning,
+        stacklevel=3,
+    )
 
 
 def forget_warnings() -> None:
@@ -61,8 +65,10 @@ def cache_root() -> Path:
     """txlab's cache directory: ``$TXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/txlab``, else
     ``~/.cache/txlab``. Compiled kernels live under ``compile-v<FORMAT>``; other caches (the
     scheduler sources) in their own subdirectories."""
-    return Path(os.environ.get("TXLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab"))
+    return Path(
+        os.environ.get("TXLAB_CACHE_DIR")
+        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab")
+    )
 
 
 def cache_dir() -> Path:
@@ -113,13 +119,16 @@ def _read_verified(path: Path, key: str) -> dict | None:
 
     try:
         manifest = json.loads(read_bytes_capped(path / MANIFEST, 1 << 20, "cache manifest"))
-        if not isinstance(manifest, dict) or manifest.get("key") != key or \
-                manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
+        if (
+            not isinstance(manifest, dict)
+            or manifest.get("key") != key
+            or manifest.get("format") != FORMAT
+            or not isinstance(manifest.get("files"), dict)
+        ):
             return None
         out = {}
         for name, want in manifest["files"].items():
-            if not isinstance(name, str) or "/" in name or name.startswith(".") or \
-                    not isinstance(want, dict):
+            if not isinstance(name, str) or "/" in name or name.startswith(".") or not isinstance(want, dict):
                 return None
             size = want.get("bytes")
             if not isinstance(size, int) or size < 0 or size > MAX_ENTRY_FILE_BYTES:
@@ -134,7 +143,7 @@ def _read_verified(path: Path, key: str) -> dict | None:
         return None
 
 
-LATE_SUFFIX = ".digest"     # an artifact added after the entry was published vouches for itself here
+LATE_SUFFIX = ".digest"  # an artifact added after the entry was published vouches for itself here
 _MAX_LATE_FILES = 16
 
 
@@ -182,8 +191,10 @@ def store(key: str, files: dict[str, bytes | str]) -> Path | None:
         raise ValueError("a cache entry needs meta.json")
     if MANIFEST in files:
         raise ValueError(f"{MANIFEST} is the cache's own file")
-    blobs = {name: (bytes(data) if isinstance(data, (bytes, bytearray)) else str(data).encode("utf-8"))
-             for name, data in files.items()}
+    blobs = {
+        name: (bytes(data) if isinstance(data, (bytes, bytearray)) else str(data).encode("utf-8"))
+        for name, data in files.items()
+    }
     tmp = None
     try:
         final = entry_path(key)
@@ -191,9 +202,12 @@ def store(key: str, files: dict[str, bytes | str]) -> Path | None:
         tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
         for name, data in blobs.items():
             _write(tmp / name, data)
-        manifest = {"format": FORMAT, "key": key,
-                    "files": {n: {"bytes": len(d), "sha256": _digest(d)} for n, d in blobs.items()}}
-        _write(tmp / MANIFEST, json.dumps(manifest, indent=1).encode())   # last: it vouches for the rest
+        manifest = {
+            "format": FORMAT,
+            "key": key,
+            "files": {n: {"bytes": len(d), "sha256": _digest(d)} for n, d in blobs.items()},
+        }
+        _write(tmp / MANIFEST, json.dumps(manifest, indent=1).encode())  # last: it vouches for the rest
         _publish(tmp, final, key)
         tmp = None
         return final
@@ -229,13 +243,13 @@ def _publish(tmp: Path, final: Path, key: str) -> None:
     try:
         os.rename(final, stale)
     except FileNotFoundError:
-        pass                         # another writer moved it first
+        pass  # another writer moved it first
     try:
         os.rename(tmp, final)
     except OSError:
         if not final.exists():
             raise
-        shutil.rmtree(tmp, ignore_errors=True)   # another writer replaced it first
+        shutil.rmtree(tmp, ignore_errors=True)  # another writer replaced it first
     shutil.rmtree(stale, ignore_errors=True)
 
 
@@ -266,7 +280,7 @@ def verified_file(relpath: str, build) -> Path | None:
             tmp.unlink(missing_ok=True)
         side_tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.{threading.get_ident()}")
         _write(side_tmp, digest.encode())
-        os.replace(side_tmp, sidecar)       # last: it vouches for the file
+        os.replace(side_tmp, sidecar)  # last: it vouches for the file
         return path
     except OSError as exc:
         warn_unusable(cache_root(), exc)
@@ -293,14 +307,16 @@ def add_file(key: str, name: str, data: bytes | str) -> bool:
         final = entry_path(key)
         if not (final / MANIFEST).is_file():
             return False
-        for target, payload in ((name, blob), (name + LATE_SUFFIX, json.dumps(
-                {"key": key, "bytes": len(blob), "sha256": _digest(blob)}).encode())):
+        for target, payload in (
+            (name, blob),
+            (name + LATE_SUFFIX, json.dumps({"key": key, "bytes": len(blob), "sha256": _digest(blob)}).encode()),
+        ):
             fd, tmp = tempfile.mkstemp(prefix=f".{target}-", dir=final)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(payload)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, final / target)     # the digest last: it vouches for the artifact
+            os.replace(tmp, final / target)  # the digest last: it vouches for the artifact
         return True
     except OSError:
         return False

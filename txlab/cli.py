@@ -1,4 +1,5 @@
 """Command line: ``txlab doctor`` and ``txlab compile FILE.py``."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,10 @@ def _compile_file(args) -> int:
     emit = [w.strip() for w in args.emit.split(",") if w.strip()]
     bad = [w for w in emit if w not in EMIT_CHOICES]
     if bad or not emit:
-        print(f"txlab compile: unknown --emit value(s) {bad or [args.emit]}; choose from "
-              f"{','.join(EMIT_CHOICES)}", file=sys.stderr)
+        print(
+            f"txlab compile: unknown --emit value(s) {bad or [args.emit]}; choose from {','.join(EMIT_CHOICES)}",
+            file=sys.stderr,
+        )
         return 2
     try:
         source = read_bytes_capped(args.file, 16 << 20, "source file").decode("utf-8")

@@ -20,6 +20,7 @@ per CTA here (CTA 0 unless ``cta=`` says otherwise). An access whose index depen
 from memory (a gather) or that is made by an instruction whose per-lane addresses the walk does not
 model (TMA, ``cp.async``) is listed with ``status="unknown"`` and the reason, never as coalesced.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -33,8 +34,15 @@ LINE_BYTES = 128
 WARP = 32
 
 #: calls that read or write global memory through addresses the walk does not model
-_OPAQUE_GLOBAL = {"cp_async_bulk": "TMA (cp.async.bulk)", "cp_async": "cp.async", "tma": "TMA",
-                  "ldg": "__ldg", "ld_vec": "ptx.ld", "ptx.ld": "ptx.ld", "ptx.st": "ptx.st"}
+_OPAQUE_GLOBAL = {
+    "cp_async_bulk": "TMA (cp.async.bulk)",
+    "cp_async": "cp.async",
+    "tma": "TMA",
+    "ldg": "__ldg",
+    "ld_vec": "ptx.ld",
+    "ptx.ld": "ptx.ld",
+    "ptx.st": "ptx.st",
+}
 
 
 @dataclass
@@ -43,16 +51,16 @@ class GlobalAccess:
 
     buffer: str
     lineno: int | None
-    access: str                  # "load", "store", "atomic" or the op that makes it
+    access: str  # "load", "store", "atomic" or the op that makes it
     dtype: str
     bytes_per_lane: int
-    instructions: int            # warp-instructions analysed (per CTA)
-    requests: int                # L1 requests (one per cache line touched) of those instructions (per CTA)
-    sectors: int                 # 32-byte sectors they need (per CTA)
+    instructions: int  # warp-instructions analysed (per CTA)
+    requests: int  # L1 requests (one per cache line touched) of those instructions (per CTA)
+    sectors: int  # 32-byte sectors they need (per CTA)
     ideal_sectors: int
-    lines: int                   # 128-byte cache lines they touch (per CTA)
-    worst_sectors: int           # the most sectors one instruction needs
-    status: str = "analysed"     # "analysed", "partial" (some executions unknown) or "unknown"
+    lines: int  # 128-byte cache lines they touch (per CTA)
+    worst_sectors: int  # the most sectors one instruction needs
+    status: str = "analysed"  # "analysed", "partial" (some executions unknown) or "unknown"
     reason: str = ""
     source: str | None = None
     notes: list = field(default_factory=list)
@@ -81,9 +89,13 @@ class GlobalAccess:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.update(sectors_per_request=self.sectors_per_request, sectors_per_instruction=self.sectors_per_instruction,
-                 ideal_sectors_per_request=self.ideal_sectors_per_request,
-                 efficiency=self.efficiency, coalesced=self.coalesced)
+        d.update(
+            sectors_per_request=self.sectors_per_request,
+            sectors_per_instruction=self.sectors_per_instruction,
+            ideal_sectors_per_request=self.ideal_sectors_per_request,
+            efficiency=self.efficiency,
+            coalesced=self.coalesced,
+        )
         return d
 
 
@@ -104,8 +116,9 @@ class CoalescingReport(list):
         for r in self:
             if r.lineno is None:
                 continue
-            d = out.setdefault(r.lineno, {"requests": 0, "sectors": 0, "ideal_sectors": 0, "accesses": 0,
-                                          "unknown": 0, "reasons": []})
+            d = out.setdefault(
+                r.lineno, {"requests": 0, "sectors": 0, "ideal_sectors": 0, "accesses": 0, "unknown": 0, "reasons": []}
+            )
             d["accesses"] += 1
             if r.status == "unknown":
                 d["unknown"] += 1
@@ -122,30 +135,39 @@ class CoalescingReport(list):
         return out
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "accesses": [r.to_dict() for r in self], "counts": self.counts(),
-                "lines": {str(k): v for k, v in self.by_line().items()}, "notes": list(self.notes)}
+        return {
+            "kernel": self.kernel,
+            "accesses": [r.to_dict() for r in self],
+            "counts": self.counts(),
+            "lines": {str(k): v for k, v in self.by_line().items()},
+            "notes": list(self.notes),
+        }
 
     def summary(self) -> str:
         c = self.counts()
-        out = [f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed, "
-               f"{c['unknown']} unknown"]
+        out = [
+            f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
+        ]
         for r in self:
-            head = (f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<10} "
-                    f"{r.bytes_per_lane:>2} B/lane  ")
+            head = (
+                f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<10} "
+                f"{r.bytes_per_lane:>2} B/lane  "
+            )
             if r.status == "unknown":
                 out.append(head + f"unknown: {r.reason}")
                 continue
             verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
             part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-            out.append(head + f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
-                       f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
-                       f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}")
+            out.append(
+                head + f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
+                f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
+                f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}"
+            )
         out += [f"  note: {n}" for n in self.notes]
         return "\n".join(out)
 
     def __str__(self) -> str:
         return self.summary()
-
 
 
 def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:
@@ -215,8 +237,11 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingR
             if ordinal["exec"] != v.exec_id:
                 ordinal["exec"], ordinal["n"] = v.exec_id, 0
             ordinal["n"] += 1
-            key = ((v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"]) if v.line is not None
-                   else (simt._key(v.node), kind))
+            key = (
+                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
+                if v.line is not None
+                else (simt._key(v.node), kind)
+            )
             site = sites.get(key)
             if site is None:
                 site = sites[key] = _Site(v, kind, buf)
@@ -279,10 +304,10 @@ class _Site:
             self.unknown("the index is not an integer per thread")
             return
         for w0 in range(0, n, WARP):
-            act = v.mask[w0:w0 + WARP]
+            act = v.mask[w0 : w0 + WARP]
             if not act.any():
                 continue
-            req, sec, ideal, lines = warp_sectors(addr[w0:w0 + WARP], act, width)
+            req, sec, ideal, lines = warp_sectors(addr[w0 : w0 + WARP], act, width)
             self.instructions += 1
             self.requests += req
             self.sectors += sec
@@ -295,10 +320,37 @@ class _Site:
         notes = [f"{self.unknowns} execution(s) of this access could not be analysed"] if self.unknowns else []
         reason = "; ".join(self.reasons)
         if not self.requests:
-            return GlobalAccess(name, self.line, self.kind, self.dtype, self.width, 0, 0, 0, 0, 0, 0,
-                                status="unknown", reason=reason or "no execution of it was reached by the walk",
-                                source=source, notes=notes)
-        return GlobalAccess(name, self.line, self.kind, self.dtype, self.width, self.instructions,
-                            self.requests, self.sectors,
-                            self.ideal, self.lines, self.worst, status="partial" if reason else "analysed",
-                            reason=reason, source=source, notes=notes)
+            return GlobalAccess(
+                name,
+                self.line,
+                self.kind,
+                self.dtype,
+                self.width,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                status="unknown",
+                reason=reason or "no execution of it was reached by the walk",
+                source=source,
+                notes=notes,
+            )
+        return GlobalAccess(
+            name,
+            self.line,
+            self.kind,
+            self.dtype,
+            self.width,
+            self.instructions,
+            self.requests,
+            self.sectors,
+            self.ideal,
+            self.lines,
+            self.worst,
+            status="partial" if reason else "analysed",
+            reason=reason,
+            source=source,
+            notes=notes,
+        )

@@ -35,6 +35,7 @@ shared memory, named by 64-bit matrix descriptors, and D is a per-thread registe
 
 ``txlab.compat.PATCHES`` lists every patch with the upstream fix it stands for.
 """
+
 from __future__ import annotations
 
 import functools
@@ -70,47 +71,47 @@ PATCHES: tuple[Patch, ...] = (
         id="wgmma-noop-barrier-dtype",
         target="tvm.backend.cuda.cpp.asm:codegen_cuda_wgmma_noop_barrier",
         symptom="T.cuda.wgmma.noop_barrier(C_local[i]) fails in codegen: "
-                "AttributeError: 'TensorLoad' object has no attribute 'dtype'.",
+        "AttributeError: 'TensorLoad' object has no attribute 'dtype'.",
         cause="The codegen reads reg.dtype, but in 0.27 a buffer element is an ir.TensorLoad whose "
-              "type is carried by its buffer (reg.buffer.dtype) / reg.ty, not a .dtype attribute.",
+        "type is carried by its buffer (reg.buffer.dtype) / reg.ty, not a .dtype attribute.",
         workaround="Register a codegen for tirx.cuda_wgmma_noop_barrier that reads the dtype the way "
-                   "the ptx engine does (tvm.backend.cuda.ptx.engine.arg_dtype) and then dispatches "
-                   "to TVM's own uint32/float32 intrinsics unchanged.",
+        "the ptx engine does (tvm.backend.cuda.ptx.engine.arg_dtype) and then dispatches "
+        "to TVM's own uint32/float32 intrinsics unchanged.",
         upstream_fix="In backend/cuda/cpp/asm.py use engine.arg_dtype(reg) (or reg.ty.dtype) "
-                     "instead of str(reg.dtype).",
+        "instead of str(reg.dtype).",
         test="tests/test_compat.py::test_noop_barrier_codegen",
     ),
     Patch(
         id="wgmma-scale-d-literal",
         target="tvm.backend.cuda.ptx.engine:_coerce_pred_operand",
         symptom="TVM's own tests test_wgmma_ss_nt / test_wgmma_rs_nt fail with 'no ptx instruction "
-                "matches these operands; ... operand 'scale_d' is a .pred argument'.",
+        "matches these operands; ... operand 'scale_d' is a .pred argument'.",
         cause="The ptx engine deliberately refuses integers for .pred operands (cp.async has two "
-              "syntax lines that differ only in whether an operand is a predicate or a count), but "
-              "wgmma's scale-d is a predicate on every wgmma line and TVM's tests (and code written "
-              "from them) pass the literal 0.",
+        "syntax lines that differ only in whether an operand is a predicate or a count), but "
+        "wgmma's scale-d is a predicate on every wgmma line and TVM's tests (and code written "
+        "from them) pass the literal 0.",
         workaround="For the wgmma mnemonic's scale_d operand only, accept the Python/IntImm literals "
-                   "0 and 1 as False/True; every other .pred operand keeps TVM's strict rule.",
+        "0 and 1 as False/True; every other .pred operand keeps TVM's strict rule.",
         upstream_fix="Either update tests/python/tirx/codegen/test_codegen_hopper.py to pass "
-                     "T.bool(False) for scale-d, or let _coerce_pred_operand accept 0/1 literals "
-                     "where no candidate syntax line has an integer operand at that position.",
+        "T.bool(False) for scale-d, or let _coerce_pred_operand accept 0/1 literals "
+        "where no candidate syntax line has an integer operand at that position.",
         test="tests/test_compat.py::test_wgmma_ss_hgmma",
     ),
     Patch(
         id="parser-frame-inspection",
         target="tvm.script.parser.core.parser + tvm.tirx.script.parser.entry:inspect",
         symptom="Parsing a kernel costs 70-750 ms, most of it in inspect.getmodule (measured: 0.86 s "
-                "of a 1.4 s scheduler trace, 1172 calls).",
+        "of a 1.4 s scheduler trace, 1172 calls).",
         cause="The parser calls inspect.stack() / inspect.getouterframes() for every prim_func and "
-              "every macro call. Those build source context for each frame through getsourcefile -> "
-              "getmodule, which rescans all of sys.modules for every frame whose file is not a "
-              "module's (<frozen ...>, notebook cells, generated code). The parser only reads "
-              ".frame, and one line of context for the class-scope check.",
+        "every macro call. Those build source context for each frame through getsourcefile -> "
+        "getmodule, which rescans all of sys.modules for every frame whose file is not a "
+        "module's (<frozen ...>, notebook cells, generated code). The parser only reads "
+        ".frame, and one line of context for the class-scope check.",
         workaround="Give those two modules an inspect namespace whose stack()/getouterframes() build "
-                   "FrameInfo from the frame chain and linecache (one line of context) without "
-                   "getmodule; everything else is the real inspect module.",
+        "FrameInfo from the frame chain and linecache (one line of context) without "
+        "getmodule; everything else is the real inspect module.",
         upstream_fix="Walk frames with sys._getframe()/frame.f_back (or inspect.stack(context=0)) and "
-                     "read the one needed line from linecache.",
+        "read the one needed line from linecache.",
         test="tests/test_compat.py::test_fast_frame_inspection_keeps_parsing_identical",
     ),
 )
@@ -235,8 +236,10 @@ def apply() -> dict[str, str]:
         version = tvm_version()
         for patch in PATCHES:
             if version != patch.applies_to:
-                _state[patch.id] = (f"skipped: apache-tvm {version} is not {patch.applies_to}; "
-                                    f"check whether upstream fixed it ({patch.test})")
+                _state[patch.id] = (
+                    f"skipped: apache-tvm {version} is not {patch.applies_to}; "
+                    f"check whether upstream fixed it ({patch.test})"
+                )
                 continue
             try:
                 _APPLIERS[patch.id]()
@@ -245,8 +248,10 @@ def apply() -> dict[str, str]:
                 _state[patch.id] = f"failed: {type(exc).__name__}: {exc}"
         skipped = [p for p, s in _state.items() if not s.startswith("applied")]
         if skipped:
-            warnings.warn(f"txlab.compat: not applied on apache-tvm {version}: {', '.join(skipped)} "
-                          f"(see txlab.compat.report())", stacklevel=2)
+            warnings.warn(
+                f"txlab.compat: not applied on apache-tvm {version}: {', '.join(skipped)} (see txlab.compat.report())",
+                stacklevel=2,
+            )
         return dict(_state)
 
 
@@ -257,8 +262,10 @@ def report() -> list[dict]:
 
 def markdown() -> str:
     """The patch table as Markdown (used by docs/compat.md)."""
-    rows = ["| patch | replaces | symptom | cause | what upstream should change | status |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| patch | replaces | symptom | cause | what upstream should change | status |",
+        "|---|---|---|---|---|---|",
+    ]
     for p in report():
         cells = [p["id"], f"`{p['target']}`", p["symptom"], p["cause"], p["upstream_fix"], p["status"]]
         rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")

@@ -7,6 +7,7 @@ cubin, SASS, per-kernel resources and launch shapes, with per-stage timings.
 Stages: ``lower`` (TIRx pipeline), ``codegen`` (TVM's CUDA C), ``nvcc`` (CUDA C -> PTX), ``ptxas``
 (PTX -> cubin, resource report), ``disasm`` (SASS). Results are cached on disk (txlab.cache).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -108,13 +109,23 @@ class Compiled:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "arch": self.arch, "kernels": self.kernels,
-            "resources": self.resources, "launch": self.launch, "params": self.params,
-            "compile_seconds": self.compile_seconds, "cache_hit": self.cache_hit,
-            "timings": self.timings, "key": self.key,
-            "sizes": {"script": len(self.script), "cuda_source": len(self.cuda_source),
-                      "ptx": len(self.ptx), "cubin": len(self.cubin),
-                      "sass": len(self.sass) if "sass_listing" in self.__dict__ else None},
+            "name": self.name,
+            "arch": self.arch,
+            "kernels": self.kernels,
+            "resources": self.resources,
+            "launch": self.launch,
+            "params": self.params,
+            "compile_seconds": self.compile_seconds,
+            "cache_hit": self.cache_hit,
+            "timings": self.timings,
+            "key": self.key,
+            "sizes": {
+                "script": len(self.script),
+                "cuda_source": len(self.cuda_source),
+                "ptx": len(self.ptx),
+                "cubin": len(self.cubin),
+                "sass": len(self.sass) if "sass_listing" in self.__dict__ else None,
+            },
             "options": self.options.to_dict() if self.options is not None else None,
             "warnings": list(self.warnings),
         }
@@ -150,8 +161,14 @@ class Compiled:
         axes[0].legend(fontsize=7, loc="upper right")
         names = self.kernels
         regs = [self.resources.get(k, {}).get("registers", 0) for k in names]
-        smem = [(self.resources.get(k, {}).get("static_smem_bytes", 0) +
-                 _int_or0(self.resources.get(k, {}).get("dynamic_smem_bytes", 0))) / 1024 for k in names]
+        smem = [
+            (
+                self.resources.get(k, {}).get("static_smem_bytes", 0)
+                + _int_or0(self.resources.get(k, {}).get("dynamic_smem_bytes", 0))
+            )
+            / 1024
+            for k in names
+        ]
         x = range(len(names))
         axes[1].bar([i - 0.2 for i in x], regs, width=0.4, label="registers/thread")
         twin = axes[1].twinx()
@@ -166,8 +183,10 @@ class Compiled:
 
     def __repr__(self) -> str:
         res = ", ".join(f"{k}: {v.get('registers')} regs" for k, v in self.resources.items())
-        return (f"<Compiled {self.name} for {self.arch}: kernels {self.kernels} ({res}); "
-                f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}>")
+        return (
+            f"<Compiled {self.name} for {self.arch}: kernels {self.kernels} ({res}); "
+            f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}>"
+        )
 
     # ---- running -----------------------------------------------------------------------------
     @property
@@ -191,8 +210,10 @@ class Compiled:
             if problem:
                 from txlab.errors import ArchError
 
-                raise ArchError(f"{self.name}: {problem}; recompile for this GPU with "
-                                f"txlab.compile(..., arch={info.arch!r}) (or leave arch unset)")
+                raise ArchError(
+                    f"{self.name}: {problem}; recompile for this GPU with "
+                    f"txlab.compile(..., arch={info.arch!r}) (or leave arch unset)"
+                )
             self._executable = build.executable(self.lowered, self.cubin)
         return self._executable
 
@@ -231,8 +252,10 @@ def cubin_compatibility(cubin_arch: str, device_arch: str) -> str | None:
     if not c or not d:
         return None
     if c.group(1) != d.group(1):
-        return (f"it was compiled for {cubin_arch}, and this GPU is {device_arch}: "
-                "cubins run only on GPUs of the same major arch")
+        return (
+            f"it was compiled for {cubin_arch}, and this GPU is {device_arch}: "
+            "cubins run only on GPUs of the same major arch"
+        )
     if int(c.group(2)) > int(d.group(2)):
         return f"it was compiled for {cubin_arch}, newer than this GPU ({device_arch})"
     if c.group(3) == "a" and cubin_arch.rstrip("af") != device_arch.rstrip("af"):
@@ -245,9 +268,18 @@ def _int_or0(v):
 
 
 # ---------------------------------------------------------------------------------------------
-def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cache: bool = True,  # noqa: A001
-            progress=None, fast_math: bool = True, maxrregcount: int | None = None,
-            nvcc_flags=None, cached_only: bool = False) -> Compiled:  # noqa: A001 - the domain word
+def compile(  # noqa: A001 - txlab.compile is the public name
+    kernel,
+    arch: str | None = None,
+    *,
+    name: str | None = None,
+    use_cache: bool = True,  # noqa: A001
+    progress=None,
+    fast_math: bool = True,
+    maxrregcount: int | None = None,
+    nvcc_flags=None,
+    cached_only: bool = False,
+) -> Compiled:  # noqa: A001 - the domain word
     """Compile a ``@T.prim_func`` (or an IRModule) for ``arch`` with the real CUDA toolchain.
 
     ``arch`` defaults to the local GPU's (e.g. ``sm_90a`` on an H100/H200), else ``sm_90a``.
@@ -267,9 +299,16 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     mod, entry = ir.as_module(kernel, name)
     arch = resolve_arch(arch)
     script = mod.script()
-    key = cache.make_key(script=script, arch=arch, tools=toolchain.versions(), tvm=_tvm_versions(),
-                         txlab=_txlab_version(), flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
-                         options=options.key(), lines=sourcemap.span_signature(mod))
+    key = cache.make_key(
+        script=script,
+        arch=arch,
+        tools=toolchain.versions(),
+        tvm=_tvm_versions(),
+        txlab=_txlab_version(),
+        flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
+        options=options.key(),
+        lines=sourcemap.span_signature(mod),
+    )
     if use_cache:
         entry_files = cache.load(key)
         compiled = _from_cache(entry_files, mod, key) if entry_files is not None else None
@@ -296,8 +335,11 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         t = time.perf_counter()
         try:
             line_table = sourcemap.build_line_table(
-                mod, lowered.device_mods, cuda_source,
-                lambda mods: build.codegen_source(dataclasses.replace(lowered, device_mods=mods), entry))
+                mod,
+                lowered.device_mods,
+                cuda_source,
+                lambda mods: build.codegen_source(dataclasses.replace(lowered, device_mods=mods), entry),
+            )
         except CompileError:
             line_table = None  # the map is an extra: never fail a compile for it
         timings["linemap"] = time.perf_counter() - t
@@ -314,8 +356,9 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
     except CompileError as exc:
         exc.kernel = exc.kernel or entry
         if exc.stage in ("nvcc", "ptxas"):
-            if not diagnose.map_toolchain_error(exc, mod, locals().get("cuda_source"), line_table, arch,
-                                              ptx=locals().get("ptx")):
+            if not diagnose.map_toolchain_error(
+                exc, mod, locals().get("cuda_source"), line_table, arch, ptx=locals().get("ptx")
+            ):
                 build.point_at_user_line(exc, mod)
         diagnose.add_hints(exc, mod, arch)
         exc.args = (exc._text(),)
@@ -324,14 +367,37 @@ def compile(kernel, arch: str | None = None, *, name: str | None = None, use_cac
         report(None)
     resources = toolchain.parse_ptxas_report(ptxas_report)
     for kname, launch_k in launch.items():
-        resources.setdefault(kname, {"registers": 0, "static_smem_bytes": 0, "spill_store_bytes": 0,
-                                     "spill_load_bytes": 0, "stack_bytes": 0, "const_bytes": 0})
+        resources.setdefault(
+            kname,
+            {
+                "registers": 0,
+                "static_smem_bytes": 0,
+                "spill_store_bytes": 0,
+                "spill_load_bytes": 0,
+                "stack_bytes": 0,
+                "const_bytes": 0,
+            },
+        )
         resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
     compiled = Compiled(
-        name=entry, arch=arch, script=script, cuda_source=cuda_source, ptx=ptx, cubin=bytes(cubin),
-        resources=resources, launch=launch, params=build.params_of(mod),
-        compile_seconds=time.perf_counter() - t_start, cache_hit=False, timings=timings, key=key,
-        ptxas_report=ptxas_report, ir_module=mod, options=options, line_table=line_table, _lowered=lowered,
+        name=entry,
+        arch=arch,
+        script=script,
+        cuda_source=cuda_source,
+        ptx=ptx,
+        cubin=bytes(cubin),
+        resources=resources,
+        launch=launch,
+        params=build.params_of(mod),
+        compile_seconds=time.perf_counter() - t_start,
+        cache_hit=False,
+        timings=timings,
+        key=key,
+        ptxas_report=ptxas_report,
+        ir_module=mod,
+        options=options,
+        line_table=line_table,
+        _lowered=lowered,
     )
     compiled.warnings = diagnose.launchability(compiled)
     cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
@@ -378,27 +444,42 @@ def with_lineinfo(compiled: Compiled) -> Compiled:
 
     options = compiled.options if compiled.options is not None else CompileOptions()
     flags = options.nvcc_args()
-    ptx = toolchain.cuda_to_ptx(compiled.cuda_source, compiled.arch, base_flags=flags,
-                                extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"])
+    ptx = toolchain.cuda_to_ptx(
+        compiled.cuda_source, compiled.arch, base_flags=flags, extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"]
+    )
     cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch, extra_flags=options.ptxas_args())
     key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""
     # SASS and its map are read from the new cubin on first use (cached properties start empty)
-    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key,
-                               _executable=None)
+    return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key, _executable=None)
 
 
 def _to_cache(c: Compiled) -> dict:
     meta = {
-        "name": c.name, "arch": c.arch, "resources": c.resources, "params": c.params,
-        "launch": {k: {**v, "grid": list(v["grid"]), "block": list(v["block"]),
-                       "cluster": list(v["cluster"]) if v["cluster"] else None}
-                   for k, v in c.launch.items()},
-        "timings": c.timings, "key": c.key,
-        "options": c.options.to_dict() if c.options is not None else None, "warnings": c.warnings,
+        "name": c.name,
+        "arch": c.arch,
+        "resources": c.resources,
+        "params": c.params,
+        "launch": {
+            k: {
+                **v,
+                "grid": list(v["grid"]),
+                "block": list(v["block"]),
+                "cluster": list(v["cluster"]) if v["cluster"] else None,
+            }
+            for k, v in c.launch.items()
+        },
+        "timings": c.timings,
+        "key": c.key,
+        "options": c.options.to_dict() if c.options is not None else None,
+        "warnings": c.warnings,
     }
     files = {
-        "meta.json": json.dumps(meta, indent=1), "script.py": c.script, "kernel.cu": c.cuda_source,
-        "kernel.ptx": c.ptx, "kernel.cubin": c.cubin, "ptxas.txt": c.ptxas_report,
+        "meta.json": json.dumps(meta, indent=1),
+        "script.py": c.script,
+        "kernel.cu": c.cuda_source,
+        "kernel.ptx": c.ptx,
+        "kernel.cubin": c.cubin,
+        "ptxas.txt": c.ptxas_report,
     }
     if c.line_table is not None:
         files["linemap.json"] = json.dumps(c.line_table.to_dict())
@@ -419,19 +500,26 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
         for k, v in meta["launch"].items():
             cluster = tuple(v["cluster"]) if v["cluster"] else None
             launch[str(k)] = {**v, "grid": tuple(v["grid"]), "block": tuple(v["block"]), "cluster": cluster}
-            if not all(isinstance(d, (int, str)) and not isinstance(d, bool)
-                       for d in (*launch[k]["grid"], *launch[k]["block"], *(cluster or ()))):
+            if not all(
+                isinstance(d, (int, str)) and not isinstance(d, bool)
+                for d in (*launch[k]["grid"], *launch[k]["block"], *(cluster or ()))
+            ):
                 return None
         resources = meta["resources"]
         if not isinstance(resources, dict) or not all(
-                isinstance(r, dict) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in r.values())
-                for r in resources.values()):
+            isinstance(r, dict) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in r.values())
+            for r in resources.values()
+        ):
             return None
         timings = meta["timings"]
         if not isinstance(timings, dict) or not all(isinstance(x, (int, float)) for x in timings.values()):
             return None
-        if not isinstance(meta["params"], list) or not isinstance(meta["name"], str) or \
-                not isinstance(meta["arch"], str) or not _ARCH_RE.match(meta["arch"]):
+        if (
+            not isinstance(meta["params"], list)
+            or not isinstance(meta["name"], str)
+            or not isinstance(meta["arch"], str)
+            or not _ARCH_RE.match(meta["arch"])
+        ):
             return None
         warnings = meta.get("warnings", [])
         if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
@@ -441,15 +529,24 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
             return None
         table = files.get("linemap.json")
         return Compiled(
-            name=meta["name"], arch=meta["arch"], script=files["script.py"].decode(),
-            cuda_source=files["kernel.cu"].decode(), ptx=files["kernel.ptx"].decode(), cubin=cubin,
-            resources=resources, launch=launch, params=meta["params"], compile_seconds=0.0,
-            cache_hit=True, timings=timings, key=key,
-            ptxas_report=files.get("ptxas.txt", b"").decode(), ir_module=mod,
-            options=CompileOptions.from_dict(meta.get("options")), warnings=warnings,
+            name=meta["name"],
+            arch=meta["arch"],
+            script=files["script.py"].decode(),
+            cuda_source=files["kernel.cu"].decode(),
+            ptx=files["kernel.ptx"].decode(),
+            cubin=cubin,
+            resources=resources,
+            launch=launch,
+            params=meta["params"],
+            compile_seconds=0.0,
+            cache_hit=True,
+            timings=timings,
+            key=key,
+            ptxas_report=files.get("ptxas.txt", b"").decode(),
+            ir_module=mod,
+            options=CompileOptions.from_dict(meta.get("options")),
+            warnings=warnings,
             line_table=LineTable.from_dict(json.loads(table)).for_source(mod) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError
         return None
-
-

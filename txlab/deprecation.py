@@ -7,6 +7,7 @@
   name (importing ``txlab.diff`` binds the module), so the function got a name of its own; this is
   the one place the old call spelling lives until it goes.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,8 +19,9 @@ __all__ = ["warn", "renamed", "callable_module"]
 
 
 def warn(old: str, new: str, stacklevel: int = 3) -> None:
-    warnings.warn(f"{old} is deprecated and goes in the next release: use {new}", DeprecationWarning,
-                  stacklevel=stacklevel)
+    warnings.warn(
+        f"{old} is deprecated and goes in the next release: use {new}", DeprecationWarning, stacklevel=stacklevel
+    )
 
 
 def renamed(module: str, names: dict[str, str]) -> Callable[[str], object]:

@@ -3,6 +3,7 @@
 Nothing here raises when there is no GPU: :func:`probe` returns a :class:`GPUInfo` whose
 ``available`` is False and whose ``reason`` says what is missing.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ class GPUInfo:
     available: bool
     reason: str = ""
     name: str = ""
-    arch: str = ""                 # e.g. "sm_90a" (the arch-specific target txlab compiles for)
+    arch: str = ""  # e.g. "sm_90a" (the arch-specific target txlab compiles for)
     compute_capability: tuple = ()
     driver_version: str = ""
     sm_count: int = 0
@@ -123,10 +124,12 @@ def has_gpu() -> bool:
 
 
 #: what every NoGPUError says about running without a GPU
-CPU_ALTERNATIVE = ("to run, use the CPU emulator: txlab.config.device = \"cpu\" (or "
-                   "check(..., device=\"cpu\")) runs txlab.check and kernel calls there, and "
-                   "txlab.emulate(kernel, *args) runs one launch with its findings; timing needs a "
-                   "machine with an NVIDIA GPU and driver.")
+CPU_ALTERNATIVE = (
+    'to run, use the CPU emulator: txlab.config.device = "cpu" (or '
+    'check(..., device="cpu")) runs txlab.check and kernel calls there, and '
+    "txlab.emulate(kernel, *args) runs one launch with its findings; timing needs a "
+    "machine with an NVIDIA GPU and driver."
+)
 
 
 def require_gpu(what: str = "running a kernel", *, alternative: str | None = None):
@@ -159,8 +162,11 @@ def choose(device: str | None = None) -> str:
     if want not in DEVICES:
         from txlab.errors import InputError
 
-        raise InputError(f"device={want!r}: use 'auto' (GPU when present, else the CPU emulator), "
-                         "'gpu' (insist on one) or 'cpu' (the emulator, txlab.emulate)", param="device")
+        raise InputError(
+            f"device={want!r}: use 'auto' (GPU when present, else the CPU emulator), "
+            "'gpu' (insist on one) or 'cpu' (the emulator, txlab.emulate)",
+            param="device",
+        )
     if want != "auto":
         return want
     info = probe()
@@ -176,8 +182,10 @@ def _say_once_emulating(reason: str) -> None:
         if _noticed_emulation:
             return
         _noticed_emulation = True
-    print(f"txlab: no GPU here ({reason}), so txlab.check and kernel calls run on the CPU emulator "
-          "(txlab.emulate); txlab.config.device = \"gpu\" insists on a GPU.")
+    print(
+        f"txlab: no GPU here ({reason}), so txlab.check and kernel calls run on the CPU emulator "
+        '(txlab.emulate); txlab.config.device = "gpu" insists on a GPU.'
+    )
 
 
 def forget_emulation_notice() -> None:

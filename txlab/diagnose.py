@@ -2,6 +2,7 @@
 through the line map, hints for common mistakes (an API name that needs a newer arch, a missing
 ``T.device_entry()`` or ``pool.commit()``, shared memory past the limit, in KiB, naming the
 allocations), and launchability checks: a kernel that compiles but cannot launch on its arch."""
+
 from __future__ import annotations
 
 import linecache
@@ -89,8 +90,14 @@ def _shared_allocations(mod, arch) -> list[dict]:
                     nbytes = n * tvm.runtime.DataType(str(buf.dtype)).bits // 8
                 except (TypeError, ValueError):
                     nbytes = None
-                out.append({"name": str(buf.name), "bytes": nbytes, "scope": scope,
-                            "line": ir.user_line(node.span, user_file) if user_file else None})
+                out.append(
+                    {
+                        "name": str(buf.name),
+                        "bytes": nbytes,
+                        "scope": scope,
+                        "line": ir.user_line(node.span, user_file) if user_file else None,
+                    }
+                )
     # (ptxas counts static shared memory only: an SMEMPool's dynamic arena is checked at compile
     # time by launchability() and, allocation by allocation, by txlab.pools.check)
     return [a for a in out if not a["scope"].startswith("shared.dyn")]
@@ -102,10 +109,14 @@ def _too_much_shared(exc, mod, arch, table) -> bool:
         return False
     used, cap = int(m.group(1), 16), int(m.group(2), 16)
     allocs = sorted((a for a in _shared_allocations(mod, arch) if a["bytes"]), key=lambda a: -a["bytes"])
-    names = ", ".join(f"{a['name']} ({a['bytes'] / KiB:g} KiB" + (f", line {a['line']}" if a["line"] else "") + ")"
-                      for a in allocs[:6])
-    exc.message = (f"shared memory {used / KiB:g} KiB is more than {arch}'s {cap / KiB:g} KiB per CTA "
-                   f"(over by {(used - cap) / KiB:g} KiB)" + (f"; allocations: {names}" if names else ""))
+    names = ", ".join(
+        f"{a['name']} ({a['bytes'] / KiB:g} KiB" + (f", line {a['line']}" if a["line"] else "") + ")"
+        for a in allocs[:6]
+    )
+    exc.message = (
+        f"shared memory {used / KiB:g} KiB is more than {arch}'s {cap / KiB:g} KiB per CTA "
+        f"(over by {(used - cap) / KiB:g} KiB)" + (f"; allocations: {names}" if names else "")
+    )
     exc.hint = exc.hint or "shrink the largest allocation (fewer pipeline stages, a smaller tile) or split it"
     big = next((a for a in allocs if a["line"]), None)
     if big is not None and table is not None and exc.lineno is None:
@@ -132,8 +143,11 @@ def add_hints(exc, mod, arch) -> None:
         hint = _arch_name_hint(exc, arch, src_lines)
         if hint:
             exc.hint = hint
-    if exc.stage == "lower" and "are used, but are not passed in as API arguments" in msg and \
-            "device_entry(" not in text:
+    if (
+        exc.stage == "lower"
+        and "are used, but are not passed in as API arguments" in msg
+        and "device_entry(" not in text
+    ):
         exc.message = "the kernel has no T.device_entry(): its body is host code, so T.cta_id/T.thread_id are unbound"
         exc.hint = "put T.device_entry() as the first statement of the kernel body"
         exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
@@ -152,7 +166,7 @@ def add_hints(exc, mod, arch) -> None:
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
     """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
     try:
-        from txlab.tirx_api import names   # TVM's API names (txlab.api sits above the compiler)
+        from txlab.tirx_api import names  # TVM's API names (txlab.api sits above the compiler)
 
         entries = [e for e in names() if e.arch and e.arch.startswith("sm_")]
     except Exception:  # noqa: BLE001 - a hint is best effort
@@ -164,8 +178,10 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         for e in entries:
             short = e.name.rsplit(".", 1)[-1]
             if re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch):
-                return (f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
-                        f"(compile with arch={e.arch!r}, or --arch {e.arch})")
+                return (
+                    f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
+                    f"(compile with arch={e.arch!r}, or --arch {e.arch})"
+                )
     return None
 
 
@@ -185,22 +201,28 @@ def launchability(compiled) -> list[str]:
         res = compiled.resources.get(k, {})
         threads = launch.get("threads_per_block")
         if isinstance(threads, int) and threads > 1024:
-            out.append(f"{k}: {threads} threads per CTA (block {'x'.join(map(str, launch.get('block', ())))}); "
-                       "CUDA allows at most 1024")
+            out.append(
+                f"{k}: {threads} threads per CTA (block {'x'.join(map(str, launch.get('block', ())))}); "
+                "CUDA allows at most 1024"
+            )
         static = res.get("static_smem_bytes", 0) or 0
         dyn = res.get("dynamic_smem_bytes", 0)
         smem = static + (dyn if isinstance(dyn, int) else 0)
         cap = lim["smem_per_block_optin"]
         if smem > cap:
-            out.append(f"{k}: {smem / KiB:g} KiB of shared memory per CTA (static {static / KiB:g} + dynamic "
-                       f"{(dyn if isinstance(dyn, int) else 0) / KiB:g}); {compiled.arch} allows {cap / KiB:g} KiB")
+            out.append(
+                f"{k}: {smem / KiB:g} KiB of shared memory per CTA (static {static / KiB:g} + dynamic "
+                f"{(dyn if isinstance(dyn, int) else 0) / KiB:g}); {compiled.arch} allows {cap / KiB:g} KiB"
+            )
         regs = res.get("registers")
         if isinstance(threads, int) and regs:
             warps = -(-threads // 32)
             per_warp = -(-regs * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT
             need = per_warp * warps
             if need > lim["regs_per_sm"]:
-                out.append(f"{k}: {regs} registers x {threads} threads = {need:,} registers (allocated per warp); "
-                           f"the register file has {lim['regs_per_sm']:,} (cap with maxrregcount="
-                           f"{max(16, lim['regs_per_sm'] // (warps * 32) // 8 * 8)})")
+                out.append(
+                    f"{k}: {regs} registers x {threads} threads = {need:,} registers (allocated per warp); "
+                    f"the register file has {lim['regs_per_sm']:,} (cap with maxrregcount="
+                    f"{max(16, lim['regs_per_sm'] // (warps * 32) // 8 * 8)})"
+                )
     return out

@@ -16,6 +16,7 @@ SASS is identical -- have status ``same_sass``: not a change.
 ``diff`` dispatches on the argument types; other models register their own comparison with
 :func:`register` (the profiler adds Profile vs Profile this way). Pure Python, no Jupyter.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -26,8 +27,14 @@ from typing import Callable
 from txlab.deprecation import callable_module
 from txlab.sass import CLASSES
 
-RESOURCE_FIELDS = ("registers", "static_smem_bytes", "dynamic_smem_bytes", "spill_store_bytes",
-                   "spill_load_bytes", "stack_bytes")
+RESOURCE_FIELDS = (
+    "registers",
+    "static_smem_bytes",
+    "dynamic_smem_bytes",
+    "spill_store_bytes",
+    "spill_load_bytes",
+    "stack_bytes",
+)
 
 # (accepts(a, b) -> bool, make(a, b, **kw)) in registration order; the first that accepts wins
 _HANDLERS: list[tuple[Callable, Callable, str]] = []
@@ -85,8 +92,14 @@ def _verdict(ka, kb, sa: list, sb: list) -> dict:
     """SASS of one kernel pair compared as a whole: ``verdict`` "identical", "renamed" (identical
     modulo register renaming, ``renaming`` the map) or "different"; ``control_differs``: how many
     instructions of an identical pair differ only in their scheduling control bits."""
-    out = {"kernel_a": ka, "kernel_b": kb, "instructions_a": len(sa), "instructions_b": len(sb),
-           "renaming": None, "control_differs": 0}
+    out = {
+        "kernel_a": ka,
+        "kernel_b": kb,
+        "instructions_a": len(sa),
+        "instructions_b": len(sb),
+        "renaming": None,
+        "control_differs": 0,
+    }
     renaming = register_renaming([i.text for i in sa], [i.text for i in sb]) if ka and kb else None
     if renaming is None:
         out["verdict"] = "different"
@@ -108,9 +121,12 @@ def _headline(kernels: list[dict]) -> str:
         head = f"SASS identical modulo register renaming: {n} instructions, same opcodes and operands ({shown})"
     else:
         diff_k = [k for k in kernels if k["verdict"] == "different"]
-        head = "SASS differs" + ("" if len(kernels) <= 1 else
-                                 f" in {len(diff_k)} of {len(kernels)} kernels") + \
-            ": " + ", ".join(f"{k['instructions_a']} → {k['instructions_b']} instructions" for k in diff_k[:3])
+        head = (
+            "SASS differs"
+            + ("" if len(kernels) <= 1 else f" in {len(diff_k)} of {len(kernels)} kernels")
+            + ": "
+            + ", ".join(f"{k['instructions_a']} → {k['instructions_b']} instructions" for k in diff_k[:3])
+        )
         return head
     ctl = sum(k["control_differs"] for k in kernels)
     if ctl:
@@ -119,8 +135,15 @@ def _headline(kernels: list[dict]) -> str:
 
 
 def _instr_dict(ins) -> dict:
-    return {"kernel": ins.kernel, "offset": ins.offset, "text": ins.text, "opcode": ins.opcode,
-            "cls": ins.cls, "control": ins.control.text(), "mark": "equal"}
+    return {
+        "kernel": ins.kernel,
+        "offset": ins.offset,
+        "text": ins.text,
+        "opcode": ins.opcode,
+        "cls": ins.cls,
+        "control": ins.control.text(),
+        "mark": "equal",
+    }
 
 
 def _mark(a_list: list[dict], b_list: list[dict]) -> bool:
@@ -212,7 +235,7 @@ class CompileDiff:
 
     @property
     def sass_verdict(self) -> str:
-        """"identical", "renamed" (identical modulo register renaming) or "different"."""
+        """ "identical", "renamed" (identical modulo register renaming) or "different"."""
         vs = {k["verdict"] for k in self.sass}
         return "different" if not vs or "different" in vs else "renamed" if "renamed" in vs else "identical"
 
@@ -228,29 +251,42 @@ class CompileDiff:
         return text
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "a": {"name": self.a_name, "arch": self.a_arch},
-                "b": {"name": self.b_name, "arch": self.b_arch},
-                "kernels": [list(p) for p in self.kernels], "resources": self.resources,
-                "histogram": self.histogram, "lines": self.lines, "by_line": self.by_line,
-                "changed": len(self.changed_lines), "same_sass": len(self.same_sass_lines),
-                "total": len(self.lines), "sass": self.sass, "sass_verdict": self.sass_verdict,
-                "headline": self.headline}
+        return {
+            "kind": self.kind,
+            "a": {"name": self.a_name, "arch": self.a_arch},
+            "b": {"name": self.b_name, "arch": self.b_arch},
+            "kernels": [list(p) for p in self.kernels],
+            "resources": self.resources,
+            "histogram": self.histogram,
+            "lines": self.lines,
+            "by_line": self.by_line,
+            "changed": len(self.changed_lines),
+            "same_sass": len(self.same_sass_lines),
+            "total": len(self.lines),
+            "sass": self.sass,
+            "sass_verdict": self.sass_verdict,
+            "headline": self.headline,
+        }
 
     def summary(self) -> str:
         out = [f"{self.a_name} ({self.a_arch}) vs {self.b_name} ({self.b_arch})", f"  {self.headline}"]
         for ka, kb in self.kernels:
             rows = [r for r in self.resources if r["kernel_a"] == ka and r["kernel_b"] == kb]
-            moved = [f"{r['field'].replace('_bytes', '')} {r['a']} -> {r['b']} ({r['delta']:+d})"
-                     for r in rows if r["delta"]]
+            moved = [
+                f"{r['field'].replace('_bytes', '')} {r['a']} -> {r['b']} ({r['delta']:+d})" for r in rows if r["delta"]
+            ]
             name = ka if ka == kb else f"{ka} vs {kb}"
             out.append(f"  {name}: " + ("; ".join(moved) if moved else "same resources"))
         h = [f"{c} {v['a']} -> {v['b']} ({v['delta']:+d})" for c, v in self.histogram.items() if v["delta"]]
         out.append("  instructions: " + (", ".join(h) if h else "same count per class"))
         ch = self.changed_lines
         out.append(f"  {self._lines_text()}")
-        for r in ch[:12] + self.same_sass_lines[:max(0, 12 - len(ch))]:
-            where = (f"{_span(r.get('a_lines'), r['a_line'])} -> {_span(r.get('b_lines'), r['b_line'])}"
-                     if self.by_line else r.get("kernel", ""))
+        for r in ch[:12] + self.same_sass_lines[: max(0, 12 - len(ch))]:
+            where = (
+                f"{_span(r.get('a_lines'), r['a_line'])} -> {_span(r.get('b_lines'), r['b_line'])}"
+                if self.by_line
+                else r.get("kernel", "")
+            )
             text = (r["b_text"] or r["a_text"] or "").strip().replace("\n", " ⏎ ")
             out.append(f"    {where} [{r['status']}] {len(r['a_sass'])} -> {len(r['b_sass'])} instr  {text[:60]}")
         if len(ch) > 12:
@@ -271,21 +307,25 @@ class CompileDiff:
         axes[0].legend(fontsize=7)
         axes[0].set_title("instructions per class")
         moved = [r for r in self.resources if r["delta"]]
-        axes[1].barh([f"{r['kernel_b'] or r['kernel_a']}: {r['field']}" for r in moved], [r["delta"] for r in moved],
-                     color=["C3" if r["delta"] > 0 else "C2" for r in moved])
+        axes[1].barh(
+            [f"{r['kernel_b'] or r['kernel_a']}: {r['field']}" for r in moved],
+            [r["delta"] for r in moved],
+            color=["C3" if r["delta"] > 0 else "C2" for r in moved],
+        )
         axes[1].set_title("resources, b - a")
         axes[1].tick_params(axis="y", labelsize=7)
         fig.tight_layout()
         return fig
 
     def __repr__(self) -> str:
-        return (f"<CompileDiff {self.a_name} vs {self.b_name}: {self.sass_verdict} SASS, "
-                f"{len(self.changed_lines)} of {len(self.lines)} changed>")
-
+        return (
+            f"<CompileDiff {self.a_name} vs {self.b_name}: {self.sass_verdict} SASS, "
+            f"{len(self.changed_lines)} of {len(self.lines)} changed>"
+        )
 
 
 def _span(lines, line) -> str:
-    """"line 9", "lines 9-10" or "-"."""
+    """ "line 9", "lines 9-10" or "-"."""
     lines = [n for n in (lines or ([line] if line is not None else [])) if n is not None]
     if not lines:
         return "-"
@@ -315,8 +355,9 @@ def compile_diff(a, b) -> CompileDiff:
         nb = sum(1 for i in ib if i.cls == c)
         if na or nb:
             histogram[c] = {"a": na, "b": nb, "delta": nb - na}
-    verdicts = [_verdict(ka, kb, [i for i in ia if i.kernel == ka], [i for i in ib if i.kernel == kb])
-                for ka, kb in pairs]
+    verdicts = [
+        _verdict(ka, kb, [i for i in ia if i.kernel == ka], [i for i in ib if i.kernel == kb]) for ka, kb in pairs
+    ]
     by_line = any(i.line is not None for i in ia) and any(i.line is not None for i in ib)
     lines = _align_lines(a, b, ia, ib) if by_line else _align_kernels(pairs, ia, ib)
     if verdicts and all(v["verdict"] != "different" for v in verdicts):
@@ -337,15 +378,27 @@ def _align_kernels(pairs, ia, ib) -> list[dict]:
         sb = [_instr_dict(i) for i in ib if i.kernel == kb]
         changed = _mark(sa, sb)
         status = "removed" if kb is None else "added" if ka is None else "changed" if changed else "same"
-        rows.append({"kernel": ka or kb, "a_line": None, "b_line": None, "a_lines": [], "b_lines": [],
-                     "a_text": ka, "b_text": kb,
-                     "a_sass": sa, "b_sass": sb, "status": status})
+        rows.append(
+            {
+                "kernel": ka or kb,
+                "a_line": None,
+                "b_line": None,
+                "a_lines": [],
+                "b_lines": [],
+                "a_text": ka,
+                "b_text": kb,
+                "a_sass": sa,
+                "b_sass": sb,
+                "status": status,
+            }
+        )
     return rows
 
 
 def _align_lines(a, b, ia, ib) -> list[dict]:
     """Align the user lines that span each kernel's SASS (difflib over the stripped source
     text), then compare the SASS of each aligned pair."""
+
     def per_line(instrs):
         out: dict[int, list[dict]] = {}
         unmapped = []
@@ -368,12 +421,20 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
         if not sa and not sb:
             return  # a line that does no work on either side
         changed = _mark(sa, sb)
-        status = ("removed" if not sb else "added" if not sa else "changed" if changed else "same")
-        rows.append({"a_line": na, "b_line": nb,
-                     "a_lines": [na] if na is not None else [], "b_lines": [nb] if nb is not None else [],
-                     "a_text": src_a.get(na) if na is not None else None,
-                     "b_text": src_b.get(nb) if nb is not None else None,
-                     "a_sass": sa, "b_sass": sb, "status": status})
+        status = "removed" if not sb else "added" if not sa else "changed" if changed else "same"
+        rows.append(
+            {
+                "a_line": na,
+                "b_line": nb,
+                "a_lines": [na] if na is not None else [],
+                "b_lines": [nb] if nb is not None else [],
+                "a_text": src_a.get(na) if na is not None else None,
+                "b_text": src_b.get(nb) if nb is not None else None,
+                "a_sass": sa,
+                "b_sass": sb,
+                "status": status,
+            }
+        )
 
     def same_block(lines_a, lines_b) -> bool:
         """A rewritten block whose instructions, together and in order, are the same: one row."""
@@ -383,10 +444,19 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
             return False
         worked_a = [n for n in lines_a if la.get(n)]
         worked_b = [n for n in lines_b if lb.get(n)]
-        rows.append({"a_line": worked_a[0], "b_line": worked_b[0], "a_lines": list(lines_a), "b_lines": list(lines_b),
-                     "a_text": "\n".join(src_a.get(n, "") for n in lines_a),
-                     "b_text": "\n".join(src_b.get(n, "") for n in lines_b),
-                     "a_sass": sa, "b_sass": sb, "status": "same_sass"})
+        rows.append(
+            {
+                "a_line": worked_a[0],
+                "b_line": worked_b[0],
+                "a_lines": list(lines_a),
+                "b_lines": list(lines_b),
+                "a_text": "\n".join(src_a.get(n, "") for n in lines_a),
+                "b_text": "\n".join(src_b.get(n, "") for n in lines_b),
+                "a_sass": sa,
+                "b_sass": sb,
+                "status": "same_sass",
+            }
+        )
         return True
 
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
@@ -403,9 +473,19 @@ def _align_lines(a, b, ia, ib) -> list[dict]:
                 add(None, span_b[k])
     if ua or ub:
         changed = _mark(ua, ub)
-        rows.append({"a_line": None, "b_line": None, "a_lines": [], "b_lines": [],
-                     "a_text": "(no user line)", "b_text": "(no user line)",
-                     "a_sass": ua, "b_sass": ub, "status": "changed" if changed else "same"})
+        rows.append(
+            {
+                "a_line": None,
+                "b_line": None,
+                "a_lines": [],
+                "b_lines": [],
+                "a_text": "(no user line)",
+                "b_text": "(no user line)",
+                "a_sass": ua,
+                "b_sass": ub,
+                "status": "changed" if changed else "same",
+            }
+        )
     return rows
 
 

@@ -1,5 +1,6 @@
 """HTML views of compiled kernels and errors: tabbed, syntax-highlighted (Pygments), readable in
 JupyterLab (light and dark themes) and in exported HTML (no JavaScript; CSS-only tabs)."""
+
 from __future__ import annotations
 
 import html
@@ -23,14 +24,13 @@ class SassLexer(RegexLexer):
     aliases = ["sass"]
     tokens = {
         "root": [
-            (r"/\*[0-9a-f]{4,}\*/", Comment.Special),           # instruction offset
+            (r"/\*[0-9a-f]{4,}\*/", Comment.Special),  # instruction offset
             (r"/\*.*?\*/", Comment.Multiline),
             (r"//.*?$", Comment.Single),
-            (r"^\s*\.[\w.]+.*?$", Comment.Preproc),               # directives
+            (r"^\s*\.[\w.]+.*?$", Comment.Preproc),  # directives
             (r"^\s*[\w.$]+:", Name.Label),
-            (r"@!?U?P[T0-9]+", Keyword.Pseudo),                   # predicate guard
-            (r"\b([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)",
-             bygroups(Keyword, Keyword.Type)),                     # opcode + modifiers
+            (r"@!?U?P[T0-9]+", Keyword.Pseudo),  # predicate guard
+            (r"\b([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)", bygroups(Keyword, Keyword.Type)),  # opcode + modifiers
             (r"\b(?:U?R[0-9]+|RZ|URZ|U?P[0-9T]|PT|SR_\w+|c\[0x[0-9a-f]+\])\b", Name.Variable),
             (r"-?0x[0-9a-fA-F]+|-?\d+(\.\d+)?", Number),
             (r"[\[\]{},;|]", Punctuation),
@@ -44,8 +44,7 @@ class SassLexer(RegexLexer):
 @lru_cache(maxsize=1)
 def _css() -> str:
     light = HtmlFormatter(style="default").get_style_defs(".txlab-code.hl")
-    dark = HtmlFormatter(style="monokai").get_style_defs(
-        'body[data-jp-theme-light="false"] .txlab-code.hl')
+    dark = HtmlFormatter(style="monokai").get_style_defs('body[data-jp-theme-light="false"] .txlab-code.hl')
     return f"""
 .txlab-tabs {{ font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px;
   border: 1px solid var(--jp-border-color1, #ccc); border-radius: 4px; margin: 4px 0; }}
@@ -85,8 +84,10 @@ def code_html(text: str, language: str, max_lines: int = MAX_LINES) -> str:
     lines = text.splitlines()
     note = ""
     if len(lines) > max_lines:
-        note = (f'<div class="txlab-note">showing {max_lines} of {len(lines)} lines; '
-                f"the full text is on the Python object</div>")
+        note = (
+            f'<div class="txlab-note">showing {max_lines} of {len(lines)} lines; '
+            f"the full text is on the Python object</div>"
+        )
         text = "\n".join(lines[:max_lines])
     body = highlight(text, lexer, HtmlFormatter(nowrap=False, cssclass="txlab-code hl"))
     return note + body
@@ -103,10 +104,11 @@ def cuda_html(cuda_source: str) -> str:
         return code_html(cuda_source, "cuda")
     lines = cuda_source.splitlines()
     head, kernel = "\n".join(lines[:n]), "\n".join(lines[n:])
-    return (f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
-            f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
-            f'{code_html(head, "cuda")}</details>'
-            + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n)))
+    return (
+        f'<details class="txlab-fold" data-testid="cuda-preamble"><summary>lines 1–{n}: '
+        f"TVM's generated preamble (headers, macros, helper functions) — click to show</summary>"
+        f"{code_html(head, 'cuda')}</details>" + code_html(kernel, "cuda", max_lines=max(1, MAX_LINES - n))
+    )
 
 
 def _fmt_bytes(v) -> str:
@@ -136,21 +138,42 @@ def resources_html(compiled) -> str:
         r = compiled.resources.get(k, {})
         l = compiled.launch.get(k, {})
         rows.append(
-            "<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in [
-                k, "×".join(map(str, l.get("grid", ()))),
-                "×".join(map(str, l.get("block", ()))),
-                "×".join(map(str, l["cluster"])) if l.get("cluster") else "—",
-                r.get("registers", "?"), _Safe(_fmt_bytes(r.get("static_smem_bytes", 0))),
-                _Safe(_fmt_bytes(r.get("dynamic_smem_bytes", 0))),
-                f'{r.get("spill_store_bytes", 0)} / {r.get("spill_load_bytes", 0)}',
-                r.get("stack_bytes", 0),
-            ]) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in [
-        "kernel", "grid", "block", "cluster", "regs/thread", "static smem", "dynamic smem",
-        "spill st/ld B", "stack B"])
+            "<tr>"
+            + "".join(
+                f"<td>{_esc(c)}</td>"
+                for c in [
+                    k,
+                    "×".join(map(str, l.get("grid", ()))),
+                    "×".join(map(str, l.get("block", ()))),
+                    "×".join(map(str, l["cluster"])) if l.get("cluster") else "—",
+                    r.get("registers", "?"),
+                    _Safe(_fmt_bytes(r.get("static_smem_bytes", 0))),
+                    _Safe(_fmt_bytes(r.get("dynamic_smem_bytes", 0))),
+                    f"{r.get('spill_store_bytes', 0)} / {r.get('spill_load_bytes', 0)}",
+                    r.get("stack_bytes", 0),
+                ]
+            )
+            + "</tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in [
+            "kernel",
+            "grid",
+            "block",
+            "cluster",
+            "regs/thread",
+            "static smem",
+            "dynamic smem",
+            "spill st/ld B",
+            "stack B",
+        ]
+    )
     timing = ", ".join(f"{s} {_ms(v)}" for s, v in compiled.timings.items())
-    return (f'<table class="txlab-res"><tr>{head}</tr>{"".join(rows)}</table>'
-            f'<div class="txlab-note">compile stages (cold): {html.escape(timing)}</div>')
+    return (
+        f'<table class="txlab-res"><tr>{head}</tr>{"".join(rows)}</table>'
+        f'<div class="txlab-note">compile stages (cold): {html.escape(timing)}</div>'
+    )
 
 
 def compiled_html(compiled, show=None) -> str:
@@ -172,20 +195,28 @@ def compiled_html(compiled, show=None) -> str:
     for i, key in enumerate(order):
         title, render = tabs[key]
         tid = f"{uid}-{key}"
-        parts.append(f'<input type="radio" name="{uid}" id="{tid}"{" checked" if i == 0 else ""}>'
-                     f'<label for="{tid}">{title}</label>')
-        css_rules.append(f"#{tid}:checked ~ .{tid}-panel {{ display: block; }}"
-                         f"#{tid}:checked + label {{ border-bottom-color: var(--jp-brand-color1, #1976d2);"
-                         f" font-weight: 600; }}")
+        parts.append(
+            f'<input type="radio" name="{uid}" id="{tid}"{" checked" if i == 0 else ""}>'
+            f'<label for="{tid}">{title}</label>'
+        )
+        css_rules.append(
+            f"#{tid}:checked ~ .{tid}-panel {{ display: block; }}"
+            f"#{tid}:checked + label {{ border-bottom-color: var(--jp-brand-color1, #1976d2);"
+            f" font-weight: 600; }}"
+        )
     panels = [f'<div class="txlab-panel {uid}-{key}-panel">{tabs[key][1]()}</div>' for key in order]
     hit = "cache hit" if compiled.cache_hit else "compiled"
-    head = (f'<div class="txlab-head"><b>{_esc(compiled.name)}</b> · {_esc(compiled.arch)} · '
-            f'{hit} in {_esc(_ms(compiled.compile_seconds))} · {len(compiled.cubin):,} B cubin · '
-            f'kernels: {_esc(", ".join(map(str, compiled.kernels)))} · '
-            f'{_esc(_options_text(compiled))}</div>')
+    head = (
+        f'<div class="txlab-head"><b>{_esc(compiled.name)}</b> · {_esc(compiled.arch)} · '
+        f"{hit} in {_esc(_ms(compiled.compile_seconds))} · {len(compiled.cubin):,} B cubin · "
+        f"kernels: {_esc(', '.join(map(str, compiled.kernels)))} · "
+        f"{_esc(_options_text(compiled))}</div>"
+    )
     head += _warnings_html(compiled)
-    return (f"<style>{_css()}{''.join(css_rules)}</style>"
-            f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>')
+    return (
+        f"<style>{_css()}{''.join(css_rules)}</style>"
+        f'<div class="txlab-tabs">{head}{"".join(parts)}{"".join(panels)}</div>'
+    )
 
 
 def error_html(err) -> str:
@@ -201,7 +232,7 @@ def error_html(err) -> str:
         lines.append(f"    {html.escape(str(err.lineno))} | {html.escape(err.source_line.rstrip())}")
     if err.hint:
         lines.append(f"hint: {html.escape(err.hint)}")
-    return f"<style>{_css()}</style><div class=\"txlab-error\">{'<br>'.join(lines)}</div>"
+    return f'<style>{_css()}</style><div class="txlab-error">{"<br>".join(lines)}</div>'
 
 
 def _options_text(compiled) -> str:
@@ -218,17 +249,21 @@ def _warnings_html(compiled) -> str:
     if not warns:
         return ""
     items = "".join(f"<li>{html.escape(w)}</li>" for w in warns)
-    return (f'<div class="txlab-warn" data-testid="launch-warnings"><b>cannot launch as compiled:</b>'
-            f"<ul>{items}</ul></div>")
+    return (
+        f'<div class="txlab-warn" data-testid="launch-warnings"><b>cannot launch as compiled:</b><ul>{items}</ul></div>'
+    )
 
 
 def timeline_html(tl) -> str:
     """One-paragraph summary of a :class:`txlab.timeline.Timeline` (its widget is ``tl.view()``)."""
     w = ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(tl.warnings.items()))
-    return (f"<div><b>Timeline</b> ({html.escape(str(tl.meta.get('source', '')))}): {len(tl)} events, "
-            f"{len(tl.tracks)} tracks, {tl.duration_ns} ns"
-            + (f"<br><i>{html.escape(tl.provenance)}</i>" if tl.provenance else "")
-            + (f"<br>warnings: {w}" if w else "") + "</div>")
+    return (
+        f"<div><b>Timeline</b> ({html.escape(str(tl.meta.get('source', '')))}): {len(tl)} events, "
+        f"{len(tl.tracks)} tracks, {tl.duration_ns} ns"
+        + (f"<br><i>{html.escape(tl.provenance)}</i>" if tl.provenance else "")
+        + (f"<br>warnings: {w}" if w else "")
+        + "</div>"
+    )
 
 
 def preformatted_html(obj, text=str) -> str:
@@ -239,9 +274,11 @@ def preformatted_html(obj, text=str) -> str:
 def check_html(result) -> str:
     """PASS/FAIL and the summary of a :class:`txlab.CheckResult`."""
     color = "#2e7d32" if result.ok else "#c62828"
-    return (f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">'
-            f'<b style="color:{color}">{"PASS" if result.ok else "FAIL"}</b> '
-            f"{html.escape(result.summary())}</div>")
+    return (
+        f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">'
+        f'<b style="color:{color}">{"PASS" if result.ok else "FAIL"}</b> '
+        f"{html.escape(result.summary())}</div>"
+    )
 
 
 # model class ("module", "name") -> its HTML. Models carry no display code (they import nothing from
@@ -258,15 +295,17 @@ def tune_table_html(table, limit: int | None = None) -> str:
     rows = list(table)[:limit] if limit else list(table)
     if not rows:
         return "<i>no rows</i>"
-    cols = [k for k in table.columns if any(r.get(k) not in (None, "") for r in rows)] \
-        if hasattr(table, "columns") else list(rows[0])
+    cols = (
+        [k for k in table.columns if any(r.get(k) not in (None, "") for r in rows)]
+        if hasattr(table, "columns")
+        else list(rows[0])
+    )
 
     def cell(v):
         return "" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r.get(c)))}</td>" for c in cols) + "</tr>"
-                   for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r.get(c)))}</td>" for c in cols) + "</tr>" for r in rows)
     more = f"<i>{len(table) - len(rows)} more rows</i>" if len(rows) < len(table) else ""
     return f"<table class='txlab-tune-table' style='font-size:11px'><tr>{head}</tr>{body}</table>{more}"
 
@@ -274,48 +313,70 @@ def tune_table_html(table, limit: int | None = None) -> str:
 # ---- results whose HTML lives here (HTML only through txlab.display: models stay pure Python) ----
 def sanitizer_html(report) -> str:
     e = html.escape
-    head = (f"<b>{e(report.kernel)}</b>: compute-sanitizer ({e(', '.join(report.tools))})"
-            + (f" on {e(report.device)}" if report.device else ""))
+    head = f"<b>{e(report.kernel)}</b>: compute-sanitizer ({e(', '.join(report.tools))})" + (
+        f" on {e(report.device)}" if report.device else ""
+    )
     if report.ok:
-        return (f"<div class='txlab-sanitizer'>{head}: <span style='color:#18794e'>clean</span> — "
-                "no finding; every tool ran the launch to completion.</div>")
+        return (
+            f"<div class='txlab-sanitizer'>{head}: <span style='color:#18794e'>clean</span> — "
+            "no finding; every tool ran the launch to completion.</div>"
+        )
     rows = []
     for f in report.findings:
-        thread = f"{tuple(f.thread)} in CTA {tuple(f.block)}" if f.thread and f.block else (
-            str(tuple(f.thread)) if f.thread else "")
+        thread = (
+            f"{tuple(f.thread)} in CTA {tuple(f.block)}"
+            if f.thread and f.block
+            else (str(tuple(f.thread)) if f.thread else "")
+        )
         src = report.lines.get(f.lineno) if f.lineno is not None else None
-        rows.append("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"
-                    "<tr><td></td><td colspan=5><code>{}</code><br>{}</td></tr>".format(
-                        e(f.tool), e(f.kind + (f" ({f.hazard})" if f.hazard else "")),
-                        e(str(f.lineno) if f.lineno is not None else "?"),
-                        e(f"{f.sass_offset:#x}" if f.sass_offset is not None else ""), e(thread),
-                        e(f"{f.address:#x}" + (f" ({f.size} B)" if f.size else "") if f.address is not None
-                          else ""),
-                        e(f"{f.lineno} | {src}" if src else f.where()), e(f.explanation or f.message)))
-    runs = "".join(f"<div>{e(t)}: {e(str(r.get('status')))} {e(r.get('message', '') or '')}</div>"
-                   for t, r in report.runs.items() if r.get("status") != "ok")
-    return ("<div class='txlab-sanitizer'>{}: {} finding(s)<table><tr><th>tool</th><th>kind</th>"
-            "<th>line</th><th>SASS</th><th>thread</th><th>address</th></tr>{}</table>{}</div>"
-            ).format(head, len(report.findings), "".join(rows), runs)
+        rows.append(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"
+            "<tr><td></td><td colspan=5><code>{}</code><br>{}</td></tr>".format(
+                e(f.tool),
+                e(f.kind + (f" ({f.hazard})" if f.hazard else "")),
+                e(str(f.lineno) if f.lineno is not None else "?"),
+                e(f"{f.sass_offset:#x}" if f.sass_offset is not None else ""),
+                e(thread),
+                e(f"{f.address:#x}" + (f" ({f.size} B)" if f.size else "") if f.address is not None else ""),
+                e(f"{f.lineno} | {src}" if src else f.where()),
+                e(f.explanation or f.message),
+            )
+        )
+    runs = "".join(
+        f"<div>{e(t)}: {e(str(r.get('status')))} {e(r.get('message', '') or '')}</div>"
+        for t, r in report.runs.items()
+        if r.get("status") != "ok"
+    )
+    return (
+        "<div class='txlab-sanitizer'>{}: {} finding(s)<table><tr><th>tool</th><th>kind</th>"
+        "<th>line</th><th>SASS</th><th>thread</th><th>address</th></tr>{}</table>{}</div>"
+    ).format(head, len(report.findings), "".join(rows), runs)
 
 
 def profile_diff_html(d) -> str:
     from txlab.profiling.compare import _fmt, _ratio
     from txlab.profiling.measurements import _clip
 
-    body = "".join(f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
-                   f"<td>{_ratio(r['ratio'])}</td></tr>"
-                   for r in d.rows)
+    body = "".join(
+        f"<tr><td>{html.escape(r['label'])}</td><td>{_fmt(r['a'])}</td><td>{_fmt(r['b'])}</td>"
+        f"<td>{_ratio(r['ratio'])}</td></tr>"
+        for r in d.rows
+    )
 
     def hot(p):
-        return "".join(f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
-                       f"<code>{html.escape(_clip(r['text'], 60))}</code></li>" for r in p.hot_lines(5))
+        return "".join(
+            f"<li>{p.line_kind} line {r['line']} {r['share']:.0%}: "
+            f"<code>{html.escape(_clip(r['text'], 60))}</code></li>"
+            for r in p.hot_lines(5)
+        )
 
-    return (f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(d.summary())}</p>'
-            f"<table><tr><th>metric</th><th>{html.escape(d.a.kernel)}</th>"
-            f"<th>{html.escape(d.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
-            f"<p>hot lines of {html.escape(d.a.kernel)}</p><ul>{hot(d.a)}</ul>"
-            f"<p>hot lines of {html.escape(d.b.kernel)}</p><ul>{hot(d.b)}</ul></div>")
+    return (
+        f'<div class="txlab-profile-diff" style="font-size:12px"><p>{html.escape(d.summary())}</p>'
+        f"<table><tr><th>metric</th><th>{html.escape(d.a.kernel)}</th>"
+        f"<th>{html.escape(d.b.kernel)}</th><th>b / a</th></tr>{body}</table>"
+        f"<p>hot lines of {html.escape(d.a.kernel)}</p><ul>{hot(d.a)}</ul>"
+        f"<p>hot lines of {html.escape(d.b.kernel)}</p><ul>{hot(d.b)}</ul></div>"
+    )
 
 
 def profile_html(prof) -> str:
@@ -324,10 +385,14 @@ def profile_html(prof) -> str:
     rows = "".join(
         f"<tr><td>{r['line']}</td><td>{r['share']:.1%}</td><td>{r['samples']}</td>"
         f"<td>{html.escape(', '.join(f'{s} {n}' for s, n in r['top_stalls']))}</td>"
-        f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>" for r in prof.hot_lines(5))
-    return (f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(prof.summary())}</p>'
-            f"<table><tr><th>{prof.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
-            f"<th>source</th></tr>{rows}</table></div>")
+        f"<td><code>{html.escape(_clip(r['text'], 70))}</code></td></tr>"
+        for r in prof.hot_lines(5)
+    )
+    return (
+        f'<div class="txlab-profile" style="font-size:12px"><p>{html.escape(prof.summary())}</p>'
+        f"<table><tr><th>{prof.line_kind} line</th><th>share</th><th>samples</th><th>top stalls</th>"
+        f"<th>source</th></tr>{rows}</table></div>"
+    )
 
 
 def compile_diff_html(d) -> str:
@@ -336,37 +401,50 @@ def compile_diff_html(d) -> str:
     for r in d.resources:
         style = ' style="font-weight:600"' if r["delta"] else ""
         name = r["kernel_a"] if r["kernel_a"] == r["kernel_b"] else f"{r['kernel_a']} / {r['kernel_b']}"
-        res.append(f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
-                   f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>")
+        res.append(
+            f"<tr{style}><td>{e(str(name))}</td><td>{e(r['field'])}</td><td>{e(str(r['a']))}</td>"
+            f"<td>{e(str(r['b']))}</td><td>{r['delta']:+d}</td></tr>"
+        )
     res.append("</table>")
     hist = ["<table><tr><th>class</th><th>a</th><th>b</th><th>Δ</th></tr>"]
     for c, v in d.histogram.items():
         hist.append(f"<tr><td>{e(c)}</td><td>{v['a']}</td><td>{v['b']}</td><td>{v['delta']:+d}</td></tr>")
     hist.append("</table>")
-    colour = {"changed": "rgba(237,201,72,0.35)", "removed": "rgba(225,87,89,0.25)",
-              "added": "rgba(89,161,79,0.25)", "equal": "transparent"}
+    colour = {
+        "changed": "rgba(237,201,72,0.35)",
+        "removed": "rgba(225,87,89,0.25)",
+        "added": "rgba(89,161,79,0.25)",
+        "equal": "transparent",
+    }
     row_bg = {"same": "transparent", "same_sass": "rgba(120,120,120,0.10)"}
-    code = "text-align:left;white-space:pre;font-family:monospace"   # JupyterLab right-aligns <td>
-    rows = ['<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
-            "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"]
+    code = "text-align:left;white-space:pre;font-family:monospace"  # JupyterLab right-aligns <td>
+    rows = [
+        '<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
+        "<tr><th>a line</th><th>a</th><th>b line</th><th>b</th></tr>"
+    ]
     for r in d.lines:
         bg = row_bg.get(r["status"], "rgba(237,201,72,0.15)")
 
         def cell(sass_list):
-            return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>'
-                               for i in sass_list)
+            return "<br>".join(f'<span style="background:{colour[i["mark"]]}">{e(i["text"])}</span>' for i in sass_list)
+
         rows.append(
             f'<tr style="background:{bg};vertical-align:top" class="txlab-diff-{e(r["status"])}">'
             f"<td>{e(str(r['a_line'] if r['a_line'] is not None else ''))}</td>"
             f'<td style="{code}"><div>{e(r["a_text"] or "")}</div>{cell(r["a_sass"])}</td>'
             f"<td>{e(str(r['b_line'] if r['b_line'] is not None else ''))}</td>"
-            f'<td style="{code}"><div>{e(r["b_text"] or "")}</div>{cell(r["b_sass"])}</td></tr>')
+            f'<td style="{code}"><div>{e(r["b_text"] or "")}</div>{cell(r["b_sass"])}</td></tr>'
+        )
     rows.append("</table>")
-    head = (f'<div data-testid="diff-verdict" style="font-weight:600">{e(d.headline)}</div>'
-            f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
-            f"{e(d._lines_text())}")
-    return (f'<div class="txlab-compile-diff"><div>{head}</div>'
-            f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>')
+    head = (
+        f'<div data-testid="diff-verdict" style="font-weight:600">{e(d.headline)}</div>'
+        f"<b>{e(d.a_name)}</b> ({e(d.a_arch)}) vs <b>{e(d.b_name)}</b> ({e(d.b_arch)}): "
+        f"{e(d._lines_text())}"
+    )
+    return (
+        f'<div class="txlab-compile-diff"><div>{head}</div>'
+        f'<div style="display:flex;gap:24px">{"".join(res)}{"".join(hist)}</div>{"".join(rows)}</div>'
+    )
 
 
 def bank_report_html(report) -> str:
@@ -379,34 +457,44 @@ def bank_report_html(report) -> str:
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
             "<td><code>{}</code></td></tr>".format(
                 ' style="background:#fde2e2"' if bad else "",
-                html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer),
-                r.bytes_per_lane, "unknown" if r.ways is None else r.ways,
-                "?" if r.ways is None else r.wavefronts, "?" if r.ways is None else r.ideal_wavefronts,
+                html.escape(str(r.lineno)),
+                html.escape(r.access),
+                html.escape(r.buffer),
+                r.bytes_per_lane,
+                "unknown" if r.ways is None else r.ways,
+                "?" if r.ways is None else r.wavefronts,
+                "?" if r.ways is None else r.ideal_wavefronts,
                 html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
-                html.escape(r.source or "")))
-    return ("<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
-            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
-            "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
-            ).format(html.escape(report.kernel), "".join(rows))
+                html.escape(r.source or ""),
+            )
+        )
+    return (
+        "<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
+        "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
+        "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
+    ).format(html.escape(report.kernel), "".join(rows))
 
 
 def emulation_html(res) -> str:
 
     color = "#2e7d32" if res.ok else "#c62828"
-    return (f'<pre style="color:{color}">{html.escape(res.summary())}</pre>')
+    return f'<pre style="color:{color}">{html.escape(res.summary())}</pre>'
 
 
 def api_help_html(h) -> str:
     """A :class:`txlab.api.ApiHelp`: the call, arch, doc, the example's lines using the name and what
     each lowers to (PTX, SASS), the CUDA it produced, and the whole example in a fold."""
+
     def code(text, language):
         return code_html(text, language) if text else ""
 
-    parts = [f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
-             f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
-             f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
-             f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
-             f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>"]
+    parts = [
+        f"<style>{_css()}</style><div class='txlab-tabs' style='padding:4px 8px'>"
+        f"<code style='font-size:13px'><b>{html.escape(h.call)}</b></code>",
+        f'<div class="txlab-note">{html.escape(h.kind)}, {html.escape(h.category)}; needs '
+        f"<b>{html.escape(h.arch)}</b>; signature: {html.escape(h.signature_how)}; "
+        f"<code>Tx</code> and <code>T</code> are the same module (tvm.script.tirx)</div>",
+    ]
     if h.doc:
         parts.append(f"<pre style='font-size:11px;margin:4px 8px'>{html.escape(h.doc)}</pre>")
     if h.example_id is None:
@@ -417,21 +505,26 @@ def api_help_html(h) -> str:
     rows = []
     for u in h.usage:
         if u.ptx or u.sass:
-            rows.append(f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
-                        f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
-                        f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>")
+            rows.append(
+                f"<tr><td style='vertical-align:top'>line {u.lineno}</td>"
+                f"<td style='vertical-align:top'>{code(chr(10).join(u.ptx), 'ptx')}</td>"
+                f"<td style='vertical-align:top'>{code(chr(10).join(u.sass), 'sass')}</td></tr>"
+            )
     parts.append("<div><b>lowers to</b></div>")
     if rows:
-        parts.append("<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>"
-                     + "".join(rows) + "</table>")
+        parts.append(
+            "<table style='font-size:11px'><tr><th></th><th>PTX</th><th>SASS</th></tr>" + "".join(rows) + "</table>"
+        )
     if h.lowering:
         parts.append(f'<div class="txlab-note">PTX/SASS: {html.escape(h.lowering)}</div>')
     if h.cuda_lines:
         parts.append(f'<div class="txlab-note">CUDA: {html.escape(h.cuda_how)}</div>')
         parts.append(code("\n".join(t for _n, t in h.cuda_lines), "cuda"))
-    parts.append(f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
-                 f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
-                 f"{code(h.example_source, 'python')}</details>")
+    parts.append(
+        f"<details><summary>example <code>{html.escape(h.example_id)}</code> "
+        f"(<code>txlab.api.example_cell({html.escape(repr(h.example_id))})</code>)</summary>"
+        f"{code(h.example_source, 'python')}</details>"
+    )
     if h.other_examples:
         parts.append(f'<div class="txlab-note">also used in: {html.escape(", ".join(h.other_examples))}</div>')
     return "".join(parts) + "</div>"
@@ -442,32 +535,49 @@ def coalescing_html(report) -> str:
     for r in report:
         known = r.status != "unknown"
         bad = not known or not r.coalesced
-        rows.append("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                    "<td><code>{}</code></td></tr>".format(
-                        ' style="background:#fde2e2"' if bad else "", html.escape(str(r.lineno)),
-                        html.escape(r.access), html.escape(r.buffer), r.bytes_per_lane,
-                        f"{r.sectors / r.instructions:.1f}" if known else "unknown",
-                        f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
-                        html.escape(r.reason if not known else "coalesced" if r.coalesced
-                                    else f"{r.efficiency:.0%} of sectors used"),
-                        html.escape(r.source or "")))
-    return ("<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
-            "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
-            "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
-            ).format(html.escape(report.kernel), "".join(rows))
+        rows.append(
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td><code>{}</code></td></tr>".format(
+                ' style="background:#fde2e2"' if bad else "",
+                html.escape(str(r.lineno)),
+                html.escape(r.access),
+                html.escape(r.buffer),
+                r.bytes_per_lane,
+                f"{r.sectors / r.instructions:.1f}" if known else "unknown",
+                f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
+                html.escape(
+                    r.reason if not known else "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+                ),
+                html.escape(r.source or ""),
+            )
+        )
+    return (
+        "<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
+        "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
+        "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
+    ).format(html.escape(report.kernel), "".join(rows))
 
 
 def gemm_choice_html(choice) -> str:
     rows = "".join(
         "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{:.0f}</td>"
-        "<td>{}</td></tr>".format(' style="font-weight:600"' if p.config == choice.winner else "",
-                                  html.escape(p.config.name), p.tiles, p.waves, p.tail_idle,
-                                  p.time_s * 1e6, p.tflops, html.escape(p.bound))
-        for p in choice.predictions[:10])
-    return ("<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
-            "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
-            "</table></div>").format(html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),
-                                     html.escape(choice.why), rows)
+        "<td>{}</td></tr>".format(
+            ' style="font-weight:600"' if p.config == choice.winner else "",
+            html.escape(p.config.name),
+            p.tiles,
+            p.waves,
+            p.tail_idle,
+            p.time_s * 1e6,
+            p.tflops,
+            html.escape(p.bound),
+        )
+        for p in choice.predictions[:10]
+    )
+    return (
+        "<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
+        "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
+        "</table></div>"
+    ).format(html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)), html.escape(choice.why), rows)
 
 
 def sass_table_html(table) -> str:
@@ -502,10 +612,12 @@ def sass_table_html(table) -> str:
         body.append(f'<tr class="txlab-sass-{e(r["cls"])}">{"".join(cells)}</tr>')
     more = len([r for r in table.rows if not r["padding"]]) - len(shown)
     note = f"<p>{more} more rows: use .rows or .to_dict()</p>" if more > 0 else ""
-    return (f'<div class="txlab-sass-table"><b>{e(table.name)}</b> · {e(table.arch)} · '
-            f"{len(shown) + max(more, 0)} instructions"
-            f'<table style="font-family:monospace;font-size:12px"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>{note}</div>')
+    return (
+        f'<div class="txlab-sass-table"><b>{e(table.name)}</b> · {e(table.arch)} · '
+        f"{len(shown) + max(more, 0)} instructions"
+        f'<table style="font-family:monospace;font-size:12px"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>{note}</div>"
+    )
 
 
 HTML_OF = {

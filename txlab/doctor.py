@@ -1,4 +1,5 @@
 """``txlab doctor``: what this machine has and which txlab features work here."""
+
 from __future__ import annotations
 
 import importlib.metadata as md
@@ -66,7 +67,7 @@ def report() -> dict:
     ncu_path = ncu.find_ncu()
     counters_ok, counters_msg = ncu.counters_permission()
     try:
-        ncu.import_report_reader()   # PyPI's ncu-report, else the copy beside ncu
+        ncu.import_report_reader()  # PyPI's ncu-report, else the copy beside ncu
         reader = True
     except Exception:  # noqa: BLE001 - ProfilerError, or a reader that fails to load
         reader = False
@@ -84,10 +85,14 @@ def report() -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "versions": {
-            "txlab": _version("txlab"), "apache-tvm": _version("apache-tvm"),
-            "apache-tvm-ffi": _version("apache-tvm-ffi"), "cuda-python": _version("cuda-python"),
-            "cuda-bindings": _version("cuda-bindings"), "NVRTC": _nvrtc_version(),
-            "jupyterlab": _version("jupyterlab"), "ipywidgets": _version("ipywidgets"),
+            "txlab": _version("txlab"),
+            "apache-tvm": _version("apache-tvm"),
+            "apache-tvm-ffi": _version("apache-tvm-ffi"),
+            "cuda-python": _version("cuda-python"),
+            "cuda-bindings": _version("cuda-bindings"),
+            "NVRTC": _nvrtc_version(),
+            "jupyterlab": _version("jupyterlab"),
+            "ipywidgets": _version("ipywidgets"),
             "anywidget": _version("anywidget"),
         },
         "tools": tools,
@@ -95,8 +100,12 @@ def report() -> dict:
         "gpu": gpu.to_dict() if gpu.available else {"available": False, "reason": gpu.reason},
         "iket": {"available": iket_ok, "detail": iket_msg},
         "ptx_cubin": {"available": ptx_ok, "detail": ptx_detail},
-        "ncu": {"path": ncu_path, "version": ncu.ncu_version(ncu_path) if ncu_path else None,
-                "counters_permitted": counters_ok, "counters": counters_msg},
+        "ncu": {
+            "path": ncu_path,
+            "version": ncu.ncu_version(ncu_path) if ncu_path else None,
+            "counters_permitted": counters_ok,
+            "counters": counters_msg,
+        },
         "features": features,
     }
 
@@ -115,14 +124,17 @@ def format_report(r: dict) -> str:
     lines.append("")
     g = r["gpu"]
     if g.get("available"):
-        lines.append(f"GPU           {g['name']} ({g['arch']}, {g['sm_count']} SMs, "
-                     f"{g['total_memory_bytes'] / 2**30:.0f} GiB, driver {g['driver_version']})")
+        lines.append(
+            f"GPU           {g['name']} ({g['arch']}, {g['sm_count']} SMs, "
+            f"{g['total_memory_bytes'] / 2**30:.0f} GiB, driver {g['driver_version']})"
+        )
     else:
         lines.append(f"GPU           none: {g['reason']}")
     lines.append(f"IKET          {'yes' if r['iket']['available'] else 'no'}: {r['iket']['detail']}")
     if "ptx_cubin" in r:
-        lines.append(f"nvcc+ptxas    {'ok' if r['ptx_cubin']['available'] else 'NOT WORKING'}: "
-                     f"{r['ptx_cubin']['detail']}")
+        lines.append(
+            f"nvcc+ptxas    {'ok' if r['ptx_cubin']['available'] else 'NOT WORKING'}: {r['ptx_cubin']['detail']}"
+        )
     n = r.get("ncu") or {}
     lines.append(f"ncu           {n.get('version') or '-':<12}{n.get('path') or 'not found'}")
     lines.append(f"GPU counters  {n.get('counters') or '-'}")

@@ -1,6 +1,6 @@
 """The exceptions txlab raises. Each one carries what a user needs to act on it."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 
 class TxlabError(Exception):
@@ -15,9 +15,18 @@ class CompileError(TxlabError):
     ``detail`` (the tool's full output) and ``hint`` (what to do about it, when known).
     """
 
-    def __init__(self, stage: str, message: str, *, lineno: int | None = None,
-                 source_line: str | None = None, filename: str | None = None,
-                 detail: str | None = None, hint: str | None = None, kernel: str | None = None):
+    def __init__(
+        self,
+        stage: str,
+        message: str,
+        *,
+        lineno: int | None = None,
+        source_line: str | None = None,
+        filename: str | None = None,
+        detail: str | None = None,
+        hint: str | None = None,
+        kernel: str | None = None,
+    ):
         self.stage = stage
         self.message = message
         self.lineno = lineno
@@ -74,9 +83,18 @@ class KernelFault(TxlabError):
     name when there is one; ``hint`` the usual causes.
     """
 
-    def __init__(self, kind: str, message: str, *, kernel: str | None = None, launch=None,
-                 waited_s: float | None = None, worker_replaced: bool = False,
-                 cuda_error: str | None = None, hint: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        kernel: str | None = None,
+        launch=None,
+        waited_s: float | None = None,
+        worker_replaced: bool = False,
+        cuda_error: str | None = None,
+        hint: str | None = None,
+    ):
         self.kind = kind
         self.kernel = kernel
         self.launch = launch
@@ -111,34 +129,59 @@ class EmulationFault(TxlabError):
 # fault classification: what a CUDA error means and what usually causes it
 # CUDA error name (runtime ``cudaError*`` or driver ``CUDA_ERROR_*``) or message -> fault kind
 _KINDS = [
-    ("illegal_address", ("cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
-                         "illegal memory access")),
+    ("illegal_address", ("cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS", "illegal memory access")),
     ("misaligned", ("cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address")),
-    ("trap", ("cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert", "cudaErrorLaunchFailure",
-              "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")),
-    ("illegal_instruction", ("cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-                             "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "illegal instruction")),
+    (
+        "trap",
+        (
+            "cudaErrorAssert",
+            "CUDA_ERROR_ASSERT",
+            "device-side assert",
+            "cudaErrorLaunchFailure",
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "unspecified launch failure",
+        ),
+    ),
+    (
+        "illegal_instruction",
+        (
+            "cudaErrorIllegalInstruction",
+            "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            "cudaErrorInvalidPc",
+            "CUDA_ERROR_INVALID_PC",
+            "illegal instruction",
+        ),
+    ),
     ("stack_overflow", ("cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR")),
     ("timeout", ("cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT")),
     ("oom", ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")),
-    ("launch_config", ("cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue",
-                       "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-                       "too many resources requested", "allowed dynamic shared memory size",
-                       "non-portable CUDA cluster size", "CLUSTER_OUT_OF_RESOURCES",
-                       "ClusterOutOfResources", "invalid configuration argument")),
+    (
+        "launch_config",
+        (
+            "cudaErrorInvalidConfiguration",
+            "CUDA_ERROR_INVALID_VALUE",
+            "cudaErrorInvalidValue",
+            "cudaErrorLaunchOutOfResources",
+            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            "too many resources requested",
+            "allowed dynamic shared memory size",
+            "non-portable CUDA cluster size",
+            "CLUSTER_OUT_OF_RESOURCES",
+            "ClusterOutOfResources",
+            "invalid configuration argument",
+        ),
+    ),
 ]
 _HINTS = {
     "illegal_address": "an access outside any allocation: check index arithmetic and bounds "
-                       "(compute-sanitizer names the instruction)",
+    "(compute-sanitizer names the instruction)",
     "misaligned": "a vector or wide access at an address that is not a multiple of its width "
-                  "(e.g. float4 needs 16-byte alignment)",
-    "trap": "the kernel executed trap (T.cuda.trap_when_assert_failed with a false condition) or "
-            "a device-side assert",
+    "(e.g. float4 needs 16-byte alignment)",
+    "trap": "the kernel executed trap (T.cuda.trap_when_assert_failed with a false condition) or a device-side assert",
     "timeout": "the kernel did not finish: an mbarrier wait whose phase never completes (wrong "
-               "parity, arrival count or expect_tx bytes), a spin loop, or a barrier not every thread reaches",
+    "parity, arrival count or expect_tx bytes), a spin loop, or a barrier not every thread reaches",
     "oom": "the GPU could not allocate the kernel's buffers or workspace",
-    "launch_config": "the launch asks for more than the device has (threads, shared memory, "
-                     "registers or cluster size)",
+    "launch_config": "the launch asks for more than the device has (threads, shared memory, registers or cluster size)",
 }
 
 

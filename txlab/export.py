@@ -32,6 +32,7 @@ where to sanitize (markdown cells, HTML/markdown outputs, JavaScript outputs), w
 ``clean_html`` filter replaced by nh3: nbconvert's filter is built on bleach, which its
 maintainers deprecated in 2023.
 """
+
 from __future__ import annotations
 
 import copy
@@ -43,7 +44,7 @@ from pathlib import Path
 
 from txlab.errors import TxlabError
 
-MAX_NOTEBOOK_BYTES = 512 << 20   # read cap for a notebook file (widget state and images included)
+MAX_NOTEBOOK_BYTES = 512 << 20  # read cap for a notebook file (widget state and images included)
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
 VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -84,10 +85,15 @@ class ExportedHTML:
     trusted: bool = False
 
     def to_dict(self) -> dict:
-        return {"path": str(self.path), "html_bytes": self.html_bytes,
-                "widget_views": self.widget_views, "widget_models": self.widget_models,
-                "renderer_bytes": self.renderer_bytes,
-                "dropped_widget_models": list(self.dropped_widget_models), "trusted": self.trusted}
+        return {
+            "path": str(self.path),
+            "html_bytes": self.html_bytes,
+            "widget_views": self.widget_views,
+            "widget_models": self.widget_models,
+            "renderer_bytes": self.renderer_bytes,
+            "dropped_widget_models": list(self.dropped_widget_models),
+            "trusted": self.trusted,
+        }
 
 
 @lru_cache(maxsize=None)
@@ -97,12 +103,16 @@ def renderer() -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise ExportError("txlab/static/export/embed.js is missing: build it with "
-                          "`cd widgets && npm ci && node build.mjs` (make widgets)") from exc
+        raise ExportError(
+            "txlab/static/export/embed.js is missing: build it with "
+            "`cd widgets && npm ci && node build.mjs` (make widgets)"
+        ) from exc
     bad = re.search(r"</script|<!--", text, re.IGNORECASE)
     if bad:  # build.mjs refuses to write such a bundle; this guards a hand-edited file
-        raise ExportError(f"txlab/static/export/embed.js contains {bad.group(0)!r}, which would break "
-                          "the <script> element it is inlined in: rebuild it with widgets/build.mjs")
+        raise ExportError(
+            f"txlab/static/export/embed.js contains {bad.group(0)!r}, which would break "
+            "the <script> element it is inlined in: rebuild it with widgets/build.mjs"
+        )
     return text
 
 
@@ -110,12 +120,34 @@ def renderer() -> str:
 # <style> and inline styles stay (txlab's own HTML views and DataFrames use them; CSS runs no
 # script in today's browsers); ammonia cannot filter CSS properties once <style> is allowed.
 _EXTRA_TAGS = {"style", "input", "label", "caption", "tfoot", "figure", "figcaption", "section"}
-_ATTRS = {"*": {"class", "id", "title", "lang", "dir", "style"},
-          "input": {"type", "name", "checked", "disabled", "value"}, "label": {"for"}}
+_ATTRS = {
+    "*": {"class", "id", "title", "lang", "dir", "style"},
+    "input": {"type", "name", "checked", "disabled", "value"},
+    "label": {"for"},
+}
 # ids/names that would shadow globals the page's scripts read (DOM clobbering)
-_CLOBBER = {"define", "require", "requirejs", "module", "exports", "process", "global", "globalthis",
-            "self", "top", "parent", "opener", "frames", "location", "document", "window", "name",
-            "console", "navigator", "origin"}
+_CLOBBER = {
+    "define",
+    "require",
+    "requirejs",
+    "module",
+    "exports",
+    "process",
+    "global",
+    "globalthis",
+    "self",
+    "top",
+    "parent",
+    "opener",
+    "frames",
+    "location",
+    "document",
+    "window",
+    "name",
+    "console",
+    "navigator",
+    "origin",
+}
 
 
 def _attribute_filter(tag: str, attr: str, value: str):
@@ -133,11 +165,18 @@ def sanitize_html(text) -> str:
     import nh3
 
     text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-    return nh3.clean(text, tags=nh3.ALLOWED_TAGS | _EXTRA_TAGS, clean_content_tags={"script"},
-                     attributes={**{k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()}, **_ATTRS,
-                                 "img": nh3.ALLOWED_ATTRIBUTES["img"]},
-                     attribute_filter=_attribute_filter,
-                     url_schemes=nh3.ALLOWED_URL_SCHEMES | {"data"})
+    return nh3.clean(
+        text,
+        tags=nh3.ALLOWED_TAGS | _EXTRA_TAGS,
+        clean_content_tags={"script"},
+        attributes={
+            **{k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()},
+            **_ATTRS,
+            "img": nh3.ALLOWED_ATTRIBUTES["img"],
+        },
+        attribute_filter=_attribute_filter,
+        url_schemes=nh3.ALLOWED_URL_SCHEMES | {"data"},
+    )
 
 
 @lru_cache(maxsize=1)
@@ -215,13 +254,17 @@ def _untrusted_copy(nb):
 
 
 def _count_views(nb) -> int:
-    return sum(VIEW_MIME in out.get("data", {})
-               for cell in nb.cells if cell.cell_type == "code"
-               for out in cell.get("outputs", []))
+    return sum(
+        VIEW_MIME in out.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
 
 
-def export_html(notebook, out_html, *, title: str | None = None, theme: str = "light",
-                trusted: bool = False) -> ExportedHTML:
+def export_html(
+    notebook, out_html, *, title: str | None = None, theme: str = "light", trusted: bool = False
+) -> ExportedHTML:
     """Write ``notebook`` (a path or an ``nbformat`` NotebookNode, already executed) to ``out_html``
     as one self-contained HTML file whose widgets render offline.
 
@@ -263,21 +306,31 @@ def export_html(notebook, out_html, *, title: str | None = None, theme: str = "l
         raise ExportError(
             f"the notebook has {views} widget output(s) but no saved widget state, so the HTML could "
             "not show them: execute it with nbclient's store_widget_state=True (python -m txlab.tour "
-            "does), or enable Settings → Save Widget State Automatically in JupyterLab and save")
+            "does), or enable Settings → Save Widget State Automatically in JupyterLab and save"
+        )
     script = renderer()
-    exporter = HTMLExporter(template_name="lab", theme=theme,
-                            extra_loaders=[jinja2.DictLoader({"txlab_offline.html.j2": _TEMPLATE})],
-                            template_file="txlab_offline.html.j2", sanitize_html=not trusted,
-                            filters={"clean_html": sanitize_html})
-    html, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": name}, "txlab_widget_renderer": script})
+    exporter = HTMLExporter(
+        template_name="lab",
+        theme=theme,
+        extra_loaders=[jinja2.DictLoader({"txlab_offline.html.j2": _TEMPLATE})],
+        template_file="txlab_offline.html.j2",
+        sanitize_html=not trusted,
+        filters={"clean_html": sanitize_html},
+    )
+    html, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}, "txlab_widget_renderer": script})
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     kept = nb.metadata.get("widgets", {}).get(STATE_MIME, {}).get("state", {})
-    return ExportedHTML(path=out, html_bytes=len(html.encode("utf-8")), widget_views=views,
-                        widget_models=len(kept), renderer_bytes=len(script.encode("utf-8")),
-                        dropped_widget_models=tuple(dropped), trusted=trusted)
+    return ExportedHTML(
+        path=out,
+        html_bytes=len(html.encode("utf-8")),
+        widget_views=views,
+        widget_models=len(kept),
+        renderer_bytes=len(script.encode("utf-8")),
+        dropped_widget_models=tuple(dropped),
+        trusted=trusted,
+    )
 
 
 def main(argv=None) -> int:
@@ -288,16 +341,21 @@ def main(argv=None) -> int:
     trusted = "--trusted" in argv
     argv = [a for a in argv if a != "--trusted"]
     if len(argv) != 2:
-        print("usage: python -m txlab.export [--trusted] NOTEBOOK.ipynb OUT.html   (to execute first: "
-              "python -m txlab.tour; --trusted keeps the notebook's own scripts)", file=sys.stderr)
+        print(
+            "usage: python -m txlab.export [--trusted] NOTEBOOK.ipynb OUT.html   (to execute first: "
+            "python -m txlab.tour; --trusted keeps the notebook's own scripts)",
+            file=sys.stderr,
+        )
         return 2
     try:
         r = export_html(*argv, trusted=trusted)
     except ExportError as exc:
         print(f"txlab export: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {r.path} ({r.html_bytes / 1024:.0f} KiB, {r.widget_views} widget(s), offline renderer "
-          f"{r.renderer_bytes / 1024:.0f} KiB)")
+    print(
+        f"wrote {r.path} ({r.html_bytes / 1024:.0f} KiB, {r.widget_views} widget(s), offline renderer "
+        f"{r.renderer_bytes / 1024:.0f} KiB)"
+    )
     return 0
 
 

@@ -1,5 +1,6 @@
 """The figure a model's ``plot()`` draws on: new, or the caller's axes. Every ``plot()`` returns
 a matplotlib Figure (DESIGN.md); this is the one place that decides where it is drawn."""
+
 from __future__ import annotations
 
 

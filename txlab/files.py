@@ -10,6 +10,7 @@ MemoryError.
 
     data = read_bytes_capped(path, 64 << 20, "notebook")
 """
+
 from __future__ import annotations
 
 import os
@@ -46,28 +47,32 @@ def read_bytes_capped(path, limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file at ``path``: at most ``limit`` of them, else FileReadError.
     Refuses directories, FIFOs, devices and sockets whatever ``stat`` says about their size."""
     resolved = resolve_path(path, what)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | \
-        getattr(os, "O_BINARY", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         st = os.stat(resolved)
     except FileNotFoundError:
         raise FileReadError(f"the {what} {str(path)!r} does not exist", path=str(resolved)) from None
     except OSError as exc:
-        raise FileReadError(f"cannot read the {what} {str(path)!r}: {exc.strerror or exc}",
-                            path=str(resolved)) from None
+        raise FileReadError(
+            f"cannot read the {what} {str(path)!r}: {exc.strerror or exc}", path=str(resolved)
+        ) from None
     if not stat.S_ISREG(st.st_mode):
-        raise FileReadError(f"the {what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file "
-                            f"(resolved to {resolved})", path=str(resolved))
+        raise FileReadError(
+            f"the {what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file (resolved to {resolved})",
+            path=str(resolved),
+        )
     try:
         fd = os.open(resolved, flags)
     except OSError as exc:
-        raise FileReadError(f"cannot open the {what} {str(path)!r}: {exc.strerror or exc}",
-                            path=str(resolved)) from None
+        raise FileReadError(
+            f"cannot open the {what} {str(path)!r}: {exc.strerror or exc}", path=str(resolved)
+        ) from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):   # replaced between stat and open
-            raise FileReadError(f"the {what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file",
-                                path=str(resolved))
+        if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
+            raise FileReadError(
+                f"the {what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file", path=str(resolved)
+            )
         if getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
         chunks, total = [], 0
@@ -80,8 +85,10 @@ def read_bytes_capped(path, limit: int, what: str = "file") -> bytes:
     finally:
         os.close(fd)
     if total > limit:
-        raise FileReadError(f"the {what} {str(path)!r} is larger than {limit:,} bytes (the limit "
-                            "for this kind of file)", path=str(resolved))
+        raise FileReadError(
+            f"the {what} {str(path)!r} is larger than {limit:,} bytes (the limit for this kind of file)",
+            path=str(resolved),
+        )
     return b"".join(chunks)
 
 

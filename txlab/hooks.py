@@ -7,6 +7,7 @@ registered for the model's class (by qualified name, so nothing here imports a m
 factories are always registered. The views also register the models' rich HTML displays as
 IPython formatters (``txlab.views.install_display``), the other direction of the same rule.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -26,8 +27,10 @@ def widget(obj, **kwargs):
         factory = _WIDGETS.get(f"{cls.__module__}.{cls.__qualname__}")
         if factory is not None:
             return factory(obj, **kwargs)
-    raise LookupError(f"no widget is registered for {type(obj).__name__}; import txlab.views "
-                      "(import txlab does) to register txlab's widgets")
+    raise LookupError(
+        f"no widget is registered for {type(obj).__name__}; import txlab.views "
+        "(import txlab does) to register txlab's widgets"
+    )
 
 
 _PROGRESS: list[Callable] = []
@@ -64,6 +67,8 @@ def as_compiled(kernel, *, what: str = "txlab"):
     if hasattr(type(kernel), "executable") and hasattr(kernel, "signature"):
         return kernel
     if not _COMPILE:
-        raise TypeError(f"{what} got a {type(kernel).__name__}, and no compiler is registered to build "
-                        "it: import txlab (it registers txlab.compile), or pass txlab.compile(kernel)")
+        raise TypeError(
+            f"{what} got a {type(kernel).__name__}, and no compiler is registered to build "
+            "it: import txlab (it registers txlab.compile), or pass txlab.compile(kernel)"
+        )
     return _COMPILE[0](kernel, what)

@@ -10,6 +10,7 @@ runs (txlab.run) and the isolated worker (txlab.worker).
 ``compiled`` is anything shaped like :class:`txlab.Compiled` (``name``, ``params``,
 ``entry_params``, ``launch``, ``resources``); nothing here imports the model.
 """
+
 from __future__ import annotations
 
 import re
@@ -51,8 +52,7 @@ def check_args(compiled, args) -> None:
     params = compiled.entry_params
     sig = f"{compiled.name}({', '.join(_describe(p) for p in params)})"
     if len(args) != len(params):
-        raise InputError(f"{compiled.name} takes {len(params)} argument(s), got {len(args)}: "
-                         f"expected {sig}")
+        raise InputError(f"{compiled.name} takes {len(params)} argument(s), got {len(args)}: expected {sig}")
     bound: dict[str, int] = {}
     for i, (p, v) in enumerate(zip(params, args)):
         where = f"argument #{i} ({p['name']})"
@@ -60,62 +60,81 @@ def check_args(compiled, args) -> None:
             raise InputError(f"{where} is None; expected {_describe(p)}", param=p["name"])
         if p["kind"] == "scalar":
             if tensor_facts(v) is not None:
-                raise InputError(f"{where} is an array, but {p['name']} is a scalar {p['dtype']}",
-                                 param=p["name"])
+                raise InputError(f"{where} is an array, but {p['name']} is a scalar {p['dtype']}", param=p["name"])
             want_int = p["dtype"].startswith(("int", "uint"))
             if want_int and not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-                raise InputError(f"{where} must be a Python int for {p['dtype']}, got {type(v).__name__}",
-                                 param=p["name"])
+                raise InputError(
+                    f"{where} must be a Python int for {p['dtype']}, got {type(v).__name__}", param=p["name"]
+                )
             if not want_int and not isinstance(v, (int, float, np.floating, np.integer)):
-                raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}",
-                                 param=p["name"])
+                raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}", param=p["name"])
             if want_int:
                 lo, hi = _int_range(p["dtype"])
                 if not lo <= int(v) <= hi:
-                    raise InputError(f"{where} = {int(v)} does not fit in {p['dtype']} "
-                                     f"([{lo}, {hi}])", param=p["name"])
+                    raise InputError(f"{where} = {int(v)} does not fit in {p['dtype']} ([{lo}, {hi}])", param=p["name"])
                 prev = bound.setdefault(p["name"], int(v))
                 if prev != int(v):
-                    raise InputError(f"{where} is {int(v)}, but the arrays say {p['name']} = {prev}",
-                                     param=p["name"])
+                    raise InputError(f"{where} is {int(v)}, but the arrays say {p['name']} = {prev}", param=p["name"])
             continue
         facts = tensor_facts(v)
         if facts is None:
-            raise InputError(f"{where} must be a numpy array, a torch tensor or a DLPack tensor "
-                             f"of {_describe(p)}, got {type(v).__name__}", param=p["name"])
+            raise InputError(
+                f"{where} must be a numpy array, a torch tensor or a DLPack tensor "
+                f"of {_describe(p)}, got {type(v).__name__}",
+                param=p["name"],
+            )
         shape, dtype, device, contiguous, ptr = facts
         if isinstance(v, np.ndarray) and not v.dtype.isnative:
-            raise InputError(f"{where} is {v.dtype.str} (non-native byte order); the GPU reads "
-                             f"little-endian {p['dtype']}: pass a.astype('{p['dtype']}')", param=p["name"])
+            raise InputError(
+                f"{where} is {v.dtype.str} (non-native byte order); the GPU reads "
+                f"little-endian {p['dtype']}: pass a.astype('{p['dtype']}')",
+                param=p["name"],
+            )
         if dtype != p["dtype"]:
-            raise InputError(f"{where} has dtype {dtype}, but {p['name']} is {p['dtype']}; "
-                             f"convert it (e.g. a.astype('{p['dtype']}'))", param=p["name"])
+            raise InputError(
+                f"{where} has dtype {dtype}, but {p['name']} is {p['dtype']}; "
+                f"convert it (e.g. a.astype('{p['dtype']}'))",
+                param=p["name"],
+            )
         if len(shape) != len(p["shape"]):
-            raise InputError(f"{where} has shape {shape} ({len(shape)}-d), but {p['name']} is "
-                             f"{len(p['shape'])}-d: {_describe(p)}", param=p["name"])
+            raise InputError(
+                f"{where} has shape {shape} ({len(shape)}-d), but {p['name']} is {len(p['shape'])}-d: {_describe(p)}",
+                param=p["name"],
+            )
         for axis, (got, want) in enumerate(zip(shape, p["shape"])):
             if isinstance(want, int):
                 if got != want:
-                    raise InputError(f"{where} has shape {shape}, but {p['name']} needs "
-                                     f"{tuple(p['shape'])} (axis {axis}: {got} != {want})", param=p["name"])
+                    raise InputError(
+                        f"{where} has shape {shape}, but {p['name']} needs "
+                        f"{tuple(p['shape'])} (axis {axis}: {got} != {want})",
+                        param=p["name"],
+                    )
             else:
                 prev = bound.setdefault(want, got)
                 if prev != got:
-                    raise InputError(f"{where}: axis {axis} is {got}, but {want} = {prev} from an "
-                                     f"earlier argument", param=p["name"])
+                    raise InputError(
+                        f"{where}: axis {axis} is {got}, but {want} = {prev} from an earlier argument", param=p["name"]
+                    )
         if device not in ("cuda", "host"):
-            raise InputError(f"{where} lives on {device}; pass a CUDA tensor (zero-copy) or a numpy "
-                             f"array (copied to the GPU)", param=p["name"])
+            raise InputError(
+                f"{where} lives on {device}; pass a CUDA tensor (zero-copy) or a numpy array (copied to the GPU)",
+                param=p["name"],
+            )
         if device == "host" and not isinstance(v, np.ndarray):
-            raise InputError(f"{where} is a CPU tensor; move it to the GPU (t.cuda()) or pass a numpy "
-                             f"array", param=p["name"])
+            raise InputError(
+                f"{where} is a CPU tensor; move it to the GPU (t.cuda()) or pass a numpy array", param=p["name"]
+            )
         if not contiguous:
-            raise InputError(f"{where} is not contiguous; the kernel indexes {p['name']} as a dense "
-                             f"row-major array: pass a contiguous copy (np.ascontiguousarray / .contiguous())",
-                             param=p["name"])
+            raise InputError(
+                f"{where} is not contiguous; the kernel indexes {p['name']} as a dense "
+                f"row-major array: pass a contiguous copy (np.ascontiguousarray / .contiguous())",
+                param=p["name"],
+            )
         if ptr is not None and device == "cuda" and ptr % 16:
-            raise InputError(f"{where} starts at an address that is not 16-byte aligned "
-                             f"(0x{ptr:x}); slice-free or .clone() it", param=p["name"])
+            raise InputError(
+                f"{where} starts at an address that is not 16-byte aligned (0x{ptr:x}); slice-free or .clone() it",
+                param=p["name"],
+            )
 
 
 def check_writeable(compiled, args) -> None:
@@ -123,10 +142,12 @@ def check_writeable(compiled, args) -> None:
     cannot tell from the kernel which buffers it writes; a read-only one would lose results)."""
     for i, (p, v) in enumerate(zip(compiled.entry_params, args)):
         if p["kind"] == "buffer" and isinstance(v, np.ndarray) and not v.flags.writeable:
-            raise InputError(f"argument #{i} ({p['name']}) is a read-only numpy array: launch() "
-                             "writes every numpy argument back after the run, so results for it would "
-                             "be lost; pass a writeable copy (np.array(a)), or a torch tensor",
-                             param=p["name"])
+            raise InputError(
+                f"argument #{i} ({p['name']}) is a read-only numpy array: launch() "
+                "writes every numpy argument back after the run, so results for it would "
+                "be lost; pass a writeable copy (np.array(a)), or a torch tensor",
+                param=p["name"],
+            )
 
 
 def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False, alternative: str | None = None):
@@ -141,8 +162,7 @@ def checked_then_gpu(compiled, args, doing: str, *, writes_back: bool = False, a
     except InputError as exc:
         info = probe()
         if not info.available:
-            exc.args = (f"{exc.args[0]}\n(and {doing} needs a CUDA GPU, which this machine lacks: "
-                        f"{info.reason})",)
+            exc.args = (f"{exc.args[0]}\n(and {doing} needs a CUDA GPU, which this machine lacks: {info.reason})",)
         raise
     return require_gpu(doing, alternative=alternative)
 
@@ -177,36 +197,49 @@ def check_launch(compiled, info, args=()) -> None:
     shared memory, registers or cluster CTAs than the device ``info`` (a GPUInfo) offers."""
     names = bind_symbols(compiled, args)
     for kname, launch in compiled.launch.items():
-        shape = {"kernel": kname, **{k: eval_dims(launch.get(k), names)
-                                     for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+        shape = {
+            "kernel": kname,
+            **{k: eval_dims(launch.get(k), names) for k in ("grid", "block", "cluster", "dynamic_smem_bytes")},
+        }
         res = compiled.resources.get(kname, {})
         block = shape["block"]
         problems = []
         threads = prod(block)
         if threads is not None and info.max_threads_per_block and threads > info.max_threads_per_block:
-            problems.append(f"{threads} threads per block (block={tuple(block)}), the device allows "
-                            f"{info.max_threads_per_block}")
+            problems.append(
+                f"{threads} threads per block (block={tuple(block)}), the device allows {info.max_threads_per_block}"
+            )
         dyn = shape["dynamic_smem_bytes"] if isinstance(shape["dynamic_smem_bytes"], int) else 0
         static = int(res.get("static_smem_bytes") or 0)
         if info.max_smem_per_block_optin and static + dyn > info.max_smem_per_block_optin:
-            problems.append(f"{static + dyn} bytes of shared memory per block ({static} static + {dyn} "
-                            f"dynamic), the device allows {info.max_smem_per_block_optin}")
+            problems.append(
+                f"{static + dyn} bytes of shared memory per block ({static} static + {dyn} "
+                f"dynamic), the device allows {info.max_smem_per_block_optin}"
+            )
         regs = int(res.get("registers") or 0)
         if threads and regs and info.max_regs_per_block and regs * threads > info.max_regs_per_block:
-            problems.append(f"{regs} registers x {threads} threads = {regs * threads} registers per "
-                            f"block, the device has {info.max_regs_per_block}")
+            problems.append(
+                f"{regs} registers x {threads} threads = {regs * threads} registers per "
+                f"block, the device has {info.max_regs_per_block}"
+            )
         cluster = prod(shape["cluster"] or (1,))
         if cluster is not None and cluster > 16:
-            problems.append(f"a cluster of {cluster} CTAs (cluster={tuple(shape['cluster'])}); "
-                            f"the most a cluster can hold is 16 (8 portable)")
+            problems.append(
+                f"a cluster of {cluster} CTAs (cluster={tuple(shape['cluster'])}); "
+                f"the most a cluster can hold is 16 (8 portable)"
+            )
         grid = shape["grid"]
         if all(isinstance(g, int) for g in grid) and (grid[1] > 65535 or grid[2] > 65535):
             problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
         if problems:
-            raise KernelFault("launch_config", f"kernel {kname} {fmt_shape(shape)} cannot launch on "
-                              f"{info.name or 'this GPU'}: " + "; ".join(problems) + ". Nothing was launched.",
-                              kernel=kname, launch=shape, hint="lower the block size, shared memory "
-                              "or cluster size, or cap registers (launch bounds)")
+            raise KernelFault(
+                "launch_config",
+                f"kernel {kname} {fmt_shape(shape)} cannot launch on "
+                f"{info.name or 'this GPU'}: " + "; ".join(problems) + ". Nothing was launched.",
+                kernel=kname,
+                launch=shape,
+                hint="lower the block size, shared memory or cluster size, or cap registers (launch bounds)",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,12 +263,20 @@ def raise_inline_fault(compiled, args, text: str):
     kind = classify(text)
     first = next((l for l in text.splitlines() if l.strip()), text)
     shape = launch_shape(compiled, args)
-    sticky = kind in ("illegal_address", "misaligned", "trap", "illegal_instruction", "stack_overflow",
-                      "timeout")
-    raise KernelFault(kind, f"{compiled.name} {fmt_shape(shape)}: {short_message(first)}."
-                      + (" This process's CUDA context is now unusable: restart the kernel, and use "
-                         "txlab.config.isolation = 'process' to survive faults." if sticky else ""),
-                      kernel=shape["kernel"] if shape else None, launch=shape, hint=hint(kind)) from None
+    sticky = kind in ("illegal_address", "misaligned", "trap", "illegal_instruction", "stack_overflow", "timeout")
+    raise KernelFault(
+        kind,
+        f"{compiled.name} {fmt_shape(shape)}: {short_message(first)}."
+        + (
+            " This process's CUDA context is now unusable: restart the kernel, and use "
+            "txlab.config.isolation = 'process' to survive faults."
+            if sticky
+            else ""
+        ),
+        kernel=shape["kernel"] if shape else None,
+        launch=shape,
+        hint=hint(kind),
+    ) from None
 
 
 def sync(compiled=None, args=()):
@@ -246,7 +287,6 @@ def sync(compiled=None, args=()):
         if compiled is not None:
             raise_inline_fault(compiled, args, err.name)
         raise KernelFault(classify(err.name), f"the kernel failed: {err.name}", cuda_error=err.name)
-
 
 
 def fmt_shape(shape) -> str:
@@ -268,8 +308,10 @@ def launch_shape(compiled, args) -> dict | None:
     names = bind_symbols(compiled, args)
     kname = next(iter(compiled.launch))
     info = compiled.launch[kname]
-    return {"kernel": kname, **{k: eval_dims(info.get(k), names)
-                                for k in ("grid", "block", "cluster", "dynamic_smem_bytes")}}
+    return {
+        "kernel": kname,
+        **{k: eval_dims(info.get(k), names) for k in ("grid", "block", "cluster", "dynamic_smem_bytes")},
+    }
 
 
 def eval_dims(value, names):
@@ -288,8 +330,9 @@ def short_message(line: str) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
-def timed_launches(exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int,
-                    progress=None, beat=None, on_error=None) -> list[float]:
+def timed_launches(
+    exe, dev_args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int, progress=None, beat=None, on_error=None
+) -> list[float]:
     """The timing loop shared by inline and isolated runs. ``beat(i)`` (the worker's heartbeat) is
     called as each launch completes; without it the launches are queued back to back."""
     from cuda.bindings import runtime as rt

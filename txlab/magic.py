@@ -11,6 +11,7 @@ under its own name as a :class:`txlab.Compiled`. ``T`` and ``Tx`` (tvm.script.ti
 (tvm.script.tirx.tile), ``tvm`` and the names of ``tvm.backend.cuda.lang`` (Pipeline, TMABar,
 ClusterPersistentScheduler2D, ...) are available without imports; the notebook's own names win.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,37 +46,63 @@ class _Once(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         if getattr(namespace, f"_seen_{self.dest}", False):
-            parser.error(f"{option_string} is given twice ({getattr(namespace, self.dest)!r} and "
-                         f"{values!r}); give it once")
+            parser.error(
+                f"{option_string} is given twice ({getattr(namespace, self.dest)!r} and {values!r}); give it once"
+            )
         setattr(namespace, f"_seen_{self.dest}", True)
         setattr(namespace, self.dest, values)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="%%tirx", add_help=False, allow_abbrev=False)
-    p.add_argument("--arch", default=None, action=_Once,
-                   help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
-    p.add_argument("--show", default="resources,script,cuda,ptx,sass", action=_Once,
-                   help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'")
+    p.add_argument("--arch", default=None, action=_Once, help="sm_90a, sm_100a, sm_80, ... (default: the local GPU's)")
+    p.add_argument(
+        "--show",
+        default="resources,script,cuda,ptx,sass",
+        action=_Once,
+        help=f"comma-separated tabs among {','.join(SHOW_CHOICES)}, or 'none'",
+    )
     p.add_argument("--no-cache", action="store_true", help="recompile even if cached")
     p.add_argument("--quiet", action="store_true", help="bind results without displaying them")
-    p.add_argument("--emulate", default=None, metavar="ARGS",
-                   help="after compiling, run each kernel on the CPU emulator with these arguments "
-                        "(a Python expression in the notebook's namespace, e.g. \"a, b, n\")")
-    p.add_argument("--profile", default=None, metavar="ARGS",
-                   help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"')
+    p.add_argument(
+        "--emulate",
+        default=None,
+        metavar="ARGS",
+        help="after compiling, run each kernel on the CPU emulator with these arguments "
+        '(a Python expression in the notebook\'s namespace, e.g. "a, b, n")',
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        metavar="ARGS",
+        help='profile the cell\'s kernel under Nsight Compute with these arguments, e.g. "a, b, n"',
+    )
     fm = p.add_mutually_exclusive_group()
-    fm.add_argument("--fast-math", dest="fast_math", action="store_true", default=True,
-                    help="nvcc --use_fast_math (the default)")
+    fm.add_argument(
+        "--fast-math", dest="fast_math", action="store_true", default=True, help="nvcc --use_fast_math (the default)"
+    )
     fm.add_argument("--no-fast-math", dest="fast_math", action="store_false", help="IEEE float math")
     p.add_argument("--maxrregcount", type=int, default=None, help="ptxas register cap per thread")
-    p.add_argument("--nvcc-flag", dest="nvcc_flags", action="append", default=[],
-                   help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)")
-    p.add_argument("--sanitize", default=None, metavar="ARGS",
-                   help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
-                        "expression in the notebook's names, e.g. \"A, B\"); binds <kernel>_sanitized")
-    p.add_argument("--tools", default=None, help="with --sanitize: comma-separated compute-sanitizer tools "
-                                                  "(default memcheck,racecheck,synccheck,initcheck)")
+    p.add_argument(
+        "--nvcc-flag",
+        dest="nvcc_flags",
+        action="append",
+        default=[],
+        help="an extra nvcc flag (repeat for more; -Xptxas X goes to ptxas)",
+    )
+    p.add_argument(
+        "--sanitize",
+        default=None,
+        metavar="ARGS",
+        help="run compute-sanitizer on the compiled kernel with these arguments (a Python "
+        'expression in the notebook\'s names, e.g. "A, B"); binds <kernel>_sanitized',
+    )
+    p.add_argument(
+        "--tools",
+        default=None,
+        help="with --sanitize: comma-separated compute-sanitizer tools "
+        "(default memcheck,racecheck,synccheck,initcheck)",
+    )
     return p
 
 
@@ -84,9 +111,11 @@ def parse_magic_line(line: str):
     try:
         words = shlex.split(line)
     except ValueError as exc:  # "No closing quotation", "No escaped character"
-        raise MagicArgumentError(f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
-                             f"value once, e.g. --show 'resources,sass'). Usage: "
-                             f"{_parser().format_usage().strip()}") from None
+        raise MagicArgumentError(
+            f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
+            f"value once, e.g. --show 'resources,sass'). Usage: "
+            f"{_parser().format_usage().strip()}"
+        ) from None
     return _parser().parse_args(words)
 
 
@@ -100,8 +129,9 @@ def profile_cell(results: dict, args_text: str, user_ns: dict):
     try:
         value = eval(f"({args_text},)" if args_text.strip() else "()", dict(user_ns))  # noqa: S307
     except Exception as exc:  # noqa: BLE001 - the user's own expression
-        raise MagicArgumentError(f"%%tirx --profile: could not evaluate the arguments {args_text!r}: "
-                             f"{type(exc).__name__}: {exc}") from None
+        raise MagicArgumentError(
+            f"%%tirx --profile: could not evaluate the arguments {args_text!r}: {type(exc).__name__}: {exc}"
+        ) from None
     compiled = next(iter(results.values()))
     return compiled, profile(compiled, *value)
 
@@ -120,8 +150,9 @@ def sanitize_cell(results: dict, expr: str, user_ns: dict, tools: str | None = N
     try:
         value = eval(expr, dict(user_ns))  # noqa: S307 - the user's own notebook expression
     except Exception as exc:  # noqa: BLE001
-        raise MagicArgumentError(f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: "
-                             f"{type(exc).__name__}: {exc}") from None
+        raise MagicArgumentError(
+            f"%%tirx --sanitize {expr!r}: evaluating the arguments failed: {type(exc).__name__}: {exc}"
+        ) from None
     args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     chosen = TOOLS
     if tools:
@@ -146,8 +177,9 @@ def emulate_cell(results: dict, expr: str, user_ns: dict) -> dict:
     try:
         value = eval(f"({expr},)", dict(user_ns))  # noqa: S307 - the user's own notebook expression
     except Exception as exc:  # noqa: BLE001 - whatever the user's expression raises is reported as the argument error
-        raise MagicArgumentError(f"%%tirx --emulate {expr!r}: evaluating the arguments failed: "
-                                 f"{type(exc).__name__}: {exc}") from None
+        raise MagicArgumentError(
+            f"%%tirx --emulate {expr!r}: evaluating the arguments failed: {type(exc).__name__}: {exc}"
+        ) from None
     out = {}
     for name, c in results.items():
         out[name] = emulate(c, *value)
@@ -160,9 +192,13 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
     lines = source.splitlines()
     if isinstance(exc, SyntaxError):
         ln = exc.lineno
-        return CompileError("parse", f"Python syntax error: {exc.msg}", lineno=ln,
-                            source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
-                            filename=filename)
+        return CompileError(
+            "parse",
+            f"Python syntax error: {exc.msg}",
+            lineno=ln,
+            source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
+            filename=filename,
+        )
     text = str(exc)
     m = TVM_LOCATION_RE.search(text)
     msg_lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("-->")]
@@ -170,8 +206,9 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
     msg = re.sub(r"^error:\s*", "", msg)
     if m:
         ln = int(m.group("line"))
-        return CompileError("parse", msg, lineno=ln, filename=filename,
-                            source_line=lines[ln - 1] if ln <= len(lines) else None)
+        return CompileError(
+            "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
+        )
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.
     ln = None
     tb = exc.__traceback__
@@ -179,8 +216,13 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         if tb.tb_frame.f_code.co_filename == filename:
             ln = tb.tb_lineno
         tb = tb.tb_next
-    return CompileError("parse", f"{type(exc).__name__}: {exc}", lineno=ln, filename=filename,
-                        source_line=lines[ln - 1] if ln and ln <= len(lines) else None)
+    return CompileError(
+        "parse",
+        f"{type(exc).__name__}: {exc}",
+        lineno=ln,
+        filename=filename,
+        source_line=lines[ln - 1] if ln and ln <= len(lines) else None,
+    )
 
 
 # Re-running an unchanged cell: TVMScript parsing costs 20-200 ms (it inspects the call stack), so
@@ -192,6 +234,8 @@ _MEMO_SIZE = 64
 def forget_cells() -> None:
     """Forget the unchanged-cell memo: the next run of every ``%%tirx`` cell parses it again."""
     _MEMO.clear()
+
+
 _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 
 
@@ -207,8 +251,9 @@ def _defined_names(code) -> set[str]:
     """Names the cell itself binds at top level (its kernels, helpers): not inputs of the cell."""
     import dis
 
-    return {ins.argval for ins in dis.get_instructions(code)
-            if ins.opname in ("STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME")}
+    return {
+        ins.argval for ins in dis.get_instructions(code) if ins.opname in ("STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME")
+    }
 
 
 def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=None) -> str | None:
@@ -251,8 +296,10 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
     if key is not None and key in _MEMO:
         _MEMO.move_to_end(key)
         elapsed = time.perf_counter() - t0
-        bound = {name: dataclasses.replace(v, cache_hit=True, compile_seconds=elapsed)
-                 if isinstance(v, Compiled) else v for name, v in _MEMO[key].items()}
+        bound = {
+            name: dataclasses.replace(v, cache_hit=True, compile_seconds=elapsed) if isinstance(v, Compiled) else v
+            for name, v in _MEMO[key].items()
+        }
         user_ns.update(bound)
         return {name: v for name, v in bound.items() if isinstance(v, Compiled)}
     glb = tirx_namespace()
@@ -307,9 +354,15 @@ def register(ipython) -> None:
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
             raise MagicArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
-        results = run_cell(cell, ipython.user_ns, arch=args.arch, use_cache=not args.no_cache,
-                           fast_math=args.fast_math, maxrregcount=args.maxrregcount,
-                           nvcc_flags=args.nvcc_flags)
+        results = run_cell(
+            cell,
+            ipython.user_ns,
+            arch=args.arch,
+            use_cache=not args.no_cache,
+            fast_math=args.fast_math,
+            maxrregcount=args.maxrregcount,
+            nvcc_flags=args.nvcc_flags,
+        )
         if not results:
             print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
             return

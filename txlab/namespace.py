@@ -8,6 +8,7 @@
 
 Used by the ``%%tirx`` magic and by ``txlab.api_examples``; it imports nothing from txlab.
 """
+
 from __future__ import annotations
 
 import functools

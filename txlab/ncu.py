@@ -22,6 +22,7 @@ read the report with NVIDIA's reader.
   ``Compiled.cuda_source`` (through inlined helpers). The same map ncu would show, but computed
   from the exact cubin, with or without ncu.
 """
+
 from __future__ import annotations
 
 import glob
@@ -34,16 +35,24 @@ from pathlib import Path
 
 #: sections collected by default: what an engineer looks at first
 DEFAULT_SECTIONS = (
-    "LaunchStats", "Occupancy", "SpeedOfLight", "MemoryWorkloadAnalysis",
-    "MemoryWorkloadAnalysis_Tables", "ComputeWorkloadAnalysis", "WarpStateStats",
-    "SchedulerStats", "InstructionStats", "SourceCounters",
+    "LaunchStats",
+    "Occupancy",
+    "SpeedOfLight",
+    "MemoryWorkloadAnalysis",
+    "MemoryWorkloadAnalysis_Tables",
+    "ComputeWorkloadAnalysis",
+    "WarpStateStats",
+    "SchedulerStats",
+    "InstructionStats",
+    "SourceCounters",
 )
 
 PERMISSION_HINT = (
     "the GPU's performance counters are restricted to admin users (ERR_NVGPUCTRPERM). Either run "
     "as root, or allow all users: add `options nvidia NVreg_RestrictProfilingToAdminUsers=0` to a "
     "file in /etc/modprobe.d/, then reload the nvidia module or reboot (see "
-    "https://developer.nvidia.com/ERR_NVGPUCTRPERM). In a container the host must allow it.")
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM). In a container the host must allow it."
+)
 
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
@@ -93,9 +102,12 @@ def import_report_reader():
                 return importlib.import_module("ncu_report")
             except ImportError:
                 sys.path.remove(str(folder))
-        raise ProfilerError("report", f"the ncu_report module is not importable ({first}) and no Nsight "
-                            "Compute install with extras/python/ncu_report.py was found",
-                            hint="pip install ncu-report") from None
+        raise ProfilerError(
+            "report",
+            f"the ncu_report module is not importable ({first}) and no Nsight "
+            "Compute install with extras/python/ncu_report.py was found",
+            hint="pip install ncu-report",
+        ) from None
 
 
 def _version_key(path: str):
@@ -133,13 +145,34 @@ def counters_permission() -> tuple[bool | None, str]:
     return False, "admin only (RmProfilingAdminOnly: 1): " + PERMISSION_HINT
 
 
-def command(ncu: str, *, kernel: str, report: str, argv: list[str], sections=DEFAULT_SECTIONS,
-            metrics=(), launch_skip: int = 0, clock_control: str = "none", extra=()) -> list[str]:
+def command(
+    ncu: str,
+    *,
+    kernel: str,
+    report: str,
+    argv: list[str],
+    sections=DEFAULT_SECTIONS,
+    metrics=(),
+    launch_skip: int = 0,
+    clock_control: str = "none",
+    extra=(),
+) -> list[str]:
     """The ncu command line that profiles one launch of ``kernel`` made by ``argv``.
     ``clock_control="none"`` leaves the GPU's clocks alone (ncu's default, ``base``, locks them to
     base clocks: durations then read ~20% longer than unprofiled runs on an H200)."""
-    cmd = [ncu, "--target-processes", "all", "--kernel-name", f"regex:^{re.escape(kernel)}$",
-           "--launch-skip", str(int(launch_skip)), "--launch-count", "1", "--clock-control", clock_control]
+    cmd = [
+        ncu,
+        "--target-processes",
+        "all",
+        "--kernel-name",
+        f"regex:^{re.escape(kernel)}$",
+        "--launch-skip",
+        str(int(launch_skip)),
+        "--launch-count",
+        "1",
+        "--clock-control",
+        clock_control,
+    ]
     for s in sections:
         cmd += ["--section", s]
     if metrics:
@@ -263,8 +296,15 @@ def read_report(path, kernel: str | None = None) -> dict:
             sass[off] = " ".join(action.sass_by_pc(function_pc + off).split()).rstrip(" ;")
         except Exception:  # noqa: BLE001 - SASS is optional in a report
             pass
-    return {"kernel": action.name(), "metrics": metrics, "function_pc": function_pc, "pcs": pcs,
-            "sass": sass, "source_files": files, "actions": names}
+    return {
+        "kernel": action.name(),
+        "metrics": metrics,
+        "function_pc": function_pc,
+        "pcs": pcs,
+        "sass": sass,
+        "source_files": files,
+        "actions": names,
+    }
 
 
 def stall_reasons(counters: dict) -> dict:
@@ -273,7 +313,7 @@ def stall_reasons(counters: dict) -> dict:
     out = {}
     for k, v in counters.items():
         if k.startswith(STALL_PREFIX) and not k.endswith("_not_issued"):
-            out[k[len(STALL_PREFIX):]] = v
+            out[k[len(STALL_PREFIX) :]] = v
     return out
 
 

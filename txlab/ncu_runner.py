@@ -6,6 +6,7 @@ instead of a pipe; every message it sends (ready, heartbeats, the reply) is appe
 job's message file as it happens, so the parent learns the runner's pid and the outcome even if
 the process is killed or exits after a sticky CUDA error.
 """
+
 from __future__ import annotations
 
 import pickle

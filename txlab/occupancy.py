@@ -29,6 +29,7 @@ sm_120 resident CTAs, the header's 24 is used). Not modelled: per-kernel named-b
 (Hopper's barrier limit) and cluster scheduling (``cudaOccupancyMaxActiveClusters``), which only
 the driver knows; :func:`driver_blocks_per_sm` asks the driver on a GPU.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -36,8 +37,8 @@ from dataclasses import asdict, dataclass, field
 from txlab.deprecation import callable_module
 
 WARP = 32
-REG_ALLOC_UNIT = 256       # registers, per warp
-SMEM_ALLOC_UNIT = 128      # bytes
+REG_ALLOC_UNIT = 256  # registers, per warp
+SMEM_ALLOC_UNIT = 128  # bytes
 SUBPARTITIONS = 4
 RESERVED_SMEM_PER_CTA = 1024  # bytes the driver reserves per CTA (sm_80+)
 
@@ -51,9 +52,9 @@ class ArchLimits:
     arch: str
     max_threads_per_sm: int
     max_ctas_per_sm: int
-    max_smem_per_sm: int           # bytes (the largest carve-out)
-    max_smem_per_cta_optin: int    # bytes a CTA may use (opt-in), without the reserved 1 KiB
-    carveouts_kib: tuple           # shared-memory carve-out sizes the SM supports
+    max_smem_per_sm: int  # bytes (the largest carve-out)
+    max_smem_per_cta_optin: int  # bytes a CTA may use (opt-in), without the reserved 1 KiB
+    carveouts_kib: tuple  # shared-memory carve-out sizes the SM supports
     regs_per_sm: int = 65536
     max_regs_per_cta: int = 65536
     max_regs_per_thread: int = 255
@@ -88,8 +89,9 @@ def limits(arch: str) -> ArchLimits:
     a = resolve_arch(arch)
     base = a.rstrip("af")
     if base not in ARCHS:
-        raise ArchError(f"occupancy: no limits table for {a}; known archs are "
-                        f"{', '.join(ARCHS)} (and their 'a'/'f' variants)")
+        raise ArchError(
+            f"occupancy: no limits table for {a}; known archs are {', '.join(ARCHS)} (and their 'a'/'f' variants)"
+        )
     return ARCHS[base]
 
 
@@ -101,16 +103,16 @@ class Occupancy:
     kernel: str
     threads: int
     registers: int
-    smem_bytes: int                 # static + dynamic, as the kernel asks
+    smem_bytes: int  # static + dynamic, as the kernel asks
     blocks_per_sm: int
     warps_per_cta: int
     max_warps_per_sm: int
-    limits: dict                    # resource -> CTAs per SM it allows
-    limiter: list                   # resources whose limit equals blocks_per_sm
-    regs_per_warp: int              # allocated (rounded to the allocation unit)
-    smem_per_cta: int               # allocated: + reserved 1 KiB, rounded to 128 B
-    smem_per_sm: int                # the carve-out that applies
-    carveout: int | None = None     # the requested carve-out percentage, if any
+    limits: dict  # resource -> CTAs per SM it allows
+    limiter: list  # resources whose limit equals blocks_per_sm
+    regs_per_warp: int  # allocated (rounded to the allocation unit)
+    smem_per_cta: int  # allocated: + reserved 1 KiB, rounded to 128 B
+    smem_per_sm: int  # the carve-out that applies
+    carveout: int | None = None  # the requested carve-out percentage, if any
     problems: list = field(default_factory=list)  # why nothing fits, if blocks_per_sm == 0
 
     @property
@@ -127,10 +129,12 @@ class Occupancy:
 
     def summary(self) -> str:
         if self.blocks_per_sm == 0:
-            return (f"{self.kernel} cannot run on {self.arch}: " + "; ".join(self.problems))
-        head = (f"{self.kernel} on {self.arch}: {self.blocks_per_sm} CTA(s) of {self.threads} threads per "
-                f"SM = {self.warps_per_sm}/{self.max_warps_per_sm} warps ({self.occupancy:.0%} "
-                f"theoretical occupancy), limited by {' and '.join(self.limiter)}.")
+            return f"{self.kernel} cannot run on {self.arch}: " + "; ".join(self.problems)
+        head = (
+            f"{self.kernel} on {self.arch}: {self.blocks_per_sm} CTA(s) of {self.threads} threads per "
+            f"SM = {self.warps_per_sm}/{self.max_warps_per_sm} warps ({self.occupancy:.0%} "
+            f"theoretical occupancy), limited by {' and '.join(self.limiter)}."
+        )
         nxt = self._next_step()
         return head + (f" {nxt}" if nxt else "")
 
@@ -163,12 +167,19 @@ class Occupancy:
             base = dict(threads=self.threads, registers=self.registers, smem_bytes=self.smem_bytes)
             base.update(kw)
             o = calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **base)
-            return {"value": next(iter(kw.values())), "blocks_per_sm": o.blocks_per_sm,
-                    "warps_per_sm": o.warps_per_sm, "occupancy": o.occupancy, "limiter": o.limiter}
+            return {
+                "value": next(iter(kw.values())),
+                "blocks_per_sm": o.blocks_per_sm,
+                "warps_per_sm": o.warps_per_sm,
+                "occupancy": o.occupancy,
+                "limiter": o.limiter,
+            }
 
-        return {"registers": [row(registers=r) for r in sorted(set(regs))],
-                "smem_bytes": [row(smem_bytes=s) for s in sorted(set(smem))],
-                "threads": [row(threads=t) for t in sorted(set(thr))]}
+        return {
+            "registers": [row(registers=r) for r in sorted(set(regs))],
+            "smem_bytes": [row(smem_bytes=s) for s in sorted(set(smem))],
+            "threads": [row(threads=t) for t in sorted(set(thr))],
+        }
 
     def plot(self):
         """The calculator's three graphs: occupancy against registers, shared memory and block
@@ -177,9 +188,14 @@ class Occupancy:
 
         sweeps = self.what_if()
         fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), sharey=True)
-        for ax, (key, label, now) in zip(axes, [("registers", "registers / thread", self.registers),
-                                                 ("smem_bytes", "shared memory / CTA (KiB)", self.smem_bytes),
-                                                 ("threads", "threads / CTA", self.threads)]):
+        for ax, (key, label, now) in zip(
+            axes,
+            [
+                ("registers", "registers / thread", self.registers),
+                ("smem_bytes", "shared memory / CTA (KiB)", self.smem_bytes),
+                ("threads", "threads / CTA", self.threads),
+            ],
+        ):
             xs = [r["value"] / (_KIB if key == "smem_bytes" else 1) for r in sweeps[key]]
             ax.step(xs, [100 * r["occupancy"] for r in sweeps[key]], where="post")
             ax.plot([now / (_KIB if key == "smem_bytes" else 1)], [100 * self.occupancy], "o", color="C3")
@@ -187,8 +203,11 @@ class Occupancy:
             ax.grid(alpha=0.3)
         axes[0].set_ylabel("occupancy %")
         axes[0].set_ylim(0, 105)
-        fig.suptitle(f"{self.kernel} on {self.arch}: {self.occupancy:.0%} ({self.blocks_per_sm} CTA/SM, "
-                     f"limited by {', '.join(self.limiter) or '-'})", fontsize=10)
+        fig.suptitle(
+            f"{self.kernel} on {self.arch}: {self.occupancy:.0%} ({self.blocks_per_sm} CTA/SM, "
+            f"limited by {', '.join(self.limiter) or '-'})",
+            fontsize=10,
+        )
         fig.tight_layout()
         return fig
 
@@ -196,8 +215,9 @@ class Occupancy:
         return f"<Occupancy {self.summary()}>"
 
 
-def calculate(arch: str, *, threads: int, registers: int, smem_bytes: int = 0, carveout: int | None = None,
-              kernel: str = "kernel") -> Occupancy:
+def calculate(
+    arch: str, *, threads: int, registers: int, smem_bytes: int = 0, carveout: int | None = None, kernel: str = "kernel"
+) -> Occupancy:
     """Theoretical occupancy for explicit resources (``smem_bytes`` = static + dynamic per CTA).
     ``carveout`` is a shared-memory carve-out preference in percent (None: the driver's default)."""
     lim = limits(arch)
@@ -227,8 +247,9 @@ def calculate(arch: str, *, threads: int, registers: int, smem_bytes: int = 0, c
         hw_check = regs_warp * (-(-warps // SUBPARTITIONS) * SUBPARTITIONS)
         if hw_check > lim.max_regs_per_cta or regs_warp * warps > lim.max_regs_per_cta:
             by_regs = 0
-            problems.append(f"{registers} registers x {warps} warps exceed the {lim.max_regs_per_cta} "
-                            "registers a CTA may hold")
+            problems.append(
+                f"{registers} registers x {warps} warps exceed the {lim.max_regs_per_cta} registers a CTA may hold"
+            )
         else:
             warps_fit = ((lim.regs_per_sm // SUBPARTITIONS) // regs_warp) * SUBPARTITIONS
             by_regs = warps_fit // warps
@@ -237,8 +258,7 @@ def calculate(arch: str, *, threads: int, registers: int, smem_bytes: int = 0, c
     if smem_bytes > lim.max_smem_per_cta_optin:
         by_smem = 0
         smem_sm = lim.max_smem_per_sm
-        problems.append(f"{smem_bytes} bytes of shared memory per CTA, the most is "
-                        f"{lim.max_smem_per_cta_optin}")
+        problems.append(f"{smem_bytes} bytes of shared memory per CTA, the most is {lim.max_smem_per_cta_optin}")
     else:
         if carveout is None:
             smem_sm = lim.max_smem_per_sm
@@ -252,10 +272,23 @@ def calculate(arch: str, *, threads: int, registers: int, smem_bytes: int = 0, c
     blocks = min(table.values())
     limiter = [k for k, v in table.items() if v == blocks]
     shown = {k: (v if v < (1 << 30) else None) for k, v in table.items()}
-    return Occupancy(arch=arch, kernel=kernel, threads=threads, registers=registers, smem_bytes=smem_bytes,
-                     blocks_per_sm=blocks, warps_per_cta=warps, max_warps_per_sm=lim.max_warps_per_sm,
-                     limits=shown, limiter=limiter, regs_per_warp=regs_warp, smem_per_cta=smem_cta,
-                     smem_per_sm=smem_sm, carveout=carveout, problems=problems)
+    return Occupancy(
+        arch=arch,
+        kernel=kernel,
+        threads=threads,
+        registers=registers,
+        smem_bytes=smem_bytes,
+        blocks_per_sm=blocks,
+        warps_per_cta=warps,
+        max_warps_per_sm=lim.max_warps_per_sm,
+        limits=shown,
+        limiter=limiter,
+        regs_per_warp=regs_warp,
+        smem_per_cta=smem_cta,
+        smem_per_sm=smem_sm,
+        carveout=carveout,
+        problems=problems,
+    )
 
 
 def _round_to_carveout(nbytes: int, lim: ArchLimits) -> int:
@@ -265,8 +298,15 @@ def _round_to_carveout(nbytes: int, lim: ArchLimits) -> int:
     return lim.carveouts_kib[-1] * _KIB
 
 
-def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, args=None,
-              dynamic_smem_bytes: int | None = None, carveout: int | None = None) -> Occupancy:
+def occupancy(
+    compiled,
+    arch: str | None = None,
+    *,
+    kernel: str | None = None,
+    args=None,
+    dynamic_smem_bytes: int | None = None,
+    carveout: int | None = None,
+) -> Occupancy:
     """Theoretical occupancy of ``compiled``'s kernel (registers and static shared memory from
     ptxas, threads and dynamic shared memory from the launch) on ``arch`` (default: the arch it
     was compiled for). A symbolic launch extent is evaluated from ``args`` (the arguments you
@@ -283,8 +323,7 @@ def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, a
     if kernel is None:
         kernel = names[0]
     if kernel not in compiled.launch:
-        raise InputError(f"{compiled.name} has no kernel {kernel!r}; its kernels: {', '.join(names)}",
-                         param="kernel")
+        raise InputError(f"{compiled.name} has no kernel {kernel!r}; its kernels: {', '.join(names)}", param="kernel")
     launch = dict(compiled.launch[kernel])
     if args is not None:
         from txlab.run import bind_symbols
@@ -298,16 +337,27 @@ def occupancy(compiled, arch: str | None = None, *, kernel: str | None = None, a
     threads = 1
     for b in block:
         if not isinstance(b, int):
-            raise InputError(f"{kernel}: the block size {tuple(block)} is symbolic; pass args=... "
-                             "(the kernel's arguments) to evaluate it", param="args")
+            raise InputError(
+                f"{kernel}: the block size {tuple(block)} is symbolic; pass args=... "
+                "(the kernel's arguments) to evaluate it",
+                param="args",
+            )
         threads *= b
     dyn = dynamic_smem_bytes if dynamic_smem_bytes is not None else launch.get("dynamic_smem_bytes", 0)
     if not isinstance(dyn, int):
-        raise InputError(f"{kernel}: dynamic shared memory is {dyn!r} (symbolic); pass args=... or "
-                         "dynamic_smem_bytes=...", param="dynamic_smem_bytes")
+        raise InputError(
+            f"{kernel}: dynamic shared memory is {dyn!r} (symbolic); pass args=... or dynamic_smem_bytes=...",
+            param="dynamic_smem_bytes",
+        )
     smem = int(res.get("static_smem_bytes") or 0) + dyn
-    return calculate(arch or compiled.arch, threads=threads, registers=int(res.get("registers") or 0),
-                     smem_bytes=smem, carveout=carveout, kernel=kernel)
+    return calculate(
+        arch or compiled.arch,
+        threads=threads,
+        registers=int(res.get("registers") or 0),
+        smem_bytes=smem,
+        carveout=carveout,
+        kernel=kernel,
+    )
 
 
 def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_bytes: int | None = None) -> int:
@@ -317,9 +367,11 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
 
     from txlab.device import require_gpu
 
-    require_gpu("asking the driver for occupancy",
-                alternative="without one, txlab.occupancy.occupancy(kernel) computes it from the CUDA "
-                            "occupancy rules (no GPU needed).")
+    require_gpu(
+        "asking the driver for occupancy",
+        alternative="without one, txlab.occupancy.occupancy(kernel) computes it from the CUDA "
+        "occupancy rules (no GPU needed).",
+    )
     from txlab.hooks import as_compiled
 
     compiled = as_compiled(compiled, what="txlab.occupancy.driver_blocks_per_sm")
@@ -346,8 +398,11 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
         try:
             fn = ok(cu.cuModuleGetFunction(mod, kernel.encode()))
             if dyn > 48 * _KIB:
-                ok(cu.cuFuncSetAttribute(fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         dyn))
+                ok(
+                    cu.cuFuncSetAttribute(
+                        fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn
+                    )
+                )
             return int(ok(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, dyn)))
         finally:
             cu.cuModuleUnload(mod)

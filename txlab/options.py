@@ -5,6 +5,7 @@ The default is TVM's own nvcc path: ``--use_fast_math`` on (FADD/FMUL are ``.FTZ
 ``exp`` approximate: ``MUFU.EX2``), no register cap. Every option is part of the cache key and is
 shown in the result header.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -27,8 +28,9 @@ class CompileOptions:
             raise InputError(f"fast_math must be True or False, not {fast_math!r}", param="fast_math")
         if maxrregcount is not None:
             if isinstance(maxrregcount, bool) or not isinstance(maxrregcount, int) or not 16 <= maxrregcount <= 255:
-                raise InputError(f"maxrregcount must be an int from 16 to 255 (or None), not {maxrregcount!r}",
-                                 param="maxrregcount")
+                raise InputError(
+                    f"maxrregcount must be an int from 16 to 255 (or None), not {maxrregcount!r}", param="maxrregcount"
+                )
         if nvcc_flags is None:
             flags: tuple = ()
         elif isinstance(nvcc_flags, str):
@@ -36,9 +38,12 @@ class CompileOptions:
         else:
             flags = tuple(str(f) for f in nvcc_flags)
         for f in flags:
-            if f in ("-o", "--output-file", "--ptx", "-ptx", "-c", "--cubin", "-cubin") or f.startswith(("-gencode", "-arch", "--gpu-architecture")):
-                raise InputError(f"nvcc flag {f!r} is chosen by txlab (output and arch: use arch=...)",
-                                 param="nvcc_flags")
+            if f in ("-o", "--output-file", "--ptx", "-ptx", "-c", "--cubin", "-cubin") or f.startswith(
+                ("-gencode", "-arch", "--gpu-architecture")
+            ):
+                raise InputError(
+                    f"nvcc flag {f!r} is chosen by txlab (output and arch: use arch=...)", param="nvcc_flags"
+                )
         return cls(fast_math, maxrregcount, flags)
 
     def nvcc_args(self) -> list[str]:

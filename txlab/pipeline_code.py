@@ -14,6 +14,7 @@ Everything found is attached to the :class:`txlab.pipelines.PipelineSpec` with t
 each arrive/copy; where a count cannot be derived, ``spec.notes`` says which assumption was made
 and at which line.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -76,8 +77,9 @@ def tma_copies(func) -> list[dict]:
             if key in cfg:
                 m = simt._const(cfg[key])
                 mcast = bin(m).count("1") if isinstance(m, int) and m > 0 else None
-        out.append({"line": simt.user_line(n.span), "bytes": nbytes, "multicast": mcast,
-                    "box": exts, "dtype": str(src.dtype)})
+        out.append(
+            {"line": simt.user_line(n.span), "bytes": nbytes, "multicast": mcast, "box": exts, "dtype": str(src.dtype)}
+        )
 
     tvm_ffi.structural_walk(func.body, [(tvm.tirx.TilePrimitiveCall, on)], order="pre")
     return out
@@ -88,10 +90,10 @@ class _Site:
         self.kind = kind
         self.line = line
         self.node = node
-        self.counts: list = []      # arrivals (or copies) per visit
-        self.bytes: list = []       # tx bytes per visit (expect or delivered)
-        self.slots: set = set()     # (buffer name, index) the visits touched
-        self.visits: list = []      # per visit: {(buffer name, index): threads that executed it there}
+        self.counts: list = []  # arrivals (or copies) per visit
+        self.bytes: list = []  # tx bytes per visit (expect or delivered)
+        self.slots: set = set()  # (buffer name, index) the visits touched
+        self.visits: list = []  # per visit: {(buffer name, index): threads that executed it there}
         self.uncertain = False
 
 
@@ -164,8 +166,10 @@ def derive(kernel, specs, arch: str = "sm_90a") -> None:
         devs = simt.device_functions(kernel, arch)
     except Exception as exc:  # noqa: BLE001 - the declaration-only spec still simulates
         for sp in specs:
-            sp.notes.append(f"arrival counts not derived from the code (lowering failed: "
-                            f"{type(exc).__name__}); assumed one arrival per consumer role")
+            sp.notes.append(
+                f"arrival counts not derived from the code (lowering failed: "
+                f"{type(exc).__name__}); assumed one arrival per consumer role"
+            )
         return
     for kname, ksp in by_kernel.items():
         func = funcs.get(kname) or next(iter(funcs.values()))
@@ -240,7 +244,7 @@ def _phases(full_sites, array):
     if not full_sites:
         return out
     for per_slot in full_sites[0].visits:
-        for (n, i) in per_slot:
+        for n, i in per_slot:
             if n == name and i in out:
                 out[i] += 1
     return out
@@ -249,8 +253,14 @@ def _phases(full_sites, array):
 def _fill(sp, full, empty, sites, copy_sites, copies):
     notes = sp.notes
     notes[:] = [n for n in notes if not n.startswith("consumers = init_empty")]
-    lines: dict = {"init_full": full[3], "init_empty": empty[3], "arrive_full": [], "arrive_empty": [],
-                   "expect_tx": [], "copy": []}
+    lines: dict = {
+        "init_full": full[3],
+        "init_empty": empty[3],
+        "arrive_full": [],
+        "arrive_empty": [],
+        "expect_tx": [],
+        "copy": [],
+    }
     full_sites = [s for s in sites if s.kind != "copy" and _on(s, full)]
     empty_sites = [s for s in sites if s.kind != "copy" and _on(s, empty)]
     producer_sites = full_sites or [s for s in copy_sites if _on(s, full)]
@@ -265,9 +275,11 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
         arrive = [s for s in group if s.kind in ("arrive", "arrive_expect_tx", "commit")]
         for s in group:
             if s.uncertain:
-                notes.append(f"line {s.line if s.line is not None else '?'}: a guard around this {s.kind} "
-                             "depends on a value read from memory; assumed every thread of the branch "
-                             "executes it")
+                notes.append(
+                    f"line {s.line if s.line is not None else '?'}: a guard around this {s.kind} "
+                    "depends on a value read from memory; assumed every thread of the branch "
+                    "executes it"
+                )
         if arrive:
             totals = {i: 0 for i in array[1]}
             for s in arrive:
@@ -275,8 +287,10 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                     totals[i] += v
             n, varies = _per_phase(totals, ph)
             if varies:
-                notes.append(f"{'full' if array is full else 'empty'}: arrivals per phase differ between "
-                             f"slots; slot 0's {n} is used")
+                notes.append(
+                    f"{'full' if array is full else 'empty'}: arrivals per phase differ between "
+                    f"slots; slot 0's {n} is used"
+                )
             for s in arrive:
                 share = _share(s, array, ph)
                 if share:
@@ -295,8 +309,10 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 b = _first(s.bytes)
                 if b is None:
                     expect_known = False
-                    notes.append(f"line {s.line if s.line is not None else '?'}: expect_tx's byte count is "
-                                 "not a constant; assumed it equals the bytes the copies deliver")
+                    notes.append(
+                        f"line {s.line if s.line is not None else '?'}: expect_tx's byte count is "
+                        "not a constant; assumed it equals the bytes the copies deliver"
+                    )
                     continue
                 per_thread = b // max(1, _first(s.counts) or 1)
                 for i, v in _slot_totals(s, array, per_thread).items():
@@ -311,19 +327,31 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
         src = copies[k] if k < len(copies) and len(copies) == len(copy_sites) else None
         if src is None or src["bytes"] is None:
             delivered_known = False
-            notes.append(f"line {src['line'] if src else s.line or '?'}: the bytes this TMA copy delivers "
-                         "could not be read from its box; assumed they equal expect_tx")
+            notes.append(
+                f"line {src['line'] if src else s.line or '?'}: the bytes this TMA copy delivers "
+                "could not be read from its box; assumed they equal expect_tx"
+            )
             continue
         per = src["bytes"] * (src["multicast"] or 1)
         for i, v in _slot_totals(s, full, per).items():
             dtotals[i] += v
         n = _share(s, full, phases)
         lines["copy"].append(src["line"])
-        sp.copies.append({"line": src["line"], "box": src["box"], "dtype": src["dtype"],
-                          "bytes": src["bytes"], "threads": n, "multicast": src["multicast"]})
+        sp.copies.append(
+            {
+                "line": src["line"],
+                "box": src["box"],
+                "dtype": src["dtype"],
+                "bytes": src["bytes"],
+                "threads": n,
+                "multicast": src["multicast"],
+            }
+        )
         if n != 1:
-            notes.append(f"line {src['line']}: {n} threads issue this TMA copy per phase, so it "
-                         f"delivers {n} x {src['bytes']} bytes")
+            notes.append(
+                f"line {src['line']}: {n} threads issue this TMA copy per phase, so it "
+                f"delivers {n} x {src['bytes']} bytes"
+            )
     if lines["copy"]:
         delivered, _ = _per_phase(dtotals, phases)
     sp.arrivals_full = af if who_full else None
@@ -333,21 +361,33 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
     for attr in ("arrivals_full", "arrivals_empty", "expect_tx_bytes", "tx_delivered"):
         v = getattr(sp, attr)
         if v is not None and not isinstance(v, int):
-            notes.append(f"{attr} is not a whole number per phase ({v:.3g}): the code's counts do not "
-                         "divide evenly over the phases; rounded")
+            notes.append(
+                f"{attr} is not a whole number per phase ({v:.3g}): the code's counts do not "
+                "divide evenly over the phases; rounded"
+            )
             setattr(sp, attr, int(round(v)))
     sp.lines = lines
     sp.arrive_sites = {"full": who_full, "empty": who_empty}
     if who_empty:
-        notes.append("empty: " + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_empty)
-                     + f" (init_empty={sp.init_empty})")
+        notes.append(
+            "empty: "
+            + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_empty)
+            + f" (init_empty={sp.init_empty})"
+        )
     else:
-        notes.append(f"no arrive on the empty barriers was found in the code; assumed "
-                     f"init_empty={sp.init_empty} arrivals per phase")
+        notes.append(
+            f"no arrive on the empty barriers was found in the code; assumed "
+            f"init_empty={sp.init_empty} arrivals per phase"
+        )
     if who_full:
-        notes.append("full: " + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_full)
-                     + f" (init_full={sp.init_full})")
+        notes.append(
+            "full: "
+            + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_full)
+            + f" (init_full={sp.init_full})"
+        )
     if sp.expect_tx_bytes is not None or sp.tx_delivered is not None:
-        notes.append(f"tx bytes per phase: expect_tx {sp.expect_tx_bytes} "
-                     f"(line {', '.join(str(x) for x in lines['expect_tx']) or '?'}), delivered "
-                     f"{sp.tx_delivered} (line {', '.join(str(x) for x in lines['copy']) or '?'})")
+        notes.append(
+            f"tx bytes per phase: expect_tx {sp.expect_tx_bytes} "
+            f"(line {', '.join(str(x) for x in lines['expect_tx']) or '?'}), delivered "
+            f"{sp.tx_delivered} (line {', '.join(str(x) for x in lines['copy']) or '?'})"
+        )

@@ -4,6 +4,7 @@ Work shorter than ``delay_s`` shows nothing, so warm paths stay quiet. The noteb
 view layer's (``txlab.views.progress``, found through :func:`txlab.hooks.progress_bar`), so this
 engine module imports nothing from Jupyter.
 """
+
 from __future__ import annotations
 
 import sys

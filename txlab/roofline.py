@@ -4,6 +4,7 @@ Ceilings are measured on the GPU in this process, not taken from a datasheet: ba
 device-to-device copy (bytes read + written), the bf16 matrix rate by torch.matmul when torch is
 installed (otherwise that ceiling is omitted and the plot says so).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -95,8 +96,12 @@ def plot_roofline(results, ceilings: Ceilings | None = None, ax=None):
             ax.plot(r.intensity, r.tflops, "o", label=f"{r.name}: {r.tflops:.1f} TFLOP/s")
         elif r.bytes:
             ax.axhline(0, alpha=0)
-            ax.annotate(f"{r.name}: {r.gbps:,.0f} GB/s ({100 * r.gbps * 1e9 / bw:.0f}% of copy)",
-                        xy=(0.02, 0.9), xycoords="axes fraction", fontsize=8)
+            ax.annotate(
+                f"{r.name}: {r.gbps:,.0f} GB/s ({100 * r.gbps * 1e9 / bw:.0f}% of copy)",
+                xy=(0.02, 0.9),
+                xycoords="axes fraction",
+                fontsize=8,
+            )
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title("roofline: " + ceilings.source, fontsize=7)

@@ -8,6 +8,7 @@ Each takes a :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compile
 the GPU). Without a GPU (``txlab.config.device = "auto"``, the default) checks and calls run on the
 CPU emulator, said once; timing needs a GPU, and :func:`bench` says what to use instead.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -74,10 +75,12 @@ def _emulated(kernel, args):
     bad = [f for f in result.findings if f.kind != "note"]
     if bad:
         more = f" (and {len(bad) - 1} more: txlab.emulate(kernel, *args) lists them)" if len(bad) > 1 else ""
-        raise KernelFault("emulated", f"{result.kernel} on the CPU emulator: {bad[0]}{more}",
-                          kernel=result.kernel,
-                          hint="the emulator stops short of what a GPU would do silently or fault on; "
-                               "fix the access it names")
+        raise KernelFault(
+            "emulated",
+            f"{result.kernel} on the CPU emulator: {bad[0]}{more}",
+            kernel=result.kernel,
+            hint="the emulator stops short of what a GPU would do silently or fault on; fix the access it names",
+        )
     return None
 
 
@@ -89,8 +92,9 @@ def _poison_counts(o: dict) -> str:
     if o.get("never_written"):
         parts.append(f"{o['never_written']} never written (still the poison {o['poison']})")
     if o.get("read_before_written"):
-        parts.append(f"{o['read_before_written']} read before written (the poison {o['poison']} + "
-                     "what the kernel added)")
+        parts.append(
+            f"{o['read_before_written']} read before written (the poison {o['poison']} + what the kernel added)"
+        )
     if o.get("poison_nan"):
         parts.append(f"{o['poison_nan']} NaN other than the poison (arithmetic on it?)")
     return "; " + ", ".join(parts) if parts else ""
@@ -105,7 +109,7 @@ class CheckResult:
     rtol: float = 1e-5
     atol: float = 1e-6
     device: str = "gpu"
-    findings: list = field(default_factory=list)   # the emulator's findings (device="cpu")
+    findings: list = field(default_factory=list)  # the emulator's findings (device="cpu")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,17 +126,25 @@ class CheckResult:
         parts = []
         for name, o in self.outputs.items():
             status = "ok" if o["ok"] else "MISMATCH"
-            parts.append(f"{name}: {status} (max abs {o['max_abs_err']:.3g}, rel Frobenius "
-                         f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} outside "
-                         f"rtol={self.rtol:g} atol={self.atol:g}"
-                         + (f"; unwritten {o['unwritten']}" if o.get("unwritten") and "never_written" not in o else "")
-                         + _poison_counts(o)
-                         + (f"; first at {tuple(o['first_mismatch'])}: got {o['got']}, want {o['want']}"
-                            if o["first_mismatch"] is not None else "")
-                         + (f" -- {o['explain']}" if o.get("explain") else "") + ")")
+            parts.append(
+                f"{name}: {status} (max abs {o['max_abs_err']:.3g}, rel Frobenius "
+                f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} outside "
+                f"rtol={self.rtol:g} atol={self.atol:g}"
+                + (f"; unwritten {o['unwritten']}" if o.get("unwritten") and "never_written" not in o else "")
+                + _poison_counts(o)
+                + (
+                    f"; first at {tuple(o['first_mismatch'])}: got {o['got']}, want {o['want']}"
+                    if o["first_mismatch"] is not None
+                    else ""
+                )
+                + (f" -- {o['explain']}" if o.get("explain") else "")
+                + ")"
+            )
         if self.device == "cpu":
-            parts.append("on the CPU emulator" + (f"; {len(self.findings)} finding(s): " + "; ".join(self.findings[:3])
-                                                  if self.findings else ""))
+            parts.append(
+                "on the CPU emulator"
+                + (f"; {len(self.findings)} finding(s): " + "; ".join(self.findings[:3]) if self.findings else "")
+            )
         return "; ".join(parts)
 
     def __repr__(self):
@@ -153,7 +165,7 @@ def poison_bits(dtype) -> int | None:
         return _NAN_POISON[name]
     if np.issubdtype(np.dtype(dtype), np.floating) or name.startswith("float8"):
         return None
-    return int.from_bytes(b"\xA5" * np.dtype(dtype).itemsize, "little")
+    return int.from_bytes(b"\xa5" * np.dtype(dtype).itemsize, "little")
 
 
 def _uint_view(a: np.ndarray) -> np.ndarray:
@@ -174,8 +186,11 @@ def poison_text(dtype) -> str:
     if bits is None:
         return "NaN"
     digits = 2 * np.dtype(dtype).itemsize
-    return (f"NaN 0x{bits:0{digits}X}" if np.issubdtype(np.dtype(dtype), np.floating)
-            or np.dtype(dtype).name == "bfloat16" else f"0x{bits:0{digits}X}")
+    return (
+        f"NaN 0x{bits:0{digits}X}"
+        if np.issubdtype(np.dtype(dtype), np.floating) or np.dtype(dtype).name == "bfloat16"
+        else f"0x{bits:0{digits}X}"
+    )
 
 
 def _wrap(values: np.ndarray, dtype) -> np.ndarray:
@@ -237,15 +252,19 @@ def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initi
     g, w = got[i], want[i]
     text = poison_text(got.dtype)
     bits = poison_bits(got.dtype)
-    fix = (f"if {param} starts from its input's values (a histogram, a += epilogue), pass "
-           f"inout=({param!r},); else write every element before reading it")
+    fix = (
+        f"if {param} starts from its input's values (a histogram, a += epilogue), pass "
+        f"inout=({param!r},); else write every element before reading it"
+    )
     if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         raw = int(_uint_view(np.ascontiguousarray(got[i]).reshape(1))[0]) if bits is not None else None
         if bits is not None and raw == bits or bits is None and np.isnan(float(g)):
             return f"got the poison {text}: this element was never written"
         if bits is not None and np.isnan(float(g)) and not np.isnan(float(w)):
-            return (f"got NaN (not the poison's bits {text}): usually arithmetic on the poison, i.e. "
-                    f"{param} was read before written; {fix}")
+            return (
+                f"got NaN (not the poison's bits {text}): usually arithmetic on the poison, i.e. "
+                f"{param} was read before written; {fix}"
+            )
         return None
     if bits is None:
         return None
@@ -257,13 +276,25 @@ def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initi
     start = int(_initial(initial, got)[i])
     if delta == int(_wrap(np.array([int(w) - start], dtype=np.int64), got.dtype)[0]) and delta != 0:
         passed = f"; from the {start} passed in it makes {int(w)}, the expected value" if start else ""
-        return (f"got {text} + {delta} = {int(g)}: {param} was read before written "
-                f"(it accumulated into the poison {text}{passed}); {fix}")
+        return (
+            f"got {text} + {delta} = {int(g)}: {param} was read before written "
+            f"(it accumulated into the poison {text}{passed}); {fix}"
+        )
     return None
 
 
-def check(kernel, args, reference, *, outputs=None, inout=(), rtol: float = 1e-5, atol: float = 1e-6,
-          timeout_s: float | None = None, device: str | None = None) -> CheckResult:
+def check(
+    kernel,
+    args,
+    reference,
+    *,
+    outputs=None,
+    inout=(),
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    timeout_s: float | None = None,
+    device: str | None = None,
+) -> CheckResult:
     """Run the kernel on copies of ``args`` and compare with ``reference``.
 
     ``kernel``: a :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compiled for the GPU,
@@ -301,6 +332,7 @@ def check(kernel, args, reference, *, outputs=None, inout=(), rtol: float = 1e-5
     for n in poisoned:
         if isinstance(host_args[index[n]], np.ndarray):
             _poison(host_args[index[n]])
+
     def run(host):
         if device == "cpu":
             from txlab.emulator import emulate
@@ -337,8 +369,9 @@ def check(kernel, args, reference, *, outputs=None, inout=(), rtol: float = 1e-5
         run(again)
         for n in unclear:
             _refine_float(results[n], host_args[index[n]], again[index[n]], np.asarray(exp[n]), n)
-    return CheckResult(ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device,
-                       findings=findings)
+    return CheckResult(
+        ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device, findings=findings
+    )
 
 
 def _is_float(a: np.ndarray) -> bool:
@@ -365,10 +398,12 @@ def _refine_float(o: dict, got: np.ndarray, zeroed: np.ndarray, want: np.ndarray
     if never[i]:
         o["explain"] = f"got the poison {text}: this element was never written"
     elif read[i]:
-        o["explain"] = (f"got NaN: {param} was read before written (it accumulated into the poison {text}; "
-                        f"started from zeros it ends as {float(z[i]):g}); if {param} starts from its "
-                        f"input's values (a histogram, a += epilogue), pass inout=({param!r},); else "
-                        "write every element before reading it")
+        o["explain"] = (
+            f"got NaN: {param} was read before written (it accumulated into the poison {text}; "
+            f"started from zeros it ends as {float(z[i]):g}); if {param} starts from its "
+            f"input's values (a histogram, a += epilogue), pass inout=({param!r},); else "
+            "write every element before reading it"
+        )
     elif nan1[i]:
         o["explain"] = "got NaN also when the output starts from zeros: the kernel computes a NaN here"
 
@@ -383,16 +418,22 @@ def _inout_names(kernel, params, inout) -> list:
     out = []
     for it in items:
         if isinstance(it, bool) or not isinstance(it, (str, int)):
-            raise InputError(f"inout={inout!r}: give buffer parameter names or argument indices "
-                             f"(buffers of {name}: {', '.join(buffers)})", param="inout")
+            raise InputError(
+                f"inout={inout!r}: give buffer parameter names or argument indices "
+                f"(buffers of {name}: {', '.join(buffers)})",
+                param="inout",
+            )
         if isinstance(it, int):
             if not -len(params) <= it < len(params):
-                raise InputError(f"inout index {it} is out of range: {name} takes {len(params)} "
-                                 "argument(s)", param="inout")
+                raise InputError(
+                    f"inout index {it} is out of range: {name} takes {len(params)} argument(s)", param="inout"
+                )
             it = params[it]["name"]
         if it not in buffers:
-            raise InputError(f"inout={inout!r}: {it!r} is not a buffer parameter of {name} "
-                             f"(its buffers: {', '.join(buffers)})", param="inout")
+            raise InputError(
+                f"inout={inout!r}: {it!r} is not a buffer parameter of {name} (its buffers: {', '.join(buffers)})",
+                param="inout",
+            )
         out.append(it)
     return list(dict.fromkeys(out))
 
@@ -431,18 +472,23 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
         names = list(outputs) if outputs else [buffers[-1]]
         values = list(expected) if isinstance(expected, (tuple, list)) else [expected]
         if len(values) != len(names):
-            raise ValueError(f"reference returned {len(values)} value(s) for outputs {names}; "
-                             "pass outputs=[...] naming each returned buffer")
+            raise ValueError(
+                f"reference returned {len(values)} value(s) for outputs {names}; "
+                "pass outputs=[...] naming each returned buffer"
+            )
         exp = dict(zip(names, values))
     unknown = [n for n in exp if n not in buffers]
     if unknown:
-        raise ValueError(f"reference returned {unknown}, which are not buffer parameters of "
-                         f"{getattr(compiled, 'name', 'the kernel')} ({', '.join(buffers)})")
+        raise ValueError(
+            f"reference returned {unknown}, which are not buffer parameters of "
+            f"{getattr(compiled, 'name', 'the kernel')} ({', '.join(buffers)})"
+        )
     return exp
 
 
-def compare(got: np.ndarray, want: np.ndarray, rtol, atol, *, exact_integers: bool = False,
-            equal_nan: bool = False) -> dict:
+def compare(
+    got: np.ndarray, want: np.ndarray, rtol, atol, *, exact_integers: bool = False, equal_nan: bool = False
+) -> dict:
     """How ``got`` differs from ``want``: ``ok``, ``mismatches`` of ``size``, ``unwritten`` (NaN
     where a value was expected), ``max_abs_err``, ``rel_frobenius``, the ``first_mismatch`` index
     and its ``got``/``want``. An element matches when ``|got - want| <= atol + rtol * |want|``;
@@ -465,8 +511,11 @@ def compare(got: np.ndarray, want: np.ndarray, rtol, atol, *, exact_integers: bo
             bad |= np.isnan(g) & ~np.isnan(w)
         first = np.argwhere(bad)[0].tolist() if bad.any() else None
         norm = float(np.linalg.norm(w.ravel()))
-        rel = float(np.linalg.norm(np.nan_to_num(g - w, nan=np.inf).ravel()) / norm) if norm else float(
-            np.nanmax(diff) if diff.size else 0.0)
+        rel = (
+            float(np.linalg.norm(np.nan_to_num(g - w, nan=np.inf).ravel()) / norm)
+            if norm
+            else float(np.nanmax(diff) if diff.size else 0.0)
+        )
         return {
             "ok": not bool(bad.any()),
             "size": int(g.size),
@@ -517,10 +566,20 @@ class BenchResult:
         return None if not (self.bytes and self.flops) else self.flops / self.bytes
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "median_ms": self.median_ms, "p10_ms": self.p10_ms,
-                "p90_ms": self.p90_ms, "min_ms": min(self.times_ms), "rep": len(self.times_ms),
-                "gbps": self.gbps, "tflops": self.tflops, "bytes": self.bytes, "flops": self.flops,
-                "l2_flushed": self.l2_flushed, "device": self.device}
+        return {
+            "name": self.name,
+            "median_ms": self.median_ms,
+            "p10_ms": self.p10_ms,
+            "p90_ms": self.p90_ms,
+            "min_ms": min(self.times_ms),
+            "rep": len(self.times_ms),
+            "gbps": self.gbps,
+            "tflops": self.tflops,
+            "bytes": self.bytes,
+            "flops": self.flops,
+            "l2_flushed": self.l2_flushed,
+            "device": self.device,
+        }
 
     def __repr__(self):
         extra = ""
@@ -528,8 +587,10 @@ class BenchResult:
             extra += f", {self.gbps:,.0f} GB/s"
         if self.tflops:
             extra += f", {self.tflops:,.1f} TFLOP/s"
-        return (f"<BenchResult {self.name}: median {self.median_ms * 1000:.1f} µs "
-                f"(p10 {self.p10_ms * 1000:.1f}, p90 {self.p90_ms * 1000:.1f}, n={len(self.times_ms)}){extra}>")
+        return (
+            f"<BenchResult {self.name}: median {self.median_ms * 1000:.1f} µs "
+            f"(p10 {self.p10_ms * 1000:.1f}, p90 {self.p90_ms * 1000:.1f}, n={len(self.times_ms)}){extra}>"
+        )
 
     def plot(self, ax=None):
         """Histogram of the per-launch times."""
@@ -552,15 +613,25 @@ class BenchResult:
 
 
 #: what bench says without a GPU
-NO_TIMING = ("the CPU emulator runs kernels but cannot time them: its clocks count emulated work, "
-             "not time. Without a GPU: txlab.occupancy.occupancy(kernel) (resident blocks and "
-             "occupancy from ptxas's registers and shared memory), txlab.tune(build, space) with no "
-             "inputs (a compile-only sweep: registers, spills, shared memory, occupancy per "
-             "configuration), and txlab.check / txlab.emulate for correctness.")
+NO_TIMING = (
+    "the CPU emulator runs kernels but cannot time them: its clocks count emulated work, "
+    "not time. Without a GPU: txlab.occupancy.occupancy(kernel) (resident blocks and "
+    "occupancy from ptxas's registers and shared memory), txlab.tune(build, space) with no "
+    "inputs (a compile-only sweep: registers, spills, shared memory, occupancy per "
+    "configuration), and txlab.check / txlab.emulate for correctness."
+)
 
 
-def bench(kernel, *args, warmup: int = 10, rep: int = 100, bytes: int | None = None,  # noqa: A002
-          flops: int | None = None, flush_l2: bool = True, timeout_s: float | None = None) -> BenchResult:
+def bench(
+    kernel,
+    *args,
+    warmup: int = 10,
+    rep: int = 100,
+    bytes: int | None = None,  # noqa: A002
+    flops: int | None = None,
+    flush_l2: bool = True,
+    timeout_s: float | None = None,
+) -> BenchResult:
     """Time ``compiled(*args)``: ``warmup`` untimed launches, then ``rep`` launches each timed with
     CUDA events on the launch stream, the L2 cache flushed (a write over twice its size) before
     each. Give ``bytes`` / ``flops`` moved per launch to get GB/s and TFLOP/s. In isolated mode the
@@ -584,8 +655,9 @@ def bench(kernel, *args, warmup: int = 10, rep: int = 100, bytes: int | None = N
     if config.isolation == "process":
         from txlab import worker
 
-        times = worker.bench(compiled, args, warmup=warmup, rep=rep, flush_l2=flush_l2,
-                             l2_bytes=info.l2_bytes, timeout_s=timeout_s)
+        times = worker.bench(
+            compiled, args, warmup=warmup, rep=rep, flush_l2=flush_l2, l2_bytes=info.l2_bytes, timeout_s=timeout_s
+        )
     else:
         from txlab.progress import Progress
 
@@ -593,14 +665,37 @@ def bench(kernel, *args, warmup: int = 10, rep: int = 100, bytes: int | None = N
         dev_args, _ = to_device(args)
         progress = Progress(f"bench {compiled.name}", total=rep, delay_s=1.0)
         try:
-            times = timed_launches(exe, dev_args, warmup=warmup, rep=rep, flush_l2=flush_l2,
-                                    l2_bytes=info.l2_bytes, progress=progress,
-                                    on_error=lambda text: raise_inline_fault(compiled, args, text))
+            times = timed_launches(
+                exe,
+                dev_args,
+                warmup=warmup,
+                rep=rep,
+                flush_l2=flush_l2,
+                l2_bytes=info.l2_bytes,
+                progress=progress,
+                on_error=lambda text: raise_inline_fault(compiled, args, text),
+            )
         finally:
             progress.close()
-    return BenchResult(name=compiled.name, times_ms=[float(t) for t in times], bytes=bytes, flops=flops,
-                       l2_flushed=flush_l2, device=probe().name)
+    return BenchResult(
+        name=compiled.name,
+        times_ms=[float(t) for t in times],
+        bytes=bytes,
+        flops=flops,
+        l2_flushed=flush_l2,
+        device=probe().name,
+    )
 
 
-__all__ = ["launch", "check", "bench", "check_args", "check_launch", "bind_symbols", "CheckResult", "BenchResult",
-           "compare", "expected_outputs"]
+__all__ = [
+    "launch",
+    "check",
+    "bench",
+    "check_args",
+    "check_launch",
+    "bind_symbols",
+    "CheckResult",
+    "BenchResult",
+    "compare",
+    "expected_outputs",
+]

@@ -6,6 +6,7 @@ argument into its own exactly-sized device buffer (``tvm.runtime.empty``: one ``
 buffer, so compute-sanitizer knows every buffer's bounds), launches once, synchronises and writes
 ``{"status": "ok"|"fault"|"error", ...}`` to the job's result file. Nothing else runs on the GPU.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ def main(argv=None) -> int:
     try:
         from txlab.worker.boot import import_tvm
 
-        tvm = import_tvm("library" in job)   # torch out: exact buffer bounds
+        tvm = import_tvm("library" in job)  # torch out: exact buffer bounds
         import ctypes
 
         import numpy as np

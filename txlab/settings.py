@@ -1,4 +1,5 @@
 """Session-wide settings, reached as ``txlab.config`` (``txlab.config.isolation``, ``.default_arch``, ...)."""
+
 from __future__ import annotations
 
 import os
@@ -6,7 +7,7 @@ from dataclasses import dataclass, field
 
 
 def _default_isolation() -> str:
-    """"process" in a Jupyter (IPython) kernel, where a hung or faulting kernel would take the
+    """ "process" in a Jupyter (IPython) kernel, where a hung or faulting kernel would take the
     user's session with it; "inline" in scripts and tests, where speed matters more."""
     import sys
 
@@ -49,8 +50,9 @@ class Config:
         if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:
             object.__setattr__(self, name, value)
         else:
-            raise AttributeError(f"txlab.config has no setting {name!r}; settings: "
-                                 f"{', '.join(type(self).__dataclass_fields__)}")
+            raise AttributeError(
+                f"txlab.config has no setting {name!r}; settings: {', '.join(type(self).__dataclass_fields__)}"
+            )
 
 
 config = Config()

@@ -20,6 +20,7 @@ with the active-thread mask, the per-thread index values (``UNKNOWN`` where they
 the buffer's scope and the user's source line (from the statement's span).
 Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered IR that runs).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -70,22 +71,22 @@ class RampValue:
 class Visit:
     """One execution of a statement: the threads that ran it and their values."""
 
-    kind: str                 # "load", "store" or "call"
-    node: object              # the TVM node (BufferLoad/BufferStore/Call)
-    stmt: object              # the enclosing statement
-    line: int | None          # the user's source line (span of the statement)
-    mask: np.ndarray          # active threads (bool, one per thread of the CTA)
-    index: object = None      # per-thread flat index (array/int, RampValue) for loads/stores
-    args: list = field(default_factory=list)   # evaluated call arguments (for calls)
-    loops: tuple = ()         # values of the enclosing loop variables at this visit
-    uncertain: bool = False   # a guard on the path could not be evaluated
-    exec_id: int = 0          # which execution of a statement this visit belongs to
-    scope: str = ""           # the accessed buffer's memory scope for loads/stores ("shared", "global", ...)
+    kind: str  # "load", "store" or "call"
+    node: object  # the TVM node (BufferLoad/BufferStore/Call)
+    stmt: object  # the enclosing statement
+    line: int | None  # the user's source line (span of the statement)
+    mask: np.ndarray  # active threads (bool, one per thread of the CTA)
+    index: object = None  # per-thread flat index (array/int, RampValue) for loads/stores
+    args: list = field(default_factory=list)  # evaluated call arguments (for calls)
+    loops: tuple = ()  # values of the enclosing loop variables at this visit
+    uncertain: bool = False  # a guard on the path could not be evaluated
+    exec_id: int = 0  # which execution of a statement this visit belongs to
+    scope: str = ""  # the accessed buffer's memory scope for loads/stores ("shared", "global", ...)
 
 
 class Limits:
-    max_loop_iterations = 256   # iterations of one loop visited (the rest are skipped: noted)
-    max_visits = 20000          # visits reported in all
+    max_loop_iterations = 256  # iterations of one loop visited (the rest are skipped: noted)
+    max_visits = 20000  # visits reported in all
 
 
 class SimtWalk:
@@ -98,9 +99,9 @@ class SimtWalk:
         self.block = tuple(block) if block is not None else None
         self.cta = tuple(cta)
         self.env: dict = {}
-        self.locals: dict = {}      # data var -> {const index: value}
-        self.scopes: dict = {}      # data var -> scope
-        self.buffers: dict = {}     # data var -> Buffer (first declaration)
+        self.locals: dict = {}  # data var -> {const index: value}
+        self.scopes: dict = {}  # data var -> scope
+        self.buffers: dict = {}  # data var -> Buffer (first declaration)
         self.notes: list = []
         self.visits = 0
         self.truncated = False
@@ -118,8 +119,7 @@ class SimtWalk:
         n = bx * by * bz
         lin = np.arange(n, dtype=np.int64)
         self._n = n
-        self.tid = {"threadIdx.x": lin % bx, "threadIdx.y": (lin // bx) % by,
-                    "threadIdx.z": lin // (bx * by)}
+        self.tid = {"threadIdx.x": lin % bx, "threadIdx.y": (lin // bx) % by, "threadIdx.z": lin // (bx * by)}
         self.linear = lin
 
     def run(self):
@@ -153,9 +153,19 @@ class SimtWalk:
                 self.truncated = True
                 self.note(f"stopped reporting after {self.limits.max_visits} visits")
             return
-        self.on_visit(Visit(kind, node, self._stmt, self._line(self._stmt), mask.copy(),
-                            loops=tuple(self._loops), uncertain=self._uncertain > 0,
-                            exec_id=self._exec_id, **kw))
+        self.on_visit(
+            Visit(
+                kind,
+                node,
+                self._stmt,
+                self._line(self._stmt),
+                mask.copy(),
+                loops=tuple(self._loops),
+                uncertain=self._uncertain > 0,
+                exec_id=self._exec_id,
+                **kw,
+            )
+        )
 
     # ---- statements ---------------------------------------------------------------------------
     def _exec(self, s, mask):
@@ -207,8 +217,10 @@ class SimtWalk:
             self._begin(s)
             c = self._eval(s.condition, mask)
             if c is UNKNOWN:
-                self.note(f"line {self._line(s) or '?'}: a condition depends on a value read from "
-                          "memory; both branches were followed with every thread")
+                self.note(
+                    f"line {self._line(s) or '?'}: a condition depends on a value read from "
+                    "memory; both branches were followed with every thread"
+                )
                 self._uncertain += 1
                 self._exec(s.then_case, mask)
                 self._exec(s.else_case, mask)
@@ -249,8 +261,10 @@ class SimtWalk:
         step = self._eval(s.step, mask) if getattr(s, "step", None) is not None else 1
         key = _key(s.loop_var)
         if lo is UNKNOWN or ext is UNKNOWN or step is UNKNOWN:
-            self.note(f"line {self._line(s.body) or self._line(s) or '?'}: a loop bound depends on "
-                      "a value read from memory; its body was visited once with an unknown loop variable")
+            self.note(
+                f"line {self._line(s.body) or self._line(s) or '?'}: a loop bound depends on "
+                "a value read from memory; its body was visited once with an unknown loop variable"
+            )
             self.env[key] = UNKNOWN
             self._uncertain += 1
             self._loops.append(None)
@@ -265,8 +279,10 @@ class SimtWalk:
         trips = np.where(mask, -(-np.maximum(ext_a, 0) // step_i), 0)
         n_max = int(trips.max()) if trips.size else 0
         if n_max > self.limits.max_loop_iterations:
-            self.note(f"line {self._line(s) or '?'}: loop of {n_max} iterations; the first "
-                      f"{self.limits.max_loop_iterations} were followed")
+            self.note(
+                f"line {self._line(s) or '?'}: loop of {n_max} iterations; the first "
+                f"{self.limits.max_loop_iterations} were followed"
+            )
             n_max = self.limits.max_loop_iterations
         for i in range(n_max):
             live = mask & (trips > i)
@@ -284,8 +300,9 @@ class SimtWalk:
             self._begin(s)
             c = self._eval(s.condition, live)
             if c is UNKNOWN:
-                self.note(f"line {self._line(s) or '?'}: a while condition depends on memory; the body "
-                          "was visited once")
+                self.note(
+                    f"line {self._line(s) or '?'}: a while condition depends on memory; the body was visited once"
+                )
                 self._uncertain += 1
                 self._exec(s.body, live)
                 self._uncertain -= 1
@@ -296,8 +313,9 @@ class SimtWalk:
             self._loops.append(i)
             self._exec(s.body, live)
             self._loops.pop()
-        self.note(f"line {self._line(s) or '?'}: while loop followed for "
-                  f"{self.limits.max_loop_iterations} iterations only")
+        self.note(
+            f"line {self._line(s) or '?'}: while loop followed for {self.limits.max_loop_iterations} iterations only"
+        )
 
     def _store_local(self, k, idx, value, mask):
         if len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)) or idx[0] is UNKNOWN:
@@ -416,14 +434,34 @@ class SimtWalk:
             if UNKNOWN in args:
                 return UNKNOWN
             return _simplify(semantics.select(args[0], args[1], args[2]))
-        if short in ("truncdiv", "truncmod", "floordiv", "floormod", "shift_left", "shift_right",
-                     "bitwise_and", "bitwise_or", "bitwise_xor") and len(args) == 2:
+        if (
+            short
+            in (
+                "truncdiv",
+                "truncmod",
+                "floordiv",
+                "floormod",
+                "shift_left",
+                "shift_right",
+                "bitwise_and",
+                "bitwise_or",
+                "bitwise_xor",
+            )
+            and len(args) == 2
+        ):
             if UNKNOWN in args:
                 return UNKNOWN
-            fn = {"truncdiv": semantics.trunc_div, "truncmod": semantics.trunc_mod,
-                  "floordiv": semantics.floor_div, "floormod": semantics.floor_mod, "shift_left": np.left_shift, "shift_right": np.right_shift,
-                  "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-                  "bitwise_xor": np.bitwise_xor}[short]
+            fn = {
+                "truncdiv": semantics.trunc_div,
+                "truncmod": semantics.trunc_mod,
+                "floordiv": semantics.floor_div,
+                "floormod": semantics.floor_mod,
+                "shift_left": np.left_shift,
+                "shift_right": np.right_shift,
+                "bitwise_and": np.bitwise_and,
+                "bitwise_or": np.bitwise_or,
+                "bitwise_xor": np.bitwise_xor,
+            }[short]
             return _simplify(fn(args[0], args[1]))
         if "shfl_sync" in short and len(args) >= 3:
             kind = short.replace("__shfl_", "").replace("_sync", "")
@@ -459,7 +497,7 @@ class SimtWalk:
     def _elect(self, mask):
         out = np.zeros(self._n, dtype=bool)
         for w0 in range(0, self._n, WARP):
-            active = np.nonzero(mask[w0:w0 + WARP])[0]
+            active = np.nonzero(mask[w0 : w0 + WARP])[0]
             if active.size:
                 out[w0 + active[0]] = True
         return out

@@ -4,6 +4,7 @@ category, signature, doc and the arch it needs. A new TVM shows added and remove
 This is a fact about TVM, below the compiler (``txlab.diagnose`` names the arch an API call needs
 from it); :func:`txlab.api.catalogue` adds the ids of the example kernels that use each name.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,36 +24,41 @@ _CATEGORY_OF = {
 }
 _CUDA_CATEGORIES = {
     "sync": "any_sync elect_sync warp_sync warpgroup_sync cta_sync grid_sync cluster_sync "
-            "syncthreads_and syncthreads_or thread_rank ballot_sync __shfl_sync __shfl_up_sync "
-            "__shfl_down_sync __shfl_xor_sync __activemask",
+    "syncthreads_and syncthreads_or thread_rank ballot_sync __shfl_sync __shfl_up_sync "
+    "__shfl_down_sync __shfl_xor_sync __activemask",
     "memory": "mbarrier_wait mbarrier_wait_acquire_cluster thread_fence atomic_add atomic_cas wait_until",
     "reduce": "warp_reduce warp_sum warp_max warp_min cta_reduce cta_sum cta_max cta_min "
-              "reduce_add_sync_u32 reduce_min_sync_u32",
+    "reduce_add_sync_u32 reduce_min_sync_u32",
     "desc": "wgmma.noop_barrier wgmma.encode_matrix_descriptor tcgen05.encode_matrix_descriptor "
-            "tcgen05.encode_instr_descriptor tcgen05.encode_instr_descriptor_block_scaled "
-            "runtime_instr_desc get_tmem_addr cvta_generic_to_shared smem_addr_from_uint64 "
-            "sm100_2sm_leader_smem_addr mov_sreg",
+    "tcgen05.encode_instr_descriptor tcgen05.encode_instr_descriptor_block_scaled "
+    "runtime_instr_desc get_tmem_addr cvta_generic_to_shared smem_addr_from_uint64 "
+    "sm100_2sm_leader_smem_addr mov_sreg",
     "calls": "ldg func_call printf trap_when_assert_failed nano_sleep clock64 ffs_u32",
     "instrument": "iket.mark iket.range_start iket.range_end iket.range_push iket.range_pop "
-                  "iket.sentinel_token iket.official_event timer_init timer_start timer_end "
-                  "timer_finalize mma_store mma_fill mma_store_legacy mma_fill_legacy",
+    "iket.sentinel_token iket.official_event timer_init timer_start timer_end "
+    "timer_finalize mma_store mma_fill mma_store_legacy mma_fill_legacy",
 }
 # Arch a name needs (the lowest target its PTX/CUDA exists on); everything else in Tx.cuda is sm_80.
 _ARCH = {
     "sm_90": "elect_sync mbarrier_wait mbarrier_wait_acquire_cluster cluster_sync "
-             "cvta_generic_to_shared smem_addr_from_uint64",
+    "cvta_generic_to_shared smem_addr_from_uint64",
     "sm_90a": "wgmma.noop_barrier wgmma.encode_matrix_descriptor",
     "sm_100a": "tcgen05.encode_matrix_descriptor tcgen05.encode_instr_descriptor "
-               "tcgen05.encode_instr_descriptor_block_scaled runtime_instr_desc get_tmem_addr "
-               "sm100_2sm_leader_smem_addr fmul2_rn fadd2_rn",
+    "tcgen05.encode_instr_descriptor_block_scaled runtime_instr_desc get_tmem_addr "
+    "sm100_2sm_leader_smem_addr fmul2_rn fadd2_rn",
 }
 
 
 # lang methods the issue names explicitly (catalogued as their own entries), with the arch they need.
 _METHODS = {
-    "MBarrier.remote_view": "sm_90", "SMEMPool.alloc_tcgen05_mma_AB": "sm_90", "SMEMPool.commit": "sm_90",
-    "SmemDescriptor.make_lo_uniform": "sm_100a", "TMEMPool.alloc": "sm_100a", "TMEMPool.alloc_sf": "sm_100a",
-    "TMEMPool.alloc_tcgen05_mma_A": "sm_100a", "TMEMPool.alloc_tcgen05_mma_C": "sm_100a",
+    "MBarrier.remote_view": "sm_90",
+    "SMEMPool.alloc_tcgen05_mma_AB": "sm_90",
+    "SMEMPool.commit": "sm_90",
+    "SmemDescriptor.make_lo_uniform": "sm_100a",
+    "TMEMPool.alloc": "sm_100a",
+    "TMEMPool.alloc_sf": "sm_100a",
+    "TMEMPool.alloc_tcgen05_mma_A": "sm_100a",
+    "TMEMPool.alloc_tcgen05_mma_C": "sm_100a",
     "TMEMPool.alloc_tcgen05_mma_D": "sm_100a",
 }
 _LANG_SM100 = {"TMEMPool", "TCGen05Bar", "SmemDescriptor"}  # tcgen05 / TMEM classes
@@ -79,9 +85,11 @@ def _unwrap_meta_init(init):
     **kwargs)`` closing over the original), or None when ``init`` is not such a wrapper."""
     found, fn = None, init
     for _ in range(8):  # a subclass wraps its (already wrapped) parent's __init__
-        inner = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
-                 if callable(getattr(c, "cell_contents", None))
-                 and getattr(c.cell_contents, "__name__", "") == "__init__"]
+        inner = [
+            c.cell_contents
+            for c in (getattr(fn, "__closure__", None) or ())
+            if callable(getattr(c, "cell_contents", None)) and getattr(c.cell_contents, "__name__", "") == "__init__"
+        ]
         if not inner:
             break
         fn = found = inner[0]
@@ -101,8 +109,10 @@ def _real_signature(obj) -> tuple[inspect.Signature | None, str]:
         sig = inspect.signature(obj)
     except (TypeError, ValueError) as exc:
         return None, f"inspect.signature failed: {exc}"
-    hidden = [p.kind for p in sig.parameters.values()] == [inspect.Parameter.VAR_POSITIONAL,
-                                                             inspect.Parameter.VAR_KEYWORD]
+    hidden = [p.kind for p in sig.parameters.values()] == [
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    ]
     if not hidden:
         return sig, "inspect.signature"
     if inspect.isclass(obj):
@@ -194,14 +204,21 @@ def _introspect() -> list[Entry]:
 
     entries: list[Entry] = []
     for name, fn in _walk_namespace(T.cuda, "Tx.cuda."):
-        short = name[len("Tx.cuda."):]
+        short = name[len("Tx.cuda.") :]
         entries.append(_make(name, _cuda_category(short), fn, _cuda_arch(short), "function"))
     for name, fn in _walk_namespace(T.nvshmem, "Tx.nvshmem."):
         entries.append(_make(name, "nvshmem (multi-GPU)", fn, "multi-GPU", "function"))
     for cname in sorted(getattr(lang, "__all__", ())):
         cls = getattr(lang, cname)
-        entries.append(_make(f"tvm.backend.cuda.lang.{cname}", "tvm.backend.cuda.lang", cls,
-                             "sm_90", "class" if inspect.isclass(cls) else "function"))
+        entries.append(
+            _make(
+                f"tvm.backend.cuda.lang.{cname}",
+                "tvm.backend.cuda.lang",
+                cls,
+                "sm_90",
+                "class" if inspect.isclass(cls) else "function",
+            )
+        )
     for qual, arch in _METHODS.items():
         cname, meth = qual.split(".")
         cls = getattr(lang, cname, None)
@@ -216,13 +233,21 @@ def _introspect() -> list[Entry]:
         obj = getattr(iket, attr)
         if getattr(obj, "__module__", "") != iket.__name__:
             continue
-        entries.append(_make(f"tvm.backend.cuda.iket.{attr}", "iket profiling", obj,
-                             "sm_90", "class" if inspect.isclass(obj) else "function"))
+        entries.append(
+            _make(
+                f"tvm.backend.cuda.iket.{attr}",
+                "iket profiling",
+                obj,
+                "sm_90",
+                "class" if inspect.isclass(obj) else "function",
+            )
+        )
     from tvm.backend.cuda import transforms
 
     if hasattr(transforms, "LowerIket"):
-        entries.append(_make("tvm.backend.cuda.transforms.LowerIket", "iket profiling", transforms.LowerIket,
-                             "sm_90", "function"))
+        entries.append(
+            _make("tvm.backend.cuda.transforms.LowerIket", "iket profiling", transforms.LowerIket, "sm_90", "function")
+        )
     return entries
 
 

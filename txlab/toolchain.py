@@ -5,6 +5,7 @@ Found on PATH or in NVIDIA's PyPI wheels.
 Each step raises :class:`txlab.CompileError` with the stage that failed (``nvcc``, ``ptxas``,
 ``disasm``) and the tool's own message, mapped to a source line where the tool names one.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,10 +24,15 @@ from txlab.errors import CompileError
 # TVM would build: same macros, fast math, relaxed constexpr.
 NVCC_FLAGS = [
     "-O3",
-    "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-    "-U__CUDA_NO_BFLOAT16_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
-    "-U__CUDA_NO_BFLOAT162_OPERATORS__", "-U__CUDA_NO_BFLOAT162_CONVERSIONS__",
-    "--expt-relaxed-constexpr", "--expt-extended-lambda", "--use_fast_math",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT162_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT162_CONVERSIONS__",
+    "--expt-relaxed-constexpr",
+    "--expt-extended-lambda",
+    "--use_fast_math",
     # line info (PTX .loc, cubin .debug_line): the line map, and CUDA file:line in ncu and
     # compute-sanitizer; it does not change the instructions (tests/test_sourcemap.py checks)
     "-lineinfo",
@@ -71,13 +77,15 @@ def find_tool(name: str) -> str | None:
 # What to do when nvcc/ptxas are missing or do not run. txlab depends on NVIDIA's wheels
 # (pyproject.toml), so a plain `pip install txlab` has both; this names the wheels in case they
 # were removed, and the toolkit route.
-_WHEELS = "nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 " \
-          "nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85"
+_WHEELS = (
+    "nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 "
+    "nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85"
+)
 TOOL_FIX = {
     "nvcc": f"pip install {_WHEELS} (txlab's default dependencies: nvcc with its cicc, headers "
-            "and CCCL), or install the CUDA toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
+    "and CCCL), or install the CUDA toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
     "ptxas": f"pip install {_WHEELS} (ptxas ships in nvidia-cuda-nvcc), or install the CUDA "
-             "toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
+    "toolkit 13 and put its bin/ on PATH (or set CUDA_HOME)",
     "nvdisasm": "pip install nvidia-cuda-nvdisasm",
     "cuobjdump": "pip install nvidia-cuda-cuobjdump",
 }
@@ -97,8 +105,7 @@ def tool_status(name: str) -> tuple[str | None, str | None, str]:
     out = proc.stdout
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).strip().splitlines()
-        return path, None, (f"{path} --version failed (exit {proc.returncode})"
-                            + (f": {said[-1]}" if said else ""))
+        return path, None, (f"{path} --version failed (exit {proc.returncode})" + (f": {said[-1]}" if said else ""))
     m = re.search(r"V(\d+\.\d+\.\d+)", out)
     version = m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
     if version is None:
@@ -131,13 +138,18 @@ def gencode(arch: str) -> list[str]:
     return ["-gencode", f"arch=compute_{num},code=sm_{num}"]
 
 
-_NVCC_ERR = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|warning)\s*(?:#\w+(?:-\w+)?)?:?\s*(?P<msg>.*)$", re.M)
+_NVCC_ERR = re.compile(
+    r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|warning)\s*(?:#\w+(?:-\w+)?)?:?\s*(?P<msg>.*)$", re.M
+)
 _PTXAS_ERR = re.compile(r"ptxas (?:\S+, )?line (?P<line>\d+); (?P<kind>error|warning)\s*:\s*(?P<msg>.*)")
 
 
 # nvcc's own parts missing (a partial install): cicc, cudafe++, the runtime headers
-_MISSING_PART = re.compile(r"(cicc|cudafe\+\+|fatbinary|nvvm|cuda_runtime\.h|crt/host_config\.h)"
-                           r".*(not found|No such file)", re.I)
+_MISSING_PART = re.compile(
+    r"(cicc|cudafe\+\+|fatbinary|nvvm|cuda_runtime\.h|crt/host_config\.h)"
+    r".*(not found|No such file)",
+    re.I,
+)
 
 
 def _first_error(out: str, pattern: re.Pattern) -> tuple[int | None, str]:
@@ -159,21 +171,27 @@ def _run(cmd: list[str], stage: str, cwd: str) -> subprocess.CompletedProcess:
     except subprocess.TimeoutExpired as exc:
         raise CompileError(stage, f"{tool} ran for more than 600 s and was stopped") from exc
     except OSError as exc:  # not executable, wrong format, vanished since it was found
-        raise CompileError(stage, f"{cmd[0]} could not be run ({exc.strerror or exc})",
-                           hint=TOOL_FIX.get(tool)) from None
+        raise CompileError(
+            stage, f"{cmd[0]} could not be run ({exc.strerror or exc})", hint=TOOL_FIX.get(tool)
+        ) from None
     if proc.returncode in (126, 127) and not _NVCC_ERR.search(proc.stdout + proc.stderr):
         # the shell's "not found" / "cannot execute": a wrapper whose target is gone, or a
         # driver whose own helper (cicc, cudafe++) is missing
         said = (proc.stderr or proc.stdout).strip().splitlines()
-        raise CompileError(stage, f"{tool} is broken: {said[-1] if said else f'exit {proc.returncode}'}",
-                           detail=(proc.stdout + proc.stderr).strip(), hint=TOOL_FIX.get(tool))
+        raise CompileError(
+            stage,
+            f"{tool} is broken: {said[-1] if said else f'exit {proc.returncode}'}",
+            detail=(proc.stdout + proc.stderr).strip(),
+            hint=TOOL_FIX.get(tool),
+        )
     return proc
 
 
 def _arch_hint(msg: str, arch: str) -> str | None:
     """Explain "not supported on .target 'sm_90a'" style errors: which arch the instruction needs."""
-    m = re.search(r"[Ii]nstruction '([^']+)' not supported on \.target '(\w+)'", msg) or \
-        re.search(r"'([^']+)' requires .*?target (sm_\w+)", msg)
+    m = re.search(r"[Ii]nstruction '([^']+)' not supported on \.target '(\w+)'", msg) or re.search(
+        r"'([^']+)' requires .*?target (sm_\w+)", msg
+    )
     if not m:
         if "not supported on .target" in msg or "requires .target" in msg:
             return f"an instruction here is not available on {arch}; compile for the arch it needs (--arch)"
@@ -211,30 +229,43 @@ class PTXResult:
     seconds: float
 
 
-def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None, *,
-                base_flags: list[str] | None = None) -> str:
+def cuda_to_ptx(
+    source: str, arch: str, extra_flags: list[str] | None = None, *, base_flags: list[str] | None = None
+) -> str:
     """CUDA C to PTX with nvcc (``base_flags`` replaces NVCC_FLAGS). Errors are mapped to the line
     of the CUDA source."""
     nvcc = _need("nvcc", "nvcc")
     with tempfile.TemporaryDirectory(prefix="txlab-nvcc-") as tmp:
         cu = Path(tmp, "kernel.cu")
         cu.write_text(source)
-        cmd = [nvcc, "--ptx", *gencode(arch), *(NVCC_FLAGS if base_flags is None else base_flags),
-               *(extra_flags or []), "-o", "kernel.ptx", "kernel.cu"]
+        cmd = [
+            nvcc,
+            "--ptx",
+            *gencode(arch),
+            *(NVCC_FLAGS if base_flags is None else base_flags),
+            *(extra_flags or []),
+            "-o",
+            "kernel.ptx",
+            "kernel.cu",
+        ]
         proc = _run(cmd, "nvcc", tmp)
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).strip()
             lines = source.splitlines()
             lineno, msg = _first_error(out, _NVCC_ERR)
             raise CompileError(
-                "nvcc", msg, lineno=lineno, filename="<generated CUDA>",
+                "nvcc",
+                msg,
+                lineno=lineno,
+                filename="<generated CUDA>",
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
-                detail=out, hint=_arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None),
+                detail=out,
+                hint=_arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None),
             )
         ptx = Path(tmp, "kernel.ptx").read_text()
         # -lineinfo names the source by its absolute path, here a fresh temporary folder: name it
         # "kernel.cu" so the same source gives the same PTX and cubin (the cache relies on it)
-        ptx = re.sub(r'(\.file\s+\d+\s+")' + re.escape(tmp.rstrip("/")) + r'/', r"\1", ptx)
+        ptx = re.sub(r'(\.file\s+\d+\s+")' + re.escape(tmp.rstrip("/")) + r"/", r"\1", ptx)
         # and the per-run module id nvcc puts in internal names (_INTERNAL_<8 hex>_), which the
         # line info's function-name strings carry: one fixed id, renamed consistently
         return _fixed_module_id(re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_00000000_", ptx))
@@ -243,13 +274,15 @@ def cuda_to_ptx(source: str, arch: str, extra_flags: list[str] | None = None, *,
 _SEP = r"(?:,\s*|\s*\n\s*\.b8\s+)"
 _HEXDIGIT = r"(?:4[89]|5[0-7]|9[7-9]|10[0-2])"
 _INTERNAL_BYTES = re.compile(
-    _SEP.join(str(b) for b in b"_INTERNAL_") + "(" + _SEP + "(?:" + (_HEXDIGIT + _SEP) * 7 + _HEXDIGIT + "))")
+    _SEP.join(str(b) for b in b"_INTERNAL_") + "(" + _SEP + "(?:" + (_HEXDIGIT + _SEP) * 7 + _HEXDIGIT + "))"
+)
 
 
 def _fixed_module_id(ptx: str) -> str:
     """The same renaming inside .debug_str, which PTX writes as ``.b8`` byte lists."""
+
     def zero(m):
-        return m.group(0)[:m.start(1) - m.start(0)] + re.sub(r"(?<![\w.])\d+", "48", m.group(1))
+        return m.group(0)[: m.start(1) - m.start(0)] + re.sub(r"(?<![\w.])\d+", "48", m.group(1))
 
     return _INTERNAL_BYTES.sub(zero, ptx)
 
@@ -266,15 +299,21 @@ def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> t
             lines = ptx.splitlines()
             lineno, msg = _first_error(report, _PTXAS_ERR)
             raise CompileError(
-                "ptxas", msg, lineno=lineno, filename="<generated PTX>",
+                "ptxas",
+                msg,
+                lineno=lineno,
+                filename="<generated PTX>",
                 source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
-                detail=report, hint=_arch_hint(report, arch),
+                detail=report,
+                hint=_arch_hint(report, arch),
             )
         return Path(tmp, "kernel.cubin").read_bytes(), report
 
 
 _RES_FUNC = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>\w+)'")
-_RES_STACK = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<sst>\d+) bytes spill stores, (?P<sld>\d+) bytes spill loads")
+_RES_STACK = re.compile(
+    r"(?P<stack>\d+) bytes stack frame, (?P<sst>\d+) bytes spill stores, (?P<sld>\d+) bytes spill loads"
+)
 _RES_USED = re.compile(r"Used (?P<regs>\d+) registers(?P<rest>.*)")
 
 
@@ -285,10 +324,17 @@ def parse_ptxas_report(report: str) -> dict:
     for line in report.splitlines():
         m = _RES_FUNC.search(line)
         if m:
-            current = out.setdefault(m.group("name"), {
-                "registers": 0, "static_smem_bytes": 0, "spill_store_bytes": 0,
-                "spill_load_bytes": 0, "stack_bytes": 0, "const_bytes": 0,
-            })
+            current = out.setdefault(
+                m.group("name"),
+                {
+                    "registers": 0,
+                    "static_smem_bytes": 0,
+                    "spill_store_bytes": 0,
+                    "spill_load_bytes": 0,
+                    "stack_bytes": 0,
+                    "const_bytes": 0,
+                },
+            )
             continue
         if current is None:
             continue

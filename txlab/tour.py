@@ -1,6 +1,7 @@
 """``python -m txlab.tour NOTEBOOK OUT.html``: execute a notebook headless (nbclient), export it to
 self-contained HTML with its widget state (:func:`txlab.export.export_html`: the widgets render
 with no network), and print a short summary. Used by ``make demo``."""
+
 from __future__ import annotations
 
 import sys
@@ -23,13 +24,20 @@ def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
     def on_cell_executed(cell, cell_index, execute_reply, **_):
         if cell.cell_type == "code":
             done["n"] += 1
-            sys.stderr.write(f"\r  running {Path(notebook).name}: cell {done['n']}/{total} "
-                             f"({time.perf_counter() - t0:.0f} s)")
+            sys.stderr.write(
+                f"\r  running {Path(notebook).name}: cell {done['n']}/{total} ({time.perf_counter() - t0:.0f} s)"
+            )
             sys.stderr.flush()
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            store_widget_state=True, on_cell_executed=on_cell_executed,
-                            resources={"metadata": {"path": str(Path(notebook).parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        store_widget_state=True,
+        on_cell_executed=on_cell_executed,
+        resources={"metadata": {"path": str(Path(notebook).parent)}},
+    )
     client.execute()
     sys.stderr.write("\n")
     seconds = time.perf_counter() - t0
@@ -38,10 +46,11 @@ def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
         if cell.cell_type != "code":
             continue
         raises = "raises-exception" in cell.get("metadata", {}).get("tags", [])
-        text = "".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-                       for o in cell.get("outputs", []))
+        text = "".join(
+            str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", [])
+        )
         if raises and "Error" in text:
-            expected += 1      # txlab errors are shown as a message, not as an error output
+            expected += 1  # txlab errors are shown as a message, not as an error output
             continue
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
@@ -52,9 +61,13 @@ def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
     exported = export_html(nb, out_html, title=Path(notebook).stem)
     gpu = probe()
     return {
-        "notebook": notebook, "html": out_html, "seconds": seconds,
-        "code_cells": sum(c.cell_type == "code" for c in nb.cells), "errors": errors,
-        "expected_errors": expected, "html_bytes": exported.html_bytes,
+        "notebook": notebook,
+        "html": out_html,
+        "seconds": seconds,
+        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "errors": errors,
+        "expected_errors": expected,
+        "html_bytes": exported.html_bytes,
         "widgets": exported.widget_views,
         "gpu": gpu.name if gpu.available else f"none ({gpu.reason})",
     }
@@ -66,10 +79,11 @@ def main(argv=None) -> int:
         print("usage: python -m txlab.tour NOTEBOOK.ipynb OUT.html", file=sys.stderr)
         return 2
     r = run(*argv)
-    print(f"txlab tour: ran {r['code_cells']} code cells of {r['notebook']} in {r['seconds']:.1f} s "
-          f"(GPU: {r['gpu']})")
-    print(f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB, {r['widgets']} widget(s), "
-          "self-contained: opens offline)")
+    print(f"txlab tour: ran {r['code_cells']} code cells of {r['notebook']} in {r['seconds']:.1f} s (GPU: {r['gpu']})")
+    print(
+        f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB, {r['widgets']} widget(s), "
+        "self-contained: opens offline)"
+    )
     print(f"  unexpected errors: {len(r['errors'])}; demonstrated errors: {r['expected_errors']}")
     for e in r["errors"]:
         print(f"  ! {e}")

@@ -6,6 +6,7 @@ tests/test_widget_security.py renders them with an HTML-injection label.
 A new widget bundle (``txlab/static/<name>.js``) without an entry here makes both tests fail with
 a message saying to add one: every widget must be driven and checked for escaping.
 """
+
 from __future__ import annotations
 
 #: setup cell: imports shared by every case
@@ -113,7 +114,7 @@ TuneView(res)
 """
 
 
-_SOURCE_KERNEL = '''
+_SOURCE_KERNEL = """
 # kernel of LABEL
 @T.prim_func
 def warp_sums(X: T.Buffer((1 << 20,), "float32"), out: T.Buffer((1 << 15,), "float32")):
@@ -124,7 +125,7 @@ def warp_sums(X: T.Buffer((1 << 20,), "float32"), out: T.Buffer((1 << 15,), "flo
     v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])  # LABEL
     if tx % 32 == 0:
         out[bx * 8 + tx // 32] = v[0]
-'''
+"""
 
 
 def source(label: str) -> str:
@@ -164,7 +165,7 @@ SourceView(hg.build(8192, 8192, 8192, hg.GemmConfig()), profile=gemm_prof, heigh
 """
 
 
-_TILE_TRANSPOSE = '''
+_TILE_TRANSPOSE = """
 @T.prim_func
 def tile_t(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32")):
     T.device_entry()
@@ -176,7 +177,7 @@ def tile_t(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "floa
     T.cuda.cta_sync()
     for k in T.serial(4):
         B[bx * 32 + ty + 8 * k, by * 32 + tx] = tile[tx, ty + 8 * k]
-'''
+"""
 
 
 def diff(label: str) -> str:
@@ -202,8 +203,16 @@ DiffView(d)
 """
 
 
-CASES = {"tune": tune, "api": api, "timeline": timeline, "pipeline": pipeline, "pool": pool, "schedule": schedule,
-         "source": source, "diff": diff}
+CASES = {
+    "tune": tune,
+    "api": api,
+    "timeline": timeline,
+    "pipeline": pipeline,
+    "pool": pool,
+    "schedule": schedule,
+    "source": source,
+    "diff": diff,
+}
 
 
 def notebook(label: str, names, path) -> None:
@@ -211,8 +220,7 @@ def notebook(label: str, names, path) -> None:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(CASES[n](label)) for n in names]
     nbformat.write(nb, path)
 

@@ -9,6 +9,7 @@ Playwright's own browser download (``playwright install``) is never used.
         run_all(page)
         for w in widgets(page): ...
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "browser"
 CHROMIUM = os.environ.get("TXLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 #: console messages that are JupyterLab's own noise in an offline, token-less server, not widget
@@ -49,8 +56,7 @@ def widget_names() -> list[str]:
 def skip_reason() -> str | None:
     """Why browser tests cannot run here, or None."""
     if not Path(CHROMIUM).exists():
-        return (f"Chromium not found at {CHROMIUM} (install Debian's `chromium` with apt, or set "
-                "TXLAB_CHROMIUM)")
+        return f"Chromium not found at {CHROMIUM} (install Debian's `chromium` with apt, or set TXLAB_CHROMIUM)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -75,21 +81,37 @@ def lab_server(root_dir: Path, *, timeout: float = 90.0):
     env = dict(os.environ)
     # a private Jupyter config/runtime/data so the user's settings and workspaces do not leak in
     private = Path(tempfile.mkdtemp(prefix="txlab-jupyter-"))
-    env.update(JUPYTER_CONFIG_DIR=str(private / "config"), JUPYTER_RUNTIME_DIR=str(private / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"), PYTHONUNBUFFERED="1")
+    env.update(
+        JUPYTER_CONFIG_DIR=str(private / "config"),
+        JUPYTER_RUNTIME_DIR=str(private / "runtime"),
+        JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"),
+        PYTHONUNBUFFERED="1",
+    )
     env.setdefault("TXLAB_CACHE_DIR", str(private / "txlab-cache"))
     # the kernel must import this checkout's txlab
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     cmd = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-        "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-        "--allow-root", f"--ServerApp.root_dir={root_dir}", "--ServerApp.port_retries=0",
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",
+        "--allow-root",
+        f"--ServerApp.root_dir={root_dir}",
+        "--ServerApp.port_retries=0",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     # no announcements/news toast (it covers widgets in screenshots and wants the network)
     (private / "config" / "labconfig").mkdir(parents=True)
-    (private / "config" / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    (private / "config" / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     log = open(private / "server.log", "wb")  # noqa: SIM115 - the server writes into it until the fixture stops it
     proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -97,8 +119,10 @@ def lab_server(root_dir: Path, *, timeout: float = 90.0):
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited ({proc.returncode}):\n"
-                                   + (private / "server.log").read_text(errors="replace")[-3000:])
+                raise RuntimeError(
+                    f"JupyterLab exited ({proc.returncode}):\n"
+                    + (private / "server.log").read_text(errors="replace")[-3000:]
+                )
             try:
                 with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
                     if r.status == 200:
@@ -123,6 +147,7 @@ def lab_server(root_dir: Path, *, timeout: float = 90.0):
 @dataclass
 class Console:
     """Console errors and uncaught page errors collected from a page."""
+
     errors: list = field(default_factory=list)
 
     def attach(self, page):
@@ -147,9 +172,14 @@ def browser(*, viewport=(1400, 1000)):
     profile = tempfile.mkdtemp(prefix="txlab-chromium-")
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1,
-            color_scheme="light")
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": viewport[0], "height": viewport[1]},
+            device_scale_factor=1,
+            color_scheme="light",
+        )
 
         local = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
         ctx.route(lambda u: not u.startswith(local), lambda r: r.abort())
@@ -176,8 +206,7 @@ def set_kernel(src: Path, dest: Path) -> None:
     import nbformat
 
     nb = nbformat.read(src, as_version=4)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, dest)
 
 
@@ -201,7 +230,10 @@ def wait_kernel_idle(page, timeout: float = 120):
             const name = p.querySelector('.jp-KernelName');
             const s = p.querySelector('.jp-Notebook-ExecutionIndicator');
             return name && !/No Kernel/.test(name.textContent) && s && s.getAttribute('data-status') === 'idle';
-        }""", timeout=timeout * 1000, polling=200)
+        }""",
+        timeout=timeout * 1000,
+        polling=200,
+    )
 
 
 def run_all(page, timeout: float = 600):
@@ -217,7 +249,11 @@ def run_all(page, timeout: float = 600):
             const s = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
             return ps.length > 0 && !ps.some((p) => p.textContent.includes('*')) && /\\d/.test(ps[0].textContent) &&
                    (ps.every((p) => /\\[\\d+\\]/.test(p.textContent)) || (s && s.getAttribute('data-status') === 'idle'));
-        }""", arg=prompts, timeout=timeout * 1000, polling=250)
+        }""",
+        arg=prompts,
+        timeout=timeout * 1000,
+        polling=250,
+    )
     wait_kernel_idle(page, timeout)
     problems = cell_errors(page)
     if problems:
@@ -329,7 +365,8 @@ def _hover_until_tip(page, sel, loc, points):
         page.wait_for_timeout(60)
         text = page.evaluate(
             "(s) => [...document.querySelectorAll(s + ' .txlab-tip')].filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')",
-            sel)
+            sel,
+        )
         if text:
             return text
     return None
@@ -344,8 +381,13 @@ def timeline_steps(page, sel):
     return [
         ("wheel-zoom the timeline canvas", lambda: _wheel(page, cv)),
         ("click the zoom-out button", lambda: page.locator(_tid(sel, "timeline-zoom-out")).click()),
-        ("hover an event (tooltip)", lambda: _hover_until_tip(
-            page, sel, cv, [(175 + 40 * i, 22 + 16 + 3 + dy) for dy in (6, 10) for i in range(25)]), {"tips"}),
+        (
+            "hover an event (tooltip)",
+            lambda: _hover_until_tip(
+                page, sel, cv, [(175 + 40 * i, 22 + 16 + 3 + dy) for dy in (6, 10) for i in range(25)]
+            ),
+            {"tips"},
+        ),
         ("toggle a legend entry", lambda: page.locator(_tid(sel, "timeline-legend-item")).first.click()),
     ]
 
@@ -355,8 +397,11 @@ def pipeline_steps(page, sel):
         ("click the step slider", lambda: _click_range(page, page.locator(_tid(sel, "pipeline-slider")), 0.3)),
         # (ArrowLeft/Right are swallowed by JupyterLab's shortcuts; see test_arrow_keys_reach_sliders)
         ("press Home on the step slider", lambda: page.locator(_tid(sel, "pipeline-slider")).press("Home")),
-        ("hover the swimlanes (tooltip)", lambda: _hover_until_tip(
-            page, sel, page.locator(_tid(sel, "pipeline-lanes")), _grid()), {"tips"}),
+        (
+            "hover the swimlanes (tooltip)",
+            lambda: _hover_until_tip(page, sel, page.locator(_tid(sel, "pipeline-lanes")), _grid()),
+            {"tips"},
+        ),
     ]
 
 
@@ -365,8 +410,13 @@ def pool_steps(page, sel):
     return [
         # a few pixels in first: the buffer at byte 0 of a small plan is a sliver of the map (the
         # axis runs to the arch limit), narrower than the grid's spacing
-        ("hover the smem map (tooltip)", lambda: _hover_until_tip(
-            page, sel, cv, [(4, fy) for fy in (0.3, 0.5, 0.7)] + _grid(0.02, 0.6, (0.3, 0.5, 0.7))), {"tips"}),
+        (
+            "hover the smem map (tooltip)",
+            lambda: _hover_until_tip(
+                page, sel, cv, [(4, fy) for fy in (0.3, 0.5, 0.7)] + _grid(0.02, 0.6, (0.3, 0.5, 0.7))
+            ),
+            {"tips"},
+        ),
         ("wheel-zoom the smem map", lambda: _wheel(page, cv, fx=0.3)),
         ("click zoom reset", lambda: page.locator(_tid(sel, "pool-reset")).click()),
     ]
@@ -427,10 +477,16 @@ def tune_steps(page, sel):
     return [
         ("sort the table by its first parameter", lambda: first_col.click(), {"text"}),
         ("sort it again (descending)", lambda: first_col.click(), {"text"}),
-        ("hover the heatmap (tooltip)", lambda: _hover_until_tip(page, sel, heat, _grid(0.2, 0.9, (0.2, 0.5)))
-         , {"tips"}),
-        ("heatmap over another parameter", lambda: heat_y.select_option(
-            _other_option(heat_y, page.locator(_tid(sel, "tune-heat-x")))), {"canv"}),
+        (
+            "hover the heatmap (tooltip)",
+            lambda: _hover_until_tip(page, sel, heat, _grid(0.2, 0.9, (0.2, 0.5))),
+            {"tips"},
+        ),
+        (
+            "heatmap over another parameter",
+            lambda: heat_y.select_option(_other_option(heat_y, page.locator(_tid(sel, "tune-heat-x")))),
+            {"canv"},
+        ),
     ]
 
 
@@ -452,8 +508,16 @@ def diff_steps(page, sel):
     ]
 
 
-STEPS = {"tune": tune_steps, "source": source_steps, "api": api_steps, "timeline": timeline_steps, "pipeline": pipeline_steps,
-         "pool": pool_steps, "schedule": schedule_steps, "diff": diff_steps}
+STEPS = {
+    "tune": tune_steps,
+    "source": source_steps,
+    "api": api_steps,
+    "timeline": timeline_steps,
+    "pipeline": pipeline_steps,
+    "pool": pool_steps,
+    "schedule": schedule_steps,
+    "diff": diff_steps,
+}
 
 
 def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str, list[str]]]:
@@ -462,7 +526,7 @@ def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str
     steps = STEPS.get(name, generic_steps)(page, sel)
     done = []
     for what, act, *need in steps:
-        need = set(need[0]) if need else set()   # parts that must change (default: any)
+        need = set(need[0]) if need else set()  # parts that must change (default: any)
         before = snapshot(page, sel)
         act()
         deadline = time.monotonic() + timeout
@@ -473,7 +537,9 @@ def drive(page, name: str, sel: str, *, timeout: float = 20.0) -> list[tuple[str
             if parts and need <= parts:
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"{name} widget ({sel}): '{what}' changed {sorted(parts) or 'nothing'}"
-                                     f" in {timeout:.0f} s (needed {sorted(need) or 'any change'})")
+                raise AssertionError(
+                    f"{name} widget ({sel}): '{what}' changed {sorted(parts) or 'nothing'}"
+                    f" in {timeout:.0f} s (needed {sorted(need) or 'any change'})"
+                )
         done.append((what, changed_parts(before, after)))
     return done

@@ -6,6 +6,7 @@ that the page asked for nothing on the network (a CDN script would show up here)
     with offline_page(path) as (page, console, blocked):
         ...
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,14 +50,16 @@ def offline_page(html: Path, *, viewport=(1400, 1000), timeout: float = 60.0):
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=H.CHROMIUM, headless=True, args=H.CHROMIUM_ARGS)
         try:
-            ctx = b.new_context(viewport={"width": viewport[0], "height": viewport[1]},
-                                device_scale_factor=1, color_scheme="light")
+            ctx = b.new_context(
+                viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1, color_scheme="light"
+            )
             ctx.route("**/*", route)
             page = ctx.new_page()
             console = H.Console().attach(page)
             page.goto(Path(html).resolve().as_uri(), wait_until="load")
-            page.wait_for_function("document.documentElement.dataset.txlabWidgets === 'rendered'",
-                                   timeout=timeout * 1000, polling=100)
+            page.wait_for_function(
+                "document.documentElement.dataset.txlabWidgets === 'rendered'", timeout=timeout * 1000, polling=100
+            )
             yield page, console, blocked
         finally:
             b.close()

@@ -15,11 +15,17 @@ up in it, notebook cells), ``nvshmem`` (rdc builds linked with libnvshmem_device
 (coverage and the records in txlab/data), ``verification`` (GPU runs), ``markdown`` (the coverage
 table), ``reference`` (``help``: one name, how to call it and what it lowers to). Every name is importable from ``txlab.api``; ``python -m txlab.api --help`` is the CLI.
 """
+
 from __future__ import annotations
 
 from txlab.api.cli import main
-from txlab.api.coverage_rows import (VERIFIED_IKET_JSON, VERIFIED_JSON, VERIFIED_MULTI_GPU_JSON, compile_examples,
-                                     coverage)
+from txlab.api.coverage_rows import (
+    VERIFIED_IKET_JSON,
+    VERIFIED_JSON,
+    VERIFIED_MULTI_GPU_JSON,
+    compile_examples,
+    coverage,
+)
 from txlab.api.entries import Entry, catalogue, catalogue_drift, entry, examples, signature_of
 from txlab.api.markdown import coverage_markdown, verified_cell
 from txlab.api.nvshmem import NVSHMEMNotFound, build_nvshmem, nvshmem_home
@@ -28,9 +34,32 @@ from txlab.api.sources import cuda_source, emitted_lines, example_cell, generate
 from txlab.api.verification import verify, verify_all, verify_example
 
 __all__ = [
-    "Entry", "catalogue", "catalogue_drift", "entry", "examples", "cuda_source", "generated_cuda",
-    "emitted_lines", "example_cell", "NVSHMEMNotFound", "nvshmem_home", "build_nvshmem",
-    "compile_examples", "coverage", "verify", "verify_example", "verify_all", "coverage_markdown",
-    "verified_cell", "VERIFIED_JSON", "VERIFIED_MULTI_GPU_JSON", "VERIFIED_IKET_JSON", "main",
-    "help", "ApiHelp", "UsageLine", "UnknownAPIName", "signature_of",
+    "Entry",
+    "catalogue",
+    "catalogue_drift",
+    "entry",
+    "examples",
+    "cuda_source",
+    "generated_cuda",
+    "emitted_lines",
+    "example_cell",
+    "NVSHMEMNotFound",
+    "nvshmem_home",
+    "build_nvshmem",
+    "compile_examples",
+    "coverage",
+    "verify",
+    "verify_example",
+    "verify_all",
+    "coverage_markdown",
+    "verified_cell",
+    "VERIFIED_JSON",
+    "VERIFIED_MULTI_GPU_JSON",
+    "VERIFIED_IKET_JSON",
+    "main",
+    "help",
+    "ApiHelp",
+    "UsageLine",
+    "UnknownAPIName",
+    "signature_of",
 ]

@@ -1,4 +1,5 @@
 """``python -m txlab.api ...``: :func:`txlab.api.cli.main`."""
+
 import sys
 
 from txlab.api.cli import main

@@ -1,5 +1,6 @@
 """Coverage: per API name, whether it has an example, whether that compiles here, and whether it
 was verified on a GPU (the records in ``txlab/data``)."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,6 @@ VERIFIED_JSON = Path(__file__).resolve().parent.parent / "data" / "api_verified.
 VERIFIED_MULTI_GPU_JSON = Path(__file__).resolve().parent.parent / "data" / "api_verified_multi_gpu.json"
 # Runs under NVIDIA's run-iket on an H200 (scripts/iket_h200.py --record=...): same "examples" layout.
 VERIFIED_IKET_JSON = Path(__file__).resolve().parent.parent / "data" / "api_verified_iket.json"
-
 
 
 def _compile_one(example_id: str) -> tuple[str, bool, str]:
@@ -74,9 +74,16 @@ def coverage(compile: bool = True, workers: int | None = None) -> list[dict]:  #
     rows = []
     for e in catalogue():
         used = [exs[i] for i in e.examples]
-        row = {"name": e.name, "signature": e.plain_signature, "category": e.category, "arch": e.arch,
-               "has_example": bool(used),
-               "examples": list(e.examples), "compiles": None, "verified_gpu": False}
+        row = {
+            "name": e.name,
+            "signature": e.plain_signature,
+            "category": e.category,
+            "arch": e.arch,
+            "has_example": bool(used),
+            "examples": list(e.examples),
+            "compiles": None,
+            "verified_gpu": False,
+        }
         if compile:
             oks = [built[x.id][0] for x in used]
             row["compiles"] = bool(used) and all(oks)

@@ -6,6 +6,7 @@ example's result (the numpy expectation its H200 run was verified against)?
 Integer and exact-float outputs must match bitwise; other float outputs within the example's own
 tolerance, and the largest distance in float32 ulps is recorded.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,9 +81,16 @@ def emulate_example(example_id: str) -> dict:
     status = "mismatch" if problems else ("bitwise" if exact else f"within tolerance ({ulps} ulp)")
     if findings and not problems:
         status += " (with findings)"
-    return {"id": ex.id, "status": status, "problems": problems, "findings": findings[:5],
-            "seconds": round(time.perf_counter() - t0, 3), "ulps": ulps,
-            "mode": res.stats.get("mode"), "notes": res.notes}
+    return {
+        "id": ex.id,
+        "status": status,
+        "problems": problems,
+        "findings": findings[:5],
+        "seconds": round(time.perf_counter() - t0, 3),
+        "ulps": ulps,
+        "mode": res.stats.get("mode"),
+        "notes": res.notes,
+    }
 
 
 def emulate_all(write: bool = False) -> dict:
@@ -109,39 +117,50 @@ def emulated_cell(example_ids, record: dict | None = None) -> str:
 def markdown(out: dict) -> str:
     rows = out["examples"]
     ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
-    lines = ["# API catalogue examples on the CPU emulator", "",
-             f"`python -m txlab.api.emulated` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
-             "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
-             "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
-             "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
-             "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the exactly "
-             "rounded product -- tests/test_emulator.py checks that bitwise -- and the ulps are numpy's "
-             "fp32 summation error near cancelling sums).",
-             "", "Not emulated, and why: `loads_and_calls` calls a user-written CUDA function "
-             "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C.",
-             "", "What a timer value means here (`timer_ring`, `mbarrier_handoff`'s clock64; "
-             "txlab/emulator/timers.py): there is no time on the CPU, so the clocks count *emulated "
-             "warp-instructions* -- each lowered-IR statement a group of threads executes adds one per warp "
-             "of the group. `clock`/`clock64` (per SM on a GPU) is what the reading CTA has issued so far "
-             "(each CTA as if alone on its SM, from 0); `%globaltimer_lo`, the timer ring's timestamp "
-             "(nanoseconds on a GPU), is what the whole launch has issued so far (CTAs run one after "
-             "another, a cluster's together). A later read in a CTA never gives less, a read after more "
-             "statements gives more, all lanes of one instruction read the same value; a difference is an "
-             "amount of emulated work, not a duration. `timer_ring`'s own check compares the header, tags, "
-             "event ids and kinds (the low words) exactly and requires each group's timestamps to be "
-             "non-decreasing (jumps under 1 s): no GPU-only number is compared, so *bitwise* there means "
-             "the low words bit for bit and the timestamp ordering held; the timestamps' values are "
-             "the emulator's own.",
-             "", "Clusters (`cluster_remote_arrive`, `mbarrier_cluster`; txlab/emulator/cluster.py): the CTAs "
-             "of one cluster run together in one scheduler, each with its own shared memory; "
-             "`cluster_sync`/`barrier.cluster` is one barrier of the cluster's non-exited threads, `mapa` "
-             "maps a shared address into another CTA's window, remote mbarrier arrives act on the owning "
-             "CTA's barrier; a cluster whose threads all wait is reported (`deadlock`, naming every "
-             "blocked warp of every CTA), not hung.",
-             "", "| example | emulated | why not / findings |", "|---|---|---|"]
+    lines = [
+        "# API catalogue examples on the CPU emulator",
+        "",
+        f"`python -m txlab.api.emulated` ({out['date']}): **{len(ok)} of {len(rows)}** H200-verified "
+        "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`). "
+        "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
+        "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
+        "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the exactly "
+        "rounded product -- tests/test_emulator.py checks that bitwise -- and the ulps are numpy's "
+        "fp32 summation error near cancelling sums).",
+        "",
+        "Not emulated, and why: `loads_and_calls` calls a user-written CUDA function "
+        "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C.",
+        "",
+        "What a timer value means here (`timer_ring`, `mbarrier_handoff`'s clock64; "
+        "txlab/emulator/timers.py): there is no time on the CPU, so the clocks count *emulated "
+        "warp-instructions* -- each lowered-IR statement a group of threads executes adds one per warp "
+        "of the group. `clock`/`clock64` (per SM on a GPU) is what the reading CTA has issued so far "
+        "(each CTA as if alone on its SM, from 0); `%globaltimer_lo`, the timer ring's timestamp "
+        "(nanoseconds on a GPU), is what the whole launch has issued so far (CTAs run one after "
+        "another, a cluster's together). A later read in a CTA never gives less, a read after more "
+        "statements gives more, all lanes of one instruction read the same value; a difference is an "
+        "amount of emulated work, not a duration. `timer_ring`'s own check compares the header, tags, "
+        "event ids and kinds (the low words) exactly and requires each group's timestamps to be "
+        "non-decreasing (jumps under 1 s): no GPU-only number is compared, so *bitwise* there means "
+        "the low words bit for bit and the timestamp ordering held; the timestamps' values are "
+        "the emulator's own.",
+        "",
+        "Clusters (`cluster_remote_arrive`, `mbarrier_cluster`; txlab/emulator/cluster.py): the CTAs "
+        "of one cluster run together in one scheduler, each with its own shared memory; "
+        "`cluster_sync`/`barrier.cluster` is one barrier of the cluster's non-exited threads, `mapa` "
+        "maps a shared address into another CTA's window, remote mbarrier arrives act on the owning "
+        "CTA's barrier; a cluster whose threads all wait is reported (`deadlock`, naming every "
+        "blocked warp of every CTA), not hung.",
+        "",
+        "| example | emulated | why not / findings |",
+        "|---|---|---|",
+    ]
     for r in rows.values():
-        why = r.get("reason") or "; ".join(f"{k}: {v}" for k, v in r.get("problems", {}).items()) \
+        why = (
+            r.get("reason")
+            or "; ".join(f"{k}: {v}" for k, v in r.get("problems", {}).items())
             or "; ".join(r.get("findings", []))
+        )
         lines.append(f"| {r['id']} | {r['status']} | {why.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
@@ -154,7 +173,11 @@ def main(argv=None) -> int:
     rows = out["examples"]
     ok = [r for r in rows.values() if r["status"].startswith(("bitwise", "within"))]
     for r in rows.values():
-        print(f"{r['id']:28s} {r['status']:32s} {r.get('reason', '') or '; '.join(f'{k}: {v}' for k, v in r.get('problems', {}).items())}"[:220])
+        print(
+            f"{r['id']:28s} {r['status']:32s} {r.get('reason', '') or '; '.join(f'{k}: {v}' for k, v in r.get('problems', {}).items())}"[
+                :220
+            ]
+        )
     print(f"{len(ok)}/{len(rows)} H200-verified examples reproduced by the emulator")
     return 0
 

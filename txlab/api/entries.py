@@ -1,5 +1,6 @@
 """The catalogue: every name of the installed TVM's TIRx CUDA API (:mod:`txlab.tirx_api`) with
 the examples that use it."""
+
 from __future__ import annotations
 
 from txlab.tirx_api import Entry, names, signature_of
@@ -44,5 +45,6 @@ def entry(name: str) -> Entry:
     for e in catalogue():
         if e.name == name:
             return e
-    raise KeyError(f"{name!r} is not in the TIRx CUDA API of the installed TVM "
-                   f"(see txlab.api.catalogue() for the names)")
+    raise KeyError(
+        f"{name!r} is not in the TIRx CUDA API of the installed TVM (see txlab.api.catalogue() for the names)"
+    )

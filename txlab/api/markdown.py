@@ -1,4 +1,5 @@
 """The coverage table as Markdown (docs/api-coverage.md)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,11 @@ def emulated_examples_cell(example_ids, record: dict | None = None) -> str:
     uses it), from ``record`` or txlab/data/api_emulated.json (``python -m txlab.api.emulated``)."""
     import json
 
-    rec = record if record is not None else (
-        json.loads(EMULATED_RECORD.read_text()) if EMULATED_RECORD.exists() else {"examples": {}})
+    rec = (
+        record
+        if record is not None
+        else (json.loads(EMULATED_RECORD.read_text()) if EMULATED_RECORD.exists() else {"examples": {}})
+    )
     rows = [rec["examples"].get(e) for e in example_ids]
     rows = [r for r in rows if r]
     if not rows:
@@ -61,17 +65,22 @@ def coverage_markdown(rows: list[dict] | None = None) -> str:
     runnable = n - na
     by_iket = sum(r["verified_gpu"] is True and "verified_by" in r for r in rows)
     multi = sum(r.get("verified_multi_gpu") is True for r in rows)
-    out = [f"{n} API names in the installed TVM; {ex} have an example kernel, {ok} of those compile "
-           f"to cubin here, {runnable} have an example an H200 can run and check, {gpu} of them verified "
-           f"on an H200 (txlab/data/api_verified.json; {by_iket} of them under NVIDIA's run-iket, "
-           f"api_verified_iket.json), {na} cannot be checked on one H200 (sm_100a, multi-GPU NVSHMEM, "
-           f"cooperative launch: see the last column); {multi} of those were verified on 2 H200s "
-           f"(api_verified_multi_gpu.json).", "",
-           "| name | signature | category | arch | example | compiles | verified on H200 | emulated on CPU | why not |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        f"{n} API names in the installed TVM; {ex} have an example kernel, {ok} of those compile "
+        f"to cubin here, {runnable} have an example an H200 can run and check, {gpu} of them verified "
+        f"on an H200 (txlab/data/api_verified.json; {by_iket} of them under NVIDIA's run-iket, "
+        f"api_verified_iket.json), {na} cannot be checked on one H200 (sm_100a, multi-GPU NVSHMEM, "
+        f"cooperative launch: see the last column); {multi} of those were verified on 2 H200s "
+        f"(api_verified_multi_gpu.json).",
+        "",
+        "| name | signature | category | arch | example | compiles | verified on H200 | emulated on CPU | why not |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         why = "; ".join(x for x in (r.get("compile_error"), r.get("not_on_h200")) if x).replace("|", "/")
-        out.append(f"| `{r['name']}` | {signature_cell(r)} | {r['category']} | {r['arch']} | "
-                   f"{', '.join(r['examples']) or '—'} | {_MARK[r['compiles']] if r['has_example'] else '—'} | "
-                   f"{verified_cell(r)} | {emulated_cell(r)} | {why} |")
+        out.append(
+            f"| `{r['name']}` | {signature_cell(r)} | {r['category']} | {r['arch']} | "
+            f"{', '.join(r['examples']) or '—'} | {_MARK[r['compiles']] if r['has_example'] else '—'} | "
+            f"{verified_cell(r)} | {emulated_cell(r)} | {why} |"
+        )
     return "\n".join(out) + "\n"

@@ -1,5 +1,6 @@
 """NVSHMEM examples: TVM's CUDA compiled with ``nvcc -rdc=true`` and linked against
 ``libnvshmem_device`` (what TVM's own nvcc path does)."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,6 @@ def nvshmem_home() -> Path | None:
     return None
 
 
-
-
 def build_nvshmem(example_id: str, arch: str | None = None) -> bytes:
     """Cubin of an NVSHMEM example: TVM's CUDA compiled with ``nvcc -rdc=true`` and linked with
     ``nvlink -lnvshmem_device`` (what TVM's own nvcc path does). Cached in txlab's compile cache."""
@@ -48,26 +47,55 @@ def build_nvshmem(example_id: str, arch: str | None = None) -> bytes:
     arch = arch or ex.arch
     home = nvshmem_home()
     if home is None:
-        raise NVSHMEMNotFound("NVSHMEM headers and libnvshmem_device.a not found: pip install "
-                              "nvidia-nvshmem-cu13 or set NVSHMEM_HOME")
+        raise NVSHMEMNotFound(
+            "NVSHMEM headers and libnvshmem_device.a not found: pip install nvidia-nvshmem-cu13 or set NVSHMEM_HOME"
+        )
     src = cuda_source(example_id, arch)
-    key = cache.make_key(kind="nvshmem-cubin", source=src, arch=arch, tools=toolchain.versions(),
-                         nvshmem=sorted(p.name for p in (home / "lib").glob("libnvshmem_device*")),
-                         home=str(home))
+    key = cache.make_key(
+        kind="nvshmem-cubin",
+        source=src,
+        arch=arch,
+        tools=toolchain.versions(),
+        nvshmem=sorted(p.name for p in (home / "lib").glob("libnvshmem_device*")),
+        home=str(home),
+    )
     hit = cache.load(key)
     if hit is not None:
         return hit["kernel.cubin"]
     nvcc, nvlink = toolchain.find_tool("nvcc"), toolchain.find_tool("nvlink")
     if nvcc is None or nvlink is None:
-        raise RuntimeError("nvcc and nvlink must be installed (CUDA toolkit or NVIDIA's wheels) to "
-                           "build NVSHMEM kernels")
+        raise RuntimeError(
+            "nvcc and nvlink must be installed (CUDA toolkit or NVIDIA's wheels) to build NVSHMEM kernels"
+        )
     with tempfile.TemporaryDirectory(prefix="txlab-nvshmem-") as tmp:
         Path(tmp, "kernel.cu").write_text(src)
         steps = [
-            [nvcc, "-c", "-rdc=true", *toolchain.gencode(arch), *toolchain.NVCC_FLAGS, "-w",
-             "-I", str(home / "include"), "-o", "kernel.o", "kernel.cu"],
-            [nvlink, f"-arch={arch}", "-L", str(home / "lib"), "-l", "nvshmem_device", "-l", "cudadevrt",
-             "-o", "kernel.cubin", "kernel.o"],
+            [
+                nvcc,
+                "-c",
+                "-rdc=true",
+                *toolchain.gencode(arch),
+                *toolchain.NVCC_FLAGS,
+                "-w",
+                "-I",
+                str(home / "include"),
+                "-o",
+                "kernel.o",
+                "kernel.cu",
+            ],
+            [
+                nvlink,
+                f"-arch={arch}",
+                "-L",
+                str(home / "lib"),
+                "-l",
+                "nvshmem_device",
+                "-l",
+                "cudadevrt",
+                "-o",
+                "kernel.cubin",
+                "kernel.o",
+            ],
         ]
         for cmd in steps:
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)

@@ -11,6 +11,7 @@ instruction table). "Called as" are the lines of the catalogue example that use 
 "lowers to" is what the line map of that example, compiled here (no GPU needed), attributes to those
 lines: CUDA, PTX and SASS. What cannot be found says ``unknown`` and why.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -84,8 +85,11 @@ class ApiHelp:
         return d
 
     def summary(self) -> str:
-        out = [self.call, f"  {self.kind}, {self.category}; needs {self.arch}",
-               f"  (signature: {self.signature_how}; Tx and T are the same module, tvm.script.tirx)"]
+        out = [
+            self.call,
+            f"  {self.kind}, {self.category}; needs {self.arch}",
+            f"  (signature: {self.signature_how}; Tx and T are the same module, tvm.script.tirx)",
+        ]
         if self.doc:
             out += ["", *("  " + ln for ln in self.doc.splitlines())]
         if self.example_id is None:
@@ -115,8 +119,11 @@ class ApiHelp:
             for what, got in (("PTX", u.ptx), ("SASS", u.sass)):
                 if len(got) > _MAX_INSTR:
                     out.append(f"    ... {len(got) - _MAX_INSTR} more {what} lines")
-        out += ["", f"example {self.example_id} (txlab.api.example_cell({self.example_id!r}) gives a notebook cell):",
-                *("  " + ln for ln in self.example_source.rstrip("\n").splitlines())]
+        out += [
+            "",
+            f"example {self.example_id} (txlab.api.example_cell({self.example_id!r}) gives a notebook cell):",
+            *("  " + ln for ln in self.example_source.rstrip("\n").splitlines()),
+        ]
         if self.other_examples:
             out.append(f"also used in: {', '.join(self.other_examples)}")
         return "\n".join(out)
@@ -137,7 +144,7 @@ def _canonical(name: str) -> str:
         name = "Tx." + name
     for short, full in (("lang.", "tvm.backend.cuda.lang."), ("iket.", "tvm.backend.cuda.iket.")):
         if name.startswith(short):
-            name = full + name[len(short):]
+            name = full + name[len(short) :]
     return name
 
 
@@ -167,8 +174,11 @@ def _find(name: str) -> tuple[Entry | None, object, str]:
         hits = [e for e in entries if e.name.rsplit(".", 1)[-1] == full]
         if len(hits) > 1:
             names = [e.name for e in hits]
-            raise UnknownAPIName(f"{name!r} is ambiguous: it names {', '.join(names)}; "
-                                 f"pass the full name, e.g. txlab.api.help({names[0]!r})", candidates=names)
+            raise UnknownAPIName(
+                f"{name!r} is ambiguous: it names {', '.join(names)}; "
+                f"pass the full name, e.g. txlab.api.help({names[0]!r})",
+                candidates=names,
+            )
         if hits:
             return hits[0], None, hits[0].name
         if full in getattr(lang, "__all__", ()):
@@ -182,9 +192,11 @@ def _find(name: str) -> tuple[Entry | None, object, str]:
     close = difflib.get_close_matches(name, known, n=4, cutoff=0.6)
     close = close or difflib.get_close_matches(_canonical(name), list(by_name), n=4, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UnknownAPIName(f"{name!r} is not a name of the installed TVM's TIRx API{hint} "
-                         "(txlab.api.catalogue() lists the catalogued names; any Tx.<attribute> works too)",
-                         candidates=close)
+    raise UnknownAPIName(
+        f"{name!r} is not a name of the installed TVM's TIRx API{hint} "
+        "(txlab.api.catalogue() lists the catalogued names; any Tx.<attribute> works too)",
+        candidates=close,
+    )
 
 
 def _ptx_signature(chain) -> tuple[str, str] | None:
@@ -198,8 +210,9 @@ def _ptx_signature(chain) -> tuple[str, str] | None:
         form = f"({ops}{', ' if ops else ''}*, pred=None)"
         if form not in forms:
             forms.append(form)
-    mods = sorted({f"{s.name}: {'|'.join(c for c in s.choices)}" for e, f in cands for s, t in zip(e.slots, f)
-                   if t is None})
+    mods = sorted(
+        {f"{s.name}: {'|'.join(c for c in s.choices)}" for e, f in cands for s, t in zip(e.slots, f) if t is None}
+    )
     how = "operands from TVM's PTX instruction table ([w] = written destination)"
     if mods:
         how += "; modifiers still open: " + "; ".join(mods)
@@ -234,23 +247,29 @@ def _examples_using(full: str, entry: Entry | None) -> list:
 def _lower(ex, usage: list[UsageLine]) -> str:
     """Fill each usage line's PTX and SASS from the example's line map; '' or why it is unknown."""
     if "nvshmem" in ex.needs or "iket" in ex.needs or ex.compile is not None:
-        return (f"unknown: example {ex.id!r} builds through its own path ({', '.join(ex.needs) or 'custom build'}), "
-                "which txlab's line map does not cover")
+        return (
+            f"unknown: example {ex.id!r} builds through its own path ({', '.join(ex.needs) or 'custom build'}), "
+            "which txlab's line map does not cover"
+        )
     from txlab.compiler import compile as compile_kernel
 
     try:
         compiled = compile_kernel(ex.prim_func(), arch=ex.arch, progress=lambda *_: None)
         smap = compiled.source_map
     except Exception as exc:  # noqa: BLE001 - the reason is the answer: no toolchain, a TVM that changed, ...
-        return f"unknown: compiling example {ex.id!r} for {ex.arch} failed ({type(exc).__name__}: " \
-               f"{str(exc).splitlines()[0][:200] if str(exc) else ''})"
+        return (
+            f"unknown: compiling example {ex.id!r} for {ex.arch} failed ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:200] if str(exc) else ''})"
+        )
     for u in usage:
         u.cuda = [[n, t] for n, t in zip(smap.cuda_lines_for(u.lineno), smap.cuda_for(u.lineno))]
         u.ptx = smap.ptx_for(u.lineno)
         u.sass = smap.sass_for(u.lineno)
     if usage and not any(u.ptx or u.sass for u in usage):
-        return ("no PTX or SASS is attributed to these lines: the name shapes the IR (layout, allocation, "
-                "control) rather than emitting an instruction there")
+        return (
+            "no PTX or SASS is attributed to these lines: the name shapes the IR (layout, allocation, "
+            "control) rather than emitting an instruction there"
+        )
     return ""
 
 
@@ -262,8 +281,14 @@ def help(name: str, *, example: str | None = None, compile: bool = True) -> ApiH
     that uses it. Raises :class:`UnknownAPIName` for a name TVM does not have."""
     entry, obj, full = _find(name)
     if entry is not None:
-        kind, category, signature, how, arch, doc = (entry.kind, entry.category, entry.signature,
-                                                     entry.signature_how, entry.arch, entry.doc)
+        kind, category, signature, how, arch, doc = (
+            entry.kind,
+            entry.category,
+            entry.signature,
+            entry.signature_how,
+            entry.arch,
+            entry.doc,
+        )
     else:
         import inspect
 
@@ -279,9 +304,11 @@ def help(name: str, *, example: str | None = None, compile: bool = True) -> ApiH
     if example is not None:
         chosen = [ex for ex in users if ex.id == example]
         if not chosen:
-            raise UnknownAPIName(f"example {example!r} does not use {full}; examples that do: "
-                                 f"{', '.join(ex.id for ex in users) or 'none'}",
-                                 candidates=[ex.id for ex in users])
+            raise UnknownAPIName(
+                f"example {example!r} does not use {full}; examples that do: "
+                f"{', '.join(ex.id for ex in users) or 'none'}",
+                candidates=[ex.id for ex in users],
+            )
         users = chosen + [ex for ex in users if ex.id != example]
     result = ApiHelp(full, kind, category, signature, how, arch, doc, None, "")
     if not users:

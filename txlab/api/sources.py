@@ -1,4 +1,5 @@
 """The CUDA C TVM generates for an API example, and where each API name shows up in it."""
+
 from __future__ import annotations
 
 from txlab.api.entries import entry, examples
@@ -38,8 +39,6 @@ def generated_cuda(example_id: str, arch: str | None = None) -> str:
             kernel = tvm.IRModule({ex.id: kernel}).with_attr("tirx.iket.enabled", True)
         _generated[key] = generate(kernel, arch or ex.arch, name=ex.id if "iket" in ex.needs else None)
     return _generated[key]
-
-
 
 
 _EMITS_FALLBACK = {
@@ -113,8 +112,17 @@ def emitted_lines(name: str, example_id: str | None = None, context: int = 3, so
     e = entry(name)
     if example_id is None:
         if not e.examples:
-            return {"name": name, "example_id": None, "arch": e.arch, "example_source": "", "total_lines": 0,
-                    "lines": [], "highlight": [], "definitions": [], "how": "no example kernel uses this name yet"}
+            return {
+                "name": name,
+                "example_id": None,
+                "arch": e.arch,
+                "example_source": "",
+                "total_lines": 0,
+                "lines": [],
+                "highlight": [],
+                "definitions": [],
+                "how": "no example kernel uses this name yet",
+            }
         example_id = e.examples[0]
     ex = examples()[example_id]
     src = source if source is not None else generated_cuda(example_id)
@@ -137,8 +145,11 @@ def emitted_lines(name: str, example_id: str | None = None, context: int = 3, so
     if not hi and not name.startswith(_HOST_SIDE):
         short = name.rsplit(".", 1)[-1] if name.startswith("tvm.") else name.split(".", 2)[-1]
         flat = short.replace(".", "_")
-        calls = [(i, m.group(1)) for i in range(kernel_at, len(lines))
-                 for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", lines[i])]
+        calls = [
+            (i, m.group(1))
+            for i in range(kernel_at, len(lines))
+            for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", lines[i])
+        ]
         exact = {c for _, c in calls if c == flat or c.endswith("_" + flat.lstrip("_"))}
         words = _words(short)
         chosen = exact or {c for _, c in calls if _in_order(words, c)}
@@ -168,22 +179,29 @@ def emitted_lines(name: str, example_id: str | None = None, context: int = 3, so
     if defn and how:
         how += "; the device functions they call are shown whole"
     if not hi:
-        how = ("Python-side API: it emits no device code itself (the example shows it in use)"
-               if name.startswith(_HOST_SIDE) else
-               "found no line in the generated CUDA attributable to this name (it shapes the IR "
-               "rather than emitting an instruction of its own)")
+        how = (
+            "Python-side API: it emits no device code itself (the example shows it in use)"
+            if name.startswith(_HOST_SIDE)
+            else "found no line in the generated CUDA attributable to this name (it shapes the IR "
+            "rather than emitting an instruction of its own)"
+        )
     show = set(defn)
     for i in hi:
         show.update(range(max(0, i - context), min(len(lines), i + context + 1)))
     if len(show) > 400:  # a regex that matches everywhere: keep the first highlights
         hi = set(sorted(hi)[:60])
         show = {j for i in hi for j in range(max(0, i - context), min(len(lines), i + context + 1))}
-    return {"name": name, "example_id": example_id, "arch": ex.arch, "example_source": ex.source,
-            "total_lines": len(lines), "lines": [[i + 1, lines[i]] for i in sorted(show)],
-            "highlight": sorted(i + 1 for i in hi), "definitions": sorted(i + 1 for i in defn & show),
-            "how": how}
-
-
+    return {
+        "name": name,
+        "example_id": example_id,
+        "arch": ex.arch,
+        "example_source": ex.source,
+        "total_lines": len(lines),
+        "lines": [[i + 1, lines[i]] for i in sorted(show)],
+        "highlight": sorted(i + 1 for i in hi),
+        "definitions": sorted(i + 1 for i in defn & show),
+        "how": how,
+    }
 
 
 def example_cell(example_id: str, magic: bool = False) -> str:
@@ -197,12 +215,20 @@ def example_cell(example_id: str, magic: bool = False) -> str:
     from txlab.namespace import lang_names
 
     used = sorted(n for n in lang_names() if re.search(rf"\b{re.escape(n)}\b", ex.source))
-    head = ["import txlab", "import txlab.compat  # parse-time workarounds for this TVM",
-            "from tvm.script import tirx as T"]
+    head = [
+        "import txlab",
+        "import txlab.compat  # parse-time workarounds for this TVM",
+        "from tvm.script import tirx as T",
+    ]
     if used:
         head.append(f"from tvm.backend.cuda.lang import {', '.join(used)}")
-    return ("\n".join(head) + "\n\n" + ex.source.rstrip("\n") + "\n\n" +
-            f"{ex.id}_compiled = txlab.compile({ex.id}, arch={ex.arch!r})\n{ex.id}_compiled\n")
+    return (
+        "\n".join(head)
+        + "\n\n"
+        + ex.source.rstrip("\n")
+        + "\n\n"
+        + f"{ex.id}_compiled = txlab.compile({ex.id}, arch={ex.arch!r})\n{ex.id}_compiled\n"
+    )
 
 
 # ---- docs ---------------------------------------------------------------------------------------

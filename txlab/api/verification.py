@@ -1,4 +1,5 @@
 """Running API examples on a GPU and checking their outputs (txlab.run's comparison)."""
+
 from __future__ import annotations
 
 import datetime
@@ -23,8 +24,9 @@ def _problem(got, want, rtol, atol) -> str | None:
     if r["ok"]:
         return None
     i = int(np.ravel_multi_index(tuple(r["first_mismatch"]), got.shape)) if got.ndim else 0
-    return (f"{r['mismatches']} of {got.size} differ; first at flat index {i}: got {got.ravel()[i]}, "
-            f"want {want.ravel()[i]}")
+    return (
+        f"{r['mismatches']} of {got.size} differ; first at flat index {i}: got {got.ravel()[i]}, want {want.ravel()[i]}"
+    )
 
 
 def verify_example(example_id: str) -> dict:
@@ -78,9 +80,13 @@ def verify_all(gpu: bool = True, write: bool = False) -> dict:
         except Exception as exc:  # noqa: BLE001 - any failure of one example is its row's result
             results[ex_id] = {"id": ex_id, "ok": False, "problems": {"error": f"{type(exc).__name__}: {exc}"}}
     info = probe()
-    record = {"device": getattr(info, "name", None), "arch": getattr(info, "arch", None),
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "tvm": _tvm_version(), "examples": results}
+    record = {
+        "device": getattr(info, "name", None),
+        "arch": getattr(info, "arch", None),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "tvm": _tvm_version(),
+        "examples": results,
+    }
     if write:
         VERIFIED_JSON.write_text(json.dumps(record, indent=1, default=str) + "\n")
     return record

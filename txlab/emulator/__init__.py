@@ -13,6 +13,7 @@ together, DSMEM, remote mbarrier arrives), ``races`` (shared-memory race checker
 Anything not modelled raises :class:`txlab.errors.NotEmulatedError` naming the op and the user's
 line. This file re-exports only.
 """
+
 from txlab.emulator.result import EmulationResult, Finding
 from txlab.emulator.runner import emulate, lower_for_emulation
 

@@ -7,6 +7,7 @@ in the order the scheduler runs them, within one instruction the lanes in increa
 access: it never races with another atomic, but does with an unordered plain load or store of the
 same bytes (``shared_race`` / ``global_race``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,9 +37,9 @@ def _combine(op, cur, val, dt):
         return cur | val
     if op == "xor":
         return cur ^ val
-    if op == "inc":      # atom.inc.u32: (old >= b) ? 0 : old + 1
+    if op == "inc":  # atom.inc.u32: (old >= b) ? 0 : old + 1
         return dt.type(0) if cur >= val else dt.type(cur + 1)
-    if op == "dec":      # atom.dec.u32: (old == 0 || old > b) ? b : old - 1
+    if op == "dec":  # atom.dec.u32: (old == 0 || old > b) ? b : old - 1
         return val if (cur == 0 or cur > val) else dt.type(cur - 1)
     raise ValueError(op)
 
@@ -66,14 +67,19 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
             off = addr[lanes].astype(np.int64) - region.base
             bad = (off < 0) | (off + dt.itemsize > region.nbytes) | (off % dt.itemsize != 0)
         for i in lanes[bad]:
-            prog.finding("out_of_bounds", f"atomic {op} at an address outside every buffer "
-                         f"(thread {int(g.tid[i])} of CTA {g.cta_of(i)})", line=line,
-                         cta=g.cta_of(i), threads=[g.tid[i]], key=("out_of_bounds", line, "atomic"))
+            prog.finding(
+                "out_of_bounds",
+                f"atomic {op} at an address outside every buffer (thread {int(g.tid[i])} of CTA {g.cta_of(i)})",
+                line=line,
+                cta=g.cta_of(i),
+                threads=[g.tid[i]],
+                key=("out_of_bounds", line, "atomic"),
+            )
         lanes, off = lanes[~bad], off[~bad]
         if lanes.size == 0:
             continue
         k = off // dt.itemsize
-        if region.cta_stride and g.lane_cta is not None:     # this lane's CTA's shared memory
+        if region.cta_stride and g.lane_cta is not None:  # this lane's CTA's shared memory
             k = k + g.lane_cta[lanes].astype(np.int64) * (region.cta_stride // dt.itemsize)
         view = region.view(dt)
         if op == "add" and dt.kind in "iu":

@@ -26,6 +26,7 @@ CTA waiting for the other's arrive) a ``deadlock`` finding naming every blocked 
 and the cluster stops. Not modelled (NotEmulatedError): ``ld/st/red.shared::cluster`` PTX,
 cluster-scope fences beyond the no-op every fence is.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -109,9 +110,15 @@ class Cluster:
             self.ctas.append(cta)
         for cta in self.ctas:
             for r, other in enumerate(self.ctas):
-                cta.space.add(M.Region(f"shared memory of CTA {other.index} (cluster rank {r})",
-                                       M.SHARED_BASE + M.dsmem_window(r), other.shared.data, "dsmem",
-                                       limit=other.shared.nbytes))
+                cta.space.add(
+                    M.Region(
+                        f"shared memory of CTA {other.index} (cluster rank {r})",
+                        M.SHARED_BASE + M.dsmem_window(r),
+                        other.shared.data,
+                        "dsmem",
+                        limit=other.shared.nbytes,
+                    )
+                )
         self.barrier = ClusterBarrier(self)
         for cta in self.ctas:
             cta.bars["cluster"] = self.barrier
@@ -153,7 +160,7 @@ class Cluster:
         released (a divergent CTA or cluster barrier) and the run goes on."""
         prog = self.program
         blocked = [(c, c.blocked_groups()) for c in self.ctas]
-        for c, gs in blocked:      # a CTA barrier not every thread of its CTA reaches
+        for c, gs in blocked:  # a CTA barrier not every thread of its CTA reaches
             if any(g.blocked and g.blocked[0] == "barrier" and g.blocked[2] is not self.barrier for g in gs):
                 return sync.describe_blocked(c, [g for g in gs if not (g.blocked and g.blocked[2] is self.barrier)])
         at = [(c, g) for c, gs in blocked for g in gs if g.blocked and g.blocked[0] == "barrier"]
@@ -165,10 +172,14 @@ class Cluster:
                 "divergent_barrier",
                 f"cluster_sync (barrier.cluster) at line(s) {lines} is waited on by {waiting} thread(s) of the "
                 f"cluster's {len(self.ctas)} CTAs but {self.live - waiting} non-exited thread(s) never arrive ("
-                + "; ".join(_where(c, g) for c, g in others[:6]) + "): a cluster barrier inside "
+                + "; ".join(_where(c, g) for c, g in others[:6])
+                + "): a cluster barrier inside "
                 "thread- or CTA-dependent control flow (on a GPU: a hang). Released so the run can go on.",
-                line=lines[0] if lines else None, cta=at[0][0].index, threads=np.concatenate([g.tid for _, g in at]),
-                key=("divergent_barrier", lines[0] if lines else None, "cluster"))
+                line=lines[0] if lines else None,
+                cta=at[0][0].index,
+                threads=np.concatenate([g.tid for _, g in at]),
+                key=("divergent_barrier", lines[0] if lines else None, "cluster"),
+            )
             self.barrier.maybe_complete(at[0][0], force=True)
             return True
         parts = [_where(c, g) for c, g in others if g.blocked]
@@ -176,8 +187,12 @@ class Cluster:
         prog.finding(
             "deadlock",
             f"no thread of the cluster of CTAs {[c.index for c in self.ctas]} can progress (on a GPU: a hang): "
-            + "; ".join(parts[:8]) + (f"; ... {len(parts) - 8} more" if len(parts) > 8 else ""),
-            line=first, cta=others[0][0].index if others else None, key=("deadlock", first, "cluster"))
+            + "; ".join(parts[:8])
+            + (f"; ... {len(parts) - 8} more" if len(parts) > 8 else ""),
+            line=first,
+            cta=others[0][0].index if others else None,
+            key=("deadlock", first, "cluster"),
+        )
         return False
 
 
@@ -198,7 +213,7 @@ def _barrier(g):
     if cl is not None:
         return cl.barrier
     bar = g.cta.bars.get("cluster")
-    if bar is None:      # no cluster (or a cluster of one CTA): the CTA's own threads
+    if bar is None:  # no cluster (or a cluster of one CTA): the CTA's own threads
         bar = g.cta.bars["cluster"] = sync.CtaBarrier("cluster")
     return bar
 
@@ -214,9 +229,13 @@ def _arrive(g, line, what):
             f"{'warp ' + str(g.first_warp) if cta.program.warp_mode else 'the CTA'} (threads {sync._ranges(act)}); "
             f"threads {sync._ranges(g.tid[~g.mask])} of CTA {cta.index} skipped it (barrier.cluster is .aligned: "
             f"every thread of a warp must execute it)",
-            line=line, cta=cta.index, threads=g.tid[~g.mask], key=("divergent_barrier", line, "cluster-partial"))
+            line=line,
+            cta=cta.index,
+            threads=g.tid[~g.mask],
+            key=("divergent_barrier", line, "cluster-partial"),
+        )
     gen0 = bar.generation
-    bar.arrive(cta, g, g.L, line)      # the group's skipped lanes count as arrived (reported above)
+    bar.arrive(cta, g, g.L, line)  # the group's skipped lanes count as arrived (reported above)
     return bar, gen0
 
 
@@ -235,6 +254,7 @@ def _cluster_sync(comp, call):
         bar, gen0 = _arrive(g, line, "cluster_sync")
         yield from _wait(g, bar, gen0, line, "cluster_sync")
         return np.int32(0)
+
     return gen
 
 
@@ -245,6 +265,7 @@ def _cluster_arrive(comp, call):
         bar, gen0 = _arrive(g, line, "barrier.cluster.arrive")
         g.slots["cluster_arrived"] = (bar, gen0)
         return np.int32(0)
+
     return f
 
 
@@ -253,11 +274,12 @@ def _cluster_wait(comp, call):
 
     def gen(g):
         got = g.slots.pop("cluster_arrived", None)
-        if got is None:      # a wait with no arrive before it: waits for the current phase
+        if got is None:  # a wait with no arrive before it: waits for the current phase
             bar = _barrier(g)
             got = (bar, bar.generation)
         yield from _wait(g, got[0], got[1], line, "barrier.cluster.wait")
         return np.int32(0)
+
     return gen
 
 
@@ -297,9 +319,15 @@ def _mapa(comp, call):
         bad = act & ((r < 0) | (r >= n))
         if bad.any():
             lane = int(np.nonzero(bad)[0][0])
-            prog.finding("out_of_bounds", f"mapa to CTA rank {int(r[lane])} of a cluster of {n} CTA(s) "
-                         f"(thread {int(g.tid[lane])} of CTA {g.cta.index}): no such CTA",
-                         line=line, cta=g.cta.index, threads=g.tid[bad], key=("out_of_bounds", line, "mapa"))
+            prog.finding(
+                "out_of_bounds",
+                f"mapa to CTA rank {int(r[lane])} of a cluster of {n} CTA(s) "
+                f"(thread {int(g.tid[lane])} of CTA {g.cta.index}): no such CTA",
+                line=line,
+                cta=g.cta.index,
+                threads=g.tid[bad],
+                key=("out_of_bounds", line, "mapa"),
+            )
         window = ((np.clip(r, 0, None) + 1) << M.DSMEM_SHIFT).astype(np.uint64)
         mapped = window + (off & np.uint64(M.DSMEM_MASK))
         if generic:
@@ -307,6 +335,7 @@ def _mapa(comp, call):
         g.slots[key] = mapped.astype(out_dt)
         store(g)
         return np.int32(0)
+
     return f
 
 
@@ -330,6 +359,7 @@ def _getctarank(comp, call):
         g.slots[key] = np.where(win > 0, win - 1, own).astype(np.uint32)
         store(g)
         return np.int32(0)
+
     return f
 
 

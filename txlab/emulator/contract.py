@@ -24,6 +24,7 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
 
 DESIGN.md says why the emulator models the rule on the IR rather than reading the PTX.
 """
+
 from __future__ import annotations
 
 _FUSED_TYPES = ("float32", "float64")
@@ -56,15 +57,15 @@ class Contraction:
     """The contraction decisions for one device function (``func``: its lowered PrimFunc)."""
 
     def __init__(self, func):
-        self.mul_uses: dict = {}       # product key -> occurrences
-        self.var_uses: dict = {}       # var handle -> uses
-        self.bound: dict = {}          # var handle -> the product it is bound to
+        self.mul_uses: dict = {}  # product key -> occurrences
+        self.var_uses: dict = {}  # var handle -> uses
+        self.bound: dict = {}  # var handle -> the product it is bound to
         self.captured_vars: set = set()
-        self.cell_stores: dict = {}    # (local buffer, constant index) -> stores / loads / stored product
+        self.cell_stores: dict = {}  # (local buffer, constant index) -> stores / loads / stored product
         self.cell_loads: dict = {}
         self.cell_value: dict = {}
         self.captured_cells: set = set()
-        self.load_order: dict = {}     # structural key of a load -> its order of first evaluation
+        self.load_order: dict = {}  # structural key of a load -> its order of first evaluation
         self._ranks: dict = {}
         if func is not None:
             self._count(func.body)
@@ -97,14 +98,14 @@ class Contraction:
                 h = _handle(v)
                 self.var_uses[h] = self.var_uses.get(h, 0) + 1
 
-        def on_store(st):             # t = a * b (TVMScript makes t a one-cell local buffer)
+        def on_store(st):  # t = a * b (TVMScript makes t a one-cell local buffer)
             cell = _cell(st.buffer, st.indices)
             if cell is not None:
                 self.cell_stores[cell] = self.cell_stores.get(cell, 0) + 1
                 if type(st.value).__name__ == "Mul" and _fusable_type(st.value):
                     self.cell_value[cell] = st.value
 
-        def on_load(ld):              # post-order: loads in the order the code evaluates them
+        def on_load(ld):  # post-order: loads in the order the code evaluates them
             cell = _cell(ld.source, ld.indices)
             if cell is not None:
                 self.cell_loads[cell] = self.cell_loads.get(cell, 0) + 1
@@ -112,12 +113,16 @@ class Contraction:
             if k not in self.load_order:
                 self.load_order[k] = len(self.load_order) + 2
 
-        tvm_ffi.structural_walk(body, [(tx.Mul, on_mul), (tx.Bind, on_bind)],
-                                with_def_region_kind=[(tx.Var, on_var)], order="pre")
+        tvm_ffi.structural_walk(
+            body, [(tx.Mul, on_mul), (tx.Bind, on_bind)], with_def_region_kind=[(tx.Var, on_var)], order="pre"
+        )
         tvm_ffi.structural_walk(body, [(tvm.ir.TensorLoad, on_load), (tx.BufferStore, on_store)], order="post")
         for cell, mul in self.cell_value.items():
-            if self.cell_stores.get(cell) == 1 and self.cell_loads.get(cell) == 1 \
-                    and self.mul_uses.get(self._key(mul), 0) == 1:
+            if (
+                self.cell_stores.get(cell) == 1
+                and self.cell_loads.get(cell) == 1
+                and self.mul_uses.get(self._key(mul), 0) == 1
+            ):
                 self.captured_cells.add(cell)
         for h, mul in self.bound.items():
             if self.var_uses.get(h, 0) == 1 and self.mul_uses.get(self._key(mul), 0) == 1:
@@ -175,15 +180,15 @@ class Contraction:
         dtype = _dtype(e)
         if type(e).__name__ == "Sub":
             ops = self._operands(e.a, dtype)
-            if ops is not None:                     # m - c: nvcc's fma(a, b, -c)
+            if ops is not None:  # m - c: nvcc's fma(a, b, -c)
                 return ops[0], ops[1], e.b, "addend"
             ops = self._operands(e.b, dtype)
-            if ops is not None:                     # c - m: ptxas's FFMA(-a, b, c)
+            if ops is not None:  # c - m: ptxas's FFMA(-a, b, c)
                 return ops[0], ops[1], e.a, "product"
             return None
         order = (e.a, e.b)
         if self.rank(e.b) < self.rank(e.a):
-            order = (e.b, e.a)              # Reassociate's canonical order: lower rank first
+            order = (e.b, e.a)  # Reassociate's canonical order: lower rank first
         for i, x in enumerate(order):
             ops = self._operands(x, dtype)
             if ops is not None:

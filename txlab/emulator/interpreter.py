@@ -7,6 +7,7 @@ group), a uniform scalar is a 0-d numpy scalar, a per-lane vector type (``float3
 (divergence); statements that can block (barriers, mbarrier waits) are generators that yield
 while blocked, so several groups (warps) of a CTA can progress independently.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,24 +20,36 @@ from txlab.errors import NotEmulatedError
 class Group:
     """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
 
-    __slots__ = ("cta", "tid", "L", "env", "mask", "slots", "blocked", "warp_of_lane", "first_warp",
-                 "lane_cta", "gtid", "nw")
+    __slots__ = (
+        "cta",
+        "tid",
+        "L",
+        "env",
+        "mask",
+        "slots",
+        "blocked",
+        "warp_of_lane",
+        "first_warp",
+        "lane_cta",
+        "gtid",
+        "nw",
+    )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
         self.cta = cta
-        self.tid = tid             # thread index within its CTA
+        self.tid = tid  # thread index within its CTA
         self.L = int(tid.size)
         self.env: dict = {}
-        self.mask = None           # None: every lane active; else bool (L,)
-        self.slots: dict = {}      # results of blocking calls, by call node id
-        self.blocked = None        # (what, line) while blocked
+        self.mask = None  # None: every lane active; else bool (L,)
+        self.slots: dict = {}  # results of blocking calls, by call node id
+        self.blocked = None  # (what, line) while blocked
         # CTA batching: lanes of several independent CTAs in one vector; lane_cta is each lane's
         # CTA within the batch (None: one CTA), gtid a batch-wide thread id (warps never span CTAs)
         self.lane_cta = lane_cta
         self.gtid = tid if lane_cta is None else (lane_cta * cta.nthreads + tid).astype(np.int32)
         self.warp_of_lane = self.gtid // 32
         self.first_warp = int(tid[0]) // 32
-        self.nw = (self.L + 31) // 32   # warps of the group: its statements' weight on the clocks
+        self.nw = (self.L + 31) // 32  # warps of the group: its statements' weight on the clocks
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -69,14 +82,14 @@ class Compiler:
 
     def __init__(self, program):
         self.program = program
-        self.line = None           # the user line inherited by statements without their own span
+        self.line = None  # the user line inherited by statements without their own span
         self.blocking = program.blocking_ops
         self.calls = program.call_handlers
-        self.static_smem = 0       # bytes of static shared memory allocated so far
+        self.static_smem = 0  # bytes of static shared memory allocated so far
         self.dyn_buffers = []
         self.lines_own = 0
         self.lines_total = 0
-        self.fast_math = getattr(program, "fast_math", True)   # the build emulated (txlab's default)
+        self.fast_math = getattr(program, "fast_math", True)  # the build emulated (txlab's default)
         self._contraction = None
 
     @property
@@ -103,6 +116,7 @@ class Compiler:
 
         def fail(g, *_):
             raise NotEmulatedError(name, lineno=line, detail=detail)
+
         return fail
 
     # ---- expressions -------------------------------------------------------------------------
@@ -132,6 +146,7 @@ class Compiler:
                 return g.env[e]
             except KeyError:
                 raise NotEmulatedError(f"unbound variable {e.name}", lineno=line) from None
+
         line = self.line
         return get
 
@@ -182,7 +197,7 @@ class Compiler:
         return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
 
     def _product_operand(self, x):
-        if isinstance(x, tuple):          # a product bound to a variable: its operands, kept by s_Bind
+        if isinstance(x, tuple):  # a product bound to a variable: its operands, kept by s_Bind
             key, k = x
             return lambda g: g.env[key][k]
         return self.expr(x)
@@ -209,6 +224,7 @@ class Compiler:
             if not guarded:
                 return sel(cv, t(g), f(g))
             return _masked_pair(g, cv, t, f)
+
         return select
 
     def e_Ramp(self, e):
@@ -223,6 +239,7 @@ class Compiler:
             if _uniform(b) and _uniform(s):
                 return (b + steps.astype(np.asarray(b).dtype) * s)[None, :]
             return np.asarray(b)[..., None] + steps.astype(np.asarray(b).dtype) * np.asarray(s)[..., None]
+
         return ramp
 
     def e_Broadcast(self, e):
@@ -234,6 +251,7 @@ class Compiler:
             if _uniform(x):
                 return np.full((1, n), x)
             return np.repeat(np.asarray(x)[:, None], n, axis=1)
+
         return bcast
 
     def e_Let(self, e):
@@ -244,6 +262,7 @@ class Compiler:
         def let(g):
             g.env[var] = val(g)
             return body(g)
+
         return let
 
     def e_TensorLoad(self, e):
@@ -265,7 +284,9 @@ class Compiler:
         if info is None:
             bt = bufvar.ty
             info = self.program.buffers[bufvar] = {
-                "name": bufvar.name, "dtype": str(bt.dtype), "scope": str(bt.storage_scope or "global"),
+                "name": bufvar.name,
+                "dtype": str(bt.dtype),
+                "scope": str(bt.storage_scope or "global"),
                 "shape": [int(s.value) if hasattr(s, "value") else None for s in bt.shape],
                 "elem_offset": int(bt.elem_offset.value) if hasattr(bt.elem_offset, "value") else 0,
             }
@@ -279,13 +300,14 @@ class Compiler:
         if None in shape[1:]:
             return self.not_emulated(f"multi-dimensional access to {info['name']} with symbolic shape")
         parts = [self.expr(i) for i in indices]
-        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+        strides = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
 
         def flat(g):
             out = 0
             for p, s in zip(parts, strides):
                 out = out + np.asarray(p(g)).astype(np.int64) * s
             return out
+
         return flat
 
     def load(self, bufvar, indices, dtype):
@@ -296,9 +318,10 @@ class Compiler:
         prog = self.program
         ldt = M.np_dtype(info["dtype"])
         if info["scope"].startswith("local"):
+
             def load_local(g):
                 arr = g.env[bufvar]
-                if arr.dtype != ldt:      # a view of registers as another type (decl_buffer(data=...))
+                if arr.dtype != ldt:  # a view of registers as another type (decl_buffer(data=...))
                     arr = arr.view(ldt)
                 i = idx(g)
                 if _uniform(i):
@@ -309,11 +332,13 @@ class Compiler:
                         return arr[:, i[0]]
                     return np.take_along_axis(arr, i, axis=1)
                 return arr[np.arange(g.L), i]
+
             return load_local
         off = info["elem_offset"]
 
         def load_mem(g):
             return prog.mem_read(g, g.env[bufvar], idx(g), off, dt, line, info)
+
         return load_mem
 
     def store(self, bufvar, indices, value_fn):
@@ -323,6 +348,7 @@ class Compiler:
         line = self.line
         prog = self.program
         if info["scope"].startswith("local"):
+
             def store_local(g):
                 arr = g.env[bufvar]
                 if arr.dtype != dt:
@@ -351,11 +377,13 @@ class Compiler:
                 if m is not None:
                     rows, i, v = rows[m], i[m], v[m]
                 arr[rows, i] = v
+
             return store_local
         off = info["elem_offset"]
 
         def store_mem(g):
             prog.mem_write(g, g.env[bufvar], idx(g), off, dt, value_fn(g), line, info)
+
         return store_mem
 
     # ---- statements --------------------------------------------------------------------------
@@ -380,7 +408,7 @@ class Compiler:
         parts = []
         for c in s.seq:
             parts.append(self.stmt(c))
-        if getattr(self, "_flow", False):          # inside a loop with break/continue
+        if getattr(self, "_flow", False):  # inside a loop with break/continue
             return _flow_seq(parts)
         if not any(is_gen for _, is_gen in parts):
             fns = [f for f, _ in parts]
@@ -388,6 +416,7 @@ class Compiler:
             def seq(g):
                 for f in fns:
                     f(g)
+
             return seq, False
 
         def seq_gen(g):
@@ -396,6 +425,7 @@ class Compiler:
                     yield from f(g)
                 else:
                     f(g)
+
         return seq_gen, True
 
     def s_Bind(self, s):
@@ -403,7 +433,7 @@ class Compiler:
         key = None
         if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
             key = self.contraction.captured(s)
-        if key is not None:          # a product a later add fuses with: keep its operands too
+        if key is not None:  # a product a later add fuses with: keep its operands too
             fa, fb = self.expr(s.value.a), self.expr(s.value.b)
             mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
 
@@ -412,12 +442,14 @@ class Compiler:
                 g.env[key] = (av, bv)
                 g.env[var] = mul(av, bv)
                 _count(g)
+
             return self._with_blocking(s, bind_product)
         val = self.expr(s.value)
 
         def bind(g):
             g.env[var] = val(g)
             _count(g)
+
         return self._with_blocking(s, bind)
 
     def s_Evaluate(self, s):
@@ -426,13 +458,14 @@ class Compiler:
         def ev(g):
             val(g)
             _count(g)
+
         return self._with_blocking(s, ev)
 
     def s_BufferStore(self, s):
         key = None
         if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
             key = self.contraction.captured_store(s)
-        if key is not None:          # t = a * b, fused by the one later read of t: keep a and b too
+        if key is not None:  # t = a * b, fused by the one later read of t: keep a and b too
             fa, fb = self.expr(s.value.a), self.expr(s.value.b)
             mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
 
@@ -447,6 +480,7 @@ class Compiler:
         def fn(g):
             store(g)
             _count(g)
+
         return self._with_blocking(s, fn)
 
     def _with_blocking(self, s, fn):
@@ -464,6 +498,7 @@ class Compiler:
             for key, gen in gens:
                 g.slots[key] = yield from gen(g)
             fn(g)
+
         return run, True
 
     def s_AttrStmt(self, s):
@@ -476,15 +511,19 @@ class Compiler:
 
             def bind_thread(g):
                 g.env[var] = g.cta.index_value(tag, g)
+
             if is_gen:
+
                 def attr_gen(g):
                     bind_thread(g)
                     yield from body(g)
+
                 return attr_gen, True
 
             def attr(g):
                 bind_thread(g)
                 body(g)
+
             return attr, False
         return body, is_gen
 
@@ -501,6 +540,7 @@ class Compiler:
 
             def alloc_local(g):
                 g.env[buf] = np.zeros((g.L, n), dtype=dt)
+
             return alloc_local, False
         if scope == "shared":
             nbytes = int(np.prod(shape)) * dt.itemsize
@@ -511,12 +551,14 @@ class Compiler:
 
             def alloc_shared(g):
                 g.env[buf] = addr
+
             return alloc_shared, False
         if scope == "shared.dyn":
             prog = self.program
 
             def alloc_dyn(g):
                 g.env[buf] = np.uint64(M.SHARED_BASE + g.cta.dyn_offset)
+
             prog.uses_dyn = True
             return alloc_dyn, False
         return self.not_emulated(f"allocation in scope {scope!r}"), False
@@ -528,6 +570,7 @@ class Compiler:
 
         def decl(g):
             g.env[buf] = data(g)
+
         return decl, False
 
     def s_IfThenElse(self, s):
@@ -558,6 +601,7 @@ class Compiler:
                         g.mask = None if me.all() else me
                         yield from other_g(g)
                 g.mask = outer
+
             return if_gen, True
 
         def if_(g):
@@ -579,6 +623,7 @@ class Compiler:
                     g.mask = None if me.all() else me
                     other(g)
             g.mask = outer
+
         return if_, False
 
     def _loop_body(self, s):
@@ -606,6 +651,7 @@ class Compiler:
             return _flow_for(lo, ext, body, is_gen, var, dt, self.line)
 
         if is_gen:
+
             def for_gen(g):
                 a, n = lo(g), ext(g)
                 if not (_uniform(a) and _uniform(n)):
@@ -613,6 +659,7 @@ class Compiler:
                 for i in range(int(a), int(a) + int(n)):
                     g.env[var] = dt.type(i)
                     yield from body(g)
+
             return for_gen, True
 
         def for_(g):
@@ -638,6 +685,7 @@ class Compiler:
                 g.env[var] = np.full(g.L, i, dtype=dt)
                 body(g)
             g.mask = outer
+
         return for_, False
 
     def s_While(self, s):
@@ -672,12 +720,14 @@ class Compiler:
             if rec is not None:
                 g.slots["loops"].pop()
             g.mask = outer
+
         if is_gen:
             return while_, True
 
         def while_plain(g):
             for _ in while_(g):
                 pass
+
         return while_plain, False
 
     def s_AssertStmt(self, s):
@@ -700,9 +750,11 @@ class Compiler:
 def _has_flow(body) -> bool:
     from txlab import ir
 
-    return any(type(n).__name__ in ("Break", "Continue") or
-               (type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"))
-               for n in ir.walk(body))
+    return any(
+        type(n).__name__ in ("Break", "Continue")
+        or (type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"))
+        for n in ir.walk(body)
+    )
 
 
 def _push_loop(g):
@@ -715,6 +767,7 @@ def _leave(which):
     def leave(g):
         g.slots["loops"][-1][which][g.active()] = True
         return np.int32(0)
+
     return leave
 
 
@@ -740,6 +793,7 @@ def _flow_seq(parts):
                 f(g)
                 if not _drop_left(g):
                     return
+
         return seq, False
 
     def seq_gen(g):
@@ -750,6 +804,7 @@ def _flow_seq(parts):
                 f(g)
             if not _drop_left(g):
                 return
+
     return seq_gen, True
 
 
@@ -776,16 +831,18 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
         finally:
             g.slots["loops"].pop()
             g.mask = outer
+
     if is_gen:
         return run, True
 
     def run_plain(g):
         for _ in run(g):
             pass
+
     return run_plain, False
 
 
-span_frames = spans.frames        # the one span walker (txlab.ir.spans)
+span_frames = spans.frames  # the one span walker (txlab.ir.spans)
 user_file = spans.user_file_of
 
 
@@ -806,6 +863,7 @@ def _as_gen(fn):
         fn(g)
         return
         yield  # noqa: unreachable - makes this a generator
+
     return gen
 
 

@@ -16,6 +16,7 @@ libdevice routine without. Each function here is registered by the name the CUDA
   done exactly as the PTX does them. :data:`PRECISION` states each bound;
   ``scripts/emulator_math_h200.py`` measures the real distance on an H200.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,9 +49,11 @@ def _ret(r):
 
 def _rounded(fn64, dt):
     """``fn64`` evaluated in float64 and rounded once to ``dt``."""
+
     def f(*xs):
         with np.errstate(all="ignore"):
             return _ret(np.asarray(fn64(*[np.asarray(x, np.float64) for x in xs])).astype(dt))
+
     return f
 
 
@@ -87,6 +90,7 @@ def _unary_f32(fast, ieee, name, fast_bound, ieee_bound):
         (x,) = [comp.expr(a) for a in args]
         fn = fast if comp.fast_math else ieee
         return lambda g: fn(x(g))
+
     return build
 
 
@@ -97,13 +101,14 @@ def _rn(fn64):
 def _ftz_in_out(fn):
     def f(x):
         return S.ftz(fn(S.ftz(x)))
+
     return f
 
 
-_exp_fast = lambda x: ex2_approx(_mul_ftz(x, LOG2E))                         # noqa: E731
-_exp10_fast = lambda x: ex2_approx(_mul_ftz(x, LOG2_10))                     # noqa: E731
-_log_fast = lambda x: _mul_ftz(lg2_approx(x), LN2)                           # noqa: E731
-_log10_fast = lambda x: _mul_ftz(lg2_approx(x), LOG10_2)                     # noqa: E731
+_exp_fast = lambda x: ex2_approx(_mul_ftz(x, LOG2E))  # noqa: E731
+_exp10_fast = lambda x: ex2_approx(_mul_ftz(x, LOG2_10))  # noqa: E731
+_log_fast = lambda x: _mul_ftz(lg2_approx(x), LN2)  # noqa: E731
+_log10_fast = lambda x: _mul_ftz(lg2_approx(x), LOG10_2)  # noqa: E731
 _sin_fast = _ftz_in_out(_rn(np.sin))
 _cos_fast = _ftz_in_out(_rn(np.cos))
 _tanh_fast = _rn(np.tanh)
@@ -117,10 +122,20 @@ _LIBDEV = "libdevice {n} ulp (CUDA Programming Guide); emulated correctly rounde
 _unary_f32(_exp_fast, _rn(np.exp), "__expf", _MUFU_EX2, _MUFU_EX2)
 _unary_f32(_exp_fast, _rn(np.exp), "expf", _MUFU_EX2, _LIBDEV.format(n=2))
 _unary_f32(ex2_approx, _rn(np.exp2), "exp2f", "within ex2.approx.ftz: 2 ulp (PTX ISA)", _LIBDEV.format(n=2))
-_unary_f32(_exp10_fast, _rn(lambda v: np.power(10.0, v)), "exp10f", _MUFU_EX2.replace("log2(e)", "log2(10)"),
-           _LIBDEV.format(n=2))
-_unary_f32(_exp10_fast, _exp10_fast, "__exp10f", _MUFU_EX2.replace("log2(e)", "log2(10)"),
-           _MUFU_EX2.replace("log2(e)", "log2(10)"))
+_unary_f32(
+    _exp10_fast,
+    _rn(lambda v: np.power(10.0, v)),
+    "exp10f",
+    _MUFU_EX2.replace("log2(e)", "log2(10)"),
+    _LIBDEV.format(n=2),
+)
+_unary_f32(
+    _exp10_fast,
+    _exp10_fast,
+    "__exp10f",
+    _MUFU_EX2.replace("log2(e)", "log2(10)"),
+    _MUFU_EX2.replace("log2(e)", "log2(10)"),
+)
 _LG2 = "within lg2.approx: 2^-22 absolute in [0.5, 2], else 2^-22.6 relative (PTX ISA)"
 _unary_f32(_log_fast, _rn(np.log), "logf", _LG2 + ", then the exact *ln(2)", _LIBDEV.format(n=1))
 _unary_f32(_log_fast, _log_fast, "__logf", _LG2 + ", then the exact *ln(2)", _LG2 + ", then the exact *ln(2)")
@@ -145,15 +160,31 @@ def _tan_fast(x):
     return S.div_approx_ftz(_sin_fast(x), _cos_fast(x))
 
 
-_unary_f32(_tan_fast, _rn(np.tan), "tanf", "__sinf/__cosf through div.approx: unbounded near pi/2 + k*pi",
-           _LIBDEV.format(n=4))
+_unary_f32(
+    _tan_fast, _rn(np.tan), "tanf", "__sinf/__cosf through div.approx: unbounded near pi/2 + k*pi", _LIBDEV.format(n=4)
+)
 _unary_f32(_tan_fast, _tan_fast, "__tanf", "__sinf/__cosf through div.approx", "__sinf/__cosf through div.approx")
-for _n, _fn, _ulp in (("erff", _erf64, 2), ("expm1f", np.expm1, 1), ("log1pf", np.log1p, 1),
-                      ("sinhf", np.sinh, 3), ("coshf", np.cosh, 2), ("atanf", np.arctan, 2),
-                      ("asinf", np.arcsin, 2), ("acosf", np.arccos, 2), ("asinhf", np.arcsinh, 3),
-                      ("acoshf", np.arccosh, 4), ("atanhf", np.arctanh, 3), ("cbrtf", np.cbrt, 1)):
-    _unary_f32(_ftz_in_out(_rn(_fn)), _rn(_fn), _n, _LIBDEV.format(n=_ulp) + " (inputs/results flushed)",
-               _LIBDEV.format(n=_ulp))
+for _n, _fn, _ulp in (
+    ("erff", _erf64, 2),
+    ("expm1f", np.expm1, 1),
+    ("log1pf", np.log1p, 1),
+    ("sinhf", np.sinh, 3),
+    ("coshf", np.cosh, 2),
+    ("atanf", np.arctan, 2),
+    ("asinf", np.arcsin, 2),
+    ("acosf", np.arccos, 2),
+    ("asinhf", np.arcsinh, 3),
+    ("acoshf", np.arccosh, 4),
+    ("atanhf", np.arctanh, 3),
+    ("cbrtf", np.cbrt, 1),
+):
+    _unary_f32(
+        _ftz_in_out(_rn(_fn)),
+        _rn(_fn),
+        _n,
+        _LIBDEV.format(n=_ulp) + " (inputs/results flushed)",
+        _LIBDEV.format(n=_ulp),
+    )
 
 
 # ---- exact float32 functions ------------------------------------------------------------------
@@ -163,8 +194,15 @@ def _round_half_away(v):
     return _ret(np.where(np.abs(v - t) >= 0.5, t + np.copysign(np.ones_like(v), v), t).astype(v.dtype))
 
 
-_EXACT_UNARY = {"fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
-                "nearbyint": np.rint, "rint": np.rint, "round": _round_half_away}
+_EXACT_UNARY = {
+    "fabs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "nearbyint": np.rint,
+    "rint": np.rint,
+    "round": _round_half_away,
+}
 
 
 def _exact_unary(fn, flush_ok):
@@ -176,7 +214,9 @@ def _exact_unary(fn, flush_ok):
         def f(g):
             v = np.asarray(x(g)).astype(dt, copy=False)
             return S.ftz(fn(S.ftz(v))) if flush else _ret(fn(v))
+
         return f
+
     return build
 
 
@@ -197,6 +237,7 @@ def _binary_extern(name, fn_for, bound=("bitwise", "bitwise")):
         dt = _dt(comp, call)
         fn = fn_for(comp.fast_math, dt)
         return lambda g: fn(np.asarray(a(g)).astype(dt, copy=False), np.asarray(b(g)).astype(dt, copy=False))
+
     return build
 
 
@@ -214,15 +255,25 @@ for _n in ("fmodf", "fmod"):
     _binary_extern(_n, lambda fast, dt: _ftz2(np.fmod, fast, dt))
 for _n in ("copysignf", "copysign"):
     _binary_extern(_n, lambda fast, dt: np.copysign)
-_binary_extern("__fdividef", lambda fast, dt: S.div_approx_ftz if fast else _div_approx,
-               ("within div.approx: 2 ulp for |y| in [2^-126, 2^126] (PTX ISA)",) * 2)
-_binary_extern("fdividef", lambda fast, dt: S.div_approx_ftz if fast else _div_approx,
-               ("within div.approx: 2 ulp for |y| in [2^-126, 2^126] (PTX ISA)",) * 2)
+_binary_extern(
+    "__fdividef",
+    lambda fast, dt: S.div_approx_ftz if fast else _div_approx,
+    ("within div.approx: 2 ulp for |y| in [2^-126, 2^126] (PTX ISA)",) * 2,
+)
+_binary_extern(
+    "fdividef",
+    lambda fast, dt: S.div_approx_ftz if fast else _div_approx,
+    ("within div.approx: 2 ulp for |y| in [2^-126, 2^126] (PTX ISA)",) * 2,
+)
 _binary_extern("__fdiv_rn", lambda fast, dt: np.true_divide)
-_binary_extern("powf", lambda fast, dt: _pow_fast if fast else _rn(np.power),
-               ("ex2.approx(y * lg2.approx(x)): error grows with |y log2 x| (as __powf)", _LIBDEV.format(n=4)))
-_binary_extern("__powf", lambda fast, dt: _pow_fast,
-               ("ex2.approx(y * lg2.approx(x)): error grows with |y log2 x|",) * 2)
+_binary_extern(
+    "powf",
+    lambda fast, dt: _pow_fast if fast else _rn(np.power),
+    ("ex2.approx(y * lg2.approx(x)): error grows with |y log2 x| (as __powf)", _LIBDEV.format(n=4)),
+)
+_binary_extern(
+    "__powf", lambda fast, dt: _pow_fast, ("ex2.approx(y * lg2.approx(x)): error grows with |y log2 x|",) * 2
+)
 _binary_extern("atan2f", lambda fast, dt: _rn(np.arctan2), (_LIBDEV.format(n=3),) * 2)
 _binary_extern("hypotf", lambda fast, dt: _rn(np.hypot), (_LIBDEV.format(n=3),) * 2)
 
@@ -238,8 +289,7 @@ def _pow_fast(x, y):
     return ex2_approx(_mul_ftz(lg2_approx(x), y))
 
 
-for _n, _fn, _b in (("__frcp_rn", lambda v: 1.0 / v, "bitwise (rcp.rn)"),
-                    ("__fsqrt_rn", np.sqrt, "bitwise (sqrt.rn)")):
+for _n, _fn, _b in (("__frcp_rn", lambda v: 1.0 / v, "bitwise (rcp.rn)"), ("__fsqrt_rn", np.sqrt, "bitwise (sqrt.rn)")):
     _unary_f32(_rn(_fn), _rn(_fn), _n, _b, _b)
 
 
@@ -247,13 +297,21 @@ def _fma_build(comp, call, args):
     a, b, c = [comp.expr(x) for x in args]
     dt = _dt(comp, call)
     flush = comp.fast_math and dt == np.float32
-    return lambda g: S.fma(np.asarray(a(g)).astype(dt, copy=False), np.asarray(b(g)).astype(dt, copy=False),
-                           np.asarray(c(g)).astype(dt, copy=False), flush=flush)
+    return lambda g: S.fma(
+        np.asarray(a(g)).astype(dt, copy=False),
+        np.asarray(b(g)).astype(dt, copy=False),
+        np.asarray(c(g)).astype(dt, copy=False),
+        flush=flush,
+    )
 
 
 _FMA64 = "float64: correctly rounded except rare ties (Dekker product and two-sum)"
-for _n, _b in (("fmaf", "bitwise (fma.rn.f32)"), ("__fmaf_rn", "bitwise (fma.rn.f32)"), ("fma", _FMA64),
-               ("__fma_rn", _FMA64)):
+for _n, _b in (
+    ("fmaf", "bitwise (fma.rn.f32)"),
+    ("__fmaf_rn", "bitwise (fma.rn.f32)"),
+    ("fma", _FMA64),
+    ("__fma_rn", _FMA64),
+):
     EXTERNS[_n] = _fma_build
     PRECISION[_n] = (_b, _b)
 HANDLERS["tirx.fma"] = lambda comp, call: _fma_build(comp, call, list(call.args))
@@ -271,16 +329,32 @@ def _unary_any(name, fn, bound):
         (x,) = [comp.expr(a) for a in args]
         dt = _dt(comp, call)
         return lambda g: _rounded(fn, dt)(x(g))
+
     return build
 
 
-for _n, _fn, _ulp in (("exp", np.exp, 1), ("exp2", np.exp2, 1), ("exp10", lambda v: np.power(10.0, v), 1),
-                      ("log", np.log, 1), ("log2", np.log2, 1), ("log10", np.log10, 1),
-                      ("tanh", np.tanh, 1), ("sin", np.sin, 2), ("cos", np.cos, 2), ("tan", np.tan, 2),
-                      ("erf", _erf64, 2), ("expm1", np.expm1, 1), ("log1p", np.log1p, 1),
-                      ("sinh", np.sinh, 2), ("cosh", np.cosh, 1), ("atan", np.arctan, 2),
-                      ("asin", np.arcsin, 2), ("acos", np.arccos, 2), ("cbrt", np.cbrt, 1),
-                      ("rsqrt", lambda v: 1.0 / np.sqrt(v), 1)):
+for _n, _fn, _ulp in (
+    ("exp", np.exp, 1),
+    ("exp2", np.exp2, 1),
+    ("exp10", lambda v: np.power(10.0, v), 1),
+    ("log", np.log, 1),
+    ("log2", np.log2, 1),
+    ("log10", np.log10, 1),
+    ("tanh", np.tanh, 1),
+    ("sin", np.sin, 2),
+    ("cos", np.cos, 2),
+    ("tan", np.tan, 2),
+    ("erf", _erf64, 2),
+    ("expm1", np.expm1, 1),
+    ("log1p", np.log1p, 1),
+    ("sinh", np.sinh, 2),
+    ("cosh", np.cosh, 1),
+    ("atan", np.arctan, 2),
+    ("asin", np.arcsin, 2),
+    ("acos", np.arccos, 2),
+    ("cbrt", np.cbrt, 1),
+    ("rsqrt", lambda v: 1.0 / np.sqrt(v), 1),
+):
     _unary_any(_n, _fn, _LIBDEV64.format(n=_ulp))
 _unary_any("sqrt", np.sqrt, "bitwise (sqrt.rn.f64)")
 _binary_extern("pow", lambda fast, dt: np.power, (_LIBDEV64.format(n=2),) * 2)
@@ -288,13 +362,23 @@ _binary_extern("pow", lambda fast, dt: np.power, (_LIBDEV64.format(n=2),) * 2)
 
 # ---- half and bfloat16 (cuda_fp16.h / cuda_bf16.h): computed in float32 on the GPU ----------------
 _HALF = "the half function rounds a float32 evaluation once; emulated correctly rounded (measured on the H200)"
-for _n, _fn in (("hexp", np.exp), ("hexp2", np.exp2), ("hexp10", lambda v: np.power(10.0, v)),
-                ("hlog", np.log), ("hlog2", np.log2), ("hlog10", np.log10), ("hsqrt", np.sqrt),
-                ("hrsqrt", lambda v: 1.0 / np.sqrt(v)), ("hrcp", lambda v: 1.0 / v), ("hsin", np.sin),
-                ("hcos", np.cos), ("htanh", np.tanh), ("herf", _erf64)):
+for _n, _fn in (
+    ("hexp", np.exp),
+    ("hexp2", np.exp2),
+    ("hexp10", lambda v: np.power(10.0, v)),
+    ("hlog", np.log),
+    ("hlog2", np.log2),
+    ("hlog10", np.log10),
+    ("hsqrt", np.sqrt),
+    ("hrsqrt", lambda v: 1.0 / np.sqrt(v)),
+    ("hrcp", lambda v: 1.0 / v),
+    ("hsin", np.sin),
+    ("hcos", np.cos),
+    ("htanh", np.tanh),
+    ("herf", _erf64),
+):
     _unary_any(_n, _fn, _HALF)
-for _n, _fn in (("__habs", np.abs), ("hfloor", np.floor), ("hceil", np.ceil), ("htrunc", np.trunc),
-                ("hrint", np.rint)):
+for _n, _fn in (("__habs", np.abs), ("hfloor", np.floor), ("hceil", np.ceil), ("htrunc", np.trunc), ("hrint", np.rint)):
     _unary_any(_n, _fn, "bitwise")
 
 
@@ -311,7 +395,9 @@ def _int_unary(name, fn, width):
         def f(g):
             v = np.asarray(x(g)).astype(utype)
             return _ret(np.asarray(fn(v, width)).astype(dt))
+
         return f
+
     return build
 
 
@@ -356,6 +442,7 @@ for _n, _fn in (("__popc", _popc), ("__clz", _clz), ("__ffs", _ffs), ("__brev", 
 def _tir_math(op_name):
     """``tirx.exp`` & co. as TVM's CUDA rule would name them (``expf`` for float32...): the same
     implementation as the extern the CUDA source would call."""
+
     def build(comp, call):
         import tvm
 
@@ -363,17 +450,45 @@ def _tir_math(op_name):
 
         rule = tvm.ir.Op.get(op_name).get_attr("cuda.FLowerIntrinsic")
         lowered = rule(call) if rule is not None else None
-        if lowered is None or not hasattr(lowered, "op") or getattr(lowered.op, "name", "") not in (
-                "tirx.call_pure_extern", "tirx.call_extern"):
+        if (
+            lowered is None
+            or not hasattr(lowered, "op")
+            or getattr(lowered.op, "name", "") not in ("tirx.call_pure_extern", "tirx.call_extern")
+        ):
             return comp.not_emulated(op_name, "TVM's CUDA rule gives no device function for this dtype")
         return _extern_call(0)(comp, lowered)
+
     return build
 
 
 def _register_tir_math():
-    for n in ("exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "fabs", "tanh", "sin",
-              "cos", "tan", "floor", "ceil", "trunc", "round", "nearbyint", "erf", "pow", "fmod",
-              "atan", "sinh", "cosh", "popcount"):
+    for n in (
+        "exp",
+        "exp2",
+        "exp10",
+        "log",
+        "log2",
+        "log10",
+        "sqrt",
+        "rsqrt",
+        "fabs",
+        "tanh",
+        "sin",
+        "cos",
+        "tan",
+        "floor",
+        "ceil",
+        "trunc",
+        "round",
+        "nearbyint",
+        "erf",
+        "pow",
+        "fmod",
+        "atan",
+        "sinh",
+        "cosh",
+        "popcount",
+    ):
         HANDLERS[f"tirx.{n}"] = _tir_math(f"tirx.{n}")
 
 

@@ -6,15 +6,16 @@ generic shared pointer is ``SHARED_BASE + offset`` and ``cvta_generic_to_shared`
 32-bit ``offset``. Out-of-bounds lanes are reported (by the caller) and then skipped: a load reads
 0, a store writes nothing -- unlike the GPU, the emulator's memory is never corrupted.
 """
+
 from __future__ import annotations
 
 import bisect
 
 import numpy as np
 
-GLOBAL_BASE = 1 << 40          # first argument's address; each next one 1 << 36 further
+GLOBAL_BASE = 1 << 40  # first argument's address; each next one 1 << 36 further
 GLOBAL_STRIDE = 1 << 36
-SHARED_BASE = 1 << 56          # generic address of shared offset 0
+SHARED_BASE = 1 << 56  # generic address of shared offset 0
 #: distributed shared memory (clusters): the shared memory of the CTA of cluster rank r is also
 #: mapped at shared::cluster address ``(r + 1) << DSMEM_SHIFT`` (generic ``SHARED_BASE`` + that);
 #: ``mapa`` maps a CTA's own shared address there. Own shared offsets stay below ``1 << DSMEM_SHIFT``.
@@ -50,10 +51,14 @@ def np_dtype(dtype) -> np.dtype:
     except TypeError:
         import ml_dtypes
 
-        names = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-                 "float8_e5m2": ml_dtypes.float8_e5m2, "float8_e4m3": ml_dtypes.float8_e4m3fn,
-                 "float8_e8m0fnu": getattr(ml_dtypes, "float8_e8m0fnu", None),
-                 "float4_e2m1fn": getattr(ml_dtypes, "float4_e2m1fn", None)}
+        names = {
+            "bfloat16": ml_dtypes.bfloat16,
+            "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+            "float8_e5m2": ml_dtypes.float8_e5m2,
+            "float8_e4m3": ml_dtypes.float8_e4m3fn,
+            "float8_e8m0fnu": getattr(ml_dtypes, "float8_e8m0fnu", None),
+            "float4_e2m1fn": getattr(ml_dtypes, "float4_e2m1fn", None),
+        }
         if names.get(base) is None:
             raise
         return np.dtype(names[base])
@@ -75,11 +80,12 @@ class Region:
 
     __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit")
 
-    def __init__(self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0,
-                 limit: int | None = None):
+    def __init__(
+        self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0, limit: int | None = None
+    ):
         self.name = name
         self.base = int(base)
-        self.data = data          # uint8, writable (a view of the user's array for globals)
+        self.data = data  # uint8, writable (a view of the user's array for globals)
         self.kind = kind
         self._views: dict = {}
         # the shared memory of a batch of CTAs: ``data`` holds one ``cta_stride``-byte slice per CTA,
@@ -132,6 +138,5 @@ class AddressSpace:
 
     def find_many(self, addrs: np.ndarray) -> np.ndarray:
         """Region index per address (-1: none)."""
-        idx = np.searchsorted(np.asarray(self._bases, dtype=np.uint64), addrs.astype(np.uint64),
-                              side="right") - 1
+        idx = np.searchsorted(np.asarray(self._bases, dtype=np.uint64), addrs.astype(np.uint64), side="right") - 1
         return idx

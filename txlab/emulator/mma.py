@@ -25,6 +25,7 @@ order and alignment are not specified, so results are within a few fp32 ulps of 
 bitwise. tf32 operands drop the low 13 mantissa bits (the tensor core reads 19 bits). f16
 accumulate rounds once to f16. Integer mma is exact (wrapping; ``.satfinite`` clamps).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,6 +43,7 @@ def _u32_of(comp, e):
     def f(g):
         v = np.broadcast_to(np.asarray(fn(g)), (g.L,))
         return from_register(v, rd, np.dtype(np.uint32))
+
     return f
 
 
@@ -51,8 +53,13 @@ def _reg_stores(comp, dests, key):
         if type(d).__name__ != "TensorLoad":
             return None
         rd = M.np_dtype(comp.buffer_info(d.source)["dtype"])
-        out.append(comp.store(d.source, list(d.indices),
-                              lambda g, k=k, rd=rd: to_register(g.slots[key][:, k], np.dtype(np.uint32), rd, False)))
+        out.append(
+            comp.store(
+                d.source,
+                list(d.indices),
+                lambda g, k=k, rd=rd: to_register(g.slots[key][:, k], np.dtype(np.uint32), rd, False),
+            )
+        )
     return out
 
 
@@ -90,8 +97,8 @@ def _ldmatrix(comp, call):
         finally:
             g.mask = outer
         rows = np.broadcast_to(rows, (g.L, 8))
-        R, pad = _warps(g, rows)                         # (nw, 32 lanes, 8): lane 8*i + r = row r of matrix i
-        mats = R.reshape(R.shape[0], 4, 8, 8)            # (nw, matrix, row, col)
+        R, pad = _warps(g, rows)  # (nw, 32 lanes, 8): lane 8*i + r = row r of matrix i
+        mats = R.reshape(R.shape[0], 4, 8, 8)  # (nw, matrix, row, col)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
         lane = np.arange(32)
@@ -101,11 +108,12 @@ def _ldmatrix(comp, call):
             lo = mats[:, i, r, c].astype(np.uint32)
             hi = mats[:, i, r, c + 1].astype(np.uint32)
             regs.append(lo | (hi << np.uint32(16)))
-        out = np.stack(regs, axis=2)                     # (nw, 32, nmat)
+        out = np.stack(regs, axis=2)  # (nw, 32, nmat)
         g.slots[key] = _unwarp(g, out, pad)
         for st in stores:
             st(g)
         return np.int32(0)
+
     return f
 
 
@@ -125,8 +133,8 @@ def _stmatrix(comp, call):
     elems = np.arange(8)[None, :]
 
     def f(g):
-        V = np.stack([r(g) for r in regs], axis=1)       # (L, nmat) uint32
-        W, pad = _warps(g, V)                            # (nw, 32, nmat)
+        V = np.stack([r(g) for r in regs], axis=1)  # (L, nmat) uint32
+        W, pad = _warps(g, V)  # (nw, 32, nmat)
         nw = W.shape[0]
         mats = np.zeros((nw, 4, 8, 8), np.uint16)
         lane = np.arange(32)
@@ -136,7 +144,7 @@ def _stmatrix(comp, call):
             mats[:, i, r, c + 1] = (W[:, :, i] >> np.uint32(16)).astype(np.uint16)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
-        rows = mats.reshape(nw, 32, 8)                   # lane 8*i + r stores row r of matrix i
+        rows = mats.reshape(nw, 32, 8)  # lane 8*i + r stores row r of matrix i
         rows = _unwarp(g, rows, pad)
         a = np.broadcast_to(addr(g), (g.L,))
         outer = g.mask
@@ -146,6 +154,7 @@ def _stmatrix(comp, call):
         finally:
             g.mask = outer
         return np.int32(0)
+
     return f
 
 
@@ -175,7 +184,7 @@ def _a_map(kind, k):
             return grp + 8 * (i % 2), tig + 4 * (i // 2)
         i = np.arange(2)[None, :]
         return grp + 8 * i, tig + 0 * i
-    if k == 32:                                          # 8-bit
+    if k == 32:  # 8-bit
         i = np.arange(16)[None, :]
         return grp + 8 * ((i // 4) % 2), 4 * tig + i % 4 + 16 * (i // 8)
     i = np.arange(8)[None, :]
@@ -202,14 +211,19 @@ _INT = {"s8": np.int8, "u8": np.uint8}
 def _elements(words, per_word, dt):
     """(nw, 32, regs) uint32 -> (nw, 32, regs * per_word) elements of ``dt`` (low bits first)."""
     w = np.ascontiguousarray(words.astype(np.uint32))
-    return w.view(np.uint8).reshape(w.shape[:2] + (-1,)).view(dt) if per_word == 4 else \
-        w.view(np.uint16).reshape(w.shape[:2] + (-1,)).view(dt) if per_word == 2 else w.view(dt)
+    return (
+        w.view(np.uint8).reshape(w.shape[:2] + (-1,)).view(dt)
+        if per_word == 4
+        else w.view(np.uint16).reshape(w.shape[:2] + (-1,)).view(dt)
+        if per_word == 2
+        else w.view(dt)
+    )
 
 
 def _mma(comp, call):
     ptx = decode(call)
     mm = ptx.mods
-    name = call.op.name[len("tirx.ptx."):]
+    name = call.op.name[len("tirx.ptx.") :]
     shape = mm.get("shape", "")
     at, bt = mm.get("atype", ""), mm.get("btype", "")
     full = f"mma.sync.{shape}.{mm.get('alayout')}.{mm.get('blayout')}.{mm.get('dtype')}.{at}.{bt}.{mm.get('ctype')}"
@@ -255,9 +269,9 @@ def _mma(comp, call):
             return comp.not_emulated(full, "a destination that is not a register element")
         rd = M.np_dtype(comp.buffer_info(d.source)["dtype"])
         if f16acc:
-            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], np.dtype(np.uint32), rd, False))  # noqa: E731 - one closure per register, bound by default arguments
+            fn = lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], np.dtype(np.uint32), rd, False)  # noqa: E731 - one closure per register, bound by default arguments
         else:
-            fn = (lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False))  # noqa: E731 - one closure per register, bound by default arguments
+            fn = lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False)  # noqa: E731 - one closure per register, bound by default arguments
         stores.append(comp.store(d.source, list(d.indices), fn))
 
     def f(g):
@@ -274,8 +288,8 @@ def _mma(comp, call):
         Bm = np.zeros((nw, k, 8), wide)
         Am[:, ar, ac] = ae.astype(wide)
         Bm[:, br, bc] = be.astype(wide)
-        P = Am @ Bm                                          # (nw, 16, 8): exact
-        Pl = P[:, cr, cc]                                    # (nw, 32, 4)
+        P = Am @ Bm  # (nw, 16, 8): exact
+        Pl = P[:, cr, cc]  # (nw, 32, 4)
         if f16acc:
             Cw, _ = _warps(g, np.stack([c(g) for c in C], axis=1))
             cvals = _elements(Cw, 2, np.dtype(np.float16)).astype(np.float64)
@@ -283,8 +297,10 @@ def _mma(comp, call):
             out = np.ascontiguousarray(D).view(np.uint16).reshape(nw, 32, 2, 2).astype(np.uint32)
             out = out[..., 0] | (out[..., 1] << np.uint32(16))
         else:
-            cv = np.stack([np.broadcast_to(np.asarray(c(g)).astype(cd, copy=False), (g.L,)).view(cd)
-                           for c, cd in zip(C, c_dts)], axis=1)
+            cv = np.stack(
+                [np.broadcast_to(np.asarray(c(g)).astype(cd, copy=False), (g.L,)).view(cd) for c, cd in zip(C, c_dts)],
+                axis=1,
+            )
             Cw, _ = _warps(g, cv)
             if acc_dt.kind == "i":
                 s = Cw.astype(np.int64) + Pl
@@ -297,6 +313,7 @@ def _mma(comp, call):
         for st in stores:
             st(g)
         return np.int32(0)
+
     return f
 
 

@@ -10,6 +10,7 @@ groups (warps) in the order the scheduler runs them, within one instruction the 
 increasing thread index. Fences are no-ops (the emulator's memory is always coherent); that is
 noted once per run.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,14 +26,34 @@ BLOCKING: dict = {}
 #: ``args`` being the call's arguments after the name (and, for ``func_call``, before its source)
 EXTERNS: dict = {}
 #: ops that make a CTA run warp by warp (some warps wait for others)
-WARP_MODE_OPS = {"tirx.cuda.mbarrier_wait", "tirx.cuda.mbarrier_wait_acquire_cluster", "tirx.cuda.wait_until",
-                 "tirx.ptx.mbarrier_try_wait", "tirx.cuda.warpgroup_sync"}
+WARP_MODE_OPS = {
+    "tirx.cuda.mbarrier_wait",
+    "tirx.cuda.mbarrier_wait_acquire_cluster",
+    "tirx.cuda.wait_until",
+    "tirx.ptx.mbarrier_try_wait",
+    "tirx.cuda.warpgroup_sync",
+}
 #: ops whose state is per CTA and ordered (mbarriers, TMA, wgmma groups, reductions through a
 #: barrier's payload, clock counters, clusters): a kernel calling one runs CTA by CTA, not batched
-NO_BATCH_PREFIXES = ("tirx.ptx.mbarrier", "tirx.cuda.mbarrier", "tirx.ptx.cp_async_bulk", "tirx.cuda.cta_reduce",
-                     "tirx.cuda.syncthreads_", "tirx.cuda.clock", "tirx.ptx.wgmma", "tirx.cuda.wgmma",
-                     "tirx.timer", "tirx.cuda.timer", "tirx.cuda.cluster", "tirx.ptx.cluster", "tirx.ptx.tcgen05",
-                     "tirx.ptx.cp_async", "tirx.ptx.mapa", "tirx.cuda.grid_sync", "tirx.ptx.bar")
+NO_BATCH_PREFIXES = (
+    "tirx.ptx.mbarrier",
+    "tirx.cuda.mbarrier",
+    "tirx.ptx.cp_async_bulk",
+    "tirx.cuda.cta_reduce",
+    "tirx.cuda.syncthreads_",
+    "tirx.cuda.clock",
+    "tirx.ptx.wgmma",
+    "tirx.cuda.wgmma",
+    "tirx.timer",
+    "tirx.cuda.timer",
+    "tirx.cuda.cluster",
+    "tirx.ptx.cluster",
+    "tirx.ptx.tcgen05",
+    "tirx.ptx.cp_async",
+    "tirx.ptx.mapa",
+    "tirx.cuda.grid_sync",
+    "tirx.ptx.bar",
+)
 
 
 def handler(*names):
@@ -40,6 +61,7 @@ def handler(*names):
         for n in names:
             HANDLERS[n] = fn
         return fn
+
     return deco
 
 
@@ -48,32 +70,36 @@ def blocking(*names):
         for n in names:
             BLOCKING[n] = fn
         return fn
+
     return deco
 
 
 def extern(*names):
     """Register a handler for calls that name a device function (see ``EXTERNS``)."""
+
     def deco(fn):
         for n in names:
             EXTERNS[n] = fn
         return fn
+
     return deco
 
 
 def _extern_call(skip_tail: int):
     def build(comp, call):
         name = _str(call.args[0])
-        rest = list(call.args[1:len(call.args) - skip_tail])
+        rest = list(call.args[1 : len(call.args) - skip_tail])
         fn = EXTERNS.get(name)
         if fn is None:
             return comp.not_emulated(name, f"a call of the device function {name} ({call.op.name})")
         return fn(comp, call, rest)
+
     return build
 
 
 HANDLERS["tirx.call_pure_extern"] = _extern_call(0)
 HANDLERS["tirx.call_extern"] = _extern_call(0)
-HANDLERS["tirx.cuda.func_call"] = _extern_call(1)   # its last argument is the function's source
+HANDLERS["tirx.cuda.func_call"] = _extern_call(1)  # its last argument is the function's source
 
 
 def _args(comp, call):
@@ -100,7 +126,7 @@ def _buffer_data(comp, call):
 @handler("tirx.address_of")
 def _address_of(comp, call):
     load = call.args[0]
-    if type(load).__name__ == "Var":       # a tensor map parameter: its host-encoded descriptor
+    if type(load).__name__ == "Var":  # a tensor map parameter: its host-encoded descriptor
         return lambda g: g.env[load]
     if type(load).__name__ != "TensorLoad":
         return comp.not_emulated("address_of of a non-buffer expression")
@@ -115,10 +141,14 @@ def _address_of(comp, call):
     def addr(g):
         base = g.env[bufvar]
         i = idx(g)
-        if isinstance(base, dict):   # a tensor map parameter
+        if isinstance(base, dict):  # a tensor map parameter
             return base
-        return (np.asarray(base).astype(np.int64) + (np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)[()] \
-            if np.ndim(i) == 0 else np.uint64(base) + ((np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)
+        return (
+            (np.asarray(base).astype(np.int64) + (np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)[()]
+            if np.ndim(i) == 0
+            else np.uint64(base) + ((np.asarray(i).astype(np.int64) + off) * isz).astype(np.uint64)
+        )
+
     return addr
 
 
@@ -135,6 +165,7 @@ def _reinterpret(comp, call):
         v = np.asarray(src(g))
         out = v.view(dt)
         return out if out.ndim else out[()]
+
     return reint
 
 
@@ -152,6 +183,7 @@ def _cvta(comp, call):
         v = np.asarray(src(g)).astype(np.uint64) - np.uint64(M.SHARED_BASE)
         v = v.astype(np.uint32)
         return v if v.ndim else v[()]
+
     return cvta
 
 
@@ -162,6 +194,7 @@ def _smem_from_u64(comp, call):
     def f(g):
         v = np.asarray(src(g)).astype(np.uint32)
         return v if v.ndim else v[()]
+
     return f
 
 
@@ -176,6 +209,7 @@ def _if_then_else(comp, call):
         if _uniform(cv):
             return t(g) if cv else f(g)
         return _masked_pair(g, cv, t, f)
+
     return ite
 
 
@@ -183,7 +217,11 @@ def _if_then_else(comp, call):
 def _warps(g, v, fill=0):
     """(nw, 32) view of per-lane values ``v`` of group ``g`` (padded when the block is not a whole
     number of warps), and the padding."""
-    v = np.broadcast_to(np.asarray(v), (g.L,) + np.shape(v)[1:]) if np.ndim(v) == 0 or np.shape(v)[0] != g.L else np.asarray(v)
+    v = (
+        np.broadcast_to(np.asarray(v), (g.L,) + np.shape(v)[1:])
+        if np.ndim(v) == 0 or np.shape(v)[0] != g.L
+        else np.asarray(v)
+    )
     pad = (-g.L) % 32
     if pad:
         v = np.concatenate([v, np.full((pad,) + v.shape[1:], fill, dtype=v.dtype)])
@@ -210,6 +248,7 @@ def _activemask(comp, call):
         act, pad = _warps(g, g.active(), False)
         bits = (act.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
         return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
+
     return f
 
 
@@ -221,7 +260,7 @@ def _shfl(kind):
             v = val(g)
             V, pad = _warps(g, v)
             av = arg(g)
-            if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:   # broadcast from one lane
+            if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:  # broadcast from one lane
                 w = int(width(g))
                 src = (np.arange(32) - np.arange(32) % w) + int(av) % w
                 if w == 32:
@@ -247,7 +286,9 @@ def _shfl(kind):
                 src = np.where(src >= seg + w, lane, src)
             out = np.take_along_axis(V, src.astype(np.int64) if V.ndim == 2 else src[..., None], axis=1)
             return _unwarp(g, out, pad)
+
         return f
+
     return build
 
 
@@ -275,6 +316,7 @@ def _ballot(comp, call):
         P, _ = _warps(g, np.not_equal(pred(g), 0), False)
         bits = ((act & P).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
         return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
+
     return f
 
 
@@ -290,7 +332,9 @@ def _vote(kind):
             else:
                 r = (~act | P).all(axis=1)
             return _unwarp(g, np.repeat(r.astype(np.int32)[:, None], 32, axis=1), pad)
+
         return f
+
     return build
 
 
@@ -307,6 +351,7 @@ def _elect(comp, call):
         has = act.any(axis=1)
         out[np.nonzero(has)[0], first[has]] = 1
         return _unwarp(g, out, pad)
+
     return f
 
 
@@ -336,6 +381,7 @@ def _warp_reduce(comp, call):
     def f(g):
         V, pad = _warps(g, val(g))
         return _unwarp(g, _butterfly(V, op, width), pad)
+
     return f
 
 
@@ -359,7 +405,9 @@ def _redux(op):
             else:
                 r = np.bitwise_xor.reduce(np.where(act, V, 0), axis=1)
             return _unwarp(g, np.repeat(r[:, None], 32, axis=1), pad)
+
         return f
+
     return build
 
 
@@ -376,6 +424,7 @@ def _ffs(comp, call):
         low = v & (~v + np.uint64(1))
         out = np.where(v == 0, 0, np.log2(np.where(low == 0, 1, low).astype(np.float64)).astype(np.int64) + 1)
         return out.astype(np.int32) if out.ndim else np.int32(out)
+
     return f
 
 
@@ -389,6 +438,7 @@ def _ldg(comp, call):
 
     def f(g):
         return prog.mem_read(g, addr(g), np.int64(0), 0, dt, line, info)
+
     return f
 
 
@@ -399,16 +449,28 @@ def _noop(note=None):
         if note and note not in prog.notes:
             prog.notes.append(note)
         return lambda g: np.int32(0)
+
     return build
 
 
-_FENCE = ("fences are no-ops: the emulator's memory is coherent and every store is visible at once "
-          "(a missing fence is not detected)")
-for _n in ("tirx.cuda.thread_fence", "tirx.ptx.fence_proxy", "tirx.ptx.fence_mbarrier_init", "tirx.ptx.fence",
-           "tirx.cuda.threadfence_block", "tirx.ptx.fence_acq_rel", "tirx.ptx.fence_proxy_async"):
+_FENCE = (
+    "fences are no-ops: the emulator's memory is coherent and every store is visible at once "
+    "(a missing fence is not detected)"
+)
+for _n in (
+    "tirx.cuda.thread_fence",
+    "tirx.ptx.fence_proxy",
+    "tirx.ptx.fence_mbarrier_init",
+    "tirx.ptx.fence",
+    "tirx.cuda.threadfence_block",
+    "tirx.ptx.fence_acq_rel",
+    "tirx.ptx.fence_proxy_async",
+):
     HANDLERS[_n] = _noop(_FENCE)
-_BULK = ("bulk-group commit/wait are no-ops: TMA stores land when issued, so nothing is outstanding "
-         "(a missing wait before reusing a staging buffer is not detected)")
+_BULK = (
+    "bulk-group commit/wait are no-ops: TMA stores land when issued, so nothing is outstanding "
+    "(a missing wait before reusing a staging buffer is not detected)"
+)
 for _n in ("tirx.ptx.cp_async_bulk_commit_group", "tirx.ptx.cp_async_bulk_wait_group"):
     HANDLERS[_n] = _noop(_BULK)
 HANDLERS["tirx.cuda.warp_sync"] = _noop("warp_sync (__syncwarp) is a no-op: a warp runs in lockstep here")
@@ -459,7 +521,9 @@ def _atomic(kind):
 
         def f(g):
             return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line)
+
         return f
+
     return build
 
 
@@ -475,6 +539,7 @@ def _cta_sync(comp, call):
     def gen(g):
         yield from sync.barrier_wait(g.cta, g, 0, line)
         return np.int32(0)
+
     return gen
 
 
@@ -497,10 +562,13 @@ def _sync_pred(kind):
         def gen(g):
             p = np.broadcast_to(np.not_equal(pred(g), 0), (g.L,))[g.active()]
             part = bool(p.all()) if kind == "and" else (bool(p.any()) if kind == "or" else int(p.sum()))
-            r = yield from sync.barrier_wait(g.cta, g, 0, line, payload=part, combine=combine,
-                                             what=f"syncthreads_{kind}")
+            r = yield from sync.barrier_wait(
+                g.cta, g, 0, line, payload=part, combine=combine, what=f"syncthreads_{kind}"
+            )
             return np.full(g.L, r, np.int32)
+
         return gen
+
     return build
 
 
@@ -517,14 +585,23 @@ def _warpgroup_sync(comp, call):
     def gen(g):
         wg = int(g.tid[0]) // 128
         if g.cta.nthreads <= 128 or not g.cta.program.warp_mode:
-            yield from sync.barrier_wait(g.cta, g, ("wg", wg), line, count=min(128, g.cta.nthreads) if g.cta.program.warp_mode else None,
-                                         what="warpgroup_sync")
+            yield from sync.barrier_wait(
+                g.cta,
+                g,
+                ("wg", wg),
+                line,
+                count=min(128, g.cta.nthreads) if g.cta.program.warp_mode else None,
+                what="warpgroup_sync",
+            )
         else:
-            ids = np.unique(np.broadcast_to(np.asarray(bar_id(g)), (g.L,))[g.mask if g.mask is not None else slice(None)])
+            ids = np.unique(
+                np.broadcast_to(np.asarray(bar_id(g)), (g.L,))[g.mask if g.mask is not None else slice(None)]
+            )
             if ids.size != 1:  # bar.sync takes one barrier per warp
                 raise NotEmulatedError("warpgroup_sync with a barrier id that differs across a warp", lineno=line)
             yield from sync.barrier_wait(g.cta, g, ("wg", int(ids[0]), wg), line, count=128, what="warpgroup_sync")
         return np.int32(0)
+
     return gen
 
 
@@ -543,8 +620,15 @@ def _cta_reduce(comp, call):
         scratch = {}
         for p in parts:
             scratch.update(p)
-        lanes = np.array([scratch.get(i, dt.type(ident) if is_float else dt.type(0)) if i < nw else
-                          (dt.type(ident) if is_float else dt.type(0)) for i in range(32)], dtype=dt)
+        lanes = np.array(
+            [
+                scratch.get(i, dt.type(ident) if is_float else dt.type(0))
+                if i < nw
+                else (dt.type(ident) if is_float else dt.type(0))
+                for i in range(32)
+            ],
+            dtype=dt,
+        )
         return _butterfly(lanes[None, :], op, 32)[0, 0]
 
     def gen(g):
@@ -556,6 +640,7 @@ def _cta_reduce(comp, call):
         # the second __syncthreads of the helper
         yield from sync.barrier_wait(g.cta, g, 0, line, what="cta_reduce")
         return np.full(g.L, r, dtype=dt)
+
     return gen
 
 
@@ -585,6 +670,7 @@ def _mb_init(comp, call):
         cta, mb = sync.mbarrier_at(g, a, line)
         sync.mb_init(cta, mb, int(np.asarray(count(g)).ravel()[0]), line)
         return np.int32(0)
+
     return f
 
 
@@ -600,7 +686,7 @@ def _mb_arrive(comp, call):
 
     def f(g):
         a = _uniform_addr(g, addr(g), line, "mbarrier.arrive")
-        cta, mb = sync.mbarrier_at(g, a, line)     # shared::cluster: maybe another CTA's
+        cta, mb = sync.mbarrier_at(g, a, line)  # shared::cluster: maybe another CTA's
         n = _active_count(g)
         c = int(np.asarray(count(g)).ravel()[0])
         if expect:
@@ -608,6 +694,7 @@ def _mb_arrive(comp, call):
         else:
             sync.mb_arrive(cta, mb, g, c, n, line)
         return np.uint64(0)
+
     return f
 
 
@@ -621,6 +708,7 @@ def _mb_expect(comp, call):
         cta, mb = sync.mbarrier_at(g, a, line)
         sync.mb_tx(cta, mb, int(np.asarray(count(g)).ravel()[0]) * _active_count(g), line)
         return np.int32(0)
+
     return f
 
 
@@ -634,10 +722,12 @@ def _mb_wait(comp, call):
         off = (a - M.SHARED_BASE) if a >= M.SHARED_BASE else a
         cta, mb = sync.mbarrier_at(g, off, line)
         if cta is not g.cta:
-            raise NotEmulatedError("mbarrier wait on another CTA's mbarrier (PTX waits only on shared::cta)",
-                                   lineno=line)
+            raise NotEmulatedError(
+                "mbarrier wait on another CTA's mbarrier (PTX waits only on shared::cta)", lineno=line
+            )
         yield from sync.mb_wait(g.cta, g, mb, parity(g), line)
         return np.int32(0)
+
     return gen
 
 
@@ -648,9 +738,11 @@ def _wait_until(comp, call):
     cond = comp.expr(call.args[2])
     line = comp.line
     if type(dest).__name__ != "TensorLoad":
+
         def bad(g):
             raise NotEmulatedError("wait_until into a non-buffer", lineno=line)
             yield
+
         return bad
     dt = M.np_dtype(comp.buffer_info(dest.source)["dtype"])
     key = call.__chandle__()
@@ -674,8 +766,8 @@ def _wait_until(comp, call):
         g.blocked = None
         g.cta.progress += 1
         return np.int32(0)
-    return gen
 
+    return gen
 
 
 # ---- packed conversions (TVM's own device helpers, tvm.backend.cuda.cpp.builtins) ----------------
@@ -700,7 +792,8 @@ def _make_float2(comp, call):
     def f(g):
         lo = _u(x(g), np.float32).view(np.uint32).astype(np.uint64)
         hi = _u(y(g), np.float32).view(np.uint32).astype(np.uint64)
-        return _ret(lo | (hi << np.uint64(32)))           # float2 {x, y}: x in the low word
+        return _ret(lo | (hi << np.uint64(32)))  # float2 {x, y}: x in the low word
+
     return f
 
 
@@ -711,7 +804,9 @@ def _float2_part(shift):
         def f(g):
             w = ((_u(p(g), np.uint64) >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             return _ret(w.view(np.float32))
+
         return f
+
     return build
 
 
@@ -736,7 +831,7 @@ def _unpack2(u, dt):
 @handler("tirx.cuda.float22bfloat162_rn")
 def _f22bf162(comp, call):
     x, y = _args(comp, call)
-    return lambda g: _ret(_pack2(_u(x(g), np.float32), _u(y(g), np.float32), _bf16()))   # round to nearest even
+    return lambda g: _ret(_pack2(_u(x(g), np.float32), _u(y(g), np.float32), _bf16()))  # round to nearest even
 
 
 @handler("tirx.cuda.float22bfloat162_rn_from_float2")
@@ -748,6 +843,7 @@ def _f22bf162_f2(comp, call):
         x = (u & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
         y = (u >> np.uint64(32)).astype(np.uint32).view(np.float32)
         return _ret(_pack2(x, y, _bf16()))
+
     return f
 
 
@@ -760,6 +856,7 @@ def _bf1622f2(comp, call):
         a = lo.astype(np.float32).view(np.uint32).astype(np.uint64)
         b = hi.astype(np.float32).view(np.uint32).astype(np.uint64)
         return _ret(a | (b << np.uint64(32)))
+
     return f
 
 
@@ -779,6 +876,7 @@ def _fp8x4(comp, call):
             byte = np.asarray(v.astype(e4m3)).view(np.uint8).astype(np.uint32)
             out = out | (byte << np.uint32(8 * k))
         return _ret(np.asarray(out, np.uint32))
+
     return f
 
 
@@ -804,7 +902,9 @@ def _hminmax(is_min):
                 r = np.where(np.isnan(xf) & np.isnan(yf), np.uint16(0x7FFF), r)
                 out.append(np.asarray(r, np.uint16).astype(np.uint32))
             return _ret(out[0] | (out[1] << np.uint32(16)))
+
         return f
+
     return build
 
 
@@ -814,6 +914,7 @@ HANDLERS["tirx.cuda.hmax2"] = _hminmax(False)
 
 def _convert_mem(n, src_dt, dst_dt, dst_first):
     """``*dst = convert(*src)`` over ``n`` consecutive elements, through per-thread pointers."""
+
     def build(comp, call):
         p0, p1 = _args(comp, call)
         dst, src = (p0, p1) if dst_first else (p1, p0)
@@ -824,10 +925,20 @@ def _convert_mem(n, src_dt, dst_dt, dst_first):
 
         def f(g):
             v = prog.mem_read(g, src(g), elems, 0, sdt, line, {"name": "source pointer", "dtype": str(sdt)})
-            prog.mem_write(g, dst(g), elems, 0, ddt, np.asarray(v).astype(np.float32).astype(ddt), line,
-                           {"name": "destination pointer", "dtype": str(ddt)})
+            prog.mem_write(
+                g,
+                dst(g),
+                elems,
+                0,
+                ddt,
+                np.asarray(v).astype(np.float32).astype(ddt),
+                line,
+                {"name": "destination pointer", "dtype": str(ddt)},
+            )
             return np.int32(0)
+
         return f
+
     return build
 
 
@@ -869,18 +980,23 @@ def _mma_fill(comp, call):
     def f(g):
         arr = g.env[buf]
         if g.mask is None:
-            arr[:, o:o + n] = 0
+            arr[:, o : o + n] = 0
         else:
-            arr[g.mask, o:o + n] = 0
+            arr[g.mask, o : o + n] = 0
         return np.int32(0)
+
     return f
 
 
 def _mma_store(comp, call):
     m, n, dst, src, off, stride = call.args
     buf = _frag_buffer(comp, src, "store")
-    if buf is None or not all(hasattr(x, "value") for x in (m, n, off)) or (int(m.value), int(n.value)) != (16, 16) \
-            or int(off.value) != 0:
+    if (
+        buf is None
+        or not all(hasattr(x, "value") for x in (m, n, off))
+        or (int(m.value), int(n.value)) != (16, 16)
+        or int(off.value) != 0
+    ):
         return comp.not_emulated(f"{call.op.name} other than a 16x16 fragment at offset 0")
     dst_f = comp.expr(dst)
     stride_f = comp.expr(stride)
@@ -891,10 +1007,11 @@ def _mma_store(comp, call):
     def f(g):
         lane = (g.tid % 32).astype(np.int64)
         s = int(np.asarray(stride_f(g)).ravel()[0])
-        elem = _FRAG_ROWS[lane] * s + _FRAG_COLS[lane]                   # (L, 8)
+        elem = _FRAG_ROWS[lane] * s + _FRAG_COLS[lane]  # (L, 8)
         vals = g.env[buf][:, :8].astype(dt)
         prog.mem_write(g, dst_f(g), elem, 0, dt, vals, line, {"name": "mma_store destination", "dtype": str(dt)})
         return np.int32(0)
+
     return f
 
 

@@ -11,6 +11,7 @@ type, so ``expf``/``__expf``/``hexp``...), and every device function the emulato
 (``ops.EXTERNS``); and the IR expression and statement kinds the interpreter compiles. Each says
 whether it is emulated, with its precision in the fast-math and the IEEE build, or why not.
 """
+
 from __future__ import annotations
 
 import sys
@@ -24,20 +25,61 @@ _INT_TYPES = ("int32", "int64", "uint32", "uint64")
 _WHY_NOT = [
     (("tirx.nki.", "tirx.metal.", "tirx.webgpu."), "another backend's op (not CUDA)"),
     (("tirx.nvshmem.",), "NVSHMEM (multi-GPU): the emulator runs one device"),
-    (("tcgen05", "clusterlaunchcontrol", "tmem", "fmul2", "ffma2", "fadd2", "multimem", "_bitbucket",
-      "block_scale", "cp_async_bulk_prefetch_tensor"), "sm_100 / sm_120 (Blackwell) instruction: outside "
-     "the sm_80…sm_90a the emulator models"),
-    (("tirx.TVMBackend", "tirx.tvm_call_", "tirx.tvm_struct_", "tirx.tvm_stack_", "tirx.anylist_",
-      "tirx.tvm_throw_last_error", "tirx.lookup_param", "tirx.tvm_context_id", "tirx.tvm_static_handle",
-      "tirx.call_ffi_kernel", "tirx.tensormap_encode_tiled", "tirx.nd_mem_alloc_with_scope"),
-     "host-side: runs in the host function, never in device code (the emulator binds its results)"),
+    (
+        (
+            "tcgen05",
+            "clusterlaunchcontrol",
+            "tmem",
+            "fmul2",
+            "ffma2",
+            "fadd2",
+            "multimem",
+            "_bitbucket",
+            "block_scale",
+            "cp_async_bulk_prefetch_tensor",
+        ),
+        "sm_100 / sm_120 (Blackwell) instruction: outside the sm_80…sm_90a the emulator models",
+    ),
+    (
+        (
+            "tirx.TVMBackend",
+            "tirx.tvm_call_",
+            "tirx.tvm_struct_",
+            "tirx.tvm_stack_",
+            "tirx.anylist_",
+            "tirx.tvm_throw_last_error",
+            "tirx.lookup_param",
+            "tirx.tvm_context_id",
+            "tirx.tvm_static_handle",
+            "tirx.call_ffi_kernel",
+            "tirx.tensormap_encode_tiled",
+            "tirx.nd_mem_alloc_with_scope",
+        ),
+        "host-side: runs in the host function, never in device code (the emulator binds its results)",
+    ),
     (("tirx.tile.",), "tile primitive: lowered by TVM into the ops it dispatches to, which are listed here"),
-    (("tirx.simdgroup_", "tirx.make_filled_simdgroup", "tirx.cooperative_tensor", "tirx.texture2d",
-      "tirx.dma_", "tirx.call_spirv", "tirx.call_llvm", "tirx.q_multiply_shift", "tirx.vscale",
-      "prim.vscale", "tirx.get_active_lane_mask", "tirx.tvm_bmma_sync", "tirx.dp4a"),
-     "not emitted by TVM's CUDA path for sm_80…sm_90a"),
-    (("tirx.tvm_load_matrix_sync", "tirx.tvm_store_matrix_sync", "tirx.tvm_mma_sync", "tirx.tvm_fill_fragment"),
-     "legacy WMMA fragments: not modelled (TIRx kernels use ptx.mma / wgmma)"),
+    (
+        (
+            "tirx.simdgroup_",
+            "tirx.make_filled_simdgroup",
+            "tirx.cooperative_tensor",
+            "tirx.texture2d",
+            "tirx.dma_",
+            "tirx.call_spirv",
+            "tirx.call_llvm",
+            "tirx.q_multiply_shift",
+            "tirx.vscale",
+            "prim.vscale",
+            "tirx.get_active_lane_mask",
+            "tirx.tvm_bmma_sync",
+            "tirx.dp4a",
+        ),
+        "not emitted by TVM's CUDA path for sm_80…sm_90a",
+    ),
+    (
+        ("tirx.tvm_load_matrix_sync", "tirx.tvm_store_matrix_sync", "tirx.tvm_mma_sync", "tirx.tvm_fill_fragment"),
+        "legacy WMMA fragments: not modelled (TIRx kernels use ptx.mma / wgmma)",
+    ),
 ]
 
 
@@ -113,8 +155,12 @@ def rows() -> list[dict]:
                 r["fast"] = r["ieee"] = "as the device function"
                 r["why"] = "lowered by TVM's CUDA rules to a device function (below); run as that function"
         elif tvm.ir.Op.get(name).get_attr("cuda.FLowerIntrinsic") is not None:
-            r = {"status": "lowered", "fast": "", "ieee": "",
-                 "why": "TVM's CUDA rules lower it to a device function (below)"}
+            r = {
+                "status": "lowered",
+                "fast": "",
+                "ieee": "",
+                "why": "TVM's CUDA rules lower it to a device function (below)",
+            }
         else:
             r = {"status": "not emulated", "fast": "", "ieee": "", "why": _why_not(name)}
         out.append({"name": name, "kind": "op", **r})
@@ -124,11 +170,20 @@ def rows() -> list[dict]:
         if fn in externs:
             fast, ieee = precision.get(fn, ("bitwise", "bitwise"))
             why = f"from {src}" if src else ""
-            out.append({"name": fn, "kind": "device function", "status": "emulated", "fast": fast, "ieee": ieee,
-                        "why": why})
+            out.append(
+                {"name": fn, "kind": "device function", "status": "emulated", "fast": fast, "ieee": ieee, "why": why}
+            )
         else:
-            out.append({"name": fn, "kind": "device function", "status": "not emulated", "fast": "", "ieee": "",
-                        "why": f"from {src}; not modelled yet (NotEmulatedError names it)"})
+            out.append(
+                {
+                    "name": fn,
+                    "kind": "device function",
+                    "status": "not emulated",
+                    "fast": "",
+                    "ieee": "",
+                    "why": f"from {src}; not modelled yet (NotEmulatedError names it)",
+                }
+            )
     out.extend(_ir_rows())
     return out
 
@@ -137,8 +192,10 @@ def _ir_rows() -> list[dict]:
     from txlab.emulator.interpreter import Compiler
 
     notes = {
-        "Div": ("float32: div.approx.ftz (within 2 ulp for |b| in [2^-126, 2^126]); ints truncate",
-                "bitwise (div.rn); ints truncate"),
+        "Div": (
+            "float32: div.approx.ftz (within 2 ulp for |b| in [2^-126, 2^126]); ints truncate",
+            "bitwise (div.rn); ints truncate",
+        ),
         "Add": ("bitwise (.ftz; a*b+c contracted to fma.rn as nvcc does)", "bitwise (a*b+c contracted as nvcc does)"),
         "Sub": ("bitwise (.ftz; a*b-c contracted as nvcc does)", "bitwise (a*b-c contracted as nvcc does)"),
         "Min": ("bitwise (fminf: NaN gives the other operand; .ftz)", "bitwise (fminf)"),
@@ -196,14 +253,24 @@ def markdown(table: list[dict] | None = None) -> str:
         "",
     ]
     parts = head
-    titles = {"IR expression": "IR expressions", "IR statement": "IR statements",
-              "device function": "Device functions (`call_pure_extern` / `call_extern` / `cuda.func_call`)",
-              "op": "TIR operators (`tirx.*`, `prim.*`)"}
+    titles = {
+        "IR expression": "IR expressions",
+        "IR statement": "IR statements",
+        "device function": "Device functions (`call_pure_extern` / `call_extern` / `cuda.func_call`)",
+        "op": "TIR operators (`tirx.*`, `prim.*`)",
+    }
     for kind in ("IR expression", "IR statement", "device function", "op"):
         rs = by.get(kind, [])
-        parts += [f"## {titles[kind]}", "", "| name | status | fast math | IEEE | why / from |", "|---|---|---|---|---|"]
+        parts += [
+            f"## {titles[kind]}",
+            "",
+            "| name | status | fast math | IEEE | why / from |",
+            "|---|---|---|---|---|",
+        ]
         for r in rs:
-            parts.append(f"| `{r['name']}` | {r['status']} | {_cell(r['fast'])} | {_cell(r['ieee'])} | {_cell(r['why'])} |")
+            parts.append(
+                f"| `{r['name']}` | {r['status']} | {_cell(r['fast'])} | {_cell(r['ieee'])} | {_cell(r['why'])} |"
+            )
         parts.append("")
     return "\n".join(parts)
 

@@ -9,6 +9,7 @@ cluster (a launch with cluster dims), which run together in one scheduler (txlab
 so a kernel whose CTAs wait on each other across clusters (grid barriers, inter-CTA flags)
 deadlocks here -- reported, not hung.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,9 +25,9 @@ from txlab.errors import EmulationFault, NotEmulatedError
 
 _INDEX_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z")
 MAX_FINDINGS = 200
-MAX_BATCH_LANES = 1 << 16      # lanes of one batch of CTAs (numpy vectors of this length)
-MAX_BATCH_SHARED = 64 << 20    # bytes of shared memory of one batch
-MAX_BATCH_RACE = 256 << 20     # bytes of race-checker state of one batch
+MAX_BATCH_LANES = 1 << 16  # lanes of one batch of CTAs (numpy vectors of this length)
+MAX_BATCH_SHARED = 64 << 20  # bytes of shared memory of one batch
+MAX_BATCH_RACE = 256 << 20  # bytes of race-checker state of one batch
 
 
 class Stop(Exception):
@@ -34,8 +35,18 @@ class Stop(Exception):
 
 
 class Program:
-    def __init__(self, func, kernel_name: str, launch: dict, *, check: bool, stop: bool, tensormaps=None,
-                 filename: str | None = None, fast_math: bool = True):
+    def __init__(
+        self,
+        func,
+        kernel_name: str,
+        launch: dict,
+        *,
+        check: bool,
+        stop: bool,
+        tensormaps=None,
+        filename: str | None = None,
+        fast_math: bool = True,
+    ):
         import txlab.emulator.ops as ops
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
         import txlab.emulator.mathfns  # noqa: F401
@@ -52,7 +63,7 @@ class Program:
         self.stop = stop
         self.tensormaps = tensormaps or {}
         self.filename = filename
-        self.fast_math = fast_math     # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
+        self.fast_math = fast_math  # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []
@@ -63,9 +74,9 @@ class Program:
         self.stats = {"instructions": 0, "lane_instructions": 0}
         cl = tuple(int(v) for v in (launch.get("cluster") or ()))
         self.cluster_dims = (cl + (1, 1, 1))[:3]
-        self.running_ctas: list = []   # the CTAs running now (one, or a cluster's): the global timer
-        self.warp_steps_done = 0       # warp-instructions of the CTAs already run (txlab.emulator.timers)
-        self.index_cache: dict = {}   # thread-index lane vectors, shared by CTAs of one shape (read-only)
+        self.running_ctas: list = []  # the CTAs running now (one, or a cluster's): the global timer
+        self.warp_steps_done = 0  # warp-instructions of the CTAs already run (txlab.emulator.timers)
+        self.index_cache: dict = {}  # thread-index lane vectors, shared by CTAs of one shape (read-only)
         self.call_handlers = ops.HANDLERS
         self.blocking_handlers = ops.BLOCKING
         self.blocking_ops = set(ops.BLOCKING)
@@ -75,7 +86,7 @@ class Program:
         names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
         self.warp_mode = bool(names & ops.WARP_MODE_OPS)
         self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names)
-        self.global_races = None          # atomics in global memory: txlab.emulator.races.GlobalRaces
+        self.global_races = None  # atomics in global memory: txlab.emulator.races.GlobalRaces
         self._atomic_roots: set = set()
         self.cta_serial = 0
         if check and any(nm.startswith(_ATOMIC_PREFIXES) for nm in names):
@@ -101,22 +112,42 @@ class Program:
                         if type(n).__name__ == "Call" and getattr(n.op, "name", None) in names:
                             found.append(n)
                 if found:
-                    found.reverse()        # inner calls first (walk is pre-order)
+                    found.reverse()  # inner calls first (walk is pre-order)
                     self.blocking_in[_key(node)] = found
                     self.blocking_nodes.update(_key(n) for n in found)
         self._keep_alive = list(ir.walk(body))  # ids above stay valid while the program lives
 
     # ---- findings ----------------------------------------------------------------------------
-    def finding(self, kind, message, *, line=None, other_line=None, cta=None, threads=(), index=(),
-                buffer=None, count=1, key=None):
+    def finding(
+        self,
+        kind,
+        message,
+        *,
+        line=None,
+        other_line=None,
+        cta=None,
+        threads=(),
+        index=(),
+        buffer=None,
+        count=1,
+        key=None,
+    ):
         k = key or (kind, line, other_line, buffer)
         prev = self._finding_keys.get(k)
         if prev is not None:
             prev.count += count
             return prev
-        f = Finding(kind, message, line=line, other_line=other_line, cta=cta,
-                    threads=[int(t) for t in list(threads)[:8]], index=[int(i) for i in list(index)[:8]],
-                    buffer=buffer, count=count)
+        f = Finding(
+            kind,
+            message,
+            line=line,
+            other_line=other_line,
+            cta=cta,
+            threads=[int(t) for t in list(threads)[:8]],
+            index=[int(i) for i in list(index)[:8]],
+            buffer=buffer,
+            count=count,
+        )
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(f)
         self._finding_keys[k] = f
@@ -131,15 +162,24 @@ class Program:
         (k1, l1, t1, c1), (k2, l2, t2, c2) = r["first"], r["second"]
         l1 = l1 if l1 is not None and l1 >= 0 else None
         l2 = l2 if l2 is not None and l2 >= 0 else None
-        where = "the same CTA, with no barrier between them" if c1 == c2 else \
-            "different CTAs, which nothing in the launch orders"
+        where = (
+            "the same CTA, with no barrier between them"
+            if c1 == c2
+            else "different CTAs, which nothing in the launch orders"
+        )
         self.finding(
             "global_race",
             f"global-memory race: {k1} by thread {t1} of CTA {c1} (line {l1}) and {k2} by thread {t2} of CTA "
             f"{c2} (line {l2}) of byte {r['addr']} of {r['region']}: {where} (an atomic does not order a plain "
             f"access to the same address; separate them with a barrier, or a second kernel across CTAs)",
-            line=l2, other_line=l1, cta=c2, threads=[t1, t2], index=[r["addr"]], count=r["count"],
-            key=("global_race", l1, l2, k1, k2))
+            line=l2,
+            other_line=l1,
+            cta=c2,
+            threads=[t1, t2],
+            index=[r["addr"]],
+            count=r["count"],
+            key=("global_race", l1, l2, k1, k2),
+        )
 
     def _track_atomic_targets(self, args_env, space):
         for v in self._atomic_roots:
@@ -196,7 +236,9 @@ class Program:
         boff = (base - np.uint64(region.base)).astype(np.int64)
         if np.any(boff % dt.itemsize):
             raise NotEmulatedError(f"misaligned per-thread pointer ({info['name']})", lineno=line)
-        e = np.asarray(elem).astype(np.int64) + (boff // dt.itemsize if np.ndim(elem) < 2 else (boff // dt.itemsize)[:, None])
+        e = np.asarray(elem).astype(np.int64) + (
+            boff // dt.itemsize if np.ndim(elem) < 2 else (boff // dt.itemsize)[:, None]
+        )
         n = region.nbytes // dt.itemsize
         out = (e < 0) | (e >= n)
         if not out.any():
@@ -216,22 +258,34 @@ class Program:
             rows = np.arange(g.L) if g.mask is None else np.nonzero(g.mask)[0]
         threads = g.tid[rows] if rows.size and rows.max() < g.L else rows
         cta_idx = g.cta_of(int(rows[0])) if rows.size and rows.max() < g.L else g.cta.index
-        if g.lane_cta is not None and rows.size and rows.max() < g.L:   # report the first CTA's lanes
+        if g.lane_cta is not None and rows.size and rows.max() < g.L:  # report the first CTA's lanes
             first = g.lane_cta[rows] == g.lane_cta[rows[0]]
             threads = threads[first]
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
         what = "write" if write else "read"
-        where = f"{region.name}" if region.kind == "global" else (
-            f"the {region.name} (buffer {info['name']}, through a mapa address)" if region.kind == "dsmem"
-            else f"shared memory (buffer {info['name']})")
+        where = (
+            f"{region.name}"
+            if region.kind == "global"
+            else (
+                f"the {region.name} (buffer {info['name']}, through a mapa address)"
+                if region.kind == "dsmem"
+                else f"shared memory (buffer {info['name']})"
+            )
+        )
         elems = n if region.kind == "global" else region.nbytes
         self.finding(
             "out_of_bounds",
             f"out-of-bounds {what} of {info['name']}: element {int(flat_e[0])} of {where}, which holds "
             f"{n} {dt} element(s) ({region.nbytes} bytes), by thread {int(threads[0]) if threads.size else '?'}"
             f" of CTA {cta_idx}",
-            line=line, cta=cta_idx, threads=threads, index=flat_e, buffer=info["name"],
-            count=int(np.count_nonzero(bad)), key=("out_of_bounds", line, info["name"], what))
+            line=line,
+            cta=cta_idx,
+            threads=threads,
+            index=flat_e,
+            buffer=info["name"],
+            count=int(np.count_nonzero(bad)),
+            key=("out_of_bounds", line, info["name"], what),
+        )
         del elems
 
     @staticmethod
@@ -282,7 +336,7 @@ class Program:
             g.cta.progress += 1
             return
         race_e = e
-        if e.ndim == 0:      # uniform address in a batch of CTAs: one store per CTA (the last lane's)
+        if e.ndim == 0:  # uniform address in a batch of CTAs: one store per CTA (the last lane's)
             e = np.full(g.L, int(e), np.int64)
         e = self._batched(g, region, e, dt.itemsize)
         v = np.broadcast_to(v, e.shape) if v.shape != e.shape else v
@@ -323,7 +377,7 @@ class Program:
         b = max(1, MAX_BATCH_LANES // threads)
         if shared_bytes > 1:
             b = min(b, max(1, MAX_BATCH_SHARED // shared_bytes))
-            if self.check:   # the (epoch) race checker keeps 29 bytes per shared byte
+            if self.check:  # the (epoch) race checker keeps 29 bytes per shared byte
                 b = min(b, max(1, MAX_BATCH_RACE // (shared_bytes * 29)))
         del ops
         return min(b, nctas)
@@ -362,7 +416,7 @@ class Program:
                 Cluster(self, members, grid, block, space, dyn_bytes, Cta).run(args_env)
             ctas = [c for m in clusters for c in m]
         for k in range(0, len(ctas) if nclus == 1 else 0, B):
-            part = ctas[k:k + B]
+            part = ctas[k : k + B]
             cta = Cta(self, part[0], grid, block, space, dyn_bytes, batch=part if B > 1 else None)
             self.running_ctas = [cta]
             try:
@@ -370,16 +424,23 @@ class Program:
             finally:
                 self.running_ctas = []
                 cta.close()
-        self.stats.update({
-            "ctas_run": len(ctas), "ctas_in_grid": int(np.prod(grid)), "threads_per_cta": threads,
-            "grid": tuple(grid), "block": tuple(block),
-            "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
-            "cluster": self.cluster_dims if nclus > 1 else None,
-            "ctas_per_batch": B,
-            "seconds": time.perf_counter() - t0, "dynamic_smem_bytes": dyn_bytes,
-            "static_smem_bytes": self.static_smem,
-            "statements_with_own_line": self.line_quality[0], "statements": self.line_quality[1],
-        })
+        self.stats.update(
+            {
+                "ctas_run": len(ctas),
+                "ctas_in_grid": int(np.prod(grid)),
+                "threads_per_cta": threads,
+                "grid": tuple(grid),
+                "block": tuple(block),
+                "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
+                "cluster": self.cluster_dims if nclus > 1 else None,
+                "ctas_per_batch": B,
+                "seconds": time.perf_counter() - t0,
+                "dynamic_smem_bytes": dyn_bytes,
+                "static_smem_bytes": self.static_smem,
+                "statements_with_own_line": self.line_quality[0],
+                "statements": self.line_quality[1],
+            }
+        )
 
 
 def _lane_bytes(g, e, lm, dt):
@@ -448,8 +509,9 @@ def _is_uniform(v) -> bool:
 class Cta:
     """One CTA: its shared memory, barriers, mbarriers, race checker and groups."""
 
-    def __init__(self, program: Program, index, grid, block, space: M.AddressSpace, dyn_bytes: int,
-                 batch: list | None = None):
+    def __init__(
+        self, program: Program, index, grid, block, space: M.AddressSpace, dyn_bytes: int, batch: list | None = None
+    ):
         self.program = program
         self.index = tuple(int(i) for i in index)
         self.grid = tuple(grid)
@@ -464,37 +526,49 @@ class Cta:
         total = max(self.dyn_offset + (dyn_bytes if program.uses_dyn else 0), 1)
         if self.B > 1:
             stride = (total + 1023) // 1024 * 1024
-            self.shared = M.Region(f"shared memory of CTAs {self.index}..{tuple(int(v) for v in self._batch[-1])}", M.SHARED_BASE,
-                                   np.zeros(stride * self.B, np.uint8), "shared", cta_stride=stride, limit=total)
+            self.shared = M.Region(
+                f"shared memory of CTAs {self.index}..{tuple(int(v) for v in self._batch[-1])}",
+                M.SHARED_BASE,
+                np.zeros(stride * self.B, np.uint8),
+                "shared",
+                cta_stride=stride,
+                limit=total,
+            )
         else:
-            self.shared = M.Region(f"shared memory of CTA {self.index}", M.SHARED_BASE,
-                                   np.zeros(total, np.uint8), "shared")
+            self.shared = M.Region(
+                f"shared memory of CTA {self.index}", M.SHARED_BASE, np.zeros(total, np.uint8), "shared"
+            )
         space.add(self.shared)
         self.nwarps = (self.nthreads + 31) // 32
-        self.serial = program.cta_serial      # a launch-wide CTA number (GlobalRaces)
+        self.serial = program.cta_serial  # a launch-wide CTA number (GlobalRaces)
         program.cta_serial += self.B
         if program.global_races is not None:
             for c in range(self.B):
                 program.global_races.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
         if not program.check or not (program.static_smem or program.uses_dyn or program.global_races is not None):
-            self.races = None        # no shared memory: nothing to race on
+            self.races = None  # no shared memory: nothing to race on
         else:
             ncl = int(np.prod(program.cluster_dims))
-            if program.warp_mode:     # with a cluster: an agent row per CTA's multicast writes
-                self.races = RaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads,
-                                         agents=ncl if ncl > 1 else 0)
+            if program.warp_mode:  # with a cluster: an agent row per CTA's multicast writes
+                self.races = RaceChecker(
+                    total,
+                    self.nwarps,
+                    self._race_found,
+                    ctas=self.B,
+                    threads=self.nthreads,
+                    agents=ncl if ncl > 1 else 0,
+                )
             else:
-                self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B,
-                                              threads=self.nthreads)
+                self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
         self.progress = 0
         self.steps = 0
-        self.warp_steps = 0            # warp-instructions issued: the CTA's clock64 (timers)
-        self.cluster = None            # the Cluster it runs in (launches with clusters of > 1 CTA)
-        self.rank = 0                  # %cluster_ctarank
+        self.warp_steps = 0  # warp-instructions issued: the CTA's clock64 (timers)
+        self.cluster = None  # the Cluster it runs in (launches with clusters of > 1 CTA)
+        self.rank = 0  # %cluster_ctarank
         self.lane_steps = 0
         self.live = self.nthreads * self.B
-        self.bars: dict = {}           # barrier id -> state
-        self.mbarriers: dict = {}      # shared offset -> MBarrier
+        self.bars: dict = {}  # barrier id -> state
+        self.mbarriers: dict = {}  # shared offset -> MBarrier
         self.clock = 0
         self.groups: list[Group] = []
         self.wgmma_groups: dict = {}
@@ -526,8 +600,14 @@ class Cta:
             "shared_race",
             f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
             f"shared byte {r['addr']} with no barrier between them (threads of different warps)",
-            line=l2, other_line=l1, cta=cta_index, threads=[t1, t2], index=[r["addr"]], count=r["count"],
-            key=("shared_race", l1, l2, k1, k2))
+            line=l2,
+            other_line=l1,
+            cta=cta_index,
+            threads=[t1, t2],
+            index=[r["addr"]],
+            count=r["count"],
+            key=("shared_race", l1, l2, k1, k2),
+        )
 
     def index_value(self, tag, g):
         if tag.startswith("cluster"):

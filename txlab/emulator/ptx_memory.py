@@ -18,6 +18,7 @@ which is the latest moment the hardware may perform it; reading the destination 
 reads the old bytes, as it may on the GPU. ``src-size`` below ``cp-size`` zero-fills the rest;
 ``ignore-src`` true writes zeros.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,13 +26,30 @@ import numpy as np
 import txlab.emulator.memory as M
 from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern
 
-_MEM_TYPES = {"b8": "uint8", "u8": "uint8", "s8": "int8", "b16": "uint16", "u16": "uint16", "s16": "int16",
-              "f16": "float16", "bf16": "bfloat16", "b32": "uint32", "u32": "uint32", "s32": "int32",
-              "f32": "float32", "b64": "uint64", "u64": "uint64", "s64": "int64", "f64": "float64"}
+_MEM_TYPES = {
+    "b8": "uint8",
+    "u8": "uint8",
+    "s8": "int8",
+    "b16": "uint16",
+    "u16": "uint16",
+    "s16": "int16",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "b32": "uint32",
+    "u32": "uint32",
+    "s32": "int32",
+    "f32": "float32",
+    "b64": "uint64",
+    "u64": "uint64",
+    "s64": "int64",
+    "f64": "float64",
+}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
-_ORDER_NOTE = ("PTX memory orders, scopes and cache operators (ld.acquire, st.release, .volatile, .nc, "
-               "L1::/L2:: hints) do not change values in the emulator's coherent memory: accepted as plain accesses")
+_ORDER_NOTE = (
+    "PTX memory orders, scopes and cache operators (ld.acquire, st.release, .volatile, .nc, "
+    "L1::/L2:: hints) do not change values in the emulator's coherent memory: accepted as plain accesses"
+)
 
 
 class Ptx:
@@ -50,15 +68,15 @@ def decode(call):
     from tvm.backend.cuda.ptx import TABLE
     from tvm.backend.cuda.ptx.table import mods, operand_layout
 
-    name = call.op.name[len("tirx.ptx."):]
+    name = call.op.name[len("tirx.ptx.") :]
     entry = TABLE.get(name)
     if entry is None:
         return None
     args = list(call.args)
     n = len(entry.slots)
     flags = _str(args[-1]).split(",")
-    tokens = [_str(a) for a in args[len(args) - n - 1:-1]]
-    rest = args[:len(args) - n - 1]
+    tokens = [_str(a) for a in args[len(args) - n - 1 : -1]]
+    rest = args[: len(args) - n - 1]
     mm = mods(entry, tokens)
     layout = operand_layout(entry, mm)
     sunk = {int(f[1:]) for f in flags if f[:1] == "s" and f[1:].isdigit()}
@@ -91,6 +109,7 @@ def _ptx_addr(comp, call):
         if np.asarray(b).dtype == np.uint32 or np.asarray(b).dtype == np.int32:
             return (np.asarray(b).astype(np.int64) + o).astype(np.uint32)[()]
         return (np.asarray(b).astype(np.uint64) + o.astype(np.uint64))[()]
+
     return f
 
 
@@ -114,6 +133,7 @@ def address(comp, e, space: str):
         if window:
             return (v.astype(np.uint64) & np.uint64(0xFFFFFFFF)) + np.uint64(M.SHARED_BASE)
         return v.astype(np.uint64)
+
     return f
 
 
@@ -134,7 +154,11 @@ def to_register(bits: np.ndarray, mem_dt: np.dtype, reg_dt: np.dtype, signed: bo
         return v.astype(reg_dt)
     u = v.view(_UINT[mem_dt.itemsize])
     if reg_dt.itemsize > mem_dt.itemsize:
-        w = u.view(_SINT[mem_dt.itemsize]).astype(_SINT[reg_dt.itemsize]) if signed else u.astype(_UINT[reg_dt.itemsize])
+        w = (
+            u.view(_SINT[mem_dt.itemsize]).astype(_SINT[reg_dt.itemsize])
+            if signed
+            else u.astype(_UINT[reg_dt.itemsize])
+        )
         return w.view(reg_dt)
     return u.astype(_UINT[reg_dt.itemsize]).view(reg_dt)
 
@@ -191,6 +215,7 @@ def _guard(comp, ptx, fn):
             return fn(g)
         finally:
             g.mask = outer
+
     return guarded
 
 
@@ -230,6 +255,7 @@ def _ld(comp, call):
             if st is not None:
                 st(g)
         return np.int32(0)
+
     return _guard(comp, ptx, f)
 
 
@@ -261,8 +287,11 @@ def _st(comp, call):
         if single:
             prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info)
         else:
-            prog.mem_write(g, base, np.broadcast_to(idx, (g.L, idx.shape[1])), 0, dt, np.stack(cols, axis=1), line, info)
+            prog.mem_write(
+                g, base, np.broadcast_to(idx, (g.L, idx.shape[1])), 0, dt, np.stack(cols, axis=1), line, info
+            )
         return np.int32(0)
+
     return _guard(comp, ptx, f)
 
 
@@ -288,22 +317,27 @@ def _ldg(comp, call):
     writes = []
     for k, d in enumerate(dsts):
         load = d.args[0] if type(d).__name__ == "Call" and getattr(d.op, "name", "") == "tirx.address_of" else None
-        if type(load).__name__ == "TensorLoad":      # &reg[i] (also of a register): store into that element
+        if type(load).__name__ == "TensorLoad":  # &reg[i] (also of a register): store into that element
             st = comp.store(load.source, list(load.indices), lambda g, k=k: g.slots[key][:, k])
             writes.append(lambda g, st=st: st(g))
         else:
             dp = comp.expr(d)
-            writes.append(lambda g, dp=dp, k=k: prog.mem_write(g, np.broadcast_to(dp(g), (g.L,)), np.int64(0), 0, dt,
-                                                               g.slots[key][:, k], line, dinfo))
+            writes.append(
+                lambda g, dp=dp, k=k: prog.mem_write(
+                    g, np.broadcast_to(dp(g), (g.L,)), np.int64(0), 0, dt, g.slots[key][:, k], line, dinfo
+                )
+            )
     elems = np.arange(n)[None, :]
 
     def f(g):
         a = np.broadcast_to(addr(g), (g.L,))
-        g.slots[key] = np.broadcast_to(np.asarray(prog.mem_read(g, a, np.broadcast_to(elems, (g.L, n)), 0, dt, line,
-                                                                info)), (g.L, n))
+        g.slots[key] = np.broadcast_to(
+            np.asarray(prog.mem_read(g, a, np.broadcast_to(elems, (g.L, n)), 0, dt, line, info)), (g.L, n)
+        )
         for w in writes:
             w(g)
         return np.int32(0)
+
     return f
 
 
@@ -315,10 +349,11 @@ def _loop_exit(which):
         from txlab.emulator.interpreter import _leave
 
         return _leave(which)
+
     return build
 
 
-HANDLERS["tirx.break_loop"] = _loop_exit(0)       # break / continue (txlab.emulator.interpreter)
+HANDLERS["tirx.break_loop"] = _loop_exit(0)  # break / continue (txlab.emulator.interpreter)
 HANDLERS["tirx.continue_loop"] = _loop_exit(1)
 
 for _n in ("ld", "ld_vec", "ld_vec256", "ldu", "ldu_vec"):
@@ -357,6 +392,7 @@ def _red_atom(comp, call):
         for st in stores or ():
             st(g)
         return np.int32(0)
+
     return _guard(comp, ptx, f)
 
 
@@ -421,6 +457,7 @@ def _cp_async(comp, call):
             prog.mem_write(g, d, elems, 0, u8, data, line, dst_info)
         finally:
             g.mask = outer
+
     _PERFORM[call.__chandle__()] = perform
     key = call.__chandle__()
 
@@ -428,6 +465,7 @@ def _cp_async(comp, call):
         issue(g)
         _cp_state(g)["open"][-1] += (key,)
         return np.int32(0)
+
     return _guard(comp, ptx, issue_rec)
 
 
@@ -448,6 +486,7 @@ def _cp_commit(comp, call):
         st["groups"].append(st["open"])
         st["open"] = []
         return np.int32(0)
+
     return f
 
 
@@ -461,16 +500,23 @@ def _cp_wait(comp, call):
 
     def f(g):
         st = _cp_state(g)
-        if wait_all:            # cp.async.wait_all: commit the open copies, then wait for all
+        if wait_all:  # cp.async.wait_all: commit the open copies, then wait for all
             st["groups"].append(st["open"])
             st["open"] = []
         _complete(g, keep)
         return np.int32(0)
+
     return f
 
 
-for _n in ("cp_async_ca", "cp_async_cg", "cp_async_ca_src_size", "cp_async_cg_src_size",
-           "cp_async_ca_ignore_src", "cp_async_cg_ignore_src"):
+for _n in (
+    "cp_async_ca",
+    "cp_async_cg",
+    "cp_async_ca_src_size",
+    "cp_async_cg_src_size",
+    "cp_async_ca_ignore_src",
+    "cp_async_cg_ignore_src",
+):
     HANDLERS[f"tirx.ptx.{_n}"] = _cp_async
 HANDLERS["tirx.ptx.cp_async_commit_group"] = _cp_commit
 HANDLERS["tirx.ptx.cp_async_wait_group"] = _cp_wait
@@ -479,11 +525,17 @@ HANDLERS["tirx.ptx.cp_async_wait_all"] = _cp_wait
 
 # ---- TVM's device helpers (T.cuda.func_call by name) -------------------------------------------
 def _pointee_size(comp, e) -> int | None:
-    if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.address_of" and \
-            type(e.args[0]).__name__ == "TensorLoad":
+    if (
+        type(e).__name__ == "Call"
+        and getattr(e.op, "name", "") == "tirx.address_of"
+        and type(e.args[0]).__name__ == "TensorLoad"
+    ):
         return M.np_dtype(comp.buffer_info(e.args[0].source)["dtype"]).itemsize
-    if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.cuda.func_call" and \
-            _str(e.args[0]) == "tvm_builtin_pointer_offset":
+    if (
+        type(e).__name__ == "Call"
+        and getattr(e.op, "name", "") == "tirx.cuda.func_call"
+        and _str(e.args[0]) == "tvm_builtin_pointer_offset"
+    ):
         return _pointee_size(comp, e.args[1])
     ty = getattr(e, "ty", None)
     el = getattr(ty, "element_type", None)
@@ -507,6 +559,7 @@ def _pointer_offset(comp, call, args):
         base = np.asarray(p(g)).astype(np.uint64)
         step = np.asarray(o(g)).astype(np.int64) * size
         return (base.astype(np.int64) + step).astype(np.uint64)[()]
+
     return f
 
 
@@ -517,6 +570,7 @@ def _cast_vec2(src_dt, dst_dt):
     """``tvm_builtin_cast_<src>x2_<dst>x2(void* dst, void* src)``: ``__float22half2_rn``,
     ``__half22float2``, ``__bfloat1622float2``, ``__float22bfloat162_rn`` of one packed pair
     (round to nearest even; the widening ones are exact)."""
+
     def build(comp, call, args):
         dptr, sptr = (comp.expr(a) for a in args)
         s, d = M.np_dtype(src_dt), M.np_dtype(dst_dt)
@@ -529,10 +583,11 @@ def _cast_vec2(src_dt, dst_dt):
             out = np.asarray(v).astype(np.float32).astype(d)
             prog.mem_write(g, dptr(g), elems, 0, d, out, line, {"name": "cast destination", "dtype": dst_dt})
             return np.int32(0)
+
         return f
+
     return build
 
 
 for _s, _d in _CAST2:
     EXTERNS[f"tvm_builtin_cast_{_s}x2_{_d}x2"] = _cast_vec2(_s, _d)
-

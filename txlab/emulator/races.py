@@ -24,16 +24,16 @@ Scope (documented limits): accesses by lanes of one warp are ordered by program 
 emulator runs a warp in lockstep), so intra-warp hazards without ``__syncwarp`` are not reported;
 two lanes writing one byte in the same instruction are not reported.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 
 class RaceChecker:
-    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None,
-                 agents: int = 0):
+    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None, agents: int = 0):
         self.W = warps
-        self.A = agents            # cluster: one clock row per CTA's multicast writes into this one
+        self.A = agents  # cluster: one clock row per CTA's multicast writes into this one
         wa = warps + agents
         self.B = ctas
         self.T = threads if threads is not None else warps * 32
@@ -47,12 +47,12 @@ class RaceChecker:
         self.r_clk = np.zeros((ctas, wa, nbytes), dtype=np.int64)
         self.r_line = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
         self.r_tid = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
-        self.report = report       # report(detail dict, cta_in_batch)
+        self.report = report  # report(detail dict, cta_in_batch)
         self._seen: set = set()
-        self.foreign: dict = {}    # warp -> {cluster rank: clock over that CTA's checker rows}
-        self.a_clk = None          # atomics (allocated at the first one): clock, line, thread per warp
+        self.foreign: dict = {}  # warp -> {cluster rank: clock over that CTA's checker rows}
+        self.a_clk = None  # atomics (allocated at the first one): clock, line, thread per warp
         self.a_line = self.a_tid = None
-        self.labels: dict = {}     # agent row -> what it stands for, in reports
+        self.labels: dict = {}  # agent row -> what it stands for, in reports
 
     # ---- synchronisation -------------------------------------------------------------------
     def barrier(self, warps) -> None:
@@ -143,24 +143,42 @@ class RaceChecker:
             bad = other & (self.w_clk[c, a] > seen)
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit(self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]),
-                           what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(bad.sum()), int(c[i]))
+                self._emit(
+                    self._kind(int(ww[i]), "write"),
+                    int(self.w_line[c[i], a[i]]),
+                    int(self.w_tid[c[i], a[i]]),
+                    what(i) if callable(what) else what,
+                    ln,
+                    int(t[i]),
+                    int(a[i]),
+                    int(bad.sum()),
+                    int(c[i]),
+                )
 
     def _vs_warps(self, clk, lines, tids, a, c, t, w, vcw, first_kind, what, ln) -> None:
         """An access against the per-warp records ``clk`` (reads or atomics) of other warps, unordered."""
-        rc = clk[c, :, a]                                     # (n, W): earlier accesses by each warp
+        rc = clk[c, :, a]  # (n, W): earlier accesses by each warp
         mine = np.arange(self.W + self.A)[None, :] == w[:, None]
         bad = (rc > 0) & (rc > vcw) & ~mine
         if bad.any():
             row = bad.any(axis=1)
             i = int(np.argmax(row))
             u = int(np.argmax(bad[i]))
-            self._emit(first_kind, int(lines[c[i], u, a[i]]), int(tids[c[i], u, a[i]]),
-                       what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), int(row.sum()), int(c[i]))
+            self._emit(
+                first_kind,
+                int(lines[c[i], u, a[i]]),
+                int(tids[c[i], u, a[i]]),
+                what(i) if callable(what) else what,
+                ln,
+                int(t[i]),
+                int(a[i]),
+                int(row.sum()),
+                int(c[i]),
+            )
 
     def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
         """A plain access against the unordered atomics of other warps on the same bytes."""
-        what = (lambda i: self._kind(int(w[i]), "write" if write else "read"))  # noqa: E731 - a local describer
+        what = lambda i: self._kind(int(w[i]), "write" if write else "read")  # noqa: E731 - a local describer
         self._vs_warps(self.a_clk, self.a_line, self.a_tid, a, c, t, w, vcw, "atomic", what, ln)
         if write:
             self.a_clk[c, :, a] = 0
@@ -178,13 +196,24 @@ class RaceChecker:
 
     def _access(self, a, c, t, w, write, line) -> None:
         ln = -1 if line is None else int(line)
-        vcw = self.vc[c, w]                                   # (n, W): each accessor's clock row
+        vcw = self.vc[c, w]  # (n, W): each accessor's clock row
         if self.a_clk is not None:
             self._vs_atomics(a, c, t, w, vcw, write, ln)
         self._vs_write(a, c, t, w, vcw, lambda i: self._kind(int(w[i]), "write" if write else "read"), ln)
         if write:
-            self._vs_warps(self.r_clk, self.r_line, self.r_tid, a, c, t, w, vcw, "read",
-                           lambda i: self._kind(int(w[i]), "write"), ln)
+            self._vs_warps(
+                self.r_clk,
+                self.r_line,
+                self.r_tid,
+                a,
+                c,
+                t,
+                w,
+                vcw,
+                "read",
+                lambda i: self._kind(int(w[i]), "write"),
+                ln,
+            )
             # two warps writing one byte in this same instruction
             if np.unique(w).size > 1:
                 key = c * self.n + a
@@ -194,8 +223,7 @@ class RaceChecker:
                 if dup.any():
                     j = int(np.argmax(dup))
                     i0, i1 = order[j], order[j + 1]
-                    self._emit("write", ln, int(t[i0]), "write", ln, int(t[i1]), int(a[i1]), int(dup.sum()),
-                               int(c[i1]))
+                    self._emit("write", ln, int(t[i0]), "write", ln, int(t[i1]), int(a[i1]), int(dup.sum()), int(c[i1]))
             self.w_warp[c, a] = w
             self.w_clk[c, a] = vcw[np.arange(w.size), w]
             self.w_tid[c, a] = t
@@ -211,9 +239,15 @@ class RaceChecker:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
-                     "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
-                     "addr": addr, "count": n}, cta)
+        self.report(
+            {
+                "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
+                "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
+                "addr": addr,
+                "count": n,
+            },
+            cta,
+        )
 
 
 def merge_foreign(*knowns) -> dict:
@@ -252,7 +286,7 @@ class EpochRaceChecker:
         self.r_multi = np.zeros(size, bool)
         self.r_tid = np.full(size, -1, np.int32)
         self.r_line = np.full(size, -1, np.int32)
-        self.a_ep = None           # atomics (allocated at the first one): epoch, warp, several warps
+        self.a_ep = None  # atomics (allocated at the first one): epoch, warp, several warps
         self.report = report
         self._seen: set = set()
 
@@ -260,13 +294,13 @@ class EpochRaceChecker:
         self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
 
     def release(self, warp: int):
-        return None            # no waits in lockstep: an arrive orders nothing here
+        return None  # no waits in lockstep: an arrive orders nothing here
 
     def acquire(self, warp: int, clock) -> None:
         pass
 
     def known_of(self, warp: int) -> dict:
-        return {}              # nor across CTAs
+        return {}  # nor across CTAs
 
     def stamp(self, c, w) -> np.ndarray:
         return self.ep[c] + np.zeros_like(w, dtype=np.int64)
@@ -278,7 +312,7 @@ class EpochRaceChecker:
         pass
 
     def agent(self, rank: int, label: str):
-        return None            # another CTA's multicast writes are not race-checked in lockstep
+        return None  # another CTA's multicast writes are not race-checked in lockstep
 
     def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line, atomic: bool = False) -> None:
         if byte_addr.size == 0:
@@ -301,14 +335,32 @@ class EpochRaceChecker:
         bad = (ww >= 0) & (ww != w) & (self.w_ep[k] == e)
         if bad.any():
             i = int(np.argmax(bad))
-            self._emit("write", int(self.w_line[k[i]]), int(self.w_tid[k[i]]), what,
-                       ln, int(t[i]), int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+            self._emit(
+                "write",
+                int(self.w_line[k[i]]),
+                int(self.w_tid[k[i]]),
+                what,
+                ln,
+                int(t[i]),
+                int(k[i] % self.n),
+                int(bad.sum()),
+                0 if c is None else int(c[i]),
+            )
         if atomic:
             bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit("read", int(self.r_line[k[i]]), int(self.r_tid[k[i]]), "atomic", ln, int(t[i]),
-                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+                self._emit(
+                    "read",
+                    int(self.r_line[k[i]]),
+                    int(self.r_tid[k[i]]),
+                    "atomic",
+                    ln,
+                    int(t[i]),
+                    int(k[i] % self.n),
+                    int(bad.sum()),
+                    0 if c is None else int(c[i]),
+                )
             if self.a_ep is None:
                 size = self.w_warp.size
                 self.a_ep = np.full(size, -1, np.int32)
@@ -319,7 +371,7 @@ class EpochRaceChecker:
             same = self.a_ep[k] == e
             multi = self.a_multi[k] | (same & (self.a_warp[k] != w))
             self.a_warp[k] = w
-            multi |= self.a_warp[k] != w          # several warps in this instruction
+            multi |= self.a_warp[k] != w  # several warps in this instruction
             self.a_multi[k] = multi
             self.a_ep[k] = e
             self.a_tid[k] = t
@@ -329,8 +381,17 @@ class EpochRaceChecker:
             bad = (self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w))
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit("atomic", int(self.a_line[k[i]]), int(self.a_tid[k[i]]), what, ln, int(t[i]),
-                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+                self._emit(
+                    "atomic",
+                    int(self.a_line[k[i]]),
+                    int(self.a_tid[k[i]]),
+                    what,
+                    ln,
+                    int(t[i]),
+                    int(k[i] % self.n),
+                    int(bad.sum()),
+                    0 if c is None else int(c[i]),
+                )
             if write:
                 self.a_ep[k] = -1
                 self.a_multi[k] = False
@@ -338,15 +399,33 @@ class EpochRaceChecker:
             bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit("read", int(self.r_line[k[i]]), int(self.r_tid[k[i]]), "write", ln, int(t[i]),
-                           int(k[i] % self.n), int(bad.sum()), 0 if c is None else int(c[i]))
+                self._emit(
+                    "read",
+                    int(self.r_line[k[i]]),
+                    int(self.r_tid[k[i]]),
+                    "write",
+                    ln,
+                    int(t[i]),
+                    int(k[i] % self.n),
+                    int(bad.sum()),
+                    0 if c is None else int(c[i]),
+                )
             self.w_warp[k] = w
             # another warp wrote the same byte in this same instruction: the last lane's value won
             dup = self.w_warp[k] != w
             if dup.any():
                 i = int(np.argmax(dup))
-                self._emit("write", ln, -1, "write", ln, int(t[i]), int(k[i] % self.n), int(dup.sum()),
-                           0 if c is None else int(c[i]))
+                self._emit(
+                    "write",
+                    ln,
+                    -1,
+                    "write",
+                    ln,
+                    int(t[i]),
+                    int(k[i] % self.n),
+                    int(dup.sum()),
+                    0 if c is None else int(c[i]),
+                )
             self.w_ep[k] = e
             self.w_tid[k] = t
             self.w_line[k] = ln
@@ -356,7 +435,7 @@ class EpochRaceChecker:
             same = self.r_ep[k] == e
             multi = self.r_multi[k] | (same & (self.r_warp[k] != w))
             self.r_warp[k] = w
-            multi |= self.r_warp[k] != w          # several warps read it in this instruction
+            multi |= self.r_warp[k] != w  # several warps read it in this instruction
             self.r_multi[k] = multi
             self.r_ep[k] = e
             self.r_tid[k] = t
@@ -367,9 +446,15 @@ class EpochRaceChecker:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.report({"first": (first_kind, first_line if first_line >= 0 else None, first_tid),
-                     "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
-                     "addr": addr, "count": n}, cta)
+        self.report(
+            {
+                "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
+                "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
+                "addr": addr,
+                "count": n,
+            },
+            cta,
+        )
 
 
 class GlobalRaces:
@@ -387,9 +472,9 @@ class GlobalRaces:
     """
 
     def __init__(self, report):
-        self.report = report            # report(detail dict)
-        self.state: dict = {}           # Region -> dict of per-byte arrays
-        self.ctas: dict = {}            # CTA serial -> (x, y, z)
+        self.report = report  # report(detail dict)
+        self.state: dict = {}  # Region -> dict of per-byte arrays
+        self.ctas: dict = {}  # CTA serial -> (x, y, z)
         self._seen: set = set()
 
     def track(self, region) -> None:
@@ -435,10 +520,20 @@ class GlobalRaces:
             if key in self._seen:
                 return
             self._seen.add(key)
-            self.report({"first": (first_kind, int(st[p + "_line"][b[i]]), int(st[p + "_tid"][b[i]]),
-                                   self.ctas.get(int(st[p + "_cta"][b[i]]))),
-                         "second": (second_kind, ln, int(t[i]), self.ctas.get(int(serial[i]))),
-                         "addr": int(b[i]), "region": region.name, "count": int(bad.sum())})
+            self.report(
+                {
+                    "first": (
+                        first_kind,
+                        int(st[p + "_line"][b[i]]),
+                        int(st[p + "_tid"][b[i]]),
+                        self.ctas.get(int(st[p + "_cta"][b[i]])),
+                    ),
+                    "second": (second_kind, ln, int(t[i]), self.ctas.get(int(serial[i]))),
+                    "addr": int(b[i]),
+                    "region": region.name,
+                    "count": int(bad.sum()),
+                }
+            )
 
         def record(p):
             st[p + "_cta"][b] = serial

@@ -1,13 +1,23 @@
 """What an emulation found and measured: :class:`Finding` (one problem at a user line) and
 :class:`EmulationResult` (findings, statistics, outputs written in place)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
 #: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, global_race, divergent_barrier,
 #: barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
-KINDS = ("out_of_bounds", "misaligned", "shared_race", "global_race", "divergent_barrier", "deadlock",
-         "over_arrival", "phase_skip", "note")
+KINDS = (
+    "out_of_bounds",
+    "misaligned",
+    "shared_race",
+    "global_race",
+    "divergent_barrier",
+    "deadlock",
+    "over_arrival",
+    "phase_skip",
+    "note",
+)
 
 
 @dataclass
@@ -60,18 +70,24 @@ class EmulationResult:
         return [f for f in self.findings if f.kind == kind]
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "ok": self.ok, "findings": [f.to_dict() for f in self.findings],
-                "stats": dict(self.stats), "notes": list(self.notes)}
+        return {
+            "kernel": self.kernel,
+            "ok": self.ok,
+            "findings": [f.to_dict() for f in self.findings],
+            "stats": dict(self.stats),
+            "notes": list(self.notes),
+        }
 
     def summary(self) -> str:
         s = self.stats
-        head = (f"{self.kernel}: {s.get('ctas_run', '?')} CTA(s) x {s.get('threads_per_cta', '?')} threads, "
-                f"{s.get('instructions', 0):,} IR statements x lanes = {s.get('lane_instructions', 0):,} "
-                f"lane-instructions in {s.get('seconds', 0):.3f} s")
+        head = (
+            f"{self.kernel}: {s.get('ctas_run', '?')} CTA(s) x {s.get('threads_per_cta', '?')} threads, "
+            f"{s.get('instructions', 0):,} IR statements x lanes = {s.get('lane_instructions', 0):,} "
+            f"lane-instructions in {s.get('seconds', 0):.3f} s"
+        )
         if self.ok:
             return head + "; no findings"
         return head + f"; {len(self.findings)} finding(s):\n" + "\n".join(f"  {f}" for f in self.findings)
 
     def __repr__(self):
         return f"<EmulationResult {'OK' if self.ok else 'FINDINGS'} {self.summary()}>"
-

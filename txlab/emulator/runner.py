@@ -2,6 +2,7 @@
 
 ``emulate`` is what ``txlab.emulate`` calls; see :mod:`txlab.emulator` for the model.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,7 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     arch = resolve_arch(arch if arch is not None else getattr(kernel, "arch", None))
     lowered = None
     if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
-        lowered = kernel.lowered            # txlab.Compiled: kept from its compile
+        lowered = kernel.lowered  # txlab.Compiled: kept from its compile
     if lowered is None or lowered.host_ir is None:
         lowered = build.lower(mod, arch, entry)
     host_mod, launch = lowered.host_ir, lowered.launch
@@ -33,8 +34,15 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     return entry, mod, user, host_mod, devices, launch
 
 
-def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool = False,
-            arch: str | None = None, fast_math: bool | None = None) -> EmulationResult:
+def emulate(
+    kernel_or_compiled,
+    *args,
+    ctas=None,
+    check: bool = True,
+    stop: bool = False,
+    arch: str | None = None,
+    fast_math: bool | None = None,
+) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
     place). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
@@ -77,8 +85,9 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
         if func is None:
             continue
         info = launch.get(kname, {})
-        shape = {k: _eval_dims(info.get(k), {**bind.let_values(), **names})
-                 for k in ("grid", "block", "dynamic_smem_bytes")}
+        shape = {
+            k: _eval_dims(info.get(k), {**bind.let_values(), **names}) for k in ("grid", "block", "dynamic_smem_bytes")
+        }
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
@@ -107,7 +116,7 @@ def emulate(kernel_or_compiled, *args, ctas=None, check: bool = True, stop: bool
 
 def _cta_order(grid, ctas):
     gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
-    if ctas is None:      # launch order, blockIdx.x fastest: (N, 3) int array
+    if ctas is None:  # launch order, blockIdx.x fastest: (N, 3) int array
         lin = np.arange(gx * gy * gz, dtype=np.int64)
         return np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], axis=1)
     out = []
@@ -134,12 +143,12 @@ class _HostBinder:
         import txlab.emulator.memory as M
 
         self.names = dict(names)
-        self.alias: dict = {}         # host buffer name -> user buffer name
-        self.values: dict = {}        # user buffer name -> base address
+        self.alias: dict = {}  # host buffer name -> user buffer name
+        self.values: dict = {}  # user buffer name -> base address
         self.scalars: dict = {}
         self.tensormaps: dict = {}
         self.launches: list = []
-        self.lets: dict = {}          # host variable -> its value expression
+        self.lets: dict = {}  # host variable -> its value expression
         bufs = {}
         if user is not None:
             for p in user.params:
@@ -168,14 +177,17 @@ class _HostBinder:
         for _, f in host_mod.functions_items():
             for node in ir.walk(f.body):
                 t = type(node).__name__
-                if t in ("Bind", "LetStmt") and hasattr(node, "var"):   # host-side CSE (cse_v1 = n // 128)
+                if t in ("Bind", "LetStmt") and hasattr(node, "var"):  # host-side CSE (cse_v1 = n // 128)
                     self.lets[node.var.name] = node.value
                 elif t == "DeclBuffer":
                     src = self._buffer_of(node.data)
                     if src is not None:
                         self.alias[node.buffer.name] = src
-                elif t == "Call" and getattr(node.op, "name", "") == "tirx.tvm_call_packed" and \
-                        str(getattr(node.args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled":
+                elif (
+                    t == "Call"
+                    and getattr(node.op, "name", "") == "tirx.tvm_call_packed"
+                    and str(getattr(node.args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled"
+                ):
                     self._tensormap(node)
                 elif t == "Call" and getattr(node.op, "name", "") == "tirx.tensormap_encode_tiled":
                     self._tensormap_attr(node)
@@ -184,7 +196,7 @@ class _HostBinder:
                     params = [str(p) for p in node.attrs.launch_params]
                     args = list(node.args)
                     kname = str(getattr(args[0], "value", args[0]))
-                    vals = [self.value(a) for a in args[1:len(args) - len(params)]]
+                    vals = [self.value(a) for a in args[1 : len(args) - len(params)]]
                     self.launches.append((kname, vals))
 
     def let_values(self) -> dict:
@@ -235,8 +247,9 @@ class _HostBinder:
         # an expression of scalars (e.g. n * 4): evaluate by name
         from txlab.launch import eval_dims as _eval_dims
 
-        v = _eval_dims([str(e)], {**self.names, **{k: int(v) for k, v in self.scalars.items()
-                                                   if isinstance(v, (int, np.integer))}})[0]
+        v = _eval_dims(
+            [str(e)], {**self.names, **{k: int(v) for k, v in self.scalars.items() if isinstance(v, (int, np.integer))}}
+        )[0]
         if isinstance(v, int):
             return np.int32(v)
         from txlab.errors import NotEmulatedError
@@ -252,10 +265,18 @@ class _HostBinder:
         base = self._address(a[1])
         nums = [int(self.value(x)) for x in a[2:]]
         self.tensormaps[a[0].name] = {
-            "dtype": str(at.descriptor_dtype), "rank": rank, "base": int(base), "dims": nums[:rank],
-            "strides": nums[rank:2 * rank - 1], "box": nums[2 * rank - 1:3 * rank - 1],
-            "elem_strides": nums[3 * rank - 1:4 * rank - 1], "interleave": int(at.interleave),
-            "swizzle": int(at.swizzle), "l2": int(at.l2_promotion), "oob_fill": int(at.oob_fill)}
+            "dtype": str(at.descriptor_dtype),
+            "rank": rank,
+            "base": int(base),
+            "dims": nums[:rank],
+            "strides": nums[rank : 2 * rank - 1],
+            "box": nums[2 * rank - 1 : 3 * rank - 1],
+            "elem_strides": nums[3 * rank - 1 : 4 * rank - 1],
+            "interleave": int(at.interleave),
+            "swizzle": int(at.swizzle),
+            "l2": int(at.l2_promotion),
+            "oob_fill": int(at.oob_fill),
+        }
 
     def _address(self, e):
         if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.handle_add_byte_offset":
@@ -270,12 +291,20 @@ class _HostBinder:
         base = self.value(a[3])
         nums = [int(self.value(x)) for x in a[4:]]
         dims = nums[:rank]
-        strides = nums[rank:2 * rank - 1]
-        box = nums[2 * rank - 1:3 * rank - 1]
-        elem = nums[3 * rank - 1:4 * rank - 1]
-        interleave, swizzle, l2, oob = nums[4 * rank - 1:4 * rank + 3]
-        self.tensormaps[mapvar] = {"dtype": dtype, "rank": rank, "base": int(base), "dims": dims,
-                                   "strides": strides, "box": box, "elem_strides": elem,
-                                   "interleave": interleave, "swizzle": swizzle, "l2": l2, "oob_fill": oob}
-
-
+        strides = nums[rank : 2 * rank - 1]
+        box = nums[2 * rank - 1 : 3 * rank - 1]
+        elem = nums[3 * rank - 1 : 4 * rank - 1]
+        interleave, swizzle, l2, oob = nums[4 * rank - 1 : 4 * rank + 3]
+        self.tensormaps[mapvar] = {
+            "dtype": dtype,
+            "rank": rank,
+            "base": int(base),
+            "dims": dims,
+            "strides": strides,
+            "box": box,
+            "elem_strides": elem,
+            "interleave": interleave,
+            "swizzle": swizzle,
+            "l2": l2,
+            "oob_fill": oob,
+        }

@@ -9,6 +9,7 @@ excess is carried into the next phase, as pipelines.simulate does), a barrier co
 again before anyone observed the previous one is a *phase skip*. ``try_wait.parity(p)`` passes
 once the current parity differs from ``p``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,12 +20,12 @@ from txlab.emulator.races import merge_foreign
 class CtaBarrier:
     def __init__(self, key, count=None):
         self.key = key
-        self.count = count          # None: every live thread of the CTA
+        self.count = count  # None: every live thread of the CTA
         self.arrived = 0
-        self.groups: list = []      # (group, line) that arrived in this generation
+        self.groups: list = []  # (group, line) that arrived in this generation
         self.generation = 0
         self.payload: list = []
-        self.results: dict = {}     # generation -> result of the combine function
+        self.results: dict = {}  # generation -> result of the combine function
         self.combine = None
 
     def arrive(self, cta, g, n, line, payload=None, combine=None):
@@ -84,7 +85,11 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
             f"{'warp ' + str(g.first_warp) if prog.warp_mode else 'the CTA'} (threads {_ranges(act)}); "
             f"threads {_ranges(idle)} of CTA {where} skipped it (divergent control flow at a barrier: undefined "
             f"behaviour, usually a hang or a barrier matched with the wrong one)",
-            line=line, cta=where, threads=idle, key=("divergent_barrier", line, "partial"))
+            line=line,
+            cta=where,
+            threads=idle,
+            key=("divergent_barrier", line, "partial"),
+        )
         if not prog.warp_mode:
             # the skipped lanes are in this same group: nobody else can arrive; release it here
             res = combine(payload and [payload]) if combine is not None else None
@@ -113,15 +118,17 @@ class MBarrier:
         self.waited = False
         self.vc = None
         self.last_vc = None
-        self.fvc: dict = {}        # what arrivers knew of other CTAs' warps: {cluster rank: clock}
+        self.fvc: dict = {}  # what arrivers knew of other CTAs' warps: {cluster rank: clock}
         self.last_fvc: dict = {}
         self.arrivers: list = []
         self.init_line = None
 
     def state(self) -> str:
-        return (f"mbarrier at shared offset {self.offset}: phase parity {self.parity}, "
-                f"{self.pending} arrival(s) pending of {self.init_count}, tx-count {self.tx}, "
-                f"{self.completed} phase(s) completed")
+        return (
+            f"mbarrier at shared offset {self.offset}: phase parity {self.parity}, "
+            f"{self.pending} arrival(s) pending of {self.init_count}, tx-count {self.tx}, "
+            f"{self.completed} phase(s) completed"
+        )
 
 
 def mbarrier(cta, addr, line) -> MBarrier:
@@ -144,8 +151,11 @@ def mbarrier_at(g, addr, line):
     if rank >= len(ctas):
         from txlab.errors import NotEmulatedError
 
-        raise NotEmulatedError(f"mbarrier at shared::cluster address {int(addr):#x}: cluster rank {rank} of a "
-                               f"cluster of {len(ctas)} CTA(s)", lineno=line)
+        raise NotEmulatedError(
+            f"mbarrier at shared::cluster address {int(addr):#x}: cluster rank {rank} of a "
+            f"cluster of {len(ctas)} CTA(s)",
+            lineno=line,
+        )
     return ctas[rank], mbarrier(ctas[rank], off, line)
 
 
@@ -184,7 +194,7 @@ def _release_remote(cta, mb, g):
         return
     for w in _arriving_warps(g):
         clk = src.races.release(int(w))
-        if clk is not None:      # None: a lockstep checker, which orders nothing
+        if clk is not None:  # None: a lockstep checker, which orders nothing
             mb.fvc = merge_foreign(mb.fvc, {src.rank: clk}, src.races.known_of(int(w)))
 
 
@@ -193,11 +203,20 @@ def _uninitialised(cta, mb, line, what, src) -> bool:
     ``mbarrier.init``; True when it did (the caller drops the arrive / tx)."""
     if mb.init_count is not None:
         return False
-    fix = (f" (from CTA {src.index} of its cluster: initialise every CTA's mbarriers, then "
-           "fence.mbarrier_init.release.cluster and cluster_sync, before any peer arrives on or multicasts "
-           "into them)" if src is not cta else "")
-    cta.program.finding("deadlock", f"{what} on an mbarrier that was never initialised ({mb.state()}){fix}",
-                        line=line, cta=cta.index, key=("mbarrier_uninit", line))
+    fix = (
+        f" (from CTA {src.index} of its cluster: initialise every CTA's mbarriers, then "
+        "fence.mbarrier_init.release.cluster and cluster_sync, before any peer arrives on or multicasts "
+        "into them)"
+        if src is not cta
+        else ""
+    )
+    cta.program.finding(
+        "deadlock",
+        f"{what} on an mbarrier that was never initialised ({mb.state()}){fix}",
+        line=line,
+        cta=cta.index,
+        key=("mbarrier_uninit", line),
+    )
     return True
 
 
@@ -217,7 +236,7 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
         return
     if g.cta is cta:
         _release(cta, mb, g)
-    else:                  # a remote arrive (another CTA of the cluster): its clock, as foreign knowledge
+    else:  # a remote arrive (another CTA of the cluster): its clock, as foreign knowledge
         _release_remote(cta, mb, g)
     mb.tx += tx
     total = int(n_per_lane) * int(lanes)
@@ -229,7 +248,11 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
             f"{mb.init_count}, line {mb.init_line}): more arrivals than the init count -- undefined "
             f"behaviour in PTX; the phase completes early and the next one starts short"
             + (f" (a remote arrive from CTA {g.cta.index})" if g.cta is not cta else ""),
-            line=line, cta=cta.index, threads=g.active_tids(), key=("over_arrival", line, mb.offset))
+            line=line,
+            cta=cta.index,
+            threads=g.active_tids(),
+            key=("over_arrival", line, mb.offset),
+        )
     mb.pending -= total
     _check_complete(cta, mb, line)
 
@@ -253,7 +276,10 @@ def _check_complete(cta, mb, line):
                 f"the mbarrier at shared offset {mb.offset} completed phase {mb.completed - 1} before any "
                 f"thread observed phase {mb.completed - 2}: a parity wait cannot tell them apart "
                 f"(too many arrivals per phase, or an init count smaller than the number of arrivers)",
-                line=line, cta=cta.index, key=("phase_skip", mb.offset))
+                line=line,
+                cta=cta.index,
+                key=("phase_skip", mb.offset),
+            )
         mb.parity ^= 1
         mb.pending += mb.init_count
         mb.last_vc = mb.vc
@@ -278,7 +304,7 @@ def mb_wait(cta, g, mb, parity, line):
     if mb.completed > mb.observed:
         mb.observed = mb.completed
     if cta.races is not None and (mb.last_vc is not None or mb.last_fvc):
-        own = mb.last_fvc.get(cta.rank)          # peers' knowledge of this CTA's own warps
+        own = mb.last_fvc.get(cta.rank)  # peers' knowledge of this CTA's own warps
         others = {r: c for r, c in mb.last_fvc.items() if r != cta.rank}
         for w in np.unique(g.warp_of_lane):
             cta.races.acquire(int(w), mb.last_vc)
@@ -305,10 +331,14 @@ def describe_blocked(cta, blocked) -> bool:
             f"{bar_name(at_bar[0])} at line(s) {lines} is waited on by {waiting.size} thread(s) "
             f"({_ranges(waiting)}) but never reached by the other {cta.nthreads - waiting.size}"
             + (f" ({exited} exited" if exited else " (")
-            + (("; " if exited else "") + "; ".join(elsewhere) if elsewhere else "") + ")"
+            + (("; " if exited else "") + "; ".join(elsewhere) if elsewhere else "")
+            + ")"
             + ": a barrier inside thread-dependent control flow. Released so the run can go on.",
-            line=lines[0] if lines else None, cta=cta.index, threads=waiting,
-            key=("divergent_barrier", lines[0] if lines else None, "deadlock"))
+            line=lines[0] if lines else None,
+            cta=cta.index,
+            threads=waiting,
+            key=("divergent_barrier", lines[0] if lines else None, "deadlock"),
+        )
         bar.maybe_complete(cta, force=True)
         return True
     parts = []
@@ -323,9 +353,15 @@ def describe_blocked(cta, blocked) -> bool:
         else:
             first_line = first_line if first_line is not None else b[1]
             parts.append(f"warp {g.first_warp} polls at line {b[1]}")
-    prog.finding("deadlock", "no thread of the CTA can progress (on a GPU: a hang): " + "; ".join(parts[:6])
-                 + (f"; ... {len(parts) - 6} more" if len(parts) > 6 else ""),
-                 line=first_line, cta=cta.index, key=("deadlock", first_line))
+    prog.finding(
+        "deadlock",
+        "no thread of the CTA can progress (on a GPU: a hang): "
+        + "; ".join(parts[:6])
+        + (f"; ... {len(parts) - 6} more" if len(parts) > 6 else ""),
+        line=first_line,
+        cta=cta.index,
+        key=("deadlock", first_line),
+    )
     return False
 
 

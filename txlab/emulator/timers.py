@@ -26,6 +26,7 @@ thread's write offset to ``1 + cta * num_groups + group`` and its tag to that in
 kind`` (kind 0, 1, 3) and advance the offset by the stride. The writes are bounds-checked global
 stores at the user's line.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,8 +49,10 @@ def global_timer(cta) -> int:
 
 
 def _note(prog):
-    note = ("clock/clock64 and %globaltimer (the timer ring's timestamps) count emulated warp-instructions "
-            "(per CTA and per launch): they order events, they do not measure time")
+    note = (
+        "clock/clock64 and %globaltimer (the timer ring's timestamps) count emulated warp-instructions "
+        "(per CTA and per launch): they order events, they do not measure time"
+    )
     if note not in prog.notes:
         prog.notes.append(note)
 
@@ -61,7 +64,9 @@ def _clock(bits):
 
         def f(g):
             return np.full(g.L, cta_clock(g.cta) & ((1 << bits) - 1), dtype=dt)
+
         return f
+
     return build
 
 
@@ -79,6 +84,7 @@ def _word(comp, e, what):
         info = comp.buffer_info(buf)
         dt = np.dtype(str(info["dtype"])) if info["dtype"] in ("uint32", "uint64", "int32", "int64") else None
         if info["scope"].startswith("local"):
+
             def get(g):
                 arr = g.env[buf]
                 return arr[:, 0] if dt is None or arr.dtype == dt else arr.view(dt)[:, 0]
@@ -87,6 +93,7 @@ def _word(comp, e, what):
                 arr = g.env[buf]
                 col = arr[:, 0] if dt is None or arr.dtype == dt else arr.view(dt)[:, 0]
                 col[m] = np.asarray(v).astype(col.dtype)[m] if np.ndim(v) else v
+
             return get, put
         ptr = comp.expr(e)
     else:
@@ -106,6 +113,7 @@ def _word(comp, e, what):
             prog.mem_write(g, ptr(g), np.zeros(g.L, np.int64), 0, dt, np.broadcast_to(v, (g.L,)), line, binfo)
         finally:
             g.mask = outer
+
     return get_mem, put_mem
 
 
@@ -127,7 +135,7 @@ def _timer_init(comp, call):
         nblocks = int(np.prod(cta.grid))
         block = (bz * gy + by) * gx + bx
         n = np.uint64(int(np.asarray(ng(g)).ravel()[0]) & 0xFFFFFFFF)
-        bgi = (np.uint64(block) * n + np.broadcast_to(np.asarray(gid(g)), (g.L,)).astype(np.uint32).astype(np.uint64))
+        bgi = np.uint64(block) * n + np.broadcast_to(np.asarray(gid(g)), (g.L,)).astype(np.uint32).astype(np.uint64)
         act = g.active()
         off_put(g, (np.uint64(1) + bgi).astype(np.uint32), act)
         tag_put(g, (bgi << np.uint64(12)), act)
@@ -137,11 +145,20 @@ def _timer_init(comp, call):
                 outer = g.mask
                 g.mask = x0
                 try:
-                    prog.mem_write(g, prof(g), np.zeros(g.L, np.int64), 0, U64,
-                                   np.full(g.L, (n << np.uint64(32)) | np.uint64(nblocks), U64), line, info)
+                    prog.mem_write(
+                        g,
+                        prof(g),
+                        np.zeros(g.L, np.int64),
+                        0,
+                        U64,
+                        np.full(g.L, (n << np.uint64(32)) | np.uint64(nblocks), U64),
+                        line,
+                        info,
+                    )
                 finally:
                     g.mask = outer
         return np.int32(0)
+
     return f
 
 
@@ -168,21 +185,27 @@ def _timer_event(kind):
             if not m.any():
                 return np.int32(0)
             ts = np.uint64(global_timer(g.cta) & 0xFFFFFFFF)
-            bits = np.uint64(kind) if event is None else \
-                (np.uint64(int(np.asarray(event(g)).ravel()[0]) & 0xFFFFFFFF) << np.uint64(2)) | np.uint64(kind)
+            bits = (
+                np.uint64(kind)
+                if event is None
+                else (np.uint64(int(np.asarray(event(g)).ravel()[0]) & 0xFFFFFFFF) << np.uint64(2)) | np.uint64(kind)
+            )
             tag = np.broadcast_to(tag_get(g), (g.L,)).astype(np.uint64)
             off = np.broadcast_to(off_get(g), (g.L,)).astype(np.uint32)
             outer = g.mask
             g.mask = m
             try:
-                prog.mem_write(g, prof(g), off.astype(np.int64), 0, U64, (ts << np.uint64(32)) | (tag | bits),
-                               line, info)
+                prog.mem_write(
+                    g, prof(g), off.astype(np.int64), 0, U64, (ts << np.uint64(32)) | (tag | bits), line, info
+                )
             finally:
                 g.mask = outer
             step = np.uint32(int(np.asarray(stride_f(g)).ravel()[0]) & 0xFFFFFFFF)
             off_put(g, off + step, m)
             return np.int32(0)
+
         return f
+
     return build
 
 

@@ -4,6 +4,7 @@ once and signal their mbarrier with complete_tx(bytes); stores (shared -> global
 A multicast load (``.multicast::cluster``, a 16-bit CTA mask) lands at the same shared offset in
 every CTA of the mask and signals the mbarrier at the same offset in each; in another CTA its
 write is checked for races as that CTA's *agent* for the issuer (txlab/emulator/races.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,7 +39,7 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     region = cta.space.find(tmap["base"])
     # element coordinates of the box, innermost first
     grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")  # outermost first
-    idx = [g.ravel() for g in reversed(grids)]                                   # innermost first
+    idx = [g.ravel() for g in reversed(grids)]  # innermost first
     gcoord = [idx[d] + int(coords[d]) for d in range(rank)]
     inb = np.ones(idx[0].size, bool)
     byte = np.zeros(idx[0].size, np.int64)
@@ -51,9 +52,14 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     sm_bytes = swizzle_offsets(sm_bytes + (smem_off % 1024), tmap["swizzle"]) - (smem_off % 1024) + smem_off
     shared = cta.shared.view(dt)
     if np.any(sm_bytes % dt.itemsize) or sm_bytes.max() + dt.itemsize > cta.shared.nbytes or sm_bytes.min() < 0:
-        cta.program.finding("out_of_bounds", f"TMA box of {nbytes} bytes at shared offset {smem_off} does not fit "
-                            f"the CTA's {cta.shared.nbytes} bytes of shared memory", line=line, cta=cta.index,
-                            key=("out_of_bounds", line, "tma"))
+        cta.program.finding(
+            "out_of_bounds",
+            f"TMA box of {nbytes} bytes at shared offset {smem_off} does not fit "
+            f"the CTA's {cta.shared.nbytes} bytes of shared memory",
+            line=line,
+            cta=cta.index,
+            key=("out_of_bounds", line, "tma"),
+        )
         return nbytes
     gview = region.view(dt)
     base_el = (tmap["base"] - region.base) // dt.itemsize
@@ -83,10 +89,11 @@ def _tma(comp, call, *, store: bool):
     if rank is None:
         return comp.not_emulated(f"{call.op.name} ({mode})")
     # loads: (smem dst, tmap, coords..., mbar?); stores: (tmap, coords..., smem src)
-    smem_e, tmap_e = (comp.expr(args[1 + rank]), comp.expr(args[0])) if store else \
-        (comp.expr(args[0]), comp.expr(args[1]))
+    smem_e, tmap_e = (
+        (comp.expr(args[1 + rank]), comp.expr(args[0])) if store else (comp.expr(args[0]), comp.expr(args[1]))
+    )
     first = 1 if store else 2
-    coord_fns = [comp.expr(a) for a in args[first:first + rank]]
+    coord_fns = [comp.expr(a) for a in args[first : first + rank]]
     bar = comp.expr(args[2 + rank]) if not store and 2 + rank < first_str else None
     extra = [_str(args[i]) for i in strs]
     if any("im2col" in s or "scatter" in s for s in extra):
@@ -104,8 +111,9 @@ def _tma(comp, call, *, store: bool):
             raise NotEmulatedError("TMA through a tensor map the host did not encode", lineno=line)
         off = _uniform_addr(g, smem_e(g), line, what)
         coords = [_uniform_addr(g, c(g), line, "TMA coordinate") for c in coord_fns]
-        targets = _targets(g, _uniform_addr(g, mask_e(g), line, "TMA multicast CTA mask"), line) \
-            if multicast else [g.cta]
+        targets = (
+            _targets(g, _uniform_addr(g, mask_e(g), line, "TMA multicast CTA mask"), line) if multicast else [g.cta]
+        )
         n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
         for _ in range(n_issue):
             for cta in targets:
@@ -122,6 +130,7 @@ def _tma(comp, call, *, store: bool):
                 mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
                 sync.mb_tx_from_agent(cta, mb, row, -nbytes, line, g.cta)
         return np.int32(0)
+
     return f
 
 
@@ -131,9 +140,14 @@ def _targets(g, mask, line) -> list:
     ranks = [r for r in range(16) if int(mask) >> r & 1]
     if not ranks or ranks[-1] >= len(ctas):
         g.cta.program.finding(
-            "out_of_bounds", f"TMA multicast CTA mask {int(mask):#06x} names cluster rank(s) "
+            "out_of_bounds",
+            f"TMA multicast CTA mask {int(mask):#06x} names cluster rank(s) "
             f"{[r for r in ranks if r >= len(ctas)] or 'none'} of a cluster of {len(ctas)} CTA(s)",
-            line=line, cta=g.cta.index, threads=g.active_tids()[:1], key=("out_of_bounds", line, "multicast"))
+            line=line,
+            cta=g.cta.index,
+            threads=g.active_tids()[:1],
+            key=("out_of_bounds", line, "multicast"),
+        )
     return [ctas[r] for r in ranks if r < len(ctas)]
 
 
@@ -145,7 +159,7 @@ def _remote_write(g, cta, off, nbytes, line):
     row = theirs.agent(g.cta.rank, f"TMA multicast (from CTA {g.cta.index})") if theirs is not None else None
     if row is None:
         return None
-    if mine is not None:     # what the issuing warp (a group is one warp where mbarriers are waited on) knew
+    if mine is not None:  # what the issuing warp (a group is one warp where mbarriers are waited on) knew
         theirs.acquire(row, mine.known_of(g.first_warp).get(cta.rank))
     theirs.access_as(row, np.arange(off, off + nbytes), int(g.active_tids()[0]), True, line)
     return row

@@ -24,6 +24,7 @@ here too). Arithmetic: each k16 step's products are summed exactly (float64) and
 once, then added to the fp32 accumulator -- the hardware's internal summation order is not
 specified, so results are within a few fp32 ulps of the GPU's, not bitwise.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,10 +33,9 @@ import txlab.emulator.memory as M
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.errors import NotEmulatedError
 
-_LAYOUT_W = {0: 1, 1: 8, 2: 4, 3: 2}          # descriptor layout type -> swizzle width (16 B chunks)
-_ENCODE_LAYOUT = {0: 0, 1: 3, 2: 2, 3: 1}      # CUtensorMapSwizzle (none, 32B, 64B, 128B) -> layout type
-_TYPES = {"f16": "float16", "bf16": "bfloat16", "tf32": "float32", "e4m3": "float8_e4m3fn",
-          "e5m2": "float8_e5m2"}
+_LAYOUT_W = {0: 1, 1: 8, 2: 4, 3: 2}  # descriptor layout type -> swizzle width (16 B chunks)
+_ENCODE_LAYOUT = {0: 0, 1: 3, 2: 2, 3: 1}  # CUtensorMapSwizzle (none, 32B, 64B, 128B) -> layout type
+_TYPES = {"f16": "float16", "bf16": "bfloat16", "tf32": "float32", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 
 
 def encode(addr: int, lbo: int, sbo: int, swizzle: int) -> np.uint64:
@@ -50,8 +50,12 @@ def decode(desc: int) -> dict:
     base = (d >> 49) & 7
     if base:
         raise NotEmulatedError(f"wgmma descriptor with base offset {base}")
-    return {"start": (d & 0x3FFF) << 4, "lbo": ((d >> 16) & 0x3FFF) << 4, "sbo": ((d >> 32) & 0x3FFF) << 4,
-            "layout": (d >> 62) & 3}
+    return {
+        "start": (d & 0x3FFF) << 4,
+        "lbo": ((d >> 16) & 0x3FFF) << 4,
+        "sbo": ((d >> 32) & 0x3FFF) << 4,
+        "layout": (d >> 62) & 3,
+    }
 
 
 def operand_bytes(desc: int, rows: int, k: int, itemsize: int, mn_major: bool) -> np.ndarray:
@@ -71,8 +75,9 @@ def operand_bytes(desc: int, rows: int, k: int, itemsize: int, mn_major: bool) -
         if f["layout"] == 0:
             off = (mn % T) * itemsize + (mn // T) * sbo + (kk % 8) * 16 + (kk // 8) * lbo
         else:
-            off = (mn % T) * itemsize + ((mn // T) % W) * 16 + (mn // (T * W)) * lbo + \
-                (kk % 8) * 16 * W + (kk // 8) * sbo
+            off = (
+                (mn % T) * itemsize + ((mn // T) % W) * 16 + (mn // (T * W)) * lbo + (kk % 8) * 16 * W + (kk // 8) * sbo
+            )
     addr = f["start"] + off
     if W > 1:
         b = {2: 1, 4: 2, 8: 3}[W]
@@ -132,7 +137,7 @@ def _mma(comp, call, strs):
     if form == "rs":
         if a_dt.itemsize != 2:
             return comp.not_emulated(f"wgmma RS form with {atype} A registers")
-        a_regs = [_reg_ref(comp, a, "A") for a in pre[nacc:nacc + 4]]
+        a_regs = [_reg_ref(comp, a, "A") for a in pre[nacc : nacc + 4]]
         desc_b, scale_d, sa, sb, tb = ops[4:]
         desc_a, ta = None, None
     else:
@@ -149,20 +154,29 @@ def _mma(comp, call, strs):
         return v[()]
 
     def issue(g):
-        op = {"form": form, "n": n, "k": k, "line": line, "acc": (acc_buf, acc_idx, acc_dt),
-              "desc_b": int(uniform(g, desc_b, "B descriptor")),
-              "scale_d": bool(uniform(g, scale_d, "scale-d")),
-              "neg": float(uniform(g, sa, "imm-scale-a")) * float(uniform(g, sb, "imm-scale-b")),
-              "tb": int(uniform(g, tb, "imm-trans-b")), "dt_a": a_dt, "dt_b": b_dt}
+        op = {
+            "form": form,
+            "n": n,
+            "k": k,
+            "line": line,
+            "acc": (acc_buf, acc_idx, acc_dt),
+            "desc_b": int(uniform(g, desc_b, "B descriptor")),
+            "scale_d": bool(uniform(g, scale_d, "scale-d")),
+            "neg": float(uniform(g, sa, "imm-scale-a")) * float(uniform(g, sb, "imm-scale-b")),
+            "tb": int(uniform(g, tb, "imm-trans-b")),
+            "dt_a": a_dt,
+            "dt_b": b_dt,
+        }
         if form == "ss":
             op["desc_a"] = int(uniform(g, desc_a, "A descriptor"))
             op["ta"] = int(uniform(g, ta, "imm-trans-a"))
-        else:   # the A fragment is read from the registers at issue
+        else:  # the A fragment is read from the registers at issue
             regs = np.stack([_lane_regs(g, b, np.dtype(np.uint32))[:, i] for b, i, _ in a_regs], axis=1)
-            op["a_frag"] = np.ascontiguousarray(regs).view(a_dt)        # (L, 8): the map of the fragment
+            op["a_frag"] = np.ascontiguousarray(regs).view(a_dt)  # (L, 8): the map of the fragment
             op["mask"] = g.active().copy()
         _state(g)["open"].append(op)
         return np.int32(0)
+
     return issue
 
 
@@ -173,16 +187,20 @@ def _run(g, op):
     t = g.tid % 128
     w, lane = t // 32, t % 32
     i = np.arange(n // 2)
-    rows = (16 * w + lane // 4)[:, None] + 8 * ((i // 2) % 2)[None, :]          # (L, n/2)
+    rows = (16 * w + lane // 4)[:, None] + 8 * ((i // 2) % 2)[None, :]  # (L, n/2)
     cols = (8 * (i // 4))[None, :] + (2 * (lane % 4))[:, None] + (i % 2)[None, :]
     shared = cta.shared
 
     def read(desc, mnrows, dt, mn_major):
         addr = operand_bytes(desc, mnrows, k, dt.itemsize, mn_major)
         if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
-            cta.program.finding("out_of_bounds", f"wgmma operand descriptor {desc:#x} reaches outside the CTA's "
-                                f"{shared.nbytes} bytes of shared memory", line=op["line"], cta=cta.index,
-                                key=("out_of_bounds", op["line"], "wgmma"))
+            cta.program.finding(
+                "out_of_bounds",
+                f"wgmma operand descriptor {desc:#x} reaches outside the CTA's {shared.nbytes} bytes of shared memory",
+                line=op["line"],
+                cta=cta.index,
+                key=("out_of_bounds", op["line"], "wgmma"),
+            )
             addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
         if cta.races is not None:
             byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
@@ -190,15 +208,15 @@ def _run(g, op):
         return shared.view(dt)[addr // dt.itemsize].astype(np.float64)
 
     dt_b = op["dt_b"]
-    B = read(op["desc_b"], n, dt_b, bool(op["tb"]))                                # (n, k)
+    B = read(op["desc_b"], n, dt_b, bool(op["tb"]))  # (n, k)
     if op["form"] == "ss":
-        A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]))                     # (64, k)
-        prod = (A @ B.T) * op["neg"]                                               # exact sums of k16
-        P = prod.astype(np.float32)[rows, cols]                                    # (L, n/2)
+        A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]))  # (64, k)
+        prod = (A @ B.T) * op["neg"]  # exact sums of k16
+        P = prod.astype(np.float32)[rows, cols]  # (L, n/2)
     else:
-        frag = op["a_frag"].astype(np.float64)                                     # (L, 8)
+        frag = op["a_frag"].astype(np.float64)  # (L, 8)
         e = np.arange(8)
-        arow = (lane // 4)[:, None] + 8 * ((e % 4) // 2)[None, :]                 # row within the warp's 16
+        arow = (lane // 4)[:, None] + 8 * ((e % 4) // 2)[None, :]  # row within the warp's 16
         acol = (8 * (e // 4))[None, :] + (2 * (lane % 4))[:, None] + (e % 2)[None, :]
         # rows of A this group holds: per warp 16 x k, assembled from its lanes
         warps = np.unique(g.warp_of_lane)
@@ -232,11 +250,13 @@ def _wgmma(comp, call):
     if action == "fence":
         return lambda g: np.int32(0)
     if action == "commit_group":
+
         def commit(g):
             st = _state(g)
             st["groups"].append(st["open"])
             st["open"] = []
             return np.int32(0)
+
         return commit
     if action == "wait_group":
         nkeep = comp.expr(call.args[0])
@@ -248,6 +268,7 @@ def _wgmma(comp, call):
                 for op in st["groups"].pop(0):
                     _run(g, op)
             return np.int32(0)
+
         return wait
     if action == "mma_async":
         return _mma(comp, call, strs)
@@ -283,6 +304,7 @@ def _encode_desc(comp, call):
     def f(g):
         store(g)
         return np.int32(0)
+
     return f
 
 

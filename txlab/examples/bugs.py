@@ -21,6 +21,7 @@ file) the tool must point at: the line marked ``# BUG(name)``. ``inputs(name)`` 
 The two pipeline bugs hang on a GPU (the phase never completes): never launch them; the pipeline
 checker finds them without a GPU.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -48,6 +49,7 @@ def _oob_write(fixed: bool):
 
     n = N
     if not fixed:
+
         @T.prim_func
         def oob_write(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
             T.device_entry()
@@ -56,6 +58,7 @@ def _oob_write(fixed: bool):
             i = bx * THREADS + tx
             if i <= n:  # off by one: i == n is past the end
                 B[i] = A[i % n] * T.float32(2.0)  # BUG(oob_write)
+
         return oob_write
 
     @T.prim_func
@@ -66,6 +69,7 @@ def _oob_write(fixed: bool):
         i = bx * THREADS + tx
         if i < n:
             B[i] = A[i % n] * T.float32(2.0)
+
     return oob_write_fixed
 
 
@@ -73,6 +77,7 @@ def _shared_race(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
+
         @T.prim_func
         def shared_race(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -82,6 +87,7 @@ def _shared_race(fixed: bool):
             sm[tx] = A[bx * THREADS + tx]  # the write
             # missing: T.cuda.cta_sync()
             B[bx * THREADS + tx] = sm[THREADS - 1 - tx]  # BUG(shared_race)
+
         return shared_race
 
     @T.prim_func
@@ -93,6 +99,7 @@ def _shared_race(fixed: bool):
         sm[tx] = A[bx * THREADS + tx]
         T.cuda.cta_sync()
         B[bx * THREADS + tx] = sm[THREADS - 1 - tx]
+
     return shared_race_fixed
 
 
@@ -100,6 +107,7 @@ def _divergent_barrier(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
+
         @T.prim_func
         def divergent_barrier(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -110,6 +118,7 @@ def _divergent_barrier(fixed: bool):
             if tx % 32 < 16:
                 T.cuda.cta_sync()  # BUG(divergent_barrier)
             B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
+
         return divergent_barrier
 
     @T.prim_func
@@ -121,6 +130,7 @@ def _divergent_barrier(fixed: bool):
         sm[tx] = A[bx * THREADS + tx]
         T.cuda.cta_sync()
         B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
+
     return divergent_barrier_fixed
 
 
@@ -128,6 +138,7 @@ def _uninit_read(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
+
         @T.prim_func
         def uninit_read(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -135,6 +146,7 @@ def _uninit_read(fixed: bool):
             tx = T.thread_id([THREADS])
             i = bx * THREADS + tx
             B[i] = B[i] + A[i] * T.float32(2.0)  # BUG(uninit_read)
+
         return uninit_read
 
     @T.prim_func
@@ -144,13 +156,14 @@ def _uninit_read(fixed: bool):
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         B[i] = A[i] * T.float32(2.0)
+
     return uninit_read_fixed
 
 
 # ---- pipelines: a persistent warp-specialized TMA pipeline ------------------------------------------
 STAGES = 4
 TILE_ROWS = 32
-COLS = 128          # one warpgroup of consumers: 4 warps x 32 columns
+COLS = 128  # one warpgroup of consumers: 4 warps x 32 columns
 TILES = 64
 CTAS = 4
 
@@ -167,6 +180,7 @@ def _pipeline(variant: str):
     CONSUMER_WARPS = COLS // 32
 
     if variant == "over_arrival":
+
         @T.prim_func
         def over_arrival(A_ptr: T.handle, Out_ptr: T.handle):
             A = T.match_buffer(A_ptr, (TILES * TILE_ROWS, COLS), "float32")
@@ -184,9 +198,12 @@ def _pipeline(variant: str):
                 ps = PipelineState(STAGES, 1)
                 for k in T.serial(TILES // CTAS):
                     pipe.empty.wait(ps.stage, ps.phase)
-                    Tx.copy_async(A_smem[ps.stage, :, :],
-                                  A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
-                                  dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                    Tx.copy_async(
+                        A_smem[ps.stage, :, :],
+                        A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
+                        dispatch="tma_auto",
+                        mbar=pipe.full.ptr_to([ps.stage]),
+                    )
                     pipe.full.arrive(ps.stage, TILE_BYTES)
                     ps.advance()
             elif tid >= 32:
@@ -201,9 +218,11 @@ def _pipeline(variant: str):
                     pipe.empty.arrive(cs.stage)  # BUG(over_arrival)
                     cs.advance()
                 Out[cta, tid - 32] = acc[0]
+
         return over_arrival
 
     if variant == "tx_mismatch":
+
         @T.prim_func
         def tx_mismatch(A_ptr: T.handle, Out_ptr: T.handle):
             A = T.match_buffer(A_ptr, (TILES * TILE_ROWS, COLS), "float32")
@@ -221,9 +240,12 @@ def _pipeline(variant: str):
                 ps = PipelineState(STAGES, 1)
                 for k in T.serial(TILES // CTAS):
                     pipe.empty.wait(ps.stage, ps.phase)
-                    Tx.copy_async(A_smem[ps.stage, :, :],
-                                  A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
-                                  dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                    Tx.copy_async(
+                        A_smem[ps.stage, :, :],
+                        A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
+                        dispatch="tma_auto",
+                        mbar=pipe.full.ptr_to([ps.stage]),
+                    )
                     pipe.full.arrive(ps.stage, TILE_BYTES // 2)  # BUG(tx_mismatch)
                     ps.advance()
             elif tid >= 32:
@@ -239,6 +261,7 @@ def _pipeline(variant: str):
                         pipe.empty.arrive(cs.stage)
                     cs.advance()
                 Out[cta, tid - 32] = acc[0]
+
         return tx_mismatch
 
     @T.prim_func
@@ -258,9 +281,12 @@ def _pipeline(variant: str):
             ps = PipelineState(STAGES, 1)
             for k in T.serial(TILES // CTAS):
                 pipe.empty.wait(ps.stage, ps.phase)
-                Tx.copy_async(A_smem[ps.stage, :, :],
-                              A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
-                              dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                Tx.copy_async(
+                    A_smem[ps.stage, :, :],
+                    A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
+                    dispatch="tma_auto",
+                    mbar=pipe.full.ptr_to([ps.stage]),
+                )
                 pipe.full.arrive(ps.stage, TILE_BYTES)
                 ps.advance()
         elif tid >= 32:
@@ -276,14 +302,19 @@ def _pipeline(variant: str):
                     pipe.empty.arrive(cs.stage)
                 cs.advance()
             Out[cta, tid - 32] = acc[0]
+
     return pipeline_fixed
 
 
 def kernel(name: str, fixed: bool = False):
     """The planted-bug kernel ``name`` (see :data:`BUGS`), or its fixed twin."""
     if name in SANITIZER_BUGS:
-        return {"oob_write": _oob_write, "shared_race": _shared_race,
-                "divergent_barrier": _divergent_barrier, "uninit_read": _uninit_read}[name](fixed)
+        return {
+            "oob_write": _oob_write,
+            "shared_race": _shared_race,
+            "divergent_barrier": _divergent_barrier,
+            "uninit_read": _uninit_read,
+        }[name](fixed)
     if name in PIPELINE_BUGS:
         return _pipeline("fixed" if fixed else name)
     if name == "bank_conflict":
@@ -325,8 +356,7 @@ def inputs(name: str):
     if name == "oob_write":
         return [rng.standard_normal(N).astype("float32"), np.zeros(N, "float32")]
     if name in PIPELINE_BUGS:
-        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"),
-                np.zeros((CTAS, COLS), "float32")]
+        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"), np.zeros((CTAS, COLS), "float32")]
     if name == "bank_conflict":
         return [rng.standard_normal((1024, 1024)).astype("float32"), np.zeros((1024, 1024), "float32")]
     return [rng.standard_normal(4096).astype("float32"), np.zeros(4096, "float32")]

@@ -4,14 +4,43 @@ CUDA line is (:mod:`txlab.ir.spans`), and the generated CUDA's function extents
 
 Re-exports only; each submodule holds one job.
 """
+
 from txlab.ir.cuda_text import CudaFunction, call_sites, cuda_functions, kernel_lines
 from txlab.ir.signature import Signature, entry_params
-from txlab.ir.spans import (cuda_user_lines, frames, is_library, split, user_file_of, user_frame, user_line,
-                            user_line_of_cuda, with_call_site)
+from txlab.ir.spans import (
+    cuda_user_lines,
+    frames,
+    is_library,
+    split,
+    user_file_of,
+    user_frame,
+    user_line,
+    user_line_of_cuda,
+    with_call_site,
+)
 from txlab.ir.walk import as_module, calls, children, expr_value, functions, prod, walk
 
 __all__ = [
-    "CudaFunction", "Signature", "as_module", "entry_params", "call_sites", "calls", "children",
-    "cuda_functions", "cuda_user_lines", "expr_value", "frames", "functions", "is_library", "kernel_lines", "prod", "split", "user_file_of",
-    "user_frame", "user_line", "user_line_of_cuda", "walk", "with_call_site",
+    "CudaFunction",
+    "Signature",
+    "as_module",
+    "entry_params",
+    "call_sites",
+    "calls",
+    "children",
+    "cuda_functions",
+    "cuda_user_lines",
+    "expr_value",
+    "frames",
+    "functions",
+    "is_library",
+    "kernel_lines",
+    "prod",
+    "split",
+    "user_file_of",
+    "user_frame",
+    "user_line",
+    "user_line_of_cuda",
+    "walk",
+    "with_call_site",
 ]

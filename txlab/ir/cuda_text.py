@@ -5,6 +5,7 @@ sanitizer's findings all ask it which function a CUDA line is in, and which kern
 helper). TVM prints one definition per top-level header line (``extern "C" __global__ void
 __launch_bounds__(128) k(...) {`` or a ``__device__`` helper of its preamble), braces balanced.
 """
+
 from __future__ import annotations
 
 import bisect

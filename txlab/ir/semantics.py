@@ -26,19 +26,34 @@ Each function takes numpy arrays, numpy scalars or Python numbers and returns nu
 :func:`binary` returns the function for one operation and dtype (one cached object per key, so
 both evaluators hold the same function).
 """
+
 from __future__ import annotations
 
 import functools
 
 import numpy as np
 
-__all__ = ["BINARY", "binary", "cast", "fma", "ftz", "is_float", "select", "trunc_div", "trunc_mod",
-           "floor_div", "floor_mod", "fmin", "fmax", "ulp_distance"]
+__all__ = [
+    "BINARY",
+    "binary",
+    "cast",
+    "fma",
+    "ftz",
+    "is_float",
+    "select",
+    "trunc_div",
+    "trunc_mod",
+    "floor_div",
+    "floor_mod",
+    "fmin",
+    "fmax",
+    "ulp_distance",
+]
 
 _F32_EXP = np.uint32(0x7F800000)
 _F32_SIGN = np.uint32(0x80000000)
 CANONICAL_NAN_F32 = np.uint32(0x7FFFFFFF)
-_F32_MIN = np.float32(1.17549435e-38)      # smallest normal float32
+_F32_MIN = np.float32(1.17549435e-38)  # smallest normal float32
 
 
 def is_float(dtype) -> bool:
@@ -98,8 +113,8 @@ def ftz(x):
     if x.dtype != np.float32:
         return _ret(x)
     with np.errstate(invalid="ignore"):
-        tiny = np.abs(x) < _F32_MIN          # denormals (zeros too: flushing them is a no-op)
-    if not tiny.any():                       # the common case: one cheap pass, nothing to do
+        tiny = np.abs(x) < _F32_MIN  # denormals (zeros too: flushing them is a no-op)
+    if not tiny.any():  # the common case: one cheap pass, nothing to do
         return _ret(x)
     return _ret(np.where(tiny, np.copysign(np.float32(0), x), x).astype(np.float32))
 
@@ -118,7 +133,7 @@ def fmin(a, b):
     """``fminf``/PTX ``min``: NaN gives the other operand, two NaNs the canonical NaN, -0 < +0."""
     a, b = np.asarray(a), np.asarray(b)
     r = np.fmin(a, b)
-    r = np.where(a == b, np.where(np.signbit(a), a, b), r)     # min(-0, +0) == min(+0, -0) == -0
+    r = np.where(a == b, np.where(np.signbit(a), a, b), r)  # min(-0, +0) == min(+0, -0) == -0
     return _ret(_nan_canon(np.asarray(r), a, b))
 
 
@@ -150,7 +165,7 @@ def fma(a, b, c, *, flush: bool = False):
         err = (p - (s - bb)) + (c64 - bb)
         bits = np.asarray(s).view(np.uint64)
         fix = (err != 0) & np.isfinite(s) & ((bits & np.uint64(1)) == 0)
-        if np.any(fix):       # round to odd: move to the odd neighbour on the exact value's side
+        if np.any(fix):  # round to odd: move to the odd neighbour on the exact value's side
             s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
         r = np.asarray(s).astype(dt)
     return ftz(r) if flush else _ret(r)
@@ -177,8 +192,10 @@ def _fma64(a, b, c):
 
 def _f32_fast(fn):
     """``fn`` on float32 operands in its ``.ftz`` form: inputs and result flushed."""
+
     def op(a, b):
         return ftz(fn(ftz(a), ftz(b)))
+
     op.__name__ = f"{getattr(fn, '__name__', 'op')}_ftz"
     return op
 
@@ -186,6 +203,7 @@ def _f32_fast(fn):
 def _cmp_fast(fn):
     def op(a, b):
         return fn(ftz(a), ftz(b))
+
     op.__name__ = f"{getattr(fn, '__name__', 'cmp')}_ftz"
     return op
 
@@ -206,10 +224,12 @@ def _true_div(a, b):
 
 def _int_or_float(fi, ff):
     """For callers that do not know the dtype (Python numbers): by the values' kind."""
+
     def op(a, b):
         if _is_int(a) and _is_int(b):
             return fi(a, b)
         return ff(a, b)
+
     op.__name__ = getattr(fi, "__name__", "op")
     return op
 
@@ -228,15 +248,28 @@ def _float_mod(a, b):
 #: TIR binary expression node -> numpy function (integer or IEEE float semantics by the operands'
 #: kind). :func:`binary` specialises by dtype and build (fast math).
 BINARY = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
-    "Div": _int_or_float(trunc_div, _true_div), "Mod": _int_or_float(trunc_mod, _float_mod),
-    "FloorDiv": floor_div, "FloorMod": floor_mod,
-    "Min": _int_or_float(np.minimum, fmin), "Max": _int_or_float(np.maximum, fmax),
-    "EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
-    "GT": np.greater, "GE": np.greater_equal,
-    "And": np.logical_and, "Or": np.logical_or,
-    "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor,
-    "LShift": np.left_shift, "RShift": np.right_shift,
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "Div": _int_or_float(trunc_div, _true_div),
+    "Mod": _int_or_float(trunc_mod, _float_mod),
+    "FloorDiv": floor_div,
+    "FloorMod": floor_mod,
+    "Min": _int_or_float(np.minimum, fmin),
+    "Max": _int_or_float(np.maximum, fmax),
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "BitwiseAnd": np.bitwise_and,
+    "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
+    "LShift": np.left_shift,
+    "RShift": np.right_shift,
 }
 
 _INT = {"Div": trunc_div, "Mod": trunc_mod, "Min": np.minimum, "Max": np.maximum}
@@ -302,7 +335,7 @@ def cast(v, to: np.dtype, *, fast_math: bool = True):
         with np.errstate(all="ignore"):
             x = np.trunc(a.astype(np.float64))
             x = np.where(np.isnan(x), 0.0, x)
-            hi = x >= float(info.max)          # float(2^63 - 1) rounds to 2^63: saturate first
+            hi = x >= float(info.max)  # float(2^63 - 1) rounds to 2^63: saturate first
             lo = x <= float(info.min)
             r = np.clip(x, info.min, info.max)
             r = np.where(hi | lo, 0, r).astype(to)

@@ -5,6 +5,7 @@
 (``Compiled.signature``); the emulator builds one from the IR it lowers; the launch layer's checks
 and ``txlab.check`` read either, so none of them needs to know what a ``Compiled`` is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,6 +15,7 @@ body's frames are ``[user call, implementation...]`` like any other inlined code
 Everything that asks "which user line" (the line map, the emulator, simt, banks, pools, the
 sanitizer and diagnostics) asks this module; ``tests/test_spans.py`` checks nobody else walks spans.
 """
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 TVM 0.27's wheel has no Python ``post_order_visit`` for TIRx statements; every IR node does
 describe its fields (``__tvm_ffi_type_info__``), so one walker serves all node kinds.
 """
+
 from __future__ import annotations
 
 from typing import Iterator
@@ -127,7 +128,8 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         return kernel, name or _entry_of(kernel)
     raise TypeError(
         f"{what} takes a @T.prim_func, a tvm.IRModule or a txlab.Compiled, not {type(kernel).__name__}; "
-        "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)")
+        "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)"
+    )
 
 
 def _entry_of(mod) -> str:

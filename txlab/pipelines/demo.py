@@ -1,9 +1,17 @@
 """A real kernel with the pipeline protocol (notebook 04, the GPU test)."""
+
 from __future__ import annotations
 
 
-def demo_kernel(stages: int = 4, *, tiles: int = 16, rows: int = 32, consumers: int = 2,
-                producer_phase: int = 1, init_empty: int | None = None):
+def demo_kernel(
+    stages: int = 4,
+    *,
+    tiles: int = 16,
+    rows: int = 32,
+    consumers: int = 2,
+    producer_phase: int = 1,
+    init_empty: int | None = None,
+):
     """A warp-specialized TIRx kernel over a ``stages``-deep TMA pipeline: warp 0 (one thread)
     streams ``tiles`` tiles of ``rows × 32·consumers`` float32 from ``A`` into shared memory with
     TMA (``Pipeline(pool, stages, full="tma", empty="mbar", init_empty=consumers)``); each consumer
@@ -43,8 +51,12 @@ def demo_kernel(stages: int = 4, *, tiles: int = 16, rows: int = 32, consumers: 
             ps = PipelineState(STAGES, PPHASE)
             for k in T.serial(NT):
                 pipe.empty.wait(ps.stage, ps.phase)
-                Tx.copy_async(A_smem[ps.stage, :, :], A[k * ROWS:(k + 1) * ROWS, :],
-                              dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                Tx.copy_async(
+                    A_smem[ps.stage, :, :],
+                    A[k * ROWS : (k + 1) * ROWS, :],
+                    dispatch="tma_auto",
+                    mbar=pipe.full.ptr_to([ps.stage]),
+                )
                 pipe.full.arrive(ps.stage, TILE_BYTES)
                 ps.advance()
         elif tid >= 32:

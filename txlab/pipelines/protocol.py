@@ -1,5 +1,6 @@
 """The pipeline protocol's vocabulary: op codes, mbarrier limits, roles and their scripts, and the
 records a simulation reports (problems, blocked waits, deadlocks, spans, steps)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -27,10 +28,10 @@ class ScriptError(TxlabError, ValueError):
 # PTX ISA, "mbarrier": the expected arrival count and the tx-count are 20-bit fields
 # (1 .. 2**20 - 1 arrivals, 0 .. 2**20 - 1 transaction bytes per phase).
 MBARRIER_MAX_COUNT = 2**20 - 1
-MAX_STAGES = 1024            # far more slots than any shared memory holds
+MAX_STAGES = 1024  # far more slots than any shared memory holds
 MAX_ROLES = 1024
 MAX_ITERATIONS = 10**7
-MAX_EVENTS = 2_000_000       # default cap on recorded events (about 0.3 GB); simulate(max_events=)
+MAX_EVENTS = 2_000_000  # default cap on recorded events (about 0.3 GB); simulate(max_events=)
 
 
 def _int_param(name: str, value, lo: int, hi: int, what: str = "") -> int:
@@ -55,19 +56,24 @@ class Role:
     name: str
     ops: tuple
     phase: int = 0
-    iterations: int | None = None   # None: simulate()'s ``iterations``
-    kind: str = "custom"            # "producer", "consumer" or "custom" (display only)
+    iterations: int | None = None  # None: simulate()'s ``iterations``
+    kind: str = "custom"  # "producer", "consumer" or "custom" (display only)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "ops": [list(o) for o in self.ops], "phase": self.phase,
-                "iterations": self.iterations, "kind": self.kind}
+        return {
+            "name": self.name,
+            "ops": [list(o) for o in self.ops],
+            "phase": self.phase,
+            "iterations": self.iterations,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True)
 class BarrierSpec:
-    name: str              # "full" or "empty"
-    kind: str              # "tma", "tcgen05" or "mbar"
-    init: int              # arrival count per phase (mbarrier.init)
+    name: str  # "full" or "empty"
+    kind: str  # "tma", "tcgen05" or "mbar"
+    init: int  # arrival count per phase (mbarrier.init)
     phase_offset: int = 0  # XORed into every wait's parity
 
     def to_dict(self) -> dict:
@@ -86,8 +92,8 @@ class Problem:
     barrier: str | None = None
     stage: int | None = None
     iteration: int | None = None
-    lineno: int | None = None   # the user's line of the offending arrive/copy (from_kernel specs)
-    lines: tuple = ()           # every line involved (arrives, expect_tx, copies)
+    lineno: int | None = None  # the user's line of the offending arrive/copy (from_kernel specs)
+    lines: tuple = ()  # every line involved (arrives, expect_tx, copies)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,14 +107,14 @@ class BlockedWait:
     role: str
     barrier: str
     stage: int
-    parity: int          # the parity passed to try_wait.parity (phase ^ phase_offset)
+    parity: int  # the parity passed to try_wait.parity (phase ^ phase_offset)
     iteration: int
     since_step: int
-    barrier_phase: int   # the slot's current phase parity (== parity: that is why it blocks)
-    pending: int         # arrivals still missing in the current phase
+    barrier_phase: int  # the slot's current phase parity (== parity: that is why it blocks)
+    pending: int  # arrivals still missing in the current phase
     init: int
-    tx: int              # tx bytes still outstanding in the current phase
-    completed: int       # phases this slot has completed so far
+    tx: int  # tx bytes still outstanding in the current phase
+    completed: int  # phases this slot has completed so far
     reason: str
 
     def to_dict(self) -> dict:
@@ -117,8 +123,8 @@ class BlockedWait:
 
 @dataclass(frozen=True)
 class Deadlock:
-    step: int                       # index of the last event before everything stopped
-    waits: tuple                    # BlockedWait per stuck role
+    step: int  # index of the last event before everything stopped
+    waits: tuple  # BlockedWait per stuck role
     message: str
 
     def to_dict(self) -> dict:
@@ -150,7 +156,7 @@ class Step:
 
     index: int
     role: str
-    event: str          # "op", "block" (a wait that could not pass yet) or "wake" (it passed)
+    event: str  # "op", "block" (a wait that could not pass yet) or "wake" (it passed)
     op: str
     barrier: str | None
     stage: int | None
@@ -159,8 +165,11 @@ class Step:
     barriers: dict
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "roles": {k: list(v) for k, v in self.roles.items()},
-                "barriers": {k: [list(s) for s in v] for k, v in self.barriers.items()}}
+        return {
+            **asdict(self),
+            "roles": {k: list(v) for k, v in self.roles.items()},
+            "barriers": {k: [list(s) for s in v] for k, v in self.barriers.items()},
+        }
 
 
 # --- script parsing -------------------------------------------------------------------------------
@@ -180,13 +189,17 @@ def parse_op(op, role: str, i: int) -> tuple:
             raise ScriptError(f"role {role!r}, op {i}: ('advance',) takes no arguments")
         return (ADVANCE, -1, 0)
     if len(op) < 2 or op[1] not in BARRIERS:
-        raise ScriptError(f"role {role!r}, op {i}: {name!r} needs a barrier, 'full' or 'empty' "
-                          f"(e.g. ({name!r}, 'full')), got {tuple(op)!r}")
+        raise ScriptError(
+            f"role {role!r}, op {i}: {name!r} needs a barrier, 'full' or 'empty' "
+            f"(e.g. ({name!r}, 'full')), got {tuple(op)!r}"
+        )
     bar = BARRIERS.index(op[1])
     if code == WAIT:
         if len(op) != 2:
-            raise ScriptError(f"role {role!r}, op {i}: ('wait', barrier) takes no third argument; "
-                              "the parity comes from the role's PipelineState")
+            raise ScriptError(
+                f"role {role!r}, op {i}: ('wait', barrier) takes no third argument; "
+                "the parity comes from the role's PipelineState"
+            )
         return (WAIT, bar, 0)
     if code == ARRIVE:
         if len(op) > 3:
@@ -195,15 +208,20 @@ def parse_op(op, role: str, i: int) -> tuple:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ScriptError(f"role {role!r}, op {i}: arrival count must be a positive int, got {n!r}")
         if n > MBARRIER_MAX_COUNT:
-            raise ScriptError(f"role {role!r}, op {i}: arrival count {n} is more than an mbarrier "
-                              f"counts ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)")
+            raise ScriptError(
+                f"role {role!r}, op {i}: arrival count {n} is more than an mbarrier "
+                f"counts ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)"
+            )
         return (ARRIVE, bar, n)
     if len(op) != 3 or isinstance(op[2], bool) or not isinstance(op[2], int) or op[2] < 0:
-        raise ScriptError(f"role {role!r}, op {i}: {name!r} needs a byte count, "
-                          f"e.g. ({name!r}, {op[1]!r}, 8192); got {tuple(op)!r}")
+        raise ScriptError(
+            f"role {role!r}, op {i}: {name!r} needs a byte count, e.g. ({name!r}, {op[1]!r}, 8192); got {tuple(op)!r}"
+        )
     if op[2] > MBARRIER_MAX_COUNT:
-        raise ScriptError(f"role {role!r}, op {i}: {op[2]} bytes is more than an mbarrier's tx-count "
-                          f"holds per phase ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)")
+        raise ScriptError(
+            f"role {role!r}, op {i}: {op[2]} bytes is more than an mbarrier's tx-count "
+            f"holds per phase ({MBARRIER_MAX_COUNT:,} = 2**20 - 1)"
+        )
     return (code, bar, op[2])
 
 
@@ -218,22 +236,26 @@ def _normalise_roles(roles, iterations, producer_phase, consumer_phase) -> list[
         raise ScriptError("roles= takes a dict {name: [ops...]} or a list of txlab.pipelines.Role")
     for name, spec in items:
         if isinstance(spec, Role):
-            role = spec if name is None or name == spec.name else Role(name, spec.ops, spec.phase,
-                                                                      spec.iterations, spec.kind)
+            role = (
+                spec
+                if name is None or name == spec.name
+                else Role(name, spec.ops, spec.phase, spec.iterations, spec.kind)
+            )
         elif isinstance(spec, dict):
             if "ops" not in spec:
-                raise ScriptError(f"role {name!r}: a dict role needs 'ops' (and optionally "
-                                  "'phase', 'iterations', 'kind')")
-            role = Role(name, tuple(spec["ops"]), spec.get("phase", None), spec.get("iterations"),
-                        spec.get("kind", "custom"))
+                raise ScriptError(
+                    f"role {name!r}: a dict role needs 'ops' (and optionally 'phase', 'iterations', 'kind')"
+                )
+            role = Role(
+                name, tuple(spec["ops"]), spec.get("phase", None), spec.get("iterations"), spec.get("kind", "custom")
+            )
         elif isinstance(spec, (list, tuple)):
             role = Role(name, tuple(spec), None, None, "custom")
         else:
             raise ScriptError(f"role {name!r}: expected a list of ops or a Role, got {type(spec).__name__}")
         if not role.name or not isinstance(role.name, str):
             raise ScriptError(f"every role needs a non-empty string name (got {role.name!r})")
-        ops = tuple(o if isinstance(o, tuple) else tuple(o) if isinstance(o, list) else (o,)
-                    for o in role.ops)
+        ops = tuple(o if isinstance(o, tuple) else tuple(o) if isinstance(o, list) else (o,) for o in role.ops)
         for i, op in enumerate(ops):
             parse_op(op, role.name, i)
         phase = role.phase
@@ -259,8 +281,16 @@ def _normalise_roles(roles, iterations, producer_phase, consumer_phase) -> list[
     return out
 
 
-def default_roles(*, iterations: int, producers: int = 1, consumers: int = 1, producer_phase: int = 1,
-                  consumer_phase: int = 0, full: str = "tma", tx_bytes=None) -> list[Role]:
+def default_roles(
+    *,
+    iterations: int,
+    producers: int = 1,
+    consumers: int = 1,
+    producer_phase: int = 1,
+    consumer_phase: int = 0,
+    full: str = "tma",
+    tx_bytes=None,
+) -> list[Role]:
     """The roles of a standard Pipeline loop: TMA producer warp(s) and consumer warpgroups.
 
     Producer: ``empty.wait; full.arrive(stage, tx) [+ the TMA's complete_tx]; advance``.
@@ -275,9 +305,11 @@ def default_roles(*, iterations: int, producers: int = 1, consumers: int = 1, pr
     cons = (("wait", "full"), ("arrive", "empty"), ("advance",))
     roles = []
     for i in range(producers):
-        roles.append(Role("producer" if producers == 1 else f"producer{i}", prod, producer_phase,
-                          iterations, "producer"))
+        roles.append(
+            Role("producer" if producers == 1 else f"producer{i}", prod, producer_phase, iterations, "producer")
+        )
     for i in range(consumers):
-        roles.append(Role("consumer" if consumers == 1 else f"consumer{i}", cons, consumer_phase,
-                          iterations, "consumer"))
+        roles.append(
+            Role("consumer" if consumers == 1 else f"consumer{i}", cons, consumer_phase, iterations, "consumer")
+        )
     return roles

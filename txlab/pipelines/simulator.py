@@ -1,22 +1,59 @@
 """The simulator: exact mbarrier semantics over every role's script, round robin, with static checks
 before and a diagnosis of a deadlock after (the protocol is described in :mod:`txlab.pipelines`)."""
+
 from __future__ import annotations
 
 from collections import deque
 from typing import Sequence
 
 from txlab.pipelines.protocol import (
-    ADVANCE, ARRIVE, ARRIVE_EXPECT_TX, BARRIER_KINDS, COMPLETE_TX, EV_BLOCK, EV_OP, EV_WAKE, EXPECT_TX,
-    MAX_EVENTS, MAX_ITERATIONS, MAX_ROLES, MAX_STAGES, MBARRIER_MAX_COUNT, WAIT, BarrierSpec, BlockedWait,
-    Deadlock, Problem, Role, ScriptError, Span, _int_param, _normalise_roles, parse_op, default_roles)
+    ADVANCE,
+    ARRIVE,
+    ARRIVE_EXPECT_TX,
+    BARRIER_KINDS,
+    COMPLETE_TX,
+    EV_BLOCK,
+    EV_OP,
+    EV_WAKE,
+    EXPECT_TX,
+    MAX_EVENTS,
+    MAX_ITERATIONS,
+    MAX_ROLES,
+    MAX_STAGES,
+    MBARRIER_MAX_COUNT,
+    WAIT,
+    BarrierSpec,
+    BlockedWait,
+    Deadlock,
+    Problem,
+    Role,
+    ScriptError,
+    Span,
+    _int_param,
+    _normalise_roles,
+    parse_op,
+    default_roles,
+)
 from txlab.pipelines.trace import PipelineTrace
 
 
-def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int = 1,
-             producer_phase: int = 1, consumer_phase: int = 0, init_full: int = 1,
-             init_empty: int | None = None, empty_phase_offset: int = 0, tx_bytes=None,
-             roles=None, full: str = "tma", empty: str = "mbar",
-             max_events: int = MAX_EVENTS) -> PipelineTrace:
+def simulate(
+    stages: int,
+    *,
+    iterations: int,
+    producers: int = 1,
+    consumers: int = 1,
+    producer_phase: int = 1,
+    consumer_phase: int = 0,
+    init_full: int = 1,
+    init_empty: int | None = None,
+    empty_phase_offset: int = 0,
+    tx_bytes=None,
+    roles=None,
+    full: str = "tma",
+    empty: str = "mbar",
+    max_events: int = MAX_EVENTS,
+) -> PipelineTrace:
     """Run a full/empty mbarrier pipeline protocol on the CPU with exact mbarrier semantics.
 
     ``stages``: ring depth (barrier slots per barrier). ``iterations``: loop trip count of every
@@ -38,8 +75,13 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
     producer_phase = _int_param("producer_phase", producer_phase, 0, 1)
     consumer_phase = _int_param("consumer_phase", consumer_phase, 0, 1)
     if tx_bytes is not None:
-        pair = (tx_bytes, tx_bytes) if isinstance(tx_bytes, int) and not isinstance(tx_bytes, bool) \
-            else tuple(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else None
+        pair = (
+            (tx_bytes, tx_bytes)
+            if isinstance(tx_bytes, int) and not isinstance(tx_bytes, bool)
+            else tuple(tx_bytes)
+            if isinstance(tx_bytes, (tuple, list))
+            else None
+        )
         if pair is None or len(pair) != 2:
             raise ScriptError(f"tx_bytes must be an int or a pair (expected, delivered), got {tx_bytes!r}")
         for label, v in zip(("tx_bytes expected", "tx_bytes delivered"), pair):
@@ -50,9 +92,15 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
     if empty_phase_offset not in (0, 1):
         raise ScriptError(f"empty_phase_offset must be 0 or 1, got {empty_phase_offset!r}")
     if roles is None:
-        role_list = default_roles(iterations=iterations, producers=producers, consumers=consumers,
-                                  producer_phase=producer_phase, consumer_phase=consumer_phase,
-                                  full=full, tx_bytes=tx_bytes)
+        role_list = default_roles(
+            iterations=iterations,
+            producers=producers,
+            consumers=consumers,
+            producer_phase=producer_phase,
+            consumer_phase=consumer_phase,
+            full=full,
+            tx_bytes=tx_bytes,
+        )
     else:
         role_list = _normalise_roles(roles, iterations, producer_phase, consumer_phase)
     if init_empty is None:
@@ -70,14 +118,24 @@ def simulate(stages: int, *, iterations: int, producers: int = 1, consumers: int
             f"this protocol runs {ops_total:,} ops ({' + '.join(f'{r.name} {r.iterations}×{len(r.ops)}' for r in role_list[:4])}"
             f"{' + ...' if len(role_list) > 4 else ''}), more than max_events={max_events:,} events "
             "are recorded; lower iterations, or pass max_events= a larger number to raise the cap "
-            "(each event holds about 150 bytes)")
-    barriers = (BarrierSpec("full", full, init_full, 0),
-                BarrierSpec("empty", empty, init_empty, empty_phase_offset))
-    params = dict(stages=stages, iterations=iterations, producers=producers, consumers=consumers,
-                  producer_phase=producer_phase, consumer_phase=consumer_phase, init_full=init_full,
-                  init_empty=init_empty, empty_phase_offset=empty_phase_offset,
-                  tx_bytes=list(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else tx_bytes,
-                  full=full, empty=empty, custom_roles=roles is not None)
+            "(each event holds about 150 bytes)"
+        )
+    barriers = (BarrierSpec("full", full, init_full, 0), BarrierSpec("empty", empty, init_empty, empty_phase_offset))
+    params = dict(
+        stages=stages,
+        iterations=iterations,
+        producers=producers,
+        consumers=consumers,
+        producer_phase=producer_phase,
+        consumer_phase=consumer_phase,
+        init_full=init_full,
+        init_empty=init_empty,
+        empty_phase_offset=empty_phase_offset,
+        tx_bytes=list(tx_bytes) if isinstance(tx_bytes, (tuple, list)) else tx_bytes,
+        full=full,
+        empty=empty,
+        custom_roles=roles is not None,
+    )
     problems = _static_checks(role_list, barriers)
     trace = _run(stages, barriers, role_list, problems, params, max_events)
     trace._roles_arg = roles
@@ -120,46 +178,63 @@ def _static_checks(roles: Sequence[Role], barriers: Sequence[BarrierSpec]) -> li
             multi = [k for k, v in per_role.items() if v > 1]
             if multi and total > spec.init:
                 k = multi[0]
-                problems.append(Problem(
-                    "over_arrival",
-                    f"{k} arrives on {spec.name}[stage] {per_role[k]} times per iteration, but each phase "
-                    f"of a {spec.name} barrier completes after {spec.init} arrival(s) "
-                    f"(init_{spec.name}={spec.init}; arrivals per iteration: {who}). The extra arrival "
-                    f"completes a phase nobody waited for, so the parity bit runs ahead and "
-                    f"{' and '.join(waiters) or 'the waiters'} will wait on the wrong phase. "
-                    f"Arrive once per stage (e.g. only from one elected thread).",
-                    role=k, barrier=spec.name))
+                problems.append(
+                    Problem(
+                        "over_arrival",
+                        f"{k} arrives on {spec.name}[stage] {per_role[k]} times per iteration, but each phase "
+                        f"of a {spec.name} barrier completes after {spec.init} arrival(s) "
+                        f"(init_{spec.name}={spec.init}; arrivals per iteration: {who}). The extra arrival "
+                        f"completes a phase nobody waited for, so the parity bit runs ahead and "
+                        f"{' and '.join(waiters) or 'the waiters'} will wait on the wrong phase. "
+                        f"Arrive once per stage (e.g. only from one elected thread).",
+                        role=k,
+                        barrier=spec.name,
+                    )
+                )
             elif total > spec.init:
-                problems.append(Problem(
-                    "init_count",
-                    f"{spec.name} barriers are initialised with count {spec.init} (init_{spec.name}) but "
-                    f"{total} arrivals reach each slot per iteration ({who}). Each phase completes after "
-                    f"the first {spec.init}: the slot is handed on before every arriver is done (a race), "
-                    f"and the surplus completes further phases nobody waits for. Set "
-                    f"init_{spec.name}={total}.", barrier=spec.name))
+                problems.append(
+                    Problem(
+                        "init_count",
+                        f"{spec.name} barriers are initialised with count {spec.init} (init_{spec.name}) but "
+                        f"{total} arrivals reach each slot per iteration ({who}). Each phase completes after "
+                        f"the first {spec.init}: the slot is handed on before every arriver is done (a race), "
+                        f"and the surplus completes further phases nobody waits for. Set "
+                        f"init_{spec.name}={total}.",
+                        barrier=spec.name,
+                    )
+                )
             else:
-                problems.append(Problem(
-                    "init_count",
-                    f"{spec.name} barriers are initialised with count {spec.init} (init_{spec.name}) but only "
-                    f"{total} arrival(s) reach each slot per iteration ({who}). The phase never completes, "
-                    f"so {' and '.join(waiters) or 'any waiter'} hangs. Set init_{spec.name}={total}"
-                    + (" or add the missing arrive." if total else " or add the missing arrive."),
-                    barrier=spec.name))
+                problems.append(
+                    Problem(
+                        "init_count",
+                        f"{spec.name} barriers are initialised with count {spec.init} (init_{spec.name}) but only "
+                        f"{total} arrival(s) reach each slot per iteration ({who}). The phase never completes, "
+                        f"so {' and '.join(waiters) or 'any waiter'} hangs. Set init_{spec.name}={total}"
+                        + (" or add the missing arrive." if total else " or add the missing arrive."),
+                        barrier=spec.name,
+                    )
+                )
         if expect != deliver and (expect or deliver):
-            problems.append(Problem(
-                "tx_mismatch",
-                f"{spec.name}[stage] is told to expect {expect} bytes per phase (expect_tx by "
-                f"{', '.join(dict.fromkeys(tx_roles)) or 'nobody'}) but the copies deliver {deliver} bytes. "
-                + ("The tx-count never drains to 0, so the phase never completes and its waiters hang. "
-                   if expect > deliver else
-                   "The tx-count goes negative and the phase cannot complete at 0; its waiters hang. ")
-                + "Make expect_tx equal to the bytes the TMA box really moves (box size × element size).",
-                barrier=spec.name))
+            problems.append(
+                Problem(
+                    "tx_mismatch",
+                    f"{spec.name}[stage] is told to expect {expect} bytes per phase (expect_tx by "
+                    f"{', '.join(dict.fromkeys(tx_roles)) or 'nobody'}) but the copies deliver {deliver} bytes. "
+                    + (
+                        "The tx-count never drains to 0, so the phase never completes and its waiters hang. "
+                        if expect > deliver
+                        else "The tx-count goes negative and the phase cannot complete at 0; its waiters hang. "
+                    )
+                    + "Make expect_tx equal to the bytes the TMA box really moves (box size × element size).",
+                    barrier=spec.name,
+                )
+            )
     return problems
 
 
-def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
-         max_events: int = MAX_EVENTS) -> PipelineTrace:
+def _run(
+    S: int, barriers, roles: list[Role], problems: list[Problem], params, max_events: int = MAX_EVENTS
+) -> PipelineTrace:
     R = len(roles)
     nb = len(barriers)
     init = [barriers[b].init for b in range(nb) for _ in range(S)]
@@ -168,13 +243,12 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
     sphase = [0] * n_slots
     spend = list(init)
     stx = [0] * n_slots
-    scomp = [0] * n_slots          # phases completed
-    sobs = [0] * n_slots           # highest completion count a wait has observed
-    sarr = [[] for _ in range(n_slots)]        # arrivers (role idx) in the current phase
-    sprev = [[] for _ in range(n_slots)]       # arrivers of the last completed phase
+    scomp = [0] * n_slots  # phases completed
+    sobs = [0] * n_slots  # highest completion count a wait has observed
+    sarr = [[] for _ in range(n_slots)]  # arrivers (role idx) in the current phase
+    sprev = [[] for _ in range(n_slots)]  # arrivers of the last completed phase
     waiters = [[] for _ in range(n_slots)]
-    waited_on = [any(o[0] == "wait" and o[1] == barriers[b].name for r in roles for o in r.ops)
-                 for b in range(nb)]
+    waited_on = [any(o[0] == "wait" and o[1] == barriers[b].name for r in roles for o in r.ops) for b in range(nb)]
 
     scripts = [[parse_op(o, r.name, i) for i, o in enumerate(r.ops)] for r in roles]
     lens = [len(s) for s in scripts]
@@ -214,15 +288,22 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
             st = slot - bar * S
             prev = ", ".join(names[x] for x in sprev[slot]) or "none"
             cur = ", ".join(names[x] for x in sarr[slot]) or "none"
-            problems.append(Problem(
-                "phase_skip",
-                f"{bnames[bar]}[{st}] completed phase {c - 2} (arrivals: {prev}) and then phase {c - 1} "
-                f"(arrivals: {cur}) before any role waited for phase {c - 2}. A parity wait cannot "
-                f"tell these apart: whoever waits on {bnames[bar]}[{st}] next sees the parity it saw "
-                f"two phases ago and either hangs or runs on stale data. Too many arrivals reach this "
-                f"barrier per phase (over-arrival, or init_{bnames[bar]} smaller than the number of "
-                f"arrivers).", step=len(events) - 1, role=names[r], barrier=bnames[bar], stage=st,
-                iteration=it[r]))
+            problems.append(
+                Problem(
+                    "phase_skip",
+                    f"{bnames[bar]}[{st}] completed phase {c - 2} (arrivals: {prev}) and then phase {c - 1} "
+                    f"(arrivals: {cur}) before any role waited for phase {c - 2}. A parity wait cannot "
+                    f"tell these apart: whoever waits on {bnames[bar]}[{st}] next sees the parity it saw "
+                    f"two phases ago and either hangs or runs on stale data. Too many arrivals reach this "
+                    f"barrier per phase (over-arrival, or init_{bnames[bar]} smaller than the number of "
+                    f"arrivers).",
+                    step=len(events) - 1,
+                    role=names[r],
+                    barrier=bnames[bar],
+                    stage=st,
+                    iteration=it[r],
+                )
+            )
         sphase[slot] ^= 1
         sprev[slot] = sarr[slot]
         sarr[slot] = []
@@ -236,10 +317,22 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
                     sobs[slot] = c
                     bit = blocked_it[w]
                     finish_op(w)
-                    ev((w, EV_WAKE, WAIT, bar, slot - bar * S, bit, sphase[slot], spend[slot], stx[slot],
-                        rstage[w], rphase[w]))
-                    spans.append(Span(names[w], bnames[bar], slot - bar * S, bit, blocked_since[w],
-                                      len(events) - 1))
+                    ev(
+                        (
+                            w,
+                            EV_WAKE,
+                            WAIT,
+                            bar,
+                            slot - bar * S,
+                            bit,
+                            sphase[slot],
+                            spend[slot],
+                            stx[slot],
+                            rstage[w],
+                            rphase[w],
+                        )
+                    )
+                    spans.append(Span(names[w], bnames[bar], slot - bar * S, bit, blocked_since[w], len(events) - 1))
                     blocked_since[w] = -1
                     if not done[w]:
                         runnable.append(w)
@@ -249,9 +342,11 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
 
     while runnable:
         if len(events) > max_events:
-            raise ScriptError(f"the simulation recorded more than max_events={max_events:,} events "
-                              "(blocks and wakes count too); lower iterations, or pass max_events= a "
-                              "larger number to raise the cap")
+            raise ScriptError(
+                f"the simulation recorded more than max_events={max_events:,} events "
+                "(blocks and wakes count too); lower iterations, or pass max_events= a "
+                "larger number to raise the cap"
+            )
         r = runnable.popleft()
         code, bar, arg = scripts[r][pc[r]]
         if code == ADVANCE:
@@ -276,16 +371,28 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
                     sobs[slot] = scomp[slot]
                 cur_it = it[r]
                 finish_op(r)
-                ev((r, EV_OP, WAIT, bar, rstage[r], cur_it, sphase[slot], spend[slot], stx[slot],
-                    rstage[r], rphase[r]))
+                ev((r, EV_OP, WAIT, bar, rstage[r], cur_it, sphase[slot], spend[slot], stx[slot], rstage[r], rphase[r]))
                 if not done[r]:
                     runnable.append(r)
             else:
                 waiters[slot].append(r)
                 blocked_since[r] = len(events)
                 blocked_it[r] = it[r]
-                ev((r, EV_BLOCK, WAIT, bar, rstage[r], it[r], sphase[slot], spend[slot], stx[slot],
-                    rstage[r], rphase[r]))
+                ev(
+                    (
+                        r,
+                        EV_BLOCK,
+                        WAIT,
+                        bar,
+                        rstage[r],
+                        it[r],
+                        sphase[slot],
+                        spend[slot],
+                        stx[slot],
+                        rstage[r],
+                        rphase[r],
+                    )
+                )
             continue
         cur_it = it[r]
         if code == ARRIVE or code == ARRIVE_EXPECT_TX:
@@ -298,13 +405,20 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
             p = spend[slot] - n
             if p < 0 and not over_reported[bar]:
                 over_reported[bar] = True
-                problems.append(Problem(
-                    "over_arrival",
-                    f"{names[r]} arrived {n} time(s) on {bnames[bar]}[{rstage[r]}] (iteration {cur_it}) "
-                    f"when only {spend[slot]} arrival(s) were pending in its phase: more arrivals than "
-                    f"the mbarrier.init count {init[slot]} — undefined behaviour in PTX. Lower the "
-                    f"arrive count or raise init_{bnames[bar]}.", step=len(events), role=names[r],
-                    barrier=bnames[bar], stage=rstage[r], iteration=cur_it))
+                problems.append(
+                    Problem(
+                        "over_arrival",
+                        f"{names[r]} arrived {n} time(s) on {bnames[bar]}[{rstage[r]}] (iteration {cur_it}) "
+                        f"when only {spend[slot]} arrival(s) were pending in its phase: more arrivals than "
+                        f"the mbarrier.init count {init[slot]} — undefined behaviour in PTX. Lower the "
+                        f"arrive count or raise init_{bnames[bar]}.",
+                        step=len(events),
+                        role=names[r],
+                        barrier=bnames[bar],
+                        stage=rstage[r],
+                        iteration=cur_it,
+                    )
+                )
             spend[slot] = p
         elif code == EXPECT_TX:
             stx[slot] += arg
@@ -312,8 +426,7 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
             stx[slot] -= arg
         finish_op(r)
         ei = len(events)
-        ev((r, EV_OP, code, bar, slot - bar * S, cur_it, sphase[slot], spend[slot], stx[slot],
-            rstage[r], rphase[r]))
+        ev((r, EV_OP, code, bar, slot - bar * S, cur_it, sphase[slot], spend[slot], stx[slot], rstage[r], rphase[r]))
         if spend[slot] <= 0 and stx[slot] == 0:
             while True:
                 excess = -spend[slot]
@@ -330,29 +443,70 @@ def _run(S: int, barriers, roles: list[Role], problems: list[Problem], params,
     finished = all(done)
     deadlock = None
     if not finished:
-        deadlock = _diagnose(S, barriers, roles, scripts, events, waiters, sphase, spend, stx, scomp,
-                             it, iters, done, rstage, rphase, blocked_since)
-        problems.insert(0, Problem("deadlock", deadlock.message, step=deadlock.step,
-                                   role=deadlock.waits[0].role if deadlock.waits else None,
-                                   barrier=deadlock.waits[0].barrier if deadlock.waits else None,
-                                   stage=deadlock.waits[0].stage if deadlock.waits else None,
-                                   iteration=deadlock.waits[0].iteration if deadlock.waits else None))
+        deadlock = _diagnose(
+            S,
+            barriers,
+            roles,
+            scripts,
+            events,
+            waiters,
+            sphase,
+            spend,
+            stx,
+            scomp,
+            it,
+            iters,
+            done,
+            rstage,
+            rphase,
+            blocked_since,
+        )
+        problems.insert(
+            0,
+            Problem(
+                "deadlock",
+                deadlock.message,
+                step=deadlock.step,
+                role=deadlock.waits[0].role if deadlock.waits else None,
+                barrier=deadlock.waits[0].barrier if deadlock.waits else None,
+                stage=deadlock.waits[0].stage if deadlock.waits else None,
+                iteration=deadlock.waits[0].iteration if deadlock.waits else None,
+            ),
+        )
         for slot in range(n_slots):
             for w in waiters[slot]:
-                spans.append(Span(names[w], bnames[slot // S], slot % S, blocked_it[w],
-                                  blocked_since[w], None))
+                spans.append(Span(names[w], bnames[slot // S], slot % S, blocked_it[w], blocked_since[w], None))
     spans.sort(key=lambda s: s.start)
     return PipelineTrace(S, barriers, roles, events, spans, deadlock, problems, finished, params)
 
 
-def _diagnose(S, barriers, roles, scripts, events, waiters, sphase, spend, stx, scomp, it, iters,
-              done, rstage, rphase, blocked_since) -> Deadlock:
+def _diagnose(
+    S,
+    barriers,
+    roles,
+    scripts,
+    events,
+    waiters,
+    sphase,
+    spend,
+    stx,
+    scomp,
+    it,
+    iters,
+    done,
+    rstage,
+    rphase,
+    blocked_since,
+) -> Deadlock:
     names = [r.name for r in roles]
-    arrivers = {b: [i for i, sc in enumerate(scripts)
-                    if any(op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX) for op in sc)]
-                for b in range(len(barriers))}
-    txers = {b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] == COMPLETE_TX for op in sc)]
-             for b in range(len(barriers))}
+    arrivers = {
+        b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX) for op in sc)]
+        for b in range(len(barriers))
+    }
+    txers = {
+        b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] == COMPLETE_TX for op in sc)]
+        for b in range(len(barriers))
+    }
     stuck_on = {}
     for slot, ws in enumerate(waiters):
         for w in ws:
@@ -365,12 +519,14 @@ def _diagnose(S, barriers, roles, scripts, events, waiters, sphase, spend, stx, 
         parity = rphase[w] ^ spec.phase_offset
         bname = f"{spec.name}[{st}]"
         off = f" ^ empty_phase_offset {spec.phase_offset}" if spec.phase_offset else ""
-        head = (f"{names[w]} waits on {bname} with parity {parity} (PipelineState stage {rstage[w]}, "
-                f"phase {rphase[w]}{off}; iteration {it[w]}). The barrier is still in phase parity "
-                f"{sphase[slot]} with {spend[slot]} of {spec.init} arrival(s) pending"
-                + (f" and {stx[slot]} tx byte(s) outstanding" if stx[slot] else "")
-                + f" ({scomp[slot]} phase(s) completed so far), so the wait can only pass once this "
-                  f"phase completes.")
+        head = (
+            f"{names[w]} waits on {bname} with parity {parity} (PipelineState stage {rstage[w]}, "
+            f"phase {rphase[w]}{off}; iteration {it[w]}). The barrier is still in phase parity "
+            f"{sphase[slot]} with {spend[slot]} of {spec.init} arrival(s) pending"
+            + (f" and {stx[slot]} tx byte(s) outstanding" if stx[slot] else "")
+            + f" ({scomp[slot]} phase(s) completed so far), so the wait can only pass once this "
+            f"phase completes."
+        )
         # why it never completes
         who = arrivers[b]
         status = []
@@ -386,41 +542,78 @@ def _diagnose(S, barriers, roles, scripts, events, waiters, sphase, spend, stx, 
         why = ""
         if spend[slot] <= 0 and stx[slot] != 0:
             if stx[slot] > 0:
-                why = (f" Every arrival is in, but {stx[slot]} expected byte(s) never landed: expect_tx "
-                       f"announced more bytes than the copies deliver (tx-count mismatch).")
+                why = (
+                    f" Every arrival is in, but {stx[slot]} expected byte(s) never landed: expect_tx "
+                    f"announced more bytes than the copies deliver (tx-count mismatch)."
+                )
             else:
-                why = (f" Every arrival is in, but the copies delivered {-stx[slot]} byte(s) more than "
-                       f"expect_tx announced; the tx-count is negative and cannot reach 0 (tx-count "
-                       f"mismatch).")
+                why = (
+                    f" Every arrival is in, but the copies delivered {-stx[slot]} byte(s) more than "
+                    f"expect_tx announced; the tx-count is negative and cannot reach 0 (tx-count "
+                    f"mismatch)."
+                )
         elif not who:
             why = f" Nothing ever arrives on {spec.name}: no role's script has an arrive on it."
         elif all(done[a] or a == w for a in who):
-            why = (f" Every role that arrives on {spec.name} ({', '.join(status)}) is done, yet the "
-                   f"phase needs {spec.init} arrivals: init_{spec.name}={spec.init} is larger than the "
-                   f"arrivals a phase receives, or an arrive is missing.")
+            why = (
+                f" Every role that arrives on {spec.name} ({', '.join(status)}) is done, yet the "
+                f"phase needs {spec.init} arrivals: init_{spec.name}={spec.init} is larger than the "
+                f"arrivals a phase receives, or an arrive is missing."
+            )
         else:
             why = f" Arrivals on {spec.name} come from {', '.join(status)}: a cycle, nobody can move."
         hint = ""
-        if (spec.name == "empty" and scomp[slot] == 0 and it[w] == 0 and
-                roles[w].kind == "producer" and sphase[slot] == 0 and parity == 0):
-            hint = (f" Likely cause: {names[w]} starts its PipelineState at phase {roles[w].phase} on "
-                    f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
-                    f"until consumers release a slot they never received. Start the producer at phase 1 "
-                    f"(PipelineState(stages, 1)) or use empty_phase_offset=1.")
+        if (
+            spec.name == "empty"
+            and scomp[slot] == 0
+            and it[w] == 0
+            and roles[w].kind == "producer"
+            and sphase[slot] == 0
+            and parity == 0
+        ):
+            hint = (
+                f" Likely cause: {names[w]} starts its PipelineState at phase {roles[w].phase} on "
+                f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
+                f"until consumers release a slot they never received. Start the producer at phase 1 "
+                f"(PipelineState(stages, 1)) or use empty_phase_offset=1."
+            )
         elif scomp[slot] >= 2 and parity == sphase[slot]:
-            per_iter = {a: sum(op[2] if op[0] == ARRIVE else 1 for op in scripts[a]
-                               if op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX)) for a in who}
+            per_iter = {
+                a: sum(
+                    op[2] if op[0] == ARRIVE else 1
+                    for op in scripts[a]
+                    if op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX)
+                )
+                for a in who
+            }
             total = sum(per_iter.values())
             twice = [names[a] for a, n in per_iter.items() if n > 1]
             if total > spec.init:
-                cause = (f"{twice[0]} arrives on {spec.name} {per_iter[names.index(twice[0])]} times per "
-                         f"stage" if twice else
-                         f"init_{spec.name}={spec.init} is smaller than the {total} arrivals each stage "
-                         f"receives")
-                hint = (f" Likely cause: {cause}, so {bname} has completed {scomp[slot]} phases and its "
-                        f"parity is back to {sphase[slot]}, the value {names[w]} waits to see change.")
-        waits.append(BlockedWait(names[w], spec.name, st, parity, it[w], blocked_since[w], sphase[slot],
-                                 spend[slot], spec.init, stx[slot], scomp[slot], head + why + hint))
+                cause = (
+                    f"{twice[0]} arrives on {spec.name} {per_iter[names.index(twice[0])]} times per stage"
+                    if twice
+                    else f"init_{spec.name}={spec.init} is smaller than the {total} arrivals each stage receives"
+                )
+                hint = (
+                    f" Likely cause: {cause}, so {bname} has completed {scomp[slot]} phases and its "
+                    f"parity is back to {sphase[slot]}, the value {names[w]} waits to see change."
+                )
+        waits.append(
+            BlockedWait(
+                names[w],
+                spec.name,
+                st,
+                parity,
+                it[w],
+                blocked_since[w],
+                sphase[slot],
+                spend[slot],
+                spec.init,
+                stx[slot],
+                scomp[slot],
+                head + why + hint,
+            )
+        )
     step = len(events) - 1
     if waits:
         lines = [f"Deadlock after event {step}: {len(waits)} role(s) wait forever."]

@@ -1,5 +1,6 @@
 """Reading a real kernel: the full/empty barrier pairs a kernel's IR declares (``PipelineSpec``),
 with arrivals and tx bytes derived from the code by :mod:`txlab.pipeline_code`."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -50,8 +51,11 @@ class PipelineSpec:
         full and arrive on empty as many times as threads execute their arrive."""
         af = self.arrivals_full if self.arrivals_full is not None else 1
         ae = self.arrivals_empty if self.arrivals_empty is not None else self.init_empty
-        expect = self.expect_tx_bytes if self.expect_tx_bytes is not None else (
-            self.tx_delivered if self.tx_delivered is not None else self.tx_bytes)
+        expect = (
+            self.expect_tx_bytes
+            if self.expect_tx_bytes is not None
+            else (self.tx_delivered if self.tx_delivered is not None else self.tx_bytes)
+        )
         deliver = self.tx_delivered if self.tx_delivered is not None else expect
         prod = [("wait", "empty")]
         if self.full == "tma" and expect is not None:
@@ -70,10 +74,17 @@ class PipelineSpec:
         return {"producer": {"ops": prod, "kind": "producer"}, "consumers": {"ops": cons, "kind": "consumer"}}
 
     def simulate_kwargs(self) -> dict:
-        return dict(init_full=self.init_full, init_empty=self.init_empty,
-                    empty_phase_offset=self.empty_phase_offset, tx_bytes=self.tx_bytes,
-                    producer_phase=self.producer_phase, consumer_phase=self.consumer_phase,
-                    full=self.full, empty=self.empty, consumers=self.init_empty)
+        return dict(
+            init_full=self.init_full,
+            init_empty=self.init_empty,
+            empty_phase_offset=self.empty_phase_offset,
+            tx_bytes=self.tx_bytes,
+            producer_phase=self.producer_phase,
+            consumer_phase=self.consumer_phase,
+            full=self.full,
+            empty=self.empty,
+            consumers=self.init_empty,
+        )
 
     def simulate(self, iterations: int, **overrides) -> PipelineTrace:
         """Simulate this pipeline with one consumer role per empty arrival (``init_empty``) unless
@@ -108,29 +119,37 @@ class PipelineSpec:
             threads = ", ".join(f"{n} thread(s) execute the {k} at line {ln}" for ln, n, k in sites)
             if total > init:
                 kind = "over_arrival"
-                msg = (f"{p.barrier}[stage] receives {total} arrivals per phase but was initialised for "
-                       f"{init}: {threads}. Each phase completes after the first {init}; the surplus "
-                       f"completes phases nobody waited for, so the parity runs ahead and the waiters "
-                       f"hang or pass early. Guard the arrive so {init} thread(s) execute it per phase "
-                       f"(e.g. `if tid % 32 == 0` for one per warp, or T.ptx.elect_sync()), or init "
-                       f"the barrier with {total}.")
+                msg = (
+                    f"{p.barrier}[stage] receives {total} arrivals per phase but was initialised for "
+                    f"{init}: {threads}. Each phase completes after the first {init}; the surplus "
+                    f"completes phases nobody waited for, so the parity runs ahead and the waiters "
+                    f"hang or pass early. Guard the arrive so {init} thread(s) execute it per phase "
+                    f"(e.g. `if tid % 32 == 0` for one per warp, or T.ptx.elect_sync()), or init "
+                    f"the barrier with {total}."
+                )
             else:
                 kind = "under_arrival"
-                msg = (f"{p.barrier}[stage] receives only {total} arrival(s) per phase but was initialised "
-                       f"for {init}: {threads}. The phase never completes and its waiters hang. Let "
-                       f"{init} thread(s) arrive per phase, or init the barrier with {total}.")
-            return dataclasses.replace(p, kind=kind, message=msg, lineno=line,
-                                       lines=tuple(ln for ln, _, _ in sites))
+                msg = (
+                    f"{p.barrier}[stage] receives only {total} arrival(s) per phase but was initialised "
+                    f"for {init}: {threads}. The phase never completes and its waiters hang. Let "
+                    f"{init} thread(s) arrive per phase, or init the barrier with {total}."
+                )
+            return dataclasses.replace(p, kind=kind, message=msg, lineno=line, lines=tuple(ln for ln, _, _ in sites))
         if p.kind == "tx_mismatch":
             ex, cp = self.lines.get("expect_tx") or [], self.lines.get("copy") or []
-            boxes = "; ".join(f"line {c['line']}: box {'x'.join(str(e) for e in c['box'])} {c['dtype']} = "
-                              f"{c['bytes']} B" + (f" x {c['threads']} threads" if c["threads"] != 1 else "")
-                              for c in self.copies)
-            msg = (f"{p.barrier}[stage] expects {self.expect_tx_bytes} bytes per phase (expect_tx at line "
-                   f"{', '.join(map(str, ex)) or '?'}) but the TMA copies deliver {self.tx_delivered} "
-                   f"({boxes}). " + p.message.split(" but the copies deliver")[-1].split(". ", 1)[-1])
-            return dataclasses.replace(p, message=msg, lineno=ex[0] if ex else (cp[0] if cp else None),
-                                       lines=tuple(ex) + tuple(cp))
+            boxes = "; ".join(
+                f"line {c['line']}: box {'x'.join(str(e) for e in c['box'])} {c['dtype']} = "
+                f"{c['bytes']} B" + (f" x {c['threads']} threads" if c["threads"] != 1 else "")
+                for c in self.copies
+            )
+            msg = (
+                f"{p.barrier}[stage] expects {self.expect_tx_bytes} bytes per phase (expect_tx at line "
+                f"{', '.join(map(str, ex)) or '?'}) but the TMA copies deliver {self.tx_delivered} "
+                f"({boxes}). " + p.message.split(" but the copies deliver")[-1].split(". ", 1)[-1]
+            )
+            return dataclasses.replace(
+                p, message=msg, lineno=ex[0] if ex else (cp[0] if cp else None), lines=tuple(ex) + tuple(cp)
+            )
         return p
 
     def to_dict(self) -> dict:
@@ -187,11 +206,11 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
 
     out = []
     for kname, func in _as_prim_funcs(kernel):
-        inits: list = []          # (buffer, count) in order
-        kinds: dict = {}          # buffer name -> kind
+        inits: list = []  # (buffer, count) in order
+        kinds: dict = {}  # buffer name -> kind
         tx_bytes: dict = {}
-        wait_phase: dict = {}     # buffer name -> (phase buffer name, xor constant)
-        const_init: list = []     # (local scalar buffer, first constant stored to it)
+        wait_phase: dict = {}  # buffer name -> (phase buffer name, xor constant)
+        const_init: list = []  # (local scalar buffer, first constant stored to it)
 
         def visit(s):
             if isinstance(s, tx.BufferStore):
@@ -199,8 +218,12 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 if buf is None:
                     buf = getattr(s, "source", None)
                 c = _int(s.value)
-                if (c is not None and buf is not None and buf.scope() == "local"
-                        and not any(b.same_as(buf) for b, _ in const_init)):
+                if (
+                    c is not None
+                    and buf is not None
+                    and buf.scope() == "local"
+                    and not any(b.same_as(buf) for b, _ in const_init)
+                ):
                     const_init.append((buf, c))
                 return
             if not isinstance(s, tx.Evaluate) or not hasattr(s.value, "op"):
@@ -220,8 +243,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     n = _int(call.args[1])
                     if n is not None:
                         tx_bytes[buf.name] = n
-            elif "tcgen05" in op or any("tcgen05.commit" in str(a) for a in call.args
-                                        if isinstance(a, StringImm)):
+            elif "tcgen05" in op or any("tcgen05.commit" in str(a) for a in call.args if isinstance(a, StringImm)):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
                     kinds[buf.name] = "tcgen05"
@@ -245,6 +267,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
 
         def start_value(pbuf):
             return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)
+
         i = 0
         while i + 1 < len(inits):
             (fb, fc), (eb, ec) = inits[i], inits[i + 1]
@@ -253,10 +276,17 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 i += 1
                 continue
             notes = []
-            spec = PipelineSpec(stages=depth, full=kinds.get(fb.name, "mbar"),
-                                empty=kinds.get(eb.name, "mbar"), init_full=fc or 1, init_empty=ec or 1,
-                                tx_bytes=tx_bytes.get(fb.name), full_buffer=fb.name or "full",
-                                empty_buffer=eb.name or "empty", kernel=kname)
+            spec = PipelineSpec(
+                stages=depth,
+                full=kinds.get(fb.name, "mbar"),
+                empty=kinds.get(eb.name, "mbar"),
+                init_full=fc or 1,
+                init_empty=ec or 1,
+                tx_bytes=tx_bytes.get(fb.name),
+                full_buffer=fb.name or "full",
+                empty_buffer=eb.name or "empty",
+                kernel=kname,
+            )
             if eb.name in wait_phase:
                 pbuf, xor = wait_phase[eb.name]
                 spec.empty_phase_offset = xor & 1
@@ -276,8 +306,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     notes.append("consumer start phase not a constant in the IR; assumed 0")
             else:
                 notes.append("no wait on the full barriers found")
-            notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role "
-                         "assumed)")
+            notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role assumed)")
             spec.notes = notes
             out.append(spec)
             i += 2
@@ -299,7 +328,8 @@ def from_kernel(kernel, which: int = 0) -> PipelineSpec:
             "no full/empty mbarrier pair found in this kernel's IR: expected two mbarrier.init'ed "
             "barrier buffers of the same depth (what tvm.backend.cuda.lang.Pipeline(pool, stages, "
             "full=..., empty=...) emits). Describe the protocol with txlab.pipelines.simulate(...) "
-            "instead.")
+            "instead."
+        )
     if not -len(specs) <= which < len(specs):
         raise IndexError(f"the kernel declares {len(specs)} pipeline(s); which={which} is out of range")
     return specs[which]

@@ -1,9 +1,25 @@
 """PipelineTrace: what :func:`txlab.pipelines.simulate` found (events, spans, problems), its swimlane
 plot and its widget."""
+
 from __future__ import annotations
 
-from txlab.pipelines.protocol import (ADVANCE, ARRIVE, ARRIVE_EXPECT_TX, COMPLETE_TX, EV_BLOCK, EVENT_KINDS,
-    EXPECT_TX, OP_NAMES, WAIT, BarrierSpec, Deadlock, Problem, Role, Span, Step)
+from txlab.pipelines.protocol import (
+    ADVANCE,
+    ARRIVE,
+    ARRIVE_EXPECT_TX,
+    COMPLETE_TX,
+    EV_BLOCK,
+    EVENT_KINDS,
+    EXPECT_TX,
+    OP_NAMES,
+    WAIT,
+    BarrierSpec,
+    Deadlock,
+    Problem,
+    Role,
+    Span,
+    Step,
+)
 
 
 class PipelineTrace:
@@ -14,7 +30,7 @@ class PipelineTrace:
         self.stages: int = stages
         self.barriers: tuple[BarrierSpec, ...] = tuple(barriers)
         self.roles: tuple[Role, ...] = tuple(roles)
-        self._events = events          # list of compact tuples, see _ev_fields
+        self._events = events  # list of compact tuples, see _ev_fields
         self.spans: tuple[Span, ...] = tuple(spans)
         self.deadlock: Deadlock | None = deadlock
         self.problems: tuple[Problem, ...] = tuple(problems)
@@ -22,7 +38,7 @@ class PipelineTrace:
         self.params: dict = params
         self._steps = None
         self._roles_arg = None
-        self._simulate = None          # set by simulate(), which made this trace
+        self._simulate = None  # set by simulate(), which made this trace
 
     def rerun(self, **changes) -> "PipelineTrace":
         """Simulate again with some parameters changed (same role scripts), e.g.
@@ -35,8 +51,19 @@ class PipelineTrace:
         return self._simulate(stages, roles=self._roles_arg, **kw)
 
     # event tuple layout
-    _ev_fields = ("role", "kind", "op", "bar", "stage", "iteration", "slot_phase", "slot_pending",
-                  "slot_tx", "role_stage", "role_phase")
+    _ev_fields = (
+        "role",
+        "kind",
+        "op",
+        "bar",
+        "stage",
+        "iteration",
+        "slot_phase",
+        "slot_pending",
+        "slot_tx",
+        "role_stage",
+        "role_phase",
+    )
 
     @property
     def ok(self) -> bool:
@@ -74,24 +101,34 @@ class PipelineTrace:
             if bar >= 0:
                 slots[bar][st] = (sp, spend, stx)
             rstate[r] = (rs, rp)
-            out.append(Step(i, names[r], EVENT_KINDS[kind], OP_NAMES[op],
-                            bnames[bar] if bar >= 0 else None, st if st >= 0 else None, it,
-                            dict(zip(names, rstate)),
-                            {bnames[b]: tuple(slots[b]) for b in range(len(bnames))}))
+            out.append(
+                Step(
+                    i,
+                    names[r],
+                    EVENT_KINDS[kind],
+                    OP_NAMES[op],
+                    bnames[bar] if bar >= 0 else None,
+                    st if st >= 0 else None,
+                    it,
+                    dict(zip(names, rstate)),
+                    {bnames[b]: tuple(slots[b]) for b in range(len(bnames))},
+                )
+            )
         return out
 
     def summary(self) -> str:
         its = ", ".join(f"{r.name}×{r.iterations}" for r in self.roles)
-        head = (f"{self.stages}-stage pipeline, {len(self.roles)} roles ({its}), "
-                f"{len(self._events)} events: ")
+        head = f"{self.stages}-stage pipeline, {len(self.roles)} roles ({its}), {len(self._events)} events: "
         if not self.problems:
             return head + "every role finished, no problem found."
         return head + f"{len(self.problems)} problem(s)\n" + "\n".join(f"  - {p}" for p in self.problems)
 
     def __repr__(self) -> str:
         state = "deadlock" if self.deadlock else ("ok" if self.ok else f"{len(self.problems)} problems")
-        return (f"<PipelineTrace stages={self.stages} roles={[r.name for r in self.roles]} "
-                f"events={len(self._events)} {state}>")
+        return (
+            f"<PipelineTrace stages={self.stages} roles={[r.name for r in self.roles]} "
+            f"events={len(self._events)} {state}>"
+        )
 
     def to_dict(self, max_events: int | None = None) -> dict:
         """Compact JSON: per-event columns (ints) plus roles, barriers, spans, problems."""
@@ -129,10 +166,23 @@ class PipelineTrace:
                 continue
             stop = min(s.end if s.end is not None else end, end)
             ri = [r.name for r in self.roles].index(s.role)
-            ax.barh(ri, max(stop - s.start, 0.6), left=s.start, height=0.5,
-                    color="#e15759" if s.end is None else "#f28e2b", alpha=0.45, linewidth=0)
-        style = {WAIT: ("v", "#4e79a7"), ARRIVE: ("^", "#59a14f"), ARRIVE_EXPECT_TX: ("^", "#76b7b2"),
-                 EXPECT_TX: ("+", "#76b7b2"), COMPLETE_TX: ("*", "#b07aa1"), ADVANCE: ("|", "#9c755f")}
+            ax.barh(
+                ri,
+                max(stop - s.start, 0.6),
+                left=s.start,
+                height=0.5,
+                color="#e15759" if s.end is None else "#f28e2b",
+                alpha=0.45,
+                linewidth=0,
+            )
+        style = {
+            WAIT: ("v", "#4e79a7"),
+            ARRIVE: ("^", "#59a14f"),
+            ARRIVE_EXPECT_TX: ("^", "#76b7b2"),
+            EXPECT_TX: ("+", "#76b7b2"),
+            COMPLETE_TX: ("*", "#b07aa1"),
+            ADVANCE: ("|", "#9c755f"),
+        }
         for code, (marker, colour) in style.items():
             xs = [i for i, e in enumerate(ev) if e[2] == code and e[1] != EV_BLOCK]
             ys = [ev[i][0] for i in xs]

@@ -14,11 +14,22 @@ bank/swizzle pattern all come from evaluating the buffer's own TVM layout object
     >>> plan.check()                               # PoolOverflowError before any launch
     >>> plan.plot(); plan.view()            # a matplotlib Figure; the PoolView widget
 """
+
 from __future__ import annotations
 
 from txlab.pools.limits import (  # noqa: F401  (public here as before)
-    ARCH_LIMITS, BANK_BYTES, BANKS, CHUNK_BYTES, REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA, TMEM_LANES,
-    TMEM_MAX_COLUMNS, KiB, PoolOverflowError, arch_limits)
+    ARCH_LIMITS,
+    BANK_BYTES,
+    BANKS,
+    CHUNK_BYTES,
+    REG_ALLOC_UNIT,
+    RESERVED_SMEM_PER_CTA,
+    TMEM_LANES,
+    TMEM_MAX_COLUMNS,
+    KiB,
+    PoolOverflowError,
+    arch_limits,
+)
 from txlab.pools.plan import Occupancy, PoolLayout  # noqa: F401
 from txlab.coalescing import coalescing  # noqa: F401  (global-memory sectors per access)
 from txlab.pools.reader import bank_pattern, check, layout, layouts, tvm_ffi_call_type, tvm_module_of  # noqa: F401

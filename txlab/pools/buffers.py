@@ -1,5 +1,6 @@
 """One buffer's geometry, evaluated from its TVM layout object: byte footprint, swizzle, bank groups,
 TMEM lanes; names for unnamed pool buffers (from the user's source line), gaps, byte formatting."""
+
 from __future__ import annotations
 
 import linecache
@@ -46,8 +47,8 @@ def _swizzle_text(lay, bits):
     if lay is None or type(lay).__name__ != "ComposeLayout":
         return None
     per, sw, atom = int(lay.per_element), int(lay.swizzle_len), int(lay.atom_len)
-    unit_bytes = (2 ** per) * bits // 8
-    span_bytes = unit_bytes * (2 ** sw)
+    unit_bytes = (2**per) * bits // 8
+    span_bytes = unit_bytes * (2**sw)
     return f"{span_bytes}B swizzle (Swizzle<{sw},{per},{atom}>, {unit_bytes}B units)"
 
 
@@ -81,8 +82,7 @@ def _bank_pattern(lay, shape, bits, base_offset, rows=8, max_chunks=16):
     for c in range(nchunks):
         col = [groups[r][c] for r in range(min(nr, 8))]
         ways = max(ways, max(col.count(g) for g in set(col)))
-    return {"rows": nr, "chunks": nchunks, "bank_group": groups, "conflict_ways": ways,
-            "row_bytes": ncols * bits // 8}
+    return {"rows": nr, "chunks": nchunks, "bank_group": groups, "conflict_ways": ways, "row_bytes": ncols * bits // 8}
 
 
 def _tmem_lanes(lay, shape):
@@ -181,8 +181,11 @@ def _gaps(dyn, high):
         if start > cursor:
             gap = start - cursor
             align = a["align"] or 1
-            reason = (f"alignment of {a['name']} to {align} B" if gap < align and start % align == 0
-                      else f"unused range before {a['name']} (move_base_to or explicit offset)")
+            reason = (
+                f"alignment of {a['name']} to {align} B"
+                if gap < align and start % align == 0
+                else f"unused range before {a['name']} (move_base_to or explicit offset)"
+            )
             gaps.append({"offset": cursor, "nbytes": gap, "before": a["name"], "reason": reason})
         cursor = max(cursor, end)
     return gaps

@@ -1,5 +1,6 @@
 """Whether a plan fits: errors (shared memory, TMEM), warnings, threads per CTA, occupancy, TMEM lane
 assignment."""
+
 from __future__ import annotations
 
 import math
@@ -14,80 +15,133 @@ def _errors(plan, dyn, tmem, limits):
     errs = []
     if plan.dynamic_smem_bytes is not None and plan.dynamic_smem_bytes < plan.high_water_bytes:
         last = max(dyn, key=lambda a: a["offset"] + a["nbytes"])
-        errs.append({"kind": "smem", "allocation": last["name"],
-                     "excess": plan.high_water_bytes - plan.dynamic_smem_bytes,
-                     "limit": plan.dynamic_smem_bytes,
-                     "message": f"{plan.kernel}: {last['name']!r} ends at byte {plan.high_water_bytes}, "
-                                f"past the kernel's dynamic shared memory annotation "
-                                f"({plan.dynamic_smem_bytes} B) by "
-                                f"{plan.high_water_bytes - plan.dynamic_smem_bytes} B; "
-                                "commit the pool after its last alloc (pool.commit())"})
+        errs.append(
+            {
+                "kind": "smem",
+                "allocation": last["name"],
+                "excess": plan.high_water_bytes - plan.dynamic_smem_bytes,
+                "limit": plan.dynamic_smem_bytes,
+                "message": f"{plan.kernel}: {last['name']!r} ends at byte {plan.high_water_bytes}, "
+                f"past the kernel's dynamic shared memory annotation "
+                f"({plan.dynamic_smem_bytes} B) by "
+                f"{plan.high_water_bytes - plan.dynamic_smem_bytes} B; "
+                "commit the pool after its last alloc (pool.commit())",
+            }
+        )
     if limits and plan.limit_bytes is not None and plan.total_smem_bytes > plan.limit_bytes:
         over = plan.total_smem_bytes - plan.limit_bytes
         dyn_limit = plan.limit_bytes - plan.static_smem_bytes
-        crossing = [a for a in sorted(dyn, key=lambda a: (a["offset"], a["nbytes"]))
-                    if a["offset"] + a["nbytes"] > dyn_limit]
+        crossing = [
+            a for a in sorted(dyn, key=lambda a: (a["offset"], a["nbytes"])) if a["offset"] + a["nbytes"] > dyn_limit
+        ]
         who = crossing[0] if crossing else None
         dyn_bytes = plan.total_smem_bytes - plan.static_smem_bytes
         if not dyn_bytes:
             needs = f"{plan.static_smem_bytes} B of static shared memory"
         elif plan.static_smem_bytes:
-            needs = (f"{plan.total_smem_bytes} B of shared memory ({dyn_bytes} B dynamic + "
-                     f"{plan.static_smem_bytes} B static)")
+            needs = (
+                f"{plan.total_smem_bytes} B of shared memory ({dyn_bytes} B dynamic + "
+                f"{plan.static_smem_bytes} B static)"
+            )
         else:
             needs = f"{plan.total_smem_bytes} B of dynamic shared memory"
         if plan.static_smem_bytes >= plan.limit_bytes:
             who = None
             what = "the static buffers (T.alloc_shared) alone reach the limit, so they must shrink"
         elif who is not None:
-            what = (f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
-                    f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
-                    + (f" of the dynamic pool (the limit less {plan.static_smem_bytes} B static)"
-                       if plan.static_smem_bytes else ""))
+            what = (
+                f"{who['name']!r} (bytes {who['offset']}..{who['offset'] + who['nbytes']}, "
+                f"{who['dtype']}{who['shape']}) crosses the line at byte {dyn_limit}"
+                + (
+                    f" of the dynamic pool (the limit less {plan.static_smem_bytes} B static)"
+                    if plan.static_smem_bytes
+                    else ""
+                )
+            )
         else:
-            what = (f"the pool's committed size ({dyn_bytes} B) is past byte {dyn_limit}, all the "
-                    "dynamic shared memory the limit leaves")
-        errs.append({"kind": "smem", "allocation": who["name"] if who else None, "excess": over,
-                     "limit": plan.limit_bytes,
-                     "message": f"{plan.kernel}: shared memory plan needs {needs}, over the "
-                                f"{plan.arch} per-block limit of "
-                                f"{plan.limit_bytes} B ({_fmt_bytes(plan.limit_bytes)}) by {over} B; "
-                                f"{what}. Cut pipeline stages or tile sizes, or alias buffers whose "
-                                "lifetimes do not overlap (pool.move_base_to)."})
+            what = (
+                f"the pool's committed size ({dyn_bytes} B) is past byte {dyn_limit}, all the "
+                "dynamic shared memory the limit leaves"
+            )
+        errs.append(
+            {
+                "kind": "smem",
+                "allocation": who["name"] if who else None,
+                "excess": over,
+                "limit": plan.limit_bytes,
+                "message": f"{plan.kernel}: shared memory plan needs {needs}, over the "
+                f"{plan.arch} per-block limit of "
+                f"{plan.limit_bytes} B ({_fmt_bytes(plan.limit_bytes)}) by {over} B; "
+                f"{what}. Cut pipeline stages or tile sizes, or alias buffers whose "
+                "lifetimes do not overlap (pool.move_base_to).",
+            }
+        )
     tmem_cap = TMEM_MAX_COLUMNS
     if tmem and limits is not None and limits["tmem_columns"] == 0:
-        errs.append({"kind": "tmem", "allocation": tmem[0]["name"], "excess": plan.tmem_columns,
-                     "limit": 0, "message": f"{plan.kernel}: {plan.arch} has no tensor memory, but "
-                     f"{tmem[0]['name']!r} is a TMEM buffer; compile for sm_100a"})
+        errs.append(
+            {
+                "kind": "tmem",
+                "allocation": tmem[0]["name"],
+                "excess": plan.tmem_columns,
+                "limit": 0,
+                "message": f"{plan.kernel}: {plan.arch} has no tensor memory, but "
+                f"{tmem[0]['name']!r} is a TMEM buffer; compile for sm_100a",
+            }
+        )
     for a in sorted(tmem, key=lambda a: a["offset"]):
         end = a["offset"] + a["nbytes"]
         if end > tmem_cap:
-            errs.append({"kind": "tmem", "allocation": a["name"], "excess": end - tmem_cap,
-                         "limit": tmem_cap,
-                         "message": f"{plan.kernel}: TMEM buffer {a['name']!r} (columns "
-                                    f"{a['offset']}..{end}) runs past column {tmem_cap} by "
-                                    f"{end - tmem_cap} column(s); a CTA has {TMEM_LANES} lanes x "
-                                    f"{tmem_cap} columns. Reuse columns (tmem.move_base_to) or "
-                                    "shrink the accumulator tile."})
+            errs.append(
+                {
+                    "kind": "tmem",
+                    "allocation": a["name"],
+                    "excess": end - tmem_cap,
+                    "limit": tmem_cap,
+                    "message": f"{plan.kernel}: TMEM buffer {a['name']!r} (columns "
+                    f"{a['offset']}..{end}) runs past column {tmem_cap} by "
+                    f"{end - tmem_cap} column(s); a CTA has {TMEM_LANES} lanes x "
+                    f"{tmem_cap} columns. Reuse columns (tmem.move_base_to) or "
+                    "shrink the accumulator tile.",
+                }
+            )
             break
     req = plan.tmem_alloc_columns
     if req is not None:
         if req > tmem_cap:
-            errs.append({"kind": "tmem", "allocation": None, "excess": req - tmem_cap,
-                         "limit": tmem_cap,
-                         "message": f"{plan.kernel}: tcgen05.alloc asks for {req} columns, "
-                                    f"{req - tmem_cap} over the {tmem_cap}-column maximum"})
+            errs.append(
+                {
+                    "kind": "tmem",
+                    "allocation": None,
+                    "excess": req - tmem_cap,
+                    "limit": tmem_cap,
+                    "message": f"{plan.kernel}: tcgen05.alloc asks for {req} columns, "
+                    f"{req - tmem_cap} over the {tmem_cap}-column maximum",
+                }
+            )
         elif req < 32 or req & (req - 1):
-            errs.append({"kind": "tmem", "allocation": None, "excess": 0, "limit": tmem_cap,
-                         "message": f"{plan.kernel}: tcgen05.alloc asks for {req} columns; it must be "
-                                    "a power of two between 32 and 512"})
+            errs.append(
+                {
+                    "kind": "tmem",
+                    "allocation": None,
+                    "excess": 0,
+                    "limit": tmem_cap,
+                    "message": f"{plan.kernel}: tcgen05.alloc asks for {req} columns; it must be "
+                    "a power of two between 32 and 512",
+                }
+            )
         elif plan.tmem_columns > req:
             last = max(tmem, key=lambda a: a["offset"] + a["nbytes"])
-            errs.append({"kind": "tmem", "allocation": last["name"], "excess": plan.tmem_columns - req,
-                         "limit": req,
-                         "message": f"{plan.kernel}: TMEM buffer {last['name']!r} ends at column "
-                                    f"{plan.tmem_columns}, past the {req} columns tcgen05.alloc "
-                                    f"requests, by {plan.tmem_columns - req}"})
+            errs.append(
+                {
+                    "kind": "tmem",
+                    "allocation": last["name"],
+                    "excess": plan.tmem_columns - req,
+                    "limit": req,
+                    "message": f"{plan.kernel}: TMEM buffer {last['name']!r} ends at column "
+                    f"{plan.tmem_columns}, past the {req} columns tcgen05.alloc "
+                    f"requests, by {plan.tmem_columns - req}",
+                }
+            )
     return errs
 
 
@@ -95,14 +149,18 @@ def _warnings(plan, dyn):
     out = []
     for a in dyn:
         if a["align"] and a["offset"] % a["align"]:
-            out.append(f"{a['name']!r} declares {a['align']} B alignment but sits at byte {a['offset']} "
-                       f"(offset mod {a['align']} = {a['offset'] % a['align']})")
+            out.append(
+                f"{a['name']!r} declares {a['align']} B alignment but sits at byte {a['offset']} "
+                f"(offset mod {a['align']} = {a['offset'] % a['align']})"
+            )
         if a["swizzle"]:
-            atom = 8 * int(a["swizzle"].split("B", 1)[0])   # 8 rows x swizzle span
+            atom = 8 * int(a["swizzle"].split("B", 1)[0])  # 8 rows x swizzle span
             if a["offset"] % atom:
-                out.append(f"{a['name']!r} is {a['swizzle'].split(' (')[0]}d but starts at byte "
-                           f"{a['offset']}, not a multiple of its {atom} B swizzle atom: TMA/UMMA "
-                           "descriptors assume atom-aligned tiles")
+                out.append(
+                    f"{a['name']!r} is {a['swizzle'].split(' (')[0]}d but starts at byte "
+                    f"{a['offset']}, not a multiple of its {atom} B swizzle atom: TMA/UMMA "
+                    "descriptors assume atom-aligned tiles"
+                )
     return out
 
 

@@ -1,4 +1,5 @@
 """The memory plan of one kernel (``PoolLayout``) and the occupancy it allows."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -31,17 +32,17 @@ class PoolLayout:
     kernel: str
     arch: str | None
     allocations: list
-    dynamic_smem_bytes: int | None        # the kernel's own tirx.dyn_smem_bytes annotation
+    dynamic_smem_bytes: int | None  # the kernel's own tirx.dyn_smem_bytes annotation
     static_smem_bytes: int
-    high_water_bytes: int                 # end of the furthest shared.dyn allocation
-    limit_bytes: int | None               # per-block opt-in shared memory of `arch`
+    high_water_bytes: int  # end of the furthest shared.dyn allocation
+    limit_bytes: int | None  # per-block opt-in shared memory of `arch`
     smem_per_sm_bytes: int | None
-    padding_bytes: int                    # bytes below the high-water mark that no buffer covers
-    gaps: list                            # [{"offset", "nbytes", "before", "reason"}]
-    tmem_columns: int                     # high-water column of TMEM allocations
-    tmem_alloc_columns: int | None        # what tcgen05.alloc requests (None: no TMEM alloc)
+    padding_bytes: int  # bytes below the high-water mark that no buffer covers
+    gaps: list  # [{"offset", "nbytes", "before", "reason"}]
+    tmem_columns: int  # high-water column of TMEM allocations
+    tmem_alloc_columns: int | None  # what tcgen05.alloc requests (None: no TMEM alloc)
     occupancy: Occupancy
-    errors: list                          # [{"kind", "message", "allocation", "excess", "limit"}]
+    errors: list  # [{"kind", "message", "allocation", "excess", "limit"}]
     warnings: list
 
     # -- queries ---------------------------------------------------------------------------------
@@ -61,9 +62,15 @@ class PoolLayout:
         if self.errors:
             e = self.errors[0]
             more = f" ({len(self.errors) - 1} more problem(s) in .errors)" if len(self.errors) > 1 else ""
-            raise PoolOverflowError(e["message"] + more, kind=e["kind"], allocation=e["allocation"],
-                                    excess=e["excess"], limit=e["limit"], arch=self.arch,
-                                    kernel=self.kernel)
+            raise PoolOverflowError(
+                e["message"] + more,
+                kind=e["kind"],
+                allocation=e["allocation"],
+                excess=e["excess"],
+                limit=e["limit"],
+                arch=self.arch,
+                kernel=self.kernel,
+            )
         return self
 
     def to_dict(self) -> dict:
@@ -75,20 +82,30 @@ class PoolLayout:
         return d
 
     def summary(self) -> str:
-        lines = [f"{self.kernel} ({self.arch or 'arch unknown'}): "
-                 f"{_fmt_bytes(self.total_smem_bytes)} shared"
-                 + (f" of {_fmt_bytes(self.limit_bytes)}" if self.limit_bytes else "")
-                 + f", padding {self.padding_bytes} B"
-                 + (f", TMEM {self.tmem_columns}/{TMEM_MAX_COLUMNS} columns" if self.tmem_alloc_columns
-                    or self.tmem_columns else "")
-                 + (f", {self.occupancy.ctas_per_sm} CTA/SM ({self.occupancy.limited_by})"
-                    if self.occupancy.ctas_per_sm is not None else "")]
+        lines = [
+            f"{self.kernel} ({self.arch or 'arch unknown'}): "
+            f"{_fmt_bytes(self.total_smem_bytes)} shared"
+            + (f" of {_fmt_bytes(self.limit_bytes)}" if self.limit_bytes else "")
+            + f", padding {self.padding_bytes} B"
+            + (
+                f", TMEM {self.tmem_columns}/{TMEM_MAX_COLUMNS} columns"
+                if self.tmem_alloc_columns or self.tmem_columns
+                else ""
+            )
+            + (
+                f", {self.occupancy.ctas_per_sm} CTA/SM ({self.occupancy.limited_by})"
+                if self.occupancy.ctas_per_sm is not None
+                else ""
+            )
+        ]
         for a in self.allocations:
             unit = "col" if a["scope"] == "tmem" else "B"
             alias = f"  aliases {', '.join(a['aliases'])}" if a["aliases"] else ""
             sw = f"  {a['swizzle']}" if a["swizzle"] else ""
-            lines.append(f"  {a['name']:<20} {a['scope']:<10} @{a['offset']:>7} {a['nbytes']:>7} {unit}"
-                         f"  {a['dtype']}{list(a['shape'])}{sw}{alias}")
+            lines.append(
+                f"  {a['name']:<20} {a['scope']:<10} @{a['offset']:>7} {a['nbytes']:>7} {unit}"
+                f"  {a['dtype']}{list(a['shape'])}{sw}{alias}"
+            )
         for e in self.errors:
             lines.append(f"  ERROR: {e['message']}")
         for w in self.warnings:
@@ -114,8 +131,10 @@ class PoolLayout:
 
         source = getattr(self, "_source", None)
         if source is None:
-            raise ValueError("this plan does not know its kernel (it was not built by "
-                             "txlab.pools.layout); call txlab.pools.layout(kernel).bank_conflicts()")
+            raise ValueError(
+                "this plan does not know its kernel (it was not built by "
+                "txlab.pools.layout); call txlab.pools.layout(kernel).bank_conflicts()"
+            )
         return bank_conflicts(source, arch=self.arch, plan=self)
 
     # -- plotting --------------------------------------------------------------------------------
@@ -138,13 +157,14 @@ class PoolLayout:
         nl = max(lanes.values(), default=0) + 1
         for i, a in enumerate(smem):
             y = lanes[a["name"]]
-            ax.add_patch(Rectangle((a["offset"], y), a["nbytes"], 0.8, color=colors[i % len(colors)],
-                                   alpha=0.85, lw=0))
-            ax.text(a["offset"] + a["nbytes"] / 2, y + 0.4, a["name"], ha="center", va="center",
-                    fontsize=8, clip_on=True)
+            ax.add_patch(Rectangle((a["offset"], y), a["nbytes"], 0.8, color=colors[i % len(colors)], alpha=0.85, lw=0))
+            ax.text(
+                a["offset"] + a["nbytes"] / 2, y + 0.4, a["name"], ha="center", va="center", fontsize=8, clip_on=True
+            )
         for g in self.gaps:
-            ax.add_patch(Rectangle((g["offset"], 0), g["nbytes"], nl - 0.2, fill=False, hatch="///",
-                                   lw=0, color="grey"))
+            ax.add_patch(
+                Rectangle((g["offset"], 0), g["nbytes"], nl - 0.2, fill=False, hatch="///", lw=0, color="grey")
+            )
         end = max(self.high_water_bytes, self.dynamic_smem_bytes or 0, 1)
         xmax = end
         if self.limit_bytes:
@@ -158,17 +178,32 @@ class PoolLayout:
         ax.set_ylim(-0.2, nl + 0.6)
         ax.set_yticks([])
         ax.set_xlabel("shared.dyn byte offset")
-        ax.set_title(f"{self.kernel}: {_fmt_bytes(self.total_smem_bytes)} shared, "
-                     f"padding {self.padding_bytes} B"
-                     + (f", {self.occupancy.ctas_per_sm} CTA/SM" if self.occupancy.ctas_per_sm else ""),
-                     fontsize=10)
+        ax.set_title(
+            f"{self.kernel}: {_fmt_bytes(self.total_smem_bytes)} shared, "
+            f"padding {self.padding_bytes} B"
+            + (f", {self.occupancy.ctas_per_sm} CTA/SM" if self.occupancy.ctas_per_sm else ""),
+            fontsize=10,
+        )
         if ax_t is not None:
             for i, a in enumerate(tmem):
                 for lo, hi in a["lanes"]:
-                    ax_t.add_patch(Rectangle((a["offset"], lo), a["nbytes"], hi - lo,
-                                             color=colors[(i + 3) % len(colors)], alpha=0.8, lw=0))
-                ax_t.text(a["offset"] + a["nbytes"] / 2, a["lanes"][0][0] + 8 if a["lanes"] else 8,
-                          a["name"], ha="center", fontsize=8)
+                    ax_t.add_patch(
+                        Rectangle(
+                            (a["offset"], lo),
+                            a["nbytes"],
+                            hi - lo,
+                            color=colors[(i + 3) % len(colors)],
+                            alpha=0.8,
+                            lw=0,
+                        )
+                    )
+                ax_t.text(
+                    a["offset"] + a["nbytes"] / 2,
+                    a["lanes"][0][0] + 8 if a["lanes"] else 8,
+                    a["name"],
+                    ha="center",
+                    fontsize=8,
+                )
             ax_t.axvline(TMEM_MAX_COLUMNS, color="red", ls="--", lw=1)
             if self.tmem_alloc_columns:
                 ax_t.axvline(self.tmem_alloc_columns, color="black", ls=":", lw=1)
@@ -182,7 +217,7 @@ class PoolLayout:
 
 def _assign_lanes(allocs) -> dict:
     """Stack overlapping (aliased) byte ranges on separate rows, first-fit in offset order."""
-    rows: list[int] = []          # end byte of the last range placed on each row
+    rows: list[int] = []  # end byte of the last range placed on each row
     out = {}
     for a in sorted(allocs, key=lambda a: (a["offset"], -(a["nbytes"] or 0))):
         end = a["offset"] + (a["nbytes"] or 0)

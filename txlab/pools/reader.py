@@ -1,12 +1,22 @@
 """Reading a plan back from a kernel's IR: the public entry points (``layout``, ``layouts``, ``check``,
 ``bank_pattern``) and the walk over the IR (``tvm_ffi.structural_walk``) that rebuilds the plan."""
+
 from __future__ import annotations
 
 import math
 
 from txlab import ir
-from txlab.pools.buffers import (_bank_pattern, _footprint_bytes, _gaps, _int, _lanes_overlap, _name_unnamed,
-                                 _shape, _swizzle_text, _tmem_lanes)
+from txlab.pools.buffers import (
+    _bank_pattern,
+    _footprint_bytes,
+    _gaps,
+    _int,
+    _lanes_overlap,
+    _name_unnamed,
+    _shape,
+    _swizzle_text,
+    _tmem_lanes,
+)
 from txlab.pools.fit import _errors, _occupancy, _threads_per_cta, _warnings
 from txlab.pools.limits import ARCH_LIMITS, TMEM_LANES, arch_limits
 from txlab.pools.plan import PoolLayout
@@ -15,6 +25,7 @@ from txlab.pools.plan import PoolLayout
 # ------------------------------------------------------------------------------------------------
 # Public entry points
 # ------------------------------------------------------------------------------------------------
+
 
 def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
     """The memory plan of ``kernel`` (a ``tvm.tirx.PrimFunc``, a ``tvm.IRModule``, or a
@@ -30,8 +41,10 @@ def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolL
     with_pool = {k: p for k, p in plans.items() if p.allocations}
     pick = with_pool or plans
     if len(pick) != 1:
-        raise ValueError(f"the module has {len(pick)} kernels ({', '.join(sorted(pick))}); "
-                         "pass name= to pick one, or use txlab.pools.layouts()")
+        raise ValueError(
+            f"the module has {len(pick)} kernels ({', '.join(sorted(pick))}); "
+            "pass name= to pick one, or use txlab.pools.layouts()"
+        )
     return next(iter(pick.values()))
 
 
@@ -66,9 +79,11 @@ def _judgeable_arch(arch) -> str:
     try:
         arch_limits(resolved)
     except ValueError:
-        raise ArchError(f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
-                        f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
-                        "variant)") from None
+        raise ArchError(
+            f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
+            f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
+            "variant)"
+        ) from None
     return resolved
 
 
@@ -92,6 +107,7 @@ def bank_pattern(plan: PoolLayout, name: str, rows: int = 8) -> dict:
 # ------------------------------------------------------------------------------------------------
 # IR walking
 # ------------------------------------------------------------------------------------------------
+
 
 def _target_arch(func) -> str | None:
     try:
@@ -127,13 +143,13 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     import tvm_ffi
     from tvm import DataType, tirx
 
-    pools = []                # AllocBuffer of shared.dyn (arena) buffers
-    static = []               # AllocBuffer of scope "shared"
-    decls = []                # (DeclBuffer node) in program order
+    pools = []  # AllocBuffer of shared.dyn (arena) buffers
+    static = []  # AllocBuffer of scope "shared"
+    decls = []  # (DeclBuffer node) in program order
     annotation = []
     tmem_allocs = []
     scope_defs = []
-    uses = {}                 # buffer id -> {"ops": set, "line": (file, line)}
+    uses = {}  # buffer id -> {"ops": set, "line": (file, line)}
 
     def on_alloc(n):
         s = n.buffer.scope()
@@ -152,9 +168,16 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     def on_scope(n):
         scope_defs.append(str(getattr(n, "def")))
 
-    tvm_ffi.structural_walk(func.body, [(tirx.AllocBuffer, on_alloc), (tirx.DeclBuffer, on_decl),
-                                        (tirx.AttrStmt, on_attr), (tirx.ScopeIdDefStmt, on_scope)],
-                            order="pre")
+    tvm_ffi.structural_walk(
+        func.body,
+        [
+            (tirx.AllocBuffer, on_alloc),
+            (tirx.DeclBuffer, on_decl),
+            (tirx.AttrStmt, on_attr),
+            (tirx.ScopeIdDefStmt, on_scope),
+        ],
+        order="pre",
+    )
 
     # Uses of buffers in leaf statements: which ops touch them, and the user's source line.
     def on_leaf(stmt):
@@ -175,8 +198,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
             if isinstance(src, tirx.Buffer):
                 touched.append(src)
 
-        tvm_ffi.structural_walk(stmt, [(tvm_ffi_call_type(), on_call), (tvm.ir.TensorLoad, on_load)],
-                                order="pre")
+        tvm_ffi.structural_walk(stmt, [(tvm_ffi_call_type(), on_call), (tvm.ir.TensorLoad, on_load)], order="pre")
         if isinstance(stmt, tirx.BufferStore):
             touched.append(stmt.buffer)
         for b in touched:
@@ -198,9 +220,17 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         shape = _shape(b)
         lay = b.layout
         entry = {
-            "name": b.name, "scope": scope, "dtype": str(b.dtype), "shape": shape,
-            "align": int(b.data_alignment), "swizzle": None, "layout": str(lay) if lay is not None else None,
-            "aliases": [], "named_in_ir": bool(b.name), "origin": None, "pool": None,
+            "name": b.name,
+            "scope": scope,
+            "dtype": str(b.dtype),
+            "shape": shape,
+            "align": int(b.data_alignment),
+            "swizzle": None,
+            "layout": str(lay) if lay is not None else None,
+            "aliases": [],
+            "named_in_ir": bool(b.name),
+            "origin": None,
+            "pool": None,
         }
         if scope == "tmem":
             addr = list(b.allocated_addr) if b.allocated_addr is not None else []
@@ -245,11 +275,26 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         static_off = -(-static_off // align) * align
         shape = _shape(b)
         nbytes = _footprint_bytes(b, shape, bits)
-        allocations.append({"name": b.name or "static", "scope": "shared", "dtype": str(b.dtype),
-                            "shape": shape, "align": align, "swizzle": None, "layout": None,
-                            "aliases": [], "named_in_ir": bool(b.name), "origin": None,
-                            "pool": "static", "offset": static_off, "nbytes": nbytes,
-                            "bank_pattern": None, "uses": [], "_line": None})
+        allocations.append(
+            {
+                "name": b.name or "static",
+                "scope": "shared",
+                "dtype": str(b.dtype),
+                "shape": shape,
+                "align": align,
+                "swizzle": None,
+                "layout": None,
+                "aliases": [],
+                "named_in_ir": bool(b.name),
+                "origin": None,
+                "pool": "static",
+                "offset": static_off,
+                "nbytes": nbytes,
+                "bank_pattern": None,
+                "uses": [],
+                "_line": None,
+            }
+        )
         static_off += nbytes or 0
     static_bytes = static_off
 
@@ -290,20 +335,31 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     if resources and resources.get("static_smem_bytes") is not None:
         ptxas_static = int(resources["static_smem_bytes"])
         if ptxas_static != static_bytes:
-            warnings.append(f"ptxas reports {ptxas_static} B of static shared memory, the IR's static "
-                            f"buffers add up to {static_bytes} B; occupancy uses ptxas' number")
+            warnings.append(
+                f"ptxas reports {ptxas_static} B of static shared memory, the IR's static "
+                f"buffers add up to {static_bytes} B; occupancy uses ptxas' number"
+            )
         static_bytes = ptxas_static
 
     threads = _threads_per_cta(scope_defs, launch)
     regs = int(resources["registers"]) if resources and resources.get("registers") is not None else None
     tmem_req = max((c for c in tmem_allocs if c is not None), default=None)
     plan = PoolLayout(
-        kernel=fname, arch=arch, allocations=allocations, dynamic_smem_bytes=dyn_annot,
-        static_smem_bytes=static_bytes, high_water_bytes=high,
+        kernel=fname,
+        arch=arch,
+        allocations=allocations,
+        dynamic_smem_bytes=dyn_annot,
+        static_smem_bytes=static_bytes,
+        high_water_bytes=high,
         limit_bytes=limits["smem_per_block_optin"] if limits else None,
         smem_per_sm_bytes=limits["smem_per_sm"] if limits else None,
-        padding_bytes=padding, gaps=gaps, tmem_columns=tmem_high, tmem_alloc_columns=tmem_req,
-        occupancy=None, errors=[], warnings=warnings,
+        padding_bytes=padding,
+        gaps=gaps,
+        tmem_columns=tmem_high,
+        tmem_alloc_columns=tmem_req,
+        occupancy=None,
+        errors=[],
+        warnings=warnings,
     )
     plan.errors = _errors(plan, dyn, tmem, limits)
     plan.warnings += _warnings(plan, dyn)
@@ -327,8 +383,7 @@ def tvm_ffi_call_type():
 def _bkey(buf):
     # Buffers are compared by their data var and declaration (several DeclBuffers share one
     # Buffer object only when it is the same buffer).
-    return (buf.name, str(buf.data), str(buf.elem_offset), str(buf.dtype), str(list(buf.shape)),
-            buf.scope())
+    return (buf.name, str(buf.data), str(buf.elem_offset), str(buf.dtype), str(list(buf.shape)), buf.scope())
 
 
 def _bkey_var(var):

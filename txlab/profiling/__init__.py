@@ -19,6 +19,7 @@ instruction to a line of ``Compiled.cuda_source``. When the kernel has a TVMScri
 (``Compiled.source_map.line_of_sass``), rows are the TVMScript lines (``line_kind ==
 "tvmscript"``), else the CUDA lines (``"cuda"``).
 """
+
 from __future__ import annotations
 
 from txlab.profiling.compare import COMPARE, ProfileDiff, diff  # noqa: F401

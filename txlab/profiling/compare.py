@@ -1,4 +1,5 @@
 """Comparing two profiles: :class:`ProfileDiff` (``txlab.compare(a, b)`` for two Profiles)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,11 +7,27 @@ from dataclasses import dataclass
 from txlab.profiling.measurements import HEADLINE, Profile
 
 
-COMPARE = ("duration_ns", "sm_throughput_pct", "memory_throughput_pct", "dram_throughput_pct",
-           "l1_throughput_pct", "l2_throughput_pct", "achieved_occupancy_pct", "theoretical_occupancy_pct",
-           "l1_hit_rate_pct", "l2_hit_rate_pct", "tensor_pipe_pct", "smem_ld_bank_conflicts",
-           "smem_st_bank_conflicts", "smem_ld_wavefronts_per_request", "smem_st_wavefronts_per_request",
-           "dram_bytes_read", "dram_bytes_write", "registers_per_thread", "inst_executed")
+COMPARE = (
+    "duration_ns",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "dram_throughput_pct",
+    "l1_throughput_pct",
+    "l2_throughput_pct",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "l1_hit_rate_pct",
+    "l2_hit_rate_pct",
+    "tensor_pipe_pct",
+    "smem_ld_bank_conflicts",
+    "smem_st_bank_conflicts",
+    "smem_ld_wavefronts_per_request",
+    "smem_st_wavefronts_per_request",
+    "dram_bytes_read",
+    "dram_bytes_write",
+    "registers_per_thread",
+    "inst_executed",
+)
 
 
 @dataclass
@@ -40,18 +57,26 @@ class ProfileDiff:
         return da / db if da and db else None
 
     def to_dict(self) -> dict:
-        return {"a": self.a.kernel, "b": self.b.kernel, "rows": self.rows, "speedup": self.speedup,
-                "hot_a": self.a.hot_lines(5), "hot_b": self.b.hot_lines(5)}
+        return {
+            "a": self.a.kernel,
+            "b": self.b.kernel,
+            "rows": self.rows,
+            "speedup": self.speedup,
+            "hot_a": self.a.hot_lines(5),
+            "hot_b": self.b.hot_lines(5),
+        }
 
     def summary(self) -> str:
         s = self.speedup
-        head = f"{self.b.kernel} vs {self.a.kernel}: " + (f"{s:.2f}x {'faster' if s >= 1 else 'slower'}" if s else
-                                                          "no durations")
-        moved = sorted((r for r in self.rows if r["ratio"] is not None and r["metric"] != "duration_ns"),
-                       key=lambda r: -abs(_log(r["ratio"])))[:3]
+        head = f"{self.b.kernel} vs {self.a.kernel}: " + (
+            f"{s:.2f}x {'faster' if s >= 1 else 'slower'}" if s else "no durations"
+        )
+        moved = sorted(
+            (r for r in self.rows if r["ratio"] is not None and r["metric"] != "duration_ns"),
+            key=lambda r: -abs(_log(r["ratio"])),
+        )[:3]
         if moved:
-            head += "; biggest changes: " + ", ".join(f"{r['label']} {_fmt(r['a'])} -> {_fmt(r['b'])}"
-                                                     for r in moved)
+            head += "; biggest changes: " + ", ".join(f"{r['label']} {_fmt(r['a'])} -> {_fmt(r['b'])}" for r in moved)
         return head + "."
 
     def __repr__(self):
@@ -89,8 +114,11 @@ def _register_diff() -> None:
         from txlab import diff as _diff_module
     except ImportError:  # pragma: no cover - txlab.diff is part of txlab
         return
-    _diff_module.register(lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
-                          lambda a, b, **kw: ProfileDiff(a, b), "two txlab.Profile")
+    _diff_module.register(
+        lambda a, b: isinstance(a, Profile) and isinstance(b, Profile),
+        lambda a, b, **kw: ProfileDiff(a, b),
+        "two txlab.Profile",
+    )
 
 
 _register_diff()

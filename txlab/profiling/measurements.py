@@ -1,5 +1,6 @@
 """A profiled launch as data: :class:`Profile` (ncu's metrics, per-instruction samples rolled up to
 lines), built from ncu's record and saved as JSON."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -16,26 +17,41 @@ VERSION = 1
 HEADLINE = {
     "duration_ns": ("duration (ns)", ["gpu__time_duration.sum"]),
     "sm_throughput_pct": ("SM throughput % of peak", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"]),
-    "memory_throughput_pct": ("memory throughput % of peak",
-                              ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]),
-    "dram_throughput_pct": ("DRAM throughput % of peak", ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                                                          "dram__throughput.avg.pct_of_peak_sustained_elapsed"]),
+    "memory_throughput_pct": (
+        "memory throughput % of peak",
+        ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
+    ),
+    "dram_throughput_pct": (
+        "DRAM throughput % of peak",
+        [
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        ],
+    ),
     "l1_throughput_pct": ("L1 throughput % of peak", ["l1tex__throughput.avg.pct_of_peak_sustained_active"]),
     "l2_throughput_pct": ("L2 throughput % of peak", ["lts__throughput.avg.pct_of_peak_sustained_elapsed"]),
     "achieved_occupancy_pct": ("achieved occupancy %", ["sm__warps_active.avg.pct_of_peak_sustained_active"]),
     "theoretical_occupancy_pct": ("theoretical occupancy %", ["sm__maximum_warps_per_active_cycle_pct"]),
     "l1_hit_rate_pct": ("L1 hit rate %", ["l1tex__t_sector_hit_rate.pct"]),
     "l2_hit_rate_pct": ("L2 hit rate %", ["lts__t_sector_hit_rate.pct"]),
-    "smem_ld_bank_conflicts": ("shared-load bank conflicts",
-                               ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]),
-    "smem_st_bank_conflicts": ("shared-store bank conflicts",
-                               ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+    "smem_ld_bank_conflicts": (
+        "shared-load bank conflicts",
+        ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
+    ),
+    "smem_st_bank_conflicts": (
+        "shared-store bank conflicts",
+        ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
+    ),
     "smem_ld_wavefronts": ("shared-load wavefronts", ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]),
     "smem_st_wavefronts": ("shared-store wavefronts", ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]),
-    "smem_ld_requests": ("shared-load instructions", ["smsp__sass_inst_executed_op_shared_ld.sum",
-                                                      "smsp__inst_executed_op_shared_ld.sum"]),
-    "smem_st_requests": ("shared-store instructions", ["smsp__sass_inst_executed_op_shared_st.sum",
-                                                       "smsp__inst_executed_op_shared_st.sum"]),
+    "smem_ld_requests": (
+        "shared-load instructions",
+        ["smsp__sass_inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_ld.sum"],
+    ),
+    "smem_st_requests": (
+        "shared-store instructions",
+        ["smsp__sass_inst_executed_op_shared_st.sum", "smsp__inst_executed_op_shared_st.sum"],
+    ),
     "dram_bytes_read": ("DRAM bytes read", ["dram__bytes_read.sum"]),
     "dram_bytes_write": ("DRAM bytes written", ["dram__bytes_write.sum"]),
     "registers_per_thread": ("registers / thread", ["launch__registers_per_thread"]),
@@ -44,12 +60,20 @@ HEADLINE = {
     "inst_executed": ("warp instructions executed", ["smsp__inst_executed.sum", "sm__inst_executed.sum"]),
 }
 #: the ncu section that collects each headline number (what to ask for when it is missing)
-_SECTION_OF = {"theoretical_occupancy_pct": "Occupancy", "achieved_occupancy_pct": "Occupancy",
-               "registers_per_thread": "LaunchStats", "shared_mem_per_block_bytes": "LaunchStats",
-               "waves_per_sm": "LaunchStats"}
-_OCC_LIMITS = {"blocks": "launch__occupancy_limit_blocks", "registers": "launch__occupancy_limit_registers",
-               "shared_memory": "launch__occupancy_limit_shared_mem", "warps": "launch__occupancy_limit_warps",
-               "barriers": "launch__occupancy_limit_barriers"}
+_SECTION_OF = {
+    "theoretical_occupancy_pct": "Occupancy",
+    "achieved_occupancy_pct": "Occupancy",
+    "registers_per_thread": "LaunchStats",
+    "shared_mem_per_block_bytes": "LaunchStats",
+    "waves_per_sm": "LaunchStats",
+}
+_OCC_LIMITS = {
+    "blocks": "launch__occupancy_limit_blocks",
+    "registers": "launch__occupancy_limit_registers",
+    "shared_memory": "launch__occupancy_limit_shared_mem",
+    "warps": "launch__occupancy_limit_warps",
+    "barriers": "launch__occupancy_limit_barriers",
+}
 _KERNEL_STALL_RE = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 #: per-line counters summed into Profile.lines (ncu's source-level metrics, when collected)
 LINE_COUNTERS = {
@@ -62,7 +86,7 @@ LINE_COUNTERS = {
 }
 
 
-MAX_PROFILE_BYTES = 256 << 20   # a saved profile of the GEMM is ~0.4 MB
+MAX_PROFILE_BYTES = 256 << 20  # a saved profile of the GEMM is ~0.4 MB
 
 
 @dataclass
@@ -73,13 +97,13 @@ class Profile:
     kernel: str
     arch: str
     device: str
-    metrics: dict                  # ncu metric name -> [value, unit]
-    instructions: list             # per SASS instruction: offset, sass, samples, stalls, counters, lines
-    line_kind: str = "cuda"        # what Profile.lines rows are: "tvmscript" or "cuda" lines
-    source: list = field(default_factory=list)       # the text of those lines (index = line - 1)
+    metrics: dict  # ncu metric name -> [value, unit]
+    instructions: list  # per SASS instruction: offset, sass, samples, stalls, counters, lines
+    line_kind: str = "cuda"  # what Profile.lines rows are: "tvmscript" or "cuda" lines
+    source: list = field(default_factory=list)  # the text of those lines (index = line - 1)
     cuda_source: list = field(default_factory=list)  # Compiled.cuda_source lines
     launch: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)      # seconds: ncu run, report read, total
+    timings: dict = field(default_factory=dict)  # seconds: ncu run, report read, total
     ncu_version: str | None = None
     sections: list = field(default_factory=list)
     args: str = ""
@@ -122,7 +146,10 @@ class Profile:
         """Headline numbers ncu's report does not hold under their own name but that follow from
         what it (or the build's ptxas) does hold: ``{key: (value, how)}``."""
         got: dict = {}
-        st, dyn = self.metric("launch__shared_mem_per_block_static"), self.metric("launch__shared_mem_per_block_dynamic")
+        st, dyn = (
+            self.metric("launch__shared_mem_per_block_static"),
+            self.metric("launch__shared_mem_per_block_dynamic"),
+        )
         if st is not None or dyn is not None:
             got["shared_mem_per_block_bytes"] = ((st or 0) + (dyn or 0), "ncu: static + dynamic shared memory")
         regs = self.launch.get("ptxas_registers")
@@ -134,8 +161,10 @@ class Profile:
         max_warps = self.metric("device__attribute_max_warps_per_multiprocessor")
         if limits and block and max_warps:
             warps = min(limits) * -(-int(block) // 32)
-            got["theoretical_occupancy_pct"] = (100.0 * min(warps, max_warps) / max_warps,
-                                                "ncu's occupancy limits (blocks per SM x warps per block)")
+            got["theoretical_occupancy_pct"] = (
+                100.0 * min(warps, max_warps) / max_warps,
+                "ncu's occupancy limits (blocks per SM x warps per block)",
+            )
         return got
 
     @property
@@ -158,9 +187,15 @@ class Profile:
         return out
 
     def _tensor_pipe(self):
-        cands = [v[0] for k, v in self.metrics.items() if isinstance(v[0], (int, float)) and (
-            (k.startswith("sm__pipe_tensor") and "cycles_active.avg.pct_of_peak_sustained_active" in k) or
-            (k.startswith("sm__inst_executed_pipe_tensor") and k.endswith("avg.pct_of_peak_sustained_active")))]
+        cands = [
+            v[0]
+            for k, v in self.metrics.items()
+            if isinstance(v[0], (int, float))
+            and (
+                (k.startswith("sm__pipe_tensor") and "cycles_active.avg.pct_of_peak_sustained_active" in k)
+                or (k.startswith("sm__inst_executed_pipe_tensor") and k.endswith("avg.pct_of_peak_sustained_active"))
+            )
+        ]
         return max(cands) if cands else None
 
     @property
@@ -168,8 +203,11 @@ class Profile:
         """Kernel-wide warp stall reasons: warps stalled per issued instruction, by reason
         (ncu's WarpStateStats), largest first."""
         pre, suf = _KERNEL_STALL_RE
-        out = {k[len(pre):-len(suf)]: v[0] for k, v in self.metrics.items()
-               if k.startswith(pre) and k.endswith(suf) and isinstance(v[0], (int, float))}
+        out = {
+            k[len(pre) : -len(suf)]: v[0]
+            for k, v in self.metrics.items()
+            if k.startswith(pre) and k.endswith(suf) and isinstance(v[0], (int, float))
+        }
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
     @property
@@ -184,9 +222,17 @@ class Profile:
             ln = ins.get(key)
             if ln is None:
                 continue
-            r = rows.setdefault(ln, {"line": ln, "text": text[ln - 1].strip() if 0 < ln <= len(text) else "",
-                                     "samples": 0, "stalls": {}, "sass_offsets": [],
-                                     **{c: 0 for c in LINE_COUNTERS}})
+            r = rows.setdefault(
+                ln,
+                {
+                    "line": ln,
+                    "text": text[ln - 1].strip() if 0 < ln <= len(text) else "",
+                    "samples": 0,
+                    "stalls": {},
+                    "sass_offsets": [],
+                    **{c: 0 for c in LINE_COUNTERS},
+                },
+            )
             r["samples"] += ins.get("samples", 0)
             for s, n in ins.get("stalls", {}).items():
                 r["stalls"][s] = r["stalls"].get(s, 0) + n
@@ -252,21 +298,31 @@ class Profile:
 
         smap = getattr(compiled, "source_map", None)
         if self.line_kind != "tvmscript" or smap is None or not hasattr(smap, "line_of_sass"):
-            raise ValueError(f"profile of {self.kernel!r}: only a TVMScript-line profile can be re-attributed "
-                             "(this one has CUDA lines, or the build has no line map)")
+            raise ValueError(
+                f"profile of {self.kernel!r}: only a TVMScript-line profile can be re-attributed "
+                "(this one has CUDA lines, or the build has no line map)"
+            )
         source = list(getattr(smap, "user_source", None) or [])
         if source == list(self.source):
             return self
         ours = compiled.sass_listing.by_offset(self.kernel)
         for r in self.instructions:
             if r.get("sass") and r["sass"].split() != (ours.get(r["offset"]) or "").split():
-                raise ValueError(f"profile of {self.kernel!r}: the SASS at offset {r['offset']:#06x} was "
-                                 f"{r['sass']!r}, this build has {ours.get(r['offset'])!r}: profile this build")
-        rows = [{**{k: v for k, v in r.items() if k != "exit_drain"},
-                 "user_line": _line_of_sass(smap, r["offset"], self.kernel)} for r in self.instructions]
+                raise ValueError(
+                    f"profile of {self.kernel!r}: the SASS at offset {r['offset']:#06x} was "
+                    f"{r['sass']!r}, this build has {ours.get(r['offset'])!r}: profile this build"
+                )
+        rows = [
+            {
+                **{k: v for k, v in r.items() if k != "exit_drain"},
+                "user_line": _line_of_sass(smap, r["offset"], self.kernel),
+            }
+            for r in self.instructions
+        ]
         _attribute_exit_padding(rows)
-        return dataclasses.replace(self, instructions=rows, source=source,
-                                   cuda_source=compiled.cuda_source.splitlines())
+        return dataclasses.replace(
+            self, instructions=rows, source=source, cuda_source=compiled.cuda_source.splitlines()
+        )
 
     # ---- words and pictures --------------------------------------------------------------------
     def bound(self) -> str:
@@ -280,40 +336,54 @@ class Profile:
     def summary(self) -> str:
         h = self.headline
         dur = h["duration_ns"]
-        parts = [f"{self.kernel} on {self.device or self.arch}: {dur / 1000:.1f} µs under ncu" if dur
-                 else f"{self.kernel} on {self.device or self.arch}"]
+        parts = [
+            f"{self.kernel} on {self.device or self.arch}: {dur / 1000:.1f} µs under ncu"
+            if dur
+            else f"{self.kernel} on {self.device or self.arch}"
+        ]
         sm, mem, dram = h["sm_throughput_pct"], h["memory_throughput_pct"], h["dram_throughput_pct"]
         b = self.bound()
         if sm is not None and mem is not None:
             if b == "memory":
                 units = {"DRAM": dram, "L1": h["l1_throughput_pct"], "L2": h["l2_throughput_pct"]}
-                busiest = max(((k, v) for k, v in units.items() if v is not None), key=lambda kv: kv[1],
-                              default=("memory", mem))
-                parts.append(f"memory-bound: memory throughput {mem:.0f}% of peak (busiest: {busiest[0]} "
-                             f"{busiest[1]:.0f}%), SM {sm:.0f}%.")
+                busiest = max(
+                    ((k, v) for k, v in units.items() if v is not None), key=lambda kv: kv[1], default=("memory", mem)
+                )
+                parts.append(
+                    f"memory-bound: memory throughput {mem:.0f}% of peak (busiest: {busiest[0]} "
+                    f"{busiest[1]:.0f}%), SM {sm:.0f}%."
+                )
             elif b == "compute":
                 tp = h["tensor_pipe_pct"]
-                parts.append(f"compute-bound: SM throughput {sm:.0f}% of peak, memory {mem:.0f}%"
-                             + (f", tensor pipe {tp:.0f}%." if tp else "."))
+                parts.append(
+                    f"compute-bound: SM throughput {sm:.0f}% of peak, memory {mem:.0f}%"
+                    + (f", tensor pipe {tp:.0f}%." if tp else ".")
+                )
             else:
                 st = next(iter(self.stalls), None)
-                parts.append(f"latency-bound: neither SM ({sm:.0f}%) nor memory ({mem:.0f}%) throughput is "
-                             f"near peak" + (f"; warps mostly wait on {st}" if st else "") + ".")
+                parts.append(
+                    f"latency-bound: neither SM ({sm:.0f}%) nor memory ({mem:.0f}%) throughput is "
+                    f"near peak" + (f"; warps mostly wait on {st}" if st else "") + "."
+                )
         occ_a, occ_t = h["achieved_occupancy_pct"], h["theoretical_occupancy_pct"]
         if occ_a is not None and occ_t is not None:
             lim = ", ".join(h["occupancy_limiter"]) or "-"
             parts.append(f"Occupancy {occ_a:.0f}% achieved of {occ_t:.0f}% theoretical (limited by {lim}).")
         wpr = h["smem_ld_wavefronts_per_request"]
         if wpr is not None and h["smem_ld_requests"]:
-            parts.append(f"Shared loads: {wpr:.1f} wavefronts per request (1 = conflict-free), "
-                         f"{h['smem_ld_bank_conflicts'] or 0:,.0f} bank conflicts.")
+            parts.append(
+                f"Shared loads: {wpr:.1f} wavefronts per request (1 = conflict-free), "
+                f"{h['smem_ld_bank_conflicts'] or 0:,.0f} bank conflicts."
+            )
         hot = self.hot_lines(3)
         if hot:
             words = []
             for r in hot:
                 st = r["top_stalls"][0] if r["top_stalls"] else None
-                words.append(f"{self.line_kind} line {r['line']} ({_clip(r['text'])}) {r['share']:.0%} of samples"
-                             + (f", mostly {st[0]} ({st[1] / max(r['samples'], 1):.0%})" if st else ""))
+                words.append(
+                    f"{self.line_kind} line {r['line']} ({_clip(r['text'])}) {r['share']:.0%} of samples"
+                    + (f", mostly {st[0]} ({st[1] / max(r['samples'], 1):.0%})" if st else "")
+                )
             parts.append("Hot lines: " + "; ".join(words) + ".")
         if self.total_samples:
             parts.append(f"{self.attributed_share:.1%} of {self.total_samples:,} samples attributed to lines.")
@@ -325,10 +395,16 @@ class Profile:
 
         h = self.headline
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6]})
-        bars = [("SM", h["sm_throughput_pct"]), ("memory", h["memory_throughput_pct"]),
-                ("DRAM", h["dram_throughput_pct"]), ("L1", h["l1_throughput_pct"]), ("L2", h["l2_throughput_pct"]),
-                ("tensor", h["tensor_pipe_pct"]), ("occ. achieved", h["achieved_occupancy_pct"]),
-                ("occ. theoretical", h["theoretical_occupancy_pct"])]
+        bars = [
+            ("SM", h["sm_throughput_pct"]),
+            ("memory", h["memory_throughput_pct"]),
+            ("DRAM", h["dram_throughput_pct"]),
+            ("L1", h["l1_throughput_pct"]),
+            ("L2", h["l2_throughput_pct"]),
+            ("tensor", h["tensor_pipe_pct"]),
+            ("occ. achieved", h["achieved_occupancy_pct"]),
+            ("occ. theoretical", h["theoretical_occupancy_pct"]),
+        ]
         bars = [(k, v) for k, v in bars if v is not None]
         ax0.barh([k for k, _ in bars][::-1], [v for _, v in bars][::-1], color="C0")
         ax0.set_xlim(0, 100)
@@ -356,20 +432,40 @@ class Profile:
 
     def __repr__(self):
         d = self.duration_ns
-        return (f"<Profile {self.kernel} ({self.device or self.arch}): "
-                f"{d / 1000:.1f} µs, {self.bound()}-bound, {len(self.lines)} lines, "
-                f"{self.total_samples} samples>" if d else f"<Profile {self.kernel}>")
+        return (
+            f"<Profile {self.kernel} ({self.device or self.arch}): "
+            f"{d / 1000:.1f} µs, {self.bound()}-bound, {len(self.lines)} lines, "
+            f"{self.total_samples} samples>"
+            if d
+            else f"<Profile {self.kernel}>"
+        )
 
     # ---- files -----------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"schema": SCHEMA, "version": VERSION, "name": self.name, "kernel": self.kernel,
-                "arch": self.arch, "device": self.device, "ncu_version": self.ncu_version,
-                "sections": list(self.sections), "args": self.args, "recorded": self.recorded,
-                "launch": self.launch, "timings": self.timings, "line_kind": self.line_kind,
-                "metrics": self.metrics, "instructions": self.instructions, "source": self.source,
-                "cuda_source": self.cuda_source, "report_path": self.report_path,
-                "headline": self.headline, "headline_sources": self.headline_sources, "lines": self.lines,
-                "unattributed": self.unattributed}
+        return {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "name": self.name,
+            "kernel": self.kernel,
+            "arch": self.arch,
+            "device": self.device,
+            "ncu_version": self.ncu_version,
+            "sections": list(self.sections),
+            "args": self.args,
+            "recorded": self.recorded,
+            "launch": self.launch,
+            "timings": self.timings,
+            "line_kind": self.line_kind,
+            "metrics": self.metrics,
+            "instructions": self.instructions,
+            "source": self.source,
+            "cuda_source": self.cuda_source,
+            "report_path": self.report_path,
+            "headline": self.headline,
+            "headline_sources": self.headline_sources,
+            "lines": self.lines,
+            "unattributed": self.unattributed,
+        }
 
     def save(self, path) -> Path:
         """Write this profile as JSON (``Profile.load`` reads it back)."""
@@ -384,11 +480,15 @@ class Profile:
         from txlab.errors import FormatError
 
         if not isinstance(d, dict) or d.get("schema") != SCHEMA:
-            raise FormatError(f"not a txlab profile (schema {d.get('schema') if isinstance(d, dict) else None!r}, "
-                              f"expected {SCHEMA!r})")
+            raise FormatError(
+                f"not a txlab profile (schema {d.get('schema') if isinstance(d, dict) else None!r}, "
+                f"expected {SCHEMA!r})"
+            )
         if d.get("version") != VERSION:
-            raise FormatError(f"txlab profile version {d.get('version')!r} is not supported (this txlab "
-                              f"reads version {VERSION}); re-record it with txlab.profile")
+            raise FormatError(
+                f"txlab profile version {d.get('version')!r} is not supported (this txlab "
+                f"reads version {VERSION}); re-record it with txlab.profile"
+            )
         need = ("name", "kernel", "arch", "metrics", "instructions")
         missing = [k for k in need if k not in d]
         if missing:
@@ -401,12 +501,24 @@ class Profile:
         for i in d["instructions"]:
             if not isinstance(i, dict) or not isinstance(i.get("offset"), int):
                 raise FormatError("txlab profile: every instruction needs an integer offset")
-        return cls(name=d["name"], kernel=d["kernel"], arch=d["arch"], device=d.get("device", ""),
-                   metrics=d["metrics"], instructions=d["instructions"], line_kind=d.get("line_kind", "cuda"),
-                   source=d.get("source", []), cuda_source=d.get("cuda_source", []), launch=d.get("launch", {}),
-                   timings=d.get("timings", {}), ncu_version=d.get("ncu_version"),
-                   sections=d.get("sections", []), args=d.get("args", ""), recorded=d.get("recorded", ""),
-                   report_path=d.get("report_path"))
+        return cls(
+            name=d["name"],
+            kernel=d["kernel"],
+            arch=d["arch"],
+            device=d.get("device", ""),
+            metrics=d["metrics"],
+            instructions=d["instructions"],
+            line_kind=d.get("line_kind", "cuda"),
+            source=d.get("source", []),
+            cuda_source=d.get("cuda_source", []),
+            launch=d.get("launch", {}),
+            timings=d.get("timings", {}),
+            ncu_version=d.get("ncu_version"),
+            sections=d.get("sections", []),
+            args=d.get("args", ""),
+            recorded=d.get("recorded", ""),
+            report_path=d.get("report_path"),
+        )
 
     @classmethod
     def load(cls, path) -> "Profile":
@@ -425,8 +537,17 @@ class Profile:
         return cls.from_dict(d)
 
     @classmethod
-    def from_report(cls, report_path, compiled=None, *, kernel: str | None = None, cubin: bytes | None = None,
-                    timings: dict | None = None, sections=(), args: str = "") -> "Profile":
+    def from_report(
+        cls,
+        report_path,
+        compiled=None,
+        *,
+        kernel: str | None = None,
+        cubin: bytes | None = None,
+        timings: dict | None = None,
+        sections=(),
+        args: str = "",
+    ) -> "Profile":
         """A Profile from an ``.ncu-rep`` file (read with NVIDIA's ``ncu_report``). With
         ``compiled`` (and the ``cubin`` that was profiled, default ``compiled.cubin``), each
         instruction is mapped to its CUDA line and, through ``compiled.source_map``, TVMScript line."""
@@ -435,8 +556,15 @@ class Profile:
         t0 = time.perf_counter()
         raw = ncu.read_report(report_path, kernel)
         read_s = time.perf_counter() - t0
-        return _build(raw, compiled, cubin=cubin, timings={**(timings or {}), "read_report_s": read_s},
-                      sections=sections, args=args, report_path=str(report_path))
+        return _build(
+            raw,
+            compiled,
+            cubin=cubin,
+            timings={**(timings or {}), "read_report_s": read_s},
+            sections=sections,
+            args=args,
+            report_path=str(report_path),
+        )
 
 
 def _clip(text: str, n: int = 60) -> str:
@@ -476,11 +604,14 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
     instructions = []
     for off in sorted(raw["pcs"]):
         counters = raw["pcs"][off]
-        row = {"offset": int(off), "sass": sass_text.get(off) or raw.get("sass", {}).get(off, ""),
-               "samples": int(counters.get("smsp__pcsamp_sample_count", 0)),
-               "stalls": {k: int(v) for k, v in ncu.stall_reasons(counters).items()},
-               "counters": {k: counters[m] for k, m in LINE_COUNTERS.items() if m in counters},
-               "cuda_line": cuda_lines.get(off)}
+        row = {
+            "offset": int(off),
+            "sass": sass_text.get(off) or raw.get("sass", {}).get(off, ""),
+            "samples": int(counters.get("smsp__pcsamp_sample_count", 0)),
+            "stalls": {k: int(v) for k, v in ncu.stall_reasons(counters).items()},
+            "counters": {k: counters[m] for k, m in LINE_COUNTERS.items() if m in counters},
+            "cuda_line": cuda_lines.get(off),
+        }
         row["user_line"] = _line_of_sass(user_map, off, kernel) if user_map is not None else row["cuda_line"]
         instructions.append(row)
     _attribute_exit_padding(instructions)
@@ -488,8 +619,14 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
     launch = {}
     if compiled is not None and kernel in compiled.launch:
         launch = {k: (list(v) if isinstance(v, tuple) else v) for k, v in compiled.launch[kernel].items()}
-    for k in ("grid_size", "block_size", "registers_per_thread", "shared_mem_per_block_dynamic",
-              "shared_mem_per_block_static", "cluster_size"):
+    for k in (
+        "grid_size",
+        "block_size",
+        "registers_per_thread",
+        "shared_mem_per_block_dynamic",
+        "shared_mem_per_block_static",
+        "cluster_size",
+    ):
         m = metrics.get(f"launch__{k}")
         if m is not None:
             launch.setdefault(f"ncu_{k}", m[0])
@@ -497,13 +634,24 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
         regs = compiled.resources[kernel].get("registers")
         if regs is not None:
             launch.setdefault("ptxas_registers", int(regs))
-    return Profile(name=compiled.name if compiled is not None else kernel, kernel=kernel,
-                   arch=compiled.arch if compiled is not None else "", device=str(device), metrics=metrics,
-                   instructions=instructions, line_kind=kind, source=source, cuda_source=cuda_src,
-                   launch=launch, timings=dict(timings or {}), ncu_version=ncu.ncu_version() if ncu.find_ncu() else None,
-                   sections=list(sections), args=args,
-                   recorded=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                   report_path=report_path)
+    return Profile(
+        name=compiled.name if compiled is not None else kernel,
+        kernel=kernel,
+        arch=compiled.arch if compiled is not None else "",
+        device=str(device),
+        metrics=metrics,
+        instructions=instructions,
+        line_kind=kind,
+        source=source,
+        cuda_source=cuda_src,
+        launch=launch,
+        timings=dict(timings or {}),
+        ncu_version=ncu.ncu_version() if ncu.find_ncu() else None,
+        sections=list(sections),
+        args=args,
+        recorded=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        report_path=report_path,
+    )
 
 
 def _line_of_sass(user_map, offset: int, kernel: str):

@@ -1,4 +1,5 @@
 """Profiles recorded on an H200 and shipped with txlab (``txlab/data``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,11 @@ def saved_names() -> list:
     saved traces)."""
     import warnings
 
-    warnings.warn("txlab.profiling.saved_names() is deprecated: txlab.profiling.saved() lists the saved profiles",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "txlab.profiling.saved_names() is deprecated: txlab.profiling.saved() lists the saved profiles",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return _names()
 
 
@@ -31,6 +35,8 @@ def saved(name: str | None = None):
         return _names()
     path = _data_dir() / f"{name}.profile.json"
     if not isinstance(name, str) or not path.is_file():
-        raise FileNotFoundError(f"no saved profile {name!r}; saved profiles: {', '.join(_names()) or 'none'} "
-                                "(txlab.profiling.saved() lists them)")
+        raise FileNotFoundError(
+            f"no saved profile {name!r}; saved profiles: {', '.join(_names()) or 'none'} "
+            "(txlab.profiling.saved() lists them)"
+        )
     return Profile.load(path)

@@ -18,13 +18,33 @@ typed (:class:`Finding`): tool, kind, the user's line (through ``Compiled.source
 compiled cubin carries line info, else through the CUDA line the sanitizer prints), SASS offset,
 thread and CTA, address and size, and one sentence saying what happened.
 """
+
 from __future__ import annotations
 
 from txlab.sanitizer.explain import explain  # noqa: F401
 from txlab.sanitizer.lines import cuda_line_map  # noqa: F401
 from txlab.sanitizer.parse import parse_text, parse_xml  # noqa: F401
 from txlab.sanitizer.report import (  # noqa: F401
-    FORMAT, TOOLS, Finding, SanitizerError, SanitizerReport, load, load_bundle, recorded, save_bundle)
+    FORMAT,
+    TOOLS,
+    Finding,
+    SanitizerError,
+    SanitizerReport,
+    load,
+    load_bundle,
+    recorded,
+    save_bundle,
+)
 from txlab.sanitizer.tools import (  # noqa: F401
-    COMMON_FLAGS, MAX_LOG_CHARS, RACECHECK_HAZARD_FLAGS, TOOL_FLAGS, find_sanitizer, finish, from_logs, sanitize,
-    sanitizer_version, supported_flags, write_job)
+    COMMON_FLAGS,
+    MAX_LOG_CHARS,
+    RACECHECK_HAZARD_FLAGS,
+    TOOL_FLAGS,
+    find_sanitizer,
+    finish,
+    from_logs,
+    sanitize,
+    sanitizer_version,
+    supported_flags,
+    write_job,
+)

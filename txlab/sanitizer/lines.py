@@ -1,5 +1,6 @@
 """Findings at the user's line: ``Compiled.source_map`` for the SASS offset, else the CUDA line the
 sanitizer prints, through the line table (:func:`txlab.ir.spans.user_line_of_cuda`)."""
+
 from __future__ import annotations
 
 
@@ -47,8 +48,7 @@ def _map_lines(report_findings, compiled, *, use_source_map: bool):
                 return ln
         if table is None:
             return None
-        cands = [c for c in [d.get("cuda_line")] + [fr.get("cuda_line") for fr in d.get("frames", [])]
-                 if c is not None]
+        cands = [c for c in [d.get("cuda_line")] + [fr.get("cuda_line") for fr in d.get("frames", [])] if c is not None]
         # the innermost frame inside the kernel (helpers are inlined from the preamble), else a
         # line inside a helper that the kernel calls from one user line only
         for c in [c for c in cands if in_kernel(c)] + [c for c in cands if not in_kernel(c)]:
@@ -59,8 +59,11 @@ def _map_lines(report_findings, compiled, *, use_source_map: bool):
 
     used = "source_map" if sm is not None else "cuda"
     for f in report_findings:
-        base = {"sass_offset": f.sass_offset, "cuda_line": f.cuda_line,
-                "frames": (f.other or {}).get("frames", []) if isinstance(f.other, dict) else []}
+        base = {
+            "sass_offset": f.sass_offset,
+            "cuda_line": f.cuda_line,
+            "frames": (f.other or {}).get("frames", []) if isinstance(f.other, dict) else [],
+        }
         f.lineno = locate(base)
         if isinstance(f.other, dict) and ("sass_offset" in f.other or "cuda_line" in f.other):
             f.other["lineno"] = locate(f.other)

@@ -1,5 +1,6 @@
 """Reading compute-sanitizer's text report (its documented format, checked on real 2025.3.1 output)
 and its ``--xml --save`` record into :class:`Finding` objects."""
+
 from __future__ import annotations
 
 import re
@@ -14,16 +15,22 @@ _AT = re.compile(r"^at " + _LOC + r"\s*$")
 _AT_PC_ONLY = re.compile(r"^at 0x(?P<pc>[0-9a-fA-F]+)(?: in (?P<file>.+?):(?P<line>\d+))?\s*$")
 _BY = re.compile(r"by thread \((\d+),(\d+),(\d+)\) in block \((\d+),(\d+),(\d+)\)")
 _ADDR = re.compile(r"^(?:Address|Access to) 0x(?P<addr>[0-9a-fA-F]+)(?P<rest>.*)$")
-_NEAREST = re.compile(r"and is (?P<n>[\d,]+) bytes (?P<dir>after|before) the nearest allocation at "
-                      r"0x(?P<base>[0-9a-fA-F]+) of size (?P<size>[\d,]+) bytes")
+_NEAREST = re.compile(
+    r"and is (?P<n>[\d,]+) bytes (?P<dir>after|before) the nearest allocation at "
+    r"0x(?P<base>[0-9a-fA-F]+) of size (?P<size>[\d,]+) bytes"
+)
 _INSIDE = re.compile(r"and is inside the nearest allocation at 0x(?P<base>[0-9a-fA-F]+) of size (?P<size>[\d,]+)")
 _DEVFRAME = re.compile(r"^Device Frame:\s*" + _LOC + r"\s*$")
-_INVALID = re.compile(r"^(?:Potential )?Invalid (?P<space>__\w+__ )?(?P<op>read|write|atomic)s? of size (?P<size>\d+) bytes?")
+_INVALID = re.compile(
+    r"^(?:Potential )?Invalid (?P<space>__\w+__ )?(?P<op>read|write|atomic)s? of size (?P<size>\d+) bytes?"
+)
 _UNINIT = re.compile(r"^Uninitialized (?P<space>__\w+__) memory read of size (?P<size>\d+) bytes?")
 _RACE = re.compile(r"^(?P<sev>\w+): Race reported between (?P<acc>Read|Write) access at " + _LOC + r"\s*$")
 _RACE_AND = re.compile(r"^and (?P<acc>Read|Write) access at " + _LOC + r"(?: \[(?P<n>[\d,]+) hazards?\])?\s*$")
-_HAZARD = re.compile(r"^(?P<sev>\w+): (?:\([^)]*\) )?Potential (?P<type>RAW|WAR|WAW) hazard detected at "
-                     r"(?P<space>__\w+__) 0x(?P<addr>[0-9a-fA-F]+) in block \((\d+),(\d+),(\d+)\)")
+_HAZARD = re.compile(
+    r"^(?P<sev>\w+): (?:\([^)]*\) )?Potential (?P<type>RAW|WAR|WAW) hazard detected at "
+    r"(?P<space>__\w+__) 0x(?P<addr>[0-9a-fA-F]+) in block \((\d+),(\d+),(\d+)\)"
+)
 _HAZ_THREAD = re.compile(r"^(?P<acc>Read|Write) Thread \((\d+),(\d+),(\d+)\) at " + _LOC + r"\s*$")
 _BARRIER = re.compile(r"^Barrier error detected\.?\s*(?P<what>.*?)\.?\s*$")
 _SUMMARY = re.compile(r"^(?:ERROR SUMMARY|RACECHECK SUMMARY): (?P<n>\d+)(?P<rest>.*)$")
@@ -52,8 +59,10 @@ def _blocks(text: str):
 
 
 def _loc(m) -> dict:
-    d = {"function": m.group("func").strip() if "func" in m.groupdict() and m.group("func") else None,
-         "sass_offset": int(m.group("pc"), 16)}
+    d = {
+        "function": m.group("func").strip() if "func" in m.groupdict() and m.group("func") else None,
+        "sass_offset": int(m.group("pc"), 16),
+    }
     if m.group("file"):
         d["cuda_file"] = m.group("file").strip()
         d["cuda_line"] = int(m.group("line"))
@@ -100,31 +109,42 @@ def _parse_block(head, details, tool) -> Finding | None:
     if m:
         op = m.group("op")
         space = (m.group("space") or "").strip().strip("_") or "generic"
-        f = Finding(tool, "", head, access=op if op != "atomic" else "write", space=space,
-                    size=int(m.group("size")))
+        f = Finding(tool, "", head, access=op if op != "atomic" else "write", space=space, size=int(m.group("size")))
         _fill_common(f, details)
         misaligned = any("misaligned" in d for d in details)
-        f.kind = (("misaligned_" if misaligned else "out_of_bounds_") + ("write" if f.access == "write" else "read"))
+        f.kind = ("misaligned_" if misaligned else "out_of_bounds_") + ("write" if f.access == "write" else "read")
         return f
     m = _UNINIT.match(head)
     if m:
-        f = Finding(tool, "uninitialized_read", head, access="read",
-                    space=m.group("space").strip("_"), size=int(m.group("size")))
+        f = Finding(
+            tool,
+            "uninitialized_read",
+            head,
+            access="read",
+            space=m.group("space").strip("_"),
+            size=int(m.group("size")),
+        )
         _fill_common(f, details)
         return f
     m = _BARRIER.match(head)
     if m:
         what = m.group("what")
-        kind = ("divergent_barrier" if "ivergent" in what else
-                "invalid_barrier" if "nvalid" in what else "barrier_error")
+        kind = "divergent_barrier" if "ivergent" in what else "invalid_barrier" if "nvalid" in what else "barrier_error"
         f = Finding(tool, kind, head)
         f.space = "warp" if "warp" in what else "block" if "block" in what else None
         _fill_common(f, details)
         return f
     m = _RACE.match(head)
     if m:
-        f = Finding(tool, "shared_race", head, severity=m.group("sev").lower(), access=m.group("acc").lower(),
-                    space="shared", **_loc(m))
+        f = Finding(
+            tool,
+            "shared_race",
+            head,
+            severity=m.group("sev").lower(),
+            access=m.group("acc").lower(),
+            space="shared",
+            **_loc(m),
+        )
         for d in details:
             a = _RACE_AND.match(d)
             if a:
@@ -138,9 +158,17 @@ def _parse_block(head, details, tool) -> Finding | None:
         return f
     m = _HAZARD.match(head)
     if m:
-        f = Finding(tool, "shared_race", head, severity=m.group("sev").lower(), hazard=m.group("type"),
-                    space=m.group("space").strip("_"), address=int(m.group("addr"), 16),
-                    block=_xyz(m.groups()[4:7]), size=1)
+        f = Finding(
+            tool,
+            "shared_race",
+            head,
+            severity=m.group("sev").lower(),
+            hazard=m.group("type"),
+            space=m.group("space").strip("_"),
+            address=int(m.group("addr"), 16),
+            block=_xyz(m.groups()[4:7]),
+            size=1,
+        )
         threads = [t for t in (_HAZ_THREAD.match(d) for d in details) if t]
         if threads:
             t0 = threads[0]
@@ -208,8 +236,7 @@ def _fill_common(f: Finding, details):
 
 
 def _hazard_type(first: str, second: str) -> str:
-    return {("write", "read"): "RAW", ("read", "write"): "WAR", ("write", "write"): "WAW"}.get(
-        (first, second), "RAW")
+    return {("write", "read"): "RAW", ("read", "write"): "WAR", ("write", "write"): "WAW"}.get((first, second), "RAW")
 
 
 def _merge_races(races, hazards):
@@ -246,8 +273,14 @@ def _dedupe(findings):
     """Reports of the same kind at the same instruction become one finding with a count."""
     out, seen = [], {}
     for f in findings:
-        key = (f.tool, f.kind, f.sass_offset, f.cuda_line, f.hazard,
-               (f.other or {}).get("sass_offset") if isinstance(f.other, dict) else None)
+        key = (
+            f.tool,
+            f.kind,
+            f.sass_offset,
+            f.cuda_line,
+            f.hazard,
+            (f.other or {}).get("sass_offset") if isinstance(f.other, dict) else None,
+        )
         if f.sass_offset is not None and key in seen:
             seen[key].count += f.count
             continue

@@ -1,5 +1,6 @@
 """The sanitizer's findings as data: :class:`Finding`, :class:`SanitizerReport`, saved reports and
 bundles, and the reports shipped with txlab."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -104,10 +105,10 @@ class SanitizerReport:
     device: str | None = None
     sanitizer: dict = field(default_factory=dict)
     lines: dict = field(default_factory=dict)
-    line_map: str = ""             # "source_map" (srcmap) or "cuda" (CUDA lines matched to the IR)
+    line_map: str = ""  # "source_map" (srcmap) or "cuda" (CUDA lines matched to the IR)
     created: str = ""
     key: str = ""
-    raw: dict = field(default_factory=dict)   # per tool: {"text": ..., "xml": ...} (truncated)
+    raw: dict = field(default_factory=dict)  # per tool: {"text": ..., "xml": ...} (truncated)
 
     @property
     def ok(self) -> bool:
@@ -121,11 +122,21 @@ class SanitizerReport:
 
     # ---- serialisation ------------------------------------------------------------------------
     def to_dict(self, *, raw: bool = True) -> dict:
-        d = {"format": FORMAT, "kernel": self.kernel, "tools": list(self.tools),
-             "findings": [f.to_dict() for f in self.findings], "runs": self.runs, "arch": self.arch,
-             "device": self.device, "sanitizer": self.sanitizer,
-             "lines": {str(k): v for k, v in self.lines.items()}, "line_map": self.line_map,
-             "created": self.created, "key": self.key, "ok": self.ok}
+        d = {
+            "format": FORMAT,
+            "kernel": self.kernel,
+            "tools": list(self.tools),
+            "findings": [f.to_dict() for f in self.findings],
+            "runs": self.runs,
+            "arch": self.arch,
+            "device": self.device,
+            "sanitizer": self.sanitizer,
+            "lines": {str(k): v for k, v in self.lines.items()},
+            "line_map": self.line_map,
+            "created": self.created,
+            "key": self.key,
+            "ok": self.ok,
+        }
         if raw:
             d["raw"] = self.raw
         return d
@@ -133,12 +144,20 @@ class SanitizerReport:
     @classmethod
     def from_dict(cls, d: dict) -> "SanitizerReport":
         _validate(d)
-        return cls(kernel=d["kernel"], tools=list(d["tools"]),
-                   findings=[Finding.from_dict(f) for f in d["findings"]], runs=d["runs"],
-                   arch=d.get("arch"), device=d.get("device"), sanitizer=d.get("sanitizer") or {},
-                   lines={int(k): v for k, v in (d.get("lines") or {}).items()},
-                   line_map=d.get("line_map", ""), created=d.get("created", ""), key=d.get("key", ""),
-                   raw=d.get("raw") or {})
+        return cls(
+            kernel=d["kernel"],
+            tools=list(d["tools"]),
+            findings=[Finding.from_dict(f) for f in d["findings"]],
+            runs=d["runs"],
+            arch=d.get("arch"),
+            device=d.get("device"),
+            sanitizer=d.get("sanitizer") or {},
+            lines={int(k): v for k, v in (d.get("lines") or {}).items()},
+            line_map=d.get("line_map", ""),
+            created=d.get("created", ""),
+            key=d.get("key", ""),
+            raw=d.get("raw") or {},
+        )
 
     def save(self, path) -> Path:
         """Write the report as JSON with a SHA-256 of its content (checked by :func:`load`)."""
@@ -169,12 +188,13 @@ class SanitizerReport:
         return self.summary()
 
     def __repr__(self) -> str:
-        return (f"<SanitizerReport {self.kernel}: {len(self.findings)} finding(s), "
-                f"tools {', '.join(self.tools)}{', clean' if self.ok else ''}>")
+        return (
+            f"<SanitizerReport {self.kernel}: {len(self.findings)} finding(s), "
+            f"tools {', '.join(self.tools)}{', clean' if self.ok else ''}>"
+        )
 
     def _repr_pretty_(self, p, cycle):  # pragma: no cover - IPython hook
         p.text(self.summary())
-
 
 
 def load(path) -> SanitizerReport:
@@ -191,7 +211,7 @@ def _read_json(path: Path, what: str):
     """A user-named JSON file, read capped (regular files only: txlab.files); ValueError if not JSON."""
     from txlab.files import read_bytes_capped
 
-    data = read_bytes_capped(path, MAX_REPORT_BYTES, what)   # FileReadError is a ValueError
+    data = read_bytes_capped(path, MAX_REPORT_BYTES, what)  # FileReadError is a ValueError
     try:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -217,8 +237,7 @@ def _unseal(doc, where: str) -> "SanitizerReport":
 
 def save_bundle(reports: dict, path, **meta) -> Path:
     """Several reports ``{name: SanitizerReport}`` in one JSON file, each sealed with its SHA-256."""
-    doc = {"format": FORMAT + "+bundle", "meta": meta,
-           "reports": {name: _sealed(r) for name, r in reports.items()}}
+    doc = {"format": FORMAT + "+bundle", "meta": meta, "reports": {name: _sealed(r) for name, r in reports.items()}}
     path = Path(path)
     path.write_text(json.dumps(doc, sort_keys=True, indent=1))
     return path
@@ -240,9 +259,11 @@ def recorded(name: str | None = None):
 
     path = resources.files("txlab") / "data" / "sanitizer_reports.json"
     if not path.is_file():
-        raise FileNotFoundError("no recorded sanitizer reports ship with this txlab (run "
-                                "scripts/sanitize_h200.py on a GPU host and copy sanitizer_reports.json "
-                                "into txlab/data)")
+        raise FileNotFoundError(
+            "no recorded sanitizer reports ship with this txlab (run "
+            "scripts/sanitize_h200.py on a GPU host and copy sanitizer_reports.json "
+            "into txlab/data)"
+        )
     reports = load_bundle(path)
     if name is None:
         return reports

@@ -1,5 +1,6 @@
 """Running compute-sanitizer: finding the binary and the options it knows, the job file the runner
 reads, one process per tool (killed on a timeout), and turning the logs into a report."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,10 @@ def find_sanitizer() -> str | None:
         return found
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
-            for cand in (Path(home) / "bin" / "compute-sanitizer",
-                         Path(home) / "compute-sanitizer" / "compute-sanitizer"):
+            for cand in (
+                Path(home) / "bin" / "compute-sanitizer",
+                Path(home) / "compute-sanitizer" / "compute-sanitizer",
+            ):
                 if cand.is_file() and os.access(cand, os.X_OK):
                     return str(cand)
     from txlab import toolchain
@@ -120,9 +123,16 @@ def write_job(compiled, args, workdir: Path, uninitialized=()) -> Path:
 
         path = workdir / f"arg{i}.bin"
         path.write_bytes(np.ascontiguousarray(host).tobytes())
-        job["args"].append({"kind": "array", "path": str(path), "shape": [int(s) for s in host.shape],
-                            "dtype": p["dtype"], "nbytes": int(host.nbytes),
-                            "upload": p["name"] not in uninitialized})
+        job["args"].append(
+            {
+                "kind": "array",
+                "path": str(path),
+                "shape": [int(s) for s in host.shape],
+                "dtype": p["dtype"],
+                "nbytes": int(host.nbytes),
+                "upload": p["name"] not in uninitialized,
+            }
+        )
     jp = workdir / "job.json"
     jp.write_text(json.dumps(job))
     return jp
@@ -137,15 +147,29 @@ def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, e
     opts = list(TOOL_FLAGS.get(tool, []) if flags is None else flags)
     if "--print-limit" not in opts:
         opts += ["--print-limit", "200"]
-    cmd = [exe, "--tool", tool, "--log-file", str(log), "--xml", "--save", str(xml),
-           *supported_flags(exe, tool, COMMON_FLAGS + opts), *extra,
-           sys.executable, "-m", "txlab.sanitize_runner", str(job)]
+    cmd = [
+        exe,
+        "--tool",
+        tool,
+        "--log-file",
+        str(log),
+        "--xml",
+        "--save",
+        str(xml),
+        *supported_flags(exe, tool, COMMON_FLAGS + opts),
+        *extra,
+        sys.executable,
+        "-m",
+        "txlab.sanitize_runner",
+        str(job),
+    ]
     env = dict(os.environ)
     pkg_root = str(Path(__file__).resolve().parents[2])  # the folder holding the txlab package
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True, cwd=str(workdir))
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=str(workdir)
+    )
     try:
         out, _ = proc.communicate(timeout=timeout_s)
         timed_out = False
@@ -158,14 +182,27 @@ def _run_tool(exe: str, tool: str, job: Path, workdir: Path, timeout_s: float, e
         timed_out = True
     seconds = time.monotonic() - t0
     text = log.read_text(errors="replace") if log.exists() else ""
-    return {"cmd": cmd, "returncode": proc.returncode, "timed_out": timed_out, "seconds": seconds,
-            "text": text, "stdout": (out or b"").decode(errors="replace"),
-            "xml": xml.read_text(errors="replace") if xml.exists() else "",
-            "result": json.loads(result.read_text()) if result.exists() else None}
+    return {
+        "cmd": cmd,
+        "returncode": proc.returncode,
+        "timed_out": timed_out,
+        "seconds": seconds,
+        "text": text,
+        "stdout": (out or b"").decode(errors="replace"),
+        "xml": xml.read_text(errors="replace") if xml.exists() else "",
+        "result": json.loads(result.read_text()) if result.exists() else None,
+    }
 
 
-def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep: str | None = None,
-             extra_flags: dict | None = None, uninitialized=()) -> SanitizerReport:
+def sanitize(
+    compiled,
+    *args,
+    tools=TOOLS,
+    timeout_s: float | None = None,
+    keep: str | None = None,
+    extra_flags: dict | None = None,
+    uninitialized=(),
+) -> SanitizerReport:
     """Run NVIDIA compute-sanitizer's ``tools`` on one launch of ``compiled`` with ``args``.
 
     Each tool runs in its own process (the isolated runner, :mod:`txlab.sanitize_runner`) on
@@ -192,19 +229,25 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
     names = {p["name"] for p in compiled.entry_params if p["kind"] == "buffer"}
     unknown = [n for n in uninitialized if n not in names]
     if unknown:
-        raise ValueError(f"uninitialized={unknown}: {compiled.name} has no buffer parameter named "
-                         f"{', '.join(unknown)} (its buffers: {', '.join(sorted(names))})")
+        raise ValueError(
+            f"uninitialized={unknown}: {compiled.name} has no buffer parameter named "
+            f"{', '.join(unknown)} (its buffers: {', '.join(sorted(names))})"
+        )
     from txlab.device import require_gpu
 
-    info = require_gpu(f"sanitizing {compiled.name}",
-                       alternative="without one, txlab.emulate(kernel, *args) checks bounds, shared-memory "
-                                   "races and barriers on the CPU (txlab.config.device = \"cpu\" runs "
-                                   "txlab.check and kernel calls there).")
+    info = require_gpu(
+        f"sanitizing {compiled.name}",
+        alternative="without one, txlab.emulate(kernel, *args) checks bounds, shared-memory "
+        'races and barriers on the CPU (txlab.config.device = "cpu" runs '
+        "txlab.check and kernel calls there).",
+    )
     exe = find_sanitizer()
     if exe is None:
-        raise SanitizerError("compute-sanitizer was not found: install the CUDA toolkit (it ships in "
-                             "/usr/local/cuda/bin) or `pip install nvidia-cuda-sanitizer-api`, or set "
-                             "TXLAB_COMPUTE_SANITIZER to its path")
+        raise SanitizerError(
+            "compute-sanitizer was not found: install the CUDA toolkit (it ships in "
+            "/usr/local/cuda/bin) or `pip install nvidia-cuda-sanitizer-api`, or set "
+            "TXLAB_COMPUTE_SANITIZER to its path"
+        )
     budget = float(timeout_s) if timeout_s is not None else max(120.0, 30.0 * float(config.timeout_s))
     from txlab.compiler import with_lineinfo
 
@@ -219,10 +262,13 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
             raw[tool] = {"text": r["text"][-MAX_LOG_CHARS:], "xml": r["xml"][-MAX_LOG_CHARS:]}
             if r["timed_out"]:
                 raise KernelFault(
-                    "timeout", f"{compiled.name} did not finish within {budget:g} s under compute-sanitizer "
+                    "timeout",
+                    f"{compiled.name} did not finish within {budget:g} s under compute-sanitizer "
                     f"--tool {tool}; the process was killed. Likely: a barrier or mbarrier wait that never "
                     "completes (or the tool is just slow: pass timeout_s=...).",
-                    kernel=compiled.name, waited_s=r["seconds"])
+                    kernel=compiled.name,
+                    waited_s=r["seconds"],
+                )
             fs, facts = parse_text(r["text"], tool)
             if not fs and r["xml"]:
                 fs = parse_xml(r["xml"], tool)
@@ -234,7 +280,7 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
                     rest = [f for f in fs if f not in races]
                     merged = _merge_races(races, [f for f in hz if f.kind == "shared_race"])
                     fs = rest + [f for f in merged if f in races]  # hazards only enrich the races
-                    raw[tool]["hazards"] = h["text"][-MAX_LOG_CHARS // 2:]
+                    raw[tool]["hazards"] = h["text"][-MAX_LOG_CHARS // 2 :]
             res = r["result"] or {}
             status = "ok"
             message = ""
@@ -248,21 +294,36 @@ def sanitize(compiled, *args, tools=TOOLS, timeout_s: float | None = None, keep:
                 status, message = "failed", res.get("error", "")
             if status == "fault" and fs:
                 message += " (the launch failed because of the error reported)"
-            runs[tool] = {"status": status, "message": message, "seconds": round(r["seconds"], 2),
-                          "errors": facts["errors"], "notes": facts["notes"], "returncode": r["returncode"],
-                          "findings": len(fs)}
+            runs[tool] = {
+                "status": status,
+                "message": message,
+                "seconds": round(r["seconds"], 2),
+                "errors": facts["errors"],
+                "notes": facts["notes"],
+                "returncode": r["returncode"],
+                "findings": len(fs),
+            }
             findings.extend(fs)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    report = SanitizerReport(kernel=compiled.name, tools=list(tools), findings=findings, runs=runs,
-                             arch=compiled.arch, device=getattr(info, "name", None),
-                             sanitizer={"path": exe, "version": sanitizer_version(exe),
-                                        "flags": {t: supported_flags(exe, t, COMMON_FLAGS + TOOL_FLAGS[t])
-                                                  for t in tools}},
-                             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), key=compiled.key,
-                             raw=raw)
-    finish(report, compiled, use_source_map=built is compiled)   # a rebuilt cubin: map by CUDA line
+    report = SanitizerReport(
+        kernel=compiled.name,
+        tools=list(tools),
+        findings=findings,
+        runs=runs,
+        arch=compiled.arch,
+        device=getattr(info, "name", None),
+        sanitizer={
+            "path": exe,
+            "version": sanitizer_version(exe),
+            "flags": {t: supported_flags(exe, t, COMMON_FLAGS + TOOL_FLAGS[t]) for t in tools},
+        },
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        key=compiled.key,
+        raw=raw,
+    )
+    finish(report, compiled, use_source_map=built is compiled)  # a rebuilt cubin: map by CUDA line
     return report
 
 
@@ -290,7 +351,13 @@ def from_logs(compiled, logs: dict, **meta) -> SanitizerReport:
         fs, facts = parse_text(text, tool)
         findings.extend(fs)
         runs[tool] = {"status": "ok", "errors": facts["errors"], "notes": facts["notes"], "findings": len(fs)}
-    report = SanitizerReport(kernel=compiled.name, tools=list(logs), findings=findings, runs=runs,
-                             arch=compiled.arch, raw={t: {"text": x[-MAX_LOG_CHARS:], "xml": ""}
-                                                      for t, x in logs.items()}, **meta)
+    report = SanitizerReport(
+        kernel=compiled.name,
+        tools=list(logs),
+        findings=findings,
+        runs=runs,
+        arch=compiled.arch,
+        raw={t: {"text": x[-MAX_LOG_CHARS:], "xml": ""} for t, x in logs.items()},
+        **meta,
+    )
     return finish(report, compiled, use_source_map=False)

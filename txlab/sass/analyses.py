@@ -7,6 +7,7 @@ profiler and SourceView read from the SASS, each computed from the one instructi
 
 An analysis is a function ``f(compiled) -> value`` registered with :func:`analysis`.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,11 +21,13 @@ _REGISTRY: dict[str, Callable] = {}
 
 def analysis(name: str):
     """Register ``f(compiled)`` as the SASS analysis ``name``."""
+
     def register(fn):
         if name in _REGISTRY and _REGISTRY[name] is not fn:
             raise ValueError(f"a SASS analysis named {name!r} is already registered")
         _REGISTRY[name] = fn
         return fn
+
     return register
 
 
@@ -55,8 +58,10 @@ def instructions(compiled) -> list:
 
     major = _arch_major(compiled.arch)
     if major is not None and major < 7:
-        raise ArchError(f"control bits are decoded for sm_70 and newer (128-bit instructions); "
-                        f"{compiled.name} was compiled for {compiled.arch}")
+        raise ArchError(
+            f"control bits are decoded for sm_70 and newer (128-bit instructions); "
+            f"{compiled.name} was compiled for {compiled.arch}"
+        )
     try:
         return compiled.source_map.instructions
     except CompileError:  # no spans: no user lines
@@ -85,8 +90,22 @@ def opcode_counts(compiled) -> dict[str, int]:
 
 
 #: the opcodes the summary counts (tuning's facts show them per configuration)
-SUMMARY_OPCODES = ("HGMMA", "HMMA", "UTMALDG", "UTMASTG", "LDG", "STG", "LDS", "STS", "LDL", "STL",
-                   "BAR", "SYNCS", "USETMAXREG", "BRA")
+SUMMARY_OPCODES = (
+    "HGMMA",
+    "HMMA",
+    "UTMALDG",
+    "UTMASTG",
+    "LDG",
+    "STG",
+    "LDS",
+    "STS",
+    "LDL",
+    "STL",
+    "BAR",
+    "SYNCS",
+    "USETMAXREG",
+    "BRA",
+)
 
 
 @analysis("summary")
@@ -100,12 +119,17 @@ def summary(compiled) -> dict:
     instrs = compiled.sass_listing.instructions
     counts = opcode_counts(compiled)
     hgmma = [i for i in instrs if i.opcode.startswith("HGMMA")]
-    warnings = [l.strip() for l in compiled.ptxas_report.splitlines()
-                if "warning" in l.lower() or "performance" in l.lower()]
+    warnings = [
+        l.strip() for l in compiled.ptxas_report.splitlines() if "warning" in l.lower() or "performance" in l.lower()
+    ]
     return {
-        "kernel": name, "registers": res.get("registers"), "spill_store_bytes": res.get("spill_store_bytes"),
-        "spill_load_bytes": res.get("spill_load_bytes"), "stack_bytes": res.get("stack_bytes"),
-        "dynamic_smem_bytes": res.get("dynamic_smem_bytes"), "hgmma": len(hgmma),
+        "kernel": name,
+        "registers": res.get("registers"),
+        "spill_store_bytes": res.get("spill_store_bytes"),
+        "spill_load_bytes": res.get("spill_load_bytes"),
+        "stack_bytes": res.get("stack_bytes"),
+        "dynamic_smem_bytes": res.get("dynamic_smem_bytes"),
+        "hgmma": len(hgmma),
         "hgmma_shapes": sorted({i.opcode for i in hgmma}),
         "hmma": sum(1 for i in instrs if i.opcode.startswith("HMMA")),
         "local_ldst": sum(1 for i in instrs if is_local(i.opcode)),

@@ -13,12 +13,13 @@ control field in bits 105..125 (the top 23 bits of the second 64-bit word, ``hi 
 
 Where this layout comes from, and how it is checked, is written in docs/sass-control.md.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-CONTROL_SHIFT = 41          # control field = hi 64-bit word >> 41 (instruction bits 105..127)
+CONTROL_SHIFT = 41  # control field = hi 64-bit word >> 41 (instruction bits 105..127)
 NO_BARRIER = 7
 
 
@@ -27,12 +28,12 @@ class Control:
     """Decoded scheduling control field of one sm_70+ instruction."""
 
     stall: int
-    yield_: bool          # True: the warp scheduler may switch warps after this instruction
-    wr_bar: int | None    # barrier set when the result is written (None: none)
-    rd_bar: int | None    # barrier set when the sources have been read (None: none)
-    wait_mask: int        # bit k: wait on barrier k before issuing
-    reuse: int            # bit i: keep source operand slot i in the reuse cache
-    raw: int              # the 23-bit field as found
+    yield_: bool  # True: the warp scheduler may switch warps after this instruction
+    wr_bar: int | None  # barrier set when the result is written (None: none)
+    rd_bar: int | None  # barrier set when the sources have been read (None: none)
+    wait_mask: int  # bit k: wait on barrier k before issuing
+    reuse: int  # bit i: keep source operand slot i in the reuse cache
+    raw: int  # the 23-bit field as found
 
     @classmethod
     def from_hi(cls, hi: int) -> "Control":
@@ -43,9 +44,15 @@ class Control:
     def from_field(cls, c: int) -> "Control":
         wr = (c >> 5) & 7
         rd = (c >> 8) & 7
-        return cls(stall=c & 0xF, yield_=not ((c >> 4) & 1),
-                   wr_bar=None if wr == NO_BARRIER else wr, rd_bar=None if rd == NO_BARRIER else rd,
-                   wait_mask=(c >> 11) & 0x3F, reuse=(c >> 17) & 0xF, raw=c)
+        return cls(
+            stall=c & 0xF,
+            yield_=not ((c >> 4) & 1),
+            wr_bar=None if wr == NO_BARRIER else wr,
+            rd_bar=None if rd == NO_BARRIER else rd,
+            wait_mask=(c >> 11) & 0x3F,
+            reuse=(c >> 17) & 0xF,
+            raw=c,
+        )
 
     @property
     def waits_on(self) -> list[int]:
@@ -99,7 +106,7 @@ def dependencies(instrs: list[Instruction]) -> list[dict]:
                 for j, kind in done:
                     out[i]["producers"].append((j, b, kind))
                     out[j]["consumers"].append((i, b, kind))
-                outstanding[b] = pending[len(done):]
+                outstanding[b] = pending[len(done) :]
         if c.wr_bar is not None:
             outstanding[c.wr_bar].append((i, "w"))
         if c.rd_bar is not None:

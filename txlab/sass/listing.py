@@ -19,6 +19,7 @@ Two flag sets, because nvdisasm cannot print everything in one run:
 Without nvdisasm, :data:`LINES` falls back to ``cuobjdump -sass`` (encodings, no line info);
 live registers then are unknown (:class:`txlab.CompileError` naming the missing tool).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,12 +55,16 @@ def run_disassembler(cubin: bytes, flags: tuple = LINES) -> tuple[str, str]:
                 return proc.stdout, "nvdisasm " + " ".join(flags)
             failed = (proc.stdout + proc.stderr).strip() or f"nvdisasm exited with {proc.returncode}"
         if flags != LINES:
-            raise CompileError("disasm", failed or "nvdisasm was not found (live registers need it)",
-                               hint=toolchain.TOOL_FIX["nvdisasm"])
+            raise CompileError(
+                "disasm",
+                failed or "nvdisasm was not found (live registers need it)",
+                hint=toolchain.TOOL_FIX["nvdisasm"],
+            )
         cuobjdump = toolchain.find_tool("cuobjdump")
         if cuobjdump is None:
-            raise CompileError("disasm", failed or "neither nvdisasm nor cuobjdump was found",
-                               hint=toolchain.TOOL_FIX["nvdisasm"])
+            raise CompileError(
+                "disasm", failed or "neither nvdisasm nor cuobjdump was found", hint=toolchain.TOOL_FIX["nvdisasm"]
+            )
         proc = toolchain._run([cuobjdump, "-sass", "kernel.cubin"], "disasm", tmp)
         if proc.returncode != 0:
             raise CompileError("disasm", (proc.stdout + proc.stderr).strip() or "cuobjdump failed")
@@ -75,9 +80,13 @@ def cache_key(cubin: bytes, flags: tuple) -> str:
     """The cache key of one disassembly: the cubin's digest, the flags, the tools' versions."""
     from txlab import cache, toolchain
 
-    return cache.make_key(what="sass-listing", cubin=hashlib.sha256(cubin).hexdigest(), flags=list(flags),
-                          nvdisasm=toolchain.tool_version("nvdisasm"),
-                          cuobjdump=None if toolchain.find_tool("nvdisasm") else toolchain.tool_version("cuobjdump"))
+    return cache.make_key(
+        what="sass-listing",
+        cubin=hashlib.sha256(cubin).hexdigest(),
+        flags=list(flags),
+        nvdisasm=toolchain.tool_version("nvdisasm"),
+        cuobjdump=None if toolchain.find_tool("nvdisasm") else toolchain.tool_version("cuobjdump"),
+    )
 
 
 def text_of(cubin: bytes, flags: tuple = LINES) -> tuple[str, str, float | None]:
@@ -107,8 +116,10 @@ def text_of(cubin: bytes, flags: tuple = LINES) -> tuple[str, str, float | None]
 # ---------------------------------------------------------------------------------------------
 _FRAME = re.compile(r'//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
 _FUNC = re.compile(r"^\s*\.text\.([\w$.]+):\s*$|^\s*Function\s*:\s*(\S+)")
-_INSTR = re.compile(r"^\s*/\*(?P<off>[0-9a-fA-F]{4,})\*/\s+(?P<body>.*?)\s*;"
-                    r"(?:\s*/\*\s*(?P<lo>0x[0-9a-fA-F]{16})\s*\*/)?")
+_INSTR = re.compile(
+    r"^\s*/\*(?P<off>[0-9a-fA-F]{4,})\*/\s+(?P<body>.*?)\s*;"
+    r"(?:\s*/\*\s*(?P<lo>0x[0-9a-fA-F]{16})\s*\*/)?"
+)
 _HI = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _HEX_TAIL = re.compile(r"\s*/\*\s*0x[0-9a-fA-F]{16}\s*\*/\s*$")
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\w+)|\barch\s*=\s*(sm_\w+)", re.M)
@@ -159,13 +170,19 @@ def parse(text: str, cuda_name: str = "kernel.cu") -> tuple[str, list[Instructio
         names = [os.path.basename(f) for f, _ in frames]
         outer = frames[-1] if frames else None
         pending = dict(
-            kernel=kernel, index=len(out), offset=int(im.group("off"), 16), predicate=pred, opcode=opcode,
-            operands=operands.strip(), lo=int(im.group("lo"), 16) if im.group("lo") else None,
+            kernel=kernel,
+            index=len(out),
+            offset=int(im.group("off"), 16),
+            predicate=pred,
+            opcode=opcode,
+            operands=operands.strip(),
+            lo=int(im.group("lo"), 16) if im.group("lo") else None,
             cls=classify(opcode),
             cuda_line=outer[1] if outer and os.path.basename(outer[0]) == cuda_name else None,
             inline=tuple(f"{n}:{l}" for n, (_, l) in zip(names, frames)),
             inner_cuda=tuple(l for n, (_, l) in zip(names, frames) if n == cuda_name)[:-1],
-            sass_line=len(plain))
+            sass_line=len(plain),
+        )
     if pending is not None:
         out.append(Instruction(**pending))
     return "\n".join(plain) + ("\n" if text.endswith("\n") else ""), _mark_padding(out)
@@ -193,9 +210,13 @@ def _mark_padding(instrs: list[Instruction]) -> list[Instruction]:
         j = len(seq) - 1
         while j >= 0 and instrs[seq[j]].opcode == "NOP":
             j -= 1
-        pad |= set(seq[j + 1:])
-        if j > 0 and instrs[seq[j]].opcode == "BRA" and not instrs[seq[j]].predicate and \
-                instrs[seq[j - 1]].opcode in ("EXIT", "BRA", "RET.REL.NODEC", "RET"):
+        pad |= set(seq[j + 1 :])
+        if (
+            j > 0
+            and instrs[seq[j]].opcode == "BRA"
+            and not instrs[seq[j]].predicate
+            and instrs[seq[j - 1]].opcode in ("EXIT", "BRA", "RET.REL.NODEC", "RET")
+        ):
             pad.add(seq[j])
     return [dataclasses.replace(ins, padding=True) if i in pad else ins for i, ins in enumerate(instrs)]
 
@@ -236,9 +257,9 @@ class Listing:
 
     text: str
     instructions: list
-    tool: str                       # the command that made it: 'nvdisasm -c -gi -hex' or 'cuobjdump -sass'
-    arch: str | None = None         # the cubin's target, as the listing names it
-    seconds: float | None = None    # disassembly time now; None when served from the cache
+    tool: str  # the command that made it: 'nvdisasm -c -gi -hex' or 'cuobjdump -sass'
+    arch: str | None = None  # the cubin's target, as the listing names it
+    seconds: float | None = None  # disassembly time now; None when served from the cache
     cubin: bytes = field(default=b"", repr=False)
     _live: dict | None = field(default=None, repr=False)
 
@@ -280,12 +301,19 @@ def of_cubin(cubin: bytes, cuda_name: str = "kernel.cu") -> Listing:
     return from_text(text, tool=tool, seconds=seconds, cubin=cubin, cuda_name=cuda_name)
 
 
-def from_text(text: str, *, tool: str = "", seconds: float | None = None, cubin: bytes = b"",
-              cuda_name: str = "kernel.cu") -> Listing:
+def from_text(
+    text: str, *, tool: str = "", seconds: float | None = None, cubin: bytes = b"", cuda_name: str = "kernel.cu"
+) -> Listing:
     plain, instrs = parse(text, cuda_name)
     m = _TARGET.search(text)
-    return Listing(text=plain, instructions=instrs, tool=tool, arch=(m.group(1) or m.group(2)) if m else None,
-                   seconds=seconds, cubin=cubin)
+    return Listing(
+        text=plain,
+        instructions=instrs,
+        tool=tool,
+        arch=(m.group(1) or m.group(2)) if m else None,
+        seconds=seconds,
+        cubin=cubin,
+    )
 
 
 def cuda_line_table(cubin: bytes, source_name: str = "kernel.cu") -> dict[str, dict[int, int]]:

@@ -2,6 +2,7 @@
 (class, predicate, base opcode, family, local memory) is answered here, from the opcode text
 nvdisasm prints. Used by the SASS table, the line map (SourceView), ``txlab.diff``, the profiler,
 tuning facts and the GEMM's summary."""
+
 from __future__ import annotations
 
 import re
@@ -10,16 +11,24 @@ import re
 CLASSES = ("memory", "tensor", "barrier", "control", "warp", "alu", "other")
 
 _TENSOR = re.compile(r"^(HMMA|IMMA|DMMA|BMMA|HGMMA|IGMMA|QGMMA|BGMMA|OMMA|QMMA|UTC\w*MMA)\b")
-_BARRIER = re.compile(r"^(BAR|B2R|R2B|SYNCS|DEPBAR|LDGDEPBAR|MEMBAR|FENCE|ERRBAR|CGAERRBAR|WARPSYNC|"
-                      r"ARRIVES|WARPGROUP|UCGABAR\w*|CCTL\w*|UTCBAR|ACQBULK|ACQSHMINIT)\b")
-_MEMORY = re.compile(r"^(LD|LDG|LDS|LDL|LDC|ULDC|LDSM|LDTM|ST|STG|STS|STL|STSM|STTM|ATOM|ATOMG|ATOMS|"
-                     r"RED|REDG|REDAS|LDGSTS|SULD|SUST|SUATOM|SURED|TEX|TLD|TLD4|TMML|TXD|TXQ|"
-                     r"UTMA\w*|UBLK\w*|UTCCP|UTCSHIFT)\b")
-_CONTROL = re.compile(r"^(BRA|BRX|BRXU|JMP|JMX|JMXU|CALL|RET|EXIT|BSSY|BSYNC|BREAK|BPT|KILL|NANOSLEEP|"
-                      r"YIELD|RTT|BMOV|PREEXIT|ENDCOLLECTIVE)\b")
+_BARRIER = re.compile(
+    r"^(BAR|B2R|R2B|SYNCS|DEPBAR|LDGDEPBAR|MEMBAR|FENCE|ERRBAR|CGAERRBAR|WARPSYNC|"
+    r"ARRIVES|WARPGROUP|UCGABAR\w*|CCTL\w*|UTCBAR|ACQBULK|ACQSHMINIT)\b"
+)
+_MEMORY = re.compile(
+    r"^(LD|LDG|LDS|LDL|LDC|ULDC|LDSM|LDTM|ST|STG|STS|STL|STSM|STTM|ATOM|ATOMG|ATOMS|"
+    r"RED|REDG|REDAS|LDGSTS|SULD|SUST|SUATOM|SURED|TEX|TLD|TLD4|TMML|TXD|TXQ|"
+    r"UTMA\w*|UBLK\w*|UTCCP|UTCSHIFT)\b"
+)
+_CONTROL = re.compile(
+    r"^(BRA|BRX|BRXU|JMP|JMX|JMXU|CALL|RET|EXIT|BSSY|BSYNC|BREAK|BPT|KILL|NANOSLEEP|"
+    r"YIELD|RTT|BMOV|PREEXIT|ENDCOLLECTIVE)\b"
+)
 _WARP = re.compile(r"^(SHFL|VOTE|VOTEU|MATCH|REDUX|CREDUX|ELECT|UVOTE)\b")
-_OTHER = re.compile(r"^(NOP|S2R|S2UR|CS2R|PMTRIG|SETCTAID|SETLMEMBASE|GETLMEMBASE|USETMAXREG|"
-                    r"UGETNEXTWORKID|VIRTCOUNT)\b")
+_OTHER = re.compile(
+    r"^(NOP|S2R|S2UR|CS2R|PMTRIG|SETCTAID|SETLMEMBASE|GETLMEMBASE|USETMAXREG|"
+    r"UGETNEXTWORKID|VIRTCOUNT)\b"
+)
 
 
 def classify(opcode: str) -> str:
@@ -29,8 +38,14 @@ def classify(opcode: str) -> str:
     convergence; warp: shuffles/votes/warp reductions; other: special registers, NOP, register
     reconfiguration; alu: the rest (integer, floating point, MUFU, conversions, predicates)."""
     op = base(opcode)
-    for cls, rx in (("tensor", _TENSOR), ("barrier", _BARRIER), ("memory", _MEMORY),
-                    ("control", _CONTROL), ("warp", _WARP), ("other", _OTHER)):
+    for cls, rx in (
+        ("tensor", _TENSOR),
+        ("barrier", _BARRIER),
+        ("memory", _MEMORY),
+        ("control", _CONTROL),
+        ("warp", _WARP),
+        ("other", _OTHER),
+    ):
         if rx.match(op):
             return cls
     return "alu"
@@ -90,6 +105,15 @@ def memory_kind(opcode: str) -> tuple | None:
     if space is None:
         return None
     mods = set(opcode.split(".")[1:])
-    bits = 128 if "128" in mods else 64 if "64" in mods else 16 if {"U16", "S16"} & mods else \
-        8 if {"U8", "S8"} & mods else 32
+    bits = (
+        128
+        if "128" in mods
+        else 64
+        if "64" in mods
+        else 16
+        if {"U16", "S16"} & mods
+        else 8
+        if {"U8", "S8"} & mods
+        else 32
+    )
     return (*space, bits)

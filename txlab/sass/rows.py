@@ -1,5 +1,6 @@
 """The SASS table: one row per instruction with its control fields, class and user line
 (``Compiled.sass_table()``)."""
+
 from __future__ import annotations
 
 import re
@@ -7,8 +8,22 @@ from dataclasses import dataclass, field
 
 from txlab.sass.opcodes import CLASSES
 
-COLUMNS = ("kernel", "offset", "predicate", "opcode", "operands", "stall", "yield", "wr_bar", "rd_bar",
-           "wait_mask", "reuse", "control", "line", "cls")
+COLUMNS = (
+    "kernel",
+    "offset",
+    "predicate",
+    "opcode",
+    "operands",
+    "stall",
+    "yield",
+    "wr_bar",
+    "rd_bar",
+    "wait_mask",
+    "reuse",
+    "control",
+    "line",
+    "cls",
+)
 
 
 @dataclass
@@ -31,14 +46,26 @@ class SassTable:
     def __getitem__(self, i):
         return self.rows[i]
 
-    def filter(self, *, kernel: str | None = None, cls: str | None = None, line: int | None = None,
-               opcode: str | None = None, padding: bool = False) -> "SassTable":
+    def filter(
+        self,
+        *,
+        kernel: str | None = None,
+        cls: str | None = None,
+        line: int | None = None,
+        opcode: str | None = None,
+        padding: bool = False,
+    ) -> "SassTable":
         """Rows that match every criterion given (``opcode`` is a regex searched in the opcode)."""
         rx = re.compile(opcode) if opcode else None
-        rows = [r for r in self.rows
-                if (kernel is None or r["kernel"] == kernel) and (cls is None or r["cls"] == cls)
-                and (line is None or r["line"] == line) and (rx is None or rx.search(r["opcode"]))
-                and (padding or not r["padding"])]
+        rows = [
+            r
+            for r in self.rows
+            if (kernel is None or r["kernel"] == kernel)
+            and (cls is None or r["cls"] == cls)
+            and (line is None or r["line"] == line)
+            and (rx is None or rx.search(r["opcode"]))
+            and (padding or not r["padding"])
+        ]
         return SassTable(self.name, self.arch, rows, self.html_rows)
 
     def histogram(self) -> dict[str, int]:
@@ -68,8 +95,9 @@ class SassTable:
         return fig
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "arch": self.arch, "columns": list(COLUMNS) + ["padding", "encoding", "cuda_line", "live_registers"],
-                "rows": self.rows}
-
-
-
+        return {
+            "name": self.name,
+            "arch": self.arch,
+            "columns": list(COLUMNS) + ["padding", "encoding", "cuda_line", "live_registers"],
+            "rows": self.rows,
+        }

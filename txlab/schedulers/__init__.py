@@ -24,6 +24,7 @@ substitutes that intrinsic while the scheduler is parsed: it yields the recorder
 ``rank`` instead, so the class's remapping runs unchanged, on the CPU and on a GPU without NVSHMEM.
 The substitution is local to the parse (a lock guards it and the original is restored).
 """
+
 from __future__ import annotations
 
 from txlab.schedulers.catalogue import SCHEDULERS, Param, SchedulerSpec, _resolve, spec_of  # noqa: F401
@@ -33,4 +34,3 @@ from txlab.schedulers.recorder import clear_cache, last_message_line  # noqa: F4
 from txlab.schedulers.schedule import ScheduleTrace
 
 __all__ = ["trace", "ScheduleTrace", "SCHEDULERS", "SchedulerSpec", "Param", "lpt_index_lists", "spec_of"]
-

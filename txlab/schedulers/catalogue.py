@@ -1,5 +1,6 @@
 """The schedulers txlab traces: what each of ``tvm.backend.cuda.lang``'s tile schedulers takes and
 exposes (names are the class's own), and which parameters a runtime-extent build passes as arguments."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,57 +18,118 @@ class Param:
     help: str = ""
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "default": self.default,
-                "minimum": self.minimum, "help": self.help}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "default": self.default,
+            "minimum": self.minimum,
+            "help": self.help,
+        }
 
 
 @dataclass(frozen=True)
 class SchedulerSpec:
     name: str
-    family: str            # "gemm" (m,n[,k] tiles) or "attention" (batch, head, m-block)
-    params: tuple          # Param, in constructor order (without prefix / worker count)
-    attrs: tuple           # attribute names recorded per visit
+    family: str  # "gemm" (m,n[,k] tiles) or "attention" (batch, head, m-block)
+    params: tuple  # Param, in constructor order (without prefix / worker count)
+    attrs: tuple  # attribute names recorded per visit
     doc: str = ""
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "family": self.family, "attrs": list(self.attrs),
-                "params": [p.to_dict() for p in self.params], "doc": self.doc}
+        return {
+            "name": self.name,
+            "family": self.family,
+            "attrs": list(self.attrs),
+            "params": [p.to_dict() for p in self.params],
+            "doc": self.doc,
+        }
 
 
 SCHEDULERS: dict[str, SchedulerSpec] = {
-    s.name: s for s in (
-        SchedulerSpec("ClusterPersistentScheduler2D", "gemm", (
-            Param("num_m_tiles", "int", 16, help="tiles along M"),
-            Param("num_n_tiles", "int", 16, help="tiles along N"),
-            Param("l2_group_size", "int", 8, help="M rows per L2 group (swizzle size if serpentine)"),
-            Param("cluster_m", "int", 1, help="cluster extent in M (tiles)"),
-            Param("cluster_n", "int", 1, help="cluster extent in N (tiles)"),
-            Param("serpentine", "bool", False, 0, help="CUTLASS-style 2D block swizzle, serpentine"),
-        ), ("m_idx", "n_idx"), "persistent: cluster c visits work c, c+num_clusters, ..."),
-        SchedulerSpec("GroupMajor3D", "gemm", (
-            Param("m_tiles", "int", 16), Param("n_tiles", "int", 16), Param("k_tiles", "int", 1),
-            Param("group_rows", "int", 8),
-            Param("step", "int", 0, 0, help="next_tile() stride; 0 means num_ctas"),
-        ), ("m_idx", "n_idx", "k_idx"), "grouped rows over (M, N, K), stride `step`"),
-        SchedulerSpec("FlashAttentionLinearScheduler", "attention", (
-            Param("num_batches", "int", 2), Param("num_heads", "int", 8),
-            Param("num_m_blocks", "int", 16),
-        ), ("batch_idx", "head_idx", "m_block_idx"), "linear (batch, head, m_block), stride num_ctas"),
-        SchedulerSpec("FlashAttentionLPTScheduler", "attention", (
-            Param("num_batches", "int", 2), Param("num_heads", "int", 8),
-            Param("num_m_blocks", "int", 16), Param("l2_swizzle", "int", 4),
-            Param("persistent", "bool", False, 0,
-                  help="stride by num_ctas; otherwise one task per CTA (num_ctas=None)"),
-        ), ("batch_idx", "head_idx", "m_block_idx"), "heaviest causal m-blocks first, L2 swizzle"),
-        SchedulerSpec("IndexedTripleTileScheduler", "attention", (
-            Param("b_indices", "ints", [0], 0), Param("h_indices", "ints", [0], 0),
-            Param("q_indices", "ints", [0], 0), Param("tiles_indptr", "ints", [0, 1], 0),
-        ), ("b_idx", "h_idx", "q_idx"), "CTA i visits entries tiles_indptr[i]..tiles_indptr[i+1]"),
-        SchedulerSpec("RankAwareGroupMajorTileScheduler", "gemm", (
-            Param("m_clusters", "int", 16), Param("n_clusters", "int", 16),
-            Param("group_size", "int", 4), Param("world_size", "int", 4),
-            Param("rank", "int", 0, 0, help="substituted for T.nvshmem.my_pe()"),
-        ), ("m_idx", "n_idx"), "group-major, remote row-blocks first (rank-rotated)"),
+    s.name: s
+    for s in (
+        SchedulerSpec(
+            "ClusterPersistentScheduler2D",
+            "gemm",
+            (
+                Param("num_m_tiles", "int", 16, help="tiles along M"),
+                Param("num_n_tiles", "int", 16, help="tiles along N"),
+                Param("l2_group_size", "int", 8, help="M rows per L2 group (swizzle size if serpentine)"),
+                Param("cluster_m", "int", 1, help="cluster extent in M (tiles)"),
+                Param("cluster_n", "int", 1, help="cluster extent in N (tiles)"),
+                Param("serpentine", "bool", False, 0, help="CUTLASS-style 2D block swizzle, serpentine"),
+            ),
+            ("m_idx", "n_idx"),
+            "persistent: cluster c visits work c, c+num_clusters, ...",
+        ),
+        SchedulerSpec(
+            "GroupMajor3D",
+            "gemm",
+            (
+                Param("m_tiles", "int", 16),
+                Param("n_tiles", "int", 16),
+                Param("k_tiles", "int", 1),
+                Param("group_rows", "int", 8),
+                Param("step", "int", 0, 0, help="next_tile() stride; 0 means num_ctas"),
+            ),
+            ("m_idx", "n_idx", "k_idx"),
+            "grouped rows over (M, N, K), stride `step`",
+        ),
+        SchedulerSpec(
+            "FlashAttentionLinearScheduler",
+            "attention",
+            (
+                Param("num_batches", "int", 2),
+                Param("num_heads", "int", 8),
+                Param("num_m_blocks", "int", 16),
+            ),
+            ("batch_idx", "head_idx", "m_block_idx"),
+            "linear (batch, head, m_block), stride num_ctas",
+        ),
+        SchedulerSpec(
+            "FlashAttentionLPTScheduler",
+            "attention",
+            (
+                Param("num_batches", "int", 2),
+                Param("num_heads", "int", 8),
+                Param("num_m_blocks", "int", 16),
+                Param("l2_swizzle", "int", 4),
+                Param(
+                    "persistent",
+                    "bool",
+                    False,
+                    0,
+                    help="stride by num_ctas; otherwise one task per CTA (num_ctas=None)",
+                ),
+            ),
+            ("batch_idx", "head_idx", "m_block_idx"),
+            "heaviest causal m-blocks first, L2 swizzle",
+        ),
+        SchedulerSpec(
+            "IndexedTripleTileScheduler",
+            "attention",
+            (
+                Param("b_indices", "ints", [0], 0),
+                Param("h_indices", "ints", [0], 0),
+                Param("q_indices", "ints", [0], 0),
+                Param("tiles_indptr", "ints", [0, 1], 0),
+            ),
+            ("b_idx", "h_idx", "q_idx"),
+            "CTA i visits entries tiles_indptr[i]..tiles_indptr[i+1]",
+        ),
+        SchedulerSpec(
+            "RankAwareGroupMajorTileScheduler",
+            "gemm",
+            (
+                Param("m_clusters", "int", 16),
+                Param("n_clusters", "int", 16),
+                Param("group_size", "int", 4),
+                Param("world_size", "int", 4),
+                Param("rank", "int", 0, 0, help="substituted for T.nvshmem.my_pe()"),
+            ),
+            ("m_idx", "n_idx"),
+            "group-major, remote row-blocks first (rank-rotated)",
+        ),
     )
 }
 
@@ -91,14 +153,16 @@ def spec_of(name_or_class) -> SchedulerSpec:
     elif isinstance(getattr(name_or_class, "__name__", None), str):
         name = name_or_class.__name__
     else:
-        raise InputError(f"the scheduler must be named by a string or given as its class, not "
-                         f"{name_or_class!r} ({type(name_or_class).__name__}); txlab traces: "
-                         f"{', '.join(SCHEDULERS)}", param="name_or_class")
+        raise InputError(
+            f"the scheduler must be named by a string or given as its class, not "
+            f"{name_or_class!r} ({type(name_or_class).__name__}); txlab traces: "
+            f"{', '.join(SCHEDULERS)}",
+            param="name_or_class",
+        )
     for key, spec in SCHEDULERS.items():
         if key.lower() == name.strip().lower():
             return spec
-    raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}",
-                     param="name_or_class")
+    raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}", param="name_or_class")
 
 
 _resolve = spec_of  # the former private name (other modules' branches may still use it)

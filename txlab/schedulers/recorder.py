@@ -1,5 +1,6 @@
 """The recorder: TVMScript generated to run one scheduler class exactly as a kernel does, parsed and
 compiled (for ``llvm``, or ``cuda``) once per text and cached in memory."""
+
 from __future__ import annotations
 
 import hashlib
@@ -30,42 +31,53 @@ def _ctor(spec: SchedulerSpec, p: dict, workers, dynamic: bool) -> tuple[str, li
 
     n = spec.name
     if n == "ClusterPersistentScheduler2D":
-        ctor = (f'ClusterPersistentScheduler2D("s", num_m_tiles={val("num_m_tiles", p["num_m_tiles"])}, '
-                f'num_n_tiles={val("num_n_tiles", p["num_n_tiles"])}, '
-                f'num_clusters={val("num_clusters", workers)}, '
-                f'l2_group_size={val("l2_group_size", p["l2_group_size"])}, '
-                f'cluster_m={val("cluster_m", p["cluster_m"])}, cluster_n={val("cluster_n", p["cluster_n"])}, '
-                f'serpentine={p["serpentine"]!r})')
+        ctor = (
+            f'ClusterPersistentScheduler2D("s", num_m_tiles={val("num_m_tiles", p["num_m_tiles"])}, '
+            f"num_n_tiles={val('num_n_tiles', p['num_n_tiles'])}, "
+            f"num_clusters={val('num_clusters', workers)}, "
+            f"l2_group_size={val('l2_group_size', p['l2_group_size'])}, "
+            f"cluster_m={val('cluster_m', p['cluster_m'])}, cluster_n={val('cluster_n', p['cluster_n'])}, "
+            f"serpentine={p['serpentine']!r})"
+        )
         return ctor, args, ""
     if n == "GroupMajor3D":
-        ctor = (f'GroupMajor3D("s", m_tiles={val("m_tiles", p["m_tiles"])}, n_tiles={val("n_tiles", p["n_tiles"])}, '
-                f'k_tiles={val("k_tiles", p["k_tiles"])}, group_rows={val("group_rows", p["group_rows"])}, '
-                f'step={val("step", p["step"])})')
+        ctor = (
+            f'GroupMajor3D("s", m_tiles={val("m_tiles", p["m_tiles"])}, n_tiles={val("n_tiles", p["n_tiles"])}, '
+            f"k_tiles={val('k_tiles', p['k_tiles'])}, group_rows={val('group_rows', p['group_rows'])}, "
+            f"step={val('step', p['step'])})"
+        )
         return ctor, args, ""
     if n == "FlashAttentionLinearScheduler":
-        ctor = (f'FlashAttentionLinearScheduler("s", num_batches={val("num_batches", p["num_batches"])}, '
-                f'num_heads={val("num_heads", p["num_heads"])}, num_m_blocks={val("num_m_blocks", p["num_m_blocks"])}, '
-                f'num_ctas={val("num_ctas", workers)})')
+        ctor = (
+            f'FlashAttentionLinearScheduler("s", num_batches={val("num_batches", p["num_batches"])}, '
+            f"num_heads={val('num_heads', p['num_heads'])}, num_m_blocks={val('num_m_blocks', p['num_m_blocks'])}, "
+            f"num_ctas={val('num_ctas', workers)})"
+        )
         return ctor, args, ""
     if n == "FlashAttentionLPTScheduler":
         nc = "None" if workers is None else val("num_ctas", workers)
-        ctor = (f'FlashAttentionLPTScheduler("s", num_batches={val("num_batches", p["num_batches"])}, '
-                f'num_heads={val("num_heads", p["num_heads"])}, num_m_blocks={val("num_m_blocks", p["num_m_blocks"])}, '
-                f'l2_swizzle={val("l2_swizzle", p["l2_swizzle"])}, num_ctas={nc})')
+        ctor = (
+            f'FlashAttentionLPTScheduler("s", num_batches={val("num_batches", p["num_batches"])}, '
+            f"num_heads={val('num_heads', p['num_heads'])}, num_m_blocks={val('num_m_blocks', p['num_m_blocks'])}, "
+            f"l2_swizzle={val('l2_swizzle', p['l2_swizzle'])}, num_ctas={nc})"
+        )
         return ctor, args, ""
     if n == "IndexedTripleTileScheduler":
         return 'IndexedTripleTileScheduler("s", b_idx_buf, h_idx_buf, q_idx_buf, indptr_buf)', args, ""
     if n == "RankAwareGroupMajorTileScheduler":
-        ctor = (f'RankAwareGroupMajorTileScheduler("s", m_clusters={val("m_clusters", p["m_clusters"])}, '
-                f'n_clusters={val("n_clusters", p["n_clusters"])}, group_size={val("group_size", p["group_size"])}, '
-                f'world_size={val("world_size", p["world_size"])})')
+        ctor = (
+            f'RankAwareGroupMajorTileScheduler("s", m_clusters={val("m_clusters", p["m_clusters"])}, '
+            f"n_clusters={val('n_clusters', p['n_clusters'])}, group_size={val('group_size', p['group_size'])}, "
+            f"world_size={val('world_size', p['world_size'])})"
+        )
         stride = val("stride", workers)
         return ctor, args, stride
     raise AssertionError(n)  # pragma: no cover
 
 
-def _recorder_text(spec: SchedulerSpec, p: dict, workers, nworkers: int, dynamic: bool,
-                   device: str) -> tuple[str, list]:
+def _recorder_text(
+    spec: SchedulerSpec, p: dict, workers, nworkers: int, dynamic: bool, device: str
+) -> tuple[str, list]:
     """TVMScript text of the recorder and the ordered names of its scalar arguments."""
     ctor, scalars, nxt = _ctor(spec, p, workers, dynamic)
     nw = "p_nworkers" if dynamic else str(nworkers)
@@ -81,43 +93,46 @@ def _recorder_text(spec: SchedulerSpec, p: dict, workers, nworkers: int, dynamic
     if rank:
         sig.append("rank: T.int32")
     w = len(spec.attrs)
-    body = [f"    out = T.match_buffer(out_h, ({nw}, cap, {w}), \"int32\")",
-            f"    cnt = T.match_buffer(cnt_h, ({nw},), \"int32\")"]
+    body = [
+        f'    out = T.match_buffer(out_h, ({nw}, cap, {w}), "int32")',
+        f'    cnt = T.match_buffer(cnt_h, ({nw},), "int32")',
+    ]
     if indexed:
-        body += ["    n_idx = T.int32()",
-                 "    b_idx_buf = T.match_buffer(b_h, (n_idx,), \"int32\")",
-                 "    h_idx_buf = T.match_buffer(hh_h, (n_idx,), \"int32\")",
-                 "    q_idx_buf = T.match_buffer(q_h, (n_idx,), \"int32\")",
-                 f"    indptr_buf = T.match_buffer(ptr_h, ({nw} + 1,), \"int32\")"]
+        body += [
+            "    n_idx = T.int32()",
+            '    b_idx_buf = T.match_buffer(b_h, (n_idx,), "int32")',
+            '    h_idx_buf = T.match_buffer(hh_h, (n_idx,), "int32")',
+            '    q_idx_buf = T.match_buffer(q_h, (n_idx,), "int32")',
+            f'    indptr_buf = T.match_buffer(ptr_h, ({nw} + 1,), "int32")',
+        ]
     if device == "cuda":
-        body += ["    T.device_entry()",
-                 f"    cta = T.cta_id([{nw}])",
-                 "    tx = T.thread_id([32])",
-                 "    if tx == 0:"]
+        body += ["    T.device_entry()", f"    cta = T.cta_id([{nw}])", "    tx = T.thread_id([32])", "    if tx == 0:"]
     else:
         body += [f"    for cta in T.serial({nw}):"]
     ind = " " * 8
     if rank:
         body.append(f"{ind}_rank = T.meta_var(_txlab_bind_rank(rank))")
-    body += [f"{ind}s = T.meta_var({ctor})",
-             f"{ind}s.init(cta)",
-             f"{ind}k: T.int32 = 0",
-             f"{ind}while s.valid() & (k < limit):",
-             f"{ind}    if k < cap:"]
+    body += [
+        f"{ind}s = T.meta_var({ctor})",
+        f"{ind}s.init(cta)",
+        f"{ind}k: T.int32 = 0",
+        f"{ind}while s.valid() & (k < limit):",
+        f"{ind}    if k < cap:",
+    ]
     body += [f"{ind}        out[cta, k, {i}] = s.{a}" for i, a in enumerate(spec.attrs)]
-    body += [f"{ind}    k = k + 1",
-             f"{ind}    s.next_tile({nxt})",
-             f"{ind}cnt[cta] = k"]
-    text = "\n".join([
-        "# generated by txlab.schedulers: records the tiles each CTA visits",
-        f"from tvm.backend.cuda.lang import {spec.name}",
-        "",
-        "",
-        "@T.prim_func",
-        f"def recorder({', '.join(sig)}):",
-        *body,
-        "",
-    ])
+    body += [f"{ind}    k = k + 1", f"{ind}    s.next_tile({nxt})", f"{ind}cnt[cta] = k"]
+    text = "\n".join(
+        [
+            "# generated by txlab.schedulers: records the tiles each CTA visits",
+            f"from tvm.backend.cuda.lang import {spec.name}",
+            "",
+            "",
+            "@T.prim_func",
+            f"def recorder({', '.join(sig)}):",
+            *body,
+            "",
+        ]
+    )
     return text, scalars
 
 
@@ -271,9 +286,11 @@ def _executable(text: str, rank: bool, device: str):
                     "TVM cannot compile this scheduler with these constant parameters: one of its "
                     "branches (unreachable for them) divides by a constant 0, which TVM's constant "
                     "folder rejects. A kernel with the same static parameters fails the same way. "
-                    "Change the parameters.") from exc
-            raise TxlabError(f"building the scheduler recorder failed: {type(exc).__name__}: "
-                             f"{last_message_line(str(exc))}") from exc
+                    "Change the parameters."
+                ) from exc
+            raise TxlabError(
+                f"building the scheduler recorder failed: {type(exc).__name__}: {last_message_line(str(exc))}"
+            ) from exc
         _EXE_CACHE[key] = (exe, fn)
         return exe, fn
 

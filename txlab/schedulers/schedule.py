@@ -1,5 +1,6 @@
 """ScheduleTrace: the tiles each CTA of a scheduler visits, in order, and their metrics (waves, L2
 reuse, balance), plots and widget."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -101,8 +102,17 @@ class ScheduleTrace:
         return (self.step * self.waves_per_step + self.cta // self.concurrency).astype(np.int32)
 
     # ---- metrics ----------------------------------------------------------------------------
-    def metrics(self, *, tile_m: int = 128, tile_n: int = 128, k: int = 4096, dtype_bytes: int = 2,
-                block_m: int = 128, block_n: int = 128, causal: bool = True) -> dict:
+    def metrics(
+        self,
+        *,
+        tile_m: int = 128,
+        tile_n: int = 128,
+        k: int = 4096,
+        dtype_bytes: int = 2,
+        block_m: int = 128,
+        block_n: int = 128,
+        causal: bool = True,
+    ) -> dict:
         """Load balance, waves, coverage; GEMM panel reuse per wave and DRAM estimate; attention
         causal cost per CTA. See :func:`_gemm_metrics` and :func:`_attention_metrics` for models."""
         key = (tile_m, tile_n, k, dtype_bytes, block_m, block_n, causal)
@@ -121,17 +131,21 @@ class ScheduleTrace:
             "num_ctas": self.num_ctas,
             "concurrency": self.concurrency,
             "visits": len(self),
-            "tiles_per_cta": {"min": int(counts.min()) if counts.size else 0,
-                              "max": int(counts.max()) if counts.size else 0,
-                              "mean": round(mean, 3)},
+            "tiles_per_cta": {
+                "min": int(counts.min()) if counts.size else 0,
+                "max": int(counts.max()) if counts.size else 0,
+                "mean": round(mean, 3),
+            },
             "imbalance": round(float(counts.max()) / mean, 4) if mean else 0.0,
             "idle_ctas": int((counts == 0).sum()),
             "waves": waves,
-            "coverage": {"grid_tiles": rows * cols * layers,
-                         "missing": int((hits == 0).sum()),
-                         "duplicated": int((hits > 1).sum()),
-                         "extra_visits": int(np.maximum(hits - 1, 0).sum()),
-                         "out_of_grid": int((~inside).sum())},
+            "coverage": {
+                "grid_tiles": rows * cols * layers,
+                "missing": int((hits == 0).sum()),
+                "duplicated": int((hits > 1).sum()),
+                "extra_visits": int(np.maximum(hits - 1, 0).sum()),
+                "out_of_grid": int((~inside).sum()),
+            },
         }
         if self.family == "gemm":
             m["gemm"] = self._gemm_metrics(tile_m, tile_n, k, dtype_bytes)
@@ -166,9 +180,12 @@ class ScheduleTrace:
         return {
             "a_panels_per_wave": a_per.tolist(),
             "b_panels_per_wave": b_per.tolist(),
-            "a_panel_loads": int(a_per.sum()), "b_panel_loads": int(b_per.sum()),
-            "rowmajor_a_panel_loads": int(ba.sum()), "rowmajor_b_panel_loads": int(bb.sum()),
-            "dram_bytes_est": traffic, "rowmajor_dram_bytes_est": base,
+            "a_panel_loads": int(a_per.sum()),
+            "b_panel_loads": int(b_per.sum()),
+            "rowmajor_a_panel_loads": int(ba.sum()),
+            "rowmajor_b_panel_loads": int(bb.sum()),
+            "dram_bytes_est": traffic,
+            "rowmajor_dram_bytes_est": base,
             "traffic_vs_rowmajor": round(traffic / base, 4) if base else 0.0,
             "model": {"tile_m": tile_m, "tile_n": tile_n, "k": k, "dtype_bytes": dtype_bytes},
         }
@@ -207,8 +224,11 @@ class ScheduleTrace:
         return {
             "causal": causal,
             "cost_per_cta": per_cta.tolist(),
-            "cost": {"min": int(per_cta.min()) if per_cta.size else 0,
-                     "max": int(per_cta.max()) if per_cta.size else 0, "mean": round(mean, 3)},
+            "cost": {
+                "min": int(per_cta.min()) if per_cta.size else 0,
+                "max": int(per_cta.max()) if per_cta.size else 0,
+                "mean": round(mean, 3),
+            },
             "cost_imbalance": round(float(per_cta.max()) / mean, 4) if mean else 0.0,
             "total_kv_blocks": int(cost.sum()),
             "makespan_kv_blocks": makespan,
@@ -221,8 +241,7 @@ class ScheduleTrace:
     def columns(self) -> dict[str, np.ndarray]:
         """int32 columns for drawing: cta, step, wave, row, col, layer, then the attributes."""
         r, c, l = self.coords()
-        cols = {"cta": self.cta, "step": self.step, "wave": self.wave,
-                "row": r, "col": c, "layer": l}
+        cols = {"cta": self.cta, "step": self.step, "wave": self.wave, "row": r, "col": c, "layer": l}
         cols.update(self.attrs)
         return {k: np.ascontiguousarray(v, dtype=np.int32) for k, v in cols.items()}
 
@@ -230,8 +249,7 @@ class ScheduleTrace:
         """Compact payload: scalars, metrics and int columns (lists, not per-visit dicts)."""
         rows, cols, layers = self.grid_shape()
         spec = self.spec
-        labels = {"gemm": ("m tile", "n tile", "k tile"),
-                  "attention": ("batch·head", "m block", "")}[spec.family]
+        labels = {"gemm": ("m tile", "n tile", "k tile"), "attention": ("batch·head", "m block", "")}[spec.family]
         d = {
             "scheduler": self.scheduler,
             "family": spec.family,
@@ -241,9 +259,15 @@ class ScheduleTrace:
             "device": self.device,
             "specialized": self.specialized,
             "attrs": list(self.attrs),
-            "grid": {"rows": rows, "cols": cols, "layers": layers,
-                     "row_label": labels[0], "col_label": labels[1], "layer_label": labels[2],
-                     "num_heads": self._num_heads()},
+            "grid": {
+                "rows": rows,
+                "cols": cols,
+                "layers": layers,
+                "row_label": labels[0],
+                "col_label": labels[1],
+                "layer_label": labels[2],
+                "num_heads": self._num_heads(),
+            },
             "visits": len(self),
             "metrics": self.metrics(),
         }
@@ -314,8 +338,10 @@ class ScheduleTrace:
 
     def __repr__(self) -> str:
         m = self.metrics()
-        return (f"ScheduleTrace({self.scheduler}, {self.num_ctas} CTAs, {len(self)} visits, "
-                f"{m['waves']} waves, imbalance {m['imbalance']})")
+        return (
+            f"ScheduleTrace({self.scheduler}, {self.num_ctas} CTAs, {len(self)} visits, "
+            f"{m['waves']} waves, imbalance {m['imbalance']})"
+        )
 
 
 def _distinct_per_wave(wave, r, c, l, layers):

@@ -1,5 +1,6 @@
 """``trace()``: run a scheduler's recorder program (:mod:`txlab.schedulers.recorder`) and collect the
 tiles each CTA visits into a :class:`~txlab.schedulers.schedule.ScheduleTrace`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,16 @@ from txlab.schedulers.recorder import _ConstantDivideByZero, _executable, _recor
 from txlab.schedulers.schedule import ScheduleTrace
 
 
-def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
-          specialize: bool = True, concurrency: int | None = None,
-          max_tiles: int = MAX_TRACE_TILES, **params) -> "ScheduleTrace":
+def trace(
+    name_or_class,
+    num_ctas: int | None = None,
+    *,
+    device: str = "cpu",
+    specialize: bool = True,
+    concurrency: int | None = None,
+    max_tiles: int = MAX_TRACE_TILES,
+    **params,
+) -> "ScheduleTrace":
     """Run a ``tvm.backend.cuda.lang`` tile scheduler and record the tiles each CTA visits.
 
     ``num_ctas`` is the persistent worker count the class strides by (``num_clusters`` for
@@ -61,16 +69,17 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
     import tvm
 
     dev = tvm.cuda(0) if device == "cuda" else tvm.cpu(0)
-    scalar_values = {"p_nworkers": nworkers, "p_num_clusters": workers, "p_num_ctas": workers,
-                     "p_stride": workers}
+    scalar_values = {"p_nworkers": nworkers, "p_num_clusters": workers, "p_num_ctas": workers, "p_stride": workers}
     scalar_values.update({f"p_{k}": v for k, v in p.items() if not isinstance(v, list)})
     scalars = [int(scalar_values[s]) for s in scalar_names]
     if rank:
         scalars.append(int(p["rank"]))
     if spec.name == "IndexedTripleTileScheduler":
         total = len(p["b_indices"])
-        idx = [tvm.runtime.tensor(np.asarray(p[k], dtype="int32"), device=dev)
-               for k in ("b_indices", "h_indices", "q_indices", "tiles_indptr")]
+        idx = [
+            tvm.runtime.tensor(np.asarray(p[k], dtype="int32"), device=dev)
+            for k in ("b_indices", "h_indices", "q_indices", "tiles_indptr")
+        ]
     else:
         total = _grid_size(spec, p)
         idx = []
@@ -90,14 +99,15 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
         counts = cnt.numpy()
         if counts.size and counts.max() >= limit:
             bad = int(np.argmax(counts))
-            raise TxlabError(f"{spec.name} did not terminate for these parameters: CTA {bad} was "
-                             f"still valid() after {limit} tiles (grid of {total} tiles)")
+            raise TxlabError(
+                f"{spec.name} did not terminate for these parameters: CTA {bad} was "
+                f"still valid() after {limit} tiles (grid of {total} tiles)"
+            )
         if counts.size == 0 or counts.max() <= cap:
             break
         cap = int(counts.max())
     raw = out.numpy()
-    steps = np.concatenate([np.arange(c, dtype=np.int32) for c in counts]) if counts.sum() else \
-        np.zeros(0, np.int32)
+    steps = np.concatenate([np.arange(c, dtype=np.int32) for c in counts]) if counts.sum() else np.zeros(0, np.int32)
     ctas = np.repeat(np.arange(nworkers, dtype=np.int32), counts)
     mask = np.arange(cap)[None, :] < counts[:, None]
     values = raw[mask]  # (n, w) in CTA-major, step order
@@ -105,6 +115,14 @@ def trace(name_or_class, num_ctas: int | None = None, *, device: str = "cpu",
         concurrency = min(nworkers, _default_ctas())
     concurrency = _as_int("concurrency", concurrency, 1)
     public = {k: v for k, v in p.items()}
-    return ScheduleTrace(spec.name, public, nworkers, ctas, steps,
-                         {a: values[:, i].copy() for i, a in enumerate(spec.attrs)},
-                         concurrency=concurrency, device=device, specialized=specialize)
+    return ScheduleTrace(
+        spec.name,
+        public,
+        nworkers,
+        ctas,
+        steps,
+        {a: values[:, i].copy() for i, a in enumerate(spec.attrs)},
+        concurrency=concurrency,
+        device=device,
+        specialized=specialize,
+    )

@@ -36,6 +36,7 @@ what this map reports.
 * ``model``      — ``SourceMap`` (the queries) over :class:`txlab.sass.Instruction` records;
 * ``lazy``       — the map of a ``Compiled`` (``Compiled.source_map`` keeps it).
 """
+
 from __future__ import annotations
 
 from txlab.sourcemap.lazy import ensure_sass, source_map_of
@@ -45,8 +46,23 @@ from txlab.sourcemap.model import SassInstruction, SourceMap
 from txlab.sourcemap.origins import Origin, function_at, origin_of_span, span_signature, user_file_of
 
 __all__ = [
-    "MARKER", "LineTable", "Origin", "SassInstruction", "SourceMap", "build_line_table", "classify",
-    "cuda_functions", "ensure_sass", "function_at", "mark_device_mods", "opcode_of", "origin_of_span",
-    "parse_sass_with_lines", "ptx_cuda_lines", "source_map_of", "span_signature", "strip_markers",
+    "MARKER",
+    "LineTable",
+    "Origin",
+    "SassInstruction",
+    "SourceMap",
+    "build_line_table",
+    "classify",
+    "cuda_functions",
+    "ensure_sass",
+    "function_at",
+    "mark_device_mods",
+    "opcode_of",
+    "origin_of_span",
+    "parse_sass_with_lines",
+    "ptx_cuda_lines",
+    "source_map_of",
+    "span_signature",
+    "strip_markers",
     "user_file_of",
 ]

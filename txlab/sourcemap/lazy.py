@@ -1,4 +1,5 @@
 """The line map of a ``Compiled`` (``Compiled.source_map``, a cached property of the class)."""
+
 from __future__ import annotations
 
 from txlab.sourcemap.model import SourceMap
@@ -11,8 +12,12 @@ def source_map_of(compiled) -> SourceMap:
 
     table = compiled.line_table
     if table is None:
-        raise CompileError("linemap", "this kernel has no line map: its IR carries no source spans "
-                           "(built from Python objects rather than TVMScript source)", kernel=compiled.name)
+        raise CompileError(
+            "linemap",
+            "this kernel has no line map: its IR carries no source spans "
+            "(built from Python objects rather than TVMScript source)",
+            kernel=compiled.name,
+        )
     return SourceMap(table, compiled.cuda_source, compiled.ptx, compiled.sass_listing, compiled.resources)
 
 

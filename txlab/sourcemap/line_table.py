@@ -6,6 +6,7 @@ marked: before each statement whose origin differs from the one in effect, an
 they are stripped and what is left must equal TVM's unmarked CUDA, character for character (the
 passes never see a marker, so the compiled code cannot change); else lines are aligned (difflib).
 """
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,7 @@ class _Marker:
             # library-only span: inside the user line in effect (a tile primitive's, when known)
             if ctx is not None and ctx.kind == "op":
                 return Origin(ctx.user_line, o.library, o.library_loc, "op")
-            return Origin(ctx.user_line if ctx else None, o.library, o.library_loc,
-                          "inherited") if ctx else o
+            return Origin(ctx.user_line if ctx else None, o.library, o.library_loc, "inherited") if ctx else o
         if o is None and isinstance(stmt, S.Bind) and str(stmt.var.name) in self.names:
             return self.names[str(stmt.var.name)]
         if o is None and isinstance(stmt, S.For) and str(stmt.loop_var.name) in self.names:
@@ -68,8 +68,12 @@ class _Marker:
                 out.extend(self.visit(s, ctx))
             return out
         o = self.own(stmt, ctx) or ctx
-        if o is not None and o.user_line is not None and o.kind in ("span", "op", "name") and \
-                isinstance(stmt, (S.BufferStore, S.Evaluate, S.IfThenElse, S.While, S.For)):
+        if (
+            o is not None
+            and o.user_line is not None
+            and o.kind in ("span", "op", "name")
+            and isinstance(stmt, (S.BufferStore, S.Evaluate, S.IfThenElse, S.While, S.For))
+        ):
             self.work_lines.add(o.user_line)
         out = []
         if o is not None:
@@ -80,8 +84,17 @@ class _Marker:
         # an inherited origin does not pass on "inherited" to children with their own spans
         inner = o
         if isinstance(stmt, S.For):
-            stmt = S.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, self.block(stmt.body, inner),
-                         stmt.thread_binding, stmt.annotations, stmt.step, stmt.span)
+            stmt = S.For(
+                stmt.loop_var,
+                stmt.min,
+                stmt.extent,
+                stmt.kind,
+                self.block(stmt.body, inner),
+                stmt.thread_binding,
+                stmt.annotations,
+                stmt.step,
+                stmt.span,
+            )
         elif isinstance(stmt, S.While):
             stmt = S.While(stmt.condition, self.block(stmt.body, inner), stmt.span)
         elif isinstance(stmt, S.IfThenElse):
@@ -130,22 +143,21 @@ def strip_markers(marked_cuda: str) -> tuple[str, list[int | None]]:
         if m:
             current = int(m.group(1))
             continue
-        if line.startswith("extern \"C\" __global__") or (line.startswith("__global__")):
+        if line.startswith('extern "C" __global__') or (line.startswith("__global__")):
             current = None  # a new kernel: its prologue is before its first marker
         lines_out.append(line)
         origin_of.append(current)
     return "".join(lines_out), origin_of
 
 
-
 # The line table computed at compile time and kept in the cache (small JSON)
 @dataclass
 class LineTable:
     user_file: str
-    user_source: list[str]           # the user's file/cell lines (1-based: [0] is line 1)
-    origins: list[dict]              # Origin dicts indexed by id
-    cuda_origin: list[int | None]    # per CUDA line (0-based), the origin id
-    exact: bool = True               # stripped marked CUDA == TVM's CUDA
+    user_source: list[str]  # the user's file/cell lines (1-based: [0] is line 1)
+    origins: list[dict]  # Origin dicts indexed by id
+    cuda_origin: list[int | None]  # per CUDA line (0-based), the origin id
+    exact: bool = True  # stripped marked CUDA == TVM's CUDA
     entry_line: int | None = None
     work_lines: list = field(default_factory=list)  # user lines with executable device statements
 
@@ -193,6 +205,12 @@ def build_line_table(source_mod, device_mods: dict, cuda_plain: str, codegen) ->
         per_line = mapped
     entry, _ = parsed_facts(source_mod, user_file)
     src = [l.rstrip("\n") for l in linecache.getlines(user_file)]
-    return LineTable(user_file=user_file, user_source=src,
-                     origins=[asdict(o) for o in origins], cuda_origin=per_line, exact=exact,
-                     entry_line=entry.user_line if entry else None, work_lines=work)
+    return LineTable(
+        user_file=user_file,
+        user_source=src,
+        origins=[asdict(o) for o in origins],
+        cuda_origin=per_line,
+        exact=exact,
+        entry_line=entry.user_line if entry else None,
+        work_lines=work,
+    )

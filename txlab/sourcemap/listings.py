@@ -4,6 +4,7 @@ CUDA C function extents and PTX ``.loc`` directives (nvcc ``-lineinfo``): each P
 CUDA line of its outermost inline frame in ``kernel.cu``. SASS instructions get theirs from
 ``nvdisasm -gi`` in :mod:`txlab.sass.listing`.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,9 @@ from txlab.ir.cuda_text import cuda_functions  # noqa: F401 (the one CUDA functi
 from txlab.sass.opcodes import classify, opcode_of  # noqa: F401 (re-exported: the one classifier)
 
 _FILE_DIR = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
-_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,\s*function_name\s+[^,]+,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+_LOC = re.compile(
+    r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,\s*function_name\s+[^,]+,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?"
+)
 
 
 def ptx_cuda_lines(ptx: str, cuda_name: str = "kernel.cu") -> list[int | None]:
@@ -42,8 +45,13 @@ def ptx_cuda_lines(ptx: str, cuda_name: str = "kernel.cu") -> list[int | None]:
             out.append(None)
             continue
         stripped = line.strip()
-        if not stripped or stripped.startswith(("//", ".")) or stripped in ("{", "}") or \
-                stripped.endswith(":") or stripped.startswith("$"):
+        if (
+            not stripped
+            or stripped.startswith(("//", "."))
+            or stripped in ("{", "}")
+            or stripped.endswith(":")
+            or stripped.startswith("$")
+        ):
             out.append(None if not stripped.startswith("$") else current)
             if stripped.startswith((".visible", ".entry", ".func")):
                 current = None
@@ -58,6 +66,17 @@ def parse_sass_with_lines(text: str, cuda_name: str = "kernel.cu"):
     from txlab.sass.listing import parse
 
     plain, instrs = parse(text, cuda_name)
-    return plain, [dict(kernel=i.kernel, offset=i.offset, text=i.text, opcode=i.opcode, cls=i.cls,
-                        cuda_line=i.cuda_line, inline=list(i.inline), inner_cuda=list(i.inner_cuda),
-                        sass_line=i.sass_line) for i in instrs]
+    return plain, [
+        dict(
+            kernel=i.kernel,
+            offset=i.offset,
+            text=i.text,
+            opcode=i.opcode,
+            cls=i.cls,
+            cuda_line=i.cuda_line,
+            inline=list(i.inline),
+            inner_cuda=list(i.inner_cuda),
+            sass_line=i.sass_line,
+        )
+        for i in instrs
+    ]

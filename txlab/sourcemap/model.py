@@ -1,4 +1,5 @@
 """The line map of one compiled module: user line ↔ CUDA lines ↔ PTX lines ↔ SASS instructions."""
+
 from __future__ import annotations
 
 import bisect
@@ -24,8 +25,9 @@ class SourceMap:
     User line numbers are numbered like :attr:`txlab.CompileError.lineno`: lines of the file the
     kernel is defined in, or of the ``%%tirx`` cell."""
 
-    def __init__(self, table: LineTable, cuda_source: str, ptx: str, listing: Listing | str,
-                 resources: dict | None = None):
+    def __init__(
+        self, table: LineTable, cuda_source: str, ptx: str, listing: Listing | str, resources: dict | None = None
+    ):
         """``listing``: the cubin's :class:`txlab.sass.Listing` (or ``nvdisasm -c -gi [-hex]`` text);
         ``resources``: ptxas's per-kernel report (tells spills from local arrays)."""
         self.table = table
@@ -64,8 +66,7 @@ class SourceMap:
                 self.cuda_user.append(o.user_line if o.user_line is not None else table.entry_line)
                 self.cuda_lib.append(o.library)
         self.ptx_cuda = ptx_cuda_lines(ptx)
-        self.ptx_user = [self.cuda_user[c - 1] if c and c <= len(self.cuda_user) else None
-                         for c in self.ptx_cuda]
+        self.ptx_user = [self.cuda_user[c - 1] if c and c <= len(self.cuda_user) else None for c in self.ptx_cuda]
         if isinstance(listing, str):
             listing = from_text(listing)
         self.listing = listing
@@ -108,8 +109,9 @@ class SourceMap:
     def _fix_families(self) -> None:
         lines_with: dict[str, set[int]] = {}
         for name, ptx_rx in self._FAMILY_PTX.items():
-            lines_with[name] = {u for i, u in enumerate(self.ptx_user)
-                                if u is not None and ptx_rx.search(self._ptx_lines[i])}
+            lines_with[name] = {
+                u for i, u in enumerate(self.ptx_user) if u is not None and ptx_rx.search(self._ptx_lines[i])
+            }
         for k, s in enumerate(self.instructions):
             name = family(s.opcode) if s.user_line is not None else None
             have = lines_with.get(name) if name else None
@@ -156,8 +158,12 @@ class SourceMap:
             code = [s for s in self.instructions if s.kernel == name and not s.padding]
             for kind, want_lines in kinds.items():
                 sass = [s for s in code if memory_kind(s.opcode) == kind]
-                if not sass or len(sass) != len(want_lines) or None in want_lines or \
-                        any(s.user_line is None for s in sass):
+                if (
+                    not sass
+                    or len(sass) != len(want_lines)
+                    or None in want_lines
+                    or any(s.user_line is None for s in sass)
+                ):
                     continue
                 want = {l: want_lines.count(l) for l in want_lines}
                 by_line: dict[int, list] = {}
@@ -176,7 +182,9 @@ class SourceMap:
                     short.extend([line] * max(0, want[line] - len(by_line.get(line, []))))
                 for s, line in zip(pool, short):
                     k = pos[(s.kernel, s.offset)]
-                    self.instructions[k] = dataclasses.replace(s, moved_from=s.moved_from or s.user_line, user_line=line)
+                    self.instructions[k] = dataclasses.replace(
+                        s, moved_from=s.moved_from or s.user_line, user_line=line
+                    )
 
     # ---- queries ------------------------------------------------------------------------------
     def lines(self) -> list[int]:
@@ -222,8 +230,9 @@ class SourceMap:
         if kernel is None:
             hits = [s for s in self.instructions if s.offset == offset]
             if len({s.kernel for s in hits}) > 1:
-                raise ValueError(f"offset {offset:#x} is in several kernels ({sorted({s.kernel for s in hits})}): "
-                                 "pass kernel=")
+                raise ValueError(
+                    f"offset {offset:#x} is in several kernels ({sorted({s.kernel for s in hits})}): pass kernel="
+                )
             return hits[0] if hits else None
         return self._by_offset.get((kernel, offset))
 
@@ -250,11 +259,16 @@ class SourceMap:
         with_line = sum(1 for s in code if s.user_line is not None)
         work = list(self.table.work_lines)
         have = set(self.lines())
-        return {"sass": n, "sass_with_line": with_line, "share": with_line / n if n else 1.0,
-                "padding": len(self.instructions) - n,
-                "work_lines": work, "work_lines_without_sass": [l for l in work if l not in have],
-                "work_share": (sum(l in have for l in work) / len(work)) if work else 1.0,
-                "exact_cuda": self.exact}
+        return {
+            "sass": n,
+            "sass_with_line": with_line,
+            "share": with_line / n if n else 1.0,
+            "padding": len(self.instructions) - n,
+            "work_lines": work,
+            "work_lines_without_sass": [l for l in work if l not in have],
+            "work_share": (sum(l in have for l in work) / len(work)) if work else 1.0,
+            "exact_cuda": self.exact,
+        }
 
     def statement_coverage(self) -> tuple[int, int]:
         """(statement lines with SASS, statement lines): lines whose IR does work (stores, calls,
@@ -289,14 +303,18 @@ class SourceMap:
         why = self.load_live_registers()
         if why:
             raise CompileError("disasm", why)
-        counts = [s.live_registers for s in self.sass_records_for(lineno)
-                  if not s.padding and s.live_registers is not None]
+        counts = [
+            s.live_registers for s in self.sass_records_for(lineno) if not s.padding and s.live_registers is not None
+        ]
         return max(counts) if counts else None
 
     def spills(self) -> bool:
         """Whether ptxas reported spill stores or loads for any kernel of this map."""
-        return any(int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)
-                   for r in self.resources.values() if isinstance(r, dict))
+        return any(
+            int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)
+            for r in self.resources.values()
+            if isinstance(r, dict)
+        )
 
     def local_memory(self, lineno: int) -> dict:
         """Local-memory traffic the SASS of user line ``lineno`` has: ``{"loads": LDL count,
@@ -307,8 +325,11 @@ class SourceMap:
         loads = sum(1 for s in recs if s.opcode.startswith("LDL"))
         kind = None
         if recs:
-            spilled = {k for k, r in self.resources.items()
-                       if isinstance(r, dict) and int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)}
+            spilled = {
+                k
+                for k, r in self.resources.items()
+                if isinstance(r, dict) and int(r.get("spill_store_bytes") or 0) + int(r.get("spill_load_bytes") or 0)
+            }
             kind = "spill" if any(s.kernel in spilled for s in recs) else "local array"
         return {"loads": loads, "stores": len(recs) - loads, "kind": kind}
 
@@ -347,9 +368,11 @@ class SourceMap:
     def to_dict(self) -> dict:
         lines = self.per_line(live=True)
         return {
-            "user_file": self.user_file, "exact_cuda": self.exact,
+            "user_file": self.user_file,
+            "exact_cuda": self.exact,
             "user_source": self.user_source,
-            "cuda_user": self.cuda_user, "ptx_user": self.ptx_user,
+            "cuda_user": self.cuda_user,
+            "ptx_user": self.ptx_user,
             "instructions": [s.to_dict() for s in self.instructions],
             "lines": {str(k): v for k, v in lines.items()},
             "coverage": {k: v for k, v in self.coverage().items()},
@@ -363,10 +386,15 @@ class SourceMap:
         """Both coverages, and the lines that did work but got no SASS (by number)."""
         c = self.coverage()
         work = c["work_lines"]
-        text = (f"{len(self.lines())} user lines, {c['sass']} SASS instructions, {c['share']:.0%} with a "
-                f"user line; {len(work) - len(c['work_lines_without_sass'])}/{len(work)} statement lines "
-                f"with SASS ({c['work_share']:.0%})")
+        text = (
+            f"{len(self.lines())} user lines, {c['sass']} SASS instructions, {c['share']:.0%} with a "
+            f"user line; {len(work) - len(c['work_lines_without_sass'])}/{len(work)} statement lines "
+            f"with SASS ({c['work_share']:.0%})"
+        )
         if c["work_lines_without_sass"]:
-            text += "; no SASS for line" + ("s " if len(c["work_lines_without_sass"]) > 1 else " ") + \
-                ", ".join(map(str, c["work_lines_without_sass"]))
+            text += (
+                "; no SASS for line"
+                + ("s " if len(c["work_lines_without_sass"]) > 1 else " ")
+                + ", ".join(map(str, c["work_lines_without_sass"]))
+            )
         return text

@@ -5,6 +5,7 @@ TVM's parser gives every statement a span, and a ``SequentialSpan`` for statemen
 macros and library classes (the user's call first, the library's lines after). The user line is
 the last frame in the kernel's own file; the next frame names the library function.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,9 +22,9 @@ class Origin:
     """Where a statement of the final device IR came from."""
 
     user_line: int | None
-    library: str | None = None        # e.g. "PipelineBarrier.wait" (TVM library / other file)
-    library_loc: str | None = None    # e.g. "tvm/backend/cuda/lang/pipeline.py:212"
-    kind: str = "span"                # span | inherited | entry | name
+    library: str | None = None  # e.g. "PipelineBarrier.wait" (TVM library / other file)
+    library_loc: str | None = None  # e.g. "tvm/backend/cuda/lang/pipeline.py:212"
+    kind: str = "span"  # span | inherited | entry | name
 
 
 def _site_root() -> str:
@@ -38,7 +39,7 @@ def _short_path(path: str) -> str:
     except Exception:  # noqa: BLE001 - tvm missing
         return path
     if path.startswith(root + os.sep):
-        return path[len(root) + 1:]
+        return path[len(root) + 1 :]
     return path
 
 
@@ -182,5 +183,3 @@ def span_signature(source_mod) -> str:
                     h.update(f"{line},".encode())
                 h.update(b";")
     return h.hexdigest()[:16]
-
-

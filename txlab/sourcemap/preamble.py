@@ -4,6 +4,7 @@ functions and types the kernel uses (``tvm_builtin_cuda_warp_reduce_sum_32``, bf
 GMMA descriptor; ~65 lines for a small kernel, hundreds for the Hopper GEMM). Views fold it so a
 CUDA listing opens on the kernel, one click away from the rest.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,7 +40,7 @@ def directive_lines(cuda_source: str) -> int:
     depth = 0
     continued = False
     n = 0
-    last_directive = 0   # lines up to and including the last directive (trailing blanks included)
+    last_directive = 0  # lines up to and including the last directive (trailing blanks included)
     for line in cuda_source.splitlines():
         s = line.strip()
         if continued:

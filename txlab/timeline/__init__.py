@@ -28,29 +28,58 @@ Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode
 Every name is importable from ``txlab.timeline``. The example kernels that record them are in
 :mod:`txlab.examples.instrumented`; ``python -m txlab.examples.traces`` re-records the saved traces.
 """
+
 from __future__ import annotations
 
 from txlab.timeline.cuda_profiler import encode_cuda_profiler, from_cuda_profiler, synthetic_cuda_profiler
 from txlab.timeline.iket import iket_profile, iket_requirements, load_iket
-from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
-                                  TimelineSummary, TraceError, Track, decode_payload)
+from txlab.timeline.model import (
+    IKET_PAYLOAD_TYPES,
+    KIND_INSTANT,
+    KIND_RANGE,
+    IketUnavailable,
+    Timeline,
+    TimelineSummary,
+    TraceError,
+    Track,
+    decode_payload,
+)
 from txlab.timeline.record import record
 from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED_IKET, saved
 
 __all__ = [
-    "Timeline", "Track", "TimelineSummary", "TraceError", "IketUnavailable",
-    "from_cuda_profiler", "encode_cuda_profiler", "synthetic_cuda_profiler", "load_iket",
-    "record", "iket_profile", "iket_requirements", "saved", "SAVED_IKET", "EXAMPLE_KERNELS",
-    "IKET_PAYLOAD_TYPES", "KIND_RANGE", "KIND_INSTANT", "decode_payload",
+    "Timeline",
+    "Track",
+    "TimelineSummary",
+    "TraceError",
+    "IketUnavailable",
+    "from_cuda_profiler",
+    "encode_cuda_profiler",
+    "synthetic_cuda_profiler",
+    "load_iket",
+    "record",
+    "iket_profile",
+    "iket_requirements",
+    "saved",
+    "SAVED_IKET",
+    "EXAMPLE_KERNELS",
+    "IKET_PAYLOAD_TYPES",
+    "KIND_RANGE",
+    "KIND_INSTANT",
+    "decode_payload",
 ]
 
+
 def __getattr__(name):
-    if name == "SAVED":   # deprecated: saved() lists the saved traces (as profiling.saved() does)
+    if name == "SAVED":  # deprecated: saved() lists the saved traces (as profiling.saved() does)
         import warnings
 
         from txlab.timeline.saved_traces import CUDA_PROFILER_TRACES
 
-        warnings.warn("txlab.timeline.SAVED is deprecated: txlab.timeline.saved() lists the saved traces",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "txlab.timeline.SAVED is deprecated: txlab.timeline.saved() lists the saved traces",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return CUDA_PROFILER_TRACES
     raise AttributeError(f"module 'txlab.timeline' has no attribute {name!r}")

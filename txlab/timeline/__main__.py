@@ -1,6 +1,7 @@
 """``python -m txlab.timeline ...``: deprecated spelling of ``python -m txlab.examples.traces ...``
 (the command records the example kernels, which sit above the timeline package). It runs that
 command in this process's place; this alias goes in the next release."""
+
 import os
 import sys
 

@@ -2,6 +2,7 @@
 
 The wire format is described in :mod:`txlab.timeline`.
 """
+
 from __future__ import annotations
 
 import io
@@ -17,8 +18,8 @@ from txlab.timeline.model import Timeline, TraceError, Track, check_bool, check_
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _TYPE_START, _TYPE_END, _TYPE_INSTANT, _TYPE_FINALIZE = 0, 1, 2, 3
-_MAX_EVENT_ID = 0x3FF            # 10 bits in the tag
-_MAX_LANES = 1 << 20             # 20 bits of lane in the 32-bit tag
+_MAX_EVENT_ID = 0x3FF  # 10 bits in the tag
+_MAX_LANES = 1 << 20  # 20 bits of lane in the 32-bit tag
 
 
 def _event_names(events) -> list:
@@ -34,17 +35,21 @@ def _event_names(events) -> list:
             names[m.value] = m.name
         return [n if n is not None else f"event_{i}" for i, n in enumerate(names)]
     if isinstance(events, (str, bytes)):
-        raise InputError("event_names must be a list of names indexed by event id, not one string",
-                         param="event_names")
+        raise InputError("event_names must be a list of names indexed by event id, not one string", param="event_names")
     if isinstance(events, Mapping) or not isinstance(events, Iterable):
-        raise InputError(f"event_names must be a list of names indexed by event id (or the kernel's "
-                         f"Enum), not {type(events).__name__}", param="event_names")
+        raise InputError(
+            f"event_names must be a list of names indexed by event id (or the kernel's "
+            f"Enum), not {type(events).__name__}",
+            param="event_names",
+        )
     names = []
     for n in events:
         names.append(str(n))
         if len(names) > _MAX_EVENT_ID + 1:
-            raise InputError(f"more than {_MAX_EVENT_ID + 1} event_names given; the tag holds ids "
-                             f"0..{_MAX_EVENT_ID}", param="event_names")
+            raise InputError(
+                f"more than {_MAX_EVENT_ID + 1} event_names given; the tag holds ids 0..{_MAX_EVENT_ID}",
+                param="event_names",
+            )
     return names
 
 
@@ -55,16 +60,21 @@ MAX_BUFFER_BYTES = 1 << 30
 
 def _as_uint64(buffer, max_bytes: int) -> np.ndarray:
     if buffer is None:
-        raise InputError("buffer is None: pass the profiler buffer (numpy uint64 array, bytes, a tensor, "
-                         "or the path of a .npy/.bin file)", param="buffer")
+        raise InputError(
+            "buffer is None: pass the profiler buffer (numpy uint64 array, bytes, a tensor, "
+            "or the path of a .npy/.bin file)",
+            param="buffer",
+        )
     if isinstance(buffer, (str, os.PathLike)):
         data = read_trace_bytes(buffer, max_bytes, "profiler buffer")
         if os.fspath(buffer).endswith(".npy"):
             try:
                 buffer = np.load(io.BytesIO(data), allow_pickle=False)
             except (ValueError, OSError, EOFError) as exc:
-                raise TraceError(f"{os.fspath(buffer)!r} is not a readable .npy array ({exc}); save the "
-                                 "buffer with numpy.save(path, buffer)") from None
+                raise TraceError(
+                    f"{os.fspath(buffer)!r} is not a readable .npy array ({exc}); save the "
+                    "buffer with numpy.save(path, buffer)"
+                ) from None
         else:
             buffer = data
     if isinstance(buffer, (bytes, bytearray, memoryview)):
@@ -72,12 +82,14 @@ def _as_uint64(buffer, max_bytes: int) -> np.ndarray:
         if len(mv) > max_bytes:
             raise TraceError(f"profiler buffer is {len(mv):,} bytes, larger than max_bytes={max_bytes:,}")
         if len(mv) % 8:
-            raise TraceError(f"profiler buffer is {len(mv)} bytes, not a multiple of 8: it is truncated "
-                             "(copy the whole uint64 buffer back from the device)")
+            raise TraceError(
+                f"profiler buffer is {len(mv)} bytes, not a multiple of 8: it is truncated "
+                "(copy the whole uint64 buffer back from the device)"
+            )
         return np.frombuffer(mv, dtype="<u8")
     try:
         if not isinstance(buffer, np.ndarray):
-            if hasattr(buffer, "numpy"):        # tvm.runtime.Tensor, or a CPU torch tensor
+            if hasattr(buffer, "numpy"):  # tvm.runtime.Tensor, or a CPU torch tensor
                 if hasattr(buffer, "cpu") and not hasattr(buffer, "asnumpy"):
                     buffer = buffer.cpu()
                 buffer = buffer.numpy()
@@ -87,8 +99,9 @@ def _as_uint64(buffer, max_bytes: int) -> np.ndarray:
                 buffer = np.asarray(buffer)
         a = np.asarray(buffer)
     except (TypeError, ValueError, RuntimeError, BufferError) as exc:
-        raise InputError(f"buffer {type(buffer).__name__} is not an array of uint64 slots ({exc})",
-                         param="buffer") from None
+        raise InputError(
+            f"buffer {type(buffer).__name__} is not an array of uint64 slots ({exc})", param="buffer"
+        ) from None
     if a.ndim != 1:
         a = a.reshape(-1)
     if a.dtype == np.uint64:
@@ -102,8 +115,9 @@ def _as_uint64(buffer, max_bytes: int) -> np.ndarray:
             return a.astype(np.uint64)
         except (OverflowError, TypeError, ValueError) as exc:
             raise TraceError(f"profiler buffer values do not fit in uint64: {exc}") from None
-    raise TraceError(f"profiler buffer has dtype {a.dtype}; CudaProfiler writes uint64 "
-                     "(T.match_buffer(prof, (n,), \"uint64\"))")
+    raise TraceError(
+        f'profiler buffer has dtype {a.dtype}; CudaProfiler writes uint64 (T.match_buffer(prof, (n,), "uint64"))'
+    )
 
 
 def _unwrap_global_base(ts: np.ndarray) -> int:
@@ -111,15 +125,22 @@ def _unwrap_global_base(ts: np.ndarray) -> int:
     u = np.sort(ts)
     if int(u[0]) == int(u[-1]):
         return int(u[0])
-    gaps = np.diff(u)                      # uint32: ascending, so no wrap
+    gaps = np.diff(u)  # uint32: ascending, so no wrap
     wrap_gap = int(u[0]) + (1 << 32) - int(u[-1])
     i = int(np.argmax(gaps))
     return int(u[0]) if wrap_gap >= int(gaps[i]) else int(u[i + 1])
 
 
-def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
-                       num_groups: int | None = None, num_blocks: int | None = None,
-                       meta: dict | None = None, max_bytes: int = MAX_BUFFER_BYTES) -> Timeline:
+def from_cuda_profiler(
+    buffer,
+    event_names=None,
+    *,
+    strict: bool = False,
+    num_groups: int | None = None,
+    num_blocks: int | None = None,
+    meta: dict | None = None,
+    max_bytes: int = MAX_BUFFER_BYTES,
+) -> Timeline:
     """Decode a CudaProfiler buffer (numpy uint64, bytes, a path to .npy/.bin, or a tensor).
 
     ``event_names`` is a list indexed by event id or the ``Enum`` used in the kernel. Problems that
@@ -136,14 +157,17 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
     strict = check_bool(strict, "strict")
     max_bytes = check_int(max_bytes, "max_bytes", lo=8, fix="the byte cap for a buffer read from a file")
     if num_groups is not None:
-        num_groups = check_int(num_groups, "num_groups", lo=1, hi=_MAX_LANES,
-                               fix="the number of groups per block given to CudaProfiler")
+        num_groups = check_int(
+            num_groups, "num_groups", lo=1, hi=_MAX_LANES, fix="the number of groups per block given to CudaProfiler"
+        )
     if num_blocks is not None:
-        num_blocks = check_int(num_blocks, "num_blocks", lo=0, hi=_MAX_LANES,
-                               fix="the number of blocks of the launch (0: unknown)")
+        num_blocks = check_int(
+            num_blocks, "num_blocks", lo=0, hi=_MAX_LANES, fix="the number of blocks of the launch (0: unknown)"
+        )
     if meta is not None and not isinstance(meta, Mapping):
-        raise InputError(f"meta must be a dict of extra fields for Timeline.meta, not {type(meta).__name__}",
-                         param="meta")
+        raise InputError(
+            f"meta must be a dict of extra fields for Timeline.meta, not {type(meta).__name__}", param="meta"
+        )
     names = _event_names(event_names)
     buf = _as_uint64(buffer, max_bytes)
     if len(buf) == 0:
@@ -155,7 +179,8 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
             raise TraceError(
                 "slot 0 (the header) is 0: the kernel never called CudaProfiler.init from block 0 "
                 "thread 0, or the buffer was not the one the kernel wrote. Zero the buffer before the "
-                "launch and call p.init(group_id) on every thread, or pass num_groups= to decode anyway.")
+                "launch and call p.init(group_id) on every thread, or pass num_groups= to decode anyway."
+            )
         hdr_groups, hdr_blocks = num_groups, num_blocks or 0
         warnings["header missing (num_groups given)"] += 1
     else:
@@ -163,9 +188,11 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
         if num_groups is not None and num_groups != hdr_groups:
             raise TraceError(f"header says num_groups={hdr_groups}, caller says {num_groups}")
     if hdr_groups < 1 or (hdr_blocks and hdr_blocks * hdr_groups > _MAX_LANES) or hdr_groups > _MAX_LANES:
-        raise TraceError(f"header slot 0 = {header:#018x} decodes to num_blocks={hdr_blocks}, "
-                         f"num_groups={hdr_groups}, which is not a CudaProfiler header "
-                         f"(lanes must be 1..{_MAX_LANES}); is this the profiler buffer?")
+        raise TraceError(
+            f"header slot 0 = {header:#018x} decodes to num_blocks={hdr_blocks}, "
+            f"num_groups={hdr_groups}, which is not a CudaProfiler header "
+            f"(lanes must be 1..{_MAX_LANES}); is this the profiler buffer?"
+        )
 
     # -- the non-empty slots, split through a little-endian uint32 view (no shifts of 64-bit words)
     body = buf[1:]
@@ -175,10 +202,10 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
     slot = nz.astype(idx_t)
     slot += 1
     del nz
-    ts = w32[:, 1].copy()                                   # globaltimer_lo
+    ts = w32[:, 1].copy()  # globaltimer_lo
     tag = w32[:, 0].copy()
     del w32
-    lane = np.right_shift(tag, np.uint32(12)).view(np.int32)   # < 2**20: the same bits as int32
+    lane = np.right_shift(tag, np.uint32(12)).view(np.int32)  # < 2**20: the same bits as int32
     ev = np.bitwise_and(np.right_shift(tag, np.uint32(2)), np.uint32(_MAX_EVENT_ID)).astype(np.int16)
     typ = np.bitwise_and(tag, np.uint32(3)).astype(np.uint8)
     del tag
@@ -215,11 +242,15 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
             stride = int(ds.min())
             off = slot[lane_start].astype(np.int64) - 1 - lane_ids
             if (off < 0).any() or (off % max(stride, 1)).any() or (ds != stride).any():
-                warnings["records off their lane's slot sequence (two leaders in one lane, or "
-                         "write_stride smaller than num_blocks*num_groups)"] += 1
+                warnings[
+                    "records off their lane's slot sequence (two leaders in one lane, or "
+                    "write_stride smaller than num_blocks*num_groups)"
+                ] += 1
                 if strict:
-                    raise TraceError("lanes overlap in the buffer: write_stride must be >= "
-                                     "num_blocks*num_groups and each (block, group) needs exactly one leader")
+                    raise TraceError(
+                        "lanes overlap in the buffer: write_stride must be >= "
+                        "num_blocks*num_groups and each (block, group) needs exactly one leader"
+                    )
         del ds
     last = lane_start + lane_len - 1
     last_slot = slot[last].astype(np.int64) if n else np.zeros(0, np.int64)
@@ -254,8 +285,10 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
                     warnings["lanes that ran out of buffer (trace truncated)"] += int(full.sum())
                     if strict:
                         need = int(last_slot.max() + stride * 4)
-                        raise TraceError(f"{int(full.sum())} lanes ran out of buffer: allocate more slots "
-                                         f"(at least {need}, better 2x the records per lane times write_stride)")
+                        raise TraceError(
+                            f"{int(full.sum())} lanes ran out of buffer: allocate more slots "
+                            f"(at least {need}, better 2x the records per lane times write_stride)"
+                        )
 
     # unwrap 32-bit timestamps: global base after the largest gap, then per-lane monotone deltas
     # (uint32 differences wrap mod 2**32 by themselves)
@@ -266,7 +299,7 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
         np.subtract(ts[1:], ts[:-1], out=d[1:])
         d[lane_start] = ts[lane_start] - np.uint32(base)
         np.cumsum(d, dtype=np.int64, out=t)
-        restart = t[lane_start] - d[lane_start]             # restart the sum at each lane
+        restart = t[lane_start] - d[lane_start]  # restart the sum at each lane
         del d
         if restart.any():
             t -= np.repeat(restart, lane_len)
@@ -290,8 +323,8 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
 
     # pair starts with ends per (lane, event) with stack semantics, vectorised
     idx_se = np.flatnonzero(keep_rec & (typ <= _TYPE_END))
-    o = np.argsort(ev[idx_se], kind="stable")              # int16: radix sort
-    o = o[np.argsort(lane[idx_se][o], kind="stable")]      # few ascending runs (one per event id)
+    o = np.argsort(ev[idx_se], kind="stable")  # int16: radix sort
+    o = o[np.argsort(lane[idx_se][o], kind="stable")]  # few ascending runs (one per event id)
     idx_se = idx_se[o]
     del o
     key = lane[idx_se].astype(np.int64) * (_MAX_EVENT_ID + 1) + ev[idx_se]
@@ -320,21 +353,37 @@ def from_cuda_profiler(buffer, event_names=None, *, strict: bool = False,
     ev_lane = lane[at]
     used, inverse = np.unique(ev_lane, return_inverse=True) if len(at) else (np.zeros(0, np.int32), at)
     g_ = hdr_groups
-    tracks = [Track((f"block {u // g_}", f"group {u % g_}"), {"block": u // g_, "group": u % g_})
-              for u in used.tolist()]
+    tracks = [
+        Track((f"block {u // g_}", f"group {u % g_}"), {"block": u // g_, "group": u % g_}) for u in used.tolist()
+    ]
     all_s = t[at]
     all_e = t[end_at]
     t_min = int(all_s.min()) if len(all_s) else 0
     if t_min:
         all_s -= t_min
         all_e -= t_min
-    info = {"source": "cudaprofiler", "num_blocks": hdr_blocks, "num_groups": hdr_groups,
-            "write_stride": stride, "buffer_slots": int(len(buf)), "records": int(n),
-            "lanes_recorded": int(nl)}
+    info = {
+        "source": "cudaprofiler",
+        "num_blocks": hdr_blocks,
+        "num_groups": hdr_groups,
+        "write_stride": stride,
+        "buffer_slots": int(len(buf)),
+        "records": int(n),
+        "lanes_recorded": int(nl),
+    }
     info.update(meta or {})
-    return Timeline(names=names, tracks=tracks, track=inverse.astype(np.int32), name_id=ev[at],
-                    start_ns=all_s, end_ns=all_e, kind=is_inst[at], warnings=warnings,
-                    meta=info, t0_ns=(base + t_min) % (1 << 32))
+    return Timeline(
+        names=names,
+        tracks=tracks,
+        track=inverse.astype(np.int32),
+        name_id=ev[at],
+        start_ns=all_s,
+        end_ns=all_e,
+        kind=is_inst[at],
+        warnings=warnings,
+        meta=info,
+        t0_ns=(base + t_min) % (1 << 32),
+    )
 
 
 def _depth_after(gid, gs, glen, is_start):
@@ -369,19 +418,19 @@ def _pair_brackets(key, is_start):
     first, gs, glen, gid = groups(key)
     d = _depth_after(gid, gs, glen, is_start)
     big = np.int64(2 * m + 4)
-    run_neg = np.maximum.accumulate(gid * big - d) - gid * big     # -(running min of depth)
+    run_neg = np.maximum.accumulate(gid * big - d) - gid * big  # -(running min of depth)
     prev_neg = np.zeros(m, np.int64)
     prev_neg[1:] = run_neg[:-1]
     prev_neg[first] = 0
     prev_min = -np.maximum(prev_neg, 0)
-    bad_end = ~is_start & (d < prev_min)                           # an end with nothing open
+    bad_end = ~is_start & (d < prev_min)  # an end with nothing open
     keep = np.flatnonzero(~bad_end)
     k2, st2 = key[keep], is_start[keep]
     first, gs, glen, gid = groups(k2)
     d = _depth_after(gid, gs, glen, st2)
     level = np.where(st2, d, d + 1)
     n2 = np.int64(len(k2))
-    if n2 <= 2_000_000:   # one int64 key (< n2**3 < 2**63) sorts faster than a 3-key lexsort
+    if n2 <= 2_000_000:  # one int64 key (< n2**3 < 2**63) sorts faster than a 3-key lexsort
         o = np.argsort((gid * (level.max() + 1) + level) * n2 + np.arange(n2))
     else:
         o = np.lexsort((np.arange(n2), level, gid))
@@ -393,8 +442,9 @@ def _pair_brackets(key, is_start):
     return s_pos, e_pos, int(st2.sum()) - len(j), int(bad_end.sum())
 
 
-def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write_stride=None,
-                         slots: int | None = None) -> np.ndarray:
+def encode_cuda_profiler(
+    lanes: dict, num_blocks: int, num_groups: int, *, write_stride=None, slots: int | None = None
+) -> np.ndarray:
     """Build a CudaProfiler buffer exactly as the device helpers write it.
 
     ``lanes`` maps ``(block, group)`` to a list of ``(timestamp_ns, event_id, type)`` records in
@@ -405,13 +455,16 @@ def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write
     num_groups = check_int(num_groups, "num_groups", lo=1, hi=_MAX_LANES)
     nl = num_blocks * num_groups
     if nl > _MAX_LANES:
-        raise InputError(f"num_blocks * num_groups = {nl} lanes; the tag holds at most {_MAX_LANES}",
-                         param="num_blocks")
-    stride = nl if write_stride is None else check_int(
-        write_stride, "write_stride", lo=nl, fix="at least num_blocks * num_groups")
+        raise InputError(
+            f"num_blocks * num_groups = {nl} lanes; the tag holds at most {_MAX_LANES}", param="num_blocks"
+        )
+    stride = (
+        nl
+        if write_stride is None
+        else check_int(write_stride, "write_stride", lo=nl, fix="at least num_blocks * num_groups")
+    )
     if not isinstance(lanes, Mapping):
-        raise InputError(f"lanes must be a dict {{(block, group): records}}, not {type(lanes).__name__}",
-                         param="lanes")
+        raise InputError(f"lanes must be a dict {{(block, group): records}}, not {type(lanes).__name__}", param="lanes")
     arrays = {}
     for key, recs in lanes.items():
         if not (isinstance(key, tuple) and len(key) == 2):
@@ -421,13 +474,16 @@ def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write
         try:
             r = np.asarray(recs, np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise InputError(f"lanes[{key!r}] must be (timestamp_ns, event_id, type) integer records ({exc})",
-                             param="lanes") from None
+            raise InputError(
+                f"lanes[{key!r}] must be (timestamp_ns, event_id, type) integer records ({exc})", param="lanes"
+            ) from None
         if r.size == 0:
             continue
         if r.ndim != 2 or r.shape[1] != 3:
-            raise InputError(f"lanes[{key!r}] must be (timestamp_ns, event_id, type) records, got an array "
-                             f"of shape {r.shape}", param="lanes")
+            raise InputError(
+                f"lanes[{key!r}] must be (timestamp_ns, event_id, type) records, got an array of shape {r.shape}",
+                param="lanes",
+            )
         arrays[b * num_groups + g] = r
     most = max((len(r) for r in arrays.values()), default=0)
     size = (1 + nl + most * stride) if slots is None else check_int(slots, "slots", lo=1)
@@ -442,14 +498,16 @@ def encode_cuda_profiler(lanes: dict, num_blocks: int, num_groups: int, *, write
     return buf
 
 
-def synthetic_cuda_profiler(kind: str = "load_compute_store", *, num_blocks: int = 8, seed: int = 0,
-                            t0: int = 0x7FFF_0000, tiles: int = 6) -> tuple[np.ndarray, list]:
+def synthetic_cuda_profiler(
+    kind: str = "load_compute_store", *, num_blocks: int = 8, seed: int = 0, t0: int = 0x7FFF_0000, tiles: int = 6
+) -> tuple[np.ndarray, list]:
     """A SYNTHETIC CudaProfiler buffer (not measured): plausible durations drawn from a seeded RNG,
     encoded with :func:`encode_cuda_profiler`. ``kind`` is ``load_compute_store`` (1 group per
     block) or ``warp_specialized`` (3 groups: producer, two consumers). Returns (buffer, names)."""
     if kind not in ("load_compute_store", "warp_specialized"):
-        raise InputError(f"unknown synthetic kind {kind!r:.60}: use 'load_compute_store' or 'warp_specialized'",
-                         param="kind")
+        raise InputError(
+            f"unknown synthetic kind {kind!r:.60}: use 'load_compute_store' or 'warp_specialized'", param="kind"
+        )
     num_blocks = check_int(num_blocks, "num_blocks", lo=1, hi=4096)
     tiles = check_int(tiles, "tiles", lo=1, hi=4096)
     seed = check_int(seed, "seed", lo=0)

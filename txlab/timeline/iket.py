@@ -1,5 +1,5 @@
-"""NVIDIA IKET traces (``T.cuda.iket.*`` captured by ``run-iket``) to a :class:`Timeline`.
-"""
+"""NVIDIA IKET traces (``T.cuda.iket.*`` captured by ``run-iket``) to a :class:`Timeline`."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +11,19 @@ import numpy as np
 
 from txlab.errors import InputError
 from txlab.files import FileReadError, resolve_path
-from txlab.timeline.model import (IKET_PAYLOAD_TYPES, KIND_INSTANT, KIND_RANGE, IketUnavailable, Timeline,
-                                  TraceError, TraceFileError, Track, check_bool, check_int, read_trace_bytes)
+from txlab.timeline.model import (
+    IKET_PAYLOAD_TYPES,
+    KIND_INSTANT,
+    KIND_RANGE,
+    IketUnavailable,
+    Timeline,
+    TraceError,
+    TraceFileError,
+    Track,
+    check_bool,
+    check_int,
+    read_trace_bytes,
+)
 
 #: How far :func:`load_iket` looks inside a directory for run-iket's trace: run-iket writes
 #: ``iket_pid_<pid>.trace.json`` at the top of its output folder or one or two levels down, so the
@@ -32,9 +43,16 @@ def _iket_int(v, what, warnings, lo=None, hi=None):
     return v
 
 
-def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_events: int = 20_000_000,
-              max_name_chars: int = 256, lifetimes: bool = True,
-              max_dir_entries: int = MAX_DIR_ENTRIES) -> Timeline:
+def load_iket(
+    path_or_result,
+    *,
+    launch=None,
+    max_bytes: int = 512 << 20,
+    max_events: int = 20_000_000,
+    max_name_chars: int = 256,
+    lifetimes: bool = True,
+    max_dir_entries: int = MAX_DIR_ENTRIES,
+) -> Timeline:
     """Read an IKET trace: a ``*.trace.json`` path, its text, a parsed dict, or TVM's
     ``IketProfileResult``. Tracks are SM → CTA → warp; ranges become ranges, markers instants
     (with payloads), ``warpLifetimes`` a ``warp_lifetime`` range per warp (``lifetimes=False`` drops
@@ -48,8 +66,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
     directory entries. An empty path is an error (it does not mean the working directory).
     """
     if launch is not None and (isinstance(launch, bool) or not isinstance(launch, (int, np.integer, str))):
-        raise InputError(f"launch must be a launch index (int) or a kernel-name substring (str), not "
-                         f"{type(launch).__name__}", param="launch")
+        raise InputError(
+            f"launch must be a launch index (int) or a kernel-name substring (str), not {type(launch).__name__}",
+            param="launch",
+        )
     if isinstance(launch, np.integer):
         launch = int(launch)
     max_bytes = check_int(max_bytes, "max_bytes", lo=2, fix="the byte cap of the JSON trace")
@@ -65,8 +85,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
     locs = trace.get("locationTable")
     launches = trace.get("launches")
     if not isinstance(strings, list) or not isinstance(launches, list):
-        raise TraceError("not an IKET trace: it needs a 'stringTable' list and a 'launches' list "
-                         "(run-iket ... profile --postprocess json writes iket_pid_<pid>.trace.json)")
+        raise TraceError(
+            "not an IKET trace: it needs a 'stringTable' list and a 'launches' list "
+            "(run-iket ... profile --postprocess json writes iket_pid_<pid>.trace.json)"
+        )
     if not isinstance(locs, list):
         locs = []
         warnings["no locationTable (tracks by location index)"] += 1
@@ -81,8 +103,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
             warnings["names longer than max_name_chars (truncated)"] += 1
             s = s[:max_name_chars] + "…"
         names_all.append(s)
-    launch_names = [str(lc.get("kernelName", f"launch {i}"))[:max_name_chars] if isinstance(lc, dict)
-                    else f"launch {i}" for i, lc in enumerate(launches)]
+    launch_names = [
+        str(lc.get("kernelName", f"launch {i}"))[:max_name_chars] if isinstance(lc, dict) else f"launch {i}"
+        for i, lc in enumerate(launches)
+    ]
     if launch is None:
         li = 0
     elif isinstance(launch, int):
@@ -111,8 +135,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
         if v is None:
             return []
         if not isinstance(v, list):
-            raise TraceError(f"launch {li}: {field!r} is a {type(v).__name__}, not a list; this is not a "
-                             "run-iket trace (or it was edited)")
+            raise TraceError(
+                f"launch {li}: {field!r} is a {type(v).__name__}, not a list; this is not a "
+                "run-iket trace (or it was edited)"
+            )
         return v
 
     track_of: dict = {}
@@ -124,13 +150,18 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
         loc = locs[loc_idx] if 0 <= loc_idx < len(locs) and isinstance(locs[loc_idx], dict) else {}
         sm = loc.get("smId") if isinstance(loc.get("smId"), int) else -1
         cta = loc.get("ctaId")
-        cta = tuple(int(c) for c in cta[:3]) if isinstance(cta, list) and all(
-            isinstance(c, int) and not isinstance(c, bool) for c in cta[:3]) and cta else (-1, -1, -1)
+        cta = (
+            tuple(int(c) for c in cta[:3])
+            if isinstance(cta, list) and all(isinstance(c, int) and not isinstance(c, bool) for c in cta[:3]) and cta
+            else (-1, -1, -1)
+        )
         cta = (cta + (0, 0, 0))[:3]
         warp = loc.get("warpId") if isinstance(loc.get("warpId"), int) else -1
         block = cta[0] + gdim[0] * (cta[1] + gdim[1] * cta[2]) if cta[0] >= 0 else -1
-        tr = Track((f"SM {sm}", f"CTA ({cta[0]},{cta[1]},{cta[2]})", f"warp {warp}"),
-                   {"block": block, "group": warp, "sm": sm, "cta": cta, "warp": warp})
+        tr = Track(
+            (f"SM {sm}", f"CTA ({cta[0]},{cta[1]},{cta[2]})", f"warp {warp}"),
+            {"block": block, "group": warp, "sm": sm, "cta": cta, "warp": warp},
+        )
         track_of[loc_idx] = len(tracks)
         tracks.append(tr)
         return track_of[loc_idx]
@@ -145,8 +176,10 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
 
     def budget():
         if len(col_s) >= max_events:
-            raise TraceError(f"IKET launch has more than max_events={max_events} events; "
-                             "raise max_events or profile fewer CTAs (run-iket --enabled-cluster)")
+            raise TraceError(
+                f"IKET launch has more than max_events={max_events} events; "
+                "raise max_events or profile fewer CTAs (run-iket --enabled-cluster)"
+            )
 
     nloc = max(len(locs), 1 << 31)
     for item in items("ranges"):
@@ -172,8 +205,13 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
         if isinstance(ie, list) and ie and isinstance(ie[0], dict) and isinstance(ie[0].get("payloadType"), int):
             pt = ie[0]["payloadType"] & 0xFF
             pv = ie[0].get("payloadVal") if isinstance(ie[0].get("payloadVal"), int) else 0
-        col_tr.append(track_for(li0)); col_nm.append(name_id(names_all[ni])); col_s.append(s); col_e.append(e)
-        col_k.append(KIND_RANGE); col_pt.append(pt); col_pv.append(pv & ((1 << 64) - 1))
+        col_tr.append(track_for(li0))
+        col_nm.append(name_id(names_all[ni]))
+        col_s.append(s)
+        col_e.append(e)
+        col_k.append(KIND_RANGE)
+        col_pt.append(pt)
+        col_pv.append(pv & ((1 << 64) - 1))
     for item in items("markers"):
         budget()
         if not isinstance(item, dict):
@@ -186,8 +224,13 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
             continue
         pt = item.get("payloadType") if isinstance(item.get("payloadType"), int) else 0
         pv = item.get("payloadVal") if isinstance(item.get("payloadVal"), int) else 0
-        col_tr.append(track_for(loc)); col_nm.append(name_id(names_all[ni])); col_s.append(ts); col_e.append(ts)
-        col_k.append(KIND_INSTANT); col_pt.append(pt & 0xFF); col_pv.append(pv & ((1 << 64) - 1))
+        col_tr.append(track_for(loc))
+        col_nm.append(name_id(names_all[ni]))
+        col_s.append(ts)
+        col_e.append(ts)
+        col_k.append(KIND_INSTANT)
+        col_pt.append(pt & 0xFF)
+        col_pv.append(pv & ((1 << 64) - 1))
     if lifetimes:
         for item in items("warpLifetimes"):
             budget()
@@ -199,8 +242,13 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
             loc = _iket_int(item.get("locIdx"), "warpLifetime locIdx", warnings, 0, nloc)
             if None in (s, e, loc) or e < s:
                 continue
-            col_tr.append(track_for(loc)); col_nm.append(name_id("warp_lifetime")); col_s.append(s)
-            col_e.append(e); col_k.append(KIND_RANGE); col_pt.append(0); col_pv.append(0)
+            col_tr.append(track_for(loc))
+            col_nm.append(name_id("warp_lifetime"))
+            col_s.append(s)
+            col_e.append(e)
+            col_k.append(KIND_RANGE)
+            col_pt.append(0)
+            col_pv.append(0)
 
     s = np.asarray(col_s, dtype=np.int64)
     e = np.asarray(col_e, dtype=np.int64)
@@ -208,14 +256,30 @@ def load_iket(path_or_result, *, launch=None, max_bytes: int = 512 << 20, max_ev
     unknown_pt = set(col_pt) - set(IKET_PAYLOAD_TYPES) - {0}
     if unknown_pt:
         warnings["payloads of unknown type (shown raw)"] += sum(1 for p in col_pt if p in unknown_pt)
-    meta = {"source": "iket", "kernel": launch_names[li], "launch_index": li,
-            "launches": launch_names, "grid": gdim,
-            "block_dim": tuple(lc.get(k) if isinstance(lc.get(k), int) else 1
-                               for k in ("blockDimX", "blockDimY", "blockDimZ"))}
-    return Timeline(names=list(name_ids), tracks=tracks, track=col_tr, name_id=col_nm,
-                    start_ns=s - t_min, end_ns=e - t_min, kind=col_k,
-                    payload_type=np.asarray(col_pt, np.uint8), payload_raw=np.asarray(col_pv, np.uint64),
-                    warnings=warnings, meta=meta, t0_ns=t_min)
+    meta = {
+        "source": "iket",
+        "kernel": launch_names[li],
+        "launch_index": li,
+        "launches": launch_names,
+        "grid": gdim,
+        "block_dim": tuple(
+            lc.get(k) if isinstance(lc.get(k), int) else 1 for k in ("blockDimX", "blockDimY", "blockDimZ")
+        ),
+    }
+    return Timeline(
+        names=list(name_ids),
+        tracks=tracks,
+        track=col_tr,
+        name_id=col_nm,
+        start_ns=s - t_min,
+        end_ns=e - t_min,
+        kind=col_k,
+        payload_type=np.asarray(col_pt, np.uint8),
+        payload_raw=np.asarray(col_pv, np.uint64),
+        warnings=warnings,
+        meta=meta,
+        t0_ns=t_min,
+    )
 
 
 def _read_iket(src, max_bytes, max_dir_entries):
@@ -225,11 +289,15 @@ def _read_iket(src, max_bytes, max_dir_entries):
     if hasattr(src, "json_traces") and hasattr(src, "postprocess"):
         traces = tuple(src.json_traces)
         if not traces:
-            raise TraceError(f"the IKET profile has no JSON trace (postprocess={src.postprocess!r}); "
-                             "profile with postprocess='json' or 'all'")
+            raise TraceError(
+                f"the IKET profile has no JSON trace (postprocess={src.postprocess!r}); "
+                "profile with postprocess='json' or 'all'"
+            )
         if len(traces) > 1:
-            raise TraceError(f"the IKET profile has {len(traces)} JSON traces (one per process); "
-                             "pass one of result.json_traces to load_iket")
+            raise TraceError(
+                f"the IKET profile has {len(traces)} JSON traces (one per process); "
+                "pass one of result.json_traces to load_iket"
+            )
         src = traces[0]
     if isinstance(src, (bytes, bytearray)):
         text = bytes(src[: max_bytes + 1])
@@ -238,14 +306,16 @@ def _read_iket(src, max_bytes, max_dir_entries):
     elif isinstance(src, (str, os.PathLike)):
         try:
             p = resolve_path(src, "IKET trace")
-        except FileReadError as exc:   # empty path, NUL byte
+        except FileReadError as exc:  # empty path, NUL byte
             raise TraceFileError(str(exc), path=exc.path) from None
         if p.is_dir():
             p = _find_trace_in(p, max_dir_entries)
         text = read_trace_bytes(p, max_bytes, "IKET trace")
     else:
-        raise InputError(f"load_iket takes a path, JSON text, dict or IketProfileResult as path_or_result, "
-                         f"not {type(src).__name__}", param="path_or_result")
+        raise InputError(
+            f"load_iket takes a path, JSON text, dict or IketProfileResult as path_or_result, not {type(src).__name__}",
+            param="path_or_result",
+        )
     if len(text) > max_bytes:
         raise TraceError(f"IKET trace is {len(text)} bytes, over max_bytes={max_bytes}")
     try:
@@ -261,9 +331,12 @@ def _find_trace_in(root: Path, max_entries: int) -> Path:
     the ``*.trace.json`` files below it (what ``tvm.backend.cuda.iket`` collects), searched
     breadth-first to ``MAX_DIR_DEPTH`` levels and ``max_entries`` directory entries, never through
     symlinked directories."""
+
     def refuse(why):
-        return TraceFileError(f"{root} is not a run-iket output folder ({why}); pass the "
-                              "iket_pid_<pid>.trace.json file itself", path=str(root))
+        return TraceFileError(
+            f"{root} is not a run-iket output folder ({why}); pass the iket_pid_<pid>.trace.json file itself",
+            path=str(root),
+        )
 
     if root.parent == root:
         raise refuse("it is a filesystem root")
@@ -276,8 +349,9 @@ def _find_trace_in(root: Path, max_entries: int) -> Path:
                     for entry in it:
                         seen += 1
                         if seen > max_entries:
-                            raise refuse(f"more than max_dir_entries={max_entries} entries within "
-                                         f"{MAX_DIR_DEPTH} levels")
+                            raise refuse(
+                                f"more than max_dir_entries={max_entries} entries within {MAX_DIR_DEPTH} levels"
+                            )
                         name = entry.name
                         if entry.is_dir(follow_symlinks=False):
                             if depth < MAX_DIR_DEPTH:
@@ -290,9 +364,12 @@ def _find_trace_in(root: Path, max_entries: int) -> Path:
     if not found:
         raise refuse(f"no *.trace.json within {MAX_DIR_DEPTH} levels")
     if len(found) != 1:
-        raise TraceFileError(f"{root} holds {len(found)} IKET JSON traces "
-                             f"({', '.join(sorted(str(f.relative_to(root)) for f in found)[:5])}); "
-                             "pass the file itself", path=str(root))
+        raise TraceFileError(
+            f"{root} holds {len(found)} IKET JSON traces "
+            f"({', '.join(sorted(str(f.relative_to(root)) for f in found)[:5])}); "
+            "pass the file itself",
+            path=str(root),
+        )
     return found[0]
 
 
@@ -334,8 +411,12 @@ def iket_requirements() -> list[str]:
 
 _IKET_FALLBACK = {
     "nvrtc_version": (13, 2),
-    "minimum_versions": {"nvidia-cutlass-dsl": "4.6.0", "nvidia-cutlass-dsl-libs-base": "4.6.0",
-                         "nvidia-cutlass-dsl-libs-core": "4.6.0", "nvidia-cutlass-dsl-libs-cu13": "4.6.0"},
+    "minimum_versions": {
+        "nvidia-cutlass-dsl": "4.6.0",
+        "nvidia-cutlass-dsl-libs-base": "4.6.0",
+        "nvidia-cutlass-dsl-libs-core": "4.6.0",
+        "nvidia-cutlass-dsl-libs-cu13": "4.6.0",
+    },
     "exact_versions": {"nvidia-cuda-nvdisasm": "13.3.73", "nvidia-cuda-nvrtc": "13.2.78"},
 }
 
@@ -365,11 +446,19 @@ def iket_profile(command, *, output_dir, launch=None, timeout: float = 600.0, **
     if missing:
         raise IketUnavailable(
             "IKET profiling needs NVIDIA's official runtime, which is not complete here. Missing: "
-            + "; ".join(missing) + ". Install with: pip install "
+            + "; ".join(missing)
+            + ". Install with: pip install "
             + " ".join(f"'{m.split(' (')[0]}'" for m in missing if not m.startswith(("run-iket", "NVRTC"))),
-            missing)
+            missing,
+        )
     from tvm.backend.cuda import iket
 
-    result = iket.profile(command, output_dir=output_dir, postprocess=kwargs.pop("postprocess", "all"),
-                          clobber=kwargs.pop("clobber", True), timeout=timeout, **kwargs)
+    result = iket.profile(
+        command,
+        output_dir=output_dir,
+        postprocess=kwargs.pop("postprocess", "all"),
+        clobber=kwargs.pop("clobber", True),
+        timeout=timeout,
+        **kwargs,
+    )
     return load_iket(result, launch=launch)

@@ -2,6 +2,7 @@
 
 Pure Python (numpy, matplotlib for ``plot``); decoders live in ``cuda_profiler`` and ``iket``.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,10 @@ def check_int(value, param: str, *, lo: int | None = None, hi: int | None = None
     """``value`` as an int (bool and non-integral values refused) within ``lo..hi`` inclusive, else
     :class:`txlab.errors.InputError` naming ``param``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{param} must be an int, not {type(value).__name__} ({value!r:.40})"
-                         + (f"; {fix}" if fix else ""), param=param)
+        raise InputError(
+            f"{param} must be an int, not {type(value).__name__} ({value!r:.40})" + (f"; {fix}" if fix else ""),
+            param=param,
+        )
     value = int(value)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
@@ -70,13 +73,13 @@ def check_bool(value, param: str) -> bool:
 def _column(value, dtype, param: str) -> np.ndarray:
     try:
         a = np.asarray(value)
-        if a.dtype.kind not in "iub" and not (a.dtype.kind == "f" and np.all(np.isfinite(a)) and
-                                              np.all(a == np.round(a))):
+        if a.dtype.kind not in "iub" and not (
+            a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.round(a))
+        ):
             raise TypeError(f"dtype {a.dtype}")
         return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise InputError(f"Timeline column {param} must be a 1-D sequence of integers ({exc})",
-                         param=param) from None
+        raise InputError(f"Timeline column {param} must be a 1-D sequence of integers ({exc})", param=param) from None
 
 
 class IketUnavailable(TxlabError):
@@ -162,36 +165,64 @@ class Timeline:
     decoder had to skip or repair; ``meta`` says where the trace came from.
     """
 
-    def __init__(self, *, names, tracks, track, name_id, start_ns, end_ns, kind,
-                 payload_type=None, payload_raw=None, warnings=None, meta=None, t0_ns=0):
+    def __init__(
+        self,
+        *,
+        names,
+        tracks,
+        track,
+        name_id,
+        start_ns,
+        end_ns,
+        kind,
+        payload_type=None,
+        payload_raw=None,
+        warnings=None,
+        meta=None,
+        t0_ns=0,
+    ):
         self.names = [str(n) for n in names]
         self.tracks = list(tracks)
         if not all(isinstance(t, Track) for t in self.tracks):
             raise InputError("Timeline tracks must be Track objects", param="tracks")
         track = _column(track, np.int32, "track")
         start_ns = _column(start_ns, np.int64, "start_ns")
-        cols = {"name_id": _column(name_id, np.int32, "name_id"), "end_ns": _column(end_ns, np.int64, "end_ns"),
-                "kind": _column(kind, np.uint8, "kind")}
+        cols = {
+            "name_id": _column(name_id, np.int32, "name_id"),
+            "end_ns": _column(end_ns, np.int64, "end_ns"),
+            "kind": _column(kind, np.uint8, "kind"),
+        }
         if payload_type is not None:
             cols["payload_type"] = _column(payload_type, np.uint8, "payload_type")
-            cols["payload_raw"] = _column(payload_raw if payload_raw is not None else
-                                          np.zeros(len(track), np.uint64), np.uint64, "payload_raw")
+            cols["payload_raw"] = _column(
+                payload_raw if payload_raw is not None else np.zeros(len(track), np.uint64), np.uint64, "payload_raw"
+            )
         n = len(track)
         for param, col in (("start_ns", start_ns), *cols.items()):
             if len(col) != n:
-                raise InputError(f"Timeline column {param} has {len(col)} entries, track has {n}: every "
-                                 "column needs one entry per event", param=param)
+                raise InputError(
+                    f"Timeline column {param} has {len(col)} entries, track has {n}: every "
+                    "column needs one entry per event",
+                    param=param,
+                )
         if n:
             if track.min() < 0 or track.max() >= len(self.tracks):
-                raise InputError(f"Timeline column track holds ids {int(track.min())}..{int(track.max())}; "
-                                 f"there are {len(self.tracks)} tracks", param="track")
+                raise InputError(
+                    f"Timeline column track holds ids {int(track.min())}..{int(track.max())}; "
+                    f"there are {len(self.tracks)} tracks",
+                    param="track",
+                )
             nid = cols["name_id"]
             if nid.min() < 0 or nid.max() >= len(self.names):
-                raise InputError(f"Timeline column name_id holds ids {int(nid.min())}..{int(nid.max())}; "
-                                 f"there are {len(self.names)} names", param="name_id")
+                raise InputError(
+                    f"Timeline column name_id holds ids {int(nid.min())}..{int(nid.max())}; "
+                    f"there are {len(self.names)} names",
+                    param="name_id",
+                )
         # sorted by (track, start), stable; decoders that already emit that order skip the sort
-        if n < 2 or (np.all(track[1:] >= track[:-1]) and
-                     np.all((start_ns[1:] >= start_ns[:-1]) | (track[1:] != track[:-1]))):
+        if n < 2 or (
+            np.all(track[1:] >= track[:-1]) and np.all((start_ns[1:] >= start_ns[:-1]) | (track[1:] != track[:-1]))
+        ):
             order = None
         elif start_ns.min() >= 0 and start_ns.max() < (1 << 40):
             order = np.argsort(track.astype(np.int64) << 40 | start_ns, kind="stable")
@@ -229,8 +260,10 @@ class Timeline:
 
     def __repr__(self):
         warn = f", {sum(self.warnings.values())} warnings" if self.warnings else ""
-        return (f"<Timeline {self.meta.get('source', '?')}: {len(self)} events on {len(self.tracks)} "
-                f"tracks, {len(self.names)} names, {self.duration_ns} ns{warn}>")
+        return (
+            f"<Timeline {self.meta.get('source', '?')}: {len(self)} events on {len(self.tracks)} "
+            f"tracks, {len(self.names)} names, {self.duration_ns} ns{warn}>"
+        )
 
     # -- analysis -------------------------------------------------------------------------------
     def summary(self) -> "TimelineSummary":
@@ -239,8 +272,10 @@ class Timeline:
         dur = self.end_ns - self.start_ns
         if len(self):
             # overall: group by name
-            for scope, keys in (("lane", self.track.astype(np.int64) * (1 << 20) + self.name_id),
-                                ("overall", self.name_id.astype(np.int64))):
+            for scope, keys in (
+                ("lane", self.track.astype(np.int64) * (1 << 20) + self.name_id),
+                ("overall", self.name_id.astype(np.int64)),
+            ):
                 order = np.argsort(keys, kind="stable")
                 k = keys[order]
                 d = dur[order]
@@ -254,12 +289,19 @@ class Timeline:
                     name = self.names[key & ((1 << 20) - 1)] if scope == "lane" else self.names[key]
                     lane = self.tracks[key >> 20].path if scope == "lane" else ()
                     p50, p90 = np.percentile(seg, [50, 90])
-                    rows.append({
-                        "scope": scope, "lane": " / ".join(map(str, lane)), "name": name,
-                        "count": int(e - s), "instants": int(inst[s:e].sum()),
-                        "total_ns": int(seg.sum()), "mean_ns": float(seg.mean()),
-                        "p50_ns": float(p50), "p90_ns": float(p90),
-                    })
+                    rows.append(
+                        {
+                            "scope": scope,
+                            "lane": " / ".join(map(str, lane)),
+                            "name": name,
+                            "count": int(e - s),
+                            "instants": int(inst[s:e].sum()),
+                            "total_ns": int(seg.sum()),
+                            "mean_ns": float(seg.mean()),
+                            "p50_ns": float(p50),
+                            "p90_ns": float(p90),
+                        }
+                    )
         return TimelineSummary(rows, dict(self.warnings))
 
     # -- export ---------------------------------------------------------------------------------
@@ -278,8 +320,10 @@ class Timeline:
             "t0_ns": self.t0_ns,
             "warnings": dict(self.warnings),
             "events": {
-                "track": self.track[:n].tolist(), "name": self.name_id[:n].tolist(),
-                "start_ns": self.start_ns[:n].tolist(), "end_ns": self.end_ns[:n].tolist(),
+                "track": self.track[:n].tolist(),
+                "name": self.name_id[:n].tolist(),
+                "start_ns": self.start_ns[:n].tolist(),
+                "end_ns": self.end_ns[:n].tolist(),
                 "kind": self.kind[:n].tolist(),
             },
             "truncated": n < len(self),
@@ -313,15 +357,38 @@ class Timeline:
             f.write(',"traceEvents":[\n')
             first = True
             for outer, pid in groups.items():
-                f.write(("" if first else ",\n") + json.dumps(
-                    {"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                     "args": {"name": " / ".join(map(str, outer))}}))
-                f.write(",\n" + json.dumps({"ph": "M", "name": "process_sort_index", "pid": pid,
-                                            "tid": 0, "args": {"sort_index": pid}}))
+                f.write(
+                    ("" if first else ",\n")
+                    + json.dumps(
+                        {
+                            "ph": "M",
+                            "name": "process_name",
+                            "pid": pid,
+                            "tid": 0,
+                            "args": {"name": " / ".join(map(str, outer))},
+                        }
+                    )
+                )
+                f.write(
+                    ",\n"
+                    + json.dumps(
+                        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}}
+                    )
+                )
                 first = False
             for i, t in enumerate(self.tracks):
-                f.write(",\n" + json.dumps({"ph": "M", "name": "thread_name", "pid": pid_of[i],
-                                            "tid": tid_of[i], "args": {"name": str(t.path[-1])}}))
+                f.write(
+                    ",\n"
+                    + json.dumps(
+                        {
+                            "ph": "M",
+                            "name": "thread_name",
+                            "pid": pid_of[i],
+                            "tid": tid_of[i],
+                            "args": {"name": str(t.path[-1])},
+                        }
+                    )
+                )
             pid_a = np.asarray(pid_of, np.int64)[self.track] if len(self) else np.zeros(0, np.int64)
             tid_a = np.asarray(tid_of, np.int64)[self.track] if len(self) else np.zeros(0, np.int64)
             chunk = 65536
@@ -333,17 +400,21 @@ class Timeline:
                     nm = qnames[self.name_id[i]]
                     args = ""
                     if self.payload_type is not None and self.payload_type[i]:
-                        args = ',"args":{"payload":%s}' % json.dumps(_jsonable(
-                            decode_payload(int(self.payload_type[i]), int(self.payload_raw[i]))),
-                            allow_nan=False)
+                        args = ',"args":{"payload":%s}' % json.dumps(
+                            _jsonable(decode_payload(int(self.payload_type[i]), int(self.payload_raw[i]))),
+                            allow_nan=False,
+                        )
                     if self.kind[i] == KIND_INSTANT:
-                        parts.append('{"ph":"i","s":"t","name":%s,"pid":%d,"tid":%d,"ts":%d.%03d%s}'
-                                     % (nm, pid_a[i], tid_a[i], ts // 1000, ts % 1000, args))
+                        parts.append(
+                            '{"ph":"i","s":"t","name":%s,"pid":%d,"tid":%d,"ts":%d.%03d%s}'
+                            % (nm, pid_a[i], tid_a[i], ts // 1000, ts % 1000, args)
+                        )
                     else:
                         du = int(self.end_ns[i]) - ts
-                        parts.append('{"ph":"X","name":%s,"pid":%d,"tid":%d,"ts":%d.%03d,"dur":%d.%03d%s}'
-                                     % (nm, pid_a[i], tid_a[i], ts // 1000, ts % 1000,
-                                        du // 1000, du % 1000, args))
+                        parts.append(
+                            '{"ph":"X","name":%s,"pid":%d,"tid":%d,"ts":%d.%03d,"dur":%d.%03d%s}'
+                            % (nm, pid_a[i], tid_a[i], ts // 1000, ts % 1000, du // 1000, du % 1000, args)
+                        )
                 f.write(",\n" + ",\n".join(parts))
             f.write("\n]}\n")
         return path
@@ -387,8 +458,13 @@ class Timeline:
             if lo == hi:
                 continue
             n, r = divmod(int(key[lo]), max(ntr, 1))
-            ax.broken_barh(list(zip(left[lo:hi], width[lo:hi])), (r - 0.4, 0.8), facecolor=colors[n],
-                           edgecolor="white", linewidth=0.4)
+            ax.broken_barh(
+                list(zip(left[lo:hi], width[lo:hi])),
+                (r - 0.4, 0.8),
+                facecolor=colors[n],
+                edgecolor="white",
+                linewidth=0.4,
+            )
         ax.set_yticks(range(ntr))
         ax.set_yticklabels([" / ".join(map(str, t.path)) for t in self.tracks[:ntr]], fontsize=8)
         ax.invert_yaxis()
@@ -397,8 +473,13 @@ class Timeline:
         if self.meta.get("synthetic"):
             title += "  [SYNTHETIC]"
         ax.set_title(title)
-        ax.legend(handles=[Patch(color=colors[i], label=n) for i, n in enumerate(self.names)],
-                  loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+        ax.legend(
+            handles=[Patch(color=colors[i], label=n) for i, n in enumerate(self.names)],
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+            fontsize=8,
+            frameon=False,
+        )
         return ax.figure
 
     def view(self, **kwargs):
@@ -407,6 +488,7 @@ class Timeline:
         from txlab.hooks import widget
 
         return widget(self, **kwargs)
+
 
 @dataclass
 class TimelineSummary:
@@ -430,8 +512,10 @@ class TimelineSummary:
         lines = [hdr]
         rows = [r for r in self.rows if r["scope"] == "overall"] + [r for r in self.rows if r["scope"] == "lane"]
         for r in rows[:max_rows]:
-            lines.append(f"{r['scope']:8} {r['lane'][:24]:24} {r['name'][:20]:20} {r['count']:>8} "
-                         f"{r['total_ns']:>12} {r['mean_ns']:>10.1f} {r['p50_ns']:>10.1f} {r['p90_ns']:>10.1f}")
+            lines.append(
+                f"{r['scope']:8} {r['lane'][:24]:24} {r['name'][:20]:20} {r['count']:>8} "
+                f"{r['total_ns']:>12} {r['mean_ns']:>10.1f} {r['p50_ns']:>10.1f} {r['p90_ns']:>10.1f}"
+            )
         if len(rows) > max_rows:
             lines.append(f"... {len(rows) - max_rows} more rows (see .rows)")
         if self.warnings:
@@ -440,6 +524,7 @@ class TimelineSummary:
 
     def __str__(self):
         return "\n".join(self._table())
+
 
 def _jsonable(obj):
     if isinstance(obj, dict):

@@ -1,6 +1,7 @@
 """Recording a CudaProfiler-instrumented kernel on the GPU: compile with :func:`txlab.compile`,
 launch with :func:`txlab.run.launch` (the isolated worker when configured), decode.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,9 @@ from txlab.timeline.cuda_profiler import _event_names, from_cuda_profiler
 from txlab.timeline.model import Timeline, TraceError, check_bool, check_int
 
 
-def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | None = None,
-           strict: bool = False) -> Timeline:
+def record(
+    kernel, *args, events, buffer_slots: int | None = None, arch: str | None = None, strict: bool = False
+) -> Timeline:
     """Compile (if needed) and run a CudaProfiler-instrumented kernel once on the GPU; return its
     Timeline. ``kernel`` is a TIRx ``PrimFunc``, an ``IRModule`` or a :class:`txlab.Compiled` whose
     profiler buffer is its (last) ``uint64`` parameter; ``args`` are the other parameters in order
@@ -23,8 +25,10 @@ def record(kernel, *args, events, buffer_slots: int | None = None, arch: str | N
     """
     # every argument is checked before the GPU is looked for, so a bad call says so on any machine
     if kernel is None or isinstance(kernel, (str, bytes, int, float)):
-        raise InputError(f"kernel must be a TIRx PrimFunc, an IRModule or a txlab.Compiled, not "
-                         f"{type(kernel).__name__}", param="kernel")
+        raise InputError(
+            f"kernel must be a TIRx PrimFunc, an IRModule or a txlab.Compiled, not {type(kernel).__name__}",
+            param="kernel",
+        )
     _event_names(events)
     if buffer_slots is not None:
         buffer_slots = check_int(buffer_slots, "buffer_slots", lo=2, fix="the profiler buffer's slot count")
@@ -45,10 +49,12 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     from txlab.device import require_gpu
     from txlab.run import launch
 
-    info = require_gpu("txlab.timeline.record",
-                       alternative="a recording reads the GPU's clocks, so the CPU emulator cannot stand in "
-                                   "(its clocks count emulated work, not time); txlab.emulate(kernel, *args) "
-                                   "runs it for correctness.")
+    info = require_gpu(
+        "txlab.timeline.record",
+        alternative="a recording reads the GPU's clocks, so the CPU emulator cannot stand in "
+        "(its clocks count emulated work, not time); txlab.emulate(kernel, *args) "
+        "runs it for correctness.",
+    )
     if isinstance(kernel, Compiled):
         compiled = kernel
     else:
@@ -58,16 +64,20 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     params = compiled.entry_params
     prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
     if not prof_pos:
-        raise TraceError("the kernel has no uint64 buffer parameter for the profiler "
-                         "(T.match_buffer(prof_ptr, (SLOTS,), \"uint64\"))")
+        raise TraceError(
+            'the kernel has no uint64 buffer parameter for the profiler (T.match_buffer(prof_ptr, (SLOTS,), "uint64"))'
+        )
     pp = prof_pos[-1]
     if len(args) != len(params) - 1:
-        raise TraceError(f"{compiled.name} takes {len(params) - 1} arguments besides the profiler buffer "
-                         f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}")
+        raise TraceError(
+            f"{compiled.name} takes {len(params) - 1} arguments besides the profiler buffer "
+            f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}"
+        )
     shape = params[pp]["shape"]
     if not all(isinstance(d, int) for d in shape):
-        raise TraceError(f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; "
-                         "give it a constant number of slots")
+        raise TraceError(
+            f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; give it a constant number of slots"
+        )
     slots = int(np.prod(shape))
     if buffer_slots is not None and buffer_slots != slots:
         raise TraceError(f"the kernel's profiler buffer has {slots} slots, buffer_slots={buffer_slots}")
@@ -75,6 +85,10 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     full = list(args)
     full.insert(pp, prof)
     launch(compiled, *full, device="gpu")  # its clocks are the point: never the emulator
-    meta = {"kernel": compiled.name, "gpu": info.name, "arch": compiled.arch,
-            "provenance": f"recorded on {info.name} ({compiled.arch})"}
+    meta = {
+        "kernel": compiled.name,
+        "gpu": info.name,
+        "arch": compiled.arch,
+        "provenance": f"recorded on {info.name} ({compiled.arch})",
+    }
     return prof.reshape(-1), meta

@@ -1,5 +1,5 @@
-"""Traces shipped in ``txlab/data`` (``python -m txlab.examples.traces`` regenerates them).
-"""
+"""Traces shipped in ``txlab/data`` (``python -m txlab.examples.traces`` regenerates them)."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +29,10 @@ def saved(name: str | None = None):
     if name is None:
         return list(names)
     if not isinstance(name, str) or name not in names:
-        raise InputError(f"no saved trace {name!r:.60} (name); saved traces: {', '.join(names)} "
-                         "(txlab.timeline.saved() lists them)", param="name")
+        raise InputError(
+            f"no saved trace {name!r:.60} (name); saved traces: {', '.join(names)} (txlab.timeline.saved() lists them)",
+            param="name",
+        )
     root = resources.files("txlab") / "data"
     if name in SAVED_IKET:
         tl = load_iket(str(root / f"{name}.iket.json"))

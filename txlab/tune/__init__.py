@@ -16,6 +16,7 @@ Modules: ``entry`` (:func:`autotune`, ``load``, ``shutdown``), ``sweep`` (phases
 (budgets, Optuna), ``space``, ``model`` (:class:`TuneResult`). Calling the package,
 ``txlab.tune(...)``, is deprecated: it is ``txlab.autotune(...)``.
 """
+
 from txlab.tune.entry import autotune, load, shutdown, tune
 from txlab.tune.model import Row, TuneResult
 from txlab.tune.search import Budget

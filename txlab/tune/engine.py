@@ -14,6 +14,7 @@ cluster; its object store is capped (``TXLAB_RAY_OBJECT_STORE_MB``, default 256)
 (Binder) still fits it. Kernels written in a notebook cell or a string travel with their source
 lines (TVMScript re-reads a function's source when it parses it), so workers can parse them.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,6 +29,7 @@ from txlab.tune.space import config_id
 
 #: the object store Ray gets when txlab starts it (MiB)
 DEFAULT_OBJECT_STORE_MB = 256
+
 
 def _quiet(_stage):
     return None
@@ -100,9 +102,12 @@ def occupancy(compiled) -> dict:
         o = occ.occupancy(compiled)
     except Exception:  # noqa: BLE001 - facts are best effort; the row still has the rest
         return {"blocks_per_sm": None, "limited_by": None}
-    return {"blocks_per_sm": o.blocks_per_sm, "limited_by": ", ".join(o.limiter),
-            "warps_per_sm": o.blocks_per_sm * o.warps_per_cta,
-            "occupancy": o.blocks_per_sm * o.warps_per_cta / o.max_warps_per_sm}
+    return {
+        "blocks_per_sm": o.blocks_per_sm,
+        "limited_by": ", ".join(o.limiter),
+        "warps_per_sm": o.blocks_per_sm * o.warps_per_cta,
+        "occupancy": o.blocks_per_sm * o.warps_per_cta / o.max_warps_per_sm,
+    }
 
 
 def facts(compiled) -> dict:
@@ -120,12 +125,16 @@ def facts(compiled) -> dict:
 
     sass = summary(compiled)
     return {
-        "kernel": name, "kernels": compiled.kernels, "registers": regs,
+        "kernel": name,
+        "kernels": compiled.kernels,
+        "registers": regs,
         "spill_store_bytes": int(res.get("spill_store_bytes") or 0),
         "spill_load_bytes": int(res.get("spill_load_bytes") or 0),
         "spill_bytes": int(res.get("spill_store_bytes") or 0) + int(res.get("spill_load_bytes") or 0),
         "stack_bytes": int(res.get("stack_bytes") or 0),
-        "smem_bytes": smem, "threads": threads, "grid": list(launch.get("grid") or ()),
+        "smem_bytes": smem,
+        "threads": threads,
+        "grid": list(launch.get("grid") or ()),
         "cluster": list(launch["cluster"]) if launch.get("cluster") else None,
         **occupancy(compiled),
         "sass_instructions": sass["sass_instructions"],
@@ -140,21 +149,35 @@ def _static_device(arch: str):
     from txlab.occupancy import limits
 
     lim = limits(arch)
-    return GPUInfo(False, "static limits", name=f"{arch} (documented limits)", arch=arch,
-                   max_threads_per_block=lim.max_threads_per_cta,
-                   max_smem_per_block_optin=lim.max_smem_per_cta_optin, max_regs_per_block=lim.max_regs_per_cta)
+    return GPUInfo(
+        False,
+        "static limits",
+        name=f"{arch} (documented limits)",
+        arch=arch,
+        max_threads_per_block=lim.max_threads_per_cta,
+        max_smem_per_block_optin=lim.max_smem_per_cta_optin,
+        max_regs_per_block=lim.max_regs_per_cta,
+    )
 
 
 def _short(exc: BaseException, limit: int = 400) -> str:
     text = str(exc).strip() or type(exc).__name__
     first = text.splitlines()[0]
     out = f"{type(exc).__name__}: {first}" if not first.startswith("[") else first
-    return out if len(out) <= limit else out[:limit - 3] + "..."
+    return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
 # ---- one compile ----------------------------------------------------------------------------------
-def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: int = 0, *,
-                files: bool = True, cached_only: bool = False):
+def compile_one(
+    build,
+    config: dict,
+    arch: str,
+    sources=None,
+    max_spill_bytes: int = 0,
+    *,
+    files: bool = True,
+    cached_only: bool = False,
+):
     """Build and compile one configuration. Returns (summary dict, cache-entry files or None;
     ``files=False``: always None). ``cached_only``: (None, None) when the compile cache has no
     entry for it (nothing is compiled)."""
@@ -165,29 +188,46 @@ def compile_one(build, config: dict, arch: str, sources=None, max_spill_bytes: i
 
     install_sources(sources)
     t0 = time.perf_counter()
-    out = {"id": config_id(config), "config": config, "host": os.uname().nodename, "pid": os.getpid(),
-           "node": _ray_node()}
+    out = {
+        "id": config_id(config),
+        "config": config,
+        "host": os.uname().nodename,
+        "pid": os.getpid(),
+        "node": _ray_node(),
+    }
     try:
         prim = build(**config)
     except Exception as exc:  # noqa: BLE001 - the user's build rejected this point
-        return {**out, "status": "compile_failed", "reason": f"build: {_short(exc)}",
-                "compile_s": time.perf_counter() - t0}, None
+        return {
+            **out,
+            "status": "compile_failed",
+            "reason": f"build: {_short(exc)}",
+            "compile_s": time.perf_counter() - t0,
+        }, None
     try:
         compiled = tx_compile(prim, arch=arch, progress=_quiet, cached_only=cached_only)
         if compiled is None:
             return None, None
     except CompileError as exc:
-        return {**out, "status": "compile_failed", "reason": _short(exc),
-                "compile_s": time.perf_counter() - t0}, None
+        return {**out, "status": "compile_failed", "reason": _short(exc), "compile_s": time.perf_counter() - t0}, None
     except Exception as exc:  # noqa: BLE001 - anything else TVM raises for a bad point
-        return {**out, "status": "compile_failed", "reason": _short(exc),
-                "compile_s": time.perf_counter() - t0}, None
+        return {**out, "status": "compile_failed", "reason": _short(exc), "compile_s": time.perf_counter() - t0}, None
     f = facts(compiled)
-    out.update(status="compiled", reason="", compile_s=time.perf_counter() - t0, key=compiled.key,
-               facts=f, cache_hit=compiled.cache_hit, timings=compiled.timings)
+    out.update(
+        status="compiled",
+        reason="",
+        compile_s=time.perf_counter() - t0,
+        key=compiled.key,
+        facts=f,
+        cache_hit=compiled.cache_hit,
+        timings=compiled.timings,
+    )
     if f["spill_bytes"] > max_spill_bytes:
-        out.update(status="spills", reason=f"ptxas spills {f['spill_store_bytes']} B stored / "
-                   f"{f['spill_load_bytes']} B loaded (limit {max_spill_bytes} B: max_spill_bytes=...)")
+        out.update(
+            status="spills",
+            reason=f"ptxas spills {f['spill_store_bytes']} B stored / "
+            f"{f['spill_load_bytes']} B loaded (limit {max_spill_bytes} B: max_spill_bytes=...)",
+        )
     else:
         try:
             check_launch(compiled, _static_device(arch))
@@ -249,24 +289,39 @@ def _frobenius_check(compiled, args, expected, rel_tol: float, timeout_s: float)
         nan = 0
         step = 1 << 24
         for s in range(0, got.size, step):
-            g = got[s:s + step].astype(np.float32)
-            w = want[s:s + step].astype(np.float32)
+            g = got[s : s + step].astype(np.float32)
+            w = want[s : s + step].astype(np.float32)
             bad = np.isnan(g) & ~np.isnan(w)
             nan += int(bad.sum())
             d = np.where(bad, 0, g - w).astype(np.float64)
             num += float(np.dot(d, d))
             den += float(np.dot(w.astype(np.float64), w.astype(np.float64)))
-        rel = (num ** 0.5) / (den ** 0.5) if den else num ** 0.5
+        rel = (num**0.5) / (den**0.5) if den else num**0.5
         worst = max(worst, rel)
         good = rel <= rel_tol and nan == 0
         ok &= good
-        parts.append(f"{n}: rel. Frobenius error {rel:.3g}" + (f", {nan} unwritten" if nan else "")
-                     + ("" if good else f" (limit {rel_tol:g})"))
+        parts.append(
+            f"{n}: rel. Frobenius error {rel:.3g}"
+            + (f", {nan} unwritten" if nan else "")
+            + ("" if good else f" (limit {rel_tol:g})")
+        )
     return ok, worst, "; ".join(parts)
 
 
-def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inputs=None, check=None,
-                opts: dict, reference: _Reference | None = None, flops=None, nbytes=None) -> dict:
+def measure_one(
+    build,
+    config: dict,
+    arch: str,
+    *,
+    sources=None,
+    files=None,
+    inputs=None,
+    check=None,
+    opts: dict,
+    reference: _Reference | None = None,
+    flops=None,
+    nbytes=None,
+) -> dict:
     """Check, then time, one compiled configuration on this process's GPU (through the isolated
     worker). Returns the row's fields."""
     from txlab import cache
@@ -290,8 +345,15 @@ def measure_one(build, config: dict, arch: str, *, sources=None, files=None, inp
             if opts.get("rel_tol") is not None:
                 ok, rel, text = _frobenius_check(compiled, args, expected, opts["rel_tol"], opts["timeout_s"])
             else:
-                res = run_check(compiled, args, lambda *_: expected, rtol=opts["rtol"], atol=opts["atol"],
-                                timeout_s=opts["timeout_s"], device="gpu")
+                res = run_check(
+                    compiled,
+                    args,
+                    lambda *_: expected,
+                    rtol=opts["rtol"],
+                    atol=opts["atol"],
+                    timeout_s=opts["timeout_s"],
+                    device="gpu",
+                )
                 ok, text = res.ok, res.summary()
                 rel = max((o["rel_frobenius"] for o in res.outputs.values()), default=None)
             out["rel_error"] = rel
@@ -322,9 +384,14 @@ def gpu_identity() -> dict:
     from txlab.device import probe
 
     info = probe()
-    return {"device": info.name or "", "arch": info.arch or "", "available": info.available,
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "host": os.uname().nodename,
-            "pid": os.getpid()}
+    return {
+        "device": info.name or "",
+        "arch": info.arch or "",
+        "available": info.available,
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "host": os.uname().nodename,
+        "pid": os.getpid(),
+    }
 
 
 # ---- result cache ----------------------------------------------------------------------------------
@@ -345,8 +412,15 @@ def result_key(kernel_key: str, device: str, opts: dict, check, inputs, config: 
         return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
     method = {k: opts.get(k) for k in ("warmup", "rep", "rtol", "atol", "rel_tol")}
-    return cache.make_key(kind="tune-measure", kernel=kernel_key, device=device, method=method,
-                          check=ident(check), inputs=ident(inputs), config=config)
+    return cache.make_key(
+        kind="tune-measure",
+        kernel=kernel_key,
+        device=device,
+        method=method,
+        check=ident(check),
+        inputs=ident(inputs),
+        config=config,
+    )
 
 
 def load_result(key: str) -> dict | None:
@@ -359,7 +433,7 @@ def load_result(key: str) -> dict | None:
         if not path.exists():
             return None
         doc = json.loads(read_bytes_capped(path, 64 << 20, "cached measurement"))
-    except (OSError, ValueError):   # FileReadError and JSONDecodeError are ValueErrors
+    except (OSError, ValueError):  # FileReadError and JSONDecodeError are ValueErrors
         return None
     body, problem = cache.sealed_body(doc, "result")
     if problem or doc.get("key") != key or not isinstance(body, dict) or "status" not in body:
@@ -393,8 +467,13 @@ def ray_init(cluster: str | None = None, *, num_cpus: int | None = None, num_gpu
     if ray.is_initialized():
         return {"mode": "existing", "init_s": 0.0, "address": None}
     address = cluster or os.environ.get("RAY_ADDRESS") or None
-    kw = dict(log_to_driver=False, include_dashboard=False, configure_logging=True,
-              logging_level="warning", ignore_reinit_error=True)
+    kw = dict(
+        log_to_driver=False,
+        include_dashboard=False,
+        configure_logging=True,
+        logging_level="warning",
+        ignore_reinit_error=True,
+    )
     if address:
         ray.init(address=address, **kw)
         mode = "client" if str(address).startswith("ray://") else "cluster"
@@ -403,13 +482,17 @@ def ray_init(cluster: str | None = None, *, num_cpus: int | None = None, num_gpu
         # Workers of an embedded Ray import what this process imports: a build function defined in
         # a module on this process's sys.path (a test file, the user's own module) is pickled by
         # reference and must be importable there too.
-        paths = [p for p in (os.environ.get("PYTHONPATH", "").split(os.pathsep) + sys.path)
-                 if p and os.path.isdir(p)]
+        paths = [p for p in (os.environ.get("PYTHONPATH", "").split(os.pathsep) + sys.path) if p and os.path.isdir(p)]
         # address="local": a Ray of this process's own, even where another (a second notebook, a
         # test run, `ray start`) is running; joining one of those would refuse num_cpus/num_gpus
-        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), num_gpus=num_gpus,
-                 object_store_memory=max(80, mb) << 20,
-                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}, **kw)
+        ray.init(
+            address="local",
+            num_cpus=num_cpus or os.cpu_count(),
+            num_gpus=num_gpus,
+            object_store_memory=max(80, mb) << 20,
+            runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}},
+            **kw,
+        )
         mode = "local"
     return {"mode": mode, "init_s": time.perf_counter() - t0, "address": address}
 
@@ -463,8 +546,19 @@ class Measurer:
 
             files = ray.get(files[0])
         t0 = time.perf_counter()
-        out = measure_one(build, config, arch, sources=sources, files=files, inputs=inputs, check=check,
-                          opts=opts, reference=self.reference, flops=flops, nbytes=nbytes)
+        out = measure_one(
+            build,
+            config,
+            arch,
+            sources=sources,
+            files=files,
+            inputs=inputs,
+            check=check,
+            opts=opts,
+            reference=self.reference,
+            flops=flops,
+            nbytes=nbytes,
+        )
         out["measure_s"] = time.perf_counter() - t0
         return out
 
@@ -520,7 +614,7 @@ def shutdown() -> None:
     """Stop the GPU actors (and their isolated workers) and, if txlab started it, Ray."""
     try:
         import ray
-    except ImportError:   # never started: nothing to stop
+    except ImportError:  # never started: nothing to stop
         return
 
     for a in _actors:
@@ -545,8 +639,15 @@ def node_report() -> list[dict]:
     out = []
     for n in ray.nodes():
         res = n.get("Resources", {})
-        out.append({"node_id": n.get("NodeID"), "address": n.get("NodeManagerAddress"),
-                    "alive": n.get("Alive"), "cpus": res.get("CPU", 0), "gpus": res.get("GPU", 0)})
+        out.append(
+            {
+                "node_id": n.get("NodeID"),
+                "address": n.get("NodeManagerAddress"),
+                "alive": n.get("Alive"),
+                "cpus": res.get("CPU", 0),
+                "gpus": res.get("GPU", 0),
+            }
+        )
     return out
 
 
@@ -563,5 +664,17 @@ def python_can_pickle(fn) -> str | None:
     return None
 
 
-__all__ = ["compile_one", "measure_one", "facts", "occupancy", "ray_init", "Measurer", "collect_sources",
-           "install_sources", "result_key", "load_result", "store_result", "node_report"]
+__all__ = [
+    "compile_one",
+    "measure_one",
+    "facts",
+    "occupancy",
+    "ray_init",
+    "Measurer",
+    "collect_sources",
+    "install_sources",
+    "result_key",
+    "load_result",
+    "store_result",
+    "node_report",
+]

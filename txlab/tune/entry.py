@@ -1,5 +1,6 @@
 """``txlab.autotune(build, space, inputs, ...)``: one sweep (:class:`~txlab.tune.sweep.Sweep`),
 in the foreground or as a live :class:`~txlab.tune.sweep.TuneRun`; ``load`` and ``shutdown``."""
+
 from __future__ import annotations
 
 from txlab.deprecation import callable_module
@@ -8,12 +9,37 @@ from txlab.tune.model import TuneResult
 __all__ = ["autotune", "tune", "load", "shutdown"]
 
 
-def autotune(build, space, inputs=None, *, check=None, objective: str = "time", budget=None, cluster=None,
-             arch: str | None = None, flops=None, bytes=None, baseline=None, rtol: float = 1e-5,  # noqa: A002
-             atol: float = 1e-6, rel_tol: float | None = None, max_spill_bytes: int = 0, warmup: int = 10,
-             rep: int = 50, timeout_s: float = 10.0, engine: str = "auto", gpus: int | None = None,
-             search: str = "auto", seed: int = 0, use_cache: bool = True, name: str | None = None,
-             num_cpus: int | None = None, prior=None, batch: int | None = None, background: bool = False):
+def autotune(
+    build,
+    space,
+    inputs=None,
+    *,
+    check=None,
+    objective: str = "time",
+    budget=None,
+    cluster=None,
+    arch: str | None = None,
+    flops=None,
+    bytes=None,  # noqa: A002 - the public keyword, as in txlab.bench
+    baseline=None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    rel_tol: float | None = None,
+    max_spill_bytes: int = 0,
+    warmup: int = 10,
+    rep: int = 50,
+    timeout_s: float = 10.0,
+    engine: str = "auto",
+    gpus: int | None = None,
+    search: str = "auto",
+    seed: int = 0,
+    use_cache: bool = True,
+    name: str | None = None,
+    num_cpus: int | None = None,
+    prior=None,
+    batch: int | None = None,
+    background: bool = False,
+):
     """Sweep ``space`` and return a :class:`TuneResult` (or, with ``background=True``, a running
     :class:`~txlab.tune.sweep.TuneRun` whose ``.result`` fills in live).
 
@@ -36,11 +62,35 @@ def autotune(build, space, inputs=None, *, check=None, objective: str = "time", 
     """
     from txlab.tune.sweep import Sweep, TuneRun
 
-    sweep = Sweep(build, space, inputs, check=check, objective=objective, budget=budget, cluster=cluster,
-                  arch=arch, engine=engine, gpus=gpus, flops=flops, nbytes=bytes, baseline=baseline,
-                  rtol=rtol, atol=atol, rel_tol=rel_tol, max_spill_bytes=max_spill_bytes, warmup=warmup,
-                  rep=rep, timeout_s=timeout_s, search=search, seed=seed, use_cache=use_cache, name=name,
-                  num_cpus=num_cpus, prior=prior, batch=batch)
+    sweep = Sweep(
+        build,
+        space,
+        inputs,
+        check=check,
+        objective=objective,
+        budget=budget,
+        cluster=cluster,
+        arch=arch,
+        engine=engine,
+        gpus=gpus,
+        flops=flops,
+        nbytes=bytes,
+        baseline=baseline,
+        rtol=rtol,
+        atol=atol,
+        rel_tol=rel_tol,
+        max_spill_bytes=max_spill_bytes,
+        warmup=warmup,
+        rep=rep,
+        timeout_s=timeout_s,
+        search=search,
+        seed=seed,
+        use_cache=use_cache,
+        name=name,
+        num_cpus=num_cpus,
+        prior=prior,
+        batch=batch,
+    )
     if background:
         return TuneRun(sweep)
     return sweep.run()

@@ -6,6 +6,7 @@
 A row's ``status`` is one of :data:`STATUSES`. Rows change in place while a sweep runs (the engine
 calls :meth:`TuneResult.update`), and listeners (``TuneView``) are told about every change.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,17 @@ MAX_BYTES = 256 << 20
 #: measured: checked and timed; compile_failed / spills / unlaunchable: rejected after compiling;
 #: check_failed: wrong results; fault: faulted or hung (``fault_kind`` says which);
 #: skipped: never run (the budget ran out or the sweep was cancelled)
-STATUSES = ("pending", "compiled", "measured", "compile_failed", "spills", "unlaunchable",
-            "check_failed", "fault", "skipped")
+STATUSES = (
+    "pending",
+    "compiled",
+    "measured",
+    "compile_failed",
+    "spills",
+    "unlaunchable",
+    "check_failed",
+    "fault",
+    "skipped",
+)
 FAILED = ("compile_failed", "spills", "unlaunchable", "check_failed", "fault")
 
 
@@ -41,12 +51,12 @@ class Row:
     p90_ms: float | None = None
     tflops: float | None = None
     gbps: float | None = None
-    ratio: float | None = None          # baseline time / this time (1.0 = as fast as the baseline)
+    ratio: float | None = None  # baseline time / this time (1.0 = as fast as the baseline)
     rel_error: float | None = None
-    facts: dict = field(default_factory=dict)   # registers, spills, smem, occupancy, SASS counts
-    key: str = ""                                 # the compiled kernel's content key
-    cached: bool = False                          # the measurement came from the result cache
-    worker: str = ""                              # which GPU worker measured it
+    facts: dict = field(default_factory=dict)  # registers, spills, smem, occupancy, SASS counts
+    key: str = ""  # the compiled kernel's content key
+    cached: bool = False  # the measurement came from the result cache
+    worker: str = ""  # which GPU worker measured it
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -66,8 +76,20 @@ class Row:
 
 
 #: the columns of :meth:`TuneResult.table` after the configuration's own
-TABLE_COLUMNS = ("status", "compile_s", "time_ms", "tflops", "gbps", "ratio", "rel_error", "registers",
-                 "spill_bytes", "blocks_per_sm", "occupancy_pct", "reason")
+TABLE_COLUMNS = (
+    "status",
+    "compile_s",
+    "time_ms",
+    "tflops",
+    "gbps",
+    "ratio",
+    "rel_error",
+    "registers",
+    "spill_bytes",
+    "blocks_per_sm",
+    "occupancy_pct",
+    "reason",
+)
 
 
 class TuneTable(list):
@@ -96,10 +118,10 @@ class TuneTable(list):
 @dataclass
 class TuneResult:
     name: str
-    space: dict                       # Space.to_dict()
+    space: dict  # Space.to_dict()
     rows: list = field(default_factory=list)
     objective: str = "time"
-    baseline: dict | None = None      # {"name": ..., "time_ms": ...}
+    baseline: dict | None = None  # {"name": ..., "time_ms": ...}
     meta: dict = field(default_factory=dict)
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -149,9 +171,15 @@ class TuneResult:
         for r in self.rows:
             c[r.status] += 1
         compiled = sum(1 for r in self.rows if r.status not in ("pending", "compile_failed", "skipped"))
-        return {"total": len(self.rows), "compiled": compiled, "measured": c["measured"],
-                "failed": sum(c[s] for s in FAILED), "pending": c["pending"], "skipped": c["skipped"],
-                "by_status": c}
+        return {
+            "total": len(self.rows),
+            "compiled": compiled,
+            "measured": c["measured"],
+            "failed": sum(c[s] for s in FAILED),
+            "pending": c["pending"],
+            "skipped": c["skipped"],
+            "by_status": c,
+        }
 
     def progress(self) -> dict:
         """Counts, elapsed seconds and an ETA (from the rate so far) of the running sweep."""
@@ -159,8 +187,9 @@ class TuneResult:
         elapsed = (self.finished or time.time()) - self.started
         gpus = self.meta.get("gpus", 0)
         # a row is finished when nothing more will happen to it (compiled is final without a GPU)
-        finished = sum(1 for r in self.rows if r.status not in ("pending", "compiled")
-                       or (r.status == "compiled" and not gpus))
+        finished = sum(
+            1 for r in self.rows if r.status not in ("pending", "compiled") or (r.status == "compiled" and not gpus)
+        )
         left = c["total"] - finished
         eta = elapsed / finished * left if (self.finished is None and finished and left) else None
         c["finished"] = finished
@@ -194,29 +223,52 @@ class TuneResult:
     def to_dict(self) -> dict:
         with self._lock:
             best = self.best
-            return {"format": FORMAT, "name": self.name, "space": self.space, "objective": self.objective,
-                    "baseline": self.baseline, "meta": self.meta, "started": self.started,
-                    "finished": self.finished, "rows": [r.to_dict() for r in self.rows],
-                    "best": best.id if best else None, "counts": self.counts(),
-                    "influence": self.influence()}
+            return {
+                "format": FORMAT,
+                "name": self.name,
+                "space": self.space,
+                "objective": self.objective,
+                "baseline": self.baseline,
+                "meta": self.meta,
+                "started": self.started,
+                "finished": self.finished,
+                "rows": [r.to_dict() for r in self.rows],
+                "best": best.id if best else None,
+                "counts": self.counts(),
+                "influence": self.influence(),
+            }
 
     def table(self, sort: str = "time_ms") -> "TuneTable":
         """Rows as flat dicts (config values as columns), the measured ones first, fastest first: a
         list (of :data:`TABLE_COLUMNS` after the config's), shown as an HTML table in a notebook.
         ``blocks_per_sm`` is resident CTAs per SM, ``occupancy_pct`` resident warps over the SM's
         maximum (theoretical, from :mod:`txlab.occupancy`)."""
+
         def key(r):
             v = getattr(r, sort, None)
             return (v is None, v if v is not None else 0)
+
         out = []
         for r in sorted(self.rows, key=key):
-            out.append({**r.config, "status": r.status, "compile_s": r.compile_s, "time_ms": r.time_ms,
-                        "tflops": r.tflops, "gbps": r.gbps, "ratio": r.ratio, "rel_error": r.rel_error,
-                        "registers": r.facts.get("registers"), "spill_bytes": r.facts.get("spill_bytes"),
-                        "blocks_per_sm": r.facts.get("blocks_per_sm"),
-                        "occupancy_pct": None if r.facts.get("occupancy") is None else
-                        round(100.0 * r.facts["occupancy"], 1),
-                        "reason": r.reason})
+            out.append(
+                {
+                    **r.config,
+                    "status": r.status,
+                    "compile_s": r.compile_s,
+                    "time_ms": r.time_ms,
+                    "tflops": r.tflops,
+                    "gbps": r.gbps,
+                    "ratio": r.ratio,
+                    "rel_error": r.rel_error,
+                    "registers": r.facts.get("registers"),
+                    "spill_bytes": r.facts.get("spill_bytes"),
+                    "blocks_per_sm": r.facts.get("blocks_per_sm"),
+                    "occupancy_pct": None
+                    if r.facts.get("occupancy") is None
+                    else round(100.0 * r.facts["occupancy"], 1),
+                    "reason": r.reason,
+                }
+            )
         return TuneTable(out, name=self.name)
 
     # ---- persistence ---------------------------------------------------------------------------
@@ -251,9 +303,15 @@ class TuneResult:
             raise ValueError(f"{path}: content does not match its sha256 (edited or damaged); re-run the sweep")
         if body.get("format") != FORMAT:
             raise ValueError(f"{path}: format {body.get('format')!r}, expected {FORMAT!r}")
-        res = cls(name=body["name"], space=body["space"], objective=body["objective"],
-                  baseline=body.get("baseline"), meta=body.get("meta") or {}, started=body["started"],
-                  finished=body.get("finished"))
+        res = cls(
+            name=body["name"],
+            space=body["space"],
+            objective=body["objective"],
+            baseline=body.get("baseline"),
+            meta=body.get("meta") or {},
+            started=body["started"],
+            finished=body.get("finished"),
+        )
         res.rows = [Row.from_dict(r) for r in body["rows"]]
         return res
 
@@ -277,14 +335,19 @@ class TuneResult:
         else:
             fig = ax.figure
         if not rows or not names:
-            ax.text(0.5, 0.5, "nothing measured yet" if not rows else "no varied parameter",
-                    ha="center", va="center", transform=ax.transAxes)
+            ax.text(
+                0.5,
+                0.5,
+                "nothing measured yet" if not rows else "no varied parameter",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+            )
             ax.set_axis_off()
             return fig
         if len(names) == 1:
             xs = self.space["params"][names[0]]
-            best = [min((r.time_ms for r in rows if r.config.get(names[0]) == x), default=float("nan"))
-                    for x in xs]
+            best = [min((r.time_ms for r in rows if r.config.get(names[0]) == x), default=float("nan")) for x in xs]
             ax.plot(range(len(xs)), [b * 1000 for b in best], "o-")
             ax.set_xticks(range(len(xs)))
             ax.set_xticklabels([str(x) for x in xs])
@@ -321,6 +384,8 @@ class TuneResult:
     def __repr__(self):
         c = self.counts()
         best = self.best
-        b = (f"; best {best.time_ms * 1000:.1f} µs {best.config}" if best else "")
-        return (f"<TuneResult {self.name}: {c['total']} configs, {c['compiled']} compiled, "
-                f"{c['measured']} measured, {c['failed']} failed{b}>")
+        b = f"; best {best.time_ms * 1000:.1f} µs {best.config}" if best else ""
+        return (
+            f"<TuneResult {self.name}: {c['total']} configs, {c['compiled']} compiled, "
+            f"{c['measured']} measured, {c['failed']} failed{b}>"
+        )

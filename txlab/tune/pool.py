@@ -13,6 +13,7 @@ unguarded ``python my_sweep.py`` script; a worker started as a module of its own
 ``build`` defined in a notebook cell or a closure travels by value through cloudpickle (the
 standalone package when installed, else the copy Ray ships); a module-level one by reference.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -65,15 +66,20 @@ def dumps_build(build) -> bytes | None:
 class _Worker:
     def __init__(self):
         env = dict(os.environ)
-        env["CUDA_VISIBLE_DEVICES"] = ""          # compiling needs no GPU context
+        env["CUDA_VISIBLE_DEVICES"] = ""  # compiling needs no GPU context
         env["TXLAB_TUNE_ROLE"] = "compile"
         env["TXLAB_ISOLATION"] = "inline"
         # the caller's import path, so its build function's module (and this txlab) import there too
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths + env.get("PYTHONPATH", "").split(os.pathsep)))
-        self.proc = subprocess.Popen([sys.executable, "-m", "txlab.tune.pool"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, cwd=os.getcwd())
-        self.builds: set = set()   # digests of the builds this worker holds
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "txlab.tune.pool"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=os.getcwd(),
+        )
+        self.builds: set = set()  # digests of the builds this worker holds
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -82,8 +88,7 @@ class _Worker:
         _write(self.proc.stdin, pickle.dumps(request))
         data = _read(self.proc.stdout)
         if data is None:
-            raise RuntimeError(f"the compile worker (pid {self.proc.pid}) exited "
-                               f"(status {self.proc.wait()})")
+            raise RuntimeError(f"the compile worker (pid {self.proc.pid}) exited (status {self.proc.wait()})")
         status, value = pickle.loads(data)
         if status != "ok":
             raise RuntimeError(value)
@@ -128,8 +133,9 @@ class Pool:
             from txlab.cache import cache_root
 
             send = payload if digest not in w.builds else None
-            out = w.call((digest, send, config, arch, sources if send is not None else None, max_spill_bytes,
-                          str(cache_root())))
+            out = w.call(
+                (digest, send, config, arch, sources if send is not None else None, max_spill_bytes, str(cache_root()))
+            )
             w.builds.add(digest)
             return out
         finally:
@@ -203,9 +209,9 @@ atexit.register(shutdown)
 # ---- the worker process ------------------------------------------------------------------------
 def _serve() -> None:
     out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)                                   # prints from a compile go to stderr
+    os.dup2(2, 1)  # prints from a compile go to stderr
     if os.environ.get("TXLAB_TUNE_WORKER_TORCH", "0") != "1":
-        sys.modules.setdefault("torch", None)       # tvm_ffi would import torch eagerly (~3 s)
+        sys.modules.setdefault("torch", None)  # tvm_ffi would import torch eagerly (~3 s)
     import txlab.compat  # noqa: F401  (imports TVM now, while the caller still prepares work)
     import txlab.tune.engine as E
 
@@ -217,7 +223,7 @@ def _serve() -> None:
             return
         try:
             digest, payload, config, arch, sources, max_spill_bytes, root = pickle.loads(data)
-            os.environ["TXLAB_CACHE_DIR"] = root        # the caller's cache, as it is now
+            os.environ["TXLAB_CACHE_DIR"] = root  # the caller's cache, as it is now
             if payload is not None:
                 E.install_sources(sources)
                 builds[digest] = pickle.loads(payload)

@@ -10,6 +10,7 @@ exactly Optuna's ``study.ask()`` / ``study.tell()``. TPE handles categorical par
 ``constant_liar`` keeps a batch of parallel proposals from piling onto one point. Optuna is pure
 Python and runs with or without Ray (e.g. compile-only on a laptop).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ class Budget:
                 else:
                     self.count = int(text)
             except ValueError:
-                raise ValueError(f"budget={budget!r}: write a count (40), seconds (120.0, '120s') "
-                                 "or minutes ('5m')") from None
+                raise ValueError(
+                    f"budget={budget!r}: write a count (40), seconds (120.0, '120s') or minutes ('5m')"
+                ) from None
         elif isinstance(budget, bool):
             raise TypeError("budget must be a count, seconds or a string like '5m'")
         elif isinstance(budget, int):
@@ -73,11 +75,11 @@ class Exhaustive:
     def __init__(self, space: Space, budget: Budget, prior=()):
         self.configs = _prior_first(space.configs(), prior)
         if budget.count is not None:
-            self.configs = self.configs[:budget.count]
+            self.configs = self.configs[: budget.count]
         self._next = 0
 
     def ask(self, k: int) -> list[dict]:
-        out = self.configs[self._next:self._next + k]
+        out = self.configs[self._next : self._next + k]
         self._next += len(out)
         return out
 
@@ -107,25 +109,31 @@ class OptunaSearch:
         self.valid = {json.dumps(c, sort_keys=True) for c in space.configs()}
         # random start-up trials before TPE models the results (the priors count among them); under a
         # small count budget keep it to half the budget, or TPE would never be used
-        n_startup = startup if startup is not None else max(2, min(10, len(self.valid) // 4,
-                                                                   (budget.count or 20) // 2))
-        sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup, constant_liar=True,
-                                             multivariate=True)
+        n_startup = startup if startup is not None else max(2, min(10, len(self.valid) // 4, (budget.count or 20) // 2))
+        sampler = optuna.samplers.TPESampler(
+            seed=seed, n_startup_trials=n_startup, constant_liar=True, multivariate=True
+        )
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
         # ordered numeric values: an integer index (TPE models neighbourhoods: 3 stages is nearer
         # 4 than 6); anything else (strings, booleans, unsorted lists): categorical
         self.dists = {}
         for n, v in space.params.items():
-            ordered = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) and \
-                len(v) > 2 and list(v) == sorted(v)
-            self.dists[n] = (optuna.distributions.IntDistribution(0, len(v) - 1) if ordered else
-                             optuna.distributions.CategoricalDistribution(list(range(len(v)))))
+            ordered = (
+                all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+                and len(v) > 2
+                and list(v) == sorted(v)
+            )
+            self.dists[n] = (
+                optuna.distributions.IntDistribution(0, len(v) - 1)
+                if ordered
+                else optuna.distributions.CategoricalDistribution(list(range(len(v))))
+            )
         for c in prior or ():
             key = json.dumps(dict(c), sort_keys=True)
             if key in self.valid:  # measured first: known-good points anchor the sampler
                 self.study.enqueue_trial({n: space.params[n].index(c[n]) for n in space.params})
         self.seen: dict[str, float | None] = {}
-        self.open: dict[str, list] = {}   # config json -> trials waiting for its value
+        self.open: dict[str, list] = {}  # config json -> trials waiting for its value
         self.asked = 0
 
     def _decode(self, params: dict) -> dict:
@@ -168,8 +176,7 @@ class OptunaSearch:
                 self.study.tell(trial, value)
 
     def exhausted(self) -> bool:
-        return len(self.seen) >= len(self.valid) or (
-            self.budget.count is not None and self.asked >= self.budget.count)
+        return len(self.seen) >= len(self.valid) or (self.budget.count is not None and self.asked >= self.budget.count)
 
 
 def _prior_first(configs: list[dict], prior) -> list[dict]:

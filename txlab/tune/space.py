@@ -5,6 +5,7 @@
 Configurations are plain dicts (JSON values only). Their order is the product of the value lists in
 the order the parameters were given, so an exhaustive sweep is deterministic.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,8 +34,10 @@ class Space:
         if isinstance(space, Space):
             return space
         if not isinstance(space, dict) or not space:
-            raise TypeError("space must be a dict of parameter name -> list of values "
-                            "(plus an optional 'constraint': fn(config) -> bool)")
+            raise TypeError(
+                "space must be a dict of parameter name -> list of values "
+                "(plus an optional 'constraint': fn(config) -> bool)"
+            )
         params, constraint = {}, None
         for name, values in space.items():
             if name == "constraint":
@@ -49,8 +52,10 @@ class Space:
                 raise ValueError(f"space[{name!r}] is empty: give at least one value")
             for v in values:
                 if not isinstance(v, (int, float, str, bool, type(None))):
-                    raise TypeError(f"space[{name!r}] holds {v!r}; values must be numbers, strings, "
-                                    "booleans or None (they are stored as JSON)")
+                    raise TypeError(
+                        f"space[{name!r}] holds {v!r}; values must be numbers, strings, "
+                        "booleans or None (they are stored as JSON)"
+                    )
             if len(set(map(repr, values))) != len(values):
                 raise ValueError(f"space[{name!r}] repeats a value: {values}")
             params[str(name)] = values
@@ -76,8 +81,7 @@ class Space:
         try:
             return bool(self.constraint(dict(config)))
         except Exception as exc:  # a constraint that raises is a bug in the user's function
-            raise ValueError(f"the space's constraint raised {type(exc).__name__}: {exc} "
-                             f"for {config}") from exc
+            raise ValueError(f"the space's constraint raised {type(exc).__name__}: {exc} for {config}") from exc
 
     def configs(self) -> list[dict]:
         """Every configuration that satisfies the constraint, in product order."""
@@ -92,8 +96,11 @@ class Space:
         return out
 
     def to_dict(self) -> dict:
-        return {"params": {k: list(v) for k, v in self.params.items()},
-                "constraint": _describe(self.constraint), "size": self.size}
+        return {
+            "params": {k: list(v) for k, v in self.params.items()},
+            "constraint": _describe(self.constraint),
+            "size": self.size,
+        }
 
 
 def _describe(fn: Any) -> str | None:

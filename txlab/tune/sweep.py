@@ -10,6 +10,7 @@ at first in this process, misses go to the compile workers while this process co
 ``"serial"`` (everything in this process), ``"ray"`` (chosen by ``"auto"`` when ``cluster=`` or
 ``RAY_ADDRESS`` names a cluster, or for measuring on several local GPUs). A Ray that cannot start
 or be reached leaves the sweep on the local engine, said in one line."""
+
 from __future__ import annotations
 
 import collections
@@ -67,10 +68,37 @@ def _ray_installed() -> bool:
 
 
 class Sweep:
-    def __init__(self, build, space, inputs=None, *, check=None, objective="time", budget=None,
-                 cluster=None, arch=None, engine="auto", gpus=None, flops=None, nbytes=None, baseline=None,
-                 rtol=1e-5, atol=1e-6, rel_tol=None, max_spill_bytes=0, warmup=10, rep=50, timeout_s=10.0,
-                 search="auto", seed=0, use_cache=True, name=None, num_cpus=None, prior=None, batch=None):
+    def __init__(
+        self,
+        build,
+        space,
+        inputs=None,
+        *,
+        check=None,
+        objective="time",
+        budget=None,
+        cluster=None,
+        arch=None,
+        engine="auto",
+        gpus=None,
+        flops=None,
+        nbytes=None,
+        baseline=None,
+        rtol=1e-5,
+        atol=1e-6,
+        rel_tol=None,
+        max_spill_bytes=0,
+        warmup=10,
+        rep=50,
+        timeout_s=10.0,
+        search="auto",
+        seed=0,
+        use_cache=True,
+        name=None,
+        num_cpus=None,
+        prior=None,
+        batch=None,
+    ):
         if not callable(build):
             raise TypeError("build must be a function build(**config) -> @T.prim_func")
         if inputs is not None and not callable(inputs):
@@ -78,24 +106,34 @@ class Sweep:
         if check is not None and not callable(check):
             raise TypeError("check must be a reference function (as in txlab.check): check(*args) -> expected")
         if objective != "time":
-            raise ValueError(f"objective={objective!r}: the objective is 'time' (median launch time, "
-                             "as txlab.bench measures it); TFLOP/s and GB/s follow from flops=/bytes=")
+            raise ValueError(
+                f"objective={objective!r}: the objective is 'time' (median launch time, "
+                "as txlab.bench measures it); TFLOP/s and GB/s follow from flops=/bytes="
+            )
         if engine not in ENGINES:
-            raise ValueError(f"engine={engine!r}: use 'auto' (default: the local engine, Ray for a named "
-                             "cluster or several GPUs), 'local' (compile workers on this machine), "
-                             "'serial' (in this process) or 'ray'")
+            raise ValueError(
+                f"engine={engine!r}: use 'auto' (default: the local engine, Ray for a named "
+                "cluster or several GPUs), 'local' (compile workers on this machine), "
+                "'serial' (in this process) or 'ray'"
+            )
         engine, self.engine_reason = resolve_engine(engine, cluster=cluster, inputs=inputs, gpus=gpus)
         if engine == "ray" and not _ray_installed():
             if cluster is not None:
                 from txlab.errors import InputError
 
-                raise InputError(f"cluster={cluster!r} needs Ray, which is not installed here: "
-                                 "pip install 'ray[default]' (txlab's set-up installs it)", param="cluster")
+                raise InputError(
+                    f"cluster={cluster!r} needs Ray, which is not installed here: "
+                    "pip install 'ray[default]' (txlab's set-up installs it)",
+                    param="cluster",
+                )
             import warnings
 
-            warnings.warn("Ray is not installed here, so this sweep runs on the local engine (compile "
-                          "workers on this machine); pip install 'ray[default]' for clusters and GPU actors",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                "Ray is not installed here, so this sweep runs on the local engine (compile "
+                "workers on this machine); pip install 'ray[default]' for clusters and GPU actors",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             engine = "local"
         self.build, self.inputs, self.check = build, inputs, check
         self.space = Space.of(space)
@@ -110,8 +148,14 @@ class Sweep:
         from txlab.compiler import resolve_arch
 
         self.arch = resolve_arch(arch)
-        self.opts = {"rtol": rtol, "atol": atol, "rel_tol": rel_tol, "warmup": warmup, "rep": rep,
-                     "timeout_s": float(timeout_s)}
+        self.opts = {
+            "rtol": rtol,
+            "atol": atol,
+            "rel_tol": rel_tol,
+            "warmup": warmup,
+            "rep": rep,
+            "timeout_s": float(timeout_s),
+        }
         self.max_spill_bytes = max_spill_bytes
         self.search, self.seed, self.use_cache = search, seed, use_cache
         self.num_cpus = num_cpus
@@ -126,9 +170,19 @@ class Sweep:
 
     # ------------------------------------------------------------------------------------------
     def new_result(self) -> TuneResult:
-        return TuneResult(name=self.name, space=self.space.to_dict(), baseline=self.baseline,
-                          meta={"arch": self.arch, "engine": self.engine, "engine_reason": self.engine_reason, "budget": self.budget.to_dict(),
-                                "method": dict(self.opts), "max_spill_bytes": self.max_spill_bytes})
+        return TuneResult(
+            name=self.name,
+            space=self.space.to_dict(),
+            baseline=self.baseline,
+            meta={
+                "arch": self.arch,
+                "engine": self.engine,
+                "engine_reason": self.engine_reason,
+                "budget": self.budget.to_dict(),
+                "method": dict(self.opts),
+                "max_spill_bytes": self.max_spill_bytes,
+            },
+        )
 
     def run(self, result: TuneResult | None = None) -> TuneResult:
         result = result or self.new_result()
@@ -146,8 +200,10 @@ class Sweep:
         finally:
             for r in result.rows:
                 if r.status == "pending" or (r.status == "compiled" and result.meta.get("gpus")):
-                    r.status, r.reason = "skipped", r.reason or (
-                        "cancelled" if self.cancelled.is_set() else "the budget ran out")
+                    r.status, r.reason = (
+                        "skipped",
+                        r.reason or ("cancelled" if self.cancelled.is_set() else "the budget ran out"),
+                    )
             result.meta["wall_s"] = time.perf_counter() - t0
             result.finished = time.time()
             result.update()
@@ -159,8 +215,10 @@ class Sweep:
             result.meta["ray"] = E.ray_init(self.cluster, num_cpus=self.num_cpus)
         except Exception as exc:  # noqa: BLE001 - whatever Ray raises, the sweep still runs
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            say(f"Ray did not start ({type(exc).__name__}: {first}); this sweep runs on the local engine "
-                "(compile workers on this machine).")
+            say(
+                f"Ray did not start ({type(exc).__name__}: {first}); this sweep runs on the local engine "
+                "(compile workers on this machine)."
+            )
             self.engine = "local"
             result.meta.update(engine="local", ray_error=f"{type(exc).__name__}: {first}")
 
@@ -172,8 +230,14 @@ class Sweep:
         return row
 
     def _apply_compile(self, result, row, s) -> None:
-        result.update(row, status=s["status"], reason=s.get("reason", ""), compile_s=s.get("compile_s"),
-                      facts=s.get("facts") or {}, key=s.get("key", ""))
+        result.update(
+            row,
+            status=s["status"],
+            reason=s.get("reason", ""),
+            compile_s=s.get("compile_s"),
+            facts=s.get("facts") or {},
+            key=s.get("key", ""),
+        )
         if "cuda_visible_devices" in s:
             seen = result.meta.setdefault("compile_gpu_visible", [])
             if s["cuda_visible_devices"] not in seen:
@@ -183,8 +247,10 @@ class Sweep:
         c[where] = c.get(where, 0) + 1
 
     def _apply_measure(self, result, row, out, worker="") -> None:
-        fields = {k: out.get(k) for k in ("status", "reason", "fault_kind", "time_ms", "p10_ms", "p90_ms",
-                                          "tflops", "gbps", "rel_error")}
+        fields = {
+            k: out.get(k)
+            for k in ("status", "reason", "fault_kind", "time_ms", "p10_ms", "p90_ms", "tflops", "gbps", "rel_error")
+        }
         fields["reason"] = fields["reason"] or ""
         if self.baseline and out.get("time_ms"):
             fields["ratio"] = self.baseline["time_ms"] / out["time_ms"]
@@ -210,9 +276,17 @@ class Sweep:
             self._apply_measure(result, row, hit, worker="cache")
             row.cached = True
             return
-        out = E.measure_one(self.build, row.config, self.arch, inputs=self.inputs, check=self.check,
-                            opts={**self.opts, "key": row.key}, reference=reference,
-                            flops=self.flops, nbytes=self.nbytes)
+        out = E.measure_one(
+            self.build,
+            row.config,
+            self.arch,
+            inputs=self.inputs,
+            check=self.check,
+            opts={**self.opts, "key": row.key},
+            reference=reference,
+            flops=self.flops,
+            nbytes=self.nbytes,
+        )
         self._remember(row, out)
         self._apply_measure(result, row, out, worker=f"pid {os.getpid()}")
 
@@ -271,8 +345,8 @@ class Sweep:
         strategy = strategy_for(self.space, self.budget, search=self.search, seed=self.seed, prior=self.prior)
         result.meta["search"] = strategy.name
         reference = E._Reference()
-        todo: collections.deque = collections.deque()     # rows the cache did not have
-        running: dict = {}                                # future -> row
+        todo: collections.deque = collections.deque()  # rows the cache did not have
+        running: dict = {}  # future -> row
         state = {"pool": None, "payload": None, "in_process": 0, "in_workers": 0, "hits": 0}
         t0 = time.perf_counter()
 
@@ -285,9 +359,9 @@ class Sweep:
 
         def workers():
             if n_workers and state["pool"] is None and state["payload"] is None:
-                state["payload"] = _build_payload(self.build) or False   # False: compile here only
+                state["payload"] = _build_payload(self.build) or False  # False: compile here only
                 if state["payload"]:
-                    state["pool"] = P.pool(n_workers)   # boots now: imports overlap the cache look-ups
+                    state["pool"] = P.pool(n_workers)  # boots now: imports overlap the cache look-ups
                     result.meta["workers"] = 1 + n_workers
             return state["pool"]
 
@@ -310,13 +384,14 @@ class Sweep:
                         break
                     (todo if state["pool"] is not None else planned).extend(self._row(result, c) for c in batch)
                     result.update()
-                if planned and not n_workers:   # no workers: compile() looks in the cache itself
+                if planned and not n_workers:  # no workers: compile() looks in the cache itself
                     todo.extend(planned)
                     planned.clear()
-                if planned:   # the cache first, one row per turn (so finished work is taken in between)
+                if planned:  # the cache first, one row per turn (so finished work is taken in between)
                     row = planned.popleft()
-                    s, _ = E.compile_one(self.build, row.config, self.arch, None, self.max_spill_bytes,
-                                         files=False, cached_only=True)
+                    s, _ = E.compile_one(
+                        self.build, row.config, self.arch, None, self.max_spill_bytes, files=False, cached_only=True
+                    )
                     if s is not None:
                         finish(row, s)
                     else:
@@ -325,9 +400,10 @@ class Sweep:
                             workers()
                 pool = state["pool"]
                 while pool is not None and len(todo) > (0 if planned else 1) and len(running) < pool.n:
-                    row = todo.pop()           # workers take from the back, this process from the front
-                    running[pool.submit(state["payload"], row.config, self.arch, self.sources,
-                                        self.max_spill_bytes)] = row
+                    row = todo.pop()  # workers take from the back, this process from the front
+                    running[
+                        pool.submit(state["payload"], row.config, self.arch, self.sources, self.max_spill_bytes)
+                    ] = row
                     result.update(row, reason="compiling")
                 if todo and not planned:
                     row = todo.popleft()
@@ -335,8 +411,7 @@ class Sweep:
                     state["in_process"] += 1
                     finish(row, s)
                 if running:
-                    done, _ = wait(list(running), timeout=0 if (planned or todo) else 0.5,
-                                   return_when=FIRST_COMPLETED)
+                    done, _ = wait(list(running), timeout=0 if (planned or todo) else 0.5, return_when=FIRST_COMPLETED)
                     for f in done:
                         row = running.pop(f)
                         try:
@@ -350,7 +425,7 @@ class Sweep:
             for f, row in list(running.items()):
                 if f.cancel():
                     running.pop(f)
-            wait(list(running))                 # started compiles finish (their results are kept)
+            wait(list(running))  # started compiles finish (their results are kept)
             for f, row in running.items():
                 try:
                     self._apply_compile(result, row, f.result())
@@ -359,14 +434,18 @@ class Sweep:
             for row in todo:
                 if row.status == "pending":
                     row.reason = "cancelled" if self.cancelled.is_set() else "the budget ran out"
-        result.meta.update(compile_phase_s=time.perf_counter() - t0, compile_cache_hits=state["hits"],
-                           compiled_here=state["in_process"], compiled_in_workers=state["in_workers"])
+        result.meta.update(
+            compile_phase_s=time.perf_counter() - t0,
+            compile_cache_hits=state["hits"],
+            compiled_here=state["in_process"],
+            compiled_in_workers=state["in_workers"],
+        )
 
     # ---- on Ray ------------------------------------------------------------------------------------
     def _run_ray(self, result):
         import ray
 
-        init = result.meta["ray"]       # connected (or started) by run() / TuneRun just before
+        init = result.meta["ray"]  # connected (or started) by run() / TuneRun just before
         result.update(ray=init, nodes=E.node_report())
         resources = ray.cluster_resources()
         slots = max(1, int(resources.get("CPU", 1)))
@@ -384,8 +463,8 @@ class Sweep:
         build_ref = ray.put(self.build)
         inputs_ref = ray.put(self.inputs)
         check_ref = ray.put(self.check)
-        compiling: dict = {}      # summary ref -> (row, files ref)
-        measuring: dict = {}      # result ref -> (row, actor index)
+        compiling: dict = {}  # summary ref -> (row, files ref)
+        measuring: dict = {}  # result ref -> (row, actor index)
         queue: collections.deque = collections.deque()
         free = list(range(len(actors)))
         t_first = time.perf_counter()
@@ -396,8 +475,9 @@ class Sweep:
             got = strategy.ask(k)
             for config in got:
                 row = self._row(result, config)
-                s_ref, f_ref = remote_compile.remote(build_ref, row.config, self.arch, self.sources,
-                                                     self.max_spill_bytes)
+                s_ref, f_ref = remote_compile.remote(
+                    build_ref, row.config, self.arch, self.sources, self.max_spill_bytes
+                )
                 compiling[s_ref] = (row, f_ref)
             result.update()
             return len(got)
@@ -414,17 +494,31 @@ class Sweep:
                 if stop:
                     queue.clear()
                 dry = False
-                if not stop and not exhaustive and not compiling and len(queue) <= len(actors) \
-                        and not strategy.exhausted():
+                if (
+                    not stop
+                    and not exhaustive
+                    and not compiling
+                    and len(queue) <= len(actors)
+                    and not strategy.exhausted()
+                ):
                     # with GPUs, small batches: the sampler learns from each measured batch
                     k = self.batch or (min(slots, max(4, 2 * len(actors))) if actors else slots * 2)
                     dry = ask(k) == 0
                 while queue and free and not stop:
                     row, f_ref = queue.popleft()
                     i = free.pop()
-                    ref = actors[i].measure.remote(build_ref, row.config, self.arch, self.sources, f_ref,
-                                                   inputs_ref, check_ref, {**self.opts, "key": row.key},
-                                                   self.flops, self.nbytes)
+                    ref = actors[i].measure.remote(
+                        build_ref,
+                        row.config,
+                        self.arch,
+                        self.sources,
+                        f_ref,
+                        inputs_ref,
+                        check_ref,
+                        {**self.opts, "key": row.key},
+                        self.flops,
+                        self.nbytes,
+                    )
                     measuring[ref] = (row, i)
                     result.update(row, reason="measuring")
                 refs = list(compiling) + list(measuring)
@@ -458,13 +552,20 @@ class Sweep:
                         try:
                             out = ray.get(ref)
                         except Exception as exc:  # noqa: BLE001 - the actor itself died
-                            out = {"status": "fault", "fault_kind": "worker_died",
-                                   "reason": f"GPU actor died: {E._short(exc)}"}
+                            out = {
+                                "status": "fault",
+                                "fault_kind": "worker_died",
+                                "reason": f"GPU actor died: {E._short(exc)}",
+                            }
                             actors[i] = E.replace_measurer(i)
                         self._remember(row, out)
                         where = placement[i] if i < len(placement) else {}
-                        self._apply_measure(result, row, out,
-                                            worker=f"{where.get('host', '?')} GPU {','.join(where.get('gpu_ids', []))}")
+                        self._apply_measure(
+                            result,
+                            row,
+                            out,
+                            worker=f"{where.get('host', '?')} GPU {','.join(where.get('gpu_ids', []))}",
+                        )
                         self._tell(strategy, row)
                         free.append(i)
         finally:

@@ -13,13 +13,18 @@ IPython shell is running, and ``%load_ext txlab`` does too. Nothing here imports
 widget is built. The registrations are in :mod:`txlab.views.registry`; this file re-exports, and
 its ``__getattr__`` imports a widget's module when the widget is first named.
 """
+
 from __future__ import annotations
 
 from txlab.views.registry import VIEW_OF, WIDGETS, install_display, widget_class
 
 # old widget names (one release of warnings)
-_DEPRECATED = {"SchedulerExplorer": "ScheduleView", "PipelineViewer": "PipelineView", "PoolMap": "PoolView",
-               "APIExplorer": "APIView"}
+_DEPRECATED = {
+    "SchedulerExplorer": "ScheduleView",
+    "PipelineViewer": "PipelineView",
+    "PoolMap": "PoolView",
+    "APIExplorer": "APIView",
+}
 
 __all__ = ["VIEW_OF", "install_display", *WIDGETS]
 

@@ -7,6 +7,7 @@ the view documents (the timeline's bit-packed columns, the pipeline's event rows
 ``meta`` dict. Bytes travel over the comm as a binary buffer (no escaping, no base64) and keep
 their type in saved widget state. DESIGN.md ("widget payloads") has the table.
 """
+
 from __future__ import annotations
 
 import json

@@ -9,6 +9,7 @@ The "Insert example" button asks Python to put the example into a new cell
 (``IPython.get_ipython().set_next_input``); without an IPython shell the front end copies it to the
 clipboard instead and says so.
 """
+
 from __future__ import annotations
 
 import traitlets
@@ -31,14 +32,22 @@ def _rows(entries=None, coverage_rows=None) -> list[dict]:
     out = []
     for e in entries:
         st = status.get(e["name"], {})
-        out.append({
-            "name": e["name"], "category": e.get("category", ""), "arch": e.get("arch", ""),
-            "signature": e.get("signature", ""), "doc": e.get("doc", ""), "kind": e.get("kind", ""),
-            "examples": list(e.get("examples", ())), "has_example": bool(e.get("examples")),
-            "compiles": st.get("compiles"), "compile_error": st.get("compile_error", ""),
-            "verified_gpu": st.get("verified_gpu", False) if e.get("examples") else None,
-            "why_not": st.get("not_on_h200", ""),
-        })
+        out.append(
+            {
+                "name": e["name"],
+                "category": e.get("category", ""),
+                "arch": e.get("arch", ""),
+                "signature": e.get("signature", ""),
+                "doc": e.get("doc", ""),
+                "kind": e.get("kind", ""),
+                "examples": list(e.get("examples", ())),
+                "has_example": bool(e.get("examples")),
+                "compiles": st.get("compiles"),
+                "compile_error": st.get("compile_error", ""),
+                "verified_gpu": st.get("verified_gpu", False) if e.get("examples") else None,
+                "why_not": st.get("not_on_h200", ""),
+            }
+        )
     return out
 
 
@@ -70,16 +79,27 @@ class APIView(View):
     detail = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(560).tag(sync=True)
 
-    def __init__(self, entries=None, *, coverage_rows=None, query: str = "", category: str = "",
-                 arch: str = "", selected: str = "", context: int = 3, **kwargs):
+    def __init__(
+        self,
+        entries=None,
+        *,
+        coverage_rows=None,
+        query: str = "",
+        category: str = "",
+        arch: str = "",
+        selected: str = "",
+        context: int = 3,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         rows = _rows(entries, coverage_rows)
         self._context = context
         self._by_name = {r["name"]: r for r in rows}
         self.entries = rows
         self.categories = sorted({r["category"] for r in rows})
-        self.archs = [a for a in ARCHS if any(r["arch"] == a for r in rows)] + \
-            sorted({r["arch"] for r in rows} - set(ARCHS))
+        self.archs = [a for a in ARCHS if any(r["arch"] == a for r in rows)] + sorted(
+            {r["arch"] for r in rows} - set(ARCHS)
+        )
         if category and category not in self.categories:
             raise ValueError(f"unknown category {category!r}; choose from {self.categories}")
         if arch and arch not in self.archs:
@@ -125,17 +145,30 @@ class APIView(View):
             self.selected = name  # re-enters through the observer
             return self.detail
         if not row["examples"]:
-            self.detail = {"name": name, "state": "ready", "example_id": None, "example_source": "",
-                           "lines": [], "highlight": [], "definitions": [], "total_lines": 0,
-                           "how": "no example kernel uses this name yet"}
+            self.detail = {
+                "name": name,
+                "state": "ready",
+                "example_id": None,
+                "example_source": "",
+                "lines": [],
+                "highlight": [],
+                "definitions": [],
+                "total_lines": 0,
+                "how": "no example kernel uses this name yet",
+            }
             return self.detail
         self.detail = {"name": name, "state": "loading", "example_id": row["examples"][0]}
         try:
             d = api.emitted_lines(name, row["examples"][0], context=self._context)
         except Exception as exc:  # noqa: BLE001 - a compile error is shown in the view, not raised at the user
             msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            self.detail = {"name": name, "state": "error", "example_id": row["examples"][0],
-                           "example_source": api.examples()[row["examples"][0]].source, "error": msg}
+            self.detail = {
+                "name": name,
+                "state": "error",
+                "example_id": row["examples"][0],
+                "example_source": api.examples()[row["examples"][0]].source,
+                "error": msg,
+            }
             return self.detail
         d["state"] = "ready"
         self.detail = d
@@ -153,8 +186,13 @@ class APIView(View):
         name = name or self.selected
         row = self._by_name.get(name)
         if row is None or not row["examples"]:
-            return {"type": "insert", "ok": False, "how": "no-example", "text": "",
-                    "message": f"{name or 'nothing'} selected has no example to insert"}
+            return {
+                "type": "insert",
+                "ok": False,
+                "how": "no-example",
+                "text": "",
+                "message": f"{name or 'nothing'} selected has no example to insert",
+            }
         ex_id = row["examples"][0]
         try:
             from IPython import get_ipython
@@ -162,15 +200,26 @@ class APIView(View):
             ip = get_ipython()
         except ImportError:
             ip = None
-        magic = bool(ip is not None and "tirx" in getattr(getattr(ip, "magics_manager", None), "magics",
-                                                          {}).get("cell", {}))
+        magic = bool(
+            ip is not None and "tirx" in getattr(getattr(ip, "magics_manager", None), "magics", {}).get("cell", {})
+        )
         text = api.example_cell(ex_id, magic=magic)
         if ip is None:
-            return {"type": "insert", "ok": False, "how": "no-ipython", "text": text,
-                    "message": "no IPython shell: copied to the clipboard instead"}
+            return {
+                "type": "insert",
+                "ok": False,
+                "how": "no-ipython",
+                "text": text,
+                "message": "no IPython shell: copied to the clipboard instead",
+            }
         ip.set_next_input(text, replace=False)
-        return {"type": "insert", "ok": True, "how": "set_next_input", "text": text,
-                "message": f"inserted example {ex_id} into a new cell" + (" (%%tirx)" if magic else "")}
+        return {
+            "type": "insert",
+            "ok": True,
+            "how": "set_next_input",
+            "text": text,
+            "message": f"inserted example {ex_id} into a new cell" + (" (%%tirx)" if magic else ""),
+        }
 
     def _on_msg(self, _widget, content, _buffers):
         self.receive(content)

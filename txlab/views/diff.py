@@ -5,6 +5,7 @@ The payload (``data``) is the diff's ``to_dict()`` as JSON (a few hundred rows f
 front end filters and selects without a round trip. ``changed_only`` and ``selected`` (the row
 index shown in the detail pane, -1 for none) are synced both ways.
 """
+
 from __future__ import annotations
 
 import traitlets

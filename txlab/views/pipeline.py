@@ -8,6 +8,7 @@ simulation in Python when changed.
 Events travel as one binary int32 column block (``data``: n × 11, the layout of
 ``PipelineTrace._ev_fields``); everything else is compact JSON in ``meta``.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -19,8 +20,13 @@ from txlab.views._base import View, deprecated_alias
 
 #: parameters the widget may change (and their allowed ranges); others stay as simulated
 EDITABLE = {
-    "stages": (1, 64), "iterations": (0, 100_000), "producer_phase": (0, 1), "consumer_phase": (0, 1),
-    "init_full": (1, 1024), "init_empty": (1, 1024), "empty_phase_offset": (0, 1),
+    "stages": (1, 64),
+    "iterations": (0, 100_000),
+    "producer_phase": (0, 1),
+    "consumer_phase": (0, 1),
+    "init_full": (1, 1024),
+    "init_empty": (1, 1024),
+    "empty_phase_offset": (0, 1),
 }
 
 
@@ -102,7 +108,7 @@ class PipelineView(View):
             return
         try:
             trace = self.trace.rerun(**changes)
-        except ValueError as exc:   # ScriptError: a message meant for the user
+        except ValueError as exc:  # ScriptError: a message meant for the user
             self.error = str(exc)
             return
         self.load(trace)

@@ -7,6 +7,7 @@ then the dynamic pool from its base; aliased buffers stacked on separate rows, a
 hatched, the arch limit and the committed size marked), TMEM as a
 128-lane x 512-column grid, and for the selected swizzled tile its bank-group pattern.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """The notebook side of :mod:`txlab.progress`: an ipywidgets bar when the session is a Jupyter
 kernel (registered with :func:`txlab.hooks.register_progress` by ``txlab.views``)."""
+
 from __future__ import annotations
 
 

@@ -1,6 +1,7 @@
 """What importing :mod:`txlab.views` registers: each model's widget with :mod:`txlab.hooks`
 (``model.view()``), the notebook progress bar, and -- through :func:`install_display` -- the
 models' HTML (:mod:`txlab.display`) as IPython formatters. Widget modules load on first use."""
+
 from __future__ import annotations
 
 from txlab import hooks
@@ -8,8 +9,18 @@ from txlab import hooks
 __all__ = ["VIEW_OF", "WIDGETS", "widget_class", "install_display"]
 
 # every public widget class (and the base a view of your own subclasses)
-WIDGETS = ("ScheduleView", "PipelineView", "PoolView", "TimelineView", "APIView", "SourceView", "DiffView",
-           "TuneView", "View", "bundle")
+WIDGETS = (
+    "ScheduleView",
+    "PipelineView",
+    "PoolView",
+    "TimelineView",
+    "APIView",
+    "SourceView",
+    "DiffView",
+    "TuneView",
+    "View",
+    "bundle",
+)
 
 # model class -> the widget its .view() shows
 VIEW_OF = {

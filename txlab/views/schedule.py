@@ -5,6 +5,7 @@ The front end (widgets/src/schedule.js) edits ``left`` / ``right`` (``{"schedule
 header (the trace's ``to_dict(arrays=False)``: grid, metrics) plus the visit columns as one int32
 buffer per side (``left_data`` / ``right_data``, row-major ``visits x len(columns)``).
 """
+
 from __future__ import annotations
 
 import time
@@ -27,11 +28,9 @@ def _config_of(obj) -> dict:
             nc = None
         else:
             nc = obj.num_ctas
-        return {"scheduler": obj.scheduler, "num_ctas": nc, "concurrency": obj.concurrency,
-                "params": params}
+        return {"scheduler": obj.scheduler, "num_ctas": nc, "concurrency": obj.concurrency, "params": params}
     if isinstance(obj, str):
-        return {"scheduler": spec_of(obj).name, "num_ctas": None, "concurrency": None,
-                "params": {}}
+        return {"scheduler": spec_of(obj).name, "num_ctas": None, "concurrency": None, "params": {}}
     cfg = dict(obj)
     cfg.setdefault("params", {})
     cfg.setdefault("num_ctas", None)
@@ -64,8 +63,7 @@ class ScheduleView(View):
     #: Python-side milliseconds of the last update, per side (trace + metrics + payload)
     timings = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, left="ClusterPersistentScheduler2D", right=None, *, specialize=False,
-                 **kwargs):
+    def __init__(self, left="ClusterPersistentScheduler2D", right=None, *, specialize=False, **kwargs):
         from txlab.schedulers import SCHEDULERS
 
         if right is None:
@@ -74,8 +72,7 @@ class ScheduleView(View):
             if right["scheduler"] == "ClusterPersistentScheduler2D":
                 right["params"]["serpentine"] = not right["params"].get("serpentine", False)
         self._traces = {}
-        super().__init__(schema={k: v.to_dict() for k, v in SCHEDULERS.items()},
-                         specialize=specialize, **kwargs)
+        super().__init__(schema={k: v.to_dict() for k, v in SCHEDULERS.items()}, specialize=specialize, **kwargs)
         for side, obj in (("left", left), ("right", right)):
             from txlab.schedulers import ScheduleTrace
 
@@ -103,8 +100,13 @@ class ScheduleView(View):
             if given is not None:
                 tr = given
             else:
-                tr = trace(cfg["scheduler"], cfg.get("num_ctas"), specialize=self.specialize,
-                           concurrency=cfg.get("concurrency"), **cfg.get("params", {}))
+                tr = trace(
+                    cfg["scheduler"],
+                    cfg.get("num_ctas"),
+                    specialize=self.specialize,
+                    concurrency=cfg.get("concurrency"),
+                    **cfg.get("params", {}),
+                )
             header = tr.to_dict(arrays=False)
             cols = tr.columns()
             names = _COLUMNS + [a for a in tr.attrs]
@@ -124,8 +126,13 @@ class ScheduleView(View):
         from txlab.schedulers import trace
 
         cfg = getattr(self, side)
-        return trace(cfg["scheduler"], cfg.get("num_ctas"), specialize=self.specialize,
-                     concurrency=cfg.get("concurrency"), **cfg.get("params", {}))
+        return trace(
+            cfg["scheduler"],
+            cfg.get("num_ctas"),
+            specialize=self.specialize,
+            concurrency=cfg.get("concurrency"),
+            **cfg.get("params", {}),
+        )
 
 
 # SchedulerExplorer was this view's name until 0.1 (one release of warnings)

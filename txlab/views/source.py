@@ -36,6 +36,7 @@ index from user line to rows, so a highlight touches only the rows it changes.
 ``source-control`` (show the control column), ``source-hot`` (the hot-line list) and
 ``source-hot-line`` (one entry), ``source-stats`` (hidden: render and highlight timings, JSON).
 """
+
 from __future__ import annotations
 
 import traitlets
@@ -47,16 +48,27 @@ from txlab.views._base import View, json_bytes
 
 #: the fields of a SASS row's ``control`` (``_controls`` gives them in this order); producers and
 #: consumers are lists of ``[row, barrier, "w" | "r"]``
-CONTROL_FIELDS = ("notation", "stall", "yield", "write_barrier", "read_barrier", "wait_mask", "reuse",
-                  "producers", "consumers")
+CONTROL_FIELDS = (
+    "notation",
+    "stall",
+    "yield",
+    "write_barrier",
+    "read_barrier",
+    "wait_mask",
+    "reuse",
+    "producers",
+    "consumers",
+)
 
 
 def _clean_heat(heat) -> dict:
     out = {}
     for k, v in (heat or {}).items():
         try:
-            out[int(k)] = {"samples": int(v.get("samples", 0)),
-                           "stalls": {str(a): int(b) for a, b in (v.get("stalls") or {}).items()}}
+            out[int(k)] = {
+                "samples": int(v.get("samples", 0)),
+                "stalls": {str(a): int(b) for a, b in (v.get("stalls") or {}).items()},
+            }
         except (TypeError, ValueError, AttributeError):
             continue
     return out
@@ -82,8 +94,17 @@ def _controls(compiled, m) -> tuple[list | None, str | None]:
     for i, (ins, d) in enumerate(zip(instrs, dependencies(instrs))):
         c = ins.control
         if c is not None:
-            out[i] = [c.text(), c.stall, int(c.yield_), c.wr_bar, c.rd_bar, c.wait_mask, c.reuse,
-                      [[j, b, k] for j, b, k in d["producers"]], [[j, b, k] for j, b, k in d["consumers"]]]
+            out[i] = [
+                c.text(),
+                c.stall,
+                int(c.yield_),
+                c.wr_bar,
+                c.rd_bar,
+                c.wait_mask,
+                c.reuse,
+                [[j, b, k] for j, b, k in d["producers"]],
+                [[j, b, k] for j, b, k in d["consumers"]],
+            ]
     return out, None
 
 
@@ -98,8 +119,12 @@ def _profile_heat(compiled, m, profile) -> dict:
     pk = getattr(profile, "kernel", None)
     kernel = pk if pk in kernels else (next(iter(kernels)) if len(kernels) == 1 else None)
     row_of = {s.offset: i for i, s in enumerate(m.instructions) if s.kernel == kernel}
-    same = sum(1 for r in ins if r.get("offset") in row_of
-               and opcode_of(m.instructions[row_of[r["offset"]]].text) == opcode_of(r.get("sass") or ""))
+    same = sum(
+        1
+        for r in ins
+        if r.get("offset") in row_of
+        and opcode_of(m.instructions[row_of[r["offset"]]].text) == opcode_of(r.get("sass") or "")
+    )
     if kernel is not None and same >= 0.95 * len(ins):
         sass_h: dict = {}
         for r in ins:
@@ -108,8 +133,9 @@ def _profile_heat(compiled, m, profile) -> dict:
                 _add(sass_h, i, r["samples"], r.get("stalls"))
         out["sass"] = sass_h
     else:
-        out["notes"].append(f"the profile's SASS is not this build's ({same} of {len(ins)} instructions "
-                            "agree): no per-instruction heat")
+        out["notes"].append(
+            f"the profile's SASS is not this build's ({same} of {len(ins)} instructions agree): no per-instruction heat"
+        )
     # CUDA: by each instruction's CUDA line, when the profiled CUDA is this build's
     cuda_lines = compiled.cuda_source.splitlines()
     if list(getattr(profile, "cuda_source", None) or []) == cuda_lines:
@@ -143,15 +169,19 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
     # a %%tirx cell: all of it; a file: the lines of this kernel (plus context)
     if m.user_file.startswith("<tirx-cell"):
         first, last = 1, len(m.user_source)
-    per = m.per_line(live=True)        # live registers: nvdisasm --print-life-ranges (cached)
+    per = m.per_line(live=True)  # live registers: nvdisasm --print-life-ranges (cached)
     # one row per SASS instruction; a column of the SASS pane is one more named key here
-    sass = [{"text": s.text,
-             "offset": s.offset,
-             "user_line": s.user_line,
-             "cls": s.cls,
-             "kernel": s.kernel,
-             "padding": s.padding}
-            for s in m.instructions]
+    sass = [
+        {
+            "text": s.text,
+            "offset": s.offset,
+            "user_line": s.user_line,
+            "cls": s.cls,
+            "kernel": s.kernel,
+            "padding": s.padding,
+        }
+        for s in m.instructions
+    ]
     for s, ins in zip(sass, m.instructions):
         if ins.live_registers is not None:
             s["live_registers"] = ins.live_registers
@@ -169,8 +199,15 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
             break
         text = m.user_source[ln - 1].strip() if 0 < ln <= len(m.user_source) else ""
         top = sorted(v["stalls"].items(), key=lambda kv: -kv[1])[:3]
-        hot.append({"line": ln, "samples": v["samples"], "share": v["samples"] / total if total else 0.0,
-                    "text": text, "top": [[a, b] for a, b in top]})
+        hot.append(
+            {
+                "line": ln,
+                "samples": v["samples"],
+                "share": v["samples"] / total if total else 0.0,
+                "text": text,
+                "top": [[a, b] for a, b in top],
+            }
+        )
     notes = list(rows.get("notes", []))
     if control_note:
         notes.append(control_note)
@@ -178,16 +215,25 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
         notes.append(m.live_registers_unknown)
     if m.spills():
         spill_lines = sorted(u for u, v in per.items() if v.get("local", {}).get("kind") == "spill")
-        notes.append("ptxas spilled registers to local memory" +
-                     (f": LDL/STL at line{'s' if len(spill_lines) > 1 else ''} {', '.join(map(str, spill_lines))}"
-                      if spill_lines else ""))
+        notes.append(
+            "ptxas spilled registers to local memory"
+            + (
+                f": LDL/STL at line{'s' if len(spill_lines) > 1 else ''} {', '.join(map(str, spill_lines))}"
+                if spill_lines
+                else ""
+            )
+        )
     return {
-        "name": compiled.name, "arch": compiled.arch,
-        "file": m.user_file, "first": first,
-        "user": m.user_source[first - 1:last],
-        "cuda": compiled.cuda_source.splitlines(), "cuda_user": m.cuda_user,
+        "name": compiled.name,
+        "arch": compiled.arch,
+        "file": m.user_file,
+        "first": first,
+        "user": m.user_source[first - 1 : last],
+        "cuda": compiled.cuda_source.splitlines(),
+        "cuda_user": m.cuda_user,
         "cuda_preamble": preamble_lines(compiled.cuda_source, m.cuda_user),
-        "ptx": compiled.ptx.splitlines(), "ptx_user": m.ptx_user,
+        "ptx": compiled.ptx.splitlines(),
+        "ptx_user": m.ptx_user,
         "sass": sass,
         "lines": {str(k): v for k, v in per.items()},
         "heat": {str(k): v for k, v in heat_d.items()},
@@ -238,8 +284,10 @@ def _profile_for(compiled, profile):
     except ValueError as exc:
         import dataclasses
 
-        return (dataclasses.replace(profile, instructions=[{**r, "user_line": None} for r in profile.instructions]),
-                f"no line heat: the source changed since this profile and {exc}")
+        return (
+            dataclasses.replace(profile, instructions=[{**r, "user_line": None} for r in profile.instructions]),
+            f"no line heat: the source changed since this profile and {exc}",
+        )
     if moved is profile:
         return profile, None
     return moved, "the source file changed since this profile; its samples are placed through this build's line map"

@@ -4,6 +4,7 @@ The events travel as one binary buffer (``data``) of bit-packed columns describe
 ``meta["columns"]``: the format is :mod:`txlab.views.timeline_codec` (``encode_columns``, the
 reference ``decode_columns``; the front end's decoder is ``widgets/src/_timeline_codec.js``).
 """
+
 from __future__ import annotations
 
 import traitlets
@@ -12,7 +13,6 @@ from txlab.errors import InputError
 from txlab.timeline.model import Timeline
 from txlab.views._base import View
 from txlab.views.timeline_codec import decode_columns, encode_columns  # noqa: F401  (public here too)
-
 
 
 class TimelineView(View):
@@ -30,8 +30,11 @@ class TimelineView(View):
 
     def __init__(self, timeline, **kwargs):
         if not isinstance(timeline, Timeline):
-            raise InputError(f"TimelineView shows a txlab.timeline.Timeline (from_cuda_profiler, load_iket, "
-                             f"record, saved), not {type(timeline).__name__}", param="timeline")
+            raise InputError(
+                f"TimelineView shows a txlab.timeline.Timeline (from_cuda_profiler, load_iket, "
+                f"record, saved), not {type(timeline).__name__}",
+                param="timeline",
+            )
         meta, data = self._payload(timeline)
         # the columns go with the widget's comm_open (one message, no second update)
         super().__init__(meta=meta, data=data, **kwargs)
@@ -40,8 +43,10 @@ class TimelineView(View):
     @staticmethod
     def _payload(tl) -> tuple[dict, bytes]:
         if len(tl.names) > 65535:
-            raise InputError(f"TimelineView shows at most 65535 distinct event names; this timeline has "
-                             f"{len(tl.names)}", param="timeline")
+            raise InputError(
+                f"TimelineView shows at most 65535 distinct event names; this timeline has {len(tl.names)}",
+                param="timeline",
+            )
         spec, data = encode_columns(tl)
         m = tl.meta
         meta = {
@@ -62,8 +67,7 @@ class TimelineView(View):
     def load(self, tl):
         """Show another timeline in this view (one sync message)."""
         if not isinstance(tl, Timeline):
-            raise InputError(f"TimelineView shows a txlab.timeline.Timeline, not {type(tl).__name__}",
-                             param="timeline")
+            raise InputError(f"TimelineView shows a txlab.timeline.Timeline, not {type(tl).__name__}", param="timeline")
         meta, data = self._payload(tl)
         with self.hold_sync():
             self.data = data

@@ -29,6 +29,7 @@ by the decoder; ``k == 64`` is a dense float64 column for when exceptions would 
 is an integer ns, exact while below 2**53. :func:`decode_columns` is the reference decoder (the
 front end's is ``widgets/src/_timeline_codec.js``; tests check that both agree).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,25 +57,25 @@ def depths(tl) -> np.ndarray:
         return depth
     tr = np.asarray(tl.track, np.int64)
     s = np.asarray(tl.start_ns, np.int64)
-    e = np.maximum(np.asarray(tl.end_ns, np.int64), s)   # (a negative duration counts as 0)
+    e = np.maximum(np.asarray(tl.end_ns, np.int64), s)  # (a negative duration counts as 0)
     t0 = int(s.min())
     span_bits = (int(e.max()) - t0).bit_length()
     track_bits = int(tr.max()).bit_length()
     if span_bits + track_bits <= 62:
         sk, ek = s - t0, e - t0
-    else:   # ranks keep the order (and ties) of the times in < 2n values
+    else:  # ranks keep the order (and ties) of the times in < 2n values
         _, inv = np.unique(np.concatenate([s, e]), return_inverse=True)
         sk, ek = inv[:n].astype(np.int64), inv[n:].astype(np.int64)
         span_bits = (2 * n).bit_length()
     base = tr << span_bits
     ends = np.sort(base + ek)
-    lo = np.searchsorted(tr, tr, side="left")              # first event of each event's track
+    lo = np.searchsorted(tr, tr, side="left")  # first event of each event's track
     closed = np.searchsorted(ends, base + sk, side="right") - lo
-    opened = np.arange(n) - lo                             # earlier events of the same track
+    opened = np.arange(n) - lo  # earlier events of the same track
     depth = np.clip(opened - closed, 0, MAX_DEPTH).astype(np.uint8)
     bad = _row_overlaps(tr, s, e, depth)
     if len(bad):
-        first = np.searchsorted(tr, bad, side="left")      # events are sorted by track
+        first = np.searchsorted(tr, bad, side="left")  # events are sorted by track
         last = np.searchsorted(tr, bad, side="right")
         for a, b in zip(first.tolist(), last.tolist()):
             first_fit_rows(range(a, b), s, e, depth)
@@ -124,13 +125,13 @@ def payload_values(tl):
     ptype = tl.payload_type[idx]
     raw = np.ascontiguousarray(tl.payload_raw[idx], dtype=np.uint64)
     lo32 = (raw & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    vals = raw.astype(np.float64)                      # unknown types: the raw bits as a number
-    for code, dtype in IKET_PAYLOAD_TYPES.items():     # the model's table: one source of the codes
+    vals = raw.astype(np.float64)  # unknown types: the raw bits as a number
+    for code, dtype in IKET_PAYLOAD_TYPES.items():  # the model's table: one source of the codes
         m = ptype == code
         if m.any():
             if dtype == "bool":
                 vals[m] = (raw[m] != 0).astype(np.float64)
-            else:                                      # 32-bit values sit in the low word
+            else:  # 32-bit values sit in the low word
                 bits = lo32[m] if np.dtype(dtype).itemsize == 4 else raw[m]
                 vals[m] = bits.view(dtype).astype(np.float64)
     return idx.astype(np.uint32), vals
@@ -189,11 +190,11 @@ def _choose_bits(v: np.ndarray, mn: int | None = None, mx: int | None = None) ->
     above = (len(sample) - np.cumsum(_bit_length_counts(sample))) * scale  # wider than k bits
     best, best_cost = (64, 0), 8 * n
     for k in range(_MAX_BITS + 1):
-        if n * k >= 1 << 32:             # the decoder's bit positions are uint32
+        if n * k >= 1 << 32:  # the decoder's bit positions are uint32
             break
         x = int(round(above[k] + nneg))
         if x == 0 and (mn < 0 or mx >= 1 << k):
-            x = 1                        # (the sample missed them, but they exist)
+            x = 1  # (the sample missed them, but they exist)
         cost = -(-n * k // 8) + _EXC_BYTES * x
         if cost < best_cost:
             best, best_cost = (k, x), cost
@@ -209,7 +210,7 @@ def _pack_bits(v: np.ndarray, k: int) -> np.ndarray:
     vals = np.empty(m * 32, np.uint32)
     vals[:n] = v
     vals[n:] = 0
-    cols = np.ascontiguousarray(vals.reshape(m, 32).T)   # cols[j]: the j-th value of every block
+    cols = np.ascontiguousarray(vals.reshape(m, 32).T)  # cols[j]: the j-th value of every block
     words = np.zeros((k, m), np.uint32)
     tmp = np.empty(m, np.uint32)
     for j in range(32):
@@ -244,7 +245,7 @@ def pack_int(blob: Blob, v: np.ndarray, bits: int | None = None) -> dict:
     if len(xi):
         spec["exceptions"] = int(len(xi))
         spec["exceptions_offset"] = blob.add(xi.astype("<u4"))
-        blob.add(v[xi].astype("<f8"))        # right after the (8-aligned) indices
+        blob.add(v[xi].astype("<f8"))  # right after the (8-aligned) indices
     return spec
 
 
@@ -257,8 +258,10 @@ def encode_columns(tl) -> tuple[dict, bytes]:
     ntr = len(tl.tracks)
     track = np.asarray(tl.track)
     if n and (track[0] < 0 or track[-1] >= ntr or np.any(track[1:] < track[:-1])):
-        raise ValueError("Timeline events must be sorted by track and name existing tracks "
-                         "(build it with Timeline(...), which sorts them)")
+        raise ValueError(
+            "Timeline events must be sorted by track and name existing tracks "
+            "(build it with Timeline(...), which sorts them)"
+        )
     blob = Blob()
     offsets = np.searchsorted(track, np.arange(ntr + 1), side="left").astype("<u4")
     spec: dict = {"version": 3, "events": n, "tracks": ntr}
@@ -285,7 +288,7 @@ def encode_columns(tl) -> tuple[dict, bytes]:
     # deltas are only worth a look when some gap is negative
     gmin = int(gap.min()) if n else 0
     dmin = int(dur.min()) if n else 0
-    spec["smax"] = int(s.max()) - t0 if n else 0     # (the decoder sizes its arrays from these)
+    spec["smax"] = int(s.max()) - t0 if n else 0  # (the decoder sizes its arrays from these)
     spec["dmin"], spec["dmax"] = dmin, int(dur.max()) if n else 0
     mode, step, bits = "gap", gap, None
     if gmin < 0:
@@ -331,7 +334,7 @@ def density(s, e, t0, t1, bins: int = DENSITY_BINS, ends_after_starts: bool = Fa
     c0 = s >> shift
     c1 = (e if ends_after_starts else np.maximum(e, s)) >> shift
     d = np.bincount(c0, minlength=nb)
-    d[1:] -= np.bincount(c1, minlength=nb)[:-1]     # an event leaves after its end bin
+    d[1:] -= np.bincount(c1, minlength=nb)[:-1]  # an event leaves after its end bin
     return np.cumsum(d), shift
 
 
@@ -366,20 +369,27 @@ def decode_columns(spec: dict, data: bytes) -> dict:
     step = unpack_int(data, spec["step"])
     dur = unpack_int(data, spec["dur"])
     start = np.zeros(n, np.int64)
-    for t in range(ntr):   # per track (reference decoder: clarity over speed)
+    for t in range(ntr):  # per track (reference decoder: clarity over speed)
         lo, hi = offsets[t], offsets[t + 1]
         if lo == hi:
             continue
         st = step[lo:hi].copy()
         st[0] = spec["t0"] + first[t]
         if spec["mode"] == "gap":
-            st[1:] += dur[lo:hi - 1]
+            st[1:] += dur[lo : hi - 1]
         start[lo:hi] = np.cumsum(st)
     payload = np.full(n, np.nan)
     if spec["payload"]:
         k, off = spec["payload"]["count"], spec["payload"]["offset"]
         pidx = np.frombuffer(data, "<u4", k, off)
         payload[pidx] = np.frombuffer(data, "<f8", k, off + 4 * k + (-4 * k % 8))
-    return {"track": track, "name": unpack_int(data, spec["name"]), "start": start, "end": start + dur,
-            "depth": unpack_int(data, spec["depth"]), "payload": payload,
-            "maxdur": unpack_int(data, spec["maxdur"]), "density": unpack_int(data, spec["density"])}
+    return {
+        "track": track,
+        "name": unpack_int(data, spec["name"]),
+        "start": start,
+        "end": start + dur,
+        "depth": unpack_int(data, spec["depth"]),
+        "payload": payload,
+        "maxdur": unpack_int(data, spec["maxdur"]),
+        "density": unpack_int(data, spec["density"]),
+    }

@@ -7,6 +7,7 @@ two most influential) and a table of every configuration, sortable by any column
     run = txlab.autotune(build, space, inputs, check=ref, background=True)
     TuneView(run)            # fills in as results come in; TuneView(result) for a finished sweep
 """
+
 from __future__ import annotations
 
 import threading
@@ -36,8 +37,10 @@ class TuneView(View):
         self.run = None
         if not isinstance(result, TuneResult):
             if not hasattr(result, "result"):
-                raise TypeError("TuneView takes a TuneResult or a running sweep (txlab.autotune(..., "
-                                f"background=True)), not {type(result).__name__}")
+                raise TypeError(
+                    "TuneView takes a TuneResult or a running sweep (txlab.autotune(..., "
+                    f"background=True)), not {type(result).__name__}"
+                )
             self.run, result = result, result.result
         self.result = result
         self._lock = threading.Lock()

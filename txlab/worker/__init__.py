@@ -36,6 +36,7 @@ How it works
   first build of an executable have their own, generous budgets. ``bench`` sends a heartbeat per
   completed launch, so the budget is per launch.
 """
+
 from __future__ import annotations
 
 from txlab.errors import KernelFault, classify, hint  # noqa: F401  (classify/hint: public here too)
@@ -43,5 +44,11 @@ from txlab.worker.child import child_main  # noqa: F401  (the spawned process's 
 from txlab.worker.client import bench, device_memory, run  # noqa: F401
 from txlab.worker.library import library, library_errors  # noqa: F401
 from txlab.worker.process import (  # noqa: F401
-    BUILD_TIMEOUT_S, START_TIMEOUT_S, boot, start, status, stop)
+    BUILD_TIMEOUT_S,
+    START_TIMEOUT_S,
+    boot,
+    start,
+    status,
+    stop,
+)
 from txlab.worker.staging import POOL_LIMIT_BYTES, PIN_MIN_BYTES, host_copy, pack_args, release_args  # noqa: F401

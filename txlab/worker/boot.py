@@ -1,5 +1,6 @@
 """Importing TVM in a process that only runs kernels (the worker, the sanitizer's runner): its
 runtime library alone when asked, torch kept out."""
+
 from __future__ import annotations
 
 import os
@@ -23,5 +24,6 @@ def import_tvm(runtime_only: bool, *, allow_torch: bool = False):
 
         runtime_dir = Path(tvm.base._LOADED_LIBS["tvm_runtime"]._name).resolve().parent
         tvm.base._LOADED_LIBS["tvm_runtime_cuda"] = load_lib_ctypes(
-            "tvm", "tvm_runtime_cuda", "RTLD_LOCAL", extra_lib_paths=[runtime_dir])
+            "tvm", "tvm_runtime_cuda", "RTLD_LOCAL", extra_lib_paths=[runtime_dir]
+        )
     return tvm

@@ -1,5 +1,6 @@
 """The worker side: the request loop of a spawned worker process (TVM runtime only), its CUDA
 state, and telling CUDA faults and argument-check failures apart."""
+
 from __future__ import annotations
 
 import os
@@ -39,10 +40,20 @@ def child_main(conn, tvm_mode: str = "full") -> None:
         conn.send(("init_failed", {"error": f"{type(exc).__name__}: {exc}"}))
         return
     t_ready = time.perf_counter()
-    conn.send(("ready", {"pid": os.getpid(), "tvm": "runtime" if tvm.base._RUNTIME_ONLY else "full",
-                         "boot_s": t_ready - t0, "import_s": t_import - t0,
-                         "cuda_context_s": t_ready - t_import,
-                         "free_bytes": int(free), "total_bytes": int(total)}))
+    conn.send(
+        (
+            "ready",
+            {
+                "pid": os.getpid(),
+                "tvm": "runtime" if tvm.base._RUNTIME_ONLY else "full",
+                "boot_s": t_ready - t0,
+                "import_s": t_import - t0,
+                "cuda_context_s": t_ready - t_import,
+                "free_bytes": int(free),
+                "total_bytes": int(total),
+            },
+        )
+    )
     state = _ChildState()
     while True:
         try:
@@ -80,8 +91,11 @@ class _ChildState:
             # registers an attached segment with the resource tracker, which the worker shares
             # with the parent (spawn passes its fd): that duplicate registration is harmless,
             # while unregistering here would make the parent's unlink raise KeyError there.
-            seg = (shared_memory.SharedMemory(name=name, track=False) if sys.version_info >= (3, 13)
-                   else shared_memory.SharedMemory(name=name))
+            seg = (
+                shared_memory.SharedMemory(name=name, track=False)
+                if sys.version_info >= (3, 13)
+                else shared_memory.SharedMemory(name=name)
+            )
             self.shm[name] = seg
             if seg.size >= PIN_MIN_BYTES:
                 from cuda.bindings import runtime as rt
@@ -123,9 +137,11 @@ class _ChildState:
             import tvm
 
             if tvm.base._RUNTIME_ONLY:
-                raise RuntimeError("the kernel's library could not be exported in the notebook process "
-                                   f"({req.get('library_error') or 'unknown reason'}) and this worker has "
-                                   "TVM's runtime only; set TXLAB_WORKER_TVM=full before the first GPU run")
+                raise RuntimeError(
+                    "the kernel's library could not be exported in the notebook process "
+                    f"({req.get('library_error') or 'unknown reason'}) and this worker has "
+                    "TVM's runtime only; set TXLAB_WORKER_TVM=full before the first GPU run"
+                )
             from tvm.script import from_source
 
             import txlab.compat  # noqa: F401  (the same TVM workarounds the parent compiled with)
@@ -182,9 +198,15 @@ class _ChildState:
             if req["op"] == "bench":
                 o = req["options"]
                 beat("bench")  # from here on the per-launch budget applies, not the copy budget
-                out["times_ms"] = timed_launches(exe, dev_args, warmup=o["warmup"], rep=o["rep"],
-                                                  flush_l2=o["flush_l2"], l2_bytes=o["l2_bytes"],
-                                                  beat=lambda i: beat("bench"))
+                out["times_ms"] = timed_launches(
+                    exe,
+                    dev_args,
+                    warmup=o["warmup"],
+                    rep=o["rep"],
+                    flush_l2=o["flush_l2"],
+                    l2_bytes=o["l2_bytes"],
+                    beat=lambda i: beat("bench"),
+                )
             else:
                 beat("launched")
                 exe(*dev_args)
@@ -210,9 +232,17 @@ class _ChildState:
                 return ("input", {"message": first}), False
             if kind == "cuda_error" and not poisoned and not _looks_like_cuda(str(text)):
                 return ("error", {"message": first}), False
-            return ("fault", {"kind": kind, "message": short_message(first), "cuda_error": _cuda_name(str(text)),
-                              "poisoned": poisoned, "built": built,
-                              "elapsed_s": time.perf_counter() - t0}), poisoned
+            return (
+                "fault",
+                {
+                    "kind": kind,
+                    "message": short_message(first),
+                    "cuda_error": _cuda_name(str(text)),
+                    "poisoned": poisoned,
+                    "built": built,
+                    "elapsed_s": time.perf_counter() - t0,
+                },
+            ), poisoned
 
 
 class _CudaFailure(Exception):

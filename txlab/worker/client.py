@@ -1,5 +1,6 @@
 """One request to the worker and its result (faults become :class:`txlab.KernelFault`), and the entry
 points txlab.run calls: ``run``, ``bench``, ``device_memory``."""
+
 from __future__ import annotations
 
 import time
@@ -23,21 +24,40 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
         spec, staged = pack_args(compiled, args, w)
         nbytes = sum(s[4] for s in spec if s[0] == "shm")
         copy_budget = 60.0 + nbytes / 1e9
-        req = {"op": op, "key": compiled.key, "name": compiled.name, "args": spec, "options": options,
-               "drop": list(_pool.dropped)}
+        req = {
+            "op": op,
+            "key": compiled.key,
+            "name": compiled.name,
+            "args": spec,
+            "options": options,
+            "drop": list(_pool.dropped),
+        }
         _pool.dropped.clear()
         if compiled.key not in w.keys:
             lib = library(compiled)
             if lib is not None:
                 req.update(library=str(lib))
             else:
-                req.update(script=compiled.script, arch=compiled.arch, cubin=compiled.cubin,
-                           library_error=library_errors.get(compiled.key))
+                req.update(
+                    script=compiled.script,
+                    arch=compiled.arch,
+                    cubin=compiled.cubin,
+                    library_error=library_errors.get(compiled.key),
+                )
         t0 = time.monotonic()
         try:
             w.conn.send(("run", req))
-            msg = _recv(w, copy_budget, {"build": BUILD_TIMEOUT_S, "upload": copy_budget,
-                                         "launched": budget, "bench": budget, "download": copy_budget})
+            msg = _recv(
+                w,
+                copy_budget,
+                {
+                    "build": BUILD_TIMEOUT_S,
+                    "upload": copy_budget,
+                    "launched": budget,
+                    "bench": budget,
+                    "download": copy_budget,
+                },
+            )
         except TimeoutError as exc:
             phase, waited = exc.args
             _stats["faults"] += 1
@@ -46,25 +66,40 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
             shape = launch_shape(compiled, args)
             if phase in ("launched", "bench"):
                 raise KernelFault(
-                    "timeout", f"{_which(compiled)} {fmt_shape(shape)} did not finish within "
+                    "timeout",
+                    f"{_which(compiled)} {fmt_shape(shape)} did not finish within "
                     f"{budget:g} s (waited {waited:.1f} s); the worker was killed and replaced, your "
                     f"arrays are unchanged. Likely: {hint('timeout')}. Raise the budget with "
                     f"timeout_s=... if the kernel is just slow.",
-                    kernel=_kernel_name(compiled), launch=shape, waited_s=waited, worker_replaced=True,
-                    hint=hint("timeout")) from None
-            raise KernelFault("worker_died", f"the GPU worker did not answer during '{phase}' of "
-                              f"{compiled.name} for {waited:.1f} s; it was killed and replaced",
-                              kernel=_kernel_name(compiled), launch=shape, waited_s=waited,
-                              worker_replaced=True) from None
+                    kernel=_kernel_name(compiled),
+                    launch=shape,
+                    waited_s=waited,
+                    worker_replaced=True,
+                    hint=hint("timeout"),
+                ) from None
+            raise KernelFault(
+                "worker_died",
+                f"the GPU worker did not answer during '{phase}' of "
+                f"{compiled.name} for {waited:.1f} s; it was killed and replaced",
+                kernel=_kernel_name(compiled),
+                launch=shape,
+                waited_s=waited,
+                worker_replaced=True,
+            ) from None
         except (_Died, BrokenPipeError, OSError) as exc:
             _stats["faults"] += 1
             code = w.proc.exitcode
             _replace(w)
             release_args(staged)
-            raise KernelFault("worker_died", f"the GPU worker died while running {compiled.name} "
-                              f"(exit code {code}; {exc}); it was replaced, your arrays are unchanged",
-                              kernel=_kernel_name(compiled), launch=launch_shape(compiled, args),
-                              waited_s=time.monotonic() - t0, worker_replaced=True) from None
+            raise KernelFault(
+                "worker_died",
+                f"the GPU worker died while running {compiled.name} "
+                f"(exit code {code}; {exc}); it was replaced, your arrays are unchanged",
+                kernel=_kernel_name(compiled),
+                launch=launch_shape(compiled, args),
+                waited_s=time.monotonic() - t0,
+                worker_replaced=True,
+            ) from None
         status_, payload = msg
         if status_ == "ok":
             w.keys.add(compiled.key)
@@ -87,13 +122,22 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
                 w.keys.add(compiled.key)
             kind = payload["kind"]
             shape = launch_shape(compiled, args)
-            tail = (" The CUDA context was unusable afterwards, so the worker was replaced; your "
-                    "arrays are unchanged and the next run starts clean." if replaced else
-                    " The worker is still healthy; your arrays are unchanged.")
-            raise KernelFault(kind, f"{_which(compiled)} {fmt_shape(shape)}: {payload['message']}." + tail,
-                              kernel=_kernel_name(compiled), launch=shape,
-                              waited_s=payload.get("elapsed_s"), worker_replaced=replaced,
-                              cuda_error=payload.get("cuda_error"), hint=hint(kind))
+            tail = (
+                " The CUDA context was unusable afterwards, so the worker was replaced; your "
+                "arrays are unchanged and the next run starts clean."
+                if replaced
+                else " The worker is still healthy; your arrays are unchanged."
+            )
+            raise KernelFault(
+                kind,
+                f"{_which(compiled)} {fmt_shape(shape)}: {payload['message']}." + tail,
+                kernel=_kernel_name(compiled),
+                launch=shape,
+                waited_s=payload.get("elapsed_s"),
+                worker_replaced=replaced,
+                cuda_error=payload.get("cuda_error"),
+                hint=hint(kind),
+            )
         if status_ == "input":
             from txlab.errors import InputError
 
@@ -119,11 +163,17 @@ def run(compiled, args, *, timeout_s: float | None = None) -> None:
     _request(compiled, list(args), "launch", {}, timeout_s)
 
 
-def bench(compiled, args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int,
-          timeout_s: float | None = None) -> list[float]:
+def bench(
+    compiled, args, *, warmup: int, rep: int, flush_l2: bool, l2_bytes: int, timeout_s: float | None = None
+) -> list[float]:
     """Per-launch times (ms) measured in the worker with CUDA events."""
-    out = _request(compiled, list(args), "bench",
-                   {"warmup": warmup, "rep": rep, "flush_l2": flush_l2, "l2_bytes": l2_bytes}, timeout_s)
+    out = _request(
+        compiled,
+        list(args),
+        "bench",
+        {"warmup": warmup, "rep": rep, "flush_l2": flush_l2, "l2_bytes": l2_bytes},
+        timeout_s,
+    )
     return out["times_ms"]
 
 

@@ -1,4 +1,5 @@
 """The kernel's executable exported once as a shared library, which workers load."""
+
 from __future__ import annotations
 
 
@@ -21,8 +22,9 @@ def library(compiled):
         from txlab import build, cache
 
         # verified against its digest on every use: a truncated or replaced library is rebuilt
-        path = cache.verified_file(f"lib/{key}.so", lambda tmp: build.executable(
-            compiled.lowered, compiled.cubin).export_library(str(tmp)))
+        path = cache.verified_file(
+            f"lib/{key}.so", lambda tmp: build.executable(compiled.lowered, compiled.cubin).export_library(str(tmp))
+        )
     except Exception as exc:  # noqa: BLE001 - fall back to the script path, which reports its own errors
         library_errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         path = None

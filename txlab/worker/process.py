@@ -1,5 +1,6 @@
 """The worker processes: a long-lived worker spawned on first use and a booted standby, their
 replacement after a fault, status, and reading their replies within a budget per phase."""
+
 from __future__ import annotations
 
 import atexit
@@ -70,8 +71,11 @@ def _tvm_mode() -> str:
     import shutil
 
     # the compilers tvm.support.cc.get_cc() would pick (without importing TVM here)
-    found = os.environ.get("CXX") or os.environ.get("CC") or any(
-        shutil.which(c) for c in ("g++", "gcc", "clang++", "clang", "c++", "cc"))
+    found = (
+        os.environ.get("CXX")
+        or os.environ.get("CC")
+        or any(shutil.which(c) for c in ("g++", "gcc", "clang++", "clang", "c++", "cc"))
+    )
     return "runtime" if found else "full"
 
 
@@ -165,10 +169,16 @@ def status() -> dict:
     """The worker's pid, whether it is alive and booted, its start method and counters."""
     with _lock:
         w = _current
-        return {"pid": w.pid if w else None, "alive": bool(w and w.proc.is_alive()),
-                "ready": bool(w and w.ready), "start_method": "spawn", **_stats,
-                "boot": dict(w.boot) if w else {}, "executables": len(w.keys) if w else 0,
-                "standby": bool(_standby and _standby.proc.is_alive())}
+        return {
+            "pid": w.pid if w else None,
+            "alive": bool(w and w.proc.is_alive()),
+            "ready": bool(w and w.ready),
+            "start_method": "spawn",
+            **_stats,
+            "boot": dict(w.boot) if w else {},
+            "executables": len(w.keys) if w else 0,
+            "standby": bool(_standby and _standby.proc.is_alive()),
+        }
 
 
 class _Died(Exception):
@@ -210,8 +220,11 @@ def _boot(w: _Proc) -> _Proc:
         msg = _recv(w, START_TIMEOUT_S, {})
     except TimeoutError:
         _discard(w)
-        raise KernelFault("worker_died", f"the GPU worker did not start within {START_TIMEOUT_S:.0f} s "
-                          "(importing TVM and creating the CUDA context)") from None
+        raise KernelFault(
+            "worker_died",
+            f"the GPU worker did not start within {START_TIMEOUT_S:.0f} s "
+            "(importing TVM and creating the CUDA context)",
+        ) from None
     except _Died as exc:
         _discard(w, kill=False)
         raise KernelFault("worker_died", f"the GPU worker exited while starting ({exc})") from None

@@ -1,5 +1,6 @@
 """Arguments staged in shared memory: a pool of segments reused across calls, host copies of numpy,
 torch and DLPack values, and the write-back after a successful run."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,8 +75,11 @@ def host_copy(value):
 
         if value.is_cuda:
             torch.cuda.current_stream(value.device).synchronize()
-        host = value.detach().cpu().numpy() if value.dtype != torch.bfloat16 else \
-            value.detach().view(torch.int16).cpu().numpy()
+        host = (
+            value.detach().cpu().numpy()
+            if value.dtype != torch.bfloat16
+            else value.detach().view(torch.int16).cpu().numpy()
+        )
 
         def back(src, dst=value):
             t = torch.from_numpy(np.ascontiguousarray(src))
@@ -84,6 +88,7 @@ def host_copy(value):
             dst.copy_(t.view(dst.dtype) if t.dtype != dst.dtype else t)
             if dst.is_cuda:
                 torch.cuda.current_stream(dst.device).synchronize()
+
         return host, back
     import tvm
 
