@@ -214,6 +214,9 @@ def test_torch_cuda_tensors_through_the_worker(isolated, basics):
 def test_faults_do_not_leak_gpu_memory_or_processes(isolated, basics):
     from test_faults import FAULT_KERNELS
 
+    from txlab.tune import pool
+
+    pool.shutdown()  # compile workers an earlier sweep kept for the session are not the GPU worker's
     (bad,) = run_cell(FAULT_KERNELS["oob_far_write"], {}).values()
     base = worker.device_memory()["free_bytes"]
     for _ in range(10):
