@@ -97,9 +97,12 @@ def autotune(
 
 
 def shutdown() -> None:
-    """Stop the GPU actors kept between sweeps and the Ray that txlab started."""
+    """Stop the local engine's compile workers, the GPU actors kept between sweeps and the Ray that
+    txlab started."""
+    from txlab.tune import pool
     from txlab.tune.engine import shutdown as _shutdown
 
+    pool.shutdown()
     _shutdown()
 
 
