@@ -11,6 +11,7 @@ import pytest
 
 import txlab
 from txlab.examples import bandwidth as bw
+from txlab.examples import gemm_model
 from txlab.examples import hopper_gemm as hg
 from txlab.tune import Row, Space, TuneResult
 from txlab.tune import engine as E
@@ -296,7 +297,8 @@ def test_progress_and_eta():
 def test_gemm_space_default_ir_unchanged_and_constraint():
     shape = (1024, 8192, 2048)
     default = hg.gemm_kernel(*shape, hg.GemmConfig()).script()
-    assert hg.kernel_for(*shape).script() == default  # the shipped table has no entry: default config
+    # no table entry for this shape: the time model's choice
+    assert hg.kernel_for(*shape).script() == hg.gemm_kernel(*shape, gemm_model.choose(*shape)).script()
     assert hg.tune_build(*shape)(**hg.TUNE_PRIOR[0]).script() == default
     configs = Space.of({**hg.TUNE_SPACE, "constraint": hg.tune_valid}).configs()
     assert all(hg.tune_valid(c) for c in configs) and len(configs) < Space.of(hg.TUNE_SPACE).size
@@ -324,7 +326,7 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
     hg.use_tuned_table(path)
     request.addfinalizer(hg.use_tuned_table)  # the shipped table again afterwards
     assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig(**cfg)
-    assert hg.tuned_config(4096, 4096, 8192) == hg.GemmConfig()
+    assert hg.tuned_config(4096, 4096, 8192) == gemm_model.choose(4096, 4096, 8192)  # not in the table
     assert hg.kernel_for(4096, 4096, 4096).script() == hg.gemm_kernel(4096, 4096, 4096, hg.GemmConfig(**cfg)).script()
     doc = json.loads(path.read_text())
     doc["entries"][0]["config"]["stages"] = 9
@@ -333,7 +335,7 @@ def test_tuned_table_is_verified_and_used(tmp_path, request):
         hg.load_tuned_table(path)
     hg.use_tuned_table(path)  # read again: the edited table
     with pytest.warns(UserWarning, match="ignoring the tuned table"):
-        assert hg.tuned_config(4096, 4096, 4096) == hg.GemmConfig()
+        assert hg.tuned_config(4096, 4096, 4096) == gemm_model.choose(4096, 4096, 4096)
     bad = [{"shape": [1, 2, 8], "config": cfg, "rel_error": 0.5}]
     with pytest.raises(ValueError, match="rel_error"):
         hg.write_tuned_table(tmp_path / "u.json", bad, device="t", source="t")
