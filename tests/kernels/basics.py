@@ -10,7 +10,6 @@ def scale(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
     if i < n:
         B[i] = A[i] * T.float32(2.0)
 
-
 @T.prim_func
 def row_sum_smem(X: T.Buffer((4096, 256), "float32"), out: T.Buffer((4096,), "float32")):
     T.device_entry()
@@ -28,7 +27,6 @@ def row_sum_smem(X: T.Buffer((4096, 256), "float32"), out: T.Buffer((4096,), "fl
         s[0] = s[0] // 2
     if tx == 0:
         out[row] = sm[0]
-
 
 @T.prim_func
 def warp_sums(X: T.Buffer((1 << 20,), "float32"), out: T.Buffer((1 << 15,), "float32")):

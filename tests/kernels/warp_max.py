@@ -11,7 +11,6 @@ def warp_max_loop(X: T.Buffer((1024,), "float32"), Out: T.Buffer((1024,), "float
         v[0] = T.max(v[0], T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v[0], 16 >> k, 32))
     Out[bx * 256 + tx] = v[0]
 
-
 @T.prim_func
 def warp_max_lib(X: T.Buffer((1024,), "float32"), Out: T.Buffer((1024,), "float32")):
     T.device_entry()

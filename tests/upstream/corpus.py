@@ -16,7 +16,6 @@ A case's ``expect`` says what a correct emulator reports: ``"pass"`` (outputs eq
 reference), or ``"finding:<kind>"`` for an upstream kernel with a real bug, which the emulator must
 report as that finding (a finding, not a failure).
 """
-
 from __future__ import annotations
 
 import importlib
@@ -36,17 +35,17 @@ MODULES = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent
 @dataclass
 class Case:
     id: str
-    upstream: str  # path::test[params] in apache/tvm at COMMIT
-    build: Callable  # () -> the @T.prim_func
-    inputs: Callable  # (np.random.Generator) -> list of kernel arguments
-    reference: Callable  # (list of inputs, copied) -> {argument index: expected output}
-    compare: str = "exact"  # "exact" (bitwise), "ulp:<n>" (float32 ulps), "close:<rtol>"
-    expect: str = "pass"  # or "finding:<kind>" (an upstream bug the emulator must report)
+    upstream: str                     # path::test[params] in apache/tvm at COMMIT
+    build: Callable                   # () -> the @T.prim_func
+    inputs: Callable                  # (np.random.Generator) -> list of kernel arguments
+    reference: Callable               # (list of inputs, copied) -> {argument index: expected output}
+    compare: str = "exact"            # "exact" (bitwise), "ulp:<n>" (float32 ulps), "close:<rtol>"
+    expect: str = "pass"              # or "finding:<kind>" (an upstream bug the emulator must report)
     arch: str = "sm_90a"
-    slow: bool = False  # emulation takes more than ~2 s on one core
-    mufu: bool = False  # uses MUFU transcendentals (the GPU comparison is within ulps)
+    slow: bool = False                # emulation takes more than ~2 s on one core
+    mufu: bool = False                # uses MUFU transcendentals (the GPU comparison is within ulps)
     note: str = ""
-    gpu_differs: str = ""  # why the GPU's outputs are not comparable (uninitialised registers...)
+    gpu_differs: str = ""             # why the GPU's outputs are not comparable (uninitialised registers...)
     module: str = field(default="", repr=False)
 
 
@@ -55,22 +54,11 @@ _CASES: list[Case] = []
 
 def case(id, upstream, *, inputs, reference, **kw):  # noqa: A002 - the upstream test's parameter name
     """Register the decorated builder (returns the prim_func) as a corpus case."""
-
     def deco(build):
         mod = build.__module__.rsplit(".", 1)[-1]
-        _CASES.append(
-            Case(
-                id=f"{mod[2:]}/{id}",
-                upstream=upstream,
-                build=build,
-                inputs=inputs,
-                reference=reference,
-                module=mod,
-                **kw,
-            )
-        )
+        _CASES.append(Case(id=f"{mod[2:]}/{id}", upstream=upstream, build=build, inputs=inputs,
+                           reference=reference, module=mod, **kw))
         return build
-
     return deco
 
 
@@ -103,9 +91,7 @@ def compare(got, want, mode: str) -> str | None:
         if got.dtype.kind == "f" or str(got.dtype) in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
             g = got.view(np.dtype(f"u{got.dtype.itemsize}"))
             w = np.asarray(want, got.dtype).view(g.dtype)
-            bad = (g != w) & ~(
-                np.isnan(got.astype(np.float32)) & np.isnan(np.asarray(want, got.dtype).astype(np.float32))
-            )
+            bad = (g != w) & ~(np.isnan(got.astype(np.float32)) & np.isnan(np.asarray(want, got.dtype).astype(np.float32)))
         else:
             bad = got != np.asarray(want, got.dtype)
         if bad.any():
@@ -118,11 +104,7 @@ def compare(got, want, mode: str) -> str | None:
     if mode.startswith("close:"):
         rtol = float(mode[6:])
         ok = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=rtol, equal_nan=True)
-        return (
-            None
-            if ok
-            else f"not within rtol {rtol}: max |diff| {np.abs(got.astype(np.float64) - want.astype(np.float64)).max()}"
-        )
+        return None if ok else f"not within rtol {rtol}: max |diff| {np.abs(got.astype(np.float64) - want.astype(np.float64)).max()}"
     raise ValueError(mode)
 
 
@@ -144,13 +126,8 @@ def run(c: Case, seed: int = 0) -> dict:
         want = c.reference([a.copy() if isinstance(a, np.ndarray) else a for a in args])
         res = emulate(func, *args, arch=c.arch)
     except NotEmulatedError as exc:
-        out.update(
-            status="not_emulated",
-            detail=str(exc),
-            function=getattr(exc, "name", None),
-            line=getattr(exc, "lineno", None),
-            seconds=time.perf_counter() - t0,
-        )
+        out.update(status="not_emulated", detail=str(exc), function=getattr(exc, "name", None),
+                   line=getattr(exc, "lineno", None), seconds=time.perf_counter() - t0)
         return out
     except Exception as exc:  # noqa: BLE001 - a corpus run reports every failure as data
         out.update(status="error", detail=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
@@ -167,13 +144,8 @@ def run(c: Case, seed: int = 0) -> dict:
         status, detail = "fail", "; ".join(f"arg {i}: {p}" for i, p in problems.items())
     else:
         status, detail = "pass", ""
-    out.update(
-        status=status,
-        detail=detail,
-        findings=kinds,
-        seconds=time.perf_counter() - t0,
-        outputs={i: args[i] for i in want},
-    )
+    out.update(status=status, detail=detail, findings=kinds, seconds=time.perf_counter() - t0,
+               outputs={i: args[i] for i in want})
     return out
 
 
@@ -210,9 +182,8 @@ def run_all(selected=None, workers: int = 2) -> list[dict]:
         return _run_ids(ids)
     tests_dir = str(Path(__file__).resolve().parent.parent)
     chunks = [ids[k::workers] for k in range(workers)]
-    with cf.ProcessPoolExecutor(
-        workers, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(tests_dir,)
-    ) as ex:
+    with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                                initargs=(tests_dir,)) as ex:
         parts = list(ex.map(_run_ids, chunks))
     got = {r["id"]: r for part in parts for r in part}
     return [got[i] for i in ids]

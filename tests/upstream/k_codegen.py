@@ -23,7 +23,6 @@
 # the generated CUDA.
 """Codegen-level kernels: atomics, shuffles, cp.async, ldmatrix, ld/st widths and orders, warp and
 CTA reductions, break/continue."""
-
 import numpy as np
 
 from tvm.script import tirx as T
@@ -38,12 +37,8 @@ def _zeros(*specs):
 
 
 # ---- test_codegen_cuda.py -------------------------------------------------------------------------
-@case(
-    "atomic_add",
-    f"{CG}::test_cuda_atomic_add",
-    inputs=_zeros((1, "int32"), (1, "float32")),
-    reference=lambda a: {0: np.ones(1, np.int32), 1: np.ones(1, np.float32)},
-)
+@case("atomic_add", f"{CG}::test_cuda_atomic_add", inputs=_zeros((1, "int32"), (1, "float32")),
+      reference=lambda a: {0: np.ones(1, np.int32), 1: np.ones(1, np.float32)})
 def atomic_add():
     @T.prim_func
     def main(A: T.Buffer((1,), "int32"), B: T.Buffer((1,), "float32")):
@@ -53,7 +48,6 @@ def atomic_add():
         if tx == 0:
             T.cuda.atomic_add(A.data, T.int32(1))
             T.cuda.atomic_add(B.data, T.float32(1.0))
-
     return main
 
 
@@ -78,17 +72,13 @@ def atomic_cas():
         tx = T.thread_id([32])
         if tx == 0:
             T.cuda.atomic_cas(A.data, T.int32(1), T.int32(2))
-
     return main
 
 
-@case(
-    "func_call_add_one",
-    f"{CG}::test_cuda_func_call",
-    inputs=lambda rng: [rng.integers(0, 10, (16, 16)).astype(np.int32), np.zeros((16, 16), np.int32)],
-    reference=lambda a: {1: a[0] + 1},
-    note="a user's own CUDA device function: refused by name",
-)
+@case("func_call_add_one", f"{CG}::test_cuda_func_call",
+      inputs=lambda rng: [rng.integers(0, 10, (16, 16)).astype(np.int32), np.zeros((16, 16), np.int32)],
+      reference=lambda a: {1: a[0] + 1},
+      note="a user's own CUDA device function: refused by name")
 def func_call_add_one():
     add_one = """
 __device__ int32_t add_one(int32_t a) {
@@ -103,17 +93,14 @@ __device__ int32_t add_one(int32_t a) {
         tx = T.thread_id([32])
         if tx == 0:
             for i, j in T.grid(16, 16):
-                b[i, j] = T.cuda.func_call("add_one", a[i, j], source_code=add_one, return_type="int32")
-
+                b[i, j] = T.cuda.func_call(
+                    "add_one", a[i, j], source_code=add_one, return_type="int32"
+                )
     return main
 
 
-@case(
-    "warp_shuffle_xor_sync",
-    f"{CG}::test_warp_shuffle_xor_sync",
-    inputs=_zeros((32, "float32")),
-    reference=lambda a: {0: np.full(32, 496, np.float32)},
-)
+@case("warp_shuffle_xor_sync", f"{CG}::test_warp_shuffle_xor_sync", inputs=_zeros((32, "float32")),
+      reference=lambda a: {0: np.full(32, 496, np.float32)})
 def warp_shuffle_xor_sync():
     # fmt: off
     @T.prim_func
@@ -186,23 +173,15 @@ def _cp_async_ref(cp_size, predicate, fill_mode):
     return lambda a: {0: want}
 
 
-for _size, _hint, _pref, _pred, _fill in [
-    (4, "", -1, -1, ""),
-    (8, "", 64, -1, ""),
-    (16, "", 128, -1, ""),
-    (16, "evict_last", 256, -1, ""),
-    (8, "", -1, 1, ""),
-    (16, "", -1, 0, ""),
-    (16, "", -1, 1, "zero"),
-    (8, "", -1, 0, "zero"),
-]:
+for _size, _hint, _pref, _pred, _fill in [(4, "", -1, -1, ""), (8, "", 64, -1, ""), (16, "", 128, -1, ""),
+                                          (16, "evict_last", 256, -1, ""), (8, "", -1, 1, ""), (16, "", -1, 0, ""),
+                                          (16, "", -1, 1, "zero"), (8, "", -1, 0, "zero")]:
     _p = _pred if _pred == -1 else T.int32(_pred)
-    case(
-        f"cp_async[{_size}-{_hint or 'nohint'}-{_pref}-{_pred}-{_fill or 'nofill'}]",
-        f"{CG}::test_ptx_cp_async[{_fill}-{_p}-{_pref}-{_hint}-{_size}]",
-        inputs=lambda rng, n=_size // 2: [np.ones(n, np.float16)],
-        reference=_cp_async_ref(_size, _pred, _fill),
-    )(lambda a=(_size, _hint, _pref, _p, _fill): _cp_async_kernel(*a))
+    case(f"cp_async[{_size}-{_hint or 'nohint'}-{_pref}-{_pred}-{_fill or 'nofill'}]",
+         f"{CG}::test_ptx_cp_async[{_fill}-{_p}-{_pref}-{_hint}-{_size}]",
+         inputs=lambda rng, n=_size // 2: [np.ones(n, np.float16)],
+         reference=_cp_async_ref(_size, _pred, _fill))(
+        lambda a=(_size, _hint, _pref, _p, _fill): _cp_async_kernel(*a))
 
 
 def _ldmatrix_kernel(trans, num):
@@ -258,10 +237,9 @@ def _ldmatrix_ref(trans, num):
         if num == 4:
             B_ref[0:8, 8:16] = t(A_np[0:8, 8:16])
             B_ref[8:16, 8:16] = t(A_np[8:16, 8:16])
-        if num == 1:  # A_local[2..7] keep their (uninitialised, zero) values, A_local[1] too
+        if num == 1:       # A_local[2..7] keep their (uninitialised, zero) values, A_local[1] too
             pass
         return {1: B_ref}
-
     return ref
 
 
@@ -271,22 +249,16 @@ def _ldmatrix_in(rng):
 
 for _trans in (False, True):
     for _num in (1, 2, 4):
-        case(
-            f"ldmatrix[{'trans' if _trans else 'notrans'}-x{_num}]",
-            f"{CG}::test_ptx_ldmatrix[{_num}-{_trans}]",
-            inputs=_ldmatrix_in,
-            reference=_ldmatrix_ref(_trans, _num),
-            note="registers the .x1/.x2 forms do not write are stored as they are (zero here)",
-            gpu_differs="" if _num == 4 else "B's other quadrants are uninitialised registers (arbitrary on a GPU)",
-        )(lambda a=(_trans, _num): _ldmatrix_kernel(*a))
+        case(f"ldmatrix[{'trans' if _trans else 'notrans'}-x{_num}]", f"{CG}::test_ptx_ldmatrix[{_num}-{_trans}]",
+             inputs=_ldmatrix_in, reference=_ldmatrix_ref(_trans, _num),
+             note="registers the .x1/.x2 forms do not write are stored as they are (zero here)",
+             gpu_differs="" if _num == 4 else "B's other quadrants are uninitialised registers (arbitrary on a GPU)")(
+            lambda a=(_trans, _num): _ldmatrix_kernel(*a))
 
 
-@case(
-    "uint32_loop_var",
-    f"{CG}::test_uint32_loop_var_runs_correctly",
-    inputs=lambda rng: [np.arange(128, dtype="int32"), np.zeros(128, np.int32)],
-    reference=lambda a: {1: a[0] * 4 + 6},
-)
+@case("uint32_loop_var", f"{CG}::test_uint32_loop_var_runs_correctly",
+      inputs=lambda rng: [np.arange(128, dtype="int32"), np.zeros(128, np.int32)],
+      reference=lambda a: {1: a[0] * 4 + 6})
 def uint32_loop_var():
     @T.prim_func
     def main(A: T.Buffer((128,), "int32"), B: T.Buffer((128,), "int32")):
@@ -298,16 +270,12 @@ def uint32_loop_var():
         for k in T.serial(4, dtype="uint32"):
             acc[0] = acc[0] + A[tx] + T.int32(k)
         B[tx] = acc[0]
-
     return main
 
 
-@case(
-    "ld_acquire_volatile",
-    f"{CG}::test_ptx_ld_acquire_and_volatile_codegen",
-    inputs=lambda rng: [np.array([0x123456789], np.uint64), np.array([-7], np.int32), np.array([9], np.uint32)],
-    reference=lambda a: {0: a[0], 1: a[1], 2: a[2]},
-)
+@case("ld_acquire_volatile", f"{CG}::test_ptx_ld_acquire_and_volatile_codegen",
+      inputs=lambda rng: [np.array([0x123456789], np.uint64), np.array([-7], np.int32), np.array([9], np.uint32)],
+      reference=lambda a: {0: a[0], 1: a[1], 2: a[2]})
 def ld_acquire_volatile():
     @T.prim_func
     def main(A: T.Buffer((1,), "uint64"), B: T.Buffer((1,), "int32"), C: T.Buffer((1,), "uint32")):
@@ -319,16 +287,12 @@ def ld_acquire_volatile():
             T.ptx.ld.acquire.gpu.global_.b32(C[0], C.data)
             T.ptx.ld.acquire.gpu.global_.b32(B[0], B.data)
             T.ptx.ld.volatile.global_.u64(A[0], A.data)
-
     return main
 
 
-@case(
-    "ldg_vector_scatter",
-    f"{CG}::test_cuda_ldg_vector_scatter_codegen",
-    inputs=lambda rng: [rng.integers(-100, 100, 4).astype(np.int32), np.zeros(4, np.int32)],
-    reference=lambda a: {1: a[0]},
-)
+@case("ldg_vector_scatter", f"{CG}::test_cuda_ldg_vector_scatter_codegen",
+      inputs=lambda rng: [rng.integers(-100, 100, 4).astype(np.int32), np.zeros(4, np.int32)],
+      reference=lambda a: {1: a[0]})
 def ldg_vector_scatter():
     @T.prim_func
     def main(src: T.Buffer((4,), "int32"), out: T.Buffer((4,), "int32")):
@@ -354,7 +318,6 @@ def ldg_vector_scatter():
             out[1] = tmp1[0]
             out[2] = tmp2[0]
             out[3] = tmp3[0]
-
     return main
 
 
@@ -427,20 +390,14 @@ def _shared_scratch_copy_kernel(num_bytes: int):
 
 
 for _nb, _tag in ((16, "128b"), (8, "64b"), (4, "32b"), (2, "16b"), (1, "8b")):
-    case(
-        f"ld_st_shared_copy[{_tag}]",
-        f"{LDST}::test_ptx_ld_st_shared_copy_gpu[{_tag}]",
-        inputs=lambda rng, nb=_nb: [np.zeros_like(_expected_values(nb))],
-        reference=lambda a, nb=_nb: {0: _expected_values(nb)},
-    )(lambda nb=_nb: _shared_scratch_copy_kernel(nb))
+    case(f"ld_st_shared_copy[{_tag}]", f"{LDST}::test_ptx_ld_st_shared_copy_gpu[{_tag}]",
+         inputs=lambda rng, nb=_nb: [np.zeros_like(_expected_values(nb))],
+         reference=lambda a, nb=_nb: {0: _expected_values(nb)})(lambda nb=_nb: _shared_scratch_copy_kernel(nb))
 
 
-@case(
-    "ld_st_immediate_offset",
-    f"{LDST}::test_ptx_ld_st_immediate_offset_codegen",
-    inputs=lambda rng: [np.arange(1, 5, dtype=np.uint64) * np.uint64(0x100000001), np.zeros(4, np.uint64)],
-    reference=lambda a: {1: np.concatenate([np.zeros(2, np.uint64), a[0][2:]])},
-)
+@case("ld_st_immediate_offset", f"{LDST}::test_ptx_ld_st_immediate_offset_codegen",
+      inputs=lambda rng: [np.arange(1, 5, dtype=np.uint64) * np.uint64(0x100000001), np.zeros(4, np.uint64)],
+      reference=lambda a: {1: np.concatenate([np.zeros(2, np.uint64), a[0][2:]])})
 def ld_st_immediate_offset():
     @T.prim_func
     def main(src: T.Buffer((4,), "uint64"), out: T.Buffer((4,), "uint64")):
@@ -450,18 +407,13 @@ def ld_st_immediate_offset():
         if tx == 0:
             T.ptx.ld.global_.v2.b64(values[0], values[1], T.ptx.addr(src.data, 16))
             T.ptx.st.global_.v2.b64(T.ptx.addr(out.data, 16), values[0], values[1])
-
     return main
 
 
-@case(
-    "ld_st_codegen_shared_v4",
-    f"{LDST}::test_ptx_ld_st_codegen_emits_shared_asm",
-    inputs=_zeros((4, "uint32")),
-    reference=lambda a: {0: np.zeros(4, np.uint32)},
-    note="stores its uninitialised registers (zero in the emulator; arbitrary on a GPU)",
-    gpu_differs="it stores uninitialised registers",
-)
+@case("ld_st_codegen_shared_v4", f"{LDST}::test_ptx_ld_st_codegen_emits_shared_asm",
+      inputs=_zeros((4, "uint32")), reference=lambda a: {0: np.zeros(4, np.uint32)},
+      note="stores its uninitialised registers (zero in the emulator; arbitrary on a GPU)",
+      gpu_differs="it stores uninitialised registers")
 def ld_st_codegen_shared_v4():
     from tvm.script.tirx import tile as Tx
 
@@ -486,12 +438,9 @@ def ld_st_codegen_shared_v4():
     return copy_kernel
 
 
-@case(
-    "ld_vector_scatter_dst",
-    f"{LDST}::test_ptx_ld_vector_scatter_dst_codegen",
-    inputs=lambda rng: [rng.integers(-1000, 1000, 4).astype(np.int32), np.zeros(4, np.int32)],
-    reference=lambda a: {1: a[0]},
-)
+@case("ld_vector_scatter_dst", f"{LDST}::test_ptx_ld_vector_scatter_dst_codegen",
+      inputs=lambda rng: [rng.integers(-1000, 1000, 4).astype(np.int32), np.zeros(4, np.int32)],
+      reference=lambda a: {1: a[0]})
 def ld_vector_scatter_dst():
     @T.prim_func
     def copy_kernel(src_ptr: T.handle, out_ptr: T.handle) -> None:
@@ -509,7 +458,6 @@ def ld_vector_scatter_dst():
             out[1] = tmp1[0]
             out[2] = tmp2[0]
             out[3] = tmp3[0]
-
     return copy_kernel
 
 
@@ -522,7 +470,6 @@ def _warp_reduce_kernel(op, width, base):
     del fn
 
     if op == "sum":
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (32,), "float32")
@@ -534,7 +481,6 @@ def _warp_reduce_kernel(op, width, base):
             val = T.cuda.warp_sum(val, width=width)
             out[lane] = val
     elif op == "max":
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (32,), "float32")
@@ -546,7 +492,6 @@ def _warp_reduce_kernel(op, width, base):
             val = T.cuda.warp_max(val, width=width)
             out[lane] = val
     else:
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (32,), "float32")
@@ -557,7 +502,6 @@ def _warp_reduce_kernel(op, width, base):
             val: T.f32 = T.float32(lane + base)
             val = T.cuda.warp_min(val, width=width)
             out[lane] = val
-
     return func
 
 
@@ -567,20 +511,11 @@ def _warp_reduce_ref(op, width, base):
     return lambda a: {0: np.repeat(r, width).astype(np.float32)}
 
 
-for _name, _op, _w, _b in [
-    ("test_warp_sum_full", "sum", 32, 1),
-    ("test_warp_sum_partial_8", "sum", 8, 1),
-    ("test_warp_max_partial_4", "max", 4, 1),
-    ("test_warp_min_full", "min", 32, 1),
-    ("test_warp_sum_partial_2", "sum", 2, 0),
-    ("test_warp_sum_all_widths[16]", "sum", 16, 1),
-]:
-    case(
-        _name.replace("test_", ""),
-        f"{WR}::{_name}",
-        inputs=_zeros((32, "float32")),
-        reference=_warp_reduce_ref(_op, _w, _b),
-    )(lambda a=(_op, _w, _b): _warp_reduce_kernel(*a))
+for _name, _op, _w, _b in [("test_warp_sum_full", "sum", 32, 1), ("test_warp_sum_partial_8", "sum", 8, 1),
+                           ("test_warp_max_partial_4", "max", 4, 1), ("test_warp_min_full", "min", 32, 1),
+                           ("test_warp_sum_partial_2", "sum", 2, 0), ("test_warp_sum_all_widths[16]", "sum", 16, 1)]:
+    case(_name.replace("test_", ""), f"{WR}::{_name}", inputs=_zeros((32, "float32")),
+         reference=_warp_reduce_ref(_op, _w, _b))(lambda a=(_op, _w, _b): _warp_reduce_kernel(*a))
 
 
 # ---- test_cuda_cta_reduce.py -----------------------------------------------------------------------
@@ -590,7 +525,6 @@ CR = "tests/python/tirx/codegen/test_cuda_cta_reduce.py"
 def _cta_reduce_kernel(op, NUM_WARPS):
     N = NUM_WARPS * 32
     if op == "sum":
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (N,), "float32")
@@ -604,7 +538,6 @@ def _cta_reduce_kernel(op, NUM_WARPS):
             val = T.cuda.cta_sum(val, NUM_WARPS, scratch.ptr_to([0]))
             out[tid] = val
     elif op == "max":
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (N,), "float32")
@@ -618,7 +551,6 @@ def _cta_reduce_kernel(op, NUM_WARPS):
             val = T.cuda.cta_max(val, NUM_WARPS, scratch.ptr_to([0]))
             out[tid] = val
     else:
-
         @T.prim_func
         def func(out_ptr: T.handle):
             out = T.match_buffer(out_ptr, (N,), "float32")
@@ -631,7 +563,6 @@ def _cta_reduce_kernel(op, NUM_WARPS):
             val: T.f32 = T.float32(tid + 1)
             val = T.cuda.cta_min(val, NUM_WARPS, scratch.ptr_to([0]))
             out[tid] = val
-
     return func
 
 
@@ -641,32 +572,19 @@ def _cta_reduce_ref(op, nw):
     return lambda a: {0: np.full(n, r, np.float32)}
 
 
-for _name, _op, _nw in [
-    ("test_cta_sum_4_warps", "sum", 4),
-    ("test_cta_sum_8_warps", "sum", 8),
-    ("test_cta_max_4_warps", "max", 4),
-    ("test_cta_min_4_warps", "min", 4),
-    ("test_cta_sum_1_warp", "sum", 1),
-    ("test_cta_sum_all_warp_counts[16]", "sum", 16),
-]:
-    case(
-        _name.replace("test_", ""),
-        f"{CR}::{_name}",
-        inputs=lambda rng, n=_nw * 32: [np.zeros(n, np.float32)],
-        reference=_cta_reduce_ref(_op, _nw),
-    )(lambda a=(_op, _nw): _cta_reduce_kernel(*a))
+for _name, _op, _nw in [("test_cta_sum_4_warps", "sum", 4), ("test_cta_sum_8_warps", "sum", 8),
+                        ("test_cta_max_4_warps", "max", 4), ("test_cta_min_4_warps", "min", 4),
+                        ("test_cta_sum_1_warp", "sum", 1), ("test_cta_sum_all_warp_counts[16]", "sum", 16)]:
+    case(_name.replace("test_", ""), f"{CR}::{_name}", inputs=lambda rng, n=_nw * 32: [np.zeros(n, np.float32)],
+         reference=_cta_reduce_ref(_op, _nw))(lambda a=(_op, _nw): _cta_reduce_kernel(*a))
 
 
 # ---- test_control_flow.py --------------------------------------------------------------------------
 CF = "tests/python/tirx/test_control_flow.py"
 
 
-@case(
-    "break_continue1",
-    f"{CF}::test_break_continue1",
-    inputs=_zeros((10, "int32")),
-    reference=lambda a: {0: np.array([0, 1, 0, 3, 4, 5, 6, 0, 0, 0], np.int32)},
-)
+@case("break_continue1", f"{CF}::test_break_continue1", inputs=_zeros((10, "int32")),
+      reference=lambda a: {0: np.array([0, 1, 0, 3, 4, 5, 6, 0, 0, 0], np.int32)})
 def break_continue1():
     # fmt: off
     @T.prim_func
@@ -686,12 +604,8 @@ def break_continue1():
     return func
 
 
-@case(
-    "break_continue2",
-    f"{CF}::test_break_continue2",
-    inputs=_zeros((9, "int32")),
-    reference=lambda a: {0: np.array([0, 10, 11, 20, 21, 0, 0, 0, 0], np.int32)},
-)
+@case("break_continue2", f"{CF}::test_break_continue2", inputs=_zeros((9, "int32")),
+      reference=lambda a: {0: np.array([0, 10, 11, 20, 21, 0, 0, 0, 0], np.int32)})
 def break_continue2():
     # fmt: off
     @T.prim_func
@@ -716,12 +630,8 @@ def break_continue2():
     return func
 
 
-@case(
-    "break_continue3",
-    f"{CF}::test_break_continue3",
-    inputs=_zeros((10, "int32")),
-    reference=lambda a: {0: np.array([0, 0, 2, 0, 4, 0, 6, 0, 0, 0], np.int32)},
-)
+@case("break_continue3", f"{CF}::test_break_continue3", inputs=_zeros((10, "int32")),
+      reference=lambda a: {0: np.array([0, 0, 2, 0, 4, 0, 6, 0, 0, 0], np.int32)})
 def break_continue3():
     # fmt: off
     @T.prim_func

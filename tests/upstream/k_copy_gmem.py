@@ -119,15 +119,8 @@ UPSTREAM_FILE = "tests/python/tirx/operator/tile_primitive/cuda/copy/test_gmem_s
 
 import ml_dtypes  # noqa: E402
 
-_NPD = {
-    "float16": np.float16,
-    "float32": np.float32,
-    "uint8": np.uint8,
-    "int8": np.int8,
-    "bfloat16": ml_dtypes.bfloat16,
-    "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-    "float8_e5m2": ml_dtypes.float8_e5m2,
-}
+_NPD = {"float16": np.float16, "float32": np.float32, "uint8": np.uint8, "int8": np.int8,
+        "bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 
 
 def _rand(rng, shape, dtype):
@@ -138,45 +131,25 @@ def _rand(rng, shape, dtype):
 
 for _scope, _nt, _shape in TASKS:
     for _dt in ("float16", "uint8") if _scope == "warp" else ("float32",) if _scope == "cta" else ("float16",):
-        case(
-            f"gmem_smem_roundtrip[{_scope}-{_nt}-{'x'.join(map(str, _shape))}-{_dt}]",
-            f"{UPSTREAM_FILE}::test_gmem_smem_roundtrip[{_dt}-{_scope}-{_nt}-{'x'.join(map(str, _shape))}]",
-            inputs=lambda rng, s=_shape, d=_dt: [_rand(rng, s, d), np.zeros(s, _NPD[d])],
-            reference=lambda a: {1: a[0]},
-        )(lambda a=(_scope, _nt, _shape, _dt): _build_kernel(*a))
+        case(f"gmem_smem_roundtrip[{_scope}-{_nt}-{'x'.join(map(str, _shape))}-{_dt}]",
+             f"{UPSTREAM_FILE}::test_gmem_smem_roundtrip[{_dt}-{_scope}-{_nt}-{'x'.join(map(str, _shape))}]",
+             inputs=lambda rng, s=_shape, d=_dt: [_rand(rng, s, d), np.zeros(s, _NPD[d])],
+             reference=lambda a: {1: a[0]})(lambda a=(_scope, _nt, _shape, _dt): _build_kernel(*a))
 
 
 # test_copy_g2s_s2g: the upstream test's kernel, its task table, as a builder
 G2S_TASKS = [
-    (
-        (128, 32),
-        (128, 32),
-        ((0, 128), (0, 32)),
-        32,
-        TileLayout(S[128, 32]),
-        TileLayout(S[128, 32]),
-        TileLayout(S[128, 32]),
-    ),
-    ((64, 64), (32, 32), ((32, 64), (32, 64)), 32, TileLayout(S[64, 64]), TileLayout(S[64, 64]), TileLayout(S[32, 32])),
-    (
-        (4, 32, 32),
-        (32, 32),
-        ((0, 1), (0, 32), (0, 32)),
-        32,
-        TileLayout(S[4, 32, 32]),
-        TileLayout(S[4, 32, 32]),
-        TileLayout(S[32, 32]),
-    ),
-    ((16, 16), (8, 8), ((0, 8), (0, 8)), 32, TileLayout(S[16, 16]), TileLayout(S[16, 16]), TileLayout(S[8, 8])),
-    (
-        (96, 512),
-        (32, 256),
-        ((16, 48), (256, 512)),
-        32,
-        TileLayout(S[96, 512]),
-        TileLayout(S[96, 512]),
-        ComposeLayout(3, 3, 3, TileLayout(S[8, 64])).tile_to((16, 128), (8, 64)).tile_to((32, 256), (16, 128)),
-    ),
+    ((128, 32), (128, 32), ((0, 128), (0, 32)), 32,
+     TileLayout(S[128, 32]), TileLayout(S[128, 32]), TileLayout(S[128, 32])),
+    ((64, 64), (32, 32), ((32, 64), (32, 64)), 32,
+     TileLayout(S[64, 64]), TileLayout(S[64, 64]), TileLayout(S[32, 32])),
+    ((4, 32, 32), (32, 32), ((0, 1), (0, 32), (0, 32)), 32,
+     TileLayout(S[4, 32, 32]), TileLayout(S[4, 32, 32]), TileLayout(S[32, 32])),
+    ((16, 16), (8, 8), ((0, 8), (0, 8)), 32,
+     TileLayout(S[16, 16]), TileLayout(S[16, 16]), TileLayout(S[8, 8])),
+    ((96, 512), (32, 256), ((16, 48), (256, 512)), 32,
+     TileLayout(S[96, 512]), TileLayout(S[96, 512]),
+     ComposeLayout(3, 3, 3, TileLayout(S[8, 64])).tile_to((16, 128), (8, 64)).tile_to((32, 256), (16, 128))),
 ]
 
 
@@ -204,7 +177,6 @@ def _g2s_s2g_kernel(task, dtype, scope):
         getattr(Tx, scope).copy(A_smem[r_smem], A[r_gmem])
         T.cuda.cta_sync()
         getattr(Tx, scope).copy(B[r_gmem], A_smem[r_smem])
-
     return copy_sync
 
 
@@ -216,53 +188,28 @@ def _region_ref(task, out):
         want = a[out].copy()
         want[r] = a[0][r]
         return {out: want}
-
     return ref
 
 
-for _ti, _dt, _scope in [
-    (0, "float16", "cta"),
-    (1, "bfloat16", "cta"),
-    (2, "int8", "cta"),
-    (3, "float32", "thread"),
-    (4, "float16", "cta"),
-    (4, "float8_e4m3fn", "cta"),
-    (1, "float8_e5m2", "thread"),
-]:
+for _ti, _dt, _scope in [(0, "float16", "cta"), (1, "bfloat16", "cta"), (2, "int8", "cta"), (3, "float32", "thread"),
+                         (4, "float16", "cta"), (4, "float8_e4m3fn", "cta"), (1, "float8_e5m2", "thread")]:
     _t = G2S_TASKS[_ti]
-    case(
-        f"copy_g2s_s2g[task{_ti}-{_dt}-{_scope}]",
-        f"{UPSTREAM_FILE}::test_copy_g2s_s2g[{_scope}-{_dt}-task{_ti}]",
-        inputs=lambda rng, t=_t, d=_dt: [_rand(rng, t[0], d), np.zeros(t[0], _NPD[d])],
-        reference=_region_ref(_t, 1),
-        note="two CTAs write the same region of B with the same values (as upstream)",
-    )(lambda a=(_t, _dt, _scope): _g2s_s2g_kernel(*a))
+    case(f"copy_g2s_s2g[task{_ti}-{_dt}-{_scope}]", f"{UPSTREAM_FILE}::test_copy_g2s_s2g[{_scope}-{_dt}-task{_ti}]",
+         inputs=lambda rng, t=_t, d=_dt: [_rand(rng, t[0], d), np.zeros(t[0], _NPD[d])],
+         reference=_region_ref(_t, 1),
+         note="two CTAs write the same region of B with the same values (as upstream)")(
+        lambda a=(_t, _dt, _scope): _g2s_s2g_kernel(*a))
 
 
 # tests/python/tirx/operator/tile_primitive/cuda/copy_async/test_ldgsts.py::test_copy_g2s_s2g_cta_vec_load
 LDGSTS_FILE = "tests/python/tirx/operator/tile_primitive/cuda/copy_async/test_ldgsts.py"
 LDGSTS_TASKS = [
-    (
-        (128, 32),
-        (128, 32),
-        (0, 0),
-        (128, 32),
-        32,
-        TileLayout(S[128, 32]),
-        TileLayout(S[128, 32]),
-        TileLayout(S[128, 32]),
-    ),
-    ((64, 64), (32, 32), (32, 0), (32, 32), 32, TileLayout(S[64, 64]), TileLayout(S[64, 64]), TileLayout(S[32, 32])),
-    (
-        (4, 32, 32),
-        (32, 32),
-        (0, 0, 0),
-        (1, 32, 32),
-        32,
-        TileLayout(S[4, 32, 32]),
-        TileLayout(S[4, 32, 32]),
-        TileLayout(S[32, 32]),
-    ),
+    ((128, 32), (128, 32), (0, 0), (128, 32), 32,
+     TileLayout(S[128, 32]), TileLayout(S[128, 32]), TileLayout(S[128, 32])),
+    ((64, 64), (32, 32), (32, 0), (32, 32), 32,
+     TileLayout(S[64, 64]), TileLayout(S[64, 64]), TileLayout(S[32, 32])),
+    ((4, 32, 32), (32, 32), (0, 0, 0), (1, 32, 32), 32,
+     TileLayout(S[4, 32, 32]), TileLayout(S[4, 32, 32]), TileLayout(S[32, 32])),
 ]
 
 
@@ -299,15 +246,11 @@ def _ldgsts_ref(task):
         want = a[1].copy()
         want[r] = a[0][r]
         return {1: want}
-
     return ref
 
 
 for _ti, _dt in [(0, "float16"), (1, "int8"), (2, "bfloat16"), (0, "float32")]:
     _t = LDGSTS_TASKS[_ti]
-    case(
-        f"ldgsts_cta_vec_load[task{_ti}-{_dt}]",
-        f"{LDGSTS_FILE}::test_copy_g2s_s2g_cta_vec_load[{_dt}-task{_ti}]",
-        inputs=lambda rng, t=_t, d=_dt: [_rand(rng, t[0], d), np.zeros(t[0], _NPD[d])],
-        reference=_ldgsts_ref(_t),
-    )(lambda a=(_t, _dt): _ldgsts_kernel(*a))
+    case(f"ldgsts_cta_vec_load[task{_ti}-{_dt}]", f"{LDGSTS_FILE}::test_copy_g2s_s2g_cta_vec_load[{_dt}-task{_ti}]",
+         inputs=lambda rng, t=_t, d=_dt: [_rand(rng, t[0], d), np.zeros(t[0], _NPD[d])],
+         reference=_ldgsts_ref(_t))(lambda a=(_t, _dt): _ldgsts_kernel(*a))

@@ -383,26 +383,17 @@ def _ldst(scope, num, direction, trans, swizzle=False):
     return kernel, M, N
 
 
-_SEL = (
-    [("warp", n, d, t, False) for n in (1, 2, 4) for d in ("ld", "st") for t in (False, True)]
-    + [("warpgroup", 4, d, t, False) for d in ("ld", "st") for t in (False, True)]
-    + [
-        ("cta", 2, "ld", False, False),
-        ("cta", 4, "st", True, False),
-        ("warp", 4, "ld", False, True),
-        ("warp", 4, "st", True, True),
-        ("warpgroup", 2, "ld", True, True),
-    ]
-)
+_SEL = [("warp", n, d, t, False) for n in (1, 2, 4) for d in ("ld", "st") for t in (False, True)] + \
+    [("warpgroup", 4, d, t, False) for d in ("ld", "st") for t in (False, True)] + \
+    [("cta", 2, "ld", False, False), ("cta", 4, "st", True, False),
+     ("warp", 4, "ld", False, True), ("warp", 4, "st", True, True), ("warpgroup", 2, "ld", True, True)]
 for _scope, _num, _dir, _trans, _swz in _SEL:
-    _M, _N = (8 if _scope == "warp" else 32), _num * 8  # the builders' (M, N)
+    _M, _N = (8 if _scope == "warp" else 32), _num * 8       # the builders' (M, N)
     _test = "test_ldstmatrix_swizzle" if _swz else "test_ldstmatrix"
-    case(
-        f"{_test[5:]}[{_scope}-x{_num}-{_dir}-{'trans' if _trans else 'notrans'}]",
-        f"{UPSTREAM_FILE}::{_test}[{_num}-{_dir}-{_trans}-{_scope}]",
-        inputs=_roundtrip_in(_M, _N),
-        reference=lambda a: {1: a[0]},
-    )(lambda a=(_scope, _num, _dir, _trans, _swz): _ldst(*a)[0])
+    case(f"{_test[5:]}[{_scope}-x{_num}-{_dir}-{'trans' if _trans else 'notrans'}]",
+         f"{UPSTREAM_FILE}::{_test}[{_num}-{_dir}-{_trans}-{_scope}]",
+         inputs=_roundtrip_in(_M, _N), reference=lambda a: {1: a[0]})(
+        lambda a=(_scope, _num, _dir, _trans, _swz): _ldst(*a)[0])
 
 
 def _multi_in(rng):
@@ -411,9 +402,5 @@ def _multi_in(rng):
     return [np.arange(n, dtype="float16").reshape(shape), np.zeros(shape, np.float16)]
 
 
-case(
-    "ldstmatrix_swizzle_multi_iter_pow2",
-    f"{UPSTREAM_FILE}::test_ldstmatrix_swizzle_multi_iter_pow2",
-    inputs=_multi_in,
-    reference=lambda a: {1: a[0]},
-)(lambda: _build_multi_iter_kernel(4)[0])
+case("ldstmatrix_swizzle_multi_iter_pow2", f"{UPSTREAM_FILE}::test_ldstmatrix_swizzle_multi_iter_pow2",
+     inputs=_multi_in, reference=lambda a: {1: a[0]})(lambda: _build_multi_iter_kernel(4)[0])

@@ -168,23 +168,14 @@ def _bin_ref(inp, op, operands):
     def ref(a):
         _, get_ref = _binary_op_shared(inp, op, operands, "float16")
         return {0: get_ref(a[0], a[1])}
-
     return ref
 
 
-for _ii, _op, _opnd in [
-    (0, "add", "region_region"),
-    (0, "mul", "region_const"),
-    (1, "sub", "region_region"),
-    (2, "add", "region_region"),
-    (2, "mul", "region_region"),
-    (0, "add", "const_region"),
-    (1, "sub", "region_const"),
-]:
+for _ii, _op, _opnd in [(0, "add", "region_region"), (0, "mul", "region_const"), (1, "sub", "region_region"),
+                        (2, "add", "region_region"), (2, "mul", "region_region"), (0, "add", "const_region"),
+                        (1, "sub", "region_const")]:
     _inp = _INPUTS[_ii]
-    case(
-        f"binary_op_shared[input{_ii}-{_op}-{_opnd}]",
-        f"{UPSTREAM_FILE}::test_binary_op_shared[float16-{_opnd}-{_op}-input{_ii}]",
-        inputs=_bin_in(_inp[0]),
-        reference=_bin_ref(_inp, _op, _opnd),
-    )(lambda a=(_inp, _op, _opnd): _binary_op_shared(*a, "float16")[0])
+    case(f"binary_op_shared[input{_ii}-{_op}-{_opnd}]",
+         f"{UPSTREAM_FILE}::test_binary_op_shared[float16-{_opnd}-{_op}-input{_ii}]",
+         inputs=_bin_in(_inp[0]), reference=_bin_ref(_inp, _op, _opnd))(
+        lambda a=(_inp, _op, _opnd): _binary_op_shared(*a, "float16")[0])

@@ -378,7 +378,6 @@ def _tiled_in(Mt, Nt, Kt, kinst, dtype):
         B = rng.uniform(-1, 1, (K, N)).astype(np.float32).astype(_NP[dtype])
         C = rng.uniform(-1, 1, (M, N)).astype(np.float32)
         return [A, B, C, np.zeros((M, N), np.float32)]
-
     return inputs
 
 
@@ -386,40 +385,25 @@ def _tiled_ref(beta):
     def ref(a):
         A, B, C = (x.astype(np.float64) for x in a[:3])
         return {3: (A @ B + (C if beta == 1.0 else 0.0)).astype(np.float32)}
-
     return ref
 
 
-for _Mt, _Nt, _Kt, _ki in [
-    (1, 1, 1, 16),
-    (2, 1, 1, 16),
-    (1, 2, 1, 16),
-    (1, 1, 2, 16),
-    (2, 2, 2, 16),
-    (1, 1, 1, 8),
-    (2, 2, 3, 8),
-]:
+for _Mt, _Nt, _Kt, _ki in [(1, 1, 1, 16), (2, 1, 1, 16), (1, 2, 1, 16), (1, 1, 2, 16), (2, 2, 2, 16),
+                           (1, 1, 1, 8), (2, 2, 3, 8)]:
     for _dt, _beta in [("float16", 0.0), ("bfloat16", 1.0)]:
-        case(
-            f"gemm_mma_numerical_tiled[{_dt}-{_beta}-{_Mt}-{_Nt}-{_Kt}-{_ki}]",
-            f"{UPSTREAM_FILE}::test_cuda_gemm_mma_numerical_tiled[{_Mt}-{_Nt}-{_Kt}-{_ki}-{_dt}-{_beta}]",
-            inputs=_tiled_in(_Mt, _Nt, _Kt, _ki, _dt),
-            reference=_tiled_ref(_beta),
-            compare="close:1e-5",
-            note="tensor-core accumulation order is not specified: within a few fp32 ulps of exact",
-        )(lambda a=(_Mt, _Nt, _Kt, _ki, _beta, _dt): _build_tiled_numeric(*a)[0])
+        case(f"gemm_mma_numerical_tiled[{_dt}-{_beta}-{_Mt}-{_Nt}-{_Kt}-{_ki}]",
+             f"{UPSTREAM_FILE}::test_cuda_gemm_mma_numerical_tiled[{_Mt}-{_Nt}-{_Kt}-{_ki}-{_dt}-{_beta}]",
+             inputs=_tiled_in(_Mt, _Nt, _Kt, _ki, _dt), reference=_tiled_ref(_beta), compare="close:1e-5",
+             note="tensor-core accumulation order is not specified: within a few fp32 ulps of exact")(
+            lambda a=(_Mt, _Nt, _Kt, _ki, _beta, _dt): _build_tiled_numeric(*a)[0])
 
 
 def _tr_in(tA, tB, dtype):
     def inputs(rng):
         A = rng.uniform(-1, 1, (16, 16)).astype(np.float32)
         B = rng.uniform(-1, 1, (16, 8)).astype(np.float32)
-        return [
-            np.ascontiguousarray((A.T if tA else A).astype(_NP[dtype])),
-            np.ascontiguousarray((B.T if tB else B).astype(_NP[dtype])),
-            np.zeros((16, 8), np.float32),
-        ]
-
+        return [np.ascontiguousarray((A.T if tA else A).astype(_NP[dtype])), np.ascontiguousarray((B.T if tB else B).astype(_NP[dtype])),
+                np.zeros((16, 8), np.float32)]
     return inputs
 
 
@@ -428,20 +412,12 @@ def _tr_ref(tA, tB):
         A = a[0].astype(np.float64)
         B = a[1].astype(np.float64)
         return {2: ((A.T if tA else A) @ (B.T if tB else B)).astype(np.float32)}
-
     return ref
 
 
-for _tA, _tB, _dt in [
-    (False, False, "float16"),
-    (True, False, "float16"),
-    (False, True, "bfloat16"),
-    (True, True, "bfloat16"),
-]:
-    case(
-        f"gemm_mma_numerical_transpose[{_tA}-{_tB}-{_dt}]",
-        f"{UPSTREAM_FILE}::test_cuda_gemm_mma_numerical_transpose[{_dt}-{_tA}-{_tB}]",
-        inputs=_tr_in(_tA, _tB, _dt),
-        reference=_tr_ref(_tA, _tB),
-        compare="close:1e-5",
-    )(lambda a=(_tA, _tB, _dt): _build_transpose_numeric(*a))
+for _tA, _tB, _dt in [(False, False, "float16"), (True, False, "float16"), (False, True, "bfloat16"),
+                      (True, True, "bfloat16")]:
+    case(f"gemm_mma_numerical_transpose[{_tA}-{_tB}-{_dt}]",
+         f"{UPSTREAM_FILE}::test_cuda_gemm_mma_numerical_transpose[{_dt}-{_tA}-{_tB}]",
+         inputs=_tr_in(_tA, _tB, _dt), reference=_tr_ref(_tA, _tB), compare="close:1e-5")(
+        lambda a=(_tA, _tB, _dt): _build_transpose_numeric(*a))

@@ -521,49 +521,36 @@ def _stmatrix_ref(trans, num):
             A_ref[0:8, 8:16] = t(A_full[0:8, 8:16])
             A_ref[8:16, 8:16] = t(A_full[8:16, 8:16])
         return {0: A_ref}
-
     return ref
 
 
 for _trans in (False, True):
     for _num in (1, 2, 4):
-        case(
-            f"ptx_stmatrix[{'trans' if _trans else 'notrans'}-x{_num}]",
-            f"{UPSTREAM_FILE}::test_ptx_stmatrix[{_num}-{_trans}]",
-            inputs=lambda rng: [np.zeros((16, 16), np.float16)],
-            reference=_stmatrix_ref(_trans, _num),
-        )(lambda a=(_trans, _num): _ptx_stmatrix_kernel(*a))
+        case(f"ptx_stmatrix[{'trans' if _trans else 'notrans'}-x{_num}]",
+             f"{UPSTREAM_FILE}::test_ptx_stmatrix[{_num}-{_trans}]",
+             inputs=lambda rng: [np.zeros((16, 16), np.float16)], reference=_stmatrix_ref(_trans, _num))(
+            lambda a=(_trans, _num): _ptx_stmatrix_kernel(*a))
 
-_NPD = {
-    "float16": np.float16,
-    "float32": np.float32,
-    "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-    "float8_e5m2": ml_dtypes.float8_e5m2,
-    "uint8": np.uint8,
-}
+_NPD = {"float16": np.float16, "float32": np.float32, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+        "float8_e5m2": ml_dtypes.float8_e5m2, "uint8": np.uint8}
 
 
 def _arange_in(shape, dtype, out_zero=True):
     def inputs(rng):
         n = int(np.prod(shape))
-        a = np.arange(n) % 200 if dtype.startswith("float8") or dtype == "uint8" else np.arange(n)
+        a = (np.arange(n) % 200 if dtype.startswith("float8") or dtype == "uint8" else np.arange(n))
         a = a.astype(np.float32).astype(_NPD[dtype]).reshape(shape)
         return [a, np.zeros(shape, _NPD[dtype])]
-
     return inputs
 
 
-for _dt, _inp in [
-    ("float16", ((128,), [128, 128, 1, 0, 0, 0, 0])),
-    ("float32", ((16, 16), [16, 16, 16, 16, 16, 1, 1, 0, 0, 0, 0])),
-    ("float8_e4m3fn", ((16, 64), [64, 16, 64, 64, 16, 1, 1, 0, 0, 0, 0])),
-]:
-    case(
-        f"tma_unicast[{_dt}-{'x'.join(map(str, _inp[0]))}]",
-        f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_unicast[inputs-{_dt}]",
-        inputs=_arange_in(_inp[0], _dt),
-        reference=lambda a: {1: a[0]},
-    )(lambda a=(_dt, _inp): _unicast_get_ir(a[0], a[1])(*a[1]))
+for _dt, _inp in [("float16", ((128,), [128, 128, 1, 0, 0, 0, 0])),
+                  ("float32", ((16, 16), [16, 16, 16, 16, 16, 1, 1, 0, 0, 0, 0])),
+                  ("float8_e4m3fn", ((16, 64), [64, 16, 64, 64, 16, 1, 1, 0, 0, 0, 0]))]:
+    case(f"tma_unicast[{_dt}-{'x'.join(map(str, _inp[0]))}]",
+         f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_unicast[inputs-{_dt}]",
+         inputs=_arange_in(_inp[0], _dt), reference=lambda a: {1: a[0]})(
+        lambda a=(_dt, _inp): _unicast_get_ir(a[0], a[1])(*a[1]))
 
 
 def _swizzle_in(swizzle, dtype):
@@ -571,7 +558,6 @@ def _swizzle_in(swizzle, dtype):
         _, shape = _swizzle_get_ir(swizzle, dtype)(swizzle, dtype)
         n = int(np.prod(shape))
         return [np.arange(n).astype(dtype), np.zeros((n,), dtype)]
-
     return inputs
 
 
@@ -582,74 +568,51 @@ def _swizzle_ref(swizzle, dtype):
         n = a[0].size
         dt = tvm.DataType(dtype)
         layout = T.ComposeLayout(
-            int(math.log2(128 // dt.bits)),
-            swizzle,
-            3,
-            T.TileLayout(T.S[(1 << (int(math.log2(128 // dt.bits)) + swizzle + 3),)]),
-        )
+            int(math.log2(128 // dt.bits)), swizzle, 3,
+            T.TileLayout(T.S[(1 << (int(math.log2(128 // dt.bits)) + swizzle + 3),)]))
         # B[layout(i)] == A[i] (the upstream check), so B is A scattered through the swizzle
         want = np.zeros_like(a[0])
         idx = np.array([int(layout.apply(i)["m"]) for i in range(n)])
         want[idx] = a[0]
         return {1: want}
-
     return ref
 
 
 for _swz, _dt in [(1, "float16"), (3, "float32"), (2, "uint8")]:
-    case(
-        f"tma_swizzle[{_swz}-{_dt}]",
-        f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_swizzle[{_dt}-{_swz}]",
-        inputs=_swizzle_in(_swz, _dt),
-        reference=_swizzle_ref(_swz, _dt),
-    )(lambda a=(_swz, _dt): _swizzle_get_ir(*a)(*a)[0])
+    case(f"tma_swizzle[{_swz}-{_dt}]", f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_swizzle[{_dt}-{_swz}]",
+         inputs=_swizzle_in(_swz, _dt), reference=_swizzle_ref(_swz, _dt))(
+        lambda a=(_swz, _dt): _swizzle_get_ir(*a)(*a)[0])
 
 
 _MC1 = ((16, 16), [16, 16, 64, 16, 16, 1, 1, 0, 0, 0, 0])
-case(
-    "tma_multicast1[16x16]",
-    f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_multicast1[inputs1]",
-    inputs=_arange_in(_MC1[0], "float32"),
-    reference=lambda a: {},
-    expect="finding:deadlock",
-    note="upstream bug: rank 0 multicasts into its peers' mbarriers with no cluster barrier after their "
-    "mbarrier.init, so a peer's init may wipe the bytes already counted (a hang on the GPU); the "
-    "emulator reports it at the multicast's line",
-)(lambda: _multicast1_get_ir(_MC1)(*_MC1))
+case("tma_multicast1[16x16]", f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_multicast1[inputs1]",
+     inputs=_arange_in(_MC1[0], "float32"), reference=lambda a: {},
+     expect="finding:deadlock",
+     note="upstream bug: rank 0 multicasts into its peers' mbarriers with no cluster barrier after their "
+          "mbarrier.init, so a peer's init may wipe the bytes already counted (a hang on the GPU); the "
+          "emulator reports it at the multicast's line")(lambda: _multicast1_get_ir(_MC1)(*_MC1))
 _MC2 = ((16, 16), [16, 16, 64, 16, 4, 1, 1, 0, 0, 0, 0])
-case(
-    "tma_multicast2[16x16]",
-    f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_multicast2[inputs1]",
-    inputs=_arange_in(_MC2[0], "float32"),
-    reference=lambda a: {},
-    expect="finding:deadlock",
-    note="upstream bug: the same missing cluster barrier between the peers' mbarrier.init and the four "
-    "CTAs' multicasts",
-)(lambda: _multicast2_get_ir(_MC2)(*_MC2))
+case("tma_multicast2[16x16]", f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_global_to_shared_multicast2[inputs1]",
+     inputs=_arange_in(_MC2[0], "float32"), reference=lambda a: {},
+     expect="finding:deadlock",
+     note="upstream bug: the same missing cluster barrier between the peers' mbarrier.init and the four "
+          "CTAs' multicasts")(lambda: _multicast2_get_ir(_MC2)(*_MC2))
 
 for _inp in [((128,), [128, 128, 1, 0, 0, 0, 0]), ((16, 16), [16, 16, 64, 16, 16, 1, 1, 0, 0, 0, 0])]:
-    case(
-        f"tma_shared_to_global[{'x'.join(map(str, _inp[0]))}]",
-        f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_shared_to_global[inputs]",
-        inputs=lambda rng, s=_inp[0]: [np.zeros(s, np.float32)],
-        reference=lambda a: {0: np.arange(a[0].size, dtype=np.float32).reshape(a[0].shape)},
-    )(lambda a=_inp: _s2g_get_ir(a)(*a))
+    case(f"tma_shared_to_global[{'x'.join(map(str, _inp[0]))}]",
+         f"{UPSTREAM_FILE}::test_cp_async_bulk_tensor_shared_to_global[inputs]",
+         inputs=lambda rng, s=_inp[0]: [np.zeros(s, np.float32)],
+         reference=lambda a: {0: np.arange(a[0].size, dtype=np.float32).reshape(a[0].shape)})(
+        lambda a=_inp: _s2g_get_ir(a)(*a))
 
 
 def _wgmma_in(rng):
     # the upstream test's shapes: transA = transB = True, K = 16 -> A is (K, M), B is (K, N)
-    return [
-        rng.standard_normal((16, 64)).astype("float16"),
-        rng.standard_normal((16, 64)).astype("float16"),
-        np.zeros((64, 64), np.float32),
-    ]
+    return [rng.standard_normal((16, 64)).astype("float16"), rng.standard_normal((16, 64)).astype("float16"),
+            np.zeros((64, 64), np.float32)]
 
 
-case(
-    "wgmma_ss_nt",
-    f"{UPSTREAM_FILE}::test_wgmma_ss_nt",
-    inputs=_wgmma_in,
-    reference=lambda a: {2: (a[0].astype(np.float64).T @ a[1].astype(np.float64)).astype(np.float32)},
-    compare="close:1e-5",
-    note="wgmma accumulation order is not specified: within fp32 ulps of exact",
-)(_wgmma_ss_nt_kernel)
+case("wgmma_ss_nt", f"{UPSTREAM_FILE}::test_wgmma_ss_nt", inputs=_wgmma_in,
+     reference=lambda a: {2: (a[0].astype(np.float64).T @ a[1].astype(np.float64)).astype(np.float32)},
+     compare="close:1e-5", note="wgmma accumulation order is not specified: within fp32 ulps of exact")(
+    _wgmma_ss_nt_kernel)

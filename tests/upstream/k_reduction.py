@@ -94,17 +94,12 @@ from .corpus import case  # noqa: E402
 
 UPSTREAM_FILE = "tests/python/tirx/operator/tile_primitive/cuda/reduction/test_reduction.py"
 
-
 def _red_in(src_shape, dst_shape, dtype, accum):
     def inputs(rng):
         A = rng.random(src_shape).astype(dtype)
-        B = (
-            (rng.random(dst_shape).astype(dtype) * np.asarray(0.5, dtype)).astype(dtype)
-            if accum
-            else np.zeros(dst_shape, dtype)
-        )
+        B = (rng.random(dst_shape).astype(dtype) * np.asarray(0.5, dtype)).astype(dtype) if accum else \
+            np.zeros(dst_shape, dtype)
         return [A, B]
-
     return inputs
 
 
@@ -116,7 +111,6 @@ def _red_ref(axes, op, accum, dtype):
             B = a[1].astype(np.float64)
             r = {"sum": r + B, "max": np.maximum(r, B), "min": np.minimum(r, B)}[op]
         return {1: np.asarray(r, dtype).reshape(a[1].shape)}
-
     return ref
 
 
@@ -128,19 +122,11 @@ def _mode(op, dtype):
 
 # test_reduction_shared / _subscope are not here: the installed TVM 0.27 registers no "shared"
 # reduction variant (its dispatch table lists only the local ones), so they do not compile.
-for _src, _dst, _axes, _op, _acc in [
-    ((7,), (1,), (0,), "sum", False),
-    ((4, 8), (8,), (0,), "max", True),
-    ((3, 4, 5), (4,), (0, 2), "sum", True),
-    ((2, 3, 4), (2, 3), (-1,), "min", False),
-    ((32,), (1,), (0,), "max", False),
-    ((4, 8), (4,), (1,), "sum", False),
-    ((2, 3, 4), (3, 4), (0,), "min", True),
-]:
-    case(
-        f"reduction_local_thread_wise[{'x'.join(map(str, _src))}-{_op}-{_acc}]",
-        f"{UPSTREAM_FILE}::test_reduction_local_thread_wise[{_acc}-{_op}-{_src}-{_dst}-{_axes}]",
-        inputs=_red_in(_src, _dst, "float32", _acc),
-        reference=_red_ref(_axes, _op, _acc, "float32"),
-        compare=_mode(_op, "float32"),
-    )(lambda a=(_src, _dst, _axes, _op, _acc): _reduction_thread_wise_kernel(*a))
+for _src, _dst, _axes, _op, _acc in [((7,), (1,), (0,), "sum", False), ((4, 8), (8,), (0,), "max", True),
+                                     ((3, 4, 5), (4,), (0, 2), "sum", True), ((2, 3, 4), (2, 3), (-1,), "min", False),
+                                     ((32,), (1,), (0,), "max", False), ((4, 8), (4,), (1,), "sum", False),
+                                     ((2, 3, 4), (3, 4), (0,), "min", True)]:
+    case(f"reduction_local_thread_wise[{'x'.join(map(str, _src))}-{_op}-{_acc}]",
+         f"{UPSTREAM_FILE}::test_reduction_local_thread_wise[{_acc}-{_op}-{_src}-{_dst}-{_axes}]",
+         inputs=_red_in(_src, _dst, "float32", _acc), reference=_red_ref(_axes, _op, _acc, "float32"),
+         compare=_mode(_op, "float32"))(lambda a=(_src, _dst, _axes, _op, _acc): _reduction_thread_wise_kernel(*a))

@@ -5,7 +5,6 @@ inserts into a notebook cell), the API names it really uses, the arch it needs, 
 can run it -- an input builder and a numpy function giving the expected outputs, so
 ``txlab.api.verify`` checks a real result, not just a launch.
 """
-
 from txlab.api_examples.example import Example
 from txlab.api_examples.registry import CATEGORY_MODULES, all_examples
 

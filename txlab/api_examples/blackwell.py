@@ -4,14 +4,13 @@ a TCGen05Bar, and the TMEM read-back address (get_tmem_addr).
 
 Compiled for sm_100a here; an H200 (sm_90) cannot run tcgen05/TMEM code.
 """
-
 from __future__ import annotations
 
 from txlab.api_examples.example import Example
 
 SM100 = "tcgen05 / TMEM instructions exist only on sm_100+ (Blackwell); an H200 cannot run it"
 
-TCGEN05 = """
+TCGEN05 = '''
 @T.prim_func
 def tcgen05_tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"),
                  C: T.Buffer((128, 128), "float32"), Info: T.Buffer((4,), "uint64")):
@@ -78,45 +77,29 @@ def tcgen05_tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "floa
         C[tx, i] = reg[i]
     T.cuda.cta_sync()
     tmem.dealloc()
-"""
+'''
 
 EXAMPLES = [
     Example(
-        id="tcgen05_tile",
-        source=TCGEN05,
-        arch="sm_100a",
-        not_on_h200=SM100,
-        uses=(
-            "Tx.cuda.tcgen05.encode_matrix_descriptor",
-            "Tx.cuda.tcgen05.encode_instr_descriptor",
-            "Tx.cuda.tcgen05.encode_instr_descriptor_block_scaled",
-            "Tx.cuda.runtime_instr_desc",
-            "Tx.cuda.get_tmem_addr",
-            "Tx.cuda.sm100_2sm_leader_smem_addr",
-            "tvm.backend.cuda.lang.TMEMPool",
-            "tvm.backend.cuda.lang.TMEMPool.alloc",
-            "tvm.backend.cuda.lang.TMEMPool.alloc_sf",
-            "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_A",
-            "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_C",
-            "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_D",
-            "tvm.backend.cuda.lang.SMEMPool.alloc_tcgen05_mma_AB",
-            "tvm.backend.cuda.lang.SMEMPool.commit",
-            "tvm.backend.cuda.lang.TCGen05Bar",
-            "tvm.backend.cuda.lang.SMEMPool",
-            "tvm.backend.cuda.lang.SmemDescriptor",
-            "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform",
-        ),
-        emits={
-            "Tx.cuda.tcgen05.encode_matrix_descriptor": r"encode_matrix_descriptor|smem_desc",
-            "Tx.cuda.tcgen05.encode_instr_descriptor": r"instr_desc",
-            "Tx.cuda.get_tmem_addr": r"tcgen05\.ld|tmem_addr",
-            "tvm.backend.cuda.lang.TMEMPool": r"tcgen05\.(alloc|dealloc|relinquish)",
-            "tvm.backend.cuda.lang.TCGen05Bar": r"tcgen05\.commit",
-            "Tx.cuda.sm100_2sm_leader_smem_addr": r"& \(uint\)4278190079",  # & 0xFEFFFFFF: the leader CTA's window
-            "tvm.backend.cuda.lang.SmemDescriptor": r"\bsd__buf_ptr",
-            "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform": r"= sd__buf_ptr\[0\]|make_uint2\(",
-            "tvm.backend.cuda.lang.SMEMPool.commit": r"extern __shared__",
-        },
+        id="tcgen05_tile", source=TCGEN05, arch="sm_100a", not_on_h200=SM100,
+        uses=("Tx.cuda.tcgen05.encode_matrix_descriptor", "Tx.cuda.tcgen05.encode_instr_descriptor",
+              "Tx.cuda.tcgen05.encode_instr_descriptor_block_scaled", "Tx.cuda.runtime_instr_desc",
+              "Tx.cuda.get_tmem_addr", "Tx.cuda.sm100_2sm_leader_smem_addr",
+              "tvm.backend.cuda.lang.TMEMPool", "tvm.backend.cuda.lang.TMEMPool.alloc",
+              "tvm.backend.cuda.lang.TMEMPool.alloc_sf", "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_A",
+              "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_C", "tvm.backend.cuda.lang.TMEMPool.alloc_tcgen05_mma_D",
+              "tvm.backend.cuda.lang.SMEMPool.alloc_tcgen05_mma_AB", "tvm.backend.cuda.lang.SMEMPool.commit",
+              "tvm.backend.cuda.lang.TCGen05Bar", "tvm.backend.cuda.lang.SMEMPool",
+              "tvm.backend.cuda.lang.SmemDescriptor", "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform"),
+        emits={"Tx.cuda.tcgen05.encode_matrix_descriptor": r"encode_matrix_descriptor|smem_desc",
+               "Tx.cuda.tcgen05.encode_instr_descriptor": r"instr_desc",
+               "Tx.cuda.get_tmem_addr": r"tcgen05\.ld|tmem_addr",
+               "tvm.backend.cuda.lang.TMEMPool": r"tcgen05\.(alloc|dealloc|relinquish)",
+               "tvm.backend.cuda.lang.TCGen05Bar": r"tcgen05\.commit",
+               "Tx.cuda.sm100_2sm_leader_smem_addr": r"& \(uint\)4278190079",  # & 0xFEFFFFFF: the leader CTA's window
+               "tvm.backend.cuda.lang.SmemDescriptor": r"\bsd__buf_ptr",
+               "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform": r"= sd__buf_ptr\[0\]|make_uint2\(",
+               "tvm.backend.cuda.lang.SMEMPool.commit": r"extern __shared__"},
         note="compiled for sm_100a; on a B200 C == A @ B.T (f32 accumulate)",
     ),
 ]

@@ -1,5 +1,4 @@
 """Loads, calls and diagnostics: __ldg, inline CUDA functions, printf, assertions, special registers."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -27,17 +26,10 @@ def loads_and_calls(X: T.Buffer((64,), "float32"), Out: T.Buffer((3, 64), "float
 
 EXAMPLES = [
     Example(
-        id="loads_and_calls",
-        source=CALLS,
-        arch="sm_80",
+        id="loads_and_calls", source=CALLS, arch="sm_80",
         emits={"Tx.cuda.func_call": r"txlab_square", "Tx.cuda.mov_sreg": r"fetch_register_laneid|%laneid"},
-        uses=(
-            "Tx.cuda.ldg",
-            "Tx.cuda.func_call",
-            "Tx.cuda.mov_sreg",
-            "Tx.cuda.trap_when_assert_failed",
-            "Tx.cuda.printf",
-        ),
+        uses=("Tx.cuda.ldg", "Tx.cuda.func_call", "Tx.cuda.mov_sreg",
+              "Tx.cuda.trap_when_assert_failed", "Tx.cuda.printf"),
         inputs=lambda: [np.arange(64, dtype=np.float32) - 20, np.zeros((3, 64), np.float32)],
         expected=lambda X, O: np.stack([X, X * X, np.arange(64) % 32]).astype(np.float32),
     ),

@@ -1,12 +1,11 @@
 """Numeric conversion and packed math: half/bf16/fp8 conversions, float2 packing, paired FMA ops."""
-
 from __future__ import annotations
 
 import numpy as np
 
 from txlab.api_examples.example import Example
 
-SCALAR = """
+SCALAR = '''
 @T.prim_func
 def conversions(H: T.Buffer((32,), "float16"), Bf: T.Buffer((32,), "bfloat16"),
                 F: T.Buffer((32,), "float32"), Out: T.Buffer((8, 32), "float32"),
@@ -28,7 +27,7 @@ def conversions(H: T.Buffer((32,), "float16"), Bf: T.Buffer((32,), "bfloat16"),
     b2b = T.cuda.float22bfloat162_rn_from_float2(T.cuda.make_float2(F[tx], F[tx]))
     Out[7, tx] = T.cuda.float2_y(T.cuda.bfloat1622float2(b2b))
     Bits[1, tx] = T.cuda.fp8x4_e4m3_from_float4(F[tx], T.float32(1), T.float32(-2), T.float32(0.5))
-"""
+'''
 
 
 def _f32_to_bf16_rn(x):
@@ -50,13 +49,7 @@ def _conv_inputs():
     f = (rng.integers(-64, 64, 32) / 8).astype(np.float32)
     import ml_dtypes
 
-    return [
-        f.astype(np.float16),
-        f.astype(ml_dtypes.bfloat16),
-        f,
-        np.zeros((8, 32), np.float32),
-        np.zeros((2, 32), np.uint32),
-    ]
+    return [f.astype(np.float16), f.astype(ml_dtypes.bfloat16), f, np.zeros((8, 32), np.float32), np.zeros((2, 32), np.uint32)]
 
 
 def _conv_expected(H, Bf, F, Out, Bits):
@@ -75,7 +68,7 @@ def _conv_expected(H, Bf, F, Out, Bits):
     return {"Out": out, "Bits": bits}
 
 
-PACKED = """
+PACKED = '''
 @T.prim_func
 def packed_half(A: T.Buffer((32,), "uint32"), B: T.Buffer((32,), "uint32"),
                 F: T.Buffer((256,), "float32"), MinMax: T.Buffer((2, 32), "uint32"),
@@ -88,7 +81,7 @@ def packed_half(A: T.Buffer((32,), "uint32"), B: T.Buffer((32,), "uint32"),
     T.cuda.float22half2(T.address_of(H[8 * tx]), T.address_of(F[8 * tx]))  # one float2 -> half2
     T.cuda.float8tohalf8(T.address_of(F[8 * tx]), T.address_of(H[8 * tx]))  # 8 floats -> 8 halves
     T.cuda.half8tofloat8(T.address_of(H[8 * tx]), T.address_of(G[8 * tx]))  # and back
-"""
+'''
 
 
 def _packed_inputs():
@@ -96,14 +89,8 @@ def _packed_inputs():
     a = (rng.integers(-64, 64, 64) / 4).astype(np.float16)
     b = (rng.integers(-64, 64, 64) / 4).astype(np.float16)
     f = (rng.integers(-512, 512, 256) / 16).astype(np.float32)
-    return [
-        a.view(np.uint32).copy(),
-        b.view(np.uint32).copy(),
-        f,
-        np.zeros((2, 32), np.uint32),
-        np.zeros(256, np.float16),
-        np.zeros(256, np.float32),
-    ]
+    return [a.view(np.uint32).copy(), b.view(np.uint32).copy(), f, np.zeros((2, 32), np.uint32),
+            np.zeros(256, np.float16), np.zeros(256, np.float32)]
 
 
 def _packed_expected(A, B, F, MinMax, H, G):
@@ -112,7 +99,7 @@ def _packed_expected(A, B, F, MinMax, H, G):
     return {"MinMax": mm, "H": F.astype(np.float16), "G": F.astype(np.float16).astype(np.float32)}
 
 
-F32X2 = """
+F32X2 = '''
 @T.prim_func
 def packed_f32x2(F: T.Buffer((64,), "float32"), Out: T.Buffer((2, 32), "float32")):
     T.device_entry()
@@ -122,52 +109,28 @@ def packed_f32x2(F: T.Buffer((64,), "float32"), Out: T.Buffer((2, 32), "float32"
     q = T.cuda.fadd2_rn(T.cuda.fmul2_rn(p, p), p)  # sm_100 paired f32 FMUL/FADD
     Out[0, tx] = T.cuda.float2_x(q)
     Out[1, tx] = T.cuda.float2_y(q)
-"""
+'''
 
 
 EXAMPLES = [
     Example(
-        id="conversions",
-        source=SCALAR,
-        arch="sm_90",
-        uses=(
-            "Tx.cuda.half2float",
-            "Tx.cuda.bfloat162float",
-            "Tx.cuda.fdividef",
-            "Tx.cuda.float_as_uint",
-            "Tx.cuda.uint_as_float",
-            "Tx.cuda.make_float2",
-            "Tx.cuda.float2_x",
-            "Tx.cuda.float2_y",
-            "Tx.cuda.float22bfloat162_rn",
-            "Tx.cuda.bfloat1622float2",
-            "Tx.cuda.float22bfloat162_rn_from_float2",
-            "Tx.cuda.fp8x4_e4m3_from_float4",
-        ),
-        inputs=_conv_inputs,
-        expected=_conv_expected,
-        outputs=("Out", "Bits"),
+        id="conversions", source=SCALAR, arch="sm_90",
+        uses=("Tx.cuda.half2float", "Tx.cuda.bfloat162float", "Tx.cuda.fdividef",
+              "Tx.cuda.float_as_uint", "Tx.cuda.uint_as_float", "Tx.cuda.make_float2",
+              "Tx.cuda.float2_x", "Tx.cuda.float2_y",
+              "Tx.cuda.float22bfloat162_rn", "Tx.cuda.bfloat1622float2",
+              "Tx.cuda.float22bfloat162_rn_from_float2", "Tx.cuda.fp8x4_e4m3_from_float4"),
+        inputs=_conv_inputs, expected=_conv_expected, outputs=("Out", "Bits"),
         note="inputs are multiples of 1/8 so every conversion is exact; fp8 bytes checked bit-exactly",
     ),
     Example(
-        id="packed_half",
-        source=PACKED,
-        arch="sm_80",
-        uses=(
-            "Tx.cuda.hmin2",
-            "Tx.cuda.hmax2",
-            "Tx.cuda.float22half2",
-            "Tx.cuda.float8tohalf8",
-            "Tx.cuda.half8tofloat8",
-        ),
-        inputs=_packed_inputs,
-        expected=_packed_expected,
-        outputs=("MinMax", "H", "G"),
+        id="packed_half", source=PACKED, arch="sm_80",
+        uses=("Tx.cuda.hmin2", "Tx.cuda.hmax2", "Tx.cuda.float22half2", "Tx.cuda.float8tohalf8",
+              "Tx.cuda.half8tofloat8"),
+        inputs=_packed_inputs, expected=_packed_expected, outputs=("MinMax", "H", "G"),
     ),
     Example(
-        id="packed_f32x2",
-        source=F32X2,
-        arch="sm_100a",
+        id="packed_f32x2", source=F32X2, arch="sm_100a",
         uses=("Tx.cuda.fmul2_rn", "Tx.cuda.fadd2_rn", "Tx.cuda.make_float2"),
         not_on_h200="__fmul2_rn / __fadd2_rn exist only on sm_100+ (Blackwell)",
         note="compiled for sm_100a here; an H200 cannot run it",

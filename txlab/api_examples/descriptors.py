@@ -1,13 +1,12 @@
 """Addresses and barriers around TMA on Hopper: TMABar (expect_tx + complete_tx), shared-window
 addresses (cvta_generic_to_shared, smem_addr_from_uint64), and the cooperative grid barrier."""
-
 from __future__ import annotations
 
 import numpy as np
 
 from txlab.api_examples.example import Example
 
-TMA = """
+TMA = '''
 @T.prim_func
 def tma_tile(A_ptr: T.handle, Out_ptr: T.handle, Addr_ptr: T.handle):
     # One 2-D TMA load (16 x 64 f16, no swizzle, so shared memory is row-major) completes a
@@ -39,19 +38,16 @@ def tma_tile(A_ptr: T.handle, Out_ptr: T.handle, Addr_ptr: T.handle):
     mine = T.cuda.cvta_generic_to_shared(tile.ptr_to([tx // 64, tx % 64]))
     Addr[0, tx] = mine - base                     # 2 bytes per f16 element
     Addr[1, tx] = T.cuda.smem_addr_from_uint64(T.Cast("uint64", mine)) - mine
-"""
+'''
 
 
 def _tma_inputs():
     rng = np.random.default_rng(7)
-    return [
-        rng.integers(-500, 500, (16, 64)).astype(np.float16),
-        np.zeros((16, 64), np.float32),
-        np.full((2, 128), 7, np.uint32),
-    ]
+    return [rng.integers(-500, 500, (16, 64)).astype(np.float16), np.zeros((16, 64), np.float32),
+            np.full((2, 128), 7, np.uint32)]
 
 
-GRID = """
+GRID = '''
 @T.prim_func
 def grid_barrier(X: T.Buffer((512,), "float32"), Y: T.Buffer((512,), "float32")):
     # Y[i] = X[i] + X[(i + 128) % 512]: every CTA writes its part of Y, the whole grid meets at
@@ -64,41 +60,25 @@ def grid_barrier(X: T.Buffer((512,), "float32"), Y: T.Buffer((512,), "float32"))
     T.cuda.thread_fence()
     T.cuda.grid_sync()
     Y[i] = Y[i] + Y[(i + 128) % 512]
-"""
+'''
 
 EXAMPLES = [
     Example(
-        id="tma_tile",
-        source=TMA,
-        arch="sm_90a",
-        uses=(
-            "tvm.backend.cuda.lang.TMABar",
-            "Tx.cuda.cvta_generic_to_shared",
-            "Tx.cuda.smem_addr_from_uint64",
-            "tvm.backend.cuda.lang.SMEMPool",
-            "Tx.cuda.cta_sync",
-        ),
-        inputs=_tma_inputs,
-        outputs=("Out", "Addr"),
-        expected=lambda A, O, Ad: {
-            "Out": A.astype(np.float32),
-            "Addr": np.stack([2 * np.arange(128), np.zeros(128)]).astype(np.uint32),
-        },
-        emits={
-            "tvm.backend.cuda.lang.TMABar": r"expect_tx|mbarrier",
-            "Tx.cuda.cvta_generic_to_shared": r"cvta_generic_to_shared",
-            "Tx.cuda.smem_addr_from_uint64": r"smem_addr_from_uint64|static_cast<unsigned int>",
-        },
+        id="tma_tile", source=TMA, arch="sm_90a",
+        uses=("tvm.backend.cuda.lang.TMABar", "Tx.cuda.cvta_generic_to_shared", "Tx.cuda.smem_addr_from_uint64",
+              "tvm.backend.cuda.lang.SMEMPool", "Tx.cuda.cta_sync"),
+        inputs=_tma_inputs, outputs=("Out", "Addr"),
+        expected=lambda A, O, Ad: {"Out": A.astype(np.float32),
+                                   "Addr": np.stack([2 * np.arange(128), np.zeros(128)]).astype(np.uint32)},
+        emits={"tvm.backend.cuda.lang.TMABar": r"expect_tx|mbarrier",
+               "Tx.cuda.cvta_generic_to_shared": r"cvta_generic_to_shared",
+               "Tx.cuda.smem_addr_from_uint64": r"smem_addr_from_uint64|static_cast<unsigned int>"},
     ),
     Example(
-        id="grid_barrier",
-        source=GRID,
-        arch="sm_80",
+        id="grid_barrier", source=GRID, arch="sm_80",
         uses=("Tx.cuda.grid_sync", "Tx.cuda.thread_fence"),
-        not_on_h200=(
-            "cooperative_groups::this_grid().sync() needs a cooperative launch "
-            "(cuLaunchCooperativeKernel); TVM's CUDA runtime launches with cuLaunchKernel"
-        ),
+        not_on_h200=("cooperative_groups::this_grid().sync() needs a cooperative launch "
+                     "(cuLaunchCooperativeKernel); TVM's CUDA runtime launches with cuLaunchKernel"),
         emits={"Tx.cuda.grid_sync": r"this_grid\(\)\.sync|grid_sync"},
         note="compiles to cubin; running it needs a cooperative launch, which TVM 0.27 does not do",
     ),

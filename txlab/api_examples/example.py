@@ -1,5 +1,4 @@
 """One API example kernel: TVMScript text, the API names it uses, and how to check its result."""
-
 from __future__ import annotations
 
 import textwrap
@@ -20,9 +19,7 @@ class Example:
     outputs: tuple[str, ...] | None = None
     rtol: float = 0.0
     atol: float = 0.0
-    invariant: Callable[..., str | None] | None = (
-        None  # post-run check of args (runs before the comparison; may mask nondeterministic bits in place); message if broken
-    )
+    invariant: Callable[..., str | None] | None = None  # post-run check of args (runs before the comparison; may mask nondeterministic bits in place); message if broken
     not_on_h200: str | None = None  # why an H200 cannot run it (sm_100a-only, multi-GPU, ...)
     needs: tuple[str, ...] = field(default_factory=tuple)  # toolchain needs, e.g. ("nvshmem",)
     note: str = ""
@@ -54,13 +51,6 @@ class Example:
         return funcs[0]
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "uses": list(self.uses),
-            "source": self.source,
-            "arch": self.arch,
-            "runnable": self.runnable,
-            "not_on_h200": self.not_on_h200,
-            "needs": list(self.needs),
-            "note": self.note,
-        }
+        return {"id": self.id, "uses": list(self.uses), "source": self.source, "arch": self.arch,
+                "runnable": self.runnable, "not_on_h200": self.not_on_h200, "needs": list(self.needs),
+                "note": self.note}

@@ -15,15 +15,12 @@ with that runtime, ``scripts/iket_h200.py`` runs this example under run-iket, ch
 decodes the trace with ``txlab.timeline.load_iket``; its record (txlab/data/api_verified_iket.json)
 is what ``txlab.api.coverage`` reports for these names.
 """
-
 from __future__ import annotations
 
 from txlab.api_examples.example import Example
 
-NO_RUNTIME = (
-    "IKET events are recorded only under NVIDIA run-iket (nvidia-cutlass-dsl>=4.6.0 IKET "
-    "profile), not by an in-process launch; scripts/iket_h200.py runs it there"
-)
+NO_RUNTIME = ("IKET events are recorded only under NVIDIA run-iket (nvidia-cutlass-dsl>=4.6.0 IKET "
+              "profile), not by an in-process launch; scripts/iket_h200.py runs it there")
 
 REGIONS = '''
 from tvm.backend.cuda.iket import IketProfiler
@@ -63,19 +60,9 @@ def profile_this_script(main):
     return result.trace_json  # also .perfetto, .html, .trace(), .launches()
 '''
 
-_FRONT_PASSES = (
-    "LowerTIRx",
-    "StmtSimplify",
-    "LowerTIRxOpaque",
-    "FlattenBuffer",
-    "BF16ComputeLegalize",
-    "UnrollLoop",
-    "StmtSimplify",
-    "FP8ComputeLegalize",
-    "VerifyMemory",
-    "AnnotateEntryFunc",
-    "SplitHostDevice",
-)
+_FRONT_PASSES = ("LowerTIRx", "StmtSimplify", "LowerTIRxOpaque", "FlattenBuffer", "BF16ComputeLegalize",
+                 "UnrollLoop", "StmtSimplify", "FP8ComputeLegalize", "VerifyMemory", "AnnotateEntryFunc",
+                 "SplitHostDevice")
 
 
 def lower_iket(prim_func, enabled: bool, arch: str = "sm_90a"):
@@ -84,13 +71,8 @@ def lower_iket(prim_func, enabled: bool, arch: str = "sm_90a"):
     import tvm
     from tvm.backend.cuda import transforms
 
-    mod = tvm.IRModule(
-        {
-            prim_func.attrs["global_symbol"]
-            if prim_func.attrs and "global_symbol" in prim_func.attrs
-            else "main": prim_func
-        }
-    )
+    mod = tvm.IRModule({prim_func.attrs["global_symbol"] if prim_func.attrs and "global_symbol" in
+                        prim_func.attrs else "main": prim_func})
     if enabled:
         mod = mod.with_attr("tirx.iket.enabled", True)
     target = tvm.target.Target({"kind": "cuda", "arch": arch})
@@ -122,9 +104,8 @@ def build(ex) -> dict:
     if "T.cuda.iket.official_event" not in on:
         raise AssertionError("IKET-enabled LowerIket emitted no official_event")
     compile_kernel(pf, arch=ex.arch, progress=lambda *_: None)
-    enabled = compile_kernel(
-        tvm.IRModule({ex.id: pf}).with_attr("tirx.iket.enabled", True), arch=ex.arch, progress=lambda *_: None
-    )
+    enabled = compile_kernel(tvm.IRModule({ex.id: pf}).with_attr("tirx.iket.enabled", True), arch=ex.arch,
+                            progress=lambda *_: None)
     if "tvm_builtin_iket_official_event" not in enabled.cuda_source or "__iket_meta_info" not in enabled.cuda_source:
         raise AssertionError("the IKET-enabled CUDA lacks the official events / metadata")
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,51 +123,30 @@ def enabled_source(ex) -> str:
 
     from txlab.compiler import compile as compile_kernel
 
-    return compile_kernel(
-        tvm.IRModule({ex.id: ex.prim_func()}).with_attr("tirx.iket.enabled", True),
-        arch=ex.arch,
-        progress=lambda *_: None,
-    ).cuda_source
+    return compile_kernel(tvm.IRModule({ex.id: ex.prim_func()}).with_attr("tirx.iket.enabled", True),
+                         arch=ex.arch, progress=lambda *_: None).cuda_source
 
 
 EXAMPLES = [
     Example(
-        id="iket_regions",
-        source=REGIONS,
-        arch="sm_90a",
-        compile=build,
-        needs=("iket",),
-        not_on_h200=NO_RUNTIME,
-        uses=(
-            "Tx.cuda.iket.mark",
-            "Tx.cuda.iket.range_start",
-            "Tx.cuda.iket.range_end",
-            "Tx.cuda.iket.range_push",
-            "Tx.cuda.iket.range_pop",
-            "Tx.cuda.iket.sentinel_token",
-            "Tx.cuda.iket.official_event",
-            "tvm.backend.cuda.iket.IketProfiler",
-            "tvm.backend.cuda.transforms.LowerIket",
-            "tvm.backend.cuda.iket.run",
-            "tvm.backend.cuda.iket.profile",
-            "tvm.backend.cuda.iket.IketProfileResult",
-            "tvm.backend.cuda.iket.IketProfileError",
-        ),
-        emits={
-            "Tx.cuda.iket.official_event": r"tvm_builtin_iket_official_event\(",
-            "Tx.cuda.iket.mark": r"__iket_evt_decl_(done|store)_",
-            "Tx.cuda.iket.range_start": r"__iket_(evt|range)_decl_step_",
-            "Tx.cuda.iket.range_end": r"__iket_(evt|range)_decl_step_",
-            "Tx.cuda.iket.range_push": r"__iket_(evt|range)_decl_(kernel|epilogue)_",
-            "Tx.cuda.iket.range_pop": r"__iket_(evt|range)_decl_(kernel|epilogue)_",
-            "Tx.cuda.iket.sentinel_token": r"token_ptr\[0\] = \(uint\)0",
-            "tvm.backend.cuda.iket.IketProfiler": r"__iket_evt_decl_store_",
-            "tvm.backend.cuda.transforms.LowerIket": r"__iket_meta_info",
-        },
-        note=(
-            "official_event is what LowerIket emits for each annotation (checked in the lowered IR); "
-            "run/profile/IketProfileResult/IketProfileError are the Python side (profile_this_script, "
-            "and build() calls iket.profile, which raises IketProfileError without run-iket)"
-        ),
+        id="iket_regions", source=REGIONS, arch="sm_90a", compile=build, needs=("iket",), not_on_h200=NO_RUNTIME,
+        uses=("Tx.cuda.iket.mark", "Tx.cuda.iket.range_start", "Tx.cuda.iket.range_end",
+              "Tx.cuda.iket.range_push", "Tx.cuda.iket.range_pop", "Tx.cuda.iket.sentinel_token",
+              "Tx.cuda.iket.official_event", "tvm.backend.cuda.iket.IketProfiler",
+              "tvm.backend.cuda.transforms.LowerIket", "tvm.backend.cuda.iket.run",
+              "tvm.backend.cuda.iket.profile", "tvm.backend.cuda.iket.IketProfileResult",
+              "tvm.backend.cuda.iket.IketProfileError"),
+        emits={"Tx.cuda.iket.official_event": r"tvm_builtin_iket_official_event\(",
+               "Tx.cuda.iket.mark": r"__iket_evt_decl_(done|store)_",
+               "Tx.cuda.iket.range_start": r"__iket_(evt|range)_decl_step_",
+               "Tx.cuda.iket.range_end": r"__iket_(evt|range)_decl_step_",
+               "Tx.cuda.iket.range_push": r"__iket_(evt|range)_decl_(kernel|epilogue)_",
+               "Tx.cuda.iket.range_pop": r"__iket_(evt|range)_decl_(kernel|epilogue)_",
+               "Tx.cuda.iket.sentinel_token": r"token_ptr\[0\] = \(uint\)0",
+               "tvm.backend.cuda.iket.IketProfiler": r"__iket_evt_decl_store_",
+               "tvm.backend.cuda.transforms.LowerIket": r"__iket_meta_info"},
+        note=("official_event is what LowerIket emits for each annotation (checked in the lowered IR); "
+              "run/profile/IketProfileResult/IketProfileError are the Python side (profile_this_script, "
+              "and build() calls iket.profile, which raises IketProfileError without run-iket)"),
     ),
 ]

@@ -4,14 +4,13 @@ accumulator fill/store helpers (mma_fill / mma_store and their ``_legacy`` twins
 The IKET annotations (``Tx.cuda.iket.*``) live in :mod:`txlab.api_examples.iket`: they need
 ``transforms.LowerIket`` and NVIDIA's run-iket runtime.
 """
-
 from __future__ import annotations
 
 import numpy as np
 
 from txlab.api_examples.example import Example
 
-TIMER = """
+TIMER = '''
 import enum
 
 
@@ -41,7 +40,7 @@ def timer_ring(Prof: T.Buffer((21,), "uint64"), X: T.Buffer((128,), "float32"),
     Y[i] = Y[i] + T.float32(1)
     T.cuda.timer_end(Event.BIAS, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
     T.cuda.timer_finalize(Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
-"""
+'''
 
 
 def _timer_expected(Prof, X, Y):
@@ -57,14 +56,14 @@ def _timer_compare_low(Prof, X, Y):
     """The timestamps (high words) are real clock values: compare only the low words exactly and
     require each group's timestamps to be non-decreasing (mod 2^32)."""
     hi = (Prof[1:] >> np.uint64(32)).astype(np.int64).reshape(5, 4)
-    steps = np.diff(hi, axis=0) % (1 << 32)
+    steps = (np.diff(hi, axis=0) % (1 << 32))
     if (steps > 10**9).any():
         return f"timestamps go backwards or jump by > 1 s: {hi.T.tolist()}"
     Prof[1:] &= np.uint64(0xFFFFFFFF)  # the exact check below is on the low words
     return None
 
 
-MMA = """
+MMA = '''
 # mma_store's codegen inverts the fragment layout "tirx.index_map.shared_16x16_to_ldmatrix_32x8_layout",
 # which TVM 0.27 registers only in tvm.s_tir.tensor_intrin.cuda (a ~100 s import): register the map here.
 import tvm_ffi
@@ -94,7 +93,7 @@ def mma_fragment_store(X: T.Buffer((32, 8), "float32"), Out: T.Buffer((16, 16), 
         frag2[k] = frag2[k] - X[tx, k]
     T.cuda.mma_store("float32", 16, 16, T.address_of(Out[0, 0]), frag.data, 0, 16)
     T.cuda.mma_store_legacy("float32", 16, 16, T.address_of(Out2[0, 0]), frag2.data, 0, 16)
-"""
+'''
 
 
 def _ldmatrix_32x8(i, j):
@@ -113,40 +112,22 @@ def _mma_expected(X, Out, Out2):
 
 EXAMPLES = [
     Example(
-        id="timer_ring",
-        source=TIMER,
-        arch="sm_80",
+        id="timer_ring", source=TIMER, arch="sm_80",
         uses=("Tx.cuda.timer_init", "Tx.cuda.timer_start", "Tx.cuda.timer_end", "Tx.cuda.timer_finalize"),
         inputs=lambda: [np.zeros(21, np.uint64), np.arange(128, dtype=np.float32), np.zeros(128, np.float32)],
-        expected=_timer_expected,
-        outputs=("Y", "Prof"),
-        invariant=_timer_compare_low,
-        emits={
-            "Tx.cuda.timer_init": r"tvm_builtin_timer_init_cuda",
-            "Tx.cuda.timer_start": r"timer_start_cuda",
-            "Tx.cuda.timer_end": r"timer_end_cuda",
-            "Tx.cuda.timer_finalize": r"timer_finalize_cuda",
-        },
+        expected=_timer_expected, outputs=("Y", "Prof"), invariant=_timer_compare_low,
+        emits={"Tx.cuda.timer_init": r"tvm_builtin_timer_init_cuda", "Tx.cuda.timer_start": r"timer_start_cuda",
+               "Tx.cuda.timer_end": r"timer_end_cuda", "Tx.cuda.timer_finalize": r"timer_finalize_cuda"},
         note="header, tags and event bits checked exactly; timestamps non-decreasing per group",
     ),
     Example(
-        id="mma_fragment_store",
-        source=MMA,
-        arch="sm_80",
+        id="mma_fragment_store", source=MMA, arch="sm_80",
         uses=("Tx.cuda.mma_fill", "Tx.cuda.mma_fill_legacy", "Tx.cuda.mma_store", "Tx.cuda.mma_store_legacy"),
-        inputs=lambda: [
-            np.arange(256, dtype=np.float32).reshape(32, 8),
-            np.full((16, 16), 7, np.float32),
-            np.full((16, 16), 7, np.float32),
-        ],
-        expected=_mma_expected,
-        outputs=("Out", "Out2"),
-        emits={
-            "Tx.cuda.mma_fill": r"\bfrag_ptr\[0 \+ i\] = 0\.0",
-            "Tx.cuda.mma_fill_legacy": r"frag2_ptr\[0 \+ i\] = 0\.0",
-            "Tx.cuda.mma_store": r"\(&\(Out_ptr\[0\]\)\)\[",
-            "Tx.cuda.mma_store_legacy": r"\(&\(Out2_ptr\[0\]\)\)\[",
-        },
+        inputs=lambda: [np.arange(256, dtype=np.float32).reshape(32, 8), np.full((16, 16), 7, np.float32),
+                        np.full((16, 16), 7, np.float32)],
+        expected=_mma_expected, outputs=("Out", "Out2"),
+        emits={"Tx.cuda.mma_fill": r"\bfrag_ptr\[0 \+ i\] = 0\.0", "Tx.cuda.mma_fill_legacy": r"frag2_ptr\[0 \+ i\] = 0\.0",
+               "Tx.cuda.mma_store": r"\(&\(Out_ptr\[0\]\)\)\[", "Tx.cuda.mma_store_legacy": r"\(&\(Out2_ptr\[0\]\)\)\["},
         note="element (i, j) of the tile comes from thread 4(i%8)+(j%8)//2, register 4(j//8)+2(i//8)+j%2",
     ),
 ]

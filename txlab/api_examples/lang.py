@@ -1,13 +1,12 @@
 """tvm.backend.cuda.lang on Hopper: SMEMPool + Pipeline/PipelineState/MBarrier between warp roles,
 and MBarrier.remote_view across a 2-CTA cluster. Both check a real result on the GPU."""
-
 from __future__ import annotations
 
 import numpy as np
 
 from txlab.api_examples.example import Example
 
-PIPE = """
+PIPE = '''
 @T.prim_func
 def role_pipeline(X: T.Buffer((1024,), "float32"), Y: T.Buffer((1024,), "float32")):
     # Warpgroup 0 produces 8 chunks of 128 floats through a 2-stage shared-memory ring; warpgroup 1
@@ -42,7 +41,7 @@ def role_pipeline(X: T.Buffer((1024,), "float32"), Y: T.Buffer((1024,), "float32
             Y[i * 128 + tid] = v * T.float32(2)
             pipe.empty.arrive(cs.stage)
             cs.advance()
-"""
+'''
 
 
 def _pipe_expected(X, Y):
@@ -51,7 +50,7 @@ def _pipe_expected(X, Y):
     return y.reshape(-1)
 
 
-REMOTE = """
+REMOTE = '''
 @T.prim_func
 def cluster_remote_arrive(Out: T.Buffer((2, 64), "int32")):
     # Each CTA of a 2-CTA cluster waits on its own barrier, which only the *other* CTA arrives on
@@ -71,43 +70,26 @@ def cluster_remote_arrive(Out: T.Buffer((2, 64), "int32")):
     bar.wait(0, 0)
     Out[rank, tx] = T.Cast("int32", rank) * 100 + tx
     T.cuda.cluster_sync()
-"""
+'''
 
 EXAMPLES = [
     Example(
-        id="role_pipeline",
-        source=PIPE,
-        arch="sm_90a",
-        uses=(
-            "tvm.backend.cuda.lang.SMEMPool",
-            "tvm.backend.cuda.lang.Pipeline",
-            "tvm.backend.cuda.lang.PipelineState",
-            "tvm.backend.cuda.lang.MBarrier",
-            "tvm.backend.cuda.lang.WarpgroupRole",
-            "tvm.backend.cuda.lang.WarpRole",
-            "tvm.backend.cuda.lang.SMEMPool.commit",
-        ),
+        id="role_pipeline", source=PIPE, arch="sm_90a",
+        uses=("tvm.backend.cuda.lang.SMEMPool", "tvm.backend.cuda.lang.Pipeline",
+              "tvm.backend.cuda.lang.PipelineState", "tvm.backend.cuda.lang.MBarrier",
+              "tvm.backend.cuda.lang.WarpgroupRole", "tvm.backend.cuda.lang.WarpRole",
+              "tvm.backend.cuda.lang.SMEMPool.commit"),
         inputs=lambda: [np.arange(1024, dtype=np.float32) - 300, np.zeros(1024, np.float32)],
-        expected=_pipe_expected,
-        outputs=("Y",),
-        emits={
-            "tvm.backend.cuda.lang.MBarrier": r"mbarrier",
-            "tvm.backend.cuda.lang.Pipeline": r"mbarrier",
-            "tvm.backend.cuda.lang.WarpgroupRole": r"if \(\(warp_id_in_cta >> 2\) == ",
-            "tvm.backend.cuda.lang.WarpRole": r"if \(\(warp_id_in_cta % 4\) == ",
-        },
+        expected=_pipe_expected, outputs=("Y",),
+        emits={"tvm.backend.cuda.lang.MBarrier": r"mbarrier", "tvm.backend.cuda.lang.Pipeline": r"mbarrier",
+               "tvm.backend.cuda.lang.WarpgroupRole": r"if \(\(warp_id_in_cta >> 2\) == ",
+               "tvm.backend.cuda.lang.WarpRole": r"if \(\(warp_id_in_cta % 4\) == "},
         note="8 chunks through a 2-stage ring; 16 phase flips on each barrier",
     ),
     Example(
-        id="cluster_remote_arrive",
-        source=REMOTE,
-        arch="sm_90a",
-        uses=(
-            "tvm.backend.cuda.lang.MBarrier",
-            "tvm.backend.cuda.lang.MBarrier.remote_view",
-            "tvm.backend.cuda.lang.SMEMPool",
-            "Tx.cuda.cluster_sync",
-        ),
+        id="cluster_remote_arrive", source=REMOTE, arch="sm_90a",
+        uses=("tvm.backend.cuda.lang.MBarrier", "tvm.backend.cuda.lang.MBarrier.remote_view",
+              "tvm.backend.cuda.lang.SMEMPool", "Tx.cuda.cluster_sync"),
         inputs=lambda: [np.zeros((2, 64), np.int32)],
         expected=lambda O: (np.arange(2)[:, None] * 100 + np.arange(64)[None, :]).astype(np.int32),
         emits={"tvm.backend.cuda.lang.MBarrier.remote_view": r"mapa|shared::cluster"},

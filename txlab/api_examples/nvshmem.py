@@ -6,14 +6,13 @@ on its own cannot run them. They compile to a cubin here when the NVSHMEM header
 is compiled with ``-rdc=true`` and linked against the NVSHMEM device library with ``nvlink``.
 All buffers are symmetric (allocated with ``nvshmem_malloc`` on every PE).
 """
-
 from __future__ import annotations
 
 from txlab.api_examples.example import Example
 
 MULTI_GPU = "needs 2+ GPUs in one NVSHMEM job (nvshmrun / nvshmemx_init_attr); one H200 cannot run it"
 
-EXCHANGE = """
+EXCHANGE = '''
 @T.prim_func
 def nvshmem_exchange(Src: T.Buffer((3, 1024), "float32"), Dst: T.Buffer((3, 1024), "float32"),
                      Back: T.Buffer((3, 1024), "float32"), Sig: T.Buffer((4,), "uint64"),
@@ -59,33 +58,17 @@ def nvshmem_exchange(Src: T.Buffer((3, 1024), "float32"), Dst: T.Buffer((3, 1024
         Out[0] = T.Cast("int64", me)
         Out[1] = T.Cast("int64", npes)
         Out[2] = T.Cast("int64", Sig[0] + Sig[1] + Sig[2] + Sig[3])  # 256 + 8 + 1 + 7 = 272
-"""
+'''
 
 EXAMPLES = [
     Example(
-        id="nvshmem_exchange",
-        source=EXCHANGE,
-        arch="sm_90a",
-        needs=("nvshmem",),
-        not_on_h200=MULTI_GPU,
-        uses=(
-            "Tx.nvshmem.my_pe",
-            "Tx.nvshmem.n_pes",
-            "Tx.nvshmem.putmem_nbi",
-            "Tx.nvshmem.putmem_nbi.warp",
-            "Tx.nvshmem.putmem_nbi.block",
-            "Tx.nvshmem.getmem_nbi",
-            "Tx.nvshmem.getmem_nbi.warp",
-            "Tx.nvshmem.getmem_nbi.block",
-            "Tx.nvshmem.quiet",
-            "Tx.nvshmem.barrier_all",
-            "Tx.nvshmem.putmem_signal_nbi",
-            "Tx.nvshmem.putmem_signal_nbi.warp",
-            "Tx.nvshmem.putmem_signal_nbi.block",
-            "Tx.nvshmem.signal_op",
-            "Tx.nvshmem.fence",
-            "Tx.nvshmem.wait_until",
-        ),
+        id="nvshmem_exchange", source=EXCHANGE, arch="sm_90a", needs=("nvshmem",), not_on_h200=MULTI_GPU,
+        uses=("Tx.nvshmem.my_pe", "Tx.nvshmem.n_pes", "Tx.nvshmem.putmem_nbi", "Tx.nvshmem.putmem_nbi.warp",
+              "Tx.nvshmem.putmem_nbi.block", "Tx.nvshmem.getmem_nbi", "Tx.nvshmem.getmem_nbi.warp",
+              "Tx.nvshmem.getmem_nbi.block", "Tx.nvshmem.quiet", "Tx.nvshmem.barrier_all",
+              "Tx.nvshmem.putmem_signal_nbi", "Tx.nvshmem.putmem_signal_nbi.warp",
+              "Tx.nvshmem.putmem_signal_nbi.block", "Tx.nvshmem.signal_op", "Tx.nvshmem.fence",
+              "Tx.nvshmem.wait_until"),
         note="on 2+ PEs: Back == Src, Dst == the left neighbour's Src, Out == [pe, n_pes, 272]",
     ),
 ]

@@ -1,25 +1,11 @@
 """Every API example, gathered from the category modules (each imported by name, so the import
 graph that ``lint-imports`` and tests/test_layers.py check holds every edge)."""
-
 from __future__ import annotations
 
 from txlab.api_examples.example import Example
 
-CATEGORY_MODULES = (
-    "sync",
-    "memory",
-    "reduce",
-    "descriptors",
-    "calls",
-    "convert",
-    "instrument",
-    "wgmma",
-    "blackwell",
-    "nvshmem",
-    "lang",
-    "schedulers",
-    "iket",
-)
+CATEGORY_MODULES = ("sync", "memory", "reduce", "descriptors", "calls", "convert", "instrument",
+                    "wgmma", "blackwell", "nvshmem", "lang", "schedulers", "iket")
 
 
 def all_examples() -> list[Example]:
@@ -37,21 +23,9 @@ def all_examples() -> list[Example]:
     import txlab.api_examples.sync as sync
     import txlab.api_examples.wgmma as wgmma
 
-    modules = {
-        "sync": sync,
-        "memory": memory,
-        "reduce": reduce,
-        "descriptors": descriptors,
-        "calls": calls,
-        "convert": convert,
-        "instrument": instrument,
-        "wgmma": wgmma,
-        "blackwell": blackwell,
-        "nvshmem": nvshmem,
-        "lang": lang,
-        "schedulers": schedulers,
-        "iket": iket,
-    }
+    modules = {"sync": sync, "memory": memory, "reduce": reduce, "descriptors": descriptors, "calls": calls,
+               "convert": convert, "instrument": instrument, "wgmma": wgmma, "blackwell": blackwell,
+               "nvshmem": nvshmem, "lang": lang, "schedulers": schedulers, "iket": iket}
     out: list[Example] = []
     for name in CATEGORY_MODULES:
         out.extend(modules[name].EXAMPLES)

@@ -1,7 +1,6 @@
 """Tile schedulers of tvm.backend.cuda.lang, run on the device: each CTA loops its scheduler and
 counts the tiles it is handed. Every scheduler must hand out every tile exactly once, so the
 expected hit counts are all ones (an exact GPU check that does not restate the numbering)."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -69,7 +68,7 @@ def tile_schedulers(Hits: T.Buffer((5, 48), "int32")):
             col.next_tile()
 '''
 
-INDEXED = """
+INDEXED = '''
 @T.prim_func
 def indexed_scheduler(B: T.Buffer((12,), "int32"), H: T.Buffer((12,), "int32"), Q: T.Buffer((12,), "int32"),
                       Indptr: T.Buffer((4,), "int32"), Hits: T.Buffer((2, 2, 3), "int32")):
@@ -83,7 +82,7 @@ def indexed_scheduler(B: T.Buffer((12,), "int32"), H: T.Buffer((12,), "int32"), 
         while s.valid():
             T.cuda.atomic_add(T.address_of(Hits[s.b_idx, s.h_idx, s.q_idx]), 1)
             s.next_tile()
-"""
+'''
 
 
 def _indexed_inputs():
@@ -94,7 +93,7 @@ def _indexed_inputs():
     return [b, h, q, np.array([0, 5, 7, 12], np.int32), np.zeros((2, 2, 3), np.int32)]
 
 
-RANK = """
+RANK = '''
 @T.prim_func
 def rank_aware_tiles(Hits: T.Buffer((8, 6), "int32")):
     # group_size=3, not 2: with 4 remote m-tiles and group_size 2 the tail branch divides by
@@ -109,48 +108,32 @@ def rank_aware_tiles(Hits: T.Buffer((8, 6), "int32")):
         while s.valid():
             T.cuda.atomic_add(T.address_of(Hits[s.m_idx, s.n_idx]), 1)
             s.next_tile(5)
-"""
+'''
 
 EXAMPLES = [
     Example(
-        id="tile_schedulers",
-        source=SCHED,
-        arch="sm_90a",
-        uses=(
-            "tvm.backend.cuda.lang.ClusterPersistentScheduler2D",
-            "tvm.backend.cuda.lang.GroupMajor3D",
-            "tvm.backend.cuda.lang.FlashAttentionLinearScheduler",
-            "tvm.backend.cuda.lang.FlashAttentionLPTScheduler",
-            "tvm.backend.cuda.lang.BaseTileScheduler",
-            "Tx.cuda.atomic_add",
-        ),
-        inputs=lambda: [np.zeros((5, 48), np.int32)],
-        expected=lambda H: np.ones((5, 48), np.int32),
+        id="tile_schedulers", source=SCHED, arch="sm_90a",
+        uses=("tvm.backend.cuda.lang.ClusterPersistentScheduler2D", "tvm.backend.cuda.lang.GroupMajor3D",
+              "tvm.backend.cuda.lang.FlashAttentionLinearScheduler",
+              "tvm.backend.cuda.lang.FlashAttentionLPTScheduler", "tvm.backend.cuda.lang.BaseTileScheduler",
+              "Tx.cuda.atomic_add"),
+        inputs=lambda: [np.zeros((5, 48), np.int32)], expected=lambda H: np.ones((5, 48), np.int32),
         # each scheduler's state lives in variables named after its Python variable
-        emits={
-            "tvm.backend.cuda.lang.ClusterPersistentScheduler2D": r"\bgemm_\w+_ptr",
-            "tvm.backend.cuda.lang.GroupMajor3D": r"\bg3_\w+_ptr",
-            "tvm.backend.cuda.lang.FlashAttentionLinearScheduler": r"\blin_\w+_ptr",
-            "tvm.backend.cuda.lang.FlashAttentionLPTScheduler": r"\blpt_\w+_ptr",
-            "tvm.backend.cuda.lang.BaseTileScheduler": r"Hits_ptr\[.*\+ 192\)\]",
-        },
+        emits={"tvm.backend.cuda.lang.ClusterPersistentScheduler2D": r"\bgemm_\w+_ptr",
+               "tvm.backend.cuda.lang.GroupMajor3D": r"\bg3_\w+_ptr",
+               "tvm.backend.cuda.lang.FlashAttentionLinearScheduler": r"\blin_\w+_ptr",
+               "tvm.backend.cuda.lang.FlashAttentionLPTScheduler": r"\blpt_\w+_ptr",
+               "tvm.backend.cuda.lang.BaseTileScheduler": r"Hits_ptr\[.*\+ 192\)\]"},
         note="every scheduler hands each of its 48 tiles to exactly one of the 5 CTAs",
     ),
     Example(
-        id="indexed_scheduler",
-        source=INDEXED,
-        arch="sm_90a",
+        id="indexed_scheduler", source=INDEXED, arch="sm_90a",
         uses=("tvm.backend.cuda.lang.IndexedTripleTileScheduler",),
-        inputs=_indexed_inputs,
-        expected=lambda *a: np.ones((2, 2, 3), np.int32),
-        outputs=("Hits",),
+        inputs=_indexed_inputs, expected=lambda *a: np.ones((2, 2, 3), np.int32), outputs=("Hits",),
         emits={"tvm.backend.cuda.lang.IndexedTripleTileScheduler": r"\bs_\w+_ptr\[0\] = |while \(1\)"},
     ),
     Example(
-        id="rank_aware_tiles",
-        source=RANK,
-        arch="sm_90a",
-        needs=("nvshmem",),
+        id="rank_aware_tiles", source=RANK, arch="sm_90a", needs=("nvshmem",),
         emits={"tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler": r"nvshmem_my_pe\(\)|while \(1\)"},
         uses=("tvm.backend.cuda.lang.RankAwareGroupMajorTileScheduler", "Tx.nvshmem.my_pe"),
         not_on_h200="reads nvshmem_my_pe(): needs an NVSHMEM job (nvshmrun); one H200 cannot run it",

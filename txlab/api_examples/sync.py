@@ -1,5 +1,4 @@
 """Synchronization and warp participation: votes, shuffles, elect, named/CTA barriers."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +7,7 @@ from txlab.api_examples.example import Example
 
 FULL = 0xFFFFFFFF
 
-VOTE = """
+VOTE = '''
 @T.prim_func
 def warp_vote(X: T.Buffer((128,), "int32"), Out: T.Buffer((12, 128), "uint32")):
     T.device_entry()
@@ -30,7 +29,7 @@ def warp_vote(X: T.Buffer((128,), "int32"), Out: T.Buffer((12, 128), "uint32")):
     Out[10, tx] = T.Cast("uint32", T.cuda.syncthreads_or(X[tx] == 7))
     T.cuda.cta_sync()
     Out[11, tx] = T.cuda.ffs_u32(T.Cast("uint32", X[tx]))
-"""
+'''
 
 
 def _vote_inputs():
@@ -68,28 +67,13 @@ def _vote_expected(X, Out):
 
 EXAMPLES = [
     Example(
-        id="warp_vote",
-        source=VOTE,
-        arch="sm_90",
-        uses=(
-            "Tx.cuda.ballot_sync",
-            "Tx.cuda.any_sync",
-            "Tx.cuda.elect_sync",
-            "Tx.cuda.__activemask",
-            "Tx.cuda.__shfl_sync",
-            "Tx.cuda.__shfl_up_sync",
-            "Tx.cuda.__shfl_down_sync",
-            "Tx.cuda.__shfl_xor_sync",
-            "Tx.cuda.thread_rank",
-            "Tx.cuda.warp_sync",
-            "Tx.cuda.warpgroup_sync",
-            "Tx.cuda.syncthreads_and",
-            "Tx.cuda.syncthreads_or",
-            "Tx.cuda.cta_sync",
-            "Tx.cuda.ffs_u32",
-        ),
-        inputs=_vote_inputs,
-        expected=_vote_expected,
+        id="warp_vote", source=VOTE, arch="sm_90",
+        uses=("Tx.cuda.ballot_sync", "Tx.cuda.any_sync", "Tx.cuda.elect_sync", "Tx.cuda.__activemask",
+              "Tx.cuda.__shfl_sync", "Tx.cuda.__shfl_up_sync", "Tx.cuda.__shfl_down_sync",
+              "Tx.cuda.__shfl_xor_sync", "Tx.cuda.thread_rank", "Tx.cuda.warp_sync",
+              "Tx.cuda.warpgroup_sync", "Tx.cuda.syncthreads_and", "Tx.cuda.syncthreads_or",
+              "Tx.cuda.cta_sync", "Tx.cuda.ffs_u32"),
+        inputs=_vote_inputs, expected=_vote_expected,
         emits={"Tx.cuda.__shfl_sync": r"__shfl_sync\(full_ptr"},  # not TVM's own warp-id broadcast
         note="row j of Out holds helper j's result per thread; checked bit-exactly",
     ),

@@ -4,14 +4,13 @@ Both kernels compute one m64n64k16 f16 -> f32 tile with a single warpgroup. They
 ``0`` for scale-d as TVM's own tests do (txlab.compat makes that legal; ``T.bool(False)`` is the
 clearer spelling) and fence accumulators with ``T.cuda.wgmma.noop_barrier`` (also patched).
 """
-
 from __future__ import annotations
 
 import numpy as np
 
 from txlab.api_examples.example import Example
 
-SS = """
+SS = '''
 @T.prim_func
 def wgmma_ss(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     # A is K x M and B is K x N in global memory (MN-major); C = A^T @ B.
@@ -63,9 +62,9 @@ def wgmma_ss(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
         C[row, col + 1] = acc[i * 4 + 1]
         C[row + 8, col] = acc[i * 4 + 2]
         C[row + 8, col + 1] = acc[i * 4 + 3]
-"""
+'''
 
-RS = """
+RS = '''
 @T.prim_func
 def wgmma_rs(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     # A (64 x 16) comes from registers, B is K x N in shared memory; C = A @ B.
@@ -123,17 +122,14 @@ def wgmma_rs(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
         C[row, col + 1] = acc[i * 4 + 1]
         C[row + 8, col] = acc[i * 4 + 2]
         C[row + 8, col + 1] = acc[i * 4 + 3]
-"""
+'''
 
 
 def inputs(form: str) -> list:
     rng = np.random.default_rng(0)
     a_shape = (16, 64) if form == "ss" else (64, 16)
-    return [
-        rng.standard_normal(a_shape).astype(np.float16),
-        rng.standard_normal((16, 64)).astype(np.float16),
-        np.zeros((64, 64), np.float32),
-    ]
+    return [rng.standard_normal(a_shape).astype(np.float16),
+            rng.standard_normal((16, 64)).astype(np.float16), np.zeros((64, 64), np.float32)]
 
 
 def expected(form: str, A, B, C):
@@ -143,31 +139,17 @@ def expected(form: str, A, B, C):
 
 EXAMPLES = [
     Example(
-        id="wgmma_ss",
-        source=SS,
-        arch="sm_90a",
-        uses=(
-            "Tx.cuda.wgmma.encode_matrix_descriptor",
-            "Tx.cuda.wgmma.noop_barrier",
-            "Tx.cuda.mbarrier_wait",
-            "Tx.cuda.cta_sync",
-        ),
-        inputs=lambda: inputs("ss"),
-        expected=lambda *a: expected("ss", *a),
-        rtol=1e-2,
-        atol=1e-2,
+        id="wgmma_ss", source=SS, arch="sm_90a",
+        uses=("Tx.cuda.wgmma.encode_matrix_descriptor", "Tx.cuda.wgmma.noop_barrier",
+              "Tx.cuda.mbarrier_wait", "Tx.cuda.cta_sync"),
+        inputs=lambda: inputs("ss"), expected=lambda *a: expected("ss", *a), rtol=1e-2, atol=1e-2,
         emits={"Tx.cuda.wgmma.noop_barrier": r"ptx_wgmma_fence_float"},  # the register fence it lowers to
         note="smem x smem: one HGMMA.64x64x16.F32 in SASS",
     ),
     Example(
-        id="wgmma_rs",
-        source=RS,
-        arch="sm_90a",
+        id="wgmma_rs", source=RS, arch="sm_90a",
         uses=("Tx.cuda.wgmma.noop_barrier", "Tx.cuda.wgmma.encode_matrix_descriptor"),
-        inputs=lambda: inputs("rs"),
-        expected=lambda *a: expected("rs", *a),
-        rtol=1e-2,
-        atol=1e-2,
+        inputs=lambda: inputs("rs"), expected=lambda *a: expected("rs", *a), rtol=1e-2, atol=1e-2,
         emits={"Tx.cuda.wgmma.noop_barrier": r"ptx_wgmma_fence_(float|uint)"},
         note="registers x smem: A's fragment is four uint32 registers",
     ),

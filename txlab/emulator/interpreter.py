@@ -862,7 +862,7 @@ def _as_gen(fn):
     def gen(g):
         fn(g)
         return
-        yield  # noqa: unreachable - makes this a generator
+        yield  # never reached: the yield makes this a generator
 
     return gen
 

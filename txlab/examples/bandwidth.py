@@ -10,11 +10,11 @@ same run (``dst.copy_(src)``, bytes read + written).
   rows); each thread accumulates 16-byte vectors, ``unroll`` loads in flight, then
   ``Tx.cuda.cta_sum`` (warp shuffles + one shared-memory exchange) combines the CTA.
 """
-
 from __future__ import annotations
 
 
-def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | None = 132 * 8, unguarded: bool = False):
+def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | None = 132 * 8,
+                unguarded: bool = False):
     """``dst = src`` for float32 vectors of length ``n`` (a multiple of 4).
 
     Knobs (all tunable, see :data:`COPY_SPACE`): ``threads`` per CTA; ``unroll`` 16-byte loads in
@@ -25,18 +25,15 @@ def copy_kernel(n: int, *, threads: int = 256, unroll: int = 4, blocks: int | No
 
     if n % 4:
         raise ValueError(f"n={n}: the vectorized copy moves 16-byte float4 vectors; use a multiple of 4")
-    NV = n // 4  # float4 vectors
-    CHUNK = threads * unroll  # vectors per CTA per step
-    if blocks is None:  # one CTA per chunk: no grid-stride loop
+    NV = n // 4                       # float4 vectors
+    CHUNK = threads * unroll          # vectors per CTA per step
+    if blocks is None:                # one CTA per chunk: no grid-stride loop
         blocks = (NV + CHUNK - 1) // CHUNK
     STEPS = (NV + blocks * CHUNK - 1) // (blocks * CHUNK)
     THREADS, UNROLL, BLOCKS = threads, unroll, blocks
     if unguarded and NV % (blocks * CHUNK):
-        raise ValueError(
-            f"unguarded=True needs every step full: {NV} vectors is not a multiple of "
-            f"blocks x threads x unroll = {blocks * CHUNK}"
-        )
-
+        raise ValueError(f"unguarded=True needs every step full: {NV} vectors is not a multiple of "
+                         f"blocks x threads x unroll = {blocks * CHUNK}")
     def full(v):
         """Vector ``v`` is inside the array: the bounds test, or (unguarded) known at build time."""
         return True if unguarded else v < NV
@@ -117,25 +114,15 @@ def row_sum_kernel(rows: int, cols: int, *, threads: int = 256, unroll: int = 4,
 
 #: the copy's tuning space (``txlab.tune(copy_build(n), COPY_SPACE, ...)``); ``blocks_per_sm`` 0 means
 #: no grid-stride loop (one CTA per chunk)
-COPY_SPACE = {
-    "threads": [128, 256, 512, 1024],
-    "unroll": [2, 4, 8, 16],
-    "blocks_per_sm": [0, 2, 4, 8, 16],
-    "unguarded": [False, True],
-}
+COPY_SPACE = {"threads": [128, 256, 512, 1024], "unroll": [2, 4, 8, 16], "blocks_per_sm": [0, 2, 4, 8, 16],
+              "unguarded": [False, True]}
 
 
 def copy_build(n: int, sms: int = 132):
     """``build(**config)`` for :data:`COPY_SPACE`: the copy kernel of ``n`` floats for one point."""
-
     def build(threads=256, unroll=4, blocks_per_sm=8, unguarded=False):
-        return copy_kernel(
-            n,
-            threads=threads,
-            unroll=unroll,
-            blocks=sms * blocks_per_sm if blocks_per_sm else None,
-            unguarded=unguarded,
-        )
+        return copy_kernel(n, threads=threads, unroll=unroll,
+                           blocks=sms * blocks_per_sm if blocks_per_sm else None, unguarded=unguarded)
 
     build.__name__ = f"copy_{n}"
     return build
@@ -144,7 +131,6 @@ def copy_build(n: int, sms: int = 132):
 def copy_space_valid(n: int, sms: int = 132):
     """The constraint of :data:`COPY_SPACE` for ``n`` floats: at most 2048 threads resident per SM,
     and ``unguarded`` only where every step is full."""
-
     def valid(c):
         if c["blocks_per_sm"] and c["blocks_per_sm"] * c["threads"] > 2048:
             return False
@@ -153,7 +139,6 @@ def copy_space_valid(n: int, sms: int = 132):
             blocks = sms * c["blocks_per_sm"] if c["blocks_per_sm"] else -(-(n // 4) // chunk)
             return (n // 4) % (blocks * chunk) == 0
         return True
-
     return valid
 
 

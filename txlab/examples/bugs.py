@@ -21,7 +21,6 @@ file) the tool must point at: the line marked ``# BUG(name)``. ``inputs(name)`` 
 The two pipeline bugs hang on a GPU (the phase never completes): never launch them; the pipeline
 checker finds them without a GPU.
 """
-
 from __future__ import annotations
 
 import inspect
@@ -49,7 +48,6 @@ def _oob_write(fixed: bool):
 
     n = N
     if not fixed:
-
         @T.prim_func
         def oob_write(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
             T.device_entry()
@@ -58,7 +56,6 @@ def _oob_write(fixed: bool):
             i = bx * THREADS + tx
             if i <= n:  # off by one: i == n is past the end
                 B[i] = A[i % n] * T.float32(2.0)  # BUG(oob_write)
-
         return oob_write
 
     @T.prim_func
@@ -69,7 +66,6 @@ def _oob_write(fixed: bool):
         i = bx * THREADS + tx
         if i < n:
             B[i] = A[i % n] * T.float32(2.0)
-
     return oob_write_fixed
 
 
@@ -77,7 +73,6 @@ def _shared_race(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
-
         @T.prim_func
         def shared_race(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -87,7 +82,6 @@ def _shared_race(fixed: bool):
             sm[tx] = A[bx * THREADS + tx]  # the write
             # missing: T.cuda.cta_sync()
             B[bx * THREADS + tx] = sm[THREADS - 1 - tx]  # BUG(shared_race)
-
         return shared_race
 
     @T.prim_func
@@ -99,7 +93,6 @@ def _shared_race(fixed: bool):
         sm[tx] = A[bx * THREADS + tx]
         T.cuda.cta_sync()
         B[bx * THREADS + tx] = sm[THREADS - 1 - tx]
-
     return shared_race_fixed
 
 
@@ -107,7 +100,6 @@ def _divergent_barrier(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
-
         @T.prim_func
         def divergent_barrier(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -118,7 +110,6 @@ def _divergent_barrier(fixed: bool):
             if tx % 32 < 16:
                 T.cuda.cta_sync()  # BUG(divergent_barrier)
             B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
-
         return divergent_barrier
 
     @T.prim_func
@@ -130,7 +121,6 @@ def _divergent_barrier(fixed: bool):
         sm[tx] = A[bx * THREADS + tx]
         T.cuda.cta_sync()
         B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
-
     return divergent_barrier_fixed
 
 
@@ -138,7 +128,6 @@ def _uninit_read(fixed: bool):
     from tvm.script import tirx as T
 
     if not fixed:
-
         @T.prim_func
         def uninit_read(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
             T.device_entry()
@@ -146,7 +135,6 @@ def _uninit_read(fixed: bool):
             tx = T.thread_id([THREADS])
             i = bx * THREADS + tx
             B[i] = B[i] + A[i] * T.float32(2.0)  # BUG(uninit_read)
-
         return uninit_read
 
     @T.prim_func
@@ -156,14 +144,13 @@ def _uninit_read(fixed: bool):
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         B[i] = A[i] * T.float32(2.0)
-
     return uninit_read_fixed
 
 
 # ---- pipelines: a persistent warp-specialized TMA pipeline ------------------------------------------
 STAGES = 4
 TILE_ROWS = 32
-COLS = 128  # one warpgroup of consumers: 4 warps x 32 columns
+COLS = 128          # one warpgroup of consumers: 4 warps x 32 columns
 TILES = 64
 CTAS = 4
 
@@ -180,7 +167,6 @@ def _pipeline(variant: str):
     CONSUMER_WARPS = COLS // 32
 
     if variant == "over_arrival":
-
         @T.prim_func
         def over_arrival(A_ptr: T.handle, Out_ptr: T.handle):
             A = T.match_buffer(A_ptr, (TILES * TILE_ROWS, COLS), "float32")
@@ -198,12 +184,9 @@ def _pipeline(variant: str):
                 ps = PipelineState(STAGES, 1)
                 for k in T.serial(TILES // CTAS):
                     pipe.empty.wait(ps.stage, ps.phase)
-                    Tx.copy_async(
-                        A_smem[ps.stage, :, :],
-                        A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
-                        dispatch="tma_auto",
-                        mbar=pipe.full.ptr_to([ps.stage]),
-                    )
+                    Tx.copy_async(A_smem[ps.stage, :, :],
+                                  A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
+                                  dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
                     pipe.full.arrive(ps.stage, TILE_BYTES)
                     ps.advance()
             elif tid >= 32:
@@ -218,11 +201,9 @@ def _pipeline(variant: str):
                     pipe.empty.arrive(cs.stage)  # BUG(over_arrival)
                     cs.advance()
                 Out[cta, tid - 32] = acc[0]
-
         return over_arrival
 
     if variant == "tx_mismatch":
-
         @T.prim_func
         def tx_mismatch(A_ptr: T.handle, Out_ptr: T.handle):
             A = T.match_buffer(A_ptr, (TILES * TILE_ROWS, COLS), "float32")
@@ -240,12 +221,9 @@ def _pipeline(variant: str):
                 ps = PipelineState(STAGES, 1)
                 for k in T.serial(TILES // CTAS):
                     pipe.empty.wait(ps.stage, ps.phase)
-                    Tx.copy_async(
-                        A_smem[ps.stage, :, :],
-                        A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
-                        dispatch="tma_auto",
-                        mbar=pipe.full.ptr_to([ps.stage]),
-                    )
+                    Tx.copy_async(A_smem[ps.stage, :, :],
+                                  A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
+                                  dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
                     pipe.full.arrive(ps.stage, TILE_BYTES // 2)  # BUG(tx_mismatch)
                     ps.advance()
             elif tid >= 32:
@@ -261,7 +239,6 @@ def _pipeline(variant: str):
                         pipe.empty.arrive(cs.stage)
                     cs.advance()
                 Out[cta, tid - 32] = acc[0]
-
         return tx_mismatch
 
     @T.prim_func
@@ -281,12 +258,9 @@ def _pipeline(variant: str):
             ps = PipelineState(STAGES, 1)
             for k in T.serial(TILES // CTAS):
                 pipe.empty.wait(ps.stage, ps.phase)
-                Tx.copy_async(
-                    A_smem[ps.stage, :, :],
-                    A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
-                    dispatch="tma_auto",
-                    mbar=pipe.full.ptr_to([ps.stage]),
-                )
+                Tx.copy_async(A_smem[ps.stage, :, :],
+                              A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
+                              dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
                 pipe.full.arrive(ps.stage, TILE_BYTES)
                 ps.advance()
         elif tid >= 32:
@@ -302,19 +276,14 @@ def _pipeline(variant: str):
                     pipe.empty.arrive(cs.stage)
                 cs.advance()
             Out[cta, tid - 32] = acc[0]
-
     return pipeline_fixed
 
 
 def kernel(name: str, fixed: bool = False):
     """The planted-bug kernel ``name`` (see :data:`BUGS`), or its fixed twin."""
     if name in SANITIZER_BUGS:
-        return {
-            "oob_write": _oob_write,
-            "shared_race": _shared_race,
-            "divergent_barrier": _divergent_barrier,
-            "uninit_read": _uninit_read,
-        }[name](fixed)
+        return {"oob_write": _oob_write, "shared_race": _shared_race,
+                "divergent_barrier": _divergent_barrier, "uninit_read": _uninit_read}[name](fixed)
     if name in PIPELINE_BUGS:
         return _pipeline("fixed" if fixed else name)
     if name == "bank_conflict":
@@ -356,7 +325,8 @@ def inputs(name: str):
     if name == "oob_write":
         return [rng.standard_normal(N).astype("float32"), np.zeros(N, "float32")]
     if name in PIPELINE_BUGS:
-        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"), np.zeros((CTAS, COLS), "float32")]
+        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"),
+                np.zeros((CTAS, COLS), "float32")]
     if name == "bank_conflict":
         return [rng.standard_normal((1024, 1024)).astype("float32"), np.zeros((1024, 1024), "float32")]
     return [rng.standard_normal(4096).astype("float32"), np.zeros(4096, "float32")]

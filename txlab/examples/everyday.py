@@ -13,7 +13,6 @@ notebook 10 checks them on the CPU emulator, ``tests/test_emulator_math.py`` too
 ``kernel(name)`` gives the ``@T.prim_func``, ``inputs(name)`` its arguments and
 ``reference(name)`` the numpy function ``txlab.check`` compares with.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -43,7 +42,6 @@ def _softmax(rows=ROWS, cols=COLS):
             s[0] = s[0] + T.exp(X[r, j] - m[0])
         for j in range(cols):
             Y[r, j] = T.exp(X[r, j] - m[0]) / s[0]
-
     return softmax
 
 
@@ -51,12 +49,8 @@ def _layernorm(rows=ROWS, cols=COLS):
     from tvm.script import tirx as T
 
     @T.prim_func
-    def layernorm(
-        X: T.Buffer((rows, cols), "float32"),
-        gamma: T.Buffer((cols,), "float32"),
-        beta: T.Buffer((cols,), "float32"),
-        Y: T.Buffer((rows, cols), "float32"),
-    ):
+    def layernorm(X: T.Buffer((rows, cols), "float32"), gamma: T.Buffer((cols,), "float32"),
+                  beta: T.Buffer((cols,), "float32"), Y: T.Buffer((rows, cols), "float32")):
         T.device_entry()
         bx = T.cta_id([rows // THREADS])
         tx = T.thread_id([THREADS])
@@ -73,7 +67,6 @@ def _layernorm(rows=ROWS, cols=COLS):
         var[0] = var[0] / T.float32(cols)
         for j in range(cols):
             Y[r, j] = (X[r, j] - mean[0]) * T.rsqrt(var[0] + T.float32(1e-5)) * gamma[j] + beta[j]
-
     return layernorm
 
 
@@ -89,12 +82,7 @@ def _gelu_tanh():
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         x = X[i]
-        Y[i] = (
-            T.float32(0.5)
-            * x
-            * (T.float32(1) + T.tanh(T.float32(0.7978845608) * (x + T.float32(0.044715) * x * x * x)))
-        )
-
+        Y[i] = T.float32(0.5) * x * (T.float32(1) + T.tanh(T.float32(0.7978845608) * (x + T.float32(0.044715) * x * x * x)))
     return gelu_tanh
 
 
@@ -110,7 +98,6 @@ def _gelu_erf():
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         Y[i] = T.float32(0.5) * X[i] * (T.float32(1) + T.erf(X[i] * T.float32(0.7071067811865476)))
-
     return gelu_erf
 
 
@@ -126,17 +113,11 @@ def _clamp():
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         Y[i] = T.min(T.max(X[i], lo), hi)
-
     return clamp
 
 
-_BUILDERS = {
-    "softmax": _softmax,
-    "layernorm": _layernorm,
-    "gelu_tanh": _gelu_tanh,
-    "gelu_erf": _gelu_erf,
-    "clamp": _clamp,
-}
+_BUILDERS = {"softmax": _softmax, "layernorm": _layernorm, "gelu_tanh": _gelu_tanh, "gelu_erf": _gelu_erf,
+             "clamp": _clamp}
 
 
 def kernel(name: str, **shape):
@@ -175,7 +156,6 @@ def _erf(x):
 
 def reference(name: str):
     """numpy reference for kernel ``name`` (float64 math, the output as float32)."""
-
     def softmax(x, y):
         x = x.astype(np.float64)
         e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -189,7 +169,7 @@ def reference(name: str):
 
     def gelu_tanh(x, y):
         x = x.astype(np.float64)
-        return (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))).astype(np.float32)
+        return (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(np.float32)
 
     def gelu_erf(x, y):
         x = x.astype(np.float64)
@@ -199,16 +179,10 @@ def reference(name: str):
         # fmaxf/fminf: a NaN input gives the bound
         return np.fmin(np.fmax(x, lo), hi).astype(np.float32)
 
-    return {"softmax": softmax, "layernorm": layernorm, "gelu_tanh": gelu_tanh, "gelu_erf": gelu_erf, "clamp": clamp}[
-        name
-    ]
+    return {"softmax": softmax, "layernorm": layernorm, "gelu_tanh": gelu_tanh, "gelu_erf": gelu_erf,
+            "clamp": clamp}[name]
 
 
 #: check tolerances: the float64 reference vs the GPU's float32 (fast math: MUFU exp/tanh)
-TOLERANCE = {
-    "softmax": (1e-5, 1e-7),
-    "layernorm": (1e-4, 1e-5),
-    "gelu_tanh": (1e-3, 1e-4),
-    "gelu_erf": (1e-5, 1e-6),
-    "clamp": (0.0, 0.0),
-}
+TOLERANCE = {"softmax": (1e-5, 1e-7), "layernorm": (1e-4, 1e-5), "gelu_tanh": (1e-3, 1e-4),
+             "gelu_erf": (1e-5, 1e-6), "clamp": (0.0, 0.0)}

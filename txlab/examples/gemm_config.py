@@ -4,7 +4,6 @@
 and what :mod:`txlab.examples.gemm_model` ranks; it knows its own resource needs (shared memory,
 registers) and which shapes it can compute (:meth:`GemmConfig.check_shape`). No TVM here.
 """
-
 from __future__ import annotations
 
 import re
@@ -34,12 +33,12 @@ class GemmConfig:
     persistent: bool = True
     producer_regs: int = 40
     consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1
-    schedule: str = "cooperative"  # or "pingpong"
-    epilogue: str = "direct"  # or "tma": through shared memory and TMA stores
-    tile_m: int = 0  # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
+    schedule: str = "cooperative"     # or "pingpong"
+    epilogue: str = "direct"          # or "tma": through shared memory and TMA stores
+    tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
     serpentine: bool = False
-    cluster_m: int = 1  # CTAs of a cluster along M: they share (multicast) the B tile
-    cluster_n: int = 1  # CTAs of a cluster along N: they share (multicast) the A tile
+    cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
+    cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
 
     @property
     def pingpong(self) -> bool:
@@ -82,7 +81,8 @@ class GemmConfig:
     def smem_bytes(self) -> int:
         """Dynamic shared memory: the A/B ring, the TMA epilogue's staging tiles, two barrier arrays
         (8 bytes per stage each), and pingpong's two order barriers."""
-        return self.stages * self.stage_bytes + self.epilogue_bytes + 16 * self.stages + (16 if self.pingpong else 0)
+        return (self.stages * self.stage_bytes + self.epilogue_bytes + 16 * self.stages
+                + (16 if self.pingpong else 0))
 
     @property
     def epilogue_bytes(self) -> int:
@@ -119,17 +119,13 @@ class GemmConfig:
             raise ValueError(f"epilogue='tma' stores 64-column tiles: bn={self.bn} must be a multiple of 64")
         if self.pingpong:
             if self.consumers != 2 or not self.persistent:
-                raise ValueError(
-                    "schedule='pingpong' alternates tiles between two consumers of a "
-                    "persistent CTA: use consumers=2, persistent=True"
-                )
+                raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
+                                 "persistent CTA: use consumers=2, persistent=True")
             if self.tile_m not in (64, 128):
                 raise ValueError(f"tile_m={self.tile_m}: a pingpong consumer owns 64 or 128 rows")
             if self.m_atoms * self.bn > 256:
-                raise ValueError(
-                    f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
-                    "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128"
-                )
+                raise ValueError(f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
+                                 "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128")
         elif self.tile_m not in (0, 64 * self.consumers):
             raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0)")
         if not (8 <= self.bn <= 256 and self.bn % 8 == 0):
@@ -141,62 +137,42 @@ class GemmConfig:
         if self.cluster_m not in (1, 2) or self.cluster_n not in (1, 2):
             raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2)")
         if (self.bn // self.cluster_m) % 8 or (self.bm // self.cluster_n) % 8:
-            raise ValueError(
-                f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
-                "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side"
-            )
+            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
+                             "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side")
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
-            raise ValueError(
-                f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
-                f"num_sms >= {self.cluster_size} or a smaller cluster"
-            )
+            raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
+                             f"num_sms >= {self.cluster_size} or a smaller cluster")
         if self.smem_bytes > 227 * 1024:
-            raise ValueError(
-                f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
-                f"limit is {227 * 1024} per block: use fewer stages or a smaller bn"
-            )
+            raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
+                             f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
         regs = 128 * (self.producer_regs + self.consumers * self.consumer_regs_)
         if regs > 65536:
-            raise ValueError(
-                f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
-                f"per thread x 128 = {regs} registers, more than the SM's 65536"
-            )
+            raise ValueError(f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
+                             f"per thread x 128 = {regs} registers, more than the SM's 65536")
 
     def check_shape(self, M: int, N: int, K: int) -> None:
         """Raise ValueError naming the problem and the fix when this configuration cannot compute
         ``C (M, N) = A (M, K) @ B (N, K).T`` correctly."""
         tma_pitch(K)
         if self.epilogue == "tma" and N % 8:
-            raise ValueError(
-                f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: use epilogue='direct'"
-            )
+            raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
+                             "use epilogue='direct'")
         if self.serpentine:
             (gm, gn), s = self.cluster_tiles(M, N), self.l2_group
             if gm < s:
-                raise ValueError(
-                    f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
-                    f"(TVM 0.27's ClusterPersistentScheduler2D divides by {gm} // {s}): use "
-                    "serpentine=False or a smaller l2_group"
-                )
+                raise ValueError(f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
+                                 f"(TVM 0.27's ClusterPersistentScheduler2D divides by {gm} // {s}): use "
+                                 "serpentine=False or a smaller l2_group")
             if gm % s and gn % s and gn > s:
-                raise ValueError(
-                    f"serpentine=True with l2_group={s} on a {gm} x {gn} tile grid: TVM 0.27's "
-                    "ClusterPersistentScheduler2D never visits the bottom residual row of tiles when "
-                    "neither tile count is a multiple of l2_group (their outputs would be left "
-                    "unwritten): use serpentine=False or an l2_group dividing one of them"
-                )
+                raise ValueError(f"serpentine=True with l2_group={s} on a {gm} x {gn} tile grid: TVM 0.27's "
+                                 "ClusterPersistentScheduler2D never visits the bottom residual row of tiles when "
+                                 "neither tile count is a multiple of l2_group (their outputs would be left "
+                                 "unwritten): use serpentine=False or an l2_group dividing one of them")
 
     def to_dict(self) -> dict:
-        return {
-            **asdict(self),
-            "bm": self.bm,
-            "bk": BK,
-            "name": self.name,
-            "threads": self.threads,
-            "cluster": [self.cluster_m, self.cluster_n],
-            "smem_bytes": self.smem_bytes,
-            "consumer_regs": self.consumer_regs_,
-        }
+        return {**asdict(self), "bm": self.bm, "bk": BK, "name": self.name, "threads": self.threads,
+                "cluster": [self.cluster_m, self.cluster_n],
+                "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
 
 
 def parse_config(text: str, **defaults) -> GemmConfig:
@@ -204,10 +180,8 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     text = text.strip()
     m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(_np)?", text)
     if not m:
-        raise ValueError(
-            f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np], "
-            "e.g. 128x256x64_s4_c2 or 128x256x64_s4_c2_cl2x1"
-        )
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np], "
+                         "e.g. 128x256x64_s4_c2 or 128x256x64_s4_c2_cl2x1")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
     consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
@@ -227,10 +201,8 @@ def parse_config(text: str, **defaults) -> GemmConfig:
 def tma_pitch(K: int) -> None:
     """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16."""
     if K % 8:
-        raise ValueError(
-            f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
-            f"of 16): pad A and B with zero columns to K={K + (-K) % 8}"
-        )
+        raise ValueError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
+                         f"of 16): pad A and B with zero columns to K={K + (-K) % 8}")
 
 
 def _ceil(a: int, b: int) -> int:

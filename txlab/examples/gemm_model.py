@@ -25,7 +25,6 @@ Its coefficients (:data:`CALIBRATION`) are fitted (non-negative least squares on
 on 6 of the 7 shapes. It is a ranking model: its absolute times are within ~8 % (median). Nothing
 here needs a GPU or TVM; a choice costs a few milliseconds.
 """
-
 from __future__ import annotations
 
 import math
@@ -38,8 +37,8 @@ SM_PEAK_FLOPS = 7.2e12
 HBM_BYTES_PER_S = 4.0e12
 #: fitted to the H200 sweeps (see the module docstring and :func:`calibrate`)
 CALIBRATION = {
-    "smem_feed_bytes_per_s": 5.91e10,  # per SM: the effective operand-delivery rate the fit found
-    "mainloop": 0.6425,  # scale of the max(tensor, feed) k-step time
+    "smem_feed_bytes_per_s": 5.91e10,   # per SM: the effective operand-delivery rate the fit found
+    "mainloop": 0.6425,                 # scale of the max(tensor, feed) k-step time
     "epilogue_direct_s_per_byte": 1.736e-10,
     "epilogue_tma_s_per_byte": 9.283e-11,
     "per_tile_s": 0.0,
@@ -47,14 +46,8 @@ CALIBRATION = {
     "shallow_ring_s_per_kstep": 1.108e-7,
     "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
 }
-FEATURES = (
-    "mainloop",
-    "epilogue_direct_s_per_byte",
-    "epilogue_tma_s_per_byte",
-    "per_tile_s",
-    "per_launch_s",
-    "shallow_ring_s_per_kstep",
-)
+FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
+            "per_launch_s", "shallow_ring_s_per_kstep")
 
 
 @dataclass
@@ -66,10 +59,10 @@ class Prediction:
     tiles: int
     ctas: int
     waves: int
-    tail_idle: float  # share of the CTAs idle in the last wave
+    tail_idle: float          # share of the CTAs idle in the last wave
     mainloop_s: float
     epilogue_s: float
-    bound: str  # "tensor cores", "operand feed" or "HBM"
+    bound: str                # "tensor cores", "operand feed" or "HBM"
     flops: int = 0
 
     @property
@@ -77,18 +70,9 @@ class Prediction:
         return self.flops / self.time_s / 1e12 if self.time_s else 0.0
 
     def to_dict(self) -> dict:
-        return {
-            "config": self.config.name,
-            "time_us": self.time_s * 1e6,
-            "tflops": self.tflops,
-            "tiles": self.tiles,
-            "ctas": self.ctas,
-            "waves": self.waves,
-            "tail_idle": self.tail_idle,
-            "mainloop_us": self.mainloop_s * 1e6,
-            "epilogue_us": self.epilogue_s * 1e6,
-            "bound": self.bound,
-        }
+        return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
+                "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
+                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound}
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
@@ -104,14 +88,8 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
     exposed = bm * bn * 2 * (1 if c.pingpong else waves)
     tma = c.epilogue == "tma"
-    row = [
-        max(main, hbm),
-        0 if tma else exposed,
-        exposed if tma else 0,
-        waves,
-        1.0,
-        waves * kt * (1 if c.stages <= 3 else 0),
-    ]
+    row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
+           waves * kt * (1 if c.stages <= 3 else 0)]
     bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
     return row, tiles, ctas, waves, bound
 
@@ -124,7 +102,8 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     t = sum(a * b for a, b in zip(coef, row))
     last = tiles - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
-    return Prediction(config, t, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound, flops=2 * M * N * K)
+    return Prediction(config, t, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
+                      flops=2 * M * N * K)
 
 
 def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
@@ -149,24 +128,13 @@ def _buildable(num_sms: int) -> list[GemmConfig]:
     if num_sms in _BUILDABLE:
         return _BUILDABLE[num_sms]
     out = _BUILDABLE[num_sms] = []
-    for schedule, tile_m, consumers in (
-        ("cooperative", 0, 2),
-        ("cooperative", 0, 1),
-        ("pingpong", 128, 2),
-        ("pingpong", 64, 2),
-    ):
+    for schedule, tile_m, consumers in (("cooperative", 0, 2), ("cooperative", 0, 1),
+                                        ("pingpong", 128, 2), ("pingpong", 64, 2)):
         for bn in (128, 192, 256):
             for epilogue in ("direct", "tma"):
                 for stages in range(3, 8):
-                    c = GemmConfig(
-                        bn=bn,
-                        stages=stages,
-                        consumers=consumers,
-                        num_sms=num_sms,
-                        schedule=schedule,
-                        epilogue=epilogue,
-                        tile_m=tile_m,
-                    )
+                    c = GemmConfig(bn=bn, stages=stages, consumers=consumers, num_sms=num_sms,
+                                   schedule=schedule, epilogue=epilogue, tile_m=tile_m)
                     try:
                         c.validate()
                     except ValueError:
@@ -180,8 +148,8 @@ class GemmChoice:
     """What :func:`explain` returns: the ranked candidates and the winner."""
 
     shape: tuple
-    predictions: list  # Prediction, fastest first
-    source: str  # "tuned table (measured)" or "model"
+    predictions: list            # Prediction, fastest first
+    source: str                  # "tuned table (measured)" or "model"
     winner: GemmConfig
     notes: list = field(default_factory=list)
 
@@ -194,34 +162,24 @@ class GemmChoice:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
         gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
-        return (
-            f"{p.config.name}: {p.tiles} tiles on {p.ctas} CTAs = {p.waves} wave(s), last wave "
-            f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-            f"epilogue {p.epilogue_s * 1e6:.1f} us exposed; predicted {p.tflops:.0f} TFLOP/s{gap}"
-        )
+        return (f"{p.config.name}: {p.tiles} tiles on {p.ctas} CTAs = {p.waves} wave(s), last wave "
+                f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed; predicted {p.tflops:.0f} TFLOP/s{gap}")
 
     def table(self, top: int = 10) -> str:
         head = f"{'config':<34} {'tiles':>6} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
-        rows = [head] + [
-            f"{p.config.name:<34} {p.tiles:>6} {p.waves:>5} {p.tail_idle:>9.0%} "
-            f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}"
-            for p in self.predictions[:top]
-        ]
+        rows = [head] + [f"{p.config.name:<34} {p.tiles:>6} {p.waves:>5} {p.tail_idle:>9.0%} "
+                         f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}" for p in self.predictions[:top]]
         return "\n".join(rows)
 
     def to_dict(self) -> dict:
-        return {
-            "shape": list(self.shape),
-            "source": self.source,
-            "winner": self.winner.name,
-            "why": self.why,
-            "candidates": [p.to_dict() for p in self.predictions],
-            "notes": list(self.notes),
-        }
+        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name,
+                "why": self.why, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
 
     def __str__(self) -> str:
         M, N, K = self.shape
         return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
+
 
 
 def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None) -> GemmChoice:
@@ -286,7 +244,7 @@ def calibrate(records, feeds=None) -> dict:
     y = np.array([t for _, _, t in records])
     w = 1 / y
     best = None
-    for feed in feeds if feeds is not None else np.geomspace(5e10, 3e12, 50):
+    for feed in (feeds if feeds is not None else np.geomspace(5e10, 3e12, 50)):
         X = np.array([_features(*s, c, feed)[0] for s, c, _ in records])
         A = X * w[:, None]
         scale = A.max(axis=0)
@@ -296,11 +254,8 @@ def calibrate(records, feeds=None) -> dict:
         if best is None or err < best[0]:
             best = (err, feed, x)
     _, feed, x = best
-    cal = {
-        "smem_feed_bytes_per_s": float(feed),
-        **{k: float(v) for k, v in zip(FEATURES, x)},
-        "fitted_on": f"{len(records)} measured candidates",
-    }
+    cal = {"smem_feed_bytes_per_s": float(feed), **{k: float(v) for k, v in zip(FEATURES, x)},
+           "fitted_on": f"{len(records)} measured candidates"}
     return cal
 
 

@@ -30,14 +30,12 @@ measured on an H200) and :data:`TUNE_SPACE` is what ``txlab.tune`` sweeps.
 
 Everything here imports TVM lazily; ``import txlab.examples.hopper_gemm`` is cheap.
 """
-
 from __future__ import annotations
 
 from dataclasses import replace
 from enum import Enum
 
 from txlab.examples.gemm_config import BK, EPI_BUFFERS, GemmConfig, _ceil, parse_config, tma_pitch  # noqa: F401
-
 
 def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
@@ -84,18 +82,10 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
         descB: T.uint64
         for k in T.serial(KT):
             if tx == 0:
-                Tx.copy_async(
-                    As[:, :],
-                    A[bm * BM : bm * BM + BM, k * BK : k * BK + BK],
-                    dispatch="tma_explicit",
-                    mbar=bar.ptr_to([0]),
-                )
-                Tx.copy_async(
-                    Bs[:, :],
-                    B[bn_ * BN : bn_ * BN + BN, k * BK : k * BK + BK],
-                    dispatch="tma_explicit",
-                    mbar=bar.ptr_to([0]),
-                )
+                Tx.copy_async(As[:, :], A[bm * BM:bm * BM + BM, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
+                Tx.copy_async(Bs[:, :], B[bn_ * BN:bn_ * BN + BN, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
                 bar.arrive(0, TX_BYTES)
             bar.wait(0, k % 2)
             T.ptx.wgmma.fence.sync.aligned()
@@ -130,14 +120,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
     and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
     :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
-    from tvm.backend.cuda.lang import (
-        ClusterPersistentScheduler2D,
-        MBarrier,
-        Pipeline,
-        PipelineState,
-        SMEMPool,
-        WarpgroupRole,
-    )
+    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
+                                       SMEMPool, WarpgroupRole)
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
@@ -177,7 +161,6 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             empty.arrive(stage, remote=crank ^ 1)
         if CN == 2:
             empty.arrive(stage, remote=crank ^ CM)
-
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
@@ -221,9 +204,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
         # (times the CTAs sharing a slot's loads, with a cluster)
-        pipe = Pipeline(
-            pool, STAGES, full="tma", empty="mbar", init_full=1, init_empty=(4 if PP else 4 * NC) * cfg.sharers
-        )
+        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1,
+                        init_empty=(4 if PP else 4 * NC) * cfg.sharers)
         if PP:
             # pingpong order: consumer c's mainloop for a tile starts once the other consumer's mainloop for
             # the tile before it has passed all its full-barrier waits (arrival of its 4 warps on order[c]);
@@ -245,9 +227,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
             if tid == 0:
-                sched = ClusterPersistentScheduler2D(
-                    "p", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL, l2_group_size=L2G, serpentine=SERP
-                )
+                sched = ClusterPersistentScheduler2D("p", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
+                                                     l2_group_size=L2G, serpentine=SERP)
                 sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
@@ -258,35 +239,19 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     for k in T.serial(KT):
                         pipe.empty.wait(ps.stage, ps.phase)
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
-                            Tx.copy_async(
-                                As[ps.stage, rn * BMS : rn * BMS + BMS, :],
-                                A[m0 + rn * BMS : m0 + rn * BMS + BMS, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=pipe.full.ptr_to([ps.stage]),
-                                cta_mask=mask_a,
-                            )
+                            Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
+                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
                         else:
-                            Tx.copy_async(
-                                As[ps.stage, :, :],
-                                A[m0 : m0 + BM, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=pipe.full.ptr_to([ps.stage]),
-                            )
+                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
-                            Tx.copy_async(
-                                Bs[ps.stage, rm * BNS : rm * BNS + BNS, :],
-                                B[n0 + rm * BNS : n0 + rm * BNS + BNS, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=pipe.full.ptr_to([ps.stage]),
-                                cta_mask=mask_b,
-                            )
+                            Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
+                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
                         else:
-                            Tx.copy_async(
-                                Bs[ps.stage, :, :],
-                                B[n0 : n0 + BN, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=pipe.full.ptr_to([ps.stage]),
-                            )
+                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         pipe.full.arrive(ps.stage, TX_BYTES)  # the whole stage lands here, whoever loads it
                         ps.advance()
                     if PROF:
@@ -303,9 +268,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             descA: T.uint64
             descB: T.uint64
             prev = T.local_scalar("int32")
-            sched = ClusterPersistentScheduler2D(
-                "c", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL, l2_group_size=L2G, serpentine=SERP
-            )
+            sched = ClusterPersistentScheduler2D("c", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
+                                                 l2_group_size=L2G, serpentine=SERP)
             sched.init(cid)
             cs = PipelineState(STAGES, 0)
             if PP:
@@ -326,15 +290,12 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     for kk in T.unroll(BK // 16):
                         for mi in T.unroll(MW):
                             T.cuda.wgmma.encode_matrix_descriptor(
-                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3
-                            )
+                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3)
                             if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
                                 T.cuda.wgmma.encode_matrix_descriptor(
-                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3
-                                )
-                            T.ptx[MMA](
-                                *[acc[mi * NACC + i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0), 1, 1, 0, 0
-                            )
+                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3)
+                            T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
+                                       (k > 0) | (kk > 0), 1, 1, 0, 0)
                     T.ptx.wgmma.commit_group.sync.aligned()
                     # keep this k's group in flight; the previous one is done: release its slot
                     T.ptx.wgmma.wait_group.sync.aligned(1)
@@ -368,21 +329,19 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             for jj in T.unroll(8):
                                 for h in T.unroll(2):
                                     for e in T.unroll(2):
-                                        Cs[
-                                            buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e
-                                        ] = T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
+                                        Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
+                                            T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
                                 r0 = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64)
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
-                                Tx.copy_async(C[r0 : r0 + 64, c0 : c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
+                                Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
                 else:
                     for mi in T.unroll(MW):
-                        row = T.meta_var(
-                            (sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4 + (tid // 32) * 16
-                        )
+                        row = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
+                                         + (tid // 32) * 16)
                         for j in T.unroll(NACC // 4):
                             col = T.meta_var((sched.n_idx * CN + rn) * BN + j * 8 + (tid % 4) * 2)
                             a0 = T.meta_var(mi * NACC + j * 4)
@@ -415,7 +374,6 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             T.cuda.cluster_sync()
 
     if profile:
-
         @T.prim_func
         def hopper_gemm_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, P_ptr: T.handle):
             A = T.match_buffer(A_ptr, (M, K), "bfloat16")
@@ -439,9 +397,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
 class GemmEvent(Enum):
     """Profiler events of ``gemm_kernel(..., profile=True)``, one range per tile and warpgroup."""
 
-    load_tile = 0  # producer: issuing a tile's K loop of TMA loads (mostly waiting for free slots)
-    mainloop = 1  # consumer: the tile's K loop (waiting for full slots + wgmma)
-    epilogue = 2  # consumer: fp32 fragment -> bf16 stores to C
+    load_tile = 0   # producer: issuing a tile's K loop of TMA loads (mostly waiting for free slots)
+    mainloop = 1    # consumer: the tile's K loop (waiting for full slots + wgmma)
+    epilogue = 2    # consumer: fp32 fragment -> bf16 stores to C
 
 
 def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
@@ -476,7 +434,8 @@ class _ConsumerRole:
                 self._then_frame = T.Then()
                 self._then_frame.__enter__()
                 if self.regs is not None:
-                    T.evaluate(T.ptx[f"setmaxnreg.{'inc' if self.increase else 'dec'}.sync.aligned.u32"](self.regs))
+                    T.evaluate(T.ptx[f"setmaxnreg.{'inc' if self.increase else 'dec'}.sync.aligned.u32"](
+                        self.regs))
                 return self
 
         return FixedRange(wg_id_var, wg_id_val, regs=regs, increase=increase)
@@ -492,9 +451,8 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
     return gemm_kernel(M, N, K, config, profile=profile)
 
 
-def build(
-    M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a", profile: bool = False, **kw
-):
+def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
+          profile: bool = False, **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
     from txlab.compiler import compile as compile_kernel
 
@@ -525,7 +483,8 @@ def with_sms(config: GemmConfig, num_sms: int) -> GemmConfig:
     return replace(config, num_sms=num_sms)
 
 
-DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", "64x256x64_s4_c1", "128x192x64_s4_c2")
+DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", "64x256x64_s4_c1",
+                    "128x192x64_s4_c2")
 
 
 # --------------------------------------------------------------------------------------------
@@ -538,74 +497,39 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 #: and the thread-block cluster (``cluster_m`` CTAs along M multicast the B tile they share, ``cluster_n``
 #: along N the A tile: each CTA loads a slice, L2 serves each tile once per cluster).
 #: The kernel has no split-K/stream-K variant.
-TUNE_SPACE = {
-    "schedule": ["cooperative", "pingpong"],
-    "tile_m": [0, 64, 128],
-    "bn": [128, 192, 256],
-    "stages": [3, 4, 5, 6, 7],
-    "consumers": [1, 2],
-    "epilogue": ["direct", "tma"],
-    "l2_group": [4, 8, 16],
-    "serpentine": [False, True],
-    "persistent": [True, False],
-    "num_sms": [132, 128],
-    "cluster_m": [1, 2],
-    "cluster_n": [1, 2],
-}
+TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
+              "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "epilogue": ["direct", "tma"], "l2_group": [4, 8, 16],
+              "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128],
+              "cluster_m": [1, 2], "cluster_n": [1, 2]}
 
 
-def _point(
-    schedule="cooperative",
-    tile_m=0,
-    bn=256,
-    stages=4,
-    consumers=2,
-    epilogue="direct",
-    l2_group=8,
-    serpentine=False,
-    persistent=True,
-    num_sms=132,
-    cluster_m=1,
-    cluster_n=1,
-) -> dict:
-    return dict(
-        schedule=schedule,
-        tile_m=tile_m,
-        bn=bn,
-        stages=stages,
-        consumers=consumers,
-        epilogue=epilogue,
-        l2_group=l2_group,
-        serpentine=serpentine,
-        persistent=persistent,
-        num_sms=num_sms,
-        cluster_m=cluster_m,
-        cluster_n=cluster_n,
-    )
+def _point(schedule="cooperative", tile_m=0, bn=256, stages=4, consumers=2, epilogue="direct", l2_group=8,
+           serpentine=False, persistent=True, num_sms=132, cluster_m=1, cluster_n=1) -> dict:
+    return dict(schedule=schedule, tile_m=tile_m, bn=bn, stages=stages, consumers=consumers, epilogue=epilogue,
+                l2_group=l2_group, serpentine=serpentine, persistent=persistent, num_sms=num_sms,
+                cluster_m=cluster_m, cluster_n=cluster_n)
 
 
 _PP128 = dict(schedule="pingpong", tile_m=128, bn=128)
 #: points every sweep measures first: today's default, then the configurations that won on the H200
 #: (docs/gpu-runs.md) and their TMA-epilogue twins, their 2-CTA-cluster twins, then the benchmark's variants
-TUNE_PRIOR = [
-    _point(),
-    _point(**_PP128, stages=7),
-    _point(epilogue="tma"),
-    _point(**_PP128, stages=6, epilogue="tma"),
-    _point(cluster_m=2),
-    _point(**_PP128, stages=7, cluster_m=2),
-    _point(cluster_n=2),
-    _point(**_PP128, stages=6, epilogue="tma", cluster_m=2),
-    _point(num_sms=128),
-    _point(**_PP128, stages=7, num_sms=128),
-    _point(stages=3, epilogue="tma"),
-    _point(**_PP128, stages=6, epilogue="tma", num_sms=128),
-    _point(stages=3),
-    _point(schedule="pingpong", tile_m=64, bn=256, stages=4, epilogue="tma"),
-    _point(**_PP128, stages=6),
-    _point(schedule="pingpong", tile_m=64, bn=256, stages=4),
-    _point(bn=128, stages=5),
-]
+TUNE_PRIOR = [_point(),
+              _point(**_PP128, stages=7),
+              _point(epilogue="tma"),
+              _point(**_PP128, stages=6, epilogue="tma"),
+              _point(cluster_m=2),
+              _point(**_PP128, stages=7, cluster_m=2),
+              _point(cluster_n=2),
+              _point(**_PP128, stages=6, epilogue="tma", cluster_m=2),
+              _point(num_sms=128),
+              _point(**_PP128, stages=7, num_sms=128),
+              _point(stages=3, epilogue="tma"),
+              _point(**_PP128, stages=6, epilogue="tma", num_sms=128),
+              _point(stages=3),
+              _point(schedule="pingpong", tile_m=64, bn=256, stages=4, epilogue="tma"),
+              _point(**_PP128, stages=6),
+              _point(schedule="pingpong", tile_m=64, bn=256, stages=4),
+              _point(bn=128, stages=5)]
 TUNED_TABLE = "hopper_gemm_tuned.json"
 TABLE_FORMAT = "txlab-hopper-gemm-tuned/1"
 
@@ -623,7 +547,6 @@ def tune_space(M: int, N: int, K: int) -> dict:
     """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid` and
     :meth:`GemmConfig.check_shape` (the TMA epilogue only where N % 8 == 0, serpentine orders only on
     tile grids TVM's scheduler covers). Empty when K % 8 != 0 (no configuration can load A and B)."""
-
     def constraint(config: dict) -> bool:
         try:
             cfg = GemmConfig(**config)
@@ -639,7 +562,6 @@ def tune_space(M: int, N: int, K: int) -> dict:
 
 def tune_build(M: int, N: int, K: int):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
-
     def build(**config):
         return gemm_kernel(M, N, K, GemmConfig(**config))
 
@@ -695,7 +617,7 @@ def reference(A, B, C=None):
     return a @ b.T
 
 
-_table_override: list = []  # [path] while use_tuned_table(path) is in force
+_table_override: list = []   # [path] while use_tuned_table(path) is in force
 
 
 def _table_path():
@@ -734,9 +656,8 @@ def load_tuned_table(path=None) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{src}: not a readable tuned table ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT:
-        raise ValueError(
-            f"{src}: format {doc.get('format') if isinstance(doc, dict) else None!r}, expected {TABLE_FORMAT!r}"
-        )
+        raise ValueError(f"{src}: format {doc.get('format') if isinstance(doc, dict) else None!r}, "
+                         f"expected {TABLE_FORMAT!r}")
     entries = doc.get("entries")
     if not isinstance(entries, list) or doc.get("sha256") != _table_digest(entries):
         raise ValueError(f"{src}: entries do not match the table's sha256 (edited or damaged)")
@@ -767,13 +688,8 @@ def write_tuned_table(path, entries: list[dict], *, device: str, source: str) ->
     from pathlib import Path
 
     entries = json.loads(json.dumps(entries))
-    doc = {
-        "format": TABLE_FORMAT,
-        "device": device,
-        "source": source,
-        "entries": entries,
-        "sha256": _table_digest(entries),
-    }
+    doc = {"format": TABLE_FORMAT, "device": device, "source": source, "entries": entries,
+           "sha256": _table_digest(entries)}
     Path(path).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     load_tuned_table(path)  # what was written must load
     return doc

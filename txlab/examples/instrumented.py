@@ -1,7 +1,6 @@
 """CudaProfiler-instrumented example kernels (TIRx) for in-kernel timelines: ``load_compute_store``
 and ``warp_specialized``. ``python -m txlab.examples.traces record-examples`` records them on a GPU.
 """
-
 from __future__ import annotations
 
 from enum import Enum
@@ -9,9 +8,8 @@ from enum import Enum
 import numpy as np
 
 
-def example_kernel(
-    kind: str = "load_compute_store", *, num_blocks: int = 8, iters: int = 4000, tiles: int = 6, slots: int = 4096
-):
+def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, iters: int = 4000,
+                   tiles: int = 6, slots: int = 4096):
     """A CudaProfiler-instrumented example kernel (TIRx PrimFunc) and its event names.
 
     ``load_compute_store``: 128 threads per block, one group; ``load`` / ``compute`` (an

@@ -6,7 +6,6 @@ into ``txlab/data``, the traces :func:`txlab.timeline.saved` ships. A trace reco
 (``"synthetic": false``) is never replaced without ``--overwrite-recorded``; the check runs before
 anything is recorded or written.
 """
-
 from __future__ import annotations
 
 import json
@@ -40,30 +39,23 @@ def _record_hopper_gemm(m: int = 8192, n: int = 8192, k: int = 8192):
     err = ((c.float() - ref).norm() / ref.norm()).item()
     if not err <= 1e-2:
         raise RuntimeError(f"the profiled GEMM is wrong: relative error {err:.3g}")
-    meta = {
-        "synthetic": False,
-        "kernel": f"hopper_gemm {m}x{n}x{k} {cfg.name}",
-        "gpu": tl.meta["gpu"],
-        "arch": tl.meta["arch"],
-        "config": cfg.to_dict(),
-        "rel_error": err,
-        "provenance": f"recorded on {tl.meta['gpu']} ({tl.meta['arch']}) by "
-        "`python -m txlab.examples.traces record-examples`",
-    }
+    meta = {"synthetic": False, "kernel": f"hopper_gemm {m}x{n}x{k} {cfg.name}", "gpu": tl.meta["gpu"],
+            "arch": tl.meta["arch"], "config": cfg.to_dict(), "rel_error": err,
+            "provenance": f"recorded on {tl.meta['gpu']} ({tl.meta['arch']}) by "
+                          "`python -m txlab.examples.traces record-examples`"}
     print(f"hopper_gemm: {len(tl)} events, warnings={dict(tl.warnings)}, rel_error={err:.2e}")
     return tl.meta["buffer"], [e.name for e in hg.GemmEvent], meta
 
 
 def _write_saved(name: str, buf: np.ndarray, names: list, meta: dict, out_dir: Path):
     out_dir.mkdir(parents=True, exist_ok=True)
-    for suffix, data in (
-        (".trace.bin", np.ascontiguousarray(buf, dtype="<u8").tobytes()),
-        (".trace.json", (json.dumps({"event_names": list(names), **meta}, indent=1) + "\n").encode("utf-8")),
-    ):
+    for suffix, data in ((".trace.bin", np.ascontiguousarray(buf, dtype="<u8").tobytes()),
+                         (".trace.json", (json.dumps({"event_names": list(names), **meta}, indent=1)
+                                          + "\n").encode("utf-8"))):
         final = out_dir / f"{name}{suffix}"
         tmp = out_dir / f".{name}{suffix}.tmp-{os.getpid()}"
         tmp.write_bytes(data)
-        os.replace(tmp, final)  # (a reader never sees half a trace)
+        os.replace(tmp, final)        # (a reader never sees half a trace)
 
 
 #: Where the commands write unless told otherwise: a folder in the working directory, never the
@@ -82,25 +74,18 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="python -m txlab.examples.traces",
         description="Regenerate the example traces. Writes into ./" + DEFAULT_OUT + " unless --out or "
-        '--into-package says otherwise, and never replaces a recorded trace ("synthetic": '
-        "false) without --overwrite-recorded.",
-    )
-    ap.add_argument(
-        "command",
-        choices=["record-examples", "synthetic-examples"],
-        help="record-examples: run the instrumented example kernels on this GPU; "
-        "synthetic-examples: write labelled synthetic traces (no GPU)",
-    )
+                    "--into-package says otherwise, and never replaces a recorded trace (\"synthetic\": "
+                    "false) without --overwrite-recorded.")
+    ap.add_argument("command", choices=["record-examples", "synthetic-examples"],
+                    help="record-examples: run the instrumented example kernels on this GPU; "
+                         "synthetic-examples: write labelled synthetic traces (no GPU)")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--out", help=f"folder to write the traces into (default: ./{DEFAULT_OUT})")
-    where.add_argument(
-        "--into-package",
-        action="store_true",
-        help="write into txlab/data, the traces txlab.timeline.saved() ships (maintainers, after recording on a GPU)",
-    )
-    ap.add_argument(
-        "--overwrite-recorded", action="store_true", help="allow replacing traces that were recorded on a GPU"
-    )
+    where.add_argument("--into-package", action="store_true",
+                       help="write into txlab/data, the traces txlab.timeline.saved() ships (maintainers, "
+                            "after recording on a GPU)")
+    ap.add_argument("--overwrite-recorded", action="store_true",
+                    help="allow replacing traces that were recorded on a GPU")
     return ap
 
 
@@ -139,47 +124,34 @@ def main(argv=None) -> int:
         return 2
     recorded = _recorded(out, kinds)
     if recorded and not a.overwrite_recorded:
-        print(
-            f"error: {len(recorded)} trace(s) in {out} were recorded on a GPU (not marked synthetic) and "
-            f"would be replaced: {', '.join(p.name for p in recorded)}. Write elsewhere with --out, or "
-            "pass --overwrite-recorded to replace them.",
-            file=sys.stderr,
-        )
+        print(f"error: {len(recorded)} trace(s) in {out} were recorded on a GPU (not marked synthetic) and "
+              f"would be replaced: {', '.join(p.name for p in recorded)}. Write elsewhere with --out, or "
+              "pass --overwrite-recorded to replace them.", file=sys.stderr)
         return 2
     for kind in kinds:
         if kind == "hopper_gemm" and a.command == "record-examples":
             buf, names, meta = _record_hopper_gemm()
         elif a.command == "synthetic-examples":
             buf, names = synthetic_cuda_profiler(kind)
-            meta = {
-                "synthetic": True,
-                "kernel": kind,
-                "provenance": "SYNTHETIC: generated by txlab.timeline.synthetic_cuda_profiler("
-                f"{kind!r}, seed=0), not measured. Regenerate from the GPU with "
-                "`python -m txlab.examples.traces record-examples`.",
-            }
+            meta = {"synthetic": True, "kernel": kind,
+                    "provenance": "SYNTHETIC: generated by txlab.timeline.synthetic_cuda_profiler("
+                                  f"{kind!r}, seed=0), not measured. Regenerate from the GPU with "
+                                  "`python -m txlab.examples.traces record-examples`."}
         else:
             func, ev = example_kernel(kind)
             outp, inp = example_inputs(kind)
             buf, rmeta = run_profiled(func, (outp, inp))
             names = [m.name for m in ev]
-            meta = {
-                "synthetic": False,
-                "kernel": kind,
-                "gpu": rmeta["gpu"],
-                "arch": rmeta["arch"],
-                "provenance": f"recorded on {rmeta['gpu']} ({rmeta['arch']}) by "
-                "`python -m txlab.examples.traces record-examples`",
-                "output_checksum": float(outp.sum()),
-            }
+            meta = {"synthetic": False, "kernel": kind, "gpu": rmeta["gpu"], "arch": rmeta["arch"],
+                    "provenance": f"recorded on {rmeta['gpu']} ({rmeta['arch']}) by "
+                                  "`python -m txlab.examples.traces record-examples`",
+                    "output_checksum": float(outp.sum())}
             tl = from_cuda_profiler(buf, names)
             print(f"{kind}: {len(tl)} events, warnings={dict(tl.warnings)}")
         _write_saved(kind, buf, names, meta, out)
         tl = from_cuda_profiler(buf, names)
-        print(
-            f"wrote {out}/{kind}.trace.bin: {len(tl)} events on {len(tl.tracks)} tracks, "
-            f"{tl.duration_ns} ns ({meta['provenance'][:40]}...)"
-        )
+        print(f"wrote {out}/{kind}.trace.bin: {len(tl)} events on {len(tl.tracks)} tracks, "
+              f"{tl.duration_ns} ns ({meta['provenance'][:40]}...)")
         print(tl.summary())
     return 0
 

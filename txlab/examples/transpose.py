@@ -20,7 +20,6 @@ expressions.
 
 Everything imports TVM lazily.
 """
-
 from __future__ import annotations
 
 TILE = 32
@@ -43,7 +42,6 @@ def transpose_kernel(n: int, variant: str = "naive"):
     G = n // TILE
 
     if variant == "naive":
-
         @T.prim_func
         def transpose_naive(A_ptr: T.handle, B_ptr: T.handle):
             A = T.match_buffer(A_ptr, (n, n), "float32")
@@ -63,7 +61,6 @@ def transpose_kernel(n: int, variant: str = "naive"):
         return transpose_naive
 
     if variant == "padded":
-
         @T.prim_func
         def transpose_padded(A_ptr: T.handle, B_ptr: T.handle):
             A = T.match_buffer(A_ptr, (n, n), "float32")
@@ -93,12 +90,12 @@ def transpose_kernel(n: int, variant: str = "naive"):
         lane = T.meta_var(tid % TILE)
         warp = T.meta_var(tid // TILE)
         for j in T.unroll(TILE // ROWS):
-            tile[warp + j * ROWS, T.bitwise_xor(lane, warp + j * ROWS)] = A[
-                by * TILE + warp + j * ROWS, bx * TILE + lane
-            ]
+            tile[warp + j * ROWS, T.bitwise_xor(lane, warp + j * ROWS)] = \
+                A[by * TILE + warp + j * ROWS, bx * TILE + lane]
         T.cuda.cta_sync()
         for j in T.unroll(TILE // ROWS):
-            B[bx * TILE + warp + j * ROWS, by * TILE + lane] = tile[lane, T.bitwise_xor(warp + j * ROWS, lane)]
+            B[bx * TILE + warp + j * ROWS, by * TILE + lane] = \
+                tile[lane, T.bitwise_xor(warp + j * ROWS, lane)]
 
     return transpose_swizzled
 
