@@ -295,7 +295,7 @@ def test_runner_path_up_to_the_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
     monkeypatch.setenv("TXLAB_FAKE_ARGS", str(tmp_path / "args.txt"))
     monkeypatch.setattr(
-        device, "require_gpu", lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a")
+        device, "require_gpu", lambda what="", **kw: device.GPUInfo(available=True, name="fake", arch="sm_90a")
     )
     c = _compiled("oob_write")
     keep = tmp_path / "job"
@@ -443,7 +443,7 @@ if [ "$mode" = hazard ]; then cp {H200 / "cs_racecheck_hazard.txt"} "$log"; else
     fake.chmod(0o755)
     monkeypatch.setenv("TXLAB_COMPUTE_SANITIZER", str(fake))
     monkeypatch.setattr(
-        device, "require_gpu", lambda what="": device.GPUInfo(available=True, name="fake", arch="sm_90a")
+        device, "require_gpu", lambda what="", **kw: device.GPUInfo(available=True, name="fake", arch="sm_90a")
     )
     c = _sample("shared_race")
     rep = txlab.sanitize(c, np.zeros(256, "float32"), np.zeros(256, "float32"), tools=("racecheck",))

@@ -454,7 +454,7 @@ def test_record_rejects_a_kernel_without_profiler_buffer_before_running(monkeypa
         tx = T_script.thread_id([128])
         a[tx] = a[tx] + T_script.float32(1)
 
-    monkeypatch.setattr(device, "require_gpu", lambda what: GPUInfo(True, name="fake H200", arch="sm_90a"))
+    monkeypatch.setattr(device, "require_gpu", lambda what, **kw: GPUInfo(True, name="fake H200", arch="sm_90a"))
     with pytest.raises(T.TraceError, match="no uint64 buffer parameter"):
         T.record(txlab.compile(plain, arch="sm_90a"), np.zeros(128, np.float32), events=["x"])
 

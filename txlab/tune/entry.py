@@ -99,10 +99,10 @@ def autotune(
 def shutdown() -> None:
     """Stop the local engine's compile workers, the GPU actors kept between sweeps and the Ray that
     txlab started."""
-    from txlab.tune import pool
     from txlab.tune.engine import shutdown as _shutdown
+    from txlab.tune.pool import shutdown as _pool_shutdown
 
-    pool.shutdown()
+    _pool_shutdown()
     _shutdown()
 
 
