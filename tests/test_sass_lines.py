@@ -53,61 +53,17 @@ def test_the_gemm_listing_equals_nvdisasm_gi(gemm, tmp_path, monkeypatch):
     assert sum(i.padding for i in new.instructions) > 1  # the trailing NOPs, put back
 
 
-NOTEBOOK_01 = """
-@Tx.prim_func
-def row_sum_smem(X: Tx.Buffer((4096, 256), "float32"), out: Tx.Buffer((4096,), "float32")):
-    Tx.device_entry()
-    row = Tx.cta_id([4096])
-    tx = Tx.thread_id([256])
-    sm = Tx.alloc_shared((256,), "float32")
-    sm[tx] = X[row, tx]
-    Tx.cuda.cta_sync()
-    s = Tx.alloc_local((1,), "int32")
-    s[0] = 128
-    while s[0] >= 1:
-        if tx < s[0]:
-            sm[tx] += sm[tx + s[0]]
-        Tx.cuda.cta_sync()
-        s[0] = s[0] // 2
-    if tx == 0:
-        out[row] = sm[0]
-
-
-@I.ir_module
-class Both:
-    @Tx.prim_func
-    def scale(A_ptr: Tx.handle, B_ptr: Tx.handle, n: Tx.int32):
-        A = Tx.match_buffer(A_ptr, (n,), "float32")
-        B = Tx.match_buffer(B_ptr, (n,), "float32")
-        Tx.device_entry()
-        bx = Tx.cta_id([Tx.ceildiv(n, 256)])
-        tx = Tx.thread_id([256])
-        i = bx * 256 + tx
-        if i < n:
-            B[i] = A[i] * Tx.float32(2.0)
-
-    @Tx.prim_func
-    def warp_sums(X: Tx.Buffer((1 << 20,), "float32"), out: Tx.Buffer((1 << 15,), "float32")):
-        Tx.device_entry()
-        bx = Tx.cta_id([4096])
-        tx = Tx.thread_id([256])
-        v = Tx.alloc_local((1,), "float32")
-        v[0] = Tx.cuda.warp_sum(X[bx * 256 + tx])
-        if tx % 32 == 0:
-            out[bx * 8 + tx // 32] = v[0]
-"""
-
-
 @pytest.fixture(scope="module")
 def notebook_kernels():
-    from tvm.script import ir as I
-    from tvm.script import tirx as Tx
+    """Notebook 01's kernels (tests/kernels/basics.py), and two of them in one module."""
+    import tvm
 
-    from txlab.magic import register_source
+    from txlab.magic import run_cell
 
-    ns = {"Tx": Tx, "I": I}
-    exec(compile(NOTEBOOK_01, register_source(NOTEBOOK_01), "exec"), ns)  # noqa: S102 - the test's own kernels
-    return {name: txlab.compile(ns[name], arch="sm_90a") for name in ("row_sum_smem", "Both")}
+    kernels = (Path(__file__).parent / "kernels" / "basics.py").read_text()
+    built = run_cell(kernels, {}, arch="sm_90a")
+    both = tvm.IRModule({name: built[name].ir_module[name] for name in ("scale", "warp_sums")})
+    return {"row_sum_smem": built["row_sum_smem"], "Both": txlab.compile(both, arch="sm_90a")}
 
 
 def test_notebook_kernels_equal_nvdisasm_gi(notebook_kernels, tmp_path, monkeypatch):
