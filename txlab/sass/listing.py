@@ -23,6 +23,7 @@ then are unknown (:class:`txlab.CompileError` naming the missing tool).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import os
 import re
@@ -381,6 +382,8 @@ def of_cubin(cubin: bytes, cuda_name: str = "kernel.cu", ptx: str | None = None)
     """The :class:`Listing` of ``cubin`` (cached). With the ``ptx`` it was compiled from: one
     ``nvdisasm`` run of :data:`ONE` (live registers included), lines from the cubin and the PTX
     (:mod:`txlab.sass.lines`); without: ``nvdisasm -c -gi -hex`` (:data:`LINES`)."""
+    if ptx is not None and importlib.util.find_spec("elftools") is None:
+        ptx = None  # pyelftools (a dependency) is not installed: nvdisasm -gi, as before it
     if ptx is None:
         text, tool, seconds = text_of(cubin, LINES)
         return from_text(text, tool=tool, seconds=seconds, cubin=cubin, cuda_name=cuda_name)
