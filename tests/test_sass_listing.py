@@ -45,30 +45,41 @@ def gemm():
     return hg.build(8192, 8192, 8192, hg.GemmConfig())
 
 
-def test_source_view_on_the_gemm_disassembles_once_per_flag_set(gemm, tmp_path, monkeypatch):
-    """Opening SourceView used to run nvdisasm twice for the same instructions (-gi for the map,
-    -hex for the control bits) and write the cache twice. Now: one -c -gi -hex listing that the
-    map, the control column, the SASS table, diff and the summary all read, plus the one run
-    nvdisasm cannot merge into it (life ranges: it drops -gi when printing them)."""
+def test_source_view_on_the_gemm_runs_nvdisasm_once(gemm, tmp_path, monkeypatch):
+    """Opening SourceView used to run nvdisasm twice (-gi for the line map, --print-life-ranges
+    for the live-registers column: nvdisasm will not print both). Now one run gives the text, the
+    encodings and the live registers, and the lines come from the cubin and the PTX; the map, the
+    control column, the SASS table, diff and the summary all read that one listing."""
+    from txlab import toolchain
     from txlab.views.source import SourceView
 
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path))
     runs, writes = _counting(monkeypatch)
+    procs = []
+    real_proc = toolchain._run
+
+    def proc(cmd, *a, **k):  # every tool process, whoever starts it
+        procs.append(Path(cmd[0]).name)
+        return real_proc(cmd, *a, **k)
+
+    monkeypatch.setattr(toolchain, "_run", proc)
     import dataclasses
 
     c = dataclasses.replace(gemm)  # the same build, nothing disassembled yet
     d = json.loads(SourceView(c).data)
-    assert runs == [listing.LINES, listing.LIFE], runs
-    assert writes == [list(listing.LINES), list(listing.LIFE)], writes
+    assert runs == [listing.ONE] and procs.count("nvdisasm") == 1, (runs, procs)
+    assert writes == [list(listing.ONE)], writes
     assert d["live"] and all("control" in s for s in d["sass"])
+    assert all("live_registers" in s for s in d["sass"] if not s["padding"])
+    assert any(s.get("cuda_line") for s in d["sass"]) or c.sass_listing.has_lines
     # everything else reads the same listing: no further run
     c.sass_table(), c.instructions("^HGMMA"), sass.summary(c), txlab.diff(c, c), c.sass
     SourceView(c)
-    assert len(runs) == 2 and len(writes) == 2
+    assert len(runs) == 1 and len(writes) == 1 and procs.count("nvdisasm") == 1
     # a fresh Compiled of the same cubin (another process, a compile-cache hit) reads the cache
     fresh = dataclasses.replace(gemm)
     SourceView(fresh)
-    assert len(runs) == 2 and len(writes) == 2
+    assert len(runs) == 1 and len(writes) == 1 and procs.count("nvdisasm") == 1
     assert fresh.sass == c.sass
 
 
@@ -82,7 +93,7 @@ def test_without_live_registers_one_run_serves_every_reader(gemm, tmp_path, monk
     from txlab.tune.engine import facts
 
     facts(c)
-    assert runs == [listing.LINES] and len(writes) == 1
+    assert runs == [listing.ONE] and len(writes) == 1
 
 
 def test_nvdisasm_cannot_print_line_info_with_life_ranges(gemm):
@@ -252,9 +263,11 @@ def test_live_registers_unknown_says_why(hungry, monkeypatch):
 
     from txlab.errors import CompileError
 
-    def refuse(cubin, flags=listing.LINES):
+    def refuse(cubin, flags=listing.LINES):  # nvdisasm is missing: cuobjdump's text, no life ranges
         if flags == listing.LIFE:
             raise CompileError("disasm", "nvdisasm was not found (live registers need it)")
+        if flags == listing.ONE:
+            return real(cubin, ("-c", "-hex"))[0], "cuobjdump -sass"
         return real(cubin, flags)
 
     real = listing.run_disassembler

@@ -214,13 +214,13 @@ def test_sass_is_lazy_and_cached(tmp_path, monkeypatch):
     c = run_cell(cell, {}, arch="sm_90a", use_cache=True)["scale"]
     assert calls == [] and "disasm" not in c.timings and "sass_listing" not in c.__dict__
     assert c.resources["scale_kernel"]["registers"] > 0  # the resources need no SASS
-    assert "EXIT" in c.sass and calls == [listing.LINES] and "disasm" in c.timings
-    assert c.source_map.lines() and calls == [listing.LINES]  # disassembled once
+    assert "EXIT" in c.sass and calls == [listing.ONE] and "disasm" in c.timings
+    assert c.source_map.lines() and calls == [listing.ONE]  # disassembled once
     from txlab import cache
 
-    assert cache.load(listing.cache_key(c.cubin, listing.LINES))  # the listing is cached by cubin
+    assert cache.load(listing.cache_key(c.cubin, listing.ONE))  # the listing is cached by cubin
     again = txlab.compile(c.ir_module, arch="sm_90a", name="scale")
-    assert again.cache_hit and again.sass == c.sass and calls == [listing.LINES]
+    assert again.cache_hit and again.sass == c.sass and calls == [listing.ONE]
 
 
 def test_compile_options(basics):

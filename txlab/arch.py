@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from dataclasses import asdict, dataclass
 
 # sm_<major><minor>[a|f]: sm_80, sm_89, sm_90a, sm_100a, sm_120 (major 5..12, one minor digit)
 _ARCH_RE = re.compile(r"^sm_(\d{1,2})(\d)([af]?)$")
@@ -41,6 +42,50 @@ def supported_archs() -> list[str]:
             out.append(base + "f")
     return out
 
+
+_KIB = 1024
+
+
+@dataclass(frozen=True)
+class ArchLimits:
+    """Per-SM limits of one compute capability (occupancy and memory plans read these)."""
+
+    arch: str
+    max_threads_per_sm: int
+    max_ctas_per_sm: int
+    max_smem_per_sm: int  # bytes (the largest carve-out)
+    max_smem_per_cta_optin: int  # bytes a CTA may use (opt-in), without the reserved 1 KiB
+    carveouts_kib: tuple  # shared-memory carve-out sizes the SM supports
+    tmem_columns: int = 0  # tensor memory columns per SM (sm_100 family: 512)
+    regs_per_sm: int = 65536
+    max_regs_per_cta: int = 65536
+    max_regs_per_thread: int = 255
+    max_threads_per_cta: int = 1024
+    default_smem_per_cta: int = 48 * _KIB  # without opt-in
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // 32
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "max_warps_per_sm": self.max_warps_per_sm}
+
+
+_SMALL = (0, 8, 16, 32, 64, 100)
+_BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+#: Per-SM limits of the archs txlab knows, keyed by compute capability without the a/f suffix.
+#: Source: the CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", as
+#: encoded in CUDA 13.0's ``cuda_occupancy.h`` (where they differ, sm_120's resident CTAs, the
+#: header's 24); TMEM: PTX ISA, "Tensor Memory" (128 lanes x 512 columns on the sm_100 family).
+SM_LIMITS = {
+    "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),
+    "sm_86": ArchLimits("sm_86", 1536, 16, 100 * _KIB, 99 * _KIB, _SMALL),
+    "sm_89": ArchLimits("sm_89", 1536, 24, 100 * _KIB, 99 * _KIB, _SMALL),
+    "sm_90": ArchLimits("sm_90", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
+    "sm_100": ArchLimits("sm_100", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG, tmem_columns=512),
+    "sm_103": ArchLimits("sm_103", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG, tmem_columns=512),
+    "sm_120": ArchLimits("sm_120", 1536, 24, 100 * _KIB, 99 * _KIB, _SMALL),
+}
 
 _notice_lock = threading.Lock()
 _noticed_default_arch = False

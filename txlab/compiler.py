@@ -66,12 +66,12 @@ class Compiled:
     @functools.cached_property
     def sass_listing(self):
         """The SASS of this cubin (:class:`txlab.sass.Listing`: the text and one
-        :class:`txlab.sass.Instruction` per instruction, with encoding, control field, CUDA line
-        and inline frames), from one ``nvdisasm -c -gi -hex`` run on first use, kept in the cache
-        under the cubin's digest."""
+        :class:`txlab.sass.Instruction` per instruction, with encoding, control field, live
+        registers, CUDA line and inline frames), from one ``nvdisasm`` run on first use (lines
+        read from the cubin and this PTX), kept in the cache under the cubin's digest."""
         from txlab.sass import of_cubin
 
-        listing = of_cubin(self.cubin)
+        listing = of_cubin(self.cubin, ptx=self.ptx or None)
         if listing.seconds is not None:
             self.timings["disasm"] = listing.seconds
         return listing
@@ -367,17 +367,7 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         report(None)
     resources = toolchain.parse_ptxas_report(ptxas_report)
     for kname, launch_k in launch.items():
-        resources.setdefault(
-            kname,
-            {
-                "registers": 0,
-                "static_smem_bytes": 0,
-                "spill_store_bytes": 0,
-                "spill_load_bytes": 0,
-                "stack_bytes": 0,
-                "const_bytes": 0,
-            },
-        )
+        resources.setdefault(kname, dict.fromkeys(toolchain.RESOURCE_FIELDS, 0))
         resources[kname]["dynamic_smem_bytes"] = launch_k["dynamic_smem_bytes"]
     compiled = Compiled(
         name=entry,

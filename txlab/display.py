@@ -447,32 +447,45 @@ def compile_diff_html(d) -> str:
     )
 
 
-def bank_report_html(report) -> str:
-    from txlab.banks import _lanes_text
-
+def _access_table(report, css: str, title: str, columns: tuple, cells) -> str:
+    """One table row per memory access of ``report`` (banks and coalescing): line, access and
+    buffer, then ``cells(r)`` -> (bad, [further cells, already HTML]), the source last."""
     rows = []
     for r in report:
-        bad = r.ways is None or r.ways > 1
+        bad, more = cells(r)
+        tds = [html.escape(str(r.lineno)), html.escape(r.access), html.escape(r.buffer), *map(str, more)]
         rows.append(
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td>"
-            "<td><code>{}</code></td></tr>".format(
+            "<tr{}>{}<td><code>{}</code></td></tr>".format(
                 ' style="background:#fde2e2"' if bad else "",
-                html.escape(str(r.lineno)),
-                html.escape(r.access),
-                html.escape(r.buffer),
-                r.bytes_per_lane,
-                "unknown" if r.ways is None else r.ways,
-                "?" if r.ways is None else r.wavefronts,
-                "?" if r.ways is None else r.ideal_wavefronts,
-                html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
+                "".join(f"<td>{t}</td>" for t in tds),
                 html.escape(r.source or ""),
             )
         )
-    return (
-        "<div class='txlab-banks'><b>{}</b>: shared-memory bank conflicts per access"
-        "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>ways</th>"
-        "<th>wavefronts/ideal</th><th>colliding lanes</th><th>source</th></tr>{}</table></div>"
-    ).format(html.escape(report.kernel), "".join(rows))
+    head = "".join(f"<th>{c}</th>" for c in ("line", "access", "buffer", *columns, "source"))
+    return "<div class='{}'><b>{}</b>: {}<table><tr>{}</tr>{}</table></div>".format(
+        css, html.escape(report.kernel), title, head, "".join(rows)
+    )
+
+
+def bank_report_html(report) -> str:
+    from txlab.banks import _lanes_text
+
+    def cells(r):
+        bad = r.ways is None or r.ways > 1
+        return bad, [
+            r.bytes_per_lane,
+            "unknown" if r.ways is None else r.ways,
+            "{}/{}".format("?" if r.ways is None else r.wavefronts, "?" if r.ways is None else r.ideal_wavefronts),
+            html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
+        ]
+
+    return _access_table(
+        report,
+        "txlab-banks",
+        "shared-memory bank conflicts per access",
+        ("B/lane", "ways", "wavefronts/ideal", "colliding lanes"),
+        cells,
+    )
 
 
 def emulation_html(res) -> str:
@@ -531,31 +544,24 @@ def api_help_html(h) -> str:
 
 
 def coalescing_html(report) -> str:
-    rows = []
-    for r in report:
+    def cells(r):
         known = r.status != "unknown"
-        bad = not known or not r.coalesced
-        rows.append(
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td><code>{}</code></td></tr>".format(
-                ' style="background:#fde2e2"' if bad else "",
-                html.escape(str(r.lineno)),
-                html.escape(r.access),
-                html.escape(r.buffer),
-                r.bytes_per_lane,
-                f"{r.sectors / r.instructions:.1f}" if known else "unknown",
-                f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
-                html.escape(
-                    r.reason if not known else "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
-                ),
-                html.escape(r.source or ""),
-            )
-        )
-    return (
-        "<div class='txlab-coalescing'><b>{}</b>: global-memory coalescing per access"
-        "<table><tr><th>line</th><th>access</th><th>buffer</th><th>B/lane</th><th>sectors/instruction</th>"
-        "<th>ideal</th><th>verdict</th><th>source</th></tr>{}</table></div>"
-    ).format(html.escape(report.kernel), "".join(rows))
+        return not known or not r.coalesced, [
+            r.bytes_per_lane,
+            f"{r.sectors / r.instructions:.1f}" if known else "unknown",
+            f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
+            html.escape(
+                r.reason if not known else "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+            ),
+        ]
+
+    return _access_table(
+        report,
+        "txlab-coalescing",
+        "global-memory coalescing per access",
+        ("B/lane", "sectors/instruction", "ideal", "verdict"),
+        cells,
+    )
 
 
 def gemm_choice_html(choice) -> str:

@@ -22,10 +22,11 @@ CUDA toolkit and the ``nvidia-cuda-runtime`` wheel, which mirrors what the drive
   ``carveouts_kib`` of :data:`ARCHS`), but never below what one CTA needs.
 * **CTAs**: the arch's resident-CTA limit.
 
-The limits per arch (:data:`ARCHS`) are the CUDA C++ Programming Guide's "technical
-specifications per compute capability" table as encoded in ``cuda_occupancy.h`` of CUDA 13.0
-(that header is what the calculator and the driver agree on; where the two documents differ, for
-sm_120 resident CTAs, the header's 24 is used). Not modelled: per-kernel named-barrier counts
+The limits per arch (:data:`ARCHS`, the one table in :mod:`txlab.arch` that memory plans read
+too) are the CUDA C++ Programming Guide's "technical specifications per compute capability"
+table as encoded in ``cuda_occupancy.h`` of CUDA 13.0 (that header is what the calculator and the
+driver agree on; where the two documents differ, for sm_120 resident CTAs, the header's 24 is
+used). Not modelled: per-kernel named-barrier counts
 (Hopper's barrier limit) and cluster scheduling (``cudaOccupancyMaxActiveClusters``), which only
 the driver knows; :func:`driver_blocks_per_sm` asks the driver on a GPU.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from txlab.arch import SM_LIMITS, ArchLimits  # noqa: F401 (ArchLimits: re-exported)
 from txlab.deprecation import callable_module
 
 WARP = 32
@@ -45,40 +47,8 @@ RESERVED_SMEM_PER_CTA = 1024  # bytes the driver reserves per CTA (sm_80+)
 _KIB = 1024
 
 
-@dataclass(frozen=True)
-class ArchLimits:
-    """Per-SM limits of one compute capability."""
-
-    arch: str
-    max_threads_per_sm: int
-    max_ctas_per_sm: int
-    max_smem_per_sm: int  # bytes (the largest carve-out)
-    max_smem_per_cta_optin: int  # bytes a CTA may use (opt-in), without the reserved 1 KiB
-    carveouts_kib: tuple  # shared-memory carve-out sizes the SM supports
-    regs_per_sm: int = 65536
-    max_regs_per_cta: int = 65536
-    max_regs_per_thread: int = 255
-    max_threads_per_cta: int = 1024
-    default_smem_per_cta: int = 48 * _KIB  # without opt-in
-
-    @property
-    def max_warps_per_sm(self) -> int:
-        return self.max_threads_per_sm // WARP
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "max_warps_per_sm": self.max_warps_per_sm}
-
-
-_BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
-#: the archs txlab compiles for, keyed by compute capability without the a/f suffix
-ARCHS = {
-    "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),
-    "sm_86": ArchLimits("sm_86", 1536, 16, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
-    "sm_89": ArchLimits("sm_89", 1536, 24, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
-    "sm_90": ArchLimits("sm_90", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
-    "sm_100": ArchLimits("sm_100", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
-    "sm_120": ArchLimits("sm_120", 1536, 24, 100 * _KIB, 99 * _KIB, (0, 8, 16, 32, 64, 100)),
-}
+#: the archs txlab knows the limits of (one table for occupancy and memory plans: txlab.arch)
+ARCHS = SM_LIMITS
 
 
 def limits(arch: str) -> ArchLimits:

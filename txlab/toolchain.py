@@ -251,17 +251,8 @@ def cuda_to_ptx(
         proc = _run(cmd, "nvcc", tmp)
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).strip()
-            lines = source.splitlines()
-            lineno, msg = _first_error(out, _NVCC_ERR)
-            raise CompileError(
-                "nvcc",
-                msg,
-                lineno=lineno,
-                filename="<generated CUDA>",
-                source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
-                detail=out,
-                hint=_arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None),
-            )
+            hint = _arch_hint(out, arch) or (TOOL_FIX["nvcc"] if _MISSING_PART.search(out) else None)
+            raise _failed("nvcc", out, _NVCC_ERR, source, "<generated CUDA>", hint)
         ptx = Path(tmp, "kernel.ptx").read_text()
         # -lineinfo names the source by its absolute path, here a fresh temporary folder: name it
         # "kernel.cu" so the same source gives the same PTX and cubin (the cache relies on it)
@@ -287,6 +278,22 @@ def _fixed_module_id(ptx: str) -> str:
     return _INTERNAL_BYTES.sub(zero, ptx)
 
 
+def _failed(stage: str, out: str, errors: re.Pattern, source: str, filename: str, hint: str | None) -> CompileError:
+    """The :class:`CompileError` of a failed nvcc or ptxas run: its first error, at its line of
+    ``source`` (the generated CUDA or PTX), the whole output as the detail."""
+    lines = source.splitlines()
+    lineno, msg = _first_error(out, errors)
+    return CompileError(
+        stage,
+        msg,
+        lineno=lineno,
+        filename=filename,
+        source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
+        detail=out,
+        hint=hint,
+    )
+
+
 def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> tuple[bytes, str]:
     """PTX to cubin with ptxas; returns (cubin, the -v report)."""
     ptxas = _need("ptxas", "ptxas")
@@ -296,17 +303,7 @@ def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> t
         proc = _run(cmd, "ptxas", tmp)
         report = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
-            lines = ptx.splitlines()
-            lineno, msg = _first_error(report, _PTXAS_ERR)
-            raise CompileError(
-                "ptxas",
-                msg,
-                lineno=lineno,
-                filename="<generated PTX>",
-                source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
-                detail=report,
-                hint=_arch_hint(report, arch),
-            )
+            raise _failed("ptxas", report, _PTXAS_ERR, ptx, "<generated PTX>", _arch_hint(report, arch))
         return Path(tmp, "kernel.cubin").read_bytes(), report
 
 
@@ -317,6 +314,17 @@ _RES_STACK = re.compile(
 _RES_USED = re.compile(r"Used (?P<regs>\d+) registers(?P<rest>.*)")
 
 
+#: what ``ptxas -v`` reports per kernel (bytes, or registers per thread); 0 until it says otherwise
+RESOURCE_FIELDS = (
+    "registers",
+    "static_smem_bytes",
+    "spill_store_bytes",
+    "spill_load_bytes",
+    "stack_bytes",
+    "const_bytes",
+)
+
+
 def parse_ptxas_report(report: str) -> dict:
     """Per-kernel resources from ``ptxas -v``: registers, static shared memory, spills, stack."""
     out: dict[str, dict] = {}
@@ -324,17 +332,7 @@ def parse_ptxas_report(report: str) -> dict:
     for line in report.splitlines():
         m = _RES_FUNC.search(line)
         if m:
-            current = out.setdefault(
-                m.group("name"),
-                {
-                    "registers": 0,
-                    "static_smem_bytes": 0,
-                    "spill_store_bytes": 0,
-                    "spill_load_bytes": 0,
-                    "stack_bytes": 0,
-                    "const_bytes": 0,
-                },
-            )
+            current = out.setdefault(m.group("name"), dict.fromkeys(RESOURCE_FIELDS, 0))
             continue
         if current is None:
             continue

@@ -1,4 +1,5 @@
-// Bundles every widgets/src/<name>.js that does not start with "_" into txlab/static/<name>.js, and
+// Bundles every widgets/src/<name>.js that does not start with "_" into txlab/static/<name>.js
+// (minified: a bundle is a build output, and each one inlines the shared _common.js once more), and
 // widgets/src/export/embed.js (the offline widget renderer of txlab.export) into
 // txlab/static/export/embed.js. `node build.mjs --check` rebuilds in memory and exits 1 if a
 // committed bundle is stale; `--export-only` builds/checks only the renderer; META=1 prints what
@@ -22,7 +23,7 @@ for (const entry of entries) {
     bundle: true,
     format: "esm",
     target: "es2020",
-    minify: false,
+    minify: true,
     legalComments: "none",
     write: false,
     charset: "utf8",

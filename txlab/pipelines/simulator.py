@@ -440,27 +440,140 @@ def _run(
         if not done[r]:
             runnable.append(r)
 
+    def diagnose() -> Deadlock:
+        """The deadlock: who waits on which slot and phase, and why nothing can complete it."""
+        arrivers = {
+            b: [
+                i
+                for i, sc in enumerate(scripts)
+                if any(op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX) for op in sc)
+            ]
+            for b in range(len(barriers))
+        }
+        txers = {
+            b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] == COMPLETE_TX for op in sc)]
+            for b in range(len(barriers))
+        }
+        stuck_on = {}
+        for slot, ws in enumerate(waiters):
+            for w in ws:
+                stuck_on[w] = slot
+        waits = []
+        for w in sorted(stuck_on, key=lambda w: blocked_since[w]):
+            slot = stuck_on[w]
+            b, st = divmod(slot, S)
+            spec = barriers[b]
+            parity = rphase[w] ^ spec.phase_offset
+            bname = f"{spec.name}[{st}]"
+            off = f" ^ empty_phase_offset {spec.phase_offset}" if spec.phase_offset else ""
+            head = (
+                f"{names[w]} waits on {bname} with parity {parity} (PipelineState stage {rstage[w]}, "
+                f"phase {rphase[w]}{off}; iteration {it[w]}). The barrier is still in phase parity "
+                f"{sphase[slot]} with {spend[slot]} of {spec.init} arrival(s) pending"
+                + (f" and {stx[slot]} tx byte(s) outstanding" if stx[slot] else "")
+                + f" ({scomp[slot]} phase(s) completed so far), so the wait can only pass once this "
+                f"phase completes."
+            )
+            # why it never completes
+            who = arrivers[b]
+            status = []
+            for a in who:
+                if a == w:
+                    status.append(f"{names[a]} itself (blocked here)")
+                elif done[a]:
+                    status.append(f"{names[a]} (finished all {iters[a]} iterations)")
+                elif a in stuck_on:
+                    s2 = stuck_on[a]
+                    b2, st2 = divmod(s2, S)
+                    status.append(f"{names[a]} (blocked waiting on {barriers[b2].name}[{st2}])")
+            why = ""
+            if spend[slot] <= 0 and stx[slot] != 0:
+                if stx[slot] > 0:
+                    why = (
+                        f" Every arrival is in, but {stx[slot]} expected byte(s) never landed: expect_tx "
+                        f"announced more bytes than the copies deliver (tx-count mismatch)."
+                    )
+                else:
+                    why = (
+                        f" Every arrival is in, but the copies delivered {-stx[slot]} byte(s) more than "
+                        f"expect_tx announced; the tx-count is negative and cannot reach 0 (tx-count "
+                        f"mismatch)."
+                    )
+            elif not who:
+                why = f" Nothing ever arrives on {spec.name}: no role's script has an arrive on it."
+            elif all(done[a] or a == w for a in who):
+                why = (
+                    f" Every role that arrives on {spec.name} ({', '.join(status)}) is done, yet the "
+                    f"phase needs {spec.init} arrivals: init_{spec.name}={spec.init} is larger than the "
+                    f"arrivals a phase receives, or an arrive is missing."
+                )
+            else:
+                why = f" Arrivals on {spec.name} come from {', '.join(status)}: a cycle, nobody can move."
+            hint = ""
+            if (
+                spec.name == "empty"
+                and scomp[slot] == 0
+                and it[w] == 0
+                and roles[w].kind == "producer"
+                and sphase[slot] == 0
+                and parity == 0
+            ):
+                hint = (
+                    f" Likely cause: {names[w]} starts its PipelineState at phase {roles[w].phase} on "
+                    f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
+                    f"until consumers release a slot they never received. Start the producer at phase 1 "
+                    f"(PipelineState(stages, 1)) or use empty_phase_offset=1."
+                )
+            elif scomp[slot] >= 2 and parity == sphase[slot]:
+                per_iter = {
+                    a: sum(
+                        op[2] if op[0] == ARRIVE else 1
+                        for op in scripts[a]
+                        if op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX)
+                    )
+                    for a in who
+                }
+                total = sum(per_iter.values())
+                twice = [names[a] for a, n in per_iter.items() if n > 1]
+                if total > spec.init:
+                    cause = (
+                        f"{twice[0]} arrives on {spec.name} {per_iter[names.index(twice[0])]} times per stage"
+                        if twice
+                        else f"init_{spec.name}={spec.init} is smaller than the {total} arrivals each stage receives"
+                    )
+                    hint = (
+                        f" Likely cause: {cause}, so {bname} has completed {scomp[slot]} phases and its "
+                        f"parity is back to {sphase[slot]}, the value {names[w]} waits to see change."
+                    )
+            waits.append(
+                BlockedWait(
+                    names[w],
+                    spec.name,
+                    st,
+                    parity,
+                    it[w],
+                    blocked_since[w],
+                    sphase[slot],
+                    spend[slot],
+                    spec.init,
+                    stx[slot],
+                    scomp[slot],
+                    head + why + hint,
+                )
+            )
+        step = len(events) - 1
+        if waits:
+            lines = [f"Deadlock after event {step}: {len(waits)} role(s) wait forever."]
+            lines += [f"- {w.reason}" for w in waits]
+            message = "\n".join(lines)
+        else:  # pragma: no cover - a role can only stop by blocking
+            message = f"Deadlock after event {step}."
+        return Deadlock(step, tuple(waits), message)
+
     finished = all(done)
     deadlock = None
     if not finished:
-        deadlock = _diagnose(
-            S,
-            barriers,
-            roles,
-            scripts,
-            events,
-            waiters,
-            sphase,
-            spend,
-            stx,
-            scomp,
-            it,
-            iters,
-            done,
-            rstage,
-            rphase,
-            blocked_since,
-        )
+        deadlock = diagnose()
         problems.insert(
             0,
             Problem(
@@ -478,147 +591,3 @@ def _run(
                 spans.append(Span(names[w], bnames[slot // S], slot % S, blocked_it[w], blocked_since[w], None))
     spans.sort(key=lambda s: s.start)
     return PipelineTrace(S, barriers, roles, events, spans, deadlock, problems, finished, params)
-
-
-def _diagnose(
-    S,
-    barriers,
-    roles,
-    scripts,
-    events,
-    waiters,
-    sphase,
-    spend,
-    stx,
-    scomp,
-    it,
-    iters,
-    done,
-    rstage,
-    rphase,
-    blocked_since,
-) -> Deadlock:
-    names = [r.name for r in roles]
-    arrivers = {
-        b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX) for op in sc)]
-        for b in range(len(barriers))
-    }
-    txers = {
-        b: [i for i, sc in enumerate(scripts) if any(op[1] == b and op[0] == COMPLETE_TX for op in sc)]
-        for b in range(len(barriers))
-    }
-    stuck_on = {}
-    for slot, ws in enumerate(waiters):
-        for w in ws:
-            stuck_on[w] = slot
-    waits = []
-    for w in sorted(stuck_on, key=lambda w: blocked_since[w]):
-        slot = stuck_on[w]
-        b, st = divmod(slot, S)
-        spec = barriers[b]
-        parity = rphase[w] ^ spec.phase_offset
-        bname = f"{spec.name}[{st}]"
-        off = f" ^ empty_phase_offset {spec.phase_offset}" if spec.phase_offset else ""
-        head = (
-            f"{names[w]} waits on {bname} with parity {parity} (PipelineState stage {rstage[w]}, "
-            f"phase {rphase[w]}{off}; iteration {it[w]}). The barrier is still in phase parity "
-            f"{sphase[slot]} with {spend[slot]} of {spec.init} arrival(s) pending"
-            + (f" and {stx[slot]} tx byte(s) outstanding" if stx[slot] else "")
-            + f" ({scomp[slot]} phase(s) completed so far), so the wait can only pass once this "
-            f"phase completes."
-        )
-        # why it never completes
-        who = arrivers[b]
-        status = []
-        for a in who:
-            if a == w:
-                status.append(f"{names[a]} itself (blocked here)")
-            elif done[a]:
-                status.append(f"{names[a]} (finished all {iters[a]} iterations)")
-            elif a in stuck_on:
-                s2 = stuck_on[a]
-                b2, st2 = divmod(s2, S)
-                status.append(f"{names[a]} (blocked waiting on {barriers[b2].name}[{st2}])")
-        why = ""
-        if spend[slot] <= 0 and stx[slot] != 0:
-            if stx[slot] > 0:
-                why = (
-                    f" Every arrival is in, but {stx[slot]} expected byte(s) never landed: expect_tx "
-                    f"announced more bytes than the copies deliver (tx-count mismatch)."
-                )
-            else:
-                why = (
-                    f" Every arrival is in, but the copies delivered {-stx[slot]} byte(s) more than "
-                    f"expect_tx announced; the tx-count is negative and cannot reach 0 (tx-count "
-                    f"mismatch)."
-                )
-        elif not who:
-            why = f" Nothing ever arrives on {spec.name}: no role's script has an arrive on it."
-        elif all(done[a] or a == w for a in who):
-            why = (
-                f" Every role that arrives on {spec.name} ({', '.join(status)}) is done, yet the "
-                f"phase needs {spec.init} arrivals: init_{spec.name}={spec.init} is larger than the "
-                f"arrivals a phase receives, or an arrive is missing."
-            )
-        else:
-            why = f" Arrivals on {spec.name} come from {', '.join(status)}: a cycle, nobody can move."
-        hint = ""
-        if (
-            spec.name == "empty"
-            and scomp[slot] == 0
-            and it[w] == 0
-            and roles[w].kind == "producer"
-            and sphase[slot] == 0
-            and parity == 0
-        ):
-            hint = (
-                f" Likely cause: {names[w]} starts its PipelineState at phase {roles[w].phase} on "
-                f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
-                f"until consumers release a slot they never received. Start the producer at phase 1 "
-                f"(PipelineState(stages, 1)) or use empty_phase_offset=1."
-            )
-        elif scomp[slot] >= 2 and parity == sphase[slot]:
-            per_iter = {
-                a: sum(
-                    op[2] if op[0] == ARRIVE else 1
-                    for op in scripts[a]
-                    if op[1] == b and op[0] in (ARRIVE, ARRIVE_EXPECT_TX)
-                )
-                for a in who
-            }
-            total = sum(per_iter.values())
-            twice = [names[a] for a, n in per_iter.items() if n > 1]
-            if total > spec.init:
-                cause = (
-                    f"{twice[0]} arrives on {spec.name} {per_iter[names.index(twice[0])]} times per stage"
-                    if twice
-                    else f"init_{spec.name}={spec.init} is smaller than the {total} arrivals each stage receives"
-                )
-                hint = (
-                    f" Likely cause: {cause}, so {bname} has completed {scomp[slot]} phases and its "
-                    f"parity is back to {sphase[slot]}, the value {names[w]} waits to see change."
-                )
-        waits.append(
-            BlockedWait(
-                names[w],
-                spec.name,
-                st,
-                parity,
-                it[w],
-                blocked_since[w],
-                sphase[slot],
-                spend[slot],
-                spec.init,
-                stx[slot],
-                scomp[slot],
-                head + why + hint,
-            )
-        )
-    step = len(events) - 1
-    if waits:
-        lines = [f"Deadlock after event {step}: {len(waits)} role(s) wait forever."]
-        lines += [f"- {w.reason}" for w in waits]
-        message = "\n".join(lines)
-    else:  # pragma: no cover - a role can only stop by blocking
-        message = f"Deadlock after event {step}."
-    return Deadlock(step, tuple(waits), message)

@@ -5,74 +5,25 @@ from __future__ import annotations
 
 import re
 
+from txlab.arch import SM_LIMITS
 from txlab.errors import TxlabError
 
 KiB = 1024
 
-# Per-architecture limits. Source: NVIDIA CUDA C++ Programming Guide, "Compute Capabilities" >
-# "Technical Specifications per Compute Capability" (shared memory per SM, maximum shared memory
-# per block with opt-in, 32-bit registers per SM, maximum resident warps / blocks per SM) and the
-# CUDA Occupancy Calculator (1 KiB of shared memory reserved per resident block on cc >= 8.0,
-# registers allocated per warp in units of 256). TMEM: PTX ISA, "Tensor Memory" (sm_100a family:
-# 128 lanes x 512 columns of 32-bit cells per CTA-pair SM; tcgen05.alloc takes a power of two
-# of at least 32 columns).
+# Per-architecture limits, as a memory plan reads them: the rows of the one table in txlab.arch
+# (the occupancy calculator's too). The CUDA Occupancy Calculator reserves 1 KiB of shared memory
+# per resident block on cc >= 8.0 and allocates registers per warp in units of 256. TMEM: PTX ISA,
+# "Tensor Memory" (tcgen05.alloc takes a power of two of at least 32 columns).
 ARCH_LIMITS: dict[str, dict] = {
-    "sm_80": dict(
-        smem_per_block_optin=163 * KiB,
-        smem_per_sm=164 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=64,
-        max_ctas_per_sm=32,
-        tmem_columns=0,
-    ),
-    "sm_86": dict(
-        smem_per_block_optin=99 * KiB,
-        smem_per_sm=100 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=48,
-        max_ctas_per_sm=16,
-        tmem_columns=0,
-    ),
-    "sm_89": dict(
-        smem_per_block_optin=99 * KiB,
-        smem_per_sm=100 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=48,
-        max_ctas_per_sm=24,
-        tmem_columns=0,
-    ),
-    "sm_90": dict(
-        smem_per_block_optin=227 * KiB,
-        smem_per_sm=228 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=64,
-        max_ctas_per_sm=32,
-        tmem_columns=0,
-    ),
-    "sm_100": dict(
-        smem_per_block_optin=227 * KiB,
-        smem_per_sm=228 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=64,
-        max_ctas_per_sm=32,
-        tmem_columns=512,
-    ),
-    "sm_103": dict(
-        smem_per_block_optin=227 * KiB,
-        smem_per_sm=228 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=64,
-        max_ctas_per_sm=32,
-        tmem_columns=512,
-    ),
-    "sm_120": dict(
-        smem_per_block_optin=99 * KiB,
-        smem_per_sm=100 * KiB,
-        regs_per_sm=65536,
-        max_warps_per_sm=48,
-        max_ctas_per_sm=32,
-        tmem_columns=0,
-    ),
+    base: dict(
+        smem_per_block_optin=a.max_smem_per_cta_optin,
+        smem_per_sm=a.max_smem_per_sm,
+        regs_per_sm=a.regs_per_sm,
+        max_warps_per_sm=a.max_warps_per_sm,
+        max_ctas_per_sm=a.max_ctas_per_sm,
+        tmem_columns=a.tmem_columns,
+    )
+    for base, a in SM_LIMITS.items()
 }
 RESERVED_SMEM_PER_CTA = 1 * KiB
 REG_ALLOC_UNIT = 256  # registers, per warp

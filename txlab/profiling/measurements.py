@@ -588,7 +588,8 @@ def _build(raw: dict, compiled, *, cubin=None, timings=None, sections=(), args="
     cuda_src = []
     if compiled is not None:
         cubin = cubin if cubin is not None else compiled.cubin
-        cuda_lines = sass.cuda_line_table(cubin).get(kernel, {})
+        ptx = getattr(compiled, "ptx", None) or None  # the lines of its own PTX when it is this cubin's
+        cuda_lines = sass.cuda_line_table(cubin, ptx=ptx).get(kernel, {})
         sass_text = compiled.sass_listing.by_offset(kernel)
         cuda_src = compiled.cuda_source.splitlines()
         try:

@@ -33,6 +33,7 @@ from txlab.sass.control import CONTROL_SHIFT, NO_BARRIER, Control, dependencies
 from txlab.sass.listing import (
     LIFE,
     LINES,
+    ONE,
     Listing,
     cuda_line_table,
     disassemble,
@@ -55,6 +56,7 @@ __all__ = [
     "LIFE",
     "LINES",
     "Listing",
+    "ONE",
     "NO_BARRIER",
     "SUMMARY_OPCODES",
     "SassTable",

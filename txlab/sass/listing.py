@@ -1,28 +1,30 @@
-"""The one place txlab runs nvdisasm (or cuobjdump): one disassembly per cubin and flag set,
-cached in txlab's content-addressed cache under the cubin's SHA-256, the flags and the tool's
-version, and verified on read (:func:`txlab.cache.load`).
+"""The one place txlab runs nvdisasm (or cuobjdump): one disassembly per cubin, cached in txlab's
+content-addressed cache under the cubin's SHA-256, the flags and the tool's version, and verified
+on read (:func:`txlab.cache.load`).
 
-Two flag sets, because nvdisasm cannot print everything in one run:
+nvdisasm cannot print line info and register life ranges in one run ("Options --print-line-info
+and its variants are ignored when printing register life range", nvdisasm 13.x), so a
+:class:`Listing` of a cubin with its PTX (``Compiled.sass_listing``) is one run of :data:`ONE` =
+``nvdisasm -c -hex --print-life-ranges --life-range-mode count``: each instruction's text, both
+64-bit words of its encoding (the control field: :mod:`txlab.sass.control`) and the live
+registers at it (GPR, predicate, uniform, uniform predicate); its CUDA line and inline frames are
+read from the cubin's line table and the PTX (:mod:`txlab.sass.lines`), equal to what
+``nvdisasm -gi`` prints. Every SASS consumer reads this one listing: ``Compiled.sass`` (the text of
+plain ``nvdisasm -c``: the encodings and life-range columns removed), the SASS table, the line map
+and SourceView with its live-registers column, ``txlab.diff``, the profiler's CUDA lines, tuning
+facts.
 
-* :data:`LINES` = ``nvdisasm -c -gi -hex``: each instruction's text, both 64-bit words of its
-  encoding (the control field: :mod:`txlab.sass.control`) and its line info with the inline chain
-  (``//## File "kernel.cu", line 194 inlined at "kernel.cu", line 277``), from one run. Every SASS
-  consumer reads this one listing: ``Compiled.sass`` (the same text as plain ``nvdisasm -c``, which
-  is this one with the ``//##`` and encoding comments removed), the SASS table, the line map and
-  SourceView, ``txlab.diff``, the profiler's CUDA lines, tuning facts.
-* :data:`LIFE` = ``nvdisasm -c --print-life-ranges --life-range-mode count``: the number of live
-  registers at each instruction (GPR, predicate, uniform, uniform predicate). nvdisasm ignores
-  ``-g``/``-gi``/``-gp`` with ``--print-life-ranges`` ("Options --print-line-info and its variants
-  are ignored when printing register life range", nvdisasm 13.x), so live registers are a second
-  run, made only when they are asked for (``source_map.live_registers``, SourceView's column).
-
-Without nvdisasm, :data:`LINES` falls back to ``cuobjdump -sass`` (encodings, no line info);
-live registers then are unknown (:class:`txlab.CompileError` naming the missing tool).
+A cubin given without its PTX is disassembled with :data:`LINES` = ``nvdisasm -c -gi -hex``
+(line info from nvdisasm), live registers then being a second run of :data:`LIFE`. Without
+nvdisasm, the text falls back to ``cuobjdump -sass`` (encodings, no line info); live registers
+then are unknown (:class:`txlab.CompileError` naming the missing tool).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import io
 import os
 import re
 import tempfile
@@ -37,12 +39,13 @@ from txlab.sass.record import Instruction
 
 LINES = ("-c", "-gi", "-hex")
 LIFE = ("-c", "--print-life-ranges", "--life-range-mode", "count")
+ONE = ("-c", "-hex", "--print-life-ranges", "--life-range-mode", "count")
 _FILE = "listing.txt"
 
 
 def run_disassembler(cubin: bytes, flags: tuple = LINES) -> tuple[str, str]:
-    """(text, tool command) of ``nvdisasm <flags>`` on ``cubin``; for :data:`LINES`, ``cuobjdump
-    -sass`` when nvdisasm is absent or fails. The only nvdisasm/cuobjdump call in txlab."""
+    """(text, tool command) of ``nvdisasm <flags>`` on ``cubin``; for :data:`LINES` and :data:`ONE`,
+    ``cuobjdump -sass`` when nvdisasm is absent or fails. The only nvdisasm/cuobjdump call in txlab."""
     from txlab import toolchain
 
     with tempfile.TemporaryDirectory(prefix="txlab-sass-") as tmp:
@@ -54,7 +57,7 @@ def run_disassembler(cubin: bytes, flags: tuple = LINES) -> tuple[str, str]:
             if proc.returncode == 0:
                 return proc.stdout, "nvdisasm " + " ".join(flags)
             failed = (proc.stdout + proc.stderr).strip() or f"nvdisasm exited with {proc.returncode}"
-        if flags != LINES:
+        if flags not in (LINES, ONE):
             raise CompileError(
                 "disasm",
                 failed or "nvdisasm was not found (live registers need it)",
@@ -122,6 +125,7 @@ _INSTR = re.compile(
 )
 _HI = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _HEX_TAIL = re.compile(r"\s*/\*\s*0x[0-9a-fA-F]{16}\s*\*/\s*$")
+_LIFE_TAIL = re.compile(r"\s*// [|+][-+|#.\w ]*$")  # a --print-life-ranges column (or its header)
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\w+)|\barch\s*=\s*(sm_\w+)", re.M)
 
 
@@ -136,7 +140,20 @@ def parse(text: str, cuda_name: str = "kernel.cu") -> tuple[str, list[Instructio
     group_open = False
     kernel = ""
     pending: dict | None = None
+    in_legend = False
     for raw in text.splitlines():
+        if "// |" in raw or "// +" in raw:  # --print-life-ranges columns (parse_life reads them)
+            raw = _LIFE_TAIL.sub("", raw)
+            if not raw:
+                continue
+        elif raw.lstrip().startswith("// Legend:"):  # the life-range table's legend, with a blank line
+            in_legend = True  # before and after it that plain nvdisasm does not print
+            if plain[-1:] == [""]:
+                plain.pop()
+            continue
+        elif in_legend:
+            in_legend = bool(raw.strip())
+            continue
         if pending is not None:
             h = _HI.match(raw)
             if h:
@@ -167,8 +184,6 @@ def parse(text: str, cuda_name: str = "kernel.cu") -> tuple[str, list[Instructio
             continue
         pred, body = split_predicate(im.group("body"))
         opcode, _, operands = body.partition(" ")
-        names = [os.path.basename(f) for f, _ in frames]
-        outer = frames[-1] if frames else None
         pending = dict(
             kernel=kernel,
             index=len(out),
@@ -178,14 +193,25 @@ def parse(text: str, cuda_name: str = "kernel.cu") -> tuple[str, list[Instructio
             operands=operands.strip(),
             lo=int(im.group("lo"), 16) if im.group("lo") else None,
             cls=classify(opcode),
-            cuda_line=outer[1] if outer and os.path.basename(outer[0]) == cuda_name else None,
-            inline=tuple(f"{n}:{l}" for n, (_, l) in zip(names, frames)),
-            inner_cuda=tuple(l for n, (_, l) in zip(names, frames) if n == cuda_name)[:-1],
+            **frame_fields(frames, cuda_name),
             sass_line=len(plain),
         )
     if pending is not None:
         out.append(Instruction(**pending))
     return "\n".join(plain) + ("\n" if text.endswith("\n") else ""), _mark_padding(out)
+
+
+def frame_fields(frames, cuda_name: str = "kernel.cu") -> dict:
+    """An instruction's ``cuda_line`` (its outermost frame, when in ``cuda_name``), ``inline``
+    (``"file:line"`` innermost first) and ``inner_cuda`` from its frames ``[(file, line), ...]``
+    (innermost first)."""
+    names = [os.path.basename(f) for f, _ in frames]
+    outer = frames[-1] if frames else None
+    return dict(
+        cuda_line=outer[1] if outer and os.path.basename(outer[0]) == cuda_name else None,
+        inline=tuple(f"{n}:{ln}" for n, (_, ln) in zip(names, frames)),
+        inner_cuda=tuple(ln for n, (_, ln) in zip(names, frames) if n == cuda_name)[:-1],
+    )
 
 
 def parse_encoded(text: str) -> list[Instruction]:
@@ -227,10 +253,11 @@ _OFFSET = re.compile(r"^\s*/\*(?P<off>[0-9a-fA-F]{4,})\*/")
 
 def parse_life(text: str) -> dict[tuple[str, int], dict]:
     """``{(kernel, offset): {"gpr": n, "pred": n, ...}}``: registers live at each instruction, from
-    ``nvdisasm --print-life-ranges --life-range-mode count``. The columns are the register files
-    the kernel uses, named by the table's header (GPR, PRED, UGPR, UPRED); an empty cell is 0."""
+    ``nvdisasm [-hex] --print-life-ranges --life-range-mode count``. The columns are the register
+    files the kernel uses, named by the table's header (GPR, PRED, UGPR, UPRED); an empty cell is
+    0. With ``-hex`` the counts stand on the instruction's second line (its upper word)."""
     out: dict[tuple[str, int], dict] = {}
-    kernel, names = "", []
+    kernel, names, offset = "", [], None
     for raw in text.splitlines():
         code, sep, comment = raw.partition("//")
         fm = _FUNC.match(code)
@@ -244,8 +271,12 @@ def parse_life(text: str) -> dict[tuple[str, int], dict]:
             names = [c.lower() for c in cells]
             continue
         om = _OFFSET.match(code)
-        if om and names and len(cells) == len(names):
-            out[(kernel, int(om.group("off"), 16))] = {n: int(c) if c.isdigit() else 0 for n, c in zip(names, cells)}
+        if om:
+            offset = int(om.group("off"), 16)
+        elif not _HI.match(code):
+            continue
+        if offset is not None and names and len(cells) == len(names):
+            out[(kernel, offset)] = {n: int(c) if c.isdigit() else 0 for n, c in zip(names, cells)}
     return out
 
 
@@ -257,7 +288,7 @@ class Listing:
 
     text: str
     instructions: list
-    tool: str  # the command that made it: 'nvdisasm -c -gi -hex' or 'cuobjdump -sass'
+    tool: str  # the command that made it: 'nvdisasm -c -hex --print-life-ranges …', 'cuobjdump -sass', …
     arch: str | None = None  # the cubin's target, as the listing names it
     seconds: float | None = None  # disassembly time now; None when served from the cache
     cubin: bytes = field(default=b"", repr=False)
@@ -265,7 +296,7 @@ class Listing:
 
     @property
     def has_lines(self) -> bool:
-        """Whether the listing carries line info (nvdisasm -gi on a cubin built with -lineinfo)."""
+        """Whether the listing carries line info (a cubin built with -lineinfo)."""
         return any(i.cuda_line is not None for i in self.instructions)
 
     @property
@@ -285,8 +316,9 @@ class Listing:
         return {i.offset: i.text for i in self.instructions if i.kernel == kernel}
 
     def live_registers(self) -> dict[tuple[str, int], dict]:
-        """``{(kernel, offset): {"gpr", "pred", "ugpr", "upred"}}`` (a second nvdisasm run, once,
-        cached like the first). Raises :class:`txlab.CompileError` when nvdisasm cannot give it."""
+        """``{(kernel, offset): {"gpr", "pred", "ugpr", "upred"}}`` (read with the listing by
+        :func:`of_cubin` given the PTX; else a second nvdisasm run, once, cached like the first).
+        Raises :class:`txlab.CompileError` when nvdisasm cannot give it."""
         if self._live is None:
             if not self.cubin:
                 raise CompileError("disasm", "this listing was made from text, not a cubin: no life ranges")
@@ -295,10 +327,83 @@ class Listing:
         return self._live
 
 
-def of_cubin(cubin: bytes, cuda_name: str = "kernel.cu") -> Listing:
-    """The :class:`Listing` of ``cubin`` (``nvdisasm -c -gi -hex``, cached)."""
-    text, tool, seconds = text_of(cubin, LINES)
-    return from_text(text, tool=tool, seconds=seconds, cubin=cubin, cuda_name=cuda_name)
+_NOP = 0x918  # the opcode field (bits 0-11 of the first word) of NOP, sm_70 and later
+
+
+def fill_padding(text: str, cubin: bytes) -> str:
+    """``text`` (``nvdisasm -hex --print-life-ranges``) with each kernel's trailing padding put
+    back: nvdisasm prints its life ranges only up to the self-branch after the last EXIT and leaves
+    out the NOPs after it (the section is padded to its alignment), which ``nvdisasm -c`` prints as
+    ``NOP;``. They are read from the kernel's section in ``cubin`` and written as nvdisasm writes
+    them; a word there that is not a NOP raises ValueError."""
+    import struct
+
+    from elftools.elf.elffile import ELFFile
+
+    elf = ELFFile(io.BytesIO(cubin))
+    sections = {s.name.removeprefix(".text."): s for s in elf.iter_sections() if s.name.startswith(".text.")}
+    lines = text.splitlines()
+    last: dict[str, tuple[int, int, str]] = {}  # kernel -> (line index to insert after, offset, its line)
+    kernel = ""
+    for n, raw in enumerate(lines):
+        code = _LIFE_TAIL.sub("", raw)
+        fm = _FUNC.match(code)
+        if fm:
+            kernel = fm.group(1) or fm.group(2)
+        im = _INSTR.match(code)
+        if im and kernel:
+            last[kernel] = (n, int(im.group("off"), 16), code)
+        elif kernel in last and last[kernel][0] == n - 1 and _HI.match(code):
+            last[kernel] = (n, *last[kernel][1:])
+    inserts: dict[int, list[str]] = {}
+    for kernel, (n, offset, raw) in last.items():
+        sec = sections.get(kernel)
+        if sec is None:
+            continue
+        data = sec.data()
+        code = raw
+        at = code.index("/*", code.index("*/"))  # the encoding column
+        body = _INSTR.match(code).start("body")
+        width = len(code.split("/*", 1)[0])
+        for off in range(offset + 16, len(data) - 15, 16):
+            lo, hi = struct.unpack_from("<QQ", data, off)
+            if lo & 0xFFF != _NOP:
+                raise ValueError(f"{kernel}: the word at 0x{off:04x} after the listing is not a NOP")
+            head = f"{' ' * width}/*{off:04x}*/".ljust(body) + "NOP;"
+            inserts.setdefault(n, []).extend([f"{head.ljust(at)}/* 0x{lo:016x} */", f"{' ' * at}/* 0x{hi:016x} */"])
+    out = []
+    for n, raw in enumerate(lines):
+        out.append(raw)
+        out.extend(inserts.get(n, ()))
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def of_cubin(cubin: bytes, cuda_name: str = "kernel.cu", ptx: str | None = None) -> Listing:
+    """The :class:`Listing` of ``cubin`` (cached). With the ``ptx`` it was compiled from: one
+    ``nvdisasm`` run of :data:`ONE` (live registers included), lines from the cubin and the PTX
+    (:mod:`txlab.sass.lines`); without: ``nvdisasm -c -gi -hex`` (:data:`LINES`)."""
+    if ptx is not None and importlib.util.find_spec("elftools") is None:
+        ptx = None  # pyelftools (a dependency) is not installed: nvdisasm -gi, as before it
+    if ptx is None:
+        text, tool, seconds = text_of(cubin, LINES)
+        return from_text(text, tool=tool, seconds=seconds, cubin=cubin, cuda_name=cuda_name)
+    import dataclasses
+
+    from txlab.sass.lines import frames_of
+
+    text, tool, seconds = text_of(cubin, ONE)
+    try:
+        full = fill_padding(text, cubin) if tool.startswith("nvdisasm") else text
+        listing = from_text(full, tool=tool, seconds=seconds, cubin=cubin, cuda_name=cuda_name)
+        frames = frames_of(cubin, ptx, listing.instructions)
+    except ValueError:  # not the PTX of this cubin, or padding that is not NOPs: nvdisasm -gi
+        return of_cubin(cubin, cuda_name)
+    if tool.startswith("nvdisasm"):
+        listing._live = parse_life(text)
+    listing.instructions = [
+        dataclasses.replace(ins, **frame_fields(f, cuda_name)) for ins, f in zip(listing.instructions, frames)
+    ]
+    return listing
 
 
 def from_text(
@@ -316,11 +421,11 @@ def from_text(
     )
 
 
-def cuda_line_table(cubin: bytes, source_name: str = "kernel.cu") -> dict[str, dict[int, int]]:
+def cuda_line_table(cubin: bytes, source_name: str = "kernel.cu", ptx: str | None = None) -> dict[str, dict[int, int]]:
     """``{kernel: {sass_offset: cuda_line}}`` of a cubin (what Nsight Compute's source view
     shows, computed from the exact cubin): each instruction's outermost line in ``source_name``.
     Empty per kernel when the cubin has no line info; ``{}`` when it cannot be disassembled."""
     try:
-        return of_cubin(cubin, source_name).cuda_lines()
+        return of_cubin(cubin, source_name, ptx).cuda_lines()
     except CompileError:
         return {}

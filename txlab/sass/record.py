@@ -1,8 +1,8 @@
 """One SASS instruction: the one record every part of txlab reads (the SASS table, the line map and
 SourceView, ``txlab.diff``, the profiler, tuning facts).
 
-Built by :mod:`txlab.sass.listing` from one ``nvdisasm -c -gi -hex`` run (text, encoding and
-control field, CUDA line and inline frames); the line map (:class:`txlab.sourcemap.SourceMap`)
+Built by :mod:`txlab.sass.listing` from one nvdisasm run (text, encoding and control field, live
+registers) and the cubin's line tables (CUDA line and inline frames); the line map (:class:`txlab.sourcemap.SourceMap`)
 adds the user's line and the library the instruction was inlined from, by making new records
 (``dataclasses.replace``): a record is never changed once made.
 """

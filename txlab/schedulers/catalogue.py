@@ -3,7 +3,7 @@ exposes (names are the class's own), and which parameters a runtime-extent build
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from txlab.errors import InputError
@@ -18,13 +18,7 @@ class Param:
     help: str = ""
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "default": self.default,
-            "minimum": self.minimum,
-            "help": self.help,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ How it is built (DESIGN.md, "line map"), one module per job:
   txlab strips them and checks that what is left equals TVM's unmarked CUDA, character for
   character — the passes never see a marker, so the compiled code cannot change.
 * **CUDA → PTX → SASS.** nvcc ``-lineinfo`` (``.loc`` in PTX, ``.debug_line`` in the cubin) and
-  ``nvdisasm -gi`` (line info with the inline chain, read by :mod:`txlab.sass.listing`). A SASS instruction belongs to the outermost
+  the cubin's line tables with the PTX's inline chains (:mod:`txlab.sass.lines`, equal to what
+  ``nvdisasm -gi`` prints). A SASS instruction belongs to the outermost
   frame in the kernel's own function; the CUDA helper it was inlined from (e.g. TVM's
   ``tvm_builtin_cuda_warp_reduce_sum_32``) is recorded as its ``cuda_helper``.
 

@@ -278,8 +278,9 @@ class SourceMap:
 
     # ---- registers and local memory ---------------------------------------------------------
     def load_live_registers(self) -> str | None:
-        """Read the live-register counts of every instruction (``nvdisasm --print-life-ranges``,
-        one more run, cached) into this map's records; None when done, else why they are unknown."""
+        """Read the live-register counts of every instruction (``nvdisasm --print-life-ranges``: the
+        listing's own run, or one more, cached) into this map's records; None when done, else why
+        they are unknown."""
         if not self._live_loaded:
             self._live_loaded = True
             try:

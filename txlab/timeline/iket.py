@@ -167,6 +167,16 @@ def load_iket(
         return track_of[loc_idx]
 
     col_tr, col_nm, col_s, col_e, col_k, col_pt, col_pv = [], [], [], [], [], [], []
+
+    def add(loc, name, start, end, kind, ptype, pval):  # one event: a row of every column
+        col_tr.append(track_for(loc))
+        col_nm.append(name_id(name))
+        col_s.append(start)
+        col_e.append(end)
+        col_k.append(kind)
+        col_pt.append(ptype)
+        col_pv.append(pval & ((1 << 64) - 1))
+
     name_ids: dict = {}
 
     def name_id(s):
@@ -205,13 +215,7 @@ def load_iket(
         if isinstance(ie, list) and ie and isinstance(ie[0], dict) and isinstance(ie[0].get("payloadType"), int):
             pt = ie[0]["payloadType"] & 0xFF
             pv = ie[0].get("payloadVal") if isinstance(ie[0].get("payloadVal"), int) else 0
-        col_tr.append(track_for(li0))
-        col_nm.append(name_id(names_all[ni]))
-        col_s.append(s)
-        col_e.append(e)
-        col_k.append(KIND_RANGE)
-        col_pt.append(pt)
-        col_pv.append(pv & ((1 << 64) - 1))
+        add(li0, names_all[ni], s, e, KIND_RANGE, pt, pv)
     for item in items("markers"):
         budget()
         if not isinstance(item, dict):
@@ -224,13 +228,7 @@ def load_iket(
             continue
         pt = item.get("payloadType") if isinstance(item.get("payloadType"), int) else 0
         pv = item.get("payloadVal") if isinstance(item.get("payloadVal"), int) else 0
-        col_tr.append(track_for(loc))
-        col_nm.append(name_id(names_all[ni]))
-        col_s.append(ts)
-        col_e.append(ts)
-        col_k.append(KIND_INSTANT)
-        col_pt.append(pt & 0xFF)
-        col_pv.append(pv & ((1 << 64) - 1))
+        add(loc, names_all[ni], ts, ts, KIND_INSTANT, pt & 0xFF, pv)
     if lifetimes:
         for item in items("warpLifetimes"):
             budget()
@@ -242,13 +240,7 @@ def load_iket(
             loc = _iket_int(item.get("locIdx"), "warpLifetime locIdx", warnings, 0, nloc)
             if None in (s, e, loc) or e < s:
                 continue
-            col_tr.append(track_for(loc))
-            col_nm.append(name_id("warp_lifetime"))
-            col_s.append(s)
-            col_e.append(e)
-            col_k.append(KIND_RANGE)
-            col_pt.append(0)
-            col_pv.append(0)
+            add(loc, "warp_lifetime", s, e, KIND_RANGE, 0, 0)
 
     s = np.asarray(col_s, dtype=np.int64)
     e = np.asarray(col_e, dtype=np.int64)
