@@ -77,8 +77,18 @@ def tma_copies(func) -> list[dict]:
             if key in cfg:
                 m = simt._const(cfg[key])
                 mcast = bin(m).count("1") if isinstance(m, int) and m > 0 else None
+        # cta_group=2 (sm_100a): each CTA of the pair issues the copy and signals the barrier it names
+        # (the leader's, in the 2-SM idiom), so that barrier receives the box from both CTAs
+        pair = simt._const(cfg["cta_group"]) if "cta_group" in cfg else None
         out.append(
-            {"line": simt.user_line(n.span), "bytes": nbytes, "multicast": mcast, "box": exts, "dtype": str(src.dtype)}
+            {
+                "line": simt.user_line(n.span),
+                "bytes": nbytes,
+                "multicast": mcast,
+                "box": exts,
+                "dtype": str(src.dtype),
+                "cta_group": pair if isinstance(pair, int) and pair > 1 else None,
+            }
         )
 
     tvm_ffi.structural_walk(func.body, [(tvm.tirx.TilePrimitiveCall, on)], order="pre")
@@ -95,12 +105,14 @@ class _Site:
         self.slots: set = set()  # (buffer name, index) the visits touched
         self.visits: list = []  # per visit: {(buffer name, index): threads that executed it there}
         self.uncertain = False
+        self.remote = 0  # an arrive into another CTA's barrier: the CTAs per cluster that make it
 
 
 def walk_barriers(func):
     """(barrier arrays ``[(name, [slot indices], init count, line)]`` in init order, call sites)."""
     inits: list = []
     sites: dict = {}
+    csize = simt.cluster_size(func)
 
     def on_visit(v):
         if v.kind != "call":
@@ -135,6 +147,13 @@ def walk_barriers(func):
         per_thread = 1
         if kind == "arrive" and len(v.args) > 1 and isinstance(v.args[1], int) and v.args[1] > 0:
             per_thread = v.args[1]
+        if kind == "arrive" and bar is not None and bar.rank is not None and csize > 1:
+            # an arrive mapa'd into CTA ``rank``: every CTA of the cluster runs this code and
+            # arrives there (the walk follows one CTA)
+            per_thread *= csize
+            s.remote = csize
+            for x in per_slot:
+                per_slot[x] *= csize
         s.counts.append(n_active * (per_thread if kind == "arrive" else 1))
         if kind in ("arrive_expect_tx", "expect_tx"):
             b = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
@@ -143,7 +162,7 @@ def walk_barriers(func):
     walk = simt.execute(func, on_visit=on_visit)
     arrays: list = []
     for name, idx, cnt, line in inits:
-        if arrays and arrays[-1][0] == name and idx not in arrays[-1][1]:
+        if arrays and arrays[-1][0] == name and idx not in arrays[-1][1] and arrays[-1][3] == line:
             arrays[-1][1].append(idx)
         else:
             arrays.append((name, [idx], cnt, line))
@@ -180,19 +199,44 @@ def derive(kernel, specs, arch: str = "sm_90a") -> None:
             a, s, walk = walk_barriers(f)
             arrays += a
             sites += s
-        pairs = []
-        i = 0
-        while i + 1 < len(arrays):
-            if len(arrays[i][1]) == len(arrays[i + 1][1]):
-                pairs.append((arrays[i], arrays[i + 1]))
-                i += 2
-            else:
-                i += 1
+        pairs = _pairs_by_slots(ksp, arrays)
+        if pairs is None:  # the declaration's slots were not all found: pair arrays of equal depth in order
+            pairs = []
+            i = 0
+            while i + 1 < len(arrays):
+                if len(arrays[i][1]) == len(arrays[i + 1][1]):
+                    pairs.append((arrays[i], arrays[i + 1]))
+                    i += 2
+                else:
+                    i += 1
         copy_sites = [s for s in sites if s.kind == "copy"]
         for sp, (full, empty) in zip(ksp, pairs):
             _fill(sp, full, empty, sites, copy_sites, copies)
             if walk is not None:
                 sp.notes += [f"code walk: {n}" for n in walk.notes[:4]]
+
+
+def _pairs_by_slots(ksp, arrays):
+    """(full array, empty array) per spec, cut out of the code's init slots by where the declaration
+    put each barrier (its name and pool element offset, ``spec._slots``). Unnamed barriers of one
+    pool (``Pipeline``'s, several pipelines in a row) share a name in the lowered code, so init order
+    alone would run them together. None when a spec's slots are not all initialised in the code."""
+    flat = [(name, idx, cnt, line) for name, idxs, cnt, line in arrays for idx in idxs]
+    pairs = []
+    for sp in ksp:
+        got = []
+        for which in ("full", "empty"):
+            name, base, depth = getattr(sp, "_slots", {}).get(which, (None, None, None))
+            if base is None or depth is None:
+                return None
+            want = set(range(base, base + depth))
+            hit = [f for f in flat if f[0] == name and f[1] in want]
+            if {f[1] for f in hit} != want:
+                return None
+            hit = [f for f in hit if f[1] in want]
+            got.append((name, sorted({f[1] for f in hit}), hit[0][2], hit[0][3]))
+        pairs.append(tuple(got))
+    return pairs
 
 
 def _on(site, array) -> bool:
@@ -293,6 +337,11 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 )
             for s in arrive:
                 share = _share(s, array, ph)
+                if share and s.remote:
+                    notes.append(
+                        f"line {s.line}: an arrive on CTA 0's barrier through mapa; assumed every one of the "
+                        f"{s.remote} CTAs of the cluster makes it"
+                    )
                 if share:
                     who.append((s.line, share, s.kind))
                     lines["arrive_full" if array is full else "arrive_empty"].append(s.line)
@@ -332,7 +381,12 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 "could not be read from its box; assumed they equal expect_tx"
             )
             continue
-        per = src["bytes"] * (src["multicast"] or 1)
+        per = src["bytes"] * (src["multicast"] or 1) * (src.get("cta_group") or 1)
+        if src.get("cta_group"):
+            notes.append(
+                f"line {src['line']}: a cta_group={src['cta_group']} copy; both CTAs of the pair are assumed to "
+                f"issue it onto this barrier ({src['cta_group']} x {src['bytes']} bytes per phase)"
+            )
         for i, v in _slot_totals(s, full, per).items():
             dtotals[i] += v
         n = _share(s, full, phases)
@@ -345,6 +399,7 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 "bytes": src["bytes"],
                 "threads": n,
                 "multicast": src["multicast"],
+                "cta_group": src.get("cta_group"),
             }
         )
         if n != 1:
