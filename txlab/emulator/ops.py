@@ -25,6 +25,8 @@ BLOCKING: dict = {}
 #: ``T.cuda.func_call("tvm_builtin_pointer_offset", ...)`` -- handlers take (compiler, call, args),
 #: ``args`` being the call's arguments after the name (and, for ``func_call``, before its source)
 EXTERNS: dict = {}
+#: callables ``hook(cta)`` run when a CTA is done (e.g. TMEM leaks: txlab.emulator.tmem)
+CTA_EXIT: list = []
 #: ops that make a CTA run warp by warp (some warps wait for others)
 WARP_MODE_OPS = {
     "tirx.cuda.mbarrier_wait",

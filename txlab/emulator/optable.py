@@ -97,7 +97,9 @@ def _registries():
     import txlab.emulator.ops as ops
     import txlab.emulator.ptx_memory  # noqa: F401
     import txlab.emulator.timers  # noqa: F401
+    import txlab.emulator.tcgen05  # noqa: F401
     import txlab.emulator.tma  # noqa: F401
+    import txlab.emulator.tmem  # noqa: F401
     import txlab.emulator.wgmma  # noqa: F401
 
     return ops.HANDLERS, ops.BLOCKING, ops.EXTERNS, mathfns.PRECISION

@@ -73,6 +73,8 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
             vals[:] = np.nan
         vals[inb] = gview[gel[inb]]
         shared[sm_bytes // dt.itemsize] = vals
+        # what swizzle wrote these bytes: a tcgen05 descriptor that disagrees is reported (tcgen05.py)
+        cta.__dict__.setdefault("tma_writes", {})[int(smem_off)] = (nbytes, int(tmap["swizzle"]), line)
     return nbytes
 
 
