@@ -43,6 +43,7 @@ lazily.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from enum import Enum
 
 from txlab.errors import InputError
 from txlab.examples.gemm_config import BK, _ceil, tma_pitch
@@ -170,8 +171,13 @@ def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
 
 
-def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None):
-    """The warp-specialized persistent kernel for one shape (a TIRx ``PrimFunc``)."""
+def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None, *, profile: bool = False):
+    """The warp-specialized persistent kernel for one shape (a TIRx ``PrimFunc``).
+
+    ``profile=True`` returns it instrumented with TVM's CudaProfiler (``Tx.cuda.timer_*``): a fourth
+    parameter, a ``uint64`` buffer of :func:`profile_slots` slots, and three profiler groups per CTA
+    (0 the TMA warp, 1 the MMA warp, 2 the epilogue warps) recording one :class:`GemmEvent` range
+    per tile. :func:`emulated_timeline` runs it on the CPU emulator."""
     from tvm.backend.cuda.lang import (
         ClusterPersistentScheduler2D,
         Pipeline,
@@ -200,12 +206,14 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
     LD = f"tcgen05.ld.sync.aligned.32x32b.x{CHUNK}.b32"
     PAIR = CG == 2
     MASK = 3 if PAIR else None  # tcgen05.commit multicast to both CTAs of the pair
+    PROF = profile
+    GROUPS = 3  # profiler groups per CTA: TMA warp, MMA warp, epilogue warps
+    STRIDE = NCTA * GROUPS
+    SLOTS = profile_slots(M, N, K, cfg)
+    LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mma_tile, GemmEvent.epilogue
 
-    @T.prim_func
-    def blackwell_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
-        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+    @T.macro
+    def body(A, B, C, prof):
         T.device_entry()
         cta = T.cta_id([NCTA])
         if PAIR:
@@ -240,6 +248,10 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
         else:
             T.cuda.cta_sync()
         T.ptx.tcgen05.fence__after_thread_sync()
+        if PROF:
+            tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
+            off = T.alloc_buffer([1], "uint32", scope="local", align=8)
+            T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, T.min(warp, 2))
 
         with WarpRole(warp, 0):
             # TMA producer: one lane streams this CTA's A rows and B rows for every (tile, k)
@@ -254,6 +266,8 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                 while sched.valid():
                     m0 = T.meta_var(sched.m_idx * MMA_M + rank * BM)
                     n0 = T.meta_var(sched.n_idx * BN + rank * BNS)
+                    if PROF:
+                        T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for k in T.serial(KT):
                         ab.empty.wait(ps.stage, ps.phase)
                         if PAIR:
@@ -288,7 +302,11 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                             )
                             ab.full.arrive(ps.stage, TX_BYTES)
                         ps.advance()
+                    if PROF:
+                        T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     sched.next_tile()
+                if PROF:
+                    T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, True)
 
         with WarpRole(warp, 1):
             # MMA issuer: the leader's warp 1; lane 0 issues, the whole warp waits
@@ -315,6 +333,8 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                     trans_b=False,
                 )
                 while sched.valid():
+                    if PROF:
+                        T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, lane == 0)
                     accp.empty.wait(acs.stage, acs.phase)  # the epilogue has read this accumulator out
                     T.ptx.tcgen05.fence__after_thread_sync()
                     for k in T.serial(KT):
@@ -322,13 +342,14 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                         T.ptx.tcgen05.fence__after_thread_sync()
                         if lane == 0:
                             for kk in T.unroll(BK // 16):
-                                # K-major SW128: LBO unused (1), SBO = 8 rows x 128 B = 64 x 16 B; the k16
+                                # K-major, 128B swizzle (3, the CUtensorMapSwizzle code TMA used): LBO unused (1),
+                                # SBO = 8 rows x 128 B = 64 x 16 B; the k16
                                 # slice starts 32 B further along row 0
                                 T.cuda.tcgen05.encode_matrix_descriptor(
-                                    T.address_of(descA), As.ptr_to([ps.stage, 0, kk * 16]), 1, 64, 2
+                                    T.address_of(descA), As.ptr_to([ps.stage, 0, kk * 16]), 1, 64, 3
                                 )
                                 T.cuda.tcgen05.encode_matrix_descriptor(
-                                    T.address_of(descB), Bs.ptr_to([ps.stage, 0, kk * 16]), 1, 64, 2
+                                    T.address_of(descB), Bs.ptr_to([ps.stage, 0, kk * 16]), 1, 64, 3
                                 )
                                 T.ptx[MMA](
                                     T.cuda.get_tmem_addr(tmem.addr, 0, acs.stage * BN),
@@ -344,8 +365,12 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                     if lane == 0:
                         accp.full.arrive(acs.stage, cta_group=CG, cta_mask=MASK)  # the tile's sums are done
                     T.cuda.warp_sync()
+                    if PROF:
+                        T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, lane == 0)
                     acs.advance()
                     sched.next_tile()
+                if PROF:
+                    T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, lane == 0)
 
         if warp >= EPI_WARP0:
             # epilogue: warp w reads TMEM lanes 32 * (w % 4) .. + 31, i.e. rows of the tile
@@ -359,6 +384,8 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
             while sched.valid():
                 row = T.meta_var(sched.m_idx * MMA_M + rank * BM + q * 32 + lane)
                 accp.full.wait(acs.stage, acs.phase)
+                if PROF:
+                    T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, warp == EPI_WARP0 and lane == 0)
                 T.ptx.tcgen05.fence__after_thread_sync()
                 for c in T.serial(BN // CHUNK):
                     T.ptx[LD](
@@ -377,8 +404,12 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                         accp.empty.arrive(acs.stage, remote=0)
                     else:
                         accp.empty.arrive(acs.stage)
+                if PROF:
+                    T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, warp == EPI_WARP0 and lane == 0)
                 acs.advance()
                 sched.next_tile()
+            if PROF:
+                T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, warp == EPI_WARP0 and lane == 0)
 
         # teardown: every role done (with a pair: the peer's last arrivals on the leader have landed)
         T.ptx.tcgen05.fence__before_thread_sync()
@@ -389,11 +420,59 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
         T.ptx.tcgen05.fence__after_thread_sync()
         tmem.dealloc()
 
+    if profile:
+
+        @T.prim_func
+        def blackwell_gemm_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, P_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
+            body(A, B, C, prof)
+
+        return blackwell_gemm_profiled
+
+    @T.prim_func
+    def blackwell_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+        body(A, B, C, None)
+
     return blackwell_gemm
 
 
-def kernel_for(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None):
-    return gemm_kernel(M, N, K, config)
+class GemmEvent(Enum):
+    """Profiler events of ``gemm_kernel(..., profile=True)``: one range per tile and role."""
+
+    load_tile = 0  # TMA warp: a tile's k loop of loads (mostly waiting for free ring slots)
+    mma_tile = 1  # MMA warp: waiting for a drained accumulator, then the tile's MMAs as slots fill
+    epilogue = 2  # epilogue warps: TMEM -> registers -> bf16 stores of one tile
+
+
+def profile_slots(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None) -> int:
+    """Size (uint64 slots) of the profiler buffer of ``gemm_kernel(..., profile=True)``: the header,
+    one first slot per (CTA, group) lane, and room for every record of the busiest lane."""
+    cfg = config or BlackwellGemmConfig()
+    gm, gn = cfg.tiles(M, N)
+    lanes = cfg.ctas(M, N) * 3
+    per_lane = 2 * _ceil(gm * gn, cfg.clusters(M, N)) + 1  # start + end per tile, and finalize
+    return 1 + lanes + per_lane * lanes
+
+
+def emulated_timeline(A, B, C, config: BlackwellGemmConfig | None = None):
+    """Run the profiled kernel on the CPU emulator with ``A (M, K)``, ``B (N, K)``, ``C (M, N)`` (bf16
+    numpy arrays; C is written) and return its ``txlab.timeline.Timeline``: per CTA one lane for
+    the TMA warp (``load_tile``), the MMA warp (``mma_tile``) and the epilogue (``epilogue``), one
+    range per tile. Its clocks count emulated warp-instructions, not time (``clock_unit``)."""
+    from txlab import timeline
+
+    (M, K), (N, _) = A.shape, B.shape
+    return timeline.emulate(gemm_kernel(M, N, K, config, profile=True), A, B, C, events=GemmEvent, arch="sm_100a")
+
+
+def kernel_for(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None, *, profile: bool = False):
+    return gemm_kernel(M, N, K, config, profile=profile)
 
 
 def build(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None, *, arch: str = "sm_100a", **kw):

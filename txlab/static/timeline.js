@@ -260,7 +260,8 @@ var AXIS_H = 22;
 var ROW_H = 18;
 var HEADER_H = 16;
 var MINI_H = 36;
-function fmtNs(ns) {
+function fmtNs(ns, unit) {
+  if (unit && unit !== "ns") return `${Math.round(ns).toLocaleString()} ${unit}`;
   const a = Math.abs(ns);
   if (a >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
   if (a >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
@@ -454,7 +455,7 @@ function render({ model, el }) {
       const x = Math.round(xOf(t, W)) + 0.5;
       ctx.moveTo(x, AXIS_H - 4);
       ctx.lineTo(x, H);
-      ctx.fillText(fmtNs(t + D.origin), x + 3, AXIS_H / 2);
+      ctx.fillText(fmtNs(t + D.origin, D.meta.clock_unit), x + 3, AXIS_H / 2);
     }
     ctx.globalAlpha = 0.35;
     ctx.stroke();
@@ -659,8 +660,8 @@ function render({ model, el }) {
     const i = found.i;
     const lines = [
       D.meta.names[D.name[i]],
-      D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i])}` : "instant",
-      `start ${fmtNs(D.start[i] + D.origin)}`,
+      D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i], D.meta.clock_unit)}` : "instant",
+      `start ${fmtNs(D.start[i] + D.origin, D.meta.clock_unit)}`,
       `lane ${found.row.path.join(" / ")}`
     ];
     if (D.payload.length && !Number.isNaN(D.payload[i])) lines.push(`payload ${D.payload[i]}`);
