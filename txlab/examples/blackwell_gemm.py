@@ -500,10 +500,11 @@ def reference(A, B, C=None):
     return np.asarray(A, dtype=np.float32) @ np.asarray(B, dtype=np.float32).T
 
 
-def tolerance(K: int) -> tuple[float, float]:
-    """(atol, rtol) for comparing the bf16 output with :func:`reference` on standard-normal inputs: the
-    output's bf16 rounding (half an ulp, 2**-8 relative) plus fp32 summation-order differences."""
-    return 2.0**-7 * max(1.0, K**0.5) * 0.1, 2.0**-7
+def tolerance() -> tuple[float, float]:
+    """(atol, rtol) between the bf16 output and :func:`reference`: the output is the fp32 sum rounded to
+    bf16 (round to nearest: at most half an ulp, ``2**-8`` of the value), plus fp32 summation-order
+    differences (far below ``atol`` at these sizes)."""
+    return 1e-3, 2.0**-8
 
 
 def explain(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None) -> str:
