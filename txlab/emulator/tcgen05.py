@@ -166,7 +166,14 @@ def _encode_matrix(comp, call):
             return np.uint64(lut[int(uniq[0])])
         return np.array([lut[int(o)] for o in flat], np.uint64)
 
-    store = mk(value)
+    def value_noted(g):
+        v = value(g)
+        lines = g.cta.__dict__.setdefault("tcgen05_desc_lines", {})
+        for d in np.unique(np.asarray(v)):
+            lines[int(d)] = line  # a descriptor's findings name the line that encoded it
+        return v
+
+    store = mk(value_noted)
 
     def f(g):
         store(g)
@@ -273,16 +280,19 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
         if off <= start < off + n:
             want = _TMA_LAYOUT.get(mode)
             if want is not None and want != f["layout"]:
+                enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
                 cta.program.finding(
                     "tcgen05_descriptor",
-                    f"{what} descriptor says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
+                    f"{what} descriptor"
+                    + (f" (encoded at line {enc})" if enc is not None else "")
+                    + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
                     f"{tline} wrote these {n} bytes of shared memory (offset {off}) with "
-                    f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled (give the descriptor "
-                    "the tensor map's swizzle)",
-                    line=line,
-                    other_line=tline,
+                    f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled by the {what} at line "
+                    f"{line} (give the descriptor the tensor map's swizzle)",
+                    line=enc if enc is not None else line,
+                    other_line=line,
                     cta=cta.index,
-                    key=("tcgen05_descriptor", line, "swizzle"),
+                    key=("tcgen05_descriptor", enc, line, "swizzle"),
                 )
             return
 
@@ -507,14 +517,16 @@ def _mma(comp, call):
         threads = g.tid[lane : lane + 1]
         for c in ctas:
             tm = T.tmem_of(c)
-            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads):
+            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads, warp):
                 return
             if form == "ts":
                 la, ca = T.split_addr(op.a_tmem)
                 alanes, _ = _datapath(m // cg, cg, 1)
                 per = 4 // op.dt_a.itemsize
                 acols = ca + np.arange((op.k + per - 1) // per)
-                if not tm.check_allocated(la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads):
+                if not tm.check_allocated(
+                    la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads, warp
+                ):
                     return
                 tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
         for c in ctas:
@@ -568,7 +580,7 @@ def _cp(comp, call):
             threads = g.tid[lane : lane + 1]
             L = np.concatenate([x[:, None] + 0 * cols[None, :] for x in dst_lanes])
             C = np.concatenate([cols[None, :] + 0 * x[:, None] for x in dst_lanes])
-            if not tm.check_allocated(L, C, line, what, threads):
+            if not tm.check_allocated(L, C, line, what, threads, warp):
                 continue
             w = T.AsyncWrite(what, line, cta, warp)
             tid = int(g.gtid[lane])
