@@ -37,7 +37,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
-from txlab.emulator import tmem as T
+import txlab.emulator.tmem as T
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import decode
 from txlab.errors import NotEmulatedError
@@ -138,6 +138,47 @@ def _dest_store(comp, dst, what):
         buf = dst.args[0]
         return lambda fn: comp.store(buf, [tirx.IntImm("int32", 0)], fn)
     return None
+
+
+def _dest_read(comp, dst):
+    """A read closure for an encoder's destination (the element ``_dest_store`` writes)."""
+    name = getattr(getattr(dst, "op", None), "name", "")
+    if name == "tirx.address_of" and type(dst.args[0]).__name__ == "TensorLoad":
+        return comp.expr(dst.args[0])
+    if name == "tirx.buffer_data":
+        buf = dst.args[0]
+        dt = M.np_dtype(comp.buffer_info(buf)["dtype"])
+
+        def read(g):
+            arr = g.env[buf]
+            return (arr if arr.dtype == dt else arr.view(dt))[:, 0]
+
+        return read
+    return None
+
+
+def _runtime_instr_desc(comp, call):
+    """``*desc = (*desc & ~0x60000030) | (sf_id << 29) | (sf_id << 4)``: the scale-factor ids of a
+    block-scaled instruction descriptor (TVM's ``runtime_instr_desc``)."""
+    dst, sf = call.args
+    mk, rd = _dest_store(comp, dst, "descriptor"), _dest_read(comp, dst)
+    if mk is None or rd is None:
+        return comp.not_emulated(f"{call.op.name} on a descriptor that is not a local buffer element")
+    sf_e = comp.expr(sf)
+
+    def value(g):
+        d = np.asarray(rd(g)).astype(np.uint32)
+        i = np.asarray(sf_e(g)).astype(np.uint32)
+        out = (d & np.uint32(~0x60000030 & 0xFFFFFFFF)) | (i << np.uint32(29)) | (i << np.uint32(4))
+        return out if out.ndim else out[()]
+
+    store = mk(value)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
 
 
 def _uniform_int(v) -> int:
@@ -673,6 +714,7 @@ def _one_lane(g, lane):
 HANDLERS["tirx.cuda.tcgen05_encode_matrix_descriptor"] = _encode_matrix
 HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor"] = _encode_instr
 HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor_block_scaled"] = _encode_instr_block_scaled
+HANDLERS["tirx.cuda.runtime_instr_desc"] = _runtime_instr_desc
 HANDLERS["tirx.ptx.tcgen05_mma_ss"] = _mma
 HANDLERS["tirx.ptx.tcgen05_mma_ts"] = _mma
 HANDLERS["tirx.ptx.tcgen05_cp"] = _cp
