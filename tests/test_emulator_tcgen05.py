@@ -247,3 +247,75 @@ def test_16xnb_ld_reads_the_documented_register_image(shape, regs):
         row, col = lane // 4 + 8 * ((rr // 2) % 2), rr % 2 + 2 * (lane % 4) + 8 * (rr // 4)
     want = a[32 * (t // 32) + row, col]
     np.testing.assert_array_equal(b[:, :regs], want)
+
+
+def _pair_mma(*, wait=True):
+    """A 2-CTA cluster, cta_group::2: each CTA stages its 128 rows of A and 32 rows of B (no-swizzle
+    K-major canonical layout), the even CTA issues the M=256 N=64 MMA for the pair and multicasts
+    its commit to both CTAs' mbarriers; each CTA reads its own 128 x 64 accumulator."""
+    KK = 32
+
+    # fmt: off
+    @T.prim_func
+    def pair(A: T.Buffer((256, KK), "float16"), B: T.Buffer((64, KK), "float16"), C: T.Buffer((256, 64), "float32")):
+        T.device_entry()
+        cta = T.cta_id([2])
+        rank = T.cta_id_in_cluster([2])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((128 * KK,), "float16", scope="shared", align=1024)
+        B_s = T.alloc_buffer((32 * KK,), "float16", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        reg = T.alloc_buffer((64,), "float32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.ptx.fence.mbarrier_init.release.cluster()
+        T.cuda.cluster_sync()
+        for k in range(KK):
+            A_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 1024] = A[rank * 128 + tx, k]
+        if tx < 32:
+            for k in range(KK):
+                B_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 256] = B[rank * 32 + tx, k]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cluster_sync()
+        if rank == 0 and tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=256, N=64, K=16, trans_a=False, trans_b=False, n_cta_groups=2)  # noqa: E501
+            for k in range(KK // 16):
+                T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[k * 2048]), ldo=128, sdo=8, swizzle=0)
+                T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[k * 512]), ldo=32, sdo=8, swizzle=0)
+                T.ptx["tcgen05.mma.cta_group::2.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, 0, 0, 0, 0, k > 0)  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"](T.address_of(bar), T.uint16(3))  # noqa: E501
+        if wait:
+            T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(64):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, i))  # <pair-ld>
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(64):
+            C[rank * 128 + tx, i] = reg[i]
+        T.cuda.cluster_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned"]()
+            T.ptx["tcgen05.dealloc.cta_group::2.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    return pair
+
+
+def test_cta_pair_mma_splits_operands_and_multicasts_the_commit():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 32)).astype(np.float16)
+    b = rng.standard_normal((64, 32)).astype(np.float16)
+    c = np.zeros((256, 64), np.float32)
+    res = txlab.emulate(_pair_mma(), a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    # the odd CTA reading without waiting for the multicast commit is a race in that CTA too
+    res = txlab.emulate(_pair_mma(wait=False), a, b, np.zeros_like(c), arch="sm_100a")
+    races = [f for f in res.findings if f.kind == "tmem_race"]
+    assert {f.cta[0] for f in races} == {0, 1}, res.findings
