@@ -162,13 +162,26 @@ def _reinterpret(comp, call):
     if to == "handle" or frm == "handle":
         return src
     dt = M.np_dtype(to)
+    lanes_to, lanes_from = _lanes(to), _lanes(frm)
 
     def reint(g):
         v = np.asarray(src(g))
+        if lanes_from > 1 and lanes_to == 1:  # a vector (rows, n) -> one wider scalar per row
+            out = np.ascontiguousarray(v).view(dt).reshape(v.shape[:-1])
+            return out[0] if out.shape == (1,) else out
+        if lanes_to > 1 and lanes_from == 1:  # a scalar (or one per lane) -> a vector (rows, n)
+            return np.ascontiguousarray(np.atleast_1d(v)).view(dt).reshape(-1, lanes_to)
         out = v.view(dt)
         return out if out.ndim else out[()]
 
     return reint
+
+
+def _lanes(dtype: str) -> int:
+    import re
+
+    m = re.fullmatch(r"(?:u?int|float|bfloat)\d+x(\d+)", str(dtype))
+    return int(m.group(1)) if m else 1
 
 
 def comp_dtype(e) -> str:

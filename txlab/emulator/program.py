@@ -51,6 +51,7 @@ class Program:
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
         import txlab.emulator.mathfns  # noqa: F401
         import txlab.emulator.mma  # noqa: F401
+        import txlab.emulator.packed_math  # noqa: F401
         import txlab.emulator.ptx_memory  # noqa: F401
         import txlab.emulator.timers  # noqa: F401
         import txlab.emulator.tcgen05  # noqa: F401

@@ -37,7 +37,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
-from txlab.emulator import tmem as T
+import txlab.emulator.tmem as T
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import decode
 from txlab.errors import NotEmulatedError
@@ -140,6 +140,47 @@ def _dest_store(comp, dst, what):
     return None
 
 
+def _dest_read(comp, dst):
+    """A read closure for an encoder's destination (the element ``_dest_store`` writes)."""
+    name = getattr(getattr(dst, "op", None), "name", "")
+    if name == "tirx.address_of" and type(dst.args[0]).__name__ == "TensorLoad":
+        return comp.expr(dst.args[0])
+    if name == "tirx.buffer_data":
+        buf = dst.args[0]
+        dt = M.np_dtype(comp.buffer_info(buf)["dtype"])
+
+        def read(g):
+            arr = g.env[buf]
+            return (arr if arr.dtype == dt else arr.view(dt))[:, 0]
+
+        return read
+    return None
+
+
+def _runtime_instr_desc(comp, call):
+    """``*desc = (*desc & ~0x60000030) | (sf_id << 29) | (sf_id << 4)``: the scale-factor ids of a
+    block-scaled instruction descriptor (TVM's ``runtime_instr_desc``)."""
+    dst, sf = call.args
+    mk, rd = _dest_store(comp, dst, "descriptor"), _dest_read(comp, dst)
+    if mk is None or rd is None:
+        return comp.not_emulated(f"{call.op.name} on a descriptor that is not a local buffer element")
+    sf_e = comp.expr(sf)
+
+    def value(g):
+        d = np.asarray(rd(g)).astype(np.uint32)
+        i = np.asarray(sf_e(g)).astype(np.uint32)
+        out = (d & np.uint32(~0x60000030 & 0xFFFFFFFF)) | (i << np.uint32(29)) | (i << np.uint32(4))
+        return out if out.ndim else out[()]
+
+    store = mk(value)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
 def _uniform_int(v) -> int:
     a = np.asarray(v)
     return int(a.ravel()[0]) if a.ndim else int(a)
@@ -166,7 +207,14 @@ def _encode_matrix(comp, call):
             return np.uint64(lut[int(uniq[0])])
         return np.array([lut[int(o)] for o in flat], np.uint64)
 
-    store = mk(value)
+    def value_noted(g):
+        v = value(g)
+        lines = g.cta.__dict__.setdefault("tcgen05_desc_lines", {})
+        for d in np.unique(np.asarray(v)):
+            lines[int(d)] = line  # a descriptor's findings name the line that encoded it
+        return v
+
+    store = mk(value_noted)
 
     def f(g):
         store(g)
@@ -273,16 +321,19 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
         if off <= start < off + n:
             want = _TMA_LAYOUT.get(mode)
             if want is not None and want != f["layout"]:
+                enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
                 cta.program.finding(
                     "tcgen05_descriptor",
-                    f"{what} descriptor says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
+                    f"{what} descriptor"
+                    + (f" (encoded at line {enc})" if enc is not None else "")
+                    + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
                     f"{tline} wrote these {n} bytes of shared memory (offset {off}) with "
-                    f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled (give the descriptor "
-                    "the tensor map's swizzle)",
-                    line=line,
-                    other_line=tline,
+                    f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled by the {what} at line "
+                    f"{line} (give the descriptor the tensor map's swizzle)",
+                    line=enc if enc is not None else line,
+                    other_line=line,
                     cta=cta.index,
-                    key=("tcgen05_descriptor", line, "swizzle"),
+                    key=("tcgen05_descriptor", enc, line, "swizzle"),
                 )
             return
 
@@ -507,14 +558,16 @@ def _mma(comp, call):
         threads = g.tid[lane : lane + 1]
         for c in ctas:
             tm = T.tmem_of(c)
-            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads):
+            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads, warp):
                 return
             if form == "ts":
                 la, ca = T.split_addr(op.a_tmem)
                 alanes, _ = _datapath(m // cg, cg, 1)
                 per = 4 // op.dt_a.itemsize
                 acols = ca + np.arange((op.k + per - 1) // per)
-                if not tm.check_allocated(la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads):
+                if not tm.check_allocated(
+                    la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads, warp
+                ):
                     return
                 tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
         for c in ctas:
@@ -568,7 +621,7 @@ def _cp(comp, call):
             threads = g.tid[lane : lane + 1]
             L = np.concatenate([x[:, None] + 0 * cols[None, :] for x in dst_lanes])
             C = np.concatenate([cols[None, :] + 0 * x[:, None] for x in dst_lanes])
-            if not tm.check_allocated(L, C, line, what, threads):
+            if not tm.check_allocated(L, C, line, what, threads, warp):
                 continue
             w = T.AsyncWrite(what, line, cta, warp)
             tid = int(g.gtid[lane])
@@ -661,6 +714,7 @@ def _one_lane(g, lane):
 HANDLERS["tirx.cuda.tcgen05_encode_matrix_descriptor"] = _encode_matrix
 HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor"] = _encode_instr
 HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor_block_scaled"] = _encode_instr_block_scaled
+HANDLERS["tirx.cuda.runtime_instr_desc"] = _runtime_instr_desc
 HANDLERS["tirx.ptx.tcgen05_mma_ss"] = _mma
 HANDLERS["tirx.ptx.tcgen05_mma_ts"] = _mma
 HANDLERS["tirx.ptx.tcgen05_cp"] = _cp

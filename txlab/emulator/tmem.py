@@ -78,7 +78,7 @@ class Tmem:
         self.cta = cta
         self.data = np.zeros((LANES, COLS), np.uint32)
         self.allocs: dict = {}  # first column -> (columns, line)
-        self.freed: dict = {}  # first column -> line of its dealloc (for double frees)
+        self.freed: dict = {}  # first column -> (columns, line, warp, clock) of its dealloc
         self.relinquished = None  # line of relinquish_alloc_permit
         self.writer = np.zeros((LANES, COLS), np.int32)  # id of the last asynchronous write per cell
         self.writes: list = [None]  # id -> AsyncWrite
@@ -141,7 +141,7 @@ class Tmem:
         have = self.allocs.get(col)
         if have is None or have[0] != n:
             if col in self.freed:
-                why = f"double free: columns {col}..{col + n - 1} were already deallocated at line {self.freed[col]}"
+                why = f"double free: columns {col}..{col + n - 1} were already deallocated at line {self.freed[col][1]}"
             elif have is not None:
                 why = f"the allocation at column {col} (line {have[1]}) has {have[0]} columns, not {n}"
             else:
@@ -160,7 +160,8 @@ class Tmem:
         cols = slice(col, col + n)
         self._live_at_dealloc(cols, line, warp, threads)
         del self.allocs[col]
-        self.freed[col] = line
+        clock = int(self.cta.races.vc[0, warp, warp]) if self.vc_checked() else 0
+        self.freed[col] = (n, line, warp, clock)
 
     def _live_at_dealloc(self, cols, line, warp, threads):
         prog = self.cta.program
@@ -201,9 +202,11 @@ class Tmem:
                     )
                     break
 
-    def check_allocated(self, lanes, cols, line, what, threads) -> bool:
+    def check_allocated(self, lanes, cols, line, what, threads, warp=None) -> bool:
         """Report cells outside every live allocation (or outside TMEM); False when some are outside
-        TMEM itself (the access is dropped), True otherwise (a freed column still holds its data)."""
+        TMEM itself (the access is dropped), True otherwise (a freed column still holds its data).
+        An access by ``warp`` to columns another warp deallocated with nothing ordering the two is
+        reported as that dealloc's race (the allocation was still live)."""
         cols = np.asarray(cols)
         lanes = np.asarray(lanes)
         outside = (cols < 0) | (cols >= COLS) | (lanes < 0) | (lanes >= LANES)
@@ -215,12 +218,29 @@ class Tmem:
             return True
         k = int(np.argmax(outside | dead))
         c, ln = int(cols.ravel()[k]), int(lanes.ravel()[k])
+        freed = next(((s, v) for s, v in self.freed.items() if s <= c < s + v[0]), None)
+        if not outside.ravel()[k] and freed is not None and warp is not None:
+            s, (n, fline, fwarp, fclk) = freed
+            if fwarp != warp and not self.knows(warp, fwarp, fclk):
+                self.cta.program.finding(
+                    "tmem_race",
+                    f"tcgen05.dealloc by warp {fwarp} (line {fline}) frees TMEM columns {s}..{s + n - 1} while "
+                    f"warp {warp} still accesses them ({what} at line {line}), with nothing ordering that access "
+                    "before the dealloc: a live allocation was deallocated -- synchronise (a barrier) first",
+                    line=fline,
+                    other_line=line,
+                    cta=self.cta.index,
+                    threads=threads,
+                    key=("tmem_race", "dealloc_live", fline, line),
+                )
+                return True
         if outside.ravel()[k]:
             why = "outside the 128 lanes x 512 columns of TMEM"
         else:
-            freed = [(s, fl) for s, fl in self.freed.items() if s <= c]
             why = "in no live tcgen05.alloc allocation" + (
-                f" (columns from {freed[-1][0]} were deallocated at line {freed[-1][1]})" if freed else ""
+                f" (columns {freed[0]}..{freed[0] + freed[1][0] - 1} were deallocated at line {freed[1][1]})"
+                if freed
+                else ""
             )
         self.cta.program.finding(
             "tmem_out_of_bounds",
@@ -543,7 +563,7 @@ def _cells(g, pos, taddr, shape, nregs, packed, split, line, what, warp):
             key=("tmem_lane_quarter", line),
         )
         return lanes, cols, False
-    ok = tm.check_allocated(lanes, cols, line, what, threads)
+    ok = tm.check_allocated(lanes, cols, line, what, threads, warp)
     return lanes, cols, ok
 
 
