@@ -399,9 +399,9 @@ class SimtWalk:
             return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
-            if v is UNKNOWN or isinstance(v, RampValue):
-                return v
-            dt = str(e.dtype)
+            if v is UNKNOWN or isinstance(v, (RampValue, AddrValue)):
+                return v  # a pointer cast keeps the element it points at
+            dt = str(getattr(e, "dtype", None) or getattr(e, "ty", ""))  # pointer casts have a type, no dtype
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
