@@ -319,3 +319,55 @@ def test_cta_pair_mma_splits_operands_and_multicasts_the_commit():
     res = txlab.emulate(_pair_mma(wait=False), a, b, np.zeros_like(c), arch="sm_100a")
     races = [f for f in res.findings if f.kind == "tmem_race"]
     assert {f.cta[0] for f in races} == {0, 1}, res.findings
+
+
+def test_tvm_tile_primitives_gemm_async_and_copy_async_readback():
+    """TVM's own lowering: TMEMPool, Tx.gemm_async(dispatch="tcgen05") and Tx.wg.copy_async from TMEM
+    (which addresses lane 0 from every warp: the lane counts within the warp's quarter)."""
+    from tvm.backend.cuda.lang import SMEMPool, TCGen05Bar, TMEMPool  # noqa: F401  (the script names them)
+    from tvm.script.tirx import tile as Tx
+
+    # fmt: off
+    @T.prim_func
+    def tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), C: T.Buffer((128, 128), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.warpgroup_id([1])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        Bs = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        done = TCGen05Bar(pool, 1)
+        tmem = TMEMPool(pool, total_cols=512)
+        acc = tmem.alloc_tcgen05_mma_D((128, 128), "float32", M=128, cta_group=1)
+        pool.commit()
+        done.init(1)
+        tmem.commit()
+        for i in T.serial(64):
+            As[tx, i] = A[tx, i]
+            Bs[tx, i] = B[tx, i]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tx == 0:
+            Tx.gemm_async(acc[:, :], As[:, :], Bs[:, :], dispatch="tcgen05")
+            done.arrive(0)
+        done.wait(0, 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        frag = T.alloc_tcgen05_ldst_frag("32x32b", (128, 128), "float32")
+        Tx.wg.copy_async(frag[:, :], acc[:, :])
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        reg = frag.local()
+        for i in T.serial(128):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        tmem.dealloc()
+    # fmt: on
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    res = txlab.emulate(tile, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
