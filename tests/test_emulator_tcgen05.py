@@ -371,3 +371,72 @@ def test_tvm_tile_primitives_gemm_async_and_copy_async_readback():
     res = txlab.emulate(tile, a, b, c, arch="sm_100a")
     assert res.findings == []
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_cta_pair_tma_signals_the_leaders_mbarrier():
+    """.cta_group::2 TMA: each CTA of the pair loads its half of A and B into its own shared memory
+    and the bytes are counted on the leader's mbarrier (sm100_2sm_leader_smem_addr); the leader waits
+    for both halves and issues the pair's M=256 MMA."""
+
+    # fmt: off
+    @T.prim_func
+    def pair_tma(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (256, 64), "float16", align=16)
+        B = T.match_buffer(B_ptr, (64, 64), "float16", align=16)
+        C = T.match_buffer(C_ptr, (256, 64), "float32")
+        A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float16", 2, A.data, 64, 256, 128, 64, 128, 1, 1, 0, 3, 0, 0)
+        B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float16", 2, B.data, 64, 64, 128, 64, 32, 1, 1, 0, 3, 0, 0)
+        T.device_entry()
+        for rank in T.thread_binding(2, thread="clusterCtaIdx.x"):
+          for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A_s = T.alloc_buffer((128 * 64,), "float16", scope="shared", align=1024)
+                B_s = T.alloc_buffer((32 * 64,), "float16", scope="shared", align=1024)
+                tmem_addr = T.shared_scalar("uint32")
+                tma_bar = T.shared_scalar("uint64")
+                mma_bar = T.shared_scalar("uint64")
+                reg = T.alloc_buffer((64,), "float32", scope="local")
+                descA = T.alloc_buffer((1,), "uint64", scope="local")
+                descB = T.alloc_buffer((1,), "uint64", scope="local")
+                descI = T.alloc_buffer((1,), "uint32", scope="local")
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(tma_bar), T.uint32(1))
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(mma_bar), T.uint32(1))
+                T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cluster_sync()
+                if tx == 0:
+                    leader_bar = T.cuda.sm100_2sm_leader_smem_addr(T.address_of(tma_bar))
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](A_s.data, T.address_of(A_map), 0, rank * 128, leader_bar)  # noqa: E501
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](B_s.data, T.address_of(B_map), 0, rank * 32, leader_bar)  # noqa: E501
+                    if rank == 0:
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(tma_bar), T.uint32(2 * (128 + 32) * 64 * 2))
+                        T.cuda.mbarrier_wait(T.address_of(tma_bar), 0)
+                        T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=256, N=64, K=16, trans_a=False, trans_b=False, n_cta_groups=2)  # noqa: E501
+                        for k in range(4):
+                            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.ptx["tcgen05.mma.cta_group::2.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, 0, 0, 0, 0, k > 0)  # noqa: E501
+                        T.ptx["tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"](T.address_of(mma_bar), T.uint16(3))  # noqa: E501
+                T.cuda.mbarrier_wait(T.address_of(mma_bar), 0)
+                T.ptx.tcgen05.fence__after_thread_sync()
+                for i in range(64):
+                    T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+                T.ptx.tcgen05.wait__ld.sync.aligned()
+                for i in range(64):
+                    C[rank * 128 + tx, i] = reg[i]
+                T.cuda.cluster_sync()
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.dealloc.cta_group::2.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((256, 64), np.float32)
+    res = txlab.emulate(pair_tma, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
