@@ -440,3 +440,78 @@ def test_cta_pair_tma_signals_the_leaders_mbarrier():
     res = txlab.emulate(pair_tma, a, b, c, arch="sm_100a")
     assert res.findings == []
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_block_scaled_mxf8f6f4_mma_applies_e8m0_scales_from_tmem():
+    """kind::mxf8f6f4.block_scale.scale_vec::1X: e4m3 A (128 x 32) and B (32 x 32), one e8m0 scale
+    per row in TMEM (row r at lane r, column + r // 32, the tcgen05.cp.32x128b.warpx4 staging)."""
+    import ml_dtypes
+
+    # fmt: off
+    @T.prim_func
+    def scaled(A: T.Buffer((128, 32), "float8_e4m3fn"), B: T.Buffer((32, 32), "float8_e4m3fn"),
+               SFA: T.Buffer((128,), "uint32"), SFB: T.Buffer((32,), "uint32"), C: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((128 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        B_s = T.alloc_buffer((32 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        sf = T.alloc_buffer((4,), "uint32", scope="local")
+        sb = T.alloc_buffer((1,), "uint32", scope="local")
+        reg = T.alloc_buffer((32,), "float32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.cuda.cta_sync()
+        for k in range(32):
+            A_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 2048] = A[tx, k]
+        if tx < 32:
+            for k in range(32):
+                B_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 512] = B[tx, k]
+        for j in range(4):
+            sf[j] = T.Select(j == tx // 32, SFA[tx], T.uint32(0))
+        sb[0] = SFB[tx % 32]
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x4.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), sf[0], sf[1], sf[2], sf[3])
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 36), sb[0])
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.ptx.tcgen05.fence__before_thread_sync()
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence__after_thread_sync()
+        if tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor_block_scaled(descI.data, d_dtype="float32", a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", sfa_dtype="float8_e8m0fnu", sfb_dtype="float8_e8m0fnu", sfa_tmem_addr=0, sfb_tmem_addr=0, M=128, N=32, K=32, trans_a=False, trans_b=False)  # noqa: E501
+            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[0]), ldo=128, sdo=8, swizzle=0)
+            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[0]), ldo=32, sdo=8, swizzle=0)
+            T.ptx["tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X"](tmem_addr, descA[0], descB[0], descI[0], T.cuda.get_tmem_addr(tmem_addr, 0, 32), T.cuda.get_tmem_addr(tmem_addr, 0, 36), False)  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(bar))
+        T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(32):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(32):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(4)
+    e4m3 = ml_dtypes.float8_e4m3fn
+    a = rng.standard_normal((128, 32)).astype(e4m3)
+    b = rng.standard_normal((32, 32)).astype(e4m3)
+    ea = rng.integers(120, 135, 128).astype(np.uint32)
+    eb = rng.integers(120, 135, 32).astype(np.uint32)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(scaled, a, b, ea, eb, c, arch="sm_100a")
+    assert res.findings == []
+    sa = np.ldexp(1.0, ea.astype(np.int64) - 127)[:, None]
+    sb = np.ldexp(1.0, eb.astype(np.int64) - 127)[:, None]
+    want = (a.astype(np.float64) * sa) @ (b.astype(np.float64) * sb).T
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
