@@ -122,24 +122,39 @@ def _tma(comp, call, *, store: bool):
         for _ in range(n_issue):
             for cta in targets:
                 nbytes = tile_copy(cta, tmap, off, coords, line, store=store)
-                owner = _pair_leader(cta) if pair else cta
                 if cta is g.cta:
                     if cta.races is not None:  # a load writes shared memory, a store reads it
                         b = np.arange(off, off + nbytes)
                         cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
                     if bar is not None:
-                        mb = sync.mbarrier(owner, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
+                        owner, mb = _barrier(g, cta, bar, pair, multicast, line)
                         if owner is cta:
                             sync.mb_tx(cta, mb, -nbytes, line, g=g)
                         else:
                             sync.mb_tx_from_agent(owner, mb, None, -nbytes, line, g.cta)
                     continue
                 row = _remote_write(g, cta, off, nbytes, line)
-                mb = sync.mbarrier(owner, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
+                owner, mb = _barrier(g, cta, bar, pair, multicast, line)
                 sync.mb_tx_from_agent(owner, mb, row if owner is cta else None, -nbytes, line, g.cta)
         return np.int32(0)
 
     return f
+
+
+def _barrier(g, cta, bar, pair, multicast, line):
+    """(owning CTA, MBarrier) a load into ``cta`` completes on: the operand's offset in ``cta`` (a
+    multicast signals each destination's own), or the CTA a shared::cluster address names; with
+    ``.cta_group::2`` the even CTA of that CTA's pair."""
+    a = _uniform_addr(g, bar(g), line, "TMA mbarrier")
+    if a >= M.SHARED_BASE:
+        a -= M.SHARED_BASE
+    rank, off = M.split_cluster_address(a)
+    owner = cta
+    if rank is not None and not multicast and cta.cluster is not None and rank < len(cta.cluster.ctas):
+        owner = cta.cluster.ctas[rank]
+    if pair:
+        owner = _pair_leader(owner)
+    return owner, sync.mbarrier(owner, off, line)
 
 
 def _pair_leader(cta):
