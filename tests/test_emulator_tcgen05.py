@@ -319,3 +319,199 @@ def test_cta_pair_mma_splits_operands_and_multicasts_the_commit():
     res = txlab.emulate(_pair_mma(wait=False), a, b, np.zeros_like(c), arch="sm_100a")
     races = [f for f in res.findings if f.kind == "tmem_race"]
     assert {f.cta[0] for f in races} == {0, 1}, res.findings
+
+
+def test_tvm_tile_primitives_gemm_async_and_copy_async_readback():
+    """TVM's own lowering: TMEMPool, Tx.gemm_async(dispatch="tcgen05") and Tx.wg.copy_async from TMEM
+    (which addresses lane 0 from every warp: the lane counts within the warp's quarter)."""
+    from tvm.backend.cuda.lang import SMEMPool, TCGen05Bar, TMEMPool  # noqa: F401  (the script names them)
+    from tvm.script.tirx import tile as Tx
+
+    # fmt: off
+    @T.prim_func
+    def tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), C: T.Buffer((128, 128), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.warpgroup_id([1])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        Bs = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        done = TCGen05Bar(pool, 1)
+        tmem = TMEMPool(pool, total_cols=512)
+        acc = tmem.alloc_tcgen05_mma_D((128, 128), "float32", M=128, cta_group=1)
+        pool.commit()
+        done.init(1)
+        tmem.commit()
+        for i in T.serial(64):
+            As[tx, i] = A[tx, i]
+            Bs[tx, i] = B[tx, i]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tx == 0:
+            Tx.gemm_async(acc[:, :], As[:, :], Bs[:, :], dispatch="tcgen05")
+            done.arrive(0)
+        done.wait(0, 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        frag = T.alloc_tcgen05_ldst_frag("32x32b", (128, 128), "float32")
+        Tx.wg.copy_async(frag[:, :], acc[:, :])
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        reg = frag.local()
+        for i in T.serial(128):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        tmem.dealloc()
+    # fmt: on
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    res = txlab.emulate(tile, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_cta_pair_tma_signals_the_leaders_mbarrier():
+    """.cta_group::2 TMA: each CTA of the pair loads its half of A and B into its own shared memory
+    and the bytes are counted on the leader's mbarrier (sm100_2sm_leader_smem_addr); the leader waits
+    for both halves and issues the pair's M=256 MMA."""
+
+    # fmt: off
+    @T.prim_func
+    def pair_tma(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (256, 64), "float16", align=16)
+        B = T.match_buffer(B_ptr, (64, 64), "float16", align=16)
+        C = T.match_buffer(C_ptr, (256, 64), "float32")
+        A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float16", 2, A.data, 64, 256, 128, 64, 128, 1, 1, 0, 3, 0, 0)
+        B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float16", 2, B.data, 64, 64, 128, 64, 32, 1, 1, 0, 3, 0, 0)
+        T.device_entry()
+        for rank in T.thread_binding(2, thread="clusterCtaIdx.x"):
+          for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A_s = T.alloc_buffer((128 * 64,), "float16", scope="shared", align=1024)
+                B_s = T.alloc_buffer((32 * 64,), "float16", scope="shared", align=1024)
+                tmem_addr = T.shared_scalar("uint32")
+                tma_bar = T.shared_scalar("uint64")
+                mma_bar = T.shared_scalar("uint64")
+                reg = T.alloc_buffer((64,), "float32", scope="local")
+                descA = T.alloc_buffer((1,), "uint64", scope="local")
+                descB = T.alloc_buffer((1,), "uint64", scope="local")
+                descI = T.alloc_buffer((1,), "uint32", scope="local")
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(tma_bar), T.uint32(1))
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(mma_bar), T.uint32(1))
+                T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cluster_sync()
+                if tx == 0:
+                    leader_bar = T.cuda.sm100_2sm_leader_smem_addr(T.address_of(tma_bar))
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](A_s.data, T.address_of(A_map), 0, rank * 128, leader_bar)  # noqa: E501
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](B_s.data, T.address_of(B_map), 0, rank * 32, leader_bar)  # noqa: E501
+                    if rank == 0:
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(tma_bar), T.uint32(2 * (128 + 32) * 64 * 2))
+                        T.cuda.mbarrier_wait(T.address_of(tma_bar), 0)
+                        T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=256, N=64, K=16, trans_a=False, trans_b=False, n_cta_groups=2)  # noqa: E501
+                        for k in range(4):
+                            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.ptx["tcgen05.mma.cta_group::2.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, 0, 0, 0, 0, k > 0)  # noqa: E501
+                        T.ptx["tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"](T.address_of(mma_bar), T.uint16(3))  # noqa: E501
+                T.cuda.mbarrier_wait(T.address_of(mma_bar), 0)
+                T.ptx.tcgen05.fence__after_thread_sync()
+                for i in range(64):
+                    T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+                T.ptx.tcgen05.wait__ld.sync.aligned()
+                for i in range(64):
+                    C[rank * 128 + tx, i] = reg[i]
+                T.cuda.cluster_sync()
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.dealloc.cta_group::2.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((256, 64), np.float32)
+    res = txlab.emulate(pair_tma, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_block_scaled_mxf8f6f4_mma_applies_e8m0_scales_from_tmem():
+    """kind::mxf8f6f4.block_scale.scale_vec::1X: e4m3 A (128 x 32) and B (32 x 32), one e8m0 scale
+    per row in TMEM (row r at lane r, column + r // 32, the tcgen05.cp.32x128b.warpx4 staging)."""
+    import ml_dtypes
+
+    # fmt: off
+    @T.prim_func
+    def scaled(A: T.Buffer((128, 32), "float8_e4m3fn"), B: T.Buffer((32, 32), "float8_e4m3fn"),
+               SFA: T.Buffer((128,), "uint32"), SFB: T.Buffer((32,), "uint32"), C: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((128 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        B_s = T.alloc_buffer((32 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        sf = T.alloc_buffer((4,), "uint32", scope="local")
+        sb = T.alloc_buffer((1,), "uint32", scope="local")
+        reg = T.alloc_buffer((32,), "float32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.cuda.cta_sync()
+        for k in range(32):
+            A_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 2048] = A[tx, k]
+        if tx < 32:
+            for k in range(32):
+                B_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 512] = B[tx, k]
+        for j in range(4):
+            sf[j] = T.Select(j == tx // 32, SFA[tx], T.uint32(0))
+        sb[0] = SFB[tx % 32]
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x4.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), sf[0], sf[1], sf[2], sf[3])
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 36), sb[0])
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.ptx.tcgen05.fence__before_thread_sync()
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence__after_thread_sync()
+        if tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor_block_scaled(descI.data, d_dtype="float32", a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", sfa_dtype="float8_e8m0fnu", sfb_dtype="float8_e8m0fnu", sfa_tmem_addr=0, sfb_tmem_addr=0, M=128, N=32, K=32, trans_a=False, trans_b=False)  # noqa: E501
+            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[0]), ldo=128, sdo=8, swizzle=0)
+            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[0]), ldo=32, sdo=8, swizzle=0)
+            T.ptx["tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X"](tmem_addr, descA[0], descB[0], descI[0], T.cuda.get_tmem_addr(tmem_addr, 0, 32), T.cuda.get_tmem_addr(tmem_addr, 0, 36), False)  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(bar))
+        T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(32):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(32):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(4)
+    e4m3 = ml_dtypes.float8_e4m3fn
+    a = rng.standard_normal((128, 32)).astype(e4m3)
+    b = rng.standard_normal((32, 32)).astype(e4m3)
+    ea = rng.integers(120, 135, 128).astype(np.uint32)
+    eb = rng.integers(120, 135, 32).astype(np.uint32)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(scaled, a, b, ea, eb, c, arch="sm_100a")
+    assert res.findings == []
+    sa = np.ldexp(1.0, ea.astype(np.int64) - 127)[:, None]
+    sb = np.ldexp(1.0, eb.astype(np.int64) - 127)[:, None]
+    want = (a.astype(np.float64) * sa) @ (b.astype(np.float64) * sb).T
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)

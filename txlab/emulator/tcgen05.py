@@ -27,8 +27,12 @@ of its TMEM cells before the reader has waited on that mbarrier phase are races 
 Arithmetic: the wgmma model (:mod:`txlab.emulator.wgmma`): one instruction's K products are summed
 exactly (float64) and rounded to fp32 once, then added to the fp32 accumulator -- within a few fp32
 ulps of the GPU's, not bitwise; tf32 operands drop the low 13 mantissa bits; i8 is exact (s32
-wrap-around). Not modelled (NotEmulatedError naming them): f16 accumulators, sparse and
-weight-stationary (``.ws``) forms, fp6/fp4 operands, block-scaled kinds' MMA, cp decompression.
+wrap-around). Block-scaled ``kind::mxf8f6f4.block_scale.scale_vec::1X``: each row's e8m0 scale for
+its K=32 block is byte ``sf_id`` of TMEM (lane r, column + r // 32) -- the layout TVM and CUTLASS
+stage with ``tcgen05.cp.32x128b.warpx4`` (not yet compared with a B200); scales are powers of two,
+so the products stay exact. Not modelled (NotEmulatedError naming them): f16 accumulators, sparse
+and weight-stationary (``.ws``) forms, fp6/fp4 operands (``mxf4``, ``mxf4nvf4``, 2X/4X scales), cp
+decompression.
 """
 
 from __future__ import annotations
@@ -47,12 +51,13 @@ _LAYOUT_OF_SWIZZLE = {0: 0, 1: 6, 2: 4, 3: 2, 4: 1}  # TVM's swizzle argument ->
 _WGMMA_LAYOUT = {0: 0, 2: 1, 4: 2, 6: 3}  # tcgen05 layout type -> wgmma layout type (same canon)
 _SWIZZLE_NAME = {0: "no swizzle", 1: "128B_base32B", 2: "128B swizzle", 4: "64B swizzle", 6: "32B swizzle"}
 _TMA_LAYOUT = {0: 0, 1: 6, 2: 4, 3: 2}  # CUtensorMapSwizzle (none, 32B, 64B, 128B) -> layout type
-_K_OF_KIND = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}
+_K_OF_KIND = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32}
 _FORMATS = {
     "f16": {0: "float16", 1: "bfloat16"},
     "tf32": {2: "float32"},
     "f8f6f4": {0: "float8_e4m3fn", 1: "float8_e5m2"},
     "i8": {0: "uint8", 1: "int8"},
+    "mxf8f6f4": {0: "float8_e4m3fn", 1: "float8_e5m2"},
 }
 
 
@@ -421,6 +426,12 @@ class _Mma:
             parts_a = [(p.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for p in parts_a]
             B = (B.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
         Bw = B.astype(wide)
+        if self.sf is not None:  # e8m0 block scales from TMEM (one per row and K=32 block)
+            parts_a = [
+                p.astype(np.float64) * _scales(T.tmem_of(c), self.sf[0], self.sf[2], m_cta)[:, None]
+                for p, c in zip(parts_a, ctas)
+            ]
+            Bw = Bw * np.concatenate([_scales(T.tmem_of(c), self.sf[1], self.sf[3], n_cta) for c in ctas])[:, None]
         if self.neg_b:
             Bw = -Bw
         lane0, col0 = T.split_addr(self.d_tmem)
@@ -453,6 +464,17 @@ class _Mma:
         ctas[0].progress += 1
 
 
+def _scales(tm, taddr: int, sf_id: int, rows: int) -> np.ndarray:
+    """The e8m0 scale of each of ``rows`` rows for one K=32 block: row r's byte ``sf_id`` of the
+    cell at (lane r % 128, column + r // 32) -- the layout TVM and CUTLASS stage with
+    ``tcgen05.cp.32x128b.warpx4`` (32 rows x 4 columns, copied to every lane quarter)."""
+    lane0, col0 = T.split_addr(taddr)
+    r = np.arange(rows)
+    cells = tm.data[(lane0 + r % 32 + 32 * ((r // 32) % 4)) % 128, col0 + r // 32]
+    e = ((cells >> np.uint32(8 * sf_id)) & np.uint32(0xFF)).astype(np.int64)
+    return np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
+
+
 def _mma(comp, call):
     p = decode(call)
     if p is None:
@@ -460,8 +482,11 @@ def _mma(comp, call):
     form = "ts" if call.op.name.endswith("_ts") else "ss"
     kind = p.mods.get("kind", "").replace("kind::", "")
     cg = 2 if p.mods.get("cta_group") == "cta_group::2" else 1
-    if kind not in _K_OF_KIND:
-        return comp.not_emulated(f"tcgen05.mma.kind::{kind}")
+    scaled = "block_scale" in call.op.name
+    if kind not in _K_OF_KIND or scaled != (kind == "mxf8f6f4"):
+        return comp.not_emulated(f"tcgen05.mma.kind::{kind}" + (".block_scale" if scaled else ""))
+    if scaled and p.mods.get("scale_vec") != "scale_vec::1X":
+        return comp.not_emulated(f"tcgen05.mma.kind::{kind}.block_scale.{p.mods.get('scale_vec')}")
     if p.mods.get("collector_a"):
         return comp.not_emulated(f"tcgen05.mma with {p.mods['collector_a']}")
     d_e = comp.expr(p.one("d_tmem"))
@@ -470,9 +495,11 @@ def _mma(comp, call):
     i_e = comp.expr(p.one("idesc"))
     mask_es = [comp.expr(x) for x in p.ops.get("disable_output_lane", []) if x is not None]
     en_e = comp.expr(p.one("enable_input_d"))
+    sfa_e = comp.expr(p.one("sfa_tmem")) if scaled else None
+    sfb_e = comp.expr(p.one("sfb_tmem")) if scaled else None
     pred_e = comp.expr(p.pred) if p.pred is not None else None
     line = comp.line
-    what = f"tcgen05.mma.cta_group::{cg}.kind::{kind}"
+    what = f"tcgen05.mma.cta_group::{cg}.kind::{kind}" + (".block_scale" if scaled else "")
 
     def lane_val(fn, g, lane):
         v = np.asarray(fn(g))
@@ -491,6 +518,12 @@ def _mma(comp, call):
         cta = g.cta
         warp = int(g.warp_of_lane[lane])
         idesc = decode_instr_descriptor(lane_val(i_e, g, lane))
+        if scaled:  # the block-scaled layout: scale-factor ids and format where c_format sits
+            raw = lane_val(i_e, g, lane)
+            idesc.update(c_format=1, sat=0, b_sf_id=(raw >> 4) & 3, a_sf_id=(raw >> 29) & 3, sf_e8m0=(raw >> 23) & 1)
+            idesc["n"] = ((raw >> 17) & 0x3F) << 3
+            if not idesc["sf_e8m0"]:
+                raise NotEmulatedError(f"{what} with e4m3 scale factors", lineno=line)
         if idesc["sparse"]:
             raise NotEmulatedError(f"{what}.sp (sparse)", lineno=line)
         if idesc["c_format"] != (2 if kind == "i8" else 1):
@@ -547,6 +580,9 @@ def _mma(comp, call):
             enable_d=bool(lane_val(en_e, g, lane)),
             disabled=disabled,
             d_tmem=d_tmem,
+            sf=(lane_val(sfa_e, g, lane), lane_val(sfb_e, g, lane), idesc["a_sf_id"], idesc["b_sf_id"])
+            if scaled
+            else None,
             ctas=ctas,
             line=line,
             tid=int(g.gtid[lane]),
@@ -717,6 +753,8 @@ HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor_block_scaled"] = _encode_ins
 HANDLERS["tirx.cuda.runtime_instr_desc"] = _runtime_instr_desc
 HANDLERS["tirx.ptx.tcgen05_mma_ss"] = _mma
 HANDLERS["tirx.ptx.tcgen05_mma_ts"] = _mma
+HANDLERS["tirx.ptx.tcgen05_mma_block_scale_ss"] = _mma
+HANDLERS["tirx.ptx.tcgen05_mma_block_scale_ts"] = _mma
 HANDLERS["tirx.ptx.tcgen05_cp"] = _cp
 HANDLERS["tirx.ptx.tcgen05_commit"] = _commit
 HANDLERS["tirx.ptx.tcgen05_commit_multicast"] = _commit

@@ -12,8 +12,10 @@ until another CTA frees them -- here nobody will, so that is an ``tmem_alloc`` f
 ``alloc`` after ``relinquish_alloc_permit``, a ``dealloc`` of columns that are not one live
 allocation (double free, wrong size), an access outside every live allocation and an allocation
 still live when the CTA ends (a leak) are findings at the line. Warp ``w`` may only reach lanes
-``32*(w % 4)`` .. ``+31``: a ``ld``/``st`` outside its lane quarter is a ``tmem_lane_quarter``
-finding at the line.
+``32*(w % 4)`` .. ``+31``; a ``ld``/``st`` address's lane counts within that quarter (TVM's tile
+primitives pass lane 0 from every warp, hand-written kernels ``32*warp``: both run on a B200), and
+an address naming another warp's quarter, or a 16-lane shape crossing the quarter's end, is a
+``tmem_lane_quarter`` finding at the line.
 
 Register images (TVM's ``tcgen05_atom_layout``, PTX Table 49), lane ``l``, register ``r``, relative
 to the address's (lane, column): ``32x32b`` (l, r); ``16x64b`` (l//4 + 8*(l%2), (l//2)%2 + 2r);
@@ -541,22 +543,25 @@ def _cells(g, pos, taddr, shape, nregs, packed, split, line, what, warp):
     base_lane, base_col = split_addr(taddr)
     dl, dc = image(shape, nregs, split)
     lw = (g.tid[pos] % 32).astype(np.int64)
-    lanes = base_lane + dl[lw]
+    quarter = 32 * (warp % 4)
+    # the warp reaches its own quarter: the address's lane counts within it (TVM's tile primitives
+    # address lane 0 from every warp, hand-written kernels 32 * warp; both run on a B200)
+    lanes = quarter + base_lane % 32 + dl[lw]
     cols = dc[lw]
     if packed:
         cols = np.stack([2 * cols, 2 * cols + 1], axis=-1)
         lanes = np.stack([lanes, lanes], axis=-1)
     cols = base_col + cols
-    quarter = 32 * (warp % 4)
     threads = g.tid[pos]
     tm = tmem_of(g.cta)
-    if lanes.min() < quarter or lanes.max() >= quarter + 32:
+    named = base_lane // 32
+    if named not in (0, warp % 4) or base_lane % 32 + _rows(shape) > 32:
         g.cta.program.finding(
             "tmem_lane_quarter",
-            f"{what} by warp {warp} reaches TMEM lanes {int(lanes.min())}..{int(lanes.max())} (address "
+            f"{what} by warp {warp} names TMEM lanes {base_lane}..{base_lane + _rows(shape) - 1} (address "
             f"{int(taddr):#010x}: lane {base_lane}, column {base_col}), but warp {warp} may only access lanes "
-            f"{quarter}..{quarter + 31} (warp % 4 picks the lane quarter): start it at lane {quarter}"
-            + (" or " + str(quarter + 16) if _rows(shape) == 16 else ""),
+            f"{quarter}..{quarter + 31} (warp % 4 picks the lane quarter; it would read its own lanes, not "
+            f"the ones named): start it at lane {quarter}" + (" or " + str(quarter + 16) if _rows(shape) == 16 else ""),
             line=line,
             cta=g.cta.index,
             threads=threads,
