@@ -103,35 +103,37 @@ def _emulate(M, N, K, cfg):
     return res, c.astype(np.float32), bg.reference(a, b)
 
 
+PAIR2 = dict(cta_group=2, num_sms=2)  # one cluster of two CTAs: the pair walks every tile
+
+
 @pytest.mark.parametrize(
     "shape,cfg",
     [
         ((256, 256, 128), CG1),  # whole tiles, one tile per CTA
         ((300, 200, 136), bg.BlackwellGemmConfig(num_sms=2)),  # ragged M, N, K; 2 persistent CTAs, 3 tiles each
         ((130, 72, 24), bg.BlackwellGemmConfig(bn=64, stages=2, num_sms=1)),  # K < one k step, one CTA, 4 tiles
+        ((256, 256, 128), CG2),  # cta_group::2: two 2-CTA clusters, one 256 x 128 tile each
+        ((300, 200, 136), bg.BlackwellGemmConfig(**PAIR2)),  # ragged, one pair over 4 tiles
+        ((130, 72, 24), bg.BlackwellGemmConfig(bn=64, stages=2, **PAIR2)),  # K < 64, bn = 64 (32 B rows per CTA)
     ],
-    ids=["256x256x128", "300x200x136_persistent", "130x72x24_one_cta"],
+    ids=[
+        "256x256x128",
+        "300x200x136_persistent",
+        "130x72x24_one_cta",
+        "pair_256x256x128",
+        "pair_300x200x136_persistent",
+        "pair_130x72x24",
+    ],
 )
 def test_emulator_whole_grid_within_bf16_rounding(shape, cfg):
-    res, out, ref = _emulate(*shape, cfg)
-    assert res.ok, res.summary()
-    atol, rtol = bg.tolerance()
-    np.testing.assert_allclose(out, ref, atol=atol, rtol=rtol)
     import ml_dtypes
 
-    assert np.mean(out == ref.astype(ml_dtypes.bfloat16).astype(np.float32)) > 0.99  # mostly exactly bf16(ref)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="emulator gap: a TMA load with .cta_group::2 signals the mbarrier its operand names in the peer CTA "
-    "(a shared::cluster address from mapa); txlab.emulator.tma treats it as an own-CTA offset",
-)
-def test_emulator_cta_group2():
-    res, out, ref = _emulate(256, 256, 128, CG2)
+    res, out, ref = _emulate(*shape, cfg)
     assert res.ok, res.summary()
+    assert res.stats["ctas_run"] == res.stats["ctas_in_grid"] == cfg.ctas(*shape[:2])  # the whole grid
     atol, rtol = bg.tolerance()
     np.testing.assert_allclose(out, ref, atol=atol, rtol=rtol)
+    assert np.mean(out == ref.astype(ml_dtypes.bfloat16).astype(np.float32)) > 0.99  # mostly exactly bf16(ref)
 
 
 def test_emulated_timeline_is_labelled_emulated_work():

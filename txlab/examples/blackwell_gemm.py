@@ -1,10 +1,9 @@
 """A warp-specialized, persistent bf16 GEMM for Blackwell (sm_100a), written in TIRx.
 
 **A worked example, not a benchmark.** No Blackwell GPU is available to this project: the kernel
-compiles to an sm_100a cubin (``tcgen05.*`` in its PTX and SASS) and the 1-CTA kernel runs on
-txlab's CPU emulator over its whole grid (the ``cta_group=2`` one does not run correctly there
-yet: its TMA loads complete on the peer CTA's barrier, which the emulator does not deliver to);
-nothing here has been timed on a B200, and no configuration was tuned.
+compiles to an sm_100a cubin (``tcgen05.*`` in its PTX and SASS) and runs (1-CTA and
+``cta_group=2``) on txlab's CPU emulator over its whole grid; nothing here has been timed on a
+B200, and no configuration was tuned.
 
 ``C = A @ B.T`` with ``A: (M, K)``, ``B: (N, K)`` (both K-major, row-major as stored),
 ``C: (M, N)``, bf16 in and out, fp32 accumulation in tensor memory (TMEM).
