@@ -135,3 +135,20 @@ def test_guards_are_evaluated_over_the_threads(guard, arrivals):
 def test_overrides_still_try_fixes():
     spec = P.from_kernel(bugs.kernel("over_arrival"))
     assert spec.simulate(32, init_empty=128).ok
+
+
+@pytest.mark.parametrize("cm,cn", [(2, 1), (2, 2)])
+def test_cluster_arrivals_and_multicast_bytes_from_every_cta(cm, cn):
+    """A clustered Hopper GEMM: each consumer warp releases a ring slot in its own CTA and, through
+    mapa, in its cluster peers' (MBarrier.arrive(remote=...)); each CTA multicasts a slice of A/B with a
+    CTA mask computed at run time. Every CTA of the cluster is walked, so CTA 0's empty barrier gets
+    its peers' arrivals too, and the masks are evaluated per CTA (they were: 8 of 16/24 arrivals, half
+    the bytes, a false deadlock)."""
+    from txlab.examples import hopper_gemm as hg
+    from txlab.examples.gemm_config import GemmConfig
+
+    sp = P.find_pipelines(hg.gemm_kernel(512, 512, 256, GemmConfig(cluster_m=cm, cluster_n=cn, bn=128)))[0]
+    assert sp.arrivals_empty == sp.init_empty == 8 * (cm + cn - 1)
+    assert sp.expect_tx_bytes == sp.tx_delivered == (128 + 128) * 64 * 2
+    assert [c["multicast"] for c in sp.copies] == [cn if cn > 1 else None, cm]
+    assert sp.simulate(6).ok

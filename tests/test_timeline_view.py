@@ -436,3 +436,20 @@ def test_tooltips_show_exact_durations_in_the_browser(tmp_path):
             if t.startswith(name) and f"duration {fmt}" in t and f"start {start}" in t and f"lane SM 0 / {lane}" in t:
                 got.add((name, dur, start, lane))
     assert got == want, f"tooltips seen: {sorted(tips)}"
+
+
+def test_view_says_what_the_clocks_count():
+    """A GPU recording's clocks are ns; a timeline of a CPU-emulator run counts emulated work: the
+    widget gets the unit (and formats its axis and tooltips with it), plot() says 'not time'."""
+    tl = _timeline()
+    assert TimelineView(tl).meta["clock_unit"] == "ns" and not tl.emulated
+    assert "time (" in tl.plot().axes[0].get_xlabel()
+    emu = _timeline()
+    emu.meta.update(clock_unit="warp-instr", provenance="emulated on the CPU: not time")
+    v = TimelineView(emu)
+    assert v.meta["clock_unit"] == "warp-instr" and "not time" in v.meta["provenance"]
+    ax = emu.plot().axes[0]
+    assert "emulated work (warp-instr" in ax.get_xlabel() and "EMULATED" in ax.get_title()
+    assert "warp-instr>" in repr(emu)
+    js = (Path(__file__).resolve().parents[1] / "txlab" / "static" / "timeline.js").read_text()
+    assert "D.meta.clock_unit" in js  # the bundle formats with the unit

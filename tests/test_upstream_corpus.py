@@ -22,7 +22,7 @@ def test_corpus_is_large_and_every_case_names_its_upstream_test():
     assert len({c.id for c in cs}) == len(cs)
     for c in cs:
         assert c.upstream.startswith("tests/python/tirx/") and "::test_" in c.upstream, c.id
-        assert c.arch in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+        assert c.arch in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a")
     # the upstream bugs are in the corpus as findings, not as passes
     assert any(c.expect.startswith("finding:") for c in cs)
 

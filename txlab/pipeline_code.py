@@ -77,8 +77,18 @@ def tma_copies(func) -> list[dict]:
             if key in cfg:
                 m = simt._const(cfg[key])
                 mcast = bin(m).count("1") if isinstance(m, int) and m > 0 else None
+        # cta_group=2 (sm_100a): the copy may complete on the peer CTA's barrier (the leader's, in the
+        # 2-SM idiom); walk_barriers follows each CTA of the cluster to count what reaches CTA 0's
+        pair = simt._const(cfg["cta_group"]) if "cta_group" in cfg else None
         out.append(
-            {"line": simt.user_line(n.span), "bytes": nbytes, "multicast": mcast, "box": exts, "dtype": str(src.dtype)}
+            {
+                "line": simt.user_line(n.span),
+                "bytes": nbytes,
+                "multicast": mcast,
+                "box": exts,
+                "dtype": str(src.dtype),
+                "cta_group": pair if isinstance(pair, int) and pair > 1 else None,
+            }
         )
 
     tvm_ffi.structural_walk(func.body, [(tvm.tirx.TilePrimitiveCall, on)], order="pre")
@@ -95,12 +105,31 @@ class _Site:
         self.slots: set = set()  # (buffer name, index) the visits touched
         self.visits: list = []  # per visit: {(buffer name, index): threads that executed it there}
         self.uncertain = False
+        self.mcast = 0  # CTAs a multicast copy reaches, from its evaluated CTA mask (0: not known / none)
+        self.remote: set = set()  # ranks of the other CTAs of the cluster whose visits reach CTA 0's barriers
 
 
 def walk_barriers(func):
-    """(barrier arrays ``[(name, [slot indices], init count, line)]`` in init order, call sites)."""
+    """(barrier arrays ``[(name, [slot indices], init count, line)]`` in init order, call sites).
+
+    The protocol is read for the barriers of CTA 0. In a cluster every CTA is walked (its rank in
+    the cluster known): CTA 0's own arrivals count, and so does any arrival another CTA makes on
+    CTA 0's barriers through a ``mapa``'d address (``MBarrier.arrive(remote=0)``, a ``cta_group=2``
+    TMA load completing on the leader's barrier); a multicast copy is counted once per receiving
+    CTA from CTA 0's walk, as before (every CTA of the mask runs the same code)."""
     inits: list = []
     sites: dict = {}
+    csize = simt.cluster_size(func)
+    walking = [0]  # the rank in the cluster of the CTA being walked
+
+    def target_of(bar):
+        """The cluster rank whose barrier ``bar`` is (None: unknown)."""
+        if bar is None or bar.rank is None:
+            return walking[0]
+        r = bar.rank
+        if isinstance(r, np.ndarray) and r.size and np.all(r == r.flat[0]):
+            r = int(r.flat[0])
+        return int(r) if isinstance(r, (int, np.integer)) else None
 
     def on_visit(v):
         if v.kind != "call":
@@ -111,15 +140,22 @@ def walk_barriers(func):
         n_active = int(v.mask.sum())
         addrs = _addrs(v.args)
         if kind == "init":
-            if addrs and isinstance(addrs[0].index, int):
+            if walking[0] == 0 and addrs and isinstance(addrs[0].index, int):
                 cnt = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
                 inits.append((addrs[0].buffer.name, addrs[0].index, cnt, v.line))
             return
+        bar = addrs[-1] if kind == "copy" and addrs else (addrs[0] if addrs else None)
+        target = target_of(bar)
+        if target is None:  # a mapa to a rank the walk cannot know: counted as if on CTA 0 (noted)
+            target = 0
+        if target != 0:
+            return  # another CTA's barrier
         key = simt._key(v.node)
         s = sites.get(key)
         if s is None:
             s = sites[key] = _Site(kind, v.line, v.node)
-        bar = addrs[-1] if kind == "copy" and addrs else (addrs[0] if addrs else None)
+        if walking[0] != 0:
+            s.remote.add(walking[0])
         per_slot: dict = {}
         if bar is not None:
             idx = bar.index
@@ -132,6 +168,14 @@ def walk_barriers(func):
                 s.slots.add(x)
         s.visits.append(per_slot)
         s.uncertain = s.uncertain or v.uncertain
+        if kind == "copy" and any(isinstance(a, str) and "multicast::cluster" in a for a in v.args):
+            # the CTA mask, evaluated for this CTA (a runtime expression in the IR): the CTAs it reaches
+            i = next((j for j, a in enumerate(v.args) if a is bar), None)
+            m = v.args[i + 1] if i is not None and i + 1 < len(v.args) else None
+            if isinstance(m, np.ndarray) and m.size and np.all(m == m.flat[0]):
+                m = int(m.flat[0])
+            if isinstance(m, (int, np.integer)) and m > 0:
+                s.mcast = max(s.mcast, bin(int(m)).count("1"))
         per_thread = 1
         if kind == "arrive" and len(v.args) > 1 and isinstance(v.args[1], int) and v.args[1] > 0:
             per_thread = v.args[1]
@@ -141,9 +185,12 @@ def walk_barriers(func):
             s.bytes.append(None if b is None else n_active * b)
 
     walk = simt.execute(func, on_visit=on_visit)
+    for r in range(1, csize):  # the other CTAs of a cluster, for what they do to CTA 0's barriers
+        walking[0] = r
+        simt.execute(func, on_visit=on_visit, cta=(r, 0, 0))
     arrays: list = []
     for name, idx, cnt, line in inits:
-        if arrays and arrays[-1][0] == name and idx not in arrays[-1][1]:
+        if arrays and arrays[-1][0] == name and idx not in arrays[-1][1] and arrays[-1][3] == line:
             arrays[-1][1].append(idx)
         else:
             arrays.append((name, [idx], cnt, line))
@@ -180,19 +227,44 @@ def derive(kernel, specs, arch: str = "sm_90a") -> None:
             a, s, walk = walk_barriers(f)
             arrays += a
             sites += s
-        pairs = []
-        i = 0
-        while i + 1 < len(arrays):
-            if len(arrays[i][1]) == len(arrays[i + 1][1]):
-                pairs.append((arrays[i], arrays[i + 1]))
-                i += 2
-            else:
-                i += 1
+        pairs = _pairs_by_slots(ksp, arrays)
+        if pairs is None:  # the declaration's slots were not all found: pair arrays of equal depth in order
+            pairs = []
+            i = 0
+            while i + 1 < len(arrays):
+                if len(arrays[i][1]) == len(arrays[i + 1][1]):
+                    pairs.append((arrays[i], arrays[i + 1]))
+                    i += 2
+                else:
+                    i += 1
         copy_sites = [s for s in sites if s.kind == "copy"]
         for sp, (full, empty) in zip(ksp, pairs):
             _fill(sp, full, empty, sites, copy_sites, copies)
             if walk is not None:
                 sp.notes += [f"code walk: {n}" for n in walk.notes[:4]]
+
+
+def _pairs_by_slots(ksp, arrays):
+    """(full array, empty array) per spec, cut out of the code's init slots by where the declaration
+    put each barrier (its name and pool element offset, ``spec._slots``). Unnamed barriers of one
+    pool (``Pipeline``'s, several pipelines in a row) share a name in the lowered code, so init order
+    alone would run them together. None when a spec's slots are not all initialised in the code."""
+    flat = [(name, idx, cnt, line) for name, idxs, cnt, line in arrays for idx in idxs]
+    pairs = []
+    for sp in ksp:
+        got = []
+        for which in ("full", "empty"):
+            name, base, depth = getattr(sp, "_slots", {}).get(which, (None, None, None))
+            if base is None or depth is None:
+                return None
+            want = set(range(base, base + depth))
+            hit = [f for f in flat if f[0] == name and f[1] in want]
+            if {f[1] for f in hit} != want:
+                return None
+            hit = [f for f in hit if f[1] in want]
+            got.append((name, sorted({f[1] for f in hit}), hit[0][2], hit[0][3]))
+        pairs.append(tuple(got))
+    return pairs
 
 
 def _on(site, array) -> bool:
@@ -293,6 +365,11 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 )
             for s in arrive:
                 share = _share(s, array, ph)
+                if share and s.remote:
+                    notes.append(
+                        f"line {s.line}: counts arrivals on CTA 0's barrier made through mapa by CTA(s) "
+                        f"{sorted(s.remote)} of the cluster as well"
+                    )
                 if share:
                     who.append((s.line, share, s.kind))
                     lines["arrive_full" if array is full else "arrive_empty"].append(s.line)
@@ -332,7 +409,14 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 "could not be read from its box; assumed they equal expect_tx"
             )
             continue
-        per = src["bytes"] * (src["multicast"] or 1)
+        per = src["bytes"] * (src["multicast"] or s.mcast or 1)
+        if src["multicast"] is None and s.mcast:
+            src = {**src, "multicast": s.mcast}  # a runtime mask, evaluated by the walk
+        if s.remote:
+            notes.append(
+                f"line {src['line']}: this TMA copy also completes on CTA 0's barrier when CTA(s) "
+                f"{sorted(s.remote)} of the cluster issue it (a mapa'd mbarrier, cta_group={src.get('cta_group') or 1})"
+            )
         for i, v in _slot_totals(s, full, per).items():
             dtotals[i] += v
         n = _share(s, full, phases)
@@ -345,9 +429,10 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 "bytes": src["bytes"],
                 "threads": n,
                 "multicast": src["multicast"],
+                "cta_group": src.get("cta_group"),
             }
         )
-        if n != 1:
+        if n != 1 + len(s.remote):
             notes.append(
                 f"line {src['line']}: {n} threads issue this TMA copy per phase, so it "
                 f"delivers {n} x {src['bytes']} bytes"

@@ -56,6 +56,7 @@ class AddrValue:
 
     buffer: object
     index: object
+    rank: object = None  # mapa'd into CTA ``rank`` of the cluster (None: this CTA's own memory)
 
 
 @dataclass
@@ -102,6 +103,7 @@ class SimtWalk:
         self.locals: dict = {}  # data var -> {const index: value}
         self.scopes: dict = {}  # data var -> scope
         self.buffers: dict = {}  # data var -> Buffer (first declaration)
+        self.decl_data: dict = {}  # buffer -> the pointer Var its DeclBuffer names as data
         self.notes: list = []
         self.visits = 0
         self.truncated = False
@@ -185,6 +187,9 @@ class SimtWalk:
                     self.env[_key(var)] = self.tid[tag]
                 elif tag.startswith("blockIdx."):
                     self.env[_key(var)] = int(self.cta["xyz".index(tag[-1])])
+                elif tag.startswith("clusterCtaIdx.") and _const(s.value):
+                    # the walked CTA's rank in its cluster (CTA 0: the leader of a pair)
+                    self.env[_key(var)] = int(self.cta["xyz".index(tag[-1])]) % _const(s.value)
                 else:
                     self.env[_key(var)] = UNKNOWN
             self._exec(s.body, mask)
@@ -201,6 +206,9 @@ class SimtWalk:
             k = _key(b)
             self.scopes.setdefault(k, b.scope())
             self.buffers.setdefault(k, b)
+            data = getattr(s, "data", None)
+            if isinstance(data, tx.Var):
+                self.decl_data.setdefault(k, data)  # the pointer a declared buffer lives at
             if b.scope() == "local" and k not in self.locals:
                 self.locals[k] = {}
             body = getattr(s, "body", None)
@@ -391,9 +399,9 @@ class SimtWalk:
             return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
-            if v is UNKNOWN or isinstance(v, RampValue):
-                return v
-            dt = str(e.dtype)
+            if v is UNKNOWN or isinstance(v, (RampValue, AddrValue)):
+                return v  # a pointer cast keeps the element it points at
+            dt = str(getattr(e, "dtype", None) or getattr(e, "ty", ""))  # pointer casts have a type, no dtype
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
@@ -422,12 +430,35 @@ class SimtWalk:
         short = name.rsplit(".", 1)[-1]
         if short == "address_of" and len(c.args) == 1 and isinstance(c.args[0], tvm.ir.TensorLoad):
             ld = c.args[0]
-            idx = [self._eval(i, mask) for i in ld.indices]
-            return AddrValue(ld.source, _flat(idx, ld.source))
+            idx = _flat([self._eval(i, mask) for i in ld.indices], ld.source)
+            data = self.decl_data.get(_key(ld.source))
+            base = self.env.get(_key(data)) if data is not None else None
+            if isinstance(base, AddrValue) and str(base.buffer.dtype) == str(ld.source.dtype):
+                # a buffer declared over a computed pointer (MBarrier.remote_view: mapa of a local
+                # barrier): the element it names is the pointee's, offset by the index
+                if isinstance(idx, (int, np.ndarray)) and isinstance(base.index, (int, np.ndarray)):
+                    return AddrValue(base.buffer, _simplify(base.index + idx), base.rank)
+            return AddrValue(ld.source, idx)
         args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
         self._report("call", c, mask, args=args)
         if short.startswith("cvta") and args:
             return args[0]
+        if short == "reinterpret" and args and isinstance(args[-1], AddrValue):
+            return args[-1]
+        if short.startswith("mapa") and len(args) >= 2 and isinstance(args[1], AddrValue):
+            # mapa(dst, addr, rank): the same element of CTA ``rank``'s shared memory. A one-CTA walk
+            # keeps the element (the pipeline protocol is the same in every CTA of the cluster)
+            rank = args[2] if len(args) > 2 and isinstance(args[2], int) else UNKNOWN
+            mapped = AddrValue(args[1].buffer, args[1].index, rank)
+            dst = c.args[0]
+            if (
+                isinstance(dst, tvm.ir.TensorLoad)
+                and (self.scopes.get(_key(dst.source)) or dst.source.scope()) == "local"
+            ):
+                i = [self._eval(x, mask) for x in dst.indices]
+                if len(i) == 1 and isinstance(i[0], int):
+                    self.locals.setdefault(_key(dst.source), {})[i[0]] = mapped
+            return mapped
         if short in ("thread_rank",):
             return self.linear
         if short in ("if_then_else",) and len(args) == 3:
@@ -566,6 +597,21 @@ def _flat(idx, buf):
     for i, s in zip(idx, shape):
         flat = np.add(np.multiply(flat, s), i)
     return _simplify(flat)
+
+
+def cluster_size(func) -> int:
+    """CTAs per cluster from the function's ``clusterCtaIdx`` thread extents (1: no cluster)."""
+    import tvm.tirx as tx
+    import tvm_ffi
+
+    n = [1]
+
+    def on_attr(a):
+        if a.attr_key == "thread_extent" and str(a.node.thread_tag).startswith("clusterCtaIdx."):
+            n[0] *= _const(a.value) or 1
+
+    tvm_ffi.structural_walk(func.body, [(tx.AttrStmt, on_attr)], order="pre")
+    return n[0]
 
 
 def _block_dims(func):

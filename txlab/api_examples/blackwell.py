@@ -6,6 +6,8 @@ Compiled for sm_100a here; an H200 (sm_90) cannot run tcgen05/TMEM code.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from txlab.api_examples.example import Example
 
 SM100 = "tcgen05 / TMEM instructions exist only on sm_100+ (Blackwell); an H200 cannot run it"
@@ -48,8 +50,8 @@ def tcgen05_tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "floa
                                                b_dtype="float16", M=128, N=128, K=16, trans_a=False,
                                                trans_b=False)
         for k in T.unroll(4):
-            T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, k * 16]), 1, 64, 2)
-            T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, k * 16]), 1, 64, 2)
+            T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, k * 16]), 1, 64, 3)
+            T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, k * 16]), 1, 64, 3)
             T.ptx["tcgen05.mma.cta_group::1.kind::f16"](tmem.addr, descA, descB, descI, 0, 0, 0, 0, k > 0)
         done.arrive(0)
         # block-scaled (mxf8f6f4) descriptor with its scale factors in TMEM, and the per-MMA
@@ -64,7 +66,7 @@ def tcgen05_tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "floa
         Info[2] = descA
         Info[3] = T.Cast("uint64", T.cuda.sm100_2sm_leader_smem_addr(done.ptr_to([0])))
         sd = SmemDescriptor()              # encode once, then step along K by 16-byte units
-        sd.init(Bs.ptr_to([0, 0]), 1, 64, 2)
+        sd.init(Bs.ptr_to([0, 0]), 1, 64, 3)
         sd.make_lo_uniform()
         Info[0] = sd.add_16B_offset(2)
     done.wait(0, 0)
@@ -78,6 +80,16 @@ def tcgen05_tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "floa
     T.cuda.cta_sync()
     tmem.dealloc()
 '''
+
+def _tile_inputs():
+    rng = np.random.default_rng(11)
+    return [rng.standard_normal((128, 64)).astype(np.float16), rng.standard_normal((128, 64)).astype(np.float16),
+            np.zeros((128, 128), np.float32), np.zeros(4, np.uint64)]
+
+
+def _tile_expected(A, B, C, Info):
+    return {"C": (A.astype(np.float64) @ B.astype(np.float64).T).astype(np.float32)}
+
 
 EXAMPLES = [
     Example(
@@ -100,6 +112,8 @@ EXAMPLES = [
                "tvm.backend.cuda.lang.SmemDescriptor": r"\bsd__buf_ptr",
                "tvm.backend.cuda.lang.SmemDescriptor.make_lo_uniform": r"= sd__buf_ptr\[0\]|make_uint2\(",
                "tvm.backend.cuda.lang.SMEMPool.commit": r"extern __shared__"},
-        note="compiled for sm_100a; on a B200 C == A @ B.T (f32 accumulate)",
+        inputs=_tile_inputs, expected=_tile_expected, outputs=("C",), rtol=1e-5, atol=1e-5,
+        note="compiled for sm_100a; on a B200 C == A @ B.T (f32 accumulate); checked on the CPU emulator "
+             "(tcgen05.mma sums each k16 step exactly and rounds once to fp32: within fp32 ulps)",
     ),
 ]

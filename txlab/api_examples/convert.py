@@ -112,6 +112,16 @@ def packed_f32x2(F: T.Buffer((64,), "float32"), Out: T.Buffer((2, 32), "float32"
 '''
 
 
+def _f32x2_inputs():
+    rng = np.random.default_rng(7)
+    return [rng.standard_normal(64).astype(np.float32), np.zeros((2, 32), np.float32)]
+
+
+def _f32x2_expected(F, Out):
+    p = F.reshape(32, 2).T  # (x, y) of each lane's float2
+    return {"Out": (p * p).astype(np.float32) + p}  # fmul2_rn then fadd2_rn: two roundings
+
+
 EXAMPLES = [
     Example(
         id="conversions", source=SCALAR, arch="sm_90",
@@ -133,6 +143,8 @@ EXAMPLES = [
         id="packed_f32x2", source=F32X2, arch="sm_100a",
         uses=("Tx.cuda.fmul2_rn", "Tx.cuda.fadd2_rn", "Tx.cuda.make_float2"),
         not_on_h200="__fmul2_rn / __fadd2_rn exist only on sm_100+ (Blackwell)",
-        note="compiled for sm_100a here; an H200 cannot run it",
+        inputs=_f32x2_inputs, expected=_f32x2_expected, outputs=("Out",),
+        note="compiled for sm_100a here; an H200 cannot run it (checked on the CPU emulator: two IEEE "
+             "round-to-nearest operations per lane, never fused)",
     ),
 ]

@@ -254,6 +254,24 @@ class Compiler:
 
         return bcast
 
+    def e_Shuffle(self, e):
+        """Lanes ``indices`` of the vectors concatenated (a scalar for one index)."""
+        vecs = [self.expr(v) for v in e.vectors]
+        idx = [int(i.value) for i in e.indices]
+
+        def shuffle(g):
+            parts = [np.asarray(v(g)) for v in vecs]
+            parts = [p[..., None] if p.ndim < 2 else p for p in parts]
+            rows = max(p.shape[0] for p in parts)
+            cat = np.concatenate([np.broadcast_to(p, (rows, p.shape[1])) for p in parts], axis=1)
+            out = cat[:, idx]
+            if len(idx) == 1:
+                out = out[:, 0]
+                return out[0] if rows == 1 else out
+            return out
+
+        return shuffle
+
     def e_Let(self, e):
         val = self.expr(e.value)
         body = self.expr(e.body)

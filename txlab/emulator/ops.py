@@ -25,6 +25,8 @@ BLOCKING: dict = {}
 #: ``T.cuda.func_call("tvm_builtin_pointer_offset", ...)`` -- handlers take (compiler, call, args),
 #: ``args`` being the call's arguments after the name (and, for ``func_call``, before its source)
 EXTERNS: dict = {}
+#: callables ``hook(cta)`` run when a CTA is done (e.g. TMEM leaks: txlab.emulator.tmem)
+CTA_EXIT: list = []
 #: ops that make a CTA run warp by warp (some warps wait for others)
 WARP_MODE_OPS = {
     "tirx.cuda.mbarrier_wait",
@@ -160,13 +162,26 @@ def _reinterpret(comp, call):
     if to == "handle" or frm == "handle":
         return src
     dt = M.np_dtype(to)
+    lanes_to, lanes_from = _lanes(to), _lanes(frm)
 
     def reint(g):
         v = np.asarray(src(g))
+        if lanes_from > 1 and lanes_to == 1:  # a vector (rows, n) -> one wider scalar per row
+            out = np.ascontiguousarray(v).view(dt).reshape(v.shape[:-1])
+            return out[0] if out.shape == (1,) else out
+        if lanes_to > 1 and lanes_from == 1:  # a scalar (or one per lane) -> a vector (rows, n)
+            return np.ascontiguousarray(np.atleast_1d(v)).view(dt).reshape(-1, lanes_to)
         out = v.view(dt)
         return out if out.ndim else out[()]
 
     return reint
+
+
+def _lanes(dtype: str) -> int:
+    import re
+
+    m = re.fullmatch(r"(?:u?int|float|bfloat)\d+x(\d+)", str(dtype))
+    return int(m.group(1)) if m else 1
 
 
 def comp_dtype(e) -> str:

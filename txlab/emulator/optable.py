@@ -27,6 +27,21 @@ _WHY_NOT = [
     (("tirx.nvshmem.",), "NVSHMEM (multi-GPU): the emulator runs one device"),
     (
         (
+            "tcgen05_alloc_exclusive",
+            "tcgen05_dealloc_exclusive",
+            "tcgen05_commit_multicast_width",
+            "tcgen05_commit_sync_restrict",
+            "tcgen05_ld_red",
+            "tcgen05_ld_spcompress",
+            "collector",
+            "lut_b",
+        ),
+        "sm_103a / sm_107f tcgen05 form (PTX ISA 9.4): outside the sm_100a the emulator models",
+    ),
+    (("tcgen05_mma_ws", "tcgen05_mma_sp", "_ti16"), "weight-stationary / sparse tcgen05.mma: not modelled yet"),
+    (("tcgen05_mma_block_scale",), "block-scaled tcgen05.mma (scale factors in TMEM): not modelled yet"),
+    (
+        (
             "tcgen05",
             "clusterlaunchcontrol",
             "tmem",
@@ -38,7 +53,7 @@ _WHY_NOT = [
             "block_scale",
             "cp_async_bulk_prefetch_tensor",
         ),
-        "sm_100 / sm_120 (Blackwell) instruction: outside the sm_80…sm_90a the emulator models",
+        "sm_100 / sm_120 (Blackwell) instruction not modelled yet (tcgen05 and TMEM are)",
     ),
     (
         (
@@ -95,9 +110,12 @@ def _registries():
     import txlab.emulator.mathfns as mathfns
     import txlab.emulator.mma  # noqa: F401
     import txlab.emulator.ops as ops
+    import txlab.emulator.packed_math  # noqa: F401
     import txlab.emulator.ptx_memory  # noqa: F401
     import txlab.emulator.timers  # noqa: F401
+    import txlab.emulator.tcgen05  # noqa: F401
     import txlab.emulator.tma  # noqa: F401
+    import txlab.emulator.tmem  # noqa: F401
     import txlab.emulator.wgmma  # noqa: F401
 
     return ops.HANDLERS, ops.BLOCKING, ops.EXTERNS, mathfns.PRECISION
@@ -145,6 +163,8 @@ def rows() -> list[dict]:
             continue
         if name in handlers or name in blocking:
             r = {"status": "emulated", "fast": "bitwise", "ieee": "bitwise", "why": ""}
+            if name.startswith("tirx.ptx.tcgen05_mma"):
+                r["fast"] = r["ieee"] = "within fp32 ulps (each k step summed exactly, rounded once)"
             if name in ("tirx.cuda.fdividef",):
                 r["fast"] = r["ieee"] = precision["__fdividef"][0]
             if name in ("tirx.cuda.ldg",):

@@ -51,9 +51,12 @@ class Program:
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
         import txlab.emulator.mathfns  # noqa: F401
         import txlab.emulator.mma  # noqa: F401
+        import txlab.emulator.packed_math  # noqa: F401
         import txlab.emulator.ptx_memory  # noqa: F401
         import txlab.emulator.timers  # noqa: F401
+        import txlab.emulator.tcgen05  # noqa: F401
         import txlab.emulator.tma  # noqa: F401
+        import txlab.emulator.tmem  # noqa: F401
         import txlab.emulator.wgmma  # noqa: F401
 
         self.func = func
@@ -588,6 +591,10 @@ class Cta:
         return [tuple(int(v) for v in c) for c in self._batch]
 
     def close(self):
+        from txlab.emulator.ops import CTA_EXIT
+
+        for hook in CTA_EXIT:
+            hook(self)
         self.space.remove(self.shared)
         self.program.stats["instructions"] += self.steps
         self.program.warp_steps_done += self.warp_steps

@@ -3,7 +3,8 @@ box, global dims and strides, out-of-bounds fill and swizzle. Loads (global -> s
 once and signal their mbarrier with complete_tx(bytes); stores (shared -> global) land at once.
 A multicast load (``.multicast::cluster``, a 16-bit CTA mask) lands at the same shared offset in
 every CTA of the mask and signals the mbarrier at the same offset in each; in another CTA its
-write is checked for races as that CTA's *agent* for the issuer (txlab/emulator/races.py)."""
+write is checked for races as that CTA's *agent* for the issuer (txlab/emulator/races.py). With
+``.cta_group::2`` the complete_tx goes to the mbarrier of the CTA pair's even (leader) CTA."""
 
 from __future__ import annotations
 
@@ -73,6 +74,8 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
             vals[:] = np.nan
         vals[inb] = gview[gel[inb]]
         shared[sm_bytes // dt.itemsize] = vals
+        # what swizzle wrote these bytes: a tcgen05 descriptor that disagrees is reported (tcgen05.py)
+        cta.__dict__.setdefault("tma_writes", {})[int(smem_off)] = (nbytes, int(tmap["swizzle"]), line)
     return nbytes
 
 
@@ -102,6 +105,7 @@ def _tma(comp, call, *, store: bool):
     if multicast and not (bar is not None and 3 + rank < first_str):
         return comp.not_emulated(f"{call.op.name}: a multicast without its mbarrier and CTA mask")
     mask_e = comp.expr(args[3 + rank]) if multicast else None
+    pair = "cta_group::2" in extra  # complete_tx goes to the CTA pair's even (leader) CTA's mbarrier
     line = comp.line
     what = "TMA source" if store else "TMA destination"
 
@@ -123,15 +127,42 @@ def _tma(comp, call, *, store: bool):
                         b = np.arange(off, off + nbytes)
                         cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
                     if bar is not None:
-                        mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
-                        sync.mb_tx(cta, mb, -nbytes, line, g=g)
+                        owner, mb = _barrier(g, cta, bar, pair, multicast, line)
+                        if owner is cta:
+                            sync.mb_tx(cta, mb, -nbytes, line, g=g)
+                        else:
+                            sync.mb_tx_from_agent(owner, mb, None, -nbytes, line, g.cta)
                     continue
                 row = _remote_write(g, cta, off, nbytes, line)
-                mb = sync.mbarrier(cta, _uniform_addr(g, bar(g), line, "TMA mbarrier"), line)
-                sync.mb_tx_from_agent(cta, mb, row, -nbytes, line, g.cta)
+                owner, mb = _barrier(g, cta, bar, pair, multicast, line)
+                sync.mb_tx_from_agent(owner, mb, row if owner is cta else None, -nbytes, line, g.cta)
         return np.int32(0)
 
     return f
+
+
+def _barrier(g, cta, bar, pair, multicast, line):
+    """(owning CTA, MBarrier) a load into ``cta`` completes on: the operand's offset in ``cta`` (a
+    multicast signals each destination's own), or the CTA a shared::cluster address names; with
+    ``.cta_group::2`` the even CTA of that CTA's pair."""
+    a = _uniform_addr(g, bar(g), line, "TMA mbarrier")
+    if a >= M.SHARED_BASE:
+        a -= M.SHARED_BASE
+    rank, off = M.split_cluster_address(a)
+    owner = cta
+    if rank is not None and not multicast and cta.cluster is not None and rank < len(cta.cluster.ctas):
+        owner = cta.cluster.ctas[rank]
+    if pair:
+        owner = _pair_leader(owner)
+    return owner, sync.mbarrier(owner, off, line)
+
+
+def _pair_leader(cta):
+    """The even CTA of ``cta``'s pair (``.cta_group::2``): the hardware reaches its mbarrier through
+    the address ``sm100_2sm_leader_smem_addr`` forms (bit 24, the pair bit, cleared); the
+    emulator's shared addresses carry no rank bits, so the modifier routes it."""
+    cl = cta.cluster
+    return cta if cl is None else cl.ctas[cta.rank & ~1]
 
 
 def _targets(g, mask, line) -> list:

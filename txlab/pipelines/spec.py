@@ -186,6 +186,32 @@ def _load_source(load):
     return src if src is not None else getattr(load, "buffer", None)
 
 
+def _user_line(stmt):
+    from txlab import ir
+
+    loc = ir.user_frame(stmt.span)
+    return loc
+
+
+def _declared_name(loc, which: str) -> str:
+    """``ab.full`` for the barriers of ``ab = Pipeline(...)`` (read from the user's line), else
+    ``which``."""
+    import linecache
+    import re
+
+    if loc is None:
+        return which
+    text = linecache.getline(loc[0], loc[1]).strip()
+    m = re.match(r"(\w+)\s*=\s*Pipeline\(", text)
+    return f"{m.group(1)}.{which}" if m else which
+
+
+def _bkey(buf):
+    """A barrier buffer's identity: unnamed pool buffers (``Pipeline``'s barriers) share the empty
+    name, so the name alone would merge them; their pool offsets differ."""
+    return (buf.name, str(buf.data), str(buf.elem_offset), str(buf.dtype), str(list(buf.shape)))
+
+
 def _int(e):
     v = getattr(e, "value", None)
     return int(v) if isinstance(v, int) else None
@@ -205,12 +231,14 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     from tvm.ir import StringImm, TensorLoad
 
     out = []
+    tcgen05: list = []  # a kernel with tcgen05 ops lowers (for the arrival counts) for sm_100a only
     for kname, func in _as_prim_funcs(kernel):
         inits: list = []  # (buffer, count) in order
         kinds: dict = {}  # buffer name -> kind
         tx_bytes: dict = {}
         wait_phase: dict = {}  # buffer name -> (phase buffer name, xor constant)
         const_init: list = []  # (local scalar buffer, first constant stored to it)
+        init_lines: dict = {}  # barrier buffer -> the user's source line of its init
 
         def visit(s):
             if isinstance(s, tx.BufferStore):
@@ -232,25 +260,28 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             op = getattr(call.op, "name", "")
             if not op or not len(call.args):
                 return
+            if "tcgen05" in op:
+                tcgen05.append(op)
             if op.endswith("mbarrier_init"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None and not any(b.same_as(buf) for b, _ in inits):
                     inits.append((buf, _int(call.args[1])))
+                    init_lines[_bkey(buf)] = _user_line(s)
             elif op.endswith("mbarrier_arrive_expect_tx"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
-                    kinds[buf.name] = "tma"
+                    kinds[_bkey(buf)] = "tma"
                     n = _int(call.args[1])
                     if n is not None:
-                        tx_bytes[buf.name] = n
+                        tx_bytes[_bkey(buf)] = n
             elif "tcgen05" in op or any("tcgen05.commit" in str(a) for a in call.args if isinstance(a, StringImm)):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
-                    kinds[buf.name] = "tcgen05"
+                    kinds[_bkey(buf)] = "tcgen05"
             elif op.endswith("mbarrier_arrive") or op.endswith("mbarrier_arrive_nocount"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
-                    kinds.setdefault(buf.name, "mbar")
+                    kinds.setdefault(_bkey(buf), "mbar")
             elif op.endswith("mbarrier_wait"):
                 buf, _ = _barrier_buffer(call.args[0])
                 ph = call.args[1]
@@ -259,8 +290,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     xor = _int(ph.b) or 0
                     ph = ph.a
                 pbuf = _load_source(ph) if isinstance(ph, TensorLoad) else None
-                if buf is not None and buf.name not in wait_phase:
-                    wait_phase[buf.name] = (pbuf, xor)
+                if buf is not None and _bkey(buf) not in wait_phase:
+                    wait_phase[_bkey(buf)] = (pbuf, xor)
 
         # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
         tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
@@ -278,17 +309,23 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             notes = []
             spec = PipelineSpec(
                 stages=depth,
-                full=kinds.get(fb.name, "mbar"),
-                empty=kinds.get(eb.name, "mbar"),
+                full=kinds.get(_bkey(fb), "mbar"),
+                empty=kinds.get(_bkey(eb), "mbar"),
                 init_full=fc or 1,
                 init_empty=ec or 1,
-                tx_bytes=tx_bytes.get(fb.name),
-                full_buffer=fb.name or "full",
-                empty_buffer=eb.name or "empty",
+                tx_bytes=tx_bytes.get(_bkey(fb)),
+                full_buffer=fb.name or _declared_name(init_lines.get(_bkey(fb)), "full"),
+                empty_buffer=eb.name or _declared_name(init_lines.get(_bkey(eb)), "empty"),
                 kernel=kname,
             )
-            if eb.name in wait_phase:
-                pbuf, xor = wait_phase[eb.name]
+            # where the slots sit in the lowered code's barrier space (pool element offsets): how
+            # txlab.pipeline_code tells apart unnamed barrier arrays of one pool
+            spec._slots = {
+                "full": (fb.name, _int(fb.elem_offset), depth),
+                "empty": (eb.name, _int(eb.elem_offset), depth),
+            }
+            if _bkey(eb) in wait_phase:
+                pbuf, xor = wait_phase[_bkey(eb)]
                 spec.empty_phase_offset = xor & 1
                 if start_value(pbuf) is not None:
                     spec.producer_phase = start_value(pbuf) & 1
@@ -296,8 +333,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     notes.append("producer start phase not a constant in the IR; assumed 1")
             else:
                 notes.append("no wait on the empty barriers found")
-            if fb.name in wait_phase:
-                pbuf, xor = wait_phase[fb.name]
+            if _bkey(fb) in wait_phase:
+                pbuf, xor = wait_phase[_bkey(fb)]
                 if xor:
                     notes.append(f"waits on the full barrier XOR the phase with {xor}")
                 if start_value(pbuf) is not None:
@@ -313,7 +350,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     if out:
         from txlab.pipeline_code import derive
 
-        derive(kernel, out, getattr(kernel, "arch", None) or "sm_90a")
+        derive(kernel, out, getattr(kernel, "arch", None) or ("sm_100a" if tcgen05 else "sm_90a"))
     return out
 
 

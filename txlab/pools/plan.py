@@ -44,6 +44,11 @@ class PoolLayout:
     occupancy: Occupancy
     errors: list  # [{"kind", "message", "allocation", "excess", "limit"}]
     warnings: list
+    # buffers declared over a computed pointer, not allocated here (MBarrier.remote_view: another
+    # CTA's barriers through mapa): [{"name", "scope", "dtype", "shape", "remote", "pointer"}]
+    views: list = field(default_factory=list)
+    # cta_group of the kernel's tcgen05.alloc: 2 means the columns are allocated in both CTAs of a pair
+    tmem_cta_group: int | None = None
 
     # -- queries ---------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> dict:
@@ -92,6 +97,7 @@ class PoolLayout:
                 if self.tmem_alloc_columns or self.tmem_columns
                 else ""
             )
+            + (" in each CTA of a cta_group::2 pair" if self.tmem_cta_group == 2 else "")
             + (
                 f", {self.occupancy.ctas_per_sm} CTA/SM ({self.occupancy.limited_by})"
                 if self.occupancy.ctas_per_sm is not None
@@ -106,6 +112,9 @@ class PoolLayout:
                 f"  {a['name']:<20} {a['scope']:<10} @{a['offset']:>7} {a['nbytes']:>7} {unit}"
                 f"  {a['dtype']}{list(a['shape'])}{sw}{alias}"
             )
+        for v in self.views:
+            where = "another CTA's shared memory (mapa)" if v["remote"] else "a computed pointer"
+            lines.append(f"  {v['name']:<20} view of {where}: {v['dtype']}{list(v['shape'])}, not allocated here")
         for e in self.errors:
             lines.append(f"  ERROR: {e['message']}")
         for w in self.warnings:

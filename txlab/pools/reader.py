@@ -148,7 +148,10 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     decls = []  # (DeclBuffer node) in program order
     annotation = []
     tmem_allocs = []
+    tmem_groups = []  # cta_group of each tcgen05.alloc (2: the same columns in both CTAs of a pair)
     scope_defs = []
+    mapa_dests = set()  # scratch buffers mapa writes a peer CTA's address into
+    bound = {}  # var name -> value of a Bind: pointers computed at run time (a peer CTA's window via mapa)
     uses = {}  # buffer id -> {"ops": set, "line": (file, line)}
 
     def on_alloc(n):
@@ -168,6 +171,9 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     def on_scope(n):
         scope_defs.append(str(getattr(n, "def")))
 
+    def on_bind(n):
+        bound[_bkey_var(n.var)] = n.value
+
     tvm_ffi.structural_walk(
         func.body,
         [
@@ -175,6 +181,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
             (tirx.DeclBuffer, on_decl),
             (tirx.AttrStmt, on_attr),
             (tirx.ScopeIdDefStmt, on_scope),
+            (tirx.Bind, on_bind),
         ],
         order="pre",
     )
@@ -190,6 +197,14 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
                 ops.append(name)
                 if name == "tirx.ptx.tcgen05_alloc" and len(c.args) > 1:
                     tmem_allocs.append(_int(c.args[1]))
+                if "mapa" in name and len(c.args) and isinstance(getattr(c.args[0], "source", None), tirx.Buffer):
+                    mapa_dests.add(_bkey(c.args[0].source))
+                if name == "tirx.ptx.tcgen05_alloc" and len(c.args) > 1:
+                    tmem_groups.extend(
+                        2 if str(a) in ('"cta_group::2"', "cta_group::2") else 1
+                        for a in c.args[2:]
+                        if "cta_group" in str(a)
+                    )
 
         touched = []
 
@@ -211,6 +226,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
 
     pool_keys = {_bkey_var(p.data): p for p in pools}
     allocations = []
+    views = []  # buffers declared over a computed pointer: memory allocated elsewhere
     for n in decls:
         b = n.buffer
         scope = b.scope()
@@ -251,6 +267,21 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
                 pool_var = data
             if scope == "shared.dyn" and pool_var is None:
                 continue  # the arena's own declaration
+            if pool_var is not None and _bkey_var(pool_var) not in pool_keys and _bkey_var(pool_var) in bound:
+                # e.g. MBarrier.remote_view(rank): a buffer over a pointer mapa computed into another
+                # CTA's shared memory; it occupies nothing in this CTA
+                value = bound[_bkey_var(pool_var)]
+                views.append(
+                    {
+                        "name": b.name or str(pool_var),
+                        "scope": scope,
+                        "dtype": str(b.dtype),
+                        "shape": shape,
+                        "remote": _calls_mapa(value, mapa_dests),
+                        "pointer": str(value),
+                    }
+                )
+                continue
             if pool_var is not None and _bkey_var(pool_var) in pool_keys:
                 entry["pool"] = pool_keys[_bkey_var(pool_var)].name or "pool"
             elif pool_var is not None:
@@ -360,11 +391,34 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         occupancy=None,
         errors=[],
         warnings=warnings,
+        views=views,
+        tmem_cta_group=max(tmem_groups) if tmem_groups else None,
     )
     plan.errors = _errors(plan, dyn, tmem, limits)
     plan.warnings += _warnings(plan, dyn)
     plan.occupancy = _occupancy(plan, limits, threads, regs)
     return plan
+
+
+def _calls_mapa(value, mapa_dests) -> bool:
+    """Whether a computed pointer comes from ``mapa`` (a peer CTA's shared window): a ``mapa`` call in
+    the value itself, or a read of the scratch buffer a ``mapa`` wrote (what ``MBarrier.remote_view``
+    does with ``mapa.u64``)."""
+    import tvm
+    import tvm_ffi
+
+    hits = []
+
+    def on_call(c):
+        if "mapa" in getattr(c.op, "name", ""):
+            hits.append(c)
+
+    def on_load(x):
+        if isinstance(x.source, tvm.tirx.Buffer) and _bkey(x.source) in mapa_dests:
+            hits.append(x)
+
+    tvm_ffi.structural_walk(value, [(tvm.ir.Call, on_call), (tvm.ir.TensorLoad, on_load)], order="pre")
+    return bool(hits)
 
 
 def tvm_module_of(mod, fname):

@@ -24,7 +24,8 @@ is a read-only sequence that builds each event dict on access.
 Decoding never executes anything from a trace; JSON is parsed with ``json`` under size caps.
 
 Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode/encode/synthetic),
-``iket`` (run-iket JSON), ``record`` (GPU recording) and ``saved_traces`` (``txlab/data``).
+``iket`` (run-iket JSON), ``record`` (GPU recording, and ``emulate``: the same kernel on the CPU
+emulator, whose clocks count emulated work, labelled so) and ``saved_traces`` (``txlab/data``).
 Every name is importable from ``txlab.timeline``. The example kernels that record them are in
 :mod:`txlab.examples.instrumented`; ``python -m txlab.examples.traces`` re-records the saved traces.
 """
@@ -44,7 +45,7 @@ from txlab.timeline.model import (
     Track,
     decode_payload,
 )
-from txlab.timeline.record import record
+from txlab.timeline.record import emulate, record
 from txlab.timeline.saved_traces import EXAMPLE_KERNELS, SAVED_IKET, saved
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "synthetic_cuda_profiler",
     "load_iket",
     "record",
+    "emulate",
     "iket_profile",
     "iket_requirements",
     "saved",

@@ -258,11 +258,22 @@ class Timeline:
     def provenance(self) -> str:
         return str(self.meta.get("provenance", self.meta.get("source", "")))
 
+    @property
+    def clock_unit(self) -> str:
+        """What the ``*_ns`` columns count: ``"ns"`` for a GPU recording; a timeline of a run on the
+        CPU emulator (:func:`txlab.timeline.emulate`) counts emulated work, ``"warp-instr"``, which
+        orders events and measures work done in between but is not time."""
+        return str(self.meta.get("clock_unit") or "ns")
+
+    @property
+    def emulated(self) -> bool:
+        return self.clock_unit != "ns"
+
     def __repr__(self):
         warn = f", {sum(self.warnings.values())} warnings" if self.warnings else ""
         return (
             f"<Timeline {self.meta.get('source', '?')}: {len(self)} events on {len(self.tracks)} "
-            f"tracks, {len(self.names)} names, {self.duration_ns} ns{warn}>"
+            f"tracks, {len(self.names)} names, {self.duration_ns} {self.clock_unit}{warn}>"
         )
 
     # -- analysis -------------------------------------------------------------------------------
@@ -435,6 +446,8 @@ class Timeline:
         colors = [cmap(i % 20) for i in range(len(self.names))]
         t_end = max(self.duration_ns, 1)
         scale, unit = (1e3, "µs") if t_end < 5e6 else (1e6, "ms")
+        if self.emulated:  # emulated work, not time: never scaled to µs
+            scale, unit = 1, self.clock_unit
         sel = self.track < ntr
         tr, nm = self.track[sel], self.name_id[sel]
         st, en = self.start_ns[sel], self.end_ns[sel]
@@ -468,10 +481,12 @@ class Timeline:
         ax.set_yticks(range(ntr))
         ax.set_yticklabels([" / ".join(map(str, t.path)) for t in self.tracks[:ntr]], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel(f"time ({unit})")
+        ax.set_xlabel(f"emulated work ({unit}, from the CPU emulator: not time)" if self.emulated else f"time ({unit})")
         title = self.meta.get("title") or self.meta.get("kernel") or "in-kernel timeline"
         if self.meta.get("synthetic"):
             title += "  [SYNTHETIC]"
+        if self.emulated:
+            title += "  [EMULATED]"
         ax.set_title(title)
         ax.legend(
             handles=[Patch(color=colors[i], label=n) for i, n in enumerate(self.names)],

@@ -92,3 +92,62 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
         "provenance": f"recorded on {info.name} ({compiled.arch})",
     }
     return prof.reshape(-1), meta
+
+
+def emulate(kernel, *args, events, arch: str | None = None, strict: bool = False) -> Timeline:
+    """Run a CudaProfiler-instrumented kernel once on the CPU emulator (:func:`txlab.emulate`) and
+    return its Timeline; the same arguments as :func:`record` (the profiler buffer, the kernel's last
+    ``uint64`` buffer parameter, is made here). No GPU is needed, and none is timed: the emulator's
+    ``%globaltimer`` counts emulated warp-instructions of the launch (``txlab.emulator.timers``), so
+    the timeline's clocks are emulated work (``clock_unit == "warp-instr"``), labelled so in
+    ``plot()`` and the widget. They order the events and say how much emulated work ran in between;
+    they are not durations. The emulation's result (findings, notes) is ``meta['emulation']``; a
+    run with findings still gives its timeline (check ``meta['emulation'].ok``)."""
+    if kernel is None or isinstance(kernel, (str, bytes, int, float)):
+        raise InputError(
+            f"kernel must be a TIRx PrimFunc, an IRModule or a txlab.Compiled, not {type(kernel).__name__}",
+            param="kernel",
+        )
+    _event_names(events)
+    strict = check_bool(strict, "strict")
+    import tvm
+
+    from txlab import ir
+    from txlab.build import params_of
+    from txlab.emulator import emulate as run_emulated
+
+    mod, _ = ir.as_module(kernel, what="txlab.timeline.emulate")
+    rows = params_of(mod)
+    name = next((gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)), "kernel")
+    params = [p for p in rows if p.get("function", name) == name]
+    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
+    if not prof_pos:
+        raise TraceError(
+            'the kernel has no uint64 buffer parameter for the profiler (T.match_buffer(prof_ptr, (SLOTS,), "uint64"))'
+        )
+    pp = prof_pos[-1]
+    if len(args) != len(params) - 1:
+        raise TraceError(
+            f"{name} takes {len(params) - 1} arguments besides the profiler buffer "
+            f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}"
+        )
+    shape = params[pp]["shape"]
+    if not all(isinstance(d, int) for d in shape):
+        raise TraceError(
+            f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; give it a constant number of slots"
+        )
+    prof = np.zeros(shape, np.uint64)
+    full = list(args)
+    full.insert(pp, prof)
+    res = run_emulated(kernel, *full, arch=arch)
+    karch = arch or getattr(kernel, "arch", None) or "the default arch"
+    meta = {
+        "kernel": name,
+        "arch": karch,
+        "clock_unit": "warp-instr",
+        "provenance": f"emulated on the CPU ({karch}): clocks count emulated warp-instructions, not time",
+        "emulation": res,
+    }
+    tl = from_cuda_profiler(prof.reshape(-1), events, strict=strict, meta=meta)
+    tl.meta["buffer"] = prof.reshape(-1)
+    return tl

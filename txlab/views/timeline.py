@@ -56,6 +56,7 @@ class TimelineView(View):
             "title": str(m.get("title") or m.get("kernel") or "in-kernel timeline"),
             "provenance": tl.provenance,
             "synthetic": bool(m.get("synthetic", False)),
+            "clock_unit": tl.clock_unit,
             "duration_ns": tl.duration_ns,
             "num_events": len(tl),
             "warnings": {str(k): int(v) for k, v in tl.warnings.items()},

@@ -220,8 +220,11 @@ export default {
       summary.textContent = `${plan.kernel} (${plan.arch || "arch unknown"}): shared ${fmtBytes(plan.static_smem_bytes + (plan.dynamic_smem_bytes ?? plan.high_water_bytes))}` +
         (plan.limit_bytes ? ` of ${fmtBytes(plan.limit_bytes)}` : "") + `, padding ${plan.padding_bytes} B` +
         (plan.tmem_columns || plan.tmem_alloc_columns ? `, TMEM ${plan.tmem_columns}/${plan.tmem_limit_columns} columns` : "") +
+        (plan.tmem_cta_group === 2 ? " in each CTA of a cta_group::2 pair" : "") +
         (occ.ctas_per_sm != null ? `, ${occ.ctas_per_sm} CTA/SM (limited by ${occ.limited_by})` : "");
-      errors.replaceChildren(...plan.errors.map((e) => h("div", {}, `✖ ${e.message}`)), ...plan.warnings.map((w) => h("div", { style: { color: th.fgMuted } }, `⚠ ${w}`)));
+      errors.replaceChildren(...plan.errors.map((e) => h("div", {}, `✖ ${e.message}`)), ...plan.warnings.map((w) => h("div", { style: { color: th.fgMuted } }, `⚠ ${w}`)),
+        // buffers declared over another CTA's memory (MBarrier.remote_view): listed, not drawn
+        ...(plan.views || []).map((v) => h("div", { style: { color: th.fgMuted } }, `${v.name}: a view of ${v.remote ? "another CTA's shared memory (mapa)" : "a computed pointer"}, ${v.dtype}[${v.shape.join(", ")}], not allocated here`)));
       select.replaceChildren(h("option", { value: "" }, "—"), ...plan.allocations.map((a) => h("option", { value: a.name }, a.name)));
       select.value = model.get("selected");
       resetView();

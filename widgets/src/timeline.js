@@ -13,7 +13,9 @@ const ROW_H = 18;
 const HEADER_H = 16;
 const MINI_H = 36;
 
-function fmtNs(ns) {
+function fmtNs(ns, unit) {
+  // a timeline whose clocks are not nanoseconds (the CPU emulator's count emulated work) says so
+  if (unit && unit !== "ns") return `${Math.round(ns).toLocaleString()} ${unit}`;
   const a = Math.abs(ns);
   if (a >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
   if (a >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
@@ -191,7 +193,7 @@ function render({ model, el }) {
     for (let t = Math.ceil((view.a + D.origin) / step) * step - D.origin; t <= view.b; t += step) {
       const x = Math.round(xOf(t, W)) + 0.5;
       ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, H);
-      ctx.fillText(fmtNs(t + D.origin), x + 3, AXIS_H / 2);
+      ctx.fillText(fmtNs(t + D.origin, D.meta.clock_unit), x + 3, AXIS_H / 2);
     }
     ctx.globalAlpha = 0.35; ctx.stroke(); ctx.globalAlpha = 1;
     const yTop = AXIS_H - view.scroll;
@@ -363,8 +365,8 @@ function render({ model, el }) {
     const i = found.i;
     const lines = [
       D.meta.names[D.name[i]],
-      D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i])}` : "instant",
-      `start ${fmtNs(D.start[i] + D.origin)}`,
+      D.dur[i] > 0 ? `duration ${fmtNs(D.dur[i], D.meta.clock_unit)}` : "instant",
+      `start ${fmtNs(D.start[i] + D.origin, D.meta.clock_unit)}`,
       `lane ${found.row.path.join(" / ")}`,
     ];
     if (D.payload.length && !Number.isNaN(D.payload[i])) lines.push(`payload ${D.payload[i]}`);

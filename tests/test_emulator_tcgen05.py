@@ -1,0 +1,517 @@
+"""Blackwell tensor memory and tcgen05 on the CPU emulator: a TMA -> tcgen05.mma -> TMEM -> registers
+tile kernel gives numpy's answer, and each planted bug (lane-quarter violation, ld before the
+commit's mbarrier completed, dealloc of a live allocation, a leak, a missing wait::ld, a descriptor
+swizzle that disagrees with the TMA that wrote the operand) is reported at its line while its fixed
+twin is clean."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tvm")
+
+from tvm.script import tirx as T  # noqa: E402
+
+import txlab  # noqa: E402
+
+M, N, K = 128, 32, 64
+
+
+def _tile_mma(
+    *,
+    swizzle=3,
+    wait_mma=True,
+    lane_shift=0,
+    sync_before_dealloc=True,
+    dealloc=True,
+    wait_ld=True,
+    kind_f16=True,
+):
+    """One CTA: TMA A (128 x 64) and B (32 x 64) into 128B-swizzled shared memory, four
+    tcgen05.mma k16 steps into TMEM, tcgen05.ld to registers, C = A @ B.T."""
+    a_t = "float16" if kind_f16 else "bfloat16"
+
+    # fmt: off
+    @T.prim_func
+    def tile_mma(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), a_t, align=16)
+        B = T.match_buffer(B_ptr, (N, K), a_t, align=16)
+        C = T.match_buffer(C_ptr, (M, N), "float32")
+        A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, a_t, 2, A.data, K, M, K * 2, K, M, 1, 1, 0, 3, 0, 0)
+        B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, a_t, 2, B.data, K, N, K * 2, K, N, 1, 1, 0, 3, 0, 0)
+        T.device_entry()
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A_smem = T.alloc_buffer((M * K,), a_t, scope="shared", align=1024)
+                B_smem = T.alloc_buffer((N * K,), a_t, scope="shared", align=1024)
+                tmem_addr = T.shared_scalar("uint32")
+                tma_bar = T.shared_scalar("uint64")
+                mma_bar = T.shared_scalar("uint64")
+                reg = T.alloc_buffer((N,), "float32", scope="local")
+                descA = T.alloc_buffer((1,), "uint64", scope="local")
+                descB = T.alloc_buffer((1,), "uint64", scope="local")
+                descI = T.alloc_buffer((1,), "uint32", scope="local")
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(32))  # <alloc>
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(tma_bar), T.uint32(1))
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(mma_bar), T.uint32(1))
+                    T.ptx.fence.proxy.async_.shared__cta()
+                T.cuda.cta_sync()
+                if tx == 0:
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](A_smem.data, T.address_of(A_map), 0, 0, T.address_of(tma_bar))  # <tma>
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](B_smem.data, T.address_of(B_map), 0, 0, T.address_of(tma_bar))
+                    T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(tma_bar), T.uint32((M + N) * K * 2))
+                    T.cuda.mbarrier_wait(T.address_of(tma_bar), 0)
+                    T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype=a_t, b_dtype=a_t, M=M, N=N, K=16, trans_a=False, trans_b=False, n_cta_groups=1)  # noqa: E501
+                    for k in range(K // 16):
+                        T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_smem[k * 16]), ldo=1, sdo=64, swizzle=swizzle)  # <descA>
+                        T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_smem[k * 16]), ldo=1, sdo=64, swizzle=3)
+                        T.ptx["tcgen05.mma.cta_group::1.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, k > 0)  # <mma>
+                    T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(mma_bar))  # <commit>
+                if wait_mma:
+                    T.cuda.mbarrier_wait(T.address_of(mma_bar), 0)
+                T.ptx.tcgen05.fence__after_thread_sync()
+                for i in range(N):
+                    T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, (tx // 32 + lane_shift) % 4 * 32, i))  # <ld>
+                if wait_ld:
+                    T.ptx.tcgen05.wait__ld.sync.aligned()
+                for i in range(N):
+                    C[tx, i] = reg[i]
+                if sync_before_dealloc:
+                    T.cuda.cta_sync()
+                if dealloc:
+                    if tx // 32 == 0:
+                        T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+                        T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(32))  # <dealloc>
+    # fmt: on
+
+    return tile_mma
+
+
+def _line(tag):
+    src, start = inspect.getsourcelines(_tile_mma)
+    for i, text in enumerate(src):
+        if f"# <{tag}>" in text:
+            return start + i
+    raise AssertionError(tag)
+
+
+def _run(**kw):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    res = txlab.emulate(_tile_mma(**kw), a, b, c, arch="sm_100a")
+    return res, a, b, c
+
+
+def _kinds(res):
+    return {(f.kind, f.line) for f in res.findings}
+
+
+def test_tile_mma_matches_numpy_and_is_clean():
+    res, a, b, c = _run()
+    assert res.findings == []
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+
+
+def test_lane_quarter_violation_is_found_at_the_ld():
+    res, *_ = _run(lane_shift=1)
+    assert ("tmem_lane_quarter", _line("ld")) in _kinds(res)
+    msg = next(f.message for f in res.findings if f.kind == "tmem_lane_quarter")
+    assert "may only access lanes" in msg
+
+
+def test_ld_before_the_commit_completed_is_a_race_at_both_lines():
+    res, *_ = _run(wait_mma=False)
+    races = [f for f in res.findings if f.kind == "tmem_race"]
+    assert races, res.findings
+    assert any(f.line == _line("ld") and f.other_line == _line("commit") for f in races), races
+    assert "mma" in races[0].message
+
+
+def test_dealloc_of_a_live_allocation_is_found_at_the_dealloc():
+    res, *_ = _run(sync_before_dealloc=False)
+    assert any(f.kind == "tmem_race" and f.line == _line("dealloc") for f in res.findings), res.findings
+
+
+def test_leak_and_missing_wait_ld_are_found():
+    res, *_ = _run(dealloc=False)
+    assert ("tmem_leak", _line("alloc")) in _kinds(res)
+    res, *_ = _run(wait_ld=False)
+    assert ("tmem_wait", _line("ld")) in _kinds(res)
+
+
+def test_descriptor_swizzle_that_disagrees_with_the_tma_is_found():
+    res, a, b, c = _run(swizzle=2)
+    bad = [f for f in res.findings if f.kind == "tcgen05_descriptor"]
+    assert bad and bad[0].line == _line("descA") and bad[0].other_line == _line("mma"), res.findings
+    assert "64B swizzle" in bad[0].message and "128B swizzle" in bad[0].message
+    assert not np.allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, atol=1e-3)
+
+
+def test_double_free_and_bad_column_count():
+    from txlab.emulator.tmem import Tmem
+
+    class _Prog:
+        def __init__(self):
+            self.found = []
+
+        def finding(self, kind, msg, **kw):
+            self.found.append((kind, kw.get("line"), msg))
+
+    class _Cta:
+        index = (0, 0, 0)
+        races = None
+
+        def __init__(self):
+            self.program = _Prog()
+
+    cta = _Cta()
+    tm = Tmem(cta)
+    assert tm.alloc(48, 1, []) is None  # not a power of two
+    c0 = tm.alloc(256, 2, [])
+    c1 = tm.alloc(256, 3, [])
+    assert (c0, c1) == (0, 256)
+    assert tm.alloc(32, 4, []) is None  # full: on a GPU, a hang
+    tm.dealloc(c1, 256, 5, 0, [])
+    tm.dealloc(c1, 256, 6, 0, [])  # double free
+    kinds = [(k, line) for k, line, _ in cta.program.found]
+    assert kinds == [("tmem_alloc", 1), ("tmem_alloc", 4), ("tmem_dealloc", 6)]
+    assert "double free" in cta.program.found[-1][2]
+
+
+def test_descriptor_encoders_match_tvm_bitfields():
+    from txlab.emulator.tcgen05 import (
+        decode_instr_descriptor,
+        decode_smem_descriptor,
+        instr_descriptor,
+        smem_descriptor,
+    )
+
+    d = decode_smem_descriptor(smem_descriptor(0x1230, 1, 64, 3))
+    assert (d["start"], d["lbo"], d["sbo"], d["version"], d["layout"]) == (0x1230, 16, 1024, 1, 2)
+    i = decode_instr_descriptor(instr_descriptor("float32", "bfloat16", "bfloat16", 128, 256, True, False))
+    assert (i["m"], i["n"], i["a_format"], i["c_format"], i["a_major"], i["b_major"]) == (128, 256, 1, 1, 1, 0)
+
+
+@pytest.mark.parametrize("shape,regs", [("16x64b", 2), ("16x128b", 4), ("16x256b", 8)])
+def test_16xnb_ld_reads_the_documented_register_image(shape, regs):
+    """st through .32x32b (lane t, column r), ld back through a .16x*b shape: each register holds
+    the cell TVM's tcgen05_atom_layout names for (lane, register)."""
+    num = {"16x64b": 2, "16x128b": 2, "16x256b": 2}[shape]
+
+    # fmt: off
+    @T.prim_func
+    def k(A: T.Buffer((128, 16), "float32"), B: T.Buffer((128, 8), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        tmem_addr = T.shared_scalar("uint32")
+        r = T.alloc_buffer((16,), "float32", scope="local")
+        o = T.alloc_buffer((8,), "float32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(32))
+        T.cuda.cta_sync()
+        for i in range(16):
+            r[i] = A[tx, i]
+        for i in range(16):
+            T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, i), r[i])
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.cuda.cta_sync()
+        T.ptx[f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32"](*[o[j] for j in range(regs)], T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, 0))  # noqa: E501
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for j in range(regs):
+            B[tx, j] = o[j]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(32))
+    # fmt: on
+
+    a = np.arange(128 * 16, dtype=np.float32).reshape(128, 16)
+    b = np.zeros((128, 8), np.float32)
+    res = txlab.emulate(k, a, b, arch="sm_100a")
+    assert res.findings == []
+    t = np.arange(128)[:, None]
+    lane, rr = t % 32, np.arange(regs)[None, :]
+    if shape == "16x64b":  # TVM's tcgen05_atom_layout: (row, fp32 column) of (lane, register)
+        row, col = lane // 4 + 8 * (lane % 2) + 0 * rr, (lane // 2) % 2 + 2 * rr
+    elif shape == "16x128b":
+        row, col = lane // 4 + 8 * (rr % 2), lane % 4 + 4 * (rr // 2)
+    else:
+        row, col = lane // 4 + 8 * ((rr // 2) % 2), rr % 2 + 2 * (lane % 4) + 8 * (rr // 4)
+    want = a[32 * (t // 32) + row, col]
+    np.testing.assert_array_equal(b[:, :regs], want)
+
+
+def _pair_mma(*, wait=True):
+    """A 2-CTA cluster, cta_group::2: each CTA stages its 128 rows of A and 32 rows of B (no-swizzle
+    K-major canonical layout), the even CTA issues the M=256 N=64 MMA for the pair and multicasts
+    its commit to both CTAs' mbarriers; each CTA reads its own 128 x 64 accumulator."""
+    KK = 32
+
+    # fmt: off
+    @T.prim_func
+    def pair(A: T.Buffer((256, KK), "float16"), B: T.Buffer((64, KK), "float16"), C: T.Buffer((256, 64), "float32")):
+        T.device_entry()
+        cta = T.cta_id([2])
+        rank = T.cta_id_in_cluster([2])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((128 * KK,), "float16", scope="shared", align=1024)
+        B_s = T.alloc_buffer((32 * KK,), "float16", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        reg = T.alloc_buffer((64,), "float32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.ptx.fence.mbarrier_init.release.cluster()
+        T.cuda.cluster_sync()
+        for k in range(KK):
+            A_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 1024] = A[rank * 128 + tx, k]
+        if tx < 32:
+            for k in range(KK):
+                B_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 256] = B[rank * 32 + tx, k]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cluster_sync()
+        if rank == 0 and tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=256, N=64, K=16, trans_a=False, trans_b=False, n_cta_groups=2)  # noqa: E501
+            for k in range(KK // 16):
+                T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[k * 2048]), ldo=128, sdo=8, swizzle=0)
+                T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[k * 512]), ldo=32, sdo=8, swizzle=0)
+                T.ptx["tcgen05.mma.cta_group::2.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, 0, 0, 0, 0, k > 0)  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"](T.address_of(bar), T.uint16(3))  # noqa: E501
+        if wait:
+            T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(64):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, i))  # <pair-ld>
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(64):
+            C[rank * 128 + tx, i] = reg[i]
+        T.cuda.cluster_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned"]()
+            T.ptx["tcgen05.dealloc.cta_group::2.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    return pair
+
+
+def test_cta_pair_mma_splits_operands_and_multicasts_the_commit():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 32)).astype(np.float16)
+    b = rng.standard_normal((64, 32)).astype(np.float16)
+    c = np.zeros((256, 64), np.float32)
+    res = txlab.emulate(_pair_mma(), a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    # the odd CTA reading without waiting for the multicast commit is a race in that CTA too
+    res = txlab.emulate(_pair_mma(wait=False), a, b, np.zeros_like(c), arch="sm_100a")
+    races = [f for f in res.findings if f.kind == "tmem_race"]
+    assert {f.cta[0] for f in races} == {0, 1}, res.findings
+
+
+def test_tvm_tile_primitives_gemm_async_and_copy_async_readback():
+    """TVM's own lowering: TMEMPool, Tx.gemm_async(dispatch="tcgen05") and Tx.wg.copy_async from TMEM
+    (which addresses lane 0 from every warp: the lane counts within the warp's quarter)."""
+    from tvm.backend.cuda.lang import SMEMPool, TCGen05Bar, TMEMPool  # noqa: F401  (the script names them)
+    from tvm.script.tirx import tile as Tx
+
+    # fmt: off
+    @T.prim_func
+    def tile(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), C: T.Buffer((128, 128), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.warpgroup_id([1])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        Bs = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        done = TCGen05Bar(pool, 1)
+        tmem = TMEMPool(pool, total_cols=512)
+        acc = tmem.alloc_tcgen05_mma_D((128, 128), "float32", M=128, cta_group=1)
+        pool.commit()
+        done.init(1)
+        tmem.commit()
+        for i in T.serial(64):
+            As[tx, i] = A[tx, i]
+            Bs[tx, i] = B[tx, i]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tx == 0:
+            Tx.gemm_async(acc[:, :], As[:, :], Bs[:, :], dispatch="tcgen05")
+            done.arrive(0)
+        done.wait(0, 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        frag = T.alloc_tcgen05_ldst_frag("32x32b", (128, 128), "float32")
+        Tx.wg.copy_async(frag[:, :], acc[:, :])
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        reg = frag.local()
+        for i in T.serial(128):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        tmem.dealloc()
+    # fmt: on
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    res = txlab.emulate(tile, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_cta_pair_tma_signals_the_leaders_mbarrier():
+    """.cta_group::2 TMA: each CTA of the pair loads its half of A and B into its own shared memory
+    and the bytes are counted on the leader's mbarrier (sm100_2sm_leader_smem_addr); the leader waits
+    for both halves and issues the pair's M=256 MMA."""
+
+    # fmt: off
+    @T.prim_func
+    def pair_tma(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (256, 64), "float16", align=16)
+        B = T.match_buffer(B_ptr, (64, 64), "float16", align=16)
+        C = T.match_buffer(C_ptr, (256, 64), "float32")
+        A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float16", 2, A.data, 64, 256, 128, 64, 128, 1, 1, 0, 3, 0, 0)
+        B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float16", 2, B.data, 64, 64, 128, 64, 32, 1, 1, 0, 3, 0, 0)
+        T.device_entry()
+        for rank in T.thread_binding(2, thread="clusterCtaIdx.x"):
+          for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A_s = T.alloc_buffer((128 * 64,), "float16", scope="shared", align=1024)
+                B_s = T.alloc_buffer((32 * 64,), "float16", scope="shared", align=1024)
+                tmem_addr = T.shared_scalar("uint32")
+                tma_bar = T.shared_scalar("uint64")
+                mma_bar = T.shared_scalar("uint64")
+                reg = T.alloc_buffer((64,), "float32", scope="local")
+                descA = T.alloc_buffer((1,), "uint64", scope="local")
+                descB = T.alloc_buffer((1,), "uint64", scope="local")
+                descI = T.alloc_buffer((1,), "uint32", scope="local")
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(tma_bar), T.uint32(1))
+                    T.ptx.mbarrier.init.shared.b64(T.address_of(mma_bar), T.uint32(1))
+                T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cluster_sync()
+                if tx == 0:
+                    leader_bar = T.cuda.sm100_2sm_leader_smem_addr(T.address_of(tma_bar))
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](A_s.data, T.address_of(A_map), 0, rank * 128, leader_bar)  # noqa: E501
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"](B_s.data, T.address_of(B_map), 0, rank * 32, leader_bar)  # noqa: E501
+                    if rank == 0:
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(tma_bar), T.uint32(2 * (128 + 32) * 64 * 2))
+                        T.cuda.mbarrier_wait(T.address_of(tma_bar), 0)
+                        T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=256, N=64, K=16, trans_a=False, trans_b=False, n_cta_groups=2)  # noqa: E501
+                        for k in range(4):
+                            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[k * 16]), ldo=1, sdo=64, swizzle=3)
+                            T.ptx["tcgen05.mma.cta_group::2.kind::f16"](tmem_addr, descA[0], descB[0], descI[0], 0, 0, 0, 0, 0, 0, 0, 0, k > 0)  # noqa: E501
+                        T.ptx["tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"](T.address_of(mma_bar), T.uint16(3))  # noqa: E501
+                T.cuda.mbarrier_wait(T.address_of(mma_bar), 0)
+                T.ptx.tcgen05.fence__after_thread_sync()
+                for i in range(64):
+                    T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+                T.ptx.tcgen05.wait__ld.sync.aligned()
+                for i in range(64):
+                    C[rank * 128 + tx, i] = reg[i]
+                T.cuda.cluster_sync()
+                if tx // 32 == 0:
+                    T.ptx["tcgen05.dealloc.cta_group::2.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((256, 64), np.float32)
+    res = txlab.emulate(pair_tma, a, b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
+def test_block_scaled_mxf8f6f4_mma_applies_e8m0_scales_from_tmem():
+    """kind::mxf8f6f4.block_scale.scale_vec::1X: e4m3 A (128 x 32) and B (32 x 32), one e8m0 scale
+    per row in TMEM (row r at lane r, column + r // 32, the tcgen05.cp.32x128b.warpx4 staging)."""
+    import ml_dtypes
+
+    # fmt: off
+    @T.prim_func
+    def scaled(A: T.Buffer((128, 32), "float8_e4m3fn"), B: T.Buffer((32, 32), "float8_e4m3fn"),
+               SFA: T.Buffer((128,), "uint32"), SFB: T.Buffer((32,), "uint32"), C: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((128 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        B_s = T.alloc_buffer((32 * 32,), "float8_e4m3fn", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        sf = T.alloc_buffer((4,), "uint32", scope="local")
+        sb = T.alloc_buffer((1,), "uint32", scope="local")
+        reg = T.alloc_buffer((32,), "float32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.cuda.cta_sync()
+        for k in range(32):
+            A_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 2048] = A[tx, k]
+        if tx < 32:
+            for k in range(32):
+                B_s[tx % 8 * 16 + tx // 8 * 128 + k % 16 + k // 16 * 512] = B[tx, k]
+        for j in range(4):
+            sf[j] = T.Select(j == tx // 32, SFA[tx], T.uint32(0))
+        sb[0] = SFB[tx % 32]
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x4.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), sf[0], sf[1], sf[2], sf[3])
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 36), sb[0])
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.ptx.tcgen05.fence__before_thread_sync()
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence__after_thread_sync()
+        if tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor_block_scaled(descI.data, d_dtype="float32", a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", sfa_dtype="float8_e8m0fnu", sfb_dtype="float8_e8m0fnu", sfa_tmem_addr=0, sfb_tmem_addr=0, M=128, N=32, K=32, trans_a=False, trans_b=False)  # noqa: E501
+            T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[0]), ldo=128, sdo=8, swizzle=0)
+            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[0]), ldo=32, sdo=8, swizzle=0)
+            T.ptx["tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X"](tmem_addr, descA[0], descB[0], descI[0], T.cuda.get_tmem_addr(tmem_addr, 0, 32), T.cuda.get_tmem_addr(tmem_addr, 0, 36), False)  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(bar))
+        T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(32):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(32):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    rng = np.random.default_rng(4)
+    e4m3 = ml_dtypes.float8_e4m3fn
+    a = rng.standard_normal((128, 32)).astype(e4m3)
+    b = rng.standard_normal((32, 32)).astype(e4m3)
+    ea = rng.integers(120, 135, 128).astype(np.uint32)
+    eb = rng.integers(120, 135, 32).astype(np.uint32)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(scaled, a, b, ea, eb, c, arch="sm_100a")
+    assert res.findings == []
+    sa = np.ldexp(1.0, ea.astype(np.int64) - 127)[:, None]
+    sb = np.ldexp(1.0, eb.astype(np.int64) - 127)[:, None]
+    want = (a.astype(np.float64) * sa) @ (b.astype(np.float64) * sb).T
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,760 @@
+"""Blackwell ``tcgen05`` asynchronous tensor-core work: ``tcgen05.mma`` (SS and TS forms,
+``cta_group::1`` and ``::2``), ``tcgen05.cp`` (shared -> TMEM), ``tcgen05.commit`` (unicast and
+``.multicast::cluster``), and the descriptor encoders TVM emits (``tcgen05.encode_matrix_descriptor``,
+``encode_instr_descriptor`` and its block-scaled form). TMEM itself, ld/st and their ordering:
+:mod:`txlab.emulator.tmem`.
+
+Shared-memory descriptor (TVM's ``SmemDescriptor``, PTX ISA "Shared memory descriptor"): bits 0-13
+start address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 46-47 version (1), 49-51 base offset, 52 LBO
+mode, 61-63 layout (0 none, 2 128B, 4 64B, 6 32B swizzle; 1 128B with 32-byte atoms). The canonical
+layouts and the address swizzle are the wgmma ones (:func:`txlab.emulator.wgmma.operand_bytes`
+reads them). Instruction descriptor (``InstrDescriptor``): c_format bits 4-5 (0 f16, 1 f32, 2 s32),
+a/b format 7-9 / 10-12, negate A/B 13/14, A/B MN-major 15/16, N >> 3 at 17-22, M >> 4 at 24-28;
+K is fixed by the kind (f16 16, tf32 8, f8f6f4 and i8 32).
+
+Accumulator placement in TMEM (PTX "Data path layout"): ``cta_group::1`` M=128 row i at lane i
+(layout D), M=64 row i at lane ``32*(i//16) + i%16`` (layout F); ``cta_group::2`` M=256: each CTA of
+the pair holds its 128 rows at lanes 0..127 (layout A), M=128: each CTA its 64 rows, column halves
+folded onto lanes 64..127 (layout B). With ``cta_group::2`` the even CTA of the pair issues; A's
+rows and B's rows (N) are split between the two CTAs' shared memories at the same descriptor
+address, and both CTAs' TMEM receive D.
+
+Asynchrony: an mma or cp records its operands at issue and runs when its issuing warp commits
+(``tcgen05.commit``) -- the latest moment the hardware may read shared memory and write TMEM -- then
+the commit arrives once on its mbarrier (in every CTA of the mask for ``multicast::cluster``). Reads
+of its TMEM cells before the reader has waited on that mbarrier phase are races (tmem.py).
+
+Arithmetic: the wgmma model (:mod:`txlab.emulator.wgmma`): one instruction's K products are summed
+exactly (float64) and rounded to fp32 once, then added to the fp32 accumulator -- within a few fp32
+ulps of the GPU's, not bitwise; tf32 operands drop the low 13 mantissa bits; i8 is exact (s32
+wrap-around). Block-scaled ``kind::mxf8f6f4.block_scale.scale_vec::1X``: each row's e8m0 scale for
+its K=32 block is byte ``sf_id`` of TMEM (lane r, column + r // 32) -- the layout TVM and CUTLASS
+stage with ``tcgen05.cp.32x128b.warpx4`` (not yet compared with a B200); scales are powers of two,
+so the products stay exact. Not modelled (NotEmulatedError naming them): f16 accumulators, sparse
+and weight-stationary (``.ws``) forms, fp6/fp4 operands (``mxf4``, ``mxf4nvf4``, 2X/4X scales), cp
+decompression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import txlab.emulator.memory as M
+import txlab.emulator.sync as sync
+import txlab.emulator.tmem as T
+from txlab.emulator.ops import HANDLERS, _str
+from txlab.emulator.ptx_memory import decode
+from txlab.errors import NotEmulatedError
+
+# ---- descriptors ---------------------------------------------------------------------------------
+_LAYOUT_OF_SWIZZLE = {0: 0, 1: 6, 2: 4, 3: 2, 4: 1}  # TVM's swizzle argument -> descriptor layout
+_WGMMA_LAYOUT = {0: 0, 2: 1, 4: 2, 6: 3}  # tcgen05 layout type -> wgmma layout type (same canon)
+_SWIZZLE_NAME = {0: "no swizzle", 1: "128B_base32B", 2: "128B swizzle", 4: "64B swizzle", 6: "32B swizzle"}
+_TMA_LAYOUT = {0: 0, 1: 6, 2: 4, 3: 2}  # CUtensorMapSwizzle (none, 32B, 64B, 128B) -> layout type
+_K_OF_KIND = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32}
+_FORMATS = {
+    "f16": {0: "float16", 1: "bfloat16"},
+    "tf32": {2: "float32"},
+    "f8f6f4": {0: "float8_e4m3fn", 1: "float8_e5m2"},
+    "i8": {0: "uint8", 1: "int8"},
+    "mxf8f6f4": {0: "float8_e4m3fn", 1: "float8_e5m2"},
+}
+
+
+def smem_descriptor(addr: int, lbo: int, sbo: int, swizzle: int) -> int:
+    """The 64-bit value TVM's ``tcgen05.encode_matrix_descriptor`` writes (lbo/sbo in 16 B units)."""
+    d = ((int(addr) >> 4) & 0x3FFF) | ((int(lbo) & 0x3FFF) << 16) | ((int(sbo) & 0x3FFF) << 32)
+    d |= 1 << 46
+    d |= _LAYOUT_OF_SWIZZLE[int(swizzle)] << 61
+    return d
+
+
+def decode_smem_descriptor(desc: int) -> dict:
+    d = int(desc)
+    return {
+        "start": (d & 0x3FFF) << 4,
+        "lbo": ((d >> 16) & 0x3FFF) << 4,
+        "sbo": ((d >> 32) & 0x3FFF) << 4,
+        "version": (d >> 46) & 3,
+        "base": (d >> 49) & 7,
+        "lbo_mode": (d >> 52) & 1,
+        "layout": (d >> 61) & 7,
+    }
+
+
+def _format_code(dtype: str) -> int:
+    s = str(dtype)
+    table = {
+        "float16": 0,
+        "bfloat16": 1,
+        "tfloat32": 2,
+        "float8_e4m3fn": 0,
+        "float8_e4m3fnuz": 0,
+        "float8_e5m2": 1,
+        "float6_e2m3fn": 3,
+        "float6_e3m2fn": 4,
+        "float4_e2m1fn": 5,
+        "uint8": 0,
+        "int8": 1,
+        "int32": 2,
+    }
+    return table[s]
+
+
+def instr_descriptor(d_dtype, a_dtype, b_dtype, m, n, trans_a, trans_b, neg_a=False, neg_b=False, sat=False):
+    """The 32-bit value of TVM's ``tcgen05.encode_instr_descriptor`` (dense, no block scaling)."""
+    d_fmt = {"float16": 0, "float32": 1, "int32": 2}[str(d_dtype)]
+    a_fmt = 2 if str(a_dtype) == "float32" else _format_code(a_dtype)
+    b_fmt = 2 if str(b_dtype) == "float32" else _format_code(b_dtype)
+    v = (int(sat) << 3) | (d_fmt << 4) | (a_fmt << 7) | (b_fmt << 10)
+    v |= (int(neg_a) << 13) | (int(neg_b) << 14) | (int(trans_a) << 15) | (int(trans_b) << 16)
+    v |= ((int(n) >> 3) & 0x3F) << 17
+    v |= ((int(m) >> 4) & 0x1F) << 24
+    return v
+
+
+def decode_instr_descriptor(v: int) -> dict:
+    v = int(v)
+    return {
+        "sparse": (v >> 2) & 1,
+        "sat": (v >> 3) & 1,
+        "c_format": (v >> 4) & 3,
+        "a_format": (v >> 7) & 7,
+        "b_format": (v >> 10) & 7,
+        "neg_a": (v >> 13) & 1,
+        "neg_b": (v >> 14) & 1,
+        "a_major": (v >> 15) & 1,
+        "b_major": (v >> 16) & 1,
+        "n": ((v >> 17) & 0x3F) << 3,
+        "m": ((v >> 24) & 0x1F) << 4,
+        "max_shift": (v >> 30) & 3,
+    }
+
+
+def _dest_store(comp, dst, what):
+    """A store closure for an encoder's destination: ``buf.data`` (element 0) or ``address_of(buf[i])``."""
+    name = getattr(getattr(dst, "op", None), "name", "")
+    if name == "tirx.address_of" and type(dst.args[0]).__name__ == "TensorLoad":
+        load = dst.args[0]
+        return lambda fn: comp.store(load.source, list(load.indices), fn)
+    if name == "tirx.buffer_data":
+        from tvm import tirx
+
+        buf = dst.args[0]
+        return lambda fn: comp.store(buf, [tirx.IntImm("int32", 0)], fn)
+    return None
+
+
+def _dest_read(comp, dst):
+    """A read closure for an encoder's destination (the element ``_dest_store`` writes)."""
+    name = getattr(getattr(dst, "op", None), "name", "")
+    if name == "tirx.address_of" and type(dst.args[0]).__name__ == "TensorLoad":
+        return comp.expr(dst.args[0])
+    if name == "tirx.buffer_data":
+        buf = dst.args[0]
+        dt = M.np_dtype(comp.buffer_info(buf)["dtype"])
+
+        def read(g):
+            arr = g.env[buf]
+            return (arr if arr.dtype == dt else arr.view(dt))[:, 0]
+
+        return read
+    return None
+
+
+def _runtime_instr_desc(comp, call):
+    """``*desc = (*desc & ~0x60000030) | (sf_id << 29) | (sf_id << 4)``: the scale-factor ids of a
+    block-scaled instruction descriptor (TVM's ``runtime_instr_desc``)."""
+    dst, sf = call.args
+    mk, rd = _dest_store(comp, dst, "descriptor"), _dest_read(comp, dst)
+    if mk is None or rd is None:
+        return comp.not_emulated(f"{call.op.name} on a descriptor that is not a local buffer element")
+    sf_e = comp.expr(sf)
+
+    def value(g):
+        d = np.asarray(rd(g)).astype(np.uint32)
+        i = np.asarray(sf_e(g)).astype(np.uint32)
+        out = (d & np.uint32(~0x60000030 & 0xFFFFFFFF)) | (i << np.uint32(29)) | (i << np.uint32(4))
+        return out if out.ndim else out[()]
+
+    store = mk(value)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
+def _uniform_int(v) -> int:
+    a = np.asarray(v)
+    return int(a.ravel()[0]) if a.ndim else int(a)
+
+
+def _encode_matrix(comp, call):
+    dst, addr, lbo, sbo, swz = call.args
+    mk = _dest_store(comp, dst, "descriptor")
+    if mk is None:
+        return comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
+    a, l, s, z = comp.expr(addr), comp.expr(lbo), comp.expr(sbo), comp.expr(swz)
+    line = comp.line
+
+    def value(g):
+        av = np.asarray(a(g)).astype(np.uint64)
+        off = np.where(av >= np.uint64(M.SHARED_BASE), av - np.uint64(M.SHARED_BASE), av)
+        lv, sv, zv = (_uniform_int(x(g)) for x in (l, s, z))
+        if zv not in _LAYOUT_OF_SWIZZLE:
+            raise NotEmulatedError(f"tcgen05 descriptor swizzle mode {zv}", lineno=line)
+        flat = np.asarray(off).ravel()
+        uniq = np.unique(flat)
+        lut = {int(o): smem_descriptor(int(o) & 0x3FFFF, lv, sv, zv) for o in uniq}
+        if uniq.size == 1:
+            return np.uint64(lut[int(uniq[0])])
+        return np.array([lut[int(o)] for o in flat], np.uint64)
+
+    def value_noted(g):
+        v = value(g)
+        lines = g.cta.__dict__.setdefault("tcgen05_desc_lines", {})
+        for d in np.unique(np.asarray(v)):
+            lines[int(d)] = line  # a descriptor's findings name the line that encoded it
+        return v
+
+    store = mk(value_noted)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
+def _encode_instr(comp, call):
+    args = list(call.args)
+    mk = _dest_store(comp, args[0], "instruction descriptor")
+    if mk is None:
+        return comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
+    d_t, a_t, b_t = (_str(x) for x in args[1:4])
+    consts = []
+    for x in args[4:]:
+        if not hasattr(x, "value"):
+            return comp.not_emulated(f"{call.op.name} with a non-constant argument")
+        consts.append(int(x.value))
+    m, n, k, ta, tb, _ncta, na, nb, sat, sparse = consts
+    if sparse:
+        return comp.not_emulated(f"{call.op.name} for a sparse MMA")
+    v = np.uint32(instr_descriptor(d_t, a_t, b_t, m, n, ta, tb, na, nb, sat))
+    store = mk(lambda g: v)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
+def _encode_instr_block_scaled(comp, call):
+    args = list(call.args)
+    mk = _dest_store(comp, args[0], "instruction descriptor")
+    if mk is None:
+        return comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
+    a_t, b_t, sfa_t = _str(args[2]), _str(args[3]), _str(args[4])
+    consts = []
+    for x in args[8:]:
+        if not hasattr(x, "value"):
+            return comp.not_emulated(f"{call.op.name} with a non-constant argument")
+        consts.append(int(x.value))
+    m, n, k, ta, tb, _ncta, na, nb, sparse = consts
+    if sparse:
+        return comp.not_emulated(f"{call.op.name} for a sparse MMA")
+    s_fmt = 1 if "e8m0" in sfa_t else 0
+    v = (
+        (_format_code(a_t) << 7)
+        | (_format_code(b_t) << 10)
+        | (int(na) << 13)
+        | (int(nb) << 14)
+        | (int(ta) << 15)
+        | (int(tb) << 16)
+        | (((n >> 3) & 0x3F) << 17)
+        | (s_fmt << 23)
+        | (((m >> 4) & 0x1F) << 24)
+        | (int(k == 96) << 31)
+    )
+    val = np.uint32(v)
+    store = mk(lambda g: val)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
+# ---- operands ------------------------------------------------------------------------------------
+def _operand_addresses(desc: int, rows: int, k: int, itemsize: int, mn_major: bool, line, cta, what) -> np.ndarray:
+    """Shared byte address of element (row, k) of an operand (rows, k) through a tcgen05 descriptor."""
+    from txlab.emulator.wgmma import operand_bytes
+
+    f = decode_smem_descriptor(desc)
+    if f["version"] != 1:
+        cta.program.finding(
+            "tcgen05_descriptor",
+            f"{what} descriptor {int(desc):#018x} has version {f['version']} in bits 46-47; tcgen05 needs 1 "
+            "(a wgmma descriptor? encode it with T.cuda.tcgen05.encode_matrix_descriptor)",
+            line=line,
+            cta=cta.index,
+            key=("tcgen05_descriptor", line, "version"),
+        )
+    if f["layout"] not in _WGMMA_LAYOUT:
+        raise NotEmulatedError(f"tcgen05 descriptor layout {_SWIZZLE_NAME.get(f['layout'], f['layout'])}", lineno=line)
+    if f["lbo_mode"]:
+        raise NotEmulatedError("tcgen05 descriptor with leading-byte-offset mode 1", lineno=line)
+    hopper = (int(desc) & ((1 << 46) - 1)) | (f["base"] << 49) | (_WGMMA_LAYOUT[f["layout"]] << 62)
+    try:
+        return operand_bytes(hopper, rows, k, itemsize, mn_major)
+    except NotEmulatedError as exc:
+        raise NotEmulatedError(str(exc).replace("wgmma", "tcgen05"), lineno=line) from None
+
+
+def _check_swizzle(cta, desc: int, nbytes_span, line, what):
+    """A descriptor whose swizzle differs from the TMA load that wrote its bytes: a finding."""
+    writes = getattr(cta, "tma_writes", None)
+    if not writes:
+        return
+    f = decode_smem_descriptor(desc)
+    start = f["start"]
+    for off, (n, mode, tline) in writes.items():
+        if off <= start < off + n:
+            want = _TMA_LAYOUT.get(mode)
+            if want is not None and want != f["layout"]:
+                enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
+                cta.program.finding(
+                    "tcgen05_descriptor",
+                    f"{what} descriptor"
+                    + (f" (encoded at line {enc})" if enc is not None else "")
+                    + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
+                    f"{tline} wrote these {n} bytes of shared memory (offset {off}) with "
+                    f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled by the {what} at line "
+                    f"{line} (give the descriptor the tensor map's swizzle)",
+                    line=enc if enc is not None else line,
+                    other_line=line,
+                    cta=cta.index,
+                    key=("tcgen05_descriptor", enc, line, "swizzle"),
+                )
+            return
+
+
+def _read_smem(cta, addr, dt, line, tid, what, desc):
+    shared = cta.shared
+    if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
+        cta.program.finding(
+            "out_of_bounds",
+            f"{what} descriptor {int(desc):#x} reaches outside the CTA's {shared.nbytes} bytes of shared memory",
+            line=line,
+            cta=cta.index,
+            key=("out_of_bounds", line, "tcgen05"),
+        )
+        addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
+    if cta.races is not None and tid is not None:
+        byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
+        cta.races.access(byte, np.full(byte.size, int(tid)), False, line)
+    return shared.view(dt)[addr // dt.itemsize]
+
+
+def _datapath(m_cta: int, cg: int, n: int):
+    """(lane of row r, column offset of column c) functions for the accumulator of one CTA."""
+    rows = np.arange(m_cta)[:, None]
+    cols = np.arange(n)[None, :]
+    if cg == 1 and m_cta == 128 or cg == 2 and m_cta == 128:
+        return np.broadcast_to(rows, (m_cta, n)), np.broadcast_to(cols, (m_cta, n))
+    if cg == 1 and m_cta == 64:  # layout F
+        return np.broadcast_to(32 * (rows // 16) + rows % 16, (m_cta, n)), np.broadcast_to(cols, (m_cta, n))
+    if cg == 2 and m_cta == 64:  # layout B: column halves on lanes 0..63 / 64..127
+        return rows + 64 * (cols >= n // 2), np.broadcast_to(cols % (n // 2), (m_cta, n))
+    raise NotEmulatedError(f"tcgen05.mma accumulator of {m_cta} rows per CTA with cta_group::{cg}")
+
+
+def _elements_from_tmem(tm, lane0, col0, rows_lanes, k, dt):
+    """A (rows, k) operand of ``dt`` read from TMEM at (lane0 + lanes, col0 + packed k)."""
+    isz = dt.itemsize
+    per = 4 // isz
+    ncols = (k + per - 1) // per
+    cells = tm.data[(lane0 + rows_lanes)[:, None], col0 + np.arange(ncols)[None, :]]
+    return np.ascontiguousarray(cells).view(np.uint8).reshape(cells.shape[0], -1)[:, : k * isz].copy().view(dt)
+
+
+# ---- mma -----------------------------------------------------------------------------------------
+class _Mma:
+    """One issued tcgen05.mma, run at its commit."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def run(self):
+        dt_a, dt_b, k = self.dt_a, self.dt_b, self.k
+        kind = self.kind
+        ctas = self.ctas  # [issuing CTA] or [even, odd] of the pair
+        cg = len(ctas)
+        m_cta, n = self.m // cg, self.n
+        n_cta = n // cg
+        tid = self.tid
+        parts_a, parts_b = [], []
+        for i, cta in enumerate(ctas):
+            me = i == 0
+            if self.a_desc is not None:
+                if me:
+                    _check_swizzle(cta, self.a_desc, None, self.line, "tcgen05.mma A")
+                addr = _operand_addresses(
+                    self.a_desc, m_cta, k, dt_a.itemsize, self.a_major, self.line, cta, "tcgen05.mma A"
+                )
+                parts_a.append(
+                    _read_smem(cta, addr, dt_a, self.line, tid if me else None, "tcgen05.mma A", self.a_desc)
+                )
+            else:
+                tm = T.tmem_of(cta)
+                lanes, _ = _datapath(m_cta, cg, 1)
+                lane0, col0 = T.split_addr(self.a_tmem)
+                parts_a.append(_elements_from_tmem(tm, lane0, col0, lanes[:, 0], k, dt_a))
+            if me:
+                _check_swizzle(cta, self.b_desc, None, self.line, "tcgen05.mma B")
+            addr = _operand_addresses(
+                self.b_desc, n_cta, k, dt_b.itemsize, self.b_major, self.line, cta, "tcgen05.mma B"
+            )
+            parts_b.append(_read_smem(cta, addr, dt_b, self.line, tid if me else None, "tcgen05.mma B", self.b_desc))
+        B = np.concatenate(parts_b, axis=0)  # (n, k)
+        wide = np.int64 if kind == "i8" else np.float64
+        if kind == "tf32":
+            parts_a = [(p.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for p in parts_a]
+            B = (B.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+        Bw = B.astype(wide)
+        if self.sf is not None:  # e8m0 block scales from TMEM (one per row and K=32 block)
+            parts_a = [
+                p.astype(np.float64) * _scales(T.tmem_of(c), self.sf[0], self.sf[2], m_cta)[:, None]
+                for p, c in zip(parts_a, ctas)
+            ]
+            Bw = Bw * np.concatenate([_scales(T.tmem_of(c), self.sf[1], self.sf[3], n_cta) for c in ctas])[:, None]
+        if self.neg_b:
+            Bw = -Bw
+        lane0, col0 = T.split_addr(self.d_tmem)
+        lanes, cols = _datapath(m_cta, cg, n)
+        for i, cta in enumerate(ctas):
+            Aw = parts_a[i].astype(wide)
+            if self.neg_a:
+                Aw = -Aw
+            P = Aw @ Bw.T  # (m_cta, n): exact sums of one instruction's K products
+            tm = T.tmem_of(cta)
+            L, C = lane0 + lanes, col0 + cols
+            keep = np.ones(L.shape, bool)
+            if self.disabled is not None:
+                bits = self.disabled[i * 4 : i * 4 + 4] if cg == 2 else self.disabled
+                lane_off = ((np.array(bits, np.uint64)[:, None] >> np.arange(32, dtype=np.uint64)) & 1).ravel() == 0
+                keep = lane_off[np.clip(L, 0, 127)]
+            old = tm.data[L, C]
+            if kind == "i8":
+                new = P.astype(np.int64)
+                if self.enable_d:
+                    new = old.view(np.int32).astype(np.int64) + new
+                if self.sat:
+                    new = np.clip(new, -(1 << 31), (1 << 31) - 1)
+                bits_out = new.astype(np.int64).astype(np.int32).view(np.uint32)
+            else:
+                Pf = P.astype(np.float32)  # rounded once to fp32 (the wgmma model)
+                new = (old.view(np.float32) + Pf) if self.enable_d else Pf
+                bits_out = np.asarray(new, np.float32).view(np.uint32)
+            tm.data[L[keep], C[keep]] = bits_out[keep]
+        ctas[0].progress += 1
+
+
+def _scales(tm, taddr: int, sf_id: int, rows: int) -> np.ndarray:
+    """The e8m0 scale of each of ``rows`` rows for one K=32 block: row r's byte ``sf_id`` of the
+    cell at (lane r % 128, column + r // 32) -- the layout TVM and CUTLASS stage with
+    ``tcgen05.cp.32x128b.warpx4`` (32 rows x 4 columns, copied to every lane quarter)."""
+    lane0, col0 = T.split_addr(taddr)
+    r = np.arange(rows)
+    cells = tm.data[(lane0 + r % 32 + 32 * ((r // 32) % 4)) % 128, col0 + r // 32]
+    e = ((cells >> np.uint32(8 * sf_id)) & np.uint32(0xFF)).astype(np.int64)
+    return np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
+
+
+def _mma(comp, call):
+    p = decode(call)
+    if p is None:
+        return comp.not_emulated(call.op.name)
+    form = "ts" if call.op.name.endswith("_ts") else "ss"
+    kind = p.mods.get("kind", "").replace("kind::", "")
+    cg = 2 if p.mods.get("cta_group") == "cta_group::2" else 1
+    scaled = "block_scale" in call.op.name
+    if kind not in _K_OF_KIND or scaled != (kind == "mxf8f6f4"):
+        return comp.not_emulated(f"tcgen05.mma.kind::{kind}" + (".block_scale" if scaled else ""))
+    if scaled and p.mods.get("scale_vec") != "scale_vec::1X":
+        return comp.not_emulated(f"tcgen05.mma.kind::{kind}.block_scale.{p.mods.get('scale_vec')}")
+    if p.mods.get("collector_a"):
+        return comp.not_emulated(f"tcgen05.mma with {p.mods['collector_a']}")
+    d_e = comp.expr(p.one("d_tmem"))
+    a_e = comp.expr(p.one("a_desc" if form == "ss" else "a_tmem"))
+    b_e = comp.expr(p.one("b_desc"))
+    i_e = comp.expr(p.one("idesc"))
+    mask_es = [comp.expr(x) for x in p.ops.get("disable_output_lane", []) if x is not None]
+    en_e = comp.expr(p.one("enable_input_d"))
+    sfa_e = comp.expr(p.one("sfa_tmem")) if scaled else None
+    sfb_e = comp.expr(p.one("sfb_tmem")) if scaled else None
+    pred_e = comp.expr(p.pred) if p.pred is not None else None
+    line = comp.line
+    what = f"tcgen05.mma.cta_group::{cg}.kind::{kind}" + (".block_scale" if scaled else "")
+
+    def lane_val(fn, g, lane):
+        v = np.asarray(fn(g))
+        return int(v[lane]) if v.ndim and v.shape[0] == g.L else int(v.ravel()[0]) if v.ndim else int(v)
+
+    def f(g):
+        act = np.nonzero(g.active())[0]
+        if pred_e is not None:
+            pv = np.broadcast_to(np.asarray(pred_e(g)), (g.L,))
+            act = act[pv[act] != 0]
+        for lane in act:
+            _issue(g, int(lane), lane_val)
+        return np.int32(0)
+
+    def _issue(g, lane, lane_val):
+        cta = g.cta
+        warp = int(g.warp_of_lane[lane])
+        idesc = decode_instr_descriptor(lane_val(i_e, g, lane))
+        if scaled:  # the block-scaled layout: scale-factor ids and format where c_format sits
+            raw = lane_val(i_e, g, lane)
+            idesc.update(c_format=1, sat=0, b_sf_id=(raw >> 4) & 3, a_sf_id=(raw >> 29) & 3, sf_e8m0=(raw >> 23) & 1)
+            idesc["n"] = ((raw >> 17) & 0x3F) << 3
+            if not idesc["sf_e8m0"]:
+                raise NotEmulatedError(f"{what} with e4m3 scale factors", lineno=line)
+        if idesc["sparse"]:
+            raise NotEmulatedError(f"{what}.sp (sparse)", lineno=line)
+        if idesc["c_format"] != (2 if kind == "i8" else 1):
+            raise NotEmulatedError(
+                f"{what} with a {'f16' if idesc['c_format'] == 0 else 'format ' + str(idesc['c_format'])} accumulator",
+                lineno=line,
+            )
+        fa = _FORMATS[kind].get(idesc["a_format"])
+        fb = _FORMATS[kind].get(idesc["b_format"])
+        if fa is None or fb is None:
+            raise NotEmulatedError(
+                f"{what} with operand formats {idesc['a_format']}/{idesc['b_format']} (fp6/fp4 operands)", lineno=line
+            )
+        m, n = idesc["m"], idesc["n"]
+        if cg == 1 and m not in (64, 128) or cg == 2 and m not in (128, 256):
+            raise NotEmulatedError(f"{what} with M={m}", lineno=line)
+        ctas = [cta]
+        if cg == 2:
+            cl = cta.cluster
+            if cl is None or len(cl.ctas) < 2:
+                raise NotEmulatedError(
+                    f"{what} outside a cluster of at least 2 CTAs (cta_group::2 needs a CTA pair)", lineno=line
+                )
+            if cta.rank % 2:
+                cta.program.finding(
+                    "tcgen05_pair",
+                    f"{what} issued by CTA rank {cta.rank}, the odd CTA of its pair: with cta_group::2 only the "
+                    "even (leader) CTA issues (guard it with the CTA's rank in the cluster)",
+                    line=line,
+                    cta=cta.index,
+                    key=("tcgen05_pair", line),
+                )
+                return
+            ctas = [cta, cl.ctas[cta.rank + 1]]
+        d_tmem = lane_val(d_e, g, lane)
+        disabled = [lane_val(x, g, lane) for x in mask_es] if mask_es else None
+        if disabled is not None and not any(disabled):
+            disabled = None
+        op = _Mma(
+            kind=kind,
+            k=_K_OF_KIND[kind],
+            m=m,
+            n=n,
+            dt_a=M.np_dtype(fa),
+            dt_b=M.np_dtype(fb),
+            a_desc=lane_val(a_e, g, lane) if form == "ss" else None,
+            a_tmem=lane_val(a_e, g, lane) if form == "ts" else None,
+            b_desc=lane_val(b_e, g, lane),
+            a_major=bool(idesc["a_major"]),
+            b_major=bool(idesc["b_major"]),
+            neg_a=bool(idesc["neg_a"]),
+            neg_b=bool(idesc["neg_b"]),
+            sat=bool(idesc["sat"]),
+            enable_d=bool(lane_val(en_e, g, lane)),
+            disabled=disabled,
+            d_tmem=d_tmem,
+            sf=(lane_val(sfa_e, g, lane), lane_val(sfb_e, g, lane), idesc["a_sf_id"], idesc["b_sf_id"])
+            if scaled
+            else None,
+            ctas=ctas,
+            line=line,
+            tid=int(g.gtid[lane]),
+        )
+        lane0, col0 = T.split_addr(d_tmem)
+        lanes, cols = _datapath(m // cg, cg, n)
+        w = T.AsyncWrite(what, line, cta, warp)
+        w.rank = cta.rank
+        threads = g.tid[lane : lane + 1]
+        for c in ctas:
+            tm = T.tmem_of(c)
+            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads, warp):
+                return
+            if form == "ts":
+                la, ca = T.split_addr(op.a_tmem)
+                alanes, _ = _datapath(m // cg, cg, 1)
+                per = 4 // op.dt_a.itemsize
+                acols = ca + np.arange((op.k + per - 1) // per)
+                if not tm.check_allocated(
+                    la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads, warp
+                ):
+                    return
+                tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
+        for c in ctas:
+            T.tmem_of(c).begin_write(w, lane0 + lanes, col0 + cols, line, threads)
+        T.tmem_of(cta).queue.setdefault(warp, []).append((w, op.run))
+
+    return f
+
+
+# ---- cp ------------------------------------------------------------------------------------------
+_CP_SHAPES = {"128x256b": (128, 32), "4x256b": (4, 32), "128x128b": (128, 16), "64x128b": (64, 16), "32x128b": (32, 16)}
+
+
+def _cp(comp, call):
+    p = decode(call)
+    if p is None:
+        return comp.not_emulated(call.op.name)
+    shape = p.mods.get("shape", "")
+    mc = p.mods.get("multicast", "")
+    cg = 2 if p.mods.get("cta_group") == "cta_group::2" else 1
+    if p.mods.get("dst_fmt") or p.mods.get("src_fmt"):
+        return comp.not_emulated(f"tcgen05.cp.{shape} with decompression ({p.mods.get('src_fmt')})")
+    if cg == 2:
+        return comp.not_emulated("tcgen05.cp.cta_group::2")
+    rows, nbytes = _CP_SHAPES[shape]
+    t_e, d_e = comp.expr(p.one("taddr")), comp.expr(p.one("s_desc"))
+    line = comp.line
+    what = f"tcgen05.cp.{shape}" + (f".{mc}" if mc else "")
+
+    def lanes_of():
+        r = np.arange(rows)
+        if mc == "warpx2::02_13":
+            return [r % 32 + 32 * (r // 32), r % 32 + 32 * (r // 32) + 64]
+        if mc == "warpx2::01_23":
+            return [r % 32 + 64 * (r // 32), r % 32 + 64 * (r // 32) + 32]
+        if mc == "warpx4":
+            return [r + 32 * q for q in range(4)]
+        return [r]
+
+    def f(g):
+        cta = g.cta
+        for lane in np.nonzero(g.active())[0]:
+            taddr = int(np.asarray(t_e(g)).ravel()[lane if np.ndim(t_e(g)) else 0])
+            dv = np.asarray(d_e(g))
+            desc = int(dv.ravel()[lane] if dv.ndim else dv)
+            warp = int(g.warp_of_lane[lane])
+            lane0, col0 = T.split_addr(taddr)
+            tm = T.tmem_of(cta)
+            dst_lanes = [lane0 + x for x in lanes_of()]
+            cols = col0 + np.arange(nbytes // 4)
+            threads = g.tid[lane : lane + 1]
+            L = np.concatenate([x[:, None] + 0 * cols[None, :] for x in dst_lanes])
+            C = np.concatenate([cols[None, :] + 0 * x[:, None] for x in dst_lanes])
+            if not tm.check_allocated(L, C, line, what, threads, warp):
+                continue
+            w = T.AsyncWrite(what, line, cta, warp)
+            tid = int(g.gtid[lane])
+
+            def run(desc=desc, L=L, C=C, tid=tid):
+                _check_swizzle(cta, desc, None, line, what)
+                addr = _operand_addresses(desc, rows, nbytes // 4, 4, False, line, cta, what)
+                vals = _read_smem(cta, addr, np.dtype(np.uint32), line, tid, what, desc)  # (rows, cols)
+                tm.data[L, C] = np.concatenate([vals] * len(dst_lanes))
+                cta.progress += 1
+
+            tm.begin_write(w, L, C, line, threads)
+            tm.queue.setdefault(warp, []).append((w, run))
+        return np.int32(0)
+
+    return f
+
+
+# ---- commit --------------------------------------------------------------------------------------
+def _commit(comp, call):
+    p = decode(call)
+    if p is None:
+        return comp.not_emulated(call.op.name)
+    mb_e = comp.expr(p.one("mbar"))
+    mask_e = comp.expr(p.one("mask")) if p.ops.get("mask") else None
+    line = comp.line
+
+    def f(g):
+        from txlab.emulator.ops import _uniform_addr
+        from txlab.emulator.tma import _targets
+
+        cta = g.cta
+        tm = T.tmem_of(cta)
+        act = np.nonzero(g.active())[0]
+        a = _uniform_addr(g, mb_e(g), line, "tcgen05.commit")
+        if a >= M.SHARED_BASE:
+            a -= M.SHARED_BASE
+        for lane in act:
+            warp = int(g.warp_of_lane[lane])
+            ops = tm.queue.pop(warp, [])
+            for _, run in ops:
+                run()
+            clock = None
+            races = cta.races
+            if races is not None and hasattr(races, "vc"):
+                clock = int(races.vc[0, warp, warp])
+            if mask_e is not None:
+                mask = _uniform_addr(g, mask_e(g), line, "tcgen05.commit multicast mask")
+                targets = [(c, sync.mbarrier(c, a & M.DSMEM_MASK, line)) for c in _targets(g, mask, line)]
+            else:
+                targets = [sync.mbarrier_at(g, a, line)]
+            for w, _ in ops:
+                w.clock = clock if clock is not None else -1
+                w.commit_line = line
+                own = next((t for t in targets if t[0] is cta), targets[0] if targets else None)
+                if own is not None:
+                    w.mb = own
+                    w.phase = own[1].completed
+            sub = _one_lane(g, lane)
+            for owner, mb in targets:
+                sync.mb_arrive(owner, mb, sub, 1, 1, line)
+        return np.int32(0)
+
+    return f
+
+
+class _Lane:
+    """A one-lane view of a group for an mbarrier arrive (commit arrives once per thread)."""
+
+    def __init__(self, g, lane):
+        self.cta = g.cta
+        self.L = g.L
+        self.mask = np.zeros(g.L, bool)
+        self.mask[lane] = True
+        self.warp_of_lane = g.warp_of_lane
+        self.tid = g.tid
+        self.gtid = g.gtid
+
+    def active_tids(self):
+        return self.tid[self.mask]
+
+    def active(self):
+        return self.mask
+
+
+def _one_lane(g, lane):
+    return _Lane(g, lane)
+
+
+HANDLERS["tirx.cuda.tcgen05_encode_matrix_descriptor"] = _encode_matrix
+HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor"] = _encode_instr
+HANDLERS["tirx.cuda.tcgen05_encode_instr_descriptor_block_scaled"] = _encode_instr_block_scaled
+HANDLERS["tirx.cuda.runtime_instr_desc"] = _runtime_instr_desc
+HANDLERS["tirx.ptx.tcgen05_mma_ss"] = _mma
+HANDLERS["tirx.ptx.tcgen05_mma_ts"] = _mma
+HANDLERS["tirx.ptx.tcgen05_mma_block_scale_ss"] = _mma
+HANDLERS["tirx.ptx.tcgen05_mma_block_scale_ts"] = _mma
+HANDLERS["tirx.ptx.tcgen05_cp"] = _cp
+HANDLERS["tirx.ptx.tcgen05_commit"] = _commit
+HANDLERS["tirx.ptx.tcgen05_commit_multicast"] = _commit
