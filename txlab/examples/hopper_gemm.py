@@ -148,8 +148,14 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
-    (GMC, GNC), NCL = cfg.cluster_tiles(M, N), NCTA // CS
+    (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
     BMS, BNS = BM // CN, BN // CM
+    # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
+    SPLIT = cfg.split_k
+    SK = SPLIT > 1
+    if SK and profile:
+        raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
+    m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
 
     @T.inline
     def release(empty, stage, crank):
@@ -161,10 +167,121 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             empty.arrive(stage, remote=crank ^ 1)
         if CN == 2:
             empty.arrive(stage, remote=crank ^ CM)
+
+    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
+    TX_BYTES = (BM + BN) * BK * 2
+
+    @T.prim_func
+    def gemm_simple(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+        T.device_entry()
+        bm, bn_ = T.cta_id([GM, GN])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((BM, BK), "bfloat16")  # SW128 K-major: the wgmma layout too
+        Bs = pool.alloc_tcgen05_mma_AB((BN, BK), "bfloat16")
+        bar = TMABar(pool, 1)
+        bar.init(1)
+        pool.commit()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        acc = T.alloc_local([NACC], "float32")
+        descA: T.uint64
+        descB: T.uint64
+        for k in T.serial(KT):
+            if tx == 0:
+                Tx.copy_async(As[:, :], A[bm * BM:bm * BM + BM, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
+                Tx.copy_async(Bs[:, :], B[bn_ * BN:bn_ * BN + BN, k * BK:k * BK + BK],
+                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
+                bar.arrive(0, TX_BYTES)
+            bar.wait(0, k % 2)
+            T.ptx.wgmma.fence.sync.aligned()
+            for kk in T.unroll(BK // 16):
+                # K-major SW128: LBO unused (1), SBO = 8 rows x 128 B = 1024 B = 64 x 16 B;
+                # the k16 slice starts 32 B further along the (unswizzled) row 0.
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, kk * 16]), 1, 64, 3)
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, kk * 16]), 1, 64, 3)
+                T.ptx[MMA](*[acc[i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0), 1, 1, 0, 0)
+            T.ptx.wgmma.commit_group.sync.aligned()
+            T.ptx.wgmma.wait_group.sync.aligned(0)
+            T.cuda.cta_sync()  # every warp is done reading the slot before thread 0 refills it
+        for i in T.unroll(NACC):
+            T.cuda.wgmma.noop_barrier(acc[i])
+        for j in T.unroll(NACC // 4):
+            row = T.meta_var(bm * BM + (tx % 32) // 4 + (tx // 32) * 16)
+            col = T.meta_var(bn_ * BN + j * 8 + (tx % 4) * 2)
+            for h in T.unroll(2):
+                for e in T.unroll(2):
+                    if row + 8 * h < M and col + e < N:
+                        C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+
+    return gemm_simple
+
+
+# --------------------------------------------------------------------------------------------
+# Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
+def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, profile: bool = False):
+    """The warp-specialized (and, by default, persistent) kernel for ``config``.
+
+    ``profile=True`` returns the same kernel instrumented with TVM's CudaProfiler
+    (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
+    and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
+    :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
+    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
+                                       SMEMPool, WarpgroupRole)
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    @T.inline
+    def skip(ps, n):
+        """Step a PipelineState over ``n`` ring slots at once (``n`` known when tracing): the
+        q = n // depth whole turns flip the phase q times; the r = n % depth more may wrap once."""
+        ps.stage = ps.stage + n % ps.depth
+        if (n // ps.depth) % 2 == 1:
+            ps.phase = ps.phase ^ 1
+        if ps.stage >= ps.depth:
+            ps.stage = ps.stage - ps.depth
+            ps.phase = ps.phase ^ 1
+
+    cfg = config or GemmConfig()
+    cfg.validate()
+    BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
+    NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
+    MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
+    TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
+    cfg.check_shape(M, N, K)
+    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
+    NCTA = cfg.ctas(M, N)
+    # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
+    # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
+    CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
+    (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
+    BMS, BNS = BM // CN, BN // CM
+    # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
+    SPLIT = cfg.split_k
+    SK = SPLIT > 1
+    if SK and profile:
+        raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
+    m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
+
+    @T.inline
+    def release(empty, stage, crank):
+        """A consumer warp frees ring slot ``stage`` in every CTA whose TMA loads write into this
+        CTA's copy of it: itself, and with a cluster its column peer (the other half of B) and its row
+        peer (the other half of A)."""
+        empty.arrive(stage)
+        if CM == 2:
+            empty.arrive(stage, remote=crank ^ 1)
+        if CN == 2:
+            empty.arrive(stage, remote=crank ^ CM)
+
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
-    L2G = cfg.l2_group
+    L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
     PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
@@ -172,8 +289,36 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SLOTS = profile_slots(M, N, K, cfg)
     LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
 
+    @T.inline
+    def store_direct(C, acc, mt, nt, c, tid, rm, rn):
+        """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
+        (pairs of 4 bytes when N is even), guarded at M and N."""
+        for mi in T.unroll(MW):
+            row = T.meta_var((mt * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
+                             + (tid // 32) * 16)
+            for j in T.unroll(NACC // 4):
+                col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
+                a0 = T.meta_var(mi * NACC + j * 4)
+                for h in T.unroll(2):
+                    if PAIRS:
+                        if row + 8 * h < M and col < N:
+                            pair = T.alloc_local([2], "bfloat16")
+                            pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                            pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                            word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                            Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                            Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                    else:
+                        for e in T.unroll(2):
+                            if row + 8 * h < M and col + e < N:
+                                C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+
+    WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
+    WPART = GM * GN * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
+    WSIZE = cfg.workspace_elems(M, N)
+
     @T.macro
-    def body(A, B, C, prof):
+    def body(A, B, C, prof, W, Wc):
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
         cta = T.cta_id([NCTA])
@@ -232,25 +377,26 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
-                    m0 = T.meta_var((sched.m_idx * CM + rm) * BM)
+                    m0 = T.meta_var((m_tile(sched) * CM + rm) * BM)
                     n0 = T.meta_var((sched.n_idx * CN + rn) * BN)
                     if PROF:
                         T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
-                    for k in T.serial(KT):
+                    for k in T.serial(k_count(sched)):
+                        kg = T.meta_var(k_first(sched) + k)  # k-step of the whole K loop
                         pipe.empty.wait(ps.stage, ps.phase)
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
                             Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
-                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, k * BK:k * BK + BK],
+                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
                         else:
-                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
+                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
                             Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
-                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, k * BK:k * BK + BK],
+                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
                         else:
-                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
+                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         pipe.full.arrive(ps.stage, TX_BYTES)  # the whole stage lands here, whoever loads it
                         ps.advance()
@@ -284,7 +430,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         order.wait(1 - c, (done + c + 1) % 2)
                 if PROF:
                     T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
-                for k in T.serial(KT):
+                for k in T.serial(k_count(sched)):
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // 16):
@@ -334,30 +480,36 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
-                                r0 = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64)
+                                r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
                                 Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
+                elif SK:
+                    # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
+                    # thread's counter of the tile; the item that counts last (acquire: fence after the
+                    # count) sums the S partials in split order into acc, resets the counter and stores C
+                    tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
+                    slot = T.meta_var(c * 128 + tid)
+                    for v in T.unroll(NACC // 4):
+                        for e in T.vectorized(4):
+                            W[(((tile * SPLIT + sched.m_idx % SPLIT) * (NACC // 4) + v) * WTH + slot) * 4 + e] = \
+                                acc[v * 4 + e]
+                    T.cuda.thread_fence()
+                    seen = T.local_scalar("int32")
+                    seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+                    if seen == SPLIT - 1:
+                        T.cuda.thread_fence()
+                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
+                        for i in T.unroll(NACC):
+                            acc[i] = T.float32(0)
+                        for s in T.serial(SPLIT):
+                            for v in T.unroll(NACC // 4):
+                                for e in T.vectorized(4):
+                                    acc[v * 4 + e] = acc[v * 4 + e] + \
+                                        W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, 0, 0)
                 else:
-                    for mi in T.unroll(MW):
-                        row = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
-                                         + (tid // 32) * 16)
-                        for j in T.unroll(NACC // 4):
-                            col = T.meta_var((sched.n_idx * CN + rn) * BN + j * 8 + (tid % 4) * 2)
-                            a0 = T.meta_var(mi * NACC + j * 4)
-                            for h in T.unroll(2):
-                                if PAIRS:
-                                    if row + 8 * h < M and col < N:
-                                        pair = T.alloc_local([2], "bfloat16")
-                                        pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
-                                        pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
-                                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                                        Cw[((row + 8 * h) * N + col) // 2] = word[0]
-                                else:
-                                    for e in T.unroll(2):
-                                        if row + 8 * h < M and col + e < N:
-                                            C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+                    store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
                     T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 sched.next_tile()
@@ -380,18 +532,47 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             B = T.match_buffer(B_ptr, (N, K), "bfloat16")
             C = T.match_buffer(C_ptr, (M, N), "bfloat16")
             prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
-            body(A, B, C, prof)
+            body(A, B, C, prof, None, None)
 
         return hopper_gemm_profiled
+
+    if SK:
+        @T.prim_func
+        def hopper_gemm_split_k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, W_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            W = T.match_buffer(W_ptr, (WSIZE,), "float32")
+            Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
+            body(A, B, C, None, W, Wc)
+
+        return hopper_gemm_split_k
 
     @T.prim_func
     def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
         A = T.match_buffer(A_ptr, (M, K), "bfloat16")
         B = T.match_buffer(B_ptr, (N, K), "bfloat16")
         C = T.match_buffer(C_ptr, (M, N), "bfloat16")
-        body(A, B, C, None)
+        body(A, B, C, None, None, None)
 
     return hopper_gemm
+
+
+def _split_k_indexing(split: int, kt: int):
+    """Trace-time helpers of the split-K work items: ``m_tile(sched)`` (the M tile of the scheduler's
+    item), ``k_first(sched)`` and ``k_count(sched)`` (its slice of the ``kt`` k-steps: item s runs
+    ``[s * kt // split, (s + 1) * kt // split)``). With ``split == 1`` they return the scheduler's own
+    index, 0 and ``kt``: the kernel's IR is then what it was before split-K existed."""
+    if split == 1:
+        return (lambda sched: sched.m_idx), (lambda sched: 0), (lambda sched: kt)
+
+    def k_first(sched):
+        return (sched.m_idx % split) * kt // split
+
+    def k_count(sched):
+        return (sched.m_idx % split + 1) * kt // split - k_first(sched)
+
+    return (lambda sched: sched.m_idx // split), k_first, k_count
 
 
 class GemmEvent(Enum):
