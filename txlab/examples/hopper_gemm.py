@@ -20,6 +20,9 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
   ``schedule="pingpong"``: the two consumers own alternate tiles (an order barrier makes their
   mainloops take turns), so one's epilogue runs under the other's mainloop.
   ``epilogue="tma"``: the fragment goes through 128B-swizzled shared memory and TMA stores.
+  ``split_k=S``: each tile is S work items over slices of K, for shapes whose tiles cannot fill
+  the SMs; fp32 partials go to a workspace (:func:`workspace`, the fourth argument) and the item
+  that finishes last sums them in split order (bitwise reproducible) and stores C.
 
 Shapes are compile-time constants (one build per shape); tails (M, N not multiples of the tile,
 K not a multiple of 64) are handled by TMA's out-of-bounds zero fill on loads and guarded stores
@@ -58,116 +61,6 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
     BM, BN = 64, bn
     NACC = BN // 2  # f32 accumulator registers per thread for m64nBN
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
-    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
-    TX_BYTES = (BM + BN) * BK * 2
-
-    @T.prim_func
-    def gemm_simple(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
-        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
-        T.device_entry()
-        bm, bn_ = T.cta_id([GM, GN])
-        tx = T.thread_id([128])
-        pool = SMEMPool()
-        As = pool.alloc_tcgen05_mma_AB((BM, BK), "bfloat16")  # SW128 K-major: the wgmma layout too
-        Bs = pool.alloc_tcgen05_mma_AB((BN, BK), "bfloat16")
-        bar = TMABar(pool, 1)
-        bar.init(1)
-        pool.commit()
-        T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
-        acc = T.alloc_local([NACC], "float32")
-        descA: T.uint64
-        descB: T.uint64
-        for k in T.serial(KT):
-            if tx == 0:
-                Tx.copy_async(As[:, :], A[bm * BM:bm * BM + BM, k * BK:k * BK + BK],
-                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
-                Tx.copy_async(Bs[:, :], B[bn_ * BN:bn_ * BN + BN, k * BK:k * BK + BK],
-                              dispatch="tma_explicit", mbar=bar.ptr_to([0]))
-                bar.arrive(0, TX_BYTES)
-            bar.wait(0, k % 2)
-            T.ptx.wgmma.fence.sync.aligned()
-            for kk in T.unroll(BK // 16):
-                # K-major SW128: LBO unused (1), SBO = 8 rows x 128 B = 1024 B = 64 x 16 B;
-                # the k16 slice starts 32 B further along the (unswizzled) row 0.
-                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, kk * 16]), 1, 64, 3)
-                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, kk * 16]), 1, 64, 3)
-                T.ptx[MMA](*[acc[i] for i in range(NACC)], descA, descB, (k > 0) | (kk > 0), 1, 1, 0, 0)
-            T.ptx.wgmma.commit_group.sync.aligned()
-            T.ptx.wgmma.wait_group.sync.aligned(0)
-            T.cuda.cta_sync()  # every warp is done reading the slot before thread 0 refills it
-        for i in T.unroll(NACC):
-            T.cuda.wgmma.noop_barrier(acc[i])
-        for j in T.unroll(NACC // 4):
-            row = T.meta_var(bm * BM + (tx % 32) // 4 + (tx // 32) * 16)
-            col = T.meta_var(bn_ * BN + j * 8 + (tx % 4) * 2)
-            for h in T.unroll(2):
-                for e in T.unroll(2):
-                    if row + 8 * h < M and col + e < N:
-                        C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
-
-    return gemm_simple
-
-
-# --------------------------------------------------------------------------------------------
-# Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
-def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, profile: bool = False):
-    """The warp-specialized (and, by default, persistent) kernel for ``config``.
-
-    ``profile=True`` returns the same kernel instrumented with TVM's CudaProfiler
-    (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
-    and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
-    :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
-    from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
-                                       SMEMPool, WarpgroupRole)
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
-    @T.inline
-    def skip(ps, n):
-        """Step a PipelineState over ``n`` ring slots at once (``n`` known when tracing): the
-        q = n // depth whole turns flip the phase q times; the r = n % depth more may wrap once."""
-        ps.stage = ps.stage + n % ps.depth
-        if (n // ps.depth) % 2 == 1:
-            ps.phase = ps.phase ^ 1
-        if ps.stage >= ps.depth:
-            ps.stage = ps.stage - ps.depth
-            ps.phase = ps.phase ^ 1
-
-    cfg = config or GemmConfig()
-    cfg.validate()
-    BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
-    NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
-    MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
-    TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
-    cfg.check_shape(M, N, K)
-    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
-    NCTA = cfg.ctas(M, N)
-    # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
-    # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
-    CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
-    (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
-    BMS, BNS = BM // CN, BN // CM
-    # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
-    SPLIT = cfg.split_k
-    SK = SPLIT > 1
-    if SK and profile:
-        raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
-    m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
-
-    @T.inline
-    def release(empty, stage, crank):
-        """A consumer warp frees ring slot ``stage`` in every CTA whose TMA loads write into this
-        CTA's copy of it: itself, and with a cluster its column peer (the other half of B) and its row
-        peer (the other half of A)."""
-        empty.arrive(stage)
-        if CM == 2:
-            empty.arrive(stage, remote=crank ^ 1)
-        if CN == 2:
-            empty.arrive(stage, remote=crank ^ CM)
-
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = (BM + BN) * BK * 2
 
@@ -640,6 +533,36 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     return compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
 
 
+def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None):
+    """The zeroed float32 workspace a split-K configuration (``split_k > 1``) takes as its fourth
+    argument (``exe(A, B, C, W)``), or None without split-K. ``like``: a torch tensor (the workspace is
+    made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes each), one
+    fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
+    a launch leaves its counters zero for the next, and two launches at once must not share it."""
+    if isinstance(config, str):
+        config = parse_config(config)
+    if config is None:
+        config = tuned_config(M, N, K)
+    n = config.workspace_elems(M, N)
+    if n == 0:
+        return None
+    if like is not None and type(like).__module__.startswith("torch"):
+        import torch
+
+        return torch.zeros(n, dtype=torch.float32, device=like.device)
+    import numpy as np
+
+    return np.zeros(n, np.float32)
+
+
+def args_for(A, B, C, config: GemmConfig | str | None = None) -> tuple:
+    """The kernel's arguments for ``A (M, K)``, ``B (N, K)``, ``C (M, N)``: ``(A, B, C)``, and a fresh
+    :func:`workspace` after them for a split-K configuration (allocate once and reuse it in loops)."""
+    (M, K), (N, _) = A.shape, B.shape
+    w = workspace(M, N, K, config, like=A)
+    return (A, B, C) if w is None else (A, B, C, w)
+
+
 def record_timeline(A, B, C, config: GemmConfig | str | None = None):
     """Run the profiled kernel once on ``A (M, K)``, ``B (N, K)``, ``C (M, N)`` (bf16 torch tensors or
     numpy arrays) and return its ``txlab.timeline.Timeline``: per CTA, one lane for the producer
@@ -677,7 +600,8 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 #: ``num_sms``, which caps the persistent grid and so moves the wave boundary of wave-quantized shapes,
 #: and the thread-block cluster (``cluster_m`` CTAs along M multicast the B tile they share, ``cluster_n``
 #: along N the A tile: each CTA loads a slice, L2 serves each tile once per cluster).
-#: The kernel has no split-K/stream-K variant.
+#: Split-K (``split_k``) is not swept here: :mod:`txlab.examples.gemm_model` prices the split factors
+#: for shapes whose tiles cannot fill the SMs (pass ``{**TUNE_SPACE, "split_k": [1, 2, 4]}`` to sweep it).
 TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
               "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "epilogue": ["direct", "tma"], "l2_group": [4, 8, 16],
               "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128],
@@ -775,7 +699,11 @@ class _Inputs:
             b = rng.standard_normal((N, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
             c = np.zeros((M, N), ml_dtypes.bfloat16)
             _Inputs._held[self.shape] = (a, b, c)
-        return _Inputs._held[self.shape]
+        held = _Inputs._held[self.shape]
+        if config is not None and config.get("split_k", 1) > 1:  # split-K: its workspace, zeroed
+            M, N, K, _ = self.shape
+            return (*held, workspace(M, N, K, GemmConfig(**config)))
+        return held
 
 
 def reference(A, B, C=None):
