@@ -382,7 +382,7 @@ def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
     got, ref = c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
     assert not np.isnan(got).any(), "outputs never written"
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
-    counters = ws.view(np.int32)[-_counters(M, N, cfg):]
+    counters = ws.view(np.int32)[-_counters(M, N, cfg) :]
     assert not counters.any(), "a launch must leave the workspace's counters zero"
     return c, ws
 
