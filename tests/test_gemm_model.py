@@ -67,7 +67,7 @@ def test_unseen_shapes_get_a_valid_model_choice(shape):
     cfg.check_shape(*shape)
     best = choice.predictions[0]
     assert best.config == cfg and all(p.time_s >= best.time_s for p in choice.predictions)
-    assert best.waves == -(-best.tiles // best.ctas) and 0 <= best.tail_idle < 1
+    assert best.waves == -(-best.items // best.ctas) and 0 <= best.tail_idle < 1
     assert cfg.name in choice.why and "wave" in choice.why
     assert cfg.name in choice.table() and "<table>" in html_of(choice)
     if shape[1] % 8:
@@ -76,10 +76,48 @@ def test_unseen_shapes_get_a_valid_model_choice(shape):
     assert d["winner"] == cfg.name and d["candidates"][0]["config"] == cfg.name
 
 
-def test_small_grid_says_it_needs_split_k():
-    choice = hg.explain(512, 512, 16384)
-    assert any("split-K" in n for n in choice.notes)
-    assert choice.predictions[0].tiles < 132
+@pytest.mark.parametrize("shape", [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 256, 65536)])
+def test_small_grids_get_split_k(shape):
+    """Too few tiles for the SMs: the model splits K so the work items fill them, says so, and the
+    config it names builds for the shape."""
+    choice = hg.explain(*shape)
+    best = choice.predictions[0]
+    assert best.split_k > 1 and best.tiles < 100 <= best.ctas and best.items >= 2 * best.tiles, choice.table()
+    assert best.fixup_s > 0 and "split-K" in " ".join(choice.notes) and "MiB" in " ".join(choice.notes)
+    assert f"{best.tiles}x{best.split_k}" in choice.table() and "K slices" in choice.why
+    cfg = hg.tuned_config(*shape)
+    assert cfg == best.config and cfg.split_k == best.split_k
+    cfg.validate()
+    cfg.check_shape(*shape)
+
+
+@pytest.mark.parametrize("shape", [(6144, 6144, 6144), (4096, 14336, 4096), (16384, 8192, 1024), (2048, 4096, 4096)])
+def test_full_grids_are_not_split(shape):
+    """Split-K costs partial stores and a fix-up: shapes whose tiles fill the SMs do not get it
+    (split candidates are not even priced past two waves of tiles)."""
+    assert gm.choose(*shape).split_k == 1
+    if gm.predict(*shape, gm.GemmConfig()).tiles >= 2 * 132:
+        assert all(p.split_k == 1 for p in gm.explain(*shape).predictions)
+
+
+def test_choice_costs_under_50_ms():
+    import time
+
+    sys_path = str(Path(__file__).parent.parent / "scripts")
+    import sys
+
+    sys.path.insert(0, sys_path)
+    try:
+        from gemm_h200 import SHAPES
+    finally:
+        sys.path.remove(sys_path)
+    gm.explain(64, 64, 64)  # the candidate list is built once per SM count
+    worst = 0.0
+    for shape in SHAPES:
+        t = time.perf_counter()
+        gm.explain(*shape)
+        worst = max(worst, time.perf_counter() - t)
+    assert worst < 0.05, worst
 
 
 def test_bad_shapes_are_refused():

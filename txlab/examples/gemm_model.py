@@ -17,7 +17,11 @@ The model, per configuration (one persistent CTA per SM, tiles handed out in wav
 * the epilogue writes ``bm * bn`` bf16 per tile: exposed on every tile when the consumers
   cooperate, once (the last tile) when they ping-pong; TMA stores cost less per byte than direct;
 * a fixed cost per tile (scheduler, barrier turn-around) and per launch; 3-stage rings pay a
-  little per k-step for the exposed load latency.
+  little per k-step for the exposed load latency;
+* split-K (``split_k = S``, candidates only where the tiles cannot fill two waves): the S work
+  items of a tile share its k-steps, so the waves count items and each runs ``ceil(KT / S)``
+  k-steps; every item stores its fp32 partial tile and pays a fence and a counter, and the item that
+  ends a tile reads the S partials back before the bf16 store (:data:`SPLIT_K_COST`).
 
 Its coefficients (:data:`CALIBRATION`) are fitted (non-negative least squares on relative error,
 :func:`calibrate`) to every candidate the H200 sweeps measured (``benchmarks/results/tune_*.json``,
@@ -46,6 +50,14 @@ CALIBRATION = {
     "shallow_ring_s_per_kstep": 1.108e-7,
     "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
 }
+#: split-K's own costs, per SM (not part of the least-squares fit: the sweeps had no split-K)
+SPLIT_K_COST = {
+    "partial_store_bytes_per_s": 1.0e11,   # fp32 partial tiles, 16-byte coalesced stores
+    "partial_load_bytes_per_s": 1.0e11,    # the fix-up's loads of the S partials
+    "per_item_s": 1.0e-6,                  # fence + counter atomics + the item's pipeline ramp
+}
+#: split factors the model tries (each must leave every item at least one k-step)
+SPLITS = (2, 3, 4, 6, 8, 12, 16)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
             "per_launch_s", "shallow_ring_s_per_kstep")
 
@@ -64,6 +76,13 @@ class Prediction:
     epilogue_s: float
     bound: str                # "tensor cores", "operand feed" or "HBM"
     flops: int = 0
+    split_k: int = 1          # work items per output tile
+    fixup_s: float = 0.0      # split-K: partial stores, fences and the fix-up's loads
+
+    @property
+    def items(self) -> int:
+        """Work items: output tiles x split_k (what the waves count)."""
+        return self.tiles * self.split_k
 
     @property
     def tflops(self) -> float:
@@ -72,21 +91,23 @@ class Prediction:
     def to_dict(self) -> dict:
         return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
                 "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
-                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound}
+                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound,
+                "split_k": self.split_k, "fixup_us": self.fixup_s * 1e6}
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
-    bm, bn = c.bm, c.bn
+    bm, bn, S = c.bm, c.bn, c.split_k
     tiles = math.ceil(M / bm) * math.ceil(N / bn)
-    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, tiles)) if c.persistent else min(c.num_sms, tiles)
-    waves = math.ceil(tiles / ctas)
-    kt = math.ceil(K / 64)
+    items = tiles * S
+    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
+    waves = math.ceil(items / ctas)
+    kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     fed = (bm + bn) * 64 * 2 / feed
     main = waves * kt * max(tensor, fed)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
-    exposed = bm * bn * 2 * (1 if c.pingpong else waves)
+    exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
     tma = c.epilogue == "tma"
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            waves * kt * (1 if c.stages <= 3 else 0)]
@@ -100,23 +121,45 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     row, tiles, ctas, waves, bound = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
     t = sum(a * b for a, b in zip(coef, row))
-    last = tiles - (waves - 1) * ctas
+    S = config.split_k
+    last = tiles * S - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
-    return Prediction(config, t, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
-                      flops=2 * M * N * K)
+    fix = 0.0
+    if S > 1:
+        part = config.bm * config.bn * 4
+        k = SPLIT_K_COST
+        fix = (waves * (part / k["partial_store_bytes_per_s"] + k["per_item_s"])
+               + math.ceil(tiles / ctas) * S * part / k["partial_load_bytes_per_s"])
+    return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
+                      flops=2 * M * N * K, split_k=S, fixup_s=fix)
 
 
 def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     """Every configuration of the kernel's tune space that is valid for this shape (one CTA per
     SM, L2 group 8, no clusters: the sweeps found clusters slower on every shape measured, and the
-    model has no term that tells L2 groups apart)."""
+    model has no term that tells L2 groups apart), and split-K variants (:data:`SPLITS`) of the
+    cooperative direct-epilogue ones whose tiles fill fewer than two waves."""
+    from dataclasses import replace
+
     out = []
+    kt = math.ceil(K / 64)
     for c in _buildable(num_sms):
         try:
             c.check_shape(M, N, K)
         except ValueError:
             continue
         out.append(c)
+        if c.pingpong or c.epilogue != "direct":
+            continue
+        tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
+        if tiles >= 2 * num_sms:
+            continue
+        for s in SPLITS:
+            if s > kt or tiles * s > 4 * num_sms:
+                break
+            sk = replace(c, split_k=s)
+            if sk.workspace_elems(M, N) < 2**31:
+                out.append(sk)
     return out
 
 
@@ -162,13 +205,15 @@ class GemmChoice:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
         gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
-        return (f"{p.config.name}: {p.tiles} tiles on {p.ctas} CTAs = {p.waves} wave(s), last wave "
+        split = (f" x {p.split_k} K slices = {p.items} items" if p.split_k > 1 else "")
+        fix = f", split-K fix-up {p.fixup_s * 1e6:.1f} us" if p.split_k > 1 else ""
+        return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed; predicted {p.tflops:.0f} TFLOP/s{gap}")
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.tflops:.0f} TFLOP/s{gap}")
 
     def table(self, top: int = 10) -> str:
-        head = f"{'config':<34} {'tiles':>6} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
-        rows = [head] + [f"{p.config.name:<34} {p.tiles:>6} {p.waves:>5} {p.tail_idle:>9.0%} "
+        head = f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
+        rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
                          f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}" for p in self.predictions[:top]]
         return "\n".join(rows)
 
@@ -180,6 +225,9 @@ class GemmChoice:
         M, N, K = self.shape
         return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
 
+
+def _tiles(p: Prediction) -> str:
+    return f"{p.tiles}x{p.split_k}" if p.split_k > 1 else str(p.tiles)
 
 
 def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None) -> GemmChoice:
@@ -197,9 +245,12 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         if all(p.config != measured for p in preds):
             preds.insert(0, predict(M, N, K, measured))
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
-    tiles = preds[0].tiles
-    if tiles < num_sms:
-        notes.append(f"{tiles} output tiles for {num_sms} SMs: without split-K most SMs idle on this shape")
+    best = preds[0]
+    if best.split_k > 1:
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
+                     f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")
+    elif best.tiles < num_sms:
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: most SMs idle, and split-K does not win here")
     return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
 
 

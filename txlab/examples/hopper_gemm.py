@@ -527,10 +527,53 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
 
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, **kw):
-    """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
+    """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
+    model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
+    argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
+    next calls."""
     from txlab.compiler import compile as compile_kernel
 
-    return compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    if isinstance(config, str):
+        config = parse_config(config)
+    if config is None:
+        config = tuned_config(M, N, K)
+    compiled = compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    if config.split_k > 1:
+        compiled = _split_k_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
+        compiled.workspace_elems = config.workspace_elems(M, N)
+    return compiled
+
+
+_SPLIT_K_COMPILED: list = []
+
+
+def _split_k_compiled():
+    """``txlab.Compiled`` whose call with ``(A, B, C)`` appends the split-K workspace it keeps."""
+    if not _SPLIT_K_COMPILED:
+        from txlab.compiler import Compiled
+
+        class SplitKCompiled(Compiled):
+            workspace_elems = 0
+
+            def __call__(self, *args, **kwargs):
+                if len(args) == 3:
+                    held = self.__dict__.setdefault("_workspaces", {})
+                    a = args[0]
+                    key = (type(a).__module__, str(getattr(a, "device", "cpu")))
+                    if key not in held:
+                        if type(a).__module__.startswith("torch"):
+                            import torch
+
+                            held[key] = torch.zeros(self.workspace_elems, dtype=torch.float32, device=a.device)
+                        else:
+                            import numpy as np
+
+                            held[key] = np.zeros(self.workspace_elems, np.float32)
+                    args = (*args, held[key])
+                return super().__call__(*args, **kwargs)
+
+        _SPLIT_K_COMPILED.append(SplitKCompiled)
+    return _SPLIT_K_COMPILED[0]
 
 
 def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None):
