@@ -287,6 +287,9 @@ def main(argv=None, measurers: dict | None = None) -> int:
         jobs += [(*s, c) for s, c in REPRO] if "repro" in phases else []
         jobs += [(*s, c) for s in DIAG for c in DIAG_CONFIGS] if "diag" in phases else []
     compile_s = precompile(jobs, args.jobs)
+    from txlab.examples import hopper_gemm as hg
+
+    hg.explain(64, 64, 64)  # builds the candidate list once: choice_ms is then the per-shape cost
     say(f"compiled {len(set(jobs))} kernels in {compile_s:.1f} s ({args.jobs} workers)")
     timer = Timer(torch)
     doc = {"rows": [], "sweeps": [], "repro": [], "diag": []}
