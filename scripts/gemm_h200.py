@@ -54,58 +54,25 @@ SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 2
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
 SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
 
-#: the sweep phase: configurations measured beside the model's choice on shapes with few tiles
+#: the sweep phase: beside the model's choice (in the table), the configuration each small-grid shape got
+#: before split-K existed and other split factors
 SWEEP = {
-    (512, 512, 16384): [
-        "64x128x64_s7_c1",
-        "128x128x64_s6_c2",
-        "64x128x64_s6_c1_sk4",
-        "64x128x64_s6_c1_sk2",
-        "128x128x64_s6_c2_sk4",
-        "128x128x64_s6_c2_sk8",
-        "128x256x64_s4_c2_sk8",
-        "128x256x64_s4_c2_sk16",
-        "64x256x64_s4_c1_sk4",
-    ],
-    (1024, 1024, 32768): [
-        "128x128x64_s6_c2_sk2",
-        "128x256x64_s4_c2_sk4",
-        "128x128x64_s6_c2_sk4",
-        "64x128x64_s7_c1_sk2",
-        "128x256x64_s4_c2",
-    ],
-    (256, 4096, 8192): [
-        "128x128x64_s6_c2_sk2",
-        "128x256x64_s4_c2_sk4",
-        "128x256x64_s4_c2_sk2",
-        "64x256x64_s4_c1_sk2",
-        "128x128x64_s6_c2_sk4",
-    ],
-    (512, 4096, 14336): [
-        "128x128x64_s6_c2_tma",
-        "128x256x64_s4_c2_sk2",
-        "128x128x64_s6_c2_sk2",
-        "128x256x64_s4_c2_tma",
-    ],
-    (1000, 3000, 5000): [
-        "128x192x64_s4_c2_tma",
-        "128x256x64_s4_c2_tma",
-        "128x128x64_s6_c2_pp_tma",
-        "128x192x64_s4_c2",
-        "128x192x64_s4_c2_sk2",
-        "128x256x64_s4_c2_sk2",
-        "64x256x64_s4_c1",
-    ],
+    (512, 512, 16384): ["64x128x64_s7_c1_tma", "128x128x64_s6_c2_sk8", "64x128x64_s7_c1_sk8"],
+    (1024, 1024, 32768): ["64x128x64_s7_c1_tma", "128x128x64_s6_c2_sk2"],
+    (256, 4096, 8192): ["64x128x64_s7_c1_tma", "128x256x64_s4_c2_sk4"],
+    (512, 4096, 14336): ["128x128x64_s6_c2_tma"],
 }
-#: the repro phase: split-K configurations run twice on the same inputs
+#: the repro phase: split-K configurations run three times on the same inputs (the first through
+#: ``hg.build(...)(A, B, C)``, which makes its own workspace)
 REPRO = [
     ((512, 512, 16384), "128x128x64_s6_c2_sk8"),
     ((1000, 3000, 5000), "128x192x64_s4_c2_sk2"),
     ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
 ]
-#: the diag phase: one configuration on a ragged shape and its aligned neighbours
+#: the diag phase: one configuration on a ragged shape and its aligned neighbours (K = 5000 is a row pitch
+#: of 10000 bytes, not a multiple of 128; M = 1000 and N = 3000 leave partial tiles)
 DIAG = [(1000, 3000, 5000), (1000, 3000, 5120), (1024, 3072, 5000), (1024, 3072, 5120)]
-DIAG_CONFIGS = ["128x192x64_s4_c2_tma", "128x256x64_s4_c2_tma"]
+DIAG_CONFIGS = ["128x192x64_s4_c2_tma"]
 
 
 def say(*a):
@@ -114,8 +81,9 @@ def say(*a):
 
 @dataclass
 class Case:
-    """One GEMM to measure: ``run`` launches ours, ``baseline`` the library's, ``check()`` runs ours once
-    on NaN-poisoned output and returns ``{"rel_error", "unwritten"}`` against a float reference."""
+    """One GEMM to measure: ``run`` launches ours, ``baseline`` the library's, ``check(run=None)`` runs
+    ours (or ``run``) once on NaN-poisoned output and returns ``{"rel_error", "unwritten"}`` against a
+    float reference."""
 
     dtype: str
     shape: tuple
@@ -125,7 +93,7 @@ class Case:
     baseline: Callable
     check: Callable
     info: dict = field(default_factory=dict)
-    output: Callable | None = None  # the output tensor of the last launch (for the repro phase)
+    tensors: tuple = ()  # (A, B, C) of ``run``, for checks that launch another way
 
 
 def bf16_case(torch, m, n, k, config=None) -> Case:
@@ -155,9 +123,12 @@ def bf16_case(torch, m, n, k, config=None) -> Case:
         info["workspace_bytes"] = args[3].numel() * 4
     bt = b.T
 
-    def check():
-        c.fill_(float("nan"))
+    def launch():
         exe(*args)
+
+    def check(run=None):
+        c.fill_(float("nan"))
+        (run or launch)()
         torch.cuda.synchronize()
         ref = a.float() @ b.float().T
         out = {
@@ -172,11 +143,11 @@ def bf16_case(torch, m, n, k, config=None) -> Case:
         (m, n, k),
         cfg.name,
         source,
-        lambda: exe(*args),
+        launch,
         lambda: torch.matmul(a, bt),
         check,
         info,
-        output=lambda: c,
+        (a, b, c),
     )
 
 
@@ -263,7 +234,8 @@ def main(argv=None, measurers: dict | None = None) -> int:
     ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS")
     ap.add_argument("--phases", default="table,sweep,repro,diag")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1), help="parallel compile workers")
-    ap.add_argument("--deadline", type=float, default=200, help="seconds; work past it is recorded as skipped")
+    ap.add_argument("--deadline", type=float, default=200, help="seconds; later phases past it are recorded as skipped")
+    ap.add_argument("--table-deadline", type=float, default=240, help="seconds; table shapes past it are skipped")
     args = ap.parse_args(argv)
     measurers = measurers or MEASURERS
     try:
@@ -327,62 +299,79 @@ def main(argv=None, measurers: dict | None = None) -> int:
     head = (
         f"{'dtype':<5} {'shape':<20} {'config (source)':<38} {'TFLOP/s':>7} {'cuBLAS':>7} {'ratio':>6} {'rel err':>8}"
     )
-    if "table" in phases:
+
+    def table():
         say("\n== table: the model's (or the tuned table's) choice ==\n" + head)
         for dtype in dtypes:
             for m, n, k in shapes:
                 base = {"shape": [m, n, k], "dtype": dtype}
-                if late():
+                if time.time() - t0 > args.table_deadline:
                     row = {**base, "status": "skipped: deadline"}
                 else:
                     row = _guarded(lambda: measure(torch, timer, measurers[dtype](torch, m, n, k), args.rounds), base)
                     torch.cuda.empty_cache()
                 doc["rows"].append(row)
                 say(_fmt(row))
-    save()
-    if "sweep" in phases and "bf16" in dtypes:
-        say("\n== sweep: split factors and tiles on shapes with few tiles ==\n" + head)
-        for (m, n, k), configs in SWEEP.items():
-            for config in configs:
-                base = {"shape": [m, n, k], "dtype": "bf16", "config": config}
-                if late():
-                    doc["sweeps"].append({**base, "status": "skipped: deadline"})
-                    continue
-                row = _guarded(lambda: measure(torch, timer, bf16_case(torch, m, n, k, config), 3), base)
-                doc["sweeps"].append(row)
-                say(_fmt(row))
-            torch.cuda.empty_cache()
-    save()
-    if "repro" in phases and "bf16" in dtypes:
-        say("\n== repro: split-K twice on the same inputs, byte for byte ==")
-        for (m, n, k), config in REPRO:
+
+    def repro():
+        say("\n== repro: split-K three times on the same inputs, byte for byte ==")
+        for i, ((m, n, k), config) in enumerate(REPRO):
             base = {"shape": [m, n, k], "config": config}
 
             def once():
                 case = bf16_case(torch, m, n, k, config)
+                a, b, c = case.tensors
+                run = None
+                if i == 0:  # through build()'s Compiled, called with (A, B, C): it makes its own workspace
+                    gemm = hg.build(m, n, k, config)
+
+                    def run():
+                        gemm(a, b, c)
+
                 outs = []
                 for _ in range(3):
-                    case.check()
-                    outs.append(case.output().clone())
+                    err = case.check(run)
+                    outs.append(c.clone())
                 same = all(torch.equal(outs[0].view(torch.int16), o.view(torch.int16)) for o in outs[1:])
-                return {**base, "runs": len(outs), "bitwise_equal": bool(same), "status": "ok" if same else "differs"}
+                ok = same and err["rel_error"] <= 1e-2 and err["unwritten"] == 0
+                return {
+                    **base,
+                    **err,
+                    "runs": len(outs),
+                    "bitwise_equal": bool(same),
+                    "status": "ok" if ok else "wrong",
+                }
 
             row = _guarded(once, base)
             doc["repro"].append(row)
-            say(f"{'x'.join(map(str, (m, n, k))):<20} {config:<26} {row.get('status')}")
-    save()
-    if "diag" in phases and "bf16" in dtypes:
-        say("\n== diag: a ragged shape and its aligned neighbours ==\n" + head)
-        for m, n, k in DIAG:
-            for config in DIAG_CONFIGS:
+            say(f"{'x'.join(map(str, (m, n, k))):<20} {config:<26} {row.get('status')} {row.get('rel_error', '')}")
+
+    def fixed(name, plan, rounds):
+        say(f"\n== {name} ==\n" + head)
+        for (m, n, k), configs in plan:
+            for config in configs:
                 base = {"shape": [m, n, k], "dtype": "bf16", "config": config}
                 if late():
-                    doc["diag"].append({**base, "status": "skipped: deadline"})
+                    doc[name].append({**base, "status": "skipped: deadline"})
                     continue
-                row = _guarded(lambda: measure(torch, timer, bf16_case(torch, m, n, k, config), 3), base)
-                doc["diag"].append(row)
+                row = _guarded(lambda: measure(torch, timer, bf16_case(torch, m, n, k, config), rounds), base)
+                doc[name].append(row)
                 say(_fmt(row))
-    save()
+            torch.cuda.empty_cache()
+
+    # the table first (the numbers of record), then the checks, then the comparisons
+    if "table" in phases:
+        table()
+        save()
+    if "repro" in phases and "bf16" in dtypes:
+        repro()
+        save()
+    if "diag" in phases and "bf16" in dtypes:
+        fixed("diag", [(s, DIAG_CONFIGS) for s in DIAG], 3)
+        save()
+    if "sweep" in phases and "bf16" in dtypes:
+        fixed("sweeps", list(SWEEP.items()), 3)
+        save()
     summaries = doc["summary"]["by_dtype"]
     say("\n== summary ==")
     for dtype, s in summaries.items():

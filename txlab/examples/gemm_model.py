@@ -57,7 +57,7 @@ SPLIT_K_COST = {
     "per_item_s": 1.0e-6,                  # fence + counter atomics + the item's pipeline ramp
 }
 #: split factors the model tries (each must leave every item at least one k-step)
-SPLITS = (2, 3, 4, 6, 8, 12, 16)
+SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
             "per_launch_s", "shallow_ring_s_per_kstep")
 
