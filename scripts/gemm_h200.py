@@ -70,9 +70,12 @@ REPRO = [
     ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
 ]
 #: the diag phase: one configuration on a ragged shape and its aligned neighbours (K = 5000 is a row pitch
-#: of 10000 bytes, not a multiple of 128; M = 1000 and N = 3000 leave partial tiles)
-DIAG = [(1000, 3000, 5000), (1000, 3000, 5120), (1024, 3072, 5000), (1024, 3072, 5120)]
-DIAG_CONFIGS = ["128x192x64_s4_c2_tma"]
+#: of 10000 bytes, not a multiple of 128; M = 1000 and N = 3000 leave partial tiles), then other tiles there
+DIAG = [
+    ((m, n, k), ["128x192x64_s4_c2_tma"])
+    for m, n, k in ((1000, 3000, 5000), (1000, 3000, 5120), (1024, 3072, 5000), (1024, 3072, 5120))
+]
+DIAG += [((1000, 3000, 5000), ["128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma", "128x192x64_s4_c2_sk2"])]
 
 
 def say(*a):
@@ -257,7 +260,7 @@ def main(argv=None, measurers: dict | None = None) -> int:
         jobs += [(*s, None) for s in shapes] if "table" in phases else []
         jobs += [(*s, c) for s, cs in SWEEP.items() for c in cs] if "sweep" in phases else []
         jobs += [(*s, c) for s, c in REPRO] if "repro" in phases else []
-        jobs += [(*s, c) for s in DIAG for c in DIAG_CONFIGS] if "diag" in phases else []
+        jobs += [(*s, c) for s, cs in DIAG for c in cs] if "diag" in phases else []
     compile_s = precompile(jobs, args.jobs)
     from txlab.examples import hopper_gemm as hg
 
@@ -367,7 +370,7 @@ def main(argv=None, measurers: dict | None = None) -> int:
         repro()
         save()
     if "diag" in phases and "bf16" in dtypes:
-        fixed("diag", [(s, DIAG_CONFIGS) for s in DIAG], 3)
+        fixed("diag", DIAG, 3)
         save()
     if "sweep" in phases and "bf16" in dtypes:
         fixed("sweeps", list(SWEEP.items()), 3)
