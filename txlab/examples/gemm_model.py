@@ -50,11 +50,15 @@ CALIBRATION = {
     "shallow_ring_s_per_kstep": 1.108e-7,
     "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
 }
-#: split-K's own costs, per SM (not part of the least-squares fit: the sweeps had no split-K)
+#: split-K's own costs (per SM), fitted (:func:`calibrate_split_k`) to the 10 split-K runs of the H200 run
+#: of 2026-12-02 01:21 UTC (benchmarks/results/gemm_shapes.json); the partial stores' cost came out nil
+#: (it hides in the per-item term)
 SPLIT_K_COST = {
-    "partial_store_bytes_per_s": 1.0e11,   # fp32 partial tiles, 16-byte coalesced stores
-    "partial_load_bytes_per_s": 1.0e11,    # the fix-up's loads of the S partials
-    "per_item_s": 1.0e-6,                  # fence + counter atomics + the item's pipeline ramp
+    "partial_store_bytes_per_s": float("inf"),  # fp32 partial tiles, 16-byte coalesced stores
+    "partial_load_bytes_per_s": 8.35e10,        # the fix-up's loads of the S partials
+    "per_item_s": 7.26e-6,                      # per wave: fence + counter atomics + the item's ramp and drain
+    "wide_tile_mainloop": 0.0604,               # extra mainloop share of bn = 256 items (the base fit's bias there)
+    "fitted_on": "H200, 10 split-K measurements, 2026-12-02",
 }
 #: split factors the model tries (each must leave every item at least one k-step)
 SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16)
@@ -115,7 +119,8 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     return row, tiles, ctas, waves, bound
 
 
-def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None) -> Prediction:
+def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None,
+            split_cost: dict | None = None) -> Prediction:
     """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
     cal = calibration or CALIBRATION
     row, tiles, ctas, waves, bound = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
@@ -126,12 +131,64 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     epi = coef[1] * row[1] + coef[2] * row[2]
     fix = 0.0
     if S > 1:
-        part = config.bm * config.bn * 4
-        k = SPLIT_K_COST
-        fix = (waves * (part / k["partial_store_bytes_per_s"] + k["per_item_s"])
-               + math.ceil(tiles / ctas) * S * part / k["partial_load_bytes_per_s"])
+        fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), _split_features(config, tiles, ctas, waves,
+                                                                                     coef[0] * row[0])))
     return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
                       flops=2 * M * N * K, split_k=S, fixup_s=fix)
+
+
+SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop")
+
+
+def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainloop_s: float) -> list:
+    """Split-K's cost terms: partial bytes stored per CTA, waves of items, partial bytes the busiest CTA's
+    fix-ups load, and the mainloop time of a bn = 256 item sequence."""
+    part = config.bm * config.bn * 4
+    return [waves * part, waves, math.ceil(tiles / ctas) * config.split_k * part, mainloop_s * (config.bn >= 256)]
+
+
+def _split_coefs(cost: dict) -> list:
+    return [1 / cost["partial_store_bytes_per_s"], cost["per_item_s"], 1 / cost["partial_load_bytes_per_s"],
+            cost["wide_tile_mainloop"]]
+
+
+def calibrate_split_k(records) -> dict:
+    """Fit :data:`SPLIT_K_COST` to measured split-K ``records`` ``[(shape, GemmConfig, seconds)]``: non-negative
+    least squares on relative error of what the base model (:data:`CALIBRATION`) leaves unexplained."""
+    import numpy as np
+
+    X, y, base = [], [], []
+    for shape, c, t in records:
+        p = predict(*shape, c, split_cost={k: (float("inf") if "per_s" in k else 0.0) for k in SPLIT_K_COST})
+        X.append(_split_features(c, p.tiles, p.ctas, p.waves, p.mainloop_s))
+        y.append(t)
+        base.append(p.time_s)
+    X, y, base = np.array(X), np.array(y), np.array(base)
+    A = X / y[:, None]
+    scale = A.max(axis=0)
+    scale[scale == 0] = 1
+    x = _nnls(A / scale, (y - base) / y) / scale
+    return {"partial_store_bytes_per_s": float(1 / x[0]) if x[0] else float("inf"), "per_item_s": float(x[1]),
+            "partial_load_bytes_per_s": float(1 / x[2]) if x[2] else float("inf"), "wide_tile_mainloop": float(x[3]),
+            "fitted_on": f"{len(records)} split-K measurements"}
+
+
+def split_k_records(path) -> list[tuple]:
+    """``[(shape, GemmConfig, seconds)]`` of every correct split-K row (table and sweep) that
+    ``scripts/gemm_h200.py`` wrote, except shapes whose K rows are not 128-byte aligned (the base model
+    does not price that)."""
+    import json
+    from pathlib import Path
+
+    from txlab.examples.gemm_config import parse_config
+
+    doc = json.loads(Path(path).read_text())
+    out = []
+    for r in doc.get("rows", []) + doc.get("sweeps", []):
+        if r.get("status") == "ok" and "_sk" in r.get("config", "") and r["shape"][2] % 64 == 0:
+            m, n, k = r["shape"]
+            out.append(((m, n, k), parse_config(r["config"]), 2 * m * n * k / (r["tflops"] * 1e12)))
+    return out
 
 
 def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
