@@ -296,6 +296,11 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
     preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
     notes = []
+    if K % 64:
+        notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
+                     "aligned, which made every tile's TMA loads about 1.5x slower on the H200 (1000x3000x5000 at "
+                     f"0.68 of cuBLAS, K=5120 at 1.01); the prediction does not include it. Pad K to {K + (-K) % 64} "
+                     "with zero columns if you can")
     if not preds:
         raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
     if measured is not None:
