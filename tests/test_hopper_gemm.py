@@ -325,3 +325,184 @@ def test_gemm_timeline_on_gpu():
     lane = sorted((e for e in ev if e["block"] == 0 and e["group"] == 1), key=lambda e: e["start_ns"])
     assert [e["name"] for e in lane[:4]] == ["mainloop", "epilogue", "mainloop", "epilogue"]
     assert all(x["end_ns"] <= y["start_ns"] for x, y in zip(lane, lane[1:]))
+
+
+# ---- split-K ---------------------------------------------------------------------------------
+def test_split_k_config_names_sizes_and_limits():
+    cfg = hg.parse_config("128x128x64_s5_c2_sk4")
+    assert (cfg.split_k, cfg.name) == (4, "128x128x64_s5_c2_sk4") and hg.parse_config(cfg.name) == cfg
+    assert hg.parse_config("64x256x64_s4_c1_sk3_np") == hg.GemmConfig(bn=256, consumers=1, split_k=3, persistent=False)
+    # 4 x 4 tiles of 128 x 128, 4 items each: one fp32 partial tile per item, a counter per thread and tile
+    assert cfg.workspace_elems(512, 512) == 16 * 4 * 128 * 128 + 16 * 256
+    assert hg.GemmConfig().workspace_elems(512, 512) == 0
+    assert cfg.work_grid(512, 512) == (16, 4) and cfg.ctas(512, 512) == 64 and cfg.ctas(4096, 4096) == 132
+    ws = hg.workspace(512, 512, 4096, cfg)
+    assert ws.dtype.name == "float32" and ws.size == cfg.workspace_elems(512, 512) and not ws.any()
+    assert hg.workspace(512, 512, 4096, "128x128x64_s5_c2") is None
+    with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
+        hg.parse_config("128x128x64_s6_c2_pp_sk2")
+    with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
+        hg.parse_config("128x256x64_s3_c2_tma_sk2")
+    with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
+        hg.parse_config("128x256x64_s3_c2_cl2x1_sk2")
+    with pytest.raises(ValueError, match=r"integer in \[1, 32\]"):
+        hg.GemmConfig(split_k=0).validate()
+    with pytest.raises(ValueError, match="use split_k <= 3"):
+        cfg.check_shape(512, 512, 136)  # 3 k-steps cannot make 4 slices
+    with pytest.raises(ValueError, match="not built for split_k > 1"):
+        hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
+
+
+def test_split_k_kernel_builds():
+    """Partials leave as 16-byte stores and come back as 16-byte loads; a fence and an atomic per
+    thread; nothing spilled; one CTA per work item up to the SM count."""
+    shape, cfg = (512, 512, 16384), hg.parse_config("128x128x64_s5_c2_sk8")
+    c = hg.build(*shape, cfg)
+    s = _clean(c)
+    assert s["hgmma_shapes"] == ["HGMMA.64x128x16.F32.BF16"] and s["setmaxnreg"] == 2
+    assert c.instructions(r"^STG\.E\.128") and c.instructions(r"^LDG\.E\.(EL\.)?128")
+    assert c.instructions(r"^ATOMG") and c.instructions(r"^MEMBAR")
+    assert c.launch[c.kernels[0]]["grid"][0] == min(cfg.num_sms, 16 * 8) == cfg.ctas(512, 512)
+    assert c.entry_params and len(c.entry_params) == 4
+
+
+def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.emulator import emulate
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    ws = hg.workspace(M, N, K, cfg) if ws is None else ws
+    res = emulate(kernel, a, b, c, ws, arch="sm_90a")
+    assert res.ok, res.summary()
+    got, ref = c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
+    assert not np.isnan(got).any(), "outputs never written"
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
+    counters = ws.view(np.int32)[-_counters(M, N, cfg) :]
+    assert not counters.any(), "a launch must leave the workspace's counters zero"
+    return c, ws
+
+
+def _counters(M, N, cfg):
+    return -(-M // cfg.bm) * -(-N // cfg.bn) * 128 * cfg.consumers
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((200, 136, 640), "128x128x64_s3_c2_sk3", 2),  # tails in M and N, slices of 3, 3 and 4 k-steps
+        ((130, 250, 328), "64x128x64_s4_c1_sk5", 3),  # K tail (328 = 5 x 64 + 8), odd N: single stores
+        ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
+    ],
+)
+def test_split_k_on_the_emulator(shape, config, sms):
+    cfg = hg.parse_config(config, num_sms=sms)
+    _emulate_gemm(hg.gemm_kernel(*shape, cfg), *shape, cfg)
+
+
+def _mutant(*edits):
+    """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
+    import linecache
+    import sys
+    import types
+
+    with open(hg.__file__) as f:
+        src = f.read()
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path = f"<hopper_gemm split-K mutant {abs(hash(src))}>"
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)  # TVMScript reads the source
+    mod = types.ModuleType(f"hopper_gemm_sk_mutant_{abs(hash(src))}")
+    sys.modules[mod.__name__] = mod
+    exec(compile(src, path, "exec"), mod.__dict__)  # noqa: S102 - the test's own copy of a txlab module
+    return mod
+
+
+def test_split_k_is_bitwise_the_same_whichever_item_ends_last():
+    """One CTA runs a tile's items in split order; two and three CTAs end them in other orders. The
+    fix-up sums in split order, so C is bitwise the same each way, and again on a reused workspace. A
+    fix-up that starts from its own partial (the order of who ends last) is not: the check can fail."""
+    import numpy as np
+
+    M, N, K, base = 192, 128, 768, "128x128x64_s3_c2_sk3"
+    outs = []
+    for sms in (1, 2, 3):
+        cfg = hg.parse_config(base, num_sms=sms)
+        c, ws = _emulate_gemm(hg.gemm_kernel(M, N, K, cfg), M, N, K, cfg)
+        outs.append(c.view(np.uint16))
+    outs.append(_emulate_gemm(hg.gemm_kernel(M, N, K, cfg), M, N, K, cfg, ws=ws)[0].view(np.uint16))
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+    own_first = _mutant(
+        ("for s in T.serial(SPLIT):", "for s in T.serial(SPLIT - 1):"),
+        ("acc[i] = T.float32(0)", "acc[i] = acc[i]"),
+        ("W[(((tile * SPLIT + s) * (NACC // 4)", "W[(((tile * SPLIT + (sched.m_idx + 1 + s) % SPLIT) * (NACC // 4)"),
+    )
+    got = []
+    for sms in (1, 2):
+        cfg = own_first.parse_config(base, num_sms=sms)
+        got.append(_emulate_gemm(own_first.gemm_kernel(M, N, K, cfg), M, N, K, cfg)[0].view(np.uint16))
+    assert not np.array_equal(got[0], got[1])
+
+
+def test_split_k_build_called_with_three_arguments_makes_its_workspace():
+    """``build(...)(A, B, C)`` of a split-K configuration: the Compiled makes the zeroed workspace
+    once and reuses it (here on the CPU emulator)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    M, N, K = 136, 64, 384
+    cfg = hg.parse_config("64x128x64_s3_c1_sk3", num_sms=2)
+    gemm = hg.build(M, N, K, cfg)
+    assert isinstance(gemm, txlab.Compiled) and gemm.workspace_elems == cfg.workspace_elems(M, N)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    outs = []
+    for _ in range(2):
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        old, txlab.config.device = txlab.config.device, "cpu"
+        try:
+            gemm(a, b, c)
+        finally:
+            txlab.config.device = old
+        got = c.astype(np.float32)
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
+        outs.append(c.view(np.uint16))
+    assert np.array_equal(*outs) and len(gemm._workspaces) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "shape,config",
+    [
+        ((512, 512, 16384), "128x128x64_s6_c2_sk8"),
+        ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
+        ((1000, 3000, 5000), "128x192x64_s4_c2_sk2"),
+        ((300, 1000, 4096), "128x256x64_s4_c2_sk3_np"),
+    ],
+)
+def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):
+    import torch
+
+    m, n, k = shape
+    cfg = hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
+    gemm = hg.build(m, n, k, cfg)
+    g = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    ref = a.float() @ b.float().T
+    outs = []
+    for _ in range(3):
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        gemm(a, b, c)  # the Compiled's own workspace, made on the first call
+        torch.cuda.synchronize()
+        assert not torch.isnan(c).any(), "some outputs were never written"
+        assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
+        outs.append(c.view(torch.int16))
+    assert all(torch.equal(outs[0], o) for o in outs[1:]), "split-K results differ run to run"

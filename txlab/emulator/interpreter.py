@@ -66,6 +66,15 @@ def _uniform(v) -> bool:
     return not isinstance(v, np.ndarray) or v.ndim == 0
 
 
+def _same_on_active(v, mask):
+    """A per-lane value that every active lane holds alike (a loop bound read from a per-thread
+    scalar that the warp keeps uniform, e.g. a tile scheduler's index) as that one value; else ``v``."""
+    if _uniform(v):
+        return v
+    act = v if mask is None else v[mask]
+    return act[0] if act.size and (act == act[0]).all() else v
+
+
 def _dtype_of(expr) -> str:
     ty = getattr(expr, "ty", None)
     if ty is None:
@@ -671,7 +680,7 @@ class Compiler:
         if is_gen:
 
             def for_gen(g):
-                a, n = lo(g), ext(g)
+                a, n = _same_on_active(lo(g), g.mask), _same_on_active(ext(g), g.mask)
                 if not (_uniform(a) and _uniform(n)):
                     raise NotEmulatedError("for loop with per-thread bounds containing a barrier")
                 for i in range(int(a), int(a) + int(n)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
 EPI_BUFFERS = 2  # epilogue="tma": 64 x 64 staging tiles per consumer (one is filled while one is stored)
 
@@ -23,7 +24,14 @@ class GemmConfig:
     tile of ``tile_m`` (64 or 128) rows and take alternate tiles of the CTA's sequence, so one's
     epilogue runs while the other's mainloop does (what hides the epilogue on short-K shapes).
     ``bn`` is the wgmma N (8..256, multiple of 8). ``serpentine`` switches the tile order to
-    TVM's 2-D block swizzle (``l2_group`` is then the block size)."""
+    TVM's 2-D block swizzle (``l2_group`` is then the block size).
+
+    ``split_k = S > 1`` (split-K, for shapes whose tiles cannot fill the SMs): each output tile is
+    S work items, item s running k-steps ``[s * KT // S, (s + 1) * KT // S)``. Every item writes its
+    fp32 partial to a workspace (:meth:`workspace_elems` float32, zero before the first launch; every
+    launch leaves its counters zero again), bumps a per-thread counter, and the item that finds the
+    others done sums the S partials in split order (0, 1, ..., S-1, so the result is bitwise the same
+    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster."""
 
     bn: int = 256
     stages: int = 4
@@ -39,6 +47,7 @@ class GemmConfig:
     serpentine: bool = False
     cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
     cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
+    split_k: int = 1                  # work items per output tile, each a slice of the K loop (split-K)
 
     @property
     def pingpong(self) -> bool:
@@ -93,10 +102,16 @@ class GemmConfig:
         """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
         return _ceil(_ceil(m, self.bm), self.cluster_m), _ceil(_ceil(n, self.bn), self.cluster_n)
 
+    def work_grid(self, m: int, n: int) -> tuple:
+        """The scheduler's grid of work items: the cluster tiles, with ``split_k`` items (the splits of
+        one tile, adjacent in the order) per M tile."""
+        gm, gn = self.cluster_tiles(m, n)
+        return gm * self.split_k, gn
+
     def ctas(self, m: int, n: int) -> int:
         """CTAs launched for an m x n output: one per SM when persistent (whole clusters), else one
-        per tile (a cluster's CTAs past the M or N edge compute nothing but still load their share)."""
-        gm, gn = self.cluster_tiles(m, n)
+        per work item (a cluster's CTAs past the M or N edge compute nothing but still load their share)."""
+        gm, gn = self.work_grid(m, n)
         clusters = min(self.num_sms // self.cluster_size, gm * gn) if self.persistent else gm * gn
         return clusters * self.cluster_size
 
@@ -106,7 +121,16 @@ class GemmConfig:
         pp = "_pp" if self.pingpong else ""
         tma = "_tma" if self.epilogue == "tma" else ""
         cl = f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster_size > 1 else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{p}"
+        sk = f"_sk{self.split_k}" if self.split_k > 1 else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{p}"
+
+    def workspace_elems(self, m: int, n: int) -> int:
+        """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
+        partial tile per work item, then one int32 counter per consumer thread and tile."""
+        if self.split_k == 1:
+            return 0
+        tiles = _ceil(m, self.bm) * _ceil(n, self.bn)
+        return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
         if self.consumers not in (1, 2):
@@ -142,6 +166,12 @@ class GemmConfig:
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
             raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
+        if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
+            raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
+        if self.split_k > 1 and (self.pingpong or self.epilogue != "direct" or self.cluster_size > 1):
+            raise ValueError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
+                             "epilogue and no cluster: use schedule='cooperative', epilogue='direct', "
+                             "cluster_m = cluster_n = 1, or split_k=1")
         if self.smem_bytes > 227 * 1024:
             raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
@@ -157,6 +187,14 @@ class GemmConfig:
         if self.epilogue == "tma" and N % 8:
             raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
                              "use epilogue='direct'")
+        if self.split_k > 1:
+            kt = _ceil(K, BK)
+            if self.split_k > kt:
+                raise ValueError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
+                                 f"use split_k <= {kt}")
+            if self.workspace_elems(M, N) >= 2**31:
+                raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
+                                 f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")
         if self.serpentine:
             (gm, gn), s = self.cluster_tiles(M, N), self.l2_group
             if gm < s:
@@ -178,10 +216,10 @@ class GemmConfig:
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(_np)?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(?:_sk(\d+))?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np], "
-                         "e.g. 128x256x64_s4_c2 or 128x256x64_s4_c2_cl2x1")
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_skS][_np], "
+                         "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
     consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
@@ -193,7 +231,9 @@ def parse_config(text: str, **defaults) -> GemmConfig:
         defaults = {**defaults, "epilogue": "tma"}
     if m.group(7):
         defaults = {**defaults, "cluster_m": int(m.group(7)), "cluster_n": int(m.group(8))}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(9), **defaults)
+    if m.group(9):
+        defaults = {**defaults, "split_k": int(m.group(9))}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(10), **defaults)
     cfg.validate()
     return cfg
 

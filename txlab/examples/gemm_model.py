@@ -17,7 +17,11 @@ The model, per configuration (one persistent CTA per SM, tiles handed out in wav
 * the epilogue writes ``bm * bn`` bf16 per tile: exposed on every tile when the consumers
   cooperate, once (the last tile) when they ping-pong; TMA stores cost less per byte than direct;
 * a fixed cost per tile (scheduler, barrier turn-around) and per launch; 3-stage rings pay a
-  little per k-step for the exposed load latency.
+  little per k-step for the exposed load latency;
+* split-K (``split_k = S``, candidates only where the tiles cannot fill two waves): the S work
+  items of a tile share its k-steps, so the waves count items and each runs ``ceil(KT / S)``
+  k-steps; every item stores its fp32 partial tile and pays a fence and a counter, and the item that
+  ends a tile reads the S partials back before the bf16 store (:data:`SPLIT_K_COST`).
 
 Its coefficients (:data:`CALIBRATION`) are fitted (non-negative least squares on relative error,
 :func:`calibrate`) to every candidate the H200 sweeps measured (``benchmarks/results/tune_*.json``,
@@ -46,6 +50,18 @@ CALIBRATION = {
     "shallow_ring_s_per_kstep": 1.108e-7,
     "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
 }
+#: split-K's own costs (per SM), fitted (:func:`calibrate_split_k`) to the 10 split-K runs of the H200 run
+#: of 2026-12-02 01:21 UTC (benchmarks/results/gemm_shapes.json); the partial stores' cost came out nil
+#: (it hides in the per-item term)
+SPLIT_K_COST = {
+    "partial_store_bytes_per_s": float("inf"),  # fp32 partial tiles, 16-byte coalesced stores
+    "partial_load_bytes_per_s": 8.35e10,        # the fix-up's loads of the S partials
+    "per_item_s": 7.26e-6,                      # per wave: fence + counter atomics + the item's ramp and drain
+    "wide_tile_mainloop": 0.0604,               # extra mainloop share of bn = 256 items (the base fit's bias there)
+    "fitted_on": "H200, 10 split-K measurements, 2026-12-02",
+}
+#: split factors the model tries (each must leave every item at least one k-step)
+SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
             "per_launch_s", "shallow_ring_s_per_kstep")
 
@@ -64,6 +80,13 @@ class Prediction:
     epilogue_s: float
     bound: str                # "tensor cores", "operand feed" or "HBM"
     flops: int = 0
+    split_k: int = 1          # work items per output tile
+    fixup_s: float = 0.0      # split-K: partial stores, fences and the fix-up's loads
+
+    @property
+    def items(self) -> int:
+        """Work items: output tiles x split_k (what the waves count)."""
+        return self.tiles * self.split_k
 
     @property
     def tflops(self) -> float:
@@ -72,21 +95,23 @@ class Prediction:
     def to_dict(self) -> dict:
         return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
                 "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
-                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound}
+                "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound,
+                "split_k": self.split_k, "fixup_us": self.fixup_s * 1e6}
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
-    bm, bn = c.bm, c.bn
+    bm, bn, S = c.bm, c.bn, c.split_k
     tiles = math.ceil(M / bm) * math.ceil(N / bn)
-    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, tiles)) if c.persistent else min(c.num_sms, tiles)
-    waves = math.ceil(tiles / ctas)
-    kt = math.ceil(K / 64)
+    items = tiles * S
+    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
+    waves = math.ceil(items / ctas)
+    kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     fed = (bm + bn) * 64 * 2 / feed
     main = waves * kt * max(tensor, fed)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
-    exposed = bm * bn * 2 * (1 if c.pingpong else waves)
+    exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
     tma = c.epilogue == "tma"
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            waves * kt * (1 if c.stages <= 3 else 0)]
@@ -94,29 +119,104 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     return row, tiles, ctas, waves, bound
 
 
-def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None) -> Prediction:
+def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None,
+            split_cost: dict | None = None) -> Prediction:
     """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
     cal = calibration or CALIBRATION
     row, tiles, ctas, waves, bound = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
     t = sum(a * b for a, b in zip(coef, row))
-    last = tiles - (waves - 1) * ctas
+    S = config.split_k
+    last = tiles * S - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
-    return Prediction(config, t, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
-                      flops=2 * M * N * K)
+    fix = 0.0
+    if S > 1:
+        fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), _split_features(config, tiles, ctas, waves,
+                                                                                     coef[0] * row[0])))
+    return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
+                      flops=2 * M * N * K, split_k=S, fixup_s=fix)
+
+
+SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop")
+
+
+def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainloop_s: float) -> list:
+    """Split-K's cost terms: partial bytes stored per CTA, waves of items, partial bytes the busiest CTA's
+    fix-ups load, and the mainloop time of a bn = 256 item sequence."""
+    part = config.bm * config.bn * 4
+    return [waves * part, waves, math.ceil(tiles / ctas) * config.split_k * part, mainloop_s * (config.bn >= 256)]
+
+
+def _split_coefs(cost: dict) -> list:
+    return [1 / cost["partial_store_bytes_per_s"], cost["per_item_s"], 1 / cost["partial_load_bytes_per_s"],
+            cost["wide_tile_mainloop"]]
+
+
+def calibrate_split_k(records) -> dict:
+    """Fit :data:`SPLIT_K_COST` to measured split-K ``records`` ``[(shape, GemmConfig, seconds)]``: non-negative
+    least squares on relative error of what the base model (:data:`CALIBRATION`) leaves unexplained."""
+    import numpy as np
+
+    X, y, base = [], [], []
+    for shape, c, t in records:
+        p = predict(*shape, c, split_cost={k: (float("inf") if "per_s" in k else 0.0) for k in SPLIT_K_COST})
+        X.append(_split_features(c, p.tiles, p.ctas, p.waves, p.mainloop_s))
+        y.append(t)
+        base.append(p.time_s)
+    X, y, base = np.array(X), np.array(y), np.array(base)
+    A = X / y[:, None]
+    scale = A.max(axis=0)
+    scale[scale == 0] = 1
+    x = _nnls(A / scale, (y - base) / y) / scale
+    return {"partial_store_bytes_per_s": float(1 / x[0]) if x[0] else float("inf"), "per_item_s": float(x[1]),
+            "partial_load_bytes_per_s": float(1 / x[2]) if x[2] else float("inf"), "wide_tile_mainloop": float(x[3]),
+            "fitted_on": f"{len(records)} split-K measurements"}
+
+
+def split_k_records(path) -> list[tuple]:
+    """``[(shape, GemmConfig, seconds)]`` of every correct split-K row (table and sweep) that
+    ``scripts/gemm_h200.py`` wrote, except shapes whose K rows are not 128-byte aligned (the base model
+    does not price that)."""
+    import json
+    from pathlib import Path
+
+    from txlab.examples.gemm_config import parse_config
+
+    doc = json.loads(Path(path).read_text())
+    out = []
+    for r in doc.get("rows", []) + doc.get("sweeps", []):
+        if r.get("status") == "ok" and "_sk" in r.get("config", "") and r["shape"][2] % 64 == 0:
+            m, n, k = r["shape"]
+            out.append(((m, n, k), parse_config(r["config"]), 2 * m * n * k / (r["tflops"] * 1e12)))
+    return out
 
 
 def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     """Every configuration of the kernel's tune space that is valid for this shape (one CTA per
     SM, L2 group 8, no clusters: the sweeps found clusters slower on every shape measured, and the
-    model has no term that tells L2 groups apart)."""
+    model has no term that tells L2 groups apart), and split-K variants (:data:`SPLITS`) of the
+    cooperative direct-epilogue ones whose tiles fill fewer than two waves."""
+    from dataclasses import replace
+
     out = []
+    kt = math.ceil(K / 64)
     for c in _buildable(num_sms):
         try:
             c.check_shape(M, N, K)
         except ValueError:
             continue
         out.append(c)
+        if c.pingpong or c.epilogue != "direct":
+            continue
+        tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
+        if tiles >= 2 * num_sms:
+            continue
+        for s in SPLITS:
+            if s > kt or tiles * s > 4 * num_sms:
+                break
+            sk = replace(c, split_k=s)
+            if sk.workspace_elems(M, N) < 2**31:
+                out.append(sk)
     return out
 
 
@@ -162,13 +262,15 @@ class GemmChoice:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
         gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
-        return (f"{p.config.name}: {p.tiles} tiles on {p.ctas} CTAs = {p.waves} wave(s), last wave "
+        split = (f" x {p.split_k} K slices = {p.items} items" if p.split_k > 1 else "")
+        fix = f", split-K fix-up {p.fixup_s * 1e6:.1f} us" if p.split_k > 1 else ""
+        return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed; predicted {p.tflops:.0f} TFLOP/s{gap}")
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.tflops:.0f} TFLOP/s{gap}")
 
     def table(self, top: int = 10) -> str:
-        head = f"{'config':<34} {'tiles':>6} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
-        rows = [head] + [f"{p.config.name:<34} {p.tiles:>6} {p.waves:>5} {p.tail_idle:>9.0%} "
+        head = f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
+        rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
                          f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}" for p in self.predictions[:top]]
         return "\n".join(rows)
 
@@ -181,6 +283,9 @@ class GemmChoice:
         return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
 
 
+def _tiles(p: Prediction) -> str:
+    return f"{p.tiles}x{p.split_k}" if p.split_k > 1 else str(p.tiles)
+
 
 def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None) -> GemmChoice:
     """The candidates for ``M x N x K`` ranked by predicted time and the winner: ``measured`` (the
@@ -191,15 +296,23 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
     preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
     notes = []
+    if K % 64:
+        notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
+                     "aligned, which made every tile's TMA loads about 1.5x slower on the H200 (1000x3000x5000 at "
+                     f"0.68 of cuBLAS, K=5120 at 1.01); the prediction does not include it. Pad K to {K + (-K) % 64} "
+                     "with zero columns if you can")
     if not preds:
         raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
     if measured is not None:
         if all(p.config != measured for p in preds):
             preds.insert(0, predict(M, N, K, measured))
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
-    tiles = preds[0].tiles
-    if tiles < num_sms:
-        notes.append(f"{tiles} output tiles for {num_sms} SMs: without split-K most SMs idle on this shape")
+    best = preds[0]
+    if best.split_k > 1:
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
+                     f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")
+    elif best.tiles < num_sms:
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: most SMs idle, and split-K does not win here")
     return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
 
 

@@ -20,6 +20,9 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
   ``schedule="pingpong"``: the two consumers own alternate tiles (an order barrier makes their
   mainloops take turns), so one's epilogue runs under the other's mainloop.
   ``epilogue="tma"``: the fragment goes through 128B-swizzled shared memory and TMA stores.
+  ``split_k=S``: each tile is S work items over slices of K, for shapes whose tiles cannot fill
+  the SMs; fp32 partials go to a workspace (:func:`workspace`, the fourth argument) and the item
+  that finishes last sums them in split order (bitwise reproducible) and stores C.
 
 Shapes are compile-time constants (one build per shape); tails (M, N not multiples of the tile,
 K not a multiple of 64) are handled by TMA's out-of-bounds zero fill on loads and guarded stores
@@ -148,8 +151,14 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
-    (GMC, GNC), NCL = cfg.cluster_tiles(M, N), NCTA // CS
+    (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
     BMS, BNS = BM // CN, BN // CM
+    # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
+    SPLIT = cfg.split_k
+    SK = SPLIT > 1
+    if SK and profile:
+        raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
+    m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
 
     @T.inline
     def release(empty, stage, crank):
@@ -161,10 +170,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             empty.arrive(stage, remote=crank ^ 1)
         if CN == 2:
             empty.arrive(stage, remote=crank ^ CM)
+
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
-    L2G = cfg.l2_group
+    L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
     PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
@@ -172,8 +182,36 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SLOTS = profile_slots(M, N, K, cfg)
     LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
 
+    @T.inline
+    def store_direct(C, acc, mt, nt, c, tid, rm, rn):
+        """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
+        (pairs of 4 bytes when N is even), guarded at M and N."""
+        for mi in T.unroll(MW):
+            row = T.meta_var((mt * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
+                             + (tid // 32) * 16)
+            for j in T.unroll(NACC // 4):
+                col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
+                a0 = T.meta_var(mi * NACC + j * 4)
+                for h in T.unroll(2):
+                    if PAIRS:
+                        if row + 8 * h < M and col < N:
+                            pair = T.alloc_local([2], "bfloat16")
+                            pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                            pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                            word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                            Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                            Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                    else:
+                        for e in T.unroll(2):
+                            if row + 8 * h < M and col + e < N:
+                                C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+
+    WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
+    WPART = GM * GN * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
+    WSIZE = cfg.workspace_elems(M, N)
+
     @T.macro
-    def body(A, B, C, prof):
+    def body(A, B, C, prof, W, Wc):
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
         cta = T.cta_id([NCTA])
@@ -232,25 +270,26 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
-                    m0 = T.meta_var((sched.m_idx * CM + rm) * BM)
+                    m0 = T.meta_var((m_tile(sched) * CM + rm) * BM)
                     n0 = T.meta_var((sched.n_idx * CN + rn) * BN)
                     if PROF:
                         T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
-                    for k in T.serial(KT):
+                    for k in T.serial(k_count(sched)):
+                        kg = T.meta_var(k_first(sched) + k)  # k-step of the whole K loop
                         pipe.empty.wait(ps.stage, ps.phase)
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
                             Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
-                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, k * BK:k * BK + BK],
+                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
                         else:
-                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, k * BK:k * BK + BK],
+                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
                             Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
-                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, k * BK:k * BK + BK],
+                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
                         else:
-                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, k * BK:k * BK + BK],
+                            Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
                         pipe.full.arrive(ps.stage, TX_BYTES)  # the whole stage lands here, whoever loads it
                         ps.advance()
@@ -284,7 +323,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         order.wait(1 - c, (done + c + 1) % 2)
                 if PROF:
                     T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
-                for k in T.serial(KT):
+                for k in T.serial(k_count(sched)):
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // 16):
@@ -334,30 +373,36 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
-                                r0 = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64)
+                                r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
                                 Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
+                elif SK:
+                    # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
+                    # thread's counter of the tile; the item that counts last (acquire: fence after the
+                    # count) sums the S partials in split order into acc, resets the counter and stores C
+                    tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
+                    slot = T.meta_var(c * 128 + tid)
+                    for v in T.unroll(NACC // 4):
+                        for e in T.vectorized(4):
+                            W[(((tile * SPLIT + sched.m_idx % SPLIT) * (NACC // 4) + v) * WTH + slot) * 4 + e] = \
+                                acc[v * 4 + e]
+                    T.cuda.thread_fence()
+                    seen = T.local_scalar("int32")
+                    seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+                    if seen == SPLIT - 1:
+                        T.cuda.thread_fence()
+                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
+                        for i in T.unroll(NACC):
+                            acc[i] = T.float32(0)
+                        for s in T.serial(SPLIT):
+                            for v in T.unroll(NACC // 4):
+                                for e in T.vectorized(4):
+                                    acc[v * 4 + e] = acc[v * 4 + e] + \
+                                        W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, 0, 0)
                 else:
-                    for mi in T.unroll(MW):
-                        row = T.meta_var((sched.m_idx * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
-                                         + (tid // 32) * 16)
-                        for j in T.unroll(NACC // 4):
-                            col = T.meta_var((sched.n_idx * CN + rn) * BN + j * 8 + (tid % 4) * 2)
-                            a0 = T.meta_var(mi * NACC + j * 4)
-                            for h in T.unroll(2):
-                                if PAIRS:
-                                    if row + 8 * h < M and col < N:
-                                        pair = T.alloc_local([2], "bfloat16")
-                                        pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
-                                        pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
-                                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                                        Cw[((row + 8 * h) * N + col) // 2] = word[0]
-                                else:
-                                    for e in T.unroll(2):
-                                        if row + 8 * h < M and col + e < N:
-                                            C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+                    store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
                     T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 sched.next_tile()
@@ -380,18 +425,47 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             B = T.match_buffer(B_ptr, (N, K), "bfloat16")
             C = T.match_buffer(C_ptr, (M, N), "bfloat16")
             prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
-            body(A, B, C, prof)
+            body(A, B, C, prof, None, None)
 
         return hopper_gemm_profiled
+
+    if SK:
+        @T.prim_func
+        def hopper_gemm_split_k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, W_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            W = T.match_buffer(W_ptr, (WSIZE,), "float32")
+            Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
+            body(A, B, C, None, W, Wc)
+
+        return hopper_gemm_split_k
 
     @T.prim_func
     def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
         A = T.match_buffer(A_ptr, (M, K), "bfloat16")
         B = T.match_buffer(B_ptr, (N, K), "bfloat16")
         C = T.match_buffer(C_ptr, (M, N), "bfloat16")
-        body(A, B, C, None)
+        body(A, B, C, None, None, None)
 
     return hopper_gemm
+
+
+def _split_k_indexing(split: int, kt: int):
+    """Trace-time helpers of the split-K work items: ``m_tile(sched)`` (the M tile of the scheduler's
+    item), ``k_first(sched)`` and ``k_count(sched)`` (its slice of the ``kt`` k-steps: item s runs
+    ``[s * kt // split, (s + 1) * kt // split)``). With ``split == 1`` they return the scheduler's own
+    index, 0 and ``kt``: the kernel's IR is then what it was before split-K existed."""
+    if split == 1:
+        return (lambda sched: sched.m_idx), (lambda sched: 0), (lambda sched: kt)
+
+    def k_first(sched):
+        return (sched.m_idx % split) * kt // split
+
+    def k_count(sched):
+        return (sched.m_idx % split + 1) * kt // split - k_first(sched)
+
+    return (lambda sched: sched.m_idx // split), k_first, k_count
 
 
 class GemmEvent(Enum):
@@ -453,10 +527,83 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
 
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, **kw):
-    """Compile the kernel for one shape; returns a ``txlab.Compiled``."""
+    """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
+    model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
+    argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
+    next calls."""
     from txlab.compiler import compile as compile_kernel
 
-    return compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    if isinstance(config, str):
+        config = parse_config(config)
+    if config is None:
+        config = tuned_config(M, N, K)
+    compiled = compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    if config.split_k > 1:
+        compiled = _split_k_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
+        compiled.workspace_elems = config.workspace_elems(M, N)
+    return compiled
+
+
+_SPLIT_K_COMPILED: list = []
+
+
+def _split_k_compiled():
+    """``txlab.Compiled`` whose call with ``(A, B, C)`` appends the split-K workspace it keeps."""
+    if not _SPLIT_K_COMPILED:
+        from txlab.compiler import Compiled
+
+        class SplitKCompiled(Compiled):
+            workspace_elems = 0
+
+            def __call__(self, *args, **kwargs):
+                if len(args) == 3:
+                    held = self.__dict__.setdefault("_workspaces", {})
+                    a = args[0]
+                    key = (type(a).__module__, str(getattr(a, "device", "cpu")))
+                    if key not in held:
+                        if type(a).__module__.startswith("torch"):
+                            import torch
+
+                            held[key] = torch.zeros(self.workspace_elems, dtype=torch.float32, device=a.device)
+                        else:
+                            import numpy as np
+
+                            held[key] = np.zeros(self.workspace_elems, np.float32)
+                    args = (*args, held[key])
+                return super().__call__(*args, **kwargs)
+
+        _SPLIT_K_COMPILED.append(SplitKCompiled)
+    return _SPLIT_K_COMPILED[0]
+
+
+def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None):
+    """The zeroed float32 workspace a split-K configuration (``split_k > 1``) takes as its fourth
+    argument (``exe(A, B, C, W)``), or None without split-K. ``like``: a torch tensor (the workspace is
+    made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes each), one
+    fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
+    a launch leaves its counters zero for the next, and two launches at once must not share it."""
+    if isinstance(config, str):
+        config = parse_config(config)
+    if config is None:
+        config = tuned_config(M, N, K)
+    n = config.workspace_elems(M, N)
+    if n == 0:
+        return None
+    if like is not None and type(like).__module__.startswith("torch"):
+        import torch
+
+        return torch.zeros(n, dtype=torch.float32, device=like.device)
+    import numpy as np
+
+    return np.zeros(n, np.float32)
+
+
+def args_for(A, B, C, config: GemmConfig | str | None = None) -> tuple:
+    """The kernel's arguments for ``A (M, K)``, ``B (N, K)``, ``C (M, N)``: ``(A, B, C)``, and a fresh
+    :func:`workspace` after them for a split-K configuration (allocate once and reuse it in loops)."""
+    (M, K), (N, _) = A.shape, B.shape
+    w = workspace(M, N, K, config, like=A)
+    return (A, B, C) if w is None else (A, B, C, w)
 
 
 def record_timeline(A, B, C, config: GemmConfig | str | None = None):
@@ -496,7 +643,8 @@ DEFAULT_VARIANTS = ("128x256x64_s4_c2", "128x128x64_s5_c2", "128x256x64_s3_c2", 
 #: ``num_sms``, which caps the persistent grid and so moves the wave boundary of wave-quantized shapes,
 #: and the thread-block cluster (``cluster_m`` CTAs along M multicast the B tile they share, ``cluster_n``
 #: along N the A tile: each CTA loads a slice, L2 serves each tile once per cluster).
-#: The kernel has no split-K/stream-K variant.
+#: Split-K (``split_k``) is not swept here: :mod:`txlab.examples.gemm_model` prices the split factors
+#: for shapes whose tiles cannot fill the SMs (pass ``{**TUNE_SPACE, "split_k": [1, 2, 4]}`` to sweep it).
 TUNE_SPACE = {"schedule": ["cooperative", "pingpong"], "tile_m": [0, 64, 128], "bn": [128, 192, 256],
               "stages": [3, 4, 5, 6, 7], "consumers": [1, 2], "epilogue": ["direct", "tma"], "l2_group": [4, 8, 16],
               "serpentine": [False, True], "persistent": [True, False], "num_sms": [132, 128],
@@ -594,7 +742,11 @@ class _Inputs:
             b = rng.standard_normal((N, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
             c = np.zeros((M, N), ml_dtypes.bfloat16)
             _Inputs._held[self.shape] = (a, b, c)
-        return _Inputs._held[self.shape]
+        held = _Inputs._held[self.shape]
+        if config is not None and config.get("split_k", 1) > 1:  # split-K: its workspace, zeroed
+            M, N, K, _ = self.shape
+            return (*held, workspace(M, N, K, GemmConfig(**config)))
+        return held
 
 
 def reference(A, B, C=None):
