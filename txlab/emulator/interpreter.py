@@ -66,6 +66,17 @@ def _uniform(v) -> bool:
     return not isinstance(v, np.ndarray) or v.ndim == 0
 
 
+def _agreed(g, v):
+    """``v`` as one scalar when every active lane holds the same value (a per-thread variable whose
+    value is uniform, e.g. a tile index every thread computed alike), else ``v`` unchanged."""
+    if _uniform(v):
+        return v
+    act = v[g.active()] if v.shape[0] == g.L else v
+    if act.size and np.all(act == act.ravel()[0]):
+        return act.ravel()[0]
+    return v
+
+
 def _dtype_of(expr) -> str:
     ty = getattr(expr, "ty", None)
     if ty is None:
@@ -653,7 +664,7 @@ class Compiler:
         if is_gen:
 
             def for_gen(g):
-                a, n = lo(g), ext(g)
+                a, n = _agreed(g, lo(g)), _agreed(g, ext(g))
                 if not (_uniform(a) and _uniform(n)):
                     raise NotEmulatedError("for loop with per-thread bounds containing a barrier")
                 for i in range(int(a), int(a) + int(n)):
