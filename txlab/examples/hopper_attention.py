@@ -13,7 +13,7 @@ The kernel (:func:`attention_kernel`), FlashAttention-3's structure in TIRx:
 * one persistent CTA per SM walks (batch, head, query block) tasks from
   ``FlashAttentionLinearScheduler`` (non-causal) or ``FlashAttentionLPTScheduler`` (causal: the
   query blocks with the most key blocks first, heads grouped for L2 reuse of K/V);
-* a producer warpgroup (one thread, ``setmaxnreg`` down to 24 registers) issues TMA loads of the
+* a producer warpgroup (one thread, ``setmaxnreg`` down to 32 registers) issues TMA loads of the
   query tile into 128B-swizzled shared memory and of K and V blocks into a ``stages``-deep
   ``Pipeline`` ring (full: TMA transaction bytes; empty: one arrival per consumer warp);
 * ``consumers`` warpgroups (``setmaxnreg`` up to 240) each own 64 query rows of the
@@ -218,7 +218,7 @@ def attention_kernel(
     Q_BYTES, KV_BYTES = BM * D * 2, BN * D * 2
     NEG_INF = float("-inf")
     RAGGED = SK % BN != 0
-    PREGS, CREGS = 24, cfg.consumer_regs()
+    PREGS, CREGS = 32, cfg.consumer_regs()
     DC = D // 64  # 64-column swizzle atoms of a row
 
     def sched_for(prefix):
