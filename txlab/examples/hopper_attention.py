@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from enum import Enum
 
 import txlab.errors as _errors
 
@@ -178,8 +179,15 @@ def attention_kernel(
     head_dim: int,
     causal: bool = False,
     config: AttentionConfig | None = None,
+    *,
+    profile: bool = False,
 ):
-    """The ``@T.prim_func`` for one shape: ``(Q, K, V, O, LSE)`` (see the module docstring)."""
+    """The ``@T.prim_func`` for one shape: ``(Q, K, V, O, LSE)`` (see the module docstring).
+
+    ``profile=True``: the same kernel with TVM's CudaProfiler (``Tx.cuda.timer_*``): a sixth
+    parameter, a ``uint64`` buffer of :func:`profile_slots` slots, one profiler group per warpgroup
+    (0 the producer, 1.. the consumers) recording :class:`AttentionEvent` ranges; read it with
+    :func:`record_timeline` (``txlab.timeline.record``)."""
     from tvm.backend.cuda.lang import (
         FlashAttentionLinearScheduler,
         FlashAttentionLPTScheduler,
@@ -220,6 +228,15 @@ def attention_kernel(
     RAGGED = SK % BN != 0
     PREGS, CREGS = 32, cfg.consumer_regs()
     DC = D // 64  # 64-column swizzle atoms of a row
+    PROF, GROUPS = profile, NC + 1
+    STRIDE = NCTA * GROUPS
+    SLOTS = profile_slots(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, cfg)
+    LOAD, MMA, SOFTMAX, EPI = (
+        AttentionEvent.load_tile,
+        AttentionEvent.mma,
+        AttentionEvent.softmax,
+        AttentionEvent.epilogue,
+    )
 
     def sched_for(prefix):
         if LPT:
@@ -241,13 +258,8 @@ def attention_kernel(
             return n >= T.min((m * BM + DIAG) // BN, NB - 1)
         return n == NB - 1 if RAGGED else False
 
-    @T.prim_func
-    def flash_attention_fwd(q_ptr: T.handle, k_ptr: T.handle, v_ptr: T.handle, o_ptr: T.handle, lse_ptr: T.handle):
-        Q = T.match_buffer(q_ptr, (B, H, SQ, D), "bfloat16")
-        K = T.match_buffer(k_ptr, (B, HK, SK, D), "bfloat16")
-        V = T.match_buffer(v_ptr, (B, HK, SK, D), "bfloat16")
-        O = T.match_buffer(o_ptr, (B, H, SQ, D), "bfloat16")
-        LSE = T.match_buffer(lse_ptr, (B, H, SQ), "float32")
+    @T.macro
+    def body(Q, K, V, O, LSE, prof):
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})
         cta = T.cta_id([NCTA])
@@ -271,6 +283,10 @@ def attention_kernel(
         pool.commit()
         T.ptx.fence.proxy.async_.shared__cta()
         T.cuda.cta_sync()
+        if PROF:
+            tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
+            off = T.alloc_buffer([1], "uint32", scope="local", align=8)
+            T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             if tid == 0:
@@ -294,6 +310,8 @@ def attention_kernel(
                             mbar=q_full.ptr_to([0]),
                         )
                     q_full.arrive(0, Q_BYTES)
+                    if PROF:
+                        T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for i in T.serial(nmax):
                         n = T.meta_var(nmax - 1 - i)
                         kp.empty.wait(ps.stage, ps.phase)
@@ -315,8 +333,12 @@ def attention_kernel(
                             )
                         vp.full.arrive(ps.stage, KV_BYTES)
                         ps.advance()
+                    if PROF:
+                        T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     tiles = tiles + 1
                     sched.next_tile()
+                if PROF:
+                    T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, True)
 
         with _ConsumerRole(wg, (1, NC + 1), regs=CREGS, increase=True):
             c = T.meta_var(wg - 1)
@@ -344,6 +366,8 @@ def attention_kernel(
 
             @T.inline
             def turn_begin():
+                if PROF:
+                    T.cuda.timer_start(MMA, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 if PP:
                     T.ptx.bar.sync(T.cast(3 + c, "uint32"), T.uint32(256))
 
@@ -438,6 +462,21 @@ def attention_kernel(
                     pipe.empty.arrive(stage)
 
             @T.inline
+            def mma_done():
+                if PROF:
+                    T.cuda.timer_end(MMA, prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+            @T.inline
+            def soft_begin():
+                if PROF:
+                    T.cuda.timer_start(SOFTMAX, prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+            @T.inline
+            def soft_end():
+                if PROF:
+                    T.cuda.timer_end(SOFTMAX, prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+            @T.inline
             def q_done():
                 if lane == 0:
                     q_empty.arrive(0)
@@ -461,11 +500,14 @@ def attention_kernel(
                         issue_s(cs.stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
+                        mma_done()
                         release(kp, cs.stage)
                         if nmax == 1:
                             q_done()
+                        soft_begin()
                         softmax(nmax - 1, m, masked(nmax - 1, m))
                         pack_p()
+                        soft_end()
                         vs_stage = cs.stage
                         vs_phase = cs.phase
                         cs.advance()
@@ -478,14 +520,17 @@ def attention_kernel(
                             issue_o(vs_stage)
                             turn_end()
                             T.ptx.wgmma.wait_group.sync.aligned(1)  # S is done; P V is in flight
+                            mma_done()
                             release(kp, cs.stage)
                             if i == nmax - 2:
                                 q_done()
+                            soft_begin()
                             softmax(n, m, masked(n, m))  # under P V (which still reads p_reg and O)
                             T.ptx.wgmma.wait_group.sync.aligned(0)
                             release(vp, vs_stage)
                             rescale_o()
                             pack_p()
+                            soft_end()
                             vs_stage = cs.stage
                             vs_phase = cs.phase
                             cs.advance()
@@ -494,6 +539,7 @@ def attention_kernel(
                         issue_o(vs_stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
+                        mma_done()
                         release(vp, vs_stage)
                 else:
                     for i in T.serial(nmax):
@@ -503,23 +549,29 @@ def attention_kernel(
                         issue_s(cs.stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
+                        mma_done()
                         release(kp, cs.stage)
                         if i == nmax - 1:
                             q_done()
+                        soft_begin()
                         softmax(n, m, masked(n, m))
                         rescale_o()
                         pack_p()
+                        soft_end()
                         turn_begin()
                         vp.full.wait(cs.stage, cs.phase)
                         issue_o(cs.stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
+                        mma_done()
                         release(vp, cs.stage)
                         cs.advance()
                 if nmax == 0:
                     q_done()
                 for i in T.unroll(NO):
                     T.cuda.wgmma.noop_barrier(o_acc[i])
+                if PROF:
+                    T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: O / l (0 for a row that saw no key), LSE = (m·scale·log2 e + log2 l)·ln 2
                 for hh in T.unroll(2):
                     l_i[hh] = T.cuda.warp_reduce(l_i[hh], "sum", 4)
@@ -550,6 +602,8 @@ def attention_kernel(
                             LSE[b, h, m * BM + row0 + 8 * hh] = T.Select(
                                 l_i[hh] > T.float32(0), (m_s[hh] + T.log2(l_i[hh])) * T.float32(LN2), T.float32(NEG_INF)
                             )
+                if PROF:
+                    T.cuda.timer_end(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 tiles = tiles + 1
                 sched.next_tile()
             if PP:
@@ -557,8 +611,68 @@ def attention_kernel(
                     T.ptx.bar.sync(T.uint32(3), T.uint32(256))
             if tid == 0:
                 T.ptx.cp.async_.bulk.wait_group(0)
+            if PROF:
+                T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+    if profile:
+
+        @T.prim_func
+        def flash_attention_fwd_profiled(
+            q_ptr: T.handle, k_ptr: T.handle, v_ptr: T.handle, o_ptr: T.handle, lse_ptr: T.handle, p_ptr: T.handle
+        ):
+            Q = T.match_buffer(q_ptr, (B, H, SQ, D), "bfloat16")
+            K = T.match_buffer(k_ptr, (B, HK, SK, D), "bfloat16")
+            V = T.match_buffer(v_ptr, (B, HK, SK, D), "bfloat16")
+            O = T.match_buffer(o_ptr, (B, H, SQ, D), "bfloat16")
+            LSE = T.match_buffer(lse_ptr, (B, H, SQ), "float32")
+            prof = T.match_buffer(p_ptr, (SLOTS,), "uint64")
+            body(Q, K, V, O, LSE, prof)
+
+        return flash_attention_fwd_profiled
+
+    @T.prim_func
+    def flash_attention_fwd(q_ptr: T.handle, k_ptr: T.handle, v_ptr: T.handle, o_ptr: T.handle, lse_ptr: T.handle):
+        Q = T.match_buffer(q_ptr, (B, H, SQ, D), "bfloat16")
+        K = T.match_buffer(k_ptr, (B, HK, SK, D), "bfloat16")
+        V = T.match_buffer(v_ptr, (B, HK, SK, D), "bfloat16")
+        O = T.match_buffer(o_ptr, (B, H, SQ, D), "bfloat16")
+        LSE = T.match_buffer(lse_ptr, (B, H, SQ), "float32")
+        body(Q, K, V, O, LSE, None)
 
     return flash_attention_fwd
+
+
+class AttentionEvent(Enum):
+    """Profiler events of ``attention_kernel(..., profile=True)``."""
+
+    load_tile = 0  # producer: a tile's K/V loop of TMA loads (mostly waiting for free slots)
+    mma = 1  # consumer: from asking for the tensor cores (its ping-pong turn) until its S = QK^T is done
+    softmax = 2  # consumer: the online softmax of one block (and the O rescale, P to bf16)
+    epilogue = 3  # consumer: O / l, the staging tile, the TMA store, LSE
+
+
+def profile_slots(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False, config=None) -> int:
+    """Slots (uint64) of the profiler buffer: header, one first slot per (CTA, warpgroup) lane, and room
+    for the busiest lane (two ranges of two stamps per key block, the epilogue, finalize)."""
+    cfg = config or default_config(head_dim, causal)
+    bm = 64 * cfg.consumers
+    tasks = batch * heads * _ceil(seqlen_q, bm)
+    ncta = min(cfg.num_sms, tasks)
+    lanes = ncta * (cfg.consumers + 1)
+    per_tile = 6 * _ceil(seqlen_kv, cfg.bn) + 8
+    per_lane = per_tile * _ceil(tasks, ncta) + 1
+    return 1 + lanes + per_lane * lanes
+
+
+def record_timeline(q, k, v, o, lse, causal: bool = False, config: AttentionConfig | None = None):
+    """Run the profiled kernel once on torch tensors in the kernel's layout; return its
+    ``txlab.timeline.Timeline`` (per CTA: the producer's lane and one per consumer)."""
+    from txlab import timeline
+
+    b, h, sq, d = q.shape
+    hk, sk = k.shape[1], k.shape[2]
+    c = build(b, h, hk, sq, sk, d, causal, config, profile=True)
+    return timeline.record(c, q, k, v, o, lse, events=AttentionEvent)
 
 
 def build(
@@ -572,12 +686,14 @@ def build(
     config: AttentionConfig | None = None,
     *,
     arch: str = "sm_90a",
+    profile: bool = False,
     **kw,
 ):
-    """Compile the kernel for one shape; returns a ``txlab.Compiled`` taking ``(Q, K, V, O, LSE)``."""
+    """Compile the kernel for one shape; returns a ``txlab.Compiled`` taking ``(Q, K, V, O, LSE)``
+    (and the profiler buffer with ``profile=True``)."""
     from txlab.compiler import compile as compile_kernel
 
-    kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config)
+    kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config, profile=profile)
     return compile_kernel(kernel, arch=arch, **kw)
 
 
