@@ -73,6 +73,17 @@ def _compile(case, num_sms):
         return case[0], time.time() - t, f"{type(exc).__name__}: {exc}"[:500]
 
 
+def _compile_trace(num_sms):
+    from dataclasses import replace
+
+    from txlab.examples import hopper_attention as ha
+
+    try:
+        ha.build(*TRACE_SHAPE, False, replace(ha.default_config(TRACE_SHAPE[5], False), num_sms=num_sms), profile=True)
+    except Exception:  # noqa: BLE001 - record_trace reports it
+        pass
+
+
 def _check(torch, ha, q, k, v, o, lse, causal):
     """Max over a few (batch, head) slices of (rel. error of O, max abs error of finite LSE); whole-tensor
     NaN counts; whether -inf LSE rows are exactly the rows that see no key."""
@@ -101,6 +112,50 @@ def _check(torch, ha, q, k, v, o, lse, causal):
     }
 
 
+TRACE_SHAPE = (1, 4, 4, 2048, 2048, 128)  # 64 CTAs, one 128-row tile of 16 key blocks each
+
+
+def record_trace(torch, out: Path, sms: int) -> str:
+    """Record the profiled kernel (CudaProfiler ranges per warpgroup) at TRACE_SHAPE, check its output,
+    write ``hopper_attention.trace.bin`` / ``.trace.json`` (txlab.timeline.saved's format) into ``out``."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from txlab.examples import hopper_attention as ha
+
+    b, h, hk, sq, sk, d = TRACE_SHAPE
+    cfg = replace(ha.default_config(d, False), num_sms=sms)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (
+        torch.randn(b, n, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
+        for n, s in ((h, sq), (hk, sk), (hk, sk))
+    )
+    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
+    ha.record_timeline(q, k, v, o, lse, False, cfg)  # warm-up: module load, TMA descriptors
+    tl = ha.record_timeline(q, k, v, o, lse, False, cfg)
+    ro, _ = ha.reference(q, k, v, False)
+    err = (torch.linalg.vector_norm(o.float() - ro) / torch.linalg.vector_norm(ro)).item()
+    if not err <= 1e-2:
+        raise RuntimeError(f"the profiled kernel is wrong: relative error {err:.3g}")
+    meta = {
+        "synthetic": False,
+        "kernel": f"hopper_attention {'x'.join(map(str, TRACE_SHAPE))} non-causal",
+        "gpu": tl.meta["gpu"],
+        "arch": tl.meta["arch"],
+        "config": cfg.to_dict(),
+        "rel_error": err,
+        "provenance": f"recorded on {tl.meta['gpu']} ({tl.meta['arch']}) by "
+        "`python scripts/attention_h200.py --timeline DIR`",
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "hopper_attention.trace.bin").write_bytes(np.ascontiguousarray(tl.meta["buffer"], dtype="<u8").tobytes())
+    names = [e.name for e in ha.AttentionEvent]
+    (out / "hopper_attention.trace.json").write_text(json.dumps({"event_names": names, **meta}, indent=1) + "\n")
+    return f"timeline: {len(tl)} events, {tl.duration_ns} ns, warnings={dict(tl.warnings)}, rel_error={err:.2e}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -108,12 +163,16 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--deadline", type=float, default=200, help="seconds; cases past it are recorded as skipped")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 4))
+    ap.add_argument("--timeline", default="", help="folder: also record the profiled kernel's trace there")
     args = ap.parse_args()
     t0 = time.time()
     cases = [c for c in CASES if not args.only or c[0] in args.only.split(",")]
     num_sms = int(os.environ.get("TXLAB_NUM_SMS", "132"))
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+        trace = pool.submit(_compile_trace, num_sms) if args.timeline else None
         built = {n: (s, e) for n, s, e in pool.map(_compile, cases, [num_sms] * len(cases))}
+        if trace is not None:
+            trace.result()
     print(f"compiled {len(cases)} kernels in {time.time() - t0:.0f} s", flush=True)
     try:
         import torch
@@ -215,6 +274,12 @@ def main() -> int:
             )
         else:
             lines.append(f"{name:<34} {row['status'][:100]}")
+        print(lines[-1], flush=True)
+    if args.timeline:
+        try:
+            lines.append(record_trace(torch, Path(args.timeline), sms))
+        except Exception as exc:  # noqa: BLE001
+            lines.append(f"timeline failed: {type(exc).__name__}: {str(exc)[:300]}")
         print(lines[-1], flush=True)
     ratios = [r["ratio_cudnn"] for r in rows if r.get("status") == "ok" and "ratio_cudnn" in r]
     summary = {
