@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -45,6 +46,14 @@ CASES = [
     ("d128_s8192_no_overlap", 4, 32, 32, 8192, 8192, 128, False, {"overlap": False}),
     ("d128_s8192_neither", 4, 32, 32, 8192, 8192, 128, False, {"pingpong": False, "overlap": False}),
     ("d128_s8192_causal_neither", 4, 32, 32, 8192, 8192, 128, True, {"pingpong": False, "overlap": False}),
+]
+#: small cases run first, each in its own process with a timeout (a hang costs that process only)
+SMOKE = [
+    ("smoke_default", 1, 4, 2, 512, 512, 128, True, {}),
+    ("smoke_no_pingpong", 1, 4, 2, 512, 512, 128, True, {"pingpong": False}),
+    ("smoke_no_overlap", 1, 4, 2, 512, 512, 128, True, {"overlap": False}),
+    ("smoke_neither", 1, 4, 2, 512, 512, 128, True, {"pingpong": False, "overlap": False}),
+    ("smoke_d64_ragged", 1, 4, 4, 300, 700, 64, False, {}),
 ]
 #: (batch, head) slices checked against the fp32 reference per case
 CHECK_SLICES = 3
@@ -156,6 +165,30 @@ def record_trace(torch, out: Path, sms: int) -> str:
     return f"timeline: {len(tl)} events, {tl.duration_ns} ns, warnings={dict(tl.warnings)}, rel_error={err:.2e}"
 
 
+def smoke_one(case) -> int:
+    import torch
+
+    from txlab.examples import hopper_attention as ha
+
+    name, b, h, hk, sq, sk, d, causal, _ = case
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    exe = ha.build(b, h, hk, sq, sk, d, causal, _config(case, sms)).executable
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    exe(q, k, v, o, lse)
+    torch.cuda.synchronize()
+    r = _check(torch, ha, q, k, v, o, lse, causal)
+    print(
+        f"rel_err {r['rel_error']:.2e} lse_err {r['lse_abs_error']:.2e} nan {r['nan_o']}/{r['nan_lse']} "
+        f"masked_ok {r['masked_rows_ok']}"
+    )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -163,17 +196,36 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--deadline", type=float, default=200, help="seconds; cases past it are recorded as skipped")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 4))
+    ap.add_argument("--smoke-one", default="", help=argparse.SUPPRESS)
     ap.add_argument("--timeline", default="", help="folder: also record the profiled kernel's trace there")
     args = ap.parse_args()
     t0 = time.time()
+    if args.smoke_one:
+        return smoke_one(next(c for c in SMOKE if c[0] == args.smoke_one))
     cases = [c for c in CASES if not args.only or c[0] in args.only.split(",")]
     num_sms = int(os.environ.get("TXLAB_NUM_SMS", "132"))
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         trace = pool.submit(_compile_trace, num_sms) if args.timeline else None
-        built = {n: (s, e) for n, s, e in pool.map(_compile, cases, [num_sms] * len(cases))}
+        everything = SMOKE + cases
+        built = {n: (s, e) for n, s, e in pool.map(_compile, everything, [num_sms] * len(everything))}
         if trace is not None:
             trace.result()
-    print(f"compiled {len(cases)} kernels in {time.time() - t0:.0f} s", flush=True)
+    print(f"compiled {len(SMOKE) + len(cases)} kernels in {time.time() - t0:.0f} s", flush=True)
+    smoke = {}
+    for case in SMOKE:
+        try:
+            r = subprocess.run(
+                [sys.executable, __file__, "--smoke-one", case[0]], capture_output=True, text=True, timeout=30
+            )
+            smoke[case[0]] = (r.stdout.strip().splitlines() or ["(no output)"])[-1] + (
+                "" if r.returncode == 0 else f" rc={r.returncode} {r.stderr.strip()[-300:]}"
+            )
+        except subprocess.TimeoutExpired:
+            smoke[case[0]] = "HANG (killed after 30 s)"
+        print(f"{case[0]:<22} {smoke[case[0]]}", flush=True)
+    if "HANG" in smoke["smoke_default"]:
+        print("the default configuration hangs: not timing anything")
+        return 1
     try:
         import torch
         from torch.nn.attention import SDPBackend, sdpa_kernel

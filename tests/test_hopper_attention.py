@@ -78,7 +78,7 @@ def test_numpy_reference_masks_rows_that_see_no_key():
     "shape,causal,cfg",
     [
         ((4, 32, 32, 4096, 4096, 128), True, ha.AttentionConfig()),
-        ((2, 16, 4, 1000, 3000, 64), False, ha.AttentionConfig(bn=128, stages=3, pingpong=False, overlap=False)),
+        ((2, 16, 4, 1000, 3000, 64), False, ha.AttentionConfig(bn=128, stages=3, consumers=1, pingpong=False)),
     ],
 )
 def test_builds_for_sm90a(shape, causal, cfg):
@@ -89,7 +89,13 @@ def test_builds_for_sm90a(shape, causal, cfg):
     d, bn = shape[5], cfg.bn
     assert sorted(s["hgmma_shapes"]) == sorted({f"HGMMA.64x{bn}x16.F32.BF16", f"HGMMA.64x{d}x16.F32.BF16"}), s
     assert s["setmaxnreg"] == 2, "producer dec + consumer inc"
-    assert s["spill_store_bytes"] == 0 and s["local_ldst"] == 0 and s["stack_bytes"] == 0, s
+    # at 24 registers the producer keeps two tile-level values on the stack (FA3's 24/240 split); nothing
+    # inside the K/V loop
+    assert s["spill_store_bytes"] <= 16 and s["stack_bytes"] <= 8, s
+    # setmaxnreg.inc waits for registers the other warpgroups freed: the launch's register file
+    # (ptxas' count x threads) must hold the producer's and every consumer's target, or it hangs
+    regs = c.resources[c.kernels[0]]["registers"]
+    assert 128 * (cfg.producer_regs() + cfg.consumers * cfg.consumer_regs()) <= regs * cfg.threads, regs
     assert c.instructions(r"^UTMALDG\.4D") and c.instructions(r"^UTMASTG\.4D")
     assert c.instructions(r"^MUFU\.EX2"), "exp2 on the SFU"
     launch = c.launch[c.kernels[0]]

@@ -13,7 +13,7 @@ The kernel (:func:`attention_kernel`), FlashAttention-3's structure in TIRx:
 * one persistent CTA per SM walks (batch, head, query block) tasks from
   ``FlashAttentionLinearScheduler`` (non-causal) or ``FlashAttentionLPTScheduler`` (causal: the
   query blocks with the most key blocks first, heads grouped for L2 reuse of K/V);
-* a producer warpgroup (one thread, ``setmaxnreg`` down to 32 registers) issues TMA loads of the
+* a producer warpgroup (one thread, ``setmaxnreg`` down to 24 registers) issues TMA loads of the
   query tile into 128B-swizzled shared memory and of K and V blocks into a ``stages``-deep
   ``Pipeline`` ring (full: TMA transaction bytes; empty: one arrival per consumer warp);
 * ``consumers`` warpgroups (``setmaxnreg`` up to 240) each own 64 query rows of the
@@ -90,8 +90,15 @@ class AttentionConfig:
         tiles = (2 * self.bm + 2 * self.stages * self.bn) * head_dim * 2
         return tiles + 8 * (2 + 4 * self.stages)
 
+    def producer_regs(self) -> int:
+        return 24
+
     def consumer_regs(self) -> int:
-        return 240 if self.consumers == 2 else 160 if self.consumers == 3 else 240
+        """``setmaxnreg`` targets. The CTA's register file is fixed at launch (ptxas' count, 168 per
+        thread for 384 threads under ``__launch_bounds__(384, 1)``); ``setmaxnreg.inc`` waits until
+        the other warpgroups' ``.dec`` have freed enough, so 128·producer + 128·consumers·consumer must
+        fit in it or the consumers wait forever: 24 + 2·240 = 3·168."""
+        return 240
 
     def validate(self, head_dim: int | None = None) -> None:
         bad = _errors.InputError
@@ -226,7 +233,7 @@ def attention_kernel(
     Q_BYTES, KV_BYTES = BM * D * 2, BN * D * 2
     NEG_INF = float("-inf")
     RAGGED = SK % BN != 0
-    PREGS, CREGS = 32, cfg.consumer_regs()
+    PREGS, CREGS = cfg.producer_regs(), cfg.consumer_regs()
     DC = D // 64  # 64-column swizzle atoms of a row
     PROF, GROUPS = profile, NC + 1
     STRIDE = NCTA * GROUPS
