@@ -24,7 +24,7 @@ The kernel (:func:`attention_kernel`), FlashAttention-3's structure in TIRx:
   ``O += P V`` by the register-A form of ``wgmma`` with V read MN-major (``imm-trans-b``);
 * ``overlap`` (intra-warpgroup): the next block's ``Q Kᵀ`` is issued before this block's
   ``P V``, and the softmax of the next block runs while ``P V`` is on the tensor cores; ``O`` is
-  rescaled once the ``P V`` group retires;
+  rescaled by the previous softmax's factor between the two issues, under ``Q Kᵀ``;
 * ``pingpong`` (inter-warpgroup): two consumers take turns on the tensor cores, ordered by two
   named barriers (``bar.sync``/``bar.arrive`` over 256 threads), so one's softmax runs under the
   other's GEMMs;
@@ -523,6 +523,7 @@ def attention_kernel(
                             turn_begin()
                             kp.full.wait(cs.stage, cs.phase)
                             issue_s(cs.stage)
+                            rescale_o()  # by the last softmax's alpha, while S is on the tensor cores
                             vp.full.wait(vs_stage, vs_phase)
                             issue_o(vs_stage)
                             turn_end()
@@ -535,13 +536,13 @@ def attention_kernel(
                             softmax(n, m, masked(n, m))  # under P V (which still reads p_reg and O)
                             T.ptx.wgmma.wait_group.sync.aligned(0)
                             release(vp, vs_stage)
-                            rescale_o()
                             pack_p()
                             soft_end()
                             vs_stage = cs.stage
                             vs_phase = cs.phase
                             cs.advance()
                         turn_begin()
+                        rescale_o()
                         vp.full.wait(vs_stage, vs_phase)
                         issue_o(vs_stage)
                         turn_end()
