@@ -50,7 +50,6 @@ SMOKE = [
     ("smoke_default", 1, 4, 2, 512, 512, 128, True, {}),
     ("smoke_no_pingpong", 1, 4, 2, 512, 512, 128, True, {"pingpong": False}),
     ("smoke_no_overlap", 1, 4, 2, 512, 512, 128, True, {"overlap": False}),
-    ("smoke_neither", 1, 4, 2, 512, 512, 128, True, {"pingpong": False, "overlap": False}),
     ("smoke_d64_ragged", 1, 4, 4, 300, 700, 64, False, {}),
 ]
 #: (batch, head) slices checked against the fp32 reference per case
