@@ -188,13 +188,20 @@ def attention_kernel(
     config: AttentionConfig | None = None,
     *,
     profile: bool = False,
+    plant: str | None = None,
 ):
     """The ``@T.prim_func`` for one shape: ``(Q, K, V, O, LSE)`` (see the module docstring).
 
     ``profile=True``: the same kernel with TVM's CudaProfiler (``Tx.cuda.timer_*``): a sixth
     parameter, a ``uint64`` buffer of :func:`profile_slots` slots, one profiler group per warpgroup
     (0 the producer, 1.. the consumers) recording :class:`AttentionEvent` ranges; read it with
-    :func:`record_timeline` (``txlab.timeline.record``)."""
+    :func:`record_timeline` (``txlab.timeline.record``).
+
+    ``plant="no_v_wait"`` plants a bug for the emulator to find (notebook 12): the consumers read a V
+    slot without waiting on its full barrier, so ``P V`` may read the slot before its TMA load lands."""
+    if plant not in (None, "no_v_wait"):
+        raise _errors.InputError(f"plant={plant!r}: the one planted bug is 'no_v_wait' (or None)")
+    PLANT = plant
     from tvm.backend.cuda.lang import (
         FlashAttentionLinearScheduler,
         FlashAttentionLPTScheduler,
@@ -464,6 +471,11 @@ def attention_kernel(
                             o_acc[j * 4 + hh * 2 + e] = o_acc[j * 4 + hh * 2 + e] * alpha[hh]
 
             @T.inline
+            def v_wait(stage, phase):
+                if PLANT != "no_v_wait":
+                    vp.full.wait(stage, phase)
+
+            @T.inline
             def release(pipe, stage):
                 if lane == 0:
                     pipe.empty.arrive(stage)
@@ -524,7 +536,7 @@ def attention_kernel(
                             kp.full.wait(cs.stage, cs.phase)
                             issue_s(cs.stage)
                             rescale_o()  # by the last softmax's alpha, while S is on the tensor cores
-                            vp.full.wait(vs_stage, vs_phase)
+                            v_wait(vs_stage, vs_phase)
                             issue_o(vs_stage)
                             turn_end()
                             T.ptx.wgmma.wait_group.sync.aligned(1)  # S is done; P V is in flight
@@ -543,7 +555,7 @@ def attention_kernel(
                             cs.advance()
                         turn_begin()
                         rescale_o()
-                        vp.full.wait(vs_stage, vs_phase)
+                        v_wait(vs_stage, vs_phase)
                         issue_o(vs_stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
@@ -567,7 +579,7 @@ def attention_kernel(
                         pack_p()
                         soft_end()
                         turn_begin()
-                        vp.full.wait(cs.stage, cs.phase)
+                        v_wait(cs.stage, cs.phase)
                         issue_o(cs.stage)
                         turn_end()
                         T.ptx.wgmma.wait_group.sync.aligned(0)
