@@ -386,14 +386,14 @@ class SimtWalk:
             c = self._eval(e.condition, mask)
             t = self._eval(e.true_value, mask)
             f = self._eval(e.false_value, mask)
-            if UNKNOWN in (c, t, f) or isinstance(t, RampValue) or isinstance(f, RampValue):
+            if any(x is UNKNOWN for x in (c, t, f)) or isinstance(t, RampValue) or isinstance(f, RampValue):
                 return UNKNOWN
             return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, RampValue):
                 return v
-            dt = str(e.dtype)
+            dt = str(e.ty.dtype)
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
