@@ -196,3 +196,39 @@ def test_attention_on_gpu(shape, causal):
 @pytest.mark.parametrize("pingpong,overlap", [(False, False), (True, False), (False, True)])
 def test_attention_variants_on_gpu(pingpong, overlap):
     _on_gpu((2, 8, 8, 1024, 1024, 128), True, ha.AttentionConfig(pingpong=pingpong, overlap=overlap))
+
+
+@pytest.mark.slow
+def test_emulator_finds_the_planted_missing_wait():
+    """plant='no_v_wait': P V reads a V slot without waiting for its TMA load; the race checker names
+    the V copy and the wgmma that reads it."""
+    import ml_dtypes
+
+    import txlab
+
+    rng = np.random.default_rng(1)
+    q, k, v = (
+        rng.standard_normal(s, dtype=np.float32).astype(ml_dtypes.bfloat16)
+        for s in ((1, 1, 128, 64), (1, 1, 256, 64), (1, 1, 256, 64))
+    )
+    bad = ha.attention_kernel(1, 1, 1, 128, 256, 64, config=ha.AttentionConfig(bn=64), plant="no_v_wait")
+    res = txlab.emulate(bad, q, k, v, np.zeros_like(q), np.zeros((1, 1, 128), np.float32), arch="sm_90a")
+    assert not res.ok
+    assert any(f.kind == "shared_race" for f in res.findings), res
+    with pytest.raises(InputError, match="no_v_wait"):
+        ha.attention_kernel(1, 1, 1, 128, 256, 64, plant="other")
+
+
+@pytest.mark.slow
+def test_pipeline_reader_finds_the_three_rings():
+    """txlab.pipelines reads the Q tile's barrier pair and the K and V rings from the IR (its code walk
+    goes through the LPT/linear schedulers' index arithmetic)."""
+    from txlab.pipelines.spec import find_pipelines
+
+    rings = find_pipelines(ha.attention_kernel(1, 1, 1, 1024, 1024, 128))
+    assert [(r.stages, r.empty_buffer, r.init_empty, r.tx_bytes) for r in rings] == [
+        (1, "q_empty_buf", 8, 128 * 128 * 2),
+        (2, "kp_empty_buf", 8, 128 * 128 * 2),
+        (2, "vp_empty_buf", 8, 128 * 128 * 2),
+    ]
+    assert "no problem found" in rings[1].simulate(iterations=8).summary()
