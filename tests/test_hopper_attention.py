@@ -232,3 +232,15 @@ def test_pipeline_reader_finds_the_three_rings():
         (2, "vp_empty_buf", 8, 128 * 128 * 2),
     ]
     assert "no problem found" in rings[1].simulate(iterations=8).summary()
+
+
+def test_tune_space_constraint_and_build():
+    space = ha.tune_space(128)
+    assert set(space) == set(ha.TUNE_SPACE) | {"constraint"}
+    ok = dict(bn=128, stages=2, consumers=2, pingpong=True, overlap=True, scheduler="auto", num_sms=132)
+    assert space["constraint"](ok)
+    assert not space["constraint"]({**ok, "stages": 3})  # 256 KiB of shared memory at head_dim 128
+    assert not space["constraint"]({**ok, "consumers": 1})  # ping-pong needs two consumers
+    assert ha.tune_space(64)["constraint"]({**ok, "stages": 4})
+    f = ha.tune_build(1, 2, 1, 256, 256, 64, True)(**{**ok, "bn": 64})
+    assert f.__class__.__name__ == "PrimFunc"

@@ -662,6 +662,39 @@ def attention_kernel(
     return flash_attention_fwd
 
 
+def tune_valid(config: dict, head_dim: int = 128) -> bool:
+    """The space's constraint: the configuration builds at ``head_dim`` (shared memory, registers)."""
+    try:
+        AttentionConfig(**config).validate(head_dim)
+    except (_errors.InputError, TypeError):
+        return False
+    return True
+
+
+def tune_space(head_dim: int) -> dict:
+    """:data:`TUNE_SPACE` with :func:`tune_valid` at ``head_dim`` as its constraint."""
+
+    def constraint(config: dict) -> bool:
+        return tune_valid(config, head_dim)
+
+    constraint.__name__ = f"hopper_attention_valid_d{head_dim}"
+    return {**TUNE_SPACE, "constraint": constraint}
+
+
+def tune_build(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False):
+    """``build(**config)`` for :data:`TUNE_SPACE` at one shape (what ``txlab.autotune`` calls)."""
+
+    def build_one(**config):
+        return attention_kernel(
+            batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, AttentionConfig(**config)
+        )
+
+    build_one.__name__ = f"hopper_attention_{batch}x{heads}x{kv_heads}x{seqlen_q}x{seqlen_kv}x{head_dim}" + (
+        "_causal" if causal else ""
+    )
+    return build_one
+
+
 class AttentionEvent(Enum):
     """Profiler events of ``attention_kernel(..., profile=True)``."""
 
