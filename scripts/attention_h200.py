@@ -85,7 +85,9 @@ def _compile_trace(num_sms):
     from txlab.examples import hopper_attention as ha
 
     try:
-        ha.build(*TRACE_SHAPE, False, replace(ha.default_config(TRACE_SHAPE[5], False), num_sms=num_sms), profile=True)
+        ha.build(
+            *ha.TRACE_SHAPE, False, replace(ha.default_config(ha.TRACE_SHAPE[5], False), num_sms=num_sms), profile=True
+        )
     except Exception:  # noqa: BLE001 - record_trace reports it
         pass
 
@@ -118,48 +120,18 @@ def _check(torch, ha, q, k, v, o, lse, causal):
     }
 
 
-TRACE_SHAPE = (1, 4, 4, 2048, 2048, 128)  # 64 CTAs, one 128-row tile of 16 key blocks each
-
-
 def record_trace(torch, out: Path, sms: int) -> str:
-    """Record the profiled kernel (CudaProfiler ranges per warpgroup) at TRACE_SHAPE, check its output,
-    write ``hopper_attention.trace.bin`` / ``.trace.json`` (txlab.timeline.saved's format) into ``out``."""
-    from dataclasses import replace
-
+    """Record the profiled kernel (``hopper_attention.record_example_trace``), write
+    ``hopper_attention.trace.bin`` / ``.trace.json`` (txlab.timeline.saved's format) into ``out``."""
     import numpy as np
 
     from txlab.examples import hopper_attention as ha
 
-    b, h, hk, sq, sk, d = TRACE_SHAPE
-    cfg = replace(ha.default_config(d, False), num_sms=sms)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (
-        torch.randn(b, n, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        for n, s in ((h, sq), (hk, sk), (hk, sk))
-    )
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
-    ha.record_timeline(q, k, v, o, lse, False, cfg)  # warm-up: module load, TMA descriptors
-    tl = ha.record_timeline(q, k, v, o, lse, False, cfg)
-    ro, _ = ha.reference(q, k, v, False)
-    err = (torch.linalg.vector_norm(o.float() - ro) / torch.linalg.vector_norm(ro)).item()
-    if not err <= 1e-2:
-        raise RuntimeError(f"the profiled kernel is wrong: relative error {err:.3g}")
-    meta = {
-        "synthetic": False,
-        "kernel": f"hopper_attention {'x'.join(map(str, TRACE_SHAPE))} non-causal",
-        "gpu": tl.meta["gpu"],
-        "arch": tl.meta["arch"],
-        "config": cfg.to_dict(),
-        "rel_error": err,
-        "provenance": f"recorded on {tl.meta['gpu']} ({tl.meta['arch']}) by "
-        "`python scripts/attention_h200.py --timeline DIR`",
-    }
+    buf, names, meta = ha.record_example_trace("`python scripts/attention_h200.py --timeline DIR`")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "hopper_attention.trace.bin").write_bytes(np.ascontiguousarray(tl.meta["buffer"], dtype="<u8").tobytes())
-    names = [e.name for e in ha.AttentionEvent]
+    (out / "hopper_attention.trace.bin").write_bytes(np.ascontiguousarray(buf, dtype="<u8").tobytes())
     (out / "hopper_attention.trace.json").write_text(json.dumps({"event_names": names, **meta}, indent=1) + "\n")
-    return f"timeline: {len(tl)} events, {tl.duration_ns} ns, warnings={dict(tl.warnings)}, rel_error={err:.2e}"
+    return f"timeline: {len(buf)} slots, rel_error={meta['rel_error']:.2e}"
 
 
 def smoke_one(case) -> int:
