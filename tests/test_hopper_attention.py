@@ -244,3 +244,48 @@ def test_tune_space_constraint_and_build():
     assert ha.tune_space(64)["constraint"]({**ok, "stages": 4})
     f = ha.tune_build(1, 2, 1, 256, 256, 64, True)(**{**ok, "bn": 64})
     assert f.__class__.__name__ == "PrimFunc"
+
+
+def test_register_budget_check_names_the_hang():
+    """32 + 2 x 240 setmaxnreg registers do not fit the 168 x 384 a CTA launches with (the first H200
+    run of this kernel hung on it); 24 + 2 x 240 do."""
+    from types import SimpleNamespace
+
+    from txlab.errors import CompileError
+
+    class Greedy(ha.AttentionConfig):
+        def producer_regs(self) -> int:
+            return 32
+
+    fake = SimpleNamespace(kernels=["k"], resources={"k": {"registers": 168}})
+    ha.check_register_budget(fake, ha.AttentionConfig())
+    with pytest.raises(CompileError, match="wait forever"):
+        ha.check_register_budget(fake, Greedy())
+
+
+def test_shipped_timeline_shows_the_ping_pong():
+    """The trace recorded on an H200 (txlab.timeline.saved): per CTA a producer lane and two consumer
+    lanes, 17 mma and 16 softmax ranges each (16 key blocks, overlap on), and a consumer's softmax
+    mostly under the other consumer's mma."""
+    from collections import defaultdict
+
+    import txlab
+
+    tl = txlab.timeline.saved("hopper_attention")
+    assert not tl.meta["synthetic"] and "H200" in tl.meta["gpu"]
+    lanes = defaultdict(list)
+    for e in tl.events:
+        lanes[(e["block"], e["group"])].append((e["name"], e["start_ns"], e["end_ns"]))
+    assert {g for _, g in lanes} == {0, 1, 2} and len({b for b, _ in lanes}) == 64
+    names = [n for n, _, _ in lanes[(0, 1)]]
+    assert names.count("mma") == 17 and names.count("softmax") == 16 and names.count("epilogue") == 1
+    under = total = 0
+    for (block, group), evs in lanes.items():
+        if group == 0:
+            continue
+        other = [(a, b) for n, a, b in lanes[(block, 3 - group)] if n == "mma"]
+        for n, a, b in evs:
+            if n == "softmax":
+                total += b - a
+                under += sum(max(0, min(b, y) - max(a, x)) for x, y in other)
+    assert under / total > 0.4

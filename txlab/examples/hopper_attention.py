@@ -787,7 +787,26 @@ def build(
     from txlab.compiler import compile as compile_kernel
 
     kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config, profile=profile)
-    return compile_kernel(kernel, arch=arch, **kw)
+    compiled = compile_kernel(kernel, arch=arch, **kw)
+    check_register_budget(compiled, config or default_config(head_dim, causal))
+    return compiled
+
+
+def check_register_budget(compiled, config: AttentionConfig) -> None:
+    """Raise when the ``setmaxnreg`` targets do not fit the register file the CTA gets at launch
+    (ptxas' per-thread count x threads): the consumers' ``setmaxnreg.inc`` would wait forever."""
+    from txlab.errors import CompileError
+
+    regs = compiled.resources[compiled.kernels[0]]["registers"]
+    need = 128 * (config.producer_regs() + config.consumers * config.consumer_regs())
+    if need > regs * config.threads:
+        raise CompileError(
+            "ptxas",
+            f"setmaxnreg asks for {need} registers ({config.producer_regs()} + {config.consumers} x "
+            f"{config.consumer_regs()} per thread of each warpgroup) but the CTA launches with "
+            f"{regs} x {config.threads} = {regs * config.threads}: the consumers would wait forever",
+            hint="lower consumer_regs()/producer_regs() so they fit ptxas' count at launch",
+        )
 
 
 def reference(q, k, v, causal: bool = False):
