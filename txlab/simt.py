@@ -394,14 +394,14 @@ class SimtWalk:
             c = self._eval(e.condition, mask)
             t = self._eval(e.true_value, mask)
             f = self._eval(e.false_value, mask)
-            if UNKNOWN in (c, t, f) or isinstance(t, RampValue) or isinstance(f, RampValue):
+            if any(x is UNKNOWN for x in (c, t, f)) or isinstance(t, RampValue) or isinstance(f, RampValue):
                 return UNKNOWN
             return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, (RampValue, AddrValue)):
                 return v  # a pointer cast keeps the element it points at
-            dt = str(getattr(e, "dtype", None) or getattr(e, "ty", ""))  # pointer casts have a type, no dtype
+            dt = str(getattr(getattr(e, "ty", None), "dtype", None) or getattr(e, "dtype", None) or "")  # pointer casts: no dtype
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":

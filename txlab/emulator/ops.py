@@ -34,6 +34,7 @@ WARP_MODE_OPS = {
     "tirx.cuda.wait_until",
     "tirx.ptx.mbarrier_try_wait",
     "tirx.cuda.warpgroup_sync",
+    "tirx.ptx.bar_sync_count",
 }
 #: ops whose state is per CTA and ordered (mbarriers, TMA, wgmma groups, reductions through a
 #: barrier's payload, clock counters, clusters): a kernel calling one runs CTA by CTA, not batched
@@ -618,6 +619,60 @@ def _warpgroup_sync(comp, call):
         return np.int32(0)
 
     return gen
+
+
+def _named_bar_operands(comp, call, what):
+    vals = [a for a in call.args if type(a).__name__ != "StringImm"]
+    if len(vals) != 2:
+        return None
+    bar_id, count = comp.expr(vals[0]), comp.expr(vals[1])
+    line = comp.line
+
+    def key_count(g):
+        sel = g.mask if g.mask is not None else slice(None)
+        ids = np.unique(np.broadcast_to(np.asarray(bar_id(g)), (g.L,))[sel])
+        cnt = np.unique(np.broadcast_to(np.asarray(count(g)), (g.L,))[sel])
+        if ids.size != 1 or cnt.size != 1:
+            raise NotEmulatedError(f"{what} with a barrier id or count that differs across a warp", lineno=line)
+        return ("named", int(ids[0])), int(cnt[0])
+
+    return key_count
+
+
+@blocking("tirx.ptx.bar_sync_count")
+def _bar_sync_count(comp, call):
+    """``bar.sync id, count``: a named barrier shared with ``bar.arrive id, count`` (producer/consumer
+    ordering between warpgroups); the generation completes once ``count`` threads arrived."""
+    key_count = _named_bar_operands(comp, call, "bar.sync")
+    if key_count is None:
+        return comp.not_emulated("bar.sync with these operands")
+    line = comp.line
+
+    def gen(g):
+        key, cnt = key_count(g)
+        yield from sync.barrier_wait(g.cta, g, key, line, count=cnt, what=f"bar.sync {key[1]}, {cnt}")
+        return np.int32(0)
+
+    return gen
+
+
+@handler("tirx.ptx.bar_arrive")
+def _bar_arrive(comp, call):
+    """``bar.arrive id, count``: counts this warp's threads toward the barrier's generation and goes on."""
+    key_count = _named_bar_operands(comp, call, "bar.arrive")
+    if key_count is None:
+        return comp.not_emulated("bar.arrive with these operands")
+    line = comp.line
+
+    def f(g):
+        key, cnt = key_count(g)
+        bar = g.cta.bars.get(key)
+        if bar is None:
+            bar = g.cta.bars[key] = sync.CtaBarrier(key, cnt)
+        bar.arrive(g.cta, g, g.L, line)
+        return np.int32(0)
+
+    return f
 
 
 @blocking("tirx.cuda.cta_reduce")

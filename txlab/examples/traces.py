@@ -131,6 +131,10 @@ def main(argv=None) -> int:
     for kind in kinds:
         if kind == "hopper_gemm" and a.command == "record-examples":
             buf, names, meta = _record_hopper_gemm()
+        elif kind == "hopper_attention" and a.command == "record-examples":
+            from txlab.examples.hopper_attention import record_example_trace
+
+            buf, names, meta = record_example_trace()
         elif a.command == "synthetic-examples":
             buf, names = synthetic_cuda_profiler(kind)
             meta = {"synthetic": True, "kernel": kind,

@@ -12,8 +12,8 @@ from txlab.timeline.cuda_profiler import from_cuda_profiler
 from txlab.timeline.iket import load_iket
 
 
-CUDA_PROFILER_TRACES = ("load_compute_store", "warp_specialized", "hopper_gemm")
-EXAMPLE_KERNELS = ("load_compute_store", "warp_specialized")  # example_kernel kinds; hopper_gemm is only recorded
+CUDA_PROFILER_TRACES = ("load_compute_store", "warp_specialized", "hopper_gemm", "hopper_attention")
+EXAMPLE_KERNELS = ("load_compute_store", "warp_specialized")  # example_kernel kinds; the hopper_* are only recorded
 
 
 SAVED_IKET = ("iket",)  # run-iket JSON traces: <name>.iket.json + <name>.iket.meta.json

@@ -1,0 +1,291 @@
+"""FlashAttention forward for Hopper (txlab.examples.hopper_attention): configuration errors name the
+problem and the fix; the kernel builds for sm_90a with its two wgmma shapes, TMA loads and stores,
+setmaxnreg and no spills; the CPU emulator runs small instances (ragged, causal with rows that see
+no key, GQA, head_dim 128, each overlap on and off) and matches the float64 reference; the
+GPU-marked tests check fresh random inputs against the fp32 torch reference on an H100/H200."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from txlab.errors import InputError
+from txlab.examples import hopper_attention as ha
+
+
+# ---- configuration and shape errors ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(bn=72), "multiple of 16"),
+        (dict(bn=512), "multiple of 16"),
+        (dict(consumers=3), "1 or 2 consumer"),
+        (dict(consumers=1, pingpong=True), "pingpong=True orders two"),
+        (dict(stages=0), "at least 1 stage"),
+        (dict(scheduler="random"), "'auto', 'linear' or 'lpt'"),
+        (dict(num_sms=0), "positive number"),
+    ],
+)
+def test_config_errors_name_the_fix(kw, match):
+    with pytest.raises(InputError, match=match):
+        ha.AttentionConfig(**kw).validate()
+
+
+def test_config_limits_per_head_dim():
+    ha.AttentionConfig(bn=128, stages=2).validate(128)
+    ha.AttentionConfig(bn=128, stages=4).validate(64)
+    with pytest.raises(InputError, match="shared memory"):
+        ha.AttentionConfig(bn=128, stages=3).validate(128)  # 32 + 3 x 64 + 32 KiB > 227 KiB
+    with pytest.raises(InputError, match="registers"):
+        ha.AttentionConfig(bn=256, stages=1).validate(128)
+    assert ha.AttentionConfig().smem_bytes(128) == (2 * 128 + 2 * 2 * 128) * 128 * 2 + 8 * (2 + 8)
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ((1, 32, 6, 256, 256, 64), "does not divide"),
+        ((1, 8, 8, 256, 256, 96), "head_dim"),
+        ((0, 8, 8, 256, 256, 64), "batch"),
+        ((1, 8, 8, 256, 0, 64), "seqlen_kv"),
+    ],
+)
+def test_shape_errors(args, match):
+    with pytest.raises(InputError, match=match):
+        ha.attention_kernel(*args)
+
+
+def test_flops_convention():
+    assert ha.flops(4, 32, 4096, 4096, 128, False) == 4 * 4 * 32 * 4096 * 4096 * 128
+    assert ha.flops(4, 32, 4096, 4096, 128, True) == 2 * 4 * 32 * 4096 * 4096 * 128
+
+
+def test_numpy_reference_masks_rows_that_see_no_key():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s) for s in ((1, 2, 6, 8), (1, 1, 3, 8), (1, 1, 3, 8)))
+    o, lse = ha.reference(q, k, v, causal=True)  # bottom-right: query i sees keys j <= i - 3
+    assert np.isneginf(lse[0, :, :3]).all() and np.isfinite(lse[0, :, 3:]).all()
+    assert not np.isnan(o).any() and (o[0, :, :3] == 0).all()
+    s = q[0, 1, 5] @ k[0, 0].T / np.sqrt(8)
+    p = np.exp(s - s.max())
+    assert np.allclose(o[0, 1, 5], (p / p.sum()) @ v[0, 0])
+    assert np.isclose(lse[0, 1, 5], np.log(np.exp(s).sum()))
+
+
+# ---- the build ------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "shape,causal,cfg",
+    [
+        ((4, 32, 32, 4096, 4096, 128), True, ha.AttentionConfig()),
+        ((2, 16, 4, 1000, 3000, 64), False, ha.AttentionConfig(bn=128, stages=3, consumers=1, pingpong=False)),
+    ],
+)
+def test_builds_for_sm90a(shape, causal, cfg):
+    from txlab.sass import summary
+
+    c = ha.build(*shape, causal, cfg)
+    s = summary(c)
+    d, bn = shape[5], cfg.bn
+    assert sorted(s["hgmma_shapes"]) == sorted({f"HGMMA.64x{bn}x16.F32.BF16", f"HGMMA.64x{d}x16.F32.BF16"}), s
+    assert s["setmaxnreg"] == 2, "producer dec + consumer inc"
+    # at 24 registers the producer keeps two tile-level values on the stack (FA3's 24/240 split); nothing
+    # inside the K/V loop
+    assert s["spill_store_bytes"] <= 16 and s["stack_bytes"] <= 8, s
+    # setmaxnreg.inc waits for registers the other warpgroups freed: the launch's register file
+    # (ptxas' count x threads) must hold the producer's and every consumer's target, or it hangs
+    regs = c.resources[c.kernels[0]]["registers"]
+    assert 128 * (cfg.producer_regs() + cfg.consumers * cfg.consumer_regs()) <= regs * cfg.threads, regs
+    assert c.instructions(r"^UTMALDG\.4D") and c.instructions(r"^UTMASTG\.4D")
+    assert c.instructions(r"^MUFU\.EX2"), "exp2 on the SFU"
+    launch = c.launch[c.kernels[0]]
+    tasks = shape[0] * shape[1] * -(-shape[3] // cfg.bm)
+    assert launch["block"][0] == cfg.threads and launch["grid"][0] == min(cfg.num_sms, tasks)
+    assert launch["dynamic_smem_bytes"] >= cfg.smem_bytes(d)
+    if cfg.pingpong:
+        assert c.instructions(r"^BAR\.ARV"), "the ping-pong turn is passed with bar.arrive"
+
+
+# ---- the CPU emulator -----------------------------------------------------------------------
+def _emulate(shape, causal, cfg, seed=0):
+    import ml_dtypes
+
+    import txlab
+
+    b, h, hk, sq, sk, d = shape
+    rng = np.random.default_rng(seed)
+    bf = ml_dtypes.bfloat16
+    q = rng.standard_normal((b, h, sq, d), dtype=np.float32).astype(bf)
+    k = rng.standard_normal((b, hk, sk, d), dtype=np.float32).astype(bf)
+    v = rng.standard_normal((b, hk, sk, d), dtype=np.float32).astype(bf)
+    o = np.full((b, h, sq, d), np.nan, bf)
+    lse = np.full((b, h, sq), np.nan, np.float32)
+    res = txlab.emulate(ha.attention_kernel(*shape, causal, cfg), q, k, v, o, lse, arch="sm_90a")
+    assert res.ok, res
+    ro, rl = ha.reference(q, k, v, causal)
+    of = o.astype(np.float32)
+    assert not np.isnan(of).any() and not np.isnan(lse).any()
+    fin = np.isfinite(rl)
+    assert np.array_equal(np.isneginf(lse), ~fin)
+    assert np.linalg.norm(of - ro) / np.linalg.norm(ro) <= 1e-2
+    assert np.abs(lse[fin] - rl[fin]).max() <= 1e-3
+    return lse
+
+
+def test_emulated_attention_matches_reference():
+    """One 128-row tile, two key blocks, ping-pong and intra-warpgroup overlap on (the default)."""
+    _emulate((1, 1, 1, 128, 128, 64), False, ha.AttentionConfig(bn=64))
+
+
+@pytest.mark.slow
+def test_emulated_causal_rows_that_see_no_key():
+    """seqlen_q > seqlen_kv, causal: the first 156 rows see no key (O = 0, LSE = -inf, no NaN); the
+    first query block has no key block at all; the last key block is ragged."""
+    lse = _emulate((1, 1, 1, 256, 100, 64), True, ha.AttentionConfig(bn=64))
+    assert np.isneginf(lse[0, 0, :156]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pingpong,overlap", [(False, False), (False, True), (True, False)])
+def test_emulated_gqa_ragged_head_dim_128(pingpong, overlap):
+    cfg = ha.AttentionConfig(bn=64, pingpong=pingpong, overlap=overlap)
+    _emulate((1, 2, 1, 130, 190, 128), True, cfg)
+
+
+# ---- on the GPU -----------------------------------------------------------------------------
+def _on_gpu(shape, causal, cfg=None, seed=0):
+    torch = pytest.importorskip("torch")
+    b, h, hk, sq, sk, d = shape
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    n_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    from dataclasses import replace
+
+    cfg = replace(cfg or ha.default_config(d, causal), num_sms=n_sms)
+    ha.build(*shape, causal, cfg)(q, k, v, o, lse)
+    torch.cuda.synchronize()
+    ro, rl = ha.reference(q, k, v, causal)
+    assert not torch.isnan(o).any() and not torch.isnan(lse).any(), "NaN (or never written) outputs"
+    fin = torch.isfinite(rl)
+    assert torch.equal(torch.isneginf(lse), ~fin)
+    err = (torch.linalg.vector_norm(o.float() - ro) / torch.linalg.vector_norm(ro)).item()
+    lerr = (lse[fin] - rl[fin]).abs().max().item()
+    assert err <= 1e-2 and lerr <= 1e-3, (err, lerr)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "shape,causal",
+    [
+        ((2, 8, 8, 1024, 1024, 128), False),
+        ((2, 8, 8, 1024, 1024, 128), True),
+        ((2, 8, 2, 1000, 1000, 64), True),
+        ((1, 4, 4, 777, 1500, 128), False),
+        ((1, 4, 1, 1500, 333, 64), True),
+    ],
+)
+def test_attention_on_gpu(shape, causal):
+    _on_gpu(shape, causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("pingpong,overlap", [(False, False), (True, False), (False, True)])
+def test_attention_variants_on_gpu(pingpong, overlap):
+    _on_gpu((2, 8, 8, 1024, 1024, 128), True, ha.AttentionConfig(pingpong=pingpong, overlap=overlap))
+
+
+@pytest.mark.slow
+def test_emulator_finds_the_planted_missing_wait():
+    """plant='no_v_wait': P V reads a V slot without waiting for its TMA load; the race checker names
+    the V copy and the wgmma that reads it."""
+    import ml_dtypes
+
+    import txlab
+
+    rng = np.random.default_rng(1)
+    q, k, v = (
+        rng.standard_normal(s, dtype=np.float32).astype(ml_dtypes.bfloat16)
+        for s in ((1, 1, 128, 64), (1, 1, 256, 64), (1, 1, 256, 64))
+    )
+    bad = ha.attention_kernel(1, 1, 1, 128, 256, 64, config=ha.AttentionConfig(bn=64), plant="no_v_wait")
+    res = txlab.emulate(bad, q, k, v, np.zeros_like(q), np.zeros((1, 1, 128), np.float32), arch="sm_90a")
+    assert not res.ok
+    assert any(f.kind == "shared_race" for f in res.findings), res
+    with pytest.raises(InputError, match="no_v_wait"):
+        ha.attention_kernel(1, 1, 1, 128, 256, 64, plant="other")
+
+
+@pytest.mark.slow
+def test_pipeline_reader_finds_the_three_rings():
+    """txlab.pipelines reads the Q tile's barrier pair and the K and V rings from the IR (its code walk
+    goes through the LPT/linear schedulers' index arithmetic)."""
+    from txlab.pipelines.spec import find_pipelines
+
+    rings = find_pipelines(ha.attention_kernel(1, 1, 1, 1024, 1024, 128))
+    assert [(r.stages, r.empty_buffer, r.init_empty, r.tx_bytes) for r in rings] == [
+        (1, "q_empty_buf", 8, 128 * 128 * 2),
+        (2, "kp_empty_buf", 8, 128 * 128 * 2),
+        (2, "vp_empty_buf", 8, 128 * 128 * 2),
+    ]
+    assert "no problem found" in rings[1].simulate(iterations=8).summary()
+
+
+def test_tune_space_constraint_and_build():
+    space = ha.tune_space(128)
+    assert set(space) == set(ha.TUNE_SPACE) | {"constraint"}
+    ok = dict(bn=128, stages=2, consumers=2, pingpong=True, overlap=True, scheduler="auto", num_sms=132)
+    assert space["constraint"](ok)
+    assert not space["constraint"]({**ok, "stages": 3})  # 256 KiB of shared memory at head_dim 128
+    assert not space["constraint"]({**ok, "consumers": 1})  # ping-pong needs two consumers
+    assert ha.tune_space(64)["constraint"]({**ok, "stages": 4})
+    f = ha.tune_build(1, 2, 1, 256, 256, 64, True)(**{**ok, "bn": 64})
+    assert f.__class__.__name__ == "PrimFunc"
+
+
+def test_register_budget_check_names_the_hang():
+    """32 + 2 x 240 setmaxnreg registers do not fit the 168 x 384 a CTA launches with (the first H200
+    run of this kernel hung on it); 24 + 2 x 240 do."""
+    from types import SimpleNamespace
+
+    from txlab.errors import CompileError
+
+    class Greedy(ha.AttentionConfig):
+        def producer_regs(self) -> int:
+            return 32
+
+    fake = SimpleNamespace(kernels=["k"], resources={"k": {"registers": 168}})
+    ha.check_register_budget(fake, ha.AttentionConfig())
+    with pytest.raises(CompileError, match="wait forever"):
+        ha.check_register_budget(fake, Greedy())
+
+
+def test_shipped_timeline_shows_the_ping_pong():
+    """The trace recorded on an H200 (txlab.timeline.saved): per CTA a producer lane and two consumer
+    lanes, 17 mma and 16 softmax ranges each (16 key blocks, overlap on), and a consumer's softmax
+    mostly under the other consumer's mma."""
+    from collections import defaultdict
+
+    import txlab
+
+    tl = txlab.timeline.saved("hopper_attention")
+    assert not tl.meta["synthetic"] and "H200" in tl.meta["gpu"]
+    lanes = defaultdict(list)
+    for e in tl.events:
+        lanes[(e["block"], e["group"])].append((e["name"], e["start_ns"], e["end_ns"]))
+    assert {g for _, g in lanes} == {0, 1, 2} and len({b for b, _ in lanes}) == 64
+    names = [n for n, _, _ in lanes[(0, 1)]]
+    assert names.count("mma") == 17 and names.count("softmax") == 16 and names.count("epilogue") == 1
+    under = total = 0
+    for (block, group), evs in lanes.items():
+        if group == 0:
+            continue
+        other = [(a, b) for n, a, b in lanes[(block, 3 - group)] if n == "mma"]
+        for n, a, b in evs:
+            if n == "softmax":
+                total += b - a
+                under += sum(max(0, min(b, y) - max(a, x)) for x, y in other)
+    assert under / total > 0.4
