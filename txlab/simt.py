@@ -401,7 +401,8 @@ class SimtWalk:
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, (RampValue, AddrValue)):
                 return v  # a pointer cast keeps the element it points at
-            dt = str(getattr(getattr(e, "ty", None), "dtype", None) or getattr(e, "dtype", None) or "")  # pointer casts: no dtype
+            ty = getattr(e, "ty", None)  # TVM 0.27: a Cast carries its type; a pointer cast has no dtype
+            dt = str(getattr(ty, "dtype", None) or getattr(e, "dtype", None) or "")
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
