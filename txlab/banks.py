@@ -19,11 +19,21 @@ does) and for the whole grid, in the units Nsight Compute reports
 wavefronts beyond the ideal).
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
-the reason: shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they
-count as separate wavefronts) are analysed from their ``address_of`` argument; an index that
-depends on a value read from memory, a shared access made by an instruction whose per-lane
-addresses the walk does not model (``ldmatrix``/``stmatrix``, ``cp.async``, TMA, wgmma operands)
-is listed as unknown, never as conflict-free.
+the reason:
+
+* shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they count as
+  separate wavefronts) are analysed from their ``address_of`` argument;
+* ``ldmatrix`` / ``stmatrix`` ``.m8n8`` ``.x1/.x2/.x4`` (LDSM / STSM): each 8x8 matrix is 8 rows of
+  16 bytes whose addresses come from 8 lanes (lanes 0-7 the first matrix, 8-15 the second, ...;
+  ``.trans`` moves data between lanes, not the rows read), served 8 rows = 128 bytes per wavefront,
+  so a matrix whose rows fall on the same banks costs as many wavefronts as rows share them;
+* ``cp.async`` (LDGSTS): its shared-memory write, each lane's 4/8/16 bytes at its destination;
+* TMA (``cp.async.bulk[.tensor]``) and wgmma operands are read or written by the *async proxy*,
+  not the load/store unit: Nsight Compute's LSU wavefront and bank-conflict counters do not count
+  them, so they are rows with ``status="async"`` (no LSU wavefronts, ``ways``/``conflicts`` None,
+  never "conflict-free") saying so, with the layout a wgmma descriptor encodes (its swizzle mode);
+* an index that depends on a value read from memory, or a shared access made by an instruction
+  whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
 
 from __future__ import annotations
@@ -61,13 +71,13 @@ class BankAccess:
     dtype: str = ""
     notes: list = field(default_factory=list)
     banks: list = field(default_factory=list)  # bank of each lane (lane order) in the worst case
-    status: str = "analysed"  # "analysed", "partial" (some executions unknown) or "unknown"
+    status: str = "analysed"  # "analysed", "partial" (some executions unknown), "async" (TMA/wgmma) or "unknown"
     reason: str = ""  # why (part of) the access could not be analysed
 
     @property
     def conflicts(self) -> int | None:
         """Wavefronts beyond the ideal, per CTA (Nsight Compute's 'bank conflicts'); None if unknown."""
-        if self.status == "unknown":
+        if self.status in ("unknown", "async"):
             return None
         return self.total_wavefronts - self.total_ideal_wavefronts
 
@@ -89,8 +99,10 @@ class BankReport(list):
     def totals(self) -> dict:
         """Per-CTA and per-grid wavefronts and conflicts of loads and stores."""
         out = {}
-        for kind in ("load", "store", "atomic"):
-            rows = [r for r in self if r.access == kind and r.status != "unknown"]
+        known = [r for r in self if r.status not in ("unknown", "async")]
+        others = sorted({r.access for r in known} - {"load", "store", "atomic"})
+        for kind in ("load", "store", "atomic", *others):
+            rows = [r for r in known if r.access == kind]
             wf = sum(r.total_wavefronts for r in rows)
             ideal = sum(r.total_ideal_wavefronts for r in rows)
             ctas = rows[0].grid_ctas if rows and rows[0].grid_ctas else None
@@ -104,9 +116,11 @@ class BankReport(list):
         return out
 
     def counts(self) -> dict:
-        """How many accesses there are, how many were analysed (fully or partly), how many unknown."""
+        """How many accesses there are, how many were analysed (fully or partly), how many are made
+        by the async proxy (TMA, wgmma operands: no LSU wavefronts), how many unknown."""
         unknown = sum(r.status == "unknown" for r in self)
-        return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
+        async_ = sum(r.status == "async" for r in self)
+        return {"accesses": len(self), "analysed": len(self) - unknown - async_, "async": async_, "unknown": unknown}
 
     def to_dict(self) -> dict:
         return {
@@ -119,8 +133,10 @@ class BankReport(list):
 
     def summary(self) -> str:
         c = self.counts()
+        by_proxy = f", {c['async']} by the async proxy" if c["async"] else ""
         lines = [
-            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
+            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed{by_proxy}, "
+            f"{c['unknown']} unknown"
         ]
         for r in self:
             head = (
@@ -129,6 +145,9 @@ class BankReport(list):
             )
             if r.status == "unknown":
                 lines.append(head + f"ways unknown: {r.reason}")
+                continue
+            if r.status == "async":
+                lines.append(head + f"no LSU wavefronts: {r.reason}")
                 continue
             flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
             part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
@@ -203,44 +222,9 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites: dict = {}
-        ordinal = {"exec": None, "n": 0}
-
-        def on_visit(v, sites=sites, ordinal=ordinal):
-            access = shared_access(v)
-            if access is None:
-                return
-            kind, buf, index, reason = access
-            if ordinal["exec"] != v.exec_id:
-                ordinal["exec"], ordinal["n"] = v.exec_id, 0
-            ordinal["n"] += 1
-            # one row per access in the source: copies of a statement made by unrolling share the
-            # line; several accesses in one statement are told apart by their order in it
-            key = (
-                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
-                if v.line is not None
-                else (simt._key(v.node), kind)
-            )
-            s = sites.get(key)
-            if s is None:
-                s = sites[key] = _Site(v, kind, buf)
-            if reason is not None:
-                s.unknown += 1
-                s.reasons.setdefault(reason, None)
-            elif index is simt.UNKNOWN:
-                s.unknown += 1
-                s.reasons.setdefault("the index depends on a value read from memory", None)
-            else:
-                s.add(v, index)
-            if v.uncertain:
-                s.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
-
-        walk = simt.execute(func, on_visit=on_visit, cta=cta)
+        sites, walk = simt.visit_accesses(func, _SharedClassifier(), _Site, cta=cta)
         grid = _grid_ctas(kernel, fname)
-        for s in sites.values():
-            if walk.truncated or any("were followed" in n for n in walk.notes):
-                s.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
-            report.append(s.row(plan, grid))
+        report += [s.row(plan, grid) for s in sites]
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access != "load"))
     report.kernel = ", ".join(names)
@@ -262,19 +246,32 @@ def _grid_ctas(kernel, fname):
     return n
 
 
-#: calls that read or write shared memory through per-lane addresses the walk does not model
+#: calls that read or write shared memory whose per-lane addresses the walk does not model
 _OPAQUE_SHARED = {
     "ldmatrix": "ldmatrix",
     "stmatrix": "stmatrix",
-    "cp_async_bulk": "TMA (cp.async.bulk)",
     "cp_async": "cp.async",
-    "wgmma": "a wgmma operand",
-    "tma": "TMA",
     "ld_vec": "ptx.ld",
     "ptx.ld": "ptx.ld",
     "ptx.st": "ptx.st",
+    "st_async": "st.async",
     "tcgen05": "tcgen05",
 }
+
+#: the note every access made by the async proxy carries (why it has no LSU wavefronts)
+ASYNC_PROXY = (
+    "async proxy, not an LSU access: Nsight Compute's l1tex__data_bank_conflicts_pipe_lsu_mem_shared "
+    "and ..._wavefronts_mem_shared do not count it"
+)
+#: wgmma_encode_matrix_descriptor's swizzle argument (CUtensorMapSwizzle) and what it means
+SWIZZLE_MODES = {
+    0: "no swizzle (interleaved 8x16-byte core matrices)",
+    1: "32B swizzle",
+    2: "64B swizzle",
+    3: "128B swizzle",
+}
+#: ldmatrix / stmatrix .m8n8: how many lanes supply a row address for .x1 / .x2 / .x4
+_MATRIX_LANES = {"x1": 8, "x2": 16, "x4": 32}
 
 
 def _is_atomic(name: str) -> bool:
@@ -282,67 +279,162 @@ def _is_atomic(name: str) -> bool:
     return short.startswith(("atomic_", "atomicAdd", "red_")) or short == "red"
 
 
-def shared_access(v):
-    """``(kind, buffer, index, reason)`` when visit ``v`` touches shared memory, else None: kind
-    "load" / "store" / "atomic" / the op's name; ``reason`` is set when its addresses are unknown."""
+def _is_tma(short: str) -> bool:
+    """A bulk copy (TMA, ``cp.async.bulk[.tensor]``, its reduce and multimem forms) that moves data."""
+    return short.startswith(("cp_async_bulk", "cp_reduce_async_bulk", "multimem_cp")) and not any(
+        w in short for w in ("prefetch", "commit_group", "wait_group")
+    )
+
+
+def _is_wgmma_mma(short: str) -> bool:
+    return short.startswith("wgmma_") and short.endswith(("_ss", "_rs"))
+
+
+def _is_cp_async(short: str) -> bool:
+    return short in {f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src")}
+
+
+class _SharedClassifier:
+    """``visit -> simt.Access`` for every visit that touches shared memory (see :func:`shared_access`);
+    remembers whether the function encoded a wgmma matrix descriptor (then a wgmma's operands are
+    the rows of those descriptors)."""
+
+    def __init__(self):
+        self.descriptors = 0
+
+    def __call__(self, v):
+        access = shared_access(v)
+        if access is not None and access.kind == "wgmma operand":
+            self.descriptors += 1
+        if access is not None and access.kind == "wgmma" and self.descriptors:
+            return None  # its shared operands are the rows of the descriptors it reads
+        return access
+
+
+def shared_access(v) -> simt.Access | None:
+    """What visit ``v`` does to shared memory (a :class:`txlab.simt.Access`), or None: kind "load" /
+    "store" / "atomic" / "ldmatrix" / "stmatrix" / "cp.async" (its shared write) / "TMA" / "wgmma
+    operand" (a matrix descriptor) / the op's name; ``reason`` says why its addresses are unknown,
+    or (with ``status="async"``) why it has no LSU wavefronts."""
     if v.kind in ("load", "store"):
         if v.scope and not v.scope.startswith("shared"):
             return None
         buf = v.node.buffer if v.kind == "store" else v.node.source
-        return v.kind, buf, v.index, None
+        return simt.Access(v.kind, buf, v.index)
     if v.kind != "call":
         return None
     name = str(getattr(v.node.op, "name", "") or "")
+    short = name.rsplit(".", 1)[-1]
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     shared = [a for a in addrs if str(a.buffer.scope()).startswith("shared")]
+    strings = [a for a in v.args if isinstance(a, str)]
     if _is_atomic(name):
         if shared:
-            return "atomic", shared[0].buffer, shared[0].index, None
+            return simt.Access("atomic", shared[0].buffer, shared[0].index)
         if not addrs and any(a is simt.UNKNOWN for a in v.args[:1]):
-            return "atomic", "?", simt.UNKNOWN, f"{name}: the target address is not an address_of a buffer"
+            return simt.Access("atomic", "?", simt.UNKNOWN, f"{name}: the target address is not an address_of a buffer")
         return None
-    label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
-    if label is None:
-        return None
-    if shared or not addrs:
-        buf = shared[0].buffer if shared else "shared"
-        return (
-            name.rsplit(".", 1)[-1],
-            buf,
-            simt.UNKNOWN,
-            f"{label}: its per-lane shared addresses are not evaluated by the static walk",
+    if short in ("ldmatrix", "stmatrix") and "ptx_legacy" not in name:
+        if not shared:
+            return simt.Access(
+                short, "shared", simt.UNKNOWN, f"{short}: its shared address is not an address the walk evaluates"
+            )
+        shape = next((x for x in strings if x.startswith("m") and "n" in x), "")
+        num = next((x for x in strings if x in _MATRIX_LANES), "")
+        if shape != "m8n8" or not num:
+            return simt.Access(
+                short,
+                shared[0].buffer,
+                simt.UNKNOWN,
+                f"{short} .{shape or '?'} .{num or '?'}: only .m8n8 .x1/.x2/.x4 is modelled",
+            )
+        info = {"matrices": _MATRIX_LANES[num] // 8, "trans": "trans" in strings}
+        # each matrix's 8 rows of 16 bytes come from 8 lanes' addresses; .trans moves data between
+        # lanes, not the rows read
+        return simt.Access(short, shared[0].buffer, shared[0].index, width=16, lanes=_MATRIX_LANES[num], info=info)
+    if _is_cp_async(short):
+        size = next((a for a in v.args[2:] if isinstance(a, int) and not isinstance(a, bool)), None)
+        if not shared or size not in (4, 8, 16):
+            return simt.Access(
+                "cp.async",
+                shared[0].buffer if shared else "shared",
+                simt.UNKNOWN,
+                "cp.async: its shared destination or copy size is not evaluated by the static walk",
+            )
+        # the shared-memory write of LDGSTS: each lane's `size` bytes at its destination
+        return simt.Access("cp.async", shared[0].buffer, shared[0].index, width=size)
+    if _is_tma(short):
+        direction = "reads" if "s2g" in short or "s2c" in short or short.startswith("multimem") else "writes"
+        return simt.Access(
+            "TMA",
+            shared[0].buffer if shared else "shared",
+            shared[0].index if shared else simt.UNKNOWN,
+            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; its swizzle is the host-side tensor map's",
+            status="async",
         )
-    return None
+    if short == "wgmma_encode_matrix_descriptor":
+        swizzle = v.args[4] if len(v.args) > 4 else None
+        mode = SWIZZLE_MODES.get(swizzle) if isinstance(swizzle, int) else None
+        return simt.Access(
+            "wgmma operand",
+            shared[-1].buffer if shared else "shared",
+            shared[-1].index if shared else simt.UNKNOWN,
+            f"read by wgmma through this matrix descriptor: {ASYNC_PROXY}; "
+            + (f"layout {mode}" if mode else "its swizzle is not a constant the walk evaluates"),
+            status="async",
+        )
+    if _is_wgmma_mma(short):
+        return simt.Access(
+            "wgmma",
+            "shared",
+            simt.UNKNOWN,
+            f"{short}: its shared operands come from matrix descriptors not built by "
+            "wgmma_encode_matrix_descriptor, whose layout the walk does not read",
+        )
+    label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
+    if label is None or not shared:
+        return None
+    return simt.Access(
+        short,
+        shared[0].buffer,
+        simt.UNKNOWN,
+        f"{label}: its per-lane shared addresses are not evaluated by the static walk",
+    )
 
 
-class _Site:
-    def __init__(self, v, kind, buf):
-        self.node = v.node
-        self.kind = kind
-        self.line = v.line
-        self.stmt = v.stmt
-        self.buf = buf
+class _Site(simt.AccessSite):
+    def __init__(self, v, access):
+        super().__init__(v, access)
         from tvm import DataType
 
+        buf, kind = self.buf, self.kind
         dtype = str(getattr(buf, "dtype", "")) or "uint8"
         if kind == "atomic" and getattr(v.node, "dtype", None) is not None and str(v.node.dtype) != "void":
             dtype = str(v.node.dtype)
         dt = DataType(dtype)
         self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
         self.dtype = dtype
+        self.width = access.width
         self.instructions = 0
         self.wf = 0
         self.ideal = 0
         self.worst = None
-        self.unknown = 0
-        self.reasons: dict = {}
         self.offsets = []
+        self.status = access.status
+        self.info = dict(access.info)
 
-    def add(self, v, idx):
-        width = self.elem_bytes
+    def add(self, v, access):
+        if access.status == "async":
+            self.reasons.setdefault(access.reason, None)
+            self.instructions += int(sum(v.mask[w0 : w0 + 32].any() for w0 in range(0, v.mask.size, 32)))
+            if not self.offsets and _is_int_index(access.index):
+                self.offsets.append(int(np.min(np.asarray(access.index)[...]) * self.elem_bytes))
+            return
+        idx = access.index
+        width = access.width or self.elem_bytes
         if isinstance(idx, simt.RampValue):
             if not isinstance(idx.stride, int):
-                self.unknown += 1
+                self.unknown("a vector access with a data-dependent stride")
                 return
             if idx.stride == 1:
                 width = self.elem_bytes * idx.lanes
@@ -350,9 +442,14 @@ class _Site:
             else:  # a strided vector: each lane's first element decides its bank (approximation)
                 idx = idx.base
         n = v.mask.size
+        mask = v.mask
+        if access.lanes is not None:  # only these lanes of each warp supply an address
+            mask = mask & (np.arange(n) % 32 < access.lanes)
         addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
         for w0 in range(0, n, 32):
-            act = v.mask[w0 : w0 + 32]
+            if not v.mask[w0 : w0 + 32].any():
+                continue
+            act = mask[w0 : w0 + 32]
             if not act.any():
                 continue
             a = np.zeros(32, dtype=np.int64)
@@ -370,40 +467,37 @@ class _Site:
 
     def row(self, plan, grid) -> BankAccess:
         name = getattr(self.buf, "name", None) or str(self.buf) or "shared"
-        if plan is not None and self.offsets and self.buf.scope() == "shared.dyn":
+        if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
             name = _pool_name(plan, self.offsets[0]) or name
         notes = []
-        if self.unknown:
-            notes.append(f"{self.unknown} execution(s) of this access could not be analysed")
+        if self.unknowns:
+            notes.append(f"{self.unknowns} execution(s) of this access could not be analysed")
         if self.kind == "atomic":
             notes.append("shared atomic (ATOMS): lanes on one word are serialised, not broadcast")
+        if self.kind in ("ldmatrix", "stmatrix") and self.info:
+            m = self.info["matrices"]
+            notes.append(
+                f"{self.kind} .x{m}{' .trans' if self.info['trans'] else ''}: {m} matri{'x' if m == 1 else 'ces'} "
+                f"of 8 rows x 16 bytes, each row's address from one of lanes 0-{8 * m - 1}; served 8 rows at a time"
+            )
+        if self.kind == "cp.async":
+            notes.append("cp.async (LDGSTS): the shared-memory write of each lane's bytes")
         reason = "; ".join(self.reasons)
         src = None
         fn = _file_of(self.stmt)
         if fn and self.line:
             src = source_text(fn, self.line)
+        width = self.width or self.elem_bytes
+        if self.status == "async" and not self.unknowns:
+            return BankAccess(
+                name, self.line, self.kind, None, 0, 0, width, [], None, self.instructions, 0, 0, grid, src,
+                self.dtype, notes, [], status="async", reason=reason,
+            )  # fmt: skip
         if self.worst is None:
             return BankAccess(
-                name,
-                self.line,
-                self.kind,
-                None,
-                0,
-                0,
-                self.elem_bytes,
-                [],
-                None,
-                0,
-                0,
-                0,
-                grid,
-                src,
-                self.dtype,
-                notes,
-                [],
-                status="unknown",
-                reason=reason or "no execution of it was reached by the walk",
-            )
+                name, self.line, self.kind, None, 0, 0, width, [], None, 0, 0, 0, grid, src, self.dtype, notes, [],
+                status="unknown", reason=reason or "no execution of it was reached by the walk",
+            )  # fmt: skip
         ways, wf, ideal, lanes, bank, lane_banks, width = self.worst
         return BankAccess(
             name,
@@ -426,6 +520,10 @@ class _Site:
             status="partial" if reason else "analysed",
             reason=reason,
         )
+
+
+def _is_int_index(idx) -> bool:
+    return isinstance(idx, (int, np.integer)) or (isinstance(idx, np.ndarray) and idx.dtype.kind in "iu")
 
 
 def source_text(filename, line, max_lines=4):

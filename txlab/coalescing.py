@@ -18,7 +18,7 @@ These are the quantities Nsight Compute's source counters report per instruction
 (``memory_l2_theoretical_sectors_global`` and ``..._ideal`` over ``memory_l1_tag_requests_global``),
 per CTA here (CTA 0 unless ``cta=`` says otherwise). An access whose index depends on a value read
 from memory (a gather) or that is made by an instruction whose per-lane addresses the walk does not
-model (TMA, ``cp.async``) is listed with ``status="unknown"`` and the reason, never as coalesced.
+model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as coalesced.
 """
 
 from __future__ import annotations
@@ -191,13 +191,13 @@ def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int
     return len(lines), len(touched), ideal, len(lines)
 
 
-def global_access(v):
-    """``(kind, buffer, index, reason)`` when visit ``v`` touches global memory, else None."""
+def global_access(v) -> simt.Access | None:
+    """What visit ``v`` does to global memory (a :class:`txlab.simt.Access`), or None."""
     if v.kind in ("load", "store"):
         if v.scope != "global":
             return None
         buf = v.node.buffer if v.kind == "store" else v.node.source
-        return v.kind, buf, v.index, None
+        return simt.Access(v.kind, buf, v.index)
     if v.kind != "call":
         return None
     name = str(getattr(v.node.op, "name", "") or "")
@@ -205,12 +205,51 @@ def global_access(v):
     glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
     short = name.rsplit(".", 1)[-1]
     if short.startswith(("atomic_", "red")):
-        return ("atomic", glob[0].buffer, glob[0].index, None) if glob else None
+        return simt.Access("atomic", glob[0].buffer, glob[0].index) if glob else None
+    if short in {f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src")}:
+        size = next((a for a in v.args[2:] if isinstance(a, int) and not isinstance(a, bool)), None)
+        if glob and size in (4, 8, 16):
+            # LDGSTS's global read: each lane's `size` bytes at its source
+            return simt.Access("cp.async", glob[0].buffer, glob[0].index, width=size)
+        if not glob and addrs:
+            return None
+        return simt.Access(
+            "cp.async",
+            glob[0].buffer if glob else "global",
+            simt.UNKNOWN,
+            "cp.async: its global source or copy size is not evaluated by the static walk",
+        )
+    if any(w in short for w in ("commit_group", "wait_group", "wait_all", "prefetch")):
+        return None
+    if short.startswith(("cp_async_bulk", "cp_reduce_async_bulk")) and ("g2s" in short or "s2g" in short):
+        return simt.Access(
+            "TMA",
+            glob[0].buffer if glob else _tensor_map(v.node) or "global",
+            simt.UNKNOWN,
+            f"TMA ({short}): one bulk copy by the tensor-memory accelerator, not per-lane requests of the "
+            "load/store unit",
+        )
     label = next((lab for key, lab in _OPAQUE_GLOBAL.items() if key in name), None)
     if label is None or (addrs and not glob):
         return None
     buf = glob[0].buffer if glob else "global"
-    return short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
+    return simt.Access(
+        short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
+    )
+
+
+def _tensor_map(call) -> str | None:
+    """The name of the tensor map a TMA call takes (``address_of(A_map)``), if it names one."""
+    import tvm
+
+    stack = list(call.args)
+    while stack:
+        a = stack.pop(0)
+        if isinstance(a, tvm.ir.Call):
+            stack.extend(a.args)
+        elif type(a).__name__ == "Var" and "handle" in str(getattr(a, "dtype", "handle")):
+            return a.name
+    return None
 
 
 def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingReport:
@@ -226,39 +265,8 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingR
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites: dict = {}
-        ordinal = {"exec": None, "n": 0}
-
-        def on_visit(v, sites=sites, ordinal=ordinal):
-            got = global_access(v)
-            if got is None:
-                return
-            kind, buf, index, reason = got
-            if ordinal["exec"] != v.exec_id:
-                ordinal["exec"], ordinal["n"] = v.exec_id, 0
-            ordinal["n"] += 1
-            key = (
-                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
-                if v.line is not None
-                else (simt._key(v.node), kind)
-            )
-            site = sites.get(key)
-            if site is None:
-                site = sites[key] = _Site(v, kind, buf)
-            if reason is not None:
-                site.unknown(reason)
-            elif index is simt.UNKNOWN:
-                site.unknown("the index depends on a value read from memory (a gather or scatter)")
-            else:
-                site.add(v, index)
-            if v.uncertain:
-                site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
-
-        walk = simt.execute(func, on_visit=on_visit, cta=cta)
-        truncated = walk.truncated or any("were followed" in n for n in walk.notes)
-        for site in sites.values():
-            if truncated:
-                site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+        sites, walk = simt.visit_accesses(func, global_access, _Site, cta=cta)
+        for site in sites:
             fn = _file_of(site.stmt)
             report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
@@ -267,26 +275,23 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingR
     return report
 
 
-class _Site:
-    def __init__(self, v, kind, buf):
+class _Site(simt.AccessSite):
+    unknown_index_reason = "the index depends on a value read from memory (a gather or scatter)"
+
+    def __init__(self, v, access):
+        super().__init__(v, access)
         from tvm import DataType
 
-        self.kind, self.buf, self.line, self.stmt = kind, buf, v.line, v.stmt
-        dtype = str(getattr(buf, "dtype", "")) or "uint8"
+        dtype = str(getattr(self.buf, "dtype", "")) or "uint8"
         dt = DataType(dtype)
         self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
-        self.width = self.elem_bytes
+        self.width = access.width or self.elem_bytes
         self.dtype = dtype
         self.instructions = self.requests = self.sectors = self.ideal = self.lines = self.worst = 0
-        self.unknowns = 0
-        self.reasons: dict = {}
 
-    def unknown(self, reason):
-        self.unknowns += 1
-        self.reasons.setdefault(reason, None)
-
-    def add(self, v, idx):
-        width = self.elem_bytes
+    def add(self, v, access):
+        idx = access.index
+        width = access.width or self.elem_bytes
         if isinstance(idx, simt.RampValue):
             if not isinstance(idx.stride, int):
                 self.unknown("a vector access with a data-dependent stride")
@@ -318,6 +323,8 @@ class _Site:
     def row(self, source) -> GlobalAccess:
         name = getattr(self.buf, "name", None) or str(self.buf)
         notes = [f"{self.unknowns} execution(s) of this access could not be analysed"] if self.unknowns else []
+        if self.kind == "cp.async":
+            notes.append("cp.async (LDGSTS): the global read of each lane's bytes")
         reason = "; ".join(self.reasons)
         if not self.requests:
             return GlobalAccess(

@@ -393,6 +393,8 @@ class SimtWalk:
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, RampValue):
                 return v
+            if isinstance(v, AddrValue):
+                return UNKNOWN  # an address turned into a number: not followed
             dt = str(e.dtype)
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
@@ -424,10 +426,18 @@ class SimtWalk:
             ld = c.args[0]
             idx = [self._eval(i, mask) for i in ld.indices]
             return AddrValue(ld.source, _flat(idx, ld.source))
+        if short == "buffer_data" and len(c.args) == 1 and _key(c.args[0]) in self.buffers:
+            return AddrValue(self.buffers[_key(c.args[0])], 0)  # ``buf.data``: its first element
         args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
         self._report("call", c, mask, args=args)
         if short.startswith("cvta") and args:
             return args[0]
+        if short == "func_call" and len(args) >= 3 and args[0] == "tvm_builtin_pointer_offset":
+            # TVM's device helper ``ptr + offset`` (elements of the pointer's type)
+            ptr, off = args[1], args[2]
+            if isinstance(ptr, AddrValue) and _is_int(ptr.index) and _is_int(off):
+                return AddrValue(ptr.buffer, _simplify(np.add(ptr.index, off)))
+            return UNKNOWN
         if short in ("thread_rank",):
             return self.linear
         if short in ("if_then_else",) and len(args) == 3:
@@ -616,6 +626,98 @@ def device_functions(kernel, arch: str = "sm_90a"):
             if isinstance(f, tvm.tirx.PrimFunc):
                 out.append((gv.name_hint, f))
     return out
+
+
+# ---- memory-access sites (what the bank-conflict and coalescing analyses share) ---------------------
+@dataclass
+class Access:
+    """What one visit does to memory, as an analysis classifies it: ``kind`` ("load", "store",
+    "atomic" or the instruction's name), the buffer, the per-thread flat index (``UNKNOWN`` when it
+    depends on memory) and, when the analysis already knows its addresses cannot be evaluated,
+    ``reason``. ``width`` (bytes per lane) and ``lanes`` (how many lanes of each warp supply an
+    address) are set by instructions that fix them (``ldmatrix``: 16-byte rows from 8/16/32 lanes);
+    ``status``/``reason`` with status "async" mark an access made outside the load/store unit."""
+
+    kind: str
+    buffer: object
+    index: object
+    reason: str | None = None
+    width: int | None = None
+    lanes: int | None = None
+    status: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+class AccessSite:
+    """One access in the code (a row of an analysis), fed every execution the walk makes of it.
+
+    Subclasses add what they measure in :meth:`add`; the walker (:func:`visit_accesses`) owns which
+    executions belong to which site and what an unknown index means."""
+
+    #: the reason given when the index depends on a value read from memory
+    unknown_index_reason = "the index depends on a value read from memory"
+
+    def __init__(self, v: Visit, access: Access):
+        self.node = v.node
+        self.kind = access.kind
+        self.buf = access.buffer
+        self.line = v.line
+        self.stmt = v.stmt
+        self.unknowns = 0
+        self.reasons: dict = {}
+
+    def unknown(self, reason: str) -> None:
+        """One execution whose addresses cannot be evaluated, and why."""
+        self.unknowns += 1
+        self.reasons.setdefault(reason, None)
+
+    def add(self, v: Visit, access: Access) -> None:  # pragma: no cover - every analysis overrides it
+        raise NotImplementedError
+
+
+def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
+    """Walk ``func`` and group its memory accesses into sites: ``classify(visit)`` gives an
+    :class:`Access` (or None for a visit the analysis ignores); each site is a ``site_class``
+    (an :class:`AccessSite`). Returns ``(sites in first-visit order, walk)``.
+
+    A site is one access in the source: copies of a statement made by unrolling share the user's
+    line, and several accesses in one statement are told apart by their order in it (line, kind,
+    buffer, ordinal); an access without a line is keyed by its IR node. An execution whose index is
+    unknown, or a guard on whose path depends on memory, or a walk cut short, is recorded on the
+    site as a reason: never silently as a known answer."""
+    sites: dict = {}
+    ordinal = {"exec": None, "n": 0}
+
+    def on_visit(v):
+        access = classify(v)
+        if access is None:
+            return
+        if ordinal["exec"] != v.exec_id:
+            ordinal["exec"], ordinal["n"] = v.exec_id, 0
+        ordinal["n"] += 1
+        buf = access.buffer
+        key = (
+            (v.line, access.kind, getattr(buf, "name", str(buf)), ordinal["n"])
+            if v.line is not None
+            else (_key(v.node), access.kind)
+        )
+        site = sites.get(key)
+        if site is None:
+            site = sites[key] = site_class(v, access)
+        if access.reason is not None and access.status is None:
+            site.unknown(access.reason)
+        elif access.index is UNKNOWN and access.status is None:
+            site.unknown(site.unknown_index_reason)
+        else:
+            site.add(v, access)
+        if v.uncertain:
+            site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
+
+    walk = execute(func, on_visit=on_visit, cta=cta, limits=limits)
+    if walk.truncated or any("were followed" in n for n in walk.notes):
+        for site in sites.values():
+            site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+    return list(sites.values()), walk
 
 
 def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:
