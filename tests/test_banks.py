@@ -131,3 +131,102 @@ def test_matches_nsight_compute_on_the_h200(name):
     assert tot["load"]["grid_conflicts"] == want["ld_conflicts"]
     assert tot["store"]["grid_wavefronts"] == want["st_wavefronts"]
     assert tot["store"]["grid_conflicts"] == want["st_conflicts"]
+
+
+# ---- ldmatrix / stmatrix / cp.async / TMA / wgmma (issue 29) ------------------------------------
+def _mp():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "kernels"))
+    import memory_patterns
+
+    return memory_patterns
+
+
+def _only(rows, access):
+    got = [r for r in rows if r.access == access]
+    assert len(got) == 1, rows.summary()
+    return got[0]
+
+
+@pytest.mark.parametrize(
+    "row_halves,num,trans,ways,per_instruction",
+    [(64, 4, False, 8, (32, 4)), (72, 4, False, 1, (4, 4)), (64, 2, True, 8, (16, 2)), (72, 1, False, 1, (1, 1))],
+)
+def test_ldmatrix_rows_from_lanes(row_halves, num, trans, ways, per_instruction):
+    """LDSM: each 8x8 matrix is 8 rows of 16 bytes whose addresses come from 8 lanes, served 8 rows
+    per wavefront: 128-byte rows put all 8 on the same banks (8 wavefronts per matrix), a 16-byte
+    pad spreads them; .x1/.x2 read only lanes 0-7 / 0-15's addresses; .trans reads the same rows."""
+    rows = txlab.pools.layout(_mp().ldmatrix_tile(row_halves, num, trans, ctas=2), arch="sm_90a").bank_conflicts()
+    r = _only(rows, "ldmatrix")
+    assert r.status == "analysed" and r.buffer == "S" and r.bytes_per_lane == 16
+    assert (r.ways, (r.wavefronts, r.ideal_wavefronts)) == (ways, per_instruction)
+    assert r.instructions == 4 and r.total_wavefronts == 4 * per_instruction[0]
+    if ways > 1:
+        assert r.lanes == list(range(8)) and r.bank == 0
+    assert rows.totals()["ldmatrix"]["conflicts"] == 4 * (per_instruction[0] - per_instruction[1])
+    assert rows.counts() == {"accesses": 2, "analysed": 2, "async": 0, "unknown": 0}
+
+
+@pytest.mark.parametrize("row_halves,num,ways", [(64, 4, 8), (72, 4, 1), (64, 1, 8)])
+def test_stmatrix_rows_from_lanes(row_halves, num, ways):
+    rows = txlab.pools.layout(_mp().stmatrix_tile(row_halves, num, ctas=2), arch="sm_90a").bank_conflicts()
+    r = _only(rows, "stmatrix")
+    assert r.status == "analysed" and r.ways == ways and r.ideal_wavefronts == num
+    assert r.wavefronts == num * ways
+
+
+def test_tvm_tile_copy_ldmatrix_through_pointer_offset():
+    """Apache TVM's Tx.warp.copy to registers lowers to ldmatrix on tvm_builtin_pointer_offset(smem, off):
+    the walk follows the offset (the 64-byte rows of its layout give a 4-way conflict)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from upstream import k_copy_ldstmatrix as ls
+
+    rows = txlab.pools.layout(ls._build_warp_kernel(4, "ld", False)[0], arch="sm_90a").bank_conflicts()
+    r = _only(rows, "ldmatrix")
+    assert r.buffer == "A_smem" and r.status == "analysed" and (r.ways, r.wavefronts, r.ideal_wavefronts) == (4, 16, 4)
+    swz = txlab.pools.layout(ls._build_warp_kernel(4, "ld", False, swizzle=True)[0], arch="sm_90a").bank_conflicts()
+    assert _only(swz, "ldmatrix").ways == 1
+
+
+@pytest.mark.parametrize("stride,ways", [(1, 1), (2, 2)])
+def test_cp_async_shared_write(stride, ways):
+    k = _mp().cp_async_copy(stride, ctas=2)
+    rows = txlab.pools.layout(k, arch="sm_90a").bank_conflicts()
+    r = _only(rows, "cp.async")  # commit_group / wait_group are not accesses
+    assert r.status == "analysed" and r.bytes_per_lane == 16 and r.ways == ways
+    assert (r.wavefronts, r.ideal_wavefronts) == (4 * ways, 4)
+    assert len(rows) == 2
+    g = [x for x in txlab.pools.coalescing(k, arch="sm_90a") if x.access == "cp.async"]
+    assert len(g) == 1 and g[0].status == "analysed" and g[0].coalesced and g[0].bytes_per_lane == 16
+    assert len(txlab.pools.coalescing(k, arch="sm_90a")) == 2
+
+
+def test_tma_and_wgmma_operands_are_async_proxy_never_conflict_free():
+    from txlab.api_examples import wgmma
+
+    rows = txlab.pools.layout(wgmma.ss_kernel(), arch="sm_90a").bank_conflicts()
+    assert rows.counts() == {"accesses": 4, "analysed": 0, "async": 4, "unknown": 0}
+    assert sorted((r.access, r.buffer) for r in rows) == [
+        ("TMA", "A_smem"),
+        ("TMA", "B_smem"),
+        ("wgmma operand", "A_smem"),
+        ("wgmma operand", "B_smem"),
+    ]
+    for r in rows:
+        assert r.status == "async" and r.ways is None and r.conflicts is None
+        assert "not an LSU access" in r.reason and "128B swizzle" in r.reason
+    assert "tensor map A_map: 128B swizzle" in _only_line(rows, "TMA", "A_smem").reason
+    assert "4 by the async proxy" in rows.summary() and "ways  1" not in rows.summary()
+    assert rows.totals()["load"]["wavefronts"] == 0
+    tma = [r for r in txlab.pools.coalescing(wgmma.ss_kernel(), arch="sm_90a") if r.access == "TMA"]
+    assert {r.buffer for r in tma} == {"A_map", "B_map"} and all(r.status == "unknown" for r in tma)
+
+
+def _only_line(rows, access, buffer):
+    (r,) = [r for r in rows if r.access == access and r.buffer == buffer]
+    return r

@@ -216,13 +216,15 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     IRModule or ``txlab.Compiled``); ``plan`` (a :class:`txlab.pools.PoolLayout`) names SMEMPool
     buffers by their byte range."""
     arch = arch or getattr(kernel, "arch", None) or (plan.arch if plan is not None else None) or "sm_90a"
-    funcs = simt.device_functions(kernel, arch)
+    lowered = simt.lowered_of(kernel, arch)
+    funcs = simt.device_functions(lowered)
+    swizzles = simt.tensor_map_swizzles(lowered)
     report = BankReport()
     report.notes = []
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites, walk = simt.visit_accesses(func, _SharedClassifier(), _Site, cta=cta)
+        sites, walk = simt.visit_accesses(func, _SharedClassifier(swizzles), _Site, cta=cta)
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
@@ -299,11 +301,12 @@ class _SharedClassifier:
     remembers whether the function encoded a wgmma matrix descriptor (then a wgmma's operands are
     the rows of those descriptors)."""
 
-    def __init__(self):
+    def __init__(self, swizzles=None):
         self.descriptors = 0
+        self.swizzles = swizzles or {}
 
     def __call__(self, v):
-        access = shared_access(v)
+        access = shared_access(v, self.swizzles)
         if access is not None and access.kind == "wgmma operand":
             self.descriptors += 1
         if access is not None and access.kind == "wgmma" and self.descriptors:
@@ -311,11 +314,12 @@ class _SharedClassifier:
         return access
 
 
-def shared_access(v) -> simt.Access | None:
+def shared_access(v, swizzles=None) -> simt.Access | None:
     """What visit ``v`` does to shared memory (a :class:`txlab.simt.Access`), or None: kind "load" /
     "store" / "atomic" / "ldmatrix" / "stmatrix" / "cp.async" (its shared write) / "TMA" / "wgmma
     operand" (a matrix descriptor) / the op's name; ``reason`` says why its addresses are unknown,
-    or (with ``status="async"``) why it has no LSU wavefronts."""
+    or (with ``status="async"``) why it has no LSU wavefronts. ``swizzles``: ``{tensor map name:
+    swizzle}`` the host encodes (:func:`txlab.simt.tensor_map_swizzles`), named in TMA rows."""
     if v.kind in ("load", "store"):
         if v.scope and not v.scope.startswith("shared"):
             return None
@@ -364,12 +368,20 @@ def shared_access(v) -> simt.Access | None:
         # the shared-memory write of LDGSTS: each lane's `size` bytes at its destination
         return simt.Access("cp.async", shared[0].buffer, shared[0].index, width=size)
     if _is_tma(short):
+        tmap = simt.tensor_map_name(v.node)
+        swz = (swizzles or {}).get(tmap)
+        layout = (
+            f"tensor map {tmap}: {simt.TENSOR_MAP_SWIZZLE.get(swz, f'swizzle mode {swz}')}"
+            if swz is not None
+            else f"its swizzle is in the tensor map{' ' + tmap if tmap else ''}, which the host does not encode "
+            "with constants the walk reads"
+        )
         direction = "reads" if "s2g" in short or "s2c" in short or short.startswith("multimem") else "writes"
         return simt.Access(
             "TMA",
             shared[0].buffer if shared else "shared",
             shared[0].index if shared else simt.UNKNOWN,
-            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; its swizzle is the host-side tensor map's",
+            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; {layout}",
             status="async",
         )
     if short == "wgmma_encode_matrix_descriptor":
@@ -380,7 +392,7 @@ def shared_access(v) -> simt.Access | None:
             shared[-1].buffer if shared else "shared",
             shared[-1].index if shared else simt.UNKNOWN,
             f"read by wgmma through this matrix descriptor: {ASYNC_PROXY}; "
-            + (f"layout {mode}" if mode else "its swizzle is not a constant the walk evaluates"),
+            + (f"descriptor: {mode}" if mode else "its swizzle is not a constant the walk evaluates"),
             status="async",
         )
     if _is_wgmma_mma(short):

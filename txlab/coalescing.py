@@ -224,7 +224,7 @@ def global_access(v) -> simt.Access | None:
     if short.startswith(("cp_async_bulk", "cp_reduce_async_bulk")) and ("g2s" in short or "s2g" in short):
         return simt.Access(
             "TMA",
-            glob[0].buffer if glob else _tensor_map(v.node) or "global",
+            glob[0].buffer if glob else simt.tensor_map_name(v.node) or "global",
             simt.UNKNOWN,
             f"TMA ({short}): one bulk copy by the tensor-memory accelerator, not per-lane requests of the "
             "load/store unit",
@@ -236,20 +236,6 @@ def global_access(v) -> simt.Access | None:
     return simt.Access(
         short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
     )
-
-
-def _tensor_map(call) -> str | None:
-    """The name of the tensor map a TMA call takes (``address_of(A_map)``), if it names one."""
-    import tvm
-
-    stack = list(call.args)
-    while stack:
-        a = stack.pop(0)
-        if isinstance(a, tvm.ir.Call):
-            stack.extend(a.args)
-        elif type(a).__name__ == "Var" and "handle" in str(getattr(a, "dtype", "handle")):
-            return a.name
-    return None
 
 
 def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingReport:

@@ -605,27 +605,85 @@ def user_line(span):
     return spans.user_line(span)
 
 
-def device_functions(kernel, arch: str = "sm_90a"):
-    """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule or Compiled): what
-    TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's own lowering is
-    reused (nothing is lowered twice)."""
+def lowered_of(kernel, arch: str = "sm_90a"):
+    """The :class:`txlab.build.Lowered` of a kernel (prim_func, IRModule, Compiled or a Lowered
+    itself): what TVM's tirx pipeline hands to codegen. A Compiled's own lowering is reused."""
     import tvm
 
     from txlab import build, ir
 
-    lowered = None
+    if isinstance(kernel, build.Lowered):
+        return kernel
     if hasattr(kernel, "ir_module") and not isinstance(kernel, (tvm.IRModule, tvm.tirx.PrimFunc)):
-        arch = getattr(kernel, "arch", None) or arch
         lowered = getattr(kernel, "lowered", None)
-    if lowered is None:
-        mod, entry = ir.as_module(kernel, what="txlab.simt")
-        lowered = build.lower(mod, arch, entry)
+        if lowered is not None:
+            return lowered
+        arch = getattr(kernel, "arch", None) or arch
+    mod, entry = ir.as_module(kernel, what="txlab.simt")
+    return build.lower(mod, arch, entry)
+
+
+def device_functions(kernel, arch: str = "sm_90a"):
+    """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule, Compiled or
+    Lowered): what TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's
+    own lowering is reused (nothing is lowered twice)."""
+    import tvm
+
+    lowered = lowered_of(kernel, arch)
     out = []
     for _, dmod in lowered.device_mods.items():
         for gv, f in dmod.functions.items():
             if isinstance(f, tvm.tirx.PrimFunc):
                 out.append((gv.name_hint, f))
     return out
+
+
+#: CUtensorMapSwizzle (the swizzle argument of cuTensorMapEncodeTiled)
+TENSOR_MAP_SWIZZLE = {0: "no swizzle", 1: "32B swizzle", 2: "64B swizzle", 3: "128B swizzle"}
+
+
+def tensor_map_swizzles(lowered) -> dict:
+    """``{tensor map variable name: swizzle enum}`` of the tensor maps the host code encodes, from
+    ``runtime.cuTensorMapEncodeTiled`` calls (written by the user) and ``tensormap_encode_tiled``
+    (TVM's TMA lowering) in the host module before finalization."""
+    from txlab import ir
+
+    host = getattr(lowered, "host_ir", None) or getattr(lowered, "host_mod", None)
+    out: dict = {}
+    if host is None:
+        return out
+    for _, f in host.functions_items():
+        for node in ir.walk(f.body):
+            if type(node).__name__ != "Call":
+                continue
+            op = getattr(node.op, "name", "")
+            args = list(node.args)
+            try:
+                if op == "tirx.tensormap_encode_tiled":
+                    out[args[0].name] = int(node.attrs.swizzle)
+                elif (
+                    op == "tirx.tvm_call_packed"
+                    and str(getattr(args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled"
+                ):
+                    rank = int(args[3].value)
+                    out[args[1].name] = int(args[1 + 4 + 4 * rank].value)
+            except (AttributeError, IndexError, TypeError, ValueError):
+                continue  # an encode whose swizzle is not a constant: left out (the caller says so)
+    return out
+
+
+def tensor_map_name(call) -> str | None:
+    """The name of the tensor map a TMA call takes (``address_of(A_map)``), if it names one."""
+    import tvm
+
+    stack = list(call.args)
+    while stack:
+        a = stack.pop(0)
+        if isinstance(a, tvm.ir.Call):
+            stack.extend(a.args)
+        elif type(a).__name__ == "Var" and "handle" in str(getattr(a, "dtype", "handle")):
+            return a.name
+    return None
 
 
 # ---- memory-access sites (what the bank-conflict and coalescing analyses share) ---------------------
