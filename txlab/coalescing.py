@@ -33,15 +33,11 @@ SECTOR_BYTES = 32
 LINE_BYTES = 128
 WARP = 32
 
-#: calls that read or write global memory through addresses the walk does not model
+#: calls (by short name) that read or write global memory through addresses the walk does not model
 _OPAQUE_GLOBAL = {
-    "cp_async_bulk": "TMA (cp.async.bulk)",
-    "cp_async": "cp.async",
-    "tma": "TMA",
     "ldg": "__ldg",
-    "ld_vec": "ptx.ld",
-    "ptx.ld": "ptx.ld",
-    "ptx.st": "ptx.st",
+    **{n: "ptx.ld" for n in ("ld", "ld_vec", "ld_vec256", "ld_proxy_readonly", "ldu", "ldu_vec")},
+    **{n: "ptx.st" for n in ("st", "st_vec", "st_vec256", "st_bulk")},
 }
 
 
@@ -204,6 +200,8 @@ def global_access(v) -> simt.Access | None:
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
     short = name.rsplit(".", 1)[-1]
+    if short == "ldg" and glob:  # __ldg(&A[i]): a global load through the read-only path
+        return simt.Access("load", glob[0].buffer, glob[0].index)
     if short.startswith(("atomic_", "red")):
         return simt.Access("atomic", glob[0].buffer, glob[0].index) if glob else None
     if short in {f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src")}:
@@ -229,7 +227,7 @@ def global_access(v) -> simt.Access | None:
             f"TMA ({short}): one bulk copy by the tensor-memory accelerator, not per-lane requests of the "
             "load/store unit",
         )
-    label = next((lab for key, lab in _OPAQUE_GLOBAL.items() if key in name), None)
+    label = _OPAQUE_GLOBAL.get(short)
     if label is None or (addrs and not glob):
         return None
     buf = glob[0].buffer if glob else "global"

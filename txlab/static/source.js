@@ -78,6 +78,17 @@ var TITLES = { user: "TVMScript", cuda: "CUDA C", ptx: "PTX", sass: "SASS" };
 var CLASS_COLOURS = { memory: "#4e79a7", tensor: "#e15759", barrier: "#f28e2b", control: "#76b7b2", alu: "#9c9c9c" };
 var KIND = { w: "write", r: "read" };
 var BLOCK = 64;
+function coalText(C) {
+  const acc = `${C.accesses} global access${C.accesses === 1 ? "" : "es"}`;
+  const why = (C.reasons || []).join("; ");
+  if (C.status === "unknown") return { text: "?", cls: "unk", title: `global memory: unknown (${acc}): ${why}` };
+  const spr = C.sectors_per_request, ideal = C.ideal_sectors_per_request, eff = C.efficiency;
+  const used = eff !== null && eff !== void 0 && eff < 0.999 ? ` ${Math.round(100 * eff)}%` : "";
+  const part = C.status === "partial" ? "?" : "";
+  let title = `global memory: ${spr.toFixed(2)} sectors per request (ideal ${ideal.toFixed(2)}; ${C.sectors} sectors, ${C.requests} requests per CTA), ${used ? `${Math.round(100 * eff)}% of the sectors' bytes used` : "coalesced"} (${acc})`;
+  if (part) title += `; partly unknown: ${why}`;
+  return { text: `${spr.toFixed(1)}${used}${part}`, cls: part ? "unk" : used ? "bad" : "ok", title };
+}
 var CSS = `
 .txlab-source { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px;
   border: 1px solid var(--jp-border-color1, #ccc); border-radius: 4px; display: flex; flex-direction: column; }
@@ -129,6 +140,10 @@ var CSS = `
 .txlab-source.noctl .x { display: none; }
 .txlab-source .lr { flex: none; min-width: 2.6em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
 .txlab-source .lr.spill { color: #c62828; font-weight: bold; }
+.txlab-source .co { flex: none; min-width: 4.4em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
+.txlab-source .co.bad { color: #c62828; font-weight: bold; }
+.txlab-source .co.ok { color: #2e7d32; }
+.txlab-source .co.unk { color: #b26a00; }
 .txlab-source .src-info { padding: 4px 8px; min-height: 32px; max-height: 6.5em; overflow: auto; flex: none; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
 .txlab-source .heat { width: 30px; flex: none; font-size: 9.5px; text-align: right; padding-right: 2px; margin-right: 3px; }
 `;
@@ -177,6 +192,8 @@ var source_default = {
       const heatRows = d.heat_rows || {};
       const total = d.total_samples || 0;
       const hasHeat = Object.keys(heat).length > 0 || Object.keys(heatRows).length > 0;
+      const coal = d.coalescing || {};
+      const hasCo = Object.keys(coal).length > 0;
       const hasCtl = d.sass.some((s) => s.control);
       const pct = (n) => total ? `${(100 * n / total).toFixed(n / total >= 0.1 ? 0 : 1)}%` : `${n}`;
       const codeOnly = h("input", { type: "checkbox", "data-testid": "source-code-only" });
@@ -264,6 +281,7 @@ var source_default = {
           hasHeat ? h("span", { class: "heat" }) : null,
           p === "sass" ? h("span", { class: "x" }) : null,
           d.live && (p === "user" || p === "sass") ? h("span", { class: "lr", "data-testid": `source-live-${p}` }) : null,
+          hasCo && p === "user" ? h("span", { class: "co", "data-testid": "source-coalescing" }) : null,
           h("span", { class: "t" })
         );
         let blk = null;
@@ -328,6 +346,16 @@ var source_default = {
             }
             cell = cell.nextSibling;
           }
+          if (hasCo && p === "user") {
+            const C = coal[String(d.first + i)];
+            if (C) {
+              const t = coalText(C);
+              cell.textContent = t.text;
+              cell.classList.add(t.cls);
+              cell.title = t.title;
+            }
+            cell = cell.nextSibling;
+          }
           cell.textContent = p === "sass" ? texts[i].text : texts[i];
           if (p === "user") frag.appendChild(r);
           else if (i < folded) {
@@ -381,6 +409,7 @@ var source_default = {
           if (L.live_registers !== void 0 && L.live_registers !== null) parts.push(`${L.live_registers} registers live (max)`);
           if (L.local) parts.push(`local memory: ${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`);
         } else parts.push("no SASS of its own");
+        if (coal[String(u)]) parts.push(coalText(coal[String(u)]).title);
         const hv = heat[String(u)];
         if (hv) {
           const st = stallText(hv.stalls);
