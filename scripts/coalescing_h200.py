@@ -94,6 +94,7 @@ def kernels():
     from txlab.api_examples import wgmma
 
     out.append(("wgmma_ss_tma", wgmma.ss_kernel(), lambda: wgmma.inputs("ss")))
+    out.append(("wgmma_rs_tma", wgmma.rs_kernel(), lambda: wgmma.inputs("rs")))
     return out
 
 
@@ -108,9 +109,8 @@ def compare(name, kernel, make_args) -> list[dict]:
         d["kinds"].add(r.access)
         if r.status == "unknown":
             d["unknown"] += 1
-        elif r.status == "async":
-            d["async"] += 1  # no LSU wavefronts
-        else:
+        else:  # async rows: TMA none, a wgmma the wavefronts ncu's source view counts for it
+            d["async"] += r.status == "async"
             d["wf"] += r.total_wavefronts * (r.grid_ctas or 1)
             d["ideal"] += r.total_ideal_wavefronts * (r.grid_ctas or 1)
     prof = txlab.profile(compiled, *make_args())
@@ -162,46 +162,67 @@ def compare(name, kernel, make_args) -> list[dict]:
     return rows
 
 
+def _print_row(r) -> None:
+    verdict = {True: "equal", False: "MISSING" if r["status"] == "missing" else "DIFFERENT", None: r["status"]}[
+        r["equal"]
+    ]
+    if "ncu_ideal" in r:  # shared: wavefronts/ideal over the grid
+        ncu = f"{r['ncu']}/{r['ncu_ideal']}"
+        st = "-" if r["static"] is None else f"{r['static']}/{r['static_ideal']}"
+        verdict += f" ({', '.join(r['kinds'])})" if r["kinds"] else ""
+    else:
+        ncu, st = f"{r['ncu']:.2f}", "-" if r["static"] is None else f"{r['static']:.2f}"
+    print(f"{r['kernel']:<22} {str(r['line']):>5} {r['what']:<24} {ncu:>12} {st:>12}  {verdict}", flush=True)
+
+
 def main() -> int:
+    import signal
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "static_vs_ncu.json"))
+    ap.add_argument("--only", nargs="*", help="kernel names to run (default: all)")
+    ap.add_argument("--timeout", type=int, default=40, help="seconds per kernel (build, analyses, ncu)")
     args = ap.parse_args()
     import txlab
 
     if not txlab.device.has_gpu():
         print("no GPU here: this script compares against Nsight Compute on a GPU")
         return 2
+
+    def expire(*_):
+        raise TimeoutError(f"over {args.timeout} s")
+
+    signal.signal(signal.SIGALRM, expire)
     t0 = time.time()
     rows, failed = [], []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    device = txlab.device.probe().name
+    print(f"{'kernel':<22} {'line':>5} {'what':<24} {'ncu':>12} {'static':>12}  verdict", flush=True)
     for name, kernel, make_args in kernels():
+        if args.only and name not in args.only:
+            continue
+        signal.alarm(args.timeout)
         try:
-            rows += compare(name, kernel, make_args)
+            got = compare(name, kernel, make_args)
         except Exception as exc:  # noqa: BLE001 - one kernel's failure is a row, not the end
             failed.append({"kernel": name, "error": f"{type(exc).__name__}: {exc}"})
-    print(f"{'kernel':<22} {'line':>5} {'what':<24} {'ncu':>12} {'static':>12}  verdict")
-    for r in rows:
-        verdict = {True: "equal", False: "MISSING" if r["status"] == "missing" else "DIFFERENT", None: r["status"]}[
-            r["equal"]
-        ]
-        if "ncu_ideal" in r:  # shared: wavefronts/ideal over the grid
-            ncu = f"{r['ncu']}/{r['ncu_ideal']}"
-            st = "-" if r["static"] is None else f"{r['static']}/{r['static_ideal']}"
-            verdict += f" ({', '.join(r['kinds'])})" if r["kinds"] else ""
-        else:
-            ncu, st = f"{r['ncu']:.2f}", "-" if r["static"] is None else f"{r['static']:.2f}"
-        print(f"{r['kernel']:<22} {str(r['line']):>5} {r['what']:<24} {ncu:>12} {st:>12}  {verdict}")
-    for f in failed:
-        print(f"{f['kernel']}: FAILED {f['error']}")
+            print(f"{name}: FAILED {failed[-1]['error']}", flush=True)
+            continue
+        finally:
+            signal.alarm(0)
+        rows += got
+        for r in got:
+            _print_row(r)
+        out.write_text(json.dumps({"rows": rows, "failed": failed, "device": device}, indent=1))
     analysable = [r for r in rows if r["equal"] is not None]
     ok = sum(r["equal"] for r in analysable)
     print(
         f"\n{ok} of {len(analysable)} analysable lines equal ncu; {len(rows) - len(analysable)} unknown/missing; "
-        f"{len(failed)} kernel(s) failed; {time.time() - t0:.0f} s"
+        f"{len(failed)} kernel(s) failed; {time.time() - t0:.0f} s",
+        flush=True,
     )
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(
-        json.dumps({"rows": rows, "failed": failed, "device": txlab.device.probe().name}, indent=1)
-    )
+    out.write_text(json.dumps({"rows": rows, "failed": failed, "device": device}, indent=1))
     return 0 if ok == len(analysable) and not failed else 1
 
 

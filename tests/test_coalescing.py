@@ -130,3 +130,21 @@ def test_one_site_walker_keys_sites_and_unknown_indices():
     loads = [s for s in sites if s.kind == "load"]
     # the serial j-loop runs the statement 4 times: one site, 4 executions
     assert len(loads) == 1 and loads[0].executions == 4
+
+
+@pytest.mark.parametrize("limit", ["visits", "seconds"])
+def test_a_walk_cut_short_keeps_every_access_and_says_partial(limit):
+    """Past the walk's visit limit or time budget, every access still gets its row (a statement's
+    first execution is always reported), and the row and its line read as partial, never as known."""
+    from txlab import simt
+
+    class Short(simt.Limits):
+        max_visits = 2 if limit == "visits" else simt.Limits.max_visits
+        max_seconds = 0.0 if limit == "seconds" else None
+
+    rep = txlab.pools.coalescing(mp.column_sum(512), arch="sm_90a", limits=Short)
+    full = txlab.pools.coalescing(mp.column_sum(512), arch="sm_90a")
+    assert [(r.access, r.buffer) for r in rep] == [(r.access, r.buffer) for r in full]
+    assert all(r.status == "partial" and "beyond the walk's limit" in r.reason for r in rep)
+    assert {v["status"] for v in rep.by_line().values()} == {"partial"}
+    assert {v["status"] for v in full.by_line().values()} == {"analysed"}

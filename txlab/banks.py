@@ -27,11 +27,18 @@ the reason:
   16 bytes whose addresses come from 8 lanes (lanes 0-7 the first matrix, 8-15 the second, ...;
   ``.trans`` moves data between lanes, not the rows read), served 8 rows = 128 bytes per wavefront,
   so a matrix whose rows fall on the same banks costs as many wavefronts as rows share them;
-* ``cp.async`` (LDGSTS): its shared-memory write, each lane's 4/8/16 bytes at its destination;
+* ``cp.async`` (LDGSTS) is ``unknown``: Nsight Compute's wavefronts for its shared write do not
+  follow the load/store model (measured on the H200), so no figure is given;
 * TMA (``cp.async.bulk[.tensor]``) and wgmma operands are read or written by the *async proxy*,
-  not the load/store unit: Nsight Compute's LSU wavefront and bank-conflict counters do not count
-  them, so they are rows with ``status="async"`` (no LSU wavefronts, ``ways``/``conflicts`` None,
-  never "conflict-free") saying so, with the layout a wgmma descriptor encodes (its swizzle mode);
+  not the load/store unit: rows with ``status="async"`` (``ways``/``conflicts`` None, never
+  "conflict-free") naming the swizzle of the tensor map (host side) or matrix descriptor. A TMA
+  row has no wavefronts (Nsight Compute's source view counts none there); a wgmma row is placed at
+  the wgmma (not the descriptor) and carries the wavefronts ncu's source view counts for it, all
+  ideal: its shared operands' bytes / 128 per warpgroup (measured on the H200);
+* the compiler may merge consecutive accesses of an unrolled loop into one wider instruction (two
+  fp16 stores into an ``STS``, four floats into an ``LDS.128``): for a ``txlab.Compiled`` the
+  line's LDS/STS widths in the SASS decide, and those executions are counted as the one access
+  they became;
 * an index that depends on a value read from memory, or a shared access made by an instruction
   whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
@@ -39,6 +46,7 @@ the reason:
 from __future__ import annotations
 
 import linecache
+import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -219,18 +227,40 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     lowered = simt.lowered_of(kernel, arch)
     funcs = simt.device_functions(lowered)
     swizzles = simt.tensor_map_swizzles(lowered)
+    sass = _sass_widths(kernel)
     report = BankReport()
     report.notes = []
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites, walk = simt.visit_accesses(func, _SharedClassifier(swizzles), _Site, cta=cta)
+        sites, walk = simt.visit_accesses(
+            func, _SharedClassifier(swizzles), lambda v, a: _Site(v, a, sass=sass), cta=cta
+        )
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access != "load"))
     report.kernel = ", ".join(names)
     return report
+
+
+_LDS_STS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?(LDS|STS)((?:\.[A-Z0-9]+)*)\s")
+_WIDTH_OF = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
+
+
+def _sass_widths(kernel) -> dict:
+    """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, for a
+    ``txlab.Compiled`` (its line map); empty for a kernel that was not compiled."""
+    m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
+    out: dict = {}
+    for ins in getattr(m, "instructions", None) or []:
+        hit = _LDS_STS.match(ins.text.strip())
+        if hit is None or not ins.user_line:
+            continue
+        mods = hit.group(2).split(".")[1:]
+        width = next((_WIDTH_OF[x] for x in mods if x in _WIDTH_OF), 4)
+        out.setdefault((ins.user_line, "load" if hit.group(1) == "LDS" else "store"), set()).add(width)
+    return out
 
 
 def _grid_ctas(kernel, fname):
@@ -261,10 +291,7 @@ _OPAQUE_SHARED = {
 }
 
 #: the note every access made by the async proxy carries (why it has no LSU wavefronts)
-ASYNC_PROXY = (
-    "async proxy, not an LSU access: Nsight Compute's l1tex__data_bank_conflicts_pipe_lsu_mem_shared "
-    "and ..._wavefronts_mem_shared do not count it"
-)
+ASYNC_PROXY = "served by the async proxy, not the load/store unit (no LSU bank-conflict figure)"
 #: wgmma_encode_matrix_descriptor's swizzle argument (CUtensorMapSwizzle) and what it means
 SWIZZLE_MODES = {
     0: "no swizzle (interleaved 8x16-byte core matrices)",
@@ -297,21 +324,70 @@ def _is_cp_async(short: str) -> bool:
 
 
 class _SharedClassifier:
-    """``visit -> simt.Access`` for every visit that touches shared memory (see :func:`shared_access`);
-    remembers whether the function encoded a wgmma matrix descriptor (then a wgmma's operands are
-    the rows of those descriptors)."""
+    """``visit -> simt.Access`` for every visit that touches shared memory (see :func:`shared_access`).
+    A wgmma's shared operands are read through matrix descriptors: it remembers which shared buffer
+    (and swizzle) each descriptor variable was encoded with, so the wgmma's row names them."""
 
     def __init__(self, swizzles=None):
-        self.descriptors = 0
         self.swizzles = swizzles or {}
+        self.descriptors: dict = {}  # descriptor buffer name -> (shared buffer, index, swizzle)
 
     def __call__(self, v):
         access = shared_access(v, self.swizzles)
         if access is not None and access.kind == "wgmma operand":
-            self.descriptors += 1
-        if access is not None and access.kind == "wgmma" and self.descriptors:
-            return None  # its shared operands are the rows of the descriptors it reads
+            self.descriptors[access.info["descriptor"]] = (access.buffer, access.index, access.info["swizzle"])
+            return None  # the read happens at the wgmma that takes the descriptor
+        if access is not None and access.kind == "wgmma":
+            return _wgmma_access(v, access, self.descriptors)
         return access
+
+
+#: bytes per element of a wgmma operand type
+_WGMMA_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
+
+
+def _wgmma_access(v, access, descriptors):
+    """The row of a wgmma whose descriptors were encoded in the walk: the shared operands it reads,
+    their swizzle, and the wavefronts Nsight Compute's source view counts for it."""
+    import re as _re
+
+    ops = []
+    for a in v.node.args:
+        if not type(a).__name__.endswith("Load"):
+            continue
+        src = getattr(a, "source", None)
+        src = getattr(a, "buffer", None) if src is None else src
+        if getattr(src, "name", None) in descriptors:
+            ops.append(descriptors[src.name])
+    short = access.info["op"]
+    if not ops:
+        return access  # unknown: descriptors not built by wgmma_encode_matrix_descriptor
+    strings = [x for x in v.args if isinstance(x, str)]
+    shape = next((x for x in strings if _re.fullmatch(r"m\d+n\d+k\d+", x)), "")
+    types = [x for x in strings if x in _WGMMA_BYTES]
+    nbytes = None
+    if shape and len(types) >= 2:
+        m, n, k = (int(x) for x in _re.findall(r"\d+", shape))
+        a_bytes = m * k * _WGMMA_BYTES[types[-2]] if short.endswith("_ss") else 0
+        nbytes = a_bytes + n * k * _WGMMA_BYTES[types[-1]]
+    names = ", ".join(getattr(b, "name", str(b)) for b, _, _ in ops)
+    layouts = sorted(
+        {SWIZZLE_MODES.get(z, f"swizzle mode {z}") if isinstance(z, int) else "swizzle unknown" for _, _, z in ops}
+    )
+    counted = (
+        f"; Nsight Compute's source view counts its reads as operand bytes / 128 = {nbytes // 128} wavefronts per "
+        "warpgroup, all ideal (measured on the H200 for m64n64k16 f16 operands)"
+        if nbytes and nbytes % 512 == 0
+        else ""
+    )
+    return simt.Access(
+        "wgmma",
+        ops[0][0],
+        ops[0][1],
+        f"{short} {shape}: reads {names} through matrix descriptors ({', '.join(layouts)}): {ASYNC_PROXY}{counted}",
+        status="async",
+        info={"operands": names, "bytes": nbytes if counted else None},
+    )
 
 
 def shared_access(v, swizzles=None) -> simt.Access | None:
@@ -357,16 +433,17 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
         # lanes, not the rows read
         return simt.Access(short, shared[0].buffer, shared[0].index, width=16, lanes=_MATRIX_LANES[num], info=info)
     if _is_cp_async(short):
-        size = next((a for a in v.args[2:] if isinstance(a, int) and not isinstance(a, bool)), None)
-        if not shared or size not in (4, 8, 16):
-            return simt.Access(
-                "cp.async",
-                shared[0].buffer if shared else "shared",
-                simt.UNKNOWN,
-                "cp.async: its shared destination or copy size is not evaluated by the static walk",
-            )
-        # the shared-memory write of LDGSTS: each lane's `size` bytes at its destination
-        return simt.Access("cp.async", shared[0].buffer, shared[0].index, width=size)
+        # LDGSTS's shared write is not an STS: on the H200 Nsight Compute counted 32 wavefronts per
+        # instruction for 16-byte lanes 32 bytes apart (an STS.128 of that layout takes 8), and 4 for
+        # contiguous lanes; without a model that reproduces both, it stays unknown
+        return simt.Access(
+            "cp.async",
+            shared[0].buffer if shared else "shared",
+            simt.UNKNOWN,
+            "cp.async (LDGSTS): its shared write is served by the L1's global-to-shared path, whose "
+            "wavefronts do not follow the load/store bank model (measured on the H200: 4x more than an "
+            "STS of the same layout when lanes are 32 bytes apart); not modelled",
+        )
     if _is_tma(short):
         tmap = simt.tensor_map_name(v.node)
         swz = (swizzles or {}).get(tmap)
@@ -381,19 +458,23 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
             "TMA",
             shared[0].buffer if shared else "shared",
             shared[0].index if shared else simt.UNKNOWN,
-            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; {layout}",
+            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; {layout}; Nsight "
+            "Compute's source view counts no shared wavefronts for it (measured on the H200)",
             status="async",
         )
     if short == "wgmma_encode_matrix_descriptor":
         swizzle = v.args[4] if len(v.args) > 4 else None
         mode = SWIZZLE_MODES.get(swizzle) if isinstance(swizzle, int) else None
+        desc = next((a for a in v.args if isinstance(a, simt.AddrValue) and all(a is not x for x in shared)), None)
+        if desc is None or not shared:
+            return None  # no descriptor variable or no shared address: the wgmma reading it says unknown
         return simt.Access(
             "wgmma operand",
-            shared[-1].buffer if shared else "shared",
-            shared[-1].index if shared else simt.UNKNOWN,
-            f"read by wgmma through this matrix descriptor: {ASYNC_PROXY}; "
-            + (f"descriptor: {mode}" if mode else "its swizzle is not a constant the walk evaluates"),
+            shared[-1].buffer,
+            shared[-1].index,
+            f"matrix descriptor: {mode or 'swizzle unknown'}",
             status="async",
+            info={"descriptor": getattr(desc.buffer, "name", str(desc.buffer)), "swizzle": swizzle},
         )
     if _is_wgmma_mma(short):
         return simt.Access(
@@ -402,6 +483,7 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
             simt.UNKNOWN,
             f"{short}: its shared operands come from matrix descriptors not built by "
             "wgmma_encode_matrix_descriptor, whose layout the walk does not read",
+            info={"op": short},
         )
     label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
     if label is None or not shared:
@@ -415,7 +497,7 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
 
 
 class _Site(simt.AccessSite):
-    def __init__(self, v, access):
+    def __init__(self, v, access, sass=None):
         super().__init__(v, access)
         from tvm import DataType
 
@@ -434,11 +516,30 @@ class _Site(simt.AccessSite):
         self.offsets = []
         self.status = access.status
         self.info = dict(access.info)
+        # the widths of this line's LDS/STS in the SASS: one width wider than the IR's access means
+        # the compiler merged consecutive executions (an unrolled loop over adjacent elements)
+        self.merge, self.sass_width, self._pending = 1, None, []
+        widths = (sass or {}).get((self.line, kind))
+        ir_width = access.width or self.elem_bytes
+        if kind in ("load", "store") and widths:
+            wide = max(widths)
+            if len(widths) == 1 and wide > ir_width and wide % ir_width == 0:
+                self.merge, self.sass_width = wide // ir_width, wide
+            elif wide > ir_width and not isinstance(access.index, simt.RampValue):
+                self.reasons.setdefault(
+                    f"the SASS of this line has shared {kind}s of {sorted(widths)} bytes per lane where the IR "
+                    f"has {ir_width}: the compiler merged some of them, counted here one by one",
+                    None,
+                )
 
     def add(self, v, access):
         if access.status == "async":
             self.reasons.setdefault(access.reason, None)
-            self.instructions += int(sum(v.mask[w0 : w0 + 32].any() for w0 in range(0, v.mask.size, 32)))
+            warps = int(sum(v.mask[w0 : w0 + 32].any() for w0 in range(0, v.mask.size, 32)))
+            self.instructions += warps
+            if access.info.get("bytes"):  # what ncu's source view counts: operand bytes / 128 per warpgroup
+                self.wf += warps * access.info["bytes"] // 128 // 4
+                self.ideal += warps * access.info["bytes"] // 128 // 4
             if not self.offsets and _is_int_index(access.index):
                 self.offsets.append(int(np.min(np.asarray(access.index)[...]) * self.elem_bytes))
             return
@@ -458,8 +559,43 @@ class _Site(simt.AccessSite):
         if access.lanes is not None:  # only these lanes of each warp supply an address
             mask = mask & (np.arange(n) % 32 < access.lanes)
         addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
+        if self.merge > 1 and width * self.merge == self.sass_width:
+            self._pending.append((addr, mask, v.mask, width))
+            if len(self._pending) == self.merge:
+                self._flush()
+            return
+        self._warps(addr, mask, v.mask, width)
+
+    def _flush(self):
+        """Executions the compiler merged into one wider SASS access (``self.merge`` consecutive
+        executions whose per-thread addresses follow each other): counted as that one access; when
+        they do not follow each other, one by one, with the reason."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        a0, m0, v0, w = pending[0]
+        wide = w * len(pending)
+        follows = (
+            len(pending) == self.merge
+            and all(np.array_equal(m, m0) for _, m, _, _ in pending)
+            and all(np.array_equal(a[m0], a0[m0] + i * w) for i, (a, _, _, _) in enumerate(pending))
+            and not (a0[m0] % wide).any()
+        )
+        if follows:
+            self._warps(a0, m0, v0, wide)
+            return
+        self.reasons.setdefault(
+            f"the SASS of this line accesses {self.sass_width} bytes per lane where the IR has {w}: "
+            "executions that do not follow each other were counted one by one",
+            None,
+        )
+        for a, m, v, width in pending:
+            self._warps(a, m, v, width)
+
+    def _warps(self, addr, mask, vmask, width):
+        n = vmask.size
         for w0 in range(0, n, 32):
-            if not v.mask[w0 : w0 + 32].any():
+            if not vmask[w0 : w0 + 32].any():
                 continue
             act = mask[w0 : w0 + 32]
             if not act.any():
@@ -478,6 +614,7 @@ class _Site(simt.AccessSite):
                 self.offsets.append(int(a[m].min()))
 
     def row(self, plan, grid) -> BankAccess:
+        self._flush()
         name = getattr(self.buf, "name", None) or str(self.buf) or "shared"
         if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
             name = _pool_name(plan, self.offsets[0]) or name
@@ -492,8 +629,6 @@ class _Site(simt.AccessSite):
                 f"{self.kind} .x{m}{' .trans' if self.info['trans'] else ''}: {m} matri{'x' if m == 1 else 'ces'} "
                 f"of 8 rows x 16 bytes, each row's address from one of lanes 0-{8 * m - 1}; served 8 rows at a time"
             )
-        if self.kind == "cp.async":
-            notes.append("cp.async (LDGSTS): the shared-memory write of each lane's bytes")
         reason = "; ".join(self.reasons)
         src = None
         fn = _file_of(self.stmt)
@@ -501,9 +636,12 @@ class _Site(simt.AccessSite):
             src = source_text(fn, self.line)
         width = self.width or self.elem_bytes
         if self.status == "async" and not self.unknowns:
+            if self.info.get("operands"):
+                name = self.info["operands"]
+            per = self.wf // self.instructions if self.instructions else 0
             return BankAccess(
-                name, self.line, self.kind, None, 0, 0, width, [], None, self.instructions, 0, 0, grid, src,
-                self.dtype, notes, [], status="async", reason=reason,
+                name, self.line, self.kind, None, per, per, width, [], None, self.instructions, self.wf, self.ideal,
+                grid, src, self.dtype, notes, [], status="async", reason=reason,
             )  # fmt: skip
         if self.worst is None:
             return BankAccess(

@@ -87,6 +87,9 @@ class Visit:
 class Limits:
     max_loop_iterations = 256  # iterations of one loop visited (the rest are skipped: noted)
     max_visits = 20000  # visits reported in all
+    #: wall-clock budget of one walk (None: none); past it every loop runs its first iteration only,
+    #: so each statement is still reached once (noted)
+    max_seconds: float | None = None
 
 
 class SimtWalk:
@@ -104,6 +107,8 @@ class SimtWalk:
         self.buffers: dict = {}  # data var -> Buffer (first declaration)
         self.notes: list = []
         self.visits = 0
+        self._reported: set = set()  # statements reported at least once
+        self._deadline = None
         self.truncated = False
         self._uncertain = 0
         self._loops: list = []
@@ -125,7 +130,11 @@ class SimtWalk:
     def run(self):
         import tvm.tirx as tx
 
+        import time
+
         self._threads()
+        if self.limits.max_seconds is not None:
+            self._deadline = time.monotonic() + self.limits.max_seconds
         for p in self.func.params:
             self.env[_key(p)] = UNKNOWN
         self._tx = tx
@@ -148,11 +157,18 @@ class SimtWalk:
         if self.on_visit is None or not mask.any():
             return
         self.visits += 1
-        if self.visits > self.limits.max_visits:
+        first = _key(self._stmt) not in self._reported
+        if self.visits > self.limits.max_visits and not first:
+            # past the limit only a statement's first execution is reported (so that every access
+            # still has a row, marked as cut short), not its repetitions
             if not self.truncated:
                 self.truncated = True
-                self.note(f"stopped reporting after {self.limits.max_visits} visits")
+                self.note(
+                    f"stopped reporting repeated executions after {self.limits.max_visits} visits "
+                    "(later statements are reported once)"
+                )
             return
+        self._reported.add(_key(self._stmt))
         self.on_visit(
             Visit(
                 kind,
@@ -284,6 +300,12 @@ class SimtWalk:
                 f"{self.limits.max_loop_iterations} were followed"
             )
             n_max = self.limits.max_loop_iterations
+        if n_max > 1 and self._past_deadline():
+            self.note(
+                f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
+                "first iteration only from then on"
+            )
+            n_max = 1
         for i in range(n_max):
             live = mask & (trips > i)
             if not live.any():
@@ -294,9 +316,20 @@ class SimtWalk:
             self._exec(s.body, live)
             self._loops.pop()
 
+    def _past_deadline(self) -> bool:
+        import time
+
+        return self._deadline is not None and time.monotonic() > self._deadline
+
     def _while(self, s, mask):
         live = mask.copy()
         for i in range(self.limits.max_loop_iterations):
+            if i and self._past_deadline():
+                self.note(
+                    f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
+                    "first iteration only from then on"
+                )
+                return
             self._begin(s)
             c = self._eval(s.condition, live)
             if c is UNKNOWN:

@@ -245,7 +245,7 @@ var source_default = {
       const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
       const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
       const basis = {
-        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + ${hasCo ? 50 : 0}px + 24px), 58%)`,
         cuda: "1 1 0",
         ptx: "0.8 1 0",
         sass: "1.5 1 0"

@@ -165,14 +165,23 @@ def _profile_heat(compiled, m, profile) -> dict:
     return out
 
 
+#: seconds the coalescing column's static walk may take before loops are followed once (a big
+#: kernel's lines then read as partly unknown, never missing)
+COALESCING_SECONDS = 4.0
+
+
 def _coalescing(compiled) -> tuple[dict, str | None]:
     """``({user line: global-memory coalescing}, note)`` from :func:`txlab.coalescing.coalescing`
     (the static walk of the lowered kernel): per line, its accesses' sectors per request against
     the ideal, or ``status`` "unknown" / "partial" with the reasons."""
+    from txlab import simt
     from txlab.coalescing import coalescing
 
+    class Budget(simt.Limits):
+        max_seconds = COALESCING_SECONDS
+
     try:
-        report = coalescing(compiled)
+        report = coalescing(compiled, limits=Budget)
     except Exception as exc:  # noqa: BLE001 - the column is one analysis among many: say why it is empty
         return {}, f"global-memory coalescing not analysed: {type(exc).__name__}: {exc}"
     out = {}
@@ -189,7 +198,10 @@ def _coalescing(compiled) -> tuple[dict, str | None]:
             "ideal_sectors_per_request": v["ideal_sectors_per_request"],
             "efficiency": v["ideal_sectors"] / v["sectors"] if v["sectors"] else None,
         }
-    return out, None
+    cut = [n for n in report.notes if "budget" in n or "stopped reporting" in n]
+    return out, (
+        f"global-memory coalescing (static walk): {cut[0]}; lines it marks '?' are partly unknown" if cut else None
+    )
 
 
 def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) -> dict:

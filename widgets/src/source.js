@@ -173,11 +173,12 @@ export default {
       const heatColour = (a) => th.dark ? `rgba(255,90,60,${a.toFixed(3)})` : `rgba(220,40,20,${a.toFixed(3)})`;
 
       const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
-      // the TVMScript pane starts as wide as its longest line (digits, count bars and heat columns
-      // beside it), at most 58% of the view (longer lines wrap); the others share the rest
+      // the TVMScript pane starts as wide as its longest line (digits, count bars, heat and
+      // global-memory columns beside it), at most 58% of the view (longer lines wrap); the others
+      // share the rest
       const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
       const basis = {
-        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + ${hasCo ? 50 : 0}px + 24px), 58%)`,
         cuda: "1 1 0", ptx: "0.8 1 0", sass: "1.5 1 0",
       };
       for (const [p, b] of Object.entries(state.basis)) basis[p] = b;   // kept across rebuilds
