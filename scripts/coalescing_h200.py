@@ -180,7 +180,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "static_vs_ncu.json"))
-    ap.add_argument("--only", nargs="*", help="kernel names to run (default: all)")
+    ap.add_argument("--only", nargs="*", help="kernel names to run, in this order (default: all)")
     ap.add_argument("--timeout", type=int, default=40, help="seconds per kernel (build, analyses, ncu)")
     args = ap.parse_args()
     import txlab
@@ -199,9 +199,11 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     device = txlab.device.probe().name
     print(f"{'kernel':<22} {'line':>5} {'what':<24} {'ncu':>12} {'static':>12}  verdict", flush=True)
-    for name, kernel, make_args in kernels():
-        if args.only and name not in args.only:
-            continue
+    todo = kernels()
+    if args.only:  # in the order given
+        by = {k[0]: k for k in todo}
+        todo = [by[n] for n in args.only if n in by]
+    for name, kernel, make_args in todo:
         signal.alarm(args.timeout)
         try:
             got = compare(name, kernel, make_args)
