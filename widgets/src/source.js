@@ -59,7 +59,7 @@ const CSS = `
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px; white-space: nowrap; overflow: hidden; }
 .txlab-source .src-panes-pick label { margin-right: 6px; white-space: nowrap; }
 .txlab-source .src-body.wrap .r { height: auto; min-height: 16px; }
-.txlab-source .src-body.wrap .t { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
+.txlab-source .src-body.wrap .t { white-space: break-spaces; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
 .txlab-source .fold { display: flex; height: 16px; cursor: pointer; color: var(--jp-ui-font-color2, #777);
   background: var(--jp-layout-color2, #eee); font-style: italic; width: max-content; min-width: 100%; }
 .txlab-source .fold:hover { color: var(--jp-ui-font-color0, #000); }
