@@ -292,13 +292,8 @@ _OPAQUE_SHARED = {
 
 #: the note every access made by the async proxy carries (why it has no LSU wavefronts)
 ASYNC_PROXY = "served by the async proxy, not the load/store unit (no LSU bank-conflict figure)"
-#: wgmma_encode_matrix_descriptor's swizzle argument (CUtensorMapSwizzle) and what it means
-SWIZZLE_MODES = {
-    0: "no swizzle (interleaved 8x16-byte core matrices)",
-    1: "32B swizzle",
-    2: "64B swizzle",
-    3: "128B swizzle",
-}
+#: wgmma_encode_matrix_descriptor's swizzle argument: the same enum as a tensor map's
+SWIZZLE_MODES = simt.TENSOR_MAP_SWIZZLE
 #: ldmatrix / stmatrix .m8n8: how many lanes supply a row address for .x1 / .x2 / .x4
 _MATRIX_LANES = {"x1": 8, "x2": 16, "x4": 32}
 
@@ -317,10 +312,6 @@ def _is_tma(short: str) -> bool:
 
 def _is_wgmma_mma(short: str) -> bool:
     return short.startswith("wgmma_") and short.endswith(("_ss", "_rs"))
-
-
-def _is_cp_async(short: str) -> bool:
-    return short in {f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src")}
 
 
 class _SharedClassifier:
@@ -432,7 +423,7 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
         # each matrix's 8 rows of 16 bytes come from 8 lanes' addresses; .trans moves data between
         # lanes, not the rows read
         return simt.Access(short, shared[0].buffer, shared[0].index, width=16, lanes=_MATRIX_LANES[num], info=info)
-    if _is_cp_async(short):
+    if short in simt.CP_ASYNC:
         # LDGSTS's shared write is not an STS: on the H200 Nsight Compute counted 32 wavefronts per
         # instruction for 16-byte lanes 32 bytes apart (an STS.128 of that layout takes 8), and 4 for
         # contiguous lanes; without a model that reproduces both, it stays unknown

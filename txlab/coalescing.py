@@ -223,7 +223,7 @@ def global_access(v) -> simt.Access | None:
         return simt.Access("load", glob[0].buffer, glob[0].index)
     if short.startswith(("atomic_", "red")):
         return simt.Access("atomic", glob[0].buffer, glob[0].index) if glob else None
-    if short in {f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src")}:
+    if short in simt.CP_ASYNC:
         if not glob and addrs:
             return None
         # on the H200 the same global reads measured 4 sectors/request with a contiguous shared

@@ -671,6 +671,8 @@ def device_functions(kernel, arch: str = "sm_90a"):
     return out
 
 
+#: TVM's ``cp.async`` (LDGSTS) ops, by short name
+CP_ASYNC = frozenset(f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src"))
 #: CUtensorMapSwizzle (the swizzle argument of cuTensorMapEncodeTiled)
 TENSOR_MAP_SWIZZLE = {0: "no swizzle", 1: "32B swizzle", 2: "64B swizzle", 3: "128B swizzle"}
 
