@@ -278,3 +278,29 @@ def test_hopper_gemm_every_shared_and_global_access_and_nothing_else():
     glob = txlab.pools.coalescing(c)
     assert {r.access for r in glob} <= {"TMA", "load", "store"} and glob.counts()["accesses"] >= 3
     assert all(r.status != "analysed" or r.access != "TMA" for r in glob)
+
+
+def _corpus_case(case_id):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from upstream import corpus, k_codegen  # noqa: F401 (registers its cases, whatever was imported before)
+
+    (c,) = [c for c in corpus.cases() if c.id == case_id]
+    return c.build()
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+def test_ptx_ld_st_are_analysed_at_their_width(width):
+    """T.ptx.ld / ld_vec / st / st_vec on shared memory: the address and the vector x type width."""
+    rows = txlab.pools.layout(_corpus_case(f"codegen/ld_st_shared_copy[{width}b]"), arch="sm_90a").bank_conflicts()
+    ptx = [r for r in rows if r.bytes_per_lane == width // 8 and r.access in ("load", "store")]
+    assert {r.access for r in ptx} == {"load", "store"} and all(r.status == "analysed" for r in ptx), rows.summary()
+    assert rows.counts()["unknown"] == 0
+
+
+def test_casts_in_index_arithmetic_do_not_stop_the_walk():
+    """TVM 0.27's Cast has .ty, not .dtype: the walk of a shuffle reduction used to raise."""
+    rep = txlab.pools.coalescing(_corpus_case("codegen/warp_sum_full"), arch="sm_90a")
+    assert rep.counts()["analysed"] >= 1 and rep.counts()["unknown"] == 0

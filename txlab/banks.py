@@ -399,6 +399,14 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     shared = [a for a in addrs if str(a.buffer.scope()).startswith("shared")]
     strings = [a for a in v.args if isinstance(a, str)]
+    ldst = simt.ptx_ld_st(v)
+    if ldst is not None and str(ldst[1].buffer.scope()).startswith("shared"):
+        direction, addr, width = ldst
+        if width is None or width > 16:
+            return simt.Access(
+                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
+            )
+        return simt.Access(direction, addr.buffer, addr.index, width=width)
     if _is_atomic(name):
         if shared:
             return simt.Access("atomic", shared[0].buffer, shared[0].index)

@@ -219,6 +219,14 @@ def global_access(v) -> simt.Access | None:
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
     short = name.rsplit(".", 1)[-1]
+    ldst = simt.ptx_ld_st(v)
+    if ldst is not None and str(ldst[1].buffer.scope()) == "global":
+        direction, addr, width = ldst
+        if width is None or width > 16:
+            return simt.Access(
+                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
+            )
+        return simt.Access(direction, addr.buffer, addr.index, width=width)
     if short == "ldg" and glob:  # __ldg(&A[i]): a global load through the read-only path
         return simt.Access("load", glob[0].buffer, glob[0].index)
     if short.startswith(("atomic_", "red")):

@@ -428,7 +428,7 @@ class SimtWalk:
                 return v
             if isinstance(v, AddrValue):
                 return UNKNOWN  # an address turned into a number: not followed
-            dt = str(e.dtype)
+            dt = str(getattr(e.ty, "dtype", "") if getattr(e, "ty", None) is not None else getattr(e, "dtype", ""))
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
@@ -669,6 +669,32 @@ def device_functions(kernel, arch: str = "sm_90a"):
             if isinstance(f, tvm.tirx.PrimFunc):
                 out.append((gv.name_hint, f))
     return out
+
+
+#: bytes of a PTX ld/st type
+_PTX_TYPE_BYTES = {
+    **{t: 1 for t in ("u8", "s8", "b8")},
+    **{t: 2 for t in ("u16", "s16", "b16", "f16", "bf16")},
+    **{t: 4 for t in ("u32", "s32", "b32", "f32", "f16x2", "bf16x2")},
+    **{t: 8 for t in ("u64", "s64", "b64", "f64")},
+    "b128": 16,
+}
+
+
+def ptx_ld_st(v: Visit):
+    """``(direction, AddrValue, bytes per lane)`` of a ``T.ptx.ld`` / ``ld_vec`` / ``st`` / ``st_vec``
+    visit (``direction`` "load" or "store"; the width from its vector and type strings, None when
+    they say nothing the walk knows), else None."""
+    short = str(getattr(v.node.op, "name", "")).rsplit(".", 1)[-1]
+    if short not in ("ld", "ld_vec", "ldu", "ldu_vec", "st", "st_vec"):
+        return None
+    addr = next((a for a in v.args if isinstance(a, AddrValue)), None)
+    if addr is None:
+        return None
+    strings = [a for a in v.args if isinstance(a, str)]
+    vec = next((int(x[1:]) for x in strings if x in ("v2", "v4", "v8")), 1)
+    size = next((_PTX_TYPE_BYTES[x] for x in reversed(strings) if x in _PTX_TYPE_BYTES), None)
+    return ("store" if short.startswith("st") else "load"), addr, (vec * size if size else None)
 
 
 #: TVM's ``cp.async`` (LDGSTS) ops, by short name
