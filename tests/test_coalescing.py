@@ -96,3 +96,55 @@ def test_vector_copy_matches_ncu_on_h200():
     rep = txlab.pools.coalescing(bw.copy_kernel(67108864), arch="sm_90a")
     assert _one(rep, "load", "src").sectors_per_request == _ncu_sectors_per_request(prof, "reg[")
     assert _one(rep, "store", "dst").sectors_per_request == _ncu_sectors_per_request(prof, "dst[")
+
+
+def test_one_site_walker_keys_sites_and_unknown_indices():
+    """txlab.simt.visit_accesses owns what banks and coalescing share: which executions make one
+    site (line, kind, buffer, order in the statement; unrolled copies share the line) and what an
+    unknown index records (the site class's reason, never a value)."""
+    from txlab import simt
+
+    class Count(simt.AccessSite):
+        unknown_index_reason = "depends on memory (test)"
+
+        def __init__(self, v, access):
+            super().__init__(v, access)
+            self.executions = 0
+
+        def add(self, v, access):
+            self.executions += 1
+
+    def glob(v):
+        return co.global_access(v)
+
+    (name, func), *_ = simt.device_functions(mp.gather(1 << 12), "sm_90a")
+    sites, walk = simt.visit_accesses(func, glob, Count)
+    by = {(s.kind, s.buf.name): s for s in sites}
+    assert set(by) == {("load", "I"), ("load", "A"), ("store", "B")}
+    assert by["load", "A"].unknowns == 1 and list(by["load", "A"].reasons) == ["depends on memory (test)"]
+    assert by["load", "I"].executions == 1 and by["load", "I"].unknowns == 0
+    assert walk.notes == []
+
+    (name, func), *_ = simt.device_functions(mp.column_sum(512), "sm_90a")
+    sites, _ = simt.visit_accesses(func, glob, Count)
+    loads = [s for s in sites if s.kind == "load"]
+    # the serial j-loop runs the statement 4 times: one site, 4 executions
+    assert len(loads) == 1 and loads[0].executions == 4
+
+
+@pytest.mark.parametrize("limit", ["visits", "seconds"])
+def test_a_walk_cut_short_keeps_every_access_and_says_partial(limit):
+    """Past the walk's visit limit or time budget, every access still gets its row (a statement's
+    first execution is always reported), and the row and its line read as partial, never as known."""
+    from txlab import simt
+
+    class Short(simt.Limits):
+        max_visits = 2 if limit == "visits" else simt.Limits.max_visits
+        max_seconds = 0.0 if limit == "seconds" else None
+
+    rep = txlab.pools.coalescing(mp.column_sum(512), arch="sm_90a", limits=Short)
+    full = txlab.pools.coalescing(mp.column_sum(512), arch="sm_90a")
+    assert [(r.access, r.buffer) for r in rep] == [(r.access, r.buffer) for r in full]
+    assert all(r.status == "partial" and "beyond the walk's limit" in r.reason for r in rep)
+    assert {v["status"] for v in rep.by_line().values()} == {"partial"}
+    assert {v["status"] for v in full.by_line().values()} == {"analysed"}

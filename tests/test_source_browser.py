@@ -459,3 +459,29 @@ def test_live_registers_column(view):
     assert all(re.fullmatch(r"\d+( spill| local)?", t) for t in user), user[:5]
     assert all(re.fullmatch(r"\d+", t) for t in sass) and max(int(t) for t in sass) <= 255
     assert max(int(t.split()[0]) for t in user) == max(int(t) for t in sass)  # a line's max is its instructions'
+
+
+def test_coalescing_column(view):
+    """The TVMScript pane's global-memory column (txlab.coalescing, no GPU): sectors per request
+    where the walk knows every lane's address, "?" with the reason where it cannot (the GEMM's TMA
+    loads), never blank on a line with a global access; the info bar says the same."""
+    page, sel, _ = view
+    cells = page.evaluate(
+        """(s) => [...document.querySelectorAll(`${s} [data-testid='source-pane-user'] .r`)]
+        .map(r => [r.getAttribute('data-u'), r.querySelector('.co')])
+        .filter(([, c]) => c && c.textContent).map(([u, c]) => [u, c.textContent, c.title, c.className])""",
+        sel,
+    )
+    assert cells, "no global-memory column"
+    for u, text, title, cls in cells:
+        assert re.fullmatch(r"\?|\d+\.\d( \d+%)?\??", text), (u, text)
+        if text == "?":
+            assert "global memory: unknown" in title and "unk" in cls, (u, title)
+        else:
+            assert "sectors per request" in title, (u, title)
+    assert any(t == "?" and "TMA" in title for _, t, title, _ in cells), cells
+    assert any(t != "?" for _, t, _, _ in cells), cells
+    u = next(u for u, t, _, _ in cells if t == "?" and u)
+    page.locator(f"{sel} [data-testid='source-pane-user'] .r[data-u='{u}']").first.click()
+    assert "global memory: unknown" in _info(page, sel)
+    _unpin(page, sel)

@@ -215,3 +215,35 @@ def test_cuda_preamble_is_folded_in_the_compile_view_and_the_payload():
     assert "<details open" not in page  # collapsed until clicked
     d = json.loads(SourceView(c).data)
     assert d["cuda_preamble"] == n
+
+
+def test_coalescing_column_beside_the_line(naive):
+    """The TVMScript pane's global-memory column: per user line, the static walk's sectors per
+    request against the ideal (txlab.coalescing), and "unknown" with the reason for a gather."""
+    import sys
+    from pathlib import Path
+
+    c, _ = naive
+    d = _data(SourceView(c))
+    co = d["coalescing"]
+    rows = txlab.pools.coalescing(c).by_line()
+    assert set(co) == {str(k) for k in rows} and len(co) == 2
+    for line, v in co.items():
+        want = rows[int(line)]
+        assert v["status"] == "analysed" and v["sectors_per_request"] == want["sectors_per_request"]
+    # the transpose goes through shared memory: its global read and write are both coalesced
+    assert all(v["efficiency"] == 1.0 for v in co.values())
+
+    sys.path.insert(0, str(Path(__file__).parent / "kernels"))
+    import memory_patterns as mp
+
+    s = _data(SourceView(txlab.compile(mp.strided_read(32, 1 << 12), arch="sm_90a")))["coalescing"]
+    (v,) = s.values()  # B[i] = A[32 i]: one sector of 32 bytes per 4-byte lane, and the coalesced store
+    assert v["status"] == "analysed" and v["sectors"] == 8 * (32 + 4) and v["ideal_sectors"] == 8 * (4 + 4)
+
+    g = txlab.compile(mp.gather(1 << 12), arch="sm_90a")
+    d = _data(SourceView(g))
+    (line,) = d["coalescing"]  # one statement: I's read, A's gather, B's write
+    v = d["coalescing"][line]
+    assert v["status"] == "partial" and v["unknown"] == 1 and v["accesses"] == 3
+    assert v["reasons"] == ["the index depends on a value read from memory (a gather or scatter)"]

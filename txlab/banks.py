@@ -19,16 +19,34 @@ does) and for the whole grid, in the units Nsight Compute reports
 wavefronts beyond the ideal).
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
-the reason: shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they
-count as separate wavefronts) are analysed from their ``address_of`` argument; an index that
-depends on a value read from memory, a shared access made by an instruction whose per-lane
-addresses the walk does not model (``ldmatrix``/``stmatrix``, ``cp.async``, TMA, wgmma operands)
-is listed as unknown, never as conflict-free.
+the reason:
+
+* shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they count as
+  separate wavefronts) are analysed from their ``address_of`` argument;
+* ``ldmatrix`` / ``stmatrix`` ``.m8n8`` ``.x1/.x2/.x4`` (LDSM / STSM): each 8x8 matrix is 8 rows of
+  16 bytes whose addresses come from 8 lanes (lanes 0-7 the first matrix, 8-15 the second, ...;
+  ``.trans`` moves data between lanes, not the rows read), served 8 rows = 128 bytes per wavefront,
+  so a matrix whose rows fall on the same banks costs as many wavefronts as rows share them;
+* ``cp.async`` (LDGSTS) is ``unknown``: Nsight Compute's wavefronts for its shared write do not
+  follow the load/store model (measured on the H200), so no figure is given;
+* TMA (``cp.async.bulk[.tensor]``) and wgmma operands are read or written by the *async proxy*,
+  not the load/store unit: rows with ``status="async"`` (``ways``/``conflicts`` None, never
+  "conflict-free") naming the swizzle of the tensor map (host side) or matrix descriptor. A TMA
+  row has no wavefronts (Nsight Compute's source view counts none there); a wgmma row is placed at
+  the wgmma (not the descriptor) and carries the wavefronts ncu's source view counts for it, all
+  ideal: its shared operands' bytes / 128 per warpgroup (measured on the H200);
+* the compiler may merge consecutive accesses of an unrolled loop into one wider instruction (two
+  fp16 stores into an ``STS``, four floats into an ``LDS.128``): for a ``txlab.Compiled`` the
+  line's LDS/STS widths in the SASS decide, and those executions are counted as the one access
+  they became;
+* an index that depends on a value read from memory, or a shared access made by an instruction
+  whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
 
 from __future__ import annotations
 
 import linecache
+import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -61,13 +79,13 @@ class BankAccess:
     dtype: str = ""
     notes: list = field(default_factory=list)
     banks: list = field(default_factory=list)  # bank of each lane (lane order) in the worst case
-    status: str = "analysed"  # "analysed", "partial" (some executions unknown) or "unknown"
+    status: str = "analysed"  # "analysed", "partial" (some executions unknown), "async" (TMA/wgmma) or "unknown"
     reason: str = ""  # why (part of) the access could not be analysed
 
     @property
     def conflicts(self) -> int | None:
         """Wavefronts beyond the ideal, per CTA (Nsight Compute's 'bank conflicts'); None if unknown."""
-        if self.status == "unknown":
+        if self.status in ("unknown", "async"):
             return None
         return self.total_wavefronts - self.total_ideal_wavefronts
 
@@ -89,8 +107,10 @@ class BankReport(list):
     def totals(self) -> dict:
         """Per-CTA and per-grid wavefronts and conflicts of loads and stores."""
         out = {}
-        for kind in ("load", "store", "atomic"):
-            rows = [r for r in self if r.access == kind and r.status != "unknown"]
+        known = [r for r in self if r.status not in ("unknown", "async")]
+        others = sorted({r.access for r in known} - {"load", "store", "atomic"})
+        for kind in ("load", "store", "atomic", *others):
+            rows = [r for r in known if r.access == kind]
             wf = sum(r.total_wavefronts for r in rows)
             ideal = sum(r.total_ideal_wavefronts for r in rows)
             ctas = rows[0].grid_ctas if rows and rows[0].grid_ctas else None
@@ -104,9 +124,11 @@ class BankReport(list):
         return out
 
     def counts(self) -> dict:
-        """How many accesses there are, how many were analysed (fully or partly), how many unknown."""
+        """How many accesses there are, how many were analysed (fully or partly), how many are made
+        by the async proxy (TMA, wgmma operands: no LSU wavefronts), how many unknown."""
         unknown = sum(r.status == "unknown" for r in self)
-        return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
+        async_ = sum(r.status == "async" for r in self)
+        return {"accesses": len(self), "analysed": len(self) - unknown - async_, "async": async_, "unknown": unknown}
 
     def to_dict(self) -> dict:
         return {
@@ -119,8 +141,10 @@ class BankReport(list):
 
     def summary(self) -> str:
         c = self.counts()
+        by_proxy = f", {c['async']} by the async proxy" if c["async"] else ""
         lines = [
-            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
+            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed{by_proxy}, "
+            f"{c['unknown']} unknown"
         ]
         for r in self:
             head = (
@@ -129,6 +153,9 @@ class BankReport(list):
             )
             if r.status == "unknown":
                 lines.append(head + f"ways unknown: {r.reason}")
+                continue
+            if r.status == "async":
+                lines.append(head + f"no LSU wavefronts: {r.reason}")
                 continue
             flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
             part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
@@ -197,54 +224,43 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     IRModule or ``txlab.Compiled``); ``plan`` (a :class:`txlab.pools.PoolLayout`) names SMEMPool
     buffers by their byte range."""
     arch = arch or getattr(kernel, "arch", None) or (plan.arch if plan is not None else None) or "sm_90a"
-    funcs = simt.device_functions(kernel, arch)
+    lowered = simt.lowered_of(kernel, arch)
+    funcs = simt.device_functions(lowered)
+    swizzles = simt.tensor_map_swizzles(lowered)
+    sass = _sass_widths(kernel)
     report = BankReport()
     report.notes = []
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites: dict = {}
-        ordinal = {"exec": None, "n": 0}
-
-        def on_visit(v, sites=sites, ordinal=ordinal):
-            access = shared_access(v)
-            if access is None:
-                return
-            kind, buf, index, reason = access
-            if ordinal["exec"] != v.exec_id:
-                ordinal["exec"], ordinal["n"] = v.exec_id, 0
-            ordinal["n"] += 1
-            # one row per access in the source: copies of a statement made by unrolling share the
-            # line; several accesses in one statement are told apart by their order in it
-            key = (
-                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
-                if v.line is not None
-                else (simt._key(v.node), kind)
-            )
-            s = sites.get(key)
-            if s is None:
-                s = sites[key] = _Site(v, kind, buf)
-            if reason is not None:
-                s.unknown += 1
-                s.reasons.setdefault(reason, None)
-            elif index is simt.UNKNOWN:
-                s.unknown += 1
-                s.reasons.setdefault("the index depends on a value read from memory", None)
-            else:
-                s.add(v, index)
-            if v.uncertain:
-                s.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
-
-        walk = simt.execute(func, on_visit=on_visit, cta=cta)
+        sites, walk = simt.visit_accesses(
+            func, _SharedClassifier(swizzles), lambda v, a: _Site(v, a, sass=sass), cta=cta
+        )
         grid = _grid_ctas(kernel, fname)
-        for s in sites.values():
-            if walk.truncated or any("were followed" in n for n in walk.notes):
-                s.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
-            report.append(s.row(plan, grid))
+        report += [s.row(plan, grid) for s in sites]
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access != "load"))
     report.kernel = ", ".join(names)
     return report
+
+
+_LDS_STS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?(LDS|STS)((?:\.[A-Z0-9]+)*)\s")
+_WIDTH_OF = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
+
+
+def _sass_widths(kernel) -> dict:
+    """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, for a
+    ``txlab.Compiled`` (its line map); empty for a kernel that was not compiled."""
+    m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
+    out: dict = {}
+    for ins in getattr(m, "instructions", None) or []:
+        hit = _LDS_STS.match(ins.text.strip())
+        if hit is None or not ins.user_line:
+            continue
+        mods = hit.group(2).split(".")[1:]
+        width = next((_WIDTH_OF[x] for x in mods if x in _WIDTH_OF), 4)
+        out.setdefault((ins.user_line, "load" if hit.group(1) == "LDS" else "store"), set()).add(width)
+    return out
 
 
 def _grid_ctas(kernel, fname):
@@ -262,19 +278,24 @@ def _grid_ctas(kernel, fname):
     return n
 
 
-#: calls that read or write shared memory through per-lane addresses the walk does not model
+#: calls that read or write shared memory whose per-lane addresses the walk does not model
 _OPAQUE_SHARED = {
     "ldmatrix": "ldmatrix",
     "stmatrix": "stmatrix",
-    "cp_async_bulk": "TMA (cp.async.bulk)",
     "cp_async": "cp.async",
-    "wgmma": "a wgmma operand",
-    "tma": "TMA",
     "ld_vec": "ptx.ld",
     "ptx.ld": "ptx.ld",
     "ptx.st": "ptx.st",
+    "st_async": "st.async",
     "tcgen05": "tcgen05",
 }
+
+#: the note every access made by the async proxy carries (why it has no LSU wavefronts)
+ASYNC_PROXY = "served by the async proxy, not the load/store unit (no LSU bank-conflict figure)"
+#: wgmma_encode_matrix_descriptor's swizzle argument: the same enum as a tensor map's
+SWIZZLE_MODES = simt.TENSOR_MAP_SWIZZLE
+#: ldmatrix / stmatrix .m8n8: how many lanes supply a row address for .x1 / .x2 / .x4
+_MATRIX_LANES = {"x1": 8, "x2": 16, "x4": 32}
 
 
 def _is_atomic(name: str) -> bool:
@@ -282,67 +303,250 @@ def _is_atomic(name: str) -> bool:
     return short.startswith(("atomic_", "atomicAdd", "red_")) or short == "red"
 
 
-def shared_access(v):
-    """``(kind, buffer, index, reason)`` when visit ``v`` touches shared memory, else None: kind
-    "load" / "store" / "atomic" / the op's name; ``reason`` is set when its addresses are unknown."""
+def _is_tma(short: str) -> bool:
+    """A bulk copy (TMA, ``cp.async.bulk[.tensor]``, its reduce and multimem forms) that moves data."""
+    return short.startswith(("cp_async_bulk", "cp_reduce_async_bulk", "multimem_cp")) and not any(
+        w in short for w in ("prefetch", "commit_group", "wait_group")
+    )
+
+
+def _is_wgmma_mma(short: str) -> bool:
+    return short.startswith("wgmma_") and short.endswith(("_ss", "_rs"))
+
+
+class _SharedClassifier:
+    """``visit -> simt.Access`` for every visit that touches shared memory (see :func:`shared_access`).
+    A wgmma's shared operands are read through matrix descriptors: it remembers which shared buffer
+    (and swizzle) each descriptor variable was encoded with, so the wgmma's row names them."""
+
+    def __init__(self, swizzles=None):
+        self.swizzles = swizzles or {}
+        self.descriptors: dict = {}  # descriptor buffer name -> (shared buffer, index, swizzle)
+
+    def __call__(self, v):
+        access = shared_access(v, self.swizzles)
+        if access is not None and access.kind == "wgmma operand":
+            self.descriptors[access.info["descriptor"]] = (access.buffer, access.index, access.info["swizzle"])
+            return None  # the read happens at the wgmma that takes the descriptor
+        if access is not None and access.kind == "wgmma":
+            return _wgmma_access(v, access, self.descriptors)
+        return access
+
+
+#: bytes per element of a wgmma operand type
+_WGMMA_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
+
+
+def _wgmma_access(v, access, descriptors):
+    """The row of a wgmma whose descriptors were encoded in the walk: the shared operands it reads,
+    their swizzle, and the wavefronts Nsight Compute's source view counts for it."""
+    import re as _re
+
+    ops = []
+    for a in v.node.args:
+        if not type(a).__name__.endswith("Load"):
+            continue
+        src = getattr(a, "source", None)
+        src = getattr(a, "buffer", None) if src is None else src
+        if getattr(src, "name", None) in descriptors:
+            ops.append(descriptors[src.name])
+    short = access.info["op"]
+    if not ops:
+        return access  # unknown: descriptors not built by wgmma_encode_matrix_descriptor
+    strings = [x for x in v.args if isinstance(x, str)]
+    shape = next((x for x in strings if _re.fullmatch(r"m\d+n\d+k\d+", x)), "")
+    types = [x for x in strings if x in _WGMMA_BYTES]
+    nbytes = None
+    if shape and len(types) >= 2:
+        m, n, k = (int(x) for x in _re.findall(r"\d+", shape))
+        a_bytes = m * k * _WGMMA_BYTES[types[-2]] if short.endswith("_ss") else 0
+        nbytes = a_bytes + n * k * _WGMMA_BYTES[types[-1]]
+    names = ", ".join(getattr(b, "name", str(b)) for b, _, _ in ops)
+    layouts = sorted(
+        {SWIZZLE_MODES.get(z, f"swizzle mode {z}") if isinstance(z, int) else "swizzle unknown" for _, _, z in ops}
+    )
+    counted = (
+        f"; Nsight Compute's source view counts its reads as operand bytes / 128 = {nbytes // 128} wavefronts per "
+        "warpgroup, all ideal (measured on the H200 for m64n64k16 f16 operands)"
+        if nbytes and nbytes % 512 == 0
+        else ""
+    )
+    return simt.Access(
+        "wgmma",
+        ops[0][0],
+        ops[0][1],
+        f"{short} {shape}: reads {names} through matrix descriptors ({', '.join(layouts)}): {ASYNC_PROXY}{counted}",
+        status="async",
+        info={"operands": names, "bytes": nbytes if counted else None},
+    )
+
+
+def shared_access(v, swizzles=None) -> simt.Access | None:
+    """What visit ``v`` does to shared memory (a :class:`txlab.simt.Access`), or None: kind "load" /
+    "store" / "atomic" / "ldmatrix" / "stmatrix" / "cp.async" (its shared write) / "TMA" / "wgmma
+    operand" (a matrix descriptor) / the op's name; ``reason`` says why its addresses are unknown,
+    or (with ``status="async"``) why it has no LSU wavefronts. ``swizzles``: ``{tensor map name:
+    swizzle}`` the host encodes (:func:`txlab.simt.tensor_map_swizzles`), named in TMA rows."""
     if v.kind in ("load", "store"):
         if v.scope and not v.scope.startswith("shared"):
             return None
         buf = v.node.buffer if v.kind == "store" else v.node.source
-        return v.kind, buf, v.index, None
+        return simt.Access(v.kind, buf, v.index)
     if v.kind != "call":
         return None
     name = str(getattr(v.node.op, "name", "") or "")
+    short = name.rsplit(".", 1)[-1]
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     shared = [a for a in addrs if str(a.buffer.scope()).startswith("shared")]
+    strings = [a for a in v.args if isinstance(a, str)]
+    ldst = simt.ptx_ld_st(v)
+    if ldst is not None and str(ldst[1].buffer.scope()).startswith("shared"):
+        direction, addr, width = ldst
+        if width is None or width > 16:
+            return simt.Access(
+                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
+            )
+        return simt.Access(direction, addr.buffer, addr.index, width=width)
     if _is_atomic(name):
         if shared:
-            return "atomic", shared[0].buffer, shared[0].index, None
+            return simt.Access("atomic", shared[0].buffer, shared[0].index)
         if not addrs and any(a is simt.UNKNOWN for a in v.args[:1]):
-            return "atomic", "?", simt.UNKNOWN, f"{name}: the target address is not an address_of a buffer"
+            return simt.Access("atomic", "?", simt.UNKNOWN, f"{name}: the target address is not an address_of a buffer")
         return None
-    label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
-    if label is None:
-        return None
-    if shared or not addrs:
-        buf = shared[0].buffer if shared else "shared"
-        return (
-            name.rsplit(".", 1)[-1],
-            buf,
+    if short in ("ldmatrix", "stmatrix") and "ptx_legacy" not in name:
+        if not shared:
+            return simt.Access(
+                short, "shared", simt.UNKNOWN, f"{short}: its shared address is not an address the walk evaluates"
+            )
+        shape = next((x for x in strings if x.startswith("m") and "n" in x), "")
+        num = next((x for x in strings if x in _MATRIX_LANES), "")
+        if shape != "m8n8" or not num:
+            return simt.Access(
+                short,
+                shared[0].buffer,
+                simt.UNKNOWN,
+                f"{short} .{shape or '?'} .{num or '?'}: only .m8n8 .x1/.x2/.x4 is modelled",
+            )
+        info = {"matrices": _MATRIX_LANES[num] // 8, "trans": "trans" in strings}
+        # each matrix's 8 rows of 16 bytes come from 8 lanes' addresses; .trans moves data between
+        # lanes, not the rows read
+        return simt.Access(short, shared[0].buffer, shared[0].index, width=16, lanes=_MATRIX_LANES[num], info=info)
+    if short in simt.CP_ASYNC:
+        # LDGSTS's shared write is not an STS: on the H200 Nsight Compute counted 32 wavefronts per
+        # instruction for 16-byte lanes 32 bytes apart (an STS.128 of that layout takes 8), and 4 for
+        # contiguous lanes; without a model that reproduces both, it stays unknown
+        return simt.Access(
+            "cp.async",
+            shared[0].buffer if shared else "shared",
             simt.UNKNOWN,
-            f"{label}: its per-lane shared addresses are not evaluated by the static walk",
+            "cp.async (LDGSTS): its shared write is served by the L1's global-to-shared path, whose "
+            "wavefronts do not follow the load/store bank model (measured on the H200: 4x more than an "
+            "STS of the same layout when lanes are 32 bytes apart); not modelled",
         )
-    return None
+    if _is_tma(short):
+        tmap = simt.tensor_map_name(v.node)
+        swz = (swizzles or {}).get(tmap)
+        layout = (
+            f"tensor map {tmap}: {simt.TENSOR_MAP_SWIZZLE.get(swz, f'swizzle mode {swz}')}"
+            if swz is not None
+            else f"its swizzle is in the tensor map{' ' + tmap if tmap else ''}, which the host does not encode "
+            "with constants the walk reads"
+        )
+        direction = "reads" if "s2g" in short or "s2c" in short or short.startswith("multimem") else "writes"
+        return simt.Access(
+            "TMA",
+            shared[0].buffer if shared else "shared",
+            shared[0].index if shared else simt.UNKNOWN,
+            f"TMA ({short}) {direction} shared memory as one bulk copy: {ASYNC_PROXY}; {layout}; Nsight "
+            "Compute's source view counts no shared wavefronts for it (measured on the H200)",
+            status="async",
+        )
+    if short == "wgmma_encode_matrix_descriptor":
+        swizzle = v.args[4] if len(v.args) > 4 else None
+        mode = SWIZZLE_MODES.get(swizzle) if isinstance(swizzle, int) else None
+        desc = next((a for a in v.args if isinstance(a, simt.AddrValue) and all(a is not x for x in shared)), None)
+        if desc is None or not shared:
+            return None  # no descriptor variable or no shared address: the wgmma reading it says unknown
+        return simt.Access(
+            "wgmma operand",
+            shared[-1].buffer,
+            shared[-1].index,
+            f"matrix descriptor: {mode or 'swizzle unknown'}",
+            status="async",
+            info={"descriptor": getattr(desc.buffer, "name", str(desc.buffer)), "swizzle": swizzle},
+        )
+    if _is_wgmma_mma(short):
+        return simt.Access(
+            "wgmma",
+            "shared",
+            simt.UNKNOWN,
+            f"{short}: its shared operands come from matrix descriptors not built by "
+            "wgmma_encode_matrix_descriptor, whose layout the walk does not read",
+            info={"op": short},
+        )
+    label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
+    if label is None or not shared:
+        return None
+    return simt.Access(
+        short,
+        shared[0].buffer,
+        simt.UNKNOWN,
+        f"{label}: its per-lane shared addresses are not evaluated by the static walk",
+    )
 
 
-class _Site:
-    def __init__(self, v, kind, buf):
-        self.node = v.node
-        self.kind = kind
-        self.line = v.line
-        self.stmt = v.stmt
-        self.buf = buf
+class _Site(simt.AccessSite):
+    def __init__(self, v, access, sass=None):
+        super().__init__(v, access)
         from tvm import DataType
 
+        buf, kind = self.buf, self.kind
         dtype = str(getattr(buf, "dtype", "")) or "uint8"
         if kind == "atomic" and getattr(v.node, "dtype", None) is not None and str(v.node.dtype) != "void":
             dtype = str(v.node.dtype)
         dt = DataType(dtype)
         self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
         self.dtype = dtype
+        self.width = access.width
         self.instructions = 0
         self.wf = 0
         self.ideal = 0
         self.worst = None
-        self.unknown = 0
-        self.reasons: dict = {}
         self.offsets = []
+        self.status = access.status
+        self.info = dict(access.info)
+        # the widths of this line's LDS/STS in the SASS: one width wider than the IR's access means
+        # the compiler merged consecutive executions (an unrolled loop over adjacent elements)
+        self.merge, self.sass_width, self._pending = 1, None, []
+        widths = (sass or {}).get((self.line, kind))
+        ir_width = access.width or self.elem_bytes
+        if kind in ("load", "store") and widths:
+            wide = max(widths)
+            if len(widths) == 1 and wide > ir_width and wide % ir_width == 0:
+                self.merge, self.sass_width = wide // ir_width, wide
+            elif wide > ir_width and not isinstance(access.index, simt.RampValue):
+                self.reasons.setdefault(
+                    f"the SASS of this line has shared {kind}s of {sorted(widths)} bytes per lane where the IR "
+                    f"has {ir_width}: the compiler merged some of them, counted here one by one",
+                    None,
+                )
 
-    def add(self, v, idx):
-        width = self.elem_bytes
+    def add(self, v, access):
+        if access.status == "async":
+            self.reasons.setdefault(access.reason, None)
+            warps = int(sum(v.mask[w0 : w0 + 32].any() for w0 in range(0, v.mask.size, 32)))
+            self.instructions += warps
+            if access.info.get("bytes"):  # what ncu's source view counts: operand bytes / 128 per warpgroup
+                self.wf += warps * access.info["bytes"] // 128 // 4
+                self.ideal += warps * access.info["bytes"] // 128 // 4
+            if not self.offsets and _is_int_index(access.index):
+                self.offsets.append(int(np.min(np.asarray(access.index)[...]) * self.elem_bytes))
+            return
+        idx = access.index
+        width = access.width or self.elem_bytes
         if isinstance(idx, simt.RampValue):
             if not isinstance(idx.stride, int):
-                self.unknown += 1
+                self.unknown("a vector access with a data-dependent stride")
                 return
             if idx.stride == 1:
                 width = self.elem_bytes * idx.lanes
@@ -350,9 +554,49 @@ class _Site:
             else:  # a strided vector: each lane's first element decides its bank (approximation)
                 idx = idx.base
         n = v.mask.size
+        mask = v.mask
+        if access.lanes is not None:  # only these lanes of each warp supply an address
+            mask = mask & (np.arange(n) % 32 < access.lanes)
         addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
+        if self.merge > 1 and width * self.merge == self.sass_width:
+            self._pending.append((addr, mask, v.mask, width))
+            if len(self._pending) == self.merge:
+                self._flush()
+            return
+        self._warps(addr, mask, v.mask, width)
+
+    def _flush(self):
+        """Executions the compiler merged into one wider SASS access (``self.merge`` consecutive
+        executions whose per-thread addresses follow each other): counted as that one access; when
+        they do not follow each other, one by one, with the reason."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        a0, m0, v0, w = pending[0]
+        wide = w * len(pending)
+        follows = (
+            len(pending) == self.merge
+            and all(np.array_equal(m, m0) for _, m, _, _ in pending)
+            and all(np.array_equal(a[m0], a0[m0] + i * w) for i, (a, _, _, _) in enumerate(pending))
+            and not (a0[m0] % wide).any()
+        )
+        if follows:
+            self._warps(a0, m0, v0, wide)
+            return
+        self.reasons.setdefault(
+            f"the SASS of this line accesses {self.sass_width} bytes per lane where the IR has {w}: "
+            "executions that do not follow each other were counted one by one",
+            None,
+        )
+        for a, m, v, width in pending:
+            self._warps(a, m, v, width)
+
+    def _warps(self, addr, mask, vmask, width):
+        n = vmask.size
         for w0 in range(0, n, 32):
-            act = v.mask[w0 : w0 + 32]
+            if not vmask[w0 : w0 + 32].any():
+                continue
+            act = mask[w0 : w0 + 32]
             if not act.any():
                 continue
             a = np.zeros(32, dtype=np.int64)
@@ -369,41 +613,40 @@ class _Site:
                 self.offsets.append(int(a[m].min()))
 
     def row(self, plan, grid) -> BankAccess:
+        self._flush()
         name = getattr(self.buf, "name", None) or str(self.buf) or "shared"
-        if plan is not None and self.offsets and self.buf.scope() == "shared.dyn":
+        if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
             name = _pool_name(plan, self.offsets[0]) or name
         notes = []
-        if self.unknown:
-            notes.append(f"{self.unknown} execution(s) of this access could not be analysed")
+        if self.unknowns:
+            notes.append(f"{self.unknowns} execution(s) of this access could not be analysed")
         if self.kind == "atomic":
             notes.append("shared atomic (ATOMS): lanes on one word are serialised, not broadcast")
+        if self.kind in ("ldmatrix", "stmatrix") and self.info:
+            m = self.info["matrices"]
+            notes.append(
+                f"{self.kind} .x{m}{' .trans' if self.info['trans'] else ''}: {m} matri{'x' if m == 1 else 'ces'} "
+                f"of 8 rows x 16 bytes, each row's address from one of lanes 0-{8 * m - 1}; served 8 rows at a time"
+            )
         reason = "; ".join(self.reasons)
         src = None
         fn = _file_of(self.stmt)
         if fn and self.line:
             src = source_text(fn, self.line)
+        width = self.width or self.elem_bytes
+        if self.status == "async" and not self.unknowns:
+            if self.info.get("operands"):
+                name = self.info["operands"]
+            per = self.wf // self.instructions if self.instructions else 0
+            return BankAccess(
+                name, self.line, self.kind, None, per, per, width, [], None, self.instructions, self.wf, self.ideal,
+                grid, src, self.dtype, notes, [], status="async", reason=reason,
+            )  # fmt: skip
         if self.worst is None:
             return BankAccess(
-                name,
-                self.line,
-                self.kind,
-                None,
-                0,
-                0,
-                self.elem_bytes,
-                [],
-                None,
-                0,
-                0,
-                0,
-                grid,
-                src,
-                self.dtype,
-                notes,
-                [],
-                status="unknown",
-                reason=reason or "no execution of it was reached by the walk",
-            )
+                name, self.line, self.kind, None, 0, 0, width, [], None, 0, 0, 0, grid, src, self.dtype, notes, [],
+                status="unknown", reason=reason or "no execution of it was reached by the walk",
+            )  # fmt: skip
         ways, wf, ideal, lanes, bank, lane_banks, width = self.worst
         return BankAccess(
             name,
@@ -426,6 +669,10 @@ class _Site:
             status="partial" if reason else "analysed",
             reason=reason,
         )
+
+
+def _is_int_index(idx) -> bool:
+    return isinstance(idx, (int, np.integer)) or (isinstance(idx, np.ndarray) and idx.dtype.kind in "iu")
 
 
 def source_text(filename, line, max_lines=4):

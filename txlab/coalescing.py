@@ -18,7 +18,7 @@ These are the quantities Nsight Compute's source counters report per instruction
 (``memory_l2_theoretical_sectors_global`` and ``..._ideal`` over ``memory_l1_tag_requests_global``),
 per CTA here (CTA 0 unless ``cta=`` says otherwise). An access whose index depends on a value read
 from memory (a gather) or that is made by an instruction whose per-lane addresses the walk does not
-model (TMA, ``cp.async``) is listed with ``status="unknown"`` and the reason, never as coalesced.
+model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as coalesced.
 """
 
 from __future__ import annotations
@@ -33,15 +33,11 @@ SECTOR_BYTES = 32
 LINE_BYTES = 128
 WARP = 32
 
-#: calls that read or write global memory through addresses the walk does not model
+#: calls (by short name) that read or write global memory through addresses the walk does not model
 _OPAQUE_GLOBAL = {
-    "cp_async_bulk": "TMA (cp.async.bulk)",
-    "cp_async": "cp.async",
-    "tma": "TMA",
     "ldg": "__ldg",
-    "ld_vec": "ptx.ld",
-    "ptx.ld": "ptx.ld",
-    "ptx.st": "ptx.st",
+    **{n: "ptx.ld" for n in ("ld", "ld_vec", "ld_vec256", "ld_proxy_readonly", "ldu", "ldu_vec")},
+    **{n: "ptx.st" for n in ("st", "st_vec", "st_vec256", "st_bulk")},
 }
 
 
@@ -110,20 +106,33 @@ class CoalescingReport(list):
         return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
 
     def by_line(self) -> dict:
-        """``{user line: {"sectors_per_request", "ideal_sectors_per_request", "status", "accesses"}}``:
-        the line's analysed accesses pooled (the unit SourceView and ncu's source view show)."""
+        """``{user line: {"sectors_per_request", "ideal_sectors_per_request", "status", "accesses", ...}}``:
+        the line's analysed accesses pooled (the unit SourceView and ncu's source view show); the
+        line is "partial" when any access on it is unknown or partly unknown, with the reasons."""
         out: dict = {}
         for r in self:
             if r.lineno is None:
                 continue
             d = out.setdefault(
-                r.lineno, {"requests": 0, "sectors": 0, "ideal_sectors": 0, "accesses": 0, "unknown": 0, "reasons": []}
+                r.lineno,
+                {
+                    "requests": 0,
+                    "sectors": 0,
+                    "ideal_sectors": 0,
+                    "accesses": 0,
+                    "unknown": 0,
+                    "partial": 0,
+                    "reasons": [],
+                },
             )
             d["accesses"] += 1
             if r.status == "unknown":
                 d["unknown"] += 1
                 d["reasons"].append(r.reason)
                 continue
+            if r.status == "partial":  # some executions unknown: the line is not fully known either
+                d["partial"] += 1
+                d["reasons"].append(r.reason)
             d["requests"] += r.requests
             d["sectors"] += r.sectors
             d["ideal_sectors"] += r.ideal_sectors
@@ -131,7 +140,13 @@ class CoalescingReport(list):
             n = d["requests"]
             d["sectors_per_request"] = d["sectors"] / n if n else None
             d["ideal_sectors_per_request"] = d["ideal_sectors"] / n if n else None
-            d["status"] = "unknown" if d["unknown"] == d["accesses"] else "partial" if d["unknown"] else "analysed"
+            d["status"] = (
+                "unknown"
+                if d["unknown"] == d["accesses"]
+                else "partial"
+                if d["unknown"] or d["partial"]
+                else "analysed"
+            )
         return out
 
     def to_dict(self) -> dict:
@@ -191,32 +206,67 @@ def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int
     return len(lines), len(touched), ideal, len(lines)
 
 
-def global_access(v):
-    """``(kind, buffer, index, reason)`` when visit ``v`` touches global memory, else None."""
+def global_access(v) -> simt.Access | None:
+    """What visit ``v`` does to global memory (a :class:`txlab.simt.Access`), or None."""
     if v.kind in ("load", "store"):
         if v.scope != "global":
             return None
         buf = v.node.buffer if v.kind == "store" else v.node.source
-        return v.kind, buf, v.index, None
+        return simt.Access(v.kind, buf, v.index)
     if v.kind != "call":
         return None
     name = str(getattr(v.node.op, "name", "") or "")
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
     short = name.rsplit(".", 1)[-1]
+    ldst = simt.ptx_ld_st(v)
+    if ldst is not None and str(ldst[1].buffer.scope()) == "global":
+        direction, addr, width = ldst
+        if width is None or width > 16:
+            return simt.Access(
+                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
+            )
+        return simt.Access(direction, addr.buffer, addr.index, width=width)
+    if short == "ldg" and glob:  # __ldg(&A[i]): a global load through the read-only path
+        return simt.Access("load", glob[0].buffer, glob[0].index)
     if short.startswith(("atomic_", "red")):
-        return ("atomic", glob[0].buffer, glob[0].index, None) if glob else None
-    label = next((lab for key, lab in _OPAQUE_GLOBAL.items() if key in name), None)
+        return simt.Access("atomic", glob[0].buffer, glob[0].index) if glob else None
+    if short in simt.CP_ASYNC:
+        if not glob and addrs:
+            return None
+        # on the H200 the same global reads measured 4 sectors/request with a contiguous shared
+        # destination and 8 with lanes 32 bytes apart there: LDGSTS's requests depend on both sides
+        return simt.Access(
+            "cp.async",
+            glob[0].buffer if glob else "global",
+            simt.UNKNOWN,
+            "cp.async (LDGSTS): its L1 requests depend on the shared destination's layout too (measured "
+            "on the H200), which this model of global requests does not follow",
+        )
+    if any(w in short for w in ("commit_group", "wait_group", "wait_all", "prefetch")):
+        return None
+    if short.startswith(("cp_async_bulk", "cp_reduce_async_bulk")) and ("g2s" in short or "s2g" in short):
+        return simt.Access(
+            "TMA",
+            glob[0].buffer if glob else simt.tensor_map_name(v.node) or "global",
+            simt.UNKNOWN,
+            f"TMA ({short}): one bulk copy by the tensor-memory accelerator, not per-lane requests of the "
+            "load/store unit",
+        )
+    label = _OPAQUE_GLOBAL.get(short)
     if label is None or (addrs and not glob):
         return None
     buf = glob[0].buffer if glob else "global"
-    return short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
+    return simt.Access(
+        short, buf, simt.UNKNOWN, f"{label}: its per-lane global addresses are not evaluated by the static walk"
+    )
 
 
-def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingReport:
+def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Limits) -> CoalescingReport:
     """One :class:`GlobalAccess` per global-memory access site of ``kernel`` (a prim_func,
     IRModule or ``txlab.Compiled``), from its index expressions evaluated for every lane of every
-    warp of CTA ``cta``. Nothing runs on a GPU."""
+    warp of CTA ``cta``. Nothing runs on a GPU. ``limits``: the walk's :class:`txlab.simt.Limits`
+    (a time budget makes a long kernel's rows partial, never missing)."""
     from txlab.banks import _file_of, source_text
 
     arch = arch or getattr(kernel, "arch", None) or "sm_90a"
@@ -226,39 +276,8 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingR
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites: dict = {}
-        ordinal = {"exec": None, "n": 0}
-
-        def on_visit(v, sites=sites, ordinal=ordinal):
-            got = global_access(v)
-            if got is None:
-                return
-            kind, buf, index, reason = got
-            if ordinal["exec"] != v.exec_id:
-                ordinal["exec"], ordinal["n"] = v.exec_id, 0
-            ordinal["n"] += 1
-            key = (
-                (v.line, kind, getattr(buf, "name", str(buf)), ordinal["n"])
-                if v.line is not None
-                else (simt._key(v.node), kind)
-            )
-            site = sites.get(key)
-            if site is None:
-                site = sites[key] = _Site(v, kind, buf)
-            if reason is not None:
-                site.unknown(reason)
-            elif index is simt.UNKNOWN:
-                site.unknown("the index depends on a value read from memory (a gather or scatter)")
-            else:
-                site.add(v, index)
-            if v.uncertain:
-                site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
-
-        walk = simt.execute(func, on_visit=on_visit, cta=cta)
-        truncated = walk.truncated or any("were followed" in n for n in walk.notes)
-        for site in sites.values():
-            if truncated:
-                site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+        sites, walk = simt.visit_accesses(func, global_access, _Site, cta=cta, limits=limits)
+        for site in sites:
             fn = _file_of(site.stmt)
             report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
         report.notes += [f"{fname}: {n}" if len(funcs) > 1 else n for n in walk.notes]
@@ -267,26 +286,23 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0)) -> CoalescingR
     return report
 
 
-class _Site:
-    def __init__(self, v, kind, buf):
+class _Site(simt.AccessSite):
+    unknown_index_reason = "the index depends on a value read from memory (a gather or scatter)"
+
+    def __init__(self, v, access):
+        super().__init__(v, access)
         from tvm import DataType
 
-        self.kind, self.buf, self.line, self.stmt = kind, buf, v.line, v.stmt
-        dtype = str(getattr(buf, "dtype", "")) or "uint8"
+        dtype = str(getattr(self.buf, "dtype", "")) or "uint8"
         dt = DataType(dtype)
         self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
-        self.width = self.elem_bytes
+        self.width = access.width or self.elem_bytes
         self.dtype = dtype
         self.instructions = self.requests = self.sectors = self.ideal = self.lines = self.worst = 0
-        self.unknowns = 0
-        self.reasons: dict = {}
 
-    def unknown(self, reason):
-        self.unknowns += 1
-        self.reasons.setdefault(reason, None)
-
-    def add(self, v, idx):
-        width = self.elem_bytes
+    def add(self, v, access):
+        idx = access.index
+        width = access.width or self.elem_bytes
         if isinstance(idx, simt.RampValue):
             if not isinstance(idx.stride, int):
                 self.unknown("a vector access with a data-dependent stride")

@@ -88,6 +88,9 @@ class Visit:
 class Limits:
     max_loop_iterations = 256  # iterations of one loop visited (the rest are skipped: noted)
     max_visits = 20000  # visits reported in all
+    #: wall-clock budget of one walk (None: none); past it every loop runs its first iteration only,
+    #: so each statement is still reached once (noted)
+    max_seconds: float | None = None
 
 
 class SimtWalk:
@@ -106,6 +109,8 @@ class SimtWalk:
         self.decl_data: dict = {}  # buffer -> the pointer Var its DeclBuffer names as data
         self.notes: list = []
         self.visits = 0
+        self._reported: set = set()  # statements reported at least once
+        self._deadline = None
         self.truncated = False
         self._uncertain = 0
         self._loops: list = []
@@ -127,7 +132,11 @@ class SimtWalk:
     def run(self):
         import tvm.tirx as tx
 
+        import time
+
         self._threads()
+        if self.limits.max_seconds is not None:
+            self._deadline = time.monotonic() + self.limits.max_seconds
         for p in self.func.params:
             self.env[_key(p)] = UNKNOWN
         self._tx = tx
@@ -150,11 +159,18 @@ class SimtWalk:
         if self.on_visit is None or not mask.any():
             return
         self.visits += 1
-        if self.visits > self.limits.max_visits:
+        first = _key(self._stmt) not in self._reported
+        if self.visits > self.limits.max_visits and not first:
+            # past the limit only a statement's first execution is reported (so that every access
+            # still has a row, marked as cut short), not its repetitions
             if not self.truncated:
                 self.truncated = True
-                self.note(f"stopped reporting after {self.limits.max_visits} visits")
+                self.note(
+                    f"stopped reporting repeated executions after {self.limits.max_visits} visits "
+                    "(later statements are reported once)"
+                )
             return
+        self._reported.add(_key(self._stmt))
         self.on_visit(
             Visit(
                 kind,
@@ -292,6 +308,12 @@ class SimtWalk:
                 f"{self.limits.max_loop_iterations} were followed"
             )
             n_max = self.limits.max_loop_iterations
+        if n_max > 1 and self._past_deadline():
+            self.note(
+                f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
+                "first iteration only from then on"
+            )
+            n_max = 1
         for i in range(n_max):
             live = mask & (trips > i)
             if not live.any():
@@ -302,9 +324,20 @@ class SimtWalk:
             self._exec(s.body, live)
             self._loops.pop()
 
+    def _past_deadline(self) -> bool:
+        import time
+
+        return self._deadline is not None and time.monotonic() > self._deadline
+
     def _while(self, s, mask):
         live = mask.copy()
         for i in range(self.limits.max_loop_iterations):
+            if i and self._past_deadline():
+                self.note(
+                    f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
+                    "first iteration only from then on"
+                )
+                return
             self._begin(s)
             c = self._eval(s.condition, live)
             if c is UNKNOWN:
@@ -399,10 +432,13 @@ class SimtWalk:
             return _simplify(semantics.select(c, t, f))
         if name == "Cast":
             v = self._eval(e.value, mask)
-            if v is UNKNOWN or isinstance(v, (RampValue, AddrValue)):
-                return v  # a pointer cast keeps the element it points at
+            if v is UNKNOWN or isinstance(v, RampValue):
+                return v
             ty = getattr(e, "ty", None)  # TVM 0.27: a Cast carries its type; a pointer cast has no dtype
             dt = str(getattr(ty, "dtype", None) or getattr(e, "dtype", None) or "")
+            if isinstance(v, AddrValue):
+                # a pointer cast keeps the element it points at; an address turned into a number is not followed
+                return UNKNOWN if dt.startswith(("int", "uint", "float", "bool")) else v
             if dt.startswith(("int", "uint")):
                 return _simplify(np.asarray(v).astype(np.int64)) if isinstance(v, np.ndarray) else int(v)
             if dt == "bool":
@@ -440,6 +476,8 @@ class SimtWalk:
                 if isinstance(idx, (int, np.ndarray)) and isinstance(base.index, (int, np.ndarray)):
                     return AddrValue(base.buffer, _simplify(base.index + idx), base.rank)
             return AddrValue(ld.source, idx)
+        if short == "buffer_data" and len(c.args) == 1 and _key(c.args[0]) in self.buffers:
+            return AddrValue(self.buffers[_key(c.args[0])], 0)  # ``buf.data``: its first element
         args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
         self._report("call", c, mask, args=args)
         if short.startswith("cvta") and args:
@@ -460,6 +498,12 @@ class SimtWalk:
                 if len(i) == 1 and isinstance(i[0], int):
                     self.locals.setdefault(_key(dst.source), {})[i[0]] = mapped
             return mapped
+        if short == "func_call" and len(args) >= 3 and args[0] == "tvm_builtin_pointer_offset":
+            # TVM's device helper ``ptr + offset`` (elements of the pointer's type)
+            ptr, off = args[1], args[2]
+            if isinstance(ptr, AddrValue) and _is_int(ptr.index) and _is_int(off):
+                return AddrValue(ptr.buffer, _simplify(np.add(ptr.index, off)))
+            return UNKNOWN
         if short in ("thread_rank",):
             return self.linear
         if short in ("if_then_else",) and len(args) == 3:
@@ -642,27 +686,205 @@ def user_line(span):
     return spans.user_line(span)
 
 
-def device_functions(kernel, arch: str = "sm_90a"):
-    """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule or Compiled): what
-    TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's own lowering is
-    reused (nothing is lowered twice)."""
+def lowered_of(kernel, arch: str = "sm_90a"):
+    """The :class:`txlab.build.Lowered` of a kernel (prim_func, IRModule, Compiled or a Lowered
+    itself): what TVM's tirx pipeline hands to codegen. A Compiled's own lowering is reused."""
     import tvm
 
     from txlab import build, ir
 
-    lowered = None
+    if isinstance(kernel, build.Lowered):
+        return kernel
     if hasattr(kernel, "ir_module") and not isinstance(kernel, (tvm.IRModule, tvm.tirx.PrimFunc)):
-        arch = getattr(kernel, "arch", None) or arch
         lowered = getattr(kernel, "lowered", None)
-    if lowered is None:
-        mod, entry = ir.as_module(kernel, what="txlab.simt")
-        lowered = build.lower(mod, arch, entry)
+        if lowered is not None:
+            return lowered
+        arch = getattr(kernel, "arch", None) or arch
+    mod, entry = ir.as_module(kernel, what="txlab.simt")
+    return build.lower(mod, arch, entry)
+
+
+def device_functions(kernel, arch: str = "sm_90a"):
+    """``[(name, lowered device PrimFunc)]`` of a kernel (prim_func, IRModule, Compiled or
+    Lowered): what TVM's tirx pipeline hands to CUDA codegen, i.e. what the GPU runs. A Compiled's
+    own lowering is reused (nothing is lowered twice)."""
+    import tvm
+
+    lowered = lowered_of(kernel, arch)
     out = []
     for _, dmod in lowered.device_mods.items():
         for gv, f in dmod.functions.items():
             if isinstance(f, tvm.tirx.PrimFunc):
                 out.append((gv.name_hint, f))
     return out
+
+
+#: bytes of a PTX ld/st type
+_PTX_TYPE_BYTES = {
+    **{t: 1 for t in ("u8", "s8", "b8")},
+    **{t: 2 for t in ("u16", "s16", "b16", "f16", "bf16")},
+    **{t: 4 for t in ("u32", "s32", "b32", "f32", "f16x2", "bf16x2")},
+    **{t: 8 for t in ("u64", "s64", "b64", "f64")},
+    "b128": 16,
+}
+
+
+def ptx_ld_st(v: Visit):
+    """``(direction, AddrValue, bytes per lane)`` of a ``T.ptx.ld`` / ``ld_vec`` / ``st`` / ``st_vec``
+    visit (``direction`` "load" or "store"; the width from its vector and type strings, None when
+    they say nothing the walk knows), else None."""
+    short = str(getattr(v.node.op, "name", "")).rsplit(".", 1)[-1]
+    if short not in ("ld", "ld_vec", "ldu", "ldu_vec", "st", "st_vec"):
+        return None
+    addr = next((a for a in v.args if isinstance(a, AddrValue)), None)
+    if addr is None:
+        return None
+    strings = [a for a in v.args if isinstance(a, str)]
+    vec = next((int(x[1:]) for x in strings if x in ("v2", "v4", "v8")), 1)
+    size = next((_PTX_TYPE_BYTES[x] for x in reversed(strings) if x in _PTX_TYPE_BYTES), None)
+    return ("store" if short.startswith("st") else "load"), addr, (vec * size if size else None)
+
+
+#: TVM's ``cp.async`` (LDGSTS) ops, by short name
+CP_ASYNC = frozenset(f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src"))
+#: CUtensorMapSwizzle (the swizzle argument of cuTensorMapEncodeTiled)
+TENSOR_MAP_SWIZZLE = {0: "no swizzle", 1: "32B swizzle", 2: "64B swizzle", 3: "128B swizzle"}
+
+
+def tensor_map_swizzles(lowered) -> dict:
+    """``{tensor map variable name: swizzle enum}`` of the tensor maps the host code encodes, from
+    ``runtime.cuTensorMapEncodeTiled`` calls (written by the user) and ``tensormap_encode_tiled``
+    (TVM's TMA lowering) in the host module before finalization."""
+    from txlab import ir
+
+    host = getattr(lowered, "host_ir", None) or getattr(lowered, "host_mod", None)
+    out: dict = {}
+    if host is None:
+        return out
+    for _, f in host.functions_items():
+        for node in ir.walk(f.body):
+            if type(node).__name__ != "Call":
+                continue
+            op = getattr(node.op, "name", "")
+            args = list(node.args)
+            try:
+                if op == "tirx.tensormap_encode_tiled":
+                    out[args[0].name] = int(node.attrs.swizzle)
+                elif (
+                    op == "tirx.tvm_call_packed"
+                    and str(getattr(args[0], "value", "")) == "runtime.cuTensorMapEncodeTiled"
+                ):
+                    rank = int(args[3].value)
+                    out[args[1].name] = int(args[1 + 4 + 4 * rank].value)
+            except (AttributeError, IndexError, TypeError, ValueError):
+                continue  # an encode whose swizzle is not a constant: left out (the caller says so)
+    return out
+
+
+def tensor_map_name(call) -> str | None:
+    """The name of the tensor map a TMA call takes (``address_of(A_map)``), if it names one."""
+    import tvm
+
+    stack = list(call.args)
+    while stack:
+        a = stack.pop(0)
+        if isinstance(a, tvm.ir.Call):
+            stack.extend(a.args)
+        elif type(a).__name__ == "Var" and "handle" in str(getattr(a, "dtype", "handle")):
+            return a.name
+    return None
+
+
+# ---- memory-access sites (what the bank-conflict and coalescing analyses share) ---------------------
+@dataclass
+class Access:
+    """What one visit does to memory, as an analysis classifies it: ``kind`` ("load", "store",
+    "atomic" or the instruction's name), the buffer, the per-thread flat index (``UNKNOWN`` when it
+    depends on memory) and, when the analysis already knows its addresses cannot be evaluated,
+    ``reason``. ``width`` (bytes per lane) and ``lanes`` (how many lanes of each warp supply an
+    address) are set by instructions that fix them (``ldmatrix``: 16-byte rows from 8/16/32 lanes);
+    ``status``/``reason`` with status "async" mark an access made outside the load/store unit."""
+
+    kind: str
+    buffer: object
+    index: object
+    reason: str | None = None
+    width: int | None = None
+    lanes: int | None = None
+    status: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+class AccessSite:
+    """One access in the code (a row of an analysis), fed every execution the walk makes of it.
+
+    Subclasses add what they measure in :meth:`add`; the walker (:func:`visit_accesses`) owns which
+    executions belong to which site and what an unknown index means."""
+
+    #: the reason given when the index depends on a value read from memory
+    unknown_index_reason = "the index depends on a value read from memory"
+
+    def __init__(self, v: Visit, access: Access):
+        self.node = v.node
+        self.kind = access.kind
+        self.buf = access.buffer
+        self.line = v.line
+        self.stmt = v.stmt
+        self.unknowns = 0
+        self.reasons: dict = {}
+
+    def unknown(self, reason: str) -> None:
+        """One execution whose addresses cannot be evaluated, and why."""
+        self.unknowns += 1
+        self.reasons.setdefault(reason, None)
+
+    def add(self, v: Visit, access: Access) -> None:  # pragma: no cover - every analysis overrides it
+        raise NotImplementedError
+
+
+def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
+    """Walk ``func`` and group its memory accesses into sites: ``classify(visit)`` gives an
+    :class:`Access` (or None for a visit the analysis ignores); each site is a ``site_class``
+    (an :class:`AccessSite`). Returns ``(sites in first-visit order, walk)``.
+
+    A site is one access in the source: copies of a statement made by unrolling share the user's
+    line, and several accesses in one statement are told apart by their order in it (line, kind,
+    buffer, ordinal); an access without a line is keyed by its IR node. An execution whose index is
+    unknown, or a guard on whose path depends on memory, or a walk cut short, is recorded on the
+    site as a reason: never silently as a known answer."""
+    sites: dict = {}
+    ordinal = {"exec": None, "n": 0}
+
+    def on_visit(v):
+        access = classify(v)
+        if access is None:
+            return
+        if ordinal["exec"] != v.exec_id:
+            ordinal["exec"], ordinal["n"] = v.exec_id, 0
+        ordinal["n"] += 1
+        buf = access.buffer
+        key = (
+            (v.line, access.kind, getattr(buf, "name", str(buf)), ordinal["n"])
+            if v.line is not None
+            else (_key(v.node), access.kind)
+        )
+        site = sites.get(key)
+        if site is None:
+            site = sites[key] = site_class(v, access)
+        if access.reason is not None and access.status is None:
+            site.unknown(access.reason)
+        elif access.index is UNKNOWN and access.status is None:
+            site.unknown(site.unknown_index_reason)
+        else:
+            site.add(v, access)
+        if v.uncertain:
+            site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
+
+    walk = execute(func, on_visit=on_visit, cta=cta, limits=limits)
+    if walk.truncated or any("were followed" in n for n in walk.notes):
+        for site in sites.values():
+            site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+    return list(sites.values()), walk
 
 
 def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:

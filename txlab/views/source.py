@@ -12,6 +12,12 @@ each instruction (``nvdisasm --print-life-ranges``), the line's maximum on TVMSc
 whose SASS loads or stores local memory is marked (``spill`` when ptxas reported spills, else
 ``local``: a per-thread array in local memory).
 
+The TVMScript pane has a global-memory column (``coalescing`` in the payload, from
+:func:`txlab.coalescing.coalescing`, no GPU): the line's global accesses' 32-byte sectors per L1
+request, as Nsight Compute's source view counts them, with the share of those sectors' bytes the
+lanes use when below 100% (``4.0 25%``); ``?`` when an access's addresses cannot be known (a
+gather, a TMA copy), with the reason in the tooltip and the info bar (``source-coalescing``).
+
 The SASS pane has a column with each instruction's scheduling control field in the notation of
 SASS assemblers (``B--2---:R-:W1:Y:S05``: wait mask, read barrier, write barrier, yield, stall
 cycles; :mod:`txlab.sass` decodes it). Clicking an instruction selects it (``instruction``, its
@@ -159,6 +165,45 @@ def _profile_heat(compiled, m, profile) -> dict:
     return out
 
 
+#: seconds the coalescing column's static walk may take before loops are followed once (a big
+#: kernel's lines then read as partly unknown, never missing)
+COALESCING_SECONDS = 4.0
+
+
+def _coalescing(compiled) -> tuple[dict, str | None]:
+    """``({user line: global-memory coalescing}, note)`` from :func:`txlab.coalescing.coalescing`
+    (the static walk of the lowered kernel): per line, its accesses' sectors per request against
+    the ideal, or ``status`` "unknown" / "partial" with the reasons."""
+    from txlab import simt
+    from txlab.coalescing import coalescing
+
+    class Budget(simt.Limits):
+        max_seconds = COALESCING_SECONDS
+
+    try:
+        report = coalescing(compiled, limits=Budget)
+    except Exception as exc:  # noqa: BLE001 - the column is one analysis among many: say why it is empty
+        return {}, f"global-memory coalescing not analysed: {type(exc).__name__}: {exc}"
+    out = {}
+    for line, v in report.by_line().items():
+        out[str(line)] = {
+            "status": v["status"],
+            "accesses": v["accesses"],
+            "unknown": v["unknown"],
+            "reasons": sorted(set(v["reasons"])),
+            "requests": v["requests"],
+            "sectors": v["sectors"],
+            "ideal_sectors": v["ideal_sectors"],
+            "sectors_per_request": v["sectors_per_request"],
+            "ideal_sectors_per_request": v["ideal_sectors_per_request"],
+            "efficiency": v["ideal_sectors"] / v["sectors"] if v["sectors"] else None,
+        }
+    cut = [n for n in report.notes if "budget" in n or "stopped reporting" in n]
+    return out, (
+        f"global-memory coalescing (static walk): {cut[0]}; lines it marks '?' are partly unknown" if cut else None
+    )
+
+
 def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) -> dict:
     m = compiled.source_map
     lines_with = m.lines()
@@ -209,6 +254,9 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
             }
         )
     notes = list(rows.get("notes", []))
+    coalesced, coalescing_note = _coalescing(compiled)
+    if coalescing_note:
+        notes.append(coalescing_note)
     if control_note:
         notes.append(control_note)
     if m.live_registers_unknown:
@@ -243,6 +291,7 @@ def payload(compiled, heat: dict | None = None, context: int = 2, profile=None) 
         "notes": notes,
         "exact": m.exact,
         "live": any("live_registers" in x for x in sass),
+        "coalescing": coalesced,
     }
 
 

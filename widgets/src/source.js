@@ -9,6 +9,9 @@
 // Live registers (`d.live`): a column in the TVMScript pane (the line's maximum, `lines[u].live_registers`,
 // marked when its SASS touches local memory: `lines[u].local.kind` "spill" or "local array") and the
 // SASS pane (`s.live_registers`, registers live at the instruction).
+// Global memory (`d.coalescing[u]`, the static walk's answer per user line): a TVMScript column with the
+// line's 32-byte sectors per L1 request and, below 100%, the share of the sectors' bytes its lanes use;
+// "?" where an access's addresses cannot be known (the reason in the tooltip and the info bar).
 // Layout: panes side by side in a flex row, grips between them drag the boundary, the header's
 // "panes" boxes hide and show them; the CUDA pane folds TVM's generated preamble
 // (`cuda_preamble` lines) behind one row. Selecting a line centres its first counterpart in every
@@ -19,7 +22,21 @@ const PANES = ["user", "cuda", "ptx", "sass"];
 const TITLES = { user: "TVMScript", cuda: "CUDA C", ptx: "PTX", sass: "SASS" };
 const CLASS_COLOURS = { memory: "#4e79a7", tensor: "#e15759", barrier: "#f28e2b", control: "#76b7b2", alu: "#9c9c9c" };
 const KIND = { w: "write", r: "read" };
-const BLOCK = 64;   // rows per off-screen-skippable block (content-visibility) of the CUDA, PTX and SASS panes
+const BLOCK = 64;
+
+// the global-memory cell of a TVMScript line: {text, cls, title} (never an all-clear when unknown)
+function coalText(C) {
+  const acc = `${C.accesses} global access${C.accesses === 1 ? "" : "es"}`;
+  const why = (C.reasons || []).join("; ");
+  if (C.status === "unknown") return { text: "?", cls: "unk", title: `global memory: unknown (${acc}): ${why}` };
+  const spr = C.sectors_per_request, ideal = C.ideal_sectors_per_request, eff = C.efficiency;
+  const used = eff !== null && eff !== undefined && eff < 0.999 ? ` ${Math.round(100 * eff)}%` : "";
+  const part = C.status === "partial" ? "?" : "";
+  let title = `global memory: ${spr.toFixed(2)} sectors per request (ideal ${ideal.toFixed(2)}; ${C.sectors} sectors, ` +
+    `${C.requests} requests per CTA), ${used ? `${Math.round(100 * eff)}% of the sectors' bytes used` : "coalesced"} (${acc})`;
+  if (part) title += `; partly unknown: ${why}`;
+  return { text: `${spr.toFixed(1)}${used}${part}`, cls: part ? "unk" : used ? "bad" : "ok", title };
+}   // rows per off-screen-skippable block (content-visibility) of the CUDA, PTX and SASS panes
 
 const CSS = `
 .txlab-source { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px;
@@ -42,7 +59,7 @@ const CSS = `
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 12px; white-space: nowrap; overflow: hidden; }
 .txlab-source .src-panes-pick label { margin-right: 6px; white-space: nowrap; }
 .txlab-source .src-body.wrap .r { height: auto; min-height: 16px; }
-.txlab-source .src-body.wrap .t { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
+.txlab-source .src-body.wrap .t { white-space: break-spaces; overflow-wrap: anywhere; min-width: 0; padding-left: 4ch; text-indent: -4ch; }
 .txlab-source .fold { display: flex; height: 16px; cursor: pointer; color: var(--jp-ui-font-color2, #777);
   background: var(--jp-layout-color2, #eee); font-style: italic; width: max-content; min-width: 100%; }
 .txlab-source .fold:hover { color: var(--jp-ui-font-color0, #000); }
@@ -72,6 +89,10 @@ const CSS = `
 .txlab-source.noctl .x { display: none; }
 .txlab-source .lr { flex: none; min-width: 2.6em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
 .txlab-source .lr.spill { color: #c62828; font-weight: bold; }
+.txlab-source .co { flex: none; min-width: 4.4em; text-align: right; padding-right: 6px; font-size: 10px; color: var(--jp-ui-font-color2, #777); }
+.txlab-source .co.bad { color: #c62828; font-weight: bold; }
+.txlab-source .co.ok { color: #2e7d32; }
+.txlab-source .co.unk { color: #b26a00; }
 .txlab-source .src-info { padding: 4px 8px; min-height: 32px; max-height: 6.5em; overflow: auto; flex: none; border-top: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal; }
 .txlab-source .heat { width: 30px; flex: none; font-size: 9.5px; text-align: right; padding-right: 2px; margin-right: 3px; }
 `;
@@ -110,6 +131,8 @@ export default {
       const heatRows = d.heat_rows || {};
       const total = d.total_samples || 0;
       const hasHeat = Object.keys(heat).length > 0 || Object.keys(heatRows).length > 0;
+      const coal = d.coalescing || {};
+      const hasCo = Object.keys(coal).length > 0;
       const hasCtl = d.sass.some((s) => s.control);
       const pct = (n) => (total ? `${(100 * n / total).toFixed(n / total >= 0.1 ? 0 : 1)}%` : `${n}`);
       const codeOnly = h("input", { type: "checkbox", "data-testid": "source-code-only" });
@@ -150,11 +173,12 @@ export default {
       const heatColour = (a) => th.dark ? `rgba(255,90,60,${a.toFixed(3)})` : `rgba(220,40,20,${a.toFixed(3)})`;
 
       const bodies = {}, rows = {}, index = {}, paneEls = {}, grips = {};
-      // the TVMScript pane starts as wide as its longest line (digits, count bars and heat columns
-      // beside it), at most 58% of the view (longer lines wrap); the others share the rest
+      // the TVMScript pane starts as wide as its longest line (digits, count bars, heat and
+      // global-memory columns beside it), at most 58% of the view (longer lines wrap); the others
+      // share the rest
       const longest = Math.max(20, ...d.user.map((t) => t.replace(/\t/g, "    ").length));
       const basis = {
-        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + 24px), 58%)`,
+        user: `0 0 min(calc(${longest}ch + 11.5em + ${hasHeat ? 35 : 0}px + ${hasCo ? 50 : 0}px + 24px), 58%)`,
         cuda: "1 1 0", ptx: "0.8 1 0", sass: "1.5 1 0",
       };
       for (const [p, b] of Object.entries(state.basis)) basis[p] = b;   // kept across rebuilds
@@ -185,6 +209,7 @@ export default {
           p === "user" ? h("span", { class: "b" }) : null, hasHeat ? h("span", { class: "heat" }) : null,
           p === "sass" ? h("span", { class: "x" }) : null,
           d.live && (p === "user" || p === "sass") ? h("span", { class: "lr", "data-testid": `source-live-${p}` }) : null,
+          hasCo && p === "user" ? h("span", { class: "co", "data-testid": "source-coalescing" }) : null,
           h("span", { class: "t" }));
         let blk = null;
         for (let i = 0; i < texts.length; i++) {
@@ -244,6 +269,16 @@ export default {
             }
             cell = cell.nextSibling;
           }
+          if (hasCo && p === "user") {
+            const C = coal[String(d.first + i)];
+            if (C) {
+              const t = coalText(C);
+              cell.textContent = t.text;
+              cell.classList.add(t.cls);
+              cell.title = t.title;
+            }
+            cell = cell.nextSibling;
+          }
           cell.textContent = p === "sass" ? texts[i].text : texts[i];
           if (p === "user") frag.appendChild(r);
           else if (i < folded) {
@@ -283,6 +318,7 @@ export default {
           if (L.live_registers !== undefined && L.live_registers !== null) parts.push(`${L.live_registers} registers live (max)`);
           if (L.local) parts.push(`local memory: ${L.local.loads} LDL, ${L.local.stores} STL (${L.local.kind})`);
         } else parts.push("no SASS of its own");
+        if (coal[String(u)]) parts.push(coalText(coal[String(u)]).title);
         const hv = heat[String(u)];
         if (hv) {
           const st = stallText(hv.stalls);
