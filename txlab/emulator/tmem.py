@@ -272,7 +272,7 @@ class Tmem:
         """Whether ``warp`` of this CTA sees asynchronous write ``w`` completed."""
         if self.cta.races is None:
             return True
-        if w.clock is None:
+        if w.clock is None or w.mb is None:
             return False
         owner, mb = w.mb
         if owner is self.cta and warp == w.warp and w.cta is self.cta:
