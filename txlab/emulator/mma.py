@@ -70,23 +70,30 @@ def _provider_mask(g, nmat):
 
 
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
-def _ldmatrix(comp, call):
+def _matrix_op(comp, call, what):
+    """(decoded call, matrices, .trans, row-address closure, row dtype, address info, row elements)
+    of ``ldmatrix``/``stmatrix``; or the refusal (a closure) of a shape other than m8n8.b16."""
     ptx = decode(call)
     mm = ptx.mods
     if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
-        return comp.not_emulated(f"ldmatrix.{mm.get('shape')}.{mm.get('type')}")
+        return comp.not_emulated(f"{what}.{mm.get('shape')}.{mm.get('type')}")
     nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
-    trans = bool(mm.get("trans"))
     addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    info = {"name": f"{what} row address", "dtype": "uint16"}
+    return ptx, nmat, bool(mm.get("trans")), addr, np.dtype(np.uint16), info, np.arange(8)[None, :]
+
+
+def _ldmatrix(comp, call):
+    ops = _matrix_op(comp, call, "ldmatrix")
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, nmat, trans, addr, u16, info, elems = ops
     key = ("ldmatrix", call.__chandle__())
     stores = _reg_stores(comp, ptx.ops["r"], key)
     if stores is None:
         return comp.not_emulated("ldmatrix", "a destination that is not a register element")
     line = comp.line
     prog = comp.program
-    u16 = np.dtype(np.uint16)
-    info = {"name": "ldmatrix row address", "dtype": "uint16"}
-    elems = np.arange(8)[None, :]
 
     def f(g):
         a = np.broadcast_to(addr(g), (g.L,))
@@ -118,19 +125,13 @@ def _ldmatrix(comp, call):
 
 
 def _stmatrix(comp, call):
-    ptx = decode(call)
-    mm = ptx.mods
-    if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
-        return comp.not_emulated(f"stmatrix.{mm.get('shape')}.{mm.get('type')}")
-    nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
-    trans = bool(mm.get("trans"))
-    addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    ops = _matrix_op(comp, call, "stmatrix")
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, nmat, trans, addr, u16, info, elems = ops
     regs = [_u32_of(comp, e) for e in ptx.ops["r"]]
     line = comp.line
     prog = comp.program
-    u16 = np.dtype(np.uint16)
-    info = {"name": "stmatrix row address", "dtype": "uint16"}
-    elems = np.arange(8)[None, :]
 
     def f(g):
         V = np.stack([r(g) for r in regs], axis=1)  # (L, nmat) uint32

@@ -31,6 +31,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 from txlab.emulator.ops import HANDLERS, _str
+from txlab.emulator.ptx_memory import async_groups, commit_groups, complete_groups
 from txlab.errors import NotEmulatedError
 
 _LAYOUT_W = {0: 1, 1: 8, 2: 4, 3: 2}  # descriptor layout type -> swizzle width (16 B chunks)
@@ -87,10 +88,7 @@ def operand_bytes(desc: int, rows: int, k: int, itemsize: int, mn_major: bool) -
 
 
 def _state(g):
-    st = g.slots.get("wgmma")
-    if st is None:
-        st = g.slots["wgmma"] = {"open": [], "groups": []}
-    return st
+    return async_groups(g, "wgmma")
 
 
 def _reg_ref(comp, arg, what):
@@ -252,9 +250,7 @@ def _wgmma(comp, call):
     if action == "commit_group":
 
         def commit(g):
-            st = _state(g)
-            st["groups"].append(st["open"])
-            st["open"] = []
+            commit_groups(g, "wgmma")
             return np.int32(0)
 
         return commit
@@ -262,11 +258,7 @@ def _wgmma(comp, call):
         nkeep = comp.expr(call.args[0])
 
         def wait(g):
-            st = _state(g)
-            keep = int(np.asarray(nkeep(g)).ravel()[0])
-            while len(st["groups"]) > keep:
-                for op in st["groups"].pop(0):
-                    _run(g, op)
+            complete_groups(g, "wgmma", int(np.asarray(nkeep(g)).ravel()[0]), _run)
             return np.int32(0)
 
         return wait
