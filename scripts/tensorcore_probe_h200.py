@@ -596,6 +596,8 @@ def main():
     ap.add_argument("--trials", type=int, default=48, help="trials per input family (mma.sync)")
     ap.add_argument("--wg-trials", type=int, default=20, help="trials per input family (wgmma)")
     ap.add_argument("--only", default="")
+    ap.add_argument("--check", action="store_true", help="replay txlab.emulator.tensorcore on every output")
+    ap.add_argument("--fast-math", action="store_true", help="build with --use_fast_math (txlab's default)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp/out"), "tensorcore"))
     args = ap.parse_args()
     import cupy as cp
@@ -612,7 +614,8 @@ def main():
     tmp = Path(tempfile.mkdtemp())
     (tmp / "probe.cu").write_text(src)
     r = subprocess.run(
-        ["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-o", str(tmp / "probe.cubin"), str(tmp / "probe.cu")],
+        ["nvcc", "-cubin", "-arch=sm_90a", "-O3", *(["--use_fast_math"] if args.fast_math else []), "-o"]
+        + [str(tmp / "probe.cubin"), str(tmp / "probe.cu")],
         capture_output=True,
         text=True,
     )
@@ -626,6 +629,18 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     tars = {k: tarfile.open(out / f"tc_{k}.tar", "w") for k in ("mma", "wgmma")}  # noqa: SIM115 - closed below
+
+    def model(name, rec):
+        """'': not checked; else the number of outputs txlab's tensor-core model gets wrong."""
+        if not args.check:
+            return ""
+        kind, _, at, ct = name.split("_")
+        if at in ("s8", "u8"):
+            return f"model {int_check(rec, at)} differ"
+        from txlab.emulator import tensorcore as tc
+
+        got = tc.run_bits(kind, at, ct, rec["A"], rec["B"], rec["C"])
+        return f"model {int(np.sum(got != rec['D']))} of {got.size} differ"
 
     def save(kind, name, rec):
         buf = io.BytesIO()
@@ -644,7 +659,9 @@ def main():
             bad = int_check(rec, at) if at in ("s8", "u8") else exact_ok(rec, at, ct)
             rec["seed"] = np.int64(args.seed)
             save("mma", name, rec)
-            rows.append((name, rec["A"].shape[0], "ok" if not bad else f"{bad} exact-family mismatches", ""))
+            rows.append(
+                (name, rec["A"].shape[0], "ok" if not bad else f"{bad} exact-family mismatches", model(name, rec))
+            )
         except Exception as e:  # noqa: BLE001 - one instruction failing must not lose the others
             rows.append((name, 0, f"error: {type(e).__name__}: {str(e)[:120]}", ""))
     for spec in WGMMA:
@@ -662,12 +679,13 @@ def main():
             rec["seed"] = np.int64(args.seed + 7)
             rec["layout"] = np.array(layout)
             save("wgmma", name, rec)
-            rows.append((name, rec["A"].shape[0], "ok" if chosen else f"{bad} exact-family mismatches", layout))
+            ok = "ok" if chosen else f"{bad} exact-family mismatches"
+            rows.append((name, rec["A"].shape[0], ok, f"{layout} {model(name, rec)}"))
         except Exception as e:  # noqa: BLE001
             rows.append((name, 0, f"error: {type(e).__name__}: {str(e)[:120]}", ""))
     for t in tars.values():
         t.close()
-    print(f"\n{'instruction':28} {'trials':>6}  maps/exact            layout")
+    print(f"\n{'instruction':28} {'trials':>6}  maps/exact             layout / model")
     for r in rows:
         print(f"{r[0]:28} {r[1]:6}  {r[2]:22} {r[3]}")
     for f in sorted(out.iterdir()):

@@ -125,16 +125,18 @@ def _block(a, b, c, ea, eb, model: Model, fmt: str) -> np.ndarray:
     return out
 
 
-def mma(a, b, c, model: Model, fmt: str = "f32", op_emin: int = -126) -> np.ndarray:
+def mma(a, b, c, model: Model, fmt: str = "f32", op_emin=-126) -> np.ndarray:
     """``c + a @ b`` as the tensor core computes it: float64 in (exact operand values), float64
-    out (values of ``fmt``). ``op_emin``: the operands' smallest normal exponent."""
+    out (values of ``fmt``). ``op_emin``: the operands' smallest normal exponent (one for both,
+    or a pair (a's, b's))."""
     a = np.asarray(a, np.float64)
     b = np.asarray(b, np.float64)
     c = np.asarray(c, np.float64)
     finite = np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()
     a0, b0, c0 = (a, b, c) if finite else (np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0) for x in (a, b, c))
-    ea = _exponent(a0, op_emin)
-    eb = _exponent(b0, op_emin)
+    emin_a, emin_b = op_emin if isinstance(op_emin, tuple) else (op_emin, op_emin)
+    ea = _exponent(a0, emin_a)
+    eb = _exponent(b0, emin_b)
     acc = np.zeros(c.shape) if model.c_last else c0
     for ks in model.order or (None,):
         if ks is None:
@@ -151,12 +153,13 @@ def mma(a, b, c, model: Model, fmt: str = "f32", op_emin: int = -126) -> np.ndar
     return acc
 
 
-def compute(kind: str, atype: str, ctype: str, a, b, c) -> np.ndarray:
+def compute(kind: str, atype: str, ctype: str, a, b, c, btype: str | None = None) -> np.ndarray:
     """The emulator's entry: exact operand values ``a (..., M, K)``, ``b (..., K, N)`` and the
     accumulator ``c (..., M, N)`` (float32 / float16) -> ``d`` in the accumulator's dtype, with the
-    tensor core's NaN."""
+    tensor core's NaN. ``btype``: b's type where it differs from a's (fp8 e4m3 x e5m2)."""
     dt = np.dtype(np.float32 if ctype == "f32" else np.float16)
-    d = mma(a, b, np.asarray(c, dt), model_for(kind, atype, ctype), ctype, OP_EMIN[atype])
+    emin = (OP_EMIN[atype], OP_EMIN[btype or atype])
+    d = mma(a, b, np.asarray(c, dt), model_for(kind, atype, ctype), ctype, emin)
     with np.errstate(over="ignore", invalid="ignore"):
         out = d.astype(dt)
     nan = np.isnan(d)

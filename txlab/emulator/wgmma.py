@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+from txlab.emulator import tensorcore as tc
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import async_groups, commit_groups, complete_groups
 from txlab.errors import NotEmulatedError
@@ -164,6 +165,8 @@ def _mma(comp, call, strs):
             "tb": int(uniform(g, tb, "imm-trans-b")),
             "dt_a": a_dt,
             "dt_b": b_dt,
+            "atype": atype,
+            "btype": btype,
         }
         if form == "ss":
             op["desc_a"] = int(uniform(g, desc_a, "A descriptor"))
@@ -203,35 +206,38 @@ def _run(g, op):
         if cta.races is not None:
             byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
             cta.races.access(byte, np.full(byte.size, int(g.gtid[0])), False, op["line"])
-        return shared.view(dt)[addr // dt.itemsize].astype(np.float64)
+        v = shared.view(dt)[addr // dt.itemsize]
+        if dt == np.float32:  # tf32: the tensor core reads the top 19 bits
+            v = tc.tf32_value(v)
+        return v.astype(np.float64)
 
     dt_b = op["dt_b"]
     B = read(op["desc_b"], n, dt_b, bool(op["tb"]))  # (n, k)
+    # the warps of the warpgroup(s) this group holds: each owns 16 rows of A and of D
+    gw = g.tid // 32  # the warp within the CTA
+    blocks, lane_block = np.unique(gw, return_inverse=True)
+    wrow = (blocks % 4) * 16  # first row of each warp's slice
     if op["form"] == "ss":
         A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]))  # (64, k)
-        prod = (A @ B.T) * op["neg"]  # exact sums of k16
-        P = prod.astype(np.float32)[rows, cols]  # (L, n/2)
+        Ab = A[wrow[:, None] + np.arange(16)[None, :]]  # (warps, 16, k)
     else:
         frag = op["a_frag"].astype(np.float64)  # (L, 8)
         e = np.arange(8)
         arow = (lane // 4)[:, None] + 8 * ((e % 4) // 2)[None, :]  # row within the warp's 16
         acol = (8 * (e // 4))[None, :] + (2 * (lane % 4))[:, None] + (e % 2)[None, :]
-        # rows of A this group holds: per warp 16 x k, assembled from its lanes
-        warps = np.unique(g.warp_of_lane)
-        P = np.zeros(rows.shape, np.float32)
-        for wg_w in warps:
-            sel = g.warp_of_lane == wg_w
-            Aw = np.zeros((16, k))
-            Aw[arow[sel], acol[sel]] = frag[sel]
-            prod = (Aw @ B.T) * op["neg"]
-            P[sel] = prod.astype(np.float32)[rows[sel] - 16 * w[sel][:, None], cols[sel]]
+        Ab = np.zeros((blocks.size, 16, k))
+        Ab[lane_block[:, None], arow, acol] = frag
     buf, idx, dt = op["acc"]
     regs = g.env[buf]
-    m = g.mask
+    lrow = rows - (16 * w)[:, None]  # row within the warp's slice
+    Cb = np.zeros((blocks.size, 16, n), np.float32)
     if op["scale_d"]:
-        new = (regs[:, idx].astype(np.float32) + P).astype(dt)
-    else:
-        new = P.astype(dt)
+        Cb[lane_block[:, None], lrow, cols] = regs[:, idx].astype(np.float32)
+    if op["neg"] < 0:  # imm-scale-a/b of -1: negate one operand (exact)
+        Ab = -Ab
+    D = tc.compute("wgmma", op["atype"], "f32", Ab, B.T[None], Cb, op["btype"])
+    new = D[lane_block[:, None], lrow, cols].astype(dt)
+    m = g.mask
     if m is None:
         regs[:, idx] = new
     else:
