@@ -20,9 +20,9 @@ Asynchrony: ``mma_async`` records the operation (its descriptors, scale-d, the A
 warpgroup's open group; ``commit_group`` closes it; ``wait_group N`` completes every committed group
 but the newest N, in order: shared memory is read and the accumulator registers written then (the
 latest moment the hardware may read; a kernel that overwrites an operand before waiting is wrong
-here too). Arithmetic: each k16 step's products are summed exactly (float64) and rounded to fp32
-once, then added to the fp32 accumulator -- the hardware's internal summation order is not
-specified, so results are within a few fp32 ulps of the GPU's, not bitwise.
+here too). Arithmetic: the H200's, bit for bit (:mod:`txlab.emulator.tensorcore`: each
+instruction's k products and the accumulator aligned to the largest exponent with 25 bits -- 13
+for fp8 --, truncated, the sum truncated to fp32 -- 13 fraction bits for fp8).
 """
 
 from __future__ import annotations
