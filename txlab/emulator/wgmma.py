@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
-from txlab.emulator import tensorcore as tc
+import txlab.emulator.tensorcore as tc
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import async_groups, commit_groups, complete_groups
 from txlab.errors import NotEmulatedError
