@@ -185,7 +185,11 @@ def rows() -> list[dict]:
         if name in handlers or name in blocking:
             r = {"status": "emulated", "fast": "bitwise", "ieee": "bitwise", "why": ""}
             if name.startswith("tirx.ptx.tcgen05_mma"):
-                r["fast"] = r["ieee"] = "within fp32 ulps (each k step summed exactly, rounded once)"
+                r["fast"] = r["ieee"] = (
+                    "one instruction's exact sum rounded once to fp32; no B200 to compare"
+                    if "block_scale" in name
+                    else "the H200's tensor-core arithmetic (txlab.emulator.tensorcore); no B200 to compare"
+                )
             if name in ("tirx.cuda.fdividef",):
                 r["fast"] = r["ieee"] = precision["__fdividef"][0]
             if name in ("tirx.cuda.ldg",):
