@@ -613,8 +613,15 @@ def _mma(comp, call):
                 ):
                     return
                 tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
+                if c is cta:
+                    tm.check_mma_reads(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
+            if op.enable_d and c is cta:
+                tm.check_mma_reads(lane0 + lanes, col0 + cols, warp, line, what + " accumulator", threads)
         for c in ctas:
             T.tmem_of(c).begin_write(w, lane0 + lanes, col0 + cols, line, threads)
+        if form == "ts":  # the A cells are read when the MMA runs: a later st must wait for it
+            tm = T.tmem_of(cta)
+            tm.areader[la + alanes, acols[None, :] + 0 * alanes] = len(tm.writes) - 1
         T.tmem_of(cta).queue.setdefault(warp, []).append((w, op.run))
 
     return f
