@@ -162,10 +162,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="run the kernels whose id contains this")
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    ap.add_argument("--deadline", type=float, default=0, help="seconds: then stop launching and report what finished")
     ns = ap.parse_args(argv)
     out_dir = Path(os.environ.get("OUT", "/tmp/out"))
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    late = lambda frac: ns.deadline and time.perf_counter() - t0 > frac * ns.deadline  # noqa: E731
 
     import concurrent.futures as cf
     import multiprocessing as mp
@@ -184,6 +186,8 @@ def main(argv=None) -> int:
             row["gpu"] = "not run (upstream bug: it may hang on the GPU)"
         elif not info.available:
             row["gpu"] = f"no GPU: {info.reason}"
+        elif late(0.85):
+            row["gpu"] = "not run: out of the time given (--deadline)"
         else:
             tg = time.perf_counter()
             try:
@@ -192,37 +196,25 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001
                 row["gpu"] = f"{type(exc).__name__}: {str(exc)[:300]}"
             row["gpu_seconds"] = round(time.perf_counter() - tg, 3)
+        print(f"gpu {key}: {row['gpu']} ({row.get('gpu_seconds', 0)} s)", flush=True)
         rows[key] = row
-    for fut in cf.as_completed(futures):
+    left = max(1.0, ns.deadline - (time.perf_counter() - t0)) if ns.deadline else None
+    done, pending = cf.wait(futures, timeout=left)
+    for fut in done:
         key, emu = fut.result()
         rows[key]["emu"] = emu
-    pool.shutdown()
+        _settle(key, rows[key], skipped)
+        r = rows[key]
+        print(f"{r['status']:>14} {key}  {r['detail'][:160]}", flush=True)
+    for fut in pending:
+        key = futures[fut][1]
+        rows[key].pop("gpu_outputs", None)
+        rows[key].update(status="not finished", detail="the emulator did not finish in the time given (--deadline)")
+    if pending:  # stop the workers still emulating (they would hold the run, and its output pipe)
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+    pool.shutdown(wait=not pending, cancel_futures=True)
 
-    for key, row in rows.items():
-        emu = row["emu"]
-        gpu_out = row.pop("gpu_outputs", None)
-        emu_out = emu.pop("outputs", None)
-        row["emu_seconds"] = round(emu.get("seconds", 0), 3)
-        if key in skipped and skipped[key][2] == "finding":
-            row["status"] = "finding" if emu.get("findings") else "differs"
-            row["detail"] = "; ".join(emu.get("findings") or []) or "the upstream bug was not reported"
-        elif key in skipped and skipped[key][2] == "uncomparable" and gpu_out is not None and emu_out is not None:
-            st, det = compare_outputs(gpu_out, emu_out)
-            row["status"] = "bitwise" if st == "bitwise" else "not comparable"
-            row["detail"] = skipped[key][1].gpu_differs + ("" if st == "bitwise" else f" ({det})")
-        elif emu["status"] == "not emulated":
-            row["status"], row["detail"] = "not emulated", emu["detail"]
-        elif emu["status"] == "error":
-            row["status"], row["detail"] = "emulator error" if gpu_out is not None else "error", emu["detail"]
-        elif gpu_out is None:
-            row["status"], row["detail"] = "emulator only", row["gpu"]
-        else:
-            row["status"], row["detail"] = compare_outputs(gpu_out, emu_out)
-            if emu.get("findings"):
-                row["detail"] = (
-                    (row["detail"] + "; " if row["detail"] else "") + "findings: " + "; ".join(emu["findings"])
-                )
-        row.pop("emu")
     for key, (kind, _c, why) in skipped.items():
         if key not in rows:
             rows[key] = {"id": key, "source": kind, "status": "skipped", "detail": why}
@@ -243,8 +235,36 @@ def main(argv=None) -> int:
     (out_dir / "emulator_vs_h200.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     md = _markdown(record)
     (out_dir / "emulator_vs_h200.md").write_text(md)
-    print(md)
+    print(md, flush=True)
+    if pending:  # workers still emulating: leave without waiting for them
+        os._exit(0)
     return 0
+
+
+def _settle(key, row, skipped) -> None:
+    """Compare one kernel's GPU and emulator outputs into ``row['status']`` / ``row['detail']``."""
+    emu = row["emu"]
+    gpu_out = row.pop("gpu_outputs", None)
+    emu_out = emu.pop("outputs", None)
+    row["emu_seconds"] = round(emu.get("seconds", 0), 3)
+    if key in skipped and skipped[key][2] == "finding":
+        row["status"] = "finding" if emu.get("findings") else "differs"
+        row["detail"] = "; ".join(emu.get("findings") or []) or "the upstream bug was not reported"
+    elif key in skipped and skipped[key][2] == "uncomparable" and gpu_out is not None and emu_out is not None:
+        st, det = compare_outputs(gpu_out, emu_out)
+        row["status"] = "bitwise" if st == "bitwise" else "not comparable"
+        row["detail"] = skipped[key][1].gpu_differs + ("" if st == "bitwise" else f" ({det})")
+    elif emu["status"] == "not emulated":
+        row["status"], row["detail"] = "not emulated", emu["detail"]
+    elif emu["status"] == "error":
+        row["status"], row["detail"] = "emulator error" if gpu_out is not None else "error", emu["detail"]
+    elif gpu_out is None:
+        row["status"], row["detail"] = "emulator only", row["gpu"]
+    else:
+        row["status"], row["detail"] = compare_outputs(gpu_out, emu_out)
+        if emu.get("findings"):
+            row["detail"] = (row["detail"] + "; " if row["detail"] else "") + "findings: " + "; ".join(emu["findings"])
+    row.pop("emu")
 
 
 def _markdown(record) -> str:

@@ -515,3 +515,76 @@ def test_block_scaled_mxf8f6f4_mma_applies_e8m0_scales_from_tmem():
     sb = np.ldexp(1.0, eb.astype(np.int64) - 127)[:, None]
     want = (a.astype(np.float64) * sa) @ (b.astype(np.float64) * sb).T
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
+
+
+def _ts_mma(*, sync=True):
+    """A in TMEM (each warp tcgen05.st's its 32 rows), B in shared memory: the TS form of
+    tcgen05.mma, issued by thread 0 after wait::st, fence::before_thread_sync and a CTA barrier."""
+
+    # fmt: off
+    @T.prim_func
+    def ts(A: T.Buffer((128, 8), "uint32"), B: T.Buffer((32, 16), "float16"), C: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        B_s = T.alloc_buffer((32 * 16,), "float16", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        a = T.alloc_buffer((8,), "uint32", scope="local")
+        reg = T.alloc_buffer((32,), "float32", scope="local")
+        descB = T.alloc_buffer((1,), "uint64", scope="local")
+        descI = T.alloc_buffer((1,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(64))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.cuda.cta_sync()
+        if tx < 32:
+            for k in range(16):
+                B_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 256] = B[tx, k]
+        for j in range(8):
+            a[j] = A[tx, j]
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x8.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])  # <ts-st>
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.ptx.tcgen05.fence__before_thread_sync()
+        if sync:
+            T.cuda.cta_sync()
+        T.ptx.tcgen05.fence__after_thread_sync()
+        if tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=128, N=32, K=16, trans_a=False, trans_b=False)  # noqa: E501
+            T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[0]), ldo=32, sdo=8, swizzle=0)
+            T.ptx["tcgen05.mma.cta_group::1.kind::f16"](tmem_addr, T.cuda.get_tmem_addr(tmem_addr, 0, 32), descB[0], descI[0], 0, 0, 0, 0, False)  # <ts-mma>  # noqa: E501
+            T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(bar))
+        T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        for i in range(32):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, 0, i))
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in range(32):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(64))
+    # fmt: on
+
+    return ts
+
+
+def _ts_line(tag):
+    src, start = inspect.getsourcelines(_ts_mma)
+    return start + next(i for i, t in enumerate(src) if f"# <{tag}>" in t)
+
+
+def test_ts_mma_reads_a_from_tmem_and_needs_the_stores_ordered_first():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((128, 16)).astype(np.float16)
+    b = rng.standard_normal((32, 16)).astype(np.float16)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(_ts_mma(), a.view(np.uint32).copy(), b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    # without the barrier, warps 1-3's stores of A are not ordered before thread 0's MMA
+    res = txlab.emulate(_ts_mma(sync=False), a.view(np.uint32).copy(), b, np.zeros_like(c), arch="sm_100a")
+    bad = [f for f in res.findings if f.kind == "tmem_race" and f.line == _ts_line("ts-mma")]
+    assert bad and bad[0].other_line == _ts_line("ts-st"), res.findings

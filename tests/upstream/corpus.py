@@ -64,10 +64,10 @@ def case(id, upstream, *, inputs, reference, **kw):  # noqa: A002 - the upstream
 
 
 def cases() -> list[Case]:
-    if not _CASES:
-        pkg = __name__.rsplit(".", 1)[0]
-        for m in MODULES:
-            importlib.import_module(f"{pkg}.{m}" if pkg != __name__ else m)
+    # every module, even when one was imported directly before (importing again registers nothing)
+    pkg = __name__.rsplit(".", 1)[0]
+    for m in MODULES:
+        importlib.import_module(f"{pkg}.{m}" if pkg != __name__ else m)
     return list(_CASES)
 
 

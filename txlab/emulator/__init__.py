@@ -9,7 +9,9 @@ so a wrong kernel is wrong here too. Modules: ``runner`` (lowering, host argumen
 ``interpreter`` (IR -> closures over lane vectors), ``memory`` (address space, bounds), ``ops``
 (warp collectives, atomics, conversions), ``sync`` (CTA barriers, mbarriers), ``tma``, ``wgmma``,
 ``timers`` (clock64, the timer ring: emulated warp-instructions), ``cluster`` (CTAs of a cluster
-together, DSMEM, remote mbarrier arrives), ``races`` (shared-memory race checker), ``result``.
+together, DSMEM, remote mbarrier arrives), ``tmem`` and ``tcgen05`` (Blackwell tensor memory and
+its tcgen05 instructions), ``packed_math`` (sm_100 fmul2/fadd2), ``races`` (shared-memory race
+checker), ``result``.
 Anything not modelled raises :class:`txlab.errors.NotEmulatedError` naming the op and the user's
 line. This file re-exports only.
 """

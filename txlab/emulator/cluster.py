@@ -293,20 +293,28 @@ def _cluster_size(g) -> int:
     return len(g.cta.cluster.ctas) if g.cta.cluster is not None else 1
 
 
-def _mapa(comp, call):
+def _address_op(comp, call, nvals, what):
+    """(strings, value closures, register store, slot key) of ``mapa``/``getctarank``, whose first
+    argument is the destination register; None where the operands do not fit."""
     args = list(call.args)
     dest = args[0]
     strs = [_str(a) for a in args if type(a).__name__ == "StringImm"]
     vals = [a for a in args[1:] if type(a).__name__ != "StringImm"]
-    if type(dest).__name__ != "TensorLoad" or len(vals) != 2:
+    if type(dest).__name__ != "TensorLoad" or len(vals) != nvals:
+        return None
+    key = (what, call.__chandle__())
+    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots[key])
+    return strs, [comp.expr(v) for v in vals], store, key, M.np_dtype(comp.buffer_info(dest.source)["dtype"])
+
+
+def _mapa(comp, call):
+    ops = _address_op(comp, call, 2, "mapa")
+    if ops is None:
         return comp.not_emulated(f"{call.op.name} with these operands")
+    strs, (addr_f, rank_f), store, key, out_dt = ops
     generic = "shared::cluster" not in strs
-    addr_f, rank_f = comp.expr(vals[0]), comp.expr(vals[1])
     line = comp.line
     prog = comp.program
-    out_dt = M.np_dtype(comp.buffer_info(dest.source)["dtype"])
-    key = ("mapa", call.__chandle__())
-    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots[key])
 
     def f(g):
         a = np.broadcast_to(np.asarray(addr_f(g)).astype(np.uint64), (g.L,))
@@ -340,16 +348,11 @@ def _mapa(comp, call):
 
 
 def _getctarank(comp, call):
-    args = list(call.args)
-    dest = args[0]
-    strs = [_str(a) for a in args if type(a).__name__ == "StringImm"]
-    vals = [a for a in args[1:] if type(a).__name__ != "StringImm"]
-    if type(dest).__name__ != "TensorLoad" or len(vals) != 1:
+    ops = _address_op(comp, call, 1, "getctarank")
+    if ops is None:
         return comp.not_emulated(f"{call.op.name} with these operands")
+    strs, (addr_f,), store, key, _ = ops
     generic = call.op.name.endswith("_generic") or "shared::cluster" not in strs
-    addr_f = comp.expr(vals[0])
-    key = ("getctarank", call.__chandle__())
-    store = comp.store(dest.source, list(dest.indices), lambda g: g.slots[key])
 
     def f(g):
         a = np.broadcast_to(np.asarray(addr_f(g)).astype(np.uint64), (g.L,))

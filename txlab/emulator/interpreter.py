@@ -748,14 +748,7 @@ class Compiler:
                 g.slots["loops"].pop()
             g.mask = outer
 
-        if is_gen:
-            return while_, True
-
-        def while_plain(g):
-            for _ in while_(g):
-                pass
-
-        return while_plain, False
+        return _stepper(while_, is_gen)
 
     def s_AssertStmt(self, s):
         return (lambda g: None), False
@@ -859,14 +852,20 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
             g.slots["loops"].pop()
             g.mask = outer
 
-    if is_gen:
-        return run, True
+    return _stepper(run, is_gen)
 
-    def run_plain(g):
-        for _ in run(g):
+
+def _stepper(gen, is_gen):
+    """(statement, is_gen) of the generator function ``gen``: itself where the body yields (a
+    barrier inside), else a plain function that runs it to the end."""
+    if is_gen:
+        return gen, True
+
+    def plain(g):
+        for _ in gen(g):
             pass
 
-    return run_plain, False
+    return plain, False
 
 
 span_frames = spans.frames  # the one span walker (txlab.ir.spans)

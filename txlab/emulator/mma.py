@@ -18,12 +18,11 @@ receives, per matrix, the pair (row lane//4, columns 2*(lane%4), +1) -- of the t
 ``.trans``. ``stmatrix`` is its inverse. Reads and writes go through the emulated memory, so the
 bounds and race checkers see every row.
 
-Arithmetic (floating point): the products of one instruction are summed exactly (float64: exact
-for f16/bf16/e4m3/e5m2 products over k <= 32) and rounded to fp32 once, then added to the fp32
-accumulator -- the model :mod:`txlab.emulator.wgmma` uses. The tensor cores' internal summation
-order and alignment are not specified, so results are within a few fp32 ulps of the GPU's, not
-bitwise. tf32 operands drop the low 13 mantissa bits (the tensor core reads 19 bits). f16
-accumulate rounds once to f16. Integer mma is exact (wrapping; ``.satfinite`` clamps).
+Arithmetic: floating-point mma is the H200's tensor-core arithmetic bit for bit
+(:mod:`txlab.emulator.tensorcore`: products exact, aligned to the largest exponent with 25 bits,
+truncated, rounded toward zero to fp32 or to nearest f16; fp8 as the two f16 HMMAs and the FADD
+ptxas lowers it to on sm_90). tf32 operands drop the low 13 mantissa bits. Integer mma is exact
+(wrapping; ``.satfinite`` clamps).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.tensorcore as tc
 from txlab.emulator.ops import HANDLERS, _unwarp, _warps, comp_dtype
 from txlab.emulator.ptx_memory import address, decode, from_register, to_register
 
@@ -70,23 +70,30 @@ def _provider_mask(g, nmat):
 
 
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
-def _ldmatrix(comp, call):
+def _matrix_op(comp, call, what):
+    """(decoded call, matrices, .trans, row-address closure, row dtype, address info, row elements)
+    of ``ldmatrix``/``stmatrix``; or the refusal (a closure) of a shape other than m8n8.b16."""
     ptx = decode(call)
     mm = ptx.mods
     if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
-        return comp.not_emulated(f"ldmatrix.{mm.get('shape')}.{mm.get('type')}")
+        return comp.not_emulated(f"{what}.{mm.get('shape')}.{mm.get('type')}")
     nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
-    trans = bool(mm.get("trans"))
     addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    info = {"name": f"{what} row address", "dtype": "uint16"}
+    return ptx, nmat, bool(mm.get("trans")), addr, np.dtype(np.uint16), info, np.arange(8)[None, :]
+
+
+def _ldmatrix(comp, call):
+    ops = _matrix_op(comp, call, "ldmatrix")
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, nmat, trans, addr, u16, info, elems = ops
     key = ("ldmatrix", call.__chandle__())
     stores = _reg_stores(comp, ptx.ops["r"], key)
     if stores is None:
         return comp.not_emulated("ldmatrix", "a destination that is not a register element")
     line = comp.line
     prog = comp.program
-    u16 = np.dtype(np.uint16)
-    info = {"name": "ldmatrix row address", "dtype": "uint16"}
-    elems = np.arange(8)[None, :]
 
     def f(g):
         a = np.broadcast_to(addr(g), (g.L,))
@@ -118,19 +125,13 @@ def _ldmatrix(comp, call):
 
 
 def _stmatrix(comp, call):
-    ptx = decode(call)
-    mm = ptx.mods
-    if mm.get("shape") != "m8n8" or mm.get("type") != "b16":
-        return comp.not_emulated(f"stmatrix.{mm.get('shape')}.{mm.get('type')}")
-    nmat = {"x1": 1, "x2": 2, "x4": 4}[mm["num"]]
-    trans = bool(mm.get("trans"))
-    addr = address(comp, ptx.one("p"), mm.get("space") or "shared")
+    ops = _matrix_op(comp, call, "stmatrix")
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, nmat, trans, addr, u16, info, elems = ops
     regs = [_u32_of(comp, e) for e in ptx.ops["r"]]
     line = comp.line
     prog = comp.program
-    u16 = np.dtype(np.uint16)
-    info = {"name": "stmatrix row address", "dtype": "uint16"}
-    elems = np.arange(8)[None, :]
 
     def f(g):
         V = np.stack([r(g) for r in regs], axis=1)  # (L, nmat) uint32
@@ -248,6 +249,8 @@ def _mma(comp, call):
     else:
         return comp.not_emulated(full)
     f16acc = name == "mma_f16acc"
+    if f16acc and at in ("e4m3", "e5m2"):
+        return comp.not_emulated(full, "fp8 mma.sync with an f16 accumulator: its arithmetic is not measured")
     d_ops, a_ops, b_ops, c_ops = ptx.ops["d"], ptx.ops["a"], ptx.ops["b"], ptx.ops["c"]
     A = [_u32_of(comp, e) for e in a_ops]
     B = [_u32_of(comp, e) for e in b_ops]
@@ -280,20 +283,19 @@ def _mma(comp, call):
         nw = Aw.shape[0]
         ae = _elements(Aw, per, edt)
         be = _elements(Bw, per, edt)
-        if kind == "tf32":
-            ae = (ae.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-            be = (be.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
         wide = np.int64 if acc_dt.kind == "i" else np.float64
         Am = np.zeros((nw, 16, k), wide)
         Bm = np.zeros((nw, k, 8), wide)
-        Am[:, ar, ac] = ae.astype(wide)
-        Bm[:, br, bc] = be.astype(wide)
-        P = Am @ Bm  # (nw, 16, 8): exact
-        Pl = P[:, cr, cc]  # (nw, 32, 4)
+        if kind == "tf32":
+            ae, be = tc.tf32_value(ae), tc.tf32_value(be)
+        with np.errstate(invalid="ignore"):
+            Am[:, ar, ac] = ae.astype(wide)
+            Bm[:, br, bc] = be.astype(wide)
         if f16acc:
             Cw, _ = _warps(g, np.stack([c(g) for c in C], axis=1))
-            cvals = _elements(Cw, 2, np.dtype(np.float16)).astype(np.float64)
-            D = (cvals + Pl).astype(np.float16)
+            Cm = np.zeros((nw, 16, 8), np.float16)
+            Cm[:, cr, cc] = _elements(Cw, 2, np.dtype(np.float16))
+            D = tc.compute("mma", at, "f16", Am, Bm, Cm)[:, cr, cc]  # (nw, 32, 4)
             out = np.ascontiguousarray(D).view(np.uint16).reshape(nw, 32, 2, 2).astype(np.uint32)
             out = out[..., 0] | (out[..., 1] << np.uint32(16))
         else:
@@ -303,12 +305,14 @@ def _mma(comp, call):
             )
             Cw, _ = _warps(g, cv)
             if acc_dt.kind == "i":
-                s = Cw.astype(np.int64) + Pl
+                s = Cw.astype(np.int64) + (Am @ Bm)[:, cr, cc]  # exact
                 if sat:
                     s = np.clip(s, -(1 << 31), (1 << 31) - 1)
                 out = s.astype(np.int64).astype(np.int32)
             else:
-                out = Cw.astype(np.float32) + Pl.astype(np.float32)
+                Cm = np.zeros((nw, 16, 8), np.float32)
+                Cm[:, cr, cc] = Cw.astype(np.float32)
+                out = tc.compute("mma", at, "f32", Am, Bm, Cm)[:, cr, cc]
         g.slots[key] = _unwarp(g, out, pad)
         for st in stores:
             st(g)

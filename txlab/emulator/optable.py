@@ -152,6 +152,27 @@ def lowered_externs() -> dict:
     return out
 
 
+_TC = "bitwise: the H200's tensor-core arithmetic (txlab.emulator.tensorcore, fitted to its outputs)"
+#: tensor-core ops: (precision, note); the forms a handler refuses by name are "not emulated"
+_TENSOR_CORE = {
+    "tirx.ptx.mma": (_TC, "f16/bf16 m16n8k8/k16, tf32 m16n8k4/k8, e4m3/e5m2 m16n8k32 (as ptxas lowers it for sm_90)"),
+    "tirx.ptx.mma_f16acc": (_TC, "f16/bf16 with an f16 accumulator; fp8 with one is refused (not measured)"),
+    "tirx.ptx.mma_int": ("bitwise (exact; wraps, .satfinite clamps)", "s8/u8 m16n8k16/k32"),
+    **{
+        f"tirx.ptx.wgmma_{t}_{f}": (_TC, "m64nNk16/k8/k32, f32 accumulator")
+        for t in ("f16", "bf16", "tf32", "fp8")
+        for f in ("ss", "rs")
+    },
+}
+_TENSOR_CORE_REFUSED = (
+    "tirx.ptx.wgmma_f16_f16acc_",
+    "tirx.ptx.wgmma_fp8_f16acc_",
+    "tirx.ptx.wgmma_int_",
+    "tirx.ptx.wgmma_b1_",
+    "tirx.ptx.wgmma_fp8_rs",
+)
+
+
 def rows() -> list[dict]:
     """One dict per op / device function / IR node: name, kind, status, fast, ieee, why."""
     import tvm
@@ -164,13 +185,28 @@ def rows() -> list[dict]:
         if name in handlers or name in blocking:
             r = {"status": "emulated", "fast": "bitwise", "ieee": "bitwise", "why": ""}
             if name.startswith("tirx.ptx.tcgen05_mma"):
-                r["fast"] = r["ieee"] = "within fp32 ulps (each k step summed exactly, rounded once)"
+                r["fast"] = r["ieee"] = (
+                    "one instruction's exact sum rounded once to fp32; no B200 to compare"
+                    if "block_scale" in name
+                    else "the H200's tensor-core arithmetic (txlab.emulator.tensorcore); no B200 to compare"
+                )
             if name in ("tirx.cuda.fdividef",):
                 r["fast"] = r["ieee"] = precision["__fdividef"][0]
             if name in ("tirx.cuda.ldg",):
                 r["why"] = "__ldg: a global load"
             if name in blocking:
                 r["why"] = "blocking: the group waits (barrier / mbarrier)"
+            if name in _TENSOR_CORE:
+                r["fast"] = r["ieee"] = _TENSOR_CORE[name][0]
+                r["why"] = _TENSOR_CORE[name][1]
+            if name.startswith(_TENSOR_CORE_REFUSED):
+                r = {
+                    "status": "not emulated",
+                    "fast": "",
+                    "ieee": "",
+                    "why": "refused by name: wgmma is modelled with f32 accumulators and f16/bf16/tf32/fp8 "
+                    "operands (fp8 A from shared memory), not f16 accumulators, integer or b1 operands",
+                }
             if tvm.ir.Op.get(name).get_attr("cuda.FLowerIntrinsic") is not None:
                 r["fast"] = r["ieee"] = "as the device function"
                 r["why"] = "lowered by TVM's CUDA rules to a device function (below); run as that function"

@@ -170,18 +170,31 @@ class Program:
             if c1 == c2
             else "different CTAs, which nothing in the launch orders"
         )
-        self.finding(
+        self.race_finding(
             "global_race",
             f"global-memory race: {k1} by thread {t1} of CTA {c1} (line {l1}) and {k2} by thread {t2} of CTA "
             f"{c2} (line {l2}) of byte {r['addr']} of {r['region']}: {where} (an atomic does not order a plain "
             f"access to the same address; separate them with a barrier, or a second kernel across CTAs)",
+            r,
+            c2,
+        )
+
+    def race_finding(self, kind, message, r, cta):
+        """The finding of race record ``r`` (``first``/``second`` = (kind, line, thread, ...)) at its
+        second access's line, keyed by both accesses so each pair of lines is reported once."""
+        (k1, l1, t1), (k2, l2, t2) = r["first"][:3], r["second"][:3]
+        l1 = l1 if l1 is not None and l1 >= 0 else None
+        l2 = l2 if l2 is not None and l2 >= 0 else None
+        return self.finding(
+            kind,
+            message,
             line=l2,
             other_line=l1,
-            cta=c2,
+            cta=cta,
             threads=[t1, t2],
             index=[r["addr"]],
             count=r["count"],
-            key=("global_race", l1, l2, k1, k2),
+            key=(kind, l1, l2, k1, k2),
         )
 
     def _track_atomic_targets(self, args_env, space):
@@ -603,17 +616,12 @@ class Cta:
     def _race_found(self, r, c=0):
         cta_index = self.index_of(c)
         (k1, l1, t1), (k2, l2, t2) = r["first"], r["second"]
-        self.program.finding(
+        self.program.race_finding(
             "shared_race",
             f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
             f"shared byte {r['addr']} with no barrier between them (threads of different warps)",
-            line=l2,
-            other_line=l1,
-            cta=cta_index,
-            threads=[t1, t2],
-            index=[r["addr"]],
-            count=r["count"],
-            key=("shared_race", l1, l2, k1, k2),
+            r,
+            cta_index,
         )
 
     def index_value(self, tag, g):

@@ -219,16 +219,25 @@ def _guard(comp, ptx, fn):
     return guarded
 
 
-def _ld(comp, call):
+def _ld_st(comp, call, what, hints):
+    """(decoded call, element dtype, space, address closure) of ``ld``/``st``; or the refusal
+    (a closure) where the element type is not modelled."""
     ptx = decode(call)
-    dt = _mem_dt(comp, ptx, "ld")
-    name = call.op.name
+    dt = _mem_dt(comp, ptx, what)
     if dt is None:
-        return comp.not_emulated(f"{name}.{ptx.mods.get('type')}", "ld/st of 128-bit (b128) values")
-    if any(ptx.mods.get(k) for k in ("sem", "scope", "cop", "nc", "l1ev", "l2ev", "cache", "prefetch")):
+        return comp.not_emulated(f"{call.op.name}.{ptx.mods.get('type')}", "ld/st of 128-bit (b128) values")
+    if any(ptx.mods.get(k) for k in hints):
         _note(comp, _ORDER_NOTE)
     space = ptx.mods.get("space", "")
-    addr = address(comp, ptx.one("addr"), space)
+    return ptx, dt, space, address(comp, ptx.one("addr"), space)
+
+
+def _ld(comp, call):
+    ops = _ld_st(comp, call, "ld", ("sem", "scope", "cop", "nc", "l1ev", "l2ev", "cache", "prefetch"))
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, dt, space, addr = ops
+    name = call.op.name
     dests = ptx.ops["d"]
     n = len(dests)
     key = ("ptx.ld", call.__chandle__())
@@ -260,15 +269,11 @@ def _ld(comp, call):
 
 
 def _st(comp, call):
-    ptx = decode(call)
-    dt = _mem_dt(comp, ptx, "st")
+    ops = _ld_st(comp, call, "st", ("sem", "scope", "cop", "l1ev", "l2ev", "cache"))
+    if not isinstance(ops, tuple):
+        return ops
+    ptx, dt, space, addr = ops
     name = call.op.name
-    if dt is None:
-        return comp.not_emulated(f"{name}.{ptx.mods.get('type')}", "ld/st of 128-bit (b128) values")
-    if any(ptx.mods.get(k) for k in ("sem", "scope", "cop", "l1ev", "l2ev", "cache")):
-        _note(comp, _ORDER_NOTE)
-    space = ptx.mods.get("space", "")
-    addr = address(comp, ptx.one("addr"), space)
     vals = ptx.ops["value"]
     lanes = [k for k, v in enumerate(vals) if v is not None]
     fns = [comp.expr(vals[k]) for k in lanes]
@@ -401,11 +406,32 @@ for _n in ("red", "atom", "atom_cas", "atom_exch", "atom_bitbucket", "atom_cas_b
 
 
 # ---- cp.async (non-bulk) -------------------------------------------------------------------------
-def _cp_state(g):
-    st = g.slots.get("cp.async")
+def async_groups(g, name: str) -> dict:
+    """The asynchronous operations ``name`` (``cp.async``, ``wgmma``) of group ``g``: ``open``
+    (issued since the last commit) and ``groups`` (committed, oldest first)."""
+    st = g.slots.get(name)
     if st is None:
-        st = g.slots["cp.async"] = {"open": [], "groups": []}
+        st = g.slots[name] = {"open": [], "groups": []}
     return st
+
+
+def commit_groups(g, name: str) -> None:
+    """``commit_group``: close the open group of ``name``."""
+    st = async_groups(g, name)
+    st["groups"].append(st["open"])
+    st["open"] = []
+
+
+def complete_groups(g, name: str, keep: int, perform) -> None:
+    """``wait_group keep``: ``perform(g, op)`` every committed op but the newest ``keep`` groups'."""
+    st = async_groups(g, name)
+    while len(st["groups"]) > keep:
+        for op in st["groups"].pop(0):
+            perform(g, op)
+
+
+def _cp_state(g):
+    return async_groups(g, "cp.async")
 
 
 def _cp_async(comp, call):
@@ -473,18 +499,13 @@ _PERFORM: dict = {}
 
 
 def _complete(g, keep: int):
-    st = _cp_state(g)
-    while len(st["groups"]) > keep:
-        for rec in st["groups"].pop(0):
-            _PERFORM[rec[4]](g, rec[:4])
+    complete_groups(g, "cp.async", keep, lambda g, rec: _PERFORM[rec[4]](g, rec[:4]))
     g.cta.progress += 1
 
 
 def _cp_commit(comp, call):
     def f(g):
-        st = _cp_state(g)
-        st["groups"].append(st["open"])
-        st["open"] = []
+        commit_groups(g, "cp.async")
         return np.int32(0)
 
     return f
@@ -499,10 +520,8 @@ def _cp_wait(comp, call):
     wait_all = call.op.name.endswith("wait_all")
 
     def f(g):
-        st = _cp_state(g)
         if wait_all:  # cp.async.wait_all: commit the open copies, then wait for all
-            st["groups"].append(st["open"])
-            st["open"] = []
+            commit_groups(g, "cp.async")
         _complete(g, keep)
         return np.int32(0)
 

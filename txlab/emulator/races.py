@@ -30,7 +30,29 @@ from __future__ import annotations
 import numpy as np
 
 
-class RaceChecker:
+class _Reporter:
+    """Reports a pair of racing accesses once per (kinds, lines)."""
+
+    report: object
+    _seen: set
+
+    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
+        key = (first_kind, first_line, second_kind, second_line)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.report(
+            {
+                "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
+                "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
+                "addr": addr,
+                "count": n,
+            },
+            cta,
+        )
+
+
+class RaceChecker(_Reporter):
     def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None, agents: int = 0):
         self.W = warps
         self.A = agents  # cluster: one clock row per CTA's multicast writes into this one
@@ -234,21 +256,6 @@ class RaceChecker:
             self.r_line[c, w, a] = ln
             self.r_tid[c, w, a] = t
 
-    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
-        key = (first_kind, first_line, second_kind, second_line)
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        self.report(
-            {
-                "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
-                "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
-                "addr": addr,
-                "count": n,
-            },
-            cta,
-        )
-
 
 def merge_foreign(*knowns) -> dict:
     """The union of {cluster rank: clock} maps, clock by clock the later one."""
@@ -259,7 +266,7 @@ def merge_foreign(*knowns) -> dict:
     return out
 
 
-class EpochRaceChecker:
+class EpochRaceChecker(_Reporter):
     """The race checker of CTAs that run in lockstep (one group per CTA or per batch of CTAs).
 
     There every CTA barrier releases all warps of the CTA together and no warp waits on an
@@ -330,37 +337,23 @@ class EpochRaceChecker:
             e = self.ep[c]
         w = (t // 32).astype(np.int16)
         ln = -1 if line is None else int(line)
-        ww = self.w_warp[k]
         what = "atomic" if atomic else ("write" if write else "read")
-        bad = (ww >= 0) & (ww != w) & (self.w_ep[k] == e)
-        if bad.any():
-            i = int(np.argmax(bad))
-            self._emit(
-                "write",
-                int(self.w_line[k[i]]),
-                int(self.w_tid[k[i]]),
-                what,
-                ln,
-                int(t[i]),
-                int(k[i] % self.n),
-                int(bad.sum()),
-                0 if c is None else int(c[i]),
-            )
-        if atomic:
-            bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
+
+        def first(bad, kind, lines, tids):
+            """Report the first racing byte of ``bad`` against the record (``lines``, ``tids``)."""
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit(
-                    "read",
-                    int(self.r_line[k[i]]),
-                    int(self.r_tid[k[i]]),
-                    "atomic",
-                    ln,
-                    int(t[i]),
-                    int(k[i] % self.n),
-                    int(bad.sum()),
-                    0 if c is None else int(c[i]),
-                )
+                j = k[i]
+                first_line = ln if lines is None else int(lines[j])
+                first_tid = -1 if tids is None else int(tids[j])
+                cta = 0 if c is None else int(c[i])
+                self._emit(kind, first_line, first_tid, what, ln, int(t[i]), int(j % self.n), int(bad.sum()), cta)
+
+        ww = self.w_warp[k]
+        first((ww >= 0) & (ww != w) & (self.w_ep[k] == e), "write", self.w_line, self.w_tid)
+        reads = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
+        if atomic:
+            first(reads, "read", self.r_line, self.r_tid)
             if self.a_ep is None:
                 size = self.w_warp.size
                 self.a_ep = np.full(size, -1, np.int32)
@@ -368,93 +361,36 @@ class EpochRaceChecker:
                 self.a_multi = np.zeros(size, bool)
                 self.a_tid = np.full(size, -1, np.int32)
                 self.a_line = np.full(size, -1, np.int32)
-            same = self.a_ep[k] == e
-            multi = self.a_multi[k] | (same & (self.a_warp[k] != w))
-            self.a_warp[k] = w
-            multi |= self.a_warp[k] != w  # several warps in this instruction
-            self.a_multi[k] = multi
-            self.a_ep[k] = e
-            self.a_tid[k] = t
-            self.a_line[k] = ln
+            self._note(self.a_ep, self.a_warp, self.a_multi, self.a_tid, self.a_line, k, w, e, t, ln)
             return
         if self.a_ep is not None:
-            bad = (self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w))
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._emit(
-                    "atomic",
-                    int(self.a_line[k[i]]),
-                    int(self.a_tid[k[i]]),
-                    what,
-                    ln,
-                    int(t[i]),
-                    int(k[i] % self.n),
-                    int(bad.sum()),
-                    0 if c is None else int(c[i]),
-                )
+            first((self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w)), "atomic", self.a_line, self.a_tid)
             if write:
                 self.a_ep[k] = -1
                 self.a_multi[k] = False
         if write:
-            bad = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._emit(
-                    "read",
-                    int(self.r_line[k[i]]),
-                    int(self.r_tid[k[i]]),
-                    "write",
-                    ln,
-                    int(t[i]),
-                    int(k[i] % self.n),
-                    int(bad.sum()),
-                    0 if c is None else int(c[i]),
-                )
+            first(reads, "read", self.r_line, self.r_tid)
             self.w_warp[k] = w
             # another warp wrote the same byte in this same instruction: the last lane's value won
-            dup = self.w_warp[k] != w
-            if dup.any():
-                i = int(np.argmax(dup))
-                self._emit(
-                    "write",
-                    ln,
-                    -1,
-                    "write",
-                    ln,
-                    int(t[i]),
-                    int(k[i] % self.n),
-                    int(dup.sum()),
-                    0 if c is None else int(c[i]),
-                )
+            first(self.w_warp[k] != w, "write", None, None)
             self.w_ep[k] = e
             self.w_tid[k] = t
             self.w_line[k] = ln
             self.r_ep[k] = -1
             self.r_multi[k] = False
         else:
-            same = self.r_ep[k] == e
-            multi = self.r_multi[k] | (same & (self.r_warp[k] != w))
-            self.r_warp[k] = w
-            multi |= self.r_warp[k] != w  # several warps read it in this instruction
-            self.r_multi[k] = multi
-            self.r_ep[k] = e
-            self.r_tid[k] = t
-            self.r_line[k] = ln
+            self._note(self.r_ep, self.r_warp, self.r_multi, self.r_tid, self.r_line, k, w, e, t, ln)
 
-    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
-        key = (first_kind, first_line, second_kind, second_line)
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        self.report(
-            {
-                "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
-                "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
-                "addr": addr,
-                "count": n,
-            },
-            cta,
-        )
+    @staticmethod
+    def _note(ep, warp, multi, tid, line, k, w, e, t, ln) -> None:
+        """Record readers (or atomics) of bytes ``k`` in this epoch: one warp, or several."""
+        several = multi[k] | ((ep[k] == e) & (warp[k] != w))
+        warp[k] = w
+        several |= warp[k] != w  # several warps in this instruction
+        multi[k] = several
+        ep[k] = e
+        tid[k] = t
+        line[k] = ln
 
 
 class GlobalRaces:

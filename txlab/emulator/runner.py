@@ -18,7 +18,7 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     launch info) -- :func:`txlab.build.lower`, the lowering txlab.compile runs; a ``txlab.Compiled``
     for the same arch gives the lowering it kept (a kernel is lowered once)."""
     import txlab.compat  # noqa: F401
-    from txlab import build, ir
+    from txlab import ir
     from txlab.arch import resolve_arch
 
     mod, entry = ir.as_module(kernel, name, what="txlab.emulate")
@@ -27,11 +27,32 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
         lowered = kernel.lowered  # txlab.Compiled: kept from its compile
     if lowered is None or lowered.host_ir is None:
-        lowered = build.lower(mod, arch, entry)
+        lowered = _lowered(mod, arch, entry)
     host_mod, launch = lowered.host_ir, lowered.launch
     devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
+
+
+_LOWERED: dict = {}  # (structural hash, entry, arch) -> (module, lowering): the last few kernels
+
+
+def _lowered(mod, arch, entry):
+    """:func:`txlab.build.lower` of ``mod``, reused when the same kernel (structurally equal) is
+    emulated again: lowering costs more than running a small kernel."""
+    import tvm_ffi
+
+    from txlab import build
+
+    key = (tvm_ffi.structural_hash(mod), entry, arch)
+    hit = _LOWERED.get(key)
+    if hit is not None and tvm_ffi.structural_equal(hit[0], mod):
+        return hit[1]
+    lowered = build.lower(mod, arch, entry)
+    if len(_LOWERED) >= 8:
+        _LOWERED.pop(next(iter(_LOWERED)))
+    _LOWERED[key] = (mod, lowered)
+    return lowered
 
 
 def emulate(

@@ -24,10 +24,11 @@ Asynchrony: an mma or cp records its operands at issue and runs when its issuing
 the commit arrives once on its mbarrier (in every CTA of the mask for ``multicast::cluster``). Reads
 of its TMEM cells before the reader has waited on that mbarrier phase are races (tmem.py).
 
-Arithmetic: the wgmma model (:mod:`txlab.emulator.wgmma`): one instruction's K products are summed
-exactly (float64) and rounded to fp32 once, then added to the fp32 accumulator -- within a few fp32
-ulps of the GPU's, not bitwise; tf32 operands drop the low 13 mantissa bits; i8 is exact (s32
-wrap-around). Block-scaled ``kind::mxf8f6f4.block_scale.scale_vec::1X``: each row's e8m0 scale for
+Arithmetic: the wgmma model's (:mod:`txlab.emulator.tensorcore`, fitted to the H200: one
+instruction's K products aligned, truncated and summed as one block, the accumulator included);
+Blackwell's own tensor-core arithmetic has not been measured (no B200), so results are the H200
+model's, not known to be the B200's bits; tf32 operands drop the low 13 mantissa bits; i8 is exact
+(s32 wrap-around). Block-scaled ``kind::mxf8f6f4.block_scale.scale_vec::1X``: each row's e8m0 scale for
 its K=32 block is byte ``sf_id`` of TMEM (lane r, column + r // 32) -- the layout TVM and CUTLASS
 stage with ``tcgen05.cp.32x128b.warpx4`` (not yet compared with a B200); scales are powers of two,
 so the products stay exact. Not modelled (NotEmulatedError naming them): f16 accumulators, sparse
@@ -41,6 +42,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
+import txlab.emulator.tensorcore as tc
 import txlab.emulator.tmem as T
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import decode
@@ -51,6 +53,7 @@ _LAYOUT_OF_SWIZZLE = {0: 0, 1: 6, 2: 4, 3: 2, 4: 1}  # TVM's swizzle argument ->
 _WGMMA_LAYOUT = {0: 0, 2: 1, 4: 2, 6: 3}  # tcgen05 layout type -> wgmma layout type (same canon)
 _SWIZZLE_NAME = {0: "no swizzle", 1: "128B_base32B", 2: "128B swizzle", 4: "64B swizzle", 6: "32B swizzle"}
 _TMA_LAYOUT = {0: 0, 1: 6, 2: 4, 3: 2}  # CUtensorMapSwizzle (none, 32B, 64B, 128B) -> layout type
+_TC_TYPE = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 _K_OF_KIND = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32}
 _FORMATS = {
     "f16": {0: "float16", 1: "bfloat16"},
@@ -456,9 +459,13 @@ class _Mma:
                 if self.sat:
                     new = np.clip(new, -(1 << 31), (1 << 31) - 1)
                 bits_out = new.astype(np.int64).astype(np.int32).view(np.uint32)
-            else:
-                Pf = P.astype(np.float32)  # rounded once to fp32 (the wgmma model)
+            elif self.sf is not None:  # block-scaled: the exact sum rounded once (scales are 2^k)
+                Pf = P.astype(np.float32)
                 new = (old.view(np.float32) + Pf) if self.enable_d else Pf
+                bits_out = np.asarray(new, np.float32).view(np.uint32)
+            else:  # the wgmma model's arithmetic (txlab.emulator.tensorcore), one instruction's K a block
+                c = old.view(np.float32) if self.enable_d else np.zeros(old.shape, np.float32)
+                new = tc.compute("wgmma", _TC_TYPE[dt_a.name], "f32", Aw, Bw.T, c, btype=_TC_TYPE[dt_b.name])
                 bits_out = np.asarray(new, np.float32).view(np.uint32)
             tm.data[L[keep], C[keep]] = bits_out[keep]
         ctas[0].progress += 1
@@ -606,8 +613,15 @@ def _mma(comp, call):
                 ):
                     return
                 tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
+                if c is cta:
+                    tm.check_mma_reads(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
+            if op.enable_d and c is cta:
+                tm.check_mma_reads(lane0 + lanes, col0 + cols, warp, line, what + " accumulator", threads)
         for c in ctas:
             T.tmem_of(c).begin_write(w, lane0 + lanes, col0 + cols, line, threads)
+        if form == "ts":  # the A cells are read when the MMA runs: a later st must wait for it
+            tm = T.tmem_of(cta)
+            tm.areader[la + alanes, acols[None, :] + 0 * alanes] = len(tm.writes) - 1
         T.tmem_of(cta).queue.setdefault(warp, []).append((w, op.run))
 
     return f

@@ -117,16 +117,25 @@ def _word(comp, e, what):
     return get_mem, put_mem
 
 
-def _timer_init(comp, call):
-    buf, tag_e, off_e, ngroups, group = call.args
-    prof = comp.expr(buf)
-    tag_get, tag_put = _word(comp, tag_e, "profiler_tag")
-    off_get, off_put = _word(comp, off_e, "profiler_write_offset")
-    ng, gid = comp.expr(ngroups), comp.expr(group)
-    line = comp.line
+def _profiler_operands(comp, buf, tag_e, off_e):
+    """(buffer pointer, tag word (get, put), write-offset word (get, put), line, program, buffer
+    info) of a profiler call; notes once that clocks are emulated."""
     prog = comp.program
     _note(prog)
-    info = {"name": "profiler_buffer", "dtype": "uint64"}
+    return (
+        comp.expr(buf),
+        _word(comp, tag_e, "profiler_tag"),
+        _word(comp, off_e, "profiler_write_offset"),
+        comp.line,
+        prog,
+        {"name": "profiler_buffer", "dtype": "uint64"},
+    )
+
+
+def _timer_init(comp, call):
+    buf, tag_e, off_e, ngroups, group = call.args
+    prof, (tag_get, tag_put), (off_get, off_put), line, prog, info = _profiler_operands(comp, buf, tag_e, off_e)
+    ng, gid = comp.expr(ngroups), comp.expr(group)
 
     def f(g):
         cta = g.cta
@@ -171,14 +180,8 @@ def _timer_event(kind):
         else:
             ev, buf, tag_e, off_e, stride, leader = args
             event = comp.expr(ev)
-        prof = comp.expr(buf)
-        tag_get, _ = _word(comp, tag_e, "profiler_tag")
-        off_get, off_put = _word(comp, off_e, "profiler_write_offset")
+        prof, (tag_get, _), (off_get, off_put), line, prog, info = _profiler_operands(comp, buf, tag_e, off_e)
         stride_f, lead = comp.expr(stride), comp.expr(leader)
-        line = comp.line
-        prog = comp.program
-        _note(prog)
-        info = {"name": "profiler_buffer", "dtype": "uint64"}
 
         def f(g):
             m = g.active() & np.broadcast_to(np.not_equal(lead(g), 0), (g.L,))

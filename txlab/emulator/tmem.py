@@ -33,8 +33,10 @@ lines; so is an asynchronous write over cells another warp read without being or
 pending writes or unordered readers. A warp that ends with a ``tcgen05.ld`` it never waited for
 (``wait::ld``) is a ``tmem_wait`` finding at the ld's line. Limits: the issuing warp's own read of
 a committed write is checked against the commit's mbarrier phase having completed, not against
-its own wait; ``st`` -> ``mma`` ordering (``wait::st`` + ``fence::before_thread_sync``) is not
-checked; fences are no-ops.
+its own wait; an MMA reading cells (its TMEM A operand, or the accumulator it adds to) that a
+``tcgen05.st`` wrote is checked like a ld (the storing warp's ``wait::st``, then a barrier or
+mbarrier for another warp), and a ``st`` over an issued MMA's A operand before the MMA completed is
+a race; fences are no-ops (the ordering is the barriers').
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ class Tmem:
         self.read_clk = np.zeros((LANES, COLS), np.int64)
         self.read_line = np.zeros((LANES, COLS), np.int32)
         self.pending_ld: dict = {}  # warp -> line of a tcgen05.ld not yet waited for
+        self.pending_st: dict = {}  # warp -> line of a tcgen05.st not yet waited for (wait::st)
+        self.st_warp = np.full((LANES, COLS), -1, np.int32)  # last tcgen05.st per cell: warp, clock, line
+        self.st_clk = np.zeros((LANES, COLS), np.int64)
+        self.st_line = np.zeros((LANES, COLS), np.int32)
+        self.areader = np.zeros((LANES, COLS), np.int32)  # an MMA reading the cell as its A (writes id)
         self.queue: dict = {}  # issuing warp -> [(AsyncWrite, run)] not yet committed
 
     # ---- allocation ------------------------------------------------------------------------
@@ -272,7 +279,7 @@ class Tmem:
         """Whether ``warp`` of this CTA sees asynchronous write ``w`` completed."""
         if self.cta.races is None:
             return True
-        if w.clock is None:
+        if w.clock is None or w.mb is None:
             return False
         owner, mb = w.mb
         if owner is self.cta and warp == w.warp and w.cta is self.cta:
@@ -310,6 +317,66 @@ class Tmem:
                 threads=threads,
                 key=("tmem_race", w.line, line),
             )
+
+    def check_st_over_mma_read(self, lanes, cols, warp, line, threads):
+        """A tcgen05.st over cells an issued MMA reads as its A operand: the MMA must be complete."""
+        ids = np.unique(self.areader[lanes, cols])
+        for i in ids[ids > 0]:
+            w = self.writes[int(i)]
+            if self.ordered_after_write(w, warp):
+                continue
+            self.cta.program.finding(
+                "tmem_race",
+                f"TMEM race: tcgen05.st by warp {warp} (line {line}) overwrites TMEM cells the {w.where()} reads as "
+                "its A operand before that MMA is known to be complete (wait on its commit's mbarrier first)",
+                line=line,
+                other_line=w.commit_line or w.line,
+                cta=self.cta.index,
+                threads=threads,
+                key=("tmem_race", "st_over_a", w.line, line),
+            )
+            return
+
+    def record_st(self, lanes, cols, warp, line):
+        self.pending_st[warp] = line
+        self.st_warp[lanes, cols] = warp
+        self.st_clk[lanes, cols] = self.cta.races.vc[0, warp, warp] if self.vc_checked() else 0
+        self.st_line[lanes, cols] = -1 if line is None else int(line)
+
+    def check_mma_reads(self, lanes, cols, warp, line, what, threads):
+        """An MMA issued by ``warp`` reads TMEM cells (its A operand, or the accumulator it adds to):
+        a tcgen05.st to them must be complete -- ``wait::st`` by the storing warp, and for another
+        warp a barrier or mbarrier after it (with ``fence::before/after_thread_sync``)."""
+        if self.cta.races is None:
+            return
+        u = self.st_warp[lanes, cols]
+        for st in np.unique(u[u >= 0]):
+            sel = u == st
+            ln = int(self.st_line[lanes, cols][sel].ravel()[0])
+            if st == warp:
+                if warp not in self.pending_st:
+                    continue
+                why = f"the issuing warp stored them (line {ln}) and has not waited for it (tcgen05.wait::st)"
+            else:
+                clk = int(self.st_clk[lanes, cols][sel].max())
+                if self.knows(warp, int(st), clk) and int(st) not in self.pending_st:
+                    continue
+                why = f"warp {int(st)} stored them at line {ln} " + (
+                    "and has not waited for it (tcgen05.wait::st)"
+                    if int(st) in self.pending_st
+                    else "and nothing orders that store before this MMA (a barrier after wait::st)"
+                )
+            self.cta.program.finding(
+                "tmem_race",
+                f"TMEM race: {what} by warp {warp} (line {line}) reads TMEM cells that a tcgen05.st may still be "
+                f"writing: {why}",
+                line=line,
+                other_line=ln,
+                cta=self.cta.index,
+                threads=threads,
+                key=("tmem_race", "st", ln, line),
+            )
+            return
 
     def record_read(self, lanes, cols, warp, line):
         if not self.vc_checked():
@@ -639,6 +706,8 @@ def _ldst(comp, call):
                 else:
                     tm.data[lanes, cols] = wv
                 tm.writer[lanes, cols] = 0
+                tm.check_st_over_mma_read(lanes, cols, w, line, g.tid[pos])
+                tm.record_st(lanes, cols, w, line)
         if load:
             g.slots[key] = out
             for st in stores:
@@ -655,9 +724,9 @@ def _wait(comp, call):
 
     def f(g):
         tm = tmem_of(g.cta)
-        if action == "wait::ld":
-            for w, _ in warps_of(g):
-                tm.pending_ld.pop(w, None)
+        pending = tm.pending_ld if action == "wait::ld" else tm.pending_st
+        for w, _ in warps_of(g):
+            pending.pop(w, None)
         return np.int32(0)
 
     return f

@@ -20,9 +20,9 @@ Asynchrony: ``mma_async`` records the operation (its descriptors, scale-d, the A
 warpgroup's open group; ``commit_group`` closes it; ``wait_group N`` completes every committed group
 but the newest N, in order: shared memory is read and the accumulator registers written then (the
 latest moment the hardware may read; a kernel that overwrites an operand before waiting is wrong
-here too). Arithmetic: each k16 step's products are summed exactly (float64) and rounded to fp32
-once, then added to the fp32 accumulator -- the hardware's internal summation order is not
-specified, so results are within a few fp32 ulps of the GPU's, not bitwise.
+here too). Arithmetic: the H200's, bit for bit (:mod:`txlab.emulator.tensorcore`: each
+instruction's k products and the accumulator aligned to the largest exponent with 25 bits -- 13
+for fp8 --, truncated, the sum truncated to fp32 -- 13 fraction bits for fp8).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.tensorcore as tc
 from txlab.emulator.ops import HANDLERS, _str
+from txlab.emulator.ptx_memory import async_groups, commit_groups, complete_groups
 from txlab.errors import NotEmulatedError
 
 _LAYOUT_W = {0: 1, 1: 8, 2: 4, 3: 2}  # descriptor layout type -> swizzle width (16 B chunks)
@@ -87,10 +89,7 @@ def operand_bytes(desc: int, rows: int, k: int, itemsize: int, mn_major: bool) -
 
 
 def _state(g):
-    st = g.slots.get("wgmma")
-    if st is None:
-        st = g.slots["wgmma"] = {"open": [], "groups": []}
-    return st
+    return async_groups(g, "wgmma")
 
 
 def _reg_ref(comp, arg, what):
@@ -166,6 +165,8 @@ def _mma(comp, call, strs):
             "tb": int(uniform(g, tb, "imm-trans-b")),
             "dt_a": a_dt,
             "dt_b": b_dt,
+            "atype": atype,
+            "btype": btype,
         }
         if form == "ss":
             op["desc_a"] = int(uniform(g, desc_a, "A descriptor"))
@@ -205,35 +206,38 @@ def _run(g, op):
         if cta.races is not None:
             byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
             cta.races.access(byte, np.full(byte.size, int(g.gtid[0])), False, op["line"])
-        return shared.view(dt)[addr // dt.itemsize].astype(np.float64)
+        v = shared.view(dt)[addr // dt.itemsize]
+        if dt == np.float32:  # tf32: the tensor core reads the top 19 bits
+            v = tc.tf32_value(v)
+        return v.astype(np.float64)
 
     dt_b = op["dt_b"]
     B = read(op["desc_b"], n, dt_b, bool(op["tb"]))  # (n, k)
+    # the warps of the warpgroup(s) this group holds: each owns 16 rows of A and of D
+    gw = g.tid // 32  # the warp within the CTA
+    blocks, lane_block = np.unique(gw, return_inverse=True)
+    wrow = (blocks % 4) * 16  # first row of each warp's slice
     if op["form"] == "ss":
         A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]))  # (64, k)
-        prod = (A @ B.T) * op["neg"]  # exact sums of k16
-        P = prod.astype(np.float32)[rows, cols]  # (L, n/2)
+        Ab = A[wrow[:, None] + np.arange(16)[None, :]]  # (warps, 16, k)
     else:
         frag = op["a_frag"].astype(np.float64)  # (L, 8)
         e = np.arange(8)
         arow = (lane // 4)[:, None] + 8 * ((e % 4) // 2)[None, :]  # row within the warp's 16
         acol = (8 * (e // 4))[None, :] + (2 * (lane % 4))[:, None] + (e % 2)[None, :]
-        # rows of A this group holds: per warp 16 x k, assembled from its lanes
-        warps = np.unique(g.warp_of_lane)
-        P = np.zeros(rows.shape, np.float32)
-        for wg_w in warps:
-            sel = g.warp_of_lane == wg_w
-            Aw = np.zeros((16, k))
-            Aw[arow[sel], acol[sel]] = frag[sel]
-            prod = (Aw @ B.T) * op["neg"]
-            P[sel] = prod.astype(np.float32)[rows[sel] - 16 * w[sel][:, None], cols[sel]]
+        Ab = np.zeros((blocks.size, 16, k))
+        Ab[lane_block[:, None], arow, acol] = frag
     buf, idx, dt = op["acc"]
     regs = g.env[buf]
-    m = g.mask
+    lrow = rows - (16 * w)[:, None]  # row within the warp's slice
+    Cb = np.zeros((blocks.size, 16, n), np.float32)
     if op["scale_d"]:
-        new = (regs[:, idx].astype(np.float32) + P).astype(dt)
-    else:
-        new = P.astype(dt)
+        Cb[lane_block[:, None], lrow, cols] = regs[:, idx].astype(np.float32)
+    if op["neg"] < 0:  # imm-scale-a/b of -1: negate one operand (exact)
+        Ab = -Ab
+    D = tc.compute("wgmma", op["atype"], "f32", Ab, B.T[None], Cb, op["btype"])
+    new = D[lane_block[:, None], lrow, cols].astype(dt)
+    m = g.mask
     if m is None:
         regs[:, idx] = new
     else:
@@ -252,9 +256,7 @@ def _wgmma(comp, call):
     if action == "commit_group":
 
         def commit(g):
-            st = _state(g)
-            st["groups"].append(st["open"])
-            st["open"] = []
+            commit_groups(g, "wgmma")
             return np.int32(0)
 
         return commit
@@ -262,11 +264,7 @@ def _wgmma(comp, call):
         nkeep = comp.expr(call.args[0])
 
         def wait(g):
-            st = _state(g)
-            keep = int(np.asarray(nkeep(g)).ravel()[0])
-            while len(st["groups"]) > keep:
-                for op in st["groups"].pop(0):
-                    _run(g, op)
+            complete_groups(g, "wgmma", int(np.asarray(nkeep(g)).ravel()[0]), _run)
             return np.int32(0)
 
         return wait
