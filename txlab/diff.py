@@ -135,15 +135,7 @@ def _headline(kernels: list[dict]) -> str:
 
 
 def _instr_dict(ins) -> dict:
-    return {
-        "kernel": ins.kernel,
-        "offset": ins.offset,
-        "text": ins.text,
-        "opcode": ins.opcode,
-        "cls": ins.cls,
-        "control": ins.control.text(),
-        "mark": "equal",
-    }
+    return dict(ins.to_dict(("kernel", "offset", "text", "opcode", "cls", "control")), mark="equal")
 
 
 def _mark(a_list: list[dict], b_list: list[dict]) -> bool:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
+from typing import Any
+
 
 class TxlabError(Exception):
     """Base class of every txlab error."""
 
 
+@dataclass(eq=False, repr=False)
 class CompileError(TxlabError):
     """A kernel failed to compile.
 
@@ -15,26 +19,17 @@ class CompileError(TxlabError):
     ``detail`` (the tool's full output) and ``hint`` (what to do about it, when known).
     """
 
-    def __init__(
-        self,
-        stage: str,
-        message: str,
-        *,
-        lineno: int | None = None,
-        source_line: str | None = None,
-        filename: str | None = None,
-        detail: str | None = None,
-        hint: str | None = None,
-        kernel: str | None = None,
-    ):
-        self.stage = stage
-        self.message = message
-        self.lineno = lineno
-        self.source_line = source_line
-        self.filename = filename
-        self.detail = detail
-        self.hint = hint
-        self.kernel = kernel
+    stage: str
+    message: str
+    _: KW_ONLY
+    lineno: int | None = None
+    source_line: str | None = None
+    filename: str | None = None
+    detail: str | None = None
+    hint: str | None = None
+    kernel: str | None = None
+
+    def __post_init__(self):
         super().__init__(self._text())
 
     def _text(self) -> str:
@@ -70,6 +65,7 @@ class InputError(TxlabError, ValueError):
         super().__init__(message)
 
 
+@dataclass(eq=False, repr=False)
 class KernelFault(TxlabError):
     """A kernel faulted, hung or could not launch.
 
@@ -83,27 +79,18 @@ class KernelFault(TxlabError):
     name when there is one; ``hint`` the usual causes.
     """
 
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        *,
-        kernel: str | None = None,
-        launch=None,
-        waited_s: float | None = None,
-        worker_replaced: bool = False,
-        cuda_error: str | None = None,
-        hint: str | None = None,
-    ):
-        self.kind = kind
-        self.kernel = kernel
-        self.launch = launch
-        self.waited_s = waited_s
-        self.worker_replaced = worker_replaced
-        self.cuda_error = cuda_error
-        self.hint = hint
-        self.message = message
-        super().__init__(f"[{kind}] {message}")
+    kind: str
+    message: str
+    _: KW_ONLY
+    kernel: str | None = None
+    launch: Any = None
+    waited_s: float | None = None
+    worker_replaced: bool = False
+    cuda_error: str | None = None
+    hint: str | None = None
+
+    def __post_init__(self):
+        super().__init__(f"[{self.kind}] {self.message}")
 
 
 class NotEmulatedError(TxlabError):

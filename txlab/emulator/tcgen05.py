@@ -148,6 +148,24 @@ def _dest_store(comp, dst, what):
     return None
 
 
+def _storing(mk, value):
+    """An encoder's op: store ``value(g)`` through ``mk`` (from :func:`_dest_store`); the call is 0."""
+    store = mk(value)
+
+    def f(g):
+        store(g)
+        return np.int32(0)
+
+    return f
+
+
+def _const_ints(args) -> list[int] | None:
+    """The values of constant arguments (None when one is not a constant)."""
+    if not all(hasattr(x, "value") for x in args):
+        return None
+    return [int(x.value) for x in args]
+
+
 def _dest_read(comp, dst):
     """A read closure for an encoder's destination (the element ``_dest_store`` writes)."""
     name = getattr(getattr(dst, "op", None), "name", "")
@@ -180,13 +198,7 @@ def _runtime_instr_desc(comp, call):
         out = (d & np.uint32(~0x60000030 & 0xFFFFFFFF)) | (i << np.uint32(29)) | (i << np.uint32(4))
         return out if out.ndim else out[()]
 
-    store = mk(value)
-
-    def f(g):
-        store(g)
-        return np.int32(0)
-
-    return f
+    return _storing(mk, value)
 
 
 def _uniform_int(v) -> int:
@@ -222,53 +234,41 @@ def _encode_matrix(comp, call):
             lines[int(d)] = line  # a descriptor's findings name the line that encoded it
         return v
 
-    store = mk(value_noted)
+    return _storing(mk, value_noted)
 
-    def f(g):
-        store(g)
-        return np.int32(0)
 
-    return f
+def _instr_desc_args(comp, call, first_const: int):
+    """What an instruction-descriptor encoder needs: (the destination's store maker, the constant
+    arguments from ``first_const`` on, the last one ``sparse``), or (None, the op that says why it is
+    not emulated: a destination that is not a local element, a non-constant argument, sparsity)."""
+    args = list(call.args)
+    mk = _dest_store(comp, args[0], "instruction descriptor")
+    if mk is None:
+        return None, comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
+    consts = _const_ints(args[first_const:])
+    if consts is None:
+        return None, comp.not_emulated(f"{call.op.name} with a non-constant argument")
+    if consts[-1]:
+        return None, comp.not_emulated(f"{call.op.name} for a sparse MMA")
+    return mk, consts
 
 
 def _encode_instr(comp, call):
-    args = list(call.args)
-    mk = _dest_store(comp, args[0], "instruction descriptor")
+    mk, consts = _instr_desc_args(comp, call, 4)
     if mk is None:
-        return comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
-    d_t, a_t, b_t = (_str(x) for x in args[1:4])
-    consts = []
-    for x in args[4:]:
-        if not hasattr(x, "value"):
-            return comp.not_emulated(f"{call.op.name} with a non-constant argument")
-        consts.append(int(x.value))
-    m, n, k, ta, tb, _ncta, na, nb, sat, sparse = consts
-    if sparse:
-        return comp.not_emulated(f"{call.op.name} for a sparse MMA")
+        return consts
+    d_t, a_t, b_t = (_str(x) for x in call.args[1:4])
+    m, n, k, ta, tb, _ncta, na, nb, sat, _sparse = consts
     v = np.uint32(instr_descriptor(d_t, a_t, b_t, m, n, ta, tb, na, nb, sat))
-    store = mk(lambda g: v)
-
-    def f(g):
-        store(g)
-        return np.int32(0)
-
-    return f
+    return _storing(mk, lambda g: v)
 
 
 def _encode_instr_block_scaled(comp, call):
-    args = list(call.args)
-    mk = _dest_store(comp, args[0], "instruction descriptor")
+    mk, consts = _instr_desc_args(comp, call, 8)
     if mk is None:
-        return comp.not_emulated(f"{call.op.name} into a destination that is not a local buffer element")
-    a_t, b_t, sfa_t = _str(args[2]), _str(args[3]), _str(args[4])
-    consts = []
-    for x in args[8:]:
-        if not hasattr(x, "value"):
-            return comp.not_emulated(f"{call.op.name} with a non-constant argument")
-        consts.append(int(x.value))
-    m, n, k, ta, tb, _ncta, na, nb, sparse = consts
-    if sparse:
-        return comp.not_emulated(f"{call.op.name} for a sparse MMA")
+        return consts
+    a_t, b_t, sfa_t = (_str(x) for x in call.args[2:5])
+    m, n, k, ta, tb, _ncta, na, nb, _sparse = consts
     s_fmt = 1 if "e8m0" in sfa_t else 0
     v = (
         (_format_code(a_t) << 7)
@@ -283,13 +283,7 @@ def _encode_instr_block_scaled(comp, call):
         | (int(k == 96) << 31)
     )
     val = np.uint32(v)
-    store = mk(lambda g: val)
-
-    def f(g):
-        store(g)
-        return np.int32(0)
-
-    return f
+    return _storing(mk, lambda g: val)
 
 
 # ---- operands ------------------------------------------------------------------------------------

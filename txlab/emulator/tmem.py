@@ -189,27 +189,31 @@ class Tmem:
                     key=("tmem_race", "dealloc", line, w.line),
                 )
                 break
-        r = self.reader[:, cols]
+        unordered = self.unordered_read(slice(None), cols, warp) if self.vc_checked() else None
+        if unordered is not None:
+            u, ln = unordered
+            prog.finding(
+                "tmem_race",
+                f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} (a live allocation: warp "
+                f"{u} read it at line {ln} and nothing orders that read before this dealloc) -- "
+                "synchronise the readers (a barrier or mbarrier) before deallocating",
+                line=line,
+                other_line=ln,
+                cta=self.cta.index,
+                threads=threads,
+                key=("tmem_race", "dealloc_read", line, ln),
+            )
+
+    def unordered_read(self, lanes, cols, warp) -> tuple[int, int] | None:
+        """(reader warp, its line) of the first other warp that read cells (``lanes``, ``cols``)
+        with nothing ordering that read before ``warp``'s access now; None when there is none."""
+        r = self.reader[lanes, cols]
         bad = (r >= 0) & (r != warp)
-        if bad.any() and self.vc_checked():
-            rr, cc = np.nonzero(bad)
-            for u in np.unique(r[rr, cc]):
-                sel = r[rr, cc] == u
-                clk = self.read_clk[:, cols][rr[sel], cc[sel]].max()
-                if not self.knows(warp, int(u), clk):
-                    ln = int(self.read_line[:, cols][rr[sel], cc[sel]][0])
-                    prog.finding(
-                        "tmem_race",
-                        f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} (a live allocation: warp "
-                        f"{int(u)} read it at line {ln} and nothing orders that read before this dealloc) -- "
-                        "synchronise the readers (a barrier or mbarrier) before deallocating",
-                        line=line,
-                        other_line=ln,
-                        cta=self.cta.index,
-                        threads=threads,
-                        key=("tmem_race", "dealloc_read", line, ln),
-                    )
-                    break
+        for u in np.unique(r[bad]):
+            sel = bad & (r == u)
+            if not self.knows(warp, int(u), self.read_clk[lanes, cols][sel].max()):
+                return int(u), int(self.read_line[lanes, cols][sel].ravel()[0])
+        return None
 
     def check_allocated(self, lanes, cols, line, what, threads, warp=None) -> bool:
         """Report cells outside every live allocation (or outside TMEM); False when some are outside
@@ -389,26 +393,20 @@ class Tmem:
         """An asynchronous write of (lanes, cols) issued by ``w.warp`` (of CTA ``w.cta``): the cells'
         earlier readers must be ordered before it; the cells now wait for ``w``'s commit."""
         if self.vc_checked() and w.cta is self.cta:
-            r = self.reader[lanes, cols]
-            bad = (r >= 0) & (r != w.warp)
-            if bad.any():
-                for u in np.unique(r[bad]):
-                    sel = bad & (r == u)
-                    clk = self.read_clk[lanes, cols][sel].max()
-                    if not self.knows(w.warp, int(u), clk):
-                        ln = int(self.read_line[lanes, cols][sel].ravel()[0])
-                        self.cta.program.finding(
-                            "tmem_race",
-                            f"TMEM race: {w.what} by warp {w.warp} (line {line}) overwrites TMEM cells warp {int(u)} "
-                            f"read at line {ln}, with nothing ordering that read first (the accumulator was reused "
-                            "before its reader released it: wait on the reader's mbarrier arrive before issuing)",
-                            line=line,
-                            other_line=ln,
-                            cta=self.cta.index,
-                            threads=threads,
-                            key=("tmem_race", "war", line, ln),
-                        )
-                        break
+            unordered = self.unordered_read(lanes, cols, w.warp)
+            if unordered is not None:
+                u, ln = unordered
+                self.cta.program.finding(
+                    "tmem_race",
+                    f"TMEM race: {w.what} by warp {w.warp} (line {line}) overwrites TMEM cells warp {u} "
+                    f"read at line {ln}, with nothing ordering that read first (the accumulator was reused "
+                    "before its reader released it: wait on the reader's mbarrier arrive before issuing)",
+                    line=line,
+                    other_line=ln,
+                    cta=self.cta.index,
+                    threads=threads,
+                    key=("tmem_race", "war", line, ln),
+                )
             self.reader[lanes, cols] = -1
         self.writes.append(w)
         self.writer[lanes, cols] = len(self.writes) - 1

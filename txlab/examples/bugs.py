@@ -230,7 +230,7 @@ def bug_line(name: str) -> int:
         import txlab.examples.transpose as transpose
 
         src, first = inspect.getsourcelines(transpose)
-        hits = [max(first, 1) + i for i, l in enumerate(src) if "= tile[lane, warp + j * ROWS]" in l]
+        hits = [max(first, 1) + i for i, l in enumerate(src) if "= tile[lane, col(lane, warp + j * ROWS)]" in l]
         return hits[0]
     src, first = inspect.getsourcelines(inspect.getmodule(bug_line))
     for i, line in enumerate(src):

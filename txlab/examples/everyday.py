@@ -70,35 +70,27 @@ def _layernorm(rows=ROWS, cols=COLS):
     return layernorm
 
 
-def _gelu_tanh():
+def _gelu(approximate: str):
+    """GELU, elementwise: ``approximate="tanh"`` the tanh form, ``"none"`` the exact erf form (the
+    two ``approximate`` choices of ``torch.nn.functional.gelu``)."""
     from tvm.script import tirx as T
 
     n = N
 
+    def gelu(x):
+        if approximate == "tanh":
+            return T.float32(0.5) * x * (T.float32(1) + T.tanh(T.float32(0.7978845608) * (x + T.float32(0.044715) * x * x * x)))
+        return T.float32(0.5) * x * (T.float32(1) + T.erf(x * T.float32(0.7071067811865476)))
+
     @T.prim_func
-    def gelu_tanh(X: T.Buffer((n,), "float32"), Y: T.Buffer((n,), "float32")):
+    def gelu_kernel(X: T.Buffer((n,), "float32"), Y: T.Buffer((n,), "float32")):
         T.device_entry()
         bx = T.cta_id([n // THREADS])
         tx = T.thread_id([THREADS])
         i = bx * THREADS + tx
         x = X[i]
-        Y[i] = T.float32(0.5) * x * (T.float32(1) + T.tanh(T.float32(0.7978845608) * (x + T.float32(0.044715) * x * x * x)))
-    return gelu_tanh
-
-
-def _gelu_erf():
-    from tvm.script import tirx as T
-
-    n = N
-
-    @T.prim_func
-    def gelu_erf(X: T.Buffer((n,), "float32"), Y: T.Buffer((n,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([n // THREADS])
-        tx = T.thread_id([THREADS])
-        i = bx * THREADS + tx
-        Y[i] = T.float32(0.5) * X[i] * (T.float32(1) + T.erf(X[i] * T.float32(0.7071067811865476)))
-    return gelu_erf
+        Y[i] = gelu(x)
+    return gelu_kernel.with_attr("global_symbol", "gelu_tanh" if approximate == "tanh" else "gelu_erf")
 
 
 def _clamp():
@@ -116,8 +108,8 @@ def _clamp():
     return clamp
 
 
-_BUILDERS = {"softmax": _softmax, "layernorm": _layernorm, "gelu_tanh": _gelu_tanh, "gelu_erf": _gelu_erf,
-             "clamp": _clamp}
+_BUILDERS = {"softmax": _softmax, "layernorm": _layernorm, "gelu_tanh": lambda: _gelu("tanh"),
+             "gelu_erf": lambda: _gelu("none"), "clamp": _clamp}
 
 
 def kernel(name: str, **shape):

@@ -41,63 +41,31 @@ def transpose_kernel(n: int, variant: str = "naive"):
         raise ValueError(f"n={n}: the transpose moves 32 x 32 tiles; use a positive multiple of 32")
     G = n // TILE
 
-    if variant == "naive":
-        @T.prim_func
-        def transpose_naive(A_ptr: T.handle, B_ptr: T.handle):
-            A = T.match_buffer(A_ptr, (n, n), "float32")
-            B = T.match_buffer(B_ptr, (n, n), "float32")
-            T.device_entry()
-            by, bx = T.cta_id([G, G])
-            tid = T.thread_id([THREADS])
-            tile = T.alloc_shared((TILE, TILE), "float32")
-            lane = T.meta_var(tid % TILE)
-            warp = T.meta_var(tid // TILE)
-            for j in T.unroll(TILE // ROWS):
-                tile[warp + j * ROWS, lane] = A[by * TILE + warp + j * ROWS, bx * TILE + lane]
-            T.cuda.cta_sync()
-            for j in T.unroll(TILE // ROWS):
-                B[bx * TILE + warp + j * ROWS, by * TILE + lane] = tile[lane, warp + j * ROWS]
+    # the variants differ only in the shared tile: its width (one padding column shifts each row
+    # by a bank) and where column c of tile row r is stored (swizzled: at c ^ r)
+    width = TILE + 1 if variant == "padded" else TILE
+    swizzled = variant == "swizzled"
 
-        return transpose_naive
-
-    if variant == "padded":
-        @T.prim_func
-        def transpose_padded(A_ptr: T.handle, B_ptr: T.handle):
-            A = T.match_buffer(A_ptr, (n, n), "float32")
-            B = T.match_buffer(B_ptr, (n, n), "float32")
-            T.device_entry()
-            by, bx = T.cta_id([G, G])
-            tid = T.thread_id([THREADS])
-            tile = T.alloc_shared((TILE, TILE + 1), "float32")
-            lane = T.meta_var(tid % TILE)
-            warp = T.meta_var(tid // TILE)
-            for j in T.unroll(TILE // ROWS):
-                tile[warp + j * ROWS, lane] = A[by * TILE + warp + j * ROWS, bx * TILE + lane]
-            T.cuda.cta_sync()
-            for j in T.unroll(TILE // ROWS):
-                B[bx * TILE + warp + j * ROWS, by * TILE + lane] = tile[lane, warp + j * ROWS]
-
-        return transpose_padded
+    def col(r, c):
+        return T.bitwise_xor(c, r) if swizzled else c
 
     @T.prim_func
-    def transpose_swizzled(A_ptr: T.handle, B_ptr: T.handle):
+    def transpose(A_ptr: T.handle, B_ptr: T.handle):
         A = T.match_buffer(A_ptr, (n, n), "float32")
         B = T.match_buffer(B_ptr, (n, n), "float32")
         T.device_entry()
         by, bx = T.cta_id([G, G])
         tid = T.thread_id([THREADS])
-        tile = T.alloc_shared((TILE, TILE), "float32")
+        tile = T.alloc_shared((TILE, width), "float32")
         lane = T.meta_var(tid % TILE)
         warp = T.meta_var(tid // TILE)
         for j in T.unroll(TILE // ROWS):
-            tile[warp + j * ROWS, T.bitwise_xor(lane, warp + j * ROWS)] = \
-                A[by * TILE + warp + j * ROWS, bx * TILE + lane]
+            tile[warp + j * ROWS, col(warp + j * ROWS, lane)] = A[by * TILE + warp + j * ROWS, bx * TILE + lane]
         T.cuda.cta_sync()
         for j in T.unroll(TILE // ROWS):
-            B[bx * TILE + warp + j * ROWS, by * TILE + lane] = \
-                tile[lane, T.bitwise_xor(warp + j * ROWS, lane)]
+            B[bx * TILE + warp + j * ROWS, by * TILE + lane] = tile[lane, col(lane, warp + j * ROWS)]
 
-    return transpose_swizzled
+    return transpose.with_attr("global_symbol", f"transpose_{variant}")
 
 
 def smem_read_index(variant: str, lane: int, row: int) -> int:

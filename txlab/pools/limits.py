@@ -4,6 +4,7 @@ raises."""
 from __future__ import annotations
 
 import re
+from dataclasses import KW_ONLY, dataclass
 
 from txlab.arch import SM_LIMITS
 from txlab.errors import TxlabError
@@ -44,26 +45,20 @@ def arch_limits(arch: str) -> dict:
     return dict(ARCH_LIMITS[base], arch=arch)
 
 
+@dataclass(eq=False, repr=False)
 class PoolOverflowError(TxlabError, ValueError):
     """A memory plan does not fit. ``kind`` is ``smem`` or ``tmem``; ``allocation`` names the buffer
     that crossed the line (or None when the annotation alone does); ``excess`` is by how much
     (bytes for smem, columns for tmem); ``limit`` the limit crossed; ``arch`` the target."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        kind: str,
-        allocation: str | None,
-        excess: int,
-        limit: int,
-        arch: str | None,
-        kernel: str | None = None,
-    ):
-        self.kind = kind
-        self.allocation = allocation
-        self.excess = excess
-        self.limit = limit
-        self.arch = arch
-        self.kernel = kernel
-        super().__init__(message)
+    message: str
+    _: KW_ONLY
+    kind: str
+    allocation: str | None
+    excess: int
+    limit: int
+    arch: str | None
+    kernel: str | None = None
+
+    def __post_init__(self):
+        super().__init__(self.message)

@@ -307,12 +307,13 @@ def sanitize(
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    report = SanitizerReport(
-        kernel=compiled.name,
-        tools=list(tools),
-        findings=findings,
-        runs=runs,
-        arch=compiled.arch,
+    # a rebuilt cubin (with line info): map by CUDA line
+    return _report(
+        compiled,
+        tools,
+        findings,
+        runs,
+        use_source_map=built is compiled,
         device=getattr(info, "name", None),
         sanitizer={
             "path": exe,
@@ -323,8 +324,14 @@ def sanitize(
         key=compiled.key,
         raw=raw,
     )
-    finish(report, compiled, use_source_map=built is compiled)  # a rebuilt cubin: map by CUDA line
-    return report
+
+
+def _report(compiled, tools, findings, runs, *, use_source_map: bool, **fields) -> SanitizerReport:
+    """The report of ``compiled``'s ``findings`` (``runs``: per tool), finished (:func:`finish`)."""
+    report = SanitizerReport(
+        kernel=compiled.name, tools=list(tools), findings=findings, runs=runs, arch=compiled.arch, **fields
+    )
+    return finish(report, compiled, use_source_map=use_source_map)
 
 
 def finish(report: SanitizerReport, compiled, *, use_source_map: bool = True) -> SanitizerReport:
@@ -351,13 +358,5 @@ def from_logs(compiled, logs: dict, **meta) -> SanitizerReport:
         fs, facts = parse_text(text, tool)
         findings.extend(fs)
         runs[tool] = {"status": "ok", "errors": facts["errors"], "notes": facts["notes"], "findings": len(fs)}
-    report = SanitizerReport(
-        kernel=compiled.name,
-        tools=list(logs),
-        findings=findings,
-        runs=runs,
-        arch=compiled.arch,
-        raw={t: {"text": x[-MAX_LOG_CHARS:], "xml": ""} for t, x in logs.items()},
-        **meta,
-    )
-    return finish(report, compiled, use_source_map=False)
+    raw = {t: {"text": x[-MAX_LOG_CHARS:], "xml": ""} for t, x in logs.items()}
+    return _report(compiled, logs, findings, runs, use_source_map=False, raw=raw, **meta)

@@ -80,8 +80,9 @@ class Instruction:
             "live_registers": self.live_registers,
         }
 
-    def to_dict(self) -> dict:
-        """Every field (the control field as its notation), JSON-ready."""
+    def to_dict(self, keys: tuple[str, ...] | None = None) -> dict:
+        """Every field (the control field as its notation), ``text`` and ``encoding``, JSON-ready;
+        only ``keys``, in that order, when given."""
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -92,4 +93,4 @@ class Instruction:
             out[f.name] = v
         out["text"] = self.text
         out["encoding"] = self.encoding
-        return out
+        return out if keys is None else {k: out[k] for k in keys}

@@ -37,17 +37,5 @@ def parse_sass_with_lines(text: str, cuda_name: str = "kernel.cu"):
     from txlab.sass.listing import parse
 
     plain, instrs = parse(text, cuda_name)
-    return plain, [
-        dict(
-            kernel=i.kernel,
-            offset=i.offset,
-            text=i.text,
-            opcode=i.opcode,
-            cls=i.cls,
-            cuda_line=i.cuda_line,
-            inline=list(i.inline),
-            inner_cuda=list(i.inner_cuda),
-            sass_line=i.sass_line,
-        )
-        for i in instrs
-    ]
+    keys = ("kernel", "offset", "text", "opcode", "cls", "cuda_line", "inline", "inner_cuda", "sass_line")
+    return plain, [i.to_dict(keys) for i in instrs]

@@ -191,12 +191,16 @@ def load_iket(
                 "raise max_events or profile fewer CTAs (run-iket --enabled-cluster)"
             )
 
+    def objects(key):  # the objects of the list ``key``; anything else is counted and skipped
+        for item in items(key):
+            budget()
+            if isinstance(item, dict):
+                yield item
+            else:
+                warnings[f"{key} that are not objects (skipped)"] += 1
+
     nloc = max(len(locs), 1 << 31)
-    for item in items("ranges"):
-        budget()
-        if not isinstance(item, dict):
-            warnings["ranges that are not objects (skipped)"] += 1
-            continue
+    for item in objects("ranges"):
         ni = _iket_int(item.get("rangeNameIdx"), "rangeNameIdx", warnings, 0, len(names_all))
         s = _iket_int(item.get("startTs"), "range startTs", warnings, 0)
         e = _iket_int(item.get("endTs"), "range endTs", warnings, 0)
@@ -216,11 +220,7 @@ def load_iket(
             pt = ie[0]["payloadType"] & 0xFF
             pv = ie[0].get("payloadVal") if isinstance(ie[0].get("payloadVal"), int) else 0
         add(li0, names_all[ni], s, e, KIND_RANGE, pt, pv)
-    for item in items("markers"):
-        budget()
-        if not isinstance(item, dict):
-            warnings["markers that are not objects (skipped)"] += 1
-            continue
+    for item in objects("markers"):
         ni = _iket_int(item.get("markerNameIdx"), "markerNameIdx", warnings, 0, len(names_all))
         ts = _iket_int(item.get("timestamp"), "marker timestamp", warnings, 0)
         loc = _iket_int(item.get("locIdx"), "marker locIdx", warnings, 0, nloc)
@@ -230,11 +230,7 @@ def load_iket(
         pv = item.get("payloadVal") if isinstance(item.get("payloadVal"), int) else 0
         add(loc, names_all[ni], ts, ts, KIND_INSTANT, pt & 0xFF, pv)
     if lifetimes:
-        for item in items("warpLifetimes"):
-            budget()
-            if not isinstance(item, dict):
-                warnings["warpLifetimes that are not objects (skipped)"] += 1
-                continue
+        for item in objects("warpLifetimes"):
             s = _iket_int(item.get("startTs"), "warpLifetime startTs", warnings, 0)
             e = _iket_int(item.get("endTs"), "warpLifetime endTs", warnings, 0)
             loc = _iket_int(item.get("locIdx"), "warpLifetime locIdx", warnings, 0, nloc)

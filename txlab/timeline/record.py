@@ -41,6 +41,32 @@ def record(
     return tl
 
 
+def _with_profiler_buffer(name: str, params: list[dict], args) -> tuple[np.ndarray, list]:
+    """A zeroed profiler buffer (the kernel's last ``uint64`` buffer parameter) and the full argument
+    list with it inserted at its place; TraceError when the kernel has none, its shape is symbolic or
+    ``args`` does not cover the other parameters."""
+    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
+    if not prof_pos:
+        raise TraceError(
+            'the kernel has no uint64 buffer parameter for the profiler (T.match_buffer(prof_ptr, (SLOTS,), "uint64"))'
+        )
+    pp = prof_pos[-1]
+    if len(args) != len(params) - 1:
+        raise TraceError(
+            f"{name} takes {len(params) - 1} arguments besides the profiler buffer "
+            f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}"
+        )
+    shape = params[pp]["shape"]
+    if not all(isinstance(d, int) for d in shape):
+        raise TraceError(
+            f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; give it a constant number of slots"
+        )
+    prof = np.zeros(shape, np.uint64)
+    full = list(args)
+    full.insert(pp, prof)
+    return prof, full
+
+
 def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
     """Compile with :func:`txlab.compile` (txlab's own nvcc cubin, cached) and launch with
     :func:`txlab.run.launch`, so a recording runs where every other txlab launch runs (the isolated
@@ -61,29 +87,9 @@ def run_profiled(kernel, args, *, buffer_slots=None, arch=None):
         from txlab.compiler import compile as compile_kernel
 
         compiled = compile_kernel(kernel, arch=arch or info.arch)
-    params = compiled.entry_params
-    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
-    if not prof_pos:
-        raise TraceError(
-            'the kernel has no uint64 buffer parameter for the profiler (T.match_buffer(prof_ptr, (SLOTS,), "uint64"))'
-        )
-    pp = prof_pos[-1]
-    if len(args) != len(params) - 1:
-        raise TraceError(
-            f"{compiled.name} takes {len(params) - 1} arguments besides the profiler buffer "
-            f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}"
-        )
-    shape = params[pp]["shape"]
-    if not all(isinstance(d, int) for d in shape):
-        raise TraceError(
-            f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; give it a constant number of slots"
-        )
-    slots = int(np.prod(shape))
-    if buffer_slots is not None and buffer_slots != slots:
-        raise TraceError(f"the kernel's profiler buffer has {slots} slots, buffer_slots={buffer_slots}")
-    prof = np.zeros(shape, np.uint64)
-    full = list(args)
-    full.insert(pp, prof)
+    prof, full = _with_profiler_buffer(compiled.name, compiled.entry_params, args)
+    if buffer_slots is not None and buffer_slots != prof.size:
+        raise TraceError(f"the kernel's profiler buffer has {prof.size} slots, buffer_slots={buffer_slots}")
     launch(compiled, *full, device="gpu")  # its clocks are the point: never the emulator
     meta = {
         "kernel": compiled.name,
@@ -119,26 +125,7 @@ def emulate(kernel, *args, events, arch: str | None = None, strict: bool = False
     mod, _ = ir.as_module(kernel, what="txlab.timeline.emulate")
     rows = params_of(mod)
     name = next((gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)), "kernel")
-    params = [p for p in rows if p.get("function", name) == name]
-    prof_pos = [i for i, p in enumerate(params) if p["kind"] == "buffer" and p["dtype"] == "uint64"]
-    if not prof_pos:
-        raise TraceError(
-            'the kernel has no uint64 buffer parameter for the profiler (T.match_buffer(prof_ptr, (SLOTS,), "uint64"))'
-        )
-    pp = prof_pos[-1]
-    if len(args) != len(params) - 1:
-        raise TraceError(
-            f"{name} takes {len(params) - 1} arguments besides the profiler buffer "
-            f"({', '.join(p['name'] for i, p in enumerate(params) if i != pp)}), got {len(args)}"
-        )
-    shape = params[pp]["shape"]
-    if not all(isinstance(d, int) for d in shape):
-        raise TraceError(
-            f"the profiler buffer {params[pp]['name']} has a symbolic shape {shape}; give it a constant number of slots"
-        )
-    prof = np.zeros(shape, np.uint64)
-    full = list(args)
-    full.insert(pp, prof)
+    prof, full = _with_profiler_buffer(name, [p for p in rows if p.get("function", name) == name], args)
     res = run_emulated(kernel, *full, arch=arch)
     karch = arch or getattr(kernel, "arch", None) or "the default arch"
     meta = {

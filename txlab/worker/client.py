@@ -64,6 +64,7 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
             _replace(w)
             release_args(staged)
             shape = launch_shape(compiled, args)
+            where = dict(kernel=_kernel_name(compiled), launch=shape, waited_s=waited, worker_replaced=True)
             if phase in ("launched", "bench"):
                 raise KernelFault(
                     "timeout",
@@ -71,20 +72,14 @@ def _request(compiled, args, op: str, options: dict, timeout_s: float | None):
                     f"{budget:g} s (waited {waited:.1f} s); the worker was killed and replaced, your "
                     f"arrays are unchanged. Likely: {hint('timeout')}. Raise the budget with "
                     f"timeout_s=... if the kernel is just slow.",
-                    kernel=_kernel_name(compiled),
-                    launch=shape,
-                    waited_s=waited,
-                    worker_replaced=True,
                     hint=hint("timeout"),
+                    **where,
                 ) from None
             raise KernelFault(
                 "worker_died",
                 f"the GPU worker did not answer during '{phase}' of "
                 f"{compiled.name} for {waited:.1f} s; it was killed and replaced",
-                kernel=_kernel_name(compiled),
-                launch=shape,
-                waited_s=waited,
-                worker_replaced=True,
+                **where,
             ) from None
         except (_Died, BrokenPipeError, OSError) as exc:
             _stats["faults"] += 1
