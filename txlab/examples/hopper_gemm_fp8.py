@@ -270,6 +270,26 @@ def reference(A, B, scale_a=1.0, scale_b=1.0):
     return (a @ b.T) * (float(np.asarray(scale_a).reshape(-1)[0]) * float(np.asarray(scale_b).reshape(-1)[0]))
 
 
+def kernel_arg(t):
+    """A torch float8 tensor as the kernel's runtime takes it: itself where torch's DLPack export
+    carries float8, else a TVM view of its bytes (``uint8`` through DLPack) re-typed as e4m3; the
+    view keeps the tensor alive. Other values pass through."""
+    if type(t).__module__.split(".")[0] != "torch" or "float8" not in str(t.dtype):
+        return t
+    import tvm
+
+    dtype = str(t.dtype).removeprefix("torch.")
+    try:
+        view = tvm.runtime.from_dlpack(t)
+        if str(view.dtype) == dtype:
+            return view
+    except Exception:  # noqa: BLE001 - older DLPack exporters reject float8: go through bytes
+        pass
+    import torch
+
+    return tvm.runtime.from_dlpack(t.contiguous().view(torch.uint8))._create_view(tuple(t.shape), dtype)
+
+
 def rel_error(C, ref) -> float:
     """``||C - ref|| / ||ref||`` (Frobenius), C in any float type."""
     if hasattr(C, "detach"):
