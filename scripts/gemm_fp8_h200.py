@@ -69,6 +69,7 @@ def _compile_one(job):
         import txlab
         from txlab.examples import hopper_gemm_fp8 as f8
 
+        txlab.config.progress = False  # no progress bars in a batch log
         txlab.compile(f8.kernel(M, N, K, name), arch="sm_90a")
         return job, None, time.time() - t
     except Exception as exc:  # noqa: BLE001 - reported per job
@@ -308,8 +309,10 @@ def main() -> int:
     configs = {tuple(int(v) for v in c.split("=")[0].split("x")): c.split("=")[1] for c in args.config}
 
     t0 = time.time()
+    import txlab
     from txlab.examples import hopper_gemm_fp8 as f8
 
+    txlab.config.progress = False
     jobs = []
     for s in shapes:
         jobs.append((*s, configs.get(s) or f8.tuned_config(*s).name))
