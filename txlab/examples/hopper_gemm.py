@@ -508,11 +508,12 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
                dtype: str = "bf16"):
     """``gemm_kernel`` for a GemmConfig or its name string; without one, :func:`tuned_config`'s
     (the shipped tuned table's entry for this shape, else ``GemmConfig()``). ``dtype="e4m3"``: the
-    FP8 kernel (:mod:`txlab.examples.hopper_gemm_fp8`; parameters ``A, B, C, scale_a, scale_b``)."""
+    FP8 kernel (:mod:`txlab.examples.hopper_gemm_fp8`; parameters ``A, B, C, scale_a, scale_b``;
+    ``config`` an ``Fp8GemmConfig``, its name, or a bf16 GemmConfig whose FP8 twin is meant)."""
     if operand(dtype)["scaled"]:
-        from txlab.examples import hopper_gemm_fp8
+        import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        return hopper_gemm_fp8.kernel(M, N, K, config, profile=profile)
+        return gemm_kernel(M, N, K, gemm_fp8_config.resolve(M, N, K, config), profile=profile)
     if isinstance(config, str):
         config = parse_config(config)
     if config is None:
