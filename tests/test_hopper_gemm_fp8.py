@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+import txlab
 from txlab.examples import hopper_gemm as hg
 from txlab.examples import hopper_gemm_fp8 as f8
 
@@ -232,3 +233,19 @@ def test_the_default_promotes_and_skips_64_row_pingpong():
         assert cfg.promote == f8.PROMOTE, cfg.name
         assert not (cfg.pingpong and cfg.bm == 64), cfg.name
     assert f8.tuned_config(8192, 8192, 8192) == f8.DEFAULT
+
+
+def test_compile_only_tuning_over_the_fp8_space():
+    """``txlab.autotune`` takes the FP8 space like bf16's: facts per configuration, no GPU."""
+    space = {
+        "bn": [128],
+        "stages": [4],
+        "epilogue": ["tma"],
+        "promote": [0, 2, 4],
+        "constraint": f8.tune_space(1024, 1024, 2048)["constraint"],
+    }
+    res = txlab.autotune(f8.tune_build(1024, 1024, 2048), space, engine="serial", gpus=0)
+    assert res.counts()["compiled"] == len(res.rows) == 3, [r.reason for r in res.rows]
+    for r in res.rows:
+        assert r.facts["spill_bytes"] == 0 and r.facts["threads"] == 384
+        assert any(op.startswith("QGMMA") for op in r.facts["sass"]), r.facts["sass"]
