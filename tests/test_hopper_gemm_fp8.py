@@ -4,6 +4,7 @@ GPU-marked test checks results against a float64 reference of the dequantised in
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -263,3 +264,31 @@ def test_compile_only_tuning_over_the_fp8_space():
     for r in res.rows:
         assert r.facts["spill_bytes"] == 0 and r.facts["threads"] == 384
         assert any(op.startswith("QGMMA") for op in r.facts["sass"]), r.facts["sass"]
+
+
+def test_gemm_h200_measures_fp8_through_its_measurers(monkeypatch, capsys):
+    """scripts/gemm_h200.py runs bf16 and FP8 in one process: ``--dtypes bf16,e4m3`` compiles each
+    dtype's shape set with its own choice (FP8's: gemm_fp8_h200's shapes, K % 16 == 0) and refuses an
+    unknown dtype naming the keys it takes (no GPU needed for either)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "gemm_h200.py"
+    spec = importlib.util.spec_from_file_location("gemm_h200_under_test", path)
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)  # dataclasses look their module up there
+    spec.loader.exec_module(script)  # puts scripts/ on sys.path, as when run
+    import gemm_fp8_h200
+
+    assert set(script.MEASURERS) == {"bf16", "e4m3"}
+    assert script.default_shapes("e4m3") == gemm_fp8_h200.SHAPES
+    assert all(k % 16 == 0 for _, _, k in script.default_shapes("e4m3"))
+    jobs = script.compile_jobs({"bf16": [(512, 512, 16384)], "e4m3": [(1024, 1024, 32768)]}, {"table", "repro"})
+    assert (512, 512, 16384, None, "bf16") in jobs and (1024, 1024, 32768, None, "e4m3") in jobs
+    assert {j[4] for j in jobs if j[3] is not None} == {"bf16"}  # repro is bf16's split-K
+    assert script.compile_jobs({"e4m3": [(256, 256, 256)]}, {"table", "sweep", "repro", "diag"}) == [
+        (256, 256, 256, None, "e4m3")
+    ]
+    with pytest.raises(SystemExit):
+        script.main(["--dtypes", "bf16,fp16"])
+    assert "fp16; use keys of MEASURERS: bf16, e4m3" in capsys.readouterr().err
