@@ -5,7 +5,7 @@ K, long K on small grids, ragged sizes. Same-process ratios, median of interleav
 flush before every launch, each output NaN-poisoned and checked against an fp32 reference first.
 
     python scripts/gemm_h200.py [--rounds 5] [--out benchmarks/results/gemm_shapes.json]
-                                [--shapes MxNxK,...] [--dtypes bf16] [--phases table,sweep,repro,diag]
+                                [--shapes MxNxK,...] [--dtypes bf16,e4m3] [--phases table,sweep,repro,diag]
 
 Phases: ``table`` (the shape set, the model's choice), ``sweep`` (split factors and tiles on the
 small-grid shapes, what the model's split-K costs are fitted to), ``repro`` (split-K run twice on
@@ -14,8 +14,12 @@ aligned neighbours: which of M, N, K's raggedness costs time).
 
 Other element types join the same run through :data:`MEASURERS` (``dtype -> case factory``): a
 factory takes ``(torch, m, n, k, config=None)`` and returns a :class:`Case` (our launch, the
-baseline's, and a correctness check); ``--dtypes`` picks which run. Configurations are compiled in
-parallel worker processes first (``--jobs``), then every launch finds them in the compile cache.
+baseline's, and a correctness check); ``--dtypes`` picks which run. ``e4m3`` is the FP8 GEMM
+(``build(..., dtype="e4m3")``'s choice) beside cuBLAS FP8 (``torch._scaled_mm``, ``use_fast_accum=False``)
+on the shape set of ``scripts/gemm_fp8_h200.py``, the inputs and baseline of that script. Without
+``--shapes`` each dtype runs its own set; the sweep, repro and diag phases are bf16's. Configurations
+are compiled in parallel worker processes first (``--jobs``), then every launch finds them in the
+compile cache.
 """
 
 from __future__ import annotations
@@ -154,8 +158,73 @@ def bf16_case(torch, m, n, k, config=None) -> Case:
     )
 
 
+def fp8_case(torch, m, n, k, config=None) -> Case:
+    """e4m3 ``scale_a * scale_b * A (m, k) @ B (n, k).T`` by the FP8 hopper_gemm (its choice unless
+    ``config``) beside ``torch._scaled_mm`` (cuBLAS FP8; N and K padded to 16 where it needs them), on
+    the inputs of ``scripts/gemm_fp8_h200.py``; the check is against float64 of the dequantised inputs
+    and also reports cuBLAS's rel. error there."""
+    import txlab
+    from gemm_fp8_h200 import _cublas, _inputs
+    from txlab.examples import hopper_gemm_fp8 as f8
+
+    info = {}
+    if config is None:
+        tc = time.perf_counter()
+        choice = f8.explain(m, n, k)
+        info["choice_ms"] = (time.perf_counter() - tc) * 1e3
+        cfg, source = choice.winner, choice.source
+        info["why"] = choice.why
+    else:
+        cfg, source = f8.resolve(m, n, k, config), "given"
+    exe = txlab.compile(f8.kernel(m, n, k, cfg), arch="sm_90a").executable
+    qa, qb, sa, sb = _inputs(torch, m, n, k)
+    xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    cublas, info["cublas_shape"] = _cublas(torch, qa, qb, sa, sb)
+
+    def launch():
+        exe(xa, xb, c, sa, sb)
+
+    def check(run=None):
+        c.fill_(float("nan"))
+        (run or launch)()
+        torch.cuda.synchronize()
+        ref = f8.reference(qa, qb, sa, sb)
+        out = {
+            "rel_error": f8.rel_error(c, ref),
+            "unwritten": int(torch.isnan(c).sum().item()),
+            "cublas_rel_error": f8.rel_error(cublas()[:, :n], ref),
+        }
+        del ref
+        return out
+
+    return Case("e4m3", (m, n, k), cfg.name, source, launch, cublas, check, info, (qa, qb, c))
+
+
 #: dtype -> case factory; another element type adds its own here (or passes measurers= to main)
-MEASURERS: dict = {"bf16": bf16_case}
+MEASURERS: dict = {"bf16": bf16_case, "e4m3": fp8_case}
+
+
+def default_shapes(dtype: str) -> list:
+    """The shape set a dtype's table runs without ``--shapes``: bf16's :data:`SHAPES`, FP8's
+    ``gemm_fp8_h200.SHAPES`` (K a multiple of 16, as its TMA loads and cuBLAS FP8 need)."""
+    if dtype == "e4m3":
+        from gemm_fp8_h200 import SHAPES as FP8_SHAPES
+
+        return list(FP8_SHAPES)
+    return list(SHAPES)
+
+
+def compile_jobs(shapes_by_dtype: dict, phases: set) -> list:
+    """``(m, n, k, config, dtype)`` for every kernel the run will launch (config None: the choice)."""
+    jobs = []
+    for dtype, shapes in shapes_by_dtype.items():
+        jobs += [(*s, None, dtype) for s in shapes] if "table" in phases else []
+    if "bf16" in shapes_by_dtype:
+        jobs += [(*s, c, "bf16") for s, cs in SWEEP.items() for c in cs] if "sweep" in phases else []
+        jobs += [(*s, c, "bf16") for s, c in REPRO] if "repro" in phases else []
+        jobs += [(*s, c, "bf16") for s, cs in DIAG for c in cs] if "diag" in phases else []
+    return jobs
 
 
 def measure(torch, timer, case: Case, rounds: int) -> dict:
@@ -176,13 +245,18 @@ def measure(torch, timer, case: Case, rounds: int) -> dict:
 
 
 def _compile_one(job):
-    m, n, k, config = job
+    m, n, k, config, dtype = job
     import txlab
     from txlab.examples import hopper_gemm as hg
 
-    cfg = hg.tuned_config(m, n, k) if config is None else hg.parse_config(config)
     t = time.perf_counter()
-    txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a")
+    if dtype == "e4m3":
+        from txlab.examples import hopper_gemm_fp8 as f8
+
+        txlab.compile(f8.kernel(m, n, k, config), arch="sm_90a")
+    else:
+        cfg = hg.tuned_config(m, n, k) if config is None else hg.parse_config(config)
+        txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a")
     return job, time.perf_counter() - t
 
 
@@ -234,13 +308,20 @@ def main(argv=None, measurers: dict | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gemm_shapes.json"))
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the whole set)")
-    ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS")
+    ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS (bf16, e4m3)")
     ap.add_argument("--phases", default="table,sweep,repro,diag")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1), help="parallel compile workers")
     ap.add_argument("--deadline", type=float, default=200, help="seconds; later phases past it are recorded as skipped")
     ap.add_argument("--table-deadline", type=float, default=240, help="seconds; table shapes past it are skipped")
     args = ap.parse_args(argv)
     measurers = measurers or MEASURERS
+    dtypes = [d for d in args.dtypes.split(",") if d]
+    unknown = [d for d in dtypes if d not in measurers]
+    if unknown or not dtypes:
+        ap.error(
+            f"--dtypes {args.dtypes!r}: {', '.join(unknown) or 'none given'}; use keys of MEASURERS: "
+            + ", ".join(measurers)
+        )
     try:
         import torch
     except ImportError:
@@ -252,15 +333,10 @@ def main(argv=None, measurers: dict | None = None) -> int:
     from tune_h200 import Timer
 
     t0 = time.time()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s] or SHAPES
-    dtypes = [d for d in args.dtypes.split(",") if d]
+    given = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s]
+    shapes_by_dtype = {d: given or default_shapes(d) for d in dtypes}
     phases = set(args.phases.split(","))
-    jobs = []
-    if "bf16" in dtypes:
-        jobs += [(*s, None) for s in shapes] if "table" in phases else []
-        jobs += [(*s, c) for s, cs in SWEEP.items() for c in cs] if "sweep" in phases else []
-        jobs += [(*s, c) for s, c in REPRO] if "repro" in phases else []
-        jobs += [(*s, c) for s, cs in DIAG for c in cs] if "diag" in phases else []
+    jobs = compile_jobs({d: s for d, s in shapes_by_dtype.items() if d in ("bf16", "e4m3")}, phases)
     compile_s = precompile(jobs, args.jobs)
     from txlab.examples import hopper_gemm as hg
 
@@ -306,7 +382,7 @@ def main(argv=None, measurers: dict | None = None) -> int:
     def table():
         say("\n== table: the model's (or the tuned table's) choice ==\n" + head)
         for dtype in dtypes:
-            for m, n, k in shapes:
+            for m, n, k in shapes_by_dtype[dtype]:
                 base = {"shape": [m, n, k], "dtype": dtype}
                 if time.time() - t0 > args.table_deadline:
                     row = {**base, "status": "skipped: deadline"}

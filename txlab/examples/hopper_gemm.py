@@ -142,6 +142,12 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     cfg = config or GemmConfig()
     cfg.validate()
     BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
+    # operand type: bf16, or e4m3 (a Fp8GemmConfig) with per-tensor scales and optional promotion of
+    # the tensor core's accumulator into fp32 registers every PROMO k-blocks (hopper_gemm_fp8)
+    OP = operand(getattr(cfg, "dtype", "bf16"))
+    BK, KSTEP, IN_DT, SCALED = OP["bk"], OP["kstep"], OP["tvm"], OP["scaled"]
+    PROMO = getattr(cfg, "promote", 0)
+    PROMOTE = PROMO > 0
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
     TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
@@ -171,7 +177,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         if CN == 2:
             empty.arrive(stage, remote=crank ^ CM)
 
-    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
+    MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k{KSTEP}.f32.{OP['ptx']}.{OP['ptx']}"
+    MMA_TAIL = OP["tail"]  # imm-scale-a/b (and bf16's imm-trans-a/b: K-major, 0)
     TX_BYTES = cfg.stage_bytes
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
     L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
@@ -211,7 +218,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     WSIZE = cfg.workspace_elems(M, N)
 
     @T.macro
-    def body(A, B, C, prof, W, Wc):
+    def body(A, B, C, prof, SA, SB, W, Wc):
         T.device_entry()
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})  # a register cap at entry: setmaxnreg works
         cta = T.cta_id([NCTA])
@@ -235,8 +242,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         T.thread_id([128 * (NC + 1)])
 
         pool = SMEMPool()
-        As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), "bfloat16")
-        Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), "bfloat16")
+        As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), IN_DT)
+        Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), IN_DT)
         if TMA_EPI:  # 128B-swizzled 64 x 64 staging tiles, EPI_BUFFERS per consumer: the TMA store's boxes
             Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, 64), "bfloat16")
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
@@ -307,6 +314,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             descA: T.uint64
             descB: T.uint64
             prev = T.local_scalar("int32")
+            if PROMOTE:  # the fp32 sum of the tensor core's partial accumulators
+                total = T.alloc_local([MW * NACC], "float32")
+            if SCALED:
+                scale = T.local_scalar("float32")
+                scale = SA[0] * SB[0]
             sched = ClusterPersistentScheduler2D("c", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
                                                  l2_group_size=L2G, serpentine=SERP)
             sched.init(cid)
@@ -323,18 +335,21 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         order.wait(1 - c, (done + c + 1) % 2)
                 if PROF:
                     T.cuda.timer_start(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
+                if PROMOTE:
+                    for i in T.unroll(MW * NACC):
+                        total[i] = T.float32(0)
                 for k in T.serial(k_count(sched)):
                     pipe.full.wait(cs.stage, cs.phase)
                     T.ptx.wgmma.fence.sync.aligned()
-                    for kk in T.unroll(BK // 16):
+                    for kk in T.unroll(BK // KSTEP):
                         for mi in T.unroll(MW):
                             T.cuda.wgmma.encode_matrix_descriptor(
-                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * 16]), 1, 64, 3)
+                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * KSTEP]), 1, 64, 3)
                             if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
                                 T.cuda.wgmma.encode_matrix_descriptor(
-                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * 16]), 1, 64, 3)
+                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * KSTEP]), 1, 64, 3)
                             T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
-                                       (k > 0) | (kk > 0), 1, 1, 0, 0)
+                                       ((k % PROMO if PROMOTE else k) > 0) | (kk > 0), *MMA_TAIL)
                     T.ptx.wgmma.commit_group.sync.aligned()
                     # keep this k's group in flight; the previous one is done: release its slot
                     T.ptx.wgmma.wait_group.sync.aligned(1)
@@ -343,6 +358,12 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             release(pipe.empty, prev, crank)
                     prev = cs.stage
                     cs.advance()
+                    if PROMOTE:  # every PROMO k-blocks and at the end: drain, add into total, restart
+                        if k % PROMO == PROMO - 1 or k == k_count(sched) - 1:
+                            T.ptx.wgmma.wait_group.sync.aligned(0)
+                            for i in T.unroll(MW * NACC):
+                                T.cuda.wgmma.noop_barrier(acc[i])
+                                total[i] = total[i] + acc[i]
                 if PP:
                     if lane == 0:
                         order.arrive(c)
@@ -351,6 +372,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     release(pipe.empty, prev, crank)
                 for i in T.unroll(MW * NACC):
                     T.cuda.wgmma.noop_barrier(acc[i])
+                if SCALED:  # out = scale_a * scale_b * (A @ B.T), in fp32, before the bf16 rounding
+                    for i in T.unroll(MW * NACC):
+                        acc[i] = (total[i] if PROMOTE else acc[i]) * scale
                 if PROF:
                     T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
                     T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
@@ -418,6 +442,33 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         if CLU:  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
             T.cuda.cluster_sync()
 
+    if SCALED:  # e4m3: (A, B, C, scale_a, scale_b[, prof]), the scales fp32 tensors of one element
+        if profile:
+            @T.prim_func
+            def hopper_gemm_fp8_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
+                                         SB_ptr: T.handle, P_ptr: T.handle):
+                A = T.match_buffer(A_ptr, (M, K), IN_DT)
+                B = T.match_buffer(B_ptr, (N, K), IN_DT)
+                C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+                SA = T.match_buffer(SA_ptr, (1,), "float32")
+                SB = T.match_buffer(SB_ptr, (1,), "float32")
+                prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
+                body(A, B, C, prof, SA, SB, None, None)
+
+            return hopper_gemm_fp8_profiled
+
+        @T.prim_func
+        def hopper_gemm_fp8(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
+                            SB_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (M, K), IN_DT)
+            B = T.match_buffer(B_ptr, (N, K), IN_DT)
+            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            SA = T.match_buffer(SA_ptr, (1,), "float32")
+            SB = T.match_buffer(SB_ptr, (1,), "float32")
+            body(A, B, C, None, SA, SB, None, None)
+
+        return hopper_gemm_fp8
+
     if profile:
         @T.prim_func
         def hopper_gemm_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, P_ptr: T.handle):
@@ -425,7 +476,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             B = T.match_buffer(B_ptr, (N, K), "bfloat16")
             C = T.match_buffer(C_ptr, (M, N), "bfloat16")
             prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
-            body(A, B, C, prof, None, None)
+            body(A, B, C, prof, None, None, None, None)
 
         return hopper_gemm_profiled
 
@@ -437,7 +488,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             C = T.match_buffer(C_ptr, (M, N), "bfloat16")
             W = T.match_buffer(W_ptr, (WSIZE,), "float32")
             Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
-            body(A, B, C, None, W, Wc)
+            body(A, B, C, None, None, None, W, Wc)
 
         return hopper_gemm_split_k
 
@@ -446,7 +497,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         A = T.match_buffer(A_ptr, (M, K), "bfloat16")
         B = T.match_buffer(B_ptr, (N, K), "bfloat16")
         C = T.match_buffer(C_ptr, (M, N), "bfloat16")
-        body(A, B, C, None, None, None)
+        body(A, B, C, None, None, None, None, None)
 
     return hopper_gemm
 
@@ -466,6 +517,18 @@ def _split_k_indexing(split: int, kt: int):
         return (sched.m_idx % split + 1) * kt // split - k_first(sched)
 
     return (lambda sched: sched.m_idx // split), k_first, k_count
+
+
+def operand(dtype: str) -> dict:
+    """What the kernel needs to know about its operand type: the TVM dtype, the wgmma PTX type, the K
+    extent of one 128-byte swizzle row (``bk``), wgmma's K per instruction, its trailing immediates
+    (bf16's include imm-trans-a/b; FP8 wgmma has none: both operands must be K-major), and whether
+    the output is scaled (FP8's per-tensor scales)."""
+    if dtype in ("bf16", "bfloat16"):
+        return {"tvm": "bfloat16", "ptx": "bf16", "bk": 64, "kstep": 16, "tail": (1, 1, 0, 0), "scaled": False}
+    if dtype in ("e4m3", "float8_e4m3fn"):
+        return {"tvm": "float8_e4m3fn", "ptx": "e4m3", "bk": 128, "kstep": 32, "tail": (1, 1), "scaled": True}
+    raise ValueError(f"dtype={dtype!r}: the Hopper GEMM takes 'bf16' or 'e4m3' operands")
 
 
 class GemmEvent(Enum):
@@ -515,9 +578,16 @@ class _ConsumerRole:
         return FixedRange(wg_id_var, wg_id_val, regs=regs, increase=increase)
 
 
-def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, profile: bool = False):
+def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, profile: bool = False,
+               dtype: str = "bf16"):
     """``gemm_kernel`` for a GemmConfig or its name string; without one, :func:`tuned_config`'s
-    (the shipped tuned table's entry for this shape, else ``GemmConfig()``)."""
+    (the shipped tuned table's entry for this shape, else ``GemmConfig()``). ``dtype="e4m3"``: the
+    FP8 kernel (:mod:`txlab.examples.hopper_gemm_fp8`; parameters ``A, B, C, scale_a, scale_b``;
+    ``config`` an ``Fp8GemmConfig``, its name, or a bf16 GemmConfig whose FP8 twin is meant)."""
+    if operand(dtype)["scaled"]:
+        import txlab.examples.gemm_fp8_config as gemm_fp8_config
+
+        return gemm_kernel(M, N, K, gemm_fp8_config.resolve(M, N, K, config), profile=profile)
     if isinstance(config, str):
         config = parse_config(config)
     if config is None:
@@ -526,13 +596,16 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
 
 
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
-          profile: bool = False, **kw):
+          profile: bool = False, dtype: str = "bf16", **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
     model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
     argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
-    next calls."""
+    next calls. ``dtype="e4m3"`` builds the FP8 GEMM (``C = scale_a * scale_b * A @ B.T``, see
+    :mod:`txlab.examples.hopper_gemm_fp8`; no split-K: its configurations refuse ``split_k > 1``)."""
     from txlab.compiler import compile as compile_kernel
 
+    if operand(dtype)["scaled"]:
+        return compile_kernel(kernel_for(M, N, K, config, profile=profile, dtype=dtype), arch=arch, **kw)
     if isinstance(config, str):
         config = parse_config(config)
     if config is None:

@@ -92,6 +92,7 @@ def opcode_counts(compiled) -> dict[str, int]:
 #: the opcodes the summary counts (tuning's facts show them per configuration)
 SUMMARY_OPCODES = (
     "HGMMA",
+    "QGMMA",  # FP8 wgmma
     "HMMA",
     "UTMALDG",
     "UTMASTG",
