@@ -66,7 +66,7 @@ def test_elementwise_equals_numpy_and_bounds_are_checked():
 
 def test_a_compiled_kernel_is_not_lowered_again(monkeypatch):
     """emulate(compiled) runs the device IR the compile lowered (txlab.build.lower, kept on the
-    Compiled); a prim_func is lowered by the same function."""
+    Compiled); a prim_func is lowered by the same function, once per kernel and arch."""
     from txlab import build
 
     good = kernel(SCALE.replace("BOUND", "n"), "scale")
@@ -78,7 +78,13 @@ def test_a_compiled_kernel_is_not_lowered_again(monkeypatch):
     b = np.zeros_like(a)
     assert emulate(c, a, b, 300).ok and np.array_equal(b, 2 * a)
     assert calls == []
+    from txlab.emulator import runner
+
+    runner._LOWERED.clear()
     assert emulate(good, a, b, 300, arch="sm_90a").ok and len(calls) == 1
+    # the same kernel again (an equal prim_func, another arch): lowered once per arch
+    assert emulate(kernel(SCALE.replace("BOUND", "n"), "scale"), a, b, 300, arch="sm_90a").ok and len(calls) == 1
+    assert emulate(good, a, b, 300, arch="sm_80").ok and len(calls) == 2
 
 
 def test_ctas_subset_runs_only_those():
