@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scripts.tensorcore_probe_h200 import FAMILIES
 from txlab.emulator import tensorcore as tc
 
 DATA = Path(__file__).parent / "data" / "tensorcore" / "h200_tensorcore.npz"
-FAMILIES = ("exact narrow moderate wide cdom single cancel subnormal special zeros ties randbits staircase").split()
 
 
 def _records():
