@@ -590,6 +590,61 @@ def int_check(rec, at):
     return int(np.sum(want != rec["D"]))
 
 
+# ---- a TIRx kernel: wgmma with f16 accumulators, through txlab -----------------------------
+def f16acc_kernel():
+    """txlab's wgmma_ss catalogue example turned into m64n64k16.f16.f16.f16 (16 f16x2 accumulator
+    registers, started at 1.0, scale-d 1), storing each thread's raw registers: C (128, 16) uint32."""
+    from txlab.api_examples.wgmma import SS
+    from txlab.magic import register_source, tirx_namespace
+
+    src = (
+        SS.replace('(C_ptr, (64, 64), "float32", align=16)', '(C_ptr, (128, 16), "uint32")')
+        .replace('acc = T.alloc_buffer((32,), "float32"', 'acc = T.alloc_buffer((16,), "uint32"')
+        .replace("T.serial(32):\n        acc[i] = T.float32(0)", "T.serial(16):\n        acc[i] = T.uint32(0x3C003C00)")
+        .replace("T.serial(32):\n        T.cuda.wgmma.noop_barrier", "T.serial(16):\n        T.cuda.wgmma.noop_barrier")
+        .replace("m64n64k16.f32.f16.f16", "m64n64k16.f16.f16.f16")
+        .replace("*[acc[i] for i in range(32)], descA, descB, 0,", "*[acc[i] for i in range(16)], descA, descB, 1,")
+    )
+    src = src[: src.index("    for i in T.serial(8):\n        row = T.meta_var")]
+    src = src.strip("\n") + "\n    for i in T.serial(16):\n        C[tx, i] = acc[i]\n"
+    fn = register_source(src, tag="tc-f16acc")
+    ns = tirx_namespace()
+    exec(compile(src, fn, "exec"), ns)  # noqa: S102 - our own kernel source
+    return ns["wgmma_ss"]
+
+
+def f16acc_model(a, b):
+    """The registers f16acc_kernel() should hold, by txlab.emulator.tensorcore: element e of
+    thread t is half e % 2 of register e // 2, at the f32 accumulator layout's (row, col)."""
+    from txlab.emulator import tensorcore as tc
+
+    d = tc.compute("wgmma", "f16", "f16", a.T.astype(np.float64), b.astype(np.float64), np.ones((64, 64), np.float16))
+    t = np.arange(128)[:, None]
+    e = np.arange(32)[None, :]
+    row = 16 * (t // 32) + (t % 32) // 4 + 8 * ((e // 2) % 2)
+    col = 8 * (e // 4) + 2 * (t % 4) + e % 2
+    return np.ascontiguousarray(d[row, col]).view(np.uint32)
+
+
+def txlab_check(seed: int) -> str:
+    """f16acc_kernel() on the GPU (txlab.compile) and on the emulator: registers that differ."""
+    import txlab
+    from txlab.emulator import emulate
+
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((16, 64)) * np.exp2(rng.integers(-6, 6, (16, 64)))).astype(np.float16)
+    b = (rng.standard_normal((16, 64)) * np.exp2(rng.integers(-6, 6, (16, 64)))).astype(np.float16)
+    k = f16acc_kernel()
+    gpu = np.zeros((128, 16), np.uint32)
+    txlab.compile(k, arch="sm_90a")(a, b, gpu)
+    emu = np.zeros((128, 16), np.uint32)
+    emulate(k, a, b, emu, arch="sm_90a")
+    return (
+        f"wgmma m64n64k16.f16.f16.f16 via txlab: emulator vs GPU {int(np.sum(emu != gpu))} of {gpu.size} registers "
+        f"differ; model vs GPU {int(np.sum(f16acc_model(a, b) != gpu))}"
+    )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=1)
@@ -598,6 +653,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--check", action="store_true", help="replay txlab.emulator.tensorcore on every output")
     ap.add_argument("--fast-math", action="store_true", help="build with --use_fast_math (txlab's default)")
+    ap.add_argument("--txlab", action="store_true", help="also run an f16-accumulator wgmma kernel through txlab")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp/out"), "tensorcore"))
     args = ap.parse_args()
     import cupy as cp
@@ -688,6 +744,11 @@ def main():
     print(f"\n{'instruction':28} {'trials':>6}  maps/exact             layout / model")
     for r in rows:
         print(f"{r[0]:28} {r[1]:6}  {r[2]:22} {r[3]}")
+    if args.txlab:
+        try:
+            print(txlab_check(args.seed), flush=True)
+        except Exception as e:  # noqa: BLE001 - report, the probe's data is saved already
+            print(f"txlab f16-accumulator wgmma check: {type(e).__name__}: {str(e)[:300]}")
     for f in sorted(out.iterdir()):
         print(f"{f.name}: {f.stat().st_size / 1e6:.1f} MB")
     print(f"total {time.time() - t0:.1f} s")

@@ -131,9 +131,9 @@ def markdown(out: dict) -> str:
         "give their numpy expectation there. "
         "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
         "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
-        "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the exactly "
-        "rounded product -- tests/test_emulator.py checks that bitwise -- and the ulps are numpy's "
-        "fp32 summation error near cancelling sums).",
+        "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the H200's "
+        "tensor-core sum, truncated -- txlab.emulator.tensorcore, fitted to the H200's outputs -- and "
+        "the ulps are its distance from numpy's fp32 sum).",
         "",
         "Not emulated, and why: `loads_and_calls` calls a user-written CUDA function "
         "(`T.cuda.func_call` with `source_code`), which the emulator cannot run without compiling C.",

@@ -164,12 +164,18 @@ _TENSOR_CORE = {
         for f in ("ss", "rs")
     },
 }
+_TENSOR_CORE.update(
+    {
+        f"tirx.ptx.wgmma_{t}_f16acc_{f}": (_TC, "f16 accumulator (f16x2 registers)")
+        for t in ("f16", "fp8")
+        for f in ("ss", "rs")
+    }
+)
 _TENSOR_CORE_REFUSED = (
-    "tirx.ptx.wgmma_f16_f16acc_",
-    "tirx.ptx.wgmma_fp8_f16acc_",
     "tirx.ptx.wgmma_int_",
     "tirx.ptx.wgmma_b1_",
     "tirx.ptx.wgmma_fp8_rs",
+    "tirx.ptx.wgmma_fp8_f16acc_rs",
 )
 
 
@@ -204,8 +210,8 @@ def rows() -> list[dict]:
                     "status": "not emulated",
                     "fast": "",
                     "ieee": "",
-                    "why": "refused by name: wgmma is modelled with f32 accumulators and f16/bf16/tf32/fp8 "
-                    "operands (fp8 A from shared memory), not f16 accumulators, integer or b1 operands",
+                    "why": "refused by name: wgmma is modelled with f16/bf16/tf32/fp8 operands (fp8 A from "
+                    "shared memory), not integer or b1 ones",
                 }
             if tvm.ir.Op.get(name).get_attr("cuda.FLowerIntrinsic") is not None:
                 r["fast"] = r["ieee"] = "as the device function"

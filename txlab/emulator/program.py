@@ -398,19 +398,19 @@ class Program:
         del ops
         return min(b, nctas)
 
-    def lane_cta(self, B, threads):
-        v = self.index_cache.get(("lane_cta", B))
+    def _index(self, key, make):
+        """A read-only lane vector, built once per key."""
+        v = self.index_cache.get(key)
         if v is None:
-            v = self.index_cache[("lane_cta", B)] = np.repeat(np.arange(B, dtype=np.int32), threads)
+            v = self.index_cache[key] = make()
             v.flags.writeable = False
         return v
 
+    def lane_cta(self, B, threads):
+        return self._index(("lane_cta", B), lambda: np.repeat(np.arange(B, dtype=np.int32), threads))
+
     def batch_tids(self, B, threads):
-        v = self.index_cache.get(("tids", B))
-        if v is None:
-            v = self.index_cache[("tids", B)] = np.tile(np.arange(threads, dtype=np.int32), B)
-            v.flags.writeable = False
-        return v
+        return self._index(("tids", B), lambda: np.tile(np.arange(threads, dtype=np.int32), B))
 
     def run(self, args_env: dict, space: M.AddressSpace, ctas, grid, block, dyn_bytes: int):
         t0 = time.perf_counter()
@@ -628,12 +628,7 @@ class Cta:
         if tag.startswith("cluster"):
             return self._cluster_index(tag)
         if not tag.startswith("blockIdx."):
-            key = (tag, g.L, int(g.tid[0]))
-            v = self.program.index_cache.get(key)
-            if v is None:
-                v = self.program.index_cache[key] = self._thread_index(tag, g)
-                v.flags.writeable = False
-            return v
+            return self.program._index((tag, g.L, int(g.tid[0])), lambda: self._thread_index(tag, g))
         if self.B > 1:
             return self._bidx[tag[-1]]
         return np.int32(self.index["xyz".index(tag[-1])])

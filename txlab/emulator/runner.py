@@ -27,31 +27,30 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
         lowered = kernel.lowered  # txlab.Compiled: kept from its compile
     if lowered is None or lowered.host_ir is None:
-        lowered = _lowered(mod, arch, entry)
+        lowered = _lowered(kernel, mod, arch, entry)
     host_mod, launch = lowered.host_ir, lowered.launch
     devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
 
 
-_LOWERED: dict = {}  # (structural hash, entry, arch) -> (module, lowering): the last few kernels
+_LOWERED: dict = {}  # (id of the kernel object, entry, arch) -> (kernel, lowering): the last few
 
 
-def _lowered(mod, arch, entry):
-    """:func:`txlab.build.lower` of ``mod``, reused when the same kernel (structurally equal) is
-    emulated again: lowering costs more than running a small kernel."""
-    import tvm_ffi
-
+def _lowered(kernel, mod, arch, entry):
+    """:func:`txlab.build.lower` of ``mod``, reused when the same kernel object is emulated again
+    (lowering costs more than running a small kernel). Keyed by identity, not structure: two equal
+    kernels written at different lines must report their own lines."""
     from txlab import build
 
-    key = (tvm_ffi.structural_hash(mod), entry, arch)
+    key = (id(kernel), entry, arch)
     hit = _LOWERED.get(key)
-    if hit is not None and tvm_ffi.structural_equal(hit[0], mod):
+    if hit is not None and hit[0] is kernel:
         return hit[1]
     lowered = build.lower(mod, arch, entry)
     if len(_LOWERED) >= 8:
         _LOWERED.pop(next(iter(_LOWERED)))
-    _LOWERED[key] = (mod, lowered)
+    _LOWERED[key] = (kernel, lowered)  # holds the kernel: its id is not reused while cached
     return lowered
 
 

@@ -22,7 +22,8 @@ but the newest N, in order: shared memory is read and the accumulator registers 
 latest moment the hardware may read; a kernel that overwrites an operand before waiting is wrong
 here too). Arithmetic: the H200's, bit for bit (:mod:`txlab.emulator.tensorcore`: each
 instruction's k products and the accumulator aligned to the largest exponent with 25 bits -- 13
-for fp8 --, truncated, the sum truncated to fp32 -- 13 fraction bits for fp8).
+for fp8 --, truncated, the sum truncated to fp32 -- 13 fraction bits for fp8 -- or rounded to an f16
+accumulator, whose registers hold f16x2 pairs of the f32 layout's elements, low half first).
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def _mma(comp, call, strs):
     shape, dtype, atype, btype = strs[3], strs[4], strs[5], strs[6]
     m, rest = shape[1:].split("n")
     n, k = (int(x) for x in rest.split("k"))
-    if int(m) != 64 or dtype != "f32" or atype not in _TYPES or btype not in _TYPES:
+    if int(m) != 64 or dtype not in ("f32", "f16") or atype not in _TYPES or btype not in _TYPES:
         return comp.not_emulated(f"wgmma.mma_async.{shape}.{dtype}.{atype}.{btype}")
-    nacc = n // 2
+    nacc = n // 2 if dtype == "f32" else n // 4  # f16 accumulators: f16x2 registers
     pre = args[:first]
     tail = len(pre) - nacc
     if tail == 7:
@@ -167,6 +168,7 @@ def _mma(comp, call, strs):
             "dt_b": b_dt,
             "atype": atype,
             "btype": btype,
+            "ctype": dtype,
         }
         if form == "ss":
             op["desc_a"] = int(uniform(g, desc_a, "A descriptor"))
@@ -230,13 +232,18 @@ def _run(g, op):
     buf, idx, dt = op["acc"]
     regs = g.env[buf]
     lrow = rows - (16 * w)[:, None]  # row within the warp's slice
-    Cb = np.zeros((blocks.size, 16, n), np.float32)
-    if op["scale_d"]:
-        Cb[lane_block[:, None], lrow, cols] = regs[:, idx].astype(np.float32)
+    f16 = op["ctype"] == "f16"
+    if f16 and dt.itemsize != 4:
+        raise NotEmulatedError(f"wgmma f16 accumulators in {dt} registers (f16x2 in 32 bits expected)")
+    Cb = np.zeros((blocks.size, 16, n), np.float16 if f16 else np.float32)
+    if op["scale_d"]:  # element e of a lane: f32 register e, or f16 half e % 2 of register e // 2
+        cur = np.ascontiguousarray(regs[:, idx]).view(np.float16) if f16 else regs[:, idx].astype(np.float32)
+        Cb[lane_block[:, None], lrow, cols] = cur
     if op["neg"] < 0:  # imm-scale-a/b of -1: negate one operand (exact)
         Ab = -Ab
-    D = tc.compute("wgmma", op["atype"], "f32", Ab, B.T[None], Cb, op["btype"])
-    new = D[lane_block[:, None], lrow, cols].astype(dt)
+    D = tc.compute("wgmma", op["atype"], op["ctype"], Ab, B.T[None], Cb, op["btype"])
+    new = D[lane_block[:, None], lrow, cols]
+    new = np.ascontiguousarray(new).view(np.uint32).view(dt) if f16 else new.astype(dt)
     m = g.mask
     if m is None:
         regs[:, idx] = new
