@@ -119,12 +119,19 @@ def _mma(comp, call, strs):
     nacc = n // 2 if dtype == "f32" else n // 4  # f16 accumulators: f16x2 registers
     pre = args[:first]
     tail = len(pre) - nacc
-    if tail == 7:
+    # imm-trans-a/b exist for f16/bf16 only: tf32 and fp8 operands are K-major, with no trans immediates
+    trans = atype in ("f16", "bf16")
+    ss_tail, rs_tail = (7, 9) if trans else (5, 8)  # rs: 4 A registers, desc-b, scale-d, imm-scale-a/b (+ trans-b)
+    if tail == ss_tail:
         form = "ss"
-    elif tail == 9:
+    elif tail == rs_tail:
         form = "rs"
     else:
-        return comp.not_emulated(f"wgmma.mma_async with {len(pre)} operands")
+        return comp.not_emulated(
+            f"wgmma.mma_async.{shape}.{dtype}.{atype}.{btype} with {len(pre)} operands "
+            f"({nacc} accumulators, then {tail}: expected {ss_tail} for A in shared memory, "
+            f"{rs_tail} for A in registers)"
+        )
     line = comp.line
     acc = [_reg_ref(comp, a, "accumulator") for a in pre[:nacc]]
     if len({a[0].__chandle__() for a in acc}) != 1:
@@ -138,10 +145,11 @@ def _mma(comp, call, strs):
         if a_dt.itemsize != 2:
             return comp.not_emulated(f"wgmma RS form with {atype} A registers")
         a_regs = [_reg_ref(comp, a, "A") for a in pre[nacc : nacc + 4]]
-        desc_b, scale_d, sa, sb, tb = ops[4:]
-        desc_a, ta = None, None
+        desc_b, scale_d, sa, sb = ops[4:8]
+        desc_a, ta, tb = None, None, (ops[8] if trans else None)
     else:
-        desc_a, desc_b, scale_d, sa, sb, ta, tb = ops
+        desc_a, desc_b, scale_d, sa, sb = ops[:5]
+        ta, tb = ops[5:7] if trans else (None, None)
         a_regs = None
 
     def uniform(g, fn, what):
@@ -163,7 +171,7 @@ def _mma(comp, call, strs):
             "desc_b": int(uniform(g, desc_b, "B descriptor")),
             "scale_d": bool(uniform(g, scale_d, "scale-d")),
             "neg": float(uniform(g, sa, "imm-scale-a")) * float(uniform(g, sb, "imm-scale-b")),
-            "tb": int(uniform(g, tb, "imm-trans-b")),
+            "tb": int(uniform(g, tb, "imm-trans-b")) if tb is not None else 0,
             "dt_a": a_dt,
             "dt_b": b_dt,
             "atype": atype,
@@ -172,7 +180,7 @@ def _mma(comp, call, strs):
         }
         if form == "ss":
             op["desc_a"] = int(uniform(g, desc_a, "A descriptor"))
-            op["ta"] = int(uniform(g, ta, "imm-trans-a"))
+            op["ta"] = int(uniform(g, ta, "imm-trans-a")) if ta is not None else 0
         else:  # the A fragment is read from the registers at issue
             regs = np.stack([_lane_regs(g, b, np.dtype(np.uint32))[:, i] for b, i, _ in a_regs], axis=1)
             op["a_frag"] = np.ascontiguousarray(regs).view(a_dt)  # (L, 8): the map of the fragment
