@@ -112,6 +112,10 @@ def emulate(
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
+        # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
+        from txlab.emulator.tcgen05 import declared_swizzles
+
+        prog.smem_swizzles = declared_swizzles(user, prog, ufile)
         env = {}
         params = list(func.params)
         for p, v in zip(params, call_args):
