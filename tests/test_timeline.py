@@ -2,7 +2,7 @@
 
 import json
 import sys
-from enum import Enum
+from enum import Enum, IntEnum
 
 import numpy as np
 import pytest
@@ -485,3 +485,71 @@ def test_saved_lists_names_like_profiling_saved_and_old_spellings_warn():
         assert set(T.SAVED) <= set(names)
     with pytest.warns(DeprecationWarning, match="saved\\(\\) lists"):
         assert txlab.profiling.saved_names() == prof
+
+
+class _Ev(IntEnum):  # the timer helpers read .value
+    SCALE = 1
+
+
+def _timer_and_iket_kernels():
+    """The timer ring of txlab.api_examples.instrument with IKET marks added, and an IKET-only twin."""
+    tvm_script = pytest.importorskip("tvm.script")
+    T_ = tvm_script.tirx
+
+    # fmt: off
+    @T_.prim_func
+    def timed(Prof: T_.Buffer((21,), "uint64"), X: T_.Buffer((128,), "float32"), Y: T_.Buffer((128,), "float32")):
+        T_.device_entry()
+        cta = T_.cta_id([2])
+        tx = T_.thread_id([64])
+        warp = T_.meta_var(tx // 32)
+        tag = T_.alloc_buffer([1], "uint64", scope="local", align=8)
+        offset = T_.alloc_buffer([1], "uint32", scope="local", align=8)
+        i = cta * 64 + tx
+        T_.cuda.timer_init(Prof.data, tag.data, offset.data, 2, warp)
+        T_.cuda.iket.range_push("scale")  # <iket-push>
+        T_.cuda.timer_start(_Ev.SCALE, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+        Y[i] = X[i] * T_.float32(2)
+        T_.cuda.timer_end(_Ev.SCALE, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+        T_.cuda.iket.range_pop()
+        T_.cuda.iket.mark("done", tx)  # <iket-mark>
+        T_.cuda.timer_finalize(Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+
+    @T_.prim_func
+    def iket_only(X: T_.Buffer((128,), "float32"), Y: T_.Buffer((128,), "float32")):
+        T_.device_entry()
+        cta = T_.cta_id([2])
+        tx = T_.thread_id([64])
+        T_.cuda.iket.mark("start", tx)
+        Y[cta * 64 + tx] = X[cta * 64 + tx] * T_.float32(2)
+    # fmt: on
+
+    return timed, iket_only
+
+
+def test_emulated_timeline_says_iket_marks_are_not_emulated():
+    """IKET marks are stripped by the regular build the emulator runs: an emulated run and its
+    timeline say so (with the lines), instead of dropping them silently; the timer_* events are
+    still there. A kernel with IKET marks and no profiler buffer gets a TraceError naming IKET."""
+    import inspect
+
+    import txlab
+
+    timed, iket_only = _timer_and_iket_kernels()
+    src, start = inspect.getsourcelines(_timer_and_iket_kernels)
+    lines = [start + i for i, s in enumerate(src) if "# <iket-" in s]
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    tl = T.emulate(timed, x, y, events=_Ev, arch="sm_90a")
+    np.testing.assert_array_equal(y, x * 2)
+    assert tl.emulated and "SCALE" in tl.names and len(tl) > 0
+    note = tl.meta["iket"]["note"]
+    assert tl.meta["iket"]["emulated"] is False and tl.meta["iket"]["annotations"] == 3
+    assert "not emulated" in note and "LowerIket" in note and "run-iket" in note
+    assert all(str(n) in note for n in lines), (note, lines)
+    assert any("IKET" in k for k in tl.warnings)
+    assert note in tl.meta["emulation"].notes
+    with pytest.raises(TraceError, match="IKET annotation .*not emulated"):
+        T.emulate(iket_only, x, y, events=_Ev, arch="sm_90a")
+    res = txlab.emulate(iket_only, x, np.zeros_like(y), arch="sm_90a")
+    assert res.ok and any("IKET" in n for n in res.notes)

@@ -10,7 +10,7 @@ import numpy as np
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
-__all__ = ["emulate", "lower_for_emulation"]
+__all__ = ["emulate", "iket_annotations", "iket_note", "lower_for_emulation"]
 
 
 def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
@@ -32,6 +32,39 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
+
+
+def iket_annotations(mod, user_file=None) -> list:
+    """``(intrinsic, user line or None)`` of each NVIDIA IKET annotation (``T.cuda.iket.*``,
+    ``IketProfiler``) in the kernel as written. The regular build's ``LowerIket`` pass strips them,
+    so the emulator, which runs that build's lowering, never sees them: :func:`iket_note` says so."""
+    from txlab import ir
+    from txlab.ir import spans
+
+    found = []
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for n in ir.walk(body):
+            name = getattr(getattr(n, "op", None), "name", "")
+            if isinstance(name, str) and name.startswith("tirx.cuda.iket_"):
+                found.append((name[len("tirx.cuda.") :], spans.user_line(getattr(n, "span", None), user_file)))
+    return found
+
+
+def iket_note(found) -> str:
+    """The note an emulated run carries when its kernel has IKET annotations: they are not emulated,
+    and why."""
+    lines = sorted({line for _, line in found if line is not None})
+    where = f" at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""
+    return (
+        f"{len(found)} IKET annotation{'s' if len(found) != 1 else ''} (T.cuda.iket.*){where} not emulated: the "
+        "regular build's LowerIket pass strips them before the emulator runs the kernel (its behaviour is "
+        "unchanged), and their events exist only in an IKET-enabled build run under NVIDIA's run-iket, whose "
+        "recording the emulator does not model; record them on a GPU and read the trace with "
+        "txlab.timeline.load_iket"
+    )
 
 
 _LOWERED: dict = {}  # (id of the kernel object, entry, arch) -> (kernel, lowering): the last few
@@ -99,6 +132,9 @@ def emulate(
 
     ufile = user_file(mod)
     result = EmulationResult(kernel=entry)
+    iket = iket_annotations(mod, ufile)
+    if iket:
+        result.notes.append(iket_note(iket))
     total_stats: dict = {"lower_seconds": t_lower}
     for kname, call_args in bind.launches:
         func = devices.get(kname)

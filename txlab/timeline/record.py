@@ -108,7 +108,10 @@ def emulate(kernel, *args, events, arch: str | None = None, strict: bool = False
     the timeline's clocks are emulated work (``clock_unit == "warp-instr"``), labelled so in
     ``plot()`` and the widget. They order the events and say how much emulated work ran in between;
     they are not durations. The emulation's result (findings, notes) is ``meta['emulation']``; a
-    run with findings still gives its timeline (check ``meta['emulation'].ok``)."""
+    run with findings still gives its timeline (check ``meta['emulation'].ok``). IKET annotations
+    (``T.cuda.iket.*``) are not emulated -- the regular build strips them and their events exist only
+    under NVIDIA's run-iket -- so a kernel with them gets ``meta['iket']`` (the note saying so) and a
+    warning count instead of marks; one with no profiler buffer gets a TraceError saying so."""
     if kernel is None or isinstance(kernel, (str, bytes, int, float)):
         raise InputError(
             f"kernel must be a TIRx PrimFunc, an IRModule or a txlab.Compiled, not {type(kernel).__name__}",
@@ -125,7 +128,16 @@ def emulate(kernel, *args, events, arch: str | None = None, strict: bool = False
     mod, _ = ir.as_module(kernel, what="txlab.timeline.emulate")
     rows = params_of(mod)
     name = next((gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)), "kernel")
-    prof, full = _with_profiler_buffer(name, [p for p in rows if p.get("function", name) == name], args)
+    from txlab.emulator.runner import iket_annotations, iket_note
+    from txlab.ir import spans
+
+    iket = iket_annotations(mod, spans.user_file_of(mod))
+    try:
+        prof, full = _with_profiler_buffer(name, [p for p in rows if p.get("function", name) == name], args)
+    except TraceError as exc:
+        if iket:  # an IKET-only kernel: its marks are what was wanted, and they are not emulated
+            raise TraceError(f"{exc}; {iket_note(iket)}") from None
+        raise
     res = run_emulated(kernel, *full, arch=arch)
     karch = arch or getattr(kernel, "arch", None) or "the default arch"
     meta = {
@@ -135,6 +147,10 @@ def emulate(kernel, *args, events, arch: str | None = None, strict: bool = False
         "provenance": f"emulated on the CPU ({karch}): clocks count emulated warp-instructions, not time",
         "emulation": res,
     }
+    if iket:  # said, not silently dropped: the timeline shows only the timer_* events
+        meta["iket"] = {"emulated": False, "annotations": len(iket), "note": iket_note(iket)}
     tl = from_cuda_profiler(prof.reshape(-1), events, strict=strict, meta=meta)
     tl.meta["buffer"] = prof.reshape(-1)
+    if iket:
+        tl.warnings["IKET annotations not emulated (meta['iket'] says why)"] += len(iket)
     return tl
