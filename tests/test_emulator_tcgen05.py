@@ -1,8 +1,8 @@
 """Blackwell tensor memory and tcgen05 on the CPU emulator: a TMA -> tcgen05.mma -> TMEM -> registers
 tile kernel gives numpy's answer, and each planted bug (lane-quarter violation, ld before the
 commit's mbarrier completed, dealloc of a live allocation, a leak, a missing wait::ld, a descriptor
-swizzle that disagrees with the TMA that wrote the operand) is reported at its line while its fixed
-twin is clean."""
+swizzle that disagrees with the TMA that wrote the operand or with the declared swizzle layout of the
+buffer threads stored it into) is reported at its line while its fixed twin is clean."""
 
 import inspect
 

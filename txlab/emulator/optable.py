@@ -72,6 +72,11 @@ _WHY_NOT = [
         ),
         "host-side: runs in the host function, never in device code (the emulator binds its results)",
     ),
+    (
+        ("tirx.cuda.iket_",),
+        "IKET annotation: the regular build's LowerIket strips it before the emulator runs the kernel "
+        "(the run's notes say so); its events exist only under NVIDIA's run-iket",
+    ),
     (("tirx.tile.",), "tile primitive: lowered by TVM into the ops it dispatches to, which are listed here"),
     (
         (

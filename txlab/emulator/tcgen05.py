@@ -19,6 +19,13 @@ folded onto lanes 64..127 (layout B). With ``cta_group::2`` the even CTA of the 
 rows and B's rows (N) are split between the two CTAs' shared memories at the same descriptor
 address, and both CTAs' TMEM receive D.
 
+Descriptor swizzle check: a descriptor whose swizzle differs from the layout its bytes were written
+with is a finding at the line that encoded it -- the tensor map's swizzle for bytes a TMA load wrote,
+else the declared swizzle layout of the shared buffer over them (``SMEMPool.alloc_tcgen05_mma_AB``, a
+``decl_buffer`` with a swizzle ``ComposeLayout``: ordinary stores go through it). Where neither is
+known (no swizzle layout, or aliasing declarations that disagree) nothing is said. One look-up per
+issued mma or cp, at its commit.
+
 Asynchrony: an mma or cp records its operands at issue and runs when its issuing warp commits
 (``tcgen05.commit``) -- the latest moment the hardware may read shared memory and write TMEM -- then
 the commit arrives once on its mbarrier (in every CTA of the mask for ``multicast::cluster``). Reads
