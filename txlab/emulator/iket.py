@@ -7,7 +7,7 @@ annotations are warp-uniform), its payload the value of the warp's first active 
 H200 recording under run-iket shows for ``mark(name, threadIdx.x)`` (``txlab/data/iket.iket.json``:
 payloads 0, 32, 64, 96 for warps 0..3). ``range_start`` returns a token naming the range its warp
 opened, ``range_end`` closes it (a ``sentinel_token`` closes nothing), ``range_push``/``range_pop``
-keep a stack per warp. Clocks are the timer ring's: ``%globaltimer`` counts emulated
+keep a stack per warp (a range's payload: the one its end gives, else its start's). Clocks are the timer ring's: ``%globaltimer`` counts emulated
 warp-instructions of the launch (:mod:`txlab.emulator.timers`), so an event's clock orders it and
 says how much emulated work ran before it; it is not time. Ranges still open when the kernel ends
 are dropped and counted in the result's notes. ``iket_official_event`` exists only after an
