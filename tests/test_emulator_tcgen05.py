@@ -1,8 +1,8 @@
 """Blackwell tensor memory and tcgen05 on the CPU emulator: a TMA -> tcgen05.mma -> TMEM -> registers
 tile kernel gives numpy's answer, and each planted bug (lane-quarter violation, ld before the
 commit's mbarrier completed, dealloc of a live allocation, a leak, a missing wait::ld, a descriptor
-swizzle that disagrees with the TMA that wrote the operand) is reported at its line while its fixed
-twin is clean."""
+swizzle that disagrees with the TMA that wrote the operand or with the declared swizzle layout of the
+buffer threads stored it into) is reported at its line while its fixed twin is clean."""
 
 import inspect
 
@@ -588,3 +588,100 @@ def test_ts_mma_reads_a_from_tmem_and_needs_the_stores_ordered_first():
     res = txlab.emulate(_ts_mma(sync=False), a.view(np.uint32).copy(), b, np.zeros_like(c), arch="sm_100a")
     bad = [f for f in res.findings if f.kind == "tmem_race" and f.line == _ts_line("ts-mma")]
     assert bad and bad[0].other_line == _ts_line("ts-st"), res.findings
+
+
+def _stored_operands(*, swizzle=3, alias=False):
+    """Threads store A and B with ordinary stores into SMEMPool.alloc_tcgen05_mma_AB buffers (their
+    declared layout: 128B swizzle for f16), then four k16 tcgen05.mma read them through descriptors
+    encoded with ``swizzle`` for A. ``alias`` also declares a flat view over A's bytes (which layout
+    wrote them is then unknown)."""
+    from tvm.backend.cuda.lang import SMEMPool, TCGen05Bar, TMEMPool  # noqa: F401  (the script names them)
+
+    # fmt: off
+    @T.prim_func
+    def stored(A: T.Buffer((128, 64), "float16"), B: T.Buffer((32, 64), "float16"), C: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        cta = T.cta_id([1])
+        warp = T.warp_id([4])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc_tcgen05_mma_AB((128, 64), "float16")
+        Bs = pool.alloc_tcgen05_mma_AB((32, 64), "float16")
+        done = TCGen05Bar(pool, 1)
+        tmem = TMEMPool(pool, total_cols=512)
+        acc = tmem.alloc_tcgen05_mma_D((128, 32), "float32", M=128, cta_group=1)  # noqa: F841
+        pool.commit()
+        done.init(1)
+        tmem.commit()
+        if alias:
+            flat = T.decl_buffer((128 * 64,), "float16", data=As.data, scope="shared.dyn")  # noqa: F841
+        for i in T.serial(64):
+            As[tx, i] = A[tx, i]
+        if tx < 32:
+            for i in T.serial(64):
+                Bs[tx, i] = B[tx, i]
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        descA: T.uint64
+        descB: T.uint64
+        descI: T.uint32
+        if tx == 0:
+            T.cuda.tcgen05.encode_instr_descriptor(T.address_of(descI), d_dtype="float32", a_dtype="float16", b_dtype="float16", M=128, N=32, K=16, trans_a=False, trans_b=False)  # noqa: E501
+            for kk in T.unroll(4):
+                T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, kk * 16]), 1, 64, swizzle)  # <st-descA>
+                T.cuda.tcgen05.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, kk * 16]), 1, 64, 3)
+                T.ptx["tcgen05.mma.cta_group::1.kind::f16"](tmem.addr, descA, descB, descI, 0, 0, 0, 0, kk > 0)  # <st-mma>
+            done.arrive(0)
+        done.wait(0, 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        reg = T.alloc_buffer((32,), "float32", scope="local")
+        for i in T.serial(32):
+            T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem.addr, warp * 32, i))
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for i in T.serial(32):
+            C[tx, i] = reg[i]
+        T.cuda.cta_sync()
+        if warp == 0:
+            tmem.dealloc()
+    # fmt: on
+
+    return stored
+
+
+def _stored_line(tag):
+    src, start = inspect.getsourcelines(_stored_operands)
+    return start + next(i for i, text in enumerate(src) if f"# <{tag}>" in text)
+
+
+@pytest.mark.parametrize("swizzle", [2, 3])
+def test_descriptor_swizzle_that_disagrees_with_a_stored_buffers_layout_is_found(swizzle):
+    """No TMA here: the bytes were laid out by stores through the buffer's declared 128B-swizzle
+    layout, so a 64B-swizzle descriptor reads them scrambled -- a finding at the encode line; the
+    fixed twin (swizzle=3) is clean and gives numpy's answer."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(_stored_operands(swizzle=swizzle), a, b, c, arch="sm_100a")
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    if swizzle == 3:
+        assert res.findings == []
+        np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+        return
+    bad = [f for f in res.findings if f.kind == "tcgen05_descriptor"]
+    assert bad and bad[0].line == _stored_line("st-descA") and bad[0].other_line == _stored_line("st-mma"), res.findings
+    assert "As" in bad[0].message and "64B swizzle" in bad[0].message and "128B swizzle" in bad[0].message
+    assert "swizzle=3" in bad[0].message
+    assert not np.allclose(c, want, atol=1e-3)
+
+
+def test_descriptor_swizzle_is_not_judged_when_the_bytes_layout_is_unknown():
+    """A second, flat declaration over A's bytes: stores may have gone through either, so the
+    emulator does not say which swizzle the descriptor should have had (no finding, only the
+    scrambled result)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(_stored_operands(swizzle=2, alias=True), a, b, c, arch="sm_100a")
+    assert not [f for f in res.findings if f.kind == "tcgen05_descriptor"], res.findings

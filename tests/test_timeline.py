@@ -2,7 +2,7 @@
 
 import json
 import sys
-from enum import Enum
+from enum import Enum, IntEnum
 
 import numpy as np
 import pytest
@@ -485,3 +485,85 @@ def test_saved_lists_names_like_profiling_saved_and_old_spellings_warn():
         assert set(T.SAVED) <= set(names)
     with pytest.warns(DeprecationWarning, match="saved\\(\\) lists"):
         assert txlab.profiling.saved_names() == prof
+
+
+class _Ev(IntEnum):  # the timer helpers read .value
+    SCALE = 1
+
+
+def _timer_and_iket_kernels():
+    """The timer ring of txlab.api_examples.instrument with IKET marks added, and an IKET-only twin."""
+    tvm_script = pytest.importorskip("tvm.script")
+    T_ = tvm_script.tirx
+
+    # fmt: off
+    @T_.prim_func
+    def timed(Prof: T_.Buffer((21,), "uint64"), X: T_.Buffer((128,), "float32"), Y: T_.Buffer((128,), "float32")):
+        T_.device_entry()
+        cta = T_.cta_id([2])
+        tx = T_.thread_id([64])
+        warp = T_.meta_var(tx // 32)
+        tag = T_.alloc_buffer([1], "uint64", scope="local", align=8)
+        offset = T_.alloc_buffer([1], "uint32", scope="local", align=8)
+        i = cta * 64 + tx
+        T_.cuda.timer_init(Prof.data, tag.data, offset.data, 2, warp)
+        T_.cuda.iket.range_push("scale")  # <iket-push>
+        T_.cuda.timer_start(_Ev.SCALE, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+        Y[i] = X[i] * T_.float32(2)
+        T_.cuda.timer_end(_Ev.SCALE, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+        T_.cuda.iket.range_pop()
+        T_.cuda.iket.mark("done", tx)  # <iket-mark>
+        T_.cuda.timer_finalize(Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
+
+    @T_.prim_func
+    def iket_only(X: T_.Buffer((128,), "float32"), Y: T_.Buffer((128,), "float32")):
+        T_.device_entry()
+        cta = T_.cta_id([2])
+        tx = T_.thread_id([64])
+        T_.cuda.iket.mark("start", tx)
+        Y[cta * 64 + tx] = X[cta * 64 + tx] * T_.float32(2)
+    # fmt: on
+
+    return timed, iket_only
+
+
+def test_emulated_timeline_shows_iket_marks_on_the_timer_rings_clock():
+    """IKET annotations, stripped by the regular build, run on the emulator as run-iket records them
+    on an H200 (txlab/data/iket.iket.json): one event per warp, the payload its first lane's value;
+    on the timer ring's emulated clock (the IKET range brackets the timer range it encloses). Plain
+    txlab.emulate still strips them and says so; an IKET-only kernel needs no profiler buffer."""
+    import inspect
+
+    import txlab
+
+    timed, iket_only = _timer_and_iket_kernels()
+    src, start = inspect.getsourcelines(_timer_and_iket_kernels)
+    lines = [start + i for i, s in enumerate(src) if "# <iket-" in s]
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    tl = T.emulate(timed, x, y, events=_Ev, arch="sm_90a")
+    np.testing.assert_array_equal(y, x * 2)
+    assert tl.emulated and tl.meta["iket"]["emulated"] is True and "not time" in tl.meta["iket"]["note"]
+    ev = list(tl.events)
+    iket = [e for e in ev if "cta" in e]
+    timer = [e for e in ev if "cta" not in e]
+    # 2 CTAs x 2 warps: a "scale" range and a "done" mark each, besides the timer ring's SCALE ranges
+    assert sorted((e["cta"], e["warp"], e["name"]) for e in iket) == sorted(
+        ((c, 0, 0), w, n) for c in range(2) for w in range(2) for n in ("scale", "done")
+    )
+    assert {(e["cta"][0], e["warp"], e["payload"]) for e in iket if e["name"] == "done"} == {
+        (c, w, 32 * w) for c in range(2) for w in range(2)
+    }
+    for e in timer:  # timer group g of block b is warp g of CTA b: its IKET range encloses it
+        r = next(i for i in iket if i["name"] == "scale" and i["cta"][0] == e["block"] and i["warp"] == e["group"])
+        assert r["start_ns"] <= e["start_ns"] <= e["end_ns"] <= r["end_ns"], (r, e)
+    assert len(timer) == 4 and all(e["name"] == "SCALE" for e in timer)
+    # plain txlab.emulate: the regular build's lowering strips them, and the notes say so (with lines)
+    res = txlab.emulate(timed, np.zeros(21, np.uint64), x, y, arch="sm_90a")
+    note = next(n for n in res.notes if "IKET" in n)
+    assert "not emulated" in note and "LowerIket" in note and all(str(n) in note for n in lines), note
+    assert res.iket_events == []
+    # IKET marks only: every parameter given, no profiler buffer
+    tl = T.emulate(iket_only, x, np.zeros_like(y), events=_Ev, arch="sm_90a")
+    marks = [(e["cta"][0], e["warp"], e["name"], e["payload"]) for e in tl.events]
+    assert sorted(marks) == [(c, w, "start", 32 * w) for c in range(2) for w in range(2)]

@@ -72,6 +72,11 @@ _WHY_NOT = [
         ),
         "host-side: runs in the host function, never in device code (the emulator binds its results)",
     ),
+    (
+        ("tirx.cuda.iket_official_event",),
+        "emitted only by an IKET-enabled LowerIket (run-iket's build): not modelled; the frontend "
+        "IKET annotations are (txlab.emulator.iket)",
+    ),
     (("tirx.tile.",), "tile primitive: lowered by TVM into the ops it dispatches to, which are listed here"),
     (
         (
@@ -107,6 +112,7 @@ def _why_not(name: str) -> str:
 
 def _registries():
     import txlab.emulator.cluster  # noqa: F401  (importing them registers their handlers)
+    import txlab.emulator.iket  # noqa: F401
     import txlab.emulator.mathfns as mathfns
     import txlab.emulator.mma  # noqa: F401
     import txlab.emulator.ops as ops
@@ -200,6 +206,12 @@ def rows() -> list[dict]:
                 r["fast"] = r["ieee"] = precision["__fdividef"][0]
             if name in ("tirx.cuda.ldg",):
                 r["why"] = "__ldg: a global load"
+            if name.startswith("tirx.cuda.iket_"):
+                r["fast"] = r["ieee"] = ""
+                r["why"] = (
+                    "IKET annotation: an event per warp with emulated-work clocks under txlab.timeline.emulate "
+                    "(emulate(..., iket=True)); the regular build strips it"
+                )
             if name in blocking:
                 r["why"] = "blocking: the group waits (barrier / mbarrier)"
             if name in _TENSOR_CORE:

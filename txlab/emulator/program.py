@@ -49,6 +49,7 @@ class Program:
     ):
         import txlab.emulator.ops as ops
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.iket  # noqa: F401
         import txlab.emulator.mathfns  # noqa: F401
         import txlab.emulator.mma  # noqa: F401
         import txlab.emulator.packed_math  # noqa: F401

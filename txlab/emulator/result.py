@@ -58,6 +58,9 @@ class EmulationResult:
     findings: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    #: IKET annotations run as events (``emulate(..., iket=True)``): ``(kernel, cta, warp, name,
+    #: start, end, payload, line)``, clocks in emulated warp-instructions (:mod:`txlab.emulator.iket`)
+    iket_events: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -10,13 +10,14 @@ import numpy as np
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
-__all__ = ["emulate", "lower_for_emulation"]
+__all__ = ["emulate", "iket_annotations", "iket_note", "lower_for_emulation"]
 
 
-def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None):
+def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None, *, iket: bool = False):
     """(entry name, user PrimFunc, host module before finalisation, {kernel: device PrimFunc},
     launch info) -- :func:`txlab.build.lower`, the lowering txlab.compile runs; a ``txlab.Compiled``
-    for the same arch gives the lowering it kept (a kernel is lowered once)."""
+    for the same arch gives the lowering it kept (a kernel is lowered once). ``iket=True``: the same
+    lowering without ``LowerIket``, so IKET annotations stay in the device code (:mod:`txlab.emulator.iket`)."""
     import txlab.compat  # noqa: F401
     from txlab import ir
     from txlab.arch import resolve_arch
@@ -24,30 +25,76 @@ def lower_for_emulation(kernel, arch: str | None = None, name: str | None = None
     mod, entry = ir.as_module(kernel, name, what="txlab.emulate")
     arch = resolve_arch(arch if arch is not None else getattr(kernel, "arch", None))
     lowered = None
-    if isinstance(getattr(type(kernel), "lowered", None), property) and getattr(kernel, "arch", None) == arch:
+    if (
+        not iket
+        and isinstance(getattr(type(kernel), "lowered", None), property)
+        and getattr(kernel, "arch", None) == arch
+    ):
         lowered = kernel.lowered  # txlab.Compiled: kept from its compile
     if lowered is None or lowered.host_ir is None:
-        lowered = _lowered(kernel, mod, arch, entry)
+        lowered = _lowered(kernel, mod, arch, entry, iket)
     host_mod, launch = lowered.host_ir, lowered.launch
     devices = {gv.name_hint: f for m in lowered.device_mods.values() for gv, f in m.functions_items()}
     user = mod[entry] if entry in [gv.name_hint for gv, _ in mod.functions_items()] else None
     return entry, mod, user, host_mod, devices, launch
 
 
+def iket_annotations(mod, user_file=None) -> list:
+    """``(intrinsic, user line or None)`` of each NVIDIA IKET annotation (``T.cuda.iket.*``,
+    ``IketProfiler``) in the kernel as written. The regular build's ``LowerIket`` pass strips them,
+    so the emulator, which runs that build's lowering, never sees them: :func:`iket_note` says so."""
+    from txlab import ir
+    from txlab.ir import spans
+
+    found = []
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for n in ir.walk(body):
+            name = getattr(getattr(n, "op", None), "name", "")
+            if isinstance(name, str) and name.startswith("tirx.cuda.iket_"):
+                found.append((name[len("tirx.cuda.") :], spans.user_line(getattr(n, "span", None), user_file)))
+    return found
+
+
+def iket_note(found) -> str:
+    """The note an emulated run carries when its kernel has IKET annotations: they are not emulated,
+    and why."""
+    lines = sorted({line for _, line in found if line is not None})
+    where = f" at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""
+    return (
+        f"{len(found)} IKET annotation{'s' if len(found) != 1 else ''} (T.cuda.iket.*){where} not emulated: the "
+        "regular build's LowerIket pass strips them before the emulator runs the kernel (its behaviour is "
+        "unchanged), and their events exist only in an IKET-enabled build run under NVIDIA's run-iket, whose "
+        "recording the emulator does not model; record them on a GPU and read the trace with "
+        "txlab.timeline.load_iket"
+    )
+
+
 _LOWERED: dict = {}  # (id of the kernel object, entry, arch) -> (kernel, lowering): the last few
 
 
-def _lowered(kernel, mod, arch, entry):
+def _lowered(kernel, mod, arch, entry, iket=False):
     """:func:`txlab.build.lower` of ``mod``, reused when the same kernel object is emulated again
     (lowering costs more than running a small kernel). Keyed by identity, not structure: two equal
     kernels written at different lines must report their own lines."""
     from txlab import build
 
-    key = (id(kernel), entry, arch)
+    key = (id(kernel), entry, arch, iket)
     hit = _LOWERED.get(key)
     if hit is not None and hit[0] is kernel:
         return hit[1]
-    lowered = build.lower(mod, arch, entry)
+    if iket:  # keep the IKET annotations: the regular build's LowerIket would strip them
+        import tvm
+        from tvm.backend.cuda import transforms
+
+        ctx = tvm.transform.PassContext.current()
+        off = [*ctx.disabled_pass, transforms.LowerIket().info.name]
+        with tvm.transform.PassContext(opt_level=ctx.opt_level, config=dict(ctx.config), disabled_pass=off):
+            lowered = build.lower(mod, arch, entry)
+    else:
+        lowered = build.lower(mod, arch, entry)
     if len(_LOWERED) >= 8:
         _LOWERED.pop(next(iter(_LOWERED)))
     _LOWERED[key] = (kernel, lowered)  # holds the kernel: its id is not reused while cached
@@ -62,6 +109,7 @@ def emulate(
     stop: bool = False,
     arch: str | None = None,
     fast_math: bool | None = None,
+    iket: bool = False,
 ) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
@@ -70,7 +118,10 @@ def emulate(
     :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
     ``fast_math``: the build whose arithmetic is emulated (``--use_fast_math``: FTZ, approximate
     division and transcendentals; or IEEE); default: a Compiled's own option, else True (txlab's
-    default build). docs/emulator-ops.md lists each function's precision in both.
+    default build). docs/emulator-ops.md lists each function's precision in both. ``iket``: run
+    IKET annotations (``T.cuda.iket.*``, stripped by the regular build) as events with emulated-work
+    clocks, in ``result.iket_events`` (:mod:`txlab.emulator.iket`; what :func:`txlab.timeline.emulate`
+    uses); by default they are stripped as in the regular build, and the result's notes say so.
     """
     import time
 
@@ -87,7 +138,11 @@ def emulate(
         from txlab.errors import InputError
 
         raise InputError(f"fast_math must be True or False, not {fast_math!r}", param="fast_math")
-    entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch)
+    if not isinstance(iket, bool):
+        from txlab.errors import InputError
+
+        raise InputError(f"iket must be True or False, not {iket!r}", param="iket")
+    entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch, iket=iket)
     sig = Signature(entry, build.params_of(mod))
     check_args(sig, args)
     names = bind_symbols(sig, args)
@@ -99,6 +154,9 @@ def emulate(
 
     ufile = user_file(mod)
     result = EmulationResult(kernel=entry)
+    marks = iket_annotations(mod, ufile)
+    if marks and not iket:
+        result.notes.append(iket_note(marks))
     total_stats: dict = {"lower_seconds": t_lower}
     for kname, call_args in bind.launches:
         func = devices.get(kname)
@@ -112,6 +170,10 @@ def emulate(
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
+        # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
+        from txlab.emulator.tcgen05 import declared_swizzles
+
+        prog.smem_swizzles = declared_swizzles(user, prog, ufile)
         env = {}
         params = list(func.params)
         for p, v in zip(params, call_args):
@@ -120,6 +182,14 @@ def emulate(
         with np.errstate(all="ignore"):
             prog.run(env, space, order, grid, block, dyn)
         result.findings.extend(prog.findings)
+        if iket:
+            from txlab.emulator.iket import unclosed
+
+            result.iket_events.extend((kname, *e) for e in prog.__dict__.get("iket_events", ()))
+            if unclosed(prog):
+                result.notes.append(
+                    f"{unclosed(prog)} IKET range(s) of {kname} opened and never closed: left out of iket_events"
+                )
         for n in prog.notes:
             if n not in result.notes:
                 result.notes.append(n)

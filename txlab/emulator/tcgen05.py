@@ -19,6 +19,13 @@ folded onto lanes 64..127 (layout B). With ``cta_group::2`` the even CTA of the 
 rows and B's rows (N) are split between the two CTAs' shared memories at the same descriptor
 address, and both CTAs' TMEM receive D.
 
+Descriptor swizzle check: a descriptor whose swizzle differs from the layout its bytes were written
+with is a finding at the line that encoded it -- the tensor map's swizzle for bytes a TMA load wrote,
+else the declared swizzle layout of the shared buffer over them (``SMEMPool.alloc_tcgen05_mma_AB``, a
+``decl_buffer`` with a swizzle ``ComposeLayout``: ordinary stores go through it). Where neither is
+known (no swizzle layout, or aliasing declarations that disagree) nothing is said. One look-up per
+issued mma or cp, at its commit.
+
 Asynchrony: an mma or cp records its operands at issue and runs when its issuing warp commits
 (``tcgen05.commit``) -- the latest moment the hardware may read shared memory and write TMEM -- then
 the commit arrives once on its mbarrier (in every CTA of the mask for ``multicast::cluster``). Reads
@@ -312,13 +319,93 @@ def _operand_addresses(desc: int, rows: int, k: int, itemsize: int, mn_major: bo
         raise NotEmulatedError(str(exc).replace("wgmma", "tcgen05"), lineno=line) from None
 
 
+def declared_swizzles(user, program, user_file=None) -> list:
+    """The shared buffers of ``user`` (the kernel as written, before lowering drops layouts) that
+    the lowered kernel ``program.func`` also declares, as ``(lo, hi, dyn, mode, name, line)``:
+    bytes ``[lo, hi)`` from the start of dynamic (``dyn``) or static shared memory, ``mode`` the
+    TVM swizzle argument (1 32B, 2 64B, 3 128B) of a declared swizzle layout whose 16-byte units and
+    8-row atom are the tcgen05 descriptor's (``alloc_tcgen05_mma_AB``, ``mma_shared_layout``), else
+    ``None``. Ordinary stores to such a buffer go through its layout, so its bytes are laid out with
+    that swizzle; :func:`_check_swizzle` compares it with a descriptor's. Buffers at a symbolic
+    offset are left out (their bytes are unknown here)."""
+    from txlab import ir
+    from txlab.ir import spans
+
+    if user is None:
+        return []
+    lowered = {}
+    for n in ir.walk(program.func.body):
+        b = getattr(n, "buffer", None)
+        if type(n).__name__ in ("DeclBuffer", "AllocBuffer") and b is not None:
+            lowered.setdefault(b.name, set()).add(b.scope())
+    static = {}
+    for name, off, _ in program.shared_static:
+        static[name] = None if name in static else off  # two statics of one name: unknown
+    out = []
+    for n in ir.walk(user.body):
+        b = getattr(n, "buffer", None)
+        tn = type(n).__name__
+        if tn not in ("DeclBuffer", "AllocBuffer") or b is None:
+            continue
+        scope = b.scope()
+        if scope not in ("shared", "shared.dyn") or scope not in lowered.get(b.name, ()):
+            continue
+        try:
+            dt = np.dtype(M.np_dtype(str(b.dtype)))
+            nel = int(np.prod([int(x) for x in b.shape])) if len(b.shape) else 1
+            eoff = int(b.elem_offset)
+        except (TypeError, ValueError, KeyError):
+            continue  # symbolic shape or offset, or a dtype numpy has no name for
+        if scope == "shared.dyn":
+            lo, dyn = eoff * dt.itemsize, True
+        elif tn == "AllocBuffer" and static.get(b.name) is not None:
+            lo, dyn = static[b.name], False
+        else:
+            continue
+        out.append(
+            (lo, lo + nel * dt.itemsize, dyn, _layout_swizzle(b, dt), b.name, spans.user_line(n.span, user_file))
+        )
+    return out
+
+
+def _layout_swizzle(buf, dt):
+    """The TVM swizzle argument a buffer's declared layout lays its bytes out with, or None."""
+    lay = getattr(buf, "layout", None)
+    if type(lay).__name__ != "ComposeLayout":
+        return None
+    try:
+        pe, sl, al = int(lay.per_element), int(lay.swizzle_len), int(lay.atom_len)
+        inner = bool(lay.swizzle_inner)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if (1 << pe) * dt.itemsize != 16 or al != 3 or sl not in (1, 2, 3) or not inner:
+        return None
+    return sl
+
+
+def _declared_layout(cta, start):
+    """(mode, name, line) of the one swizzled buffer declared over shared byte ``start``; None when
+    no declaration says, or when overlapping declarations disagree (an alias view: unknown)."""
+    decls = getattr(cta.program, "smem_swizzles", None)
+    if not decls:
+        return None
+    hits = []
+    for lo, hi, dyn, mode, name, dline in decls:
+        base = cta.dyn_offset if dyn else 0
+        if base + lo <= start < base + hi:
+            hits.append((mode, name, dline))
+    if not hits or len({h[0] for h in hits}) != 1 or hits[0][0] is None:
+        return None
+    return hits[0]
+
+
 def _check_swizzle(cta, desc: int, nbytes_span, line, what):
-    """A descriptor whose swizzle differs from the TMA load that wrote its bytes: a finding."""
-    writes = getattr(cta, "tma_writes", None)
-    if not writes:
-        return
+    """A descriptor whose swizzle differs from the way its bytes were written -- by the TMA load
+    that wrote them, or else by ordinary stores through the swizzled layout of the shared buffer
+    declared there -- is a finding; where neither is known, nothing is said."""
     f = decode_smem_descriptor(desc)
     start = f["start"]
+    writes = getattr(cta, "tma_writes", None) or {}
     for off, (n, mode, tline) in writes.items():
         if off <= start < off + n:
             want = _TMA_LAYOUT.get(mode)
@@ -338,6 +425,27 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
                     key=("tcgen05_descriptor", enc, line, "swizzle"),
                 )
             return
+    known = _declared_layout(cta, start)
+    if known is None:
+        return
+    mode, name, dline = known
+    if _LAYOUT_OF_SWIZZLE[mode] == f["layout"]:
+        return
+    enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
+    where = f" (declared at line {dline})" if dline is not None else ""
+    cta.program.finding(
+        "tcgen05_descriptor",
+        f"{what} descriptor"
+        + (f" (encoded at line {enc})" if enc is not None else "")
+        + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but shared buffer {name}{where} is declared "
+        f"with a {_SWIZZLE_NAME[_LAYOUT_OF_SWIZZLE[mode]]} layout, so stores into it laid its bytes out that way: "
+        f"the operand is read scrambled by the {what} at line {line} (encode the descriptor with "
+        f"swizzle={mode}, the buffer's swizzle)",
+        line=enc if enc is not None else line,
+        other_line=line,
+        cta=cta.index,
+        key=("tcgen05_descriptor", enc, line, "swizzle"),
+    )
 
 
 def _read_smem(cta, addr, dt, line, tid, what, desc):

@@ -25,7 +25,7 @@ Decoding never executes anything from a trace; JSON is parsed with ``json`` unde
 
 Modules: ``model`` (Timeline, Track, TimelineSummary), ``cuda_profiler`` (decode/encode/synthetic),
 ``iket`` (run-iket JSON), ``record`` (GPU recording, and ``emulate``: the same kernel on the CPU
-emulator, whose clocks count emulated work, labelled so) and ``saved_traces`` (``txlab/data``).
+emulator, whose clocks count emulated work, labelled so; IKET marks included) and ``saved_traces`` (``txlab/data``).
 Every name is importable from ``txlab.timeline``. The example kernels that record them are in
 :mod:`txlab.examples.instrumented`; ``python -m txlab.examples.traces`` re-records the saved traces.
 """
