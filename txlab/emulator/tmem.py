@@ -174,21 +174,18 @@ class Tmem:
 
     def _live_at_dealloc(self, cols, line, warp, threads):
         prog = self.cta.program
-        ids = np.unique(self.writer[:, cols])
-        for i in ids[ids > 0]:
-            w = self.writes[int(i)]
-            if not self.ordered_after_write(w, warp):
-                prog.finding(
-                    "tmem_race",
-                    f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} while the {w.where()} to "
-                    "them may still be in flight: wait on the commit's mbarrier before deallocating",
-                    line=line,
-                    other_line=w.commit_line or w.line,
-                    cta=self.cta.index,
-                    threads=threads,
-                    key=("tmem_race", "dealloc", line, w.line),
-                )
-                break
+        w = next(self.unordered_writes(self.writer[:, cols], warp), None)
+        if w is not None:
+            prog.finding(
+                "tmem_race",
+                f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} while the {w.where()} to "
+                "them may still be in flight: wait on the commit's mbarrier before deallocating",
+                line=line,
+                other_line=w.commit_line or w.line,
+                cta=self.cta.index,
+                threads=threads,
+                key=("tmem_race", "dealloc", line, w.line),
+            )
         unordered = self.unordered_read(slice(None), cols, warp) if self.vc_checked() else None
         if unordered is not None:
             u, ln = unordered
@@ -296,15 +293,18 @@ class Tmem:
         known = races.known_of(int(warp)).get(w.rank)
         return known is not None and bool(np.asarray(known)[w.warp] >= w.clock)
 
+    def unordered_writes(self, writer_ids, warp):
+        """The asynchronous writes named in ``writer_ids`` (cells of a writer map) that ``warp`` does not
+        yet see completed, in write order."""
+        for i in np.unique(writer_ids):
+            if i > 0 and not self.ordered_after_write(w := self.writes[int(i)], warp):
+                yield w
+
     def check_read(self, lanes, cols, warp, line, threads):
         """A ld by ``warp`` of cells (lanes, cols): every asynchronous write to them must be visible."""
         if self.cta.races is None:
             return
-        ids = np.unique(self.writer[lanes, cols])
-        for i in ids[ids > 0]:
-            w = self.writes[int(i)]
-            if self.ordered_after_write(w, warp):
-                continue
+        for w in self.unordered_writes(self.writer[lanes, cols], warp):
             fix = (
                 "commit it (tcgen05.commit) and wait on that mbarrier before reading"
                 if w.clock is None
@@ -324,11 +324,8 @@ class Tmem:
 
     def check_st_over_mma_read(self, lanes, cols, warp, line, threads):
         """A tcgen05.st over cells an issued MMA reads as its A operand: the MMA must be complete."""
-        ids = np.unique(self.areader[lanes, cols])
-        for i in ids[ids > 0]:
-            w = self.writes[int(i)]
-            if self.ordered_after_write(w, warp):
-                continue
+        w = next(self.unordered_writes(self.areader[lanes, cols], warp), None)
+        if w is not None:
             self.cta.program.finding(
                 "tmem_race",
                 f"TMEM race: tcgen05.st by warp {warp} (line {line}) overwrites TMEM cells the {w.where()} reads as "
@@ -339,7 +336,6 @@ class Tmem:
                 threads=threads,
                 key=("tmem_race", "st_over_a", w.line, line),
             )
-            return
 
     def record_st(self, lanes, cols, warp, line):
         self.pending_st[warp] = line
