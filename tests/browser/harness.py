@@ -356,19 +356,22 @@ def _wheel(page, loc, dy=-500, fx=0.6, fy=0.5):
 def _hover_until_tip(page, sel, loc, points):
     """Move the mouse over ``points`` (fractions of the canvas, or pixel offsets when > 1) until a
     tooltip shows; returns the tooltip text or None."""
-    loc.scroll_into_view_if_needed()
-    box = loc.bounding_box()
-    for fx, fy in points:
-        x = box["x"] + (fx if fx > 1 else fx * box["width"])
-        y = box["y"] + (fy if fy > 1 else fy * box["height"])
-        page.mouse.move(x, y, steps=2)
-        page.wait_for_timeout(60)
-        text = page.evaluate(
-            "(s) => [...document.querySelectorAll(s + ' .txlab-tip')].filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')",
-            sel,
-        )
-        if text:
-            return text
+    # up to three sweeps, each from a fresh bounding box: while a long notebook is still laying out its
+    # outputs the canvas can move between the measurement and the mouse moves
+    for sweep in range(3):
+        loc.scroll_into_view_if_needed()
+        box = loc.bounding_box()
+        for fx, fy in points:
+            x = box["x"] + (fx if fx > 1 else fx * box["width"])
+            y = box["y"] + (fy if fy > 1 else fy * box["height"])
+            page.mouse.move(x, y, steps=2)
+            page.wait_for_timeout(60 * (sweep + 1))
+            text = page.evaluate(
+                "(s) => [...document.querySelectorAll(s + ' .txlab-tip')].filter(t => t.style.display !== 'none').map(t => t.textContent).join('|')",
+                sel,
+            )
+            if text:
+                return text
     return None
 
 
