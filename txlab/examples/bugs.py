@@ -91,10 +91,10 @@ def _barrier(name: str, fixed: bool):
         sm[tx] = A[bx * THREADS + tx]  # the write
         if fixed:
             T.cuda.cta_sync()
-        elif not race:
+        elif not race:  # divergent_barrier: only half of every warp reaches the barrier
             if tx % 32 < 16:
                 T.cuda.cta_sync()  # BUG(divergent_barrier)
-        if race:
+        if race:  # shared_race: no barrier at all, and the read is another thread's element
             B[bx * THREADS + tx] = sm[THREADS - 1 - tx]  # BUG(shared_race)
         else:
             B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
