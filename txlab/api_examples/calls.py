@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-CALLS = '''
+CALLS = kernel_source(
+    "loads_and_calls", 'X: T.Buffer((64,), "float32"), Out: T.Buffer((3, 64), "float32")',
+    threads=64,
+    preamble='''
 SQUARE = """
 __device__ __forceinline__ float txlab_square(float x) { return x * x; }
 """
-
-@T.prim_func
-def loads_and_calls(X: T.Buffer((64,), "float32"), Out: T.Buffer((3, 64), "float32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([64])
+''',
+    body='''
     v = T.cuda.ldg(T.address_of(X[tx]), "float32")
     Out[0, tx] = v
     Out[1, tx] = T.cuda.func_call("txlab_square", v, source_code=SQUARE, return_type="float32")
@@ -22,7 +21,8 @@ def loads_and_calls(X: T.Buffer((64,), "float32"), Out: T.Buffer((3, 64), "float
     T.cuda.trap_when_assert_failed(v == v)  # traps only on NaN input
     if tx == 0:
         T.cuda.printf("txlab: X[0]=%f\\\\n", v)
-'''
+''',
+)
 
 EXAMPLES = [
     Example(

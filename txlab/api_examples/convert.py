@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-SCALAR = '''
-@T.prim_func
-def conversions(H: T.Buffer((32,), "float16"), Bf: T.Buffer((32,), "bfloat16"),
-                F: T.Buffer((32,), "float32"), Out: T.Buffer((8, 32), "float32"),
-                Bits: T.Buffer((2, 32), "uint32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([32])
+SCALAR = kernel_source(
+    "conversions",
+    ('H: T.Buffer((32,), "float16"), Bf: T.Buffer((32,), "bfloat16"),',
+     'F: T.Buffer((32,), "float32"), Out: T.Buffer((8, 32), "float32"),',
+     'Bits: T.Buffer((2, 32), "uint32")'),
+    threads=32,
+    body='''
     Out[0, tx] = T.cuda.half2float(H[tx])
     Out[1, tx] = T.cuda.bfloat162float(Bf[tx])
     Out[2, tx] = T.cuda.fdividef(F[tx], T.float32(4))
@@ -27,7 +26,8 @@ def conversions(H: T.Buffer((32,), "float16"), Bf: T.Buffer((32,), "bfloat16"),
     b2b = T.cuda.float22bfloat162_rn_from_float2(T.cuda.make_float2(F[tx], F[tx]))
     Out[7, tx] = T.cuda.float2_y(T.cuda.bfloat1622float2(b2b))
     Bits[1, tx] = T.cuda.fp8x4_e4m3_from_float4(F[tx], T.float32(1), T.float32(-2), T.float32(0.5))
-'''
+''',
+)
 
 
 def _f32_to_bf16_rn(x):
@@ -68,20 +68,20 @@ def _conv_expected(H, Bf, F, Out, Bits):
     return {"Out": out, "Bits": bits}
 
 
-PACKED = '''
-@T.prim_func
-def packed_half(A: T.Buffer((32,), "uint32"), B: T.Buffer((32,), "uint32"),
-                F: T.Buffer((256,), "float32"), MinMax: T.Buffer((2, 32), "uint32"),
-                H: T.Buffer((256,), "float16"), G: T.Buffer((256,), "float32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([32])
+PACKED = kernel_source(
+    "packed_half",
+    ('A: T.Buffer((32,), "uint32"), B: T.Buffer((32,), "uint32"),',
+     'F: T.Buffer((256,), "float32"), MinMax: T.Buffer((2, 32), "uint32"),',
+     'H: T.Buffer((256,), "float16"), G: T.Buffer((256,), "float32")'),
+    threads=32,
+    body='''
     MinMax[0, tx] = T.cuda.hmin2(A[tx], B[tx])  # two fp16 lanes per uint32
     MinMax[1, tx] = T.cuda.hmax2(A[tx], B[tx])
     T.cuda.float22half2(T.address_of(H[8 * tx]), T.address_of(F[8 * tx]))  # one float2 -> half2
     T.cuda.float8tohalf8(T.address_of(F[8 * tx]), T.address_of(H[8 * tx]))  # 8 floats -> 8 halves
     T.cuda.half8tofloat8(T.address_of(H[8 * tx]), T.address_of(G[8 * tx]))  # and back
-'''
+''',
+)
 
 
 def _packed_inputs():
@@ -99,17 +99,16 @@ def _packed_expected(A, B, F, MinMax, H, G):
     return {"MinMax": mm, "H": F.astype(np.float16), "G": F.astype(np.float16).astype(np.float32)}
 
 
-F32X2 = '''
-@T.prim_func
-def packed_f32x2(F: T.Buffer((64,), "float32"), Out: T.Buffer((2, 32), "float32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([32])
+F32X2 = kernel_source(
+    "packed_f32x2", 'F: T.Buffer((64,), "float32"), Out: T.Buffer((2, 32), "float32")',
+    threads=32,
+    body='''
     p = T.cuda.make_float2(F[2 * tx], F[2 * tx + 1])
     q = T.cuda.fadd2_rn(T.cuda.fmul2_rn(p, p), p)  # sm_100 paired f32 FMUL/FADD
     Out[0, tx] = T.cuda.float2_x(q)
     Out[1, tx] = T.cuda.float2_y(q)
-'''
+''',
+)
 
 
 def _f32x2_inputs():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
 TMA = '''
 @T.prim_func
@@ -47,20 +47,19 @@ def _tma_inputs():
             np.full((2, 128), 7, np.uint32)]
 
 
-GRID = '''
-@T.prim_func
-def grid_barrier(X: T.Buffer((512,), "float32"), Y: T.Buffer((512,), "float32")):
-    # Y[i] = X[i] + X[(i + 128) % 512]: every CTA writes its part of Y, the whole grid meets at
-    # grid_sync, then each CTA reads a neighbour's part.
-    T.device_entry()
-    cta = T.cta_id([4])
-    tx = T.thread_id([128])
+GRID = kernel_source(
+    "grid_barrier", 'X: T.Buffer((512,), "float32"), Y: T.Buffer((512,), "float32")',
+    ctas=4, threads=128,
+    comment=('Y[i] = X[i] + X[(i + 128) % 512]: every CTA writes its part of Y, the whole grid meets at',
+             "grid_sync, then each CTA reads a neighbour's part."),
+    body='''
     i = cta * 128 + tx
     Y[i] = X[i]
     T.cuda.thread_fence()
     T.cuda.grid_sync()
     Y[i] = Y[i] + Y[(i + 128) % 512]
-'''
+''',
+)
 
 EXAMPLES = [
     Example(

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-TIMER = '''
+TIMER = kernel_source(
+    "timer_ring",
+    ('Prof: T.Buffer((21,), "uint64"), X: T.Buffer((128,), "float32"),',
+     'Y: T.Buffer((128,), "float32")'),
+    ctas=2, threads=64,
+    comment=('2 CTAs x 2 warps = 4 timer groups. Word 0 is the header (groups << 32 | CTAs); group g writes',
+             'words 1 + g, 1 + g + 4, ... : (globaltimer_lo << 32) | (g << 12) | (event << 2) | kind,',
+             'kind 0 = start, 1 = end, 3 = finalize. Lane 0 of each warp is the writer.'),
+    preamble='''
 import enum
 
 
@@ -18,16 +26,8 @@ class Event(enum.IntEnum):  # timer event ids (the timer helpers read .value)
     SCALE = 1
     BIAS = 2
 
-
-@T.prim_func
-def timer_ring(Prof: T.Buffer((21,), "uint64"), X: T.Buffer((128,), "float32"),
-               Y: T.Buffer((128,), "float32")):
-    # 2 CTAs x 2 warps = 4 timer groups. Word 0 is the header (groups << 32 | CTAs); group g writes
-    # words 1 + g, 1 + g + 4, ... : (globaltimer_lo << 32) | (g << 12) | (event << 2) | kind,
-    # kind 0 = start, 1 = end, 3 = finalize. Lane 0 of each warp is the writer.
-    T.device_entry()
-    cta = T.cta_id([2])
-    tx = T.thread_id([64])
+''',
+    body='''
     warp = T.meta_var(tx // 32)
     tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
     offset = T.alloc_buffer([1], "uint32", scope="local", align=8)
@@ -40,7 +40,8 @@ def timer_ring(Prof: T.Buffer((21,), "uint64"), X: T.Buffer((128,), "float32"),
     Y[i] = Y[i] + T.float32(1)
     T.cuda.timer_end(Event.BIAS, Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
     T.cuda.timer_finalize(Prof.data, tag.data, offset.data, 4, tx % 32 == 0)
-'''
+''',
+)
 
 
 def _timer_expected(Prof, X, Y):
@@ -63,7 +64,14 @@ def _timer_compare_low(Prof, X, Y):
     return None
 
 
-MMA = '''
+MMA = kernel_source(
+    "mma_fragment_store",
+    ('X: T.Buffer((32, 8), "float32"), Out: T.Buffer((16, 16), "float32"),',
+     'Out2: T.Buffer((16, 16), "float32")'),
+    threads=32,
+    comment=('One warp holds a 16x16 f32 accumulator as 32 threads x 8 registers (the ldmatrix/mma.sync',
+             'm16n8k16 layout). mma_fill zeroes the fragment, we add X, mma_store scatters it to a tile.'),
+    preamble='''
 # mma_store's codegen inverts the fragment layout "tirx.index_map.shared_16x16_to_ldmatrix_32x8_layout",
 # which TVM 0.27 registers only in tvm.s_tir.tensor_intrin.cuda (a ~100 s import): register the map here.
 import tvm_ffi
@@ -75,15 +83,8 @@ if tvm.get_global_func(_LAYOUT, allow_missing=True) is None:
         i, j = ind[0], ind[1]
         return tvm.runtime.convert([4 * (i % 8) + (j % 8) // 2, 4 * (j // 8) + (i // 8) * 2 + (j % 2)])
 
-
-@T.prim_func
-def mma_fragment_store(X: T.Buffer((32, 8), "float32"), Out: T.Buffer((16, 16), "float32"),
-                       Out2: T.Buffer((16, 16), "float32")):
-    # One warp holds a 16x16 f32 accumulator as 32 threads x 8 registers (the ldmatrix/mma.sync
-    # m16n8k16 layout). mma_fill zeroes the fragment, we add X, mma_store scatters it to a tile.
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([32])
+''',
+    body='''
     frag = T.alloc_buffer((8,), "float32", scope="local")
     frag2 = T.alloc_buffer((8,), "float32", scope="local")
     T.cuda.mma_fill("float32", 8, frag.data, 0)
@@ -93,7 +94,8 @@ def mma_fragment_store(X: T.Buffer((32, 8), "float32"), Out: T.Buffer((16, 16), 
         frag2[k] = frag2[k] - X[tx, k]
     T.cuda.mma_store("float32", 16, 16, T.address_of(Out[0, 0]), frag.data, 0, 16)
     T.cuda.mma_store_legacy("float32", 16, 16, T.address_of(Out2[0, 0]), frag2.data, 0, 16)
-'''
+''',
+)
 
 
 def _ldmatrix_32x8(i, j):

@@ -3,29 +3,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-ATOMICS = '''
-@T.prim_func
-def atomics(Counter: T.Buffer((1,), "int32"), Slot: T.Buffer((1,), "int32"),
-            Won: T.Buffer((256,), "int32")):
-    T.device_entry()
-    cta = T.cta_id([2])
-    tx = T.thread_id([128])
+ATOMICS = kernel_source(
+    "atomics",
+    ('Counter: T.Buffer((1,), "int32"), Slot: T.Buffer((1,), "int32"),',
+     'Won: T.Buffer((256,), "int32")'),
+    ctas=2, threads=128,
+    body='''
     gid = cta * 128 + tx
     T.cuda.atomic_add(T.address_of(Counter[0]), 1)
     T.cuda.thread_fence()
     # Slot starts at -1: exactly one thread swaps in its id; the others see the winner's id.
     old = T.cuda.atomic_cas(T.address_of(Slot[0]), -1, gid)
     Won[gid] = T.Select(old == -1, 1, 0)
-'''
+''',
+)
 
-MBAR = '''
-@T.prim_func
-def mbarrier_handoff(Out: T.Buffer((128,), "int64")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([128])
+MBAR = kernel_source(
+    "mbarrier_handoff", 'Out: T.Buffer((128,), "int64")',
+    threads=128,
+    body='''
     bar = T.shared_scalar("uint64")
     data = T.alloc_buffer((128,), "int32", scope="shared")
     if tx == 0:
@@ -39,7 +37,8 @@ def mbarrier_handoff(Out: T.Buffer((128,), "int64")):
     T.cuda.mbarrier_wait(T.address_of(bar), 0)
     # all 128 arrivals completed phase 0: every thread's write is visible
     Out[tx] = T.Cast("int64", data[127 - tx]) + T.Select(T.cuda.clock64() >= t0, T.int64(0), T.int64(1000000))
-'''
+''',
+)
 
 CLUSTER_WAIT = '''
 @T.prim_func
@@ -59,19 +58,18 @@ def mbarrier_cluster(Out: T.Buffer((256,), "int32")):
     T.cuda.cluster_sync()
 '''
 
-POLL = '''
-@T.prim_func
-def flag_poll(Flag: T.Buffer((1,), "uint32"), Out: T.Buffer((64,), "uint32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([64])
+POLL = kernel_source(
+    "flag_poll", 'Flag: T.Buffer((1,), "uint32"), Out: T.Buffer((64,), "uint32")',
+    threads=64,
+    body='''
     seen = T.local_scalar("uint32")
     if tx == 0:
         Flag[0] = T.uint32(5)
         T.cuda.thread_fence()
     T.cuda.wait_until(seen, T.address_of(Flag[0]), lambda v: v == T.uint32(5))
     Out[tx] = seen
-'''
+''',
+)
 
 EXAMPLES = [
     Example(

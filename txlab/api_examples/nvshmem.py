@@ -8,21 +8,20 @@ All buffers are symmetric (allocated with ``nvshmem_malloc`` on every PE).
 """
 from __future__ import annotations
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
 MULTI_GPU = "needs 2+ GPUs in one NVSHMEM job (nvshmrun / nvshmemx_init_attr); one H200 cannot run it"
 
-EXCHANGE = '''
-@T.prim_func
-def nvshmem_exchange(Src: T.Buffer((3, 1024), "float32"), Dst: T.Buffer((3, 1024), "float32"),
-                     Back: T.Buffer((3, 1024), "float32"), Sig: T.Buffer((4,), "uint64"),
-                     Out: T.Buffer((3,), "int64")):
-    # Phase 1: every PE puts its rows to the next PE in the ring and, after a global barrier, reads
-    # them back from the previous one: row 0 is one 16-byte piece per thread, row 1 one 512-byte
-    # slice per warp, row 2 the whole 4 KiB row from the block. nelems is in bytes.
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([256])
+EXCHANGE = kernel_source(
+    "nvshmem_exchange",
+    ('Src: T.Buffer((3, 1024), "float32"), Dst: T.Buffer((3, 1024), "float32"),',
+     'Back: T.Buffer((3, 1024), "float32"), Sig: T.Buffer((4,), "uint64"),',
+     'Out: T.Buffer((3,), "int64")'),
+    threads=256,
+    comment=('Phase 1: every PE puts its rows to the next PE in the ring and, after a global barrier, reads',
+             'them back from the previous one: row 0 is one 16-byte piece per thread, row 1 one 512-byte',
+             'slice per warp, row 2 the whole 4 KiB row from the block. nelems is in bytes.'),
+    body='''
     warp = T.meta_var(tx // 32)
     me = T.nvshmem.my_pe()
     npes = T.nvshmem.n_pes()
@@ -58,7 +57,8 @@ def nvshmem_exchange(Src: T.Buffer((3, 1024), "float32"), Dst: T.Buffer((3, 1024
         Out[0] = T.Cast("int64", me)
         Out[1] = T.Cast("int64", npes)
         Out[2] = T.Cast("int64", Sig[0] + Sig[1] + Sig[2] + Sig[3])  # 256 + 8 + 1 + 7 = 272
-'''
+''',
+)
 
 EXAMPLES = [
     Example(

@@ -3,35 +3,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-WARP = '''
-@T.prim_func
-def warp_reductions(X: T.Buffer((128,), "float32"), U: T.Buffer((128,), "uint32"),
-                    Out: T.Buffer((6, 128), "float32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([128])
+WARP = kernel_source(
+    "warp_reductions",
+    ('X: T.Buffer((128,), "float32"), U: T.Buffer((128,), "uint32"),',
+     'Out: T.Buffer((6, 128), "float32")'),
+    threads=128,
+    body='''
     Out[0, tx] = T.cuda.warp_sum(X[tx])
     Out[1, tx] = T.cuda.warp_max(X[tx])
     Out[2, tx] = T.cuda.warp_min(X[tx])
     Out[3, tx] = T.cuda.warp_reduce(X[tx], "sum", 8)
     Out[4, tx] = T.Cast("float32", T.cuda.reduce_add_sync_u32(T.uint32(0xFFFFFFFF), U[tx]))
     Out[5, tx] = T.Cast("float32", T.cuda.reduce_min_sync_u32(T.uint32(0xFFFFFFFF), U[tx]))
-'''
+''',
+)
 
-CTA = '''
-@T.prim_func
-def cta_reductions(X: T.Buffer((256,), "float32"), Out: T.Buffer((4, 256), "float32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([256])
+CTA = kernel_source(
+    "cta_reductions", 'X: T.Buffer((256,), "float32"), Out: T.Buffer((4, 256), "float32")',
+    threads=256,
+    body='''
     scratch = T.alloc_buffer((8,), "float32", scope="shared")
     Out[0, tx] = T.cuda.cta_sum(X[tx], 8, scratch.data)
     Out[1, tx] = T.cuda.cta_max(X[tx], 8, scratch.data)
     Out[2, tx] = T.cuda.cta_min(X[tx], 8, scratch.data)
     Out[3, tx] = T.cuda.cta_reduce(X[tx], "max", 8, scratch.data)
-'''
+''',
+)
 
 
 def _warp_inputs():

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
-SCHED = '''
+SCHED = kernel_source(
+    "tile_schedulers", 'Hits: T.Buffer((5, 48), "int32")',
+    ctas=5, threads=32,
+    comment=('5 persistent CTAs; row s of Hits counts the tiles scheduler s handed out (48 tiles each).',),
+    preamble='''
 @T.meta_class
 class ColumnMajor(BaseTileScheduler):
     """A minimal scheduler written on the base class: column-major tiles, persistent stride."""
@@ -31,13 +35,8 @@ class ColumnMajor(BaseTileScheduler):
     def valid(self):
         return self.linear_idx < self._m * self._n
 
-
-@T.prim_func
-def tile_schedulers(Hits: T.Buffer((5, 48), "int32")):
-    # 5 persistent CTAs; row s of Hits counts the tiles scheduler s handed out (48 tiles each).
-    T.device_entry()
-    cta = T.cta_id([5])
-    tx = T.thread_id([32])
+''',
+    body='''
     if tx == 0:
         gemm = ClusterPersistentScheduler2D("g", num_m_tiles=8, num_n_tiles=6, num_clusters=5,
                                             l2_group_size=4)
@@ -66,23 +65,24 @@ def tile_schedulers(Hits: T.Buffer((5, 48), "int32")):
         while col.valid():
             T.cuda.atomic_add(T.address_of(Hits[4, col.m_idx * 6 + col.n_idx]), 1)
             col.next_tile()
-'''
+''',
+)
 
-INDEXED = '''
-@T.prim_func
-def indexed_scheduler(B: T.Buffer((12,), "int32"), H: T.Buffer((12,), "int32"), Q: T.Buffer((12,), "int32"),
-                      Indptr: T.Buffer((4,), "int32"), Hits: T.Buffer((2, 2, 3), "int32")):
-    # A host-built work list (batch, head, q-block) split into 3 CTA ranges by Indptr.
-    T.device_entry()
-    cta = T.cta_id([3])
-    tx = T.thread_id([32])
+INDEXED = kernel_source(
+    "indexed_scheduler",
+    ('B: T.Buffer((12,), "int32"), H: T.Buffer((12,), "int32"), Q: T.Buffer((12,), "int32"),',
+     'Indptr: T.Buffer((4,), "int32"), Hits: T.Buffer((2, 2, 3), "int32")'),
+    ctas=3, threads=32,
+    comment=('A host-built work list (batch, head, q-block) split into 3 CTA ranges by Indptr.',),
+    body='''
     if tx == 0:
         s = IndexedTripleTileScheduler("x", B, H, Q, Indptr)
         s.init(cta)
         while s.valid():
             T.cuda.atomic_add(T.address_of(Hits[s.b_idx, s.h_idx, s.q_idx]), 1)
             s.next_tile()
-'''
+''',
+)
 
 
 def _indexed_inputs():
@@ -93,22 +93,21 @@ def _indexed_inputs():
     return [b, h, q, np.array([0, 5, 7, 12], np.int32), np.zeros((2, 2, 3), np.int32)]
 
 
-RANK = '''
-@T.prim_func
-def rank_aware_tiles(Hits: T.Buffer((8, 6), "int32")):
-    # group_size=3, not 2: with 4 remote m-tiles and group_size 2 the tail branch divides by
-    # zero at compile time (TVM 0.27). Multi-GPU GEMM ordering: each PE starts on the next PE's block of m-tiles (its remote
-    # tiles first), so the PEs do not all read the same rows at once.
-    T.device_entry()
-    cta = T.cta_id([5])
-    tx = T.thread_id([32])
+RANK = kernel_source(
+    "rank_aware_tiles", 'Hits: T.Buffer((8, 6), "int32")',
+    ctas=5, threads=32,
+    comment=('group_size=3, not 2: with 4 remote m-tiles and group_size 2 the tail branch divides by',
+             "zero at compile time (TVM 0.27). Multi-GPU GEMM ordering: each PE starts on the next PE's block of m-tiles (its remote",
+             'tiles first), so the PEs do not all read the same rows at once.'),
+    body='''
     if tx == 0:
         s = RankAwareGroupMajorTileScheduler("r", m_clusters=8, n_clusters=6, group_size=3, world_size=2)
         s.init(cta)
         while s.valid():
             T.cuda.atomic_add(T.address_of(Hits[s.m_idx, s.n_idx]), 1)
             s.next_tile(5)
-'''
+''',
+)
 
 EXAMPLES = [
     Example(

@@ -3,16 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.api_examples.example import Example
+from txlab.api_examples.example import Example, kernel_source
 
 FULL = 0xFFFFFFFF
 
-VOTE = '''
-@T.prim_func
-def warp_vote(X: T.Buffer((128,), "int32"), Out: T.Buffer((12, 128), "uint32")):
-    T.device_entry()
-    cta = T.cta_id([1])
-    tx = T.thread_id([128])
+VOTE = kernel_source(
+    "warp_vote", 'X: T.Buffer((128,), "int32"), Out: T.Buffer((12, 128), "uint32")',
+    threads=128,
+    body='''
     full = T.uint32(0xFFFFFFFF)
     Out[0, tx] = T.cuda.ballot_sync(full, X[tx] > 0)
     Out[1, tx] = T.Cast("uint32", T.cuda.any_sync(full, X[tx] > 100))
@@ -29,7 +27,8 @@ def warp_vote(X: T.Buffer((128,), "int32"), Out: T.Buffer((12, 128), "uint32")):
     Out[10, tx] = T.Cast("uint32", T.cuda.syncthreads_or(X[tx] == 7))
     T.cuda.cta_sync()
     Out[11, tx] = T.cuda.ffs_u32(T.Cast("uint32", X[tx]))
-'''
+''',
+)
 
 
 def _vote_inputs():

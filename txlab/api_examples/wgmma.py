@@ -10,19 +10,64 @@ import numpy as np
 
 from txlab.api_examples.example import Example
 
-SS = '''
+# The two kernels' texts are built from the pieces they share (each Example's source is still one
+# whole kernel): the global operands (A's shape differs), a 16 x 64 f16 operand's TMA tensor map
+# (128B swizzle) and its load onto the mbarrier, the barrier's setup, the wgmma issue, and the loop
+# over the wgmma register fragment (each thread holds rows row and row + 8, columns col and col + 1
+# of every 8-column block).
+def _operands(a_shape: str) -> str:
+    return "\n".join([f'    A = T.match_buffer(A_ptr, {a_shape}, "float16", align=16)',
+                      '    B = T.match_buffer(B_ptr, (16, 64), "float16", align=16)',
+                      '    C = T.match_buffer(C_ptr, (64, 64), "float32", align=16)'])
+
+
+def _tensor_map(x: str, note: str = "") -> str:
+    return "\n".join([f'    {x}_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)',
+                      f'    T.call_packed("runtime.cuTensorMapEncodeTiled", {x}_map, "float16", 2, {x}.data,',
+                      f"                  64, 16, 128, 64, 16, 1, 1, 0, 3, 0, 0){note}"])
+
+
+def _tma_load(x: str) -> str:
+    return "\n".join(['        T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](',
+                      f"            {x}_smem.data, T.address_of({x}_map), 0, 0, T.address_of(bar))"])
+
+
+_BARRIER_INIT = '''\
+    if tx == 0:
+        T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+    T.ptx.fence.proxy.async_.shared__cta()
+    T.cuda.cta_sync()'''
+
+
+def _mma(operands: str) -> str:
+    """Fence the registers, issue one m64n64k16 f16 -> f32 wgmma into the 32 accumulators with
+    ``operands`` (A's descriptor or registers, B's descriptor, the scale and transpose flags), commit
+    it and wait for it."""
+    return "\n".join(["    T.ptx.wgmma.fence.sync.aligned()",
+                      '    T.ptx["wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"](',
+                      f"        *[acc[i] for i in range(32)], {operands})",
+                      "    T.ptx.wgmma.commit_group.sync.aligned()",
+                      "    T.ptx.wgmma.wait_group.sync.aligned(0)"])
+
+
+def _per_fragment(blocks: int, element: str) -> str:
+    """A loop over ``blocks`` 8-column blocks of the fragment; ``element`` assigns one element,
+    ``{rc}`` its tile index and ``{k}`` its register."""
+    elements = [("row, col", "i * 4"), ("row, col + 1", "i * 4 + 1"), ("row + 8, col", "i * 4 + 2"),
+                ("row + 8, col + 1", "i * 4 + 3")]
+    return "\n".join([f"    for i in T.serial({blocks}):",
+                      "        row = T.meta_var((tx % 32) // 4 + (tx // 32) * 16)",
+                      "        col = T.meta_var(i * 8 + tx % 4 * 2)",
+                      *("        " + element.format(rc=rc, k=k) for rc, k in elements)])
+
+
+SS = f'''
 @T.prim_func
 def wgmma_ss(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     # A is K x M and B is K x N in global memory (MN-major); C = A^T @ B.
-    A = T.match_buffer(A_ptr, (16, 64), "float16", align=16)
-    B = T.match_buffer(B_ptr, (16, 64), "float16", align=16)
-    C = T.match_buffer(C_ptr, (64, 64), "float32", align=16)
-    A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
-    T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float16", 2, A.data,
-                  64, 16, 128, 64, 16, 1, 1, 0, 3, 0, 0)  # 128B swizzle
-    B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
-    T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float16", 2, B.data,
-                  64, 16, 128, 64, 16, 1, 1, 0, 3, 0, 0)
+{_operands("(16, 64)")}
+{_tensor_map("A", "  # 128B swizzle")}
+{_tensor_map("B")}
     T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([128])  # one warpgroup
@@ -32,15 +77,10 @@ def wgmma_ss(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     descA: T.uint64
     descB: T.uint64
     acc = T.alloc_buffer((32,), "float32", scope="local")
+{_BARRIER_INIT}
     if tx == 0:
-        T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
-    T.ptx.fence.proxy.async_.shared__cta()
-    T.cuda.cta_sync()
-    if tx == 0:
-        T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](
-            A_smem.data, T.address_of(A_map), 0, 0, T.address_of(bar))
-        T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](
-            B_smem.data, T.address_of(B_map), 0, 0, T.address_of(bar))
+{_tma_load("A")}
+{_tma_load("B")}
         T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(bar), T.uint32(4096))
     T.cuda.mbarrier_wait(T.address_of(bar), 0)
     for i in T.serial(32):
@@ -48,32 +88,18 @@ def wgmma_ss(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
         T.cuda.wgmma.noop_barrier(acc[i])
     T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descA), A_smem.data, 1, 64, 3)
     T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), B_smem.data, 1, 64, 3)
-    T.ptx.wgmma.fence.sync.aligned()
-    T.ptx["wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"](
-        *[acc[i] for i in range(32)], descA, descB, 0, 1, 1, 1, 1)
-    T.ptx.wgmma.commit_group.sync.aligned()
-    T.ptx.wgmma.wait_group.sync.aligned(0)
+{_mma("descA, descB, 0, 1, 1, 1, 1")}
     for i in T.serial(32):
         T.cuda.wgmma.noop_barrier(acc[i])
-    for i in T.serial(8):
-        row = T.meta_var((tx % 32) // 4 + (tx // 32) * 16)
-        col = T.meta_var(i * 8 + tx % 4 * 2)
-        C[row, col] = acc[i * 4]
-        C[row, col + 1] = acc[i * 4 + 1]
-        C[row + 8, col] = acc[i * 4 + 2]
-        C[row + 8, col + 1] = acc[i * 4 + 3]
+{_per_fragment(8, "C[{rc}] = acc[{k}]")}
 '''
 
-RS = '''
+RS = f'''
 @T.prim_func
 def wgmma_rs(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     # A (64 x 16) comes from registers, B is K x N in shared memory; C = A @ B.
-    A = T.match_buffer(A_ptr, (64, 16), "float16", align=16)
-    B = T.match_buffer(B_ptr, (16, 64), "float16", align=16)
-    C = T.match_buffer(C_ptr, (64, 64), "float32", align=16)
-    B_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
-    T.call_packed("runtime.cuTensorMapEncodeTiled", B_map, "float16", 2, B.data,
-                  64, 16, 128, 64, 16, 1, 1, 0, 3, 0, 0)
+{_operands("(64, 16)")}
+{_tensor_map("B")}
     T.device_entry()
     cta = T.cta_id([1])
     tx = T.thread_id([128])
@@ -83,20 +109,10 @@ def wgmma_rs(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     a_frag = T.alloc_buffer((8,), "float16", scope="local")
     a_regs = T.decl_buffer((4,), "uint32", data=a_frag.data)  # the 4 .b32 A registers
     acc = T.alloc_buffer((32,), "float32", scope="local")
-    for i in T.serial(2):
-        row = T.meta_var((tx % 32) // 4 + (tx // 32) * 16)
-        col = T.meta_var(i * 8 + tx % 4 * 2)
-        a_frag[i * 4] = A[row, col]
-        a_frag[i * 4 + 1] = A[row, col + 1]
-        a_frag[i * 4 + 2] = A[row + 8, col]
-        a_frag[i * 4 + 3] = A[row + 8, col + 1]
+{_per_fragment(2, "a_frag[{k}] = A[{rc}]")}
+{_BARRIER_INIT}
     if tx == 0:
-        T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
-    T.ptx.fence.proxy.async_.shared__cta()
-    T.cuda.cta_sync()
-    if tx == 0:
-        T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"](
-            B_smem.data, T.address_of(B_map), 0, 0, T.address_of(bar))
+{_tma_load("B")}
         T.ptx.mbarrier.arrive.expect_tx.shared.b64(T.address_of(bar), T.uint32(2048))
     T.cuda.mbarrier_wait(T.address_of(bar), 0)
     for i in T.serial(32):
@@ -106,22 +122,12 @@ def wgmma_rs(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
     for i in T.serial(32):
         T.cuda.wgmma.noop_barrier(acc[i])
     T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), B_smem.data, 1, 64, 3)
-    T.ptx.wgmma.fence.sync.aligned()
-    T.ptx["wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"](
-        *[acc[i] for i in range(32)], *[a_regs[i] for i in range(4)], descB, 0, 1, 1, 1)
-    T.ptx.wgmma.commit_group.sync.aligned()
-    T.ptx.wgmma.wait_group.sync.aligned(0)
+{_mma("*[a_regs[i] for i in range(4)], descB, 0, 1, 1, 1")}
     for i in T.serial(4):
         T.cuda.wgmma.noop_barrier(a_regs[i])
     for i in T.serial(32):
         T.cuda.wgmma.noop_barrier(acc[i])
-    for i in T.serial(8):
-        row = T.meta_var((tx % 32) // 4 + (tx // 32) * 16)
-        col = T.meta_var(i * 8 + tx % 4 * 2)
-        C[row, col] = acc[i * 4]
-        C[row, col + 1] = acc[i * 4 + 1]
-        C[row + 8, col] = acc[i * 4 + 2]
-        C[row + 8, col + 1] = acc[i * 4 + 3]
+{_per_fragment(8, "C[{rc}] = acc[{k}]")}
 '''
 
 

@@ -16,11 +16,14 @@ bug                    found by               what is wrong
                        conflicts
 =====================  =====================  ==========================================================
 
-``kernel(name, fixed=False)`` returns the ``@T.prim_func``; ``bug_line(name)`` the line (in this
-file) the tool must point at: the line marked ``# BUG(name)``. ``inputs(name)`` gives arguments.
+``kernel(name, fixed=False)`` returns the ``@T.prim_func``: a bug and its twin are one kernel
+whose bug is a Python-level choice, so they differ only there (the four sanitizer bugs also share
+one elementwise kernel, ``_elementwise``, their own part a ``T.macro``). ``bug_line(name)`` is the
+line (in this file) the tool must point at: the line marked ``# BUG(name)``. ``inputs(name)`` gives arguments.
 The two pipeline bugs hang on a GPU (the phase never completes): never launch them; the pipeline
 checker finds them without a GPU.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -43,114 +46,80 @@ EXPECTED = {
 }
 
 
+def _elementwise(name: str, fixed: bool, n: int, body):
+    """The four sanitizer bugs' kernel: ``B`` from ``A`` (``n`` float32 each), one thread per element
+    in CTAs of ``THREADS``; ``body(A, B, bx, tx)``, a ``T.macro``, is the bug's own part (with
+    ``fixed``, its twin's). The kernel is named ``name`` (``name_fixed`` for the twin)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def elementwise(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([(n + THREADS - 1) // THREADS])
+        tx = T.thread_id([THREADS])
+        body(A, B, bx, tx)
+
+    return elementwise.with_attr("global_symbol", f"{name}_fixed" if fixed else name)
+
+
 def _oob_write(fixed: bool):
     from tvm.script import tirx as T
 
     n = N
-    if not fixed:
-        @T.prim_func
-        def oob_write(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
-            T.device_entry()
-            bx = T.cta_id([(n + THREADS - 1) // THREADS])
-            tx = T.thread_id([THREADS])
-            i = bx * THREADS + tx
-            if i <= n:  # off by one: i == n is past the end
-                B[i] = A[i % n] * T.float32(2.0)  # BUG(oob_write)
-        return oob_write
 
-    @T.prim_func
-    def oob_write_fixed(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([(n + THREADS - 1) // THREADS])
-        tx = T.thread_id([THREADS])
+    @T.macro
+    def body(A, B, bx, tx):
         i = bx * THREADS + tx
-        if i < n:
-            B[i] = A[i % n] * T.float32(2.0)
-    return oob_write_fixed
+        if (i < n) if fixed else (i <= n):  # the bug is off by one: i == n is past the end
+            B[i] = A[i % n] * T.float32(2.0)  # BUG(oob_write)
+
+    return _elementwise("oob_write", fixed, n, body)
 
 
-def _shared_race(fixed: bool):
+def _barrier(name: str, fixed: bool):
+    """``shared_race`` and ``divergent_barrier``: each thread writes its element of ``A`` to shared
+    memory, and every thread must pass a ``cta_sync`` between those writes and the reads. The race
+    has no barrier and reads another thread's element; the divergent barrier is reached by half of
+    every warp (each thread reads its own element: no race). Fixed: one barrier for all threads."""
     from tvm.script import tirx as T
 
-    if not fixed:
-        @T.prim_func
-        def shared_race(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-            T.device_entry()
-            bx = T.cta_id([4096 // THREADS])
-            tx = T.thread_id([THREADS])
-            sm = T.alloc_shared((THREADS,), "float32")
-            sm[tx] = A[bx * THREADS + tx]  # the write
-            # missing: T.cuda.cta_sync()
-            B[bx * THREADS + tx] = sm[THREADS - 1 - tx]  # BUG(shared_race)
-        return shared_race
+    race = name == "shared_race"
 
-    @T.prim_func
-    def shared_race_fixed(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([4096 // THREADS])
-        tx = T.thread_id([THREADS])
+    @T.macro
+    def body(A, B, bx, tx):
         sm = T.alloc_shared((THREADS,), "float32")
-        sm[tx] = A[bx * THREADS + tx]
-        T.cuda.cta_sync()
-        B[bx * THREADS + tx] = sm[THREADS - 1 - tx]
-    return shared_race_fixed
-
-
-def _divergent_barrier(fixed: bool):
-    from tvm.script import tirx as T
-
-    if not fixed:
-        @T.prim_func
-        def divergent_barrier(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-            T.device_entry()
-            bx = T.cta_id([4096 // THREADS])
-            tx = T.thread_id([THREADS])
-            sm = T.alloc_shared((THREADS,), "float32")
-            sm[tx] = A[bx * THREADS + tx]
+        sm[tx] = A[bx * THREADS + tx]  # the write
+        if fixed:
+            T.cuda.cta_sync()
+        elif not race:  # divergent_barrier: only half of every warp reaches the barrier
             if tx % 32 < 16:
                 T.cuda.cta_sync()  # BUG(divergent_barrier)
+        if race:  # shared_race: no barrier at all, and the read is another thread's element
+            B[bx * THREADS + tx] = sm[THREADS - 1 - tx]  # BUG(shared_race)
+        else:
             B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
-        return divergent_barrier
 
-    @T.prim_func
-    def divergent_barrier_fixed(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([4096 // THREADS])
-        tx = T.thread_id([THREADS])
-        sm = T.alloc_shared((THREADS,), "float32")
-        sm[tx] = A[bx * THREADS + tx]
-        T.cuda.cta_sync()
-        B[bx * THREADS + tx] = sm[tx] + T.float32(1.0)
-    return divergent_barrier_fixed
+    return _elementwise(name, fixed, 4096, body)
 
 
 def _uninit_read(fixed: bool):
     from tvm.script import tirx as T
 
-    if not fixed:
-        @T.prim_func
-        def uninit_read(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-            T.device_entry()
-            bx = T.cta_id([4096 // THREADS])
-            tx = T.thread_id([THREADS])
-            i = bx * THREADS + tx
-            B[i] = B[i] + A[i] * T.float32(2.0)  # BUG(uninit_read)
-        return uninit_read
-
-    @T.prim_func
-    def uninit_read_fixed(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([4096 // THREADS])
-        tx = T.thread_id([THREADS])
+    @T.macro
+    def body(A, B, bx, tx):
         i = bx * THREADS + tx
-        B[i] = A[i] * T.float32(2.0)
-    return uninit_read_fixed
+        if fixed:
+            B[i] = A[i] * T.float32(2.0)
+        else:  # accumulates into B, which nothing initialised
+            B[i] = B[i] + A[i] * T.float32(2.0)  # BUG(uninit_read)
+
+    return _elementwise("uninit_read", fixed, 4096, body)
 
 
 # ---- pipelines: a persistent warp-specialized TMA pipeline ------------------------------------------
 STAGES = 4
 TILE_ROWS = 32
-COLS = 128          # one warpgroup of consumers: 4 warps x 32 columns
+COLS = 128  # one warpgroup of consumers: 4 warps x 32 columns
 TILES = 64
 CTAS = 4
 
@@ -186,9 +155,12 @@ def _pipeline(variant: str):
             ps = PipelineState(STAGES, 1)
             for k in T.serial(TILES // CTAS):
                 pipe.empty.wait(ps.stage, ps.phase)
-                Tx.copy_async(A_smem[ps.stage, :, :],
-                              A[(k * CTAS + cta) * TILE_ROWS:(k * CTAS + cta + 1) * TILE_ROWS, :],
-                              dispatch="tma_auto", mbar=pipe.full.ptr_to([ps.stage]))
+                Tx.copy_async(
+                    A_smem[ps.stage, :, :],
+                    A[(k * CTAS + cta) * TILE_ROWS : (k * CTAS + cta + 1) * TILE_ROWS, :],
+                    dispatch="tma_auto",
+                    mbar=pipe.full.ptr_to([ps.stage]),
+                )
                 pipe.full.arrive(ps.stage, tx_bytes)  # BUG(tx_mismatch)
                 ps.advance()
         elif tid >= 32:
@@ -213,8 +185,9 @@ def _pipeline(variant: str):
 def kernel(name: str, fixed: bool = False):
     """The planted-bug kernel ``name`` (see :data:`BUGS`), or its fixed twin."""
     if name in SANITIZER_BUGS:
-        return {"oob_write": _oob_write, "shared_race": _shared_race,
-                "divergent_barrier": _divergent_barrier, "uninit_read": _uninit_read}[name](fixed)
+        if name in ("shared_race", "divergent_barrier"):
+            return _barrier(name, fixed)
+        return {"oob_write": _oob_write, "uninit_read": _uninit_read}[name](fixed)
     if name in PIPELINE_BUGS:
         return _pipeline("fixed" if fixed else name)
     if name == "bank_conflict":
@@ -256,8 +229,7 @@ def inputs(name: str):
     if name == "oob_write":
         return [rng.standard_normal(N).astype("float32"), np.zeros(N, "float32")]
     if name in PIPELINE_BUGS:
-        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"),
-                np.zeros((CTAS, COLS), "float32")]
+        return [rng.standard_normal((TILES * TILE_ROWS, COLS)).astype("float32"), np.zeros((CTAS, COLS), "float32")]
     if name == "bank_conflict":
         return [rng.standard_normal((1024, 1024)).astype("float32"), np.zeros((1024, 1024), "float32")]
     return [rng.standard_normal(4096).astype("float32"), np.zeros(4096, "float32")]

@@ -8,6 +8,25 @@ from enum import Enum
 import numpy as np
 
 
+def _profiled(name: str, body, *, num_blocks: int, threads: int, n_out: int, n_in: int, slots: int):
+    """The frame both example kernels share: arguments (out f32[n_out], inp f32[n_in], prof
+    u64[slots]) and ``num_blocks`` CTAs of ``threads``; ``body(out, inp, prof, bid, tid)``, a
+    ``T.macro``, is the kernel's own work (the timer ring included). The kernel is named ``name``."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def profiled(out_ptr: T.handle, inp_ptr: T.handle, prof_ptr: T.handle):
+        out = T.match_buffer(out_ptr, (n_out,), "float32")
+        inp = T.match_buffer(inp_ptr, (n_in,), "float32")
+        prof = T.match_buffer(prof_ptr, (slots,), "uint64")
+        T.device_entry()
+        bid = T.cta_id([num_blocks])
+        tid = T.thread_id([threads])
+        body(out, inp, prof, bid, tid)
+
+    return profiled.with_attr("global_symbol", name)
+
+
 def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, iters: int = 4000,
                    tiles: int = 6, slots: int = 4096):
     """A CudaProfiler-instrumented example kernel (TIRx PrimFunc) and its event names.
@@ -32,14 +51,8 @@ def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, ite
             compute = 1
             store = 2
 
-        @T.prim_func
-        def load_compute_store(out_ptr: T.handle, inp_ptr: T.handle, prof_ptr: T.handle):
-            out = T.match_buffer(out_ptr, (N,), "float32")
-            inp = T.match_buffer(inp_ptr, (N,), "float32")
-            prof = T.match_buffer(prof_ptr, (slots,), "uint64")
-            T.device_entry()
-            bid = T.cta_id([num_blocks])
-            tid = T.thread_id([BLOCK])
+        @T.macro
+        def load_compute_store(out, inp, prof, bid, tid):
             tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
             off = T.alloc_buffer([1], "uint32", scope="local", align=8)
             T.cuda.timer_init(prof.data, tag.data, off.data, 1, 0)
@@ -56,14 +69,14 @@ def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, ite
             T.cuda.timer_end(Ev.store, prof.data, tag.data, off.data, STRIDE, tid == 0)
             T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, tid == 0)
 
-        return load_compute_store, Ev
+        kernel = _profiled("load_compute_store", load_compute_store, num_blocks=num_blocks, threads=BLOCK,
+                           n_out=N, n_in=N, slots=slots)
+        return kernel, Ev
 
     if kind == "warp_specialized":
         WG = 128
         GROUPS = 3
         STRIDE = num_blocks * GROUPS
-        NIN = num_blocks * tiles * WG
-        NOUT = num_blocks * 2 * WG
 
         class Ev(Enum):
             load_tile = 0
@@ -71,14 +84,8 @@ def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, ite
             compute = 2
             store = 3
 
-        @T.prim_func
-        def warp_specialized(out_ptr: T.handle, inp_ptr: T.handle, prof_ptr: T.handle):
-            out = T.match_buffer(out_ptr, (NOUT,), "float32")
-            inp = T.match_buffer(inp_ptr, (NIN,), "float32")
-            prof = T.match_buffer(prof_ptr, (slots,), "uint64")
-            T.device_entry()
-            bid = T.cta_id([num_blocks])
-            tid = T.thread_id([GROUPS * WG])
+        @T.macro
+        def warp_specialized(out, inp, prof, bid, tid):
             smem = T.alloc_buffer((2, WG), "float32", scope="shared", align=16)
             tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
             off = T.alloc_buffer([1], "uint32", scope="local", align=8)
@@ -109,7 +116,9 @@ def example_kernel(kind: str = "load_compute_store", *, num_blocks: int = 8, ite
                 T.cuda.timer_end(Ev.store, prof.data, tag.data, off.data, STRIDE, leader)
             T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, leader)
 
-        return warp_specialized, Ev
+        kernel = _profiled("warp_specialized", warp_specialized, num_blocks=num_blocks, threads=GROUPS * WG,
+                           n_out=num_blocks * 2 * WG, n_in=num_blocks * tiles * WG, slots=slots)
+        return kernel, Ev
     raise ValueError(f"unknown example kernel {kind!r}: use 'load_compute_store' or 'warp_specialized'")
 
 

@@ -16,6 +16,10 @@ class Param:
     default: Any
     minimum: int = 1
     help: str = ""
+    # a specialize=False build passes it as a kernel argument (extents and worker counts); group
+    # sizes, cluster shape, swizzle and world size stay compile-time constants, as in kernels
+    # (making them runtime values also sends TVM's lowering into very long compiles)
+    runtime: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -39,6 +43,14 @@ class SchedulerSpec:
         }
 
 
+# the attention schedulers' work grid: (batch, head, m-block)
+_ATTENTION_GRID = (
+    Param("num_batches", "int", 2, runtime=True),
+    Param("num_heads", "int", 8, runtime=True),
+    Param("num_m_blocks", "int", 16, runtime=True),
+)
+_ATTENTION_ATTRS = ("batch_idx", "head_idx", "m_block_idx")
+
 SCHEDULERS: dict[str, SchedulerSpec] = {
     s.name: s
     for s in (
@@ -46,8 +58,8 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
             "ClusterPersistentScheduler2D",
             "gemm",
             (
-                Param("num_m_tiles", "int", 16, help="tiles along M"),
-                Param("num_n_tiles", "int", 16, help="tiles along N"),
+                Param("num_m_tiles", "int", 16, help="tiles along M", runtime=True),
+                Param("num_n_tiles", "int", 16, help="tiles along N", runtime=True),
                 Param("l2_group_size", "int", 8, help="M rows per L2 group (swizzle size if serpentine)"),
                 Param("cluster_m", "int", 1, help="cluster extent in M (tiles)"),
                 Param("cluster_n", "int", 1, help="cluster extent in N (tiles)"),
@@ -60,11 +72,11 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
             "GroupMajor3D",
             "gemm",
             (
-                Param("m_tiles", "int", 16),
-                Param("n_tiles", "int", 16),
-                Param("k_tiles", "int", 1),
+                Param("m_tiles", "int", 16, runtime=True),
+                Param("n_tiles", "int", 16, runtime=True),
+                Param("k_tiles", "int", 1, runtime=True),
                 Param("group_rows", "int", 8),
-                Param("step", "int", 0, 0, help="next_tile() stride; 0 means num_ctas"),
+                Param("step", "int", 0, 0, help="next_tile() stride; 0 means num_ctas", runtime=True),
             ),
             ("m_idx", "n_idx", "k_idx"),
             "grouped rows over (M, N, K), stride `step`",
@@ -72,21 +84,15 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
         SchedulerSpec(
             "FlashAttentionLinearScheduler",
             "attention",
-            (
-                Param("num_batches", "int", 2),
-                Param("num_heads", "int", 8),
-                Param("num_m_blocks", "int", 16),
-            ),
-            ("batch_idx", "head_idx", "m_block_idx"),
+            _ATTENTION_GRID,
+            _ATTENTION_ATTRS,
             "linear (batch, head, m_block), stride num_ctas",
         ),
         SchedulerSpec(
             "FlashAttentionLPTScheduler",
             "attention",
-            (
-                Param("num_batches", "int", 2),
-                Param("num_heads", "int", 8),
-                Param("num_m_blocks", "int", 16),
+            _ATTENTION_GRID
+            + (
                 Param("l2_swizzle", "int", 4),
                 Param(
                     "persistent",
@@ -96,7 +102,7 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
                     help="stride by num_ctas; otherwise one task per CTA (num_ctas=None)",
                 ),
             ),
-            ("batch_idx", "head_idx", "m_block_idx"),
+            _ATTENTION_ATTRS,
             "heaviest causal m-blocks first, L2 swizzle",
         ),
         SchedulerSpec(
@@ -115,8 +121,8 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
             "RankAwareGroupMajorTileScheduler",
             "gemm",
             (
-                Param("m_clusters", "int", 16),
-                Param("n_clusters", "int", 16),
+                Param("m_clusters", "int", 16, runtime=True),
+                Param("n_clusters", "int", 16, runtime=True),
                 Param("group_size", "int", 4),
                 Param("world_size", "int", 4),
                 Param("rank", "int", 0, 0, help="substituted for T.nvshmem.my_pe()"),
@@ -127,17 +133,8 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
     )
 }
 
-
-# Parameters a specialize=False build passes as kernel arguments: extents and worker counts.
-# Group sizes, cluster shape, swizzle and world size stay compile-time constants, as in kernels
-# (making them runtime values also sends TVM's lowering into very long compiles).
-_RUNTIME = {
-    "ClusterPersistentScheduler2D": {"num_m_tiles", "num_n_tiles"},
-    "GroupMajor3D": {"m_tiles", "n_tiles", "k_tiles", "step"},
-    "FlashAttentionLinearScheduler": {"num_batches", "num_heads", "num_m_blocks"},
-    "FlashAttentionLPTScheduler": {"num_batches", "num_heads", "num_m_blocks"},
-    "RankAwareGroupMajorTileScheduler": {"m_clusters", "n_clusters"},
-}
+#: per scheduler, the parameters a specialize=False build passes as kernel arguments (``Param.runtime``)
+_RUNTIME = {s.name: {p.name for p in s.params if p.runtime} for s in SCHEDULERS.values()}
 
 
 def spec_of(name_or_class) -> SchedulerSpec:
