@@ -98,11 +98,10 @@ class BankAccess:
         return d
 
 
-class BankReport(list):
+class BankReport(simt.AccessReport):
     """A list of :class:`BankAccess` rows with a table view and totals."""
 
-    kernel: str = ""
-    notes: list
+    buffer_width = 12
 
     def totals(self) -> dict:
         """Per-CTA and per-grid wavefronts and conflicts of loads and stores."""
@@ -139,35 +138,22 @@ class BankReport(list):
             "notes": list(self.notes),
         }
 
-    def summary(self) -> str:
+    def title(self) -> str:
         c = self.counts()
         by_proxy = f", {c['async']} by the async proxy" if c["async"] else ""
-        lines = [
+        return (
             f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed{by_proxy}, "
             f"{c['unknown']} unknown"
-        ]
-        for r in self:
-            head = (
-                f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<12} "
-                f"{r.bytes_per_lane:>2} B/lane  "
-            )
-            if r.status == "unknown":
-                lines.append(head + f"ways unknown: {r.reason}")
-                continue
-            if r.status == "async":
-                lines.append(head + f"no LSU wavefronts: {r.reason}")
-                continue
-            flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
-            part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-            lines.append(
-                head + f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{part}"
-            )
-        for n in self.notes:
-            lines.append(f"  note: {n}")
-        return "\n".join(lines)
+        )
 
-    def __str__(self) -> str:
-        return self.summary()
+    def row_text(self, r) -> str:
+        if r.status == "unknown":
+            return f"ways unknown: {r.reason}"
+        if r.status == "async":
+            return f"no LSU wavefronts: {r.reason}"
+        flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
+        part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
+        return f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{part}"
 
 
 def _lanes_text(lanes) -> str:
@@ -387,26 +373,14 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
     operand" (a matrix descriptor) / the op's name; ``reason`` says why its addresses are unknown,
     or (with ``status="async"``) why it has no LSU wavefronts. ``swizzles``: ``{tensor map name:
     swizzle}`` the host encodes (:func:`txlab.simt.tensor_map_swizzles`), named in TMA rows."""
-    if v.kind in ("load", "store"):
-        if v.scope and not v.scope.startswith("shared"):
-            return None
-        buf = v.node.buffer if v.kind == "store" else v.node.source
-        return simt.Access(v.kind, buf, v.index)
-    if v.kind != "call":
-        return None
+    access = simt.direct_access(v, "shared")
+    if access is not None or v.kind != "call":
+        return access
     name = str(getattr(v.node.op, "name", "") or "")
     short = name.rsplit(".", 1)[-1]
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     shared = [a for a in addrs if str(a.buffer.scope()).startswith("shared")]
     strings = [a for a in v.args if isinstance(a, str)]
-    ldst = simt.ptx_ld_st(v)
-    if ldst is not None and str(ldst[1].buffer.scope()).startswith("shared"):
-        direction, addr, width = ldst
-        if width is None or width > 16:
-            return simt.Access(
-                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
-            )
-        return simt.Access(direction, addr.buffer, addr.index, width=width)
     if _is_atomic(name):
         if shared:
             return simt.Access("atomic", shared[0].buffer, shared[0].index)
@@ -498,15 +472,11 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
 class _Site(simt.AccessSite):
     def __init__(self, v, access, sass=None):
         super().__init__(v, access)
-        from tvm import DataType
-
         buf, kind = self.buf, self.kind
         dtype = str(getattr(buf, "dtype", "")) or "uint8"
         if kind == "atomic" and getattr(v.node, "dtype", None) is not None and str(v.node.dtype) != "void":
             dtype = str(v.node.dtype)
-        dt = DataType(dtype)
-        self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
-        self.dtype = dtype
+        self.set_dtype(dtype)
         self.width = access.width
         self.instructions = 0
         self.wf = 0
@@ -542,28 +512,20 @@ class _Site(simt.AccessSite):
             if not self.offsets and _is_int_index(access.index):
                 self.offsets.append(int(np.min(np.asarray(access.index)[...]) * self.elem_bytes))
             return
-        idx = access.index
-        width = access.width or self.elem_bytes
-        if isinstance(idx, simt.RampValue):
-            if not isinstance(idx.stride, int):
-                self.unknown("a vector access with a data-dependent stride")
-                return
-            if idx.stride == 1:
-                width = self.elem_bytes * idx.lanes
-                idx = idx.base
-            else:  # a strided vector: each lane's first element decides its bank (approximation)
-                idx = idx.base
-        n = v.mask.size
+        # a strided vector: each lane's first element decides its bank (approximation)
+        got = self.lane_addresses(v, access)
+        if got is None:
+            return
+        addr, width = got
         mask = v.mask
         if access.lanes is not None:  # only these lanes of each warp supply an address
-            mask = mask & (np.arange(n) % 32 < access.lanes)
-        addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
+            mask = mask & (np.arange(mask.size) % 32 < access.lanes)
         if self.merge > 1 and width * self.merge == self.sass_width:
-            self._pending.append((addr, mask, v.mask, width))
+            self._pending.append((addr, mask, width))
             if len(self._pending) == self.merge:
                 self._flush()
             return
-        self._warps(addr, mask, v.mask, width)
+        self._warps(addr, mask, width)
 
     def _flush(self):
         """Executions the compiler merged into one wider SASS access (``self.merge`` consecutive
@@ -572,37 +534,27 @@ class _Site(simt.AccessSite):
         pending, self._pending = self._pending, []
         if not pending:
             return
-        a0, m0, v0, w = pending[0]
+        a0, m0, w = pending[0]
         wide = w * len(pending)
         follows = (
             len(pending) == self.merge
-            and all(np.array_equal(m, m0) for _, m, _, _ in pending)
-            and all(np.array_equal(a[m0], a0[m0] + i * w) for i, (a, _, _, _) in enumerate(pending))
+            and all(np.array_equal(m, m0) for _, m, _ in pending)
+            and all(np.array_equal(a[m0], a0[m0] + i * w) for i, (a, _, _) in enumerate(pending))
             and not (a0[m0] % wide).any()
         )
         if follows:
-            self._warps(a0, m0, v0, wide)
+            self._warps(a0, m0, wide)
             return
         self.reasons.setdefault(
             f"the SASS of this line accesses {self.sass_width} bytes per lane where the IR has {w}: "
             "executions that do not follow each other were counted one by one",
             None,
         )
-        for a, m, v, width in pending:
-            self._warps(a, m, v, width)
+        for a, m, width in pending:
+            self._warps(a, m, width)
 
-    def _warps(self, addr, mask, vmask, width):
-        n = vmask.size
-        for w0 in range(0, n, 32):
-            if not vmask[w0 : w0 + 32].any():
-                continue
-            act = mask[w0 : w0 + 32]
-            if not act.any():
-                continue
-            a = np.zeros(32, dtype=np.int64)
-            m = np.zeros(32, dtype=bool)
-            a[: act.size] = addr[w0 : w0 + 32]
-            m[: act.size] = act
+    def _warps(self, addr, mask, width):
+        for a, m in simt.warp_lanes(addr, mask):
             wf, ideal, ways, lanes, bank, lane_banks = warp_wavefronts(a, m, width, serialise=self.kind == "atomic")
             self.instructions += 1
             self.wf += wf

@@ -41,6 +41,16 @@ _OPAQUE_GLOBAL = {
 }
 
 
+def _ratio(num: str, den: str, doc: str | None = None) -> property:
+    """A row's ``num / den`` as a property: None when ``den`` is 0 or the access is unknown."""
+
+    def get(self) -> float | None:
+        d = getattr(self, den)
+        return getattr(self, num) / d if d and self.status != "unknown" else None
+
+    return property(get, doc=doc)
+
+
 @dataclass
 class GlobalAccess:
     """One global-memory access site of the kernel (one load, store or atomic in the code)."""
@@ -61,22 +71,12 @@ class GlobalAccess:
     source: str | None = None
     notes: list = field(default_factory=list)
 
-    @property
-    def sectors_per_request(self) -> float | None:
-        return self.sectors / self.requests if self.requests and self.status != "unknown" else None
-
-    @property
-    def ideal_sectors_per_request(self) -> float | None:
-        return self.ideal_sectors / self.requests if self.requests and self.status != "unknown" else None
-
-    @property
-    def sectors_per_instruction(self) -> float | None:
-        return self.sectors / self.instructions if self.instructions and self.status != "unknown" else None
-
-    @property
-    def efficiency(self) -> float | None:
-        """Ideal over needed sectors (1.0 = fully coalesced), None when unknown."""
-        return self.ideal_sectors / self.sectors if self.sectors and self.status != "unknown" else None
+    sectors_per_request = _ratio("sectors", "requests")
+    ideal_sectors_per_request = _ratio("ideal_sectors", "requests")
+    sectors_per_instruction = _ratio("sectors", "instructions")
+    efficiency = _ratio(
+        "ideal_sectors", "sectors", "Ideal over needed sectors (1.0 = fully coalesced), None when unknown."
+    )
 
     @property
     def coalesced(self) -> bool | None:
@@ -95,11 +95,8 @@ class GlobalAccess:
         return d
 
 
-class CoalescingReport(list):
+class CoalescingReport(simt.AccessReport):
     """A list of :class:`GlobalAccess` rows: per access, per line, counts and a table."""
-
-    kernel: str = ""
-    notes: list
 
     def counts(self) -> dict:
         unknown = sum(r.status == "unknown" for r in self)
@@ -158,31 +155,22 @@ class CoalescingReport(list):
             "notes": list(self.notes),
         }
 
-    def summary(self) -> str:
+    def title(self) -> str:
         c = self.counts()
-        out = [
+        return (
             f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
-        ]
-        for r in self:
-            head = (
-                f"  line {r.lineno if r.lineno is not None else '?':>4}  {r.access:<6} {r.buffer:<10} "
-                f"{r.bytes_per_lane:>2} B/lane  "
-            )
-            if r.status == "unknown":
-                out.append(head + f"unknown: {r.reason}")
-                continue
-            verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
-            part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-            out.append(
-                head + f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
-                f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
-                f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}"
-            )
-        out += [f"  note: {n}" for n in self.notes]
-        return "\n".join(out)
+        )
 
-    def __str__(self) -> str:
-        return self.summary()
+    def row_text(self, r) -> str:
+        if r.status == "unknown":
+            return f"unknown: {r.reason}"
+        verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+        part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
+        return (
+            f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
+            f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
+            f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}"
+        )
 
 
 def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:
@@ -208,25 +196,13 @@ def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int
 
 def global_access(v) -> simt.Access | None:
     """What visit ``v`` does to global memory (a :class:`txlab.simt.Access`), or None."""
-    if v.kind in ("load", "store"):
-        if v.scope != "global":
-            return None
-        buf = v.node.buffer if v.kind == "store" else v.node.source
-        return simt.Access(v.kind, buf, v.index)
-    if v.kind != "call":
-        return None
+    access = simt.direct_access(v, "global")
+    if access is not None or v.kind != "call":
+        return access
     name = str(getattr(v.node.op, "name", "") or "")
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     glob = [a for a in addrs if str(a.buffer.scope()) == "global"]
     short = name.rsplit(".", 1)[-1]
-    ldst = simt.ptx_ld_st(v)
-    if ldst is not None and str(ldst[1].buffer.scope()) == "global":
-        direction, addr, width = ldst
-        if width is None or width > 16:
-            return simt.Access(
-                direction, addr.buffer, simt.UNKNOWN, f"{short}: an access width the walk does not model"
-            )
-        return simt.Access(direction, addr.buffer, addr.index, width=width)
     if short == "ldg" and glob:  # __ldg(&A[i]): a global load through the read-only path
         return simt.Access("load", glob[0].buffer, glob[0].index)
     if short.startswith(("atomic_", "red")):
@@ -291,39 +267,17 @@ class _Site(simt.AccessSite):
 
     def __init__(self, v, access):
         super().__init__(v, access)
-        from tvm import DataType
-
-        dtype = str(getattr(self.buf, "dtype", "")) or "uint8"
-        dt = DataType(dtype)
-        self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
+        self.set_dtype(str(getattr(self.buf, "dtype", "")) or "uint8")
         self.width = access.width or self.elem_bytes
-        self.dtype = dtype
         self.instructions = self.requests = self.sectors = self.ideal = self.lines = self.worst = 0
 
     def add(self, v, access):
-        idx = access.index
-        width = access.width or self.elem_bytes
-        if isinstance(idx, simt.RampValue):
-            if not isinstance(idx.stride, int):
-                self.unknown("a vector access with a data-dependent stride")
-                return
-            if idx.stride == 1:
-                width = self.elem_bytes * idx.lanes
-            else:
-                self.reasons.setdefault("a strided vector access: each lane's first element was counted", None)
-            idx = idx.base
-        self.width = width
-        n = v.mask.size
-        try:
-            addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,)) * self.elem_bytes
-        except (TypeError, ValueError):
-            self.unknown("the index is not an integer per thread")
+        got = self.lane_addresses(v, access, "a strided vector access: each lane's first element was counted")
+        if got is None:
             return
-        for w0 in range(0, n, WARP):
-            act = v.mask[w0 : w0 + WARP]
-            if not act.any():
-                continue
-            req, sec, ideal, lines = warp_sectors(addr[w0 : w0 + WARP], act, width)
+        addr, self.width = got
+        for a, act in simt.warp_lanes(addr, v.mask):
+            req, sec, ideal, lines = warp_sectors(a, act, self.width)
             self.instructions += 1
             self.requests += req
             self.sectors += sec
@@ -335,24 +289,10 @@ class _Site(simt.AccessSite):
         name = getattr(self.buf, "name", None) or str(self.buf)
         notes = [f"{self.unknowns} execution(s) of this access could not be analysed"] if self.unknowns else []
         reason = "; ".join(self.reasons)
-        if not self.requests:
-            return GlobalAccess(
-                name,
-                self.line,
-                self.kind,
-                self.dtype,
-                self.width,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                status="unknown",
-                reason=reason or "no execution of it was reached by the walk",
-                source=source,
-                notes=notes,
-            )
+        if not self.requests:  # no warp-instruction counted: every count is 0
+            status, reason = "unknown", reason or "no execution of it was reached by the walk"
+        else:
+            status = "partial" if reason else "analysed"
         return GlobalAccess(
             name,
             self.line,
@@ -365,7 +305,7 @@ class _Site(simt.AccessSite):
             self.ideal,
             self.lines,
             self.worst,
-            status="partial" if reason else "analysed",
+            status=status,
             reason=reason,
             source=source,
             notes=notes,

@@ -745,6 +745,24 @@ def ptx_ld_st(v: Visit):
     return ("store" if short.startswith("st") else "load"), addr, (vec * size if size else None)
 
 
+def direct_access(v: Visit, space: str) -> Access | None:
+    """The access of visit ``v`` when it is a buffer load or store, or a ``T.ptx.ld``/``st``, of
+    memory whose scope starts with ``space`` ("shared", "global"); else None (a call the analysis
+    classifies itself, or another memory). A ``ptx`` width the walk does not model is unknown."""
+    if v.kind in ("load", "store"):
+        if not v.scope.startswith(space):
+            return None
+        return Access(v.kind, v.node.buffer if v.kind == "store" else v.node.source, v.index)
+    ldst = ptx_ld_st(v) if v.kind == "call" else None
+    if ldst is None or not str(ldst[1].buffer.scope()).startswith(space):
+        return None
+    direction, addr, width = ldst
+    if width is None or width > 16:
+        short = str(getattr(v.node.op, "name", "")).rsplit(".", 1)[-1]
+        return Access(direction, addr.buffer, UNKNOWN, f"{short}: an access width the walk does not model")
+    return Access(direction, addr.buffer, addr.index, width=width)
+
+
 #: TVM's ``cp.async`` (LDGSTS) ops, by short name
 CP_ASYNC = frozenset(f"cp_async_{c}{s}" for c in ("ca", "cg") for s in ("", "_src_size", "_ignore_src"))
 #: CUtensorMapSwizzle (the swizzle argument of cuTensorMapEncodeTiled)
@@ -840,6 +858,81 @@ class AccessSite:
 
     def add(self, v: Visit, access: Access) -> None:  # pragma: no cover - every analysis overrides it
         raise NotImplementedError
+
+    def set_dtype(self, dtype: str) -> None:
+        """The element type the site moves: ``dtype`` and ``elem_bytes`` (bytes per element)."""
+        from tvm import DataType
+
+        dt = DataType(dtype)
+        self.dtype = dtype
+        self.elem_bytes = max(1, dt.bits * dt.lanes // 8)
+
+    def lane_addresses(self, v: Visit, access: Access, strided: str | None = None):
+        """(byte offset per lane, bytes per lane) of execution ``v`` of ``access``; None when it is
+        recorded as unknown. A contiguous vector (a ramp of stride 1) is one access of all its
+        lanes; a strided one counts each lane's first element (``strided``, when given, is the
+        reason recorded for that)."""
+        idx = access.index
+        width = access.width or self.elem_bytes
+        if isinstance(idx, RampValue):
+            if not isinstance(idx.stride, int):
+                self.unknown("a vector access with a data-dependent stride")
+                return None
+            if idx.stride == 1:
+                width = self.elem_bytes * idx.lanes
+            elif strided is not None:
+                self.reasons.setdefault(strided, None)
+            idx = idx.base
+        try:
+            addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (v.mask.size,)) * self.elem_bytes
+        except (TypeError, ValueError):
+            self.unknown("the index is not an integer per thread")
+            return None
+        return addr, width
+
+
+def warp_lanes(addr: np.ndarray, mask: np.ndarray):
+    """(addresses, active lanes) of each warp of a group that has an active lane, 32 of each (the
+    lanes past a partial last warp inactive)."""
+    for w0 in range(0, mask.size, WARP):
+        act = mask[w0 : w0 + WARP]
+        if not act.any():
+            continue
+        a = np.zeros(WARP, dtype=np.int64)
+        m = np.zeros(WARP, dtype=bool)
+        a[: act.size] = addr[w0 : w0 + WARP]
+        m[: act.size] = act
+        yield a, m
+
+
+class AccessReport(list):
+    """The rows of a per-access analysis (one per access site), with a text table: a title, a line
+    per row (its line, access, buffer and width, then what :meth:`row_text` says) and the notes."""
+
+    kernel: str = ""
+    notes: list
+    #: the column the buffer names are padded to
+    buffer_width = 10
+
+    def title(self) -> str:  # pragma: no cover - every report overrides it
+        raise NotImplementedError
+
+    def row_text(self, r) -> str:  # pragma: no cover - every report overrides it
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        out = [self.title()]
+        for r in self:
+            line = r.lineno if r.lineno is not None else "?"
+            out.append(
+                f"  line {line:>4}  {r.access:<6} {r.buffer:<{self.buffer_width}} {r.bytes_per_lane:>2} B/lane  "
+                + self.row_text(r)
+            )
+        out += [f"  note: {n}" for n in self.notes]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):

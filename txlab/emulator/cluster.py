@@ -34,6 +34,7 @@ import numpy as np
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
 from txlab.emulator.ops import BLOCKING, HANDLERS, _str
+from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 
@@ -168,17 +169,17 @@ class Cluster:
         if at:
             lines = sorted({g.blocked[1] for _, g in at if g.blocked[1] is not None})
             waiting = sum(g.L for _, g in at)
-            prog.finding(
+            cta_finding(
+                at[0][0],
                 "divergent_barrier",
                 f"cluster_sync (barrier.cluster) at line(s) {lines} is waited on by {waiting} thread(s) of the "
                 f"cluster's {len(self.ctas)} CTAs but {self.live - waiting} non-exited thread(s) never arrive ("
                 + "; ".join(_where(c, g) for c, g in others[:6])
                 + "): a cluster barrier inside "
                 "thread- or CTA-dependent control flow (on a GPU: a hang). Released so the run can go on.",
-                line=lines[0] if lines else None,
-                cta=at[0][0].index,
+                lines[0] if lines else None,
+                "cluster",
                 threads=np.concatenate([g.tid for _, g in at]),
-                key=("divergent_barrier", lines[0] if lines else None, "cluster"),
             )
             self.barrier.maybe_complete(at[0][0], force=True)
             return True
@@ -223,16 +224,16 @@ def _arrive(g, line, what):
     bar = _barrier(g)
     if g.mask is not None and not g.mask.all():
         act = g.tid[g.mask]
-        cta.program.finding(
+        cta_finding(
+            cta,
             "divergent_barrier",
             f"{what} reached by {act.size} of {g.L} threads of "
             f"{'warp ' + str(g.first_warp) if cta.program.warp_mode else 'the CTA'} (threads {sync._ranges(act)}); "
             f"threads {sync._ranges(g.tid[~g.mask])} of CTA {cta.index} skipped it (barrier.cluster is .aligned: "
             f"every thread of a warp must execute it)",
-            line=line,
-            cta=cta.index,
+            line,
+            "cluster-partial",
             threads=g.tid[~g.mask],
-            key=("divergent_barrier", line, "cluster-partial"),
         )
     gen0 = bar.generation
     bar.arrive(cta, g, g.L, line)  # the group's skipped lanes count as arrived (reported above)
@@ -314,7 +315,6 @@ def _mapa(comp, call):
     strs, (addr_f, rank_f), store, key, out_dt = ops
     generic = "shared::cluster" not in strs
     line = comp.line
-    prog = comp.program
 
     def f(g):
         a = np.broadcast_to(np.asarray(addr_f(g)).astype(np.uint64), (g.L,))
@@ -327,14 +327,14 @@ def _mapa(comp, call):
         bad = act & ((r < 0) | (r >= n))
         if bad.any():
             lane = int(np.nonzero(bad)[0][0])
-            prog.finding(
+            cta_finding(
+                g.cta,
                 "out_of_bounds",
                 f"mapa to CTA rank {int(r[lane])} of a cluster of {n} CTA(s) "
                 f"(thread {int(g.tid[lane])} of CTA {g.cta.index}): no such CTA",
-                line=line,
-                cta=g.cta.index,
+                line,
+                "mapa",
                 threads=g.tid[bad],
-                key=("out_of_bounds", line, "mapa"),
             )
         window = ((np.clip(r, 0, None) + 1) << M.DSMEM_SHIFT).astype(np.uint64)
         mapped = window + (off & np.uint64(M.DSMEM_MASK))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator.ops import HANDLERS, _str
+from txlab.emulator.ops import _str, handler
 from txlab.emulator.timers import _note, global_timer
 
 _SENTINEL = 0  # the token of sentinel_token: range_end of it records nothing
@@ -52,45 +52,54 @@ def _payload(p, g, lane):
     return v.ravel()[lane] if v.ndim and v.size > 1 else v.ravel()[0]  # a numpy scalar: its dtype is the type
 
 
-def _args(comp, call, with_name=True):
-    args = list(call.args)
-    name = _str(args[0]) if with_name else None
-    payload = comp.expr(args[1]) if len(args) > 1 else None
-    return name, payload
+def _annotation(tokens=False):
+    """A handler for an annotation with a name and an optional payload, from ``record(prog, st, cta,
+    warp, event)``: run once per warp at its first active lane, ``event`` being (name, clock,
+    payload, line). With ``tokens`` the call's value in each warp's lanes is what ``record`` returned
+    for that warp; else 0."""
+
+    def wrap(record):
+        def build(comp, call):
+            args = list(call.args)
+            name = _str(args[0])
+            payload = comp.expr(args[1]) if len(args) > 1 else None
+            line, prog = comp.line, comp.program
+            _note(prog)
+
+            def f(g):
+                st = _state(prog)
+                out = np.zeros(g.L, np.uint32)
+                for lane, cta, warp in _warps(g):
+                    event = (name, global_timer(g.cta), _payload(payload, g, lane), line)
+                    tok = record(prog, st, cta, warp, event)
+                    if tokens:
+                        out[g.warp_of_lane == g.warp_of_lane[lane]] = tok
+                return out if tokens else np.int32(0)
+
+            return f
+
+        return build
+
+    return wrap
 
 
-def _mark(comp, call):
-    name, payload = _args(comp, call)
-    line, prog = comp.line, comp.program
-    _note(prog)
-
-    def f(g):
-        _state(prog)
-        for lane, cta, warp in _warps(g):
-            prog.iket_events.append((cta, warp, name, global_timer(g.cta), None, _payload(payload, g, lane), line))
-        return np.int32(0)
-
-    return f
+@handler("tirx.cuda.iket_mark")
+@_annotation()
+def _mark(prog, st, cta, warp, event):
+    name, clock, payload, line = event
+    prog.iket_events.append((cta, warp, name, clock, None, payload, line))
 
 
-def _range_start(comp, call):
-    name, payload = _args(comp, call)
-    line, prog = comp.line, comp.program
-    _note(prog)
-
-    def f(g):
-        st = _state(prog)
-        out = np.zeros(g.L, np.uint32)
-        for lane, cta, warp in _warps(g):
-            st["tokens"].append((cta, warp, name, global_timer(g.cta), _payload(payload, g, lane), line))
-            tok = len(st["tokens"]) - 1
-            st["open"][tok] = True
-            out[g.warp_of_lane == g.warp_of_lane[lane]] = tok
-        return out
-
-    return f
+@handler("tirx.cuda.iket_range_start")
+@_annotation(tokens=True)
+def _range_start(prog, st, cta, warp, event):
+    st["tokens"].append((cta, warp, *event))
+    tok = len(st["tokens"]) - 1
+    st["open"][tok] = True
+    return tok
 
 
+@handler("tirx.cuda.iket_sentinel_token")
 def _sentinel(comp, call):
     def f(g):
         return np.full(g.L, _SENTINEL, np.uint32)
@@ -98,6 +107,7 @@ def _sentinel(comp, call):
     return f
 
 
+@handler("tirx.cuda.iket_range_end")
 def _range_end(comp, call):
     args = list(call.args)
     tok_e = comp.expr(args[0])
@@ -121,22 +131,13 @@ def _range_end(comp, call):
     return f
 
 
-def _range_push(comp, call):
-    name, payload = _args(comp, call)
-    line, prog = comp.line, comp.program
-    _note(prog)
-
-    def f(g):
-        st = _state(prog)
-        for lane, cta, warp in _warps(g):
-            st["stacks"].setdefault((cta, warp), []).append(
-                (name, global_timer(g.cta), _payload(payload, g, lane), line)
-            )
-        return np.int32(0)
-
-    return f
+@handler("tirx.cuda.iket_range_push")
+@_annotation()
+def _range_push(prog, st, cta, warp, event):
+    st["stacks"].setdefault((cta, warp), []).append(event)
 
 
+@handler("tirx.cuda.iket_range_pop")
 def _range_pop(comp, call):
     prog = comp.program
 
@@ -158,11 +159,3 @@ def unclosed(prog) -> int:
     if st is None:
         return 0
     return len(st["open"]) + sum(len(s) for s in st["stacks"].values())
-
-
-HANDLERS["tirx.cuda.iket_mark"] = _mark
-HANDLERS["tirx.cuda.iket_range_start"] = _range_start
-HANDLERS["tirx.cuda.iket_range_end"] = _range_end
-HANDLERS["tirx.cuda.iket_range_push"] = _range_push
-HANDLERS["tirx.cuda.iket_range_pop"] = _range_pop
-HANDLERS["tirx.cuda.iket_sentinel_token"] = _sentinel

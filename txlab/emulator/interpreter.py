@@ -435,25 +435,8 @@ class Compiler:
         parts = []
         for c in s.seq:
             parts.append(self.stmt(c))
-        if getattr(self, "_flow", False):  # inside a loop with break/continue
-            return _flow_seq(parts)
-        if not any(is_gen for _, is_gen in parts):
-            fns = [f for f, _ in parts]
-
-            def seq(g):
-                for f in fns:
-                    f(g)
-
-            return seq, False
-
-        def seq_gen(g):
-            for f, is_gen in parts:
-                if is_gen:
-                    yield from f(g)
-                else:
-                    f(g)
-
-        return seq_gen, True
+        # inside a loop with break/continue: the lanes that left drop out after each statement
+        return _sequence(parts, _drop_left if getattr(self, "_flow", False) else None)
 
     def s_Bind(self, s):
         var = s.var
@@ -655,7 +638,7 @@ class Compiler:
 
     def _loop_body(self, s):
         """(body, is_gen, has_flow): compile a loop body; with break/continue in it, its statement
-        sequences drop the lanes that left the iteration or the loop (``_flow_seq``)."""
+        sequences drop the lanes that left the iteration or the loop (``_sequence``)."""
         flow = _has_flow(s.body)
         saved = getattr(self, "_flow", False)
         self._flow = flow
@@ -804,15 +787,24 @@ def _drop_left(g) -> bool:
     return True
 
 
-def _flow_seq(parts):
+def _sequence(parts, go_on=None):
+    """(closure, is_gen) running the statements ``parts`` ((closure, is_gen) each) in order; with
+    ``go_on``, stopping after a statement when ``go_on(g)`` is False."""
     if not any(is_gen for _, is_gen in parts):
         fns = [f for f, _ in parts]
+        if go_on is None:
 
-        def seq(g):
-            for f in fns:
-                f(g)
-                if not _drop_left(g):
-                    return
+            def seq(g):
+                for f in fns:
+                    f(g)
+
+        else:
+
+            def seq(g):
+                for f in fns:
+                    f(g)
+                    if not go_on(g):
+                        return
 
         return seq, False
 
@@ -822,7 +814,7 @@ def _flow_seq(parts):
                 yield from f(g)
             else:
                 f(g)
-            if not _drop_left(g):
+            if go_on is not None and not go_on(g):
                 return
 
     return seq_gen, True

@@ -59,33 +59,25 @@ NO_BATCH_PREFIXES = (
 )
 
 
-def handler(*names):
-    def deco(fn):
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
+def _registrar(table: dict):
+    """A decorator factory: ``@register(*names)`` files the decorated handler in ``table`` under
+    each of ``names``."""
 
-    return deco
+    def register(*names):
+        def deco(fn):
+            for n in names:
+                table[n] = fn
+            return fn
 
+        return deco
 
-def blocking(*names):
-    def deco(fn):
-        for n in names:
-            BLOCKING[n] = fn
-        return fn
-
-    return deco
+    return register
 
 
-def extern(*names):
-    """Register a handler for calls that name a device function (see ``EXTERNS``)."""
-
-    def deco(fn):
-        for n in names:
-            EXTERNS[n] = fn
-        return fn
-
-    return deco
+handler = _registrar(HANDLERS)
+blocking = _registrar(BLOCKING)
+#: register a handler for calls that name a device function (see ``EXTERNS``)
+extern = _registrar(EXTERNS)
 
 
 def _extern_call(skip_tail: int):
@@ -323,39 +315,35 @@ def _member_active(g, mask_val):
     return act & inmask, pad
 
 
-@handler("tirx.cuda.ballot_sync")
-def _ballot(comp, call):
-    mask, pred = _args(comp, call)
+def _member_collective(operand, combine):
+    """A handler for a warp collective ``(member mask, x)`` whose value is one per warp, the same in
+    each of its lanes: ``combine(act, X)`` -> (nw,) from the active member lanes ``act`` and
+    ``operand(x)`` by warp (both (nw, 32))."""
 
-    def f(g):
-        act, pad = _member_active(g, mask(g))
-        P, _ = _warps(g, np.not_equal(pred(g), 0), False)
-        bits = ((act & P).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-        return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
-
-    return f
-
-
-def _vote(kind):
     def build(comp, call):
-        mask, pred = _args(comp, call)
+        mask, x = _args(comp, call)
 
         def f(g):
             act, pad = _member_active(g, mask(g))
-            P, _ = _warps(g, np.not_equal(pred(g), 0), False)
-            if kind == "any":
-                r = (act & P).any(axis=1)
-            else:
-                r = (~act | P).all(axis=1)
-            return _unwarp(g, np.repeat(r.astype(np.int32)[:, None], 32, axis=1), pad)
+            X, _ = _warps(g, operand(x(g)), False)
+            return _unwarp(g, np.repeat(combine(act, X)[:, None], 32, axis=1), pad)
 
         return f
 
     return build
 
 
-HANDLERS["tirx.cuda.any_sync"] = _vote("any")
-HANDLERS["tirx.cuda.all_sync"] = _vote("all")
+def _nonzero(v):
+    return np.not_equal(v, 0)
+
+
+def _ballot_bits(act, P):
+    return ((act & P).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+
+
+HANDLERS["tirx.cuda.ballot_sync"] = _member_collective(_nonzero, _ballot_bits)
+HANDLERS["tirx.cuda.any_sync"] = _member_collective(_nonzero, lambda act, P: (act & P).any(axis=1).astype(np.int32))
+HANDLERS["tirx.cuda.all_sync"] = _member_collective(_nonzero, lambda act, P: (~act | P).all(axis=1).astype(np.int32))
 
 
 @handler("tirx.cuda.elect_sync")
@@ -401,34 +389,20 @@ def _warp_reduce(comp, call):
     return f
 
 
-def _redux(op):
-    def build(comp, call):
-        mask, val = _args(comp, call)
-
-        def f(g):
-            act, pad = _member_active(g, mask(g))
-            V, _ = _warps(g, np.asarray(val(g)).astype(np.uint32))
-            if op == "add":
-                r = np.where(act, V, 0).astype(np.uint64).sum(axis=1).astype(np.uint32)
-            elif op == "min":
-                r = np.where(act, V, np.uint32(0xFFFFFFFF)).min(axis=1)
-            elif op == "max":
-                r = np.where(act, V, 0).max(axis=1)
-            elif op == "and":
-                r = np.bitwise_and.reduce(np.where(act, V, np.uint32(0xFFFFFFFF)), axis=1)
-            elif op == "or":
-                r = np.bitwise_or.reduce(np.where(act, V, 0), axis=1)
-            else:
-                r = np.bitwise_xor.reduce(np.where(act, V, 0), axis=1)
-            return _unwarp(g, np.repeat(r[:, None], 32, axis=1), pad)
-
-        return f
-
-    return build
-
-
-for _op in ("add", "min", "max", "and", "or", "xor"):
-    HANDLERS[f"tirx.cuda.reduce_{_op}_sync_u32"] = _redux(_op)
+_ALL_ONES = np.uint32(0xFFFFFFFF)
+#: redux.sync over the active member lanes (inactive ones hold the operation's identity)
+_REDUX = {
+    "add": lambda act, V: np.where(act, V, 0).astype(np.uint64).sum(axis=1).astype(np.uint32),
+    "min": lambda act, V: np.where(act, V, _ALL_ONES).min(axis=1),
+    "max": lambda act, V: np.where(act, V, 0).max(axis=1),
+    "and": lambda act, V: np.bitwise_and.reduce(np.where(act, V, _ALL_ONES), axis=1),
+    "or": lambda act, V: np.bitwise_or.reduce(np.where(act, V, 0), axis=1),
+    "xor": lambda act, V: np.bitwise_xor.reduce(np.where(act, V, 0), axis=1),
+}
+for _op, _combine in _REDUX.items():
+    HANDLERS[f"tirx.cuda.reduce_{_op}_sync_u32"] = _member_collective(
+        lambda v: np.asarray(v).astype(np.uint32), _combine
+    )
 
 
 @handler("tirx.cuda.ffs_u32")
@@ -639,14 +613,27 @@ def _named_bar_operands(comp, call, what):
     return key_count
 
 
+def _named_bar(what):
+    """Makes ``build(key_count, line)`` the handler of ``what id, count`` on a named barrier
+    (``key_count(g)``: the warp's barrier key and count); other operands are not emulated."""
+
+    def wrap(build):
+        def handler_(comp, call):
+            key_count = _named_bar_operands(comp, call, what)
+            if key_count is None:
+                return comp.not_emulated(f"{what} with these operands")
+            return build(key_count, comp.line)
+
+        return handler_
+
+    return wrap
+
+
 @blocking("tirx.ptx.bar_sync_count")
-def _bar_sync_count(comp, call):
+@_named_bar("bar.sync")
+def _bar_sync_count(key_count, line):
     """``bar.sync id, count``: a named barrier shared with ``bar.arrive id, count`` (producer/consumer
     ordering between warpgroups); the generation completes once ``count`` threads arrived."""
-    key_count = _named_bar_operands(comp, call, "bar.sync")
-    if key_count is None:
-        return comp.not_emulated("bar.sync with these operands")
-    line = comp.line
 
     def gen(g):
         key, cnt = key_count(g)
@@ -657,12 +644,9 @@ def _bar_sync_count(comp, call):
 
 
 @handler("tirx.ptx.bar_arrive")
-def _bar_arrive(comp, call):
+@_named_bar("bar.arrive")
+def _bar_arrive(key_count, line):
     """``bar.arrive id, count``: counts this warp's threads toward the barrier's generation and goes on."""
-    key_count = _named_bar_operands(comp, call, "bar.arrive")
-    if key_count is None:
-        return comp.not_emulated("bar.arrive with these operands")
-    line = comp.line
 
     def f(g):
         key, cnt = key_count(g)
@@ -730,18 +714,31 @@ def _uniform_addr(g, v, line, what):
     return int(a)
 
 
-@handler("tirx.ptx.mbarrier_init")
-def _mb_init(comp, call):
-    addr, count = comp.expr(call.args[0]), comp.expr(call.args[1])
-    line = comp.line
+def _mb_count_op(what, apply):
+    """A handler for ``op(mbarrier address, count)``: ``apply(g, cta, mb, count, line)`` on the
+    mbarrier the active lanes name, with the count of the first lane."""
 
-    def f(g):
-        a = _uniform_addr(g, addr(g), line, "mbarrier.init")
-        cta, mb = sync.mbarrier_at(g, a, line)
-        sync.mb_init(cta, mb, int(np.asarray(count(g)).ravel()[0]), line)
-        return np.int32(0)
+    def build(comp, call):
+        addr, count = comp.expr(call.args[0]), comp.expr(call.args[1])
+        line = comp.line
 
-    return f
+        def f(g):
+            a = _uniform_addr(g, addr(g), line, what)
+            cta, mb = sync.mbarrier_at(g, a, line)
+            apply(g, cta, mb, int(np.asarray(count(g)).ravel()[0]), line)
+            return np.int32(0)
+
+        return f
+
+    return build
+
+
+HANDLERS["tirx.ptx.mbarrier_init"] = _mb_count_op(
+    "mbarrier.init", lambda g, cta, mb, n, line: sync.mb_init(cta, mb, n, line)
+)
+HANDLERS["tirx.ptx.mbarrier_expect_tx"] = _mb_count_op(
+    "mbarrier.expect_tx", lambda g, cta, mb, n, line: sync.mb_tx(cta, mb, n * _active_count(g), line)
+)
 
 
 @handler("tirx.ptx.mbarrier_arrive", "tirx.ptx.mbarrier_arrive_nocount", "tirx.ptx.mbarrier_arrive_expect_tx")
@@ -764,20 +761,6 @@ def _mb_arrive(comp, call):
         else:
             sync.mb_arrive(cta, mb, g, c, n, line)
         return np.uint64(0)
-
-    return f
-
-
-@handler("tirx.ptx.mbarrier_expect_tx")
-def _mb_expect(comp, call):
-    addr, count = comp.expr(call.args[0]), comp.expr(call.args[1])
-    line = comp.line
-
-    def f(g):
-        a = _uniform_addr(g, addr(g), line, "mbarrier.expect_tx")
-        cta, mb = sync.mbarrier_at(g, a, line)
-        sync.mb_tx(cta, mb, int(np.asarray(count(g)).ravel()[0]) * _active_count(g), line)
-        return np.int32(0)
 
     return f
 

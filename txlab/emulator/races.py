@@ -156,6 +156,12 @@ class RaceChecker(_Reporter):
         self.a_line[c, w, a] = ln
         self.a_tid[c, w, a] = t
 
+    def _emit_lane(self, first, i, what, ln, t, a, c, n) -> None:
+        """The race of lane ``i`` of this access (threads ``t``, bytes ``a``, CTAs ``c``; ``what``:
+        its kind, or a function of ``i`` giving it) with the earlier access ``first`` = (kind, line,
+        thread); ``n`` lanes race."""
+        self._emit(*first, what(i) if callable(what) else what, ln, int(t[i]), int(a[i]), n, int(c[i]))
+
     def _vs_write(self, a, c, t, w, vcw, what, ln) -> None:
         """An access (``what``) against the last write of its bytes by another warp, unordered."""
         ww = self.w_warp[c, a].astype(np.int64)
@@ -165,17 +171,8 @@ class RaceChecker(_Reporter):
             bad = other & (self.w_clk[c, a] > seen)
             if bad.any():
                 i = int(np.argmax(bad))
-                self._emit(
-                    self._kind(int(ww[i]), "write"),
-                    int(self.w_line[c[i], a[i]]),
-                    int(self.w_tid[c[i], a[i]]),
-                    what(i) if callable(what) else what,
-                    ln,
-                    int(t[i]),
-                    int(a[i]),
-                    int(bad.sum()),
-                    int(c[i]),
-                )
+                first = (self._kind(int(ww[i]), "write"), int(self.w_line[c[i], a[i]]), int(self.w_tid[c[i], a[i]]))
+                self._emit_lane(first, i, what, ln, t, a, c, int(bad.sum()))
 
     def _vs_warps(self, clk, lines, tids, a, c, t, w, vcw, first_kind, what, ln) -> None:
         """An access against the per-warp records ``clk`` (reads or atomics) of other warps, unordered."""
@@ -186,17 +183,8 @@ class RaceChecker(_Reporter):
             row = bad.any(axis=1)
             i = int(np.argmax(row))
             u = int(np.argmax(bad[i]))
-            self._emit(
-                first_kind,
-                int(lines[c[i], u, a[i]]),
-                int(tids[c[i], u, a[i]]),
-                what(i) if callable(what) else what,
-                ln,
-                int(t[i]),
-                int(a[i]),
-                int(row.sum()),
-                int(c[i]),
-            )
+            first = (first_kind, int(lines[c[i], u, a[i]]), int(tids[c[i], u, a[i]]))
+            self._emit_lane(first, i, what, ln, t, a, c, int(row.sum()))
 
     def _vs_atomics(self, a, c, t, w, vcw, write, ln) -> None:
         """A plain access against the unordered atomics of other warps on the same bytes."""

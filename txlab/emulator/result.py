@@ -49,6 +49,12 @@ class Finding:
         return f"[{self.kind}] {where}{cta}: {self.message}{extra}"
 
 
+def cta_finding(cta, kind, message, line, *tag, **kw):
+    """Report a finding of ``cta`` at ``line`` through its program, once per (``kind``, ``line``,
+    ``*tag``); ``kw`` (``other_line``, ``threads``) as for ``Program.finding``."""
+    return cta.program.finding(kind, message, line=line, cta=cta.index, key=(kind, line, *tag), **kw)
+
+
 @dataclass
 class EmulationResult:
     """Outcome of :func:`txlab.emulate`. The kernel's outputs are in the numpy arguments (as after a

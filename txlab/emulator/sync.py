@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from txlab.emulator.races import merge_foreign
+from txlab.emulator.result import cta_finding
 
 
 class CtaBarrier:
@@ -210,12 +211,8 @@ def _uninitialised(cta, mb, line, what, src) -> bool:
         if src is not cta
         else ""
     )
-    cta.program.finding(
-        "deadlock",
-        f"{what} on an mbarrier that was never initialised ({mb.state()}){fix}",
-        line=line,
-        cta=cta.index,
-        key=("mbarrier_uninit", line),
+    cta_finding(
+        cta, "deadlock", f"{what} on an mbarrier that was never initialised ({mb.state()}){fix}", line, "uninit"
     )
     return True
 
@@ -231,7 +228,6 @@ def mb_tx_from_agent(cta, mb, row, delta, line, src):
 
 
 def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
-    prog = cta.program
     if _uninitialised(cta, mb, line, "arrive", g.cta):
         return
     if g.cta is cta:
@@ -241,17 +237,17 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
     mb.tx += tx
     total = int(n_per_lane) * int(lanes)
     if total > mb.pending:
-        prog.finding(
+        cta_finding(
+            cta,
             "over_arrival",
             f"{lanes} thread(s) arrived {total} time(s) on the mbarrier at shared offset {mb.offset} when "
             f"only {mb.pending} arrival(s) were pending in its phase (mbarrier.init count "
             f"{mb.init_count}, line {mb.init_line}): more arrivals than the init count -- undefined "
             f"behaviour in PTX; the phase completes early and the next one starts short"
             + (f" (a remote arrive from CTA {g.cta.index})" if g.cta is not cta else ""),
-            line=line,
-            cta=cta.index,
+            line,
+            mb.offset,
             threads=g.active_tids(),
-            key=("over_arrival", line, mb.offset),
         )
     mb.pending -= total
     _check_complete(cta, mb, line)
@@ -314,7 +310,6 @@ def mb_wait(cta, g, mb, parity, line):
 
 
 def describe_blocked(cta, blocked) -> bool:
-    prog = cta.program
     at_bar = [g for g in blocked if g.blocked and g.blocked[0] == "barrier"]
     others = [g for g in blocked if not (g.blocked and g.blocked[0] == "barrier")]
     if at_bar:
@@ -326,7 +321,8 @@ def describe_blocked(cta, blocked) -> bool:
             b = g.blocked
             elsewhere.append(f"warp {g.first_warp} waits at line {b[1]} ({b[0]})" if b else f"warp {g.first_warp}")
         exited = cta.nthreads - sum(g.L for g in blocked)
-        prog.finding(
+        cta_finding(
+            cta,
             "divergent_barrier",
             f"{bar_name(at_bar[0])} at line(s) {lines} is waited on by {waiting.size} thread(s) "
             f"({_ranges(waiting)}) but never reached by the other {cta.nthreads - waiting.size}"
@@ -334,10 +330,9 @@ def describe_blocked(cta, blocked) -> bool:
             + (("; " if exited else "") + "; ".join(elsewhere) if elsewhere else "")
             + ")"
             + ": a barrier inside thread-dependent control flow. Released so the run can go on.",
-            line=lines[0] if lines else None,
-            cta=cta.index,
+            lines[0] if lines else None,
+            "deadlock",
             threads=waiting,
-            key=("divergent_barrier", lines[0] if lines else None, "deadlock"),
         )
         bar.maybe_complete(cta, force=True)
         return True
@@ -353,14 +348,13 @@ def describe_blocked(cta, blocked) -> bool:
         else:
             first_line = first_line if first_line is not None else b[1]
             parts.append(f"warp {g.first_warp} polls at line {b[1]}")
-    prog.finding(
+    cta_finding(
+        cta,
         "deadlock",
         "no thread of the CTA can progress (on a GPU: a hang): "
         + "; ".join(parts[:6])
         + (f"; ... {len(parts) - 6} more" if len(parts) > 6 else ""),
-        line=first_line,
-        cta=cta.index,
-        key=("deadlock", first_line),
+        first_line,
     )
     return False
 

@@ -53,6 +53,7 @@ import txlab.emulator.tensorcore as tc
 import txlab.emulator.tmem as T
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import decode
+from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 # ---- descriptors ---------------------------------------------------------------------------------
@@ -300,13 +301,13 @@ def _operand_addresses(desc: int, rows: int, k: int, itemsize: int, mn_major: bo
 
     f = decode_smem_descriptor(desc)
     if f["version"] != 1:
-        cta.program.finding(
+        cta_finding(
+            cta,
             "tcgen05_descriptor",
             f"{what} descriptor {int(desc):#018x} has version {f['version']} in bits 46-47; tcgen05 needs 1 "
             "(a wgmma descriptor? encode it with T.cuda.tcgen05.encode_matrix_descriptor)",
-            line=line,
-            cta=cta.index,
-            key=("tcgen05_descriptor", line, "version"),
+            line,
+            "version",
         )
     if f["layout"] not in _WGMMA_LAYOUT:
         raise NotEmulatedError(f"tcgen05 descriptor layout {_SWIZZLE_NAME.get(f['layout'], f['layout'])}", lineno=line)
@@ -410,19 +411,15 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
         if off <= start < off + n:
             want = _TMA_LAYOUT.get(mode)
             if want is not None and want != f["layout"]:
-                enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
-                cta.program.finding(
-                    "tcgen05_descriptor",
-                    f"{what} descriptor"
-                    + (f" (encoded at line {enc})" if enc is not None else "")
-                    + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but the TMA load at line "
-                    f"{tline} wrote these {n} bytes of shared memory (offset {off}) with "
+                _swizzle_finding(
+                    cta,
+                    desc,
+                    f,
+                    line,
+                    f"the TMA load at line {tline} wrote these {n} bytes of shared memory (offset {off}) with "
                     f"{_SWIZZLE_NAME[_TMA_LAYOUT[mode]]}: the operand is read scrambled by the {what} at line "
                     f"{line} (give the descriptor the tensor map's swizzle)",
-                    line=enc if enc is not None else line,
-                    other_line=line,
-                    cta=cta.index,
-                    key=("tcgen05_descriptor", enc, line, "swizzle"),
+                    what,
                 )
             return
     known = _declared_layout(cta, start)
@@ -431,16 +428,28 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
     mode, name, dline = known
     if _LAYOUT_OF_SWIZZLE[mode] == f["layout"]:
         return
-    enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
     where = f" (declared at line {dline})" if dline is not None else ""
+    _swizzle_finding(
+        cta,
+        desc,
+        f,
+        line,
+        f"shared buffer {name}{where} is declared with a {_SWIZZLE_NAME[_LAYOUT_OF_SWIZZLE[mode]]} layout, "
+        f"so stores into it laid its bytes out that way: the operand is read scrambled by the {what} at line "
+        f"{line} (encode the descriptor with swizzle={mode}, the buffer's swizzle)",
+        what,
+    )
+
+
+def _swizzle_finding(cta, desc, f, line, cause, what):
+    """The finding of descriptor ``desc`` (fields ``f``) read at ``line`` whose swizzle is not the
+    one ``cause`` says its bytes were written with; at the line that encoded it, when known."""
+    enc = getattr(cta, "tcgen05_desc_lines", {}).get(int(desc))
     cta.program.finding(
         "tcgen05_descriptor",
         f"{what} descriptor"
         + (f" (encoded at line {enc})" if enc is not None else "")
-        + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but shared buffer {name}{where} is declared "
-        f"with a {_SWIZZLE_NAME[_LAYOUT_OF_SWIZZLE[mode]]} layout, so stores into it laid its bytes out that way: "
-        f"the operand is read scrambled by the {what} at line {line} (encode the descriptor with "
-        f"swizzle={mode}, the buffer's swizzle)",
+        + f" says {_SWIZZLE_NAME.get(f['layout'], f['layout'])} but {cause}",
         line=enc if enc is not None else line,
         other_line=line,
         cta=cta.index,
@@ -451,12 +460,12 @@ def _check_swizzle(cta, desc: int, nbytes_span, line, what):
 def _read_smem(cta, addr, dt, line, tid, what, desc):
     shared = cta.shared
     if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
-        cta.program.finding(
+        cta_finding(
+            cta,
             "out_of_bounds",
             f"{what} descriptor {int(desc):#x} reaches outside the CTA's {shared.nbytes} bytes of shared memory",
-            line=line,
-            cta=cta.index,
-            key=("out_of_bounds", line, "tcgen05"),
+            line,
+            "tcgen05",
         )
         addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
     if cta.races is not None and tid is not None:
@@ -657,13 +666,12 @@ def _mma(comp, call):
                     f"{what} outside a cluster of at least 2 CTAs (cta_group::2 needs a CTA pair)", lineno=line
                 )
             if cta.rank % 2:
-                cta.program.finding(
+                cta_finding(
+                    cta,
                     "tcgen05_pair",
                     f"{what} issued by CTA rank {cta.rank}, the odd CTA of its pair: with cta_group::2 only the "
                     "even (leader) CTA issues (guard it with the CTA's rank in the cluster)",
-                    line=line,
-                    cta=cta.index,
-                    key=("tcgen05_pair", line),
+                    line,
                 )
                 return
             ctas = [cta, cl.ctas[cta.rank + 1]]

@@ -13,6 +13,7 @@ import numpy as np
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
 from txlab.emulator.ops import HANDLERS, _str, _uniform_addr
+from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 _SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -53,13 +54,13 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     sm_bytes = swizzle_offsets(sm_bytes + (smem_off % 1024), tmap["swizzle"]) - (smem_off % 1024) + smem_off
     shared = cta.shared.view(dt)
     if np.any(sm_bytes % dt.itemsize) or sm_bytes.max() + dt.itemsize > cta.shared.nbytes or sm_bytes.min() < 0:
-        cta.program.finding(
+        cta_finding(
+            cta,
             "out_of_bounds",
             f"TMA box of {nbytes} bytes at shared offset {smem_off} does not fit "
             f"the CTA's {cta.shared.nbytes} bytes of shared memory",
-            line=line,
-            cta=cta.index,
-            key=("out_of_bounds", line, "tma"),
+            line,
+            "tma",
         )
         return nbytes
     gview = region.view(dt)
@@ -170,14 +171,14 @@ def _targets(g, mask, line) -> list:
     ctas = g.cta.cluster.ctas if g.cta.cluster is not None else [g.cta]
     ranks = [r for r in range(16) if int(mask) >> r & 1]
     if not ranks or ranks[-1] >= len(ctas):
-        g.cta.program.finding(
+        cta_finding(
+            g.cta,
             "out_of_bounds",
             f"TMA multicast CTA mask {int(mask):#06x} names cluster rank(s) "
             f"{[r for r in ranks if r >= len(ctas)] or 'none'} of a cluster of {len(ctas)} CTA(s)",
-            line=line,
-            cta=g.cta.index,
+            line,
+            "multicast",
             threads=g.active_tids()[:1],
-            key=("out_of_bounds", line, "multicast"),
         )
     return [ctas[r] for r in ranks if r < len(ctas)]
 

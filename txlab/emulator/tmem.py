@@ -46,6 +46,7 @@ import numpy as np
 import txlab.emulator.memory as M
 from txlab.emulator.ops import CTA_EXIT, HANDLERS
 from txlab.emulator.ptx_memory import decode, from_register, to_register
+from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 LANES, COLS = 128, 512
@@ -105,25 +106,24 @@ class Tmem:
         return live
 
     def alloc(self, n, line, threads):
-        prog = self.cta.program
         if self.relinquished is not None:
-            prog.finding(
+            cta_finding(
+                self.cta,
                 "tmem_alloc",
                 f"tcgen05.alloc of {n} columns after this CTA's relinquish_alloc_permit (line "
                 f"{self.relinquished}): undefined behaviour in PTX -- allocate everything before relinquishing",
-                line=line,
-                cta=self.cta.index,
+                line,
+                "relinquished",
                 threads=threads,
-                key=("tmem_alloc", line, "relinquished"),
             )
         if n < 32 or n > COLS or n & (n - 1):
-            prog.finding(
+            cta_finding(
+                self.cta,
                 "tmem_alloc",
                 f"tcgen05.alloc of {n} columns: the column count must be a power of two from 32 to 512",
-                line=line,
-                cta=self.cta.index,
+                line,
+                "ncols",
                 threads=threads,
-                key=("tmem_alloc", line, "ncols"),
             )
             return None
         live = self.live_columns()
@@ -133,20 +133,19 @@ class Tmem:
                 self.freed.pop(c, None)
                 return c
         used = ", ".join(f"{k}..{k + v[0] - 1} (line {v[1]})" for k, v in sorted(self.allocs.items()))
-        prog.finding(
+        cta_finding(
+            self.cta,
             "tmem_alloc",
             f"tcgen05.alloc of {n} columns cannot be satisfied: {int(live.sum())} of 512 columns are allocated "
             f"({used}); on a GPU the warp blocks until another CTA on the SM frees columns -- a hang when none "
             "does. Deallocate first, or allocate fewer columns",
-            line=line,
-            cta=self.cta.index,
+            line,
+            "full",
             threads=threads,
-            key=("tmem_alloc", line, "full"),
         )
         return None
 
     def dealloc(self, col, n, line, warp, threads):
-        prog = self.cta.program
         have = self.allocs.get(col)
         if have is None or have[0] != n:
             if col in self.freed:
@@ -155,13 +154,12 @@ class Tmem:
                 why = f"the allocation at column {col} (line {have[1]}) has {have[0]} columns, not {n}"
             else:
                 why = f"no live allocation starts at column {col}"
-            prog.finding(
+            cta_finding(
+                self.cta,
                 "tmem_dealloc",
                 f"tcgen05.dealloc of {n} columns at TMEM column {col}: {why}",
-                line=line,
-                cta=self.cta.index,
+                line,
                 threads=threads,
-                key=("tmem_dealloc", line),
             )
             if have is None:
                 return
@@ -173,32 +171,30 @@ class Tmem:
         self.freed[col] = (n, line, warp, clock)
 
     def _live_at_dealloc(self, cols, line, warp, threads):
-        prog = self.cta.program
         w = next(self.unordered_writes(self.writer[:, cols], warp), None)
         if w is not None:
-            prog.finding(
-                "tmem_race",
+            self.write_race(
+                w,
                 f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} while the {w.where()} to "
                 "them may still be in flight: wait on the commit's mbarrier before deallocating",
-                line=line,
-                other_line=w.commit_line or w.line,
-                cta=self.cta.index,
-                threads=threads,
-                key=("tmem_race", "dealloc", line, w.line),
+                line,
+                "dealloc",
+                threads,
             )
         unordered = self.unordered_read(slice(None), cols, warp) if self.vc_checked() else None
         if unordered is not None:
             u, ln = unordered
-            prog.finding(
+            cta_finding(
+                self.cta,
                 "tmem_race",
                 f"tcgen05.dealloc of TMEM columns {cols.start}..{cols.stop - 1} (a live allocation: warp "
                 f"{u} read it at line {ln} and nothing orders that read before this dealloc) -- "
                 "synchronise the readers (a barrier or mbarrier) before deallocating",
-                line=line,
+                line,
+                "dealloc_read",
+                ln,
                 other_line=ln,
-                cta=self.cta.index,
                 threads=threads,
-                key=("tmem_race", "dealloc_read", line, ln),
             )
 
     def unordered_read(self, lanes, cols, warp) -> tuple[int, int] | None:
@@ -232,16 +228,17 @@ class Tmem:
         if not outside.ravel()[k] and freed is not None and warp is not None:
             s, (n, fline, fwarp, fclk) = freed
             if fwarp != warp and not self.knows(warp, fwarp, fclk):
-                self.cta.program.finding(
+                cta_finding(
+                    self.cta,
                     "tmem_race",
                     f"tcgen05.dealloc by warp {fwarp} (line {fline}) frees TMEM columns {s}..{s + n - 1} while "
                     f"warp {warp} still accesses them ({what} at line {line}), with nothing ordering that access "
                     "before the dealloc: a live allocation was deallocated -- synchronise (a barrier) first",
-                    line=fline,
+                    fline,
+                    "dealloc_live",
+                    line,
                     other_line=line,
-                    cta=self.cta.index,
                     threads=threads,
-                    key=("tmem_race", "dealloc_live", fline, line),
                 )
                 return True
         if outside.ravel()[k]:
@@ -252,13 +249,8 @@ class Tmem:
                 if freed
                 else ""
             )
-        self.cta.program.finding(
-            "tmem_out_of_bounds",
-            f"{what} reaches TMEM lane {ln}, column {c}: {why}",
-            line=line,
-            cta=self.cta.index,
-            threads=threads,
-            key=("tmem_out_of_bounds", line),
+        cta_finding(
+            self.cta, "tmem_out_of_bounds", f"{what} reaches TMEM lane {ln}, column {c}: {why}", line, threads=threads
         )
         return not outside.any()
 
@@ -300,6 +292,13 @@ class Tmem:
             if i > 0 and not self.ordered_after_write(w := self.writes[int(i)], warp):
                 yield w
 
+    def write_race(self, w: AsyncWrite, message, line, tag, threads):
+        """A ``tmem_race`` at ``line`` with asynchronous write ``w`` (at its commit's line, else its
+        issue's), reported once per (``line``, ``tag``, ``w``'s line)."""
+        cta_finding(
+            self.cta, "tmem_race", message, line, tag, w.line, other_line=w.commit_line or w.line, threads=threads
+        )
+
     def check_read(self, lanes, cols, warp, line, threads):
         """A ld by ``warp`` of cells (lanes, cols): every asynchronous write to them must be visible."""
         if self.cta.races is None:
@@ -310,31 +309,27 @@ class Tmem:
                 if w.clock is None
                 else "wait on the commit's mbarrier phase (then tcgen05.fence::after_thread_sync) before reading"
             )
-            self.cta.program.finding(
-                "tmem_race",
+            self.write_race(
+                w,
                 f"TMEM race: tcgen05.ld by warp {warp} (line {line}) reads lanes {int(np.min(lanes))}.."
                 f"{int(np.max(lanes))}, columns {int(np.min(cols))}..{int(np.max(cols))} that the {w.where()} "
                 f"writes asynchronously, with nothing ordering the read after its completion: {fix}",
-                line=line,
-                other_line=w.commit_line or w.line,
-                cta=self.cta.index,
-                threads=threads,
-                key=("tmem_race", w.line, line),
+                line,
+                "ld",
+                threads,
             )
 
     def check_st_over_mma_read(self, lanes, cols, warp, line, threads):
         """A tcgen05.st over cells an issued MMA reads as its A operand: the MMA must be complete."""
         w = next(self.unordered_writes(self.areader[lanes, cols], warp), None)
         if w is not None:
-            self.cta.program.finding(
-                "tmem_race",
+            self.write_race(
+                w,
                 f"TMEM race: tcgen05.st by warp {warp} (line {line}) overwrites TMEM cells the {w.where()} reads as "
                 "its A operand before that MMA is known to be complete (wait on its commit's mbarrier first)",
-                line=line,
-                other_line=w.commit_line or w.line,
-                cta=self.cta.index,
-                threads=threads,
-                key=("tmem_race", "st_over_a", w.line, line),
+                line,
+                "st_over_a",
+                threads,
             )
 
     def record_st(self, lanes, cols, warp, line):
@@ -366,15 +361,16 @@ class Tmem:
                     if int(st) in self.pending_st
                     else "and nothing orders that store before this MMA (a barrier after wait::st)"
                 )
-            self.cta.program.finding(
+            cta_finding(
+                self.cta,
                 "tmem_race",
                 f"TMEM race: {what} by warp {warp} (line {line}) reads TMEM cells that a tcgen05.st may still be "
                 f"writing: {why}",
-                line=line,
+                line,
+                "st",
+                ln,
                 other_line=ln,
-                cta=self.cta.index,
                 threads=threads,
-                key=("tmem_race", "st", ln, line),
             )
             return
 
@@ -392,16 +388,17 @@ class Tmem:
             unordered = self.unordered_read(lanes, cols, w.warp)
             if unordered is not None:
                 u, ln = unordered
-                self.cta.program.finding(
+                cta_finding(
+                    self.cta,
                     "tmem_race",
                     f"TMEM race: {w.what} by warp {w.warp} (line {line}) overwrites TMEM cells warp {u} "
                     f"read at line {ln}, with nothing ordering that read first (the accumulator was reused "
                     "before its reader released it: wait on the reader's mbarrier arrive before issuing)",
-                    line=line,
+                    line,
+                    "war",
+                    ln,
                     other_line=ln,
-                    cta=self.cta.index,
                     threads=threads,
-                    key=("tmem_race", "war", line, ln),
                 )
             self.reader[lanes, cols] = -1
         self.writes.append(w)
@@ -419,35 +416,32 @@ def _at_exit(cta):
     tm = getattr(cta, "tmem", None)
     if tm is None or cta.live > 0:  # stopped (deadlock, error): what is left says nothing
         return
-    prog = cta.program
     for warp, line in sorted(tm.pending_ld.items()):
-        prog.finding(
+        cta_finding(
+            cta,
             "tmem_wait",
             f"warp {warp} ended without tcgen05.wait::ld after its tcgen05.ld at line {line}: the loaded registers "
             "are not defined until the wait (add tcgen05.wait::ld before using them)",
-            line=line,
-            cta=cta.index,
-            key=("tmem_wait", line),
+            line,
         )
     for col, (n, line) in sorted(tm.allocs.items()):
-        prog.finding(
+        cta_finding(
+            cta,
             "tmem_leak",
             f"TMEM columns {col}..{col + n - 1} allocated at line {line} were never deallocated: every "
             "allocation must be freed (tcgen05.dealloc) before the CTA exits",
-            line=line,
-            cta=cta.index,
-            key=("tmem_leak", line),
+            line,
         )
     for warp, q in sorted(tm.queue.items()):
         if q:
             w = q[0][0]
-            prog.finding(
+            cta_finding(
+                cta,
                 "tmem_race",
                 f"{len(q)} asynchronous tcgen05 operation(s) of warp {warp} (the first: {w.what} at line {w.line}) "
                 "were never committed (tcgen05.commit): nothing can wait for them",
-                line=w.line,
-                cta=cta.index,
-                key=("tmem_uncommitted", w.line),
+                w.line,
+                "uncommitted",
             )
 
 
@@ -515,13 +509,13 @@ def _alloc(comp, call):
                 continue
             cta = g.cta
             if off < 0 or off + 4 > cta.shared.nbytes:
-                cta.program.finding(
+                cta_finding(
+                    cta,
                     "out_of_bounds",
                     f"tcgen05.alloc writes its TMEM address to shared offset {off}, outside the CTA's "
                     f"{cta.shared.nbytes} bytes",
-                    line=line,
-                    cta=cta.index,
-                    key=("out_of_bounds", line, "tmem_alloc"),
+                    line,
+                    "tmem_alloc",
                 )
                 continue
             cta.shared.data[off : off + 4] = np.array([col], np.uint32).view(np.uint8)
@@ -617,16 +611,15 @@ def _cells(g, pos, taddr, shape, nregs, packed, split, line, what, warp):
     tm = tmem_of(g.cta)
     named = base_lane // 32
     if named not in (0, warp % 4) or base_lane % 32 + _rows(shape) > 32:
-        g.cta.program.finding(
+        cta_finding(
+            g.cta,
             "tmem_lane_quarter",
             f"{what} by warp {warp} names TMEM lanes {base_lane}..{base_lane + _rows(shape) - 1} (address "
             f"{int(taddr):#010x}: lane {base_lane}, column {base_col}), but warp {warp} may only access lanes "
             f"{quarter}..{quarter + 31} (warp % 4 picks the lane quarter; it would read its own lanes, not "
             f"the ones named): start it at lane {quarter}" + (" or " + str(quarter + 16) if _rows(shape) == 16 else ""),
-            line=line,
-            cta=g.cta.index,
+            line,
             threads=threads,
-            key=("tmem_lane_quarter", line),
         )
         return lanes, cols, False
     ok = tm.check_allocated(lanes, cols, line, what, threads, warp)

@@ -34,6 +34,7 @@ import txlab.emulator.memory as M
 import txlab.emulator.tensorcore as tc
 from txlab.emulator.ops import HANDLERS, _str
 from txlab.emulator.ptx_memory import async_groups, commit_groups, complete_groups
+from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 _LAYOUT_W = {0: 1, 1: 8, 2: 4, 3: 2}  # descriptor layout type -> swizzle width (16 B chunks)
@@ -205,12 +206,12 @@ def _run(g, op):
     def read(desc, mnrows, dt, mn_major):
         addr = operand_bytes(desc, mnrows, k, dt.itemsize, mn_major)
         if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
-            cta.program.finding(
+            cta_finding(
+                cta,
                 "out_of_bounds",
                 f"wgmma operand descriptor {desc:#x} reaches outside the CTA's {shared.nbytes} bytes of shared memory",
-                line=op["line"],
-                cta=cta.index,
-                key=("out_of_bounds", op["line"], "wgmma"),
+                op["line"],
+                "wgmma",
             )
             addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
         if cta.races is not None:

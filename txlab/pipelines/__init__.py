@@ -57,36 +57,7 @@ only decides how the steps interleave in the trace.
 from __future__ import annotations
 
 from txlab.pipelines.demo import cuda_target, demo_kernel  # noqa: F401 - re-exported
-from txlab.pipelines.protocol import (  # noqa: F401  (the vocabulary, public here as before)
-    ADVANCE,
-    ARRIVE,
-    ARRIVE_EXPECT_TX,
-    BARRIER_KINDS,
-    BARRIERS,
-    COMPLETE_TX,
-    EV_BLOCK,
-    EV_OP,
-    EV_WAKE,
-    EVENT_KINDS,
-    EXPECT_TX,
-    MAX_EVENTS,
-    MAX_ITERATIONS,
-    MAX_ROLES,
-    MAX_STAGES,
-    MBARRIER_MAX_COUNT,
-    OP_NAMES,
-    WAIT,
-    BarrierSpec,
-    BlockedWait,
-    Deadlock,
-    Problem,
-    Role,
-    ScriptError,
-    Span,
-    Step,
-    default_roles,
-    parse_op,
-)
+from txlab.pipelines.protocol import *  # noqa: F403 - the vocabulary (protocol.__all__), public here as before
 from txlab.pipelines.simulator import simulate
 from txlab.pipelines.spec import PipelineSpec, find_pipelines, from_kernel
 from txlab.pipelines.trace import PipelineTrace

@@ -8,6 +8,38 @@ from typing import Iterable
 
 from txlab.errors import TxlabError
 
+#: the vocabulary (re-exported by txlab.pipelines)
+__all__ = [
+    "ADVANCE",
+    "ARRIVE",
+    "ARRIVE_EXPECT_TX",
+    "BARRIER_KINDS",
+    "BARRIERS",
+    "COMPLETE_TX",
+    "EV_BLOCK",
+    "EV_OP",
+    "EV_WAKE",
+    "EVENT_KINDS",
+    "EXPECT_TX",
+    "MAX_EVENTS",
+    "MAX_ITERATIONS",
+    "MAX_ROLES",
+    "MAX_STAGES",
+    "MBARRIER_MAX_COUNT",
+    "OP_NAMES",
+    "WAIT",
+    "BarrierSpec",
+    "BlockedWait",
+    "Deadlock",
+    "Problem",
+    "Role",
+    "ScriptError",
+    "Span",
+    "Step",
+    "default_roles",
+    "parse_op",
+]
+
 # --- op codes (ints keep the inner loop cheap) ---------------------------------------------------
 WAIT, ARRIVE, EXPECT_TX, ARRIVE_EXPECT_TX, COMPLETE_TX, ADVANCE = range(6)
 OP_NAMES = ("wait", "arrive", "expect_tx", "arrive_expect_tx", "complete_tx", "advance")

@@ -136,15 +136,7 @@ def _parse_block(head, details, tool) -> Finding | None:
         return f
     m = _RACE.match(head)
     if m:
-        f = Finding(
-            tool,
-            "shared_race",
-            head,
-            severity=m.group("sev").lower(),
-            access=m.group("acc").lower(),
-            space="shared",
-            **_loc(m),
-        )
+        f = _shared_race(tool, head, m, access=m.group("acc").lower(), space="shared", **_loc(m))
         for d in details:
             a = _RACE_AND.match(d)
             if a:
@@ -158,11 +150,10 @@ def _parse_block(head, details, tool) -> Finding | None:
         return f
     m = _HAZARD.match(head)
     if m:
-        f = Finding(
+        f = _shared_race(
             tool,
-            "shared_race",
             head,
-            severity=m.group("sev").lower(),
+            m,
             hazard=m.group("type"),
             space=m.group("space").strip("_"),
             address=int(m.group("addr"), 16),
@@ -348,3 +339,9 @@ def _int(s):
         return int(s, 16) if s.lower().startswith("0x") else int(s)
     except ValueError:
         return None
+
+
+def _shared_race(tool, head, m, **fields) -> Finding:
+    """A racecheck ``shared_race`` finding from its header line ``head`` (``m``: the header's match,
+    whose ``sev`` group is the severity)."""
+    return Finding(tool, "shared_race", head, severity=m.group("sev").lower(), **fields)

@@ -48,6 +48,18 @@ def deprecated_alias(old: str, new: str, decode=None):
     return property(get, doc=f"Deprecated: read ``{new}``.")
 
 
+def shown(render):
+    """Makes ``render(view, model)`` a property of a view named like it: reading gives the model the
+    view shows, assigning one keeps it and calls ``render`` to send its payload."""
+    attr = "_" + render.__name__
+
+    def set_model(self, model):
+        setattr(self, attr, model)
+        render(self, model)
+
+    return property(lambda self: getattr(self, attr), set_model, doc=render.__doc__)
+
+
 class View(anywidget.AnyWidget):
     """Subclasses set ``_bundle = "<name>"``; the ES module text is synced as ``_esm``, so the
     widget also renders in exported HTML that carries widget state."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import traitlets
 
-from txlab.views._base import View, deprecated_alias, json_bytes
+from txlab.views._base import View, deprecated_alias, json_bytes, shown
 
 
 class DiffView(View):
@@ -37,13 +37,9 @@ class DiffView(View):
             diff_or_a = diff(diff_or_a, b)
         self.diff = diff_or_a
 
-    @property
-    def diff(self):
-        return self._diff
-
-    @diff.setter
+    @shown
     def diff(self, d):
-        self._diff = d
+        """The diff shown (assign another to show it)."""
         data = d.to_dict()
         self.data = json_bytes(data)
         rows = data.get("lines", [])

@@ -15,7 +15,7 @@ import json
 import traitlets
 
 from txlab.deprecation import renamed
-from txlab.views._base import View, deprecated_alias, json_bytes
+from txlab.views._base import View, deprecated_alias, json_bytes, shown
 
 
 class PoolView(View):
@@ -37,13 +37,9 @@ class PoolView(View):
         super().__init__(**kwargs)
         self.layout = layout
 
-    @property
-    def layout(self):
-        return self._layout
-
-    @layout.setter
+    @shown
     def layout(self, layout):
-        self._layout = layout
+        """The layout shown (assign another to show it)."""
         rows = []
         if getattr(layout, "_source", None) is not None:
             try:
