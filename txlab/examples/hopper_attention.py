@@ -52,6 +52,7 @@ TUNE_SPACE = {
     "pingpong": [False, True],
     "overlap": [False, True],
     "scheduler": ["auto", "linear", "lpt"],
+    "swizzle": [0, 1, 2, 4, 8, 16],
     "num_sms": [132],
 }
 
@@ -67,7 +68,9 @@ class AttentionConfig:
     K/V ring; ``consumers``: warpgroups of 64 query rows each (the tile is ``64 * consumers``
     rows); ``pingpong``: two consumers alternate on the tensor cores (needs ``consumers == 2``);
     ``overlap``: issue the next ``Q Kᵀ`` before this block's ``P V``; ``scheduler``: ``"lpt"``,
-    ``"linear"`` or ``"auto"`` (LPT when causal); ``num_sms``: persistent CTAs at most."""
+    ``"linear"`` or ``"auto"`` (LPT when causal); ``swizzle``: heads the LPT scheduler keeps together
+    for L2 reuse of their K/V (a power of two; 0: :func:`l2_swizzle`'s choice); ``num_sms``:
+    persistent CTAs at most."""
 
     bn: int = 128
     stages: int = 2
@@ -76,6 +79,7 @@ class AttentionConfig:
     overlap: bool = True
     scheduler: str = "auto"
     num_sms: int = 132
+    swizzle: int = 0
 
     @property
     def bm(self) -> int:
@@ -84,6 +88,16 @@ class AttentionConfig:
     @property
     def threads(self) -> int:
         return 128 * (self.consumers + 1)
+
+    @property
+    def name(self) -> str:
+        """``128x128_s2_pp_ov``: tile rows x key block, ring depth, ping-pong, overlap, then what is not
+        the default (scheduler, swizzle, SM cap)."""
+        return (
+            f"{self.bm}x{self.bn}_s{self.stages}{'_pp' if self.pingpong else ''}{'_ov' if self.overlap else ''}"
+            f"{'' if self.scheduler == 'auto' else '_' + self.scheduler}{f'_swz{self.swizzle}' if self.swizzle else ''}"
+            f"{'' if self.num_sms == 132 else f'_sm{self.num_sms}'}"
+        )
 
     def smem_bytes(self, head_dim: int) -> int:
         """Q tile + K and V rings + the O staging tiles + barriers (q full/empty, K/V full/empty)."""
@@ -114,6 +128,8 @@ class AttentionConfig:
             raise bad(f"scheduler={self.scheduler!r}: 'auto', 'linear' or 'lpt'")
         if not isinstance(self.num_sms, int) or self.num_sms < 1:
             raise bad(f"num_sms={self.num_sms!r}: a positive number of persistent CTAs")
+        if not isinstance(self.swizzle, int) or self.swizzle < 0 or self.swizzle & (self.swizzle - 1):
+            raise bad(f"swizzle={self.swizzle!r}: 0 (automatic) or a power of two of heads kept together")
         if head_dim is not None:
             regs = self.bn // 2 + head_dim // 2 + self.bn // 4
             if regs > 200:
@@ -202,6 +218,7 @@ def attention_kernel(
     if plant not in (None, "no_v_wait"):
         raise _errors.InputError(f"plant={plant!r}: the one planted bug is 'no_v_wait' (or None)")
     PLANT = plant
+    import txlab.compat  # noqa: F401  (before parsing: a parse before TVM is patched gives another cache key)
     from tvm.backend.cuda.lang import (
         FlashAttentionLinearScheduler,
         FlashAttentionLPTScheduler,
@@ -230,7 +247,7 @@ def attention_kernel(
     TASKS = B * H * MB
     NCTA = min(cfg.num_sms, TASKS)
     LPT = cfg.scheduler == "lpt" or (cfg.scheduler == "auto" and causal)
-    SWZ = l2_swizzle(SK, D)
+    SWZ = cfg.swizzle or l2_swizzle(SK, D)
     NS, NO, NP = BN // 2, D // 2, BN // 4  # registers per thread: S, O accumulators; P (bf16 pairs)
     MMA_S = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     MMA_O = f"wgmma.mma_async.sync.aligned.m64n{D}k16.f32.bf16.bf16"
@@ -693,6 +710,34 @@ def tune_build(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=Fal
         "_causal" if causal else ""
     )
     return build_one
+
+
+def tune_candidates(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False) -> list[dict]:
+    """The configurations a sweep measures at one shape (valid at ``head_dim``, default first): the
+    default; ping-pong off; the other key-block sizes and ring depths that fit shared memory; the other
+    scheduler; and, causal, the LPT scheduler's L2 swizzle from 1 to 16 heads."""
+    base = default_config(head_dim, causal).to_dict()
+    out = [base]
+
+    def add(**kw):
+        c = {**base, **kw}
+        if tune_valid(c, head_dim) and c not in out:
+            out.append(c)
+
+    add(pingpong=False)
+    if head_dim == 128:
+        for bn, stages in ((96, 2), (96, 3), (64, 3), (64, 4)):
+            add(bn=bn, stages=stages)
+    else:
+        for bn, stages in ((128, 2), (128, 4), (176, 2), (176, 3), (96, 4), (64, 4)):
+            add(bn=bn, stages=stages)
+    add(scheduler="linear" if causal else "lpt")
+    if causal:
+        auto = min(l2_swizzle(seqlen_kv, head_dim), batch * heads)
+        for z in (1, 2, 4, 16):
+            if z != auto and z <= batch * heads:
+                add(swizzle=z)
+    return out
 
 
 class AttentionEvent(Enum):
