@@ -92,32 +92,67 @@ def _compile_trace(num_sms):
         pass
 
 
-def _check(torch, ha, q, k, v, o, lse, causal):
-    """Max over a few (batch, head) slices of (rel. error of O, max abs error of finite LSE); whole-tensor
-    NaN counts; whether -inf LSE rows are exactly the rows that see no key."""
-    B, H = q.shape[:2]
-    g = H // k.shape[1]
-    picks = sorted({(0, 0), (B - 1, H - 1), (B // 2, min(H - 1, g + 1))})[:CHECK_SLICES]
-    errs, lerrs, inf_ok = [], [], True
+def reference_slices(torch, ha, q, k, v, causal, picks):
+    """{(b, h): (O, LSE)} of the fp32 reference for a few (batch, head) slices."""
+    g = q.shape[1] // k.shape[1]
+    out = {}
     for b, h in picks:
         ro, rl = ha.reference(
             q[b : b + 1, h : h + 1], k[b : b + 1, h // g : h // g + 1], v[b : b + 1, h // g : h // g + 1], causal
         )
-        got = o[b : b + 1, h : h + 1].float()
+        out[(b, h)] = (ro[0, 0], rl[0, 0])
+    return out
+
+
+def compare(torch, o, lse, refs):
+    """Max over the reference slices of (rel. error of O, max abs error of finite LSE); whole-tensor NaN
+    counts; whether -inf LSE rows are exactly the rows that see no key."""
+    errs, lerrs, inf_ok = [], [], True
+    for (b, h), (ro, rl) in refs.items():
+        got = o[b, h].float()
         errs.append((torch.linalg.vector_norm(got - ro) / torch.linalg.vector_norm(ro).clamp_min(1e-30)).item())
-        gl = lse[b : b + 1, h : h + 1]
+        gl = lse[b, h]
         fin = torch.isfinite(rl)
         inf_ok &= bool(torch.equal(torch.isneginf(gl), ~fin))
         lerrs.append((gl[fin] - rl[fin]).abs().max().item() if fin.any() else 0.0)
-        del ro, rl
     return {
         "rel_error": max(errs),
         "lse_abs_error": max(lerrs),
         "nan_o": int(torch.isnan(o).sum().item()),
         "nan_lse": int(torch.isnan(lse).sum().item()),
         "masked_rows_ok": inf_ok,
-        "slices": [list(p) for p in picks],
+        "slices": [list(p) for p in refs],
     }
+
+
+def passes(r: dict) -> bool:
+    """The issue's correctness bar for a :func:`compare` row."""
+    return (
+        r["rel_error"] <= 1e-2
+        and r["lse_abs_error"] <= 1e-3
+        and r["nan_o"] == 0
+        and r["nan_lse"] == 0
+        and r["masked_rows_ok"]
+    )
+
+
+def inputs(torch, b, h, hk, sq, sk, d, seed):
+    """Q, K, V (standard normal bf16) and NaN-poisoned O, LSE in the kernel's layout."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    return q, k, v, o, lse
+
+
+def _check(torch, ha, q, k, v, o, lse, causal):
+    """:func:`compare` against the reference on up to :data:`CHECK_SLICES` (batch, head) slices."""
+    B, H = q.shape[:2]
+    g = H // k.shape[1]
+    picks = sorted({(0, 0), (B - 1, H - 1), (B // 2, min(H - 1, g + 1))})[:CHECK_SLICES]
+    return compare(torch, o, lse, reference_slices(torch, ha, q, k, v, causal, picks))
 
 
 def record_trace(torch, out: Path, sms: int) -> str:
@@ -142,12 +177,7 @@ def smoke_one(case) -> int:
     name, b, h, hk, sq, sk, d, causal, _ = case
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     exe = ha.build(b, h, hk, sq, sk, d, causal, _config(case, sms)).executable
-    gen = torch.Generator(device="cuda").manual_seed(3)
-    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 3)
     exe(q, k, v, o, lse)
     torch.cuda.synchronize()
     r = _check(torch, ha, q, k, v, o, lse, causal)
@@ -242,22 +272,11 @@ def main() -> int:
             cfg = _config(case, num_sms if num_sms <= sms else sms)
             row["config"] = cfg.to_dict()
             exe = ha.build(b, h, hk, sq, sk, d, causal, cfg).executable
-            gen = torch.Generator(device="cuda").manual_seed(7)
-            q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-            lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+            q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 7)
             exe(q, k, v, o, lse)
             torch.cuda.synchronize()
             row.update(_check(torch, ha, q, k, v, o, lse, causal))
-            ok = (
-                row["rel_error"] <= 1e-2
-                and row["lse_abs_error"] <= 1e-3
-                and row["nan_o"] == 0
-                and row["nan_lse"] == 0
-                and row["masked_rows_ok"]
-            )
+            ok = passes(row)
             fns = {"txlab": lambda: exe(q, k, v, o, lse)}
             # torch's is_causal is top-left aligned: the same mask only when seqlen_q == seqlen_kv
             if sq == sk or not causal:

@@ -107,12 +107,9 @@ def profile_phase(out: Path, result: dict) -> None:
         b, h, hk, s, _, d, causal = PROFILE_SHAPE
         cfg = ha.default_config(d, causal)
         c = ha.build(b, h, hk, s, s, d, causal, cfg)
-        g = torch.Generator(device="cuda").manual_seed(11)
-        q = torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        k = torch.randn(b, hk, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        v = torch.randn(b, hk, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        o = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-        lse = torch.full((b, h, s), float("nan"), device="cuda", dtype=torch.float32)
+        from attention_h200 import inputs
+
+        q, k, v, o, lse = inputs(torch, b, h, hk, s, s, d, 11)
         c.executable(q, k, v, o, lse)
         torch.cuda.synchronize()
         ro, rl = ha.reference(q[:1, :1], k[:1, :1], v[:1, :1], causal)
@@ -179,27 +176,10 @@ def _launch_or_exit(torch, fn, timeout_s=10.0):
         time.sleep(0.002)
 
 
-def _check(torch, ha, o, lse, refs, g, causal):
-    errs, lerrs, inf_ok = [], [], True
-    for (b, h), (ro, rl) in refs.items():
-        got = o[b, h].float()
-        errs.append((torch.linalg.vector_norm(got - ro) / torch.linalg.vector_norm(ro).clamp_min(1e-30)).item())
-        gl = lse[b, h]
-        fin = torch.isfinite(rl)
-        inf_ok &= bool(torch.equal(torch.isneginf(gl), ~fin))
-        lerrs.append((gl[fin] - rl[fin]).abs().max().item() if fin.any() else 0.0)
-    return {
-        "rel_error": max(errs),
-        "lse_abs_error": max(lerrs),
-        "nan_o": int(torch.isnan(o).sum().item()),
-        "nan_lse": int(torch.isnan(lse).sum().item()),
-        "masked_rows_ok": inf_ok,
-    }
-
-
 def measure_child(plan_path: str, results_path: str, deadline: float, rounds: int, rep: int) -> int:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    from attention_h200 import compare, inputs, passes, reference_slices
     from tune_h200 import Timer, interleaved
 
     from txlab.examples import hopper_attention as ha
@@ -240,18 +220,8 @@ def measure_child(plan_path: str, results_path: str, deadline: float, rounds: in
             return comp
 
         futs = {c["name"]: pool.submit(prebuild, c["config"]) for c in cfgs}
-        gen = torch.Generator(device="cuda").manual_seed(7)
-        q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-        k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-        v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-        o = torch.empty(b, h, sq, d, device="cuda", dtype=torch.bfloat16)
-        lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
-        g = h // hk
-        refs = {}
-        for bb, hh in sorted({(0, 0), (b - 1, h - 1)}):
-            ro, rl = ha.reference(q[bb : bb + 1, hh : hh + 1], k[bb : bb + 1, hh // g : hh // g + 1],
-                                  v[bb : bb + 1, hh // g : hh // g + 1], causal)  # fmt: skip
-            refs[(bb, hh)] = (ro[0, 0], rl[0, 0])
+        q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 7)
+        refs = reference_slices(torch, ha, q, k, v, causal, sorted({(0, 0), (b - 1, h - 1)}))
         fns = {}
         gqa = {"enable_gqa": True} if hk != h else {}
 
@@ -277,9 +247,8 @@ def measure_child(plan_path: str, results_path: str, deadline: float, rounds: in
             o.fill_(float("nan"))
             lse.fill_(float("nan"))
             _launch_or_exit(torch, lambda exe=exe: exe(q, k, v, o, lse))
-            r = _check(torch, ha, o, lse, refs, g, causal)
-            ok = (r["rel_error"] <= 1e-2 and r["lse_abs_error"] <= 1e-3 and not r["nan_o"] and not r["nan_lse"]
-                  and r["masked_rows_ok"])  # fmt: skip
+            r = compare(torch, o, lse, refs)
+            ok = passes(r)
             emit(event="checked", shape=name, config=key, status="ok" if ok else "wrong", **r)
             if ok:
                 fns[key] = lambda exe=exe: exe(q, k, v, o, lse)

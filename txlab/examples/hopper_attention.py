@@ -320,6 +320,20 @@ def attention_kernel(
             T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
+
+            @T.inline
+            def load_block(pipe, dst, src, b, h, n, stage, phase):
+                """Key block ``n`` of K or V into ring slot ``stage``, once the consumers freed it."""
+                pipe.empty.wait(stage, phase)
+                for dq in T.unroll(DC):  # one TMA box per 64-column (128-byte) swizzle atom
+                    Tx.copy_async(
+                        dst[stage, :, dq * 64 : dq * 64 + 64],
+                        src[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
+                        dispatch="tma_explicit",
+                        mbar=pipe.full.ptr_to([stage]),
+                    )
+                pipe.full.arrive(stage, KV_BYTES)
+
             if tid == 0:
                 sched = sched_for("p")
                 sched.init(cta)
@@ -345,24 +359,8 @@ def attention_kernel(
                         T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for i in T.serial(nmax):
                         n = T.meta_var(nmax - 1 - i)
-                        kp.empty.wait(ps.stage, ps.phase)
-                        for dq in T.unroll(DC):
-                            Tx.copy_async(
-                                Ks[ps.stage, :, dq * 64 : dq * 64 + 64],
-                                K[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
-                                dispatch="tma_explicit",
-                                mbar=kp.full.ptr_to([ps.stage]),
-                            )
-                        kp.full.arrive(ps.stage, KV_BYTES)
-                        vp.empty.wait(ps.stage, ps.phase)
-                        for dq in T.unroll(DC):
-                            Tx.copy_async(
-                                Vs[ps.stage, :, dq * 64 : dq * 64 + 64],
-                                V[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
-                                dispatch="tma_explicit",
-                                mbar=vp.full.ptr_to([ps.stage]),
-                            )
-                        vp.full.arrive(ps.stage, KV_BYTES)
+                        load_block(kp, Ks, K, b, h, n, ps.stage, ps.phase)
+                        load_block(vp, Vs, V, b, h, n, ps.stage, ps.phase)
                         ps.advance()
                     if PROF:
                         T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
