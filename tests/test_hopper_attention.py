@@ -289,3 +289,106 @@ def test_shipped_timeline_shows_the_ping_pong():
                 total += b - a
                 under += sum(max(0, min(b, y) - max(a, x)) for x, y in other)
     assert under / total > 0.4
+
+
+# ---- the tuned table and the model for unseen shapes ----------------------------------------
+def _row(shape, cfg, ms, rel=2e-3):
+    keys = ("batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "head_dim", "causal")
+    return {"shape": dict(zip(keys, shape)), "config": cfg.to_dict(), "time_ms": ms, "rel_error": rel,
+            "lse_abs_error": 1e-6}  # fmt: skip
+
+
+@pytest.fixture
+def small_table(tmp_path):
+    """A table of two measured shapes (what scripts/attention_tune_h200.py writes), in force for the test."""
+    from txlab.examples import attention_model as am
+
+    a, b = (4, 32, 32, 8192, 8192, 128, True), (4, 32, 8, 4096, 4096, 128, False)
+    cfg, swz = ha.AttentionConfig(), ha.AttentionConfig(swizzle=2)
+    measured = [_row(a, cfg, 4.10), _row(a, swz, 3.90), _row(b, cfg, 0.82), _row(b, ha.AttentionConfig(bn=96), 0.90)]
+    path = tmp_path / "t.json"
+    am.write_tuned_table(path, [measured[1], measured[2]], measured, device="NVIDIA H200", source="test")
+    am.use_tuned_table(path)
+    yield path, a, b, swz
+    am.use_tuned_table(None)
+
+
+def test_tuned_table_is_verified_on_load(small_table):
+    import json
+
+    from txlab.cache import seal
+    from txlab.examples import attention_model as am
+
+    path, a, _, _ = small_table
+    doc = json.loads(path.read_text())
+    doc["table"]["best"][0]["time_ms"] = 1.0  # edited by hand: the seal no longer matches
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="sha256"):
+        am.load_tuned_table(path)
+    for bad, match in (
+        ({"rel_error": 0.5}, "rel_error"),
+        ({"config": {"bn": 72}}, "multiple of 16"),
+        ({"config": {"bogus": 1}}, "unknown fields"),
+        ({"time_ms": -1.0}, "positive time"),
+    ):
+        body = json.loads(json.dumps(doc["table"]))
+        body["best"][0].update(bad)
+        path.write_text(json.dumps(seal(body, "table", format=am.TABLE_FORMAT)))  # a valid seal of bad data
+        with pytest.raises(ValueError, match=match):
+            am.load_tuned_table(path)
+    am.use_tuned_table(path)
+    with pytest.warns(UserWarning, match="ignoring the tuned table"):
+        assert am.table_config(a) is None
+
+
+def test_build_without_config_takes_the_table_then_the_model(small_table):
+    _, a, b, swz = small_table
+    assert ha.tuned_config(*a) == swz
+    ch = ha.explain(*a)
+    assert ch.source == "tuned table (measured)" and ch.winner == swz and ch.predictions[0].config == swz
+    # an unseen shape: ranked by the model, corrected by its nearest measured neighbour
+    unseen = (2, 16, 16, 12288, 12288, 128, True)
+    ch = ha.explain(*unseen)
+    assert ch.source == "model" and ch.winner == ha.tuned_config(*unseen) == ch.predictions[0].config
+    times = [p.time_s for p in ch.predictions]
+    assert times == sorted(times) and len(times) >= 5
+    assert "B4 H32 S8192 D128 causal" in ch.predictions[0].neighbour
+    assert ch.winner.name in str(ch) and "pred. us" in ch.table() and ch.to_dict()["winner"] == ch.winner.name
+    # the measured configuration's correction on the neighbour is what it measured there
+    p = next(p for p in ch.predictions if p.config.name == swz.name)
+    from txlab.examples import attention_model as am
+
+    assert p.correction == pytest.approx(3.90e-3 / am.model_time(a, swz)[0])
+    # no measured shape of that head_dim and masking: the model alone, said so
+    ch64 = ha.explain(1, 8, 8, 3000, 3000, 64, True)
+    assert ch64.source == "model" and ch64.notes and all(p.correction == 1.0 for p in ch64.predictions)
+
+
+def test_explain_rejects_bad_shapes():
+    with pytest.raises(InputError, match="does not divide"):
+        ha.explain(1, 6, 4, 128, 128, 64)
+
+
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("FlashAttentionLPTScheduler", dict(num_batches=2, num_heads=6, num_m_blocks=8, l2_swizzle=4)),
+        ("FlashAttentionLPTScheduler", dict(num_batches=1, num_heads=4, num_m_blocks=5, l2_swizzle=1)),
+        ("FlashAttentionLinearScheduler", dict(num_batches=2, num_heads=3, num_m_blocks=7)),
+    ],
+)
+def test_model_task_order_is_tvms(name, params):
+    """The model's numpy index maps give the tasks TVM's scheduler classes hand out (run on the CPU)."""
+    from txlab import schedulers
+    from txlab.examples import attention_model as am
+
+    ctas = 20
+    tr = schedulers.trace(name, ctas, **params)
+    visits = tr.visits
+    assert len(visits) == params["num_batches"] * params["num_heads"] * params["num_m_blocks"]
+    hb, m = am.task_order(
+        params["num_batches"], params["num_heads"], params["num_m_blocks"], "LPT" in name, params.get("l2_swizzle", 1)
+    )
+    for v in visits:
+        i = v["cta"] + v["step"] * ctas
+        assert (hb[i], m[i]) == (v["batch_idx"] * params["num_heads"] + v["head_idx"], v["m_block_idx"])

@@ -826,12 +826,16 @@ def build(
     **kw,
 ):
     """Compile the kernel for one shape; returns a ``txlab.Compiled`` taking ``(Q, K, V, O, LSE)``
-    (and the profiler buffer with ``profile=True``)."""
+    (and the profiler buffer with ``profile=True``). Without a ``config``: :func:`tuned_config`'s
+    (the shipped table's measured best for this exact shape, else the model's choice; :func:`explain`
+    says why)."""
     from txlab.compiler import compile as compile_kernel
 
+    if config is None:
+        config = tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)
     kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config, profile=profile)
     compiled = compile_kernel(kernel, arch=arch, **kw)
-    check_register_budget(compiled, config or default_config(head_dim, causal))
+    check_register_budget(compiled, config)
     return compiled
 
 
@@ -887,3 +891,22 @@ def reference(q, k, v, causal: bool = False):
         lse = np.where(tot > 0, np.log(tot) + safe, -np.inf)[..., 0]
         o = np.where(tot > 0, (e / np.where(tot > 0, tot, 1.0)) @ vf, 0.0)
     return o, lse
+
+
+def tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False) -> AttentionConfig:
+    """The configuration :func:`build` uses without one: the shipped tuned table's measured best for
+    this exact shape, else the model's choice (:mod:`txlab.examples.attention_model`; no GPU, a few
+    milliseconds). A damaged table warns once and is ignored."""
+    from txlab.examples import attention_model
+
+    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    return attention_model.choose((batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal)))
+
+
+def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False, *, num_sms: int = 132):
+    """Why :func:`build` without a config picks what it picks: the measured table entry, or the
+    model's ranking of the candidates (``print()`` it: candidates, predicted time, winner, why)."""
+    from txlab.examples import attention_model
+
+    shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal))
+    return attention_model.explain(shape, num_sms=num_sms)
