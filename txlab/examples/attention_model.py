@@ -141,7 +141,7 @@ def _work(shape: tuple, cfg):
     task's own cost 1.5 blocks), the ideal blocks per CTA, CTAs, tasks."""
     import numpy as np
 
-    from txlab.examples.hopper_attention import l2_swizzle
+    from txlab.examples.attention_config import l2_swizzle
 
     b, h, hk, sq, sk, d, causal = shape
     bm, bn = cfg.bm, cfg.bn
@@ -233,7 +233,7 @@ def _shape_of(entry: dict, where: str) -> tuple:
     vals = tuple(s[k] for k in SHAPE_KEYS)
     if not isinstance(vals[-1], bool) or not all(isinstance(v, int) and not isinstance(v, bool) for v in vals[:-1]):
         raise ValueError(f"{where}: shape {s!r}: integers and a causal flag")
-    from txlab.examples.hopper_attention import check_shape
+    from txlab.examples.attention_config import check_shape
 
     try:
         check_shape(*vals[:-1])
@@ -243,7 +243,7 @@ def _shape_of(entry: dict, where: str) -> tuple:
 
 
 def _config_of(entry: dict, shape: tuple, where: str):
-    from txlab.examples.hopper_attention import AttentionConfig
+    from txlab.examples.attention_config import AttentionConfig
 
     cfg = entry.get("config")
     fields = set(AttentionConfig.__dataclass_fields__)
@@ -342,7 +342,7 @@ def _table() -> dict:
 def table_config(shape: tuple):
     """The table's measured best configuration for exactly ``shape``
     ``(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)``, or None."""
-    from txlab.examples.hopper_attention import AttentionConfig
+    from txlab.examples.attention_config import AttentionConfig
 
     for e in _table()["best"]:
         if tuple(e["shape"][k] for k in SHAPE_KEYS) == tuple(shape):
@@ -366,7 +366,7 @@ def _distance(a: tuple, b: tuple) -> float:
 def neighbours(shape: tuple, n: int = 2) -> list:
     """The ``n`` nearest measured shapes (same head_dim and masking), nearest first: ``[(distance, shape,
     {config name: measured seconds})]``."""
-    from txlab.examples.hopper_attention import AttentionConfig
+    from txlab.examples.attention_config import AttentionConfig
 
     by: dict = {}
     for e in _table()["measured"]:
@@ -384,7 +384,7 @@ def candidates(shape: tuple, num_sms: int = 132) -> list:
     configuration measured on its two nearest measured shapes (valid at its head_dim)."""
     from dataclasses import replace
 
-    from txlab.examples.hopper_attention import AttentionConfig, tune_candidates
+    from txlab.examples.attention_config import AttentionConfig, tune_candidates
 
     out = {}
     for c in tune_candidates(*shape):
@@ -401,7 +401,7 @@ def predict(shape: tuple, cfg, near: list | None = None) -> Prediction:
     """The predicted time of ``cfg`` on ``shape`` (see the module docstring)."""
     from dataclasses import replace
 
-    from txlab.examples.hopper_attention import flops
+    from txlab.examples.attention_config import flops
 
     t, (t_tasks, t_blocks, ideal, ctas, tasks, bound) = model_time(shape, cfg)
     near = neighbours(shape) if near is None else near
@@ -499,7 +499,7 @@ def explain(shape: tuple, *, num_sms: int = 132) -> AttentionChoice:
     over the model."""
     from dataclasses import replace
 
-    from txlab.examples.hopper_attention import check_shape
+    from txlab.examples.attention_config import check_shape
 
     shape = tuple(shape)
     if len(shape) != 7:
@@ -537,7 +537,7 @@ def sweep_records(path) -> list:
     import json
     from pathlib import Path
 
-    from txlab.examples.hopper_attention import AttentionConfig
+    from txlab.examples.attention_config import AttentionConfig
 
     doc = json.loads(Path(path).read_text())
     out = []
