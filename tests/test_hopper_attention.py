@@ -392,3 +392,51 @@ def test_model_task_order_is_tvms(name, params):
     for v in visits:
         i = v["cta"] + v["step"] * ctas
         assert (hb[i], m[i]) == (v["batch_idx"] * params["num_heads"] + v["head_idx"], v["m_block_idx"])
+
+
+def test_shipped_tuned_table():
+    """The table an H200 sweep wrote (scripts/attention_tune_h200.py): it verifies, each shape's entry is
+    its fastest measured candidate, and build() without a config takes it."""
+    from txlab.examples import attention_model as am
+
+    am.use_tuned_table(None)
+    doc = am.load_tuned_table()
+    assert "H200" in doc["device"]
+    body = doc["table"]
+
+    def key(e):
+        return tuple(e["shape"][k] for k in am.SHAPE_KEYS)
+
+    assert len(body["best"]) >= 10 and len(body["measured"]) >= 90
+    for e in body["best"]:
+        times = [m["time_ms"] for m in body["measured"] if key(m) == key(e)]
+        assert e["time_ms"] == min(times)
+        assert ha.tuned_config(*key(e)) == ha.AttentionConfig(**e["config"])
+    issue = {(4, 32, 32, s, s, 128, c) for s in (4096, 8192, 16384) for c in (False, True)} - {
+        (4, 32, 32, 16384, 16384, 128, False)
+    }
+    assert issue <= {key(e) for e in body["best"]}
+
+
+def test_shipped_profile_is_on_the_kernels_lines():
+    """The ncu profile recorded on an H200 (B 2, H 32, S 4096, D 128, the default configuration): every
+    sample on a line, the ten hottest lines are lines of attention_kernel (the softmax's exp2 first),
+    MUFU.EX2 holds a sizeable share, and the wgmma waits stall on the tensor cores' barrier."""
+    import inspect
+
+    from txlab import profiling
+
+    p = profiling.saved("hopper_attention")
+    assert "H200" in p.device and p.line_kind == "tvmscript" and p.attributed_share >= 0.99
+    c = ha.build(2, 32, 32, 4096, 4096, 128, False, ha.default_config(128, False))
+    p = p.for_build(c)  # the SASS is checked to be the profiled SASS, offset for offset
+    src, first = inspect.getsourcelines(ha.attention_kernel)
+    own = range(first, first + len(src))
+    hot = p.hot_lines(10)
+    assert all(r["line"] in own for r in hot), [(r["line"], r["text"]) for r in hot]
+    assert "T.exp2" in hot[0]["text"]
+    ex2 = [i for i in p.instructions if "MUFU.EX2" in (i.get("sass") or "")]
+    assert sum(i["samples"] for i in ex2) / p.total_samples > 0.1
+    assert {i["user_line"] for i in ex2} <= {r["line"] for r in p.lines if "T.exp2" in r["text"]}
+    waits = [r for r in p.lines if "wgmma.wait_group" in r["text"] and r["samples"]]
+    assert waits and any(r["top_stalls"][0][0] == "barrier" for r in waits)
