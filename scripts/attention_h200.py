@@ -83,6 +83,42 @@ def _compile(case, num_sms):
         return case[0], time.time() - t, f"{type(exc).__name__}: {exc}"[:500]
 
 
+def _test_kernels():
+    """``(shape, causal, config)`` of the kernels tests/test_hopper_attention.py's GPU tests build (read
+    from their parametrize marks), so the pytest run after this script finds them compiled."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_hopper_attention as t
+
+    from txlab.examples import hopper_attention as ha
+
+    out = []
+    for fn in (t.test_attention_on_gpu, t.test_tuned_variants_on_gpu, t.test_attention_variants_on_gpu):
+        for mark in fn.pytestmark:
+            if mark.name != "parametrize":
+                continue
+            for vals in mark.args[1]:
+                if fn is t.test_attention_variants_on_gpu:
+                    pp, ov = vals
+                    out.append(((2, 8, 8, 1024, 1024, 128), True, ha.AttentionConfig(pingpong=pp, overlap=ov)))
+                else:
+                    shape, causal, *cfg = vals
+                    out.append((shape, causal, cfg[0] if cfg else None))
+    return out
+
+
+def _compile_test(item, num_sms):
+    from dataclasses import replace
+
+    from txlab.examples import hopper_attention as ha
+
+    shape, causal, cfg = item
+    try:
+        ha.build(*shape, causal, replace(cfg or ha.default_config(shape[5], causal), num_sms=num_sms))
+        return None
+    except Exception as exc:  # noqa: BLE001 - the test will report it
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
 def _compile_trace(num_sms):
     from dataclasses import replace
 
@@ -201,6 +237,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 4))
     ap.add_argument("--smoke-one", default="", help=argparse.SUPPRESS)
     ap.add_argument("--timeline", default="", help="folder: also record the profiled kernel's trace there")
+    ap.add_argument("--tests", action="store_true", help="also compile the kernels of the GPU tests (for pytest)")
     args = ap.parse_args()
     t0 = time.time()
     if args.smoke_one:
@@ -209,8 +246,13 @@ def main() -> int:
     num_sms = int(os.environ.get("TXLAB_NUM_SMS", "132"))
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         trace = pool.submit(_compile_trace, num_sms) if args.timeline else None
+        tests = _test_kernels() if args.tests else []
+        test_builds = [pool.submit(_compile_test, item, num_sms) for item in tests]
         everything = SMOKE + cases
         built = {n: (s, e) for n, s, e in pool.map(_compile, everything, [num_sms] * len(everything))}
+        test_errors = [f.result() for f in test_builds]
+    if tests:
+        print(f"compiled the {len(tests)} kernels of the GPU tests; failures: {[e for e in test_errors if e]}")
         if trace is not None:
             trace.result()
     print(f"compiled {len(SMOKE) + len(cases)} kernels in {time.time() - t0:.0f} s", flush=True)

@@ -199,6 +199,19 @@ def test_attention_variants_on_gpu(pingpong, overlap):
 
 
 @pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "shape,causal,cfg",
+    [
+        ((2, 8, 2, 1000, 1000, 64), True, ha.AttentionConfig(bn=176, stages=2)),  # the tuned table's D64 winner
+        ((1, 8, 2, 777, 1500, 128), False, ha.AttentionConfig(scheduler="lpt")),  # GQA's winner
+        ((2, 8, 8, 1024, 1024, 64), True, ha.AttentionConfig(stages=3, swizzle=16)),  # D64 causal's winner
+    ],
+)
+def test_tuned_variants_on_gpu(shape, causal, cfg):
+    _on_gpu(shape, causal, cfg)
+
+
 def test_emulator_finds_the_planted_missing_wait():
     """plant='no_v_wait': P V reads a V slot without waiting for its TMA load; the race checker names
     the V copy and the wgmma that reads it."""
