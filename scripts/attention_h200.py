@@ -176,17 +176,6 @@ def passes(r: dict) -> bool:
     )
 
 
-def inputs(torch, b, h, hk, sq, sk, d, seed):
-    """Q, K, V (standard normal bf16) and NaN-poisoned O, LSE in the kernel's layout."""
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
-    return q, k, v, o, lse
-
-
 def _check(torch, ha, q, k, v, o, lse, causal):
     """:func:`compare` against the reference on up to :data:`CHECK_SLICES` (batch, head) slices."""
     B, H = q.shape[:2]
@@ -217,7 +206,7 @@ def smoke_one(case) -> int:
     name, b, h, hk, sq, sk, d, causal, _ = case
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     exe = ha.build(b, h, hk, sq, sk, d, causal, _config(case, sms)).executable
-    q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 3)
+    q, k, v, o, lse = ha.random_inputs(b, h, hk, sq, sk, d, seed=3)
     exe(q, k, v, o, lse)
     torch.cuda.synchronize()
     r = _check(torch, ha, q, k, v, o, lse, causal)
@@ -318,7 +307,7 @@ def main() -> int:
             cfg = _config(case, num_sms if num_sms <= sms else sms)
             row["config"] = cfg.to_dict()
             exe = ha.build(b, h, hk, sq, sk, d, causal, cfg).executable
-            q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 7)
+            q, k, v, o, lse = ha.random_inputs(b, h, hk, sq, sk, d, seed=7)
             exe(q, k, v, o, lse)
             torch.cuda.synchronize()
             row.update(_check(torch, ha, q, k, v, o, lse, causal))

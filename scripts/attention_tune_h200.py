@@ -107,9 +107,7 @@ def profile_phase(out: Path, result: dict) -> None:
         b, h, hk, s, _, d, causal = PROFILE_SHAPE
         cfg = ha.default_config(d, causal)
         c = ha.build(b, h, hk, s, s, d, causal, cfg)
-        from attention_h200 import inputs
-
-        q, k, v, o, lse = inputs(torch, b, h, hk, s, s, d, 11)
+        q, k, v, o, lse = ha.random_inputs(b, h, hk, s, s, d, seed=11)
         c.executable(q, k, v, o, lse)
         torch.cuda.synchronize()
         ro, rl = ha.reference(q[:1, :1], k[:1, :1], v[:1, :1], causal)
@@ -179,7 +177,7 @@ def _launch_or_exit(torch, fn, timeout_s=10.0):
 def measure_child(plan_path: str, results_path: str, deadline: float, rounds: int, rep: int) -> int:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from attention_h200 import compare, inputs, passes, reference_slices
+    from attention_h200 import compare, passes, reference_slices
     from tune_h200 import Timer, interleaved
 
     from txlab.examples import hopper_attention as ha
@@ -220,7 +218,7 @@ def measure_child(plan_path: str, results_path: str, deadline: float, rounds: in
             return comp
 
         futs = {c["name"]: pool.submit(prebuild, c["config"]) for c in cfgs}
-        q, k, v, o, lse = inputs(torch, b, h, hk, sq, sk, d, 7)
+        q, k, v, o, lse = ha.random_inputs(b, h, hk, sq, sk, d, seed=7)
         refs = reference_slices(torch, ha, q, k, v, causal, sorted({(0, 0), (b - 1, h - 1)}))
         fns = {}
         gqa = {"enable_gqa": True} if hk != h else {}

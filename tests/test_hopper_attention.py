@@ -155,13 +155,8 @@ def test_emulated_gqa_ragged_head_dim_128(pingpong, overlap):
 # ---- on the GPU -----------------------------------------------------------------------------
 def _on_gpu(shape, causal, cfg=None, seed=0):
     torch = pytest.importorskip("torch")
-    b, h, hk, sq, sk, d = shape
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    d = shape[5]
+    q, k, v, o, lse = ha.random_inputs(*shape, seed=seed)
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     from dataclasses import replace
 

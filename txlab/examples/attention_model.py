@@ -274,23 +274,13 @@ def load_tuned_table(path=None) -> dict:
     format, the SHA-256 of its body, every shape valid, every configuration valid at its head_dim and
     correct when measured (rel. error <= 1e-2, LSE <= 1e-3), every time positive, one best entry per
     shape. Raises ValueError naming what is wrong."""
-    import json
     from pathlib import Path
 
-    from txlab.cache import sealed_body
-    from txlab.files import read_bytes_capped
+    from txlab.cache import read_sealed
 
     src = Path(path) if path is not None else table_path()
-    try:
-        doc = json.loads(read_bytes_capped(src, 16 << 20, "tuned table"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{src}: not a readable tuned table ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT:
-        got = doc.get("format") if isinstance(doc, dict) else None
-        raise ValueError(f"{src}: format {got!r}, expected {TABLE_FORMAT!r}")
-    body, why = sealed_body(doc, "table")
-    if why:
-        raise ValueError(f"{src}: the table's sha256 does not match its body ({why}: edited or damaged)")
+    doc = read_sealed(src, "table", TABLE_FORMAT, what="tuned table")
+    body = doc["table"]
     if (
         not isinstance(body, dict)
         or not isinstance(body.get("best"), list)
@@ -421,7 +411,7 @@ def predict(shape: tuple, cfg, near: list | None = None) -> Prediction:
             r, how = statistics.median(ratios.values()), "median"
         logs.append(math.log(r))
         weights.append(1 / (1 + dist))
-        who.append(f"{_shape_name(ns)} ({how})")
+        who.append(f"{shape_name(ns)} ({how})")
     corr = math.exp(sum(w * x for w, x in zip(weights, logs)) / sum(weights)) if logs else 1.0
     b, h, hk, sq, sk, d, causal = shape
     return Prediction(
@@ -440,7 +430,7 @@ def predict(shape: tuple, cfg, near: list | None = None) -> Prediction:
     )
 
 
-def _shape_name(s: tuple) -> str:
+def shape_name(s: tuple) -> str:
     b, h, hk, sq, sk, d, causal = s
     kv = f"/{hk}kv" if hk != h else ""
     seq = f"S{sq}" if sq == sk else f"Sq{sq}/Skv{sk}"
@@ -492,7 +482,7 @@ class AttentionChoice:
         }
 
     def __str__(self) -> str:
-        return f"attention {_shape_name(self.shape)}: {self.source} -> {self.why}\n{self.table()}"
+        return f"attention {shape_name(self.shape)}: {self.source} -> {self.why}\n{self.table()}"
 
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))

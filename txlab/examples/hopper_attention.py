@@ -606,13 +606,7 @@ def record_example_trace(provenance: str = "`python -m txlab.examples.traces rec
 
     b, h, hk, sq, sk, d = TRACE_SHAPE
     cfg = replace(default_config(d, False), num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (
-        torch.randn(b, n, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        for n, s in ((h, sq), (hk, sk), (hk, sk))
-    )
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
+    q, k, v, o, lse = random_inputs(*TRACE_SHAPE, seed=0)
     record_timeline(q, k, v, o, lse, False, cfg)  # warm-up: module load, TMA descriptors
     tl = record_timeline(q, k, v, o, lse, False, cfg)
     ro, _ = reference(q, k, v, False)
@@ -674,6 +668,22 @@ def check_register_budget(compiled, config: AttentionConfig) -> None:
             f"{regs} x {config.threads} = {regs * config.threads}: the consumers would wait forever",
             hint="lower consumer_regs()/producer_regs() so they fit ptxas' count at launch",
         )
+
+
+def random_inputs(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, seed: int = 0):
+    """``(Q, K, V, O, LSE)`` torch tensors on the GPU in the kernel's layout: Q, K, V standard normal
+    bf16 (drawn in that order from ``seed``), O and LSE NaN-poisoned (a value never written shows)."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(batch, heads, seqlen_q, head_dim, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (
+        torch.randn(batch, kv_heads, seqlen_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=g)
+        for _ in range(2)
+    )
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((batch, heads, seqlen_q), float("nan"), device="cuda", dtype=torch.float32)
+    return q, k, v, o, lse
 
 
 def reference(q, k, v, causal: bool = False):
