@@ -33,6 +33,7 @@ the real classes by tests/test_hopper_attention.py.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -141,17 +142,23 @@ class Prediction:
 def _work(shape: tuple, cfg):
     """Per CTA: tasks, key blocks, masked blocks of the busiest CTA (nominal cost: a key block is 1, a
     task's own cost 1.5 blocks), the ideal blocks per CTA, CTAs, tasks."""
-    import numpy as np
-
     from txlab.examples.attention_config import l2_swizzle
 
     b, h, hk, sq, sk, d, causal = shape
-    bm, bn = cfg.bm, cfg.bn
-    mb, nb = _ceil(sq, bm), _ceil(sk, bn)
-    tasks = b * h * mb
-    ctas = min(cfg.num_sms, tasks)
     lpt = cfg.scheduler == "lpt" or (cfg.scheduler == "auto" and causal)
     swz = min(cfg.swizzle or l2_swizzle(sk, d), b * h)
+    return _work_of(tuple(shape), cfg.bm, cfg.bn, cfg.num_sms, lpt, swz if lpt else 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _work_of(shape: tuple, bm: int, bn: int, num_sms: int, lpt: bool, swz: int):
+    """:func:`_work` for what it depends on (candidates that differ in ring depth or overlap share it)."""
+    import numpy as np
+
+    b, h, hk, sq, sk, d, causal = shape
+    mb, nb = _ceil(sq, bm), _ceil(sk, bn)
+    tasks = b * h * mb
+    ctas = min(num_sms, tasks)
     _, m = task_order(b, h, mb, lpt, swz)
     diag = sk - sq
     if causal:
@@ -357,21 +364,25 @@ def _distance(a: tuple, b: tuple) -> float:
 
 def neighbours(shape: tuple, n: int = 2) -> list:
     """The ``n`` nearest measured shapes (same head_dim and masking), nearest first: ``[(distance, shape,
-    {config name: measured seconds})]``."""
+    {config name: (config, measured seconds, measured / model)})]``."""
     from txlab.examples.attention_config import AttentionConfig
 
     by: dict = {}
     for e in _table()["measured"]:
         s = tuple(e["shape"][k] for k in SHAPE_KEYS)
-        by.setdefault(s, {})[AttentionConfig(**e["config"]).name] = (
-            AttentionConfig(**e["config"]),
-            e["time_ms"] * 1e-3,
-        )
-    near = sorted(((_distance(shape, s), s, m) for s, m in by.items()), key=lambda t: (t[0], t[1]))
-    return [t for t in near if t[0] < math.inf][:n]
+        c = AttentionConfig(**e["config"])
+        by.setdefault(s, {})[c.name] = (c, e["time_ms"] * 1e-3)
+    near = sorted(((_distance(shape, s), s) for s in by), key=lambda t: t)
+    out = []
+    ratios = _cache.setdefault("ratios", {})  # per measured shape, for the table in force (reset with it)
+    for dist, s in [t for t in near if t[0] < math.inf][:n]:
+        if s not in ratios:
+            ratios[s] = {k: (c, t, t / model_time(s, c)[0]) for k, (c, t) in by[s].items()}
+        out.append((dist, s, ratios[s]))
+    return out
 
 
-def candidates(shape: tuple, num_sms: int = 132) -> list:
+def candidates(shape: tuple, num_sms: int = 132, near: list | None = None) -> list:
     """The configurations :func:`explain` ranks: ``tune_candidates`` of the shape and every
     configuration measured on its two nearest measured shapes (valid at its head_dim)."""
     from dataclasses import replace
@@ -382,8 +393,8 @@ def candidates(shape: tuple, num_sms: int = 132) -> list:
     for c in tune_candidates(*shape):
         cfg = replace(AttentionConfig(**c), num_sms=num_sms)
         out[cfg.name] = cfg
-    for _, _, meas in neighbours(shape):
-        for cfg, _t in meas.values():
+    for _, _, meas in neighbours(shape) if near is None else near:
+        for cfg, _t, _r in meas.values():
             cfg = replace(cfg, num_sms=num_sms)
             out.setdefault(cfg.name, cfg)
     return list(out.values())
@@ -400,7 +411,7 @@ def predict(shape: tuple, cfg, near: list | None = None) -> Prediction:
     key = replace(cfg, num_sms=132).name
     logs, weights, who = [], [], []
     for dist, ns, meas in near:
-        ratios = {name: tm / model_time(ns, c)[0] for name, (c, tm) in meas.items()}
+        ratios = {name: r for name, (_c, _t, r) in meas.items()}
         if not ratios:
             continue
         if key in ratios:
@@ -503,7 +514,7 @@ def explain(shape: tuple, *, num_sms: int = 132) -> AttentionChoice:
         )
     check_shape(*shape[:6])
     near = neighbours(shape)
-    preds = sorted((predict(shape, c, near) for c in candidates(shape, num_sms)), key=_rank)
+    preds = sorted((predict(shape, c, near) for c in candidates(shape, num_sms, near)), key=_rank)
     notes = [] if near else [f"no measured shape with head_dim {shape[5]} and causal={shape[6]}: the model alone"]
     measured = table_config(shape)
     if measured is not None:
