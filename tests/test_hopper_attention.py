@@ -448,3 +448,18 @@ def test_shipped_profile_is_on_the_kernels_lines():
     assert {i["user_line"] for i in ex2} <= {r["line"] for r in p.lines if "T.exp2" in r["text"]}
     waits = [r for r in p.lines if "wgmma.wait_group" in r["text"] and r["samples"]]
     assert waits and any(r["top_stalls"][0][0] == "barrier" for r in waits)
+
+
+def test_tuned_config_uses_one_cta_per_sm_of_this_gpu(small_table, monkeypatch):
+    """The table was measured with 132 SMs; on a GPU with fewer (an H100 PCIe has 114) build() without a
+    config launches one persistent CTA per SM, not a second wave of 18."""
+    import txlab.device
+    from txlab.device import GPUInfo
+
+    _, a, _, swz = small_table
+    monkeypatch.setattr(txlab.device, "probe", lambda: GPUInfo(True, name="H100 PCIe", sm_count=114))
+    got = ha.tuned_config(*a)
+    assert got.num_sms == 114 and got.bn == swz.bn and got.swizzle == swz.swizzle
+    assert ha.tuned_config(2, 16, 16, 12288, 12288, 128, True).num_sms == 114
+    monkeypatch.setattr(txlab.device, "probe", lambda: GPUInfo(False, "no GPU"))
+    assert ha.tuned_config(*a) == swz

@@ -726,17 +726,21 @@ def reference(q, k, v, causal: bool = False):
 def tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False) -> AttentionConfig:
     """The configuration :func:`build` uses without one: the shipped tuned table's measured best for
     this exact shape, else the model's choice (:mod:`txlab.examples.attention_model`; no GPU, a few
-    milliseconds). A damaged table warns once and is ignored."""
-    from txlab.examples.attention_model import choose
-
-    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
-    return choose((batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal)))
+    milliseconds), with one persistent CTA per SM of this GPU (132, an H100/H200 SXM's, without one).
+    A damaged table warns once and is ignored."""
+    return explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal).winner
 
 
-def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False, *, num_sms: int = 132):
+def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False, *, num_sms: int | None = None):
     """Why :func:`build` without a config picks what it picks: the measured table entry, or the
-    model's ranking of the candidates (``print()`` it: candidates, predicted time, winner, why)."""
+    model's ranking of the candidates (``print()`` it: candidates, predicted time, winner, why).
+    ``num_sms``: persistent CTAs at most (default: this GPU's SMs, else 132)."""
     from txlab.examples.attention_model import explain as rank
 
+    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    if num_sms is None:
+        from txlab.device import probe
+
+        num_sms = probe().sm_count or 132
     shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal))
     return rank(shape, num_sms=num_sms)
