@@ -45,6 +45,7 @@ import math
 from dataclasses import dataclass, field
 
 import txlab.errors as _errors
+from txlab.examples.attention_config import _ceil
 
 #: per-SM bf16 dense tensor-core peak (flop/s), as txlab.examples.gemm_model assumes
 SM_PEAK_FLOPS = 7.2e12
@@ -77,10 +78,6 @@ MARGIN = 0.03
 TABLE_NAME = "hopper_attention_tuned.json"
 TABLE_FORMAT = "txlab-hopper-attention-tuned/1"
 SHAPE_KEYS = ("batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "head_dim", "causal")
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 # ---- the scheduler orders (TVM's index maps, as numpy) --------------------------------------------
