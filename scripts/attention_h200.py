@@ -2,7 +2,9 @@
 process. Every configuration is checked first (O NaN-poisoned, against an fp32 reference on a few
 (batch, head) slices: rel. error <= 1e-2, LSE <= 1e-3 abs, no NaN anywhere, -inf LSE exactly where
 a row sees no key), then timed: median of interleaved rounds, each round the median of 20 launches
-after an L2 flush. TFLOP/s = 4·B·H·Sq·Skv·D, halved when causal.
+after an L2 flush. TFLOP/s = 4·B·H·Sq·Skv·D, halved when causal. Each case runs the configuration
+``build()`` takes without one (``hopper_attention.tuned_config``: the shipped tuned table's entry for
+the shape, else the model's choice); the overlap cases switch one knob of the default.
 
     python scripts/attention_h200.py [--rounds 3] [--out benchmarks/results/attention.json] [--only NAME,...]
 
@@ -60,10 +62,12 @@ def _config(case, num_sms):
     from txlab.examples import hopper_attention as ha
 
     name, b, h, hk, sq, sk, d, causal, over = case
-    base = ha.default_config(d, causal)
+    # the configuration build() takes without one (the shipped tuned table, else the model); the
+    # overlap cases switch one knob of the default
+    base = ha.default_config(d, causal) if over else ha.tuned_config(b, h, hk, sq, sk, d, causal)
     from dataclasses import replace
 
-    return replace(base, num_sms=num_sms, **over)
+    return replace(base, num_sms=min(base.num_sms, num_sms), **over)
 
 
 def _compile(case, num_sms):
@@ -79,6 +83,42 @@ def _compile(case, num_sms):
         return case[0], time.time() - t, f"{type(exc).__name__}: {exc}"[:500]
 
 
+def _test_kernels():
+    """``(shape, causal, config)`` of the kernels tests/test_hopper_attention.py's GPU tests build (read
+    from their parametrize marks), so the pytest run after this script finds them compiled."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_hopper_attention as t
+
+    from txlab.examples import hopper_attention as ha
+
+    out = []
+    for fn in (t.test_attention_on_gpu, t.test_tuned_variants_on_gpu, t.test_attention_variants_on_gpu):
+        for mark in fn.pytestmark:
+            if mark.name != "parametrize":
+                continue
+            for vals in mark.args[1]:
+                if fn is t.test_attention_variants_on_gpu:
+                    pp, ov = vals
+                    out.append(((2, 8, 8, 1024, 1024, 128), True, ha.AttentionConfig(pingpong=pp, overlap=ov)))
+                else:
+                    shape, causal, *cfg = vals
+                    out.append((shape, causal, cfg[0] if cfg else None))
+    return out
+
+
+def _compile_test(item, num_sms):
+    from dataclasses import replace
+
+    from txlab.examples import hopper_attention as ha
+
+    shape, causal, cfg = item
+    try:
+        ha.build(*shape, causal, replace(cfg or ha.default_config(shape[5], causal), num_sms=num_sms))
+        return None
+    except Exception as exc:  # noqa: BLE001 - the test will report it
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
 def _compile_trace(num_sms):
     from dataclasses import replace
 
@@ -92,32 +132,56 @@ def _compile_trace(num_sms):
         pass
 
 
-def _check(torch, ha, q, k, v, o, lse, causal):
-    """Max over a few (batch, head) slices of (rel. error of O, max abs error of finite LSE); whole-tensor
-    NaN counts; whether -inf LSE rows are exactly the rows that see no key."""
-    B, H = q.shape[:2]
-    g = H // k.shape[1]
-    picks = sorted({(0, 0), (B - 1, H - 1), (B // 2, min(H - 1, g + 1))})[:CHECK_SLICES]
-    errs, lerrs, inf_ok = [], [], True
+def reference_slices(torch, ha, q, k, v, causal, picks):
+    """{(b, h): (O, LSE)} of the fp32 reference for a few (batch, head) slices."""
+    g = q.shape[1] // k.shape[1]
+    out = {}
     for b, h in picks:
         ro, rl = ha.reference(
             q[b : b + 1, h : h + 1], k[b : b + 1, h // g : h // g + 1], v[b : b + 1, h // g : h // g + 1], causal
         )
-        got = o[b : b + 1, h : h + 1].float()
+        out[(b, h)] = (ro[0, 0], rl[0, 0])
+    return out
+
+
+def compare(torch, o, lse, refs):
+    """Max over the reference slices of (rel. error of O, max abs error of finite LSE); whole-tensor NaN
+    counts; whether -inf LSE rows are exactly the rows that see no key."""
+    errs, lerrs, inf_ok = [], [], True
+    for (b, h), (ro, rl) in refs.items():
+        got = o[b, h].float()
         errs.append((torch.linalg.vector_norm(got - ro) / torch.linalg.vector_norm(ro).clamp_min(1e-30)).item())
-        gl = lse[b : b + 1, h : h + 1]
+        gl = lse[b, h]
         fin = torch.isfinite(rl)
         inf_ok &= bool(torch.equal(torch.isneginf(gl), ~fin))
         lerrs.append((gl[fin] - rl[fin]).abs().max().item() if fin.any() else 0.0)
-        del ro, rl
     return {
         "rel_error": max(errs),
         "lse_abs_error": max(lerrs),
         "nan_o": int(torch.isnan(o).sum().item()),
         "nan_lse": int(torch.isnan(lse).sum().item()),
         "masked_rows_ok": inf_ok,
-        "slices": [list(p) for p in picks],
+        "slices": [list(p) for p in refs],
     }
+
+
+def passes(r: dict) -> bool:
+    """The issue's correctness bar for a :func:`compare` row."""
+    return (
+        r["rel_error"] <= 1e-2
+        and r["lse_abs_error"] <= 1e-3
+        and r["nan_o"] == 0
+        and r["nan_lse"] == 0
+        and r["masked_rows_ok"]
+    )
+
+
+def _check(torch, ha, q, k, v, o, lse, causal):
+    """:func:`compare` against the reference on up to :data:`CHECK_SLICES` (batch, head) slices."""
+    B, H = q.shape[:2]
+    g = H // k.shape[1]
+    picks = sorted({(0, 0), (B - 1, H - 1), (B // 2, min(H - 1, g + 1))})[:CHECK_SLICES]
+    return compare(torch, o, lse, reference_slices(torch, ha, q, k, v, causal, picks))
 
 
 def record_trace(torch, out: Path, sms: int) -> str:
@@ -142,12 +206,7 @@ def smoke_one(case) -> int:
     name, b, h, hk, sq, sk, d, causal, _ = case
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     exe = ha.build(b, h, hk, sq, sk, d, causal, _config(case, sms)).executable
-    gen = torch.Generator(device="cuda").manual_seed(3)
-    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    q, k, v, o, lse = ha.random_inputs(b, h, hk, sq, sk, d, seed=3)
     exe(q, k, v, o, lse)
     torch.cuda.synchronize()
     r = _check(torch, ha, q, k, v, o, lse, causal)
@@ -167,6 +226,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 4))
     ap.add_argument("--smoke-one", default="", help=argparse.SUPPRESS)
     ap.add_argument("--timeline", default="", help="folder: also record the profiled kernel's trace there")
+    ap.add_argument("--tests", action="store_true", help="also compile the kernels of the GPU tests (for pytest)")
     args = ap.parse_args()
     t0 = time.time()
     if args.smoke_one:
@@ -175,8 +235,13 @@ def main() -> int:
     num_sms = int(os.environ.get("TXLAB_NUM_SMS", "132"))
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         trace = pool.submit(_compile_trace, num_sms) if args.timeline else None
+        tests = _test_kernels() if args.tests else []
+        test_builds = [pool.submit(_compile_test, item, num_sms) for item in tests]
         everything = SMOKE + cases
         built = {n: (s, e) for n, s, e in pool.map(_compile, everything, [num_sms] * len(everything))}
+        test_errors = [f.result() for f in test_builds]
+    if tests:
+        print(f"compiled the {len(tests)} kernels of the GPU tests; failures: {[e for e in test_errors if e]}")
         if trace is not None:
             trace.result()
     print(f"compiled {len(SMOKE) + len(cases)} kernels in {time.time() - t0:.0f} s", flush=True)
@@ -242,22 +307,11 @@ def main() -> int:
             cfg = _config(case, num_sms if num_sms <= sms else sms)
             row["config"] = cfg.to_dict()
             exe = ha.build(b, h, hk, sq, sk, d, causal, cfg).executable
-            gen = torch.Generator(device="cuda").manual_seed(7)
-            q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            k = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            v = torch.randn(b, hk, sk, d, device="cuda", dtype=torch.bfloat16, generator=gen)
-            o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-            lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+            q, k, v, o, lse = ha.random_inputs(b, h, hk, sq, sk, d, seed=7)
             exe(q, k, v, o, lse)
             torch.cuda.synchronize()
             row.update(_check(torch, ha, q, k, v, o, lse, causal))
-            ok = (
-                row["rel_error"] <= 1e-2
-                and row["lse_abs_error"] <= 1e-3
-                and row["nan_o"] == 0
-                and row["nan_lse"] == 0
-                and row["masked_rows_ok"]
-            )
+            ok = passes(row)
             fns = {"txlab": lambda: exe(q, k, v, o, lse)}
             # torch's is_causal is top-left aligned: the same mask only when seqlen_q == seqlen_kv
             if sq == sk or not causal:

@@ -105,6 +105,24 @@ def sealed_body(doc, field: str, *, compact: bool = False):
     return doc[field], None
 
 
+def read_sealed(path, field: str, fmt: str, *, what: str = "sealed file", limit: int = 16 << 20) -> dict:
+    """The JSON document at ``path`` when its ``format`` is ``fmt`` and its ``sha256`` matches its
+    ``field`` (:func:`seal`); else ValueError naming what is wrong (unreadable, another format, edited
+    or damaged). A file read for its data, e.g. a shipped tuned table, is trusted only through this."""
+    from txlab.files import read_bytes_capped
+
+    try:
+        doc = json.loads(read_bytes_capped(path, limit, what))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable {what} ({exc})") from None
+    got = doc.get("format") if isinstance(doc, dict) else None
+    if got != fmt:
+        raise ValueError(f"{path}: format {got!r}, expected {fmt!r}")
+    if sealed_body(doc, field)[1]:
+        raise ValueError(f"{path}: the sha256 does not match its {field!r} (edited or damaged)")
+    return doc
+
+
 def entry_path(key: str) -> Path:
     return cache_dir() / key[:2] / key
 

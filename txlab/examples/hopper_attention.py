@@ -39,141 +39,24 @@ stores clip. Shapes are compile-time constants (one build per shape). TVM is imp
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from enum import Enum
 
+from txlab.examples.attention_config import (  # noqa: F401  (re-exported: hopper_attention.AttentionConfig, ...)
+    HEAD_DIMS,
+    SMEM_LIMIT,
+    TUNE_SPACE,
+    AttentionConfig,
+    _ceil,
+    check_shape,
+    default_config,
+    flops,
+    l2_swizzle,
+    tune_candidates,
+    tune_space,
+    tune_valid,
+)
+
 import txlab.errors as _errors
-
-#: what ``txlab.tune`` may vary (see :class:`AttentionConfig`)
-TUNE_SPACE = {
-    "bn": [64, 96, 128, 176],
-    "stages": [2, 3, 4],
-    "consumers": [1, 2],
-    "pingpong": [False, True],
-    "overlap": [False, True],
-    "scheduler": ["auto", "linear", "lpt"],
-    "num_sms": [132],
-}
-
-HEAD_DIMS = (64, 128)
-SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory per CTA on sm_90
-
-
-@dataclass(frozen=True)
-class AttentionConfig:
-    """Knobs of :func:`attention_kernel`.
-
-    ``bn``: key/value rows per block (a multiple of 16, at most 256); ``stages``: depth of the
-    K/V ring; ``consumers``: warpgroups of 64 query rows each (the tile is ``64 * consumers``
-    rows); ``pingpong``: two consumers alternate on the tensor cores (needs ``consumers == 2``);
-    ``overlap``: issue the next ``Q Kᵀ`` before this block's ``P V``; ``scheduler``: ``"lpt"``,
-    ``"linear"`` or ``"auto"`` (LPT when causal); ``num_sms``: persistent CTAs at most."""
-
-    bn: int = 128
-    stages: int = 2
-    consumers: int = 2
-    pingpong: bool = True
-    overlap: bool = True
-    scheduler: str = "auto"
-    num_sms: int = 132
-
-    @property
-    def bm(self) -> int:
-        return 64 * self.consumers
-
-    @property
-    def threads(self) -> int:
-        return 128 * (self.consumers + 1)
-
-    def smem_bytes(self, head_dim: int) -> int:
-        """Q tile + K and V rings + the O staging tiles + barriers (q full/empty, K/V full/empty)."""
-        tiles = (2 * self.bm + 2 * self.stages * self.bn) * head_dim * 2
-        return tiles + 8 * (2 + 4 * self.stages)
-
-    def producer_regs(self) -> int:
-        return 24
-
-    def consumer_regs(self) -> int:
-        """``setmaxnreg`` targets. The CTA's register file is fixed at launch (ptxas' count, 168 per
-        thread for 384 threads under ``__launch_bounds__(384, 1)``); ``setmaxnreg.inc`` waits until
-        the other warpgroups' ``.dec`` have freed enough, so 128·producer + 128·consumers·consumer must
-        fit in it or the consumers wait forever: 24 + 2·240 = 3·168."""
-        return 240
-
-    def validate(self, head_dim: int | None = None) -> None:
-        bad = _errors.InputError
-        if not isinstance(self.bn, int) or self.bn % 16 or not 16 <= self.bn <= 256:
-            raise bad(f"bn={self.bn!r}: key blocks are a multiple of 16 rows, 16..256 (try bn=128)")
-        if self.consumers not in (1, 2):
-            raise bad(f"consumers={self.consumers!r}: 1 or 2 consumer warpgroups (64 query rows each)")
-        if not isinstance(self.stages, int) or self.stages < 1:
-            raise bad(f"stages={self.stages!r}: the K/V ring needs at least 1 stage (try stages=2)")
-        if self.pingpong and self.consumers != 2:
-            raise bad("pingpong=True orders two consumer warpgroups: use consumers=2 or pingpong=False")
-        if self.scheduler not in ("auto", "linear", "lpt"):
-            raise bad(f"scheduler={self.scheduler!r}: 'auto', 'linear' or 'lpt'")
-        if not isinstance(self.num_sms, int) or self.num_sms < 1:
-            raise bad(f"num_sms={self.num_sms!r}: a positive number of persistent CTAs")
-        if head_dim is not None:
-            regs = self.bn // 2 + head_dim // 2 + self.bn // 4
-            if regs > 200:
-                raise bad(
-                    f"bn={self.bn} with head_dim={head_dim}: {regs} registers of S, O and P per "
-                    "thread leave too few of the 240 a consumer has; use a smaller bn"
-                )
-            if self.smem_bytes(head_dim) > SMEM_LIMIT:
-                raise bad(
-                    f"bn={self.bn}, stages={self.stages}, head_dim={head_dim}: "
-                    f"{self.smem_bytes(head_dim)} bytes of shared memory > {SMEM_LIMIT}; "
-                    "use fewer stages or a smaller bn"
-                )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def default_config(head_dim: int, causal: bool) -> AttentionConfig:
-    """FlashAttention-3's choices for H100-class parts: 128-row query tiles over two consumer
-    warpgroups; 128-row key blocks at head_dim 128, 2 stages; deeper rings at head_dim 64."""
-    if head_dim == 64:
-        return AttentionConfig(bn=128, stages=3)
-    return AttentionConfig(bn=128, stages=2)
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
-    bad = _errors.InputError
-    for name, v in (
-        ("batch", batch),
-        ("heads", heads),
-        ("kv_heads", kv_heads),
-        ("seqlen_q", seqlen_q),
-        ("seqlen_kv", seqlen_kv),
-    ):
-        if not isinstance(v, int) or v < 1:
-            raise bad(f"{name}={v!r}: a positive int")
-    if head_dim not in HEAD_DIMS:
-        raise bad(f"head_dim={head_dim!r}: this kernel is built for head_dim in {HEAD_DIMS}")
-    if heads % kv_heads:
-        raise bad(
-            f"kv_heads={kv_heads} does not divide heads={heads}: grouped-query attention shares "
-            "each kv head among heads // kv_heads query heads; pick a divisor"
-        )
-
-
-def flops(batch, heads, seqlen_q, seqlen_kv, head_dim, causal) -> float:
-    """4·B·H·Sq·Skv·D (two GEMMs), halved when causal (the convention of FlashAttention's benchmarks)."""
-    f = 4.0 * batch * heads * seqlen_q * seqlen_kv * head_dim
-    return f / 2 if causal else f
-
-
-def l2_swizzle(seqlen_kv: int, head_dim: int) -> int:
-    """Heads grouped together by the LPT scheduler: as many as keep their K and V in ~50 MB of L2."""
-    one = seqlen_kv * head_dim * 2 * 2
-    return 1 if one >= 50 * 2**20 else 1 << int(math.log2(50 * 2**20 // one))
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,6 +85,7 @@ def attention_kernel(
     if plant not in (None, "no_v_wait"):
         raise _errors.InputError(f"plant={plant!r}: the one planted bug is 'no_v_wait' (or None)")
     PLANT = plant
+    import txlab.compat  # noqa: F401  (before parsing: a parse before TVM is patched gives another cache key)
     from tvm.backend.cuda.lang import (
         FlashAttentionLinearScheduler,
         FlashAttentionLPTScheduler,
@@ -230,7 +114,7 @@ def attention_kernel(
     TASKS = B * H * MB
     NCTA = min(cfg.num_sms, TASKS)
     LPT = cfg.scheduler == "lpt" or (cfg.scheduler == "auto" and causal)
-    SWZ = l2_swizzle(SK, D)
+    SWZ = cfg.swizzle or l2_swizzle(SK, D)
     NS, NO, NP = BN // 2, D // 2, BN // 4  # registers per thread: S, O accumulators; P (bf16 pairs)
     MMA_S = f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16"
     MMA_O = f"wgmma.mma_async.sync.aligned.m64n{D}k16.f32.bf16.bf16"
@@ -303,6 +187,20 @@ def attention_kernel(
             T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
+
+            @T.inline
+            def load_block(pipe, dst, src, b, h, n, stage, phase):
+                """Key block ``n`` of K or V into ring slot ``stage``, once the consumers freed it."""
+                pipe.empty.wait(stage, phase)
+                for dq in T.unroll(DC):  # one TMA box per 64-column (128-byte) swizzle atom
+                    Tx.copy_async(
+                        dst[stage, :, dq * 64 : dq * 64 + 64],
+                        src[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
+                        dispatch="tma_explicit",
+                        mbar=pipe.full.ptr_to([stage]),
+                    )
+                pipe.full.arrive(stage, KV_BYTES)
+
             if tid == 0:
                 sched = sched_for("p")
                 sched.init(cta)
@@ -328,24 +226,8 @@ def attention_kernel(
                         T.cuda.timer_start(LOAD, prof.data, tag.data, off.data, STRIDE, True)
                     for i in T.serial(nmax):
                         n = T.meta_var(nmax - 1 - i)
-                        kp.empty.wait(ps.stage, ps.phase)
-                        for dq in T.unroll(DC):
-                            Tx.copy_async(
-                                Ks[ps.stage, :, dq * 64 : dq * 64 + 64],
-                                K[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
-                                dispatch="tma_explicit",
-                                mbar=kp.full.ptr_to([ps.stage]),
-                            )
-                        kp.full.arrive(ps.stage, KV_BYTES)
-                        vp.empty.wait(ps.stage, ps.phase)
-                        for dq in T.unroll(DC):
-                            Tx.copy_async(
-                                Vs[ps.stage, :, dq * 64 : dq * 64 + 64],
-                                V[b, h // G, n * BN : n * BN + BN, dq * 64 : dq * 64 + 64],
-                                dispatch="tma_explicit",
-                                mbar=vp.full.ptr_to([ps.stage]),
-                            )
-                        vp.full.arrive(ps.stage, KV_BYTES)
+                        load_block(kp, Ks, K, b, h, n, ps.stage, ps.phase)
+                        load_block(vp, Vs, V, b, h, n, ps.stage, ps.phase)
                         ps.advance()
                     if PROF:
                         T.cuda.timer_end(LOAD, prof.data, tag.data, off.data, STRIDE, True)
@@ -662,25 +544,6 @@ def attention_kernel(
     return flash_attention_fwd
 
 
-def tune_valid(config: dict, head_dim: int = 128) -> bool:
-    """The space's constraint: the configuration builds at ``head_dim`` (shared memory, registers)."""
-    try:
-        AttentionConfig(**config).validate(head_dim)
-    except (_errors.InputError, TypeError):
-        return False
-    return True
-
-
-def tune_space(head_dim: int) -> dict:
-    """:data:`TUNE_SPACE` with :func:`tune_valid` at ``head_dim`` as its constraint."""
-
-    def constraint(config: dict) -> bool:
-        return tune_valid(config, head_dim)
-
-    constraint.__name__ = f"hopper_attention_valid_d{head_dim}"
-    return {**TUNE_SPACE, "constraint": constraint}
-
-
 def tune_build(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape (what ``txlab.autotune`` calls)."""
 
@@ -743,13 +606,7 @@ def record_example_trace(provenance: str = "`python -m txlab.examples.traces rec
 
     b, h, hk, sq, sk, d = TRACE_SHAPE
     cfg = replace(default_config(d, False), num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (
-        torch.randn(b, n, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
-        for n, s in ((h, sq), (hk, sk), (hk, sk))
-    )
-    o = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
+    q, k, v, o, lse = random_inputs(*TRACE_SHAPE, seed=0)
     record_timeline(q, k, v, o, lse, False, cfg)  # warm-up: module load, TMA descriptors
     tl = record_timeline(q, k, v, o, lse, False, cfg)
     ro, _ = reference(q, k, v, False)
@@ -783,12 +640,16 @@ def build(
     **kw,
 ):
     """Compile the kernel for one shape; returns a ``txlab.Compiled`` taking ``(Q, K, V, O, LSE)``
-    (and the profiler buffer with ``profile=True``)."""
+    (and the profiler buffer with ``profile=True``). Without a ``config``: :func:`tuned_config`'s
+    (the shipped table's measured best for this exact shape, else the model's choice; :func:`explain`
+    says why)."""
     from txlab.compiler import compile as compile_kernel
 
+    if config is None:
+        config = tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)
     kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config, profile=profile)
     compiled = compile_kernel(kernel, arch=arch, **kw)
-    check_register_budget(compiled, config or default_config(head_dim, causal))
+    check_register_budget(compiled, config)
     return compiled
 
 
@@ -807,6 +668,22 @@ def check_register_budget(compiled, config: AttentionConfig) -> None:
             f"{regs} x {config.threads} = {regs * config.threads}: the consumers would wait forever",
             hint="lower consumer_regs()/producer_regs() so they fit ptxas' count at launch",
         )
+
+
+def random_inputs(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, seed: int = 0):
+    """``(Q, K, V, O, LSE)`` torch tensors on the GPU in the kernel's layout: Q, K, V standard normal
+    bf16 (drawn in that order from ``seed``), O and LSE NaN-poisoned (a value never written shows)."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(batch, heads, seqlen_q, head_dim, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (
+        torch.randn(batch, kv_heads, seqlen_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=g)
+        for _ in range(2)
+    )
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((batch, heads, seqlen_q), float("nan"), device="cuda", dtype=torch.float32)
+    return q, k, v, o, lse
 
 
 def reference(q, k, v, causal: bool = False):
@@ -844,3 +721,26 @@ def reference(q, k, v, causal: bool = False):
         lse = np.where(tot > 0, np.log(tot) + safe, -np.inf)[..., 0]
         o = np.where(tot > 0, (e / np.where(tot > 0, tot, 1.0)) @ vf, 0.0)
     return o, lse
+
+
+def tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False) -> AttentionConfig:
+    """The configuration :func:`build` uses without one: the shipped tuned table's measured best for
+    this exact shape, else the model's choice (:mod:`txlab.examples.attention_model`; no GPU, a few
+    milliseconds), with one persistent CTA per SM of this GPU (132, an H100/H200 SXM's, without one).
+    A damaged table warns once and is ignored."""
+    return explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal).winner
+
+
+def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False, *, num_sms: int | None = None):
+    """Why :func:`build` without a config picks what it picks: the measured table entry, or the
+    model's ranking of the candidates (``print()`` it: candidates, predicted time, winner, why).
+    ``num_sms``: persistent CTAs at most (default: this GPU's SMs, else 132)."""
+    from txlab.examples.attention_model import explain as rank
+
+    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    if num_sms is None:
+        from txlab.device import probe
+
+        num_sms = probe().sm_count or 132
+    shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal))
+    return rank(shape, num_sms=num_sms)
