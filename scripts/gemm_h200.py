@@ -165,6 +165,7 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     and also reports cuBLAS's rel. error there."""
     import txlab
     from gemm_fp8_h200 import _cublas, _inputs
+    from txlab.examples import hopper_gemm as hg
     from txlab.examples import hopper_gemm_fp8 as f8
 
     info = {}
@@ -181,9 +182,12 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     cublas, info["cublas_shape"] = _cublas(torch, qa, qb, sa, sb)
+    ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
+    if ws:
+        info["workspace_bytes"] = ws[0].numel() * 4
 
     def launch():
-        exe(xa, xb, c, sa, sb)
+        exe(xa, xb, c, sa, sb, *ws)
 
     def check(run=None):
         c.fill_(float("nan"))

@@ -31,7 +31,13 @@ class GemmConfig:
     fp32 partial to a workspace (:meth:`workspace_elems` float32, zero before the first launch; every
     launch leaves its counters zero again), bumps a per-thread counter, and the item that finds the
     others done sums the S partials in split order (0, 1, ..., S-1, so the result is bitwise the same
-    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster."""
+    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster.
+    ``fixup="parallel"``: every item waits until the tile's S partials are stored and then sums (in split
+    order) and stores its own share of the tile's columns, so the fix-up is spread over S CTAs rather than
+    left to one; it needs every work item on its own CTA at once (``tiles * split_k <= num_sms``).
+
+    ``epilogue="staged"``: the fragment goes through shared memory (as with ``"tma"``) and the warpgroup
+    stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0)."""
 
     bn: int = 256
     stages: int = 4
@@ -48,6 +54,8 @@ class GemmConfig:
     cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
     cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
     split_k: int = 1                  # work items per output tile, each a slice of the K loop (split-K)
+    fixup: str = "serial"             # split-K: "serial" (the last item sums) or "parallel" (every item sums a share)
+    l2_promotion: int | None = None   # TMA loads' L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B); None: TVM's (128 B)
 
     @property
     def pingpong(self) -> bool:
@@ -95,8 +103,8 @@ class GemmConfig:
 
     @property
     def epilogue_bytes(self) -> int:
-        """``epilogue="tma"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
-        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue == "tma" else 0
+        """``epilogue="tma"`` or ``"staged"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
+        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue != "direct" else 0
 
     def cluster_tiles(self, m: int, n: int) -> tuple:
         """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
@@ -119,10 +127,11 @@ class GemmConfig:
     def name(self) -> str:
         p = "" if self.persistent else "_np"
         pp = "_pp" if self.pingpong else ""
-        tma = "_tma" if self.epilogue == "tma" else ""
         cl = f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster_size > 1 else ""
-        sk = f"_sk{self.split_k}" if self.split_k > 1 else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{p}"
+        tma = {"tma": "_tma", "staged": "_stg"}.get(self.epilogue, "")
+        sk = f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}" if self.split_k > 1 else ""
+        l2 = f"_l2p{self.l2_promotion}" if self.l2_promotion is not None else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{p}"
 
     def workspace_elems(self, m: int, n: int) -> int:
         """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
@@ -137,10 +146,17 @@ class GemmConfig:
             raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
         if self.schedule not in ("cooperative", "pingpong"):
             raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
-        if self.epilogue not in ("direct", "tma"):
-            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct' or 'tma'")
-        if self.epilogue == "tma" and self.bn % 64:
-            raise ValueError(f"epilogue='tma' stores 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.epilogue not in ("direct", "tma", "staged"):
+            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct', 'tma' or 'staged'")
+        if self.epilogue != "direct" and self.bn % 64:
+            raise ValueError(f"epilogue={self.epilogue!r} stages 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.fixup not in ("serial", "parallel"):
+            raise ValueError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
+        if self.fixup == "parallel" and self.split_k == 1:
+            raise ValueError("fixup='parallel' is split-K's fix-up: use split_k > 1, or fixup='serial'")
+        if self.l2_promotion not in (None, 0, 1, 2, 3):
+            raise ValueError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
+                             "2 (128 B) or 3 (256 B)")
         if self.pingpong:
             if self.consumers != 2 or not self.persistent:
                 raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
@@ -192,6 +208,10 @@ class GemmConfig:
             if self.split_k > kt:
                 raise ValueError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
                                  f"use split_k <= {kt}")
+            items = _ceil(M, self.bm) * _ceil(N, self.bn) * self.split_k
+            if self.fixup == "parallel" and (items > self.num_sms or not self.persistent):
+                raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
+                                 f"CTAs at once, and num_sms={self.num_sms}: use fixup='serial' or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
                 raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")
@@ -216,9 +236,11 @@ class GemmConfig:
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(?:_sk(\d+))?(_np)?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?)?"
+                     r"(?:_l2p(\d))?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_skS][_np], "
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p]]"
+                         "[_l2pN][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
@@ -228,12 +250,16 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     if pingpong:
         defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
     if m.group(6):
-        defaults = {**defaults, "epilogue": "tma"}
+        defaults = {**defaults, "epilogue": "tma" if m.group(6) == "_tma" else "staged"}
     if m.group(7):
         defaults = {**defaults, "cluster_m": int(m.group(7)), "cluster_n": int(m.group(8))}
     if m.group(9):
         defaults = {**defaults, "split_k": int(m.group(9))}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(10), **defaults)
+    if m.group(10):
+        defaults = {**defaults, "fixup": "parallel"}
+    if m.group(11):
+        defaults = {**defaults, "l2_promotion": int(m.group(11))}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(12), **defaults)
     cfg.validate()
     return cfg
 

@@ -40,10 +40,6 @@ class Fp8GemmConfig(GemmConfig):
         if not isinstance(self.promote, int) or self.promote < 0:
             raise ValueError(f"promote={self.promote!r}: k-blocks between accumulator promotions, an int >= 0 "
                              "(0: accumulate the whole K in the tensor core)")
-        if self.split_k != 1:
-            raise ValueError(f"split_k={self.split_k!r}: the FP8 GEMM is not built with split-K (its kernel has no "
-                             "scaled fp32 partials or workspace parameter): use split_k=1, or the bf16 GEMM "
-                             "(dtype='bf16') for split-K")
         super().validate()
         if self.promote and self.accumulators + 32 > self.consumer_regs_:
             raise ValueError(f"{self.name}: promotion keeps two copies of the {self.accumulators // 2} fp32 "
@@ -55,6 +51,9 @@ class Fp8GemmConfig(GemmConfig):
             raise ValueError(f"K={K}: TMA loads need the row pitch of A and B (K bytes of e4m3) to be a multiple "
                              f"of 16: pad A and B with zero columns to K={K + (-K) % 16}")
         super().check_shape(M, N, K)
+        if self.split_k > -(-K // BK):
+            raise ValueError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "
+                             f"use split_k <= {-(-K // BK)}")
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "bk": BK, "name": self.name, "dtype": self.dtype, "promote": self.promote}
