@@ -313,14 +313,16 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
                             Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
                                           A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a,
+                                          **LKW)
                         else:
                             Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
                             Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
                                           B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b,
+                                          **LKW)
                         else:
                             Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
