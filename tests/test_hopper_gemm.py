@@ -267,6 +267,7 @@ def test_simple_kernel_on_gpu():
         "128x128x64_s7_c2_pp_cl1x2",
         "128x128x64_s6_c2_pp_tma_cl2x1",
         "128x128x64_s4_c2_cl2x2_np",
+        "128x256x64_s4_c2_stg",
     ],
 )
 def test_gemm_on_gpu(shape, config):
@@ -513,6 +514,9 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
         ((1000, 3000, 5000), "128x192x64_s4_c2_sk2"),
         ((300, 1000, 4096), "128x256x64_s4_c2_sk3_np"),
+        ((256, 256, 65536), "128x128x64_s6_c2_sk32p"),  # parallel fix-up: 4 tiles x 32 items, one CTA each
+        ((512, 512, 16384), "128x128x64_s6_c2_sk8p"),
+        ((200, 72, 1000), "64x128x64_s4_c1_sk3p"),  # tails, odd N: single-element stores of each share
     ],
 )
 def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):

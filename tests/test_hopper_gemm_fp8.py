@@ -188,6 +188,9 @@ def test_bf16_build_is_unchanged_by_the_dtype_parameter():
         ((1000, 3000, 5008), None),  # build's own choice, ragged
         ((4095, 1000, 2048), "128x128x128_s6_c2_pp"),
         ((1024, 1024, 16384), "128x128x128_s6_c2_tma_p4"),
+        ((1024, 1024, 32768), "128x128x128_s6_c2_sk2_p2"),  # split-K, serial fix-up
+        ((512, 1024, 16384), "128x128x128_s6_c2_sk4p_p2"),  # split-K, parallel fix-up
+        ((4095, 1001, 2048), "128x128x128_s6_c2_stg_p2"),  # odd N: the staged epilogue
     ],
 )
 def test_fp8_gemm_on_gpu(shape, config):
@@ -198,7 +201,8 @@ def test_fp8_gemm_on_gpu(shape, config):
     qb, sb = f8.quantize(torch.randn(N, K, device="cuda", generator=g))
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     exe = hg.build(M, N, K, config, dtype="e4m3").executable
-    exe(f8.kernel_arg(qa), f8.kernel_arg(qb), c, sa, sb)
+    ws = hg.workspace(M, N, K, f8.resolve(M, N, K, config), like=c)  # split-K's, else None
+    exe(f8.kernel_arg(qa), f8.kernel_arg(qb), c, sa, sb, *([] if ws is None else [ws]))
     torch.cuda.synchronize()
     assert not torch.isnan(c).any(), "some outputs were never written"
     assert f8.rel_error(c, f8.reference(qa, qb, sa, sb)) <= 1e-2

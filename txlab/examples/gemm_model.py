@@ -61,7 +61,7 @@ SPLIT_K_COST = {
     "fitted_on": "H200, 10 split-K measurements, 2026-12-02",
 }
 #: split factors the model tries (each must leave every item at least one k-step)
-SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16)
+SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
             "per_launch_s", "shallow_ring_s_per_kstep")
 
@@ -142,9 +142,17 @@ SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes
 
 def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainloop_s: float) -> list:
     """Split-K's cost terms: partial bytes stored per CTA, waves of items, partial bytes the busiest CTA's
-    fix-ups load, and the mainloop time of a bn = 256 item sequence."""
+    fix-ups load, and the mainloop time of a bn = 256 item sequence. The serial fix-up loads all S partials
+    of a tile in the one item that ends it; the parallel one spreads the tile's ``bn / 8`` column groups
+    over its S items, so the busiest loads ``ceil(groups / S)`` groups of each of the S partials."""
     part = config.bm * config.bn * 4
-    return [waves * part, waves, math.ceil(tiles / ctas) * config.split_k * part, mainloop_s * (config.bn >= 256)]
+    S = config.split_k
+    if config.fixup == "parallel":
+        groups = config.bn // 8
+        loads = part * S * math.ceil(groups / S) / groups
+    else:
+        loads = math.ceil(tiles / ctas) * S * part
+    return [waves * part, waves, loads, mainloop_s * (config.bn >= 256)]
 
 
 def _split_coefs(cost: dict) -> list:
@@ -217,6 +225,8 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
             sk = replace(c, split_k=s)
             if sk.workspace_elems(M, N) < 2**31:
                 out.append(sk)
+                if tiles * s <= num_sms:  # every item on its own CTA at once: the parallel fix-up can wait
+                    out.append(replace(sk, fixup="parallel"))
     return out
 
 
