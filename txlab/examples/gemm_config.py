@@ -264,6 +264,33 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     return cfg
 
 
+def shape_space(space: dict, config_cls, M: int, N: int, K: int, name: str) -> dict:
+    """``space`` (a ``txlab.tune`` space of ``config_cls`` fields) with the constraint for one shape: the
+    configuration validates and :meth:`GemmConfig.check_shape` accepts the shape."""
+
+    def constraint(config: dict) -> bool:
+        try:
+            cfg = config_cls(**config)
+            cfg.validate()
+            cfg.check_shape(M, N, K)
+        except (ValueError, TypeError):
+            return False
+        return True
+
+    constraint.__name__ = f"{name}_valid_{M}x{N}x{K}"
+    return {**space, "constraint": constraint}
+
+
+def shape_builder(kernel, config_cls, M: int, N: int, K: int, name: str):
+    """``build(**config)`` for a tune space at one shape: ``kernel(M, N, K, config_cls(**config))``."""
+
+    def build(**config):
+        return kernel(M, N, K, config_cls(**config))
+
+    build.__name__ = f"{name}_{M}x{N}x{K}"
+    return build
+
+
 def tma_pitch(K: int) -> None:
     """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16."""
     if K % 8:

@@ -58,6 +58,7 @@ SPLIT_K_COST = {
     "partial_load_bytes_per_s": 8.35e10,        # the fix-up's loads of the S partials
     "per_item_s": 7.26e-6,                      # per wave: fence + counter atomics + the item's ramp and drain
     "wide_tile_mainloop": 0.0604,               # extra mainloop share of bn = 256 items (the base fit's bias there)
+    "parallel_item_s": 0.0,                     # per wave, the parallel fix-up's wait for the tile's last item
     "fitted_on": "H200, 10 split-K measurements, 2026-12-02",
 }
 #: split factors the model tries (each must leave every item at least one k-step)
@@ -137,7 +138,8 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
                       flops=2 * M * N * K, split_k=S, fixup_s=fix)
 
 
-SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop")
+SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop",
+                  "parallel_item_s")
 
 
 def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainloop_s: float) -> list:
@@ -152,12 +154,12 @@ def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainl
         loads = part * S * math.ceil(groups / S) / groups
     else:
         loads = math.ceil(tiles / ctas) * S * part
-    return [waves * part, waves, loads, mainloop_s * (config.bn >= 256)]
+    return [waves * part, waves, loads, mainloop_s * (config.bn >= 256), waves * (config.fixup == "parallel")]
 
 
 def _split_coefs(cost: dict) -> list:
     return [1 / cost["partial_store_bytes_per_s"], cost["per_item_s"], 1 / cost["partial_load_bytes_per_s"],
-            cost["wide_tile_mainloop"]]
+            cost["wide_tile_mainloop"], cost.get("parallel_item_s", 0.0)]
 
 
 def calibrate_split_k(records) -> dict:
@@ -178,7 +180,7 @@ def calibrate_split_k(records) -> dict:
     x = _nnls(A / scale, (y - base) / y) / scale
     return {"partial_store_bytes_per_s": float(1 / x[0]) if x[0] else float("inf"), "per_item_s": float(x[1]),
             "partial_load_bytes_per_s": float(1 / x[2]) if x[2] else float("inf"), "wide_tile_mainloop": float(x[3]),
-            "fitted_on": f"{len(records)} split-K measurements"}
+            "parallel_item_s": float(x[4]), "fitted_on": f"{len(records)} split-K measurements"}
 
 
 def split_k_records(path) -> list[tuple]:
@@ -193,7 +195,8 @@ def split_k_records(path) -> list[tuple]:
     doc = json.loads(Path(path).read_text())
     out = []
     for r in doc.get("rows", []) + doc.get("sweeps", []):
-        if r.get("status") == "ok" and "_sk" in r.get("config", "") and r["shape"][2] % 64 == 0:
+        if (r.get("status") == "ok" and "_sk" in (r.get("config") or "") and r["shape"][2] % 64 == 0
+                and r.get("dtype", "bf16") == "bf16" and "tflops" in r):
             m, n, k = r["shape"]
             out.append(((m, n, k), parse_config(r["config"]), 2 * m * n * k / (r["tflops"] * 1e12)))
     return out

@@ -38,7 +38,16 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import Enum
 
-from txlab.examples.gemm_config import BK, EPI_BUFFERS, GemmConfig, _ceil, parse_config, tma_pitch  # noqa: F401
+from txlab.examples.gemm_config import (  # noqa: F401 - BK, parse_config: this module's public names too
+    BK,
+    EPI_BUFFERS,
+    GemmConfig,
+    _ceil,
+    parse_config,
+    shape_builder,
+    shape_space,
+    tma_pitch,
+)
 
 def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
@@ -477,10 +486,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         if v % SPLIT == me:
                             for e in T.vectorized(4):
                                 acc[v * 4 + e] = T.float32(0)
-                            for s in T.serial(SPLIT):
+                            for part in T.serial(SPLIT):
                                 for e in T.vectorized(4):
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
-                                        W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                                        W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
                     store_share(C, acc, m_tile(sched), sched.n_idx, c, tid, me)
                     fin = T.local_scalar("int32")
                     fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
@@ -872,26 +881,12 @@ def tune_space(M: int, N: int, K: int) -> dict:
     """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid` and
     :meth:`GemmConfig.check_shape` (the TMA epilogue only where N % 8 == 0, serpentine orders only on
     tile grids TVM's scheduler covers). Empty when K % 8 != 0 (no configuration can load A and B)."""
-    def constraint(config: dict) -> bool:
-        try:
-            cfg = GemmConfig(**config)
-            cfg.validate()
-            cfg.check_shape(M, N, K)
-        except (ValueError, TypeError):
-            return False
-        return True
-
-    constraint.__name__ = f"hopper_gemm_valid_{M}x{N}x{K}"
-    return {**TUNE_SPACE, "constraint": constraint}
+    return shape_space(TUNE_SPACE, GemmConfig, M, N, K, "hopper_gemm")
 
 
 def tune_build(M: int, N: int, K: int):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
-    def build(**config):
-        return gemm_kernel(M, N, K, GemmConfig(**config))
-
-    build.__name__ = f"hopper_gemm_{M}x{N}x{K}"
-    return build
+    return shape_builder(gemm_kernel, GemmConfig, M, N, K, "hopper_gemm")
 
 
 def tune_inputs(M: int, N: int, K: int, seed: int = 0):
