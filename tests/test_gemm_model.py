@@ -70,8 +70,8 @@ def test_unseen_shapes_get_a_valid_model_choice(shape):
     assert best.waves == -(-best.items // best.ctas) and 0 <= best.tail_idle < 1
     assert cfg.name in choice.why and "wave" in choice.why
     assert cfg.name in choice.table() and "<table>" in html_of(choice)
-    if shape[1] % 8:
-        assert cfg.epilogue == "direct"
+    if shape[1] % 8:  # TMA cannot store rows of this pitch
+        assert cfg.epilogue != "tma"
     d = choice.to_dict()
     assert d["winner"] == cfg.name and d["candidates"][0]["config"] == cfg.name
 
@@ -101,12 +101,16 @@ def test_full_grids_are_not_split(shape):
 
 
 def test_split_k_costs_are_the_fit_of_the_h200_run():
-    """SPLIT_K_COST is calibrate_split_k of the split-K rows scripts/gemm_h200.py recorded on the H200."""
-    recs = gm.split_k_records(Path(__file__).parent.parent / "benchmarks" / "results" / "gemm_shapes.json")
-    assert len(recs) >= 10 and all(c.split_k > 1 for _, c, _ in recs)
+    """SPLIT_K_COST is calibrate_split_k of the split-K rows measured on the H200 (scripts/gemm_h200.py's
+    run of 01:21 and scripts/gemm_explore_h200.py's of 03:55)."""
+    res = Path(__file__).parent.parent / "benchmarks" / "results"
+    recs = gm.split_k_records(res / "gemm_shapes_2026-12-02_0121.json")
+    recs += gm.split_k_records(res / "gemm_explore_2026-12-02_0355.json")
+    assert len(recs) >= 38 and all(c.split_k > 1 for _, c, _ in recs)
+    assert any(c.fixup == "parallel" for _, c, _ in recs)
     cal = gm.calibrate_split_k(recs)
     for key in gm.SPLIT_FEATURES:
-        assert cal[key] == pytest.approx(gm.SPLIT_K_COST[key], rel=0.05), key
+        assert cal[key] == pytest.approx(gm.SPLIT_K_COST[key], rel=0.05, abs=1e-9), key
 
 
 def test_measured_split_k_wins_are_table_entries():
@@ -120,7 +124,7 @@ def test_unaligned_k_is_named_in_the_notes():
     """K % 64 != 0 (rows not 128-byte aligned) measured ~1.5x slower on the H200: explain says so and
     how to avoid it; aligned K says nothing."""
     notes = " ".join(hg.explain(1000, 3000, 5000).notes)
-    assert "not a multiple of 64" in notes and "Pad K to 5056" in notes
+    assert "not a multiple of 64" in notes and "clusters" in notes and "K=5056" in notes
     assert not any("multiple of 64" in n for n in hg.explain(1000, 3000, 5120).notes)
 
 

@@ -119,9 +119,10 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     model of :mod:`txlab.examples.gemm_model` ranks the bf16 kernel's candidates on the equivalent
     problem -- an FP8 k-block of 128 moves the same bytes and takes the same tensor-core time as a
     bf16 k-block of 64, so ``M x N x K`` in FP8 is ``M x N x K/2`` to the model -- and the best whose
-    FP8 twin with :data:`PROMOTE` fits the registers wins. 64-row pingpong tiles are left out: one
-    warpgroup issuing m64 wgmmas at a time does not keep up with FP8's rate (0.84 of cuBLAS at
-    8192^3 on the H200, against 1.0 for 128x256)."""
+    FP8 twin with :data:`PROMOTE` fits the registers wins, split-K included (serial or parallel fix-up, as
+    bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out: one warpgroup issuing
+    m64 wgmmas alone does not keep up with FP8's rate (64x256 pingpong 0.84 of cuBLAS at 8192^3 on the
+    H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00)."""
     import txlab.examples.gemm_model as gemm_model
 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
@@ -132,7 +133,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     half = -(-K // 2)
     choice = gemm_model.explain(M, N, half, num_sms=num_sms)
     for p in choice.predictions:
-        if (p.config.pingpong and p.config.bm == 64) or p.config.split_k > 1:  # FP8 has no split-K
+        if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1):  # one warpgroup issuing alone
             continue
         try:
             cfg = from_gemm_config(p.config, promote=PROMOTE)

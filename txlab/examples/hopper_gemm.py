@@ -486,7 +486,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         if v % SPLIT == me:
                             for e in T.vectorized(4):
                                 acc[v * 4 + e] = T.float32(0)
-                            for part in T.serial(SPLIT):
+                            for part in T.unroll(SPLIT):  # all S loads in flight at once
                                 for e in T.vectorized(4):
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
                                         W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
