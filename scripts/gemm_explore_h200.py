@@ -132,6 +132,33 @@ GROUPS = {
         (B16, (4095, 8191, 4096), ["128x256x64_s4_c2", "128x256x64_s4_c2_stg", "128x192x64_s4_c2_stg"]),
         (B16, (3000, 5001, 4096), [None, "128x256x64_s4_c2_stg", "128x128x64_s6_c2_pp_stg"]),
     ],
+    # after the 03:55 run: split-K with a 2-CTA cluster sharing one operand's K slice, deeper rings, and the
+    # other clusters at an unaligned K
+    "cluster": [
+        (
+            B16,
+            (256, 256, 65536),
+            [
+                "128x128x64_s6_c2_sk32p",
+                "128x128x64_s6_c2_cl1x2_sk32p",
+                "128x128x64_s6_c2_cl2x1_sk32p",
+                "128x128x64_s7_c2_sk32p",
+            ],
+        ),
+        (B16, (512, 512, 16384), ["128x128x64_s6_c2_sk8p", "128x128x64_s6_c2_cl2x1_sk8p"]),
+        (B16, (768, 1024, 16384), ["128x256x64_s4_c2_sk5p", "128x256x64_s4_c2_cl2x1_sk5p"]),
+        (
+            B16,
+            (1000, 3000, 5000),
+            [
+                "128x192x64_s4_c2_tma_cl2x1",
+                "128x192x64_s4_c2_tma_cl1x2",
+                "128x192x64_s4_c2_tma_cl2x2",
+                "128x192x64_s4_c2_tma_cl2x1_l2p0",
+            ],
+        ),
+        (F8, (1000, 3000, 5008), ["128x192x128_s4_c2_tma_p2", "128x192x128_s4_c2_tma_cl2x1_p2"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -344,7 +371,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "benchmarks" / "results")) + "/gemm")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rep", type=int, default=15)
-    ap.add_argument("--groups", default=",".join(GROUPS))
+    ap.add_argument("--groups", default=",".join(g for g in GROUPS if g != "cluster"))
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))
     ap.add_argument("--child-timeout", type=float, default=150)
     ap.add_argument("--deadline", type=float, default=270)

@@ -389,7 +389,8 @@ def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
 
 
 def _counters(M, N, cfg):
-    return -(-M // cfg.bm) * -(-N // cfg.bn) * 128 * cfg.consumers
+    gm, gn = cfg.cluster_tiles(M, N)
+    return gm * cfg.cluster_m * gn * cfg.cluster_n * 128 * cfg.consumers
 
 
 @pytest.mark.parametrize(
@@ -398,6 +399,7 @@ def _counters(M, N, cfg):
         ((200, 136, 640), "128x128x64_s3_c2_sk3", 2),  # tails in M and N, slices of 3, 3 and 4 k-steps
         ((130, 250, 328), "64x128x64_s4_c1_sk5", 3),  # K tail (328 = 5 x 64 + 8), odd N: single stores
         ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
+        ((300, 200, 640), "128x128x64_s3_c2_cl2x1_sk3", 2),  # 2-CTA clusters: the M edge's idle CTA sums a pad tile
     ],
 )
 def test_split_k_on_the_emulator(shape, config, sms):

@@ -135,10 +135,12 @@ class GemmConfig:
 
     def workspace_elems(self, m: int, n: int) -> int:
         """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
-        partial tile per work item, then one int32 counter per consumer thread and tile."""
+        partial tile per work item, then one int32 counter per consumer thread and tile (tiles of the grid
+        rounded up to whole clusters: a cluster's CTAs past the edge sum a tile nobody stores)."""
         if self.split_k == 1:
             return 0
-        tiles = _ceil(m, self.bm) * _ceil(n, self.bn)
+        gm, gn = self.cluster_tiles(m, n)
+        tiles = gm * self.cluster_m * gn * self.cluster_n
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
@@ -184,10 +186,9 @@ class GemmConfig:
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
         if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
             raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
-        if self.split_k > 1 and (self.pingpong or self.epilogue != "direct" or self.cluster_size > 1):
+        if self.split_k > 1 and (self.pingpong or self.epilogue != "direct"):
             raise ValueError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
-                             "epilogue and no cluster: use schedule='cooperative', epilogue='direct', "
-                             "cluster_m = cluster_n = 1, or split_k=1")
+                             "epilogue: use schedule='cooperative', epilogue='direct', or split_k=1")
         if self.smem_bytes > 227 * 1024:
             raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
@@ -208,7 +209,8 @@ class GemmConfig:
             if self.split_k > kt:
                 raise ValueError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
                                  f"use split_k <= {kt}")
-            items = _ceil(M, self.bm) * _ceil(N, self.bn) * self.split_k
+            gm, gn = self.work_grid(M, N)
+            items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
             if self.fixup == "parallel" and (items > self.num_sms or not self.persistent):
                 raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
                                  f"CTAs at once, and num_sms={self.num_sms}: use fixup='serial' or a smaller split_k")

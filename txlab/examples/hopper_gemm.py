@@ -249,7 +249,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
 
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
-    WPART = GM * GN * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
+    # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
+    GMP, GNP = cfg.cluster_tiles(M, N)[0] * CM, cfg.cluster_tiles(M, N)[1] * CN
+    WPART = GMP * GNP * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
     WSIZE = cfg.workspace_elems(M, N)
 
     @T.macro
@@ -471,7 +473,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     # split-K, parallel fix-up: store this item's fp32 partial and count it (release), wait until
                     # the tile's S items have (acquire), then sum the 8-column groups j % S == (my split) of all
                     # S partials in split order and store them; the second count's last resets the counter
-                    tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
+                    if CLU:  # this CTA's tile of the cluster tile
+                        tm = T.meta_var(m_tile(sched) * CM + rm)
+                        tn = T.meta_var(sched.n_idx * CN + rn)
+                    else:
+                        tm = T.meta_var(m_tile(sched))
+                        tn = T.meta_var(sched.n_idx)
+                    tile = T.meta_var(tm * GNP + tn)
                     slot = T.meta_var(c * 128 + tid)
                     me = T.meta_var(sched.m_idx % SPLIT)
                     for v in T.unroll(NACC // 4):
@@ -490,7 +498,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 for e in T.vectorized(4):
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
                                         W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
-                    store_share(C, acc, m_tile(sched), sched.n_idx, c, tid, me)
+                    store_share(C, acc, tm, tn, c, tid, me)
                     fin = T.local_scalar("int32")
                     fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
                     if fin == 2 * SPLIT - 1:
@@ -499,7 +507,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
                     # thread's counter of the tile; the item that counts last (acquire: fence after the
                     # count) sums the S partials in split order into acc, resets the counter and stores C
-                    tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
+                    if CLU:  # this CTA's tile of the cluster tile
+                        tile = T.meta_var((m_tile(sched) * CM + rm) * GNP + sched.n_idx * CN + rn)
+                    else:
+                        tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
                     slot = T.meta_var(c * 128 + tid)
                     for v in T.unroll(NACC // 4):
                         for e in T.vectorized(4):
@@ -518,7 +529,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 for e in T.vectorized(4):
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
                                         W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
-                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, 0, 0)
+                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, rm, rn)
                 else:
                     store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
