@@ -364,7 +364,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
                      f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")
     elif best.tiles < num_sms:
-        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: most SMs idle, and split-K does not win here")
+        idle = f"{num_sms - best.ctas} SMs idle" if best.ctas > num_sms // 2 else "most SMs idle"
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: {idle}, and split-K does not win here")
     return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
 
 
