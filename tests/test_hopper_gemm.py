@@ -410,8 +410,8 @@ def test_split_k_on_the_emulator(shape, config, sms):
 @pytest.mark.parametrize(
     "shape,config,sms",
     [
-        ((130, 251, 200), "128x128x64_s3_c2_stg", 2),  # odd N: pairs from column 0 or 1 by row parity, tails
-        ((67, 33, 64), "128x192x64_s2_c2_stg", 1),  # odd M and N, N < one piece: the lone first/last columns
+        ((130, 251, 200), "128x128x64_s3_c2_stg", 2),  # odd N: single coalesced stores, tails in M and N
+        ((67, 33, 64), "128x192x64_s2_c2_stg", 1),  # odd M and N, N smaller than one 64-column piece
         ((200, 136, 192), "128x192x64_s3_c2_stg", 1),  # even N: pairs; 3 pieces a tile, 2 tiles on one CTA
         ((256, 200, 256), "128x128x64_s3_c2_pp_stg", 1),  # pingpong: both consumers' staging tiles
         ((390, 251, 200), "128x128x64_s3_c2_stg_cl2x1", 2),  # a 2-CTA cluster (multicast B), edge CTAs idle
