@@ -132,8 +132,8 @@ GROUPS = {
         (B16, (4095, 8191, 4096), ["128x256x64_s4_c2", "128x256x64_s4_c2_stg", "128x192x64_s4_c2_stg"]),
         (B16, (3000, 5001, 4096), [None, "128x256x64_s4_c2_stg", "128x128x64_s6_c2_pp_stg"]),
     ],
-    # after the 03:55 run: split-K with a 2-CTA cluster sharing one operand's K slice, deeper rings, and the
-    # other clusters at an unaligned K
+    # after the 03:55 run: split-K with a 2-CTA cluster sharing one operand's K slice, deeper rings, 256-byte
+    # L2 promotion on long aligned rows, and the other clusters at an unaligned K
     "cluster": [
         (
             B16,
@@ -143,9 +143,14 @@ GROUPS = {
                 "128x128x64_s6_c2_cl1x2_sk32p",
                 "128x128x64_s6_c2_cl2x1_sk32p",
                 "128x128x64_s7_c2_sk32p",
+                "128x128x64_s6_c2_sk32p_l2p3",
             ],
         ),
-        (B16, (512, 512, 16384), ["128x128x64_s6_c2_sk8p", "128x128x64_s6_c2_cl2x1_sk8p"]),
+        (
+            B16,
+            (512, 512, 16384),
+            ["128x128x64_s6_c2_sk8p", "128x128x64_s6_c2_cl2x1_sk8p", "128x128x64_s6_c2_sk8p_l2p3"],
+        ),
         (B16, (768, 1024, 16384), ["128x256x64_s4_c2_sk5p", "128x256x64_s4_c2_cl2x1_sk5p"]),
         (
             B16,
