@@ -344,8 +344,11 @@ def test_split_k_config_names_sizes_and_limits():
         hg.parse_config("128x128x64_s6_c2_pp_sk2")
     with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
         hg.parse_config("128x256x64_s3_c2_tma_sk2")
-    with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
-        hg.parse_config("128x256x64_s3_c2_cl2x1_sk2")
+    cl = hg.parse_config("128x256x64_s3_c2_cl2x1_sk2")  # split-K in 2-CTA clusters
+    # 300 rows are 3 M tiles, rounded up to 2 clusters of 2: the workspace holds 4 x 2 tiles
+    assert cl.workspace_elems(300, 512) == 4 * 2 * 2 * 128 * 256 + 4 * 2 * 256
+    with pytest.raises(ValueError, match="fixup='parallel' waits for every item"):
+        hg.parse_config("128x128x64_s6_c2_sk32p").check_shape(512, 512, 65536)  # 16 tiles x 32 > 132 SMs
     with pytest.raises(ValueError, match=r"integer in \[1, 32\]"):
         hg.GemmConfig(split_k=0).validate()
     with pytest.raises(ValueError, match="use split_k <= 3"):
