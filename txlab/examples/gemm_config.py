@@ -211,9 +211,13 @@ class GemmConfig:
                                  f"use split_k <= {kt}")
             gm, gn = self.work_grid(M, N)
             items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
-            if self.fixup == "parallel" and (items > self.num_sms or not self.persistent):
+            # clusters need whole free SM pairs in one GPC to start: keep 4 SMs of slack for them
+            room = self.num_sms - (4 if self.cluster_size > 1 else 0)
+            if self.fixup == "parallel" and (items > room or not self.persistent):
                 raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
-                                 f"CTAs at once, and num_sms={self.num_sms}: use fixup='serial' or a smaller split_k")
+                                 f"CTAs at once, and num_sms={self.num_sms}"
+                                 f"{' (less 4 for clusters)' if self.cluster_size > 1 else ''}: use fixup='serial' "
+                                 "or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
                 raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")
