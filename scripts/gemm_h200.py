@@ -9,8 +9,8 @@ flush before every launch, each output NaN-poisoned and checked against an fp32 
 
 Phases: ``table`` (the shape set, the model's choice), ``sweep`` (split factors and tiles on the
 small-grid shapes, what the model's split-K costs are fitted to), ``repro`` (split-K run twice on
-the same inputs: the outputs must be equal byte for byte), ``diag`` (1000x3000x5000 next to its
-aligned neighbours: which of M, N, K's raggedness costs time).
+the same inputs: the outputs must be equal byte for byte), ``diag`` (K whose rows are not 128-byte
+aligned, under the clusters that multicast an operand).
 
 Other element types join the same run through :data:`MEASURERS` (``dtype -> case factory``): a
 factory takes ``(torch, m, n, k, config=None)`` and returns a :class:`Case` (our launch, the
@@ -58,28 +58,37 @@ SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 2
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
 SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
 
-#: the sweep phase: beside the model's choice (in the table), the configuration each small-grid shape got
-#: before split-K existed and other split factors
+#: the sweep phase: beside the choice (in the table), the small-grid configurations the model ranks next or
+#: that have not been measured yet (deeper rings, other tiles with the parallel fix-up)
 SWEEP = {
-    (512, 512, 16384): ["64x128x64_s7_c1_tma", "128x128x64_s6_c2_sk8", "64x128x64_s7_c1_sk8"],
-    (1024, 1024, 32768): ["64x128x64_s7_c1_tma", "128x128x64_s6_c2_sk2"],
-    (256, 4096, 8192): ["64x128x64_s7_c1_tma", "128x256x64_s4_c2_sk4"],
-    (512, 4096, 14336): ["128x128x64_s6_c2_tma"],
+    (256, 256, 65536): ["128x128x64_s7_c2_sk32p", "64x128x64_s7_c1_sk16p"],
+    (512, 512, 16384): ["128x128x64_s7_c2_sk8p", "128x256x64_s4_c2_sk8p"],
+    (768, 1024, 16384): ["128x192x64_s5_c2_sk3p", "128x128x64_s7_c2_sk2p"],
+    (384, 1536, 24576): ["128x192x64_s5_c2_sk5p", "128x128x64_s7_c2_sk3p"],
 }
 #: the repro phase: split-K configurations run three times on the same inputs (the first through
-#: ``hg.build(...)(A, B, C)``, which makes its own workspace)
+#: ``hg.build(...)(A, B, C)``, which makes its own workspace), serial and parallel fix-ups
 REPRO = [
-    ((512, 512, 16384), "128x128x64_s6_c2_sk8"),
+    ((512, 512, 16384), "128x128x64_s6_c2_sk8p"),
     ((1000, 3000, 5000), "128x192x64_s4_c2_sk2"),
-    ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
+    ((200, 72, 1000), "64x128x64_s4_c1_sk3p"),
+    ((256, 256, 65536), "128x128x64_s6_c2_sk32p"),
 ]
-#: the diag phase: one configuration on a ragged shape and its aligned neighbours (K = 5000 is a row pitch
-#: of 10000 bytes, not a multiple of 128; M = 1000 and N = 3000 leave partial tiles), then other tiles there
+#: the diag phase: K whose rows are not 128-byte aligned (1000x3000x5000: 10000-byte rows; 4096x4096x4104)
+#: with the clusters that multicast an operand (2x1 shares B, 1x2 shares A, 2x2 both), and with no L2
+#: promotion
 DIAG = [
-    ((m, n, k), ["128x192x64_s4_c2_tma"])
-    for m, n, k in ((1000, 3000, 5000), (1000, 3000, 5120), (1024, 3072, 5000), (1024, 3072, 5120))
+    (
+        (1000, 3000, 5000),
+        [
+            "128x192x64_s4_c2_tma_cl1x2",
+            "128x192x64_s4_c2_tma_cl2x2",
+            "128x192x64_s4_c2_tma_cl2x1_l2p0",
+            "128x256x64_s4_c2_tma_cl2x2",
+        ],
+    ),
+    ((4096, 4096, 4104), ["128x256x64_s4_c2_tma_cl2x2", "128x256x64_s3_c2_tma_cl2x1"]),
 ]
-DIAG += [((1000, 3000, 5000), ["128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma", "128x192x64_s4_c2_sk2"])]
 
 
 def say(*a):
@@ -165,6 +174,7 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     and also reports cuBLAS's rel. error there."""
     import txlab
     from gemm_fp8_h200 import _cublas, _inputs
+    from txlab.examples import hopper_gemm as hg
     from txlab.examples import hopper_gemm_fp8 as f8
 
     info = {}
@@ -181,9 +191,12 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     cublas, info["cublas_shape"] = _cublas(torch, qa, qb, sa, sb)
+    ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
+    if ws:
+        info["workspace_bytes"] = ws[0].numel() * 4
 
     def launch():
-        exe(xa, xb, c, sa, sb)
+        exe(xa, xb, c, sa, sb, *ws)
 
     def check(run=None):
         c.fill_(float("nan"))

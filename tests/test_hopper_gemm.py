@@ -267,6 +267,7 @@ def test_simple_kernel_on_gpu():
         "128x128x64_s7_c2_pp_cl1x2",
         "128x128x64_s6_c2_pp_tma_cl2x1",
         "128x128x64_s4_c2_cl2x2_np",
+        "128x256x64_s4_c2_stg",
     ],
 )
 def test_gemm_on_gpu(shape, config):
@@ -343,8 +344,11 @@ def test_split_k_config_names_sizes_and_limits():
         hg.parse_config("128x128x64_s6_c2_pp_sk2")
     with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
         hg.parse_config("128x256x64_s3_c2_tma_sk2")
-    with pytest.raises(ValueError, match="cooperative schedule with the direct epilogue"):
-        hg.parse_config("128x256x64_s3_c2_cl2x1_sk2")
+    cl = hg.parse_config("128x256x64_s3_c2_cl2x1_sk2")  # split-K in 2-CTA clusters
+    # 300 rows are 3 M tiles, rounded up to 2 clusters of 2: the workspace holds 4 x 2 tiles
+    assert cl.workspace_elems(300, 512) == 4 * 2 * 2 * 128 * 256 + 4 * 2 * 256
+    with pytest.raises(ValueError, match="fixup='parallel' waits for every item"):
+        hg.parse_config("128x128x64_s6_c2_sk32p").check_shape(512, 512, 65536)  # 16 tiles x 32 > 132 SMs
     with pytest.raises(ValueError, match=r"integer in \[1, 32\]"):
         hg.GemmConfig(split_k=0).validate()
     with pytest.raises(ValueError, match="use split_k <= 3"):
@@ -388,7 +392,8 @@ def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
 
 
 def _counters(M, N, cfg):
-    return -(-M // cfg.bm) * -(-N // cfg.bn) * 128 * cfg.consumers
+    gm, gn = cfg.cluster_tiles(M, N)
+    return gm * cfg.cluster_m * gn * cfg.cluster_n * 128 * cfg.consumers
 
 
 @pytest.mark.parametrize(
@@ -397,11 +402,42 @@ def _counters(M, N, cfg):
         ((200, 136, 640), "128x128x64_s3_c2_sk3", 2),  # tails in M and N, slices of 3, 3 and 4 k-steps
         ((130, 250, 328), "64x128x64_s4_c1_sk5", 3),  # K tail (328 = 5 x 64 + 8), odd N: single stores
         ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
+        ((300, 200, 640), "128x128x64_s3_c2_cl2x1_sk3", 2),  # 2-CTA clusters: the M edge's idle CTA sums a pad tile
     ],
 )
 def test_split_k_on_the_emulator(shape, config, sms):
     cfg = hg.parse_config(config, num_sms=sms)
     _emulate_gemm(hg.gemm_kernel(*shape, cfg), *shape, cfg)
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((130, 251, 200), "128x128x64_s3_c2_stg", 2),  # odd N: single coalesced stores, tails in M and N
+        ((67, 33, 64), "128x192x64_s2_c2_stg", 1),  # odd M and N, N smaller than one 64-column piece
+        ((200, 136, 192), "128x192x64_s3_c2_stg", 1),  # even N: pairs; 3 pieces a tile, 2 tiles on one CTA
+        ((256, 200, 256), "128x128x64_s3_c2_pp_stg", 1),  # pingpong: both consumers' staging tiles
+        ((390, 251, 200), "128x128x64_s3_c2_stg_cl2x1", 2),  # a 2-CTA cluster (multicast B), edge CTAs idle
+    ],
+)
+def test_staged_epilogue_on_the_emulator(shape, config, sms):
+    """``epilogue="staged"``: the fragment through shared memory, stored back row by row by the threads."""
+    import numpy as np
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=sms)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.emulator import emulate
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    res = emulate(hg.gemm_kernel(M, N, K, cfg), a, b, c, arch="sm_90a")
+    assert res.ok, res.summary()
+    got, ref = c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
+    assert not np.isnan(got).any(), "outputs never written"
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
 
 
 def _mutant(*edits):
@@ -485,6 +521,9 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((200, 72, 1000), "64x128x64_s4_c1_sk3"),
         ((1000, 3000, 5000), "128x192x64_s4_c2_sk2"),
         ((300, 1000, 4096), "128x256x64_s4_c2_sk3_np"),
+        ((256, 256, 65536), "128x128x64_s6_c2_sk32p"),  # parallel fix-up: 4 tiles x 32 items, one CTA each
+        ((512, 512, 16384), "128x128x64_s6_c2_sk8p"),
+        ((200, 72, 1000), "64x128x64_s4_c1_sk3p"),  # tails, odd N: single-element stores of each share
     ],
 )
 def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):
@@ -505,4 +544,13 @@ def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):
         assert not torch.isnan(c).any(), "some outputs were never written"
         assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
         outs.append(c.view(torch.int16))
+        (ws,) = gemm._workspaces.values()
+        assert not ws.view(torch.int32)[-_counters(m, n, cfg) :].any(), "a launch must leave its counters zero"
     assert all(torch.equal(outs[0], o) for o in outs[1:]), "split-K results differ run to run"
+    # fresh inputs on the same workspace: a fix-up reading the last launch's partials would be caught here
+    a2, b2 = torch.randn_like(a), torch.randn_like(b)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemm(a2, b2, c)
+    torch.cuda.synchronize()
+    ref2 = a2.float() @ b2.float().T
+    assert ((c.float() - ref2).norm() / ref2.norm()).item() <= 1e-2

@@ -213,6 +213,16 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
     SLOTS = profile_slots(M, N, K, cfg)
     LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mma_tile, GemmEvent.epilogue
 
+    PAIR_KW = {"cta_group": 2} if PAIR else {}  # a pair's loads signal the leader CTA's barrier
+
+    @T.inline
+    def load_ab(As, Bs, A, B, stage, m0, n0, k, mbar):
+        """One ring slot's TMA loads: this CTA's rows of the A tile and its share of the B tile."""
+        Tx.copy_async(As[stage, :, :], A[m0 : m0 + BM, k * BK : k * BK + BK], dispatch="tma_explicit", mbar=mbar,
+                      **PAIR_KW)
+        Tx.copy_async(Bs[stage, :, :], B[n0 : n0 + BNS, k * BK : k * BK + BK], dispatch="tma_explicit", mbar=mbar,
+                      **PAIR_KW)
+
     @T.macro
     def body(A, B, C, prof):
         T.device_entry()
@@ -272,35 +282,11 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
                     for k in T.serial(KT):
                         ab.empty.wait(ps.stage, ps.phase)
                         if PAIR:
-                            Tx.copy_async(
-                                As[ps.stage, :, :],
-                                A[m0 : m0 + BM, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=full_lead.ptr_to([ps.stage]),
-                                cta_group=2,
-                            )
-                            Tx.copy_async(
-                                Bs[ps.stage, :, :],
-                                B[n0 : n0 + BNS, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=full_lead.ptr_to([ps.stage]),
-                                cta_group=2,
-                            )
+                            load_ab(As, Bs, A, B, ps.stage, m0, n0, k, full_lead.ptr_to([ps.stage]))
                             if rank == 0:
                                 ab.full.arrive(ps.stage, TX_BYTES)  # both CTAs' bytes land here
                         else:
-                            Tx.copy_async(
-                                As[ps.stage, :, :],
-                                A[m0 : m0 + BM, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=ab.full.ptr_to([ps.stage]),
-                            )
-                            Tx.copy_async(
-                                Bs[ps.stage, :, :],
-                                B[n0 : n0 + BNS, k * BK : k * BK + BK],
-                                dispatch="tma_explicit",
-                                mbar=ab.full.ptr_to([ps.stage]),
-                            )
+                            load_ab(As, Bs, A, B, ps.stage, m0, n0, k, ab.full.ptr_to([ps.stage]))
                             ab.full.arrive(ps.stage, TX_BYTES)
                         ps.advance()
                     if PROF:

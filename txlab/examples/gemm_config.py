@@ -31,7 +31,13 @@ class GemmConfig:
     fp32 partial to a workspace (:meth:`workspace_elems` float32, zero before the first launch; every
     launch leaves its counters zero again), bumps a per-thread counter, and the item that finds the
     others done sums the S partials in split order (0, 1, ..., S-1, so the result is bitwise the same
-    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster."""
+    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster.
+    ``fixup="parallel"``: every item waits until the tile's S partials are stored and then sums (in split
+    order) and stores its own share of the tile's columns, so the fix-up is spread over S CTAs rather than
+    left to one; it needs every work item on its own CTA at once (``tiles * split_k <= num_sms``).
+
+    ``epilogue="staged"``: the fragment goes through shared memory (as with ``"tma"``) and the warpgroup
+    stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0)."""
 
     bn: int = 256
     stages: int = 4
@@ -48,6 +54,8 @@ class GemmConfig:
     cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
     cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
     split_k: int = 1                  # work items per output tile, each a slice of the K loop (split-K)
+    fixup: str = "serial"             # split-K: "serial" (the last item sums) or "parallel" (every item sums a share)
+    l2_promotion: int | None = None   # TMA loads' L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B); None: TVM's (128 B)
 
     @property
     def pingpong(self) -> bool:
@@ -95,8 +103,8 @@ class GemmConfig:
 
     @property
     def epilogue_bytes(self) -> int:
-        """``epilogue="tma"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
-        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue == "tma" else 0
+        """``epilogue="tma"`` or ``"staged"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
+        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue != "direct" else 0
 
     def cluster_tiles(self, m: int, n: int) -> tuple:
         """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
@@ -119,17 +127,20 @@ class GemmConfig:
     def name(self) -> str:
         p = "" if self.persistent else "_np"
         pp = "_pp" if self.pingpong else ""
-        tma = "_tma" if self.epilogue == "tma" else ""
         cl = f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster_size > 1 else ""
-        sk = f"_sk{self.split_k}" if self.split_k > 1 else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{p}"
+        tma = {"tma": "_tma", "staged": "_stg"}.get(self.epilogue, "")
+        sk = f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}" if self.split_k > 1 else ""
+        l2 = f"_l2p{self.l2_promotion}" if self.l2_promotion is not None else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{p}"
 
     def workspace_elems(self, m: int, n: int) -> int:
         """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
-        partial tile per work item, then one int32 counter per consumer thread and tile."""
+        partial tile per work item, then one int32 counter per consumer thread and tile (tiles of the grid
+        rounded up to whole clusters: a cluster's CTAs past the edge sum a tile nobody stores)."""
         if self.split_k == 1:
             return 0
-        tiles = _ceil(m, self.bm) * _ceil(n, self.bn)
+        gm, gn = self.cluster_tiles(m, n)
+        tiles = gm * self.cluster_m * gn * self.cluster_n
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
@@ -137,10 +148,17 @@ class GemmConfig:
             raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
         if self.schedule not in ("cooperative", "pingpong"):
             raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
-        if self.epilogue not in ("direct", "tma"):
-            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct' or 'tma'")
-        if self.epilogue == "tma" and self.bn % 64:
-            raise ValueError(f"epilogue='tma' stores 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.epilogue not in ("direct", "tma", "staged"):
+            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct', 'tma' or 'staged'")
+        if self.epilogue != "direct" and self.bn % 64:
+            raise ValueError(f"epilogue={self.epilogue!r} stages 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.fixup not in ("serial", "parallel"):
+            raise ValueError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
+        if self.fixup == "parallel" and self.split_k == 1:
+            raise ValueError("fixup='parallel' is split-K's fix-up: use split_k > 1, or fixup='serial'")
+        if self.l2_promotion not in (None, 0, 1, 2, 3):
+            raise ValueError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
+                             "2 (128 B) or 3 (256 B)")
         if self.pingpong:
             if self.consumers != 2 or not self.persistent:
                 raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
@@ -168,10 +186,9 @@ class GemmConfig:
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
         if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
             raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
-        if self.split_k > 1 and (self.pingpong or self.epilogue != "direct" or self.cluster_size > 1):
+        if self.split_k > 1 and (self.pingpong or self.epilogue != "direct"):
             raise ValueError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
-                             "epilogue and no cluster: use schedule='cooperative', epilogue='direct', "
-                             "cluster_m = cluster_n = 1, or split_k=1")
+                             "epilogue: use schedule='cooperative', epilogue='direct', or split_k=1")
         if self.smem_bytes > 227 * 1024:
             raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
@@ -192,6 +209,15 @@ class GemmConfig:
             if self.split_k > kt:
                 raise ValueError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
                                  f"use split_k <= {kt}")
+            gm, gn = self.work_grid(M, N)
+            items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
+            # clusters need whole free SM pairs in one GPC to start: keep 4 SMs of slack for them
+            room = self.num_sms - (4 if self.cluster_size > 1 else 0)
+            if self.fixup == "parallel" and (items > room or not self.persistent):
+                raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
+                                 f"CTAs at once, and num_sms={self.num_sms}"
+                                 f"{' (less 4 for clusters)' if self.cluster_size > 1 else ''}: use fixup='serial' "
+                                 "or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
                 raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")
@@ -216,9 +242,11 @@ class GemmConfig:
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma)?(?:_cl(\d)x(\d))?(?:_sk(\d+))?(_np)?", text)
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?)?"
+                     r"(?:_l2p(\d))?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_skS][_np], "
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p]]"
+                         "[_l2pN][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
@@ -228,14 +256,45 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     if pingpong:
         defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
     if m.group(6):
-        defaults = {**defaults, "epilogue": "tma"}
+        defaults = {**defaults, "epilogue": "tma" if m.group(6) == "_tma" else "staged"}
     if m.group(7):
         defaults = {**defaults, "cluster_m": int(m.group(7)), "cluster_n": int(m.group(8))}
     if m.group(9):
         defaults = {**defaults, "split_k": int(m.group(9))}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(10), **defaults)
+    if m.group(10):
+        defaults = {**defaults, "fixup": "parallel"}
+    if m.group(11):
+        defaults = {**defaults, "l2_promotion": int(m.group(11))}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(12), **defaults)
     cfg.validate()
     return cfg
+
+
+def shape_space(space: dict, config_cls, M: int, N: int, K: int, name: str) -> dict:
+    """``space`` (a ``txlab.tune`` space of ``config_cls`` fields) with the constraint for one shape: the
+    configuration validates and :meth:`GemmConfig.check_shape` accepts the shape."""
+
+    def constraint(config: dict) -> bool:
+        try:
+            cfg = config_cls(**config)
+            cfg.validate()
+            cfg.check_shape(M, N, K)
+        except (ValueError, TypeError):
+            return False
+        return True
+
+    constraint.__name__ = f"{name}_valid_{M}x{N}x{K}"
+    return {**space, "constraint": constraint}
+
+
+def shape_builder(kernel, config_cls, M: int, N: int, K: int, name: str):
+    """``build(**config)`` for a tune space at one shape: ``kernel(M, N, K, config_cls(**config))``."""
+
+    def build(**config):
+        return kernel(M, N, K, config_cls(**config))
+
+    build.__name__ = f"{name}_{M}x{N}x{K}"
+    return build
 
 
 def tma_pitch(K: int) -> None:

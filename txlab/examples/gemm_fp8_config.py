@@ -40,10 +40,6 @@ class Fp8GemmConfig(GemmConfig):
         if not isinstance(self.promote, int) or self.promote < 0:
             raise ValueError(f"promote={self.promote!r}: k-blocks between accumulator promotions, an int >= 0 "
                              "(0: accumulate the whole K in the tensor core)")
-        if self.split_k != 1:
-            raise ValueError(f"split_k={self.split_k!r}: the FP8 GEMM is not built with split-K (its kernel has no "
-                             "scaled fp32 partials or workspace parameter): use split_k=1, or the bf16 GEMM "
-                             "(dtype='bf16') for split-K")
         super().validate()
         if self.promote and self.accumulators + 32 > self.consumer_regs_:
             raise ValueError(f"{self.name}: promotion keeps two copies of the {self.accumulators // 2} fp32 "
@@ -55,6 +51,9 @@ class Fp8GemmConfig(GemmConfig):
             raise ValueError(f"K={K}: TMA loads need the row pitch of A and B (K bytes of e4m3) to be a multiple "
                              f"of 16: pad A and B with zero columns to K={K + (-K) % 16}")
         super().check_shape(M, N, K)
+        if self.split_k > -(-K // BK):
+            raise ValueError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "
+                             f"use split_k <= {-(-K // BK)}")
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "bk": BK, "name": self.name, "dtype": self.dtype, "promote": self.promote}
@@ -120,9 +119,10 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     model of :mod:`txlab.examples.gemm_model` ranks the bf16 kernel's candidates on the equivalent
     problem -- an FP8 k-block of 128 moves the same bytes and takes the same tensor-core time as a
     bf16 k-block of 64, so ``M x N x K`` in FP8 is ``M x N x K/2`` to the model -- and the best whose
-    FP8 twin with :data:`PROMOTE` fits the registers wins. 64-row pingpong tiles are left out: one
-    warpgroup issuing m64 wgmmas at a time does not keep up with FP8's rate (0.84 of cuBLAS at
-    8192^3 on the H200, against 1.0 for 128x256)."""
+    FP8 twin with :data:`PROMOTE` fits the registers wins, split-K included (serial or parallel fix-up, as
+    bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out: one warpgroup issuing
+    m64 wgmmas alone does not keep up with FP8's rate (64x256 pingpong 0.84 of cuBLAS at 8192^3 on the
+    H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00)."""
     import txlab.examples.gemm_model as gemm_model
 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
@@ -133,7 +133,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     half = -(-K // 2)
     choice = gemm_model.explain(M, N, half, num_sms=num_sms)
     for p in choice.predictions:
-        if (p.config.pingpong and p.config.bm == 64) or p.config.split_k > 1:  # FP8 has no split-K
+        if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1):  # one warpgroup issuing alone
+            continue
+        if p.config.split_k > 1 and p.config.cluster_size > 1:  # measured in bf16 only
             continue
         try:
             cfg = from_gemm_config(p.config, promote=PROMOTE)

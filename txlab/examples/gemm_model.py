@@ -50,18 +50,42 @@ CALIBRATION = {
     "shallow_ring_s_per_kstep": 1.108e-7,
     "fitted_on": "H200, 256 measured candidates, 2026-12-01 sweeps",
 }
-#: split-K's own costs (per SM), fitted (:func:`calibrate_split_k`) to the 10 split-K runs of the H200 run
-#: of 2026-12-02 01:21 UTC (benchmarks/results/gemm_shapes.json); the partial stores' cost came out nil
-#: (it hides in the per-item term)
+#: split-K's own costs (per SM), fitted (:func:`calibrate_split_k`) to the 38 split-K runs of the H200 runs of
+#: 2026-12-02 01:21 and 03:55 UTC (benchmarks/results/gemm_shapes.json, gemm_explore_2026-12-02_0355.json:
+#: serial and parallel fix-ups, S = 2..32); the partial stores' cost came out nil (it hides in the per-item term)
 SPLIT_K_COST = {
     "partial_store_bytes_per_s": float("inf"),  # fp32 partial tiles, 16-byte coalesced stores
-    "partial_load_bytes_per_s": 8.35e10,        # the fix-up's loads of the S partials
-    "per_item_s": 7.26e-6,                      # per wave: fence + counter atomics + the item's ramp and drain
-    "wide_tile_mainloop": 0.0604,               # extra mainloop share of bn = 256 items (the base fit's bias there)
-    "fitted_on": "H200, 10 split-K measurements, 2026-12-02",
+    "partial_load_bytes_per_s": 9.61e10,        # the fix-up's loads of the partials
+    "per_item_s": 7.32e-6,                      # per wave: fence + counter atomics + the item's ramp and drain
+    "wide_tile_mainloop": 0.0779,               # extra mainloop share of bn = 256 items (the base fit's bias there)
+    "parallel_item_s": 1.56e-6,                 # per wave, the parallel fix-up's wait for the tile's last item
+    "fitted_on": "H200, 38 split-K measurements, 2026-12-02",
 }
+#: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, fitted to
+#: 1000x3000x5000 and 4096x4096x4104 beside K = 5056 and 4096 on the H200 (2026-12-02 03:55: 1.57x and 1.34x)
+UNALIGNED_FEED = 1.45
+#: at an unaligned K, a cluster's operand feed against a lone CTA's at the same requests (barriers, releases):
+#: 1000x3000x5000 and 4096x4096x4104 with 2x1 clusters measured 0.92 and 0.96 of cuBLAS where the feed term
+#: alone predicts ~1.0
+CLUSTER_MAINLOOP = 1.07
+
+
+def unaligned(K: int, elem_bytes: int = 2) -> bool:
+    """Whether rows of K elements start off a 128-byte boundary (every TMA box row then spans two lines)."""
+    return (K * elem_bytes) % 128 != 0
+
+
+#: split-K items in a 2-CTA cluster (the two tiles' items of one K slice multicast the operand they share),
+#: against one CTA per item, on the H200 (2026-12-02 04:22, parallel fix-up): 256x256x65536 0.817 -> 0.888 of
+#: cuBLAS, 512x512x16384 0.937 -> 0.973 (the mean time ratio)
+CLUSTER_SPLIT = 0.94
+
+
+#: the staged epilogue's cost per byte against the TMA epilogue's (it is a candidate only where N % 8 != 0,
+#: where TMA cannot store C)
+STAGED_EPILOGUE = 1.5
 #: split factors the model tries (each must leave every item at least one k-step)
-SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16)
+SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
             "per_launch_s", "shallow_ring_s_per_kstep")
 
@@ -109,10 +133,20 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     fed = (bm + bn) * 64 * 2 / feed
+    if unaligned(K):
+        # every 128-byte box row spans two L2 lines: the loads' requests, not bytes, set the pace; a CTA of a
+        # cluster requests only its share of the tiles the cluster multicasts (1/cluster_m of B, 1/cluster_n
+        # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
+        fed = (bm / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
+        fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
     main = waves * kt * max(tensor, fed)
+    if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
+        main *= CLUSTER_SPLIT
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
     exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
-    tma = c.epilogue == "tma"
+    tma = c.epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
+    if c.epilogue == "staged":
+        exposed *= STAGED_EPILOGUE
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            waves * kt * (1 if c.stages <= 3 else 0)]
     bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
@@ -137,19 +171,28 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
                       flops=2 * M * N * K, split_k=S, fixup_s=fix)
 
 
-SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop")
+SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop",
+                  "parallel_item_s")
 
 
 def _split_features(config: GemmConfig, tiles: int, ctas: int, waves: int, mainloop_s: float) -> list:
     """Split-K's cost terms: partial bytes stored per CTA, waves of items, partial bytes the busiest CTA's
-    fix-ups load, and the mainloop time of a bn = 256 item sequence."""
+    fix-ups load, and the mainloop time of a bn = 256 item sequence. The serial fix-up loads all S partials
+    of a tile in the one item that ends it; the parallel one spreads the tile's ``bn / 8`` column groups
+    over its S items, so the busiest loads ``ceil(groups / S)`` groups of each of the S partials."""
     part = config.bm * config.bn * 4
-    return [waves * part, waves, math.ceil(tiles / ctas) * config.split_k * part, mainloop_s * (config.bn >= 256)]
+    S = config.split_k
+    if config.fixup == "parallel":
+        groups = config.bn // 8
+        loads = part * S * math.ceil(groups / S) / groups
+    else:
+        loads = math.ceil(tiles / ctas) * S * part
+    return [waves * part, waves, loads, mainloop_s * (config.bn >= 256), waves * (config.fixup == "parallel")]
 
 
 def _split_coefs(cost: dict) -> list:
     return [1 / cost["partial_store_bytes_per_s"], cost["per_item_s"], 1 / cost["partial_load_bytes_per_s"],
-            cost["wide_tile_mainloop"]]
+            cost["wide_tile_mainloop"], cost.get("parallel_item_s", 0.0)]
 
 
 def calibrate_split_k(records) -> dict:
@@ -170,7 +213,7 @@ def calibrate_split_k(records) -> dict:
     x = _nnls(A / scale, (y - base) / y) / scale
     return {"partial_store_bytes_per_s": float(1 / x[0]) if x[0] else float("inf"), "per_item_s": float(x[1]),
             "partial_load_bytes_per_s": float(1 / x[2]) if x[2] else float("inf"), "wide_tile_mainloop": float(x[3]),
-            "fitted_on": f"{len(records)} split-K measurements"}
+            "parallel_item_s": float(x[4]), "fitted_on": f"{len(records)} split-K measurements"}
 
 
 def split_k_records(path) -> list[tuple]:
@@ -185,7 +228,8 @@ def split_k_records(path) -> list[tuple]:
     doc = json.loads(Path(path).read_text())
     out = []
     for r in doc.get("rows", []) + doc.get("sweeps", []):
-        if r.get("status") == "ok" and "_sk" in r.get("config", "") and r["shape"][2] % 64 == 0:
+        if (r.get("status") == "ok" and "_sk" in (r.get("config") or "") and r["shape"][2] % 64 == 0
+                and r.get("dtype", "bf16") == "bf16" and "tflops" in r):
             m, n, k = r["shape"]
             out.append(((m, n, k), parse_config(r["config"]), 2 * m * n * k / (r["tflops"] * 1e12)))
     return out
@@ -201,11 +245,22 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     out = []
     kt = math.ceil(K / 64)
     for c in _buildable(num_sms):
+        if c.epilogue == "staged" and N % 8 == 0:  # TMA stores these: the staged epilogue is for the rest
+            continue
         try:
             c.check_shape(M, N, K)
         except ValueError:
             continue
         out.append(c)
+        if unaligned(K):  # multicast halves one operand's requests: what pays for an unaligned pitch
+            for cm, cn in ((2, 1), (1, 2)):
+                try:
+                    cl = replace(c, cluster_m=cm, cluster_n=cn)
+                    cl.validate()
+                    cl.check_shape(M, N, K)
+                except ValueError:
+                    continue
+                out.append(cl)
         if c.pingpong or c.epilogue != "direct":
             continue
         tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
@@ -217,6 +272,18 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
             sk = replace(c, split_k=s)
             if sk.workspace_elems(M, N) < 2**31:
                 out.append(sk)
+                if tiles * s <= num_sms:  # every item on its own CTA at once: the parallel fix-up can wait
+                    par = replace(sk, fixup="parallel")
+                    out.append(par)
+                    gm, gn = math.ceil(M / c.bm), math.ceil(N / c.bn)
+                    for cm, cn in ((2, 1), (1, 2)):  # pairs of tiles sharing an operand, no pad tiles
+                        if (gm % 2 == 0 if cm == 2 else gn % 2 == 0):
+                            cl = replace(par, cluster_m=cm, cluster_n=cn)
+                            try:
+                                cl.check_shape(M, N, K)
+                            except ValueError:
+                                continue
+                            out.append(cl)
     return out
 
 
@@ -231,7 +298,9 @@ def _buildable(num_sms: int) -> list[GemmConfig]:
     for schedule, tile_m, consumers in (("cooperative", 0, 2), ("cooperative", 0, 1),
                                         ("pingpong", 128, 2), ("pingpong", 64, 2)):
         for bn in (128, 192, 256):
-            for epilogue in ("direct", "tma"):
+            for epilogue in ("direct", "tma", "staged"):
+                if epilogue == "staged" and schedule == "pingpong":  # measured at half the cooperative's speed
+                    continue
                 for stages in range(3, 8):
                     c = GemmConfig(bn=bn, stages=stages, consumers=consumers, num_sms=num_sms,
                                    schedule=schedule, epilogue=epilogue, tile_m=tile_m)
@@ -296,11 +365,12 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
     preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
     notes = []
-    if K % 64:
+    if unaligned(K):
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
-                     "aligned, which made every tile's TMA loads about 1.5x slower on the H200 (1000x3000x5000 at "
-                     f"0.68 of cuBLAS, K=5120 at 1.01); the prediction does not include it. Pad K to {K + (-K) % 64} "
-                     "with zero columns if you can")
+                     "aligned, so every 128-byte row of a TMA box spans two L2 lines and the loads cost about "
+                     f"{UNALIGNED_FEED}x (1000x3000x5000 at 0.66 of cuBLAS on the H200 with one CTA per tile, K=5056 "
+                     "at 1.02); 2-CTA clusters that multicast one operand's tile win it back (0.92); padding A and B "
+                     f"to K={K + (-K) % 64} in the call measured slower still (0.48)")
     if not preds:
         raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
     if measured is not None:
@@ -312,7 +382,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
                      f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")
     elif best.tiles < num_sms:
-        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: most SMs idle, and split-K does not win here")
+        idle = f"{num_sms - best.ctas} SMs idle" if best.ctas > num_sms // 2 else "most SMs idle"
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: {idle}, and split-K does not win here")
     return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
 
 

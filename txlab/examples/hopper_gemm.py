@@ -38,7 +38,16 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import Enum
 
-from txlab.examples.gemm_config import BK, EPI_BUFFERS, GemmConfig, _ceil, parse_config, tma_pitch  # noqa: F401
+from txlab.examples.gemm_config import (  # noqa: F401 - BK, parse_config: this module's public names too
+    BK,
+    EPI_BUFFERS,
+    GemmConfig,
+    _ceil,
+    parse_config,
+    shape_builder,
+    shape_space,
+    tma_pitch,
+)
 
 def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
@@ -151,6 +160,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
     TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
+    STG = cfg.epilogue == "staged"  # staged through shared memory, stored back by the threads, coalesced
+    # the A/B loads' tensor-map options: TVM's defaults unless the configuration sets the L2 promotion
+    LKW = {} if cfg.l2_promotion is None else {"tensormap_l2_promotion": cfg.l2_promotion}
     cfg.check_shape(M, N, K)
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
@@ -162,6 +174,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
     SPLIT = cfg.split_k
     SK = SPLIT > 1
+    PAR = SK and cfg.fixup == "parallel"  # every item sums its share of the tile (items all resident at once)
     if SK and profile:
         raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
     m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
@@ -213,8 +226,32 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             if row + 8 * h < M and col + e < N:
                                 C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
 
+    @T.inline
+    def store_share(C, acc, mt, nt, c, tid, me):
+        """The parallel fix-up's store: the 8-column groups j of the fragment with j % SPLIT == me (this
+        item's share of the tile), as :func:`store_direct` writes them."""
+        for j in T.unroll(NACC // 4):
+            if j % SPLIT == me:
+                row = T.meta_var(mt * BM + c * 64 + (tid % 32) // 4 + (tid // 32) * 16)
+                col = T.meta_var(nt * BN + j * 8 + (tid % 4) * 2)
+                for h in T.unroll(2):
+                    if PAIRS:
+                        if row + 8 * h < M and col < N:
+                            pair = T.alloc_local([2], "bfloat16")
+                            pair[0] = T.cast(acc[j * 4 + h * 2], "bfloat16")
+                            pair[1] = T.cast(acc[j * 4 + h * 2 + 1], "bfloat16")
+                            word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                            Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                            Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                    else:
+                        for e in T.unroll(2):
+                            if row + 8 * h < M and col + e < N:
+                                C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
-    WPART = GM * GN * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
+    # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
+    GMP, GNP = cfg.cluster_tiles(M, N)[0] * CM, cfg.cluster_tiles(M, N)[1] * CN
+    WPART = GMP * GNP * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
     WSIZE = cfg.workspace_elems(M, N)
 
     @T.macro
@@ -244,7 +281,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), IN_DT)
         Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), IN_DT)
-        if TMA_EPI:  # 128B-swizzled 64 x 64 staging tiles, EPI_BUFFERS per consumer: the TMA store's boxes
+        if TMA_EPI or STG:  # 128B-swizzled 64 x 64 staging tiles, EPI_BUFFERS per consumer: the TMA store's boxes
             Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, 64), "bfloat16")
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
@@ -287,17 +324,19 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
                             Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
                                           A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a)
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a,
+                                          **LKW)
                         else:
                             Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
                             Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
                                           B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b)
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b,
+                                          **LKW)
                         else:
                             Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]))
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         pipe.full.arrive(ps.stage, TX_BYTES)  # the whole stage lands here, whoever loads it
                         ps.advance()
                     if PROF:
@@ -401,11 +440,77 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
                                 Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
+                elif STG:
+                    # per 64 x 64 piece: wait until every thread is done reading the staging tile's last piece,
+                    # write the fragment there (bf16), then the warpgroup stores the piece row by row: a warp
+                    # covers a row's 64 columns (bf16 pairs when N is even, else single elements), coalesced
+                    for mi in T.unroll(MW):
+                        for q in T.unroll(NCH):
+                            buf = T.meta_var(c * EPI_BUFFERS + (mi * NCH + q) % EPI_BUFFERS)
+                            T.cuda.warpgroup_sync(1 + c)
+                            for jj in T.unroll(8):
+                                for h in T.unroll(2):
+                                    for e in T.unroll(2):
+                                        Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
+                                            T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
+                            T.cuda.warpgroup_sync(1 + c)
+                            r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
+                            c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
+                            if PAIRS:
+                                for it in T.unroll(16):
+                                    if r0 + it * 4 + tid // 32 < M and c0 + (tid % 32) * 2 < N:
+                                        pair = T.alloc_local([2], "bfloat16")
+                                        pair[0] = Cs[buf, it * 4 + tid // 32, (tid % 32) * 2]
+                                        pair[1] = Cs[buf, it * 4 + tid // 32, (tid % 32) * 2 + 1]
+                                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                                        Cw[((r0 + it * 4 + tid // 32) * N + c0 + (tid % 32) * 2) // 2] = word[0]
+                            else:
+                                for it in T.unroll(32):
+                                    if r0 + it * 2 + tid // 64 < M and c0 + tid % 64 < N:
+                                        C[r0 + it * 2 + tid // 64, c0 + tid % 64] = Cs[buf, it * 2 + tid // 64, tid % 64]
+                elif PAR:
+                    # split-K, parallel fix-up: store this item's fp32 partial and count it (release), wait until
+                    # the tile's S items have (acquire), then sum the 8-column groups j % S == (my split) of all
+                    # S partials in split order and store them; the second count's last resets the counter
+                    if CLU:  # this CTA's tile of the cluster tile
+                        tm = T.meta_var(m_tile(sched) * CM + rm)
+                        tn = T.meta_var(sched.n_idx * CN + rn)
+                    else:
+                        tm = T.meta_var(m_tile(sched))
+                        tn = T.meta_var(sched.n_idx)
+                    tile = T.meta_var(tm * GNP + tn)
+                    slot = T.meta_var(c * 128 + tid)
+                    me = T.meta_var(sched.m_idx % SPLIT)
+                    for v in T.unroll(NACC // 4):
+                        for e in T.vectorized(4):
+                            W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
+                    T.cuda.thread_fence()
+                    T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1))
+                    while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 0) < SPLIT:
+                        T.evaluate(0)
+                    T.cuda.thread_fence()
+                    for v in T.unroll(NACC // 4):
+                        if v % SPLIT == me:
+                            for e in T.vectorized(4):
+                                acc[v * 4 + e] = T.float32(0)
+                            for part in T.unroll(SPLIT):  # all S loads in flight at once
+                                for e in T.vectorized(4):
+                                    acc[v * 4 + e] = acc[v * 4 + e] + \
+                                        W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                    store_share(C, acc, tm, tn, c, tid, me)
+                    fin = T.local_scalar("int32")
+                    fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+                    if fin == 2 * SPLIT - 1:
+                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -2 * SPLIT))
                 elif SK:
                     # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
                     # thread's counter of the tile; the item that counts last (acquire: fence after the
                     # count) sums the S partials in split order into acc, resets the counter and stores C
-                    tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
+                    if CLU:  # this CTA's tile of the cluster tile
+                        tile = T.meta_var((m_tile(sched) * CM + rm) * GNP + sched.n_idx * CN + rn)
+                    else:
+                        tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
                     slot = T.meta_var(c * 128 + tid)
                     for v in T.unroll(NACC // 4):
                         for e in T.vectorized(4):
@@ -424,7 +529,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 for e in T.vectorized(4):
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
                                         W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
-                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, 0, 0)
+                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, rm, rn)
                 else:
                     store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
@@ -456,6 +561,21 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 body(A, B, C, prof, SA, SB, None, None)
 
             return hopper_gemm_fp8_profiled
+
+        if SK:
+            @T.prim_func
+            def hopper_gemm_fp8_split_k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
+                                        SB_ptr: T.handle, W_ptr: T.handle):
+                A = T.match_buffer(A_ptr, (M, K), IN_DT)
+                B = T.match_buffer(B_ptr, (N, K), IN_DT)
+                C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+                SA = T.match_buffer(SA_ptr, (1,), "float32")
+                SB = T.match_buffer(SB_ptr, (1,), "float32")
+                W = T.match_buffer(W_ptr, (WSIZE,), "float32")
+                Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
+                body(A, B, C, None, SA, SB, W, Wc)
+
+            return hopper_gemm_fp8_split_k
 
         @T.prim_func
         def hopper_gemm_fp8(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
@@ -605,15 +725,18 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     from txlab.compiler import compile as compile_kernel
 
     if operand(dtype)["scaled"]:
-        return compile_kernel(kernel_for(M, N, K, config, profile=profile, dtype=dtype), arch=arch, **kw)
-    if isinstance(config, str):
+        import txlab.examples.gemm_fp8_config as gemm_fp8_config
+
+        config = gemm_fp8_config.resolve(M, N, K, config)
+    elif isinstance(config, str):
         config = parse_config(config)
     if config is None:
         config = tuned_config(M, N, K)
-    compiled = compile_kernel(kernel_for(M, N, K, config, profile=profile), arch=arch, **kw)
+    compiled = compile_kernel(gemm_kernel(M, N, K, config, profile=profile), arch=arch, **kw)
     if config.split_k > 1:
         compiled = _split_k_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
         compiled.workspace_elems = config.workspace_elems(M, N)
+        compiled.operands = 5 if operand(dtype)["scaled"] else 3
     return compiled
 
 
@@ -627,9 +750,10 @@ def _split_k_compiled():
 
         class SplitKCompiled(Compiled):
             workspace_elems = 0
+            operands = 3  # (A, B, C); FP8: (A, B, C, scale_a, scale_b)
 
             def __call__(self, *args, **kwargs):
-                if len(args) == 3:
+                if len(args) == self.operands:
                     held = self.__dict__.setdefault("_workspaces", {})
                     a = args[0]
                     key = (type(a).__module__, str(getattr(a, "device", "cpu")))
@@ -768,26 +892,12 @@ def tune_space(M: int, N: int, K: int) -> dict:
     """:data:`TUNE_SPACE` with the constraint for one shape: :func:`tune_valid` and
     :meth:`GemmConfig.check_shape` (the TMA epilogue only where N % 8 == 0, serpentine orders only on
     tile grids TVM's scheduler covers). Empty when K % 8 != 0 (no configuration can load A and B)."""
-    def constraint(config: dict) -> bool:
-        try:
-            cfg = GemmConfig(**config)
-            cfg.validate()
-            cfg.check_shape(M, N, K)
-        except (ValueError, TypeError):
-            return False
-        return True
-
-    constraint.__name__ = f"hopper_gemm_valid_{M}x{N}x{K}"
-    return {**TUNE_SPACE, "constraint": constraint}
+    return shape_space(TUNE_SPACE, GemmConfig, M, N, K, "hopper_gemm")
 
 
 def tune_build(M: int, N: int, K: int):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
-    def build(**config):
-        return gemm_kernel(M, N, K, GemmConfig(**config))
-
-    build.__name__ = f"hopper_gemm_{M}x{N}x{K}"
-    return build
+    return shape_builder(gemm_kernel, GemmConfig, M, N, K, "hopper_gemm")
 
 
 def tune_inputs(M: int, N: int, K: int, seed: int = 0):

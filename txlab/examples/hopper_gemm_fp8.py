@@ -40,6 +40,7 @@ from txlab.examples.gemm_fp8_config import (  # noqa: F401 - the FP8 GEMM's publ
     resolve,
     tuned_config,
 )
+from txlab.examples.gemm_config import shape_builder, shape_space
 
 #: what ``txlab.tune`` varies for FP8: hopper_gemm's knobs (the same shared memory per stage, so the
 #: same stage range) and ``promote``.
@@ -57,26 +58,12 @@ TUNE_PRIOR = ["128x192x128_s4_c2_tma_p2", "128x192x128_s4_c2_tma_p4", "128x256x1
 
 def tune_space(M: int, N: int, K: int) -> dict:
     """:data:`TUNE_SPACE` with the constraint for one shape (valid config, shape checks)."""
-    def constraint(config: dict) -> bool:
-        try:
-            cfg = Fp8GemmConfig(**config)
-            cfg.validate()
-            cfg.check_shape(M, N, K)
-        except (ValueError, TypeError):
-            return False
-        return True
-
-    constraint.__name__ = f"hopper_gemm_fp8_valid_{M}x{N}x{K}"
-    return {**TUNE_SPACE, "constraint": constraint}
+    return shape_space(TUNE_SPACE, Fp8GemmConfig, M, N, K, "hopper_gemm_fp8")
 
 
 def tune_build(M: int, N: int, K: int):
     """``build(**config)`` for :data:`TUNE_SPACE` at one shape."""
-    def build(**config):
-        return kernel(M, N, K, Fp8GemmConfig(**config))
-
-    build.__name__ = f"hopper_gemm_fp8_{M}x{N}x{K}"
-    return build
+    return shape_builder(kernel, Fp8GemmConfig, M, N, K, "hopper_gemm_fp8")
 
 
 def tune_inputs(M: int, N: int, K: int, seed: int = 0):
@@ -111,10 +98,11 @@ def kernel(M: int, N: int, K: int, config: Fp8GemmConfig | str | None = None, *,
 def build(M: int, N: int, K: int, config: Fp8GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, **kw):
     """Compile the FP8 kernel for one shape; returns a ``txlab.Compiled`` whose parameters are
-    ``(A, B, C, scale_a, scale_b)``."""
-    from txlab.compiler import compile as compile_kernel
+    ``(A, B, C, scale_a, scale_b)``, and a split-K configuration's workspace after them (made and kept
+    by the Compiled when called with five: see ``hopper_gemm.build``)."""
+    from txlab.examples.hopper_gemm import build as build_gemm
 
-    return compile_kernel(kernel(M, N, K, config, profile=profile), arch=arch, **kw)
+    return build_gemm(M, N, K, config, arch=arch, profile=profile, dtype="e4m3", **kw)
 
 
 def quantize(x, scale=None):

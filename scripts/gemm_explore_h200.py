@@ -1,0 +1,448 @@
+"""On an H200: the open questions of the Hopper GEMM in one run, each variant checked and timed beside
+cuBLAS in the same process (interleaved rounds, L2 flush before every launch, NaN-poisoned output
+checked against a float reference first; split-K variants also run three times on the same inputs
+and compared byte for byte).
+
+    python scripts/gemm_explore_h200.py [--out DIR] [--rounds 5] [--groups small_grid,kpitch,...]
+
+Groups (:data:`GROUPS`): ``small_grid`` (split counts up to 32, tile sizes, the serial fix-up against
+the parallel one, for grids with fewer tiles than SMs), ``kpitch`` (K whose row pitch is not a
+multiple of 128 bytes: the tensor maps' L2 promotion, tiles, aligned neighbours, and padding A and B
+to an aligned K inside the timed call), ``oddn`` (odd N: the direct epilogue against the staged one,
+bf16 and FP8), ``fp8_splitk`` (FP8 split-K). Each group runs in a child process with a time limit
+(a variant that hangs or faults loses its shape, not the run: the child is restarted past it); rows
+go to ``DIR/explore.jsonl`` as they are measured and ``DIR/explore.json`` at the end, with a table.
+A variant ``pad:CONFIG`` at shape (M, N, K) times copying A and B into zero-padded buffers of the
+next K that is a multiple of 64 and CONFIG's kernel on them, as one call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+B16, F8 = "bf16", "e4m3"
+GROUPS = {
+    "small_grid": [
+        (
+            B16,
+            (256, 256, 65536),
+            [
+                "64x128x64_s7_c1_sk16",
+                "64x128x64_s7_c1_sk16p",
+                "128x128x64_s6_c2_sk32",
+                "128x128x64_s6_c2_sk32p",
+                "128x128x64_s6_c2_sk16p",
+                "128x256x64_s4_c2_sk32p",
+                "64x256x64_s4_c1_sk32p",
+                "64x64x64_s8_c1_sk8p",
+            ],
+        ),
+        (
+            B16,
+            (512, 512, 16384),
+            [
+                "64x128x64_s7_c1_sk4",
+                "64x128x64_s7_c1_sk4p",
+                "128x128x64_s6_c2_sk8",
+                "128x128x64_s6_c2_sk8p",
+                "128x256x64_s4_c2_sk16p",
+                "128x128x64_s6_c2_sk4p",
+                "64x64x64_s8_c1_sk2p",
+            ],
+        ),
+        (
+            B16,
+            (768, 1024, 16384),
+            [
+                "128x256x64_s4_c2_sk5",
+                "128x256x64_s4_c2_sk5p",
+                "128x128x64_s6_c2_sk2p",
+                "128x192x64_s4_c2_sk3p",
+                "128x128x64_s6_c2_tma",
+                "64x128x64_s7_c1_tma",
+            ],
+        ),
+        (
+            B16,
+            (1024, 1024, 32768),
+            ["128x256x64_s4_c2_sk4", "128x256x64_s4_c2_sk4p", "128x128x64_s6_c2_sk2", "128x128x64_s6_c2_sk2p"],
+        ),
+        (B16, (512, 4096, 14336), ["128x256x64_s4_c2_sk2", "128x256x64_s4_c2_sk2p", "128x128x64_s6_c2_tma"]),
+        (
+            B16,
+            (384, 1536, 24576),
+            ["128x128x64_s6_c2_sk3p", "128x256x64_s4_c2_sk6p", "128x128x64_s6_c2_sk3", "128x128x64_s6_c2_tma"],
+        ),
+    ],
+    "kpitch": [
+        (
+            B16,
+            (1000, 3000, 5000),
+            [
+                "128x192x64_s4_c2_tma",
+                "128x192x64_s4_c2_tma_l2p3",
+                "128x192x64_s4_c2_tma_l2p1",
+                "128x192x64_s4_c2_tma_l2p0",
+                "128x256x64_s4_c2_tma_l2p3",
+                "128x128x64_s6_c2_pp_tma_l2p3",
+                "128x192x64_s4_c2_tma_cl2x1",
+                "128x256x64_s4_c2_tma_cl2x1",
+                "128x192x64_s4_c2_tma_cl2x1_l2p3",
+                "128x192x64_s5_c2",
+                "pad:128x192x64_s4_c2_tma",
+            ],
+        ),
+        (B16, (1000, 3000, 5056), ["128x192x64_s4_c2_tma", "128x192x64_s4_c2_tma_l2p3"]),
+        (B16, (1000, 3000, 5032), ["128x192x64_s4_c2_tma", "128x192x64_s4_c2_tma_l2p3"]),
+        (
+            B16,
+            (4096, 4096, 4104),
+            [
+                "128x256x64_s4_c2_tma",
+                "128x256x64_s4_c2_tma_l2p3",
+                "128x256x64_s4_c2_tma_cl2x1",
+                "pad:128x256x64_s4_c2_tma",
+            ],
+        ),
+        (B16, (4096, 4096, 4096), ["128x256x64_s4_c2_tma", "128x256x64_s4_c2_tma_l2p3"]),
+        (F8, (1000, 3000, 5008), ["128x192x128_s4_c2_tma_p2", "128x192x128_s4_c2_tma_l2p3_p2"]),
+        (F8, (1000, 3000, 5120), ["128x192x128_s4_c2_tma_p2"]),
+    ],
+    "oddn": [
+        (
+            F8,
+            (4095, 8191, 4096),
+            [
+                "128x192x128_s5_c2_p2",
+                "128x192x128_s4_c2_stg_p2",
+                "128x128x128_s6_c2_stg_p2",
+            ],
+        ),
+        (F8, (3000, 5001, 4096), [None, "128x192x128_s4_c2_stg_p2"]),
+        (B16, (4095, 8191, 4096), ["128x256x64_s4_c2", "128x256x64_s4_c2_stg", "128x192x64_s4_c2_stg"]),
+        (B16, (3000, 5001, 4096), [None, "128x256x64_s4_c2_stg", "128x128x64_s6_c2_pp_stg"]),
+    ],
+    # after the 03:55 run: split-K with a 2-CTA cluster sharing one operand's K slice, deeper rings, 256-byte
+    # L2 promotion on long aligned rows, and the other clusters at an unaligned K
+    "cluster": [
+        (
+            B16,
+            (256, 256, 65536),
+            [
+                "128x128x64_s6_c2_sk32p",
+                "128x128x64_s6_c2_cl1x2_sk32p",
+                "128x128x64_s6_c2_cl2x1_sk32p",
+                "128x128x64_s7_c2_sk32p",
+                "128x128x64_s6_c2_sk32p_l2p3",
+            ],
+        ),
+        (
+            B16,
+            (512, 512, 16384),
+            ["128x128x64_s6_c2_sk8p", "128x128x64_s6_c2_cl2x1_sk8p", "128x128x64_s6_c2_sk8p_l2p3"],
+        ),
+        (B16, (768, 1024, 16384), ["128x256x64_s4_c2_sk5p", "128x256x64_s4_c2_cl2x1_sk5p"]),
+        (
+            B16,
+            (1000, 3000, 5000),
+            [
+                "128x192x64_s4_c2_tma_cl2x1",
+                "128x192x64_s4_c2_tma_cl1x2",
+                "128x192x64_s4_c2_tma_cl2x2",
+                "128x192x64_s4_c2_tma_cl2x1_l2p0",
+            ],
+        ),
+        (F8, (1000, 3000, 5008), ["128x192x128_s4_c2_tma_p2", "128x192x128_s4_c2_tma_cl2x1_p2"]),
+    ],
+    "fp8_splitk": [
+        (
+            F8,
+            (1024, 1024, 32768),
+            [
+                "64x128x128_s7_c1_tma_p2",
+                "128x128x128_s6_c2_sk2_p2",
+                "128x128x128_s6_c2_sk2p_p2",
+                "128x128x128_s6_c2_sk4_p2",
+                "128x192x128_s4_c2_sk2p_p2",
+                "64x128x128_s7_c1_sk2_p2",
+            ],
+        ),
+        (F8, (512, 1024, 16384), [None, "128x128x128_s6_c2_sk4p_p2", "128x128x128_s6_c2_sk2_p2"]),
+        (F8, (256, 256, 65536), [None, "128x128x128_s6_c2_sk32p_p2", "128x128x128_s6_c2_sk16_p2"]),
+    ],
+}
+
+
+def say(*a):
+    print(*a, flush=True)
+
+
+def _kernel_job(dtype, shape, config):
+    return (*shape, config.removeprefix("pad:") if config else None, dtype)
+
+
+def _padded_shape(shape):
+    m, n, k = shape
+    return m, n, k + (-k) % 64
+
+
+def jobs_for(groups):
+    out = []
+    for g in groups:
+        for dtype, shape, configs in GROUPS[g]:
+            for c in configs:
+                if c and c.startswith("pad:"):
+                    out.append(_kernel_job(dtype, _padded_shape(shape), c))
+                else:
+                    out.append(_kernel_job(dtype, shape, c))
+    return out
+
+
+def _pad_case(torch, dtype, shape, config):
+    """``pad:CONFIG``: copy A and B into zero-padded buffers of the next K multiple of 64, then the kernel."""
+    import txlab
+    from gemm_h200 import Case
+    from txlab.examples import hopper_gemm as hg
+
+    m, n, k = shape
+    kp = _padded_shape(shape)[2]
+    cfg = hg.parse_config(config)
+    exe = txlab.compile(hg.gemm_kernel(m, n, kp, cfg), arch="sm_90a").executable
+    g = torch.Generator(device="cuda").manual_seed(1234)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    ap = torch.zeros(m, kp, device="cuda", dtype=torch.bfloat16)
+    bp = torch.zeros(n, kp, device="cuda", dtype=torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    bt = b.T
+
+    def launch():
+        ap[:, :k].copy_(a)
+        bp[:, :k].copy_(b)
+        exe(ap, bp, c)
+
+    def check(run=None):
+        c.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        ref = a.float() @ b.float().T
+        return {
+            "rel_error": (torch.linalg.vector_norm(c.float() - ref) / torch.linalg.vector_norm(ref)).item(),
+            "unwritten": int(torch.isnan(c).sum().item()),
+        }
+
+    return Case(dtype, shape, "pad:" + cfg.name, "given", launch, lambda: torch.matmul(a, bt), check, {}, (a, b, c))
+
+
+def measure_shape(torch, timer, dtype, shape, configs, rounds, skip, progress):
+    """Rows for one shape: each variant checked (and split-K ones run thrice, compared bitwise), then all
+    of them and cuBLAS in interleaved rounds."""
+    from gemm_h200 import bf16_case, fp8_case
+
+    cases, rows = {}, []
+    for config in configs:
+        key = f"{dtype} {'x'.join(map(str, shape))} {config}"
+        base = {"dtype": dtype, "shape": list(shape), "config": config}
+        if key in skip:
+            rows.append({**base, "status": "failed: hung or faulted the process (skipped on restart)"})
+            continue
+        progress(key)
+        try:
+            if config and config.startswith("pad:"):
+                case = _pad_case(torch, dtype, shape, config[4:])
+            else:
+                case = (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
+            err = case.check()
+            row = {**base, "config": case.config, "source": case.source, **err}
+            if "_sk" in case.config:
+                c = case.tensors[2]
+                first = c.clone()
+                same = True
+                for _ in range(2):
+                    case.check()
+                    same = same and torch.equal(first.view(torch.int16), c.view(torch.int16))
+                row["bitwise_equal"] = bool(same)
+            ok = err["rel_error"] <= 1e-2 and err["unwritten"] == 0 and row.get("bitwise_equal", True)
+            row["status"] = "ok" if ok else "wrong"
+            rows.append(row)
+            if ok:
+                cases[case.config] = case
+        except Exception as exc:  # noqa: BLE001 - one variant's failure is a row
+            rows.append({**base, "status": f"failed: {type(exc).__name__}: {exc}"[:400]})
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001 - a fault poisons the context: the parent restarts past it
+                say(f"{key}: {rows[-1]['status']} (context lost)")
+                os._exit(3)
+    progress(None)
+    if cases:
+        baseline = next(iter(cases.values())).baseline
+        fns = {"cublas": baseline, **{k: v.run for k, v in cases.items()}}
+        t = _interleaved(timer, fns, rounds)
+        fl = 2 * shape[0] * shape[1] * shape[2]
+        cub = fl / (t["cublas"] * 1e-3) / 1e12
+        for r in rows:
+            if r["status"] == "ok":
+                r["tflops"] = fl / (t[r["config"]] * 1e-3) / 1e12
+                r["cublas_tflops"] = cub
+                r["ratio"] = r["tflops"] / cub
+                r["time_us"] = t[r["config"]] * 1e3
+    return rows
+
+
+def _interleaved(timer, fns, rounds):
+    per = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for k in names if r % 2 == 0 else names[::-1]:
+            per[k].append(timer(fns[k]))
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def child(args):
+    """Measure the given groups' shapes not yet in the jsonl, appending rows as they come."""
+    import torch
+    from tune_h200 import Timer
+
+    out = Path(args.out)
+    jl = out / "explore.jsonl"
+    done = set()
+    if jl.exists():
+        for line in jl.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["group"], r["dtype"], tuple(r["shape"])))
+    skip = set(json.loads((out / "skip.json").read_text())) if (out / "skip.json").exists() else set()
+    prog = out / "progress.txt"
+
+    def progress(key):
+        prog.write_text(key or "")
+
+    timer = Timer(torch, warmup=3, rep=args.rep)
+    for g in args.groups.split(","):
+        for dtype, shape, configs in GROUPS[g]:
+            if (g, dtype, tuple(shape)) in done:
+                continue
+            rows = measure_shape(torch, timer, dtype, shape, configs, args.rounds, skip, progress)
+            with jl.open("a") as f:
+                for r in rows:
+                    f.write(json.dumps({"group": g, **r}) + "\n")
+            for r in rows:
+                say(_fmt(g, r))
+            torch.cuda.empty_cache()
+    return 0
+
+
+def _fmt(g, r):
+    shape = "x".join(map(str, r["shape"]))
+    cfg = str(r.get("config"))
+    if "ratio" not in r:
+        return f"{g:<10} {r['dtype']:<5} {shape:<18} {cfg:<34} {r['status'][:80]}"
+    bit = "" if "bitwise_equal" not in r else (" bitwise" if r["bitwise_equal"] else " NOT-BITWISE")
+    return (
+        f"{g:<10} {r['dtype']:<5} {shape:<18} {cfg:<34} {r['tflops']:>7.1f} {r['cublas_tflops']:>7.1f} "
+        f"{r['ratio']:>6.3f} {r['rel_error']:>8.1e}{bit}"
+    )
+
+
+def _watch(proc, prog, limit, hang):
+    """Wait for the child; kill it when one variant's check has run for ``hang`` seconds (a kernel
+    that never ends) or the whole child for ``limit``. Returns its exit code, or "hung"."""
+    t0 = time.time()
+    last, since = None, time.time()
+    while proc.poll() is None:
+        time.sleep(0.5)
+        key = prog.read_text().strip() if prog.exists() else ""
+        if key != last:
+            last, since = key, time.time()
+        if (key and time.time() - since > hang) or time.time() - t0 > limit:
+            proc.kill()
+            proc.wait()
+            return "hung"
+    return proc.returncode
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "benchmarks" / "results")) + "/gemm")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rep", type=int, default=15)
+    ap.add_argument("--groups", default=",".join(g for g in GROUPS if g != "cluster"))
+    ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))
+    ap.add_argument("--child-timeout", type=float, default=150)
+    ap.add_argument("--deadline", type=float, default=270)
+    ap.add_argument("--hang", type=float, default=25, help="seconds one variant's build and check may take")
+    ap.add_argument("--child", action="store_true")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.child:
+        return child(args)
+    from gemm_h200 import precompile
+
+    t0 = time.time()
+    jobs = jobs_for(args.groups.split(","))
+    say(f"compiled {len(set(jobs))} kernels in {precompile(jobs, args.jobs):.1f} s ({args.jobs} workers)")
+    skip = []
+    for attempt in range(6):
+        left = args.deadline - (time.time() - t0)
+        if left < 10:
+            say("deadline: stopping")
+            break
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            "--out",
+            str(out),
+            "--groups",
+            args.groups,
+            "--rounds",
+            str(args.rounds),
+            "--rep",
+            str(args.rep),
+        ]
+        prog = out / "progress.txt"
+        prog.write_text("")
+        rc = _watch(subprocess.Popen(cmd), prog, min(left, args.child_timeout * 2), args.hang)
+        if rc == 0:
+            break
+        stuck = prog.read_text().strip() if prog.exists() else ""
+        say(f"child ended with {rc} at {stuck!r}; restarting past it")
+        if not stuck or stuck in skip:
+            break
+        skip.append(stuck)
+        (out / "skip.json").write_text(json.dumps(skip))
+    rows = []
+    jl = out / "explore.jsonl"
+    if jl.exists():
+        rows = [json.loads(line) for line in jl.read_text().splitlines()]
+    doc = {"rows": rows, "skipped": skip, "elapsed_s": time.time() - t0}
+    try:
+        import torch
+
+        doc["device"] = torch.cuda.get_device_name(0)
+        doc["torch"] = torch.__version__
+    except Exception:  # noqa: BLE001
+        pass
+    (out / "explore.json").write_text(json.dumps(doc, indent=1))
+    say(f"\n== summary ({len(rows)} rows, {time.time() - t0:.0f} s) ==")
+    say(
+        f"{'group':<10} {'dtype':<5} {'shape':<18} {'config':<34} {'TFLOP/s':>7} {'cuBLAS':>7} {'ratio':>6} {'rel err':>8}"
+    )
+    for r in rows:
+        say(_fmt(r["group"], r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
