@@ -268,7 +268,7 @@ def main() -> int:
     if "HANG" in smoke["smoke_default"]:
         print("the default configuration hangs: not timing anything")
         return 1
-    hung = [c[8] for c in SMOKE if "HANG" in smoke[c[0]]]
+    hung = [(c[6], c[8]) for c in SMOKE if "HANG" in smoke[c[0]]]  # (head_dim, overrides)
     try:
         import torch
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -303,7 +303,7 @@ def main() -> int:
             lines.append(f"{name:<34} {row['status'][:80]}")
             print(lines[-1], flush=True)
             continue
-        if over in hung:
+        if (d, over) in hung:
             row["status"] = "skipped: its configuration hung in the smoke run"
             rows.append(row)
             continue
