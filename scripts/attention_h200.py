@@ -46,6 +46,13 @@ CASES = [  # in priority order: a run that reaches its deadline skips the last o
     ("d128_s8192_no_pingpong", 4, 32, 32, 8192, 8192, 128, False, {"pingpong": False}),
     ("d128_s8192_no_overlap", 4, 32, 32, 8192, 8192, 128, False, {"overlap": False}),
     ("d128_s8192_neither", 4, 32, 32, 8192, 8192, 128, False, {"pingpong": False, "overlap": False}),
+    # head_dim 256: build()'s choice, then the other rings that fit 227 KiB
+    ("d256_s4096", 4, 16, 16, 4096, 4096, 256, False, {}),
+    ("d256_s4096_causal", 4, 16, 16, 4096, 4096, 256, True, {}),
+    ("d256_s4096_bn32_s3", 4, 16, 16, 4096, 4096, 256, False, {"bn": 32, "stages": 3}),
+    ("d256_s4096_bn64_s1", 4, 16, 16, 4096, 4096, 256, False, {"bn": 64, "stages": 1}),
+    ("d256_s4096_bn48_no_pingpong", 4, 16, 16, 4096, 4096, 256, False, {"pingpong": False}),
+    ("d256_s4096_causal_bn32_s3", 4, 16, 16, 4096, 4096, 256, True, {"bn": 32, "stages": 3}),
 ]
 #: small cases run first, each in its own process with a timeout (a hang costs that process only)
 SMOKE = [
@@ -53,6 +60,7 @@ SMOKE = [
     ("smoke_no_pingpong", 1, 4, 2, 512, 512, 128, True, {"pingpong": False}),
     ("smoke_no_overlap", 1, 4, 2, 512, 512, 128, True, {"overlap": False}),
     ("smoke_d64_ragged", 1, 4, 4, 300, 700, 64, False, {}),
+    ("smoke_d256_ragged", 1, 4, 2, 300, 700, 256, True, {}),
 ]
 #: (batch, head) slices checked against the fp32 reference per case
 CHECK_SLICES = 3
@@ -260,7 +268,7 @@ def main() -> int:
     if "HANG" in smoke["smoke_default"]:
         print("the default configuration hangs: not timing anything")
         return 1
-    hung = [c[8] for c in SMOKE if "HANG" in smoke[c[0]]]
+    hung = [(c[6], c[8]) for c in SMOKE if "HANG" in smoke[c[0]]]  # (head_dim, overrides)
     try:
         import torch
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -295,7 +303,7 @@ def main() -> int:
             lines.append(f"{name:<34} {row['status'][:80]}")
             print(lines[-1], flush=True)
             continue
-        if over in hung:
+        if (d, over) in hung:
             row["status"] = "skipped: its configuration hung in the smoke run"
             rows.append(row)
             continue

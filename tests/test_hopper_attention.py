@@ -137,6 +137,18 @@ def test_emulated_attention_matches_reference():
     _emulate((1, 1, 1, 128, 128, 64), False, ha.AttentionConfig(bn=64))
 
 
+def test_emulated_head_dim_256():
+    """head_dim 256 (48-row key blocks, 224 KiB of shared memory): two key blocks, the last ragged."""
+    cfg = ha.default_config(256, False)
+    assert cfg.smem_bytes(256) <= ha.SMEM_LIMIT
+    _emulate((1, 1, 1, 128, 96 - 7, 256), False, cfg)
+
+
+@pytest.mark.slow
+def test_emulated_head_dim_256_causal_gqa_ragged():
+    _emulate((1, 2, 1, 130, 190, 256), True, ha.default_config(256, True))
+
+
 @pytest.mark.slow
 def test_emulated_causal_rows_that_see_no_key():
     """seqlen_q > seqlen_kv, causal: the first 156 rows see no key (O = 0, LSE = -inf, no NaN); the
@@ -181,6 +193,8 @@ def _on_gpu(shape, causal, cfg=None, seed=0):
         ((2, 8, 2, 1000, 1000, 64), True),
         ((1, 4, 4, 777, 1500, 128), False),
         ((1, 4, 1, 1500, 333, 64), True),
+        ((2, 8, 4, 1000, 1100, 256), False),
+        ((2, 8, 8, 1024, 1024, 256), True),
     ],
 )
 def test_attention_on_gpu(shape, causal):

@@ -22,7 +22,7 @@ TUNE_SPACE = {
     "num_sms": [132],
 }
 
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory per CTA on sm_90
 
 
@@ -116,9 +116,13 @@ class AttentionConfig:
 
 def default_config(head_dim: int, causal: bool) -> AttentionConfig:
     """FlashAttention-3's choices for H100-class parts: 128-row query tiles over two consumer
-    warpgroups; 128-row key blocks at head_dim 128, 2 stages; deeper rings at head_dim 64."""
+    warpgroups; 128-row key blocks at head_dim 128, 2 stages; deeper rings at head_dim 64. At
+    head_dim 256 the Q tile, the O staging tiles and a 2-stage K/V ring of 48-row blocks fill 224 KiB
+    of shared memory (64-row blocks would need 256 KiB), and O takes 128 of a consumer's registers."""
     if head_dim == 64:
         return AttentionConfig(bn=128, stages=3)
+    if head_dim == 256:
+        return AttentionConfig(bn=48, stages=2)
     return AttentionConfig(bn=128, stages=2)
 
 

@@ -34,6 +34,10 @@ The kernel (:func:`attention_kernel`), FlashAttention-3's structure in TIRx:
 Ragged sequence lengths: TMA zero-fills rows past the end of K/V/Q, the key blocks that reach
 past ``seqlen_kv`` (or past the causal diagonal) are masked to ``-inf`` element-wise, and the
 stores clip. Shapes are compile-time constants (one build per shape). TVM is imported lazily.
+
+``head_dim`` is 64, 128 or 256. At 256 the default ring holds two 48-row K/V blocks: with the Q
+tile and the two O staging tiles that is 224 KiB of the 227 KiB a CTA may have, and O alone takes
+128 of a consumer's 240 registers.
 """
 
 from __future__ import annotations
