@@ -403,6 +403,7 @@ def _counters(M, N, cfg):
         ((130, 250, 328), "64x128x64_s4_c1_sk5", 3),  # K tail (328 = 5 x 64 + 8), odd N: single stores
         ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
         ((300, 200, 640), "128x128x64_s3_c2_cl2x1_sk3", 2),  # 2-CTA clusters: the M edge's idle CTA sums a pad tile
+        ((300, 200, 640), "128x128x64_s3_c2_cl2x2_sk3", 4),  # 2x2 clusters: both operands multicast, pad tiles
     ],
 )
 def test_split_k_on_the_emulator(shape, config, sms):
