@@ -413,6 +413,56 @@ def _watch(proc, prog, limit, hang):
     return proc.returncode
 
 
+def to_table(explore_json, table=None, new=False) -> list:
+    """Put each bf16 shape's fastest correct variant of an exploration (``explore.json``) into the tuned
+    table (the shipped one unless ``table``) where its ratio to cuBLAS beats the entry's (the entry's
+    configuration measured in the same run where it was, else its recorded ratio); a shape the table
+    lacks only with ``new`` (an exploration compares a few variants, not the model's whole space);
+    returns the lines saying what was done."""
+    from txlab.examples import hopper_gemm as hg
+
+    doc = json.loads(Path(explore_json).read_text())
+    path = Path(table) if table else Path(hg._table_path())
+    tab = hg.load_tuned_table(path)
+    entries = {tuple(e["shape"]): e for e in tab["entries"]}
+    best = {}
+    for r in doc["rows"]:
+        if r.get("dtype") != B16 or r.get("status") != "ok" or "ratio" not in r or r["config"].startswith("pad:"):
+            continue
+        key = tuple(r["shape"])
+        if key not in best or r["ratio"] > best[key]["ratio"]:
+            best[key] = r
+    said = []
+    for key, r in best.items():
+        old = entries.get(key)
+        if old is None and not new:
+            said.append(f"{'x'.join(map(str, key))}: not in the table, left to the model")
+            continue
+        if old is not None:  # the table's own choice measured in this run, else its recorded ratio
+            name = hg.GemmConfig(**old["config"]).name
+            same = [q for q in doc["rows"] if tuple(q["shape"]) == key and q.get("config") == name and "ratio" in q]
+            old = {**old, "ratio": same[0]["ratio"]} if same else old
+        if old is not None and old["ratio"] >= r["ratio"]:
+            said.append(f"{'x'.join(map(str, key))}: kept {hg.GemmConfig(**old['config']).name} ({old['ratio']:.3f})")
+            continue
+        cfg = hg.parse_config(r["config"])
+        t_ms = r["time_us"] / 1e3
+        entries[key] = {
+            "shape": list(key),
+            "config": {f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+            "time_ms": t_ms,
+            "tflops": r["tflops"],
+            "ratio": r["ratio"],
+            "baseline": "torch.matmul",
+            "baseline_ms": t_ms * r["ratio"],
+            "rel_error": r["rel_error"],
+        }
+        was = f"{hg.GemmConfig(**old['config']).name} ({old['ratio']:.3f})" if old else "none"
+        said.append(f"{'x'.join(map(str, key))}: {cfg.name} ({r['ratio']:.3f}), was {was}")
+    hg.write_tuned_table(path, list(entries.values()), device=tab["device"], source=tab.get("source", ""))
+    return said
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "benchmarks" / "results")) + "/gemm")
@@ -425,7 +475,12 @@ def main(argv=None) -> int:
     ap.add_argument("--hang", type=float, default=25, help="seconds one variant's build and check may take")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--compile-only", action="store_true", help="build the groups' kernels into the cache, then stop")
+    ap.add_argument("--to-table", metavar="EXPLORE_JSON", help="cache each shape's measured best in the tuned table")
     args = ap.parse_args(argv)
+    if args.to_table:
+        for line in to_table(args.to_table):
+            say(line)
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.child:
