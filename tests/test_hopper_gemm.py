@@ -526,7 +526,7 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((512, 512, 16384), "128x128x64_s6_c2_sk8p"),
         ((200, 72, 1000), "64x128x64_s4_c1_sk3p"),  # tails, odd N: single-element stores of each share
         ((256, 256, 65536), "128x128x64_s6_c2_cl1x2_sk32p"),  # split-K in 2-CTA clusters (multicast A)
-        ((512, 512, 16384), "128x128x64_s6_c2_cl2x2_sk8p"),  # 2x2 clusters: both operands multicast
+        ((768, 1024, 16384), "128x128x64_s6_c2_cl2x2_sk2p"),  # 2x2 clusters: both operands multicast
         ((300, 200, 4096), "128x128x64_s4_c2_cl2x1_sk3"),  # clusters, serial fix-up, the M edge's idle CTA
     ],
 )
