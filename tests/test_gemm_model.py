@@ -157,17 +157,30 @@ def test_split_k_fixup_is_parallel_only_when_every_item_has_its_cta():
 
 
 def test_small_grids_pair_their_split_k_items_in_clusters():
-    """Split-K items of two tiles that share an operand, in a 2-CTA cluster, multicast it: measured on the
-    H200 at 256x256x65536 0.817 -> 0.888 and 512x512x16384 0.937 -> 0.973. The model takes it where the
-    tiles pair up without a pad tile and the cluster's CTAs leave slack on the SMs; FP8 (not measured so)
-    does not."""
-    for shape in ((640, 640 + 128, 20480), (128, 128, 131072), (768, 1024, 16384)):
+    """Split-K items of two 128 x 128 tiles that share an operand, in a 2-CTA cluster, multicast it: measured
+    on the H200 at 256x256x65536 0.838 -> 0.918 and 512x512x16384 0.937 -> 0.973. The model takes it where the
+    tiles pair up without a pad tile and the cluster's CTAs leave slack on the SMs; not for 128 x 256 tiles
+    (768x1024x16384 0.913 alone, 0.877 and 0.882 in clusters); FP8 (not measured so) does not."""
+    for shape in ((640, 640 + 128, 20480), (128, 128, 131072), (512, 512, 16384)):
         cfg = gm.choose(*shape)
         assert cfg.split_k > 1 and cfg.fixup == "parallel" and cfg.cluster_size == 2, (shape, cfg.name)
+    wide = [p for p in gm.explain(768, 1024, 16384).predictions if p.config.bn == 256 and p.split_k == 5]
+    alone = next(p for p in wide if p.config.cluster_size == 1 and p.config.fixup == "parallel")
+    assert wide[0].config == alone.config and gm.choose(768, 1024, 16384).cluster_size == 1
     par = gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel")
     par.check_shape(256, 640, 65536)  # 10 tiles x 13 = 130 CTAs: fits 132
-    with pytest.raises(ValueError, match="less 4 for clusters"):
+    with pytest.raises(ValueError, match="less 4 for clusters of 2"):
         gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel", cluster_m=2).check_shape(256, 640, 65536)
+
+
+def test_parallel_fixup_in_4_cta_clusters_leaves_each_gpc_its_slack():
+    """32 clusters of 4 CTAs (128 of 132 SMs) hung on the H200 waiting for each other's items (256x256x65536,
+    2x2 clusters, S = 32); 24 clusters (768x1024x16384, 128 x 128 tiles, S = 2) ran right."""
+    cl = dict(bn=128, stages=6, fixup="parallel", cluster_m=2, cluster_n=2)
+    with pytest.raises(ValueError, match="less 16 for clusters of 4"):
+        gm.GemmConfig(split_k=32, **cl).check_shape(256, 256, 65536)
+    gm.GemmConfig(split_k=2, **cl).check_shape(768, 1024, 16384)
+    gm.GemmConfig(split_k=29, **cl).check_shape(256, 256, 65536)  # 116 CTAs
     from txlab.examples import hopper_gemm_fp8 as f8
 
     assert f8.tuned_config(256, 256, 65536).cluster_size == 1

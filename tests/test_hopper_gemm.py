@@ -403,6 +403,7 @@ def _counters(M, N, cfg):
         ((130, 250, 328), "64x128x64_s4_c1_sk5", 3),  # K tail (328 = 5 x 64 + 8), odd N: single stores
         ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
         ((300, 200, 640), "128x128x64_s3_c2_cl2x1_sk3", 2),  # 2-CTA clusters: the M edge's idle CTA sums a pad tile
+        ((300, 200, 640), "128x128x64_s3_c2_cl2x2_sk3", 4),  # 2x2 clusters: both operands multicast, pad tiles
     ],
 )
 def test_split_k_on_the_emulator(shape, config, sms):
@@ -524,6 +525,9 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((256, 256, 65536), "128x128x64_s6_c2_sk32p"),  # parallel fix-up: 4 tiles x 32 items, one CTA each
         ((512, 512, 16384), "128x128x64_s6_c2_sk8p"),
         ((200, 72, 1000), "64x128x64_s4_c1_sk3p"),  # tails, odd N: single-element stores of each share
+        ((256, 256, 65536), "128x128x64_s6_c2_cl1x2_sk32p"),  # split-K in 2-CTA clusters (multicast A)
+        ((768, 1024, 16384), "128x128x64_s6_c2_cl2x2_sk2p"),  # 2x2 clusters: both operands multicast
+        ((300, 200, 4096), "128x128x64_s4_c2_cl2x1_sk3"),  # clusters, serial fix-up, the M edge's idle CTA
     ],
 )
 def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):

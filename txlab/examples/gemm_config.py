@@ -211,13 +211,15 @@ class GemmConfig:
                                  f"use split_k <= {kt}")
             gm, gn = self.work_grid(M, N)
             items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
-            # clusters need whole free SM pairs in one GPC to start: keep 4 SMs of slack for them
-            room = self.num_sms - (4 if self.cluster_size > 1 else 0)
+            # a cluster starts only on free SMs of one GPC: keep 4 SMs of slack for 2-CTA clusters; 4-CTA ones can
+            # leave 2 SMs idle in each of the 8 GPCs (H200: 32 clusters of 4 = 128 CTAs hung waiting for each other)
+            slack = {1: 0, 2: 4}.get(self.cluster_size, 16)
+            room = self.num_sms - slack
             if self.fixup == "parallel" and (items > room or not self.persistent):
                 raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
                                  f"CTAs at once, and num_sms={self.num_sms}"
-                                 f"{' (less 4 for clusters)' if self.cluster_size > 1 else ''}: use fixup='serial' "
-                                 "or a smaller split_k")
+                                 f"{f' (less {slack} for clusters of {self.cluster_size})' if slack else ''}: "
+                                 "use fixup='serial' or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
                 raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")

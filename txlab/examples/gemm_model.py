@@ -76,9 +76,12 @@ def unaligned(K: int, elem_bytes: int = 2) -> bool:
 
 
 #: split-K items in a 2-CTA cluster (the two tiles' items of one K slice multicast the operand they share),
-#: against one CTA per item, on the H200 (2026-12-02 04:22, parallel fix-up): 256x256x65536 0.817 -> 0.888 of
-#: cuBLAS, 512x512x16384 0.937 -> 0.973 (the mean time ratio)
-CLUSTER_SPLIT = 0.94
+#: against one CTA per item, parallel fix-up, the mean time ratio of the H200 runs of 2026-12-02 04:22 and 05:00:
+#: 128 x 128 tiles gain (256x256x65536 0.817 -> 0.888 and 0.886, 0.838 -> 0.918 and 0.916; 512x512x16384
+#: 0.937 -> 0.973): CLUSTER_SPLIT; 128 x 256 tiles lose (768x1024x16384 0.913 -> 0.877 and 0.882):
+#: CLUSTER_SPLIT_WIDE, for every bn > 128
+CLUSTER_SPLIT = 0.93
+CLUSTER_SPLIT_WIDE = 1.04
 
 
 #: the staged epilogue's cost per byte against the TMA epilogue's (it is a candidate only where N % 8 != 0,
@@ -141,7 +144,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
     main = waves * kt * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
-        main *= CLUSTER_SPLIT
+        main *= CLUSTER_SPLIT if bn <= 128 else CLUSTER_SPLIT_WIDE
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
     exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
     tma = c.epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
