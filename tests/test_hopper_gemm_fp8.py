@@ -300,3 +300,13 @@ def test_small_grids_get_fp8_split_k_and_odd_n_the_staged_epilogue():
     for shape in ((4095, 8191, 4096), (3000, 5001, 4096)):
         assert f8.tuned_config(*shape).epilogue == "staged"
     assert f8.tuned_config(1000, 3000, 5008).cluster_size == 2  # K rows not 128-byte aligned
+
+
+def test_hopper_gemm_explain_takes_the_dtype_build_takes():
+    """``hopper_gemm.explain(..., dtype="e4m3")`` explains the FP8 choice ``build(..., dtype="e4m3")`` makes."""
+    choice = hg.explain(3000, 5000, 7008, dtype="e4m3")
+    assert choice.winner == f8.tuned_config(3000, 5000, 7008)
+    assert "FP8 GEMM" in str(choice)
+    assert "FP8" not in str(hg.explain(3000, 5000, 7008))
+    with pytest.raises(ValueError, match="'bf16' or 'e4m3'"):
+        hg.explain(64, 64, 64, dtype="fp9")

@@ -721,7 +721,7 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
     argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
     next calls. ``dtype="e4m3"`` builds the FP8 GEMM (``C = scale_a * scale_b * A @ B.T``, see
-    :mod:`txlab.examples.hopper_gemm_fp8`; no split-K: its configurations refuse ``split_k > 1``)."""
+    :mod:`txlab.examples.hopper_gemm_fp8`; split-K too, with its workspace after the two scales)."""
     from txlab.compiler import compile as compile_kernel
 
     if operand(dtype)["scaled"]:
@@ -1061,10 +1061,15 @@ def table_config(M: int, N: int, K: int) -> GemmConfig | None:
     return None
 
 
-def explain(M: int, N: int, K: int, *, num_sms: int = 132):
+def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
     """Why :func:`build` without a config picks what it picks for ``M x N x K``: the measured table
     entry, or the time model's ranking of every valid configuration
-    (:func:`txlab.examples.gemm_model.explain`; no GPU needed)."""
+    (:func:`txlab.examples.gemm_model.explain`; no GPU needed). ``dtype="e4m3"`` explains the FP8
+    GEMM's choice (:func:`txlab.examples.gemm_fp8_config.explain`), as ``build(..., dtype=)`` takes it."""
+    if operand(dtype)["scaled"]:
+        import txlab.examples.gemm_fp8_config as gemm_fp8_config
+
+        return gemm_fp8_config.explain(M, N, K, num_sms=num_sms)
     import txlab.examples.gemm_model as gemm_model
 
     return gemm_model.explain(M, N, K, num_sms=num_sms, measured=table_config(M, N, K))
