@@ -970,32 +970,19 @@ def use_tuned_table(path=None) -> None:
     _tuned_cache.clear()
 
 
-def _table_digest(entries) -> str:
-    from txlab.cache import json_digest
-
-    return json_digest(entries)
-
-
 def load_tuned_table(path=None) -> dict:
     """The tuned table (``txlab/data/hopper_gemm_tuned.json`` unless ``path``), verified: format,
     checksum of the entries, every entry a valid GemmConfig for its shape that was correct
     (rel. error <= 1e-2) when measured. Raises ValueError naming what is wrong."""
-    import json
     from pathlib import Path
 
-    from txlab.files import read_bytes_capped
+    from txlab.cache import read_sealed
 
     src = Path(path) if path is not None else _table_path()
-    try:
-        doc = json.loads(read_bytes_capped(src, 16 << 20, "tuned table"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{src}: not a readable tuned table ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT:
-        raise ValueError(f"{src}: format {doc.get('format') if isinstance(doc, dict) else None!r}, "
-                         f"expected {TABLE_FORMAT!r}")
-    entries = doc.get("entries")
-    if not isinstance(entries, list) or doc.get("sha256") != _table_digest(entries):
-        raise ValueError(f"{src}: entries do not match the table's sha256 (edited or damaged)")
+    doc = read_sealed(src, "entries", TABLE_FORMAT, what="tuned table")
+    entries = doc["entries"]
+    if not isinstance(entries, list):
+        raise ValueError(f"{src}: 'entries' is a {type(entries).__name__}, not a list of measured shapes")
     fields = set(GemmConfig.__dataclass_fields__)
     for e in entries:
         shape = e.get("shape")
@@ -1022,9 +1009,9 @@ def write_tuned_table(path, entries: list[dict], *, device: str, source: str) ->
     import json
     from pathlib import Path
 
-    entries = json.loads(json.dumps(entries))
-    doc = {"format": TABLE_FORMAT, "device": device, "source": source, "entries": entries,
-           "sha256": _table_digest(entries)}
+    from txlab.cache import seal
+
+    doc = seal(json.loads(json.dumps(entries)), "entries", format=TABLE_FORMAT, device=device, source=source)
     Path(path).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     load_tuned_table(path)  # what was written must load
     return doc
