@@ -57,6 +57,20 @@ SHORT_K = [(8192, 8192, 512), (16384, 8192, 1024)]
 SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 256, 65536), (768, 1024, 16384)]
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
 SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
+#: ``--set unseen``: shapes no table entry, sweep or fit has seen (the model's choice alone), across the kinds
+#: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, other
+#: LLM widths, long K on small grids, sizes with no power of two in them
+UNSEEN = [
+    (16, 8192, 8192), (64, 4096, 14336), (128, 8192, 8192), (200, 11008, 4096),
+    (65536, 256, 4096), (16384, 128, 8192), (4096, 96, 12288),
+    (1024, 1024, 1024), (512, 2048, 1024), (1536, 1536, 1536), (2000, 2000, 2000),
+    (3000, 3000, 3000), (5000, 5000, 5000), (7168, 7168, 7168),
+    (4096, 4096, 4000), (2048, 2048, 2056), (8192, 8192, 1000), (3072, 3072, 3080), (6000, 2000, 4040),
+    (4096, 11008, 4096), (4096, 4096, 11008), (8192, 3072, 12288), (2048, 6144, 4096), (32768, 1024, 1024),
+    (384, 384, 32768), (128, 128, 131072), (2048, 512, 32768), (640, 1280, 20480),
+    (3333, 4444, 5552), (999, 1999, 3000),
+]
+SETS = {"main": SHAPES, "unseen": UNSEEN}
 
 #: the sweep phase: beside the choice (in the table), the small-grid configurations the model ranks next or
 #: that have not been measured yet (deeper rings, other tiles with the parallel fix-up)
@@ -218,14 +232,14 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
 MEASURERS: dict = {"bf16": bf16_case, "e4m3": fp8_case}
 
 
-def default_shapes(dtype: str) -> list:
+def default_shapes(dtype: str, which: str = "main") -> list:
     """The shape set a dtype's table runs without ``--shapes``: bf16's :data:`SHAPES`, FP8's
     ``gemm_fp8_h200.SHAPES`` (K a multiple of 16, as its TMA loads and cuBLAS FP8 need)."""
     if dtype == "e4m3":
         from gemm_fp8_h200 import SHAPES as FP8_SHAPES
 
         return list(FP8_SHAPES)
-    return list(SHAPES)
+    return list(SETS[which])
 
 
 def compile_jobs(shapes_by_dtype: dict, phases: set) -> list:
@@ -254,7 +268,23 @@ def measure(torch, timer, case: Case, rounds: int) -> dict:
     row["ratio"] = row["tflops"] / row["cublas_tflops"]
     row["rounds_ms"] = {key: v["rounds_ms"] for key, v in t.items()}
     row["status"] = "ok" if row["rel_error"] <= 1e-2 and row["unwritten"] == 0 else "wrong"
+    row["baseline_kernels"] = baseline_kernels(torch, case.baseline)
     return row
+
+
+def baseline_kernels(torch, fn) -> list:
+    """The names of the CUDA kernels one call of ``fn`` launches (cuBLAS's kernel name says its tile,
+    cluster and split-K or stream-K choice), from torch's profiler."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    except Exception as exc:  # noqa: BLE001 - a profiler that cannot start costs the names, not the row
+        return [f"unknown: {type(exc).__name__}: {exc}"[:200]]
+    return list(dict.fromkeys(n for n in names if n and "memset" not in n.lower()))
 
 
 def _compile_one(job):
@@ -321,6 +351,8 @@ def main(argv=None, measurers: dict | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gemm_shapes.json"))
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the whole set)")
+    ap.add_argument("--set", default="main", choices=sorted(SETS), help="the bf16 shape set without --shapes "
+                    "(main: the set of record; unseen: shapes nothing was tuned or fitted on)")
     ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS (bf16, e4m3)")
     ap.add_argument("--phases", default="table,sweep,repro,diag")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1), help="parallel compile workers")
@@ -347,7 +379,7 @@ def main(argv=None, measurers: dict | None = None) -> int:
 
     t0 = time.time()
     given = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s]
-    shapes_by_dtype = {d: given or default_shapes(d) for d in dtypes}
+    shapes_by_dtype = {d: given or default_shapes(d, args.set) for d in dtypes}
     phases = set(args.phases.split(","))
     jobs = compile_jobs({d: s for d, s in shapes_by_dtype.items() if d in ("bf16", "e4m3")}, phases)
     compile_s = precompile(jobs, args.jobs)
@@ -404,6 +436,8 @@ def main(argv=None, measurers: dict | None = None) -> int:
                     torch.cuda.empty_cache()
                 doc["rows"].append(row)
                 say(_fmt(row))
+                for name in row.get("baseline_kernels", [])[:2]:
+                    say(f"      baseline kernel: {name[:160]}")
 
     def repro():
         say("\n== repro: split-K three times on the same inputs, byte for byte ==")
