@@ -72,13 +72,22 @@ def test_cluster_config_parsing_and_limits():
     assert (both.cluster_size, both.sharers, both.persistent) == (4, 3, False)
     assert hg.parse_config("128x128x64_s6_c2_pp_tma_cl1x2").name == "128x128x64_s6_c2_pp_tma_cl1x2"
     assert hg.GemmConfig().to_dict()["cluster"] == [1, 1]
-    # whole clusters: 132 SMs hold 66 2-CTA clusters, 33 of 4; tile grids round up to whole cluster tiles
-    assert cfg.ctas(8192, 8192) == 132 and hg.GemmConfig(cluster_m=2, cluster_n=2).ctas(8192, 8192) == 132
+    # whole clusters: 132 SMs hold 66 2-CTA clusters and 30 of 4 (the GPCs' SM counts leave no room for more
+    # at once); tile grids round up to whole cluster tiles
+    assert cfg.ctas(8192, 8192) == 132 and hg.GemmConfig(cluster_m=2, cluster_n=2).ctas(8192, 8192) == 120
+    assert hg.GemmConfig(cluster_m=4).ctas(8192, 8192) == 120 and hg.GemmConfig(cluster_n=4).max_clusters == 30
+    assert hg.GemmConfig(cluster_m=2, cluster_n=2).ctas(1000, 3000) == 96  # 24 cluster tiles, all resident
+    wide = hg.parse_config("128x224x64_s4_c2_cl4x1")
+    assert (wide.cluster_m, wide.cluster_n, wide.sharers) == (4, 1, 4) and hg.parse_config(wide.name) == wide
     assert hg.GemmConfig(cluster_m=2, num_sms=131).ctas(8192, 8192) == 130
     assert cfg.cluster_tiles(300, 1000) == (2, 4) and cfg.ctas(300, 1000) == 16
     assert hg.GemmConfig(cluster_m=2, persistent=False).ctas(200, 256) == 2
     with pytest.raises(ValueError, match="cluster_m, cluster_n in"):
-        hg.GemmConfig(cluster_m=4).validate()
+        hg.GemmConfig(cluster_m=3).validate()
+    with pytest.raises(ValueError, match="at most 4 CTAs"):
+        hg.GemmConfig(cluster_m=4, cluster_n=2).validate()
+    with pytest.raises(ValueError, match="8-row swizzle atoms"):
+        hg.GemmConfig(bn=200, cluster_m=4).validate()  # 50-row slices of B
     with pytest.raises(ValueError, match="8-row swizzle atoms"):
         hg.GemmConfig(bn=8, cluster_m=2).validate()
     with pytest.raises(ValueError, match="cannot hold one cluster"):
@@ -431,6 +440,35 @@ def test_staged_epilogue_on_the_emulator(shape, config, sms):
     from txlab.emulator import emulate
 
     rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    res = emulate(hg.gemm_kernel(M, N, K, cfg), a, b, c, arch="sm_90a")
+    assert res.ok, res.summary()
+    got, ref = c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
+    assert not np.isnan(got).any(), "outputs never written"
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((300, 520, 200), "128x128x64_s3_c2_cl1x4", 4),  # A multicast to 4 CTAs in 32-row slices; N edge pad CTAs
+        ((520, 296, 200), "128x128x64_s3_c2_tma_cl4x1", 4),  # B multicast to 4 in 32-row slices; M edge pad CTAs
+        ((700, 260, 136), "64x128x64_s3_c1_cl4x1", 8),  # two 4-CTA clusters, each with two tiles in turn
+    ],
+)
+def test_four_cta_clusters_on_the_emulator(shape, config, sms):
+    """1x4 and 4x1 clusters: each CTA loads a quarter of the shared tile and multicasts it to the other three,
+    and releases a ring slot in all four (the slot's writers) before any of them refills it."""
+    import numpy as np
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=sms)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.emulator import emulate
+
+    rng = np.random.default_rng(5)
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
     c = np.full((M, N), np.nan, ml_dtypes.bfloat16)

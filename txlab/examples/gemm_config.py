@@ -12,6 +12,11 @@ from dataclasses import asdict, dataclass
 MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
 EPI_BUFFERS = 2  # epilogue="tma": 64 x 64 staging tiles per consumer (one is filled while one is stored)
+#: clusters of 4 CTAs an H100/H200 (132 SMs) holds at once. A cluster's CTAs must find free SMs in one GPC, and the
+#: GPCs' SM counts leave room for 30 whole 4-CTA clusters, not 33: on the H200, 32 clusters of 2x2 hung in the
+#: parallel fix-up (not all resident) and a persistent grid of 33 ran its last clusters in a second round (0.52 of
+#: cuBLAS); cuBLAS launches 120-CTA grids of 1x4 and 4x1 clusters there. Scaled for other SM counts.
+CLUSTERS_OF_4_AT_132_SMS = 30
 
 
 @dataclass(frozen=True)
@@ -116,11 +121,20 @@ class GemmConfig:
         gm, gn = self.cluster_tiles(m, n)
         return gm * self.split_k, gn
 
+    @property
+    def max_clusters(self) -> int:
+        """Clusters of this size the GPU holds at once (what a persistent grid launches at most): every pair
+        of SMs for 2-CTA clusters, :data:`CLUSTERS_OF_4_AT_132_SMS` (scaled) for 4-CTA ones."""
+        if self.cluster_size <= 2:
+            return self.num_sms // self.cluster_size
+        return max(1, self.num_sms * CLUSTERS_OF_4_AT_132_SMS // 132)
+
     def ctas(self, m: int, n: int) -> int:
-        """CTAs launched for an m x n output: one per SM when persistent (whole clusters), else one
-        per work item (a cluster's CTAs past the M or N edge compute nothing but still load their share)."""
+        """CTAs launched for an m x n output: one per SM when persistent (whole clusters, as many as can be
+        resident at once), else one per work item (a cluster's CTAs past the M or N edge compute nothing but
+        still load their share)."""
         gm, gn = self.work_grid(m, n)
-        clusters = min(self.num_sms // self.cluster_size, gm * gn) if self.persistent else gm * gn
+        clusters = min(self.max_clusters, gm * gn) if self.persistent else gm * gn
         return clusters * self.cluster_size
 
     @property
@@ -176,8 +190,9 @@ class GemmConfig:
             raise ValueError("a TMA box is at most 256 rows: keep bm, bn <= 256")
         if self.stages < 2:
             raise ValueError(f"stages={self.stages}: a pipeline needs at least 2 stages")
-        if self.cluster_m not in (1, 2) or self.cluster_n not in (1, 2):
-            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2)")
+        if self.cluster_m not in (1, 2, 4) or self.cluster_n not in (1, 2, 4) or self.cluster_size > 4:
+            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4) with "
+                             "at most 4 CTAs (1x2, 2x1, 2x2, 1x4, 4x1)")
         if (self.bn // self.cluster_m) % 8 or (self.bm // self.cluster_n) % 8:
             raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
                              "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side")

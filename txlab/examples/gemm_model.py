@@ -130,7 +130,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     bm, bn, S = c.bm, c.bn, c.split_k
     tiles = math.ceil(M / bm) * math.ceil(N / bn)
     items = tiles * S
-    ctas = max(1, min(c.num_sms // c.cluster_size * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
+    ctas = max(1, min(c.max_clusters * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
     waves = math.ceil(items / ctas)
     kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0

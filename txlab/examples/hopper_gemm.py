@@ -171,6 +171,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
     (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
     BMS, BNS = BM // CN, BN // CM
+    ROW_BITS = sum(1 << (CM * j) for j in range(CN))  # cluster ranks rm + CM * j: one row of the cluster, at rm = 0
     # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
     SPLIT = cfg.split_k
     SK = SPLIT > 1
@@ -182,13 +183,16 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     @T.inline
     def release(empty, stage, crank):
         """A consumer warp frees ring slot ``stage`` in every CTA whose TMA loads write into this
-        CTA's copy of it: itself, and with a cluster its column peer (the other half of B) and its row
-        peer (the other half of A)."""
+        CTA's copy of it: itself, and with a cluster its column peers (the other slices of B, ranks
+        ``crank ^ d``, ``d < CM``) and its row peers (the other slices of A, ranks ``crank ^ (d * CM)``,
+        ``d < CN``; cluster sides are powers of two, rank = rm + CM * rn)."""
         empty.arrive(stage)
-        if CM == 2:
-            empty.arrive(stage, remote=crank ^ 1)
-        if CN == 2:
-            empty.arrive(stage, remote=crank ^ CM)
+        if CM > 1:
+            for d in T.unroll(CM - 1):
+                empty.arrive(stage, remote=crank ^ (d + 1))
+        if CN > 1:
+            for d in T.unroll(CN - 1):
+                empty.arrive(stage, remote=crank ^ ((d + 1) * CM))
 
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k{KSTEP}.f32.{OP['ptx']}.{OP['ptx']}"
     MMA_TAIL = OP["tail"]  # imm-scale-a/b (and bf16's imm-trans-a/b: K-major, 0)
@@ -266,7 +270,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             cid = T.meta_var(cta // CS)
             # CTAs of my column (same rn) share B; of my row (same rm), A
             mask_b = T.meta_var(((1 << CM) - 1) if CN == 1 else T.shift_left(T.int32((1 << CM) - 1), rn * CM))
-            mask_a = T.meta_var(((1 << CN) - 1) if CM == 1 else T.shift_left(T.int32(1 | (1 << CM)), rm))
+            mask_a = T.meta_var(((1 << CN) - 1) if CM == 1 else T.shift_left(T.int32(ROW_BITS), rm))
         else:
             crank = T.meta_var(0)
             rm = T.meta_var(0)
