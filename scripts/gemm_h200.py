@@ -61,14 +61,36 @@ SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
 #: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, other
 #: LLM widths, long K on small grids, sizes with no power of two in them
 UNSEEN = [
-    (16, 8192, 8192), (64, 4096, 14336), (128, 8192, 8192), (200, 11008, 4096),
-    (65536, 256, 4096), (16384, 128, 8192), (4096, 96, 12288),
-    (1024, 1024, 1024), (512, 2048, 1024), (1536, 1536, 1536), (2000, 2000, 2000),
-    (3000, 3000, 3000), (5000, 5000, 5000), (7168, 7168, 7168),
-    (4096, 4096, 4000), (2048, 2048, 2056), (8192, 8192, 1000), (3072, 3072, 3080), (6000, 2000, 4040),
-    (4096, 11008, 4096), (4096, 4096, 11008), (8192, 3072, 12288), (2048, 6144, 4096), (32768, 1024, 1024),
-    (384, 384, 32768), (128, 128, 131072), (2048, 512, 32768), (640, 1280, 20480),
-    (3333, 4444, 5552), (999, 1999, 3000),
+    (16, 8192, 8192),
+    (64, 4096, 14336),
+    (128, 8192, 8192),
+    (200, 11008, 4096),
+    (65536, 256, 4096),
+    (16384, 128, 8192),
+    (4096, 96, 12288),
+    (1024, 1024, 1024),
+    (512, 2048, 1024),
+    (1536, 1536, 1536),
+    (2000, 2000, 2000),
+    (3000, 3000, 3000),
+    (5000, 5000, 5000),
+    (7168, 7168, 7168),
+    (4096, 4096, 4000),
+    (2048, 2048, 2056),
+    (8192, 8192, 1000),
+    (3072, 3072, 3080),
+    (6000, 2000, 4040),
+    (4096, 11008, 4096),
+    (4096, 4096, 11008),
+    (8192, 3072, 12288),
+    (2048, 6144, 4096),
+    (32768, 1024, 1024),
+    (384, 384, 32768),
+    (128, 128, 131072),
+    (2048, 512, 32768),
+    (640, 1280, 20480),
+    (3333, 4444, 5552),
+    (999, 1999, 3000),
 ]
 SETS = {"main": SHAPES, "unseen": UNSEEN}
 
@@ -351,8 +373,13 @@ def main(argv=None, measurers: dict | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gemm_shapes.json"))
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the whole set)")
-    ap.add_argument("--set", default="main", choices=sorted(SETS), help="the bf16 shape set without --shapes "
-                    "(main: the set of record; unseen: shapes nothing was tuned or fitted on)")
+    ap.add_argument(
+        "--set",
+        default="main",
+        choices=sorted(SETS),
+        help="the bf16 shape set without --shapes "
+        "(main: the set of record; unseen: shapes nothing was tuned or fitted on)",
+    )
     ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS (bf16, e4m3)")
     ap.add_argument("--phases", default="table,sweep,repro,diag")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1), help="parallel compile workers")
