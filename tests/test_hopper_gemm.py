@@ -169,6 +169,9 @@ def test_simple_kernel_builds_to_hgmma():
         ((4096, 4096, 4096), "128x256x64_s4_c2_cl2x1"),
         ((4095, 8184, 4096), "128x128x64_s6_c2_pp_tma_cl1x2"),
         ((1000, 1000, 1000), "128x128x64_s4_c2_cl2x2"),
+        ((8192, 8192, 4096), "128x256x64_s4_c2_tma_cl2x2"),  # 33 cluster tiles of 4 and more: 30 resident clusters
+        ((1000, 3000, 5000), "128x224x64_s4_c2_cl4x1"),
+        ((4096, 4096, 1000), "128x256x64_s4_c2_tma_cl1x4"),
     ],
 )
 def test_warp_specialized_kernel_builds(shape, config):
@@ -189,7 +192,7 @@ def test_warp_specialized_kernel_builds(shape, config):
     else:  # one cluster dimension (rank = m + cluster_m * n); multicast loads, remote releases
         gm, gn = cfg.cluster_tiles(*shape[:2])
         assert launch["cluster"] == (cfg.cluster_size, 1, 1)
-        assert launch["grid"][0] == cfg.cluster_size * min(cfg.num_sms // cfg.cluster_size, gm * gn)
+        assert launch["grid"][0] == cfg.cluster_size * min(cfg.max_clusters, gm * gn)
         assert "multicast::cluster" in c.cuda_source and "mapa.shared::cluster" in c.cuda_source
         assert c.instructions(r"^UTMALDG\.2D\.MULTICAST"), s
     assert "__launch_bounds__(%d, 1)" % cfg.threads in c.cuda_source
@@ -277,6 +280,8 @@ def test_simple_kernel_on_gpu():
         "128x128x64_s6_c2_pp_tma_cl2x1",
         "128x128x64_s4_c2_cl2x2_np",
         "128x256x64_s4_c2_stg",
+        "128x128x64_s5_c2_cl4x1",
+        "128x224x64_s4_c2_cl1x4",
     ],
 )
 def test_gemm_on_gpu(shape, config):
