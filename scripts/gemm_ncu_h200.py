@@ -104,6 +104,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default=DEFAULT_CASES)
     ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "benchmarks" / "results")))
     ap.add_argument("--set", default="full", help="ncu --set (full, detailed, basic)")
+    ap.add_argument(
+        "--clock-control",
+        default="base",
+        choices=("base", "none"),
+        help="ncu's clock control: base (locked, the default) or none (the GPU's own boost clock)",
+    )
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--cold", action="store_true", help="child: no warm-up launches")
     args = ap.parse_args(argv)
@@ -125,6 +131,8 @@ def main(argv=None) -> int:
             ncu,
             "--set",
             args.set,
+            "--clock-control",
+            args.clock_control,
             *nvtx,
             "-f",
             "-o",
