@@ -58,17 +58,42 @@ SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 2
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
 SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
 #: ``--set unseen``: shapes no table entry, sweep or fit has seen (the model's choice alone), across the kinds
-#: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, other
-#: LLM widths, long K on small grids, sizes with no power of two in them
+#: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, K not a
+#: multiple of 8 (``build()`` pads A and B on each call: the copy is timed with the launch), other LLM widths,
+#: long K on small grids, sizes with no power of two in them
 UNSEEN = [
-    (16, 8192, 8192), (64, 4096, 14336), (128, 8192, 8192), (200, 11008, 4096),
-    (65536, 256, 4096), (16384, 128, 8192), (4096, 96, 12288),
-    (1024, 1024, 1024), (512, 2048, 1024), (1536, 1536, 1536), (2000, 2000, 2000),
-    (3000, 3000, 3000), (5000, 5000, 5000), (7168, 7168, 7168),
-    (4096, 4096, 4000), (2048, 2048, 2056), (8192, 8192, 1000), (3072, 3072, 3080), (6000, 2000, 4040),
-    (4096, 11008, 4096), (4096, 4096, 11008), (8192, 3072, 12288), (2048, 6144, 4096), (32768, 1024, 1024),
-    (384, 384, 32768), (128, 128, 131072), (2048, 512, 32768), (640, 1280, 20480),
-    (3333, 4444, 5552), (999, 1999, 3000),
+    (16, 8192, 8192),
+    (64, 4096, 14336),
+    (128, 8192, 8192),
+    (200, 11008, 4096),
+    (65536, 256, 4096),
+    (16384, 128, 8192),
+    (4096, 96, 12288),
+    (1024, 1024, 1024),
+    (512, 2048, 1024),
+    (1536, 1536, 1536),
+    (2000, 2000, 2000),
+    (3000, 3000, 3000),
+    (5000, 5000, 5000),
+    (7168, 7168, 7168),
+    (4096, 4096, 4000),
+    (2048, 2048, 2056),
+    (8192, 8192, 1000),
+    (3072, 3072, 3080),
+    (6000, 2000, 4040),
+    (4096, 11008, 4096),
+    (4096, 4096, 11008),
+    (8192, 3072, 12288),
+    (2048, 6144, 4096),
+    (32768, 1024, 1024),
+    (384, 384, 32768),
+    (128, 128, 131072),
+    (2048, 512, 32768),
+    (640, 1280, 20480),
+    (3333, 4444, 5552),
+    (999, 1999, 3000),
+    (4096, 4096, 4097),
+    (1000, 3000, 4999),
 ]
 SETS = {"main": SHAPES, "unseen": UNSEEN}
 
@@ -128,8 +153,8 @@ class Case:
 
 def bf16_case(torch, m, n, k, config=None) -> Case:
     """bf16 ``A (m, k) @ B (n, k).T`` by hopper_gemm (the model's or table's choice unless ``config``)
-    beside ``torch.matmul`` (cuBLAS)."""
-    import txlab
+    beside ``torch.matmul`` (cuBLAS). At K % 8 != 0 through ``hg.build(...)``'s Compiled, which copies A
+    and B into its zero-padded buffers on each call: that copy is inside the timed launch."""
     from txlab.examples import hopper_gemm as hg
 
     info = {}
@@ -143,18 +168,28 @@ def bf16_case(torch, m, n, k, config=None) -> Case:
             info["predicted_tflops"] = choice.predictions[0].tflops
     else:
         cfg, source = hg.parse_config(config) if isinstance(config, str) else config, "given"
-    exe = txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a").executable
+    gemm = hg.build(m, n, k, cfg, arch="sm_90a")  # K % 8 != 0: built for the padded K
+    exe = gemm.executable
     g = torch.Generator(device="cuda").manual_seed(1234)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    args = hg.args_for(a, b, c, cfg)
-    if len(args) == 4:
-        info["workspace_bytes"] = args[3].numel() * 4
     bt = b.T
+    if getattr(gemm, "padded_k", 0):
+        info.update(padded_k=gemm.padded_k, pad_bytes=gemm.pad_bytes)
+        if gemm.workspace_elems:
+            info["workspace_bytes"] = gemm.workspace_elems * 4
 
-    def launch():
-        exe(*args)
+        def launch():  # the copy into the padded buffers (and the kept workspace), then the kernel
+            exe(*gemm.kernel_args(a, b, c))
+
+    else:
+        args = hg.args_for(a, b, c, cfg)
+        if len(args) == 4:
+            info["workspace_bytes"] = args[3].numel() * 4
+
+        def launch():
+            exe(*args)
 
     def check(run=None):
         c.fill_(float("nan"))
@@ -186,7 +221,6 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     ``config``) beside ``torch._scaled_mm`` (cuBLAS FP8; N and K padded to 16 where it needs them), on
     the inputs of ``scripts/gemm_fp8_h200.py``; the check is against float64 of the dequantised inputs
     and also reports cuBLAS's rel. error there."""
-    import txlab
     from gemm_fp8_h200 import _cublas, _inputs
     from txlab.examples import hopper_gemm as hg
     from txlab.examples import hopper_gemm_fp8 as f8
@@ -194,23 +228,33 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     info = {}
     if config is None:
         tc = time.perf_counter()
-        choice = f8.explain(m, n, k)
+        choice = hg.explain(m, n, k, dtype="e4m3")  # at K % 16 != 0: the choice for the padded K
         info["choice_ms"] = (time.perf_counter() - tc) * 1e3
         cfg, source = choice.winner, choice.source
         info["why"] = choice.why
     else:
-        cfg, source = f8.resolve(m, n, k, config), "given"
-    exe = txlab.compile(f8.kernel(m, n, k, cfg), arch="sm_90a").executable
+        cfg, source = f8.resolve(m, n, hg.padded_k(k, "e4m3"), config), "given"
+    gemm = hg.build(m, n, k, cfg, arch="sm_90a", dtype="e4m3")
+    exe = gemm.executable
     qa, qb, sa, sb = _inputs(torch, m, n, k)
-    xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     cublas, info["cublas_shape"] = _cublas(torch, qa, qb, sa, sb)
-    ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
-    if ws:
-        info["workspace_bytes"] = ws[0].numel() * 4
+    if getattr(gemm, "padded_k", 0):  # K % 16 != 0: A and B copied into the kept padded buffers each call
+        info.update(padded_k=gemm.padded_k, pad_bytes=gemm.pad_bytes)
+        held = [f8.kernel_arg(x) for x in gemm.kernel_args(qa, qb, c, sa, sb)]  # views of the kept buffers
 
-    def launch():
-        exe(xa, xb, c, sa, sb, *ws)
+        def launch():
+            gemm.kernel_args(qa, qb, c, sa, sb)  # the copy, inside the timed call
+            exe(*held)
+
+    else:
+        xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
+        ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
+        if ws:
+            info["workspace_bytes"] = ws[0].numel() * 4
+
+        def launch():
+            exe(xa, xb, c, sa, sb, *ws)
 
     def check(run=None):
         c.fill_(float("nan"))
@@ -289,17 +333,10 @@ def baseline_kernels(torch, fn) -> list:
 
 def _compile_one(job):
     m, n, k, config, dtype = job
-    import txlab
     from txlab.examples import hopper_gemm as hg
 
     t = time.perf_counter()
-    if dtype == "e4m3":
-        from txlab.examples import hopper_gemm_fp8 as f8
-
-        txlab.compile(f8.kernel(m, n, k, config), arch="sm_90a")
-    else:
-        cfg = hg.tuned_config(m, n, k) if config is None else hg.parse_config(config)
-        txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a")
+    hg.build(m, n, k, config, arch="sm_90a", dtype=dtype)  # its choice without a config; any K (padded)
     return job, time.perf_counter() - t
 
 
@@ -351,8 +388,13 @@ def main(argv=None, measurers: dict | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gemm_shapes.json"))
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the whole set)")
-    ap.add_argument("--set", default="main", choices=sorted(SETS), help="the bf16 shape set without --shapes "
-                    "(main: the set of record; unseen: shapes nothing was tuned or fitted on)")
+    ap.add_argument(
+        "--set",
+        default="main",
+        choices=sorted(SETS),
+        help="the bf16 shape set without --shapes "
+        "(main: the set of record; unseen: shapes nothing was tuned or fitted on)",
+    )
     ap.add_argument("--dtypes", default="bf16", help="comma-separated keys of MEASURERS (bf16, e4m3)")
     ap.add_argument("--phases", default="table,sweep,repro,diag")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1), help="parallel compile workers")
