@@ -622,29 +622,47 @@ def test_padded_k_build_copies_a_and_b_into_zero_padded_buffers(monkeypatch, sha
         gemm(np.zeros((100, K), el), b, c, *scales)
 
 
-def test_padded_k_gemm_on_the_emulator():
-    """64 x 72 x 100 end to end on the CPU emulator: built for K=104, called with the unpadded arrays."""
+@pytest.mark.parametrize(
+    "config,dtype,sms",
+    [
+        ("64x128x64_s3_c1", "bf16", 1),
+        (None, "bf16", 132),  # build()'s own choice for 64x72x104
+        ("128x128x128_s3_c2_p2", "e4m3", 2),  # padded to 112
+    ],
+)
+def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
+    """64 x 72 x 100 end to end on the CPU emulator, called with the unpadded arrays, twice (the second
+    call on the kept buffers, with a fresh A), against a numpy reference."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import numpy as np
 
+    from txlab.examples import hopper_gemm_fp8 as f8
+
     M, N, K = 64, 72, 100
-    gemm = hg.build(M, N, K, hg.parse_config("64x128x64_s3_c1", num_sms=1))
+    fp8 = dtype == "e4m3"
+    if config is not None:
+        config = (f8 if fp8 else hg).parse_config(config, num_sms=sms)
+    gemm = hg.build(M, N, K, config, dtype=dtype)
+    assert gemm.padded_k == (112 if fp8 else 104)
     rng = np.random.default_rng(6)
-    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
-    ref = a.astype(np.float32) @ b.astype(np.float32).T
-    for _ in range(2):  # the second call runs on the kept buffers
+
+    def operand(rows):
+        x = rng.standard_normal((rows, K)).astype(np.float32)
+        return f8.quantize(x) if fp8 else (x.astype(ml_dtypes.bfloat16), None)
+
+    (b, sb) = operand(N)
+    for _ in range(2):
+        (a, sa) = operand(M)
         c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
         old, txlab.config.device = txlab.config.device, "cpu"
         try:
-            gemm(a, b, c)
+            gemm(a, b, c, *((sa, sb) if fp8 else ()))
         finally:
             txlab.config.device = old
-        got = c.astype(np.float32)
+        got = c.astype(np.float64)
+        ref = f8.reference(a, b, sa, sb) if fp8 else a.astype(np.float64) @ b.astype(np.float64).T
         assert not np.isnan(got).any(), "outputs never written"
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
-        a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-        ref = a.astype(np.float32) @ b.astype(np.float32).T
 
 
 def test_padded_k_explain_notes_the_copy_and_its_bytes():
