@@ -752,7 +752,9 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     ``(N, Kp)`` buffers it keeps (per array library, device and dtype; the pad columns are zeroed once)
     and launches on those. Its ``padded_k`` and ``pad_bytes`` say what that costs: each call copies
     ``pad_bytes`` (and reads as many), about 2 x (M + N) x K bytes of extra memory traffic in bf16;
-    ``kernel_args(...)`` gives the padded arguments for launching ``.executable`` yourself."""
+    ``kernel_args(...)`` gives the padded arguments for launching ``.executable`` yourself, or for
+    ``txlab.bench``/``txlab.check``, which launch the kernel as compiled (the kernel alone, no copy).
+    Like split-K's workspace, the buffers serve one call at a time on a device."""
     from txlab.compiler import compile as compile_kernel
 
     kp = padded_k(K, dtype) if isinstance(K, int) and K > 0 else K
