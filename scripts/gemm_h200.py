@@ -58,8 +58,9 @@ SMALL_GRID = [(512, 512, 16384), (1024, 1024, 32768), (256, 4096, 8192), (256, 2
 RAGGED = [(6144, 6144, 6144), (3072, 3072, 12288), (4095, 8191, 4096), (1000, 3000, 5000), (12345, 5432, 2048)]
 SHAPES = TABLE + LLM + SHORT_K + SMALL_GRID + RAGGED
 #: ``--set unseen``: shapes no table entry, sweep or fit has seen (the model's choice alone), across the kinds
-#: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, other
-#: LLM widths, long K on small grids, sizes with no power of two in them
+#: a user brings: decode-sized M, tall and skinny outputs, small squares, K a multiple of 8 but not of 64, K not a
+#: multiple of 8 (``build()`` pads A and B on each call: the copy is timed with the launch), other LLM widths,
+#: long K on small grids, sizes with no power of two in them
 UNSEEN = [
     (16, 8192, 8192),
     (64, 4096, 14336),
@@ -91,6 +92,8 @@ UNSEEN = [
     (640, 1280, 20480),
     (3333, 4444, 5552),
     (999, 1999, 3000),
+    (4096, 4096, 4097),
+    (1000, 3000, 4999),
 ]
 SETS = {"main": SHAPES, "unseen": UNSEEN}
 
@@ -150,8 +153,8 @@ class Case:
 
 def bf16_case(torch, m, n, k, config=None) -> Case:
     """bf16 ``A (m, k) @ B (n, k).T`` by hopper_gemm (the model's or table's choice unless ``config``)
-    beside ``torch.matmul`` (cuBLAS)."""
-    import txlab
+    beside ``torch.matmul`` (cuBLAS). At K % 8 != 0 through ``hg.build(...)``'s Compiled, which copies A
+    and B into its zero-padded buffers on each call: that copy is inside the timed launch."""
     from txlab.examples import hopper_gemm as hg
 
     info = {}
@@ -165,18 +168,28 @@ def bf16_case(torch, m, n, k, config=None) -> Case:
             info["predicted_tflops"] = choice.predictions[0].tflops
     else:
         cfg, source = hg.parse_config(config) if isinstance(config, str) else config, "given"
-    exe = txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a").executable
+    gemm = hg.build(m, n, k, cfg, arch="sm_90a")  # K % 8 != 0: built for the padded K
+    exe = gemm.executable
     g = torch.Generator(device="cuda").manual_seed(1234)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    args = hg.args_for(a, b, c, cfg)
-    if len(args) == 4:
-        info["workspace_bytes"] = args[3].numel() * 4
     bt = b.T
+    if getattr(gemm, "padded_k", 0):
+        info.update(padded_k=gemm.padded_k, pad_bytes=gemm.pad_bytes)
+        if gemm.workspace_elems:
+            info["workspace_bytes"] = gemm.workspace_elems * 4
 
-    def launch():
-        exe(*args)
+        def launch():  # the copy into the padded buffers (and the kept workspace), then the kernel
+            exe(*gemm.kernel_args(a, b, c))
+
+    else:
+        args = hg.args_for(a, b, c, cfg)
+        if len(args) == 4:
+            info["workspace_bytes"] = args[3].numel() * 4
+
+        def launch():
+            exe(*args)
 
     def check(run=None):
         c.fill_(float("nan"))
@@ -208,7 +221,6 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     ``config``) beside ``torch._scaled_mm`` (cuBLAS FP8; N and K padded to 16 where it needs them), on
     the inputs of ``scripts/gemm_fp8_h200.py``; the check is against float64 of the dequantised inputs
     and also reports cuBLAS's rel. error there."""
-    import txlab
     from gemm_fp8_h200 import _cublas, _inputs
     from txlab.examples import hopper_gemm as hg
     from txlab.examples import hopper_gemm_fp8 as f8
@@ -216,23 +228,33 @@ def fp8_case(torch, m, n, k, config=None) -> Case:
     info = {}
     if config is None:
         tc = time.perf_counter()
-        choice = f8.explain(m, n, k)
+        choice = hg.explain(m, n, k, dtype="e4m3")  # at K % 16 != 0: the choice for the padded K
         info["choice_ms"] = (time.perf_counter() - tc) * 1e3
         cfg, source = choice.winner, choice.source
         info["why"] = choice.why
     else:
-        cfg, source = f8.resolve(m, n, k, config), "given"
-    exe = txlab.compile(f8.kernel(m, n, k, cfg), arch="sm_90a").executable
+        cfg, source = f8.resolve(m, n, hg.padded_k(k, "e4m3"), config), "given"
+    gemm = hg.build(m, n, k, cfg, arch="sm_90a", dtype="e4m3")
+    exe = gemm.executable
     qa, qb, sa, sb = _inputs(torch, m, n, k)
-    xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     cublas, info["cublas_shape"] = _cublas(torch, qa, qb, sa, sb)
-    ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
-    if ws:
-        info["workspace_bytes"] = ws[0].numel() * 4
+    if getattr(gemm, "padded_k", 0):  # K % 16 != 0: A and B copied into the kept padded buffers each call
+        info.update(padded_k=gemm.padded_k, pad_bytes=gemm.pad_bytes)
+        held = [f8.kernel_arg(x) for x in gemm.kernel_args(qa, qb, c, sa, sb)]  # views of the kept buffers
 
-    def launch():
-        exe(xa, xb, c, sa, sb, *ws)
+        def launch():
+            gemm.kernel_args(qa, qb, c, sa, sb)  # the copy, inside the timed call
+            exe(*held)
+
+    else:
+        xa, xb = f8.kernel_arg(qa), f8.kernel_arg(qb)
+        ws = () if cfg.split_k == 1 else (hg.workspace(m, n, k, cfg, like=c),)  # split-K: its workspace
+        if ws:
+            info["workspace_bytes"] = ws[0].numel() * 4
+
+        def launch():
+            exe(xa, xb, c, sa, sb, *ws)
 
     def check(run=None):
         c.fill_(float("nan"))
@@ -290,13 +312,25 @@ def measure(torch, timer, case: Case, rounds: int) -> dict:
     row["ratio"] = row["tflops"] / row["cublas_tflops"]
     row["rounds_ms"] = {key: v["rounds_ms"] for key, v in t.items()}
     row["status"] = "ok" if row["rel_error"] <= 1e-2 and row["unwritten"] == 0 else "wrong"
-    row["baseline_kernels"] = baseline_kernels(torch, case.baseline)
     return row
+
+
+def baseline_call(torch, dtype: str, m: int, n: int, k: int):
+    """The library call a row's ratio is against, on fresh inputs: ``torch.matmul`` (bf16), or
+    ``torch._scaled_mm`` as ``fp8_case`` calls it (e4m3)."""
+    if dtype == "e4m3":
+        from gemm_fp8_h200 import _cublas, _inputs
+
+        return _cublas(torch, *_inputs(torch, m, n, k))[0]
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.matmul(a, b.T)
 
 
 def baseline_kernels(torch, fn) -> list:
     """The names of the CUDA kernels one call of ``fn`` launches (cuBLAS's kernel name says its tile,
-    cluster and split-K or stream-K choice), from torch's profiler."""
+    cluster and split-K or stream-K choice), from torch's profiler. Run after every timing: once CUPTI
+    is attached it may stay, and launches timed after it would pay for it."""
     try:
         from torch.profiler import ProfilerActivity, profile
 
@@ -311,17 +345,10 @@ def baseline_kernels(torch, fn) -> list:
 
 def _compile_one(job):
     m, n, k, config, dtype = job
-    import txlab
     from txlab.examples import hopper_gemm as hg
 
     t = time.perf_counter()
-    if dtype == "e4m3":
-        from txlab.examples import hopper_gemm_fp8 as f8
-
-        txlab.compile(f8.kernel(m, n, k, config), arch="sm_90a")
-    else:
-        cfg = hg.tuned_config(m, n, k) if config is None else hg.parse_config(config)
-        txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a")
+    hg.build(m, n, k, config, arch="sm_90a", dtype=dtype)  # its choice without a config; any K (padded)
     return job, time.perf_counter() - t
 
 
@@ -463,8 +490,21 @@ def main(argv=None, measurers: dict | None = None) -> int:
                     torch.cuda.empty_cache()
                 doc["rows"].append(row)
                 say(_fmt(row))
-                for name in row.get("baseline_kernels", [])[:2]:
-                    say(f"      baseline kernel: {name[:160]}")
+
+    def kernel_names():
+        say("\n== the baseline's kernels (torch's profiler, after every timing) ==")
+        for row in doc["rows"]:
+            if row.get("status") != "ok":
+                continue
+            try:
+                call = baseline_call(torch, row["dtype"], *row["shape"])
+                row["baseline_kernels"] = baseline_kernels(torch, call)
+                del call
+            except Exception as exc:  # noqa: BLE001 - a name the profiler cannot get costs the name only
+                row["baseline_kernels"] = [f"unknown: {type(exc).__name__}: {exc}"[:200]]
+            torch.cuda.empty_cache()
+            names = " | ".join(name[:110] for name in row["baseline_kernels"][:2])
+            say(f"{row['dtype']:<5} {'x'.join(map(str, row['shape'])):<20} {names}")
 
     def repro():
         say("\n== repro: split-K three times on the same inputs, byte for byte ==")
@@ -524,6 +564,9 @@ def main(argv=None, measurers: dict | None = None) -> int:
         save()
     if "sweep" in phases and "bf16" in dtypes:
         fixed("sweeps", list(SWEEP.items()), 3)
+        save()
+    if "table" in phases:
+        kernel_names()
         save()
     summaries = doc["summary"]["by_dtype"]
     say("\n== summary ==")

@@ -601,3 +601,185 @@ def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):
     torch.cuda.synchronize()
     ref2 = a2.float() @ b2.float().T
     assert ((c.float() - ref2).norm() / ref2.norm()).item() <= 1e-2
+
+
+# ---- any K: build() pads A and B where TMA cannot load them ----------------------------------------------
+def _launched(monkeypatch):
+    """What ``Compiled.__call__`` hands ``txlab.run.launch``, recorded instead of launched."""
+    import txlab.run
+
+    calls = []
+    monkeypatch.setattr(txlab.run, "launch", lambda kernel, *args, **kw: calls.append(args))
+    return calls
+
+
+@pytest.mark.parametrize(
+    "shape,config,dtype,kp",
+    [
+        ((136, 64, 380), "64x128x64_s3_c1_sk3", "bf16", 384),  # split-K: the workspace after the padded operands
+        ((64, 72, 100), "64x128x64_s3_c1", "bf16", 104),
+        ((64, 72, 100), "128x128x128_s3_c2_p2", "e4m3", 112),  # e4m3 rows need K % 16 == 0
+    ],
+)
+def test_padded_k_build_copies_a_and_b_into_zero_padded_buffers(monkeypatch, shape, config, dtype, kp):
+    """``build(M, N, K)`` with K % 8 != 0 (e4m3: % 16) compiles for the padded K and its call hands the
+    kernel kept (M, Kp) and (N, Kp) buffers whose first K columns are A and B and the rest zero, the same
+    buffers every call, and split-K's workspace after them."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    M, N, K = shape
+    fp8 = dtype == "e4m3"
+    gemm = hg.build(M, N, K, config, dtype=dtype)
+    assert isinstance(gemm, txlab.Compiled) and gemm.padded_k == kp == hg.padded_k(K, dtype)
+    assert [p["shape"] for p in gemm.entry_params[:2]] == [[M, kp], [N, kp]]
+    assert gemm.pad_bytes == (M + N) * K * (1 if fp8 else 2) == hg.pad_bytes(M, N, K, dtype)
+    split = "_sk" in config
+    assert gemm.workspace_elems == (hg.parse_config(config).workspace_elems(M, N) if split else 0)
+    calls = _launched(monkeypatch)
+    rng = np.random.default_rng(5)
+    el = ml_dtypes.float8_e4m3fn if fp8 else ml_dtypes.bfloat16
+    scales = (np.ones(1, np.float32), np.ones(1, np.float32)) if fp8 else ()
+    seen = []
+    for _ in range(2):
+        a = rng.standard_normal((M, K)).astype(el)
+        b = rng.standard_normal((N, K)).astype(el)
+        c = np.zeros((M, N), ml_dtypes.bfloat16)
+        gemm(a, b, c, *scales)
+        args = calls[-1]
+        assert len(args) == 3 + len(scales) + split
+        pa, pb = args[0], args[1]
+        assert pa.shape == (M, kp) and pb.shape == (N, kp) and pa.dtype == a.dtype and args[2] is c
+        assert np.array_equal(pa[:, :K].view(np.uint8), a.view(np.uint8))
+        assert np.array_equal(pb[:, :K].view(np.uint8), b.view(np.uint8))
+        assert not pa[:, K:].view(np.uint8).any() and not pb[:, K:].view(np.uint8).any()
+        if split:
+            w = args[-1]
+            assert w.dtype == np.float32 and w.shape == (gemm.workspace_elems,) and not w.any()
+        seen.append(args)
+    assert seen[0][0] is seen[1][0] and seen[0][1] is seen[1][1], "the padded buffers are made once"
+    assert not split or seen[0][-1] is seen[1][-1]
+    gemm(a, b, c, *scales, *(() if not split else (np.zeros(gemm.workspace_elems, np.float32),)))
+    assert len(calls[-1]) == 3 + len(scales) + split, "a workspace passed in is not doubled"
+    with pytest.raises(txlab.InputError, match=rf"A is \(100, {K}\), not \({M}, {K}\)"):
+        gemm(np.zeros((100, K), el), b, c, *scales)
+
+
+@pytest.mark.parametrize(
+    "config,dtype,sms",
+    [
+        ("64x128x64_s3_c1", "bf16", 1),
+        (None, "bf16", 132),  # build()'s own choice for 64x72x104
+        ("128x128x128_s3_c2_p2", "e4m3", 2),  # padded to 112
+    ],
+)
+def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
+    """64 x 72 x 100 end to end on the CPU emulator, called with the unpadded arrays, twice (the second
+    call on the kept buffers, with a fresh A), against a numpy reference."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.examples import hopper_gemm_fp8 as f8
+
+    M, N, K = 64, 72, 100
+    fp8 = dtype == "e4m3"
+    if config is not None:
+        config = (f8 if fp8 else hg).parse_config(config, num_sms=sms)
+    gemm = hg.build(M, N, K, config, dtype=dtype)
+    assert gemm.padded_k == (112 if fp8 else 104)
+    rng = np.random.default_rng(6)
+
+    def operand(rows):
+        x = rng.standard_normal((rows, K)).astype(np.float32)
+        return f8.quantize(x) if fp8 else (x.astype(ml_dtypes.bfloat16), None)
+
+    (b, sb) = operand(N)
+    for _ in range(2):
+        (a, sa) = operand(M)
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        old, txlab.config.device = txlab.config.device, "cpu"
+        try:
+            gemm(a, b, c, *((sa, sb) if fp8 else ()))
+        finally:
+            txlab.config.device = old
+        got = c.astype(np.float64)
+        ref = f8.reference(a, b, sa, sb) if fp8 else a.astype(np.float64) @ b.astype(np.float64).T
+        assert not np.isnan(got).any(), "outputs never written"
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
+
+
+def test_padded_k_explain_notes_the_copy_and_its_bytes():
+    choice = hg.explain(1000, 3000, 4999)
+    assert choice.shape == (1000, 3000, 5000) and choice.winner == hg.explain(1000, 3000, 5000).winner
+    note = choice.notes[0]
+    assert "K=4999" in note and "(1000, 5000) and (3000, 5000)" in note
+    assert f"{(1000 + 3000) * 4999 * 2} bytes" in note and "each call copies A and B" in note
+    assert not any("each call copies" in n for n in hg.explain(1000, 3000, 5000).notes)
+    fp8 = hg.explain(1000, 3000, 4999, dtype="e4m3")
+    assert fp8.shape == (1000, 3000, 5008) and fp8.winner == hg.explain(1000, 3000, 5008, dtype="e4m3").winner
+    assert f"{(1000 + 3000) * 4999} bytes" in fp8.why and "(3000, 5008)" in fp8.why
+    # workspace/args_for take the user's K and size the workspace of build()'s choice for the padded K
+    assert hg.tuned_config(512, 512, 16384).split_k > 1
+    ws = hg.workspace(512, 512, 16383)
+    assert ws is not None and ws.size == hg.tuned_config(512, 512, 16384).workspace_elems(512, 512)
+    import numpy as np
+
+    a, b, c = np.zeros((512, 16383), np.float32), np.zeros((512, 16383), np.float32), np.zeros((512, 512))
+    assert len(hg.args_for(a, b, c)) == 4
+
+
+def test_unpadded_k_kernel_errors_say_build_pads():
+    with pytest.raises(ValueError, match=r"K=354: .*hopper_gemm.build\(M, N, K\) pads for you .*K=360"):
+        hg.kernel_for(256, 256, 354)
+    with pytest.raises(ValueError, match=r"build\(M, N, K\) pads for you.*pad A and B with zero columns to K=360"):
+        hg.gemm_kernel(256, 256, 354, hg.GemmConfig())
+    with pytest.raises(ValueError, match=r"K=1000: .*dtype='e4m3'\) pads for you .*zero columns to K=1008"):
+        hg.kernel_for(256, 256, 1000, dtype="e4m3")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "shape,dtype",
+    [
+        ((1000, 3000, 4999), "bf16"),  # padded to 5000: the tuned table's 1000x3000x5000 entry
+        ((129, 257, 1001), "bf16"),  # tails in M and N, odd N
+        ((64, 128, 7), "bf16"),  # K smaller than one k-step
+        ((512, 512, 16383), "bf16"),  # padded to 16384: split-K (the table's choice), the kept workspace too
+        ((1000, 3000, 4999), "e4m3"),  # padded to 5008
+    ],
+)
+def test_padded_k_gemm_on_gpu(shape, dtype):
+    """``build(M, N, K)`` at K % 8 != 0 (e4m3: % 16) called with the unpadded torch tensors: right
+    (rel. error <= 1e-2 against a float reference, nothing unwritten) on two calls with fresh inputs,
+    and the pad columns of its kept buffers still zero."""
+    import torch
+
+    from txlab.examples import hopper_gemm_fp8 as f8
+
+    m, n, k = shape
+    fp8 = dtype == "e4m3"
+    gemm = hg.build(m, n, k, dtype=dtype)
+    assert gemm.padded_k == hg.padded_k(k, dtype) > k
+    if shape == (512, 512, 16383):
+        assert gemm.workspace_elems > 0, "this shape's choice is split-K"
+    g = torch.Generator(device="cuda").manual_seed(11)
+    for _ in range(2):
+        if fp8:
+            a, sa = f8.quantize(torch.randn(m, k, device="cuda", generator=g) * 3)
+            b, sb = f8.quantize(torch.randn(n, k, device="cuda", generator=g))
+        else:
+            a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+            b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if fp8:  # torch float8 reaches the executable through kernel_arg, as every FP8 launch here
+            gemm.executable(*[f8.kernel_arg(x) for x in gemm.kernel_args(a, b, c, sa, sb)])
+            ref = f8.reference(a, b, sa, sb)
+        else:
+            gemm(a, b, c)
+            ref = a.double() @ b.double().T
+        torch.cuda.synchronize()
+        assert not torch.isnan(c).any(), "some outputs were never written"
+        assert ((c.double() - ref).norm() / ref.norm()).item() <= 1e-2
+    ((pa, pb),) = gemm._pad_buffers.values()
+    tail = k * pa.element_size()  # the pad columns' bytes
+    assert not pa.view(torch.uint8)[:, tail:].any() and not pb.view(torch.uint8)[:, tail:].any()

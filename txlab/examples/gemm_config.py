@@ -215,7 +215,7 @@ class GemmConfig:
     def check_shape(self, M: int, N: int, K: int) -> None:
         """Raise ValueError naming the problem and the fix when this configuration cannot compute
         ``C (M, N) = A (M, K) @ B (N, K).T`` correctly."""
-        tma_pitch(K)
+        tma_pitch(K, padder="hopper_gemm.build(M, N, K)")
         if self.epilogue == "tma" and N % 8:
             raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
                              "use epilogue='direct'")
@@ -314,11 +314,15 @@ def shape_builder(kernel, config_cls, M: int, N: int, K: int, name: str):
     return build
 
 
-def tma_pitch(K: int) -> None:
-    """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16."""
+def tma_pitch(K: int, padder: str | None = None) -> None:
+    """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16.
+    ``padder``: the builder that pads such K itself (named in the error beside padding by hand)."""
     if K % 8:
+        kp = K + (-K) % 8
+        by = (f"{padder} pads for you (it builds for K={kp} and copies A and B into zero-padded (M, {kp}) and "
+              f"(N, {kp}) buffers on each call), or " if padder else "")
         raise ValueError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
-                         f"of 16): pad A and B with zero columns to K={K + (-K) % 8}")
+                         f"of 16): {by}pad A and B with zero columns to K={kp}")
 
 
 def _ceil(a: int, b: int) -> int:

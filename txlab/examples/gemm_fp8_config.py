@@ -48,8 +48,11 @@ class Fp8GemmConfig(GemmConfig):
 
     def check_shape(self, M: int, N: int, K: int) -> None:
         if K % 16:
+            kp = K + (-K) % 16
             raise ValueError(f"K={K}: TMA loads need the row pitch of A and B (K bytes of e4m3) to be a multiple "
-                             f"of 16: pad A and B with zero columns to K={K + (-K) % 16}")
+                             f"of 16: hopper_gemm.build(M, N, K, dtype='e4m3') pads for you (it builds for K={kp} "
+                             f"and copies A and B into zero-padded (M, {kp}) and (N, {kp}) buffers on each call), "
+                             f"or pad A and B with zero columns to K={kp}")
         super().check_shape(M, N, K)
         if self.split_k > -(-K // BK):
             raise ValueError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "

@@ -26,7 +26,9 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
 
 Shapes are compile-time constants (one build per shape); tails (M, N not multiples of the tile,
 K not a multiple of 64) are handled by TMA's out-of-bounds zero fill on loads and guarded stores
-(or TMA's clipping) in the epilogue; K must be a multiple of 8 (TMA's row pitch). The direct
+(or TMA's clipping) in the epilogue; the kernel's K must be a multiple of 8 (TMA's row pitch), and
+:func:`build` takes any K by building for K rounded up to 8 and copying A and B into zero-padded
+buffers on each call (``padded_k``/``pad_bytes`` on its Compiled say what that costs). The direct
 epilogue writes bf16 pairs (4-byte stores) from the wgmma fragment when N is even, single
 elements otherwise. :func:`build` without a config uses :func:`tuned_config` (the shipped table,
 measured on an H200) and :data:`TUNE_SPACE` is what ``txlab.tune`` sweeps.
@@ -707,7 +709,9 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
     """``gemm_kernel`` for a GemmConfig or its name string; without one, :func:`tuned_config`'s
     (the shipped tuned table's entry for this shape, else ``GemmConfig()``). ``dtype="e4m3"``: the
     FP8 kernel (:mod:`txlab.examples.hopper_gemm_fp8`; parameters ``A, B, C, scale_a, scale_b``;
-    ``config`` an ``Fp8GemmConfig``, its name, or a bf16 GemmConfig whose FP8 twin is meant)."""
+    ``config`` an ``Fp8GemmConfig``, its name, or a bf16 GemmConfig whose FP8 twin is meant).
+    K must be a multiple of :func:`pad_unit` (TMA's row pitch); the ValueError for any other K says
+    that :func:`build` pads (builds for ``padded_k(K)`` and copies A and B each call)."""
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
@@ -719,62 +723,152 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
     return gemm_kernel(M, N, K, config, profile=profile)
 
 
+def pad_unit(dtype: str = "bf16") -> int:
+    """K must be a multiple of this for TMA to load A and B (a row pitch of 16 bytes): 8 in bf16, 16 in e4m3."""
+    return 16 // (2 if operand(dtype)["ptx"] == "bf16" else 1)
+
+
+def padded_k(K: int, dtype: str = "bf16") -> int:
+    """``K`` rounded up to :func:`pad_unit`: the K :func:`build` compiles for (``K`` itself when TMA can load it)."""
+    return K + (-K) % pad_unit(dtype)
+
+
+def pad_bytes(M: int, N: int, K: int, dtype: str = "bf16") -> int:
+    """Bytes one call of :func:`build`'s Compiled copies into its zero-padded A and B buffers when
+    ``K % pad_unit(dtype) != 0`` (it reads as many): the K real columns of A and B; 0 otherwise."""
+    if padded_k(K, dtype) == K:
+        return 0
+    return (M + N) * K * (2 if operand(dtype)["ptx"] == "bf16" else 1)
+
+
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, dtype: str = "bf16", **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
     model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
     argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
     next calls. ``dtype="e4m3"`` builds the FP8 GEMM (``C = scale_a * scale_b * A @ B.T``, see
-    :mod:`txlab.examples.hopper_gemm_fp8`; split-K too, with its workspace after the two scales)."""
+    :mod:`txlab.examples.hopper_gemm_fp8`; split-K too, with its workspace after the two scales).
+
+    Any K: where TMA cannot load A and B (K % 8 != 0 in bf16, K % 16 != 0 in e4m3: a row pitch of 16
+    bytes) the kernel is built for ``Kp = padded_k(K, dtype)`` (the configuration chosen for
+    ``M x N x Kp``; zero columns do not change the product) and the Compiled, called with the
+    unpadded ``(A (M, K), B (N, K), C, ...)``, copies A and B into zero-padded ``(M, Kp)`` and
+    ``(N, Kp)`` buffers it keeps (per array library, device and dtype; the pad columns are zeroed once)
+    and launches on those. Its ``padded_k`` and ``pad_bytes`` say what that costs: each call copies
+    ``pad_bytes`` (and reads as many), about 2 x (M + N) x K bytes of extra memory traffic in bf16;
+    ``kernel_args(...)`` gives the padded arguments for launching ``.executable`` yourself, or for
+    ``txlab.bench``/``txlab.check``, which launch the kernel as compiled (the kernel alone, no copy).
+    Like split-K's workspace, the buffers serve one call at a time on a device."""
     from txlab.compiler import compile as compile_kernel
 
+    kp = padded_k(K, dtype) if isinstance(K, int) and K > 0 else K
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        config = gemm_fp8_config.resolve(M, N, K, config)
+        config = gemm_fp8_config.resolve(M, N, kp, config)
     elif isinstance(config, str):
         config = parse_config(config)
     if config is None:
-        config = tuned_config(M, N, K)
-    compiled = compile_kernel(gemm_kernel(M, N, K, config, profile=profile), arch=arch, **kw)
-    if config.split_k > 1:
-        compiled = _split_k_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
+        config = tuned_config(M, N, kp)
+    compiled = compile_kernel(gemm_kernel(M, N, kp, config, profile=profile), arch=arch, **kw)
+    if config.split_k > 1 or kp != K:
+        compiled = _gemm_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
         compiled.workspace_elems = config.workspace_elems(M, N)
         compiled.operands = 5 if operand(dtype)["scaled"] else 3
+        if kp != K:
+            compiled.gemm_shape, compiled.padded_k = (M, N, K), kp
+            compiled.pad_bytes = pad_bytes(M, N, K, dtype)
     return compiled
 
 
-_SPLIT_K_COMPILED: list = []
+_GEMM_COMPILED: list = []
 
 
-def _split_k_compiled():
-    """``txlab.Compiled`` whose call with ``(A, B, C)`` appends the split-K workspace it keeps."""
-    if not _SPLIT_K_COMPILED:
+def _gemm_compiled():
+    """``txlab.Compiled`` for :func:`build`'s kernels whose call takes more than copying the arguments
+    through: a split-K configuration's (called with the plain operands, it appends the workspace it
+    keeps) and a padded K's (it copies A and B into the zero-padded buffers it keeps); one class for both."""
+    if not _GEMM_COMPILED:
         from txlab.compiler import Compiled
 
-        class SplitKCompiled(Compiled):
-            workspace_elems = 0
+        class GemmCompiled(Compiled):
+            workspace_elems = 0  # split-K: float32 elements of the workspace appended to a plain call
             operands = 3  # (A, B, C); FP8: (A, B, C, scale_a, scale_b)
+            gemm_shape = None  # padded K: the user's (M, N, K)
+            padded_k = 0  # padded K: the K the kernel computes (A and B are copied into (M, Kp), (N, Kp))
+            pad_bytes = 0  # padded K: bytes each call copies (the K real columns of A and B)
+
+            def kernel_args(self, *args) -> tuple:
+                """The kernel's arguments for a call with ``args``: A and B copied into the kept zero-padded
+                buffers (padded K), then the kept workspace appended when ``args`` are the plain operands
+                (split-K). What ``self(*args)`` launches; ``self.executable(*self.kernel_args(...))``
+                launches it without txlab's argument checks (FP8 torch tensors through
+                ``hopper_gemm_fp8.kernel_arg``)."""
+                if self.padded_k and len(args) >= 2:
+                    args = (*self._padded(args[0], args[1]), *args[2:])
+                if self.workspace_elems and len(args) == self.operands:
+                    args = (*args, self._workspace(args[0]))
+                return args
 
             def __call__(self, *args, **kwargs):
-                if len(args) == self.operands:
-                    held = self.__dict__.setdefault("_workspaces", {})
-                    a = args[0]
-                    key = (type(a).__module__, str(getattr(a, "device", "cpu")))
-                    if key not in held:
-                        if type(a).__module__.startswith("torch"):
-                            import torch
+                return super().__call__(*self.kernel_args(*args), **kwargs)
 
-                            held[key] = torch.zeros(self.workspace_elems, dtype=torch.float32, device=a.device)
-                        else:
-                            import numpy as np
+            def _workspace(self, a):
+                held = self.__dict__.setdefault("_workspaces", {})
+                key = (type(a).__module__, str(getattr(a, "device", "cpu")))
+                if key not in held:
+                    if type(a).__module__.startswith("torch"):
+                        import torch
 
-                            held[key] = np.zeros(self.workspace_elems, np.float32)
-                    args = (*args, held[key])
-                return super().__call__(*args, **kwargs)
+                        held[key] = torch.zeros(self.workspace_elems, dtype=torch.float32, device=a.device)
+                    else:
+                        import numpy as np
 
-        _SPLIT_K_COMPILED.append(SplitKCompiled)
-    return _SPLIT_K_COMPILED[0]
+                        held[key] = np.zeros(self.workspace_elems, np.float32)
+                return held[key]
+
+            def _padded(self, a, b):
+                import numpy as np
+
+                M, N, K = self.gemm_shape
+                for x, rows, nm in ((a, M, "A"), (b, N, "B")):
+                    if tuple(getattr(x, "shape", ())) != (rows, K):
+                        from txlab.errors import InputError
+
+                        raise InputError(f"{nm} is {tuple(getattr(x, 'shape', ()))}, not ({rows}, {K}): this GEMM "
+                                         f"was built for {M}x{N}x{K} (computed at K={self.padded_k})", param=nm)
+                torch_ = type(a).__module__.startswith("torch")
+                if not (torch_ or isinstance(a, np.ndarray)) or type(b) is not type(a):
+                    from txlab.errors import InputError
+
+                    raise InputError(f"A and B are {type(a).__name__} and {type(b).__name__}: a GEMM built for K="
+                                     f"{K} (padded to {self.padded_k}) copies torch tensors or numpy arrays into its "
+                                     "padded buffers; pass two of one kind", param="A")
+                held = self.__dict__.setdefault("_pad_buffers", {})
+                key = (type(a).__module__.split(".")[0], str(getattr(a, "device", "cpu")), (M, N, K),
+                       str(a.dtype), str(b.dtype))
+                if torch_:
+                    import torch
+                if key not in held:  # zeroed once: the pad columns are never written again
+                    if torch_:  # 1-byte types (float8) made and copied as their bytes
+                        held[key] = tuple(
+                            torch.zeros(r, self.padded_k, dtype=torch.uint8, device=x.device).view(x.dtype)
+                            if x.element_size() == 1 else torch.zeros(r, self.padded_k, dtype=x.dtype, device=x.device)
+                            for x, r in ((a, M), (b, N)))
+                    else:
+                        held[key] = tuple(np.zeros((r, self.padded_k), x.dtype) for x, r in ((a, M), (b, N)))
+                pa, pb = held[key]
+                for dst, src in ((pa, a), (pb, b)):
+                    if not torch_:
+                        dst[:, :K] = src
+                    elif dst.element_size() == 1:
+                        dst.view(torch.uint8)[:, :K].copy_(src.view(torch.uint8))
+                    else:
+                        dst[:, :K].copy_(src)
+                return pa, pb
+
+        _GEMM_COMPILED.append(GemmCompiled)
+    return _GEMM_COMPILED[0]
 
 
 def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None):
@@ -782,11 +876,12 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
     argument (``exe(A, B, C, W)``), or None without split-K. ``like``: a torch tensor (the workspace is
     made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes each), one
     fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
-    a launch leaves its counters zero for the next, and two launches at once must not share it."""
+    a launch leaves its counters zero for the next, and two launches at once must not share it.
+    Without a config, the one :func:`build` chooses (for ``M x N x padded_k(K)`` where K % 8 != 0)."""
     if isinstance(config, str):
         config = parse_config(config)
     if config is None:
-        config = tuned_config(M, N, K)
+        config = tuned_config(M, N, padded_k(K))  # what build() chooses, for K % 8 != 0 too
     n = config.workspace_elems(M, N)
     if n == 0:
         return None
@@ -801,7 +896,9 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
 
 def args_for(A, B, C, config: GemmConfig | str | None = None) -> tuple:
     """The kernel's arguments for ``A (M, K)``, ``B (N, K)``, ``C (M, N)``: ``(A, B, C)``, and a fresh
-    :func:`workspace` after them for a split-K configuration (allocate once and reuse it in loops)."""
+    :func:`workspace` after them for a split-K configuration (allocate once and reuse it in loops).
+    With K % 8 != 0 these are the arguments for :func:`build`'s Compiled, which pads A and B itself
+    (its ``kernel_args(...)`` are the padded ones its executable takes)."""
     (M, K), (N, _) = A.shape, B.shape
     w = workspace(M, N, K, config, like=A)
     return (A, B, C) if w is None else (A, B, C, w)
@@ -1056,11 +1153,29 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
     """Why :func:`build` without a config picks what it picks for ``M x N x K``: the measured table
     entry, or the time model's ranking of every valid configuration
     (:func:`txlab.examples.gemm_model.explain`; no GPU needed). ``dtype="e4m3"`` explains the FP8
-    GEMM's choice (:func:`txlab.examples.gemm_fp8_config.explain`), as ``build(..., dtype=)`` takes it."""
+    GEMM's choice (:func:`txlab.examples.gemm_fp8_config.explain`), as ``build(..., dtype=)`` takes it.
+    Where K is not a multiple of :func:`pad_unit` (8 in bf16, 16 in e4m3) it explains the choice for
+    ``padded_k(K)``, what :func:`build` compiles, and its notes (FP8: its ``why``) say that each call
+    copies A and B into buffers of that K, and how many bytes."""
+    kp = padded_k(K, dtype) if isinstance(K, int) and K > 0 else K
+    note = None
+    if kp != K:
+        nbytes = pad_bytes(M, N, K, dtype)
+        size = f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.1f} KiB"
+        note = (f"K={K} is not a multiple of {pad_unit(dtype)} (TMA's 16-byte row pitch): build() computes "
+                f"{M}x{N}x{kp} (zero columns do not change the product) and each call copies A and B into kept "
+                f"zero-padded ({M}, {kp}) and ({N}, {kp}) buffers: {nbytes} bytes ({size}) "
+                "read and as many written before the launch")
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        return gemm_fp8_config.explain(M, N, K, num_sms=num_sms)
+        choice = gemm_fp8_config.explain(M, N, kp, num_sms=num_sms)
+        if note:
+            choice.why = f"{choice.why}; {note}"
+        return choice
     import txlab.examples.gemm_model as gemm_model
 
-    return gemm_model.explain(M, N, K, num_sms=num_sms, measured=table_config(M, N, K))
+    choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=table_config(M, N, kp))
+    if note:
+        choice.notes.insert(0, note)
+    return choice

@@ -99,7 +99,9 @@ def build(M: int, N: int, K: int, config: Fp8GemmConfig | str | None = None, *, 
           profile: bool = False, **kw):
     """Compile the FP8 kernel for one shape; returns a ``txlab.Compiled`` whose parameters are
     ``(A, B, C, scale_a, scale_b)``, and a split-K configuration's workspace after them (made and kept
-    by the Compiled when called with five: see ``hopper_gemm.build``)."""
+    by the Compiled when called with five: see ``hopper_gemm.build``). K % 16 != 0: built for K rounded
+    up to 16, the Compiled copies A and B into zero-padded buffers it keeps on each call (``padded_k``,
+    ``pad_bytes``; ``kernel_args(...)`` for launching ``.executable`` with :func:`kernel_arg`)."""
     from txlab.examples.hopper_gemm import build as build_gemm
 
     return build_gemm(M, N, K, config, arch=arch, profile=profile, dtype="e4m3", **kw)
