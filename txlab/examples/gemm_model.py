@@ -61,9 +61,12 @@ SPLIT_K_COST = {
     "parallel_item_s": 1.56e-6,                 # per wave, the parallel fix-up's wait for the tile's last item
     "fitted_on": "H200, 38 split-K measurements, 2026-12-02",
 }
-#: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, fitted to
-#: 1000x3000x5000 and 4096x4096x4104 beside K = 5056 and 4096 on the H200 (2026-12-02 03:55: 1.57x and 1.34x)
-UNALIGNED_FEED = 1.45
+#: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, refitted
+#: (least squares on log time, the other coefficients fixed) to the 42 unaligned-K measurements of the H200 runs of
+#: 2026-12-02 (gemm_shapes*, gemm_explore_*, gemm_unseen_*, gemm_weak_*.json; 1- and 2-CTA clusters): rms log error
+#: 0.104 (0.157 at the earlier 1.45, fitted to two shapes). ncu at the boost clock saw L2 throughput 1.7-1.9x that
+#: of the aligned K, of which the mainloop feels a part.
+UNALIGNED_FEED = 1.68
 #: at an unaligned K, a cluster's operand feed against a lone CTA's at the same requests (barriers, releases):
 #: 1000x3000x5000 and 4096x4096x4104 with 2x1 clusters measured 0.92 and 0.96 of cuBLAS where the feed term
 #: alone predicts ~1.0
