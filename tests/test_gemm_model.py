@@ -184,3 +184,25 @@ def test_parallel_fixup_in_4_cta_clusters_leaves_each_gpc_its_slack():
     from txlab.examples import hopper_gemm_fp8 as f8
 
     assert f8.tuned_config(256, 256, 65536).cluster_size == 1
+
+
+def test_unaligned_k_gets_no_pingpong_candidates():
+    """Every ping-pong run at an unaligned K lost to the cooperative choice at its shape on the H200
+    (8192x8192x1000: 0.87 vs 1.01 of cuBLAS), though the model ranked ping-pong first there: it is not offered."""
+    for shape in ((8192, 8192, 1000), (1000, 3000, 5000), (16384, 8192, 520)):
+        assert not [c for c in gm.candidates(*shape) if c.pingpong], shape
+        assert not gm.choose(*shape).pingpong
+    assert gm.choose(8192, 8192, 1000).name == "128x256x64_s4_c2_tma_cl2x1"
+    assert any(c.pingpong for c in gm.candidates(8192, 8192, 1024))  # aligned: still a candidate (and the choice)
+    assert gm.choose(8192, 8192, 1024).pingpong
+
+
+def test_tiniest_grids_get_narrow_deep_split_k_tiles():
+    """Where even 64 x 128 tiles split 32 ways cannot fill the SMs, 64 x 64 tiles with deep rings join the
+    split-K candidates (128x128x131072: 0.95 of cuBLAS against 0.89 with 64 x 128 tiles); elsewhere they do not."""
+    cfg = gm.choose(128, 128, 131072)
+    assert (cfg.bn, cfg.split_k > 1, cfg.stages) == (64, True, 12), cfg.name
+    narrow = [c for c in gm.candidates(128, 128, 131072) if c.bn == 64]
+    assert narrow and all(c.split_k > 1 for c in narrow)
+    for shape in ((256, 256, 65536), (16, 8192, 8192), (64, 4096, 14336)):
+        assert not [c for c in gm.candidates(*shape) if c.bn == 64], shape

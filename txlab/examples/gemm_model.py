@@ -78,6 +78,13 @@ def unaligned(K: int, elem_bytes: int = 2) -> bool:
     return (K * elem_bytes) % 128 != 0
 
 
+#: at an unaligned K the model offers no ping-pong configuration: a ping-pong consumer's 128-row tile loads half
+#: the bytes per flop of the cooperative 128 x 256 one, and requests, not bytes, bound such loads. Every ping-pong
+#: run at an unaligned K lost to the cooperative choice at the same shape (H200, 2026-12-02: 8192x8192x1000
+#: 0.87 and 0.86 against 1.01 with 128 x 256 tiles in 2x1 clusters; 1000x3000x5000 0.43 and 0.74 against 0.90),
+#: though the model, which hides ping-pong's epilogue, ranked it first at 8192x8192x1000
+PINGPONG_UNALIGNED = False
+
 #: split-K items in a 2-CTA cluster (the two tiles' items of one K slice multicast the operand they share),
 #: against one CTA per item, parallel fix-up, the mean time ratio of the H200 runs of 2026-12-02 04:22 and 05:00:
 #: 128 x 128 tiles gain (256x256x65536 0.817 -> 0.888 and 0.886, 0.838 -> 0.918 and 0.916; 512x512x16384
@@ -250,14 +257,21 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
 
     out = []
     kt = math.ceil(K / 64)
-    for c in _buildable(num_sms):
+    # a grid so small that even 64 x 128 tiles split 32 ways leave SMs idle (long K on a tiny output) also gets
+    # 64-column tiles with deep rings, split-K only: 128x128x131072 measured 0.95 of cuBLAS with 64 x 64 tiles,
+    # 12 stages and 32 splits in 2-CTA clusters, 0.89 with the 64 x 128 ones (H200, 2026-12-02)
+    tiny = math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms
+    for c in _buildable(num_sms) + (_narrow(num_sms) if tiny else []):
         if c.epilogue == "staged" and N % 8 == 0:  # TMA stores these: the staged epilogue is for the rest
+            continue
+        if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
             continue
         try:
             c.check_shape(M, N, K)
         except ValueError:
             continue
-        out.append(c)
+        if c.bn >= 128:  # the narrow tiles run split only
+            out.append(c)
         if unaligned(K):  # multicast halves one operand's requests: what pays for an unaligned pitch
             for cm, cn in ((2, 1), (1, 2)):
                 try:
@@ -294,6 +308,23 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
 
 
 _BUILDABLE: dict = {}
+_NARROW: dict = {}
+
+
+def _narrow(num_sms: int) -> list[GemmConfig]:
+    """64-column cooperative tiles with rings as deep as shared memory allows (up to 12 stages): the split-K
+    candidates of the tiniest grids (see :func:`candidates`)."""
+    if num_sms not in _NARROW:
+        out = _NARROW[num_sms] = []
+        for consumers in (1, 2):
+            for stages in range(3, 13):
+                c = GemmConfig(bn=64, stages=stages, consumers=consumers, num_sms=num_sms)
+                try:
+                    c.validate()
+                except ValueError:
+                    continue
+                out.append(c)
+    return _NARROW[num_sms]
 
 
 def _buildable(num_sms: int) -> list[GemmConfig]:
