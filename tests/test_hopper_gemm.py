@@ -714,6 +714,22 @@ def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
 
 
+def test_record_timeline_hands_the_recorder_padded_operands(monkeypatch):
+    """``record_timeline`` at K % 8 != 0: the recorder launches the executable itself, so it gets the
+    (M, Kp) and (N, Kp) copies of A and B, and C as given."""
+    import numpy as np
+
+    from txlab import timeline
+
+    seen = []
+    monkeypatch.setattr(timeline, "record", lambda kernel, *args, events: seen.append((kernel, args)))
+    a, b, c = np.ones((64, 100), np.float32), np.ones((72, 100), np.float32), np.zeros((64, 72), np.float32)
+    hg.record_timeline(a, b, c, "64x128x64_s3_c1")
+    ((kernel, (pa, pb, pc)),) = seen
+    assert kernel.padded_k == 104 and pa.shape == (64, 104) and pb.shape == (72, 104) and pc is c
+    assert (pa[:, :100] == 1).all() and not pa[:, 100:].any()
+
+
 def test_padded_k_explain_notes_the_copy_and_its_bytes():
     choice = hg.explain(1000, 3000, 4999)  # padded to whole 128-byte rows: 5056 adds 1.1 % of k-steps over 5000
     assert choice.shape == (1000, 3000, 5056) and choice.winner == hg.explain(1000, 3000, 5056).winner

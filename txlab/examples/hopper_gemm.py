@@ -931,7 +931,10 @@ def record_timeline(A, B, C, config: GemmConfig | str | None = None):
     (M, K), (N, _) = A.shape, B.shape
     if isinstance(config, str):
         config = parse_config(config)
-    return timeline.record(build(M, N, K, config, profile=True), A, B, C, events=GemmEvent)
+    gemm = build(M, N, K, config, profile=True)
+    # the recorder launches the executable itself: at K % 8 != 0 hand it the padded copies of A and B
+    args = gemm.kernel_args(A, B, C) if getattr(gemm, "padded_k", 0) else (A, B, C)
+    return timeline.record(gemm, *args, events=GemmEvent)
 
 
 def sass_summary(compiled) -> dict:
