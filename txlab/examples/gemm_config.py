@@ -127,7 +127,8 @@ class GemmConfig:
         of SMs for 2-CTA clusters, :data:`CLUSTERS_OF_4_AT_132_SMS` (scaled) for 4-CTA ones."""
         if self.cluster_size <= 2:
             return self.num_sms // self.cluster_size
-        return max(1, self.num_sms * CLUSTERS_OF_4_AT_132_SMS // 132)
+        whole = self.num_sms // 4  # 33 at 132 SMs, of which 30 fit: one in 11 left out
+        return max(1, whole - whole * (132 // 4 - CLUSTERS_OF_4_AT_132_SMS) // (132 // 4))
 
     def ctas(self, m: int, n: int) -> int:
         """CTAs launched for an m x n output: one per SM when persistent (whole clusters, as many as can be
