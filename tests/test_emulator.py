@@ -386,7 +386,11 @@ def test_hopper_gemm_cluster_multicast_protocol_breaks_are_found():
     rng = np.random.default_rng(3)
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
-    peer = ("        if CM == 2:\n            empty.arrive(stage, remote=crank ^ 1)\n", "")
+    peer = (
+        "        if CM > 1:\n            for d in T.unroll(CM - 1):\n"
+        "                empty.arrive(stage, remote=crank ^ (d + 1))\n",
+        "",
+    )
     count = ("init_empty=(4 if PP else 4 * NC) * cfg.sharers)", "init_empty=(4 if PP else 4 * NC))")
 
     def run(mod):
