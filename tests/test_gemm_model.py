@@ -193,6 +193,7 @@ def test_unaligned_k_gets_no_pingpong_candidates():
         assert not [c for c in gm.candidates(*shape) if c.pingpong], shape
         assert not gm.choose(*shape).pingpong
     assert gm.choose(8192, 8192, 1000).name == "128x256x64_s4_c2_tma_cl2x1"
+    assert "ping-pong configurations are not offered" in gm.explain(8192, 8192, 1000).notes[0]
     assert any(c.pingpong for c in gm.candidates(8192, 8192, 1024))  # aligned: still a candidate (and the choice)
     assert gm.choose(8192, 8192, 1024).pingpong
 
@@ -202,6 +203,8 @@ def test_tiniest_grids_get_narrow_deep_split_k_tiles():
     split-K candidates (128x128x131072: 0.95 of cuBLAS against 0.89 with 64 x 128 tiles); elsewhere they do not."""
     cfg = gm.choose(128, 128, 131072)
     assert (cfg.bn, cfg.split_k > 1, cfg.stages) == (64, True, 12), cfg.name
+    assert any("64 x 64 tiles" in n for n in gm.explain(128, 128, 131072).notes)
+    assert not any("64 x 64 tiles" in n for n in gm.explain(256, 256, 65536).notes)
     narrow = [c for c in gm.candidates(128, 128, 131072) if c.bn == 64]
     assert narrow and all(c.split_k > 1 for c in narrow)
     for shape in ((256, 256, 65536), (16, 8192, 8192), (64, 4096, 14336)):

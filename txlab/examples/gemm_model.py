@@ -406,8 +406,12 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
                      "aligned, so every 128-byte row of a TMA box spans two L2 lines and the loads cost about "
                      f"{UNALIGNED_FEED}x (1000x3000x5000 at 0.66 of cuBLAS on the H200 with one CTA per tile, K=5056 "
-                     "at 1.02); 2-CTA clusters that multicast one operand's tile win it back (0.92); padding A and B "
-                     f"to K={K + (-K) % 64} in the call measured slower still (0.48)")
+                     "at 1.02); 2-CTA clusters that multicast one operand's tile win most of it back (0.89-0.92); "
+                     f"padding A and B to K={K + (-K) % 64} in the call measured slower still (0.48); ping-pong "
+                     "configurations are not offered (each lost to the cooperative one at its shape)")
+    if math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms:
+        notes.append(f"{M}x{N}: even 64 x 128 tiles split {SPLITS[-1]} ways leave SMs idle, so 64 x 64 tiles with rings "
+                     "up to 12 stages join the split-K candidates")
     if not preds:
         raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
     if measured is not None:
