@@ -283,6 +283,35 @@ GROUPS = {
         (B16, (4096, 4096, 4104), ["128x256x64_s4_c2_tma_cl2x1", "128x192x64_s5_c2_cl2x1"]),
         (B16, (200, 11008, 4096), ["128x192x64_s4_c2_tma", "128x168x64_s5_c2", "128x192x64_s5_c2"]),
     ],
+    # round 10: tile widths between 128 / 192 / 256 with the TMA epilogue (its pieces 32 or 16 columns wide where
+    # 64 does not divide bn), where they fill the last wave better (the model's new choices), beside the old choices
+    "widths": [
+        (
+            B16,
+            (1536, 1536, 1536),
+            ["128x192x64_s4_c2_tma", "128x144x64_s6_c2_tma", "128x144x64_s4_c2_tma", "128x160x64_s5_c2_tma"],
+        ),
+        (
+            B16,
+            (200, 11008, 4096),
+            [
+                "128x192x64_s4_c2_tma",
+                "128x176x64_s5_c2_tma",
+                "128x176x64_s4_c2_tma",
+                "128x168x64_s5_c2",
+                "128x176x64_s5_c2",
+            ],
+        ),
+        (B16, (512, 14336, 4096), ["128x256x64_s4_c2_tma", "128x224x64_s4_c2_tma"]),
+        (B16, (5000, 5000, 5000), ["128x256x64_s4_c2_tma_cl2x1", "128x224x64_s4_c2_tma_cl2x1"]),
+        (B16, (384, 384, 32768), ["128x192x64_s5_c2_sk20p", "128x128x64_s7_c2_sk14p"]),
+        (B16, (2304, 2304, 4096), [None, "128x144x64_s6_c2_tma", "128x192x64_s4_c2_tma"]),
+        (B16, (1024, 11008, 4096), [None, "128x256x64_s4_c2_tma", "128x192x64_s4_c2_tma"]),
+        (B16, (768, 6144, 4096), [None, "128x128x64_s6_c2_pp_tma", "128x192x64_s4_c2_tma"]),
+        (B16, (3072, 1024, 4096), [None, "128x256x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma"]),
+        (B16, (512, 5120, 4096), [None, "128x256x64_s4_c2_tma", "128x128x64_s6_c2_tma"]),
+        (F8, (1536, 1536, 1536), ["128x192x128_s4_c2_tma_p2", "128x144x128_s6_c2_tma_p2"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -545,7 +574,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "benchmarks" / "results")) + "/gemm")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rep", type=int, default=15)
-    ap.add_argument("--groups", default=",".join(g for g in GROUPS if g not in ("cluster", "open3", "round9", "deep")))
+    ap.add_argument(
+        "--groups", default=",".join(g for g in GROUPS if g not in ("cluster", "open3", "round9", "deep", "widths"))
+    )
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))
     ap.add_argument("--child-timeout", type=float, default=150)
     ap.add_argument("--deadline", type=float, default=270)

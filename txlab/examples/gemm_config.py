@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
-EPI_BUFFERS = 2  # epilogue="tma": 64 x 64 staging tiles per consumer (one is filled while one is stored)
+EPI_BUFFERS = 2  # epilogue="tma": 64-row staging tiles per consumer (one is filled while one is stored)
 #: clusters of 4 CTAs an H100/H200 (132 SMs) holds at once. A cluster's CTAs must find free SMs in one GPC, and the
 #: GPCs' SM counts leave room for 30 whole 4-CTA clusters, not 33: on the H200, 32 clusters of 2x2 hung in the
 #: parallel fix-up (not all resident) and a persistent grid of 33 ran its last clusters in a second round (0.52 of
@@ -107,9 +107,18 @@ class GemmConfig:
                 + (16 if self.pingpong else 0))
 
     @property
+    def epi_width(self) -> int:
+        """Columns of one staging tile of the TMA or staged epilogue: 64 (a 128-byte swizzled row), or for a
+        ``bn`` that 64 does not divide, 32 or 16 (64- and 32-byte swizzle), so the tile's pieces end at its edge."""
+        if self.epilogue == "staged":
+            return 64
+        return next((w for w in (64, 32, 16) if self.bn % w == 0), 64)
+
+    @property
     def epilogue_bytes(self) -> int:
-        """``epilogue="tma"`` or ``"staged"``: per consumer, EPI_BUFFERS 64 x 64 bf16 staging tiles (8 KiB each)."""
-        return self.consumers * EPI_BUFFERS * 64 * 64 * 2 if self.epilogue != "direct" else 0
+        """``epilogue="tma"`` or ``"staged"``: per consumer, EPI_BUFFERS 64 x :attr:`epi_width` bf16 staging tiles
+        (8 KiB each at 64 columns)."""
+        return self.consumers * EPI_BUFFERS * 64 * self.epi_width * 2 if self.epilogue != "direct" else 0
 
     def cluster_tiles(self, m: int, n: int) -> tuple:
         """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
@@ -165,8 +174,11 @@ class GemmConfig:
             raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
         if self.epilogue not in ("direct", "tma", "staged"):
             raise ValueError(f"epilogue={self.epilogue!r}: use 'direct', 'tma' or 'staged'")
-        if self.epilogue != "direct" and self.bn % 64:
-            raise ValueError(f"epilogue={self.epilogue!r} stages 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.epilogue == "staged" and self.bn % 64:
+            raise ValueError(f"epilogue='staged' stages 64-column tiles: bn={self.bn} must be a multiple of 64")
+        if self.epilogue == "tma" and self.bn % 16:
+            raise ValueError(f"epilogue='tma' stores the tile in 64-row pieces 64, 32 or 16 columns wide: bn={self.bn} "
+                             "must be a multiple of 16 (or use epilogue='direct')")
         if self.fixup not in ("serial", "parallel"):
             raise ValueError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
         if self.fixup == "parallel" and self.split_k == 1:

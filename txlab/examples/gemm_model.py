@@ -152,7 +152,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
         fed = (bm / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
-    main = waves * kt * max(tensor, fed)
+    main = waves * kt * max(tensor, fed) * (FIT_WIDTH_MAINLOOP if bn in FIT_WIDTHS else 1.0)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
         main *= CLUSTER_SPLIT if bn <= 128 else CLUSTER_SPLIT_WIDE
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
@@ -261,7 +261,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     # 64-column tiles with deep rings, split-K only: 128x128x131072 measured 0.95 of cuBLAS with 64 x 64 tiles,
     # 12 stages and 32 splits in 2-CTA clusters, 0.89 with the 64 x 128 ones (H200, 2026-12-02)
     tiny = math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms
-    for c in _buildable(num_sms) + (_narrow(num_sms) if tiny else []):
+    for c in _buildable(num_sms) + _fitted(M, N, num_sms) + (_narrow(num_sms) if tiny else []):
         if c.epilogue == "staged" and N % 8 == 0:  # TMA stores these: the staged epilogue is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -286,7 +286,10 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
         tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
         if tiles >= 2 * num_sms:
             continue
-        for s in SPLITS:
+        # the listed factors, and the largest that still gives every item its own SM (the parallel fix-up's best
+        # fill: 384x384x32768 measured 0.90 of cuBLAS at 128 x 128 x 14 items, 0.87 at 128 x 192 x 20)
+        fill = num_sms // tiles
+        for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
             if s > kt or tiles * s > 4 * num_sms:
                 break
             sk = replace(c, split_k=s)
@@ -325,6 +328,38 @@ def _narrow(num_sms: int) -> list[GemmConfig]:
                     continue
                 out.append(c)
     return _NARROW[num_sms]
+
+
+#: tile widths between the power-of-two-ish 128 / 192 / 256, offered where they fill the SMs' last wave better
+#: (cuBLAS's own tiles there: 144 x 128 at 1536^3, 256 x 152 at 5000^3, 192 x 104 at 200 x 11008)
+FIT_WIDTHS = (144, 160, 176, 208, 224, 240)
+#: the mainloop cost of a width of :data:`FIT_WIDTHS` against the fit's (made of 128 / 192 / 256 measurements)
+FIT_WIDTH_MAINLOOP = 1.0
+
+
+def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
+    """Cooperative 128-row tiles of :data:`FIT_WIDTHS` whose tile count fills the last wave better than every
+    standard width's (128, 192, 256): their TMA epilogue stores 32- or 16-column pieces."""
+    gm = math.ceil(M / 128)
+
+    def fill(bn):
+        tiles = gm * math.ceil(N / bn)
+        return tiles / (math.ceil(tiles / num_sms) * num_sms)
+
+    best = max(fill(bn) for bn in (128, 192, 256))
+    out = []
+    for bn in FIT_WIDTHS:
+        if fill(bn) <= best + 0.05:
+            continue
+        for epilogue in ("direct", "tma"):
+            for stages in range(3, 8):
+                c = GemmConfig(bn=bn, stages=stages, consumers=2, num_sms=num_sms, epilogue=epilogue)
+                try:
+                    c.validate()
+                except ValueError:
+                    continue
+                out.append(c)
+    return out
 
 
 def _buildable(num_sms: int) -> list[GemmConfig]:

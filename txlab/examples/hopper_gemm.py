@@ -161,7 +161,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PROMOTE = PROMO > 0
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
-    TMA_EPI, NCH = cfg.epilogue == "tma", BN // 64  # NCH: 64-column pieces of a row block
+    # NCH: pieces of a 64-row block, EW columns each (64; 32 or 16 when 64 does not divide BN)
+    EW = cfg.epi_width
+    TMA_EPI, NCH = cfg.epilogue == "tma", BN // EW
     STG = cfg.epilogue == "staged"  # staged through shared memory, stored back by the threads, coalesced
     # the A/B loads' tensor-map options: TVM's defaults unless the configuration sets the L2 promotion
     LKW = {} if cfg.l2_promotion is None else {"tensormap_l2_promotion": cfg.l2_promotion}
@@ -287,8 +289,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), IN_DT)
         Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), IN_DT)
-        if TMA_EPI or STG:  # 128B-swizzled 64 x 64 staging tiles, EPI_BUFFERS per consumer: the TMA store's boxes
-            Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, 64), "bfloat16")
+        if TMA_EPI or STG:  # swizzled 64 x EW staging tiles (EW * 2-byte rows), EPI_BUFFERS per consumer: the TMA
+            # store's boxes
+            Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, EW), "bfloat16", swizzle_mode=_swizzle(EW))
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
         # (times the CTAs sharing a slot's loads, with a cluster)
@@ -425,7 +428,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
                 if TMA_EPI:
-                    # per 64 x 64 piece: wait until the store that last read its staging tile is done
+                    # per 64 x EW piece: wait until the store that last read its staging tile is done
                     # reading, write the fragment there (bf16), make it visible to the async proxy, and
                     # one thread stores the box with TMA (clipped at M and N), without waiting for it
                     for mi in T.unroll(MW):
@@ -434,17 +437,17 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             if tid == 0:
                                 T.ptx.cp.async_.bulk.wait_group.read(EPI_BUFFERS - 1)
                             T.cuda.warpgroup_sync(1 + c)
-                            for jj in T.unroll(8):
+                            for jj in T.unroll(EW // 8):
                                 for h in T.unroll(2):
                                     for e in T.unroll(2):
                                         Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
-                                            T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
+                                            T.cast(acc[mi * NACC + (q * (EW // 8) + jj) * 4 + h * 2 + e], "bfloat16")
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
                                 r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
-                                c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
-                                Tx.copy_async(C[r0:r0 + 64, c0:c0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
+                                c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * EW)
+                                Tx.copy_async(C[r0:r0 + 64, c0:c0 + EW], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
                 elif STG:
                     # per 64 x 64 piece: wait until every thread is done reading the staging tile's last piece,
@@ -626,6 +629,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         body(A, B, C, None, None, None, None, None)
 
     return hopper_gemm
+
+
+def _swizzle(width: int):
+    """The shared-memory swizzle of an epilogue staging tile ``width`` bf16 wide: the atom its rows fill."""
+    from tvm.backend.cuda.tile_primitive.tma_utils import SwizzleMode
+
+    return {64: SwizzleMode.SWIZZLE_128B_ATOM, 32: SwizzleMode.SWIZZLE_64B_ATOM, 16: SwizzleMode.SWIZZLE_32B_ATOM}[width]
 
 
 def _split_k_indexing(split: int, kt: int):
