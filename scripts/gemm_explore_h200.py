@@ -312,6 +312,49 @@ GROUPS = {
         (B16, (512, 5120, 4096), [None, "128x256x64_s4_c2_tma", "128x128x64_s6_c2_tma"]),
         (F8, (1536, 1536, 1536), ["128x192x128_s4_c2_tma_p2", "128x144x128_s6_c2_tma_p2"]),
     ],
+    # round 10: decode-sized M (one M tile: the kernel now loads only A's ceil(M / 8) * 8 rows), split or not, 64- or
+    # 128-column tiles; and more shapes where the model now takes a width between 128 / 192 / 256
+    "decode": [
+        (
+            B16,
+            (16, 8192, 8192),
+            [
+                None,
+                "64x128x64_s7_c1_sk2",
+                "64x64x64_s8_c1",
+                "64x64x64_s12_c1",
+                "64x128x64_s7_c1_sk2p",
+                "64x128x64_s7_c1",
+            ],
+        ),
+        (B16, (1, 4096, 4096), [None, "64x64x64_s8_c1", "64x128x64_s7_c1_sk4", "64x64x64_s8_c1_sk2"]),
+        (B16, (32, 4096, 14336), [None, "64x64x64_s8_c1_sk2", "64x128x64_s7_c1_sk4", "64x64x64_s12_c1_sk2p"]),
+        (B16, (8, 8192, 28672), [None, "64x128x64_s7_c1_sk2", "64x64x64_s10_c1", "64x64x64_s12_c1"]),
+        (B16, (64, 4096, 14336), [None, "64x64x64_s8_c1_sk2", "64x128x64_s7_c1_sk3"]),
+        (B16, (1024, 2560, 4096), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (3072, 1024, 1024), [None, "64x128x64_s7_c2_pp_tma"]),
+        (B16, (1536, 2560, 1024), [None, "128x128x64_s6_c2_pp_tma"]),
+        (B16, (2560, 2560, 2560), [None, "128x256x64_s4_c2_tma"]),
+        (B16, (1280, 5120, 5120), [None, "128x256x64_s4_c2_tma"]),
+    ],
+    # round 10: an unaligned K with the new widths in 2x1 clusters (5000^3 went 0.88 -> 0.98 with 128 x 224)
+    "unal10": [
+        (
+            B16,
+            (3000, 3000, 3000),
+            ["128x192x64_s4_c2_tma_cl2x1", "128x224x64_s4_c2_tma_cl2x1", "128x240x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (3072, 3072, 3080),
+            ["128x192x64_s4_c2_tma_cl2x1", "128x224x64_s4_c2_tma_cl2x1", "128x240x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (1000, 3000, 5000),
+            ["128x192x64_s4_c2_tma_cl2x1", "128x176x64_s5_c2_tma_cl2x1", "128x160x64_s5_c2_tma_cl2x1"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -575,7 +618,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rep", type=int, default=15)
     ap.add_argument(
-        "--groups", default=",".join(g for g in GROUPS if g not in ("cluster", "open3", "round9", "deep", "widths"))
+        "--groups",
+        default=",".join(
+            g for g in GROUPS if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10")
+        ),
     )
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))
     ap.add_argument("--child-timeout", type=float, default=150)

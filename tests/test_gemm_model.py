@@ -209,3 +209,36 @@ def test_tiniest_grids_get_narrow_deep_split_k_tiles():
     assert narrow and all(c.split_k > 1 for c in narrow)
     for shape in ((256, 256, 65536), (16, 8192, 8192), (64, 4096, 14336)):
         assert not [c for c in gm.candidates(*shape) if c.bn == 64], shape
+
+
+def test_widths_between_128_192_256_where_they_fill_the_last_wave():
+    """Tile widths 144..240 (TMA epilogue in 32- or 16-column pieces) are offered where their tile count fills the
+    last wave better than 128, 192 and 256 do: 1536^3 takes 128 x 144 (132 tiles for 132 SMs; H200: 0.99 of cuBLAS
+    against 0.86 with 128 x 192), and nothing changes where the standard widths already fill the SMs."""
+    cfg = gm.choose(1536, 1536, 1536)
+    assert (cfg.bm, cfg.bn, cfg.epilogue) == (128, 144, "tma"), cfg.name
+    assert cfg.epi_width == 16
+    assert gm.choose(200, 11008, 4096).bn == 176
+    assert not gm._fitted(8192, 8192, 132)  # 64 x 32 tiles of 128 x 256: whole waves already
+    assert gm.choose(8192, 8192, 8192).bn == 256
+    assert all(c.bn in gm.FIT_WIDTHS for c in gm._fitted(1536, 1536, 132))
+
+
+def test_parallel_split_fills_the_sms():
+    """Besides the listed split factors, the largest that keeps every item of a tiny grid on its own SM: 384x384 in
+    128 x 128 tiles is 9 tiles x 14 items = 126 CTAs (H200: 0.89 of cuBLAS against 0.87 at 128 x 192 x 20)."""
+    assert 14 not in gm.SPLITS
+    assert gm.choose(384, 384, 32768).name == "128x128x64_s7_c2_sk14p"
+
+
+def test_decode_sized_m_is_bound_by_each_ctas_weight_stream():
+    """With one M tile a CTA streams its B tiles from HBM alone, at most ~60 GB/s per SM: 32 CTAs of 64 x 128 tiles
+    cannot stream 1x4096x4096's 32 MB as fast as 128 split-K items (H200: 0.83 against 0.97 of cuBLAS)."""
+    one = gm.predict(1, 4096, 4096, gm.GemmConfig(bn=128, stages=7, consumers=1, epilogue="tma"))
+    assert one.bound == "HBM"
+    assert one.mainloop_s == pytest.approx(4096 // 64 * 128 * 64 * 2 / gm.SM_STREAM_BYTES_PER_S)
+    cfg = gm.choose(1, 4096, 4096)
+    assert cfg.split_k >= 2 and cfg.bm == 64, cfg.name
+    assert gm.choose(16, 8192, 8192).split_k == 2
+    # a GEMM whose tiles all share their operands is not floored by one CTA's stream
+    assert gm.predict(4096, 4096, 4096, gm.GemmConfig()).bound != "HBM"

@@ -58,8 +58,11 @@ def test_tma_epilogue_config_and_limits():
     assert cfg.smem_bytes == 4 * (128 + 256) * 64 * 2 + 2 * hg.EPI_BUFFERS * 64 * 64 * 2 + 64
     with pytest.raises(ValueError, match="shared memory"):
         hg.parse_config("128x128x64_s7_c2_pp_tma")  # 7 stages + 32 KiB of staging tiles > 227 KiB
+    with pytest.raises(ValueError, match="multiple of 16"):
+        hg.GemmConfig(bn=168, epilogue="tma").validate()
     with pytest.raises(ValueError, match="multiple of 64"):
-        hg.GemmConfig(bn=160, epilogue="tma").validate()
+        hg.GemmConfig(bn=160, epilogue="staged").validate()
+    hg.GemmConfig(bn=160, epilogue="tma").validate()
     with pytest.raises(ValueError, match="N % 8 == 0"):
         hg.gemm_kernel(1024, 1020, 256, cfg)
 
@@ -282,6 +285,9 @@ def test_simple_kernel_on_gpu():
         "128x256x64_s4_c2_stg",
         "128x128x64_s5_c2_cl4x1",
         "128x224x64_s4_c2_cl1x4",
+        "128x160x64_s5_c2_tma",
+        "128x144x64_s6_c2_tma",
+        "128x176x64_s4_c2_tma_cl2x1",
     ],
 )
 def test_gemm_on_gpu(shape, config):
@@ -293,6 +299,34 @@ def test_gemm_on_gpu(shape, config):
     cfg = hg.parse_config(config, num_sms=n_sms)
     errs = [_gemm_on_gpu(hg.gemm_kernel(*shape, cfg), *shape, seed=s) for s in (1, 2)]
     assert max(errs) <= 1e-2, errs
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(16, 4096, 4096), (1, 1000, 512), (40, 520, 256), (9, 264, 4104)])
+@pytest.mark.parametrize(
+    "config", ["64x128x64_s7_c1", "128x128x64_s6_c2_pp_tma", "64x64x64_s8_c1_sk2", "128x128x64_s5_c2_sk2p"]
+)
+def test_decode_sized_m_on_gpu(shape, config):
+    """One M tile: A's TMA box is ceil(M / 8) * 8 rows; the slot's other rows hold whatever the ring held before
+    (earlier tiles' data, or never written), and the outputs they feed must stay unwritten."""
+    import torch
+
+    if "_tma" in config and shape[1] % 8:
+        pytest.skip("epilogue='tma' needs N % 8 == 0")
+    m, n, k = shape
+    f = hg.build(m, n, k, hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count))
+    g = torch.Generator(device="cuda").manual_seed(7)
+    junk = torch.full((4096, k), float("nan"), device="cuda", dtype=torch.bfloat16)
+    f(junk[:m], junk[:n], torch.empty((m, n), device="cuda", dtype=torch.bfloat16))  # NaN left in the ring
+    for _ in range(2):
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        ref = a.float() @ b.float().T
+        assert not torch.isnan(c).any(), "outputs unwritten, or stale rows leaked into them"
+        assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
 
 
 @pytest.mark.gpu
@@ -437,6 +471,23 @@ def test_split_k_on_the_emulator(shape, config, sms):
 )
 def test_staged_epilogue_on_the_emulator(shape, config, sms):
     """``epilogue="staged"``: the fragment through shared memory, stored back row by row by the threads."""
+    _emulate_right(shape, config, sms, seed=3)
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((200, 336, 136), "128x160x64_s3_c2_tma", 4),  # 160 = 5 pieces of 32 columns (64-byte swizzle); M, N tails
+        ((130, 304, 200), "128x144x64_s3_c2_tma", 3),  # 144 = 9 pieces of 16 (32-byte swizzle), 3 tiles on 3 CTAs
+        ((140, 200, 72), "128x96x64_s3_c2_pp_tma", 2),  # pingpong: each consumer's 32-column staging tiles
+        ((130, 360, 64), "128x176x64_s3_c2_tma_cl1x2", 4),  # a 2-CTA cluster (multicast A), 16-column pieces
+    ],
+)
+def test_narrow_tma_epilogue_pieces_on_the_emulator(shape, config, sms):
+    """A tile width 64 does not divide stores through 64 x 32 or 64 x 16 staging tiles, each a TMA box."""
+    cfg = hg.parse_config(config)
+    assert cfg.epi_width == (32 if cfg.bn % 64 == 32 else 16 if cfg.bn % 32 else 64)
+    assert cfg.epilogue_bytes == cfg.consumers * hg.EPI_BUFFERS * 64 * cfg.epi_width * 2
     _emulate_right(shape, config, sms, seed=3)
 
 

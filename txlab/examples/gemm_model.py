@@ -13,7 +13,10 @@ The model, per configuration (one persistent CTA per SM, tiles handed out in wav
   (``bm * bn * 64 * 2`` flops at the SM's peak, half rate where one warpgroup issues m64 wgmmas
   alone) or by feeding its operands (``(bm + bn) * 64 * 2`` bytes through TMA into shared memory,
   at a rate fitted to the measurements), whichever is slower; the whole is floored by reading A
-  and B and writing C through HBM once;
+  and B and writing C through HBM once, and where one M (or N) tile covers the output (a
+  decode-sized M), by the busiest CTA streaming its own B (or A) tiles from HBM at a per-SM rate;
+* tile widths other than 128 / 192 / 256 (:data:`FIT_WIDTHS`) join where their tile count fills
+  the last wave better;
 * the epilogue writes ``bm * bn`` bf16 per tile: exposed on every tile when the consumers
   cooperate, once (the last tile) when they ping-pong; TMA stores cost less per byte than direct;
 * a fixed cost per tile (scheduler, barrier turn-around) and per launch; 3-stage rings pay a
@@ -39,6 +42,10 @@ from txlab.examples.gemm_config import GemmConfig
 #: per-SM tensor-core peak (bf16 dense, flop/s) and HBM bandwidth the model assumes
 SM_PEAK_FLOPS = 7.2e12
 HBM_BYTES_PER_S = 4.0e12
+#: per SM: operand bytes a CTA streams from HBM that no other CTA reads (B where one M tile covers M, a decode-sized
+#: GEMM; A where one N tile covers N). H200, 2026-12-02: 32 CTAs streaming 1 MB each ran at 47 GB/s per SM
+#: (1x4096x4096), 64 CTAs at 46-58 GB/s (16x8192x8192, 8x8192x28672), where all 132 SMs reach 3.9 TB/s together
+SM_STREAM_BYTES_PER_S = 6.0e10
 #: fitted to the H200 sweeps (see the module docstring and :func:`calibrate`)
 CALIBRATION = {
     "smem_feed_bytes_per_s": 5.91e10,   # per SM: the effective operand-delivery rate the fit found
@@ -145,17 +152,23 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
-    fed = (bm + bn) * 64 * 2 / feed
+    # one M tile and no A multicast: the kernel loads only A's ceil(M / 8) * 8 rows (a decode-sized M)
+    ar = min(bm, math.ceil(M / 8) * 8) if (M <= bm and c.cluster_n == 1) else bm
+    fed = (ar + bn) * 64 * 2 / feed
     if unaligned(K):
         # every 128-byte box row spans two L2 lines: the loads' requests, not bytes, set the pace; a CTA of a
         # cluster requests only its share of the tiles the cluster multicasts (1/cluster_m of B, 1/cluster_n
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
-        fed = (bm / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
+        fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
     main = waves * kt * max(tensor, fed) * (FIT_WIDTH_MAINLOOP if bn in FIT_WIDTHS else 1.0)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
         main *= CLUSTER_SPLIT if bn <= 128 else CLUSTER_SPLIT_WIDE
+    # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
+    # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
+    own = (bn if math.ceil(M / bm) == 1 else 0) + (bm if math.ceil(N / bn) == 1 else 0)
+    stream = waves * kt * own * 64 * 2 / SM_STREAM_BYTES_PER_S
     exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
     tma = c.epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
     if c.epilogue == "staged":
@@ -163,24 +176,27 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            waves * kt * (1 if c.stages <= 3 else 0)]
     bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
-    return row, tiles, ctas, waves, bound
+    return row, tiles, ctas, waves, bound, stream
 
 
 def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None,
             split_cost: dict | None = None) -> Prediction:
     """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
     cal = calibration or CALIBRATION
-    row, tiles, ctas, waves, bound = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
+    row, tiles, ctas, waves, bound, stream = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
     t = sum(a * b for a, b in zip(coef, row))
+    main_s = coef[0] * row[0]
+    if stream > main_s:  # the mainloop waits on one CTA's HBM stream
+        t, main_s, bound = t + stream - main_s, stream, "HBM"
     S = config.split_k
     last = tiles * S - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
     fix = 0.0
     if S > 1:
         fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), _split_features(config, tiles, ctas, waves,
-                                                                                     coef[0] * row[0])))
-    return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, coef[0] * row[0], epi, bound,
+                                                                                     main_s)))
+    return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, main_s, epi, bound,
                       flops=2 * M * N * K, split_k=S, fixup_s=fix)
 
 
@@ -454,6 +470,15 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             preds.insert(0, predict(M, N, K, measured))
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
     best = preds[0]
+    if best.config.bn in FIT_WIDTHS:
+        std = min((p for p in preds if p.config.bn in (128, 192, 256)), key=_rank, default=None)
+        vs = f" (the best of 128 / 192 / 256, {std.config.name}: {std.tiles} tiles, {std.waves} wave(s))" if std else ""
+        notes.append(f"tile width {best.config.bn}: {best.tiles} tiles in {best.waves} wave(s) of {best.ctas} CTAs{vs}; "
+                     f"its TMA epilogue stores 64 x {best.config.epi_width} pieces")
+    if best.bound == "HBM" and M <= best.config.bm:
+        notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {math.ceil(M / 8) * 8} rows, and each CTA "
+                     f"streams its B tiles from HBM alone (about {SM_STREAM_BYTES_PER_S / 1e9:.0f} GB/s per SM), so the "
+                     "model spreads B over as many CTAs as it can")
     if best.split_k > 1:
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
                      f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")

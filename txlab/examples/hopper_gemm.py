@@ -200,7 +200,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
 
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k{KSTEP}.f32.{OP['ptx']}.{OP['ptx']}"
     MMA_TAIL = OP["tail"]  # imm-scale-a/b (and bf16's imm-trans-a/b: K-major, 0)
-    TX_BYTES = cfg.stage_bytes
+    # one M tile only (a decode-sized M) and no A multicast: load only A's ceil(M / 8) * 8 rows (whole swizzle atoms);
+    # the rows past them in the slot hold stale data, and so do the accumulator rows they feed, which are never
+    # stored (an output row depends on its own A row only). Halves the TMA work of an M = 16 GEMM.
+    AR = BM if (GM > 1 or CN > 1) else min(BM, _ceil(M, 8) * 8)
+    TX_BYTES = cfg.stage_bytes * (AR + BN) // (BM + BN)
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
     L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
     PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
@@ -336,7 +340,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a,
                                           **LKW)
                         else:
-                            Tx.copy_async(As[ps.stage, :, :], A[m0:m0 + BM, kg * BK:kg * BK + BK],
+                            Tx.copy_async(As[ps.stage, 0:AR, :], A[m0:m0 + AR, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
                             Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
