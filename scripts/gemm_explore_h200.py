@@ -355,6 +355,12 @@ GROUPS = {
             ["128x192x64_s4_c2_tma_cl2x1", "128x176x64_s5_c2_tma_cl2x1", "128x160x64_s5_c2_tma_cl2x1"],
         ),
     ],
+    # round 10: FP8 at a decode-sized M (the model's choice, now floored by each CTA's weight stream, beside split-K)
+    "fp8_decode": [
+        (F8, (16, 8192, 8192), [None, "128x128x128_s7_c2_sk2_p2", "128x128x128_s6_c2_sk4p_p2"]),
+        (F8, (64, 4096, 14336), [None, "128x128x128_s7_c2_sk2_p2"]),
+        (F8, (32, 14336, 4096), [None, "128x128x128_s7_c2_sk2_p2"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -620,7 +626,9 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--groups",
         default=",".join(
-            g for g in GROUPS if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10")
+            g
+            for g in GROUPS
+            if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10", "fp8_decode")
         ),
     )
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))

@@ -95,7 +95,31 @@ UNSEEN = [
     (4096, 4096, 4097),
     (1000, 3000, 4999),
 ]
-SETS = {"main": SHAPES, "unseen": UNSEEN}
+#: ``--set fresh``: shapes picked in round 10 after the model last changed and measured only by this set: decode and
+#: small-M widths, odd sizes whose tile counts the in-between widths (144..240) fill, and more LLM projections
+FRESH = [
+    (2, 7168, 7168),
+    (24, 5120, 13824),
+    (48, 14336, 4096),
+    (96, 12288, 4096),
+    (320, 8192, 8192),
+    (640, 10240, 4096),
+    (896, 896, 8192),
+    (1792, 1792, 4096),
+    (2816, 2816, 2816),
+    (3584, 4608, 2048),
+    (1280, 3584, 7168),
+    (2304, 7168, 1536),
+    (5120, 5120, 1024),
+    (9216, 2304, 4096),
+    (4608, 4608, 4608),
+    (1600, 6400, 3200),
+    (2500, 2500, 2504),
+    (7000, 3000, 1200),
+    (11008, 4096, 2048),
+    (736, 2944, 8192),
+]
+SETS = {"main": SHAPES, "unseen": UNSEEN, "fresh": FRESH}
 
 #: the sweep phase: beside the choice (in the table), the small-grid configurations the model ranks next or
 #: that have not been measured yet (deeper rings, other tiles with the parallel fix-up)

@@ -125,7 +125,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     FP8 twin with :data:`PROMOTE` fits the registers wins, split-K included (serial or parallel fix-up, as
     bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out: one warpgroup issuing
     m64 wgmmas alone does not keep up with FP8's rate (64x256 pingpong 0.84 of cuBLAS at 8192^3 on the
-    H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00)."""
+    H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00);
+    so are bf16's in-between tile widths (:data:`gemm_model.FIT_WIDTHS`: 128x144 at 1536^3 ran at 0.62x of
+    128x192's FP8 speed)."""
     import txlab.examples.gemm_model as gemm_model
 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
@@ -139,6 +141,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
         if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1):  # one warpgroup issuing alone
             continue
         if p.config.split_k > 1 and p.config.cluster_size > 1:  # measured in bf16 only
+            continue
+        if p.config.bn in gemm_model.FIT_WIDTHS:  # H200, 1536^3 e4m3: 128x144 ran at 0.62x of 128x192's speed
             continue
         try:
             cfg = from_gemm_config(p.config, promote=PROMOTE)
