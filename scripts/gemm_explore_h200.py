@@ -361,6 +361,31 @@ GROUPS = {
         (F8, (64, 4096, 14336), [None, "128x128x128_s7_c2_sk2_p2"]),
         (F8, (32, 14336, 4096), [None, "128x128x128_s7_c2_sk2_p2"]),
     ],
+    # round 10, the fresh set's weakest: an M one tile and a half past 256, a short unaligned K, a small square with
+    # a long K, against the configurations the model ranks next
+    "fresh_weak": [
+        (
+            B16,
+            (320, 8192, 8192),
+            [
+                None,
+                "64x256x64_s4_c2_pp_tma",
+                "128x128x64_s6_c2_pp_tma",
+                "64x192x64_s5_c2_pp_tma",
+                "128x256x64_s4_c2_tma",
+            ],
+        ),
+        (
+            B16,
+            (7000, 3000, 1200),
+            [None, "128x192x64_s4_c2_tma_cl2x1", "128x256x64_s4_c2_tma_cl1x2", "128x240x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (896, 896, 8192),
+            [None, "128x128x64_s6_c2_tma", "128x128x64_s6_c2_sk2", "64x64x64_s8_c1", "128x128x64_s6_c2_sk2p"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -628,7 +653,7 @@ def main(argv=None) -> int:
         default=",".join(
             g
             for g in GROUPS
-            if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10", "fp8_decode")
+            if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10", "fp8_decode", "fresh_weak")
         ),
     )
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))
