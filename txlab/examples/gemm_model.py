@@ -35,7 +35,7 @@ here needs a GPU or TVM; a choice costs a few milliseconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from txlab.examples.gemm_config import GemmConfig
 
@@ -343,6 +343,7 @@ def _narrow(num_sms: int) -> list[GemmConfig]:
                 except ValueError:
                     continue
                 out.append(c)
+        out[:] = _rings(out)
     return _NARROW[num_sms]
 
 
@@ -375,7 +376,19 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
                 except ValueError:
                     continue
                 out.append(c)
-    return out
+    return _rings(out)
+
+
+def _rings(configs: list) -> list:
+    """Of configurations alike but for their ring depth, the 3-stage one and the deepest: the model prices only
+    rings of 3 stages or fewer, so every depth between has the deepest's time and loses the tie to it
+    (:func:`_rank`). Keeps a choice among the tiniest grids' ~1500 candidates well under 50 ms."""
+    deepest: dict = {}
+    for c in configs:
+        key = replace(c, stages=0)
+        if c.stages > deepest.get(key, 0):
+            deepest[key] = c.stages
+    return [c for c in configs if c.stages <= 3 or c.stages == deepest[replace(c, stages=0)]]
 
 
 def _buildable(num_sms: int) -> list[GemmConfig]:
@@ -397,6 +410,7 @@ def _buildable(num_sms: int) -> list[GemmConfig]:
                     except ValueError:
                         continue
                     out.append(c)
+    out[:] = _rings(out)
     return out
 
 
