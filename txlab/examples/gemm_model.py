@@ -146,7 +146,10 @@ class Prediction:
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     bm, bn, S = c.bm, c.bn, c.split_k
     tiles = math.ceil(M / bm) * math.ceil(N / bn)
-    items = tiles * S
+    # a cluster's CTAs past the M or N edge still run (and load): the CTAs' work counts whole clusters (7000x3000x1200
+    # in 128 x 256 tiles: 55 x 12 = 660 tiles are 5 waves, but 2x1 clusters make 28 x 12 x 2 = 672, a sixth)
+    gmc, gnc = c.cluster_tiles(M, N)
+    items = gmc * gnc * c.cluster_size * S
     ctas = max(1, min(c.max_clusters * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
     waves = math.ceil(items / ctas)
     kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
@@ -176,21 +179,21 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            waves * kt * (1 if c.stages <= 3 else 0)]
     bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
-    return row, tiles, ctas, waves, bound, stream
+    return row, tiles, ctas, waves, bound, stream, items
 
 
 def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None,
             split_cost: dict | None = None) -> Prediction:
     """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
     cal = calibration or CALIBRATION
-    row, tiles, ctas, waves, bound, stream = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
+    row, tiles, ctas, waves, bound, stream, items = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
     t = sum(a * b for a, b in zip(coef, row))
     main_s = coef[0] * row[0]
     if stream > main_s:  # the mainloop waits on one CTA's HBM stream
         t, main_s, bound = t + stream - main_s, stream, "HBM"
     S = config.split_k
-    last = tiles * S - (waves - 1) * ctas
+    last = items - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
     fix = 0.0
     if S > 1:
