@@ -35,7 +35,7 @@ here needs a GPU or TVM; a choice costs a few milliseconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from txlab.examples.gemm_config import GemmConfig
 
@@ -164,7 +164,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
         fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
-    main = waves * kt * max(tensor, fed) * (FIT_WIDTH_MAINLOOP if bn in FIT_WIDTHS else 1.0)
+    main = waves * kt * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
         main *= CLUSTER_SPLIT if bn <= 128 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
@@ -337,24 +337,14 @@ def _narrow(num_sms: int) -> list[GemmConfig]:
     """64-column cooperative tiles with rings as deep as shared memory allows (up to 12 stages): the split-K
     candidates of the tiniest grids (see :func:`candidates`)."""
     if num_sms not in _NARROW:
-        out = _NARROW[num_sms] = []
-        for consumers in (1, 2):
-            for stages in range(3, 13):
-                c = GemmConfig(bn=64, stages=stages, consumers=consumers, num_sms=num_sms)
-                try:
-                    c.validate()
-                except ValueError:
-                    continue
-                out.append(c)
-        out[:] = _rings(out)
+        _NARROW[num_sms] = [c for consumers in (1, 2)
+                            for c in _rings(num_sms, range(3, 13), bn=64, consumers=consumers)]
     return _NARROW[num_sms]
 
 
 #: tile widths between the power-of-two-ish 128 / 192 / 256, offered where they fill the SMs' last wave better
 #: (cuBLAS's own tiles there: 144 x 128 at 1536^3, 256 x 152 at 5000^3, 192 x 104 at 200 x 11008)
 FIT_WIDTHS = (144, 160, 176, 208, 224, 240)
-#: the mainloop cost of a width of :data:`FIT_WIDTHS` against the fit's (made of 128 / 192 / 256 measurements)
-FIT_WIDTH_MAINLOOP = 1.0
 
 
 def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
@@ -367,31 +357,23 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
         return tiles / (math.ceil(tiles / num_sms) * num_sms)
 
     best = max(fill(bn) for bn in (128, 192, 256))
+    return [c for bn in FIT_WIDTHS if fill(bn) > best + 0.05 for epilogue in ("direct", "tma")
+            for c in _rings(num_sms, range(3, 8), bn=bn, consumers=2, epilogue=epilogue)]
+
+
+def _rings(num_sms: int, stages, **fields) -> list[GemmConfig]:
+    """The valid configurations of ``fields`` over ring depths ``stages``, keeping the 3-stage one and the deepest:
+    the model prices only rings of 3 stages or fewer, so every depth between has the deepest's time and loses the
+    tie to it (:func:`_rank`). Keeps a choice among the tiniest grids' candidates well under 50 ms."""
     out = []
-    for bn in FIT_WIDTHS:
-        if fill(bn) <= best + 0.05:
+    for n in stages:
+        c = GemmConfig(stages=n, num_sms=num_sms, **fields)
+        try:
+            c.validate()
+        except ValueError:
             continue
-        for epilogue in ("direct", "tma"):
-            for stages in range(3, 8):
-                c = GemmConfig(bn=bn, stages=stages, consumers=2, num_sms=num_sms, epilogue=epilogue)
-                try:
-                    c.validate()
-                except ValueError:
-                    continue
-                out.append(c)
-    return _rings(out)
-
-
-def _rings(configs: list) -> list:
-    """Of configurations alike but for their ring depth, the 3-stage one and the deepest: the model prices only
-    rings of 3 stages or fewer, so every depth between has the deepest's time and loses the tie to it
-    (:func:`_rank`). Keeps a choice among the tiniest grids' ~1500 candidates well under 50 ms."""
-    deepest: dict = {}
-    for c in configs:
-        key = replace(c, stages=0)
-        if c.stages > deepest.get(key, 0):
-            deepest[key] = c.stages
-    return [c for c in configs if c.stages <= 3 or c.stages == deepest[replace(c, stages=0)]]
+        out.append(c)
+    return [c for c in out if c.stages <= 3 or c is out[-1]]
 
 
 def _buildable(num_sms: int) -> list[GemmConfig]:
@@ -405,15 +387,8 @@ def _buildable(num_sms: int) -> list[GemmConfig]:
             for epilogue in ("direct", "tma", "staged"):
                 if epilogue == "staged" and schedule == "pingpong":  # measured at half the cooperative's speed
                     continue
-                for stages in range(3, 8):
-                    c = GemmConfig(bn=bn, stages=stages, consumers=consumers, num_sms=num_sms,
-                                   schedule=schedule, epilogue=epilogue, tile_m=tile_m)
-                    try:
-                        c.validate()
-                    except ValueError:
-                        continue
-                    out.append(c)
-    out[:] = _rings(out)
+                out += _rings(num_sms, range(3, 8), bn=bn, consumers=consumers, schedule=schedule,
+                              epilogue=epilogue, tile_m=tile_m)
     return out
 
 
