@@ -158,7 +158,11 @@ def test_file_kernel_lines_are_file_lines(gemm):
     def find(needle):
         return next(i for i, l in enumerate(text, 1) if i > start and needle in l)
 
-    mma, copy_a, wait = find("T.ptx[MMA]("), find("Tx.copy_async(As[ps.stage, 0:AR, :]"), find("pipe.full.wait(cs.stage")
+    mma, copy_a, wait = (
+        find("T.ptx[MMA]("),
+        find("Tx.copy_async(As[ps.stage, 0:AR, :]"),
+        find("pipe.full.wait(cs.stage"),
+    )
     assert (
         sum(s.startswith("HGMMA") for s in m.sass_for(mma))
         == sum(s.opcode.startswith("HGMMA") for s in m.instructions)
