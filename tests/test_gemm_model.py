@@ -234,6 +234,9 @@ def test_parallel_split_fills_the_sms():
 def test_decode_sized_m_is_bound_by_each_ctas_weight_stream():
     """With one M tile a CTA streams its B tiles from HBM alone, at most ~60 GB/s per SM: 32 CTAs of 64 x 128 tiles
     cannot stream 1x4096x4096's 32 MB as fast as 128 split-K items (H200: 0.83 against 0.97 of cuBLAS)."""
+    c1 = gm.GemmConfig(bn=128, consumers=1)
+    assert (c1.a_rows(1), c1.a_rows(16), c1.a_rows(60), c1.a_rows(65)) == (8, 16, 64, 64)
+    assert gm.GemmConfig(cluster_n=2).a_rows(16) == 128  # A multicast in slices: whole tiles
     one = gm.predict(1, 4096, 4096, gm.GemmConfig(bn=128, stages=7, consumers=1, epilogue="tma"))
     assert one.bound == "HBM"
     assert one.mainloop_s == pytest.approx(4096 // 64 * 128 * 64 * 2 / gm.SM_STREAM_BYTES_PER_S)

@@ -120,6 +120,14 @@ class GemmConfig:
         (8 KiB each at 64 columns)."""
         return self.consumers * EPI_BUFFERS * 64 * self.epi_width * 2 if self.epilogue != "direct" else 0
 
+    def a_rows(self, m: int) -> int:
+        """Rows of A's TMA box for an output of ``m`` rows: ``bm``, or where one M tile covers ``m`` and no cluster
+        multicasts A (a decode-sized M), only its ``ceil(m / 8) * 8`` rows (whole swizzle atoms). The slot's other
+        rows keep stale data and feed only accumulator rows that are never stored."""
+        if m > self.bm or self.cluster_n > 1:
+            return self.bm
+        return min(self.bm, _ceil(m, 8) * 8)
+
     def cluster_tiles(self, m: int, n: int) -> tuple:
         """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
         return _ceil(_ceil(m, self.bm), self.cluster_m), _ceil(_ceil(n, self.bn), self.cluster_n)

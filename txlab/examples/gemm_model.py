@@ -155,8 +155,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
-    # one M tile and no A multicast: the kernel loads only A's ceil(M / 8) * 8 rows (a decode-sized M)
-    ar = min(bm, math.ceil(M / 8) * 8) if (M <= bm and c.cluster_n == 1) else bm
+    ar = c.a_rows(M)  # a decode-sized M: the kernel loads only A's live rows
     fed = (ar + bn) * 64 * 2 / feed
     if unaligned(K):
         # every 128-byte box row spans two L2 lines: the loads' requests, not bytes, set the pace; a CTA of a
@@ -468,7 +467,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"tile width {best.config.bn}: {best.tiles} tiles in {best.waves} wave(s) of {best.ctas} CTAs{vs}; "
                      f"its TMA epilogue stores 64 x {best.config.epi_width} pieces")
     if best.bound == "HBM" and M <= best.config.bm:
-        notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {math.ceil(M / 8) * 8} rows, and each CTA "
+        notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {best.config.a_rows(M)} rows, and each CTA "
                      f"streams its B tiles from HBM alone (about {SM_STREAM_BYTES_PER_S / 1e9:.0f} GB/s per SM), so the "
                      "model spreads B over as many CTAs as it can")
     if best.split_k > 1:

@@ -200,10 +200,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
 
     MMA = f"wgmma.mma_async.sync.aligned.m64n{BN}k{KSTEP}.f32.{OP['ptx']}.{OP['ptx']}"
     MMA_TAIL = OP["tail"]  # imm-scale-a/b (and bf16's imm-trans-a/b: K-major, 0)
-    # one M tile only (a decode-sized M) and no A multicast: load only A's ceil(M / 8) * 8 rows (whole swizzle atoms);
-    # the rows past them in the slot hold stale data, and so do the accumulator rows they feed, which are never
-    # stored (an output row depends on its own A row only). Halves the TMA work of an M = 16 GEMM.
-    AR = BM if (GM > 1 or CN > 1) else min(BM, _ceil(M, 8) * 8)
+    # a decode-sized M loads only A's live rows (an output row depends on its own A row only): half the TMA work at M = 16
+    AR = cfg.a_rows(M)
     TX_BYTES = cfg.stage_bytes * (AR + BN) // (BM + BN)
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
     L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
