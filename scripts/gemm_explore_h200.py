@@ -386,6 +386,35 @@ GROUPS = {
             [None, "128x128x64_s6_c2_tma", "128x128x64_s6_c2_sk2", "64x64x64_s8_c1", "128x128x64_s6_c2_sk2p"],
         ),
     ],
+    # round 11: swap_ab (the kernel tiles C.T) where M leaves its last 128-row tile mostly empty, against the
+    # unswapped configurations the model ranked first before
+    "swap": [
+        (
+            B16,
+            (320, 8192, 8192),
+            [
+                None,
+                "128x192x64_s4_c2_tma",
+                "128x160x64_s5_c2_swap",
+                "128x160x64_s6_c2_tma_swap",
+                "128x192x64_s4_c2_tma_swap",
+            ],
+        ),
+        (B16, (576, 8192, 2048), [None, "128x160x64_s5_c2_tma", "128x144x64_s6_c2_swap"]),
+        (B16, (700, 4096, 4096), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (704, 8192, 4096), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (300, 8192, 8192), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (448, 4096, 4096), [None, "128x128x64_s6_c2_tma_swap"]),
+        (F8, (320, 8192, 8192), [None, "128x160x128_s5_c2_tma_swap_p2", "128x192x128_s4_c2_tma_swap_p2"]),
+    ],
+    # round 11: the parallel fix-up's counters, run once per setting of TXLAB_GEMM_FIXUP_FLAG ("thread", "cta")
+    "fixflag": [
+        (B16, (384, 384, 32768), [None, "128x128x64_s7_c2_sk12p"]),
+        (B16, (256, 256, 65536), [None]),
+        (B16, (512, 512, 16384), [None, "128x128x64_s6_c2_sk8p"]),
+        (B16, (768, 1024, 16384), [None]),
+        (B16, (128, 128, 131072), [None]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -653,7 +682,20 @@ def main(argv=None) -> int:
         default=",".join(
             g
             for g in GROUPS
-            if g not in ("cluster", "open3", "round9", "deep", "widths", "decode", "unal10", "fp8_decode", "fresh_weak")
+            if g
+            not in (
+                "cluster",
+                "open3",
+                "round9",
+                "deep",
+                "widths",
+                "decode",
+                "unal10",
+                "fp8_decode",
+                "fresh_weak",
+                "swap",
+                "fixflag",
+            )
         ),
     )
     ap.add_argument("--jobs", type=int, default=min(15, os.cpu_count() or 1))

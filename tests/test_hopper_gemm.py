@@ -330,6 +330,45 @@ def test_decode_sized_m_on_gpu(shape, config):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(320, 4096, 1024), (300, 2056, 520), (136, 8192, 4096)])
+@pytest.mark.parametrize(
+    "config",
+    [
+        "128x160x64_s5_c2_tma_swap",
+        "128x160x64_s5_c2_swap",
+        "128x128x64_s6_c2_pp_tma_swap",
+        "128x192x64_s4_c2_tma_cl2x1_swap",
+        "128x128x64_s6_c2_sk2p_swap",
+    ],
+)
+def test_swapped_operands_on_gpu(shape, config):
+    """``swap_ab``: C.T = B @ A.T tiled, stored transposed (directly, through TMA, after a split-K fix-up), every
+    element written once and right, run after run."""
+    import torch
+
+    m, n, k = shape
+    cfg = hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
+    try:
+        cfg.check_shape(m, n, k)
+    except ValueError as e:
+        pytest.skip(str(e))
+    f = hg.build(m, n, k, cfg)
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    outs = []
+    for _ in range(2):
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        outs.append(c)
+    ref = a.float() @ b.float().T
+    assert not torch.isnan(outs[0]).any(), "outputs never written"
+    assert ((outs[0].float() - ref).norm() / ref.norm()).item() <= 1e-2
+    assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.gpu
 def test_bandwidth_kernels_on_gpu():
     import torch
 
@@ -489,6 +528,28 @@ def test_narrow_tma_epilogue_pieces_on_the_emulator(shape, config, sms):
     assert cfg.epi_width == (32 if cfg.bn % 64 == 32 else 16 if cfg.bn % 32 else 64)
     assert cfg.epilogue_bytes == cfg.consumers * hg.EPI_BUFFERS * 64 * cfg.epi_width * 2
     _emulate_right(shape, config, sms, seed=3)
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((136, 300, 200), "128x160x64_s3_c2_swap", 3),  # C.T tiled 300 x 136: tails on both sides, element stores
+        ((97, 260, 136), "64x128x64_s3_c1_swap", 2),  # odd M (the tiled N): no pairs; 5 tiles on 2 CTAs
+        ((200, 130, 640), "128x128x64_s3_c2_sk3_swap", 2),  # split-K: partials in the tiled layout, stores transposed
+        ((130, 390, 72), "128x96x64_s3_c2_cl2x1_swap", 2),  # a 2-CTA cluster over the tiled grid (B multicast)
+        ((136, 296, 200), "128x160x64_s3_c2_tma_swap", 3),  # TMA epilogue: 32 x 64 transposed staging tiles
+        ((200, 264, 136), "128x128x64_s3_c2_pp_tma_swap", 2),  # pingpong, 64 x 64 transposed pieces, clipped edges
+    ],
+)
+def test_swapped_operands_on_the_emulator(shape, config, sms):
+    """``swap_ab``: the kernel tiles C.T = B @ A.T (its A is the user's B) and stores each element to C[m, n]
+    (directly, or through transposed staging tiles and TMA boxes of C)."""
+    cfg = hg.parse_config(config, num_sms=sms)
+    assert cfg.swap_ab and cfg.kernel_shape(*shape[:2]) == shape[1::-1]
+    if cfg.split_k > 1:
+        _emulate_gemm(hg.gemm_kernel(*shape, cfg), *shape, cfg)
+    else:
+        _emulate_right(shape, config, sms, seed=7)
 
 
 def _emulate_right(shape, config, sms, seed):

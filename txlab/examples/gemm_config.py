@@ -42,7 +42,13 @@ class GemmConfig:
     left to one; it needs every work item on its own CTA at once (``tiles * split_k <= num_sms``).
 
     ``epilogue="staged"``: the fragment goes through shared memory (as with ``"tma"``) and the warpgroup
-    stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0)."""
+    stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0).
+
+    ``swap_ab=True`` computes ``C.T = B @ A.T``: the kernel tiles the N x M transposed output (its "A" is the
+    user's B) and the epilogue writes each fragment element to ``C[m, n]`` (the TMA one through transposed staging
+    tiles). For an M that tiles badly
+    (M = 320 is two and a half 128-row tiles, and 160 columns tile it exactly) when N tiles well. Methods
+    taking an output's ``(m, n)`` mean the user's output and swap it themselves (:meth:`kernel_shape`)."""
 
     bn: int = 256
     stages: int = 4
@@ -61,6 +67,7 @@ class GemmConfig:
     split_k: int = 1                  # work items per output tile, each a slice of the K loop (split-K)
     fixup: str = "serial"             # split-K: "serial" (the last item sums) or "parallel" (every item sums a share)
     l2_promotion: int | None = None   # TMA loads' L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B); None: TVM's (128 B)
+    swap_ab: bool = False             # tile the transposed output (C.T = B @ A.T), stores transposed
 
     @property
     def pingpong(self) -> bool:
@@ -121,15 +128,21 @@ class GemmConfig:
         return self.consumers * EPI_BUFFERS * 64 * self.epi_width * 2 if self.epilogue != "direct" else 0
 
     def a_rows(self, m: int) -> int:
-        """Rows of A's TMA box for an output of ``m`` rows: ``bm``, or where one M tile covers ``m`` and no cluster
+        """Rows of A's TMA box for a kernel's A of ``m`` rows (the output's rows; its columns with :attr:`swap_ab`): ``bm``, or where one M tile covers ``m`` and no cluster
         multicasts A (a decode-sized M), only its ``ceil(m / 8) * 8`` rows (whole swizzle atoms). The slot's other
         rows keep stale data and feed only accumulator rows that are never stored."""
         if m > self.bm or self.cluster_n > 1:
             return self.bm
         return min(self.bm, _ceil(m, 8) * 8)
 
+    def kernel_shape(self, m: int, n: int) -> tuple:
+        """The (rows, columns) the kernel tiles for an m x n output: (n, m) with :attr:`swap_ab`."""
+        return (n, m) if self.swap_ab else (m, n)
+
     def cluster_tiles(self, m: int, n: int) -> tuple:
-        """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output."""
+        """The grid of cluster tiles (``cluster_m * bm`` x ``cluster_n * bn``) over an m x n output (over the
+        n x m one the kernel tiles with :attr:`swap_ab`)."""
+        m, n = self.kernel_shape(m, n)
         return _ceil(_ceil(m, self.bm), self.cluster_m), _ceil(_ceil(n, self.bn), self.cluster_n)
 
     def work_grid(self, m: int, n: int) -> tuple:
@@ -163,7 +176,8 @@ class GemmConfig:
         tma = {"tma": "_tma", "staged": "_stg"}.get(self.epilogue, "")
         sk = f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}" if self.split_k > 1 else ""
         l2 = f"_l2p{self.l2_promotion}" if self.l2_promotion is not None else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{p}"
+        sw = "_swap" if self.swap_ab else ""
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{sw}{p}"
 
     def workspace_elems(self, m: int, n: int) -> int:
         """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
@@ -222,6 +236,9 @@ class GemmConfig:
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
         if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
             raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
+        if self.swap_ab and self.epilogue == "staged":
+            raise ValueError("swap_ab=True stores the transposed tile directly or through TMA: use epilogue='direct' "
+                             "or 'tma', or swap_ab=False")
         if self.split_k > 1 and (self.pingpong or self.epilogue != "direct"):
             raise ValueError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
                              "epilogue: use schedule='cooperative', epilogue='direct', or split_k=1")
@@ -281,10 +298,10 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
     m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?)?"
-                     r"(?:_l2p(\d))?(_np)?", text)
+                     r"(?:_l2p(\d))?(_swap)?(_np)?", text)
     if not m:
         raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p]]"
-                         "[_l2pN][_np], "
+                         "[_l2pN][_swap][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
@@ -303,7 +320,9 @@ def parse_config(text: str, **defaults) -> GemmConfig:
         defaults = {**defaults, "fixup": "parallel"}
     if m.group(11):
         defaults = {**defaults, "l2_promotion": int(m.group(11))}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(12), **defaults)
+    if m.group(12):
+        defaults = {**defaults, "swap_ab": True}
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(13), **defaults)
     cfg.validate()
     return cfg
 

@@ -35,7 +35,7 @@ here needs a GPU or TVM; a choice costs a few milliseconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from txlab.examples.gemm_config import GemmConfig
 
@@ -104,6 +104,13 @@ CLUSTER_SPLIT_WIDE = 1.04
 #: the staged epilogue's cost per byte against the TMA epilogue's (it is a candidate only where N % 8 != 0,
 #: where TMA cannot store C)
 STAGED_EPILOGUE = 1.5
+#: swap_ab: the direct epilogue's cost per byte when it stores the transposed tile one element at a time (16-byte
+#: runs of a row per 8 lanes) against pairs down a row (the TMA epilogue's transposed staging costs what its own does)
+SWAP_EPILOGUE = 2.0
+#: swap_ab candidates are offered where M's last 128-row tile would be at most this full and N tiles better,
+#: and win only when predicted at least SWAP_MARGIN faster than the best unswapped one
+SWAP_ROW_FILL = 0.9
+SWAP_MARGIN = 0.03
 #: split factors the model tries (each must leave every item at least one k-step)
 SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
@@ -183,7 +190,13 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
 
 def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None = None,
             split_cost: dict | None = None) -> Prediction:
-    """The model's time for ``config`` on ``M x N x K`` (see the module docstring)."""
+    """The model's time for ``config`` on ``M x N x K`` (see the module docstring). A ``swap_ab`` configuration is
+    the same kernel on ``N x M x K`` with its direct epilogue's stores priced at :data:`SWAP_EPILOGUE`."""
+    if config.swap_ab:
+        p = predict(N, M, K, replace(config, swap_ab=False), calibration, split_cost)
+        extra = p.epilogue_s * (SWAP_EPILOGUE - 1) if config.epilogue == "direct" else 0.0
+        return replace(p, config=config, time_s=p.time_s + extra, epilogue_s=p.epilogue_s + extra,
+                       flops=2 * M * N * K)
     cal = calibration or CALIBRATION
     row, tiles, ctas, waves, bound, stream, items = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
@@ -266,26 +279,43 @@ def split_k_records(path) -> list[tuple]:
     return out
 
 
+def _row_fill(m: int) -> float:
+    """How full ``m`` rows leave their last 128-row tile."""
+    return (m - 128 * (math.ceil(m / 128) - 1)) / 128
+
+
 def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     """Every configuration of the kernel's tune space that is valid for this shape (one CTA per
     SM, L2 group 8, no clusters: the sweeps found clusters slower on every shape measured, and the
     model has no term that tells L2 groups apart), and split-K variants (:data:`SPLITS`) of the
-    cooperative direct-epilogue ones whose tiles fill fewer than two waves."""
-    from dataclasses import replace
+    cooperative direct-epilogue ones whose tiles fill fewer than two waves. Where M's last 128-row tile is
+    mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
+    ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
+    out = _candidates(M, N, K, num_sms, swap_ab=False)
+    if _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
+        out += _candidates(N, M, K, num_sms, swap_ab=True)
+    return out
 
+
+def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[GemmConfig]:
+    """:func:`candidates` for the ``M x N`` output the kernel tiles; with ``swap_ab`` that is the user's ``N x M``
+    (the configurations' own methods take the user's shape, ``shape``)."""
     out = []
+    shape = (N, M, K) if swap_ab else (M, N, K)
     kt = math.ceil(K / 64)
     # a grid so small that even 64 x 128 tiles split 32 ways leave SMs idle (long K on a tiny output) also gets
     # 64-column tiles with deep rings, split-K only: 128x128x131072 measured 0.95 of cuBLAS with 64 x 64 tiles,
     # 12 stages and 32 splits in 2-CTA clusters, 0.89 with the 64 x 128 ones (H200, 2026-12-02)
     tiny = math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms
     for c in _buildable(num_sms) + _fitted(M, N, num_sms) + (_narrow(num_sms) if tiny else []):
-        if c.epilogue == "staged" and N % 8 == 0:  # TMA stores these: the staged epilogue is for the rest
+        if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
             continue
+        if swap_ab:
+            c = replace(c, swap_ab=True)
         try:
-            c.check_shape(M, N, K)
+            c.check_shape(*shape)
         except ValueError:
             continue
         if c.bn >= 128:  # the narrow tiles run split only
@@ -295,7 +325,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
                 try:
                     cl = replace(c, cluster_m=cm, cluster_n=cn)
                     cl.validate()
-                    cl.check_shape(M, N, K)
+                    cl.check_shape(*shape)
                 except ValueError:
                     continue
                 out.append(cl)
@@ -311,7 +341,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
             if s > kt or tiles * s > 4 * num_sms:
                 break
             sk = replace(c, split_k=s)
-            if sk.workspace_elems(M, N) < 2**31:
+            if sk.workspace_elems(*shape[:2]) < 2**31:
                 out.append(sk)
                 if tiles * s <= num_sms:  # every item on its own CTA at once: the parallel fix-up can wait
                     par = replace(sk, fixup="parallel")
@@ -321,7 +351,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
                         if (gm % 2 == 0 if cm == 2 else gn % 2 == 0):
                             cl = replace(par, cluster_m=cm, cluster_n=cn)
                             try:
-                                cl.check_shape(M, N, K)
+                                cl.check_shape(*shape)
                             except ValueError:
                                 continue
                             out.append(cl)
@@ -347,13 +377,14 @@ FIT_WIDTHS = (144, 160, 176, 208, 224, 240)
 
 
 def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
-    """Cooperative 128-row tiles of :data:`FIT_WIDTHS` whose tile count fills the last wave better than every
-    standard width's (128, 192, 256): their TMA epilogue stores 32- or 16-column pieces."""
+    """Cooperative 128-row tiles of :data:`FIT_WIDTHS` that use the SMs' tile slots better than every standard
+    width (128, 192, 256): a fuller last wave, or less of the N edge's tile left empty (N = 320: two 160-wide tiles
+    against two 192-wide ones a sixth empty). Their TMA epilogue stores 32- or 16-column pieces."""
     gm = math.ceil(M / 128)
 
-    def fill(bn):
+    def fill(bn):  # the output's share of the tile slots of every wave
         tiles = gm * math.ceil(N / bn)
-        return tiles / (math.ceil(tiles / num_sms) * num_sms)
+        return M * N / (math.ceil(tiles / num_sms) * num_sms * 128 * bn)
 
     best = max(fill(bn) for bn in (128, 192, 256))
     return [c for bn in FIT_WIDTHS if fill(bn) > best + 0.05 for epilogue in ("direct", "tma")
@@ -442,7 +473,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
         if not isinstance(v, int) or v <= 0:
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
-    preds = sorted((predict(M, N, K, c) for c in candidates(M, N, K, num_sms)), key=_rank)
+    preds = _ordered([predict(M, N, K, c) for c in candidates(M, N, K, num_sms)])
     notes = []
     if unaligned(K):
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
@@ -481,10 +512,21 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
 
 def choose(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
     """The configuration with the least predicted time for ``M x N x K`` (the model alone)."""
-    preds = [predict(M, N, K, c) for c in candidates(M, N, K, num_sms)]
-    if not preds:
-        return GemmConfig()
-    return min(preds, key=_rank).config
+    preds = _ordered([predict(M, N, K, c) for c in candidates(M, N, K, num_sms)])
+    return preds[0].config if preds else GemmConfig()
+
+
+def _ordered(preds: list) -> list:
+    """``preds`` fastest first (:func:`_rank`), except that a ``swap_ab`` winner must beat the best unswapped
+    prediction by :data:`SWAP_MARGIN` (else that one leads): the same tiles either way tie, and C's transposed
+    stores are the less measured path."""
+    preds = sorted(preds, key=_rank)
+    if preds and preds[0].config.swap_ab:
+        plain = next((p for p in preds if not p.config.swap_ab), None)
+        if plain is not None and plain.time_s <= preds[0].time_s * (1 + SWAP_MARGIN):
+            preds.remove(plain)
+            preds.insert(0, plain)
+    return preds
 
 
 def _rank(p: Prediction):

@@ -168,18 +168,23 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # the A/B loads' tensor-map options: TVM's defaults unless the configuration sets the L2 promotion
     LKW = {} if cfg.l2_promotion is None else {"tensormap_l2_promotion": cfg.l2_promotion}
     cfg.check_shape(M, N, K)
-    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     NCTA = cfg.ctas(M, N)
+    # swap_ab: the kernel computes C.T = B @ A.T (its A is the user's B, its M the user's N) and stores
+    # transposed; MU, NU are the user's output shape, M and N from here on the tiled one
+    SWAP, MU, NU = cfg.swap_ab, M, N
+    M, N = cfg.kernel_shape(MU, NU)
+    GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
-    (GMC, GNC), NCL = cfg.work_grid(M, N), NCTA // CS
+    (GMC, GNC), NCL = cfg.work_grid(MU, NU), NCTA // CS
     BMS, BNS = BM // CN, BN // CM
     ROW_BITS = sum(1 << (CM * j) for j in range(CN))  # cluster ranks rm + CM * j: one row of the cluster, at rm = 0
     # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
     SPLIT = cfg.split_k
     SK = SPLIT > 1
     PAR = SK and cfg.fixup == "parallel"  # every item sums its share of the tile (items all resident at once)
+    CTA_FLAG = PAR and __import__("os").environ.get("TXLAB_GEMM_FIXUP_FLAG", "thread") == "cta"
     if SK and profile:
         raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
     m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
@@ -205,12 +210,21 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     TX_BYTES = cfg.stage_bytes * (AR + BN) // (BM + BN)
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
     L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
-    PAIRS = N % 2 == 0  # bf16x2 stores are 4-byte aligned only when every row starts at an even column
+    # bf16x2 stores are 4-byte aligned only when every row starts at an even column (and the pair lies in a row)
+    PAIRS = N % 2 == 0 and not SWAP
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
     PROF = profile
-    SLOTS = profile_slots(M, N, K, cfg)
+    SLOTS = profile_slots(MU, NU, K, cfg)
     LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
+
+    @T.inline
+    def put(C, row, col, value):
+        """One element of the tiled output at (row, col), as bf16: ``C[row, col]``, or with swap_ab ``C[col, row]``."""
+        if SWAP:
+            C[col, row] = T.cast(value, "bfloat16")
+        else:
+            C[row, col] = T.cast(value, "bfloat16")
 
     @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
@@ -234,7 +248,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     else:
                         for e in T.unroll(2):
                             if row + 8 * h < M and col + e < N:
-                                C[row + 8 * h, col + e] = T.cast(acc[a0 + h * 2 + e], "bfloat16")
+                                put(C, row + 8 * h, col + e, acc[a0 + h * 2 + e])
 
     @T.inline
     def store_share(C, acc, mt, nt, c, tid, me):
@@ -256,13 +270,17 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     else:
                         for e in T.unroll(2):
                             if row + 8 * h < M and col + e < N:
-                                C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+                                put(C, row + 8 * h, col + e, acc[j * 4 + h * 2 + e])
 
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
     # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
-    GMP, GNP = cfg.cluster_tiles(M, N)[0] * CM, cfg.cluster_tiles(M, N)[1] * CN
+    GMP, GNP = cfg.cluster_tiles(MU, NU)[0] * CM, cfg.cluster_tiles(MU, NU)[1] * CN
     WPART = GMP * GNP * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
-    WSIZE = cfg.workspace_elems(M, N)
+    WSIZE = cfg.workspace_elems(MU, NU)
+
+    def ops(A, B):
+        """The kernel's two operands: (A, B), or with swap_ab (B, A)."""
+        return (B, A) if SWAP else (A, B)
 
     @T.macro
     def body(A, B, C, prof, SA, SB, W, Wc):
@@ -293,7 +311,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         Bs = pool.alloc_tcgen05_mma_AB((STAGES, BN, BK), IN_DT)
         if TMA_EPI or STG:  # swizzled 64 x EW staging tiles (EW * 2-byte rows), EPI_BUFFERS per consumer: the TMA
             # store's boxes
-            Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, 64, EW), "bfloat16", swizzle_mode=_swizzle(EW))
+            # (swap_ab: EW x 64, a box of C's EW rows of 64 columns, the piece transposed)
+            Cs = pool.alloc_tcgen05_mma_AB((NC * EPI_BUFFERS, EW, 64) if SWAP else (NC * EPI_BUFFERS, 64, EW),
+                                           "bfloat16", swizzle_mode=_swizzle(64 if SWAP else EW))
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
         # (times the CTAs sharing a slot's loads, with a cluster)
@@ -442,14 +462,22 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             for jj in T.unroll(EW // 8):
                                 for h in T.unroll(2):
                                     for e in T.unroll(2):
-                                        Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
-                                            T.cast(acc[mi * NACC + (q * (EW // 8) + jj) * 4 + h * 2 + e], "bfloat16")
+                                        pr = T.meta_var((tid % 32) // 4 + (tid // 32) * 16 + 8 * h)
+                                        pc = T.meta_var(jj * 8 + (tid % 4) * 2 + e)
+                                        v = T.meta_var(acc[mi * NACC + (q * (EW // 8) + jj) * 4 + h * 2 + e])
+                                        if SWAP:
+                                            Cs[buf, pc, pr] = T.cast(v, "bfloat16")
+                                        else:
+                                            Cs[buf, pr, pc] = T.cast(v, "bfloat16")
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
                                 r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * EW)
-                                Tx.copy_async(C[r0:r0 + 64, c0:c0 + EW], Cs[buf, :, :], dispatch="tma_explicit")
+                                if SWAP:
+                                    Tx.copy_async(C[c0:c0 + EW, r0:r0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
+                                else:
+                                    Tx.copy_async(C[r0:r0 + 64, c0:c0 + EW], Cs[buf, :, :], dispatch="tma_explicit")
                                 T.ptx.cp.async_.bulk.commit_group()
                 elif STG:
                     # per 64 x 64 piece: wait until every thread is done reading the staging tile's last piece,
@@ -497,9 +525,18 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         for e in T.vectorized(4):
                             W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
                     T.cuda.thread_fence()
-                    T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1))
-                    while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 0) < SPLIT:
-                        T.evaluate(0)
+                    if CTA_FLAG:  # one counter per tile: the consumers meet, one thread counts and waits for all
+                        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+                        if tid == 0:
+                            if c == 0:
+                                T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
+                                while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
+                                    T.evaluate(0)
+                        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+                    else:
+                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1))
+                        while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 0) < SPLIT:
+                            T.evaluate(0)
                     T.cuda.thread_fence()
                     for v in T.unroll(NACC // 4):
                         if v % SPLIT == me:
@@ -510,10 +547,18 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                     acc[v * 4 + e] = acc[v * 4 + e] + \
                                         W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
                     store_share(C, acc, tm, tn, c, tid, me)
-                    fin = T.local_scalar("int32")
-                    fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
-                    if fin == 2 * SPLIT - 1:
-                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -2 * SPLIT))
+                    if CTA_FLAG:
+                        if tid == 0:
+                            if c == 0:
+                                fin = T.local_scalar("int32")
+                                fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1)
+                                if fin == 2 * SPLIT - 1:
+                                    T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), -2 * SPLIT))
+                    else:
+                        fin = T.local_scalar("int32")
+                        fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+                        if fin == 2 * SPLIT - 1:
+                            T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -2 * SPLIT))
                 elif SK:
                     # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
                     # thread's counter of the tile; the item that counts last (acquire: fence after the
@@ -563,13 +608,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             @T.prim_func
             def hopper_gemm_fp8_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
                                          SB_ptr: T.handle, P_ptr: T.handle):
-                A = T.match_buffer(A_ptr, (M, K), IN_DT)
-                B = T.match_buffer(B_ptr, (N, K), IN_DT)
-                C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+                A = T.match_buffer(A_ptr, (MU, K), IN_DT)
+                B = T.match_buffer(B_ptr, (NU, K), IN_DT)
+                C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
                 SA = T.match_buffer(SA_ptr, (1,), "float32")
                 SB = T.match_buffer(SB_ptr, (1,), "float32")
                 prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
-                body(A, B, C, prof, SA, SB, None, None)
+                body(*ops(A, B), C, prof, SA, SB, None, None)
 
             return hopper_gemm_fp8_profiled
 
@@ -577,58 +622,58 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             @T.prim_func
             def hopper_gemm_fp8_split_k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
                                         SB_ptr: T.handle, W_ptr: T.handle):
-                A = T.match_buffer(A_ptr, (M, K), IN_DT)
-                B = T.match_buffer(B_ptr, (N, K), IN_DT)
-                C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+                A = T.match_buffer(A_ptr, (MU, K), IN_DT)
+                B = T.match_buffer(B_ptr, (NU, K), IN_DT)
+                C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
                 SA = T.match_buffer(SA_ptr, (1,), "float32")
                 SB = T.match_buffer(SB_ptr, (1,), "float32")
                 W = T.match_buffer(W_ptr, (WSIZE,), "float32")
                 Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
-                body(A, B, C, None, SA, SB, W, Wc)
+                body(*ops(A, B), C, None, SA, SB, W, Wc)
 
             return hopper_gemm_fp8_split_k
 
         @T.prim_func
         def hopper_gemm_fp8(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
                             SB_ptr: T.handle):
-            A = T.match_buffer(A_ptr, (M, K), IN_DT)
-            B = T.match_buffer(B_ptr, (N, K), IN_DT)
-            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            A = T.match_buffer(A_ptr, (MU, K), IN_DT)
+            B = T.match_buffer(B_ptr, (NU, K), IN_DT)
+            C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
             SA = T.match_buffer(SA_ptr, (1,), "float32")
             SB = T.match_buffer(SB_ptr, (1,), "float32")
-            body(A, B, C, None, SA, SB, None, None)
+            body(*ops(A, B), C, None, SA, SB, None, None)
 
         return hopper_gemm_fp8
 
     if profile:
         @T.prim_func
         def hopper_gemm_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, P_ptr: T.handle):
-            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            A = T.match_buffer(A_ptr, (MU, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (NU, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
             prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
-            body(A, B, C, prof, None, None, None, None)
+            body(*ops(A, B), C, prof, None, None, None, None)
 
         return hopper_gemm_profiled
 
     if SK:
         @T.prim_func
         def hopper_gemm_split_k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, W_ptr: T.handle):
-            A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-            B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-            C = T.match_buffer(C_ptr, (M, N), "bfloat16")
+            A = T.match_buffer(A_ptr, (MU, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (NU, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
             W = T.match_buffer(W_ptr, (WSIZE,), "float32")
             Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
-            body(A, B, C, None, None, None, W, Wc)
+            body(*ops(A, B), C, None, None, None, W, Wc)
 
         return hopper_gemm_split_k
 
     @T.prim_func
     def hopper_gemm(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle):
-        A = T.match_buffer(A_ptr, (M, K), "bfloat16")
-        B = T.match_buffer(B_ptr, (N, K), "bfloat16")
-        C = T.match_buffer(C_ptr, (M, N), "bfloat16")
-        body(A, B, C, None, None, None, None, None)
+        A = T.match_buffer(A_ptr, (MU, K), "bfloat16")
+        B = T.match_buffer(B_ptr, (NU, K), "bfloat16")
+        C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
+        body(*ops(A, B), C, None, None, None, None, None)
 
     return hopper_gemm
 
