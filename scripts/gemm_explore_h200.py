@@ -407,6 +407,13 @@ GROUPS = {
         (B16, (448, 4096, 4096), [None, "128x128x64_s6_c2_tma_swap"]),
         (F8, (320, 8192, 8192), [None, "128x160x128_s5_c2_tma_swap_p2", "128x192x128_s4_c2_tma_swap_p2"]),
     ],
+    # round 11: the model's swapped picks where they were not measured yet (FP8 at fitted widths, a K of 8192)
+    "swap2": [
+        (F8, (700, 4096, 4096), [None, "128x192x128_s4_c2_tma_p2"]),
+        (F8, (576, 8192, 2048), [None, "128x192x128_s4_c2_tma_p2"]),
+        (B16, (672, 4096, 8192), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (300, 8192, 8192), [None]),
+    ],
     # round 11: the parallel fix-up's counters, run once per setting of TXLAB_GEMM_FIXUP_FLAG ("thread", "cta")
     "fixflag": [
         (B16, (384, 384, 32768), [None, "128x128x64_s7_c2_sk12p"]),

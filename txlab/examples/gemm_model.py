@@ -111,6 +111,8 @@ SWAP_EPILOGUE = 2.0
 #: and win only when predicted at least SWAP_MARGIN faster than the best unswapped one
 SWAP_ROW_FILL = 0.9
 SWAP_MARGIN = 0.03
+#: ... and only tiles whose transposed tiling fills the SMs' tile slots this much better than their unswapped one
+SWAP_SLOT_GAIN = 0.05
 #: split factors the model tries (each must leave every item at least one k-step)
 SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
@@ -293,8 +295,19 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
     out = _candidates(M, N, K, num_sms, swap_ab=False)
     if _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
-        out += _candidates(N, M, K, num_sms, swap_ab=True)
+        # only where the transposed tiling uses the SMs' tile slots better than the same tile unswapped: at equal
+        # use the swap measured slower (448x4096x4096 128 x 128: 0.79 of cuBLAS swapped, 0.99 not; 320x8192x8192
+        # 128 x 192: 0.77 against 0.82), where it fits better it won (128 x 160 there: 0.98)
+        out += [c for c in _candidates(N, M, K, num_sms, swap_ab=True)
+                if _slot_use(N, M, c, num_sms) > _slot_use(M, N, c, num_sms) * (1 + SWAP_SLOT_GAIN)]
     return out
+
+
+def _slot_use(M: int, N: int, c: GemmConfig, num_sms: int) -> float:
+    """The share of the tile slots of every wave that ``c``'s ``bm x bn`` tiles of an ``M x N`` tiling fill with
+    output (ignoring split-K, clusters and swap, which both orientations share)."""
+    tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
+    return M * N / (math.ceil(tiles / num_sms) * num_sms * c.bm * c.bn)
 
 
 def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[GemmConfig]:
