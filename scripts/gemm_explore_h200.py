@@ -414,6 +414,17 @@ GROUPS = {
         (B16, (672, 4096, 8192), [None, "128x192x64_s4_c2_tma"]),
         (B16, (300, 8192, 8192), [None]),
     ],
+    # round 11: 64-column tiles for a decode-sized M (M <= 64), split or not, bf16 and FP8
+    "decode11": [
+        (F8, (16, 8192, 8192), [None, "128x128x128_s7_c2_sk2_p2", "64x64x128_s8_c1_p2", "64x128x128_s7_c1_sk2_p2"]),
+        (F8, (64, 4096, 14336), [None, "128x128x128_s7_c2_sk4p_p2", "64x64x128_s12_c1_p2"]),
+        (F8, (32, 14336, 4096), [None, "128x128x128_s6_c2_tma_p2"]),
+        (F8, (16, 4096, 4096), [None, "128x128x128_s6_c2_tma_p2"]),
+        (B16, (2, 7168, 7168), [None, "64x128x64_s7_c1_sk2"]),
+        (B16, (24, 5120, 13824), [None, "64x128x64_s7_c1_sk3"]),
+        (B16, (64, 4096, 14336), [None, "64x128x64_s7_c1_sk4"]),
+        (B16, (1, 4096, 4096), [None, "64x128x64_s7_c1_sk4"]),
+    ],
     # round 11: the parallel fix-up's counters, run once per setting of TXLAB_GEMM_FIXUP_FLAG ("thread", "cta")
     "fixflag": [
         (B16, (384, 384, 32768), [None, "128x128x64_s7_c2_sk12p"]),

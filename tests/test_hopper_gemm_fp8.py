@@ -191,6 +191,8 @@ def test_bf16_build_is_unchanged_by_the_dtype_parameter():
         ((1024, 1024, 32768), "128x128x128_s6_c2_sk2_p2"),  # split-K, serial fix-up
         ((512, 1024, 16384), "128x128x128_s6_c2_sk4p_p2"),  # split-K, parallel fix-up
         ((4095, 1001, 2048), "128x128x128_s6_c2_stg_p2"),  # odd N: the staged epilogue
+        ((16, 8192, 2048), "64x64x128_s12_c1_p2"),  # decode-sized M: one warpgroup, 64-column tiles
+        ((300, 4096, 1024), "128x160x128_s5_c2_tma_swap_p2"),  # swap_ab: C.T tiled, stored through TMA
     ],
 )
 def test_fp8_gemm_on_gpu(shape, config):
@@ -215,6 +217,8 @@ def test_fp8_gemm_on_gpu(shape, config):
         ((384, 256, 528), "128x128x128_s2_c2_pp", 2),  # pingpong, K tail
         ((200, 136, 640), "128x128x128_s3_c2_sk3_p2", 2),  # split-K: scaled fp32 partials, fix-up in order
         ((130, 251, 384), "128x128x128_s3_c2_stg_p2", 2),  # odd N: the staged, coalesced epilogue
+        ((136, 296, 256), "128x160x128_s3_c2_tma_swap_p2", 3),  # swap_ab: C.T tiled, transposed TMA pieces
+        ((16, 200, 384), "64x64x128_s4_c1_p2", 2),  # decode-sized M, one warpgroup: A's box of 16 rows
     ],
 )
 def test_fp8_gemm_on_the_emulator(shape, config, sms):

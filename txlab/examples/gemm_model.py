@@ -320,7 +320,11 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[Gem
     # 64-column tiles with deep rings, split-K only: 128x128x131072 measured 0.95 of cuBLAS with 64 x 64 tiles,
     # 12 stages and 32 splits in 2-CTA clusters, 0.89 with the 64 x 128 ones (H200, 2026-12-02)
     tiny = math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms
-    for c in _buildable(num_sms) + _fitted(M, N, num_sms) + (_narrow(num_sms) if tiny else []):
+    # a decode-sized M (one 64-row tile) streams B alone: 64-column tiles, split or not, put twice the CTAs on it
+    # (H200: 16x8192x8192 0.98 of cuBLAS with 64 x 64 tiles and 12 stages, 0.94-0.95 with 64 x 128 split in 2;
+    # 1x4096x4096 1.05 with 64 x 64 split in 2)
+    decode = M <= 64
+    for c in _buildable(num_sms) + _fitted(M, N, num_sms) + (_narrow(num_sms) if tiny or decode else []):
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -331,7 +335,7 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[Gem
             c.check_shape(*shape)
         except ValueError:
             continue
-        if c.bn >= 128:  # the narrow tiles run split only
+        if c.bn >= 128 or decode:  # the narrow tiles run split only, but for a decode-sized M
             out.append(c)
         if unaligned(K):  # multicast halves one operand's requests: what pays for an unaligned pitch
             for cm, cn in ((2, 1), (1, 2)):
