@@ -207,8 +207,66 @@ def test_tiniest_grids_get_narrow_deep_split_k_tiles():
     assert not any("64 x 64 tiles" in n for n in gm.explain(256, 256, 65536).notes)
     narrow = [c for c in gm.candidates(128, 128, 131072) if c.bn == 64]
     assert narrow and all(c.split_k > 1 for c in narrow)
-    for shape in ((256, 256, 65536), (16, 8192, 8192), (64, 4096, 14336)):
+    for shape in ((256, 256, 65536), (128, 8192, 8192), (65, 4096, 14336)):
         assert not [c for c in gm.candidates(*shape) if c.bn == 64], shape
+
+
+def test_decode_sized_m_gets_64_column_tiles_split_or_not():
+    """At M <= 64 (one 64-row tile) 64 x 64 tiles put twice the CTAs on B's stream, split or not (H200:
+    16x8192x8192 0.98 of cuBLAS against 0.95 with 64 x 128 split in 2; 1x4096x4096 1.02 against 0.95); FP8 takes
+    one-warpgroup 64-row tiles there too (16x4096x4096: 0.93 against 0.64 with 128 x 128)."""
+    for shape in ((16, 8192, 8192), (1, 4096, 4096), (2, 7168, 7168)):
+        cfg = gm.choose(*shape)
+        assert (cfg.bm, cfg.bn, cfg.split_k) == (64, 64, 1), (shape, cfg.name)
+    assert gm.choose(64, 4096, 14336).bn == 64 and gm.choose(64, 4096, 14336).split_k == 2
+    narrow = [c for c in gm.candidates(16, 8192, 8192) if c.bn == 64]
+    assert any(c.split_k == 1 for c in narrow) and any(c.split_k > 1 for c in narrow)
+    from txlab.examples import gemm_fp8_config as f8
+
+    fp8 = f8.tuned_config(16, 4096, 4096)
+    assert (fp8.bm, fp8.consumers, fp8.promote) == (64, 1, f8.PROMOTE), fp8.name
+    assert f8.tuned_config(128, 8192, 8192).bm == 128  # past one 64-row tile: two warpgroups issue, as before
+
+
+def test_swap_ab_where_m_leaves_its_last_tile_empty():
+    """M = 320 is two and a half 128-row tiles: the model tiles C.T with 160-wide tiles (H200: 0.98 of cuBLAS
+    against 0.82), but not where the transposed tiling fills the SMs no better (448x4096x4096 at 128 x 128: 0.79
+    swapped against 0.99), nor where M tiles well."""
+    cfg = gm.choose(320, 8192, 8192)
+    assert cfg.swap_ab and (cfg.bm, cfg.bn, cfg.epilogue) == (128, 160, "tma"), cfg.name
+    assert cfg.kernel_shape(320, 8192) == (8192, 320) and cfg.cluster_tiles(320, 8192) == (64, 2)
+    p = gm.predict(320, 8192, 8192, cfg)
+    assert p.tiles == 128 and p.flops == 2 * 320 * 8192 * 8192
+    assert any("swap_ab" in n for n in gm.explain(320, 8192, 8192).notes)
+    assert not gm.choose(448, 4096, 4096).swap_ab
+    assert not [c for c in gm.candidates(448, 4096, 4096) if c.swap_ab and c.bn == 128]
+    assert not [c for c in gm.candidates(4096, 4096, 4096) if c.swap_ab]
+    assert gm.choose(700, 4096, 4096).swap_ab
+    direct = gm.GemmConfig(bn=160, stages=5, swap_ab=True)  # single-element stores cost more than pairs
+    tma = gm.GemmConfig(bn=160, stages=5, swap_ab=True, epilogue="tma")
+    plain = gm.predict(8192, 320, 8192, gm.GemmConfig(bn=160, stages=5))
+    assert gm.predict(320, 8192, 8192, direct).epilogue_s == pytest.approx(plain.epilogue_s * gm.SWAP_EPILOGUE)
+    assert gm.predict(320, 8192, 8192, tma).time_s < gm.predict(320, 8192, 8192, direct).time_s
+    from txlab.examples import gemm_fp8_config as f8
+
+    assert f8.tuned_config(320, 8192, 8192).swap_ab
+
+
+def test_swap_ab_config_names_and_rules():
+    cfg = gm.GemmConfig(bn=160, stages=5, epilogue="tma", swap_ab=True)
+    assert cfg.name == "128x160x64_s5_c2_tma_swap"
+    from txlab.examples.gemm_config import parse_config
+
+    assert parse_config(cfg.name) == cfg
+    assert parse_config("128x128x64_s6_c2_sk2p_swap").swap_ab
+    with pytest.raises(ValueError, match="swap_ab"):
+        gm.GemmConfig(epilogue="staged", swap_ab=True).validate()
+    with pytest.raises(ValueError, match="N % 8"):  # C's own row pitch, swapped or not
+        gm.GemmConfig(bn=160, epilogue="tma", swap_ab=True).check_shape(320, 8190, 1024)
+    gm.GemmConfig(bn=160, epilogue="tma", swap_ab=True).check_shape(321, 8192, 1024)  # an odd M is C's rows
+    assert gm.GemmConfig(split_k=2, swap_ab=True).workspace_elems(320, 8192) == gm.GemmConfig(
+        split_k=2
+    ).workspace_elems(8192, 320)
 
 
 def test_widths_between_128_192_256_where_they_fill_the_last_wave():
@@ -240,9 +298,9 @@ def test_decode_sized_m_is_bound_by_each_ctas_weight_stream():
     one = gm.predict(1, 4096, 4096, gm.GemmConfig(bn=128, stages=7, consumers=1, epilogue="tma"))
     assert one.bound == "HBM"
     assert one.mainloop_s == pytest.approx(4096 // 64 * 128 * 64 * 2 / gm.SM_STREAM_BYTES_PER_S)
-    cfg = gm.choose(1, 4096, 4096)
-    assert cfg.split_k >= 2 and cfg.bm == 64, cfg.name
-    assert gm.choose(16, 8192, 8192).split_k == 2
+    cfg = gm.choose(1, 4096, 4096)  # not 64 x 128 tiles on 32 CTAs: narrower tiles or split-K items
+    assert cfg.bm == 64 and (cfg.split_k >= 2 or cfg.bn == 64), cfg.name
+    assert gm.predict(1, 4096, 4096, cfg).time_s < one.time_s / 1.5
     # a GEMM whose tiles all share their operands is not floored by one CTA's stream
     assert gm.predict(4096, 4096, 4096, gm.GemmConfig()).bound != "HBM"
 

@@ -37,9 +37,10 @@ class GemmConfig:
     launch leaves its counters zero again), bumps a per-thread counter, and the item that finds the
     others done sums the S partials in split order (0, 1, ..., S-1, so the result is bitwise the same
     run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster.
-    ``fixup="parallel"``: every item waits until the tile's S partials are stored and then sums (in split
-    order) and stores its own share of the tile's columns, so the fix-up is spread over S CTAs rather than
-    left to one; it needs every work item on its own CTA at once (``tiles * split_k <= num_sms``).
+    ``fixup="parallel"``: every item waits until the tile's S partials are stored (one counter per tile, counted
+    and polled by one thread between two barriers of the consumers) and then sums (in split order) and stores
+    its own share of the tile's columns, so the fix-up is spread over S CTAs rather than left to one; it needs
+    every work item on its own CTA at once (``tiles * split_k <= num_sms``).
 
     ``epilogue="staged"``: the fragment goes through shared memory (as with ``"tma"``) and the warpgroup
     stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0).

@@ -514,6 +514,10 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         vs = f" (the best of 128 / 192 / 256, {std.config.name}: {std.tiles} tiles, {std.waves} wave(s))" if std else ""
         notes.append(f"tile width {best.config.bn}: {best.tiles} tiles in {best.waves} wave(s) of {best.ctas} CTAs{vs}; "
                      f"its TMA epilogue stores 64 x {best.config.epi_width} pieces")
+    if best.config.swap_ab:
+        notes.append(f"swap_ab: M={M} leaves its last 128-row tile {_row_fill(M):.0%} full, so the kernel tiles "
+                     f"C.T = B @ A.T ({N}x{M}: {best.tiles} tiles of {best.config.bm}x{best.config.bn}) and stores C "
+                     "transposed")
     if best.bound == "HBM" and M <= best.config.bm:
         notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {best.config.a_rows(M)} rows, and each CTA "
                      f"streams its B tiles from HBM alone (about {SM_STREAM_BYTES_PER_S / 1e9:.0f} GB/s per SM), so the "
