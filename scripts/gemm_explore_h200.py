@@ -425,6 +425,14 @@ GROUPS = {
         (B16, (64, 4096, 14336), [None, "64x128x64_s7_c1_sk4"]),
         (B16, (1, 4096, 4096), [None, "64x128x64_s7_c1_sk4"]),
     ],
+    # round 11: swapped picks over several waves (the swap was measured on one-wave grids first)
+    "swap3": [
+        (B16, (528, 13976, 12672), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (658, 28672, 4096), [None, "128x192x64_s4_c2_tma"]),
+        (B16, (677, 28672, 2048), [None, "128x128x64_s6_c2_pp_tma"]),
+        (B16, (400, 14336, 4096), [None, "128x224x64_s4_c2_tma"]),
+        (B16, (900, 8192, 8192), [None, "128x256x64_s4_c2_tma"]),
+    ],
     # round 11: the parallel fix-up's counters, run once per setting of TXLAB_GEMM_FIXUP_FLAG ("thread", "cta")
     "fixflag": [
         (B16, (384, 384, 32768), [None, "128x128x64_s7_c2_sk12p"]),
