@@ -261,6 +261,8 @@ def test_swap_ab_config_names_and_rules():
     assert parse_config("128x128x64_s6_c2_sk2p_swap").swap_ab
     with pytest.raises(ValueError, match="swap_ab"):
         gm.GemmConfig(epilogue="staged", swap_ab=True).validate()
+    with pytest.raises(ValueError, match="swap_ab='yes'"):
+        gm.GemmConfig(swap_ab="yes").validate()
     with pytest.raises(ValueError, match="N % 8"):  # C's own row pitch, swapped or not
         gm.GemmConfig(bn=160, epilogue="tma", swap_ab=True).check_shape(320, 8190, 1024)
     gm.GemmConfig(bn=160, epilogue="tma", swap_ab=True).check_shape(321, 8192, 1024)  # an odd M is C's rows

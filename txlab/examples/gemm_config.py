@@ -237,6 +237,8 @@ class GemmConfig:
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
         if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
             raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
+        if not isinstance(self.swap_ab, bool):
+            raise ValueError(f"swap_ab={self.swap_ab!r}: use True (tile C.T = B @ A.T) or False")
         if self.swap_ab and self.epilogue == "staged":
             raise ValueError("swap_ab=True stores the transposed tile directly or through TMA: use epilogue='direct' "
                              "or 'tma', or swap_ab=False")
