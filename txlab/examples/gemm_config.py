@@ -47,9 +47,9 @@ class GemmConfig:
 
     ``swap_ab=True`` computes ``C.T = B @ A.T``: the kernel tiles the N x M transposed output (its "A" is the
     user's B) and the epilogue writes each fragment element to ``C[m, n]`` (the TMA one through transposed staging
-    tiles). For an M that tiles badly
-    (M = 320 is two and a half 128-row tiles, and 160 columns tile it exactly) when N tiles well. Methods
-    taking an output's ``(m, n)`` mean the user's output and swap it themselves (:meth:`kernel_shape`)."""
+    tiles). It is for an M that tiles badly when N tiles well (M = 320 is two and a half 128-row tiles; 160
+    columns tile it exactly). Methods taking an output's ``(m, n)`` mean the user's output and swap it themselves
+    (:meth:`kernel_shape`)."""
 
     bn: int = 256
     stages: int = 4
@@ -129,9 +129,10 @@ class GemmConfig:
         return self.consumers * EPI_BUFFERS * 64 * self.epi_width * 2 if self.epilogue != "direct" else 0
 
     def a_rows(self, m: int) -> int:
-        """Rows of A's TMA box for a kernel's A of ``m`` rows (the output's rows; its columns with :attr:`swap_ab`): ``bm``, or where one M tile covers ``m`` and no cluster
-        multicasts A (a decode-sized M), only its ``ceil(m / 8) * 8`` rows (whole swizzle atoms). The slot's other
-        rows keep stale data and feed only accumulator rows that are never stored."""
+        """Rows of A's TMA box for a kernel's A of ``m`` rows (the output's rows; its columns with :attr:`swap_ab`):
+        ``bm``, or where one M tile covers ``m`` and no cluster multicasts A (a decode-sized M), only its
+        ``ceil(m / 8) * 8`` rows (whole swizzle atoms). The slot's other rows keep stale data and feed only
+        accumulator rows that are never stored."""
         if m > self.bm or self.cluster_n > 1:
             return self.bm
         return min(self.bm, _ceil(m, 8) * 8)

@@ -299,15 +299,15 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
         # use the swap measured slower (448x4096x4096 128 x 128: 0.79 of cuBLAS swapped, 0.99 not; 320x8192x8192
         # 128 x 192: 0.77 against 0.82), where it fits better it won (128 x 160 there: 0.98)
         out += [c for c in _candidates(N, M, K, num_sms, swap_ab=True)
-                if _slot_use(N, M, c, num_sms) > _slot_use(M, N, c, num_sms) * (1 + SWAP_SLOT_GAIN)]
+                if _slot_use(N, M, c.bm, c.bn, num_sms) > _slot_use(M, N, c.bm, c.bn, num_sms) * (1 + SWAP_SLOT_GAIN)]
     return out
 
 
-def _slot_use(M: int, N: int, c: GemmConfig, num_sms: int) -> float:
-    """The share of the tile slots of every wave that ``c``'s ``bm x bn`` tiles of an ``M x N`` tiling fill with
-    output (ignoring split-K, clusters and swap, which both orientations share)."""
-    tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
-    return M * N / (math.ceil(tiles / num_sms) * num_sms * c.bm * c.bn)
+def _slot_use(M: int, N: int, bm: int, bn: int, num_sms: int) -> float:
+    """The share of the tile slots of every wave that ``bm x bn`` tiles of an ``M x N`` tiling fill with output
+    (split-K, clusters and swap left out: what tile shapes and orientations are compared by)."""
+    tiles = math.ceil(M / bm) * math.ceil(N / bn)
+    return M * N / (math.ceil(tiles / num_sms) * num_sms * bm * bn)
 
 
 def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[GemmConfig]:
@@ -397,14 +397,8 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
     """Cooperative 128-row tiles of :data:`FIT_WIDTHS` that use the SMs' tile slots better than every standard
     width (128, 192, 256): a fuller last wave, or less of the N edge's tile left empty (N = 320: two 160-wide tiles
     against two 192-wide ones a sixth empty). Their TMA epilogue stores 32- or 16-column pieces."""
-    gm = math.ceil(M / 128)
-
-    def fill(bn):  # the output's share of the tile slots of every wave
-        tiles = gm * math.ceil(N / bn)
-        return M * N / (math.ceil(tiles / num_sms) * num_sms * 128 * bn)
-
-    best = max(fill(bn) for bn in (128, 192, 256))
-    return [c for bn in FIT_WIDTHS if fill(bn) > best + 0.05 for epilogue in ("direct", "tma")
+    best = max(_slot_use(M, N, 128, bn, num_sms) for bn in (128, 192, 256))
+    return [c for bn in FIT_WIDTHS if _slot_use(M, N, 128, bn, num_sms) > best + 0.05 for epilogue in ("direct", "tma")
             for c in _rings(num_sms, range(3, 8), bn=bn, consumers=2, epilogue=epilogue)]
 
 

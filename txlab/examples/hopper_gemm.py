@@ -271,7 +271,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             if row + 8 * h < M and col + e < N:
                                 put(C, row + 8 * h, col + e, acc[j * 4 + h * 2 + e])
 
-    WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile and counter
+    WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile (and serial: counter)
     # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
     GMP, GNP = cfg.cluster_tiles(MU, NU)[0] * CM, cfg.cluster_tiles(MU, NU)[1] * CN
     WPART = GMP * GNP * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
