@@ -441,6 +441,40 @@ GROUPS = {
         (B16, (768, 1024, 16384), [None]),
         (B16, (128, 128, 131072), [None]),
     ],
+    # round 12: 2-CTA clusters (one operand multicast) on the large aligned shapes the model gives unclustered
+    # 128x256 tiles; the cuBLAS-like 128x96 split tiles (swapped) for a long K on a small grid; swapped tilings of
+    # an unaligned K
+    "r12a": [
+        *(
+            (B16, s, [None, "128x256x64_s4_c2_tma_cl2x1", "128x256x64_s4_c2_tma_cl1x2"])
+            for s in (
+                (16384, 4096, 4096),
+                (16384, 14336, 4096),
+                (4096, 28672, 8192),
+                (2048, 14336, 4096),
+                (6144, 6144, 6144),
+                (2048, 4096, 14336),
+                (8192, 4096, 14336),
+            )
+        ),
+        (
+            B16,
+            (768, 1024, 16384),
+            [
+                None,
+                "128x96x64_s7_c2_sk2p_swap",
+                "128x96x64_s7_c2_sk2p",
+                "128x112x64_s6_c2_sk2p_swap",
+                "128x192x64_s4_c2_sk4p_swap",
+                "128x96x64_s7_c2_cl1x2_sk2p_swap",
+            ],
+        ),
+        (
+            B16,
+            (1000, 3000, 5000),
+            [None, "128x200x64_s5_c2_swap", "128x224x64_s4_c2_tma_swap", "128x224x64_s4_c2_tma_cl4x1"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -721,6 +755,7 @@ def main(argv=None) -> int:
                 "fresh_weak",
                 "swap",
                 "fixflag",
+                "r12a",
             )
         ),
     )
