@@ -89,8 +89,10 @@ def test_cluster_config_parsing_and_limits():
         hg.GemmConfig(cluster_m=3).validate()
     with pytest.raises(ValueError, match="at most 4 CTAs"):
         hg.GemmConfig(cluster_m=4, cluster_n=2).validate()
+    hg.GemmConfig(bn=200, cluster_m=4).validate()  # B in slices of 56, 56, 56 and 32 rows
+    assert hg.GemmConfig.slices(200, 4) == (56, 32) and hg.GemmConfig.slices(256, 2) == (128, 128)
     with pytest.raises(ValueError, match="8-row swizzle atoms"):
-        hg.GemmConfig(bn=200, cluster_m=4).validate()  # 50-row slices of B
+        hg.GemmConfig(bn=40, cluster_m=4).validate()  # 16-row slices leave the last one nothing
     with pytest.raises(ValueError, match="8-row swizzle atoms"):
         hg.GemmConfig(bn=8, cluster_m=2).validate()
     with pytest.raises(ValueError, match="cannot hold one cluster"):
@@ -174,6 +176,7 @@ def test_simple_kernel_builds_to_hgmma():
         ((1000, 1000, 1000), "128x128x64_s4_c2_cl2x2"),
         ((8192, 8192, 4096), "128x256x64_s4_c2_tma_cl2x2"),  # 33 cluster tiles of 4 and more: 30 resident clusters
         ((1000, 3000, 5000), "128x224x64_s4_c2_cl4x1"),
+        ((1000, 3000, 5000), "128x200x64_s4_c2_cl4x1"),  # uneven slices of B: two tensor maps of B
         ((4096, 4096, 1000), "128x256x64_s4_c2_tma_cl1x4"),
     ],
 )
@@ -288,6 +291,8 @@ def test_simple_kernel_on_gpu():
         "128x160x64_s5_c2_tma",
         "128x144x64_s6_c2_tma",
         "128x176x64_s4_c2_tma_cl2x1",
+        "128x200x64_s4_c2_cl4x1",  # B in uneven slices: 56, 56, 56, 32 rows
+        "128x104x64_s6_c2_cl2x1_swap",  # the kernel's B (the user's A) in slices of 56 and 48 rows
     ],
 )
 def test_gemm_on_gpu(shape, config):
@@ -579,11 +584,14 @@ def _emulate_right(shape, config, sms, seed):
         ((300, 520, 200), "128x128x64_s3_c2_cl1x4", 4),  # A multicast to 4 CTAs in 32-row slices; N edge pad CTAs
         ((520, 296, 200), "128x128x64_s3_c2_tma_cl4x1", 4),  # B multicast to 4 in 32-row slices; M edge pad CTAs
         ((700, 260, 136), "64x128x64_s3_c1_cl4x1", 8),  # two 4-CTA clusters, each with two tiles in turn
+        ((300, 410, 200), "128x200x64_s3_c2_cl4x1", 4),  # uneven slices of B: 56, 56, 56 and the last 32 rows
+        ((260, 300, 136), "128x104x64_s3_c2_cl2x1_swap", 4),  # 56 and 48 rows of the kernel's B (the user's A)
     ],
 )
 def test_four_cta_clusters_on_the_emulator(shape, config, sms):
     """1x4 and 4x1 clusters: each CTA loads a quarter of the shared tile and multicasts it to the other three,
-    and releases a ring slot in all four (the slot's writers) before any of them refills it."""
+    and releases a ring slot in all four (the slot's writers) before any of them refills it. Where the tile's rows
+    do not split into equal whole swizzle atoms, the last CTA loads what the others leave."""
     _emulate_right(shape, config, sms, seed=5)
 
 

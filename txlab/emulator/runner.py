@@ -236,6 +236,8 @@ class _HostBinder:
         self.alias: dict = {}  # host buffer name -> user buffer name
         self.values: dict = {}  # user buffer name -> base address
         self.scalars: dict = {}
+        # tensor map variable -> its encoding: keyed by the variable itself, since two maps of one buffer can share a
+        # name (B_tensormap for two box shapes of B: the printer alone tells them apart, as B_tensormap_1)
         self.tensormaps: dict = {}
         self.launches: list = []
         self.lets: dict = {}  # host variable -> its value expression
@@ -323,8 +325,8 @@ class _HostBinder:
                 raise NotEmulatedError(f"kernel argument {b} (a buffer the host derives)")
             return self.values[b]
         if t == "Var":
-            if e.name in self.tensormaps:
-                return self.tensormaps[e.name]
+            if e in self.tensormaps:
+                return self.tensormaps[e]
             if e.name in self.scalars:
                 from txlab.emulator.memory import np_dtype
 
@@ -354,7 +356,7 @@ class _HostBinder:
         rank = int(at.rank)
         base = self._address(a[1])
         nums = [int(self.value(x)) for x in a[2:]]
-        self.tensormaps[a[0].name] = {
+        self.tensormaps[a[0]] = {
             "dtype": str(at.descriptor_dtype),
             "rank": rank,
             "base": int(base),
@@ -375,7 +377,7 @@ class _HostBinder:
 
     def _tensormap(self, call):
         a = list(call.args)[1:]
-        mapvar = a[0].name
+        mapvar = a[0]
         dtype = str(a[1].value)
         rank = int(a[2].value)
         base = self.value(a[3])

@@ -137,6 +137,14 @@ class GemmConfig:
             return self.bm
         return min(self.bm, _ceil(m, 8) * 8)
 
+    @staticmethod
+    def slices(rows: int, ways: int) -> tuple:
+        """How a cluster splits a shared tile's ``rows`` among the ``ways`` CTAs that load it: ``(first, last)``, the
+        rows of each of the first ``ways - 1`` slices (whole 8-row swizzle atoms) and of the last (what they leave).
+        ``slices(200, 4) == (56, 32)``; ``last`` is 0 or less where no such split exists."""
+        first = _ceil(rows, 8 * ways) * 8
+        return first, rows - (ways - 1) * first
+
     def kernel_shape(self, m: int, n: int) -> tuple:
         """The (rows, columns) the kernel tiles for an m x n output: (n, m) with :attr:`swap_ab`."""
         return (n, m) if self.swap_ab else (m, n)
@@ -230,9 +238,11 @@ class GemmConfig:
         if self.cluster_m not in (1, 2, 4) or self.cluster_n not in (1, 2, 4) or self.cluster_size > 4:
             raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4) with "
                              "at most 4 CTAs (1x2, 2x1, 2x2, 1x4, 4x1)")
-        if (self.bn // self.cluster_m) % 8 or (self.bm // self.cluster_n) % 8:
-            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
-                             "loads into slices that must be whole 8-row swizzle atoms: use cluster 1 on that side")
+        for rows, ways, side in ((self.bn, self.cluster_m, "B"), (self.bm, self.cluster_n, "A")):
+            if ways > 1 and self.slices(rows, ways)[1] <= 0:
+                raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
+                                 f"{side} loads into {ways} slices of whole 8-row swizzle atoms, and {rows} rows leave "
+                                 "the last one empty: use a smaller cluster on that side or a wider tile")
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
             raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
                              f"num_sms >= {self.cluster_size} or a smaller cluster")

@@ -178,7 +178,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
     (GMC, GNC), NCL = cfg.work_grid(MU, NU), NCTA // CS
-    BMS, BNS = BM // CN, BN // CM
+    # each CTA's slice of a shared tile is whole 8-row swizzle atoms: the last CTA of a column (row) loads what the
+    # others leave (bn = 200 over 4 CTAs: 56, 56, 56 and 32 rows of B)
+    (BMS, BML), (BNS, BNL) = cfg.slices(BM, CN), cfg.slices(BN, CM)
     ROW_BITS = sum(1 << (CM * j) for j in range(CN))  # cluster ranks rm + CM * j: one row of the cluster, at rm = 0
     # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
     SPLIT = cfg.split_k
@@ -352,18 +354,40 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         kg = T.meta_var(k_first(sched) + k)  # k-step of the whole K loop
                         pipe.empty.wait(ps.stage, ps.phase)
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
-                            Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
-                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a,
-                                          **LKW)
+                            if BML == BMS:
+                                Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
+                                              A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_a, **LKW)
+                            elif rn < CN - 1:
+                                Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
+                                              A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_a, **LKW)
+                            else:  # the last CTA: the rows the others leave
+                                Tx.copy_async(As[ps.stage, (CN - 1) * BMS:BM, :],
+                                              A[m0 + (CN - 1) * BMS:m0 + BM, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_a, **LKW)
                         else:
                             Tx.copy_async(As[ps.stage, 0:AR, :], A[m0:m0 + AR, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
-                            Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
-                                          B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
-                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_b,
-                                          **LKW)
+                            if BNL == BNS:
+                                Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
+                                              B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_b, **LKW)
+                            elif rm < CM - 1:
+                                Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
+                                              B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_b, **LKW)
+                            else:  # the last CTA: the rows the others leave
+                                Tx.copy_async(Bs[ps.stage, (CM - 1) * BNS:BN, :],
+                                              B[n0 + (CM - 1) * BNS:n0 + BN, kg * BK:kg * BK + BK],
+                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
+                                              cta_mask=mask_b, **LKW)
                         else:
                             Tx.copy_async(Bs[ps.stage, :, :], B[n0:n0 + BN, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
