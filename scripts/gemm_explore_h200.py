@@ -475,6 +475,58 @@ GROUPS = {
             [None, "128x200x64_s5_c2_swap", "128x224x64_s4_c2_tma_swap", "128x224x64_s4_c2_tma_cl4x1"],
         ),
     ],
+    # round 12: 4-CTA clusters whose shared tile splits into uneven slices (128 x 200 in 1x4: cuBLAS's tile there),
+    # and 128 x 96 split tiles in 2-CTA clusters for a long K on a small grid
+    "r12b": [
+        (
+            B16,
+            (1000, 3000, 5000),
+            [
+                None,
+                "128x200x64_s4_c2_cl4x1",
+                "128x200x64_s5_c2_cl4x1",
+                "128x208x64_s4_c2_tma_cl4x1",
+                "128x224x64_s4_c2_tma_cl4x1",
+                "128x200x64_s4_c2_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (768, 1024, 16384),
+            [
+                None,
+                "128x96x64_s7_c2_cl1x2_sk2p_swap",
+                "128x96x64_s7_c2_cl2x1_sk2p_swap",
+                "128x112x64_s6_c2_cl2x1_sk2p",
+                "128x128x64_s6_c2_cl2x1_sk2p",
+            ],
+        ),
+        (B16, (896, 896, 8192), [None, "128x112x64_s6_c2_cl2x1_sk2p"]),
+        (B16, (512, 1024, 16384), [None, "128x96x64_s7_c2_cl2x1_sk2p", "128x128x64_s6_c2_cl2x1_sk4p"]),
+        (B16, (384, 384, 32768), [None, "128x96x64_s7_c2_cl1x2_sk8p", "128x128x64_s6_c2_cl1x2_sk10p"]),
+    ],
+    # round 12: the model's choice before and after the 128 x 96 split tiles in 2-CTA clusters joined (either way
+    # round), on small grids with a long K
+    "r12c": [
+        (B16, (256, 384, 16384), ["64x128x64_s7_c1_sk11p", "128x96x64_s7_c2_cl2x1_sk16p"]),
+        (B16, (256, 768, 8192), ["64x128x64_s7_c1_cl2x1_sk5p", "128x96x64_s7_c2_cl2x1_sk8p"]),
+        (B16, (256, 1536, 32768), ["128x192x64_s5_c2_sk8p", "128x96x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (384, 512, 16384), ["128x128x64_s7_c2_cl1x2_sk10p", "128x96x64_s7_c2_cl2x1_sk8p_swap"]),
+        (B16, (384, 1024, 32768), ["128x256x64_s4_c2_sk11p", "128x96x64_s7_c2_cl2x1_sk4p_swap"]),
+        (B16, (512, 768, 16384), ["128x128x64_s7_c2_cl2x1_sk5p", "128x96x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (512, 1536, 8192), ["128x192x64_s5_c2_sk4p", "128x96x64_s7_c2_cl2x1_sk2p"]),
+        (B16, (640, 384, 16384), ["128x128x64_s7_c2_sk8p", "128x96x64_s7_c2_cl1x2_sk6p"]),
+        (B16, (768, 512, 8192), ["128x128x64_s7_c2_cl2x1_sk5p", "128x96x64_s7_c2_cl2x1_sk4p_swap"]),
+        (B16, (768, 1024, 8192), ["64x128x64_s7_c1_tma", "128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+        (B16, (896, 384, 8192), ["64x128x64_s7_c1_sk3", "128x96x64_s7_c2_cl1x2_sk4p"]),
+        (B16, (1024, 768, 16384), ["128x192x64_s5_c2_sk4p", "128x96x64_s7_c2_cl2x1_sk2p"]),
+        (B16, (152, 2525, 7688), ["128x128x64_s7_c2_cl2x1_sk3p", "128x96x64_s7_c2_cl1x2_sk3p_swap"]),
+        (B16, (944, 307, 3448), ["64x128x64_s7_c1_stg_cl2x1", "128x96x64_s7_c2_cl1x2_sk4p"]),
+        (B16, (4096, 96, 12288), ["128x128x64_s7_c2_cl2x1_sk4p", "128x96x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (937, 86, 51328), ["128x128x64_s7_c2_cl2x1_sk16p", "128x96x64_s7_c2_cl2x1_sk16p"]),
+        (B16, (575, 614, 8176), ["128x128x64_s7_c2_sk5p", "128x96x64_s7_c2_cl1x2_sk4p_swap"]),
+        (B16, (384, 2048, 8192), ["128x192x64_s5_c2_sk4p", "128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -756,6 +808,8 @@ def main(argv=None) -> int:
                 "swap",
                 "fixflag",
                 "r12a",
+                "r12b",
+                "r12c",
             )
         ),
     )

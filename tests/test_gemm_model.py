@@ -166,11 +166,35 @@ def test_small_grids_pair_their_split_k_items_in_clusters():
         assert cfg.split_k > 1 and cfg.fixup == "parallel" and cfg.cluster_size == 2, (shape, cfg.name)
     wide = [p for p in gm.explain(768, 1024, 16384).predictions if p.config.bn == 256 and p.split_k == 5]
     alone = next(p for p in wide if p.config.cluster_size == 1 and p.config.fixup == "parallel")
-    assert wide[0].config == alone.config and gm.choose(768, 1024, 16384).cluster_size == 1
+    assert wide[0].config == alone.config
     par = gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel")
     par.check_shape(256, 640, 65536)  # 10 tiles x 13 = 130 CTAs: fits 132
     with pytest.raises(ValueError, match="less 4 for clusters of 2"):
         gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel", cluster_m=2).check_shape(256, 640, 65536)
+
+
+def test_narrow_split_tiles_in_clusters_either_way_round():
+    """128 x 96 split-K tiles in 2-CTA clusters (cuBLAS's 96 x 128 tiles at 768x1024x16384): H200 0.98-0.99 of
+    cuBLAS swapped, where 96 columns tile M = 768 exactly (8 x 8 tiles of C.T, 128 CTAs), against 0.93 with
+    128 x 256 tiles split in 5. Offered split-K only, in clusters with the parallel fix-up, either way round."""
+    cfg = gm.choose(768, 1024, 16384)
+    assert (cfg.bm, cfg.bn, cfg.split_k, cfg.fixup, cfg.cluster_size, cfg.swap_ab) == (128, 96, 2, "parallel", 2, True)
+    assert cfg.kernel_shape(768, 1024) == (1024, 768) and cfg.ctas(768, 1024) == 128
+    narrow = [c for c in gm.candidates(768, 1024, 16384) if c.bn in gm.SPLIT_WIDTHS]
+    assert narrow and all(c.split_k > 1 and c.fixup == "parallel" and c.cluster_size == 2 for c in narrow)
+    assert {c.swap_ab for c in narrow} == {True}  # unswapped, 6 x 11 tiles x 2 = 132 CTAs leave clusters no slack
+    assert any(not c.swap_ab for c in gm.candidates(512, 768, 16384) if c.bn in gm.SPLIT_WIDTHS)
+    # the cluster's share: the same tile and split, one CTA per item, is predicted slower by the fitted factor
+    alone = gm.predict(768, 1024, 16384, gm.GemmConfig(bn=96, stages=7, split_k=2, fixup="parallel", swap_ab=True))
+    p = gm.predict(768, 1024, 16384, cfg)
+    assert p.mainloop_s == pytest.approx(alone.mainloop_s * gm.CLUSTER_SPLIT_NARROW)
+    # swapped split-K pays no transposed-store premium (its fix-up writes C): the same time as unswapped C.T
+    assert alone.time_s == pytest.approx(
+        gm.predict(1024, 768, 16384, gm.GemmConfig(bn=96, stages=7, split_k=2, fixup="parallel")).time_s
+    )
+    # full grids and decode-sized M get none
+    assert not [c for c in gm.candidates(4096, 4096, 4096) if c.bn in gm.SPLIT_WIDTHS]
+    assert not [c for c in gm.candidates(16, 8192, 8192) if c.bn in gm.SPLIT_WIDTHS and not c.swap_ab]
 
 
 def test_parallel_fixup_in_4_cta_clusters_leaves_each_gpc_its_slack():
@@ -286,9 +310,11 @@ def test_widths_between_128_192_256_where_they_fill_the_last_wave():
 
 def test_parallel_split_fills_the_sms():
     """Besides the listed split factors, the largest that keeps every item of a tiny grid on its own SM: 384x384 in
-    128 x 128 tiles is 9 tiles x 14 items = 126 CTAs (H200: 0.89 of cuBLAS against 0.87 at 128 x 192 x 20)."""
+    128 x 128 tiles is 9 tiles x 14 items = 126 CTAs (H200: 0.89 of cuBLAS against 0.87 at 128 x 192 x 20). The
+    128 x 96 tiles in 1x2 clusters split in 10 (120 CTAs) beat it there (0.93 against 0.91 in one run)."""
     assert 14 not in gm.SPLITS
-    assert gm.choose(384, 384, 32768).name == "128x128x64_s7_c2_sk14p"
+    assert "128x128x64_s7_c2_sk14p" in {c.name for c in gm.candidates(384, 384, 32768)}
+    assert gm.choose(384, 384, 32768).name == "128x96x64_s7_c2_cl1x2_sk10p"
 
 
 def test_decode_sized_m_is_bound_by_each_ctas_weight_stream():

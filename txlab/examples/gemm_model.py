@@ -99,6 +99,16 @@ PINGPONG_UNALIGNED = False
 #: CLUSTER_SPLIT_WIDE, for every bn > 128
 CLUSTER_SPLIT = 0.93
 CLUSTER_SPLIT_WIDE = 1.04
+#: split-K-only tile widths under 128 (:func:`candidates`: 2-CTA clusters, parallel fix-up), where 96 columns tile
+#: M or N exactly and the items fill the SMs (cuBLAS runs 96 x 128 split-K tiles in 1x2 clusters at 768x1024x16384)
+SPLIT_WIDTHS = (96,)
+#: ... and their mainloop in a 2-CTA cluster against one CTA per item: a narrow tile is fed, not tensor-bound, and
+#: multicast cuts a CTA's loads by a fifth or more. The median of 23 H200 measurements of 2026-12-02 17:38 to
+#: 17:57 UTC (21 shapes: outputs of 937x86 to 4096x96 and 384x2048, K 3448 to 51328; benchmarks/results/
+#: gemm_explore_r12a_*, _r12b_*, _r12c_*), each the factor that makes the model's time the measured one; they
+#: spread from 0.40 to 1.36, so picks within ~10 % of another candidate are close calls (384x2048x8192: 0.91 of
+#: cuBLAS against 1.00 before; 14 of the 18 shapes whose pick changed gained, up to 1.94 -> 2.45 at 944x307x3448)
+CLUSTER_SPLIT_NARROW = 0.78
 
 
 #: the staged epilogue's cost per byte against the TMA epilogue's (it is a candidate only where N % 8 != 0,
@@ -174,7 +184,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
     main = waves * kt * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
-        main *= CLUSTER_SPLIT if bn <= 128 else CLUSTER_SPLIT_WIDE
+        main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn == 128 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
     # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
@@ -196,7 +206,9 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     the same kernel on ``N x M x K`` with its direct epilogue's stores priced at :data:`SWAP_EPILOGUE`."""
     if config.swap_ab:
         p = predict(N, M, K, replace(config, swap_ab=False), calibration, split_cost)
-        extra = p.epilogue_s * (SWAP_EPILOGUE - 1) if config.epilogue == "direct" else 0.0
+        # split-K's fix-up writes C after summing the partials: swapped, its stores measured about the same
+        # (768x1024x16384, 128 x 96 split in 2: 54.6 us against 53.6)
+        extra = p.epilogue_s * (SWAP_EPILOGUE - 1) if config.epilogue == "direct" and config.split_k == 1 else 0.0
         return replace(p, config=config, time_s=p.time_s + extra, epilogue_s=p.epilogue_s + extra,
                        flops=2 * M * N * K)
     cal = calibration or CALIBRATION
@@ -294,6 +306,9 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
     out = _candidates(M, N, K, num_sms, swap_ab=False)
+    # the narrow split tiles (SPLIT_WIDTHS) either way round: 96 columns may tile M exactly where they leave N's last
+    # tile partly empty (768x1024x16384: 8 x 8 tiles of C.T, 0.98-0.99 of cuBLAS, against 6 x 11 of C)
+    out += _candidates(N, M, K, num_sms, swap_ab=True, narrow_only=True)
     if _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
         # only where the transposed tiling uses the SMs' tile slots better than the same tile unswapped: at equal
         # use the swap measured slower (448x4096x4096 128 x 128: 0.79 of cuBLAS swapped, 0.99 not; 320x8192x8192
@@ -310,9 +325,10 @@ def _slot_use(M: int, N: int, bm: int, bn: int, num_sms: int) -> float:
     return M * N / (math.ceil(tiles / num_sms) * num_sms * bm * bn)
 
 
-def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[GemmConfig]:
+def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, narrow_only: bool = False) -> list[GemmConfig]:
     """:func:`candidates` for the ``M x N`` output the kernel tiles; with ``swap_ab`` that is the user's ``N x M``
-    (the configurations' own methods take the user's shape, ``shape``)."""
+    (the configurations' own methods take the user's shape, ``shape``). ``narrow_only``: only the split-K
+    configurations of :data:`SPLIT_WIDTHS`."""
     out = []
     shape = (N, M, K) if swap_ab else (M, N, K)
     kt = math.ceil(K / 64)
@@ -324,7 +340,12 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[Gem
     # (H200: 16x8192x8192 0.98 of cuBLAS with 64 x 64 tiles and 12 stages, 0.94-0.95 with 64 x 128 split in 2;
     # 1x4096x4096 1.05 with 64 x 64 split in 2)
     decode = M <= 64
-    for c in _buildable(num_sms) + _fitted(M, N, num_sms) + (_narrow(num_sms) if tiny or decode else []):
+    split_narrow = [] if decode else [c for bn in SPLIT_WIDTHS for c in _rings(num_sms, range(7, 8), bn=bn,
+                                                                                consumers=2)]
+    pool = split_narrow if narrow_only else (_buildable(num_sms) + _fitted(M, N, num_sms) + split_narrow
+                                             + (_narrow(num_sms) if tiny or decode else []))
+    for c in pool:
+        narrow_split = c.bn in SPLIT_WIDTHS and not decode  # split-K in 2-CTA clusters only
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -335,9 +356,10 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[Gem
             c.check_shape(*shape)
         except ValueError:
             continue
-        if c.bn >= 128 or decode:  # the narrow tiles run split only, but for a decode-sized M
+        if (c.bn >= 128 or decode) and not narrow_split:  # the narrow tiles run split only, but for a decode-sized M
             out.append(c)
-        if unaligned(K):  # multicast halves one operand's requests: what pays for an unaligned pitch
+        if unaligned(K) and not narrow_split:  # multicast halves one operand's requests: what pays for an unaligned
+            # pitch
             for cm, cn in ((2, 1), (1, 2)):
                 try:
                     cl = replace(c, cluster_m=cm, cluster_n=cn)
@@ -359,10 +381,12 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool) -> list[Gem
                 break
             sk = replace(c, split_k=s)
             if sk.workspace_elems(*shape[:2]) < 2**31:
-                out.append(sk)
+                if not narrow_split:
+                    out.append(sk)
                 if tiles * s <= num_sms:  # every item on its own CTA at once: the parallel fix-up can wait
                     par = replace(sk, fixup="parallel")
-                    out.append(par)
+                    if not narrow_split:
+                        out.append(par)
                     gm, gn = math.ceil(M / c.bm), math.ceil(N / c.bn)
                     for cm, cn in ((2, 1), (1, 2)):  # pairs of tiles sharing an operand, no pad tiles
                         if (gm % 2 == 0 if cm == 2 else gn % 2 == 0):
