@@ -527,6 +527,24 @@ GROUPS = {
         (B16, (575, 614, 8176), ["128x128x64_s7_c2_sk5p", "128x96x64_s7_c2_cl1x2_sk4p_swap"]),
         (B16, (384, 2048, 8192), ["128x192x64_s5_c2_sk4p", "128x96x64_s7_c2_cl2x1_sk2p_swap"]),
     ],
+    # round 12: shapes drawn at random (seed 1212; M, N multiples of 16, K of 64) whose pick the 128 x 96 split tiles
+    # changed, the pick before and after
+    "r12d": [
+        (B16, (944, 272, 28224), ["128x192x64_s5_c2_sk8p", "128x96x64_s7_c2_cl2x1_sk5p"]),
+        (B16, (352, 816, 24448), ["128x128x64_s7_c2_sk6p", "128x96x64_s7_c2_cl1x2_sk4p_swap"]),
+        (B16, (176, 1824, 28032), ["128x192x64_s5_c2_sk6p", "128x96x64_s7_c2_cl1x2_sk4p_swap"]),
+        (B16, (416, 1248, 9472), ["128x128x64_s7_c2_cl2x1_sk3p", "128x96x64_s7_c2_cl2x1_sk2p"]),
+        (B16, (544, 720, 29760), ["128x192x64_s5_c2_sk6p", "128x96x64_s7_c2_cl1x2_sk3p"]),
+        (B16, (848, 176, 19136), ["64x192x64_s7_c1_sk9p", "128x96x64_s7_c2_cl1x2_sk9p"]),
+        (B16, (1088, 176, 34112), ["128x192x64_s5_c2_sk14p", "128x96x64_s7_c2_cl1x2_sk7p"]),
+        (B16, (176, 704, 39232), ["64x192x64_s7_c1_sk11p", "128x96x64_s7_c2_cl2x1_sk10p_swap"]),
+        (B16, (352, 336, 13888), ["64x128x64_s7_c1_cl2x1_sk7p", "128x96x64_s7_c2_cl1x2_sk10p"]),
+        (B16, (944, 352, 34944), ["128x192x64_s5_c2_sk8p", "128x96x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (224, 784, 32640), ["128x128x64_s7_c2_cl2x1_sk9p", "128x96x64_s7_c2_cl2x1_sk7p"]),
+        (B16, (800, 464, 11840), ["128x128x64_s7_c2_cl1x2_sk4p", "128x96x64_s7_c2_cl2x1_sk3p_swap"]),
+        (B16, (192, 384, 38848), ["64x192x64_s7_c1_sk22p", "128x96x64_s7_c2_cl1x2_sk20p_swap"]),
+        (B16, (384, 208, 25600), ["128x128x64_s7_c2_cl1x2_sk20p", "128x96x64_s7_c2_cl2x1_sk16p_swap"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -810,6 +828,7 @@ def main(argv=None) -> int:
                 "r12a",
                 "r12b",
                 "r12c",
+                "r12d",
             )
         ),
     )
