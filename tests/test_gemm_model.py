@@ -174,23 +174,27 @@ def test_small_grids_pair_their_split_k_items_in_clusters():
 
 
 def test_narrow_split_tiles_in_clusters_either_way_round():
-    """128 x 96 split-K tiles in 2-CTA clusters (cuBLAS's 96 x 128 tiles at 768x1024x16384): H200 0.98-0.99 of
-    cuBLAS swapped, where 96 columns tile M = 768 exactly (8 x 8 tiles of C.T, 128 CTAs), against 0.93 with
-    128 x 256 tiles split in 5. Offered split-K only, in clusters with the parallel fix-up, either way round."""
-    cfg = gm.choose(768, 1024, 16384)
-    assert (cfg.bm, cfg.bn, cfg.split_k, cfg.fixup, cfg.cluster_size, cfg.swap_ab) == (128, 96, 2, "parallel", 2, True)
-    assert cfg.kernel_shape(768, 1024) == (1024, 768) and cfg.ctas(768, 1024) == 128
-    narrow = [c for c in gm.candidates(768, 1024, 16384) if c.bn in gm.SPLIT_WIDTHS]
-    assert narrow and all(c.split_k > 1 and c.fixup == "parallel" and c.cluster_size == 2 for c in narrow)
-    assert {c.swap_ab for c in narrow} == {True}  # unswapped, 6 x 11 tiles x 2 = 132 CTAs leave clusters no slack
-    assert any(not c.swap_ab for c in gm.candidates(512, 768, 16384) if c.bn in gm.SPLIT_WIDTHS)
+    """128 x 96 split-K tiles in 2-CTA clusters (cuBLAS's own tile at 768x1024x16384 and 4096x96x12288), split at
+    least 4 ways, either way round. H200: 384x512x16384 0.98 of cuBLAS swapped (8 x 4 tiles of C.T x 8 slices)
+    against 0.95; 256x768x8192 1.02 against 0.95; 1088x176x34112 0.99 against 0.92. Split 2 or 3 ways the wider
+    tiles won most comparisons (544x720x29760: 0.77 against 1.00), so those are not offered; 768x1024x16384, which
+    measured 0.99 split in 2 (swapped, 96 columns tiling M = 768 exactly), keeps it as a tuned-table entry."""
+    cfg = gm.choose(384, 512, 16384)
+    assert (cfg.bm, cfg.bn, cfg.split_k, cfg.fixup, cfg.cluster_size, cfg.swap_ab) == (128, 96, 8, "parallel", 2, True)
+    assert cfg.kernel_shape(384, 512) == (512, 384) and cfg.ctas(384, 512) == 128
+    assert not gm.choose(1088, 176, 34112).swap_ab and gm.choose(1088, 176, 34112).bn == 96
+    narrow = [c for c in gm.candidates(384, 512, 16384) if c.bn in gm.SPLIT_WIDTHS]
+    assert narrow and all(c.split_k >= gm.NARROW_MIN_SPLIT and c.fixup == "parallel" for c in narrow)
+    assert all(c.cluster_size == 2 for c in narrow) and {c.swap_ab for c in narrow} == {True, False}
+    assert not [c for c in gm.candidates(768, 1024, 16384) if c.bn in gm.SPLIT_WIDTHS]  # 2 slices fill the SMs
+    assert hg.tuned_config(768, 1024, 16384).name == "128x96x64_s7_c2_cl2x1_sk2p_swap"  # measured
     # the cluster's share: the same tile and split, one CTA per item, is predicted slower by the fitted factor
-    alone = gm.predict(768, 1024, 16384, gm.GemmConfig(bn=96, stages=7, split_k=2, fixup="parallel", swap_ab=True))
-    p = gm.predict(768, 1024, 16384, cfg)
+    alone = gm.predict(384, 512, 16384, gm.GemmConfig(bn=96, stages=7, split_k=8, fixup="parallel", swap_ab=True))
+    p = gm.predict(384, 512, 16384, cfg)
     assert p.mainloop_s == pytest.approx(alone.mainloop_s * gm.CLUSTER_SPLIT_NARROW)
     # swapped split-K pays no transposed-store premium (its fix-up writes C): the same time as unswapped C.T
     assert alone.time_s == pytest.approx(
-        gm.predict(1024, 768, 16384, gm.GemmConfig(bn=96, stages=7, split_k=2, fixup="parallel")).time_s
+        gm.predict(512, 384, 16384, gm.GemmConfig(bn=96, stages=7, split_k=8, fixup="parallel")).time_s
     )
     # full grids and decode-sized M get none
     assert not [c for c in gm.candidates(4096, 4096, 4096) if c.bn in gm.SPLIT_WIDTHS]

@@ -682,6 +682,8 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((256, 256, 65536), "128x128x64_s6_c2_cl1x2_sk32p"),  # split-K in 2-CTA clusters (multicast A)
         ((768, 1024, 16384), "128x128x64_s6_c2_cl2x2_sk2p"),  # 2x2 clusters: both operands multicast
         ((300, 200, 4096), "128x128x64_s4_c2_cl2x1_sk3"),  # clusters, serial fix-up, the M edge's idle CTA
+        ((384, 512, 16384), "128x96x64_s7_c2_cl2x1_sk8p_swap"),  # narrow split tiles of C.T in 2-CTA clusters
+        ((1088, 176, 34112), "128x96x64_s7_c2_cl1x2_sk7p"),  # N's last 96-wide tile partly empty
     ],
 )
 def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):

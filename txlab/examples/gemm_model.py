@@ -109,6 +109,10 @@ SPLIT_WIDTHS = (96,)
 #: spread from 0.40 to 1.36, so picks within ~10 % of another candidate are close calls (384x2048x8192: 0.91 of
 #: cuBLAS against 1.00 before; 14 of the 18 shapes whose pick changed gained, up to 1.94 -> 2.45 at 944x307x3448)
 CLUSTER_SPLIT_NARROW = 0.78
+#: ... split at least this many ways: with 2 or 3 K slices (a grid of 40 or more 96-wide tiles) the wider tiles won
+#: 5 of 8 H200 comparisons of 2026-12-02 (544x720x29760: 0.77 of cuBLAS split in 3 against 1.00 with 128 x 192 tiles
+#: split in 6); split 4 ways or more they lost 3 of 26, by 3 % at most (17:57 and 18:05 UTC runs)
+NARROW_MIN_SPLIT = 4
 
 
 #: the staged epilogue's cost per byte against the TMA epilogue's (it is a candidate only where N % 8 != 0,
@@ -379,6 +383,8 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, narrow_only
         for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
             if s > kt or tiles * s > 4 * num_sms:
                 break
+            if narrow_split and s < NARROW_MIN_SPLIT:
+                continue
             sk = replace(c, split_k=s)
             if sk.workspace_elems(*shape[:2]) < 2**31:
                 if not narrow_split:
