@@ -545,6 +545,51 @@ GROUPS = {
         (B16, (192, 384, 38848), ["64x192x64_s7_c1_sk22p", "128x96x64_s7_c2_cl1x2_sk20p_swap"]),
         (B16, (384, 208, 25600), ["128x128x64_s7_c2_cl1x2_sk20p", "128x96x64_s7_c2_cl2x1_sk16p_swap"]),
     ],
+    # round 12: split-K tiles whose width fits N (or, swapped, M) exactly, on the random long-K small grids the
+    # model's picks left under 0.90 of cuBLAS
+    "r12e": [
+        (
+            B16,
+            (944, 352, 34944),
+            [
+                "128x96x64_s7_c2_cl2x1_sk4p",
+                "128x192x64_s5_c2_sk8p",
+                "128x176x64_s5_c2_sk8p",
+                "128x176x64_s5_c2_cl2x1_sk8p",
+                "128x96x64_s7_c2_cl1x2_sk4p_swap",
+            ],
+        ),
+        (
+            B16,
+            (944, 272, 28224),
+            [
+                "128x96x64_s7_c2_cl2x1_sk5p",
+                "128x136x64_s6_c2_sk8p",
+                "128x136x64_s6_c2_cl2x1_sk8p",
+                "128x128x64_s7_c2_cl2x1_sk5p",
+            ],
+        ),
+        (
+            B16,
+            (176, 704, 39232),
+            [
+                "128x96x64_s7_c2_cl2x1_sk10p_swap",
+                "128x176x64_s5_c2_sk20p_swap",
+                "128x176x64_s5_c2_cl2x1_sk20p_swap",
+                "64x192x64_s7_c1_sk11p",
+            ],
+        ),
+        (
+            B16,
+            (224, 784, 32640),
+            [
+                "128x96x64_s7_c2_cl2x1_sk7p",
+                "128x112x64_s6_c2_sk9p",
+                "128x112x64_s6_c2_cl2x1_sk9p",
+                "128x128x64_s7_c2_cl2x1_sk9p",
+            ],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -829,6 +874,7 @@ def main(argv=None) -> int:
                 "r12b",
                 "r12c",
                 "r12d",
+                "r12e",
             )
         ),
     )
