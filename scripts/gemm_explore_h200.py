@@ -590,6 +590,24 @@ GROUPS = {
             ],
         ),
     ],
+    # round 12: shapes drawn at random (seed 1212, as r12d) whose pick the exact-fit split widths changed, the pick
+    # before and after
+    "r12f": [
+        (B16, (736, 1264, 30464), ["128x192x64_s5_c2_sk3p", "128x248x64_s4_c2_cl2x1_sk4p_swap"]),
+        (B16, (416, 1440, 31936), ["128x192x64_s5_c2_sk4p", "128x208x64_s5_c2_cl2x1_sk5p_swap"]),
+        (B16, (464, 1984, 38592), ["128x192x64_s5_c2_sk3p", "128x232x64_s5_c2_cl2x1_sk4p_swap"]),
+        (B16, (352, 816, 24448), ["128x96x64_s7_c2_cl1x2_sk4p_swap", "128x176x64_s5_c2_cl1x2_sk9p_swap"]),
+        (B16, (416, 1248, 9472), ["128x128x64_s7_c2_cl2x1_sk3p", "128x144x64_s6_c2_cl2x1_sk4p_swap"]),
+        (B16, (544, 720, 29760), ["128x192x64_s5_c2_sk6p", "128x184x64_s5_c2_cl2x1_sk7p_swap"]),
+        (B16, (1296, 416, 30656), ["128x256x64_s4_c2_sk6p", "128x208x64_s5_c2_cl1x2_sk5p"]),
+        (B16, (1168, 736, 21312), ["128x192x64_s5_c2_sk3p", "128x248x64_s4_c2_cl2x1_sk4p"]),
+        (B16, (400, 1072, 9152), ["64x128x64_s7_c1_sk2", "128x200x64_s5_c2_cl1x2_sk7p_swap"]),
+        (B16, (1216, 720, 12928), ["128x128x64_s7_c2_cl2x1_sk2p", "128x240x64_s4_c2_cl2x1_sk4p"]),
+        (B16, (320, 1680, 23936), ["128x128x64_s7_c2_cl1x2_sk3p", "128x160x64_s6_c2_cl2x1_sk4p_swap"]),
+        (B16, (752, 336, 28096), ["128x96x64_s7_c2_cl2x1_sk5p", "128x168x64_s6_c2_cl2x1_sk10p"]),
+        (B16, (1024, 144, 27776), ["128x96x64_s7_c2_cl2x1_sk8p", "128x144x64_s6_c2_cl2x1_sk16p"]),
+        (B16, (704, 736, 27712), ["128x192x64_s5_c2_sk5p", "128x184x64_s5_c2_cl2x1_sk5p"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -875,6 +893,7 @@ def main(argv=None) -> int:
                 "r12c",
                 "r12d",
                 "r12e",
+                "r12f",
             )
         ),
     )

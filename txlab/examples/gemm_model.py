@@ -95,8 +95,10 @@ PINGPONG_UNALIGNED = False
 #: split-K items in a 2-CTA cluster (the two tiles' items of one K slice multicast the operand they share),
 #: against one CTA per item, parallel fix-up, the mean time ratio of the H200 runs of 2026-12-02 04:22 and 05:00:
 #: 128 x 128 tiles gain (256x256x65536 0.817 -> 0.888 and 0.886, 0.838 -> 0.918 and 0.916; 512x512x16384
-#: 0.937 -> 0.973): CLUSTER_SPLIT; 128 x 256 tiles lose (768x1024x16384 0.913 -> 0.877 and 0.882):
-#: CLUSTER_SPLIT_WIDE, for every bn > 128
+#: 0.937 -> 0.973): CLUSTER_SPLIT, also for widths under 192 (H200, 2026-12-02 18:17 UTC: 944x352x34944 128 x 176
+#: 0.873 -> 0.921, 944x272x28224 128 x 136 0.837 -> 0.908; 768x1024x16384 128 x 160 0.825 -> 0.873 at 07:05);
+#: 128 x 256 and 128 x 192 tiles lose (768x1024x16384 0.913 -> 0.877 and 0.882; 128 x 192 0.810 -> 0.782):
+#: CLUSTER_SPLIT_WIDE, for bn >= 192
 CLUSTER_SPLIT = 0.93
 CLUSTER_SPLIT_WIDE = 1.04
 #: split-K-only tile widths under 128 (:func:`candidates`: 2-CTA clusters, parallel fix-up), where 96 columns tile
@@ -188,7 +190,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
     main = waves * kt * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
-        main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn == 128 else CLUSTER_SPLIT_WIDE
+        main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
     # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
@@ -310,9 +312,10 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
     out = _candidates(M, N, K, num_sms, swap_ab=False)
-    # the narrow split tiles (SPLIT_WIDTHS) either way round: 96 columns may tile M exactly where they leave N's last
-    # tile partly empty (768x1024x16384: 8 x 8 tiles of C.T, 0.98-0.99 of cuBLAS, against 6 x 11 of C)
-    out += _candidates(N, M, K, num_sms, swap_ab=True, narrow_only=True)
+    # the split-only tiles (SPLIT_WIDTHS, and widths that tile N exactly) either way round: 96 columns may tile M
+    # exactly where they leave N's last tile partly empty (768x1024x16384: 8 x 8 tiles of C.T, 0.98-0.99 of cuBLAS,
+    # against 6 x 11 of C)
+    out += _candidates(N, M, K, num_sms, swap_ab=True, split_only=True)
     if _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
         # only where the transposed tiling uses the SMs' tile slots better than the same tile unswapped: at equal
         # use the swap measured slower (448x4096x4096 128 x 128: 0.79 of cuBLAS swapped, 0.99 not; 320x8192x8192
@@ -329,10 +332,10 @@ def _slot_use(M: int, N: int, bm: int, bn: int, num_sms: int) -> float:
     return M * N / (math.ceil(tiles / num_sms) * num_sms * bm * bn)
 
 
-def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, narrow_only: bool = False) -> list[GemmConfig]:
+def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only: bool = False) -> list[GemmConfig]:
     """:func:`candidates` for the ``M x N`` output the kernel tiles; with ``swap_ab`` that is the user's ``N x M``
-    (the configurations' own methods take the user's shape, ``shape``). ``narrow_only``: only the split-K
-    configurations of :data:`SPLIT_WIDTHS`."""
+    (the configurations' own methods take the user's shape, ``shape``). ``split_only``: only the split-K tiles
+    offered in clusters alone (:data:`SPLIT_WIDTHS`, :func:`_split_fits`)."""
     out = []
     shape = (N, M, K) if swap_ab else (M, N, K)
     kt = math.ceil(K / 64)
@@ -344,12 +347,13 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, narrow_only
     # (H200: 16x8192x8192 0.98 of cuBLAS with 64 x 64 tiles and 12 stages, 0.94-0.95 with 64 x 128 split in 2;
     # 1x4096x4096 1.05 with 64 x 64 split in 2)
     decode = M <= 64
-    split_narrow = [] if decode else [c for bn in SPLIT_WIDTHS for c in _rings(num_sms, range(7, 8), bn=bn,
-                                                                                consumers=2)]
-    pool = split_narrow if narrow_only else (_buildable(num_sms) + _fitted(M, N, num_sms) + split_narrow
-                                             + (_narrow(num_sms) if tiny or decode else []))
+    split_tiles = [] if decode else ([c for bn in SPLIT_WIDTHS for c in _rings(num_sms, range(7, 8), bn=bn,
+                                                                              consumers=2)]
+                                     + _split_fits(M, N, num_sms))
+    pool = split_tiles if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms) + split_tiles
+                                           + (_narrow(num_sms) if tiny or decode else []))
     for c in pool:
-        narrow_split = c.bn in SPLIT_WIDTHS and not decode  # split-K in 2-CTA clusters only
+        narrow_split = any(c is t for t in split_tiles)  # split-K in 2-CTA clusters only
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -385,18 +389,18 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, narrow_only
                 break
             if narrow_split and s < NARROW_MIN_SPLIT:
                 continue
-            sk = replace(c, split_k=s)
-            if sk.workspace_elems(*shape[:2]) < 2**31:
-                if not narrow_split:
+            # split-only tiles: their clustered forms alone (whose check_shape bounds the workspace)
+            sk = None if narrow_split else replace(c, split_k=s)
+            if sk is None or sk.workspace_elems(*shape[:2]) < 2**31:
+                if sk is not None:
                     out.append(sk)
                 if tiles * s <= num_sms:  # every item on its own CTA at once: the parallel fix-up can wait
-                    par = replace(sk, fixup="parallel")
-                    if not narrow_split:
-                        out.append(par)
+                    if sk is not None:
+                        out.append(replace(sk, fixup="parallel"))
                     gm, gn = math.ceil(M / c.bm), math.ceil(N / c.bn)
                     for cm, cn in ((2, 1), (1, 2)):  # pairs of tiles sharing an operand, no pad tiles
                         if (gm % 2 == 0 if cm == 2 else gn % 2 == 0):
-                            cl = replace(par, cluster_m=cm, cluster_n=cn)
+                            cl = replace(c, split_k=s, fixup="parallel", cluster_m=cm, cluster_n=cn)
                             try:
                                 cl.check_shape(*shape)
                             except ValueError:
@@ -430,6 +434,26 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
     best = max(_slot_use(M, N, 128, bn, num_sms) for bn in (128, 192, 256))
     return [c for bn in FIT_WIDTHS if _slot_use(M, N, 128, bn, num_sms) > best + 0.05 for epilogue in ("direct", "tma")
             for c in _rings(num_sms, range(3, 8), bn=bn, consumers=2, epilogue=epilogue)]
+
+
+def _split_fits(M: int, N: int, num_sms: int) -> list[GemmConfig]:
+    """128-row split-K tiles whose width tiles ``N`` exactly (``ceil(N / t)`` rounded up to 8, for ``t`` of 1 to 4 tiles
+    across, strictly between 128 and 256 and not 192, where they fill N's tiles better than 96, 128, 192 and 256
+    do), deepest ring, for grids whose 128 x 128 tiles cannot fill the SMs:
+    offered split-K in 2-CTA clusters only (:func:`_candidates`). H200, random long-K small grids: 944x352x34944
+    128 x 176 (two across) 0.92 of cuBLAS against 0.79-0.83 for 96 and 192; 944x272x28224 128 x 136 0.91 against
+    0.81."""
+    if math.ceil(M / 128) * math.ceil(N / 128) >= num_sms:
+        return []
+    fill = lambda w: N / (math.ceil(N / w) * w)  # noqa: E731 - how full N's tiles of width w are
+    best = max(fill(w) for w in (96, 128, 192, 256))
+    widths = sorted({_ceil8(math.ceil(N / t)) for t in range(1, 5)} - {192})
+    return [c for w in widths if 128 < w < 256 and fill(w) > best + 0.02
+            for c in _rings(num_sms, range(3, 8), bn=w, consumers=2)[-1:]]
+
+
+def _ceil8(n: int) -> int:
+    return -(-n // 8) * 8
 
 
 def _rings(num_sms: int, stages, **fields) -> list[GemmConfig]:
