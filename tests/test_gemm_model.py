@@ -201,6 +201,25 @@ def test_narrow_split_tiles_in_clusters_either_way_round():
     assert not [c for c in gm.candidates(16, 8192, 8192) if c.bn in gm.SPLIT_WIDTHS and not c.swap_ab]
 
 
+def test_split_tiles_as_wide_as_n_divided_evenly():
+    """On long-K small grids, 128-row split tiles whose width tiles N (or, swapped, M) exactly, in 2-CTA clusters.
+    H200, random shapes: 944x352x34944 128 x 176 0.92 of cuBLAS against 0.79 (96 wide) and 0.82 (192);
+    416x1440x31936 128 x 208 of C.T 1.04 against 0.82; 320x1680x23936 128 x 160 of C.T 1.10 against 0.84."""
+    assert [c.bn for c in gm._split_fits(944, 352, 132)] == [176]  # 352 = 2 x 176
+    assert gm._split_fits(4096, 4096, 132) == []  # a full grid: none
+    assert 192 not in {c.bn for c in gm._split_fits(944, 384, 132)}  # 192 is a standard width already
+    cfg = gm.choose(944, 352, 34944)
+    assert (cfg.bn, cfg.split_k, cfg.cluster_size, cfg.fixup, cfg.swap_ab) == (176, 8, 2, "parallel", False)
+    cfg = gm.choose(416, 1440, 31936)
+    assert cfg.swap_ab and cfg.bn == 208 and cfg.cluster_size == 2  # 416 = 2 x 208 columns of C.T
+    fits = [c for c in gm.candidates(944, 352, 34944) if c.bn == 176]
+    assert fits and all(c.split_k >= gm.NARROW_MIN_SPLIT and c.cluster_size == 2 for c in fits)
+    # clusters gain for widths under 192 (CLUSTER_SPLIT), lose from 192 on (CLUSTER_SPLIT_WIDE)
+    alone = gm.predict(944, 352, 34944, gm.GemmConfig(bn=176, stages=5, split_k=8, fixup="parallel"))
+    pair = gm.predict(944, 352, 34944, gm.GemmConfig(bn=176, stages=5, split_k=8, fixup="parallel", cluster_m=2))
+    assert pair.mainloop_s == pytest.approx(alone.mainloop_s * gm.CLUSTER_SPLIT)
+
+
 def test_parallel_fixup_in_4_cta_clusters_leaves_each_gpc_its_slack():
     """32 clusters of 4 CTAs (128 of 132 SMs) hung on the H200 waiting for each other's items (256x256x65536,
     2x2 clusters, S = 32); 24 clusters (768x1024x16384, 128 x 128 tiles, S = 2) ran right."""
