@@ -628,6 +628,37 @@ GROUPS = {
         (B16, (896, 992, 17472), ["128x192x64_s5_c2_sk3p", "128x248x64_s4_c2_cl1x2_sk4p"]),
         (B16, (592, 2128, 24960), ["128x192x64_s5_c2_sk2"]),
     ],
+    # round 12: the r12g shapes left under 0.90 of cuBLAS (mid-size grids, K 18k-39k, 128 x 192 / 256 tiles split
+    # without clusters), beside 2-CTA clusters of the same or a near tile
+    "r12h": [
+        (
+            B16,
+            (1152, 1056, 36736),
+            ["128x192x64_s5_c2_sk2", "128x192x64_s5_c2_cl1x2_sk2p", "128x192x64_s5_c2_cl2x1_sk2p"],
+        ),
+        (B16, (784, 1760, 38592), ["128x256x64_s4_c2_sk5", "128x224x64_s4_c2_cl1x2_sk2p", "128x256x64_s4_c2_sk2p"]),
+        (
+            B16,
+            (1168, 1408, 38080),
+            ["128x256x64_s4_c2_sk2", "128x256x64_s4_c2_cl2x1_sk2p", "128x256x64_s4_c2_cl1x2_sk2p"],
+        ),
+        (
+            B16,
+            (1504, 656, 38912),
+            ["128x192x64_s5_c2_sk5", "128x256x64_s4_c2_cl2x1_sk3p", "128x224x64_s4_c2_cl2x1_sk3p"],
+        ),
+        (B16, (848, 1408, 26688), ["128x256x64_s4_c2_sk3p", "128x256x64_s4_c2_cl1x2_sk3p"]),
+        (
+            B16,
+            (464, 1392, 32064),
+            ["128x192x64_s5_c2_sk4p", "128x232x64_s5_c2_cl1x2_sk5p_swap", "128x192x64_s5_c2_cl2x1_sk4p"],
+        ),
+        (
+            B16,
+            (912, 1360, 18112),
+            ["128x192x64_s5_c2_sk2", "128x192x64_s5_c2_cl2x1_sk2p", "128x176x64_s5_c2_cl2x1_sk2p"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -915,6 +946,7 @@ def main(argv=None) -> int:
                 "r12e",
                 "r12f",
                 "r12g",
+                "r12h",
             )
         ),
     )
