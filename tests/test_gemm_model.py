@@ -202,18 +202,22 @@ def test_narrow_split_tiles_in_clusters_either_way_round():
 
 
 def test_split_tiles_as_wide_as_n_divided_evenly():
-    """On long-K small grids, 128-row split tiles whose width tiles N (or, swapped, M) exactly, in 2-CTA clusters.
-    H200, random shapes: 944x352x34944 128 x 176 0.92 of cuBLAS against 0.79 (96 wide) and 0.82 (192);
-    416x1440x31936 128 x 208 of C.T 1.04 against 0.82; 320x1680x23936 128 x 160 of C.T 1.10 against 0.84."""
+    """On long-K grids whose 128 x 128 tiles cannot fill the SMs, 128-row split tiles as wide as N (or, swapped, M)
+    divided into 2 to 8 parts, in 2-CTA clusters. H200, random shapes (before -> after): 944x352x34944 128 x 176
+    0.79 -> 0.92; 912x1360x18112 128 x 176 split in 2 0.70 -> 0.94; 1504x656x38912 128 x 136 split in 2
+    0.71 -> 0.97; 784x1840x23232 128 x 200 of C.T 0.86 -> 1.04."""
     assert [c.bn for c in gm._split_fits(944, 352, 132)] == [176]  # 352 = 2 x 176
     assert gm._split_fits(4096, 4096, 132) == []  # a full grid: none
     assert 192 not in {c.bn for c in gm._split_fits(944, 384, 132)}  # 192 is a standard width already
-    cfg = gm.choose(944, 352, 34944)
-    assert (cfg.bn, cfg.split_k, cfg.cluster_size, cfg.fixup, cfg.swap_ab) == (176, 8, 2, "parallel", False)
-    cfg = gm.choose(416, 1440, 31936)
-    assert cfg.swap_ab and cfg.bn == 208 and cfg.cluster_size == 2  # 416 = 2 x 208 columns of C.T
-    fits = [c for c in gm.candidates(944, 352, 34944) if c.bn == 176]
-    assert fits and all(c.split_k >= gm.NARROW_MIN_SPLIT and c.cluster_size == 2 for c in fits)
+    for shape, want in (
+        ((944, 352, 34944), (176, 8, False)),
+        ((912, 1360, 18112), (176, 2, False)),  # 1360 = 8 x 170: 8 x 8 tiles x 2 slices
+        ((1504, 656, 38912), (136, 2, False)),
+        ((784, 1840, 23232), (200, 2, True)),  # 784 = 4 x 196 columns of C.T
+    ):
+        cfg = gm.choose(*shape)
+        assert (cfg.bn, cfg.split_k, cfg.swap_ab) == want and cfg.cluster_size == 2, (shape, cfg.name)
+        assert cfg.fixup == "parallel"
     # clusters gain for widths under 192 (CLUSTER_SPLIT), lose from 192 on (CLUSTER_SPLIT_WIDE)
     alone = gm.predict(944, 352, 34944, gm.GemmConfig(bn=176, stages=5, split_k=8, fixup="parallel"))
     pair = gm.predict(944, 352, 34944, gm.GemmConfig(bn=176, stages=5, split_k=8, fixup="parallel", cluster_m=2))

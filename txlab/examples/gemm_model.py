@@ -387,7 +387,7 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
         for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
             if s > kt or tiles * s > 4 * num_sms:
                 break
-            if narrow_split and s < NARROW_MIN_SPLIT:
+            if narrow_split and c.bn < 128 and s < NARROW_MIN_SPLIT:
                 continue
             # split-only tiles: their clustered forms alone (whose check_shape bounds the workspace)
             sk = None if narrow_split else replace(c, split_k=s)
@@ -437,19 +437,16 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
 
 
 def _split_fits(M: int, N: int, num_sms: int) -> list[GemmConfig]:
-    """128-row split-K tiles whose width tiles ``N`` exactly (``ceil(N / t)`` rounded up to 8, for ``t`` of 1 to 4 tiles
-    across, strictly between 128 and 256 and not 192, where they fill N's tiles better than 96, 128, 192 and 256
-    do), deepest ring, for grids whose 128 x 128 tiles cannot fill the SMs:
-    offered split-K in 2-CTA clusters only (:func:`_candidates`). H200, random long-K small grids: 944x352x34944
-    128 x 176 (two across) 0.92 of cuBLAS against 0.79-0.83 for 96 and 192; 944x272x28224 128 x 136 0.91 against
-    0.81."""
+    """128-row split-K tiles as wide as ``N`` divided into ``t`` equal parts (``ceil(N / t)`` rounded up to 8, ``t`` of 2
+    to 8), strictly between 128 and 256 and not 192, deepest ring, for grids whose 128 x 128 tiles cannot fill the
+    SMs: offered split-K in 2-CTA clusters only (:func:`_candidates`), ranked by the model's work per tile. H200,
+    random long-K grids: 944x352x34944 128 x 176 0.92 of cuBLAS against 0.79 (96 wide) and 0.82 (192);
+    912x1360x18112 128 x 176 split in 2 0.94 against 0.74 (128 x 192, the same 64 tiles); 1504x656x38912 128 x 224
+    split in 3 0.91 against 0.70."""
     if math.ceil(M / 128) * math.ceil(N / 128) >= num_sms:
         return []
-    fill = lambda w: N / (math.ceil(N / w) * w)  # noqa: E731 - how full N's tiles of width w are
-    best = max(fill(w) for w in (96, 128, 192, 256))
-    widths = sorted({_ceil8(math.ceil(N / t)) for t in range(1, 5)} - {192})
-    return [c for w in widths if 128 < w < 256 and fill(w) > best + 0.02
-            for c in _rings(num_sms, range(3, 8), bn=w, consumers=2)[-1:]]
+    widths = sorted({_ceil8(math.ceil(N / t)) for t in range(2, 9)} - {192})
+    return [c for w in widths if 128 < w < 256 for c in _rings(num_sms, range(3, 8), bn=w, consumers=2)[-1:]]
 
 
 def _ceil8(n: int) -> int:
