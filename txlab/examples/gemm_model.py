@@ -24,7 +24,10 @@ The model, per configuration (one persistent CTA per SM, tiles handed out in wav
 * split-K (``split_k = S``, candidates only where the tiles cannot fill two waves): the S work
   items of a tile share its k-steps, so the waves count items and each runs ``ceil(KT / S)``
   k-steps; every item stores its fp32 partial tile and pays a fence and a counter, and the item that
-  ends a tile reads the S partials back before the bf16 store (:data:`SPLIT_K_COST`).
+  ends a tile reads the S partials back before the bf16 store (:data:`SPLIT_K_COST`); items of two
+  tiles that share an operand can pair in a 2-CTA cluster that multicasts it (:data:`CLUSTER_SPLIT`),
+  and some tiles are offered only so, split and clustered, either way round (:data:`SPLIT_WIDTHS`,
+  96 wide; :func:`_split_fits`, as wide as N over 2 to 8).
 
 Its coefficients (:data:`CALIBRATION`) are fitted (non-negative least squares on relative error,
 :func:`calibrate`) to every candidate the H200 sweeps measured (``benchmarks/results/tune_*.json``,
@@ -353,7 +356,7 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
     pool = split_tiles if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms) + split_tiles
                                            + (_narrow(num_sms) if tiny or decode else []))
     for c in pool:
-        narrow_split = any(c is t for t in split_tiles)  # split-K in 2-CTA clusters only
+        split_only_tile = any(c is t for t in split_tiles)  # split-K in 2-CTA clusters only
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -364,10 +367,11 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
             c.check_shape(*shape)
         except ValueError:
             continue
-        if (c.bn >= 128 or decode) and not narrow_split:  # the narrow tiles run split only, but for a decode-sized M
+        # the 64-wide tiles run split only, but for a decode-sized M; the split-only tiles never unsplit
+        if (c.bn >= 128 or decode) and not split_only_tile:
             out.append(c)
-        if unaligned(K) and not narrow_split:  # multicast halves one operand's requests: what pays for an unaligned
-            # pitch
+        # multicast halves one operand's requests: what pays for an unaligned pitch
+        if unaligned(K) and not split_only_tile:
             for cm, cn in ((2, 1), (1, 2)):
                 try:
                     cl = replace(c, cluster_m=cm, cluster_n=cn)
@@ -387,10 +391,10 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
         for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
             if s > kt or tiles * s > 4 * num_sms:
                 break
-            if narrow_split and c.bn < 128 and s < NARROW_MIN_SPLIT:
+            if split_only_tile and c.bn < 128 and s < NARROW_MIN_SPLIT:
                 continue
             # split-only tiles: their clustered forms alone (whose check_shape bounds the workspace)
-            sk = None if narrow_split else replace(c, split_k=s)
+            sk = None if split_only_tile else replace(c, split_k=s)
             if sk is None or sk.workspace_elems(*shape[:2]) < 2**31:
                 if sk is not None:
                     out.append(sk)
