@@ -178,9 +178,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
     CM, CN, CS, CLU = cfg.cluster_m, cfg.cluster_n, cfg.cluster_size, cfg.cluster_size > 1
     (GMC, GNC), NCL = cfg.work_grid(MU, NU), NCTA // CS
-    # each CTA's slice of a shared tile is whole 8-row swizzle atoms: the last CTA of a column (row) loads what the
-    # others leave (bn = 200 over 4 CTAs: 56, 56, 56 and 32 rows of B)
+    # each CTA's slice of a shared tile is whole 8-row swizzle atoms; where B's do not split evenly the last CTA of a
+    # column loads what the others leave (bn = 200 over 4 CTAs: 56, 56, 56 and 32 rows). A's 64 or 128 rows always
+    # split evenly over 1, 2 or 4 CTAs.
     (BMS, BML), (BNS, BNL) = cfg.slices(BM, CN), cfg.slices(BN, CM)
+    assert BML == BMS, (BM, CN)
     ROW_BITS = sum(1 << (CM * j) for j in range(CN))  # cluster ranks rm + CM * j: one row of the cluster, at rm = 0
     # split-K: S work items per tile (the scheduler's M index is tile_m * S + split), each a K slice
     SPLIT = cfg.split_k
@@ -296,6 +298,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             # CTAs of my column (same rn) share B; of my row (same rm), A
             mask_b = T.meta_var(((1 << CM) - 1) if CN == 1 else T.shift_left(T.int32((1 << CM) - 1), rn * CM))
             mask_a = T.meta_var(((1 << CN) - 1) if CM == 1 else T.shift_left(T.int32(ROW_BITS), rm))
+            # whether my slice of B is a whole BNS rows: always where they split evenly (a static branch), else all but
+            # the column's last CTA
+            b_full_slice = T.meta_var(True if BNL == BNS else rm < CM - 1)
         else:
             crank = T.meta_var(0)
             rm = T.meta_var(0)
@@ -354,36 +359,20 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         kg = T.meta_var(k_first(sched) + k)  # k-step of the whole K loop
                         pipe.empty.wait(ps.stage, ps.phase)
                         if CN > 1:  # my slice of the row's A tile, to every CTA of my row
-                            if BML == BMS:
-                                Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
-                                              A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
-                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
-                                              cta_mask=mask_a, **LKW)
-                            elif rn < CN - 1:
-                                Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
-                                              A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
-                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
-                                              cta_mask=mask_a, **LKW)
-                            else:  # the last CTA: the rows the others leave
-                                Tx.copy_async(As[ps.stage, (CN - 1) * BMS:BM, :],
-                                              A[m0 + (CN - 1) * BMS:m0 + BM, kg * BK:kg * BK + BK],
-                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
-                                              cta_mask=mask_a, **LKW)
+                            Tx.copy_async(As[ps.stage, rn * BMS:rn * BMS + BMS, :],
+                                          A[m0 + rn * BMS:m0 + rn * BMS + BMS, kg * BK:kg * BK + BK],
+                                          dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), cta_mask=mask_a,
+                                          **LKW)
                         else:
                             Tx.copy_async(As[ps.stage, 0:AR, :], A[m0:m0 + AR, kg * BK:kg * BK + BK],
                                           dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]), **LKW)
                         if CM > 1:  # my slice of the column's B tile, to every CTA of my column
-                            if BNL == BNS:
+                            if b_full_slice:
                                 Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
                                               B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
                                               dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
                                               cta_mask=mask_b, **LKW)
-                            elif rm < CM - 1:
-                                Tx.copy_async(Bs[ps.stage, rm * BNS:rm * BNS + BNS, :],
-                                              B[n0 + rm * BNS:n0 + rm * BNS + BNS, kg * BK:kg * BK + BK],
-                                              dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
-                                              cta_mask=mask_b, **LKW)
-                            else:  # the last CTA: the rows the others leave
+                            else:  # the column's last CTA, slices uneven: the rows the others leave
                                 Tx.copy_async(Bs[ps.stage, (CM - 1) * BNS:BN, :],
                                               B[n0 + (CM - 1) * BNS:n0 + BN, kg * BK:kg * BK + BK],
                                               dispatch="tma_explicit", mbar=pipe.full.ptr_to([ps.stage]),
