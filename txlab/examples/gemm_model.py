@@ -37,6 +37,7 @@ here needs a GPU or TVM; a choice costs a few milliseconds.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -350,13 +351,11 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
     # (H200: 16x8192x8192 0.98 of cuBLAS with 64 x 64 tiles and 12 stages, 0.94-0.95 with 64 x 128 split in 2;
     # 1x4096x4096 1.05 with 64 x 64 split in 2)
     decode = M <= 64
-    split_tiles = [] if decode else ([c for bn in SPLIT_WIDTHS for c in _rings(num_sms, range(7, 8), bn=bn,
-                                                                              consumers=2)]
-                                     + _split_fits(M, N, num_sms))
-    pool = split_tiles if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms) + split_tiles
-                                           + (_narrow(num_sms) if tiny or decode else []))
-    for c in pool:
-        split_only_tile = any(c is t for t in split_tiles)  # split-K in 2-CTA clusters only
+    # the split-only tiles run split-K in 2-CTA clusters alone
+    split_tiles = [] if decode else [_split_tile(bn, num_sms) for bn in SPLIT_WIDTHS] + _split_fits(M, N, num_sms)
+    pool = [] if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms)
+                                  + (_narrow(num_sms) if tiny or decode else []))
+    for c, split_only_tile in [(c, False) for c in pool] + [(c, True) for c in split_tiles]:
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
         if c.pingpong and unaligned(K) and not PINGPONG_UNALIGNED:
@@ -450,7 +449,14 @@ def _split_fits(M: int, N: int, num_sms: int) -> list[GemmConfig]:
     if math.ceil(M / 128) * math.ceil(N / 128) >= num_sms:
         return []
     widths = sorted({_ceil8(math.ceil(N / t)) for t in range(2, 9)} - {192})
-    return [c for w in widths if 128 < w < 256 for c in _rings(num_sms, range(3, 8), bn=w, consumers=2)[-1:]]
+    return [_split_tile(w, num_sms) for w in widths if 128 < w < 256]
+
+
+@functools.lru_cache(maxsize=None)
+def _split_tile(bn: int, num_sms: int) -> GemmConfig:
+    """The cooperative 128 x ``bn`` tile with the deepest ring (up to 7 stages) that fits shared memory: what the
+    split-only tiles are built from (once per width and SM count)."""
+    return _rings(num_sms, range(3, 8), bn=bn, consumers=2)[-1]
 
 
 def _ceil8(n: int) -> int:
