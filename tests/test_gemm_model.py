@@ -95,10 +95,10 @@ def test_small_grids_get_split_k(shape):
 @pytest.mark.parametrize("shape", [(6144, 6144, 6144), (4096, 14336, 4096), (16384, 8192, 1024), (2048, 4096, 4096)])
 def test_full_grids_are_not_split(shape):
     """Split-K costs partial stores and a fix-up: shapes whose tiles fill the SMs do not get it
-    (split candidates are not even priced past two waves of tiles)."""
+    (past two waves of tiles only split_tail forms, whose whole tiles fill the waves, are priced)."""
     assert gm.choose(*shape).split_k == 1
     if gm.predict(*shape, gm.GemmConfig()).tiles >= 2 * 132:
-        assert all(p.split_k == 1 for p in gm.explain(*shape).predictions)
+        assert all(p.split_k == 1 or p.config.split_tail for p in gm.explain(*shape).predictions)
 
 
 def test_split_k_costs_are_the_fit_of_the_h200_run():
@@ -369,3 +369,41 @@ def test_cluster_pad_ctas_count_in_the_waves():
     assert (p.tiles, p.waves) == (660, 6)
     assert gm.predict(7000, 3000, 1200, gm.GemmConfig(epilogue="tma", cluster_n=2)).waves == 5
     assert gm.choose(7000, 3000, 1200).name == "128x256x64_s4_c2_tma_cl1x2"
+
+
+def test_split_k_over_several_waves_runs_in_k_order():
+    """Serial split-K with more items than CTAs is offered in K order only: handed out tile by tile, a wave reads
+    every K slice of A and B and L2 cannot hold them (H200, 2026-12-03: 1168x1408x38080 128 x 168 split 12 ways,
+    swapped, 0.36 of cuBLAS in tile order, 0.80 in K order; 10 of 10 random long-K shapes faster in K order)."""
+    seen = 0
+    for shape in ((1184, 3336, 54144), (3648, 1080, 55808), (2000, 2096, 33536), (1168, 1408, 38080)):
+        for p in gm.explain(*shape).predictions:
+            if p.split_k > 1 and p.config.fixup == "serial" and not p.config.split_tail:
+                assert p.config.split_order == ("k" if p.items > p.ctas else "tile"), (shape, p.config.name)
+                seen += p.items > p.ctas
+    assert seen
+    choice = gm.explain(3648, 1080, 55808)  # measured 0.97 of cuBLAS in tile order, 1.02 in K order
+    best = choice.predictions[0]
+    assert best.config.split_order == "k" and best.items > best.ctas, best.config.name
+    assert any("K slice by K slice" in n for n in choice.notes)
+    assert gm.SPLIT_WAVES > 1  # priced a little above what the split terms give (the r13b fit)
+
+
+def test_the_last_waves_tiles_are_split_where_that_fills_it():
+    """split_tail candidates for grids a little over whole waves. H200, 2026-12-03 (r13d, r13e): where they displace
+    the same tile unsplit they gained 11 to 25 % (3456x3040x44864 0.80 -> 0.97 of cuBLAS, 2048x4856x24576 0.79 ->
+    0.99); against another tile width only where predicted TAIL_MARGIN faster (1816x2608x40128: 128 x 160 kept,
+    the split tail measured 11 % slower)."""
+    for shape in ((3456, 3040, 44864), (2048, 4856, 24576), (784, 5096, 47424), (1008, 4248, 28800)):
+        best = gm.explain(*shape).predictions[0]
+        whole, rest = best.config.tail_tiles(*shape[:2])
+        assert best.config.split_tail and whole > 0 and rest * best.split_k <= 132, (shape, best.config.name)
+    for shape in ((1816, 2608, 40128), (1296, 7360, 60928), (1024, 4728, 52544)):
+        assert not gm.choose(*shape).split_tail, shape
+    ranked = gm.explain(1816, 2608, 40128).predictions
+    assert any(p.config.split_tail for p in ranked)  # offered, ranked, and held back by the margin
+    assert 0 < gm.TAIL_MARGIN < 0.1 and gm.SPLIT_TAIL > 1
+    # not where whole waves fill the SMs (4096^3: 512 tiles of 128 x 256), nor for grids short of one wave (plain
+    # split-K covers those)
+    assert not gm.choose(4096, 4096, 4096).split_tail
+    assert not any(p.config.split_tail for p in gm.explain(512, 512, 16384).predictions)

@@ -449,6 +449,57 @@ def test_split_k_config_names_sizes_and_limits():
         hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
 
 
+def test_split_tail_names_sizes_and_limits():
+    """``split_tail`` (the ``t`` suffix): the first ``D`` tiles (whole waves) run whole, the last ``R`` split."""
+    cfg = hg.parse_config("128x256x64_s4_c2_sk16pt")
+    assert (cfg.split_tail, cfg.fixup, cfg.split_k) == (True, "parallel", 16) and hg.parse_config(cfg.name) == cfg
+    assert hg.parse_config("128x256x64_s4_c2_sk2t_swap").name == "128x256x64_s4_c2_sk2t_swap"
+    # 784 x 5096 in 128 x 256 tiles: 7 x 20 = 140 tiles, one wave of 132 whole and 8 split 16 ways
+    assert cfg.tail_tiles(784, 5096) == (132, 8) and cfg.work_items(784, 5096) == 132 + 8 * 16
+    assert cfg.ctas(784, 5096) == 132
+    assert cfg.workspace_elems(784, 5096) == 8 * 16 * 128 * 256 + 8 * 256  # partials and counters of the 8 alone
+    assert cfg.tail_tiles(512, 512) == (0, 8) and cfg.work_items(512, 512) == 128  # under one wave: all split
+    assert cfg.tail_tiles(128 * 24, 256 * 11) == (132, 132)  # 264 tiles: the second wave is the tail
+    with pytest.raises(ValueError, match="fixup='parallel' waits"):
+        hg.parse_config("128x256x64_s4_c2_sk32pt").check_shape(2048, 2304 + 256 * 4, 4096)  # 8 x 13 = 104: 104 x 32
+    for bad in ("128x256x64_s4_c2_cl2x1_sk2t", "128x256x64_s4_c2_sk2kt", "128x256x64_s4_c2_sk2t_np"):
+        with pytest.raises(ValueError, match="split_tail=True splits the last wave"):
+            hg.parse_config(bad)
+
+
+def test_split_k_in_k_order_names_and_indexing():
+    """``split_order="k"`` (the ``k`` suffix) hands out every tile's first K slice, then every tile's second: the
+    scheduler's M index is ``s * GM + tile_m``; each slice covers the same k-steps either way."""
+    k = hg.parse_config("128x128x64_s5_c2_sk6k")
+    assert k.split_order == "k" and k.name == "128x128x64_s5_c2_sk6k" and hg.parse_config(k.name) == k
+    pk = hg.parse_config("128x176x64_s5_c2_cl2x1_sk3pk_swap")
+    assert (pk.fixup, pk.split_order, pk.swap_ab, pk.cluster_m) == ("parallel", "k", True, 2)
+    assert hg.parse_config(pk.name) == pk
+    assert hg.GemmConfig(split_k=4).name.endswith("_sk4")  # tile order, the default, has no suffix
+    with pytest.raises(ValueError, match="split_order='k' orders split-K's K slices"):
+        hg.GemmConfig(split_order="k").validate()
+    with pytest.raises(ValueError, match="use 'tile'"):
+        hg.GemmConfig(split_k=2, split_order="diagonal").validate()
+
+    class Sched:
+        def __init__(self, m_idx):
+            self.m_idx = m_idx
+
+    kt, split, gm_ = 10, 3, 4  # 10 k-steps in slices of 3, 3 and 4; 4 M tiles
+    tile_fns = hg._split_k_indexing(split, kt)
+    k_fns = hg._split_k_indexing(split, kt, gm_)
+    seen_tile, seen_k = [], []
+    for idx in range(gm_ * split):
+        for fns, seen in ((tile_fns, seen_tile), (k_fns, seen_k)):
+            m_tile, k_slice, k_first, k_count = (f(Sched(idx)) for f in fns)
+            seen.append((m_tile, k_slice, k_first, k_count))
+    # the same items, each slice's k-steps the same, in another order: K order runs slice 0 of every tile first
+    assert sorted(seen_tile) == sorted(seen_k)
+    assert [s[1] for s in seen_k[:gm_]] == [0] * gm_ and [s[0] for s in seen_k[:gm_]] == list(range(gm_))
+    assert [s[1] for s in seen_tile[:split]] == [0, 1, 2]
+    assert {(s[1], s[2], s[3]) for s in seen_k} == {(0, 0, 3), (1, 3, 3), (2, 6, 4)}
+
+
 def test_split_k_kernel_builds():
     """Partials leave as 16-byte stores and come back as 16-byte loads; a fence and an atomic per
     thread; nothing spilled; one CTA per work item up to the SM count."""
@@ -496,6 +547,9 @@ def _counters(M, N, cfg):
         ((256, 200, 256), "128x256x64_s2_c2_sk4_np", 132),  # one CTA per item, one k-step each
         ((300, 200, 640), "128x128x64_s3_c2_cl2x1_sk3", 2),  # 2-CTA clusters: the M edge's idle CTA sums a pad tile
         ((300, 200, 640), "128x128x64_s3_c2_cl2x2_sk3", 4),  # 2x2 clusters: both operands multicast, pad tiles
+        ((300, 200, 640), "128x128x64_s3_c2_sk3k", 2),  # K order: 18 items on 2 CTAs, slice 0 of all 6 tiles first
+        ((300, 200, 640), "128x128x64_s3_c2_sk3t", 2),  # split tail: 4 whole tiles, then 2 tiles in 3 slices
+        ((300, 200, 640), "128x128x64_s3_c2_sk2t", 8),  # split tail of a grid under one wave: every tile split
     ],
 )
 def test_split_k_on_the_emulator(shape, config, sms):
@@ -631,7 +685,7 @@ def test_split_k_is_bitwise_the_same_whichever_item_ends_last():
     own_first = _mutant(
         ("for s in T.serial(SPLIT):", "for s in T.serial(SPLIT - 1):"),
         ("acc[i] = T.float32(0)", "acc[i] = acc[i]"),
-        ("W[(((tile * SPLIT + s) * (NACC // 4)", "W[(((tile * SPLIT + (sched.m_idx + 1 + s) % SPLIT) * (NACC // 4)"),
+        ("W[(((tile * SPLIT + s) * (NACC // 4)", "W[(((tile * SPLIT + (me + 1 + s) % SPLIT) * (NACC // 4)"),
     )
     got = []
     for sms in (1, 2):
@@ -684,6 +738,11 @@ def test_split_k_build_called_with_three_arguments_makes_its_workspace():
         ((300, 200, 4096), "128x128x64_s4_c2_cl2x1_sk3"),  # clusters, serial fix-up, the M edge's idle CTA
         ((384, 512, 16384), "128x96x64_s7_c2_cl2x1_sk8p_swap"),  # narrow split tiles of C.T in 2-CTA clusters
         ((1088, 176, 34112), "128x96x64_s7_c2_cl1x2_sk7p"),  # N's last 96-wide tile partly empty
+        ((1168, 1408, 38080), "128x168x64_s6_c2_sk12k_swap"),  # K order: 924 items in 7 waves, swapped
+        ((2064, 640, 58240), "128x128x64_s7_c2_sk3k"),  # K order, 2 waves
+        ((2304, 2048, 2048), "128x256x64_s4_c2_sk4pt"),  # split tail: 132 whole tiles, 12 in 4 slices, parallel
+        ((2304, 2048, 4096), "128x256x64_s4_c2_sk2t"),  # ... serial fix-up
+        ((2048, 2312, 2048), "128x256x64_s4_c2_sk3pt_swap"),  # ... swapped, N's last tile partly empty
     ],
 )
 def test_split_k_on_gpu_is_right_and_bitwise_reproducible(shape, config):

@@ -41,6 +41,15 @@ class GemmConfig:
     and polled by one thread between two barriers of the consumers) and then sums (in split order) and stores
     its own share of the tile's columns, so the fix-up is spread over S CTAs rather than left to one; it needs
     every work item on its own CTA at once (``tiles * split_k <= num_sms``).
+    ``split_order="k"``: the scheduler hands out every tile's first K slice, then every tile's second, and so on
+    (``"tile"``, the default: a tile's S items adjacent). With more items than CTAs, the CTAs of one wave then
+    read the same one or two K slices of A and B, which L2 serves to all of them, where the tile order spreads a
+    wave over all S slices and reads every slice of the operands from HBM once per wave.
+    ``split_tail=True``: only the last wave's tiles are split (data-parallel and split-K in one launch, as stream-K
+    hybrids do): with T tiles on P CTAs the first ``D = P * ((T - 1) // P)`` run whole, one after another on each CTA,
+    and the ``R = T - D`` left are split S ways, their items handed out K slice by K slice after them
+    (:meth:`tail_tiles`). 140 tiles on 132 SMs: one wave of whole tiles and 8 tiles in 16 slices (128 items a
+    sixteenth as long) rather than a second wave of 8 whole tiles. One CTA per cluster.
 
     ``epilogue="staged"``: the fragment goes through shared memory (as with ``"tma"``) and the warpgroup
     stores it back row by row, coalesced, with guarded stores: for outputs TMA cannot store (N % 8 != 0).
@@ -67,6 +76,8 @@ class GemmConfig:
     cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
     split_k: int = 1                  # work items per output tile, each a slice of the K loop (split-K)
     fixup: str = "serial"             # split-K: "serial" (the last item sums) or "parallel" (every item sums a share)
+    split_order: str = "tile"         # split-K: "tile" (a tile's items adjacent) or "k" (K slice by K slice)
+    split_tail: bool = False          # split-K: only the last wave's tiles are split, the others run whole
     l2_promotion: int | None = None   # TMA loads' L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B); None: TVM's (128 B)
     swap_ab: bool = False             # tile the transposed output (C.T = B @ A.T), stores transposed
 
@@ -156,10 +167,27 @@ class GemmConfig:
         return _ceil(_ceil(m, self.bm), self.cluster_m), _ceil(_ceil(n, self.bn), self.cluster_n)
 
     def work_grid(self, m: int, n: int) -> tuple:
-        """The scheduler's grid of work items: the cluster tiles, with ``split_k`` items (the splits of
-        one tile, adjacent in the order) per M tile."""
+        """The scheduler's grid of work items: the cluster tiles, with ``split_k`` items per M tile (row
+        ``tile_m * S + s`` with ``split_order="tile"``, ``s * GM + tile_m`` with ``"k"``)."""
         gm, gn = self.cluster_tiles(m, n)
         return gm * self.split_k, gn
+
+    def tail_tiles(self, m: int, n: int) -> tuple:
+        """``split_tail``: ``(D, R)``, the tiles that run whole (whole waves of the SMs, first in the tile order) and
+        the last ``R`` that are split; ``(0, tiles)`` where the tiles do not fill one wave."""
+        gm, gn = self.cluster_tiles(m, n)
+        tiles = gm * gn
+        whole = (tiles - 1) // self.num_sms * self.num_sms
+        return whole, tiles - whole
+
+    def work_items(self, m: int, n: int) -> int:
+        """Work items the scheduler hands out: cluster tiles times ``split_k``, or with ``split_tail`` the whole
+        tiles and the split tail's items."""
+        if self.split_tail:
+            whole, rest = self.tail_tiles(m, n)
+            return whole + rest * self.split_k
+        gm, gn = self.work_grid(m, n)
+        return gm * gn
 
     @property
     def max_clusters(self) -> int:
@@ -174,8 +202,8 @@ class GemmConfig:
         """CTAs launched for an m x n output: one per SM when persistent (whole clusters, as many as can be
         resident at once), else one per work item (a cluster's CTAs past the M or N edge compute nothing but
         still load their share)."""
-        gm, gn = self.work_grid(m, n)
-        clusters = min(self.max_clusters, gm * gn) if self.persistent else gm * gn
+        items = self.work_items(m, n)
+        clusters = min(self.max_clusters, items) if self.persistent else items
         return clusters * self.cluster_size
 
     @property
@@ -184,7 +212,8 @@ class GemmConfig:
         pp = "_pp" if self.pingpong else ""
         cl = f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster_size > 1 else ""
         tma = {"tma": "_tma", "staged": "_stg"}.get(self.epilogue, "")
-        sk = f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}" if self.split_k > 1 else ""
+        sk = (f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}{'k' if self.split_order == 'k' else ''}"
+              f"{'t' if self.split_tail else ''}" if self.split_k > 1 else "")
         l2 = f"_l2p{self.l2_promotion}" if self.l2_promotion is not None else ""
         sw = "_swap" if self.swap_ab else ""
         return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{sw}{p}"
@@ -196,7 +225,7 @@ class GemmConfig:
         if self.split_k == 1:
             return 0
         gm, gn = self.cluster_tiles(m, n)
-        tiles = gm * self.cluster_m * gn * self.cluster_n
+        tiles = self.tail_tiles(m, n)[1] if self.split_tail else gm * self.cluster_m * gn * self.cluster_n
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
@@ -215,6 +244,16 @@ class GemmConfig:
             raise ValueError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
         if self.fixup == "parallel" and self.split_k == 1:
             raise ValueError("fixup='parallel' is split-K's fix-up: use split_k > 1, or fixup='serial'")
+        if self.split_order not in ("tile", "k"):
+            raise ValueError(f"split_order={self.split_order!r}: use 'tile' (a tile's K slices adjacent) or 'k' "
+                             "(every tile's first K slice first)")
+        if self.split_order == "k" and self.split_k == 1:
+            raise ValueError("split_order='k' orders split-K's K slices: use split_k > 1, or split_order='tile'")
+        if self.split_tail and (self.split_k == 1 or self.cluster_size > 1 or not self.persistent
+                                or self.split_order != "tile"):
+            raise ValueError("split_tail=True splits the last wave's tiles of a persistent grid of single CTAs (its "
+                             "tail is handed out in K order already): use split_k > 1, no cluster, persistent=True "
+                             "and split_order='tile'")
         if self.l2_promotion not in (None, 0, 1, 2, 3):
             raise ValueError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
                              "2 (128 B) or 3 (256 B)")
@@ -278,6 +317,8 @@ class GemmConfig:
                                  f"use split_k <= {kt}")
             gm, gn = self.work_grid(M, N)
             items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
+            if self.split_tail:  # the split items run after the whole tiles: those of the tail must be resident
+                items = self.tail_tiles(M, N)[1] * self.split_k
             # a cluster starts only on free SMs of one GPC: keep 4 SMs of slack for 2-CTA clusters; 4-CTA ones can
             # leave 2 SMs idle in each of the 8 GPCs (H200: 32 clusters of 4 = 128 CTAs hung waiting for each other)
             slack = {1: 0, 2: 4}.get(self.cluster_size, 16)
@@ -311,10 +352,10 @@ class GemmConfig:
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?)?"
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?(k)?(t)?)?"
                      r"(?:_l2p(\d))?(_swap)?(_np)?", text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p]]"
+        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
                          "[_l2pN][_swap][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn = int(m.group(1)), int(m.group(2))
@@ -333,10 +374,14 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     if m.group(10):
         defaults = {**defaults, "fixup": "parallel"}
     if m.group(11):
-        defaults = {**defaults, "l2_promotion": int(m.group(11))}
+        defaults = {**defaults, "split_order": "k"}
     if m.group(12):
+        defaults = {**defaults, "split_tail": True}
+    if m.group(13):
+        defaults = {**defaults, "l2_promotion": int(m.group(13))}
+    if m.group(14):
         defaults = {**defaults, "swap_ab": True}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(13), **defaults)
+    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(15), **defaults)
     cfg.validate()
     return cfg
 

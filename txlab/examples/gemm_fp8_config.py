@@ -143,6 +143,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
             continue
         if p.config.split_k > 1 and p.config.cluster_size > 1:  # measured in bf16 only
             continue
+        if p.config.split_tail:  # measured in bf16 only (H200, 2026-12-03)
+            continue
         # H200, 1536^3 e4m3: 128x144 ran at 0.62x of 128x192's speed; a swapped tile stages 64-column rows whatever
         # its width (320x8192x8192: 128x160 swapped 0.98 of cuBLAS FP8, 128x192 unswapped 0.85)
         if p.config.bn in gemm_model.FIT_WIDTHS and not p.config.swap_ab:

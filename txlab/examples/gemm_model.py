@@ -72,6 +72,19 @@ SPLIT_K_COST = {
     "parallel_item_s": 1.56e-6,                 # per wave, the parallel fix-up's wait for the tile's last item
     "fitted_on": "H200, 38 split-K measurements, 2026-12-02",
 }
+#: serial split-K over more than one wave of items (handed out in K order, :func:`candidates`): the time the split
+#: terms above predict is short by this factor against unsplit tiles at the same shape (H200, 2026-12-03 00:07 UTC,
+#: benchmarks/results/gemm_explore_r13b_*: 10 random long-K shapes, median of measured over predicted time ratios)
+SPLIT_WAVES = 1.05
+#: split_tail (whole tiles in whole waves, then the last wave's tiles split, :func:`_tail_splits`): the predicted
+#: time against the pick without it is short by this factor, the median of 18 H200 comparisons of 2026-12-03 00:22 UTC
+#: (benchmarks/results/gemm_explore_r13d_*: random long-K shapes, 0.95 to 1.22; near 1 where both run 128 x 256 tiles,
+#: 1.05 to 1.22 against narrower tiles, which the base model underrates at long K)
+SPLIT_TAIL = 1.11
+#: ... and a split_tail winner must be predicted this much faster than the best candidate without it where that one is
+#: another tile (the model's comparison of tile widths at long K is its least sure part): against 32 H200 comparisons
+#: (r13d and r13e) the rule keeps 13 of the 15 gains and all but one loss of 2 % (without it: 14 of 32 lost, up to 12 %)
+TAIL_MARGIN = 0.04
 #: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, refitted
 #: (least squares on log time, the other coefficients fixed) to the 42 unaligned-K measurements of the H200 runs of
 #: 2026-12-02 (gemm_shapes*, gemm_explore_*, gemm_unseen_*, gemm_weak_*.json; 1- and 2-CTA clusters): rms log error
@@ -155,10 +168,14 @@ class Prediction:
     flops: int = 0
     split_k: int = 1          # work items per output tile
     fixup_s: float = 0.0      # split-K: partial stores, fences and the fix-up's loads
+    split_tiles: int = 0      # split_tail: the last wave's tiles, the ones split (the others run whole)
 
     @property
     def items(self) -> int:
-        """Work items: output tiles x split_k (what the waves count)."""
+        """Work items: output tiles x split_k (what the waves count); with split_tail the whole tiles and the split
+        tiles' items."""
+        if self.split_tiles:
+            return self.tiles - self.split_tiles + self.split_tiles * self.split_k
         return self.tiles * self.split_k
 
     @property
@@ -169,7 +186,7 @@ class Prediction:
         return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
                 "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
                 "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound,
-                "split_k": self.split_k, "fixup_us": self.fixup_s * 1e6}
+                "split_k": self.split_k, "split_tiles": self.split_tiles, "fixup_us": self.fixup_s * 1e6}
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
@@ -179,9 +196,14 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     # in 128 x 256 tiles: 55 x 12 = 660 tiles are 5 waves, but 2x1 clusters make 28 x 12 x 2 = 672, a sixth)
     gmc, gnc = c.cluster_tiles(M, N)
     items = gmc * gnc * c.cluster_size * S
+    if c.split_tail:  # whole tiles in whole waves, then one wave of the last tiles' split items
+        whole, rest = c.tail_tiles(M, N)
+        items = whole + rest * S
     ctas = max(1, min(c.max_clusters * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
     waves = math.ceil(items / ctas)
     kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
+    # k-steps of the busiest CTA, in units of an item's: split_tail runs whole tiles, then one split item
+    steps = waves * kt if not c.split_tail else (whole // ctas) * math.ceil(K / 64) + kt
     issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     ar = c.a_rows(M)  # a decode-sized M: the kernel loads only A's live rows
@@ -192,20 +214,21 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
         fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
         fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
-    main = waves * kt * max(tensor, fed)
+    main = steps * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
         main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
     # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
     own = (bn if math.ceil(M / bm) == 1 else 0) + (bm if math.ceil(N / bn) == 1 else 0)
-    stream = waves * kt * own * 64 * 2 / SM_STREAM_BYTES_PER_S
-    exposed = bm * bn * 2 * (1 if c.pingpong else waves if S == 1 else math.ceil(tiles / ctas))
+    stream = steps * own * 64 * 2 / SM_STREAM_BYTES_PER_S
+    stores = whole // ctas + 1 if c.split_tail else waves if S == 1 else math.ceil(tiles / ctas)
+    exposed = bm * bn * 2 * (1 if c.pingpong else stores)
     tma = c.epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
     if c.epilogue == "staged":
         exposed *= STAGED_EPILOGUE
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
-           waves * kt * (1 if c.stages <= 3 else 0)]
+           steps * (1 if c.stages <= 3 else 0)]
     bound = "HBM" if hbm > main else ("tensor cores" if tensor >= fed else "operand feed")
     return row, tiles, ctas, waves, bound, stream, items
 
@@ -233,10 +256,19 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     epi = coef[1] * row[1] + coef[2] * row[2]
     fix = 0.0
     if S > 1:
-        fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), _split_features(config, tiles, ctas, waves,
-                                                                                     main_s)))
-    return Prediction(config, t + fix, tiles, ctas, waves, 1 - last / ctas, main_s, epi, bound,
-                      flops=2 * M * N * K, split_k=S, fixup_s=fix)
+        if config.split_tail:  # one wave of the last tiles' items: their share of the mainloop
+            whole, rest = config.tail_tiles(M, N)
+            kt = math.ceil(math.ceil(K / 64) / S)
+            terms = _split_features(config, rest, ctas, 1, main_s * kt / ((whole // ctas) * math.ceil(K / 64) + kt))
+        else:
+            terms = _split_features(config, tiles, ctas, waves, main_s)
+        fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), terms))
+    # calibration of what the split terms leave out (fitted to H200 comparisons): waves of split items in K order,
+    # and split_tail
+    scale = SPLIT_WAVES if S > 1 and items > ctas and config.split_order == "k" else SPLIT_TAIL if config.split_tail else 1
+    return Prediction(config, (t + fix) * scale, tiles, ctas, waves, 1 - last / ctas, main_s, epi, bound,
+                      flops=2 * M * N * K, split_k=S, fixup_s=fix,
+                      split_tiles=config.tail_tiles(M, N)[1] if config.split_tail else 0)
 
 
 SPLIT_FEATURES = ("partial_store_bytes_per_s", "per_item_s", "partial_load_bytes_per_s", "wide_tile_mainloop",
@@ -382,6 +414,8 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
         if c.pingpong or c.epilogue != "direct":
             continue
         tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
+        if tiles > num_sms and not split_only_tile:
+            out += _tail_splits(c, tiles, kt, num_sms, shape)
         if tiles >= 2 * num_sms:
             continue
         # the listed factors, and the largest that still gives every item its own SM (the parallel fix-up's best
@@ -393,7 +427,10 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
             if split_only_tile and c.bn < 128 and s < NARROW_MIN_SPLIT:
                 continue
             # split-only tiles: their clustered forms alone (whose check_shape bounds the workspace)
-            sk = None if split_only_tile else replace(c, split_k=s)
+            # more items than CTAs: handed out K slice by K slice (split_order="k"), what keeps a wave on one or two
+            # slices of A and B
+            order = "k" if tiles * s > num_sms else "tile"
+            sk = None if split_only_tile else replace(c, split_k=s, split_order=order)
             if sk is None or sk.workspace_elems(*shape[:2]) < 2**31:
                 if sk is not None:
                     out.append(sk)
@@ -409,6 +446,25 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
                             except ValueError:
                                 continue
                             out.append(cl)
+    return out
+
+
+def _tail_splits(c: GemmConfig, tiles: int, kt: int, num_sms: int, shape: tuple) -> list[GemmConfig]:
+    """``split_tail`` forms of ``c`` for a grid of more tiles than SMs: the last wave's ``R`` tiles split ``S`` ways, one
+    wave of items (``R * S <= num_sms``), ``S`` from :data:`SPLITS` and the largest that fits, either fix-up."""
+    rest = tiles - (tiles - 1) // num_sms * num_sms
+    fill = num_sms // rest
+    out = []
+    for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
+        if s > kt or rest * s > num_sms:
+            break
+        for fixup in ("serial", "parallel"):
+            cand = replace(c, split_k=s, fixup=fixup, split_tail=True)
+            try:
+                cand.check_shape(*shape)
+            except ValueError:
+                continue
+            out.append(cand)
     return out
 
 
@@ -513,7 +569,9 @@ class GemmChoice:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
         gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
-        split = (f" x {p.split_k} K slices = {p.items} items" if p.split_k > 1 else "")
+        split = (f" ({p.tiles - p.split_tiles} whole, the last wave's {p.split_tiles} in {p.split_k} K slices: "
+                 f"{p.items} items)" if p.split_tiles else f" x {p.split_k} K slices = {p.items} items"
+                 if p.split_k > 1 else "")
         fix = f", split-K fix-up {p.fixup_s * 1e6:.1f} us" if p.split_k > 1 else ""
         return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
@@ -535,6 +593,8 @@ class GemmChoice:
 
 
 def _tiles(p: Prediction) -> str:
+    if p.split_tiles:
+        return f"{p.tiles - p.split_tiles}+{p.split_tiles}x{p.split_k}"
     return f"{p.tiles}x{p.split_k}" if p.split_k > 1 else str(p.tiles)
 
 
@@ -577,9 +637,18 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {best.config.a_rows(M)} rows, and each CTA "
                      f"streams its B tiles from HBM alone (about {SM_STREAM_BYTES_PER_S / 1e9:.0f} GB/s per SM), so the "
                      "model spreads B over as many CTAs as it can")
-    if best.split_k > 1:
+    ws = f"workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB"
+    if best.split_tiles:
+        notes.append(f"{best.tiles} output tiles for {num_sms} SMs: {best.tiles - best.split_tiles} run whole in full "
+                     f"waves and the last wave's {best.split_tiles} are split into {best.split_k} K slices "
+                     f"({best.split_tiles * best.split_k} items, {ws}) rather than leave "
+                     f"{num_sms - best.split_tiles} SMs idle")
+    elif best.split_k > 1:
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: split-K into {best.split_k} K slices, "
-                     f"{best.items} work items (workspace {best.config.workspace_elems(M, N) * 4 / 2**20:.1f} MiB)")
+                     f"{best.items} work items ({ws})")
+        if best.items > best.ctas:
+            notes.append(f"{best.items} items on {best.ctas} CTAs: handed out K slice by K slice (split_order='k'), so "
+                         "a wave reads one or two slices of A and B")
     elif best.tiles < num_sms:
         idle = f"{num_sms - best.ctas} SMs idle" if best.ctas > num_sms // 2 else "most SMs idle"
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: {idle}, and split-K does not win here")
@@ -593,16 +662,39 @@ def choose(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
 
 
 def _ordered(preds: list) -> list:
-    """``preds`` fastest first (:func:`_rank`), except that a ``swap_ab`` winner must beat the best unswapped
-    prediction by :data:`SWAP_MARGIN` (else that one leads): the same tiles either way tie, and C's transposed
-    stores are the less measured path."""
+    """``preds`` fastest first (:func:`_rank`), except for the winner: a ``swap_ab`` one must beat the best unswapped
+    prediction by :data:`SWAP_MARGIN` (the same tiles either way tie, and C's transposed stores are the less measured
+    path), and a ``split_tail`` one must beat what wins without split_tail by :data:`TAIL_MARGIN` where that is
+    another tile (by any margin where it is the same tile unsplit)."""
     preds = sorted(preds, key=_rank)
+    whole = _swap_ordered([p for p in preds if not p.config.split_tail])
+    tails = _swap_ordered([p for p in preds if p.config.split_tail])
+    winner = whole[0] if whole else None
+    if tails:
+        lead = tails[0]
+        margin = 1.0 if winner is None or _tile(lead) == _tile(winner) else 1 - TAIL_MARGIN
+        if winner is None or lead.time_s < winner.time_s * margin:
+            winner = lead
+    if winner is not None:
+        preds.remove(winner)
+        preds.insert(0, winner)
+    return preds
+
+
+def _swap_ordered(preds: list) -> list:
+    """``preds`` (fastest first) with the best unswapped one first unless a ``swap_ab`` one beats it by
+    :data:`SWAP_MARGIN`."""
+    preds = list(preds)
     if preds and preds[0].config.swap_ab:
         plain = next((p for p in preds if not p.config.swap_ab), None)
         if plain is not None and plain.time_s <= preds[0].time_s * (1 + SWAP_MARGIN):
             preds.remove(plain)
             preds.insert(0, plain)
     return preds
+
+
+def _tile(p: Prediction) -> tuple:
+    return p.config.bm, p.config.bn, p.config.swap_ab
 
 
 def _rank(p: Prediction):

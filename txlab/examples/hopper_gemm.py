@@ -136,6 +136,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
     from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
                                        SMEMPool, WarpgroupRole)
+
+    from txlab.examples.gemm_schedulers import SplitTailScheduler
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
@@ -190,7 +192,20 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PAR = SK and cfg.fixup == "parallel"  # every item sums its share of the tile (items all resident at once)
     if SK and profile:
         raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
-    m_tile, k_first, k_count = _split_k_indexing(SPLIT, KT)
+    # split_tail: whole tiles first, then the last wave's tiles split (the scheduler's k_slice: -1 for a whole tile)
+    TAIL = SK and cfg.split_tail
+    WHOLE, RT = cfg.tail_tiles(MU, NU) if TAIL else (0, 0)
+    KORD = SK and cfg.split_order == "k"  # the scheduler's M index is split * GMT + tile_m: K slice by K slice
+    GMT = cfg.cluster_tiles(MU, NU)[0]  # M tiles of the scheduler's grid (cluster tiles), one K slice's rows
+    m_tile, k_slice, k_first, k_count = (_split_tail_indexing(SPLIT, KT) if TAIL
+                                         else _split_k_indexing(SPLIT, KT, GMT if KORD else 0))
+
+    def scheduler(prefix):
+        """The work-item scheduler: TVM's, over the (split) tile grid, or for split_tail the txlab one over the tiles."""
+        if TAIL:
+            return SplitTailScheduler(prefix, GMT, GNC, NCL, cfg.l2_group, WHOLE, RT, SPLIT)
+        return ClusterPersistentScheduler2D(prefix, num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
+                                            l2_group_size=L2G, serpentine=SERP)
 
     @T.inline
     def release(empty, stage, crank):
@@ -212,7 +227,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     AR = cfg.a_rows(M)
     TX_BYTES = cfg.stage_bytes * (AR + BN) // (BM + BN)
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
-    L2G = cfg.l2_group * SPLIT  # an L2 group holds l2_group M tiles whatever the split
+    # an L2 group holds l2_group M tiles whatever the split; in K order, one K slice of every tile
+    L2G = GMT if KORD else cfg.l2_group * SPLIT
     # bf16x2 stores are 4-byte aligned only when every row starts at an even column (and the pair lies in a row)
     PAIRS = N % 2 == 0 and not SWAP
     GROUPS = NC + 1  # profiler groups: one per warpgroup
@@ -278,8 +294,72 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile (and serial: counter)
     # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
     GMP, GNP = cfg.cluster_tiles(MU, NU)[0] * CM, cfg.cluster_tiles(MU, NU)[1] * CN
-    WPART = GMP * GNP * SPLIT * BM * BN  # the workspace's partials; the tiles' counters follow (int32)
+    # the workspace's partials (split_tail: of the split tiles alone); the tiles' counters follow (int32)
+    WPART = (RT if TAIL else GMP * GNP) * SPLIT * BM * BN
     WSIZE = cfg.workspace_elems(MU, NU)
+
+    @T.inline
+    def fixup_parallel(C, W, Wc, acc, tile, me, tm, tn, c, tid):
+        """Split-K's parallel fix-up for item ``me`` of partial tile ``tile`` (output tile ``tm, tn``): store this
+        item's fp32 partial and count it (release), wait until the tile's S items have (acquire), then sum the
+        8-column groups j % S == me of all S partials in split order and store them; the second count's last resets
+        the counter."""
+        slot = T.meta_var(c * 128 + tid)
+        for v in T.unroll(NACC // 4):
+            for e in T.vectorized(4):
+                W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
+        # one counter per tile: the consumers meet (named barrier 3), one thread counts and waits for
+        # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
+        T.cuda.thread_fence()
+        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+        if tid == 0:
+            if c == 0:
+                T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
+                while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
+                    T.evaluate(0)
+        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+        T.cuda.thread_fence()
+        for v in T.unroll(NACC // 4):
+            if v % SPLIT == me:
+                for e in T.vectorized(4):
+                    acc[v * 4 + e] = T.float32(0)
+                for part in T.unroll(SPLIT):  # all S loads in flight at once
+                    for e in T.vectorized(4):
+                        acc[v * 4 + e] = acc[v * 4 + e] + \
+                            W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+        store_share(C, acc, tm, tn, c, tid, me)
+        if tid == 0:
+            if c == 0:
+                fin = T.local_scalar("int32")
+                fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1)
+                if fin == 2 * SPLIT - 1:
+                    T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), -2 * SPLIT))
+
+    @T.inline
+    def fixup_serial(C, W, Wc, acc, tile, me, mt, nt, c, tid, rm, rn):
+        """Split-K's serial fix-up for item ``me`` of partial tile ``tile`` (cluster tile ``mt, nt``): store this
+        item's fp32 partial, then (release: fence, then count) bump this thread's counter of the tile; the item that
+        counts last (acquire: fence after the count) sums the S partials in split order into acc, resets the counter
+        and stores C."""
+        slot = T.meta_var(c * 128 + tid)
+        for v in T.unroll(NACC // 4):
+            for e in T.vectorized(4):
+                W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = \
+                    acc[v * 4 + e]
+        T.cuda.thread_fence()
+        seen = T.local_scalar("int32")
+        seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+        if seen == SPLIT - 1:
+            T.cuda.thread_fence()
+            T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
+            for i in T.unroll(NACC):
+                acc[i] = T.float32(0)
+            for s in T.serial(SPLIT):
+                for v in T.unroll(NACC // 4):
+                    for e in T.vectorized(4):
+                        acc[v * 4 + e] = acc[v * 4 + e] + \
+                            W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+            store_direct(C, acc, mt, nt, c, tid, rm, rn)
 
     def ops(A, B):
         """The kernel's two operands: (A, B), or with swap_ab (B, A)."""
@@ -346,8 +426,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
             if tid == 0:
-                sched = ClusterPersistentScheduler2D("p", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
-                                                     l2_group_size=L2G, serpentine=SERP)
+                sched = scheduler("p")
                 sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
                 while sched.valid():
@@ -401,8 +480,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             if SCALED:
                 scale = T.local_scalar("float32")
                 scale = SA[0] * SB[0]
-            sched = ClusterPersistentScheduler2D("c", num_m_tiles=GMC, num_n_tiles=GNC, num_clusters=NCL,
-                                                 l2_group_size=L2G, serpentine=SERP)
+            sched = scheduler("c")
             sched.init(cid)
             cs = PipelineState(STAGES, 0)
             if PP:
@@ -521,74 +599,32 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                     if r0 + it * 2 + tid // 64 < M and c0 + tid % 64 < N:
                                         C[r0 + it * 2 + tid // 64, c0 + tid % 64] = Cs[buf, it * 2 + tid // 64, tid % 64]
                 elif PAR:
-                    # split-K, parallel fix-up: store this item's fp32 partial and count it (release), wait until
-                    # the tile's S items have (acquire), then sum the 8-column groups j % S == (my split) of all
-                    # S partials in split order and store them; the second count's last resets the counter
                     if CLU:  # this CTA's tile of the cluster tile
                         tm = T.meta_var(m_tile(sched) * CM + rm)
                         tn = T.meta_var(sched.n_idx * CN + rn)
                     else:
                         tm = T.meta_var(m_tile(sched))
                         tn = T.meta_var(sched.n_idx)
-                    tile = T.meta_var(tm * GNP + tn)
-                    slot = T.meta_var(c * 128 + tid)
-                    me = T.meta_var(sched.m_idx % SPLIT)
-                    for v in T.unroll(NACC // 4):
-                        for e in T.vectorized(4):
-                            W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
-                    # one counter per tile: the consumers meet (named barrier 3), one thread counts and waits for
-                    # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
-                    T.cuda.thread_fence()
-                    T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
-                    if tid == 0:
-                        if c == 0:
-                            T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
-                            while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
-                                T.evaluate(0)
-                    T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
-                    T.cuda.thread_fence()
-                    for v in T.unroll(NACC // 4):
-                        if v % SPLIT == me:
-                            for e in T.vectorized(4):
-                                acc[v * 4 + e] = T.float32(0)
-                            for part in T.unroll(SPLIT):  # all S loads in flight at once
-                                for e in T.vectorized(4):
-                                    acc[v * 4 + e] = acc[v * 4 + e] + \
-                                        W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
-                    store_share(C, acc, tm, tn, c, tid, me)
-                    if tid == 0:
-                        if c == 0:
-                            fin = T.local_scalar("int32")
-                            fin = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1)
-                            if fin == 2 * SPLIT - 1:
-                                T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), -2 * SPLIT))
+                    if TAIL:  # a whole tile, or an item of the split tile split_pos
+                        if sched.k_slice < 0:
+                            store_direct(C, acc, tm, tn, c, tid, rm, rn)
+                        else:
+                            fixup_parallel(C, W, Wc, acc, sched.split_pos, sched.k_slice, tm, tn, c, tid)
+                    else:
+                        fixup_parallel(C, W, Wc, acc, tm * GNP + tn, k_slice(sched), tm, tn, c, tid)
                 elif SK:
-                    # split-K: store this item's fp32 partial, then (release: fence, then count) bump this
-                    # thread's counter of the tile; the item that counts last (acquire: fence after the
-                    # count) sums the S partials in split order into acc, resets the counter and stores C
                     if CLU:  # this CTA's tile of the cluster tile
                         tile = T.meta_var((m_tile(sched) * CM + rm) * GNP + sched.n_idx * CN + rn)
                     else:
                         tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
-                    slot = T.meta_var(c * 128 + tid)
-                    for v in T.unroll(NACC // 4):
-                        for e in T.vectorized(4):
-                            W[(((tile * SPLIT + sched.m_idx % SPLIT) * (NACC // 4) + v) * WTH + slot) * 4 + e] = \
-                                acc[v * 4 + e]
-                    T.cuda.thread_fence()
-                    seen = T.local_scalar("int32")
-                    seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
-                    if seen == SPLIT - 1:
-                        T.cuda.thread_fence()
-                        T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
-                        for i in T.unroll(NACC):
-                            acc[i] = T.float32(0)
-                        for s in T.serial(SPLIT):
-                            for v in T.unroll(NACC // 4):
-                                for e in T.vectorized(4):
-                                    acc[v * 4 + e] = acc[v * 4 + e] + \
-                                        W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
-                        store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, rm, rn)
+                    if TAIL:
+                        if sched.k_slice < 0:
+                            store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, rm, rn)
+                        else:
+                            fixup_serial(C, W, Wc, acc, sched.split_pos, sched.k_slice, m_tile(sched), sched.n_idx, c,
+                                         tid, rm, rn)
+                    else:
+                        fixup_serial(C, W, Wc, acc, tile, k_slice(sched), m_tile(sched), sched.n_idx, c, tid, rm, rn)
                 else:
                     store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
@@ -688,21 +724,50 @@ def _swizzle(width: int):
     return {64: SwizzleMode.SWIZZLE_128B_ATOM, 32: SwizzleMode.SWIZZLE_64B_ATOM, 16: SwizzleMode.SWIZZLE_32B_ATOM}[width]
 
 
-def _split_k_indexing(split: int, kt: int):
+def _split_k_indexing(split: int, kt: int, k_order_rows: int = 0):
     """Trace-time helpers of the split-K work items: ``m_tile(sched)`` (the M tile of the scheduler's
-    item), ``k_first(sched)`` and ``k_count(sched)`` (its slice of the ``kt`` k-steps: item s runs
-    ``[s * kt // split, (s + 1) * kt // split)``). With ``split == 1`` they return the scheduler's own
-    index, 0 and ``kt``: the kernel's IR is then what it was before split-K existed."""
+    item), ``k_slice(sched)`` (its K slice ``s``), ``k_first(sched)`` and ``k_count(sched)`` (its share of the
+    ``kt`` k-steps: slice s runs ``[s * kt // split, (s + 1) * kt // split)``). The scheduler's M index is
+    ``tile_m * split + s``, or with ``k_order_rows`` (the M tiles of one slice, ``split_order="k"``)
+    ``s * k_order_rows + tile_m``. With ``split == 1`` they return the scheduler's own index, 0, 0 and ``kt``:
+    the kernel's IR is then what it was before split-K existed."""
     if split == 1:
-        return (lambda sched: sched.m_idx), (lambda sched: 0), (lambda sched: kt)
+        return (lambda sched: sched.m_idx), (lambda sched: 0), (lambda sched: 0), (lambda sched: kt)
+    if k_order_rows:
+        def m_tile(sched):
+            return sched.m_idx % k_order_rows
+
+        def k_slice(sched):
+            return sched.m_idx // k_order_rows
+    else:
+        def m_tile(sched):
+            return sched.m_idx // split
+
+        def k_slice(sched):
+            return sched.m_idx % split
 
     def k_first(sched):
-        return (sched.m_idx % split) * kt // split
+        return k_slice(sched) * kt // split
 
     def k_count(sched):
-        return (sched.m_idx % split + 1) * kt // split - k_first(sched)
+        return (k_slice(sched) + 1) * kt // split - k_first(sched)
 
-    return (lambda sched: sched.m_idx // split), k_first, k_count
+    return m_tile, k_slice, k_first, k_count
+
+
+def _split_tail_indexing(split: int, kt: int):
+    """:func:`_split_k_indexing` for ``split_tail`` (:class:`~txlab.examples.gemm_schedulers.SplitTailScheduler`):
+    the scheduler's M index is the tile's, and its ``k_slice`` is -1 for a whole tile (all ``kt`` k-steps) or the
+    split item's slice."""
+    from tvm.script import tirx as T
+
+    def k_first(sched):
+        return T.if_then_else(sched.k_slice < 0, 0, sched.k_slice * kt // split)
+
+    def k_count(sched):
+        return T.if_then_else(sched.k_slice < 0, kt, (sched.k_slice + 1) * kt // split - sched.k_slice * kt // split)
+
+    return (lambda sched: sched.m_idx), (lambda sched: sched.k_slice), k_first, k_count
 
 
 def operand(dtype: str) -> dict:
