@@ -536,7 +536,8 @@ def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
 
 def _counters(M, N, cfg):
     gm, gn = cfg.cluster_tiles(M, N)
-    return gm * cfg.cluster_m * gn * cfg.cluster_n * 128 * cfg.consumers
+    tiles = cfg.tail_tiles(M, N)[1] if cfg.split_tail else gm * cfg.cluster_m * gn * cfg.cluster_n
+    return tiles * 128 * cfg.consumers
 
 
 @pytest.mark.parametrize(
