@@ -82,8 +82,9 @@ SPLIT_WAVES = 1.05
 #: 1.05 to 1.22 against narrower tiles, which the base model underrates at long K)
 SPLIT_TAIL = 1.11
 #: ... and a split_tail winner must be predicted this much faster than the best candidate without it where that one is
-#: another tile (the model's comparison of tile widths at long K is its least sure part): against 32 H200 comparisons
-#: (r13d and r13e) the rule keeps 13 of the 15 gains and all but one loss of 2 % (without it: 14 of 32 lost, up to 12 %)
+#: another tile (the model's comparison of tile widths at long K is its least sure part): of 32 H200 comparisons (r13d
+#: and r13e: 18 gains, 14 losses) the rule takes 13 gains and one loss of 2 %; SPLIT_TAIL alone took 24, 7 of them
+#: losses of up to 11 %
 TAIL_MARGIN = 0.04
 #: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, refitted
 #: (least squares on log time, the other coefficients fixed) to the 42 unaligned-K measurements of the H200 runs of
