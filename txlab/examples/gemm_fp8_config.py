@@ -149,6 +149,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
         # its width (320x8192x8192: 128x160 swapped 0.98 of cuBLAS FP8, 128x192 unswapped 0.85)
         if p.config.bn in gemm_model.FIT_WIDTHS and not p.config.swap_ab:
             continue
+        # the widths sized to the grid (gemm_model.FILL_WIDTHS beyond FIT_WIDTHS): measured in bf16 only
+        if p.config.bn not in (64, 96, 128, 192, 256) + gemm_model.FIT_WIDTHS:
+            continue
         try:
             cfg = from_gemm_config(p.config, promote=PROMOTE)
             cfg.check_shape(M, N, K)

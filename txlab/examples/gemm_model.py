@@ -349,6 +349,10 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
     out = _candidates(M, N, K, num_sms, swap_ab=False)
+    # widths sized to the grid (the busiest SM's tensor work, :func:`_fill_widths`), either way round
+    plain, swapped = _fill_widths(M, N, K, num_sms)
+    out += _candidates(M, N, K, num_sms, swap_ab=False, pool=[c for w in plain for c in _fill_tiles(w, num_sms)])
+    out += _candidates(N, M, K, num_sms, swap_ab=True, pool=[c for w in swapped for c in _fill_tiles(w, num_sms)])
     # the split-only tiles (SPLIT_WIDTHS, and widths that tile N exactly) either way round: 96 columns may tile M
     # exactly where they leave N's last tile partly empty (768x1024x16384: 8 x 8 tiles of C.T, 0.98-0.99 of cuBLAS,
     # against 6 x 11 of C)
@@ -369,10 +373,13 @@ def _slot_use(M: int, N: int, bm: int, bn: int, num_sms: int) -> float:
     return M * N / (math.ceil(tiles / num_sms) * num_sms * bm * bn)
 
 
-def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only: bool = False) -> list[GemmConfig]:
+def _candidates(
+    M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only: bool = False, pool: list | None = None
+) -> list[GemmConfig]:
     """:func:`candidates` for the ``M x N`` output the kernel tiles; with ``swap_ab`` that is the user's ``N x M``
     (the configurations' own methods take the user's shape, ``shape``). ``split_only``: only the split-K tiles
-    offered in clusters alone (:data:`SPLIT_WIDTHS`, :func:`_split_fits`)."""
+    offered in clusters alone (:data:`SPLIT_WIDTHS`, :func:`_split_fits`); ``pool``: only these tiles, in every form
+    (unsplit, split-K, split_tail, clustered at an unaligned K)."""
     out = []
     shape = (N, M, K) if swap_ab else (M, N, K)
     kt = math.ceil(K / 64)
@@ -385,9 +392,12 @@ def _candidates(M: int, N: int, K: int, num_sms: int, swap_ab: bool, split_only:
     # 1x4096x4096 1.05 with 64 x 64 split in 2)
     decode = M <= 64
     # the split-only tiles run split-K in 2-CTA clusters alone
-    split_tiles = [] if decode else [_split_tile(bn, num_sms) for bn in SPLIT_WIDTHS] + _split_fits(M, N, num_sms)
-    pool = [] if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms)
-                                  + (_narrow(num_sms) if tiny or decode else []))
+    if pool is not None:
+        split_tiles = []
+    else:
+        split_tiles = [] if decode else [_split_tile(bn, num_sms) for bn in SPLIT_WIDTHS] + _split_fits(M, N, num_sms)
+        pool = [] if split_only else (_buildable(num_sms) + _fitted(M, N, num_sms)
+                                      + (_narrow(num_sms) if tiny or decode else []))
     for c, split_only_tile in [(c, False) for c in pool] + [(c, True) for c in split_tiles]:
         if c.epilogue == "staged" and (swap_ab or shape[1] % 8 == 0):  # TMA stores these: staged is for the rest
             continue
@@ -467,6 +477,81 @@ def _tail_splits(c: GemmConfig, tiles: int, kt: int, num_sms: int, shape: tuple)
                 continue
             out.append(cand)
     return out
+
+
+def _busiest(M: int, N: int, bn: int, kt: int, num_sms: int) -> int:
+    """The k-steps of the busiest SM when ``128 x bn`` tiles of an ``M x N`` output run the best way the model can
+    offer them: unsplit, split-K where the tiles fill fewer than two waves (:data:`SPLITS`, and the split that fills
+    the SMs), or with a split tail. What :func:`_fill_widths` ranks widths by before the model prices them (no
+    epilogue, no split-K costs: a cheap first cut)."""
+    tiles = math.ceil(M / 128) * math.ceil(N / bn)
+    best = math.ceil(tiles / num_sms) * kt
+    if tiles < 2 * num_sms:
+        for s in set(SPLITS) | {max(1, num_sms // tiles)}:
+            if 2 <= s <= kt and tiles * s <= 4 * num_sms:
+                best = min(best, math.ceil(tiles * s / num_sms) * math.ceil(kt / s))
+    if tiles > num_sms:
+        rest = tiles - (tiles - 1) // num_sms * num_sms
+        s = min(num_sms // rest, SPLITS[-1], kt)
+        if s >= 2:
+            best = min(best, (tiles - 1) // num_sms * kt + math.ceil(kt / s))
+    return best
+
+
+#: widths (multiples of 8 between 128 and 256) :func:`_fill_widths` may offer, how much less work on the busiest SM
+#: one must promise than the best of 128 / 192 / 256 (and a swapped one than the best unswapped width), and how many
+#: it keeps per measure of work and side
+FILL_WIDTHS = tuple(range(136, 256, 8))
+FILL_GAIN = 0.05
+FILL_KEEP = 2
+#: the two measures of a k-step's work :func:`_fill_widths` ranks by: the tensor cores' (``bn`` columns of 128 rows)
+#: and the operand feed's (``128 + bn`` rows of 128 bytes, what the fitted model's k-step time follows). The model
+#: rates wide tiles too fast at long K (128 x 256 by 20-28 %, r13d), so a width either measure favours is offered
+#: and the full model prices it
+_WORK = (lambda bn: bn, lambda bn: 128 + bn)
+
+
+def _fill_widths(M: int, N: int, K: int, num_sms: int) -> tuple[list, list]:
+    """Tile widths sized to the grid: for each measure of work (:data:`_WORK`), the (at most :data:`FILL_KEEP`)
+    widths of :data:`FILL_WIDTHS` that leave the busiest SM (:func:`_busiest`: edge tiles' empty columns, the last
+    wave's idle SMs and split-K's fill all counted) :data:`FILL_GAIN` less work than the best standard width, for
+    the ``M x N`` output (first list) and for its transpose (second: ``swap_ab``, the user's M as the tile's width,
+    where it beats the best unswapped width by as much). H200 (r14a): 368x4408x59968 128 x 208 split in 2 (1.02 of
+    cuBLAS, 0.90 with 128 x 256 split in 2); M = 136 swapped, one 136-wide tile column split 3 ways (0.92-0.95,
+    0.63 with two rows of 128 x 256 tiles, the second 6 % full); 544x7368x30720 128 x 184 swapped with a split tail
+    (1.03 against 0.90)."""
+    kt = math.ceil(K / 64)
+    plain, swapped = [], []
+    if min(M, N) <= 64:  # decode-sized: the 64-row and 64-wide tiles' ground
+        return plain, swapped
+    # unswapped only where TMA can store C (N % 8 == 0): at an odd N the direct epilogue stores single elements, and
+    # the staged one needs widths of whole 64s (H200, r14c: 3000x5001x4096 128 x 232 direct at 0.80x the speed of
+    # 128 x 256 staged)
+    steps = {(w, False): _busiest(M, N, w, kt, num_sms) for w in FILL_WIDTHS + (128, 192, 256)
+             if w in (128, 192, 256) or (w <= _ceil8(N) and N % 8 == 0)}
+    steps.update({(w, True): _busiest(N, M, w, kt, num_sms) for w in FILL_WIDTHS if w <= _ceil8(M)})
+    for work in _WORK:
+        cost = {k: v * work(k[0]) for k, v in steps.items()}
+        standard = min(v for (w, sw), v in cost.items() if not sw and w in (128, 192, 256))
+        keep = sorted((v, w) for (w, sw), v in cost.items()
+                      if not sw and w in FILL_WIDTHS and v < standard * (1 - FILL_GAIN))[:FILL_KEEP]
+        unswapped = min([standard] + [v for v, _ in keep])
+        swap = sorted((v, w) for (w, sw), v in cost.items() if sw and v < unswapped * (1 - SWAP_SLOT_GAIN))[:FILL_KEEP]
+        plain += [w for _, w in keep if w not in plain]
+        swapped += [w for _, w in swap if w not in swapped]
+    return plain, swapped
+
+
+@functools.lru_cache(maxsize=None)
+def _fill_tiles(bn: int, num_sms: int) -> list[GemmConfig]:
+    """The 128 x ``bn`` cooperative tiles :func:`_fill_widths` offers: 3 stages and the deepest ring, direct and TMA
+    epilogue."""
+    return [
+        c
+        for epilogue in ("direct", "tma")
+        if epilogue == "direct" or bn % 16 == 0
+        for c in _rings(num_sms, range(3, 8), bn=bn, consumers=2, epilogue=epilogue)
+    ]
 
 
 _BUILDABLE: dict = {}
@@ -625,11 +710,13 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             preds.insert(0, predict(M, N, K, measured))
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
     best = preds[0]
-    if best.config.bn in FIT_WIDTHS:
+    if best.config.bn not in (64, 96, 128, 192, 256):
         std = min((p for p in preds if p.config.bn in (128, 192, 256)), key=_rank, default=None)
-        vs = f" (the best of 128 / 192 / 256, {std.config.name}: {std.tiles} tiles, {std.waves} wave(s))" if std else ""
-        notes.append(f"tile width {best.config.bn}: {best.tiles} tiles in {best.waves} wave(s) of {best.ctas} CTAs{vs}; "
-                     f"its TMA epilogue stores 64 x {best.config.epi_width} pieces")
+        vs = (f" (the best of 128 / 192 / 256, {std.config.name}: {_tiles(std)} items, {std.waves} wave(s), "
+              f"{std.time_s * 1e6:.1f} us predicted)" if std else "")
+        epi = f"; its TMA epilogue stores 64 x {best.config.epi_width} pieces" if best.config.epilogue == "tma" else ""
+        notes.append(f"tile width {best.config.bn}, sized to the grid: {_tiles(best)} items in {best.waves} wave(s) of "
+                     f"{best.ctas} CTAs{vs}{epi}")
     if best.config.swap_ab:
         notes.append(f"swap_ab: M={M} leaves its last 128-row tile {_row_fill(M):.0%} full, so the kernel tiles "
                      f"C.T = B @ A.T ({N}x{M}: {best.tiles} tiles of {best.config.bm}x{best.config.bn}) and stores C "
