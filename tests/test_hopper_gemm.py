@@ -650,6 +650,46 @@ def test_four_cta_clusters_on_the_emulator(shape, config, sms):
     _emulate_right(shape, config, sms, seed=5)
 
 
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((300, 400, 640), "192x192x64_s3_c3", 4),  # three consumers' 64-row slices; tails in M and N
+        ((300, 400, 640), "192x192x64_s3_c3_tma", 4),  # each consumer's own staging tiles and named barrier
+        ((400, 296, 640), "192x160x64_s3_c3_tma_swap", 3),  # C.T, 32-column transposed pieces
+        ((500, 600, 640), "192x192x64_s3_c3_tma_cl2x1", 4),  # B multicast to a 2-CTA cluster
+    ],
+)
+def test_three_consumer_warpgroups_on_the_emulator(shape, config, sms):
+    """``consumers=3``: a 192-row tile, each consumer warpgroup owning 64 rows (cuBLAS's 192 x 192 tile); setmaxnreg
+    gives the three 152 registers each."""
+    cfg = hg.parse_config(config, num_sms=sms)
+    assert cfg.consumers == 3 and cfg.bm == 192 and cfg.threads == 512 and cfg.consumer_regs_ == 152
+    _emulate_right(shape, config, sms, seed=11)
+
+
+def test_three_consumers_split_k_on_the_emulator():
+    """Split-K with three consumers: 384 threads' partial slices, the fix-up's named barrier past the three
+    warpgroups' own."""
+    cfg = hg.parse_config("192x192x64_s3_c3_sk3", num_sms=3)
+    _emulate_gemm(hg.gemm_kernel(300, 400, 1280, cfg), 300, 400, 1280, cfg)
+
+
+def test_three_consumers_fit_the_registers_only_up_to_192_columns():
+    hg.GemmConfig(bn=192, consumers=3, stages=4).validate()
+    with pytest.raises(ValueError, match="bn <= 192"):
+        hg.GemmConfig(bn=256, consumers=3, stages=3).validate()
+    with pytest.raises(ValueError, match="1, 2 or 3 consumer"):
+        hg.GemmConfig(bn=128, consumers=4, stages=3).validate()
+    # the parallel fix-up's named barrier: 3 for one or two consumers (their generated code is unchanged), 4 past the
+    # three warpgroups' own 1..3
+    for config, bar in (
+        ("128x128x64_s3_c2_sk3p", "T.uint32(3), T.uint32(256)"),
+        ("192x192x64_s3_c3_sk2p", "T.uint32(4), T.uint32(384)"),
+    ):
+        src = hg.gemm_kernel(300, 400, 640, hg.parse_config(config)).script()
+        assert f'T.ptx.bar({bar}, "", "sync", "")' in src, config
+
+
 def _mutant(*edits):
     """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
     import linecache

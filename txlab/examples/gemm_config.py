@@ -67,7 +67,7 @@ class GemmConfig:
     l2_group: int = 8
     persistent: bool = True
     producer_regs: int = 40
-    consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1
+    consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1, 152 with 3
     schedule: str = "cooperative"     # or "pingpong"
     epilogue: str = "direct"          # or "tma": through shared memory and TMA stores
     tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
@@ -112,7 +112,7 @@ class GemmConfig:
     def consumer_regs_(self) -> int:
         if self.consumer_regs is not None:
             return self.consumer_regs
-        return 232 if self.consumers >= 2 else 240
+        return {1: 240, 2: 232}.get(self.consumers, 152)  # 3: 128 x (40 + 3 x 152) registers, under 65536
 
     @property
     def stage_bytes(self) -> int:
@@ -229,8 +229,8 @@ class GemmConfig:
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
-        if self.consumers not in (1, 2):
-            raise ValueError(f"consumers={self.consumers}: use 1 or 2 consumer warpgroups")
+        if self.consumers not in (1, 2, 3):
+            raise ValueError(f"consumers={self.consumers}: use 1, 2 or 3 consumer warpgroups")
         if self.schedule not in ("cooperative", "pingpong"):
             raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
         if self.epilogue not in ("direct", "tma", "staged"):
@@ -268,6 +268,10 @@ class GemmConfig:
                                  "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128")
         elif self.tile_m not in (0, 64 * self.consumers):
             raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0)")
+        if self.consumers == 3 and self.bn > 192:
+            raise ValueError(f"bn={self.bn} with 3 consumers: {self.bn // 2} fp32 accumulators per thread do not fit the "
+                             f"{self.consumer_regs_} registers each of 3 consumer warpgroups gets (65536 / 128 shared with "
+                             "the producer): use bn <= 192, or 2 consumers")
         if not (8 <= self.bn <= 256 and self.bn % 8 == 0):
             raise ValueError(f"bn={self.bn}: wgmma N must be a multiple of 8 in [8, 256]")
         if self.bn > 256 or self.bm > 256:

@@ -13,7 +13,8 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
   (``Pipeline(full="tma", empty="mbar")``); ``consumers`` warpgroups each own 64 rows of the
   ``BM = 64 * consumers`` x BN tile and run wgmma on a slot as soon as its full barrier flips,
   keeping one wgmma group in flight (``wait_group(1)``) and releasing the previous slot.
-  ``setmaxnreg`` moves registers from the producer (40) to the consumers (232/240).
+  ``setmaxnreg`` moves registers from the producer (40) to the consumers (240 for one, 232 each for two,
+  152 each for three).
 * :func:`gemm_kernel` (default, ``persistent=True``) — the same roles inside a persistent loop:
   one CTA per SM, tiles handed out by ``ClusterPersistentScheduler2D`` in L2-friendly group-major
   order. The producer runs ahead into the next tile while consumers write the current one.
@@ -292,6 +293,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 put(C, row + 8 * h, col + e, acc[j * 4 + h * 2 + e])
 
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile (and serial: counter)
+    FIX_BAR = max(3, NC + 1)  # the parallel fix-up's named barrier: past the warpgroups' own (1 + c)
     # the tile grid rounded up to whole clusters (a cluster's CTAs past the edge sum partials nobody stores)
     GMP, GNP = cfg.cluster_tiles(MU, NU)[0] * CM, cfg.cluster_tiles(MU, NU)[1] * CN
     # the workspace's partials (split_tail: of the split tiles alone); the tiles' counters follow (int32)
@@ -308,16 +310,16 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         for v in T.unroll(NACC // 4):
             for e in T.vectorized(4):
                 W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
-        # one counter per tile: the consumers meet (named barrier 3), one thread counts and waits for
+        # one counter per tile: the consumers meet (named barrier FIX_BAR), one thread counts and waits for
         # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
         T.cuda.thread_fence()
-        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
         if tid == 0:
             if c == 0:
                 T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
                 while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
                     T.evaluate(0)
-        T.ptx.bar.sync(T.uint32(3), T.uint32(WTH))
+        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
         T.cuda.thread_fence()
         for v in T.unroll(NACC // 4):
             if v % SPLIT == me:
