@@ -1229,6 +1229,22 @@ GROUPS = {
         (F8, (848, 7872, 14720), ["128x192x128_s4_c2_tma_p2"]),
         (F8, (1456, 928, 22912), ["128x192x128_s5_c2_sk2_p2"]),
     ],
+    # round 14: FP8 848x7872x14720 (0.78 of cuBLAS FP8 in r14f: 287 tiles of 128 x 192, a last wave of 23) with a split
+    # tail and swapped widths, which FP8 has not been measured with
+    "r14g": [
+        (
+            F8,
+            (848, 7872, 14720),
+            [
+                "128x192x128_s4_c2_tma_p2",
+                "128x192x128_s5_c2_sk2t_p2",
+                "128x192x128_s5_c2_sk5pt_p2",
+                "128x176x128_s5_c2_tma_swap_p2",
+                "128x184x128_s5_c2_swap_p2",
+            ],
+        ),
+        (F8, (1360, 7712, 4864), ["128x192x128_s4_c2_tma_p2", "128x192x128_s5_c2_sk2pt_p2"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -1531,6 +1547,7 @@ def main(argv=None) -> int:
                 "r14d",
                 "r14e",
                 "r14f",
+                "r14g",
             )
         ),
     )
