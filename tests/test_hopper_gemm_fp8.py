@@ -314,3 +314,18 @@ def test_hopper_gemm_explain_takes_the_dtype_build_takes():
     assert "FP8" not in str(hg.explain(3000, 5000, 7008))
     with pytest.raises(ValueError, match="'bf16' or 'e4m3'"):
         hg.explain(64, 64, 64, dtype="fp9")
+
+
+def test_fp8_takes_split_tails_as_ranked_but_no_grid_sized_widths():
+    """H200, 2026-12-03 (r14g, r14h): where the bf16 model on K / 2 ranks a split tail first among FP8's candidates,
+    9 of 9 FP8 shapes gained (848x7872x14720 0.77 -> 0.94 of cuBLAS FP8, 1120x6128x64768 0.74 -> 0.98); at
+    1360x7712x4864 a split tail lost 7 % and the model does not give one. The widths sized to the grid are bf16's
+    alone (not measured in FP8)."""
+    from txlab.examples import gemm_model
+
+    tail = f8.explain(848, 7872, 14720).winner
+    assert tail.split_tail and tail.bn == 192 and tail.promote, tail.name
+    assert not f8.explain(1360, 7712, 4864).winner.split_tail
+    for shape in ((848, 7872, 14720), (368, 4408, 59968), (136, 4912, 46592)):
+        bn = f8.explain(*shape).winner.bn
+        assert bn in (64, 96, 128, 192, 256) + gemm_model.FIT_WIDTHS, (shape, bn)

@@ -126,8 +126,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out: one warpgroup issuing
     m64 wgmmas alone does not keep up with FP8's rate (64x256 pingpong 0.84 of cuBLAS at 8192^3 on the
     H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00);
-    so are bf16's in-between tile widths (:data:`gemm_model.FIT_WIDTHS`: 128x144 at 1536^3 ran at 0.62x of
-    128x192's FP8 speed)."""
+    so are bf16's in-between tile widths unswapped (:data:`gemm_model.FIT_WIDTHS`: 128x144 at 1536^3 ran at 0.62x of
+    128x192's FP8 speed) and the widths sized to the grid. Split tails (the last wave's tiles split) are taken as
+    the model ranks them."""
     import txlab.examples.gemm_model as gemm_model
 
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
@@ -143,8 +144,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
             continue
         if p.config.split_k > 1 and p.config.cluster_size > 1:  # measured in bf16 only
             continue
-        if p.config.split_tail:  # measured in bf16 only (H200, 2026-12-03)
-            continue
+        # split tails are taken as ranked (H200, 2026-12-03, r14g/r14h: 9 of 9 FP8 shapes whose pick they moved
+        # gained, 1120x6128x64768 0.74 -> 0.98 of cuBLAS FP8; the one short-K shape where a tail lost 7 %,
+        # 1360x7712x4864, the model does not give one)
         # H200, 1536^3 e4m3: 128x144 ran at 0.62x of 128x192's speed; a swapped tile stages 64-column rows whatever
         # its width (320x8192x8192: 128x160 swapped 0.98 of cuBLAS FP8, 128x192 unswapped 0.85)
         if p.config.bn in gemm_model.FIT_WIDTHS and not p.config.swap_ab:
