@@ -15,8 +15,9 @@ The model, per configuration (one persistent CTA per SM, tiles handed out in wav
   at a rate fitted to the measurements), whichever is slower; the whole is floored by reading A
   and B and writing C through HBM once, and where one M (or N) tile covers the output (a
   decode-sized M), by the busiest CTA streaming its own B (or A) tiles from HBM at a per-SM rate;
-* tile widths other than 128 / 192 / 256 (:data:`FIT_WIDTHS`) join where their tile count fills
-  the last wave better;
+* tile widths other than 128 / 192 / 256 join where their tile count fills the last wave better
+  (:data:`FIT_WIDTHS`), and any multiple of 8 from 136 to 248, for C or for C.T, that leaves the
+  busiest SM less work (:func:`_fill_widths`: edge tiles, the last wave, split-K's fill counted);
 * the epilogue writes ``bm * bn`` bf16 per tile: exposed on every tile when the consumers
   cooperate, once (the last tile) when they ping-pong; TMA stores cost less per byte than direct;
 * a fixed cost per tile (scheduler, barrier turn-around) and per launch; 3-stage rings pay a
@@ -349,7 +350,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
     out = _candidates(M, N, K, num_sms, swap_ab=False)
-    # widths sized to the grid (the busiest SM's tensor work, :func:`_fill_widths`), either way round
+    # widths sized to the grid (the busiest SM's work, :func:`_fill_widths`), either way round
     plain, swapped = _fill_widths(M, N, K, num_sms)
     out += _candidates(M, N, K, num_sms, swap_ab=False, pool=[c for w in plain for c in _fill_tiles(w, num_sms)])
     out += _candidates(N, M, K, num_sms, swap_ab=True, pool=[c for w in swapped for c in _fill_tiles(w, num_sms)])
