@@ -152,7 +152,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
         if p.config.bn in gemm_model.FIT_WIDTHS and not p.config.swap_ab:
             continue
         # the widths sized to the grid (gemm_model.FILL_WIDTHS beyond FIT_WIDTHS): measured in bf16 only
-        if p.config.bn not in (64, 96, 128, 192, 256) + gemm_model.FIT_WIDTHS:
+        if p.config.bn not in gemm_model.FIXED_WIDTHS + gemm_model.FIT_WIDTHS:
             continue
         try:
             cfg = from_gemm_config(p.config, promote=PROMOTE)

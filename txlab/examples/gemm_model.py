@@ -148,6 +148,10 @@ SWAP_ROW_FILL = 0.9
 SWAP_MARGIN = 0.03
 #: ... and only tiles whose transposed tiling fills the SMs' tile slots this much better than their unswapped one
 SWAP_SLOT_GAIN = 0.05
+#: the tile widths every shape is offered (:func:`_buildable`), and those with the 64-wide narrow tiles and the split-only
+#: ones (:data:`SPLIT_WIDTHS`): the widths that are not sized to a shape
+STANDARD_WIDTHS = (128, 192, 256)
+FIXED_WIDTHS = (64,) + SPLIT_WIDTHS + STANDARD_WIDTHS
 #: split factors the model tries (each must leave every item at least one k-step)
 SPLITS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 FEATURES = ("mainloop", "epilogue_direct_s_per_byte", "epilogue_tma_s_per_byte", "per_tile_s",
@@ -432,8 +436,7 @@ def _candidates(
             continue
         # the listed factors, and the largest that still gives every item its own SM (the parallel fix-up's best
         # fill: 384x384x32768 measured 0.90 of cuBLAS at 128 x 128 x 14 items, 0.87 at 128 x 192 x 20)
-        fill = num_sms // tiles
-        for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
+        for s in _split_factors(num_sms // tiles):
             if s > kt or tiles * s > 4 * num_sms:
                 break
             if split_only_tile and c.bn < 128 and s < NARROW_MIN_SPLIT:
@@ -461,13 +464,23 @@ def _candidates(
     return out
 
 
+def _split_factors(fill: int) -> list[int]:
+    """The split counts the model tries, fewest first: :data:`SPLITS`, and ``fill`` (the most that still gives every
+    item its own SM: the parallel fix-up's best fill) where it is a split at all and within :data:`SPLITS`' range."""
+    return sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set()))
+
+
+def _last_wave(tiles: int, num_sms: int) -> int:
+    """The tiles of the last wave (1 to ``num_sms``): what a split tail splits."""
+    return tiles - (tiles - 1) // num_sms * num_sms
+
+
 def _tail_splits(c: GemmConfig, tiles: int, kt: int, num_sms: int, shape: tuple) -> list[GemmConfig]:
     """``split_tail`` forms of ``c`` for a grid of more tiles than SMs: the last wave's ``R`` tiles split ``S`` ways, one
     wave of items (``R * S <= num_sms``), ``S`` from :data:`SPLITS` and the largest that fits, either fix-up."""
-    rest = tiles - (tiles - 1) // num_sms * num_sms
-    fill = num_sms // rest
+    rest = _last_wave(tiles, num_sms)
     out = []
-    for s in sorted(set(SPLITS) | ({fill} if 2 <= fill <= SPLITS[-1] else set())):
+    for s in _split_factors(num_sms // rest):
         if s > kt or rest * s > num_sms:
             break
         for fixup in ("serial", "parallel"):
@@ -487,13 +500,13 @@ def _busiest(M: int, N: int, bn: int, kt: int, num_sms: int) -> int:
     epilogue, no split-K costs: a cheap first cut)."""
     tiles = math.ceil(M / 128) * math.ceil(N / bn)
     best = math.ceil(tiles / num_sms) * kt
-    if tiles < 2 * num_sms:
-        for s in set(SPLITS) | {max(1, num_sms // tiles)}:
-            if 2 <= s <= kt and tiles * s <= 4 * num_sms:
+    if tiles < 2 * num_sms:  # the split counts _candidates offers
+        for s in _split_factors(num_sms // tiles):
+            if s <= kt and tiles * s <= 4 * num_sms:
                 best = min(best, math.ceil(tiles * s / num_sms) * math.ceil(kt / s))
-    if tiles > num_sms:
-        rest = tiles - (tiles - 1) // num_sms * num_sms
-        s = min(num_sms // rest, SPLITS[-1], kt)
+    if tiles > num_sms:  # the largest split tail _tail_splits offers
+        rest = _last_wave(tiles, num_sms)
+        s = max((s for s in _split_factors(num_sms // rest) if s <= kt and rest * s <= num_sms), default=1)
         if s >= 2:
             best = min(best, (tiles - 1) // num_sms * kt + math.ceil(kt / s))
     return best
@@ -528,12 +541,12 @@ def _fill_widths(M: int, N: int, K: int, num_sms: int) -> tuple[list, list]:
     # unswapped only where TMA can store C (N % 8 == 0): at an odd N the direct epilogue stores single elements, and
     # the staged one needs widths of whole 64s (H200, r14c: 3000x5001x4096 128 x 232 direct at 0.80x the speed of
     # 128 x 256 staged)
-    steps = {(w, False): _busiest(M, N, w, kt, num_sms) for w in FILL_WIDTHS + (128, 192, 256)
-             if w in (128, 192, 256) or (w <= _ceil8(N) and N % 8 == 0)}
+    steps = {(w, False): _busiest(M, N, w, kt, num_sms) for w in FILL_WIDTHS + STANDARD_WIDTHS
+             if w in STANDARD_WIDTHS or (w <= _ceil8(N) and N % 8 == 0)}
     steps.update({(w, True): _busiest(N, M, w, kt, num_sms) for w in FILL_WIDTHS if w <= _ceil8(M)})
     for work in _WORK:
         cost = {k: v * work(k[0]) for k, v in steps.items()}
-        standard = min(v for (w, sw), v in cost.items() if not sw and w in (128, 192, 256))
+        standard = min(v for (w, sw), v in cost.items() if not sw and w in STANDARD_WIDTHS)
         keep = sorted((v, w) for (w, sw), v in cost.items()
                       if not sw and w in FILL_WIDTHS and v < standard * (1 - FILL_GAIN))[:FILL_KEEP]
         unswapped = min([standard] + [v for v, _ in keep])
@@ -577,7 +590,7 @@ def _fitted(M: int, N: int, num_sms: int) -> list[GemmConfig]:
     """Cooperative 128-row tiles of :data:`FIT_WIDTHS` that use the SMs' tile slots better than every standard
     width (128, 192, 256): a fuller last wave, or less of the N edge's tile left empty (N = 320: two 160-wide tiles
     against two 192-wide ones a sixth empty). Their TMA epilogue stores 32- or 16-column pieces."""
-    best = max(_slot_use(M, N, 128, bn, num_sms) for bn in (128, 192, 256))
+    best = max(_slot_use(M, N, 128, bn, num_sms) for bn in STANDARD_WIDTHS)
     return [c for bn in FIT_WIDTHS if _slot_use(M, N, 128, bn, num_sms) > best + 0.05 for epilogue in ("direct", "tma")
             for c in _rings(num_sms, range(3, 8), bn=bn, consumers=2, epilogue=epilogue)]
 
@@ -628,7 +641,7 @@ def _buildable(num_sms: int) -> list[GemmConfig]:
     out = _BUILDABLE[num_sms] = []
     for schedule, tile_m, consumers in (("cooperative", 0, 2), ("cooperative", 0, 1),
                                         ("pingpong", 128, 2), ("pingpong", 64, 2)):
-        for bn in (128, 192, 256):
+        for bn in STANDARD_WIDTHS:
             for epilogue in ("direct", "tma", "staged"):
                 if epilogue == "staged" and schedule == "pingpong":  # measured at half the cooperative's speed
                     continue
@@ -711,8 +724,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
             preds.insert(0, predict(M, N, K, measured))
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
     best = preds[0]
-    if best.config.bn not in (64, 96, 128, 192, 256):
-        std = min((p for p in preds if p.config.bn in (128, 192, 256)), key=_rank, default=None)
+    if best.config.bn not in FIXED_WIDTHS:
+        std = min((p for p in preds if p.config.bn in STANDARD_WIDTHS), key=_rank, default=None)
         vs = (f" (the best of 128 / 192 / 256, {std.config.name}: {_tiles(std)} items, {std.waves} wave(s), "
               f"{std.time_s * 1e6:.1f} us predicted)" if std else "")
         epi = f"; its TMA epilogue stores 64 x {best.config.epi_width} pieces" if best.config.epilogue == "tma" else ""
