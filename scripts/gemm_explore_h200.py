@@ -1258,6 +1258,220 @@ GROUPS = {
         (F8, (3696, 2512, 18944), ["128x128x128_s6_c2_tma_p2", "128x192x128_s5_c2_sk13pt_p2"]),
         (F8, (848, 7872, 14720), ["128x192x128_s4_c2_tma_p2", "128x192x128_s5_c2_sk5pt_p2"]),
     ],
+    # round 15: 256-row cooperative tiles (two consumers of 128 rows, two m64 wgmmas per k16 step) beside the picks of the
+    # main set's large shapes, alone and in 2-CTA clusters (cuBLAS runs 256x128 tiles in 1x2 clusters on most of them)
+    "r15a": [
+        (
+            B16,
+            (8192, 8192, 8192),
+            [
+                "128x256x64_s3_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (4096, 4096, 4096),
+            [
+                "128x128x64_s6_c2_pp_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (2048, 2048, 8192),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (1024, 8192, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (8192, 8192, 2048),
+            ["128x128x64_s7_c2_pp", "256x128x64_s4_c2_tma", "256x128x64_s4_c2_tma_cl1x2", "256x128x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (8192, 1024, 8192),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (2048, 4096, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (2048, 14336, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (2048, 4096, 14336),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (16384, 4096, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (16384, 14336, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (16384, 4096, 14336),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (4096, 28672, 8192),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (1024, 28672, 4096),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (8192, 4096, 14336),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (6144, 6144, 6144),
+            [
+                "128x256x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (
+            B16,
+            (12345, 5432, 2048),
+            [
+                "128x128x64_s6_c2_pp_tma",
+                "256x128x64_s4_c2_tma",
+                "256x128x64_s4_c2_tma_cl1x2",
+                "256x128x64_s4_c2_tma_cl2x1",
+            ],
+        ),
+        (B16, (1016, 13296, 28672), ["128x208x64_s5_c2_tma", "256x136x64_s4_c2_tma", "256x136x64_s4_c2_tma_cl1x2"]),
+    ],
+    # round 15: the TMA epilogue's staging stores by stmatrix.x4 (16 x 16 blocks, transposed for swapped tiles) against
+    # the 2-byte shared stores before (sts:), on the main set's TMA-epilogue picks and three swapped ones
+    "r15b": [
+        (B16, (8192, 8192, 8192), ["128x256x64_s3_c2_tma", "sts:128x256x64_s3_c2_tma"]),
+        (B16, (4096, 4096, 4096), ["128x128x64_s6_c2_pp_tma", "sts:128x128x64_s6_c2_pp_tma"]),
+        (B16, (2048, 2048, 8192), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (1024, 8192, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 1024, 8192), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (512, 4096, 4096), ["128x128x64_s6_c2_tma", "sts:128x128x64_s6_c2_tma"]),
+        (B16, (512, 14336, 4096), ["128x224x64_s4_c2_tma", "sts:128x224x64_s4_c2_tma"]),
+        (B16, (512, 4096, 14336), ["128x128x64_s6_c2_tma", "sts:128x128x64_s6_c2_tma"]),
+        (B16, (2048, 4096, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (2048, 14336, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (2048, 4096, 14336), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 4096, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 14336, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 4096, 14336), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (4096, 28672, 8192), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 28672), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (1024, 28672, 4096), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 4096, 14336), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 512), ["128x128x64_s6_c2_pp_tma", "sts:128x128x64_s6_c2_pp_tma"]),
+        (B16, (16384, 8192, 1024), ["128x128x64_s6_c2_pp_tma", "sts:128x128x64_s6_c2_pp_tma"]),
+        (B16, (6144, 6144, 6144), ["128x256x64_s4_c2_tma", "sts:128x256x64_s4_c2_tma"]),
+        (B16, (3072, 3072, 12288), ["128x192x64_s4_c2_tma", "sts:128x192x64_s4_c2_tma"]),
+        (B16, (12345, 5432, 2048), ["128x128x64_s6_c2_pp_tma", "sts:128x128x64_s6_c2_pp_tma"]),
+        (F8, (8192, 8192, 8192), ["128x192x128_s4_c2_tma_p2", "sts:128x192x128_s4_c2_tma_p2"]),
+        (F8, (4096, 4096, 4096), ["128x192x128_s4_c2_tma_p2", "sts:128x192x128_s4_c2_tma_p2"]),
+        (F8, (2048, 14336, 4096), ["128x192x128_s4_c2_tma_p2", "sts:128x192x128_s4_c2_tma_p2"]),
+        (F8, (512, 4096, 4096), ["128x128x128_s6_c2_tma_p2", "sts:128x128x128_s6_c2_tma_p2"]),
+        (B16, (320, 8192, 8192), ["128x160x64_s5_c2_tma_swap", "sts:128x160x64_s5_c2_tma_swap"]),
+        (B16, (700, 4096, 4096), ["128x176x64_s5_c2_tma_swap", "sts:128x176x64_s5_c2_tma_swap"]),
+        (B16, (672, 4096, 8192), ["128x176x64_s5_c2_tma_swap", "sts:128x176x64_s5_c2_tma_swap"]),
+    ],
+    # round 15: the tuned table's direct-epilogue entries beside TMA-epilogue twins (now with stmatrix), and the staged
+    # epilogue (odd N) with stmatrix against its 2-byte stores (sts:)
+    "r15c": [
+        (B16, (16384, 16384, 16384), ["128x256x64_s3_c2", "128x256x64_s3_c2_tma", "128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 2048), ["128x128x64_s7_c2_pp", "128x128x64_s6_c2_pp_tma", "128x256x64_s4_c2_tma"]),
+        (B16, (4095, 8191, 4096), ["128x256x64_s4_c2_stg", "sts:128x256x64_s4_c2_stg"]),
+        (B16, (3000, 5001, 4096), ["128x256x64_s4_c2_stg", "sts:128x256x64_s4_c2_stg"]),
+        (F8, (4095, 8191, 4096), ["128x192x128_s4_c2_stg_p2", "sts:128x192x128_s4_c2_stg_p2"]),
+        (F8, (3000, 5001, 4096), ["128x192x128_s4_c2_stg_p2", "sts:128x192x128_s4_c2_stg_p2"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -1282,7 +1496,7 @@ def say(*a):
 
 
 def _kernel_job(dtype, shape, config):
-    return (*shape, config.removeprefix("pad:") if config else None, dtype)
+    return (*shape, config.removeprefix("pad:").removeprefix("sts:") if config else None, dtype)
 
 
 def _padded_shape(shape):
@@ -1300,6 +1514,21 @@ def jobs_for(groups):
                 else:
                     out.append(_kernel_job(dtype, shape, c))
     return out
+
+
+def _sts_case(torch, dtype, shape, config):
+    """``sts:CONFIG``: the TMA epilogue as before round 15 (2-byte shared stores into the staging tiles, not
+    stmatrix), named ``sts:CONFIG`` in the rows, for an A/B beside the current kernel in one run."""
+    from gemm_h200 import bf16_case, fp8_case
+    from txlab.examples import hopper_gemm as hg
+
+    hg._EPI_STMATRIX = False
+    try:
+        case = (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
+    finally:
+        hg._EPI_STMATRIX = True
+    case.config = "sts:" + case.config
+    return case
 
 
 def _pad_case(torch, dtype, shape, config):
@@ -1354,6 +1583,8 @@ def measure_shape(torch, timer, dtype, shape, configs, rounds, skip, progress):
         try:
             if config and config.startswith("pad:"):
                 case = _pad_case(torch, dtype, shape, config[4:])
+            elif config and config.startswith("sts:"):
+                case = _sts_case(torch, dtype, shape, config[4:])
             else:
                 case = (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
             err = case.check()
@@ -1562,6 +1793,9 @@ def main(argv=None) -> int:
                 "r14f",
                 "r14g",
                 "r14h",
+                "r15a",
+                "r15b",
+                "r15c",
             )
         ),
     )

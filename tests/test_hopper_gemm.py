@@ -690,6 +690,90 @@ def test_three_consumers_fit_the_registers_only_up_to_192_columns():
         assert f'T.ptx.bar({bar}, "", "sync", "")' in src, config
 
 
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((300, 260, 200), "256x128x64_s3_c2", 2),  # two m64 atoms per consumer; tails in M and N
+        ((300, 264, 200), "256x128x64_s3_c2_tma", 2),  # each consumer's four 64-row pieces through two staging tiles
+        ((300, 259, 200), "256x128x64_s3_c2_stg", 2),  # odd N: staged, coalesced single stores
+        ((264, 304, 200), "256x96x64_s3_c2_tma_swap", 2),  # C.T: the kernel's 256 rows are the user's columns
+        ((520, 300, 136), "256x128x64_s3_c2_cl1x2", 4),  # A's 256 rows multicast in two 128-row slices
+        ((520, 300, 136), "256x144x64_s3_c2_cl2x1", 4),  # B multicast; 144 accumulators per thread
+    ],
+)
+def test_256_row_cooperative_tiles_on_the_emulator(shape, config, sms):
+    """``tile_m=256``: two consumers of 128 rows, each issuing two m64 wgmmas per k16 step on one B descriptor
+    (cuBLAS's 256 x 128 tile): half the B loads of two 128-row tiles."""
+    cfg = hg.parse_config(config, num_sms=sms)
+    assert cfg.bm == 256 and cfg.tile_m == 256 and cfg.m_atoms == 2 and cfg.threads == 384
+    _emulate_right(shape, config, sms, seed=13)
+
+
+@pytest.mark.parametrize(
+    "config,shape,sms",
+    [
+        ("256x128x64_s3_c2_sk3", (300, 260, 640), 3),  # serial fix-up: two atoms' partials per thread
+        ("256x96x64_s3_c2_sk2k", (300, 260, 640), 3),  # K order
+        ("256x128x64_s3_c2_sk2t", (520, 400, 640), 3),  # split tail
+        ("256x128x64_s3_c2_cl1x2_sk2", (300, 200, 640), 4),  # a cluster's pad tile
+    ],
+)
+def test_256_row_tiles_split_k_on_the_emulator(config, shape, sms):
+    cfg = hg.parse_config(config, num_sms=sms)
+    _emulate_gemm(hg.gemm_kernel(*shape, cfg), *shape, cfg)
+
+
+def test_256_row_tiles_names_and_limits():
+    cfg = hg.parse_config("256x128x64_s4_c2_tma")
+    assert (cfg.tile_m, cfg.bm, cfg.m_atoms, cfg.schedule) == (256, 256, 2, "cooperative")
+    assert cfg.name == "256x128x64_s4_c2_tma" and cfg.smem_bytes == hg.parse_config("128x256x64_s4_c2_tma").smem_bytes
+    hg.GemmConfig(bn=192, tile_m=256, stages=3).validate()  # 192 accumulators per thread: no spills (ptxas)
+    with pytest.raises(ValueError, match="bn <= 192"):
+        hg.GemmConfig(bn=256, tile_m=256, stages=3).validate()
+    with pytest.raises(ValueError, match="256 with consumers=2"):
+        hg.GemmConfig(bn=128, tile_m=256, consumers=1).validate()
+    with pytest.raises(ValueError, match="256 with c2"):
+        hg.parse_config("256x128x64_s4_c1")
+    # split-K: one 256 x 128 fp32 partial per item (both atoms of every consumer thread), then the counters
+    sk = hg.parse_config("256x128x64_s3_c2_sk3")
+    assert sk.workspace_elems(300, 260) == 2 * 3 * 3 * 256 * 128 + 2 * 3 * 256
+
+
+@pytest.mark.parametrize(
+    "shape,config",
+    [
+        ((300, 264, 200), "128x256x64_s3_c2_tma"),  # 64-column pieces, 128B swizzle
+        ((300, 264, 200), "128x144x64_s3_c2_tma"),  # 16-column pieces, 32B swizzle: one stmatrix.x4 per piece
+        ((264, 304, 200), "128x160x64_s3_c2_tma_swap"),  # transposed staging tiles: stmatrix .trans
+        ((300, 259, 200), "128x256x64_s3_c2_stg"),  # the staged epilogue's tiles
+    ],
+)
+def test_stmatrix_staging_is_bitwise_the_element_stores(shape, config, monkeypatch):
+    """The epilogues' staging tiles written by stmatrix.x4 hold exactly what 2-byte stores of each element put there:
+    C is the same bit for bit (a wrong lane address or matrix order would move elements)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.emulator import emulate
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=2)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    outs = []
+    for stmatrix in (True, False):
+        monkeypatch.setattr(hg, "_EPI_STMATRIX", stmatrix)
+        kernel = hg.gemm_kernel(M, N, K, cfg)
+        assert ("stmatrix" in kernel.script()) == stmatrix
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        res = emulate(kernel, a, b, c, arch="sm_90a")
+        assert res.ok, res.summary()
+        outs.append(c.view(np.uint16).copy())
+    assert not np.isnan(outs[0].view(ml_dtypes.bfloat16).astype(np.float32)).any()
+    assert np.array_equal(outs[0], outs[1])
+
+
 def _mutant(*edits):
     """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
     import linecache
@@ -726,7 +810,7 @@ def test_split_k_is_bitwise_the_same_whichever_item_ends_last():
     own_first = _mutant(
         ("for s in T.serial(SPLIT):", "for s in T.serial(SPLIT - 1):"),
         ("acc[i] = T.float32(0)", "acc[i] = acc[i]"),
-        ("W[(((tile * SPLIT + s) * (NACC // 4)", "W[(((tile * SPLIT + (me + 1 + s) % SPLIT) * (NACC // 4)"),
+        ("W[(((tile * SPLIT + s) * NV", "W[(((tile * SPLIT + (me + 1 + s) % SPLIT) * NV"),
     )
     got = []
     for sms in (1, 2):

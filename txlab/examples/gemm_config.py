@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
+MAX_COOP_ACC = 192  # fp32 accumulators per consumer thread of a cooperative tile (64 x 256, or 128 x 128 rows x columns)
 EPI_BUFFERS = 2  # epilogue="tma": 64-row staging tiles per consumer (one is filled while one is stored)
 #: clusters of 4 CTAs an H100/H200 (132 SMs) holds at once. A cluster's CTAs must find free SMs in one GPC, and the
 #: GPCs' SM counts leave room for 30 whole 4-CTA clusters, not 33: on the H200, 32 clusters of 2x2 hung in the
@@ -70,7 +71,8 @@ class GemmConfig:
     consumer_regs: int | None = None  # default: 232 with 2 consumers, 240 with 1, 152 with 3
     schedule: str = "cooperative"     # or "pingpong"
     epilogue: str = "direct"          # or "tma": through shared memory and TMA stores
-    tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); 0: 64 * consumers
+    tile_m: int = 0                   # pingpong: rows of one consumer's tile (64 or 128); cooperative: 0 (64 *
+    #                                   consumers) or 256 (two consumers of 128 rows each)
     serpentine: bool = False
     cluster_m: int = 1                # CTAs of a cluster along M: they share (multicast) the B tile
     cluster_n: int = 1                # CTAs of a cluster along N: they share (multicast) the A tile
@@ -102,7 +104,7 @@ class GemmConfig:
     @property
     def m_atoms(self) -> int:
         """m64 wgmmas per consumer per k16 step: the rows a consumer owns, in 64s."""
-        return self.bm // 64 if self.pingpong else 1
+        return self.bm // 64 if self.pingpong else self.bm // (64 * self.consumers)
 
     @property
     def threads(self) -> int:
@@ -266,8 +268,12 @@ class GemmConfig:
             if self.m_atoms * self.bn > 256:
                 raise ValueError(f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
                                  "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128")
-        elif self.tile_m not in (0, 64 * self.consumers):
-            raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0)")
+        elif self.tile_m not in (0, 64 * self.consumers) and not (self.tile_m == 256 and self.consumers == 2):
+            raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0), or "
+                             "256 with consumers=2 (128 rows each)")
+        elif self.m_atoms * self.bn > 2 * MAX_COOP_ACC:
+            raise ValueError(f"cooperative {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators per "
+                             f"thread; a {self.bm}-row tile keeps bn <= {2 * MAX_COOP_ACC // self.m_atoms}")
         if self.consumers == 3 and self.bn > 192:
             raise ValueError(f"bn={self.bn} with 3 consumers: {self.bn // 2} fp32 accumulators per thread do not fit the "
                              f"{self.consumer_regs_} registers each of 3 consumer warpgroups gets (65536 / 128 shared with "
@@ -365,10 +371,13 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     bm, bn = int(m.group(1)), int(m.group(2))
     pingpong = bool(m.group(5))
     consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
-    if not pingpong and bm != 64 * consumers:
-        raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows)")
+    if not pingpong and bm != 64 * consumers and not (bm == 256 and consumers == 2):
+        raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows), or 256 "
+                         "with c2 (128 rows each)")
     if pingpong:
         defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
+    elif bm != 64 * consumers:
+        defaults = {**defaults, "tile_m": bm}
     if m.group(6):
         defaults = {**defaults, "epilogue": "tma" if m.group(6) == "_tma" else "staged"}
     if m.group(7):

@@ -128,6 +128,12 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 
 # --------------------------------------------------------------------------------------------
 # Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
+#: The TMA epilogue writes its staging tiles with ``stmatrix.x4`` (16 x 16 blocks of the fragment per instruction); False
+#: builds the 2-byte shared stores of rounds 4-14 instead, kept so ``scripts/gemm_explore_h200.py`` (``sts:CONFIG``) can
+#: time one beside the other in a run: on the H200 stmatrix was faster on 27 of 30 shapes, by 0.75 % at the median.
+_EPI_STMATRIX = True
+
+
 def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, profile: bool = False):
     """The warp-specialized (and, by default, persistent) kernel for ``config``.
 
@@ -164,6 +170,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PROMOTE = PROMO > 0
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
+    STMATRIX = _EPI_STMATRIX  # staging stores (TMA and staged epilogues): stmatrix.x4, or (False) 2-byte stores
+    NV = MW * NACC // 4  # a consumer thread's fragment in 4-float vectors (split-K's partials)
+
+    def arow(c, mi):
+        """First row, in the tile, of consumer ``c``'s m64 atom ``mi``: pingpong's consumer owns the whole tile,
+        a cooperative one rows [64 MW c, 64 MW (c + 1))."""
+        return (mi if PP else (c if MW == 1 else c * MW + mi)) * 64
     # NCH: pieces of a 64-row block, EW columns each (64; 32 or 16 when 64 does not divide BN)
     EW = cfg.epi_width
     TMA_EPI, NCH = cfg.epilogue == "tma", BN // EW
@@ -251,7 +264,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
         (pairs of 4 bytes when N is even), guarded at M and N."""
         for mi in T.unroll(MW):
-            row = T.meta_var((mt * CM + rm) * BM + (mi if PP else c) * 64 + (tid % 32) // 4
+            row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4
                              + (tid // 32) * 16)
             for j in T.unroll(NACC // 4):
                 col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
@@ -274,10 +287,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     def store_share(C, acc, mt, nt, c, tid, me):
         """The parallel fix-up's store: the 8-column groups j of the fragment with j % SPLIT == me (this
         item's share of the tile), as :func:`store_direct` writes them."""
-        for j in T.unroll(NACC // 4):
+        for j in T.unroll(NV):
             if j % SPLIT == me:
-                row = T.meta_var(mt * BM + c * 64 + (tid % 32) // 4 + (tid // 32) * 16)
-                col = T.meta_var(nt * BN + j * 8 + (tid % 4) * 2)
+                row = T.meta_var(mt * BM + arow(c, j // (NACC // 4) if MW > 1 else 0) + (tid % 32) // 4
+                                 + (tid // 32) * 16)
+                col = T.meta_var(nt * BN + (j % (NACC // 4) if MW > 1 else j) * 8 + (tid % 4) * 2)
                 for h in T.unroll(2):
                     if PAIRS:
                         if row + 8 * h < M and col < N:
@@ -307,9 +321,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         8-column groups j % S == me of all S partials in split order and store them; the second count's last resets
         the counter."""
         slot = T.meta_var(c * 128 + tid)
-        for v in T.unroll(NACC // 4):
+        for v in T.unroll(NV):
             for e in T.vectorized(4):
-                W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
+                W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
         # one counter per tile: the consumers meet (named barrier FIX_BAR), one thread counts and waits for
         # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
         T.cuda.thread_fence()
@@ -321,14 +335,14 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.evaluate(0)
         T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
         T.cuda.thread_fence()
-        for v in T.unroll(NACC // 4):
+        for v in T.unroll(NV):
             if v % SPLIT == me:
                 for e in T.vectorized(4):
                     acc[v * 4 + e] = T.float32(0)
                 for part in T.unroll(SPLIT):  # all S loads in flight at once
                     for e in T.vectorized(4):
                         acc[v * 4 + e] = acc[v * 4 + e] + \
-                            W[(((tile * SPLIT + part) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                            W[(((tile * SPLIT + part) * NV + v) * WTH + slot) * 4 + e]
         store_share(C, acc, tm, tn, c, tid, me)
         if tid == 0:
             if c == 0:
@@ -344,9 +358,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         counts last (acquire: fence after the count) sums the S partials in split order into acc, resets the counter
         and stores C."""
         slot = T.meta_var(c * 128 + tid)
-        for v in T.unroll(NACC // 4):
+        for v in T.unroll(NV):
             for e in T.vectorized(4):
-                W[(((tile * SPLIT + me) * (NACC // 4) + v) * WTH + slot) * 4 + e] = \
+                W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = \
                     acc[v * 4 + e]
         T.cuda.thread_fence()
         seen = T.local_scalar("int32")
@@ -354,14 +368,48 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         if seen == SPLIT - 1:
             T.cuda.thread_fence()
             T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
-            for i in T.unroll(NACC):
+            for i in T.unroll(MW * NACC):
                 acc[i] = T.float32(0)
             for s in T.serial(SPLIT):
-                for v in T.unroll(NACC // 4):
+                for v in T.unroll(NV):
                     for e in T.vectorized(4):
                         acc[v * 4 + e] = acc[v * 4 + e] + \
-                            W[(((tile * SPLIT + s) * (NACC // 4) + v) * WTH + slot) * 4 + e]
+                            W[(((tile * SPLIT + s) * NV + v) * WTH + slot) * 4 + e]
             store_direct(C, acc, mt, nt, c, tid, rm, rn)
+
+    @T.inline
+    def stage_piece(Cs, buf, acc, mi, q, tid, lane):
+        """Write piece ``q`` (64 rows x EW columns) of m64 atom ``mi`` of the fragment to staging tile ``buf`` as bf16
+        (transposed with swap_ab): by stmatrix.x4, a 16 x 16 block (four 8 x 8 matrices: column groups 2jp + g, halves
+        h) per instruction, lane l addressing row l % 8 of matrix l // 8; or element by element."""
+        if STMATRIX:
+            for jp in T.unroll(EW // 16):
+                pk = T.alloc_local([8], "bfloat16")
+                for g in T.unroll(2):
+                    for h in T.unroll(2):
+                        for e in T.unroll(2):
+                            pk[(g * 2 + h) * 2 + e] = T.cast(
+                                acc[mi * NACC + (q * (EW // 8) + 2 * jp + g) * 4 + h * 2 + e], "bfloat16")
+                wd = T.decl_buffer([4], "uint32", data=pk.data, scope="local")
+                fr = T.meta_var((tid // 32) * 16 + ((lane // 8) % 2) * 8)  # the matrix's first row in the fragment
+                fc = T.meta_var((2 * jp + lane // 16) * 8)  # and its first column
+                if SWAP:
+                    T.ptx["stmatrix.sync.aligned.m8n8.x4.trans.shared.b16"](
+                        Cs.ptr_to([buf, fc + lane % 8, fr]), wd[0], wd[1], wd[2], wd[3])
+                else:
+                    T.ptx["stmatrix.sync.aligned.m8n8.x4.shared.b16"](
+                        Cs.ptr_to([buf, fr + lane % 8, fc]), wd[0], wd[1], wd[2], wd[3])
+        else:
+            for jj in T.unroll(EW // 8):
+                for h in T.unroll(2):
+                    for e in T.unroll(2):
+                        pr = T.meta_var((tid % 32) // 4 + (tid // 32) * 16 + 8 * h)
+                        pc = T.meta_var(jj * 8 + (tid % 4) * 2 + e)
+                        v = T.meta_var(acc[mi * NACC + (q * (EW // 8) + jj) * 4 + h * 2 + e])
+                        if SWAP:
+                            Cs[buf, pc, pr] = T.cast(v, "bfloat16")
+                        else:
+                            Cs[buf, pr, pc] = T.cast(v, "bfloat16")
 
     def ops(A, B):
         """The kernel's two operands: (A, B), or with swap_ab (B, A)."""
@@ -470,7 +518,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.cuda.timer_finalize(prof.data, tag.data, off.data, STRIDE, True)
 
         with _ConsumerRole(wg, (1, NC + 1), regs=CREGS, increase=True):
-            # cooperative: warpgroup c owns rows [64c, 64c + 64) of every BM x BN tile;
+            # cooperative: warpgroup c owns rows [64 MW c, 64 MW (c + 1)) of every BM x BN tile;
             # pingpong: warpgroup c owns whole tiles, every other one of the CTA's sequence (c-th first)
             c = T.meta_var(wg - 1)
             acc = T.alloc_local([MW * NACC], "float32")
@@ -506,7 +554,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     for kk in T.unroll(BK // KSTEP):
                         for mi in T.unroll(MW):
                             T.cuda.wgmma.encode_matrix_descriptor(
-                                T.address_of(descA), As.ptr_to([cs.stage, (mi if PP else c) * 64, kk * KSTEP]), 1, 64, 3)
+                                T.address_of(descA), As.ptr_to([cs.stage, arow(c, mi), kk * KSTEP]), 1, 64, 3)
                             if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
                                 T.cuda.wgmma.encode_matrix_descriptor(
                                     T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * KSTEP]), 1, 64, 3)
@@ -551,20 +599,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             if tid == 0:
                                 T.ptx.cp.async_.bulk.wait_group.read(EPI_BUFFERS - 1)
                             T.cuda.warpgroup_sync(1 + c)
-                            for jj in T.unroll(EW // 8):
-                                for h in T.unroll(2):
-                                    for e in T.unroll(2):
-                                        pr = T.meta_var((tid % 32) // 4 + (tid // 32) * 16 + 8 * h)
-                                        pc = T.meta_var(jj * 8 + (tid % 4) * 2 + e)
-                                        v = T.meta_var(acc[mi * NACC + (q * (EW // 8) + jj) * 4 + h * 2 + e])
-                                        if SWAP:
-                                            Cs[buf, pc, pr] = T.cast(v, "bfloat16")
-                                        else:
-                                            Cs[buf, pr, pc] = T.cast(v, "bfloat16")
+                            stage_piece(Cs, buf, acc, mi, q, tid, lane)
                             T.ptx.fence.proxy.async_.shared__cta()
                             T.cuda.warpgroup_sync(1 + c)
                             if tid == 0:
-                                r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
+                                r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + arow(c, mi))
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * EW)
                                 if SWAP:
                                     Tx.copy_async(C[c0:c0 + EW, r0:r0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
@@ -579,13 +618,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         for q in T.unroll(NCH):
                             buf = T.meta_var(c * EPI_BUFFERS + (mi * NCH + q) % EPI_BUFFERS)
                             T.cuda.warpgroup_sync(1 + c)
-                            for jj in T.unroll(8):
-                                for h in T.unroll(2):
-                                    for e in T.unroll(2):
-                                        Cs[buf, (tid % 32) // 4 + (tid // 32) * 16 + 8 * h, jj * 8 + (tid % 4) * 2 + e] = \
-                                            T.cast(acc[mi * NACC + (q * 8 + jj) * 4 + h * 2 + e], "bfloat16")
+                            stage_piece(Cs, buf, acc, mi, q, tid, lane)
                             T.cuda.warpgroup_sync(1 + c)
-                            r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + (mi if PP else c) * 64)
+                            r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + arow(c, mi))
                             c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * 64)
                             if PAIRS:
                                 for it in T.unroll(16):
