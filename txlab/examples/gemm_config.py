@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
-MAX_COOP_ACC = 192  # fp32 accumulators per consumer thread of a cooperative tile (64 x 256, or 128 x 128 rows x columns)
+MAX_COOP_ACC = 192  # fp32 accumulators per cooperative consumer thread: 64 x 256 rows x columns, or 128 x 192
 EPI_BUFFERS = 2  # epilogue="tma": 64-row staging tiles per consumer (one is filled while one is stored)
 #: clusters of 4 CTAs an H100/H200 (132 SMs) holds at once. A cluster's CTAs must find free SMs in one GPC, and the
 #: GPCs' SM counts leave room for 30 whole 4-CTA clusters, not 33: on the H200, 32 clusters of 2x2 hung in the
