@@ -1605,15 +1605,21 @@ def jobs_for(groups):
     return out
 
 
+def _case(torch, dtype, shape, config):
+    """The shape's case with ``config`` (the model's or table's choice when None) in ``dtype``: gemm_h200's."""
+    from gemm_h200 import bf16_case, fp8_case
+
+    return (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
+
+
 def _sts_case(torch, dtype, shape, config):
     """``sts:CONFIG``: the TMA epilogue as before round 15 (2-byte shared stores into the staging tiles, not
     stmatrix), named ``sts:CONFIG`` in the rows, for an A/B beside the current kernel in one run."""
-    from gemm_h200 import bf16_case, fp8_case
     from txlab.examples import hopper_gemm as hg
 
     hg._EPI_STMATRIX = False
     try:
-        case = (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
+        case = _case(torch, dtype, shape, config)
     finally:
         hg._EPI_STMATRIX = True
     case.config = "sts:" + case.config
@@ -1659,8 +1665,6 @@ def _pad_case(torch, dtype, shape, config):
 def measure_shape(torch, timer, dtype, shape, configs, rounds, skip, progress):
     """Rows for one shape: each variant checked (and split-K ones run thrice, compared bitwise), then all
     of them and cuBLAS in interleaved rounds."""
-    from gemm_h200 import bf16_case, fp8_case
-
     cases, rows = {}, []
     for config in configs:
         key = f"{dtype} {'x'.join(map(str, shape))} {config}"
@@ -1675,7 +1679,7 @@ def measure_shape(torch, timer, dtype, shape, configs, rounds, skip, progress):
             elif config and config.startswith("sts:"):
                 case = _sts_case(torch, dtype, shape, config[4:])
             else:
-                case = (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
+                case = _case(torch, dtype, shape, config)
             err = case.check()
             row = {**base, "config": case.config, "source": case.source, **err}
             if "_sk" in case.config:

@@ -128,6 +128,7 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 
 # --------------------------------------------------------------------------------------------
 # Steps 2 and 3: warp-specialized producer/consumers over a multi-stage pipeline, persistent.
+
 #: The TMA and staged epilogues write their staging tiles with ``stmatrix.x4`` (16 x 16 blocks of the fragment per
 #: instruction); False builds the 2-byte shared stores of rounds 4-14 instead, kept so ``scripts/gemm_explore_h200.py``
 #: (``sts:CONFIG``) can time one beside the other in a run: on the H200 stmatrix was faster on 27 of 30 TMA-epilogue
@@ -176,7 +177,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
 
     def arow(c, mi):
         """First row, in the tile, of consumer ``c``'s m64 atom ``mi``: pingpong's consumer owns the whole tile,
-        a cooperative one rows [64 MW c, 64 MW (c + 1))."""
+        a cooperative one rows [64 MW c, 64 MW (c + 1)). With one atom (MW = 1) the expression is the ``c * 64`` of
+        before, and store_share's atom and column split below is left out there: the TIR of those kernels, the ones
+        measured, stays byte-identical."""
         return (mi if PP else (c if MW == 1 else c * MW + mi)) * 64
     # NCH: pieces of a 64-row block, EW columns each (64; 32 or 16 when 64 does not divide BN)
     EW = cfg.epi_width
