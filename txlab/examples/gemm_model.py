@@ -493,11 +493,12 @@ def _tail_splits(c: GemmConfig, tiles: int, kt: int, num_sms: int, shape: tuple)
     return out
 
 
-def _busiest(M: int, N: int, bn: int, kt: int, num_sms: int) -> int:
+def _busiest(M: int, N: int, bn: int, kt: int, num_sms: int, tail: float = 1.0) -> float:
     """The k-steps of the busiest SM when ``128 x bn`` tiles of an ``M x N`` output run the best way the model can
     offer them: unsplit, split-K where the tiles fill fewer than two waves (:data:`SPLITS`, and the split that fills
-    the SMs), or with a split tail. What :func:`_fill_widths` ranks widths by before the model prices them (no
-    epilogue, no split-K costs: a cheap first cut)."""
+    the SMs), or with a split tail, its k-steps scaled by ``tail`` (:data:`SPLIT_TAIL` is what :func:`predict` charges
+    for one). What :func:`_fill_widths` ranks widths by before the model prices them (no epilogue, no split-K costs: a
+    cheap first cut)."""
     tiles = math.ceil(M / 128) * math.ceil(N / bn)
     best = math.ceil(tiles / num_sms) * kt
     if tiles < 2 * num_sms:  # the split counts _candidates offers
@@ -508,7 +509,7 @@ def _busiest(M: int, N: int, bn: int, kt: int, num_sms: int) -> int:
         rest = _last_wave(tiles, num_sms)
         s = max((s for s in _split_factors(num_sms // rest) if s <= kt and rest * s <= num_sms), default=1)
         if s >= 2:
-            best = min(best, (tiles - 1) // num_sms * kt + math.ceil(kt / s))
+            best = min(best, ((tiles - 1) // num_sms * kt + math.ceil(kt / s)) * tail)
     return best
 
 
@@ -530,10 +531,14 @@ def _fill_widths(M: int, N: int, K: int, num_sms: int) -> tuple[list, list]:
     widths of :data:`FILL_WIDTHS` that leave the busiest SM (:func:`_busiest`: edge tiles' empty columns, the last
     wave's idle SMs and split-K's fill all counted) :data:`FILL_GAIN` less work than the best standard width, for
     the ``M x N`` output (first list) and for its transpose (second: ``swap_ab``, the user's M as the tile's width,
-    where it beats the best unswapped width by as much). H200 (r14a): 368x4408x59968 128 x 208 split in 2 (1.02 of
-    cuBLAS, 0.90 with 128 x 256 split in 2); M = 136 swapped, one 136-wide tile column split 3 ways (0.92-0.95,
-    0.63 with two rows of 128 x 256 tiles, the second 6 % full); 544x7368x30720 128 x 184 swapped with a split tail
-    (1.03 against 0.90)."""
+    where it beats the best unswapped width by as much). Split tails are counted both at their bare fill and at the
+    price :func:`predict` puts on them (:data:`SPLIT_TAIL`), and the widths either count keeps are offered: counted
+    bare, a standard width's split tail hid the widths that beat it unsplit (H200: 9904x2192x33408 128 x 256 0.88-0.90
+    of cuBLAS, its split tail priced slower still, 128 x 224 in 6 waves, the last nearly full, 1.01-1.02; of 49 picks
+    this moved, r16a and r16c, 31 gained, 13 lost, up to 9 % where a 200-wide tile's direct epilogue displaced a
+    144-wide TMA one). H200 (r14a): 368x4408x59968 128 x 208 split in 2 (1.02 of cuBLAS, 0.90 with 128 x 256 split in
+    2); M = 136 swapped, one 136-wide tile column split 3 ways (0.92-0.95, 0.63 with two rows of 128 x 256 tiles, the
+    second 6 % full); 544x7368x30720 128 x 184 swapped with a split tail (1.03 against 0.90)."""
     kt = math.ceil(K / 64)
     plain, swapped = [], []
     if min(M, N) <= 64:  # decode-sized: the 64-row and 64-wide tiles' ground
@@ -541,9 +546,17 @@ def _fill_widths(M: int, N: int, K: int, num_sms: int) -> tuple[list, list]:
     # unswapped only where TMA can store C (N % 8 == 0): at an odd N the direct epilogue stores single elements, and
     # the staged one needs widths of whole 64s (H200, r14c: 3000x5001x4096 128 x 232 direct at 0.80x the speed of
     # 128 x 256 staged)
-    steps = {(w, False): _busiest(M, N, w, kt, num_sms) for w in FILL_WIDTHS + STANDARD_WIDTHS
-             if w in STANDARD_WIDTHS or (w <= _ceil8(N) and N % 8 == 0)}
-    steps.update({(w, True): _busiest(N, M, w, kt, num_sms) for w in FILL_WIDTHS if w <= _ceil8(M)})
+    for tail in (1.0, SPLIT_TAIL):
+        steps = {(w, False): _busiest(M, N, w, kt, num_sms, tail) for w in FILL_WIDTHS + STANDARD_WIDTHS
+                 if w in STANDARD_WIDTHS or (w <= _ceil8(N) and N % 8 == 0)}
+        steps.update({(w, True): _busiest(N, M, w, kt, num_sms, tail) for w in FILL_WIDTHS if w <= _ceil8(M)})
+        _keep_widths(steps, plain, swapped)
+    return plain, swapped
+
+
+def _keep_widths(steps: dict, plain: list, swapped: list) -> None:
+    """Add to ``plain`` and ``swapped`` the widths :func:`_fill_widths` keeps by the busiest SM's k-steps ``steps``
+    (``{(width, swapped): k-steps}``), for each measure of work."""
     for work in _WORK:
         cost = {k: v * work(k[0]) for k, v in steps.items()}
         standard = min(v for (w, sw), v in cost.items() if not sw and w in STANDARD_WIDTHS)
@@ -553,7 +566,6 @@ def _fill_widths(M: int, N: int, K: int, num_sms: int) -> tuple[list, list]:
         swap = sorted((v, w) for (w, sw), v in cost.items() if sw and v < unswapped * (1 - SWAP_SLOT_GAIN))[:FILL_KEEP]
         plain += [w for _, w in keep if w not in plain]
         swapped += [w for _, w in swap if w not in swapped]
-    return plain, swapped
 
 
 @functools.lru_cache(maxsize=None)
