@@ -67,7 +67,13 @@ def test_unseen_shapes_get_a_valid_model_choice(shape):
     cfg.validate()
     cfg.check_shape(*shape)
     best = choice.predictions[0]
-    assert best.config == cfg and all(p.time_s >= best.time_s for p in choice.predictions)
+    # only a swapped or split-tail prediction may beat the winner, by less than its margin (gemm_model._ordered)
+    assert best.config == cfg and all(
+        p.time_s >= best.time_s
+        or (p.config.swap_ab and p.time_s * (1 + gm.SWAP_MARGIN) >= best.time_s)
+        or (p.config.split_tail and p.time_s >= best.time_s * (1 - gm.TAIL_MARGIN))
+        for p in choice.predictions
+    )
     assert best.waves == -(-best.items // best.ctas) and 0 <= best.tail_idle < 1
     assert cfg.name in choice.why and "wave" in choice.why
     assert cfg.name in choice.table() and "<table>" in html_of(choice)
@@ -380,7 +386,9 @@ def test_split_k_over_several_waves_runs_in_k_order():
                 assert p.config.split_order == ("k" if p.items > p.ctas else "tile"), (shape, p.config.name)
                 seen += p.items > p.ctas
     assert seen
-    choice = gm.explain(2704, 1704, 65152)  # 128 x 192 split in 2, 210 items: 0.99 of cuBLAS in K order (r13f)
+    # 128 x 192 split in 2, 210 items: 0.99 of cuBLAS in K order (r13f); the model's own ranking (the measured
+    # neighbours' corrections, tested in test_gemm_neighbours.py, may prefer another tile here)
+    choice = gm.explain(2704, 1704, 65152, neighbours=False)
     best = choice.predictions[0]
     assert best.config.split_order == "k" and best.items > best.ctas, best.config.name
     assert any("K slice by K slice" in n for n in choice.notes)
@@ -393,7 +401,7 @@ def test_the_last_waves_tiles_are_split_where_that_fills_it():
     0.99); against another tile width only where predicted TAIL_MARGIN faster (1816x2608x40128: 128 x 160 kept,
     the split tail measured 11 % slower)."""
     for shape in ((3456, 3040, 44864), (2048, 4856, 24576), (784, 5096, 47424), (1008, 4248, 28800)):
-        best = gm.explain(*shape).predictions[0]
+        best = gm.explain(*shape, neighbours=False).predictions[0]  # the model's own ranking
         whole, rest = best.config.tail_tiles(*shape[:2])
         assert best.config.split_tail and whole > 0 and rest * best.split_k <= 132, (shape, best.config.name)
     for shape in ((1296, 7360, 60928), (1024, 4728, 52544)):

@@ -137,7 +137,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     if K % 16:
         DEFAULT.check_shape(M, N, K)  # raises, naming the padding
     half = -(-K // 2)
-    choice = gemm_model.explain(M, N, half, num_sms=num_sms)
+    # the model alone: the measured neighbours' corrections (gemm_neighbours) are of bf16 runs
+    choice = gemm_model.explain(M, N, half, num_sms=num_sms, neighbours=False)
     for p in choice.predictions:
         # one warpgroup issuing alone, except at a decode-sized M, where the tensor cores wait on B's stream anyway
         if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1) and M > 64:

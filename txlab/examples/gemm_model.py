@@ -3,7 +3,10 @@
 ``hopper_gemm.build(M, N, K)`` without a config takes the shipped table's measured entry for an
 exact shape, else :func:`choose`: every valid configuration of the kernel's tune space (schedule,
 tile, stages, epilogue, L2 group) is given a predicted time and the fastest wins.
-:func:`explain` shows the candidates, the prediction's parts and why the winner won.
+:func:`explain` shows the candidates, the prediction's parts and why the winner won. Each predicted time is then
+multiplied by what the H200 measured near the shape (:mod:`txlab.examples.gemm_neighbours`: how each kind of
+configuration ran against the others at neighbouring shapes), so the shipped measurements steer the choice where
+the model's pricing is known to be off.
 
 The model, per configuration (one persistent CTA per SM, tiles handed out in waves):
 
@@ -44,6 +47,8 @@ from dataclasses import dataclass, field, replace
 
 from txlab.examples.gemm_config import GemmConfig
 
+#: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
+SHIPPED_SMS = 132
 #: per-SM tensor-core peak (bf16 dense, flop/s) and HBM bandwidth the model assumes
 SM_PEAK_FLOPS = 7.2e12
 HBM_BYTES_PER_S = 4.0e12
@@ -111,6 +116,13 @@ def unaligned(K: int, elem_bytes: int = 2) -> bool:
 #: though the model, which hides ping-pong's epilogue, ranked it first at 8192x8192x1000
 PINGPONG_UNALIGNED = False
 
+#: ping-pong: two consumers take alternate tiles and the tensor cores run one's mainloop at a time, so a tile takes
+#: max(mainloop, (mainloop + epilogue) / 2): the epilogue hides behind the other consumer's mainloop only while it is
+#: the shorter (at K = 320 it is not). One warpgroup storing a whole tile directly costs this much per byte against
+#: the cooperative direct epilogue's two (H200, round 17: 12936x11896x320 128 x 128 ping-pong, 2.2 us a tile with
+#: the TMA epilogue, 5.8 us with the direct one)
+PP_DIRECT_EPILOGUE = 1.75
+
 #: split-K items in a 2-CTA cluster (the two tiles' items of one K slice multicast the operand they share),
 #: against one CTA per item, parallel fix-up, the mean time ratio of the H200 runs of 2026-12-02 04:22 and 05:00:
 #: 128 x 128 tiles gain (256x256x65536 0.817 -> 0.888 and 0.886, 0.838 -> 0.918 and 0.916; 512x512x16384
@@ -175,6 +187,7 @@ class Prediction:
     split_k: int = 1          # work items per output tile
     fixup_s: float = 0.0      # split-K: partial stores, fences and the fix-up's loads
     split_tiles: int = 0      # split_tail: the last wave's tiles, the ones split (the others run whole)
+    correction: object = None  # gemm_neighbours.Correction applied to time_s (None: the model's time as it is)
 
     @property
     def items(self) -> int:
@@ -192,7 +205,8 @@ class Prediction:
         return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
                 "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
                 "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound,
-                "split_k": self.split_k, "split_tiles": self.split_tiles, "fixup_us": self.fixup_s * 1e6}
+                "split_k": self.split_k, "split_tiles": self.split_tiles, "fixup_us": self.fixup_s * 1e6,
+                "measured_correction": self.correction.factor if self.correction is not None else 1.0}
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
@@ -260,6 +274,10 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     S = config.split_k
     last = items - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
+    if config.pingpong:  # an epilogue longer than a mainloop is not hidden by the other consumer's (see PP_EPILOGUE)
+        tile_epi = config.bm * config.bn * 2 * (coef[1] * PP_DIRECT_EPILOGUE if config.epilogue == "direct" else coef[2])
+        shown = waves * max(0.0, (tile_epi - main_s / waves) / 2)
+        t, epi = t + shown, epi + shown
     fix = 0.0
     if S > 1:
         if config.split_tail:  # one wave of the last tiles' items: their share of the mainloop
@@ -362,7 +380,12 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     # exactly where they leave N's last tile partly empty (768x1024x16384: 8 x 8 tiles of C.T, 0.98-0.99 of cuBLAS,
     # against 6 x 11 of C)
     out += _candidates(N, M, K, num_sms, swap_ab=True, split_only=True)
-    if _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
+    if N <= 64 < M:
+        # a decode-sized N: C.T's M is N, and the decode tiles (64 rows, the live rows of A loaded alone, B streamed by
+        # as many CTAs as it can) take the user's A as their streamed operand (H200, round 17: 2856x24x42816 0.78 of
+        # cuBLAS with 128 x 128 tiles split in 5, 13440x24x22528 0.69, 12384x32x30656 0.77)
+        out += _candidates(N, M, K, num_sms, swap_ab=True)
+    elif _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
         # only where the transposed tiling uses the SMs' tile slots better than the same tile unswapped: at equal
         # use the swap measured slower (448x4096x4096 128 x 128: 0.79 of cuBLAS swapped, 0.99 not; 320x8192x8192
         # 128 x 192: 0.77 against 0.82), where it fits better it won (128 x 160 there: 0.98)
@@ -685,14 +708,17 @@ class GemmChoice:
                  f"{p.items} items)" if p.split_tiles else f" x {p.split_k} K slices = {p.items} items"
                  if p.split_k > 1 else "")
         fix = f", split-K fix-up {p.fixup_s * 1e6:.1f} us" if p.split_k > 1 else ""
+        corr = f"; measured neighbours {p.correction.describe()}" if p.correction is not None else ""
         return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.tflops:.0f} TFLOP/s{gap}")
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.tflops:.0f} TFLOP/s{gap}{corr}")
 
     def table(self, top: int = 10) -> str:
-        head = f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'TFLOP/s':>8}  bound"
+        head = (f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'measured x':>10} "
+                f"{'TFLOP/s':>8}  bound")
         rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
-                         f"{p.time_s * 1e6:>9.1f} {p.tflops:>8.0f}  {p.bound}" for p in self.predictions[:top]]
+                         f"{p.time_s * 1e6:>9.1f} {_factor(p):>10} {p.tflops:>8.0f}  {p.bound}"
+                         for p in self.predictions[:top]]
         return "\n".join(rows)
 
     def to_dict(self) -> dict:
@@ -704,20 +730,28 @@ class GemmChoice:
         return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
 
 
+def _factor(p: Prediction) -> str:
+    """The measured neighbours' correction in :meth:`GemmChoice.table` (``-``: none)."""
+    return f"{p.correction.factor:.3f}" if p.correction is not None else "-"
+
+
 def _tiles(p: Prediction) -> str:
     if p.split_tiles:
         return f"{p.tiles - p.split_tiles}+{p.split_tiles}x{p.split_k}"
     return f"{p.tiles}x{p.split_k}" if p.split_k > 1 else str(p.tiles)
 
 
-def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None) -> GemmChoice:
+def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig | None = None,
+            neighbours=True) -> GemmChoice:
     """The candidates for ``M x N x K`` ranked by predicted time and the winner: ``measured`` (the
     tuned table's entry for this exact shape, as ``hopper_gemm.explain`` passes it) wins over the
-    model."""
+    model. ``neighbours``: correct the model's times by what was measured near the shape
+    (:mod:`txlab.examples.gemm_neighbours`; True: the shipped measurements, which are of 132 SMs, so only there;
+    False: the model alone; or a ``Neighbours`` of your own)."""
     for v, name in ((M, "M"), (N, "N"), (K, "K")):
         if not isinstance(v, int) or v <= 0:
             raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
-    preds = _ordered([predict(M, N, K, c) for c in candidates(M, N, K, num_sms)])
+    preds = _ordered(_predictions(M, N, K, num_sms, neighbours))
     notes = []
     if unaligned(K):
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
@@ -769,10 +803,32 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
 
 
-def choose(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
-    """The configuration with the least predicted time for ``M x N x K`` (the model alone)."""
-    preds = _ordered([predict(M, N, K, c) for c in candidates(M, N, K, num_sms)])
+def choose(M: int, N: int, K: int, *, num_sms: int = 132, neighbours=True) -> GemmConfig:
+    """The configuration with the least predicted time for ``M x N x K`` (the model, its times corrected by what
+    was measured nearby unless ``neighbours`` is False: see :func:`explain`)."""
+    preds = _ordered(_predictions(M, N, K, num_sms, neighbours))
     return preds[0].config if preds else GemmConfig()
+
+
+def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
+    """Every candidate's :class:`Prediction`, each time multiplied by its measured neighbours' correction
+    (:mod:`txlab.examples.gemm_neighbours`) where ``neighbours`` gives one."""
+    configs = candidates(M, N, K, num_sms)
+    preds = [predict(M, N, K, c) for c in configs]
+    if not neighbours:
+        return preds
+    from txlab.examples import gemm_neighbours
+
+    if not gemm_neighbours.corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
+        return preds
+    if neighbours is True:
+        if num_sms != SHIPPED_SMS:  # the shipped measurements are of an H200's 132 SMs
+            return preds
+        neighbours = gemm_neighbours.shipped()
+    for p, corr in zip(preds, neighbours.corrections(M, N, K, configs)):  # each Prediction is fresh: amend it
+        if corr.factor != 1.0:
+            p.time_s, p.correction = p.time_s * corr.factor, corr
+    return preds
 
 
 def _ordered(preds: list) -> list:

@@ -1,0 +1,85 @@
+"""The GEMM measurements the time model's choice is corrected by (txlab/data/hopper_gemm_measured.json), and how
+much the correction helps.
+
+    python scripts/gemm_measured.py            # rebuild the file from benchmarks/results/gemm_*.json
+    python scripts/gemm_measured.py --check    # left-one-shape-out: the pick with and without corrections
+
+``--check`` ranks, for every group of configurations measured together on one shape, the group's configurations
+by the model alone and by the model with the corrections of every *other* shape's measurements (the shape's own
+left out), and prints how much slower than the group's fastest each pick ran (CPU only; no GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from txlab.examples import gemm_neighbours  # noqa: E402
+
+#: the result files measured beside cuBLAS (gemm_shapes.json is a copy of the latest gemm_shapes_* run)
+PATTERNS = ("gemm_explore_*.json", "gemm_shapes_*.json", "gemm_unseen_*.json", "gemm_fresh_*.json", "gemm_weak_*.json")
+
+
+def result_files() -> list[Path]:
+    out = []
+    for pattern in PATTERNS:
+        out += sorted((ROOT / "benchmarks" / "results").glob(pattern))
+    return [p for p in out if "fp8" not in p.name]
+
+
+def build(path: Path) -> None:
+    files = result_files()
+    records = gemm_neighbours.records_from_results(files)
+    devices = set()
+    for f in files:
+        devices.add(json.loads(f.read_text()).get("device") or "")
+    device = "; ".join(sorted(d for d in devices if d)) or "unknown"
+    gemm_neighbours.write_measured(path, records, device=device)
+    shapes = {tuple(r["shape"]) for r in records}
+    print(f"{path}: {len(records)} measurements of {len(shapes)} shapes from {len(files)} result files ({device})")
+
+
+def check(path: Path | None) -> None:
+    records = gemm_neighbours.load_measured(path)
+    res = gemm_neighbours.left_one_out(records)
+    summary = res.summary()
+    print(
+        f"{summary['groups']} groups of configurations measured together (H200), each shape's own "
+        "measurements left out of its corrections"
+    )
+    print(f"{'ranking':<18} {'mean loss':>9} {'> 3 %':>6} {'> 8 %':>6}  (pick's time / group's fastest)")
+    for name, key in (("model alone", "model"), ("with neighbours", "corrected")):
+        s = summary[key]
+        print(f"{name:<18} {s['mean_loss']:>9.2%} {s['over_3pct']:>6} {s['over_8pct']:>6}")
+    geo = math.exp(statistics.mean(math.log(a / b) for a, b in zip(res.model, res.corrected)))
+    print(
+        f"picks the correction moves: {summary['faster']} faster, {summary['slower']} slower (by > 1 %); "
+        f"geometric mean speed-up {geo:.4f}"
+    )
+    print("largest losses with neighbours:")
+    worst = sorted(zip(res.corrected, res.model, res.groups), reverse=True)[:8]
+    for b, a, (source, shape) in worst:
+        print(f"  {'x'.join(map(str, shape)):<20} {source:<44} {b:.3f} (model alone {a:.3f})")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="left-one-shape-out check of the shipped (or --path) file")
+    ap.add_argument("--path", type=Path, default=None, help="the measurements file (default: txlab's shipped one)")
+    args = ap.parse_args(argv)
+    if args.check:
+        check(args.path)
+    else:
+        build(args.path or ROOT / "txlab" / "data" / gemm_neighbours.MEASURED)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
