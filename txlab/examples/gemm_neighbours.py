@@ -18,8 +18,8 @@ known) does not win by its luck alone. Where nothing was measured within :data:`
 
 Left-one-shape-out over the shipped measurements (``python scripts/gemm_measured.py --check``: each group of
 configurations measured together ranked with only the other shapes' measurements), the pick's mean loss against
-the group's fastest falls from 2.0 % (the model alone) to 0.9 %, and picks more than 8 % slower than the fastest from
-45 to 18 of 605 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
+the group's fastest falls from 2.05 % (the model alone) to 0.86 %, and picks more than 8 % slower than the fastest from
+47 to 18 of 614 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
 (:data:`DECODE_ROWS`).
 
 No TVM and no GPU here. The file carries the model's time for each measurement (checked against the model's
