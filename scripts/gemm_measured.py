@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from txlab.examples import gemm_neighbours  # noqa: E402
+from txlab.examples import gemm_model, gemm_neighbours  # noqa: E402
 
 #: the result files measured beside cuBLAS (gemm_shapes.json is a copy of the latest gemm_shapes_* run)
 PATTERNS = ("gemm_explore_*.json", "gemm_shapes_*.json", "gemm_unseen_*.json", "gemm_fresh_*.json", "gemm_weak_*.json")
@@ -41,14 +41,16 @@ def build(path: Path) -> None:
     for f in files:
         devices.add(json.loads(f.read_text()).get("device") or "")
     device = "; ".join(sorted(d for d in devices if d)) or "unknown"
-    gemm_neighbours.write_measured(path, records, device=device)
+    gemm_neighbours.write_measured(
+        path, records, device=device, predict=gemm_model.predict, fingerprint=gemm_model.source_fingerprint()
+    )
     shapes = {tuple(r["shape"]) for r in records}
     print(f"{path}: {len(records)} measurements of {len(shapes)} shapes from {len(files)} result files ({device})")
 
 
 def check(path: Path | None) -> None:
-    records = gemm_neighbours.load_measured(path)
-    res = gemm_neighbours.left_one_out(records)
+    records = gemm_neighbours.load_measured(path, fingerprint=gemm_model.source_fingerprint())
+    res = gemm_neighbours.left_one_out(records, gemm_model.predict)
     summary = res.summary()
     print(
         f"{summary['groups']} groups of configurations measured together (H200), each shape's own "

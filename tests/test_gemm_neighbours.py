@@ -32,7 +32,7 @@ def record(shape, name, slower=1.0, source="synthetic.json"):
 
 
 def test_the_shipped_measurements_load_verified_and_carry_this_models_times():
-    records = nb.load_measured()
+    records = nb.load_measured(fingerprint=gm.source_fingerprint())
     assert len(records) > 2000 and len({tuple(r["shape"]) for r in records}) > 500
     # written by this very model: regenerate with `python scripts/gemm_measured.py` after changing gemm_model.py
     assert all(r["model_us"] is not None for r in records), "stale model_us: run scripts/gemm_measured.py"
@@ -57,8 +57,8 @@ def test_a_damaged_or_foreign_file_is_refused_with_the_reason(tmp_path):
 def test_written_rows_round_trip_and_an_invalid_row_is_named(tmp_path):
     recs = [record((2048, 2048, 4096), WIDE), record((2048, 2048, 4096), PP, 0.9)]
     path = tmp_path / "m.json"
-    nb.write_measured(path, recs, device="test")
-    back = nb.load_measured(path)
+    nb.write_measured(path, recs, device="test", predict=gm.predict, fingerprint=gm.source_fingerprint())
+    back = nb.load_measured(path, fingerprint=gm.source_fingerprint())
     assert [(r["shape"], r["config"]) for r in back] == [(r["shape"], r["config"]) for r in recs]
     assert back[1]["time_us"] == pytest.approx(recs[1]["time_us"], rel=1e-6)
     assert all(r["model_us"] is not None for r in back)  # written by this model
@@ -77,7 +77,7 @@ def test_a_kind_that_ran_slower_than_the_others_at_the_same_shapes_is_charged_fo
     # ping-pong measured 20 % slower than priced and 128 x 256 as priced, side by side at three shapes
     shapes = [(4096, 4096, 4096), (4096, 8192, 4096), (8192, 4096, 2048)]
     recs = [r for s in shapes for r in (record(s, PP, 1.2), record(s, WIDE, 1.0))]
-    near = nb.Neighbours(recs)
+    near = nb.Neighbours(recs, gm.predict)
     pp, wide, other = near.corrections(
         4096, 6144, 4096, [parse_config(PP), parse_config(WIDE), parse_config("128x192x64_s4_c2_tma")]
     )
@@ -88,10 +88,10 @@ def test_a_kind_that_ran_slower_than_the_others_at_the_same_shapes_is_charged_fo
     assert "never" not in pp.describe() and "+" in pp.describe() and "no configuration" in other.describe()
     # a clock that ran every configuration of one shape 30 % slower changes nothing between the kinds
     recs2 = [dict(r, time_us=r["time_us"] * (1.3 if r["shape"] == [4096, 8192, 4096] else 1)) for r in recs]
-    pp2, wide2 = nb.Neighbours(recs2).corrections(4096, 6144, 4096, [parse_config(PP), parse_config(WIDE)])
+    pp2, wide2 = nb.Neighbours(recs2, gm.predict).corrections(4096, 6144, 4096, [parse_config(PP), parse_config(WIDE)])
     assert pp2.factor / wide2.factor == pytest.approx(pp.factor / wide.factor, rel=1e-6)
     # one kind alone at a shape says nothing about kinds against each other
-    alone = nb.Neighbours([record(s, PP, 1.5) for s in shapes])
+    alone = nb.Neighbours([record(s, PP, 1.5) for s in shapes], gm.predict)
     assert alone.effects(4096, 6144, 4096) == {}
     # nothing within CUTOFF bandwidths: no correction at all
     far = near.corrections(512, 512, 512 * 2**10, [parse_config(PP)])
@@ -101,7 +101,7 @@ def test_a_kind_that_ran_slower_than_the_others_at_the_same_shapes_is_charged_fo
 def test_left_one_out_the_corrections_pick_better_than_the_model_alone():
     """The claim of the module docstring, on the shipped measurements: each shape ranked with only the other shapes'
     measurements, the picks lose less against each group's fastest than the model's own picks."""
-    res = nb.left_one_out(nb.load_measured())
+    res = nb.left_one_out(nb.load_measured(fingerprint=gm.source_fingerprint()), gm.predict)
     s = res.summary()
     assert s["groups"] > 500
     assert s["corrected"]["mean_loss"] < 0.7 * s["model"]["mean_loss"]

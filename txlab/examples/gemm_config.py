@@ -359,6 +359,11 @@ class GemmConfig:
                 "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
 
 
+def unaligned(K: int, elem_bytes: int = 2) -> bool:
+    """Whether rows of K elements start off a 128-byte boundary (every TMA box row then spans two lines)."""
+    return (K * elem_bytes) % 128 != 0
+
+
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()

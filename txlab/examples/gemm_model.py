@@ -45,7 +45,7 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
-from txlab.examples.gemm_config import GemmConfig
+from txlab.examples.gemm_config import GemmConfig, unaligned  # noqa: F401  (unaligned: part of this module's API)
 
 #: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
 SHIPPED_SMS = 132
@@ -104,9 +104,6 @@ UNALIGNED_FEED = 1.68
 CLUSTER_MAINLOOP = 1.07
 
 
-def unaligned(K: int, elem_bytes: int = 2) -> bool:
-    """Whether rows of K elements start off a 128-byte boundary (every TMA box row then spans two lines)."""
-    return (K * elem_bytes) % 128 != 0
 
 
 #: at an unaligned K the model offers no ping-pong configuration: a ping-pong consumer's 128-row tile loads half
@@ -810,6 +807,20 @@ def choose(M: int, N: int, K: int, *, num_sms: int = 132, neighbours=True) -> Ge
     return preds[0].config if preds else GemmConfig()
 
 
+@functools.lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """SHA-256 of the model's source (this module and gemm_config): the shipped measurements carry the model's time for
+    each row (:mod:`txlab.examples.gemm_neighbours`), trusted only while this matches what they were written with."""
+    import hashlib
+    import sys
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for path in (__file__, sys.modules[GemmConfig.__module__].__file__):
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()
+
+
 def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
     """Every candidate's :class:`Prediction`, each time multiplied by its measured neighbours' correction
     (:mod:`txlab.examples.gemm_neighbours`) where ``neighbours`` gives one."""
@@ -817,14 +828,14 @@ def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
     preds = [predict(M, N, K, c) for c in configs]
     if not neighbours:
         return preds
-    from txlab.examples import gemm_neighbours
+    from txlab.examples.gemm_neighbours import corrects, shipped
 
-    if not gemm_neighbours.corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
+    if not corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
         return preds
     if neighbours is True:
         if num_sms != SHIPPED_SMS:  # the shipped measurements are of an H200's 132 SMs
             return preds
-        neighbours = gemm_neighbours.shipped()
+        neighbours = shipped(predict, source_fingerprint())
     for p, corr in zip(preds, neighbours.corrections(M, N, K, configs)):  # each Prediction is fresh: amend it
         if corr.factor != 1.0:
             p.time_s, p.correction = p.time_s * corr.factor, corr

@@ -22,8 +22,10 @@ the group's fastest falls from 2.05 % (the model alone) to 0.86 %, and picks mor
 47 to 18 of 614 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
 (:data:`DECODE_ROWS`).
 
-No TVM and no GPU here. The file carries the model's time for each measurement (checked against the model's
-source, :func:`model_fingerprint`); reading and verifying it costs 40–100 ms once per process, a correction ~5 ms.
+No TVM and no GPU here, and no import of the model: it is handed the model's ``predict`` (and the fingerprint of
+its source, ``gemm_model.source_fingerprint``), so the model can use this module without a cycle. The file carries
+the model's time for each measurement, trusted while the fingerprint matches; reading and verifying it costs
+40–100 ms once per process, a correction ~5 ms.
 """
 from __future__ import annotations
 
@@ -31,8 +33,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from txlab.examples.gemm_config import GemmConfig, parse_config
-from txlab.examples.gemm_model import predict, unaligned
+from txlab.examples.gemm_config import GemmConfig, parse_config, unaligned
 
 MEASURED = "hopper_gemm_measured.json"
 MEASURED_FORMAT = "txlab-hopper-gemm-measured/1"
@@ -67,7 +68,7 @@ def family(config: GemmConfig, K: int) -> tuple:
     """The kind of configuration a measurement speaks for: schedule (ping-pong or the cooperative consumers),
     tile rows, width (64, 96, 128, 192 and 256 as such; the widths between as narrow <= 160, middle <= 208 and wide),
     split kind (none, split tail, or the split order and fix-up), swap_ab, cluster, whether the epilogue is the staged
-    one (odd N), and whether K's rows are 128-byte aligned (:func:`gemm_model.unaligned`). Not the direct against the
+    one (odd N), and whether K's rows are 128-byte aligned (:func:`gemm_config.unaligned`). Not the direct against the
     TMA epilogue: measured side by side they differ by a few per cent either way, so what tells them apart is the
     model's pricing of their stores, not noise at neighbouring shapes (left one shape out, keeping them apart moved 7
     more picks the wrong way for the same mean loss)."""
@@ -108,8 +109,9 @@ class Neighbours:
     """The measured residuals of the time model and the family effects they give near a shape. Plain Python: a
     query scans a few thousand measurements and fits a few hundred in a few ms, and needs no numpy import."""
 
-    def __init__(self, records: list[dict]):
+    def __init__(self, records: list[dict], predict):
         self.count = len(records)
+        self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
         self._x = [tuple(math.log2(v) for v in sh) for sh in self._shapes]
@@ -124,7 +126,7 @@ class Neighbours:
             if key not in self._memo:
                 stored = self._records[i].get("model_us")
                 self._memo[key] = (stored * 1e-6 if stored is not None
-                                   else predict(*self._shapes[i], self._records[i]["parsed"]).time_s)
+                                   else self._predict(*self._shapes[i], self._records[i]["parsed"]).time_s)
             self._residual[i] = math.log(self._t[i] / self._memo[key])
         return self._residual[i]
 
@@ -213,22 +215,9 @@ def records_from_results(paths) -> list[dict]:
 COLUMNS = ["M", "N", "K", "config", "time_us", "ratio", "source", "model_us"]
 
 
-def model_fingerprint() -> str:
-    """SHA-256 of the time model's source (gemm_model.py and gemm_config.py): the model the file's ``model_us``
-    column (the model's time for each row) was computed with. Where it differs, those times are recomputed."""
-    import hashlib
-    from pathlib import Path
-
-    from txlab.examples import gemm_config, gemm_model
-
-    h = hashlib.sha256()
-    for mod in (gemm_model, gemm_config):
-        h.update(Path(mod.__file__).read_bytes())
-    return h.hexdigest()
-
-
-def write_measured(path, records: list[dict], *, device: str) -> dict:
-    """Write a measurements file :func:`load_measured` accepts: one sealed body of compact rows (:data:`COLUMNS`)."""
+def write_measured(path, records: list[dict], *, device: str, predict, fingerprint: str) -> dict:
+    """Write a measurements file :func:`load_measured` accepts: one sealed body of compact rows (:data:`COLUMNS`),
+    each with the model's time (``predict``, the model whose source has ``fingerprint``)."""
     import json
     from pathlib import Path
 
@@ -245,11 +234,11 @@ def write_measured(path, records: list[dict], *, device: str) -> dict:
              round(rec["ratio"], 4) if isinstance(rec.get("ratio"), (int, float)) else None, index[rec["source"]],
              model[(tuple(rec["shape"]), rec["config"])]]
             for rec in records]
-    doc = seal({"columns": COLUMNS, "sources": sources, "rows": rows, "model": model_fingerprint()}, "measurements",
+    doc = seal({"columns": COLUMNS, "sources": sources, "rows": rows, "model": fingerprint}, "measurements",
                format=MEASURED_FORMAT, device=device)
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     Path(path).write_text(text.replace("],[", "],\n[") + "\n")  # a row a line: diffs stay readable
-    load_measured(path)  # what was written must load
+    load_measured(path, fingerprint=fingerprint)  # what was written must load
     return doc
 
 
@@ -259,12 +248,12 @@ def _measured_path():
     return resources.files("txlab") / "data" / MEASURED
 
 
-def load_measured(path=None) -> list[dict]:
+def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
     """The measurements (``txlab/data/hopper_gemm_measured.json`` unless ``path``) as ``{"shape", "config", "parsed",
     "time_us", "ratio", "source", "model_us"}`` records, verified: format, checksum, columns, and every row a
     configuration valid for its shape with a positive, finite time. ``model_us`` (the model's time when the file was
-    written) is None unless the file was written by this very model (:func:`model_fingerprint`). Raises ValueError
-    naming what is wrong."""
+    written) is None unless ``fingerprint`` is that of the model the file was written with
+    (``gemm_model.source_fingerprint()``). Raises ValueError naming what is wrong."""
     from pathlib import Path
 
     from txlab.cache import read_sealed
@@ -276,7 +265,7 @@ def load_measured(path=None) -> list[dict]:
     sources, rows = body.get("sources"), body.get("rows")
     if not (isinstance(sources, list) and isinstance(rows, list)):
         raise ValueError(f"{src}: 'sources' and 'rows' must be lists")
-    current = body.get("model") == model_fingerprint()  # the model_us column is this model's
+    current = fingerprint is not None and body.get("model") == fingerprint  # the model_us column is this model's
     out = []
     parsed: dict = {}
     checked: set = set()
@@ -327,11 +316,11 @@ class LeftOneOut:
                 "faster": sum(b < a * 0.99 for a, b in moved), "slower": sum(b > a * 1.01 for a, b in moved)}
 
 
-def left_one_out(records: list[dict]) -> LeftOneOut:
+def left_one_out(records: list[dict], predict) -> LeftOneOut:
     """Rank every group of ``records`` measured together (one result file, one shape, two or more configurations)
     by the model alone and by the model with the corrections of every *other* shape's measurements (the shape's own
     left out): how much the corrections help on shapes they have not seen."""
-    nb = Neighbours(records)
+    nb = Neighbours(records, predict)
     groups: dict = {}
     for r in records:
         groups.setdefault((r["source"], tuple(r["shape"])), []).append(r)
@@ -350,14 +339,14 @@ def left_one_out(records: list[dict]) -> LeftOneOut:
 
 
 @functools.lru_cache(maxsize=1)
-def shipped() -> Neighbours:
+def shipped(predict, fingerprint: str) -> Neighbours:
     """The shipped measurements' :class:`Neighbours` (once per process). A damaged file warns once and gives no
     corrections (the model alone)."""
     try:
-        records = load_measured()
+        records = load_measured(fingerprint=fingerprint)
     except (ValueError, OSError) as exc:
         import warnings
 
         warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=2)
         records = []
-    return Neighbours(records)
+    return Neighbours(records, predict)
