@@ -45,7 +45,7 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
-from txlab.examples.gemm_config import GemmConfig, unaligned  # noqa: F401  (unaligned: part of this module's API)
+from txlab.examples.gemm_config import GemmConfig, unaligned
 
 #: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
 SHIPPED_SMS = 132
@@ -102,8 +102,6 @@ UNALIGNED_FEED = 1.68
 #: 1000x3000x5000 and 4096x4096x4104 with 2x1 clusters measured 0.92 and 0.96 of cuBLAS where the feed term
 #: alone predicts ~1.0
 CLUSTER_MAINLOOP = 1.07
-
-
 
 
 #: at an unaligned K the model offers no ping-pong configuration: a ping-pong consumer's 128-row tile loads half
@@ -271,7 +269,7 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     S = config.split_k
     last = items - (waves - 1) * ctas
     epi = coef[1] * row[1] + coef[2] * row[2]
-    if config.pingpong:  # an epilogue longer than a mainloop is not hidden by the other consumer's (see PP_EPILOGUE)
+    if config.pingpong:  # an epilogue longer than a mainloop is not hidden by the other consumer's (see PP_DIRECT_EPILOGUE)
         tile_epi = config.bm * config.bn * 2 * (coef[1] * PP_DIRECT_EPILOGUE if config.epilogue == "direct" else coef[2])
         shown = waves * max(0.0, (tile_epi - main_s / waves) / 2)
         t, epi = t + shown, epi + shown
@@ -821,6 +819,14 @@ def source_fingerprint() -> str:
     return h.hexdigest()
 
 
+def measured_neighbours():
+    """The shipped measurements' ``gemm_neighbours.Neighbours`` for this model (read and verified once per process):
+    what :func:`explain` and :func:`choose` correct by where ``neighbours`` is True."""
+    from txlab.examples.gemm_neighbours import shipped
+
+    return shipped(predict, source_fingerprint())
+
+
 def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
     """Every candidate's :class:`Prediction`, each time multiplied by its measured neighbours' correction
     (:mod:`txlab.examples.gemm_neighbours`) where ``neighbours`` gives one."""
@@ -828,14 +834,14 @@ def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
     preds = [predict(M, N, K, c) for c in configs]
     if not neighbours:
         return preds
-    from txlab.examples.gemm_neighbours import corrects, shipped
+    from txlab.examples.gemm_neighbours import corrects
 
     if not corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
         return preds
     if neighbours is True:
         if num_sms != SHIPPED_SMS:  # the shipped measurements are of an H200's 132 SMs
             return preds
-        neighbours = shipped(predict, source_fingerprint())
+        neighbours = measured_neighbours()
     for p, corr in zip(preds, neighbours.corrections(M, N, K, configs)):  # each Prediction is fresh: amend it
         if corr.factor != 1.0:
             p.time_s, p.correction = p.time_s * corr.factor, corr

@@ -87,7 +87,7 @@ class Correction:
     factor: float     # multiply the model's time by this (1.0: no correction)
     effect: float     # the family's fitted log-time against the other kinds at the same shapes (0: none measured)
     weight: float     # the family's total kernel weight near the shape (its evidence)
-    measured: int     # the family's measurements within one BANDWIDTH of the shape
+    measured: int     # the shapes the family was measured at within one BANDWIDTH of the shape
     nearest: tuple    # the nearest of them: (M, N, K), or () where none
 
     def describe(self) -> str:
