@@ -364,6 +364,14 @@ def unaligned(K: int, elem_bytes: int = 2) -> bool:
     return (K * elem_bytes) % 128 != 0
 
 
+def row_phase(K: int, elem_bytes: int = 2) -> str:
+    """Where rows of K elements start: ``"aligned"`` (on 128-byte L2 lines), ``"sector"`` (on 32-byte sectors, not
+    lines: a 128-byte box row touches 4 sectors of two lines) or ``"odd"`` (off the sectors too: it touches 5). The
+    two unaligned kinds measure differently on the H200 (gemm_model.UNALIGNED_FEED)."""
+    pitch = K * elem_bytes
+    return "aligned" if pitch % 128 == 0 else "sector" if pitch % 32 == 0 else "odd"
+
+
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()

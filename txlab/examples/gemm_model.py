@@ -45,7 +45,7 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
-from txlab.examples.gemm_config import GemmConfig, unaligned
+from txlab.examples.gemm_config import GemmConfig, row_phase, unaligned
 
 #: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
 SHIPPED_SMS = 132
@@ -92,16 +92,19 @@ SPLIT_TAIL = 1.11
 #: and r13e: 18 gains, 14 losses) the rule takes 13 gains and one loss of 2 %; SPLIT_TAIL alone took 24, 7 of them
 #: losses of up to 11 %
 TAIL_MARGIN = 0.04
-#: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, refitted
-#: (least squares on log time, the other coefficients fixed) to the 42 unaligned-K measurements of the H200 runs of
-#: 2026-12-02 (gemm_shapes*, gemm_explore_*, gemm_unseen_*, gemm_weak_*.json; 1- and 2-CTA clusters): rms log error
-#: 0.104 (0.157 at the earlier 1.45, fitted to two shapes). ncu at the boost clock saw L2 throughput 1.7-1.9x that
-#: of the aligned K, of which the mainloop feels a part.
-UNALIGNED_FEED = 1.68
-#: at an unaligned K, a cluster's operand feed against a lone CTA's at the same requests (barriers, releases):
-#: 1000x3000x5000 and 4096x4096x4104 with 2x1 clusters measured 0.92 and 0.96 of cuBLAS where the feed term
-#: alone predicts ~1.0
-CLUSTER_MAINLOOP = 1.07
+#: K whose rows are not 128-byte aligned (2K % 128 != 0 in bf16): the operand feed's cost per byte, by where the rows
+#: start (gemm_config.row_phase): on 32-byte sectors ("sector", K % 16 == 0 in bf16: a box row touches 4 sectors of two
+#: lines) or off them ("odd": 5 sectors). Fitted by grid search (with CLUSTER_MAINLOOP) to rank the configurations
+#: measured together at 47 "sector" and 49 "odd" shapes of the H200 runs up to 2026-12-04 (the file gemm_neighbours
+#: reads): the picks' mean loss against each shape's fastest 5.6 % -> 2.9 % ("sector") and 2.9 % -> 1.6 % ("odd")
+#: against the single 1.68 both shared before. ncu at the boost clock saw L2 throughput 1.7-1.9x that of the aligned
+#: K at 1000x3000x5000 ("odd"), of which the mainloop feels a part.
+UNALIGNED_FEED = {"sector": 1.70, "odd": 2.40}
+#: at an unaligned K, a cluster's operand feed against a lone CTA's at the same requests (barriers, releases), fitted
+#: with UNALIGNED_FEED: where rows start on sectors, halving one operand's requests by multicast pays little (a cluster
+#: won at 4 of the 20 "sector" shapes of r18d where both ran), off them it pays most of the way (1000x3000x5000 and
+#: 4096x4096x4104 with 2x1 clusters 0.92 and 0.96 of cuBLAS against 0.66 and 0.77 with one CTA per tile)
+CLUSTER_MAINLOOP = {"sector": 1.40, "odd": 1.10}
 
 
 #: at an unaligned K the model offers no ping-pong configuration: a ping-pong consumer's 128-row tile loads half
@@ -223,12 +226,13 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     ar = c.a_rows(M)  # a decode-sized M: the kernel loads only A's live rows
     fed = (ar + bn) * 64 * 2 / feed
-    if unaligned(K):
+    phase = row_phase(K)
+    if phase != "aligned":
         # every 128-byte box row spans two L2 lines: the loads' requests, not bytes, set the pace; a CTA of a
         # cluster requests only its share of the tiles the cluster multicasts (1/cluster_m of B, 1/cluster_n
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
-        fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED
-        fed *= CLUSTER_MAINLOOP if c.cluster_size > 1 else 1.0
+        fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED[phase]
+        fed *= CLUSTER_MAINLOOP[phase] if c.cluster_size > 1 else 1.0
     main = steps * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
         main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
@@ -750,8 +754,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     notes = []
     if unaligned(K):
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) are not 128-byte "
-                     "aligned, so every 128-byte row of a TMA box spans two L2 lines and the loads cost about "
-                     f"{UNALIGNED_FEED}x (1000x3000x5000 at 0.66 of cuBLAS on the H200 with one CTA per tile, K=5056 "
+                     f"aligned ({'on 32-byte sectors' if row_phase(K) == 'sector' else 'nor on 32-byte sectors'}), "
+                     "so every 128-byte row of a TMA box spans two L2 lines and the loads cost about "
+                     f"{UNALIGNED_FEED[row_phase(K)]}x (1000x3000x5000 at 0.66 of cuBLAS on the H200 with one CTA per tile, K=5056 "
                      "at 1.02); 2-CTA clusters that multicast one operand's tile win most of it back (0.89-0.92); "
                      f"padding A and B to K={K + (-K) % 64} in the call measured slower still (0.48); ping-pong "
                      "configurations are not offered (each lost to the cooperative one at its shape)")

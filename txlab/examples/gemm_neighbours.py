@@ -33,7 +33,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from txlab.examples.gemm_config import GemmConfig, parse_config, unaligned
+from txlab.examples.gemm_config import GemmConfig, parse_config, row_phase
 
 MEASURED = "hopper_gemm_measured.json"
 MEASURED_FORMAT = "txlab-hopper-gemm-measured/1"
@@ -68,7 +68,8 @@ def family(config: GemmConfig, K: int) -> tuple:
     """The kind of configuration a measurement speaks for: schedule (ping-pong or the cooperative consumers),
     tile rows, width (64, 96, 128, 192 and 256 as such; the widths between as narrow <= 160, middle <= 208 and wide),
     split kind (none, split tail, or the split order and fix-up), swap_ab, cluster, whether the epilogue is the staged
-    one (odd N), and whether K's rows are 128-byte aligned (:func:`gemm_config.unaligned`). Not the direct against the
+    one (odd N), and where K's rows start (:func:`gemm_config.row_phase`: on 128-byte lines, on 32-byte
+    sectors only, or off both). Not the direct against the
     TMA epilogue: measured side by side they differ by a few per cent either way, so what tells them apart is the
     model's pricing of their stores, not noise at neighbouring shapes (left one shape out, keeping them apart moved 7
     more picks the wrong way for the same mean loss)."""
@@ -77,7 +78,7 @@ def family(config: GemmConfig, K: int) -> tuple:
     split = ("none" if config.split_k == 1 else "tail" if config.split_tail
              else f"{config.split_order}-{config.fixup}")
     return (config.pingpong, config.bm, config.consumers, width, split, config.swap_ab, config.cluster_size > 1,
-            config.epilogue == "staged", unaligned(K))
+            config.epilogue == "staged", row_phase(K))
 
 
 @dataclass(frozen=True)
