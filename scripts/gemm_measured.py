@@ -27,11 +27,18 @@ from txlab.examples import gemm_model, gemm_neighbours  # noqa: E402
 PATTERNS = ("gemm_explore_*.json", "gemm_shapes_*.json", "gemm_unseen_*.json", "gemm_fresh_*.json", "gemm_weak_*.json")
 
 
+#: result files kept as a record but left out of the measurements, with why
+LEFT_OUT = {
+    "gemm_unseen_2026-12-04_1617.json": "host-bound timing: cuBLAS's own times at 1024^3 and 512x2048x1024 were 1.9x "
+    "those of every other run (the timer had no GPU-side spin before its start event yet)",
+}
+
+
 def result_files() -> list[Path]:
     out = []
     for pattern in PATTERNS:
         out += sorted((ROOT / "benchmarks" / "results").glob(pattern))
-    return [p for p in out if "fp8" not in p.name]
+    return [p for p in out if "fp8" not in p.name and p.name not in LEFT_OUT]
 
 
 def build(path: Path) -> None:

@@ -96,10 +96,14 @@ def copy_reference(src, dst):
 
 # ---- timing beside torch, interleaved -----------------------------------------------------------
 class Timer:
-    """Median of ``rep`` launches between CUDA events, a 2x-L2 memset before each (as txlab.bench)."""
+    """Median of ``rep`` launches between CUDA events, a 2x-L2 memset before each (as txlab.bench), then a GPU-side
+    spin of ``spin_cycles`` clock cycles (``torch.cuda._sleep``) before the start event: the host enqueues the
+    launch while the GPU still spins, so the interval is the kernel's and not the host's launch cost. Without it,
+    a slow or busy host made launches of a few microseconds host-bound (H200, 2026-12-04 16:17: cuBLAS at 1024^3
+    read 17 us against 9 us in every other run, and our launch, dearer on the host, 22 us)."""
 
-    def __init__(self, torch, warmup=5, rep=20):
-        self.torch, self.warmup, self.rep = torch, warmup, rep
+    def __init__(self, torch, warmup=5, rep=20, spin_cycles=400_000):
+        self.torch, self.warmup, self.rep, self.spin = torch, warmup, rep, spin_cycles
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         self.flush = torch.empty(max(2 * l2, 128 << 20), dtype=torch.uint8, device="cuda")
 
@@ -111,6 +115,8 @@ class Timer:
         ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(self.rep)]
         for i, (s, e) in enumerate(ev):
             self.flush.fill_(i & 0xFF)
+            if self.spin:
+                torch.cuda._sleep(self.spin)
             s.record()
             fn()
             e.record()

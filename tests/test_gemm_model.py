@@ -142,6 +142,30 @@ def test_bad_shapes_are_refused():
         gm.explain(128, 128, 100)  # the model's own; hg.explain explains build()'s padded K (test_hopper_gemm)
 
 
+def test_unaligned_k_is_priced_by_where_rows_start():
+    """Rows on 32-byte sectors but not 128-byte lines (K % 16 == 0, K % 64 != 0 in bf16) and rows off the sectors
+    (K an odd multiple of 8) measured differently on the H200 (r18d/r18e, 2026-12-04): off the sectors a 2-CTA cluster
+    pays most of the misalignment back; on them one CTA per tile ran within 1 % of the best cluster or faster at most
+    shapes. The model prices the two apart, and explain says which it is."""
+    from txlab.examples.gemm_config import row_phase
+
+    assert [row_phase(k) for k in (4096, 4000, 4104, 1200, 5000)] == ["aligned", "sector", "odd", "sector", "odd"]
+    assert row_phase(4000, elem_bytes=1) == "sector" and row_phase(4008, elem_bytes=1) == "odd"
+    cfg, clustered = gm.GemmConfig(epilogue="tma"), gm.GemmConfig(epilogue="tma", cluster_m=2)
+    for K, gain in ((4096, None), (4000, "small"), (4104, "large")):
+        one, two = gm.predict(8192, 8192, K, cfg).time_s, gm.predict(8192, 8192, K, clustered).time_s
+        if gain is None:
+            assert one <= two
+        elif gain == "small":
+            assert two > 0.9 * one  # multicast barely pays where the rows start on sectors
+        else:
+            assert two < 0.85 * one
+    # measured side by side (r18d): one CTA per tile won at these sector shapes, and the model alone says so now
+    for shape in ((9808, 368, 17776), (1408, 2000, 1312), (2168, 2776, 1200), (3704, 1664, 1872), (336, 9648, 1744)):
+        assert gm.choose(*shape, neighbours=False).cluster_size == 1, shape
+    assert "32-byte sectors" in " ".join(gm.explain(4096, 4096, 4000).notes)
+
+
 def test_unaligned_k_takes_a_multicasting_cluster():
     """Rows not 128-byte aligned are request-bound (H200: 0.66 of cuBLAS alone, 0.92 with a 2x1 cluster):
     the model picks a 2-CTA cluster there, and never at an aligned K (where the sweeps found none faster)."""
@@ -367,12 +391,14 @@ def test_decode_sized_m_is_bound_by_each_ctas_weight_stream():
 def test_cluster_pad_ctas_count_in_the_waves():
     """A 2x1 cluster over an odd number of M tiles runs a pad CTA past the edge: 7000x3000x1200 in 128 x 256 tiles is
     55 x 12 = 660 tiles (5 waves of 132), but 2x1 clusters run 28 x 12 x 2 = 672 CTAs' work, a sixth wave; 1x2
-    clusters pair the 12 N tiles with no pad (H200: 1x2 0.993 of cuBLAS, 2x1 0.862)."""
+    clusters pair the 12 N tiles with no pad (H200: 1x2 0.993 of cuBLAS, 2x1 0.862). K = 1200 puts rows on 32-byte
+    sectors, where a cluster gains little: one CTA per tile ran 1.04 (2026-12-04), and that is the pick."""
     cfg = gm.GemmConfig(epilogue="tma", cluster_m=2)
     p = gm.predict(7000, 3000, 1200, cfg)
     assert (p.tiles, p.waves) == (660, 6)
     assert gm.predict(7000, 3000, 1200, gm.GemmConfig(epilogue="tma", cluster_n=2)).waves == 5
-    assert gm.choose(7000, 3000, 1200).name == "128x256x64_s4_c2_tma_cl1x2"
+    pick = gm.choose(7000, 3000, 1200)
+    assert pick.cluster_m == 1 and gm.predict(7000, 3000, 1200, pick).waves == 5, pick.name
 
 
 def test_split_k_over_several_waves_runs_in_k_order():

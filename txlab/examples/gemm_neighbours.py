@@ -115,11 +115,16 @@ class Neighbours:
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
-        self._x = [tuple(math.log2(v) for v in sh) for sh in self._shapes]
+        logs: dict = {}  # shape -> its log2 sizes; (config name, K's row phase) -> family: a few hundred of each
+        self._x = [logs.get(sh) or logs.setdefault(sh, tuple(math.log2(v) for v in sh)) for sh in self._shapes]
         self._t = [rec["time_us"] * 1e-6 for rec in records]
         self._residual: dict = {}  # record index -> log(measured / model time), once needed
         self._memo: dict = {}      # (shape, config name) -> model time
-        self._fam = [family(rec["parsed"], rec["shape"][2]) for rec in records]
+        fams: dict = {}
+        self._fam = []
+        for rec in records:
+            key = (rec["config"], row_phase(rec["shape"][2]))
+            self._fam.append(fams.get(key) or fams.setdefault(key, family(rec["parsed"], rec["shape"][2])))
 
     def _log_residual(self, i: int) -> float:
         if i not in self._residual:
@@ -270,28 +275,29 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
     out = []
     parsed: dict = {}
     checked: set = set()
-    for i, row in enumerate(rows):
-        if not (isinstance(row, list) and len(row) == len(COLUMNS)):
-            raise ValueError(f"{src}: row {i} is not a list of {len(COLUMNS)} values ({COLUMNS})")
+    width, nsources, inf, number = len(COLUMNS), len(sources), math.inf, (int, float)
+    for i, row in enumerate(rows):  # once per process, a few thousand rows: kept lean (gemm_model.choose's setup)
+        if type(row) is not list or len(row) != width:
+            raise ValueError(f"{src}: row {i} is not a list of {width} values ({COLUMNS})")
         M, N, K, name, t, ratio, source, model_us = row
-        shape = (M, N, K)
-        if not (type(M) is int and type(N) is int and type(K) is int and M > 0 and N > 0 and K > 0):
-            raise ValueError(f"{src}: row {i} has a bad shape {list(shape)!r}")
-        if not isinstance(t, (int, float)) or not (0 < t < math.inf):
+        key = (M, N, K, name)
+        if key not in checked:
+            if not (type(M) is int and type(N) is int and type(K) is int and M > 0 and N > 0 and K > 0):
+                raise ValueError(f"{src}: row {i} has a bad shape {[M, N, K]!r}")
+            try:
+                if type(name) is not str:
+                    raise ValueError("not a configuration name")
+                if name not in parsed:
+                    parsed[name] = parse_config(name)
+                parsed[name].check_shape(M, N, K)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
+            checked.add(key)
+        if not (isinstance(t, number) and 0 < t < inf):
             raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): time_us {t!r} is not a positive number")
-        if not (isinstance(source, int) and 0 <= source < len(sources)):
+        if not (type(source) is int and 0 <= source < nsources):
             raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): source {source!r} is not an index into 'sources'")
-        try:
-            if not isinstance(name, str):
-                raise ValueError("not a configuration name")
-            if name not in parsed:
-                parsed[name] = parse_config(name)
-            if (shape, name) not in checked:
-                parsed[name].check_shape(*shape)
-                checked.add((shape, name))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
-        if current and not (isinstance(model_us, (int, float)) and 0 < model_us < math.inf):
+        if current and not (isinstance(model_us, number) and 0 < model_us < inf):
             raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): model_us {model_us!r} is not a positive number")
         out.append({"shape": [M, N, K], "config": name, "parsed": parsed[name], "time_us": t, "ratio": ratio,
                     "source": sources[source], "model_us": model_us if current else None})
