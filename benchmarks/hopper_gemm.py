@@ -63,10 +63,12 @@ def fail(what, exc):
 # ---- timing: the same method for txlab and torch ---------------------------------------------
 class Timer:
     """Median of ``rep`` launches, each between CUDA events on the current stream, with the L2
-    flushed (a 2x-L2 memset) before each one; ``warmup`` untimed launches first."""
+    flushed (a 2x-L2 memset) before each one, then a GPU-side spin (``torch.cuda._sleep``) so the host has
+    enqueued the launch before the start event runs (a slow host then cannot stretch a short kernel's interval);
+    ``warmup`` untimed launches first."""
 
-    def __init__(self, torch, warmup=10, rep=50):
-        self.torch, self.warmup, self.rep = torch, warmup, rep
+    def __init__(self, torch, warmup=10, rep=50, spin_cycles=400_000):
+        self.torch, self.warmup, self.rep, self.spin = torch, warmup, rep, spin_cycles
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         self.flush = torch.empty(max(2 * l2, 128 << 20), dtype=torch.uint8, device="cuda")
 
@@ -79,6 +81,8 @@ class Timer:
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.rep)]
         for i in range(self.rep):
             self.flush.fill_(i & 0xFF)
+            if self.spin:
+                torch.cuda._sleep(self.spin)
             starts[i].record()
             fn()
             ends[i].record()
