@@ -272,7 +272,7 @@ def test_unaligned_k_gets_no_pingpong_candidates():
         assert not [c for c in gm.candidates(*shape) if c.pingpong], shape
         assert not gm.choose(*shape).pingpong
     assert gm.choose(8192, 8192, 1000).name == "128x256x64_s4_c2_tma_cl2x1"
-    assert "ping-pong configurations are not offered" in gm.explain(8192, 8192, 1000).notes[0]
+    assert "Ping-pong configurations are not offered" in gm.explain(8192, 8192, 1000).notes[0]
     assert any(c.pingpong for c in gm.candidates(8192, 8192, 1024))  # aligned: still a candidate (and the choice)
     assert gm.choose(8192, 8192, 1024).pingpong
 

@@ -910,9 +910,12 @@ def _launched(monkeypatch):
     return calls
 
 
-def test_padded_k_rounds_to_whole_rows_where_that_costs_little():
-    """bf16 pads to 128-byte rows (K % 64 == 0) when that adds at most 3 % of k-steps, else to 8; e4m3 to 16."""
-    assert [hg.padded_k(k) for k in (4096, 4104, 4097, 1001, 100, 7, 2047)] == [4096, 4104, 4160, 1024, 104, 8, 2048]
+def test_padded_k_rounds_to_whole_rows():
+    """bf16 pads to 128-byte rows (K % 64 == 0), which adds no k-step (the kernel runs ceil(K / 64) of them); a K
+    TMA loads as it is (K % 8 == 0) is not padded; e4m3 pads to 16."""
+    assert [hg.padded_k(k) for k in (4096, 4104, 4097, 1001, 100, 7, 2047)] == [4096, 4104, 4160, 1024, 128, 64, 2048]
+    for k in (7, 100, 1001, 4097, 999):
+        assert -(-hg.padded_k(k) // 64) == -(-k // 64)
     assert [hg.padded_k(k, "e4m3") for k in (4097, 1001, 4112)] == [4112, 1008, 4112]
 
 
@@ -920,7 +923,7 @@ def test_padded_k_rounds_to_whole_rows_where_that_costs_little():
     "shape,config,dtype,kp",
     [
         ((136, 64, 380), "64x128x64_s3_c1_sk3", "bf16", 384),  # split-K: the workspace after the padded operands
-        ((64, 72, 100), "64x128x64_s3_c1", "bf16", 104),
+        ((64, 72, 100), "64x128x64_s3_c1", "bf16", 128),
         ((64, 72, 100), "128x128x128_s3_c2_p2", "e4m3", 112),  # e4m3 rows need K % 16 == 0
     ],
 )
@@ -972,7 +975,7 @@ def test_padded_k_build_copies_a_and_b_into_zero_padded_buffers(monkeypatch, sha
     "config,dtype,sms",
     [
         ("64x128x64_s3_c1", "bf16", 1),
-        (None, "bf16", 132),  # build()'s own choice for 64x72x104
+        (None, "bf16", 132),  # build()'s own choice for 64x72x128
         ("128x128x128_s3_c2_p2", "e4m3", 2),  # padded to 112
     ],
 )
@@ -989,7 +992,7 @@ def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
     if config is not None:
         config = (f8 if fp8 else hg).parse_config(config, num_sms=sms)
     gemm = hg.build(M, N, K, config, dtype=dtype)
-    assert gemm.padded_k == (112 if fp8 else 104)
+    assert gemm.padded_k == (112 if fp8 else 128)
     rng = np.random.default_rng(6)
 
     def operand(rows):
@@ -1023,18 +1026,18 @@ def test_record_timeline_hands_the_recorder_padded_operands(monkeypatch):
     a, b, c = np.ones((64, 100), np.float32), np.ones((72, 100), np.float32), np.zeros((64, 72), np.float32)
     hg.record_timeline(a, b, c, "64x128x64_s3_c1")
     ((kernel, (pa, pb, pc)),) = seen
-    assert kernel.padded_k == 104 and pa.shape == (64, 104) and pb.shape == (72, 104) and pc is c
+    assert kernel.padded_k == 128 and pa.shape == (64, 128) and pb.shape == (72, 128) and pc is c
     assert (pa[:, :100] == 1).all() and not pa[:, 100:].any()
 
 
 def test_padded_k_explain_notes_the_copy_and_its_bytes():
-    choice = hg.explain(1000, 3000, 4999)  # padded to whole 128-byte rows: 5056 adds 1.1 % of k-steps over 5000
+    choice = hg.explain(1000, 3000, 4999)  # padded to whole 128-byte rows: 5056, the same 79 k-steps as 5000
     assert choice.shape == (1000, 3000, 5056) and choice.winner == hg.explain(1000, 3000, 5056).winner
     note = choice.notes[0]
     assert "K=4999" in note and "(1000, 5056) and (3000, 5056)" in note
     assert f"{(1000 + 3000) * 4999 * 2} bytes" in note and "each call copies A and B" in note
     assert not any("each call copies" in n for n in hg.explain(1000, 3000, 5000).notes)
-    assert hg.explain(64, 72, 100).shape == (64, 72, 104)  # 128 would add 23 %: padded to 8 only
+    assert hg.explain(64, 72, 100).shape == (64, 72, 128)  # whole 128-byte rows: the same 2 k-steps as 104
     fp8 = hg.explain(1000, 3000, 4999, dtype="e4m3")
     assert fp8.shape == (1000, 3000, 5008) and fp8.winner == hg.explain(1000, 3000, 5008, dtype="e4m3").winner
     assert f"{(1000 + 3000) * 4999} bytes" in fp8.why and "(3000, 5008)" in fp8.why

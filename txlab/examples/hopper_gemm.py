@@ -894,26 +894,23 @@ def pad_unit(dtype: str = "bf16") -> int:
     return 16 // (2 if operand(dtype)["ptx"] == "bf16" else 1)
 
 
-#: bf16: where :func:`build` pads K at all, it pads to whole 128-byte rows (K a multiple of 64) when that adds at
-#: most this share of k-steps: the copy is paid either way, and rows that start on 128-byte lines load faster
-#: (1000x3000 on the H200: 0.90 of cuBLAS at K = 5000, 1.02 at K = 5056). FP8 pads to 16 only (its unaligned
-#: rows measured no slower: 1000x3000x5008 1.02-1.45 of cuBLAS FP8).
-ALIGN_PAD_SHARE = 0.03
+#: bf16: where :func:`build` pads K at all it pads to whole 128-byte rows (K a multiple of 64): the copy is paid
+#: either way, the pad never adds a k-step (the kernel runs ceil(K / 64) of them, the last zero-filled past K), and
+#: rows that start on 128-byte lines load faster (1000x3000 on the H200: 0.90 of cuBLAS at K = 5000, 1.02 at
+#: K = 5056; rows off 32-byte sectors, as a pad to 8 leaves half the time, measured worst: gemm_config.row_phase).
+#: FP8 pads to 16 only (its unaligned rows measured no slower: 1000x3000x5008 1.02-1.45 of cuBLAS FP8).
+BF16_PAD = 64
 
 
 def padded_k(K: int, dtype: str = "bf16") -> int:
     """The K :func:`build` compiles for: ``K`` itself when TMA can load it (a multiple of :func:`pad_unit`),
-    else ``K`` rounded up to :func:`pad_unit`, or in bf16 to a multiple of 64 (128-byte rows) when that adds
-    at most :data:`ALIGN_PAD_SHARE` more k-steps."""
+    else ``K`` rounded up to :func:`pad_unit` (e4m3: 16) or, in bf16, to a multiple of :data:`BF16_PAD`
+    (128-byte rows; the same k-steps)."""
     unit = pad_unit(dtype)
     if K % unit == 0:
         return K
-    kp = K + (-K) % unit
-    if operand(dtype)["ptx"] == "bf16":
-        row = K + (-K) % 64
-        if row <= kp * (1 + ALIGN_PAD_SHARE):
-            return row
-    return kp
+    step = BF16_PAD if operand(dtype)["ptx"] == "bf16" else unit
+    return K + (-K) % step
 
 
 def pad_bytes(M: int, N: int, K: int, dtype: str = "bf16") -> int:
@@ -933,8 +930,8 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     :mod:`txlab.examples.hopper_gemm_fp8`; split-K too, with its workspace after the two scales).
 
     Any K: where TMA cannot load A and B (K % 8 != 0 in bf16, K % 16 != 0 in e4m3: a row pitch of 16
-    bytes) the kernel is built for ``Kp = padded_k(K, dtype)`` (bf16: whole 128-byte rows where that
-    adds at most 3 % of k-steps, see :data:`ALIGN_PAD_SHARE`; the configuration chosen for
+    bytes) the kernel is built for ``Kp = padded_k(K, dtype)`` (bf16: whole 128-byte rows, which add no
+    k-step, see :data:`BF16_PAD`; the configuration chosen for
     ``M x N x Kp``; zero columns do not change the product) and the Compiled, called with the
     unpadded ``(A (M, K), B (N, K), C, ...)``, copies A and B into zero-padded ``(M, Kp)`` and
     ``(N, Kp)`` buffers it keeps (per array library, device and dtype; the pad columns are zeroed once)
