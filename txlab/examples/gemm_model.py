@@ -97,13 +97,15 @@ TAIL_MARGIN = 0.04
 #: lines) or off them ("odd": 5 sectors). Fitted by grid search (with CLUSTER_MAINLOOP) to rank the configurations
 #: measured together at 47 "sector" and 49 "odd" shapes of the H200 runs up to 2026-12-04 (the file gemm_neighbours
 #: reads): the picks' mean loss against each shape's fastest 5.6 % -> 2.9 % ("sector") and 2.9 % -> 1.6 % ("odd")
-#: against the single 1.68 both shared before. ncu at the boost clock saw L2 throughput 1.7-1.9x that of the aligned
-#: K at 1000x3000x5000 ("odd"), of which the mainloop feels a part.
+#: against the single 1.68 both shared before; refitted on 62 + 62 shapes after r18f-i, the same values stayed within
+#: 0.4 % of the best. ncu at the boost clock saw L2 throughput 1.7-1.9x that of the aligned K at 1000x3000x5000
+#: ("odd"), of which the mainloop feels a part.
 UNALIGNED_FEED = {"sector": 1.70, "odd": 2.40}
 #: at an unaligned K, a cluster's operand feed against a lone CTA's at the same requests (barriers, releases), fitted
-#: with UNALIGNED_FEED: where rows start on sectors, halving one operand's requests by multicast pays little (a cluster
-#: won at 4 of the 20 "sector" shapes of r18d where both ran), off them it pays most of the way (1000x3000x5000 and
-#: 4096x4096x4104 with 2x1 clusters 0.92 and 0.96 of cuBLAS against 0.66 and 0.77 with one CTA per tile)
+#: with UNALIGNED_FEED: where rows start on sectors, halving one operand's requests by multicast pays less (of the 35
+#: "sector" shapes of r18d where both ran, one CTA per tile won by more than 1 % at 16, a cluster at 10), off them it
+#: pays most of the way (1000x3000x5000 and 4096x4096x4104 with 2x1 clusters 0.92 and 0.96 of cuBLAS against 0.66 and
+#: 0.77 with one CTA per tile)
 CLUSTER_MAINLOOP = {"sector": 1.40, "odd": 1.10}
 
 
@@ -754,7 +756,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     notes = []
     if unaligned(K):
         phase, k64, k16 = row_phase(K), K + (-K) % 64, K + (-K) % 16
-        where = ("on 32-byte sectors: a cluster's multicast gains little there, and one CTA per tile often runs as fast"
+        where = ("on 32-byte sectors: a cluster's multicast pays less there (at 35 random shapes measured both ways on "
+                 "the H200, one CTA per tile won at 16, a cluster at 10)"
                  if phase == "sector" else
                  "nor on 32-byte sectors: 2-CTA clusters that multicast one operand's tile win most of it back "
                  "(1000x3000x5000 on the H200: 0.66 of cuBLAS with one CTA per tile, 0.92 with a 2x1 cluster)")
