@@ -71,6 +71,11 @@ def test_written_rows_round_trip_and_an_invalid_row_is_named(tmp_path):
     path.write_text(json.dumps(seal(body, "measurements", format=nb.MEASURED_FORMAT, device="test")))
     with pytest.raises(ValueError, match=r"row 0 \(2048x2047x4096\)"):
         nb.load_measured(path)
+    # a configuration that is not a name at all (a list would not even key a dict): a ValueError, not a TypeError
+    body["rows"][0][1], body["rows"][0][3] = 2048, ["128x256x64_s4_c2"]
+    path.write_text(json.dumps(seal(body, "measurements", format=nb.MEASURED_FORMAT, device="test")))
+    with pytest.raises(ValueError, match=r"row 0 \(2048x2048x4096\): config .*not a configuration name"):
+        nb.load_measured(path)
 
 
 def test_a_kind_that_ran_slower_than_the_others_at_the_same_shapes_is_charged_for_it():

@@ -281,13 +281,13 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
         if type(row) is not list or len(row) != width:
             raise ValueError(f"{src}: row {i} is not a list of {width} values ({COLUMNS})")
         M, N, K, name, t, ratio, source, model_us = row
+        if not (type(M) is int and type(N) is int and type(K) is int and M > 0 and N > 0 and K > 0):
+            raise ValueError(f"{src}: row {i} has a bad shape {[M, N, K]!r}")
+        if type(name) is not str:  # before it keys a dict: a list there would escape as a TypeError
+            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: not a configuration name")
         key = (M, N, K, name)
         if key not in checked:
-            if not (type(M) is int and type(N) is int and type(K) is int and M > 0 and N > 0 and K > 0):
-                raise ValueError(f"{src}: row {i} has a bad shape {[M, N, K]!r}")
             try:
-                if type(name) is not str:
-                    raise ValueError("not a configuration name")
                 if name not in parsed:
                     parsed[name] = parse_config(name)
                 parsed[name].check_shape(M, N, K)
