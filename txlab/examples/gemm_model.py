@@ -236,7 +236,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED[phase]
         fed *= CLUSTER_MAINLOOP[phase] if c.cluster_size > 1 else 1.0
     main = steps * max(tensor, fed)
-    if c.split_k > 1 and c.cluster_size > 1 and not unaligned(K):
+    if c.split_k > 1 and c.cluster_size > 1 and phase == "aligned":
         main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
     # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)

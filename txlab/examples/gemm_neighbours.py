@@ -116,12 +116,12 @@ class Neighbours:
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
-        logs: dict = {}  # shape -> its log2 sizes; (config name, K's row phase) -> family: a few hundred of each
+        logs: dict = {}  # shape -> its log2 sizes (a few hundred shapes)
         self._x = [logs.get(sh) or logs.setdefault(sh, tuple(math.log2(v) for v in sh)) for sh in self._shapes]
         self._t = [rec["time_us"] * 1e-6 for rec in records]
         self._residual: dict = {}  # record index -> log(measured / model time), once needed
         self._memo: dict = {}      # (shape, config name) -> model time
-        fams: dict = {}
+        fams: dict = {}  # (config name, K's row phase) -> family: all family() reads of a row (a few hundred)
         self._fam = []
         for rec in records:
             key = (rec["config"], row_phase(rec["shape"][2]))
