@@ -165,6 +165,22 @@ def test_unaligned_k_is_priced_by_where_rows_start():
     assert "32-byte sectors" in " ".join(gm.explain(4096, 4096, 4000).notes)
 
 
+def test_odd_k_offers_192_row_tiles_in_clusters():
+    """Rows off the 32-byte sectors (K an odd multiple of 8) load at the rate of their requests; 192-row tiles in
+    2-CTA clusters (cuBLAS's own choice there) won on the H200 (r19c, 2026-12-04: at 22 random such shapes where the
+    model moved to them, 17 ran faster, 4 slower; 3344x1176x7384 0.75 -> 0.96 of cuBLAS, 1312x9504x3016 0.87 -> 1.05).
+    The model offers them there and nowhere else, and picks them at those shapes without the measurements."""
+
+    def big(shape):
+        return [c.name for c in gm.candidates(*shape) if c.consumers == 3]
+
+    assert {"192x176x64_s4_c3_tma_cl1x2", "192x192x64_s3_c3_tma_cl2x1"} <= set(big((4472, 2856, 3432)))
+    assert all("_cl" in n and "_tma" in n for n in big((4472, 2856, 3432)))
+    assert big((4472, 2856, 3456)) == [] and big((4472, 2856, 3440)) == []  # aligned, sector
+    for shape in ((3344, 1176, 7384), (1312, 9504, 3016), (7240, 1032, 6520)):
+        assert gm.choose(*shape, neighbours=False).consumers == 3, shape
+
+
 def test_unaligned_k_takes_a_multicasting_cluster():
     """Rows not 128-byte aligned are request-bound (H200: 0.66 of cuBLAS alone, 0.92 with a 2x1 cluster):
     the model picks a 2-CTA cluster there, and never at an aligned K (where the sweeps found none faster)."""

@@ -392,6 +392,42 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
         # 128 x 192: 0.77 against 0.82), where it fits better it won (128 x 160 there: 0.98)
         out += [c for c in _candidates(N, M, K, num_sms, swap_ab=True)
                 if _slot_use(N, M, c.bm, c.bn, num_sms) > _slot_use(M, N, c.bm, c.bn, num_sms) * (1 + SWAP_SLOT_GAIN)]
+    if row_phase(K) == "odd":
+        out += _big_tiles(M, N, K, num_sms)
+    return out
+
+
+#: at K an odd multiple of 8 (rows off the 32-byte sectors: requests, not bytes, bound the loads), 192-row tiles
+#: (three consumers) in 2-CTA clusters, as (consumers, bn): cuBLAS's own kernels there (192 x 176 in 1x2 clusters at
+#: 4472x2856x3432, 192 x 192 in 2x1 at others). Measured at 30 such shapes (H200, 2026-12-04, r19a/b): 192 x 176 in 1x2
+#: clusters 0.995 of cuBLAS at 2680x11080x19432 against 0.906 for the best 128-row tile, 0.984 at 2568x4864x6008
+#: against 0.862 for the pick, 0.936 at 2312x10208x14056 against 0.837; 192 x 192 in 2x1 0.904 at 4200x2144x22424
+#: (0.888) and 0.836 at 4472x2856x3432 (0.815). The model prices them within its usual spread there (median residual
+#: +0.2 %, sd 5 %); at an aligned K they run ~8 % slower than it says and are not offered. 256 x 128 tiles in 1x2
+#: clusters ran within 1 % of 128 x 256 in 2x1 and won at none of the 30, so they are not offered either.
+BIG_TILES = ((3, 176), (3, 192))
+
+
+@functools.lru_cache(maxsize=None)
+def _big_tile(consumers: int, bn: int, num_sms: int) -> GemmConfig:
+    """The :data:`BIG_TILES` tile with the TMA epilogue and the deepest ring that fits shared memory."""
+    return _rings(num_sms, range(3, 8), bn=bn, consumers=consumers, epilogue="tma")[-1]
+
+
+def _big_tiles(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
+    """:data:`BIG_TILES` in 2x1 and 1x2 clusters, either way round, where they fit the shape."""
+    out = []
+    for consumers, bn in BIG_TILES:
+        base = _big_tile(consumers, bn, num_sms)
+        for swap in (False, True):
+            for cm, cn in ((2, 1), (1, 2)):
+                c = replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap)
+                try:
+                    c.validate()
+                    c.check_shape(M, N, K)
+                except ValueError:
+                    continue
+                out.append(c)
     return out
 
 
@@ -760,10 +796,11 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
                  "the H200, one CTA per tile won at 16, a cluster at 10)"
                  if phase == "sector" else
                  "nor on 32-byte sectors: 2-CTA clusters that multicast one operand's tile win most of it back "
-                 "(1000x3000x5000 on the H200: 0.66 of cuBLAS with one CTA per tile, 0.92 with a 2x1 cluster)")
+                 "(1000x3000x5000 on the H200: 0.66 of cuBLAS with one CTA per tile, 0.92 with a 2x1 cluster), and "
+                 "192-row tiles in such clusters (cuBLAS's own choice there) are offered too")
         sixteen = ("" if phase == "sector" else
                    f"; K={k16} (a multiple of 16) already puts the rows on sectors, where the fastest configuration "
-                   "measured at random shapes ran at a median 0.99 of cuBLAS, against 0.93 off them")
+                   "measured at random shapes ran at a median 0.99 of cuBLAS, against 0.95 off them")
         notes.append(f"K={K} is not a multiple of 64: the rows of A and B ({2 * K} bytes apart) start off 128-byte "
                      f"lines, {where}; every 128-byte row of a TMA box spans two L2 lines, and the model prices the "
                      f"loads at {UNALIGNED_FEED[phase]}x. Padding A and B to K={k64} in each call measured slower "
