@@ -175,7 +175,9 @@ def test_read_only_cache_dir(tmp_path, monkeypatch):
     """Root ignores chmod, so a read-only file system is simulated where the write happens."""
     monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "cache"))
     cache.forget_warnings()
-    real_mkdtemp = cache.tempfile.mkdtemp
+    import tempfile
+
+    real_mkdtemp = tempfile.mkdtemp
 
     root = str(tmp_path / "cache")
 
@@ -184,12 +186,12 @@ def test_read_only_cache_dir(tmp_path, monkeypatch):
             raise OSError(errno.EROFS, "Read-only file system")
         return real_mkdtemp(*a, **k)
 
-    monkeypatch.setattr(cache.tempfile, "mkdtemp", erofs)
+    monkeypatch.setattr(tempfile, "mkdtemp", erofs)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         c = run_cell(SCALE.replace("2.0", "11.0"), {}, arch="sm_90a")["scale"]
     assert c.cubin[:4] == b"\x7fELF" and len(_cache_warnings(record)) == 1
-    monkeypatch.setattr(cache.tempfile, "mkdtemp", real_mkdtemp)
+    monkeypatch.setattr(tempfile, "mkdtemp", real_mkdtemp)
 
 
 def test_scheduler_trace_with_an_unusable_cache_dir(tmp_path, monkeypatch):
@@ -243,3 +245,33 @@ def test_sealed_json_documents_open_only_unchanged():
     assert sealed_body(doc, "report", compact=True) == (None, "mismatch")
     assert sealed_body({"report": body}, "report") == (None, "missing")
     assert sealed_body([body], "report") == (None, "missing")
+
+
+def test_text_sealed_documents_check_the_body_as_written(tmp_path):
+    """A large sealed file (the GEMM's measurements) is checked on the bytes of its body as they stand in the file, so
+    reading it needs no second dump: the same body rewritten with other spacing, one value edited, another format or
+    a missing checksum are each refused with the reason; fields that do not sort before the body are refused on write."""
+    from txlab.cache import read_sealed_text, seal_text
+
+    body = {"rows": [[1, 2.5, "x"], [3, 4.0, "y"]], "cols": ["a", "b", "c"]}
+    path = tmp_path / "m.json"
+    path.write_text(seal_text(body, "payload", lines=True, format="f/1", device="d"))
+    assert path.read_text().count("\n") == 2  # a row a line
+    doc = read_sealed_text(path, "payload", "f/1")
+    assert (doc["payload"], doc["device"], doc["format"], len(doc["sha256"])) == (body, "d", "f/1", 64)
+    with pytest.raises(ValueError, match="format 'f/1', expected 'f/2'"):
+        read_sealed_text(path, "payload", "f/2")
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=1))  # same content, other bytes
+    with pytest.raises(ValueError, match="sha256"):
+        read_sealed_text(path, "payload", "f/1")
+    path.write_text(seal_text(body, "payload", format="f/1").replace("4.0", "5.0"))
+    with pytest.raises(ValueError, match="sha256"):
+        read_sealed_text(path, "payload", "f/1")
+    path.write_text('{"format":"f/1","payload":{}}')
+    with pytest.raises(ValueError, match="sha256"):
+        read_sealed_text(path, "payload", "f/1")
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable"):
+        read_sealed_text(path, "payload", "f/1")
+    with pytest.raises(ValueError, match="must sort before"):
+        seal_text(body, "payload", zone="z")

@@ -181,6 +181,30 @@ def test_odd_k_offers_192_row_tiles_in_clusters():
         assert gm.choose(*shape, neighbours=False).consumers == 3, shape
 
 
+def test_unaligned_small_grids_offer_narrow_tiles_in_clusters():
+    """Where 64-row tiles fill the SMs in one wave at an unaligned K, tiles as wide as fills them join the candidates,
+    alone, in 2-CTA clusters and (as wide as fits the GPU's 30 4-CTA clusters at once) in 2x2 clusters: cuBLAS's own
+    kernels there are such tiles in 4- and 8-CTA clusters. H200, r19h/r19i (2026-12-04): 1560x256x2424 0.81 -> 0.94 of
+    cuBLAS in 2x2 clusters, 368x1136x1688 0.85 -> 0.94; at 68 random mid-sized shapes whose pick moved, 46 ran faster,
+    14 slower. A 4-CTA cluster's feed is priced above a 2-CTA one's (CLUSTER4_FEED): measured, 2x2 ran only ~4 %
+    faster than 2x1 at 1880x536x2728, not the ~20 % the feed term alone says."""
+    from txlab.examples.gemm_config import parse_config
+
+    names = {c.name for c in gm.candidates(1200, 856, 1752)}
+    assert {"64x144x64_s8_c1_tma", "64x144x64_s8_c1_tma_cl2x1", "64x144x64_s8_c1_tma_cl2x2"} <= names
+    assert not any(c.cluster_size == 4 for c in gm.candidates(1200, 856, 1792))  # aligned: none
+    assert not any(c.cluster_size == 4 for c in gm.candidates(4096, 4096, 4104))  # more than a wave: none
+    for shape in ((1560, 256, 2424), (368, 1136, 1688)):
+        c = gm.choose(*shape, neighbours=False)
+        assert (c.bm, c.cluster_size) == (64, 4), (shape, c.name)
+    s = (1880, 536, 2728)
+    ratio = (
+        gm.predict(*s, parse_config("64x136x64_s9_c1_cl2x2")).time_s
+        / gm.predict(*s, parse_config("64x136x64_s9_c1_cl2x1")).time_s
+    )
+    assert 0.88 < ratio < 1.0, ratio
+
+
 def test_unaligned_k_takes_a_multicasting_cluster():
     """Rows not 128-byte aligned are request-bound (H200: 0.66 of cuBLAS alone, 0.92 with a 2x1 cluster):
     the model picks a 2-CTA cluster there, and never at an aligned K (where the sweeps found none faster)."""

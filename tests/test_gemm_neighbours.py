@@ -63,17 +63,17 @@ def test_written_rows_round_trip_and_an_invalid_row_is_named(tmp_path):
     assert back[1]["time_us"] == pytest.approx(recs[1]["time_us"], rel=1e-6)
     assert all(r["model_us"] is not None for r in back)  # written by this model
     # a row whose configuration cannot compute its shape (TMA stores need N % 8 == 0), sealed anew: still refused
-    from txlab.cache import seal
+    from txlab.cache import seal_text
 
     doc = json.loads(path.read_text())
     body = doc["measurements"]
     body["rows"][0][1] = 2047
-    path.write_text(json.dumps(seal(body, "measurements", format=nb.MEASURED_FORMAT, device="test")))
+    path.write_text(seal_text(body, "measurements", format=nb.MEASURED_FORMAT, device="test"))
     with pytest.raises(ValueError, match=r"row 0 \(2048x2047x4096\)"):
         nb.load_measured(path)
     # a configuration that is not a name at all (a list would not even key a dict): a ValueError, not a TypeError
     body["rows"][0][1], body["rows"][0][3] = 2048, ["128x256x64_s4_c2"]
-    path.write_text(json.dumps(seal(body, "measurements", format=nb.MEASURED_FORMAT, device="test")))
+    path.write_text(seal_text(body, "measurements", format=nb.MEASURED_FORMAT, device="test"))
     with pytest.raises(ValueError, match=r"row 0 \(2048x2048x4096\): config .*not a configuration name"):
         nb.load_measured(path)
 

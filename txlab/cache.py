@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import threading
 import warnings
 from pathlib import Path
@@ -123,6 +121,46 @@ def read_sealed(path, field: str, fmt: str, *, what: str = "sealed file", limit:
     return doc
 
 
+def seal_text(body, field: str, *, lines: bool = False, **extra) -> str:
+    """A sealed JSON document as text whose ``sha256`` covers ``field``'s bytes exactly as they stand in the text
+    (compact, sorted keys; ``lines``: a list of lists a row a line), so :func:`read_sealed_text` checks them without
+    writing the body out again. ``field`` must sort between ``extra``'s keys and ``sha256``."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    if lines:
+        text = text.replace("],[", "],\n[")
+    if field >= "sha256" or any(k >= field for k in extra):
+        raise ValueError(f"seal_text: the other fields ({sorted(extra)}) must sort before {field!r}")
+    head = json.dumps(extra, sort_keys=True, separators=(",", ":"))[:-1]
+    return f'{head}{"," if extra else ""}"{field}":{text},"sha256":"{_digest(text.encode())}"}}\n'
+
+
+def read_sealed_text(path, field: str, fmt: str, *, what: str = "sealed file", limit: int = 16 << 20) -> dict:
+    """The document :func:`seal_text` wrote at ``path``, when its ``format`` is ``fmt`` and its ``sha256`` matches the
+    bytes of ``field``; else ValueError naming what is wrong (unreadable, another format, edited or damaged)."""
+    import re
+
+    from txlab.files import read_bytes_capped
+
+    raw = read_bytes_capped(path, limit, what)
+    key = f'"{field}":'.encode()
+    at = raw.find(key)
+    tail = re.search(rb',"sha256":"([0-9a-f]{64})"\}\s*$', raw)
+    try:
+        head = json.loads(raw[:at] + key + b"null" + raw[tail.start():] if at >= 0 and tail else raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable {what} ({exc})") from None
+    got = head.get("format") if isinstance(head, dict) else None
+    if got != fmt:
+        raise ValueError(f"{path}: format {got!r}, expected {fmt!r}")
+    if at < 0 or tail is None or _digest(raw[at + len(key):tail.start()]) != tail.group(1).decode():
+        raise ValueError(f"{path}: the sha256 does not match its {field!r} (edited or damaged)")
+    try:
+        head[field] = json.loads(raw[at + len(key):tail.start()])
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable {what} ({exc})") from None
+    return head
+
+
 def entry_path(key: str) -> Path:
     return cache_dir() / key[:2] / key
 
@@ -205,6 +243,8 @@ def store(key: str, files: dict[str, bytes | str]) -> Path | None:
     """Publish an entry atomically, replacing an entry of this key that does not verify;
     ``meta.json`` must be among the files. Returns the entry's folder, or None when the cache
     directory cannot be written (a :class:`CacheWarning`, once; the caller's result stands)."""
+    import shutil
+    import tempfile
     if "meta.json" not in files:
         raise ValueError("a cache entry needs meta.json")
     if MANIFEST in files:
@@ -245,6 +285,7 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def _publish(tmp: Path, final: Path, key: str) -> None:
+    import shutil
     try:
         os.rename(tmp, final)
         return
@@ -307,6 +348,7 @@ def verified_file(relpath: str, build) -> Path | None:
 
 def clear() -> int:
     """Delete every entry; returns how many were removed."""
+    import shutil
     root = cache_dir()
     count = sum(1 for _ in root.glob("*/*"))
     shutil.rmtree(root, ignore_errors=True)
@@ -318,6 +360,7 @@ def add_file(key: str, name: str, data: bytes | str) -> bool:
     written beside it and renamed into place, then its own digest file (``<name>.digest``), so
     :func:`load` serves it only while the two agree. False when the entry is gone or not writable
     (the caller keeps its value in memory)."""
+    import tempfile
     if name == MANIFEST or name.endswith(LATE_SUFFIX) or "/" in name or name.startswith("."):
         raise ValueError(f"{name!r} cannot be added to a cache entry")
     blob = data.encode() if isinstance(data, str) else bytes(data)

@@ -104,3 +104,15 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def shipped_data(name: str):
+    """A file txlab ships in ``txlab/data``: its path beside the package where it is installed as files (so a GEMM
+    choice's first call does not import ``importlib.resources`` and ``zipfile``), else through
+    ``importlib.resources`` (a zipped install)."""
+    here = Path(__file__).resolve().parent / "data" / name
+    if here.is_file():
+        return here
+    from importlib import resources
+
+    return resources.files("txlab") / "data" / name

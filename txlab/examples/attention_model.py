@@ -225,9 +225,9 @@ _cache: dict = {}
 
 
 def table_path():
-    from importlib import resources
+    from txlab.files import shipped_data
 
-    return _override[0] if _override else resources.files("txlab") / "data" / TABLE_NAME
+    return _override[0] if _override else shipped_data(TABLE_NAME)
 
 
 def use_tuned_table(path=None) -> None:

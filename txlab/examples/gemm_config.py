@@ -372,42 +372,48 @@ def row_phase(K: int, elem_bytes: int = 2) -> str:
     return "aligned" if pitch % 128 == 0 else "sector" if pitch % 32 == 0 else "odd"
 
 
+#: a configuration's name (:attr:`GemmConfig.name`), field by field
+_NAME = re.compile(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?"
+                   r"(?:_sk(\d+)(p)?(k)?(t)?)?(?:_l2p(\d))?(_swap)?(_np)?")
+
+
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
     text = text.strip()
-    m = re.fullmatch(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?(?:_sk(\d+)(p)?(k)?(t)?)?"
-                     r"(?:_l2p(\d))?(_swap)?(_np)?", text)
+    m = _NAME.fullmatch(text)
     if not m:
         raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
                          "[_l2pN][_swap][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
-    bm, bn = int(m.group(1)), int(m.group(2))
-    pingpong = bool(m.group(5))
-    consumers = int(m.group(4)) if m.group(4) else (2 if pingpong else bm // 64)
+    bm, bn, stages, cons, pp, epi, cm, cn, sk, par, korder, tail, l2p, swap, np_ = m.groups()
+    bm = int(bm)
+    pingpong = bool(pp)
+    consumers = int(cons) if cons else (2 if pingpong else bm // 64)
     if not pingpong and bm != 64 * consumers and not (bm == 256 and consumers == 2):
         raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows), or 256 "
                          "with c2 (128 rows each)")
+    fields = dict(defaults)
     if pingpong:
-        defaults = {**defaults, "schedule": "pingpong", "tile_m": bm}
+        fields["schedule"], fields["tile_m"] = "pingpong", bm
     elif bm != 64 * consumers:
-        defaults = {**defaults, "tile_m": bm}
-    if m.group(6):
-        defaults = {**defaults, "epilogue": "tma" if m.group(6) == "_tma" else "staged"}
-    if m.group(7):
-        defaults = {**defaults, "cluster_m": int(m.group(7)), "cluster_n": int(m.group(8))}
-    if m.group(9):
-        defaults = {**defaults, "split_k": int(m.group(9))}
-    if m.group(10):
-        defaults = {**defaults, "fixup": "parallel"}
-    if m.group(11):
-        defaults = {**defaults, "split_order": "k"}
-    if m.group(12):
-        defaults = {**defaults, "split_tail": True}
-    if m.group(13):
-        defaults = {**defaults, "l2_promotion": int(m.group(13))}
-    if m.group(14):
-        defaults = {**defaults, "swap_ab": True}
-    cfg = GemmConfig(bn=bn, stages=int(m.group(3) or 4), consumers=consumers, persistent=not m.group(15), **defaults)
+        fields["tile_m"] = bm
+    if epi:
+        fields["epilogue"] = "tma" if epi == "_tma" else "staged"
+    if cm:
+        fields["cluster_m"], fields["cluster_n"] = int(cm), int(cn)
+    if sk:
+        fields["split_k"] = int(sk)
+    if par:
+        fields["fixup"] = "parallel"
+    if korder:
+        fields["split_order"] = "k"
+    if tail:
+        fields["split_tail"] = True
+    if l2p:
+        fields["l2_promotion"] = int(l2p)
+    if swap:
+        fields["swap_ab"] = True
+    cfg = GemmConfig(bn=int(bn), stages=int(stages or 4), consumers=consumers, persistent=not np_, **fields)
     cfg.validate()
     return cfg
 

@@ -107,6 +107,11 @@ UNALIGNED_FEED = {"sector": 1.70, "odd": 2.40}
 #: pays most of the way (1000x3000x5000 and 4096x4096x4104 with 2x1 clusters 0.92 and 0.96 of cuBLAS against 0.66 and
 #: 0.77 with one CTA per tile)
 CLUSTER_MAINLOOP = {"sector": 1.40, "odd": 1.10}
+#: ... and a 4-CTA cluster's beyond that (each ring slot waits on three CTAs' releases): fitted on the 96 pairs of a
+#: 4-CTA and a 2-CTA configuration measured side by side at unaligned K on the H200 (up to r19h, 2026-12-04), where
+#: the model without it put the 4-CTA one 14 % too fast on average and ordered 73 of the pairs right; with it the mean
+#: error is under 1 % and 82 pairs are in order
+CLUSTER4_FEED = 1.2
 
 
 #: at an unaligned K the model offers no ping-pong configuration: a ping-pong consumer's 128-row tile loads half
@@ -235,6 +240,7 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
         fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED[phase]
         fed *= CLUSTER_MAINLOOP[phase] if c.cluster_size > 1 else 1.0
+        fed *= CLUSTER4_FEED if c.cluster_size >= 4 else 1.0
     main = steps * max(tensor, fed)
     if c.split_k > 1 and c.cluster_size > 1 and phase == "aligned":
         main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
@@ -394,7 +400,50 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
                 if _slot_use(N, M, c.bm, c.bn, num_sms) > _slot_use(M, N, c.bm, c.bn, num_sms) * (1 + SWAP_SLOT_GAIN)]
     if row_phase(K) == "odd":
         out += _big_tiles(M, N, K, num_sms)
+    if unaligned(K):
+        out += _narrow_fills(M, N, K, num_sms)
     return out
+
+
+def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
+    """At an unaligned K, for grids that 64-row tiles fill in one wave: 64-row tiles (one consumer, the deepest ring)
+    as wide as lets the grid nearly fill the SMs, alone and in 2x1 and 1x2 clusters, and as wide as lets 2x2
+    clusters fill the 4-CTA clusters the GPU holds at once; either way round. cuBLAS's own kernels there are such
+    tiles in 4- and 8-CTA clusters (H200, 2026-12-04: 64 x 104 in 4x2 clusters at 416x1760x1496, 144 x 64 in 2x4 at
+    1200x856x1752). Measured (r19h, 11 shapes where the pick ran under 0.90): 1200x856x1752 0.81 -> 0.91 of cuBLAS
+    (64 x 144 in 2x2 clusters), 1560x256x2424 0.81 -> 0.94, 368x1136x1688 0.85 -> 0.94, 1664x408x2568 0.84 -> 0.94
+    (64 x 88 in 2x1); 2x2 clusters that take two rounds of the GPU's 30 ran at 0.60-0.68."""
+    out = []
+    for m, n, swap in ((M, N, False), (N, M, True)):
+        rows = math.ceil(m / 64)
+        if rows * math.ceil(n / 256) > num_sms:
+            continue
+        fours = GemmConfig(cluster_m=2, cluster_n=2, num_sms=num_sms).max_clusters
+        widths = ((_clamp_width(n, num_sms // rows), ((1, 1), (2, 1), (1, 2))),
+                  (_clamp_width(n, 2 * (fours // math.ceil(rows / 2))), ((2, 2),)))
+        for bn, clusters in widths:
+            base = _narrow_fill(bn, num_sms)
+            for cm, cn in clusters:
+                c = replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap)
+                try:
+                    c.validate()
+                    c.check_shape(M, N, K)
+                except ValueError:
+                    continue
+                out.append(c)
+    return out
+
+
+def _clamp_width(n: int, cols: int) -> int:
+    """The tile width (a multiple of 8, 64 to 256) that cuts ``n`` columns into at most ``cols`` tiles."""
+    return min(256, max(64, _ceil8(math.ceil(n / max(1, cols)))))
+
+
+@functools.lru_cache(maxsize=None)
+def _narrow_fill(bn: int, num_sms: int) -> GemmConfig:
+    """A 64 x ``bn`` tile of one consumer with the deepest ring (up to 12 stages) that fits shared memory; the TMA
+    epilogue where ``bn`` is a multiple of 16."""
+    return _rings(num_sms, range(3, 13), bn=bn, consumers=1, epilogue="tma" if bn % 16 == 0 else "direct")[-1]
 
 
 #: at K an odd multiple of 8 (rows off the 32-byte sectors: requests, not bytes, bound the loads), 192-row tiles
@@ -807,6 +856,11 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
                      f"(0.48 at 1000x3000x5000), but operands padded once with zero columns and reused run aligned "
                      f"(1000x3000x5056: 1.02){sixteen}. Ping-pong configurations are not offered at an unaligned K (each lost "
                      "to the cooperative one at its shape)")
+    if unaligned(K) and _narrow_fills(M, N, K, num_sms):
+        notes.append("64-row tiles as wide as lets the grid fill the SMs in one wave join the candidates (alone, in 2-CTA "
+                     "clusters, and in 2x2 clusters no more than the GPU holds at once), as cuBLAS runs small grids at an "
+                     "unaligned K: at 68 random such shapes on the H200 where the pick moved to them, 46 ran faster and 14 "
+                     "slower (geometric mean +5 %)")
     if math.ceil(M / 64) * math.ceil(N / 128) * SPLITS[-1] < num_sms:
         notes.append(f"{M}x{N}: even 64 x 128 tiles split {SPLITS[-1]} ways leave SMs idle, so 64 x 64 tiles with rings "
                      "up to 12 stages join the split-K candidates")

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from txlab.examples.gemm_config import GemmConfig, parse_config, row_phase
 
 MEASURED = "hopper_gemm_measured.json"
-MEASURED_FORMAT = "txlab-hopper-gemm-measured/1"
+MEASURED_FORMAT = "txlab-hopper-gemm-measured/2"  # 2: the sha256 covers the body's bytes as written
 #: the kernel's width in log2 units of M, N and K (1.0: a shape twice as large in one dimension weighs e^-0.5)
 BANDWIDTH = 1.0
 #: the ridge on the family effects: the weight of "no effect" against a family's measurements (a family whose
@@ -117,7 +117,9 @@ class Neighbours:
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
         logs: dict = {}  # shape -> its log2 sizes (a few hundred shapes)
-        self._x = [logs.get(sh) or logs.setdefault(sh, tuple(math.log2(v) for v in sh)) for sh in self._shapes]
+        for sh in self._shapes:
+            if sh not in logs:
+                logs[sh] = tuple(math.log2(v) for v in sh)
         self._t = [rec["time_us"] * 1e-6 for rec in records]
         self._residual: dict = {}  # record index -> log(measured / model time), once needed
         self._memo: dict = {}      # (shape, config name) -> model time
@@ -126,6 +128,11 @@ class Neighbours:
         for rec in records:
             key = (rec["config"], row_phase(rec["shape"][2]))
             self._fam.append(fams.get(key) or fams.setdefault(key, family(rec["parsed"], rec["shape"][2])))
+        # a query's distance scan runs over the distinct shapes (about a quarter of the rows), each with its rows
+        rows_of: dict = {}
+        for i, sh in enumerate(self._shapes):
+            rows_of.setdefault(sh, []).append(i)
+        self._by_shape = [(logs[sh], sh, ix) for sh, ix in rows_of.items()]
 
     def _log_residual(self, i: int) -> float:
         if i not in self._residual:
@@ -147,11 +154,11 @@ class Neighbours:
         cut = (CUTOFF * BANDWIDTH) ** 2
         skip = tuple(exclude) if exclude is not None else None
         by_shape: dict = {}  # shape -> [(family, weight, residual)]
-        for i, (xm, xn, xk) in enumerate(self._x):
+        for (xm, xn, xk), sh, ix in self._by_shape:
             d2 = (xm - qm) ** 2 + (xn - qn) ** 2 + (xk - qk) ** 2
-            if d2 < cut and self._shapes[i] != skip:
+            if d2 < cut and sh != skip:
                 w = math.exp(-d2 / (2 * BANDWIDTH**2))
-                by_shape.setdefault(self._shapes[i], []).append((self._fam[i], w, self._log_residual(i)))
+                by_shape[sh] = [(self._fam[i], w, self._log_residual(i)) for i in ix]
         # a shape where one kind alone was measured says nothing about kinds against each other
         rows = [v for v in by_shape.values() if len({f for f, _, _ in v}) > 1]
         weight: dict = {}
@@ -225,10 +232,9 @@ COLUMNS = ["M", "N", "K", "config", "time_us", "ratio", "source", "model_us"]
 def write_measured(path, records: list[dict], *, device: str, predict, fingerprint: str) -> dict:
     """Write a measurements file :func:`load_measured` accepts: one sealed body of compact rows (:data:`COLUMNS`),
     each with the model's time (``predict``, the model whose source has ``fingerprint``)."""
-    import json
     from pathlib import Path
 
-    from txlab.cache import seal
+    from txlab.cache import seal_text
 
     sources = list(dict.fromkeys(rec["source"] for rec in records))
     index = {name: i for i, name in enumerate(sources)}
@@ -241,18 +247,17 @@ def write_measured(path, records: list[dict], *, device: str, predict, fingerpri
              round(rec["ratio"], 4) if isinstance(rec.get("ratio"), (int, float)) else None, index[rec["source"]],
              model[(tuple(rec["shape"]), rec["config"])]]
             for rec in records]
-    doc = seal({"columns": COLUMNS, "sources": sources, "rows": rows, "model": fingerprint}, "measurements",
-               format=MEASURED_FORMAT, device=device)
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
-    Path(path).write_text(text.replace("],[", "],\n[") + "\n")  # a row a line: diffs stay readable
+    body = {"columns": COLUMNS, "sources": sources, "rows": rows, "model": fingerprint}
+    # a row a line (diffs stay readable), checksummed as written: reading needs no second dump of the body
+    Path(path).write_text(seal_text(body, "measurements", lines=True, format=MEASURED_FORMAT, device=device))
     load_measured(path, fingerprint=fingerprint)  # what was written must load
-    return doc
+    return {"format": MEASURED_FORMAT, "device": device, "measurements": body}
 
 
 def _measured_path():
-    from importlib import resources
+    from txlab.files import shipped_data
 
-    return resources.files("txlab") / "data" / MEASURED
+    return shipped_data(MEASURED)
 
 
 def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
@@ -263,10 +268,10 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
     (``gemm_model.source_fingerprint()``). Raises ValueError naming what is wrong."""
     from pathlib import Path
 
-    from txlab.cache import read_sealed
+    from txlab.cache import read_sealed_text
 
     src = Path(path) if path is not None else _measured_path()
-    body = read_sealed(src, "measurements", MEASURED_FORMAT, what="GEMM measurements file")["measurements"]
+    body = read_sealed_text(src, "measurements", MEASURED_FORMAT, what="GEMM measurements file")["measurements"]
     if not isinstance(body, dict) or body.get("columns") != COLUMNS:
         raise ValueError(f"{src}: the measurements are not rows of {COLUMNS} (written by another version of txlab?)")
     sources, rows = body.get("sources"), body.get("rows")

@@ -1241,9 +1241,9 @@ _table_override: list = []   # [path] while use_tuned_table(path) is in force
 
 
 def _table_path():
-    from importlib import resources
+    from txlab.files import shipped_data
 
-    return _table_override[0] if _table_override else resources.files("txlab") / "data" / TUNED_TABLE
+    return _table_override[0] if _table_override else shipped_data(TUNED_TABLE)
 
 
 def use_tuned_table(path=None) -> None:
