@@ -405,6 +405,11 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     return out
 
 
+#: the smallest output side :func:`_narrow_fills` is offered at (the random shapes that measured them drew M and N
+#: from 256 up)
+NARROW_FILL_MIN = 256
+
+
 def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
     """At an unaligned K, for grids that 64-row tiles fill in one wave: 64-row tiles (one consumer, the deepest ring)
     as wide as lets the grid nearly fill the SMs, alone and in 2x1 and 1x2 clusters, and as wide as lets 2x2
@@ -412,7 +417,10 @@ def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
     tiles in 4- and 8-CTA clusters (H200, 2026-12-04: 64 x 104 in 4x2 clusters at 416x1760x1496, 144 x 64 in 2x4 at
     1200x856x1752). Measured (r19h, 11 shapes where the pick ran under 0.90): 1200x856x1752 0.81 -> 0.91 of cuBLAS
     (64 x 144 in 2x2 clusters), 1560x256x2424 0.81 -> 0.94, 368x1136x1688 0.85 -> 0.94, 1664x408x2568 0.84 -> 0.94
-    (64 x 88 in 2x1); 2x2 clusters that take two rounds of the GPU's 30 ran at 0.60-0.68."""
+    (64 x 88 in 2x1); 2x2 clusters that take two rounds of the GPU's 30 ran at 0.60-0.68. Offered only where they were
+    measured, outputs of at least :data:`NARROW_FILL_MIN` rows and columns (decode-sized ones keep their own tiles)."""
+    if min(M, N) < NARROW_FILL_MIN:
+        return []
     out = []
     for m, n, swap in ((M, N, False), (N, M, True)):
         rows = math.ceil(m / 64)
