@@ -255,7 +255,7 @@ def test_text_sealed_documents_check_the_body_as_written(tmp_path):
 
     body = {"rows": [[1, 2.5, "x"], [3, 4.0, "y"]], "cols": ["a", "b", "c"]}
     path = tmp_path / "m.json"
-    path.write_text(seal_text(body, "payload", lines=True, format="f/1", device="d"))
+    path.write_text(seal_text(body, "payload", lines="rows", format="f/1", device="d"))
     assert path.read_text().count("\n") == 2  # a row a line
     doc = read_sealed_text(path, "payload", "f/1")
     assert (doc["payload"], doc["device"], doc["format"], len(doc["sha256"])) == (body, "d", "f/1", 64)
@@ -275,3 +275,15 @@ def test_text_sealed_documents_check_the_body_as_written(tmp_path):
         read_sealed_text(path, "payload", "f/1")
     with pytest.raises(ValueError, match="must sort before"):
         seal_text(body, "payload", zone="z")
+    with pytest.raises(ValueError, match="before 'sha256'"):
+        seal_text(body, "zz")
+    # line ends turned into CRLF (a Windows checkout) read the same; a JSON array is named as such
+    path.write_bytes(seal_text(body, "payload", lines="rows", format="f/1").replace("\n", "\r\n").encode())
+    assert read_sealed_text(path, "payload", "f/1")["payload"] == body
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not an object"):
+        read_sealed_text(path, "payload", "f/1")
+    # a string holding the separator the rows are split at stays one string
+    odd = {"rows": [["],[", 1], ["x", 2]]}
+    path.write_text(seal_text(odd, "payload", lines="rows", format="f/1"))
+    assert read_sealed_text(path, "payload", "f/1")["payload"] == odd

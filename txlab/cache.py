@@ -121,27 +121,42 @@ def read_sealed(path, field: str, fmt: str, *, what: str = "sealed file", limit:
     return doc
 
 
-def seal_text(body, field: str, *, lines: bool = False, **extra) -> str:
+def seal_text(body: dict, field: str, *, lines: str | None = None, **extra) -> str:
     """A sealed JSON document as text whose ``sha256`` covers ``field``'s bytes exactly as they stand in the text
-    (compact, sorted keys; ``lines``: a list of lists a row a line), so :func:`read_sealed_text` checks them without
-    writing the body out again. ``field`` must sort between ``extra``'s keys and ``sha256``."""
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    if lines:
-        text = text.replace("],[", "],\n[")
-    if field >= "sha256" or any(k >= field for k in extra):
+    (compact, sorted keys; ``lines``: the key of a list in ``body`` written an item a line), so
+    :func:`read_sealed_text` checks them without writing the body out again. ``field`` must sort after ``extra``'s
+    keys and before ``sha256``; write the text with ``\\n`` line ends (:func:`read_sealed_text` also takes ``\\r\\n``)."""
+    if field >= "sha256":
+        raise ValueError(f"seal_text: the body's field {field!r} must sort before 'sha256'")
+    if any(k >= field for k in extra):
         raise ValueError(f"seal_text: the other fields ({sorted(extra)}) must sort before {field!r}")
-    head = json.dumps(extra, sort_keys=True, separators=(",", ":"))[:-1]
+
+    def dump(v):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+    parts = []
+    for k in sorted(body):
+        v = body[k]
+        if k == lines and isinstance(v, list):
+            parts.append(f"{dump(k)}:[" + ",\n".join(dump(item) for item in v) + "]")
+        else:
+            parts.append(f"{dump(k)}:{dump(v)}")
+    text = "{" + ",".join(parts) + "}"
+    head = dump(extra)[:-1]
+    if f'"{field}":'.encode() in head.encode():  # the reader finds the body by the first such key
+        raise ValueError(f"seal_text: the other fields must not hold the text '\"{field}\":'")
     return f'{head}{"," if extra else ""}"{field}":{text},"sha256":"{_digest(text.encode())}"}}\n'
 
 
 def read_sealed_text(path, field: str, fmt: str, *, what: str = "sealed file", limit: int = 16 << 20) -> dict:
     """The document :func:`seal_text` wrote at ``path``, when its ``format`` is ``fmt`` and its ``sha256`` matches the
-    bytes of ``field``; else ValueError naming what is wrong (unreadable, another format, edited or damaged)."""
+    bytes of ``field`` (with ``\\r\\n`` line ends read as ``\\n``: JSON strings hold no raw line breaks); else
+    ValueError naming what is wrong (unreadable, not such a document, another format, edited or damaged)."""
     import re
 
     from txlab.files import read_bytes_capped
 
-    raw = read_bytes_capped(path, limit, what)
+    raw = read_bytes_capped(path, limit, what).replace(b"\r\n", b"\n")
     key = f'"{field}":'.encode()
     at = raw.find(key)
     tail = re.search(rb',"sha256":"([0-9a-f]{64})"\}\s*$', raw)
@@ -149,10 +164,15 @@ def read_sealed_text(path, field: str, fmt: str, *, what: str = "sealed file", l
         head = json.loads(raw[:at] + key + b"null" + raw[tail.start():] if at >= 0 and tail else raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable {what} ({exc})") from None
-    got = head.get("format") if isinstance(head, dict) else None
-    if got != fmt:
-        raise ValueError(f"{path}: format {got!r}, expected {fmt!r}")
-    if at < 0 or tail is None or _digest(raw[at + len(key):tail.start()]) != tail.group(1).decode():
+    if not isinstance(head, dict):
+        raise ValueError(f"{path}: not a {what} (a JSON {type(head).__name__}, not an object)")
+    if head.get("format") != fmt:
+        raise ValueError(f"{path}: format {head.get('format')!r}, expected {fmt!r}")
+    if at < 0:
+        raise ValueError(f"{path}: no {field!r} in this {what}")
+    if tail is None:
+        raise ValueError(f"{path}: no sha256 closing this {what} (edited or damaged)")
+    if _digest(raw[at + len(key):tail.start()]) != tail.group(1).decode():
         raise ValueError(f"{path}: the sha256 does not match its {field!r} (edited or damaged)")
     try:
         head[field] = json.loads(raw[at + len(key):tail.start()])

@@ -107,10 +107,10 @@ UNALIGNED_FEED = {"sector": 1.70, "odd": 2.40}
 #: pays most of the way (1000x3000x5000 and 4096x4096x4104 with 2x1 clusters 0.92 and 0.96 of cuBLAS against 0.66 and
 #: 0.77 with one CTA per tile)
 CLUSTER_MAINLOOP = {"sector": 1.40, "odd": 1.10}
-#: ... and a 4-CTA cluster's beyond that (each ring slot waits on three CTAs' releases): fitted on the 96 pairs of a
-#: 4-CTA and a 2-CTA configuration measured side by side at unaligned K on the H200 (up to r19h, 2026-12-04), where
-#: the model without it put the 4-CTA one 14 % too fast on average and ordered 73 of the pairs right; with it the mean
-#: error is under 1 % and 82 pairs are in order
+#: ... and a cluster of 4 CTAs or more beyond that (each ring slot waits on three CTAs' releases): fitted on the 96
+#: pairs of a 4-CTA and a 2-CTA configuration without split-K measured side by side at unaligned K on the H200 (up to
+#: r19h, 2026-12-04), where the model without it put the 4-CTA one 14 % too fast on average and ordered 73 of the
+#: pairs right; with it the mean error is under 1 % and 82 pairs are in order
 CLUSTER4_FEED = 1.2
 
 
@@ -422,13 +422,15 @@ def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
     if min(M, N) < NARROW_FILL_MIN:
         return []
     out = []
+    fours = GemmConfig(cluster_m=2, cluster_n=2, num_sms=num_sms).max_clusters  # 4-CTA clusters held at once
     for m, n, swap in ((M, N, False), (N, M, True)):
         rows = math.ceil(m / 64)
         if rows * math.ceil(n / 256) > num_sms:
             continue
-        fours = GemmConfig(cluster_m=2, cluster_n=2, num_sms=num_sms).max_clusters
-        widths = ((_clamp_width(n, num_sms // rows), ((1, 1), (2, 1), (1, 2))),
-                  (_clamp_width(n, 2 * (fours // math.ceil(rows / 2))), ((2, 2),)))
+        widths = [(_clamp_width(n, num_sms // rows), ((1, 1), (2, 1), (1, 2)))]
+        quad = _clamp_width(n, 2 * (fours // math.ceil(rows / 2)))
+        if math.ceil(rows / 2) * math.ceil(math.ceil(n / quad) / 2) <= fours:  # 2x2 only where one round holds them
+            widths.append((quad, ((2, 2),)))
         for bn, clusters in widths:
             base = _narrow_fill(bn, num_sms)
             for cm, cn in clusters:

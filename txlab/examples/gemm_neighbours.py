@@ -109,14 +109,15 @@ NONE = Correction(1.0, 0.0, 0.0, 0, ())
 
 class Neighbours:
     """The measured residuals of the time model and the family effects they give near a shape. Plain Python: a
-    query scans a few thousand measurements and fits a few hundred in a few ms, and needs no numpy import."""
+    query scans the measured shapes (about a thousand) and fits the few hundred rows near it in a few ms, and needs
+    no numpy import."""
 
     def __init__(self, records: list[dict], predict):
         self.count = len(records)
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
-        logs: dict = {}  # shape -> its log2 sizes (a few hundred shapes)
+        logs: dict = {}  # shape -> its log2 sizes
         for sh in self._shapes:
             if sh not in logs:
                 logs[sh] = tuple(math.log2(v) for v in sh)
@@ -231,7 +232,8 @@ COLUMNS = ["M", "N", "K", "config", "time_us", "ratio", "source", "model_us"]
 
 def write_measured(path, records: list[dict], *, device: str, predict, fingerprint: str) -> dict:
     """Write a measurements file :func:`load_measured` accepts: one sealed body of compact rows (:data:`COLUMNS`),
-    each with the model's time (``predict``, the model whose source has ``fingerprint``)."""
+    each with the model's time (``predict``, the model whose source has ``fingerprint``). Returns the document
+    written, without its checksum (which covers the body's bytes in the file)."""
     from pathlib import Path
 
     from txlab.cache import seal_text
@@ -249,7 +251,8 @@ def write_measured(path, records: list[dict], *, device: str, predict, fingerpri
             for rec in records]
     body = {"columns": COLUMNS, "sources": sources, "rows": rows, "model": fingerprint}
     # a row a line (diffs stay readable), checksummed as written: reading needs no second dump of the body
-    Path(path).write_text(seal_text(body, "measurements", lines=True, format=MEASURED_FORMAT, device=device))
+    text = seal_text(body, "measurements", lines="rows", format=MEASURED_FORMAT, device=device)
+    Path(path).write_text(text, encoding="utf-8", newline="\n")
     load_measured(path, fingerprint=fingerprint)  # what was written must load
     return {"format": MEASURED_FORMAT, "device": device, "measurements": body}
 
