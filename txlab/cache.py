@@ -161,7 +161,7 @@ def read_sealed_text(path, field: str, fmt: str, *, what: str = "sealed file", l
     at = raw.find(key)
     tail = re.search(rb',"sha256":"([0-9a-f]{64})"\}\s*$', raw)
     try:
-        head = json.loads(raw[:at] + key + b"null" + raw[tail.start():] if at >= 0 and tail else raw)
+        head = json.loads(raw[:at] + key + b"null" + raw[tail.start() :] if at >= 0 and tail else raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable {what} ({exc})") from None
     if not isinstance(head, dict):
@@ -172,10 +172,10 @@ def read_sealed_text(path, field: str, fmt: str, *, what: str = "sealed file", l
         raise ValueError(f"{path}: no {field!r} in this {what}")
     if tail is None:
         raise ValueError(f"{path}: no sha256 closing this {what} (edited or damaged)")
-    if _digest(raw[at + len(key):tail.start()]) != tail.group(1).decode():
+    if _digest(raw[at + len(key) : tail.start()]) != tail.group(1).decode():
         raise ValueError(f"{path}: the sha256 does not match its {field!r} (edited or damaged)")
     try:
-        head[field] = json.loads(raw[at + len(key):tail.start()])
+        head[field] = json.loads(raw[at + len(key) : tail.start()])
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable {what} ({exc})") from None
     return head
@@ -265,6 +265,7 @@ def store(key: str, files: dict[str, bytes | str]) -> Path | None:
     directory cannot be written (a :class:`CacheWarning`, once; the caller's result stands)."""
     import shutil
     import tempfile
+
     if "meta.json" not in files:
         raise ValueError("a cache entry needs meta.json")
     if MANIFEST in files:
@@ -306,6 +307,7 @@ def _write(path: Path, data: bytes) -> None:
 
 def _publish(tmp: Path, final: Path, key: str) -> None:
     import shutil
+
     try:
         os.rename(tmp, final)
         return
@@ -369,6 +371,7 @@ def verified_file(relpath: str, build) -> Path | None:
 def clear() -> int:
     """Delete every entry; returns how many were removed."""
     import shutil
+
     root = cache_dir()
     count = sum(1 for _ in root.glob("*/*"))
     shutil.rmtree(root, ignore_errors=True)
@@ -381,6 +384,7 @@ def add_file(key: str, name: str, data: bytes | str) -> bool:
     :func:`load` serves it only while the two agree. False when the entry is gone or not writable
     (the caller keeps its value in memory)."""
     import tempfile
+
     if name == MANIFEST or name.endswith(LATE_SUFFIX) or "/" in name or name.startswith("."):
         raise ValueError(f"{name!r} cannot be added to a cache entry")
     blob = data.encode() if isinstance(data, str) else bytes(data)
