@@ -432,28 +432,14 @@ def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
         if math.ceil(rows / 2) * math.ceil(math.ceil(n / quad) / 2) <= fours:  # 2x2 only where one round holds them
             widths.append((quad, ((2, 2),)))
         for bn, clusters in widths:
-            base = _narrow_fill(bn, num_sms)
-            for cm, cn in clusters:
-                c = replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap)
-                try:
-                    c.validate()
-                    c.check_shape(M, N, K)
-                except ValueError:
-                    continue
-                out.append(c)
+            base = _deepest(num_sms, 12, bn=bn, consumers=1, epilogue="tma" if bn % 16 == 0 else "direct")
+            out += _fitting([replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap) for cm, cn in clusters], (M, N, K))
     return out
 
 
 def _clamp_width(n: int, cols: int) -> int:
     """The tile width (a multiple of 8, 64 to 256) that cuts ``n`` columns into at most ``cols`` tiles."""
     return min(256, max(64, _ceil8(math.ceil(n / max(1, cols)))))
-
-
-@functools.lru_cache(maxsize=None)
-def _narrow_fill(bn: int, num_sms: int) -> GemmConfig:
-    """A 64 x ``bn`` tile of one consumer with the deepest ring (up to 12 stages) that fits shared memory; the TMA
-    epilogue where ``bn`` is a multiple of 16."""
-    return _rings(num_sms, range(3, 13), bn=bn, consumers=1, epilogue="tma" if bn % 16 == 0 else "direct")[-1]
 
 
 #: at K an odd multiple of 8 (rows off the 32-byte sectors: requests, not bytes, bound the loads), 192-row tiles
@@ -467,26 +453,24 @@ def _narrow_fill(bn: int, num_sms: int) -> GemmConfig:
 BIG_TILES = ((3, 176), (3, 192))
 
 
-@functools.lru_cache(maxsize=None)
-def _big_tile(consumers: int, bn: int, num_sms: int) -> GemmConfig:
-    """The :data:`BIG_TILES` tile with the TMA epilogue and the deepest ring that fits shared memory."""
-    return _rings(num_sms, range(3, 8), bn=bn, consumers=consumers, epilogue="tma")[-1]
-
-
 def _big_tiles(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
-    """:data:`BIG_TILES` in 2x1 and 1x2 clusters, either way round, where they fit the shape."""
+    """:data:`BIG_TILES` (TMA epilogue, the deepest ring) in 2x1 and 1x2 clusters, either way round, where they fit
+    the shape."""
+    bases = [_deepest(num_sms, 7, bn=bn, consumers=consumers, epilogue="tma") for consumers, bn in BIG_TILES]
+    return _fitting([replace(b, cluster_m=cm, cluster_n=cn, swap_ab=swap) for b in bases for swap in (False, True)
+                     for cm, cn in ((2, 1), (1, 2))], (M, N, K))
+
+
+def _fitting(configs, shape: tuple) -> list[GemmConfig]:
+    """The ``configs`` that are valid and compute the user's ``shape`` (M, N, K), in order."""
     out = []
-    for consumers, bn in BIG_TILES:
-        base = _big_tile(consumers, bn, num_sms)
-        for swap in (False, True):
-            for cm, cn in ((2, 1), (1, 2)):
-                c = replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap)
-                try:
-                    c.validate()
-                    c.check_shape(M, N, K)
-                except ValueError:
-                    continue
-                out.append(c)
+    for c in configs:
+        try:
+            c.validate()
+            c.check_shape(*shape)
+        except ValueError:
+            continue
+        out.append(c)
     return out
 
 
@@ -538,14 +522,7 @@ def _candidates(
             out.append(c)
         # multicast halves one operand's requests: what pays for an unaligned pitch
         if unaligned(K) and not split_only_tile:
-            for cm, cn in ((2, 1), (1, 2)):
-                try:
-                    cl = replace(c, cluster_m=cm, cluster_n=cn)
-                    cl.validate()
-                    cl.check_shape(*shape)
-                except ValueError:
-                    continue
-                out.append(cl)
+            out += _fitting([replace(c, cluster_m=cm, cluster_n=cn) for cm, cn in ((2, 1), (1, 2))], shape)
         if c.pingpong or c.epilogue != "direct":
             continue
         tiles = math.ceil(M / c.bm) * math.ceil(N / c.bn)
@@ -739,11 +716,17 @@ def _split_fits(M: int, N: int, num_sms: int) -> list[GemmConfig]:
     return [_split_tile(w, num_sms) for w in widths if 128 < w < 256]
 
 
-@functools.lru_cache(maxsize=None)
 def _split_tile(bn: int, num_sms: int) -> GemmConfig:
     """The cooperative 128 x ``bn`` tile with the deepest ring (up to 7 stages) that fits shared memory: what the
     split-only tiles are built from (once per width and SM count)."""
-    return _rings(num_sms, range(3, 8), bn=bn, consumers=2)[-1]
+    return _deepest(num_sms, 7, bn=bn, consumers=2)
+
+
+@functools.lru_cache(maxsize=None)
+def _deepest(num_sms: int, most: int, **fields) -> GemmConfig:
+    """The configuration of ``fields`` with the deepest ring (3 to ``most`` stages) that fits shared memory, once per
+    SM count and fields."""
+    return _rings(num_sms, range(3, most + 1), **fields)[-1]
 
 
 def _ceil8(n: int) -> int:

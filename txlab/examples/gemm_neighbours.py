@@ -117,10 +117,6 @@ class Neighbours:
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
         self._shapes = [tuple(rec["shape"]) for rec in records]
-        logs: dict = {}  # shape -> its log2 sizes
-        for sh in self._shapes:
-            if sh not in logs:
-                logs[sh] = tuple(math.log2(v) for v in sh)
         self._t = [rec["time_us"] * 1e-6 for rec in records]
         self._residual: dict = {}  # record index -> log(measured / model time), once needed
         self._memo: dict = {}      # (shape, config name) -> model time
@@ -129,11 +125,11 @@ class Neighbours:
         for rec in records:
             key = (rec["config"], row_phase(rec["shape"][2]))
             self._fam.append(fams.get(key) or fams.setdefault(key, family(rec["parsed"], rec["shape"][2])))
-        # a query's distance scan runs over the distinct shapes (about a quarter of the rows), each with its rows
+        # a query's distance scan runs over the distinct shapes (about a quarter of the rows): log2 sizes, shape, rows
         rows_of: dict = {}
         for i, sh in enumerate(self._shapes):
             rows_of.setdefault(sh, []).append(i)
-        self._by_shape = [(logs[sh], sh, ix) for sh, ix in rows_of.items()]
+        self._by_shape = [(tuple(math.log2(v) for v in sh), sh, ix) for sh, ix in rows_of.items()]
 
     def _log_residual(self, i: int) -> float:
         if i not in self._residual:
