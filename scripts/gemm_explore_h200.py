@@ -4778,6 +4778,56 @@ GROUPS = {
         (B16, (504, 376, 5088), ["64x128x64_s7_c1_sk5"]),
         (B16, (7376, 10048, 6520), ["128x256x64_s4_c2_tma_cl2x1"]),
     ],
+    # 8-CTA clusters (4x2, 2x4) at the weak small grids where cuBLAS runs them (its tile and cluster, either
+    # way round), beside the model's pick
+    "r20a": [
+        (
+            B16,
+            (416, 1760, 1496),
+            [None, "64x104x64_s10_c1_cl4x2_swap", "64x112x64_s10_c1_tma_cl4x2_swap", "64x112x64_s10_c1_cl2x4"],
+        ),
+        (B16, (1200, 856, 1752), [None, "64x144x64_s8_c1_cl4x2", "64x144x64_s8_c1_tma_cl4x2", "64x144x64_s8_c1_cl2x4"]),
+        (
+            B16,
+            (1560, 256, 2424),
+            [None, "64x64x64_s14_c1_cl4x2_swap", "64x64x64_s14_c1_cl2x4", "64x64x64_s13_c1_tma_cl4x2_swap"],
+        ),
+        (
+            B16,
+            (1056, 496, 1336),
+            [None, "64x88x64_s11_c1_cl4x2_swap", "64x96x64_s10_c1_tma_cl4x2_swap", "64x72x64_s13_c1_cl2x4"],
+        ),
+        (
+            B16,
+            (496, 664, 2392),
+            [None, "64x56x64_s15_c1_cl2x4", "64x64x64_s13_c1_tma_cl2x4", "64x64x64_s14_c1_cl4x2_swap"],
+        ),
+        (
+            B16,
+            (1880, 536, 2728),
+            [None, "64x136x64_s9_c1_cl2x4", "64x144x64_s8_c1_tma_cl2x4", "64x136x64_s9_c1_cl4x2_swap"],
+        ),
+        (
+            B16,
+            (368, 1136, 1688),
+            [None, "64x72x64_s13_c1_cl2x4", "64x80x64_s12_c1_tma_cl2x4", "64x64x64_s14_c1_cl4x2_swap"],
+        ),
+        (B16, (488, 296, 1240), [None, "64x32x64_s18_c1_cl2x4_swap", "64x40x64_s17_c1_cl2x4", "64x32x64_s18_c1_cl4x2"]),
+        (
+            B16,
+            (576, 520, 2984),
+            [None, "64x48x64_s16_c1_cl2x4", "64x48x64_s15_c1_tma_cl2x4", "64x48x64_s16_c1_cl4x2_swap"],
+        ),
+        (B16, (1896, 520, 2008), [None, "128x88x64_s8_c2_cl4x2", "128x96x64_s7_c2_tma_cl4x2", "64x136x64_s9_c1_cl2x4"]),
+        (B16, (3000, 512, 6120), [None, "128x104x64_s7_c2_cl4x2_swap", "128x112x64_s7_c2_tma_cl4x2_swap"]),
+        (
+            B16,
+            (496, 1176, 3792),
+            [None, "128x48x64_s10_c2_cl2x4", "64x80x64_s12_c1_cl2x4", "128x48x64_s10_c2_cl4x2_swap"],
+        ),
+        (B16, (2536, 664, 3552), [None, "128x112x64_s7_c2_cl4x2", "128x112x64_s7_c2_tma_cl4x2"]),
+        (B16, (576, 584, 1520), [None, "64x56x64_s15_c1_cl2x4", "64x64x64_s14_c1_cl2x4", "64x56x64_s15_c1_cl4x2_swap"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -5145,6 +5195,7 @@ def main(argv=None) -> int:
                 "r19h",
                 "r19i",
                 "r19j",
+                "r20a",
             )
         ),
     )

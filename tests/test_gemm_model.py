@@ -238,7 +238,7 @@ def test_small_grids_pair_their_split_k_items_in_clusters():
     assert wide[0].config == alone.config
     par = gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel")
     par.check_shape(256, 640, 65536)  # 10 tiles x 13 = 130 CTAs: fits 132
-    with pytest.raises(ValueError, match="less 4 for clusters of 2"):
+    with pytest.raises(ValueError, match="holds 128 of them in clusters of 2"):
         gm.GemmConfig(bn=128, stages=6, split_k=13, fixup="parallel", cluster_m=2).check_shape(256, 640, 65536)
 
 
@@ -295,7 +295,7 @@ def test_parallel_fixup_in_4_cta_clusters_leaves_each_gpc_its_slack():
     """32 clusters of 4 CTAs (128 of 132 SMs) hung on the H200 waiting for each other's items (256x256x65536,
     2x2 clusters, S = 32); 24 clusters (768x1024x16384, 128 x 128 tiles, S = 2) ran right."""
     cl = dict(bn=128, stages=6, fixup="parallel", cluster_m=2, cluster_n=2)
-    with pytest.raises(ValueError, match="less 16 for clusters of 4"):
+    with pytest.raises(ValueError, match="holds 116 of them in clusters of 4"):
         gm.GemmConfig(split_k=32, **cl).check_shape(256, 256, 65536)
     gm.GemmConfig(split_k=2, **cl).check_shape(768, 1024, 16384)
     gm.GemmConfig(split_k=29, **cl).check_shape(256, 256, 65536)  # 116 CTAs

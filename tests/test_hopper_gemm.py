@@ -87,12 +87,23 @@ def test_cluster_config_parsing_and_limits():
     assert hg.GemmConfig(cluster_m=2, persistent=False).ctas(200, 256) == 2
     with pytest.raises(ValueError, match="cluster_m, cluster_n in"):
         hg.GemmConfig(cluster_m=3).validate()
-    with pytest.raises(ValueError, match="at most 4 CTAs"):
-        hg.GemmConfig(cluster_m=4, cluster_n=2).validate()
+    with pytest.raises(ValueError, match="at most 8 CTAs"):
+        hg.GemmConfig(cluster_m=4, cluster_n=4).validate()
+    with pytest.raises(ValueError, match="cluster_m, cluster_n in"):
+        hg.GemmConfig(cluster_m=16).validate()
+    # 8-CTA clusters: the portable size; 132 SMs hold 15 of them (120 CTAs, as 30 of 4)
+    eight = hg.parse_config("64x104x64_s10_c1_cl4x2_swap")
+    assert (eight.cluster_size, eight.sharers, eight.max_clusters) == (8, 5, 15)
+    assert hg.parse_config(eight.name) == eight
+    assert hg.GemmConfig(cluster_m=2, cluster_n=4).ctas(8192, 8192) == 120
+    assert hg.GemmConfig(cluster_m=8, bn=64).ctas(8192, 8192) == 120
     hg.GemmConfig(bn=200, cluster_m=4).validate()  # B in slices of 56, 56, 56 and 32 rows
     assert hg.GemmConfig.slices(200, 4) == (56, 32) and hg.GemmConfig.slices(256, 2) == (128, 128)
-    with pytest.raises(ValueError, match="8-row swizzle atoms"):
-        hg.GemmConfig(bn=40, cluster_m=4).validate()  # 16-row slices leave the last one nothing
+    # where equal whole-atom slices would leave the last empty, the others take one atom and the last the rest
+    assert hg.GemmConfig.slices(48, 4) == (8, 24) and hg.GemmConfig.slices(40, 4) == (8, 16)
+    hg.GemmConfig(bn=40, cluster_m=4).validate()
+    with pytest.raises(ValueError, match="3 atoms, too few"):
+        hg.GemmConfig(bn=24, cluster_m=4).validate()  # three atoms for four CTAs
     with pytest.raises(ValueError, match="8-row swizzle atoms"):
         hg.GemmConfig(bn=8, cluster_m=2).validate()
     with pytest.raises(ValueError, match="cannot hold one cluster"):
@@ -648,6 +659,24 @@ def test_four_cta_clusters_on_the_emulator(shape, config, sms):
     and releases a ring slot in all four (the slot's writers) before any of them refills it. Where the tile's rows
     do not split into equal whole swizzle atoms, the last CTA loads what the others leave."""
     _emulate_right(shape, config, sms, seed=5)
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((600, 300, 136), "64x64x64_s3_c1_cl4x2", 8),  # B to 4 CTAs in 16-row slices, A to 2; pad tiles both ways
+        ((300, 520, 200), "64x48x64_s3_c1_cl2x4", 8),  # A to 4 CTAs in 16-row slices, B to 2 in 24-row ones
+        ((600, 200, 136), "128x48x64_s3_c2_cl4x2", 8),  # B's 48 rows over 4 CTAs: 8, 8, 8 and the last 24
+        ((200, 500, 136), "64x104x64_s3_c1_cl4x2_swap", 8),  # cuBLAS's 64 x 104 in 4x2: the kernel's B is the user's A
+        ((300, 600, 136), "64x64x64_s3_c1_tma_cl2x4", 8),  # the TMA epilogue in an 8-CTA cluster
+    ],
+)
+def test_eight_cta_clusters_on_the_emulator(shape, config, sms):
+    """4x2 and 2x4 clusters (cuBLAS's at small grids on the H200): each CTA loads its slice of the B tile its column
+    shares and of the A tile its row shares, multicasts both, and frees a ring slot in all five CTAs that write it."""
+    cfg = hg.parse_config(config, num_sms=sms)
+    assert cfg.cluster_size == 8 and cfg.sharers == 5
+    _emulate_right(shape, config, sms, seed=13)
 
 
 @pytest.mark.parametrize(

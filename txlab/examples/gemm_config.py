@@ -18,6 +18,9 @@ EPI_BUFFERS = 2  # epilogue="tma": 64-row staging tiles per consumer (one is fil
 #: parallel fix-up (not all resident) and a persistent grid of 33 ran its last clusters in a second round (0.52 of
 #: cuBLAS); cuBLAS launches 120-CTA grids of 1x4 and 4x1 clusters there. Scaled for other SM counts.
 CLUSTERS_OF_4_AT_132_SMS = 30
+#: ... and clusters of 8 (4x2, 2x4): half as many, the same 120 CTAs (cuBLAS launches 15 clusters of 2x4 at
+#: 1200x856x1752 on the H200). Scaled for other SM counts.
+CLUSTERS_OF_8_AT_132_SMS = 15
 
 
 @dataclass(frozen=True)
@@ -154,8 +157,12 @@ class GemmConfig:
     def slices(rows: int, ways: int) -> tuple:
         """How a cluster splits a shared tile's ``rows`` among the ``ways`` CTAs that load it: ``(first, last)``, the
         rows of each of the first ``ways - 1`` slices (whole 8-row swizzle atoms) and of the last (what they leave).
-        ``slices(200, 4) == (56, 32)``; ``last`` is 0 or less where no such split exists."""
+        ``slices(200, 4) == (56, 32)``; where equal whole-atom slices would leave the last empty, the first are
+        smaller and the last takes the rest (``slices(48, 4) == (8, 24)``); ``last`` is 0 or less where no split
+        exists (fewer atoms than CTAs)."""
         first = _ceil(rows, 8 * ways) * 8
+        if rows - (ways - 1) * first <= 0 and rows >= 8 * ways:  # 48 over 4: 8, 8, 8 and 24 rather than 16, 16, 16, 0
+            first = rows // (8 * ways) * 8
         return first, rows - (ways - 1) * first
 
     def kernel_shape(self, m: int, n: int) -> tuple:
@@ -194,11 +201,14 @@ class GemmConfig:
     @property
     def max_clusters(self) -> int:
         """Clusters of this size the GPU holds at once (what a persistent grid launches at most): every pair
-        of SMs for 2-CTA clusters, :data:`CLUSTERS_OF_4_AT_132_SMS` (scaled) for 4-CTA ones."""
-        if self.cluster_size <= 2:
-            return self.num_sms // self.cluster_size
-        whole = self.num_sms // 4  # 33 at 132 SMs, of which 30 fit: one in 11 left out
-        return max(1, whole - whole * (132 // 4 - CLUSTERS_OF_4_AT_132_SMS) // (132 // 4))
+        of SMs for 2-CTA clusters, :data:`CLUSTERS_OF_4_AT_132_SMS` and :data:`CLUSTERS_OF_8_AT_132_SMS` (scaled) for
+        4- and 8-CTA ones."""
+        size = self.cluster_size
+        if size <= 2:
+            return self.num_sms // size
+        held = CLUSTERS_OF_4_AT_132_SMS if size == 4 else CLUSTERS_OF_8_AT_132_SMS
+        whole = self.num_sms // size  # 33 of 4 at 132 SMs, of which 30 fit: one in 11 left out
+        return max(1, whole - whole * (132 // size - held) // (132 // size))
 
     def ctas(self, m: int, n: int) -> int:
         """CTAs launched for an m x n output: one per SM when persistent (whole clusters, as many as can be
@@ -284,14 +294,15 @@ class GemmConfig:
             raise ValueError("a TMA box is at most 256 rows: keep bm, bn <= 256")
         if self.stages < 2:
             raise ValueError(f"stages={self.stages}: a pipeline needs at least 2 stages")
-        if self.cluster_m not in (1, 2, 4) or self.cluster_n not in (1, 2, 4) or self.cluster_size > 4:
-            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4) with "
-                             "at most 4 CTAs (1x2, 2x1, 2x2, 1x4, 4x1)")
+        if self.cluster_m not in (1, 2, 4, 8) or self.cluster_n not in (1, 2, 4, 8) or self.cluster_size > 8:
+            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4, 8) with "
+                             "at most 8 CTAs (the portable cluster size: 1x2, 2x1, 2x2, 1x4, 4x1, 4x2, 2x4, 1x8, 8x1)")
         for rows, ways, side in ((self.bn, self.cluster_m, "B"), (self.bm, self.cluster_n, "A")):
             if ways > 1 and self.slices(rows, ways)[1] <= 0:
                 raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
-                                 f"{side} loads into {ways} slices of whole 8-row swizzle atoms, and {rows} rows leave "
-                                 "the last one empty: use a smaller cluster on that side or a wider tile")
+                                 f"{side} loads into {ways} slices of whole 8-row swizzle atoms, and {rows} rows are "
+                                 f"{rows // 8} atoms, too few to give each one: use a smaller cluster on that side or "
+                                 "a wider tile")
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
             raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
@@ -330,14 +341,14 @@ class GemmConfig:
             if self.split_tail:  # the split items run after the whole tiles: those of the tail must be resident
                 items = self.tail_tiles(M, N)[1] * self.split_k
             # a cluster starts only on free SMs of one GPC: keep 4 SMs of slack for 2-CTA clusters; 4-CTA ones can
-            # leave 2 SMs idle in each of the 8 GPCs (H200: 32 clusters of 4 = 128 CTAs hung waiting for each other)
+            # leave 2 SMs idle in each of the 8 GPCs (H200: 32 clusters of 4 = 128 CTAs hung waiting for each other);
+            # 8-CTA ones, what :attr:`max_clusters` holds
             slack = {1: 0, 2: 4}.get(self.cluster_size, 16)
-            room = self.num_sms - slack
+            room = self.num_sms - slack if self.cluster_size <= 4 else self.max_clusters * self.cluster_size
             if self.fixup == "parallel" and (items > room or not self.persistent):
                 raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
-                                 f"CTAs at once, and num_sms={self.num_sms}"
-                                 f"{f' (less {slack} for clusters of {self.cluster_size})' if slack else ''}: "
-                                 "use fixup='serial' or a smaller split_k")
+                                 f"CTAs at once, and num_sms={self.num_sms} holds {room} of them in clusters of "
+                                 f"{self.cluster_size}: use fixup='serial' or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
                 raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")

@@ -410,7 +410,8 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
 NARROW_FILL_MIN = 256
 
 
-def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
+@functools.lru_cache(maxsize=256)  # explain asks again, for its note
+def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> tuple[GemmConfig, ...]:
     """At an unaligned K, for grids that 64-row tiles fill in one wave: 64-row tiles (one consumer, the deepest ring)
     as wide as lets the grid nearly fill the SMs, alone and in 2x1 and 1x2 clusters, and as wide as lets 2x2
     clusters fill the 4-CTA clusters the GPU holds at once; either way round. cuBLAS's own kernels there are such
@@ -420,7 +421,7 @@ def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
     (64 x 88 in 2x1); 2x2 clusters that take two rounds of the GPU's 30 ran at 0.60-0.68. Offered only where they were
     measured, outputs of at least :data:`NARROW_FILL_MIN` rows and columns (decode-sized ones keep their own tiles)."""
     if min(M, N) < NARROW_FILL_MIN:
-        return []
+        return ()
     out = []
     fours = GemmConfig(cluster_m=2, cluster_n=2, num_sms=num_sms).max_clusters  # 4-CTA clusters held at once
     for m, n, swap in ((M, N, False), (N, M, True)):
@@ -434,7 +435,7 @@ def _narrow_fills(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
         for bn, clusters in widths:
             base = _deepest(num_sms, 12, bn=bn, consumers=1, epilogue="tma" if bn % 16 == 0 else "direct")
             out += _fitting([replace(base, cluster_m=cm, cluster_n=cn, swap_ab=swap) for cm, cn in clusters], (M, N, K))
-    return out
+    return tuple(out)
 
 
 def _clamp_width(n: int, cols: int) -> int:
