@@ -219,6 +219,7 @@ def test_fp8_gemm_on_gpu(shape, config):
         ((130, 251, 384), "128x128x128_s3_c2_stg_p2", 2),  # odd N: the staged, coalesced epilogue
         ((136, 296, 256), "128x160x128_s3_c2_tma_swap_p2", 3),  # swap_ab: C.T tiled, transposed TMA pieces
         ((16, 200, 384), "64x64x128_s4_c1_p2", 2),  # decode-sized M, one warpgroup: A's box of 16 rows
+        ((300, 520, 256), "64x64x128_s3_c1_cl2x4_p2", 8),  # an 8-CTA cluster: A to 4 CTAs in 16-row slices, B to 2
     ],
 )
 def test_fp8_gemm_on_the_emulator(shape, config, sms):
