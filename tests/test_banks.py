@@ -1,5 +1,8 @@
 """Bank conflicts computed from the index expressions a kernel runs (txlab.banks, PoolLayout.bank_conflicts)."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -304,3 +307,13 @@ def test_casts_in_index_arithmetic_do_not_stop_the_walk():
     """TVM 0.27's Cast has .ty, not .dtype: the walk of a shuffle reduction used to raise."""
     rep = txlab.pools.coalescing(_corpus_case("codegen/warp_sum_full"), arch="sm_90a")
     assert rep.counts()["analysed"] >= 1 and rep.counts()["unknown"] == 0
+
+
+def test_ptx_atom_on_shared_memory_is_a_serialised_row():
+    """``Tx.ptx.atom.shared`` was missing from the report (only ``atomic_*``/``red`` were atomics)."""
+    sys.path.insert(0, str(Path(__file__).parent / "kernels"))
+    import memory_patterns as mp
+
+    rows = txlab.pools.layout(mp.ptx_atomics("shared"), arch="sm_90a").bank_conflicts()
+    (atom,) = [r for r in rows if r.access == "atomic"]
+    assert atom.status == "analysed" and atom.ways == 32 and atom.buffer == "S", rows.summary()

@@ -148,3 +148,15 @@ def test_a_walk_cut_short_keeps_every_access_and_says_partial(limit):
     assert all(r.status == "partial" and "beyond the walk's limit" in r.reason for r in rep)
     assert {v["status"] for v in rep.by_line().values()} == {"partial"}
     assert {v["status"] for v in full.by_line().values()} == {"analysed"}
+
+
+def test_ptx_atom_and_vector_red_are_rows_at_their_width():
+    """``Tx.ptx.atom`` (atom, atom_cas, ...) was not recognised as an atomic: it was missing from the
+    report; a ``red .v4.f32`` was counted at 4 bytes per lane instead of 16."""
+    rep = txlab.pools.coalescing(mp.ptx_atomics("global"), arch="sm_90a")
+    atom = _one(rep, "atomic", "A")
+    assert atom.status == "analysed" and atom.bytes_per_lane == 4, rep.summary()
+    assert atom.requests == 32 and atom.sectors == 32 and not atom.coalesced  # a cache line per lane
+    red = _one(rep, "atomic", "B")
+    assert red.bytes_per_lane == 16 and red.requests == 4 and red.coalesced, rep.summary()
+    assert rep.counts() == {"accesses": 3, "analysed": 3, "unknown": 0}

@@ -284,11 +284,6 @@ SWIZZLE_MODES = simt.TENSOR_MAP_SWIZZLE
 _MATRIX_LANES = {"x1": 8, "x2": 16, "x4": 32}
 
 
-def _is_atomic(name: str) -> bool:
-    short = name.rsplit(".", 1)[-1]
-    return short.startswith(("atomic_", "atomicAdd", "red_")) or short == "red"
-
-
 def _is_tma(short: str) -> bool:
     """A bulk copy (TMA, ``cp.async.bulk[.tensor]``, its reduce and multimem forms) that moves data."""
     return short.startswith(("cp_async_bulk", "cp_reduce_async_bulk", "multimem_cp")) and not any(
@@ -381,9 +376,9 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
     addrs = [a for a in v.args if isinstance(a, simt.AddrValue)]
     shared = [a for a in addrs if str(a.buffer.scope()).startswith("shared")]
     strings = [a for a in v.args if isinstance(a, str)]
-    if _is_atomic(name):
+    if simt.is_atomic(short):
         if shared:
-            return simt.Access("atomic", shared[0].buffer, shared[0].index)
+            return simt.atomic_access(v, "shared")
         if not addrs and any(a is simt.UNKNOWN for a in v.args[:1]):
             return simt.Access("atomic", "?", simt.UNKNOWN, f"{name}: the target address is not an address_of a buffer")
         return None

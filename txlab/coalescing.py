@@ -205,8 +205,8 @@ def global_access(v) -> simt.Access | None:
     short = name.rsplit(".", 1)[-1]
     if short == "ldg" and glob:  # __ldg(&A[i]): a global load through the read-only path
         return simt.Access("load", glob[0].buffer, glob[0].index)
-    if short.startswith(("atomic_", "red")):
-        return simt.Access("atomic", glob[0].buffer, glob[0].index) if glob else None
+    if simt.is_atomic(short):
+        return simt.atomic_access(v, "global")
     if short in simt.CP_ASYNC:
         if not glob and addrs:
             return None

@@ -745,6 +745,34 @@ def ptx_ld_st(v: Visit):
     return ("store" if short.startswith("st") else "load"), addr, (vec * size if size else None)
 
 
+def is_atomic(short: str) -> bool:
+    """Whether the op of short name ``short`` is an atomic memory operation: TVM's ``atomic_add`` /
+    ``atomic_cas`` and PTX ``red`` / ``atom`` in every form (``atom_cas``, ``atom_exch``, vector and
+    ``_bitbucket`` variants, ``red.async``); not ``redux.sync`` (a warp reduction of registers)."""
+    return short.startswith(("atomic", "atom", "red")) and not short.startswith("redux")
+
+
+def atomic_access(v: Visit, space: str) -> Access | None:
+    """The access of an atomic call visit (:func:`is_atomic`) to memory whose scope starts with
+    ``space``, at the address it names, else None. A PTX ``red``/``atom`` moves the bytes its type
+    and vector strings say (``.v4.f32``: 16 per lane); TVM's ``atomic_*`` the buffer's element."""
+    if v.kind != "call":
+        return None
+    short = str(getattr(v.node.op, "name", "")).rsplit(".", 1)[-1]
+    if not is_atomic(short):
+        return None
+    addr = next((a for a in v.args if isinstance(a, AddrValue)), None)
+    if addr is None or not str(addr.buffer.scope()).startswith(space):
+        return None
+    width = None
+    if short.startswith(("atom", "red")):
+        strings = [a for a in v.args if isinstance(a, str)]
+        vec = next((int(x[1:]) for x in strings if x in ("v2", "v4", "v8")), 1)
+        size = next((_PTX_TYPE_BYTES[x] for x in reversed(strings) if x in _PTX_TYPE_BYTES), None)
+        width = vec * size if size else None
+    return Access("atomic", addr.buffer, addr.index, width=width)
+
+
 def direct_access(v: Visit, space: str) -> Access | None:
     """The access of visit ``v`` when it is a buffer load or store, or a ``T.ptx.ld``/``st``, of
     memory whose scope starts with ``space`` ("shared", "global"); else None (a call the analysis

@@ -163,3 +163,28 @@ def cp_async_copy(stride: int, ctas: int = 64):
             B[(bx * threads + tx) * 4 + j] = S[tx * 4 * stride + j]
 
     return cpasync
+
+
+def ptx_atomics(space: str):
+    """PTX ``atom`` (result kept) and ``red`` (vector, 16 bytes per lane) written with ``Tx.ptx``:
+    in ``space`` "global" lane ``l`` hits ``A[l * 32]`` (a cache line of its own), in "shared" a
+    shared word ``l * 32`` (every lane in bank 0: a 32-way serialised ATOMS)."""
+
+    @Tx.prim_func
+    def ptx_atomics(A_ptr: Tx.handle, B_ptr: Tx.handle):
+        A = Tx.match_buffer(A_ptr, (1024,), "uint32")
+        B = Tx.match_buffer(B_ptr, (1024,), "float32")
+        Tx.device_entry()
+        Tx.cta_id([1])
+        tx = Tx.thread_id([32])
+        d = Tx.local_scalar("uint32")
+        v = Tx.local_scalar("float32")
+        if space == "global":
+            Tx.ptx.atom.global_.add.u32(d, A.ptr_to([tx * 32]), Tx.uint32(1))
+            Tx.ptx.red.global_.add.v4.f32(B.ptr_to([tx * 4]), v, v, v, v)
+        else:
+            S = Tx.alloc_shared((1024,), "uint32")
+            Tx.ptx.atom.shared__cta.add.u32(d, S.ptr_to([tx * 32]), Tx.uint32(1))
+        A[tx] = d
+
+    return ptx_atomics
