@@ -160,3 +160,25 @@ def test_ptx_atom_and_vector_red_are_rows_at_their_width():
     red = _one(rep, "atomic", "B")
     assert red.bytes_per_lane == 16 and red.requests == 4 and red.coalesced, rep.summary()
     assert rep.counts() == {"accesses": 3, "analysed": 3, "unknown": 0}
+
+
+def test_unknowns_name_what_they_depend_on_and_invent_no_loop_limit():
+    """A shape or bound that is a kernel argument is not "a value read from memory", a ragged loop
+    is not a gather, and an uncertain guard alone is not "loop iterations beyond the walk's limit"
+    (the old reason matched the note's words "were followed")."""
+    rep = txlab.pools.coalescing(mp.symbolic_rowsum(), arch="sm_90a")
+    a = _one(rep, "load", "A")
+    assert a.status == "unknown" and "the loop variable j" in a.reason and "kernel argument n" in a.reason, a.reason
+    assert "read from memory" not in a.reason and "beyond the walk's limit" not in a.reason
+    b = _one(rep, "store", "B")  # outside the loop, guarded by tx == 0: fully known
+    assert b.status == "analysed" and not b.reason, b.reason
+    assert not any(n.startswith("line ?") for n in rep.notes), rep.notes
+
+    ragged = _one(txlab.pools.coalescing(mp.ragged_rows(), arch="sm_90a"), "load", "A")
+    assert ragged.status == "unknown" and "trip count depends on a value read from memory" in ragged.reason
+    assert "gather" not in ragged.reason
+
+    scale = txlab.compile(mp.tail_guarded_scale(), arch="sm_90a", progress=lambda s: None)
+    for r in txlab.pools.coalescing(scale):
+        assert r.status == "partial" and r.coalesced, r
+        assert r.reason == "a guard on its path depends on the kernel argument n (both branches were followed)"

@@ -48,6 +48,8 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 _SENTINEL = np.iinfo(np.int64).min
+#: what an unknown value most often depends on (the phrase reasons use)
+MEMORY = "a value read from memory"
 
 
 @dataclass
@@ -57,6 +59,7 @@ class AddrValue:
     buffer: object
     index: object
     rank: object = None  # mapa'd into CTA ``rank`` of the cluster (None: this CTA's own memory)
+    why: tuple = ()  # what an UNKNOWN index depends on (phrases, see :meth:`SimtWalk.why`)
 
 
 @dataclass
@@ -81,6 +84,10 @@ class Visit:
     args: list = field(default_factory=list)  # evaluated call arguments (for calls)
     loops: tuple = ()  # values of the enclosing loop variables at this visit
     uncertain: bool = False  # a guard on the path could not be evaluated
+    #: what the unknown guards on the path depend on, and what an UNKNOWN ``index`` depends on
+    #: (phrases such as :data:`MEMORY` or "the kernel argument n (known only at launch)")
+    guard_why: tuple = ()
+    why: tuple = ()
     exec_id: int = 0  # which execution of a statement this visit belongs to
     scope: str = ""  # the accessed buffer's memory scope for loads/stores ("shared", "global", ...)
 
@@ -112,7 +119,11 @@ class SimtWalk:
         self._reported: set = set()  # statements reported at least once
         self._deadline = None
         self.truncated = False
+        self.loops_cut = False  # some loop iterations were not followed (limits or the time budget)
+        self.var_why: dict = {}  # var key -> what its UNKNOWN value depends on (phrases)
+        self.local_why: dict = {}  # local buffer key -> what its UNKNOWN cells depend on
         self._uncertain = 0
+        self._guard_why: list = []
         self._loops: list = []
         self._stmt = None
         self._exec_id = 0
@@ -139,6 +150,7 @@ class SimtWalk:
             self._deadline = time.monotonic() + self.limits.max_seconds
         for p in self.func.params:
             self.env[_key(p)] = UNKNOWN
+            self.var_why[_key(p)] = (f"the kernel argument {p.name}",)
         self._tx = tx
         self._exec(self.func.body, np.ones(self._n, dtype=bool))
         return self
@@ -180,6 +192,7 @@ class SimtWalk:
                 mask.copy(),
                 loops=tuple(self._loops),
                 uncertain=self._uncertain > 0,
+                guard_why=tuple(dict.fromkeys(w for ws in self._guard_why for w in ws)),
                 exec_id=self._exec_id,
                 **kw,
             )
@@ -208,11 +221,12 @@ class SimtWalk:
                     self.env[_key(var)] = int(self.cta["xyz".index(tag[-1])]) % _const(s.value)
                 else:
                     self.env[_key(var)] = UNKNOWN
+                    self.var_why[_key(var)] = (f"{tag}, which the walk does not fix",)
             self._exec(s.body, mask)
             return
         if isinstance(s, (tx.Bind, tx.LetStmt)):
             self._begin(s)
-            self.env[_key(s.var)] = self._eval(s.value, mask)
+            self._bind(s.var, s.value, mask)
             body = getattr(s, "body", None)
             if isinstance(body, tx.Stmt):
                 self._exec(body, mask)
@@ -241,13 +255,16 @@ class SimtWalk:
             self._begin(s)
             c = self._eval(s.condition, mask)
             if c is UNKNOWN:
+                why = self.why(s.condition)
                 self.note(
-                    f"line {self._line(s) or '?'}: a condition depends on a value read from "
-                    "memory; both branches were followed with every thread"
+                    f"line {self._line(s) or _first_line(s) or '?'}: a condition depends on {_phrase(why)}; "
+                    "both branches were followed with every thread"
                 )
                 self._uncertain += 1
+                self._guard_why.append(why)
                 self._exec(s.then_case, mask)
                 self._exec(s.else_case, mask)
+                self._guard_why.pop()
                 self._uncertain -= 1
                 return
             c = _as_mask(c, self._n)
@@ -263,9 +280,13 @@ class SimtWalk:
             idx = [self._eval(i, mask) for i in s.indices]
             scope = self.scopes.get(k) or buf.scope()
             if scope == "local":
+                if value is UNKNOWN or any(i is UNKNOWN for i in idx):
+                    self.local_why.setdefault(k, {}).update(dict.fromkeys(self.why(s.value)))
                 self._store_local(k, idx, value, mask)
             elif scope.startswith("shared") or scope == "global":
-                self._report("store", s, mask, index=_flat(idx, buf), scope=scope)
+                flat = _flat(idx, buf)
+                why = self.why(*s.indices) if flat is UNKNOWN else ()
+                self._report("store", s, mask, index=flat, scope=scope, why=why)
             return
         if isinstance(s, tx.Evaluate):
             self._begin(s)
@@ -285,15 +306,19 @@ class SimtWalk:
         step = self._eval(s.step, mask) if getattr(s, "step", None) is not None else 1
         key = _key(s.loop_var)
         if lo is UNKNOWN or ext is UNKNOWN or step is UNKNOWN:
+            why = self.why(*(x for x in (s.min, s.extent, getattr(s, "step", None)) if x is not None))
             self.note(
-                f"line {self._line(s.body) or self._line(s) or '?'}: a loop bound depends on "
-                "a value read from memory; its body was visited once with an unknown loop variable"
+                f"line {self._line(s.body) or self._line(s) or _first_line(s) or '?'}: a loop bound depends on "
+                f"{_phrase(why)}; its body was visited once with an unknown loop variable"
             )
             self.env[key] = UNKNOWN
+            self.var_why[key] = (f"the loop variable {s.loop_var.name}, whose trip count depends on {_phrase(why)}",)
             self._uncertain += 1
+            self._guard_why.append(why)
             self._loops.append(None)
             self._exec(s.body, mask)
             self._loops.pop()
+            self._guard_why.pop()
             self._uncertain -= 1
             return
         lo_a, ext_a = np.broadcast_to(lo, (self._n,)), np.broadcast_to(ext, (self._n,))
@@ -303,12 +328,14 @@ class SimtWalk:
         trips = np.where(mask, -(-np.maximum(ext_a, 0) // step_i), 0)
         n_max = int(trips.max()) if trips.size else 0
         if n_max > self.limits.max_loop_iterations:
+            self.loops_cut = True
             self.note(
                 f"line {self._line(s) or '?'}: loop of {n_max} iterations; the first "
                 f"{self.limits.max_loop_iterations} were followed"
             )
             n_max = self.limits.max_loop_iterations
         if n_max > 1 and self._past_deadline():
+            self.loops_cut = True
             self.note(
                 f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
                 "first iteration only from then on"
@@ -333,6 +360,7 @@ class SimtWalk:
         live = mask.copy()
         for i in range(self.limits.max_loop_iterations):
             if i and self._past_deadline():
+                self.loops_cut = True
                 self.note(
                     f"past the walk's {self.limits.max_seconds:g} s budget: loops were followed for their "
                     "first iteration only from then on"
@@ -341,11 +369,15 @@ class SimtWalk:
             self._begin(s)
             c = self._eval(s.condition, live)
             if c is UNKNOWN:
+                why = self.why(s.condition)
                 self.note(
-                    f"line {self._line(s) or '?'}: a while condition depends on memory; the body was visited once"
+                    f"line {self._line(s) or _first_line(s) or '?'}: a while condition depends on {_phrase(why)}; "
+                    "the body was visited once"
                 )
                 self._uncertain += 1
+                self._guard_why.append(why)
                 self._exec(s.body, live)
+                self._guard_why.pop()
                 self._uncertain -= 1
                 return
             live = live & _as_mask(c, self._n)
@@ -354,9 +386,53 @@ class SimtWalk:
             self._loops.append(i)
             self._exec(s.body, live)
             self._loops.pop()
+        self.loops_cut = True
         self.note(
             f"line {self._line(s) or '?'}: while loop followed for {self.limits.max_loop_iterations} iterations only"
         )
+
+    def _bind(self, var, value_expr, mask):
+        """``var = value_expr`` (a Let or Bind): its value, and when unknown, what it depends on."""
+        value = self._eval(value_expr, mask)
+        self.env[_key(var)] = value
+        if value is UNKNOWN:
+            self.var_why[_key(var)] = self.why(value_expr)
+        return value
+
+    def why(self, *exprs) -> tuple:
+        """What makes ``exprs`` unknown to the walk, as phrases (in order, each once): a value read
+        from memory (:data:`MEMORY`), a kernel argument, a loop variable whose trip count is itself
+        unknown, the result of an opaque call. Empty when nothing the walk tracks explains it."""
+        import tvm
+
+        from txlab.ir import children
+
+        out: dict = {}
+        stack = list(reversed(exprs))
+        while stack:
+            e = stack.pop()
+            if isinstance(e, self._tx.Var):
+                if self.env.get(_key(e), UNKNOWN) is UNKNOWN:
+                    out.update(
+                        dict.fromkeys(self.var_why.get(_key(e), (f"{e.name}, a value the walk does not follow",)))
+                    )
+                continue
+            if isinstance(e, tvm.ir.TensorLoad):
+                k = _key(e.source)
+                if (self.scopes.get(k) or e.source.scope()) == "local":
+                    out.update(dict.fromkeys(self.local_why.get(k) or (MEMORY,)))
+                    stack.extend(reversed(list(e.indices)))
+                else:
+                    out[MEMORY] = None
+                continue
+            if isinstance(e, tvm.ir.Call):
+                args = [a for a in e.args if isinstance(a, tvm.ir.Expr) and not _is_str(a)]
+                inner = self.why(*args) if args else ()
+                short = (getattr(e.op, "name", "") or "").rsplit(".", 1)[-1]
+                out.update(dict.fromkeys(inner or ((f"the result of {short}",) if short != "address_of" else ())))
+                continue
+            stack.extend(reversed([c for c in children(e) if isinstance(c, tvm.ir.Expr)]))
+        return tuple(out)
 
     def _store_local(self, k, idx, value, mask):
         if len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)) or idx[0] is UNKNOWN:
@@ -406,7 +482,9 @@ class SimtWalk:
                     return UNKNOWN
                 return v
             if scope.startswith("shared") or scope == "global":
-                self._report("load", e, mask, index=_flat(idx, src), scope=scope)
+                flat = _flat(idx, src)
+                why = self.why(*e.indices) if flat is UNKNOWN else ()
+                self._report("load", e, mask, index=flat, scope=scope, why=why)
             return UNKNOWN
         op = semantics.binary(type(e).__name__, _operand_dtype(e), True)
         if op is not None:
@@ -445,7 +523,7 @@ class SimtWalk:
                 return _simplify(np.asarray(v).astype(bool)) if isinstance(v, np.ndarray) else bool(v)
             return v
         if name == "Let":
-            self.env[_key(e.var)] = self._eval(e.value, mask)
+            self._bind(e.var, e.value, mask)
             return self._eval(e.body, mask)
         if name == "Ramp":
             base = self._eval(e.base, mask)
@@ -475,7 +553,7 @@ class SimtWalk:
                 # barrier): the element it names is the pointee's, offset by the index
                 if isinstance(idx, (int, np.ndarray)) and isinstance(base.index, (int, np.ndarray)):
                     return AddrValue(base.buffer, _simplify(base.index + idx), base.rank)
-            return AddrValue(ld.source, idx)
+            return AddrValue(ld.source, idx, why=self.why(*ld.indices) if idx is UNKNOWN else ())
         if short == "buffer_data" and len(c.args) == 1 and _key(c.args[0]) in self.buffers:
             return AddrValue(self.buffers[_key(c.args[0])], 0)  # ``buf.data``: its first element
         args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
@@ -995,17 +1073,52 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
         if access.reason is not None and access.status is None:
             site.unknown(access.reason)
         elif access.index is UNKNOWN and access.status is None:
-            site.unknown(site.unknown_index_reason)
+            why = _index_why(v, access)
+            if not why or why == (MEMORY,):
+                site.unknown(site.unknown_index_reason)
+            else:
+                site.unknown(f"the index depends on {_phrase(why)}")
         else:
             site.add(v, access)
         if v.uncertain:
-            site.reasons.setdefault("a guard on its path depends on memory (both branches were followed)", None)
+            site.reasons.setdefault(
+                f"a guard on its path depends on {_phrase(v.guard_why)} (both branches were followed)", None
+            )
 
     walk = execute(func, on_visit=on_visit, cta=cta, limits=limits)
-    if walk.truncated or any("were followed" in n for n in walk.notes):
+    if walk.truncated or walk.loops_cut:
         for site in sites.values():
             site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
     return list(sites.values()), walk
+
+
+def _index_why(v: Visit, access: Access) -> tuple:
+    """What the UNKNOWN index of ``access`` (made by visit ``v``) depends on."""
+    if v.kind in ("load", "store"):
+        return v.why
+    for a in v.args:
+        if isinstance(a, AddrValue) and a.buffer is access.buffer and a.index is UNKNOWN:
+            return a.why
+    return ()
+
+
+def _phrase(why) -> str:
+    """Phrases joined for a reason (:data:`MEMORY` when there are none); a phrase another one
+    already says ("the kernel argument n" beside "the loop variable j, whose trip count depends on
+    the kernel argument n") is left out."""
+    why = [w for w in why if not any(w != o and w in o for o in why)]
+    return " and ".join(why) if why else MEMORY
+
+
+def _first_line(stmt):
+    """The first user line inside ``stmt`` (statements TVM made during lowering carry no span)."""
+    from txlab.ir import walk
+
+    for node in walk(stmt):
+        line = user_line(getattr(node, "span", None)) if hasattr(node, "span") else None
+        if line:
+            return line
+    return None
 
 
 def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:

@@ -188,3 +188,62 @@ def ptx_atomics(space: str):
         A[tx] = d
 
     return ptx_atomics
+
+
+def symbolic_rowsum():
+    """A row sum over an ``(m, n)`` matrix whose shape is a kernel argument: the tail guard
+    ``j * 32 + tx < n`` and the row start ``bx * n`` depend on ``n``, known only at launch."""
+
+    @Tx.prim_func
+    def rowsum(A_ptr: Tx.handle, B_ptr: Tx.handle, m: Tx.int32, n: Tx.int32):
+        A = Tx.match_buffer(A_ptr, (m, n), "float32")
+        B = Tx.match_buffer(B_ptr, (m,), "float32")
+        Tx.device_entry()
+        bx = Tx.cta_id([m])
+        tx = Tx.thread_id([32])
+        acc = Tx.alloc_local((1,), "float32")
+        acc[0] = Tx.float32(0)
+        for j in Tx.serial(Tx.ceildiv(n, 32)):
+            if j * 32 + tx < n:
+                acc[0] = acc[0] + A[bx, j * 32 + tx]
+        if tx == 0:
+            B[bx] = acc[0]
+
+    return rowsum
+
+
+def ragged_rows():
+    """Row ``bx`` has ``L[bx]`` chunks of 32: the loop's trip count is read from memory."""
+
+    @Tx.prim_func
+    def ragged(A_ptr: Tx.handle, L_ptr: Tx.handle, B_ptr: Tx.handle):
+        A = Tx.match_buffer(A_ptr, (64, 256), "float32")
+        L = Tx.match_buffer(L_ptr, (64,), "int32")
+        B = Tx.match_buffer(B_ptr, (64,), "float32")
+        Tx.device_entry()
+        bx = Tx.cta_id([64])
+        tx = Tx.thread_id([32])
+        acc = Tx.alloc_local((1,), "float32")
+        acc[0] = Tx.float32(0)
+        for j in Tx.serial(L[bx]):
+            acc[0] = acc[0] + A[bx, j * 32 + tx]
+        if tx == 0:
+            B[bx] = acc[0]
+
+    return ragged
+
+
+def tail_guarded_scale():
+    """README's first kernel: ``B = 2 A`` for ``n`` elements, the tail guarded by ``i < n``."""
+
+    @Tx.prim_func
+    def scale(A_ptr: Tx.handle, B_ptr: Tx.handle, n: Tx.int32):
+        A = Tx.match_buffer(A_ptr, (n,), "float32")
+        B = Tx.match_buffer(B_ptr, (n,), "float32")
+        Tx.device_entry()
+        bx = Tx.cta_id([Tx.ceildiv(n, THREADS)])
+        tx = Tx.thread_id([THREADS])
+        if bx * THREADS + tx < n:
+            B[bx * THREADS + tx] = A[bx * THREADS + tx] * Tx.float32(2.0)
+
+    return scale
