@@ -182,3 +182,13 @@ def test_unknowns_name_what_they_depend_on_and_invent_no_loop_limit():
     for r in txlab.pools.coalescing(scale):
         assert r.status == "partial" and r.coalesced, r
         assert r.reason == "a guard on its path depends on the kernel argument n (both branches were followed)"
+
+
+@pytest.mark.parametrize("form", ["if_then_else", "select", "ptx_pred"])
+def test_guarded_operands_count_the_lanes_that_load(form):
+    """``if_then_else`` used to crash the walk (``UNKNOWN in args`` compared numpy arrays); a
+    ``Select`` operand and a ``pred=`` PTX load were counted for all 32 lanes, not the 16 that load."""
+    rep = txlab.pools.coalescing(mp.guarded_operands(form), arch="sm_90a")
+    a = _one(rep, "load", "A")
+    assert a.status == "analysed" and a.instructions == 1, rep.summary()
+    assert a.requests == 16 and a.sectors == 16 and a.ideal_sectors == 2, rep.summary()

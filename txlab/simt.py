@@ -502,12 +502,7 @@ class SimtWalk:
             a = self._eval(e.a, mask)
             return UNKNOWN if a is UNKNOWN else _simplify(np.logical_not(a))
         if name == "Select":
-            c = self._eval(e.condition, mask)
-            t = self._eval(e.true_value, mask)
-            f = self._eval(e.false_value, mask)
-            if any(x is UNKNOWN for x in (c, t, f)) or isinstance(t, RampValue) or isinstance(f, RampValue):
-                return UNKNOWN
-            return _simplify(semantics.select(c, t, f))
+            return self._select(e.condition, e.true_value, e.false_value, mask)
         if name == "Cast":
             v = self._eval(e.value, mask)
             if v is UNKNOWN or isinstance(v, RampValue):
@@ -556,8 +551,21 @@ class SimtWalk:
             return AddrValue(ld.source, idx, why=self.why(*ld.indices) if idx is UNKNOWN else ())
         if short == "buffer_data" and len(c.args) == 1 and _key(c.args[0]) in self.buffers:
             return AddrValue(self.buffers[_key(c.args[0])], 0)  # ``buf.data``: its first element
+        if short == "if_then_else" and len(c.args) == 3:
+            return self._select(*c.args, mask)
         args = [self._eval(a, mask) if not _is_str(a) else str(a.value) for a in c.args]
-        self._report("call", c, mask, args=args)
+        pred = _ptx_predicate(name, c.args, args)
+        if pred is None:
+            self._report("call", c, mask, args=args)
+        elif pred[0] is UNKNOWN or isinstance(pred[0], (AddrValue, RampValue)):
+            # a PTX instruction guarded by ``pred=``: which lanes run it is not known
+            self._uncertain += 1
+            self._guard_why.append(self.why(pred[1]))
+            self._report("call", c, mask, args=args)
+            self._guard_why.pop()
+            self._uncertain -= 1
+        else:
+            self._report("call", c, mask & _as_mask(np.asarray(pred[0]) != 0, self._n), args=args)
         if short.startswith("cvta") and args:
             return args[0]
         if short == "reinterpret" and args and isinstance(args[-1], AddrValue):
@@ -585,7 +593,7 @@ class SimtWalk:
         if short in ("thread_rank",):
             return self.linear
         if short in ("if_then_else",) and len(args) == 3:
-            if UNKNOWN in args:
+            if any(a is UNKNOWN for a in args):
                 return UNKNOWN
             return _simplify(semantics.select(args[0], args[1], args[2]))
         if (
@@ -603,7 +611,7 @@ class SimtWalk:
             )
             and len(args) == 2
         ):
-            if UNKNOWN in args:
+            if any(a is UNKNOWN for a in args):
                 return UNKNOWN
             fn = {
                 "truncdiv": semantics.trunc_div,
@@ -627,6 +635,25 @@ class SimtWalk:
         if "elect" in short:
             return self._elect(mask)
         return UNKNOWN
+
+    def _select(self, cond, true_value, false_value, mask):
+        """``Select`` / ``if_then_else``: CUDA evaluates only the chosen operand (``c ? a : b``), so
+        a load in an operand is made by the threads that choose it (as the emulator runs it)."""
+        c = self._eval(cond, mask)
+        if c is UNKNOWN:
+            self._uncertain += 1
+            self._guard_why.append(self.why(cond))
+            t = self._eval(true_value, mask)
+            f = self._eval(false_value, mask)
+            self._guard_why.pop()
+            self._uncertain -= 1
+            return UNKNOWN
+        cm = _as_mask(np.asarray(c) != 0, self._n) if isinstance(c, np.ndarray) else np.full(self._n, bool(c))
+        t = self._eval(true_value, mask & cm)
+        f = self._eval(false_value, mask & ~cm)
+        if any(x is UNKNOWN or isinstance(x, (RampValue, AddrValue)) for x in (t, f)):
+            return UNKNOWN
+        return _simplify(semantics.select(c, t, f))
 
     def _shuffle(self, kind, v, src, width):
         v = np.broadcast_to(np.asarray(v), (self._n,))
@@ -674,6 +701,20 @@ def _is_int(v):
 
 def _is_str(a):
     return type(a).__name__ == "StringImm"
+
+
+def _ptx_predicate(name, exprs, args):
+    """``(value, expression)`` of the guard of a ``tirx.ptx.*`` call written with ``pred=`` (its last
+    argument, the flags string, names "pred"; the guard is the last operand before the modifier
+    strings), else None."""
+    if not name.startswith("tirx.ptx.") or not args or not isinstance(args[-1], str):
+        return None
+    if "pred" not in args[-1].split(","):
+        return None
+    for e, a in zip(reversed(exprs), reversed(args)):
+        if not isinstance(a, str):
+            return a, e
+    return None
 
 
 def _simplify(v):

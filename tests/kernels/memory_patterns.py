@@ -247,3 +247,30 @@ def tail_guarded_scale():
             B[bx * THREADS + tx] = A[bx * THREADS + tx] * Tx.float32(2.0)
 
     return scale
+
+
+def guarded_operands(form: str):
+    """Half a warp loads ``A[l * 32]`` (a cache line per lane), guarded three ways: ``if_then_else``,
+    ``Select`` (CUDA's ``c ? a : b`` evaluates only the chosen operand) and a PTX ``ld`` with
+    ``pred=`` (lanes 0-15). The other lanes make no request."""
+
+    @Tx.prim_func
+    def guarded(A_ptr: Tx.handle, B_ptr: Tx.handle):
+        A = Tx.match_buffer(A_ptr, (1024,), "float32")
+        B = Tx.match_buffer(B_ptr, (32,), "float32")
+        Tx.device_entry()
+        Tx.cta_id([1])
+        tx = Tx.thread_id([32])
+        if form == "if_then_else":
+            B[tx] = Tx.if_then_else(tx < 16, A[tx * 32], Tx.float32(0))
+        elif form == "select":
+            B[tx] = Tx.Select(tx < 16, A[tx * 32], Tx.float32(0))
+        else:
+            flag: Tx.uint32 = Tx.uint32(0)
+            if tx < 16:
+                flag = Tx.uint32(1)
+            v = Tx.local_scalar("float32")
+            Tx.ptx.ld.global_.f32(v, A.ptr_to([tx * 32]), pred=flag)
+            B[tx] = v
+
+    return guarded
