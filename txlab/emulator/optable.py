@@ -274,7 +274,11 @@ def _ir_rows() -> list[dict]:
         "Sub": ("bitwise (.ftz; a*b-c contracted as nvcc does)", "bitwise (a*b-c contracted as nvcc does)"),
         "Min": ("bitwise (fminf: NaN gives the other operand; .ftz)", "bitwise (fminf)"),
         "Max": ("bitwise (fmaxf: NaN gives the other operand; .ftz)", "bitwise (fmaxf)"),
-        "Cast": ("bitwise (float->int saturates, NaN->0, truncates)", "bitwise"),
+        "Cast": (
+            "bitwise (float->int truncates, NaN->0, saturates at 32 bits then keeps the low bits for 8/16-bit"
+            " targets as nvcc does; fp8 satfinite)",
+            "bitwise (as fast math, but float32->float64 keeps denormals)",
+        ),
     }
     out = []
     for attr in sorted(dir(Compiler)):

@@ -18,8 +18,12 @@ C operator or function named here; nvcc's PTX is what these follow):
 * ``Min``/``Max`` on floats are ``fminf``/``fmaxf`` (PTX ``min``/``max``): a NaN operand gives the
   other operand, two NaNs the canonical NaN ``0x7fffffff``, and ``-0.0`` orders below ``+0.0``.
 * Casts float -> int round toward zero (``cvt.rzi``), NaN -> 0, out of range -> the type's
-  min/max (saturating: PTX ``cvt`` saturates float-to-int); int/float -> float round to nearest
-  even; int -> int wraps; anything -> bool is ``!= 0``.
+  min/max (saturating: PTX ``cvt`` saturates float-to-int); but to 8 and 16 bits nvcc converts to
+  32 bits and keeps the low bits (``(signed char)300.0f == 44``; bfloat16 sources, and float16 to
+  16 bits, saturate to the target). int/float -> float round to nearest even; to fp8 saturate to
+  the largest finite value (``cvt.rn.satfinite``: ``448.0`` for e4m3 from 1000 or inf); only the
+  conversion to float64 flushes a float32 denormal under fast math (``cvt.ftz.f64.f32``: bfloat16
+  keeps it); int -> int wraps; anything -> bool is ``!= 0``.
 * ``Select`` is ``c ? t : f`` per lane.
 
 Each function takes numpy arrays, numpy scalars or Python numbers and returns numpy values;
@@ -320,6 +324,26 @@ def select(c, t, f):
     return _ret(np.where(c, t, f))
 
 
+def _cvt_int_type(src: np.dtype, to: np.dtype) -> np.dtype:
+    """The integer type nvcc's ``cvt.rzi`` converts a float of type ``src`` to for ``(to) x``:
+    8- and 16-bit targets go through a 32-bit ``cvt.rzi.s32``/``.u32`` (saturating there) and keep
+    the low bits, except bfloat16 sources (``cvt.rzi.s8.bf16`` & co.) and float16 to 16 bits
+    (``cvt.rzi.s16.f16``), which saturate to the target itself (read off nvcc 13's PTX)."""
+    if to.itemsize >= 4 or src.name == "bfloat16" or (src.name == "float16" and to.itemsize == 2):
+        return to
+    return np.dtype(np.int32 if to.kind == "i" else np.uint32)
+
+
+def _satfinite(a, to: np.dtype):
+    """``cvt.rn.satfinite`` to an fp8 type (``__nv_fp8_e4m3(x)`` & co.): beyond the largest finite
+    value, infinities included, gives that value with the sign; NaN stays NaN."""
+    import ml_dtypes
+
+    top = float(ml_dtypes.finfo(to).max)
+    with np.errstate(invalid="ignore"):
+        return np.clip(a, -top, top) if a.dtype.kind == "f" else np.clip(a.astype(np.float32), -top, top)
+
+
 def cast(v, to: np.dtype, *, fast_math: bool = True):
     """``(to) v`` as CUDA converts (see the module docstring). ``to`` is a numpy dtype (bfloat16 and
     float8 through ml_dtypes)."""
@@ -328,9 +352,12 @@ def cast(v, to: np.dtype, *, fast_math: bool = True):
     if to == np.bool_:
         return _ret(np.not_equal(a, 0))
     src_float = a.dtype.kind not in "iub"
-    if fast_math and a.dtype == np.float32:
-        a = np.asarray(ftz(a))
+    if fast_math and a.dtype == np.float32 and to == np.float64:
+        a = np.asarray(ftz(a))  # cvt.ftz.f64.f32; the f16/bf16/fp8 conversions have no .ftz
+    if src_float and to.name.startswith(("float8_e4m3", "float8_e5m2")):
+        a = _satfinite(a, to)
     if src_float and to.kind in "iu":
+        final, to = to, _cvt_int_type(a.dtype, to)
         info = np.iinfo(to)
         with np.errstate(all="ignore"):
             x = np.trunc(a.astype(np.float64))
@@ -340,6 +367,6 @@ def cast(v, to: np.dtype, *, fast_math: bool = True):
             r = np.clip(x, info.min, info.max)
             r = np.where(hi | lo, 0, r).astype(to)
             r = np.where(hi, to.type(info.max), np.where(lo, to.type(info.min), r)).astype(to)
-        return _ret(r)
+        return _ret(r.astype(final))  # the low bits of a 32-bit conversion (_cvt_int_type)
     with np.errstate(all="ignore"):
         return _ret(a.astype(to))
