@@ -13,9 +13,21 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
   PTX, but those carry no rounding modifier and ptxas fuses them: ``FFMA(-a, b, c)`` in the SASS
   (seen on the H200: 25 % of ``a - b * a`` differed before this rule). The test therefore counts
   FFMA in the SASS, the instructions that run, not ``fma.rn`` in the PTX.
-* A product with more than one use is not fused anywhere (it is computed once, rounded, and
-  reused); uses are counted after common-subexpression elimination, i.e. structurally equal
-  products (``a * b`` and ``b * a`` too) are one value.
+* A product with more than one use is fused into each of its uses when every use is an add or a
+  sub in the same basic block (nvcc fuses up to four adds; ptxas fuses the rest, since the FMUL
+  then dies: ``t + c`` and ``t - a`` are two FFMAs, ``a * b + a * b`` is ``fma(a, b, a * b)``). A
+  product with any other use (a store, a multiply, a max...) is not fused anywhere: it is
+  computed once, rounded, and reused; nor is one with five or more uses where one of those adds
+  has a single-use product to fuse instead (nvcc takes that one and the FMUL stays). Uses are
+  counted after common-subexpression elimination, i.e. structurally equal products (``a * b`` and
+  ``b * a`` too) are one value.
+* Basic blocks: an ``if`` branch and the body of a loop whose trip count is not a constant
+  (constant loops are unrolled) are blocks of their own. A product bound to a variable is fused
+  into its one use inside an ``if`` (LLVM sinks it there) but not into a use inside a loop it is
+  not in (it stays outside, as FMUL, and the loop adds it with FADD); with several uses, all must
+  be in its own block.
+* With fast math a float32 ``a / b`` is ``div.approx.ftz`` = ``MUFU.RCP`` and a multiply, and ptxas
+  fuses that multiply like any other: ``a / b + c`` is ``FFMA(a, rcp(b), c)`` under the same rules.
 * A product bound to a variable (``t = a * b``: a TVMScript local, which TVM makes a one-cell
   local buffer; ``T.let``; TVM's CSE variables) stored once and read once, by an add, is fused
   there (after SROA/mem2reg it is one SSA value with one use).
@@ -28,6 +40,16 @@ DESIGN.md says why the emulator models the rule on the IR rather than reading th
 from __future__ import annotations
 
 _FUSED_TYPES = ("float32", "float64")
+_NVCC_MAX_USES = 4  # NVPTX fuses a multiply into at most four adds; ptxas takes the rest
+
+
+class Reciprocal:
+    """An FMA operand that is ``rcp.approx.ftz(node)``: the divisor of a fast-math division."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
 
 
 def _dtype(e) -> str:
@@ -56,7 +78,8 @@ def _cell(buf, indices):
 class Contraction:
     """The contraction decisions for one device function (``func``: its lowered PrimFunc)."""
 
-    def __init__(self, func):
+    def __init__(self, func, fast_math: bool = True):
+        self.fast_math = fast_math
         self.mul_uses: dict = {}  # product key -> occurrences
         self.var_uses: dict = {}  # var handle -> uses
         self.bound: dict = {}  # var handle -> the product it is bound to
@@ -67,15 +90,37 @@ class Contraction:
         self.captured_cells: set = set()
         self.load_order: dict = {}  # structural key of a load -> its order of first evaluation
         self._ranks: dict = {}
+        # basic-block paths (see the module docstring) and uses as an operand of an add/sub
+        self.mul_paths: dict = {}  # product key -> {path of each occurrence}
+        self.mul_add_uses: dict = {}  # product key -> occurrences that are an add/sub operand
+        self.mul_partners: dict = {}  # product key -> the other operands of those adds
+        self.var_path: dict = {}  # var handle -> path of its Bind
+        self.var_use_paths: dict = {}  # var handle -> [path of each use]
+        self.var_add_uses: dict = {}
+        self.cell_path: dict = {}
+        self.cell_load_paths: dict = {}
+        self.cell_add_loads: dict = {}
+        self._fusable_memo: dict = {}
         if func is not None:
             self._count(func.body)
+            self._blocks(func.body, ())
 
     # ---- analysis ------------------------------------------------------------------------------
     def _key(self, mul):
         import tvm_ffi
 
+        if type(mul).__name__ == "Div":  # not commutative
+            return ("div", tvm_ffi.structural_hash(mul.a), tvm_ffi.structural_hash(mul.b))
         h = sorted((tvm_ffi.structural_hash(mul.a), tvm_ffi.structural_hash(mul.b)))
         return (_dtype(mul), h[0], h[1])
+
+    def is_product(self, e) -> bool:
+        """``e`` is a multiply the build can fuse: a float32/float64 Mul, or with fast math a
+        float32 Div (``a * rcp(b)``)."""
+        t = type(e).__name__
+        if t == "Mul":
+            return _fusable_type(e)
+        return t == "Div" and self.fast_math and _dtype(e) == "float32"
 
     def _count(self, body):
         """Uses of each product and variable: every occurrence in the IR tree (the CUDA source
@@ -85,12 +130,12 @@ class Contraction:
         import tvm_ffi
 
         def on_mul(m):
-            if _fusable_type(m):
+            if self.is_product(m):
                 k = self._key(m)
                 self.mul_uses[k] = self.mul_uses.get(k, 0) + 1
 
         def on_bind(b):
-            if type(b.value).__name__ == "Mul" and _fusable_type(b.value):
+            if self.is_product(b.value):
                 self.bound[_handle(b.var)] = b.value
 
         def on_var(v, kind):
@@ -102,7 +147,7 @@ class Contraction:
             cell = _cell(st.buffer, st.indices)
             if cell is not None:
                 self.cell_stores[cell] = self.cell_stores.get(cell, 0) + 1
-                if type(st.value).__name__ == "Mul" and _fusable_type(st.value):
+                if self.is_product(st.value):
                     self.cell_value[cell] = st.value
 
         def on_load(ld):  # post-order: loads in the order the code evaluates them
@@ -114,19 +159,134 @@ class Contraction:
                 self.load_order[k] = len(self.load_order) + 2
 
         tvm_ffi.structural_walk(
-            body, [(tx.Mul, on_mul), (tx.Bind, on_bind)], with_def_region_kind=[(tx.Var, on_var)], order="pre"
+            body,
+            [((tx.Mul, tx.Div), on_mul), (tx.Bind, on_bind)],
+            with_def_region_kind=[(tx.Var, on_var)],
+            order="pre",
         )
         tvm_ffi.structural_walk(body, [(tvm.ir.TensorLoad, on_load), (tx.BufferStore, on_store)], order="post")
+
+    def _blocks(self, body, path):
+        """Record the basic-block path of every product, bound product and use, and which uses
+        are operands of an add/sub (module docstring)."""
+        import tvm
+        import tvm.tirx as tx
+        import tvm_ffi
+
+        from tvm_ffi.structural import WalkResult
+
+        skip = WalkResult.SKIP
+
+        def walk(node, p):
+            def on_if(s):
+                walk(s.condition, p)
+                walk(s.then_case, p + (("if", _handle(s), 0),))
+                if s.else_case is not None:
+                    walk(s.else_case, p + (("if", _handle(s), 1),))
+                return skip
+
+            def on_for(s):
+                walk(s.min, p)
+                walk(s.extent, p)
+                const = hasattr(s.extent, "value") and hasattr(s.min, "value")
+                walk(s.body, p if const else p + (("loop", _handle(s)),))
+                return skip
+
+            def on_while(s):
+                inner = p + (("loop", _handle(s)),)
+                walk(s.condition, inner)
+                walk(s.body, inner)
+                return skip
+
+            def on_mul(m):
+                if self.is_product(m):
+                    self.mul_paths.setdefault(self._key(m), set()).add(p)
+
+            def on_bind(b):
+                self.var_path[_handle(b.var)] = p
+
+            def on_store(st):
+                cell = _cell(st.buffer, st.indices)
+                if cell is not None:
+                    self.cell_path[cell] = p
+
+            def on_load(ld):
+                cell = _cell(ld.source, ld.indices)
+                if cell is not None:
+                    self.cell_load_paths.setdefault(cell, []).append(p)
+
+            def on_var(v, kind):
+                if kind == tvm_ffi.DefRegionKind.NONE:
+                    self.var_use_paths.setdefault(_handle(v), []).append(p)
+
+            def on_add(e):
+                if not _fusable_type(e):
+                    return None
+                for x, other in ((e.a, e.b), (e.b, e.a)):
+                    t = type(x).__name__
+                    if self.is_product(x) and _dtype(x) == _dtype(e):
+                        k = self._key(x)
+                        self.mul_add_uses[k] = self.mul_add_uses.get(k, 0) + 1
+                        self.mul_partners.setdefault(k, []).append(other)
+                    elif t == "Var":
+                        h = _handle(x)
+                        self.var_add_uses[h] = self.var_add_uses.get(h, 0) + 1
+                    elif t == "TensorLoad" and _cell(x.source, x.indices) is not None:
+                        c = _cell(x.source, x.indices)
+                        self.cell_add_loads[c] = self.cell_add_loads.get(c, 0) + 1
+                return None
+
+            tvm_ffi.structural_walk(
+                node,
+                [
+                    (tx.IfThenElse, on_if),
+                    (tx.For, on_for),
+                    (tx.While, on_while),
+                    ((tx.Mul, tx.Div), on_mul),
+                    ((tx.Add, tx.Sub), on_add),
+                    (tx.Bind, on_bind),
+                    (tx.BufferStore, on_store),
+                    (tvm.ir.TensorLoad, on_load),
+                ],
+                with_def_region_kind=[(tx.Var, on_var)],
+                order="pre",
+            )
+
+        walk(body, path)
         for cell, mul in self.cell_value.items():
+            uses = self.cell_load_paths.get(cell, [])
             if (
                 self.cell_stores.get(cell) == 1
-                and self.cell_loads.get(cell) == 1
                 and self.mul_uses.get(self._key(mul), 0) == 1
+                and self.cell_add_loads.get(cell, 0) == len(uses) >= 1
+                and _placed(self.cell_path.get(cell), uses)
             ):
                 self.captured_cells.add(cell)
         for h, mul in self.bound.items():
-            if self.var_uses.get(h, 0) == 1 and self.mul_uses.get(self._key(mul), 0) == 1:
+            uses = self.var_use_paths.get(h, [])
+            if (
+                self.mul_uses.get(self._key(mul), 0) == 1
+                and self.var_add_uses.get(h, 0) == len(uses) >= 1
+                and _placed(self.var_path.get(h), uses)
+            ):
                 self.captured_vars.add(h)
+
+    def _fusable(self, x) -> bool:
+        """A product node whose every use is an add/sub in its block (module docstring)."""
+        k = self._key(x)
+        memo = self._fusable_memo.get(k)
+        if memo is not None:
+            return memo
+        self._fusable_memo[k] = False  # guards the recursion through partners
+        uses = self.mul_uses.get(k, 0)
+        ok = uses >= 1 and self.mul_add_uses.get(k, 0) == uses and len(self.mul_paths.get(k, ())) <= 1
+        if ok and uses > _NVCC_MAX_USES:  # nvcc fuses a single-use partner first; the FMUL stays
+            ok = not any(
+                self.is_product(o) and self.mul_uses.get(self._key(o), 0) == 1 and self._fusable(o)
+                for o in self.mul_partners.get(k, ())
+            )
+        self._fusable_memo[k] = ok
+        return ok
 
     def rank(self, e) -> int:
         """Reassociate's rank of an expression (see the module docstring)."""
@@ -137,9 +297,11 @@ class Contraction:
         if r is not None:
             return r
         t = type(e).__name__
+        self._ranks[h] = 1  # provisional: a cell whose stored product reads the cell itself
+        cell = _cell(e.source, e.indices) if t == "TensorLoad" else None
         if t in ("IntImm", "FloatImm", "StringImm"):
             r = 0
-        elif t == "TensorLoad" and _cell(e.source, e.indices) in self.cell_value:
+        elif cell in self.cell_value and self.cell_stores.get(cell) == 1:
             r = self.rank(self.cell_value[_cell(e.source, e.indices)])
         elif t == "TensorLoad":
             r = self.load_order.get(tvm_ffi.structural_hash(e), 1) << 8
@@ -155,8 +317,8 @@ class Contraction:
     # ---- queries -------------------------------------------------------------------------------
     def _operands(self, x, dtype):
         t = type(x).__name__
-        if t == "Mul" and _dtype(x) == dtype and self.mul_uses.get(self._key(x), 0) == 1:
-            return x.a, x.b
+        if self.is_product(x) and _dtype(x) == dtype and self._fusable(x):
+            return (x.a, Reciprocal(x.b)) if t == "Div" else (x.a, x.b)
         if t == "TensorLoad":
             cell = _cell(x.source, x.indices)
             mul = self.cell_value.get(cell)
@@ -210,3 +372,15 @@ class Contraction:
         if h in self.captured_vars:
             return ("fma-operands", h)
         return None
+
+
+def _placed(def_path, use_paths) -> bool:
+    """A bound product fuses into its uses: one use in its block or in an ``if`` nested there
+    (LLVM sinks the multiply into it), several all in its own block; never into a loop it is
+    not in."""
+    if def_path is None or not use_paths:
+        return False
+    if len(use_paths) > 1:
+        return all(u == def_path for u in use_paths)
+    u = use_paths[0]
+    return u[: len(def_path)] == def_path and not any(step[0] == "loop" for step in u[len(def_path) :])

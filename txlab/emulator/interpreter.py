@@ -107,7 +107,7 @@ class Compiler:
         if self._contraction is None:
             from txlab.emulator.contract import Contraction
 
-            self._contraction = Contraction(getattr(self.program, "func", None))
+            self._contraction = Contraction(getattr(self.program, "func", None), self.fast_math)
         return self._contraction
 
     # ---- lines -------------------------------------------------------------------------------
@@ -206,10 +206,23 @@ class Compiler:
         return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
 
     def _product_operand(self, x):
+        from txlab.emulator.contract import Reciprocal
+
         if isinstance(x, tuple):  # a product bound to a variable: its operands, kept by s_Bind
             key, k = x
             return lambda g: g.env[key][k]
+        if isinstance(x, Reciprocal):  # a fast-math a / b: MUFU.RCP, then the multiply fuses
+            f = self.expr(x.node)
+            return lambda g: semantics.rcp_approx_ftz(f(g))
         return self.expr(x)
+
+    def _captured_operands(self, value):
+        """(a, b, mul) closures of a product whose operands a later add fuses: ``a * b``, or a
+        fast-math ``a / b`` as ``a * rcp(b)``."""
+        from txlab.emulator.contract import Reciprocal
+
+        fb = Reciprocal(value.b) if type(value).__name__ == "Div" else value.b
+        return self.expr(value.a), self._product_operand(fb), semantics.binary("Mul", _dtype_of(value), self.fast_math)
 
     def e_Not(self, e):
         a = self.expr(e.a)
@@ -441,11 +454,10 @@ class Compiler:
     def s_Bind(self, s):
         var = s.var
         key = None
-        if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
+        if self.contraction.is_product(s.value):
             key = self.contraction.captured(s)
         if key is not None:  # a product a later add fuses with: keep its operands too
-            fa, fb = self.expr(s.value.a), self.expr(s.value.b)
-            mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
+            fa, fb, mul = self._captured_operands(s.value)
 
             def bind_product(g):
                 av, bv = fa(g), fb(g)
@@ -473,11 +485,10 @@ class Compiler:
 
     def s_BufferStore(self, s):
         key = None
-        if type(s.value).__name__ == "Mul" and _dtype_of(s.value).startswith(("float32", "float64")):
+        if self.contraction.is_product(s.value):
             key = self.contraction.captured_store(s)
-        if key is not None:  # t = a * b, fused by the one later read of t: keep a and b too
-            fa, fb = self.expr(s.value.a), self.expr(s.value.b)
-            mul = semantics.binary("Mul", _dtype_of(s.value), self.fast_math)
+        if key is not None:  # t = a * b, fused by the later reads of t: keep a and b too
+            fa, fb, mul = self._captured_operands(s.value)
 
             def val(g):
                 av, bv = fa(g), fb(g)

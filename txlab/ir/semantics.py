@@ -212,13 +212,19 @@ def _cmp_fast(fn):
     return op
 
 
+def rcp_approx_ftz(b):
+    """``rcp.approx.ftz.f32`` as the emulator models MUFU.RCP: ``1 / b`` rounded to float32 and
+    flushed (the hardware is within 1 ulp of it)."""
+    with np.errstate(all="ignore"):
+        return ftz(np.asarray(np.float32(1) / np.asarray(ftz(b), np.float64)).astype(np.float32))
+
+
 def div_approx_ftz(a, b):
     """``div.approx.ftz.f32``: ``a * rcp(b)``, the reciprocal rounded to float32 and flushed (so a
     divisor above 2^126 gives 0). The hardware's MUFU.RCP is within 1 ulp of the rounded
     reciprocal: the quotient is within 2 ulp of the GPU's for ``|b|`` in [2^-126, 2^126]."""
     with np.errstate(all="ignore"):
-        r = ftz(np.asarray(np.float32(1) / np.asarray(ftz(b), np.float64)).astype(np.float32))
-        return ftz(np.multiply(ftz(a), r, dtype=np.float32))
+        return ftz(np.multiply(ftz(a), rcp_approx_ftz(b), dtype=np.float32))
 
 
 def _true_div(a, b):

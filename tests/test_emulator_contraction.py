@@ -1,0 +1,123 @@
+"""FMA contraction beyond single-use products, each shape checked against the build's SASS: a
+product used only by adds/subs is fused into every one of them, a fast-math division's multiply
+fuses like any other, and a product bound outside a loop is not fused into an add inside it."""
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab.emulator import emulate
+from txlab.ir import semantics
+
+from test_emulator import kernel  # noqa: E402  (tests/ is on sys.path)
+
+TWO_OUT = """
+@T.prim_func
+def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, D_ptr: T.handle, E_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "float32")
+    B = T.match_buffer(B_ptr, (n,), "float32")
+    C = T.match_buffer(C_ptr, (n,), "float32")
+    D = T.match_buffer(D_ptr, (n,), "float32")
+    E = T.match_buffer(E_ptr, (n,), "float32")
+    T.device_entry()
+    bx = T.cta_id([T.ceildiv(n, 128)])
+    tx = T.thread_id([128])
+    i = bx * 128 + tx
+    if i < n:
+BODY
+"""
+
+
+def _rcp(b):
+    return semantics.rcp_approx_ftz(b)
+
+
+#: (body, FFMA in the SASS, fast math?, model of (D, E) with the build's fused ops explicit)
+SHAPES = [
+    (  # one product, two uses (an add and a sub): ptxas fuses both and drops the FMUL
+        "        t = A[i] * B[i]\n        D[i] = t + C[i]\n        E[i] = t - A[i]",
+        2,
+        True,
+        lambda a, b, c, F: (F(a, b, c), F(a, b, -a)),
+    ),
+    (
+        "        t = A[i] * B[i]\n        D[i] = t + C[i]\n        E[i] = t - A[i]",
+        2,
+        False,
+        lambda a, b, c, F: (F(a, b, c), F(a, b, -a)),
+    ),
+    (  # the same product twice in one add: nvcc's fma(a, b, a * b)
+        "        D[i] = A[i] * B[i] + A[i] * B[i]\n        E[i] = C[i]",
+        1,
+        True,
+        lambda a, b, c, F: (F(a, b, semantics.ftz(a * b)), c),
+    ),
+    (  # fast math: a / b is MUFU.RCP and a multiply, fused into the add / sub
+        "        D[i] = A[i] / B[i] + C[i]\n        E[i] = C[i] - A[i] / B[i]",
+        2,
+        True,
+        lambda a, b, c, F: (F(a, _rcp(b), c), F(-a, _rcp(b), c)),
+    ),
+    (  # layernorm's var / n + eps
+        "        D[i] = A[i] / T.float32(96) + T.float32(1e-5)\n        E[i] = C[i]",
+        1,
+        True,
+        lambda a, b, c, F: (F(a, _rcp(np.float32(96)), np.float32(1e-5)), c),
+    ),
+    (  # a product also stored is not fused
+        "        D[i] = A[i] * B[i]\n        E[i] = A[i] * B[i] + C[i]",
+        0,
+        True,
+        lambda a, b, c, F: (semantics.ftz(a * b), semantics.ftz(semantics.ftz(a * b) + c)),
+    ),
+]
+
+
+@pytest.mark.parametrize("body, n_fma, fast, model", SHAPES)
+def test_multi_use_products_and_fast_divisions_fuse_as_the_sass_does(body, n_fma, fast, model):
+    c = txlab.compile(kernel(TWO_OUT.replace("BODY", body), "k"), arch="sm_90a", fast_math=fast)
+    assert len(c.instructions(r"^FFMA")) == n_fma, c.instructions(r"^(F(FMA|MUL|ADD)|MUFU)")
+    rng = np.random.default_rng(7)
+    a, b, cc = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
+    d, e = np.zeros_like(a), np.zeros_like(a)
+    assert emulate(c, a, b, cc, d, e, a.size).ok
+
+    def F(x, y, z):
+        return semantics.fma(x, y, z, flush=fast)
+
+    want_d, want_e = model(a, b, cc, F)
+    assert np.array_equal(d, want_d) and np.array_equal(e, want_e)
+
+
+LOOP = """
+@T.prim_func
+def k(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, D_ptr: T.handle, E_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n,), "float32")
+    B = T.match_buffer(B_ptr, (n,), "float32")
+    C = T.match_buffer(C_ptr, (n,), "float32")
+    D = T.match_buffer(D_ptr, (n,), "float32")
+    E = T.match_buffer(E_ptr, (n,), "float32")
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([32])
+    t = A[tx] * B[tx]
+    acc = T.alloc_local((1,), "float32")
+    acc[0] = C[tx]
+    for j in range(E.shape[0] // 32):
+        acc[0] = acc[0] + t
+    D[tx] = acc[0]
+"""
+
+
+def test_a_product_outside_a_runtime_loop_is_not_fused_inside_it():
+    c = txlab.compile(kernel(LOOP, "k"), arch="sm_90a")
+    assert len(c.instructions(r"^FFMA")) == 0 and len(c.instructions(r"^FMUL")) == 1
+    rng = np.random.default_rng(3)
+    a, b, cc = (rng.standard_normal(96).astype(np.float32) for _ in range(3))
+    d, e = np.zeros_like(a), np.zeros_like(a)
+    assert emulate(c, a, b, cc, d, e, a.size).ok
+    t = (a * b)[:32]
+    want = cc[:32].copy()
+    for _ in range(3):
+        want = want + t
+    assert np.array_equal(d[:32], want)
