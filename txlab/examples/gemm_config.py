@@ -266,6 +266,11 @@ class GemmConfig:
             raise ValueError("split_tail=True splits the last wave's tiles of a persistent grid of single CTAs (its "
                              "tail is handed out in K order already): use split_k > 1, no cluster, persistent=True "
                              "and split_order='tile'")
+        if self.split_k > 1 and self.cluster_size > 4:
+            raise ValueError(f"split_k={self.split_k} in a cluster of {self.cluster_size} CTAs: a split tile's items "
+                             "wait on each other across clusters, so every cluster must be resident, and how many "
+                             "8-CTA clusters the GPU holds at once is not measured yet: use a cluster of at most 4 "
+                             "CTAs with split-K, or split_k=1")
         if self.l2_promotion not in (None, 0, 1, 2, 3):
             raise ValueError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
                              "2 (128 B) or 3 (256 B)")
