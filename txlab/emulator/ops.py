@@ -260,17 +260,91 @@ def _activemask(comp, call):
     return f
 
 
+def _shfl_source(kind, lane, b, w):
+    """Source lane of ``shfl.sync.<kind>`` as the PTX ISA defines it: CUDA's ``__shfl*_sync`` pass
+    the lane or offset ``b`` as is and ``c = (32 - width) << 8`` (| 0x1f except for ``up``); the
+    instruction uses only ``b[4:0]`` and reads the own lane when the source leaves the segment."""
+    segmask = (32 - w) & 0x1F
+    bval = np.asarray(b).astype(np.int64) & 0x1F
+    minl = lane & segmask
+    maxl = minl if kind == "up" else minl | (0x1F & ~segmask)
+    if kind == "idx":
+        return minl | (bval & ~segmask & 0x1F)
+    if kind == "up":
+        j = lane - bval
+        return np.where(j >= maxl, j, lane)
+    j = lane + bval if kind == "down" else lane ^ bval
+    return np.where(j <= maxl, j, lane)
+
+
+def _shfl_check(g, kind, mask_val, b, w, line):
+    """A shuffle that part of its warp does not execute. A lane that reads a lane not executing it
+    gets an undefined value, and a lane outside its own member mask is undefined behaviour (CUDA
+    programming guide, PTX ``shfl.sync``). Member lanes that have exited or diverged are not
+    reported by themselves: on sm_70+ exited ones are legal."""
+    act, _ = _warps(g, g.active(), False)
+    m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
+    M_, _ = _warps(g, m, 0)
+    inmask = ((M_ >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
+    A, _ = _warps(g, np.broadcast_to(np.asarray(b).astype(np.int64), (g.L,)), 0)
+    src = _shfl_source(kind, np.arange(32), A, w)
+    reads = act & ~np.take_along_axis(act, src.astype(np.int64), axis=1)
+    outside = act & ~inmask
+    bad = reads | outside
+    if not bad.any():
+        return
+    wi, first = (int(x[0]) for x in np.nonzero(bad))
+    at = min(wi * 32 + first, g.L - 1)
+    name = "__shfl_sync" if kind == "idx" else f"__shfl_{kind}_sync"
+    parts = []
+    if reads[wi].any():
+        r = np.nonzero(reads[wi])[0]
+        parts.append(
+            f"lanes {_lane_list(r)} read lanes {_lane_list(np.unique(src[wi][r]))}, which do not execute it, "
+            "so the value they get is undefined"
+        )
+    if outside[wi].any():
+        parts.append(f"lanes {_lane_list(np.nonzero(outside[wi])[0])} execute it outside their member mask")
+    g.cta.program.finding(
+        "divergent_barrier",
+        f"{name} executed by lanes {_lane_list(np.nonzero(act[wi])[0])} of warp {int(g.tid[at]) // 32} only: "
+        + "; ".join(parts)
+        + " (undefined behaviour on a GPU)",
+        line=line,
+        cta=g.cta_of(at),
+        threads=[g.tid[at]],
+        key=("divergent_barrier", line, "shfl"),
+    )
+
+
+def _lane_list(lanes) -> str:
+    lanes = [int(x) for x in lanes]
+    runs, start = [], None
+    for i, x in enumerate(lanes):
+        if start is None:
+            start = x
+        if i + 1 == len(lanes) or lanes[i + 1] != x + 1:
+            runs.append(f"{start}" if start == x else f"{start}-{x}")
+            start = None
+    return ",".join(runs)
+
+
 def _shfl(kind):
     def build(comp, call):
         mask, val, arg, width = _args(comp, call)
+
+        line = comp.line
 
         def f(g):
             v = val(g)
             V, pad = _warps(g, v)
             av = arg(g)
+            w = int(width(g))
+            lane = np.arange(32)
+            if g.mask is not None or pad:
+                _shfl_check(g, kind, mask(g), av, w, line)
             if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:  # broadcast from one lane
-                w = int(width(g))
-                src = (np.arange(32) - np.arange(32) % w) + int(av) % w
+                src = _shfl_source(kind, lane, av, w)
                 if w == 32:
                     out = np.repeat(V[:, src[0]][:, None], 32, axis=1)
                 else:
@@ -278,20 +352,7 @@ def _shfl(kind):
                 return _unwarp(g, out, pad)
             a = np.broadcast_to(np.asarray(av), (g.L,)).astype(np.int64)
             A, _ = _warps(g, a)
-            w = int(width(g))
-            lane = np.arange(32)
-            seg = lane - lane % w
-            if kind == "idx":
-                src = seg + A % w
-            elif kind == "up":
-                src = lane - A
-                src = np.where(src < seg, lane, src)
-            elif kind == "down":
-                src = lane + A
-                src = np.where(src >= seg + w, lane, src)
-            else:
-                src = lane ^ A
-                src = np.where(src >= seg + w, lane, src)
+            src = _shfl_source(kind, lane, A, w)
             out = np.take_along_axis(V, src.astype(np.int64) if V.ndim == 2 else src[..., None], axis=1)
             return _unwarp(g, out, pad)
 

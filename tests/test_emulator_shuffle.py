@@ -1,0 +1,86 @@
+"""Warp shuffles on the emulator as PTX ``shfl.sync`` defines them: the lane or offset's low five
+bits only, segments of ``width`` lanes, the own lane when the source leaves the segment; and a
+shuffle that reads a lane not executing it is reported, not given a made-up value."""
+
+import numpy as np
+import pytest
+from test_emulator import kernel, line_of
+
+from txlab.emulator import emulate
+
+SHUFFLES = """
+@T.prim_func
+def shf(X: T.Buffer((64,), "float32"), O: T.Buffer((6, 64), "float32"), d: T.int32):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    v = X[tx]
+    O[0, tx] = T.cuda.__shfl_down_sync(T.uint32(0xFFFFFFFF), v, d, 32)
+    O[1, tx] = T.cuda.__shfl_up_sync(T.uint32(0xFFFFFFFF), v, d, 32)
+    O[2, tx] = T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v, d, 32)
+    O[3, tx] = T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v, d, 8)
+    O[4, tx] = T.cuda.__shfl_sync(T.uint32(0xFFFFFFFF), v, d, 8)
+    O[5, tx] = T.cuda.__shfl_down_sync(T.uint32(0xFFFFFFFF), v, d, 8)
+"""
+
+
+def _ptx_shfl(x, mode, b, width):
+    """shfl.sync's source lane, written out from the PTX ISA's pseudocode for each lane, with
+    c = ((32 - width) << 8) | (0 for up, 0x1f otherwise) as CUDA's __shfl*_sync pass it."""
+    out = np.empty_like(x)
+    for t in range(x.size):
+        lane, base = t % 32, t - t % 32
+        segmask, cval, bval = (32 - width) & 0x1F, 0 if mode == "up" else 0x1F, b & 0x1F
+        max_lane = (lane & segmask) | (cval & ~segmask & 0x1F)
+        min_lane = lane & segmask
+        if mode == "up":
+            j, ok = lane - bval, lane - bval >= max_lane
+        elif mode == "down":
+            j, ok = lane + bval, lane + bval <= max_lane
+        elif mode == "bfly":
+            j, ok = lane ^ bval, (lane ^ bval) <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask & 0x1F)
+            ok = j <= max_lane
+        out[t] = x[base + (j if ok else lane)]
+    return out
+
+
+@pytest.mark.parametrize("d", [1, 5, 16, 31, 33, 40, -1])
+def test_shuffle_lane_is_the_ptx_one_for_any_offset(d):
+    # before: offsets >= 32 read the own lane (PTX uses b[4:0]) and a negative one raised IndexError
+    x = np.arange(64, dtype=np.float32) * 3 + 1
+    o = np.zeros((6, 64), np.float32)
+    res = emulate(kernel(SHUFFLES, "shf"), x, o, d)
+    assert res.ok, res.summary()
+    rows = [("down", 32), ("up", 32), ("bfly", 32), ("bfly", 8), ("idx", 8), ("down", 8)]
+    for i, (mode, w) in enumerate(rows):
+        np.testing.assert_array_equal(o[i], _ptx_shfl(x, mode, d, w), err_msg=f"{mode} width {w} d={d}")
+
+
+TAIL_SUM = """
+@T.prim_func
+def tail_sum(X: T.Buffer((40,), "float32"), O: T.Buffer((40,), "float32"), n: T.int32):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    if tx < n:
+        v = T.alloc_local((1,), "float32")
+        v[0] = X[tx]
+        for k in T.unroll(5):
+            v[0] = v[0] + T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), v[0], 16 >> k, 32)  # the shuffle
+        O[tx] = v[0]
+"""
+
+
+def test_shuffle_reading_a_lane_that_skipped_it_is_reported():
+    # 40 rows: warp 1 has 8 lanes in the branch and its butterfly reads lanes 8-31, which are not
+    # there -- undefined values on a GPU; the emulator used to say "no findings"
+    k = kernel(TAIL_SUM, "tail_sum")
+    res = emulate(k, np.ones(40, np.float32), np.zeros(40, np.float32), 40)
+    hits = res.by_kind("divergent_barrier")
+    assert hits and hits[0].line == line_of(TAIL_SUM, "# the shuffle"), res.summary()
+    assert "lanes 0-7 read lanes 16-23" in hits[0].message and hits[0].cta == (0, 0, 0)
+    # a full tail (n = 64 would be out of bounds; 32 fills warp 0 only, warp 1 skips it whole) is clean
+    ok = emulate(k, np.ones(40, np.float32), np.zeros(40, np.float32), 32)
+    assert ok.ok, ok.summary()
