@@ -61,7 +61,11 @@ def test_cp_async_lands_at_its_wait_not_before():
     a = np.arange(8, dtype=np.float16)
     b = np.zeros(16, np.float16)
     res = emulate(kernel(CPASYNC, "cpa"), a, b)
-    assert res.ok, res.findings
+    # reading the destination before the wait is unordered with the copy (PTX: only wait_group /
+    # wait_all order them): a race at the read and the copy, the emulator's value the old bytes
+    (race,) = res.findings
+    assert race.kind == "shared_race", res.summary()
+    assert (race.line, race.other_line) == (line_of(CPASYNC, "B[i] = S[i]"), line_of(CPASYNC, "cp.async.cg"))
     np.testing.assert_array_equal(b[:8], np.full(8, 5, np.float16))  # read before the wait: old bytes
     np.testing.assert_array_equal(b[8:], a)
 

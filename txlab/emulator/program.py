@@ -374,7 +374,48 @@ class Program:
 
     def _race(self, g, e, lm, dt, write, line):
         byte, tids = _lane_bytes(g, e, lm, dt)
+        if g.cta.cp_pending:
+            self._cp_in_flight(g, byte, tids, write, line)
         g.cta.races.access(byte, tids, write, line)
+
+    # ---- cp.async copies in flight: their shared bytes may land at any time until the wait ----
+    def cp_issued(self, g, base, nbytes, line, info) -> object:
+        """Record the shared destination bytes of a ``cp.async`` issued by the active lanes; the
+        token returned is passed to :meth:`cp_landed` when its group is waited for."""
+        if g.cta.races is None:
+            return None
+        elems = np.arange(nbytes)[None, :]
+        region, e, lm = self._resolve(g, base, elems, np.dtype(np.uint8), line, info, True)
+        if region.kind != "shared":
+            return None
+        byte, tids = _lane_bytes(g, e, lm, np.dtype(np.uint8))
+        token = object()
+        g.cta.cp_pending[token] = (byte, tids, line)
+        return token
+
+    def cp_landed(self, g, token) -> None:
+        g.cta.cp_pending.pop(token, None)
+
+    def _cp_in_flight(self, g, byte, tids, write, line):
+        for byte0, tids0, line0 in g.cta.cp_pending.values():
+            hit = np.isin(byte, byte0)
+            if not hit.any():
+                continue
+            i = int(np.argmax(hit))
+            j = int(np.argmax(byte0 == byte[i]))
+            self.finding(
+                "shared_race",
+                f"shared-memory race: {'write' if write else 'read'} by thread {int(tids[i])} (line {line}) of "
+                f"shared byte {int(byte[i])}, which a cp.async of thread {int(tids0[j])} (line {line0}) is still "
+                "copying: the copy may land before or after it (wait for its group with "
+                "cp.async.wait_group, then a barrier if another thread copied it)",
+                line=line,
+                other_line=line0,
+                cta=g.cta.index,
+                threads=[tids0[j], tids[i]],
+                index=[byte[i]],
+                key=("shared_race", line0, line, "cp.async", "write" if write else "read"),
+            )
 
     # ---- running -----------------------------------------------------------------------------
     def batch_size(self, nctas: int, threads: int, shared_bytes: int) -> int:
@@ -577,6 +618,7 @@ class Cta:
                 )
             else:
                 self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
+        self.cp_pending: dict = {}  # cp.async copies in flight (Program.cp_issued)
         self.progress = 0
         self.steps = 0
         self.warp_steps = 0  # warp-instructions issued: the CTA's clock64 (timers)

@@ -460,26 +460,28 @@ def _cp_async(comp, call):
             n = np.minimum(np.broadcast_to(np.asarray(src_size(g)).astype(np.int64), (g.L,)), cp_size)
         if ignore is not None:
             n = np.where(np.broadcast_to(np.not_equal(ignore(g), 0), (g.L,)), 0, n)
-        _cp_state(g)["open"].append((act, d, s, n.copy()))
+        token = prog.cp_issued(g, d, cp_size, line, dst_info) if act.any() else None
+        _cp_state(g)["open"].append((act, d, s, n.copy(), token))
         return np.int32(0)
 
     issue_info = {"name": "cp.async source", "dtype": "uint8"}
     dst_info = {"name": "cp.async destination", "dtype": "uint8"}
 
     def perform(g, rec):
-        act, d, s, n = rec
+        act, d, s, n, token = rec
+        prog.cp_landed(g, token)
         outer = g.mask
         g.mask = act if not act.all() else None
         try:
             elems = np.arange(cp_size)[None, :]
             data = np.zeros((g.L, cp_size), np.uint8)
-            has = act & (n > 0)
-            if has.any():
+            # only the first src-size bytes are read (the rest may lie past the source's end)
+            for k in np.unique(n[act & (n > 0)]):
+                has = act & (n == k)
                 g.mask = has if not has.all() else None
-                v = np.asarray(prog.mem_read(g, s, elems, 0, u8, line, issue_info))
-                v = np.broadcast_to(v, (g.L, cp_size))
-                data = np.where(elems < n[:, None], v, 0).astype(np.uint8)
-                g.mask = act if not act.all() else None
+                v = np.asarray(prog.mem_read(g, s, elems[:, :k], 0, u8, line, issue_info))
+                data[has, :k] = np.broadcast_to(v, (g.L, int(k)))[has]
+            g.mask = act if not act.all() else None
             prog.mem_write(g, d, elems, 0, u8, data, line, dst_info)
         finally:
             g.mask = outer
@@ -499,7 +501,7 @@ _PERFORM: dict = {}
 
 
 def _complete(g, keep: int):
-    complete_groups(g, "cp.async", keep, lambda g, rec: _PERFORM[rec[4]](g, rec[:4]))
+    complete_groups(g, "cp.async", keep, lambda g, rec: _PERFORM[rec[5]](g, rec[:5]))
     g.cta.progress += 1
 
 
