@@ -267,3 +267,19 @@ def test_everyday_kernels_check_on_the_cpu(name):
     rtol, atol = E.TOLERANCE[name]
     r = txlab.check(E.kernel(name), E.inputs(name), reference=E.reference(name), device="cpu", rtol=rtol, atol=atol)
     assert r.ok and r.device == "cpu", r
+
+
+def test_fast_powf_flushes_a_denormal_exponent_before_the_multiply():
+    """__powf is lg2.approx.ftz, mul.ftz, ex2.approx.ftz (the build's PTX): mul.ftz flushes its
+    denormal operand, so powf(0, 1e-39) is ex2(0 * -inf) = NaN -- the H200's answer, recorded as
+    the worst powf row of benchmarks/results/emulator_math_h200.json (the emulator gave 0.0)."""
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).parent.parent / "benchmarks/results/emulator_math_h200.json").read_text())["rows"]
+    worst = next(r["worst"] for r in rows if r["function"] == "powf" and r["fast_math"])
+    a = np.array([worst["a"], 0.0, 0.0, 2.0], np.float32)
+    b = np.array([worst["b"], -1e-39, 2.0, 1e-39], np.float32)
+    got = _run("T.pow(A[i], B[i])", a, b)
+    assert np.isnan(worst["gpu"]) and np.isnan(got[0]) and np.isnan(got[1]), got
+    assert got[2] == 0 and got[3] == 1

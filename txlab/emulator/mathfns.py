@@ -77,6 +77,9 @@ def lg2_approx(x, flush=True):
 
 
 def _mul_ftz(a, b, flush=True):
+    """``mul(.ftz).f32``: with ``.ftz`` denormal operands are zeros too (``0 * -inf`` is NaN)."""
+    if flush:
+        a, b = S.ftz(np.asarray(a, np.float32)), S.ftz(np.asarray(b, np.float32))
     r = np.multiply(np.asarray(a, np.float32), b, dtype=np.float32)
     return S.ftz(r) if flush else _ret(r)
 
