@@ -1,7 +1,7 @@
 """Warp-level matrix instructions of sm_80..sm_90a: ``ldmatrix`` / ``stmatrix`` (``.m8n8``,
 ``.x1``/``.x2``/``.x4``, ``.trans``, ``.b16``) and ``mma.sync`` (``m16n8k8`` / ``m16n8k16`` f16 and
 bf16, ``m16n8k4`` / ``m16n8k8`` tf32, ``m16n8k32`` e4m3/e5m2, f32 or f16 accumulate; integer
-``m16n8k16`` / ``m16n8k32`` s8/u8 with s32 accumulate). What ``Tx.warp.gemm`` lowers to.
+``m16n8k16`` / ``m16n8k32`` s8/u8, mixed or not, with s32 accumulate). What ``Tx.warp.gemm`` lowers to.
 
 Fragment maps (PTX ISA, "Matrix fragments for mma.m16n8k*"), lane = 4*group + tig:
 
@@ -234,12 +234,16 @@ def _mma(comp, call):
         m = int(m)
     except ValueError:
         return comp.not_emulated(full)
-    if (m, n) != (16, 8) or mm.get("alayout") != "row" or mm.get("blayout") != "col" or at != bt:
+    if (m, n) != (16, 8) or mm.get("alayout") != "row" or mm.get("blayout") != "col":
         return comp.not_emulated(full, "only the m16n8 .row.col shapes are emulated (m8n8k4 is not)")
+    bdt = None  # B's element type where it may differ from A's (integer mma: s8 x u8 is legal)
     if name == "mma_int":
-        if at not in _INT or k not in (16, 32) or mm.get("bitop") or mm.get("popc"):
+        if at not in _INT or bt not in _INT or k not in (16, 32) or mm.get("bitop") or mm.get("popc"):
             return comp.not_emulated(full)
         kind, edt, per = "8", np.dtype(_INT[at]), 4
+        bdt = np.dtype(_INT[bt])
+    elif at != bt:
+        return comp.not_emulated(full, "floating-point mma with different A and B types is not measured")
     elif at in ("f16", "bf16") and k in (8, 16):
         kind, edt, per = "16", M.np_dtype(_FLOAT[at]), 2
     elif at == "tf32" and k in (4, 8):
@@ -282,7 +286,7 @@ def _mma(comp, call):
         Bw, _ = _warps(g, np.stack([b(g) for b in B], axis=1))
         nw = Aw.shape[0]
         ae = _elements(Aw, per, edt)
-        be = _elements(Bw, per, edt)
+        be = _elements(Bw, per, edt if bdt is None else bdt)
         wide = np.int64 if acc_dt.kind == "i" else np.float64
         Am = np.zeros((nw, 16, k), wide)
         Bm = np.zeros((nw, k, 8), wide)
@@ -305,7 +309,10 @@ def _mma(comp, call):
             )
             Cw, _ = _warps(g, cv)
             if acc_dt.kind == "i":
-                s = Cw.astype(np.int64) + (Am @ Bm)[:, cr, cc]  # exact
+                # The accumulator registers are 32-bit carriers (TIRx binds them as uint32): read
+                # their bits as s32, or .satfinite would clamp a negative C as a huge positive one.
+                c32 = np.ascontiguousarray(Cw).view(np.int32)
+                s = c32.astype(np.int64) + (Am @ Bm)[:, cr, cc]  # exact
                 if sat:
                     s = np.clip(s, -(1 << 31), (1 << 31) - 1)
                 out = s.astype(np.int64).astype(np.int32)

@@ -163,7 +163,7 @@ _TC = "bitwise: the H200's tensor-core arithmetic (txlab.emulator.tensorcore, fi
 _TENSOR_CORE = {
     "tirx.ptx.mma": (_TC, "f16/bf16 m16n8k8/k16, tf32 m16n8k4/k8, e4m3/e5m2 m16n8k32 (as ptxas lowers it for sm_90)"),
     "tirx.ptx.mma_f16acc": (_TC, "f16/bf16 with an f16 accumulator; fp8 with one is refused (not measured)"),
-    "tirx.ptx.mma_int": ("bitwise (exact; wraps, .satfinite clamps)", "s8/u8 m16n8k16/k32"),
+    "tirx.ptx.mma_int": ("bitwise (exact; wraps, .satfinite clamps)", "s8/u8 (either pairing) m16n8k16/k32"),
     **{
         f"tirx.ptx.wgmma_{t}_{f}": (_TC, "m64nNk16/k8/k32, f32 accumulator")
         for t in ("f16", "bf16", "tf32", "fp8")
