@@ -99,6 +99,8 @@ def _format_code(dtype: str) -> int:
         "float16": 0,
         "bfloat16": 1,
         "tfloat32": 2,
+        "tensor_float32": 2,  # TVM's spelling (the only one its encoder accepts for kind::tf32)
+        "tf32": 2,
         "float8_e4m3fn": 0,
         "float8_e4m3fnuz": 0,
         "float8_e5m2": 1,
@@ -267,7 +269,10 @@ def _encode_instr(comp, call):
         return consts
     d_t, a_t, b_t = (_str(x) for x in call.args[1:4])
     m, n, k, ta, tb, _ncta, na, nb, sat, _sparse = consts
-    v = np.uint32(instr_descriptor(d_t, a_t, b_t, m, n, ta, tb, na, nb, sat))
+    try:
+        v = np.uint32(instr_descriptor(d_t, a_t, b_t, m, n, ta, tb, na, nb, sat))
+    except KeyError as exc:
+        return comp.not_emulated(call.op.name, f"no descriptor format for dtype {exc.args[0]!r}")
     return _storing(mk, lambda g: v)
 
 
@@ -278,6 +283,10 @@ def _encode_instr_block_scaled(comp, call):
     a_t, b_t, sfa_t = (_str(x) for x in call.args[2:5])
     m, n, k, ta, tb, _ncta, na, nb, _sparse = consts
     s_fmt = 1 if "e8m0" in sfa_t else 0
+    try:
+        _format_code(a_t), _format_code(b_t)
+    except KeyError as exc:
+        return comp.not_emulated(call.op.name, f"no descriptor format for dtype {exc.args[0]!r}")
     v = (
         (_format_code(a_t) << 7)
         | (_format_code(b_t) << 10)
