@@ -69,6 +69,39 @@ def _provider_mask(g, nmat):
     return m if g.mask is None else (g.mask & m)
 
 
+def _check_rows_aligned(g, prog, a, mask, what, line):
+    """A ``misaligned`` finding for the providing lanes whose row address is not 16-byte aligned within its
+    shared buffer: each row of an ``ldmatrix``/``stmatrix`` is one 16-byte access (PTX ISA), and a GPU faults
+    ("misaligned address") where it is not."""
+    lanes = np.flatnonzero(mask) if mask is not None else np.arange(g.L)
+    if lanes.size == 0:
+        return
+    addrs = np.asarray(a)[lanes].astype(np.uint64)
+    idx = g.cta.space.find_many(addrs)
+    ok = idx >= 0
+    if not ok.any():
+        return
+    bases = np.asarray([g.cta.space.regions[int(i)].base for i in idx[ok]], dtype=np.uint64)
+    off = (addrs[ok] - bases) % np.uint64(16)
+    bad = np.flatnonzero(off != 0)
+    if bad.size:
+        first = lanes[ok][bad]
+        tids = g.tid[first]
+        if g.lane_cta is not None:  # a batch of CTAs: report the first CTA's threads
+            tids = tids[g.lane_cta[first] == g.lane_cta[first[0]]]
+        prog.finding(
+            "misaligned",
+            f"{what}: the row addresses of threads {', '.join(str(int(t)) for t in tids[:4])} are "
+            f"{int(off[bad[0]])} bytes past a 16-byte boundary of their shared buffer; every row is one 16-byte "
+            "access and must start on a 16-byte boundary (a GPU stops with a misaligned address): align the rows "
+            "(whole 8-element b16 rows)",
+            line=line,
+            cta=g.cta_of(int(first[0])),
+            threads=tids,
+            count=int(bad.size),
+        )
+
+
 # ---- ldmatrix / stmatrix -------------------------------------------------------------------------
 def _matrix_op(comp, call, what):
     """(decoded call, matrices, .trans, row-address closure, row dtype, address info, row elements)
@@ -99,6 +132,7 @@ def _ldmatrix(comp, call):
         a = np.broadcast_to(addr(g), (g.L,))
         outer = g.mask
         g.mask = _provider_mask(g, nmat)
+        _check_rows_aligned(g, prog, a, g.mask, "ldmatrix", line)
         try:
             rows = np.asarray(prog.mem_read(g, a, elems, 0, u16, line, info))
         finally:
@@ -150,6 +184,7 @@ def _stmatrix(comp, call):
         a = np.broadcast_to(addr(g), (g.L,))
         outer = g.mask
         g.mask = _provider_mask(g, nmat)
+        _check_rows_aligned(g, prog, a, g.mask, "stmatrix", line)
         try:
             prog.mem_write(g, a, elems, 0, u16, rows, line, info)
         finally:

@@ -1,0 +1,69 @@
+"""ldmatrix / stmatrix row addresses: every row is one 16-byte access, so a row that does not start on a 16-byte
+boundary of its shared buffer is a ``misaligned`` finding at the user's line (a GPU stops with a misaligned
+address); aligned rows in a padded buffer are not."""
+
+import numpy as np
+from test_emulator import kernel, line_of
+
+from txlab.emulator import emulate
+
+LD = """
+@T.prim_func
+def ld(A: T.Buffer((16, 24), "float16"), B: T.Buffer((32, 2), "uint32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    S = T.alloc_shared([16, 24], "float16")
+    if tx == 0:
+        for i, j in T.grid(16, 24):
+            S[i, j] = A[i, j]
+    T.cuda.cta_sync()
+    R = T.alloc_local([2], "uint32")
+    T.ptx["ldmatrix.sync.aligned.m8n8.x2.shared.b16"](R[0], R[1], S.ptr_to([tx % 16, COL]))
+    B[tx, 0] = R[0]
+    B[tx, 1] = R[1]
+"""
+
+ST = """
+@T.prim_func
+def st(B: T.Buffer((16, 24), "float16")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    S = T.alloc_shared([16, 24], "float16")
+    for i, j in T.grid(16, 24):
+        if tx == 0:
+            S[i, j] = T.float16(0)
+    T.cuda.cta_sync()
+    R = T.alloc_local([2], "uint32")
+    R[0] = T.uint32(tx)
+    R[1] = T.uint32(tx + 32)
+    T.ptx["stmatrix.sync.aligned.m8n8.x2.shared.b16"](S.ptr_to([tx % 16, COL]), R[0], R[1])
+    T.cuda.cta_sync()
+    if tx == 0:
+        for i, j in T.grid(16, 24):
+            B[i, j] = S[i, j]
+"""
+
+
+def _run(src, name, col, *args):
+    src = src.replace("COL", str(col)).replace(f"def {name}(", f"def {name}{col}(")
+    return emulate(kernel(src, f"{name}{col}"), *args), src
+
+
+def test_ldmatrix_rows_off_16_bytes_are_misaligned():
+    a = np.arange(16 * 24, dtype=np.float16).reshape(16, 24)
+    res, src = _run(LD, "ld", 4, a, np.zeros((32, 2), np.uint32))  # rows 48 bytes apart, 8 bytes in
+    bad = [f for f in res.findings if f.kind == "misaligned"]
+    assert bad and bad[0].line == line_of(src, "ldmatrix"), res.summary()
+    assert "16-byte boundary" in bad[0].message and "8 bytes past" in bad[0].message
+    ok, _ = _run(LD, "ld", 8, a, np.zeros((32, 2), np.uint32))  # 48-byte rows, 16 bytes in: aligned
+    assert ok.ok, ok.summary()
+
+
+def test_stmatrix_rows_off_16_bytes_are_misaligned():
+    res, src = _run(ST, "st", 2, np.zeros((16, 24), np.float16))
+    bad = [f for f in res.findings if f.kind == "misaligned"]
+    assert bad and bad[0].line == line_of(src, "stmatrix"), res.summary()
+    ok, _ = _run(ST, "st", 0, np.zeros((16, 24), np.float16))
+    assert ok.ok, ok.summary()
