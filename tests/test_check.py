@@ -130,3 +130,29 @@ def test_poison_values_and_diagnosis():
     # uint8 wraps: 0xA5 + 0x70 = 0x15
     d = poison_diagnosis(np.array([0x15], np.uint8), np.array([0x70], np.uint8))
     assert d["read_before_written"] == 1
+
+
+def test_a_wrong_argument_is_named_before_the_reference_runs():
+    """On the emulator too, a list (or None) where a buffer goes is an InputError naming the
+    parameter, not whatever the user's reference raises when it gets a list."""
+    k = make()
+    a, h = _ints()
+    seen = []
+
+    def ref(a, h, n):
+        seen.append(type(a))
+        return h + a
+
+    for bad in (a.tolist(), None):
+        with pytest.raises(InputError, match=r"argument #0 \(A\)"):
+            txlab.check(k, (bad, h, N), reference=ref, inout=("H",), device="cpu")
+    assert seen == []
+
+
+def test_a_reference_of_the_wrong_shape_is_an_input_error():
+    k = make()
+    a, h = _ints()
+    with pytest.raises(InputError, match=r"reference shape \(150,\) differs"):
+        txlab.check(k, (a, h, N), reference=lambda a, h, n: (h + a)[:150], inout=("H",), device="cpu")
+    with pytest.raises(InputError, match="reference returned 2 value"):
+        txlab.check(k, (a, h, N), reference=lambda a, h, n: (a, h), device="cpu")

@@ -321,6 +321,8 @@ def check(
         kernel = as_compiled(kernel, what="txlab.check")
         checked_then_gpu(kernel, args, f"checking {kernel.name}")  # before the reference runs
     params = kernel.entry_params if hasattr(kernel, "entry_params") else _params_for(kernel)
+    if device != "gpu":  # the reference must not be the first to see a wrong argument
+        check_args(_signature_for(kernel, params), args)
     inout_names = _inout_names(kernel, params, inout)
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
@@ -455,6 +457,14 @@ def _params_for(kernel):
     return [p for p in params if p.get("function", entry) == entry] or params
 
 
+def _signature_for(kernel, params):
+    from txlab import ir
+    from txlab.ir.signature import Signature
+
+    name = getattr(kernel, "name", None) or ir.as_module(kernel, None, what="txlab.check")[1]
+    return Signature(name, params)
+
+
 def _to_numpy(a):
     if type(a).__module__.startswith("torch"):
         return a.detach().cpu().numpy()
@@ -472,14 +482,14 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
         names = list(outputs) if outputs else [buffers[-1]]
         values = list(expected) if isinstance(expected, (tuple, list)) else [expected]
         if len(values) != len(names):
-            raise ValueError(
+            raise InputError(
                 f"reference returned {len(values)} value(s) for outputs {names}; "
                 "pass outputs=[...] naming each returned buffer"
             )
         exp = dict(zip(names, values))
     unknown = [n for n in exp if n not in buffers]
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"reference returned {unknown}, which are not buffer parameters of "
             f"{getattr(compiled, 'name', 'the kernel')} ({', '.join(buffers)})"
         )
@@ -496,7 +506,7 @@ def compare(
     ``np.isclose(equal_nan=True)``). ``exact_integers``: integer arrays must be equal.
     :func:`check` and ``txlab.api.verify`` both compare with this."""
     if got.shape != want.shape:
-        raise ValueError(f"reference shape {want.shape} differs from the output's {got.shape}")
+        raise InputError(f"reference shape {want.shape} differs from the output's {got.shape}")
     with np.errstate(invalid="ignore", over="ignore"):
         g = got.astype(np.float64)
         w = want.astype(np.float64)
