@@ -273,6 +273,22 @@ def test_views_and_displays_are_registered_under_real_class_names():
         assert isinstance(obj, type) and obj.__module__ == module and obj.__qualname__ == cls, (module, cls)
 
 
+def test_lazy_views_are_listed_for_completion_and_suggestions():
+    """``txlab.views.<TAB>`` offers the widgets (imported on first use), and a typo gets Python's
+    "Did you mean" (it reads ``dir()`` of the module)."""
+    from txlab import views
+
+    assert {"SourceView", "TimelineView", "ScheduleView"} <= set(dir(views))
+    err = subprocess.run(
+        [sys.executable, "-c", "import txlab.views as v; v.SourceViw"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    ).stderr
+    assert "Did you mean: 'SourceView'?" in err, err
+
+
 def test_html_only_through_display():
     """Models are pure Python: their notebook HTML is an IPython formatter in ``txlab.display``
     (registered by class name), never a ``_repr_html_`` of their own."""

@@ -38,3 +38,8 @@ def __getattr__(name):
         warn(f"txlab.views.{name}", f"txlab.views.{_DEPRECATED[name]}")
         return widget_class(_DEPRECATED[name])
     raise AttributeError(f"module 'txlab.views' has no attribute {name!r}")
+
+
+def __dir__():
+    # the widgets are imported on first use: list them, so tab completion and "did you mean" see them
+    return sorted(set(globals()) | set(__all__))
