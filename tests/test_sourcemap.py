@@ -297,3 +297,31 @@ def test_a_cache_hit_shows_the_text_that_was_compiled(tmp_path, monkeypatch):
     assert second.cache_hit and second.key == first.key
     assert first.source_map.user_source[0] == "# first version"
     assert second.source_map.user_source[0] == "# second version"
+
+
+MACRO_ABOVE = """@Tx.macro
+def twice_into(dst, src, i):
+    dst[i] = src[i] * Tx.float32(2.0)
+@Tx.prim_func
+def k(A: Tx.Buffer((256,), "float32"), B: Tx.Buffer((256,), "float32")):
+    Tx.device_entry()
+    Tx.cta_id([1])
+    tx = Tx.thread_id([256])
+    twice_into(B, A, tx)
+"""
+
+
+def test_a_macro_above_the_kernel_leaves_the_prologue_on_device_entry():
+    """The launch set-up (LDC/S2R before the first statement) belongs to ``Tx.device_entry()``, as
+    in a kernel without helpers; a same-cell macro written above the kernel used to move it to the
+    ``def`` line. And no PTX outside the function (the debug sections' labels) gets a user line."""
+    m = run_cell(MACRO_ABOVE, {}, arch="sm_90a")["k"].source_map
+    src = MACRO_ABOVE.splitlines()
+    entry = src.index("    Tx.device_entry()") + 1
+    def_line = next(i + 1 for i, l in enumerate(src) if l.startswith("def k("))
+    assert m.table.entry_line == entry
+    assert m.sass_for(entry) and not m.sass_for(def_line)
+    assert {"LDG", "STG"} <= {s.opcode[:3] for s in m.sass_records_for(3)}  # the macro's body line
+    ptx = m._ptx_lines
+    end = max(i for i, l in enumerate(ptx) if l.rstrip() == "}")
+    assert all(u is None for u in m.ptx_user[end:]), [ptx[i] for i in range(end, len(ptx)) if m.ptx_user[i]]

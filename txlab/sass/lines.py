@@ -60,6 +60,8 @@ def ptx_frames(ptx: str) -> tuple[dict[int, str], list[tuple]]:
         elif line.lstrip().startswith((".visible", ".entry", ".func")):
             current = ()
         out.append(current)
+        if line.rstrip() == "}" or line.startswith(".section"):  # a function's end, debug sections
+            current = ()
     return files, out
 
 

@@ -124,6 +124,7 @@ def _parsed_facts_cached(mod, user_file: str):
     if hit is not None and hit[0] is mod:
         return hit[1]
     entry, names, first = None, {}, None
+    bodies = []  # (line, node) of every statement with a user line
     for _, func in mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
@@ -138,7 +139,7 @@ def _parsed_facts_cached(mod, user_file: str):
                     entry = line
                 continue
             if line is not None and not isinstance(node, S.SeqStmt):
-                first = line if first is None else min(first, line)
+                bodies.append(line)
             if line is None:
                 continue
             if isinstance(node, S.ScopeIdDefStmt):
@@ -146,7 +147,11 @@ def _parsed_facts_cached(mod, user_file: str):
                     names.setdefault(str(v.name), Origin(line, kind="name"))
             elif isinstance(node, S.For):
                 names.setdefault(str(node.loop_var.name), Origin(line, kind="name"))
-    # the T.device_entry() call itself: its statement carries the def line; the text says where
+    # the T.device_entry() call itself: its statement carries the def line; the text says where.
+    # Statements inlined from a macro or helper written above the kernel in the same file have
+    # their body's lines: the search starts from the kernel's own first statement after the def.
+    after = [l for l in bodies if entry is None or l > entry]
+    first = min(after or bodies) if bodies else None
     src = linecache.getlines(user_file)
     if first is not None:
         for ln in range(min(first, len(src)), 0, -1):
@@ -172,7 +177,7 @@ def span_signature(source_mod) -> str:
     from txlab import ir
     import tvm
 
-    h = hashlib.sha256(b"linemap-2")  # bumped when the map's reading of spans changes
+    h = hashlib.sha256(b"linemap-3")  # bumped when the map's reading of spans changes
     for _, func in source_mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
