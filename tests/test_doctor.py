@@ -17,3 +17,13 @@ def test_report_names_versions_tools_and_gpu():
 def test_cli_runs():
     out = subprocess.run([sys.executable, "-m", "txlab.cli", "doctor"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "txlab doctor" in out.stdout
+
+
+def test_python_dash_m_txlab_is_the_command_and_names_the_emulator():
+    """``python -m txlab doctor`` works like the ``txlab`` script (a venv not on PATH), and the
+    feature list says kernels run on the CPU emulator, which works with no GPU."""
+    out = subprocess.run([sys.executable, "-m", "txlab", "doctor"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "txlab doctor" in out.stdout, out.stderr
+    assert "[x] run/check on the CPU emulator (txlab.emulate)" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "txlab", "doctr"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "invalid choice: 'doctr'" in bad.stderr

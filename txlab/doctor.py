@@ -76,6 +76,7 @@ def report() -> dict:
         "PTX/cubin (nvcc+ptxas)": ptx_ok,
         "SASS (nvdisasm/cuobjdump)": bool(tools["nvdisasm"]["version"] or tools["cuobjdump"]["version"]),
         "run/check/bench on a GPU": gpu.available,
+        "run/check on the CPU emulator (txlab.emulate)": True,
         "scheduler traces on the CPU": True,
         "IKET in-kernel profiling": iket_ok and gpu.available,
         "Nsight Compute profiling (txlab.profile)": bool(ncu_path) and gpu.available and counters_ok is not False,

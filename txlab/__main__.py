@@ -1,0 +1,7 @@
+"""``python -m txlab doctor`` / ``python -m txlab compile FILE.py``: the ``txlab`` command."""
+
+import sys
+
+from txlab.cli import main
+
+sys.exit(main())
