@@ -116,3 +116,13 @@ def test_emulate_with_an_unknown_name_says_which(ip):
 
     with pytest.raises(MagicArgumentError, match="--emulate .*NameError"):
         ip.run_cell_magic("tirx", '--arch sm_90a --quiet --emulate "no_such_array"', SCALE)
+
+
+def test_a_bad_magic_line_shows_its_usage_once():
+    from txlab.magic import MagicArgumentError, parse_magic_line
+
+    for line in ("--bogus", "--show 'sass"):
+        with pytest.raises(MagicArgumentError) as info:
+            parse_magic_line(line)
+        text = str(info.value)
+        assert "Usage: %%tirx [--arch ARCH]" in text and "usage:" not in text, text

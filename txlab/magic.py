@@ -36,9 +36,14 @@ class MagicArgumentError(TxlabError):
 _ArgumentError = MagicArgumentError  # the earlier private name
 
 
+def _usage(parser) -> str:
+    """'Usage: %%tirx [--arch ARCH] ...' (argparse's own text starts with 'usage: ')."""
+    return "Usage: " + parser.format_usage().strip().removeprefix("usage: ")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would sys.exit(); raise a readable error instead
-        raise MagicArgumentError(f"%%tirx: {message}. Usage: {self.format_usage().strip()}")
+        raise MagicArgumentError(f"%%tirx: {message}. {_usage(self)}")
 
 
 class _Once(argparse.Action):
@@ -113,8 +118,7 @@ def parse_magic_line(line: str):
     except ValueError as exc:  # "No closing quotation", "No escaped character"
         raise MagicArgumentError(
             f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
-            f"value once, e.g. --show 'resources,sass'). Usage: "
-            f"{_parser().format_usage().strip()}"
+            f"value once, e.g. --show 'resources,sass'). {_usage(_parser())}"
         ) from None
     return _parser().parse_args(words)
 
