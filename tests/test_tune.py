@@ -46,6 +46,30 @@ def test_space_order_constraint_and_errors():
         Space.of({"a": [object()]})
 
 
+def test_a_space_name_build_does_not_take_is_said_before_the_sweep():
+    """build(**config) would fail every configuration alike: name the mismatch once, up front."""
+    from txlab.errors import InputError
+
+    calls = []
+
+    def build(threads=128, unroll=2):
+        calls.append(threads)
+        return bw.copy_kernel(N, threads=threads, unroll=unroll)
+
+    with pytest.raises(
+        InputError,
+        match=r"space\['thread'\] is not a parameter of build\(threads=128, unroll=2\); did you mean 'threads'\?",
+    ):
+        txlab.autotune(build, {"thread": [128, 256]}, engine="serial")
+
+    def needs(threads, unroll):
+        return bw.copy_kernel(N, threads=threads, unroll=unroll)
+
+    with pytest.raises(InputError, match="needs unroll, which the space does not give"):
+        txlab.autotune(needs, {"threads": [128]}, engine="serial")
+    assert calls == []
+
+
 def test_budget_forms():
     assert Budget(5).count == 5 and Budget(2.5).seconds == 2.5 and Budget("3m").seconds == 180
     assert Budget("40").count == 40 and not Budget(None).limited

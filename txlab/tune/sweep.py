@@ -137,6 +137,7 @@ class Sweep:
             engine = "local"
         self.build, self.inputs, self.check = build, inputs, check
         self.space = Space.of(space)
+        _check_build_takes(build, self.space.names)
         self.budget = Budget(budget)
         self.cluster, self.engine, self.gpus = cluster, engine, gpus
         self.flops, self.nbytes = flops, nbytes
@@ -612,3 +613,40 @@ class TuneRun:
 
     def __repr__(self):
         return f"<TuneRun {'done' if self.done else 'running'}: {self.result!r}>"
+
+
+def _check_build_takes(build, names) -> None:
+    """Every configuration calls ``build(**config)``: a space name that ``build`` does not take (or
+    a parameter of ``build`` without a default that the space does not give) would fail every one
+    of them the same way, so it is said once, before the sweep starts."""
+    import difflib
+    import inspect
+
+    from txlab.errors import InputError
+
+    try:
+        params = inspect.signature(build).parameters
+    except (TypeError, ValueError):  # a builtin or an object without a readable signature
+        return
+    kinds = {p.kind for p in params.values()}
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return
+    takes = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    fn = getattr(build, "__name__", "build")
+    sig = f"{fn}{inspect.signature(build)}"
+    for name in names:
+        if name not in takes:
+            close = difflib.get_close_matches(name, takes, n=1)
+            hint = (
+                f"; did you mean {close[0]!r}?"
+                if close
+                else f"; build(**config) is called, so rename it or add a {name}= parameter"
+            )
+            raise InputError(f"space[{name!r}] is not a parameter of {sig}{hint}", param="space")
+    missing = [n for n in takes if n not in names and params[n].default is inspect.Parameter.empty]
+    if missing:
+        raise InputError(
+            f"{sig} needs {', '.join(missing)}, which the space does not give: add "
+            f"{', '.join(repr(m) for m in missing)} to the space or give a default",
+            param="space",
+        )
