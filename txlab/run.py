@@ -625,8 +625,8 @@ class BenchResult:
 #: what bench says without a GPU
 NO_TIMING = (
     "the CPU emulator runs kernels but cannot time them: its clocks count emulated work, "
-    "not time. Without a GPU: txlab.occupancy.occupancy(kernel) (resident blocks and "
-    "occupancy from ptxas's registers and shared memory), txlab.tune(build, space) with no "
+    "not time. Without a GPU: txlab.occupancy_of(kernel) (resident blocks and "
+    "occupancy from ptxas's registers and shared memory), txlab.autotune(build, space) with no "
     "inputs (a compile-only sweep: registers, spills, shared memory, occupancy per "
     "configuration), and txlab.check / txlab.emulate for correctness."
 )
