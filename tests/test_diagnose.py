@@ -63,6 +63,33 @@ def test_missing_device_entry():
     assert "T.cta_id" in lines[err.lineno - 1]
 
 
+def test_sizes_past_int32_are_named_at_their_line():
+    """TVM fails deep in lowering ("Divide by zero", an IterVar dtype mismatch) with no line when a
+    buffer or a launch extent is past int32; the error names it where the user wrote it."""
+    huge = """@T.prim_func
+def k(A: T.Buffer((1 << 20, 1 << 20), "float32"), B: T.Buffer((64,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([64])
+    B[tx] = A[bx, tx]
+"""
+    for src, line, words, fix in (
+        (huge, 2, "buffer A has 1,099,511,627,776 elements", "Tx.int64(1048576)"),
+        (
+            huge.replace("1 << 20, 1 << 20", "64, 64").replace("T.cta_id([1])", "T.cta_id([1 << 40])"),
+            4,
+            "a launch extent of 1,099,511,627,776",
+            "persistent",
+        ),
+    ):
+        with pytest.raises(txlab.CompileError) as info:
+            run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
+        err = info.value
+        assert err.stage == "lower" and err.lineno == line and words in err.message, err
+        assert fix in err.hint and err.source_line == src.splitlines()[line - 1]
+        assert err.detail  # TVM's own words, kept
+
+
 def test_missing_pool_commit():
     err, lines = _fails("""    T.device_entry()
     cta = T.cta_id([1])

@@ -154,6 +154,8 @@ def add_hints(exc, mod, arch) -> None:
         line = next((i for i, l in enumerate(src_lines, 1) if re.search(r"\bT\.(cta_id|thread_id)\(", l)), None)
         if line and exc.lineno is None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+    if exc.stage == "lower" and mod is not None:
+        _index_overflow(exc, mod, src_lines, user_file)
     if exc.stage == "lower" and "placeholder extent" in msg and "dyn_smem_bytes" in msg:
         exc.message = "an SMEMPool was never committed: its allocations have no size"
         exc.hint = "call pool.commit() after the pool's last alloc (it sizes the dynamic shared memory)"
@@ -161,6 +163,81 @@ def add_hints(exc, mod, arch) -> None:
         line = next((i for i, l in enumerate(src_lines, 1) if "SMEMPool(" in l.split("#")[0]), None)
         if line and exc.lineno is None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _const(e) -> int | None:
+    v = getattr(e, "value", None)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _decl_line(name: str, src_lines: list[str]) -> int | None:
+    """The line declaring buffer parameter ``name`` (``name: T.Buffer(`` or ``name = T.match_buffer(``)."""
+    rx = re.compile(r"\b" + re.escape(name) + r"\s*(:\s*\w+\.Buffer\(|=\s*\w+\.match_buffer\()")
+    return next((i for i, l in enumerate(src_lines, 1) if rx.search(l.split("#")[0])), None)
+
+
+def _overflow_in(mod, src_lines, user_file):
+    """(message, hint, line) for the first buffer or CTA/thread extent past int32, else None."""
+    import tvm
+    from tvm.tirx import stmt as S
+
+    for _, func in mod.functions_items():
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+        bufs = [
+            (v.name, list(v.shape), _decl_line(v.name, src_lines), "global") for v in func.params if hasattr(v, "shape")
+        ]
+        for node in ir.walk(func.body):
+            if type(node).__name__ in ("AllocBuffer", "DeclBuffer"):
+                buf = node.buffer
+                bufs.append((buf.name, list(buf.shape), ir.user_line(node.span, user_file), str(buf.scope())))
+            elif isinstance(node, S.ScopeIdDefStmt):
+                for ext in getattr(node.__getattribute__("def"), "extents", ()):
+                    n = _const(ext)
+                    if n is not None and n > _INT32_MAX:
+                        return (
+                            f"a launch extent of {n:,} is past what CUDA launches (2^31 - 1 CTAs along x, "
+                            "65,535 along y and z, 1,024 threads per CTA)",
+                            "launch fewer CTAs and loop over the work in each (a persistent kernel), "
+                            "or split it over several launches",
+                            ir.user_line(node.span, user_file),
+                        )
+        for name, shape, line, scope in bufs:
+            dims = [_const(d) for d in shape]
+            if not dims or None in dims or any(str(getattr(d, "ty", "int32")) != "int32" for d in shape):
+                continue
+            total = 1
+            for d in dims:
+                total *= d
+            if total > _INT32_MAX:
+                return (
+                    f"buffer {name} has {total:,} elements (shape {tuple(dims)}), more than int32 "
+                    "indices reach (2^31 - 1)",
+                    f"give {name}'s shape int64 extents (e.g. Tx.int64({dims[0]})), or make it smaller"
+                    if scope.startswith("global")
+                    else f"make it smaller: a {scope} buffer holds far less (shared memory: at most 227 KiB per CTA)",
+                    line,
+                )
+    return None
+
+
+def _index_overflow(exc, mod, src_lines, user_file) -> None:
+    """A buffer or launch extent past int32 makes TVM fail deep in lowering ("Divide by zero", an
+    IterVar dtype mismatch) with no line: say which one, and where."""
+    try:
+        found = _overflow_in(mod, src_lines, user_file)
+    except Exception:  # noqa: BLE001 - a hint is best effort
+        return
+    if found is None:
+        return
+    message, hint, line = found
+    exc.detail = (exc.message or "") + ("\n" + exc.detail if exc.detail and exc.detail != exc.message else "")
+    exc.message, exc.hint = message, hint
+    if line and 0 < line <= len(src_lines):
+        exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
 
 
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
