@@ -138,6 +138,23 @@ def test_each_tile_op_matches_itself_compiled_alone(K, name):
     assert not m.coverage()["work_lines_without_sass"] or name == "binary_add"  # its 2nd cta_sync merges
 
 
+def test_async_copies_and_merged_loads_each_at_their_own_line(K):
+    """Two ``copy_async`` tile copies: ptxas's line info gives both LDGSTS to the first, and a
+    shared tile re-read in an unrolled loop (its loads merged into one LDS) took the other copy's
+    LDS too. Each op's line has what the op compiles to alone (the op that reads its tile kept)."""
+    import async_copies as AC
+
+    m = _compile(AC.two_async_copies()).source_map
+    pairs = {"async_a": "out_a", "async_b": "out_b", "out_a": "async_a", "out_b": "async_b"}
+    for op, partner in pairs.items():
+        alone = _compile(AC.two_async_copies(ops=(op, partner))).source_map
+        line = _op_line(m, AC.two_async_copies, op)
+        want = _memory(alone.sass_records_for(_op_line(alone, AC.two_async_copies, op)))
+        got = _memory(m.sass_records_for(line))
+        want.pop("LDS", None), got.pop("LDS", None)  # ptxas's dummy @!PT LDS RZ go with the first cp.async
+        assert got == want, (op, dict(got), dict(want))
+
+
 def test_the_headline_names_statement_lines_without_sass(K):
     m = _compile(K.binary_add()).source_map
     done, total = m.statement_coverage()

@@ -98,9 +98,11 @@ _MEM_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "s
 def memory_kind(opcode: str) -> tuple | None:
     """What a global/shared load or store moves, as the line map pairs it with PTX:
     ``("ld" | "st", "global" | "shared", bits)`` (``LDG.E.128`` -> ``("ld", "global", 128)``);
-    ``("mma",)`` for ``HMMA``/``IMMA``; None for anything else."""
+    ``("mma",)`` for ``HMMA``/``IMMA``; ``("cp.async",)`` for ``LDGSTS``; None for anything else."""
     if opcode.startswith(("HMMA", "IMMA")):
         return ("mma",)
+    if opcode.startswith("LDGSTS"):
+        return ("cp.async",)
     space = _MEM_SPACE.get(base(opcode))
     if space is None:
         return None

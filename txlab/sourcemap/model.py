@@ -127,12 +127,16 @@ class SourceMap:
     # the lines short of theirs, in PTX order. With any other count nothing is changed.
     _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
     _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
+    _PTX_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global")
+    _PTX_ADDRESS = re.compile(r"\[([^\]]+)\]")
     _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
 
     @classmethod
     def _ptx_kind(cls, line: str):
         if cls._PTX_MMA.match(line):
             return ("mma",)
+        if cls._PTX_CP_ASYNC.match(line):
+            return ("cp.async",)
         m = cls._PTX_MEM.match(line)
         if not m:
             return None
@@ -152,12 +156,20 @@ class SourceMap:
             if kernel is not None:
                 k = self._ptx_kind(line)
                 if k is not None:
-                    ptx_of.setdefault(kernel, {}).setdefault(k, []).append(self.ptx_user[i])
+                    a = self._PTX_ADDRESS.search(line)
+                    ptx_of.setdefault(kernel, {}).setdefault(k, []).append(
+                        (self.ptx_user[i], a.group(1) if a else None)
+                    )
         pos = {(s.kernel, s.offset): k for k, s in enumerate(self.instructions)}
         for name, kinds in ptx_of.items():
             code = [s for s in self.instructions if s.kernel == name and not s.padding]
-            for kind, want_lines in kinds.items():
+            for kind, sites in kinds.items():
                 sass = [s for s in code if memory_kind(s.opcode) == kind]
+                want_lines = [line for line, _ in sites]
+                if kind[0] == "ld" and len(sass) < len(want_lines):
+                    # ptxas merges loads of one address (an unrolled loop re-reading the same
+                    # shared tile): count each (line, address) once
+                    want_lines = [line for line, _ in dict.fromkeys(sites)]
                 if (
                     not sass
                     or len(sass) != len(want_lines)
