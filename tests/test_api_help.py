@@ -62,6 +62,18 @@ def test_names_outside_the_catalogue_resolve_on_the_real_module():
     assert p.example_id == "mbarrier_handoff" and p.usage
 
 
+def test_tile_primitives_resolve_however_a_kernel_spells_them():
+    """The tile primitives (``tile.copy_async``, ``tile.cta.copy``; ``Tx.cta.copy`` where a file
+    imports the tile module as Tx) were "not a name of the TIRx API; did you mean cta_sync?"."""
+    for name in ("copy_async", "tile.copy_async", "tile.cta.copy", "Tx.cta.copy", "tile.warp.gemm"):
+        h = api.help(name, compile=False)
+        assert h.name.startswith("tile.") and h.category == "tile primitives (tvm.script.tirx.tile)", name
+        assert "dst" in h.signature or "A" in h.signature, (name, h.signature)
+        assert "scope" in h.signature, name
+    with pytest.raises(api.UnknownAPIName, match="tile.<primitive>"):
+        api.help("tile.cta.copy_asink")
+
+
 def test_unknown_and_ambiguous_names_are_typed_errors_naming_the_fix():
     from txlab.errors import TxlabError
 

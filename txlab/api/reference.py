@@ -161,6 +161,25 @@ def _resolve_tx(name: str):
     return obj
 
 
+def _resolve_tile(path: str):
+    """The tile primitive ``path`` names in ``tvm.script.tirx.tile`` (``copy_async``,
+    ``cta.copy``: what a ``%%tirx`` cell calls ``tile.<path>``), or None."""
+    from tvm.script.tirx import tile
+
+    parts = path.split(".")
+    if len(parts) == 2 and hasattr(tile, parts[0]) and callable(getattr(tile, parts[1], None)):
+        return getattr(tile, parts[1])  # tile.cta.copy is tile.copy at scope cta (its signature, scope=)
+    obj = tile
+    for part in parts:
+        if not part or part.startswith("_"):
+            return None
+        try:
+            obj = getattr(obj, part)
+        except (AttributeError, KeyError):
+            return None
+    return obj if callable(obj) else None
+
+
 def _find(name: str) -> tuple[Entry | None, object, str]:
     """(catalogue entry or None, TVM object, canonical name)."""
     import tvm.backend.cuda.lang as lang
@@ -184,17 +203,24 @@ def _find(name: str) -> tuple[Entry | None, object, str]:
         if full in getattr(lang, "__all__", ()):
             return by_name.get(f"tvm.backend.cuda.lang.{full}"), getattr(lang, full), f"tvm.backend.cuda.lang.{full}"
         full = "Tx." + full
+    # tile primitives: tile.copy_async / tile.cta.copy (Tx.cta.copy is the same op at scope cta)
+    path = full.removeprefix("Tx.").removeprefix("tile.")
+    tile_op = _resolve_tile(path)
+    if tile_op is not None and (full.startswith("tile.") or "." in path):
+        return None, tile_op, f"tile.{path}"
     if full.startswith("Tx."):
         obj = _resolve_tx(full)
         if obj is not None:
             return None, obj, full
+    if tile_op is not None:
+        return None, tile_op, f"tile.{path}"
     known = list(by_name) + [e.name.rsplit(".", 1)[-1] for e in entries]
     close = difflib.get_close_matches(name, known, n=4, cutoff=0.6)
     close = close or difflib.get_close_matches(_canonical(name), list(by_name), n=4, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UnknownAPIName(
         f"{name!r} is not a name of the installed TVM's TIRx API{hint} "
-        "(txlab.api.catalogue() lists the catalogued names; any Tx.<attribute> works too)",
+        "(txlab.api.catalogue() lists the catalogued names; any Tx.<attribute> or tile.<primitive> works too)",
         candidates=close,
     )
 
@@ -231,6 +257,9 @@ def _usage_pattern(full: str) -> re.Pattern:
     short = full.rsplit(".", 2)
     if full.startswith("tvm.backend.cuda.lang.") and len(short) == 3 and short[-2][:1].isupper():
         return re.compile(rf"\.{re.escape(short[-1])}\s*\(")  # a method: pool.commit(...)
+    if full.startswith("tile."):  # tile.cta.copy(...), Tx.copy_async(...) with Tx the tile module
+        scopes = r"(?:(?:cta|warp|warpgroup|wg|thread|cluster)\.)?"
+        return re.compile(rf"\b(?:tile|Tx)\.{scopes}{re.escape(full.rsplit('.', 1)[-1])}\s*\(")
     if full.startswith("tvm.backend.cuda.iket."):
         return re.compile(rf"\biket\.{re.escape(short[-1])}\b")
     return re.compile(rf"\b{re.escape(short[-1])}\b")
@@ -293,7 +322,13 @@ def help(name: str, *, example: str | None = None, compile: bool = True) -> ApiH
         import inspect
 
         kind = "class" if inspect.isclass(obj) else "function"
-        category = "Tx (tvm.script.tirx)" if full.startswith("Tx.") else full.rsplit(".", 1)[0]
+        category = (
+            "Tx (tvm.script.tirx)"
+            if full.startswith("Tx.")
+            else "tile primitives (tvm.script.tirx.tile)"
+            if full.startswith("tile.")
+            else full.rsplit(".", 1)[0]
+        )
         signature, _plain, how = signature_of(obj)
         ptx = _ptx_signature(obj) if full.startswith("Tx.ptx.") else None
         if ptx is not None:
