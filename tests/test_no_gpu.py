@@ -163,3 +163,17 @@ def test_auto_picks_the_gpu_when_there_is_one(scale, monkeypatch, capsys):
     assert b.median_ms > 0
     r = txlab.check(scale, _args(), reference=lambda a, b, n: 2 * a, device="cpu")
     assert r.ok and r.device == "cpu"
+
+
+def test_a_bad_device_or_isolation_variable_names_the_variable(monkeypatch):
+    """$TXLAB_DEVICE=GPU made the first use of txlab.config fail with "txlab.config.device must
+    be ...", a setting the user never touched; case is now ignored, and a wrong value names $VAR."""
+    from txlab.settings import Config
+
+    monkeypatch.setenv("TXLAB_DEVICE", " GPU ")
+    monkeypatch.setenv("TXLAB_ISOLATION", "Inline")
+    c = Config()
+    assert (c.device, c.isolation) == ("gpu", "inline")
+    monkeypatch.setenv("TXLAB_DEVICE", "cuda")
+    with pytest.raises(ValueError, match=r"\$TXLAB_DEVICE='cuda' .*auto, gpu, cpu.*unset TXLAB_DEVICE"):
+        Config()

@@ -26,11 +26,25 @@ def _default_isolation() -> str:
 DEVICES = ("auto", "gpu", "cpu")
 
 
+def _from_env(var: str, allowed: tuple, default):
+    """``$var`` (case and surrounding blanks ignored) when set, else ``default()``; a value that is
+    not one of ``allowed`` is an error naming the variable, not the setting the user never touched."""
+    raw = os.environ.get(var)
+    if not raw or not raw.strip():
+        return default()
+    value = raw.strip().lower()
+    if value not in allowed:
+        raise ValueError(f"${var}={raw!r} is not a value txlab knows: use one of {', '.join(allowed)} (or unset {var})")
+    return value
+
+
 @dataclass
 class Config:
     #: where GPU runs execute: "process" (a worker owns the CUDA context) or "inline"
     #: ($TXLAB_ISOLATION, else "process" inside a Jupyter kernel and "inline" elsewhere)
-    isolation: str = field(default_factory=lambda: os.environ.get("TXLAB_ISOLATION") or _default_isolation())
+    isolation: str = field(
+        default_factory=lambda: _from_env("TXLAB_ISOLATION", ("process", "inline"), _default_isolation)
+    )
     #: per-launch time budget of an isolated run, in seconds
     timeout_s: float = 10.0
     #: arch used when none is given and no GPU is present
@@ -40,7 +54,7 @@ class Config:
     #: where txlab.check and calling a kernel run: "auto" (the default: the GPU when one is usable,
     #: else the CPU emulator, txlab.emulate, said once), "gpu" (insist: NoGPUError without one) or
     #: "cpu" (always the emulator). Timing (txlab.bench) needs a GPU whatever this says. $TXLAB_DEVICE
-    device: str = field(default_factory=lambda: os.environ.get("TXLAB_DEVICE") or "auto")
+    device: str = field(default_factory=lambda: _from_env("TXLAB_DEVICE", DEVICES, lambda: "auto"))
 
     def __setattr__(self, name, value):
         if name == "device" and value not in DEVICES:
