@@ -53,6 +53,32 @@ def test_nvcc_error_in_a_helper_points_at_the_calling_line():
     assert "generated code: CUDA line" in err.detail  # the generated line kept as context
 
 
+def test_an_arch_hint_names_what_the_error_line_needs_not_another_line():
+    """A cp.async tile copy compiled for sm_75: ptxas says cp.async needs sm_80 at the copy's line;
+    the hint said "Tx.cuda.cta_sync needs sm_80", a name found on another line that is not the
+    cause. It now names the PTX feature of the error's own line."""
+    src = """from tvm.tirx.layout import S, TileLayout
+lay = TileLayout(S[(32, 32)])
+@T.prim_func
+def k(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16")):
+    T.device_entry()
+    T.cta_id([1])
+    T.thread_id([128])
+    sa = T.alloc_buffer((32, 32), "float16", scope="shared", layout=lay)
+    tile.cta.copy_async(sa[0:32, 0:32], A[0:32, 0:32])
+    T.ptx.cp.async_.wait_all()
+    T.cuda.cta_sync()
+    tile.cta.copy(B[0:32, 0:32], sa[0:32, 0:32])
+"""
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, dict(lang_names()), arch="sm_75", use_cache=False)
+    err = info.value
+    assert err.stage == "ptxas" and err.lineno == 9 and "copy_async" in err.source_line
+    assert "cta_sync" not in err.hint, err.hint
+    assert err.hint.startswith("PTX cp.async (what line 9 compiles to) needs sm_80"), err.hint
+    assert "arch='sm_80'" in err.hint
+
+
 def test_missing_device_entry():
     err, lines = _fails("""    bx = T.cta_id([1])
     tx = T.thread_id([32])

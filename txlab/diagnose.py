@@ -248,17 +248,29 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         entries = [e for e in names() if e.arch and e.arch.startswith("sm_")]
     except Exception:  # noqa: BLE001 - a hint is best effort
         return None
-    where = [exc.source_line or ""] if exc.lineno and exc.source_line else []
-    where += [l for l in src_lines]
-    for text in where:
+    # ptxas names the feature and the target it needs: then a name on another line is the cause
+    # only when the error has no line of its own and that name needs the same target
+    said = re.search(r"Feature '([^']+)' requires \.target (sm_\d+[af]?)", f"{exc.message}\n{exc.detail or ''}")
+    required = said.group(2) if said else None
+    on_line = [exc.source_line or ""] if exc.lineno and exc.source_line else []
+    for k, text in enumerate(on_line + list(src_lines)):
         code = text.split("#")[0]
         for e in entries:
             short = e.name.rsplit(".", 1)[-1]
-            if re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch):
-                return (
-                    f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
-                    f"(compile with arch={e.arch!r}, or --arch {e.arch})"
-                )
+            if not (re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch)):
+                continue
+            if required and k >= len(on_line) and (on_line or _arch_rank(e.arch) != _arch_rank(required)):
+                continue  # the line map found the line: another line's name is not the cause
+            return (
+                f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
+                f"(compile with arch={e.arch!r}, or --arch {e.arch})"
+            )
+    if required and _needs_newer(required, arch):
+        where = f" (what line {exc.lineno} compiles to)" if exc.lineno else ""
+        return (
+            f"PTX {said.group(1)}{where} needs {required}; this kernel is compiled for {arch} "
+            f"(compile with arch={required!r}, or --arch {required})"
+        )
     return None
 
 
