@@ -325,3 +325,26 @@ def test_a_macro_above_the_kernel_leaves_the_prologue_on_device_entry():
     ptx = m._ptx_lines
     end = max(i for i, l in enumerate(ptx) if l.rstrip() == "}")
     assert all(u is None for u in m.ptx_user[end:]), [ptx[i] for i in range(end, len(ptx)) if m.ptx_user[i]]
+
+
+GUARDED = """@Tx.prim_func
+def scale(A_ptr: Tx.handle, B_ptr: Tx.handle, n: Tx.int32):
+    A = Tx.match_buffer(A_ptr, (n,), "float32")
+    B = Tx.match_buffer(B_ptr, (n,), "float32")
+    Tx.device_entry()
+    bx = Tx.cta_id([Tx.ceildiv(n, 256)])
+    tx = Tx.thread_id([256])
+    if bx * 256 + tx < n:
+        B[bx * 256 + tx] = A[bx * 256 + tx] * Tx.float32(2.0)
+"""
+
+
+def test_a_guards_compare_and_exit_are_on_the_if_line():
+    """TVM's passes drop the span of README's guard ``if bx * 256 + tx < n:``; its compare and
+    early exit were shown on ``Tx.device_entry()``. The body's first line finds the ``if``."""
+    m = run_cell(GUARDED, {}, arch="sm_90a")["scale"].source_map
+    ops = {ln: {s.opcode.split(".")[0] for s in m.sass_records_for(ln)} for ln in m.lines()}
+    assert {"ISETP", "EXIT"} <= ops[8], ops
+    assert "ISETP" not in ops.get(5, set()), ops
+    assert any(l.lstrip().startswith("if (") for l in m.cuda_for(8)), m.cuda_for(8)
+    assert 8 in m.coverage()["work_lines"]

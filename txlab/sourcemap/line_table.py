@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from txlab.sourcemap.origins import Origin, origin_of_span, parsed_facts, user_file_of
+from txlab.sourcemap.origins import Origin, branch_lines, origin_of_span, parsed_facts, user_file_of
 
 MARKER = "__txlab_line"
 _MARKER_LINE = re.compile(r"^\s*__txlab_line\((\d+)\);\s*$")
@@ -21,7 +21,8 @@ _MARKER_LINE = re.compile(r"^\s*__txlab_line\((\d+)\);\s*$")
 class _Marker:
     """Inserts origin markers into a device function body (a rebuilt copy; the input is kept)."""
 
-    def __init__(self, user_file: str, entry: Origin | None, names: dict):
+    def __init__(self, user_file: str, entry: Origin | None, names: dict, branches: dict | None = None):
+        self.branches = branches or {}  # first line of an if's body -> the if's line
         self.work_lines: set[int] = set()
         self.user_file = user_file
         self.entry = entry
@@ -54,6 +55,12 @@ class _Marker:
             return self.names[str(stmt.var.name)]
         if o is None and isinstance(stmt, S.For) and str(stmt.loop_var.name) in self.names:
             return self.names[str(stmt.loop_var.name)]
+        if o is None and isinstance(stmt, S.IfThenElse) and self.branches:
+            from txlab.sourcemap.origins import _first_user_line
+
+            line = self.branches.get(_first_user_line(stmt.then_case, self.user_file))
+            if line is not None:
+                return Origin(line)
         if o is None and ctx is not None:
             return ctx if ctx.kind != "span" else Origin(ctx.user_line, ctx.library, ctx.library_loc, "inherited")
         return o
@@ -120,7 +127,7 @@ def mark_device_mods(device_mods: dict, source_mod, user_file: str):
     import tvm
 
     entry, names = parsed_facts(source_mod, user_file)
-    marker = _Marker(user_file, entry, names)
+    marker = _Marker(user_file, entry, names, branch_lines(source_mod, user_file))
     out = {}
     for target, dmod in device_mods.items():
         funcs = {}

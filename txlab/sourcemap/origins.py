@@ -169,6 +169,43 @@ def _parsed_facts_cached(mod, user_file: str):
     return out
 
 
+def _first_user_line(stmt, user_file: str) -> int | None:
+    """The user line of the first statement (pre-order) under ``stmt`` that has one."""
+    import tvm
+
+    from txlab import ir
+
+    for node in ir.walk(stmt):
+        if isinstance(node, tvm.tirx.Stmt):
+            o = origin_of_span(node.span, user_file)
+            if o is not None and o.user_line is not None:
+                return o.user_line
+    return None
+
+
+def branch_lines(mod, user_file: str) -> dict[int, int]:
+    """``{first line of a branch's body: the line of its if}`` from the parsed IR. TVM's passes drop
+    the span of an ``if`` (a guard ``if i < n:`` reaches codegen without one) while its body keeps
+    theirs: the body's first line finds the ``if`` the user wrote."""
+    from tvm.tirx import stmt as S
+
+    from txlab import ir
+
+    out: dict[int, int] = {}
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in ir.walk(body):
+            if not isinstance(node, S.IfThenElse):
+                continue
+            o = origin_of_span(node.span, user_file)
+            first = _first_user_line(node.then_case, user_file)
+            if o is not None and o.user_line is not None and first is not None and first != o.user_line:
+                out.setdefault(first, o.user_line)
+    return out
+
+
 def span_signature(source_mod) -> str:
     """A digest of the user-line numbering of the kernel's statements (part of the cache key:
     the same IR written at other lines must not be served another source's line table)."""
@@ -177,7 +214,7 @@ def span_signature(source_mod) -> str:
     from txlab import ir
     import tvm
 
-    h = hashlib.sha256(b"linemap-3")  # bumped when the map's reading of spans changes
+    h = hashlib.sha256(b"linemap-4")  # bumped when the map's reading of spans changes
     for _, func in source_mod.functions_items():
         body = getattr(func, "body", None)
         if body is None:
