@@ -81,11 +81,9 @@ class Contraction:
     def __init__(self, func, fast_math: bool = True):
         self.fast_math = fast_math
         self.mul_uses: dict = {}  # product key -> occurrences
-        self.var_uses: dict = {}  # var handle -> uses
         self.bound: dict = {}  # var handle -> the product it is bound to
         self.captured_vars: set = set()
-        self.cell_stores: dict = {}  # (local buffer, constant index) -> stores / loads / stored product
-        self.cell_loads: dict = {}
+        self.cell_stores: dict = {}  # (local buffer, constant index) -> stores / stored product
         self.cell_value: dict = {}
         self.captured_cells: set = set()
         self.load_order: dict = {}  # structural key of a load -> its order of first evaluation
@@ -123,8 +121,9 @@ class Contraction:
         return t == "Div" and self.fast_math and _dtype(e) == "float32"
 
     def _count(self, body):
-        """Uses of each product and variable: every occurrence in the IR tree (the CUDA source
-        spells each occurrence out; LLVM's CSE makes the structurally equal ones one value)."""
+        """Uses of each product: every occurrence in the IR tree (the CUDA source spells each
+        occurrence out; LLVM's CSE makes the structurally equal ones one value). Uses of variables
+        and cells are counted with their blocks (:meth:`_blocks`)."""
         import tvm
         import tvm.tirx as tx
         import tvm_ffi
@@ -138,11 +137,6 @@ class Contraction:
             if self.is_product(b.value):
                 self.bound[_handle(b.var)] = b.value
 
-        def on_var(v, kind):
-            if kind == tvm_ffi.DefRegionKind.NONE:
-                h = _handle(v)
-                self.var_uses[h] = self.var_uses.get(h, 0) + 1
-
         def on_store(st):  # t = a * b (TVMScript makes t a one-cell local buffer)
             cell = _cell(st.buffer, st.indices)
             if cell is not None:
@@ -151,19 +145,11 @@ class Contraction:
                     self.cell_value[cell] = st.value
 
         def on_load(ld):  # post-order: loads in the order the code evaluates them
-            cell = _cell(ld.source, ld.indices)
-            if cell is not None:
-                self.cell_loads[cell] = self.cell_loads.get(cell, 0) + 1
             k = tvm_ffi.structural_hash(ld)
             if k not in self.load_order:
                 self.load_order[k] = len(self.load_order) + 2
 
-        tvm_ffi.structural_walk(
-            body,
-            [((tx.Mul, tx.Div), on_mul), (tx.Bind, on_bind)],
-            with_def_region_kind=[(tx.Var, on_var)],
-            order="pre",
-        )
+        tvm_ffi.structural_walk(body, [((tx.Mul, tx.Div), on_mul), (tx.Bind, on_bind)], order="pre")
         tvm_ffi.structural_walk(body, [(tvm.ir.TensorLoad, on_load), (tx.BufferStore, on_store)], order="post")
 
     def _blocks(self, body, path):

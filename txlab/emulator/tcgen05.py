@@ -284,12 +284,12 @@ def _encode_instr_block_scaled(comp, call):
     m, n, k, ta, tb, _ncta, na, nb, _sparse = consts
     s_fmt = 1 if "e8m0" in sfa_t else 0
     try:
-        _format_code(a_t), _format_code(b_t)
+        fa, fb = _format_code(a_t), _format_code(b_t)
     except KeyError as exc:
         return comp.not_emulated(call.op.name, f"no descriptor format for dtype {exc.args[0]!r}")
     v = (
-        (_format_code(a_t) << 7)
-        | (_format_code(b_t) << 10)
+        (fa << 7)
+        | (fb << 10)
         | (int(na) << 13)
         | (int(nb) << 14)
         | (int(ta) << 15)
