@@ -195,7 +195,7 @@ def _overflow_in(mod, src_lines, user_file):
                 buf = node.buffer
                 bufs.append((buf.name, list(buf.shape), ir.user_line(node.span, user_file), str(buf.scope())))
             elif isinstance(node, S.ScopeIdDefStmt):
-                for ext in getattr(node.__getattribute__("def"), "extents", ()):
+                for ext in getattr(getattr(node, "def"), "extents", ()):
                     n = _const(ext)
                     if n is not None and n > _INT32_MAX:
                         return (

@@ -592,10 +592,6 @@ class SimtWalk:
             return UNKNOWN
         if short in ("thread_rank",):
             return self.linear
-        if short in ("if_then_else",) and len(args) == 3:
-            if any(a is UNKNOWN for a in args):
-                return UNKNOWN
-            return _simplify(semantics.select(args[0], args[1], args[2]))
         if (
             short
             in (
