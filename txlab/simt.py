@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from txlab.ir import semantics
+from txlab.ir import semantics, spans
 
 WARP = 32
 
@@ -257,7 +257,7 @@ class SimtWalk:
             if c is UNKNOWN:
                 why = self.why(s.condition)
                 self.note(
-                    f"line {self._line(s) or _first_line(s) or '?'}: a condition depends on {_phrase(why)}; "
+                    f"line {self._line(s) or spans.first_user_line(s) or '?'}: a condition depends on {_phrase(why)}; "
                     "both branches were followed with every thread"
                 )
                 self._uncertain += 1
@@ -308,7 +308,7 @@ class SimtWalk:
         if lo is UNKNOWN or ext is UNKNOWN or step is UNKNOWN:
             why = self.why(*(x for x in (s.min, s.extent, getattr(s, "step", None)) if x is not None))
             self.note(
-                f"line {self._line(s.body) or self._line(s) or _first_line(s) or '?'}: a loop bound depends on "
+                f"line {self._line(s.body) or self._line(s) or spans.first_user_line(s) or '?'}: a loop bound depends on "
                 f"{_phrase(why)}; its body was visited once with an unknown loop variable"
             )
             self.env[key] = UNKNOWN
@@ -371,7 +371,7 @@ class SimtWalk:
             if c is UNKNOWN:
                 why = self.why(s.condition)
                 self.note(
-                    f"line {self._line(s) or _first_line(s) or '?'}: a while condition depends on {_phrase(why)}; "
+                    f"line {self._line(s) or spans.first_user_line(s) or '?'}: a while condition depends on {_phrase(why)}; "
                     "the body was visited once"
                 )
                 self._uncertain += 1
@@ -796,8 +796,6 @@ def _block_dims(func):
 
 def user_line(span):
     """The user's line of a span (:func:`txlab.ir.spans.user_line`)."""
-    from txlab.ir import spans
-
     return spans.user_line(span)
 
 
@@ -1145,17 +1143,6 @@ def _phrase(why) -> str:
     the kernel argument n") is left out."""
     why = [w for w in why if not any(w != o and w in o for o in why)]
     return " and ".join(why) if why else MEMORY
-
-
-def _first_line(stmt):
-    """The first user line inside ``stmt`` (statements TVM made during lowering carry no span)."""
-    from txlab.ir import walk
-
-    for node in walk(stmt):
-        line = user_line(getattr(node, "span", None)) if hasattr(node, "span") else None
-        if line:
-            return line
-    return None
 
 
 def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:

@@ -9,6 +9,7 @@ from txlab.ir.cuda_text import CudaFunction, call_sites, cuda_functions, kernel_
 from txlab.ir.signature import Signature, entry_params
 from txlab.ir.spans import (
     cuda_user_lines,
+    first_user_line,
     frames,
     is_library,
     split,
@@ -31,6 +32,7 @@ __all__ = [
     "cuda_functions",
     "cuda_user_lines",
     "expr_value",
+    "first_user_line",
     "frames",
     "functions",
     "is_library",

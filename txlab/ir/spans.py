@@ -79,6 +79,24 @@ def user_line(span, user_file: str | None = None) -> int | None:
     return fr[1] if fr is not None and fr[1] > 0 else None
 
 
+def first_user_line(node, user_file: str | None = None, *, statements_only: bool = False) -> int | None:
+    """The user line of the first node (pre-order) under ``node`` that has one, or of the first
+    statement with ``statements_only``: what TVM made while lowering carries no span, what it
+    holds may."""
+    import tvm
+
+    from txlab.ir.walk import walk
+
+    for n in walk(node):
+        if statements_only and not isinstance(n, tvm.tirx.Stmt):
+            continue
+        span = getattr(n, "span", None)
+        line = user_line(span, user_file) if span is not None else None
+        if line:
+            return line
+    return None
+
+
 def user_file_of(mod) -> str | None:
     """The file the kernel is written in: the most common outermost non-TVM frame of its statements'
     spans. A module that went through TVM's lowering before txlab saw it keeps the user's file (its

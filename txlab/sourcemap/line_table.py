@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from txlab.ir import spans
 from txlab.sourcemap.origins import Origin, branch_lines, origin_of_span, parsed_facts, user_file_of
 
 MARKER = "__txlab_line"
@@ -56,9 +57,7 @@ class _Marker:
         if o is None and isinstance(stmt, S.For) and str(stmt.loop_var.name) in self.names:
             return self.names[str(stmt.loop_var.name)]
         if o is None and isinstance(stmt, S.IfThenElse) and self.branches:
-            from txlab.sourcemap.origins import _first_user_line
-
-            line = self.branches.get(_first_user_line(stmt.then_case, self.user_file))
+            line = self.branches.get(spans.first_user_line(stmt.then_case, self.user_file, statements_only=True))
             if line is not None:
                 return Origin(line)
         if o is None and ctx is not None:

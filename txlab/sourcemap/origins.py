@@ -169,20 +169,6 @@ def _parsed_facts_cached(mod, user_file: str):
     return out
 
 
-def _first_user_line(stmt, user_file: str) -> int | None:
-    """The user line of the first statement (pre-order) under ``stmt`` that has one."""
-    import tvm
-
-    from txlab import ir
-
-    for node in ir.walk(stmt):
-        if isinstance(node, tvm.tirx.Stmt):
-            o = origin_of_span(node.span, user_file)
-            if o is not None and o.user_line is not None:
-                return o.user_line
-    return None
-
-
 def branch_lines(mod, user_file: str) -> dict[int, int]:
     """``{first line of a branch's body: the line of its if}`` from the parsed IR. TVM's passes drop
     the span of an ``if`` (a guard ``if i < n:`` reaches codegen without one) while its body keeps
@@ -200,7 +186,7 @@ def branch_lines(mod, user_file: str) -> dict[int, int]:
             if not isinstance(node, S.IfThenElse):
                 continue
             o = origin_of_span(node.span, user_file)
-            first = _first_user_line(node.then_case, user_file)
+            first = spans.first_user_line(node.then_case, user_file, statements_only=True)
             if o is not None and o.user_line is not None and first is not None and first != o.user_line:
                 out.setdefault(first, o.user_line)
     return out
