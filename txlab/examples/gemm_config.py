@@ -347,9 +347,8 @@ class GemmConfig:
                 items = self.tail_tiles(M, N)[1] * self.split_k
             # a cluster starts only on free SMs of one GPC: keep 4 SMs of slack for 2-CTA clusters; 4-CTA ones can
             # leave 2 SMs idle in each of the 8 GPCs (H200: 32 clusters of 4 = 128 CTAs hung waiting for each other);
-            # 8-CTA ones, what :attr:`max_clusters` holds
-            slack = {1: 0, 2: 4}.get(self.cluster_size, 16)
-            room = self.num_sms - slack if self.cluster_size <= 4 else self.max_clusters * self.cluster_size
+            # validate() refuses split-K in larger clusters
+            room = self.num_sms - {1: 0, 2: 4}.get(self.cluster_size, 16)
             if self.fixup == "parallel" and (items > room or not self.persistent):
                 raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
                                  f"CTAs at once, and num_sms={self.num_sms} holds {room} of them in clusters of "
