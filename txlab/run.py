@@ -322,7 +322,9 @@ def check(
         checked_then_gpu(kernel, args, f"checking {kernel.name}")  # before the reference runs
     params = kernel.entry_params if hasattr(kernel, "entry_params") else _params_for(kernel)
     if device != "gpu":  # the reference must not be the first to see a wrong argument
-        check_args(_signature_for(kernel, params), args)
+        from txlab.ir.signature import Signature
+
+        check_args(Signature(_kernel_name(kernel, "txlab.check"), params), args)
     inout_names = _inout_names(kernel, params, inout)
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
@@ -455,14 +457,6 @@ def _params_for(kernel):
     mod, entry = ir.as_module(kernel, None, what="txlab.check")
     params = build.params_of(mod)
     return [p for p in params if p.get("function", entry) == entry] or params
-
-
-def _signature_for(kernel, params):
-    from txlab import ir
-    from txlab.ir.signature import Signature
-
-    name = getattr(kernel, "name", None) or ir.as_module(kernel, None, what="txlab.check")[1]
-    return Signature(name, params)
 
 
 def _to_numpy(a):
