@@ -241,8 +241,11 @@ def test_check_on_cpu_device():
         assert txlab.check(good, (a, np.zeros_like(a), n), reference=lambda a, b, n: 2 * a, outputs=["B"]).ok
     finally:
         txlab.config.device = old
-    with pytest.raises(ValueError):
+    # a typed error (a ValueError too) naming the setting and its values, from Python as from $TXLAB_DEVICE
+    with pytest.raises(txlab.SettingError, match=r"txlab.config.device must be 'auto', 'gpu' or 'cpu', not 'tpu'"):
         txlab.config.device = "tpu"
+    with pytest.raises(txlab.SettingError, match="txlab.config.isolation must be"):
+        txlab.config.isolation = "thread"
 
 
 BLOCKSUM = """

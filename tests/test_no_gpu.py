@@ -175,5 +175,5 @@ def test_a_bad_device_or_isolation_variable_names_the_variable(monkeypatch):
     c = Config()
     assert (c.device, c.isolation) == ("gpu", "inline")
     monkeypatch.setenv("TXLAB_DEVICE", "cuda")
-    with pytest.raises(ValueError, match=r"\$TXLAB_DEVICE='cuda' .*auto, gpu, cpu.*unset TXLAB_DEVICE"):
+    with pytest.raises(txlab.SettingError, match=r"\$TXLAB_DEVICE='cuda' .*auto, gpu, cpu.*unset TXLAB_DEVICE"):
         Config()

@@ -18,6 +18,7 @@ _EXPORTS = {
     "NoGPUError": "txlab.errors",
     "KernelFault": "txlab.errors",
     "InputError": "txlab.errors",
+    "SettingError": "txlab.errors",
     "TxlabError": "txlab.errors",
     "ArchError": "txlab.errors",
     "check": "txlab.run",

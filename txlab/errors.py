@@ -199,5 +199,10 @@ class ProfilerError(TxlabError):
         super().__init__(f"[{reason}] {message}" + (f"\nhint: {hint}" if hint else ""))
 
 
+class SettingError(TxlabError, ValueError):
+    """A txlab setting (``txlab.config.<name>`` or its ``$TXLAB_*`` variable) was given a value txlab does not know;
+    the message names the setting and the values it takes."""
+
+
 class FormatError(TxlabError, ValueError):
     """A saved file is not what it claims (wrong schema, unsupported version, missing fields)."""

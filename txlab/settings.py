@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from txlab.errors import SettingError
+
 
 def _default_isolation() -> str:
     """ "process" in a Jupyter (IPython) kernel, where a hung or faulting kernel would take the
@@ -34,7 +36,9 @@ def _from_env(var: str, allowed: tuple, default):
         return default()
     value = raw.strip().lower()
     if value not in allowed:
-        raise ValueError(f"${var}={raw!r} is not a value txlab knows: use one of {', '.join(allowed)} (or unset {var})")
+        raise SettingError(
+            f"${var}={raw!r} is not a value txlab knows: use one of {', '.join(allowed)} (or unset {var})"
+        )
     return value
 
 
@@ -58,9 +62,9 @@ class Config:
 
     def __setattr__(self, name, value):
         if name == "device" and value not in DEVICES:
-            raise ValueError(f"txlab.config.device must be 'auto', 'gpu' or 'cpu', not {value!r}")
+            raise SettingError(f"txlab.config.device must be 'auto', 'gpu' or 'cpu', not {value!r}")
         if name == "isolation" and value not in ("process", "inline"):
-            raise ValueError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
+            raise SettingError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
         if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:
             object.__setattr__(self, name, value)
         else:
