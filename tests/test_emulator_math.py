@@ -283,3 +283,27 @@ def test_fast_powf_flushes_a_denormal_exponent_before_the_multiply():
     got = _run("T.pow(A[i], B[i])", a, b)
     assert np.isnan(worst["gpu"]) and np.isnan(got[0]) and np.isnan(got[1]), got
     assert got[2] == 0 and got[3] == 1
+
+
+CLASSIFY = """
+@T.prim_func
+def classify(A: T.Buffer((64,), "DT"), O: T.Buffer((64,), "int32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    O[tx] = T.Select(T.isnan(A[tx]), 1, 0) + T.Select(T.isinf(A[tx]), 2, 0) + T.Select(T.isfinite(A[tx]), 4, 0)
+"""
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("fast_math", [True, False])
+def test_isnan_isinf_isfinite_classify_exactly(dt, fast_math):
+    """T.isnan prints as ``x != x`` (``setp.nan`` in PTX, also with .ftz) and T.isinf / T.isfinite
+    lower to fabs and isnan: exact in either build, a denormal stays finite (it used to stop with
+    NotEmulatedError naming tirx.isnan)."""
+    a = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 6e-6, -3.0] * 8).astype(dt)
+    o = np.zeros(64, np.int32)
+    res = emulate(kernel(CLASSIFY.replace("DT", dt), "classify"), a, o, arch="sm_90a", fast_math=fast_math)
+    assert res.ok, res.summary()
+    x = a.astype(np.float64)
+    np.testing.assert_array_equal(o, np.isnan(x) * 1 + np.isinf(x) * 2 + np.isfinite(x) * 4)

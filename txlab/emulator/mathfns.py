@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 import txlab.emulator.memory as M
-from txlab.emulator.ops import EXTERNS, HANDLERS, extern
+from txlab.emulator.ops import EXTERNS, HANDLERS, extern, handler
 from txlab.ir import semantics as S
 
 F32 = np.float32
@@ -232,6 +232,16 @@ for _n, _fn in _EXACT_UNARY.items():
     # H200), the rounding ones cvt.rni/rmi... .ftz; the IEEE build keeps denormals
     EXTERNS[_n + "f"] = EXTERNS[_n] = _exact_unary(_fn, True)
     PRECISION[_n + "f"] = PRECISION[_n] = ("bitwise", "bitwise")
+
+
+@handler("tirx.isnan")
+def _isnan(comp, call):
+    """``T.isnan(x)``: TVM's CUDA codegen prints it as ``x != x`` (on ``(float)x`` for half), and
+    lowers ``T.isinf`` / ``T.isfinite`` to ``fabs`` and ``isnan`` before that; the comparison is
+    exact in any build (``setp.nan``: fast math's ``.ftz`` cannot turn a NaN into a number)."""
+    (x,) = [comp.expr(a) for a in call.args]
+    wide = np.float64 if _dt(comp, call.args[0]) == np.float64 else np.float32
+    return lambda g: _ret(np.isnan(np.asarray(x(g)).astype(wide)))
 
 
 def _binary_extern(name, fn_for, bound=("bitwise", "bitwise")):
