@@ -307,3 +307,29 @@ def test_isnan_isinf_isfinite_classify_exactly(dt, fast_math):
     assert res.ok, res.summary()
     x = a.astype(np.float64)
     np.testing.assert_array_equal(o, np.isnan(x) * 1 + np.isinf(x) * 2 + np.isfinite(x) * 4)
+
+
+INT_MIN_DIV = """
+@T.prim_func
+def imin(A: T.Buffer((8,), "DT"), B: T.Buffer((8,), "DT"), Q: T.Buffer((8,), "DT"), R: T.Buffer((8,), "DT")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([8])
+    Q[tx] = T.truncdiv(A[tx], B[tx])
+    R[tx] = T.truncmod(A[tx], B[tx])
+"""
+
+
+@pytest.mark.parametrize("dt", ["int32", "int64"])
+def test_c_division_of_the_type_minimum(dt):
+    """C's ``/`` and ``%`` of the type's minimum by anything but -1 are defined (INT_MIN / 3 ==
+    -715827882, INT_MIN % 3 == -2); the emulator took |INT_MIN|, which overflows, and gave
+    715827883 and -1."""
+    lo = int(np.iinfo(dt).min)
+    a = np.array([lo, lo, lo, lo, lo, lo + 1, -7, 7], dt)
+    b = np.array([3, -3, 2, 7, lo, -1, 2, -2], dt)
+    q, r = np.zeros(8, dt), np.zeros(8, dt)
+    assert emulate(kernel(INT_MIN_DIV.replace("DT", dt), "imin"), a, b, q, r, arch="sm_90a").ok
+    want_q = [int(Fraction(int(x), int(y))) for x, y in zip(a, b)]  # int() of a Fraction truncates
+    assert q.tolist() == want_q
+    assert r.tolist() == [int(x) - int(y) * w for x, y, w in zip(a, b, want_q)]

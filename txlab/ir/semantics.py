@@ -75,8 +75,11 @@ def trunc_div(a, b):
     a, b = np.asarray(a), np.asarray(b)
     with np.errstate(all="ignore"):
         safe = np.where(b == 0, 1, b)
-        q = np.abs(a) // np.abs(safe)
-        q = np.where((a < 0) != (safe < 0), -q, q).astype(np.result_type(a, b))
+        # the floored quotient, one up where it was rounded down past zero (a non-zero remainder
+        # and operands of opposite signs); |a| would overflow for the type's minimum (INT_MIN / 3)
+        q = np.floor_divide(a, safe)
+        up = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
+        q = (q + up.astype(q.dtype)).astype(np.result_type(a, b))
     return _ret(q)
 
 
