@@ -92,8 +92,8 @@ def _tile_mma(
     return tile_mma
 
 
-def _line(tag):
-    src, start = inspect.getsourcelines(_tile_mma)
+def _line(tag, fn=None):
+    src, start = inspect.getsourcelines(fn or _tile_mma)
     for i, text in enumerate(src):
         if f"# <{tag}>" in text:
             return start + i
@@ -685,3 +685,76 @@ def test_descriptor_swizzle_is_not_judged_when_the_bytes_layout_is_unknown():
     c = np.zeros((128, 32), np.float32)
     res = txlab.emulate(_stored_operands(swizzle=2, alias=True), a, b, c, arch="sm_100a")
     assert not [f for f in res.findings if f.kind == "tcgen05_descriptor"], res.findings
+
+
+def _cp_kernel(shape, cg=1, issuer=0):
+    """A 2-CTA cluster; each CTA stages its A[rank] (``rows`` x 256 bits, no-swizzle K-major
+    canonical layout behind 1 KiB of padding, its descriptor addressed through ptr_byte_offset as
+    TVM's tcgen05.cp lowering does), pre-zeroes its TMEM, tcgen05.cp's the rows in (``cta_group::2``:
+    only CTA ``issuer`` issues, for the pair) and dumps its TMEM lanes to B[rank]."""
+    rows = 4 if shape == "4x256b" else 128
+    cp = f"tcgen05.cp.cta_group::{cg}.{shape}"
+    commit = f"tcgen05.commit.cta_group::{cg}.mbarrier::arrive::one.shared::cluster" + (
+        ".multicast::cluster.b64" if cg == 2 else ".b64"
+    )
+    mask = [T.uint16(3)] if cg == 2 else []
+    everyone = cg == 1
+
+    # fmt: off
+    @T.prim_func
+    def k(A: T.Buffer((2, rows, 8), "uint32"), B: T.Buffer((2, 128, 8), "uint32")):
+        T.device_entry()
+        T.cta_id([2])
+        rank = T.cta_id_in_cluster([2])
+        tx = T.thread_id([128])
+        A_s = T.alloc_buffer((256 + 1024,), "uint32", scope="shared", align=1024)
+        tmem_addr = T.shared_scalar("uint32")
+        bar = T.shared_scalar("uint64")
+        desc = T.alloc_buffer((1,), "uint64", scope="local")
+        o = T.alloc_buffer((8,), "uint32", scope="local")
+        if tx // 32 == 0:
+            T.ptx[f"tcgen05.alloc.cta_group::{cg}.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(32))
+        if tx == 0:
+            T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+        T.ptx.fence.mbarrier_init.release.cluster()
+        T.cuda.cluster_sync()
+        if tx < rows:
+            for j in range(8):  # row tx, 32-bit word j: core matrix (tx // 8, j // 4), 16-byte rows
+                A_s[256 + tx // 8 * 64 + j // 4 * 32 + tx % 8 * 4 + j % 4] = A[rank, tx, j]
+        for j in range(8):
+            T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, j), T.uint32(0))
+        T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cluster_sync()
+        if tx == 0 and (everyone or rank == issuer):
+            T.cuda.tcgen05.encode_matrix_descriptor(desc.data, T.ptr_byte_offset(A_s.ptr_to([0]), 1024, "uint32"), ldo=8, sdo=16, swizzle=0)  # noqa: E501
+            T.ptx[cp](T.cuda.get_tmem_addr(tmem_addr, 0, 0), desc[0])  # <cp>
+            T.ptx[commit](T.address_of(bar), *mask)
+        T.cuda.mbarrier_wait(T.address_of(bar), 0)
+        T.ptx.tcgen05.fence__after_thread_sync()
+        T.ptx["tcgen05.ld.sync.aligned.32x32b.x8.b32"](*[o[j] for j in range(8)], T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, 0))  # noqa: E501
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        for j in range(8):
+            B[rank, tx, j] = o[j]
+        T.cuda.cluster_sync()
+        if tx // 32 == 0:
+            T.ptx[f"tcgen05.dealloc.cta_group::{cg}.sync.aligned.b32"](tmem_addr, T.uint32(32))
+    # fmt: on
+
+    return k
+
+
+def _cp_run(shape, cg=1, issuer=0):
+    rows = 4 if shape == "4x256b" else 128
+    a = np.random.default_rng(5).integers(1, 2**32, (2, rows, 8), dtype=np.uint32)
+    b = np.zeros((2, 128, 8), np.uint32)
+    res = txlab.emulate(_cp_kernel(shape, cg, issuer), a, b, arch="sm_100a")
+    return a, b, res
+
+
+def test_cp_descriptor_addressed_through_ptr_byte_offset():
+    """TVM's tcgen05.cp and gemm_async lowerings step a descriptor's start address with
+    ptr_byte_offset (a byte add on the pointer): the copy reads the rows 1 KiB in."""
+    a, b, res = _cp_run("128x256b")
+    assert res.findings == []
+    np.testing.assert_array_equal(b, a)

@@ -147,6 +147,23 @@ def _address_of(comp, call):
     return addr
 
 
+@handler("tirx.ptr_byte_offset")
+def _ptr_byte_offset(comp, call):
+    """``(dtype*)((char*)data + byte_offset)``: pointers are byte addresses here, so an add (TVM's
+    tcgen05.cp and gemm_async lowerings step shared-memory descriptors' start addresses with it)."""
+    base, off = comp.expr(call.args[0]), comp.expr(call.args[1])
+    refuse = comp.not_emulated("ptr_byte_offset of a tensor map")
+
+    def addr(g):
+        b = base(g)
+        if isinstance(b, dict):
+            return refuse(g)
+        r = np.asarray(b).astype(np.uint64) + np.asarray(off(g)).astype(np.int64).astype(np.uint64)
+        return r if r.ndim else r[()]
+
+    return addr
+
+
 @handler("tirx.reinterpret")
 def _reinterpret(comp, call):
     src = comp.expr(call.args[0])
