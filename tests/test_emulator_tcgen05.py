@@ -758,3 +758,27 @@ def test_cp_descriptor_addressed_through_ptr_byte_offset():
     a, b, res = _cp_run("128x256b")
     assert res.findings == []
     np.testing.assert_array_equal(b, a)
+
+
+def test_cp_4x256b_puts_one_row_in_each_lane_quarter():
+    """PTX's .4x256b (CUTLASS's SM100_UTCCP_4dp256bit: rows at TMEM lane stride 32; TVM's B200-checked
+    test_tcgen05_cp.py): rows 0..3 land on lanes 0, 32, 64, 96, the other lanes are untouched."""
+    a, b, res = _cp_run("4x256b")
+    assert res.findings == []
+    want = np.zeros_like(b)
+    want[:, 0::32] = a
+    np.testing.assert_array_equal(b, want)
+
+
+def test_cp_cta_group_2_copies_each_ctas_own_shared_memory_into_its_own_tmem():
+    """One issue by the even CTA: each CTA of the pair copies from its own shared memory (the same
+    descriptor address) into its own TMEM (TVM's B200-pinned cta_group=2 cp tests)."""
+    a, b, res = _cp_run("128x256b", cg=2)
+    assert res.findings == []
+    np.testing.assert_array_equal(b, a)
+
+
+def test_cp_cta_group_2_issued_by_the_odd_cta_is_found_at_the_cp():
+    _, _, res = _cp_run("128x256b", cg=2, issuer=1)
+    hits = [f for f in res.findings if f.kind == "tcgen05_pair"]
+    assert hits and hits[0].line == _line("cp", _cp_kernel), res.findings

@@ -667,23 +667,9 @@ def _mma(comp, call):
         m, n = idesc["m"], idesc["n"]
         if cg == 1 and m not in (64, 128) or cg == 2 and m not in (128, 256):
             raise NotEmulatedError(f"{what} with M={m}", lineno=line)
-        ctas = [cta]
-        if cg == 2:
-            cl = cta.cluster
-            if cl is None or len(cl.ctas) < 2:
-                raise NotEmulatedError(
-                    f"{what} outside a cluster of at least 2 CTAs (cta_group::2 needs a CTA pair)", lineno=line
-                )
-            if cta.rank % 2:
-                cta_finding(
-                    cta,
-                    "tcgen05_pair",
-                    f"{what} issued by CTA rank {cta.rank}, the odd CTA of its pair: with cta_group::2 only the "
-                    "even (leader) CTA issues (guard it with the CTA's rank in the cluster)",
-                    line,
-                )
-                return
-            ctas = [cta, cl.ctas[cta.rank + 1]]
+        ctas = _pair(cta, what, line) if cg == 2 else [cta]
+        if not ctas:
+            return
         d_tmem = lane_val(d_e, g, lane)
         disabled = [lane_val(x, g, lane) for x in mask_es] if mask_es else None
         if disabled is not None and not any(disabled):
@@ -759,15 +745,15 @@ def _cp(comp, call):
     cg = 2 if p.mods.get("cta_group") == "cta_group::2" else 1
     if p.mods.get("dst_fmt") or p.mods.get("src_fmt"):
         return comp.not_emulated(f"tcgen05.cp.{shape} with decompression ({p.mods.get('src_fmt')})")
-    if cg == 2:
-        return comp.not_emulated("tcgen05.cp.cta_group::2")
     rows, nbytes = _CP_SHAPES[shape]
     t_e, d_e = comp.expr(p.one("taddr")), comp.expr(p.one("s_desc"))
     line = comp.line
-    what = f"tcgen05.cp.{shape}" + (f".{mc}" if mc else "")
+    what = f"tcgen05.cp{'.cta_group::2' if cg == 2 else ''}.{shape}" + (f".{mc}" if mc else "")
 
     def lanes_of():
         r = np.arange(rows)
+        if shape == "4x256b":  # one row per lane quarter: rows 0..3 -> lanes 0, 32, 64, 96
+            return [32 * r]
         if mc == "warpx2::02_13":
             return [r % 32 + 32 * (r // 32), r % 32 + 32 * (r // 32) + 64]
         if mc == "warpx2::01_23":
@@ -778,35 +764,64 @@ def _cp(comp, call):
 
     def f(g):
         cta = g.cta
+        ctas = _pair(cta, what, line) if cg == 2 else [cta]
+        if not ctas:
+            return np.int32(0)
         for lane in np.nonzero(g.active())[0]:
             taddr = int(np.asarray(t_e(g)).ravel()[lane if np.ndim(t_e(g)) else 0])
             dv = np.asarray(d_e(g))
             desc = int(dv.ravel()[lane] if dv.ndim else dv)
             warp = int(g.warp_of_lane[lane])
             lane0, col0 = T.split_addr(taddr)
-            tm = T.tmem_of(cta)
             dst_lanes = [lane0 + x for x in lanes_of()]
             cols = col0 + np.arange(nbytes // 4)
             threads = g.tid[lane : lane + 1]
             L = np.concatenate([x[:, None] + 0 * cols[None, :] for x in dst_lanes])
             C = np.concatenate([cols[None, :] + 0 * x[:, None] for x in dst_lanes])
-            if not tm.check_allocated(L, C, line, what, threads, warp):
+            if not all(T.tmem_of(c).check_allocated(L, C, line, what, threads, warp) for c in ctas):
                 continue
             w = T.AsyncWrite(what, line, cta, warp)
+            w.rank = cta.rank
             tid = int(g.gtid[lane])
 
             def run(desc=desc, L=L, C=C, tid=tid):
-                _check_swizzle(cta, desc, None, line, what)
-                addr = _operand_addresses(desc, rows, nbytes // 4, 4, False, line, cta, what)
-                vals = _read_smem(cta, addr, np.dtype(np.uint32), line, tid, what, desc)  # (rows, cols)
-                tm.data[L, C] = np.concatenate([vals] * len(dst_lanes))
+                # with cta_group::2 each CTA of the pair copies from its own shared memory (the
+                # same descriptor address) into its own TMEM, as the MMA reads its operand halves
+                for c in ctas:
+                    me = c is cta
+                    if me:
+                        _check_swizzle(c, desc, None, line, what)
+                    addr = _operand_addresses(desc, rows, nbytes // 4, 4, False, line, c, what)
+                    vals = _read_smem(c, addr, np.dtype(np.uint32), line, tid if me else None, what, desc)
+                    T.tmem_of(c).data[L, C] = np.concatenate([vals] * len(dst_lanes))
                 cta.progress += 1
 
-            tm.begin_write(w, L, C, line, threads)
-            tm.queue.setdefault(warp, []).append((w, run))
+            for c in ctas:
+                T.tmem_of(c).begin_write(w, L, C, line, threads)
+            T.tmem_of(cta).queue.setdefault(warp, []).append((w, run))
         return np.int32(0)
 
     return f
+
+
+def _pair(cta, what, line) -> list:
+    """The CTA pair a ``cta_group::2`` operation issued by ``cta`` acts on: [even, odd]; [] (after a
+    finding) when the odd CTA issued it. No cluster of two is not emulated."""
+    cl = cta.cluster
+    if cl is None or len(cl.ctas) < 2:
+        raise NotEmulatedError(
+            f"{what} outside a cluster of at least 2 CTAs (cta_group::2 needs a CTA pair)", lineno=line
+        )
+    if cta.rank % 2:
+        cta_finding(
+            cta,
+            "tcgen05_pair",
+            f"{what} issued by CTA rank {cta.rank}, the odd CTA of its pair: with cta_group::2 only the "
+            "even (leader) CTA issues (guard it with the CTA's rank in the cluster)",
+            line,
+        )
+        return []
+    return [cta, cl.ctas[cta.rank + 1]]
 
 
 # ---- commit --------------------------------------------------------------------------------------
