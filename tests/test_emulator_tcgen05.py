@@ -27,6 +27,7 @@ def _tile_mma(
     dealloc=True,
     wait_ld=True,
     kind_f16=True,
+    bar_after_commit=False,
 ):
     """One CTA: TMA A (128 x 64) and B (32 x 64) into 128B-swizzled shared memory, four
     tcgen05.mma k16 steps into TMEM, tcgen05.ld to registers, C = A @ B.T."""
@@ -74,6 +75,9 @@ def _tile_mma(
                     T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(mma_bar))  # <commit>
                 if wait_mma:
                     T.cuda.mbarrier_wait(T.address_of(mma_bar), 0)
+                if bar_after_commit:
+                    T.ptx.tcgen05.fence__before_thread_sync()
+                    T.cuda.cta_sync()
                 T.ptx.tcgen05.fence__after_thread_sync()
                 for i in range(N):
                     T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[i], T.cuda.get_tmem_addr(tmem_addr, (tx // 32 + lane_shift) % 4 * 32, i))  # <ld>
@@ -133,6 +137,17 @@ def test_ld_before_the_commit_completed_is_a_race_at_both_lines():
     assert races, res.findings
     assert any(f.line == _line("ld") and f.other_line == _line("commit") for f in races), races
     assert "mma" in races[0].message
+
+
+def test_a_barrier_after_the_commit_does_not_order_the_mma_before_the_ld():
+    """The commit only makes its mbarrier track the MMA's completion: a CTA barrier after it (even
+    with the tcgen05 fences) orders nothing, so a warp's ld races with the MMA until it (or a warp
+    it synchronised with after) waited on that mbarrier (PTX ISA: tcgen05.commit)."""
+    res, *_ = _run(wait_mma=False, bar_after_commit=True)
+    races = [f for f in res.findings if f.kind == "tmem_race" and f.line == _line("ld")]
+    assert races and all(f.other_line == _line("commit") for f in races), res.findings
+    res, *_ = _run(bar_after_commit=True)  # waiting on the mbarrier first: clean
+    assert res.findings == []
 
 
 def test_dealloc_of_a_live_allocation_is_found_at_the_dealloc():
@@ -517,9 +532,10 @@ def test_block_scaled_mxf8f6f4_mma_applies_e8m0_scales_from_tmem():
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
 
 
-def _ts_mma(*, sync=True):
+def _ts_mma(*, sync=True, cp_a=False):
     """A in TMEM (each warp tcgen05.st's its 32 rows), B in shared memory: the TS form of
-    tcgen05.mma, issued by thread 0 after wait::st, fence::before_thread_sync and a CTA barrier."""
+    tcgen05.mma, issued by thread 0 after wait::st, fence::before_thread_sync and a CTA barrier.
+    ``cp_a``: thread 0 tcgen05.cp's A into TMEM from shared memory instead, right before the MMA."""
 
     # fmt: off
     @T.prim_func
@@ -528,9 +544,11 @@ def _ts_mma(*, sync=True):
         T.cta_id([1])
         tx = T.thread_id([128])
         B_s = T.alloc_buffer((32 * 16,), "float16", scope="shared", align=1024)
+        A_s = T.alloc_buffer((128 * 8,), "uint32", scope="shared", align=1024)
         tmem_addr = T.shared_scalar("uint32")
         bar = T.shared_scalar("uint64")
         a = T.alloc_buffer((8,), "uint32", scope="local")
+        descA = T.alloc_buffer((1,), "uint64", scope="local")
         reg = T.alloc_buffer((32,), "float32", scope="local")
         descB = T.alloc_buffer((1,), "uint64", scope="local")
         descI = T.alloc_buffer((1,), "uint32", scope="local")
@@ -542,10 +560,14 @@ def _ts_mma(*, sync=True):
         if tx < 32:
             for k in range(16):
                 B_s[tx % 8 * 8 + tx // 8 * 64 + k % 8 + k // 8 * 256] = B[tx, k]
-        for j in range(8):
-            a[j] = A[tx, j]
-        T.ptx["tcgen05.st.sync.aligned.32x32b.x8.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])  # <ts-st>
-        T.ptx.tcgen05.wait__st.sync.aligned()
+        if cp_a:
+            for j in range(8):  # row tx, word j: core matrix (tx // 8, j // 4), 16-byte rows
+                A_s[tx // 8 * 64 + j // 4 * 32 + tx % 8 * 4 + j % 4] = A[tx, j]
+        else:
+            for j in range(8):
+                a[j] = A[tx, j]
+            T.ptx["tcgen05.st.sync.aligned.32x32b.x8.b32"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])  # <ts-st>
+            T.ptx.tcgen05.wait__st.sync.aligned()
         T.ptx.fence.proxy.async_.shared__cta()
         T.ptx.tcgen05.fence__before_thread_sync()
         if sync:
@@ -554,6 +576,9 @@ def _ts_mma(*, sync=True):
         if tx == 0:
             T.cuda.tcgen05.encode_instr_descriptor(descI.data, d_dtype="float32", a_dtype="float16", b_dtype="float16", M=128, N=32, K=16, trans_a=False, trans_b=False)  # noqa: E501
             T.cuda.tcgen05.encode_matrix_descriptor(descB.data, T.address_of(B_s[0]), ldo=32, sdo=8, swizzle=0)
+            if cp_a:
+                T.cuda.tcgen05.encode_matrix_descriptor(descA.data, T.address_of(A_s[0]), ldo=8, sdo=16, swizzle=0)
+                T.ptx["tcgen05.cp.cta_group::1.128x256b"](T.cuda.get_tmem_addr(tmem_addr, 0, 32), descA[0])
             T.ptx["tcgen05.mma.cta_group::1.kind::f16"](tmem_addr, T.cuda.get_tmem_addr(tmem_addr, 0, 32), descB[0], descI[0], 0, 0, 0, 0, False)  # <ts-mma>  # noqa: E501
             T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](T.address_of(bar))
         T.cuda.mbarrier_wait(T.address_of(bar), 0)

@@ -90,6 +90,7 @@ class Program:
         self._find_blocking(func.body)
         names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
         self.warp_mode = bool(names & ops.WARP_MODE_OPS)
+        self.uses_tcgen05 = any(nm.startswith("tirx.ptx.tcgen05") for nm in names)
         self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names)
         self.global_races = None  # atomics in global memory: txlab.emulator.races.GlobalRaces
         self._atomic_roots: set = set()
@@ -616,6 +617,7 @@ class Cta:
                     ctas=self.B,
                     threads=self.nthreads,
                     agents=ncl if ncl > 1 else 0,
+                    tensor_core=program.uses_tcgen05,
                 )
             else:
                 self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)

@@ -53,9 +53,23 @@ class _Reporter:
 
 
 class RaceChecker(_Reporter):
-    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None, agents: int = 0):
+    def __init__(
+        self,
+        nbytes: int,
+        warps: int,
+        report,
+        *,
+        ctas: int = 1,
+        threads: int | None = None,
+        agents: int = 0,
+        tensor_core: bool = False,
+    ):
         self.W = warps
-        self.A = agents  # cluster: one clock row per CTA's multicast writes into this one
+        # agent rows: a cluster's one per CTA's multicast writes into this one, then (``tensor_core``)
+        # the CTA's tcgen05 pipe, whose completions only an mbarrier a commit arrived on publishes
+        self.tc_row = warps + agents if tensor_core else None
+        agents += bool(tensor_core)
+        self.A = agents
         wa = warps + agents
         self.B = ctas
         self.T = threads if threads is not None else warps * 32

@@ -848,10 +848,15 @@ def _commit(comp, call):
             ops = tm.queue.pop(warp, [])
             for _, run in ops:
                 run()
-            clock = None
+            clock = row = None
             races = cta.races
             if races is not None and hasattr(races, "vc"):
-                clock = int(races.vc[0, warp, warp])
+                row = getattr(races, "tc_row", None)
+                if row is None:
+                    clock = int(races.vc[0, warp, warp])
+                else:  # the pipe completes what the warp issued, after all the warp knew
+                    races.acquire(row, races.release(warp))  # (the warp's later work is after it)
+                    clock = int(races.vc[0, row, row])
             if mask_e is not None:
                 mask = _uniform_addr(g, mask_e(g), line, "tcgen05.commit multicast mask")
                 targets = [(c, sync.mbarrier(c, a & M.DSMEM_MASK, line)) for c in _targets(g, mask, line)]
@@ -859,12 +864,13 @@ def _commit(comp, call):
                 targets = [sync.mbarrier_at(g, a, line)]
             for w, _ in ops:
                 w.clock = clock if clock is not None else -1
+                w.row = row
                 w.commit_line = line
                 own = next((t for t in targets if t[0] is cta), targets[0] if targets else None)
                 if own is not None:
                     w.mb = own
                     w.phase = own[1].completed
-            sub = _one_lane(g, lane)
+            sub = _one_lane(g, lane, row)
             for owner, mb in targets:
                 sync.mb_arrive(owner, mb, sub, 1, 1, line)
         return np.int32(0)
@@ -875,12 +881,15 @@ def _commit(comp, call):
 class _Lane:
     """A one-lane view of a group for an mbarrier arrive (commit arrives once per thread)."""
 
-    def __init__(self, g, lane):
+    def __init__(self, g, lane, row=None):
         self.cta = g.cta
         self.L = g.L
         self.mask = np.zeros(g.L, bool)
         self.mask[lane] = True
         self.warp_of_lane = g.warp_of_lane
+        if row is not None:  # the arrive publishes the tcgen05 pipe's clock, not the warp's
+            self.warp_of_lane = g.warp_of_lane.copy()
+            self.warp_of_lane[lane] = row
         self.tid = g.tid
         self.gtid = g.gtid
 
@@ -891,8 +900,8 @@ class _Lane:
         return self.mask
 
 
-def _one_lane(g, lane):
-    return _Lane(g, lane)
+def _one_lane(g, lane, row=None):
+    return _Lane(g, lane, row)
 
 
 HANDLERS["tirx.cuda.tcgen05_encode_matrix_descriptor"] = _encode_matrix

@@ -27,16 +27,16 @@ the columns.
 Ordering: ``ld``/``st`` take effect at issue. The asynchronous writers of TMEM (``tcgen05.mma``,
 ``tcgen05.cp``: txlab.emulator.tcgen05) land when committed; a ``ld`` of cells such a write has not
 made visible to the reading warp -- not committed yet, or committed but the reader did not wait on
-the commit's mbarrier phase (the race checker's vector clocks) -- is a ``tmem_race`` finding at both
-lines; so is an asynchronous write over cells another warp read without being ordered after it
-(the accumulator reused before the epilogue released it), and a ``dealloc`` of columns with
-pending writes or unordered readers. A warp that ends with a ``tcgen05.ld`` it never waited for
-(``wait::ld``) is a ``tmem_wait`` finding at the ld's line. Limits: the issuing warp's own read of
-a committed write is checked against the commit's mbarrier phase having completed, not against
-its own wait; an MMA reading cells (its TMEM A operand, or the accumulator it adds to) that a
-``tcgen05.st`` wrote is checked like a ld (the storing warp's ``wait::st``, then a barrier or
-mbarrier for another warp), and a ``st`` over an issued MMA's A operand before the MMA completed is
-a race; fences are no-ops (the ordering is the barriers').
+the commit's mbarrier phase (the race checker's vector clocks: the CTA's tcgen05 pipe has its own
+clock row, which only the commit's mbarrier arrive publishes, so a CTA barrier after the commit
+orders nothing) -- is a ``tmem_race`` finding at both lines; so is an asynchronous write over cells
+another warp read without being ordered after it (the accumulator reused before the epilogue
+released it), and a ``dealloc`` of columns with pending writes or unordered readers. A warp that
+ends with a ``tcgen05.ld`` it never waited for (``wait::ld``) is a ``tmem_wait`` finding at the ld's
+line. An MMA reading cells (its TMEM A operand, or the accumulator it adds to) that a ``tcgen05.st``
+wrote is checked like a ld (the storing warp's ``wait::st``, then a barrier or mbarrier for another
+warp), and a ``st`` over an issued MMA's A operand before the MMA completed is a race; fences are
+no-ops (the ordering is the barriers').
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ _U32 = np.dtype(np.uint32)
 class AsyncWrite:
     """One asynchronous TMEM write (an mma or cp): where it was issued and how it completes."""
 
-    __slots__ = ("what", "line", "cta", "warp", "clock", "commit_line", "mb", "phase", "rank")
+    __slots__ = ("what", "line", "cta", "warp", "clock", "commit_line", "mb", "phase", "rank", "row")
 
     def __init__(self, what, line, cta, warp):
         self.what, self.line, self.cta, self.warp = what, line, cta, warp
-        self.clock = None  # the issuing warp's clock its commit published (None: not committed)
+        self.clock = None  # the clock of ``row`` its commit published (None: not committed)
+        self.row = None  # the race-checker row completing it: the CTA's tcgen05 pipe (else the issuing warp)
         self.commit_line = None
         self.mb = None  # (owning CTA, MBarrier) the commit arrived on
         self.phase = 0
@@ -269,21 +270,25 @@ class Tmem:
         return bool(races.vc[0, int(warp), int(other)] >= clock)
 
     def ordered_after_write(self, w: AsyncWrite, warp) -> bool:
-        """Whether ``warp`` of this CTA sees asynchronous write ``w`` completed."""
+        """Whether ``warp`` of this CTA sees asynchronous write ``w`` completed: it acquired the clock
+        the tcgen05 pipe published through the commit's mbarrier (waiting on that phase, or ordered
+        after a warp that did). A barrier right after the commit is not enough: the commit only
+        makes the mbarrier track completion."""
         if self.cta.races is None:
             return True
         if w.clock is None or w.mb is None:
             return False
         owner, mb = w.mb
-        if owner is self.cta and warp == w.warp and w.cta is self.cta:
-            return mb.completed > w.phase  # the issuing warp: the commit's phase completed
+        row = w.warp if w.row is None else w.row
+        if w.row is None and owner is self.cta and warp == w.warp and w.cta is self.cta:
+            return mb.completed > w.phase  # no pipe row (lockstep): the commit's phase completed
         races = self.cta.races
         if not hasattr(races, "vc"):
             return False  # lockstep: no warp ever waits on an mbarrier, so nothing saw it complete
         if w.cta is self.cta:
-            return bool(races.vc[0, int(warp), w.warp] >= w.clock)
+            return bool(races.vc[0, int(warp), row] >= w.clock)
         known = races.known_of(int(warp)).get(w.rank)
-        return known is not None and bool(np.asarray(known)[w.warp] >= w.clock)
+        return known is not None and bool(np.asarray(known)[row] >= w.clock)
 
     def unordered_writes(self, writer_ids, warp):
         """The asynchronous writes named in ``writer_ids`` (cells of a writer map) that ``warp`` does not
