@@ -615,6 +615,18 @@ def test_ts_mma_reads_a_from_tmem_and_needs_the_stores_ordered_first():
     assert bad and bad[0].other_line == _ts_line("ts-st"), res.findings
 
 
+def test_cp_then_ts_mma_from_one_thread_is_pipelined_without_a_wait():
+    """tcgen05.cp then a TS tcgen05.mma reading what it copied, issued in order by one thread with no
+    commit between: the tensor pipe runs them in issue order (implicit pipelining), so no race."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((128, 16)).astype(np.float16)
+    b = rng.standard_normal((32, 16)).astype(np.float16)
+    c = np.zeros((128, 32), np.float32)
+    res = txlab.emulate(_ts_mma(cp_a=True), a.view(np.uint32).copy(), b, c, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+
+
 def _stored_operands(*, swizzle=3, alias=False):
     """Threads store A and B with ordinary stores into SMEMPool.alloc_tcgen05_mma_AB buffers (their
     declared layout: 128B swizzle for f16), then four k16 tcgen05.mma read them through descriptors

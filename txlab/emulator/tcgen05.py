@@ -717,7 +717,7 @@ def _mma(comp, call):
                     la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads, warp
                 ):
                     return
-                tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads)
+                tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads, pipe=True)
                 if c is cta:
                     tm.check_mma_reads(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
             if op.enable_d and c is cta:

@@ -304,11 +304,15 @@ class Tmem:
             self.cta, "tmem_race", message, line, tag, w.line, other_line=w.commit_line or w.line, threads=threads
         )
 
-    def check_read(self, lanes, cols, warp, line, threads):
-        """A ld by ``warp`` of cells (lanes, cols): every asynchronous write to them must be visible."""
+    def check_read(self, lanes, cols, warp, line, threads, pipe=False):
+        """A ld by ``warp`` of cells (lanes, cols): every asynchronous write to them must be visible.
+        ``pipe``: the reader is an MMA of this CTA's tcgen05 pipe, which runs in issue order after
+        the earlier mma/cp of this CTA (PTX's implicit pipelining), so only other CTAs' count."""
         if self.cta.races is None:
             return
         for w in self.unordered_writes(self.writer[lanes, cols], warp):
+            if pipe and w.cta is self.cta:
+                continue
             fix = (
                 "commit it (tcgen05.commit) and wait on that mbarrier before reading"
                 if w.clock is None
