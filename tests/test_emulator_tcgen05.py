@@ -264,6 +264,48 @@ def test_16xnb_ld_reads_the_documented_register_image(shape, regs):
     np.testing.assert_array_equal(b[:, :regs], want)
 
 
+def _st_then_ld(*, wait_st=True):
+    """Each warp tcgen05.st's a column into its lane quarter, then reads it back with tcgen05.ld."""
+
+    # fmt: off
+    @T.prim_func
+    def k(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        tmem_addr = T.shared_scalar("uint32")
+        r = T.alloc_buffer((1,), "float32", scope="local")
+        if tx // 32 == 0:
+            T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](T.address_of(tmem_addr), T.uint32(32))
+        T.cuda.cta_sync()
+        T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, 0), A[tx])  # <st1>
+        if wait_st:
+            T.ptx.tcgen05.wait__st.sync.aligned()
+        T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](r[0], T.cuda.get_tmem_addr(tmem_addr, tx // 32 * 32, 0))  # <ld1>
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        B[tx] = r[0]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](tmem_addr, T.uint32(32))
+    # fmt: on
+
+    return k
+
+
+def test_ld_of_a_store_not_waited_for_is_a_race_at_the_ld():
+    """PTX: tcgen05.st is asynchronous; tcgen05.wait::st must complete it before the cells are read
+    back, by the same warp too."""
+    a = np.arange(128, dtype=np.float32)
+    b = np.zeros(128, np.float32)
+    res = txlab.emulate(_st_then_ld(), a, b, arch="sm_100a")
+    assert res.findings == []
+    np.testing.assert_array_equal(b, a)
+    res = txlab.emulate(_st_then_ld(wait_st=False), a, np.zeros_like(b), arch="sm_100a")
+    races = [f for f in res.findings if f.kind == "tmem_race"]
+    assert races and races[0].line == _line("ld1", _st_then_ld), res.findings
+    assert races[0].other_line == _line("st1", _st_then_ld) and "wait::st" in races[0].message
+
+
 def _pair_mma(*, wait=True):
     """A 2-CTA cluster, cta_group::2: each CTA stages its 128 rows of A and 32 rows of B (no-swizzle
     K-major canonical layout), the even CTA issues the M=256 N=64 MMA for the pair and multicasts

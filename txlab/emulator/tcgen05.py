@@ -719,9 +719,9 @@ def _mma(comp, call):
                     return
                 tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads, pipe=True)
                 if c is cta:
-                    tm.check_mma_reads(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
+                    tm.check_stores_complete(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
             if op.enable_d and c is cta:
-                tm.check_mma_reads(lane0 + lanes, col0 + cols, warp, line, what + " accumulator", threads)
+                tm.check_stores_complete(lane0 + lanes, col0 + cols, warp, line, what + " accumulator", threads)
         for c in ctas:
             T.tmem_of(c).begin_write(w, lane0 + lanes, col0 + cols, line, threads)
         if form == "ts":  # the A cells are read when the MMA runs: a later st must wait for it

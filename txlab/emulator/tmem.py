@@ -33,10 +33,10 @@ orders nothing) -- is a ``tmem_race`` finding at both lines; so is an asynchrono
 another warp read without being ordered after it (the accumulator reused before the epilogue
 released it), and a ``dealloc`` of columns with pending writes or unordered readers. A warp that
 ends with a ``tcgen05.ld`` it never waited for (``wait::ld``) is a ``tmem_wait`` finding at the ld's
-line. An MMA reading cells (its TMEM A operand, or the accumulator it adds to) that a ``tcgen05.st``
-wrote is checked like a ld (the storing warp's ``wait::st``, then a barrier or mbarrier for another
-warp), and a ``st`` over an issued MMA's A operand before the MMA completed is a race; fences are
-no-ops (the ordering is the barriers').
+line. A ``ld``, or an MMA reading cells (its TMEM A operand, or the accumulator it adds to), of
+cells a ``tcgen05.st`` wrote needs the store complete (the storing warp's ``wait::st``, then a
+barrier or mbarrier for another warp), and a ``st`` over an issued MMA's A operand before the MMA
+completed is a race; fences are no-ops (the ordering is the barriers').
 """
 
 from __future__ import annotations
@@ -347,10 +347,11 @@ class Tmem:
         self.st_clk[lanes, cols] = self.cta.races.vc[0, warp, warp] if self.vc_checked() else 0
         self.st_line[lanes, cols] = -1 if line is None else int(line)
 
-    def check_mma_reads(self, lanes, cols, warp, line, what, threads):
-        """An MMA issued by ``warp`` reads TMEM cells (its A operand, or the accumulator it adds to):
-        a tcgen05.st to them must be complete -- ``wait::st`` by the storing warp, and for another
-        warp a barrier or mbarrier after it (with ``fence::before/after_thread_sync``)."""
+    def check_stores_complete(self, lanes, cols, warp, line, what, threads):
+        """``warp`` reads TMEM cells -- by a tcgen05.ld, or by an MMA it issued (its A operand, or the
+        accumulator it adds to): a tcgen05.st to them must be complete -- ``wait::st`` by the storing
+        warp, and for another warp a barrier or mbarrier after it (with
+        ``fence::before/after_thread_sync``)."""
         if self.cta.races is None:
             return
         u = self.st_warp[lanes, cols]
@@ -360,7 +361,7 @@ class Tmem:
             if st == warp:
                 if warp not in self.pending_st:
                     continue
-                why = f"the issuing warp stored them (line {ln}) and has not waited for it (tcgen05.wait::st)"
+                why = f"warp {warp} itself stored them (line {ln}) and has not waited for it (tcgen05.wait::st)"
             else:
                 clk = int(self.st_clk[lanes, cols][sel].max())
                 if self.knows(warp, int(st), clk) and int(st) not in self.pending_st:
@@ -687,6 +688,7 @@ def _ldst(comp, call):
                 continue
             if load:
                 tm.check_read(lanes, cols, w, line, g.tid[pos])
+                tm.check_stores_complete(lanes, cols, w, line, what, g.tid[pos])
                 cells = tm.data[lanes, cols]
                 if packed:
                     cells = (cells[..., 0] & 0xFFFF) | ((cells[..., 1] & 0xFFFF) << 16)
