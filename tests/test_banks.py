@@ -317,3 +317,28 @@ def test_ptx_atom_on_shared_memory_is_a_serialised_row():
     rows = txlab.pools.layout(mp.ptx_atomics("shared"), arch="sm_90a").bank_conflicts()
     (atom,) = [r for r in rows if r.access == "atomic"]
     assert atom.status == "analysed" and atom.ways == 32 and atom.buffer == "S", rows.summary()
+
+
+# ---- values the walk follows through locals and shuffles ---------------------------------------
+@pytest.mark.parametrize("kind,ways", [("xor", 32), ("down", 16), ("up", 16)])
+def test_every_shuffle_kind_is_followed(kind, ways):
+    """``S[shfl(tx) * 32]``: every lane in bank 0. xor 1 swaps neighbours (32 words); down 16 gives
+    lanes 0-15 the value of lanes 16-31, which keep their own (PTX: a source outside the segment
+    reads the own lane): 16 words, each read by two lanes (broadcast); up 16 the same mirrored."""
+    from tvm.script import tirx as T
+
+    shfl = {"xor": T.cuda.__shfl_xor_sync, "down": T.cuda.__shfl_down_sync, "up": T.cuda.__shfl_up_sync}[kind]
+    off = 1 if kind == "xor" else 16
+
+    @T.prim_func
+    def shuffled(B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_shared((8192,), "float32")
+        S[tx] = T.float32(1)
+        T.cuda.cta_sync()
+        B[tx] = S[shfl(T.uint32(0xFFFFFFFF), tx, off, 32) * 32 % 8192]
+
+    (load,) = [r for r in txlab.pools.layout(shuffled, arch="sm_90a").bank_conflicts() if r.access == "load"]
+    assert load.status == "analysed" and load.ways == ways and load.bank == 0, load.reason

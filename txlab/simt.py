@@ -621,8 +621,8 @@ class SimtWalk:
                 "bitwise_xor": np.bitwise_xor,
             }[short]
             return _simplify(fn(args[0], args[1]))
-        if "shfl_sync" in short and len(args) >= 3:
-            kind = short.replace("__shfl_", "").replace("_sync", "")
+        kind = _SHUFFLES.get(short)
+        if kind is not None and len(args) >= 3:
             v, src = args[1], args[2]
             width = args[3] if len(args) > 3 and isinstance(args[3], int) else WARP
             if v is UNKNOWN or src is UNKNOWN or not isinstance(width, int) or width <= 0:
@@ -652,24 +652,14 @@ class SimtWalk:
         return _simplify(semantics.select(c, t, f))
 
     def _shuffle(self, kind, v, src, width):
+        """The value each thread's shuffle reads: ``v`` of the lane PTX ``shfl.sync`` names."""
+        if not (_is_int(v) or isinstance(v, (float, np.ndarray))) or not _is_int(src):
+            return UNKNOWN
         v = np.broadcast_to(np.asarray(v), (self._n,))
         lane = self.linear % WARP
-        group = (lane // width) * width
-        src = np.broadcast_to(np.asarray(src), (self._n,))
-        if kind == "sync" or kind == "":
-            tgt = group + np.mod(src, width)
-        elif kind == "up":
-            tgt = np.where(lane - group >= src, lane - src, lane)
-        elif kind == "down":
-            tgt = np.where(lane - group + src < width, lane + src, lane)
-        elif kind == "xor":
-            tgt = np.bitwise_xor(lane, src)
-            tgt = np.where(tgt // width == lane // width, tgt, lane)
-        else:
-            return UNKNOWN
-        warp_base = self.linear - lane
-        idx = np.clip(warp_base + tgt, 0, self._n - 1)
-        return _simplify(v[idx])
+        tgt = semantics.shfl_source(kind, lane, np.broadcast_to(np.asarray(src), (self._n,)), width)
+        # a partial last warp has no lanes past the CTA's last thread (what they would give is unread)
+        return _simplify(v[np.minimum(self.linear - lane + tgt, self._n - 1)])
 
     def _elect(self, mask):
         out = np.zeros(self._n, dtype=bool)
@@ -681,6 +671,20 @@ class SimtWalk:
 
 
 # ---- evaluation helpers ---------------------------------------------------------------------------
+#: warp shuffles by short name (CUDA's and TIR's spellings; their arguments are mask, value, lane or
+#: offset, width) -> the ``shfl.sync`` mode
+_SHUFFLES = {
+    "__shfl_sync": "idx",
+    "__shfl_up_sync": "up",
+    "__shfl_down_sync": "down",
+    "__shfl_xor_sync": "xor",
+    "tvm_warp_shuffle": "idx",
+    "tvm_warp_shuffle_up": "up",
+    "tvm_warp_shuffle_down": "down",
+    "tvm_warp_shuffle_xor": "xor",
+}
+
+
 def _operand_dtype(e) -> str:
     """The TVM dtype of a binary node's operands ("" when unknown: decided by the values)."""
     ty = getattr(getattr(e, "a", None), "ty", None)

@@ -17,6 +17,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
+from txlab.ir import semantics
 from txlab.errors import NotEmulatedError
 
 HANDLERS: dict = {}
@@ -277,23 +278,6 @@ def _activemask(comp, call):
     return f
 
 
-def _shfl_source(kind, lane, b, w):
-    """Source lane of ``shfl.sync.<kind>`` as the PTX ISA defines it: CUDA's ``__shfl*_sync`` pass
-    the lane or offset ``b`` as is and ``c = (32 - width) << 8`` (| 0x1f except for ``up``); the
-    instruction uses only ``b[4:0]`` and reads the own lane when the source leaves the segment."""
-    segmask = (32 - w) & 0x1F
-    bval = np.asarray(b).astype(np.int64) & 0x1F
-    minl = lane & segmask
-    maxl = minl if kind == "up" else minl | (0x1F & ~segmask)
-    if kind == "idx":
-        return minl | (bval & ~segmask & 0x1F)
-    if kind == "up":
-        j = lane - bval
-        return np.where(j >= maxl, j, lane)
-    j = lane + bval if kind == "down" else lane ^ bval
-    return np.where(j <= maxl, j, lane)
-
-
 def _shfl_check(g, kind, mask_val, b, w, line):
     """A shuffle that part of its warp does not execute. A lane that reads a lane not executing it
     gets an undefined value, and a lane outside its own member mask is undefined behaviour (CUDA
@@ -304,7 +288,7 @@ def _shfl_check(g, kind, mask_val, b, w, line):
     M_, _ = _warps(g, m, 0)
     inmask = ((M_ >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
     A, _ = _warps(g, np.broadcast_to(np.asarray(b).astype(np.int64), (g.L,)), 0)
-    src = _shfl_source(kind, np.arange(32), A, w)
+    src = semantics.shfl_source(kind, np.arange(32), A, w)
     reads = act & ~np.take_along_axis(act, src.astype(np.int64), axis=1)
     outside = act & ~inmask
     bad = reads | outside
@@ -361,7 +345,7 @@ def _shfl(kind):
             if g.mask is not None or pad:
                 _shfl_check(g, kind, mask(g), av, w, line)
             if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:  # broadcast from one lane
-                src = _shfl_source(kind, lane, av, w)
+                src = semantics.shfl_source(kind, lane, av, w)
                 if w == 32:
                     out = np.repeat(V[:, src[0]][:, None], 32, axis=1)
                 else:
@@ -369,7 +353,7 @@ def _shfl(kind):
                 return _unwarp(g, out, pad)
             a = np.broadcast_to(np.asarray(av), (g.L,)).astype(np.int64)
             A, _ = _warps(g, a)
-            src = _shfl_source(kind, lane, A, w)
+            src = semantics.shfl_source(kind, lane, A, w)
             out = np.take_along_axis(V, src.astype(np.int64) if V.ndim == 2 else src[..., None], axis=1)
             return _unwarp(g, out, pad)
 

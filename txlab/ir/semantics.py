@@ -25,6 +25,7 @@ C operator or function named here; nvcc's PTX is what these follow):
   conversion to float64 flushes a float32 denormal under fast math (``cvt.ftz.f64.f32``: bfloat16
   keeps it); int -> int wraps; anything -> bool is ``!= 0``.
 * ``Select`` is ``c ? t : f`` per lane.
+* ``__shfl*_sync`` read the lane :func:`shfl_source` names (PTX ``shfl.sync``'s rule).
 
 Each function takes numpy arrays, numpy scalars or Python numbers and returns numpy values;
 :func:`binary` returns the function for one operation and dtype (one cached object per key, so
@@ -45,6 +46,7 @@ __all__ = [
     "ftz",
     "is_float",
     "select",
+    "shfl_source",
     "trunc_div",
     "trunc_mod",
     "floor_div",
@@ -379,3 +381,21 @@ def cast(v, to: np.dtype, *, fast_math: bool = True):
         return _ret(r.astype(final))  # the low bits of a 32-bit conversion (_cvt_int_type)
     with np.errstate(all="ignore"):
         return _ret(a.astype(to))
+
+
+def shfl_source(kind, lane, b, w):
+    """Source lane of ``shfl.sync.<kind>`` (``kind`` "idx", "up", "down" or "xor") as the PTX ISA
+    defines it: CUDA's ``__shfl*_sync`` pass the lane or offset ``b`` as is and ``c = (32 - width)
+    << 8`` (| 0x1f except for ``up``); the instruction uses only ``b[4:0]`` and reads the own lane
+    when the source leaves the segment. ``lane`` is the lane (0-31) of each thread."""
+    segmask = (32 - w) & 0x1F
+    bval = np.asarray(b).astype(np.int64) & 0x1F
+    minl = lane & segmask
+    maxl = minl if kind == "up" else minl | (0x1F & ~segmask)
+    if kind == "idx":
+        return minl | (bval & ~segmask & 0x1F)
+    if kind == "up":
+        j = lane - bval
+        return np.where(j >= maxl, j, lane)
+    j = lane + bval if kind == "down" else lane ^ bval
+    return np.where(j <= maxl, j, lane)
