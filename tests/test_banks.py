@@ -320,6 +320,65 @@ def test_ptx_atom_on_shared_memory_is_a_serialised_row():
 
 
 # ---- values the walk follows through locals and shuffles ---------------------------------------
+def _local_paths(form):
+    """``S[k]`` where the local ``k`` is ``tx * 16`` (16-way: every even lane in bank 0) unless a path
+    the walk cannot choose changes it: a branch on a value read from memory (to ``tx``: 1-way), a
+    loop or a while loop run a number of times read from memory (``k`` doubles each time)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def paths(X: T.Buffer((256,), "int32"), B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_shared((8192,), "float32")
+        k = T.local_scalar("int32")
+        k = tx * 16
+        if form == "if":
+            if X[tx] > 0:
+                k = tx
+        elif form == "for":
+            for j in T.serial(X[0]):
+                k = k * 2 % 8192
+        elif form == "while":
+            while k < X[0]:
+                k = k * 2
+        else:  # a guard the walk evaluates: only lanes >= 16 change k
+            if tx % 32 >= 16:
+                k = tx
+        S[k] = T.float32(1)
+        T.cuda.cta_sync()
+        B[tx] = S[tx]
+
+    return paths
+
+
+@pytest.mark.parametrize(
+    "form,why",
+    [
+        ("if", "k, set under a condition that depends on a value read from memory"),
+        ("for", "k, updated in a loop whose trip count depends on a value read from memory"),
+        ("while", "k, updated in a while loop whose condition depends on a value read from memory"),
+    ],
+)
+def test_a_local_set_on_a_path_the_walk_cannot_choose_is_unknown(form, why):
+    """The walk follows both branches of an unknown condition, and an unknown loop's body once;
+    a local they set was kept at the last value written (the ``if`` form read as conflict-free)."""
+    rows = txlab.pools.layout(_local_paths(form), arch="sm_90a").bank_conflicts()
+    (store,) = [r for r in rows if r.access == "store"]
+    assert store.status == "unknown" and store.ways is None and store.conflicts is None, rows.summary()
+    assert store.reason == f"the index depends on {why}"
+
+
+def test_a_local_set_under_a_known_guard_stays_analysed():
+    """Lanes 0-15 keep ``k = 16 tx`` (banks 0 and 16, 8 words each), lanes 16-31 take ``k = tx``
+    (banks 16-31, one word each): in warps 1-7 bank 16 has 8 + 1 distinct words, a 9-way conflict
+    (in warp 0 lane 16's word is lane 1's, broadcast: 8-way)."""
+    rows = txlab.pools.layout(_local_paths("known"), arch="sm_90a").bank_conflicts()
+    (store,) = [r for r in rows if r.access == "store"]
+    assert store.status == "analysed" and store.ways == 9 and store.bank == 16, rows.summary()
+
+
 @pytest.mark.parametrize("kind,ways", [("xor", 32), ("down", 16), ("up", 16)])
 def test_every_shuffle_kind_is_followed(kind, ways):
     """``S[shfl(tx) * 32]``: every lane in bank 0. xor 1 swaps neighbours (32 words); down 16 gives
@@ -342,3 +401,25 @@ def test_every_shuffle_kind_is_followed(kind, ways):
 
     (load,) = [r for r in txlab.pools.layout(shuffled, arch="sm_90a").bank_conflicts() if r.access == "load"]
     assert load.status == "analysed" and load.ways == ways and load.bank == 0, load.reason
+
+
+def test_a_local_array_read_at_a_per_thread_index():
+    """``idx[tx % 4]`` of a local array the unrolled loop filled with ``q * 256``: lane l stores to
+    ``256 (l % 4) + l // 4 + 8 w``, bank ``l // 4 + 8 w``: 8 banks of 4 words each, 4-way."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def regs(B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_shared((1024,), "float32")
+        idx = T.alloc_local((4,), "int32")
+        for q in T.unroll(4):
+            idx[q] = q * 256
+        S[idx[tx % 4] + tx // 4] = T.float32(1)
+        T.cuda.cta_sync()
+        B[tx] = S[tx]
+
+    (store,) = [r for r in txlab.pools.layout(regs, arch="sm_90a").bank_conflicts() if r.access == "store"]
+    assert store.status == "analysed" and store.ways == 4 and store.lanes == [0, 1, 2, 3], store.reason

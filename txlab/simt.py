@@ -12,8 +12,11 @@ the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step
   ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
   ``__shfl_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
 * ``local`` scalars written with constant indices keep their per-thread values (pipeline stage
-  and phase counters); values read from global or shared memory are *unknown*: a condition that
-  depends on one runs both branches with the mask unchanged and the visit is marked ``uncertain``.
+  and phase counters), also when read at a per-thread index (``regs[tx % 4]``); values read from
+  global or shared memory are *unknown*: a condition that depends on one runs both branches with
+  the mask unchanged and the visit is marked ``uncertain``; a loop whose trip count is unknown runs
+  its body once, marked the same way. A local those paths leave different (a branch's assignment, a
+  loop's counter) is unknown after them, with the reason.
 
 Every shared- and global-memory load and store and every call is reported to the caller's hooks
 with the active-thread mask, the per-thread index values (``UNKNOWN`` where they depend on memory),
@@ -23,6 +26,7 @@ Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -262,8 +266,11 @@ class SimtWalk:
                 )
                 self._uncertain += 1
                 self._guard_why.append(why)
+                before = self._locals_state()
                 self._exec(s.then_case, mask)
+                after_then, self.locals = self.locals, before
                 self._exec(s.else_case, mask)
+                self._join_locals(after_then, f"set under a condition that depends on {_phrase(why)}")
                 self._guard_why.pop()
                 self._uncertain -= 1
                 return
@@ -316,7 +323,9 @@ class SimtWalk:
             self._uncertain += 1
             self._guard_why.append(why)
             self._loops.append(None)
+            before = self._locals_state()
             self._exec(s.body, mask)
+            self._join_locals(before, f"updated in a loop whose trip count depends on {_phrase(why)}")
             self._loops.pop()
             self._guard_why.pop()
             self._uncertain -= 1
@@ -376,7 +385,9 @@ class SimtWalk:
                 )
                 self._uncertain += 1
                 self._guard_why.append(why)
+                before = self._locals_state()
                 self._exec(s.body, live)
+                self._join_locals(before, f"updated in a while loop whose condition depends on {_phrase(why)}")
                 self._guard_why.pop()
                 self._uncertain -= 1
                 return
@@ -434,6 +445,25 @@ class SimtWalk:
             stack.extend(reversed([c for c in children(e) if isinstance(c, tvm.ir.Expr)]))
         return tuple(out)
 
+    def _locals_state(self) -> dict:
+        """A copy of what the walk knows of local buffers (their cells), to follow two paths from."""
+        return {k: dict(cells) for k, cells in self.locals.items()}
+
+    def _join_locals(self, other: dict, phrase: str) -> None:
+        """Where the kernel took one of two paths the walk cannot choose between (an unknown branch,
+        a loop run an unknown number of times), locals are what both paths agree on: a cell the
+        current state and ``other`` differ on becomes unknown, and why (``phrase``, after the
+        buffer's name) is what an index read from it depends on."""
+        for k in set(self.locals) | set(other):
+            a, b = self.locals.get(k, {}), other.get(k, {})
+            keys = set(a) | set(b)
+            differ = {i for i in keys if i not in a or i not in b or not _same(a[i], b[i])}
+            if not differ:
+                continue
+            self.locals[k] = {i: (UNKNOWN if i in differ else a[i]) for i in keys}
+            name = getattr(self.buffers.get(k), "name", None) or "a local value"
+            self.local_why.setdefault(k, {})[f"{name}, {phrase}"] = None
+
     def _store_local(self, k, idx, value, mask):
         if len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)) or idx[0] is UNKNOWN:
             self.locals.setdefault(k, {}).clear()  # a data-dependent write: forget what we knew
@@ -475,7 +505,11 @@ class SimtWalk:
             scope = self.scopes.get(k) or src.scope()
             if scope == "local":
                 cells = self.locals.get(k, {})
-                if "*" in cells or len(idx) != 1 or not isinstance(idx[0], int):
+                if "*" in cells or len(idx) != 1:
+                    return UNKNOWN
+                if isinstance(idx[0], np.ndarray) and idx[0].dtype.kind in "iu":
+                    return self._gather_local(cells, idx[0], mask)
+                if not isinstance(idx[0], int):
                     return UNKNOWN
                 v = cells.get(idx[0], UNKNOWN)
                 if isinstance(v, np.ndarray) and v.dtype == np.int64 and (v[mask] == _SENTINEL).any():
@@ -532,6 +566,21 @@ class SimtWalk:
         if isinstance(e, tvm.ir.Call):
             return self._call(e, mask)
         return UNKNOWN
+
+    def _gather_local(self, cells, idx, mask):
+        """A local array read at a per-thread index (``regs[tx % 4]``): each active thread's own
+        value of the cell it names, when every such cell holds integers the walk knows."""
+        out = np.zeros(self._n, dtype=np.int64)
+        for i in np.unique(idx[mask]).tolist():
+            v = cells.get(int(i), UNKNOWN)
+            if not _is_int(v):
+                return UNKNOWN
+            sel = mask & (idx == i)
+            v = np.broadcast_to(np.asarray(v, dtype=np.int64), (self._n,))
+            if (v[sel] == _SENTINEL).any():
+                return UNKNOWN
+            out[sel] = v[sel]
+        return _simplify(out)
 
     def _call(self, c, mask):
         import tvm
@@ -689,6 +738,25 @@ def _operand_dtype(e) -> str:
     """The TVM dtype of a binary node's operands ("" when unknown: decided by the values)."""
     ty = getattr(getattr(e, "a", None), "ty", None)
     return str(getattr(ty, "dtype", "")) if ty is not None else ""
+
+
+def _same(a, b) -> bool:
+    """Whether two values the walk holds are the same for every thread."""
+    if a is b:
+        return True
+    if isinstance(a, (AddrValue, RampValue)) or isinstance(b, (AddrValue, RampValue)):
+        return type(a) is type(b) and all(
+            _same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a) if f.name != "why"
+        )
+    if a is UNKNOWN or b is UNKNOWN:
+        return False
+    if isinstance(a, (np.ndarray, np.generic, int, float)) and isinstance(b, (np.ndarray, np.generic, int, float)):
+        with np.errstate(all="ignore"):
+            return bool(np.all(np.asarray(a) == np.asarray(b)))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _is_int(v):
