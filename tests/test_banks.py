@@ -423,3 +423,50 @@ def test_a_local_array_read_at_a_per_thread_index():
 
     (store,) = [r for r in txlab.pools.layout(regs, arch="sm_90a").bank_conflicts() if r.access == "store"]
     assert store.status == "analysed" and store.ways == 4 and store.lanes == [0, 1, 2, 3], store.reason
+
+
+def _loop_exits(form):
+    """``S[32 tx + j]`` (every lane in bank 0) in ``for j in range(8)``, left three ways: a ``break``
+    at ``j == 2``, a ``continue`` by the odd lanes, a ``break`` on a value read from memory."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def exits(X: T.Buffer((256,), "int32"), B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_shared((8192,), "float32")
+        for j in T.serial(8):
+            if form == "break":
+                if j == 2:
+                    break
+            elif form == "continue":
+                if tx % 2 == 1:
+                    continue
+            elif X[j] > 0:
+                break
+            S[tx * 32 + j] = T.float32(1)
+        T.cuda.cta_sync()
+        B[tx] = S[tx]
+
+    return exits
+
+
+@pytest.mark.parametrize(
+    "form,instructions,ways",
+    [("break", 2 * 8, 32), ("continue", 8 * 8, 16)],  # 2 iterations of 8 warps; the 16 even lanes
+)
+def test_break_and_continue_leave_the_loop(form, instructions, ways):
+    """The walk used to run every iteration with every thread past a break/continue (a note at most):
+    4x the wavefronts of the break, a 32-way conflict for the 16 lanes that store."""
+    rows = txlab.pools.layout(_loop_exits(form), arch="sm_90a").bank_conflicts()
+    (store,) = [r for r in rows if r.access == "store"]
+    assert store.status == "analysed" and store.instructions == instructions and store.ways == ways, rows.summary()
+    assert store.total_wavefronts == instructions * ways
+
+
+def test_a_break_on_memory_makes_the_rest_of_the_loop_partly_unknown():
+    rows = txlab.pools.layout(_loop_exits("unknown"), arch="sm_90a").bank_conflicts()
+    (store,) = [r for r in rows if r.access == "store"]
+    assert store.status == "partial" and "depends on a value read from memory" in store.reason, rows.summary()
+    assert any("a break depends on a value read from memory" in n for n in rows.notes)

@@ -10,13 +10,15 @@ the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step
   iterated (each iteration visits the body once); per-thread trip counts become masks;
 * arithmetic follows TIR semantics through the emulator's own table (:mod:`txlab.ir.semantics`:
   ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
-  ``__shfl_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
+  ``__shfl*_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
 * ``local`` scalars written with constant indices keep their per-thread values (pipeline stage
   and phase counters), also when read at a per-thread index (``regs[tx % 4]``); values read from
   global or shared memory are *unknown*: a condition that depends on one runs both branches with
   the mask unchanged and the visit is marked ``uncertain``; a loop whose trip count is unknown runs
   its body once, marked the same way. A local those paths leave different (a branch's assignment, a
-  loop's counter) is unknown after them, with the reason.
+  loop's counter) is unknown after them, with the reason;
+* ``break``/``continue`` take the threads that run them out of the rest of the loop / iteration
+  (under a condition the walk cannot evaluate, the rest of the loop is marked ``uncertain``).
 
 Every shared- and global-memory load and store and every call is reported to the caller's hooks
 with the active-thread mask, the per-thread index values (``UNKNOWN`` where they depend on memory),
@@ -129,6 +131,8 @@ class SimtWalk:
         self._uncertain = 0
         self._guard_why: list = []
         self._loops: list = []
+        self._flows: list = []  # the loops around this point that have break/continue (_LoopExits)
+        self._has_exits: dict = {}  # loop body -> whether it holds a break/continue
         self._stmt = None
         self._exec_id = 0
         self._n = None
@@ -195,8 +199,10 @@ class SimtWalk:
                 self._line(self._stmt),
                 mask.copy(),
                 loops=tuple(self._loops),
-                uncertain=self._uncertain > 0,
-                guard_why=tuple(dict.fromkeys(w for ws in self._guard_why for w in ws)),
+                uncertain=self._uncertain > 0 or any(f.maybe for f in self._flows),
+                guard_why=tuple(
+                    dict.fromkeys(w for ws in [*self._guard_why, *(f.maybe for f in self._flows)] for w in ws)
+                ),
                 exec_id=self._exec_id,
                 **kw,
             )
@@ -209,6 +215,10 @@ class SimtWalk:
             return
         if isinstance(s, tx.SeqStmt):
             for c in s.seq:
+                if self._flows:  # threads that left the loop's iteration skip the rest of it
+                    mask = mask & ~self._flows[-1].left()
+                    if not mask.any():
+                        return
                 self._exec(c, mask)
             return
         if isinstance(s, tx.AttrStmt):
@@ -300,7 +310,7 @@ class SimtWalk:
             self._eval(s.value, mask)
             return
         if isinstance(s, (tx.Break, tx.Continue)):
-            self.note(f"line {self._line(s) or '?'}: break/continue is not followed (the loop runs on)")
+            self._leave(isinstance(s, tx.Break), mask, s)
             return
         # Other statements (asserts, allocations of other kinds): walk their bodies.
         body = getattr(s, "body", None)
@@ -324,7 +334,9 @@ class SimtWalk:
             self._guard_why.append(why)
             self._loops.append(None)
             before = self._locals_state()
+            exits = self._enter_loop(s.body)
             self._exec(s.body, mask)
+            self._leave_loop(exits, before)
             self._join_locals(before, f"updated in a loop whose trip count depends on {_phrase(why)}")
             self._loops.pop()
             self._guard_why.pop()
@@ -350,8 +362,12 @@ class SimtWalk:
                 "first iteration only from then on"
             )
             n_max = 1
+        before = self._locals_state()
+        exits = self._enter_loop(s.body)
         for i in range(n_max):
             live = mask & (trips > i)
+            if exits is not None:
+                live &= ~exits.next_iteration()
             if not live.any():
                 break
             v = lo_a + i * step_i
@@ -359,6 +375,46 @@ class SimtWalk:
             self._loops.append(i)
             self._exec(s.body, live)
             self._loops.pop()
+        self._leave_loop(exits, before)
+
+    def _enter_loop(self, body):
+        """The exits record of a loop whose body holds a break/continue (pushed), else None."""
+        k = _key(body)
+        if k not in self._has_exits:
+            self._has_exits[k] = _has_loop_exit(body)
+        if not self._has_exits[k]:
+            return None
+        exits = _LoopExits(self._n, self._uncertain)
+        self._flows.append(exits)
+        return exits
+
+    def _leave_loop(self, exits, before) -> None:
+        """After a loop: when threads may have left it where the walk could not tell (a break under
+        an unknown condition), the locals the loop changed are unknown after it."""
+        if exits is None:
+            return
+        self._flows.pop()
+        if exits.maybe:
+            self._join_locals(before, f"updated in a loop left by a break that depends on {_phrase(exits.maybe)}")
+
+    def _leave(self, is_break: bool, mask, node) -> None:
+        """``break`` / ``continue`` by the threads of ``mask``: they skip the rest of the iteration
+        (and with ``break`` the loop). Under a condition the walk could not evaluate, which threads
+        leave is not known: the rest of the loop is followed with every thread, marked uncertain."""
+        line = self._line(node) or self._line(self._stmt) or "?"
+        if not self._flows:
+            self.note(f"line {line}: a break/continue outside a loop the walk follows")
+            return
+        exits = self._flows[-1]
+        if self._uncertain > exits.level:
+            why = tuple(dict.fromkeys(w for ws in self._guard_why for w in ws))
+            exits.maybe = tuple(dict.fromkeys((*exits.maybe, *why)))
+            self.note(
+                f"line {line}: a {'break' if is_break else 'continue'} depends on {_phrase(why)}; which threads "
+                "leave the loop is not known, the rest of it was followed with every thread"
+            )
+            return
+        (exits.broken if is_break else exits.continued)[mask] = True
 
     def _past_deadline(self) -> bool:
         import time
@@ -366,8 +422,20 @@ class SimtWalk:
         return self._deadline is not None and time.monotonic() > self._deadline
 
     def _while(self, s, mask):
+        before = self._locals_state()
+        exits = self._enter_loop(s.body)
+        try:
+            self._while_iterations(s, mask, exits)
+        finally:
+            self._leave_loop(exits, before)
+
+    def _while_iterations(self, s, mask, exits):
         live = mask.copy()
         for i in range(self.limits.max_loop_iterations):
+            if exits is not None:
+                live &= ~exits.next_iteration()
+                if not live.any():
+                    return
             if i and self._past_deadline():
                 self.loops_cut = True
                 self.note(
@@ -641,6 +709,9 @@ class SimtWalk:
             return UNKNOWN
         if short in ("thread_rank",):
             return self.linear
+        if short in ("break_loop", "continue_loop"):
+            self._leave(short == "break_loop", mask, c)
+            return UNKNOWN
         if (
             short
             in (
@@ -717,6 +788,46 @@ class SimtWalk:
             if active.size:
                 out[w0 + active[0]] = True
         return out
+
+
+class _LoopExits:
+    """The threads that left a loop with ``break`` (for good) or ``continue`` (this iteration), and
+    what a break/continue under a condition the walk could not evaluate depends on (``maybe``).
+    ``level``: the walk's count of unknown guards when the loop began (a break under more is one
+    whose threads are not known)."""
+
+    def __init__(self, n, level):
+        self.broken = np.zeros(n, dtype=bool)
+        self.continued = np.zeros(n, dtype=bool)
+        self.maybe: tuple = ()
+        self.level = level
+
+    def left(self):
+        return self.broken | self.continued
+
+    def next_iteration(self):
+        """The threads that left for good (continue's end with the iteration)."""
+        self.continued[:] = False
+        return self.broken
+
+
+def _has_loop_exit(body) -> bool:
+    """Whether a loop body holds a break/continue of its own (not only inside an inner loop)."""
+    import tvm.tirx as tx
+
+    from txlab.ir import children
+
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (tx.Break, tx.Continue)):
+            return True
+        if type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"):
+            return True
+        if isinstance(n, (tx.For, tx.While)):
+            continue  # an inner loop's break leaves the inner loop
+        stack.extend(children(n))
+    return False
 
 
 # ---- evaluation helpers ---------------------------------------------------------------------------
