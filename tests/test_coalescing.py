@@ -192,3 +192,28 @@ def test_guarded_operands_count_the_lanes_that_load(form):
     a = _one(rep, "load", "A")
     assert a.status == "analysed" and a.instructions == 1, rep.summary()
     assert a.requests == 16 and a.sectors == 16 and a.ideal_sectors == 2, rep.summary()
+
+
+def test_a_load_repeated_in_one_statement_is_one_access():
+    """``S[32 (tx % 32)] * S[32 (tx % 32)] + A[2 tx] * A[2 tx]``: nvcc loads each value once (one LDS,
+    one LDG on the line, checked in the SASS); the analyses counted two of each (twice the 32-way
+    wavefronts, a second 50%-used global row)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def squares(A: T.Buffer((512,), "float32"), B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([256])
+        S = T.alloc_shared((1024,), "float32")
+        S[tid] = A[tid]
+        T.cuda.cta_sync()
+        B[tid] = S[(tid % 32) * 32] * S[(tid % 32) * 32] + A[tid * 2] * A[tid * 2]
+
+    c = txlab.compile(squares, arch="sm_90a", progress=lambda s: None)
+    shared = [r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "load"]
+    glob = [r for r in txlab.pools.coalescing(c) if r.access == "load" and r.lineno == shared[0].lineno]
+    opcodes = [s.opcode for s in c.source_map.sass_records_for(shared[0].lineno)]
+    assert opcodes.count("LDS") == 1 and opcodes.count("LDG.E.CONSTANT") == 1, opcodes
+    assert len(shared) == 1 and shared[0].instructions == 8 and shared[0].total_wavefronts == 8 * 32
+    assert len(glob) == 1 and glob[0].instructions == 8 and glob[0].sectors == 8 * 8

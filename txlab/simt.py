@@ -1266,18 +1266,28 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
 
     A site is one access in the source: copies of a statement made by unrolling share the user's
     line, and several accesses in one statement are told apart by their order in it (line, kind,
-    buffer, ordinal); an access without a line is keyed by its IR node. An execution whose index is
-    unknown, or a guard on whose path depends on memory, or a walk cut short, is recorded on the
-    site as a reason: never silently as a known answer."""
+    buffer, ordinal); an access without a line is keyed by its IR node. A load that repeats one
+    the same statement already made (the same buffer and index expressions, read by the same
+    threads: ``S[i] * S[i]``) is not a second access: the compiler loads the value once. An
+    execution whose index is unknown, or a guard on whose path depends on memory, or a walk cut
+    short, is recorded on the site as a reason: never silently as a known answer."""
+    import tvm_ffi
+
     sites: dict = {}
-    ordinal = {"exec": None, "n": 0}
+    ordinal = {"exec": None, "n": 0, "loads": []}
 
     def on_visit(v):
         access = classify(v)
         if access is None:
             return
         if ordinal["exec"] != v.exec_id:
-            ordinal["exec"], ordinal["n"] = v.exec_id, 0
+            ordinal["exec"], ordinal["n"], ordinal["loads"] = v.exec_id, 0, []
+        if v.kind == "load":
+            if any(
+                np.array_equal(m, v.mask) and tvm_ffi.structural_equal(node, v.node) for node, m in ordinal["loads"]
+            ):
+                return
+            ordinal["loads"].append((v.node, v.mask))
         ordinal["n"] += 1
         buf = access.buffer
         key = (
