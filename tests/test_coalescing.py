@@ -217,3 +217,34 @@ def test_a_load_repeated_in_one_statement_is_one_access():
     assert opcodes.count("LDS") == 1 and opcodes.count("LDG.E.CONSTANT") == 1, opcodes
     assert len(shared) == 1 and shared[0].instructions == 8 and shared[0].total_wavefronts == 8 * 32
     assert len(glob) == 1 and glob[0].instructions == 8 and glob[0].sectors == 8 * 8
+
+
+@pytest.mark.parametrize("pitch", [1000, 1024])
+def test_an_access_that_differs_between_ctas_is_partial(pitch):
+    """Row ``bx`` of a float32 matrix, 32 lanes over 128 contiguous bytes: CTA 0's row starts on a
+    cache line (4 sectors, 1 request). With a 1000-float pitch CTA 1's row starts 4000 bytes in,
+    32 bytes past a line: the same 4 sectors span 2 lines, 2 requests (and so 63 of 64 CTAs); CTA 0
+    alone read as 4 sectors per request. A 1024-float pitch keeps every row on a line."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def rows(A: T.Buffer((64, pitch), "float32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([64])
+        tx = T.thread_id([32])
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in T.serial(31):
+            acc[0] = acc[0] + A[bx, j * 32 + tx]
+        if tx == 0:
+            B[bx] = acc[0]
+
+    rep = txlab.pools.coalescing(rows, arch="sm_90a")
+    a = _one(rep, "load", "A")
+    assert a.requests == a.instructions == 31 and a.sectors_per_request == 4  # CTA 0's figures
+    if pitch == 1024:
+        assert a.status == "analysed" and not a.reason, a.reason
+    else:
+        assert a.status == "partial" and rep.by_line()[a.lineno]["status"] == "partial"
+        assert a.reason.startswith("CTA (1, 0, 0) needs 4.0 sectors and 2.0 requests per instruction"), a.reason
+    assert _one(rep, "store", "B").status == "analysed"

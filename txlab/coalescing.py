@@ -16,13 +16,18 @@ transactions the L1/L2 serve:
 
 These are the quantities Nsight Compute's source counters report per instruction
 (``memory_l2_theoretical_sectors_global`` and ``..._ideal`` over ``memory_l1_tag_requests_global``),
-per CTA here (CTA 0 unless ``cta=`` says otherwise). An access whose index depends on a value read
-from memory (a gather) or that is made by an instruction whose per-lane addresses the walk does not
-model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as coalesced.
+per CTA here (CTA 0 unless ``cta=`` says otherwise). Where a grid has more CTAs, a second one
+(index 1 along each dimension of more than one CTA) is walked too: an access whose transactions
+differ there (a row pitch that is not a multiple of the cache line moves the other CTAs' rows off
+the line, a tail guard) is ``partial``, its reason giving both. An access whose index depends on a
+value read from memory (a gather) or that is made by an instruction whose per-lane addresses the
+walk does not model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as
+coalesced.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -246,13 +251,25 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     from txlab.banks import _file_of, source_text
 
     arch = arch or getattr(kernel, "arch", None) or "sm_90a"
-    funcs = simt.device_functions(kernel, arch)
+    lowered = simt.lowered_of(kernel, arch)
+    funcs = simt.device_functions(lowered)
     report = CoalescingReport()
     report.notes = []
     names = []
     for fname, func in funcs:
         names.append(fname)
+        start = time.monotonic()
         sites, walk = simt.visit_accesses(func, global_access, _Site, cta=cta, limits=limits)
+        other = _other_cta(lowered, fname, cta)
+        left = None if limits.max_seconds is None else limits.max_seconds - (time.monotonic() - start)
+        if other is not None and not (walk.truncated or walk.loops_cut) and (left is None or left > 0):
+
+            class Rest(limits):  # the second walk has what is left of the time budget
+                max_seconds = left
+
+            again, second = simt.visit_accesses(func, global_access, _Site, cta=other, limits=Rest)
+            if not (second.truncated or second.loops_cut):  # a walk cut short is not compared
+                _compare_ctas(sites, again, cta, other)
         for site in sites:
             fn = _file_of(site.stmt)
             report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
@@ -260,6 +277,40 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access))
     report.kernel = ", ".join(names)
     return report
+
+
+def _other_cta(lowered, fname, cta):
+    """A second CTA of the launch to walk: index 1 (past ``cta``) along each grid dimension of more
+    than one CTA, or None when the grid is one CTA (or its size is not a constant)."""
+    info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
+    grid = tuple(info.get("grid") or ())
+    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
+        return None
+    other = tuple(c + 1 if c + 1 < g else c for c, g in zip(cta, grid))
+    return other if other != tuple(cta) else None
+
+
+def _per_instruction(site):
+    if not site.instructions or site.unknowns:
+        return None
+    n = site.instructions
+    return site.sectors / n, site.requests / n, site.ideal / n
+
+
+def _compare_ctas(sites, again, cta, other):
+    """Mark the sites whose transactions per instruction differ in CTA ``other`` (their figures stay
+    those of ``cta``), naming both."""
+    theirs = {s.key: s for s in again}
+    for site in sites:
+        mine, alt = _per_instruction(site), _per_instruction(theirs[site.key]) if site.key in theirs else None
+        if mine is None or alt is None or np.allclose(mine, alt):
+            continue
+        site.reasons.setdefault(
+            f"CTA {tuple(other)} needs {alt[0]:.1f} sectors and {alt[1]:.1f} requests per instruction (ideal "
+            f"{alt[2]:.1f}) where CTA {tuple(cta)} needs {mine[0]:.1f} and {mine[1]:.1f}: the figures are CTA "
+            f"{tuple(cta)}'s, the access depends on which CTA makes it (alignment, guards)",
+            None,
+        )
 
 
 class _Site(simt.AccessSite):

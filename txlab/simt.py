@@ -1167,6 +1167,7 @@ class AccessSite:
     unknown_index_reason = "the index depends on a value read from memory"
 
     def __init__(self, v: Visit, access: Access):
+        self.key = None  # what tells it from the kernel's other sites (set by visit_accesses)
         self.node = v.node
         self.kind = access.kind
         self.buf = access.buffer
@@ -1298,6 +1299,7 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
         site = sites.get(key)
         if site is None:
             site = sites[key] = site_class(v, access)
+            site.key = key
         if access.reason is not None and access.status is None:
             site.unknown(access.reason)
         elif access.index is UNKNOWN and access.status is None:
