@@ -348,3 +348,43 @@ def test_a_guards_compare_and_exit_are_on_the_if_line():
     assert "ISETP" not in ops.get(5, set()), ops
     assert any(l.lstrip().startswith("if (") for l in m.cuda_for(8)), m.cuda_for(8)
     assert 8 in m.coverage()["work_lines"]
+
+
+def _writer(instrs, k, reg):
+    """The last instruction before ``instrs[k]`` whose destination (first operand) is ``reg``."""
+    for s in reversed(instrs[:k]):
+        ops = s.text.split(None, 1)
+        if len(ops) == 2 and ops[0] == s.opcode and ops[1].split(",")[0].strip() == reg:
+            return s
+    return None
+
+
+def test_atomics_of_two_calls_of_one_helper_go_to_their_calls():
+    """ptxas's line info gave both REDGs of two ``bump`` calls (an @T.inline helper in another module)
+    the first call's line, while the PTX's ``.loc`` of each atom is right. The ground truth is the
+    SASS's own data flow: each REDG's address comes from arithmetic ptxas puts on its call's line."""
+    import sys
+
+    from tvm.script import tirx as T
+
+    sys.path.insert(0, str(ROOT / "tests" / "kernels"))
+    from helpers import bump
+
+    @T.prim_func
+    def bump_twice(H: T.Buffer((64,), "int32"), G: T.Buffer((64,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        bump(H, tx % 64)
+        bump(G, tx % 64)
+
+    c = txlab.compile(bump_twice, arch="sm_90a", progress=lambda s: None)
+    m = c.source_map
+    calls = [i for i, l in enumerate(m.user_source, 1) if l.strip().startswith("bump(")]
+    assert len(calls) == 2, calls
+    code = [s for s in m.instructions if not s.padding]
+    reds = [(k, s) for k, s in enumerate(code) if s.opcode.startswith("REDG")]
+    assert sorted(s.user_line for _, s in reds) == calls, [(s.user_line, s.text) for _, s in reds]
+    for k, s in reds:
+        addr = re.search(r"\[(R\d+)\.64\]", s.text).group(1)
+        assert _writer(code, k, addr).user_line == s.user_line, (s.text, _writer(code, k, addr).text)

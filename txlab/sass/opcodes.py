@@ -95,14 +95,21 @@ def family(opcode: str) -> str | None:
 _MEM_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "shared"), "STS": ("st", "shared")}
 
 
+_ATOMIC_SPACE = {"ATOMG": "global", "REDG": "global", "ATOMS": "shared"}
+
+
 def memory_kind(opcode: str) -> tuple | None:
     """What a global/shared load or store moves, as the line map pairs it with PTX:
     ``("ld" | "st", "global" | "shared", bits)`` (``LDG.E.128`` -> ``("ld", "global", 128)``);
-    ``("mma",)`` for ``HMMA``/``IMMA``; ``("cp.async",)`` for ``LDGSTS``; None for anything else."""
+    ``("atomic", "global" | "shared")`` for ``ATOMG``/``REDG``/``ATOMS`` (PTX ``atom``/``red``;
+    ptxas makes an ``atom`` whose result is unused a ``REDG``); ``("mma",)`` for ``HMMA``/``IMMA``;
+    ``("cp.async",)`` for ``LDGSTS``; None for anything else."""
     if opcode.startswith(("HMMA", "IMMA")):
         return ("mma",)
     if opcode.startswith("LDGSTS"):
         return ("cp.async",)
+    if base(opcode) in _ATOMIC_SPACE:
+        return ("atomic", _ATOMIC_SPACE[base(opcode)])
     space = _MEM_SPACE.get(base(opcode))
     if space is None:
         return None

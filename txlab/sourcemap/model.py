@@ -119,15 +119,17 @@ class SourceMap:
                 best = min(have, key=lambda l: (abs(l - s.user_line), l))
                 self.instructions[k] = dataclasses.replace(s, moved_from=s.user_line, user_line=best)
 
-    # Global and shared loads and stores, mma.sync: ptxas's line info can give an instruction of one
-    # inlined helper call the line of another identical one (two Tx.cta.copy bodies: all LDGs at the
-    # first; two Tx.warp.gemm: both HMMAs at the first), while the PTX ``.loc`` is right. Per kind
+    # Global and shared loads, stores and atomics, mma.sync: ptxas's line info can give an instruction
+    # of one inlined helper call the line of another identical one (two Tx.cta.copy bodies: all LDGs
+    # at the first; two Tx.warp.gemm: both HMMAs at the first; two atomic_add helpers: both REDGs at
+    # the first), while the PTX ``.loc`` is right. Per kind
     # (space, direction, width), when a kernel has as many SASS instructions as PTX ones, each
     # line keeps as many as its PTX has: a line's surplus (its last ones in program order) goes to
     # the lines short of theirs, in PTX order. With any other count nothing is changed.
     _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
     _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
     _PTX_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global")
+    _PTX_ATOMIC = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:atom|red)\.(global|shared)(?:::cta)?\.")
     _PTX_ADDRESS = re.compile(r"\[([^\]]+)\]")
     _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
 
@@ -137,6 +139,9 @@ class SourceMap:
             return ("mma",)
         if cls._PTX_CP_ASYNC.match(line):
             return ("cp.async",)
+        m = cls._PTX_ATOMIC.match(line)
+        if m:
+            return ("atomic", m.group(1))
         m = cls._PTX_MEM.match(line)
         if not m:
             return None
