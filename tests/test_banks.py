@@ -470,3 +470,35 @@ def test_a_break_on_memory_makes_the_rest_of_the_loop_partly_unknown():
     (store,) = [r for r in rows if r.access == "store"]
     assert store.status == "partial" and "depends on a value read from memory" in store.reason, rows.summary()
     assert any("a break depends on a value read from memory" in n for n in rows.notes)
+
+
+def test_a_shared_atomic_the_sass_makes_a_cas_loop_is_partial():
+    """``atomicAdd`` of a float on shared memory is a compare-and-swap loop on sm_90 (LDS +
+    ATOMS.CAST.SPIN, again for the lanes that lost): its wavefronts are not one ATOMS's, and Nsight
+    Compute's count depends on the retries, so the row is partial. The integer add is one ATOMS."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def hist(O: T.Buffer((256,), "float32"), N: T.Buffer((256,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_shared((256,), "float32")
+        C = T.alloc_shared((256,), "int32")
+        S[tx] = T.float32(0)
+        C[tx] = 0
+        T.cuda.cta_sync()
+        T.cuda.atomic_add(T.address_of(S[tx % 16]), T.float32(1))
+        T.cuda.atomic_add(T.address_of(C[tx % 16]), 1)
+        T.cuda.cta_sync()
+        O[tx] = S[tx]
+        N[tx] = C[tx]
+
+    c = txlab.compile(hist, arch="sm_90a", progress=lambda s: None)
+    rows = {r.buffer: r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "atomic"}
+    f, i = rows["S"], rows["C"]
+    m = c.source_map
+    assert any(op.startswith("ATOMS.CAS") for op in (s.opcode for s in m.sass_records_for(f.lineno)))
+    assert not any(op.startswith("ATOMS.CAS") for op in (s.opcode for s in m.sass_records_for(i.lineno)))
+    assert f.status == "partial" and "compare-and-swap loop" in f.reason, f
+    assert i.status == "analysed" and i.ways == 2 and not i.reason, i  # lanes l and l + 16 on one word

@@ -22,7 +22,9 @@ Every shared access of the code is a row, each with a definite answer or ``statu
 the reason:
 
 * shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they count as
-  separate wavefronts) are analysed from their ``address_of`` argument;
+  separate wavefronts) are analysed from their ``address_of`` argument; one the SASS implements
+  as a compare-and-swap loop (``atomicAdd`` of a float on sm_90: ``LDS`` + ``ATOMS.CAST.SPIN``)
+  is ``partial``, as its wavefronts depend on how often lanes retry;
 * ``ldmatrix`` / ``stmatrix`` ``.m8n8`` ``.x1/.x2/.x4`` (LDSM / STSM): each 8x8 matrix is 8 rows of
   16 bytes whose addresses come from 8 lanes (lanes 0-7 the first matrix, 8-15 the second, ...;
   ``.trans`` moves data between lanes, not the rows read), served 8 rows = 128 bytes per wavefront,
@@ -234,12 +236,18 @@ _LDS_STS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?(LDS|STS)((?:\.[A-Z0-9]+)*)\s")
 _WIDTH_OF = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
 
 
+_ATOMS_CAS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?ATOMS\.CAS")
+
+
 def _sass_widths(kernel) -> dict:
-    """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, for a
-    ``txlab.Compiled`` (its line map); empty for a kernel that was not compiled."""
+    """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, and
+    ``(user line, "atomic"): {"CAS"}`` where a shared atomic became a compare-and-swap loop
+    (``ATOMS.CAS*``), for a ``txlab.Compiled`` (its line map); empty for a kernel that was not compiled."""
     m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
     out: dict = {}
     for ins in getattr(m, "instructions", None) or []:
+        if ins.user_line and _ATOMS_CAS.match(ins.text.strip()):
+            out.setdefault((ins.user_line, "atomic"), set()).add("CAS")
         hit = _LDS_STS.match(ins.text.strip())
         if hit is None or not ins.user_line:
             continue
@@ -484,6 +492,12 @@ class _Site(simt.AccessSite):
         # the compiler merged consecutive executions (an unrolled loop over adjacent elements)
         self.merge, self.sass_width, self._pending = 1, None, []
         widths = (sass or {}).get((self.line, kind))
+        if kind == "atomic" and widths and "CAS" in widths:
+            self.reasons.setdefault(
+                "the SASS makes this atomic a compare-and-swap loop (LDS + ATOMS.CAS, repeated while lanes "
+                "retry): its wavefronts are the loop's, which depend on the retries; counted here as one ATOMS",
+                None,
+            )
         ir_width = access.width or self.elem_bytes
         if kind in ("load", "store") and widths:
             wide = max(widths)
