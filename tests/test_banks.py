@@ -502,3 +502,53 @@ def test_a_shared_atomic_the_sass_makes_a_cas_loop_is_partial():
     assert not any(op.startswith("ATOMS.CAS") for op in (s.opcode for s in m.sass_records_for(i.lineno)))
     assert f.status == "partial" and "compare-and-swap loop" in f.reason, f
     assert i.status == "analysed" and i.ways == 2 and not i.reason, i  # lanes l and l + 16 on one word
+
+
+@pytest.mark.parametrize("swizzled,ways", [(False, 8), (True, 1)])
+def test_a_vector_read_of_a_swizzled_tile(swizzled, ways):
+    """Thread t reads row t of a 64 x 64 fp16 tile, 16 bytes at column 0. Rows are 128 bytes: unswizzled,
+    the 8 lanes of a quarter warp hit the same 4 banks (8-way, 32 wavefronts for 4). The 128-byte
+    swizzle (ComposeLayout(3, 3, 3)) puts row t's chunk 0 at chunk t % 8: conflict-free. Its lowered
+    index is ``t * 64 + (Ramp(0, 1, 8) ^ Broadcast((t & 7) << 3))``, which the walk called "unknown:
+    the index depends on a value read from memory" (a vector XOR was not evaluated)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import ComposeLayout, S, TileLayout
+
+    lay = ComposeLayout(3, 3, 3, TileLayout(S[(64, 64)])) if swizzled else TileLayout(S[(64, 64)])
+
+    @T.prim_func
+    def rows(A: T.Buffer((64, 64), "float16"), B: T.Buffer((64, 64), "float16")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([64])
+        As = T.alloc_buffer((64, 64), "float16", scope="shared", layout=lay)
+        Tx.cta.copy(As[0:64, 0:64], A[0:64, 0:64])
+        T.cuda.cta_sync()
+        for v in T.vectorized(8):
+            B[tid, v] = As[tid, v]
+
+    rows_ = txlab.pools.layout(rows, arch="sm_90a").bank_conflicts()
+    (load,) = [r for r in rows_ if r.access == "load"]
+    assert load.status == "analysed" and load.bytes_per_lane == 16, rows_.summary()
+    assert (load.ways, load.wavefronts, load.ideal_wavefronts) == (ways, 4 * ways, 4)
+
+
+def test_an_index_unknown_for_no_memory_read_does_not_blame_memory():
+    """``S[4 t + (v ^ 1)]`` vectorized: lanes 1, 0, 3, 2 are not evenly spaced, the walk does not
+    follow the index; it is unknown, but no value read from memory is involved."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def pairs(B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([64])
+        S = T.alloc_shared((256,), "float32")
+        S[tid] = T.float32(1)
+        T.cuda.cta_sync()
+        for v in T.vectorized(4):
+            B[tid * 4 + v] = S[tid * 4 + T.bitwise_xor(v, 1)]
+
+    (load,) = [r for r in txlab.pools.layout(pairs, arch="sm_90a").bank_conflicts() if r.access == "load"]
+    assert load.status == "unknown" and load.reason == "the index is an expression the walk does not evaluate"

@@ -592,8 +592,10 @@ class SimtWalk:
         if op is not None:
             a = self._eval(e.a, mask)
             b = self._eval(e.b, mask)
-            if a is UNKNOWN or b is UNKNOWN or isinstance(a, RampValue) or isinstance(b, RampValue):
+            if a is UNKNOWN or b is UNKNOWN:
                 return UNKNOWN
+            if isinstance(a, RampValue) or isinstance(b, RampValue):
+                return _vector_op(op, a, b, self._n)
             with np.errstate(all="ignore"):
                 try:
                     return _simplify(op(a, b))
@@ -740,6 +742,10 @@ class SimtWalk:
                 "bitwise_or": np.bitwise_or,
                 "bitwise_xor": np.bitwise_xor,
             }[short]
+            if any(isinstance(a, RampValue) for a in args):
+                return _vector_op(fn, args[0], args[1], self._n)
+            if not all(_is_int(a) for a in args):
+                return UNKNOWN
             return _simplify(fn(args[0], args[1]))
         kind = _SHUFFLES.get(short)
         if kind is not None and len(args) >= 3:
@@ -849,6 +855,41 @@ def _operand_dtype(e) -> str:
     """The TVM dtype of a binary node's operands ("" when unknown: decided by the values)."""
     ty = getattr(getattr(e, "a", None), "ty", None)
     return str(getattr(ty, "dtype", "")) if ty is not None else ""
+
+
+def _vector_lanes(x, lanes: int, n: int):
+    """``x`` (a :class:`RampValue` or an integer, per thread or for all) as an ``(n, lanes)`` array of
+    each thread's lane values; None when it is neither."""
+    if isinstance(x, RampValue):
+        if x.lanes != lanes or not _is_int(x.base) or not _is_int(x.stride):
+            return None
+        base = np.broadcast_to(np.asarray(x.base, dtype=np.int64), (n,))
+        stride = np.broadcast_to(np.asarray(x.stride, dtype=np.int64), (n,))
+        return base[:, None] + stride[:, None] * np.arange(lanes)
+    if _is_int(x):
+        return np.broadcast_to(np.asarray(x, dtype=np.int64).reshape(-1, 1), (n, lanes))
+    return None
+
+
+def _vector_op(op, a, b, n):
+    """An integer operation on vector index values (``Ramp ^ Broadcast``: a swizzled vector access):
+    a :class:`RampValue` again when every thread's lanes are evenly spaced (the same stride for all
+    threads), else UNKNOWN."""
+    lanes = (a if isinstance(a, RampValue) else b).lanes
+    va, vb = _vector_lanes(a, lanes, n), _vector_lanes(b, lanes, n)
+    if va is None or vb is None:
+        return UNKNOWN
+    with np.errstate(all="ignore"):
+        try:
+            r = np.asarray(op(va, vb))
+        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return UNKNOWN
+    if r.dtype.kind not in "iu" or r.shape != (n, lanes):
+        return UNKNOWN
+    steps = np.diff(r, axis=1)
+    if steps.size and not (steps == steps[0, 0]).all():
+        return UNKNOWN
+    return RampValue(_simplify(r[:, 0].copy()), int(steps[0, 0]) if steps.size else 1, lanes)
 
 
 def _same(a, b) -> bool:
@@ -1304,8 +1345,10 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
             site.unknown(access.reason)
         elif access.index is UNKNOWN and access.status is None:
             why = _index_why(v, access)
-            if not why or why == (MEMORY,):
+            if why == (MEMORY,):
                 site.unknown(site.unknown_index_reason)
+            elif not why:  # nothing it depends on is unknown: a form of expression the walk does not follow
+                site.unknown("the index is an expression the walk does not evaluate")
             else:
                 site.unknown(f"the index depends on {_phrase(why)}")
         else:
