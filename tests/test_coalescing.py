@@ -248,3 +248,32 @@ def test_an_access_that_differs_between_ctas_is_partial(pitch):
         assert a.status == "partial" and rep.by_line()[a.lineno]["status"] == "partial"
         assert a.reason.startswith("CTA (1, 0, 0) needs 4.0 sectors and 2.0 requests per instruction"), a.reason
     assert _one(rep, "store", "B").status == "analysed"
+
+
+def test_a_32_byte_vector_is_two_128_bit_accesses():
+    """``S[8 t : 8 t + 8] = A[8 t : 8 t + 8]`` (8 floats a lane): sm_90 has no 32-byte load or store,
+    nvcc makes two LDG.E.128 and two STS.128 a lane, 16 bytes at offsets 0 and 16 (checked in the
+    SASS). Each has lanes 32 bytes apart: LDG.128 touches 32 sectors over 8 lines (ideal 16), STS.128
+    puts lanes l and l + 4 of a quarter warp on the same banks (2-way, 8 wavefronts for 4). Counted
+    as one 32-byte access the load read as coalesced and the store as conflict-free."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def wide(A: T.Buffer((512,), "float32"), B: T.Buffer((512,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([64])
+        S = T.alloc_shared((512,), "float32")
+        for v in T.vectorized(8):
+            S[tid * 8 + v] = A[tid * 8 + v]
+        T.cuda.cta_sync()
+        B[tid] = S[tid]
+
+    c = txlab.compile(wide, arch="sm_90a", progress=lambda s: None)
+    a = _one(txlab.pools.coalescing(c), "load", "A")
+    ops = [s.opcode for s in c.source_map.sass_records_for(a.lineno)]
+    assert ops.count("LDG.E.128.CONSTANT") == 2 and ops.count("STS.128") == 2, ops
+    assert a.bytes_per_lane == 16 and a.instructions == 2 * 2, a  # 2 warps, 2 instructions each
+    assert (a.sectors, a.requests, a.ideal_sectors) == (4 * 32, 4 * 8, 4 * 16) and not a.coalesced
+    (s,) = [r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "store"]
+    assert (s.bytes_per_lane, s.ways, s.wavefronts, s.ideal_wavefronts, s.instructions) == (16, 2, 8, 4, 4)

@@ -563,15 +563,16 @@ class _Site(simt.AccessSite):
             self._warps(a, m, width)
 
     def _warps(self, addr, mask, width):
-        for a, m in simt.warp_lanes(addr, mask):
-            wf, ideal, ways, lanes, bank, lane_banks = warp_wavefronts(a, m, width, serialise=self.kind == "atomic")
-            self.instructions += 1
-            self.wf += wf
-            self.ideal += ideal
-            if self.worst is None or (ways, wf) > (self.worst[0], self.worst[1]):
-                self.worst = (ways, wf, ideal, lanes, bank, lane_banks, width)
-            if len(self.offsets) < 1:
-                self.offsets.append(int(a[m].min()))
+        for part, w in simt.split_wide(addr, width):  # wider than 16 bytes: LDS/STS.128 each
+            for a, m in simt.warp_lanes(part, mask):
+                wf, ideal, ways, lanes, bank, lane_banks = warp_wavefronts(a, m, w, serialise=self.kind == "atomic")
+                self.instructions += 1
+                self.wf += wf
+                self.ideal += ideal
+                if self.worst is None or (ways, wf) > (self.worst[0], self.worst[1]):
+                    self.worst = (ways, wf, ideal, lanes, bank, lane_banks, w)
+                if len(self.offsets) < 1:
+                    self.offsets.append(int(a[m].min()))
 
     def row(self, plan, grid) -> BankAccess:
         self._flush()

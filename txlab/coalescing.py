@@ -259,7 +259,8 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     for fname, func in funcs:
         names.append(fname)
         start = time.monotonic()
-        sites, walk = simt.visit_accesses(func, global_access, _Site, cta=cta, limits=limits)
+        site = _Site if not _has_256_bit_global(arch) else _Site256
+        sites, walk = simt.visit_accesses(func, global_access, site, cta=cta, limits=limits)
         other = _other_cta(lowered, fname, cta)
         left = None if limits.max_seconds is None else limits.max_seconds - (time.monotonic() - start)
         if other is not None and not (walk.truncated or walk.loops_cut) and (left is None or left > 0):
@@ -267,7 +268,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
             class Rest(limits):  # the second walk has what is left of the time budget
                 max_seconds = left
 
-            again, second = simt.visit_accesses(func, global_access, _Site, cta=other, limits=Rest)
+            again, second = simt.visit_accesses(func, global_access, site, cta=other, limits=Rest)
             if not (second.truncated or second.loops_cut):  # a walk cut short is not compared
                 _compare_ctas(sites, again, cta, other)
         for site in sites:
@@ -315,6 +316,8 @@ def _compare_ctas(sites, again, cta, other):
 
 class _Site(simt.AccessSite):
     unknown_index_reason = "the index depends on a value read from memory (a gather or scatter)"
+    #: the most bytes a lane moves in one global load/store (sm_100's 256-bit accesses: set per arch)
+    max_lane_bytes = simt.MAX_LANE_BYTES
 
     def __init__(self, v, access):
         super().__init__(v, access)
@@ -326,15 +329,18 @@ class _Site(simt.AccessSite):
         got = self.lane_addresses(v, access, "a strided vector access: each lane's first element was counted")
         if got is None:
             return
-        addr, self.width = got
-        for a, act in simt.warp_lanes(addr, v.mask):
-            req, sec, ideal, lines = warp_sectors(a, act, self.width)
-            self.instructions += 1
-            self.requests += req
-            self.sectors += sec
-            self.ideal += ideal
-            self.lines += lines
-            self.worst = max(self.worst, sec)
+        addr, width = got
+        parts = simt.split_wide(addr, width, self.max_lane_bytes)  # one instruction per 128-bit piece
+        self.width = parts[0][1]
+        for part, w in parts:
+            for a, act in simt.warp_lanes(part, v.mask):
+                req, sec, ideal, lines = warp_sectors(a, act, w)
+                self.instructions += 1
+                self.requests += req
+                self.sectors += sec
+                self.ideal += ideal
+                self.lines += lines
+                self.worst = max(self.worst, sec)
 
     def row(self, source) -> GlobalAccess:
         name = getattr(self.buf, "name", None) or str(self.buf)
@@ -361,3 +367,13 @@ class _Site(simt.AccessSite):
             source=source,
             notes=notes,
         )
+
+
+class _Site256(_Site):
+    max_lane_bytes = 32
+
+
+def _has_256_bit_global(arch: str) -> bool:
+    """Whether ``arch`` (``sm_90a``, ``sm_100a``...) has 256-bit global loads and stores (sm_100 on)."""
+    digits = "".join(ch for ch in str(arch).split("_")[-1] if ch.isdigit())
+    return bool(digits) and int(digits) >= 100

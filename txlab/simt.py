@@ -1257,6 +1257,20 @@ class AccessSite:
         return addr, width
 
 
+#: the most bytes one lane moves in one load/store instruction: LDS/STS.128 (shared, every
+#: arch) and LDG/STG.128 (global up to sm_90; sm_100 adds 256-bit global accesses)
+MAX_LANE_BYTES = 16
+
+
+def split_wide(addr, width: int, limit: int = MAX_LANE_BYTES) -> list:
+    """``[(byte address per lane, bytes)]`` of the instructions a lane's ``width``-byte access
+    becomes: itself when it fits in ``limit`` bytes, else ``width / limit`` accesses ``limit`` bytes
+    apart (a 32-byte vector of 8 floats is two 128-bit loads or stores, as the SASS shows)."""
+    if width <= limit or width % limit:
+        return [(addr, width)]
+    return [(addr + k * limit, limit) for k in range(width // limit)]
+
+
 def warp_lanes(addr: np.ndarray, mask: np.ndarray):
     """(addresses, active lanes) of each warp of a group that has an active lane, 32 of each (the
     lanes past a partial last warp inactive)."""
