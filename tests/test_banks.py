@@ -552,3 +552,37 @@ def test_an_index_unknown_for_no_memory_read_does_not_blame_memory():
 
     (load,) = [r for r in txlab.pools.layout(pairs, arch="sm_90a").bank_conflicts() if r.access == "load"]
     assert load.status == "unknown" and load.reason == "the index is an expression the walk does not evaluate"
+
+
+def test_a_shared_load_the_compiler_moved_to_another_line_is_partial():
+    """``a = S[2 t]`` and ``b = S[2 t + 1]`` on two lines: nvcc makes one LDS.64 (conflict-free) on the
+    first line and none on the second (checked in the SASS), where the rows read two 2-way loads; the
+    second read as a fully analysed conflict the hardware never makes there."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def pair(A: T.Buffer((512,), "float32"), B: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([256])
+        S = T.alloc_shared((512,), "float32")
+        S[tid] = A[tid]
+        S[tid + 256] = A[tid + 256]
+        T.cuda.cta_sync()
+        a = T.local_scalar("float32")
+        b = T.local_scalar("float32")
+        a = S[tid * 2]
+        b = S[tid * 2 + 1]
+        B[tid] = a + b
+
+    c = txlab.compile(pair, arch="sm_90a", progress=lambda s: None)
+    first, second = sorted(
+        (r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "load"), key=lambda r: r.lineno
+    )
+    m = c.source_map
+    assert [s.opcode for s in m.sass_records_for(first.lineno) if s.opcode.startswith("LDS")] == ["LDS.64"]
+    assert not [s for s in m.sass_records_for(second.lineno) if s.opcode.startswith("LDS")]
+    assert second.status == "partial" and "no shared load on this line" in second.reason, second
+    assert first.status == "partial"  # its LDS.64 is wider than its own 4-byte load: said, counted one by one
+    # a kernel that was not compiled has no SASS to say so: its IR accesses are what is counted
+    assert all(r.status == "analysed" for r in txlab.pools.layout(pair, arch="sm_90a").bank_conflicts())

@@ -40,7 +40,8 @@ the reason:
 * the compiler may merge consecutive accesses of an unrolled loop into one wider instruction (two
   fp16 stores into an ``STS``, four floats into an ``LDS.128``): for a ``txlab.Compiled`` the
   line's LDS/STS widths in the SASS decide, and those executions are counted as the one access
-  they became;
+  they became; an access whose line has no LDS/STS in the SASS (merged into another line's, or
+  removed) is ``partial``;
 * an index that depends on a value read from memory, or a shared access made by an instruction
   whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
@@ -242,8 +243,10 @@ _ATOMS_CAS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?ATOMS\.CAS")
 def _sass_widths(kernel) -> dict:
     """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, and
     ``(user line, "atomic"): {"CAS"}`` where a shared atomic became a compare-and-swap loop
-    (``ATOMS.CAS*``), for a ``txlab.Compiled`` (its line map); empty for a kernel that was not compiled."""
+    (``ATOMS.CAS*``), for a ``txlab.Compiled`` (its line map); None for a kernel that was not compiled."""
     m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
+    if m is None:
+        return None
     out: dict = {}
     for ins in getattr(m, "instructions", None) or []:
         if ins.user_line and _ATOMS_CAS.match(ins.text.strip()):
@@ -499,6 +502,14 @@ class _Site(simt.AccessSite):
                 None,
             )
         ir_width = access.width or self.elem_bytes
+        if kind in ("load", "store") and sass is not None and not widths and self.line:
+            # a compiled kernel whose line has no LDS/STS: nvcc merged this access into another line's
+            # (two loads of adjacent words on two lines, one LDS.64) or removed it
+            self.reasons.setdefault(
+                f"the SASS has no shared {kind} on this line: the compiler merged it into another line's "
+                "access or removed it, so the hardware does not make it here as counted",
+                None,
+            )
         if kind in ("load", "store") and widths:
             wide = max(widths)
             if len(widths) == 1 and wide > ir_width and wide % ir_width == 0:
