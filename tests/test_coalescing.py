@@ -277,3 +277,28 @@ def test_a_32_byte_vector_is_two_128_bit_accesses():
     assert (a.sectors, a.requests, a.ideal_sectors) == (4 * 32, 4 * 8, 4 * 16) and not a.coalesced
     (s,) = [r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "store"]
     assert (s.bytes_per_lane, s.ways, s.wavefronts, s.ideal_wavefronts, s.instructions) == (16, 2, 8, 4, 4)
+
+
+def test_a_global_load_the_compiler_reused_from_another_line_is_partial():
+    """``B[i] = A[i]`` then ``C[i] = A[i]``: nvcc loads ``A[i]`` once, on the first line (``__restrict__``),
+    so the second line makes only its store (checked in the SASS); its load row read as a request
+    the hardware made there."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def twice(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32"), C: T.Buffer((1024,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([4])
+        tid = T.thread_id([256])
+        B[bx * 256 + tid] = A[bx * 256 + tid]
+        C[bx * 256 + tid] = A[bx * 256 + tid]
+
+    c = txlab.compile(twice, arch="sm_90a", progress=lambda s: None)
+    rep = txlab.pools.coalescing(c)
+    first, second = sorted((r for r in rep if r.access == "load"), key=lambda r: r.lineno)
+    m = c.source_map
+    assert any(s.opcode.startswith("LDG") for s in m.sass_records_for(first.lineno))
+    assert not any(s.opcode.startswith("LDG") for s in m.sass_records_for(second.lineno))
+    assert first.status == "analysed" and not first.reason
+    assert second.status == "partial" and "no global load on this line" in second.reason, second
+    assert all(r.status == "analysed" for r in txlab.pools.coalescing(twice, arch="sm_90a"))  # no SASS to ask

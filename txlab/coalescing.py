@@ -22,7 +22,8 @@ differ there (a row pitch that is not a multiple of the cache line moves the oth
 the line, a tail guard) is ``partial``, its reason giving both. An access whose index depends on a
 value read from memory (a gather) or that is made by an instruction whose per-lane addresses the
 walk does not model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as
-coalesced.
+coalesced. For a ``txlab.Compiled``, an access whose line has no global access of its kind in the
+SASS (nvcc reused a value loaded on another line) is ``partial``, saying so.
 """
 
 from __future__ import annotations
@@ -253,6 +254,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     arch = arch or getattr(kernel, "arch", None) or "sm_90a"
     lowered = simt.lowered_of(kernel, arch)
     funcs = simt.device_functions(lowered)
+    made = _sass_accesses(kernel)
     report = CoalescingReport()
     report.notes = []
     names = []
@@ -261,6 +263,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
         start = time.monotonic()
         site = _Site if not _has_256_bit_global(arch) else _Site256
         sites, walk = simt.visit_accesses(func, global_access, site, cta=cta, limits=limits)
+        _check_sass(sites, made)
         other = _other_cta(lowered, fname, cta)
         left = None if limits.max_seconds is None else limits.max_seconds - (time.monotonic() - start)
         if other is not None and not (walk.truncated or walk.loops_cut) and (left is None or left > 0):
@@ -278,6 +281,37 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access))
     report.kernel = ", ".join(names)
     return report
+
+
+def _sass_accesses(kernel) -> set | None:
+    """``{(user line, "load" | "store" | "atomic")}`` the SASS makes global accesses on, for a
+    ``txlab.Compiled`` (its line map); None for a kernel that was not compiled."""
+    from txlab.sass.opcodes import memory_kind
+
+    m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
+    if m is None:
+        return None
+    kinds = {"ld": "load", "st": "store", "atomic": "atomic"}
+    out = set()
+    for ins in m.instructions:
+        k = memory_kind(ins.opcode)
+        if ins.user_line and k and len(k) > 1 and k[1] == "global":
+            out.add((ins.user_line, kinds[k[0]]))
+    return out
+
+
+def _check_sass(sites, made) -> None:
+    """Sites of a compiled kernel whose line has no global access of their kind in the SASS (nvcc
+    reused a value another line loaded, or merged the access elsewhere) are partial, saying so."""
+    if made is None:
+        return
+    for site in sites:
+        if site.kind in ("load", "store", "atomic") and site.line and (site.line, site.kind) not in made:
+            site.reasons.setdefault(
+                f"the SASS has no global {site.kind} on this line: the compiler reused a value loaded on "
+                "another line, merged the access there or removed it, so the hardware does not make it here",
+                None,
+            )
 
 
 def _other_cta(lowered, fname, cta):
