@@ -586,3 +586,62 @@ def test_a_shared_load_the_compiler_moved_to_another_line_is_partial():
     assert first.status == "partial"  # its LDS.64 is wider than its own 4-byte load: said, counted one by one
     # a kernel that was not compiled has no SASS to say so: its IR accesses are what is counted
     assert all(r.status == "analysed" for r in txlab.pools.layout(pair, arch="sm_90a").bank_conflicts())
+
+
+# ---- kernels the analyses had not seen, against hand derivations (tests/kernels/unseen.py) -------
+def _unseen(name):
+    sys.path.insert(0, str(Path(__file__).parent / "kernels"))
+    import unseen
+
+    return getattr(unseen, name)()
+
+
+# (kernel, access, buffer): (ways, warp-instructions, wavefronts) per CTA, from each kernel's docstring
+UNSEEN_SHARED = {
+    ("transpose_bf16", "load", "tile"): (16, 32, 32 * 16),
+    ("transpose_bf16", "store", "tile"): (1, 32, 32),
+    ("transpose_xor8", "load", "tile"): (4, 32, 32 * 4),
+    ("interleaved_reduce", "store", "sm"): (8, 12, 47),
+    ("let_bound", "store", "S"): (2, 8, 16),
+    ("let_bound", "load", "S"): (16, 8, 128),
+    ("padded_nested", "load", "S"): (1, 64, 64),
+    ("warp_specialized", "load", "ring"): (4, 32, 128),
+    ("warp_specialized", "store", "ring"): (1, 32, 32),
+    ("fp8_copy", "load", "S"): (1, 8, 8),
+}
+
+
+@pytest.mark.parametrize("kernel,access,buffer", sorted(UNSEEN_SHARED))
+def test_unseen_kernels_shared(kernel, access, buffer):
+    rows = [r for r in txlab.pools.layout(_unseen(kernel), arch="sm_90a").bank_conflicts() if r.access == access]
+    r = max((r for r in rows if r.buffer == buffer), key=lambda r: r.ways)
+    assert r.status == "analysed", r.reason
+    assert (r.ways, r.instructions, r.total_wavefronts) == UNSEEN_SHARED[kernel, access, buffer], rows
+
+
+# (kernel, access, buffer): (sectors, requests, ideal sectors) per warp-instruction
+UNSEEN_GLOBAL = {
+    ("transpose_bf16", "load", "A"): (2, 1, 2),
+    ("lane_masks", "load", "A"): [(8, 2, 2), (8, 4, 1)],
+    ("warp_specialized", "store", "Y"): (16, 4, 4),
+    ("fp8_copy", "load", "A"): (1, 1, 1),
+}
+
+
+@pytest.mark.parametrize("kernel,access,buffer", sorted(UNSEEN_GLOBAL))
+def test_unseen_kernels_global(kernel, access, buffer):
+    from txlab import coalescing as co
+
+    rows = [r for r in co.coalescing(_unseen(kernel), arch="sm_90a") if (r.access, r.buffer) == (access, buffer)]
+    want = UNSEEN_GLOBAL[kernel, access, buffer]
+    got = [(r.sectors / r.instructions, r.requests / r.instructions, r.ideal_sectors / r.instructions) for r in rows]
+    assert all(r.status == "analysed" for r in rows) and got == (want if isinstance(want, list) else [want])
+
+
+def test_unseen_lane_masks_shared():
+    rows = sorted(
+        (r for r in txlab.pools.layout(_unseen("lane_masks"), arch="sm_90a").bank_conflicts() if r.access == "store"),
+        key=lambda r: r.lineno,
+    )
+    assert [(r.ways, r.status) for r in rows] == [(16, "analysed"), (2, "analysed"), (1, "analysed")]
+    assert rows[1].lanes == [1, 17] and rows[2].instructions == 8  # elect_sync: one lane in each of 8 warps
