@@ -4,9 +4,11 @@ tests check results against torch on fresh random inputs (output poisoned first)
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import txlab
+from txlab.errors import ArchError, InputError
 from txlab.examples import bandwidth as bw
 from txlab.examples import hopper_gemm as hg
 
@@ -1137,3 +1139,66 @@ def test_padded_k_gemm_on_gpu(shape, dtype):
     ((pa, pb),) = gemm._pad_buffers.values()
     tail = k * pa.element_size()  # the pad columns' bytes
     assert not pa.view(torch.uint8)[:, tail:].any() and not pb.view(torch.uint8)[:, tail:].any()
+
+
+# ---- unusual and bad inputs: typed errors that name the fix, never a raw traceback ------------------------------
+def _fp8_config():
+    from txlab.examples import hopper_gemm_fp8 as f8
+
+    return f8.parse_config("128x128x128_s3_c2_p2")
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: hg.explain(0, 8, 8), r"M=0: GEMM sizes are positive integers"),
+        (lambda: hg.explain(8, -1, 8), r"N=-1"),
+        (lambda: hg.explain(True, 8, 8), r"M=True"),  # a bool is not a size
+        (lambda: hg.explain("8", 8, 8, dtype="e4m3"), r"M='8'"),
+        (lambda: hg.explain(8, 8, 2**31), r"K=2147483648: .*32-bit"),
+        (lambda: hg.workspace(0, 8, 8), r"M=0"),  # was a ZeroDivisionError in the model
+        (lambda: hg.build(8.0, 8, 8), r"M=8.0"),  # was TVM's DiagnosticError from match_buffer
+        (lambda: hg.build(8, 8, 0), r"K=0"),  # was a CompileError from the TMA copy's lowering
+        (lambda: hg.tuned_config(None, 8, 8), r"M=None"),
+        (lambda: hg.explain(64, 64, 64, num_sms=0), r"num_sms=0: .*positive integer"),
+        (lambda: hg.explain(64, 64, 64, num_sms=-3, dtype="e4m3"), r"num_sms=-3"),
+        (lambda: hg.explain(64, 64, 64, dtype="fp16"), r"'bf16' or 'e4m3'"),
+        (lambda: hg.build(64, 64, 64, {"bn": 128}), r"GemmConfig\(\*\*d\)"),
+        (lambda: hg.build(64, 64, 64, 42), r"pass a GemmConfig, its name"),
+        (lambda: hg.gemm_kernel(64, 64, 64, {"bn": 128}), r"pass a GemmConfig"),
+        (lambda: hg.build(64, 64, 64, {"bn": 128}, dtype="e4m3"), r"pass an Fp8GemmConfig"),
+        (lambda: hg.build(64, 64, 64, _fp8_config()), r"for e4m3 operands, not bf16: pass dtype='e4m3'"),
+        (lambda: hg.workspace(64, 64, 64, "garbage"), r"BMxBNx64"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(num_sms=0)), r"num_sms=0"),  # was a ZeroDivisionError
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(num_sms=-1)), r"num_sms=-1"),  # built a grid of -1 CTAs
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(l2_group=0)), r"l2_group=0"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(producer_regs=7)), r"setmaxnreg takes a multiple of 8"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(consumers=1, consumer_regs=300)), r"consumer_regs=300"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(stages=2.5)), r"stages=2.5: an integer"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(bn="128")), r"bn='128': an integer"),
+        (lambda: hg.build(64, 64, 64, hg.GemmConfig(persistent="no")), r"persistent='no': True or False"),
+        (lambda: hg.simple_kernel(64, 64, 64, bn=7), r"bn=7"),
+        (lambda: hg.reference(np.ones((4, 8)), np.ones((8, 4))), r"A \(M, K\) and B \(N, K\)"),
+    ],
+)
+def test_unusual_inputs_are_input_errors_that_name_the_fix(call, match):
+    """Each of these was a raw ZeroDivisionError, TypeError, AttributeError, TVM DiagnosticError, an untyped
+    ValueError or, for num_sms=-1, a kernel built for a negative grid."""
+    with pytest.raises(InputError, match=match):
+        call()
+
+
+def test_gemm_model_refuses_an_unpadded_k_with_an_input_error():
+    from txlab.examples import gemm_model as gm
+
+    with pytest.raises(InputError, match="hopper_gemm.explain and build take any K"):
+        gm.explain(64, 64, 100)
+    assert hg.explain(64, 64, 100).winner.name  # hopper_gemm's own explain pads
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100a", "sm_80"])
+def test_build_refuses_an_arch_without_wgmma(arch):
+    """sm_90 (no 'a') and sm_100a have no wgmma/setmaxnreg: before, nvcc's error came with a hint about tcgen05, or
+    (sm_80) a lowering error from the TMA copy."""
+    with pytest.raises(ArchError, match=r"only sm_90a has"):
+        hg.build(64, 64, 64, "64x128x64_s3_c1", arch=arch)

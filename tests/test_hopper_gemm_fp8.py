@@ -10,6 +10,7 @@ import time
 import pytest
 
 import txlab
+from txlab.errors import InputError
 from txlab.examples import hopper_gemm as hg
 from txlab.examples import hopper_gemm_fp8 as f8
 
@@ -57,8 +58,11 @@ def test_config_errors_name_the_problem_and_the_fix():
         f8.DEFAULT.check_shape(1024, 1001, 1024)
     with pytest.raises(ValueError, match=r"'bf16' or 'e4m3'"):
         hg.build(256, 256, 256, dtype="fp16")
-    with pytest.raises(TypeError, match=r"Fp8GemmConfig"):
+    with pytest.raises(InputError, match=r"Fp8GemmConfig"):  # typed, as bf16's (a TypeError before)
         f8.kernel(256, 256, 256, {"bn": 128})
+    # hg.workspace takes an FP8 configuration as it is (build() checks the dtype)
+    assert hg.workspace(256, 256, 256, f8.DEFAULT) is None
+    assert hg.workspace(256, 256, 4096, f8.parse_config("128x128x128_s3_c2_sk4_p2")).size > 0
 
 
 def test_fp8_split_k_names_and_limits():

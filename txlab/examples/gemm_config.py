@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from numbers import Integral
+
+from txlab.errors import InputError
 
 MAX_SPLIT_K = 32  # split-K work items per output tile
 BK = 64  # one 128-byte swizzle atom of bf16 per row: the K extent of every smem tile
@@ -241,105 +244,124 @@ class GemmConfig:
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
     def validate(self) -> None:
+        """Raise :class:`~txlab.errors.InputError` naming the field and the fix when the kernel cannot be built
+        from this configuration (any shape)."""
+        for f in _INT_FIELDS:  # (plain ints first: the time model validates a thousand configurations per choice)
+            v = getattr(self, f)
+            if type(v) is not int and not (isinstance(v, Integral) and not isinstance(v, bool)) and not (
+                    f == "consumer_regs" and v is None):
+                raise InputError(f"{f}={v!r}: an integer" + (" (or None: the default)" if f == "consumer_regs" else ""))
+        for f in _BOOL_FIELDS:
+            v = getattr(self, f)
+            if v is not True and v is not False and v not in (0, 1):
+                raise InputError(f"{f}={v!r}: True or False")
+        if self.num_sms < 1:
+            raise InputError(f"num_sms={self.num_sms}: the persistent grid's CTAs, at least 1 (132 on an H100/H200)")
+        if self.l2_group < 1:
+            raise InputError(f"l2_group={self.l2_group}: M tiles of one L2 group of the tile order, at least 1 "
+                             "(the default 8)")
+        for f, regs in (("producer_regs", self.producer_regs), ("consumer_regs", self.consumer_regs_)):
+            if regs % 8 or not 24 <= regs <= 256:
+                raise InputError(f"{f}={regs}: setmaxnreg takes a multiple of 8 in [24, 256] registers per thread")
         if self.consumers not in (1, 2, 3):
-            raise ValueError(f"consumers={self.consumers}: use 1, 2 or 3 consumer warpgroups")
+            raise InputError(f"consumers={self.consumers}: use 1, 2 or 3 consumer warpgroups")
         if self.schedule not in ("cooperative", "pingpong"):
-            raise ValueError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
+            raise InputError(f"schedule={self.schedule!r}: use 'cooperative' or 'pingpong'")
         if self.epilogue not in ("direct", "tma", "staged"):
-            raise ValueError(f"epilogue={self.epilogue!r}: use 'direct', 'tma' or 'staged'")
+            raise InputError(f"epilogue={self.epilogue!r}: use 'direct', 'tma' or 'staged'")
         if self.epilogue == "staged" and self.bn % 64:
-            raise ValueError(f"epilogue='staged' stages 64-column tiles: bn={self.bn} must be a multiple of 64")
+            raise InputError(f"epilogue='staged' stages 64-column tiles: bn={self.bn} must be a multiple of 64")
         if self.epilogue == "tma" and self.bn % 16:
-            raise ValueError(f"epilogue='tma' stores the tile in 64-row pieces 64, 32 or 16 columns wide: bn={self.bn} "
+            raise InputError(f"epilogue='tma' stores the tile in 64-row pieces 64, 32 or 16 columns wide: bn={self.bn} "
                              "must be a multiple of 16 (or use epilogue='direct')")
         if self.fixup not in ("serial", "parallel"):
-            raise ValueError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
+            raise InputError(f"fixup={self.fixup!r}: use 'serial' or 'parallel'")
         if self.fixup == "parallel" and self.split_k == 1:
-            raise ValueError("fixup='parallel' is split-K's fix-up: use split_k > 1, or fixup='serial'")
+            raise InputError("fixup='parallel' is split-K's fix-up: use split_k > 1, or fixup='serial'")
         if self.split_order not in ("tile", "k"):
-            raise ValueError(f"split_order={self.split_order!r}: use 'tile' (a tile's K slices adjacent) or 'k' "
+            raise InputError(f"split_order={self.split_order!r}: use 'tile' (a tile's K slices adjacent) or 'k' "
                              "(every tile's first K slice first)")
         if self.split_order == "k" and self.split_k == 1:
-            raise ValueError("split_order='k' orders split-K's K slices: use split_k > 1, or split_order='tile'")
+            raise InputError("split_order='k' orders split-K's K slices: use split_k > 1, or split_order='tile'")
         if self.split_tail and (self.split_k == 1 or self.cluster_size > 1 or not self.persistent
                                 or self.split_order != "tile"):
-            raise ValueError("split_tail=True splits the last wave's tiles of a persistent grid of single CTAs (its "
+            raise InputError("split_tail=True splits the last wave's tiles of a persistent grid of single CTAs (its "
                              "tail is handed out in K order already): use split_k > 1, no cluster, persistent=True "
                              "and split_order='tile'")
         if self.split_k > 1 and self.cluster_size > 4:
-            raise ValueError(f"split_k={self.split_k} in a cluster of {self.cluster_size} CTAs: a split tile's items "
+            raise InputError(f"split_k={self.split_k} in a cluster of {self.cluster_size} CTAs: a split tile's items "
                              "wait on each other across clusters, so every cluster must be resident, and how many "
                              "8-CTA clusters the GPU holds at once is not measured yet: use a cluster of at most 4 "
                              "CTAs with split-K, or split_k=1")
         if self.l2_promotion not in (None, 0, 1, 2, 3):
-            raise ValueError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
+            raise InputError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
                              "2 (128 B) or 3 (256 B)")
         if self.pingpong:
             if self.consumers != 2 or not self.persistent:
-                raise ValueError("schedule='pingpong' alternates tiles between two consumers of a "
+                raise InputError("schedule='pingpong' alternates tiles between two consumers of a "
                                  "persistent CTA: use consumers=2, persistent=True")
             if self.tile_m not in (64, 128):
-                raise ValueError(f"tile_m={self.tile_m}: a pingpong consumer owns 64 or 128 rows")
+                raise InputError(f"tile_m={self.tile_m}: a pingpong consumer owns 64 or 128 rows")
             if self.m_atoms * self.bn > 256:
-                raise ValueError(f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
+                raise InputError(f"pingpong {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators "
                                  "per thread; keep tile_m x bn <= 64 x 256 or 128 x 128")
         elif self.tile_m not in (0, 64 * self.consumers) and not (self.tile_m == 256 and self.consumers == 2):
-            raise ValueError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0), or "
+            raise InputError(f"tile_m={self.tile_m}: a cooperative tile has 64 x consumers rows (leave tile_m=0), or "
                              "256 with consumers=2 (128 rows each)")
         elif self.m_atoms * self.bn > 2 * MAX_COOP_ACC:
-            raise ValueError(f"cooperative {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators per "
+            raise InputError(f"cooperative {self.bm}x{self.bn}: {self.m_atoms * self.bn // 2} fp32 accumulators per "
                              f"thread; a {self.bm}-row tile keeps bn <= {2 * MAX_COOP_ACC // self.m_atoms}")
         if self.consumers == 3 and self.bn > 192:
-            raise ValueError(f"bn={self.bn} with 3 consumers: {self.bn // 2} fp32 accumulators per thread do not fit the "
+            raise InputError(f"bn={self.bn} with 3 consumers: {self.bn // 2} fp32 accumulators per thread do not fit the "
                              f"{self.consumer_regs_} registers each of 3 consumer warpgroups gets (65536 / 128 shared with "
                              "the producer): use bn <= 192, or 2 consumers")
         if not (8 <= self.bn <= 256 and self.bn % 8 == 0):
-            raise ValueError(f"bn={self.bn}: wgmma N must be a multiple of 8 in [8, 256]")
+            raise InputError(f"bn={self.bn}: wgmma N must be a multiple of 8 in [8, 256]")
         if self.bn > 256 or self.bm > 256:
-            raise ValueError("a TMA box is at most 256 rows: keep bm, bn <= 256")
+            raise InputError("a TMA box is at most 256 rows: keep bm, bn <= 256")
         if self.stages < 2:
-            raise ValueError(f"stages={self.stages}: a pipeline needs at least 2 stages")
+            raise InputError(f"stages={self.stages}: a pipeline needs at least 2 stages")
         if self.cluster_m not in (1, 2, 4, 8) or self.cluster_n not in (1, 2, 4, 8) or self.cluster_size > 8:
-            raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4, 8) with "
+            raise InputError(f"cluster {self.cluster_m}x{self.cluster_n}: use cluster_m, cluster_n in (1, 2, 4, 8) with "
                              "at most 8 CTAs (the portable cluster size: 1x2, 2x1, 2x2, 1x4, 4x1, 4x2, 2x4, 1x8, 8x1)")
         for rows, ways, side in ((self.bn, self.cluster_m, "B"), (self.bm, self.cluster_n, "A")):
             if ways > 1 and self.slices(rows, ways)[1] <= 0:
-                raise ValueError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
+                raise InputError(f"cluster {self.cluster_m}x{self.cluster_n} splits the {self.bm}x{self.bn} tile's "
                                  f"{side} loads into {ways} slices of whole 8-row swizzle atoms, and {rows} rows are "
                                  f"{rows // 8} atoms, too few to give each one: use a smaller cluster on that side or "
                                  "a wider tile")
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
-            raise ValueError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
+            raise InputError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
         if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
-            raise ValueError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
+            raise InputError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
         if not isinstance(self.swap_ab, bool):
-            raise ValueError(f"swap_ab={self.swap_ab!r}: use True (tile C.T = B @ A.T) or False")
+            raise InputError(f"swap_ab={self.swap_ab!r}: use True (tile C.T = B @ A.T) or False")
         if self.swap_ab and self.epilogue == "staged":
-            raise ValueError("swap_ab=True stores the transposed tile directly or through TMA: use epilogue='direct' "
+            raise InputError("swap_ab=True stores the transposed tile directly or through TMA: use epilogue='direct' "
                              "or 'tma', or swap_ab=False")
         if self.split_k > 1 and (self.pingpong or self.epilogue != "direct"):
-            raise ValueError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
+            raise InputError(f"split_k={self.split_k} is built for the cooperative schedule with the direct "
                              "epilogue: use schedule='cooperative', epilogue='direct', or split_k=1")
         if self.smem_bytes > 227 * 1024:
-            raise ValueError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
+            raise InputError(f"{self.name} needs {self.smem_bytes} bytes of shared memory; the H100/H200 "
                              f"limit is {227 * 1024} per block: use fewer stages or a smaller bn")
         regs = 128 * (self.producer_regs + self.consumers * self.consumer_regs_)
         if regs > 65536:
-            raise ValueError(f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
+            raise InputError(f"setmaxnreg budget {self.producer_regs}+{self.consumers}x{self.consumer_regs_} "
                              f"per thread x 128 = {regs} registers, more than the SM's 65536")
 
     def check_shape(self, M: int, N: int, K: int) -> None:
-        """Raise ValueError naming the problem and the fix when this configuration cannot compute
+        """Raise :class:`~txlab.errors.InputError` naming the problem and the fix when this configuration cannot compute
         ``C (M, N) = A (M, K) @ B (N, K).T`` correctly."""
         tma_pitch(K, padder="hopper_gemm.build(M, N, K)")
         if self.epilogue == "tma" and N % 8:
-            raise ValueError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
+            raise InputError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
                              "use epilogue='direct'")
         if self.split_k > 1:
             kt = _ceil(K, BK)
             if self.split_k > kt:
-                raise ValueError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
+                raise InputError(f"split_k={self.split_k} splits K={K} ({kt} k-steps of {BK}) into empty slices: "
                                  f"use split_k <= {kt}")
             gm, gn = self.work_grid(M, N)
             items = gm * gn * self.cluster_size  # CTAs, one per work item, past-the-edge cluster members too
@@ -350,20 +372,20 @@ class GemmConfig:
             # validate() refuses split-K in larger clusters
             room = self.num_sms - {1: 0, 2: 4}.get(self.cluster_size, 16)
             if self.fixup == "parallel" and (items > room or not self.persistent):
-                raise ValueError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
+                raise InputError(f"fixup='parallel' waits for every item of a tile: {items} work items need as many "
                                  f"CTAs at once, and num_sms={self.num_sms} holds {room} of them in clusters of "
                                  f"{self.cluster_size}: use fixup='serial' or a smaller split_k")
             if self.workspace_elems(M, N) >= 2**31:
-                raise ValueError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
+                raise InputError(f"split_k={self.split_k} on {M}x{N}: the workspace would have "
                                  f"{self.workspace_elems(M, N)} elements (32-bit indices): use a smaller split_k")
         if self.serpentine:
             (gm, gn), s = self.cluster_tiles(M, N), self.l2_group
             if gm < s:
-                raise ValueError(f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
+                raise InputError(f"serpentine=True with l2_group={s} needs at least {s} row tiles; M={M} has {gm} "
                                  f"(TVM 0.27's ClusterPersistentScheduler2D divides by {gm} // {s}): use "
                                  "serpentine=False or a smaller l2_group")
             if gm % s and gn % s and gn > s:
-                raise ValueError(f"serpentine=True with l2_group={s} on a {gm} x {gn} tile grid: TVM 0.27's "
+                raise InputError(f"serpentine=True with l2_group={s} on a {gm} x {gn} tile grid: TVM 0.27's "
                                  "ClusterPersistentScheduler2D never visits the bottom residual row of tiles when "
                                  "neither tile count is a multiple of l2_group (their outputs would be left "
                                  "unwritten): use serpentine=False or an l2_group dividing one of them")
@@ -372,6 +394,50 @@ class GemmConfig:
         return {**asdict(self), "bm": self.bm, "bk": BK, "name": self.name, "threads": self.threads,
                 "cluster": [self.cluster_m, self.cluster_n],
                 "smem_bytes": self.smem_bytes, "consumer_regs": self.consumer_regs_}
+
+
+_INT_FIELDS = ("bn", "stages", "consumers", "num_sms", "l2_group", "producer_regs", "consumer_regs", "tile_m",
+               "cluster_m", "cluster_n", "split_k")
+_BOOL_FIELDS = ("persistent", "serpentine", "split_tail", "swap_ab")
+
+
+def check_sizes(M, N, K) -> tuple:
+    """``(M, N, K)`` as ints, or :class:`~txlab.errors.InputError` naming the size that is not a positive integer
+    (``C (M, N) = A (M, K) @ B (N, K).T``)."""
+    for v, name, what in ((M, "M", "rows of A and C"), (N, "N", "rows of B, columns of C"), (K, "K", "columns of A "
+                                                                                             "and B")):
+        if not isinstance(v, Integral) or isinstance(v, bool) or v <= 0:
+            raise InputError(f"{name}={v!r}: GEMM sizes are positive integers ({name}: the {what})", param=name)
+        if v >= 2**31:
+            raise InputError(f"{name}={v}: the kernel's TMA coordinates and loop bounds are 32-bit, so each size is "
+                             f"below 2**31: split the GEMM into pieces along {name}", param=name)
+    return int(M), int(N), int(K)
+
+
+def check_num_sms(num_sms) -> int:
+    """``num_sms`` as an int, or :class:`~txlab.errors.InputError` unless it is a positive integer."""
+    if not isinstance(num_sms, Integral) or isinstance(num_sms, bool) or num_sms < 1:
+        raise InputError(f"num_sms={num_sms!r}: the SMs the persistent grid may use, a positive integer (132 on an "
+                         "H100/H200 SXM)", param="num_sms")
+    return int(num_sms)
+
+
+def as_config(config, dtype: str = "bf16"):
+    """A configuration given as a :class:`GemmConfig` or its name (:func:`parse_config`), as a GemmConfig; None
+    stays None (the caller's choice). A configuration of another operand type (an FP8 one for ``dtype="bf16"``), or
+    anything else, is an :class:`~txlab.errors.InputError` saying what to pass."""
+    if config is None:
+        return None
+    if isinstance(config, str):
+        config = parse_config(config)
+    if not isinstance(config, GemmConfig):
+        hint = " (GemmConfig(**d) makes one from a dict of its fields)" if isinstance(config, dict) else ""
+        raise InputError(f"config={config!r}: pass a GemmConfig, its name (e.g. '128x256x64_s4_c2') or None{hint}",
+                         param="config")
+    if getattr(config, "dtype", "bf16") != dtype:
+        raise InputError(f"config {config.name} is a configuration for {config.dtype} operands, not {dtype}: pass "
+                         f"dtype={config.dtype!r}, or a {dtype} configuration", param="config")
+    return config
 
 
 def unaligned(K: int, elem_bytes: int = 2) -> bool:
@@ -397,7 +463,7 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     text = text.strip()
     m = _NAME.fullmatch(text)
     if not m:
-        raise ValueError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
+        raise InputError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
                          "[_l2pN][_swap][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
     bm, bn, stages, cons, pp, epi, cm, cn, sk, par, korder, tail, l2p, swap, np_ = m.groups()
@@ -405,7 +471,7 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     pingpong = bool(pp)
     consumers = int(cons) if cons else (2 if pingpong else bm // 64)
     if not pingpong and bm != 64 * consumers and not (bm == 256 and consumers == 2):
-        raise ValueError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows), or 256 "
+        raise InputError(f"config {text!r}: bm must be 64 x consumers (each consumer warpgroup owns 64 rows), or 256 "
                          "with c2 (128 rows each)")
     fields = dict(defaults)
     if pingpong:
@@ -467,7 +533,7 @@ def tma_pitch(K: int, padder: str | None = None) -> None:
         kp = K + (-K) % 8
         by = (f"{padder} pads for you (it builds for K={kp} and copies A and B into zero-padded (M, {kp}) and "
               f"(N, {kp}) buffers on each call), or " if padder else "")
-        raise ValueError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
+        raise InputError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
                          f"of 16): {by}pad A and B with zero columns to K={kp}")
 
 

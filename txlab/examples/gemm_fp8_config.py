@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from txlab.examples.gemm_config import GemmConfig, parse_config as parse_bf16_config
+from txlab.errors import InputError
+from txlab.examples.gemm_config import GemmConfig, check_sizes, parse_config as parse_bf16_config
 
 BK = 128  #: e4m3 elements in one 128-byte swizzle row: the K extent of every shared-memory tile
 E4M3_MAX = 448.0  #: largest finite float8_e4m3fn
@@ -36,26 +37,26 @@ class Fp8GemmConfig(GemmConfig):
 
     def validate(self) -> None:
         if self.dtype != "e4m3":
-            raise ValueError(f"dtype={self.dtype!r}: the FP8 GEMM takes e4m3 operands (dtype='e4m3')")
+            raise InputError(f"dtype={self.dtype!r}: the FP8 GEMM takes e4m3 operands (dtype='e4m3')")
         if not isinstance(self.promote, int) or self.promote < 0:
-            raise ValueError(f"promote={self.promote!r}: k-blocks between accumulator promotions, an int >= 0 "
+            raise InputError(f"promote={self.promote!r}: k-blocks between accumulator promotions, an int >= 0 "
                              "(0: accumulate the whole K in the tensor core)")
         super().validate()
         if self.promote and self.accumulators + 32 > self.consumer_regs_:
-            raise ValueError(f"{self.name}: promotion keeps two copies of the {self.accumulators // 2} fp32 "
+            raise InputError(f"{self.name}: promotion keeps two copies of the {self.accumulators // 2} fp32 "
                              f"accumulators per thread ({self.accumulators} + addressing > {self.consumer_regs_} "
                              "registers): use a 128x128 cooperative tile (or bn <= 192), or promote=0")
 
     def check_shape(self, M: int, N: int, K: int) -> None:
         if K % 16:
             kp = K + (-K) % 16
-            raise ValueError(f"K={K}: TMA loads need the row pitch of A and B (K bytes of e4m3) to be a multiple "
+            raise InputError(f"K={K}: TMA loads need the row pitch of A and B (K bytes of e4m3) to be a multiple "
                              f"of 16: hopper_gemm.build(M, N, K, dtype='e4m3') pads for you (it builds for K={kp} "
                              f"and copies A and B into zero-padded (M, {kp}) and (N, {kp}) buffers on each call), "
                              f"or pad A and B with zero columns to K={kp}")
         super().check_shape(M, N, K)
         if self.split_k > -(-K // BK):
-            raise ValueError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "
+            raise InputError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "
                              f"use split_k <= {-(-K // BK)}")
 
     def to_dict(self) -> dict:
@@ -80,13 +81,13 @@ def parse_config(text: str, **defaults) -> Fp8GemmConfig:
     t = text.strip()
     m = re.fullmatch(r"(\d+x\d+)(?:x128)?(.*?)(?:_e4m3)?(?:_p(\d+))?", t)
     if not m or re.match(r"x\d", m.group(2)):
-        raise ValueError(f"FP8 config {text!r}: write it as BMxBNx128_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np][_pN], "
+        raise InputError(f"FP8 config {text!r}: write it as BMxBNx128_sSTAGES_cCONSUMERS[_pp][_tma][_clMxN][_np][_pN], "
                          "e.g. 128x256x128_s4_c2 or 128x128x128_s6_c2_p4 (K tile 128: one 128-byte row of e4m3)")
     promote = int(m.group(3) or defaults.pop("promote", 0))
     try:
         bf16 = parse_bf16_config(m.group(1) + m.group(2), **defaults)
     except ValueError as exc:
-        raise ValueError(f"FP8 config {text!r}: {exc}") from None
+        raise InputError(f"FP8 config {text!r}: {exc}") from None
     return from_gemm_config(bf16, promote=promote)
 
 
@@ -131,9 +132,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     the model ranks them."""
     import txlab.examples.gemm_model as gemm_model
 
-    for v, name in ((M, "M"), (N, "N"), (K, "K")):
-        if not isinstance(v, int) or v <= 0:
-            raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
+    M, N, K = check_sizes(M, N, K)
     if K % 16:
         DEFAULT.check_shape(M, N, K)  # raises, naming the padding
     half = -(-K // 2)
@@ -170,13 +169,15 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
 def resolve(M: int, N: int, K: int, config=None) -> Fp8GemmConfig:
     """The :class:`Fp8GemmConfig` to build for a config given as one, as its name, as a bf16
     GemmConfig (its FP8 twin), or None (:func:`tuned_config`); validated for this shape."""
+    M, N, K = check_sizes(M, N, K)
     if isinstance(config, str):
         config = parse_config(config)
     elif config is None:
         config = tuned_config(M, N, K)
     elif not isinstance(config, Fp8GemmConfig):
         if not isinstance(config, GemmConfig):
-            raise TypeError(f"config={config!r}: pass an Fp8GemmConfig, its name, or None")
+            raise InputError(f"config={config!r}: pass an Fp8GemmConfig, its name (e.g. '128x192x128_s4_c2_tma_p2'), "
+                             "a bf16 GemmConfig (its FP8 twin) or None", param="config")
         config = from_gemm_config(config)
     config.validate()
     config.check_shape(M, N, K)

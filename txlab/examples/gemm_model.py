@@ -45,7 +45,7 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
-from txlab.examples.gemm_config import GemmConfig, row_phase, unaligned
+from txlab.examples.gemm_config import GemmConfig, check_num_sms, check_sizes, row_phase, unaligned
 
 #: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
 SHIPPED_SMS = 132
@@ -378,6 +378,8 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
     cooperative direct-epilogue ones whose tiles fill fewer than two waves. Where M's last 128-row tile is
     mostly empty (:data:`SWAP_ROW_FILL`) and N's is fuller, the same candidates of the transposed output
     ``N x M`` join as ``swap_ab`` configurations (M = 320: 128 x 160 tiles of C.T fit it exactly)."""
+    M, N, K = check_sizes(M, N, K)
+    num_sms = check_num_sms(num_sms)
     out = _candidates(M, N, K, num_sms, swap_ab=False)
     # widths sized to the grid (the busiest SM's work, :func:`_fill_widths`), either way round
     plain, swapped = _fill_widths(M, N, K, num_sms)
@@ -828,9 +830,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     model. ``neighbours``: correct the model's times by what was measured near the shape
     (:mod:`txlab.examples.gemm_neighbours`; True: the shipped measurements, which are of 132 SMs, so only there;
     False: the model alone; or a ``Neighbours`` of your own)."""
-    for v, name in ((M, "M"), (N, "N"), (K, "K")):
-        if not isinstance(v, int) or v <= 0:
-            raise ValueError(f"{name}={v!r}: GEMM sizes are positive integers")
+    M, N, K = check_sizes(M, N, K)
     preds = _ordered(_predictions(M, N, K, num_sms, neighbours))
     notes = []
     if unaligned(K):
@@ -859,7 +859,10 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         notes.append(f"{M}x{N}: even 64 x 128 tiles split {SPLITS[-1]} ways leave SMs idle, so 64 x 64 tiles with rings "
                      "up to 12 stages join the split-K candidates")
     if not preds:
-        raise ValueError(f"no configuration of the kernel computes {M}x{N}x{K} (K must be a multiple of 8)")
+        from txlab.errors import InputError
+
+        raise InputError(f"no configuration of the kernel computes {M}x{N}x{K} (its K must be a multiple of 8, TMA's "
+                         "16-byte row pitch): hopper_gemm.explain and build take any K (they pad it)", param="K")
     if measured is not None:
         if all(p.config != measured for p in preds):
             preds.insert(0, predict(M, N, K, measured))

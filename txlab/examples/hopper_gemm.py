@@ -46,6 +46,9 @@ from txlab.examples.gemm_config import (  # noqa: F401 - BK, parse_config: this 
     EPI_BUFFERS,
     GemmConfig,
     _ceil,
+    as_config,
+    check_num_sms,
+    check_sizes,
     parse_config,
     shape_builder,
     shape_space,
@@ -69,7 +72,12 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
+    M, N, K = check_sizes(M, N, K)
     tma_pitch(K)
+    if bn not in range(8, 257, 8):
+        from txlab.errors import InputError
+
+        raise InputError(f"bn={bn!r}: wgmma N must be a multiple of 8 in [8, 256]", param="bn")
     BM, BN = 64, bn
     NACC = BN // 2  # f32 accumulator registers per thread for m64nBN
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
@@ -161,7 +169,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             ps.stage = ps.stage - ps.depth
             ps.phase = ps.phase ^ 1
 
-    cfg = config or GemmConfig()
+    M, N, K = check_sizes(M, N, K)
+    cfg = as_config(config or GemmConfig(), getattr(config, "dtype", "bf16"))
     cfg.validate()
     BM, BN, STAGES, NC = cfg.bm, cfg.bn, cfg.stages, cfg.consumers
     # operand type: bf16, or e4m3 (a Fp8GemmConfig) with per-tensor scales and optional promotion of
@@ -820,7 +829,9 @@ def operand(dtype: str) -> dict:
         return {"tvm": "bfloat16", "ptx": "bf16", "bk": 64, "kstep": 16, "tail": (1, 1, 0, 0), "scaled": False}
     if dtype in ("e4m3", "float8_e4m3fn"):
         return {"tvm": "float8_e4m3fn", "ptx": "e4m3", "bk": 128, "kstep": 32, "tail": (1, 1), "scaled": True}
-    raise ValueError(f"dtype={dtype!r}: the Hopper GEMM takes 'bf16' or 'e4m3' operands")
+    from txlab.errors import InputError
+
+    raise InputError(f"dtype={dtype!r}: the Hopper GEMM takes 'bf16' or 'e4m3' operands", param="dtype")
 
 
 class GemmEvent(Enum):
@@ -878,15 +889,34 @@ def kernel_for(M: int, N: int, K: int, config: GemmConfig | str | None = None, *
     ``config`` an ``Fp8GemmConfig``, its name, or a bf16 GemmConfig whose FP8 twin is meant).
     K must be a multiple of :func:`pad_unit` (TMA's row pitch); the ValueError for any other K says
     that :func:`build` pads (builds for ``padded_k(K)`` and copies A and B each call)."""
+    M, N, K = check_sizes(M, N, K)
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
         return gemm_kernel(M, N, K, gemm_fp8_config.resolve(M, N, K, config), profile=profile)
-    if isinstance(config, str):
-        config = parse_config(config)
+    config = as_config(config)
     if config is None:
         config = tuned_config(M, N, K)
     return gemm_kernel(M, N, K, config, profile=profile)
+
+
+#: the arch every kernel here is built for: wgmma, setmaxnreg and TMA multicast are sm_90a's (Blackwell has no wgmma)
+ARCH = "sm_90a"
+
+
+def check_arch(arch) -> str:
+    """``arch`` resolved (``txlab.arch.resolve_arch``: None is this GPU's), or :class:`~txlab.errors.ArchError`
+    unless it is :data:`ARCH`: the Hopper kernels (this GEMM, ``hopper_attention``) use instructions only sm_90a
+    has."""
+    from txlab.arch import resolve_arch
+    from txlab.errors import ArchError
+
+    resolved = resolve_arch(arch)
+    if resolved != ARCH:
+        raise ArchError(f"arch={arch!r} ({resolved}): this Hopper kernel uses wgmma, setmaxnreg and TMA multicast, "
+                        f"which only {ARCH} has (not sm_90 without 'a', not Blackwell's sm_100a): build with "
+                        f"arch={ARCH!r} (compiling and the CPU emulator need no GPU; running needs an H100/H200)")
+    return resolved
 
 
 def pad_unit(dtype: str = "bf16") -> int:
@@ -942,13 +972,15 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     Like split-K's workspace, the buffers serve one call at a time on a device."""
     from txlab.compiler import compile as compile_kernel
 
-    kp = padded_k(K, dtype) if isinstance(K, int) and K > 0 else K
+    M, N, K = check_sizes(M, N, K)
+    check_arch(arch)
+    kp = padded_k(K, dtype)
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
         config = gemm_fp8_config.resolve(M, N, kp, config)
-    elif isinstance(config, str):
-        config = parse_config(config)
+    else:
+        config = as_config(config)
     if config is None:
         config = tuned_config(M, N, kp)
     compiled = compile_kernel(gemm_kernel(M, N, kp, config, profile=profile), arch=arch, **kw)
@@ -1059,8 +1091,8 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
     fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
     a launch leaves its counters zero for the next, and two launches at once must not share it.
     Without a config, the one :func:`build` chooses (for ``M x N x padded_k(K)`` where K % 8 != 0)."""
-    if isinstance(config, str):
-        config = parse_config(config)
+    M, N, K = check_sizes(M, N, K)
+    config = as_config(config, getattr(config, "dtype", "bf16"))  # an FP8 configuration's workspace too
     if config is None:
         config = tuned_config(M, N, padded_k(K))  # what build() chooses, for K % 8 != 0 too
     n = config.workspace_elems(M, N)
@@ -1092,8 +1124,6 @@ def record_timeline(A, B, C, config: GemmConfig | str | None = None):
     from txlab import timeline
 
     (M, K), (N, _) = A.shape, B.shape
-    if isinstance(config, str):
-        config = parse_config(config)
     gemm = build(M, N, K, config, profile=True)
     # the recorder launches the executable itself: at K % 8 != 0 hand it the padded copies of A and B
     args = gemm.kernel_args(A, B, C) if getattr(gemm, "padded_k", 0) else (A, B, C)
@@ -1221,6 +1251,13 @@ def reference(A, B, C=None):
     """``A @ B.T`` in fp32 (on the GPU through torch when it is there, else numpy)."""
     import numpy as np
 
+    sa, sb = tuple(getattr(A, "shape", ())), tuple(getattr(B, "shape", ()))
+    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[1]:
+        from txlab.errors import InputError
+
+        raise InputError(f"A {sa} and B {sb}: the GEMM's operands are A (M, K) and B (N, K), both K-major (C = A @ "
+                         "B.T)", param="B")
+
     a, b = A.astype(np.float32), B.astype(np.float32)
     try:
         import torch
@@ -1341,7 +1378,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
     Where K is not a multiple of :func:`pad_unit` (8 in bf16, 16 in e4m3) it explains the choice for
     ``padded_k(K)``, what :func:`build` compiles, and its notes (FP8: its ``why``) say that each call
     copies A and B into buffers of that K, and how many bytes."""
-    kp = padded_k(K, dtype) if isinstance(K, int) and K > 0 else K
+    M, N, K = check_sizes(M, N, K)
+    num_sms = check_num_sms(num_sms)
+    kp = padded_k(K, dtype)
     note = None
     if kp != K:
         nbytes = pad_bytes(M, N, K, dtype)
