@@ -1202,3 +1202,39 @@ def test_build_refuses_an_arch_without_wgmma(arch):
     (sm_80) a lowering error from the TMA copy."""
     with pytest.raises(ArchError, match=r"only sm_90a has"):
         hg.build(64, 64, 64, "64x128x64_s3_c1", arch=arch)
+
+
+@pytest.mark.parametrize("config", ["128x128x64_s4_c2", "64x128x64_s7_c1_stg", "128x128x64_s4_c2_swap"])
+@pytest.mark.parametrize("n", [65537, 40000])  # single-element stores; bf16 pairs (their word index 32-bit before)
+def test_outputs_past_2_31_elements_store_with_64_bit_indices(config, n):
+    """65537 x n outputs have more than 2**31 - 1 elements: every store's flat index into C is computed in 64 bits
+    (it was ``row * N + col`` in int32, which wraps: stores to wrong addresses, no error; pairs of bf16 got an int64
+    word index only past 2**32 elements, where TVM widened the uint32 view's extent)."""
+    from txlab.compiler import cuda_source
+
+    src = cuda_source(hg.gemm_kernel(65537, n, 64, hg.parse_config(config)), "sm_90a")
+    stores = [ln for ln in src.splitlines() if "C_ptr)[" in ln or "C_ptr[" in ln]
+    assert stores and all("(int64_t)" in ln.split("] =")[0] for ln in stores), stores[:2]
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((130, 250, 72), "128x128x64_s3_c2", 2),  # pairs
+        ((130, 251, 72), "64x128x64_s3_c1", 2),  # single elements
+        ((131, 250, 72), "128x128x64_s3_c2_stg", 2),  # staged pairs
+        ((131, 251, 72), "128x128x64_s3_c2_stg", 2),  # staged single elements
+        ((136, 300, 200), "128x160x64_s3_c2_swap", 3),  # transposed stores
+        ((200, 72, 1000), "64x128x64_s4_c1_sk3", 2),  # split-K's serial fix-up stores through store_direct
+    ],
+)
+def test_64_bit_store_indices_on_the_emulator(monkeypatch, shape, config, sms):
+    """The 64-bit index path (here for every size) stores every element where the 32-bit one does."""
+    monkeypatch.setattr(hg, "WIDE_INDEX", 1)
+    cfg = hg.parse_config(config, num_sms=sms)
+    kernel = hg.gemm_kernel(*shape, cfg)
+    assert "int64" in kernel.script()
+    if cfg.split_k > 1:
+        _emulate_gemm(kernel, *shape, cfg)
+    else:
+        _emulate_right(shape, config, sms, seed=9)

@@ -78,6 +78,7 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
         from txlab.errors import InputError
 
         raise InputError(f"bn={bn!r}: wgmma N must be a multiple of 8 in [8, 256]", param="bn")
+    wide = _widener(M * N)
     BM, BN = 64, bn
     NACC = BN // 2  # f32 accumulator registers per thread for m64nBN
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
@@ -129,7 +130,7 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
             for h in T.unroll(2):
                 for e in T.unroll(2):
                     if row + 8 * h < M and col + e < N:
-                        C[row + 8 * h, col + e] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
+                        C[wide(row + 8 * h), wide(col + e)] = T.cast(acc[j * 4 + h * 2 + e], "bfloat16")
 
     return gemm_simple
 
@@ -142,6 +143,20 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 #: (``sts:CONFIG``) can time one beside the other in a run: on the H200 stmatrix was faster on 27 of 30 TMA-epilogue
 #: shapes, by 0.75 % at the median, and on FP8's staged ones by 6-7 % (round 15).
 _EPI_STMATRIX = True
+
+#: elements of C from which the epilogues' stores compute C's flat index in 64 bits: TVM flattens ``C[row, col]`` to
+#: ``row * N + col`` in the type of the indices (int32), which wraps past 2**31 - 1 elements (M x N = 65537 x 65537:
+#: stores to wrong addresses, no error). Below it the index stays 32-bit, and the kernels measured keep their code.
+WIDE_INDEX = 2**31
+
+
+def _widener(elements: int):
+    """``wide(x)``: an index expression as int64 where C has :data:`WIDE_INDEX` elements or more, else ``x`` itself."""
+    from tvm.script import tirx as T
+
+    if elements < WIDE_INDEX:
+        return lambda x: x
+    return lambda x: T.cast(x, "int64")
 
 
 def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, profile: bool = False):
@@ -202,6 +217,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # transposed; MU, NU are the user's output shape, M and N from here on the tiled one
     SWAP, MU, NU = cfg.swap_ab, M, N
     M, N = cfg.kernel_shape(MU, NU)
+    wide = _widener(M * N)  # C's flat index in 64 bits where 32 would wrap
     GM, GN, KT = _ceil(M, BM), _ceil(N, BN), _ceil(K, BK)
     # clusters: cluster_m x cluster_n CTAs take one cluster tile of the scheduler's grid together; each
     # loads 1/cluster_n of its A tile and 1/cluster_m of its B tile and multicasts them to the CTAs sharing it
@@ -268,9 +284,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     def put(C, row, col, value):
         """One element of the tiled output at (row, col), as bf16: ``C[row, col]``, or with swap_ab ``C[col, row]``."""
         if SWAP:
-            C[col, row] = T.cast(value, "bfloat16")
+            C[wide(col), wide(row)] = T.cast(value, "bfloat16")
         else:
-            C[row, col] = T.cast(value, "bfloat16")
+            C[wide(row), wide(col)] = T.cast(value, "bfloat16")
 
     @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
@@ -290,7 +306,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
                             word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
                             Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                            Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                            Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
                     else:
                         for e in T.unroll(2):
                             if row + 8 * h < M and col + e < N:
@@ -313,7 +329,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             pair[1] = T.cast(acc[j * 4 + h * 2 + 1], "bfloat16")
                             word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
                             Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                            Cw[((row + 8 * h) * N + col) // 2] = word[0]
+                            Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
                     else:
                         for e in T.unroll(2):
                             if row + 8 * h < M and col + e < N:
@@ -643,11 +659,12 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                         pair[1] = Cs[buf, it * 4 + tid // 32, (tid % 32) * 2 + 1]
                                         word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
                                         Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                                        Cw[((r0 + it * 4 + tid // 32) * N + c0 + (tid % 32) * 2) // 2] = word[0]
+                                        Cw[(wide(r0 + it * 4 + tid // 32) * N + c0 + (tid % 32) * 2) // 2] = word[0]
                             else:
                                 for it in T.unroll(32):
                                     if r0 + it * 2 + tid // 64 < M and c0 + tid % 64 < N:
-                                        C[r0 + it * 2 + tid // 64, c0 + tid % 64] = Cs[buf, it * 2 + tid // 64, tid % 64]
+                                        C[wide(r0 + it * 2 + tid // 64), wide(c0 + tid % 64)] = \
+                                            Cs[buf, it * 2 + tid // 64, tid % 64]
                 elif PAR:
                     if CLU:  # this CTA's tile of the cluster tile
                         tm = T.meta_var(m_tile(sched) * CM + rm)
