@@ -55,6 +55,53 @@ def test_shape_errors(args, match):
         ha.attention_kernel(*args)
 
 
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: ha.attention_kernel(1, 1, 1, 64, 64, 64, False, {"bn": 64}), r"AttentionConfig\(\*\*d\)"),
+        (lambda: ha.attention_kernel(1, 1, 1, 64, 64, 64, False, "128x64_s2"), r"pass an AttentionConfig or None"),
+        (lambda: ha.attention_kernel(1, 1, 1, 64, 64, 64, False, ha.AttentionConfig(pingpong="x")), r"pingpong='x'"),
+        (lambda: ha.attention_kernel(1, 1, 1, 64, 64, 64, False, ha.AttentionConfig(overlap="no")), r"overlap='no'"),
+        (lambda: ha.attention_kernel(1, 1, 1, 64, 64, 64, "yes"), r"causal='yes'"),
+        (lambda: ha.explain(True, 1, 1, 64, 64, 64), r"batch=True"),
+        (lambda: ha.explain(1, 1, 1, 2**31, 64, 64), r"seqlen_q=2147483648: .*32-bit"),
+        (lambda: ha.explain(1, 1, 1, 64, 64, 64, num_sms=0), r"num_sms=0"),  # was a ZeroDivisionError
+        (lambda: ha.explain(1, 1, 1, 64, 64, 64, num_sms=-1), r"num_sms=-1"),  # was numpy's 'minlength' error
+        (lambda: ha.explain(1, 1, 1, 64, 64, 64, num_sms=1.5), r"num_sms=1.5"),  # was a config of 1.5 SMs
+        (lambda: ha.build(1, 1, 1, 64, 64, 64, False, {"bn": 64}), r"pass an AttentionConfig"),
+    ],
+)
+def test_unusual_inputs_are_input_errors_that_name_the_fix(call, match):
+    """Before: AttributeError (a dict or str config), TVM's DiagnosticError (non-bool flags), a ZeroDivisionError or
+    numpy's error (num_sms), or silently accepted (a bool batch, a string causal, 1.5 SMs)."""
+    with pytest.raises(InputError, match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((1, 4, 5, 8), (1, 3, 3, 8), (1, 3, 3, 8)),  # kv_heads does not divide heads
+        ((1, 4, 5, 8), (1, 2, 3, 4), (1, 2, 3, 8)),  # head_dim differs
+        ((4, 5, 8), (2, 3, 8), (2, 3, 8)),  # no batch axis
+        ((1, 4, 5, 8), (1, 2, 3, 8), (1, 2, 4, 8)),  # k and v differ
+    ],
+)
+def test_reference_names_the_layout(shapes):
+    q, k, v = (np.zeros(s) for s in shapes)
+    with pytest.raises(InputError, match="q is \\(batch, heads, seqlen_q, head_dim\\)"):
+        ha.reference(q, k, v)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100a"])
+def test_build_refuses_an_arch_without_wgmma(arch):
+    """Before: nvcc's "not supported on .target" with a hint about tcgen05 (sm_90), or about wgmma (sm_100a)."""
+    from txlab.errors import ArchError
+
+    with pytest.raises(ArchError, match=r"only sm_90a has"):
+        ha.build(1, 1, 1, 64, 64, 64, False, arch=arch)
+
+
 def test_flops_convention():
     assert ha.flops(4, 32, 4096, 4096, 128, False) == 4 * 4 * 32 * 4096 * 4096 * 128
     assert ha.flops(4, 32, 4096, 4096, 128, True) == 2 * 4 * 32 * 4096 * 4096 * 128

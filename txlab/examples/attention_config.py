@@ -82,6 +82,10 @@ class AttentionConfig:
 
     def validate(self, head_dim: int | None = None) -> None:
         bad = _errors.InputError
+        for f in ("pingpong", "overlap"):
+            v = getattr(self, f)
+            if v is not True and v is not False and v not in (0, 1):
+                raise bad(f"{f}={v!r}: True or False")
         if not isinstance(self.bn, int) or self.bn % 16 or not 16 <= self.bn <= 256:
             raise bad(f"bn={self.bn!r}: key blocks are a multiple of 16 rows, 16..256 (try bn=128)")
         if self.consumers not in (1, 2):
@@ -139,8 +143,10 @@ def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
         ("seqlen_q", seqlen_q),
         ("seqlen_kv", seqlen_kv),
     ):
-        if not isinstance(v, int) or v < 1:
-            raise bad(f"{name}={v!r}: a positive int")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise bad(f"{name}={v!r}: a positive int", param=name)
+        if v >= 2**31:
+            raise bad(f"{name}={v}: the kernel's TMA coordinates and indices are 32-bit: keep it below 2**31", param=name)
     if head_dim not in HEAD_DIMS:
         raise bad(f"head_dim={head_dim!r}: this kernel is built for head_dim in {HEAD_DIMS}")
     if heads % kv_heads:
@@ -148,6 +154,22 @@ def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
             f"kv_heads={kv_heads} does not divide heads={heads}: grouped-query attention shares "
             "each kv head among heads // kv_heads query heads; pick a divisor"
         )
+
+
+def as_config(config) -> AttentionConfig | None:
+    """``config`` if it is an :class:`AttentionConfig` or None (the caller's choice), else an
+    :class:`~txlab.errors.InputError` saying what to pass."""
+    if config is None or isinstance(config, AttentionConfig):
+        return config
+    hint = " (AttentionConfig(**d) makes one from a dict of its fields)" if isinstance(config, dict) else ""
+    raise _errors.InputError(f"config={config!r}: pass an AttentionConfig or None{hint}", param="config")
+
+
+def check_causal(causal) -> bool:
+    """``causal`` as a bool, or an :class:`~txlab.errors.InputError` unless it is one."""
+    if causal is not True and causal is not False and causal not in (0, 1):
+        raise _errors.InputError(f"causal={causal!r}: True (the bottom-right causal mask) or False", param="causal")
+    return bool(causal)
 
 
 def flops(batch, heads, seqlen_q, seqlen_kv, head_dim, causal) -> float:

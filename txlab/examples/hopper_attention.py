@@ -51,6 +51,8 @@ from txlab.examples.attention_config import (  # noqa: F401  (re-exported: hoppe
     TUNE_SPACE,
     AttentionConfig,
     _ceil,
+    as_config,
+    check_causal,
     check_shape,
     default_config,
     flops,
@@ -106,7 +108,8 @@ def attention_kernel(
     from txlab.examples.hopper_gemm import _ConsumerRole
 
     check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
-    cfg = config or default_config(head_dim, causal)
+    causal = check_causal(causal)
+    cfg = as_config(config) or default_config(head_dim, causal)
     cfg.validate(head_dim)
     B, H, HK, SQ, SK, D = batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim
     G = H // HK
@@ -648,7 +651,10 @@ def build(
     (the shipped table's measured best for this exact shape, else the model's choice; :func:`explain`
     says why)."""
     from txlab.compiler import compile as compile_kernel
+    from txlab.examples.hopper_gemm import check_arch
 
+    check_arch(arch)
+    config = as_config(config)
     if config is None:
         config = tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)
     kernel = attention_kernel(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal, config, profile=profile)
@@ -693,6 +699,7 @@ def random_inputs(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, seed: i
 def reference(q, k, v, causal: bool = False):
     """fp32 (float64 for numpy) ``(O, LSE)`` of the same function, for torch tensors or numpy arrays
     in the kernel's layout; fully masked rows give ``O = 0``, ``LSE = -inf``."""
+    _check_layout(q, k, v)
     if type(q).__module__.startswith("torch"):
         import torch
 
@@ -727,6 +734,20 @@ def reference(q, k, v, causal: bool = False):
     return o, lse
 
 
+def _check_layout(q, k, v) -> None:
+    """The kernel's layout, or an InputError naming the array that breaks it: ``q (batch, heads, seqlen_q, head_dim)``,
+    ``k`` and ``v (batch, kv_heads, seqlen_kv, head_dim)``, ``kv_heads`` dividing ``heads``."""
+    shapes = [tuple(getattr(x, "shape", ())) for x in (q, k, v)]
+    layout = ("q is (batch, heads, seqlen_q, head_dim), k and v are (batch, kv_heads, seqlen_kv, head_dim), kv_heads "
+              "dividing heads")
+    for name, sh in zip("qkv", shapes):
+        if len(sh) != 4:
+            raise _errors.InputError(f"{name} has shape {sh}, not 4 axes: {layout}", param=name)
+    (b, h, _, d), kk, vv = shapes
+    if kk != vv or kk[0] != b or kk[3] != d or kk[1] < 1 or h % kk[1]:
+        raise _errors.InputError(f"q {shapes[0]}, k {kk}, v {vv}: {layout}", param="k")
+
+
 def tuned_config(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False) -> AttentionConfig:
     """The configuration :func:`build` uses without one: the shipped tuned table's measured best for
     this exact shape, else the model's choice (:mod:`txlab.examples.attention_model`; no GPU, a few
@@ -742,9 +763,13 @@ def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False,
     from txlab.examples.attention_model import explain as rank
 
     check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    causal = check_causal(causal)
     if num_sms is None:
         from txlab.device import probe
 
         num_sms = probe().sm_count or 132
-    shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, bool(causal))
+    elif not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
+        raise _errors.InputError(f"num_sms={num_sms!r}: persistent CTAs at most, a positive int (132 on an H100/H200 "
+                                 "SXM; None: this GPU's SMs)", param="num_sms")
+    shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)
     return rank(shape, num_sms=num_sms)
