@@ -137,3 +137,43 @@ def tickets(C_ptr: T.handle, O_ptr: T.handle):
     res = emulate(kernel(src, "tickets"), c, o)
     assert res.ok, res.findings
     assert list(o) == [0, 1, 2, 3] and c[0] == 0
+
+
+WAIT = """
+@T.prim_func
+def wait(F_ptr: T.handle, O_ptr: T.handle):
+    F = T.match_buffer(F_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (2,), "int32")
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([32])
+    if tx == 0:
+        if bx == WAITER:
+            while T.cuda.atomic_add(T.address_of(F[0]), 0) < 1:  # the spin
+                T.evaluate(0)
+            O[bx] = 1
+        else:
+            T.evaluate(T.cuda.atomic_add(T.address_of(F[0]), 1))
+            O[bx] = 2
+"""
+
+
+@pytest.mark.parametrize("waiter", [0, 1])
+def test_a_wait_on_another_cta_stops_with_the_reason_instead_of_hanging(monkeypatch, waiter):
+    """CTA 0 spinning on a flag CTA 1 sets looped forever: CTAs run one after another here. A spin is now
+    recognised (atomics at one line that change nothing and return the same value) and stops with a
+    NotEmulatedError at its line; where the setter already ran, the waiter reads the flag and goes on."""
+    import txlab.emulator.atomics as A
+    from txlab.errors import NotEmulatedError
+
+    monkeypatch.setattr(A, "SPIN_LIMIT", 500)
+    src = WAIT.replace("WAITER", str(waiter))
+    o = np.zeros(2, np.int32)
+    if waiter == 1:  # CTA 0 sets the flag first: nothing waits
+        res = emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
+        assert res.ok, res.findings
+        assert o.tolist() == [2, 1]
+        return
+    with pytest.raises(NotEmulatedError, match=r"wait on another CTA.*line %d" % line_of(src, "# the spin")) as exc:
+        emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
+    assert "1 other CTA(s) may not have run yet" in str(exc.value) and "run it on a GPU" in str(exc.value)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from txlab.errors import NotEmulatedError
+
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
 
 
@@ -44,6 +46,39 @@ def _combine(op, cur, val, dt):
     raise ValueError(op)
 
 
+#: consecutive atomics at one line of a CTA that leave global memory as it was and return the same values before
+#: the emulator calls it a wait on another CTA (a spin loop: ``while (atomicAdd(flag, 0) < n) {}``). Far past what a
+#: loop that merely finds nothing to change (an atomicMax that loses) runs per CTA in an emulation
+SPIN_LIMIT = 1 << 18
+
+
+def spin_check(g, prog, line, old, changed: bool) -> None:
+    """Count an atomic on global memory toward a spin at ``line``; past :data:`SPIN_LIMIT` unchanged rounds, stop
+    with a NotEmulatedError saying why (CTAs run one after another here, so what another CTA would write never
+    comes; with none left to run, it is a hang on a GPU too) instead of looping forever."""
+    spins = g.cta.__dict__.setdefault("spins", {})
+    seen = old[g.active()].tobytes()
+    last = spins.get(line)
+    n = last[1] + 1 if (last is not None and not changed and last[0] == seen) else 0
+    spins[line] = (seen, n)
+    if n < SPIN_LIMIT:
+        return
+    after = getattr(prog, "ctas_after", 0)
+    why = (
+        f"CTA {g.cta.index} polls global memory at line {line}: {SPIN_LIMIT:,} atomics in a row returned the same "
+        "value and changed nothing. "
+        + (
+            f"The emulator runs CTAs one after another (or in lockstep batches) and {after} other CTA(s) may not "
+            "have run yet, so a value another CTA "
+            "writes never arrives (split-K or stream-K fix-ups that wait for other CTAs, a decoupled look-back): "
+            "run it on a GPU, or use a variant that does not wait (for txlab's GEMM, the serial fix-up)"
+            if after
+            else "No other CTA is left to change it: on a GPU this CTA would hang"
+        )
+    )
+    raise NotEmulatedError("a wait on another CTA", lineno=line, detail=why)
+
+
 def apply_atomic(g, prog, addr, vals, op, dt, line):
     """Apply atomic ``op`` of every active lane of group ``g`` at byte addresses ``addr`` (L,) with
     operand(s) ``vals`` (cas: compare, new); returns each lane's old value (L,)."""
@@ -57,6 +92,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         return old
     ids = space.find_many(addr[act])
     touched: dict = {}
+    polled = changed = False
     for rid in np.unique(ids):
         lanes = act[ids == rid]
         region = space.regions[int(rid)] if rid >= 0 else None
@@ -82,6 +118,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         if region.cta_stride and g.lane_cta is not None:  # this lane's CTA's shared memory
             k = k + g.lane_cta[lanes].astype(np.int64) * (region.cta_stride // dt.itemsize)
         view = region.view(dt)
+        before = view[k].copy() if region.kind == "global" else None
         if op == "add" and dt.kind in "iu":
             # integer add: the lanes' old values are the running sums in lane order
             order = np.argsort(k, kind="stable")
@@ -105,6 +142,11 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
                 else:
                     view[kk] = _combine(op, cur, vals[0][i], dt)
         touched[int(rid)] = (region, lanes, off)
+        if before is not None:
+            polled = True
+            changed = changed or not np.array_equal(view[k], before)
+    if polled:  # global memory: a spin on a value only another CTA can change stops with a reason
+        spin_check(g, prog, line, old, changed)
     for region, lanes, off in touched.values():
         byte = (off[:, None] + np.arange(dt.itemsize)).ravel()
         tids = np.repeat(g.gtid[lanes], dt.itemsize)

@@ -80,6 +80,7 @@ class Program:
         cl = tuple(int(v) for v in (launch.get("cluster") or ()))
         self.cluster_dims = (cl + (1, 1, 1))[:3]
         self.running_ctas: list = []  # the CTAs running now (one, or a cluster's): the global timer
+        self.ctas_after = 0  # CTAs of the launch that may not have run yet (see run)
         self.warp_steps_done = 0  # warp-instructions of the CTAs already run (txlab.emulator.timers)
         self.index_cache: dict = {}  # thread-index lane vectors, shared by CTAs of one shape (read-only)
         self.call_handlers = ops.HANDLERS
@@ -91,7 +92,7 @@ class Program:
         names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
         self.warp_mode = bool(names & ops.WARP_MODE_OPS)
         self.uses_tcgen05 = any(nm.startswith("tirx.ptx.tcgen05") for nm in names)
-        self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names)
+        self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names) and not _polls(func.body)
         self.global_races = None  # atomics in global memory: txlab.emulator.races.GlobalRaces
         self._atomic_roots: set = set()
         self.cta_serial = 0
@@ -478,6 +479,9 @@ class Program:
         for k in range(0, len(ctas) if nclus == 1 else 0, B):
             part = ctas[k : k + B]
             cta = Cta(self, part[0], grid, block, space, dyn_bytes, batch=part if B > 1 else None)
+            # CTAs that may not have run their part yet: the rest of this batch (in lockstep, a branch other CTAs
+            # take runs after this one's) and those after it (a cross-CTA wait: atomics.spin_check)
+            self.ctas_after = len(ctas) - k - 1
             self.running_ctas = [cta]
             try:
                 cta.run(args_env)
@@ -524,6 +528,17 @@ def _lane_bytes(g, e, lm, dt):
 
 
 _ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")
+
+
+def _polls(body) -> bool:
+    """Whether a ``while`` condition reads memory through an atomic (a wait for another thread or CTA): such a
+    kernel runs CTA by CTA, never in lockstep batches, where one CTA's spin would run before another's write."""
+    for node in ir.walk(body):
+        if type(node).__name__ == "While":
+            for n in ir.walk(node.condition):
+                if type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(_ATOMIC_PREFIXES):
+                    return True
+    return False
 
 
 def _atomic_roots(body) -> set:
