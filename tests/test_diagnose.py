@@ -219,3 +219,18 @@ def test_warned_kernels_really_fail_to_launch_and_unwarned_ones_run():
     b = np.zeros(1024, np.float32)
     fine(a, b)
     assert (b == 1.0).all()
+
+
+def test_an_arch_hint_keeps_the_instruction_nvcc_names():
+    """The Hopper GEMM compiled for sm_90 (not sm_90a): nvcc names setmaxnreg, and the hint said
+    "Tx.cuda.tcgen05.encode_matrix_descriptor needs sm_100a" -- a Blackwell name matched by its last
+    part on the kernel's wgmma descriptor call. It now says what setmaxnreg needs."""
+    from txlab.examples import hopper_gemm as hg
+    from txlab.examples.gemm_config import parse_config
+
+    with pytest.raises(txlab.CompileError) as info:
+        txlab.compile(hg.gemm_kernel(256, 256, 256, parse_config("128x128x64_s4_c2")), arch="sm_90")
+    err = info.value
+    assert err.stage == "nvcc" and "setmaxnreg" in err.message
+    assert "tcgen05" not in err.hint and "sm_100a needs" not in err.hint, err.hint
+    assert err.hint.startswith("setmaxnreg.dec needs sm_90a") and "--arch sm_90a" in err.hint, err.hint

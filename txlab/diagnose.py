@@ -9,6 +9,7 @@ import linecache
 import re
 
 from txlab import ir
+from txlab.toolchain import _instruction_arch
 
 KiB = 1024
 
@@ -251,13 +252,18 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
     # ptxas names the feature and the target it needs: then a name on another line is the cause
     # only when the error has no line of its own and that name needs the same target
     said = re.search(r"Feature '([^']+)' requires \.target (sm_\d+[af]?)", f"{exc.message}\n{exc.detail or ''}")
+    named = re.search(r"[Ii]nstruction '([^']+)' not supported on \.target", f"{exc.message}\n{exc.detail or ''}")
+    if named and _instruction_arch(named.group(1)):
+        return None  # nvcc named the instruction and the toolchain's hint says what it needs: no name guessed
     required = said.group(2) if said else None
     on_line = [exc.source_line or ""] if exc.lineno and exc.source_line else []
     for k, text in enumerate(on_line + list(src_lines)):
         code = text.split("#")[0]
         for e in entries:
-            short = e.name.rsplit(".", 1)[-1]
-            if not (re.search(r"\." + re.escape(short) + r"\s*\(", code) and _needs_newer(e.arch, arch)):
+            # the name's last two parts: "encode_matrix_descriptor" alone is both tcgen05's (sm_100a) and
+            # wgmma's (sm_90a), and a Hopper kernel's wgmma call was blamed on Blackwell
+            tail = ".".join(e.name.split(".")[-2:])
+            if not (re.search(r"\b" + re.escape(tail) + r"\s*\(", code) and _needs_newer(e.arch, arch)):
                 continue
             if required and k >= len(on_line) and (on_line or _arch_rank(e.arch) != _arch_rank(required)):
                 continue  # the line map found the line: another line's name is not the cause
