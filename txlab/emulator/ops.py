@@ -268,14 +268,20 @@ def _thread_rank(comp, call):
     return lambda g: g.tid.astype(np.int32)
 
 
+def _per_warp(g, value, pad):
+    """One (nw,) value per warp, broadcast back to each of the warp's lanes of group ``g``."""
+    return _unwarp(g, np.repeat(np.asarray(value)[:, None], 32, axis=1), pad)
+
+
+def _active_mask(g):
+    """Each lane's warp's mask of the lanes that execute (``__activemask``, PTX ``activemask``)."""
+    act, pad = _warps(g, g.active(), False)
+    return _per_warp(g, _ballot_bits(act, act), pad)
+
+
 @handler("tirx.cuda.__activemask")
 def _activemask(comp, call):
-    def f(g):
-        act, pad = _warps(g, g.active(), False)
-        bits = (act.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-        return _unwarp(g, np.repeat(bits[:, None], 32, axis=1), pad)
-
-    return f
+    return _active_mask
 
 
 def _shfl_check(g, kind, mask_val, b, w, line):
@@ -388,7 +394,7 @@ def _member_collective(operand, combine):
         def f(g):
             act, pad = _member_active(g, mask(g))
             X, _ = _warps(g, operand(x(g)), False)
-            return _unwarp(g, np.repeat(combine(act, X)[:, None], 32, axis=1), pad)
+            return _per_warp(g, combine(act, X), pad)
 
         return f
 
@@ -403,9 +409,16 @@ def _ballot_bits(act, P):
     return ((act & P).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
 
 
-HANDLERS["tirx.cuda.ballot_sync"] = _member_collective(_nonzero, _ballot_bits)
-HANDLERS["tirx.cuda.any_sync"] = _member_collective(_nonzero, lambda act, P: (act & P).any(axis=1).astype(np.int32))
-HANDLERS["tirx.cuda.all_sync"] = _member_collective(_nonzero, lambda act, P: (~act | P).all(axis=1).astype(np.int32))
+#: warp votes over the active member lanes ``act`` of predicates ``P`` (both (nw, 32)): ``__ballot_sync`` & co.
+#: and PTX ``vote.sync`` (``uni``: every active member has the same predicate)
+_VOTE = {
+    "ballot": _ballot_bits,
+    "any": lambda act, P: (act & P).any(axis=1).astype(np.int32),
+    "all": lambda act, P: (~act | P).all(axis=1).astype(np.int32),
+    "uni": lambda act, P: ((~act | P).all(axis=1) | (~act | ~P).all(axis=1)).astype(np.int32),
+}
+for _mode in ("ballot", "any", "all"):
+    HANDLERS[f"tirx.cuda.{_mode}_sync"] = _member_collective(_nonzero, _VOTE[_mode])
 
 
 @handler("tirx.cuda.elect_sync")
@@ -452,11 +465,12 @@ def _warp_reduce(comp, call):
 
 
 _ALL_ONES = np.uint32(0xFFFFFFFF)
-#: redux.sync over the active member lanes (inactive ones hold the operation's identity)
+#: redux.sync over the active member lanes (inactive ones hold the operation's identity): V is uint32 (the bits),
+#: or int32 for a signed min/max
 _REDUX = {
     "add": lambda act, V: np.where(act, V, 0).astype(np.uint64).sum(axis=1).astype(np.uint32),
-    "min": lambda act, V: np.where(act, V, _ALL_ONES).min(axis=1),
-    "max": lambda act, V: np.where(act, V, 0).max(axis=1),
+    "min": lambda act, V: np.where(act, V, np.iinfo(V.dtype).max).min(axis=1),
+    "max": lambda act, V: np.where(act, V, np.iinfo(V.dtype).min).max(axis=1),
     "and": lambda act, V: np.bitwise_and.reduce(np.where(act, V, _ALL_ONES), axis=1),
     "or": lambda act, V: np.bitwise_or.reduce(np.where(act, V, 0), axis=1),
     "xor": lambda act, V: np.bitwise_xor.reduce(np.where(act, V, 0), axis=1),

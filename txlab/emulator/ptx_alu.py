@@ -20,7 +20,17 @@ import numpy as np
 
 import txlab.emulator.memory as M
 from txlab.emulator.mathfns import _brev, _clz, _popc
-from txlab.emulator.ops import HANDLERS, _ballot_bits, _member_active, _unwarp, _warps
+from txlab.emulator.ops import (
+    _REDUX,
+    _VOTE,
+    HANDLERS,
+    _active_mask,
+    _ballot_bits,
+    _member_active,
+    _per_warp,
+    _unwarp,
+    _warps,
+)
 from txlab.emulator.ptx_memory import _dest_stores, _guard, decode, to_register
 
 _ONE = np.uint64(1)
@@ -235,25 +245,12 @@ HANDLERS["tirx.ptx.shf"] = _alu(_shf_compute)
 
 
 # ---- warp collectives ---------------------------------------------------------------------------
-def _per_warp(g, act, pad, value):
-    """Broadcast one (nw,) value per warp back to the group's lanes."""
-    return _unwarp(g, np.repeat(np.asarray(value)[:, None], 32, axis=1), pad)
-
-
 def _vote_compute(ptx, g, vals):
     pred, member = vals
     act, pad = _member_active(g, member)
     P, _ = _warps(g, np.broadcast_to(np.not_equal(pred, 0), (g.L,)), False)
     mode = ptx.mods.get("mode")
-    if mode == "ballot":
-        return _per_warp(g, act, pad, _ballot_bits(act, P)).astype(np.uint64), 32, False
-    if mode == "all":
-        r = (~act | P).all(axis=1)
-    elif mode == "any":
-        r = (act & P).any(axis=1)
-    else:  # uni: every active member lane has the same predicate
-        r = (~act | P).all(axis=1) | (~act | ~P).all(axis=1)
-    return _per_warp(g, act, pad, r.astype(np.uint64)), 32, False
+    return _per_warp(g, _VOTE[mode if mode in _VOTE else "uni"](act, P).astype(np.uint64), pad), 32, False
 
 
 def _match_compute(ptx, g, vals):
@@ -270,31 +267,18 @@ def _match_compute(ptx, g, vals):
     return _unwarp(g, lanes, pad), 32, False
 
 
-_REDUX_INT = {
-    "add": lambda x, act: np.where(act, x, 0).sum(axis=1),
-    "min": lambda x, act: np.where(act, x, np.iinfo(x.dtype).max).min(axis=1),
-    "max": lambda x, act: np.where(act, x, np.iinfo(x.dtype).min).max(axis=1),
-    "and": lambda x, act: np.bitwise_and.reduce(np.where(act, x, np.uint32(0xFFFFFFFF)), axis=1),
-    "or": lambda x, act: np.bitwise_or.reduce(np.where(act, x, 0), axis=1),
-    "xor": lambda x, act: np.bitwise_xor.reduce(np.where(act, x, 0), axis=1),
-}
-
-
 def _redux_compute(ptx, g, vals):
     a, member = vals
     act, pad = _member_active(g, member)
-    signed = ptx.mods.get("type") == "s32"
-    bits = _bits(a, 32).astype(np.uint32)
-    A, _ = _warps(g, np.broadcast_to(bits.view(np.int32) if signed else bits, (g.L,)), 0)
     op = ptx.mods.get("op")
-    A = A.astype(np.int64 if op == "add" else A.dtype)
-    r = _REDUX_INT[op](A, act)
-    return _per_warp(g, act, pad, _bits(r, 32)), 32, signed
+    signed = ptx.mods.get("type") == "s32"
+    bits = _bits(a, 32).astype(np.uint32)  # add and the bitwise ops are the same on the bits either way
+    A, _ = _warps(g, np.broadcast_to(bits.view(np.int32) if signed and op in ("min", "max") else bits, (g.L,)), 0)
+    return _per_warp(g, _bits(_REDUX[op](act, A), 32), pad), 32, signed
 
 
 def _activemask_compute(ptx, g, vals):
-    act, pad = _warps(g, g.active(), False)
-    return _per_warp(g, act, pad, _ballot_bits(act, np.ones_like(act))).astype(np.uint64), 32, False
+    return _active_mask(g).astype(np.uint64), 32, False
 
 
 for _n in ("vote_sync", "vote_sync_ballot"):
