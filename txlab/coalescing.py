@@ -250,6 +250,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     warp of CTA ``cta``. Nothing runs on a GPU. ``limits``: the walk's :class:`txlab.simt.Limits`
     (a time budget makes a long kernel's rows partial, never missing)."""
     from txlab.banks import _file_of, source_text
+    from txlab.sass.analyses import _arch_major
 
     arch = arch or getattr(kernel, "arch", None) or "sm_90a"
     lowered = simt.lowered_of(kernel, arch)
@@ -261,7 +262,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     for fname, func in funcs:
         names.append(fname)
         start = time.monotonic()
-        site = _Site if not _has_256_bit_global(arch) else _Site256
+        site = _Site256 if (_arch_major(arch) or 0) >= 10 else _Site  # sm_100 on: 256-bit global accesses
         sites, walk = simt.visit_accesses(func, global_access, site, cta=cta, limits=limits)
         _check_sass(sites, made)
         other = _other_cta(lowered, fname, cta)
@@ -405,9 +406,3 @@ class _Site(simt.AccessSite):
 
 class _Site256(_Site):
     max_lane_bytes = 32
-
-
-def _has_256_bit_global(arch: str) -> bool:
-    """Whether ``arch`` (``sm_90a``, ``sm_100a``...) has 256-bit global loads and stores (sm_100 on)."""
-    digits = "".join(ch for ch in str(arch).split("_")[-1] if ch.isdigit())
-    return bool(digits) and int(digits) >= 100
