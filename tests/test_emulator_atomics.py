@@ -177,3 +177,34 @@ def test_a_wait_on_another_cta_stops_with_the_reason_instead_of_hanging(monkeypa
     with pytest.raises(NotEmulatedError, match=r"wait on another CTA.*line %d" % line_of(src, "# the spin")) as exc:
         emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
     assert "1 other CTA(s) may not have run yet" in str(exc.value) and "run it on a GPU" in str(exc.value)
+
+
+CLUSTER_WAIT = """
+@T.prim_func
+def cwait(F_ptr: T.handle, O_ptr: T.handle):
+    F = T.match_buffer(F_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (4,), "int32")
+    T.device_entry()
+    for rank in T.thread_binding(2, thread="clusterCtaIdx.x"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                if tx == 0:
+                    if bx == 0:
+                        while T.cuda.atomic_add(T.address_of(F[0]), 0) < 1:  # the spin
+                            T.evaluate(0)
+                    if bx == 3:
+                        T.evaluate(T.cuda.atomic_add(T.address_of(F[0]), 1))
+                    O[bx] = 1
+"""
+
+
+def test_a_wait_on_another_cluster_names_the_ctas_still_to_run(monkeypatch):
+    """In clusters the CTAs still to run are those of the later clusters (and this one's other CTA): a
+    cluster launch said "no other CTA is left" for a wait on CTA 3, and now counts them."""
+    import txlab.emulator.atomics as A
+    from txlab.errors import NotEmulatedError
+
+    monkeypatch.setattr(A, "SPIN_LIMIT", 500)
+    with pytest.raises(NotEmulatedError, match=r"wait on another CTA") as exc:
+        emulate(kernel(CLUSTER_WAIT, "cwait"), np.zeros(1, np.int32), np.zeros(4, np.int32))
+    assert "3 other CTA(s) may not have run yet" in str(exc.value), str(exc.value)

@@ -56,14 +56,14 @@ def spin_check(g, prog, line, old, changed: bool) -> None:
     """Count an atomic on global memory toward a spin at ``line``; past :data:`SPIN_LIMIT` unchanged rounds, stop
     with a NotEmulatedError saying why (CTAs run one after another here, so what another CTA would write never
     comes; with none left to run, it is a hang on a GPU too) instead of looping forever."""
-    spins = g.cta.__dict__.setdefault("spins", {})
+    spins = g.cta.spins
     seen = old[g.active()].tobytes()
     last = spins.get(line)
     n = last[1] + 1 if (last is not None and not changed and last[0] == seen) else 0
     spins[line] = (seen, n)
     if n < SPIN_LIMIT:
         return
-    after = getattr(prog, "ctas_after", 0)
+    after = prog.ctas_after
     why = (
         f"CTA {g.cta.index} polls global memory at line {line}: {SPIN_LIMIT:,} atomics in a row returned the same "
         "value and changed nothing. "

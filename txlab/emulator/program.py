@@ -473,8 +473,11 @@ class Program:
             clusters, added = group_into_clusters(ctas, self.cluster_dims)
             if added:
                 self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
+            total, done = sum(len(m) for m in clusters), 0
             for members in clusters:
+                self.ctas_after = total - done - 1  # a cluster's CTAs share one scheduler, which a spin holds
                 Cluster(self, members, grid, block, space, dyn_bytes, Cta).run(args_env)
+                done += len(members)
             ctas = [c for m in clusters for c in m]
         for k in range(0, len(ctas) if nclus == 1 else 0, B):
             part = ctas[k : k + B]
@@ -637,6 +640,7 @@ class Cta:
             else:
                 self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
         self.cp_pending: dict = {}  # cp.async copies in flight (Program.cp_issued)
+        self.spins: dict = {}  # line -> (values, rounds) of global atomics that changed nothing (atomics.spin_check)
         self.progress = 0
         self.steps = 0
         self.warp_steps = 0  # warp-instructions issued: the CTA's clock64 (timers)
