@@ -4829,6 +4829,12 @@ GROUPS = {
         (B16, (576, 584, 1520), [None, "64x56x64_s15_c1_cl2x4", "64x64x64_s14_c1_cl2x4", "64x56x64_s15_c1_cl4x2_swap"]),
         # the set's weakest shape (cuBLAS's own 128x200 in 4x1 runs 0.90 here): 14 clusters of 4x2 fill the GPU
         (B16, (1000, 3000, 5000), [None, "128x216x64_s4_c2_cl4x2", "128x216x64_s5_c2_cl4x2", "128x200x64_s5_c2_cl4x1"]),
+        # the same configurations at the aligned K beside it: what the odd rows cost each one
+        (
+            B16,
+            (1000, 3000, 5056),
+            [None, "128x216x64_s4_c2_cl4x2", "128x200x64_s5_c2_cl4x1", "128x192x64_s4_c2_tma_cl2x1"],
+        ),
     ],
     # 64-row tiles in 4x2 and 2x4 clusters sized to fill the 15 8-CTA clusters the GPU holds, where a model that
     # offers them moves its pick (150 random mid-sized unaligned shapes, seed 1909, and r19j's 44): old pick, new
