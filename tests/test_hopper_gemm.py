@@ -99,7 +99,7 @@ def test_cluster_config_parsing_and_limits():
     assert hg.parse_config(eight.name) == eight
     assert hg.GemmConfig(cluster_m=2, cluster_n=4).ctas(8192, 8192) == 120
     assert hg.GemmConfig(cluster_m=8, bn=64).ctas(8192, 8192) == 120
-    with pytest.raises(ValueError, match="8-CTA clusters the GPU holds at once is not measured"):
+    with pytest.raises(ValueError, match="split-K in 8-CTA clusters has not been run on a GPU"):
         hg.GemmConfig(cluster_m=4, cluster_n=2, split_k=2).validate()  # a fix-up that could wait on a waiting cluster
     hg.GemmConfig(bn=200, cluster_m=4).validate()  # B in slices of 56, 56, 56 and 32 rows
     assert hg.GemmConfig.slices(200, 4) == (56, 32) and hg.GemmConfig.slices(256, 2) == (128, 128)
