@@ -34,9 +34,10 @@ LEFT_OUT = {
 }
 
 
-#: configurations measured but left out of the measurements, with why: rows of them move the fitted effects of the
-#: families the model does offer (the effects are fitted jointly with each shape's level)
 def left_out_config(config) -> str | None:
+    """Why measurements of ``config`` (a GemmConfig) are left out of the measurements file, or None to keep them:
+    rows of configurations the model does not offer move the fitted effects of the families it does offer (the
+    effects are fitted jointly with each shape's level)."""
     if config.cluster_size >= 8:
         return (
             "8-CTA clusters, which the model does not offer: at 116 mid-sized unaligned shapes (H200, 2026-12-05, r20b) "
