@@ -807,6 +807,69 @@ def test_stmatrix_staging_is_bitwise_the_element_stores(shape, config, monkeypat
     assert np.array_equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize(
+    "shape,config",
+    [
+        ((200, 300, 256), "128x128x64_s3_c2_pp"),  # pingpong, two m64 atoms per consumer
+        ((300, 264, 200), "256x128x64_s3_c2"),  # cooperative, two atoms per consumer (128 rows each)
+        ((300, 410, 200), "128x200x64_s3_c2_cl4x1"),  # a 4-CTA cluster, B in uneven slices
+    ],
+)
+def test_advanced_descriptors_give_the_encoded_ones_results(shape, config, monkeypatch):
+    """Stage 0's descriptors plus each wgmma's offset (stage, atom, k-step) address what encoding each one did:
+    C is the same bit for bit, with every output written."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.emulator import emulate
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=4)
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    outs, scripts = [], []
+    for advance in (True, False):
+        monkeypatch.setattr(hg, "_DESC_ADVANCE", advance)
+        kernel = hg.gemm_kernel(M, N, K, cfg)
+        scripts.append(kernel.script())
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        res = emulate(kernel, a, b, c, arch="sm_90a")
+        assert res.ok, res.summary()
+        outs.append(c.view(np.uint16).copy())
+    got, ref = outs[0].view(ml_dtypes.bfloat16).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
+    assert scripts[0] != scripts[1] and np.array_equal(outs[0], outs[1])
+
+
+def _encodes_between_wgmmas(compiled) -> list[int]:
+    """For each pair of consecutive HGMMA/QGMMA of one commit group (the first not ending it with ``gsb0``), how
+    many instructions between them encode a descriptor's start address (``>> 4``, then the 14-bit mask)."""
+    import re
+
+    sass = [ln for ln in compiled.sass.splitlines() if re.match(r"\s*/\*[0-9a-f]+\*/", ln)]
+    at = [i for i, ln in enumerate(sass) if re.search(r"\b[HQ]GMMA\.", ln)]
+    encode = re.compile(r"USHF\.R\.U32\.HI .*, 0x4,|ULOP3\.LUT .*, 0x3ff[c-f],")
+    return [sum(bool(encode.search(ln)) for ln in sass[i + 1 : j]) for i, j in zip(at, at[1:]) if "gsb0" not in sass[i]]
+
+
+@pytest.mark.parametrize(
+    "shape,config,dtype",
+    [
+        ((1000, 3000, 5000), "128x200x64_s5_c2_cl4x1", "bf16"),
+        ((4096, 4096, 4096), "128x128x64_s6_c2_pp_tma", "bf16"),
+        ((4096, 4096, 4096), "128x192x128_s4_c2_tma_p2", "e4m3"),
+    ],
+)
+def test_wgmmas_of_a_k_block_are_not_separated_by_descriptor_encodes(shape, config, dtype, monkeypatch):
+    """The mainloop issues a k-block's wgmmas a few uniform adds apart (cuBLAS's spacing), where encoding each
+    descriptor again put about ten instructions between them; the per-wgmma encode still shows them."""
+    gaps = _encodes_between_wgmmas(hg.build(*shape, config, dtype=dtype))
+    assert gaps and max(gaps) == 0, gaps
+    monkeypatch.setattr(hg, "_DESC_ADVANCE", False)
+    assert max(_encodes_between_wgmmas(hg.build(*shape, config, dtype=dtype))) > 0
+
+
 def _mutant(*edits):
     """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
     import linecache

@@ -144,6 +144,14 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 #: shapes, by 0.75 % at the median, and on FP8's staged ones by 6-7 % (round 15).
 _EPI_STMATRIX = True
 
+#: The consumers build their two wgmma descriptors once, for stage 0 (TVM's encoder), and give each wgmma the
+#: descriptor plus its operand's 16-byte offset (stage, m64 atom, k-step): one add where encoding again took about
+#: ten uniform-datapath instructions per k-step (ncu, round 22: 2.1x cuBLAS's instructions at the same tile). The
+#: descriptors are the same 64-bit values: the start address is bits 0-13 in 16-byte units, and shared memory
+#: (< 256 KiB) never carries out of them. False encodes per wgmma as before, kept so ``scripts/gemm_explore_h200.py``
+#: (``enc:CONFIG``) can time one beside the other in a run.
+_DESC_ADVANCE = True
+
 #: elements of C from which the epilogues' stores compute C's flat index in 64 bits: TVM flattens ``C[row, col]`` to
 #: ``row * N + col`` in the type of the indices (int32), which wraps past 2**31 - 1 elements (M x N = 65537 x 65537:
 #: stores to wrong addresses, no error). Below it the index stays 32-bit, and the kernels measured keep their code.
@@ -197,6 +205,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     NACC = BN // 2  # fp32 accumulators per thread of one m64nBN wgmma
     MW, PP, SERP = cfg.m_atoms, cfg.pingpong, cfg.serpentine
     STMATRIX = _EPI_STMATRIX  # staging stores (TMA and staged epilogues): stmatrix.x4, or (False) 2-byte stores
+    ADVANCE = _DESC_ADVANCE  # wgmma descriptors: stage 0's plus an offset, or (False) encoded per wgmma
+    # descriptor offsets in 16-byte units: a row of the swizzled operand tiles is one 128-byte swizzle row (BK
+    # elements), so a stage of A is BM rows, of B BN rows, an m64 atom 64 rows, and a k-step KSTEP elements in
+    # the row (the 128B swizzle's XOR is zero at an atom's first row, which the descriptor addresses)
+    ROW16 = BK * (2 if OP["ptx"] == "bf16" else 1) // 16
+    assert ROW16 == 8, "a K tile is one 128-byte swizzle row"
+    A_STAGE16, B_STAGE16, ATOM16, KSTEP16 = BM * ROW16, BN * ROW16, 64 * ROW16, KSTEP * ROW16 // BK
     NV = MW * NACC // 4  # a consumer thread's fragment in 4-float vectors (split-K's partials)
 
     def arow(c, mi):
@@ -279,6 +294,12 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PROF = profile
     SLOTS = profile_slots(MU, NU, K, cfg)
     LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
+
+    def advance(desc, units):
+        """``desc`` with ``units`` (16 bytes each) added to its start address, in the low word alone: a 32-bit add
+        (the field never carries, see :data:`_DESC_ADVANCE`), the high word kept."""
+        low = T.cast(T.cast(desc, "uint32") + T.cast(units, "uint32"), "uint64")
+        return T.bitwise_or(T.shift_left(T.shift_right(desc, T.uint64(32)), T.uint64(32)), low)
 
     @T.inline
     def put(C, row, col, value):
@@ -553,6 +574,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             acc = T.alloc_local([MW * NACC], "float32")
             descA: T.uint64
             descB: T.uint64
+            if ADVANCE:  # stage 0's descriptors (k-step 0, this consumer's first atom), once
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descA), As.ptr_to([0, arow(c, 0), 0]), 1, 64, 3)
+                T.cuda.wgmma.encode_matrix_descriptor(T.address_of(descB), Bs.ptr_to([0, 0, 0]), 1, 64, 3)
             prev = T.local_scalar("int32")
             if PROMOTE:  # the fp32 sum of the tensor core's partial accumulators
                 total = T.alloc_local([MW * NACC], "float32")
@@ -582,13 +606,19 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // KSTEP):
                         for mi in T.unroll(MW):
-                            T.cuda.wgmma.encode_matrix_descriptor(
-                                T.address_of(descA), As.ptr_to([cs.stage, arow(c, mi), kk * KSTEP]), 1, 64, 3)
-                            if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
+                            if ADVANCE:
+                                T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)],
+                                           advance(descA, cs.stage * A_STAGE16 + (mi * ATOM16 + kk * KSTEP16)),
+                                           advance(descB, cs.stage * B_STAGE16 + kk * KSTEP16),
+                                           ((k % PROMO if PROMOTE else k) > 0) | (kk > 0), *MMA_TAIL)
+                            else:
                                 T.cuda.wgmma.encode_matrix_descriptor(
-                                    T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * KSTEP]), 1, 64, 3)
-                            T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
-                                       ((k % PROMO if PROMOTE else k) > 0) | (kk > 0), *MMA_TAIL)
+                                    T.address_of(descA), As.ptr_to([cs.stage, arow(c, mi), kk * KSTEP]), 1, 64, 3)
+                                if mi == 0:  # B's descriptor: once per k16 step, shared by the m64 atoms
+                                    T.cuda.wgmma.encode_matrix_descriptor(
+                                        T.address_of(descB), Bs.ptr_to([cs.stage, 0, kk * KSTEP]), 1, 64, 3)
+                                T.ptx[MMA](*[acc[mi * NACC + i] for i in range(NACC)], descA, descB,
+                                           ((k % PROMO if PROMOTE else k) > 0) | (kk > 0), *MMA_TAIL)
                     T.ptx.wgmma.commit_group.sync.aligned()
                     # keep this k's group in flight; the previous one is done: release its slot
                     T.ptx.wgmma.wait_group.sync.aligned(1)
