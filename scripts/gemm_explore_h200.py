@@ -4981,6 +4981,102 @@ GROUPS = {
         (B16, (1896, 520, 2008), ["64x160x64_s7_c1_tma_cl2x2_swap", "64x136x64_s9_c1_cl2x2"]),
         (B16, (2744, 6872, 3456), ["128x192x64_s4_c2_tma", "128x128x64_s6_c2_pp_tma"]),
     ],
+    # stage 0's wgmma descriptors plus an offset (the kernel now) beside a descriptor encoded per wgmma (enc:, the
+    # kernel before), at the model's pick: the shape set of gemm_h200, bf16 and FP8
+    "r23a": [
+        (B16, (8192, 8192, 8192), ["128x256x64_s3_c2_tma", "enc:128x256x64_s3_c2_tma"]),
+        (B16, (4096, 4096, 4096), ["128x128x64_s6_c2_pp_tma", "enc:128x128x64_s6_c2_pp_tma"]),
+        (B16, (16384, 16384, 16384), ["128x256x64_s3_c2_tma", "enc:128x256x64_s3_c2_tma"]),
+        (B16, (2048, 2048, 8192), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (1024, 8192, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 2048), ["128x128x64_s6_c2_pp_tma", "enc:128x128x64_s6_c2_pp_tma"]),
+        (B16, (8192, 1024, 8192), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (512, 4096, 4096), ["128x128x64_s6_c2_tma", "enc:128x128x64_s6_c2_tma"]),
+        (B16, (512, 14336, 4096), ["128x224x64_s4_c2_tma", "enc:128x224x64_s4_c2_tma"]),
+        (B16, (512, 4096, 14336), ["128x128x64_s6_c2_tma", "enc:128x128x64_s6_c2_tma"]),
+        (B16, (2048, 4096, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (2048, 14336, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (2048, 4096, 14336), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 4096, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 14336, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (16384, 4096, 14336), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (4096, 28672, 8192), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 28672), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (1024, 28672, 4096), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 4096, 14336), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (8192, 8192, 512), ["128x128x64_s6_c2_pp_tma", "enc:128x128x64_s6_c2_pp_tma"]),
+        (B16, (16384, 8192, 1024), ["128x128x64_s6_c2_pp_tma", "enc:128x128x64_s6_c2_pp_tma"]),
+        (B16, (512, 512, 16384), ["128x128x64_s6_c2_cl2x1_sk8p", "enc:128x128x64_s6_c2_cl2x1_sk8p"]),
+        (B16, (1024, 1024, 32768), ["128x128x64_s6_c2_sk2", "enc:128x128x64_s6_c2_sk2"]),
+        (B16, (256, 4096, 8192), ["128x128x64_s7_c2_sk2", "enc:128x128x64_s7_c2_sk2"]),
+        (B16, (256, 256, 65536), ["128x128x64_s6_c2_cl1x2_sk32p", "enc:128x128x64_s6_c2_cl1x2_sk32p"]),
+        (B16, (768, 1024, 16384), ["128x96x64_s7_c2_cl2x1_sk2p_swap", "enc:128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+        (B16, (6144, 6144, 6144), ["128x256x64_s4_c2_tma", "enc:128x256x64_s4_c2_tma"]),
+        (B16, (3072, 3072, 12288), ["128x192x64_s4_c2_tma", "enc:128x192x64_s4_c2_tma"]),
+        (B16, (4095, 8191, 4096), ["128x256x64_s4_c2_stg", "enc:128x256x64_s4_c2_stg"]),
+        (B16, (1000, 3000, 5000), ["128x200x64_s5_c2_cl4x1", "enc:128x200x64_s5_c2_cl4x1"]),
+        (B16, (12345, 5432, 2048), ["128x128x64_s6_c2_pp_tma", "enc:128x128x64_s6_c2_pp_tma"]),
+        (F8, (8192, 8192, 8192), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (4096, 4096, 4096), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (16384, 8192, 8192), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (2048, 14336, 4096), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (16384, 4096, 14336), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (512, 4096, 4096), ["128x128x128_s6_c2_tma_p2", "enc:128x128x128_s6_c2_tma_p2"]),
+        (F8, (4096, 28672, 8192), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (8192, 8192, 1024), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (4095, 8191, 4096), ["128x192x128_s4_c2_stg_p2", "enc:128x192x128_s4_c2_stg_p2"]),
+        (F8, (12345, 5432, 2048), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (1000, 3000, 5008), ["128x192x128_s4_c2_tma_cl2x1_p2", "enc:128x192x128_s4_c2_tma_cl2x1_p2"]),
+        (F8, (6144, 6144, 6144), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
+        (F8, (1024, 1024, 32768), ["128x128x128_s7_c2_sk2_p2", "enc:128x128x128_s7_c2_sk2_p2"]),
+    ],
+    # the same at the random unaligned shapes of r19j (their current picks)
+    "r23b": [
+        (B16, (328, 8480, 10184), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
+        (B16, (2952, 608, 1952), ["128x128x64_s6_c2_tma_cl2x1", "enc:128x128x64_s6_c2_tma_cl2x1"]),
+        (B16, (1816, 672, 23072), ["128x168x64_s6_c2_sk2p", "enc:128x168x64_s6_c2_sk2p"]),
+        (B16, (2240, 288, 2256), ["64x112x64_s10_c1_tma_cl2x2_swap", "enc:64x112x64_s10_c1_tma_cl2x2_swap"]),
+        (B16, (432, 752, 16528), ["128x144x64_s6_c2_cl2x1_sk7p_swap", "enc:128x144x64_s6_c2_cl2x1_sk7p_swap"]),
+        (B16, (648, 1048, 6768), ["128x152x64_s6_c2_cl2x1_sk3p", "enc:128x152x64_s6_c2_cl2x1_sk3p"]),
+        (B16, (784, 280, 18800), ["128x144x64_s6_c2_sk9p", "enc:128x144x64_s6_c2_sk9p"]),
+        (B16, (376, 6928, 7192), ["128x160x64_s5_c2_tma_cl1x2", "enc:128x160x64_s5_c2_tma_cl1x2"]),
+        (B16, (4248, 256, 2392), ["64x144x64_s8_c1_tma_cl2x2_swap", "enc:64x144x64_s8_c1_tma_cl2x2_swap"]),
+        (B16, (9968, 5096, 8152), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
+        (B16, (10192, 1640, 15608), ["192x176x64_s4_c3_tma_cl1x2_swap", "enc:192x176x64_s4_c3_tma_cl1x2_swap"]),
+        (B16, (296, 400, 5480), ["64x128x64_s7_c1_cl1x2_sk6p", "enc:64x128x64_s7_c1_cl1x2_sk6p"]),
+        (B16, (4904, 11664, 20232), ["192x176x64_s4_c3_tma_cl1x2_swap", "enc:192x176x64_s4_c3_tma_cl1x2_swap"]),
+        (B16, (9800, 568, 7640), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
+        (B16, (504, 840, 2712), ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2"]),
+        (B16, (3264, 3328, 1960), ["128x224x64_s4_c2_tma_cl2x1", "enc:128x224x64_s4_c2_tma_cl2x1"]),
+        (B16, (568, 8704, 3600), ["128x176x64_s5_c2_tma", "enc:128x176x64_s5_c2_tma"]),
+        (B16, (264, 5704, 3304), ["128x144x64_s6_c2_tma_cl2x1_swap", "enc:128x144x64_s6_c2_tma_cl2x1_swap"]),
+        (B16, (3208, 1440, 3120), ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1"]),
+        (B16, (6808, 344, 6288), ["128x160x64_s5_c2_tma_swap", "enc:128x160x64_s5_c2_tma_swap"]),
+        (B16, (576, 6512, 4312), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
+        (B16, (312, 2104, 5792), ["64x80x64_s12_c1_tma_swap", "enc:64x80x64_s12_c1_tma_swap"]),
+        (B16, (408, 9648, 4656), ["128x144x64_s6_c2_tma_cl2x1_swap", "enc:128x144x64_s6_c2_tma_cl2x1_swap"]),
+        (B16, (512, 848, 2448), ["64x64x64_s12_c1_tma_swap", "enc:64x64x64_s12_c1_tma_swap"]),
+        (B16, (5912, 1272, 3544), ["128x240x64_s4_c2_tma_cl2x1_swap", "enc:128x240x64_s4_c2_tma_cl2x1_swap"]),
+        (B16, (504, 7832, 3800), ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1"]),
+        (B16, (576, 1480, 12832), ["128x192x64_s5_c2_sk3p", "enc:128x192x64_s5_c2_sk3p"]),
+        (B16, (296, 400, 19040), ["128x152x64_s6_c2_cl2x1_sk16p_swap", "enc:128x152x64_s6_c2_cl2x1_sk16p_swap"]),
+        (B16, (4240, 2928, 8800), ["128x256x64_s4_c2_tma_swap", "enc:128x256x64_s4_c2_tma_swap"]),
+        (B16, (3728, 7376, 1136), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
+        (B16, (8784, 464, 17096), ["128x160x64_s5_c2_tma_cl2x1", "enc:128x160x64_s5_c2_tma_cl2x1"]),
+        (B16, (264, 368, 2208), ["64x64x64_s12_c1_tma", "enc:64x64x64_s12_c1_tma"]),
+        (B16, (10440, 3592, 8840), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
+        (B16, (9032, 440, 23376), ["128x224x64_s5_c2_sk13pt", "enc:128x224x64_s5_c2_sk13pt"]),
+        (B16, (1216, 712, 7880), ["128x240x64_s4_c2_cl2x1_sk4p", "enc:128x240x64_s4_c2_cl2x1_sk4p"]),
+        (B16, (9640, 280, 2952), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
+        (B16, (2576, 808, 7768), ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1"]),
+        (B16, (1240, 704, 4960), ["64x120x64_s9_c1_cl2x2", "enc:64x120x64_s9_c1_cl2x2"]),
+        (B16, (400, 864, 1160), ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2"]),
+        (B16, (6992, 1992, 3744), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
+        (B16, (416, 560, 3488), ["64x128x64_s7_c1_sk3", "enc:64x128x64_s7_c1_sk3"]),
+        (B16, (568, 9312, 4728), ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1"]),
+        (B16, (504, 376, 5088), ["64x128x64_s7_c1_sk5", "enc:64x128x64_s7_c1_sk5"]),
+        (B16, (7376, 10048, 6520), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
+    ],
     "fp8_splitk": [
         (
             F8,
@@ -5004,8 +5100,35 @@ def say(*a):
     print(*a, flush=True)
 
 
+#: ``PREFIX:CONFIG`` builds CONFIG with a switch of hopper_gemm set the way it was before a change, for an A/B beside
+#: the current kernel in one run: ``sts:`` the TMA epilogue's 2-byte shared stores (before stmatrix, round 15),
+#: ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23)
+VARIANTS = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False)}
+
+
 def _kernel_job(dtype, shape, config):
-    return (*shape, config.removeprefix("pad:").removeprefix("sts:") if config else None, dtype)
+    """What :func:`_compile_job` builds for a row: ``pad:`` runs the kernel of the padded shape (the caller pads
+    it), a :data:`VARIANTS` prefix stays (its kernel is its own)."""
+    return (*shape, config.removeprefix("pad:") if config else None, dtype)
+
+
+def _compile_job(job):
+    """gemm_h200's build of one (m, n, k, config, dtype), a :data:`VARIANTS` prefix's switch set while it builds."""
+    from gemm_h200 import _compile_one
+
+    from txlab.examples import hopper_gemm as hg
+
+    m, n, k, config, dtype = job
+    prefix = config[:4] if config else None
+    if prefix not in VARIANTS:
+        return _compile_one(job)
+    switch, value = VARIANTS[prefix]
+    now = getattr(hg, switch)
+    setattr(hg, switch, value)
+    try:
+        return _compile_one((m, n, k, config[4:], dtype))
+    finally:
+        setattr(hg, switch, now)
 
 
 def _padded_shape(shape):
@@ -5032,17 +5155,19 @@ def _case(torch, dtype, shape, config):
     return (bf16_case if dtype == B16 else fp8_case)(torch, *shape, config)
 
 
-def _sts_case(torch, dtype, shape, config):
-    """``sts:CONFIG``: the TMA epilogue as before round 15 (2-byte shared stores into the staging tiles, not
-    stmatrix), named ``sts:CONFIG`` in the rows, for an A/B beside the current kernel in one run."""
+def _variant_case(torch, dtype, shape, prefix, config):
+    """``PREFIX:CONFIG`` (:data:`VARIANTS`): CONFIG built with the prefix's switch of hopper_gemm as it was before
+    a change, named ``PREFIX:CONFIG`` in the rows."""
     from txlab.examples import hopper_gemm as hg
 
-    hg._EPI_STMATRIX = False
+    switch, value = VARIANTS[prefix]
+    now = getattr(hg, switch)
+    setattr(hg, switch, value)
     try:
         case = _case(torch, dtype, shape, config)
     finally:
-        hg._EPI_STMATRIX = True
-    case.config = "sts:" + case.config
+        setattr(hg, switch, now)
+    case.config = prefix + case.config
     return case
 
 
@@ -5096,8 +5221,8 @@ def measure_shape(torch, timer, dtype, shape, configs, rounds, skip, progress):
         try:
             if config and config.startswith("pad:"):
                 case = _pad_case(torch, dtype, shape, config[4:])
-            elif config and config.startswith("sts:"):
-                case = _sts_case(torch, dtype, shape, config[4:])
+            elif config and config[:4] in VARIANTS:
+                case = _variant_case(torch, dtype, shape, config[:4], config[4:])
             else:
                 case = _case(torch, dtype, shape, config)
             err = case.check()
@@ -5227,7 +5352,7 @@ def to_table(explore_json, table=None, new=False) -> list:
             r.get("dtype") != B16
             or r.get("status") != "ok"
             or "ratio" not in r
-            or r["config"].startswith(("pad:", "sts:"))
+            or r["config"].startswith(("pad:", *VARIANTS))
         ):
             continue
         key = tuple(r["shape"])
@@ -5351,6 +5476,8 @@ def main(argv=None) -> int:
                 "r20a",
                 "r20b",
                 "r22v",
+                "r23a",
+                "r23b",
             )
         ),
     )
@@ -5374,7 +5501,7 @@ def main(argv=None) -> int:
 
     t0 = time.time()
     jobs = jobs_for(args.groups.split(","))
-    say(f"compiled {len(set(jobs))} kernels in {precompile(jobs, args.jobs):.1f} s ({args.jobs} workers)")
+    say(f"compiled {len(set(jobs))} kernels in {precompile(jobs, args.jobs, _compile_job):.1f} s ({args.jobs} workers)")
     if args.compile_only:
         return 0
     skip = []

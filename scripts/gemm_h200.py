@@ -376,8 +376,9 @@ def _compile_one(job):
     return job, time.perf_counter() - t
 
 
-def precompile(jobs, workers: int) -> float:
-    """Build every (m, n, k, config) in ``workers`` spawned processes (into the compile cache)."""
+def precompile(jobs, workers: int, compile_one=_compile_one) -> float:
+    """Build every (m, n, k, config, dtype) in ``workers`` spawned processes (into the compile cache), each by
+    ``compile_one`` (a module-level function, for the spawned processes)."""
     import concurrent.futures as cf
     import multiprocessing as mp
 
@@ -385,10 +386,10 @@ def precompile(jobs, workers: int) -> float:
     jobs = list(dict.fromkeys(jobs))
     if workers <= 1:
         for j in jobs:
-            _compile_one(j)
+            compile_one(j)
         return time.time() - t0
     with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-        for fut in cf.as_completed([ex.submit(_compile_one, j) for j in jobs]):
+        for fut in cf.as_completed([ex.submit(compile_one, j) for j in jobs]):
             try:
                 fut.result()
             except Exception as exc:  # noqa: BLE001 - the measuring pass reports it per row
