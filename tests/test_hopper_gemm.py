@@ -870,6 +870,24 @@ def test_wgmmas_of_a_k_block_are_not_separated_by_descriptor_encodes(shape, conf
     assert max(_encodes_between_wgmmas(hg.build(*shape, config, dtype=dtype))) > 0
 
 
+@pytest.mark.parametrize(
+    "shape,config,maps",
+    [
+        ((1000, 3000, 5000), "128x200x64_s5_c2_cl4x1", 3),  # A, B's whole slices and B's last, uneven one
+        ((4096, 4096, 4096), "128x128x64_s6_c2_pp_tma", 3),  # A, B and C's store
+        ((4095, 8191, 4096), "128x256x64_s4_c2_stg", 2),
+    ],
+)
+def test_tensor_maps_are_prefetched_at_entry(shape, config, maps, monkeypatch):
+    """Warp 0 prefetches each tensor map the kernel's TMA copies use (``UTMACCTL.PF``), once per map; without the
+    switch, none."""
+    c = hg.build(*shape, config)
+    pf = c.instructions(r"^UTMACCTL\.PF")
+    assert len(pf) == maps, pf
+    monkeypatch.setattr(hg, "_TMA_PREFETCH", False)
+    assert not hg.build(*shape, config).instructions(r"^UTMACCTL")
+
+
 def _mutant(*edits):
     """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
     import linecache

@@ -539,6 +539,9 @@ _BULK = (
 )
 for _n in ("tirx.ptx.cp_async_bulk_commit_group", "tirx.ptx.cp_async_bulk_wait_group"):
     HANDLERS[_n] = _noop(_BULK)
+_PREFETCH = "prefetches (prefetch, prefetchu, prefetch.tensormap) are no-ops: they move nothing a kernel can read"
+for _n in ("tirx.ptx.prefetch", "tirx.ptx.prefetchu", "tirx.ptx.prefetch_valid_addr"):
+    HANDLERS[_n] = _noop(_PREFETCH)
 HANDLERS["tirx.cuda.warp_sync"] = _noop("warp_sync (__syncwarp) is a no-op: a warp runs in lockstep here")
 HANDLERS["tirx.cuda.nano_sleep"] = _noop()
 HANDLERS["tirx.ptx.setmaxnreg"] = _noop("setmaxnreg is a no-op (registers are not modelled)")

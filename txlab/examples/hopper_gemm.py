@@ -152,6 +152,11 @@ _EPI_STMATRIX = True
 #: (``enc:CONFIG``) can time one beside the other in a run.
 _DESC_ADVANCE = True
 
+#: Warp 0 prefetches the A/B tensor maps (and C's, with the TMA epilogue) at the kernel's entry
+#: (``prefetch.tensormap``, TVM's ``prefetch_tensormap`` option, as CUTLASS's kernels do), so the first loads do not
+#: wait for the descriptors to come from memory. False leaves it out (``scripts/gemm_explore_h200.py``'s ``tpf:CONFIG``).
+_TMA_PREFETCH = True
+
 #: elements of C from which the epilogues' stores compute C's flat index in 64 bits: TVM flattens ``C[row, col]`` to
 #: ``row * N + col`` in the type of the indices (int32), which wraps past 2**31 - 1 elements (M x N = 65537 x 65537:
 #: stores to wrong addresses, no error). Below it the index stays 32-bit, and the kernels measured keep their code.
@@ -226,6 +231,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     STG = cfg.epilogue == "staged"  # staged through shared memory, stored back by the threads, coalesced
     # the A/B loads' tensor-map options: TVM's defaults unless the configuration sets the L2 promotion
     LKW = {} if cfg.l2_promotion is None else {"tensormap_l2_promotion": cfg.l2_promotion}
+    SKW = {"prefetch_tensormap": True} if _TMA_PREFETCH else {}  # the TMA copies' tensor maps, prefetched at entry
+    LKW.update(SKW)
     cfg.check_shape(M, N, K)
     NCTA = cfg.ctas(M, N)
     # swap_ab: the kernel computes C.T = B @ A.T (its A is the user's B, its M the user's N) and stores
@@ -665,9 +672,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                                 r0 = T.meta_var((m_tile(sched) * CM + rm) * BM + arow(c, mi))
                                 c0 = T.meta_var((sched.n_idx * CN + rn) * BN + q * EW)
                                 if SWAP:
-                                    Tx.copy_async(C[c0:c0 + EW, r0:r0 + 64], Cs[buf, :, :], dispatch="tma_explicit")
+                                    Tx.copy_async(C[c0:c0 + EW, r0:r0 + 64], Cs[buf, :, :], dispatch="tma_explicit",
+                                                  **SKW)
                                 else:
-                                    Tx.copy_async(C[r0:r0 + 64, c0:c0 + EW], Cs[buf, :, :], dispatch="tma_explicit")
+                                    Tx.copy_async(C[r0:r0 + 64, c0:c0 + EW], Cs[buf, :, :], dispatch="tma_explicit",
+                                                  **SKW)
                                 T.ptx.cp.async_.bulk.commit_group()
                 elif STG:
                     # per 64 x 64 piece: wait until every thread is done reading the staging tile's last piece,
