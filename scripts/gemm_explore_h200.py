@@ -5030,52 +5030,233 @@ GROUPS = {
         (F8, (6144, 6144, 6144), ["128x192x128_s4_c2_tma_p2", "enc:128x192x128_s4_c2_tma_p2"]),
         (F8, (1024, 1024, 32768), ["128x128x128_s7_c2_sk2_p2", "enc:128x128x128_s7_c2_sk2_p2"]),
     ],
-    # the same at the random unaligned shapes of r19j (their current picks)
+    # the same at the random unaligned shapes of r19j (their current picks), and each pick without the tensor-map
+    # prefetch (tpf:)
     "r23b": [
-        (B16, (328, 8480, 10184), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
-        (B16, (2952, 608, 1952), ["128x128x64_s6_c2_tma_cl2x1", "enc:128x128x64_s6_c2_tma_cl2x1"]),
-        (B16, (1816, 672, 23072), ["128x168x64_s6_c2_sk2p", "enc:128x168x64_s6_c2_sk2p"]),
-        (B16, (2240, 288, 2256), ["64x112x64_s10_c1_tma_cl2x2_swap", "enc:64x112x64_s10_c1_tma_cl2x2_swap"]),
-        (B16, (432, 752, 16528), ["128x144x64_s6_c2_cl2x1_sk7p_swap", "enc:128x144x64_s6_c2_cl2x1_sk7p_swap"]),
-        (B16, (648, 1048, 6768), ["128x152x64_s6_c2_cl2x1_sk3p", "enc:128x152x64_s6_c2_cl2x1_sk3p"]),
-        (B16, (784, 280, 18800), ["128x144x64_s6_c2_sk9p", "enc:128x144x64_s6_c2_sk9p"]),
-        (B16, (376, 6928, 7192), ["128x160x64_s5_c2_tma_cl1x2", "enc:128x160x64_s5_c2_tma_cl1x2"]),
-        (B16, (4248, 256, 2392), ["64x144x64_s8_c1_tma_cl2x2_swap", "enc:64x144x64_s8_c1_tma_cl2x2_swap"]),
-        (B16, (9968, 5096, 8152), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
-        (B16, (10192, 1640, 15608), ["192x176x64_s4_c3_tma_cl1x2_swap", "enc:192x176x64_s4_c3_tma_cl1x2_swap"]),
-        (B16, (296, 400, 5480), ["64x128x64_s7_c1_cl1x2_sk6p", "enc:64x128x64_s7_c1_cl1x2_sk6p"]),
-        (B16, (4904, 11664, 20232), ["192x176x64_s4_c3_tma_cl1x2_swap", "enc:192x176x64_s4_c3_tma_cl1x2_swap"]),
-        (B16, (9800, 568, 7640), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
-        (B16, (504, 840, 2712), ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2"]),
-        (B16, (3264, 3328, 1960), ["128x224x64_s4_c2_tma_cl2x1", "enc:128x224x64_s4_c2_tma_cl2x1"]),
-        (B16, (568, 8704, 3600), ["128x176x64_s5_c2_tma", "enc:128x176x64_s5_c2_tma"]),
-        (B16, (264, 5704, 3304), ["128x144x64_s6_c2_tma_cl2x1_swap", "enc:128x144x64_s6_c2_tma_cl2x1_swap"]),
-        (B16, (3208, 1440, 3120), ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1"]),
-        (B16, (6808, 344, 6288), ["128x160x64_s5_c2_tma_swap", "enc:128x160x64_s5_c2_tma_swap"]),
-        (B16, (576, 6512, 4312), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
-        (B16, (312, 2104, 5792), ["64x80x64_s12_c1_tma_swap", "enc:64x80x64_s12_c1_tma_swap"]),
-        (B16, (408, 9648, 4656), ["128x144x64_s6_c2_tma_cl2x1_swap", "enc:128x144x64_s6_c2_tma_cl2x1_swap"]),
-        (B16, (512, 848, 2448), ["64x64x64_s12_c1_tma_swap", "enc:64x64x64_s12_c1_tma_swap"]),
-        (B16, (5912, 1272, 3544), ["128x240x64_s4_c2_tma_cl2x1_swap", "enc:128x240x64_s4_c2_tma_cl2x1_swap"]),
-        (B16, (504, 7832, 3800), ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1"]),
-        (B16, (576, 1480, 12832), ["128x192x64_s5_c2_sk3p", "enc:128x192x64_s5_c2_sk3p"]),
-        (B16, (296, 400, 19040), ["128x152x64_s6_c2_cl2x1_sk16p_swap", "enc:128x152x64_s6_c2_cl2x1_sk16p_swap"]),
-        (B16, (4240, 2928, 8800), ["128x256x64_s4_c2_tma_swap", "enc:128x256x64_s4_c2_tma_swap"]),
-        (B16, (3728, 7376, 1136), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
-        (B16, (8784, 464, 17096), ["128x160x64_s5_c2_tma_cl2x1", "enc:128x160x64_s5_c2_tma_cl2x1"]),
-        (B16, (264, 368, 2208), ["64x64x64_s12_c1_tma", "enc:64x64x64_s12_c1_tma"]),
-        (B16, (10440, 3592, 8840), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
-        (B16, (9032, 440, 23376), ["128x224x64_s5_c2_sk13pt", "enc:128x224x64_s5_c2_sk13pt"]),
-        (B16, (1216, 712, 7880), ["128x240x64_s4_c2_cl2x1_sk4p", "enc:128x240x64_s4_c2_cl2x1_sk4p"]),
-        (B16, (9640, 280, 2952), ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2"]),
-        (B16, (2576, 808, 7768), ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1"]),
-        (B16, (1240, 704, 4960), ["64x120x64_s9_c1_cl2x2", "enc:64x120x64_s9_c1_cl2x2"]),
-        (B16, (400, 864, 1160), ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2"]),
-        (B16, (6992, 1992, 3744), ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1"]),
-        (B16, (416, 560, 3488), ["64x128x64_s7_c1_sk3", "enc:64x128x64_s7_c1_sk3"]),
-        (B16, (568, 9312, 4728), ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1"]),
-        (B16, (504, 376, 5088), ["64x128x64_s7_c1_sk5", "enc:64x128x64_s7_c1_sk5"]),
-        (B16, (7376, 10048, 6520), ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1"]),
+        (
+            B16,
+            (328, 8480, 10184),
+            ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2", "tpf:192x176x64_s4_c3_tma_cl1x2"],
+        ),
+        (
+            B16,
+            (2952, 608, 1952),
+            ["128x128x64_s6_c2_tma_cl2x1", "enc:128x128x64_s6_c2_tma_cl2x1", "tpf:128x128x64_s6_c2_tma_cl2x1"],
+        ),
+        (B16, (1816, 672, 23072), ["128x168x64_s6_c2_sk2p", "enc:128x168x64_s6_c2_sk2p", "tpf:128x168x64_s6_c2_sk2p"]),
+        (
+            B16,
+            (2240, 288, 2256),
+            [
+                "64x112x64_s10_c1_tma_cl2x2_swap",
+                "enc:64x112x64_s10_c1_tma_cl2x2_swap",
+                "tpf:64x112x64_s10_c1_tma_cl2x2_swap",
+            ],
+        ),
+        (
+            B16,
+            (432, 752, 16528),
+            [
+                "128x144x64_s6_c2_cl2x1_sk7p_swap",
+                "enc:128x144x64_s6_c2_cl2x1_sk7p_swap",
+                "tpf:128x144x64_s6_c2_cl2x1_sk7p_swap",
+            ],
+        ),
+        (
+            B16,
+            (648, 1048, 6768),
+            ["128x152x64_s6_c2_cl2x1_sk3p", "enc:128x152x64_s6_c2_cl2x1_sk3p", "tpf:128x152x64_s6_c2_cl2x1_sk3p"],
+        ),
+        (B16, (784, 280, 18800), ["128x144x64_s6_c2_sk9p", "enc:128x144x64_s6_c2_sk9p", "tpf:128x144x64_s6_c2_sk9p"]),
+        (
+            B16,
+            (376, 6928, 7192),
+            ["128x160x64_s5_c2_tma_cl1x2", "enc:128x160x64_s5_c2_tma_cl1x2", "tpf:128x160x64_s5_c2_tma_cl1x2"],
+        ),
+        (
+            B16,
+            (4248, 256, 2392),
+            [
+                "64x144x64_s8_c1_tma_cl2x2_swap",
+                "enc:64x144x64_s8_c1_tma_cl2x2_swap",
+                "tpf:64x144x64_s8_c1_tma_cl2x2_swap",
+            ],
+        ),
+        (
+            B16,
+            (9968, 5096, 8152),
+            ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1", "tpf:128x256x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (10192, 1640, 15608),
+            [
+                "192x176x64_s4_c3_tma_cl1x2_swap",
+                "enc:192x176x64_s4_c3_tma_cl1x2_swap",
+                "tpf:192x176x64_s4_c3_tma_cl1x2_swap",
+            ],
+        ),
+        (
+            B16,
+            (296, 400, 5480),
+            ["64x128x64_s7_c1_cl1x2_sk6p", "enc:64x128x64_s7_c1_cl1x2_sk6p", "tpf:64x128x64_s7_c1_cl1x2_sk6p"],
+        ),
+        (
+            B16,
+            (4904, 11664, 20232),
+            [
+                "192x176x64_s4_c3_tma_cl1x2_swap",
+                "enc:192x176x64_s4_c3_tma_cl1x2_swap",
+                "tpf:192x176x64_s4_c3_tma_cl1x2_swap",
+            ],
+        ),
+        (
+            B16,
+            (9800, 568, 7640),
+            ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1", "tpf:128x192x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (504, 840, 2712),
+            ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2", "tpf:64x64x64_s12_c1_tma_cl2x2"],
+        ),
+        (
+            B16,
+            (3264, 3328, 1960),
+            ["128x224x64_s4_c2_tma_cl2x1", "enc:128x224x64_s4_c2_tma_cl2x1", "tpf:128x224x64_s4_c2_tma_cl2x1"],
+        ),
+        (B16, (568, 8704, 3600), ["128x176x64_s5_c2_tma", "enc:128x176x64_s5_c2_tma", "tpf:128x176x64_s5_c2_tma"]),
+        (
+            B16,
+            (264, 5704, 3304),
+            [
+                "128x144x64_s6_c2_tma_cl2x1_swap",
+                "enc:128x144x64_s6_c2_tma_cl2x1_swap",
+                "tpf:128x144x64_s6_c2_tma_cl2x1_swap",
+            ],
+        ),
+        (
+            B16,
+            (3208, 1440, 3120),
+            ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1", "tpf:128x144x64_s6_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (6808, 344, 6288),
+            ["128x160x64_s5_c2_tma_swap", "enc:128x160x64_s5_c2_tma_swap", "tpf:128x160x64_s5_c2_tma_swap"],
+        ),
+        (
+            B16,
+            (576, 6512, 4312),
+            ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2", "tpf:192x176x64_s4_c3_tma_cl1x2"],
+        ),
+        (
+            B16,
+            (312, 2104, 5792),
+            ["64x80x64_s12_c1_tma_swap", "enc:64x80x64_s12_c1_tma_swap", "tpf:64x80x64_s12_c1_tma_swap"],
+        ),
+        (
+            B16,
+            (408, 9648, 4656),
+            [
+                "128x144x64_s6_c2_tma_cl2x1_swap",
+                "enc:128x144x64_s6_c2_tma_cl2x1_swap",
+                "tpf:128x144x64_s6_c2_tma_cl2x1_swap",
+            ],
+        ),
+        (
+            B16,
+            (512, 848, 2448),
+            ["64x64x64_s12_c1_tma_swap", "enc:64x64x64_s12_c1_tma_swap", "tpf:64x64x64_s12_c1_tma_swap"],
+        ),
+        (
+            B16,
+            (5912, 1272, 3544),
+            [
+                "128x240x64_s4_c2_tma_cl2x1_swap",
+                "enc:128x240x64_s4_c2_tma_cl2x1_swap",
+                "tpf:128x240x64_s4_c2_tma_cl2x1_swap",
+            ],
+        ),
+        (
+            B16,
+            (504, 7832, 3800),
+            ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1", "tpf:128x240x64_s4_c2_tma_cl2x1"],
+        ),
+        (B16, (576, 1480, 12832), ["128x192x64_s5_c2_sk3p", "enc:128x192x64_s5_c2_sk3p", "tpf:128x192x64_s5_c2_sk3p"]),
+        (
+            B16,
+            (296, 400, 19040),
+            [
+                "128x152x64_s6_c2_cl2x1_sk16p_swap",
+                "enc:128x152x64_s6_c2_cl2x1_sk16p_swap",
+                "tpf:128x152x64_s6_c2_cl2x1_sk16p_swap",
+            ],
+        ),
+        (
+            B16,
+            (4240, 2928, 8800),
+            ["128x256x64_s4_c2_tma_swap", "enc:128x256x64_s4_c2_tma_swap", "tpf:128x256x64_s4_c2_tma_swap"],
+        ),
+        (
+            B16,
+            (3728, 7376, 1136),
+            ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1", "tpf:128x256x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (8784, 464, 17096),
+            ["128x160x64_s5_c2_tma_cl2x1", "enc:128x160x64_s5_c2_tma_cl2x1", "tpf:128x160x64_s5_c2_tma_cl2x1"],
+        ),
+        (B16, (264, 368, 2208), ["64x64x64_s12_c1_tma", "enc:64x64x64_s12_c1_tma", "tpf:64x64x64_s12_c1_tma"]),
+        (
+            B16,
+            (10440, 3592, 8840),
+            ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1", "tpf:128x192x64_s4_c2_tma_cl2x1"],
+        ),
+        (
+            B16,
+            (9032, 440, 23376),
+            ["128x224x64_s5_c2_sk13pt", "enc:128x224x64_s5_c2_sk13pt", "tpf:128x224x64_s5_c2_sk13pt"],
+        ),
+        (
+            B16,
+            (1216, 712, 7880),
+            ["128x240x64_s4_c2_cl2x1_sk4p", "enc:128x240x64_s4_c2_cl2x1_sk4p", "tpf:128x240x64_s4_c2_cl2x1_sk4p"],
+        ),
+        (
+            B16,
+            (9640, 280, 2952),
+            ["192x176x64_s4_c3_tma_cl1x2", "enc:192x176x64_s4_c3_tma_cl1x2", "tpf:192x176x64_s4_c3_tma_cl1x2"],
+        ),
+        (
+            B16,
+            (2576, 808, 7768),
+            ["128x144x64_s6_c2_tma_cl2x1", "enc:128x144x64_s6_c2_tma_cl2x1", "tpf:128x144x64_s6_c2_tma_cl2x1"],
+        ),
+        (B16, (1240, 704, 4960), ["64x120x64_s9_c1_cl2x2", "enc:64x120x64_s9_c1_cl2x2", "tpf:64x120x64_s9_c1_cl2x2"]),
+        (
+            B16,
+            (400, 864, 1160),
+            ["64x64x64_s12_c1_tma_cl2x2", "enc:64x64x64_s12_c1_tma_cl2x2", "tpf:64x64x64_s12_c1_tma_cl2x2"],
+        ),
+        (
+            B16,
+            (6992, 1992, 3744),
+            ["128x192x64_s4_c2_tma_cl2x1", "enc:128x192x64_s4_c2_tma_cl2x1", "tpf:128x192x64_s4_c2_tma_cl2x1"],
+        ),
+        (B16, (416, 560, 3488), ["64x128x64_s7_c1_sk3", "enc:64x128x64_s7_c1_sk3", "tpf:64x128x64_s7_c1_sk3"]),
+        (
+            B16,
+            (568, 9312, 4728),
+            ["128x240x64_s4_c2_tma_cl2x1", "enc:128x240x64_s4_c2_tma_cl2x1", "tpf:128x240x64_s4_c2_tma_cl2x1"],
+        ),
+        (B16, (504, 376, 5088), ["64x128x64_s7_c1_sk5", "enc:64x128x64_s7_c1_sk5", "tpf:64x128x64_s7_c1_sk5"]),
+        (
+            B16,
+            (7376, 10048, 6520),
+            ["128x256x64_s4_c2_tma_cl2x1", "enc:128x256x64_s4_c2_tma_cl2x1", "tpf:128x256x64_s4_c2_tma_cl2x1"],
+        ),
     ],
     "fp8_splitk": [
         (
@@ -5102,8 +5283,9 @@ def say(*a):
 
 #: ``PREFIX:CONFIG`` builds CONFIG with a switch of hopper_gemm set the way it was before a change, for an A/B beside
 #: the current kernel in one run: ``sts:`` the TMA epilogue's 2-byte shared stores (before stmatrix, round 15),
-#: ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23)
-VARIANTS = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False)}
+#: ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23), ``tpf:`` no tensor-map
+#: prefetch at the kernel's entry (before round 23)
+VARIANTS = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False)}
 
 
 def _kernel_job(dtype, shape, config):
