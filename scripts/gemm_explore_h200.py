@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from txlab.examples import hopper_gemm as hg  # noqa: E402 - its variant switches name the rows' prefixes
+
 B16, F8 = "bf16", "e4m3"
 GROUPS = {
     "small_grid": [
@@ -5282,10 +5284,10 @@ def say(*a):
 
 
 #: ``PREFIX:CONFIG`` builds CONFIG with a switch of hopper_gemm set the way it was before a change, for an A/B beside
-#: the current kernel in one run: ``sts:`` the TMA epilogue's 2-byte shared stores (before stmatrix, round 15),
-#: ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23), ``tpf:`` no tensor-map
-#: prefetch at the kernel's entry (before round 23)
-VARIANTS = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False)}
+#: the current kernel in one run (``hopper_gemm.BEFORE``): ``sts:`` the TMA epilogue's 2-byte shared stores (before
+#: stmatrix, round 15), ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23),
+#: ``tpf:`` no tensor-map prefetch at the kernel's entry (before round 23)
+VARIANTS = tuple(hg.BEFORE)
 
 
 def _kernel_job(dtype, shape, config):
@@ -5298,19 +5300,12 @@ def _compile_job(job):
     """gemm_h200's build of one (m, n, k, config, dtype), a :data:`VARIANTS` prefix's switch set while it builds."""
     from gemm_h200 import _compile_one
 
-    from txlab.examples import hopper_gemm as hg
-
     m, n, k, config, dtype = job
     prefix = config[:4] if config else None
     if prefix not in VARIANTS:
         return _compile_one(job)
-    switch, value = VARIANTS[prefix]
-    now = getattr(hg, switch)
-    setattr(hg, switch, value)
-    try:
+    with hg.built_as_before(prefix):
         return _compile_one((m, n, k, config[4:], dtype))
-    finally:
-        setattr(hg, switch, now)
 
 
 def _padded_shape(shape):
@@ -5340,15 +5335,8 @@ def _case(torch, dtype, shape, config):
 def _variant_case(torch, dtype, shape, prefix, config):
     """``PREFIX:CONFIG`` (:data:`VARIANTS`): CONFIG built with the prefix's switch of hopper_gemm as it was before
     a change, named ``PREFIX:CONFIG`` in the rows."""
-    from txlab.examples import hopper_gemm as hg
-
-    switch, value = VARIANTS[prefix]
-    now = getattr(hg, switch)
-    setattr(hg, switch, value)
-    try:
+    with hg.built_as_before(prefix):
         case = _case(torch, dtype, shape, config)
-    finally:
-        setattr(hg, switch, now)
     case.config = prefix + case.config
     return case
 
@@ -5357,7 +5345,6 @@ def _pad_case(torch, dtype, shape, config):
     """``pad:CONFIG``: copy A and B into zero-padded buffers of the next K multiple of 64, then the kernel."""
     import txlab
     from gemm_h200 import Case
-    from txlab.examples import hopper_gemm as hg
 
     m, n, k = shape
     kp = _padded_shape(shape)[2]
@@ -5522,7 +5509,6 @@ def to_table(explore_json, table=None, new=False) -> list:
     configuration measured in the same run where it was, else its recorded ratio); a shape the table
     lacks only with ``new`` (an exploration compares a few variants, not the model's whole space);
     returns the lines saying what was done."""
-    from txlab.examples import hopper_gemm as hg
 
     doc = json.loads(Path(explore_json).read_text())
     path = Path(table) if table else Path(hg._table_path())

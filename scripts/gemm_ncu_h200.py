@@ -2,7 +2,8 @@
 
     python scripts/gemm_ncu_h200.py [--cases "MxNxK:CONFIG,CONFIG;MxNxK:..."] [--out DIR] [--set full]
 
-For each case, our kernel with each named configuration (``model`` for ``build()``'s own choice) and
+For each case, our kernel with each named configuration (``model`` for ``build()``'s own choice; ``PREFIX:CONFIG``
+built as before a change, ``hopper_gemm.BEFORE``) and
 ``torch.matmul`` (cuBLAS) are launched once inside an NVTX range after a warm-up outside it; ``ncu``
 profiles only what the range holds, so the report has exactly those kernels. It writes ``DIR/gemm_ncu.csv``
 (``ncu --page details --csv``: every section's figures per kernel) and ``DIR/gemm_ncu.json`` (per
@@ -13,6 +14,7 @@ name, which says its tile, cluster and split-K or stream-K choice), and prints a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -75,10 +77,12 @@ def child(cases, warm: bool = True) -> None:
         b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         for config in configs:
-            cfg = hg.explain(m, n, k).winner if config == "model" else hg.parse_config(config)
-            exe = txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a").executable
+            prefix = config[:4] if config[:4] in hg.BEFORE else ""  # PREFIX:CONFIG, built as before a change
+            cfg = hg.explain(m, n, k).winner if config == "model" else hg.parse_config(config[len(prefix) :])
+            with hg.built_as_before(prefix) if prefix else contextlib.nullcontext():
+                exe = txlab.compile(hg.gemm_kernel(m, n, k, cfg), arch="sm_90a").executable
             args = hg.args_for(a, b, c, cfg)
-            launches.append((f"{m}x{n}x{k} {cfg.name}", lambda exe=exe, args=args: exe(*args)))
+            launches.append((f"{m}x{n}x{k} {prefix}{cfg.name}", lambda exe=exe, args=args: exe(*args)))
         launches.append((f"{m}x{n}x{k} cuBLAS", lambda a=a, b=b: torch.matmul(a, b.T)))
     for _, fn in launches if warm else ():
         for _ in range(3):

@@ -888,6 +888,19 @@ def test_tensor_maps_are_prefetched_at_entry(shape, config, maps, monkeypatch):
     assert not hg.build(*shape, config).instructions(r"^UTMACCTL")
 
 
+def test_built_as_before_sets_one_switch_and_puts_it_back():
+    """The GPU scripts' ``PREFIX:CONFIG`` variants: inside, the prefix's switch has its old value; after, even when
+    the build raised, today's."""
+    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:"}
+    today = {switch: getattr(hg, switch) for switch, _ in hg.BEFORE.values()}
+    for prefix, (switch, old) in hg.BEFORE.items():
+        assert today[switch] != old
+        with pytest.raises(RuntimeError), hg.built_as_before(prefix):
+            assert {s: getattr(hg, s) for s in today} == {**today, switch: old}
+            raise RuntimeError("a build failed")
+        assert {s: getattr(hg, s) for s in today} == today
+
+
 def _mutant(*edits):
     """hopper_gemm with pieces of its source replaced, as a fresh module (a broken variant)."""
     import linecache

@@ -38,6 +38,7 @@ Everything here imports TVM lazily; ``import txlab.examples.hopper_gemm`` is che
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from enum import Enum
 
@@ -156,6 +157,22 @@ _DESC_ADVANCE = True
 #: (``prefetch.tensormap``, TVM's ``prefetch_tensormap`` option, as CUTLASS's kernels do), so the first loads do not
 #: wait for the descriptors to come from memory. False leaves it out (``scripts/gemm_explore_h200.py``'s ``tpf:CONFIG``).
 _TMA_PREFETCH = True
+
+#: ``PREFIX:CONFIG`` in the GPU scripts (``scripts/gemm_explore_h200.py``, ``scripts/gemm_ncu_h200.py``): CONFIG built
+#: with one of the switches above as it was before its change, to time or profile beside the kernel of today
+BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False)}
+
+
+@contextmanager
+def built_as_before(prefix: str):
+    """Within it, this module builds kernels with :data:`BEFORE`'s switch for ``prefix`` (e.g. ``"enc:"``) set."""
+    switch, value = BEFORE[prefix]
+    now = globals()[switch]
+    globals()[switch] = value
+    try:
+        yield
+    finally:
+        globals()[switch] = now
 
 #: elements of C from which the epilogues' stores compute C's flat index in 64 bits: TVM flattens ``C[row, col]`` to
 #: ``row * N + col`` in the type of the indices (int32), which wraps past 2**31 - 1 elements (M x N = 65537 x 65537:
