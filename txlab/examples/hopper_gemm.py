@@ -12,7 +12,8 @@ Three kernels, each a step up from the last (notebook 07 walks through them):
   warpgroup (one thread issues TMA) fills a ``stages``-deep ring of A/B tiles
   (``Pipeline(full="tma", empty="mbar")``); ``consumers`` warpgroups each own 64 rows of the
   ``BM = 64 * consumers`` x BN tile and run wgmma on a slot as soon as its full barrier flips,
-  keeping one wgmma group in flight (``wait_group(1)``) and releasing the previous slot.
+  keeping one wgmma group in flight (``wait_group(1)``) and releasing the previous slot (each
+  consumer encodes stage 0's wgmma descriptors once and adds the slot's, atom's and k-step's offset).
   ``setmaxnreg`` moves registers from the producer (40) to the consumers (240 for one, 232 each for two,
   152 each for three).
 * :func:`gemm_kernel` (default, ``persistent=True``) — the same roles inside a persistent loop:
