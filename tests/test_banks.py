@@ -265,12 +265,15 @@ def _only_line(rows, access, buffer):
     return r
 
 
-def test_hopper_gemm_every_shared_and_global_access_and_nothing_else():
+@pytest.mark.parametrize("advance", [True, False])
+def test_hopper_gemm_every_shared_and_global_access_and_nothing_else(advance, monkeypatch):
     """On the TMA + wgmma GEMM: TMA loads/stores and wgmma descriptors are async-proxy rows naming
-    their swizzle (from the host's tensor maps and the descriptors); fences, commit/wait groups and
-    setmaxnreg are not accesses (they were listed as unknown ones)."""
+    their swizzle (from the host's tensor maps and the descriptors, whether each wgmma takes an encoded
+    descriptor or one with an offset added to its start address); fences, commit/wait groups, tensor-map
+    prefetches and setmaxnreg are not accesses (they were listed as unknown ones)."""
     from txlab.examples import hopper_gemm as hg
 
+    monkeypatch.setattr(hg, "_DESC_ADVANCE", advance)
     c = txlab.compile(hg.kernel_for(256, 256, 256), arch="sm_90a", progress=lambda s: None)
     rows = txlab.pools.layout(c).bank_conflicts()
     assert rows.counts() == {"accesses": 5, "analysed": 1, "async": 4, "unknown": 0}, rows.summary()

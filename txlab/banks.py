@@ -334,14 +334,20 @@ def _wgmma_access(v, access, descriptors):
     their swizzle, and the wavefronts Nsight Compute's source view counts for it."""
     import re as _re
 
-    ops = []
-    for a in v.node.args:
-        if not type(a).__name__.endswith("Load"):
-            continue
-        src = getattr(a, "source", None)
-        src = getattr(a, "buffer", None) if src is None else src
-        if getattr(src, "name", None) in descriptors:
-            ops.append(descriptors[src.name])
+    from txlab.ir.walk import walk
+
+    def descriptor_read(expr):
+        """The encoded descriptor ``expr`` reads: the variable itself, or one with an offset added (the start
+        address advanced to a stage, atom or k-step: ``hopper_gemm``'s mainloop); None for any other operand."""
+        for node in [expr] if type(expr).__name__.endswith("Load") else walk(expr):
+            if type(node).__name__.endswith("Load"):
+                src = getattr(node, "source", None)
+                src = getattr(node, "buffer", None) if src is None else src
+                if getattr(src, "name", None) in descriptors:
+                    return descriptors[src.name]
+        return None
+
+    ops = [d for d in map(descriptor_read, v.node.args) if d is not None]
     short = access.info["op"]
     if not ops:
         return access  # unknown: descriptors not built by wgmma_encode_matrix_descriptor
