@@ -899,6 +899,12 @@ def test_built_as_before_sets_one_switch_and_puts_it_back():
             assert {s: getattr(hg, s) for s in today} == {**today, switch: old}
             raise RuntimeError("a build failed")
         assert {s: getattr(hg, s) for s in today} == today
+    with hg.built_as_before("enc:", "tpf:"):
+        assert (hg._DESC_ADVANCE, hg._TMA_PREFETCH, hg._EPI_STMATRIX) == (False, False, True)
+    assert {s: getattr(hg, s) for s in today} == today
+    with pytest.raises(InputError, match="'enc' is not one of"):
+        with hg.built_as_before("enc"):
+            pass
 
 
 def _mutant(*edits):

@@ -165,15 +165,22 @@ BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "t
 
 
 @contextmanager
-def built_as_before(prefix: str):
-    """Within it, this module builds kernels with :data:`BEFORE`'s switch for ``prefix`` (e.g. ``"enc:"``) set."""
-    switch, value = BEFORE[prefix]
-    now = globals()[switch]
-    globals()[switch] = value
+def built_as_before(*prefixes: str):
+    """Within it, this module builds kernels with :data:`BEFORE`'s switch for each of ``prefixes`` (e.g. ``"enc:"``)
+    set as it was before that change: to time a change, or to build the kernel a saved profile was taken of (the
+    shipped GEMM profiles predate ``"enc:"`` and ``"tpf:"``)."""
+    unknown = [p for p in prefixes if p not in BEFORE]
+    if unknown:
+        from txlab.errors import InputError
+
+        raise InputError(f"built_as_before{prefixes!r}: {unknown[0]!r} is not one of {sorted(BEFORE)}",
+                         param="prefixes")
+    now = {BEFORE[p][0]: globals()[BEFORE[p][0]] for p in prefixes}
+    globals().update({BEFORE[p][0]: BEFORE[p][1] for p in prefixes})
     try:
         yield
     finally:
-        globals()[switch] = now
+        globals().update(now)
 
 #: elements of C from which the epilogues' stores compute C's flat index in 64 bits: TVM flattens ``C[row, col]`` to
 #: ``row * N + col`` in the type of the indices (int32), which wraps past 2**31 - 1 elements (M x N = 65537 x 65537:
