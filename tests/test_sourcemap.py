@@ -388,3 +388,33 @@ def test_atomics_of_two_calls_of_one_helper_go_to_their_calls():
     for k, s in reds:
         addr = re.search(r"\[(R\d+)\.64\]", s.text).group(1)
         assert _writer(code, k, addr).user_line == s.user_line, (s.text, _writer(code, k, addr).text)
+
+
+TILE_COPIES = """from tvm.tirx.layout import S, TileLayout
+L = TileLayout(S[(512, 64)])
+
+
+@Tx.prim_func
+def big_copy(A_ptr: Tx.handle, B_ptr: Tx.handle):
+    A = Tx.match_buffer(A_ptr, (512, 64), "float32", layout=L)
+    B = Tx.match_buffer(B_ptr, (512, 64), "float32", layout=L)
+    Tx.device_entry()
+    Tx.cta_id([1])
+    Tx.thread_id([128])
+    As = Tx.alloc_buffer((512, 64), "float32", scope="shared", layout=L)
+    Tx.cta.copy(As[:, :], A[:, :])
+    Tx.cuda.cta_sync()
+    Tx.cta.copy(B[:, :], As[:, :])
+"""
+
+
+def test_a_tile_primitives_element_loop_is_on_its_call_line():
+    """The loop a lowering pass makes for ``Tx.cta.copy`` has no span, its body has the call's: the loop's
+    CUDA header was shown on ``Tx.device_entry()``. It is the call's line now, each copy its own loop."""
+    m = run_cell(TILE_COPIES, {}, arch="sm_90a")["big_copy"].source_map
+    src = TILE_COPIES.splitlines()
+    entry = src.index("    Tx.device_entry()") + 1
+    first, second = (i + 1 for i, l in enumerate(src) if "Tx.cta.copy(" in l)
+    loops = {ln: [c for c in m.cuda_for(ln) if c.lstrip().startswith("for (")] for ln in (entry, first, second)}
+    assert not loops[entry] and len(loops[first]) == 1 and len(loops[second]) == 1, loops
+    assert loops[first] != loops[second]

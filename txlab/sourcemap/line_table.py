@@ -56,6 +56,12 @@ class _Marker:
             return self.names[str(stmt.var.name)]
         if o is None and isinstance(stmt, S.For) and str(stmt.loop_var.name) in self.names:
             return self.names[str(stmt.loop_var.name)]
+        if o is None and isinstance(stmt, S.For):
+            # a loop a lowering pass made (a tile primitive's element loop) has no span, its body does: the
+            # header is the body's line (the primitive's call), not the enclosing one (often T.device_entry())
+            line = spans.first_user_line(stmt.body, self.user_file, statements_only=True)
+            if line is not None and (ctx is None or line != ctx.user_line):
+                return Origin(line, kind="inherited")
         if o is None and isinstance(stmt, S.IfThenElse) and self.branches:
             line = self.branches.get(spans.first_user_line(stmt.then_case, self.user_file, statements_only=True))
             if line is not None:
