@@ -127,6 +127,33 @@ def test_shared_race_found_at_both_lines_and_not_with_a_barrier():
     assert np.array_equal(b, np.roll(a, -1))
 
 
+UNWRITTEN = """
+@T.prim_func
+def unwritten(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([256])
+    s = T.alloc_shared((512,), "float32")
+    s[tx] = A[tx]
+    T.cuda.cta_sync()
+    B[tx] = s[tx + 256]
+"""
+
+
+def test_an_unwritten_shared_read_gives_zero_and_the_result_says_it_is_not_checked():
+    """Shared memory starts as zeros on the emulator and a read of bytes no thread wrote is no finding: the
+    result's notes say so (a GPU reads whatever is there), rather than the run looking checked."""
+    from txlab.emulator.interpreter import ZEROED
+
+    a = np.arange(256, dtype=np.float32)
+    b = np.full_like(a, np.nan)
+    res = emulate(kernel(UNWRITTEN, "unwritten"), a, b)
+    assert res.ok and np.array_equal(b, np.zeros_like(a))
+    assert ZEROED in res.notes
+    res = emulate(kernel(SCALE.replace("BOUND", "n"), "scale"), a, np.zeros_like(a), 256)
+    assert ZEROED not in res.notes  # no shared memory
+
+
 DIVERGENT = """
 @T.prim_func
 def rev(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):

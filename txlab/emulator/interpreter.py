@@ -16,6 +16,13 @@ import txlab.emulator.memory as M
 from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
 
+#: said once per run of a kernel with shared memory: what an unwritten read gives here (local buffers start as zeros
+#: too; every local scalar is one, so saying it for them would be said of every kernel)
+ZEROED = (
+    "shared memory starts as zeros here: a read of shared memory no thread wrote gives 0 and is not reported (on a "
+    "GPU it reads whatever was there; compute-sanitizer's initcheck checks global memory only)"
+)
+
 
 class Group:
     """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
@@ -554,6 +561,8 @@ class Compiler:
         scope = info["scope"]
         dt = M.np_dtype(info["dtype"])
         shape = info["shape"]
+        if scope.startswith("shared") and ZEROED not in self.program.notes:
+            self.program.notes.append(ZEROED)
         if scope.startswith("local"):
             if None in shape:
                 return self.not_emulated(f"local buffer {info['name']} of symbolic size"), False
