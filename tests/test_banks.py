@@ -648,3 +648,31 @@ def test_unseen_lane_masks_shared():
     )
     assert [(r.ways, r.status) for r in rows] == [(16, "analysed"), (2, "analysed"), (1, "analysed")]
     assert rows[1].lanes == [1, 17] and rows[2].instructions == 8  # elect_sync: one lane in each of 8 warps
+
+
+def test_an_access_that_differs_between_ctas_is_partial():
+    """``s[(bx % 2) * tx * 32]``: CTA 0 reads one word (a broadcast, 1-way), CTA 1 a word per lane all
+    in bank 0 (32-way). Only CTA 0 was walked, and the row read conflict-free with no caveat; the
+    second CTA's walk (as coalescing makes) now marks it partial, naming both."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def cta_dependent(B: T.Buffer((4096,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([16])
+        tx = T.thread_id([256])
+        s = T.alloc_shared((8192,), "float32")
+        s[tx] = T.float32(1)
+        T.cuda.cta_sync()
+        B[bx * 256 + tx] = s[(bx % 2) * tx * 32]
+
+    rows = txlab.pools.layout(cta_dependent, arch="sm_90a").bank_conflicts()
+    (load,) = [r for r in rows if r.access == "load"]
+    (store,) = [r for r in rows if r.access == "store"]
+    assert load.status == "partial" and load.ways == 1, rows.summary()
+    assert load.reason.startswith("CTA (1, 0, 0) needs 32.0 wavefronts per instruction (ideal 1.0, ways 32)")
+    assert "partly unknown: CTA (1, 0, 0)" in rows.summary()
+    assert store.status == "analysed" and store.ways == 1  # the same in every CTA: no caveat
+    other = banks.bank_conflicts(cta_dependent, arch="sm_90a", cta=(1, 0, 0))
+    (load1,) = [r for r in other if r.access == "load"]
+    assert load1.ways == 32 and load1.status == "partial" and "CTA (2, 0, 0)" in load1.reason

@@ -13,10 +13,13 @@ unit serves it:
   (the same word is broadcast): the group needs as many wavefronts as the busiest bank has distinct
   words. ``ways`` is that number (1 = conflict-free ... 32); ``wavefronts`` sums it over the groups.
 
-Totals are per CTA (CTA 0; bank patterns do not depend on the CTA index unless the shared index
-does) and for the whole grid, in the units Nsight Compute reports
+Totals are per CTA (CTA 0 unless ``cta=`` says otherwise) and for the whole grid, in the units
+Nsight Compute reports
 (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}``, ``..._bank_conflicts_...`` =
-wavefronts beyond the ideal).
+wavefronts beyond the ideal). Bank patterns do not depend on the CTA index unless the shared
+index does: where a grid has more CTAs, a second one is walked too (as :mod:`txlab.coalescing`
+does, :func:`txlab.simt.compare_other_cta`) and an access whose wavefronts differ there is
+``partial``, its reason giving both.
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
 the reason:
@@ -222,8 +225,22 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     names = []
     for fname, func in funcs:
         names.append(fname)
-        sites, walk = simt.visit_accesses(
-            func, _SharedClassifier(swizzles), lambda v, a: _Site(v, a, sass=sass), cta=cta
+
+        def site(v, a):
+            return _Site(v, a, sass=sass)
+
+        sites, walk = simt.visit_accesses(func, _SharedClassifier(swizzles), site, cta=cta)
+        simt.compare_other_cta(
+            func,
+            _SharedClassifier(swizzles),
+            site,
+            sites,
+            walk,
+            lowered=lowered,
+            fname=fname,
+            figures=_per_instruction,
+            differs=_differs,
+            cta=cta,
         )
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]
@@ -231,6 +248,23 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     report.sort(key=lambda r: (r.lineno if r.lineno is not None else 1 << 30, r.access != "load"))
     report.kernel = ", ".join(names)
     return report
+
+
+def _per_instruction(site):
+    """(worst ways, wavefronts and ideal wavefronts per instruction) of a site, None when unknown."""
+    site._flush()
+    if site.worst is None or not site.instructions or site.unknowns or site.status == "async":
+        return None
+    return site.worst[0], site.wf / site.instructions, site.ideal / site.instructions
+
+
+def _differs(mine, alt, cta, other) -> str:
+    """The reason of an access whose wavefronts differ in CTA ``other`` (its figures stay ``cta``'s)."""
+    return (
+        f"CTA {other} needs {alt[1]:.1f} wavefronts per instruction (ideal {alt[2]:.1f}, ways {alt[0]}) where "
+        f"CTA {cta} needs {mine[1]:.1f} (ways {mine[0]}): the figures are CTA {cta}'s, the access depends on "
+        "which CTA makes it"
+    )
 
 
 _LDS_STS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?(LDS|STS)((?:\.[A-Z0-9]+)*)\s")

@@ -265,16 +265,20 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
         site = _Site256 if (_arch_major(arch) or 0) >= 10 else _Site  # sm_100 on: 256-bit global accesses
         sites, walk = simt.visit_accesses(func, global_access, site, cta=cta, limits=limits)
         _check_sass(sites, made)
-        other = _other_cta(lowered, fname, cta)
-        left = None if limits.max_seconds is None else limits.max_seconds - (time.monotonic() - start)
-        if other is not None and not (walk.truncated or walk.loops_cut) and (left is None or left > 0):
-
-            class Rest(limits):  # the second walk has what is left of the time budget
-                max_seconds = left
-
-            again, second = simt.visit_accesses(func, global_access, site, cta=other, limits=Rest)
-            if not (second.truncated or second.loops_cut):  # a walk cut short is not compared
-                _compare_ctas(sites, again, cta, other)
+        simt.compare_other_cta(
+            func,
+            global_access,
+            site,
+            sites,
+            walk,
+            lowered=lowered,
+            fname=fname,
+            figures=_per_instruction,
+            differs=_differs,
+            cta=cta,
+            limits=limits,
+            started=start,
+        )
         for site in sites:
             fn = _file_of(site.stmt)
             report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
@@ -315,17 +319,6 @@ def _check_sass(sites, made) -> None:
             )
 
 
-def _other_cta(lowered, fname, cta):
-    """A second CTA of the launch to walk: index 1 (past ``cta``) along each grid dimension of more
-    than one CTA, or None when the grid is one CTA (or its size is not a constant)."""
-    info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
-    grid = tuple(info.get("grid") or ())
-    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
-        return None
-    other = tuple(c + 1 if c + 1 < g else c for c, g in zip(cta, grid))
-    return other if other != tuple(cta) else None
-
-
 def _per_instruction(site):
     if not site.instructions or site.unknowns:
         return None
@@ -333,20 +326,14 @@ def _per_instruction(site):
     return site.sectors / n, site.requests / n, site.ideal / n
 
 
-def _compare_ctas(sites, again, cta, other):
-    """Mark the sites whose transactions per instruction differ in CTA ``other`` (their figures stay
-    those of ``cta``), naming both."""
-    theirs = {s.key: s for s in again}
-    for site in sites:
-        mine, alt = _per_instruction(site), _per_instruction(theirs[site.key]) if site.key in theirs else None
-        if mine is None or alt is None or np.allclose(mine, alt):
-            continue
-        site.reasons.setdefault(
-            f"CTA {tuple(other)} needs {alt[0]:.1f} sectors and {alt[1]:.1f} requests per instruction (ideal "
-            f"{alt[2]:.1f}) where CTA {tuple(cta)} needs {mine[0]:.1f} and {mine[1]:.1f}: the figures are CTA "
-            f"{tuple(cta)}'s, the access depends on which CTA makes it (alignment, guards)",
-            None,
-        )
+def _differs(mine, alt, cta, other) -> str:
+    """The reason of an access whose transactions per instruction differ in CTA ``other`` (its
+    figures stay those of ``cta``), naming both."""
+    return (
+        f"CTA {other} needs {alt[0]:.1f} sectors and {alt[1]:.1f} requests per instruction (ideal "
+        f"{alt[2]:.1f}) where CTA {cta} needs {mine[0]:.1f} and {mine[1]:.1f}: the figures are CTA "
+        f"{cta}'s, the access depends on which CTA makes it (alignment, guards)"
+    )
 
 
 class _Site(simt.AccessSite):

@@ -1379,6 +1379,69 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
     return list(sites.values()), walk
 
 
+def other_cta(lowered, fname, cta=(0, 0, 0)):
+    """A second CTA of the launch of device function ``fname`` to walk: index 1 (past ``cta``) along
+    each grid dimension of more than one CTA, or None when the grid is one CTA (or its size is not a
+    constant)."""
+    info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
+    grid = tuple(info.get("grid") or ())
+    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
+        return None
+    other = tuple(c + 1 if c + 1 < g else c for c, g in zip(cta, grid))
+    return other if other != tuple(cta) else None
+
+
+def compare_other_cta(
+    func,
+    classify,
+    site_class,
+    sites,
+    walk,
+    *,
+    lowered,
+    fname,
+    figures,
+    differs,
+    cta=(0, 0, 0),
+    limits=Limits,
+    started=None,
+):
+    """Walk a second CTA of the launch (:func:`other_cta`) and mark the ``sites`` of the first walk
+    (``walk``, of CTA ``cta``) whose figures differ there: ``figures(site)`` gives a site's figures
+    (a tuple of numbers, or None when they are not known), ``differs(mine, theirs, cta, other)`` the
+    reason recorded on a site whose figures differ (the site keeps CTA ``cta``'s figures). An access
+    whose addresses depend on the CTA index (alignment, guards, ``bx % 2``) is then never reported
+    as if CTA ``cta`` spoke for every CTA. Nothing is compared when the grid is one CTA or either walk
+    was cut short; the second walk has what is left of ``limits.max_seconds`` since ``started`` (a
+    ``time.monotonic()``). ``classify`` must be a fresh classifier for the second walk when it keeps
+    state. Returns the CTA compared, or None."""
+    import time
+
+    other = other_cta(lowered, fname, cta)
+    if other is None or walk.truncated or walk.loops_cut:
+        return None
+    left = limits.max_seconds
+    if left is not None:
+        left -= time.monotonic() - (started if started is not None else time.monotonic())
+        if left <= 0:
+            return None
+
+    class Rest(limits):  # the second walk has what is left of the time budget
+        max_seconds = left
+
+    again, second = visit_accesses(func, classify, site_class, cta=other, limits=Rest)
+    if second.truncated or second.loops_cut:  # a walk cut short is not compared
+        return None
+    theirs = {s.key: s for s in again}
+    for site in sites:
+        mine = figures(site)
+        alt = figures(theirs[site.key]) if site.key in theirs else None
+        if mine is None or alt is None or np.allclose(mine, alt):
+            continue
+        site.reasons.setdefault(differs(mine, alt, tuple(cta), other), None)
+    return other
+
+
 def _index_why(v: Visit, access: Access) -> tuple:
     """What the UNKNOWN index of ``access`` (made by visit ``v``) depends on."""
     if v.kind in ("load", "store"):
