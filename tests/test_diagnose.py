@@ -234,3 +234,45 @@ def test_an_arch_hint_keeps_the_instruction_nvcc_names():
     assert err.stage == "nvcc" and "setmaxnreg" in err.message
     assert "tcgen05" not in err.hint and "sm_100a needs" not in err.hint, err.hint
     assert err.hint.startswith("setmaxnreg.dec needs sm_90a") and "--arch sm_90a" in err.hint, err.hint
+
+
+TWO_KERNELS = """from tvm.script import tirx as T
+
+
+@T.prim_func
+def needs_sm100(A: T.Buffer((32,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    A[tx] = T.cuda.fmul2_rn(A[tx], A[tx])
+
+
+@T.prim_func
+def float_index(A: T.Buffer((256,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    A[A[tx]] = T.float32(1)
+"""
+
+
+def test_an_arch_hint_comes_from_the_failing_kernel_not_another_in_its_file(tmp_path):
+    """A float used as an index is an nvcc error at its own line; the hint said "Tx.cuda.fmul2_rn
+    needs sm_100a", a name of another kernel in the same file (the whole file was scanned). Names are
+    now looked for in the failing kernel's own lines, and away from the error's line only when the
+    error's text names them: here there is no arch hint, and the other kernel keeps its own."""
+    import importlib.util
+
+    path = tmp_path / "two_kernels.py"
+    path.write_text(TWO_KERNELS)
+    spec = importlib.util.spec_from_file_location("two_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(txlab.CompileError) as info:
+        txlab.compile(mod.float_index, arch="sm_90a")
+    err = info.value
+    assert err.stage == "nvcc" and err.lineno == 17 and "A[A[tx]]" in err.source_line
+    assert not err.hint or "fmul2_rn" not in err.hint, err.hint
+    with pytest.raises(txlab.CompileError) as info:
+        txlab.compile(mod.needs_sm100, arch="sm_90a")
+    assert info.value.lineno == 9 and info.value.hint.startswith("Tx.cuda.fmul2_rn needs sm_100a"), info.value.hint

@@ -141,7 +141,7 @@ def add_hints(exc, mod, arch) -> None:
         pass
     text = "".join(src_lines)
     if exc.stage in ("nvcc", "ptxas"):
-        hint = _arch_name_hint(exc, arch, src_lines)
+        hint = _arch_name_hint(exc, arch, _kernel_source(mod, user_file, src_lines))
         if hint:
             exc.hint = hint
     if (
@@ -164,6 +164,16 @@ def add_hints(exc, mod, arch) -> None:
         line = next((i for i, l in enumerate(src_lines, 1) if "SMEMPool(" in l.split("#")[0]), None)
         if line and exc.lineno is None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+
+
+def _kernel_source(mod, user_file, src_lines) -> list[str]:
+    """The lines of the user's file that the failing kernel is made of (its statements and the
+    macros inlined into it): another kernel in the same file is not this error's cause."""
+    try:
+        lines = ir.user_lines_of(mod, user_file) if mod is not None and user_file else set()
+    except Exception:  # noqa: BLE001 - a hint is best effort
+        return []
+    return [src_lines[i - 1] for i in sorted(lines) if 0 < i <= len(src_lines)]
 
 
 _INT32_MAX = 2**31 - 1
@@ -242,7 +252,8 @@ def _index_overflow(exc, mod, src_lines, user_file) -> None:
 
 
 def _arch_name_hint(exc, arch, src_lines) -> str | None:
-    """An API name on the error's line (or anywhere in the kernel) that needs a newer arch."""
+    """An API name on the error's line that needs a newer arch, or one elsewhere in the kernel's own
+    ``src_lines`` when the error has no line of its own or its text names it."""
     try:
         from txlab.tirx_api import names  # TVM's API names (txlab.api sits above the compiler)
 
@@ -257,6 +268,7 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
         return None  # nvcc named the instruction and the toolchain's hint says what it needs: no name guessed
     required = said.group(2) if said else None
     on_line = [exc.source_line or ""] if exc.lineno and exc.source_line else []
+    error_text = f"{exc.message}\n{exc.detail or ''}"
     for k, text in enumerate(on_line + list(src_lines)):
         code = text.split("#")[0]
         for e in entries:
@@ -267,6 +279,8 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
                 continue
             if required and k >= len(on_line) and (on_line or _arch_rank(e.arch) != _arch_rank(required)):
                 continue  # the line map found the line: another line's name is not the cause
+            if on_line and k >= len(on_line) and not re.search(re.escape(e.name.rsplit(".", 1)[-1]), error_text):
+                continue  # the error is at a line without the name, and its text does not name it either
             return (
                 f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
                 f"(compile with arch={e.arch!r}, or --arch {e.arch})"

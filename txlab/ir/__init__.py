@@ -17,6 +17,7 @@ from txlab.ir.spans import (
     user_frame,
     user_line,
     user_line_of_cuda,
+    user_lines_of,
     with_call_site,
 )
 from txlab.ir.walk import as_module, calls, children, expr_value, functions, prod, walk
@@ -43,6 +44,7 @@ __all__ = [
     "user_frame",
     "user_line",
     "user_line_of_cuda",
+    "user_lines_of",
     "walk",
     "with_call_site",
 ]

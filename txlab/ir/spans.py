@@ -118,6 +118,25 @@ def user_file_of(mod) -> str | None:
     return max(counts, key=counts.get) if counts else None
 
 
+def user_lines_of(mod, user_file: str | None = None) -> set[int]:
+    """Every line of ``user_file`` (default :func:`user_file_of`) that a frame of the module's nodes
+    names: the kernel's own statements and the macros inlined into it, not the rest of the file
+    (another kernel written beside it)."""
+    from txlab.ir.walk import walk
+
+    user_file = user_file or user_file_of(mod)
+    out: set[int] = set()
+    if user_file is None:
+        return out
+    for _, func in mod.functions_items():
+        body = getattr(func, "body", None)
+        if body is None:
+            continue
+        for node in walk(body):
+            out.update(line for f, line in frames(getattr(node, "span", None)) if f == user_file and line > 0)
+    return out
+
+
 def with_call_site(stmt, call_span):
     """``stmt`` with ``call_span``'s frames put in front of every statement span inside it that does
     not already start with them (a tile primitive's lowered body, given the primitive's span). Only
