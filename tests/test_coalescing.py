@@ -302,3 +302,58 @@ def test_a_global_load_the_compiler_reused_from_another_line_is_partial():
     assert first.status == "analysed" and not first.reason
     assert second.status == "partial" and "no global load on this line" in second.reason, second
     assert all(r.status == "analysed" for r in txlab.pools.coalescing(twice, arch="sm_90a"))  # no SASS to ask
+
+
+def _line_of(start):
+    """The line of this file that starts with ``start`` (once, indentation aside)."""
+    (n,) = [i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.strip().startswith(start)]
+    return n
+
+
+def test_what_a_loop_header_reads_is_at_the_loops_line():
+    """``for j in T.serial(L[tx + 1] - L[tx])``: TVM's passes drop the loop's span, and the walk put
+    the two loads of ``L`` at the statement before the loop, where the SASS has no load ("partly
+    unknown") although the line map has both LDGs at the loop's line; the loop-bound note named the
+    body's line. Both are now the header's line."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def ragged(A: T.Buffer((64, 256), "float32"), L: T.Buffer((65,), "int32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([2])
+        tx = T.thread_id([32])
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in T.serial(L[tx + 1] - L[tx]):  # the ragged loop's header
+            acc[0] = acc[0] + A[bx * 32 + tx, j]
+        B[bx * 32 + tx] = acc[0]
+
+    line = _line_of("for j in T.serial(L[tx + 1] - L[tx]):")
+    c = txlab.compile(ragged, arch="sm_90a", progress=lambda s: None)
+    assert sum(s.opcode.startswith("LDG") for s in c.source_map.sass_records_for(line)) == 2
+    rep = txlab.pools.coalescing(c)
+    loads = [r for r in rep if r.buffer == "L"]
+    assert [(r.lineno, r.status) for r in loads] == [(line, "analysed")] * 2, rep.summary()
+    assert loads[0].source.startswith("for j in T.serial(L[tx + 1] - L[tx])")
+    assert any(n.startswith(f"line {line}: a loop bound depends on") for n in rep.notes), rep.notes
+
+
+def test_a_cut_loop_is_named_by_its_line():
+    """A 1024-iteration loop over a constant: the walk follows 256 of them and its note read
+    "line ?: loop of 1024 iterations" (the loop has no span after lowering, nor its bounds)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def long_loop(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([8])
+        tx = T.thread_id([128])
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for r in T.serial(1024):  # the long loop's header
+            acc[0] = acc[0] + A[bx * 128 + tx, r]
+        B[bx * 128 + tx] = acc[0]
+
+    notes = co.coalescing(long_loop, arch="sm_90a").notes
+    line = _line_of("for r in T.serial(1024):")
+    assert f"line {line}: loop of 1024 iterations; the first 256 were followed" in notes, notes

@@ -133,6 +133,7 @@ class SimtWalk:
         self._loops: list = []
         self._flows: list = []  # the loops around this point that have break/continue (_LoopExits)
         self._has_exits: dict = {}  # loop body -> whether it holds a break/continue
+        self._headers: dict = {}  # loop -> the loop with its header's line (spans.loop_header)
         self._stmt = None
         self._exec_id = 0
         self._n = None
@@ -318,6 +319,11 @@ class SimtWalk:
             self._exec(body, mask)
 
     def _for(self, s, mask):
+        k = _key(s)
+        if k not in self._headers:  # the loop with its header's line (TVM's passes drop its span)
+            self._headers[k] = spans.loop_header(s)
+        header = self._headers[k]
+        self._begin(header)  # what its bounds read is at the loop's line, not the statement before it
         lo = self._eval(s.min, mask)
         ext = self._eval(s.extent, mask)
         step = self._eval(s.step, mask) if getattr(s, "step", None) is not None else 1
@@ -325,7 +331,7 @@ class SimtWalk:
         if lo is UNKNOWN or ext is UNKNOWN or step is UNKNOWN:
             why = self.why(*(x for x in (s.min, s.extent, getattr(s, "step", None)) if x is not None))
             self.note(
-                f"line {self._line(s.body) or self._line(s) or spans.first_user_line(s) or '?'}: a loop bound depends on "
+                f"line {self._line(header) or spans.first_user_line(s) or '?'}: a loop bound depends on "
                 f"{_phrase(why)}; its body was visited once with an unknown loop variable"
             )
             self.env[key] = UNKNOWN
@@ -351,7 +357,7 @@ class SimtWalk:
         if n_max > self.limits.max_loop_iterations:
             self.loops_cut = True
             self.note(
-                f"line {self._line(s) or '?'}: loop of {n_max} iterations; the first "
+                f"line {self._line(header) or spans.first_user_line(s) or '?'}: loop of {n_max} iterations; the first "
                 f"{self.limits.max_loop_iterations} were followed"
             )
             n_max = self.limits.max_loop_iterations

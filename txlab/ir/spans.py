@@ -137,6 +137,68 @@ def user_lines_of(mod, user_file: str | None = None) -> set[int]:
     return out
 
 
+def loop_header(loop, user_file: str | None = None):
+    """``loop`` (a ``For``) with a span at the line its header is written on: TVM's passes leave a
+    ``for j in T.serial(L[tx + 1] - L[tx])`` without one (its body and bound expressions keep
+    theirs), so whatever the loop's bounds read would be put at the statement before it. The line is
+    the first user line of its bound expressions (``L[tx + 1]``; a variable's span is where it was
+    declared, never counted), else the ``for`` naming the loop variable written above the body's
+    first line; the loop itself when it has a line or none is found. A shallow copy: only the span
+    differs."""
+    import tvm
+
+    from txlab.ir.walk import walk
+
+    if user_line(loop.span, user_file) is not None:
+        return loop
+    found = None
+    for e in (loop.min, loop.extent, getattr(loop, "step", None)):
+        for n in walk(e) if e is not None else ():
+            if isinstance(n, tvm.ir.Expr) and not isinstance(n, tvm.tirx.Var):
+                found = user_frame(getattr(n, "span", None), user_file)
+                if found is not None and found[1] > 0:
+                    break
+                found = None
+        if found is not None:
+            break
+    if found is None:
+        found = _loop_header_by_text(loop, user_file)
+    if found is None:
+        return loop
+    return _with_span(loop, tvm.ir.Span(tvm.ir.SourceName(found[0]), found[1], found[1], 0, 0))
+
+
+def _loop_header_by_text(loop, user_file):
+    """``(file, line)`` of the ``for`` that names ``loop``'s variable, above its body's first line
+    (up to the enclosing ``def``), or None."""
+    import linecache
+    import re
+
+    import tvm
+
+    from txlab.ir.walk import walk
+
+    body = None
+    for n in walk(loop.body):
+        if isinstance(n, tvm.tirx.Stmt):
+            body = user_frame(n.span, user_file)
+            if body is not None and body[1] > 0:
+                break
+            body = None
+    if body is None:
+        return None
+    name = str(loop.loop_var.name)
+    src = linecache.getlines(body[0])
+    for ln in range(min(body[1] - 1, len(src)), 0, -1):
+        text = src[ln - 1].split("#")[0]
+        m = re.match(r"\s*(?:async\s+)?for\s+(.+?)\s+in\s", text)
+        if m and name in re.split(r"[\s,()\[\]]+", m.group(1)):
+            return body[0], ln
+        if re.match(r"\s*(?:def\s|@)", text):
+            return None
+    return None
+
+
 def with_call_site(stmt, call_span):
     """``stmt`` with ``call_span``'s frames put in front of every statement span inside it that does
     not already start with them (a tile primitive's lowered body, given the primitive's span). Only
