@@ -179,3 +179,65 @@ def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeyp
         c(a.astype(np.float64), b, 8)
     assert "needs a CUDA GPU" not in str(info.value)
     assert txlab.check(c, [a, np.zeros(8, np.float32), 8], lambda x, y, n: 2 * x).ok
+
+
+# ---- the line map's queries and the static analyses check their arguments -----------------------
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda m: m.sass_for(None), "sass_for takes a user line number (an int"),  # was the end-of-kernel NOPs
+        (lambda m: m.sass_for("19"), "sass_for takes a user line number (an int"),  # was [] silently
+        (lambda m: m.cuda_for(19.5), "cuda_for takes a user line number (an int"),
+        (lambda m: m.line_of_sass("zz"), "'zz' is not a SASS offset"),  # was int()'s bare ValueError
+        (lambda m: m.line_of_sass(1.5), "offset 1.5 is not a SASS byte offset"),
+        (lambda m: m.line_of_sass(0x10, kernel="nope"), "no kernel 'nope' in this module; its kernels: "),
+    ],
+)
+def test_source_map_queries_say_what_they_take(scale, call, needle):
+    with pytest.raises(InputError) as info:
+        call(scale.source_map)
+    assert needle in str(info.value), info.value
+    if "'nope'" in needle:
+        assert str(info.value).endswith(", ".join(scale.source_map.kernels))
+    assert scale.source_map.sass_for(np.int64(scale.source_map.lines()[0]))  # numpy ints are line numbers too
+
+
+def _grid_of_4():
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def four(A: T.Buffer((1024,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([4])
+        tx = T.thread_id([256])
+        s = T.alloc_shared((256,), "float32")
+        s[tx] = A[bx * 256 + tx]
+        T.cuda.cta_sync()
+        A[bx * 256 + tx] = s[255 - tx]
+
+    return four
+
+
+@pytest.mark.parametrize("analysis", ["coalescing", "bank_conflicts"])
+@pytest.mark.parametrize(
+    "cta, needle",
+    [
+        ((9999, 0, 0), "cta=(9999, 0, 0) is outside the grid (4, 1, 1) of four_kernel"),
+        ((-1, 0, 0), "cta=(-1, 0, 0) has a negative index"),
+        ("0", "cta='0' is not a CTA index"),
+        ((1.0, 0, 0), "is not a CTA index"),
+    ],
+)
+def test_static_analyses_refuse_a_cta_the_launch_does_not_have(analysis, cta, needle):
+    fn = txlab.pools.coalescing if analysis == "coalescing" else txlab.banks.bank_conflicts
+    with pytest.raises(InputError) as info:
+        fn(_grid_of_4(), arch="sm_90a", cta=cta)
+    assert needle in str(info.value) and info.value.param == "cta", info.value
+    assert fn(_grid_of_4(), arch="sm_90a", cta=(3, 0, 0))  # the last CTA is one
+
+
+@pytest.mark.parametrize("analysis", ["coalescing", "bank_conflicts"])
+def test_static_analyses_refuse_an_arch_that_is_not_one(analysis):
+    fn = txlab.pools.coalescing if analysis == "coalescing" else txlab.banks.bank_conflicts
+    with pytest.raises(ArchError, match="'sm_13' is not a CUDA arch"):
+        fn(_grid_of_4(), arch="sm_13")

@@ -215,8 +215,13 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     """One :class:`BankAccess` per shared-memory access site of ``kernel`` (a prim_func,
     IRModule or ``txlab.Compiled``); ``plan`` (a :class:`txlab.pools.PoolLayout`) names SMEMPool
     buffers by their byte range."""
+    from txlab.arch import resolve_arch
+
+    if arch is not None:
+        arch = resolve_arch(arch)
     arch = arch or getattr(kernel, "arch", None) or (plan.arch if plan is not None else None) or "sm_90a"
     lowered = simt.lowered_of(kernel, arch)
+    cta = simt.checked_cta(cta, lowered, "txlab.banks.bank_conflicts")
     funcs = simt.device_functions(lowered)
     swizzles = simt.tensor_map_swizzles(lowered)
     sass = _sass_widths(kernel)

@@ -249,11 +249,13 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     IRModule or ``txlab.Compiled``), from its index expressions evaluated for every lane of every
     warp of CTA ``cta``. Nothing runs on a GPU. ``limits``: the walk's :class:`txlab.simt.Limits`
     (a time budget makes a long kernel's rows partial, never missing)."""
+    from txlab.arch import resolve_arch
     from txlab.banks import _file_of, source_text
     from txlab.sass.analyses import _arch_major
 
-    arch = arch or getattr(kernel, "arch", None) or "sm_90a"
+    arch = resolve_arch(arch) if arch is not None else getattr(kernel, "arch", None) or "sm_90a"
     lowered = simt.lowered_of(kernel, arch)
+    cta = simt.checked_cta(cta, lowered, "txlab.pools.coalescing")
     funcs = simt.device_functions(lowered)
     made = _sass_accesses(kernel)
     report = CoalescingReport()

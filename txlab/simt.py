@@ -1385,6 +1385,35 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
     return list(sites.values()), walk
 
 
+def checked_cta(cta, lowered, what: str) -> tuple:
+    """``cta`` as a 3-tuple of ints, checked against the grid of every kernel of ``lowered`` whose
+    grid is a constant: a :class:`txlab.errors.InputError` (naming ``what``, the function it was
+    passed to) when it is not one to three integers (missing ones are 0), is negative or is outside
+    a grid: never an analysis of a CTA the launch does not have."""
+    from txlab.errors import InputError
+
+    ok = isinstance(cta, (tuple, list)) and 1 <= len(cta) <= 3
+    ok = ok and all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cta)
+    if not ok:
+        raise InputError(
+            f"{what}: cta={cta!r} is not a CTA index: pass a tuple of ints, e.g. cta=(1, 0, 0)", param="cta"
+        )
+    cta = tuple(int(c) for c in cta) + (0,) * (3 - len(cta))
+    if min(cta) < 0:
+        raise InputError(f"{what}: cta={cta} has a negative index: CTA indices start at (0, 0, 0)", param="cta")
+    for fname, info in (getattr(lowered, "launch", None) or {}).items():
+        grid = tuple((info or {}).get("grid") or ())
+        if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
+            continue
+        if not all(0 <= c < g for c, g in zip(cta, grid)):
+            raise InputError(
+                f"{what}: cta={cta} is outside the grid {grid} of {fname}: each index must be less than the "
+                f"grid's size along it (the last CTA is {tuple(g - 1 for g in grid)})",
+                param="cta",
+            )
+    return cta
+
+
 def other_cta(lowered, fname, cta=(0, 0, 0)):
     """A second CTA of the launch of device function ``fname`` to walk: index 1 (past ``cta``) along
     each grid dimension of more than one CTA, or None when the grid is one CTA (or its size is not a

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import numbers
 import os
 import re
 
-from txlab.errors import CompileError
+from txlab.errors import CompileError, InputError
 from txlab.sass.listing import Listing, from_text
 from txlab.sass.opcodes import family, is_local, memory_kind
 from txlab.sass.record import Instruction
@@ -210,25 +211,28 @@ class SourceMap:
 
     def cuda_lines_for(self, lineno: int) -> list[int]:
         """CUDA line numbers (1-based) generated for user line ``lineno``."""
+        lineno = _user_line(lineno, "cuda_lines_for")
         return [i + 1 for i, u in enumerate(self.cuda_user) if u == lineno]
 
     def cuda_for(self, lineno: int) -> list[str]:
         """The CUDA C lines generated for user line ``lineno``."""
-        return [self._cuda_lines[i - 1] for i in self.cuda_lines_for(lineno)]
+        return [self._cuda_lines[i - 1] for i in self.cuda_lines_for(_user_line(lineno, "cuda_for"))]
 
     def ptx_lines_for(self, lineno: int) -> list[int]:
+        lineno = _user_line(lineno, "ptx_lines_for")
         return [i + 1 for i, u in enumerate(self.ptx_user) if u == lineno]
 
     def ptx_for(self, lineno: int) -> list[str]:
         """The PTX instruction lines generated for user line ``lineno``."""
-        return [self._ptx_lines[i - 1].strip() for i in self.ptx_lines_for(lineno)]
+        return [self._ptx_lines[i - 1].strip() for i in self.ptx_lines_for(_user_line(lineno, "ptx_for"))]
 
     def sass_records_for(self, lineno: int) -> list[SassInstruction]:
+        lineno = _user_line(lineno, "sass_records_for")
         return [s for s in self.instructions if s.user_line == lineno]
 
     def sass_for(self, lineno: int) -> list[str]:
         """The SASS instructions (text, predicate kept) attributed to user line ``lineno``."""
-        return [s.text for s in self.sass_records_for(lineno)]
+        return [s.text for s in self.sass_records_for(_user_line(lineno, "sass_for"))]
 
     def line_of_sass(self, offset_or_index=None, *, kernel: str | None = None, index: int | None = None) -> int | None:
         """The user line of a SASS instruction: by byte ``offset`` (an int, as Nsight Compute and
@@ -238,12 +242,34 @@ class SourceMap:
         return rec.user_line if rec is not None else None
 
     def instruction(self, offset=None, *, kernel: str | None = None, index: int | None = None):
+        if kernel is not None and kernel not in self.kernels:
+            raise InputError(
+                f"line_of_sass: no kernel {kernel!r} in this module; its kernels: {', '.join(self.kernels)}",
+                param="kernel",
+            )
         if index is not None:
+            if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+                raise InputError(
+                    f"line_of_sass: index={index!r} is not an int (a position in .instructions)", param="index"
+                )
             return self.instructions[index] if -len(self.instructions) <= index < len(self.instructions) else None
         if isinstance(offset, str):
-            offset = int(offset.strip().strip("/*").strip(), 16)
+            try:
+                offset = int(offset.strip().strip("/*").strip(), 16)
+            except ValueError:
+                raise InputError(
+                    f"line_of_sass: {offset!r} is not a SASS offset: pass an int (0x1a0) or a hex string as "
+                    "Nsight Compute or nvdisasm write it ('0x01a0', '/*01a0*/')",
+                    param="offset",
+                ) from None
         if offset is None:
             raise TypeError("line_of_sass needs an offset or index=")
+        if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+            raise InputError(
+                f"line_of_sass: offset {offset!r} is not a SASS byte offset: pass an int (0x1a0) or a hex string",
+                param="offset",
+            )
+        offset = int(offset)
         if kernel is None:
             hits = [s for s in self.instructions if s.offset == offset]
             if len({s.kernel for s in hits}) > 1:
@@ -416,3 +442,12 @@ class SourceMap:
                 + ", ".join(map(str, c["work_lines_without_sass"]))
             )
         return text
+
+
+def _user_line(lineno, what: str) -> int:
+    """``lineno`` as a user line number (an int), else an :class:`InputError` naming ``what``."""
+    if isinstance(lineno, bool) or not isinstance(lineno, numbers.Integral):
+        raise InputError(
+            f"{what} takes a user line number (an int, as .lines() lists them), not {lineno!r}", param="lineno"
+        )
+    return int(lineno)
