@@ -99,6 +99,38 @@ def test_ctas_subset_runs_only_those():
     assert b[512:768].tolist() == [2.0] * 256 and b[:512].sum() == 0 and b[768:].sum() == 0
 
 
+def test_a_read_only_array_is_fine_as_an_input_and_an_input_error_as_an_output():
+    """A read-only numpy array the kernel only reads runs; one it writes (a store, an atomic) is an
+    InputError naming the argument, not numpy's bare 'assignment destination is read-only'."""
+    from txlab.errors import InputError
+
+    src = SCALE.replace("BOUND", "n")
+    good = kernel(src, "scale")
+    a = np.arange(300, dtype=np.float32)
+    a.flags.writeable = False
+    b = np.zeros_like(a)
+    assert emulate(good, a, b, 300).ok and np.array_equal(b, 2 * a)
+    b = np.zeros_like(a)
+    b.flags.writeable = False
+    with pytest.raises(InputError) as ei:
+        emulate(good, np.ones(300, np.float32), b, 300)
+    assert ei.value.param == "B" and "read-only" in str(ei.value) and "writeable" in str(ei.value)
+    assert f"line {line_of(src, 'B[i] = A[i]')}" in str(ei.value) and not b.any()
+    # a store no lane makes (the guard is false for all) is no write
+    b2 = np.zeros(1, np.float32)
+    b2.flags.writeable = False
+    assert emulate(kernel(SCALE.replace("BOUND", "0"), "scale"), np.ones(1, np.float32), b2, 1).ok
+
+    from test_emulator_atomics import HIST, _hist_inputs
+
+    x, _ = _hist_inputs()
+    h = np.zeros(64, np.int32)
+    h.flags.writeable = False
+    with pytest.raises(InputError, match="argument H is a read-only") as ei:
+        emulate(kernel(HIST.replace("SYNC", "T.cuda.cta_sync()"), "hist"), x, h)
+    assert ei.value.param == "H"
+
+
 RACE = """
 @T.prim_func
 def shift(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):

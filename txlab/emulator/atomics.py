@@ -114,6 +114,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         lanes, off = lanes[~bad], off[~bad]
         if lanes.size == 0:
             continue
+        region.check_write(line)
         k = off // dt.itemsize
         if region.cta_stride and g.lane_cta is not None:  # this lane's CTA's shared memory
             k = k + g.lane_cta[lanes].astype(np.int64) * (region.cta_stride // dt.itemsize)

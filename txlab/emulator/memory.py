@@ -78,20 +78,38 @@ def lanes_of(dtype) -> int:
 class Region:
     """A contiguous byte range: a kernel argument (``kind='global'``) or one CTA's shared memory."""
 
-    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit")
+    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit", "readonly")
 
     def __init__(
         self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0, limit: int | None = None
     ):
         self.name = name
         self.base = int(base)
-        self.data = data  # uint8, writable (a view of the user's array for globals)
+        self.data = data  # uint8, a view of the user's array for globals (read-only if the user's array is)
         self.kind = kind
+        # a kernel argument passed as a read-only numpy array: reading it is fine, a write raises (check_write)
+        self.readonly = not data.flags.writeable
         self._views: dict = {}
         # the shared memory of a batch of CTAs: ``data`` holds one ``cta_stride``-byte slice per CTA,
         # addresses (and bounds) are those of one CTA (``limit`` bytes); the lane's CTA picks the slice
         self.cta_stride = int(cta_stride)
         self.limit = limit
+
+    def check_write(self, line=None) -> None:
+        """Raise :class:`txlab.errors.InputError` when the kernel writes a kernel argument that was passed as a
+        read-only numpy array (checked at the first write: read-only arrays the kernel only reads are fine)."""
+        if not self.readonly:
+            return
+        from txlab.errors import InputError
+
+        at = f" at line {line}" if line is not None else ""
+        raise InputError(
+            f"argument {self.name} is a read-only numpy array (flags.writeable is False) and the kernel writes "
+            f"it{at}: txlab.emulate writes results into the arrays in place, so pass a writeable array for "
+            f"{self.name} (np.array(a) makes a writeable copy of a). Read-only arrays are fine for arguments "
+            "the kernel only reads",
+            param=self.name,
+        )
 
     @property
     def nbytes(self) -> int:

@@ -335,6 +335,8 @@ class Program:
     def mem_write(self, g, base, idx, off, dt, value, line, info):
         elem = idx if off == 0 else np.asarray(idx) + off
         region, e, lm = self._resolve(g, base, elem, dt, line, info, True)
+        if region.readonly and g.active().any():  # an active lane writes a read-only argument: an InputError
+            region.check_write(line)
         view = region.view(dt)
         v = np.asarray(value)
         if v.dtype != dt:

@@ -113,7 +113,8 @@ def emulate(
 ) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
-    place). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
+    place: a read-only one is fine for an argument the kernel only reads, an InputError at its first
+    write otherwise). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
     ``check``: run the shared-memory race checker (bounds are always checked). ``stop``: raise
     :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
     ``fast_math``: the build whose arithmetic is emulated (``--use_fast_math``: FTZ, approximate

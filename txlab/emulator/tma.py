@@ -67,6 +67,7 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     base_el = (tmap["base"] - region.base) // dt.itemsize
     gel = base_el + byte // dt.itemsize
     if store:
+        region.check_write(line)
         src = shared[sm_bytes // dt.itemsize]
         gview[gel[inb]] = src[inb]
     else:
