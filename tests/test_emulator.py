@@ -99,6 +99,38 @@ def test_ctas_subset_runs_only_those():
     assert b[512:768].tolist() == [2.0] * 256 and b[:512].sum() == 0 and b[768:].sum() == 0
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"ctas": 0}, "ctas must be a list of CTA indices"),
+        ({"ctas": []}, "ctas is empty"),
+        ({"ctas": [1.5]}, "1.5 is neither"),
+        ({"ctas": ["0"]}, "'0' is neither"),
+        ({"ctas": [(0, 0, 0, 0)]}, "is neither"),
+        ({"ctas": [True]}, "True is neither"),
+        ({"ctas": [4]}, "4 (a linear index: 0 to 3 here) is outside the grid (4, 1, 1)"),
+        ({"ctas": [-1]}, "-1 (a linear index: 0 to 3 here) is outside"),
+        ({"ctas": [(0, 1)]}, "(0, 1, 0) is outside the grid"),
+        ({"check": "yes"}, "check must be True or False, not 'yes'"),
+        ({"stop": 1}, "stop must be True or False, not 1"),
+        ({"iket": None}, "iket must be True or False"),
+    ],
+)
+def test_bad_emulate_options_are_input_errors(options, says):
+    """Each option is checked like fast_math: an InputError naming it, before anything runs (an int
+    for ctas was a bare TypeError, an empty list ran nothing and said ok, check='yes' was taken)."""
+    from txlab.errors import InputError
+
+    good = kernel(SCALE.replace("BOUND", "n"), "scale")
+    a = np.ones(1000, np.float32)
+    b = np.zeros_like(a)
+    with pytest.raises(InputError) as ei:
+        emulate(good, a, b, 1000, **options)
+    assert says in str(ei.value) and ei.value.param == next(iter(options))
+    assert not b.any()
+    assert emulate(good, a, b, 1000, ctas=np.array([3]), check=False).stats["ctas_run"] == 1
+
+
 def test_a_read_only_array_is_fine_as_an_input_and_an_input_error_as_an_output():
     """A read-only numpy array the kernel only reads runs; one it writes (a store, an atomic) is an
     InputError naming the argument, not numpy's bare 'assignment destination is read-only'."""

@@ -139,10 +139,12 @@ def emulate(
         from txlab.errors import InputError
 
         raise InputError(f"fast_math must be True or False, not {fast_math!r}", param="fast_math")
-    if not isinstance(iket, bool):
-        from txlab.errors import InputError
+    for name, flag in (("check", check), ("stop", stop), ("iket", iket)):
+        if not isinstance(flag, bool):
+            from txlab.errors import InputError
 
-        raise InputError(f"iket must be True or False, not {iket!r}", param="iket")
+            raise InputError(f"{name} must be True or False, not {flag!r}", param=name)
+    ctas = _checked_ctas(ctas)
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch, iket=iket)
     sig = Signature(entry, build.params_of(mod))
     check_args(sig, args)
@@ -205,6 +207,32 @@ def emulate(
     return result
 
 
+def _checked_ctas(ctas):
+    """``ctas`` as a list of CTA indices (ints or (x, y, z) tuples of ints), or None (the whole grid);
+    an InputError for anything else (an int, an empty list, a float, a string, a 4-tuple)."""
+    if ctas is None:
+        return None
+    from txlab.errors import InputError
+
+    how = "a list of CTA indices, each a linear index or an (x, y, z) tuple, e.g. ctas=[0] or ctas=[(1, 0, 0)]"
+    if isinstance(ctas, (str, bytes)) or not hasattr(ctas, "__iter__"):
+        raise InputError(f"ctas must be {how}; not {ctas!r} (None runs the whole grid)", param="ctas")
+    out = list(ctas)
+    if not out:
+        raise InputError(
+            "ctas is empty, so no CTA would run: pass the CTAs to run, or ctas=None for the whole grid", param="ctas"
+        )
+
+    def is_int(v):
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    for c in out:
+        ok = is_int(c) or (isinstance(c, (tuple, list, np.ndarray)) and 1 <= len(c) <= 3 and all(is_int(v) for v in c))
+        if not ok:
+            raise InputError(f"ctas must be {how}; {c!r} is neither", param="ctas")
+    return out
+
+
 def _cta_order(grid, ctas):
     gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
     if ctas is None:  # launch order, blockIdx.x fastest: (N, 3) int array
@@ -212,17 +240,21 @@ def _cta_order(grid, ctas):
         return np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], axis=1)
     out = []
     for c in ctas:
-        if isinstance(c, (tuple, list)):
+        if isinstance(c, (tuple, list, np.ndarray)):
             t = tuple(int(v) for v in c) + (0, 0)
-            out.append(t[:3])
+            t = t[:3]
+            inside = 0 <= t[0] < gx and 0 <= t[1] < gy and 0 <= t[2] < gz
+            what = f"{t}"
         else:
             c = int(c)
-            out.append((c % gx, (c // gx) % gy, c // (gx * gy)))
-    for t in out:
-        if not (0 <= t[0] < gx and 0 <= t[1] < gy and 0 <= t[2] < gz):
+            t = (c % gx, (c // gx) % gy, c // (gx * gy))
+            inside = 0 <= c < gx * gy * gz
+            what = f"{c} (a linear index: 0 to {gx * gy * gz - 1} here)"
+        if not inside:
             from txlab.errors import InputError
 
-            raise InputError(f"ctas: {t} is outside the grid {tuple(grid)}")
+            raise InputError(f"ctas: {what} is outside the grid {tuple(grid)}", param="ctas")
+        out.append(t)
     return out
 
 
