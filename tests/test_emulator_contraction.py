@@ -121,3 +121,64 @@ def test_a_product_outside_a_runtime_loop_is_not_fused_inside_it():
     for _ in range(3):
         want = want + t
     assert np.array_equal(d[:32], want)
+
+
+HALF = TWO_OUT.replace('"float32"', '"DT"')
+
+#: (body, HFMA2 in the SASS, model of (D, E) from the inputs with F the fused op and R one rounding)
+HALF_SHAPES = [
+    (  # m + c and c - m: ptxas fuses mul.f16 and add.f16 / sub.f16 (no .rn) into HFMA2
+        "        D[i] = A[i] * B[i] + C[i]\n        E[i] = C[i] - A[i] * B[i]",
+        2,
+        lambda a, b, c, e, F, R: (F(a, b, c), F(-a, b, c)),
+    ),
+    (  # an equal product also stored: each product written is its own mul; the add's is fused
+        "        D[i] = A[i] * B[i] - C[i]\n        E[i] = A[i] * B[i]",
+        1,
+        lambda a, b, c, e, F, R: (F(a, b, -c), R(a * b)),
+    ),
+    (  # two products: the first is fused, the second rounded
+        "        D[i] = A[i] * B[i] - C[i] * E[i]\n        E[i] = C[i] * E[i] + A[i] * B[i]",
+        2,
+        lambda a, b, c, e, F, R: (F(a, b, -R(c * e)), F(c, e, R(a * b))),
+    ),
+    (  # the same product twice: computed once (HMUL2), then HADD2
+        "        D[i] = A[i] * B[i] + A[i] * B[i]\n        E[i] = C[i]",
+        0,
+        lambda a, b, c, e, F, R: (R(R(a * b) + R(a * b)), c),
+    ),
+    (  # a fused result multiplied and added again: two HFMA2
+        "        D[i] = (A[i] * B[i] + C[i]) * E[i] + A[i]\n        E[i] = C[i]",
+        2,
+        lambda a, b, c, e, F, R: (F(F(a, b, c), e, a), c),
+    ),
+]
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("body, n_fma, model", HALF_SHAPES)
+def test_half_and_bfloat16_mul_add_fuse_as_ptxas_does(body, n_fma, model, fast, dt):
+    """TVM prints half arithmetic as cuda_fp16.h / cuda_bf16.h operators: mul.f16 and add.f16 in the
+    PTX, no rounding modifier, which ptxas fuses into HFMA2 (one rounding) with or without fast
+    math. Checked bitwise against float64 arithmetic rounded once per instruction the SASS has."""
+    import ml_dtypes
+
+    npdt = np.float16 if dt == "float16" else ml_dtypes.bfloat16
+    c = txlab.compile(kernel(HALF.replace("DT", dt).replace("BODY", body), "k"), arch="sm_90a", fast_math=fast)
+    assert len(c.instructions(r"^HFMA2(\.BF16_V2)?\s")) == n_fma, c.instructions(r"^H(FMA|MUL|ADD)")
+    rng = np.random.default_rng(11)
+    a, b, cc, e0 = ((rng.standard_normal(1000) * 10).astype(npdt) for _ in range(4))
+    d, e = np.zeros_like(a), e0.copy()
+    assert emulate(c, a, b, cc, d, e, a.size).ok
+
+    def R(x):  # one rounding of an exact float64 value
+        return np.asarray(x, np.float64).astype(npdt).astype(np.float64)
+
+    def F(x, y, z):  # HFMA2: x * y + z exact in float64 here (|values| < 2^10, 24-bit products), one rounding
+        return R(np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64))
+
+    f64 = [np.asarray(v, np.float64) for v in (a, b, cc, e0)]
+    want_d, want_e = model(*f64, F, R)
+    assert np.array_equal(d.astype(np.float64), want_d)
+    assert np.array_equal(e.astype(np.float64), want_e)

@@ -31,8 +31,17 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
 * A product bound to a variable (``t = a * b``: a TVMScript local, which TVM makes a one-cell
   local buffer; ``T.let``; TVM's CSE variables) stored once and read once, by an add, is fused
   there (after SROA/mem2reg it is one SSA value with one use).
-* float32 and float64 only (``fma.rn.f32``/``.f64``); half and bfloat16 arithmetic goes through
-  ``cuda_fp16.h``/``cuda_bf16.h`` operators that nvcc does not contract.
+* float32 and float64 through nvcc as above. Scalar float16 and bfloat16 arithmetic goes through
+  ``cuda_fp16.h``/``cuda_bf16.h`` operators, inline ``mul.f16``/``add.f16`` (``.bf16``) PTX with no
+  rounding modifier, which nvcc leaves alone (no CSE: each product written is its own ``mul``) and
+  ptxas fuses into ``HFMA2`` (``HFMA2.BF16_V2``), with or without fast math. Read off the SASS
+  (``tests/test_emulator_contraction.py`` checks each shape): a product written as an operand of an
+  add or sub is fused into it (``m + c``, ``c + m``, ``m - c``, ``c - m``), even where an equal
+  product is also computed for another use; when both operands are products the first is fused,
+  and when they are the same product neither is (ptxas computes it once). A product bound to a
+  variable is left unfused here (ptxas fuses one whose uses are all adds/subs in its own block, not
+  in an ``if`` or a loop): those, and float16x2/bfloat16x2 vector arithmetic, round twice in the
+  emulator where the GPU may round once (docs/emulator-ops.md says so).
 
 DESIGN.md says why the emulator models the rule on the IR rather than reading the PTX.
 """
@@ -40,6 +49,7 @@ DESIGN.md says why the emulator models the rule on the IR rather than reading th
 from __future__ import annotations
 
 _FUSED_TYPES = ("float32", "float64")
+_HALF_TYPES = ("float16", "bfloat16")  # scalar only: fused by ptxas (HFMA2), see the module docstring
 _NVCC_MAX_USES = 4  # NVPTX fuses a multiply into at most four adds; ptxas takes the rest
 
 
@@ -323,6 +333,8 @@ class Contraction:
         (``negate``: None, ``"addend"`` for ``a*b - c``, ``"product"`` for ``c - a*b``; ``a``/``b``
         are IR nodes, or ``(env key, index)`` of a bound product's operands); None when it is an
         add of rounded values."""
+        if _dtype(e) in _HALF_TYPES:
+            return _plan_half(e)
         if not _fusable_type(e):
             return None
         dtype = _dtype(e)
@@ -358,6 +370,27 @@ class Contraction:
         if h in self.captured_vars:
             return ("fma-operands", h)
         return None
+
+
+def _plan_half(e):
+    """:meth:`Contraction.plan` of a scalar float16/bfloat16 add or sub: ptxas fuses a ``mul.f16``
+    written as its operand (the first when both are; none when both are the same product)."""
+    import tvm_ffi
+
+    dtype = _dtype(e)
+
+    def product(x):
+        return type(x).__name__ == "Mul" and _dtype(x) == dtype
+
+    pa, pb = product(e.a), product(e.b)
+    if pa and pb and tvm_ffi.structural_equal(e.a, e.b):
+        return None
+    sub = type(e).__name__ == "Sub"
+    if pa:
+        return e.a.a, e.a.b, e.b, "addend" if sub else None
+    if pb:
+        return e.b.a, e.b.b, e.a, "product" if sub else None
+    return None
 
 
 def _placed(def_path, use_paths) -> bool:

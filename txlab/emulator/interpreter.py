@@ -193,9 +193,9 @@ class Compiler:
     e_BitwiseAnd = e_BitwiseOr = e_BitwiseXor = e_LShift = e_RShift = _binop
 
     def _fused(self, e):
-        """``a * b + c`` as the build's ``fma.rn`` where nvcc contracts it
-        (txlab.emulator.contract); None where it does not."""
-        if not _dtype_of(e).startswith(("float32", "float64")):
+        """``a * b + c`` as the build's ``fma.rn`` where nvcc contracts it, or ptxas fuses scalar
+        half/bfloat16 ``mul`` and ``add`` into HFMA2 (txlab.emulator.contract); None where not."""
+        if not (_dtype_of(e).startswith(("float32", "float64")) or _dtype_of(e) in ("float16", "bfloat16")):
             return None
         plan = self.contraction.plan(e)
         if plan is None:
