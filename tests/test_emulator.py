@@ -218,6 +218,39 @@ def test_an_unwritten_shared_read_gives_zero_and_the_result_says_it_is_not_check
     assert ZEROED not in res.notes  # no shared memory
 
 
+CTA_SUMS = """
+@T.prim_func
+def sums(X: T.Buffer((256,), "float32"), O: T.Buffer((3, 256), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    scratch = T.alloc_buffer((8,), "float32", scope="shared")
+    O[0, tx] = T.cuda.cta_sum(X[tx], 8, scratch.data)
+    BETWEEN
+    O[1, tx] = T.cuda.cta_sum(X[tx] * T.float32(2), 8, scratch.data)
+    T.cuda.cta_sync()
+    O[2, tx] = scratch[0]
+"""
+
+
+def test_cta_reductions_go_through_their_scratch_as_on_the_gpu():
+    """TVM's cta_reduce helper stores each warp's total and then the CTA's in its shared scratch, and every thread
+    reads scratch[0] last: two reductions on one scratch with no barrier between race (warp 0's first store of
+    the second against the other warps' last load of the first), and the scratch holds the total afterwards."""
+    x = np.arange(256, dtype=np.float32)
+    src = CTA_SUMS.replace("BETWEEN", "T.evaluate(0)")
+    o = np.zeros((3, 256), np.float32)
+    res = emulate(kernel(src, "sums"), x, o)
+    (race,) = res.by_kind("shared_race")
+    first, second = line_of(src, "O[0, tx]"), line_of(src, "O[1, tx]")
+    assert {race.line, race.other_line} == {first, second}, race
+    fixed = CTA_SUMS.replace("BETWEEN", "T.cuda.cta_sync()")
+    o = np.zeros((3, 256), np.float32)
+    res = emulate(kernel(fixed, "sums"), x, o)
+    assert res.ok, res.summary()
+    assert (o[0] == x.sum()).all() and (o[1] == 2 * x.sum()).all() and (o[2] == 2 * x.sum()).all()
+
+
 DIVERGENT = """
 @T.prim_func
 def rev(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):

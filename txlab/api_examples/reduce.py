@@ -26,8 +26,11 @@ CTA = kernel_source(
     body='''
     scratch = T.alloc_buffer((8,), "float32", scope="shared")
     Out[0, tx] = T.cuda.cta_sum(X[tx], 8, scratch.data)
+    T.cuda.cta_sync()  # every thread reads scratch[0] last; the next reduction's first stores overwrite it
     Out[1, tx] = T.cuda.cta_max(X[tx], 8, scratch.data)
+    T.cuda.cta_sync()
     Out[2, tx] = T.cuda.cta_min(X[tx], 8, scratch.data)
+    T.cuda.cta_sync()
     Out[3, tx] = T.cuda.cta_reduce(X[tx], "max", 8, scratch.data)
 ''',
 )

@@ -740,39 +740,61 @@ def _bar_arrive(key_count, line):
 
 @blocking("tirx.cuda.cta_reduce")
 def _cta_reduce(comp, call):
+    """``T.cuda.cta_reduce`` (cta_sum/max/min) as TVM's helper runs it, through its shared scratch: each warp's
+    lane 0 stores its warp's total at ``scratch[warp]``; a barrier; warp 0 reads ``scratch[lane]`` for the
+    first ``num_warps`` lanes (the op's identity in the others), reduces, and its lane 0 stores ``scratch[0]``;
+    a barrier; every thread reads ``scratch[0]``. So the scratch holds what it holds on the GPU afterwards, and
+    the race checker sees its stores and loads (two reductions on one scratch with no barrier between race)."""
     val = comp.expr(call.args[0])
     opname = _str(call.args[1])
     nw = int(call.args[2].value)
+    scratch = comp.expr(call.args[3])
     line = comp.line
     is_float = comp_dtype(call).startswith(("float", "bfloat"))
     op = _RED[opname] if is_float else {"sum": np.add, "max": np.maximum, "min": np.minimum}[opname]
     dt = M.np_dtype(comp_dtype(call))
-    ident = {"sum": 0, "max": -np.inf, "min": np.inf}[opname]
+    info = {"name": "cta_reduce scratch", "dtype": str(dt)}
+    # the helper's padding, (lane < num_warps) ? scratch[lane] : identity: T(0), -INFINITY or INFINITY; for an
+    # integer max/min the conditional is a float, so the value goes through float32 and back (saturating)
+    widen = not is_float and opname != "sum"
 
-    def combine(parts):
-        scratch = {}
-        for p in parts:
-            scratch.update(p)
-        lanes = np.array(
-            [
-                scratch.get(i, dt.type(ident) if is_float else dt.type(0))
-                if i < nw
-                else (dt.type(ident) if is_float else dt.type(0))
-                for i in range(32)
-            ],
-            dtype=dt,
-        )
-        return _butterfly(lanes[None, :], op, 32)[0, 0]
+    def padded(got, rd):
+        if not widen:
+            return np.where(rd, got, dt.type({"sum": 0, "max": -np.inf, "min": np.inf}[opname]) if is_float
+                            else dt.type(0))
+        f = np.where(rd, got.astype(np.float32), np.float32(-np.inf if opname == "max" else np.inf))
+        lim = np.iinfo(dt)
+        return np.clip(np.nan_to_num(f.astype(np.float64), nan=0.0), lim.min, lim.max).astype(dt)
 
     def gen(g):
+        prog = g.cta.program
+        base = scratch(g)
+        outer = g.mask
+        act = g.active()
+        warp = (g.tid // 32).astype(np.int64)
+        lane = (g.tid % 32).astype(np.int64)
         V, pad = _warps(g, val(g))
-        R = _butterfly(V, op, 32)
-        first = g.first_warp
-        part = {first + w: R[w, 0] for w in range(R.shape[0])}
-        r = yield from sync.barrier_wait(g.cta, g, 0, line, payload=part, combine=combine, what="cta_reduce")
+        total = _unwarp(g, _butterfly(V, op, 32), pad)  # every lane: its warp's total
+        g.mask = act & (lane == 0)
+        if g.mask.any():
+            prog.mem_write(g, base, warp, 0, dt, total, line, info)
+        g.mask = outer
+        yield from sync.barrier_wait(g.cta, g, 0, line, what="cta_reduce")
+        first = act & (warp == 0)
+        if first.any():
+            rd = first & (lane < nw)
+            g.mask = rd
+            got = np.asarray(prog.mem_read(g, base, np.where(rd, lane, 0), 0, dt, line, info)) if rd.any() else (
+                np.zeros(g.L, dt))
+            P, pad2 = _warps(g, padded(np.broadcast_to(got, (g.L,)), rd))
+            part = _unwarp(g, _butterfly(P, op, 32), pad2)
+            g.mask = first & (lane == 0)
+            prog.mem_write(g, base, np.zeros(g.L, np.int64), 0, dt, part, line, info)
+            g.mask = outer
         # the second __syncthreads of the helper
         yield from sync.barrier_wait(g.cta, g, 0, line, what="cta_reduce")
-        return np.full(g.L, r, dtype=dt)
+        r = prog.mem_read(g, base, np.zeros(g.L, np.int64), 0, dt, line, info)
+        return np.broadcast_to(np.asarray(r, dtype=dt), (g.L,)).copy()
 
     return gen
 
