@@ -276,3 +276,34 @@ def test_an_arch_hint_comes_from_the_failing_kernel_not_another_in_its_file(tmp_
     with pytest.raises(txlab.CompileError) as info:
         txlab.compile(mod.needs_sm100, arch="sm_90a")
     assert info.value.lineno == 9 and info.value.hint.startswith("Tx.cuda.fmul2_rn needs sm_100a"), info.value.hint
+
+
+BF16_PARAM = """from tvm.script import tirx as T
+
+
+@T.prim_func
+def scale(X: T.Buffer((128,), "bfloat16"), Y: T.Buffer((128,), "bfloat16"), a: T.bfloat16):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([128])
+    Y[tx] = X[tx] * a
+"""
+
+
+def test_a_bfloat16_scalar_parameter_is_named_with_the_fix(tmp_path):
+    """TVM 0.27 cannot lower a kernel taking a bfloat16 scalar: its check ("kDLFloat (4 vs. 2)") came with no line
+    and no hint. The error names the parameter at its line and says how to pass the value instead; TVM's text
+    stays in the detail."""
+    import importlib.util
+
+    path = tmp_path / "bf16_param.py"
+    path.write_text(BF16_PARAM)
+    spec = importlib.util.spec_from_file_location("bf16_param", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(txlab.CompileError) as info:
+        txlab.compile(mod.scale, arch="sm_90a")
+    err = info.value
+    assert err.stage == "lower" and "bfloat16 scalar parameter 'a'" in err.message
+    assert err.lineno == 5 and "a: T.bfloat16" in err.source_line
+    assert "T.float32" in err.hint and "kDLFloat" in err.detail

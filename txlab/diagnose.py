@@ -157,6 +157,8 @@ def add_hints(exc, mod, arch) -> None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
     if exc.stage == "lower" and mod is not None:
         _index_overflow(exc, mod, src_lines, user_file)
+    if exc.stage == "lower" and "kDLFloat (4 vs. 2)" in msg and mod is not None:
+        _bf16_scalar_param(exc, mod, src_lines, user_file, msg, detail)
     if exc.stage == "lower" and "placeholder extent" in msg and "dyn_smem_bytes" in msg:
         exc.message = "an SMEMPool was never committed: its allocations have no size"
         exc.hint = "call pool.commit() after the pool's last alloc (it sizes the dynamic shared memory)"
@@ -164,6 +166,27 @@ def add_hints(exc, mod, arch) -> None:
         line = next((i for i, l in enumerate(src_lines, 1) if "SMEMPool(" in l.split("#")[0]), None)
         if line and exc.lineno is None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
+
+
+def _bf16_scalar_param(exc, mod, src_lines, user_file, msg, detail) -> None:
+    """TVM 0.27's host code takes no bfloat16 scalar argument: lowering a kernel with one stops in a check that
+    expects a float (type code 2) and finds a bfloat16 (4), with no line. Name the parameter and the fix."""
+    names = [
+        str(p.name)
+        for _, func in mod.functions_items()
+        for p in getattr(func, "params", ())
+        if str(getattr(p, "ty", "")) == "bfloat16"
+    ]
+    if not names:
+        return
+    exc.message = f"bfloat16 scalar parameter {names[0]!r}: TVM 0.27 cannot pass a bfloat16 scalar to a kernel"
+    exc.hint = (f"take it as T.float32 and convert inside (T.Cast(\"bfloat16\", {names[0]})), or pass a "
+                "one-element bfloat16 buffer")
+    exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
+    pat = re.compile(rf"\b{re.escape(names[0])}\s*:\s*(T|Tx)\.bfloat16\b")
+    line = next((i for i, l in enumerate(src_lines, 1) if pat.search(l.split("#")[0])), None)
+    if line and exc.lineno is None:
+        exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
 
 
 def _kernel_source(mod, user_file, src_lines) -> list[str]:
