@@ -82,3 +82,12 @@ def test_event_cap_says_how_to_raise_it():
 def test_a_good_protocol_still_runs():
     t = P.simulate(3, iterations=16, producers=1, consumers=2)
     assert t.finished and t.deadlock is None
+
+
+def test_pipeline_view_of_something_else_is_a_typed_error():
+    """PipelineView(42) failed with an AttributeError from deep inside; it names what it shows."""
+    from txlab.errors import InputError
+    from txlab.views import PipelineView
+
+    with pytest.raises(InputError, match="PipelineView shows a txlab.pipelines.PipelineTrace.*not int"):
+        PipelineView(42)

@@ -440,7 +440,8 @@ def test_tooltips_show_exact_durations_in_the_browser(tmp_path):
 
 def test_view_says_what_the_clocks_count():
     """A GPU recording's clocks are ns; a timeline of a CPU-emulator run counts emulated work: the
-    widget gets the unit (and formats its axis and tooltips with it), plot() says 'not time'."""
+    widget gets the unit (and formats its axis and tooltips with it), plot() says 'not time', and
+    summary()'s table names it."""
     tl = _timeline()
     assert TimelineView(tl).meta["clock_unit"] == "ns" and not tl.emulated
     assert "time (" in tl.plot().axes[0].get_xlabel()
@@ -451,6 +452,9 @@ def test_view_says_what_the_clocks_count():
     ax = emu.plot().axes[0]
     assert "emulated work (warp-instr" in ax.get_xlabel() and "EMULATED" in ax.get_title()
     assert "warp-instr>" in repr(emu)
+    # its summary's table counts the same unit (it said "total ns")
+    assert "total warp-instr" in str(emu.summary()) and "total ns" not in str(emu.summary())
+    assert emu.summary().to_dict()["unit"] == "warp-instr" and "total ns" in str(tl.summary())
     root = Path(__file__).resolve().parents[1]
     # the source formats axis and tooltips with the unit; the minified bundle keeps the property name
     assert "D.meta.clock_unit" in (root / "widgets" / "src" / "timeline.js").read_text()

@@ -313,7 +313,7 @@ class Timeline:
                             "p90_ns": float(p90),
                         }
                     )
-        return TimelineSummary(rows, dict(self.warnings))
+        return TimelineSummary(rows, dict(self.warnings), self.clock_unit)
 
     # -- export ---------------------------------------------------------------------------------
     def to_dict(self, max_events: int | None = 10_000) -> dict:
@@ -507,13 +507,16 @@ class Timeline:
 
 @dataclass
 class TimelineSummary:
-    """Rows of per-lane and overall statistics (ns). ``str()`` gives a fixed-width table."""
+    """Rows of per-lane and overall statistics, in the timeline's ``unit`` (its ``clock_unit``: ns for a GPU
+    recording, emulated warp-instructions for a run on the CPU; the rows' keys say ``_ns`` either way).
+    ``str()`` gives a fixed-width table whose headers name the unit."""
 
     rows: list
     warnings: dict
+    unit: str = "ns"
 
     def to_dict(self) -> dict:
-        return {"rows": self.rows, "warnings": self.warnings}
+        return {"rows": self.rows, "warnings": self.warnings, "unit": self.unit}
 
     def overall(self) -> dict:
         """``{name: row}`` over all lanes."""
@@ -523,13 +526,15 @@ class TimelineSummary:
         return {r["name"]: r for r in self.rows if r["scope"] == "lane" and r["lane"] == lane}
 
     def _table(self, max_rows=60):
-        hdr = f"{'scope':8} {'lane':24} {'event':20} {'count':>8} {'total ns':>12} {'mean':>10} {'p50':>10} {'p90':>10}"
+        total = f"total {self.unit}"
+        w = max(12, len(total))
+        hdr = f"{'scope':8} {'lane':24} {'event':20} {'count':>8} {total:>{w}} {'mean':>10} {'p50':>10} {'p90':>10}"
         lines = [hdr]
         rows = [r for r in self.rows if r["scope"] == "overall"] + [r for r in self.rows if r["scope"] == "lane"]
         for r in rows[:max_rows]:
             lines.append(
                 f"{r['scope']:8} {r['lane'][:24]:24} {r['name'][:20]:20} {r['count']:>8} "
-                f"{r['total_ns']:>12} {r['mean_ns']:>10.1f} {r['p50_ns']:>10.1f} {r['p90_ns']:>10.1f}"
+                f"{r['total_ns']:>{w}} {r['mean_ns']:>10.1f} {r['p50_ns']:>10.1f} {r['p90_ns']:>10.1f}"
             )
         if len(rows) > max_rows:
             lines.append(f"... {len(rows) - max_rows} more rows (see .rows)")

@@ -68,6 +68,16 @@ class PipelineView(View):
 
     def load(self, trace, step: int | None = None):
         """Show another trace (keeps the widget; selects the deadlock point or the first event)."""
+        from txlab.pipelines import PipelineTrace
+
+        if not isinstance(trace, PipelineTrace):
+            from txlab.errors import InputError
+
+            raise InputError(
+                f"PipelineView shows a txlab.pipelines.PipelineTrace (a spec's or from_kernel's .simulate()), not "
+                f"{type(trace).__name__}",
+                param="trace",
+            )
         self.trace = trace
         d = trace.to_dict(max_events=0)
         d.pop("events")
