@@ -91,3 +91,17 @@ def test_pipeline_view_of_something_else_is_a_typed_error():
 
     with pytest.raises(InputError, match="PipelineView shows a txlab.pipelines.PipelineTrace.*not int"):
         PipelineView(42)
+
+
+def test_a_pipeline_the_kernel_never_waits_on_is_not_called_sound():
+    """from_kernel reads a declared pipeline the kernel never waits on with assumed kinds and phases; a finished
+    simulation of that assumption said 'no problem found' as if it spoke for the kernel. The trace keeps what was
+    assumed and its summary says the kernel does not run the pipeline as simulated."""
+    from txlab.pipelines.spec import PipelineSpec
+
+    quiet = PipelineSpec(stages=3, notes=["no wait on the empty barriers found", "no wait on the full barriers found"])
+    t = quiet.simulate(4)
+    assert t.ok and t.assumed == ("no wait on the empty barriers found", "no wait on the full barriers found")
+    assert "does not run this pipeline as simulated" in t.summary()
+    used = PipelineSpec(stages=3, notes=["consumers = init_empty = 1 (one arrival per consumer role assumed)"])
+    assert used.simulate(4).assumed == () and used.simulate(4).summary().endswith("no problem found.")

@@ -88,7 +88,13 @@ class PipelineSpec:
 
     def simulate(self, iterations: int, **overrides) -> PipelineTrace:
         """Simulate this pipeline with one consumer role per empty arrival (``init_empty``) unless
-        overridden; any :func:`simulate` keyword can be overridden."""
+        overridden; any :func:`simulate` keyword can be overridden. Where the kernel never waits on a
+        barrier, the trace's ``assumed`` says so (its summary too)."""
+        trace = self._simulate_spec(iterations, **overrides)
+        trace.assumed = tuple(n for n in self.notes if n.startswith("no wait on the"))
+        return trace
+
+    def _simulate_spec(self, iterations: int, **overrides) -> PipelineTrace:
         kw = self.simulate_kwargs()
         if self.derived and not {"roles", "consumers", "producers", "tx_bytes"} & set(overrides):
             kw.pop("consumers")

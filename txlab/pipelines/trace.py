@@ -39,6 +39,9 @@ class PipelineTrace:
         self._steps = None
         self._roles_arg = None
         self._simulate = None  # set by simulate(), which made this trace
+        #: what the simulated protocol assumed where the kernel did not say (a pipeline from_kernel read with no
+        #: wait on a barrier): a finished run is then no evidence about the kernel, and summary() says so
+        self.assumed: tuple[str, ...] = ()
 
     def rerun(self, **changes) -> "PipelineTrace":
         """Simulate again with some parameters changed (same role scripts), e.g.
@@ -119,6 +122,11 @@ class PipelineTrace:
     def summary(self) -> str:
         its = ", ".join(f"{r.name}×{r.iterations}" for r in self.roles)
         head = f"{self.stages}-stage pipeline, {len(self.roles)} roles ({its}), {len(self._events)} events: "
+        if not self.problems and self.assumed:
+            return head + (
+                "every role finished, no problem found in the protocol assumed where the kernel says nothing: "
+                + "; ".join(self.assumed) + " (the kernel does not run this pipeline as simulated)"
+            )
         if not self.problems:
             return head + "every role finished, no problem found."
         return head + f"{len(self.problems)} problem(s)\n" + "\n".join(f"  - {p}" for p in self.problems)
