@@ -80,6 +80,11 @@ from txlab.views import install_display as _install_display  # noqa: E402
 
 _installed = _install_display()
 
+# a TVMScript error at the top of a script: printed, where TVM 0.27's excepthook prints only a note
+from txlab.uncaught import install as _install_uncaught  # noqa: E402
+
+_install_uncaught()
+
 
 def _module(name: str):
     """``txlab.<name>``, imported on first use (``import txlab.x as m``, not ``from txlab import x``, which would
