@@ -83,7 +83,7 @@ _installed = _install_display()
 # a TVMScript error at the top of a script: printed, where TVM 0.27's excepthook prints only a note
 from txlab.uncaught import install as _install_uncaught  # noqa: E402
 
-_install_uncaught()
+_uncaught_now = _install_uncaught()
 
 
 def _module(name: str):

@@ -40,7 +40,7 @@ class _AfterTvm:
             return None
         from importlib.machinery import PathFinder
 
-        spec = PathFinder.find_spec(fullname, path, target)
+        spec = PathFinder.find_spec("tvm", path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
@@ -60,9 +60,11 @@ def _remove_finder() -> None:
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterTvm)]
 
 
-def install() -> None:
-    """Wrap TVM's excepthook now if ``tvm`` is imported, else once it is (idempotent)."""
+def install() -> bool:
+    """Wrap TVM's excepthook now if ``tvm`` is imported, else once it is (idempotent). True when wrapped now."""
     if "tvm" in sys.modules:
         sys.excepthook = _wrap(sys.excepthook)
-    elif not any(isinstance(f, _AfterTvm) for f in sys.meta_path):
+        return True
+    if not any(isinstance(f, _AfterTvm) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterTvm())
+    return False
