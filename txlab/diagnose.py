@@ -180,8 +180,10 @@ def _bf16_scalar_param(exc, mod, src_lines, user_file, msg, detail) -> None:
     if not names:
         return
     exc.message = f"bfloat16 scalar parameter {names[0]!r}: TVM 0.27 cannot pass a bfloat16 scalar to a kernel"
-    exc.hint = (f"take it as T.float32 and convert inside (T.Cast(\"bfloat16\", {names[0]})), or pass a "
-                "one-element bfloat16 buffer")
+    exc.hint = (
+        f'take it as T.float32 and convert inside (T.Cast("bfloat16", {names[0]})), or pass a '
+        "one-element bfloat16 buffer"
+    )
     exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
     pat = re.compile(rf"\b{re.escape(names[0])}\s*:\s*(T|Tx)\.bfloat16\b")
     line = next((i for i, l in enumerate(src_lines, 1) if pat.search(l.split("#")[0])), None)

@@ -760,8 +760,9 @@ def _cta_reduce(comp, call):
 
     def padded(got, rd):
         if not widen:
-            return np.where(rd, got, dt.type({"sum": 0, "max": -np.inf, "min": np.inf}[opname]) if is_float
-                            else dt.type(0))
+            return np.where(
+                rd, got, dt.type({"sum": 0, "max": -np.inf, "min": np.inf}[opname]) if is_float else dt.type(0)
+            )
         f = np.where(rd, got.astype(np.float32), np.float32(-np.inf if opname == "max" else np.inf))
         lim = np.iinfo(dt)
         return np.clip(np.nan_to_num(f.astype(np.float64), nan=0.0), lim.min, lim.max).astype(dt)
@@ -784,8 +785,11 @@ def _cta_reduce(comp, call):
         if first.any():
             rd = first & (lane < nw)
             g.mask = rd
-            got = np.asarray(prog.mem_read(g, base, np.where(rd, lane, 0), 0, dt, line, info)) if rd.any() else (
-                np.zeros(g.L, dt))
+            got = (
+                np.asarray(prog.mem_read(g, base, np.where(rd, lane, 0), 0, dt, line, info))
+                if rd.any()
+                else (np.zeros(g.L, dt))
+            )
             P, pad2 = _warps(g, padded(np.broadcast_to(got, (g.L,)), rd))
             part = _unwarp(g, _butterfly(P, op, 32), pad2)
             g.mask = first & (lane == 0)

@@ -125,7 +125,8 @@ class PipelineTrace:
         if not self.problems and self.assumed:
             return head + (
                 "every role finished, no problem found in the protocol assumed where the kernel says nothing: "
-                + "; ".join(self.assumed) + " (the kernel does not run this pipeline as simulated)"
+                + "; ".join(self.assumed)
+                + " (the kernel does not run this pipeline as simulated)"
             )
         if not self.problems:
             return head + "every role finished, no problem found."
