@@ -152,6 +152,17 @@ def test_parse_errors_name_the_users_line():
     assert err.lineno == expected and "scale_factor" in err.source_line
 
 
+def test_a_python_error_in_a_kernel_keeps_its_type():
+    """TVMScript's parser turns a Python error in the kernel (1 / 0, a misspelt attribute) into a diagnostic whose
+    text is the error's alone: the message said 'division by zero'; it names the error's type too."""
+    src = KERNELS.split("\n\n@T.prim_func")[0].replace("A[i] * T.float32(2.0)", "A[i] * (1 / 0)")
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.stage == "parse" and err.message == "ZeroDivisionError: division by zero", err.message
+    assert "(1 / 0)" in err.source_line
+
+
 def test_python_syntax_error():
     with pytest.raises(txlab.CompileError) as info:
         run_cell("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0] = (\n", {}, arch="sm_90a")

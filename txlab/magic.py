@@ -208,6 +208,9 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
     msg_lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("-->")]
     msg = msg_lines[0] if msg_lines else type(exc).__name__
     msg = re.sub(r"^error:\s*", "", msg)
+    cause = exc.__cause__ or exc.__context__  # the Python error TVMScript's parser turned into a diagnostic
+    if cause is not None and str(cause) and msg.startswith(str(cause).splitlines()[0]):
+        msg = f"{type(cause).__name__}: {msg}"
     if m:
         ln = int(m.group("line"))
         return CompileError(
