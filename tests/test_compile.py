@@ -163,6 +163,20 @@ def test_a_python_error_in_a_kernel_keeps_its_type():
     assert "(1 / 0)" in err.source_line
 
 
+@pytest.mark.parametrize(
+    "typo,want", [("T.cuda.cta_summ(A[i], 8, A.data)", "T.cuda.cta_sum"), ("A[T.cta_idd([1])]", "T.cta_id")]
+)
+def test_a_misspelt_api_name_gets_the_closest_names(typo, want):
+    """A misspelt TIRx name is an AttributeError on a namespace object (``'CUDANamespace' object``, ``module
+    'tvm.tirx.script'``); the hint names the closest names, spelt as the user's line spells the object."""
+    src = KERNELS.split("\n\n@T.prim_func")[0].replace("A[i] * T.float32(2.0)", typo)
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.stage == "parse" and err.message.startswith("AttributeError: ") and typo in err.source_line
+    assert err.hint == f"did you mean {want}?", err.hint
+
+
 def test_python_syntax_error():
     with pytest.raises(txlab.CompileError) as info:
         run_cell("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0] = (\n", {}, arch="sm_90a")

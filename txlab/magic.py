@@ -192,6 +192,22 @@ def emulate_cell(results: dict, expr: str, user_ns: dict) -> dict:
     return out
 
 
+def _did_you_mean(cause, source_line: str | None) -> str | None:
+    """For a misspelt API name (``T.cuda.cta_summ``: an AttributeError on the namespace object), the names it
+    has that are closest, spelt as the user's line spells the object."""
+    import difflib
+
+    name, obj = getattr(cause, "name", None), getattr(cause, "obj", None)
+    if not isinstance(cause, AttributeError) or not name or obj is None:
+        return None
+    close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=3, cutoff=0.75)
+    if not close:
+        return None
+    m = re.search(rf"([A-Za-z_][\w.]*)\.{re.escape(name)}\b", source_line or "")
+    prefix = f"{m.group(1)}." if m else ""
+    return "did you mean " + " or ".join(f"{prefix}{c}" for c in close) + "?"
+
+
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
     lines = source.splitlines()
     if isinstance(exc, SyntaxError):
@@ -213,9 +229,11 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         msg = f"{type(cause).__name__}: {msg}"
     if m:
         ln = int(m.group("line"))
-        return CompileError(
+        err = CompileError(
             "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
         )
+        err.hint = _did_you_mean(cause, err.source_line) or err.hint
+        return err
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.
     ln = None
     tb = exc.__traceback__
