@@ -676,3 +676,35 @@ def test_an_access_that_differs_between_ctas_is_partial():
     other = banks.bank_conflicts(cta_dependent, arch="sm_90a", cta=(1, 0, 0))
     (load1,) = [r for r in other if r.access == "load"]
     assert load1.ways == 32 and load1.status == "partial" and "CTA (2, 0, 0)" in load1.reason
+
+
+def test_an_access_to_an_aliased_pool_buffer_is_named_for_its_own_buffer():
+    """Two pool buffers over the same bytes (``move_base_to``): a row was named for the first allocation holding
+    the byte, so the float32 ``Alias`` stores read as stores to the float16 ``As``. The access's dtype picks the
+    buffer where one alias has it; otherwise every alias is named."""
+    from tvm.backend.cuda.lang import SMEMPool
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def aliased(A: T.Buffer((128, 64), "float16"), F: T.Buffer((4,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc((64, 64), "float16", align=1024)
+        pool.move_base_to(0)
+        Alias = pool.alloc((16, 16), "float32", align=16)
+        pool.commit()
+        As[tx // 2, tx % 64] = A[tx, 0]
+        T.cuda.cta_sync()
+        Alias[tx // 16, tx % 16] = F[0]
+        T.cuda.cta_sync()
+        F[0] = T.float32(As[0, 0]) + Alias[0, 0]
+
+    from txlab.banks import _pool_name
+
+    plan = txlab.pools.layout(aliased, arch="sm_90a")
+    rows = plan.bank_conflicts()
+    stores = {r.buffer for r in rows if r.access == "store"}
+    assert stores == {"As", "Alias"}, rows.summary()
+    assert _pool_name(plan, 0, "float32") == "Alias" and _pool_name(plan, 0) == "As / Alias"

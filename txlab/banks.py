@@ -634,7 +634,7 @@ class _Site(simt.AccessSite):
         self._flush()
         name = getattr(self.buf, "name", None) or str(self.buf) or "shared"
         if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
-            name = _pool_name(plan, self.offsets[0]) or name
+            name = _pool_name(plan, self.offsets[0], self.dtype) or name
         notes = []
         if self.unknowns:
             notes.append(f"{self.unknowns} execution(s) of this access could not be analysed")
@@ -706,12 +706,21 @@ def source_text(filename, line, max_lines=4):
     return " ".join(p for p in parts if p) or None
 
 
-def _pool_name(plan, byte):
-    for a in plan.allocations:
-        if a.get("scope") == "shared.dyn" and a.get("offset") is not None and a.get("nbytes"):
-            if a["offset"] <= byte < a["offset"] + a["nbytes"]:
-                return a["name"]
-    return None
+def _pool_name(plan, byte, dtype=None):
+    """The pool allocation holding ``byte``. Where aliased allocations overlap there (``move_base_to``), the one of
+    the access's ``dtype`` if exactly one is; else all of them, ``" / "``-joined: never one picked at random."""
+    held = [
+        a
+        for a in plan.allocations
+        if a.get("scope") == "shared.dyn"
+        and a.get("offset") is not None
+        and a.get("nbytes")
+        and a["offset"] <= byte < a["offset"] + a["nbytes"]
+    ]
+    if len(held) > 1 and dtype is not None:
+        typed = [a for a in held if str(a.get("dtype")) == str(dtype)]
+        held = typed if len(typed) == 1 else held
+    return " / ".join(a["name"] for a in held) or None
 
 
 def _file_of(stmt):
