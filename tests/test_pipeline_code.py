@@ -58,7 +58,7 @@ def test_under_arrival_at_the_arrive_line():
     assert under[0].lineno == want
 
 
-def _guarded(guard: str, init_empty: int):
+def _guarded(guard: str, init_empty: int, pphase: int = 1, cphase: int = 0):
     from tvm.backend.cuda.lang import Pipeline, PipelineState, SMEMPool
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
@@ -80,7 +80,7 @@ def _guarded(guard: str, init_empty: int):
         T.cuda.cta_sync()
         if tid < 32:
             if T.cuda.elect_sync():
-                ps = PipelineState(STAGES, 1)
+                ps = PipelineState(STAGES, pphase)
                 for k in T.serial(NT):
                     pipe.empty.wait(ps.stage, ps.phase)
                     Tx.copy_async(
@@ -92,7 +92,7 @@ def _guarded(guard: str, init_empty: int):
                     pipe.full.arrive(ps.stage, ROWS * COLS * 4)
                     ps.advance()
         else:
-            cs = PipelineState(STAGES, 0)
+            cs = PipelineState(STAGES, cphase)
             acc = T.alloc_local([1], "float32")
             acc[0] = T.float32(0)
             for k in T.serial(NT):
@@ -130,6 +130,21 @@ def test_guards_are_evaluated_over_the_threads(guard, arrivals):
     else:
         p = next(p for p in t.problems if p.kind in ("over_arrival", "under_arrival"))
         assert p.lineno is not None and p.kind == ("over_arrival" if arrivals > 4 else "under_arrival")
+
+
+@pytest.mark.parametrize("role,pphase,cphase", [("producer", 0, 0), ("consumer", 1, 1)])
+def test_a_wrong_start_phase_is_placed_at_its_pipeline_state(role, pphase, cphase):
+    """A deadlock whose likely cause is a role's start phase had no line; it is at that role's
+    ``PipelineState(...)``. A consumer starting at phase 1 (its first full waits pass on fresh barriers)
+    is named as the likely cause too."""
+    import inspect
+
+    t = P.from_kernel(_guarded("warp", 4, pphase=pphase, cphase=cphase)).simulate(8)
+    dead = next(p for p in t.problems if p.kind == "deadlock")
+    src, first = inspect.getsourcelines(_guarded)
+    mark = "ps = PipelineState(" if role == "producer" else "cs = PipelineState("
+    assert dead.lineno == first + next(i for i, l in enumerate(src) if mark in l), t.summary()
+    assert f"Likely cause: {role}" in dead.message
 
 
 def test_overrides_still_try_fixes():

@@ -524,6 +524,13 @@ def _run(
                     f"until consumers release a slot they never received. Start the producer at phase 1 "
                     f"(PipelineState(stages, 1)) or use empty_phase_offset=1."
                 )
+            elif spec.name == "full" and roles[w].kind == "consumer" and roles[w].phase == 1:
+                hint = (
+                    f" Likely cause: {names[w]} starts its PipelineState at phase 1 on the full barriers. A fresh "
+                    f"mbarrier is in phase 0, so its first parity-1 waits pass at once: it reads slots no producer "
+                    f"has filled and releases them early, and the roles' phases drift apart. Start the consumers at "
+                    f"phase 0 (PipelineState(stages, 0))."
+                )
             elif scomp[slot] >= 2 and parity == sphase[slot]:
                 per_iter = {
                     a: sum(

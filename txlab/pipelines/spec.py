@@ -3,6 +3,8 @@ with arrivals and tx bytes derived from the code by :mod:`txlab.pipeline_code`."
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import asdict, dataclass, field
 
 from txlab.pipelines.protocol import Problem, ScriptError
@@ -111,8 +113,15 @@ class PipelineSpec:
         return simulate(self.stages, iterations=iterations, **kw)
 
     def _placed(self, p: Problem) -> Problem:
-        """A problem of the derived protocol, at the line of the arrive/copy that causes it."""
+        """A problem of the derived protocol, at the line of the arrive/copy that causes it (a deadlock or skipped
+        phase whose likely cause is a role's start phase: at that role's ``PipelineState(...)``)."""
         import dataclasses
+
+        if p.lineno is None and p.kind in ("deadlock", "phase_skip"):
+            for role in ("producer", "consumer"):
+                line = self.lines.get(f"{role}_phase")
+                if line is not None and re.search(rf"\b{role}\w* starts its PipelineState", p.message):
+                    return dataclasses.replace(p, lineno=line, lines=(line,))
 
         if p.kind in ("over_arrival", "init_count") and p.barrier in ("full", "empty"):
             sites = self.arrive_sites.get(p.barrier) or []
@@ -243,7 +252,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
         kinds: dict = {}  # buffer name -> kind
         tx_bytes: dict = {}
         wait_phase: dict = {}  # buffer name -> (phase buffer name, xor constant)
-        const_init: list = []  # (local scalar buffer, first constant stored to it)
+        const_init: list = []  # (local scalar buffer, first constant stored to it, the user's line of that store)
         init_lines: dict = {}  # barrier buffer -> the user's source line of its init
 
         def visit(s):
@@ -256,9 +265,9 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     c is not None
                     and buf is not None
                     and buf.scope() == "local"
-                    and not any(b.same_as(buf) for b, _ in const_init)
+                    and not any(b.same_as(buf) for b, _, _ in const_init)
                 ):
-                    const_init.append((buf, c))
+                    const_init.append((buf, c, _user_line(s)))
                 return
             if not isinstance(s, tx.Evaluate) or not hasattr(s.value, "op"):
                 return
@@ -303,7 +312,12 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
         tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
 
         def start_value(pbuf):
-            return next((c for b, c in const_init if pbuf is not None and b.same_as(pbuf)), None)
+            return next((c for b, c, _ in const_init if pbuf is not None and b.same_as(pbuf)), None)
+
+        def start_line(pbuf):
+            """The user's line of the store that starts a PipelineState's phase (its ``PipelineState(...)``)."""
+            loc = next((ln for b, _, ln in const_init if pbuf is not None and b.same_as(pbuf)), None)
+            return loc[1] if loc else None
 
         i = 0
         while i + 1 < len(inits):
@@ -335,6 +349,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 spec.empty_phase_offset = xor & 1
                 if start_value(pbuf) is not None:
                     spec.producer_phase = start_value(pbuf) & 1
+                    spec.lines["producer_phase"] = start_line(pbuf)
                 else:
                     notes.append("producer start phase not a constant in the IR; assumed 1")
             else:
@@ -345,6 +360,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     notes.append(f"waits on the full barrier XOR the phase with {xor}")
                 if start_value(pbuf) is not None:
                     spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
+                    spec.lines["consumer_phase"] = start_line(pbuf)
                 else:
                     notes.append("consumer start phase not a constant in the IR; assumed 0")
             else:
