@@ -151,7 +151,9 @@ def _warnings(plan, dyn):
         if a["align"] and a["offset"] % a["align"]:
             out.append(
                 f"{a['name']!r} declares {a['align']} B alignment but sits at byte {a['offset']} "
-                f"(offset mod {a['align']} = {a['offset'] % a['align']})"
+                f"(offset mod {a['align']} = {a['offset'] % a['align']}): the buffer's data_alignment, which TVM "
+                f"sets to 64 where pool.alloc gets no align=; code relying on it (vector accesses) would be "
+                f"misaligned: pass align= to place it"
             )
         if a["swizzle"]:
             atom = 8 * int(a["swizzle"].split("B", 1)[0])  # 8 rows x swizzle span
