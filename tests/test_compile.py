@@ -264,3 +264,32 @@ def test_to_dict_and_plot(compiled):
     assert d["arch"] == "sm_90a" and d["kernels"] == ["scale_kernel"]
     fig = compiled["scale"].plot()
     assert len(fig.axes) >= 2
+
+
+REG_HEAVY = """@T.prim_func
+def regheavy(X: T.Buffer((128 * 128, 64), "float32"), out: T.Buffer((128 * 128,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([128])
+    tx = T.thread_id([128])
+    acc = T.alloc_local((64,), "float32")
+    for j in T.unroll(64):
+        acc[j] = X[bx * 128 + tx, j]
+    for it in T.serial(8):
+        for j in T.unroll(64):
+            acc[j] = acc[j] * acc[(j + 1) % 64] + acc[(j + 7) % 64]
+    s = T.alloc_local((1,), "float32")
+    s[0] = T.float32(0)
+    for j in T.unroll(64):
+        s[0] = s[0] + acc[j]
+    out[bx * 128 + tx] = s[0]
+"""
+
+
+def test_maxrregcount_caps_a_kernel_with_launch_bounds():
+    """TVM gives every kernel __launch_bounds__ (PTX .maxntid), and ptxas then ignores -maxrregcount: the option
+    changed nothing (72 registers either way). txlab writes .maxnreg into each entry, and the cap holds."""
+    plain = run_cell(REG_HEAVY, {}, arch="sm_90a")["regheavy"]
+    capped = txlab.compile(plain.ir_module, arch="sm_90a", name="regheavy", maxrregcount=32)
+    free, cap = plain.resources["regheavy_kernel"]["registers"], capped.resources["regheavy_kernel"]["registers"]
+    assert free > 32 >= cap, (free, cap)
+    assert ".maxnreg 32" in capped.ptx and ".maxnreg" not in plain.ptx and ".maxntid 128" in capped.ptx

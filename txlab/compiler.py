@@ -346,7 +346,9 @@ def compile(  # noqa: A001 - txlab.compile is the public name
 
         report("nvcc")
         t = time.perf_counter()
-        ptx = toolchain.cuda_to_ptx(cuda_source, arch, base_flags=options.nvcc_args())
+        ptx = toolchain.cap_registers(
+            toolchain.cuda_to_ptx(cuda_source, arch, base_flags=options.nvcc_args()), options.maxrregcount
+        )
         timings["nvcc"] = time.perf_counter() - t
 
         report("ptxas")
@@ -434,8 +436,14 @@ def with_lineinfo(compiled: Compiled) -> Compiled:
 
     options = compiled.options if compiled.options is not None else CompileOptions()
     flags = options.nvcc_args()
-    ptx = toolchain.cuda_to_ptx(
-        compiled.cuda_source, compiled.arch, base_flags=flags, extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"]
+    ptx = toolchain.cap_registers(
+        toolchain.cuda_to_ptx(
+            compiled.cuda_source,
+            compiled.arch,
+            base_flags=flags,
+            extra_flags=[] if "-lineinfo" in flags else ["-lineinfo"],
+        ),
+        options.maxrregcount,
     )
     cubin, report = toolchain.ptx_to_cubin(ptx, compiled.arch, extra_flags=options.ptxas_args())
     key = hashlib.sha256(f"{compiled.key}:lineinfo".encode()).hexdigest() if compiled.key else ""

@@ -294,6 +294,27 @@ def _failed(stage: str, out: str, errors: re.Pattern, source: str, filename: str
     )
 
 
+def cap_registers(ptx: str, maxrregcount: int | None) -> str:
+    """``ptx`` with ``.maxnreg maxrregcount`` among the performance directives of every ``.entry`` that has none.
+    ptxas applies ``-maxrregcount`` only to kernels without launch bounds, and TVM gives every kernel
+    ``__launch_bounds__`` (``.maxntid``): the flag alone changed nothing. ``.maxnreg`` is the per-kernel cap ptxas
+    takes beside ``.maxntid``/``.minnctapersm``. Unchanged when ``maxrregcount`` is None."""
+    if not maxrregcount:
+        return ptx
+    out, entry = [], False
+    for line in ptx.split("\n"):
+        bare = line.strip()
+        if ".entry " in line:
+            entry = True
+        elif entry and bare.startswith(".maxnreg"):
+            entry = False  # the kernel caps itself (__maxnreg__)
+        elif entry and bare == "{":
+            out.append(f".maxnreg {int(maxrregcount)}")
+            entry = False
+        out.append(line)
+    return "\n".join(out)
+
+
 def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> tuple[bytes, str]:
     """PTX to cubin with ptxas; returns (cubin, the -v report)."""
     ptxas = _need("ptxas", "ptxas")
