@@ -241,3 +241,17 @@ def test_static_analyses_refuse_an_arch_that_is_not_one(analysis):
     fn = txlab.pools.coalescing if analysis == "coalescing" else txlab.banks.bank_conflicts
     with pytest.raises(ArchError, match="'sm_13' is not a CUDA arch"):
         fn(_grid_of_4(), arch="sm_13")
+
+
+@pytest.mark.parametrize("dyn", [-5, 1.5, True, "0"])
+def test_occupancy_refuses_a_bad_dynamic_smem_size(scale, dyn):
+    """occupancy_of(..., dynamic_smem_bytes=-5) returned a result; calculate() already refused negatives."""
+    with pytest.raises(InputError, match="dynamic_smem_bytes"):
+        txlab.occupancy_of(scale, dynamic_smem_bytes=dyn)
+
+
+@pytest.mark.parametrize("name", [42, None, ["Tx.cuda.atomic_add"]])
+def test_api_help_of_a_non_name_is_a_typed_error(name):
+    """txlab.api.help(42) failed with AttributeError ('int' object has no attribute 'strip')."""
+    with pytest.raises(TxlabError, match="takes an API name as a string"):
+        txlab.api.help(name)

@@ -313,6 +313,13 @@ def occupancy(
                 param="args",
             )
         threads *= b
+    if dynamic_smem_bytes is not None and (
+        isinstance(dynamic_smem_bytes, bool) or not isinstance(dynamic_smem_bytes, int) or dynamic_smem_bytes < 0
+    ):
+        raise InputError(
+            f"dynamic_smem_bytes={dynamic_smem_bytes!r}: the bytes of dynamic shared memory per CTA, an int >= 0",
+            param="dynamic_smem_bytes",
+        )
     dyn = dynamic_smem_bytes if dynamic_smem_bytes is not None else launch.get("dynamic_smem_bytes", 0)
     if not isinstance(dyn, int):
         raise InputError(

@@ -308,6 +308,10 @@ def help(name: str, *, example: str | None = None, compile: bool = True) -> ApiH
     full (``Tx.cuda.__shfl_xor_sync``, ``tvm.backend.cuda.lang.MBarrier``), spelled with ``T.``,
     or short when unambiguous (``atomic_add``, ``MBarrier``). ``example`` picks another example
     that uses it. Raises :class:`UnknownAPIName` for a name TVM does not have."""
+    if not isinstance(name, str):
+        raise UnknownAPIName(
+            f"txlab.api.help takes an API name as a string (e.g. 'Tx.cuda.atomic_add'), not {type(name).__name__}"
+        )
     entry, obj, full = _find(name)
     if entry is not None:
         kind, category, signature, how, arch, doc = (
