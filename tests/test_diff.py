@@ -197,6 +197,9 @@ def test_diff_view_payload(pair):
     assert data["a"]["name"] == "transpose_32" and data["lines"]
     assert data["lines"][v.selected]["status"] != "same"  # opens on the first changed line
     assert v._repr_mimebundle_ is not None and v.changed_only is False
+    # like every model's, the comparison's .view() is its widget (it had none: DESIGN says every view comes so)
+    w = txlab.compare(*pair).view(height=300)
+    assert isinstance(w, DiffView) and w.height == 300 and json.loads(w.data)["lines"] == data["lines"]
 
 
 # Issue 29.4: a shuffle loop and Tx.cuda.warp_max compile to byte-identical SASS (same opcodes,

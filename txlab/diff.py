@@ -260,6 +260,13 @@ class CompileDiff:
             "headline": self.headline,
         }
 
+    def view(self, **kwargs):
+        """The interactive widget of this comparison (:class:`txlab.views.DiffView`), registered by
+        ``txlab.views``; ``kwargs`` go to the widget."""
+        from txlab.hooks import widget
+
+        return widget(self, **kwargs)
+
     def summary(self) -> str:
         out = [f"{self.a_name} ({self.a_arch}) vs {self.b_name} ({self.b_arch})", f"  {self.headline}"]
         for ka, kb in self.kernels:

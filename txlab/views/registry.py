@@ -30,6 +30,7 @@ VIEW_OF = {
     "txlab.pipelines.trace.PipelineTrace": "PipelineView",
     "txlab.schedulers.schedule.ScheduleTrace": "ScheduleView",
     "txlab.tune.model.TuneResult": "TuneView",
+    "txlab.diff.CompileDiff": "DiffView",
 }
 
 
