@@ -255,3 +255,16 @@ def test_api_help_of_a_non_name_is_a_typed_error(name):
     """txlab.api.help(42) failed with AttributeError ('int' object has no attribute 'strip')."""
     with pytest.raises(TxlabError, match="takes an API name as a string"):
         txlab.api.help(name)
+
+
+def test_api_verify_without_a_gpu_is_one_line(monkeypatch, capsys):
+    """python -m txlab.api verify printed NoGPUError's traceback where python -m txlab prints a line."""
+    from txlab.api import cli
+
+    def no(**kw):
+        raise NoGPUError("verifying the API examples needs a CUDA GPU")
+
+    monkeypatch.setattr(cli, "verify_all", no)
+    assert cli.main(["verify"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m txlab.api verify: verifying") and "Traceback" not in err

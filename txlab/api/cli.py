@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from txlab.api.coverage_rows import VERIFIED_JSON, coverage
@@ -20,7 +21,13 @@ def main(argv=None) -> int:
     c.add_argument("--markdown", metavar="FILE", help="write the table as Markdown to FILE")
     args = p.parse_args(argv)
     if args.cmd == "verify":
-        rec = verify_all(write=args.write)
+        from txlab.errors import NoGPUError
+
+        try:
+            rec = verify_all(write=args.write)
+        except NoGPUError as exc:  # verification launches every example: say so in one line, no traceback
+            print(f"python -m txlab.api verify: {exc}", file=sys.stderr)
+            return 1
         bad = [k for k, r in rec["examples"].items() if not r["ok"]]
         for k, r in rec["examples"].items():
             print(f"{'PASS' if r['ok'] else 'FAIL'} {k}" + ("" if r["ok"] else f"  {r.get('problems')}"))
