@@ -99,3 +99,18 @@ def test_matches_driver_for_notebook_kernels():
     kernels += [txlab.compile(bw.copy_kernel(1 << 24)), hg.build(2048, 2048, 2048)]
     for c in kernels:
         assert txlab.occupancy_of(c).blocks_per_sm == occ_mod.driver_blocks_per_sm(c), c.name
+
+
+def test_the_next_step_names_every_tied_limit_and_holds():
+    """Where registers and shared memory both stop the sixth CTA, lowering registers alone gains nothing; the
+    advice named registers only. It names both bounds, and meeting them gives the extra CTA."""
+    from txlab.occupancy import calculate
+
+    o = calculate("sm_90a", threads=128, registers=96, smem_bytes=40960)
+    assert o.blocks_per_sm == 5 and set(o.limiter) == {"registers", "shared_memory"}
+    s = o.summary()
+    assert "6 CTAs/SM need <= 80 registers per thread (now 96) and <= 37888 bytes of shared memory" in s, s
+    assert calculate("sm_90a", threads=128, registers=80, smem_bytes=40960).blocks_per_sm == 5  # one alone: no gain
+    assert calculate("sm_90a", threads=128, registers=80, smem_bytes=37888).blocks_per_sm == 6
+    alone = calculate("sm_90a", threads=128, registers=200, smem_bytes=1000)
+    assert alone.summary().endswith("3 CTAs/SM need <= 168 registers per thread (now 200).")

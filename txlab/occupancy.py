@@ -109,20 +109,31 @@ class Occupancy:
         return head + (f" {nxt}" if nxt else "")
 
     def _next_step(self) -> str | None:
-        """What it would take for one more CTA per SM, for the limiting resource."""
+        """What it would take for one more CTA per SM: every limiting resource's bound (where two limits tie, one
+        lowered alone gains nothing), and only when meeting them all does give one more CTA."""
         want = self.blocks_per_sm + 1
         lim = ARCHS[self.arch.rstrip("af")]
+        needs, change = [], {}
         if "registers" in self.limiter:
             per_sub_warps = -(-want * self.warps_per_cta // SUBPARTITIONS)
             regs_warp = (lim.regs_per_sm // SUBPARTITIONS) // per_sub_warps if per_sub_warps else 0
             regs = (regs_warp // REG_ALLOC_UNIT * REG_ALLOC_UNIT) // WARP
-            if regs >= 1:
-                return f"{want} CTAs/SM need <= {regs} registers per thread (now {self.registers})."
+            if regs < 1:
+                return None
+            needs.append(f"<= {regs} registers per thread (now {self.registers})")
+            change["registers"] = regs
         if "shared_memory" in self.limiter:
             per = (self.smem_per_sm // want) // SMEM_ALLOC_UNIT * SMEM_ALLOC_UNIT - RESERVED_SMEM_PER_CTA
-            if per >= 0:
-                return f"{want} CTAs/SM need <= {per} bytes of shared memory per CTA (now {self.smem_bytes})."
-        return None
+            if per < 0:
+                return None
+            needs.append(f"<= {per} bytes of shared memory per CTA (now {self.smem_bytes})")
+            change["smem_bytes"] = per
+        if not needs:
+            return None
+        base = {"threads": self.threads, "registers": self.registers, "smem_bytes": self.smem_bytes, **change}
+        if calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **base).blocks_per_sm < want:
+            return None  # another limit (threads, CTA slots) stops it too
+        return f"{want} CTAs/SM need " + " and ".join(needs) + "."
 
     def what_if(self, *, registers=None, smem_bytes=None, threads=None) -> dict:
         """The occupancy calculator's three sweeps, each varying one resource and keeping the
