@@ -1338,3 +1338,21 @@ def test_64_bit_store_indices_on_the_emulator(monkeypatch, shape, config, sms):
         _emulate_gemm(kernel, *shape, cfg)
     else:
         _emulate_right(shape, config, sms, seed=9)
+
+
+def test_choices_at_a_k_tma_cannot_load_and_their_explanations_agree():
+    """tuned_config(1000, 3000, 4999) returned GemmConfig() (invalid at that K) where build and explain choose for
+    padded_k(K); the printed explanation left out its notes (the copy each call makes); num_sms was ignored for a
+    shape the 132-SM table holds; kernel_for's error named K=104 where build pads to 128."""
+    assert hg.tuned_config(1000, 3000, 4999) == hg.explain(1000, 3000, 4999).winner == hg.tuned_config(1000, 3000, 5056)
+    text = str(hg.explain(1000, 3000, 4999))
+    assert "note: K=4999 is not a multiple of 8" in text and "38.1 MiB" in text
+    from txlab.display import gemm_choice_html
+
+    assert "each call copies A and B" in gemm_choice_html(hg.explain(1000, 3000, 4999))
+    assert hg.explain(4096, 4096, 4096).source.startswith("tuned table")
+    assert hg.explain(4096, 4096, 4096, num_sms=3).source == "model"
+    with pytest.raises(InputError, match="builds for K=128"):
+        hg.kernel_for(64, 64, 100)
+    with pytest.raises(InputError, match="name is a string"):
+        hg.parse_config(None)

@@ -334,3 +334,12 @@ def test_fp8_takes_split_tails_as_ranked_but_no_grid_sized_widths():
     for shape in ((848, 7872, 14720), (368, 4408, 59968), (136, 4912, 46592)):
         bn = f8.explain(*shape).winner.bn
         assert bn in (64, 96, 128, 192, 256) + gemm_model.FIT_WIDTHS, (shape, bn)
+
+
+def test_an_fp8_split_past_its_k_steps_names_the_fp8_bound():
+    """At K=112 the bf16 check (k-steps of 64) ran first and suggested split_k <= 2, which then failed again."""
+    import txlab.examples.gemm_fp8_config as f8c
+    from txlab.errors import InputError
+
+    with pytest.raises(InputError, match=r"1 k-steps of 128\) into empty slices: use split_k <= 1"):
+        f8c.resolve(64, 64, 112, "128x128x128_s4_c2_sk4_p2")

@@ -579,11 +579,17 @@ def gemm_choice_html(choice) -> str:
         )
         for p in choice.predictions[:10]
     )
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in getattr(choice, "notes", None) or ())
     return (
         "<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
         "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
-        "</table></div>"
-    ).format(html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)), html.escape(choice.why), rows)
+        "</table>{}</div>"
+    ).format(
+        html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),
+        html.escape(choice.why),
+        rows,
+        f"<ul class='txlab-gemm-notes'>{notes}</ul>" if notes else "",
+    )
 
 
 def sass_table_html(table) -> str:

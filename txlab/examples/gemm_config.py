@@ -462,6 +462,9 @@ _NAME = re.compile(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg
 
 def parse_config(text: str, **defaults) -> GemmConfig:
     """``"128x256x64_s4_c2"`` (also ``"128x256_s4"``, ``"c1"`` inferred from bm) -> GemmConfig."""
+    if not isinstance(text, str):
+        raise InputError(f"config {text!r}: a configuration's name is a string such as '128x256x64_s4_c2' (or pass a "
+                         "GemmConfig)", param="config")
     text = text.strip()
     m = _NAME.fullmatch(text)
     if not m:
@@ -532,9 +535,9 @@ def tma_pitch(K: int, padder: str | None = None) -> None:
     """A and B are loaded by TMA, whose row pitch (K bf16 = 2K bytes) must be a multiple of 16.
     ``padder``: the builder that pads such K itself (named in the error beside padding by hand)."""
     if K % 8:
-        kp = K + (-K) % 8
-        by = (f"{padder} pads for you (it builds for K={kp} and copies A and B into zero-padded (M, {kp}) and "
-              f"(N, {kp}) buffers on each call), or " if padder else "")
+        kp, kb = K + (-K) % 8, K + (-K) % 64  # by hand, the next multiple of 8; build() goes to whole 128-byte rows
+        by = (f"{padder} pads for you (it builds for K={kb} and copies A and B into zero-padded (M, {kb}) and "
+              f"(N, {kb}) buffers on each call), or " if padder else "")
         raise InputError(f"K={K}: TMA loads need K % 8 == 0 (the row pitch of A and B, 2K bytes, a multiple "
                          f"of 16): {by}pad A and B with zero columns to K={kp}")
 

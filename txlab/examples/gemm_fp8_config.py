@@ -54,10 +54,10 @@ class Fp8GemmConfig(GemmConfig):
                              f"of 16: hopper_gemm.build(M, N, K, dtype='e4m3') pads for you (it builds for K={kp} "
                              f"and copies A and B into zero-padded (M, {kp}) and (N, {kp}) buffers on each call), "
                              f"or pad A and B with zero columns to K={kp}")
-        super().check_shape(M, N, K)
-        if self.split_k > -(-K // BK):
+        if self.split_k > -(-K // BK):  # before the bf16 checks, whose k-steps are of 64: their bound would not hold
             raise InputError(f"split_k={self.split_k} splits K={K} ({-(-K // BK)} k-steps of {BK}) into empty slices: "
                              f"use split_k <= {-(-K // BK)}")
+        super().check_shape(M, N, K)
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "bk": BK, "name": self.name, "dtype": self.dtype, "promote": self.promote}

@@ -809,7 +809,8 @@ class GemmChoice:
 
     def __str__(self) -> str:
         M, N, K = self.shape
-        return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}"
+        notes = "".join(f"\nnote: {n}" for n in self.notes)
+        return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}{notes}"
 
 
 def _factor(p: Prediction) -> str:

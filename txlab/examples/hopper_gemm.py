@@ -1425,8 +1425,11 @@ _tuned_cache: dict = {}
 
 def tuned_config(M: int, N: int, K: int) -> GemmConfig:
     """The tuned configuration for this exact shape from the shipped table (measured on the device
-    named in the table), else the time model's choice (:func:`explain` shows why). A damaged table
+    named in the table), else the time model's choice (:func:`explain` shows why); for a K that
+    TMA cannot load, the choice for ``padded_k(K)``, as :func:`build` compiles it. A damaged table
     warns once and is ignored."""
+    M, N, K = check_sizes(M, N, K)
+    K = padded_k(K)
     measured = table_config(M, N, K)
     if measured is not None:
         return measured
@@ -1479,7 +1482,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
         return choice
     import txlab.examples.gemm_model as gemm_model
 
-    choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=table_config(M, N, kp))
+    # the table's entries were measured on all 132 SMs: another SM count is the model's to answer
+    measured = table_config(M, N, kp) if num_sms == 132 else None
+    choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=measured)
     if note:
         choice.notes.insert(0, note)
     return choice
