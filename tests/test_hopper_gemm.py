@@ -1356,3 +1356,24 @@ def test_choices_at_a_k_tma_cannot_load_and_their_explanations_agree():
         hg.kernel_for(64, 64, 100)
     with pytest.raises(InputError, match="name is a string"):
         hg.parse_config(None)
+
+
+def test_the_parallel_fix_up_is_emulated_as_its_serial_twin():
+    """Split-K's parallel fix-up waits for the tile's other items, and the emulator runs CTAs one after another:
+    build(64, 64, 4096)'s own choice (sk32p) spun for minutes on the CPU. The build names its serial twin (the same
+    workspace, the same partials summed in the same split order), which txlab.emulate and a call on the CPU run in
+    its place, saying so."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.emulator import emulate
+
+    c = hg.build(64, 64, 256, "64x64x64_s4_c1_sk2p")
+    assert c.serial_twin[1].name == "64x64x64_s4_c1_sk2"
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+    out = np.full((64, 64), np.nan, ml_dtypes.bfloat16)
+    res = emulate(c, a, b, out, c._workspace(a))
+    assert res.ok and any("in place of the parallel one" in n for n in res.notes), res.notes
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    assert np.linalg.norm(out.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
+    assert hg.build(64, 64, 256, "64x64x64_s4_c1_sk2").emulation_twin()[1] is None
