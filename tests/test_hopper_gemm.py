@@ -1377,3 +1377,21 @@ def test_the_parallel_fix_up_is_emulated_as_its_serial_twin():
     ref = a.astype(np.float32) @ b.astype(np.float32).T
     assert np.linalg.norm(out.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
     assert hg.build(64, 64, 256, "64x64x64_s4_c1_sk2").emulation_twin()[1] is None
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: hg.padded_k(-3),
+        lambda: hg.padded_k(3.5),
+        lambda: hg.pad_bytes(-1, 2, 3),
+        lambda: __import__("txlab.examples.blackwell_gemm", fromlist=["x"]).explain(True, 1, 8),
+        lambda: __import__("txlab.examples.hopper_attention", fromlist=["x"]).explain(1, 8, 8, 1024, 1024, 128.0),
+    ],
+    ids=["padded_k-negative", "padded_k-float", "pad_bytes-negative", "blackwell-bool", "attention-float-head_dim"],
+)
+def test_the_example_kernels_size_helpers_refuse_what_is_not_a_size(call):
+    """padded_k(-3) gave 0 and padded_k(3.5) 64.0, pad_bytes(-1, 2, 3) 6, Blackwell's explain took True for M and
+    attention's took head_dim=128.0: each is an InputError naming the size now."""
+    with pytest.raises(InputError):
+        call()

@@ -147,7 +147,7 @@ def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
             raise bad(f"{name}={v!r}: a positive int", param=name)
         if v >= 2**31:
             raise bad(f"{name}={v}: the kernel's TMA coordinates and indices are 32-bit: keep it below 2**31", param=name)
-    if head_dim not in HEAD_DIMS:
+    if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim not in HEAD_DIMS:
         raise bad(f"head_dim={head_dim!r}: this kernel is built for head_dim in {HEAD_DIMS}")
     if heads % kv_heads:
         raise bad(

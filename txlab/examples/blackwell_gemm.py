@@ -145,7 +145,7 @@ class BlackwellGemmConfig:
 
     def check_shape(self, M: int, N: int, K: int) -> None:
         for nm, v in (("M", M), ("N", N), ("K", K)):
-            if not isinstance(v, int) or v <= 0:
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise InputError(f"{nm}={v!r}: GEMM extents must be positive integers", param=nm)
         try:
             tma_pitch(K)

@@ -1017,6 +1017,7 @@ def padded_k(K: int, dtype: str = "bf16") -> int:
     """The K :func:`build` compiles for: ``K`` itself when TMA can load it (a multiple of :func:`pad_unit`),
     else ``K`` rounded up to :func:`pad_unit` (e4m3: 16) or, in bf16, to a multiple of :data:`BF16_PAD`
     (128-byte rows; the same k-steps)."""
+    K = check_sizes(1, 1, K)[2]
     unit = pad_unit(dtype)
     if K % unit == 0:
         return K
@@ -1027,6 +1028,7 @@ def padded_k(K: int, dtype: str = "bf16") -> int:
 def pad_bytes(M: int, N: int, K: int, dtype: str = "bf16") -> int:
     """Bytes one call of :func:`build`'s Compiled copies into its zero-padded A and B buffers when
     ``K % pad_unit(dtype) != 0`` (it reads as many): the K real columns of A and B; 0 otherwise."""
+    M, N, K = check_sizes(M, N, K)
     if padded_k(K, dtype) == K:
         return 0
     return (M + N) * K * (2 if operand(dtype)["ptx"] == "bf16" else 1)
