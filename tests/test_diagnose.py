@@ -256,18 +256,24 @@ def float_index(A: T.Buffer((256,), "float32")):
 """
 
 
+def _kernel_file(tmp_path, name: str, text: str):
+    """``text`` written to ``tmp_path/name.py`` and imported: kernels whose spans name a real file."""
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_an_arch_hint_comes_from_the_failing_kernel_not_another_in_its_file(tmp_path):
     """A float used as an index is an nvcc error at its own line; the hint said "Tx.cuda.fmul2_rn
     needs sm_100a", a name of another kernel in the same file (the whole file was scanned). Names are
     now looked for in the failing kernel's own lines, and away from the error's line only when the
     error's text names them: here there is no arch hint, and the other kernel keeps its own."""
-    import importlib.util
-
-    path = tmp_path / "two_kernels.py"
-    path.write_text(TWO_KERNELS)
-    spec = importlib.util.spec_from_file_location("two_kernels", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _kernel_file(tmp_path, "two_kernels", TWO_KERNELS)
     with pytest.raises(txlab.CompileError) as info:
         txlab.compile(mod.float_index, arch="sm_90a")
     err = info.value
@@ -294,13 +300,7 @@ def test_a_bfloat16_scalar_parameter_is_named_with_the_fix(tmp_path):
     """TVM 0.27 cannot lower a kernel taking a bfloat16 scalar: its check ("kDLFloat (4 vs. 2)") came with no line
     and no hint. The error names the parameter at its line and says how to pass the value instead; TVM's text
     stays in the detail."""
-    import importlib.util
-
-    path = tmp_path / "bf16_param.py"
-    path.write_text(BF16_PARAM)
-    spec = importlib.util.spec_from_file_location("bf16_param", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _kernel_file(tmp_path, "bf16_param", BF16_PARAM)
     with pytest.raises(txlab.CompileError) as info:
         txlab.compile(mod.scale, arch="sm_90a")
     err = info.value
