@@ -451,7 +451,7 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 "divide evenly over the phases; rounded"
             )
             setattr(sp, attr, int(round(v)))
-    sp.lines = {**{k: v for k, v in sp.lines.items() if k.endswith("_phase")}, **lines}  # keep the start phases
+    sp.lines = {**sp.lines, **lines}  # the start phases find_pipelines read stay
     sp.arrive_sites = {"full": who_full, "empty": who_empty}
     if who_empty:
         notes.append(
