@@ -89,6 +89,14 @@ def test_config_errors_are_typed():
         bg.gemm_kernel(128, 128, 60)
 
 
+def test_numpy_integer_sizes_are_sizes():
+    """Before: 'M=256: GEMM extents must be positive integers' for np.int64(256)."""
+    assert bg.explain(np.int64(256), np.int32(256), np.int64(512)) == bg.explain(256, 256, 512)
+    assert bg.gemm_kernel(np.int64(128), 128, np.int64(64)).script() == bg.gemm_kernel(128, 128, 64).script()
+    with pytest.raises(InputError, match=r"M=128.0"):
+        bg.explain(128.0, 128, 64)
+
+
 def test_says_it_is_a_worked_example():
     assert "not a benchmark" in bg.__doc__ and "a worked example" in bg.explain(300, 200, 136)
     text = bg.explain(300, 200, 136, bg.BlackwellGemmConfig(num_sms=2))

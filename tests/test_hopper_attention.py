@@ -78,6 +78,15 @@ def test_unusual_inputs_are_input_errors_that_name_the_fix(call, match):
         call()
 
 
+def test_numpy_integer_sizes_are_sizes():
+    """A shape taken from numpy (np.int64) is a shape: before, 'batch=2: a positive int' refused it."""
+    plain = ha.explain(2, 8, 8, 1024, 1024, 128)
+    got = ha.explain(*(np.int64(v) for v in (2, 8, 8, 1024, 1024, 128)))
+    assert got.winner == plain.winner and all(type(v) is int for v in got.shape[:6])
+    f = ha.attention_kernel(np.int32(1), 2, 2, np.int64(128), 128, np.int64(64))
+    assert f.script() == ha.attention_kernel(1, 2, 2, 128, 128, 64).script()
+
+
 @pytest.mark.parametrize(
     "shapes",
     [

@@ -5,6 +5,8 @@ tune space: what :mod:`txlab.examples.hopper_attention` builds from and
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import math
 from dataclasses import asdict, dataclass
 
@@ -134,7 +136,9 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
+def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> tuple:
+    """The six sizes as Python ints (numpy's integers too), or :class:`~txlab.errors.InputError` naming the size that
+    is wrong and the fix."""
     bad = _errors.InputError
     for name, v in (
         ("batch", batch),
@@ -143,17 +147,18 @@ def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> None:
         ("seqlen_q", seqlen_q),
         ("seqlen_kv", seqlen_kv),
     ):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
             raise bad(f"{name}={v!r}: a positive int", param=name)
         if v >= 2**31:
             raise bad(f"{name}={v}: the kernel's TMA coordinates and indices are 32-bit: keep it below 2**31", param=name)
-    if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim not in HEAD_DIMS:
+    if not isinstance(head_dim, Integral) or isinstance(head_dim, bool) or head_dim not in HEAD_DIMS:
         raise bad(f"head_dim={head_dim!r}: this kernel is built for head_dim in {HEAD_DIMS}")
     if heads % kv_heads:
         raise bad(
             f"kv_heads={kv_heads} does not divide heads={heads}: grouped-query attention shares "
             "each kv head among heads // kv_heads query heads; pick a divisor"
         )
+    return tuple(int(v) for v in (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim))
 
 
 def as_config(config) -> AttentionConfig | None:

@@ -516,7 +516,7 @@ def explain(shape: tuple, *, num_sms: int = 132) -> AttentionChoice:
         raise _errors.InputError(
             "shape: (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal), e.g. (4, 32, 32, 8192, 8192, 128, True)"
         )
-    check_shape(*shape[:6])
+    shape = (*check_shape(*shape[:6]), shape[6])
     near = neighbours(shape)
     preds = sorted((predict(shape, c, near) for c in candidates(shape, num_sms, near)), key=_rank)
     notes = [] if near else [f"no measured shape with head_dim {shape[5]} and causal={shape[6]}: the model alone"]

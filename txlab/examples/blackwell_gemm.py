@@ -44,6 +44,7 @@ lazily.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from numbers import Integral
 from enum import Enum
 
 from txlab.errors import InputError
@@ -143,14 +144,18 @@ class BlackwellGemmConfig:
         if self.l2_group < 1:
             raise InputError(f"l2_group={self.l2_group}: must be >= 1", param="l2_group")
 
-    def check_shape(self, M: int, N: int, K: int) -> None:
+    def check_shape(self, M: int, N: int, K: int) -> tuple[int, int, int]:
+        """``(M, N, K)`` as Python ints (numpy's integers too), or :class:`~txlab.errors.InputError` naming the size
+        that is wrong and the fix."""
         for nm, v in (("M", M), ("N", N), ("K", K)):
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            if not isinstance(v, Integral) or isinstance(v, bool) or v <= 0:
                 raise InputError(f"{nm}={v!r}: GEMM extents must be positive integers", param=nm)
+        M, N, K = int(M), int(N), int(K)
         try:
             tma_pitch(K)
         except ValueError as exc:
             raise InputError(str(exc), param="K") from None
+        return M, N, K
 
     def tiles(self, M: int, N: int) -> tuple[int, int]:
         """(M tiles, N tiles) of the scheduler's grid (a tile is one cluster's ``mma_m x bn``)."""
@@ -192,7 +197,7 @@ def gemm_kernel(M: int, N: int, K: int, config: BlackwellGemmConfig | None = Non
 
     cfg = config or BlackwellGemmConfig()
     cfg.validate()
-    cfg.check_shape(M, N, K)
+    M, N, K = cfg.check_shape(M, N, K)
     CG, BM, BN, BNS, STAGES = cfg.cta_group, cfg.bm, cfg.bn, cfg.b_rows, cfg.stages
     MMA_M = cfg.mma_m
     GM, GN = cfg.tiles(M, N)
@@ -499,7 +504,7 @@ def explain(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None) -
     budgets (no GPU needed; nothing here is a time estimate)."""
     cfg = config or BlackwellGemmConfig()
     cfg.validate()
-    cfg.check_shape(M, N, K)
+    M, N, K = cfg.check_shape(M, N, K)
     gm, gn = cfg.tiles(M, N)
     ncl = cfg.clusters(M, N)
     per = _ceil(gm * gn, ncl)

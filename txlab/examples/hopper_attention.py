@@ -107,7 +107,7 @@ def attention_kernel(
 
     from txlab.examples.hopper_gemm import _ConsumerRole
 
-    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
     causal = check_causal(causal)
     cfg = as_config(config) or default_config(head_dim, causal)
     cfg.validate(head_dim)
@@ -762,7 +762,7 @@ def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False,
     ``num_sms``: persistent CTAs at most (default: this GPU's SMs, else 132)."""
     from txlab.examples.attention_model import explain as rank
 
-    check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
     causal = check_causal(causal)
     if num_sms is None:
         from txlab.device import probe
