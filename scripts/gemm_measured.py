@@ -89,6 +89,12 @@ def check(path: Path | None) -> None:
         f"picks the correction moves: {summary['faster']} faster, {summary['slower']} slower (by > 1 %); "
         f"geometric mean speed-up {geo:.4f}"
     )
+    ab = summary["absolute"]
+    print(
+        f"absolute time, {ab['measurements']} measurements: median |log(measured / time)| "
+        f"{ab['ranked_median_log_error']:.3f} for the ranking's time, {ab['expected_median_log_error']:.3f} for "
+        "the expected time (times the shape's level)"
+    )
     print("largest losses with neighbours:")
     worst = sorted(zip(res.corrected, res.model, res.groups), reverse=True)[:8]
     for b, a, (source, shape) in worst:

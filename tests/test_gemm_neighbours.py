@@ -113,6 +113,48 @@ def test_left_one_out_the_corrections_pick_better_than_the_model_alone():
     assert s["corrected"]["over_8pct"] < s["model"]["over_8pct"] and s["faster"] > 2 * s["slower"]
 
 
+def test_the_level_of_the_shapes_nearby_scales_every_candidate_alike():
+    # every kind ran 30 % slower than priced at these shapes (the model's absolute error, the clocks of the runs)
+    shapes = [(4096, 4096, 4096), (4096, 8192, 4096), (8192, 4096, 2048)]
+    recs = [r for s in shapes for r in (record(s, PP, 1.3 * 1.1), record(s, WIDE, 1.3))]
+    near = nb.Neighbours(recs, gm.predict)
+    configs = [parse_config(PP), parse_config(WIDE)]
+    corrections, level = near.fit(4096, 6144, 4096, configs)
+    assert corrections == near.corrections(4096, 6144, 4096, configs)
+    # the residuals less each kind's effect: about 1.3 x (the kinds' effects share the 10 % between them)
+    assert level.factor == pytest.approx(1.3 * 1.1**0.5, rel=0.05) and level.shapes == 2  # (8192x4096x2048: > 2x)
+    assert "+36%" in level.describe() and "nearest 4096x8192x4096" in level.describe()
+    assert near.fit(512, 512, 512 * 2**10, configs)[1] is None  # nothing near: no level
+    # explain: ranked by the model's times, expected = the same times x one factor, so the order never changes
+    choice = gm.explain(4096, 6144, 4096, neighbours=near)
+    alone = gm.explain(4096, 6144, 4096, neighbours=False)
+    assert choice.level == pytest.approx(level.factor) and alone.level == 1.0
+    assert all(p.expected_s == pytest.approx(p.time_s * level.factor) for p in choice.predictions)
+    assert "expected times x1.3" in " ".join(choice.notes) and "exp. us" in choice.table()
+    assert choice.to_dict()["candidates"][0]["expected_us"] == pytest.approx(choice.predictions[0].expected * 1e6)
+
+
+def test_no_expected_time_is_faster_than_any_gemm_measured():
+    """Before: 65536^3 was predicted at 1025 TFLOP/s and 32768^3 at 1098, over the H200's dense bf16 peak (989);
+    no GEMM measured there ever ran faster than ~820."""
+    peak = gm.measured_neighbours().peak_flops
+    assert 7.5e14 < peak < 8.5e14
+    for shape in ((65536, 65536, 65536), (32768, 32768, 32768), (16384, 16384, 16384), (8192, 8192, 8192)):
+        choice = hg.explain(*shape)
+        assert max(p.expected_tflops for p in choice.predictions) <= peak / 1e12 * (1 + 1e-9), shape
+    big = hg.explain(65536, 65536, 65536)
+    assert big.predictions[0].tflops > peak / 1e12  # the model's own time, as ranked, would be
+    assert any("faster than any GEMM measured on the H200" in n for n in big.notes)
+
+
+def test_left_one_out_the_level_brings_the_expected_time_nearer_what_ran():
+    """The claim of LEVEL_BANDWIDTH's comment: each shape's own measurements left out, the expected time (the
+    ranking's time x the level of the shapes nearby) is nearer the measured time than the ranking's time is."""
+    s = nb.left_one_out(nb.load_measured(fingerprint=gm.source_fingerprint()), gm.predict).summary()["absolute"]
+    assert s["measurements"] > 2000
+    assert s["expected_median_log_error"] < 0.7 * s["ranked_median_log_error"]
+
+
 def test_the_choice_follows_what_was_measured_and_says_so():
     # H200 (r16e): 2488x9992x7168 ran 128 x 256 at 0.86 of cuBLAS, 128 x 128 ping-pong at 1.00; the model alone
     # prices 128 x 256 first

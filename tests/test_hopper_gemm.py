@@ -1349,7 +1349,8 @@ def test_choices_at_a_k_tma_cannot_load_and_their_explanations_agree():
     assert "note: K=4999 is not a multiple of 8" in text and "38.1 MiB" in text
     from txlab.display import gemm_choice_html
 
-    assert "each call copies A and B" in gemm_choice_html(hg.explain(1000, 3000, 4999))
+    page = gemm_choice_html(hg.explain(1000, 3000, 4999))
+    assert "each call copies A and B" in page and "expected us" in page and "rank us" in page
     assert hg.explain(4096, 4096, 4096).source.startswith("tuned table")
     assert hg.explain(4096, 4096, 4096, num_sms=3).source == "model"
     with pytest.raises(InputError, match="builds for K=128"):

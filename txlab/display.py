@@ -566,15 +566,17 @@ def coalescing_html(report) -> str:
 
 def gemm_choice_html(choice) -> str:
     rows = "".join(
-        "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{:.0f}</td>"
-        "<td>{}</td></tr>".format(
+        "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{}</td>"
+        "<td>{:.1f}</td><td>{:.0f}</td><td>{}</td></tr>".format(
             ' style="font-weight:600"' if p.config == choice.winner else "",
             html.escape(p.config.name),
             p.tiles,
             p.waves,
             p.tail_idle,
             p.time_s * 1e6,
-            p.tflops,
+            f"{p.correction.factor:.3f}" if p.correction is not None else "-",
+            p.expected * 1e6,
+            p.expected_tflops,
             html.escape(p.bound),
         )
         for p in choice.predictions[:10]
@@ -582,7 +584,9 @@ def gemm_choice_html(choice) -> str:
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in getattr(choice, "notes", None) or ())
     return (
         "<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
-        "<th>waves</th><th>tail idle</th><th>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
+        "<th>waves</th><th>tail idle</th><th title='the model's time times its kind's measured factor: what the "
+        "candidates are ranked by'>rank us</th><th>measured x</th><th title='rank us times the level of the shapes "
+        "measured nearby'>expected us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
         "</table>{}</div>"
     ).format(
         html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),

@@ -193,6 +193,7 @@ class Prediction:
     fixup_s: float = 0.0      # split-K: partial stores, fences and the fix-up's loads
     split_tiles: int = 0      # split_tail: the last wave's tiles, the ones split (the others run whole)
     correction: object = None  # gemm_neighbours.Correction applied to time_s (None: the model's time as it is)
+    expected_s: float | None = None  # explain's expected time: time_s x the shape's level (None: time_s as it is)
 
     @property
     def items(self) -> int:
@@ -206,8 +207,18 @@ class Prediction:
     def tflops(self) -> float:
         return self.flops / self.time_s / 1e12 if self.time_s else 0.0
 
+    @property
+    def expected(self) -> float:
+        """The expected time in seconds: :attr:`expected_s` where :func:`explain` set it, else :attr:`time_s`."""
+        return self.expected_s if self.expected_s is not None else self.time_s
+
+    @property
+    def expected_tflops(self) -> float:
+        return self.flops / self.expected / 1e12 if self.expected else 0.0
+
     def to_dict(self) -> dict:
         return {"config": self.config.name, "time_us": self.time_s * 1e6, "tflops": self.tflops,
+                "expected_us": self.expected * 1e6, "expected_tflops": self.expected_tflops,
                 "tiles": self.tiles, "ctas": self.ctas, "waves": self.waves, "tail_idle": self.tail_idle,
                 "mainloop_us": self.mainloop_s * 1e6, "epilogue_us": self.epilogue_s * 1e6, "bound": self.bound,
                 "split_k": self.split_k, "split_tiles": self.split_tiles, "fixup_us": self.fixup_s * 1e6,
@@ -776,6 +787,7 @@ class GemmChoice:
     source: str                  # "tuned table (measured)" or "model"
     winner: GemmConfig
     notes: list = field(default_factory=list)
+    level: float = 1.0           # expected time / ranking time, alike for every candidate (see explain)
 
     @property
     def why(self) -> str:
@@ -793,19 +805,23 @@ class GemmChoice:
         corr = f"; measured neighbours {p.correction.describe()}" if p.correction is not None else ""
         return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.tflops:.0f} TFLOP/s{gap}{corr}")
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; expected {p.expected * 1e6:.1f} us, "
+                f"{p.expected_tflops:.0f} TFLOP/s{gap}{corr}")
 
     def table(self, top: int = 10) -> str:
-        head = (f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'pred. us':>9} {'measured x':>10} "
-                f"{'TFLOP/s':>8}  bound")
+        """The candidates, fastest first: ``rank us`` is the time they are ranked by (the model's, times its kind's
+        ``measured x``), ``exp. us`` and ``TFLOP/s`` the expected time (``rank us`` x :attr:`level`)."""
+        head = (f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'rank us':>9} {'measured x':>10} "
+                f"{'exp. us':>9} {'TFLOP/s':>8}  bound")
         rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
-                         f"{p.time_s * 1e6:>9.1f} {_factor(p):>10} {p.tflops:>8.0f}  {p.bound}"
+                         f"{p.time_s * 1e6:>9.1f} {_factor(p):>10} {p.expected * 1e6:>9.1f} {p.expected_tflops:>8.0f}  "
+                         f"{p.bound}"
                          for p in self.predictions[:top]]
         return "\n".join(rows)
 
     def to_dict(self) -> dict:
-        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name,
-                "why": self.why, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
+        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name, "why": self.why,
+                "level": self.level, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
 
     def __str__(self) -> str:
         M, N, K = self.shape
@@ -832,7 +848,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     (:mod:`txlab.examples.gemm_neighbours`; True: the shipped measurements, which are of 132 SMs, so only there;
     False: the model alone; or a ``Neighbours`` of your own)."""
     M, N, K = check_sizes(M, N, K)
-    preds = _ordered(_predictions(M, N, K, num_sms, neighbours))
+    preds, level, peak = _predictions_level(M, N, K, num_sms, neighbours)
+    preds = _ordered(preds)
     notes = []
     if unaligned(K):
         phase, k64, k16 = row_phase(K), K + (-K) % 64, K + (-K) % 16
@@ -867,7 +884,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     if measured is not None:
         if all(p.config != measured for p in preds):
             preds.insert(0, predict(M, N, K, measured))
-        return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes)
+        factor = _expect(preds, level, peak, notes)
+        return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes, factor)
     best = preds[0]
     if best.config.bn not in FIXED_WIDTHS:
         std = min((p for p in preds if p.config.bn in STANDARD_WIDTHS), key=_rank, default=None)
@@ -899,7 +917,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
     elif best.tiles < num_sms:
         idle = f"{num_sms - best.ctas} SMs idle" if best.ctas > num_sms // 2 else "most SMs idle"
         notes.append(f"{best.tiles} output tiles for {num_sms} SMs: {idle}, and split-K does not win here")
-    return GemmChoice((M, N, K), preds, "model", preds[0].config, notes)
+    factor = _expect(preds, level, peak, notes)
+    return GemmChoice((M, N, K), preds, "model", preds[0].config, notes, factor)
 
 
 def choose(M: int, N: int, K: int, *, num_sms: int = 132, neighbours=True) -> GemmConfig:
@@ -934,22 +953,49 @@ def measured_neighbours():
 def _predictions(M: int, N: int, K: int, num_sms: int, neighbours) -> list:
     """Every candidate's :class:`Prediction`, each time multiplied by its measured neighbours' correction
     (:mod:`txlab.examples.gemm_neighbours`) where ``neighbours`` gives one."""
+    return _predictions_level(M, N, K, num_sms, neighbours)[0]
+
+
+def _predictions_level(M: int, N: int, K: int, num_sms: int, neighbours) -> tuple:
+    """``(predictions, level, peak)``: :func:`_predictions`, the neighbours' ``Level`` at the shape (None: no
+    measurement near it) and the fastest rate they measured in flop/s (0: none)."""
     configs = candidates(M, N, K, num_sms)
     preds = [predict(M, N, K, c) for c in configs]
     if not neighbours:
-        return preds
+        return preds, None, 0.0
     from txlab.examples.gemm_neighbours import corrects
 
-    if not corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
-        return preds
     if neighbours is True:
         if num_sms != SHIPPED_SMS:  # the shipped measurements are of an H200's 132 SMs
-            return preds
+            return preds, None, 0.0
         neighbours = measured_neighbours()
-    for p, corr in zip(preds, neighbours.corrections(M, N, K, configs)):  # each Prediction is fresh: amend it
+    if not corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
+        return preds, None, neighbours.peak_flops
+    corrections, level = neighbours.fit(M, N, K, configs)
+    for p, corr in zip(preds, corrections):  # each Prediction is fresh: amend it
         if corr.factor != 1.0:
             p.time_s, p.correction = p.time_s * corr.factor, corr
-    return preds
+    return preds, level, neighbours.peak_flops
+
+
+def _expect(preds: list, level, peak: float, notes: list) -> float:
+    """Set every prediction's ``expected_s`` (its time x one factor for the shape: the measured neighbours' level,
+    raised where the fastest would beat the fastest rate ever measured, ``peak``) and note why; returns the factor."""
+    factor = level.factor if level is not None else 1.0
+    fastest = min(preds, key=lambda p: p.time_s)
+    capped = bool(peak) and fastest.flops / (fastest.time_s * factor) > peak
+    if level is not None and not capped:
+        notes.append(f"expected times {level.describe()}; the ranking is the model's (times each kind's measured "
+                     "factor), and this level scales every candidate alike")
+    if capped:
+        factor = fastest.flops / (fastest.time_s * peak)
+        notes.append(f"expected times x{factor:.2f}: the model's fastest candidate would run at "
+                     f"{fastest.flops / (fastest.time_s * (level.factor if level else 1.0)) / 1e12:.0f} TFLOP/s"
+                     f"{' with the level of the shapes nearby' if level else ''}, faster than any GEMM measured on "
+                     f"the H200 ({peak / 1e12:.0f} TFLOP/s), so every candidate is slowed alike to at most that")
+    for p in preds:
+        p.expected_s = p.time_s * factor
+    return factor
 
 
 def _ordered(preds: list) -> list:

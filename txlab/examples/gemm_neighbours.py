@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from txlab.examples.gemm_config import GemmConfig, parse_config, row_phase
 
@@ -52,6 +52,13 @@ RISK = 0.03
 ROUNDS = 5
 #: measurements farther than this many bandwidths from a shape count nothing there (their weight would be < 1 %)
 CUTOFF = 3.0
+#: the kernel width, in log2 units, of the average that gives a shape's :class:`Level` (how far the model's absolute
+#: time was off at the shapes nearby, every kind included), and how far it reaches. The level changes faster across
+#: shapes than the kinds' effects do: left one shape out (``scripts/gemm_measured.py --check``, 2,984 measurements),
+#: the median |log(measured / time)| is 0.21 for the ranking's time, and with the level 0.15 at a width of 1.0, 0.11
+#: at 0.35, 0.10 at 0.25 and at 0.15
+LEVEL_BANDWIDTH = 0.25
+LEVEL_REACH = 2.0
 
 
 #: outputs this narrow on either side (decode-sized) are left to the model alone: every candidate streams an operand
@@ -107,6 +114,23 @@ class Correction:
 NONE = Correction(1.0, 0.0, 0.0, 0, ())
 
 
+@dataclass(frozen=True)
+class Level:
+    """How the model's absolute time compares with what was measured near a shape, every kind of configuration
+    included: the factor that turns a (corrected) predicted time into the expected one. It multiplies every
+    candidate alike, so it never changes a ranking."""
+
+    factor: float     # multiply a candidate's time by this for the expected time
+    weight: float     # the measurements' total weight in the average (LEVEL_BANDWIDTH)
+    shapes: int       # measured shapes within a factor 2 (one log2 unit)
+    nearest: tuple    # the nearest measured shape
+
+    def describe(self) -> str:
+        near = "x".join(map(str, self.nearest))
+        return (f"x{self.factor:.2f}: what the H200 measured at the shapes nearest this one ran {self.factor - 1:+.0%} "
+                f"against the model's time (nearest {near}; {self.shapes} measured shape(s) within a factor 2)")
+
+
 class Neighbours:
     """The measured residuals of the time model and the family effects they give near a shape. Plain Python: a
     query scans the measured shapes (about a thousand) and fits the few hundred rows near it in a few ms, and needs
@@ -130,6 +154,8 @@ class Neighbours:
         for i, sh in enumerate(self._shapes):
             rows_of.setdefault(sh, []).append(i)
         self._by_shape = [(tuple(math.log2(v) for v in sh), sh, ix) for sh, ix in rows_of.items()]
+        #: the fastest rate measured (flop/s): no expected time is faster (:meth:`fit`)
+        self.peak_flops = max((2 * M * N * K / t for (M, N, K), t in zip(self._shapes, self._t)), default=0.0)
 
     def _log_residual(self, i: int) -> float:
         if i not in self._residual:
@@ -175,15 +201,32 @@ class Neighbours:
     def corrections(self, M: int, N: int, K: int, configs, *, exclude: tuple | None = None) -> list[Correction]:
         """One :class:`Correction` per configuration of ``configs`` at ``M x N x K``; ``exclude``: a shape whose
         own measurements are left out."""
+        return self.fit(M, N, K, configs, exclude=exclude)[0]
+
+    def fit(self, M: int, N: int, K: int, configs, *, exclude: tuple | None = None) -> tuple:
+        """``(corrections, level)``: :meth:`corrections` and the shape's :class:`Level` (None where nothing was
+        measured near it), from one fit."""
         effects, near = self._fit(M, N, K, exclude)
         if not near:
-            return [NONE for _ in configs]
+            return [NONE for _ in configs], None
         q = (math.log2(M), math.log2(N), math.log2(K))
+        num = den = 0.0
+        shapes, closest = 0, (math.inf, ())
         where: dict = {}  # family -> [(squared distance, shape)] of the shapes it was measured at
         for sh, v in near.items():
             d2 = sum((math.log2(a) - z) ** 2 for a, z in zip(sh, q))
             for f in {g for g, _, _ in v}:
                 where.setdefault(f, []).append((d2, sh))
+            if d2 > LEVEL_REACH**2:
+                continue
+            # the level: the residuals less their kinds' effects, averaged over a narrower kernel
+            w = math.exp(-d2 / (2 * LEVEL_BANDWIDTH**2))
+            shapes += d2 <= 1.0
+            closest = min(closest, (d2, sh))
+            for f, _, r in v:
+                num += w * (r - effects.get(f, (0.0, 0.0))[0])
+                den += w
+        level = Level(math.exp(num / den), den, shapes, closest[1]) if den > 0 else None
         cache: dict = {}
         out = []
         for c in configs:
@@ -194,7 +237,7 @@ class Neighbours:
                 cache[f] = Correction(math.exp(b + RISK * PRIOR / (weight + PRIOR)), b, weight,
                                       sum(d2 <= 1.0 for d2, _ in seen), min(seen)[1] if seen else ())
             out.append(cache[f])
-        return out
+        return out, level
 
 
 def records_from_results(paths) -> list[dict]:
@@ -317,15 +360,25 @@ class LeftOneOut:
     groups: list       # [(source, shape)]
     model: list        # the model alone's pick / fastest, per group
     corrected: list    # with the neighbours' corrections, per group
+    #: per measurement of every group: |log(measured / time)| for the model's time times its kind's correction, and
+    #: for that times the shape's Level as well (the expected time explain shows)
+    absolute_ranked: list = field(default_factory=list)
+    absolute_expected: list = field(default_factory=list)
 
     def summary(self) -> dict:
         def stats(xs):
             return {"mean_loss": sum(xs) / len(xs) - 1, "over_3pct": sum(x > 1.03 for x in xs),
                     "over_8pct": sum(x > 1.08 for x in xs)}
 
+        def median(xs):
+            return sorted(xs)[len(xs) // 2] if xs else math.nan
+
         moved = list(zip(self.model, self.corrected))
         return {"groups": len(self.groups), "model": stats(self.model), "corrected": stats(self.corrected),
-                "faster": sum(b < a * 0.99 for a, b in moved), "slower": sum(b > a * 1.01 for a, b in moved)}
+                "faster": sum(b < a * 0.99 for a, b in moved), "slower": sum(b > a * 1.01 for a, b in moved),
+                "absolute": {"measurements": len(self.absolute_expected),
+                             "ranked_median_log_error": median(self.absolute_ranked),
+                             "expected_median_log_error": median(self.absolute_expected)}}
 
 
 def left_one_out(records: list[dict], predict) -> LeftOneOut:
@@ -342,7 +395,12 @@ def left_one_out(records: list[dict], predict) -> LeftOneOut:
             continue
         configs = [r["parsed"] for r in rows]
         model = [predict(*shape, c).time_s for c in configs]
-        corr = nb.corrections(*shape, configs, exclude=shape) if corrects(*shape[:2]) else [NONE] * len(configs)
+        corr, level = (nb.fit(*shape, configs, exclude=shape) if corrects(*shape[:2])
+                       else ([NONE] * len(configs), None))
+        for r, t, c in zip(rows, model, corr):
+            err = math.log(r["time_us"] * 1e-6 / (t * c.factor))
+            out.absolute_ranked.append(abs(err))
+            out.absolute_expected.append(abs(err - (math.log(level.factor) if level is not None else 0.0)))
         best = min(r["time_us"] for r in rows)
         out.groups.append((source, shape))
         out.model.append(rows[min(range(len(rows)), key=lambda i: model[i])]["time_us"] / best)
