@@ -130,7 +130,7 @@ def test_the_level_of_the_shapes_nearby_scales_every_candidate_alike():
     alone = gm.explain(4096, 6144, 4096, neighbours=False)
     assert choice.level == pytest.approx(level.factor) and alone.level == 1.0
     assert all(p.expected_s == pytest.approx(p.time_s * level.factor) for p in choice.predictions)
-    assert "expected times x1.3" in " ".join(choice.notes) and "exp. us" in choice.table()
+    assert "expected times x1.3" in " ".join(choice.notes) and "pred. us" in choice.table()
     assert choice.to_dict()["candidates"][0]["expected_us"] == pytest.approx(choice.predictions[0].expected * 1e6)
 
 

@@ -1350,7 +1350,7 @@ def test_choices_at_a_k_tma_cannot_load_and_their_explanations_agree():
     from txlab.display import gemm_choice_html
 
     page = gemm_choice_html(hg.explain(1000, 3000, 4999))
-    assert "each call copies A and B" in page and "expected us" in page and "rank us" in page
+    assert "each call copies A and B" in page and "predicted us" in page and "rank us" in page
     assert hg.explain(4096, 4096, 4096).source.startswith("tuned table")
     assert hg.explain(4096, 4096, 4096, num_sms=3).source == "model"
     with pytest.raises(InputError, match="builds for K=128"):

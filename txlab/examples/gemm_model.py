@@ -805,14 +805,14 @@ class GemmChoice:
         corr = f"; measured neighbours {p.correction.describe()}" if p.correction is not None else ""
         return (f"{p.config.name}: {p.tiles} tiles{split} on {p.ctas} CTAs = {p.waves} wave(s), last wave "
                 f"{p.tail_idle:.0%} idle; mainloop {p.mainloop_s * 1e6:.1f} us ({p.bound}-bound), "
-                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; expected {p.expected * 1e6:.1f} us, "
+                f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.expected * 1e6:.1f} us, "
                 f"{p.expected_tflops:.0f} TFLOP/s{gap}{corr}")
 
     def table(self, top: int = 10) -> str:
         """The candidates, fastest first: ``rank us`` is the time they are ranked by (the model's, times its kind's
-        ``measured x``), ``exp. us`` and ``TFLOP/s`` the expected time (``rank us`` x :attr:`level`)."""
+        ``measured x``), ``pred. us`` and ``TFLOP/s`` the expected time (``rank us`` x :attr:`level`)."""
         head = (f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'rank us':>9} {'measured x':>10} "
-                f"{'exp. us':>9} {'TFLOP/s':>8}  bound")
+                f"{'pred. us':>9} {'TFLOP/s':>8}  bound")
         rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
                          f"{p.time_s * 1e6:>9.1f} {_factor(p):>10} {p.expected * 1e6:>9.1f} {p.expected_tflops:>8.0f}  "
                          f"{p.bound}"
