@@ -204,16 +204,23 @@ def unwritten(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
 """
 
 
-def test_an_unwritten_shared_read_gives_zero_and_the_result_says_it_is_not_checked():
-    """Shared memory starts as zeros on the emulator and a read of bytes no thread wrote is no finding: the
-    result's notes say so (a GPU reads whatever is there), rather than the run looking checked."""
+def test_an_unwritten_shared_read_is_reported_and_gives_zero():
+    """Shared memory starts as zeros on the emulator: a read of bytes nothing of the CTA wrote gives 0 there and is an
+    uninitialized_shared_read finding at the reading line (a GPU reads whatever is there); the notes say both. With
+    check=False nothing is checked."""
     from txlab.emulator.interpreter import ZEROED
 
     a = np.arange(256, dtype=np.float32)
     b = np.full_like(a, np.nan)
     res = emulate(kernel(UNWRITTEN, "unwritten"), a, b)
-    assert res.ok and np.array_equal(b, np.zeros_like(a))
-    assert ZEROED in res.notes
+    assert np.array_equal(b, np.zeros_like(a))
+    (f,) = [f for f in res.findings if f.kind != "note"]
+    assert f.kind == "uninitialized_shared_read" and f.line == line_of(UNWRITTEN, "B[tx] = s[tx + 256]"), f
+    assert f.buffer == "s" and f.index == [1024] and f.count == 256 and f.cta == (0, 0, 0), f
+    assert "no thread of this CTA wrote" in f.message and "whatever was left" in f.message
+    assert ZEROED in res.notes and "uninitialized_shared_read" in ZEROED
+    b = np.full_like(a, np.nan)
+    assert emulate(kernel(UNWRITTEN, "unwritten"), a, b, check=False).ok
     res = emulate(kernel(SCALE.replace("BOUND", "n"), "scale"), a, np.zeros_like(a), 256)
     assert ZEROED not in res.notes  # no shared memory
 

@@ -1,7 +1,7 @@
 """Run TIRx kernels on the CPU: a SIMT-faithful emulator of the kernel's lowered device IR.
 
     res = txlab.emulate(kernel, a, b, n)          # writes outputs into the numpy arrays, like a GPU run
-    res.findings                                  # out-of-bounds, shared races, divergent barriers, ...
+    res.findings                                  # out-of-bounds, shared races, never-written shared reads, ...
     txlab.emulate(kernel, a, b, n, ctas=[0, 17])  # only some CTAs of a big grid
 
 What runs is the IR TVM's CUDA codegen sees (the ``tirx`` pipeline, then the device finalisation),
@@ -11,7 +11,7 @@ so a wrong kernel is wrong here too. Modules: ``runner`` (lowering, host argumen
 ``timers`` (clock64, the timer ring: emulated warp-instructions), ``cluster`` (CTAs of a cluster
 together, DSMEM, remote mbarrier arrives), ``tmem`` and ``tcgen05`` (Blackwell tensor memory and
 its tcgen05 instructions), ``packed_math`` (sm_100 fmul2/fadd2), ``races`` (shared-memory race
-checker), ``result``.
+checker, and reads of shared bytes nothing wrote), ``result``.
 Anything not modelled raises :class:`txlab.errors.NotEmulatedError` naming the op and the user's
 line. This file re-exports only.
 """

@@ -153,6 +153,8 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         tids = np.repeat(g.gtid[lanes], dt.itemsize)
         if region.kind == "shared" and g.cta.races is not None:
             g.cta.races.access(byte, tids, True, line, atomic=True)
+        elif region.kind == "dsmem" and region.owner is not None and region.owner.races is not None:
+            region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:
             prog.global_races.access(g, region, byte, tids, True, line, atomic=True)
     g.cta.progress += 1

@@ -111,15 +111,15 @@ class Cluster:
             self.ctas.append(cta)
         for cta in self.ctas:
             for r, other in enumerate(self.ctas):
-                cta.space.add(
-                    M.Region(
-                        f"shared memory of CTA {other.index} (cluster rank {r})",
-                        M.SHARED_BASE + M.dsmem_window(r),
-                        other.shared.data,
-                        "dsmem",
-                        limit=other.shared.nbytes,
-                    )
+                window = M.Region(
+                    f"shared memory of CTA {other.index} (cluster rank {r})",
+                    M.SHARED_BASE + M.dsmem_window(r),
+                    other.shared.data,
+                    "dsmem",
+                    limit=other.shared.nbytes,
                 )
+                window.owner = other  # a store through it counts as written in ``other`` (no never-written read)
+                cta.space.add(window)
         self.barrier = ClusterBarrier(self)
         for cta in self.ctas:
             cta.bars["cluster"] = self.barrier
@@ -147,10 +147,13 @@ class Cluster:
                         if not self.deadlock():
                             for c in self.ctas:
                                 c.stop()
+                                c.finish()
                             return
                         stalls = 0
                 else:
                     stalls = 0
+            for c in self.ctas:
+                c.finish()
         finally:
             prog.running_ctas = []
             for c in self.ctas:

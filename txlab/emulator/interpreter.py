@@ -19,7 +19,8 @@ from txlab.errors import NotEmulatedError
 #: said once per run of a kernel with shared memory: what an unwritten read gives here (local buffers start as zeros
 #: too; every local scalar is one, so saying it for them would be said of every kernel)
 ZEROED = (
-    "shared memory starts as zeros here: a read of shared memory no thread wrote gives 0 and is not reported (on a "
+    "shared memory starts as zeros here: a read of shared memory that nothing of the CTA wrote before it gives 0, and "
+    "is reported as an uninitialized_shared_read finding when the run is checked (check=True, the default; on a "
     "GPU it reads whatever was there; compute-sanitizer's initcheck checks global memory only)"
 )
 

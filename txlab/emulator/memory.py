@@ -78,7 +78,7 @@ def lanes_of(dtype) -> int:
 class Region:
     """A contiguous byte range: a kernel argument (``kind='global'``) or one CTA's shared memory."""
 
-    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit", "readonly")
+    __slots__ = ("name", "base", "data", "kind", "_views", "cta_stride", "limit", "readonly", "owner")
 
     def __init__(
         self, name: str, base: int, data: np.ndarray, kind: str, *, cta_stride: int = 0, limit: int | None = None
@@ -94,6 +94,7 @@ class Region:
         # addresses (and bounds) are those of one CTA (``limit`` bytes); the lane's CTA picks the slice
         self.cta_stride = int(cta_stride)
         self.limit = limit
+        self.owner = None  # a cluster window (kind 'dsmem'): the CTA whose shared memory it maps
 
     def check_write(self, line=None) -> None:
         """Raise :class:`txlab.errors.InputError` when the kernel writes a kernel argument that was passed as a

@@ -327,7 +327,7 @@ class Program:
         if lm is not None:
             out = np.where(lm if out.ndim == 1 else lm[:, None], out, np.zeros((), dt))
         if region.kind == "shared" and g.cta.races is not None:
-            self._race(g, e, lm, dt, False, line)
+            self._race(g, e, lm, dt, False, line, info)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, e, lm, dt, False, line)
         return out if out.ndim else out[()]
@@ -353,6 +353,8 @@ class Program:
                     view[int(e)] = v[act[-1]]
             if region.kind == "shared" and g.cta.races is not None:
                 self._race(g, np.full(g.L, int(e)), lm, dt, True, line)
+            elif region.kind == "dsmem":
+                self._dsmem_written(g, region, np.full(g.L, int(e)), lm, dt)
             elif self.global_races is not None and self.global_races.tracks(region):
                 self._global_race(g, region, e, lm, dt, True, line)
             g.cta.progress += 1
@@ -373,15 +375,28 @@ class Program:
             view[e] = v
         if region.kind == "shared" and g.cta.races is not None:
             self._race(g, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt, True, line)
+        elif region.kind == "dsmem":
+            self._dsmem_written(g, region, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
 
-    def _race(self, g, e, lm, dt, write, line):
+    def _race(self, g, e, lm, dt, write, line, info=None):
+        """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
+        nothing wrote, per ``info['unwritten']`` (see RaceChecker.access; default True)."""
         byte, tids = _lane_bytes(g, e, lm, dt)
         if g.cta.cp_pending:
             self._cp_in_flight(g, byte, tids, write, line)
-        g.cta.races.access(byte, tids, write, line)
+        info = info or {}
+        g.cta.races.access(byte, tids, write, line, name=info.get("name"), unwritten=info.get("unwritten", True))
+
+    @staticmethod
+    def _dsmem_written(g, region, e, lm, dt):
+        """A store into a cluster peer's (or, through its own window, this CTA's) shared memory: not
+        race-checked across CTAs, but its bytes count as written there (no never-written read after)."""
+        owner = region.owner
+        if owner is not None and owner.races is not None:
+            owner.races.mark(_lane_bytes(g, e, lm, dt)[0])
 
     # ---- cp.async copies in flight: their shared bytes may land at any time until the wait ----
     def cp_issued(self, g, base, nbytes, line, info) -> object:
@@ -408,6 +423,8 @@ class Program:
                 continue
             i = int(np.argmax(hit))
             j = int(np.argmax(byte0 == byte[i]))
+            if not write:  # the read is this race, not a read of never-written bytes
+                g.cta.races.raced_reads.add(-1 if line is None else int(line))
             self.finding(
                 "shared_race",
                 f"shared-memory race: {'write' if write else 'read'} by thread {int(tids[i])} (line {line}) of "
@@ -440,8 +457,8 @@ class Program:
         b = max(1, MAX_BATCH_LANES // threads)
         if shared_bytes > 1:
             b = min(b, max(1, MAX_BATCH_SHARED // shared_bytes))
-            if self.check:  # the (epoch) race checker keeps 29 bytes per shared byte
-                b = min(b, max(1, MAX_BATCH_RACE // (shared_bytes * 29)))
+            if self.check:  # the (epoch) race checker keeps 30 bytes per shared byte
+                b = min(b, max(1, MAX_BATCH_RACE // (shared_bytes * 30)))
         del ops
         return min(b, nctas)
 
@@ -490,6 +507,7 @@ class Program:
             self.running_ctas = [cta]
             try:
                 cta.run(args_env)
+                cta.finish()
             finally:
                 self.running_ctas = []
                 cta.close()
@@ -638,9 +656,17 @@ class Cta:
                     threads=self.nthreads,
                     agents=ncl if ncl > 1 else 0,
                     tensor_core=program.uses_tcgen05,
+                    report_unwritten=self._unwritten_found,
                 )
             else:
-                self.races = EpochRaceChecker(total, self.nwarps, self._race_found, ctas=self.B, threads=self.nthreads)
+                self.races = EpochRaceChecker(
+                    total,
+                    self.nwarps,
+                    self._race_found,
+                    ctas=self.B,
+                    threads=self.nthreads,
+                    report_unwritten=self._unwritten_found,
+                )
         self.cp_pending: dict = {}  # cp.async copies in flight (Program.cp_issued)
         self.spins: dict = {}  # line -> (values, rounds) of global atomics that changed nothing (atomics.spin_check)
         self.progress = 0
@@ -679,6 +705,46 @@ class Cta:
         self.program.stats["instructions"] += self.steps
         self.program.warp_steps_done += self.warp_steps
         self.program.stats["lane_instructions"] += self.lane_steps
+
+    def finish(self):
+        """The CTA's run ended (normally, or stopped at a deadlock): report its never-written shared reads."""
+        if self.races is not None:
+            self.races.flush()
+
+    def _unwritten_found(self, r, c=0):
+        """A read (record ``r`` of the race checker) of shared bytes nothing of this CTA wrote before it."""
+        cta_index = self.index_of(c)
+        line, addr, through = r["line"], r["addr"], r["name"]
+        static = self._shared_static(addr)
+        if static is not None:
+            buffer, what = static[0], f"byte {addr - static[1]} of {static[0]} (shared byte {addr})"
+        elif self.program.uses_dyn and addr >= self.dyn_offset:
+            buffer, what = through, f"byte {addr - self.dyn_offset} of dynamic shared memory (shared byte {addr})"
+        else:
+            buffer, what = through, f"shared byte {addr}"
+        if through and through != buffer:
+            what += f", through {through}"
+        at = f"line {line}" if line is not None else "an unknown line"
+        self.program.finding(
+            "uninitialized_shared_read",
+            f"read of never-written shared memory: thread {r['tid']} of CTA {cta_index} read {what} at {at}, and "
+            "no thread of this CTA wrote these bytes before this read (no store, atomic, TMA load or cp.async "
+            "landed there): on a GPU it reads whatever was left there (the emulator gives 0)",
+            line=line,
+            cta=cta_index,
+            threads=[r["tid"]],
+            index=[addr],
+            buffer=buffer,
+            count=r["count"],
+            key=("uninitialized_shared_read", line),
+        )
+
+    def _shared_static(self, addr: int):
+        """(name, offset) of the static shared buffer holding shared byte ``addr``, or None."""
+        for name, off, nbytes in self.program.shared_static:
+            if off <= addr < off + nbytes:
+                return name, off
+        return None
 
     def _race_found(self, r, c=0):
         cta_index = self.index_of(c)

@@ -20,6 +20,19 @@ warp's clock travels with the phase) and travels on through local barriers and m
 multicast write is ordered after exactly what its issuing warp knew of the target CTA, and the
 target's warps acquire the write through the mbarrier its complete_tx signals.
 
+Never-written reads: both checkers also keep, per shared byte, whether anything of this CTA's run
+wrote it yet (a store, an atomic, a TMA load or multicast, a cp.async landing, tcgen05.alloc's
+address, a DSMEM store from another CTA); a plain read (a load, ldmatrix, a wgmma/tcgen05 operand, a
+TMA store's in-bounds source) of bytes nothing wrote is an ``uninitialized_shared_read`` (a GPU
+reads whatever was left there). Atomics mark their bytes written and are never reported: a
+read-modify-write of never-written bytes is reported neither way (conservative). Tensor-core
+operand reads (wgmma, tcgen05.mma/cp descriptors, non-transposed ldmatrix rows) count only the
+operand rows that are partly written: a row nothing wrote is the GEMM tail idiom (see
+:meth:`RaceChecker.access`). A read that a race is later reported against (the write landing after
+it with nothing ordering them, or a cp.async still copying) is that race only: the never-written
+reads are kept per line and reported when the CTA's run ends (:meth:`_Reporter.flush`), except at
+lines a race named as the read.
+
 Scope (documented limits): accesses by lanes of one warp are ordered by program order (the
 emulator runs a warp in lockstep), so intra-warp hazards without ``__syncwarp`` are not reported;
 two lanes writing one byte in the same instruction are not reported.
@@ -31,12 +44,85 @@ import numpy as np
 
 
 class _Reporter:
-    """Reports a pair of racing accesses once per (kinds, lines)."""
+    """Reports a pair of racing accesses once per (kinds, lines); and reads of shared bytes that
+    nothing of the CTA's run wrote before them, once per line, when the run ends."""
 
     report: object
     _seen: set
+    n: int
+
+    def _init_written(self, size: int, report_unwritten) -> None:
+        self.written = np.zeros(size, bool)  # per (batch CTA, byte): anything wrote it yet
+        self.report_unwritten = report_unwritten  # report_unwritten(record dict, cta_in_batch)
+        self.unwritten: dict = {}  # line -> the first never-written read at it (and how many)
+        self.raced_reads: set = set()  # lines of reads that a race was reported against
+
+    def mark(self, byte_addr, c: int = 0) -> None:
+        """Bytes of batch CTA ``c`` written by something whose write is not an :meth:`access` here
+        (a TMA load box, a DSMEM store from another CTA): a later read of them is no finding."""
+        a = np.asarray(byte_addr, np.int64).ravel()
+        a = a[(a >= 0) & (a < self.n)]
+        self.written[int(c) * self.n + a] = True
+
+    def check_written(self, byte_addr, tid: int, line, name=None, c: int = 0) -> None:
+        """A read by thread ``tid`` (of batch CTA ``c``) of bytes that no :meth:`access` call checks
+        (a TMA store's in-bounds source bytes)."""
+        a = np.asarray(byte_addr, np.int64).ravel()
+        a = a[(a >= 0) & (a < self.n)]
+        z = np.zeros(a.size, np.int64)
+        self._unwritten(int(c) * self.n + a, z + int(tid), z + int(c), -1 if line is None else int(line), name)
+
+    def _read_unwritten(self, k, t, c, ln, name, unwritten) -> None:
+        if unwritten is True:
+            self._unwritten(k, t, c, ln, name)
+        else:
+            self._unwritten_rows(k, t, c, ln, name, int(unwritten))
+
+    def _unwritten_rows(self, k, t, c, ln, name, row: int) -> None:
+        """Reads of flat bytes ``k`` in rows of ``row`` bytes (an operand row of a tensor-core read):
+        only the never-written bytes of rows that are partly written count (see :meth:`access`)."""
+        fresh = ~self.written[k]
+        if not fresh.any() or k.size % row:
+            return
+        fr = fresh.reshape(-1, row)
+        partly = np.repeat(fr.any(axis=1) & ~fr.all(axis=1), row)
+        if partly.any():
+            self._unwritten(k[partly], t[partly] if np.ndim(t) else t, c[partly] if np.ndim(c) else c, ln, name)
+
+    def _unwritten(self, k, t, c, ln, name) -> None:
+        """Reads of flat bytes ``k`` (``c * n + offset``) by threads ``t`` (of batch CTAs ``c``) at line
+        ``ln``: keep the first never-written one per line (reported by :meth:`flush`)."""
+        fresh = ~self.written[k]
+        if not fresh.any():
+            return
+        nthreads = int(np.unique(np.asarray(t)[fresh]).size) if np.ndim(t) else 1
+        rec = self.unwritten.get(ln)
+        if rec is not None:
+            rec["count"] += nthreads
+            return
+        i = int(np.argmax(fresh))
+        ci = int(c[i]) if np.ndim(c) else int(c)
+        self.unwritten[ln] = {
+            "line": ln if ln >= 0 else None,
+            "addr": int(k[i] % self.n),
+            "tid": int(t[i]) if np.ndim(t) else int(t),
+            "count": nthreads,
+            "name": name,
+            "cta": ci,
+        }
+
+    def flush(self) -> None:
+        """The CTA's run ended: report its never-written reads, except at lines a race named as the read."""
+        pending, self.unwritten = self.unwritten, {}
+        if self.report_unwritten is None:
+            return
+        for ln, rec in pending.items():
+            if ln not in self.raced_reads:
+                self.report_unwritten(rec, rec["cta"])
 
     def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
+        if first_kind == "read":  # that read is this race (not a never-written read)
+            self.raced_reads.add(first_line)
         key = (first_kind, first_line, second_kind, second_line)
         if key in self._seen:
             return
@@ -63,6 +149,7 @@ class RaceChecker(_Reporter):
         threads: int | None = None,
         agents: int = 0,
         tensor_core: bool = False,
+        report_unwritten=None,
     ):
         self.W = warps
         # agent rows: a cluster's one per CTA's multicast writes into this one, then (``tensor_core``)
@@ -89,6 +176,7 @@ class RaceChecker(_Reporter):
         self.a_clk = None  # atomics (allocated at the first one): clock, line, thread per warp
         self.a_line = self.a_tid = None
         self.labels: dict = {}  # agent row -> what it stands for, in reports
+        self._init_written(ctas * nbytes, report_unwritten)
 
     # ---- synchronisation -------------------------------------------------------------------
     def barrier(self, warps) -> None:
@@ -141,11 +229,26 @@ class RaceChecker(_Reporter):
         return row
 
     # ---- accesses ----------------------------------------------------------------------------
-    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line, atomic: bool = False) -> None:
+    def access(
+        self,
+        byte_addr: np.ndarray,
+        tids: np.ndarray,
+        write: bool,
+        line,
+        atomic: bool = False,
+        *,
+        name=None,
+        unwritten: bool | int = True,
+    ) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
         different warps touching one byte in a writing instruction race with each other.
-        ``atomic``: an atomic read-modify-write, which races only with plain accesses."""
+        ``atomic``: an atomic read-modify-write, which races only with plain accesses (and marks its
+        bytes written). A plain read of bytes nothing wrote yet is kept as a never-written read (through
+        ``name``), unless ``unwritten`` is False (the caller checks a part: :meth:`check_written`); an int
+        ``unwritten``: ``byte_addr`` is rows of that many bytes (a tensor-core operand's M or N rows), and
+        only rows partly written count -- a row nothing wrote is the GEMM tail idiom (only the rows
+        inside the matrix loaded; the rest feed accumulator rows that are never stored)."""
         if byte_addr.size == 0:
             return
         a = np.asarray(byte_addr).astype(np.int64)
@@ -154,7 +257,10 @@ class RaceChecker(_Reporter):
         t = tids % self.T
         if atomic:
             self._atomic(a, c, t, t // 32, line)
+            self.written[c * self.n + a] = True
             return
+        if not write and unwritten is not False:
+            self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, unwritten)
         self._access(a, c, t, t // 32, write, line)
 
     def _atomic(self, a, c, t, w, line) -> None:
@@ -253,6 +359,7 @@ class RaceChecker(_Reporter):
             self.w_tid[c, a] = t
             self.w_line[c, a] = ln
             self.r_clk[c, :, a] = 0
+            self.written[c * self.n + a] = True
         else:
             self.r_clk[c, w, a] = vcw[np.arange(w.size), w]
             self.r_line[c, w, a] = ln
@@ -279,7 +386,16 @@ class EpochRaceChecker(_Reporter):
     read by another warp in the same epoch, is a race. Vectorised over the bytes of every CTA of a
     batch at once (O(accesses) per instruction, no loop over warps or CTAs)."""
 
-    def __init__(self, nbytes: int, warps: int, report, *, ctas: int = 1, threads: int | None = None):
+    def __init__(
+        self,
+        nbytes: int,
+        warps: int,
+        report,
+        *,
+        ctas: int = 1,
+        threads: int | None = None,
+        report_unwritten=None,
+    ):
         self.W = warps
         self.B = ctas
         self.T = threads if threads is not None else warps * 32
@@ -298,6 +414,7 @@ class EpochRaceChecker(_Reporter):
         self.a_ep = None  # atomics (allocated at the first one): epoch, warp, several warps
         self.report = report
         self._seen: set = set()
+        self._init_written(size, report_unwritten)
 
     def barrier(self, warps) -> None:
         self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
@@ -321,9 +438,20 @@ class EpochRaceChecker(_Reporter):
         pass
 
     def agent(self, rank: int, label: str):
-        return None  # another CTA's multicast writes are not race-checked in lockstep
+        # another CTA's multicast writes are not race-checked in lockstep (tma.tile_copy marks them written)
+        return None
 
-    def access(self, byte_addr: np.ndarray, tids: np.ndarray, write: bool, line, atomic: bool = False) -> None:
+    def access(
+        self,
+        byte_addr: np.ndarray,
+        tids: np.ndarray,
+        write: bool,
+        line,
+        atomic: bool = False,
+        *,
+        name=None,
+        unwritten: bool | int = True,
+    ) -> None:
         if byte_addr.size == 0:
             return
         tids = np.asarray(tids)
@@ -351,6 +479,10 @@ class EpochRaceChecker(_Reporter):
                 cta = 0 if c is None else int(c[i])
                 self._emit(kind, first_line, first_tid, what, ln, int(t[i]), int(j % self.n), int(bad.sum()), cta)
 
+        if write or atomic:
+            self.written[k] = True
+        elif unwritten is not False:
+            self._read_unwritten(k, t, 0 if c is None else c, ln, name, unwritten)
         ww = self.w_warp[k]
         first((ww >= 0) & (ww != w) & (self.w_ep[k] == e), "write", self.w_line, self.w_tid)
         reads = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))

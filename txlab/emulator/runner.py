@@ -115,7 +115,8 @@ def emulate(
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
     place: a read-only one is fine for an argument the kernel only reads, an InputError at its first
     write otherwise). ``ctas``: CTA indices to run (linear, or (x, y, z) tuples; default: the whole grid).
-    ``check``: run the shared-memory race checker (bounds are always checked). ``stop``: raise
+    ``check``: run the shared-memory race checker and report reads of shared memory nothing of the CTA wrote
+    before them (``uninitialized_shared_read``; bounds are always checked). ``stop``: raise
     :class:`txlab.errors.EmulationFault` at the first finding instead of collecting them.
     ``fast_math``: the build whose arithmetic is emulated (``--use_fast_math``: FTZ, approximate
     division and transcendentals; or IEEE); default: a Compiled's own option, else True (txlab's

@@ -479,7 +479,9 @@ def _read_smem(cta, addr, dt, line, tid, what, desc):
         addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
     if cta.races is not None and tid is not None:
         byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
-        cta.races.access(byte, np.full(byte.size, int(tid)), False, line)
+        # (rows, k): only operand rows partly written are never-written reads (RaceChecker.access)
+        row = addr.shape[-1] * dt.itemsize if addr.ndim == 2 else True
+        cta.races.access(byte, np.full(byte.size, int(tid)), False, line, name=f"{what} operand", unwritten=row)
     return shared.view(dt)[addr // dt.itemsize]
 
 

@@ -31,8 +31,11 @@ def swizzle_offsets(offsets: np.ndarray, mode: int) -> np.ndarray:
     return (offsets & ~(mask << 4)) | ((chunk ^ row) << 4)
 
 
-def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False):
-    """Copy one box between global memory and shared offset ``smem_off``; returns bytes moved."""
+def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False, reader=None):
+    """Copy one box between global memory and shared offset ``smem_off``; returns bytes moved. A load
+    marks the box's shared bytes written in ``cta``'s race checker (also a multicast's, which lockstep
+    does not race-check); a store's in-bounds source bytes are checked as read by thread ``reader``
+    (its out-of-bounds rows and columns are clipped, so what they hold is never used)."""
     dt = M.np_dtype(tmap["dtype"])
     rank = tmap["rank"]
     dims, strides, box = tmap["dims"], tmap["strides"], tmap["box"]
@@ -70,15 +73,24 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
         region.check_write(line)
         src = shared[sm_bytes // dt.itemsize]
         gview[gel[inb]] = src[inb]
+        if cta.races is not None and reader is not None:
+            cta.races.check_written(_bytes(sm_bytes[inb], dt), reader, line, "TMA store source")
     else:
         vals = np.zeros(idx[0].size, dt)
         if tmap["oob_fill"] == 1 and np.issubdtype(dt, np.floating):
             vals[:] = np.nan
         vals[inb] = gview[gel[inb]]
         shared[sm_bytes // dt.itemsize] = vals
+        if cta.races is not None:
+            cta.races.mark(_bytes(sm_bytes, dt))
         # what swizzle wrote these bytes: a tcgen05 descriptor that disagrees is reported (tcgen05.py)
         cta.__dict__.setdefault("tma_writes", {})[int(smem_off)] = (nbytes, int(tmap["swizzle"]), line)
     return nbytes
+
+
+def _bytes(starts: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Every byte of the elements of ``dt`` at byte offsets ``starts``."""
+    return (starts[:, None] + np.arange(dt.itemsize)).ravel()
 
 
 def _tma(comp, call, *, store: bool):
@@ -123,11 +135,13 @@ def _tma(comp, call, *, store: bool):
         n_issue = g.L if g.mask is None else int(np.count_nonzero(g.mask))
         for _ in range(n_issue):
             for cta in targets:
-                nbytes = tile_copy(cta, tmap, off, coords, line, store=store)
+                reader = int(g.active_tids()[0]) if store else None
+                nbytes = tile_copy(cta, tmap, off, coords, line, store=store, reader=reader)
                 if cta is g.cta:
                     if cta.races is not None:  # a load writes shared memory, a store reads it
                         b = np.arange(off, off + nbytes)
-                        cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line)
+                        # (tile_copy checks which of a store's source bytes were written: its in-bounds ones)
+                        cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line, unwritten=False)
                     if bar is not None:
                         owner, mb = _barrier(g, cta, bar, pair, multicast, line)
                         if owner is cta:

@@ -203,7 +203,7 @@ def _run(g, op):
     cols = (8 * (i // 4))[None, :] + (2 * (lane % 4))[:, None] + (i % 2)[None, :]
     shared = cta.shared
 
-    def read(desc, mnrows, dt, mn_major):
+    def read(desc, mnrows, dt, mn_major, which):
         addr = operand_bytes(desc, mnrows, k, dt.itemsize, mn_major)
         if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
             cta_finding(
@@ -216,20 +216,22 @@ def _run(g, op):
             addr = np.clip(addr, 0, shared.nbytes - dt.itemsize) // dt.itemsize * dt.itemsize
         if cta.races is not None:
             byte = (addr.ravel()[:, None] + np.arange(dt.itemsize)).ravel()
-            cta.races.access(byte, np.full(byte.size, int(g.gtid[0])), False, op["line"])
+            # (rows, k): only operand rows partly written are never-written reads (RaceChecker.access)
+            row = addr.shape[-1] * dt.itemsize
+            cta.races.access(byte, np.full(byte.size, int(g.gtid[0])), False, op["line"], name=which, unwritten=row)
         v = shared.view(dt)[addr // dt.itemsize]
         if dt == np.float32:  # tf32: the tensor core reads the top 19 bits
             v = tc.tf32_value(v)
         return v.astype(np.float64)
 
     dt_b = op["dt_b"]
-    B = read(op["desc_b"], n, dt_b, bool(op["tb"]))  # (n, k)
+    B = read(op["desc_b"], n, dt_b, bool(op["tb"]), "wgmma B operand")  # (n, k)
     # the warps of the warpgroup(s) this group holds: each owns 16 rows of A and of D
     gw = g.tid // 32  # the warp within the CTA
     blocks, lane_block = np.unique(gw, return_inverse=True)
     wrow = (blocks % 4) * 16  # first row of each warp's slice
     if op["form"] == "ss":
-        A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]))  # (64, k)
+        A = read(op["desc_a"], 64, op["dt_a"], bool(op["ta"]), "wgmma A operand")  # (64, k)
         Ab = A[wrow[:, None] + np.arange(16)[None, :]]  # (warps, 16, k)
     else:
         frag = op["a_frag"].astype(np.float64)  # (L, 8)
