@@ -254,6 +254,35 @@ def test_profiled_kernel_builds_with_timers_and_the_same_mma():
     assert sq["spill_store_bytes"] == 0 and sq["setmaxnreg"] == 2
 
 
+@pytest.mark.parametrize(
+    "shape,config,sms",
+    [
+        ((1024, 64, 64), "128x64x64_s4_c2_swap", 2),  # C.T: 16 tiles of 64 x 1024, where C would have 8
+        ((384, 192, 64), "128x64x64_s4_c2_cl2x1", 2),  # one cluster: each CTA one of 6 cluster tiles, 9 tiles of C
+    ],
+)
+def test_the_profiler_buffer_holds_every_record(shape, config, sms):
+    """``profile_slots`` counts the tiles the kernel walks (C.T's with swap_ab, whole cluster tiles with a cluster),
+    so the busiest lane's records stay inside the buffer; it takes a configuration's name too."""
+    import numpy as np
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.emulator import emulate
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=sms)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    prof = np.zeros(hg.profile_slots(M, N, K, cfg), np.uint64)
+    res = emulate(hg.gemm_kernel(M, N, K, cfg, profile=True), a, b, c, prof, arch="sm_90a")
+    assert res.ok, res.summary()
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    assert np.linalg.norm(c.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
+    assert hg.profile_slots(M, N, K, config) == hg.profile_slots(M, N, K, hg.parse_config(config))
+
+
 def test_bandwidth_kernels_build_vectorized():
     c = txlab.compile(bw.copy_kernel(1 << 20), arch="sm_90a")
     assert len(c.instructions(r"^LDG\.E\.128")) >= 4 and len(c.instructions(r"^STG\.E\.128")) >= 4

@@ -925,12 +925,16 @@ class GemmEvent(Enum):
 
 def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
     """Size (uint64 slots) of the profiler buffer of ``gemm_kernel(..., profile=True)``: the header,
-    one first slot per (CTA, warpgroup) lane, and room for every record of the busiest lane."""
-    cfg = config or GemmConfig()
-    tiles = _ceil(M, cfg.bm) * _ceil(N, cfg.bn)
+    one first slot per (CTA, warpgroup) lane, and room for every record of the busiest lane. ``config``: a
+    GemmConfig or its name (None: ``GemmConfig()``)."""
+    M, N, K = check_sizes(M, N, K)
+    cfg = as_config(config, getattr(config, "dtype", "bf16")) or GemmConfig()
     ncta = cfg.ctas(M, N)
     lanes = ncta * (cfg.consumers + 1)
-    per_lane = 4 * _ceil(tiles, ncta) + 1  # start + end of two ranges per tile, and finalize
+    # the tiles the busiest CTA records: its cluster's share of the work items (cluster tiles of the grid the
+    # kernel tiles, C.T's with swap_ab), each CTA of a cluster one tile of every cluster tile, edge CTAs too
+    busiest = _ceil(cfg.work_items(M, N), ncta // cfg.cluster_size)
+    per_lane = 4 * busiest + 1  # start + end of two ranges per tile, and finalize
     return 1 + lanes + per_lane * lanes
 
 
