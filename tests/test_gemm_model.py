@@ -45,6 +45,28 @@ def test_measured_shapes_keep_their_table_entry():
         choice = hg.explain(*shape)
         assert choice.source.startswith("tuned table") and choice.winner == hg.GemmConfig(**e["config"])
         assert hg.tuned_config(*shape) == choice.winner
+        # the winner heads the ranking and the table, as the model's own winner does
+        assert choice.predictions[0].config == choice.winner
+        assert choice.table().splitlines()[1].startswith(choice.winner.name)
+        assert choice.to_dict()["winner_config"] == choice.winner.to_dict()
+        if choice.winner != hg.parse_config(choice.winner.name):  # a field its name does not carry
+            assert "which its name does not carry" in choice.why
+    # 8192^3's entry runs l2_group=16 and 4096^3's num_sms=128: the table tells them from the candidates of their name
+    for shape, field in (((8192, 8192, 8192), "l2_group=16"), ((4096, 4096, 4096), "num_sms=128")):
+        choice = hg.explain(*shape)
+        assert f"[{field}]" in choice.table().splitlines()[1] and field in choice.why
+        assert f"[{field}]" in html_of(choice)
+    assert "[" not in hg.explain(4096, 4096, 4096, num_sms=114).table()  # every candidate's num_sms is the query's
+
+
+def test_a_winner_within_a_margin_is_not_called_ahead():
+    """``_ordered`` keeps an unswapped winner unless a swap_ab candidate beats it by SWAP_MARGIN: its why then says
+    how far behind it is and why it still wins, never a negative lead."""
+    choice = hg.explain(85, 3, 44863)
+    assert not choice.winner.swap_ab and choice.predictions[1].config.swap_ab
+    assert choice.predictions[1].time_s < choice.predictions[0].time_s
+    assert "% ahead of" not in choice.why and "-" not in choice.why.split("TFLOP/s")[-1]
+    assert "behind 64x64x64_s12_c1_sk32p_swap (a swap_ab configuration wins only by 3% or more)" in choice.why
 
 
 @pytest.mark.parametrize(

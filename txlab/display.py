@@ -569,7 +569,7 @@ def gemm_choice_html(choice) -> str:
         "<tr{}><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.0%}</td><td>{:.1f}</td><td>{}</td>"
         "<td>{:.1f}</td><td>{:.0f}</td><td>{}</td></tr>".format(
             ' style="font-weight:600"' if p.config == choice.winner else "",
-            html.escape(p.config.name),
+            html.escape(name),
             p.tiles,
             p.waves,
             p.tail_idle,
@@ -579,7 +579,7 @@ def gemm_choice_html(choice) -> str:
             p.expected_tflops,
             html.escape(p.bound),
         )
-        for p in choice.predictions[:10]
+        for name, p in zip(choice.labels(10), choice.predictions[:10])
     )
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in getattr(choice, "notes", None) or ())
     return (

@@ -793,11 +793,21 @@ class GemmChoice:
     def why(self) -> str:
         p = next((p for p in self.predictions if p.config == self.winner), None)
         if self.source.startswith("tuned table"):
-            return f"{self.winner.name}: measured on an H200 for exactly this shape (the shipped tuned table)"
+            hidden = _unnamed(self.winner)
+            also = (f" ({hidden}, which its name does not carry: build from this GemmConfig, not from its name)"
+                    if hidden else "")
+            return f"{self.winner.name}{also}: measured on an H200 for exactly this shape (the shipped tuned table)"
         if p is None:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)
-        gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
+        gap = ""
+        if runner is not None and runner.time_s >= p.time_s:
+            gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}"
+        elif runner is not None:  # _ordered put the winner first: the runner needs a margin it does not have
+            rule = (f"a swap_ab configuration wins only by {SWAP_MARGIN:.0%} or more" if runner.config.swap_ab
+                    and not p.config.swap_ab else f"a split_tail configuration of another tile wins only by "
+                    f"{TAIL_MARGIN:.0%} or more")
+            gap = f", {1 - runner.time_s / p.time_s:.1%} behind {runner.config.name} ({rule})"
         split = (f" ({p.tiles - p.split_tiles} whole, the last wave's {p.split_tiles} in {p.split_k} K slices: "
                  f"{p.items} items)" if p.split_tiles else f" x {p.split_k} K slices = {p.items} items"
                  if p.split_k > 1 else "")
@@ -808,25 +818,50 @@ class GemmChoice:
                 f"epilogue {p.epilogue_s * 1e6:.1f} us exposed{fix}; predicted {p.expected * 1e6:.1f} us, "
                 f"{p.expected_tflops:.0f} TFLOP/s{gap}{corr}")
 
+    def labels(self, top: int = 10) -> list:
+        """The first ``top`` candidates' names as :meth:`table` shows them: a tuned table's entry may differ from the
+        candidate of the same name in a field the name does not carry (8192^3's l2_group=16), shown beside it."""
+        sms = SHIPPED_SMS if self.source.startswith("tuned table") else self.winner.num_sms
+        return [f"{p.config.name} [{_unnamed(p.config, sms)}]" if _unnamed(p.config, sms) else p.config.name
+                for p in self.predictions[:top]]
+
     def table(self, top: int = 10) -> str:
         """The candidates, fastest first: ``rank us`` is the time they are ranked by (the model's, times its kind's
         ``measured x``), ``pred. us`` and ``TFLOP/s`` the expected time (``rank us`` x :attr:`level`)."""
-        head = (f"{'config':<34} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'rank us':>9} {'measured x':>10} "
+        names = self.labels(top)
+        w = max([34] + [len(n) for n in names])
+        head = (f"{'config':<{w}} {'tiles':>8} {'waves':>5} {'tail idle':>9} {'rank us':>9} {'measured x':>10} "
                 f"{'pred. us':>9} {'TFLOP/s':>8}  bound")
-        rows = [head] + [f"{p.config.name:<34} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
+        rows = [head] + [f"{name:<{w}} {_tiles(p):>8} {p.waves:>5} {p.tail_idle:>9.0%} "
                          f"{p.time_s * 1e6:>9.1f} {_factor(p):>10} {p.expected * 1e6:>9.1f} {p.expected_tflops:>8.0f}  "
                          f"{p.bound}"
-                         for p in self.predictions[:top]]
+                         for name, p in zip(names, self.predictions[:top])]
         return "\n".join(rows)
 
     def to_dict(self) -> dict:
-        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name, "why": self.why,
-                "level": self.level, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
+        return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name,
+                "winner_config": self.winner.to_dict(), "why": self.why, "level": self.level, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
 
     def __str__(self) -> str:
         M, N, K = self.shape
         notes = "".join(f"\nnote: {n}" for n in self.notes)
         return f"GEMM {M}x{N}x{K}: {self.source} -> {self.why}\n{self.table()}{notes}"
+
+
+def _unnamed(config: GemmConfig, num_sms: int = SHIPPED_SMS) -> str:
+    """The fields of ``config`` its name does not carry (``"l2_group=16"``: where it differs from what
+    :func:`~txlab.examples.gemm_config.parse_config` makes of its name; ``num_sms`` only where it is not the
+    choice's ``num_sms``), or ``""``."""
+    from dataclasses import fields
+
+    from txlab.examples.gemm_config import parse_config
+
+    try:
+        named = parse_config(config.name, num_sms=num_sms)
+    except ValueError:
+        return ""
+    return ", ".join(f"{f.name}={getattr(config, f.name)!r}" for f in fields(GemmConfig)
+                     if getattr(config, f.name) != getattr(named, f.name))
 
 
 def _factor(p: Prediction) -> str:
@@ -881,9 +916,11 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
 
         raise InputError(f"no configuration of the kernel computes {M}x{N}x{K} (its K must be a multiple of 8, TMA's "
                          "16-byte row pitch): hopper_gemm.explain and build take any K (they pad it)", param="K")
-    if measured is not None:
-        if all(p.config != measured for p in preds):
-            preds.insert(0, predict(M, N, K, measured))
+    if measured is not None:  # the winner first, as the model's own winner is
+        mine = next((p for p in preds if p.config == measured), None)
+        if mine is not None:
+            preds.remove(mine)
+        preds.insert(0, mine or predict(M, N, K, measured))
         factor = _expect(preds, level, peak, notes)
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes, factor)
     best = preds[0]
