@@ -321,6 +321,23 @@ def test_hopper_gemm_explain_takes_the_dtype_build_takes():
         hg.explain(64, 64, 64, dtype="fp9")
 
 
+def test_the_fp8_choice_shows_and_serialises_like_the_bf16_one():
+    """``to_dict()`` and the notebook's HTML (``txlab.display.html_of``) work on the FP8 choice as on bf16's; neither
+    shows times or TFLOP/s, which are the bf16 model's for half the K."""
+    import json
+
+    from txlab.display import html_of
+
+    choice = hg.explain(1000, 3000, 4999, dtype="e4m3")
+    d = json.loads(json.dumps(choice.to_dict()))
+    assert d["winner"] == choice.winner.name and d["dtype"] == "e4m3" and d["shape"] == [1000, 3000, 5008]
+    assert d["winner_config"]["promote"] == choice.winner.promote and d["model_shape"] == [1000, 3000, 2504]
+    assert "each call copies A and B" in d["why"] and "tflops" not in json.dumps(d).lower()
+    page = html_of(choice)
+    assert page and choice.winner.name in page and "TFLOP/s" not in page and "<table" not in page
+    assert repr(choice) == f"Fp8Choice(shape=(1000, 3000, 5008), source='model', winner='{choice.winner.name}')"
+
+
 def test_fp8_takes_split_tails_as_ranked_but_no_grid_sized_widths():
     """H200, 2026-12-03 (r14g, r14h): where the bf16 model on K / 2 ranks a split tail first among FP8's candidates,
     9 of 9 FP8 shapes gained (848x7872x14720 0.77 -> 0.94 of cuBLAS FP8, 1120x6128x64768 0.74 -> 0.98); at

@@ -596,6 +596,15 @@ def gemm_choice_html(choice) -> str:
     )
 
 
+def fp8_gemm_choice_html(choice) -> str:
+    """The FP8 GEMM's choice: its winner and why, without the bf16 model's table (its times and TFLOP/s are of the
+    bf16 problem of half the K the model ranked, not of the FP8 GEMM)."""
+    return "<div class='txlab-gemm-choice'><b>{}</b><br>{}</div>".format(
+        html.escape("FP8 GEMM {}x{}x{}: {} -> {}".format(*choice.shape, choice.source, choice.winner.name)),
+        html.escape(choice.why),
+    )
+
+
 def sass_table_html(table) -> str:
     """A SassTable (``compiled.sass_table()``): one row per instruction, control fields decoded."""
     from txlab.sass.rows import COLUMNS
@@ -655,6 +664,7 @@ HTML_OF = {
     ("txlab.emulator.result", "EmulationResult"): emulation_html,
     ("txlab.coalescing", "CoalescingReport"): coalescing_html,
     ("txlab.examples.gemm_model", "GemmChoice"): gemm_choice_html,
+    ("txlab.examples.gemm_fp8_config", "Fp8Choice"): fp8_gemm_choice_html,
 }
 
 

@@ -117,6 +117,16 @@ class Fp8Choice:
         M, N, K = self.shape
         return f"FP8 GEMM {M}x{N}x{K}: {self.source} -> {self.winner.name}: {self.why}"
 
+    def __repr__(self) -> str:
+        return f"Fp8Choice(shape={self.shape!r}, source={self.source!r}, winner={self.winner.name!r})"
+
+    def to_dict(self) -> dict:
+        """As the bf16 choice's ``to_dict`` (shape, source, winner, why), with the winner's fields and the problem the
+        bf16 model ranked (``M x N x K/2``); no times: the model's are of that bf16 problem, not of this one."""
+        return {"shape": list(self.shape), "dtype": "e4m3", "source": self.source, "winner": self.winner.name,
+                "winner_config": self.winner.to_dict(), "why": self.why,
+                "model_shape": list(self.model.shape) if self.model is not None else None}
+
 
 def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     """Why :func:`build` without a config picks what it picks (no GPU needed, a few ms). The time
