@@ -59,6 +59,22 @@ def test_measured_shapes_keep_their_table_entry():
     assert "[" not in hg.explain(4096, 4096, 4096, num_sms=114).table()  # every candidate's num_sms is the query's
 
 
+def test_the_choice_html_header_tooltips_parse_whole():
+    """The ranking's column tooltips are whole attributes (an apostrophe in a single-quoted title ended it early)."""
+    from html.parser import HTMLParser
+
+    titles = []
+
+    class Headers(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "th" and attrs:
+                titles.append(attrs)
+
+    Headers().feed(html_of(hg.explain(512, 512, 16384)))
+    assert [[name for name, _ in attrs] for attrs in titles] == [["title"], ["title"]]
+    assert titles[0][0][1].startswith("the model's time times its kind's measured factor")
+
+
 def test_a_winner_within_a_margin_is_not_called_ahead():
     """``_ordered`` keeps an unswapped winner unless a swap_ab candidate beats it by SWAP_MARGIN: its why then says
     how far behind it is and why it still wins, never a negative lead."""

@@ -584,9 +584,9 @@ def gemm_choice_html(choice) -> str:
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in getattr(choice, "notes", None) or ())
     return (
         "<div class='txlab-gemm-choice'><b>{}</b><br>{}<table><tr><th>config</th><th>tiles</th>"
-        "<th>waves</th><th>tail idle</th><th title='the model's time times its kind's measured factor: what the "
-        "candidates are ranked by'>rank us</th><th>measured x</th><th title='rank us times the level of the shapes "
-        "measured nearby'>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
+        "<th>waves</th><th>tail idle</th><th title='the model&#39;s time times its kind&#39;s measured factor: what "
+        "the candidates are ranked by'>rank us</th><th>measured x</th><th title='rank us times the level of the "
+        "shapes measured nearby'>predicted us</th><th>TFLOP/s</th><th>bound</th></tr>{}"
         "</table>{}</div>"
     ).format(
         html.escape("GEMM {}x{}x{}: {}".format(*choice.shape, choice.source)),
