@@ -1222,6 +1222,26 @@ def test_unpadded_k_kernel_errors_say_build_pads():
         hg.kernel_for(256, 256, 1000, dtype="e4m3")
 
 
+def test_a_k_whose_pad_passes_32_bits_is_named_as_given():
+    """K = 2**31 - 1 is a valid size, but build() would pad it to 2**31: the error names the K the caller gave and
+    the pad, not a K of 2**31 they never passed."""
+    for call in (
+        lambda: hg.explain(1, 1, 2**31 - 1),
+        lambda: hg.tuned_config(1, 1, 2**31 - 1),
+        lambda: hg.build(1, 1, 2**31 - 1),
+        lambda: hg.workspace(1, 1, 2**31 - 1),
+        lambda: hg.explain(1, 1, 2**31 - 9, dtype="e4m3"),
+    ):
+        with pytest.raises(
+            InputError,
+            match=r"K=21474836\d\d is not a multiple of (8|16) .* pad it to K=2147483648, "
+            r"past the kernel's 32-bit sizes",
+        ) as err:
+            call()
+        assert err.value.param == "K"
+    assert hg.padded_k(2**31 - 64) == 2**31 - 64 and hg.padded_k(2**31 - 65) == 2**31 - 64
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     "shape,dtype",

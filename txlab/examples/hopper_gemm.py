@@ -1026,7 +1026,14 @@ def padded_k(K: int, dtype: str = "bf16") -> int:
     if K % unit == 0:
         return K
     step = BF16_PAD if operand(dtype)["ptx"] == "bf16" else unit
-    return K + (-K) % step
+    kp = K + (-K) % step
+    if kp >= 2**31:
+        from txlab.errors import InputError
+
+        raise InputError(f"K={K} is not a multiple of {unit} (TMA's 16-byte row pitch) and build() would pad it to "
+                         f"K={kp}, past the kernel's 32-bit sizes (each below 2**31): split the GEMM into pieces "
+                         "along K", param="K")
+    return kp
 
 
 def pad_bytes(M: int, N: int, K: int, dtype: str = "bf16") -> int:
