@@ -360,3 +360,17 @@ def test_an_fp8_split_past_its_k_steps_names_the_fp8_bound():
 
     with pytest.raises(InputError, match=r"1 k-steps of 128\) into empty slices: use split_k <= 1"):
         f8c.resolve(64, 64, 112, "128x128x128_s4_c2_sk4_p2")
+
+
+def test_workspace_takes_the_dtype_build_takes():
+    """``hg.workspace(..., dtype="e4m3")`` sizes the workspace of the FP8 build's choice (which is not bf16's at many
+    shapes: 3536x96x3776 splits in FP8 and not in bf16) and takes an FP8 configuration's name."""
+    shape = (3536, 96, 3776)
+    assert hg.workspace(*shape) is None and f8.tuned_config(*shape).split_k > 1
+    ws = hg.workspace(*shape, dtype="e4m3")
+    assert ws is not None and ws.size == f8.tuned_config(*shape).workspace_elems(*shape[:2])
+    assert ws.size == hg.build(*shape, dtype="e4m3").workspace_elems
+    name = "128x128x128_s6_c2_sk4_p2"
+    assert hg.workspace(512, 512, 16384, name, dtype="e4m3").size == f8.parse_config(name).workspace_elems(512, 512)
+    padded = f8.tuned_config(512, 512, 16384)  # K = 16383 builds for 16384
+    assert hg.workspace(512, 512, 16383, dtype="e4m3").size == padded.workspace_elems(512, 512)

@@ -1198,15 +1198,21 @@ def _gemm_compiled():
     return _GEMM_COMPILED[0]
 
 
-def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None):
+def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None, dtype: str = "bf16"):
     """The zeroed float32 workspace a split-K configuration (``split_k > 1``) takes as its fourth
-    argument (``exe(A, B, C, W)``), or None without split-K. ``like``: a torch tensor (the workspace is
-    made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes each), one
-    fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
+    argument (``exe(A, B, C, W)``; FP8: its sixth, after the scales), or None without split-K. ``like``: a torch
+    tensor (the workspace is made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes
+    each), one fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
     a launch leaves its counters zero for the next, and two launches at once must not share it.
-    Without a config, the one :func:`build` chooses (for ``M x N x padded_k(K)`` where K % 8 != 0)."""
+    Without a config, the one :func:`build` chooses (for ``M x N x padded_k(K)`` where K % 8 != 0); ``dtype="e4m3"``:
+    the FP8 build's (its choice, or a configuration's FP8 name), as ``build(..., dtype="e4m3")`` takes them."""
     M, N, K = check_sizes(M, N, K)
-    config = as_config(config, getattr(config, "dtype", "bf16"))  # an FP8 configuration's workspace too
+    if operand(dtype)["scaled"]:
+        import txlab.examples.gemm_fp8_config as gemm_fp8_config
+
+        config = gemm_fp8_config.resolve(M, N, padded_k(K, dtype), config)  # what build(..., dtype=) builds
+    else:
+        config = as_config(config, getattr(config, "dtype", "bf16"))  # an FP8 configuration's workspace too
     if config is None:
         config = tuned_config(M, N, padded_k(K))  # what build() chooses, for K % 8 != 0 too
     n = config.workspace_elems(M, N)
