@@ -446,6 +446,24 @@ def main(argv=None, measurers: dict | None = None) -> int:
             f"--dtypes {args.dtypes!r}: {', '.join(unknown) or 'none given'}; use keys of MEASURERS: "
             + ", ".join(measurers)
         )
+    # the arguments are checked here, before a GPU is touched or a kernel compiled: a typo must not cost a GPU run
+    given = []
+    for s in (s.strip() for s in args.shapes.split(",")):
+        if not s:
+            continue
+        try:
+            shape = tuple(int(v) for v in s.lower().split("x"))
+        except ValueError:
+            shape = ()
+        if len(shape) != 3 or min(shape) < 1:
+            ap.error(f"--shapes {s!r}: each shape is MxNxK, three positive integers (e.g. 4096x4096x4096)")
+        given.append(shape)
+    phases = {p for p in args.phases.split(",") if p}
+    known = ("table", "sweep", "repro", "diag")
+    if not phases or phases - set(known):
+        ap.error(f"--phases {args.phases!r}: use some of {', '.join(known)}, comma-separated")
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: at least 1 (each row is the median of its rounds)")
     try:
         import torch
     except ImportError:
@@ -457,9 +475,7 @@ def main(argv=None, measurers: dict | None = None) -> int:
     from tune_h200 import Timer
 
     t0 = time.time()
-    given = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s]
     shapes_by_dtype = {d: given or default_shapes(d, args.set) for d in dtypes}
-    phases = set(args.phases.split(","))
     jobs = compile_jobs({d: s for d, s in shapes_by_dtype.items() if d in ("bf16", "e4m3")}, phases)
     compile_s = precompile(jobs, args.jobs)
     from txlab.examples import hopper_gemm as hg

@@ -1445,3 +1445,32 @@ def test_the_example_kernels_size_helpers_refuse_what_is_not_a_size(call):
     attention's took head_dim=128.0: each is an InputError naming the size now."""
     with pytest.raises(InputError):
         call()
+
+
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["--shapes", "4096x4096"], r"--shapes '4096x4096': each shape is MxNxK"),  # was an unpacking traceback
+        (["--shapes", "64x64x0,128x128x128"], r"--shapes '64x64x0'"),
+        (["--shapes", "64xKx64"], r"--shapes '64xKx64'"),  # was int()'s ValueError
+        (["--phases", "table,tabel"], r"--phases 'table,tabel': use some of table, sweep, repro, diag"),
+        (["--phases", ""], r"--phases ''"),  # no phase ran: a KeyError at the summary, after the compiles
+        (["--rounds", "0"], r"--rounds 0: at least 1"),  # every row a median of nothing
+    ],
+)
+def test_gemm_h200_refuses_bad_arguments_before_the_gpu(argv, match, monkeypatch, capsys):
+    """``scripts/gemm_h200.py`` checks its arguments first: a typo ends it with a usage error before it looks for a
+    GPU or compiles, not with a traceback after (or an empty run written over the results file)."""
+    import importlib.util
+    import pathlib
+    import re
+    import sys
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "gemm_h200.py"
+    spec = importlib.util.spec_from_file_location("gemm_h200_args_under_test", path)
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)
+    spec.loader.exec_module(script)
+    with pytest.raises(SystemExit) as exit_:
+        script.main(argv)
+    assert exit_.value.code == 2 and re.search(match, capsys.readouterr().err)
