@@ -408,6 +408,27 @@ def test_swap_ab_where_m_leaves_its_last_tile_empty():
     assert f8.tuned_config(320, 8192, 8192).swap_ab
 
 
+@pytest.mark.parametrize(
+    "shape,reason",
+    [
+        ((320, 8192, 8192), "M=320 leaves its last 128-row tile 50% full, so the kernel tiles C.T"),
+        ((65536, 16, 64), "N=16 is decode-sized, so the kernel tiles C.T"),  # M fills its tiles: not the reason
+        ((765, 12, 944), "N=12 is decode-sized"),
+        (
+            (1917, 84, 31528),
+            "the model ranks it ahead of every tiling of C, though M=1917 leaves its last 128-row tile 98% full",
+        ),  # a width sized to the grid of C.T
+    ],
+)
+def test_the_swap_ab_note_gives_the_reason_it_was_offered(shape, reason):
+    """The note on a swap_ab winner names why C.T was tiled: a mostly empty last row tile of M, a decode-sized N, or
+    the ranking alone; it no longer says that a full last tile (100 %) was the reason."""
+    choice = gm.explain(*shape)
+    assert choice.winner.swap_ab, choice.winner.name
+    (note,) = [n for n in choice.notes if n.startswith("swap_ab")]
+    assert reason in note and "100% full, so" not in note
+
+
 def test_swap_ab_config_names_and_rules():
     cfg = gm.GemmConfig(bn=160, stages=5, epilogue="tma", swap_ab=True)
     assert cfg.name == "128x160x64_s5_c2_tma_swap"

@@ -931,10 +931,17 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         epi = f"; its TMA epilogue stores 64 x {best.config.epi_width} pieces" if best.config.epilogue == "tma" else ""
         notes.append(f"tile width {best.config.bn}, sized to the grid: {_tiles(best)} items in {best.waves} wave(s) of "
                      f"{best.ctas} CTAs{vs}{epi}")
-    if best.config.swap_ab:
-        notes.append(f"swap_ab: M={M} leaves its last 128-row tile {_row_fill(M):.0%} full, so the kernel tiles "
-                     f"C.T = B @ A.T ({N}x{M}: {best.tiles} tiles of {best.config.bm}x{best.config.bn}) and stores C "
-                     "transposed")
+    if best.config.swap_ab:  # why C.T: the reason candidates() offered it for
+        tiled = f"C.T = B @ A.T ({N}x{M}: {best.tiles} tiles of {best.config.bm}x{best.config.bn}) and stores C transposed"
+        if N <= 64 < M:
+            notes.append(f"swap_ab: N={N} is decode-sized, so the kernel tiles {tiled}: its {best.config.bm}-row tiles "
+                         f"load B's {N} rows and stream A, as a decode-sized M's tiles stream B")
+        elif _row_fill(M) <= SWAP_ROW_FILL and _row_fill(N) > _row_fill(M):
+            notes.append(f"swap_ab: M={M} leaves its last 128-row tile {_row_fill(M):.0%} full, so the kernel tiles "
+                         f"{tiled}")
+        else:
+            notes.append(f"swap_ab: the kernel tiles {tiled}; the model ranks it ahead of every tiling of C, though "
+                         f"M={M} leaves its last 128-row tile {_row_fill(M):.0%} full")
     if best.bound == "HBM" and M <= best.config.bm:
         notes.append(f"M={M} fits one {best.config.bm}-row tile: A's TMA box is {best.config.a_rows(M)} rows, and each CTA "
                      f"streams its B tiles from HBM alone (about {SM_STREAM_BYTES_PER_S / 1e9:.0f} GB/s per SM), so the "
