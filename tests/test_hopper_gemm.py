@@ -1474,3 +1474,41 @@ def test_gemm_h200_refuses_bad_arguments_before_the_gpu(argv, match, monkeypatch
     with pytest.raises(SystemExit) as exit_:
         script.main(argv)
     assert exit_.value.code == 2 and re.search(match, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        # A has 2**34 elements: a CompileError from inside the lowering
+        (lambda: hg.build(2**31 - 1, 1, 8), r"A \(2147483647, 8\) has 17179869176 elements, .*32-bit"),
+        (lambda: hg.kernel_for(2, 2**28 + 64, 8), r"B \(268435520, 8\) has 2147484160 elements.* along N or K"),
+        # rows of 2**31 bits or more: TVM's pitch in bits wrapped (K = 2**30: built with a pitch of 0 bytes,
+        # 2**28 + 64: 128 bytes)
+        (lambda: hg.build(8, 8, 2**30), r"K=1073741824: rows of A and B 2147483648 bytes long"),
+        (lambda: hg.build(2, 2, 2**28 + 64, "64x64x64_s4_c1"), r"K=268435520: rows of A and B 536871040 bytes"),
+        (lambda: hg.gemm_kernel(1, 1, 2**27, hg.GemmConfig()), r"K=134217728: .*under 2\*\*31 bits"),
+        (lambda: hg.build(2, 2, 2**28, dtype="e4m3"), r"K=268435456: rows of A and B 268435456 bytes"),
+        (lambda: hg.simple_kernel(8, 8, 2**30), r"K=1073741824"),
+    ],
+)
+def test_operands_the_kernel_cannot_address_are_refused_up_front(call, match):
+    """Each size under 2**31 is not enough: A and B are indexed with 32-bit integers and their TMA descriptors' row
+    pitch is computed in bits in 32 bits. Shapes past either are an InputError from build and the kernels, not a
+    lowering error or a kernel built with a wrapped pitch; explain still ranks them, and says build() refuses them."""
+    with pytest.raises(InputError, match=match):
+        call()
+    assert hg.explain(2**31 - 1, 1, 8).notes[0].startswith("build() refuses 2147483647x1x8: A (2147483647, 8) has")
+    assert "build() refuses 2x2x268435456: K=268435456" in hg.explain(2, 2, 2**28, dtype="e4m3").why
+    assert not any("refuses" in n for n in hg.explain(1, 1, 2**27 - 64).notes)
+
+
+def test_the_largest_k_the_descriptors_address_builds_with_its_pitch():
+    """K = 2**27 - 64 (rows of 2**28 - 128 bytes) is the last bf16 K under the pitch limit: it builds, and A's tensor
+    map gets that pitch. Where N reaches 2**27 the TMA epilogue's pitch of C would wrap: the model stores C directly."""
+    g = hg.build(1, 1, 2**27 - 64, "64x64x64_s4_c1")
+    encode = [ln for ln in str(g.lowered).splitlines() if "tensormap_encode_tiled(A_tensormap" in ln]
+    assert encode and f"{2**27 - 64}, 1, {2**28 - 128}, 64, 8" in encode[0]
+    with pytest.raises(InputError, match=r"N < 2\*\*27"):
+        hg.GemmConfig(epilogue="tma").check_shape(8, 2**27, 8)
+    assert hg.explain(8, 2**27, 8).winner.epilogue == "direct"
+    assert hg.explain(8, 2**27 - 8, 8).winner.epilogue == "tma"  # under it, as before

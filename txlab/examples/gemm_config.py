@@ -360,6 +360,9 @@ class GemmConfig:
         if self.epilogue == "tma" and N % 8:
             raise InputError(f"epilogue='tma' needs N % 8 == 0 (TMA row pitch a multiple of 16 bytes); N={N}: "
                              "use epilogue='direct'")
+        if self.epilogue == "tma" and N * 16 >= 2**31:  # TVM computes the pitch in bits, in 32 bits
+            raise InputError(f"epilogue='tma' stores C through a TMA descriptor whose row pitch ({N} bf16) must be under "
+                             "2**31 bits: N < 2**27; use epilogue='direct'")
         if self.split_k > 1:
             kt = _ceil(K, BK)
             if self.split_k > kt:

@@ -76,6 +76,7 @@ def simple_kernel(M: int, N: int, K: int, bn: int = 128):
 
     M, N, K = check_sizes(M, N, K)
     tma_pitch(K)
+    check_extents(M, N, K)
     if bn not in range(8, 257, 8):
         from txlab.errors import InputError
 
@@ -259,6 +260,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SKW = {"prefetch_tensormap": True} if _TMA_PREFETCH else {}  # the TMA copies' tensor maps, prefetched at entry
     LKW.update(SKW)
     cfg.check_shape(M, N, K)
+    check_extents(M, N, K, getattr(cfg, "dtype", "bf16"))
     NCTA = cfg.ctas(M, N)
     # swap_ab: the kernel computes C.T = B @ A.T (its A is the user's B, its M the user's N) and stores
     # transposed; MU, NU are the user's output shape, M and N from here on the tiled one
@@ -1045,6 +1047,31 @@ def pad_bytes(M: int, N: int, K: int, dtype: str = "bf16") -> int:
     return (M + N) * K * (2 if operand(dtype)["ptx"] == "bf16" else 1)
 
 
+def check_extents(M: int, N: int, K: int, dtype: str = "bf16") -> None:
+    """:class:`~txlab.errors.InputError` unless the kernel can address ``A (M, Kp)`` and ``B (N, Kp)`` (``Kp =
+    padded_k(K, dtype)``, what :func:`build` computes): each operand has fewer than 2**31 elements (they are indexed
+    with 32-bit integers) and its rows are fewer than 2**31 *bits* apart (TVM computes a TMA descriptor's row pitch in
+    bits, in 32 bits: bf16 K = 2**28 + 64 built A's with a pitch of 128 bytes, K = 2**30 with 0).
+    :func:`~txlab.examples.gemm_config.check_sizes` bounds each size alone; C's index is 64-bit where it needs to be
+    (:data:`WIDE_INDEX`), and :meth:`GemmConfig.check_shape` bounds the TMA epilogue's pitch of C."""
+    M, N, K = check_sizes(M, N, K)
+    kp = padded_k(K, dtype)
+    bits = kp * (16 if operand(dtype)["ptx"] == "bf16" else 8)
+    if bits >= 2**31:
+        from txlab.errors import InputError
+
+        raise InputError(f"K={K}: rows of A and B {bits // 8} bytes long, and TVM computes a TMA descriptor's row pitch "
+                         f"in bits as a 32-bit integer (rows under 2**31 bits, {2**28} bytes): split the GEMM into "
+                         "pieces along K", param="K")
+    for name, rows, side in (("A", M, "M"), ("B", N, "N")):
+        if rows * kp >= 2**31:
+            from txlab.errors import InputError
+
+            raise InputError(f"{name} ({rows}, {kp}) has {rows * kp} elements, and the kernel indexes A and B with 32-bit "
+                             f"integers (fewer than 2**31 elements each): split the GEMM into pieces along {side} or K",
+                             param=side)
+
+
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
           profile: bool = False, dtype: str = "bf16", **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
@@ -1068,6 +1095,7 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
 
     M, N, K = check_sizes(M, N, K)
     check_arch(arch)
+    check_extents(M, N, K, dtype)
     kp = padded_k(K, dtype)
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
@@ -1500,30 +1528,36 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
     GEMM's choice (:func:`txlab.examples.gemm_fp8_config.explain`), as ``build(..., dtype=)`` takes it.
     Where K is not a multiple of :func:`pad_unit` (8 in bf16, 16 in e4m3) it explains the choice for
     ``padded_k(K)``, what :func:`build` compiles, and its notes (FP8: its ``why``) say that each call
-    copies A and B into buffers of that K, and how many bytes."""
+    copies A and B into buffers of that K, and how many bytes. Where :func:`build` refuses the sizes
+    (:func:`check_extents`: operands past the kernel's 32-bit indices or TMA pitch) the model still ranks, and the
+    first note (FP8: the ``why``) says why build() refuses them."""
     M, N, K = check_sizes(M, N, K)
     num_sms = check_num_sms(num_sms)
+    from txlab.errors import InputError
+
     kp = padded_k(K, dtype)
-    note = None
+    notes = []
+    try:  # the model answers for any sizes; say where build() refuses them
+        check_extents(M, N, K, dtype)
+    except InputError as exc:
+        notes.append(f"build() refuses {M}x{N}x{K}: {exc}")
     if kp != K:
         nbytes = pad_bytes(M, N, K, dtype)
         size = f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.1f} KiB"
-        note = (f"K={K} is not a multiple of {pad_unit(dtype)} (TMA's 16-byte row pitch): build() computes "
-                f"{M}x{N}x{kp} (zero columns do not change the product) and each call copies A and B into kept "
-                f"zero-padded ({M}, {kp}) and ({N}, {kp}) buffers: {nbytes} bytes ({size}) "
-                "read and as many written before the launch")
+        notes.append(f"K={K} is not a multiple of {pad_unit(dtype)} (TMA's 16-byte row pitch): build() computes "
+                     f"{M}x{N}x{kp} (zero columns do not change the product) and each call copies A and B into kept "
+                     f"zero-padded ({M}, {kp}) and ({N}, {kp}) buffers: {nbytes} bytes ({size}) "
+                     "read and as many written before the launch")
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
         choice = gemm_fp8_config.explain(M, N, kp, num_sms=num_sms)
-        if note:
-            choice.why = f"{choice.why}; {note}"
+        choice.why = "; ".join([choice.why, *notes])
         return choice
     import txlab.examples.gemm_model as gemm_model
 
     # the table's entries were measured on all 132 SMs: another SM count is the model's to answer
     measured = table_config(M, N, kp) if num_sms == 132 else None
     choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=measured)
-    if note:
-        choice.notes.insert(0, note)
+    choice.notes[:0] = notes
     return choice
