@@ -491,6 +491,10 @@ def test_split_k_config_names_sizes_and_limits():
         cfg.check_shape(512, 512, 136)  # 3 k-steps cannot make 4 slices
     with pytest.raises(ValueError, match="not built for split_k > 1"):
         hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
+    # a txlab error like every other refusal here (was a bare ValueError: `except txlab.TxlabError` missed it), and
+    # record_timeline's default choice at a small grid is split-K: it says to pass a configuration
+    with pytest.raises(txlab.TxlabError, match=r"\(128x128x64_s5_c2_sk4\): .*pass a configuration"):
+        hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
 
 
 def test_split_tail_names_sizes_and_limits():

@@ -283,7 +283,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SK = SPLIT > 1
     PAR = SK and cfg.fixup == "parallel"  # every item sums its share of the tile (items all resident at once)
     if SK and profile:
-        raise ValueError("profile=True is not built for split_k > 1: profile the same tile with split_k=1")
+        from txlab.errors import InputError
+
+        raise InputError(f"profile=True is not built for split_k > 1 ({cfg.name}): profile the same tile with "
+                         "split_k=1 (pass a configuration to build or record_timeline)", param="profile")
     # split_tail: whole tiles first, then the last wave's tiles split (the scheduler's k_slice: -1 for a whole tile)
     TAIL = SK and cfg.split_tail
     WHOLE, RT = cfg.tail_tiles(MU, NU) if TAIL else (0, 0)
