@@ -840,7 +840,8 @@ class GemmChoice:
 
     def to_dict(self) -> dict:
         return {"shape": list(self.shape), "source": self.source, "winner": self.winner.name,
-                "winner_config": self.winner.to_dict(), "why": self.why, "level": self.level, "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
+                "winner_config": self.winner.to_dict(), "why": self.why, "level": self.level,
+                "candidates": [p.to_dict() for p in self.predictions], "notes": list(self.notes)}
 
     def __str__(self) -> str:
         M, N, K = self.shape
