@@ -1180,6 +1180,27 @@ def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
 
 
+def test_emulate_takes_a_builds_call_arguments():
+    """txlab.emulate(gemm, A, B, C) with what the build's own call takes (the unpadded A and B, no workspace):
+    before, 'takes 4 argument(s), got 3' / a shape mismatch at the padded K; the kernel's own arguments still work."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    M, N, K = 64, 64, 100  # padded to 128, and split in 2 (serial fix-up)
+    gemm = hg.build(M, N, K, hg.parse_config("64x64x64_s3_c1_sk2", num_sms=2))
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((r, K)).astype(ml_dtypes.bfloat16) for r in (M, N))
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    res = txlab.emulate(gemm, a, b, c)
+    assert not res.findings and np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref) < 4e-3
+    c2 = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    txlab.emulate(gemm, *gemm.kernel_args(a, b, c2))  # the kernel's own (padded, with the workspace)
+    assert np.array_equal(c2.astype(np.float32), c.astype(np.float32))
+    with pytest.raises(txlab.InputError, match=r"A is \(32, 100\), not \(64, 100\)"):
+        txlab.emulate(gemm, a[:32], b, c)
+
+
 def test_record_timeline_hands_the_recorder_padded_operands(monkeypatch):
     """``record_timeline`` at K % 8 != 0: the recorder launches the executable itself, so it gets the
     (M, Kp) and (N, Kp) copies of A and B, and C as given."""

@@ -147,12 +147,23 @@ def emulate(
             raise InputError(f"{name} must be True or False, not {flag!r}", param=name)
     ctas = _checked_ctas(ctas)
     twin = getattr(kernel_or_compiled, "emulation_twin", None)  # a build that names what to emulate in its place
+    prepare = getattr(kernel_or_compiled, "kernel_args", None)  # a build whose call pads A and B / adds a workspace
     twin_note = None
     if callable(twin):
         kernel_or_compiled, twin_note = twin()
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch, iket=iket)
     sig = Signature(entry, build.params_of(mod))
-    check_args(sig, args)
+    from txlab.errors import InputError
+
+    try:
+        check_args(sig, args)
+    except InputError:
+        if not callable(prepare):
+            raise
+        # the arguments its call takes (hopper_gemm.build at an unaligned K or with split-K: the user's A, B, C),
+        # prepared as its call prepares them; a mistake there is named in the user's terms
+        args = tuple(prepare(*args))
+        check_args(sig, args)
     names = bind_symbols(sig, args)
     space = M.AddressSpace()
     bind = _HostBinder(sig, user, args, names, space)

@@ -45,7 +45,8 @@ class GemmConfig:
     fp32 partial to a workspace (:meth:`workspace_elems` float32, zero before the first launch; every
     launch leaves its counters zero again), bumps a per-thread counter, and the item that finds the
     others done sums the S partials in split order (0, 1, ..., S-1, so the result is bitwise the same
-    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, no cluster.
+    run to run, whichever item finishes last) and writes C. Cooperative, direct epilogue, clusters of at most
+    4 CTAs (every item of a split tile must be resident at once; ``split_tail``: no cluster).
     ``fixup="parallel"``: every item waits until the tile's S partials are stored (one counter per tile, counted
     and polled by one thread between two barriers of the consumers) and then sums (in split order) and stores
     its own share of the tile's columns, so the fix-up is spread over S CTAs rather than left to one; it needs

@@ -18,14 +18,14 @@ known) does not win by its luck alone. Where nothing was measured within :data:`
 
 Left-one-shape-out over the shipped measurements (``python scripts/gemm_measured.py --check``: each group of
 configurations measured together ranked with only the other shapes' measurements), the pick's mean loss against
-the group's fastest falls from 2.04 % (the model alone) to 1.03 %, and picks more than 8 % slower than the fastest from
-55 to 26 of 758 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
+the group's fastest falls from 1.88 % (the model alone) to 1.02 %, and picks more than 8 % slower than the fastest from
+64 to 30 of 992 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
 (:data:`DECODE_ROWS`).
 
 No TVM and no GPU here, and no import of the model: it is handed the model's ``predict`` (and the fingerprint of
 its source, ``gemm_model.source_fingerprint``), so the model can use this module without a cycle. The file carries
-the model's time for each measurement, trusted while the fingerprint matches; reading and verifying its ~3,600 rows
-costs 25-60 ms once per process (checksum, every configuration parsed and checked against its shape), a correction
+the model's time for each measurement, trusted while the fingerprint matches; reading and verifying its ~4,500 rows
+costs 15-25 ms once per process (checksum, every configuration parsed and checked against its shape), a correction
 ~5 ms.
 """
 from __future__ import annotations
