@@ -1194,6 +1194,8 @@ def test_emulate_takes_a_builds_call_arguments():
     c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
     res = txlab.emulate(gemm, a, b, c)
     assert not res.findings and np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref) < 4e-3
+    assert gemm.gemm_config == hg.parse_config("64x64x64_s3_c1_sk2", num_sms=2)  # what was built
+    assert hg.build(64, 72, 100).gemm_config == hg.tuned_config(64, 72, 128)  # the choice, at the padded K
     c2 = np.full((M, N), np.nan, ml_dtypes.bfloat16)
     txlab.emulate(gemm, *gemm.kernel_args(a, b, c2))  # the kernel's own (padded, with the workspace)
     assert np.array_equal(c2.astype(np.float32), c.astype(np.float32))

@@ -1093,7 +1093,8 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     ``pad_bytes`` (and reads as many), about 2 x (M + N) x K bytes of extra memory traffic in bf16;
     ``kernel_args(...)`` gives the padded arguments for launching ``.executable`` yourself, or for
     ``txlab.bench``/``txlab.check``, which launch the kernel as compiled (the kernel alone, no copy).
-    Like split-K's workspace, the buffers serve one call at a time on a device."""
+    Like split-K's workspace, the buffers serve one call at a time on a device. The Compiled's ``gemm_config`` is
+    the configuration it was built from (:func:`tuned_config`'s choice where none was given)."""
     from txlab.compiler import compile as compile_kernel
 
     M, N, K = check_sizes(M, N, K)
@@ -1118,6 +1119,7 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
             compiled.pad_bytes = pad_bytes(M, N, K, dtype)
         if getattr(config, "fixup", "serial") == "parallel":  # what the CPU emulator runs in its place
             compiled.serial_twin = ((M, N, kp), replace(config, fixup="serial"), dict(arch=arch, dtype=dtype, **kw))
+    compiled.gemm_config = config  # what was built: the choice, where none was given
     return compiled
 
 
