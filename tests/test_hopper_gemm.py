@@ -1180,6 +1180,31 @@ def test_padded_k_gemm_on_the_emulator(config, dtype, sms):
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
 
 
+def test_a_users_tuned_table_is_named_as_theirs(tmp_path):
+    """use_tuned_table(path): explain's why named 'the shipped tuned table' measured on an H200 for the user's own."""
+    shipped = hg.explain(4096, 4096, 4096)
+    assert "the shipped tuned table, measured on an NVIDIA H200" in shipped.why
+    path = tmp_path / "mine.json"
+    entry = {
+        "shape": [1000, 2000, 3008],
+        "config": hg.GemmConfig(bn=128, stages=5).__dict__ | {},
+        "time_ms": 0.05,
+        "tflops": 240.0,
+        "ratio": 1.0,
+        "baseline": "cublas",
+        "rel_error": 2e-3,
+    }
+    hg.write_tuned_table(path, [entry], device="NVIDIA H100 80GB HBM3", source="a test")
+    hg.use_tuned_table(path)
+    try:
+        mine = hg.explain(1000, 2000, 3008)
+        assert mine.winner == hg.GemmConfig(bn=128, stages=5)
+        assert f"the tuned table {path}, measured on NVIDIA H100 80GB HBM3" in mine.why and "shipped" not in mine.why
+    finally:
+        hg.use_tuned_table(None)
+    assert "shipped" in hg.explain(4096, 4096, 4096).why
+
+
 def test_emulate_takes_a_builds_call_arguments():
     """txlab.emulate(gemm, A, B, C) with what the build's own call takes (the unpadded A and B, no workspace):
     before, 'takes 4 argument(s), got 3' / a shape mismatch at the padded K; the kernel's own arguments still work."""

@@ -788,6 +788,7 @@ class GemmChoice:
     winner: GemmConfig
     notes: list = field(default_factory=list)
     level: float = 1.0           # expected time / ranking time, alike for every candidate (see explain)
+    measured_in: str = "the shipped tuned table, measured on an NVIDIA H200"  # where a measured winner comes from
 
     @property
     def why(self) -> str:
@@ -796,7 +797,7 @@ class GemmChoice:
             hidden = _unnamed(self.winner)
             also = (f" ({hidden}, which its name does not carry: build from this GemmConfig, not from its name)"
                     if hidden else "")
-            return f"{self.winner.name}{also}: measured on an H200 for exactly this shape (the shipped tuned table)"
+            return f"{self.winner.name}{also}: measured for exactly this shape ({self.measured_in})"
         if p is None:
             return self.winner.name
         runner = next((q for q in self.predictions if q.config.name != p.config.name), None)

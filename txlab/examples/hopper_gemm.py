@@ -1564,5 +1564,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
     # the table's entries were measured on all 132 SMs: another SM count is the model's to answer
     measured = table_config(M, N, kp) if num_sms == 132 else None
     choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=measured)
+    if measured is not None and _table_override:  # use_tuned_table(path): the user's table, not the shipped one
+        device = (_tuned_cache.get("doc") or {}).get("device") or "an unnamed device"
+        choice.measured_in = f"the tuned table {_table_override[0]}, measured on {device}"
     choice.notes[:0] = notes
     return choice
