@@ -1011,12 +1011,14 @@ def _predictions_level(M: int, N: int, K: int, num_sms: int, neighbours) -> tupl
         return preds, None, 0.0
     from txlab.examples.gemm_neighbours import corrects
 
+    # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS), and no cap: nothing measured is read for them,
+    # and their HBM-bound rates are far below any GEMM measured
+    if not corrects(M, N):
+        return preds, None, 0.0
     if neighbours is True:
         if num_sms != SHIPPED_SMS:  # the shipped measurements are of an H200's 132 SMs
             return preds, None, 0.0
         neighbours = measured_neighbours()
-    if not corrects(M, N):  # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS)
-        return preds, None, neighbours.peak_flops
     corrections, level = neighbours.fit(M, N, K, configs)
     for p, corr in zip(preds, corrections):  # each Prediction is fresh: amend it
         if corr.factor != 1.0:

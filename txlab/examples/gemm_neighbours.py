@@ -154,8 +154,12 @@ class Neighbours:
         for i, sh in enumerate(self._shapes):
             rows_of.setdefault(sh, []).append(i)
         self._by_shape = [(tuple(math.log2(v) for v in sh), sh, ix) for sh, ix in rows_of.items()]
-        #: the fastest rate measured (flop/s): no expected time is faster (:meth:`fit`)
-        self.peak_flops = max((2 * M * N * K / t for (M, N, K), t in zip(self._shapes, self._t)), default=0.0)
+
+    @functools.cached_property
+    def peak_flops(self) -> float:
+        """The fastest rate measured (flop/s): explain's expected times are never faster (0.0: nothing measured).
+        Only explain reads it, so a choice does not pay for it."""
+        return max((2 * M * N * K / t for (M, N, K), t in zip(self._shapes, self._t)), default=0.0)
 
     def _log_residual(self, i: int) -> float:
         if i not in self._residual:
