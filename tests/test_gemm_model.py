@@ -219,6 +219,33 @@ def test_odd_k_offers_192_row_tiles_in_clusters():
         assert gm.choose(*shape, neighbours=False).consumers == 3, shape
 
 
+def test_tall_tiles_where_an_operand_feed_sets_the_pace():
+    """256-row tiles (two consumers of 128 rows) load 256 + bn rows per k-block for 256 x bn outputs. Measured on an
+    H100 (r25d, 2026-12-05) against the picks without them: faster at K off the 32-byte sectors (21 shapes, 19
+    faster) and at sector K on outputs with a shorter side under ~2200 (6 of 6), not elsewhere (aligned K: 16 of 37
+    slower; sector K on wider outputs: 6 of 13 slower). The model offers them exactly there, rows along the longer
+    side, every one valid for the shape, at most 192 columns, the TMA epilogue."""
+
+    def tall(shape):
+        return [c for c in gm.candidates(*shape) if c.tile_m == 256]
+
+    for shape in ((8784, 464, 17096), (568, 9312, 4728), (4904, 11664, 20232), (3208, 1440, 3120)):
+        cs = tall(shape)
+        assert cs, shape
+        for c in cs:
+            c.validate()
+            c.check_shape(*shape)
+            assert c.consumers == 2 and c.bn <= 192 and c.epilogue == "tma"
+            assert c.swap_ab == (shape[1] > shape[0]), (shape, c.name)
+        assert {c.cluster_size for c in cs} == {1, 2}
+    assert tall((8784, 464, 17152)) == []  # K on the 128-byte lines
+    assert tall((4240, 2928, 8800)) == []  # sector K, both sides over TALL_SECTOR_SIDE
+    assert tall((512, 900, 4728)) == []  # the longer side under TALL_MIN_SIDE
+    # where the feed of 128-row tiles sets the pace, the model without the measurements takes them
+    for shape in ((8784, 464, 17096), (568, 9312, 4728), (3208, 1440, 3120)):
+        assert gm.choose(*shape, neighbours=False).tile_m == 256, shape
+
+
 def test_unaligned_small_grids_offer_narrow_tiles_in_clusters():
     """Where 64-row tiles fill the SMs in one wave at an unaligned K, tiles as wide as fills them join the candidates,
     alone, in 2-CTA clusters and (as wide as fits the GPU's 30 4-CTA clusters at once) in 2x2 clusters: cuBLAS's own
