@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 import time
 
+import warnings
+
 import pytest
 
 import txlab
@@ -37,6 +39,18 @@ def test_config_names_round_trip():
     # the same shared memory per stage as bf16: 128-byte rows
     assert cfg.stage_bytes == (128 + 128) * 128
     assert f8.from_gemm_config(hg.parse_config("128x256x64_s4_c2_tma")).name == "128x256x128_s4_c2_tma"
+
+
+def test_a_bf16_config_twin_promotes_where_it_fits():
+    """A bf16 GemmConfig given to the FP8 build gets fp32 promotion as the FP8 choices do; a tile whose accumulators
+    fit only once runs in the tensor core's FP8 accumulation and warns, naming both ways out."""
+    assert f8.resolve(4096, 4096, 4096, hg.parse_config("128x192x64_s4_c2_tma")).promote == f8.PROMOTE
+    with pytest.warns(f8.Fp8AccumulationWarning, match=r"promote=0.*bn <= 192"):
+        cfg = f8.resolve(4096, 4096, 4096, hg.parse_config("128x256x64_s4_c2_tma"))
+    assert cfg.promote == 0 and cfg.bn == 256
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # asked for by name or as an Fp8GemmConfig: no warning
+        assert f8.resolve(4096, 4096, 4096, "128x256x128_s4_c2_tma").promote == 0
 
 
 def test_config_errors_name_the_problem_and_the_fix():

@@ -32,6 +32,7 @@ from txlab.examples.gemm_fp8_config import (  # noqa: F401 - the FP8 GEMM's publ
     DEFAULT,
     E4M3_MAX,
     PROMOTE,
+    Fp8AccumulationWarning,
     Fp8Choice,
     Fp8GemmConfig,
     explain,
