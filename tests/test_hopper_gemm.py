@@ -765,6 +765,9 @@ def test_three_consumers_fit_the_registers_only_up_to_192_columns():
         ((264, 304, 200), "256x96x64_s3_c2_tma_swap", 2),  # C.T: the kernel's 256 rows are the user's columns
         ((520, 300, 136), "256x128x64_s3_c2_cl1x2", 4),  # A's 256 rows multicast in two 128-row slices
         ((520, 300, 136), "256x144x64_s3_c2_cl2x1", 4),  # B multicast; 144 accumulators per thread
+        # the forms gemm_model._tall_tiles offers: rows along the longer side (swapped where that is N), TMA stores
+        ((300, 520, 136), "256x176x64_s3_c2_tma_cl1x2_swap", 4),  # C.T, the user's B multicast
+        ((296, 520, 200), "256x192x64_s3_c2_tma_cl2x1_swap", 4),  # C.T, the user's A multicast; 192 columns
     ],
 )
 def test_256_row_cooperative_tiles_on_the_emulator(shape, config, sms):
