@@ -244,6 +244,10 @@ def test_tall_tiles_where_an_operand_feed_sets_the_pace():
     # where the feed of 128-row tiles sets the pace, the model without the measurements takes them
     for shape in ((8784, 464, 17096), (568, 9312, 4728), (3208, 1440, 3120)):
         assert gm.choose(*shape, neighbours=False).tile_m == 256, shape
+    # explain says why 256 rows and why that way round, in place of the 128-row tiles' width and swap notes
+    notes = " ".join(gm.explain(568, 9312, 4728, neighbours=False).notes)
+    assert "256-row tiles" in notes and "N=9312" in notes and "C.T = B @ A.T" in notes
+    assert "sized to the grid" not in notes and "swap_ab:" not in notes
 
 
 def test_unaligned_small_grids_offer_narrow_tiles_in_clusters():

@@ -934,7 +934,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
                  if phase == "sector" else
                  "nor on 32-byte sectors: 2-CTA clusters that multicast one operand's tile win most of it back "
                  "(1000x3000x5000 on the H200: 0.66 of cuBLAS with one CTA per tile, 0.92 with a 2x1 cluster), and "
-                 "192-row tiles in such clusters (cuBLAS's own choice there) are offered too")
+                 "192-row tiles in such clusters (cuBLAS's own choice there) and 256-row tiles are offered too")
         sixteen = ("" if phase == "sector" else
                    f"; K={k16} (a multiple of 16) already puts the rows on sectors, where the fastest configuration "
                    "measured at random shapes ran at a median 0.99 of cuBLAS, against 0.95 off them")
@@ -965,14 +965,24 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
         factor = _expect(preds, level, peak, notes)
         return GemmChoice((M, N, K), preds, "tuned table (measured)", measured, notes, factor)
     best = preds[0]
-    if best.config.bn not in FIXED_WIDTHS:
+    tall = best.config.tile_m == 256
+    if tall:  # why 256 rows, and why this way round: the reason candidates() offered them for
+        side = f"N={N}" if best.config.swap_ab else f"M={M}"
+        notes.append(f"256-row tiles (two consumers of 128 rows each) along the longer side, {side}"
+                     f"{' (so the kernel tiles C.T = B @ A.T and stores C transposed)' if best.config.swap_ab else ''}: "
+                     f"a 256 x {best.config.bn} tile loads 256 + {best.config.bn} rows of each k-block where two 128-row "
+                     f"tiles load 256 + {2 * best.config.bn}, and at this K the operands' feed, not the tensor cores, "
+                     "sets the pace. Offered off the 32-byte sectors, and on them for outputs with a side of at most "
+                     f"{TALL_SECTOR_SIDE}: where the pick moved to them (H100, 27 shapes) 25 ran faster, geometric mean "
+                     "+9.9 %; on an H200 they are not measured yet")
+    if best.config.bn not in FIXED_WIDTHS and not tall:
         std = min((p for p in preds if p.config.bn in STANDARD_WIDTHS), key=_rank, default=None)
         vs = (f" (the best of 128 / 192 / 256, {std.config.name}: {_tiles(std)} items, {std.waves} wave(s), "
               f"{std.time_s * 1e6:.1f} us predicted)" if std else "")
         epi = f"; its TMA epilogue stores 64 x {best.config.epi_width} pieces" if best.config.epilogue == "tma" else ""
         notes.append(f"tile width {best.config.bn}, sized to the grid: {_tiles(best)} items in {best.waves} wave(s) of "
                      f"{best.ctas} CTAs{vs}{epi}")
-    if best.config.swap_ab:  # why C.T: the reason candidates() offered it for
+    if best.config.swap_ab and not tall:  # why C.T: the reason candidates() offered it for
         tiled = f"C.T = B @ A.T ({N}x{M}: {best.tiles} tiles of {best.config.bm}x{best.config.bn}) and stores C transposed"
         if N <= 64 < M:
             notes.append(f"swap_ab: N={N} is decode-sized, so the kernel tiles {tiled}: its {best.config.bm}-row tiles "
