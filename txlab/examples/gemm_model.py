@@ -973,8 +973,8 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
                      f"a 256 x {best.config.bn} tile loads 256 + {best.config.bn} rows of each k-block where two 128-row "
                      f"tiles load 256 + {2 * best.config.bn}, and at this K the operands' feed, not the tensor cores, "
                      "sets the pace. Offered off the 32-byte sectors, and on them for outputs with a side of at most "
-                     f"{TALL_SECTOR_SIDE}: where the pick moved to them (H100, 27 shapes) 25 ran faster, geometric mean "
-                     "+9.9 %; on an H200 they are not measured yet")
+                     f"{TALL_SECTOR_SIDE}: where the pick moved to them at the shapes this rule was drawn from (H100, 27 "
+                     "shapes) 25 ran faster, geometric mean +9.9 %; fresh shapes and the H200 are not measured yet")
     if best.config.bn not in FIXED_WIDTHS and not tall:
         std = min((p for p in preds if p.config.bn in STANDARD_WIDTHS), key=_rank, default=None)
         vs = (f" (the best of 128 / 192 / 256, {std.config.name}: {_tiles(std)} items, {std.waves} wave(s), "
