@@ -413,8 +413,7 @@ def candidates(M: int, N: int, K: int, num_sms: int = 132) -> list[GemmConfig]:
                 if _slot_use(N, M, c.bm, c.bn, num_sms) > _slot_use(M, N, c.bm, c.bn, num_sms) * (1 + SWAP_SLOT_GAIN)]
     if row_phase(K) == "odd":
         out += _big_tiles(M, N, K, num_sms)
-    if row_phase(K) == "odd" or (row_phase(K) == "sector" and min(M, N) <= TALL_SECTOR_SIDE):
-        out += _tall_tiles(M, N, K, num_sms)
+    out += _tall_tiles(M, N, K, num_sms)
     if unaligned(K):
         out += _narrow_fills(M, N, K, num_sms)
     return out
@@ -493,8 +492,8 @@ def _tall_tiles(M: int, N: int, K: int, num_sms: int) -> tuple[GemmConfig, ...]:
     longer side (swapped where that is N), in the :data:`TALL_KEEP` widths of :data:`TALL_WIDTHS` that fill the SMs'
     tile slots best, TMA epilogue, the deepest ring, alone and in 2x1 and 1x2 clusters. A 256 x bn tile loads 256 + bn
     rows of a k-block for its 256 x bn outputs where two 128-row tiles load 256 + 2 bn: where an operand's feed sets
-    the pace rather than the tensor cores, that is the difference. :func:`candidates` offers them where that was
-    measured to pay: K's rows off the 32-byte sectors, and on sectors only for outputs whose shorter side is at most
+    the pace rather than the tensor cores, that is the difference. Offered (none elsewhere) where that was measured
+    to pay: K's rows off the 32-byte sectors, and on sectors only for outputs whose shorter side is at most
     :data:`TALL_SECTOR_SIDE`. Measured (H100, 2026-12-05, r25d: at 77 shapes where offering them everywhere moved the
     pick, the new pick beside the old): odd K, shorter side under 2200, 8 shapes, geometric mean +13.6 % (7 faster;
     8784x464x17096 0.77 -> 0.97 of cuBLAS, 568x9312x4728 0.84 -> 1.09, 928x10768x14632 0.80 -> 1.01); odd K wider,
@@ -502,8 +501,9 @@ def _tall_tiles(M: int, N: int, K: int, num_sms: int) -> tuple[GemmConfig, ...]:
     (6 faster; 3208x1440x3120 0.78 -> 0.95, 568x8704x3600 0.87 -> 1.03); but sector K wider, 13 shapes, -1.1 % (6
     slower), and at K on the 128-byte lines -0.1 % over 33 shapes of sides over 2200 (12 slower, 4240x2928x8800 0.90x)
     and -5.4 % over 4 narrower ones: not offered there."""
+    phase = row_phase(K)
     m, n, swap = (N, M, True) if N > M else (M, N, False)
-    if m < TALL_MIN_SIDE:
+    if m < TALL_MIN_SIDE or not (phase == "odd" or (phase == "sector" and n <= TALL_SECTOR_SIDE)):
         return ()
     widths = sorted(TALL_WIDTHS, key=lambda bn: (-_slot_use(m, n, 256, bn, num_sms), -bn))[:TALL_KEEP]
     out = []
