@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/pipelines.py
 	$(PY) benchmarks/timeline.py
 	$(PY) benchmarks/isolation.py
+	$(PY) benchmarks/gemm_choice.py
 	@if [ -x "$(CHROMIUM)" ]; then $(PY) benchmarks/browser_latency.py; else echo "browser latency: skipped (no $(CHROMIUM))"; fi
 
 # GPU-only: the Hopper GEMM against cuBLAS and the API examples' checks (see docs/gpu-runs.md)

@@ -186,6 +186,33 @@ def test_a_damaged_shipped_file_warns_once_and_the_model_chooses_alone(monkeypat
         nb.shipped.cache_clear()
 
 
+def test_a_shipped_row_that_fails_its_check_when_first_used_turns_the_corrections_off(monkeypatch, tmp_path):
+    """The shipped file's rows are checked when a query first uses them (the first choice stays cheap): a sealed
+    file whose row near the query cannot compute its shape warns once, naming the row, and the model chooses alone
+    from then on."""
+    from txlab.cache import seal_text
+
+    shape = (2488, 9992, 7168)
+    doc = json.loads(nb._measured_path().read_text())
+    body = doc["measurements"]
+    body["rows"].append([2488, 9991, 7168, WIDE, 100.0, 1.0, 0, None])  # TMA stores need N % 8 == 0
+    bad = tmp_path / "m.json"
+    bad.write_text(seal_text(body, "measurements", lines="rows", format=nb.MEASURED_FORMAT, device="test"))
+    monkeypatch.setattr(nb, "_measured_path", lambda: bad)
+    nb.shipped.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            cfg = gm.choose(*shape)
+            again = gm.choose(4096, 4096, 4096)
+        msgs = [str(x.message) for x in w if "ignoring the measurements file" in str(x.message)]
+        assert len(msgs) == 1 and f"row {len(body['rows']) - 1} (2488x9991x7168)" in msgs[0], msgs
+        assert cfg == gm.choose(*shape, neighbours=False)
+        assert again == gm.choose(4096, 4096, 4096, neighbours=False)
+    finally:
+        nb.shipped.cache_clear()
+
+
 def test_a_decode_sized_n_runs_as_c_transposed_on_the_decode_tiles():
     """H200, round 17 (r17d): 13440x24x22528 0.66 of cuBLAS with 128 x 128 tiles, 1.09 swapped onto 64-row tiles;
     4248x8x29952 0.80 -> 1.08."""
@@ -207,3 +234,25 @@ def test_ping_pong_pays_for_an_epilogue_longer_than_its_mainloop():
     long = (4096, 4096, 8192)
     d, t = (gm.predict(*long, parse_config(n)).time_s for n in ("128x128x64_s7_c2_pp", PP))
     assert d == pytest.approx(t, rel=0.02)
+
+
+def test_the_choice_cost_benchmark_times_fresh_processes_and_prints_its_table(capsys):
+    """benchmarks/gemm_choice.py (the README's choice-cost row): a fresh process's first explain and later ones,
+    judged against the 50 ms target."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "benchmarks" / "gemm_choice.py"
+    spec = importlib.util.spec_from_file_location("gemm_choice", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    shapes = bench.random_shapes(200, 3)
+    assert shapes == bench.random_shapes(200, 3) and all(K % 8 == 0 and min(M, N, K) >= 1 for M, N, K in shapes)
+    assert bench.main(["--processes", "1", "--shapes", "3"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    assert "first explain in a fresh process" in rows and "later explains, one process" in rows
+    first = rows["first explain in a fresh process"].split("|")
+    assert int(first[2]) == 1 and float(first[3]) > 0 and ("ok" in first[6] or "OVER" in first[6])
+    with pytest.raises(SystemExit):
+        bench.main(["--shapes", "1"])

@@ -24,9 +24,9 @@ the group's fastest falls from 1.88 % (the model alone) to 1.02 %, and picks mor
 
 No TVM and no GPU here, and no import of the model: it is handed the model's ``predict`` (and the fingerprint of
 its source, ``gemm_model.source_fingerprint``), so the model can use this module without a cycle. The file carries
-the model's time for each measurement, trusted while the fingerprint matches; reading and verifying its ~4,500 rows
-costs 15-25 ms once per process (checksum, every configuration parsed and checked against its shape), a correction
-~5 ms.
+the model's time for each measurement, trusted while the fingerprint matches. Reading its ~4,500 rows and checking
+the checksum costs ~10 ms once per process; a row's configuration is parsed and checked against its shape when a
+query first uses it (:func:`shipped`; :func:`load_measured` checks them all), a correction ~5 ms.
 """
 from __future__ import annotations
 
@@ -136,24 +136,39 @@ class Neighbours:
     query scans the measured shapes (about a thousand) and fits the few hundred rows near it in a few ms, and needs
     no numpy import."""
 
-    def __init__(self, records: list[dict], predict):
+    def __init__(self, records: list[dict], predict, *, verify=None):
         self.count = len(records)
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
         self._records = records
+        #: None: every record's "parsed" is set (load_measured verified them); else ``verify(i, record)`` parses and
+        #: checks row ``i`` before its first use, raising ValueError naming it (the shipped file: :func:`shipped`)
+        self._verify = verify
         self._shapes = [tuple(rec["shape"]) for rec in records]
         self._t = [rec["time_us"] * 1e-6 for rec in records]
         self._residual: dict = {}  # record index -> log(measured / model time), once needed
         self._memo: dict = {}      # (shape, config name) -> model time
-        fams: dict = {}  # (config name, K's row phase) -> family: all family() reads of a row (a few hundred)
-        self._fam = []
-        for rec in records:
-            key = (rec["config"], row_phase(rec["shape"][2]))
-            self._fam.append(fams.get(key) or fams.setdefault(key, family(rec["parsed"], rec["shape"][2])))
+        self._fam: list = [None] * len(records)  # record index -> family(), once needed
+        self._fams: dict = {}  # (config name, K's row phase) -> family: all family() reads of a row (a few hundred)
         # a query's distance scan runs over the distinct shapes (about a quarter of the rows): log2 sizes, shape, rows
         rows_of: dict = {}
         for i, sh in enumerate(self._shapes):
             rows_of.setdefault(sh, []).append(i)
         self._by_shape = [(tuple(math.log2(v) for v in sh), sh, ix) for sh, ix in rows_of.items()]
+
+    def _parsed(self, i: int) -> GemmConfig:
+        rec = self._records[i]
+        if rec["parsed"] is None:
+            self._verify(i, rec)
+        return rec["parsed"]
+
+    def _family(self, i: int) -> tuple:
+        f = self._fam[i]
+        if f is None:
+            K = self._shapes[i][2]
+            key = (self._records[i]["config"], row_phase(K))
+            f = self._fams.get(key) or self._fams.setdefault(key, family(self._parsed(i), K))
+            self._fam[i] = f
+        return f
 
     @functools.cached_property
     def peak_flops(self) -> float:
@@ -167,7 +182,7 @@ class Neighbours:
             if key not in self._memo:
                 stored = self._records[i].get("model_us")
                 self._memo[key] = (stored * 1e-6 if stored is not None
-                                   else self._predict(*self._shapes[i], self._records[i]["parsed"]).time_s)
+                                   else self._predict(*self._shapes[i], self._parsed(i)).time_s)
             self._residual[i] = math.log(self._t[i] / self._memo[key])
         return self._residual[i]
 
@@ -177,6 +192,20 @@ class Neighbours:
         return self._fit(M, N, K, exclude)[0]
 
     def _fit(self, M: int, N: int, K: int, exclude) -> tuple[dict, dict]:
+        try:
+            return self._fit_rows(M, N, K, exclude)
+        except ValueError as exc:
+            if self._verify is None:
+                raise
+            # a row of the shipped file failed its check when first used: the file is not this txlab's, so none of
+            # it counts from here on (as when load_measured refuses it up front)
+            import warnings
+
+            warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=4)
+            self.__init__([], self._predict)
+            return {}, {}
+
+    def _fit_rows(self, M: int, N: int, K: int, exclude) -> tuple[dict, dict]:
         qm, qn, qk = math.log2(M), math.log2(N), math.log2(K)
         cut = (CUTOFF * BANDWIDTH) ** 2
         skip = tuple(exclude) if exclude is not None else None
@@ -185,7 +214,7 @@ class Neighbours:
             d2 = (xm - qm) ** 2 + (xn - qn) ** 2 + (xk - qk) ** 2
             if d2 < cut and sh != skip:
                 w = math.exp(-d2 / (2 * BANDWIDTH**2))
-                by_shape[sh] = [(self._fam[i], w, self._log_residual(i)) for i in ix]
+                by_shape[sh] = [(self._family(i), w, self._log_residual(i)) for i in ix]
         # a shape where one kind alone was measured says nothing about kinds against each other
         rows = [v for v in by_shape.values() if len({f for f, _, _ in v}) > 1]
         weight: dict = {}
@@ -306,12 +335,13 @@ def _measured_path():
     return shipped_data(MEASURED)
 
 
-def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
+def load_measured(path=None, *, fingerprint: str | None = None, verify: bool = True) -> list[dict]:
     """The measurements (``txlab/data/hopper_gemm_measured.json`` unless ``path``) as ``{"shape", "config", "parsed",
     "time_us", "ratio", "source", "model_us"}`` records, verified: format, checksum, columns, and every row a
     configuration valid for its shape with a positive, finite time. ``model_us`` (the model's time when the file was
     written) is None unless ``fingerprint`` is that of the model the file was written with
-    (``gemm_model.source_fingerprint()``). Raises ValueError naming what is wrong."""
+    (``gemm_model.source_fingerprint()``). Raises ValueError naming what is wrong. ``verify=False`` leaves the
+    configurations unparsed (``"parsed"`` None) for :func:`row_verifier` to check row by row when first used."""
     from pathlib import Path
 
     from txlab.cache import read_sealed_text
@@ -325,8 +355,6 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
         raise ValueError(f"{src}: 'sources' and 'rows' must be lists")
     current = fingerprint is not None and body.get("model") == fingerprint  # the model_us column is this model's
     out = []
-    parsed: dict = {}
-    checked: set = set()
     width, nsources, inf, number = len(COLUMNS), len(sources), math.inf, (int, float)
     for i, row in enumerate(rows):  # once per process, a few thousand rows: kept lean (gemm_model.choose's setup)
         if type(row) is not list or len(row) != width:
@@ -336,6 +364,29 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
             raise ValueError(f"{src}: row {i} has a bad shape {[M, N, K]!r}")
         if type(name) is not str:  # before it keys a dict: a list there would escape as a TypeError
             raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: not a configuration name")
+        if not (isinstance(t, number) and 0 < t < inf):
+            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): time_us {t!r} is not a positive number")
+        if not (type(source) is int and 0 <= source < nsources):
+            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): source {source!r} is not an index into 'sources'")
+        if current and not (isinstance(model_us, number) and 0 < model_us < inf):
+            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): model_us {model_us!r} is not a positive number")
+        out.append({"shape": [M, N, K], "config": name, "parsed": None, "time_us": t, "ratio": ratio,
+                    "source": sources[source], "model_us": model_us if current else None})
+    if verify:
+        check = row_verifier(src)
+        for i, rec in enumerate(out):
+            check(i, rec)
+    return out
+
+
+def row_verifier(src):
+    """``check(i, record)``: parses row ``i``'s configuration (once per name) into ``record["parsed"]`` and checks it
+    against the row's shape (once per shape and name), else ValueError naming the row of ``src``."""
+    parsed: dict = {}
+    checked: set = set()
+
+    def check(i: int, rec: dict) -> None:
+        (M, N, K), name = rec["shape"], rec["config"]
         key = (M, N, K, name)
         if key not in checked:
             try:
@@ -345,15 +396,9 @@ def load_measured(path=None, *, fingerprint: str | None = None) -> list[dict]:
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
             checked.add(key)
-        if not (isinstance(t, number) and 0 < t < inf):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): time_us {t!r} is not a positive number")
-        if not (type(source) is int and 0 <= source < nsources):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): source {source!r} is not an index into 'sources'")
-        if current and not (isinstance(model_us, number) and 0 < model_us < inf):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): model_us {model_us!r} is not a positive number")
-        out.append({"shape": [M, N, K], "config": name, "parsed": parsed[name], "time_us": t, "ratio": ratio,
-                    "source": sources[source], "model_us": model_us if current else None})
-    return out
+        rec["parsed"] = parsed[name]
+
+    return check
 
 
 @dataclass
@@ -414,13 +459,15 @@ def left_one_out(records: list[dict], predict) -> LeftOneOut:
 
 @functools.lru_cache(maxsize=1)
 def shipped(predict, fingerprint: str) -> Neighbours:
-    """The shipped measurements' :class:`Neighbours` (once per process). A damaged file warns once and gives no
-    corrections (the model alone)."""
+    """The shipped measurements' :class:`Neighbours` (once per process). The file's format and checksum are verified
+    on reading, each row's configuration against its shape when a query first uses it (a choice touches a few hundred
+    of the ~4,500 rows, so the first costs a few ms rather than ~15). A damaged file, or a row that fails its check,
+    warns once and gives no corrections (the model alone) from then on."""
     try:
-        records = load_measured(fingerprint=fingerprint)
+        records = load_measured(fingerprint=fingerprint, verify=False)
     except (ValueError, OSError) as exc:
         import warnings
 
         warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=2)
-        records = []
-    return Neighbours(records, predict)
+        return Neighbours([], predict)
+    return Neighbours(records, predict, verify=row_verifier(_measured_path()))
