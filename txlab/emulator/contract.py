@@ -40,8 +40,9 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
   product is also computed for another use; when both operands are products the first is fused,
   and when they are the same product neither is (ptxas computes it once). A product bound to a
   variable is left unfused here (ptxas fuses one whose uses are all adds/subs in its own block, not
-  in an ``if`` or a loop): those, and float16x2/bfloat16x2 vector arithmetic, round twice in the
-  emulator where the GPU may round once (docs/emulator-ops.md says so).
+  in an ``if`` or a loop): those round twice in the emulator where the GPU may round once
+  (docs/emulator-ops.md says so). A vectorized loop's float16xN / bfloat16xN add or sub follows the
+  scalar rules lane by lane (ptxas pairs the lanes into HFMA2).
 
 DESIGN.md says why the emulator models the rule on the IR rather than reading the PTX.
 """
@@ -49,7 +50,7 @@ DESIGN.md says why the emulator models the rule on the IR rather than reading th
 from __future__ import annotations
 
 _FUSED_TYPES = ("float32", "float64")
-_HALF_TYPES = ("float16", "bfloat16")  # scalar only: fused by ptxas (HFMA2), see the module docstring
+_HALF_TYPES = ("float16", "bfloat16")  # and the lanes of their vectors: fused by ptxas (HFMA2), see the docstring
 _NVCC_MAX_USES = 4  # NVPTX fuses a multiply into at most four adds; ptxas takes the rest
 
 
@@ -333,7 +334,7 @@ class Contraction:
         (``negate``: None, ``"addend"`` for ``a*b - c``, ``"product"`` for ``c - a*b``; ``a``/``b``
         are IR nodes, or ``(env key, index)`` of a bound product's operands); None when it is an
         add of rounded values."""
-        if _dtype(e) in _HALF_TYPES:
+        if _dtype(e).split("x")[0] in _HALF_TYPES:  # scalar, and each lane of a float16x8 (HFMA2 pairs)
             return _plan_half(e)
         if not _fusable_type(e):
             return None

@@ -196,7 +196,9 @@ class Compiler:
     def _fused(self, e):
         """``a * b + c`` as the build's ``fma.rn`` where nvcc contracts it, or ptxas fuses scalar
         half/bfloat16 ``mul`` and ``add`` into HFMA2 (txlab.emulator.contract); None where not."""
-        if not (_dtype_of(e).startswith(("float32", "float64")) or _dtype_of(e) in ("float16", "bfloat16")):
+        if not (
+            _dtype_of(e).startswith(("float32", "float64")) or _dtype_of(e).split("x")[0] in ("float16", "bfloat16")
+        ):
             return None
         plan = self.contraction.plan(e)
         if plan is None:
@@ -578,6 +580,7 @@ class Compiler:
             off = (self.static_smem + 15) // 16 * 16
             self.static_smem = off + nbytes
             self.program.shared_static.append((info["name"], off, nbytes))
+            info["static_extent"] = (off, nbytes)  # an access through this buffer stays within it
             addr = np.uint64(M.SHARED_BASE + off)
 
             def alloc_shared(g):
@@ -685,11 +688,26 @@ class Compiler:
 
             def for_gen(g):
                 a, n = _same_on_active(lo(g), g.mask), _same_on_active(ext(g), g.mask)
-                if not (_uniform(a) and _uniform(n)):
-                    raise NotEmulatedError("for loop with per-thread bounds containing a barrier")
-                for i in range(int(a), int(a) + int(n)):
-                    g.env[var] = dt.type(i)
+                if _uniform(a) and _uniform(n):
+                    for i in range(int(a), int(a) + int(n)):
+                        g.env[var] = dt.type(i)
+                        yield from body(g)
+                    return
+                # per-lane bounds around a barrier: run the union of the iterations, each with the lanes still in
+                # their own range (as for_ does); a barrier reached by some of them is a divergent barrier there
+                a = np.broadcast_to(np.asarray(a), (g.L,))
+                n = np.broadcast_to(np.asarray(n), (g.L,))
+                outer = g.mask
+                base = np.ones(g.L, bool) if outer is None else outer
+                hi = a + n
+                for i in range(int(a[base].min()) if base.any() else 0, int(hi[base].max()) if base.any() else 0):
+                    m = base & (a <= i) & (i < hi)
+                    if not m.any():
+                        continue
+                    g.mask = None if m.all() else m
+                    g.env[var] = np.full(g.L, i, dtype=dt)
                     yield from body(g)
+                g.mask = outer
 
             return for_gen, True
 
