@@ -284,7 +284,7 @@ def _activemask(comp, call):
     return _active_mask
 
 
-def _shfl_check(g, kind, mask_val, b, w, line):
+def _shfl_check(g, kind, mask_val, b, w, line, what=None):
     """A shuffle that part of its warp does not execute. A lane that reads a lane not executing it
     gets an undefined value, and a lane outside its own member mask is undefined behaviour (CUDA
     programming guide, PTX ``shfl.sync``). Member lanes that have exited or diverged are not
@@ -302,7 +302,7 @@ def _shfl_check(g, kind, mask_val, b, w, line):
         return
     wi, first = (int(x[0]) for x in np.nonzero(bad))
     at = min(wi * 32 + first, g.L - 1)
-    name = "__shfl_sync" if kind == "idx" else f"__shfl_{kind}_sync"
+    name = what or ("__shfl_sync" if kind == "idx" else f"__shfl_{kind}_sync")
     parts = []
     if reads[wi].any():
         r = np.nonzero(reads[wi])[0]
@@ -437,6 +437,18 @@ def _elect(comp, call):
 _RED = {"sum": np.add, "max": np.fmax, "min": np.fmin}
 
 
+def _butterfly_check(g, width, line, what):
+    """TVM's warp and CTA reductions run ``__shfl_xor_sync(0xFFFFFFFF, v, m)`` for m = width / 2 .. 1: report a
+    warp that part of its lanes execute (a partial last warp, or a call under a per-lane condition), as a
+    written shuffle is: the lanes read values of lanes that never ran it."""
+    if g.mask is None and g.L % 32 == 0:
+        return
+    m = width >> 1
+    while m > 0:
+        _shfl_check(g, "xor", _ALL_ONES, m, 32, line, f"{what}'s __shfl_xor_sync")
+        m >>= 1
+
+
 def _butterfly(V, op, width):
     mask = width >> 1
     lane = np.arange(32)
@@ -457,7 +469,10 @@ def _warp_reduce(comp, call):
     if is_int:
         op = {"sum": np.add, "max": np.maximum, "min": np.minimum}[_str(call.args[1])]
 
+    line = comp.line
+
     def f(g):
+        _butterfly_check(g, width, line, f"warp_reduce ({_str(call.args[1])})")
         V, pad = _warps(g, val(g))
         return _unwarp(g, _butterfly(V, op, width), pad)
 
@@ -774,6 +789,7 @@ def _cta_reduce(comp, call):
         act = g.active()
         warp = (g.tid // 32).astype(np.int64)
         lane = (g.tid % 32).astype(np.int64)
+        _butterfly_check(g, 32, line, f"cta_reduce ({opname})")
         V, pad = _warps(g, val(g))
         total = _unwarp(g, _butterfly(V, op, 32), pad)  # every lane: its warp's total
         g.mask = act & (lane == 0)

@@ -183,7 +183,7 @@ class Program:
             c2,
         )
 
-    def race_finding(self, kind, message, r, cta):
+    def race_finding(self, kind, message, r, cta, buffer=None):
         """The finding of race record ``r`` (``first``/``second`` = (kind, line, thread, ...)) at its
         second access's line, keyed by both accesses so each pair of lines is reported once."""
         (k1, l1, t1), (k2, l2, t2) = r["first"][:3], r["second"][:3]
@@ -197,6 +197,7 @@ class Program:
             cta=cta,
             threads=[t1, t2],
             index=[r["addr"]],
+            buffer=buffer,
             count=r["count"],
             key=(kind, l1, l2, k1, k2),
         )
@@ -235,6 +236,9 @@ class Program:
         n = region.nbytes // isz
         mask = g.mask
         out = (e < 0) | (e >= n)
+        extent = info.get("static_extent")
+        if extent is not None and region.kind == "shared" and boff == extent[0]:
+            self._past_buffer(g, e - boff // isz, extent[1] // isz, out, dt, line, info, write)
         if not out.any():
             return region, e, None
         bad = out
@@ -271,6 +275,52 @@ class Program:
         e = np.where(out, 0, e)
         lm = ~out if e.ndim <= 1 else ~out.any(axis=1)
         return region, e, lm
+
+    def _past_buffer(self, g, e, n, out, dt, line, info, write):
+        """Lanes whose element ``e`` of a static shared buffer of ``n`` elements lies outside it but inside the CTA's
+        shared memory (``out``: those outside that too, reported as out of bounds): on a GPU they read or write
+        the neighbouring buffer's bytes, silently."""
+        bad = ((e < 0) | (e >= n)) & ~out
+        if g.mask is not None and bad.ndim >= 1 and bad.shape[0] == g.L:
+            bad = bad & (g.mask if bad.ndim == 1 else g.mask[:, None])
+        if not bad.any():
+            return
+        rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0] if bad.ndim else np.arange(g.L)
+        if g.mask is not None and not bad.ndim:
+            rows = np.nonzero(g.mask)[0]
+        threads = g.tid[rows]
+        cta_idx = g.cta_of(int(rows[0])) if rows.size else g.cta.index
+        if g.lane_cta is not None and rows.size:
+            threads = threads[g.lane_cta[rows] == g.lane_cta[rows[0]]]
+        flat_e = e[bad] if bad.ndim else np.array([int(e)])
+        first = int(flat_e[0])
+        name = info["name"]
+        what = "write" if write else "read"
+        side = "before its start" if first < 0 else "past its end"
+        neighbour = self._shared_neighbour(info, first * dt.itemsize)
+        self.finding(
+            "out_of_bounds",
+            f"out-of-bounds {what} of {name}: element {first} of shared buffer {name}, which holds {n} {dt} "
+            f"element(s), by thread {int(threads[0]) if threads.size else '?'} of CTA {cta_idx}: {side}, "
+            f"{'into ' + neighbour if neighbour else 'into other shared memory'} (a GPU {what}s those bytes "
+            f"silently): guard the index, or size {name} for it",
+            line=line,
+            cta=cta_idx,
+            threads=threads,
+            index=flat_e,
+            buffer=name,
+            count=int(np.count_nonzero(bad)),
+            key=("out_of_bounds", line, name, what),
+        )
+
+    def _shared_neighbour(self, info, byte: int) -> str | None:
+        """The static shared buffer holding byte ``byte`` (relative to the start of ``info``'s buffer), as
+        ``"buffer ws"``, or None."""
+        at = info["static_extent"][0] + byte
+        for name, off, nbytes in self.shared_static:
+            if off <= at < off + nbytes and name != info["name"]:
+                return f"buffer {name}"
+        return None
 
     def _oob(self, g, region, e, bad, n, dt, line, info, write):
         rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0]
@@ -749,12 +799,22 @@ class Cta:
     def _race_found(self, r, c=0):
         cta_index = self.index_of(c)
         (k1, l1, t1), (k2, l2, t2) = r["first"], r["second"]
+        addr = r["addr"]
+        static = self._shared_static(addr)
+        if static is not None:
+            buffer, where = static[0], f"byte {addr - static[1]} of {static[0]} (shared byte {addr})"
+        elif self.program.uses_dyn and addr >= self.dyn_offset:
+            buffer, where = None, f"byte {addr - self.dyn_offset} of dynamic shared memory (shared byte {addr})"
+        else:
+            buffer, where = None, f"shared byte {addr}"
         self.program.race_finding(
             "shared_race",
             f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
-            f"shared byte {r['addr']} with no barrier between them (threads of different warps)",
+            f"{where} with no barrier between them (threads of different warps): order them with a barrier "
+            "(Tx.cuda.cta_sync()) or an mbarrier wait between the two accesses",
             r,
             cta_index,
+            buffer=buffer,
         )
 
     def index_value(self, tag, g):

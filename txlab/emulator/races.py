@@ -411,6 +411,11 @@ class EpochRaceChecker(_Reporter):
         self.r_multi = np.zeros(size, bool)
         self.r_tid = np.full(size, -1, np.int32)
         self.r_line = np.full(size, -1, np.int32)
+        # where several warps read a byte in one epoch: a reader of a warp other than the last one's, so a write
+        # by the last reader's warp is reported against a read of another warp (not against its own thread)
+        self.o_warp = np.full(size, -1, np.int16)
+        self.o_tid = np.full(size, -1, np.int32)
+        self.o_line = np.full(size, -1, np.int32)
         self.a_ep = None  # atomics (allocated at the first one): epoch, warp, several warps
         self.report = report
         self._seen: set = set()
@@ -503,17 +508,35 @@ class EpochRaceChecker(_Reporter):
                 self.a_ep[k] = -1
                 self.a_multi[k] = False
         if write:
-            first(reads, "read", self.r_line, self.r_tid)
+            if reads.any():
+                i = int(np.argmax(reads))
+                j = k[i]
+                other = self.r_warp[j] == w[i] and self.o_warp[j] >= 0 and self.o_warp[j] != w[i]
+                lines, tids = (self.o_line, self.o_tid) if other else (self.r_line, self.r_tid)
+                cta = 0 if c is None else int(c[i])
+                self._emit(
+                    "read", int(lines[j]), int(tids[j]), what, ln, int(t[i]), int(j % self.n), int(reads.sum()), cta
+                )
             self.w_warp[k] = w
-            # another warp wrote the same byte in this same instruction: the last lane's value won
-            first(self.w_warp[k] != w, "write", None, None)
-            self.w_ep[k] = e
             self.w_tid[k] = t
             self.w_line[k] = ln
+            # another warp wrote the same byte in this same instruction: the last lane's value won (that lane is
+            # the record's thread)
+            first(self.w_warp[k] != w, "write", self.w_line, self.w_tid)
+            self.w_ep[k] = e
             self.r_ep[k] = -1
             self.r_multi[k] = False
         else:
+            # a reader of another warp than the one recorded in this epoch becomes the "other" reader
+            prev = (self.r_ep[k] == e) & (self.r_warp[k] >= 0) & (self.r_warp[k] != w)
+            if prev.any():
+                kp = k[prev]
+                self.o_warp[kp], self.o_tid[kp], self.o_line[kp] = self.r_warp[kp], self.r_tid[kp], self.r_line[kp]
             self._note(self.r_ep, self.r_warp, self.r_multi, self.r_tid, self.r_line, k, w, e, t, ln)
+            same = self.r_warp[k] != w  # several warps in this instruction: a lane whose value the record lost
+            if same.any():
+                ks = k[same]
+                self.o_warp[ks], self.o_tid[ks], self.o_line[ks] = w[same], t[same], ln
 
     @staticmethod
     def _note(ep, warp, multi, tid, line, k, w, e, t, ln) -> None:

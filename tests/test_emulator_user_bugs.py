@@ -1,0 +1,182 @@
+"""Bugs of everyday kernels the emulator reports at their line, found by trying kernels nobody tuned it for: a
+read past the end of one static shared buffer into the next, a barrier inside a loop whose trip count differs per
+thread, a shared race named for its buffer, and warp and CTA reductions called by part of a warp."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import emulate
+
+from test_emulator import kernel, line_of  # noqa: E402  (tests/ is on sys.path)
+
+NEIGHBOUR = """
+@T.prim_func
+def k(A: T.Buffer((512,), "float32"), B: T.Buffer((512,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([256])
+    xs = T.alloc_shared((256,), "float32")
+    ws = T.alloc_shared((256,), "float32")
+    ws[tx] = T.float32(0.5)
+    xs[tx] = A[bx * 256 + tx]
+    T.cuda.cta_sync()
+    B[bx * 256 + tx] = (xs[tx] + xs[tx + 1]) * ws[tx]
+"""
+
+
+def test_a_read_past_one_shared_buffer_into_the_next_is_out_of_bounds():
+    """``xs[tx + 1]`` reads ``xs[256]``: inside the CTA's shared memory (it is ``ws[0]``), so only a per-buffer
+    bound sees it; the GPU reads ws's bytes silently."""
+    res = emulate(kernel(NEIGHBOUR, "k"), np.ones(512, np.float32), np.zeros(512, np.float32), arch="sm_90a")
+    (f,) = res.by_kind("out_of_bounds")
+    assert f.line == line_of(NEIGHBOUR, "xs[tx + 1]") and f.buffer == "xs"
+    assert "element 256 of shared buffer xs" in f.message and "into buffer ws" in f.message
+    assert list(f.threads) == [255]
+    # the same kernel reading xs[tx] only is clean
+    ok = NEIGHBOUR.replace("xs[tx + 1]", "xs[255 - tx]")
+    assert emulate(kernel(ok, "k"), np.ones(512, np.float32), np.zeros(512, np.float32), arch="sm_90a").ok
+
+
+LOOP_BARRIER = """
+@T.prim_func
+def k(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    sm = T.alloc_shared((256,), "float32")
+    sm[tx] = A[tx]
+    for k in T.serial(tx // 64 + 1):
+        T.cuda.cta_sync()
+        sm[tx] = sm[tx] + T.float32(1.0)
+    B[tx] = sm[tx]
+"""
+
+
+def test_a_barrier_in_a_loop_with_per_thread_trip_counts_is_a_divergent_barrier():
+    """Threads 0-63 run the loop once, 192-255 four times: the second round's barrier is reached by 192 of 256
+    threads (it was a NotEmulatedError with no line)."""
+    b = np.zeros(256, np.float32)
+    res = emulate(kernel(LOOP_BARRIER, "k"), np.zeros(256, np.float32), b, arch="sm_90a")
+    (f,) = res.by_kind("divergent_barrier")
+    assert f.line == line_of(LOOP_BARRIER, "cta_sync")
+    assert "reached by 192 of 256 threads" in f.message and "threads 0-63" in f.message
+    assert np.array_equal(b, (np.arange(256) // 64 + 1).astype(np.float32))  # each thread's own trip count
+
+
+RACE = """
+@T.prim_func
+def k(A: T.Buffer((256,), "float32"), B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    pad = T.alloc_shared((8,), "float32")
+    sm = T.alloc_shared((256,), "float32")
+    if tx < 8:
+        pad[tx] = T.float32(0)
+    sm[tx] = A[tx]
+    T.cuda.cta_sync()
+    if tx < 64:
+        sm[tx] = sm[tx] + sm[tx + 64]
+    if tx < 32:
+        sm[tx] = sm[tx] + sm[tx + 32]
+    if tx == 0:
+        B[0] = sm[0]
+"""
+
+
+def test_a_shared_race_names_its_buffer_and_the_fix():
+    """The second round reads ``sm[32..63]`` that warp 1 wrote in the first with no barrier between."""
+    res = emulate(kernel(RACE, "k"), np.ones(256, np.float32), np.zeros(1, np.float32), arch="sm_90a")
+    races = res.by_kind("shared_race")
+    assert races, res.summary()
+    assert all(f.buffer == "sm" for f in races), [(f.buffer, f.message) for f in races]
+    assert " of sm (shared byte " in races[0].message and "cta_sync()" in races[0].message
+
+
+PARTIAL_WARP = """
+@T.prim_func
+def k(X: T.Buffer((48,), "float32"), Y: T.Buffer((48,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([48])
+    Y[tx] = T.cuda.warp_max(X[tx])
+"""
+
+DIVERGENT = """
+@T.prim_func
+def k(X: T.Buffer((32,), "float32"), Y: T.Buffer((32,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    if tx < 16:
+        Y[tx] = T.cuda.warp_sum(X[tx])
+"""
+
+
+def test_a_warp_reduction_run_by_part_of_a_warp_is_reported():
+    """TVM's warp_reduce is ``__shfl_xor_sync(0xFFFFFFFF, ...)`` steps: a partial last warp's lanes, or lanes under
+    a per-lane condition, read lanes that never ran it (undefined values), as a written shuffle's would."""
+    for src, n, what in ((PARTIAL_WARP, 48, "warp_reduce (max)"), (DIVERGENT, 32, "warp_reduce (sum)")):
+        res = emulate(kernel(src, "k"), -np.ones(n, np.float32), np.zeros(n, np.float32), arch="sm_90a")
+        (f,) = res.by_kind("divergent_barrier")
+        assert f.line == line_of(src, "T.cuda.warp_") and what in f.message, f.message
+        assert "lanes 0-15" in f.message
+    # a whole warp, no condition: clean
+    whole = PARTIAL_WARP.replace("48", "64")
+    assert emulate(kernel(whole, "k"), -np.ones(64, np.float32), np.zeros(64, np.float32), arch="sm_90a").ok
+
+
+SCAN = """
+@T.prim_func
+def k(X: T.Buffer((256,), "int32"), Y: T.Buffer((256,), "int32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    sm = T.alloc_shared((256,), "int32")
+    t = T.alloc_local((1,), "int32")
+    sm[tx] = X[tx]
+    T.cuda.cta_sync()
+    for k in T.unroll(8):
+        t[0] = 0
+        if tx >= (1 << k):
+            t[0] = sm[tx - (1 << k)]
+        sm[tx] = sm[tx] + t[0]
+        T.cuda.cta_sync()
+    Y[tx] = sm[tx]
+"""
+
+
+def test_a_scan_missing_its_middle_barrier_names_the_other_warps_read():
+    """Thread 31 writes ``sm[31]`` (line of the add) that thread 32 of the next warp read a line before, with no
+    barrier between. Several warps read that byte in the round; the report names a reader of another warp than the
+    writer's, not the writer itself (it said "read by thread 31 and write by thread 31 ... of different warps")."""
+    x = np.arange(256, dtype=np.int32)
+    res = emulate(kernel(SCAN, "k"), x, np.zeros(256, np.int32), arch="sm_90a")
+    races = res.by_kind("shared_race")
+    assert races, res.summary()
+    f = races[0]
+    read, write = line_of(SCAN, "t[0] = sm[tx - (1 << k)]"), line_of(SCAN, "sm[tx] = sm[tx] + t[0]")
+    assert (f.other_line, f.line) == (read, write), f.message
+    t_read, t_write = (int(x) for x in f.threads)
+    assert t_read // 32 != t_write // 32, f.message
+
+
+def test_two_warps_writing_one_shared_byte_in_one_instruction_name_both_threads():
+    """``pad[tx % 8] = 0`` by 256 threads: the race names the thread whose value landed (the last lane), not -1."""
+    src = """
+@T.prim_func
+def k(B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    pad = T.alloc_shared((8,), "float32")
+    pad[tx % 8] = T.float32(0)
+    T.cuda.cta_sync()
+    if tx == 0:
+        B[0] = pad[0]
+"""
+    res = emulate(kernel(src, "k"), np.zeros(1, np.float32), arch="sm_90a")
+    (f,) = res.by_kind("shared_race")
+    assert "thread -1" not in f.message and all(int(t) >= 0 for t in f.threads), f.message
+    assert f.buffer == "pad"
