@@ -178,7 +178,14 @@ class Program:
             "global_race",
             f"global-memory race: {k1} by thread {t1} of CTA {c1} (line {l1}) and {k2} by thread {t2} of CTA "
             f"{c2} (line {l2}) of byte {r['addr']} of {r['region']}: {where} (an atomic does not order a plain "
-            f"access to the same address; separate them with a barrier, or a second kernel across CTAs)",
+            f"access to the same address; separate them with a barrier, or a second kernel across CTAs"
+            + (
+                "; a plain read that only seeds a compare-and-swap loop is benign where the loop retries with "
+                "the value the CAS returns: make it an atomic read (atomic_add of 0) to say so"
+                if "read" in {k1, k2}
+                else ""
+            )
+            + ")",
             r,
             c2,
         )
