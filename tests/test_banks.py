@@ -708,3 +708,42 @@ def test_an_access_to_an_aliased_pool_buffer_is_named_for_its_own_buffer():
     stores = {r.buffer for r in rows if r.access == "store"}
     assert stores == {"As", "Alias"}, rows.summary()
     assert _pool_name(plan, 0, "float32") == "Alias" and _pool_name(plan, 0) == "As / Alias"
+
+
+OFF_DIAGONAL = """
+@T.prim_func
+def k(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    T.device_entry()
+    by, bx = T.cta_id([4, 4])
+    tid = T.thread_id([256])
+    lane = tid % 32
+    warp = tid // 32
+    tile = T.alloc_shared((32, 33), "float32")
+    tileu = T.alloc_shared((32, 32), "float32")
+    if bx == by:
+        for j in T.unroll(4):
+            tile[warp + j * 8, lane] = A[bx * 32 + warp + j * 8, by * 32 + lane]
+        T.cuda.cta_sync()
+        for j in T.unroll(4):
+            C[by * 32 + warp + j * 8, bx * 32 + lane] = tile[lane, warp + j * 8]
+    else:
+        for j in T.unroll(4):
+            tileu[warp + j * 8, lane] = A[bx * 32 + warp + j * 8, by * 32 + lane]
+        T.cuda.cta_sync()
+        for j in T.unroll(4):
+            C[by * 32 + warp + j * 8, bx * 32 + lane] = tileu[lane, warp + j * 8]
+"""
+
+
+def test_accesses_only_off_diagonal_ctas_reach_get_rows_from_the_second_walk():
+    """A 2-D grid whose diagonal tiles use a padded tile and the others an unpadded one: CTA (0, 0) is diagonal,
+    and the second CTA walked used to be (1, 1), diagonal too, so the unpadded tile's 32-way read had no row (12
+    of 16 CTAs run it). The second CTA is now off the diagonal and what only it reaches is a row, partial."""
+    from test_emulator import kernel
+
+    rep = txlab.pools.layout(kernel(OFF_DIAGONAL, "k"), arch="sm_90a").bank_conflicts()
+    rows = {(r.lineno, r.access, r.buffer): r for r in rep}
+    worst = [r for r in rows.values() if r.buffer == "tileu" and r.access == "load"]
+    assert worst and worst[0].ways == 32 and worst[0].status == "partial", rep.summary()
+    assert "reached by CTA (1, 3, 0) and not by CTA (0, 0, 0)" in worst[0].reason
+    assert any(r.buffer == "tile" for r in rows.values()), rep.summary()  # the diagonal's rows stay

@@ -357,3 +357,29 @@ def test_a_cut_loop_is_named_by_its_line():
     notes = co.coalescing(long_loop, arch="sm_90a").notes
     line = _line_of("for r in T.serial(1024):")
     assert f"line {line}: loop of 1024 iterations; the first 256 were followed" in notes, notes
+
+
+HALO = """
+@T.prim_func
+def halo(A_ptr: T.handle, B_ptr: T.handle, n: T.int32):
+    A = T.match_buffer(A_ptr, (n + 2,), "float32")
+    B = T.match_buffer(B_ptr, (n + 1,), "float32")
+    T.device_entry()
+    bx = T.cta_id([T.ceildiv(n + 1, 256)])
+    tx = T.thread_id([256])
+    i = bx * 256 + tx
+    if i <= n:
+        B[i] = A[i] + A[i + 1]
+"""
+
+
+def test_a_scalar_bound_in_the_kernel_is_not_a_value_read_from_memory():
+    """``i = bx * 256 + tx`` lives in a one-cell local buffer the walk knows: a guard ``i <= n`` depends on the
+    kernel argument n alone (the reason said "a value read from memory and the kernel argument n")."""
+    from test_emulator import kernel
+
+    rep = txlab.pools.coalescing(kernel(HALO, "halo"), arch="sm_90a")
+    assert rep.counts()["accesses"] == 3, rep.summary()
+    for r in rep:
+        assert "read from memory" not in r.reason, r.reason
+        assert "kernel argument n" in r.reason, r.reason

@@ -19,7 +19,7 @@ Nsight Compute reports
 wavefronts beyond the ideal). Bank patterns do not depend on the CTA index unless the shared
 index does: where a grid has more CTAs, a second one is walked too (as :mod:`txlab.coalescing`
 does, :func:`txlab.simt.compare_other_cta`) and an access whose wavefronts differ there is
-``partial``, its reason giving both.
+``partial``, its reason giving both; an access only that CTA reaches is a ``partial`` row too.
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
 the reason:

@@ -505,6 +505,8 @@ class SimtWalk:
             if isinstance(e, tvm.ir.TensorLoad):
                 k = _key(e.source)
                 if (self.scopes.get(k) or e.source.scope()) == "local":
+                    if self._eval(e, np.ones(self._n, bool)) is not UNKNOWN:
+                        continue  # a local the walk knows here (TIRx's scalar bindings live in 1-cell locals)
                     out.update(dict.fromkeys(self.local_why.get(k) or (MEMORY,)))
                     stack.extend(reversed(list(e.indices)))
                 else:
@@ -1416,13 +1418,19 @@ def checked_cta(cta, lowered, what: str) -> tuple:
 
 def other_cta(lowered, fname, cta=(0, 0, 0)):
     """A second CTA of the launch of device function ``fname`` to walk: index 1 (past ``cta``) along
-    each grid dimension of more than one CTA, or None when the grid is one CTA (or its size is not a
-    constant)."""
+    the first grid dimension of more than one CTA and 3 along the others (1 where they hold fewer
+    than 4): each index odd where ``cta``'s is even (``bx % 2`` patterns), and off the diagonal
+    (``bx == by`` patterns); None when the grid is one CTA (or its size is not a constant)."""
     info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
     grid = tuple(info.get("grid") or ())
     if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
         return None
-    other = tuple(c + 1 if c + 1 < g else c for c, g in zip(cta, grid))
+    other, first = [], True
+    for c, g in zip(cta, grid):
+        step = 1 if first or c + 3 >= g else 3
+        other.append(c + step if c + step < g else c)
+        first = first and other[-1] == c
+    other = tuple(other)
     return other if other != tuple(cta) else None
 
 
@@ -1474,6 +1482,16 @@ def compare_other_cta(
         if mine is None or alt is None or np.allclose(mine, alt):
             continue
         site.reasons.setdefault(differs(mine, alt, tuple(cta), other), None)
+    # accesses only the second CTA reaches (code under a condition on the CTA index): rows with its figures
+    known = {s.key for s in sites}
+    for site in again:
+        if site.key not in known:
+            site.reasons.setdefault(
+                f"reached by CTA {other} and not by CTA {tuple(cta)} (a condition on the CTA index): CTA {other}'s "
+                "figures",
+                None,
+            )
+            sites.append(site)
     return other
 
 
