@@ -180,3 +180,28 @@ def k(B: T.Buffer((1,), "float32")):
     (f,) = res.by_kind("shared_race")
     assert "thread -1" not in f.message and all(int(t) >= 0 for t in f.threads), f.message
     assert f.buffer == "pad"
+
+
+def test_a_kernel_no_gpu_can_launch_is_refused_as_the_gpu_would():
+    """2048 threads and 273 KiB of shared memory per CTA: a GPU refuses the launch (txlab.launch.check_launch
+    before a GPU run), and the emulator used to run it and say OK."""
+    import pytest
+
+    from txlab.errors import KernelFault
+
+    src = """
+@T.prim_func
+def k(A: T.Buffer((2048,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([2048])
+    S = T.alloc_shared((70000,), "float32")
+    S[tx] = T.float32(1.0)
+    A[tx] = S[tx]
+"""
+    with pytest.raises(KernelFault) as info:
+        emulate(kernel(src, "k"), np.zeros(2048, np.float32), arch="sm_90a")
+    err = info.value
+    assert err.kind == "launch_config"
+    assert "2048 threads per block" in str(err) and "280000 bytes of shared memory" in str(err)
+    ok = src.replace("2048", "1024").replace("70000", "1024")
+    assert emulate(kernel(ok, "k"), np.zeros(1024, np.float32), arch="sm_90a").ok

@@ -152,6 +152,9 @@ def emulate(
     if callable(twin):
         kernel_or_compiled, twin_note = twin()
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch, iket=iket)
+    from txlab.arch import resolve_arch
+
+    launch_arch = resolve_arch(arch if arch is not None else getattr(kernel_or_compiled, "arch", None))
     sig = Signature(entry, build.params_of(mod))
     from txlab.errors import InputError
 
@@ -191,6 +194,7 @@ def emulate(
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
+        _check_launch(kname, launch_arch, grid, block, prog.static_smem, dyn)
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
 
@@ -223,6 +227,40 @@ def emulate(
     total_stats["seconds"] = time.perf_counter() - t0
     result.stats = total_stats
     return result
+
+
+def _check_launch(kname, arch, grid, block, static_smem, dyn_smem) -> None:
+    """Raise ``KernelFault('launch_config')`` where the GPU would refuse the launch (as ``txlab.launch.check_launch``
+    does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535. An
+    emulated run of a kernel no GPU can start would read as a pass."""
+    from txlab.arch import SM_LIMITS
+    from txlab.errors import KernelFault
+
+    lim = SM_LIMITS.get(str(arch).rstrip("af"))
+    if lim is None:
+        return
+    problems = []
+    threads = int(np.prod(block))
+    if threads > lim.max_threads_per_cta:
+        problems.append(f"{threads} threads per block (block={tuple(block)}), {arch} allows {lim.max_threads_per_cta}")
+    smem = int(static_smem) + int(dyn_smem)
+    if smem > lim.max_smem_per_cta_optin:
+        problems.append(
+            f"{smem} bytes of shared memory per block ({static_smem} static + {dyn_smem} dynamic), {arch} allows "
+            f"{lim.max_smem_per_cta_optin}"
+        )
+    if len(grid) == 3 and (grid[1] > 65535 or grid[2] > 65535):
+        problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
+    if problems:
+        raise KernelFault(
+            "launch_config",
+            f"kernel {kname} (grid={tuple(grid)}, block={tuple(block)}) cannot launch on {arch}: "
+            + "; ".join(problems)
+            + ". Nothing was emulated: a GPU would refuse this launch.",
+            kernel=kname,
+            launch={"grid": tuple(grid), "block": tuple(block), "dynamic_smem_bytes": dyn_smem},
+            hint="lower the block size or the shared memory (fewer stages, smaller tiles)",
+        )
 
 
 def _checked_ctas(ctas):
