@@ -156,3 +156,16 @@ def test_a_reference_of_the_wrong_shape_is_an_input_error():
         txlab.check(k, (a, h, N), reference=lambda a, h, n: (h + a)[:150], inout=("H",), device="cpu")
     with pytest.raises(InputError, match="reference returned 2 value"):
         txlab.check(k, (a, h, N), reference=lambda a, h, n: (a, h), device="cpu")
+
+
+def test_a_reference_that_returns_nothing_is_named():
+    """A reference that writes its answer into an argument and forgets ``return`` used to read as "reference shape
+    () differs from the output's"."""
+    k = make()
+    a, h = _ints()
+
+    def ref(a, h, n):
+        h += a  # noqa: F841 - the mistake under test
+
+    with pytest.raises(InputError, match="the reference returned None.*missing return"):
+        txlab.check(k, (a, h, N), reference=ref, inout=("H",), device="cpu")

@@ -89,6 +89,27 @@ def test_missing_device_entry():
     assert "T.cta_id" in lines[err.lineno - 1]
 
 
+def test_missing_device_entry_in_one_of_two_kernels_with_the_tx_alias():
+    """Another kernel of the same cell with its device_entry() used to switch the hint off (TVM's raw "not passed
+    in as API arguments" instead), and the line was found only for the alias ``T.``."""
+    src = """@Tx.prim_func
+def good(A: Tx.Buffer((256,), "float32")):
+    Tx.device_entry()
+    tx = Tx.thread_id([256])
+    A[tx] = Tx.float32(1.0)
+
+@Tx.prim_func
+def k(A: Tx.Buffer((256,), "float32")):
+    tx = Tx.thread_id([256])
+    A[tx] = Tx.float32(1.0)
+"""
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
+    err = info.value
+    assert "T.device_entry()" in err.message and "device_entry" in err.hint, err
+    assert err.lineno == 9, err  # k's thread_id, not good's identical line 4
+
+
 def test_sizes_past_int32_are_named_at_their_line():
     """TVM fails deep in lowering ("Divide by zero", an IterVar dtype mismatch) with no line when a
     buffer or a launch extent is past int32; the error names it where the user wrote it."""

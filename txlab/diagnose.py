@@ -144,15 +144,19 @@ def add_hints(exc, mod, arch) -> None:
         hint = _arch_name_hint(exc, arch, _kernel_source(mod, user_file, src_lines))
         if hint:
             exc.hint = hint
+    # the failing kernel's own lines where the IR says which they are (another kernel of the file may have one)
+    own_at = _kernel_lines(mod, user_file) if exc.stage == "lower" else set()
+    own = [src_lines[i - 1] for i in sorted(own_at) if 0 < i <= len(src_lines)]
     if (
         exc.stage == "lower"
         and "are used, but are not passed in as API arguments" in msg
-        and "device_entry(" not in text
+        and "device_entry(" not in ("".join(own) if own else text)
     ):
         exc.message = "the kernel has no T.device_entry(): its body is host code, so T.cta_id/T.thread_id are unbound"
         exc.hint = "put T.device_entry() as the first statement of the kernel body"
         exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
-        line = next((i for i, l in enumerate(src_lines, 1) if re.search(r"\bT\.(cta_id|thread_id)\(", l)), None)
+        ids = re.compile(r"\b\w+\.(cta_id|thread_id)\(")  # T.thread_id, Tx.thread_id, whatever the alias
+        line = next((i for i, l in enumerate(src_lines, 1) if ids.search(l) and (not own_at or i in own_at)), None)
         if line and exc.lineno is None:
             exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
     if exc.stage == "lower" and mod is not None:
@@ -191,14 +195,18 @@ def _bf16_scalar_param(exc, mod, src_lines, user_file, msg, detail) -> None:
         exc.lineno, exc.source_line, exc.filename = line, src_lines[line - 1].rstrip("\n"), user_file
 
 
-def _kernel_source(mod, user_file, src_lines) -> list[str]:
-    """The lines of the user's file that the failing kernel is made of (its statements and the
+def _kernel_lines(mod, user_file) -> set:
+    """The line numbers of the user's file that the failing kernel is made of (its statements and the
     macros inlined into it): another kernel in the same file is not this error's cause."""
     try:
-        lines = ir.user_lines_of(mod, user_file) if mod is not None and user_file else set()
+        return set(ir.user_lines_of(mod, user_file)) if mod is not None and user_file else set()
     except Exception:  # noqa: BLE001 - a hint is best effort
-        return []
-    return [src_lines[i - 1] for i in sorted(lines) if 0 < i <= len(src_lines)]
+        return set()
+
+
+def _kernel_source(mod, user_file, src_lines) -> list[str]:
+    """The lines (text) of :func:`_kernel_lines`."""
+    return [src_lines[i - 1] for i in sorted(_kernel_lines(mod, user_file)) if 0 < i <= len(src_lines)]
 
 
 _INT32_MAX = 2**31 - 1

@@ -470,6 +470,11 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
     array (the last buffer parameter, or ``outputs=[name]``) or a tuple matched to ``outputs``."""
     params = compiled.params if params is None else params
     buffers = [p["name"] for p in params if p["kind"] == "buffer"]
+    if expected is None:
+        raise InputError(
+            "the reference returned None: it must return the expected output (one array, a tuple matching "
+            "outputs=[...], or a dict by buffer name); writing into its arguments is not read (a missing return?)"
+        )
     if isinstance(expected, dict):
         exp = dict(expected)
     else:
