@@ -195,12 +195,13 @@ def test_a_shipped_row_that_fails_its_check_when_first_used_turns_the_correction
     shape = (2488, 9992, 7168)
     doc = json.loads(nb._measured_path().read_text())
     body = doc["measurements"]
-    body["rows"].append([2488, 9991, 7168, WIDE, 100.0, 1.0, 0, None])  # TMA stores need N % 8 == 0
+    body["rows"].append([2488, 9991, 7168, WIDE, 100.0, 1.0, 0, 90.0])  # TMA stores need N % 8 == 0
     bad = tmp_path / "m.json"
     bad.write_text(seal_text(body, "measurements", lines="rows", format=nb.MEASURED_FORMAT, device="test"))
     monkeypatch.setattr(nb, "_measured_path", lambda: bad)
     nb.shipped.cache_clear()
     try:
+        assert gm.measured_neighbours().peak_flops > 0  # read before any row is checked
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             cfg = gm.choose(*shape)
@@ -209,6 +210,7 @@ def test_a_shipped_row_that_fails_its_check_when_first_used_turns_the_correction
         assert len(msgs) == 1 and f"row {len(body['rows']) - 1} (2488x9991x7168)" in msgs[0], msgs
         assert cfg == gm.choose(*shape, neighbours=False)
         assert again == gm.choose(4096, 4096, 4096, neighbours=False)
+        assert gm.measured_neighbours().peak_flops == 0.0  # nothing of the file is left, its fastest rate neither
     finally:
         nb.shipped.cache_clear()
 

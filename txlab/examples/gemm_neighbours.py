@@ -164,9 +164,10 @@ class Neighbours:
     def _family(self, i: int) -> tuple:
         f = self._fam[i]
         if f is None:
+            parsed = self._parsed(i)  # row i checked against its own shape, whether or not its family is known
             K = self._shapes[i][2]
             key = (self._records[i]["config"], row_phase(K))
-            f = self._fams.get(key) or self._fams.setdefault(key, family(self._parsed(i), K))
+            f = self._fams.get(key) or self._fams.setdefault(key, family(parsed, K))
             self._fam[i] = f
         return f
 
@@ -202,6 +203,7 @@ class Neighbours:
             import warnings
 
             warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=4)
+            self.__dict__.pop("peak_flops", None)  # nor its fastest rate
             self.__init__([], self._predict)
             return {}, {}
 
