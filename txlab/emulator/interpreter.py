@@ -74,6 +74,17 @@ def _uniform(v) -> bool:
     return not isinstance(v, np.ndarray) or v.ndim == 0
 
 
+def _lane_iterations(g, a, n):
+    """A loop whose bounds ``[a, a + n)`` differ per lane, run as the union of the active lanes' iterations:
+    ``(i, lanes whose own range holds i)`` for each ``i`` some lane runs, in order. The active lanes are read
+    now, so the caller may mask ``g`` while it iterates."""
+    a = np.broadcast_to(np.asarray(a), (g.L,))
+    hi = a + np.broadcast_to(np.asarray(n), (g.L,))
+    base = np.ones(g.L, bool) if g.mask is None else g.mask
+    span = range(int(a[base].min()), int(hi[base].max())) if base.any() else range(0)
+    return ((i, m) for i in span for m in (base & (a <= i) & (i < hi),) if m.any())
+
+
 def _same_on_active(v, mask):
     """A per-lane value that every active lane holds alike (a loop bound read from a per-thread
     scalar that the warp keeps uniform, e.g. a tile scheduler's index) as that one value; else ``v``."""
@@ -693,17 +704,9 @@ class Compiler:
                         g.env[var] = dt.type(i)
                         yield from body(g)
                     return
-                # per-lane bounds around a barrier: run the union of the iterations, each with the lanes still in
-                # their own range (as for_ does); a barrier reached by some of them is a divergent barrier there
-                a = np.broadcast_to(np.asarray(a), (g.L,))
-                n = np.broadcast_to(np.asarray(n), (g.L,))
+                # per-lane bounds around a barrier: a barrier reached by some of the lanes is a divergent barrier
                 outer = g.mask
-                base = np.ones(g.L, bool) if outer is None else outer
-                hi = a + n
-                for i in range(int(a[base].min()) if base.any() else 0, int(hi[base].max()) if base.any() else 0):
-                    m = base & (a <= i) & (i < hi)
-                    if not m.any():
-                        continue
+                for i, m in _lane_iterations(g, a, n):
                     g.mask = None if m.all() else m
                     g.env[var] = np.full(g.L, i, dtype=dt)
                     yield from body(g)
@@ -721,15 +724,8 @@ class Compiler:
                 prog.count_loop(g, int(n))
                 return
             # per-lane bounds: run the union, masking lanes outside their own range
-            a = np.broadcast_to(np.asarray(a), (g.L,))
-            n = np.broadcast_to(np.asarray(n), (g.L,))
             outer = g.mask
-            base = np.ones(g.L, bool) if outer is None else outer
-            hi = a + n
-            for i in range(int(a[base].min()) if base.any() else 0, int(hi[base].max()) if base.any() else 0):
-                m = base & (a <= i) & (i < hi)
-                if not m.any():
-                    continue
+            for i, m in _lane_iterations(g, a, n):
                 g.mask = m
                 g.env[var] = np.full(g.L, i, dtype=dt)
                 body(g)
