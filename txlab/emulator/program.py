@@ -292,24 +292,18 @@ class Program:
             bad = bad & (g.mask if bad.ndim == 1 else g.mask[:, None])
         if not bad.any():
             return
-        rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0] if bad.ndim else np.arange(g.L)
-        if g.mask is not None and not bad.ndim:
-            rows = np.nonzero(g.mask)[0]
-        threads = g.tid[rows]
-        cta_idx = g.cta_of(int(rows[0])) if rows.size else g.cta.index
-        if g.lane_cta is not None and rows.size:
-            threads = threads[g.lane_cta[rows] == g.lane_cta[rows[0]]]
+        threads, cta_idx = self._offenders(g, bad)
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
         first = int(flat_e[0])
         name = info["name"]
         what = "write" if write else "read"
         side = "before its start" if first < 0 else "past its end"
-        neighbour = self._shared_neighbour(info, first * dt.itemsize)
+        neighbour = self.shared_buffer_at(info["static_extent"][0] + first * dt.itemsize)
         self.finding(
             "out_of_bounds",
             f"out-of-bounds {what} of {name}: element {first} of shared buffer {name}, which holds {n} {dt} "
             f"element(s), by thread {int(threads[0]) if threads.size else '?'} of CTA {cta_idx}: {side}, "
-            f"{'into ' + neighbour if neighbour else 'into other shared memory'} (a GPU {what}s those bytes "
+            f"into {'buffer ' + neighbour[0] if neighbour else 'other shared memory'} (a GPU {what}s those bytes "
             f"silently): guard the index, or size {name} for it",
             line=line,
             cta=cta_idx,
@@ -320,16 +314,17 @@ class Program:
             key=("out_of_bounds", line, name, what),
         )
 
-    def _shared_neighbour(self, info, byte: int) -> str | None:
-        """The static shared buffer holding byte ``byte`` (relative to the start of ``info``'s buffer), as
-        ``"buffer ws"``, or None."""
-        at = info["static_extent"][0] + byte
+    def shared_buffer_at(self, addr: int):
+        """(name, offset) of the static shared buffer holding shared byte ``addr``, or None."""
         for name, off, nbytes in self.shared_static:
-            if off <= at < off + nbytes and name != info["name"]:
-                return f"buffer {name}"
+            if off <= addr < off + nbytes:
+                return name, off
         return None
 
-    def _oob(self, g, region, e, bad, n, dt, line, info, write):
+    @staticmethod
+    def _offenders(g, bad) -> tuple:
+        """``(threads, CTA index)`` of the lanes ``bad`` marks (per lane, per lane and element, or one flag for
+        every active lane): the first offending CTA's threads."""
         rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0]
         if bad.ndim == 0:
             rows = np.arange(g.L) if g.mask is None else np.nonzero(g.mask)[0]
@@ -338,6 +333,10 @@ class Program:
         if g.lane_cta is not None and rows.size and rows.max() < g.L:  # report the first CTA's lanes
             first = g.lane_cta[rows] == g.lane_cta[rows[0]]
             threads = threads[first]
+        return threads, cta_idx
+
+    def _oob(self, g, region, e, bad, n, dt, line, info, write):
+        threads, cta_idx = self._offenders(g, bad)
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
         what = "write" if write else "read"
         where = (
@@ -772,13 +771,8 @@ class Cta:
         """A read (record ``r`` of the race checker) of shared bytes nothing of this CTA wrote before it."""
         cta_index = self.index_of(c)
         line, addr, through = r["line"], r["addr"], r["name"]
-        static = self._shared_static(addr)
-        if static is not None:
-            buffer, what = static[0], f"byte {addr - static[1]} of {static[0]} (shared byte {addr})"
-        elif self.program.uses_dyn and addr >= self.dyn_offset:
-            buffer, what = through, f"byte {addr - self.dyn_offset} of dynamic shared memory (shared byte {addr})"
-        else:
-            buffer, what = through, f"shared byte {addr}"
+        buffer, what = self._shared_place(addr)
+        buffer = buffer or through
         if through and through != buffer:
             what += f", through {through}"
         at = f"line {line}" if line is not None else "an unknown line"
@@ -796,24 +790,20 @@ class Cta:
             key=("uninitialized_shared_read", line),
         )
 
-    def _shared_static(self, addr: int):
-        """(name, offset) of the static shared buffer holding shared byte ``addr``, or None."""
-        for name, off, nbytes in self.program.shared_static:
-            if off <= addr < off + nbytes:
-                return name, off
-        return None
+    def _shared_place(self, addr: int) -> tuple:
+        """``(static buffer or None, words)`` for shared byte ``addr``: the static buffer holding it, else dynamic
+        shared memory, else the bare byte."""
+        static = self.program.shared_buffer_at(addr)
+        if static is not None:
+            return static[0], f"byte {addr - static[1]} of {static[0]} (shared byte {addr})"
+        if self.program.uses_dyn and addr >= self.dyn_offset:
+            return None, f"byte {addr - self.dyn_offset} of dynamic shared memory (shared byte {addr})"
+        return None, f"shared byte {addr}"
 
     def _race_found(self, r, c=0):
         cta_index = self.index_of(c)
         (k1, l1, t1), (k2, l2, t2) = r["first"], r["second"]
-        addr = r["addr"]
-        static = self._shared_static(addr)
-        if static is not None:
-            buffer, where = static[0], f"byte {addr - static[1]} of {static[0]} (shared byte {addr})"
-        elif self.program.uses_dyn and addr >= self.dyn_offset:
-            buffer, where = None, f"byte {addr - self.dyn_offset} of dynamic shared memory (shared byte {addr})"
-        else:
-            buffer, where = None, f"shared byte {addr}"
+        buffer, where = self._shared_place(r["addr"])
         self.program.race_finding(
             "shared_race",
             f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
