@@ -192,6 +192,28 @@ def bind_symbols(compiled, args) -> dict:
     return names
 
 
+def block_problems(block, static_smem: int, dyn_smem: int, max_threads, max_smem, who: str = "the device") -> list:
+    """What a CTA of ``block`` threads and ``static_smem + dyn_smem`` bytes of shared memory asks past ``max_threads``
+    / ``max_smem`` (a falsy limit: not known), as phrases naming ``who`` allows what."""
+    problems = []
+    threads = prod(block)
+    if threads is not None and max_threads and threads > max_threads:
+        problems.append(f"{threads} threads per block (block={tuple(block)}), {who} allows {max_threads}")
+    if max_smem and static_smem + dyn_smem > max_smem:
+        problems.append(
+            f"{static_smem + dyn_smem} bytes of shared memory per block ({static_smem} static + {dyn_smem} "
+            f"dynamic), {who} allows {max_smem}"
+        )
+    return problems
+
+
+def grid_problems(grid) -> list:
+    """Grid y and z past the 65535 every GPU allows, as a phrase."""
+    if len(grid) == 3 and all(isinstance(g, int) for g in grid) and (grid[1] > 65535 or grid[2] > 65535):
+        return [f"grid={tuple(grid)}: grid y and z are limited to 65535"]
+    return []
+
+
 def check_launch(compiled, info, args=()) -> None:
     """Raise ``KernelFault('launch_config')`` before launching if a kernel asks for more threads,
     shared memory, registers or cluster CTAs than the device ``info`` (a GPUInfo) offers."""
@@ -203,19 +225,10 @@ def check_launch(compiled, info, args=()) -> None:
         }
         res = compiled.resources.get(kname, {})
         block = shape["block"]
-        problems = []
         threads = prod(block)
-        if threads is not None and info.max_threads_per_block and threads > info.max_threads_per_block:
-            problems.append(
-                f"{threads} threads per block (block={tuple(block)}), the device allows {info.max_threads_per_block}"
-            )
         dyn = shape["dynamic_smem_bytes"] if isinstance(shape["dynamic_smem_bytes"], int) else 0
         static = int(res.get("static_smem_bytes") or 0)
-        if info.max_smem_per_block_optin and static + dyn > info.max_smem_per_block_optin:
-            problems.append(
-                f"{static + dyn} bytes of shared memory per block ({static} static + {dyn} "
-                f"dynamic), the device allows {info.max_smem_per_block_optin}"
-            )
+        problems = block_problems(block, static, dyn, info.max_threads_per_block, info.max_smem_per_block_optin)
         regs = int(res.get("registers") or 0)
         if threads and regs and info.max_regs_per_block and regs * threads > info.max_regs_per_block:
             problems.append(
@@ -228,9 +241,7 @@ def check_launch(compiled, info, args=()) -> None:
                 f"a cluster of {cluster} CTAs (cluster={tuple(shape['cluster'])}); "
                 f"the most a cluster can hold is 16 (8 portable)"
             )
-        grid = shape["grid"]
-        if all(isinstance(g, int) for g in grid) and (grid[1] > 65535 or grid[2] > 65535):
-            problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
+        problems += grid_problems(shape["grid"])
         if problems:
             raise KernelFault(
                 "launch_config",

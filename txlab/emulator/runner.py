@@ -235,22 +235,15 @@ def _check_launch(kname, arch, grid, block, static_smem, dyn_smem) -> None:
     emulated run of a kernel no GPU can start would read as a pass."""
     from txlab.arch import SM_LIMITS
     from txlab.errors import KernelFault
+    from txlab.launch import block_problems, grid_problems
 
     lim = SM_LIMITS.get(str(arch).rstrip("af"))
     if lim is None:
         return
-    problems = []
-    threads = int(np.prod(block))
-    if threads > lim.max_threads_per_cta:
-        problems.append(f"{threads} threads per block (block={tuple(block)}), {arch} allows {lim.max_threads_per_cta}")
-    smem = int(static_smem) + int(dyn_smem)
-    if smem > lim.max_smem_per_cta_optin:
-        problems.append(
-            f"{smem} bytes of shared memory per block ({static_smem} static + {dyn_smem} dynamic), {arch} allows "
-            f"{lim.max_smem_per_cta_optin}"
-        )
-    if len(grid) == 3 and (grid[1] > 65535 or grid[2] > 65535):
-        problems.append(f"grid={tuple(grid)}: grid y and z are limited to 65535")
+    problems = block_problems(
+        block, int(static_smem), int(dyn_smem), lim.max_threads_per_cta, lim.max_smem_per_cta_optin, who=arch
+    )
+    problems += grid_problems(grid)
     if problems:
         raise KernelFault(
             "launch_config",
