@@ -195,9 +195,7 @@ class Neighbours:
     def _fit(self, M: int, N: int, K: int, exclude) -> tuple[dict, dict]:
         try:
             return self._fit_rows(M, N, K, exclude)
-        except ValueError as exc:
-            if self._verify is None:
-                raise
+        except DamagedRow as exc:
             # a row of the shipped file failed its check when first used: the file is not this txlab's, so none of
             # it counts from here on (as when load_measured refuses it up front)
             import warnings
@@ -381,6 +379,10 @@ def load_measured(path=None, *, fingerprint: str | None = None, verify: bool = T
     return out
 
 
+class DamagedRow(ValueError):
+    """A measurement whose configuration cannot compute its shape (:func:`row_verifier`)."""
+
+
 def row_verifier(src):
     """``check(i, record)``: parses row ``i``'s configuration (once per name) into ``record["parsed"]`` and checks it
     against the row's shape (once per shape and name), else ValueError naming the row of ``src``."""
@@ -396,7 +398,7 @@ def row_verifier(src):
                     parsed[name] = parse_config(name)
                 parsed[name].check_shape(M, N, K)
             except (ValueError, TypeError) as exc:
-                raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
+                raise DamagedRow(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
             checked.add(key)
         rec["parsed"] = parsed[name]
 
