@@ -205,3 +205,103 @@ def k(A: T.Buffer((2048,), "float32")):
     assert "2048 threads per block" in str(err) and "280000 bytes of shared memory" in str(err)
     ok = src.replace("2048", "1024").replace("70000", "1024")
     assert emulate(kernel(ok, "k"), np.zeros(1024, np.float32), arch="sm_90a").ok
+
+
+TAIL = """
+@T.prim_func
+def k(A: T.Buffer((256,), "float32"), B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    sm = T.alloc_shared((64,), "float32")
+    sm[tx] = A[tx] + A[tx + 64] + A[tx + 128] + A[tx + 192]
+    T.cuda.cta_sync()
+    if tx < 32:
+        sm[tx] = sm[tx] + sm[tx + 32]
+        SYNC
+        if tx < 16:
+            sm[tx] = sm[tx] + sm[tx + 16]
+        SYNC
+        if tx < 8:
+            sm[tx] = sm[tx] + sm[tx + 8]
+        SYNC
+        if tx == 0:
+            B[0] = sm[0] + sm[1] + sm[2] + sm[3] + sm[4] + sm[5] + sm[6] + sm[7]
+"""
+
+
+def test_a_warp_synchronous_tail_without_syncwarp_is_a_race_within_the_warp():
+    """The classic reduction tail: lanes 0-15 read what lanes 16-31 of the same warp wrote a line before, with no
+    __syncwarp between. The emulator runs the warp in lockstep (the sum is right here), but since Volta nothing
+    orders the lanes; racecheck reports it on the GPU. With Tx.cuda.warp_sync() between the rounds it is clean."""
+    a = np.random.default_rng(0).random(256).astype(np.float32)
+    b = np.zeros(1, np.float32)
+    res = emulate(kernel(TAIL.replace("SYNC", "T.evaluate(0)"), "k"), a, b, arch="sm_90a")
+    races = res.by_kind("shared_race")
+    first = races[0]
+    src = TAIL.replace("SYNC", "T.evaluate(0)")
+    assert (first.other_line, first.line) == (
+        line_of(src, "sm[tx] = sm[tx] + sm[tx + 32]"),
+        line_of(src, "sm[tx] = sm[tx] + sm[tx + 16]"),
+    ), first.message
+    assert "within warp 0" in first.message and "Tx.cuda.warp_sync()" in first.message
+    t_write, t_read = (int(x) for x in first.threads)
+    assert t_write // 32 == t_read // 32 == 0 and t_write != t_read
+    assert {f.line for f in races} == {line_of(src, "sm[tx + 16]"), line_of(src, "sm[tx + 8]"), line_of(src, "B[0]")}
+    np.testing.assert_allclose(b[0], a.sum(), rtol=1e-5)
+    fixed = TAIL.replace("SYNC", "T.cuda.warp_sync()")
+    assert emulate(kernel(fixed, "k"), a, np.zeros(1, np.float32), arch="sm_90a").ok
+
+
+RELAX = """
+@T.prim_func
+def k(X: T.Buffer((256,), "float32"), Y: T.Buffer((256,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    u = T.alloc_shared((256,), "float32")
+    avg = T.alloc_local((1,), "float32")
+    u[tx] = X[tx]
+    T.cuda.cta_sync()
+    for s in T.serial(3):
+        avg[0] = (u[T.max(tx - 1, 0)] + u[T.min(tx + 1, 255)]) * T.float32(0.5)
+        T.cuda.cta_sync()
+        u[tx] = u[tx] * T.float32(0.5) + avg[0] * T.float32(0.5)
+        T.cuda.cta_sync()
+    Y[tx] = u[tx]
+"""
+
+
+def test_a_relaxation_reading_neighbours_then_its_own_element_after_a_barrier_is_clean():
+    """Round s reads u[tx +- 1] (two warps read the bytes at warp edges), a barrier, then each thread reads and
+    writes its own u[tx]: the earlier round's "several warps read it" must not carry past the barrier (it reported
+    a race "with no barrier between them")."""
+    x = np.random.default_rng(1).random(256).astype(np.float32)
+    res = emulate(kernel(RELAX, "k"), x, np.zeros(256, np.float32), arch="sm_90a")
+    assert res.ok, res.summary()
+
+
+BROADCAST = """
+@T.prim_func
+def k(X: T.Buffer((128,), "float32"), Y: T.Buffer((128,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([128])
+    sm = T.alloc_shared((128,), "float32")
+    sm[tx] = X[tx]
+    T.cuda.cta_sync()
+    Y[tx] = sm[127]
+    T.cuda.warp_sync()
+    if tx == 127:
+        sm[127] = T.float32(0)
+"""
+
+
+def test_a_write_after_every_warp_read_the_byte_races_with_the_other_warps():
+    """All four warps read sm[127] in one instruction, then thread 127 overwrites it with only a __syncwarp
+    between: warps 0-2 race with the write (the record kept only the last lane's warp, 3, and missed them)."""
+    res = emulate(kernel(BROADCAST, "k"), np.ones(128, np.float32), np.zeros(128, np.float32), arch="sm_90a")
+    (f,) = res.by_kind("shared_race")
+    assert f.line == line_of(BROADCAST, "sm[127] = T.float32(0)") and f.other_line == line_of(BROADCAST, "Y[tx]")
+    t_read, t_write = (int(x) for x in f.threads)
+    assert t_write == 127 and t_read // 32 != 3 and "cta_sync" in f.message, f.message

@@ -152,7 +152,9 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         byte = (off[:, None] + np.arange(dt.itemsize)).ravel()
         tids = np.repeat(g.gtid[lanes], dt.itemsize)
         if region.kind == "shared" and g.cta.races is not None:
-            g.cta.races.access(byte, tids, True, line, atomic=True)
+            # its read of never-written bytes is reported as a plain read's is (the bins nobody zeroed), but an
+            # exchange's: the value it stores does not depend on what was there
+            g.cta.races.access(byte, tids, True, line, atomic=True, name=f"atomic_{op}", unwritten=op != "exch")
         elif region.kind == "dsmem" and region.owner is not None and region.owner.races is not None:
             region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:

@@ -25,6 +25,33 @@ ZEROED = (
 )
 
 
+#: rounds of one ``while`` loop after which the emulator calls it a hang
+WHILE_ROUNDS = 10_000_000
+
+
+def _hang_check(g, rounds: int, line) -> None:
+    """A ``while`` loop at ``line`` ran ``rounds`` rounds: past :data:`WHILE_ROUNDS`, or past the emulation's
+    ``timeout_s``, it is a hang (``KernelFault('timeout')``), as the GPU run would be."""
+    import time
+
+    prog = g.cta.program
+    deadline = prog.deadline
+    late = deadline is not None and time.perf_counter() > deadline[0]
+    if rounds <= WHILE_ROUNDS and not late:
+        return
+    from txlab.errors import KernelFault
+
+    why = f"past timeout_s={deadline[1]:g} s" if late else f"{rounds:,} rounds"
+    raise KernelFault(
+        "timeout",
+        f"{prog.kernel_name} on the CPU emulator: the while loop at line {line} ran {why} without ending; on a GPU this "
+        "kernel would hang there",
+        kernel=prog.kernel_name,
+        hint="a loop waiting on a value nothing changes (a spin on shared or global memory no other thread writes, "
+        "a condition that never turns false); check what the loop's condition reads",
+    )
+
+
 class Group:
     """Threads of one CTA that run in lockstep: the whole CTA, or one warp (warp mode)."""
 
@@ -398,7 +425,7 @@ class Compiler:
         off = info["elem_offset"]
 
         def load_mem(g):
-            return prog.mem_read(g, g.env[bufvar], idx(g), off, dt, line, info)
+            return prog.mem_read(g, g.env[bufvar], idx(g), off, dt, line, info, plain=True)
 
         return load_mem
 
@@ -443,7 +470,7 @@ class Compiler:
         off = info["elem_offset"]
 
         def store_mem(g):
-            prog.mem_write(g, g.env[bufvar], idx(g), off, dt, value_fn(g), line, info)
+            prog.mem_write(g, g.env[bufvar], idx(g), off, dt, value_fn(g), line, info, plain=True)
 
         return store_mem
 
@@ -760,8 +787,8 @@ class Compiler:
                 else:
                     body(g)
                 guard += 1
-                if guard > 50_000_000:
-                    raise NotEmulatedError("while loop that does not terminate", lineno=line)
+                if not guard & 4095:
+                    _hang_check(g, guard, line)
             if rec is not None:
                 g.slots["loops"].pop()
             g.mask = outer

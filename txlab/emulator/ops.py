@@ -343,6 +343,7 @@ def _shfl(kind):
         line = comp.line
 
         def f(g):
+            warp_collective(g)
             v = val(g)
             V, pad = _warps(g, v)
             av = arg(g)
@@ -374,8 +375,18 @@ HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
 
 
+def warp_collective(g) -> None:
+    """The active lanes ran a warp-wide ``.sync`` collective (``__syncwarp``, a shuffle, vote, match,
+    redux, elect): for the race checker their warps' earlier shared accesses are ordered (see
+    txlab/emulator/lane_hazards.py; for all but ``__syncwarp`` conservatively)."""
+    races = g.cta.races
+    if races is not None:
+        races.sync_warps(g.warp_of_lane[g.active()])
+
+
 def _member_active(g, mask_val):
     """Active lanes that are in the member mask, as a (nw, 32) bool array."""
+    warp_collective(g)
     act, pad = _warps(g, g.active(), False)
     m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
     M_, _ = _warps(g, m, 0)
@@ -424,6 +435,7 @@ for _mode in ("ballot", "any", "all"):
 @handler("tirx.cuda.elect_sync")
 def _elect(comp, call):
     def f(g):
+        warp_collective(g)
         act, pad = _warps(g, g.active(), False)
         first = np.argmax(act, axis=1)
         out = np.zeros(act.shape, np.uint32)
@@ -472,6 +484,7 @@ def _warp_reduce(comp, call):
     line = comp.line
 
     def f(g):
+        warp_collective(g)
         _butterfly_check(g, width, line, f"warp_reduce ({_str(call.args[1])})")
         V, pad = _warps(g, val(g))
         return _unwarp(g, _butterfly(V, op, width), pad)
@@ -557,7 +570,19 @@ for _n in ("tirx.ptx.cp_async_bulk_commit_group", "tirx.ptx.cp_async_bulk_wait_g
 _PREFETCH = "prefetches (prefetch, prefetchu, prefetch.tensormap) are no-ops: they move nothing a kernel can read"
 for _n in ("tirx.ptx.prefetch", "tirx.ptx.prefetchu", "tirx.ptx.prefetch_valid_addr"):
     HANDLERS[_n] = _noop(_PREFETCH)
-HANDLERS["tirx.cuda.warp_sync"] = _noop("warp_sync (__syncwarp) is a no-op: a warp runs in lockstep here")
+
+
+@handler("tirx.cuda.warp_sync")
+def _warp_sync(comp, call):
+    """``__syncwarp``: values need nothing (a warp runs in lockstep here); it orders the lanes' shared accesses."""
+
+    def f(g):
+        warp_collective(g)
+        return np.int32(0)
+
+    return f
+
+
 HANDLERS["tirx.cuda.nano_sleep"] = _noop()
 HANDLERS["tirx.ptx.setmaxnreg"] = _noop("setmaxnreg is a no-op (registers are not modelled)")
 HANDLERS["tirx.ptx.setmaxnreg_inc"] = HANDLERS["tirx.ptx.setmaxnreg"]

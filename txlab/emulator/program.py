@@ -63,6 +63,7 @@ class Program:
 
         self.func = func
         self.kernel_name = kernel_name
+        self.deadline = None  # (perf_counter deadline, timeout_s) of emulate(timeout_s=...)
         self.launch = launch
         self.check = check
         self.stop = stop
@@ -75,6 +76,7 @@ class Program:
         self.uses_dyn = False
         self.findings: list[Finding] = []
         self._finding_keys: dict = {}
+        self._lane_races: set = set()  # keys of race findings between lanes of one warp (replaced by a cross-warp one)
         self.notes: list[str] = []
         self.stats = {"instructions": 0, "lane_instructions": 0}
         cl = tuple(int(v) for v in (launch.get("cluster") or ()))
@@ -196,6 +198,14 @@ class Program:
         (k1, l1, t1), (k2, l2, t2) = r["first"][:3], r["second"][:3]
         l1 = l1 if l1 is not None and l1 >= 0 else None
         l2 = l2 if l2 is not None and l2 >= 0 else None
+        key = (kind, l1, l2, k1, k2)
+        prev = self._finding_keys.get(key)
+        if prev is not None and key in self._lane_races and r.get("warp") is None:
+            # the same two lines race across warps too: that report (a barrier's fix covers both) replaces it
+            self._lane_races.discard(key)
+            prev.message, prev.threads, prev.index, prev.buffer, prev.cta = message, [t1, t2], [r["addr"]], buffer, cta
+        elif prev is None and r.get("warp") is not None:
+            self._lane_races.add(key)
         return self.finding(
             kind,
             message,
@@ -206,7 +216,7 @@ class Program:
             index=[r["addr"]],
             buffer=buffer,
             count=r["count"],
-            key=(kind, l1, l2, k1, k2),
+            key=key,
         )
 
     def _track_atomic_targets(self, args_env, space):
@@ -375,7 +385,7 @@ class Program:
             return e + add[:, None]
         return e + add
 
-    def mem_read(self, g, base, idx, off, dt, line, info):
+    def mem_read(self, g, base, idx, off, dt, line, info, plain=False):
         elem = idx if off == 0 else np.asarray(idx) + off
         region, e, lm = self._resolve(g, base, elem, dt, line, info, False)
         view = region.view(dt)
@@ -383,12 +393,12 @@ class Program:
         if lm is not None:
             out = np.where(lm if out.ndim == 1 else lm[:, None], out, np.zeros((), dt))
         if region.kind == "shared" and g.cta.races is not None:
-            self._race(g, e, lm, dt, False, line, info)
+            self._race(g, e, lm, dt, False, line, info, plain)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, e, lm, dt, False, line)
         return out if out.ndim else out[()]
 
-    def mem_write(self, g, base, idx, off, dt, value, line, info):
+    def mem_write(self, g, base, idx, off, dt, value, line, info, plain=False):
         elem = idx if off == 0 else np.asarray(idx) + off
         region, e, lm = self._resolve(g, base, elem, dt, line, info, True)
         if region.readonly and g.active().any():  # an active lane writes a read-only argument: an InputError
@@ -408,7 +418,7 @@ class Program:
                 if act.size:
                     view[int(e)] = v[act[-1]]
             if region.kind == "shared" and g.cta.races is not None:
-                self._race(g, np.full(g.L, int(e)), lm, dt, True, line)
+                self._race(g, np.full(g.L, int(e)), lm, dt, True, line, plain=plain)
             elif region.kind == "dsmem":
                 self._dsmem_written(g, region, np.full(g.L, int(e)), lm, dt)
             elif self.global_races is not None and self.global_races.tracks(region):
@@ -430,21 +440,24 @@ class Program:
         else:
             view[e] = v
         if region.kind == "shared" and g.cta.races is not None:
-            self._race(g, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt, True, line)
+            self._race(g, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt, True, line, plain=plain)
         elif region.kind == "dsmem":
             self._dsmem_written(g, region, race_e if np.ndim(race_e) else np.full(g.L, int(race_e)), lm, dt)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
 
-    def _race(self, g, e, lm, dt, write, line, info=None):
+    def _race(self, g, e, lm, dt, write, line, info=None, plain=False):
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
-        nothing wrote, per ``info['unwritten']`` (see RaceChecker.access; default True)."""
+        nothing wrote, per ``info['unwritten']`` (see RaceChecker.access; default True). ``plain``: a
+        thread's own load or store (not a collective's), also checked between lanes of a warp."""
         byte, tids = _lane_bytes(g, e, lm, dt)
         if g.cta.cp_pending:
             self._cp_in_flight(g, byte, tids, write, line)
         info = info or {}
-        g.cta.races.access(byte, tids, write, line, name=info.get("name"), unwritten=info.get("unwritten", True))
+        g.cta.races.access(
+            byte, tids, write, line, name=info.get("name"), unwritten=info.get("unwritten", True), lanes=plain
+        )
 
     @staticmethod
     def _dsmem_written(g, region, e, lm, dt):
@@ -773,7 +786,10 @@ class Cta:
         line, addr, through = r["line"], r["addr"], r["name"]
         buffer, what = self._shared_place(addr)
         buffer = buffer or through
-        if through and through != buffer:
+        atomic = bool(through) and through.startswith("atomic_")
+        if atomic:
+            what += f" with {through} (its read-modify-write starts from whatever was there: zero it, then cta_sync())"
+        elif through and through != buffer:
             what += f", through {through}"
         at = f"line {line}" if line is not None else "an unknown line"
         self.program.finding(
@@ -804,15 +820,20 @@ class Cta:
         cta_index = self.index_of(c)
         (k1, l1, t1), (k2, l2, t2) = r["first"], r["second"]
         buffer, where = self._shared_place(r["addr"])
-        self.program.race_finding(
-            "shared_race",
-            f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
-            f"{where} with no barrier between them (threads of different warps): order them with a barrier "
-            "(Tx.cuda.cta_sync()) or an mbarrier wait between the two accesses",
-            r,
-            cta_index,
-            buffer=buffer,
-        )
+        if r.get("warp") is not None:  # two lanes of one warp (txlab/emulator/lane_hazards.py)
+            message = (
+                f"shared-memory race within warp {r['warp']}: {k1} by thread {t1} (line {l1}) and {k2} by thread "
+                f"{t2} (line {l2}) of {where} with no __syncwarp() between them: lanes of a warp are scheduled "
+                "independently since Volta, so the warp-synchronous idiom is a race (compute-sanitizer's racecheck "
+                "reports it); put Tx.cuda.warp_sync() between the two accesses"
+            )
+        else:
+            message = (
+                f"shared-memory race: {k1} by thread {t1} (line {l1}) and {k2} by thread {t2} (line {l2}) of "
+                f"{where} with no barrier between them (threads of different warps): order them with a barrier "
+                "(Tx.cuda.cta_sync()) or an mbarrier wait between the two accesses"
+            )
+        self.program.race_finding("shared_race", message, r, cta_index, buffer=buffer)
 
     def index_value(self, tag, g):
         if tag.startswith("cluster"):

@@ -254,7 +254,7 @@ def _ld(comp, call):
     def f(g):
         base = addr(g)
         e = np.broadcast_to(elems, (g.L, n)) if n > 1 else elems
-        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info))
+        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info, plain=True))
         if n > 1:
             v = np.broadcast_to(v, (g.L, n)) if v.ndim < 2 or v.shape[0] != g.L else v
             g.slots[key] = [to_register(v[:, k], dt, reg_dts[k], signed) for k in range(n)]
@@ -290,10 +290,18 @@ def _st(comp, call):
         base = base if np.ndim(base) else base[()]
         cols = [np.broadcast_to(from_register(fn(g), rd, dt), (g.L,)) for fn, rd in zip(fns, reg_dts)]
         if single:
-            prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info)
+            prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info, plain=True)
         else:
             prog.mem_write(
-                g, base, np.broadcast_to(idx, (g.L, idx.shape[1])), 0, dt, np.stack(cols, axis=1), line, info
+                g,
+                base,
+                np.broadcast_to(idx, (g.L, idx.shape[1])),
+                0,
+                dt,
+                np.stack(cols, axis=1),
+                line,
+                info,
+                plain=True,
             )
         return np.int32(0)
 

@@ -24,8 +24,9 @@ Never-written reads: both checkers also keep, per shared byte, whether anything 
 wrote it yet (a store, an atomic, a TMA load or multicast, a cp.async landing, tcgen05.alloc's
 address, a DSMEM store from another CTA); a plain read (a load, ldmatrix, a wgmma/tcgen05 operand, a
 TMA store's in-bounds source) of bytes nothing wrote is an ``uninitialized_shared_read`` (a GPU
-reads whatever was left there). Atomics mark their bytes written and are never reported: a
-read-modify-write of never-written bytes is reported neither way (conservative). Tensor-core
+reads whatever was left there); so is an atomic read-modify-write of such bytes (a histogram whose
+bins nobody zeroed), but an exchange's, whose stored value does not depend on them. Atomics mark
+their bytes written. Tensor-core
 operand reads (wgmma, tcgen05.mma/cp descriptors, non-transposed ldmatrix rows) count only the
 operand rows that are partly written: a row nothing wrote is the GEMM tail idiom (see
 :meth:`RaceChecker.access`). A read that a race is later reported against (the write landing after
@@ -33,14 +34,18 @@ it with nothing ordering them, or a cp.async still copying) is that race only: t
 reads are kept per line and reported when the CTA's run ends (:meth:`_Reporter.flush`), except at
 lines a race named as the read.
 
-Scope (documented limits): accesses by lanes of one warp are ordered by program order (the
-emulator runs a warp in lockstep), so intra-warp hazards without ``__syncwarp`` are not reported;
-two lanes writing one byte in the same instruction are not reported.
+Lanes of one warp: both checkers hand plain loads and stores to a :class:`LaneHazards`
+(txlab/emulator/lane_hazards.py), which reports two lanes of one warp touching a byte with no
+``__syncwarp`` or barrier between (the warp-synchronous idiom; the warp's lockstep here is one
+legal schedule, not a promise). Two lanes writing one byte in the same instruction are not
+reported.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from txlab.emulator.lane_hazards import LaneHazards
 
 
 class _Reporter:
@@ -177,11 +182,13 @@ class RaceChecker(_Reporter):
         self.a_line = self.a_tid = None
         self.labels: dict = {}  # agent row -> what it stands for, in reports
         self._init_written(ctas * nbytes, report_unwritten)
+        self.lanes = LaneHazards(ctas * nbytes, nbytes, self.T, ctas, report)
 
     # ---- synchronisation -------------------------------------------------------------------
     def barrier(self, warps) -> None:
         """A CTA barrier released ``warps`` (batch-wide warp ids) together, per CTA."""
         ws = np.asarray(warps).astype(np.int64)
+        self.lanes.sync(ws)
         cs = ws // self.W
         wl = ws % self.W
         for c in np.unique(cs):
@@ -196,12 +203,16 @@ class RaceChecker(_Reporter):
 
     def release(self, warp: int) -> np.ndarray:
         """The clock an mbarrier arrive by ``warp`` publishes; the warp's own clock then ticks."""
+        if warp < self.W * self.B:
+            self.lanes.sync(warp)
         c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
         out = self.vc[c, w].copy()
         self.vc[c, w, w] += 1
         return out
 
     def acquire(self, warp: int, clock) -> None:
+        if warp < self.W * self.B:
+            self.lanes.sync(warp)
         if clock is not None:
             c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
             np.maximum(self.vc[c, w], clock, out=self.vc[c, w])
@@ -213,6 +224,10 @@ class RaceChecker(_Reporter):
     def ordered(self, c, w, u, clk) -> np.ndarray:
         """Whether warp ``w`` (now) is ordered after warp ``u``'s access at clock ``clk``."""
         return self.vc[c, w, u] >= clk
+
+    def sync_warps(self, warps) -> None:
+        """A warp-wide synchronisation (``__syncwarp``, a shuffle, a vote) of ``warps``: orders its lanes."""
+        self.lanes.sync(warps)
 
     def known_of(self, warp: int) -> dict:
         """What ``warp`` knows of other CTAs' warps: {cluster rank: clock}."""
@@ -239,6 +254,7 @@ class RaceChecker(_Reporter):
         *,
         name=None,
         unwritten: bool | int = True,
+        lanes: bool = False,
     ) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
@@ -248,7 +264,8 @@ class RaceChecker(_Reporter):
         ``name``), unless ``unwritten`` is False (the caller checks a part: :meth:`check_written`); an int
         ``unwritten``: ``byte_addr`` is rows of that many bytes (a tensor-core operand's M or N rows), and
         only rows partly written count -- a row nothing wrote is the GEMM tail idiom (only the rows
-        inside the matrix loaded; the rest feed accumulator rows that are never stored)."""
+        inside the matrix loaded; the rest feed accumulator rows that are never stored). ``lanes``: a
+        plain load or store, also checked against other lanes of its warp (:class:`LaneHazards`)."""
         if byte_addr.size == 0:
             return
         a = np.asarray(byte_addr).astype(np.int64)
@@ -256,12 +273,16 @@ class RaceChecker(_Reporter):
         c = tids // self.T
         t = tids % self.T
         if atomic:
+            if unwritten is True:  # an atomic's read of bytes nothing wrote: the bins nobody zeroed
+                self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, True)
             self._atomic(a, c, t, t // 32, line)
             self.written[c * self.n + a] = True
             return
         if not write and unwritten is not False:
             self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, unwritten)
         self._access(a, c, t, t // 32, write, line)
+        if lanes:
+            self.lanes.access(c * self.n + a, tids, write, line)
 
     def _atomic(self, a, c, t, w, line) -> None:
         ln = -1 if line is None else int(line)
@@ -420,15 +441,22 @@ class EpochRaceChecker(_Reporter):
         self.report = report
         self._seen: set = set()
         self._init_written(size, report_unwritten)
+        self.lanes = LaneHazards(size, nbytes, self.T, ctas, report)
 
     def barrier(self, warps) -> None:
+        self.lanes.sync(warps)
         self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
 
     def release(self, warp: int):
-        return None  # no waits in lockstep: an arrive orders nothing here
+        self.lanes.sync(warp)
+        return None  # no waits in lockstep: an arrive orders nothing here (but its own warp's lanes)
 
     def acquire(self, warp: int, clock) -> None:
-        pass
+        self.lanes.sync(warp)
+
+    def sync_warps(self, warps) -> None:
+        """A warp-wide synchronisation (``__syncwarp``, a shuffle, a vote) of ``warps``: orders its lanes."""
+        self.lanes.sync(warps)
 
     def known_of(self, warp: int) -> dict:
         return {}  # nor across CTAs
@@ -456,10 +484,11 @@ class EpochRaceChecker(_Reporter):
         *,
         name=None,
         unwritten: bool | int = True,
+        lanes: bool = False,
     ) -> None:
         if byte_addr.size == 0:
             return
-        tids = np.asarray(tids)
+        tids = lane_tids = np.asarray(tids)
         if self.B == 1:
             c = None
             t = tids.astype(np.int32)
@@ -484,10 +513,11 @@ class EpochRaceChecker(_Reporter):
                 cta = 0 if c is None else int(c[i])
                 self._emit(kind, first_line, first_tid, what, ln, int(t[i]), int(j % self.n), int(bad.sum()), cta)
 
+        if not write or atomic:  # an atomic reads too (its caller says whether that read counts)
+            if unwritten is not False:
+                self._read_unwritten(k, t, 0 if c is None else c, ln, name, unwritten)
         if write or atomic:
             self.written[k] = True
-        elif unwritten is not False:
-            self._read_unwritten(k, t, 0 if c is None else c, ln, name, unwritten)
         ww = self.w_warp[k]
         first((ww >= 0) & (ww != w) & (self.w_ep[k] == e), "write", self.w_line, self.w_tid)
         reads = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
@@ -537,14 +567,20 @@ class EpochRaceChecker(_Reporter):
             if same.any():
                 ks = k[same]
                 self.o_warp[ks], self.o_tid[ks], self.o_line[ks] = w[same], t[same], ln
+        if lanes:  # after the checks across warps: where both race, that report stands
+            self.lanes.access(k, lane_tids, write, line)
 
     @staticmethod
     def _note(ep, warp, multi, tid, line, k, w, e, t, ln) -> None:
-        """Record readers (or atomics) of bytes ``k`` in this epoch: one warp, or several."""
-        several = multi[k] | ((ep[k] == e) & (warp[k] != w))
+        """Record readers (or atomics) of bytes ``k`` in this epoch: one warp, or several. A record of an
+        earlier epoch counts for nothing; one instruction's lanes of several warps on one byte make it several,
+        whichever lane's value the (duplicate-index) assignment keeps."""
+        now = ep[k] == e
+        several = now & (multi[k] | (warp[k] != w))
         warp[k] = w
         several |= warp[k] != w  # several warps in this instruction
-        multi[k] = several
+        multi[k] = False
+        multi[k[several]] = True
         ep[k] = e
         tid[k] = t
         line[k] = ln

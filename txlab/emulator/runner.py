@@ -110,6 +110,7 @@ def emulate(
     arch: str | None = None,
     fast_math: bool | None = None,
     iket: bool = False,
+    timeout_s: float | None = None,
 ) -> EmulationResult:
     """Run ``kernel_or_compiled`` (a ``@T.prim_func``, IRModule or :class:`txlab.Compiled`) on the
     CPU with ``args`` (numpy arrays and Python scalars, as for a GPU run; arrays are written in
@@ -124,6 +125,9 @@ def emulate(
     IKET annotations (``T.cuda.iket.*``, stripped by the regular build) as events with emulated-work
     clocks, in ``result.iket_events`` (:mod:`txlab.emulator.iket`; what :func:`txlab.timeline.emulate`
     uses); by default they are stripped as in the regular build, and the result's notes say so.
+    ``timeout_s``: wall-clock seconds the emulation may take (default: none); a run past it, or a ``while`` loop
+    past 10 million rounds, is :class:`txlab.KernelFault` ``kind="timeout"`` at the loop's line (on a GPU the
+    kernel would hang there).
     """
     import time
 
@@ -170,7 +174,7 @@ def emulate(
     names = bind_symbols(sig, args)
     space = M.AddressSpace()
     bind = _HostBinder(sig, user, args, names, space)
-    bind.walk(host_mod)
+    bind.walk(host_mod, entry)
     t_lower = time.perf_counter() - t0
     from txlab.emulator.interpreter import user_file
 
@@ -194,6 +198,7 @@ def emulate(
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
+        prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
         _check_launch(kname, launch_arch, grid, block, prog.static_smem, dyn)
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
@@ -345,10 +350,14 @@ class _HostBinder:
                 self.scalars[p["name"]] = v
         self.space = space
 
-    def walk(self, host_mod):
+    def walk(self, host_mod, entry=None):
+        """The launches of host function ``entry`` (of every host function when the module has none by that
+        name): a module of several kernels runs only the one called."""
         from txlab import ir
 
-        for _, f in host_mod.functions_items():
+        funcs = list(host_mod.functions_items())
+        mine = [(gv, f) for gv, f in funcs if gv.name_hint == entry]
+        for _, f in mine or funcs:
             for node in ir.walk(f.body):
                 t = type(node).__name__
                 if t in ("Bind", "LetStmt") and hasattr(node, "var"):  # host-side CSE (cse_v1 = n // 128)
