@@ -169,3 +169,50 @@ def test_a_reference_that_returns_nothing_is_named():
 
     with pytest.raises(InputError, match="the reference returned None.*missing return"):
         txlab.check(k, (a, h, N), reference=ref, inout=("H",), device="cpu")
+
+
+def test_integer_outputs_must_be_equal_unless_a_tolerance_is_given():
+    """An off-by-one int32 kernel around 1e6 passed the float tolerance (1 <= 1e-5 * 1e6); integers are compared
+    exactly by default, and by the tolerance the caller gives."""
+    k = make(body="A[i] + 1", tag="plus-one")
+    a, h = np.arange(N, dtype=np.int32) + 1_000_000, np.zeros(N, np.int32)
+    r = txlab.check(k, (a, h, N), reference=lambda a, h, n: a, device="cpu")
+    assert not r.ok and r.outputs["H"]["mismatches"] == N and "unequal (integers: exact)" in r.summary()
+    assert txlab.check(k, (a, h, N), reference=lambda a, h, n: a + 1, device="cpu").ok
+    assert txlab.check(k, (a, h, N), reference=lambda a, h, n: a, atol=1, device="cpu").ok
+
+
+def test_nan_and_inf_where_the_reference_has_them_match_but_the_poison_never_does():
+    k = make(dtype="float32", body="T.log(A[i])", tag="log")
+    a = np.array([1.0, 0.0, -1.0] * 100, np.float32)  # the last: log(-1) = NaN
+    ref = lambda a, h, n: np.log(a)  # noqa: E731 - 0, nan, -inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert txlab.check(k, (a, np.zeros(N, np.float32), N), reference=ref, device="cpu").ok
+        # a kernel that skips the last element leaves the poison where the reference has NaN: not a match
+        short = make(dtype="float32", bound="n - 1", body="T.log(A[i])", tag="log-short")
+        r = txlab.check(short, (a, np.zeros(N, np.float32), N), reference=ref, device="cpu")
+    assert not r.ok and r.outputs["H"]["first_mismatch"] == [N - 1], r.summary()
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"rtol": -1}, "rtol must be finite and >= 0"),
+        ({"atol": float("nan")}, "atol must be finite and >= 0"),
+        ({"rtol": "1e-3"}, "rtol must be a number"),
+    ],
+)
+def test_bad_tolerances_are_named(kwargs, words):
+    k = make(dtype="float32", body="A[i]", tag="copy")
+    a = np.ones(N, np.float32)
+    with pytest.raises(InputError, match=words):
+        txlab.check(k, (a, np.zeros_like(a), N), reference=lambda a, h, n: a, device="cpu", **kwargs)
+
+
+def test_args_that_are_not_a_tuple_and_a_reference_of_no_numbers_are_named():
+    k = make(dtype="float32", body="A[i]", tag="copy")
+    a = np.ones(N, np.float32)
+    with pytest.raises(InputError, match="args must be a tuple or list"):
+        txlab.check(k, a, reference=lambda a, h, n: a, device="cpu")
+    with pytest.raises(InputError, match="not numbers"):
+        txlab.check(k, (a, np.zeros_like(a), N), reference=lambda a, h, n: "hi", device="cpu")

@@ -102,6 +102,55 @@ def test_an_emulated_call_that_goes_out_of_bounds_is_a_fault(no_gpu):
     assert info.value.kind == "emulated" and "CPU emulator" in str(info.value)
 
 
+def test_an_emulated_call_that_faults_leaves_the_arrays_unchanged_and_one_array_twice_stays_one(no_gpu):
+    """A faulting emulated call wrote the in-bounds lanes into the caller's array (an isolated GPU run leaves it
+    unchanged); a clean call still writes back, and an in-place call given one array twice still sees one array."""
+    bad = kernel(SCALE.replace("BOUND", "n + 8"), "scale", "oob")
+    a, b, n = _args()
+    with pytest.raises(KernelFault):
+        txlab.run.launch(bad, a, b, n)
+    assert not b.any()
+    good = kernel(SCALE.replace("BOUND", "n"), "scale", "scale")
+    txlab.run.launch(good, a, a, n)  # B is A: in place
+    np.testing.assert_array_equal(a, 2 * np.arange(n, dtype=np.float32))
+
+
+SPIN = """
+@T.prim_func
+def spin(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    s = T.alloc_shared((1,), "int32")
+    if tx == 0:
+        s[0] = 1
+    T.cuda.cta_sync()
+    while s[0] > 0:
+        s[0] = s[0] + 0
+    B[tx] = A[tx]
+"""
+
+
+def test_a_kernel_that_hangs_on_the_emulator_is_a_timeout_at_its_loop(no_gpu, monkeypatch):
+    """A spin on a value nothing changes ran ~4 minutes and then said "not emulated"; it is a hang: past
+    ``timeout_s``, or past the emulator's round limit, ``KernelFault('timeout')`` at the loop's line."""
+    import time
+
+    from txlab.emulator import interpreter
+
+    k = kernel(SPIN, "spin", "spin")
+    a = np.ones(256, np.float32)
+    t = time.perf_counter()
+    with pytest.raises(KernelFault) as info:
+        txlab.check(k, (a, np.zeros_like(a)), reference=lambda a, b: a, device="cpu", timeout_s=1)
+    assert time.perf_counter() - t < 30
+    f = info.value
+    assert f.kind == "timeout" and "timeout_s=1 s" in str(f) and "while loop at line" in str(f) and f.hint
+    monkeypatch.setattr(interpreter, "WHILE_ROUNDS", 20_000)
+    with pytest.raises(KernelFault, match=r"ran 20,480 rounds without ending"):
+        txlab.run.launch(k, a, np.zeros_like(a))
+
+
 def test_insisting_on_a_gpu_names_the_cpu_alternative(scale, no_gpu, monkeypatch):
     monkeypatch.setattr(txlab.config, "device", "gpu")
     c = txlab.compile(scale, arch="sm_90a")

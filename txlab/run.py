@@ -36,11 +36,13 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
 
     With ``txlab.config.isolation == "process"`` a GPU run happens in the worker (txlab.worker): a
     fault or a hang raises :class:`txlab.KernelFault` and leaves this process and its arrays intact.
-    ``timeout_s`` (isolated runs only) overrides ``txlab.config.timeout_s`` for this call."""
+    ``timeout_s`` overrides ``txlab.config.timeout_s`` for this call (isolated GPU runs); on the emulator it bounds
+    the emulation's wall time (none by default), and a run past it is ``KernelFault('timeout')``. An emulated call
+    that faults leaves the numpy arrays passed in unchanged."""
     from txlab.device import choose
 
     if choose(device) == "cpu":
-        return _emulated(kernel, args)
+        return _emulated(kernel, args, timeout_s)
     kernel = as_compiled(kernel, what="txlab.run.launch")
     from txlab.launch import check_launch, checked_then_gpu, raise_inline_fault, to_device
     from txlab.launch import sync as wait_for_kernel
@@ -67,12 +69,24 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     return None
 
 
-def _emulated(kernel, args):
+def _emulated(kernel, args, timeout_s=None):
+    """An emulated launch on copies of the numpy arrays, written back only when it ends clean: a faulting call
+    leaves the caller's arrays as they were, as an isolated GPU run does."""
     from txlab.emulator import emulate
     from txlab.errors import KernelFault
 
-    result = emulate(kernel, *args)
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    aliased = any(np.may_share_memory(x, y) for i, x in enumerate(arrays) for y in arrays[i + 1 :])
+    # arrays that share memory (an in-place kernel given one array twice) run in place: copies would part them
+    work = [
+        np.array(a, copy=True) if isinstance(a, np.ndarray) and a.flags.writeable and not aliased else a for a in args
+    ]
+    result = emulate(kernel, *work, timeout_s=timeout_s)
     bad = [f for f in result.findings if f.kind != "note"]
+    if not bad:
+        for a, w in zip(args, work):
+            if w is not a:
+                a[...] = w
     if bad:
         more = f" (and {len(bad) - 1} more: txlab.emulate(kernel, *args) lists them)" if len(bad) > 1 else ""
         raise KernelFault(
@@ -128,8 +142,8 @@ class CheckResult:
             status = "ok" if o["ok"] else "MISMATCH"
             parts.append(
                 f"{name}: {status} (max abs {o['max_abs_err']:.3g}, rel Frobenius "
-                f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} outside "
-                f"rtol={self.rtol:g} atol={self.atol:g}"
+                f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} "
+                + ("unequal (integers: exact)" if o.get("exact") else f"outside rtol={self.rtol:g} atol={self.atol:g}")
                 + (f"; unwritten {o['unwritten']}" if o.get("unwritten") and "never_written" not in o else "")
                 + _poison_counts(o)
                 + (
@@ -290,8 +304,8 @@ def check(
     *,
     outputs=None,
     inout=(),
-    rtol: float = 1e-5,
-    atol: float = 1e-6,
+    rtol: float | None = None,
+    atol: float | None = None,
     timeout_s: float | None = None,
     device: str | None = None,
 ) -> CheckResult:
@@ -309,6 +323,10 @@ def check(
     histogram, a ``+=`` epilogue, an in-place update): they are not poisoned, and are outputs by
     default.
 
+    Tolerances: an element matches when ``|got - want| <= atol + rtol * |want|`` (default ``rtol=1e-5``,
+    ``atol=1e-6``); a NaN or infinity where the reference has the same matches (the poison never does).
+    Integer and bool outputs must be equal unless ``rtol`` or ``atol`` is given.
+
     ``device`` (default ``txlab.config.device``, "auto"): "auto" runs on the GPU when one is usable,
     else on the CPU emulator (:func:`txlab.emulate`, said once); "gpu" insists; "cpu" emulates. The
     emulator's findings are in ``CheckResult.findings`` and fail the check. In isolated mode a GPU
@@ -316,6 +334,18 @@ def check(
     """
     from txlab.device import choose
 
+    exact = rtol is None and atol is None
+    rtol, atol = _tolerance("rtol", rtol, 1e-5), _tolerance("atol", atol, 1e-6)
+    if not isinstance(args, (tuple, list)):
+        raise InputError(
+            f"txlab.check's args must be a tuple or list of the kernel's arguments, e.g. (a, b, n); got "
+            f"{type(args).__name__} (one array? pass (a,))"
+        )
+    if not callable(reference):
+        raise InputError(
+            f"txlab.check's reference must be a function of the kernel's arguments returning the expected output; "
+            f"got {type(reference).__name__}"
+        )
     device = choose(device)
     if device == "gpu":
         kernel = as_compiled(kernel, what="txlab.check")
@@ -341,7 +371,7 @@ def check(
         if device == "cpu":
             from txlab.emulator import emulate
 
-            return [str(f) for f in emulate(kernel, *host).findings if f.kind != "note"]
+            return [str(f) for f in emulate(kernel, *host, timeout_s=timeout_s).findings if f.kind != "note"]
         launch(kernel, *host, timeout_s=timeout_s, device="gpu")
         return []
 
@@ -350,7 +380,15 @@ def check(
     for n, want in exp.items():
         got = host_args[index[n]]
         want = np.asarray(want)
-        results[n] = compare(got, want, rtol, atol)
+        if want.dtype.kind not in "biuf" and want.dtype.name != "bfloat16":
+            raise InputError(
+                f"the reference's value for {n} is {want.dtype} ({type(expected).__name__} returned), not numbers: "
+                "return a numpy array (or a number) of the expected values"
+            )
+        poison = None
+        if n in poisoned and isinstance(got, np.ndarray) and _is_float(got) and poison_bits(got.dtype) is not None:
+            poison = _uint_view(got) == poison_bits(got.dtype)  # never written: no NaN of the reference matches it
+        results[n] = compare(got, want, rtol, atol, exact_integers=exact, equal_nan=True, unmatched=poison)
         if n in poisoned and isinstance(got, np.ndarray) and got.shape == want.shape:
             initial = args[index[n]] if isinstance(args[index[n]], np.ndarray) else None
             results[n].update(poison_diagnosis(got, want, initial))
@@ -376,6 +414,16 @@ def check(
     return CheckResult(
         ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device, findings=findings
     )
+
+
+def _tolerance(name: str, value, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"txlab.check's {name} must be a number, e.g. {name}={default:g}; got {value!r}")
+    if not np.isfinite(value) or value < 0:
+        raise InputError(f"txlab.check's {name} must be finite and >= 0, e.g. {name}={default:g}; got {value!r}")
+    return float(value)
 
 
 def _is_float(a: np.ndarray) -> bool:
@@ -496,13 +544,21 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
 
 
 def compare(
-    got: np.ndarray, want: np.ndarray, rtol, atol, *, exact_integers: bool = False, equal_nan: bool = False
+    got: np.ndarray,
+    want: np.ndarray,
+    rtol,
+    atol,
+    *,
+    exact_integers: bool = False,
+    equal_nan: bool = False,
+    unmatched=None,
 ) -> dict:
     """How ``got`` differs from ``want``: ``ok``, ``mismatches`` of ``size``, ``unwritten`` (NaN
     where a value was expected), ``max_abs_err``, ``rel_frobenius``, the ``first_mismatch`` index
     and its ``got``/``want``. An element matches when ``|got - want| <= atol + rtol * |want|``;
     NaN never matches, unless ``equal_nan`` (then NaN == NaN and inf == inf, as in
-    ``np.isclose(equal_nan=True)``). ``exact_integers``: integer arrays must be equal.
+    ``np.isclose(equal_nan=True)``). ``exact_integers``: integer arrays must be equal (``exact`` in the
+    result). ``unmatched``: a mask of elements that never match (a poison left in place).
     :func:`check` and ``txlab.api.verify`` both compare with this."""
     if got.shape != want.shape:
         raise InputError(f"reference shape {want.shape} differs from the output's {got.shape}")
@@ -511,13 +567,16 @@ def compare(
         w = want.astype(np.float64)
         unwritten = int(np.isnan(g).sum() - np.isnan(w).sum()) if np.issubdtype(g.dtype, np.floating) else 0
         diff = np.abs(g - w)
-        if exact_integers and got.dtype.kind in "iub" and want.dtype.kind in "iub":
+        exact = exact_integers and got.dtype.kind in "iub" and want.dtype.kind in "iub"
+        if exact:
             bad = got.astype(np.int64) != want.astype(np.int64)
         elif equal_nan:
             bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
         else:
             bad = ~(diff <= atol + rtol * np.abs(w))
             bad |= np.isnan(g) & ~np.isnan(w)
+        if unmatched is not None:
+            bad = bad | unmatched
         first = np.argwhere(bad)[0].tolist() if bad.any() else None
         norm = float(np.linalg.norm(w.ravel()))
         rel = (
@@ -535,6 +594,7 @@ def compare(
             "first_mismatch": first,
             "got": None if first is None else float(g[tuple(first)]),
             "want": None if first is None else float(w[tuple(first)]),
+            "exact": exact,
         }
 
 
