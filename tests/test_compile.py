@@ -175,6 +175,7 @@ def test_a_misspelt_api_name_gets_the_closest_names(typo, want):
     err = info.value
     assert err.stage == "parse" and err.message.startswith("AttributeError: ") and typo in err.source_line
     assert err.hint == f"did you mean {want}?", err.hint
+    assert f"hint: did you mean {want}?" in str(err)  # a terminal, a log, nbconvert show str(err)
 
 
 def test_python_syntax_error():
@@ -293,3 +294,53 @@ def test_maxrregcount_caps_a_kernel_with_launch_bounds():
     free, cap = plain.resources["regheavy_kernel"]["registers"], capped.resources["regheavy_kernel"]["registers"]
     assert free > 32 >= cap, (free, cap)
     assert ".maxnreg 32" in capped.ptx and ".maxnreg" not in plain.ptx and ".maxntid 128" in capped.ptx
+
+
+LAUNCH = """
+@Tx.prim_func
+def tr(X: Tx.Buffer((32, 32), "float32"), Y: Tx.Buffer((32, 32), "float32")):
+    Tx.device_entry()
+    bx = Tx.cta_id([1])
+    BINDINGS
+    Y[ty, tx] = X[ty, tx]
+"""
+
+
+@pytest.mark.parametrize(
+    "bindings, line, words, hint",
+    [
+        (
+            "tx = Tx.thread_id([32])\n    ty = Tx.thread_id([16])",
+            "ty = Tx.thread_id([16])",
+            "bound twice with different extents",
+            "tx, ty = Tx.thread_id([32, 16])",
+        ),
+        (
+            "tx = Tx.thread_id([0])\n    ty = tx",
+            "tx = Tx.thread_id([0])",
+            "a launch extent of 0",
+            "at least 1",
+        ),
+    ],
+)
+def test_a_launch_index_the_program_check_refuses_is_named_at_its_line(bindings, line, words, hint):
+    """TVMScript says "Program is not well-formed ... consider setting check_well_formed ... @R.function" at the
+    decorator; the failed check underneath names the problem, at the binding's line, with the fix."""
+    src = LAUNCH.replace("BINDINGS", bindings)
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    err = info.value
+    assert err.source_line.strip() == line and words in err.message and hint in err.hint, str(err)
+    assert "check_well_formed" not in str(err)
+
+
+def test_two_one_dimensional_thread_ids_are_the_same_index_and_say_so():
+    """``tx = Tx.thread_id([32]); ty = Tx.thread_id([32])`` compiles (both are threadIdx.x, ``int ty =
+    ((int)threadIdx.x)``): a warning names it and the 2-D spelling; one 2-D call has none."""
+    (c,) = run_cell(
+        LAUNCH.replace("BINDINGS", "tx = Tx.thread_id([32])\n    ty = Tx.thread_id([32])"), {}, arch="sm_90a"
+    ).values()
+    (w,) = c.warnings
+    assert "tx and ty are the same threadIdx.x" in w and "tx, ty = Tx.thread_id([32, 8])" in w
+    (c,) = run_cell(LAUNCH.replace("BINDINGS", "tx, ty = Tx.thread_id([32, 32])"), {}, arch="sm_90a").values()
+    assert c.warnings == []

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from txlab import build, cache, ir, toolchain
-from txlab.errors import CompileError
+from txlab.errors import CompileError, InputError
 
 from txlab.arch import SUPPORTED_ARCH_BASES, _ARCH_RE, resolve_arch, supported_archs  # noqa: F401 (re-exported)
 
@@ -296,7 +296,10 @@ def compile(  # noqa: A001 - txlab.compile is the public name
 
     t_start = time.perf_counter()
     options = CompileOptions.make(fast_math=fast_math, maxrregcount=maxrregcount, nvcc_flags=nvcc_flags)
-    mod, entry = ir.as_module(kernel, name)
+    try:
+        mod, entry = ir.as_module(kernel, name)
+    except ir.AmbiguousEntry as exc:
+        raise InputError(str(exc)) from None
     arch = resolve_arch(arch)
     script = mod.script()
     key = cache.make_key(
@@ -308,6 +311,8 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
         options=options.key(),
         lines=sourcemap.span_signature(mod),
+        # a module of several kernels: one entry per build (a single kernel's key stays what it was)
+        **({"entry": entry} if len(ir.functions(mod)) > 1 else {}),
     )
     if use_cache:
         entry_files = cache.load(key)
@@ -391,7 +396,7 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         line_table=line_table,
         _lowered=lowered,
     )
-    compiled.warnings = diagnose.launchability(compiled)
+    compiled.warnings = diagnose.launchability(compiled) + diagnose.aliased_indices(compiled)
     cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
     return compiled
 

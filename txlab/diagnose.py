@@ -328,6 +328,34 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+_ONE_INDEX = re.compile(r"^\s*(\w+) = T\.(thread_id|cta_id)\(\[([^\],]*)\]", re.M)
+_CUDA_INDEX = {"thread_id": "threadIdx", "cta_id": "blockIdx"}
+
+
+def aliased_indices(compiled) -> list[str]:
+    """Two names bound by separate one-dimensional ``Tx.thread_id`` (or ``Tx.cta_id``) calls of one kernel: each call
+    binds the same dimension (x), so the second name is the first, not a second dimension (CUDA's ``tx, ty`` habit;
+    the CUDA shows ``int ty = ((int)threadIdx.x)``). Read from the kernel's TVMScript and confirmed in its CUDA."""
+    out = []
+    for func in re.split(r"\n\s*@T\.prim_func", compiled.script or "")[1:]:
+        fname = re.search(r"def (\w+)\(", func)
+        names: dict = {}
+        for m in _ONE_INDEX.finditer(func):
+            names.setdefault(m.group(2), []).append(m.group(1))
+        for call, found in names.items():
+            dim = _CUDA_INDEX[call]
+            same = [
+                n for n in dict.fromkeys(found) if re.search(rf"\bint {n} = \(\(int\){dim}\.x\);", compiled.cuda_source)
+            ]
+            if len(same) > 1:
+                out.append(
+                    f"{fname.group(1) if fname else compiled.name}: {' and '.join(same)} are the same {dim}.x: each "
+                    f"Tx.{call}([n]) binds dimension x, so {same[1]} is {same[0]}, not a second dimension; for a 2-D "
+                    f"{'block' if call == 'thread_id' else 'grid'} write {same[0]}, {same[1]} = Tx.{call}([32, 8])"
+                )
+    return out
+
+
 def launchability(compiled) -> list[str]:
     """Why each kernel cannot launch on its arch as compiled (empty when it can): threads per CTA
     past 1024, shared memory past the per-CTA limit, registers x threads past the register file."""

@@ -192,6 +192,51 @@ def emulate_cell(results: dict, expr: str, user_ns: dict) -> dict:
     return out
 
 
+_BINDING_CALL = re.compile(r"\b(thread_id|cta_id|cluster_id|warp_id|lane_id|warpgroup_id)\s*\(")
+
+
+def _not_well_formed(exc, lines: list, ln: int) -> tuple:
+    """``(message, line, hint)`` for TVMScript's "Program is not well-formed" (its own advice is about
+    turning the check off): the failed check underneath, at the statement it is about where that can be told."""
+    reason = None
+    c = exc
+    while c is not None:  # the innermost "Check failed: (...) is false: why"
+        for text_line in str(c).splitlines():
+            if "Check failed" in text_line:
+                reason = re.split(r"is false:\s*|\)\s*:\s*", text_line, maxsplit=1)[-1].strip() or reason
+            elif "TIRxError:" in text_line:
+                reason = text_line.split("TIRxError:", 1)[1].strip() or reason
+        c = c.__cause__ or c.__context__
+    if reason is None:
+        return "Program is not well-formed", ln, None
+    if "scope binding" in reason:
+        seen: dict = {}
+        for i, text in enumerate(lines, 1):
+            for m in _BINDING_CALL.finditer(text):
+                seen.setdefault(m.group(1), []).append(i)
+        name, again = next(((k, v) for k, v in seen.items() if len(v) > 1), (None, None))
+        if again:
+            first = lines[again[0] - 1].strip()
+            example = "bx, by = Tx.cta_id([8, 4])" if name == "cta_id" else f"tx, ty = Tx.{name}([32, 16])"
+            return (
+                f"this launch index is bound twice with different extents ({reason})",
+                again[1],
+                f"every Tx.{name} call binds the same launch dimensions from x on, so this one and line "
+                f"{again[0]} ({first}) both claim x; declare them once with all their dimensions: {example}",
+            )
+        return f"a launch index is bound inconsistently ({reason})", ln, None
+    m = re.search(r"non-positive (thread|block|cta|cluster)\w* count (-?\d+)", reason)
+    if m:
+        calls = [i for i, text in enumerate(lines, 1) if _BINDING_CALL.search(text)]
+        at = next((i for i in calls if re.search(rf"\[\s*{m.group(2)}\s*[,\]]", lines[i - 1])), ln)
+        return (
+            f"a launch extent of {m.group(2)} ({reason})",
+            at,
+            "every extent of Tx.cta_id / Tx.thread_id must be at least 1",
+        )
+    return f"not well-formed: {reason}", ln, None
+
+
 def _did_you_mean(cause, source_line: str | None) -> str | None:
     """For a misspelt API name (``T.cuda.cta_summ``: an AttributeError on the namespace object), the names it
     has that are closest, spelt as the user's line spells the object."""
@@ -229,10 +274,14 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         msg = f"{type(cause).__name__}: {msg}"
     if m:
         ln = int(m.group("line"))
+        hint = None
+        if msg.startswith("Program is not well-formed"):
+            msg, ln, hint = _not_well_formed(exc, lines, ln)
         err = CompileError(
             "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
         )
-        err.hint = _did_you_mean(cause, err.source_line) or err.hint
+        err.hint = hint or _did_you_mean(cause, err.source_line) or err.hint
+        err.args = (err._text(),)  # str(err) (a terminal, a log) carries the hint too
         return err
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.
     ln = None
@@ -281,9 +330,25 @@ def _defined_names(code) -> set[str]:
     }
 
 
+#: packages whose modules, classes and functions a cell may reference and still be memoised by identity
+_LIBRARIES = frozenset({"tvm", "tvm_ffi", "txlab", "numpy", "ml_dtypes", "torch", "builtins"})
+
+
+def _library(value) -> bool:
+    """Whether ``value`` (a module, class or function) comes from a library or the standard library, not from the
+    notebook or the user's own modules (whose attributes, or the globals a function reads, may change between runs
+    of an unchanged cell)."""
+    import sys
+
+    name = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+    top = (name or "").split(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
 def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=None) -> str | None:
     """A key over everything the cell's result depends on, or None when that can't be known
-    (a referenced notebook value that is mutable and not a module/class/function)."""
+    (a referenced notebook value that is mutable, or a module, class or function of the notebook's or the
+    user's own: ``Cfg.N`` may change; the compile cache still serves an unchanged kernel)."""
     import types
 
     parts = [source, str(arch), str(use_cache), repr(sorted((options or {}).items()))]
@@ -294,9 +359,11 @@ def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=N
         value = user_ns[name]
         if isinstance(value, _SIMPLE) or (isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)):
             parts.append(f"{name}={value!r}:{type(value).__name__}")
-        elif isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+        elif isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)) and _library(
+            value
+        ):
             parts.append(f"{name}@{id(value)}")
-        else:
+        else:  # the notebook's own class, module or function: its attributes or the globals it reads may change
             return None
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
@@ -342,16 +409,66 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
         raise
     new = {k: v for k, v in glb.items() if k not in before or before[k] is not v}
     compiled = {}
+    sets = {}
     for name, value in new.items():
-        if isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
+        funcs = _kernels_of(value)
+        if len(funcs) > 1:  # a module of several kernels: each compiled by its own name, bound as a set
+            each = {f: tx_compile(value, arch=arch, name=f, use_cache=use_cache, **options) for f in funcs}
+            compiled.update({f"{name}.{f}": c for f, c in each.items()})
+            sets[name] = KernelSet(name, each)
+        elif isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
             compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache, **options)
-    bound = {name: compiled.get(name, value) for name, value in new.items() if not name.startswith("__")}
+    bound = {
+        name: sets.get(name) or compiled.get(name, value) for name, value in new.items() if not name.startswith("__")
+    }
     user_ns.update(bound)
     if key is not None:
         _MEMO[key] = bound
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     return compiled
+
+
+def _kernels_of(value) -> list:
+    """The PrimFunc names of an IRModule (empty for anything else)."""
+    import tvm
+
+    if not isinstance(value, tvm.IRModule):
+        return []
+    return [gv.name_hint for gv, f in value.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+
+
+class KernelSet(dict):
+    """What a cell binds for an ``@I.ir_module`` of several kernels: ``{function name: Compiled}``, each also an
+    attribute (``Mod.first(a, b)``, ``Mod["second"]``); calling the set itself says to pick one."""
+
+    def __init__(self, name: str, kernels: dict):
+        super().__init__(kernels)
+        self.name = name
+
+    @property
+    def ir_module(self):
+        """The module (what txlab.compile, txlab.check and the emulator read: they ask which kernel)."""
+        return next(iter(self.values())).ir_module
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        try:
+            return self[attr]
+        except KeyError:
+            raise AttributeError(f"{self.name} holds the kernels {', '.join(self)}, not {attr!r}") from None
+
+    def __call__(self, *args, **kwargs):
+        from txlab.errors import InputError
+
+        first = next(iter(self))
+        raise InputError(
+            f"{self.name} is a module of {len(self)} kernels ({', '.join(self)}): call one, e.g. {self.name}.{first}(...)"
+        )
+
+    def __repr__(self):
+        return f"KernelSet({self.name}: {', '.join(f'{k}={v.name}' for k, v in self.items())})"
 
 
 def register(ipython) -> None:

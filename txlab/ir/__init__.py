@@ -21,9 +21,10 @@ from txlab.ir.spans import (
     user_lines_of,
     with_call_site,
 )
-from txlab.ir.walk import as_module, calls, children, expr_value, functions, prod, walk
+from txlab.ir.walk import AmbiguousEntry, as_module, calls, children, expr_value, functions, prod, walk
 
 __all__ = [
+    "AmbiguousEntry",
     "CudaFunction",
     "Signature",
     "as_module",

@@ -120,16 +120,36 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         mod = kernel.ir_module
         if callable(mod) and not isinstance(mod, tvm.IRModule):
             mod = mod()
-        return mod, getattr(kernel, "name", None) or name or _entry_of(mod)
+        own = getattr(kernel, "name", None) or name
+        funcs = [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+        if own is not None and own not in funcs and len(funcs) > 1:
+            raise AmbiguousEntry(
+                f"{own} holds {len(funcs)} kernels ({', '.join(funcs)}): pass one of them, e.g. {own}.{funcs[0]}"
+            )
+        return mod, own or _entry_of(mod)
     if isinstance(kernel, tvm.tirx.PrimFunc):
         symbol = name or (kernel.attrs.get("global_symbol") if kernel.attrs is not None else None) or "main"
         return tvm.IRModule({str(symbol): kernel}), str(symbol)
     if isinstance(kernel, tvm.IRModule):
-        return kernel, name or _entry_of(kernel)
+        funcs = [gv.name_hint for gv, f in kernel.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+        if name in funcs or (name is None and len(funcs) <= 1):
+            return kernel, name or _entry_of(kernel)
+        if len(funcs) == 1:  # the module's one kernel, whatever the module is called (``Mod`` in a cell)
+            return kernel, funcs[0]
+        asked = f"has no function {name!r}; it" if name is not None else ""
+        raise AmbiguousEntry(
+            f"this IRModule {asked} holds {len(funcs)} kernels ({', '.join(funcs)}): say which, e.g. "
+            f"txlab.compile(mod, name={funcs[0]!r}) (a %%tirx cell binds the module as a set of kernels: "
+            f"Mod.{funcs[0]}(...))"
+        )
     raise TypeError(
         f"{what} takes a @T.prim_func, a tvm.IRModule or a txlab.Compiled, not {type(kernel).__name__}; "
         "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)"
     )
+
+
+class AmbiguousEntry(ValueError):
+    """An IRModule of several kernels given without the name of one (:func:`as_module`)."""
 
 
 def _entry_of(mod) -> str:
