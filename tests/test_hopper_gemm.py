@@ -1567,3 +1567,19 @@ def test_the_largest_k_the_descriptors_address_builds_with_its_pitch():
         hg.GemmConfig(epilogue="tma").check_shape(8, 2**27, 8)
     assert hg.explain(8, 2**27, 8).winner.epilogue == "direct"
     assert hg.explain(8, 2**27 - 8, 8).winner.epilogue == "tma"  # under it, as before
+
+
+@pytest.mark.parametrize("shape, config", [((3, 5, 7), None), ((128, 128, 1024), "128x128x64_s4_c2_sk4")])
+def test_txlab_check_takes_a_build_with_the_arguments_its_call_takes(shape, config):
+    """A build at a padded K (A and B copied into padded buffers) or with split-K (a workspace appended) is called
+    with (A, B, C); txlab.check said 'A needs (3, 64)' or 'takes 4 argument(s)'. It checks them as the call does."""
+    import ml_dtypes
+
+    M, N, K = shape
+    kern = hg.build(M, N, K, config, arch="sm_90a")
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    ref = lambda a, b, c: hg.reference(a, b)  # noqa: E731 - the reference of the call's operands
+    res = txlab.check(kern, (A, B, np.zeros((M, N), ml_dtypes.bfloat16)), ref, rtol=2e-2, atol=5e-2, device="cpu")
+    assert res.ok and list(res.outputs) == ["C"], res.summary()

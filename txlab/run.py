@@ -347,10 +347,19 @@ def check(
             f"got {type(reference).__name__}"
         )
     device = choose(device)
+    # a build whose call prepares its arguments (hopper_gemm at a padded K or with split-K: A and B copied into
+    # padded buffers, a workspace appended) is checked as it is called, with the operands
+    prepare = getattr(kernel, "kernel_args", None) if hasattr(kernel, "call_params") else None
     if device == "gpu":
         kernel = as_compiled(kernel, what="txlab.check")
-        checked_then_gpu(kernel, args, f"checking {kernel.name}")  # before the reference runs
-    params = kernel.entry_params if hasattr(kernel, "entry_params") else _params_for(kernel)
+        checked_then_gpu(kernel, prepare(*args) if prepare else args, f"checking {kernel.name}")  # before the reference
+    params = (
+        kernel.call_params
+        if prepare
+        else kernel.entry_params
+        if hasattr(kernel, "entry_params")
+        else _params_for(kernel)
+    )
     if device != "gpu":  # the reference must not be the first to see a wrong argument
         from txlab.ir.signature import Signature
 
@@ -372,7 +381,7 @@ def check(
             from txlab.emulator import emulate
 
             return [str(f) for f in emulate(kernel, *host, timeout_s=timeout_s).findings if f.kind != "note"]
-        launch(kernel, *host, timeout_s=timeout_s, device="gpu")
+        launch(kernel, *(prepare(*host) if prepare else host), timeout_s=timeout_s, device="gpu")
         return []
 
     findings = run(host_args)

@@ -572,7 +572,7 @@ for _n in ("tirx.ptx.prefetch", "tirx.ptx.prefetchu", "tirx.ptx.prefetch_valid_a
     HANDLERS[_n] = _noop(_PREFETCH)
 
 
-@handler("tirx.cuda.warp_sync")
+@handler("tirx.cuda.warp_sync", "tirx.ptx.bar_warp_sync")
 def _warp_sync(comp, call):
     """``__syncwarp``: values need nothing (a warp runs in lockstep here); it orders the lanes' shared accesses."""
 

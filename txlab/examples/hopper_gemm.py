@@ -1154,6 +1154,16 @@ def _gemm_compiled():
 
             serial_twin = None  # split-K with the parallel fix-up: (shape, serial configuration, build options)
 
+            @property
+            def call_params(self) -> list:
+                """The parameters a plain call takes (what ``txlab.check`` matches the arguments and the reference
+                against): the operands at the user's shapes, without the workspace :meth:`kernel_args` appends."""
+                params = [dict(p) for p in self.entry_params[: self.operands]]
+                if self.padded_k:
+                    for p in params[:2]:
+                        p["shape"] = [p["shape"][0], self.gemm_shape[2]]
+                return params
+
             def __call__(self, *args, **kwargs):
                 return super().__call__(*self.kernel_args(*args), **kwargs)
 
