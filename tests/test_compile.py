@@ -344,3 +344,18 @@ def test_two_one_dimensional_thread_ids_are_the_same_index_and_say_so():
     assert "tx and ty are the same threadIdx.x" in w and "tx, ty = Tx.thread_id([32, 8])" in w
     (c,) = run_cell(LAUNCH.replace("BINDINGS", "tx, ty = Tx.thread_id([32, 32])"), {}, arch="sm_90a").values()
     assert c.warnings == []
+
+
+def test_a_kernel_looked_up_by_its_function_name_and_a_bad_regex_are_named():
+    """``c.resources["scale"]`` was a bare KeyError('scale') (the device kernel is ``scale_kernel``);
+    ``c.instructions("[")`` a raw re.error."""
+    (c,) = run_cell(KERNELS.split("\n\n@T.prim_func")[0], {}, arch="sm_90a").values()
+    kernel = c.kernels[0]
+    fn = kernel.removesuffix("_kernel")
+    with pytest.raises(KeyError, match=rf"did you mean '{kernel}'"):
+        c.resources[fn]
+    with pytest.raises(KeyError, match=rf"the kernels of {c.name} are '{kernel}'"):
+        c.launch["nope"]
+    assert c.resources[kernel]["registers"] > 0
+    with pytest.raises(txlab.errors.InputError, match="not a regular expression"):
+        c.instructions("[")

@@ -196,3 +196,29 @@ def test_a_module_of_two_kernels_binds_each_and_runs_only_the_one_called():
         mod(a, b)
     with pytest.raises(InputError, match="Mod holds 2 kernels"):
         txlab.compile(mod)
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("--shwo sass", "unknown option --shwo; did you mean --show?"),
+        ("--arc sm_90a", "did you mean --arch?"),
+        ("--emulate ''", "--emulate needs the kernel's arguments"),
+        ("--sanitize ' '", "--sanitize needs the kernel's arguments"),
+        ("--tools memcheck", "give --sanitize 'A, B' with it"),
+    ],
+)
+def test_magic_options_that_would_be_ignored_or_misspelt_are_named(line, words):
+    """A misspelt option got argparse's bare 'unrecognized arguments'; an empty --emulate ran nothing and --tools
+    without --sanitize was dropped, both silently."""
+    from txlab.magic import MagicArgumentError, parse_magic_line
+
+    with pytest.raises(MagicArgumentError) as info:
+        parse_magic_line(line)
+    assert words in str(info.value)
+
+
+def test_magic_help_prints_the_options(ip, capsys):
+    ip.run_cell_magic("tirx", "--help", SCALE)
+    out = capsys.readouterr().out
+    assert "--emulate ARGS" in out and "--sanitize ARGS" in out

@@ -37,6 +37,25 @@ def _tvm_versions() -> dict:
     return out
 
 
+class KernelMap(dict):
+    """``Compiled.resources`` / ``Compiled.launch``: per device kernel (``scale_kernel``), and a missing name says
+    which there are (a user reaches for the function's name, ``scale``)."""
+
+    def __init__(self, rows, owner: str = "", what: str = ""):
+        super().__init__(rows or {})
+        self._owner, self._what = owner, what
+
+    def __missing__(self, key):
+        names = ", ".join(repr(k) for k in self)
+        guess = [k for k in self if k == f"{key}_kernel" or k.startswith(f"{key}_kernel")]
+        hint = (
+            f"; did you mean {guess[0]!r}? (TVM names a device kernel after its function, plus _kernel)"
+            if guess
+            else ""
+        )
+        raise KeyError(f"{self._what} has no kernel {key!r}; the kernels of {self._owner} are {names}{hint}")
+
+
 @dataclass
 class Compiled:
     """One compiled kernel (its entry function and the device kernels it launches)."""
@@ -62,6 +81,10 @@ class Compiled:
     options: Any = None
     warnings: list = field(default_factory=list)
     line_table: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.resources = KernelMap(self.resources, self.name, "resources")
+        self.launch = KernelMap(self.launch, self.name, "launch")
 
     @functools.cached_property
     def sass_listing(self):
@@ -134,7 +157,14 @@ class Compiled:
         """SASS instructions whose text, predicate excluded, matches ``pattern`` (a regex searched
         from the opcode on), e.g. ``c.instructions('^HGMMA')``; ``'^SYNCS'`` also finds
         ``@P0 SYNCS...``. Returned as printed, predicate included."""
-        rx = re.compile(pattern)
+        try:
+            rx = re.compile(pattern)
+        except re.error as exc:
+            raise InputError(
+                f"instructions({pattern!r}): not a regular expression ({exc}); escape special characters, e.g. "
+                f"{re.escape(pattern)!r}",
+                param="pattern",
+            ) from None
         return [i.text for i in self.sass_listing.instructions if rx.search(f"{i.opcode} {i.operands}".strip())]
 
     def sass_table(self):

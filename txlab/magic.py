@@ -36,6 +36,10 @@ class MagicArgumentError(TxlabError):
 _ArgumentError = MagicArgumentError  # the earlier private name
 
 
+class MagicHelp(MagicArgumentError):
+    """``%%tirx --help``: the magic prints it (the text is the help, not an error)."""
+
+
 def _usage(parser) -> str:
     """'Usage: %%tirx [--arch ARCH] ...' (argparse's own text starts with 'usage: ')."""
     return "Usage: " + parser.format_usage().strip().removeprefix("usage: ")
@@ -120,7 +124,29 @@ def parse_magic_line(line: str):
             f"%%tirx: cannot read the options {line.strip()!r}: {exc} (quote each "
             f"value once, e.g. --show 'resources,sass'). {_usage(_parser())}"
         ) from None
-    return _parser().parse_args(words)
+    parser = _parser()
+    if "--help" in words or "-h" in words:
+        raise MagicHelp(parser.format_help())
+    known = [o for a in parser._actions for o in a.option_strings]
+    for w in words:
+        flag = w.split("=", 1)[0]
+        if flag.startswith("--") and flag not in known:
+            import difflib
+
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            if close:
+                raise MagicArgumentError(f"%%tirx: unknown option {flag}; did you mean {close[0]}? {_usage(parser)}")
+    args = parser.parse_args(words)
+    for opt in ("emulate", "sanitize", "profile"):
+        value = getattr(args, opt)
+        if value is not None and not value.strip() and opt != "profile":
+            raise MagicArgumentError(
+                f"%%tirx --{opt} needs the kernel's arguments, a Python expression in the notebook's names, e.g. "
+                f"--{opt} 'a, b, n'"
+            )
+    if args.tools is not None and args.sanitize is None:
+        raise MagicArgumentError("%%tirx --tools chooses compute-sanitizer's tools: give --sanitize 'A, B' with it")
+    return args
 
 
 def profile_cell(results: dict, args_text: str, user_ns: dict):
@@ -491,7 +517,11 @@ def register(ipython) -> None:
 
     @register_cell_magic("tirx")
     def tirx(line, cell):
-        args = parse_magic_line(line)
+        try:
+            args = parse_magic_line(line)
+        except MagicHelp as h:
+            print(h)
+            return
         show = [] if args.show.strip() in ("none", "") else [s.strip() for s in args.show.split(",") if s.strip()]
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
