@@ -10,11 +10,13 @@ does on the GPU.
 Per shared byte (of each CTA of a batch, flat ``cta * nbytes + offset``): the last plain store's
 thread, warp, that warp's sync count and line, and whether several lanes stored it in that one
 instruction (a uniform store: every lane wrote the value it reads back, not reported); the last two
-lanes that loaded it since. Per warp a sync count, advanced by what synchronises the warp:
-``__syncwarp``, a CTA or named barrier, an mbarrier arrive or wait, and -- conservatively, although
-the programming guide does not promise that they order memory -- shuffles, votes and the warp's
-other ``.sync`` collectives. Only plain loads and stores take part (TIRx buffer accesses, PTX
-``ld``/``st``); atomics, ``ldmatrix``/``stmatrix``, TMA and tensor-core operands do not.
+lanes that loaded it since. Per warp a sync count, advanced by what orders the warp's memory:
+``__syncwarp`` (``bar.warp.sync``), a CTA or named barrier, an mbarrier arrive or wait. Shuffles,
+votes and the warp's other ``.sync`` collectives do not: compute-sanitizer's racecheck reports two
+lanes with only a ``__shfl_sync`` between them (H100, 2026-12-06, docs/gpu-runs.md), as the
+programming guide promises memory ordering of ``__syncwarp`` alone. Only plain loads and stores take
+part (TIRx buffer accesses, PTX ``ld``/``st``); atomics, ``ldmatrix``/``stmatrix``, TMA and
+tensor-core operands do not.
 
 Warps are keyed by batch-wide thread // 32, as the checkers' barriers are.
 """

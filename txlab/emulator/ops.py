@@ -343,7 +343,6 @@ def _shfl(kind):
         line = comp.line
 
         def f(g):
-            warp_collective(g)
             v = val(g)
             V, pad = _warps(g, v)
             av = arg(g)
@@ -375,10 +374,11 @@ HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
 
 
-def warp_collective(g) -> None:
-    """The active lanes ran a warp-wide ``.sync`` collective (``__syncwarp``, a shuffle, vote, match,
-    redux, elect): for the race checker their warps' earlier shared accesses are ordered (see
-    txlab/emulator/lane_hazards.py; for all but ``__syncwarp`` conservatively)."""
+def warp_synced(g) -> None:
+    """The active lanes ran ``__syncwarp`` (``bar.warp.sync``): for the race checker their warps' earlier shared
+    accesses are ordered (txlab/emulator/lane_hazards.py). Shuffles, votes and the warp's other ``.sync``
+    collectives do not order memory: racecheck reports a pair of lanes with only a shuffle between them (H100,
+    2026-12-06)."""
     races = g.cta.races
     if races is not None:
         races.sync_warps(g.warp_of_lane[g.active()])
@@ -386,7 +386,6 @@ def warp_collective(g) -> None:
 
 def _member_active(g, mask_val):
     """Active lanes that are in the member mask, as a (nw, 32) bool array."""
-    warp_collective(g)
     act, pad = _warps(g, g.active(), False)
     m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
     M_, _ = _warps(g, m, 0)
@@ -435,7 +434,6 @@ for _mode in ("ballot", "any", "all"):
 @handler("tirx.cuda.elect_sync")
 def _elect(comp, call):
     def f(g):
-        warp_collective(g)
         act, pad = _warps(g, g.active(), False)
         first = np.argmax(act, axis=1)
         out = np.zeros(act.shape, np.uint32)
@@ -484,7 +482,6 @@ def _warp_reduce(comp, call):
     line = comp.line
 
     def f(g):
-        warp_collective(g)
         _butterfly_check(g, width, line, f"warp_reduce ({_str(call.args[1])})")
         V, pad = _warps(g, val(g))
         return _unwarp(g, _butterfly(V, op, width), pad)
@@ -577,7 +574,7 @@ def _warp_sync(comp, call):
     """``__syncwarp``: values need nothing (a warp runs in lockstep here); it orders the lanes' shared accesses."""
 
     def f(g):
-        warp_collective(g)
+        warp_synced(g)
         return np.int32(0)
 
     return f
