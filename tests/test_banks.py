@@ -747,3 +747,53 @@ def test_accesses_only_off_diagonal_ctas_reach_get_rows_from_the_second_walk():
     assert worst and worst[0].ways == 32 and worst[0].status == "partial", rep.summary()
     assert "reached by CTA (1, 3, 0) and not by CTA (0, 0, 0)" in worst[0].reason
     assert any(r.buffer == "tile" for r in rows.values()), rep.summary()  # the diagonal's rows stay
+
+
+LAST_CTA = """
+@T.prim_func
+def k(A: T.Buffer((8192,), "float32"), B: T.Buffer((8192,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([8])
+    tid = T.thread_id([32])
+    s = T.alloc_shared((1024,), "float32")
+    if bx == 7:
+        s[tid * 32] = A[tid * 32]
+        T.cuda.cta_sync()
+        B[bx * 1024 + tid] = s[tid * 32]
+    else:
+        B[bx * 1024 + tid] = A[bx * 1024 + tid]
+"""
+
+TRIPS = """
+@T.prim_func
+def k(B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([4])
+    tid = T.thread_id([32])
+    s = T.alloc_shared((64,), "float32")
+    acc = T.alloc_local((1,), "float32")
+    acc[0] = T.float32(0)
+    for i in T.serial(bx + 1):
+        s[tid * 2] = T.float32(i)
+        acc[0] = acc[0] + s[tid * 2]
+    B[bx * 32 + tid] = acc[0]
+"""
+
+
+def test_code_only_the_last_cta_runs_and_trip_counts_by_cta_are_not_left_out():
+    """A tail branch only CTA 7 of 8 runs (32-way shared, 32 sectors a global read) had no row at all: the walk
+    covered CTA 0 and CTA 1. The last CTA is walked too; its rows are partial, saying so. A loop whose trip count
+    grows with the CTA index keeps its per-instruction figures and says the grid totals scale CTA 0's."""
+    from test_emulator import kernel
+
+    k = kernel(LAST_CTA, "k")
+    rep = txlab.pools.layout(k, arch="sm_90a").bank_conflicts()
+    shared = [r for r in rep if r.buffer == "s"]
+    assert {r.access for r in shared} == {"load", "store"} and all(r.ways == 32 for r in shared), rep.summary()
+    assert all(r.status == "partial" and "reached by CTA (7, 0, 0)" in r.reason for r in shared)
+    co = txlab.pools.coalescing(k, arch="sm_90a")
+    gather = [r for r in co if r.access == "load" and "reached by CTA (7, 0, 0)" in (r.reason or "")]
+    assert gather and gather[0].sectors_per_instruction == 32, co.summary()
+    trips = txlab.pools.layout(kernel(TRIPS, "k"), arch="sm_90a").bank_conflicts()
+    rows = [r for r in trips if r.buffer == "s"]
+    assert rows and all(r.status == "partial" and "makes it" in r.reason for r in rows), trips.summary()

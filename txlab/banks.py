@@ -17,9 +17,10 @@ Totals are per CTA (CTA 0 unless ``cta=`` says otherwise) and for the whole grid
 Nsight Compute reports
 (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}``, ``..._bank_conflicts_...`` =
 wavefronts beyond the ideal). Bank patterns do not depend on the CTA index unless the shared
-index does: where a grid has more CTAs, a second one is walked too (as :mod:`txlab.coalescing`
-does, :func:`txlab.simt.compare_other_cta`) and an access whose wavefronts differ there is
-``partial``, its reason giving both; an access only that CTA reaches is a ``partial`` row too.
+index does: where a grid has more CTAs, a second one and the last one are walked too (as
+:mod:`txlab.coalescing` does, :func:`txlab.simt.compare_other_cta`) and an access whose wavefronts or
+instruction count differ there is ``partial``, its reason giving both (the grid totals then scale CTA 0's);
+an access only such a CTA reaches is a ``partial`` row too.
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
 the reason:
@@ -246,6 +247,7 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
             figures=_per_instruction,
             differs=_differs,
             cta=cta,
+            fresh_classifier=lambda: _SharedClassifier(swizzles),
         )
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]

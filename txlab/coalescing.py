@@ -18,10 +18,11 @@ These are the quantities Nsight Compute's source counters report per instruction
 (``memory_l2_theoretical_sectors_global`` and ``..._ideal`` over ``memory_l1_tag_requests_global``),
 per CTA here (CTA 0 unless ``cta=`` says otherwise). Where a grid has more CTAs, a second one
 (:func:`txlab.simt.other_cta`: index 1 along the first dimension of more than one CTA, 3 along the
-others, so it is odd and off the diagonal) is walked too: an access whose transactions differ there
+others, so it is odd and off the diagonal) is walked too, and the last CTA (the grid less one along each
+dimension, where a partial last block or a tail branch runs): an access whose transactions differ there
 (a row pitch that is not a multiple of the cache line moves the other CTAs' rows off the line, a
-tail guard) is ``partial``, its reason giving both, and an access only the second CTA reaches (code
-under a condition on the CTA index) is a ``partial`` row with its figures. An access whose index depends on a
+tail guard) or that runs a different number of times there is ``partial``, its reason giving both, and an
+access only such a CTA reaches (code under a condition on the CTA index) is a ``partial`` row with its figures. An access whose index depends on a
 value read from memory (a gather) or that is made by an instruction whose per-lane addresses the
 walk does not model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as
 coalesced. For a ``txlab.Compiled``, an access whose line has no global access of its kind in the

@@ -1434,6 +1434,16 @@ def other_cta(lowered, fname, cta=(0, 0, 0)):
     return other if other != tuple(cta) else None
 
 
+def last_cta(lowered, fname):
+    """The launch's last CTA (the grid's size less one along each dimension): where a tail is handled
+    (``if bx == gridDim.x - 1``, a partial last block). None when the grid's size is not a constant."""
+    info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
+    grid = tuple(info.get("grid") or ())
+    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
+        return None
+    return tuple(g - 1 for g in grid)
+
+
 def compare_other_cta(
     func,
     classify,
@@ -1448,8 +1458,10 @@ def compare_other_cta(
     cta=(0, 0, 0),
     limits=Limits,
     started=None,
+    fresh_classifier=None,
 ):
-    """Walk a second CTA of the launch (:func:`other_cta`) and mark the ``sites`` of the first walk
+    """Walk a second CTA of the launch (:func:`other_cta`) and the last one (:func:`last_cta`), and mark the
+    ``sites`` of the first walk
     (``walk``, of CTA ``cta``) whose figures differ there: ``figures(site)`` gives a site's figures
     (a tuple of numbers, or None when they are not known), ``differs(mine, theirs, cta, other)`` the
     reason recorded on a site whose figures differ (the site keeps CTA ``cta``'s figures). An access
@@ -1457,42 +1469,63 @@ def compare_other_cta(
     as if CTA ``cta`` spoke for every CTA. Nothing is compared when the grid is one CTA or either walk
     was cut short; the second walk has what is left of ``limits.max_seconds`` since ``started`` (a
     ``time.monotonic()``). ``classify`` must be a fresh classifier for the second walk when it keeps
-    state. Returns the CTA compared, or None."""
+    state, and ``fresh_classifier()`` gives one for each walk after it. A site whose instruction count differs
+    (a loop whose trip count depends on the CTA) is marked too. Returns the second CTA, or None."""
     import time
 
-    other = other_cta(lowered, fname, cta)
-    if other is None or walk.truncated or walk.loops_cut:
+    first = other_cta(lowered, fname, cta)
+    if first is None or walk.truncated or walk.loops_cut:
         return None
-    left = limits.max_seconds
-    if left is not None:
-        left -= time.monotonic() - (started if started is not None else time.monotonic())
-        if left <= 0:
-            return None
+    others = [first]
+    last = last_cta(lowered, fname)
+    if last is not None and last not in (tuple(cta), first):
+        others.append(last)  # the tail CTA: a partial last block, code under bx == gridDim.x - 1
+    for other in others:
+        left = limits.max_seconds
+        if left is not None:
+            left -= time.monotonic() - (started if started is not None else time.monotonic())
+            if left <= 0:
+                break
 
-    class Rest(limits):  # the second walk has what is left of the time budget
-        max_seconds = left
+        class Rest(limits):  # each further walk has what is left of the time budget
+            max_seconds = left
 
-    again, second = visit_accesses(func, classify, site_class, cta=other, limits=Rest)
-    if second.truncated or second.loops_cut:  # a walk cut short is not compared
-        return None
+        fresh = classify if other is first or fresh_classifier is None else fresh_classifier()
+        again, second = visit_accesses(func, fresh, site_class, cta=other, limits=Rest)
+        if second.truncated or second.loops_cut:  # a walk cut short is not compared
+            continue
+        _compare(sites, again, figures, differs, tuple(cta), other)
+    return first
+
+
+def _compare(sites, again, figures, differs, cta, other) -> None:
+    """Mark the ``sites`` of CTA ``cta``'s walk whose figures or instruction counts differ in ``again`` (CTA
+    ``other``'s walk), and add the accesses only ``other`` reaches as rows with its figures."""
     theirs = {s.key: s for s in again}
     for site in sites:
-        mine = figures(site)
-        alt = figures(theirs[site.key]) if site.key in theirs else None
-        if mine is None or alt is None or np.allclose(mine, alt):
+        alt_site = theirs.get(site.key)
+        if alt_site is None:
             continue
-        site.reasons.setdefault(differs(mine, alt, tuple(cta), other), None)
-    # accesses only the second CTA reaches (code under a condition on the CTA index): rows with its figures
+        mine, alt = figures(site), figures(alt_site)
+        if mine is not None and alt is not None and not np.allclose(mine, alt):
+            site.reasons.setdefault(differs(mine, alt, cta, other), None)
+        n, m = getattr(site, "instructions", None), getattr(alt_site, "instructions", None)
+        if n and m and n != m:  # a loop whose trip count depends on the CTA: the grid totals are not n x CTAs
+            site.reasons.setdefault(
+                f"CTA {other} makes it {m} times where CTA {cta} makes it {n} (a trip count that depends on the "
+                f"CTA index): grid totals scale CTA {cta}'s",
+                None,
+            )
+    # accesses only this CTA reaches (code under a condition on the CTA index): rows with its figures
     known = {s.key for s in sites}
     for site in again:
         if site.key not in known:
             site.reasons.setdefault(
-                f"reached by CTA {other} and not by CTA {tuple(cta)} (a condition on the CTA index): CTA {other}'s "
-                "figures",
+                f"reached by CTA {other} and not by CTA {cta} (a condition on the CTA index): CTA {other}'s figures",
                 None,
             )
             sites.append(site)
-    return other
+            known.add(site.key)
 
 
 def _index_why(v: Visit, access: Access) -> tuple:

@@ -132,13 +132,12 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         return tvm.IRModule({str(symbol): kernel}), str(symbol)
     if isinstance(kernel, tvm.IRModule):
         funcs = [gv.name_hint for gv, f in kernel.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
-        if name in funcs or (name is None and len(funcs) <= 1):
+        if name is None or name in funcs:
             return kernel, name or _entry_of(kernel)
         if len(funcs) == 1:  # the module's one kernel, whatever the module is called (``Mod`` in a cell)
             return kernel, funcs[0]
-        asked = f"has no function {name!r}; it" if name is not None else ""
         raise AmbiguousEntry(
-            f"this IRModule {asked} holds {len(funcs)} kernels ({', '.join(funcs)}): say which, e.g. "
+            f"this IRModule has no function {name!r}; it holds {len(funcs)} kernels ({', '.join(funcs)}): say which, e.g. "
             f"txlab.compile(mod, name={funcs[0]!r}) (a %%tirx cell binds the module as a set of kernels: "
             f"Mod.{funcs[0]}(...))"
         )
