@@ -797,3 +797,34 @@ def test_code_only_the_last_cta_runs_and_trip_counts_by_cta_are_not_left_out():
     trips = txlab.pools.layout(kernel(TRIPS, "k"), arch="sm_90a").bank_conflicts()
     rows = [r for r in trips if r.buffer == "s"]
     assert rows and all(r.status == "partial" and "makes it" in r.reason for r in rows), trips.summary()
+
+
+CTA_SUM = """
+@T.prim_func
+def k(X: T.Buffer((256,), "float32"), Out: T.Buffer((256,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([256])
+    scratch = T.alloc_buffer((8,), "float32", scope="shared")
+    Out[tx] = T.cuda.cta_sum(X[tx], 8, scratch.data)
+"""
+
+
+def test_a_helper_given_a_shared_pointer_is_an_unknown_row_not_nothing():
+    """T.cuda.cta_sum(x, 8, scratch.data) stores and loads shared memory inside the helper (STS/LDS in the SASS); the
+    report said 0 accesses, 0 unknown."""
+    from test_emulator import kernel
+
+    rep = txlab.pools.layout(kernel(CTA_SUM, "k"), arch="sm_90a").bank_conflicts()
+    (row,) = list(rep)
+    assert row.buffer == "scratch" and row.status == "unknown" and "takes a pointer to shared memory" in row.reason
+
+
+def test_a_tma_store_issued_by_a_later_warp_names_the_buffer_it_reads():
+    """The attention kernel's O store is issued by an elected lane of each consumer warpgroup at an offset that
+    depends on the warp: the row named the buffer at warp 0's offset (Vs), not the lanes that issue it (Os)."""
+    from txlab.examples import hopper_attention as ha
+
+    rep = txlab.pools.layout(ha.attention_kernel(1, 2, 2, 256, 256, 128), arch="sm_90a").bank_conflicts()
+    stores = [r for r in rep if r.access == "TMA" and "O_tensormap" in (r.reason or "")]
+    assert stores and all(r.buffer == "Os" for r in stores), [(r.lineno, r.buffer) for r in stores]

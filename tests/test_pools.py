@@ -214,3 +214,28 @@ def test_errors_for_bad_input():
     with pytest.raises(ValueError, match="name="):
         pools.layout(mod)
     assert pools.layout(mod, "b", arch="sm_90a").kernel == "b"
+
+
+DYN = """
+@T.prim_func
+def dyn(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([16])
+    tid = T.thread_id([256])
+    S = T.alloc_buffer((ELEMS,), "float32", scope="shared.dyn", align=128)
+    S[tid * 32] = A[bx * 256 + tid]
+    T.cuda.cta_sync()
+    B[bx * 256 + tid] = S[tid * 32]
+"""
+
+
+def test_dynamic_shared_memory_allocated_as_a_buffer_is_in_the_plan():
+    """``T.alloc_buffer(..., scope="shared.dyn")`` (not carved by an SMEMPool) was invisible: the plan said 0 B and 8
+    CTAs per SM for a kernel with 32 KiB of dynamic shared memory, and nothing for one past the limit."""
+    from test_emulator import kernel
+
+    lay = pools.layout(kernel(DYN.replace("ELEMS", "8192"), "dyn"), arch="sm_90a")
+    (a,) = lay.allocations
+    assert a["name"] == "S" and a["scope"] == "shared.dyn" and a["offset"] == 0 and a["nbytes"] == 32768
+    big = pools.layout(kernel(DYN.replace("ELEMS", "61440"), "dyn"), arch="sm_90a")
+    assert [e["allocation"] for e in big.errors] == ["S"] and big.errors[0]["excess"] == 13312, big.errors

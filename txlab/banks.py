@@ -512,6 +512,15 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
             info={"op": short},
         )
     label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
+    if label is None and shared and (short == "cta_reduce" or "extern" in short or short == "func_call"):
+        # a helper given a shared pointer (T.cuda.cta_sum's scratch, a device function): its STS/LDS are real
+        return simt.Access(
+            short,
+            shared[0].buffer,
+            simt.UNKNOWN,
+            f"{name} takes a pointer to shared memory: the loads and stores it makes there are inside the helper, "
+            "and the static walk does not evaluate them",
+        )
     if label is None or not shared:
         return None
     return simt.Access(
@@ -577,7 +586,10 @@ class _Site(simt.AccessSite):
                 self.wf += warps * access.info["bytes"] // 128 // 4
                 self.ideal += warps * access.info["bytes"] // 128 // 4
             if not self.offsets and _is_int_index(access.index):
-                self.offsets.append(int(np.min(np.asarray(access.index)[...]) * self.elem_bytes))
+                idx = np.asarray(access.index)
+                if idx.ndim and idx.shape == v.mask.shape and v.mask.any():
+                    idx = idx[v.mask]  # the lanes that issue it (an elected lane of warp 4 names its buffer)
+                self.offsets.append(int(np.min(idx) * self.elem_bytes))
             return
         # a strided vector: each lane's first element decides its bank (approximation)
         got = self.lane_addresses(v, access)

@@ -298,6 +298,36 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         entry["_line"] = rec["line"] if rec else None
         allocations.append(entry)
 
+    # A shared.dyn buffer allocated as it is (T.alloc_buffer(..., scope="shared.dyn")) and not carved into views
+    # (an SMEMPool's arena is): it is the dynamic shared memory, from byte 0.
+    carved = {a["pool"] for a in allocations if a.get("pool")}
+    for p in pools:
+        if (p.name or "pool") in carved:
+            continue
+        bits = DataType(p.dtype).bits * DataType(p.dtype).lanes
+        shape = _shape(p)
+        rec = uses.get(_bkey(p))
+        allocations.append(
+            {
+                "name": p.name or "dynamic",
+                "scope": "shared.dyn",
+                "dtype": str(p.dtype),
+                "shape": shape,
+                "align": int(p.data_alignment),
+                "swizzle": _swizzle_text(p.layout, bits),
+                "layout": str(p.layout) if p.layout is not None else None,
+                "aliases": [],
+                "named_in_ir": bool(p.name),
+                "origin": None,
+                "pool": None,
+                "offset": 0,
+                "nbytes": _footprint_bytes(p, shape, bits),
+                "bank_pattern": _bank_pattern(p.layout, shape, bits, 0),
+                "uses": sorted(op.replace("tirx.", "") for op in rec["ops"]) if rec else [],
+                "_line": rec["line"] if rec else None,
+            }
+        )
+
     # Static (non-pool) shared buffers: laid out in declaration order, each at its own alignment.
     static_off = 0
     for b in static:
