@@ -5,6 +5,7 @@ thread, a shared race named for its buffer, and warp and CTA reductions called b
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from txlab.emulator import emulate
 
@@ -309,3 +310,72 @@ def test_a_write_after_every_warp_read_the_byte_races_with_the_other_warps():
     assert f.line == line_of(BROADCAST, "sm[127] = T.float32(0)") and f.other_line == line_of(BROADCAST, "Y[tx]")
     t_read, t_write = (int(x) for x in f.threads)
     assert t_write == 127 and t_read // 32 != 3 and "cta_sync" in f.message, f.message
+
+
+_LANES = """
+@T.prim_func
+def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    sm = T.alloc_shared((4,), "float32")
+    flag = T.alloc_shared((1,), "uint32")
+    f = T.alloc_local((1,), "uint32")
+    if tx == 0:
+        flag[0] = T.uint32(0)
+    sm[1] = T.float32(0)
+    T.cuda.warp_sync()
+    BODY
+"""
+
+LANE_CASES = {
+    # every lane stores 0, then lane 0 stores again with no __syncwarp: another lane's 0 may land last
+    "uniform_then_one": ("sm[0] = T.float32(0)\n    if tx == 0:\n        sm[0] = A[0]\n    B[tx] = sm[0]", "race"),
+    # leader election: each candidate stores its id; a lane reads the winner, another lane's store
+    "leader": ("if A[tx] > T.float32(0):\n        sm[2] = T.Cast('float32', tx)\n    B[tx] = sm[2]", "race"),
+    # lanes 0-15 store one word; lane 20, not among them, reads it
+    "partial_uniform": ("if tx < 16:\n        sm[3] = A[0]\n    if tx == 20:\n        B[0] = sm[3]", "race"),
+    # lanes add atomically into a bin, then lane 0 reads it: the other lanes' increments race with the read
+    "atomics_then_read": (
+        "T.cuda.atomic_add(T.address_of(sm[1]), T.float32(1))\n    if tx == 0:\n        B[0] = sm[1]",
+        "race",
+    ),
+    # a release/acquire flag between lanes orders the data (and the flag's strong accesses are no data race)
+    "release_acquire": (
+        "if tx == 0:\n        sm[0] = A[0]\n        T.ptx.st.release.cta.shared.u32(flag.ptr_to([0]), T.uint32(1))\n"
+        "    if tx == 1:\n        f[0] = T.uint32(0)\n        while f[0] == T.uint32(0):\n"
+        "            T.ptx.ld.acquire.cta.shared.u32(f[0], flag.ptr_to([0]))\n        B[0] = sm[0]",
+        "clean",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LANE_CASES))
+def test_lanes_of_one_warp_race_unless_something_orders_them(case):
+    """Cases a fresh-eyes pass found: stores of several lanes to one word were all exempt ("a uniform store"),
+    atomics were not recorded, an acquire load ordered nothing between lanes."""
+    body, want = LANE_CASES[case]
+    src = _LANES.replace("BODY", body)
+    res = emulate(kernel(src, "k"), np.ones(32, np.float32), np.zeros(32, np.float32), arch="sm_90a")
+    lane = [f for f in res.by_kind("shared_race") if "within warp" in f.message]
+    assert bool(lane) == (want == "race"), res.summary()
+
+
+ELECT = """
+@T.prim_func
+def k(B: T.Buffer((32,), "uint32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    B[tx] = T.uint32(7)
+    if T.cuda.elect_sync():
+        B[tx] = T.uint32(1)
+"""
+
+
+def test_an_elected_lane_is_one_lane():
+    """``if T.cuda.elect_sync():`` ran its body on lanes 0 and 1: the uint32 condition was used as an index array
+    (values [1, 0, ...] pick lanes 1 and 0) instead of a mask."""
+    b = np.zeros(32, np.uint32)
+    assert emulate(kernel(ELECT, "k"), b, arch="sm_90a").ok
+    assert b.tolist() == [1] + [7] * 31

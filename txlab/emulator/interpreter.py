@@ -25,6 +25,14 @@ ZEROED = (
 )
 
 
+def _truth(c):
+    """A condition as lanes' truth: a per-lane array of another type (``elect_sync()``'s uint32) becomes bool, so it
+    masks lanes rather than indexing them (a uint32 [1, 0, ...] used as a mask picked lanes 1 and 0)."""
+    if isinstance(c, np.ndarray) and c.ndim and c.dtype != np.bool_:
+        return c != 0
+    return c
+
+
 #: rounds of one ``while`` loop after which the emulator calls it a hang
 WHILE_ROUNDS = 10_000_000
 
@@ -654,7 +662,7 @@ class Compiler:
             other_g = None if other is None else (other if og else _as_gen(other))
 
             def if_gen(g):
-                c = cond(g)
+                c = _truth(cond(g))
                 if _uniform(c):
                     if c:
                         yield from then_g(g)
@@ -677,7 +685,7 @@ class Compiler:
             return if_gen, True
 
         def if_(g):
-            c = cond(g)
+            c = _truth(cond(g))
             if _uniform(c):
                 if c:
                     then(g)
@@ -777,7 +785,7 @@ class Compiler:
                     if not live.any():
                         break
                 g.mask = None if live.all() else live
-                c = cond(g)
+                c = _truth(cond(g))
                 live = live & c if not _uniform(c) else (live if c else live & False)
                 if not live.any():
                     break

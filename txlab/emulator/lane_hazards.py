@@ -7,16 +7,25 @@ relied on lockstep is a race. The emulator runs a warp's lanes in lockstep, so i
 of one legal schedule; this check reports the pairs nothing orders, as compute-sanitizer's racecheck
 does on the GPU.
 
-Per shared byte (of each CTA of a batch, flat ``cta * nbytes + offset``): the last plain store's
-thread, warp, that warp's sync count and line, and whether several lanes stored it in that one
-instruction (a uniform store: every lane wrote the value it reads back, not reported); the last two
-lanes that loaded it since. Per warp a sync count, advanced by what orders the warp's memory:
+Per shared byte (of each CTA of a batch, flat ``cta * nbytes + offset``): the last store's thread,
+warp, that warp's sync count and line, and the lanes that stored it in that one instruction (a read by
+one of them is not reported: it reads what it stored, or what a lane of the same store did; a read by
+another lane, or a later store by a lane that leaves out one of them, is); the last two lanes that
+loaded it since. Atomics are recorded as stores and never checked (they do not race with one
+another); a plain read of them by another lane races. Per warp a sync count, advanced by what orders the warp's memory:
 ``__syncwarp`` (``bar.warp.sync``), a CTA or named barrier, an mbarrier arrive or wait. Shuffles,
 votes and the warp's other ``.sync`` collectives do not: compute-sanitizer's racecheck reports two
 lanes with only a ``__shfl_sync`` between them (H100, 2026-12-06, docs/gpu-runs.md), as the
-programming guide promises memory ordering of ``__syncwarp`` alone. Only plain loads and stores take
-part (TIRx buffer accesses, PTX ``ld``/``st``); atomics, ``ldmatrix``/``stmatrix``, TMA and
-tensor-core operands do not.
+programming guide promises memory ordering of ``__syncwarp`` alone; an ``ld.acquire`` orders its
+warp (the flag of a release/acquire hand-off between lanes). Plain loads and stores take part (TIRx
+buffer accesses, weak PTX ``ld``/``st``), atomics as stores, and a TMA store's read of its shared
+source by the issuing lane; ``ldmatrix``/``stmatrix``, TMA loads and tensor-core operands do not.
+
+Against compute-sanitizer's racecheck on an H100 (benchmarks/results/racecheck_lanes_h100_2026-12-06.log): it
+agrees on the reduction tail without ``__syncwarp`` (and with only a shuffle), a leader elected through shared
+memory, a word stored by lanes 0-15 and read by lane 20, and a store after every lane's store. It does not report
+a plain read of other lanes' atomics (reported here, as the cross-warp checker does: the memory model calls it a
+data race), and it does report a release/acquire flag hand-off (not reported here: the memory model orders it).
 
 Warps are keyed by batch-wide thread // 32, as the checkers' barriers are.
 """
@@ -35,7 +44,8 @@ class LaneHazards:
         self.w = _Record(size)
         self.r = _Record(size)
         self.r2 = _Record(size)  # a second reader lane (another than ``r``'s) in the same sync interval
-        self.w_multi = np.zeros(size, bool)
+        self.w_mask = np.zeros(size, np.uint32)  # lanes (bit lane % 32) of the last store's warp that stored it
+        self.w_atomic = np.zeros(size, bool)  # the last store was atomics
         self._seen: set = set()
 
     def sync(self, warps) -> None:
@@ -43,8 +53,11 @@ class LaneHazards:
         ws = np.unique(np.asarray(warps, np.int64).ravel())
         self.count[ws[(ws >= 0) & (ws < self.count.size)]] += 1
 
-    def access(self, k, tids, write: bool, line) -> None:
-        """Plain accesses of flat bytes ``k`` by batch-wide threads ``tids`` (one instruction)."""
+    def access(self, k, tids, write: bool, line, atomic: bool = False, landed=None) -> None:
+        """Plain accesses of flat bytes ``k`` by batch-wide threads ``tids`` (one instruction); ``atomic``: an
+        atomic read-modify-write, recorded as a store (a plain read of it by another lane races) but not checked
+        (atomics do not race with one another). ``landed``: a store of several values to one address, the
+        thread whose value landed (the others' reads of it are reads of another lane's store)."""
         k = np.asarray(k, np.int64)
         tids = np.asarray(tids, np.int64)
         if k.size == 0:
@@ -52,34 +65,52 @@ class LaneHazards:
         wk = tids // 32
         now = self.count[wk]
         ln = -1 if line is None else int(line)
+        bits = np.left_shift(np.uint32(1), (tids % 32).astype(np.uint32))
         w = self.w
-        # against the last store by another lane of this warp in this sync interval (one lane's store)
-        bad = w.pending(k, wk, now, tids) & ~self.w_multi[k]
-        if bad.any():
-            self._emit(w, k, tids, bad, "write", "write" if write else "read", ln)
-        if write:
+        # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since
+        same = (w.warp[k] == wk) & (w.ep[k] == now) & (w.tid[k] >= 0)
+        if not write and not atomic:
+            # a read by a lane that was not among them (a lane reading its own store is program order; one of
+            # several lanes that stored the byte in one instruction reads what it stored or what another did)
+            mask = self.w_mask[k]
+            # (after atomics only a sole writer reads its own value: the others' increments landed too)
+            bad = same & (((mask & bits) == 0) | (self.w_atomic[k] & (mask != bits)))
+            if bad.any():
+                self._emit(w, k, tids, bad, "write", "read", ln)
+            r = self.r
+            moved = r.pending(k, wk, now, tids)  # an earlier reader lane other than this one: keep it as r2
+            if moved.any():
+                self.r2.copy_from(r, k[moved])
+            r.put(k, tids, wk, now, ln)
+            lost = r.tid[k] != tids  # several lanes read one byte in this instruction: keep a loser as r2
+            if lost.any():
+                self.r2.put(k[lost], tids[lost], wk[lost], now[lost], ln)
+            return
+        uk, inv = np.unique(k, return_inverse=True)
+        cur_u = np.zeros(uk.size, np.uint32)
+        np.bitwise_or.at(cur_u, inv, bits)
+        cur = cur_u[inv]  # the lanes storing each byte in this instruction
+        if landed is not None:
+            kept = np.left_shift(np.uint32(1), np.uint32(int(landed) % 32))
+        if not atomic:
+            # a store after an earlier store by a lane that does not store it again now (either may land last)
+            stale = same & ((self.w_mask[k] & ~cur) != 0)
+            if stale.any():
+                self._emit(w, k, tids, stale, "write", "write", ln, lanes=self.w_mask[k] & ~cur)
             for rec in (self.r, self.r2):
                 bad = rec.pending(k, wk, now, tids)
                 if bad.any():
                     self._emit(rec, k, tids, bad, "read", "write", ln)
                     break
-            w.put(k, tids, wk, now, ln)
-            self.w_multi[k] = False
-            self.w_multi[k[w.tid[k] != tids]] = True  # several lanes stored one byte in this instruction
-            self.r.clear(k)
-            self.r2.clear(k)
-        else:
-            r = self.r
-            moved = r.pending(k, wk, now, tids)  # an earlier reader lane other than this one: keep it as r2
-            if moved.any():
-                km = k[moved]
-                self.r2.copy_from(r, km)
-            r.put(k, tids, wk, now, ln)
-            lost = r.tid[k] != tids  # several lanes read one byte in this instruction: keep a loser as r2
-            if lost.any():
-                self.r2.put(k[lost], tids[lost], wk[lost], now[lost], ln)
+        w.put(k, tids, wk, now, ln)
+        self.w_mask[k] = cur if landed is None else kept
+        self.w_atomic[k] = atomic
+        self.r.clear(k)
+        self.r2.clear(k)
 
-    def _emit(self, rec, k, tids, bad, first_kind, second_kind, ln) -> None:
+    def _emit(self, rec, k, tids, bad, first_kind, second_kind, ln, lanes=None) -> None:
+        """Report lane ``bad``'s access against the record ``rec`` of its byte; ``lanes``: per access, the lanes
+        of the earlier access to name (the first of them), else the record's thread."""
         i = int(np.argmax(bad))
         j = int(k[i])
         first_line = int(rec.line[j])
@@ -88,9 +119,13 @@ class LaneHazards:
             return
         self._seen.add(key)
         c, t = divmod(int(tids[i]), self.T)
+        first_tid = int(rec.tid[j])
+        if lanes is not None:
+            m = int(lanes[i])
+            first_tid = int(rec.warp[j]) * 32 + ((m & -m).bit_length() - 1)
         self.report(
             {
-                "first": (first_kind, first_line if first_line >= 0 else None, int(rec.tid[j]) % self.T),
+                "first": (first_kind, first_line if first_line >= 0 else None, first_tid % self.T),
                 "second": (second_kind, ln if ln >= 0 else None, t),
                 "addr": j % self.n,
                 "count": int(bad.sum()),

@@ -411,14 +411,17 @@ class Program:
         m = g.mask
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
             # uniform address: every active lane stores; the last active lane's value lands
+            landed = None
             if v.ndim == 0:
                 view[int(e)] = v
             else:
                 act = np.nonzero(g.active())[0]
                 if act.size:
                     view[int(e)] = v[act[-1]]
+                    if np.unique(v[act]).size > 1:  # different values: the others read another lane's store
+                        landed = int(g.gtid[act[-1]])
             if region.kind == "shared" and g.cta.races is not None:
-                self._race(g, np.full(g.L, int(e)), lm, dt, True, line, plain=plain)
+                self._race(g, np.full(g.L, int(e)), lm, dt, True, line, plain=plain, landed=landed)
             elif region.kind == "dsmem":
                 self._dsmem_written(g, region, np.full(g.L, int(e)), lm, dt)
             elif self.global_races is not None and self.global_races.tracks(region):
@@ -447,7 +450,7 @@ class Program:
             self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
 
-    def _race(self, g, e, lm, dt, write, line, info=None, plain=False):
+    def _race(self, g, e, lm, dt, write, line, info=None, plain=False, landed=None):
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
         nothing wrote, per ``info['unwritten']`` (see RaceChecker.access; default True). ``plain``: a
         thread's own load or store (not a collective's), also checked between lanes of a warp."""
@@ -456,7 +459,14 @@ class Program:
             self._cp_in_flight(g, byte, tids, write, line)
         info = info or {}
         g.cta.races.access(
-            byte, tids, write, line, name=info.get("name"), unwritten=info.get("unwritten", True), lanes=plain
+            byte,
+            tids,
+            write,
+            line,
+            name=info.get("name"),
+            unwritten=info.get("unwritten", True),
+            lanes=plain,
+            landed=landed,
         )
 
     @staticmethod
@@ -824,8 +834,8 @@ class Cta:
             message = (
                 f"shared-memory race within warp {r['warp']}: {k1} by thread {t1} (line {l1}) and {k2} by thread "
                 f"{t2} (line {l2}) of {where} with no __syncwarp() between them: lanes of a warp are scheduled "
-                "independently since Volta, so the warp-synchronous idiom is a race (compute-sanitizer's racecheck "
-                "reports it); put Tx.cuda.warp_sync() between the two accesses"
+                "independently since Volta, so only __syncwarp (or a barrier) orders them and the warp-synchronous "
+                "idiom is a race; put Tx.cuda.warp_sync() between the two accesses"
             )
         else:
             message = (

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
-from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern
+from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern, warp_synced
 
 _MEM_TYPES = {
     "b8": "uint8",
@@ -250,11 +250,16 @@ def _ld(comp, call):
     prog = comp.program
     info = {"name": f"ld.{space or 'generic'} address", "dtype": str(dt)}
     elems = np.arange(n)[None, :] if n > 1 else np.int64(0)
+    sem = ptx.mods.get("sem") or ""
+    weak = sem in ("", "weak")  # a strong (relaxed, acquire, volatile) load is no data race between lanes
+    acquire = sem == "acquire"
 
     def f(g):
+        if acquire:  # the lane's later accesses are ordered after what the release it reads published
+            warp_synced(g)
         base = addr(g)
         e = np.broadcast_to(elems, (g.L, n)) if n > 1 else elems
-        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info, plain=True))
+        v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info, plain=weak))
         if n > 1:
             v = np.broadcast_to(v, (g.L, n)) if v.ndim < 2 or v.shape[0] != g.L else v
             g.slots[key] = [to_register(v[:, k], dt, reg_dts[k], signed) for k in range(n)]
@@ -282,6 +287,7 @@ def _st(comp, call):
     prog = comp.program
     info = {"name": f"st.{space or 'generic'} address", "dtype": str(dt)}
     single = len(vals) == 1
+    weak = (ptx.mods.get("sem") or "") in ("", "weak")  # a strong (relaxed, release, volatile) store is no data race
 
     idx = np.asarray(lanes, np.int64)[None, :]
 
@@ -290,7 +296,7 @@ def _st(comp, call):
         base = base if np.ndim(base) else base[()]
         cols = [np.broadcast_to(from_register(fn(g), rd, dt), (g.L,)) for fn, rd in zip(fns, reg_dts)]
         if single:
-            prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info, plain=True)
+            prog.mem_write(g, base, np.int64(0), 0, dt, cols[0], line, info, plain=weak)
         else:
             prog.mem_write(
                 g,
@@ -301,7 +307,7 @@ def _st(comp, call):
                 np.stack(cols, axis=1),
                 line,
                 info,
-                plain=True,
+                plain=weak,
             )
         return np.int32(0)
 

@@ -203,8 +203,6 @@ class RaceChecker(_Reporter):
 
     def release(self, warp: int) -> np.ndarray:
         """The clock an mbarrier arrive by ``warp`` publishes; the warp's own clock then ticks."""
-        if warp < self.W * self.B:
-            self.lanes.sync(warp)
         c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
         out = self.vc[c, w].copy()
         self.vc[c, w, w] += 1
@@ -255,6 +253,7 @@ class RaceChecker(_Reporter):
         name=None,
         unwritten: bool | int = True,
         lanes: bool = False,
+        landed=None,
     ) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
@@ -276,13 +275,14 @@ class RaceChecker(_Reporter):
             if unwritten is True:  # an atomic's read of bytes nothing wrote: the bins nobody zeroed
                 self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, True)
             self._atomic(a, c, t, t // 32, line)
+            self.lanes.access(c * self.n + a, tids, True, line, atomic=True)
             self.written[c * self.n + a] = True
             return
         if not write and unwritten is not False:
             self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, unwritten)
         self._access(a, c, t, t // 32, write, line)
         if lanes:
-            self.lanes.access(c * self.n + a, tids, write, line)
+            self.lanes.access(c * self.n + a, tids, write, line, landed=landed)
 
     def _atomic(self, a, c, t, w, line) -> None:
         ln = -1 if line is None else int(line)
@@ -448,8 +448,7 @@ class EpochRaceChecker(_Reporter):
         self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
 
     def release(self, warp: int):
-        self.lanes.sync(warp)
-        return None  # no waits in lockstep: an arrive orders nothing here (but its own warp's lanes)
+        return None  # no waits in lockstep: an arrive orders nothing here (the lanes that wait acquire)
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)
@@ -485,6 +484,7 @@ class EpochRaceChecker(_Reporter):
         name=None,
         unwritten: bool | int = True,
         lanes: bool = False,
+        landed=None,
     ) -> None:
         if byte_addr.size == 0:
             return
@@ -531,6 +531,7 @@ class EpochRaceChecker(_Reporter):
                 self.a_tid = np.full(size, -1, np.int32)
                 self.a_line = np.full(size, -1, np.int32)
             self._note(self.a_ep, self.a_warp, self.a_multi, self.a_tid, self.a_line, k, w, e, t, ln)
+            self.lanes.access(k, lane_tids, True, line, atomic=True)
             return
         if self.a_ep is not None:
             first((self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w)), "atomic", self.a_line, self.a_tid)
@@ -568,7 +569,7 @@ class EpochRaceChecker(_Reporter):
                 ks = k[same]
                 self.o_warp[ks], self.o_tid[ks], self.o_line[ks] = w[same], t[same], ln
         if lanes:  # after the checks across warps: where both race, that report stands
-            self.lanes.access(k, lane_tids, write, line)
+            self.lanes.access(k, lane_tids, write, line, landed=landed)
 
     @staticmethod
     def _note(ep, warp, multi, tid, line, k, w, e, t, ln) -> None:

@@ -141,7 +141,11 @@ def _tma(comp, call, *, store: bool):
                     if cta.races is not None:  # a load writes shared memory, a store reads it
                         b = np.arange(off, off + nbytes)
                         # (tile_copy checks which of a store's source bytes were written: its in-bounds ones)
-                        cta.races.access(b, np.full(b.size, g.active_tids()[0]), not store, line, unwritten=False)
+                        # (a store's read by the issuing lane is checked against the other lanes of its warp: the
+                        # staging written by all lanes, then TMA-stored by one, needs __syncwarp between)
+                        cta.races.access(
+                            b, np.full(b.size, g.active_tids()[0]), not store, line, unwritten=False, lanes=store
+                        )
                     if bar is not None:
                         owner, mb = _barrier(g, cta, bar, pair, multicast, line)
                         if owner is cta:
