@@ -359,3 +359,14 @@ def test_a_kernel_looked_up_by_its_function_name_and_a_bad_regex_are_named():
     assert c.resources[kernel]["registers"] > 0
     with pytest.raises(txlab.errors.InputError, match="not a regular expression"):
         c.instructions("[")
+
+
+@pytest.mark.parametrize("annotation", ["int", "Tx.int", "float"])
+def test_a_scalar_annotated_with_a_python_type_is_told_the_dtype_spelling(annotation):
+    """``n: int`` gave TVM's 'Mismatched type on argument #1 when calling script.ir_builder.tirx.Arg'."""
+    src = LAUNCH.replace("BINDINGS", "tx, ty = Tx.thread_id([32, 32])").replace(
+        'Y: Tx.Buffer((32, 32), "float32"))', f'Y: Tx.Buffer((32, 32), "float32"), m: Tx.int32, n: {annotation})'
+    )
+    with pytest.raises(txlab.CompileError) as info:
+        run_cell(src, {}, arch="sm_90a")
+    assert f"n: {annotation}: annotate a scalar parameter with a TIRx dtype, e.g. n: Tx.int32" in info.value.hint

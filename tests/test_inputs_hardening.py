@@ -79,7 +79,7 @@ def test_repeated_arch_is_an_error():
 
 
 def test_abbreviations_are_refused():
-    with pytest.raises(TxlabError, match="unrecognized arguments: --arc"):
+    with pytest.raises(TxlabError, match="unknown option --arc; did you mean --arch"):
         parse_magic_line("--arc sm_90a")
     assert parse_magic_line("--arch sm_90a --no-cache").arch == "sm_90a"
 
@@ -268,3 +268,29 @@ def test_api_verify_without_a_gpu_is_one_line(monkeypatch, capsys):
     assert cli.main(["verify"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("python -m txlab.api verify: verifying") and "Traceback" not in err
+
+
+AXPY = """
+@T.prim_func
+def axpy(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32"), alpha: T.float32, h: T.float16):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([8])
+    Y[tx] = X[tx] * alpha + T.Cast("float32", h)
+"""
+
+
+@pytest.mark.parametrize(
+    "alpha, h, needle",
+    [
+        (1e40, 1.0, r"= 1e\+40 does not fit in float32"),
+        (1.0, 70000.0, "= 70000 does not fit in float16"),
+        (True, 1.0, "is a bool; alpha is float32"),
+    ],
+)
+def test_a_float_scalar_that_would_arrive_as_inf_or_a_bool_is_named(alpha, h, needle, no_gpu):
+    """1e40 for a float32 arrived as inf with a numpy RuntimeWarning; True said 'must be a Python int for float32'."""
+    k = run_cell(AXPY, {}, arch="sm_90a")["axpy"]
+    x = np.ones(8, np.float32)
+    with pytest.raises(InputError, match=needle):
+        k(x, np.zeros_like(x), alpha, h)

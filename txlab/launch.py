@@ -47,6 +47,22 @@ def tensor_facts(value):
     return None
 
 
+def _float_max(dtype: str) -> float:
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(np.dtype(getattr(ml_dtypes, dtype, dtype))).max)
+
+
+def _float_overflows(v, dtype: str) -> bool:
+    """A finite number past the largest ``dtype`` (float32, float16, bfloat16, ...) can hold."""
+    try:
+        big = _float_max(dtype)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    x = float(v)
+    return bool(np.isfinite(x) and abs(x) > big)
+
+
 def check_args(compiled, args) -> None:
     """Reject arguments that do not match the kernel's parameters, naming the parameter."""
     params = compiled.entry_params
@@ -62,12 +78,23 @@ def check_args(compiled, args) -> None:
             if tensor_facts(v) is not None:
                 raise InputError(f"{where} is an array, but {p['name']} is a scalar {p['dtype']}", param=p["name"])
             want_int = p["dtype"].startswith(("int", "uint"))
-            if want_int and not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            if isinstance(v, (bool, np.bool_)):
+                raise InputError(
+                    f"{where} is a bool; {p['name']} is {p['dtype']}: pass {int(v)} if that is what you mean",
+                    param=p["name"],
+                )
+            if want_int and not isinstance(v, (int, np.integer)):
                 raise InputError(
                     f"{where} must be a Python int for {p['dtype']}, got {type(v).__name__}", param=p["name"]
                 )
             if not want_int and not isinstance(v, (int, float, np.floating, np.integer)):
                 raise InputError(f"{where} must be a number for {p['dtype']}, got {type(v).__name__}", param=p["name"])
+            if not want_int and _float_overflows(v, p["dtype"]):
+                raise InputError(
+                    f"{where} = {float(v):g} does not fit in {p['dtype']} (largest {_float_max(p['dtype']):g}): it "
+                    "would arrive as inf",
+                    param=p["name"],
+                )
             if want_int:
                 lo, hi = _int_range(p["dtype"])
                 if not lo <= int(v) <= hi:

@@ -263,6 +263,19 @@ def _not_well_formed(exc, lines: list, ln: int) -> tuple:
     return f"not well-formed: {reason}", ln, None
 
 
+def _annotation_hint(message: str, source_line: str | None) -> str | None:
+    """A parameter annotated with a Python type (``n: int``) or a TIRx alias that is no dtype (``n: Tx.int``)."""
+    if "ir_builder.tirx.Arg" not in message:
+        return None
+    ok = re.compile(r"(?:\w+\.)?(?:u?int\d+|float\d+|bfloat16|bool|handle)$")
+    found = [m for m in re.finditer(r"\b(\w+)\s*:\s*([\w.]+)\s*[,)]", source_line or "") if not ok.match(m.group(2))]
+    what = f"{found[0].group(1)}: {found[0].group(2)}" if found else "a parameter"
+    return (
+        f"{what}: annotate a scalar parameter with a TIRx dtype, e.g. n: Tx.int32 or x: Tx.float32 (a Python int or "
+        'float, or Tx.int, is not one); a buffer with Tx.Buffer((n,), "float32") or Tx.handle'
+    )
+
+
 def _did_you_mean(cause, source_line: str | None) -> str | None:
     """For a misspelt API name (``T.cuda.cta_summ``: an AttributeError on the namespace object), the names it
     has that are closest, spelt as the user's line spells the object."""
@@ -306,7 +319,7 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         err = CompileError(
             "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
         )
-        err.hint = hint or _did_you_mean(cause, err.source_line) or err.hint
+        err.hint = hint or _did_you_mean(cause, err.source_line) or _annotation_hint(msg, err.source_line) or err.hint
         err.args = (err._text(),)  # str(err) (a terminal, a log) carries the hint too
         return err
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.
