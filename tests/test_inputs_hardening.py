@@ -188,6 +188,8 @@ def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeyp
         (lambda m: m.sass_for(None), "sass_for takes a user line number (an int"),  # was the end-of-kernel NOPs
         (lambda m: m.sass_for("19"), "sass_for takes a user line number (an int"),  # was [] silently
         (lambda m: m.cuda_for(19.5), "cuda_for takes a user line number (an int"),
+        (lambda m: m.sass_for(1000), "sass_for(1000): "),  # past the source: was [] (as a line with no code)
+        (lambda m: m.ptx_for(0), "ptx_for(0): "),
         (lambda m: m.line_of_sass("zz"), "'zz' is not a SASS offset"),  # was int()'s bare ValueError
         (lambda m: m.line_of_sass(1.5), "offset 1.5 is not a SASS byte offset"),
         (lambda m: m.line_of_sass(0x10, kernel="nope"), "no kernel 'nope' in this module; its kernels: "),

@@ -222,3 +222,13 @@ def test_magic_help_prints_the_options(ip, capsys):
     ip.run_cell_magic("tirx", "--help", SCALE)
     out = capsys.readouterr().out
     assert "--emulate ARGS" in out and "--sanitize ARGS" in out
+
+
+def test_a_quiet_cell_still_says_what_keeps_its_kernel_from_launching(ip, capsys):
+    """--quiet (or --show none) bound a kernel of 2048 threads per CTA without a word; the warning came at call time."""
+    cell = SCALE.replace("T.thread_id([256])", "T.thread_id([2048])").replace("(256,)", "(2048,)")
+    ip.user_ns["factor"] = 2.0
+    ip.run_cell_magic("tirx", "--arch sm_90a --quiet", cell)
+    err = capsys.readouterr().err
+    assert "%%tirx warning:" in err and "2048 threads per CTA" in err
+    assert "warning(s): " in repr(ip.user_ns["scale"])

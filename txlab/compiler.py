@@ -215,7 +215,9 @@ class Compiled:
         res = ", ".join(f"{k}: {v.get('registers')} regs" for k, v in self.resources.items())
         return (
             f"<Compiled {self.name} for {self.arch}: kernels {self.kernels} ({res}); "
-            f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}>"
+            f"{self.compile_seconds * 1000:.0f} ms{' cache hit' if self.cache_hit else ''}"
+            + (f"; {len(self.warnings)} warning(s): {self.warnings[0]}" if self.warnings else "")
+            + ">"
         )
 
     # ---- running -----------------------------------------------------------------------------

@@ -571,6 +571,11 @@ def register(ipython) -> None:
             display(HTML(html_of(prof)))
             return
         if args.quiet or not show:
+            import sys
+
+            for c in results.values():  # what keeps a kernel from launching is said even when nothing is shown
+                for w in c.warnings:
+                    print(f"%%tirx warning: {w}", file=sys.stderr)
             for r in reports.values():
                 display(r)
             return

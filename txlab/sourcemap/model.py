@@ -211,28 +211,41 @@ class SourceMap:
 
     def cuda_lines_for(self, lineno: int) -> list[int]:
         """CUDA line numbers (1-based) generated for user line ``lineno``."""
-        lineno = _user_line(lineno, "cuda_lines_for")
+        lineno = self._line(lineno, "cuda_lines_for")
         return [i + 1 for i, u in enumerate(self.cuda_user) if u == lineno]
 
     def cuda_for(self, lineno: int) -> list[str]:
         """The CUDA C lines generated for user line ``lineno``."""
-        return [self._cuda_lines[i - 1] for i in self.cuda_lines_for(_user_line(lineno, "cuda_for"))]
+        return [self._cuda_lines[i - 1] for i in self.cuda_lines_for(self._line(lineno, "cuda_for"))]
 
     def ptx_lines_for(self, lineno: int) -> list[int]:
-        lineno = _user_line(lineno, "ptx_lines_for")
+        lineno = self._line(lineno, "ptx_lines_for")
         return [i + 1 for i, u in enumerate(self.ptx_user) if u == lineno]
 
     def ptx_for(self, lineno: int) -> list[str]:
         """The PTX instruction lines generated for user line ``lineno``."""
-        return [self._ptx_lines[i - 1].strip() for i in self.ptx_lines_for(_user_line(lineno, "ptx_for"))]
+        return [self._ptx_lines[i - 1].strip() for i in self.ptx_lines_for(self._line(lineno, "ptx_for"))]
 
     def sass_records_for(self, lineno: int) -> list[SassInstruction]:
-        lineno = _user_line(lineno, "sass_records_for")
+        lineno = self._line(lineno, "sass_records_for")
         return [s for s in self.instructions if s.user_line == lineno]
+
+    def _line(self, lineno, what: str) -> int:
+        """``lineno`` as a line of the user's source, else an :class:`InputError` (a line past the source has no
+        code, which an empty answer would not tell from a line that made none)."""
+        lineno = _user_line(lineno, what)
+        n = len(self.user_source or [])
+        if n and not 1 <= lineno <= n:
+            raise InputError(
+                f"{what}({lineno}): {self.user_file or 'the source'} has lines 1-{n}; .lines() lists the lines "
+                "that made code",
+                param="lineno",
+            )
+        return lineno
 
     def sass_for(self, lineno: int) -> list[str]:
         """The SASS instructions (text, predicate kept) attributed to user line ``lineno``."""
-        return [s.text for s in self.sass_records_for(_user_line(lineno, "sass_for"))]
+        return [s.text for s in self.sass_records_for(self._line(lineno, "sass_for"))]
 
     def line_of_sass(self, offset_or_index=None, *, kernel: str | None = None, index: int | None = None) -> int | None:
         """The user line of a SASS instruction: by byte ``offset`` (an int, as Nsight Compute and
