@@ -296,3 +296,10 @@ def test_a_float_scalar_that_would_arrive_as_inf_or_a_bool_is_named(alpha, h, ne
     x = np.ones(8, np.float32)
     with pytest.raises(InputError, match=needle):
         k(x, np.zeros_like(x), alpha, h)
+
+
+def test_a_kernel_called_with_keyword_arguments_names_its_parameters(scale):
+    """scale(A_ptr=a, ...) said 'launch() got an unexpected keyword argument', naming an internal function."""
+    a = np.ones(8, np.float32)
+    with pytest.raises(InputError, match=r"takes its arguments by position, in parameter order: scale\(A, B, n\)"):
+        scale(A_ptr=a, B_ptr=np.zeros_like(a), n=8)

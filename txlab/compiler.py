@@ -261,6 +261,14 @@ class Compiled:
         when there is none (``txlab.config.device``, "auto")."""
         from txlab.run import launch
 
+        options = ("sync", "timeout_s", "device")
+        named = [k for k in kwargs if k not in options]
+        if named:
+            params = ", ".join(p["name"] for p in self.entry_params)
+            raise InputError(
+                f"{self.name} takes its arguments by position, in parameter order: {self.name}({params}); got "
+                f"{', '.join(f'{k}=' for k in named)} (the keyword options of a call are {', '.join(options)})"
+            )
         return launch(self, *args, **kwargs)
 
 
