@@ -211,3 +211,28 @@ def test_a_wait_on_another_cluster_names_the_ctas_still_to_run(monkeypatch):
     with pytest.raises(NotEmulatedError, match=r"wait on another CTA") as exc:
         emulate(kernel(CLUSTER_WAIT, "cwait"), np.zeros(1, np.int32), np.zeros(4, np.int32))
     assert "3 other CTA(s) may not have run yet" in str(exc.value), str(exc.value)
+
+
+TWO_WARPS = """
+@T.prim_func
+def k(A: T.Buffer((64,), "int32"), B: T.Buffer((4,), "int32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    bins = T.alloc_shared((4,), "int32")
+    if tx < 4:
+        bins[tx] = 0
+    T.cuda.cta_sync()
+    T.cuda.atomic_add(T.address_of(bins[A[tx] % 4]), 1)
+    if tx >= 60:
+        B[tx - 60] = bins[tx - 60]
+"""
+
+
+def test_a_read_racing_atomics_of_two_warps_names_a_thread_of_the_other_warp():
+    """Both warps add into the bins; thread 60 (warp 1) reads one with no barrier. The report said 'atomic by thread 60
+    and read by thread 60 ... (threads of different warps)': the record kept its own warp's last lane."""
+    res = emulate(kernel(TWO_WARPS, "k"), np.arange(64, dtype=np.int32), np.zeros(4, np.int32))
+    (f,) = res.by_kind("shared_race")
+    t_atomic, t_read = (int(x) for x in f.threads)
+    assert t_read == 60 and t_atomic // 32 == 0 and "within warp" not in f.message, f.message

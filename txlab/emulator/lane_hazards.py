@@ -76,7 +76,9 @@ class LaneHazards:
             # (after atomics only a sole writer reads its own value: the others' increments landed too)
             bad = same & (((mask & bits) == 0) | (self.w_atomic[k] & (mask != bits)))
             if bad.any():
-                self._emit(w, k, tids, bad, "write", "read", ln)
+                i = int(np.argmax(bad))
+                kind = "atomic" if self.w_atomic[k[i]] else "write"
+                self._emit(w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits)  # a writer lane other than the reader
             r = self.r
             moved = r.pending(k, wk, now, tids)  # an earlier reader lane other than this one: keep it as r2
             if moved.any():

@@ -530,11 +530,29 @@ class EpochRaceChecker(_Reporter):
                 self.a_multi = np.zeros(size, bool)
                 self.a_tid = np.full(size, -1, np.int32)
                 self.a_line = np.full(size, -1, np.int32)
+                self.ao_warp = np.full(size, -1, np.int16)  # an atomic of another warp than a_warp's, this epoch
+                self.ao_tid = np.full(size, -1, np.int32)
+                self.ao_line = np.full(size, -1, np.int32)
+            # an atomic of another warp than the one recorded in this epoch becomes the "other" one (reports name a
+            # thread of another warp than the plain access's)
+            prev = (self.a_ep[k] == e) & (self.a_warp[k] >= 0) & (self.a_warp[k] != w)
+            if prev.any():
+                kp = k[prev]
+                self.ao_warp[kp], self.ao_tid[kp], self.ao_line[kp] = self.a_warp[kp], self.a_tid[kp], self.a_line[kp]
             self._note(self.a_ep, self.a_warp, self.a_multi, self.a_tid, self.a_line, k, w, e, t, ln)
+            lost = self.a_warp[k] != w
+            if lost.any():
+                kl = k[lost]
+                self.ao_warp[kl], self.ao_tid[kl], self.ao_line[kl] = w[lost], t[lost], ln
             self.lanes.access(k, lane_tids, True, line, atomic=True)
             return
         if self.a_ep is not None:
-            first((self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w)), "atomic", self.a_line, self.a_tid)
+            racing = (self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w))
+            if racing.any():
+                j = k[int(np.argmax(racing))]
+                i0 = int(np.argmax(racing))
+                other = self.a_warp[j] == w[i0] and self.ao_warp[j] >= 0 and self.ao_warp[j] != w[i0]
+                first(racing, "atomic", *((self.ao_line, self.ao_tid) if other else (self.a_line, self.a_tid)))
             if write:
                 self.a_ep[k] = -1
                 self.a_multi[k] = False
