@@ -266,7 +266,7 @@ def _bad_inputs():
         ("scale", "symbolic_mismatch", [f32, np.zeros(99, np.float32), 100], "B", "axis 0 is 99"),
         ("scale", "scalar_vs_shape", [f32, f32, 101], "n", "arrays say n = 100"),
         ("scale", "float_for_int", [f32, f32, 100.0], "n", "must be a Python int"),
-        ("scale", "bool_for_int", [f32, f32, True], "n", "must be a Python int"),
+        ("scale", "bool_for_int", [f32, f32, True], "n", "is a bool; n is int32"),
         (
             "scale",
             "int32_overflow",
