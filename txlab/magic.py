@@ -21,6 +21,7 @@ import shlex
 import time
 from collections import OrderedDict
 
+from txlab import ir
 from txlab.build import TVM_LOCATION_RE
 from txlab.errors import CompileError, TxlabError
 from txlab.namespace import lang_names, register_source, tirx_namespace  # noqa: F401  (public here too)
@@ -137,9 +138,9 @@ def parse_magic_line(line: str):
             if close:
                 raise MagicArgumentError(f"%%tirx: unknown option {flag}; did you mean {close[0]}? {_usage(parser)}")
     args = parser.parse_args(words)
-    for opt in ("emulate", "sanitize", "profile"):
+    for opt in ("emulate", "sanitize"):  # (an empty --profile profiles a kernel that takes no arguments)
         value = getattr(args, opt)
-        if value is not None and not value.strip() and opt != "profile":
+        if value is not None and not value.strip():
             raise MagicArgumentError(
                 f"%%tirx --{opt} needs the kernel's arguments, a Python expression in the notebook's names, e.g. "
                 f"--{opt} 'a, b, n'"
@@ -450,7 +451,7 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
     compiled = {}
     sets = {}
     for name, value in new.items():
-        funcs = _kernels_of(value)
+        funcs = ir.kernel_names(value) if isinstance(value, tvm.IRModule) else []
         if len(funcs) > 1:  # a module of several kernels: each compiled by its own name, bound as a set
             each = {f: tx_compile(value, arch=arch, name=f, use_cache=use_cache, **options) for f in funcs}
             compiled.update({f"{name}.{f}": c for f, c in each.items()})
@@ -466,15 +467,6 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     return compiled
-
-
-def _kernels_of(value) -> list:
-    """The PrimFunc names of an IRModule (empty for anything else)."""
-    import tvm
-
-    if not isinstance(value, tvm.IRModule):
-        return []
-    return [gv.name_hint for gv, f in value.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
 class KernelSet(dict):

@@ -1421,9 +1421,8 @@ def other_cta(lowered, fname, cta=(0, 0, 0)):
     the first grid dimension of more than one CTA and 3 along the others (1 where they hold fewer
     than 4): each index odd where ``cta``'s is even (``bx % 2`` patterns), and off the diagonal
     (``bx == by`` patterns); None when the grid is one CTA (or its size is not a constant)."""
-    info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
-    grid = tuple(info.get("grid") or ())
-    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
+    grid = _const_grid(lowered, fname)
+    if grid is None:
         return None
     other, first = [], True
     for c, g in zip(cta, grid):
@@ -1437,11 +1436,15 @@ def other_cta(lowered, fname, cta=(0, 0, 0)):
 def last_cta(lowered, fname):
     """The launch's last CTA (the grid's size less one along each dimension): where a tail is handled
     (``if bx == gridDim.x - 1``, a partial last block). None when the grid's size is not a constant."""
+    grid = _const_grid(lowered, fname)
+    return None if grid is None else tuple(g - 1 for g in grid)
+
+
+def _const_grid(lowered, fname):
+    """The (x, y, z) grid of device function ``fname``'s launch, or None when its size is not a constant."""
     info = (getattr(lowered, "launch", None) or {}).get(fname) or {}
     grid = tuple(info.get("grid") or ())
-    if len(grid) != 3 or not all(isinstance(g, int) for g in grid):
-        return None
-    return tuple(g - 1 for g in grid)
+    return grid if len(grid) == 3 and all(isinstance(g, int) for g in grid) else None
 
 
 def compare_other_cta(

@@ -219,6 +219,12 @@ def _guard(comp, ptx, fn):
     return guarded
 
 
+def _weak(ptx) -> bool:
+    """A weak ``ld``/``st`` (no ``.relaxed``/``.acquire``/``.release``/``.volatile``): a strong access is no data race
+    between lanes, so only weak ones are checked as plain accesses."""
+    return (ptx.mods.get("sem") or "") in ("", "weak")
+
+
 def _ld_st(comp, call, what, hints):
     """(decoded call, element dtype, space, address closure) of ``ld``/``st``; or the refusal
     (a closure) where the element type is not modelled."""
@@ -250,9 +256,8 @@ def _ld(comp, call):
     prog = comp.program
     info = {"name": f"ld.{space or 'generic'} address", "dtype": str(dt)}
     elems = np.arange(n)[None, :] if n > 1 else np.int64(0)
-    sem = ptx.mods.get("sem") or ""
-    weak = sem in ("", "weak")  # a strong (relaxed, acquire, volatile) load is no data race between lanes
-    acquire = sem == "acquire"
+    weak = _weak(ptx)
+    acquire = ptx.mods.get("sem") == "acquire"
 
     def f(g):
         if acquire:  # the lane's later accesses are ordered after what the release it reads published
@@ -287,7 +292,7 @@ def _st(comp, call):
     prog = comp.program
     info = {"name": f"st.{space or 'generic'} address", "dtype": str(dt)}
     single = len(vals) == 1
-    weak = (ptx.mods.get("sem") or "") in ("", "weak")  # a strong (relaxed, release, volatile) store is no data race
+    weak = _weak(ptx)
 
     idx = np.asarray(lanes, np.int64)[None, :]
 

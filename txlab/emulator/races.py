@@ -55,6 +55,11 @@ class _Reporter:
     report: object
     _seen: set
     n: int
+    lanes: LaneHazards
+
+    def sync_warps(self, warps) -> None:
+        """``__syncwarp`` (``bar.warp.sync``) by ``warps`` (batch-wide ids): orders the accesses of their lanes."""
+        self.lanes.sync(warps)
 
     def _init_written(self, size: int, report_unwritten) -> None:
         self.written = np.zeros(size, bool)  # per (batch CTA, byte): anything wrote it yet
@@ -222,10 +227,6 @@ class RaceChecker(_Reporter):
     def ordered(self, c, w, u, clk) -> np.ndarray:
         """Whether warp ``w`` (now) is ordered after warp ``u``'s access at clock ``clk``."""
         return self.vc[c, w, u] >= clk
-
-    def sync_warps(self, warps) -> None:
-        """A warp-wide synchronisation (``__syncwarp``, a shuffle, a vote) of ``warps``: orders its lanes."""
-        self.lanes.sync(warps)
 
     def known_of(self, warp: int) -> dict:
         """What ``warp`` knows of other CTAs' warps: {cluster rank: clock}."""
@@ -452,10 +453,6 @@ class EpochRaceChecker(_Reporter):
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)
-
-    def sync_warps(self, warps) -> None:
-        """A warp-wide synchronisation (``__syncwarp``, a shuffle, a vote) of ``warps``: orders its lanes."""
-        self.lanes.sync(warps)
 
     def known_of(self, warp: int) -> dict:
         return {}  # nor across CTAs

@@ -21,7 +21,7 @@ from txlab.ir.spans import (
     user_lines_of,
     with_call_site,
 )
-from txlab.ir.walk import AmbiguousEntry, as_module, calls, children, expr_value, functions, prod, walk
+from txlab.ir.walk import AmbiguousEntry, as_module, calls, children, expr_value, functions, kernel_names, prod, walk
 
 __all__ = [
     "AmbiguousEntry",
@@ -38,6 +38,7 @@ __all__ = [
     "first_user_line",
     "frames",
     "functions",
+    "kernel_names",
     "is_library",
     "kernel_lines",
     "loop_header",

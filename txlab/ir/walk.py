@@ -121,7 +121,7 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         if callable(mod) and not isinstance(mod, tvm.IRModule):
             mod = mod()
         own = getattr(kernel, "name", None) or name
-        funcs = [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+        funcs = kernel_names(mod)
         if own is not None and own not in funcs and len(funcs) > 1:
             raise AmbiguousEntry(
                 f"{own} holds {len(funcs)} kernels ({', '.join(funcs)}): pass one of them, e.g. {own}.{funcs[0]}"
@@ -131,7 +131,7 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         symbol = name or (kernel.attrs.get("global_symbol") if kernel.attrs is not None else None) or "main"
         return tvm.IRModule({str(symbol): kernel}), str(symbol)
     if isinstance(kernel, tvm.IRModule):
-        funcs = [gv.name_hint for gv, f in kernel.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+        funcs = kernel_names(kernel)
         if name is None or name in funcs:
             return kernel, name or _entry_of(kernel)
         if len(funcs) == 1:  # the module's one kernel, whatever the module is called (``Mod`` in a cell)
@@ -145,6 +145,13 @@ def as_module(kernel, name: str | None = None, *, what: str = "txlab.compile"):
         f"{what} takes a @T.prim_func, a tvm.IRModule or a txlab.Compiled, not {type(kernel).__name__}; "
         "decorate the kernel with @T.prim_func (from tvm.script import tirx as T)"
     )
+
+
+def kernel_names(mod) -> list[str]:
+    """The names of the PrimFuncs of IRModule ``mod`` (its kernels), in the module's order."""
+    import tvm
+
+    return [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
 class AmbiguousEntry(ValueError):

@@ -138,6 +138,38 @@ def _compiled_info(compiled, fname):
     return pick(getattr(compiled, "resources", None)), pick(getattr(compiled, "launch", None))
 
 
+def _entry(b, scope: str, shape) -> dict:
+    """The allocation record of buffer ``b`` before its place is known."""
+    lay = b.layout
+    return {
+        "name": b.name,
+        "scope": scope,
+        "dtype": str(b.dtype),
+        "shape": shape,
+        "align": int(b.data_alignment),
+        "swizzle": None,
+        "layout": str(lay) if lay is not None else None,
+        "aliases": [],
+        "named_in_ir": bool(b.name),
+        "origin": None,
+        "pool": None,
+    }
+
+
+def _place(entry: dict, b, shape, bits: int, offset) -> None:
+    """A shared buffer's place: ``offset`` (bytes, None when not constant), size, swizzle and bank pattern."""
+    entry["offset"] = offset
+    entry["nbytes"] = _footprint_bytes(b, shape, bits)
+    entry["swizzle"] = _swizzle_text(b.layout, bits)
+    entry["bank_pattern"] = _bank_pattern(b.layout, shape, bits, offset) if offset is not None else None
+
+
+def _uses(entry: dict, rec) -> None:
+    """The ops that touch the buffer and the line of its first use, from its ``uses`` record (or None)."""
+    entry["uses"] = sorted(op.replace("tirx.", "") for op in rec["ops"]) if rec else []
+    entry["_line"] = rec["line"] if rec else None
+
+
 def _build(fname, func, arch, resources, launch) -> PoolLayout:
     import tvm
     import tvm_ffi
@@ -235,19 +267,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         bits = DataType(b.dtype).bits * DataType(b.dtype).lanes
         shape = _shape(b)
         lay = b.layout
-        entry = {
-            "name": b.name,
-            "scope": scope,
-            "dtype": str(b.dtype),
-            "shape": shape,
-            "align": int(b.data_alignment),
-            "swizzle": None,
-            "layout": str(lay) if lay is not None else None,
-            "aliases": [],
-            "named_in_ir": bool(b.name),
-            "origin": None,
-            "pool": None,
-        }
+        entry = _entry(b, scope, shape)
         if scope == "tmem":
             addr = list(b.allocated_addr) if b.allocated_addr is not None else []
             entry["offset"] = _int(addr[0]) if addr else None
@@ -287,15 +307,8 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
             elif pool_var is not None:
                 entry["pool"] = str(pool_var)
             eo = _int(b.elem_offset)
-            entry["offset"] = (eo * bits) // 8 if eo is not None else None
-            entry["nbytes"] = _footprint_bytes(b, shape, bits)
-            entry["swizzle"] = _swizzle_text(lay, bits)
-            entry["bank_pattern"] = None
-            if entry["offset"] is not None:
-                entry["bank_pattern"] = _bank_pattern(lay, shape, bits, entry["offset"])
-        rec = uses.get(_bkey(b))
-        entry["uses"] = sorted(op.replace("tirx.", "") for op in rec["ops"]) if rec else []
-        entry["_line"] = rec["line"] if rec else None
+            _place(entry, b, shape, bits, (eo * bits) // 8 if eo is not None else None)
+        _uses(entry, uses.get(_bkey(b)))
         allocations.append(entry)
 
     # A shared.dyn buffer allocated as it is (T.alloc_buffer(..., scope="shared.dyn")) and not carved into views
@@ -304,29 +317,12 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     for p in pools:
         if (p.name or "pool") in carved:
             continue
-        bits = DataType(p.dtype).bits * DataType(p.dtype).lanes
         shape = _shape(p)
-        rec = uses.get(_bkey(p))
-        allocations.append(
-            {
-                "name": p.name or "dynamic",
-                "scope": "shared.dyn",
-                "dtype": str(p.dtype),
-                "shape": shape,
-                "align": int(p.data_alignment),
-                "swizzle": _swizzle_text(p.layout, bits),
-                "layout": str(p.layout) if p.layout is not None else None,
-                "aliases": [],
-                "named_in_ir": bool(p.name),
-                "origin": None,
-                "pool": None,
-                "offset": 0,
-                "nbytes": _footprint_bytes(p, shape, bits),
-                "bank_pattern": _bank_pattern(p.layout, shape, bits, 0),
-                "uses": sorted(op.replace("tirx.", "") for op in rec["ops"]) if rec else [],
-                "_line": rec["line"] if rec else None,
-            }
-        )
+        entry = _entry(p, "shared.dyn", shape)
+        entry["name"] = p.name or "dynamic"
+        _place(entry, p, shape, DataType(p.dtype).bits * DataType(p.dtype).lanes, 0)
+        _uses(entry, uses.get(_bkey(p)))
+        allocations.append(entry)
 
     # Static (non-pool) shared buffers: laid out in declaration order, each at its own alignment.
     static_off = 0
