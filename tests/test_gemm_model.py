@@ -220,16 +220,16 @@ def test_odd_k_offers_192_row_tiles_in_clusters():
 
 
 def test_tall_tiles_where_an_operand_feed_sets_the_pace():
-    """256-row tiles (two consumers of 128 rows) load 256 + bn rows per k-block for 256 x bn outputs. Measured on an
-    H100 (r25d, 2026-12-05) against the picks without them: faster at K off the 32-byte sectors (21 shapes, 19
-    faster) and at sector K on outputs with a shorter side under ~2200 (6 of 6), not elsewhere (aligned K: 16 of 37
-    slower; sector K on wider outputs: 6 of 13 slower). The model offers them exactly there, rows along the longer
-    side, every one valid for the shape, at most 192 columns, the TMA epilogue."""
+    """256-row tiles (two consumers of 128 rows) load 256 + bn rows per k-block for 256 x bn outputs. Measured on the
+    H200 (r25e, r26a, 2026-12-06) against the best pick without them: even at K off the 32-byte sectors over 16
+    k-blocks (29 shapes, +0.6 %), slower at a shorter odd K (9 shapes, -4.2 %) and at sector K (9 shapes, -7.0 %).
+    The model offers them exactly there, rows along the longer side, every one valid for the shape, at most 192
+    columns, the TMA epilogue."""
 
     def tall(shape):
         return [c for c in gm.candidates(*shape) if c.tile_m == 256]
 
-    for shape in ((8784, 464, 17096), (568, 9312, 4728), (4904, 11664, 20232), (3208, 1440, 3120)):
+    for shape in ((8784, 464, 17096), (568, 9312, 4728), (4904, 11664, 20232), (3131, 3304, 14248)):
         cs = tall(shape)
         assert cs, shape
         for c in cs:
@@ -239,10 +239,12 @@ def test_tall_tiles_where_an_operand_feed_sets_the_pace():
             assert c.swap_ab == (shape[1] > shape[0]), (shape, c.name)
         assert {c.cluster_size for c in cs} == {1, 2}
     assert tall((8784, 464, 17152)) == []  # K on the 128-byte lines
-    assert tall((4240, 2928, 8800)) == []  # sector K, both sides over TALL_SECTOR_SIDE
+    assert tall((3208, 1440, 3120)) == [] and tall((10704, 840, 416)) == []  # sector K (H100: +13 %; H200: -7 %)
+    assert tall((5343, 5160, 648)) == [] and tall((4000, 3000, 1016)) == []  # odd K of at most 16 k-blocks
+    assert tall((4000, 3000, 1032)) != []  # odd K of 17 k-blocks
     assert tall((512, 900, 4728)) == []  # the longer side under TALL_MIN_SIDE
     # where the feed of 128-row tiles sets the pace, the model without the measurements takes them
-    for shape in ((8784, 464, 17096), (568, 9312, 4728), (3208, 1440, 3120)):
+    for shape in ((8784, 464, 17096), (568, 9312, 4728)):
         assert gm.choose(*shape, neighbours=False).tile_m == 256, shape
     # explain says why 256 rows and why that way round, in place of the 128-row tiles' width and swap notes
     notes = " ".join(gm.explain(568, 9312, 4728, neighbours=False).notes)

@@ -478,11 +478,11 @@ def _big_tiles(M: int, N: int, K: int, num_sms: int) -> list[GemmConfig]:
 
 #: widths of the 256-row tiles :func:`_tall_tiles` offers (two consumers of 128 rows each: at most 192 columns of fp32
 #: accumulators per thread), the smallest longer side they are offered at, how many of the best-fitting widths, and
-#: the largest shorter side they are offered at where K's rows sit on 32-byte sectors but not 128-byte lines
+#: the K they are offered above (16 k-blocks)
 TALL_WIDTHS = (128, 144, 160, 176, 192)
 TALL_MIN_SIDE = 1024
 TALL_KEEP = 2
-TALL_SECTOR_SIDE = 2048
+TALL_MIN_K = 1024
 
 
 @functools.lru_cache(maxsize=256)  # explain asks again
@@ -492,18 +492,16 @@ def _tall_tiles(M: int, N: int, K: int, num_sms: int) -> tuple[GemmConfig, ...]:
     longer side (swapped where that is N), in the :data:`TALL_KEEP` widths of :data:`TALL_WIDTHS` that fill the SMs'
     tile slots best, TMA epilogue, the deepest ring, alone and in 2x1 and 1x2 clusters. A 256 x bn tile loads 256 + bn
     rows of a k-block for its 256 x bn outputs where two 128-row tiles load 256 + 2 bn: where an operand's feed sets
-    the pace rather than the tensor cores, that is the difference. Offered (none elsewhere) where that was measured
-    to pay: K's rows off the 32-byte sectors, and on sectors only for outputs whose shorter side is at most
-    :data:`TALL_SECTOR_SIDE`. Measured (H100, 2026-12-05, r25d: at 77 shapes where offering them everywhere moved the
-    pick, the new pick beside the old): odd K, shorter side under 2200, 8 shapes, geometric mean +13.6 % (7 faster;
-    8784x464x17096 0.77 -> 0.97 of cuBLAS, 568x9312x4728 0.84 -> 1.09, 928x10768x14632 0.80 -> 1.01); odd K wider,
-    13 shapes, +6.4 % (12 faster; 4904x11664x20232 0.85 -> 1.02); sector K, shorter side under 2200, 6 shapes, +13 %
-    (6 faster; 3208x1440x3120 0.78 -> 0.95, 568x8704x3600 0.87 -> 1.03); but sector K wider, 13 shapes, -1.1 % (6
-    slower), and at K on the 128-byte lines -0.1 % over 33 shapes of sides over 2200 (12 slower, 4240x2928x8800 0.90x)
-    and -5.4 % over 4 narrower ones: not offered there."""
+    the pace rather than the tensor cores, that is the difference. Offered (none elsewhere) where K's rows sit off the
+    32-byte sectors and K is over :data:`TALL_MIN_K`. Drawn on an H100 (r25d, 2026-12-05: odd K +6 to +14 %, 19 of 21
+    faster; sector K on outputs with a shorter side under ~2200 +13 %, 6 of 6), then measured on the H200 (2026-12-06,
+    r25e and r26a: each pick beside the best pick without them): odd K over 16 k-blocks, 29 shapes, geometric mean
+    +0.6 % (13 faster, 12 slower; 3131x3304x14248 +17 %, 3 shapes under 0.90 of cuBLAS without them against 1 with
+    them); odd K of at most 16 k-blocks, 9 shapes, -4.2 % (6 slower; 5343x5160x648 0.87 against 1.05 of cuBLAS);
+    sector K, 9 shapes, -7.0 % (6 slower; 10704x840x416 0.86 against 1.06): so not offered at a short or a sector K."""
     phase = row_phase(K)
     m, n, swap = (N, M, True) if N > M else (M, N, False)
-    if m < TALL_MIN_SIDE or not (phase == "odd" or (phase == "sector" and n <= TALL_SECTOR_SIDE)):
+    if m < TALL_MIN_SIDE or phase != "odd" or K <= TALL_MIN_K:
         return ()
     widths = sorted(TALL_WIDTHS, key=lambda bn: (-_slot_use(m, n, 256, bn, num_sms), -bn))[:TALL_KEEP]
     out = []
@@ -972,9 +970,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, measured: GemmConfig 
                      f"{' (so the kernel tiles C.T = B @ A.T and stores C transposed)' if best.config.swap_ab else ''}: "
                      f"a 256 x {best.config.bn} tile loads 256 + {best.config.bn} rows of each k-block where two 128-row "
                      f"tiles load 256 + {2 * best.config.bn}, and at this K the operands' feed, not the tensor cores, "
-                     "sets the pace. Offered off the 32-byte sectors, and on them for outputs with a side of at most "
-                     f"{TALL_SECTOR_SIDE}: where the pick moved to them at the shapes this rule was drawn from (H100, 27 "
-                     "shapes) 25 ran faster, geometric mean +9.9 %; fresh shapes and the H200 are not measured yet")
+                     f"sets the pace. Offered where K's rows sit off the 32-byte sectors and K is over {TALL_MIN_K}: "
+                     "beside the best pick without them at 29 such shapes on the H200, +0.6 % (geometric mean; 13 "
+                     "faster, 12 slower), where at a shorter K (9 shapes) they lost 4.2 % and on sectors (9) 7.0 %")
     if best.config.bn not in FIXED_WIDTHS and not tall:
         std = min((p for p in preds if p.config.bn in STANDARD_WIDTHS), key=_rank, default=None)
         vs = (f" (the best of 128 / 192 / 256, {std.config.name}: {_tiles(std)} items, {std.waves} wave(s), "
