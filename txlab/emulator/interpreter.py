@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.warp_sync as warp_sync
 from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
 
@@ -76,6 +77,7 @@ class Group:
         "lane_cta",
         "gtid",
         "nw",
+        "wsync",
     )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
@@ -93,6 +95,7 @@ class Group:
         self.warp_of_lane = self.gtid // 32
         self.first_warp = int(tid[0]) // 32
         self.nw = (self.L + 31) // 32  # warps of the group: its statements' weight on the clocks
+        self.wsync = None  # a __syncwarp its lanes wait at for lanes of another branch (txlab.emulator.warp_sync)
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -671,15 +674,19 @@ class Compiler:
                     return
                 outer = g.mask
                 base = outer if outer is not None else True
+                parts = []
                 mt = np.logical_and(base, c)
                 if mt.any():
-                    g.mask = None if mt.all() else mt
-                    yield from then_g(g)
+                    parts.append((then_g, None if mt.all() else mt))
                 if other_g is not None:
                     me = np.logical_and(base, np.logical_not(c))
                     if me.any():
-                        g.mask = None if me.all() else me
-                        yield from other_g(g)
+                        parts.append((other_g, None if me.all() else me))
+                if len(parts) == 1:
+                    g.mask = parts[0][1]
+                    yield from parts[0][0](g)
+                else:  # one after the other, meeting at a __syncwarp the lanes of both reach
+                    yield from warp_sync.branches(g, parts)
                 g.mask = outer
 
             return if_gen, True

@@ -17,6 +17,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
+import txlab.emulator.warp_sync as warp_sync
 from txlab.ir import semantics
 from txlab.errors import NotEmulatedError
 
@@ -374,14 +375,14 @@ HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
 
 
-def warp_synced(g) -> None:
-    """The active lanes ran ``__syncwarp`` (``bar.warp.sync``): for the race checker their warps' earlier shared
-    accesses are ordered (txlab/emulator/lane_hazards.py). Shuffles, votes and the warp's other ``.sync``
-    collectives do not order memory: racecheck reports a pair of lanes with only a shuffle between them (H100,
-    2026-12-06)."""
+def warp_synced(g, lanes=None) -> None:
+    """The active lanes (or ``lanes``, a bool mask) ran ``__syncwarp`` (``bar.warp.sync``): for the race checker
+    their warps' earlier shared accesses are ordered (txlab/emulator/lane_hazards.py). Shuffles, votes and the warp's
+    other ``.sync`` collectives do not order memory: racecheck reports a pair of lanes with only a shuffle between
+    them (H100, 2026-12-06)."""
     races = g.cta.races
     if races is not None:
-        races.sync_warps(g.warp_of_lane[g.active()])
+        races.sync_warps(g.warp_of_lane[g.active() if lanes is None else lanes])
 
 
 def _member_active(g, mask_val):
@@ -569,15 +570,17 @@ for _n in ("tirx.ptx.prefetch", "tirx.ptx.prefetchu", "tirx.ptx.prefetch_valid_a
     HANDLERS[_n] = _noop(_PREFETCH)
 
 
-@handler("tirx.cuda.warp_sync", "tirx.ptx.bar_warp_sync")
+@blocking("tirx.cuda.warp_sync", "tirx.ptx.bar_warp_sync")
 def _warp_sync(comp, call):
-    """``__syncwarp``: values need nothing (a warp runs in lockstep here); it orders the lanes' shared accesses."""
+    """``__syncwarp(mask)``: it orders the lanes' shared accesses; where some member lanes are in another branch of
+    a divergent ``if``, the lanes here wait for them there (txlab/emulator/warp_sync.py)."""
+    mask = comp.expr(call.args[0]) if call.args else (lambda g: np.uint32(0xFFFFFFFF))
+    line = comp.line
 
-    def f(g):
-        warp_synced(g)
-        return np.int32(0)
+    def gen(g):
+        return (yield from warp_sync.arrive(g, mask(g), line, warp_synced))
 
-    return f
+    return gen
 
 
 HANDLERS["tirx.cuda.nano_sleep"] = _noop()

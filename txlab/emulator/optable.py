@@ -215,6 +215,8 @@ def rows() -> list[dict]:
                 )
             if name in blocking:
                 r["why"] = "blocking: the group waits (barrier / mbarrier)"
+            if name in ("tirx.cuda.warp_sync", "tirx.ptx.bar_warp_sync"):
+                r["why"] = "lanes of a diverged warp wait here for the member lanes of its other branches"
             if name in _TENSOR_CORE:
                 r["fast"] = r["ieee"] = _TENSOR_CORE[name][0]
                 r["why"] = _TENSOR_CORE[name][1]

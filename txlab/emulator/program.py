@@ -18,6 +18,7 @@ import numpy as np
 
 from txlab import ir
 import txlab.emulator.memory as M
+import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import Compiler, Group, _key
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 from txlab.emulator.result import Finding
@@ -901,7 +902,13 @@ class Cta:
         """Advance every live group once (until it blocks or ends)."""
         for i in list(self.gens_live):
             try:
-                next(self.gens[i])
+                if next(self.gens[i]) is warp_sync.WARP_SYNC:  # no branch holds the lanes it waits for
+                    from txlab.emulator.ops import warp_synced
+
+                    note = warp_sync.let_pass(self.groups[i], warp_synced)
+                    if note and note not in self.program.notes:
+                        self.program.notes.append(note)
+                    self.progress += 1
             except StopIteration:
                 self.gens_live.remove(i)
                 self.exit_group(self.groups[i])

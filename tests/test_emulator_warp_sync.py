@@ -1,0 +1,159 @@
+"""``__syncwarp`` reached by a warp's lanes in different branches: since Volta the lanes of the member mask meet
+there wherever each reaches it, so a value one branch stores before it is there for the other branch after it. The
+emulator ran a divergent ``if``'s branches one after the other, so the first branch read the other's stores before
+they happened (zeros). These kernels exchange values across branches through shared memory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from txlab.emulator import emulate
+
+from test_emulator import kernel, line_of  # noqa: E402  (tests/ is on sys.path)
+
+SWAP = """
+@T.prim_func
+def k(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([64])
+    s = T.alloc_shared((64,), "float32")
+    lane = tx % 32
+    w = tx // 32
+    if lane < 16:
+        s[tx] = A[bx * 64 + tx] * T.float32(2)
+        SYNC_A
+        B[bx * 64 + tx] = s[w * 32 + lane + 16]
+    else:
+        s[tx] = A[bx * 64 + tx] * T.float32(3)
+        SYNC_B
+        B[bx * 64 + tx] = s[w * 32 + lane - 16]
+"""
+
+
+def _swapped(a):
+    out = np.empty_like(a)
+    for t in range(a.size):
+        lane, base = t % 32, t - t % 32
+        out[t] = a[base + lane + 16] * 3 if lane < 16 else a[base + lane - 16] * 2
+    return out
+
+
+def test_lanes_of_both_branches_meet_at_their_syncwarps():
+    a = np.arange(128, dtype=np.float32)
+    b = np.zeros(128, np.float32)
+    src = SWAP.replace("SYNC_A", "T.cuda.warp_sync()").replace("SYNC_B", "T.cuda.warp_sync()")
+    res = emulate(kernel(src, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b, _swapped(a))
+    assert res.ok, res.summary()
+    assert not [n for n in res.notes if "__syncwarp" in n], res.notes
+    # without them nothing orders the two halves' accesses: the lane race checker says so at both lines
+    bare = SWAP.replace("SYNC_A", "T.evaluate(0)").replace("SYNC_B", "T.evaluate(0)")
+    res = emulate(kernel(bare, "k"), a, np.zeros(128, np.float32), arch="sm_90a")
+    lines = {f.line for f in res.by_kind("shared_race")}
+    assert line_of(bare, "s[w * 32 + lane + 16]") in lines or line_of(bare, "s[w * 32 + lane - 16]") in lines
+
+
+def test_a_ptx_bar_warp_sync_with_the_full_mask_meets_the_other_branch_too():
+    a = np.random.default_rng(1).random(128).astype(np.float32)
+    b = np.zeros(128, np.float32)
+    sync = "T.ptx.bar.warp.sync(T.uint32(0xFFFFFFFF))"
+    src = SWAP.replace("SYNC_A", sync).replace("SYNC_B", "T.cuda.warp_sync()")
+    res = emulate(kernel(src, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b, _swapped(a))
+    assert res.ok, res.summary()
+
+
+#: a one-warp kernel's head: A and B of 32 floats, 32 threads, 32 floats of shared memory
+HEAD32 = """
+@T.prim_func
+def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    s = T.alloc_shared((32,), "float32")
+"""
+
+ROTATE = (
+    HEAD32
+    + """    v = T.alloc_local((1,), "float32")
+    v[0] = A[tx]
+    for r in range(3):
+        if tx < 16:
+            if tx < 8:
+                s[tx] = v[0] + T.float32(1)
+                T.cuda.warp_sync()
+                v[0] = s[(tx + 8) % 32]
+            else:
+                s[tx] = v[0] + T.float32(2)
+                T.cuda.warp_sync()
+                v[0] = s[(tx + 8) % 32]
+        else:
+            s[tx] = v[0] + T.float32(3)
+            T.cuda.warp_sync()
+            v[0] = s[(tx + 8) % 32]
+        T.cuda.warp_sync()
+    B[tx] = v[0]
+"""
+)
+
+
+def test_three_sites_in_nested_branches_meet_round_after_round():
+    a = np.arange(32, dtype=np.float32) * 10
+    b = np.zeros(32, np.float32)
+    res = emulate(kernel(ROTATE, "k"), a, b, arch="sm_90a")
+    v = a.copy()
+    for _ in range(3):
+        s = v + np.where(np.arange(32) < 8, 1, np.where(np.arange(32) < 16, 2, 3)).astype(np.float32)
+        v = s[(np.arange(32) + 8) % 32]
+    np.testing.assert_array_equal(b, v)
+    assert res.ok, res.summary()
+
+
+ONE_SIDED = (
+    HEAD32
+    + """    if tx < 16:
+        s[tx] = A[tx]
+        T.cuda.warp_sync()
+        B[tx] = s[tx + 16]
+    else:
+        s[tx] = A[tx] * T.float32(2)
+    T.cuda.warp_sync()
+    if tx >= 16:
+        B[tx] = s[tx - 16]
+"""
+)
+
+
+def test_lanes_waiting_for_lanes_that_reach_no_syncwarp_in_their_branch_go_on_with_a_note():
+    """The lanes 16-31 leave the ``if`` and meet lanes 0-15 at the ``__syncwarp`` after it on a GPU; the emulator
+    cannot run them past the ``if`` while lanes 0-15 wait inside it, so it lets lanes 0-15 go on once the other
+    branch is done (its stores are there) and says so."""
+    a = np.arange(32, dtype=np.float32)
+    b = np.zeros(32, np.float32)
+    res = emulate(kernel(ONE_SIDED, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b[:16], a[16:] * 2)
+    np.testing.assert_array_equal(b[16:], a[:16])
+    note = next(n for n in res.notes if "__syncwarp" in n)
+    line = line_of(ONE_SIDED, "T.cuda.warp_sync()")
+    assert f"line {line}" in note and "lanes 0-15 of warp 0" in note and "lanes 16-31" in note, note
+
+
+PARTIAL = (
+    HEAD32
+    + """    if tx < 16:
+        s[tx] = A[tx]
+        T.ptx.bar.warp.sync(T.uint32(0xFFFF))
+        B[tx] = s[tx ^ 1]
+    else:
+        B[tx] = A[tx]
+"""
+)
+
+
+def test_a_member_mask_of_the_branch_lanes_waits_for_nobody_else():
+    a = np.arange(32, dtype=np.float32)
+    b = np.zeros(32, np.float32)
+    res = emulate(kernel(PARTIAL, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b[:16], a[:16][np.arange(16) ^ 1])
+    np.testing.assert_array_equal(b[16:], a[16:])
+    assert res.ok and not [n for n in res.notes if "__syncwarp" in n], (res.summary(), res.notes)
