@@ -18,6 +18,7 @@ import numpy as np
 
 from txlab import ir
 import txlab.emulator.memory as M
+import txlab.emulator.cta_overlaps as cta_overlaps
 import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import Compiler, Group, _key
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
@@ -102,6 +103,10 @@ class Program:
         if check and any(nm.startswith(_ATOMIC_PREFIXES) for nm in names):
             self.global_races = GlobalRaces(self._global_race_found)
             self._atomic_roots = _atomic_roots(func.body)
+        # plain stores of two CTAs to one global byte, where nothing can order CTAs (txlab.emulator.cta_overlaps)
+        self.cta_overlaps = (
+            cta_overlaps.CtaOverlaps(self._overlap_found) if check and cta_overlaps.applies(names) else None
+        )
         self.compiler = Compiler(self)
         self.body, self.body_is_gen = self.compiler.stmt(func.body)
         self.static_smem = self.compiler.static_smem
@@ -191,6 +196,25 @@ class Program:
             + ")",
             r,
             c2,
+        )
+
+    def _overlap_found(self, r):
+        (_, l1, t1, c1, v1), (_, l2, t2, c2, v2) = r["first"], r["second"]
+        self.finding(
+            "global_race",
+            f"CTAs {c1} and {c2} store different values to {r['region']}[{r['elem']}] ({r['dtype']}): thread {t1} of "
+            f"CTA {c1} stores {v1!s} (line {l1}), thread {t2} of CTA {c2} stores {v2!s} (line {l2}). Nothing orders "
+            "the CTAs of one launch (a GPU runs them in any order, or at once), so which value is left is up to the "
+            "scheduler: an index that leaves out the CTA's own (T.cta_id) or tiles that overlap. Give each CTA its "
+            "own elements, or combine the values with atomics",
+            line=l2,
+            other_line=l1,
+            cta=c2,
+            threads=[t1, t2],
+            index=[r["elem"]],
+            buffer=r["region"],
+            count=r["count"],
+            key=("global_race", l1, l2, "ctas", r["region"]),
         )
 
     def race_finding(self, kind, message, r, cta, buffer=None):
@@ -410,9 +434,14 @@ class Program:
             v = v.astype(dt)
         e = np.asarray(e)
         m = g.mask
+        overlaps = self.cta_overlaps if plain and region.kind == "global" else None
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
             # uniform address: every active lane stores; the last active lane's value lands
             landed = None
+            if overlaps is not None and g.active().any():
+                last = int(np.nonzero(g.active())[0][-1])
+                one = np.asarray([v if v.ndim == 0 else v[last]], dt)
+                overlaps.store(g, region, np.asarray([int(e)]), one, np.asarray([last]), dt, line)
             if v.ndim == 0:
                 view[int(e)] = v
             else:
@@ -439,6 +468,10 @@ class Program:
             sel = m
         if lm is not None:
             sel = lm if sel is None else (sel & lm)
+        if overlaps is not None and e.shape[0] == g.L:
+            rows = np.broadcast_to(np.arange(g.L).reshape((-1,) + (1,) * (e.ndim - 1)), e.shape)
+            es, vs, rs = (e[sel], v[sel], rows[sel]) if sel is not None else (e, v, rows)
+            overlaps.store(g, region, es.ravel(), vs.ravel(), rs.ravel(), dt, line)
         if sel is not None:
             view[e[sel]] = v[sel]
         else:
@@ -720,9 +753,10 @@ class Cta:
         self.nwarps = (self.nthreads + 31) // 32
         self.serial = program.cta_serial  # a launch-wide CTA number (GlobalRaces)
         program.cta_serial += self.B
-        if program.global_races is not None:
-            for c in range(self.B):
-                program.global_races.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
+        for seen in (program.global_races, program.cta_overlaps):
+            if seen is not None:
+                for c in range(self.B):
+                    seen.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
         if not program.check or not (program.static_smem or program.uses_dyn or program.global_races is not None):
             self.races = None  # no shared memory: nothing to race on
         else:
@@ -781,6 +815,8 @@ class Cta:
 
         for hook in CTA_EXIT:
             hook(self)
+        if self.program.cta_overlaps is not None:
+            self.program.cta_overlaps.close(range(self.serial, self.serial + self.B))
         self.space.remove(self.shared)
         self.program.stats["instructions"] += self.steps
         self.program.warp_steps_done += self.warp_steps

@@ -613,7 +613,8 @@ class GlobalRaces:
     Atomics on one address form a single order in which each read-modify-write sees the one
     before: a plain access ordered after the *latest* atomic on its bytes (e.g. by the thread that
     performed it: the "last CTA" pattern of a counter) is not a race, even though earlier atomics
-    came from other CTAs. Plain-against-plain global races are not checked (documented limit).
+    came from other CTAs. Plain stores of two CTAs to one byte are txlab.emulator.cta_overlaps's (in kernels with no
+    atomics); plain accesses of one CTA against another's plain ones otherwise are not checked.
     """
 
     def __init__(self, report):
