@@ -6171,6 +6171,67 @@ GROUPS = {
         ),
         (B16, (5470, 328, 1408), ["128x128x64_s6_c2_tma_cl2x1", "128x128x64_s6_c2_pp_tma", "128x128x64_s6_c2_tma"]),
     ],
+    # round 28: A/B tiles by 16-byte cp.async (loads="cp_async", name suffix _cpa: a misaligned 128-byte row is two
+    # line requests, where a TMA box row made up to five) beside TMA: r28a's small grids, the set's unaligned shapes
+    # and aligned ones (the pick or best TMA configuration first, then without its cluster, then with _cpa)
+    "r28c": [
+        (
+            B16,
+            (579, 792, 1352),
+            [
+                "64x80x64_s12_c1_tma_cl2x2_swap",
+                "64x64x64_s12_c1_tma",
+                "64x64x64_s12_c1_tma_cpa",
+                "64x80x64_s12_c1_tma_cpa_swap",
+                "64x128x64_s7_c1_tma_cpa",
+            ],
+        ),
+        (B16, (579, 792, 1344), ["64x64x64_s12_c1_tma", "64x64x64_s12_c1_tma_cpa"]),
+        (B16, (5470, 328, 1400), ["128x128x64_s6_c2_tma_cl2x1", "128x128x64_s6_c2_tma", "128x128x64_s6_c2_tma_cpa"]),
+        (
+            B16,
+            (1014, 1096, 3504),
+            ["64x144x64_s8_c1_tma_cl2x1", "64x144x64_s8_c1_tma", "64x144x64_s8_c1_tma_cpa", "128x144x64_s6_c2_tma_cpa"],
+        ),
+        (B16, (1743, 272, 1336), ["64x72x64_s12_c1_cl2x2", "64x72x64_s12_c1", "64x72x64_s12_c1_cpa"]),
+        (B16, (3807, 288, 1208), ["64x144x64_s8_c1_tma_cl2x2", "64x144x64_s8_c1_tma", "64x144x64_s8_c1_tma_cpa"]),
+        (B16, (653, 1648, 2760), ["64x136x64_s9_c1_cl2x1_swap", "64x136x64_s9_c1_cpa_swap", "64x168x64_s7_c1_cpa"]),
+        (
+            B16,
+            (1000, 3000, 5000),
+            ["128x200x64_s5_c2_cl4x1", "128x200x64_s5_c2_cpa", "128x192x64_s4_c2_tma_cpa", "128x256x64_s4_c2_tma_cpa"],
+        ),
+        (
+            B16,
+            (1477, 3720, 720),
+            [
+                "256x192x64_s3_c2_tma_swap",
+                "128x176x64_s5_c2_tma_cl2x1",
+                "128x176x64_s5_c2_tma_cpa",
+                "128x192x64_s4_c2_tma_cpa",
+            ],
+        ),
+        (
+            B16,
+            (3400, 1072, 632),
+            ["192x176x64_s4_c3_tma_cl2x1", "128x176x64_s5_c2_tma_cpa", "128x144x64_s6_c2_tma_cpa"],
+        ),
+        (
+            B16,
+            (1624, 6200, 3000),
+            ["256x176x64_s4_c2_tma_cl1x2_swap", "128x256x64_s4_c2_tma_cpa", "128x192x64_s4_c2_tma_cpa"],
+        ),
+        (
+            B16,
+            (3000, 3000, 3000),
+            ["256x144x64_s4_c2_tma_cl1x2", "128x256x64_s4_c2_tma_cpa", "128x192x64_s4_c2_tma_cpa"],
+        ),
+        (
+            B16,
+            (4096, 4096, 4096),
+            ["128x128x64_s6_c2_pp_tma", "128x128x64_s6_c2_pp_tma_cpa", "128x256x64_s4_c2_tma_cpa"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,

@@ -462,6 +462,22 @@ def test_the_swap_ab_note_gives_the_reason_it_was_offered(shape, reason):
     assert reason in note and "100% full, so" not in note
 
 
+def test_cp_async_loads_are_a_named_knob_the_model_does_not_offer():
+    """loads='cp_async' (name suffix _cpa) measured slower than TMA at every shape tried (H100, r28c: 0.50-0.94 of
+    the same tile with TMA), so the model never offers it; it takes no cluster, split-K, L2 promotion or FP8."""
+    from txlab.examples.gemm_config import parse_config
+
+    cfg = gm.GemmConfig(bn=128, stages=6, epilogue="tma", loads="cp_async", swap_ab=True)
+    assert cfg.name == "128x128x64_s6_c2_tma_cpa_swap" and parse_config(cfg.name) == cfg
+    for bad in (dict(cluster_m=2), dict(split_k=2), dict(l2_promotion=2)):
+        with pytest.raises(ValueError, match="cp_async"):
+            gm.GemmConfig(loads="cp_async", **bad).validate()
+    with pytest.raises(ValueError, match="loads='ldg'"):
+        gm.GemmConfig(loads="ldg").validate()
+    for shape in ((1000, 3000, 5000), (579, 792, 1352), (4096, 4096, 4096)):
+        assert all(c.loads == "tma" for c in gm.candidates(*shape)), shape
+
+
 def test_swap_ab_config_names_and_rules():
     cfg = gm.GemmConfig(bn=160, stages=5, epilogue="tma", swap_ab=True)
     assert cfg.name == "128x160x64_s5_c2_tma_swap"

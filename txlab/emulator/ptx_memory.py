@@ -24,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.sync as sync
 from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern, warp_synced
+from txlab.errors import NotEmulatedError
 
 _MEM_TYPES = {
     "b8": "uint8",
@@ -548,6 +550,40 @@ def _cp_wait(comp, call):
 
     return f
 
+
+def _cp_mbarrier_arrive(comp, call):
+    """``cp.async.mbarrier.arrive[.noinc]``: an arrive-on the mbarrier, triggered once the thread's earlier cp.asyncs
+    complete. Here they complete now (every copy of the group still pending: the latest moment the hardware may
+    perform one is its completion's, and no later access of the kernel may rely on an earlier one); ``.noinc``
+    counts the arrival among the mbarrier's expected ones, without it the arrive-on cancels the pending count it
+    adds, so the phase is left as it was."""
+    from txlab.emulator.ops import _active_count
+
+    ptx = decode(call)
+    addr = comp.expr(ptx.one("addr"))
+    noinc = bool(ptx.mods.get("noinc"))
+    line = comp.line
+
+    def f(g):
+        commit_groups(g, "cp.async")
+        _complete(g, 0)
+        if noinc:
+            a = np.asarray(addr(g))
+            if a.ndim:
+                u = np.unique(a[g.active()] if a.shape[0] == g.L else a)
+                if u.size != 1:
+                    raise NotEmulatedError(
+                        "cp.async.mbarrier.arrive on different mbarriers in one instruction", lineno=line
+                    )
+                a = u[0]
+            cta, mb = sync.mbarrier_at(g, int(a), line)
+            sync.mb_arrive(cta, mb, g, 1, _active_count(g), line)
+        return np.int32(0)
+
+    return _guard(comp, ptx, f)
+
+
+HANDLERS["tirx.ptx.cp_async_mbarrier_arrive"] = _cp_mbarrier_arrive
 
 for _n in (
     "cp_async_ca",

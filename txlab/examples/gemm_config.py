@@ -90,6 +90,7 @@ class GemmConfig:
     split_order: str = "tile"         # split-K: "tile" (a tile's items adjacent) or "k" (K slice by K slice)
     split_tail: bool = False          # split-K: only the last wave's tiles are split, the others run whole
     l2_promotion: int | None = None   # TMA loads' L2 promotion (0 none, 1 64 B, 2 128 B, 3 256 B); None: TVM's (128 B)
+    loads: str = "tma"                # A/B tiles by TMA, or "cp_async": 16-byte cp.async by the producer warpgroup
     swap_ab: bool = False             # tile the transposed output (C.T = B @ A.T), stores transposed
 
     @property
@@ -233,8 +234,9 @@ class GemmConfig:
         sk = (f"_sk{self.split_k}{'p' if self.fixup == 'parallel' else ''}{'k' if self.split_order == 'k' else ''}"
               f"{'t' if self.split_tail else ''}" if self.split_k > 1 else "")
         l2 = f"_l2p{self.l2_promotion}" if self.l2_promotion is not None else ""
+        cpa = "_cpa" if self.loads == "cp_async" else ""
         sw = "_swap" if self.swap_ab else ""
-        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{sw}{p}"
+        return f"{self.bm}x{self.bn}x{BK}_s{self.stages}_c{self.consumers}{pp}{tma}{cl}{sk}{l2}{cpa}{sw}{p}"
 
     def workspace_elems(self, m: int, n: int) -> int:
         """float32 elements of the split-K workspace for an m x n output (0 without split-K): one fp32
@@ -296,6 +298,13 @@ class GemmConfig:
                              "wait on each other across clusters, so every cluster must be resident, and split-K "
                              "in 8-CTA clusters has not been run on a GPU: use a cluster of at most 4 CTAs with "
                              "split-K, or split_k=1")
+        if self.loads not in ("tma", "cp_async"):
+            raise InputError(f"loads={self.loads!r}: use 'tma' (the tensor maps) or 'cp_async' (16-byte cp.async)")
+        if self.loads == "cp_async" and (self.cluster_size > 1 or self.split_k > 1 or self.l2_promotion is not None
+                                         or getattr(self, "dtype", "bf16") != "bf16"):
+            raise InputError("loads='cp_async' is built for bf16 without clusters (cp.async cannot multicast), split-K "
+                             "or a tensor map's L2 promotion: use cluster 1x1, split_k=1, l2_promotion=None, or "
+                             "loads='tma'")
         if self.l2_promotion not in (None, 0, 1, 2, 3):
             raise InputError(f"l2_promotion={self.l2_promotion!r}: use None (TVM's default), 0 (none), 1 (64 B), "
                              "2 (128 B) or 3 (256 B)")
@@ -461,7 +470,7 @@ def row_phase(K: int, elem_bytes: int = 2) -> str:
 
 #: a configuration's name (:attr:`GemmConfig.name`), field by field
 _NAME = re.compile(r"(\d+)x(\d+)(?:x64)?(?:_s(\d+))?(?:_c(\d+))?(_pp)?(_tma|_stg)?(?:_cl(\d)x(\d))?"
-                   r"(?:_sk(\d+)(p)?(k)?(t)?)?(?:_l2p(\d))?(_swap)?(_np)?")
+                   r"(?:_sk(\d+)(p)?(k)?(t)?)?(?:_l2p(\d))?(_cpa)?(_swap)?(_np)?")
 
 
 def parse_config(text: str, **defaults) -> GemmConfig:
@@ -473,9 +482,9 @@ def parse_config(text: str, **defaults) -> GemmConfig:
     m = _NAME.fullmatch(text)
     if not m:
         raise InputError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
-                         "[_l2pN][_swap][_np], "
+                         "[_l2pN][_cpa][_swap][_np], "
                          "e.g. 128x256x64_s4_c2, 128x256x64_s4_c2_cl2x1 or 128x128x64_s5_c2_sk4")
-    bm, bn, stages, cons, pp, epi, cm, cn, sk, par, korder, tail, l2p, swap, np_ = m.groups()
+    bm, bn, stages, cons, pp, epi, cm, cn, sk, par, korder, tail, l2p, cpa, swap, np_ = m.groups()
     bm = int(bm)
     pingpong = bool(pp)
     consumers = int(cons) if cons else (2 if pingpong else bm // 64)
@@ -501,6 +510,8 @@ def parse_config(text: str, **defaults) -> GemmConfig:
         fields["split_tail"] = True
     if l2p:
         fields["l2_promotion"] = int(l2p)
+    if cpa:
+        fields["loads"] = "cp_async"
     if swap:
         fields["swap_ab"] = True
     cfg = GemmConfig(bn=int(bn), stages=int(stages or 4), consumers=consumers, persistent=not np_, **fields)

@@ -322,6 +322,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     AR = cfg.a_rows(M)
     TX_BYTES = cfg.stage_bytes * (AR + BN) // (BM + BN)
     PREGS, CREGS = cfg.producer_regs, cfg.consumer_regs_
+    # cp.async loads: the producer warpgroup's 128 threads copy a stage's 16-byte chunks (8 per 128-byte row; at K
+    # off the 128-byte lines a row's chunks make two line requests, where a TMA box row made up to five), rows past
+    # the operand and chunks past K zero-filled, each thread's arrival on the full barrier triggered by its copies
+    CPA = cfg.loads == "cp_async"
     # an L2 group holds l2_group M tiles whatever the split; in K order, one K slice of every tile
     L2G = GMT if KORD else cfg.l2_group * SPLIT
     # bf16x2 stores are 4-byte aligned only when every row starts at an even column (and the pair lies in a row)
@@ -498,6 +502,21 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         else:
                             Cs[buf, pr, pc] = T.cast(v, "bfloat16")
 
+    @T.inline
+    def copy_rows(S, G, stage, r0, R, ROWS, kg, tid):
+        """cp.async: rows [r0, r0 + ROWS) of operand G's k-block kg into ring slot ``stage`` of S (its swizzled
+        layout places each 16-byte chunk), chunk i * 128 + tid by thread tid: 8 consecutive lanes per row."""
+        for i in T.unroll((ROWS * 8 + 127) // 128):
+            idx = T.meta_var(i * 128 + tid)
+            row = T.meta_var(idx // 8)
+            ch = T.meta_var(idx % 8)
+            if ROWS * 8 % 128 == 0 or idx < ROWS * 8:
+                gr = T.meta_var(r0 + row)
+                gk = T.meta_var(kg * BK + ch * 8)
+                T.ptx["cp.async.cg.shared.global"](
+                    S.ptr_to([stage, row, ch * 8]), G.ptr_to([T.min(gr, R - 1), T.min(gk, K - 8)]), 16,
+                    T.Select(T.And(gr < R, gk < K), T.uint32(16), T.uint32(0)))
+
     def ops(A, B):
         """The kernel's two operands: (A, B), or with swap_ab (B, A)."""
         return (B, A) if SWAP else (A, B)
@@ -540,7 +559,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         # full: the producer's expect_tx arrival + TMA bytes; empty: one arrival per warp of the
         # consumers that read the slot (all of them cooperatively, one warpgroup in pingpong)
         # (times the CTAs sharing a slot's loads, with a cluster)
-        pipe = Pipeline(pool, STAGES, full="tma", empty="mbar", init_full=1,
+        pipe = Pipeline(pool, STAGES, full="mbar" if CPA else "tma", empty="mbar", init_full=128 if CPA else 1,
                         init_empty=(4 if PP else 4 * NC) * cfg.sharers)
         if PP:
             # pingpong order: consumer c's mainloop for a tile starts once the other consumer's mainloop for
@@ -561,8 +580,23 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
+            if CPA:  # producer: the warpgroup's threads copy A/B tiles for every (tile, k) this CTA owns
+                sched = scheduler("p")
+                sched.init(cid)
+                ps = PipelineState(STAGES, 1)
+                while sched.valid():
+                    m0 = T.meta_var(m_tile(sched) * BM)
+                    n0 = T.meta_var(sched.n_idx * BN)
+                    for k in T.serial(k_count(sched)):
+                        kg = T.meta_var(k_first(sched) + k)
+                        pipe.empty.wait(ps.stage, ps.phase)
+                        copy_rows(As, A, ps.stage, m0, M, BM, kg, tid)
+                        copy_rows(Bs, B, ps.stage, n0, N, BN, kg, tid)
+                        T.ptx["cp.async.mbarrier.arrive.noinc.shared.b64"](pipe.full.ptr_to([ps.stage]))
+                        ps.advance()
+                    sched.next_tile()
             # producer: one thread streams A/B tiles for every (tile, k) this CTA owns
-            if tid == 0:
+            elif tid == 0:
                 sched = scheduler("p")
                 sched.init(cid)
                 ps = PipelineState(STAGES, 1)  # a fresh empty barrier counts as released
@@ -640,6 +674,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         total[i] = T.float32(0)
                 for k in T.serial(k_count(sched)):
                     pipe.full.wait(cs.stage, cs.phase)
+                    if CPA:  # the copies wrote through the generic proxy; wgmma reads through the async one
+                        T.ptx.fence.proxy.async_.shared__cta()
                     T.ptx.wgmma.fence.sync.aligned()
                     for kk in T.unroll(BK // KSTEP):
                         for mi in T.unroll(MW):
