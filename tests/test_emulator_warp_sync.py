@@ -157,3 +157,27 @@ def test_a_member_mask_of_the_branch_lanes_waits_for_nobody_else():
     np.testing.assert_array_equal(b[:16], a[:16][np.arange(16) ^ 1])
     np.testing.assert_array_equal(b[16:], a[16:])
     assert res.ok and not [n for n in res.notes if "__syncwarp" in n], (res.summary(), res.notes)
+
+
+PARTIAL_ORDER = HEAD32 + """
+    if tx < 16:
+        s[tx] = A[tx]
+        T.ptx.bar.warp.sync(T.uint32(0xFFFF))
+    LATER
+    if tx >= 16:
+        B[tx] = s[tx - 16]
+"""
+
+
+def test_a_syncwarp_of_part_of_the_warp_orders_only_its_member_lanes():
+    """Lanes 0-15 store and sync among themselves (mask 0xFFFF); lanes 16-31 then read their stores with nothing
+    between them and those lanes: a race on a GPU (the emulator counted any __syncwarp as the whole warp's). A full
+    __syncwarp after it orders them."""
+    a = np.arange(32, dtype=np.float32)
+    src = PARTIAL_ORDER.replace("LATER", "T.evaluate(0)")
+    res = emulate(kernel(src, "k"), a, np.zeros(32, np.float32), arch="sm_90a")
+    (f,) = res.by_kind("shared_race")
+    assert (f.other_line, f.line) == (line_of(src, "s[tx] = A[tx]"), line_of(src, "B[tx] = s[tx - 16]"))
+    assert "within warp 0" in f.message and f.threads[0] < 16 <= f.threads[1], (f.threads, f.message)
+    fixed = PARTIAL_ORDER.replace("LATER", "T.cuda.warp_sync()")
+    assert emulate(kernel(fixed, "k"), a, np.zeros(32, np.float32), arch="sm_90a").ok

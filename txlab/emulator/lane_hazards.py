@@ -27,7 +27,10 @@ memory, a word stored by lanes 0-15 and read by lane 20, and a store after every
 a plain read of other lanes' atomics (reported here, as the cross-warp checker does: the memory model calls it a
 data race), and it does report a release/acquire flag hand-off (not reported here: the memory model orders it).
 
-Warps are keyed by batch-wide thread // 32, as the checkers' barriers are.
+Warps are keyed by batch-wide thread // 32, as the checkers' barriers are. A ``__syncwarp(mask)`` that leaves lanes
+of its warp out (``mask`` 0xffff, run by lanes 0-15) orders only the lanes it names: from the first such sync on,
+each warp also keeps, per pair of its lanes, the sync count when both last synced together, and two accesses are
+ordered when their lanes synced together after the first (or the whole warp did).
 """
 
 from __future__ import annotations
@@ -46,12 +49,51 @@ class LaneHazards:
         self.r2 = _Record(size)  # a second reader lane (another than ``r``'s) in the same sync interval
         self.w_mask = np.zeros(size, np.uint32)  # lanes (bit lane % 32) of the last store's warp that stored it
         self.w_atomic = np.zeros(size, bool)  # the last store was atomics
+        self.full = np.zeros_like(self.count)  # per warp: its sync count at its last sync of every lane
+        self.pair = None  # per warp, lane, lane: the sync count when both lanes last synced together (partial syncs)
         self._seen: set = set()
 
     def sync(self, warps) -> None:
         """Warps (batch-wide thread // 32) synchronised: their lanes' earlier accesses are ordered."""
         ws = np.unique(np.asarray(warps, np.int64).ravel())
-        self.count[ws[(ws >= 0) & (ws < self.count.size)]] += 1
+        ws = ws[(ws >= 0) & (ws < self.count.size)]
+        self.count[ws] += 1
+        self.full[ws] = self.count[ws]
+
+    def sync_lanes(self, tids) -> None:
+        """Lanes (batch-wide threads) ran one ``__syncwarp``: each warp's lanes among them are ordered with each other;
+        a warp whose every lane is among them, as by :meth:`sync`."""
+        tids = np.unique(np.asarray(tids, np.int64).ravel())
+        ws, first = np.unique(tids // 32, return_index=True)
+        counts = np.diff(np.append(first, tids.size))
+        for w, n, f in zip(ws, counts, first):
+            if w < 0 or w >= self.count.size:
+                continue
+            lanes = tids[f:f + n] % 32
+            if n >= min(32, self.T - (int(w) * 32) % self.T):  # the warp's every lane
+                self.sync([w])
+                continue
+            if self.pair is None:
+                self.pair = np.zeros((self.count.size, 32, 32), np.int64)
+            self.count[w] += 1
+            self.pair[w][np.ix_(lanes, lanes)] = self.count[w]
+
+    def _synced(self, wk, lanes, ep) -> np.ndarray:
+        """Per access: the lanes (a 32-bit mask) of warp ``wk`` that synced with lane ``lanes`` after sync count ``ep``
+        (all of them where the whole warp did)."""
+        row = self.pair[wk, lanes]  # (n, 32)
+        mask = ((row > ep[:, None]).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1)
+        return np.where(self.full[wk] > ep, np.uint64(0xFFFFFFFF), mask).astype(np.uint32)
+
+    def _pending(self, rec, k, wk, tids) -> np.ndarray:
+        """Whether byte ``k``'s record ``rec`` is another lane of the same warp that nothing ordered since."""
+        if self.pair is None:
+            return rec.pending(k, wk, self.count[wk], tids)
+        same = (rec.warp[k] == wk) & (rec.tid[k] != tids) & (rec.tid[k] >= 0)
+        if not same.any():
+            return same
+        bit = np.left_shift(np.uint32(1), (rec.tid[k] % 32).astype(np.uint32))
+        return same & ((self._synced(wk, tids % 32, rec.ep[k]) & bit) == 0)
 
     def access(self, k, tids, write: bool, line, atomic: bool = False, landed=None) -> None:
         """Plain accesses of flat bytes ``k`` by batch-wide threads ``tids`` (one instruction); ``atomic``: an
@@ -67,20 +109,28 @@ class LaneHazards:
         ln = -1 if line is None else int(line)
         bits = np.left_shift(np.uint32(1), (tids % 32).astype(np.uint32))
         w = self.w
-        # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since
+        # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since (with partial syncs:
+        # those of them that have not synced with this lane since)
         same = (w.warp[k] == wk) & (w.ep[k] == now) & (w.tid[k] >= 0)
+        wmask = self.w_mask[k]
+        if self.pair is not None:
+            same = (w.warp[k] == wk) & (w.tid[k] >= 0)
+            wmask = wmask & ~self._synced(wk, tids % 32, w.ep[k])
+            same &= wmask != 0
         if not write and not atomic:
             # a read by a lane that was not among them (a lane reading its own store is program order; one of
             # several lanes that stored the byte in one instruction reads what it stored or what another did)
-            mask = self.w_mask[k]
+            mask = wmask
             # (after atomics only a sole writer reads its own value: the others' increments landed too)
-            bad = same & (((mask & bits) == 0) | (self.w_atomic[k] & (mask != bits)))
+            bad = same & (((self.w_mask[k] & bits) == 0) | (self.w_atomic[k] & ((mask & ~bits) != 0)))
             if bad.any():
                 i = int(np.argmax(bad))
                 kind = "atomic" if self.w_atomic[k[i]] else "write"
                 self._emit(w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits)  # a writer lane other than the reader
             r = self.r
             moved = r.pending(k, wk, now, tids)  # an earlier reader lane other than this one: keep it as r2
+            if self.pair is not None:
+                moved = self._pending(r, k, wk, tids)
             if moved.any():
                 self.r2.copy_from(r, k[moved])
             r.put(k, tids, wk, now, ln)
@@ -96,11 +146,11 @@ class LaneHazards:
             kept = np.left_shift(np.uint32(1), np.uint32(int(landed) % 32))
         if not atomic:
             # a store after an earlier store by a lane that does not store it again now (either may land last)
-            stale = same & ((self.w_mask[k] & ~cur) != 0)
+            stale = same & ((wmask & ~cur) != 0)
             if stale.any():
-                self._emit(w, k, tids, stale, "write", "write", ln, lanes=self.w_mask[k] & ~cur)
+                self._emit(w, k, tids, stale, "write", "write", ln, lanes=wmask & ~cur)
             for rec in (self.r, self.r2):
-                bad = rec.pending(k, wk, now, tids)
+                bad = self._pending(rec, k, wk, tids)
                 if bad.any():
                     self._emit(rec, k, tids, bad, "read", "write", ln)
                     break

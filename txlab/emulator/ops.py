@@ -375,14 +375,20 @@ HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
 
 
-def warp_synced(g, lanes=None) -> None:
+def warp_synced(g, lanes=None, whole_warps=False) -> None:
     """The active lanes (or ``lanes``, a bool mask) ran ``__syncwarp`` (``bar.warp.sync``): for the race checker
-    their warps' earlier shared accesses are ordered (txlab/emulator/lane_hazards.py). Shuffles, votes and the warp's
+    their earlier shared accesses are ordered with each other's (txlab/emulator/lane_hazards.py; a mask that leaves
+    lanes out leaves them unordered), or with ``whole_warps`` every lane's of their warps. Shuffles, votes and the warp's
     other ``.sync`` collectives do not order memory: racecheck reports a pair of lanes with only a shuffle between
     them (H100, 2026-12-06)."""
     races = g.cta.races
-    if races is not None:
-        races.sync_warps(g.warp_of_lane[g.active() if lanes is None else lanes])
+    if races is None:
+        return
+    lanes = g.active() if lanes is None else lanes
+    if whole_warps:  # an ld.acquire: its warp's later accesses are ordered after what the release published
+        races.sync_warps(g.warp_of_lane[lanes])
+    else:
+        races.sync_lanes(g.gtid[lanes])
 
 
 def _member_active(g, mask_val):

@@ -263,7 +263,7 @@ def _ld(comp, call):
 
     def f(g):
         if acquire:  # the lane's later accesses are ordered after what the release it reads published
-            warp_synced(g)
+            warp_synced(g, whole_warps=True)
         base = addr(g)
         e = np.broadcast_to(elems, (g.L, n)) if n > 1 else elems
         v = np.asarray(prog.mem_read(g, base if np.ndim(base) else base[()], e, 0, dt, line, info, plain=weak))

@@ -61,6 +61,10 @@ class _Reporter:
         """``__syncwarp`` (``bar.warp.sync``) by ``warps`` (batch-wide ids): orders the accesses of their lanes."""
         self.lanes.sync(warps)
 
+    def sync_lanes(self, tids) -> None:
+        """``__syncwarp`` run by lanes ``tids`` (batch-wide threads): orders their accesses with each other's."""
+        self.lanes.sync_lanes(tids)
+
     def _init_written(self, size: int, report_unwritten) -> None:
         self.written = np.zeros(size, bool)  # per (batch CTA, byte): anything wrote it yet
         self.report_unwritten = report_unwritten  # report_unwritten(record dict, cta_in_batch)
