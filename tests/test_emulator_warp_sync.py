@@ -159,7 +159,9 @@ def test_a_member_mask_of_the_branch_lanes_waits_for_nobody_else():
     assert res.ok and not [n for n in res.notes if "__syncwarp" in n], (res.summary(), res.notes)
 
 
-PARTIAL_ORDER = HEAD32 + """
+PARTIAL_ORDER = (
+    HEAD32
+    + """
     if tx < 16:
         s[tx] = A[tx]
         T.ptx.bar.warp.sync(T.uint32(0xFFFF))
@@ -167,6 +169,7 @@ PARTIAL_ORDER = HEAD32 + """
     if tx >= 16:
         B[tx] = s[tx - 16]
 """
+)
 
 
 def test_a_syncwarp_of_part_of_the_warp_orders_only_its_member_lanes():

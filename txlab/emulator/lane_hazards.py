@@ -69,7 +69,7 @@ class LaneHazards:
         for w, n, f in zip(ws, counts, first):
             if w < 0 or w >= self.count.size:
                 continue
-            lanes = tids[f:f + n] % 32
+            lanes = tids[f : f + n] % 32
             if n >= min(32, self.T - (int(w) * 32) % self.T):  # the warp's every lane
                 self.sync([w])
                 continue
