@@ -69,3 +69,34 @@ def test_reading_a_copy_still_in_flight_is_a_race():
     fixed = emulate(k, a, b, 0)
     assert fixed.ok, fixed.summary()
     np.testing.assert_array_equal(b, np.stack([np.roll(a[0], -4), a[1]]))
+
+
+NEIGHBOURS = """
+@T.prim_func
+def k(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    S = T.alloc_shared((128,), "float32")
+    T.ptx["cp.async.cg.shared.global"](S.ptr_to([tx * 4]), A.ptr_to([tx * 4]), 16)
+    T.ptx.cp.async_.commit_group()
+    T.ptx.cp.async_.wait_group(0)
+    SYNC
+    for j in range(4):
+        B[tx * 4 + j] = S[((tx + 1) % 32) * 4 + j]
+"""
+
+
+def test_reading_another_lanes_copy_after_only_ones_own_wait_is_a_race():
+    """``cp.async.wait_group`` completes the waiting thread's own copies; another lane of its warp reading them needs a
+    ``__syncwarp`` (or a barrier) after the wait. The emulator's lockstep ran it right and said nothing; the copy's
+    store now counts as its issuing lane's, at the wait."""
+    a = np.arange(128, dtype=np.float32)
+    src = NEIGHBOURS.replace("SYNC", "T.evaluate(0)")
+    b = np.zeros(128, np.float32)
+    res = emulate(kernel(src, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b, np.roll(a.reshape(32, 4), -1, axis=0).ravel())
+    (f,) = res.by_kind("shared_race")
+    assert (f.other_line, f.line) == (line_of(src, "cp.async.cg"), line_of(src, "B[tx * 4 + j]"))
+    assert "within warp 0" in f.message
+    fixed = NEIGHBOURS.replace("SYNC", "T.cuda.warp_sync()")
+    assert emulate(kernel(fixed, "k"), a, np.zeros(128, np.float32), arch="sm_90a").ok

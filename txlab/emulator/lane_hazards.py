@@ -18,7 +18,8 @@ votes and the warp's other ``.sync`` collectives do not: compute-sanitizer's rac
 lanes with only a ``__shfl_sync`` between them (H100, 2026-12-06, docs/gpu-runs.md), as the
 programming guide promises memory ordering of ``__syncwarp`` alone; an ``ld.acquire`` orders its
 warp (the flag of a release/acquire hand-off between lanes). Plain loads and stores take part (TIRx
-buffer accesses, weak PTX ``ld``/``st``), atomics as stores, and a TMA store's read of its shared
+buffer accesses, weak PTX ``ld``/``st``), atomics as stores, a ``cp.async``'s write into shared memory (its issuing
+lane's store, at the wait that completes it: the wait completes a thread's own copies only), and a TMA store's read of its shared
 source by the issuing lane; ``ldmatrix``/``stmatrix``, TMA loads and tensor-core operands do not.
 
 Against compute-sanitizer's racecheck on an H100 (benchmarks/results/racecheck_lanes_h100_2026-12-06.log): it

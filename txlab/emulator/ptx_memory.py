@@ -503,7 +503,7 @@ def _cp_async(comp, call):
                 v = np.asarray(prog.mem_read(g, s, elems[:, :k], 0, u8, line, issue_info))
                 data[has, :k] = np.broadcast_to(v, (g.L, int(k)))[has]
             g.mask = act if not act.all() else None
-            prog.mem_write(g, d, elems, 0, u8, data, line, dst_info)
+            prog.mem_write(g, d, elems, 0, u8, data, line, dst_info, plain=True)
         finally:
             g.mask = outer
 
