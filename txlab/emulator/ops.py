@@ -18,6 +18,7 @@ import numpy as np
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
 import txlab.emulator.warp_sync as warp_sync
+from txlab.emulator.warp_sync import lane_list as _lane_list
 from txlab.ir import semantics
 from txlab.errors import NotEmulatedError
 
@@ -323,18 +324,6 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None):
         threads=[g.tid[at]],
         key=("divergent_barrier", line, "shfl"),
     )
-
-
-def _lane_list(lanes) -> str:
-    lanes = [int(x) for x in lanes]
-    runs, start = [], None
-    for i, x in enumerate(lanes):
-        if start is None:
-            start = x
-        if i + 1 == len(lanes) or lanes[i + 1] != x + 1:
-            runs.append(f"{start}" if start == x else f"{start}-{x}")
-            start = None
-    return ",".join(runs)
 
 
 def _shfl(kind):

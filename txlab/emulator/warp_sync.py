@@ -73,8 +73,6 @@ def arrive(g, mask_val, line, synced):
 def let_pass(g, synced) -> str:
     """The scheduler got :data:`WARP_SYNC` from ``g``: no branch holds the missing lanes. Release the waiting lanes
     and return the note saying so."""
-    from txlab.emulator.ops import _lane_list
-
     meet = g.wsync
     if meet is None:
         return ""
@@ -86,9 +84,9 @@ def let_pass(g, synced) -> str:
     lanes = g.gtid % 32
     return _PASSED.format(
         line=meet.line,
-        waiting=_lane_list(lanes[meet.arrived & (g.warp_of_lane == w)]),
+        waiting=lane_list(lanes[meet.arrived & (g.warp_of_lane == w)]),
         warp=int(g.gtid[np.argmax(meet.arrived)]) // 32,
-        missing=_lane_list(lanes[miss & (g.warp_of_lane == w)]),
+        missing=lane_list(lanes[miss & (g.warp_of_lane == w)]),
     )
 
 
@@ -120,3 +118,16 @@ def branches(g, parts):
             i = min((j for j in live if j > i), default=live[0])
         else:
             yield v
+
+
+def lane_list(lanes) -> str:
+    """Lanes as runs: ``0-15,20``."""
+    lanes = [int(x) for x in lanes]
+    runs, start = [], None
+    for i, x in enumerate(lanes):
+        if start is None:
+            start = x
+        if i + 1 == len(lanes) or lanes[i + 1] != x + 1:
+            runs.append(f"{start}" if start == x else f"{start}-{x}")
+            start = None
+    return ",".join(runs)
