@@ -184,3 +184,132 @@ def test_a_syncwarp_of_part_of_the_warp_orders_only_its_member_lanes():
     assert "within warp 0" in f.message and f.threads[0] < 16 <= f.threads[1], (f.threads, f.message)
     fixed = PARTIAL_ORDER.replace("LATER", "T.cuda.warp_sync()")
     assert emulate(kernel(fixed, "k"), a, np.zeros(32, np.float32), arch="sm_90a").ok
+
+
+ROUNDS = (
+    HEAD32
+    + """
+    v = T.alloc_local((1,), "float32")
+    if tx < 16:
+        s[tx] = A[tx]
+        T.cuda.warp_sync()
+        v[0] = s[tx + 16]
+        T.cuda.warp_sync()
+        s[tx] = v[0] + T.float32(100)
+        T.cuda.warp_sync()
+        B[tx] = s[tx + 16]
+    else:
+        s[tx] = A[tx] * T.float32(2)
+        T.ptx.bar.warp.sync(T.uint32(0xFFFF0000))
+        T.cuda.warp_sync()
+        v[0] = s[tx - 16]
+        T.cuda.warp_sync()
+        s[tx] = v[0] + T.float32(200)
+        T.cuda.warp_sync()
+        B[tx] = s[tx - 16]
+"""
+)
+
+
+def test_branches_meet_round_after_round_and_a_half_warp_sync_between_meets_only_its_lanes():
+    """Three full-warp meetings in each branch (the second branch also syncs its own half between): every round reads
+    what the other half stored before it. The emulator sent the second meeting out as unmet (the first branch still
+    counted as waiting), reporting races and reading stale values; and it let the half-warp sync complete the other
+    branch's full-warp meeting."""
+    a = np.arange(32, dtype=np.float32)
+    b = np.zeros(32, np.float32)
+    res = emulate(kernel(ROUNDS, "k"), a, b, arch="sm_90a")
+    t = np.arange(32)
+    np.testing.assert_array_equal(b, np.where(t < 16, a + 200, 2 * a + 100))
+    assert res.ok and not [n for n in res.notes if "__syncwarp" in n], (res.summary(), res.notes)
+
+
+NARROWED = (
+    HEAD32
+    + """
+    if tx < 16:
+        if tx < 8:
+            s[tx] = A[tx]
+            T.ptx.bar.warp.sync(T.uint32(0xFFFF00FF))
+            B[tx] = s[tx + 16]
+    else:
+        s[tx] = A[tx] * T.float32(2)
+        T.ptx.bar.warp.sync(T.uint32(0xFFFF00FF))
+        B[tx] = A[tx]
+"""
+)
+
+
+def test_a_branch_resumes_with_the_lanes_it_stopped_with():
+    """Lanes 0-7 (a one-sided if inside the first branch) wait for lanes 16-31; when the branch resumes, lanes 8-15
+    must stay out of it (they wrote B[8:16] once its mask was the branch's whole)."""
+    a = np.arange(32, dtype=np.float32)
+    b = np.full(32, -1, np.float32)
+    res = emulate(kernel(NARROWED, "k"), a, b, arch="sm_90a")
+    np.testing.assert_array_equal(b[:8], 2 * a[16:24])
+    np.testing.assert_array_equal(b[8:16], -1)
+    np.testing.assert_array_equal(b[16:], a[16:])
+    assert res.ok, res.summary()
+
+
+HANDOFF = """
+@T.prim_func
+def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([64])
+    s = T.alloc_shared((64,), "float32")
+    bar = T.shared_scalar("uint64")
+    lane = tx % 32
+    if tx == 0:
+        T.ptx.mbarrier.init.shared.b64(T.address_of(bar), T.uint32(1))
+    if tx >= 32:
+        if tx == 32:
+            s[0] = A[0] + T.float32(1000)
+            T.ptx.mbarrier.arrive.shared.b64(T.address_of(bar))
+    else:
+        if lane < 16:
+            if lane == 0:
+                T.cuda.mbarrier_wait(T.address_of(bar), 0)
+                B[tx] = s[0]
+        else:
+            B[tx] = T.float32(-5)
+"""
+
+
+def test_a_branch_blocked_on_an_mbarrier_resumes_with_its_own_lanes():
+    """No __syncwarp at all: lane 0 of warp 0 blocks on an mbarrier inside a nested one-sided if; the warp's other
+    branch runs meanwhile, and lane 0 alone resumes (lanes 1-15 wrote s[0] into B once)."""
+    a = np.arange(64, dtype=np.float32)
+    b = np.zeros(64, np.float32)
+    res = emulate(kernel(HANDOFF, "k"), a, b, arch="sm_90a")
+    want = np.zeros(64, np.float32)
+    want[0], want[16:32] = 1000, -5
+    np.testing.assert_array_equal(b, want)
+    assert res.ok, res.summary()
+
+
+CHAIN = (
+    HEAD32
+    + """
+    if tx == 0:
+        s[0] = A[0]
+    if tx < 2:
+        T.ptx.bar.warp.sync(T.uint32(0x3))
+    if tx >= 1 and tx < 3:
+        T.ptx.bar.warp.sync(T.uint32(0x6))
+    if tx == 2:
+        B[0] = s[0]
+"""
+)
+
+
+def test_partial_syncs_order_through_a_chain_of_lanes():
+    """Lane 0 syncs with lane 1 (mask 0x3), lane 1 then with lane 2 (0x6): happens-before is transitive, so lane 2's
+    read of lane 0's store is ordered."""
+    a = np.arange(32, dtype=np.float32) + 5
+    b = np.zeros(32, np.float32)
+    res = emulate(kernel(CHAIN, "k"), a, b, arch="sm_90a")
+    assert b[0] == 5 and res.ok, res.summary()
+    broken = CHAIN.replace("T.ptx.bar.warp.sync(T.uint32(0x3))", "T.evaluate(0)")
+    res = emulate(kernel(broken, "k"), a, np.zeros(32, np.float32), arch="sm_90a")
+    assert res.by_kind("shared_race"), res.summary()

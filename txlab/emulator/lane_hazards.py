@@ -30,8 +30,9 @@ data race), and it does report a release/acquire flag hand-off (not reported her
 
 Warps are keyed by batch-wide thread // 32, as the checkers' barriers are. A ``__syncwarp(mask)`` that leaves lanes
 of its warp out (``mask`` 0xffff, run by lanes 0-15) orders only the lanes it names: from the first such sync on,
-each warp also keeps, per pair of its lanes, the sync count when both last synced together, and two accesses are
-ordered when their lanes synced together after the first (or the whole warp did).
+each warp also keeps, per pair of its lanes (a, b), the latest sync count of b's that a has learned of (a vector
+clock: a sync passes on what each of its lanes knew, so lane 0 -> 0x3 -> lane 1 -> 0x6 -> lane 2 orders lane 2
+after lane 0), and an access by a is ordered after b's earlier one when a learned of a sync of b's after it.
 """
 
 from __future__ import annotations
@@ -62,26 +63,31 @@ class LaneHazards:
         self.full[ws] = self.count[ws]
 
     def sync_lanes(self, tids) -> None:
-        """Lanes (batch-wide threads) ran one ``__syncwarp``: each warp's lanes among them are ordered with each other;
-        a warp whose every lane is among them, as by :meth:`sync`."""
+        """Lanes (batch-wide threads) ran one ``__syncwarp``: each warp's lanes among them are ordered with each other's
+        and with what each of them had learned through earlier syncs (happens-before is transitive); a warp whose
+        every lane is among them, as by :meth:`sync`."""
         tids = np.unique(np.asarray(tids, np.int64).ravel())
-        ws, first = np.unique(tids // 32, return_index=True)
-        counts = np.diff(np.append(first, tids.size))
-        for w, n, f in zip(ws, counts, first):
-            if w < 0 or w >= self.count.size:
-                continue
+        w_all = tids // 32
+        ws, first, counts = np.unique(w_all, return_index=True, return_counts=True)
+        keep = (ws >= 0) & (ws < self.count.size)
+        ws, first, counts = ws[keep], first[keep], counts[keep]
+        lanes_in_warp = np.minimum(32, self.T - (ws * 32) % self.T)
+        whole = counts >= lanes_in_warp
+        if whole.any():
+            self.sync(ws[whole])
+        for w, f, n in zip(ws[~whole], first[~whole], counts[~whole]):
             lanes = tids[f : f + n] % 32
-            if n >= min(32, self.T - (int(w) * 32) % self.T):  # the warp's every lane
-                self.sync([w])
-                continue
             if self.pair is None:
                 self.pair = np.zeros((self.count.size, 32, 32), np.int64)
             self.count[w] += 1
+            known = np.maximum(self.pair[w][lanes].max(axis=0), self.full[w])  # what any of them had learned
+            self.pair[w][lanes] = known
             self.pair[w][np.ix_(lanes, lanes)] = self.count[w]
 
     def _synced(self, wk, lanes, ep) -> np.ndarray:
-        """Per access: the lanes (a 32-bit mask) of warp ``wk`` that synced with lane ``lanes`` after sync count ``ep``
-        (all of them where the whole warp did)."""
+        """Per access: the lanes (a 32-bit mask) of warp ``wk`` whose accesses before sync count ``ep`` lane ``lanes`` is
+        ordered after (it learned of a later sync of theirs, directly or through other lanes; all of them where the
+        whole warp synced since)."""
         row = self.pair[wk, lanes]  # (n, 32)
         mask = ((row > ep[:, None]).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1)
         return np.where(self.full[wk] > ep, np.uint64(0xFFFFFFFF), mask).astype(np.uint32)

@@ -373,6 +373,9 @@ def warp_synced(g, lanes=None, whole_warps=False) -> None:
     races = g.cta.races
     if races is None:
         return
+    if lanes is None and g.mask is None:  # every lane of the group: its warps, whole
+        races.sync_warps(np.arange(int(g.warp_of_lane[0]), int(g.warp_of_lane[-1]) + 1))
+        return
     lanes = g.active() if lanes is None else lanes
     if whole_warps:  # an ld.acquire: its warp's later accesses are ordered after what the release published
         races.sync_warps(g.warp_of_lane[lanes])
