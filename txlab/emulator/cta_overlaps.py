@@ -6,7 +6,8 @@ forgot the CTA (``C[tx] = ...`` in every CTA) or of tiles that overlap, and neit
 (shared memory only) nor a single GPU run shows it: every run leaves *some* value. Stores of the same value
 (every CTA zeroing a flag) are left alone.
 
-Checked only in kernels with no way for CTAs to order their accesses (:data:`ORDERING`: atomics, fences, PTX loads
+Checked only in kernels with no way for CTAs to order their accesses (:data:`ORDERING_PREFIXES`, :data:`ORDERING_NAMES`:
+atomics, fences, PTX loads
 and stores with a memory order, grid and cluster synchronization, NVSHMEM): in those, a protocol may make a later
 CTA's overwrite intended (a serial split-K fix-up, a lock). Per byte of each global argument a kernel stores to:
 the CTA that stored it last and its thread and line (8 bytes per byte; arguments over :data:`MAX_TRACKED` bytes
@@ -17,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-#: op-name prefixes by which CTAs of one launch can order their accesses: a kernel calling one is not checked
-ORDERING = (
+#: ops by which CTAs of one launch can order their accesses (names, or prefixes ending in "_"): a kernel calling one
+#: is not checked. ``fence.proxy`` and ``fence.mbarrier_init`` order a CTA's own proxies, ``redux.sync`` is a warp
+#: reduction, ``ldmatrix``/``stmatrix`` shared-memory ops: none of them orders CTAs.
+ORDERING_PREFIXES = (
     "tirx.cuda.atomic_",
-    "tirx.ptx.red",
     "tirx.ptx.atom",
     "tirx.cuda.thread_fence",
-    "tirx.ptx.fence",
     "tirx.ptx.membar",
     "tirx.cuda.grid_sync",
     "tirx.cuda.cluster",
@@ -31,12 +32,13 @@ ORDERING = (
     "tirx.ptx.mapa",
     "tirx.cuda.mbarrier_wait_acquire_cluster",
     "tirx.nvshmem",
-    "tirx.ptx.ld",
-    "tirx.ptx.st_vec",
 )
-_PTX_ST = "tirx.ptx.st"  # exact: a PTX st may carry .release (tirx.ptx.stmatrix is a shared-memory op)
+ORDERING_NAMES = frozenset(
+    ["tirx.ptx.fence"]
+    + [f"tirx.ptx.{n}" for n in ("ld", "ld_vec", "ld_vec256", "ldu", "ldu_vec", "st", "st_vec", "st_vec256")]
+)
 
-#: global arguments larger than this are not tracked (17 bytes of state per byte)
+#: global arguments larger than this are not tracked (17 bytes of state per byte; the result's notes say so)
 MAX_TRACKED = 16 << 20
 
 _LINE_BITS = 20
@@ -44,36 +46,57 @@ _LINE_BITS = 20
 
 def applies(names) -> bool:
     """Whether a kernel calling the ops ``names`` is checked: none of them can order CTAs."""
-    return not any(n.startswith(ORDERING) or n == _PTX_ST for n in names)
+    for n in names:
+        if n.startswith(ORDERING_PREFIXES) or n in ORDERING_NAMES:
+            return False
+        if n.startswith("tirx.ptx.red") and not n.startswith("tirx.ptx.redux"):
+            return False
+    return True
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class _Track:
-    """One global argument's bytes: the CTA that stored each last (and its thread and line), and the final value
-    of the first CTA that finished with a store to it (and who stored it)."""
+    """One global argument in units of ``gran`` bytes (the smallest store seen so far: 4 for float32 stores, 1 once a
+    byte is stored): the CTA that stored each unit last (and its thread and line), and the final value of the first
+    CTA that finished with a store to it (and who stored it)."""
 
-    __slots__ = ("last", "who", "owner", "owner_who", "settled", "dtype")
+    __slots__ = ("gran", "last", "who", "owner", "owner_who", "settled", "dtype")
 
     def __init__(self, n, dtype):
-        self.last = np.full(n, -1, np.int32)
-        self.who = np.zeros(n, np.int32)
-        self.owner = np.full(n, -1, np.int32)
-        self.owner_who = np.zeros(n, np.int32)
-        self.settled = np.zeros(n, np.uint8)
+        isz = dtype.itemsize
+        self.gran = isz if isz in _UINT and n % isz == 0 else 1
+        u = n // self.gran
+        self.last = np.full(u, -1, np.int32)
+        self.who = np.zeros(u, np.int32)
+        self.owner = np.full(u, -1, np.int32)
+        self.owner_who = np.zeros(u, np.int32)
+        self.settled = np.zeros(u, _UINT[self.gran])
         self.dtype = dtype
+
+    def refine(self, isz: int) -> None:
+        """Units of ``isz`` bytes (a smaller store): split each unit, its values byte for byte."""
+        f = self.gran // isz
+        for name in ("last", "who", "owner", "owner_who"):
+            setattr(self, name, np.repeat(getattr(self, name), f))
+        self.settled = self.settled.view(np.uint8).view(_UINT[isz]).copy()
+        self.gran = isz
 
 
 class CtaOverlaps:
-    """Plain global stores by CTA; ``report(detail)`` gets each byte two CTAs leave different values in, compared
-    when a CTA finishes: its final value at each byte it stored to (the value in memory where its store is the last
-    one, or the one another CTA of its lockstep batch overwrote) against the first finished CTA's."""
+    """Plain global stores by CTA; ``report(detail)`` gets each element two CTAs leave different values in, compared
+    when a batch of CTAs finishes: each CTA's final value at every unit it stored to (the value in memory where its
+    store is the last one, or the one another CTA of its lockstep batch overwrote) against the first finished
+    CTA's."""
 
-    def __init__(self, report):
+    def __init__(self, report, notes=None):
         self.report = report
+        self.notes = notes if notes is not None else []
         self.state: dict = {}  # Region -> _Track, or None (too large to track)
-        self.touched: dict = {}  # CTA serial -> [(region, byte indices)]
-        self.shadowed: dict = {}  # CTA serial -> [(region, byte indices, their bytes)]: overwritten while it ran
+        self.touched: dict = {}  # batch's first CTA serial -> [(region, units, their CTAs)]
+        self.shadowed: dict = {}  # batch's first serial -> [(region, units, CTAs, values, who)]: overwritten in it
         self.ctas: dict = {}  # CTA serial -> (x, y, z)
-        self.untracked: list = []
 
     def _track(self, region, dt):
         st = self.state.get(region, False)
@@ -81,11 +104,36 @@ class CtaOverlaps:
             n = region.data.nbytes
             if n > MAX_TRACKED:
                 st = None
-                self.untracked.append(region.name)
+                self.notes.append(
+                    f"{region.name} ({n / 2**20:.0f} MiB) is not checked for CTAs storing different values to one "
+                    f"element (the check keeps up to 17 bytes per byte; arguments up to {MAX_TRACKED >> 20} MiB are)"
+                )
             else:
                 st = _Track(n, dt)
             self.state[region] = st
+        elif st is not None and dt.itemsize < st.gran:
+            if self.touched or self.shadowed:  # units recorded in the finer units' numbers
+                self._rescale(region, st.gran // dt.itemsize)
+            st.refine(dt.itemsize)
         return st
+
+    def _rescale(self, region, f) -> None:
+        """Pending records of ``region`` in units ``f`` times smaller."""
+        for recs in self.touched.values():
+            for k, (r, u, c) in enumerate(recs):
+                if r is region:
+                    recs[k] = (r, (u[:, None] * f + np.arange(f)).ravel(), np.repeat(c, f))
+        for recs in self.shadowed.values():
+            for k, (r, u, c, v, w) in enumerate(recs):
+                if r is region:
+                    sub = _UINT[int(v.dtype.itemsize) // f]
+                    recs[k] = (
+                        r,
+                        (u[:, None] * f + np.arange(f)).ravel(),
+                        np.repeat(c, f),
+                        v.view(np.uint8).view(sub),
+                        np.repeat(w, f),
+                    )
 
     def store(self, g, region, elems, vals, lanes, dt, line) -> None:
         """Lanes ``lanes`` (indices into the group) are about to store ``vals`` to elements ``elems`` of ``region``
@@ -93,100 +141,131 @@ class CtaOverlaps:
         st = self._track(region, dt)
         if st is None or elems.size == 0:
             return
-        isz = dt.itemsize
+        per = dt.itemsize // st.gran  # units per element
         ser = np.full(elems.size, g.cta.serial, np.int32)
         if g.lane_cta is not None:
             ser = ser + g.lane_cta[lanes].astype(np.int32)
         code = (g.tid[lanes].astype(np.int32) << _LINE_BITS) | np.int32(max(line or 0, 0) & ((1 << _LINE_BITS) - 1))
-        byte = (elems.astype(np.int64)[:, None] * isz + np.arange(isz)).ravel()
-        bser = np.repeat(ser, isz)
-        data = region.data.view(np.uint8)
+        if per == 1:
+            unit, user, uwho = elems.astype(np.int64), ser, np.broadcast_to(code, ser.shape)
+        else:
+            unit = (elems.astype(np.int64)[:, None] * per + np.arange(per)).ravel()
+            user, uwho = np.repeat(ser, per), np.repeat(code, per)
+        batch = g.cta.serial
         if g.cta.B > 1:  # CTAs of this lockstep batch overwriting each other: keep what the overwritten one stored
-            running = (g.cta.serial, g.cta.serial + g.cta.B)
-            prev = st.last[byte]
-            over = np.nonzero((prev >= running[0]) & (prev < running[1]) & (prev != bser))[0]
-            for c in np.unique(prev[over]):
-                k = over[prev[over] == c]
-                self.shadowed.setdefault(int(c), []).append((region, byte[k], data[byte[k]].copy()))
+            data = region.data.view(_UINT[st.gran])
+            shadow = self.shadowed.setdefault(batch, [])
+            prev = st.last[unit]
+            over = (prev >= batch) & (prev < batch + g.cta.B) & (prev != user)
+            if over.any():
+                k = unit[over]
+                shadow.append((region, k, prev[over], data[k].copy(), st.who[k].copy()))
             if elems.size > 1:
-                bits = np.ascontiguousarray(vals).view(np.uint8).ravel()
-                order = np.argsort(byte, kind="stable")
-                b, c = byte[order], bser[order]
-                lost = np.nonzero((b[:-1] == b[1:]) & (c[:-1] != c[1:]))[0]  # a later lane of another CTA lands
-                for cc in np.unique(c[lost]):
-                    k = order[lost[c[lost] == cc]]
-                    self.shadowed.setdefault(int(cc), []).append((region, byte[k], bits[k].copy()))
-        st.last[byte] = bser
-        st.who[byte] = np.repeat(code, isz)
+                bits = np.ascontiguousarray(vals).view(np.uint8).view(_UINT[st.gran]).ravel()
+                order = np.argsort(unit, kind="stable")
+                b, c = unit[order], user[order]
+                lost = order[np.nonzero((b[:-1] == b[1:]) & (c[:-1] != c[1:]))[0]]  # a later lane of another CTA lands
+                if lost.size:
+                    shadow.append((region, unit[lost], user[lost], bits[lost].copy(), np.asarray(uwho)[lost]))
+        st.last[unit] = user
+        st.who[unit] = uwho
         st.dtype = dt
-        for c in np.unique(ser):
-            mine = byte if ser.size == 1 or (ser == c).all() else byte[bser == c]
-            self.touched.setdefault(int(c), []).append((region, mine))
+        self.touched.setdefault(batch, []).append((region, unit, user))
 
-    def close(self, serials) -> None:
-        """CTAs ``serials`` finished: compare each one's final value at every byte it stored to with the first
-        finished CTA's there."""
-        for c in serials:
-            c = int(c)
-            shadow: dict = {}
-            for region, byte, vals in self.shadowed.pop(c, ()):
-                shadow.setdefault(region, []).append((byte, vals))
-            by_region: dict = {}
-            for region, byte in self.touched.pop(c, ()):
-                by_region.setdefault(region, []).append(byte)
-            for region, parts in by_region.items():
-                st = self.state[region]
-                byte = np.unique(np.concatenate(parts))
-                final = region.data.view(np.uint8)[byte]
-                mine = st.last[byte] == c
-                if region in shadow:  # its value where another CTA of its batch stored after it: the latest one
-                    sb = np.concatenate([b for b, _ in shadow[region]])
-                    sv = np.concatenate([v for _, v in shadow[region]])
-                    last = len(sb) - 1 - np.unique(sb[::-1], return_index=True)[1]
-                    pos = np.searchsorted(byte, sb[last])
-                    ok = ~mine[pos]
-                    final[pos[ok]] = sv[last][ok]
-                    mine[pos[ok]] = True
-                byte, final = byte[mine], final[mine]
-                if byte.size == 0:
-                    continue
-                theirs = st.owner[byte]
-                clash = np.nonzero((theirs >= 0) & (theirs != c) & (st.settled[byte] != final))[0]
-                if clash.size:
-                    self._clash(region, st, byte, final, clash, c)
-                fresh = theirs < 0
-                st.owner[byte[fresh]] = c
-                st.owner_who[byte[fresh]] = st.who[byte[fresh]]
-                st.settled[byte[fresh]] = final[fresh]
+    def close(self, batch) -> None:
+        """The batch of CTAs whose first serial is ``batch`` finished: compare each one's final value at every unit it
+        stored to with the first finished CTA's there."""
+        shadows: dict = {}
+        for region, b, c, v, w in self.shadowed.pop(batch, ()):
+            shadows.setdefault(region, []).append((b, c, v, w))
+        by_region: dict = {}
+        for region, b, c in self.touched.pop(batch, ()):
+            by_region.setdefault(region, []).append((b, c))
+        for region, parts in by_region.items():
+            st = self.state[region]
+            data = region.data.view(_UINT[st.gran])
+            if region not in shadows:  # no CTA of the batch overwrote another's: each unit's CTA is its last
+                unit = np.concatenate([b for b, _ in parts])
+                self._compare(region, st, st.last[unit], unit, data[unit], st.who[unit], None)
+                continue
+            n = np.int64(st.last.size)
+            key = np.unique(np.concatenate([c.astype(np.int64) * n + b for b, c in parts]))
+            cta, unit = (key // n).astype(np.int32), key % n
+            final = data[unit]
+            fwho = st.who[unit]
+            mine = st.last[unit] == cta
+            sh = shadows[region]  # the latest value each CTA of the batch stored where another stored after it
+            skey = np.concatenate([c.astype(np.int64) * n + b for b, c, _, _ in sh])
+            sval = np.concatenate([v for _, _, v, _ in sh])
+            swho = np.concatenate([w for _, _, _, w in sh])
+            ukey, last = np.unique(skey[::-1], return_index=True)
+            last = skey.size - 1 - last
+            pos = np.minimum(np.searchsorted(ukey, key), ukey.size - 1)
+            use = (ukey[pos] == key) & ~mine
+            final[use] = sval[last[pos[use]]]
+            fwho[use] = swho[last[pos[use]]]
+            mine |= use
+            cta, unit, final, fwho = cta[mine], unit[mine], final[mine], fwho[mine]
+            order = np.lexsort((cta, unit))  # each unit's CTAs in launch order
+            self._compare(region, st, cta[order], unit[order], final[order], fwho[order], True)
 
-    def _clash(self, region, st, byte, final, clash, c) -> None:
-        dt = st.dtype
-        isz = dt.itemsize
-        b = int(byte[clash[0]])
-        elem = b // isz
-        lo = elem * isz
-        mine = region.data.view(np.uint8)[lo : lo + isz].copy()
-        at = np.searchsorted(byte, np.arange(lo, lo + isz))
-        for k in range(isz):
-            if at[k] < byte.size and byte[at[k]] == lo + k:
-                mine[k] = final[at[k]]
-        first = mine.copy()
-        for k in range(isz):
-            if st.owner[lo + k] >= 0:
-                first[k] = st.settled[lo + k]
-        elems = np.unique(byte[clash] // isz)
-        self._report(
-            region,
-            elem,
-            dt,
-            int(st.owner[b]),
-            int(st.owner_who[b]),
-            first.view(dt)[0],
-            c,
-            int(st.who[b]),
-            mine.view(dt)[0],
-            elems.size,
-        )
+    def _compare(self, region, st, cta, unit, final, fwho, grouped) -> None:
+        """Final values ``final`` of CTAs ``cta`` at units ``unit`` against each unit's first finished CTA's (earlier
+        batches', or with ``grouped`` the first of its run of pairs, sorted by unit then CTA); then settle the new."""
+        owned = st.owner[unit] >= 0
+        if grouped:
+            head = np.r_[True, unit[1:] != unit[:-1]]
+            first = np.maximum.accumulate(np.where(head, np.arange(unit.size), 0))
+            ref_cta = np.where(owned, st.owner[unit], cta[first])
+            ref_val = np.where(owned, st.settled[unit], final[first])
+            ref_who = np.where(owned, st.owner_who[unit], fwho[first])
+            new = head & ~owned
+        else:
+            ref_cta, ref_val, ref_who = st.owner[unit], st.settled[unit], st.owner_who[unit]
+            new = ~owned
+            cta = np.broadcast_to(cta, unit.shape)
+        clash = np.nonzero((ref_cta >= 0) & (ref_cta != cta) & (ref_val != final))[0]
+        if clash.size:
+            k = int(clash[0])
+            isz = st.dtype.itemsize
+            per = max(isz // st.gran, 1)
+            elem = int(unit[k]) // per
+            units = np.arange(elem * per, elem * per + per)
+
+            def element(c, vals_of):
+                out = region.data.view(_UINT[st.gran])[units].copy()
+                for j, u in enumerate(units):
+                    v = vals_of(c, u)
+                    if v is not None:
+                        out[j] = v
+                return out.view(st.dtype)[0] if out.view(np.uint8).size == isz else out[0]
+
+            def final_of(c, u):
+                hit = np.nonzero((unit == u) & (cta == c))[0]
+                return final[hit[0]] if hit.size else None
+
+            def first_of(c, u):
+                hit = np.nonzero((unit == u) & (ref_cta == c))[0]
+                return ref_val[hit[0]] if hit.size else (st.settled[u] if st.owner[u] == c else None)
+
+            n_el = np.int64(st.last.size // per + 1)
+            count = np.unique(cta[clash].astype(np.int64) * n_el + unit[clash] // per).size
+            c1, c2 = int(ref_cta[k]), int(cta[k])
+            self._report(
+                region,
+                elem,
+                st.dtype,
+                c1,
+                int(ref_who[k]),
+                element(c1, first_of),
+                c2,
+                int(fwho[k]),
+                element(c2, final_of),
+                count,
+            )
+        st.owner[unit[new]] = cta[new]
+        st.owner_who[unit[new]] = fwho[new]
+        st.settled[unit[new]] = final[new]
 
     def _report(self, region, elem, dt, c1, w1, v1, c2, w2, v2, count) -> None:
         mask = (1 << _LINE_BITS) - 1

@@ -105,7 +105,7 @@ class Program:
             self._atomic_roots = _atomic_roots(func.body)
         # plain stores of two CTAs to one global byte, where nothing can order CTAs (txlab.emulator.cta_overlaps)
         self.cta_overlaps = (
-            cta_overlaps.CtaOverlaps(self._overlap_found) if check and cta_overlaps.applies(names) else None
+            cta_overlaps.CtaOverlaps(self._overlap_found, self.notes) if check and cta_overlaps.applies(names) else None
         )
         self.compiler = Compiler(self)
         self.body, self.body_is_gen = self.compiler.stmt(func.body)
@@ -202,7 +202,7 @@ class Program:
         (_, l1, t1, c1, v1), (_, l2, t2, c2, v2) = r["first"], r["second"]
         self.finding(
             "global_race",
-            f"CTAs {c1} and {c2} store different values to {r['region']}[{r['elem']}] ({r['dtype']}): thread {t1} of "
+            f"CTAs {c1} and {c2} leave different values in element {r['elem']} of {r['region']} ({r['dtype']}): thread {t1} of "
             f"CTA {c1} stores {v1!s} (line {l1}), thread {t2} of CTA {c2} stores {v2!s} (line {l2}). Nothing orders "
             "the CTAs of one launch (a GPU runs them in any order, or at once), so which value is left is up to the "
             "scheduler: an index that leaves out the CTA's own (T.cta_id) or tiles that overlap. Give each CTA its "
@@ -438,10 +438,15 @@ class Program:
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
             # uniform address: every active lane stores; the last active lane's value lands
             landed = None
-            if overlaps is not None and g.active().any():
-                last = int(np.nonzero(g.active())[0][-1])
-                one = np.asarray([v if v.ndim == 0 else v[last]], dt)
-                overlaps.store(g, region, np.asarray([int(e)]), one, np.asarray([last]), dt, line)
+            if overlaps is not None and g.active().any():  # each CTA's last active lane stores (a batch: several)
+                ia = np.nonzero(g.active())[0]
+                if g.lane_cta is None:
+                    last = ia[-1:]
+                else:
+                    _, r = np.unique(g.lane_cta[ia][::-1], return_index=True)
+                    last = np.sort(ia[::-1][r])
+                vals = np.broadcast_to(v, (last.size,)) if v.ndim == 0 else v[last]
+                overlaps.store(g, region, np.full(last.size, int(e)), np.asarray(vals, dt), last, dt, line)
             if v.ndim == 0:
                 view[int(e)] = v
             else:
@@ -602,6 +607,8 @@ class Program:
         if nclus > 1:
             from txlab.emulator.cluster import Cluster, group_into_clusters
 
+            self.cta_overlaps = None  # a cluster's CTAs run interleaved, and its barriers may order them
+
             clusters, added = group_into_clusters(ctas, self.cluster_dims)
             if added:
                 self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
@@ -621,6 +628,8 @@ class Program:
             try:
                 cta.run(args_env)
                 cta.finish()
+                if self.cta_overlaps is not None:  # the batch's final values, against the CTAs' before it
+                    self.cta_overlaps.close(cta.serial)
             finally:
                 self.running_ctas = []
                 cta.close()
@@ -815,8 +824,6 @@ class Cta:
 
         for hook in CTA_EXIT:
             hook(self)
-        if self.program.cta_overlaps is not None:
-            self.program.cta_overlaps.close(range(self.serial, self.serial + self.B))
         self.space.remove(self.shared)
         self.program.stats["instructions"] += self.steps
         self.program.warp_steps_done += self.warp_steps
