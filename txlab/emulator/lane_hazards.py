@@ -51,6 +51,7 @@ class LaneHazards:
         self.r2 = _Record(size)  # a second reader lane (another than ``r``'s) in the same sync interval
         self.w_mask = np.zeros(size, np.uint32)  # lanes (bit lane % 32) of the last store's warp that stored it
         self.w_atomic = np.zeros(size, bool)  # the last store was atomics
+        self.scratch = np.zeros(size, np.uint32)  # zero between accesses (a store's lanes per byte, in access)
         self.full = np.zeros_like(self.count)  # per warp: its sync count at its last sync of every lane
         self.pair = None  # per warp, lane, lane: the sync count when both lanes last synced together (partial syncs)
         self._seen: set = set()
@@ -96,7 +97,8 @@ class LaneHazards:
         """Whether byte ``k``'s record ``rec`` is another lane of the same warp that nothing ordered since."""
         if self.pair is None:
             return rec.pending(k, wk, self.count[wk], tids)
-        same = (rec.warp[k] == wk) & (rec.tid[k] != tids) & (rec.tid[k] >= 0)
+        t = rec.tid[k]
+        same = (t >= 0) & (t // 32 == wk) & (t != tids)
         if not same.any():
             return same
         bit = np.left_shift(np.uint32(1), (rec.tid[k] % 32).astype(np.uint32))
@@ -118,10 +120,11 @@ class LaneHazards:
         w = self.w
         # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since (with partial syncs:
         # those of them that have not synced with this lane since)
-        same = (w.warp[k] == wk) & (w.ep[k] == now) & (w.tid[k] >= 0)
+        wt = w.tid[k]
+        same = (wt >= 0) & (wt // 32 == wk) & (w.ep[k] == now)
         wmask = self.w_mask[k]
         if self.pair is not None:
-            same = (w.warp[k] == wk) & (w.tid[k] >= 0)
+            same = (wt >= 0) & (wt // 32 == wk)
             wmask = wmask & ~self._synced(wk, tids % 32, w.ep[k])
             same &= wmask != 0
         if not write and not atomic:
@@ -145,10 +148,17 @@ class LaneHazards:
             if lost.any():
                 self.r2.put(k[lost], tids[lost], wk[lost], now[lost], ln)
             return
-        uk, inv = np.unique(k, return_inverse=True)
-        cur_u = np.zeros(uk.size, np.uint32)
-        np.bitwise_or.at(cur_u, inv, bits)
-        cur = cur_u[inv]  # the lanes storing each byte in this instruction
+        # the lanes storing each byte in this instruction: its own lane, unless another stores the byte too (a scatter
+        # and a gather find those; only then the sort)
+        scratch = self.scratch
+        scratch[k] = bits
+        cur = bits
+        if (scratch[k] != bits).any():
+            uk, inv = np.unique(k, return_inverse=True)
+            cur_u = np.zeros(uk.size, np.uint32)
+            np.bitwise_or.at(cur_u, inv, bits)
+            cur = cur_u[inv]
+        scratch[k] = 0
         if landed is not None:
             kept = np.left_shift(np.uint32(1), np.uint32(int(landed) % 32))
         if not atomic:
@@ -181,7 +191,7 @@ class LaneHazards:
         first_tid = int(rec.tid[j])
         if lanes is not None:
             m = int(lanes[i])
-            first_tid = int(rec.warp[j]) * 32 + ((m & -m).bit_length() - 1)
+            first_tid = int(rec.tid[j]) // 32 * 32 + ((m & -m).bit_length() - 1)
         self.report(
             {
                 "first": (first_kind, first_line if first_line >= 0 else None, first_tid % self.T),
@@ -195,30 +205,27 @@ class LaneHazards:
 
 
 class _Record:
-    """One access per byte: batch-wide thread, warp, the warp's sync count then, line."""
+    """One access per byte: batch-wide thread (its warp: thread // 32), the warp's sync count then, line."""
 
     def __init__(self, size: int):
-        self.tid = np.full(size, -1, np.int64)
-        self.warp = np.full(size, -1, np.int64)
+        self.tid = np.full(size, -1, np.int32)  # its warp is tid // 32
         self.ep = np.full(size, -1, np.int64)
         self.line = np.full(size, -1, np.int32)
 
     def pending(self, k, wk, now, tids) -> np.ndarray:
         """Whether byte ``k``'s record is another lane of the same warp with no sync since."""
-        return (self.warp[k] == wk) & (self.ep[k] == now) & (self.tid[k] != tids) & (self.tid[k] >= 0)
+        t = self.tid[k]
+        return (t >= 0) & (t // 32 == wk) & (t != tids) & (self.ep[k] == now)
 
     def put(self, k, tids, wk, now, ln) -> None:
         self.tid[k] = tids
-        self.warp[k] = wk
         self.ep[k] = now
         self.line[k] = ln
 
     def copy_from(self, other, k) -> None:
         self.tid[k] = other.tid[k]
-        self.warp[k] = other.warp[k]
         self.ep[k] = other.ep[k]
         self.line[k] = other.line[k]
 
     def clear(self, k) -> None:
         self.tid[k] = -1
-        self.warp[k] = -1
