@@ -313,3 +313,11 @@ def test_partial_syncs_order_through_a_chain_of_lanes():
     broken = CHAIN.replace("T.ptx.bar.warp.sync(T.uint32(0x3))", "T.evaluate(0)")
     res = emulate(kernel(broken, "k"), a, np.zeros(32, np.float32), arch="sm_90a")
     assert res.by_kind("shared_race"), res.summary()
+
+
+def test_lanes_let_go_are_ordered_with_the_lanes_they_waited_for():
+    """ONE_SIDED on an H100: lanes 0-15 meet lanes 16-31 at the __syncwarp after the if, so their read of s[tx + 16]
+    is ordered after lanes 16-31's stores (racecheck clean). The emulator, which lets them go once the other branch
+    is done, must not report a race there."""
+    res = emulate(kernel(ONE_SIDED, "k"), np.arange(32, dtype=np.float32), np.zeros(32, np.float32), arch="sm_90a")
+    assert not res.by_kind("shared_race"), res.summary()

@@ -120,7 +120,8 @@ def arrive(g, mask_val, line, synced):
 
 def let_pass(g, synced) -> str:
     """The scheduler got :data:`WARP_SYNC` from ``g``: no branch holds the lanes its pending meetings wait for.
-    Release them and return the note saying so (of the first)."""
+    Release them, their accesses ordered with the missing lanes' (which have run ahead to a later ``__syncwarp``, or
+    to the end), and return the note saying so (of the first)."""
     mt = g.wsync
     if mt is None:
         return ""
@@ -138,6 +139,7 @@ def let_pass(g, synced) -> str:
         cta=g.cta_of(lane0),
         missing=lane_list(k for k in range(32) if miss >> k & 1),
     )
+    mt.arrived[ws] = mt.need[ws]  # ordered as at the later __syncwarp the missing lanes meet them at, on a GPU
     _close(g, mt, ws, synced)
     return note
 
