@@ -228,7 +228,7 @@ class CtaOverlaps:
         if clash.size:
             k = int(clash[0])
             isz = st.dtype.itemsize
-            per = max(isz // st.gran, 1)
+            per = isz // st.gran  # a store never has fewer bytes than a unit (refine)
             elem = int(unit[k]) // per
             units = np.arange(elem * per, elem * per + per)
 
@@ -238,7 +238,7 @@ class CtaOverlaps:
                     v = vals_of(c, u)
                     if v is not None:
                         out[j] = v
-                return out.view(st.dtype)[0] if out.view(np.uint8).size == isz else out[0]
+                return out.view(st.dtype)[0]
 
             def final_of(c, u):
                 hit = np.nonzero((unit == u) & (cta == c))[0]

@@ -53,7 +53,7 @@ class LaneHazards:
         self.w_atomic = np.zeros(size, bool)  # the last store was atomics
         self.scratch = np.zeros(size, np.uint32)  # zero between accesses (a store's lanes per byte, in access)
         self.full = np.zeros_like(self.count)  # per warp: its sync count at its last sync of every lane
-        self.pair = None  # per warp, lane, lane: the sync count when both lanes last synced together (partial syncs)
+        self.pair = None  # per warp, lane a, lane b: the latest sync count of b's that a learned of (partial syncs)
         self._seen: set = set()
 
     def sync(self, warps) -> None:
@@ -101,7 +101,7 @@ class LaneHazards:
         same = (t >= 0) & (t // 32 == wk) & (t != tids)
         if not same.any():
             return same
-        bit = np.left_shift(np.uint32(1), (rec.tid[k] % 32).astype(np.uint32))
+        bit = np.left_shift(np.uint32(1), (t % 32).astype(np.uint32))
         return same & ((self._synced(wk, tids % 32, rec.ep[k]) & bit) == 0)
 
     def access(self, k, tids, write: bool, line, atomic: bool = False, landed=None) -> None:
@@ -121,10 +121,11 @@ class LaneHazards:
         # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since (with partial syncs:
         # those of them that have not synced with this lane since)
         wt = w.tid[k]
-        same = (wt >= 0) & (wt // 32 == wk) & (w.ep[k] == now)
+        same = (wt >= 0) & (wt // 32 == wk)
         wmask = self.w_mask[k]
-        if self.pair is not None:
-            same = (wt >= 0) & (wt // 32 == wk)
+        if self.pair is None:
+            same &= w.ep[k] == now
+        else:
             wmask = wmask & ~self._synced(wk, tids % 32, w.ep[k])
             same &= wmask != 0
         if not write and not atomic:
@@ -138,9 +139,7 @@ class LaneHazards:
                 kind = "atomic" if self.w_atomic[k[i]] else "write"
                 self._emit(w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits)  # a writer lane other than the reader
             r = self.r
-            moved = r.pending(k, wk, now, tids)  # an earlier reader lane other than this one: keep it as r2
-            if self.pair is not None:
-                moved = self._pending(r, k, wk, tids)
+            moved = self._pending(r, k, wk, tids)  # an earlier reader lane other than this one: keep it as r2
             if moved.any():
                 self.r2.copy_from(r, k[moved])
             r.put(k, tids, wk, now, ln)

@@ -26,7 +26,6 @@ import numpy as np
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
 from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern, warp_synced
-from txlab.errors import NotEmulatedError
 
 _MEM_TYPES = {
     "b8": "uint8",
@@ -557,7 +556,7 @@ def _cp_mbarrier_arrive(comp, call):
     perform one is its completion's, and no later access of the kernel may rely on an earlier one); ``.noinc``
     counts the arrival among the mbarrier's expected ones, without it the arrive-on cancels the pending count it
     adds, so the phase is left as it was."""
-    from txlab.emulator.ops import _active_count
+    from txlab.emulator.ops import _active_count, _uniform_addr
 
     ptx = decode(call)
     addr = comp.expr(ptx.one("addr"))
@@ -568,15 +567,7 @@ def _cp_mbarrier_arrive(comp, call):
         commit_groups(g, "cp.async")
         _complete(g, 0)
         if noinc:
-            a = np.asarray(addr(g))
-            if a.ndim:
-                u = np.unique(a[g.active()] if a.shape[0] == g.L else a)
-                if u.size != 1:
-                    raise NotEmulatedError(
-                        "cp.async.mbarrier.arrive on different mbarriers in one instruction", lineno=line
-                    )
-                a = u[0]
-            cta, mb = sync.mbarrier_at(g, int(a), line)
+            cta, mb = sync.mbarrier_at(g, _uniform_addr(g, addr(g), line, "cp.async.mbarrier.arrive"), line)
             sync.mb_arrive(cta, mb, g, 1, _active_count(g), line)
         return np.int32(0)
 

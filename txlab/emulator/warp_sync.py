@@ -58,9 +58,9 @@ def _per_warp(lw, bits, sel) -> np.ndarray:
     return np.add.reduceat(np.where(sel, bits, np.uint64(0)), starts)
 
 
-def _close(g, mt, ws, synced) -> None:
-    """Complete warps ``ws``' meetings: their arrived lanes are ordered with each other."""
-    lw, bits = _lanes_of(g)
+def _close(g, mt, ws, synced, lw, bits) -> None:
+    """Complete warps ``ws``' meetings (``lw``, ``bits``: :func:`_lanes_of`): their arrived lanes are ordered with
+    each other."""
     synced(g, np.isin(lw, ws) & ((bits & mt.arrived[lw]) != 0))
     mt.closed[ws] = mt.opened[ws]
     mt.need[ws] = 0
@@ -101,7 +101,7 @@ def arrive(g, mask_val, line, synced):
     mt.need[join] |= need[join]
     done = join[(mt.need[join] & ~mt.arrived[join]) == 0]
     if done.size:
-        _close(g, mt, done, synced)
+        _close(g, mt, done, synced, lw, bits)
     mt.opened[new] += 1
     mt.need[new], mt.arrived[new], mt.mask[new], mt.line[new] = need[new], here[new], mv[new], line
     if other.size:
@@ -128,7 +128,7 @@ def let_pass(g, synced) -> str:
     ws = np.nonzero(mt.need)[0]
     if ws.size == 0:
         return ""
-    lw, _ = _lanes_of(g)
+    lw, bits = _lanes_of(g)
     w = int(ws[0])
     lane0 = int(np.nonzero(lw == w)[0][0])
     have, miss = int(mt.arrived[w]), int(mt.need[w] & ~mt.arrived[w])
@@ -140,7 +140,7 @@ def let_pass(g, synced) -> str:
         missing=lane_list(k for k in range(32) if miss >> k & 1),
     )
     mt.arrived[ws] = mt.need[ws]  # ordered as at the later __syncwarp the missing lanes meet them at, on a GPU
-    _close(g, mt, ws, synced)
+    _close(g, mt, ws, synced, lw, bits)
     return note
 
 
