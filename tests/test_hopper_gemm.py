@@ -220,9 +220,16 @@ def test_warp_specialized_kernel_builds(shape, config):
     if cfg.epilogue == "tma":  # staged in shared memory, stored by TMA: no per-thread global stores
         assert c.instructions(r"^UTMASTG") and not c.instructions(r"^STG"), s
         return
-    # epilogue: bf16 pairs as 4-byte stores when N is even, single 2-byte stores when it is odd
+    # epilogue: 16-byte stores of 8 columns when rows are 16-byte aligned (N % 8 == 0), a pair per row half for
+    # each 8-column group past the last four; bf16 pairs as 4-byte stores when N is only even, 2-byte ones when odd
     pairs, singles = c.instructions(r"STG\.E\s"), c.instructions(r"STG\.E\.U16")
-    assert (not pairs and len(singles) >= cfg.bn // 2) if shape[1] % 2 else (len(pairs) >= cfg.bn // 4 and not singles)
+    vec = c.instructions(r"STG\.E\.128")
+    if shape[1] % 2:
+        assert not pairs and not vec and len(singles) >= cfg.bn // 2
+    elif shape[1] % 8:
+        assert len(pairs) >= cfg.bn // 4 and not singles and not vec
+    else:
+        assert len(vec) >= cfg.bn // 16 and not singles and len(pairs) >= cfg.bn // 8 % 4 * 2, (len(vec), len(pairs))
 
 
 def test_kernel_reads_back_into_widgets():
@@ -844,6 +851,48 @@ def test_stmatrix_staging_is_bitwise_the_element_stores(shape, config, monkeypat
 
 
 @pytest.mark.parametrize(
+    "shape,config,vec",
+    [
+        ((300, 408, 200), "128x200x64_s3_c2", True),  # 25 column groups: 6 quads of 16-byte stores + 1 pair; edges
+        ((130, 264, 128), "64x136x64_s3_c1", True),  # one consumer, 17 groups, M tail
+        ((256, 200, 256), "128x128x64_s3_c2_pp", True),  # pingpong: two m64 atoms per consumer
+        ((200, 136, 640), "128x128x64_s3_c2_sk3", True),  # split-K's serial fix-up stores through store_direct
+        ((300, 520, 200), "128x128x64_s3_c2_cl1x4", True),  # a 4-CTA cluster: each CTA's own tile of the cluster's
+        ((130, 250, 64), "128x128x64_s3_c2", False),  # N % 8 != 0: rows not 16-byte aligned, pairs only
+    ],
+)
+def test_sixteen_byte_direct_stores_are_bitwise_the_pair_stores(shape, config, vec, monkeypatch):
+    """The direct epilogue's 16-byte stores (four lanes of a quad trading bf16 pairs by shuffles) put every element
+    where the 4-byte pair stores did: C is the same bit for bit, every output written (a wrong butterfly step or lane
+    column would move or drop 8-column groups)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.emulator import emulate
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=4)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    outs = []
+    for on in (True, False):
+        monkeypatch.setattr(hg, "_EPI_VEC16", on)
+        kernel = hg.gemm_kernel(M, N, K, cfg)
+        assert ("shfl_xor" in kernel.script()) == (on and vec)
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        res = (
+            emulate(kernel, a, b, c, hg.workspace(M, N, K, cfg), arch="sm_90a")
+            if cfg.split_k > 1
+            else emulate(kernel, a, b, c, arch="sm_90a")
+        )
+        assert res.ok, res.summary()
+        outs.append(c.view(np.uint16).copy())
+    assert not np.isnan(outs[0].view(ml_dtypes.bfloat16).astype(np.float32)).any()
+    assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize(
     "shape,config",
     [
         ((200, 300, 256), "128x128x64_s3_c2_pp"),  # pingpong, two m64 atoms per consumer
@@ -927,7 +976,7 @@ def test_tensor_maps_are_prefetched_at_entry(shape, config, maps, monkeypatch):
 def test_built_as_before_sets_one_switch_and_puts_it_back():
     """The GPU scripts' ``PREFIX:CONFIG`` variants: inside, the prefix's switch has its old value; after, even when
     the build raised, today's."""
-    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:"}
+    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:"}
     today = {switch: getattr(hg, switch) for switch, _ in hg.BEFORE.values()}
     for prefix, (switch, old) in hg.BEFORE.items():
         assert today[switch] != old
@@ -1418,7 +1467,11 @@ def test_outputs_past_2_31_elements_store_with_64_bit_indices(config, n):
 
     src = cuda_source(hg.gemm_kernel(65537, n, 64, hg.parse_config(config)), "sm_90a")
     stores = [ln for ln in src.splitlines() if "C_ptr)[" in ln or "C_ptr[" in ln]
-    assert stores and all("(int64_t)" in ln.split("] =")[0] for ln in stores), stores[:2]
+    # the direct epilogue's 16-byte stores (N % 8 == 0): *(uint4*)(((uint*)C_ptr) + index) = ...
+    vec = [ln for ln in src.splitlines() if "*(uint4*)(((uint*)C_ptr) +" in ln]
+    assert stores or vec
+    assert all("(int64_t)" in ln.split("] =")[0] for ln in stores), stores[:2]
+    assert all("(int64_t)" in ln.split(") = ")[0] for ln in vec), vec[:2]
 
 
 @pytest.mark.parametrize(

@@ -160,9 +160,18 @@ _DESC_ADVANCE = True
 #: wait for the descriptors to come from memory. False leaves it out (``scripts/gemm_explore_h200.py``'s ``tpf:CONFIG``).
 _TMA_PREFETCH = True
 
+#: The direct epilogue stores 16 bytes per thread (8 columns of a row) where C's rows allow it (N % 8 == 0, not
+#: swapped): the four lanes of a quad trade their bf16 pairs of four 8-column groups by two rounds of
+#: ``shfl.sync.bfly`` (a 4 x 4 transpose), so a warp's store covers 64 contiguous bytes of each of 8 rows where the
+#: 4-byte pair stores covered 16. In-kernel timelines (H100, round 29: ``scripts/gemm_timeline_h200.py``) put the
+#: 4-byte stores' epilogue of a 128x200 tile at 5.1 us of a 48 us kernel (120 CTAs storing at once), against 0.7 us
+#: for a TMA epilogue. False builds the 4-byte stores (``v16:CONFIG`` in the GPU scripts).
+_EPI_VEC16 = True
+
 #: ``PREFIX:CONFIG`` in the GPU scripts (``scripts/gemm_explore_h200.py``, ``scripts/gemm_ncu_h200.py``): CONFIG built
 #: with one of the switches above as it was before its change, to time or profile beside the kernel of today
-BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False)}
+BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False),
+          "v16:": ("_EPI_VEC16", False)}
 
 
 @contextmanager
@@ -330,6 +339,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     L2G = GMT if KORD else cfg.l2_group * SPLIT
     # bf16x2 stores are 4-byte aligned only when every row starts at an even column (and the pair lies in a row)
     PAIRS = N % 2 == 0 and not SWAP
+    # 16-byte stores of 8 columns (rows 16-byte aligned: N % 8 == 0), four 8-column groups per quad transpose
+    VEC16 = _EPI_VEC16 and PAIRS and N % 8 == 0
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
     PROF = profile
@@ -351,13 +362,50 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             C[wide(row), wide(col)] = T.cast(value, "bfloat16")
 
     @T.inline
+    def quad_trade(v, a, b, hi, lanes):
+        """One butterfly step of :func:`quad_transpose`: lanes whose bit is set (``hi``) send ``v[a]`` and take the
+        partner's (lane ``^ lanes``) into it, the others send ``v[b]`` and take into ``v[b]``."""
+        got = T.local_scalar("uint32")
+        got = T.cuda.__shfl_xor_sync(T.uint32(0xFFFFFFFF), T.Select(hi, v[a], v[b]), lanes, 32)
+        v[a] = T.Select(hi, got, v[a])
+        v[b] = T.Select(hi, v[b], got)
+
+    @T.inline
+    def quad_transpose(v, i):
+        """The four lanes of a quad (``i``: this lane's index in it) transpose their 4 x 4 words ``v``: afterwards lane
+        i's ``v[s]`` is lane s's ``v[i]`` before. Two butterfly rounds (lanes i ^ 2, then i ^ 1), each trading the two
+        words whose position differs from the lane in that bit; every lane of the warp takes part."""
+        quad_trade(v, 0, 2, (i >> 1) % 2 == 1, 2)
+        quad_trade(v, 1, 3, (i >> 1) % 2 == 1, 2)
+        quad_trade(v, 0, 1, i % 2 == 1, 1)
+        quad_trade(v, 2, 3, i % 2 == 1, 1)
+
+    @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
         """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
-        (pairs of 4 bytes when N is even), guarded at M and N."""
+        (pairs of 4 bytes when N is even; with :data:`_EPI_VEC16`, 16 bytes of 8 columns per thread for each four
+        8-column groups, the rest in pairs), guarded at M and N."""
         for mi in T.unroll(MW):
             row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4
                              + (tid // 32) * 16)
-            for j in T.unroll(NACC // 4):
+            if VEC16:
+                for j4 in T.unroll(NACC // 16):
+                    for h in T.unroll(2):
+                        v = T.alloc_local([4], "uint32")
+                        for g in T.unroll(4):
+                            pv = T.alloc_local([2], "bfloat16")
+                            pv[0] = T.cast(acc[mi * NACC + (j4 * 4 + g) * 4 + h * 2], "bfloat16")
+                            pv[1] = T.cast(acc[mi * NACC + (j4 * 4 + g) * 4 + h * 2 + 1], "bfloat16")
+                            pw = T.decl_buffer([1], "uint32", data=pv.data, scope="local")
+                            v[g] = pw[0]
+                        quad_transpose(v, tid % 4)
+                        # lane i of the quad now holds group 4 j4 + i's 8 columns of its row, in order
+                        vcol = T.meta_var((nt * CN + rn) * BN + (j4 * 4 + tid % 4) * 8)
+                        if row + 8 * h < M and vcol < N:
+                            Cv = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                            for e in T.vectorized(4):
+                                Cv[(wide(row + 8 * h) * N + vcol) // 2 + e] = v[e]
+            for j in T.unroll((NACC // 16) * 4 if VEC16 else 0, NACC // 4):
                 col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
                 a0 = T.meta_var(mi * NACC + j * 4)
                 for h in T.unroll(2):
@@ -377,7 +425,8 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     @T.inline
     def store_share(C, acc, mt, nt, c, tid, me):
         """The parallel fix-up's store: the 8-column groups j of the fragment with j % SPLIT == me (this
-        item's share of the tile), as :func:`store_direct` writes them."""
+        item's share of the tile), in 4-byte bf16 pairs as :func:`store_direct` did before
+        :data:`_EPI_VEC16` (16-byte stores of two groups per quad measured even with them: round 29, H100)."""
         for j in T.unroll(NV):
             if j % SPLIT == me:
                 row = T.meta_var(mt * BM + arow(c, j // (NACC // 4) if MW > 1 else 0) + (tid % 32) // 4
