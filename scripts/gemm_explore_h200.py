@@ -6270,6 +6270,32 @@ GROUPS = {
         (B16, (384, 384, 32768), [None]),
         (B16, (512, 512, 16384), [None]),
     ],
+    # round 29: cuBLAS's split tiles at the set's long-K small grids (128 x 64 split 16 in 1x2 clusters at 256² x
+    # 65536, where it runs 128x64 splitK 1x2), beside the tuned entries
+    "r29d": [
+        (
+            B16,
+            (256, 256, 65536),
+            [
+                "128x128x64_s6_c2_cl1x2_sk32p",
+                "128x64x64_s8_c2_cl1x2_sk16p",
+                "128x64x64_s8_c2_cl2x1_sk16p",
+                "64x128x64_s7_c1_cl1x2_sk16p",
+                "128x64x64_s8_c2_cl1x2_sk16",
+            ],
+        ),
+        (B16, (768, 1024, 16384), ["128x96x64_s7_c2_cl2x1_sk2p_swap", "128x96x64_s7_c2_sk2p"]),
+        (
+            B16,
+            (384, 384, 32768),
+            ["128x96x64_s7_c2_cl1x2_sk10p", "128x64x64_s8_c2_cl1x2_sk7p", "128x64x64_s8_c2_cl1x2_sk7"],
+        ),
+        (
+            B16,
+            (512, 512, 16384),
+            ["128x128x64_s6_c2_cl2x1_sk8p", "128x64x64_s8_c2_cl1x2_sk4p", "128x64x64_s8_c2_cl2x1_sk4p"],
+        ),
+    ],
     "fp8_splitk": [
         (
             F8,
