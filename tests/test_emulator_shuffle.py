@@ -84,3 +84,59 @@ def test_shuffle_reading_a_lane_that_skipped_it_is_reported():
     # a full tail (n = 64 would be out of bounds; 32 fills warp 0 only, warp 1 skips it whole) is clean
     ok = emulate(k, np.ones(40, np.float32), np.zeros(40, np.float32), 32)
     assert ok.ok, ok.summary()
+
+
+TWO_SITES = """
+@T.prim_func
+def k(X: T.Buffer((64,), "float32"), Y: T.Buffer((64,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    v = T.local_scalar("float32")
+    v = X[tx]
+    if tx % 32 < 16:
+        Y[tx] = T.cuda.__shfl_sync(T.uint32(0xFFFFFFFF), v, (tx + 1) % 32, 32)  # site a
+        SECOND_A
+    else:
+        ELSE
+"""
+SITE_B = "Y[tx] = T.cuda.__shfl_sync(T.uint32(0xFFFFFFFF), v + T.float32(100), (tx + 1) % 32, 32)  # site b"
+
+
+def test_shuffles_in_two_branches_meet_as_on_a_gpu():
+    """sm_70+ pairs a warp's member lanes at whichever shfl.sync each executes: on an H100 (docs/gpu-runs.md, round
+    29; benchmarks/results/shfl_two_sites_h100_2026-12-06.log) lane 15 got lane 16's operand of the else branch's
+    shuffle, lane 31 lane 0's of the if's, with synccheck and racecheck clean. No finding here; the second branch's
+    lanes get what the first branch's gave, as on the GPU, and a note says the first branch's lanes cannot."""
+    src = TWO_SITES.replace("SECOND_A", "T.evaluate(0)").replace("ELSE", SITE_B)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    res = emulate(kernel(src, "k"), x, y)
+    assert res.ok, res.summary()
+    for w in (0, 32):  # both warps: lanes 16-30 read lanes 17-31 of their own site, lane 31 reads lane 0 of site a
+        np.testing.assert_array_equal(y[w + 16 : w + 31], x[w + 17 : w + 32] + 100)
+        assert y[w + 31] == x[w]
+    (note,) = [n for n in res.notes if "met at shuffles in two branches" in n]
+    a, b = line_of(src, "# site a"), line_of(src, "# site b")
+    assert f"lines {a} and {b}" in note and "lanes 0-15 (line" in note
+
+
+def test_a_shuffle_the_other_branch_never_reaches_is_still_reported():
+    """The else branch reaches no shuffle: the if's lanes 0-15 read lanes 16-31, which never execute one (undefined
+    values on a GPU), reported at the if's shuffle when the branches reconverge; and two shuffles in each branch pair
+    in order, clean."""
+    one_sided = TWO_SITES.replace("SECOND_A", "T.evaluate(0)").replace("ELSE", "Y[tx] = v")
+    res = emulate(kernel(one_sided, "k"), np.arange(64, dtype=np.float32), np.zeros(64, np.float32))
+    hits = res.by_kind("divergent_barrier")
+    assert hits and hits[0].line == line_of(one_sided, "# site a"), res.summary()
+    assert "lanes 15 read lanes 16" in hits[0].message
+    second = "Y[tx] = Y[tx] + T.cuda.__shfl_sync(T.uint32(0xFFFFFFFF), v * T.float32(2), (tx + 1) % 32, 32)"
+    both = TWO_SITES.replace("SECOND_A", second).replace(
+        "ELSE", SITE_B + "\n        " + second.replace("T.float32(2)", "T.float32(3)")
+    )
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    res = emulate(kernel(both, "k"), x, y)
+    assert res.ok, res.summary()
+    # lane 31 of each warp: lane 0's operands at both of site a's shuffles (x[0] and 2 x[0])
+    assert y[31] == x[0] + 2 * x[0] and y[63] == x[32] + 2 * x[32]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.warp_sync as warp_sync
 from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
@@ -78,6 +79,7 @@ class Group:
         "gtid",
         "nw",
         "wsync",
+        "shfl_sites",
     )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
@@ -96,6 +98,7 @@ class Group:
         self.first_warp = int(tid[0]) // 32
         self.nw = (self.L + 31) // 32  # warps of the group: its statements' weight on the clocks
         self.wsync = None  # a __syncwarp its lanes wait at for lanes of another branch (txlab.emulator.warp_sync)
+        self.shfl_sites = None  # shuffles waiting for lanes of another branch (txlab.emulator.shuffle_sites)
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -487,7 +490,15 @@ class Compiler:
 
     # ---- statements --------------------------------------------------------------------------
     def stmt(self, s):
-        """(fn, is_generator) for statement ``s``."""
+        """(fn, is_generator) for statement ``s``; the outermost one (the kernel's body) ends by reporting the shuffles
+        that waited for lanes no shuffle brought (txlab.emulator.shuffle_sites)."""
+        if getattr(self, "_depth", 0) == 0:
+            self._depth = 1
+            try:
+                fn, is_gen = self.stmt(s)
+            finally:
+                self._depth = 0
+            return _finally_reconverged(fn, is_gen), True
         saved = self.line
         own = self._span_line(s)
         t = type(s).__name__
@@ -688,6 +699,7 @@ class Compiler:
                 else:  # one after the other, meeting at a __syncwarp the lanes of both reach
                     yield from warp_sync.branches(g, parts)
                 g.mask = outer
+                shuffle_sites.reconverged(g)
 
             return if_gen, True
 
@@ -710,6 +722,7 @@ class Compiler:
                     g.mask = None if me.all() else me
                     other(g)
             g.mask = outer
+            shuffle_sites.reconverged(g)
 
         return if_, False
 
@@ -951,6 +964,19 @@ def _count(g):
     c.steps += c.B
     c.warp_steps += g.nw
     c.lane_steps += g.L if g.mask is None else int(np.count_nonzero(g.mask))
+
+
+def _finally_reconverged(fn, is_gen):
+    """The kernel's body as a generator that, when the group's run ends, reports its pending shuffle sites."""
+
+    def body(g):
+        if is_gen:
+            yield from fn(g)
+        else:
+            fn(g)
+        shuffle_sites.reconverged(g, final=True)
+
+    return body
 
 
 def _as_gen(fn):

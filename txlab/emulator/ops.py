@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import txlab.emulator.memory as M
+import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.sync as sync
 import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.warp_sync import lane_list as _lane_list
@@ -286,44 +287,78 @@ def _activemask(comp, call):
     return _active_mask
 
 
-def _shfl_check(g, kind, mask_val, b, w, line, what=None):
+def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
     """A shuffle that part of its warp does not execute. A lane that reads a lane not executing it
     gets an undefined value, and a lane outside its own member mask is undefined behaviour (CUDA
     programming guide, PTX ``shfl.sync``). Member lanes that have exited or diverged are not
-    reported by themselves: on sm_70+ exited ones are legal."""
+    reported by themselves: on sm_70+ exited ones are legal. With ``V`` (the operands, (nw, 32, ...)):
+    member lanes of another branch may meet it at their own shuffle (txlab.emulator.shuffle_sites): its
+    reads of them wait for that, it gets the operands of an earlier branch's shuffle it meets, and
+    returns ``V`` with them."""
     act, _ = _warps(g, g.active(), False)
     m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
     M_, _ = _warps(g, m, 0)
     inmask = ((M_ >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
     A, _ = _warps(g, np.broadcast_to(np.asarray(b).astype(np.int64), (g.L,)), 0)
     src = semantics.shfl_source(kind, np.arange(32), A, w)
-    reads = act & ~np.take_along_axis(act, src.astype(np.int64), axis=1)
+    bits = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    here = np.where(act, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+    given = np.zeros(here.shape, np.uint64)  # lanes whose operand came from a site this shuffle met
+    wait = np.zeros(act.shape, bool)  # reads of member lanes of another branch, which may meet it later
+    if V is not None:
+        exist, _ = _warps(g, np.ones(g.L, bool), False)
+        first = np.argmax(act, axis=1)
+        mv = np.where(act.any(axis=1), M_[np.arange(act.shape[0]), first] & np.uint64(0xFFFFFFFF), np.uint64(0))
+        missing = mv & np.where(exist, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64) & ~here
+        given = shuffle_sites.meet(g, -1 if line is None else int(line), mv, here, V)
+        missing &= ~given
+        src_missing = ((missing[:, None] >> src.astype(np.uint64)) & 1).astype(bool)
+    served = act | ((given[:, None] >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
+    reads = act & ~np.take_along_axis(served, src.astype(np.int64), axis=1)
     outside = act & ~inmask
-    bad = reads | outside
-    if not bad.any():
-        return
-    wi, first = (int(x[0]) for x in np.nonzero(bad))
-    at = min(wi * 32 + first, g.L - 1)
+    if V is not None:
+        wait = reads & src_missing & ~outside.any(axis=1)[:, None]
+        reads &= ~wait
     name = what or ("__shfl_sync" if kind == "idx" else f"__shfl_{kind}_sync")
-    parts = []
-    if reads[wi].any():
-        r = np.nonzero(reads[wi])[0]
-        parts.append(
-            f"lanes {_lane_list(r)} read lanes {_lane_list(np.unique(src[wi][r]))}, which do not execute it, "
-            "so the value they get is undefined"
+
+    def report(bad_reads, bad_outside, ws=None):
+        bad = bad_reads | bad_outside
+        if ws is not None:
+            keep = np.zeros(bad.shape[0], bool)
+            keep[ws] = True
+            bad = bad & keep[:, None]
+        if not bad.any():
+            return
+        wi, first = (int(x[0]) for x in np.nonzero(bad))
+        at = min(wi * 32 + first, g.L - 1)
+        parts = []
+        if bad_reads[wi].any():
+            r = np.nonzero(bad_reads[wi])[0]
+            parts.append(
+                f"lanes {_lane_list(r)} read lanes {_lane_list(np.unique(src[wi][r]))}, which do not execute it, "
+                "so the value they get is undefined"
+            )
+        if bad_outside[wi].any():
+            parts.append(f"lanes {_lane_list(np.nonzero(bad_outside[wi])[0])} execute it outside their member mask")
+        g.cta.program.finding(
+            "divergent_barrier",
+            f"{name} executed by lanes {_lane_list(np.nonzero(act[wi])[0])} of warp {int(g.tid[at]) // 32} only: "
+            + "; ".join(parts)
+            + " (undefined behaviour on a GPU)",
+            line=line,
+            cta=g.cta_of(at),
+            threads=[g.tid[at]],
+            key=("divergent_barrier", line, "shfl"),
         )
-    if outside[wi].any():
-        parts.append(f"lanes {_lane_list(np.nonzero(outside[wi])[0])} execute it outside their member mask")
-    g.cta.program.finding(
-        "divergent_barrier",
-        f"{name} executed by lanes {_lane_list(np.nonzero(act[wi])[0])} of warp {int(g.tid[at]) // 32} only: "
-        + "; ".join(parts)
-        + " (undefined behaviour on a GPU)",
-        line=line,
-        cta=g.cta_of(at),
-        threads=[g.tid[at]],
-        key=("divergent_barrier", line, "shfl"),
-    )
+
+    report(reads, outside)
+    if wait.any():
+        ws = np.nonzero(wait.any(axis=1))[0]
+        never = np.zeros_like(outside)
+        shuffle_sites.open_sites(
+            g, ws, -1 if line is None else int(line), mv, here, missing, V.copy(), lambda w_: report(wait, never, w_)
+        )
+    return V
 
 
 def _shfl(kind):
@@ -339,7 +374,7 @@ def _shfl(kind):
             w = int(width(g))
             lane = np.arange(32)
             if g.mask is not None or pad:
-                _shfl_check(g, kind, mask(g), av, w, line)
+                V = _shfl_check(g, kind, mask(g), av, w, line, V=V.copy())
             if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:  # broadcast from one lane
                 src = semantics.shfl_source(kind, lane, av, w)
                 if w == 32:
