@@ -7,7 +7,8 @@ relied on lockstep is a race. The emulator runs a warp's lanes in lockstep, so i
 of one legal schedule; this check reports the pairs nothing orders, as compute-sanitizer's racecheck
 does on the GPU.
 
-Per shared byte (of each CTA of a batch, flat ``cta * nbytes + offset``): the last store's thread,
+Per shared byte (of each CTA of a batch, flat ``cta * n + offset``; kept per 4-byte word while the race checker's
+accesses allow, as its own state is: txlab/emulator/races.py, ``_Reporter``): the last store's thread,
 warp, that warp's sync count and line, and the lanes that stored it in that one instruction (a read by
 one of them is not reported: it reads what it stored, or what a lane of the same store did; a read by
 another lane, or a later store by a lane that leaves out one of them, is); the last two lanes that
@@ -40,9 +41,70 @@ from __future__ import annotations
 import numpy as np
 
 
+class Entries:
+    """The flat entries ``k`` (``cta * n + entry``, an int64 array) that one access touches, and the way to read and
+    write per-entry state arrays there. Where ``k`` is one run of consecutive entries, or the same run in each of
+    consecutive CTAs (``sm[tx]`` by every lane of a lockstep batch, or by those with ``tx < s``), that is slices, many
+    times faster than scattered indices; else ``k`` itself. ``distinct``: no entry comes twice (no two lanes of the
+    instruction meet); False where not known."""
+
+    __slots__ = ("k", "distinct", "_at", "_rows")
+
+    def __init__(self, k, n: int = 0):
+        """``n``: entries per CTA, to look for runs in ``k`` (0: use ``k`` as it is)."""
+        self.k = k
+        self._at = k  # an index into a flat state array, or (with _rows) into its (CTA, entry) view
+        self._rows = None  # (rows, run, n): the same run of entries in each of ``rows`` consecutive CTAs
+        self.distinct = False
+        if n and k.size > 1:
+            d = k[1:] - k[:-1]
+            self.distinct = bool((d > 0).all())
+            if self.distinct:
+                self._runs(d, n)
+
+    def _runs(self, d, n: int) -> None:
+        k0, size = int(self.k[0]), self.k.size
+        jumps = np.flatnonzero(d != 1)
+        if jumps.size == 0:
+            self._at = slice(k0, k0 + size)
+            return
+        m = int(jumps[0]) + 1
+        rows = size // m
+        if size != rows * m or jumps.size != rows - 1 or k0 % n + m > n:
+            return
+        if (jumps == np.arange(m - 1, size - 1, m)).all() and (d[jumps] == n - m + 1).all():
+            self._at = (slice(k0 // n, k0 // n + rows), slice(k0 % n, k0 % n + m))
+            self._rows = (rows, m, n)
+
+    def get(self, arr) -> np.ndarray:
+        """``arr[k]`` (a copy)."""
+        if self._rows is not None:
+            return arr.reshape(-1, self._rows[2])[self._at].flatten()
+        return arr[self._at].copy() if isinstance(self._at, slice) else arr[self._at]
+
+    def equal(self, arr, v) -> np.ndarray:
+        """``arr[k] == v`` (where ``v`` is one number, or one per entry of ``k``)."""
+        if self._rows is not None and not np.ndim(v):
+            return (arr.reshape(-1, self._rows[2])[self._at] == v).ravel()
+        if isinstance(self._at, slice):
+            return arr[self._at] == v
+        return self.get(arr) == v
+
+    def set(self, arr, v) -> None:
+        """``arr[k] = v``."""
+        if self._rows is not None:
+            arr.reshape(-1, self._rows[2])[self._at] = v.reshape(self._rows[:2]) if np.ndim(v) else v
+        else:
+            arr[self._at] = v
+
+
 class LaneHazards:
-    def __init__(self, size: int, nbytes: int, threads: int, ctas: int, report):
-        self.n = nbytes
+    def __init__(self, entries: int, unit: int, threads: int, ctas: int, report):
+        """``entries`` per CTA of ``unit`` bytes each: the race checker's entries (words until its first access
+        of less than a whole word, then bytes: :meth:`to_bytes`; txlab/emulator/races.py)."""
+        size = ctas * entries
+        self.n = entries
+        self.unit = unit
         self.T = threads
         self.report = report  # report(detail dict, cta_in_batch)
         self.count = np.zeros((ctas * threads + 31) // 32 + 1, np.int64)
@@ -56,11 +118,21 @@ class LaneHazards:
         self.pair = None  # per warp, lane a, lane b: the latest sync count of b's that a learned of (partial syncs)
         self._seen: set = set()
 
+    def to_bytes(self) -> None:
+        """The checker went from word entries to byte entries: each word's record is each of its bytes'."""
+        for rec in (self.w, self.r, self.r2):
+            rec.tid, rec.ep, rec.line = (np.repeat(x, 4) for x in (rec.tid, rec.ep, rec.line))
+        self.w_mask = np.repeat(self.w_mask, 4)
+        self.w_atomic = np.repeat(self.w_atomic, 4)
+        self.scratch = np.repeat(self.scratch, 4)
+        self.n *= 4
+        self.unit = 1
+
     def sync(self, warps) -> None:
         """Warps (batch-wide thread // 32) synchronised: their lanes' earlier accesses are ordered."""
-        ws = np.unique(np.asarray(warps, np.int64).ravel())
+        ws = np.asarray(warps, np.int64).ravel()
         ws = ws[(ws >= 0) & (ws < self.count.size)]
-        self.count[ws] += 1
+        self.count[ws] += 1  # (once per warp named: a fancy-index += adds once per index)
         self.full[ws] = self.count[ws]
 
     def sync_lanes(self, tids) -> None:
@@ -93,88 +165,103 @@ class LaneHazards:
         mask = ((row > ep[:, None]).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1)
         return np.where(self.full[wk] > ep, np.uint64(0xFFFFFFFF), mask).astype(np.uint32)
 
-    def _pending(self, rec, k, wk, tids) -> np.ndarray:
-        """Whether byte ``k``'s record ``rec`` is another lane of the same warp that nothing ordered since."""
+    def _pending(self, rec, ix, wk, tids, now) -> np.ndarray:
+        """Whether the record ``rec`` of entries ``ix`` is another lane of the same warp that nothing ordered since
+        (``now``: the sync count of each accessing lane's warp)."""
         if self.pair is None:
-            return rec.pending(k, wk, self.count[wk], tids)
-        t = rec.tid[k]
-        same = (t >= 0) & (t // 32 == wk) & (t != tids)
+            return rec.pending(ix, wk, now, tids)
+        t = ix.get(rec.tid)
+        same = (t >= 0) & (t >> 5 == wk) & (t != tids)
         if not same.any():
             return same
-        bit = np.left_shift(np.uint32(1), (t % 32).astype(np.uint32))
-        return same & ((self._synced(wk, tids % 32, rec.ep[k]) & bit) == 0)
+        return same & ((self._synced(wk, tids & 31, ix.get(rec.ep)) & _bits(t)) == 0)
 
     def access(self, k, tids, write: bool, line, atomic: bool = False, landed=None) -> None:
-        """Plain accesses of flat bytes ``k`` by batch-wide threads ``tids`` (one instruction); ``atomic``: an
-        atomic read-modify-write, recorded as a store (a plain read of it by another lane races) but not checked
-        (atomics do not race with one another). ``landed``: a store of several values to one address, the
-        thread whose value landed (the others' reads of it are reads of another lane's store)."""
-        k = np.asarray(k, np.int64)
+        """Plain accesses of flat entries ``k`` (an array, or :class:`Entries`) by batch-wide threads ``tids`` (one
+        instruction); ``atomic``: an atomic read-modify-write, recorded as a store (a plain read of it by another lane
+        races) but not checked (atomics do not race with one another). ``landed``: a store of several values to one
+        address, the thread whose value landed (the others' reads of it are reads of another lane's store)."""
+        ix = k if isinstance(k, Entries) else Entries(np.asarray(k, np.int64))
+        k = ix.k
         tids = np.asarray(tids, np.int64)
         if k.size == 0:
             return
-        wk = tids // 32
-        now = self.count[wk]
+        wk = tids >> 5
+        # each lane's warp's sync count: one number where every warp's is alike (a lockstep batch's barriers)
+        counts = self.count[:-1]
+        now = counts[0] if (counts == counts[0]).all() else self.count[wk]
         ln = -1 if line is None else int(line)
-        bits = np.left_shift(np.uint32(1), (tids % 32).astype(np.uint32))
         w = self.w
-        # the last store of each byte was by lanes (``w_mask``) of this warp with no sync since (with partial syncs:
+        # the last store of each entry was by lanes (``w_mask``) of this warp with no sync since (with partial syncs:
         # those of them that have not synced with this lane since)
-        wt = w.tid[k]
-        same = (wt >= 0) & (wt // 32 == wk)
-        wmask = self.w_mask[k]
         if self.pair is None:
-            same &= w.ep[k] == now
+            same = ix.equal(w.ep, now)  # (the same sync count first: most entries' last store is older, so ordered)
+            hit = bool(same.any())
+            if hit:
+                wt = ix.get(w.tid)
+                same &= (wt >= 0) & (wt >> 5 == wk)
+                wmask = ix.get(self.w_mask)
         else:
-            wmask = wmask & ~self._synced(wk, tids % 32, w.ep[k])
+            wt = ix.get(w.tid)
+            same = (wt >= 0) & (wt >> 5 == wk)
+            wmask = ix.get(self.w_mask) & ~self._synced(wk, tids & 31, ix.get(w.ep))
             same &= wmask != 0
+            hit = bool(same.any())
         if not write and not atomic:
-            # a read by a lane that was not among them (a lane reading its own store is program order; one of
-            # several lanes that stored the byte in one instruction reads what it stored or what another did)
-            mask = wmask
-            # (after atomics only a sole writer reads its own value: the others' increments landed too)
-            bad = same & (((self.w_mask[k] & bits) == 0) | (self.w_atomic[k] & ((mask & ~bits) != 0)))
-            if bad.any():
-                i = int(np.argmax(bad))
-                kind = "atomic" if self.w_atomic[k[i]] else "write"
-                self._emit(w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits)  # a writer lane other than the reader
+            if hit:
+                # a read by a lane that was not among them (a lane reading its own store is program order; one of
+                # several lanes that stored the entry in one instruction reads what it stored or what another did)
+                bits = _bits(tids)
+                mask = wmask
+                # (after atomics only a sole writer reads its own value: the others' increments landed too)
+                bad = same & (((ix.get(self.w_mask) & bits) == 0) | (ix.get(self.w_atomic) & ((mask & ~bits) != 0)))
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    kind = "atomic" if self.w_atomic[k[i]] else "write"
+                    self._emit(
+                        w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits
+                    )  # a writer lane other than the reader
             r = self.r
-            moved = self._pending(r, k, wk, tids)  # an earlier reader lane other than this one: keep it as r2
+            moved = self._pending(r, ix, wk, tids, now)  # an earlier reader lane other than this one: keep it as r2
             if moved.any():
                 self.r2.copy_from(r, k[moved])
-            r.put(k, tids, wk, now, ln)
-            lost = r.tid[k] != tids  # several lanes read one byte in this instruction: keep a loser as r2
-            if lost.any():
-                self.r2.put(k[lost], tids[lost], wk[lost], now[lost], ln)
+            r.put(ix, tids, now, ln)
+            if not ix.distinct:
+                lost = r.tid[k] != tids  # several lanes read one entry in this instruction: keep a loser as r2
+                if lost.any():
+                    self.r2.put(Entries(k[lost]), tids[lost], now[lost] if np.ndim(now) else now, ln)
             return
-        # the lanes storing each byte in this instruction: its own lane, unless another stores the byte too (a scatter
-        # and a gather find those; only then the sort)
-        scratch = self.scratch
-        scratch[k] = bits
+        bits = _bits(tids)
+        # the lanes storing each entry in this instruction: its own lane, unless another stores the entry too (a
+        # scatter and a gather find those; only then the sort)
         cur = bits
-        if (scratch[k] != bits).any():
-            uk, inv = np.unique(k, return_inverse=True)
-            cur_u = np.zeros(uk.size, np.uint32)
-            np.bitwise_or.at(cur_u, inv, bits)
-            cur = cur_u[inv]
-        scratch[k] = 0
+        if not ix.distinct:
+            scratch = self.scratch
+            scratch[k] = bits
+            if (scratch[k] != bits).any():
+                uk, inv = np.unique(k, return_inverse=True)
+                cur_u = np.zeros(uk.size, np.uint32)
+                np.bitwise_or.at(cur_u, inv, bits)
+                cur = cur_u[inv]
+            scratch[k] = 0
         if landed is not None:
             kept = np.left_shift(np.uint32(1), np.uint32(int(landed) % 32))
         if not atomic:
-            # a store after an earlier store by a lane that does not store it again now (either may land last)
-            stale = same & ((wmask & ~cur) != 0)
-            if stale.any():
-                self._emit(w, k, tids, stale, "write", "write", ln, lanes=wmask & ~cur)
+            if hit:
+                # a store after an earlier store by a lane that does not store it again now (either may land last)
+                stale = same & ((wmask & ~cur) != 0)
+                if stale.any():
+                    self._emit(w, k, tids, stale, "write", "write", ln, lanes=wmask & ~cur)
             for rec in (self.r, self.r2):
-                bad = self._pending(rec, k, wk, tids)
+                bad = self._pending(rec, ix, wk, tids, now)
                 if bad.any():
                     self._emit(rec, k, tids, bad, "read", "write", ln)
                     break
-        w.put(k, tids, wk, now, ln)
-        self.w_mask[k] = cur if landed is None else kept
-        self.w_atomic[k] = atomic
-        self.r.clear(k)
-        self.r2.clear(k)
+        w.put(ix, tids, now, ln)
+        ix.set(self.w_mask, cur if landed is None else kept)
+        ix.set(self.w_atomic, atomic)
+        self.r.clear(ix)
+        self.r2.clear(ix)
 
     def _emit(self, rec, k, tids, bad, first_kind, second_kind, ln, lanes=None) -> None:
         """Report lane ``bad``'s access against the record ``rec`` of its byte; ``lanes``: per access, the lanes
@@ -195,12 +282,18 @@ class LaneHazards:
             {
                 "first": (first_kind, first_line if first_line >= 0 else None, first_tid % self.T),
                 "second": (second_kind, ln if ln >= 0 else None, t),
-                "addr": j % self.n,
-                "count": int(bad.sum()),
+                "addr": j % self.n * self.unit,
+                "count": int(bad.sum()) * self.unit,
                 "warp": t // 32,
             },
             c,
         )
+
+
+def _bits(tids) -> np.ndarray:
+    """Each thread's lane bit (1 << lane) in its warp's 32-bit mask. (``& 31`` and ``>> 5`` here are ``% 32`` and
+    ``// 32``, which numpy does several times slower on int64.)"""
+    return np.left_shift(np.uint32(1), (tids & 31).astype(np.uint32))
 
 
 class _Record:
@@ -211,20 +304,24 @@ class _Record:
         self.ep = np.full(size, -1, np.int64)
         self.line = np.full(size, -1, np.int32)
 
-    def pending(self, k, wk, now, tids) -> np.ndarray:
-        """Whether byte ``k``'s record is another lane of the same warp with no sync since."""
-        t = self.tid[k]
-        return (t >= 0) & (t // 32 == wk) & (t != tids) & (self.ep[k] == now)
+    def pending(self, ix, wk, now, tids) -> np.ndarray:
+        """Whether the record of entries ``ix`` (:class:`Entries`) is another lane of the same warp with no sync
+        since."""
+        p = ix.equal(self.ep, now)  # (the sync count first: most records are older)
+        if p.any():
+            t = ix.get(self.tid)
+            p &= (t >= 0) & (t >> 5 == wk) & (t != tids)
+        return p
 
-    def put(self, k, tids, wk, now, ln) -> None:
-        self.tid[k] = tids
-        self.ep[k] = now
-        self.line[k] = ln
+    def put(self, ix, tids, now, ln) -> None:
+        ix.set(self.tid, tids)
+        ix.set(self.ep, now)
+        ix.set(self.line, ln)
 
     def copy_from(self, other, k) -> None:
         self.tid[k] = other.tid[k]
         self.ep[k] = other.ep[k]
         self.line[k] = other.line[k]
 
-    def clear(self, k) -> None:
-        self.tid[k] = -1
+    def clear(self, ix) -> None:
+        ix.set(self.tid, -1)

@@ -493,12 +493,12 @@ class Program:
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
         nothing wrote, per ``info['unwritten']`` (see RaceChecker.access; default True). ``plain``: a
         thread's own load or store (not a collective's), also checked between lanes of a warp."""
-        byte, tids = _lane_bytes(g, e, lm, dt)
+        start, tids = _lane_elems(g, e, lm, dt)
         if g.cta.cp_pending:
-            self._cp_in_flight(g, byte, tids, write, line)
+            self._cp_in_flight(g, *_spread_bytes(start, tids, dt.itemsize), write, line)
         info = info or {}
         g.cta.races.access(
-            byte,
+            start,
             tids,
             write,
             line,
@@ -506,6 +506,7 @@ class Program:
             unwritten=info.get("unwritten", True),
             lanes=plain,
             landed=landed,
+            width=dt.itemsize,
         )
 
     @staticmethod
@@ -655,6 +656,17 @@ class Program:
 def _lane_bytes(g, e, lm, dt):
     """(byte offsets, batch-wide thread of each) of an access's active, in-bounds lanes: element
     indices ``e`` ((L,) or (L, n)) of ``dt`` (for the race checkers)."""
+    return _spread_bytes(*_lane_elems(g, e, lm, dt), dt.itemsize)
+
+
+def _spread_bytes(start, tids, isz: int):
+    """(each byte, its thread) of the elements of ``isz`` bytes at byte offsets ``start`` of threads ``tids``."""
+    return (start[:, None] + np.arange(isz)).ravel(), np.repeat(tids, isz)
+
+
+def _lane_elems(g, e, lm, dt):
+    """(byte offset of each element, batch-wide thread of each) of an access's active, in-bounds lanes
+    (:func:`_lane_bytes`, before it spreads each element over its bytes)."""
     e = np.asarray(e)
     if e.ndim == 0:
         e = np.full(g.L, int(e))
@@ -668,8 +680,7 @@ def _lane_bytes(g, e, lm, dt):
     if ee.ndim == 2:
         tids = np.repeat(tids, ee.shape[1])
         ee = ee.ravel()
-    isz = dt.itemsize
-    return (ee[:, None] * isz + np.arange(isz)).ravel(), np.repeat(tids, isz)
+    return ee.astype(np.int64) * dt.itemsize, tids
 
 
 _ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")

@@ -34,6 +34,10 @@ it with nothing ordering them, or a cp.async still copying) is that race only: t
 reads are kept per line and reported when the CTA's run ends (:meth:`_Reporter.flush`), except at
 lines a race named as the read.
 
+Bytes and words: the checkers report bytes (addresses, counts), but keep their state per 4-byte word
+while every access so far covered whole aligned words (a float32 kernel's, all run long), and per
+byte from the first one that did not (:class:`_Reporter`).
+
 Lanes of one warp: both checkers hand plain loads and stores to a :class:`LaneHazards`
 (txlab/emulator/lane_hazards.py), which reports two lanes of one warp touching a byte with no
 ``__syncwarp`` or barrier between (the warp-synchronous idiom; the warp's lockstep here is one
@@ -45,17 +49,86 @@ from __future__ import annotations
 
 import numpy as np
 
-from txlab.emulator.lane_hazards import LaneHazards
+from txlab.emulator.lane_hazards import Entries, LaneHazards
+
+
+def _spread(a, width: int):
+    """Each of the ``width`` consecutive bytes (or entries) from each of ``a``, in that order."""
+    return a if width == 1 else (a[:, None] + np.arange(width)).ravel()
+
+
+def _repeat(tids, width: int):
+    """The thread of each byte of :func:`_spread`."""
+    return tids if width == 1 else np.repeat(tids, width)
+
+
+def _words(a, tids):
+    """(word offsets, thread of each) where bytes ``a`` (accessed by ``tids``) come in aligned groups of 4
+    consecutive bytes of one thread each, as an element of 4, 8 or 16 bytes spreads; else None."""
+    if a.size % 4:
+        return None
+    a4, t4 = a.reshape(-1, 4), tids.reshape(-1, 4)
+    if (a4[:, 0] & 3).any() or (a4 != a4[:, :1] + np.arange(4)).any() or (t4 != t4[:, :1]).any():
+        return None
+    return a4[:, 0] >> 2, t4[:, 0]
+
+
+def _covered_words(a):
+    """The words that bytes ``a`` cover, if they cover each whole (in any order); else None."""
+    words = np.unique(a >> 2)
+    return words if np.unique(a).size == 4 * words.size else None
 
 
 class _Reporter:
     """Reports a pair of racing accesses once per (kinds, lines); and reads of shared bytes that
-    nothing of the CTA's run wrote before them, once per line, when the run ends."""
+    nothing of the CTA's run wrote before them, once per line, when the run ends.
+
+    The per-byte state is kept per *entry* of ``unit`` bytes: 4 (one per aligned word) while every
+    access, mark and operand row so far covered whole aligned words -- a float32 kernel's all run
+    long, so its checks do a quarter of the array work -- then 1 (one per byte) from the first one
+    that did not (a 1- or 2-byte element's lanes, an unaligned range): :meth:`_to_bytes` repeats
+    every entry 4 times. A word's 4 bytes have had the same accesses until then, so its entry is
+    what each of their entries would be, and reports give byte addresses and counts of bytes, as
+    with one entry per byte from the start."""
 
     report: object
     _seen: set
-    n: int
+    n: int  # shared bytes per CTA
+    unit: int  # bytes per entry: 4 or 1
+    nu: int  # entries per CTA (n // unit)
     lanes: LaneHazards
+    #: the names of the per-entry state arrays (entries on their last axis; None until used)
+    PER_ENTRY: tuple = ()
+
+    def _init_units(self, nbytes: int) -> None:
+        self.n = nbytes
+        self.unit = 4 if nbytes % 4 == 0 else 1
+        self.nu = nbytes // self.unit
+
+    def _to_bytes(self) -> None:
+        """From one entry per word to one per byte (see the class docstring), for the rest of the run."""
+        for name in self.PER_ENTRY:
+            arr = getattr(self, name, None)
+            if arr is not None:
+                setattr(self, name, np.repeat(arr, 4, axis=-1))
+        self.unit, self.nu = 1, self.n
+        self.lanes.to_bytes()
+
+    def _entries(self, a, tids, width: int, unwritten) -> tuple:
+        """(entries, thread of each) of an access by threads ``tids`` of the ``width`` bytes at each of
+        byte offsets ``a`` (int64 arrays). Word entries while it covers whole aligned words (and a tensor-core
+        operand's rows of ``unwritten`` bytes are whole words); else the checker goes to bytes."""
+        if self.unit == 4 and (isinstance(unwritten, bool) or unwritten % 4 == 0):
+            if width % 4 == 0 and not np.bitwise_or.reduce(a) & 3:  # (aligned: no offset has bit 0 or 1 set)
+                return _spread(a >> 2, width >> 2), _repeat(tids, width >> 2)
+            if width % 4:  # (a vector of 2-byte elements per lane, say, may still cover whole words)
+                a, tids, width = _spread(a, width), _repeat(tids, width), 1
+                words = _words(a, tids)
+                if words is not None:
+                    return words
+        if self.unit == 4:
+            self._to_bytes()
+        return _spread(a, width), _repeat(tids, width)
 
     def sync_warps(self, warps) -> None:
         """``__syncwarp`` (``bar.warp.sync``) by ``warps`` (batch-wide ids): orders the accesses of their lanes."""
@@ -66,7 +139,7 @@ class _Reporter:
         self.lanes.sync_lanes(tids)
 
     def _init_written(self, size: int, report_unwritten) -> None:
-        self.written = np.zeros(size, bool)  # per (batch CTA, byte): anything wrote it yet
+        self.written = np.zeros(size, bool)  # per (batch CTA, entry): anything wrote it yet
         self.report_unwritten = report_unwritten  # report_unwritten(record dict, cta_in_batch)
         self.unwritten: dict = {}  # line -> the first never-written read at it (and how many)
         self.raced_reads: set = set()  # lines of reads that a race was reported against
@@ -76,7 +149,13 @@ class _Reporter:
         (a TMA load box, a DSMEM store from another CTA): a later read of them is no finding."""
         a = np.asarray(byte_addr, np.int64).ravel()
         a = a[(a >= 0) & (a < self.n)]
-        self.written[int(c) * self.n + a] = True
+        if self.unit == 4:
+            words = _covered_words(a)
+            if words is None:
+                self._to_bytes()
+            else:
+                a = words
+        self.written[int(c) * self.nu + a] = True
 
     def check_written(self, byte_addr, tid: int, line, name=None, c: int = 0) -> None:
         """A read by thread ``tid`` (of batch CTA ``c``) of bytes that no :meth:`access` call checks
@@ -84,31 +163,35 @@ class _Reporter:
         a = np.asarray(byte_addr, np.int64).ravel()
         a = a[(a >= 0) & (a < self.n)]
         z = np.zeros(a.size, np.int64)
-        self._unwritten(int(c) * self.n + a, z + int(tid), z + int(c), -1 if line is None else int(line), name)
+        k = int(c) * self.nu + (a >> 2 if self.unit == 4 else a)
+        self._unwritten(k, z + int(tid), z + int(c), -1 if line is None else int(line), name, addr=a)
 
-    def _read_unwritten(self, k, t, c, ln, name, unwritten) -> None:
+    def _read_unwritten(self, k, t, c, ln, name, unwritten, got=None) -> None:
+        """``got``: ``written[k]``, where the caller has it."""
         if unwritten is True:
-            self._unwritten(k, t, c, ln, name)
+            self._unwritten(k, t, c, ln, name, got=got)
         else:
-            self._unwritten_rows(k, t, c, ln, name, int(unwritten))
+            self._unwritten_rows(k, t, c, ln, name, int(unwritten) // self.unit, got)
 
-    def _unwritten_rows(self, k, t, c, ln, name, row: int) -> None:
-        """Reads of flat bytes ``k`` in rows of ``row`` bytes (an operand row of a tensor-core read):
-        only the never-written bytes of rows that are partly written count (see :meth:`access`)."""
-        fresh = ~self.written[k]
-        if not fresh.any() or k.size % row:
+    def _unwritten_rows(self, k, t, c, ln, name, row: int, got=None) -> None:
+        """Reads of flat entries ``k`` in rows of ``row`` entries (an operand row of a tensor-core read):
+        only the never-written entries of rows that are partly written count (see :meth:`access`)."""
+        got = self.written[k] if got is None else got
+        if k.size % row or got.all():
             return
-        fr = fresh.reshape(-1, row)
+        fr = ~got.reshape(-1, row)
         partly = np.repeat(fr.any(axis=1) & ~fr.all(axis=1), row)
         if partly.any():
             self._unwritten(k[partly], t[partly] if np.ndim(t) else t, c[partly] if np.ndim(c) else c, ln, name)
 
-    def _unwritten(self, k, t, c, ln, name) -> None:
-        """Reads of flat bytes ``k`` (``c * n + offset``) by threads ``t`` (of batch CTAs ``c``) at line
-        ``ln``: keep the first never-written one per line (reported by :meth:`flush`)."""
-        fresh = ~self.written[k]
-        if not fresh.any():
+    def _unwritten(self, k, t, c, ln, name, addr=None, got=None) -> None:
+        """Reads of flat entries ``k`` (``c * nu + entry``) by threads ``t`` (of batch CTAs ``c``) at line
+        ``ln``: keep the first never-written one per line (reported by :meth:`flush`). ``addr``: the byte
+        offset of each read (else each entry's first byte's); ``got``: ``written[k]``, where the caller has it."""
+        got = self.written[k] if got is None else got
+        if got.all():
             return
+        fresh = ~got
         nthreads = int(np.unique(np.asarray(t)[fresh]).size) if np.ndim(t) else 1
         rec = self.unwritten.get(ln)
         if rec is not None:
@@ -118,7 +201,7 @@ class _Reporter:
         ci = int(c[i]) if np.ndim(c) else int(c)
         self.unwritten[ln] = {
             "line": ln if ln >= 0 else None,
-            "addr": int(k[i] % self.n),
+            "addr": int(k[i] % self.nu) * self.unit if addr is None else int(addr[i]),
             "tid": int(t[i]) if np.ndim(t) else int(t),
             "count": nthreads,
             "name": name,
@@ -134,7 +217,8 @@ class _Reporter:
             if ln not in self.raced_reads:
                 self.report_unwritten(rec, rec["cta"])
 
-    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, addr, n, cta=0):
+    def _emit(self, first_kind, first_line, first_tid, second_kind, second_line, second_tid, entry, n, cta=0):
+        """Report a race at ``entry`` (of its CTA) on ``n`` entries (each reported as its bytes)."""
         if first_kind == "read":  # that read is this race (not a never-written read)
             self.raced_reads.add(first_line)
         key = (first_kind, first_line, second_kind, second_line)
@@ -145,14 +229,28 @@ class _Reporter:
             {
                 "first": (first_kind, first_line if first_line >= 0 else None, first_tid),
                 "second": (second_kind, second_line if second_line >= 0 else None, second_tid),
-                "addr": addr,
-                "count": n,
+                "addr": entry * self.unit,
+                "count": n * self.unit,
             },
             cta,
         )
 
 
 class RaceChecker(_Reporter):
+    PER_ENTRY = (
+        "written",
+        "w_warp",
+        "w_clk",
+        "w_tid",
+        "w_line",
+        "r_clk",
+        "r_line",
+        "r_tid",
+        "a_clk",
+        "a_line",
+        "a_tid",
+    )
+
     def __init__(
         self,
         nbytes: int,
@@ -174,24 +272,25 @@ class RaceChecker(_Reporter):
         wa = warps + agents
         self.B = ctas
         self.T = threads if threads is not None else warps * 32
-        self.n = nbytes
+        self._init_units(nbytes)
+        nu = self.nu
         self.vc = np.zeros((ctas, wa, wa), dtype=np.int64)
         self.vc[:, np.arange(wa), np.arange(wa)] = 1
-        self.w_warp = np.full((ctas, nbytes), -1, dtype=np.int16)
-        self.w_clk = np.zeros((ctas, nbytes), dtype=np.int64)
-        self.w_tid = np.full((ctas, nbytes), -1, dtype=np.int32)
-        self.w_line = np.full((ctas, nbytes), -1, dtype=np.int32)
-        self.r_clk = np.zeros((ctas, wa, nbytes), dtype=np.int64)
-        self.r_line = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
-        self.r_tid = np.full((ctas, wa, nbytes), -1, dtype=np.int32)
+        self.w_warp = np.full((ctas, nu), -1, dtype=np.int16)
+        self.w_clk = np.zeros((ctas, nu), dtype=np.int64)
+        self.w_tid = np.full((ctas, nu), -1, dtype=np.int32)
+        self.w_line = np.full((ctas, nu), -1, dtype=np.int32)
+        self.r_clk = np.zeros((ctas, wa, nu), dtype=np.int64)
+        self.r_line = np.full((ctas, wa, nu), -1, dtype=np.int32)
+        self.r_tid = np.full((ctas, wa, nu), -1, dtype=np.int32)
         self.report = report  # report(detail dict, cta_in_batch)
         self._seen: set = set()
         self.foreign: dict = {}  # warp -> {cluster rank: clock over that CTA's checker rows}
         self.a_clk = None  # atomics (allocated at the first one): clock, line, thread per warp
         self.a_line = self.a_tid = None
         self.labels: dict = {}  # agent row -> what it stands for, in reports
-        self._init_written(ctas * nbytes, report_unwritten)
-        self.lanes = LaneHazards(ctas * nbytes, nbytes, self.T, ctas, report)
+        self._init_written(ctas * nu, report_unwritten)
+        self.lanes = LaneHazards(nu, self.unit, self.T, ctas, report)
 
     # ---- synchronisation -------------------------------------------------------------------
     def barrier(self, warps) -> None:
@@ -259,6 +358,7 @@ class RaceChecker(_Reporter):
         unwritten: bool | int = True,
         lanes: bool = False,
         landed=None,
+        width: int = 1,
     ) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
@@ -269,25 +369,25 @@ class RaceChecker(_Reporter):
         ``unwritten``: ``byte_addr`` is rows of that many bytes (a tensor-core operand's M or N rows), and
         only rows partly written count -- a row nothing wrote is the GEMM tail idiom (only the rows
         inside the matrix loaded; the rest feed accumulator rows that are never stored). ``lanes``: a
-        plain load or store, also checked against other lanes of its warp (:class:`LaneHazards`)."""
+        plain load or store, also checked against other lanes of its warp (:class:`LaneHazards`).
+        ``width``: ``byte_addr`` is the first byte of each thread's ``width`` bytes (an element's)."""
         if byte_addr.size == 0:
             return
-        a = np.asarray(byte_addr).astype(np.int64)
-        tids = np.asarray(tids).astype(np.int64)
+        a, tids = self._entries(np.asarray(byte_addr, np.int64), np.asarray(tids, np.int64), width, unwritten)
         c = tids // self.T
-        t = tids % self.T
+        t = tids - c * self.T
         if atomic:
             if unwritten is True:  # an atomic's read of bytes nothing wrote: the bins nobody zeroed
-                self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, True)
+                self._read_unwritten(c * self.nu + a, t, c, -1 if line is None else int(line), name, True)
             self._atomic(a, c, t, t // 32, line)
-            self.lanes.access(c * self.n + a, tids, True, line, atomic=True)
-            self.written[c * self.n + a] = True
+            self.lanes.access(c * self.nu + a, tids, True, line, atomic=True)
+            self.written[c * self.nu + a] = True
             return
         if not write and unwritten is not False:
-            self._read_unwritten(c * self.n + a, t, c, -1 if line is None else int(line), name, unwritten)
+            self._read_unwritten(c * self.nu + a, t, c, -1 if line is None else int(line), name, unwritten)
         self._access(a, c, t, t // 32, write, line)
         if lanes:
-            self.lanes.access(c * self.n + a, tids, write, line, landed=landed)
+            self.lanes.access(c * self.nu + a, tids, write, line, landed=landed)
 
     def _atomic(self, a, c, t, w, line) -> None:
         ln = -1 if line is None else int(line)
@@ -343,9 +443,9 @@ class RaceChecker(_Reporter):
         """An access by agent ``row`` (see :meth:`agent`), reported as thread ``tid`` of its CTA."""
         if byte_addr.size == 0:
             return
-        a = np.asarray(byte_addr).astype(np.int64)
+        a, t = self._entries(np.asarray(byte_addr, np.int64), np.full(byte_addr.size, int(tid)), 1, True)
         z = np.zeros(a.size, np.int64)
-        self._access(a, z, z + int(tid), z + int(row), write, line)
+        self._access(a, z, t, z + int(row), write, line)
 
     def _kind(self, row: int, kind: str) -> str:
         return f"{self.labels[row]} {kind}" if row in self.labels else kind
@@ -372,7 +472,7 @@ class RaceChecker(_Reporter):
             )
             # two warps writing one byte in this same instruction
             if np.unique(w).size > 1:
-                key = c * self.n + a
+                key = c * self.nu + a
                 order = np.argsort(key, kind="stable")
                 ks, wsrt = key[order], w[order]
                 dup = (ks[1:] == ks[:-1]) & (wsrt[1:] != wsrt[:-1])
@@ -385,7 +485,7 @@ class RaceChecker(_Reporter):
             self.w_tid[c, a] = t
             self.w_line[c, a] = ln
             self.r_clk[c, :, a] = 0
-            self.written[c * self.n + a] = True
+            self.written[c * self.nu + a] = True
         else:
             self.r_clk[c, w, a] = vcw[np.arange(w.size), w]
             self.r_line[c, w, a] = ln
@@ -412,6 +512,30 @@ class EpochRaceChecker(_Reporter):
     read by another warp in the same epoch, is a race. Vectorised over the bytes of every CTA of a
     batch at once (O(accesses) per instruction, no loop over warps or CTAs)."""
 
+    PER_ENTRY = (
+        "written",
+        "w_warp",
+        "w_ep",
+        "w_tid",
+        "w_line",
+        "r_ep",
+        "r_warp",
+        "r_multi",
+        "r_tid",
+        "r_line",
+        "o_warp",
+        "o_tid",
+        "o_line",
+        "a_ep",
+        "a_warp",
+        "a_multi",
+        "a_tid",
+        "a_line",
+        "ao_warp",
+        "ao_tid",
+        "ao_line",
+    )
+
     def __init__(
         self,
         nbytes: int,
@@ -425,8 +549,8 @@ class EpochRaceChecker(_Reporter):
         self.W = warps
         self.B = ctas
         self.T = threads if threads is not None else warps * 32
-        self.n = nbytes
-        size = ctas * nbytes
+        self._init_units(nbytes)
+        size = ctas * self.nu
         self.ep = np.zeros(ctas, np.int32)
         self.w_warp = np.full(size, -1, np.int16)
         self.w_ep = np.full(size, -1, np.int32)
@@ -446,11 +570,11 @@ class EpochRaceChecker(_Reporter):
         self.report = report
         self._seen: set = set()
         self._init_written(size, report_unwritten)
-        self.lanes = LaneHazards(size, nbytes, self.T, ctas, report)
+        self.lanes = LaneHazards(self.nu, self.unit, self.T, ctas, report)
 
     def barrier(self, warps) -> None:
         self.lanes.sync(warps)
-        self.ep[np.unique(np.asarray(warps).astype(np.int64) // self.W)] += 1
+        self.ep[np.asarray(warps, np.int64) // self.W] += 1  # (once per CTA: a fancy-index += adds once per index)
 
     def release(self, warp: int):
         return None  # no waits in lockstep: an arrive orders nothing here (the lanes that wait acquire)
@@ -486,42 +610,53 @@ class EpochRaceChecker(_Reporter):
         unwritten: bool | int = True,
         lanes: bool = False,
         landed=None,
+        width: int = 1,
     ) -> None:
         if byte_addr.size == 0:
             return
-        tids = lane_tids = np.asarray(tids)
+        a, tids = self._entries(np.asarray(byte_addr, np.int64), np.asarray(tids, np.int64), width, unwritten)
         if self.B == 1:
             c = None
-            t = tids.astype(np.int32)
-            k = np.asarray(byte_addr).astype(np.int64)
-            e = self.ep[0]
+            t = tids
+            k = a
         else:
-            c = tids // self.T
-            t = (tids % self.T).astype(np.int32)
-            k = c.astype(np.int64) * self.n + np.asarray(byte_addr)
-            e = self.ep[c]
-        w = (t // 32).astype(np.int16)
+            if self.T & (self.T - 1):
+                c = tids // self.T
+                t = tids - c * self.T
+            else:  # (the usual power of two: a shift and a mask, several times faster than numpy's // and %)
+                c = tids >> (self.T.bit_length() - 1)
+                t = tids & (self.T - 1)
+            k = c * self.nu + a
+        # the CTAs' epochs (one number where they are all alike, as in a batch whose barriers all CTAs pass)
+        e = self.ep[0] if self.B == 1 or (self.ep == self.ep[0]).all() else self.ep[c]
+        w = (t >> 5).astype(np.int16)  # (// 32, faster)
         ln = -1 if line is None else int(line)
         what = "atomic" if atomic else ("write" if write else "read")
+        ix = Entries(k, self.nu)  # (lanes in address order, the usual case: slices, and no two lanes meet)
 
         def first(bad, kind, lines, tids):
-            """Report the first racing byte of ``bad`` against the record (``lines``, ``tids``)."""
+            """Report the first racing entry of ``bad`` against the record (``lines``, ``tids``)."""
             if bad.any():
                 i = int(np.argmax(bad))
                 j = k[i]
                 first_line = ln if lines is None else int(lines[j])
                 first_tid = -1 if tids is None else int(tids[j])
                 cta = 0 if c is None else int(c[i])
-                self._emit(kind, first_line, first_tid, what, ln, int(t[i]), int(j % self.n), int(bad.sum()), cta)
+                self._emit(kind, first_line, first_tid, what, ln, int(t[i]), int(j % self.nu), int(bad.sum()), cta)
 
         if not write or atomic:  # an atomic reads too (its caller says whether that read counts)
             if unwritten is not False:
-                self._read_unwritten(k, t, 0 if c is None else c, ln, name, unwritten)
+                self._read_unwritten(k, t, 0 if c is None else c, ln, name, unwritten, ix.get(self.written))
         if write or atomic:
-            self.written[k] = True
-        ww = self.w_warp[k]
-        first((ww >= 0) & (ww != w) & (self.w_ep[k] == e), "write", self.w_line, self.w_tid)
-        reads = (self.r_ep[k] == e) & (self.r_multi[k] | (self.r_warp[k] != w))
+            ix.set(self.written, True)
+        # (the records of this epoch first: most entries' are of an earlier one, and then nothing else counts)
+        w_now = ix.equal(self.w_ep, e)
+        if w_now.any():
+            ww = ix.get(self.w_warp)
+            first(w_now & (ww >= 0) & (ww != w), "write", self.w_line, self.w_tid)
+        r_now = ix.equal(self.r_ep, e)
+        r_any = bool(r_now.any())
+        reads = r_now & (ix.get(self.r_multi) | (ix.get(self.r_warp) != w)) if r_any else r_now
         if atomic:
             first(reads, "read", self.r_line, self.r_tid)
             if self.a_ep is None:
@@ -536,74 +671,84 @@ class EpochRaceChecker(_Reporter):
                 self.ao_line = np.full(size, -1, np.int32)
             # an atomic of another warp than the one recorded in this epoch becomes the "other" one (reports name a
             # thread of another warp than the plain access's)
-            prev = (self.a_ep[k] == e) & (self.a_warp[k] >= 0) & (self.a_warp[k] != w)
+            aw = ix.get(self.a_warp)
+            prev = (ix.get(self.a_ep) == e) & (aw >= 0) & (aw != w)
             if prev.any():
                 kp = k[prev]
                 self.ao_warp[kp], self.ao_tid[kp], self.ao_line[kp] = self.a_warp[kp], self.a_tid[kp], self.a_line[kp]
-            self._note(self.a_ep, self.a_warp, self.a_multi, self.a_tid, self.a_line, k, w, e, t, ln)
+            self._note(self.a_ep, self.a_warp, self.a_multi, self.a_tid, self.a_line, ix, w, e, t, ln)
             lost = self.a_warp[k] != w
             if lost.any():
                 kl = k[lost]
                 self.ao_warp[kl], self.ao_tid[kl], self.ao_line[kl] = w[lost], t[lost], ln
-            self.lanes.access(k, lane_tids, True, line, atomic=True)
+            self.lanes.access(ix, tids, True, line, atomic=True)
             return
         if self.a_ep is not None:
-            racing = (self.a_ep[k] == e) & (self.a_multi[k] | (self.a_warp[k] != w))
+            racing = (ix.get(self.a_ep) == e) & (ix.get(self.a_multi) | (ix.get(self.a_warp) != w))
             if racing.any():
                 j = k[int(np.argmax(racing))]
                 i0 = int(np.argmax(racing))
                 other = self.a_warp[j] == w[i0] and self.ao_warp[j] >= 0 and self.ao_warp[j] != w[i0]
                 first(racing, "atomic", *((self.ao_line, self.ao_tid) if other else (self.a_line, self.a_tid)))
             if write:
-                self.a_ep[k] = -1
-                self.a_multi[k] = False
+                ix.set(self.a_ep, -1)
+                ix.set(self.a_multi, False)
         if write:
-            if reads.any():
+            if r_any and reads.any():
                 i = int(np.argmax(reads))
                 j = k[i]
                 other = self.r_warp[j] == w[i] and self.o_warp[j] >= 0 and self.o_warp[j] != w[i]
-                lines, tids = (self.o_line, self.o_tid) if other else (self.r_line, self.r_tid)
+                lines, rtids = (self.o_line, self.o_tid) if other else (self.r_line, self.r_tid)
                 cta = 0 if c is None else int(c[i])
                 self._emit(
-                    "read", int(lines[j]), int(tids[j]), what, ln, int(t[i]), int(j % self.n), int(reads.sum()), cta
+                    "read", int(lines[j]), int(rtids[j]), what, ln, int(t[i]), int(j % self.nu), int(reads.sum()), cta
                 )
-            self.w_warp[k] = w
-            self.w_tid[k] = t
-            self.w_line[k] = ln
-            # another warp wrote the same byte in this same instruction: the last lane's value won (that lane is
-            # the record's thread)
-            first(self.w_warp[k] != w, "write", self.w_line, self.w_tid)
-            self.w_ep[k] = e
-            self.r_ep[k] = -1
-            self.r_multi[k] = False
+            ix.set(self.w_warp, w)
+            ix.set(self.w_tid, t)
+            ix.set(self.w_line, ln)
+            if not ix.distinct:
+                # another warp wrote the same entry in this same instruction: the last lane's value won (that lane is
+                # the record's thread)
+                first(self.w_warp[k] != w, "write", self.w_line, self.w_tid)
+            ix.set(self.w_ep, e)
+            ix.set(self.r_ep, -1)
+            ix.set(self.r_multi, False)
         else:
-            # a reader of another warp than the one recorded in this epoch becomes the "other" reader
-            prev = (self.r_ep[k] == e) & (self.r_warp[k] >= 0) & (self.r_warp[k] != w)
-            if prev.any():
-                kp = k[prev]
-                self.o_warp[kp], self.o_tid[kp], self.o_line[kp] = self.r_warp[kp], self.r_tid[kp], self.r_line[kp]
-            self._note(self.r_ep, self.r_warp, self.r_multi, self.r_tid, self.r_line, k, w, e, t, ln)
-            same = self.r_warp[k] != w  # several warps in this instruction: a lane whose value the record lost
-            if same.any():
-                ks = k[same]
-                self.o_warp[ks], self.o_tid[ks], self.o_line[ks] = w[same], t[same], ln
+            if r_any:
+                # a reader of another warp than the one recorded in this epoch becomes the "other" reader
+                rw = ix.get(self.r_warp)
+                prev = r_now & (rw >= 0) & (rw != w)
+                if prev.any():
+                    kp = k[prev]
+                    self.o_warp[kp], self.o_tid[kp], self.o_line[kp] = self.r_warp[kp], self.r_tid[kp], self.r_line[kp]
+            self._note(self.r_ep, self.r_warp, self.r_multi, self.r_tid, self.r_line, ix, w, e, t, ln, reads)
+            if not ix.distinct:
+                same = self.r_warp[k] != w  # several warps in this instruction: a lane whose value the record lost
+                if same.any():
+                    ks = k[same]
+                    self.o_warp[ks], self.o_tid[ks], self.o_line[ks] = w[same], t[same], ln
         if lanes:  # after the checks across warps: where both race, that report stands
-            self.lanes.access(k, lane_tids, write, line, landed=landed)
+            self.lanes.access(ix, tids, write, line, landed=landed)
 
     @staticmethod
-    def _note(ep, warp, multi, tid, line, k, w, e, t, ln) -> None:
-        """Record readers (or atomics) of bytes ``k`` in this epoch: one warp, or several. A record of an
-        earlier epoch counts for nothing; one instruction's lanes of several warps on one byte make it several,
-        whichever lane's value the (duplicate-index) assignment keeps."""
-        now = ep[k] == e
-        several = now & (multi[k] | (warp[k] != w))
-        warp[k] = w
-        several |= warp[k] != w  # several warps in this instruction
-        multi[k] = False
-        multi[k[several]] = True
-        ep[k] = e
-        tid[k] = t
-        line[k] = ln
+    def _note(ep, warp, multi, tid, line, ix, w, e, t, ln, several=None) -> None:
+        """Record readers (or atomics) of entries ``ix`` (:class:`Entries`) in this epoch: one warp, or several. A
+        record of an earlier epoch counts for nothing; one instruction's lanes of several warps on one entry make it
+        several, whichever lane's value the (duplicate-index) assignment keeps. ``several``: the entries whose record
+        of this epoch already is of several warps or of another warp (where the caller has it)."""
+        if several is None:
+            several = (ix.get(ep) == e) & (ix.get(multi) | (ix.get(warp) != w))
+        ix.set(warp, w)
+        if ix.distinct:
+            ix.set(multi, several)
+        else:
+            k = ix.k
+            several = several | (warp[k] != w)  # several warps in this instruction
+            multi[k] = False
+            multi[k[several]] = True
+        ix.set(ep, e)
+        ix.set(tid, t)
+        ix.set(line, ln)
 
 
 class GlobalRaces:
