@@ -6296,6 +6296,49 @@ GROUPS = {
             ["128x128x64_s6_c2_cl2x1_sk8p", "128x64x64_s8_c2_cl1x2_sk4p", "128x64x64_s8_c2_cl2x1_sk4p"],
         ),
     ],
+    # round 29: the small unaligned-K grids of r28a, the pick beside its direct-epilogue alternatives with 16-byte
+    # stores (the model prices the direct epilogue at the old pair stores' rate)
+    "r29f": [
+        (B16, (579, 792, 1352), [None, "64x80x64_s12_c1_tma_cl2x2_swap", "64x72x64_s12_c1_cl2x2"]),
+        (B16, (5470, 328, 1400), [None, "128x128x64_s6_c2_tma_cl2x1", "128x128x64_s7_c2_cl2x1"]),
+        (B16, (4082, 320, 1848), [None, "64x160x64_s7_c1_tma_cl2x1", "64x192x64_s7_c1_cl2x1"]),
+        (B16, (381, 1376, 408), [None, "64x64x64_s12_c1_tma_cl2x1", "64x72x64_s12_c1_cl2x2"]),
+        (B16, (5559, 360, 1696), [None, "128x128x64_s6_c2_tma_cl2x1", "128x128x64_s7_c2_cl2x1", "128x128x64_s7_c2"]),
+        (B16, (3789, 288, 840), [None, "64x144x64_s8_c1_tma_cl2x2"]),
+        (B16, (5501, 352, 584), [None, "128x128x64_s6_c2_tma_cl2x1"]),
+        (
+            B16,
+            (1743, 272, 1336),
+            [None, "64x72x64_s12_c1_cl2x2", "64x72x64_s12_c1_cl2x1", "64x72x64_s12_c1_cl1x2", "64x72x64_s12_c1"],
+        ),
+        (B16, (748, 1696, 3632), [None, "64x176x64_s7_c1_tma_cl2x2", "64x192x64_s7_c1_cl2x1"]),
+        (
+            B16,
+            (611, 1752, 3192),
+            [
+                None,
+                "64x160x64_s7_c1_tma_cl2x2_swap",
+                "64x152x64_s8_c1_cl2x2",
+                "64x136x64_s9_c1_cl2x1",
+                "64x192x64_s7_c1_cl2x1",
+            ],
+        ),
+        (B16, (3807, 288, 1208), [None, "64x144x64_s8_c1_tma_cl2x2"]),
+        (
+            B16,
+            (1014, 1096, 3504),
+            [None, "64x144x64_s8_c1_tma_cl2x1", "64x184x64_s7_c1_cl2x2", "128x144x64_s6_c2_cl2x1_sk2p"],
+        ),
+        (
+            B16,
+            (1249, 1680, 2720),
+            [None, "128x144x64_s6_c2_tma_cl2x1", "128x136x64_s6_c2_cl2x1", "128x144x64_s6_c2_cl2x1"],
+        ),
+        (B16, (653, 1648, 2760), [None, "64x168x64_s7_c1_cl2x2", "64x192x64_s7_c1_cl2x1"]),
+        (B16, (579, 792, 1344), [None, "64x80x64_s12_c1_tma_cl2x2_swap"]),
+        (B16, (579, 792, 128), [None, "64x80x64_s12_c1_tma_cl2x2_swap"]),
+        (B16, (5470, 328, 1408), [None, "128x128x64_s6_c2_tma_cl2x1"]),
+    ],
     "fp8_splitk": [
         (
             F8,
