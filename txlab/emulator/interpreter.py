@@ -489,16 +489,22 @@ class Compiler:
         return store_mem
 
     # ---- statements --------------------------------------------------------------------------
+    def kernel_body(self, s):
+        """The kernel's body ``s`` as a generator function of a group: when the group's run ends, it reports the
+        shuffles that waited for lanes no shuffle brought (txlab.emulator.shuffle_sites)."""
+        fn, is_gen = self.stmt(s)
+
+        def body(g):
+            if is_gen:
+                yield from fn(g)
+            else:
+                fn(g)
+            shuffle_sites.reconverged(g, final=True)
+
+        return body
+
     def stmt(self, s):
-        """(fn, is_generator) for statement ``s``; the outermost one (the kernel's body) ends by reporting the shuffles
-        that waited for lanes no shuffle brought (txlab.emulator.shuffle_sites)."""
-        if getattr(self, "_depth", 0) == 0:
-            self._depth = 1
-            try:
-                fn, is_gen = self.stmt(s)
-            finally:
-                self._depth = 0
-            return _finally_reconverged(fn, is_gen), True
+        """(fn, is_generator) for statement ``s``."""
         saved = self.line
         own = self._span_line(s)
         t = type(s).__name__
@@ -964,19 +970,6 @@ def _count(g):
     c.steps += c.B
     c.warp_steps += g.nw
     c.lane_steps += g.L if g.mask is None else int(np.count_nonzero(g.mask))
-
-
-def _finally_reconverged(fn, is_gen):
-    """The kernel's body as a generator that, when the group's run ends, reports its pending shuffle sites."""
-
-    def body(g):
-        if is_gen:
-            yield from fn(g)
-        else:
-            fn(g)
-        shuffle_sites.reconverged(g, final=True)
-
-    return body
 
 
 def _as_gen(fn):

@@ -108,7 +108,7 @@ class Program:
             cta_overlaps.CtaOverlaps(self._overlap_found, self.notes) if check and cta_overlaps.applies(names) else None
         )
         self.compiler = Compiler(self)
-        self.body, self.body_is_gen = self.compiler.stmt(func.body)
+        self.body = self.compiler.kernel_body(func.body)  # a generator function
         self.static_smem = self.compiler.static_smem
         self.line_quality = (self.compiler.lines_own, self.compiler.lines_total)
 
@@ -949,7 +949,7 @@ class Cta:
         self.gens = []
         for g in self.groups:
             g.env.update(args_env)
-            self.gens.append(prog.body(g) if prog.body_is_gen else _plain(prog.body, g))
+            self.gens.append(prog.body(g))
         self.gens_live = list(range(len(self.gens)))
 
     def step(self):
@@ -1006,9 +1006,3 @@ class Cta:
         from txlab.emulator.sync import describe_blocked
 
         return describe_blocked(self, blocked)
-
-
-def _plain(fn, g):
-    fn(g)
-    return
-    yield  # noqa

@@ -63,17 +63,13 @@ class Sites:
 
 def open_sites(g, ws, line: int, mask, here, missing, values, report) -> None:
     """Warps ``ws`` wait at a shuffle at ``line`` (after any sites they already have pending)."""
-    layers = getattr(g, "shfl_sites", None)
-    if layers is None:
-        layers = g.shfl_sites = []
+    if g.shfl_sites is None:
+        g.shfl_sites = []
     ws = np.asarray(ws)
-    for st in layers:
-        free = ws[st.event[ws] < 0]
-        if free.size == ws.size:
-            st.open(ws, line, mask[ws], here[ws], missing[ws], values, report)
-            return
-    st = Sites(mask.size)
-    layers.append(st)
+    st = next((st for st in g.shfl_sites if (st.event[ws] < 0).all()), None)  # the first layer where all are free
+    if st is None:
+        st = Sites(mask.size)
+        g.shfl_sites.append(st)
     st.open(ws, line, mask[ws], here[ws], missing[ws], values, report)
 
 
@@ -83,7 +79,7 @@ def meet(g, line: int, mask, here, V) -> np.ndarray:
     ``V`` (nw, 32, ...) gets those lanes' operand values from their site; a site no longer missing any lane is closed
     and noted."""
     got = np.zeros(here.shape, np.uint64)
-    for st in getattr(g, "shfl_sites", None) or ():  # each warp meets its earliest matching site
+    for st in g.shfl_sites or ():  # each warp meets its earliest matching site
         if (st.event < 0).all():
             continue
         hit = (st.event >= 0) & (st.line != line) & (st.mask == mask) & ((st.missing & here) != 0) & (got == 0)
@@ -120,7 +116,7 @@ def _meet(g, st, hit, line, here, V) -> None:
 def reconverged(g, final: bool = False) -> None:
     """The group's active lanes widened (an ``if`` ended), or (``final``) its run ended: a site whose missing lanes are
     active again, or every site at the end, was met by no shuffle: report its reads."""
-    layers = getattr(g, "shfl_sites", None)
+    layers = g.shfl_sites
     if not layers or all((st.event < 0).all() for st in layers):
         return
     now = None
