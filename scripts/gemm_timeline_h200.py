@@ -46,26 +46,24 @@ def summarise(tl, k_steps: int) -> dict:
     main, epi = [], []
     first_wgmma = []
     for i in range(len(tl.start_ns)):
-        tr = tl.tracks[int(tl.track[i])]
-        block = tr.fields.get("block", tr.path[0] if tr.path else 0)
-        group = tr.fields.get("group", tr.path[-1] if tr.path else 0)
+        block = tl.tracks[int(tl.track[i])].fields["block"]  # CudaProfiler tracks: one per (block, group)
         name = names[int(tl.name_id[i])]
         s, e = int(tl.start_ns[i]), int(tl.end_ns[i])
-        d = per_cta.setdefault(block, {"first": s, "last": e, "load": None, "main": []})
+        d = per_cta.setdefault(block, {"first": s, "last": e, "load": None, "main": None})
         d["first"] = min(d["first"], s)
         d["last"] = max(d["last"], e)
         if name == "load_tile":
             d["load"] = s if d["load"] is None else min(d["load"], s)
         elif name == "mainloop":
             main.append(e - s)
-            d["main"].append((group, s))
+            d["main"] = s if d["main"] is None else min(d["main"], s)
         elif name == "epilogue":
             epi.append(e - s)
     t0 = min(d["first"] for d in per_cta.values())
     t1 = max(d["last"] for d in per_cta.values())
     for d in per_cta.values():
-        if d["load"] is not None and d["main"]:
-            first_wgmma.append(min(s for _, s in d["main"]) - d["load"])
+        if d["load"] is not None and d["main"] is not None:
+            first_wgmma.append(d["main"] - d["load"])
     starts = sorted(d["first"] - t0 for d in per_cta.values())
 
     def q(xs):

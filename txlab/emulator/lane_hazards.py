@@ -218,9 +218,8 @@ class LaneHazards:
                 if bad.any():
                     i = int(np.argmax(bad))
                     kind = "atomic" if self.w_atomic[k[i]] else "write"
-                    self._emit(
-                        w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits
-                    )  # a writer lane other than the reader
+                    # named: a writer lane other than the reader
+                    self._emit(w, k, tids, bad, kind, "read", ln, lanes=mask & ~bits)
             r = self.r
             moved = self._pending(r, ix, wk, tids, now)  # an earlier reader lane other than this one: keep it as r2
             if moved.any():
