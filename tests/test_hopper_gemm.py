@@ -815,6 +815,32 @@ def test_256_row_tiles_names_and_limits():
     assert sk.workspace_elems(300, 260) == 2 * 3 * 3 * 256 * 128 + 2 * 3 * 256
 
 
+def _bits_either_way(monkeypatch, shape, config, switch, sms, seed):
+    """C's bits from one emulated launch of ``config`` with hopper_gemm's ``switch`` on, then off (the same inputs;
+    NaN-poisoned C, a workspace for split-K): ([bits on, bits off], [TVMScript on, off], A, B)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from txlab.emulator import emulate
+
+    M, N, K = shape
+    cfg = hg.parse_config(config, num_sms=sms)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    outs, scripts = [], []
+    for on in (True, False):
+        monkeypatch.setattr(hg, switch, on)
+        kernel = hg.gemm_kernel(M, N, K, cfg)
+        scripts.append(kernel.script())
+        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+        ws = (hg.workspace(M, N, K, cfg),) if cfg.split_k > 1 else ()
+        res = emulate(kernel, a, b, c, *ws, arch="sm_90a")
+        assert res.ok, res.summary()
+        outs.append(c.view(np.uint16).copy())
+    return outs, scripts, a, b
+
+
 @pytest.mark.parametrize(
     "shape,config",
     [
@@ -830,22 +856,8 @@ def test_stmatrix_staging_is_bitwise_the_element_stores(shape, config, monkeypat
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import numpy as np
 
-    from txlab.emulator import emulate
-
-    M, N, K = shape
-    cfg = hg.parse_config(config, num_sms=2)
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
-    outs = []
-    for stmatrix in (True, False):
-        monkeypatch.setattr(hg, "_EPI_STMATRIX", stmatrix)
-        kernel = hg.gemm_kernel(M, N, K, cfg)
-        assert ("stmatrix" in kernel.script()) == stmatrix
-        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-        res = emulate(kernel, a, b, c, arch="sm_90a")
-        assert res.ok, res.summary()
-        outs.append(c.view(np.uint16).copy())
+    outs, scripts, _, _ = _bits_either_way(monkeypatch, shape, config, "_EPI_STMATRIX", 2, 3)
+    assert "stmatrix" in scripts[0] and "stmatrix" not in scripts[1]
     assert not np.isnan(outs[0].view(ml_dtypes.bfloat16).astype(np.float32)).any()
     assert np.array_equal(outs[0], outs[1])
 
@@ -868,26 +880,8 @@ def test_sixteen_byte_direct_stores_are_bitwise_the_pair_stores(shape, config, v
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import numpy as np
 
-    from txlab.emulator import emulate
-
-    M, N, K = shape
-    cfg = hg.parse_config(config, num_sms=4)
-    rng = np.random.default_rng(11)
-    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
-    outs = []
-    for on in (True, False):
-        monkeypatch.setattr(hg, "_EPI_VEC16", on)
-        kernel = hg.gemm_kernel(M, N, K, cfg)
-        assert ("shfl_xor" in kernel.script()) == (on and vec)
-        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-        res = (
-            emulate(kernel, a, b, c, hg.workspace(M, N, K, cfg), arch="sm_90a")
-            if cfg.split_k > 1
-            else emulate(kernel, a, b, c, arch="sm_90a")
-        )
-        assert res.ok, res.summary()
-        outs.append(c.view(np.uint16).copy())
+    outs, scripts, _, _ = _bits_either_way(monkeypatch, shape, config, "_EPI_VEC16", 4, 11)
+    assert ("shfl_xor" in scripts[0]) == vec and "shfl_xor" not in scripts[1]
     assert not np.isnan(outs[0].view(ml_dtypes.bfloat16).astype(np.float32)).any()
     assert np.array_equal(outs[0], outs[1])
 
@@ -906,22 +900,7 @@ def test_advanced_descriptors_give_the_encoded_ones_results(shape, config, monke
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import numpy as np
 
-    from txlab.emulator import emulate
-
-    M, N, K = shape
-    cfg = hg.parse_config(config, num_sms=4)
-    rng = np.random.default_rng(17)
-    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
-    outs, scripts = [], []
-    for advance in (True, False):
-        monkeypatch.setattr(hg, "_DESC_ADVANCE", advance)
-        kernel = hg.gemm_kernel(M, N, K, cfg)
-        scripts.append(kernel.script())
-        c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-        res = emulate(kernel, a, b, c, arch="sm_90a")
-        assert res.ok, res.summary()
-        outs.append(c.view(np.uint16).copy())
+    outs, scripts, a, b = _bits_either_way(monkeypatch, shape, config, "_DESC_ADVANCE", 4, 17)
     got, ref = outs[0].view(ml_dtypes.bfloat16).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
     assert scripts[0] != scripts[1] and np.array_equal(outs[0], outs[1])
