@@ -13,7 +13,8 @@ launch queued behind a GPU spin), then one run of the same configuration built w
   stage's TMA latency: a mainloop starts waiting on the first full barrier at once, so this is the prologue);
 - ``mainloop``: per tile, its K loop (median and max over tiles), and per k-block;
 - ``epilogue``: per tile (median and max);
-- ``span``: first stamp to last stamp, against the unprofiled kernel's time and cuBLAS's.
+- ``span``: first stamp to last stamp, against the unprofiled kernel's time and cuBLAS's;
+- ``operands``: A and B's bytes over each kernel's time (TB/s), the floor a long-K small grid streams at.
 
 Writes ``timeline_<M>x<N>x<K>_<CONFIG>.json`` per case (the summary and the raw events of 8 CTAs) and prints a
 table. The profiled kernel carries the timers' stores, so its span runs a little longer than the kernel timed.
@@ -123,6 +124,9 @@ def main():
                     per[name].append((t["median_ms"] if isinstance(t, dict) else t) * 1e3)
             row["txlab_us"] = statistics.median(per["txlab"])
             row["cublas_us"] = statistics.median(per["cublas"])
+            # A and B read once from DRAM at least: how near each kernel runs to the bandwidth a long-K small grid needs
+            operand_bytes = (m + n) * k * 2
+            row["operand_tbps"] = {w: operand_bytes / (row[f"{w}_us"] * 1e6) for w in ("txlab", "cublas")}
             cfg = hg.parse_config(case.config)
             a, b, c = case.tensors
             with hg.built_as_before(*([prefix] if prefix else [])):
@@ -143,7 +147,9 @@ def main():
             f"{t.get('start_spread_us') or 0:5.2f} first-wgmma {((t.get('to_first_wgmma') or {}).get('median_us') or 0):5.2f}"
             f" main {((t.get('mainloop') or {}).get('median_us') or 0):7.2f}/{((t.get('mainloop') or {}).get('max_us') or 0):7.2f}"
             f" per-kb {t.get('mainloop_per_kblock_ns') or 0:6.1f} ns epi {((t.get('epilogue') or {}).get('median_us') or 0):5.2f}"
-            f"/{((t.get('epilogue') or {}).get('max_us') or 0):5.2f} {row.get('error', '')}",
+            f"/{((t.get('epilogue') or {}).get('max_us') or 0):5.2f} operands "
+            f"{(row.get('operand_tbps') or {}).get('txlab', 0):4.2f}/{(row.get('operand_tbps') or {}).get('cublas', 0):4.2f}"
+            f" TB/s {row.get('error', '')}",
             flush=True,
         )
         name = f"timeline_{m}x{n}x{k}_{str(row.get('config', 'choice')).replace(':', '-')}.json"

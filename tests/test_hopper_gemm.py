@@ -496,12 +496,43 @@ def test_split_k_config_names_sizes_and_limits():
         hg.GemmConfig(split_k=0).validate()
     with pytest.raises(ValueError, match="use split_k <= 3"):
         cfg.check_shape(512, 512, 136)  # 3 k-steps cannot make 4 slices
-    with pytest.raises(ValueError, match="not built for split_k > 1"):
-        hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
-    # a txlab error like every other refusal here (was a bare ValueError: `except txlab.TxlabError` missed it), and
-    # record_timeline's default choice at a small grid is split-K: it says to pass a configuration
-    with pytest.raises(txlab.TxlabError, match=r"\(128x128x64_s5_c2_sk4\): .*pass a configuration"):
-        hg.gemm_kernel(512, 512, 1024, cfg, profile=True)
+
+
+@pytest.mark.parametrize("config", ["128x128x64_s4_c2_sk3", "128x128x64_s4_c2_sk2p", "64x128x64_s4_c1_cl1x2_sk2"])
+def test_split_k_profiled_kernel_records_every_item_and_stays_right(config):
+    """profile=True with split-K: the workspace comes before the profiler buffer (the recorder inserts that last),
+    every work item (a tile's K slice) gets one mainloop and one epilogue range (the epilogue holding its fix-up),
+    the buffer holds them all and C is still the product (the emulator runs the kernel, timers and all)."""
+    import numpy as np
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab import timeline
+
+    M, N, K = 256, 256, 768
+    cfg = hg.parse_config(config, num_sms=8)  # the parallel fix-up's 8 items all resident
+    kernel = hg.gemm_kernel(M, N, K, cfg, profile=True)
+    names = [p.name for p in kernel.params]
+    assert names[-2:] == ["W", "prof"], names
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    w = hg.workspace(M, N, K, cfg)
+    if cfg.fixup == "parallel":  # its items wait for one another: the emulator runs the serial twin, profiled too
+        built = hg.build(M, N, K, cfg, profile=True)
+        assert [p["name"] for p in built.entry_params][-2:] == ["W", "prof"]
+        kernel = built.emulation_twin()[0]
+        assert kernel.gemm_config.fixup == "serial" and kernel.entry_params[-1]["name"] == "prof"
+    tl = timeline.emulate(kernel, a, b, c, w, events=hg.GemmEvent)
+    assert tl.meta["emulation"].ok, tl.meta["emulation"].summary()
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    assert np.linalg.norm(c.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
+    assert not tl.warnings, tl.warnings
+    items = cfg.work_items(M, N) * cfg.cluster_size  # each CTA of a cluster takes one tile of a cluster tile
+    ev = list(tl.events)
+    for name in ("mainloop", "epilogue"):
+        assert sum(1 for e in ev if e["group"] >= 1 and e["name"] == name) == items * cfg.consumers, name
+    assert sum(1 for e in ev if e["group"] == 0 and e["name"] == "load_tile") == items
 
 
 def test_split_tail_names_sizes_and_limits():
@@ -1259,6 +1290,32 @@ def test_emulate_takes_a_builds_call_arguments():
         txlab.emulate(gemm, a[:32], b, c)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", ["128x128x64_s6_c2_sk8", "128x128x64_s6_c2_sk8p"])
+def test_split_k_gemm_timeline_on_gpu(config):
+    """A split-K GEMM's timeline (the workspace handed to the recorder before its buffer): one mainloop and one
+    epilogue range per item and consumer, every item's K slice as long as the others within reason, C right."""
+    import torch
+
+    m, n, k = 512, 512, 16384
+    cfg = hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tl = hg.record_timeline(a, b, c, cfg)
+    torch.cuda.synchronize()
+    ref = a.float() @ b.float().T
+    assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
+    assert not tl.warnings, tl.warnings
+    items = cfg.work_items(m, n)
+    assert items == 16 * 8
+    ev = list(tl.events)
+    for name in ("mainloop", "epilogue"):
+        assert sum(1 for e in ev if e["group"] >= 1 and e["name"] == name) == items * cfg.consumers, name
+    assert sum(1 for e in ev if e["group"] == 0 and e["name"] == "load_tile") == items
+
+
 def test_record_timeline_hands_the_recorder_padded_operands(monkeypatch):
     """``record_timeline`` at K % 8 != 0: the recorder launches the executable itself, so it gets the
     (M, Kp) and (N, Kp) copies of A and B, and C as given."""
@@ -1273,6 +1330,26 @@ def test_record_timeline_hands_the_recorder_padded_operands(monkeypatch):
     ((kernel, (pa, pb, pc)),) = seen
     assert kernel.padded_k == 128 and pa.shape == (64, 128) and pb.shape == (72, 128) and pc is c
     assert (pa[:, :100] == 1).all() and not pa[:, 100:].any()
+
+
+def test_record_timeline_hands_the_recorder_the_split_k_workspace(monkeypatch):
+    """A split-K configuration's profiled kernel takes (A, B, C, W, prof): the recorder gets the workspace the build
+    keeps (zeroed, its size), and inserts the profiler buffer after it."""
+    import numpy as np
+
+    from txlab import timeline
+
+    seen = []
+    monkeypatch.setattr(timeline, "record", lambda kernel, *args, events: seen.append((kernel, args)))
+    a, b, c = np.ones((256, 2048), np.float32), np.ones((256, 2048), np.float32), np.zeros((256, 256), np.float32)
+    hg.record_timeline(a, b, c, "128x128x64_s4_c2_sk4")
+    ((kernel, (pa, pb, pc, w)),) = seen
+    assert pa is a and pb is b and pc is c
+    assert (
+        w.dtype == np.float32
+        and w.size == kernel.workspace_elems == hg.workspace(256, 256, 2048, "128x128x64_s4_c2_sk4").size
+    )
+    assert [p["name"] for p in kernel.entry_params] == ["A", "B", "C", "W", "prof"]
 
 
 def test_padded_k_explain_notes_the_copy_and_its_bytes():

@@ -211,9 +211,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     """The warp-specialized (and, by default, persistent) kernel for ``config``.
 
     ``profile=True`` returns the same kernel instrumented with TVM's CudaProfiler
-    (``Tx.cuda.timer_*``): a fourth parameter, a ``uint64`` buffer of :func:`profile_slots` slots,
-    and one profiler group per warpgroup (group 0 the producer, 1.. the consumers) recording
-    :class:`GemmEvent` ranges per tile. Read it with ``txlab.timeline.record``."""
+    (``Tx.cuda.timer_*``): a last parameter (after the operands and a split-K workspace), a ``uint64``
+    buffer of :func:`profile_slots` slots, and one profiler group per warpgroup (group 0 the producer,
+    1.. the consumers) recording :class:`GemmEvent` ranges per work item. Read it with
+    ``txlab.timeline.record`` (:func:`record_timeline`)."""
     from tvm.backend.cuda.lang import (ClusterPersistentScheduler2D, MBarrier, Pipeline, PipelineState,
                                        SMEMPool, WarpgroupRole)
 
@@ -291,11 +292,6 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SPLIT = cfg.split_k
     SK = SPLIT > 1
     PAR = SK and cfg.fixup == "parallel"  # every item sums its share of the tile (items all resident at once)
-    if SK and profile:
-        from txlab.errors import InputError
-
-        raise InputError(f"profile=True is not built for split_k > 1 ({cfg.name}): profile the same tile with "
-                         "split_k=1 (pass a configuration to build or record_timeline)", param="profile")
     # split_tail: whole tiles first, then the last wave's tiles split (the scheduler's k_slice: -1 for a whole tile)
     TAIL = SK and cfg.split_tail
     WHOLE, RT = cfg.tail_tiles(MU, NU) if TAIL else (0, 0)
@@ -863,7 +859,23 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         if CLU:  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
             T.cuda.cluster_sync()
 
-    if SCALED:  # e4m3: (A, B, C, scale_a, scale_b[, prof]), the scales fp32 tensors of one element
+    if SCALED:  # e4m3: (A, B, C, scale_a, scale_b[, W][, prof]), the scales fp32 tensors of one element
+        if profile and SK:
+            @T.prim_func
+            def hopper_gemm_fp8_split_k_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
+                                                 SB_ptr: T.handle, W_ptr: T.handle, P_ptr: T.handle):
+                A = T.match_buffer(A_ptr, (MU, K), IN_DT)
+                B = T.match_buffer(B_ptr, (NU, K), IN_DT)
+                C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
+                SA = T.match_buffer(SA_ptr, (1,), "float32")
+                SB = T.match_buffer(SB_ptr, (1,), "float32")
+                W = T.match_buffer(W_ptr, (WSIZE,), "float32")
+                prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
+                Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
+                body(*ops(A, B), C, prof, SA, SB, W, Wc)
+
+            return hopper_gemm_fp8_split_k_profiled
+
         if profile:
             @T.prim_func
             def hopper_gemm_fp8_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, SA_ptr: T.handle,
@@ -904,6 +916,20 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             body(*ops(A, B), C, None, SA, SB, None, None)
 
         return hopper_gemm_fp8
+
+    if profile and SK:  # the workspace before the profiler buffer (the recorder inserts it last)
+        @T.prim_func
+        def hopper_gemm_split_k_profiled(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, W_ptr: T.handle,
+                                         P_ptr: T.handle):
+            A = T.match_buffer(A_ptr, (MU, K), "bfloat16")
+            B = T.match_buffer(B_ptr, (NU, K), "bfloat16")
+            C = T.match_buffer(C_ptr, (MU, NU), "bfloat16")
+            W = T.match_buffer(W_ptr, (WSIZE,), "float32")
+            prof = T.match_buffer(P_ptr, (SLOTS,), "uint64")
+            Wc = T.decl_buffer([WSIZE], "int32", data=W.data)
+            body(*ops(A, B), C, prof, None, None, W, Wc)
+
+        return hopper_gemm_split_k_profiled
 
     if profile:
         @T.prim_func
@@ -1010,7 +1036,8 @@ class GemmEvent(Enum):
 
     load_tile = 0   # producer: issuing a tile's K loop of TMA loads (mostly waiting for free slots)
     mainloop = 1    # consumer: the tile's K loop (waiting for full slots + wgmma)
-    epilogue = 2    # consumer: fp32 fragment -> bf16 stores to C
+    epilogue = 2    # consumer: fp32 fragment -> bf16 stores to C; for a split-K item its fix-up too (its partial
+    #                 to the workspace, or the wait for the tile's other items, their sum and the stores)
 
 
 def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
@@ -1203,7 +1230,8 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
             compiled.gemm_shape, compiled.padded_k = (M, N, K), kp
             compiled.pad_bytes = pad_bytes(M, N, K, dtype)
         if getattr(config, "fixup", "serial") == "parallel":  # what the CPU emulator runs in its place
-            compiled.serial_twin = ((M, N, kp), replace(config, fixup="serial"), dict(arch=arch, dtype=dtype, **kw))
+            compiled.serial_twin = ((M, N, kp), replace(config, fixup="serial"),
+                                    dict(arch=arch, dtype=dtype, profile=profile, **kw))
     compiled.gemm_config = config  # what was built: the choice, where none was given
     return compiled
 
@@ -1368,13 +1396,15 @@ def args_for(A, B, C, config: GemmConfig | str | None = None) -> tuple:
 def record_timeline(A, B, C, config: GemmConfig | str | None = None):
     """Run the profiled kernel once on ``A (M, K)``, ``B (N, K)``, ``C (M, N)`` (bf16 torch tensors or
     numpy arrays) and return its ``txlab.timeline.Timeline``: per CTA, one lane for the producer
-    warpgroup (``load_tile``) and one per consumer (``mainloop``, ``epilogue``), one range per tile."""
+    warpgroup (``load_tile``) and one per consumer (``mainloop``, ``epilogue``), one range per work item (a
+    tile; with split-K each K slice of a tile is an item, and its ``epilogue`` holds its fix-up)."""
     from txlab import timeline
 
     (M, K), (N, _) = A.shape, B.shape
     gemm = build(M, N, K, config, profile=True)
-    # the recorder launches the executable itself: at K % 8 != 0 hand it the padded copies of A and B
-    args = gemm.kernel_args(A, B, C) if getattr(gemm, "padded_k", 0) else (A, B, C)
+    # the recorder launches the executable itself: at K % 8 != 0 hand it the padded copies of A and B, and a
+    # split-K configuration's workspace (the profiler buffer goes after it)
+    args = gemm.kernel_args(A, B, C) if hasattr(gemm, "kernel_args") else (A, B, C)
     return timeline.record(gemm, *args, events=GemmEvent)
 
 
