@@ -8,7 +8,8 @@ the kernel (unprofiled) and ``torch.matmul`` timed in interleaved rounds (``tune
 launch queued behind a GPU spin), then one run of the same configuration built with ``profile=True`` recorded by
 ``hg.record_timeline`` (globaltimer stamps per tile and warpgroup), summarised per phase:
 
-- ``start spread``: the last CTA's first stamp after the first CTA's (launch and the prologue's barriers);
+- ``setup``: per CTA, its first instruction to its barriers initialized and synced (a cluster's sync with one);
+- ``start spread``: the last CTA's first stamp after the first CTA's (the launch's ramp);
 - ``to first wgmma``: per consumer, its mainloop's start after its CTA's producer started loading (the first
   stage's TMA latency: a mainloop starts waiting on the first full barrier at once, so this is the prologue);
 - ``mainloop``: per tile, its K loop (median and max over tiles), and per k-block;
@@ -44,7 +45,7 @@ def summarise(tl, k_steps: int) -> dict:
     """Phase statistics of one recorded run (see the module's docstring)."""
     names = tl.names
     per_cta: dict = {}
-    main, epi = [], []
+    main, epi, setup = [], [], []
     first_wgmma = []
     for i in range(len(tl.start_ns)):
         block = tl.tracks[int(tl.track[i])].fields["block"]  # CudaProfiler tracks: one per (block, group)
@@ -60,6 +61,8 @@ def summarise(tl, k_steps: int) -> dict:
             d["main"] = s if d["main"] is None else min(d["main"], s)
         elif name == "epilogue":
             epi.append(e - s)
+        elif name == "setup":
+            setup.append(e - s)
     t0 = min(d["first"] for d in per_cta.values())
     t1 = max(d["last"] for d in per_cta.values())
     for d in per_cta.values():
@@ -80,6 +83,7 @@ def summarise(tl, k_steps: int) -> dict:
         "to_first_wgmma": q(first_wgmma),
         "mainloop": q(main),
         "epilogue": q(epi),
+        "setup": q(setup),
     }
     if main and k_steps:
         out["mainloop_per_kblock_ns"] = statistics.median(main) / k_steps
@@ -144,7 +148,7 @@ def main():
         print(
             f"{'x'.join(map(str, shape)):>18} {row.get('config', config)!s:<36} ours {row.get('txlab_us', 0):7.2f} us "
             f"cuBLAS {row.get('cublas_us', 0):7.2f} us | span {t.get('span_us', 0):7.2f} spread "
-            f"{t.get('start_spread_us') or 0:5.2f} first-wgmma {((t.get('to_first_wgmma') or {}).get('median_us') or 0):5.2f}"
+            f"{t.get('start_spread_us') or 0:5.2f} setup {((t.get('setup') or {}).get('max_us') or 0):5.2f} first-wgmma {((t.get('to_first_wgmma') or {}).get('median_us') or 0):5.2f}"
             f" main {((t.get('mainloop') or {}).get('median_us') or 0):7.2f}/{((t.get('mainloop') or {}).get('max_us') or 0):7.2f}"
             f" per-kb {t.get('mainloop_per_kblock_ns') or 0:6.1f} ns epi {((t.get('epilogue') or {}).get('median_us') or 0):5.2f}"
             f"/{((t.get('epilogue') or {}).get('max_us') or 0):5.2f} operands "

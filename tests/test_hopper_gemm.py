@@ -533,6 +533,12 @@ def test_split_k_profiled_kernel_records_every_item_and_stays_right(config):
     for name in ("mainloop", "epilogue"):
         assert sum(1 for e in ev if e["group"] >= 1 and e["name"] == name) == items * cfg.consumers, name
     assert sum(1 for e in ev if e["group"] == 0 and e["name"] == "load_tile") == items
+    # one setup range per CTA, the producer's, before its first load
+    setups = {e["block"]: e for e in ev if e["name"] == "setup"}
+    assert len(setups) == cfg.ctas(M, N) and all(e["group"] == 0 for e in setups.values())
+    for e in ev:
+        if e["name"] == "load_tile":
+            assert setups[e["block"]]["end_ns"] <= e["start_ns"]
 
 
 def test_split_tail_names_sizes_and_limits():

@@ -341,7 +341,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     STRIDE = NCTA * GROUPS
     PROF = profile
     SLOTS = profile_slots(MU, NU, K, cfg)
-    LOAD, MAIN, EPI = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue
+    LOAD, MAIN, EPI, SETUP = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue, GemmEvent.setup
 
     def advance(desc, units):
         """``desc`` with ``units`` (16 bytes each) added to its start address, in the low word alone: a 32-bit add
@@ -592,6 +592,11 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         lane = T.lane_id([32])
         tid = T.thread_id_in_wg([128])
         T.thread_id([128 * (NC + 1)])
+        if PROF:  # the producer's leader stamps the CTA's setup: from here to its barriers initialized and synced
+            tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
+            off = T.alloc_buffer([1], "uint32", scope="local", align=8)
+            T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
+            T.cuda.timer_start(SETUP, prof.data, tag.data, off.data, STRIDE, T.And(wg == 0, tid == 0))
 
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), IN_DT)
@@ -620,9 +625,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         else:
             T.cuda.cta_sync()
         if PROF:
-            tag = T.alloc_buffer([1], "uint64", scope="local", align=8)
-            off = T.alloc_buffer([1], "uint32", scope="local", align=8)
-            T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
+            T.cuda.timer_end(SETUP, prof.data, tag.data, off.data, STRIDE, T.And(wg == 0, tid == 0))
 
         with WarpgroupRole(wg, 0, regs=PREGS, increase=False):
             if CPA:  # producer: the warpgroup's threads copy A/B tiles for every (tile, k) this CTA owns
@@ -1038,6 +1041,8 @@ class GemmEvent(Enum):
     mainloop = 1    # consumer: the tile's K loop (waiting for full slots + wgmma)
     epilogue = 2    # consumer: fp32 fragment -> bf16 stores to C; for a split-K item its fix-up too (its partial
     #                 to the workspace, or the wait for the tile's other items, their sum and the stores)
+    setup = 3       # producer, once per CTA: from its first instruction to its barriers initialized and synced
+    #                 (with a cluster, the cluster's sync: every CTA of it started)
 
 
 def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
@@ -1051,7 +1056,8 @@ def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> i
     # the tiles the busiest CTA records: its cluster's share of the work items (cluster tiles of the grid the
     # kernel tiles, C.T's with swap_ab), each CTA of a cluster one tile of every cluster tile, edge CTAs too
     busiest = _ceil(cfg.work_items(M, N), ncta // cfg.cluster_size)
-    per_lane = 4 * busiest + 1  # start + end of two ranges per tile, and finalize
+    # start + end of two ranges per tile, and finalize (the producer's lane: one range per tile, and the setup's)
+    per_lane = 4 * busiest + 1
     return 1 + lanes + per_lane * lanes
 
 
