@@ -6355,6 +6355,21 @@ GROUPS = {
         (F8, (512, 1024, 16384), [None, "128x128x128_s6_c2_sk4p_p2", "128x128x128_s6_c2_sk2_p2"]),
         (F8, (256, 256, 65536), [None, "128x128x128_s6_c2_sk32p_p2", "128x128x128_s6_c2_sk16_p2"]),
     ],
+    # round 30: the parallel fix-up counting and waiting by release/acquire (as CUTLASS's semaphores do) beside the
+    # two fences of every consumer thread (far:), on the parallel split-K picks and r29d's split tiles
+    "r30c": [
+        (
+            B16,
+            (256, 256, 65536),
+            [p + c for c in ("128x128x64_s6_c2_cl1x2_sk32p", "128x64x64_s8_c2_cl1x2_sk16p") for p in ("", "far:")],
+        ),
+        (B16, (768, 1024, 16384), ["128x96x64_s7_c2_cl2x1_sk2p_swap", "far:128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+        (B16, (384, 384, 32768), ["128x96x64_s7_c2_cl1x2_sk10p", "far:128x96x64_s7_c2_cl1x2_sk10p"]),
+        (B16, (512, 512, 16384), ["128x128x64_s6_c2_cl2x1_sk8p", "far:128x128x64_s6_c2_cl2x1_sk8p"]),
+        (B16, (512, 1024, 8192), ["128x128x64_s7_c2_cl2x1_sk4p", "far:128x128x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (2048, 512, 32768), ["128x256x64_s4_c2_cl2x1_sk4p", "far:128x256x64_s4_c2_cl2x1_sk4p"]),
+        (B16, (128, 128, 131072), ["64x64x64_s12_c1_cl2x1_sk32p", "far:64x64x64_s12_c1_cl2x1_sk32p"]),
+    ],
 }
 
 

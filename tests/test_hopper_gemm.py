@@ -498,8 +498,16 @@ def test_split_k_config_names_sizes_and_limits():
         cfg.check_shape(512, 512, 136)  # 3 k-steps cannot make 4 slices
 
 
-@pytest.mark.parametrize("config", ["128x128x64_s4_c2_sk3", "128x128x64_s4_c2_sk2p", "64x128x64_s4_c1_cl1x2_sk2"])
-def test_split_k_profiled_kernel_records_every_item_and_stays_right(config):
+@pytest.mark.parametrize(
+    "config,sms",
+    [
+        ("128x128x64_s4_c2_sk3", 8),
+        ("128x128x64_s4_c2_sk2p", 8),  # the parallel fix-up's 8 items all resident
+        ("64x128x64_s4_c1_cl1x2_sk2", 8),
+        ("128x128x64_s4_c2_sk2t", 2),  # split_tail: 2 whole tiles (an empty fixup range each), 2 split in 2
+    ],
+)
+def test_split_k_profiled_kernel_records_every_item_and_stays_right(config, sms):
     """profile=True with split-K: the workspace comes before the profiler buffer (the recorder inserts that last),
     every work item (a tile's K slice) gets one mainloop and one epilogue range (the epilogue holding its fix-up),
     the buffer holds them all and C is still the product (the emulator runs the kernel, timers and all)."""
@@ -509,7 +517,7 @@ def test_split_k_profiled_kernel_records_every_item_and_stays_right(config):
     from txlab import timeline
 
     M, N, K = 256, 256, 768
-    cfg = hg.parse_config(config, num_sms=8)  # the parallel fix-up's 8 items all resident
+    cfg = hg.parse_config(config, num_sms=sms)
     kernel = hg.gemm_kernel(M, N, K, cfg, profile=True)
     names = [p.name for p in kernel.params]
     assert names[-2:] == ["W", "prof"], names
@@ -530,9 +538,13 @@ def test_split_k_profiled_kernel_records_every_item_and_stays_right(config):
     assert not tl.warnings, tl.warnings
     items = cfg.work_items(M, N) * cfg.cluster_size  # each CTA of a cluster takes one tile of a cluster tile
     ev = list(tl.events)
-    for name in ("mainloop", "epilogue"):
+    for name in ("mainloop", "fixup", "epilogue"):
         assert sum(1 for e in ev if e["group"] >= 1 and e["name"] == name) == items * cfg.consumers, name
     assert sum(1 for e in ev if e["group"] == 0 and e["name"] == "load_tile") == items
+    # a consumer's lane: mainloop, fixup (partial stored, counted, peers waited for), epilogue (the sum, the stores)
+    lane = sorted((e for e in ev if e["block"] == 0 and e["group"] == 1), key=lambda e: e["start_ns"])
+    assert [e["name"] for e in lane[:3]] == ["mainloop", "fixup", "epilogue"]
+    assert all(x["end_ns"] <= y["start_ns"] for x, y in zip(lane, lane[1:]))
     # one setup range per CTA, the producer's, before its first load
     setups = {e["block"]: e for e in ev if e["name"] == "setup"}
     assert len(setups) == cfg.ctas(M, N) and all(e["group"] == 0 for e in setups.values())
@@ -1317,7 +1329,7 @@ def test_split_k_gemm_timeline_on_gpu(config):
     items = cfg.work_items(m, n)
     assert items == 16 * 8
     ev = list(tl.events)
-    for name in ("mainloop", "epilogue"):
+    for name in ("mainloop", "fixup", "epilogue"):
         assert sum(1 for e in ev if e["group"] >= 1 and e["name"] == name) == items * cfg.consumers, name
     assert sum(1 for e in ev if e["group"] == 0 and e["name"] == "load_tile") == items
 

@@ -168,10 +168,17 @@ _TMA_PREFETCH = True
 #: for a TMA epilogue. False builds the 4-byte stores (``v16:CONFIG`` in the GPU scripts).
 _EPI_VEC16 = True
 
+#: Split-K's parallel fix-up counts and waits as CUTLASS's semaphores do: the consumers meet at a named barrier, one
+#: thread adds its item to the tile's counter with a release reduction (``red.release.gpu``, cumulative over the
+#: partial stores the barrier ordered before it), waits with relaxed polls closed by one acquire load
+#: (``T.cuda.wait_until``), and the consumers meet again before reading the peers' partials. False counts with relaxed
+#: atomics between two ``__threadfence()`` (``fence.sc.gpu``) by every consumer thread, as before (``far:CONFIG``).
+_FIX_ACQREL = True
+
 #: ``PREFIX:CONFIG`` in the GPU scripts (``scripts/gemm_explore_h200.py``, ``scripts/gemm_ncu_h200.py``): CONFIG built
 #: with one of the switches above as it was before its change, to time or profile beside the kernel of today
 BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False),
-          "v16:": ("_EPI_VEC16", False)}
+          "v16:": ("_EPI_VEC16", False), "far:": ("_FIX_ACQREL", False)}
 
 
 @contextmanager
@@ -337,11 +344,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PAIRS = N % 2 == 0 and not SWAP
     # 16-byte stores of 8 columns (rows 16-byte aligned: N % 8 == 0), four 8-column groups per quad transpose
     VEC16 = _EPI_VEC16 and PAIRS and N % 8 == 0
+    FIX_AR = _FIX_ACQREL
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
     PROF = profile
     SLOTS = profile_slots(MU, NU, K, cfg)
     LOAD, MAIN, EPI, SETUP = GemmEvent.load_tile, GemmEvent.mainloop, GemmEvent.epilogue, GemmEvent.setup
+    FIX = GemmEvent.fixup
 
     def advance(desc, units):
         """``desc`` with ``units`` (16 bytes each) added to its start address, in the low word alone: a 32-bit add
@@ -451,7 +460,15 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     WSIZE = cfg.workspace_elems(MU, NU)
 
     @T.inline
-    def fixup_parallel(C, W, Wc, acc, tile, me, tm, tn, c, tid):
+    def fixed_up(prof, tag, off, tid):
+        """Profiled split-K: the item's fix-up range ends (partial stored and counted, peers waited for) and its
+        epilogue's begins."""
+        if PROF:
+            T.cuda.timer_end(FIX, prof.data, tag.data, off.data, STRIDE, tid == 0)
+            T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
+
+    @T.inline
+    def fixup_parallel(C, W, Wc, acc, tile, me, tm, tn, c, tid, prof, tag, off):
         """Split-K's parallel fix-up for item ``me`` of partial tile ``tile`` (output tile ``tm, tn``): store this
         item's fp32 partial and count it (release), wait until the tile's S items have (acquire), then sum the
         8-column groups j % S == me of all S partials in split order and store them; the second count's last resets
@@ -462,15 +479,27 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
         # one counter per tile: the consumers meet (named barrier FIX_BAR), one thread counts and waits for
         # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
-        T.cuda.thread_fence()
-        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-        if tid == 0:
-            if c == 0:
-                T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
-                while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
-                    T.evaluate(0)
-        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-        T.cuda.thread_fence()
+        if FIX_AR:  # release: the barrier orders every consumer's partial stores before the counting reduction
+            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+            if tid == 0:
+                if c == 0:
+                    T.ptx.red.release.gpu.global_.add.s32(T.address_of(Wc[WPART + tile * WTH]), 1)
+                    seen = T.local_scalar("int32")
+                    T.cuda.wait_until(seen, T.address_of(Wc[WPART + tile * WTH]), lambda v: v >= SPLIT)
+            # acquire: the waiting thread's load, then the barrier, orders the peers' partials before the reads
+            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+            fixed_up(prof, tag, off, tid)
+        else:
+            T.cuda.thread_fence()
+            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+            if tid == 0:
+                if c == 0:
+                    T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
+                    while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
+                        T.evaluate(0)
+            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+            fixed_up(prof, tag, off, tid)
+            T.cuda.thread_fence()
         for v in T.unroll(NV):
             if v % SPLIT == me:
                 for e in T.vectorized(4):
@@ -488,7 +517,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), -2 * SPLIT))
 
     @T.inline
-    def fixup_serial(C, W, Wc, acc, tile, me, mt, nt, c, tid, rm, rn):
+    def fixup_serial(C, W, Wc, acc, tile, me, mt, nt, c, tid, rm, rn, prof, tag, off):
         """Split-K's serial fix-up for item ``me`` of partial tile ``tile`` (cluster tile ``mt, nt``): store this
         item's fp32 partial, then (release: fence, then count) bump this thread's counter of the tile; the item that
         counts last (acquire: fence after the count) sums the S partials in split order into acc, resets the counter
@@ -498,11 +527,16 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             for e in T.vectorized(4):
                 W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = \
                     acc[v * 4 + e]
-        T.cuda.thread_fence()
         seen = T.local_scalar("int32")
-        seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
-        if seen == SPLIT - 1:
+        if FIX_AR:  # release: this thread's partial stores; acquire: the earlier items' (one release sequence)
+            T.ptx.atom.acq_rel.gpu.global_.add.s32(seen, T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+        else:
             T.cuda.thread_fence()
+            seen = T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), 1)
+        fixed_up(prof, tag, off, tid)
+        if seen == SPLIT - 1:
+            if not FIX_AR:
+                T.cuda.thread_fence()
             T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH + slot]), -SPLIT))
             for i in T.unroll(MW * NACC):
                 acc[i] = T.float32(0)
@@ -597,6 +631,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             off = T.alloc_buffer([1], "uint32", scope="local", align=8)
             T.cuda.timer_init(prof.data, tag.data, off.data, GROUPS, wg)
             T.cuda.timer_start(SETUP, prof.data, tag.data, off.data, STRIDE, T.And(wg == 0, tid == 0))
+        else:
+            tag = T.meta_var(None)
+            off = T.meta_var(None)
 
         pool = SMEMPool()
         As = pool.alloc_tcgen05_mma_AB((STAGES, BM, BK), IN_DT)
@@ -765,9 +802,9 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 if SCALED:  # out = scale_a * scale_b * (A @ B.T), in fp32, before the bf16 rounding
                     for i in T.unroll(MW * NACC):
                         acc[i] = (total[i] if PROMOTE else acc[i]) * scale
-                if PROF:
+                if PROF:  # a split-K item's end starts with its fix-up (a whole tile of split_tail's: an empty one)
                     T.cuda.timer_end(MAIN, prof.data, tag.data, off.data, STRIDE, tid == 0)
-                    T.cuda.timer_start(EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
+                    T.cuda.timer_start(FIX if SK else EPI, prof.data, tag.data, off.data, STRIDE, tid == 0)
                 # epilogue: fragment row (t%32)//4 + 16*(t//32) + 8h, column 8j + 2(t%4) + e
                 if TMA_EPI:
                     # per 64 x EW piece: wait until the store that last read its staging tile is done
@@ -827,11 +864,13 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         tn = T.meta_var(sched.n_idx)
                     if TAIL:  # a whole tile, or an item of the split tile split_pos
                         if sched.k_slice < 0:
+                            fixed_up(prof, tag, off, tid)
                             store_direct(C, acc, tm, tn, c, tid, rm, rn)
                         else:
-                            fixup_parallel(C, W, Wc, acc, sched.split_pos, sched.k_slice, tm, tn, c, tid)
+                            fixup_parallel(C, W, Wc, acc, sched.split_pos, sched.k_slice, tm, tn, c, tid, prof, tag,
+                                           off)
                     else:
-                        fixup_parallel(C, W, Wc, acc, tm * GNP + tn, k_slice(sched), tm, tn, c, tid)
+                        fixup_parallel(C, W, Wc, acc, tm * GNP + tn, k_slice(sched), tm, tn, c, tid, prof, tag, off)
                 elif SK:
                     if CLU:  # this CTA's tile of the cluster tile
                         tile = T.meta_var((m_tile(sched) * CM + rm) * GNP + sched.n_idx * CN + rn)
@@ -839,12 +878,14 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                         tile = T.meta_var(m_tile(sched) * GN + sched.n_idx)
                     if TAIL:
                         if sched.k_slice < 0:
+                            fixed_up(prof, tag, off, tid)
                             store_direct(C, acc, m_tile(sched), sched.n_idx, c, tid, rm, rn)
                         else:
                             fixup_serial(C, W, Wc, acc, sched.split_pos, sched.k_slice, m_tile(sched), sched.n_idx, c,
-                                         tid, rm, rn)
+                                         tid, rm, rn, prof, tag, off)
                     else:
-                        fixup_serial(C, W, Wc, acc, tile, k_slice(sched), m_tile(sched), sched.n_idx, c, tid, rm, rn)
+                        fixup_serial(C, W, Wc, acc, tile, k_slice(sched), m_tile(sched), sched.n_idx, c, tid, rm, rn,
+                                     prof, tag, off)
                 else:
                     store_direct(C, acc, sched.m_idx, sched.n_idx, c, tid, rm, rn)
                 if PROF:
@@ -1043,6 +1084,8 @@ class GemmEvent(Enum):
     #                 to the workspace, or the wait for the tile's other items, their sum and the stores)
     setup = 3       # producer, once per CTA: from its first instruction to its barriers initialized and synced
     #                 (with a cluster, the cluster's sync: every CTA of it started)
+    fixup = 4       # consumer, split-K: an item's fp32 partial to the workspace and its count, and with the parallel
+    #                 fix-up the wait for the tile's other items (the epilogue after it: the partials' sum, the stores)
 
 
 def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> int:
@@ -1056,8 +1099,9 @@ def profile_slots(M: int, N: int, K: int, config: GemmConfig | None = None) -> i
     # the tiles the busiest CTA records: its cluster's share of the work items (cluster tiles of the grid the
     # kernel tiles, C.T's with swap_ab), each CTA of a cluster one tile of every cluster tile, edge CTAs too
     busiest = _ceil(cfg.work_items(M, N), ncta // cfg.cluster_size)
-    # start + end of two ranges per tile, and finalize (the producer's lane: one range per tile, and the setup's)
-    per_lane = 4 * busiest + 1
+    # start + end of two ranges per item (split-K: three, the fix-up's too), and finalize (the producer's lane: one
+    # range per item, and the setup's)
+    per_lane = (6 if cfg.split_k > 1 else 4) * busiest + 1
     return 1 + lanes + per_lane * lanes
 
 
