@@ -1001,10 +1001,30 @@ def test_tensor_maps_are_prefetched_at_entry(shape, config, maps, monkeypatch):
     assert not hg.build(*shape, config).instructions(r"^UTMACCTL")
 
 
+@pytest.mark.parametrize("config", ["128x64x64_s8_c2_cl1x2_sk16p", "128x128x64_s6_c2_sk2"])
+def test_split_k_fixups_count_by_release_and_acquire(config):
+    """Split-K's fix-ups order the partials by release/acquire (a release reduction and an acquiring wait by one
+    thread, parallel; one acq_rel atomic per thread, serial), not by every consumer thread's two fence.sc.gpu (far:,
+    the fix-ups before round 30)."""
+
+    def fences(*prefixes):
+        with hg.built_as_before(*prefixes):
+            k = txlab.compile(hg.gemm_kernel(256, 256, 65536, hg.parse_config(config)), arch="sm_90a")
+        return [i.text if hasattr(i, "text") else str(i) for i in k.instructions(r"MEMBAR|REDG|ATOMG|STRONG\.GPU")]
+
+    today, before = fences(), fences("far:")
+    assert sum("MEMBAR.SC.GPU" in i for i in before) == 2 and not any("MEMBAR.SC.GPU" in i for i in today)
+    if config.endswith("p"):  # one release reduction, one acquiring poll by the counting thread
+        assert any(i.startswith("@") and "REDG.E.ADD.S32.STRONG.GPU" in i for i in today)
+        assert any("LDG.E.STRONG.GPU" in i for i in today)
+    else:
+        assert any("ATOMG.E.ADD.S32.STRONG.GPU" in i for i in today)
+
+
 def test_built_as_before_sets_one_switch_and_puts_it_back():
     """The GPU scripts' ``PREFIX:CONFIG`` variants: inside, the prefix's switch has its old value; after, even when
     the build raised, today's."""
-    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:"}
+    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:", "far:"}
     today = {switch: getattr(hg, switch) for switch, _ in hg.BEFORE.values()}
     for prefix, (switch, old) in hg.BEFORE.items():
         assert today[switch] != old
