@@ -162,24 +162,44 @@ def wait(F_ptr: T.handle, O_ptr: T.handle):
 
 
 @pytest.mark.parametrize("waiter", [0, 1])
-def test_a_wait_on_another_cta_stops_with_the_reason_instead_of_hanging(monkeypatch, waiter):
-    """CTA 0 spinning on a flag CTA 1 sets looped forever: CTAs run one after another here. A spin is now
-    recognised (atomics at one line that change nothing and return the same value) and stops with a
-    NotEmulatedError at its line; where the setter already ran, the waiter reads the flag and goes on."""
-    import txlab.emulator.atomics as A
-    from txlab.errors import NotEmulatedError
-
-    monkeypatch.setattr(A, "SPIN_LIMIT", 500)
+def test_a_wait_on_another_cta_runs_with_the_ctas_resident_together(waiter):
+    """CTA 0 spinning on a flag CTA 1 sets looped forever while CTAs ran one after another, and later stopped with a
+    NotEmulatedError. A kernel that polls global memory now runs its CTAs resident together (one scheduler, a poll
+    that finds nothing new yields), so the wait ends when the other CTA sets the flag, whichever CTA waits."""
     src = WAIT.replace("WAITER", str(waiter))
     o = np.zeros(2, np.int32)
-    if waiter == 1:  # CTA 0 sets the flag first: nothing waits
-        res = emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
-        assert res.ok, res.findings
-        assert o.tolist() == [2, 1]
-        return
-    with pytest.raises(NotEmulatedError, match=r"wait on another CTA.*line %d" % line_of(src, "# the spin")) as exc:
-        emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
-    assert "1 other CTA(s) may not have run yet" in str(exc.value) and "run it on a GPU" in str(exc.value)
+    res = emulate(kernel(src, "wait"), np.zeros(1, np.int32), o)
+    assert res.ok, res.findings
+    assert o.tolist() == ([1, 2] if waiter == 0 else [2, 1])
+    assert "resident" in (res.stats.get("resident") or "")
+
+
+HANG = """
+@T.prim_func
+def hang(F_ptr: T.handle, O_ptr: T.handle):
+    F = T.match_buffer(F_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (2,), "int32")
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([32])
+    if tx == 0:
+        while T.cuda.atomic_add(T.address_of(F[0]), 0) < 1:  # the spin
+            T.evaluate(0)
+        O[bx] = 1
+"""
+
+
+def test_polls_nobody_answers_are_a_deadlock_finding_not_a_hang():
+    """Both CTAs wait for a flag neither sets: on a GPU a hang; here a deadlock finding at the spin's line naming both
+    CTAs' polling warps, and the run ends."""
+    src = HANG
+    o = np.zeros(2, np.int32)
+    res = emulate(kernel(src, "hang"), np.zeros(1, np.int32), o)
+    assert not res.ok
+    (f,) = [f for f in res.findings if f.kind == "deadlock"]
+    assert f.line == line_of(src, "# the spin")
+    assert "CTA (0, 0, 0) warp 0 polls" in f.message and "CTA (1, 0, 0) warp 0 polls" in f.message, f.message
+    assert o.tolist() == [0, 0]
 
 
 CLUSTER_WAIT = """
@@ -201,16 +221,13 @@ def cwait(F_ptr: T.handle, O_ptr: T.handle):
 """
 
 
-def test_a_wait_on_another_cluster_names_the_ctas_still_to_run(monkeypatch):
-    """In clusters the CTAs still to run are those of the later clusters (and this one's other CTA): a
-    cluster launch said "no other CTA is left" for a wait on CTA 3, and now counts them."""
-    import txlab.emulator.atomics as A
-    from txlab.errors import NotEmulatedError
-
-    monkeypatch.setattr(A, "SPIN_LIMIT", 500)
-    with pytest.raises(NotEmulatedError, match=r"wait on another CTA") as exc:
-        emulate(kernel(CLUSTER_WAIT, "cwait"), np.zeros(1, np.int32), np.zeros(4, np.int32))
-    assert "3 other CTA(s) may not have run yet" in str(exc.value), str(exc.value)
+def test_a_wait_on_another_cluster_runs_the_clusters_resident_together():
+    """In clusters: CTA 0 (first cluster) waits for CTA 3 (second cluster). Both clusters are resident at once, so
+    the wait ends (a cluster launch once said "no other CTA is left", then counted the CTAs still to run)."""
+    o = np.zeros(4, np.int32)
+    res = emulate(kernel(CLUSTER_WAIT, "cwait"), np.zeros(1, np.int32), o)
+    assert res.ok, res.findings
+    assert o.tolist() == [1, 1, 1, 1]
 
 
 TWO_WARPS = """

@@ -526,11 +526,9 @@ def test_split_k_profiled_kernel_records_every_item_and_stays_right(config, sms)
     b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
     c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
     w = hg.workspace(M, N, K, cfg)
-    if cfg.fixup == "parallel":  # its items wait for one another: the emulator runs the serial twin, profiled too
+    if cfg.fixup == "parallel":  # its items wait for one another: they run resident together on the emulator
         built = hg.build(M, N, K, cfg, profile=True)
         assert [p["name"] for p in built.entry_params][-2:] == ["W", "prof"]
-        kernel = built.emulation_twin()[0]
-        assert kernel.gemm_config.fixup == "serial" and kernel.entry_params[-1]["name"] == "prof"
     tl = timeline.emulate(kernel, a, b, c, w, events=hg.GemmEvent)
     assert tl.meta["emulation"].ok, tl.meta["emulation"].summary()
     ref = a.astype(np.float32) @ b.astype(np.float32).T
@@ -1610,25 +1608,32 @@ def test_choices_at_a_k_tma_cannot_load_and_their_explanations_agree():
         hg.parse_config(None)
 
 
-def test_the_parallel_fix_up_is_emulated_as_its_serial_twin():
-    """Split-K's parallel fix-up waits for the tile's other items, and the emulator runs CTAs one after another:
-    build(64, 64, 4096)'s own choice (sk32p) spun for minutes on the CPU. The build names its serial twin (the same
-    workspace, the same partials summed in the same split order), which txlab.emulate and a call on the CPU run in
-    its place, saying so."""
+def test_the_parallel_fix_up_is_emulated_as_built():
+    """Split-K's parallel fix-up waits for the tile's other items: its CTAs run resident together on the emulator
+    (txlab.emulator.resident), as on a GPU, where they once ran one after another (build(64, 64, 4096)'s own choice,
+    sk32p, spun for minutes) and a serial twin was emulated in their place. C is the serial fix-up's bit for bit (the
+    same partials summed in the same split order), and the workspace's counters are back at zero."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     from txlab.emulator import emulate
 
-    c = hg.build(64, 64, 256, "64x64x64_s4_c1_sk2p")
-    assert c.serial_twin[1].name == "64x64x64_s4_c1_sk2"
     rng = np.random.default_rng(2)
     a = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
-    out = np.full((64, 64), np.nan, ml_dtypes.bfloat16)
-    res = emulate(c, a, b, out, c._workspace(a))
-    assert res.ok and any("in place of the parallel one" in n for n in res.notes), res.notes
+    outs = []
+    for name in ("64x64x64_s4_c1_sk2p", "64x64x64_s4_c1_sk2"):
+        c = hg.build(64, 64, 256, name)
+        out = np.full((64, 64), np.nan, ml_dtypes.bfloat16)
+        w = c._workspace(a)
+        res = emulate(c, a, b, out, w)
+        assert res.ok, res.summary()
+        assert (res.stats.get("resident") is not None) == name.endswith("p"), res.stats
+        assert not w.view(np.int32)[2 * 64 * 64 :].any()  # the tile's counters, after its two partials
+        outs.append(out.view(np.uint16).copy())
     ref = a.astype(np.float32) @ b.astype(np.float32).T
     assert np.linalg.norm(out.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
-    assert hg.build(64, 64, 256, "64x64x64_s4_c1_sk2").emulation_twin()[1] is None
+    assert (outs[0] == outs[1]).all()
+    sk32 = hg.build(64, 64, 4096)
+    assert sk32.gemm_config.fixup == "parallel"
 
 
 @pytest.mark.parametrize(

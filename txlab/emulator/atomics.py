@@ -56,6 +56,8 @@ def spin_check(g, prog, line, old, changed: bool) -> None:
     """Count an atomic on global memory toward a spin at ``line``; past :data:`SPIN_LIMIT` unchanged rounds, stop
     with a NotEmulatedError saying why (CTAs run one after another here, so what another CTA would write never
     comes; with none left to run, it is a hang on a GPU too) instead of looping forever."""
+    if prog.grid_waits:  # resident CTAs: a poll yields each round, and a window where none progresses is reported
+        return
     spins = g.cta.spins
     seen = old[g.active()].tobytes()
     last = spins.get(line)
@@ -159,5 +161,6 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
             region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:
             prog.global_races.access(g, region, byte, tids, True, line, atomic=True)
-    g.cta.progress += 1
+    if changed or not (polled and prog.grid_waits):  # resident CTAs: a poll that changed nothing is no progress
+        g.cta.progress += 1
     return old

@@ -128,12 +128,20 @@ class Cluster:
     def live(self) -> int:
         return sum(c.live for c in self.ctas)
 
+    def start(self, args_env):
+        """Make every member's groups and coroutines (a unit of :mod:`txlab.emulator.resident`'s window)."""
+        for c in self.ctas:
+            c.start(args_env)
+
+    def local_deadlock(self) -> bool:
+        """Nothing of the cluster progresses: :meth:`deadlock` (True when something was released)."""
+        return self.deadlock()
+
     def run(self, args_env):
         prog = self.program
         prog.running_ctas = list(self.ctas)
         try:
-            for c in self.ctas:
-                c.start(args_env)
+            self.start(args_env)
             stalls = 0
             while any(c.gens_live for c in self.ctas):
                 before = sum(c.progress for c in self.ctas)

@@ -798,6 +798,10 @@ class Compiler:
         cond = self.expr(s.condition)
         body, is_gen, flow = self._loop_body(s)
         line = self.line
+        # a poll of global memory through an atomic, in a launch whose CTAs run resident together
+        # (txlab.emulator.resident): each round that goes on yields to the other warps and CTAs
+        poll = self.program.grid_waits and _polls_in(s.condition)
+        body_gen, is_gen = is_gen, is_gen or poll
 
         def while_(g):
             outer = g.mask
@@ -816,16 +820,22 @@ class Compiler:
                 if not live.any():
                     break
                 g.mask = None if live.all() else live
-                if is_gen:
+                if body_gen:
                     yield from body(g)
                 else:
                     body(g)
                 guard += 1
-                if not guard & 4095:
+                if poll:
+                    g.blocked = ("poll", line)
+                    yield
+                    g.blocked = None
+                elif not guard & 4095:
                     _hang_check(g, guard, line)
             if rec is not None:
                 g.slots["loops"].pop()
             g.mask = outer
+            if poll and guard:
+                g.cta.progress += 1  # the poll was answered
 
         return _stepper(while_, is_gen)
 
@@ -837,6 +847,16 @@ class Compiler:
 
     def s_Continue(self, s):
         return _leave(1), False
+
+
+def _polls_in(cond) -> bool:
+    """Whether a loop condition reads memory through an atomic (see txlab.emulator.program._polls)."""
+    from txlab import ir
+    from txlab.emulator.program import _ATOMIC_PREFIXES
+
+    return any(
+        type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(_ATOMIC_PREFIXES) for n in ir.walk(cond)
+    )
 
 
 # ---- break / continue ---------------------------------------------------------------------------

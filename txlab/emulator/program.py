@@ -96,7 +96,10 @@ class Program:
         names = {getattr(n.op, "name", "") for n in ir.walk(func.body) if getattr(n, "op", None) is not None}
         self.warp_mode = bool(names & ops.WARP_MODE_OPS)
         self.uses_tcgen05 = any(nm.startswith("tirx.ptx.tcgen05") for nm in names)
-        self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names) and not _polls(func.body)
+        # a wait on another part of the grid (a poll of global memory): the launch's CTAs run resident together
+        # (txlab.emulator.resident), never one after another nor in lockstep batches
+        self.grid_waits = _polls(func.body) or "tirx.cuda.wait_until" in names
+        self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names) and not self.grid_waits
         self.global_races = None  # atomics in global memory: txlab.emulator.races.GlobalRaces
         self._atomic_roots: set = set()
         self.cta_serial = 0
@@ -605,7 +608,21 @@ class Program:
         if self.global_races is not None:
             self._track_atomic_targets(args_env, space)
         nclus = int(np.prod(self.cluster_dims))
-        if nclus > 1:
+        if self.grid_waits:
+            from txlab.emulator import resident
+            from txlab.emulator.cluster import group_into_clusters
+
+            self.cta_overlaps = None  # resident CTAs run interleaved, and their protocol may order them
+            if nclus > 1:
+                units, added = group_into_clusters(ctas, self.cluster_dims)
+                if added:
+                    self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
+            else:
+                units = [[tuple(int(v) for v in c)] for c in ctas]
+            resident.run(self, units, grid, block, space, dyn_bytes, Cta, args_env)
+            ctas = [c for m in units for c in m]
+            nclus = 0  # nothing left to run below
+        elif nclus > 1:
             from txlab.emulator.cluster import Cluster, group_into_clusters
 
             self.cta_overlaps = None  # a cluster's CTAs run interleaved, and its barriers may order them
@@ -642,7 +659,8 @@ class Program:
                 "grid": tuple(grid),
                 "block": tuple(block),
                 "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
-                "cluster": self.cluster_dims if nclus > 1 else None,
+                "cluster": self.cluster_dims if int(np.prod(self.cluster_dims)) > 1 else None,
+                "resident": resident_note(len(ctas)) if self.grid_waits else None,
                 "ctas_per_batch": B,
                 "seconds": time.perf_counter() - t0,
                 "dynamic_smem_bytes": dyn_bytes,
@@ -651,6 +669,13 @@ class Program:
                 "statements": self.line_quality[1],
             }
         )
+
+
+def resident_note(nctas: int) -> str:
+    """How a launch whose CTAs wait on one another ran (``stats['resident']``)."""
+    from txlab.emulator.resident import WINDOW
+
+    return f"{nctas} CTA(s), up to {WINDOW} resident at once, interleaved (the kernel polls global memory)"
 
 
 def _lane_bytes(g, e, lm, dt):

@@ -150,11 +150,7 @@ def emulate(
 
             raise InputError(f"{name} must be True or False, not {flag!r}", param=name)
     ctas = _checked_ctas(ctas)
-    twin = getattr(kernel_or_compiled, "emulation_twin", None)  # a build that names what to emulate in its place
     prepare = getattr(kernel_or_compiled, "kernel_args", None)  # a build whose call pads A and B / adds a workspace
-    twin_note = None
-    if callable(twin):
-        kernel_or_compiled, twin_note = twin()
     entry, mod, user, host_mod, devices, launch = lower_for_emulation(kernel_or_compiled, arch, iket=iket)
     from txlab.arch import resolve_arch
 
@@ -180,8 +176,6 @@ def emulate(
 
     ufile = user_file(mod)
     result = EmulationResult(kernel=entry)
-    if twin_note:
-        result.notes.append(twin_note)
     marks = iket_annotations(mod, ufile)
     if marks and not iket:
         result.notes.append(iket_note(marks))

@@ -1279,9 +1279,6 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
         if kp != K:
             compiled.gemm_shape, compiled.padded_k = (M, N, K), kp
             compiled.pad_bytes = pad_bytes(M, N, K, dtype)
-        if getattr(config, "fixup", "serial") == "parallel":  # what the CPU emulator runs in its place
-            compiled.serial_twin = ((M, N, kp), replace(config, fixup="serial"),
-                                    dict(arch=arch, dtype=dtype, profile=profile, **kw))
     compiled.gemm_config = config  # what was built: the choice, where none was given
     return compiled
 
@@ -1315,8 +1312,6 @@ def _gemm_compiled():
                     args = (*args, self._workspace(args[0]))
                 return args
 
-            serial_twin = None  # split-K with the parallel fix-up: (shape, serial configuration, build options)
-
             @property
             def call_params(self) -> list:
                 """The parameters a plain call takes (what ``txlab.check`` matches the arguments and the reference
@@ -1329,22 +1324,6 @@ def _gemm_compiled():
 
             def __call__(self, *args, **kwargs):
                 return super().__call__(*self.kernel_args(*args), **kwargs)
-
-            def emulation_twin(self):
-                """(what ``txlab.emulate`` runs for this build, a note or None): itself; for split-K with the
-                parallel fix-up, whose items wait for one another while the emulator runs CTAs one after
-                another, the serial fix-up of the same configuration (the same workspace, the same fp32
-                partials summed in the same split order), built once."""
-                if self.serial_twin is None:
-                    return self, None
-                twin = self.__dict__.get("_twin")
-                if twin is None:
-                    (m, n, k), cfg, opts = self.serial_twin
-                    twin = self.__dict__["_twin"] = build(m, n, k, cfg, **opts)
-                note = (f"emulated {twin.name} with the serial fix-up ({self.serial_twin[1].name}) in place of the "
-                        "parallel one: its items wait for one another, and the emulator runs CTAs one after another; "
-                        "the serial fix-up sums the same fp32 partials in the same split order")
-                return twin, note
 
             def _workspace(self, a):
                 held = self.__dict__.setdefault("_workspaces", {})
