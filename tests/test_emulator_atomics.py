@@ -253,3 +253,60 @@ def test_a_read_racing_atomics_of_two_warps_names_a_thread_of_the_other_warp():
     (f,) = res.by_kind("shared_race")
     t_atomic, t_read = (int(x) for x in f.threads)
     assert t_read == 60 and t_atomic // 32 == 0 and "within warp" not in f.message, f.message
+
+
+CHAIN = """
+@T.prim_func
+def chain(X_ptr: T.handle, S_ptr: T.handle, F_ptr: T.handle):
+    X = T.match_buffer(X_ptr, (8,), "int32")
+    S = T.match_buffer(S_ptr, (8,), "int32")
+    F = T.match_buffer(F_ptr, (8,), "int32")
+    T.device_entry()
+    bx = T.cta_id([8])
+    tx = T.thread_id([32])
+    seen = T.alloc_buffer((1,), "int32", scope="local")
+    if tx == 0:
+        if bx == FIRST:
+            S[bx] = X[bx]
+        else:
+            T.cuda.wait_until(seen[0], T.address_of(F[PREV]), seen[0] >= 1)  # the wait
+            S[bx] = S[PREV] + X[bx]
+        T.ptx.red.release.gpu.global_.add.s32(T.address_of(F[bx]), 1)
+"""
+
+
+@pytest.mark.parametrize("window", [8, 3])
+def test_a_chain_of_ctas_each_waiting_on_the_one_before_runs_through_any_window(monkeypatch, window):
+    """A decoupled look-back's shape: CTA b waits (acquire) for CTA b - 1's flag (release), then adds its value to
+    b - 1's sum. Every CTA waits only on earlier ones, so it runs to the end with all eight resident at once and with
+    three (each ending CTA makes room for the next, in launch order)."""
+    import txlab.emulator.resident as R
+
+    monkeypatch.setattr(R, "WINDOW", window)
+    src = CHAIN.replace("FIRST", "0").replace("PREV", "bx - 1")
+    x = np.arange(1, 9, dtype=np.int32)
+    s, f = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    res = emulate(kernel(src, "chain"), x, s, f)
+    assert res.ok, res.summary()
+    assert s.tolist() == np.cumsum(x).tolist() and f.tolist() == [1] * 8
+
+
+def test_a_wait_on_a_cta_past_the_window_is_a_deadlock_that_says_so(monkeypatch):
+    """The chain reversed (CTA b waits for b + 1; the last CTA starts it): with three CTAs resident the first three
+    wait for a CTA that would start only when one of them ends -- a hang on a GPU that holds three -- and the finding
+    says the other CTAs are waiting to start; with all eight resident it runs."""
+    import txlab.emulator.resident as R
+
+    src = CHAIN.replace("FIRST", "7").replace("PREV", "bx + 1")
+    x = np.arange(1, 9, dtype=np.int32)
+    for window in (3, 8):
+        monkeypatch.setattr(R, "WINDOW", window)
+        s, f = np.zeros(8, np.int32), np.zeros(8, np.int32)
+        res = emulate(kernel(src, "chain"), x, s, f)
+        if window == 8:
+            assert res.ok, res.summary()
+            assert s.tolist() == np.cumsum(x[::-1])[::-1].tolist()
+            continue
+        (d,) = [f for f in res.findings if f.kind == "deadlock"]
+        assert d.line == line_of(src, "# the wait")
+        assert "3 CTA(s) resident at once" in d.message and "5 CTA(s) of the launch wait" in d.message, d.message
