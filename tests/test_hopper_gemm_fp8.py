@@ -233,6 +233,7 @@ def test_fp8_gemm_on_gpu(shape, config):
         ((300, 256, 400), "128x128x128_s3_c2_tma_p2", 2),  # tails, promotion every 2 k-blocks, TMA stores
         ((384, 256, 528), "128x128x128_s2_c2_pp", 2),  # pingpong, K tail
         ((200, 136, 640), "128x128x128_s3_c2_sk3_p2", 2),  # split-K: scaled fp32 partials, fix-up in order
+        ((200, 136, 640), "128x128x128_s3_c2_sk2p_p2", 8),  # the parallel fix-up: its 8 items resident together
         ((130, 251, 384), "128x128x128_s3_c2_stg_p2", 2),  # odd N: the staged, coalesced epilogue
         ((136, 296, 256), "128x160x128_s3_c2_tma_swap_p2", 3),  # swap_ab: C.T tiled, transposed TMA pieces
         ((16, 200, 384), "64x64x128_s4_c1_p2", 2),  # decode-sized M, one warpgroup: A's box of 16 rows
