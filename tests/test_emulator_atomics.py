@@ -310,3 +310,27 @@ def test_a_wait_on_a_cta_past_the_window_is_a_deadlock_that_says_so(monkeypatch)
         (d,) = [f for f in res.findings if f.kind == "deadlock"]
         assert d.line == line_of(src, "# the wait")
         assert "3 CTA(s) resident at once" in d.message and "5 CTA(s) of the launch wait" in d.message, d.message
+
+
+COUNTING = """
+@T.prim_func
+def counting(F_ptr: T.handle, O_ptr: T.handle):
+    F = T.match_buffer(F_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (2,), "int32")
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([32])
+    if tx == 0:
+        while T.cuda.atomic_add(T.address_of(F[0]), 1) < 2000000000:  # the count
+            T.evaluate(0)
+        O[bx] = 1
+"""
+
+
+def test_a_poll_that_keeps_changing_memory_still_times_out():
+    """Resident CTAs: each round of a poll whose atomic changes memory counts as progress, so no window ever stalls;
+    the loop's own round limit and ``timeout_s`` still end it, as a KernelFault at its line."""
+    from txlab.errors import KernelFault
+
+    with pytest.raises(KernelFault, match=r"while loop at line %d" % line_of(COUNTING, "# the count")):
+        emulate(kernel(COUNTING, "counting"), np.zeros(1, np.int32), np.zeros(2, np.int32), timeout_s=2)

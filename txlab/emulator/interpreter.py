@@ -829,7 +829,7 @@ class Compiler:
                     g.blocked = ("poll", line)
                     yield
                     g.blocked = None
-                elif not guard & 4095:
+                if not guard & 4095:  # a poll whose atomics keep changing memory is progress, and may never end
                     _hang_check(g, guard, line)
             if rec is not None:
                 g.slots["loops"].pop()
