@@ -849,13 +849,16 @@ class Compiler:
         return _leave(1), False
 
 
+#: the ops that read-modify-write memory atomically (a ``while`` condition calling one polls memory)
+ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")
+
+
 def _polls_in(cond) -> bool:
-    """Whether a loop condition reads memory through an atomic (see txlab.emulator.program._polls)."""
+    """Whether a loop condition reads memory through an atomic (a wait on another thread or CTA)."""
     from txlab import ir
-    from txlab.emulator.program import _ATOMIC_PREFIXES
 
     return any(
-        type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(_ATOMIC_PREFIXES) for n in ir.walk(cond)
+        type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(ATOMIC_PREFIXES) for n in ir.walk(cond)
     )
 
 

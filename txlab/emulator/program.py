@@ -20,6 +20,7 @@ from txlab import ir
 import txlab.emulator.memory as M
 import txlab.emulator.cta_overlaps as cta_overlaps
 import txlab.emulator.warp_sync as warp_sync
+from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
 from txlab.emulator.interpreter import Compiler, Group, _key
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 from txlab.emulator.result import Finding
@@ -609,8 +610,8 @@ class Program:
             self._track_atomic_targets(args_env, space)
         nclus = int(np.prod(self.cluster_dims))
         if self.grid_waits:
-            from txlab.emulator import resident
             from txlab.emulator.cluster import group_into_clusters
+            from txlab.emulator.resident import run as run_resident
 
             self.cta_overlaps = None  # resident CTAs run interleaved, and their protocol may order them
             if nclus > 1:
@@ -619,7 +620,7 @@ class Program:
                     self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
             else:
                 units = [[tuple(int(v) for v in c)] for c in ctas]
-            resident.run(self, units, grid, block, space, dyn_bytes, Cta, args_env)
+            run_resident(self, units, grid, block, space, dyn_bytes, Cta, args_env)
             ctas = [c for m in units for c in m]
             nclus = 0  # nothing left to run below
         elif nclus > 1:
@@ -708,7 +709,6 @@ def _lane_elems(g, e, lm, dt):
     return ee.astype(np.int64) * dt.itemsize, tids
 
 
-_ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")
 
 
 def _polls(body) -> bool:
