@@ -709,8 +709,6 @@ def _lane_elems(g, e, lm, dt):
     return ee.astype(np.int64) * dt.itemsize, tids
 
 
-
-
 def _polls(body) -> bool:
     """Whether a ``while`` condition reads memory through an atomic (a wait for another thread or CTA): such a
     kernel runs CTA by CTA, never in lockstep batches, where one CTA's spin would run before another's write."""
