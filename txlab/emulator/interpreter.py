@@ -800,7 +800,7 @@ class Compiler:
         line = self.line
         # a poll of global memory through an atomic, in a launch whose CTAs run resident together
         # (txlab.emulator.resident): each round that goes on yields to the other warps and CTAs
-        poll = self.program.grid_waits and _polls_in(s.condition)
+        poll = self.program.grid_waits and polls_in(s.condition)
         body_gen, is_gen = is_gen, is_gen or poll
 
         def while_(g):
@@ -853,7 +853,7 @@ class Compiler:
 ATOMIC_PREFIXES = ("tirx.cuda.atomic_", "tirx.ptx.red", "tirx.ptx.atom")
 
 
-def _polls_in(cond) -> bool:
+def polls_in(cond) -> bool:
     """Whether a loop condition reads memory through an atomic (a wait on another thread or CTA)."""
     from txlab import ir
 

@@ -21,7 +21,7 @@ import txlab.emulator.memory as M
 import txlab.emulator.cta_overlaps as cta_overlaps
 import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
-from txlab.emulator.interpreter import Compiler, Group, _key
+from txlab.emulator.interpreter import Compiler, Group, _key, polls_in
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 from txlab.emulator.result import Finding
 from txlab.errors import EmulationFault, NotEmulatedError
@@ -620,8 +620,8 @@ class Program:
                     self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
             else:
                 units = [[tuple(int(v) for v in c)] for c in ctas]
-            run_resident(self, units, grid, block, space, dyn_bytes, Cta, args_env)
-            ctas = [c for m in units for c in m]
+            ran = run_resident(self, units, grid, block, space, dyn_bytes, Cta, args_env)
+            ctas = [c for m in units for c in m][:ran]  # admitted in launch order; a deadlock stops admitting
             nclus = 0  # nothing left to run below
         elif nclus > 1:
             from txlab.emulator.cluster import Cluster, group_into_clusters
@@ -711,13 +711,8 @@ def _lane_elems(g, e, lm, dt):
 
 def _polls(body) -> bool:
     """Whether a ``while`` condition reads memory through an atomic (a wait for another thread or CTA): such a
-    kernel runs CTA by CTA, never in lockstep batches, where one CTA's spin would run before another's write."""
-    for node in ir.walk(body):
-        if type(node).__name__ == "While":
-            for n in ir.walk(node.condition):
-                if type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(_ATOMIC_PREFIXES):
-                    return True
-    return False
+    kernel runs its CTAs resident together (txlab.emulator.resident), never in lockstep batches."""
+    return any(type(node).__name__ == "While" and polls_in(node.condition) for node in ir.walk(body))
 
 
 def _atomic_roots(body) -> set:

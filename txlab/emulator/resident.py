@@ -39,7 +39,7 @@ class _Lone:
 
 
 def _unit(program, members, grid, block, space, dyn_bytes, cta_class):
-    if len(members) > 1 or int(program.cluster_dims[0] * program.cluster_dims[1] * program.cluster_dims[2]) > 1:
+    if len(members) > 1:  # a cluster
         from txlab.emulator.cluster import Cluster
 
         return Cluster(program, members, grid, block, space, dyn_bytes, cta_class)

@@ -479,26 +479,25 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
         # one counter per tile: the consumers meet (named barrier FIX_BAR), one thread counts and waits for
         # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
-        if FIX_AR:  # release: the barrier orders every consumer's partial stores before the counting reduction
-            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-            if tid == 0:
-                if c == 0:
+        # FIX_AR: the barrier orders every consumer's partial stores before the counting release reduction, and the
+        # waiting thread's acquire, then the barrier, orders the peers' partials before the reads (far:, every
+        # consumer thread's fence before and after)
+        if not FIX_AR:
+            T.cuda.thread_fence()
+        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+        if tid == 0:
+            if c == 0:
+                if FIX_AR:
                     T.ptx.red.release.gpu.global_.add.s32(T.address_of(Wc[WPART + tile * WTH]), 1)
                     seen = T.local_scalar("int32")
                     T.cuda.wait_until(seen, T.address_of(Wc[WPART + tile * WTH]), lambda v: v >= SPLIT)
-            # acquire: the waiting thread's load, then the barrier, orders the peers' partials before the reads
-            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-            fixed_up(prof, tag, off, tid)
-        else:
-            T.cuda.thread_fence()
-            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-            if tid == 0:
-                if c == 0:
+                else:
                     T.evaluate(T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 1))
                     while T.cuda.atomic_add(T.address_of(Wc[WPART + tile * WTH]), 0) < SPLIT:
                         T.evaluate(0)
-            T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
-            fixed_up(prof, tag, off, tid)
+        T.ptx.bar.sync(T.uint32(FIX_BAR), T.uint32(WTH))
+        fixed_up(prof, tag, off, tid)
+        if not FIX_AR:
             T.cuda.thread_fence()
         for v in T.unroll(NV):
             if v % SPLIT == me:
