@@ -153,16 +153,20 @@ def main():
             row["error"] = f"{type(exc).__name__}: {exc}"[:400]
         rows.append(row)
         t = row.get("timeline") or {}
+
+        def at(part, stat):  # one statistic of the summary, 0 where the run has none
+            return (t.get(part) or {}).get(stat) or 0
+
+        bw = row.get("operand_tbps") or {}
         print(
             f"{'x'.join(map(str, shape)):>18} {row.get('config', config)!s:<36} ours {row.get('txlab_us', 0):7.2f} us "
             f"cuBLAS {row.get('cublas_us', 0):7.2f} us | span {t.get('span_us', 0):7.2f} spread "
-            f"{t.get('start_spread_us') or 0:5.2f} setup {((t.get('setup') or {}).get('max_us') or 0):5.2f} first-wgmma {((t.get('to_first_wgmma') or {}).get('median_us') or 0):5.2f}"
-            f" main {((t.get('mainloop') or {}).get('median_us') or 0):7.2f}/{((t.get('mainloop') or {}).get('max_us') or 0):7.2f}"
-            f" per-kb {t.get('mainloop_per_kblock_ns') or 0:6.1f} ns"
-            f" fix {((t.get('fixup') or {}).get('median_us') or 0):5.2f}/{((t.get('fixup') or {}).get('max_us') or 0):5.2f} epi {((t.get('epilogue') or {}).get('median_us') or 0):5.2f}"
-            f"/{((t.get('epilogue') or {}).get('max_us') or 0):5.2f} operands "
-            f"{(row.get('operand_tbps') or {}).get('txlab', 0):4.2f}/{(row.get('operand_tbps') or {}).get('cublas', 0):4.2f}"
-            f" TB/s {row.get('error', '')}",
+            f"{t.get('start_spread_us') or 0:5.2f} setup {at('setup', 'max_us'):5.2f} first-wgmma "
+            f"{at('to_first_wgmma', 'median_us'):5.2f} main {at('mainloop', 'median_us'):7.2f}/"
+            f"{at('mainloop', 'max_us'):7.2f} per-kb {t.get('mainloop_per_kblock_ns') or 0:6.1f} ns fix "
+            f"{at('fixup', 'median_us'):5.2f}/{at('fixup', 'max_us'):5.2f} epi {at('epilogue', 'median_us'):5.2f}/"
+            f"{at('epilogue', 'max_us'):5.2f} operands {bw.get('txlab', 0):4.2f}/{bw.get('cublas', 0):4.2f} TB/s "
+            f"{row.get('error', '')}",
             flush=True,
         )
         name = f"timeline_{m}x{n}x{k}_{str(row.get('config', 'choice')).replace(':', '-')}.json"

@@ -174,19 +174,20 @@ def test_a_wait_on_another_cta_runs_with_the_ctas_resident_together(waiter):
     assert "resident" in (res.stats.get("resident") or "")
 
 
-HANG = """
+POLL = """
 @T.prim_func
-def hang(F_ptr: T.handle, O_ptr: T.handle):
+def poll(F_ptr: T.handle, O_ptr: T.handle):
     F = T.match_buffer(F_ptr, (1,), "int32")
     O = T.match_buffer(O_ptr, (2,), "int32")
     T.device_entry()
     bx = T.cta_id([2])
     tx = T.thread_id([32])
     if tx == 0:
-        while T.cuda.atomic_add(T.address_of(F[0]), 0) < 1:  # the spin
+        while T.cuda.atomic_add(T.address_of(F[0]), ADD) < BOUND:  # the poll
             T.evaluate(0)
         O[bx] = 1
 """
+HANG = POLL.replace("ADD", "0").replace("BOUND", "1")  # both CTAs wait for a flag nobody sets
 
 
 def test_polls_nobody_answers_are_a_deadlock_finding_not_a_hang():
@@ -194,10 +195,10 @@ def test_polls_nobody_answers_are_a_deadlock_finding_not_a_hang():
     CTAs' polling warps, and the run ends."""
     src = HANG
     o = np.zeros(2, np.int32)
-    res = emulate(kernel(src, "hang"), np.zeros(1, np.int32), o)
+    res = emulate(kernel(src, "poll"), np.zeros(1, np.int32), o)
     assert not res.ok
     (f,) = [f for f in res.findings if f.kind == "deadlock"]
-    assert f.line == line_of(src, "# the spin")
+    assert f.line == line_of(src, "# the poll")
     assert "CTA (0, 0, 0) warp 0 polls" in f.message and "CTA (1, 0, 0) warp 0 polls" in f.message, f.message
     assert o.tolist() == [0, 0]
 
@@ -312,19 +313,7 @@ def test_a_wait_on_a_cta_past_the_window_is_a_deadlock_that_says_so(monkeypatch)
         assert "3 CTA(s) resident at once" in d.message and "5 CTA(s) of the launch wait" in d.message, d.message
 
 
-COUNTING = """
-@T.prim_func
-def counting(F_ptr: T.handle, O_ptr: T.handle):
-    F = T.match_buffer(F_ptr, (1,), "int32")
-    O = T.match_buffer(O_ptr, (2,), "int32")
-    T.device_entry()
-    bx = T.cta_id([2])
-    tx = T.thread_id([32])
-    if tx == 0:
-        while T.cuda.atomic_add(T.address_of(F[0]), 1) < 2000000000:  # the count
-            T.evaluate(0)
-        O[bx] = 1
-"""
+COUNTING = POLL.replace("ADD", "1").replace("BOUND", "2000000000")  # each round adds one: never still
 
 
 def test_a_poll_that_keeps_changing_memory_still_times_out():
@@ -332,5 +321,5 @@ def test_a_poll_that_keeps_changing_memory_still_times_out():
     the loop's own round limit and ``timeout_s`` still end it, as a KernelFault at its line."""
     from txlab.errors import KernelFault
 
-    with pytest.raises(KernelFault, match=r"while loop at line %d" % line_of(COUNTING, "# the count")):
-        emulate(kernel(COUNTING, "counting"), np.zeros(1, np.int32), np.zeros(2, np.int32), timeout_s=2)
+    with pytest.raises(KernelFault, match=r"while loop at line %d" % line_of(COUNTING, "# the poll")):
+        emulate(kernel(COUNTING, "poll"), np.zeros(1, np.int32), np.zeros(2, np.int32), timeout_s=2)

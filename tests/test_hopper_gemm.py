@@ -442,15 +442,13 @@ def test_bandwidth_kernels_on_gpu():
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-5
 
 
-@pytest.mark.gpu
-def test_gemm_timeline_on_gpu():
-    """The profiled GEMM's own timeline: every tile appears once per warpgroup, in order, and the
-    result is still right."""
+def _timeline_on_gpu(m, n, k, config, seed):
+    """(configuration at this GPU's SM count, the timeline ``record_timeline`` took of it) on random bf16 operands; C
+    checked against the fp32 product, the timeline without warnings."""
     import torch
 
-    m, n, k = 4096, 4096, 1024
-    cfg = hg.parse_config("128x256x64_s4_c2", num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
-    g = torch.Generator(device="cuda").manual_seed(3)
+    cfg = hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
+    g = torch.Generator(device="cuda").manual_seed(seed)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -459,6 +457,15 @@ def test_gemm_timeline_on_gpu():
     ref = a.float() @ b.float().T
     assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
     assert not tl.warnings, tl.warnings
+    return cfg, tl
+
+
+@pytest.mark.gpu
+def test_gemm_timeline_on_gpu():
+    """The profiled GEMM's own timeline: every tile appears once per warpgroup, in order, and the
+    result is still right."""
+    m, n, k = 4096, 4096, 1024
+    cfg, tl = _timeline_on_gpu(m, n, k, "128x256x64_s4_c2", seed=3)
     tiles = (m // cfg.bm) * (n // cfg.bn)
     ev = list(tl.events)
     for group, name in ((0, "load_tile"), (1, "mainloop"), (2, "mainloop"), (1, "epilogue"), (2, "epilogue")):
@@ -1329,21 +1336,10 @@ def test_emulate_takes_a_builds_call_arguments():
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64_s6_c2_sk8", "128x128x64_s6_c2_sk8p"])
 def test_split_k_gemm_timeline_on_gpu(config):
-    """A split-K GEMM's timeline (the workspace handed to the recorder before its buffer): one mainloop and one
-    epilogue range per item and consumer, every item's K slice as long as the others within reason, C right."""
-    import torch
-
+    """A split-K GEMM's timeline (the workspace handed to the recorder before its buffer): one mainloop, fixup and
+    epilogue range per item and consumer, one load_tile range per item, C right."""
     m, n, k = 512, 512, 16384
-    cfg = hg.parse_config(config, num_sms=torch.cuda.get_device_properties(0).multi_processor_count)
-    g = torch.Generator(device="cuda").manual_seed(5)
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
-    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    tl = hg.record_timeline(a, b, c, cfg)
-    torch.cuda.synchronize()
-    ref = a.float() @ b.float().T
-    assert ((c.float() - ref).norm() / ref.norm()).item() <= 1e-2
-    assert not tl.warnings, tl.warnings
+    cfg, tl = _timeline_on_gpu(m, n, k, config, seed=5)
     items = cfg.work_items(m, n)
     assert items == 16 * 8
     ev = list(tl.events)
