@@ -6370,6 +6370,21 @@ GROUPS = {
         (B16, (2048, 512, 32768), ["128x256x64_s4_c2_cl2x1_sk4p", "far:128x256x64_s4_c2_cl2x1_sk4p"]),
         (B16, (128, 128, 131072), ["64x64x64_s12_c1_cl2x1_sk32p", "far:64x64x64_s12_c1_cl2x1_sk32p"]),
     ],
+    # round 31: the parallel fix-up keeping an item's own share in registers (half the workspace traffic at S = 2)
+    # beside storing and reading back the whole partial (fst:), and the set's three weakest shapes' tuned entries
+    "r31b": [
+        (B16, (768, 1024, 16384), ["128x96x64_s7_c2_cl2x1_sk2p_swap", "fst:128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+        (
+            B16,
+            (256, 256, 65536),
+            [p + c for c in ("128x128x64_s6_c2_cl1x2_sk32p", "128x64x64_s8_c2_cl1x2_sk16p") for p in ("", "fst:")],
+        ),
+        (B16, (512, 512, 16384), ["128x128x64_s6_c2_cl2x1_sk8p", "fst:128x128x64_s6_c2_cl2x1_sk8p"]),
+        (B16, (512, 1024, 8192), ["128x128x64_s7_c2_cl2x1_sk4p", "fst:128x128x64_s7_c2_cl2x1_sk4p"]),
+        (B16, (2048, 512, 32768), ["128x256x64_s4_c2_cl2x1_sk4p", "fst:128x256x64_s4_c2_cl2x1_sk4p"]),
+        (F8, (512, 1024, 16384), ["128x128x128_s6_c2_sk4p_p2", "fst:128x128x128_s6_c2_sk4p_p2"]),
+        (B16, (1000, 3000, 5000), ["128x200x64_s5_c2_cl4x1"]),
+    ],
 }
 
 
@@ -6380,7 +6395,9 @@ def say(*a):
 #: ``PREFIX:CONFIG`` builds CONFIG with a switch of hopper_gemm set the way it was before a change, for an A/B beside
 #: the current kernel in one run (``hopper_gemm.BEFORE``): ``sts:`` the TMA epilogue's 2-byte shared stores (before
 #: stmatrix, round 15), ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23),
-#: ``tpf:`` no tensor-map prefetch at the kernel's entry (before round 23)
+#: ``tpf:`` no tensor-map prefetch at the kernel's entry (before round 23), ``v16:`` the direct epilogue's 4-byte pair
+#: stores (before round 29), ``far:`` the split-K fix-ups' fences (before round 30), ``fst:`` the parallel fix-up
+#: storing and reading back an item's whole partial (before round 31)
 VARIANTS = tuple(hg.BEFORE)
 
 

@@ -1029,7 +1029,7 @@ def test_split_k_fixups_count_by_release_and_acquire(config):
 def test_built_as_before_sets_one_switch_and_puts_it_back():
     """The GPU scripts' ``PREFIX:CONFIG`` variants: inside, the prefix's switch has its old value; after, even when
     the build raised, today's."""
-    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:", "far:"}
+    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:", "far:", "fst:"}
     today = {switch: getattr(hg, switch) for switch, _ in hg.BEFORE.values()}
     for prefix, (switch, old) in hg.BEFORE.items():
         assert today[switch] != old
@@ -1615,19 +1615,24 @@ def test_the_parallel_fix_up_is_emulated_as_built():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
-    outs = []
-    for name in ("64x64x64_s4_c1_sk2p", "64x64x64_s4_c1_sk2"):
-        c = hg.build(64, 64, 256, name)
+    outs, stored = [], []
+    for prefix, name in (("", "64x64x64_s4_c1_sk2p"), ("fst:", "64x64x64_s4_c1_sk2p"), ("", "64x64x64_s4_c1_sk2")):
+        with hg.built_as_before(*[prefix] if prefix else []):
+            c = hg.build(64, 64, 256, name)
         out = np.full((64, 64), np.nan, ml_dtypes.bfloat16)
         w = c._workspace(a)
         res = emulate(c, a, b, out, w)
         assert res.ok, res.summary()
         assert (res.stats.get("resident") is not None) == name.endswith("p"), res.stats
         assert not w.view(np.int32)[2 * 64 * 64 :].any()  # the tile's counters, after its two partials
+        stored.append(np.count_nonzero(w[: 2 * 64 * 64]))  # partial values written (none is exactly zero here)
         outs.append(out.view(np.uint16).copy())
+    # each item keeps the half it sums itself in registers (_FIX_OWN); fst: and the serial fix-up store all of it
+    assert stored == [64 * 64, 2 * 64 * 64, 2 * 64 * 64], stored
+    assert (outs[0] == outs[1]).all()
     ref = a.astype(np.float32) @ b.astype(np.float32).T
     assert np.linalg.norm(out.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
-    assert (outs[0] == outs[1]).all()
+    assert (outs[0] == outs[2]).all()
     sk32 = hg.build(64, 64, 4096)
     assert sk32.gemm_config.fixup == "parallel"
 

@@ -175,10 +175,17 @@ _EPI_VEC16 = True
 #: atomics between two ``__threadfence()`` (``fence.sc.gpu``) by every consumer thread, as before (``far:CONFIG``).
 _FIX_ACQREL = True
 
+#: Split-K's parallel fix-up keeps an item's own share in registers: an item stores to the workspace only the 8-column
+#: groups its peers sum (j % S != me) and adds its own partial from registers, in its place of the split order (the
+#: fp32 value it would have stored and read back, so C is the same bit for bit). At S = 2 that halves the fix-up's
+#: workspace traffic. False stores and reads back the whole partial, as before (``fst:CONFIG``).
+_FIX_OWN = True
+
 #: ``PREFIX:CONFIG`` in the GPU scripts (``scripts/gemm_explore_h200.py``, ``scripts/gemm_ncu_h200.py``): CONFIG built
 #: with one of the switches above as it was before its change, to time or profile beside the kernel of today
 BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False),
-          "v16:": ("_EPI_VEC16", False), "far:": ("_FIX_ACQREL", False)}
+          "v16:": ("_EPI_VEC16", False), "far:": ("_FIX_ACQREL", False),
+          "fst:": ("_FIX_OWN", False)}
 
 
 @contextmanager
@@ -345,6 +352,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     # 16-byte stores of 8 columns (rows 16-byte aligned: N % 8 == 0), four 8-column groups per quad transpose
     VEC16 = _EPI_VEC16 and PAIRS and N % 8 == 0
     FIX_AR = _FIX_ACQREL
+    FIX_OWN = _FIX_OWN
     GROUPS = NC + 1  # profiler groups: one per warpgroup
     STRIDE = NCTA * GROUPS
     PROF = profile
@@ -469,14 +477,15 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
 
     @T.inline
     def fixup_parallel(C, W, Wc, acc, tile, me, tm, tn, c, tid, prof, tag, off):
-        """Split-K's parallel fix-up for item ``me`` of partial tile ``tile`` (output tile ``tm, tn``): store this
-        item's fp32 partial and count it (release), wait until the tile's S items have (acquire), then sum the
-        8-column groups j % S == me of all S partials in split order and store them; the second count's last resets
-        the counter."""
+        """Split-K's parallel fix-up for item ``me`` of partial tile ``tile`` (output tile ``tm, tn``): store the
+        8-column groups of this item's fp32 partial its peers sum (:data:`_FIX_OWN`; else all of it) and count it
+        (release), wait until the tile's S items have (acquire), then sum the groups j % S == me of all S partials in
+        split order (its own from registers) and store them; the second count's last resets the counter."""
         slot = T.meta_var(c * 128 + tid)
         for v in T.unroll(NV):
-            for e in T.vectorized(4):
-                W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
+            if not FIX_OWN or v % SPLIT != me:  # FIX_OWN: only the groups the peers sum
+                for e in T.vectorized(4):
+                    W[(((tile * SPLIT + me) * NV + v) * WTH + slot) * 4 + e] = acc[v * 4 + e]
         # one counter per tile: the consumers meet (named barrier FIX_BAR), one thread counts and waits for
         # the tile's S items, and they meet again (per-thread counters measured 0.5-2 % slower)
         # FIX_AR: the barrier orders every consumer's partial stores before the counting release reduction, and the
@@ -501,12 +510,18 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
             T.cuda.thread_fence()
         for v in T.unroll(NV):
             if v % SPLIT == me:
+                own = T.alloc_local([4], "float32")
                 for e in T.vectorized(4):
+                    own[e] = acc[v * 4 + e]
                     acc[v * 4 + e] = T.float32(0)
                 for part in T.unroll(SPLIT):  # all S loads in flight at once
-                    for e in T.vectorized(4):
-                        acc[v * 4 + e] = acc[v * 4 + e] + \
-                            W[(((tile * SPLIT + part) * NV + v) * WTH + slot) * 4 + e]
+                    if FIX_OWN and part == me:
+                        for e in T.vectorized(4):
+                            acc[v * 4 + e] = acc[v * 4 + e] + own[e]
+                    else:
+                        for e in T.vectorized(4):
+                            acc[v * 4 + e] = acc[v * 4 + e] + \
+                                W[(((tile * SPLIT + part) * NV + v) * WTH + slot) * 4 + e]
         store_share(C, acc, tm, tn, c, tid, me)
         if tid == 0:
             if c == 0:
