@@ -6372,8 +6372,21 @@ GROUPS = {
     ],
     # round 31: the parallel fix-up keeping an item's own share in registers (half the workspace traffic at S = 2)
     # beside storing and reading back the whole partial (fst:), and the set's three weakest shapes' tuned entries
+    # and swap_ab's stores transposed by movmatrix (16 bytes of a row of C, or pairs) beside element stores (sw2:)
     "r31b": [
-        (B16, (768, 1024, 16384), ["128x96x64_s7_c2_cl2x1_sk2p_swap", "fst:128x96x64_s7_c2_cl2x1_sk2p_swap"]),
+        (
+            B16,
+            (768, 1024, 16384),
+            [p + "128x96x64_s7_c2_cl2x1_sk2p_swap" for p in ("", "fst:", "sw2:")],
+        ),
+        (B16, (5762, 98, 11712), ["128x176x64_s5_c2_sk4p_swap", "sw2:128x176x64_s5_c2_sk4p_swap"]),
+        (B16, (3452, 122, 7760), ["128x160x64_s6_c2_sk6p_swap", "sw2:128x160x64_s6_c2_sk6p_swap"]),
+        (B16, (1110, 16, 3560), ["64x64x64_s12_c1_sk7_swap", "sw2:64x64x64_s12_c1_sk7_swap"]),
+        (
+            B16,
+            (1743, 272, 1336),
+            ["64x72x64_s12_c1_cl2x2", "64x88x64_s11_c1_cl2x2_swap", "sw2:64x88x64_s11_c1_cl2x2_swap"],
+        ),
         (
             B16,
             (256, 256, 65536),
@@ -6397,7 +6410,8 @@ def say(*a):
 #: stmatrix, round 15), ``enc:`` a wgmma descriptor encoded per wgmma (before stage 0's plus an offset, round 23),
 #: ``tpf:`` no tensor-map prefetch at the kernel's entry (before round 23), ``v16:`` the direct epilogue's 4-byte pair
 #: stores (before round 29), ``far:`` the split-K fix-ups' fences (before round 30), ``fst:`` the parallel fix-up
-#: storing and reading back an item's whole partial (before round 31)
+#: storing and reading back an item's whole partial (before round 31), ``sw2:`` swap_ab's direct and fix-up stores
+#: element by element (before round 31)
 VARIANTS = tuple(hg.BEFORE)
 
 

@@ -67,3 +67,32 @@ def test_stmatrix_rows_off_16_bytes_are_misaligned():
     assert bad and bad[0].line == line_of(src, "stmatrix"), res.summary()
     ok, _ = _run(ST, "st", 0, np.zeros((16, 24), np.float16))
     assert ok.ok, ok.summary()
+
+
+MOV = """
+@T.prim_func
+def mov(A: T.Buffer((32,), "uint32"), B: T.Buffer((32,), "uint32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    R = T.alloc_local([2], "uint32")
+    R[0] = A[tx % 32] + T.uint32(tx // 32)
+    T.ptx["movmatrix.sync.aligned.m8n8.trans.b16"](R[1], R[0])
+    if tx < 32:
+        B[tx] = R[1]
+"""
+
+
+def test_movmatrix_transposes_the_warps_8x8_fragment():
+    """``movmatrix.m8n8.trans.b16``: lane l's pair (row l // 4, columns 2 (l % 4), + 1) of an 8 x 8 b16 matrix becomes
+    the same place of the transpose, in registers (here warp 0 of two, whose values differ)."""
+    rng = np.random.default_rng(7)
+    m = rng.integers(0, 2**16, (8, 8)).astype(np.uint32)
+    lane = np.arange(32)
+    r, c = lane // 4, 2 * (lane % 4)
+    a = m[r, c] | (m[r, c + 1] << 16)
+    b = np.zeros(32, np.uint32)
+    res = emulate(kernel(MOV, "mov"), a.astype(np.uint32), b)
+    assert res.ok, res.summary()
+    t = m.T
+    assert (b == (t[r, c] | (t[r, c + 1] << 16))).all()

@@ -386,7 +386,7 @@ def test_decode_sized_m_on_gpu(shape, config):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", [(320, 4096, 1024), (300, 2056, 520), (136, 8192, 4096)])
+@pytest.mark.parametrize("shape", [(320, 4096, 1024), (300, 2056, 520), (136, 8192, 4096), (200, 1030, 520)])
 @pytest.mark.parametrize(
     "config",
     [
@@ -399,7 +399,8 @@ def test_decode_sized_m_on_gpu(shape, config):
 )
 def test_swapped_operands_on_gpu(shape, config):
     """``swap_ab``: C.T = B @ A.T tiled, stored transposed (directly, through TMA, after a split-K fix-up), every
-    element written once and right, run after run."""
+    element written once and right, run after run; the direct and fix-up stores transposed by movmatrix, 16 bytes
+    where N % 8 == 0, 4-byte pairs at N = 1030."""
     import torch
 
     m, n, k = shape
@@ -632,14 +633,16 @@ def _emulate_gemm(kernel, M, N, K, cfg, seed=1, ws=None):
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
     c = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-    ws = hg.workspace(M, N, K, cfg) if ws is None else ws
-    res = emulate(kernel, a, b, c, ws, arch="sm_90a")
+    split = cfg.split_k > 1
+    ws = (hg.workspace(M, N, K, cfg) if split else None) if ws is None else ws
+    res = emulate(kernel, a, b, c, *[ws] if split else [], arch="sm_90a")
     assert res.ok, res.summary()
     got, ref = c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T
     assert not np.isnan(got).any(), "outputs never written"
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 4e-3
-    counters = ws.view(np.int32)[-_counters(M, N, cfg) :]
-    assert not counters.any(), "a launch must leave the workspace's counters zero"
+    if split:
+        counters = ws.view(np.int32)[-_counters(M, N, cfg) :]
+        assert not counters.any(), "a launch must leave the workspace's counters zero"
     return c, ws
 
 
@@ -1029,7 +1032,7 @@ def test_split_k_fixups_count_by_release_and_acquire(config):
 def test_built_as_before_sets_one_switch_and_puts_it_back():
     """The GPU scripts' ``PREFIX:CONFIG`` variants: inside, the prefix's switch has its old value; after, even when
     the build raised, today's."""
-    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:", "far:", "fst:"}
+    assert set(hg.BEFORE) == {"sts:", "enc:", "tpf:", "v16:", "far:", "fst:", "sw2:"}
     today = {switch: getattr(hg, switch) for switch, _ in hg.BEFORE.values()}
     for prefix, (switch, old) in hg.BEFORE.items():
         assert today[switch] != old
@@ -1062,6 +1065,37 @@ def _mutant(*edits):
     sys.modules[mod.__name__] = mod
     exec(compile(src, path, "exec"), mod.__dict__)  # noqa: S102 - the test's own copy of a txlab module
     return mod
+
+
+@pytest.mark.parametrize(
+    "shape,config,sms,wide",
+    [
+        ((260, 304, 136), "128x104x64_s3_c2_cl2x1_swap", 4, True),  # 13 groups: six quads and a pair group
+        ((136, 300, 200), "128x160x64_s3_c2_swap", 3, False),  # the user's N even, not a multiple of 8: pairs
+        ((100, 256, 256), "128x128x64_s3_c2_sk3p_swap", 6, True),  # parallel fix-up: share groups G, G + 3 per quad
+        ((96, 512, 256), "256x96x64_s3_c2_sk2p_swap", 4, True),  # two atoms per consumer: quads across them
+        ((136, 296, 640), "128x160x64_s3_c2_sk2_swap", 4, True),  # the serial fix-up stores through store_direct
+    ],
+)
+def test_swapped_direct_stores_transpose_in_registers(shape, config, sms, wide):
+    """swap_ab's direct and fix-up stores: each 8 x 8 block transposed by movmatrix and four traded per quad (16 bytes
+    of a row of C per lane; 4-byte pairs where the user's N is only even) give C bit for bit as the element stores
+    before (sw2:), on the emulator; in the SASS no 2-byte store is left."""
+    import numpy as np
+
+    M, N, K = shape
+    outs = []
+    for prefix in ("", "sw2:"):
+        with hg.built_as_before(*[prefix] if prefix else []):
+            cfg = hg.parse_config(config, num_sms=sms)
+            kernel = hg.gemm_kernel(M, N, K, cfg)
+            if not prefix:
+                stores = txlab.compile(kernel, arch="sm_90a").instructions(r"^(@!?U?P\w+ )?STG")
+        outs.append(_emulate_gemm(kernel, M, N, K, cfg)[0].view(np.uint16).copy())
+    assert np.array_equal(outs[0], outs[1])
+    texts = [i.text if hasattr(i, "text") else str(i) for i in stores]
+    assert not any(".U16" in t for t in texts), texts
+    assert any("STG.E.128" in t for t in texts) == wide, texts
 
 
 def test_split_k_is_bitwise_the_same_whichever_item_ends_last():

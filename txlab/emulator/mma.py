@@ -1,5 +1,5 @@
 """Warp-level matrix instructions of sm_80..sm_90a: ``ldmatrix`` / ``stmatrix`` (``.m8n8``,
-``.x1``/``.x2``/``.x4``, ``.trans``, ``.b16``) and ``mma.sync`` (``m16n8k8`` / ``m16n8k16`` f16 and
+``.x1``/``.x2``/``.x4``, ``.trans``, ``.b16``), ``movmatrix`` (``.m8n8.trans.b16``) and ``mma.sync`` (``m16n8k8`` / ``m16n8k16`` f16 and
 bf16, ``m16n8k4`` / ``m16n8k8`` tf32, ``m16n8k32`` e4m3/e5m2, f32 or f16 accumulate; integer
 ``m16n8k16`` / ``m16n8k32`` s8/u8, mixed or not, with s32 accumulate). What ``Tx.warp.gemm`` lowers to.
 
@@ -16,7 +16,9 @@ Fragment maps (PTX ISA, "Matrix fragments for mma.m16n8k*"), lane = 4*group + ti
 ``ldmatrix``: lanes 8*i .. 8*i+7 give the row addresses of matrix i (16 bytes each); the lane
 receives, per matrix, the pair (row lane//4, columns 2*(lane%4), +1) -- of the transpose with
 ``.trans``. ``stmatrix`` is its inverse. Reads and writes go through the emulated memory, so the
-bounds and race checkers see every row.
+bounds and race checkers see every row. ``movmatrix`` transposes one 8 x 8 matrix held that way (a b32
+register per lane) in registers: the lane's pair becomes (row lane//4, columns 2*(lane%4), +1) of the
+transpose.
 
 Arithmetic: floating-point mma is the H200's tensor-core arithmetic bit for bit
 (:mod:`txlab.emulator.tensorcore`: products exact, aligned to the largest exponent with 25 bits,
@@ -197,8 +199,37 @@ def _stmatrix(comp, call):
     return f
 
 
+def _movmatrix(comp, call):
+    ptx = decode(call)
+    mm = ptx.mods
+    if mm.get("shape") != "m8n8" or mm.get("type") != "b16" or not mm.get("trans"):
+        return comp.not_emulated(f"movmatrix.{mm.get('shape')}.{mm.get('type')}")
+    src = _u32_of(comp, ptx.ops["a"][0])
+    key = ("movmatrix", call.__chandle__())
+    stores = _reg_stores(comp, ptx.ops["d"], key)
+    if stores is None:
+        return comp.not_emulated("movmatrix", "a destination that is not a register element")
+    lane = np.arange(32)
+    r, c = lane // 4, 2 * (lane % 4)
+
+    def f(g):
+        W, pad = _warps(g, src(g))  # (nw, 32) uint32: lane's pair (row r, columns c, c + 1)
+        mats = np.zeros((W.shape[0], 8, 8), np.uint16)
+        mats[:, r, c] = (W & np.uint32(0xFFFF)).astype(np.uint16)
+        mats[:, r, c + 1] = (W >> np.uint32(16)).astype(np.uint16)
+        t = mats.transpose(0, 2, 1)
+        out = t[:, r, c].astype(np.uint32) | (t[:, r, c + 1].astype(np.uint32) << np.uint32(16))
+        g.slots[key] = _unwarp(g, out[:, :, None], pad)
+        for st in stores:
+            st(g)
+        return np.int32(0)
+
+    return f
+
+
 HANDLERS["tirx.ptx.ldmatrix"] = _ldmatrix
 HANDLERS["tirx.ptx.stmatrix"] = _stmatrix
+HANDLERS["tirx.ptx.movmatrix"] = _movmatrix
 
 
 # ---- mma.sync ------------------------------------------------------------------------------------

@@ -168,6 +168,13 @@ _TMA_PREFETCH = True
 #: for a TMA epilogue. False builds the 4-byte stores (``v16:CONFIG`` in the GPU scripts).
 _EPI_VEC16 = True
 
+#: With swap_ab a thread's accumulator pairs are two rows of C^T's tile, so the direct epilogue and the split-K fix-ups
+#: stored C element by element (2-byte stores, 8 lanes to a 16-byte run). Each 8 x 8 block of the fragment is now
+#: transposed in registers (``movmatrix.m8n8.trans.b16``), which gives every lane two adjacent elements of one row of
+#: C, and four blocks are traded within each quad as :data:`_EPI_VEC16`'s are: 16 bytes of a row of C per lane where
+#: the user's N is a multiple of 8, 4-byte pairs where it is even. False stores element by element (``sw2:CONFIG``).
+_EPI_SWAP16 = True
+
 #: Split-K's parallel fix-up counts and waits as CUTLASS's semaphores do: the consumers meet at a named barrier, one
 #: thread adds its item to the tile's counter with a release reduction (``red.release.gpu``, cumulative over the
 #: partial stores the barrier ordered before it), waits with relaxed polls closed by one acquire load
@@ -185,7 +192,7 @@ _FIX_OWN = True
 #: with one of the switches above as it was before its change, to time or profile beside the kernel of today
 BEFORE = {"sts:": ("_EPI_STMATRIX", False), "enc:": ("_DESC_ADVANCE", False), "tpf:": ("_TMA_PREFETCH", False),
           "v16:": ("_EPI_VEC16", False), "far:": ("_FIX_ACQREL", False),
-          "fst:": ("_FIX_OWN", False)}
+          "fst:": ("_FIX_OWN", False), "sw2:": ("_EPI_SWAP16", False)}
 
 
 @contextmanager
@@ -351,6 +358,10 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     PAIRS = N % 2 == 0 and not SWAP
     # 16-byte stores of 8 columns (rows 16-byte aligned: N % 8 == 0), four 8-column groups per quad transpose
     VEC16 = _EPI_VEC16 and PAIRS and N % 8 == 0
+    # swap_ab: C's rows are the tiled M (the user's N): pairs after a movmatrix where M is even, 16 bytes where M % 8 == 0
+    SW_PAIRS = _EPI_SWAP16 and SWAP and M % 2 == 0
+    SW_VEC = SW_PAIRS and M % 8 == 0
+    NG = NACC // 4  # 8-column groups of one m64 atom's fragment
     FIX_AR = _FIX_ACQREL
     FIX_OWN = _FIX_OWN
     GROUPS = NC + 1  # profiler groups: one per warpgroup
@@ -394,11 +405,58 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
         quad_trade(v, 2, 3, i % 2 == 1, 1)
 
     @T.inline
+    def transposed_word(w, acc, G, h):
+        """``w``: the 8 x 8 block (group ``G`` of the fragment, rows + 8 h) transposed across the warp by movmatrix:
+        the lane's two bf16 of C (swap_ab) at rows 2 (lane % 4), + 1 of the block's transpose, column lane // 4."""
+        pv = T.alloc_local([2], "bfloat16")
+        pv[0] = T.cast(acc[G * 4 + h * 2], "bfloat16")
+        pv[1] = T.cast(acc[G * 4 + h * 2 + 1], "bfloat16")
+        pw = T.decl_buffer([1], "uint32", data=pv.data, scope="local")
+        T.ptx.movmatrix.sync.aligned.m8n8.trans.b16(w, pw[0])
+
+    @T.inline
+    def store_swapped_quad(C, acc, G0, G1, r0, c0, c, tid):
+        """swap_ab, 16-byte stores: groups ``G0`` and ``G1`` of the fragment (each two 8 x 8 blocks, h = 0, 1; any
+        atom) of the tile at rows ``r0`` and columns ``c0`` of the tiled output (columns of C^T). After movmatrix lane
+        q of a quad holds word q of each of the four blocks; the quad transpose gives it block q's four words, 8
+        consecutive elements of one row of C."""
+        v = T.alloc_local([4], "uint32")
+        for g in T.unroll(4):
+            transposed_word(v[g], acc, G0 + (G1 - G0) * (g // 2), g % 2)
+        quad_transpose(v, tid % 4)
+        gq = T.meta_var(G0 + (G1 - G0) * ((tid % 4) // 2))
+        row = T.meta_var(r0 + arow(c, gq // NG) + (tid // 32) * 16 + 8 * (tid % 2))
+        col = T.meta_var(c0 + (gq % NG) * 8 + (tid % 32) // 4)
+        if row < M and col < N:
+            Cv = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+            for e in T.vectorized(4):
+                Cv[(wide(col) * M + row) // 2 + e] = v[e]
+
+    @T.inline
+    def store_swapped_pairs(C, acc, G, r0, c0, c, tid):
+        """swap_ab, 4-byte stores: group ``G`` of the fragment, each lane's movmatrix pair of one row of C."""
+        for h in T.unroll(2):
+            w = T.alloc_local([1], "uint32")
+            transposed_word(w[0], acc, G, h)
+            row = T.meta_var(r0 + arow(c, G // NG) + (tid // 32) * 16 + 8 * h + 2 * (tid % 4))
+            col = T.meta_var(c0 + (G % NG) * 8 + (tid % 32) // 4)
+            if row < M and col < N:
+                Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                Cw[(wide(col) * M + row) // 2] = w[0]
+
+    @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
         """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
         (pairs of 4 bytes when N is even; with :data:`_EPI_VEC16`, 16 bytes of 8 columns per thread for each four
-        8-column groups, the rest in pairs), guarded at M and N."""
-        for mi in T.unroll(MW):
+        8-column groups, the rest in pairs; with swap_ab, :data:`_EPI_SWAP16`'s), guarded at M and N."""
+        if SW_PAIRS:
+            for mi in T.unroll(MW):
+                for t in T.unroll(NG // 2 if SW_VEC else 0):
+                    store_swapped_quad(C, acc, mi * NG + 2 * t, mi * NG + 2 * t + 1, (mt * CM + rm) * BM,
+                                       (nt * CN + rn) * BN, c, tid)
+                for jj in T.unroll((NG // 2) * 2 if SW_VEC else 0, NG):
+                    store_swapped_pairs(C, acc, mi * NG + jj, (mt * CM + rm) * BM, (nt * CN + rn) * BN, c, tid)
+        for mi in T.unroll(0 if SW_PAIRS else MW):
             row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4
                              + (tid // 32) * 16)
             if VEC16:
@@ -439,8 +497,18 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     def store_share(C, acc, mt, nt, c, tid, me):
         """The parallel fix-up's store: the 8-column groups j of the fragment with j % SPLIT == me (this
         item's share of the tile), in 4-byte bf16 pairs as :func:`store_direct` did before
-        :data:`_EPI_VEC16` (16-byte stores of two groups per quad measured even with them: round 29, H100)."""
-        for j in T.unroll(NV):
+        :data:`_EPI_VEC16` (16-byte stores of two groups per quad measured even with them: round 29, H100); with
+        swap_ab, :data:`_EPI_SWAP16`'s (two share groups G, G + S per quad)."""
+        if SW_PAIRS:
+            for p in T.unroll(NV // (2 * SPLIT) if SW_VEC else 0):
+                for r in T.unroll(SPLIT):
+                    if r == me:
+                        store_swapped_quad(C, acc, p * 2 * SPLIT + r, p * 2 * SPLIT + SPLIT + r, mt * BM, nt * BN,
+                                           c, tid)
+            for j in T.unroll((NV // (2 * SPLIT)) * 2 * SPLIT if SW_VEC else 0, NV):
+                if j % SPLIT == me:
+                    store_swapped_pairs(C, acc, j, mt * BM, nt * BN, c, tid)
+        for j in T.unroll(0 if SW_PAIRS else NV):
             if j % SPLIT == me:
                 row = T.meta_var(mt * BM + arow(c, j // (NACC // 4) if MW > 1 else 0) + (tid % 32) // 4
                                  + (tid // 32) * 16)
