@@ -6398,6 +6398,20 @@ GROUPS = {
         (F8, (512, 1024, 16384), ["128x128x128_s6_c2_sk4p_p2", "fst:128x128x128_s6_c2_sk4p_p2"]),
         (B16, (1000, 3000, 5000), ["128x200x64_s5_c2_cl4x1"]),
     ],
+    # round 31: 256x256x65536's table entry (H200, 2026-12-02, an older fix-up) beside the split-16 tiles that ran
+    # 4-5 % ahead on four H100 runs and that the model ranks ahead
+    "r31e": [
+        (
+            B16,
+            (256, 256, 65536),
+            [
+                "128x128x64_s6_c2_cl1x2_sk32p",
+                "128x64x64_s8_c2_cl1x2_sk16p",
+                "64x128x64_s7_c1_cl1x2_sk16p",
+                "64x128x64_s7_c1_cl2x1_sk16p",
+            ],
+        ),
+    ],
 }
 
 

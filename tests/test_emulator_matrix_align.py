@@ -96,3 +96,13 @@ def test_movmatrix_transposes_the_warps_8x8_fragment():
     assert res.ok, res.summary()
     t = m.T
     assert (b == (t[r, c] | (t[r, c + 1] << 16))).all()
+
+
+def test_movmatrix_in_half_a_warp_is_a_divergent_barrier():
+    """movmatrix is .sync.aligned: reached by lanes 0-15 only, the other lanes' registers are no value of the
+    program's, so it is a divergent_barrier finding at its line (it once transposed whatever they held)."""
+    src = MOV.replace("    T.ptx[", "    if tx < 16:\n        T.ptx[").replace("def mov(", "def mov_half(")
+    res = emulate(kernel(src, "mov_half"), np.arange(32, dtype=np.uint32), np.zeros(32, np.uint32))
+    bad = [f for f in res.findings if f.kind == "divergent_barrier"]
+    assert bad and bad[0].line == line_of(src, "movmatrix"), res.summary()
+    assert "lanes 0-15" in bad[0].message and ".sync.aligned" in bad[0].message, bad[0].message

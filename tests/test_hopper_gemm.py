@@ -1080,7 +1080,7 @@ def _mutant(*edits):
 def test_swapped_direct_stores_transpose_in_registers(shape, config, sms, wide):
     """swap_ab's direct and fix-up stores: each 8 x 8 block transposed by movmatrix and four traded per quad (16 bytes
     of a row of C per lane; 4-byte pairs where the user's N is only even) give C bit for bit as the element stores
-    before (sw2:), on the emulator; in the SASS no 2-byte store is left."""
+    before (sw2:), on the emulator; in the SASS no 2-byte store is left but the serial fix-up's lane-by-lane arm."""
     import numpy as np
 
     M, N, K = shape
@@ -1094,8 +1094,45 @@ def test_swapped_direct_stores_transpose_in_registers(shape, config, sms, wide):
         outs.append(_emulate_gemm(kernel, M, N, K, cfg)[0].view(np.uint16).copy())
     assert np.array_equal(outs[0], outs[1])
     texts = [i.text if hasattr(i, "text") else str(i) for i in stores]
-    assert not any(".U16" in t for t in texts), texts
+    # the serial fix-up keeps element stores for a warp whose lanes split between two items (the ballot's other arm)
+    assert any(".U16" in t for t in texts) == config.endswith("sk2_swap"), texts
     assert any("STG.E.128" in t for t in texts) == wide, texts
+
+
+@pytest.mark.parametrize(
+    "config,n", [("64x64x64_s3_c1_sk2_swap", 64), ("64x64x64_s3_c1_sk2_swap", 62), ("64x64x64_s3_c1_sk2", 64)]
+)
+@pytest.mark.parametrize("first", [slice(0, 32, 2), slice(0, 16)], ids=["even-lanes", "half-warp"])
+def test_serial_fix_up_where_a_warps_lanes_disagree_on_the_last_item(config, n, first):
+    """The serial fix-up counts per thread, so two items ending together may each count last for some lanes of one
+    warp. The stores that trade values between lanes (16-byte quads, swap_ab's movmatrix) then run only where the
+    whole warp counted last, the others' lanes storing their own elements: C is the first launch's, with no finding.
+    Here a second launch finds warp 0's counters as if the other item had counted some of its lanes first (it once
+    gave 512-768 wrong elements, the half-warp case with no finding)."""
+    import numpy as np
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from txlab.emulator import emulate
+
+    M, K = 64, 256
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, K)).astype(ml_dtypes.bfloat16)
+    cfg = hg.parse_config(config, num_sms=1)
+    kernel = hg.gemm_kernel(M, n, K, cfg)
+    ws = hg.workspace(M, n, K, cfg)
+    gm, gn = cfg.cluster_tiles(M, n)
+    counters = ws.view(np.int32)[gm * gn * cfg.split_k * cfg.bm * cfg.bn :]  # after the partials, one per thread
+    outs = []
+    for launch in range(2):
+        c = np.full((M, n), np.nan, ml_dtypes.bfloat16)
+        res = emulate(kernel, a, b, c, ws, arch="sm_90a")
+        assert res.ok, res.summary()
+        outs.append(c.view(np.uint16).copy())
+        if launch == 0:
+            assert not counters.any()
+            counters[first] = 1  # these lanes of warp 0: the other item counted first
+    assert np.array_equal(outs[0], outs[1])
 
 
 def test_split_k_is_bitwise_the_same_whichever_item_ends_last():

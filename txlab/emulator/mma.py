@@ -33,7 +33,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.tensorcore as tc
-from txlab.emulator.ops import HANDLERS, _unwarp, _warps, comp_dtype
+from txlab.emulator.ops import HANDLERS, _lane_list, _unwarp, _warps, comp_dtype
 from txlab.emulator.ptx_memory import address, decode, from_register, to_register
 
 
@@ -199,6 +199,31 @@ def _stmatrix(comp, call):
     return f
 
 
+def _whole_warp_check(g, what, line):
+    """A ``.sync.aligned`` warp instruction (every lane of the warp executes the same one; PTX ISA) that part of a
+    warp reaches: a ``divergent_barrier`` finding naming the lanes that do. What the others' registers hold is no
+    value of the program's, so the result is undefined on a GPU."""
+    act, _ = _warps(g, g.active(), False)
+    exist, _ = _warps(g, np.ones(g.L, bool), False)
+    part = np.flatnonzero(act.any(axis=1) & (act != exist).any(axis=1))
+    if part.size == 0:
+        return
+    wi = int(part[0])
+    lanes = np.flatnonzero(act[wi])
+    at = wi * 32 + int(lanes[0])
+    g.cta.program.finding(
+        "divergent_barrier",
+        f"{what} executed by lanes {_lane_list(lanes)} of warp {int(g.tid[at]) // 32} only: it is .sync.aligned, "
+        "every lane of the warp must execute the same instruction, and the lanes that do not leave the result "
+        "undefined on a GPU: reach it outside lane-dependent branches (a vote such as __all_sync can make a "
+        "branch uniform)",
+        line=line,
+        cta=g.cta_of(at),
+        threads=[g.tid[at]],
+        key=("divergent_barrier", line, what),
+    )
+
+
 def _movmatrix(comp, call):
     ptx = decode(call)
     mm = ptx.mods
@@ -211,8 +236,11 @@ def _movmatrix(comp, call):
         return comp.not_emulated("movmatrix", "a destination that is not a register element")
     lane = np.arange(32)
     r, c = lane // 4, 2 * (lane % 4)
+    line = comp.line
 
     def f(g):
+        if g.mask is not None:
+            _whole_warp_check(g, "movmatrix", line)
         W, pad = _warps(g, src(g))  # (nw, 32) uint32: lane's pair (row r, columns c, c + 1)
         mats = np.zeros((W.shape[0], 8, 8), np.uint16)
         mats[:, r, c] = (W & np.uint32(0xFFFF)).astype(np.uint16)

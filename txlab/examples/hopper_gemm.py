@@ -362,6 +362,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
     SW_PAIRS = _EPI_SWAP16 and SWAP and M % 2 == 0
     SW_VEC = SW_PAIRS and M % 8 == 0
     NG = NACC // 4  # 8-column groups of one m64 atom's fragment
+    TRADES = VEC16 or SW_PAIRS  # the direct epilogue's stores trade values between the lanes of a warp
     FIX_AR = _FIX_ACQREL
     FIX_OWN = _FIX_OWN
     GROUPS = NC + 1  # profiler groups: one per warpgroup
@@ -445,6 +446,36 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 Cw[(wide(col) * M + row) // 2] = w[0]
 
     @T.inline
+    def store_groups_lanewise(C, acc, row, mi, j0, nt, tid, rn):
+        """8-column groups ``j0..`` of m64 atom ``mi`` (its fragment's rows ``row``, + 8): each lane stores its own
+        elements, in 4-byte pairs where N is even (swap_ab: one element at a time), and trades nothing with other
+        lanes."""
+        for j in T.unroll(j0, NACC // 4):
+            col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
+            a0 = T.meta_var(mi * NACC + j * 4)
+            for h in T.unroll(2):
+                if PAIRS:
+                    if row + 8 * h < M and col < N:
+                        pair = T.alloc_local([2], "bfloat16")
+                        pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                        pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                        Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
+                else:
+                    for e in T.unroll(2):
+                        if row + 8 * h < M and col + e < N:
+                            put(C, row + 8 * h, col + e, acc[a0 + h * 2 + e])
+
+    @T.inline
+    def store_lanewise(C, acc, mt, nt, c, tid, rm, rn):
+        """:func:`store_direct` without its trades between lanes (:data:`_EPI_VEC16`'s quad transposes, swap_ab's
+        movmatrix): for lanes that store where others of their warp do not (the serial fix-up's last counts)."""
+        for mi in T.unroll(MW):
+            row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4 + (tid // 32) * 16)
+            store_groups_lanewise(C, acc, row, mi, 0, nt, tid, rn)
+
+    @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
         """The direct epilogue: each thread stores its fragment of cluster tile (mt, nt) to C as bf16
         (pairs of 4 bytes when N is even; with :data:`_EPI_VEC16`, 16 bytes of 8 columns per thread for each four
@@ -476,22 +507,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                             Cv = T.decl_buffer([M * N // 2], "uint32", data=C.data)
                             for e in T.vectorized(4):
                                 Cv[(wide(row + 8 * h) * N + vcol) // 2 + e] = v[e]
-            for j in T.unroll((NACC // 16) * 4 if VEC16 else 0, NACC // 4):
-                col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
-                a0 = T.meta_var(mi * NACC + j * 4)
-                for h in T.unroll(2):
-                    if PAIRS:
-                        if row + 8 * h < M and col < N:
-                            pair = T.alloc_local([2], "bfloat16")
-                            pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
-                            pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
-                            word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                            Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                            Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
-                    else:
-                        for e in T.unroll(2):
-                            if row + 8 * h < M and col + e < N:
-                                put(C, row + 8 * h, col + e, acc[a0 + h * 2 + e])
+            store_groups_lanewise(C, acc, row, mi, (NACC // 16) * 4 if VEC16 else 0, nt, tid, rn)
 
     @T.inline
     def store_share(C, acc, mt, nt, c, tid, me):
@@ -627,7 +643,15 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                     for e in T.vectorized(4):
                         acc[v * 4 + e] = acc[v * 4 + e] + \
                             W[(((tile * SPLIT + s) * NV + v) * WTH + slot) * 4 + e]
-            store_direct(C, acc, mt, nt, c, tid, rm, rn)
+            if not TRADES:
+                store_direct(C, acc, mt, nt, c, tid, rm, rn)
+        if TRADES:
+            # each thread counts its own counter, so two items ending together may each count last for some lanes of
+            # a warp: the stores that trade values between lanes run only where the whole warp counted last
+            if T.cuda.ballot_sync(T.uint32(0xFFFFFFFF), seen == SPLIT - 1) == T.uint32(0xFFFFFFFF):
+                store_direct(C, acc, mt, nt, c, tid, rm, rn)
+            elif seen == SPLIT - 1:
+                store_lanewise(C, acc, mt, nt, c, tid, rm, rn)
 
     @T.inline
     def stage_piece(Cs, buf, acc, mi, q, tid, lane):
