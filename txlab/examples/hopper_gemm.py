@@ -445,35 +445,43 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
                 Cw[(wide(col) * M + row) // 2] = w[0]
 
+    def frag_row(mt, rm, c, mi, tid):
+        """The first row, in C (C.T with swap_ab), of this thread's part of m64 atom ``mi`` of cluster tile row ``mt``
+        (the thread's other row is 8 below)."""
+        return (mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4 + (tid // 32) * 16
+
+    @T.inline
+    def store_group_lanewise(C, acc, a0, row, col):
+        """One 8-column group of the fragment (``acc[a0 .. a0 + 4)``: rows ``row`` and ``row + 8``, columns ``col`` and
+        ``col + 1``): the lane stores its own elements, a 4-byte pair where N is even (swap_ab: one element at a time),
+        and trades nothing with other lanes."""
+        for h in T.unroll(2):
+            if PAIRS:
+                if row + 8 * h < M and col < N:
+                    pair = T.alloc_local([2], "bfloat16")
+                    pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
+                    pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
+                    word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
+                    Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
+                    Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
+            else:
+                for e in T.unroll(2):
+                    if row + 8 * h < M and col + e < N:
+                        put(C, row + 8 * h, col + e, acc[a0 + h * 2 + e])
+
     @T.inline
     def store_groups_lanewise(C, acc, row, mi, j0, nt, tid, rn):
-        """8-column groups ``j0..`` of m64 atom ``mi`` (its fragment's rows ``row``, + 8): each lane stores its own
-        elements, in 4-byte pairs where N is even (swap_ab: one element at a time), and trades nothing with other
-        lanes."""
+        """8-column groups ``j0..`` of m64 atom ``mi`` (its fragment's rows ``row``, + 8), each by
+        :func:`store_group_lanewise`."""
         for j in T.unroll(j0, NACC // 4):
-            col = T.meta_var((nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
-            a0 = T.meta_var(mi * NACC + j * 4)
-            for h in T.unroll(2):
-                if PAIRS:
-                    if row + 8 * h < M and col < N:
-                        pair = T.alloc_local([2], "bfloat16")
-                        pair[0] = T.cast(acc[a0 + h * 2], "bfloat16")
-                        pair[1] = T.cast(acc[a0 + h * 2 + 1], "bfloat16")
-                        word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                        Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                        Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
-                else:
-                    for e in T.unroll(2):
-                        if row + 8 * h < M and col + e < N:
-                            put(C, row + 8 * h, col + e, acc[a0 + h * 2 + e])
+            store_group_lanewise(C, acc, mi * NACC + j * 4, row, (nt * CN + rn) * BN + j * 8 + (tid % 4) * 2)
 
     @T.inline
     def store_lanewise(C, acc, mt, nt, c, tid, rm, rn):
         """:func:`store_direct` without its trades between lanes (:data:`_EPI_VEC16`'s quad transposes, swap_ab's
         movmatrix): for lanes that store where others of their warp do not (the serial fix-up's last counts)."""
         for mi in T.unroll(MW):
-            row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4 + (tid // 32) * 16)
-            store_groups_lanewise(C, acc, row, mi, 0, nt, tid, rn)
+            store_groups_lanewise(C, acc, frag_row(mt, rm, c, mi, tid), mi, 0, nt, tid, rn)
 
     @T.inline
     def store_direct(C, acc, mt, nt, c, tid, rm, rn):
@@ -488,8 +496,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 for jj in T.unroll((NG // 2) * 2 if SW_VEC else 0, NG):
                     store_swapped_pairs(C, acc, mi * NG + jj, (mt * CM + rm) * BM, (nt * CN + rn) * BN, c, tid)
         for mi in T.unroll(0 if SW_PAIRS else MW):
-            row = T.meta_var((mt * CM + rm) * BM + arow(c, mi) + (tid % 32) // 4
-                             + (tid // 32) * 16)
+            row = T.meta_var(frag_row(mt, rm, c, mi, tid))
             if VEC16:
                 for j4 in T.unroll(NACC // 16):
                     for h in T.unroll(2):
@@ -529,19 +536,7 @@ def gemm_kernel(M: int, N: int, K: int, config: GemmConfig | None = None, *, pro
                 row = T.meta_var(mt * BM + arow(c, j // (NACC // 4) if MW > 1 else 0) + (tid % 32) // 4
                                  + (tid // 32) * 16)
                 col = T.meta_var(nt * BN + (j % (NACC // 4) if MW > 1 else j) * 8 + (tid % 4) * 2)
-                for h in T.unroll(2):
-                    if PAIRS:
-                        if row + 8 * h < M and col < N:
-                            pair = T.alloc_local([2], "bfloat16")
-                            pair[0] = T.cast(acc[j * 4 + h * 2], "bfloat16")
-                            pair[1] = T.cast(acc[j * 4 + h * 2 + 1], "bfloat16")
-                            word = T.decl_buffer([1], "uint32", data=pair.data, scope="local")
-                            Cw = T.decl_buffer([M * N // 2], "uint32", data=C.data)
-                            Cw[(wide(row + 8 * h) * N + col) // 2] = word[0]
-                    else:
-                        for e in T.unroll(2):
-                            if row + 8 * h < M and col + e < N:
-                                put(C, row + 8 * h, col + e, acc[j * 4 + h * 2 + e])
+                store_group_lanewise(C, acc, j * 4, row, col)
 
     WTH = 128 * NC  # split-K: consumer threads, each with its own slice of a partial tile (and serial: counter)
     FIX_BAR = max(3, NC + 1)  # the parallel fix-up's named barrier: past the warpgroups' own (1 + c)
