@@ -1121,8 +1121,7 @@ def test_serial_fix_up_where_a_warps_lanes_disagree_on_the_last_item(config, n, 
     cfg = hg.parse_config(config, num_sms=1)
     kernel = hg.gemm_kernel(M, n, K, cfg)
     ws = hg.workspace(M, n, K, cfg)
-    gm, gn = cfg.cluster_tiles(M, n)
-    counters = ws.view(np.int32)[gm * gn * cfg.split_k * cfg.bm * cfg.bn :]  # after the partials, one per thread
+    counters = ws.view(np.int32)[-_counters(M, n, cfg) :]  # after the partials, one per thread
     outs = []
     for launch in range(2):
         c = np.full((M, n), np.nan, ml_dtypes.bfloat16)
