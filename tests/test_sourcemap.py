@@ -418,3 +418,37 @@ def test_a_tile_primitives_element_loop_is_on_its_call_line():
     loops = {ln: [c for c in m.cuda_for(ln) if c.lstrip().startswith("for (")] for ln in (entry, first, second)}
     assert not loops[entry] and len(loops[first]) == 1 and len(loops[second]) == 1, loops
     assert loops[first] != loops[second]
+
+
+TILE_BARRIERS = """@Tx.prim_func
+def rowexp(A: Tx.Buffer((64, 64), "float32"), B: Tx.Buffer((64, 64), "float32"), R: Tx.Buffer((64,), "float32")):
+    Tx.device_entry()
+    Tx.cta_id([1])
+    Tx.thread_id([128])
+    As = Tx.alloc_shared((64, 64), "float32")
+    Rs = Tx.alloc_shared((64,), "float32")
+    Tx.cta.copy(As[:, :], A[:, :])
+    Tx.cuda.cta_sync()
+    Tx.cta.exp(As[:, :], As[:, :])
+    Tx.cuda.cta_sync()
+    Tx.cta.fill(Rs[:], Tx.float32(1.5))
+    Tx.cuda.cta_sync()
+    Tx.cuda.cta_sync()
+    Tx.cta.copy(B[:, :], As[:, :])
+    Tx.cta.copy(R[:], Rs[:])
+"""
+
+
+def test_each_barrier_is_on_its_own_line():
+    """A tile primitive's closing barrier and the user's ``cta_sync`` after it, and two ``cta_sync`` in a row:
+    ptxas's line info gave both BARs the first line, while each ``bar.sync``'s PTX ``.loc`` is its own line. Every
+    line with a ``bar.sync`` in the PTX has as many BARs in the SASS."""
+    m = run_cell(TILE_BARRIERS, {}, arch="sm_90a")["rowexp"].source_map
+    src = TILE_BARRIERS.splitlines()
+    syncs = [i + 1 for i, l in enumerate(src) if l.strip() == "Tx.cuda.cta_sync()"]
+    assert len(syncs) == 4
+    lines = sorted({*syncs, *(i + 1 for i, l in enumerate(src) if "Tx.cta." in l)})
+    want = {ln: sum(bool(re.match(r"\s*bar\.sync", p)) for p in m.ptx_for(ln)) for ln in lines}
+    got = {ln: sum(s.startswith("BAR.SYNC") for s in m.sass_for(ln)) for ln in lines}
+    assert all(want[ln] == 1 for ln in syncs), want
+    assert got == want, (got, want)

@@ -92,6 +92,20 @@ def family(opcode: str) -> str | None:
     return next((name for name, rx in FAMILIES.items() if rx.match(opcode)), None)
 
 
+#: CTA barriers: SASS ``BAR.SYNC`` / ``BAR.ARV`` / ``BAR.RED`` (PTX ``bar.sync`` / ``barrier.sync``, ``bar.arrive``,
+#: ``bar.red``), by what they do
+_BAR_OP = {"SYNC": "sync", "ARV": "arrive", "RED": "red"}
+
+
+def barrier_kind(opcode: str) -> tuple | None:
+    """``("bar", "sync" | "arrive" | "red")`` for a CTA barrier (``BAR.SYNC.DEFER_BLOCKING`` -> ``("bar", "sync")``),
+    as the line map pairs it with PTX's ``bar``/``barrier`` instructions; None for anything else (``WARPSYNC`` too)."""
+    parts = opcode.split(".")
+    if parts[0] != "BAR" or len(parts) < 2 or parts[1] not in _BAR_OP:
+        return None
+    return ("bar", _BAR_OP[parts[1]])
+
+
 _MEM_SPACE = {"LDG": ("ld", "global"), "STG": ("st", "global"), "LDS": ("ld", "shared"), "STS": ("st", "shared")}
 
 

@@ -10,7 +10,7 @@ import re
 
 from txlab.errors import CompileError, InputError
 from txlab.sass.listing import Listing, from_text
-from txlab.sass.opcodes import family, is_local, memory_kind
+from txlab.sass.opcodes import barrier_kind, family, is_local, memory_kind
 from txlab.sass.record import Instruction
 from txlab.sourcemap.line_table import LineTable
 from txlab.sourcemap.listings import cuda_functions, ptx_cuda_lines
@@ -120,16 +120,18 @@ class SourceMap:
                 best = min(have, key=lambda l: (abs(l - s.user_line), l))
                 self.instructions[k] = dataclasses.replace(s, moved_from=s.user_line, user_line=best)
 
-    # Global and shared loads, stores and atomics, mma.sync: ptxas's line info can give an instruction
-    # of one inlined helper call the line of another identical one (two Tx.cta.copy bodies: all LDGs
-    # at the first; two Tx.warp.gemm: both HMMAs at the first; two atomic_add helpers: both REDGs at
-    # the first), while the PTX ``.loc`` is right. Per kind
+    # Global and shared loads, stores and atomics, mma.sync, CTA barriers: ptxas's line info can give
+    # an instruction of one inlined helper call the line of another identical one (two Tx.cta.copy
+    # bodies: all LDGs at the first; two Tx.warp.gemm: both HMMAs at the first; two atomic_add
+    # helpers: both REDGs at the first; a tile primitive's closing barrier and the user's cta_sync
+    # after it: both BARs at the primitive), while the PTX ``.loc`` is right. Per kind
     # (space, direction, width), when a kernel has as many SASS instructions as PTX ones, each
     # line keeps as many as its PTX has: a line's surplus (its last ones in program order) goes to
     # the lines short of theirs, in PTX order. With any other count nothing is changed.
     _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
     _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
     _PTX_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global")
+    _PTX_BAR = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)(?:\.cta)?\.(sync|arrive|red)\b")
     _PTX_ATOMIC = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:atom|red)\.(global|shared)(?:::cta)?\.")
     _PTX_ADDRESS = re.compile(r"\[([^\]]+)\]")
     _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
@@ -140,6 +142,9 @@ class SourceMap:
             return ("mma",)
         if cls._PTX_CP_ASYNC.match(line):
             return ("cp.async",)
+        m = cls._PTX_BAR.match(line)
+        if m:
+            return ("bar", m.group(1))
         m = cls._PTX_ATOMIC.match(line)
         if m:
             return ("atomic", m.group(1))
@@ -170,7 +175,7 @@ class SourceMap:
         for name, kinds in ptx_of.items():
             code = [s for s in self.instructions if s.kernel == name and not s.padding]
             for kind, sites in kinds.items():
-                sass = [s for s in code if memory_kind(s.opcode) == kind]
+                sass = [s for s in code if (memory_kind(s.opcode) or barrier_kind(s.opcode)) == kind]
                 want_lines = [line for line, _ in sites]
                 if kind[0] == "ld" and len(sass) < len(want_lines):
                     # ptxas merges loads of one address (an unrolled loop re-reading the same
