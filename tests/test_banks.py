@@ -828,3 +828,95 @@ def test_a_tma_store_issued_by_a_later_warp_names_the_buffer_it_reads():
     rep = txlab.pools.layout(ha.attention_kernel(1, 2, 2, 256, 256, 128), arch="sm_90a").bank_conflicts()
     stores = [r for r in rep if r.access == "TMA" and "O_tensormap" in (r.reason or "")]
     assert stores and all(r.buffer == "Os" for r in stores), [(r.lineno, r.buffer) for r in stores]
+
+
+def _pairs_kernel(stride, loop):
+    from tvm.script import tirx as T
+
+    n = 64 * stride * loop
+
+    @T.prim_func
+    def pairs(A: T.Buffer((n,), "float32"), B: T.Buffer((32,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([32])
+        sm = T.alloc_shared((n,), "float32")
+        for i in T.serial(n // 32):
+            sm[tx + 32 * i] = A[tx + 32 * i]
+        T.cuda.cta_sync()
+        acc = T.local_scalar("float32")
+        acc = T.float32(0)
+        for j in T.unroll(loop):
+            acc = acc + sm[2 * stride * tx + 64 * stride * j] + sm[2 * stride * tx + 64 * stride * j + 1]
+        B[tx] = acc
+
+    return pairs
+
+
+@pytest.mark.parametrize(("stride", "loop", "ways"), [(1, 1, 1), (1, 3, 1), (2, 1, 2)])
+def test_two_loads_of_one_line_the_compiler_made_one_lds64(stride, loop, ways):
+    """``sm[2 tx] + sm[2 tx + 1]``: nvcc makes the two 4-byte loads one LDS.64 per lane (checked in the SASS), so
+    the line is one 8-byte access (2 wavefronts, conflict-free; at twice the stride 2-way), counted at the first
+    load's row; the second says it was joined and counts nothing, in an unrolled loop too."""
+    c = txlab.compile(_pairs_kernel(stride, loop), arch="sm_90a", progress=lambda s: None)
+    lds = [s.opcode for s in c.source_map.instructions if s.opcode.startswith("LDS")]
+    assert lds == ["LDS.64"] * loop, lds
+    first, second = sorted(
+        (r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "load"), key=lambda r: r.instructions
+    )[::-1]
+    assert first.status == second.status == "analysed", (first, second)
+    assert (first.ways, first.bytes_per_lane, first.instructions) == (ways, 8, loop)
+    assert (first.total_wavefronts, first.total_ideal_wavefronts) == (2 * ways * loop, 2 * loop)
+    assert second.instructions == 0 and second.total_wavefronts == 0 and "counted in sm's row" in second.notes[0]
+
+
+def test_a_line_with_shared_loads_of_two_widths_is_no_merge():
+    """A float16 and a float32 buffer read on one line: an LDS.U16 and an LDS, nothing merged; both rows stay
+    analysed (the line's 4-byte load is the float32 one's, not two float16 loads joined)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def mixed(B: T.Buffer((32,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([32])
+        h = T.alloc_shared((32,), "float16")
+        f = T.alloc_shared((32,), "float32")
+        h[tx] = T.float16(1)
+        f[tx] = T.float32(2)
+        T.cuda.cta_sync()
+        B[tx] = T.float32(h[31 - tx]) + f[31 - tx]
+
+    c = txlab.compile(mixed, arch="sm_90a", progress=lambda s: None)
+    loads = [r for r in txlab.pools.layout(c).bank_conflicts() if r.access == "load"]
+    assert sorted((r.buffer, r.bytes_per_lane, r.status) for r in loads) == [
+        ("f", 4, "analysed"),
+        ("h", 2, "analysed"),
+    ], loads
+
+
+def test_a_tile_copys_pointer_offset_is_no_access():
+    """``Tx.cta.copy`` into shared memory computes ``tvm_builtin_pointer_offset(&As[0], off)``: address arithmetic,
+    not an access, so no "unknown" row for it; its STS.128 is the one store row."""
+    from tvm.script import tirx as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    L = TileLayout(S[(32, 64)])
+
+    @Tx.prim_func
+    def tcopy(A_ptr: Tx.handle, B_ptr: Tx.handle):
+        A = Tx.match_buffer(A_ptr, (32, 64), "float32", layout=L)
+        B = Tx.match_buffer(B_ptr, (32, 64), "float32", layout=L)
+        Tx.device_entry()
+        Tx.cta_id([1])
+        tid = Tx.thread_id([128])
+        As = Tx.alloc_buffer((32, 64), "float32", scope="shared", layout=L)
+        Tx.cta.copy(As[:, :], A[:, :])
+        Tx.cuda.cta_sync()
+        B[tid // 4, tid % 4] = As[tid // 4, tid % 4]
+
+    c = txlab.compile(tcopy, arch="sm_90a", progress=lambda s: None)
+    rep = txlab.pools.layout(c).bank_conflicts()
+    assert rep.counts() == {"accesses": 2, "analysed": 2, "async": 0, "unknown": 0}, rep.summary()
+    store = _only(rep, "store")
+    assert (store.ways, store.bytes_per_lane) == (1, 16)

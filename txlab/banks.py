@@ -44,8 +44,10 @@ the reason:
 * the compiler may merge consecutive accesses of an unrolled loop into one wider instruction (two
   fp16 stores into an ``STS``, four floats into an ``LDS.128``): for a ``txlab.Compiled`` the
   line's LDS/STS widths in the SASS decide, and those executions are counted as the one access
-  they became; an access whose line has no LDS/STS in the SASS (merged into another line's, or
-  removed) is ``partial``;
+  they became; two accesses of one line whose addresses follow each other (``sm[2 * tx] + sm[2 * tx + 1]``:
+  one ``LDS.64``) are counted as that access at the first one's row, the other saying so with no
+  instructions of its own; an access whose line has no LDS/STS in the SASS (merged into another line's,
+  or removed) is ``partial``;
 * an index that depends on a value read from memory, or a shared access made by an instruction
   whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
@@ -160,7 +162,8 @@ class BankReport(simt.AccessReport):
             return f"no LSU wavefronts: {r.reason}"
         flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
         part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-        return f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{part}"
+        joined = next((f"  ({n})" for n in r.notes if n.startswith(_JOINED)), "")
+        return f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{joined}{part}"
 
 
 def _lanes_text(lanes) -> str:
@@ -235,7 +238,9 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
         def site(v, a):
             return _Site(v, a, sass=sass)
 
-        sites, walk = simt.visit_accesses(func, _SharedClassifier(swizzles), site, cta=cta)
+        sites, walk = simt.visit_accesses(
+            func, _SharedClassifier(swizzles), site, cta=cta, finish=_join_statement_accesses
+        )
         simt.compare_other_cta(
             func,
             _SharedClassifier(swizzles),
@@ -248,6 +253,7 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
             differs=_differs,
             cta=cta,
             fresh_classifier=lambda: _SharedClassifier(swizzles),
+            finish=_join_statement_accesses,
         )
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]
@@ -512,6 +518,8 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
             info={"op": short},
         )
     label = next((lab for key, lab in _OPAQUE_SHARED.items() if key in name), None)
+    if short == "func_call" and v.args and v.args[0] == "tvm_builtin_pointer_offset":
+        return None  # ``ptr + offset``: address arithmetic (the walk follows it), no access of its own
     if label is None and shared and (short == "cta_reduce" or "extern" in short or short == "func_call"):
         # a helper given a shared pointer (T.cuda.cta_sum's scratch, a device function): its STS/LDS are real
         return simt.Access(
@@ -529,6 +537,85 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
         simt.UNKNOWN,
         f"{label}: its per-lane shared addresses are not evaluated by the static walk",
     )
+
+
+#: executions of one site kept for :func:`_join_statement_accesses` (past that, none are joined)
+_JOIN_EXECUTIONS = 4096
+#: how the note of an access joined into another's row starts
+_JOINED = "the compiler made this access and"
+#: how the reason of merged executions that did not pair starts
+_UNPAIRED = "the SASS of this line accesses"
+
+
+def _join_statement_accesses(sites) -> None:
+    """After a walk: accesses of one line that the compiler made one wider LDS/STS together (``sm[2 * tx] +
+    sm[2 * tx + 1]``: two 4-byte loads, one ``LDS.64``), counted as that access in the row of the lowest address
+    (the others say so, with no instructions of their own); and a line whose SASS has several widths: a width that
+    another access of the line has is no merge of this one."""
+    by_line: dict = {}
+    for s in sites:
+        s._flush()
+        if s.line is not None and s.kind in ("load", "store"):
+            by_line.setdefault((s.line, s.kind), []).append(s)
+    for group in by_line.values():
+        own = {s.ir_width for s in group}
+        for s in group:
+            if s._mixed and any(w > s.ir_width and w not in own for w in s._mixed):
+                s.reasons.setdefault(
+                    f"the SASS of this line has shared {s.kind}s of {s._mixed} bytes per lane where the IR has "
+                    f"{s.ir_width}: the compiler merged some of them, counted here one by one",
+                    None,
+                )
+        cands = [s for s in group if s.merge > 1 and s._own_failed and s._execs and not s.unknowns]
+        for width in {s.sass_width for s in cands}:
+            _join(sorted((s for s in cands if s.sass_width == width), key=lambda s: s.key or ()))
+
+
+def _join(group) -> None:
+    """Pair the executions of ``group`` (sites of one line whose SASS width is ``merge`` times theirs) into chains
+    of ``merge`` accesses whose addresses follow each other, the same chains in every execution of the
+    statement; count each chain's as one wider access at its first site. Nothing changes where they do not."""
+    if len(group) < 2:
+        return
+    merge, w = group[0].merge, group[0].ir_width
+    if any(s.merge != merge or s.ir_width != w for s in group) or len(group) % merge:
+        return
+    runs = []
+    for s in group:
+        ids = [e[0] for e in s._execs]
+        if len(set(ids)) != len(ids):
+            return  # two executions in one run of the statement: not one per statement
+        runs.append(dict((e[0], e[1:]) for e in s._execs))
+    ids = list(group[0]._execs and [e[0] for e in group[0]._execs])
+    if any(set(r) != set(ids) for r in runs):
+        return
+    chains = None
+    for i in ids:
+        execs = [r[i] for r in runs]
+        m0 = execs[0][1]
+        if not m0.any() or any(not np.array_equal(m, m0) for _, m in execs):
+            return
+        order = sorted(range(len(group)), key=lambda k: int(execs[k][0][m0].min()))
+        these = [tuple(order[c : c + merge]) for c in range(0, len(order), merge)]
+        for chain in these:
+            a0 = execs[chain[0]][0]
+            if (a0[m0] % (w * merge)).any():
+                return
+            if any(not np.array_equal(execs[k][0][m0], a0[m0] + j * w) for j, k in enumerate(chain)):
+                return
+        if chains is None:
+            chains = these
+        elif these != chains:
+            return
+    for s in group:
+        s._reset()
+    for chain in chains:
+        head = group[chain[0]]
+        for i in ids:
+            a0, m0 = runs[chain[0]][i]
+            head._warps(a0, m0, w * merge)
+        for k in chain[1:]:
+            group[k].merged_into = head
 
 
 class _Site(simt.AccessSite):
@@ -550,6 +637,9 @@ class _Site(simt.AccessSite):
         # the widths of this line's LDS/STS in the SASS: one width wider than the IR's access means
         # the compiler merged consecutive executions (an unrolled loop over adjacent elements)
         self.merge, self.sass_width, self._pending = 1, None, []
+        # executions kept for :func:`_join_statement_accesses` (a merge the site's own executions do not explain),
+        # whether its own executions failed to pair, the row it was merged into, the line's SASS widths it awaits
+        self._execs, self._own_failed, self.merged_into, self._mixed = [], False, None, None
         widths = (sass or {}).get((self.line, kind))
         if kind == "atomic" and widths and "CAS" in widths:
             self.reasons.setdefault(
@@ -557,7 +647,7 @@ class _Site(simt.AccessSite):
                 "retry): its wavefronts are the loop's, which depend on the retries; counted here as one ATOMS",
                 None,
             )
-        ir_width = access.width or self.elem_bytes
+        ir_width = self.ir_width = access.width or self.elem_bytes
         if kind in ("load", "store") and sass is not None and not widths and self.line:
             # a compiled kernel whose line has no LDS/STS: nvcc merged this access into another line's
             # (two loads of adjacent words on two lines, one LDS.64) or removed it
@@ -571,11 +661,9 @@ class _Site(simt.AccessSite):
             if len(widths) == 1 and wide > ir_width and wide % ir_width == 0:
                 self.merge, self.sass_width = wide // ir_width, wide
             elif wide > ir_width and not isinstance(access.index, simt.RampValue):
-                self.reasons.setdefault(
-                    f"the SASS of this line has shared {kind}s of {sorted(widths)} bytes per lane where the IR "
-                    f"has {ir_width}: the compiler merged some of them, counted here one by one",
-                    None,
-                )
+                # decided once the walk has seen the line's other accesses (:func:`_join_statement_accesses`):
+                # a wider LDS/STS of another buffer's access on the line is no merge of this one
+                self._mixed = sorted(widths)
 
     def add(self, v, access):
         if access.status == "async":
@@ -600,6 +688,10 @@ class _Site(simt.AccessSite):
         if access.lanes is not None:  # only these lanes of each warp supply an address
             mask = mask & (np.arange(mask.size) % 32 < access.lanes)
         if self.merge > 1 and width * self.merge == self.sass_width:
+            if self._execs is not None:
+                self._execs.append((v.exec_id, addr, mask))
+                if len(self._execs) > _JOIN_EXECUTIONS:
+                    self._execs = None
             self._pending.append((addr, mask, width))
             if len(self._pending) == self.merge:
                 self._flush()
@@ -624,8 +716,9 @@ class _Site(simt.AccessSite):
         if follows:
             self._warps(a0, m0, wide)
             return
+        self._own_failed = True
         self.reasons.setdefault(
-            f"the SASS of this line accesses {self.sass_width} bytes per lane where the IR has {w}: "
+            f"{_UNPAIRED} {self.sass_width} bytes per lane where the IR has {w}: "
             "executions that do not follow each other were counted one by one",
             None,
         )
@@ -644,9 +737,32 @@ class _Site(simt.AccessSite):
                 if len(self.offsets) < 1:
                     self.offsets.append(int(a[m].min()))
 
+    @property
+    def row_source(self):
+        fn = _file_of(self.stmt)
+        return source_text(fn, self.line) if fn and self.line else None
+
+    def _reset(self):
+        """Forget the figures counted so far (and the reason of executions that did not pair)."""
+        self.instructions = self.wf = self.ideal = 0
+        self.worst, self.offsets, self._pending, self._own_failed = None, [], [], False
+        for r in [r for r in self.reasons if r.startswith(_UNPAIRED)]:
+            del self.reasons[r]
+
     def row(self, plan, grid) -> BankAccess:
         self._flush()
         name = getattr(self.buf, "name", None) or str(self.buf) or "shared"
+        if self.merged_into is not None:
+            head = self.merged_into
+            ways, wf, ideal = head.worst[:3]
+            op = "LDS" if self.kind == "load" else "STS"
+            hb = getattr(head.buf, "name", None) or str(head.buf)
+            return BankAccess(
+                name, self.line, self.kind, ways, wf, ideal, self.sass_width, [], None, 0, 0, 0, grid,
+                head.row_source, self.dtype,
+                [f"{_JOINED} {hb}'s on this line one {self.sass_width}-byte {op} per lane: counted in {hb}'s row"],
+                [], status="partial" if self.reasons else "analysed", reason="; ".join(self.reasons),
+            )  # fmt: skip
         if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
             name = _pool_name(plan, self.offsets[0], self.dtype) or name
         notes = []
@@ -661,11 +777,10 @@ class _Site(simt.AccessSite):
                 f"of 8 rows x 16 bytes, each row's address from one of lanes 0-{8 * m - 1}; served 8 rows at a time"
             )
         reason = "; ".join(self.reasons)
-        src = None
-        fn = _file_of(self.stmt)
-        if fn and self.line:
-            src = source_text(fn, self.line)
+        src = self.row_source
         width = self.width or self.elem_bytes
+        if self.sass_width and self.merge > 1 and not self._own_failed and self.instructions:
+            width = self.sass_width
         if self.status == "async" and not self.unknowns:
             if self.info.get("operands"):
                 name = self.info["operands"]

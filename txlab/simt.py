@@ -1323,7 +1323,7 @@ class AccessReport(list):
         return self.summary()
 
 
-def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
+def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits, finish=None):
     """Walk ``func`` and group its memory accesses into sites: ``classify(visit)`` gives an
     :class:`Access` (or None for a visit the analysis ignores); each site is a ``site_class``
     (an :class:`AccessSite`). Returns ``(sites in first-visit order, walk)``.
@@ -1334,7 +1334,8 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
     the same statement already made (the same buffer and index expressions, read by the same
     threads: ``S[i] * S[i]``) is not a second access: the compiler loads the value once. An
     execution whose index is unknown, or a guard on whose path depends on memory, or a walk cut
-    short, is recorded on the site as a reason: never silently as a known answer."""
+    short, is recorded on the site as a reason: never silently as a known answer. ``finish(sites)``, when
+    given, runs on the sites of the finished walk (an analysis joining what several sites did together)."""
     import tvm_ffi
 
     sites: dict = {}
@@ -1384,6 +1385,8 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits):
     if walk.truncated or walk.loops_cut:
         for site in sites.values():
             site.reasons.setdefault("some loop iterations are beyond the walk's limit (see notes)", None)
+    if finish is not None:
+        finish(list(sites.values()))
     return list(sites.values()), walk
 
 
@@ -1462,6 +1465,7 @@ def compare_other_cta(
     limits=Limits,
     started=None,
     fresh_classifier=None,
+    finish=None,
 ):
     """Walk a second CTA of the launch (:func:`other_cta`) and the last one (:func:`last_cta`), and mark the
     ``sites`` of the first walk
@@ -1473,7 +1477,8 @@ def compare_other_cta(
     was cut short; the second walk has what is left of ``limits.max_seconds`` since ``started`` (a
     ``time.monotonic()``). ``classify`` must be a fresh classifier for the second walk when it keeps
     state, and ``fresh_classifier()`` gives one for each walk after it. A site whose instruction count differs
-    (a loop whose trip count depends on the CTA) is marked too. Returns the second CTA, or None."""
+    (a loop whose trip count depends on the CTA) is marked too. ``finish``: as :func:`visit_accesses`'s, for
+    each further walk. Returns the second CTA, or None."""
     import time
 
     first = other_cta(lowered, fname, cta)
@@ -1494,7 +1499,7 @@ def compare_other_cta(
             max_seconds = left
 
         fresh = classify if other is first or fresh_classifier is None else fresh_classifier()
-        again, second = visit_accesses(func, fresh, site_class, cta=other, limits=Rest)
+        again, second = visit_accesses(func, fresh, site_class, cta=other, limits=Rest, finish=finish)
         if second.truncated or second.loops_cut:  # a walk cut short is not compared
             continue
         _compare(sites, again, figures, differs, tuple(cta), other)
