@@ -106,6 +106,8 @@ def test_occupancy_shared_memory_and_registers():
     occ = pools.layout(FakeCompiled()).occupancy
     # 168 regs x 32 lanes = 5376 per warp (already a multiple of 256); 8 warps -> 43008 per CTA.
     assert occ.registers_per_thread == 168 and occ.limits["registers"] == 65536 // 43008 == 1
+    # shared memory and registers both allow one CTA: a tie names both, as txlab.occupancy_of does
+    assert occ.ctas_per_sm == 1 and occ.limited_by == "smem and registers"
 
 
 def test_over_limit_names_the_allocation_and_excess():

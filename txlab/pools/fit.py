@@ -215,5 +215,6 @@ def _occupancy(plan, limits, threads, regs) -> Occupancy:
         notes.append("TMEM: a CTA whose tcgen05.alloc does not fit waits for another to free columns")
     notes.append(f"{RESERVED_SMEM_PER_CTA} B of shared memory per CTA is reserved by the system")
     known = {k: v for k, v in lim.items() if v is not None}
-    who = min(known, key=lambda k: known[k])
-    return Occupancy(known[who], who, lim, smem_cta, threads, regs, notes)
+    least = min(known.values())
+    who = " and ".join(k for k in known if known[k] == least)  # a tie names each resource that allows no more
+    return Occupancy(least, who, lim, smem_cta, threads, regs, notes)
