@@ -134,6 +134,8 @@ def _ldmatrix(comp, call):
     prog = comp.program
 
     def f(g):
+        if g.mask is not None:
+            _whole_warp_check(g, "ldmatrix", line)
         a = np.broadcast_to(addr(g), (g.L,))
         outer = g.mask
         g.mask = _provider_mask(g, nmat)
@@ -173,6 +175,8 @@ def _stmatrix(comp, call):
     prog = comp.program
 
     def f(g):
+        if g.mask is not None:
+            _whole_warp_check(g, "stmatrix", line)
         V = np.stack([r(g) for r in regs], axis=1)  # (L, nmat) uint32
         W, pad = _warps(g, V)  # (nw, 32, nmat)
         nw = W.shape[0]
@@ -378,7 +382,11 @@ def _mma(comp, call):
             fn = lambda g, j=j, rd=rd: to_register(g.slots[key][:, j], acc_dt, rd, False)  # noqa: E731 - one closure per register, bound by default arguments
         stores.append(comp.store(d.source, list(d.indices), fn))
 
+    line = comp.line
+
     def f(g):
+        if g.mask is not None:
+            _whole_warp_check(g, "mma.sync", line)
         Aw, pad = _warps(g, np.stack([a(g) for a in A], axis=1))
         Bw, _ = _warps(g, np.stack([b(g) for b in B], axis=1))
         nw = Aw.shape[0]
