@@ -86,3 +86,50 @@ def test_fp8_saturates_to_finite_and_bfloat16_keeps_denormals_under_fast_math():
     assert np.isnan(e4[7].astype(np.float32)) and np.isnan(e5[7].astype(np.float32))
     # cvt.rn.bf16.f32 has no .ftz: a float32 denormal stays a bfloat16 denormal
     assert bf[8:10].view(np.uint16).tolist() == [0x0001, 0x8021]
+
+
+def _local_cast_kernel(shape, src, dst):
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    lay = TileLayout(S[shape])
+
+    @T.prim_func
+    def cast_local(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, src, layout=lay)
+        B = T.match_buffer(B_ptr, shape, dst, layout=lay)
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([32])
+        A_local = T.alloc_local(shape, dtype=src, layout=lay)
+        B_local = T.alloc_local(shape, dtype=dst, layout=lay)
+        Tx.copy(A_local, A)
+        Tx.cast(B_local, A_local)
+        if tid == 0:
+            Tx.copy(B, B_local)
+
+    return cast_local
+
+
+def test_tile_cast_of_thread_local_tiles_is_emulated_bitwise():
+    """``Tx.cast`` of a thread-local tile (an epilogue's fp32 -> fp16/bf16, and back) lowers to TVM's paired helper
+    on register addresses (``tvm_builtin_cast_float32x2_float16x2(&B_local[2 f], &A_local[2 f])``, checked in the
+    CUDA): each pair cast as ``__float22half2_rn`` does, round to nearest even."""
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(3)
+    for shape, src, dst in [
+        ((8,), "float32", "float16"),
+        ((16, 16), "float32", "bfloat16"),
+        ((16, 16), "float16", "float32"),
+        ((8,), "bfloat16", "float32"),
+    ]:
+        k = _local_cast_kernel(shape, src, dst)
+        assert f"tvm_builtin_cast_{src}x2_{dst}x2" in txlab.compile(k, arch="sm_90a").cuda_source
+        npd = {"float32": np.float32, "float16": np.float16, "bfloat16": bf16}
+        a = (rng.standard_normal(shape) * 100).astype(np.float32).astype(npd[src])
+        b = np.zeros(shape, npd[dst])
+        res = emulate(k, a, b)
+        assert res.ok, res.summary()
+        want = a.astype(np.float32).astype(npd[dst])
+        assert np.array_equal(b.view(np.uint8), want.view(np.uint8)), (shape, src, dst)

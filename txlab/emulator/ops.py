@@ -132,7 +132,11 @@ def _address_of(comp, call):
     bufvar = load.source
     info = comp.buffer_info(bufvar)
     if info["scope"].startswith("local"):
-        return comp.not_emulated(f"address of local buffer {info['name']}")
+        name = info["name"] or getattr(bufvar, "name_hint", "") or "?"
+        return comp.not_emulated(
+            f"the address of thread-local buffer {name!r}",
+            "registers have no address here: only TVM's paired casts (Tx.cast of local tiles) are emulated on one",
+        )
     idx = comp._flat_index(bufvar, list(load.indices))
     isz = M.np_dtype(info["dtype"]).itemsize
     off = info["elem_offset"]

@@ -639,21 +639,65 @@ def _cast_vec2(src_dt, dst_dt):
     (round to nearest even; the widening ones are exact)."""
 
     def build(comp, call, args):
-        dptr, sptr = (comp.expr(a) for a in args)
         s, d = M.np_dtype(src_dt), M.np_dtype(dst_dt)
         line = comp.line
         prog = comp.program
         elems = np.arange(2)[None, :]
+        dloc, sloc = (_local_pair(comp, a) for a in args)  # Tx.cast of thread-local tiles: register pairs
+        dptr = None if dloc else comp.expr(args[0])
+        sptr = None if sloc else comp.expr(args[1])
 
         def f(g):
-            v = prog.mem_read(g, sptr(g), elems, 0, s, line, {"name": "cast source", "dtype": src_dt})
+            if sloc:
+                v = sloc[0](g, s)
+            else:
+                v = prog.mem_read(g, sptr(g), elems, 0, s, line, {"name": "cast source", "dtype": src_dt})
             out = np.asarray(v).astype(np.float32).astype(d)
-            prog.mem_write(g, dptr(g), elems, 0, d, out, line, {"name": "cast destination", "dtype": dst_dt})
+            if dloc:
+                dloc[1](g, d, out)
+            else:
+                prog.mem_write(g, dptr(g), elems, 0, d, out, line, {"name": "cast destination", "dtype": dst_dt})
             return np.int32(0)
 
         return f
 
     return build
+
+
+def _local_pair(comp, e):
+    """For ``&local[i]`` (a pointer into a thread-local buffer, which the emulator keeps per lane, not in an
+    address space): ``(read(g, dtype) -> (lanes, 2), write(g, dtype, values))`` of elements ``i, i + 1`` of each
+    lane's buffer; None for any other pointer."""
+    if type(e).__name__ != "Call" or getattr(e.op, "name", "") != "tirx.address_of":
+        return None
+    load = e.args[0]
+    if type(load).__name__ != "TensorLoad":
+        return None
+    bufvar = load.source
+    if not comp.buffer_info(bufvar)["scope"].startswith("local"):
+        return None
+    idx = comp._flat_index(bufvar, list(load.indices))
+
+    def cols(g):
+        i = np.broadcast_to(np.asarray(idx(g)).astype(np.int64), (g.L,))
+        return i[:, None] + np.arange(2)[None, :]
+
+    def view(g, dt):
+        arr = g.env[bufvar]
+        return arr if arr.dtype == dt else arr.view(dt)
+
+    def read(g, dt):
+        return np.take_along_axis(view(g, dt), cols(g), axis=1)
+
+    def write(g, dt, values):
+        arr, c = view(g, dt), cols(g)
+        rows = np.broadcast_to(np.arange(g.L)[:, None], c.shape)
+        v = np.broadcast_to(np.asarray(values).astype(dt), c.shape)
+        if g.mask is not None:
+            rows, c, v = rows[g.mask], c[g.mask], v[g.mask]
+        arr[rows, c] = v
+
+    return read, write
 
 
 for _s, _d in _CAST2:
