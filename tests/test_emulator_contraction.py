@@ -216,3 +216,40 @@ def test_vectorized_half_and_bfloat16_mul_add_fuse_lane_by_lane(dt):
     f64 = [np.asarray(v, np.float64) for v in (a, b, cc)]
     assert np.array_equal(d, (f64[0] * f64[1] + f64[2]).astype(npdt))
     assert np.array_equal(e, (f64[2] - f64[0] * f64[1]).astype(npdt))
+
+
+ROPE = """
+@T.prim_func
+def rope(X: T.Buffer((256, 2), "float32"), CS: T.Buffer((256, 2), "float32"), O: T.Buffer((256, 2), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    i = T.thread_id([256])
+    O[i, 0] = X[i, 0] * CS[i, 0] - X[i, 1] * CS[i, 1]
+    O[i, 1] = X[i, 0] * CS[i, 1] + X[i, 1] * CS[i, 0]
+"""
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_rotation_fuses_the_product_the_sass_fuses(fast):
+    """RoPE's rotation (a complex multiply) with the loads written in both lines: the second line's ``x0 * s +
+    x1 * c`` fuses ``x0 * s`` in the SASS (its loads, after the first line's store, rank as new loads when LLVM's
+    Reassociate orders the add; they are merged only later). The emulator once fused ``x1 * c`` there: a third of
+    the outputs one ulp off."""
+    c = txlab.compile(kernel(ROPE, "rope"), arch="sm_90a", fast_math=fast)
+    assert len(c.instructions(r"^FFMA")) == 2 and len(c.instructions(r"^FMUL")) == 2, c.instructions(r"^F(FMA|MUL)")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((256, 2)).astype(np.float32)
+    ang = rng.uniform(0, 6.28, 256)
+    cs = np.stack([np.cos(ang), np.sin(ang)], 1).astype(np.float32)
+    o = np.zeros((256, 2), np.float32)
+    assert emulate(c, x, cs, o).ok
+    x0, x1, co, si = x[:, 0], x[:, 1], cs[:, 0], cs[:, 1]
+
+    def F(a, b, z):
+        return semantics.fma(a, b, z, flush=fast)
+
+    def mul(a, b):
+        return semantics.ftz(a * b) if fast else a * b
+
+    assert np.array_equal(o[:, 0], F(x0, co, -mul(x1, si)))
+    assert np.array_equal(o[:, 1], F(x0, si, mul(x1, co)))

@@ -8,7 +8,10 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
 * ``m + c`` and ``c + m`` where ``m = a * b`` -> ``fma(a, b, c)``. When both operands are
   products, the one of lower *rank* is fused (the first on a tie): LLVM's Reassociate pass puts
   the lower-ranked operand of a commutative op first (a load ranks by its order in the block, an
-  expression one above its highest operand, a constant 0) and the fusion takes the first.
+  expression one above its highest operand, a constant 0) and the fusion takes the first. A load
+  written again after a store to memory ranks as a new load there (EarlyCSE, which runs before
+  Reassociate, reuses a load only up to the next store; GVN merges them later): in
+  ``O[0] = x0 * c - x1 * s; O[1] = x0 * s + x1 * c`` the second line's loads rank after the first's.
 * ``m - c`` -> ``fma(a, b, -c)`` (nvcc). ``c - m`` is left as ``mul.f32`` + ``sub.f32`` in the
   PTX, but those carry no rounding modifier and ptxas fuses them: ``FFMA(-a, b, c)`` in the SASS
   (seen on the H200: 25 % of ``a - b * a`` differed before this rule). The test therefore counts
@@ -97,7 +100,10 @@ class Contraction:
         self.cell_stores: dict = {}  # (local buffer, constant index) -> stores / stored product
         self.cell_value: dict = {}
         self.captured_cells: set = set()
-        self.load_order: dict = {}  # structural key of a load -> its order of first evaluation
+        # (structural key of a load, stores to memory before it) -> its order of first evaluation: a load written
+        # again after a store is a new load when Reassociate ranks it (GVN merges the two only later)
+        self.load_order: dict = {}
+        self.load_rank: dict = {}  # handle of a load node -> that order
         self._ranks: dict = {}
         # basic-block paths (see the module docstring) and uses as an operand of an add/sub
         self.mul_paths: dict = {}  # product key -> {path of each occurrence}
@@ -148,17 +154,22 @@ class Contraction:
             if self.is_product(b.value):
                 self.bound[_handle(b.var)] = b.value
 
+        gen = [0]  # stores to memory so far: EarlyCSE (before Reassociate) reuses a load only within one
+
         def on_store(st):  # t = a * b (TVMScript makes t a one-cell local buffer)
             cell = _cell(st.buffer, st.indices)
             if cell is not None:
                 self.cell_stores[cell] = self.cell_stores.get(cell, 0) + 1
                 if self.is_product(st.value):
                     self.cell_value[cell] = st.value
+            elif not str(st.buffer.scope()).startswith("local"):
+                gen[0] += 1
 
         def on_load(ld):  # post-order: loads in the order the code evaluates them
-            k = tvm_ffi.structural_hash(ld)
+            k = (tvm_ffi.structural_hash(ld), gen[0])
             if k not in self.load_order:
                 self.load_order[k] = len(self.load_order) + 2
+            self.load_rank.setdefault(_handle(ld), self.load_order[k])
 
         tvm_ffi.structural_walk(body, [((tx.Mul, tx.Div), on_mul), (tx.Bind, on_bind)], order="pre")
         tvm_ffi.structural_walk(body, [(tvm.ir.TensorLoad, on_load), (tx.BufferStore, on_store)], order="post")
@@ -301,7 +312,8 @@ class Contraction:
         elif cell in self.cell_value and self.cell_stores.get(cell) == 1:
             r = self.rank(self.cell_value[_cell(e.source, e.indices)])
         elif t == "TensorLoad":
-            r = self.load_order.get(tvm_ffi.structural_hash(e), 1) << 8
+            r = self.load_rank.get(h) or self.load_order.get((tvm_ffi.structural_hash(e), 0), 1)
+            r <<= 8
         elif t == "Var":
             v = self.bound.get(h)
             r = self.rank(v) if v is not None else 1
