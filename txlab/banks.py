@@ -224,7 +224,7 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
     if arch is not None:
         arch = resolve_arch(arch)
     arch = arch or getattr(kernel, "arch", None) or (plan.arch if plan is not None else None) or "sm_90a"
-    lowered = simt.lowered_of(kernel, arch)
+    lowered = simt.lowered_of(kernel, arch, "txlab.banks.bank_conflicts")
     cta = simt.checked_cta(cta, lowered, "txlab.banks.bank_conflicts")
     funcs = simt.device_functions(lowered)
     swizzles = simt.tensor_map_swizzles(lowered)

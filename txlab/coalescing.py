@@ -257,7 +257,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     from txlab.sass.analyses import _arch_major
 
     arch = resolve_arch(arch) if arch is not None else getattr(kernel, "arch", None) or "sm_90a"
-    lowered = simt.lowered_of(kernel, arch)
+    lowered = simt.lowered_of(kernel, arch, "txlab.pools.coalescing")
     cta = simt.checked_cta(cta, lowered, "txlab.pools.coalescing")
     funcs = simt.device_functions(lowered)
     made = _sass_accesses(kernel)

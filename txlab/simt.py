@@ -1031,9 +1031,10 @@ def user_line(span):
     return spans.user_line(span)
 
 
-def lowered_of(kernel, arch: str = "sm_90a"):
+def lowered_of(kernel, arch: str = "sm_90a", what: str = "txlab.simt"):
     """The :class:`txlab.build.Lowered` of a kernel (prim_func, IRModule, Compiled or a Lowered
-    itself): what TVM's tirx pipeline hands to codegen. A Compiled's own lowering is reused."""
+    itself): what TVM's tirx pipeline hands to codegen. A Compiled's own lowering is reused. ``what``: the
+    function the user called, named in the error for anything else."""
     import tvm
 
     from txlab import build, ir
@@ -1045,7 +1046,7 @@ def lowered_of(kernel, arch: str = "sm_90a"):
         if lowered is not None:
             return lowered
         arch = getattr(kernel, "arch", None) or arch
-    mod, entry = ir.as_module(kernel, what="txlab.simt")
+    mod, entry = ir.as_module(kernel, what=what)
     return build.lower(mod, arch, entry)
 
 
