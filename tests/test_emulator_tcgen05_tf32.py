@@ -1,8 +1,5 @@
-"""``kind::tf32`` tcgen05.mma with the instruction descriptor encoded the way TVM's encoder accepts
-it (``a_dtype="tensor_float32"``): the emulator must encode the same tf32 format code (2), not stop
-with a raw ``KeyError``; a dtype the descriptor has no format for is refused by name at the line."""
-
-import inspect
+"""``kind::tf32`` tcgen05.mma: the emulator encodes the tf32 instruction descriptor's format code (2); a
+descriptor TVM's encoder takes but its CUDA codegen refuses is refused by the emulator as by the build."""
 
 import numpy as np
 import pytest
@@ -10,7 +7,7 @@ from tvm.script import tirx as T
 
 import txlab
 import txlab.emulator.tensorcore as tc
-from txlab.errors import NotEmulatedError
+from txlab.errors import CompileError
 
 M, N, K = 128, 32, 32  # float32 rows of 128 bytes: one 128B-swizzle atom; K = 4 tf32 k8 steps
 
@@ -76,21 +73,29 @@ def _inputs():
     return rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((N, K)).astype(np.float32)
 
 
-@pytest.mark.parametrize("desc_t", ["tensor_float32", "tf32"])
-def test_tf32_mma_with_tvms_dtype_spelling(desc_t):
+def test_tf32_mma():
     a, b = _inputs()
     c = np.zeros((M, N), np.float32)
-    res = txlab.emulate(_kernel(desc_t), a, b, c, arch="sm_100a")
+    res = txlab.emulate(_kernel("tf32"), a, b, c, arch="sm_100a")
     assert res.ok, res.summary()
     want = tc.tf32_value(a).astype(np.float64) @ tc.tf32_value(b).astype(np.float64).T
     assert np.abs(c - want).max() < 1e-4
 
 
-def test_a_dtype_without_a_descriptor_format_is_refused_by_name_at_its_line():
+@pytest.mark.parametrize(
+    ("desc_t", "d_t", "said"),
+    [
+        ("tensor_float32", "float32", "Unrecognized PTX data type tensor_float32"),
+        ("tf32", "bfloat16", "Invalid multiplicand data types"),
+    ],
+)
+def test_a_descriptor_the_build_refuses_is_refused_as_the_build_does(desc_t, d_t, said):
+    """TVM's encoder takes ``a_dtype="tensor_float32"`` and a bfloat16 accumulator, but its CUDA codegen refuses
+    both: the emulator stops with the same CompileError (it once ran them, passing a kernel no GPU could run)."""
     a, b = _inputs()
-    src, start = inspect.getsourcelines(_kernel)
-    line = start + next(i for i, t in enumerate(src) if "# <idesc>" in t)
-    with pytest.raises(NotEmulatedError) as exc:
-        txlab.emulate(_kernel("tensor_float32", d_t="bfloat16"), a, b, np.zeros((M, N), np.float32), arch="sm_100a")
-    assert "tcgen05_encode_instr_descriptor" in str(exc.value) and f"line {line}" in str(exc.value)
-    assert "bfloat16" in str(exc.value)
+    with pytest.raises(CompileError) as built:
+        txlab.compile(_kernel(desc_t, d_t), arch="sm_100a")
+    with pytest.raises(CompileError) as emulated:
+        txlab.emulate(_kernel(desc_t, d_t), a, b, np.zeros((M, N), np.float32), arch="sm_100a")
+    assert said in built.value.message and emulated.value.message == built.value.message
+    assert emulated.value.stage == "codegen"

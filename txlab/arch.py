@@ -146,3 +146,19 @@ def resolve_arch(arch: str | None) -> str:
             why = "no such GPU generation"
         raise ArchError(f"arch {arch!r} cannot be compiled for: {why}. Supported: {', '.join(supported_archs())}")
     return arch
+
+
+def arch_rank(arch: str) -> tuple[int, bool] | None:
+    """``(compute capability as an int, arch-specific 'a')`` of ``'sm_90a'`` -> ``(90, True)``; None for no sm_ name."""
+    m = re.match(r"^sm_(\d+)([af]?)$", str(arch).strip().lower())
+    return (int(m.group(1)), m.group(2) == "a") if m else None
+
+
+def needs_newer(needed: str, arch: str) -> bool:
+    """True when code for ``needed`` (e.g. 'sm_100a') cannot be compiled for ``arch``."""
+    n, a = arch_rank(needed), arch_rank(arch)
+    if n is None or a is None:
+        return False
+    if n[1]:  # arch-specific features: exactly that arch (its family's 'a' variant)
+        return not (a[1] and a[0] == n[0]) and not (a[1] and n[0] // 10 == a[0] // 10 and a[0] >= n[0])
+    return a[0] < n[0]

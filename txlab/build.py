@@ -385,7 +385,7 @@ def codegen_source(lowered: Lowered, entry: str) -> str:
     except CompileError:
         raise
     except Exception as exc:  # noqa: BLE001 - TVM's codegen raises many types; each becomes a CompileError
-        raise error_from_tvm("codegen", exc, None, entry) from None
+        raise _unresolved_call(exc, lowered, entry) or error_from_tvm("codegen", exc, None, entry) from None
     finally:
         _callback_state.hook = None
     if not sources:
@@ -395,6 +395,48 @@ def codegen_source(lowered: Lowered, entry: str) -> str:
             kernel=entry,
         )
     return sources[0]
+
+
+#: intrinsics TVM's CUDA codegen has no lowering for (a build stops at codegen), and what to write instead
+NO_CUDA_LOWERING = {
+    "tirx.fma": 'write a * b + c (nvcc contracts it to one fma.rn), or T.call_pure_extern("float32", "fmaf", a, b, c)',
+}
+
+
+def _unresolved_call(exc, lowered: Lowered, entry: str) -> CompileError | None:
+    """TVM's codegen stops at an intrinsic it has no CUDA for ("Unresolved call ir.Op(... name="tirx.fma" ...)"):
+    a CompileError naming it, at the user's first line that calls it (found in the lowered device code's spans),
+    with what to write instead where one is known; None for any other failure."""
+    import linecache
+
+    text = str(exc)
+    m = re.search(r'Unresolved call ir\.Op\(.*?name="([\w.]+)"', text, re.S)
+    if m is None:
+        return None
+    op = m.group(1)
+    lineno = filename = None
+    for dmod in lowered.device_mods.values():
+        for _, func in dmod.functions_items():
+            for node in ir.walk(getattr(func, "body", None)) if getattr(func, "body", None) is not None else ():
+                if getattr(getattr(node, "op", None), "name", None) == op:
+                    frame = ir.user_frame(getattr(node, "span", None))
+                    if frame is not None:
+                        filename, lineno = frame
+                        break
+            if lineno is not None:
+                break
+    spelled = "T." + op.split(".", 1)[1] if op.startswith("tirx.") else op
+    instead = NO_CUDA_LOWERING.get(op)
+    return CompileError(
+        "codegen",
+        f"{op} ({spelled}(...)) has no CUDA lowering in TVM's codegen, so this kernel cannot be built for a GPU"
+        + (f": {instead}" if instead else ""),
+        lineno=lineno,
+        source_line=(linecache.getline(filename, lineno).rstrip("\n") or None) if lineno else None,
+        filename=filename,
+        detail=text,
+        kernel=entry,
+    )
 
 
 def executable(lowered: Lowered, cubin: bytes):

@@ -9,24 +9,10 @@ import linecache
 import re
 
 from txlab import ir
+from txlab.arch import arch_rank, needs_newer
 from txlab.toolchain import _instruction_arch
 
 KiB = 1024
-
-
-def _arch_rank(arch: str) -> tuple[int, bool] | None:
-    m = re.match(r"^sm_(\d+)([af]?)$", str(arch).strip().lower())
-    return (int(m.group(1)), m.group(2) == "a") if m else None
-
-
-def _needs_newer(needed: str, arch: str) -> bool:
-    """True when code for ``needed`` (e.g. 'sm_100a') cannot be compiled for ``arch``."""
-    n, a = _arch_rank(needed), _arch_rank(arch)
-    if n is None or a is None:
-        return False
-    if n[1]:  # arch-specific features: exactly that arch (its family's 'a' variant)
-        return not (a[1] and a[0] == n[0]) and not (a[1] and n[0] // 10 == a[0] // 10 and a[0] >= n[0])
-    return a[0] < n[0]
 
 
 def _set_user_line(exc, user_file: str, line: int, generated: str) -> None:
@@ -308,9 +294,9 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
             # the name's last two parts: "encode_matrix_descriptor" alone is both tcgen05's (sm_100a) and
             # wgmma's (sm_90a), and a Hopper kernel's wgmma call was blamed on Blackwell
             tail = ".".join(e.name.split(".")[-2:])
-            if not (re.search(r"\b" + re.escape(tail) + r"\s*\(", code) and _needs_newer(e.arch, arch)):
+            if not (re.search(r"\b" + re.escape(tail) + r"\s*\(", code) and needs_newer(e.arch, arch)):
                 continue
-            if required and k >= len(on_line) and (on_line or _arch_rank(e.arch) != _arch_rank(required)):
+            if required and k >= len(on_line) and (on_line or arch_rank(e.arch) != arch_rank(required)):
                 continue  # the line map found the line: another line's name is not the cause
             if on_line and k >= len(on_line) and not re.search(re.escape(e.name.rsplit(".", 1)[-1]), error_text):
                 continue  # the error is at a line without the name, and its text does not name it either
@@ -318,7 +304,7 @@ def _arch_name_hint(exc, arch, src_lines) -> str | None:
                 f"{e.name} needs {e.arch}; this kernel is compiled for {arch} "
                 f"(compile with arch={e.arch!r}, or --arch {e.arch})"
             )
-    if required and _needs_newer(required, arch):
+    if required and needs_newer(required, arch):
         where = f" (what line {exc.lineno} compiles to)" if exc.lineno else ""
         return (
             f"PTX {said.group(1)}{where} needs {required}; this kernel is compiled for {arch} "

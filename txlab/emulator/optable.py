@@ -112,6 +112,7 @@ def _why_not(name: str) -> str:
 
 def _registries():
     import txlab.emulator.cluster  # noqa: F401  (importing them registers their handlers)
+    import txlab.emulator.debug  # noqa: F401
     import txlab.emulator.iket  # noqa: F401
     import txlab.emulator.mathfns as mathfns
     import txlab.emulator.mma  # noqa: F401
@@ -190,6 +191,8 @@ def rows() -> list[dict]:
     """One dict per op / device function / IR node: name, kind, status, fast, ieee, why."""
     import tvm
 
+    from txlab.build import NO_CUDA_LOWERING
+
     handlers, blocking, externs, precision = _registries()
     out = []
     for name in sorted(str(n) for n in tvm.ir.Op.list_op_names()):
@@ -228,6 +231,11 @@ def rows() -> list[dict]:
                     "why": "refused by name: wgmma is modelled with f16/bf16/tf32/fp8 operands (fp8 A from "
                     "shared memory), not integer or b1 ones",
                 }
+            if name in NO_CUDA_LOWERING:
+                r["why"] = (
+                    "TVM's CUDA codegen has no lowering for it, so a kernel using it cannot be built: txlab.emulate "
+                    f"and txlab.compile both stop with a CompileError (stage codegen); {NO_CUDA_LOWERING[name]}"
+                )
             if tvm.ir.Op.get(name).get_attr("cuda.FLowerIntrinsic") is not None:
                 r["fast"] = r["ieee"] = "as the device function"
                 r["why"] = "lowered by TVM's CUDA rules to a device function (below); run as that function"

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from txlab.emulator.result import EmulationResult
@@ -75,6 +77,38 @@ def iket_note(found) -> str:
 _LOWERED: dict = {}  # (id of the kernel object, entry, arch) -> (kernel, lowering): the last few
 
 
+def _buildable(lowered, arch: str, entry: str) -> None:
+    """What the GPU build would refuse, refused here too, so an emulated check never passes a kernel that cannot
+    be built: TVM's CUDA codegen of the same lowering (a :class:`txlab.CompileError`, stage ``codegen``, e.g. an
+    intrinsic with no CUDA lowering), and a TIRx function that needs a newer architecture than ``arch`` (an
+    :class:`txlab.errors.ArchError` naming it, its line and the arch to build for)."""
+    from txlab import build, ir
+    from txlab.arch import needs_newer
+    from txlab.errors import ArchError
+
+    build.codegen_source(lowered, entry)
+    try:
+        from txlab.tirx_api import names
+
+        gated = {
+            "tirx." + e.name[len("Tx.") :]: e for e in names() if e.name.startswith("Tx.") and e.arch.startswith("sm_")
+        }
+    except Exception:  # noqa: BLE001 - the catalogue is an extra check; codegen above is the build's own
+        return
+    for dmod in lowered.device_mods.values():
+        for _, func in dmod.functions_items():
+            body = getattr(func, "body", None)
+            for node in ir.walk(body) if body is not None else ():
+                e = gated.get(getattr(getattr(node, "op", None), "name", None))
+                if e is not None and needs_newer(e.arch, arch):
+                    frame = ir.user_frame(getattr(node, "span", None))
+                    where = f" (line {frame[1]})" if frame else ""
+                    raise ArchError(
+                        f"{e.name}{where} needs {e.arch}; this kernel is emulated for {arch}, and its GPU build for "
+                        f"{arch} would fail: emulate and compile with arch={e.arch!r}"
+                    )
+
+
 def _lowered(kernel, mod, arch, entry, iket=False):
     """:func:`txlab.build.lower` of ``mod``, reused when the same kernel object is emulated again
     (lowering costs more than running a small kernel). Keyed by identity, not structure: two equal
@@ -95,6 +129,7 @@ def _lowered(kernel, mod, arch, entry, iket=False):
             lowered = build.lower(mod, arch, entry)
     else:
         lowered = build.lower(mod, arch, entry)
+        _buildable(lowered, arch, entry)
     if len(_LOWERED) >= 8:
         _LOWERED.pop(next(iter(_LOWERED)))
     _LOWERED[key] = (kernel, lowered)  # holds the kernel: its id is not reused while cached
@@ -206,6 +241,11 @@ def emulate(
         with np.errstate(all="ignore"):
             prog.run(env, space, order, grid, block, dyn)
         result.findings.extend(prog.findings)
+        printed = prog.__dict__.get("printed", ())
+        if printed:  # as a GPU prints device printf when the host synchronises
+            result.printed.extend(printed)
+            sys.stdout.write("".join(printed))
+            sys.stdout.flush()
         if iket:
             from txlab.emulator.iket import unclosed
 
