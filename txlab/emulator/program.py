@@ -52,6 +52,7 @@ class Program:
     ):
         import txlab.emulator.ops as ops
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
+        import txlab.emulator.debug  # noqa: F401
         import txlab.emulator.iket  # noqa: F401
         import txlab.emulator.mathfns  # noqa: F401
         import txlab.emulator.mma  # noqa: F401

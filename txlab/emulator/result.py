@@ -69,6 +69,8 @@ class EmulationResult:
     #: IKET annotations run as events (``emulate(..., iket=True)``): ``(kernel, cta, warp, name,
     #: start, end, payload, line)``, clocks in emulated warp-instructions (:mod:`txlab.emulator.iket`)
     iket_events: list = field(default_factory=list)
+    #: what the kernel's ``T.cuda.printf`` calls printed, a line per lane and call (:mod:`txlab.emulator.debug`)
+    printed: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
