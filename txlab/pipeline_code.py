@@ -109,6 +109,16 @@ class _Site:
         self.remote: set = set()  # ranks of the other CTAs of the cluster whose visits reach CTA 0's barriers
 
 
+def _const_int(x) -> int | None:
+    """``x`` as an int where the walk made it one value for every lane (a Python or numpy integer, or a uniform
+    lane vector: a count typed uint32 in the IR), else None."""
+    if isinstance(x, np.ndarray) and x.size and x.dtype.kind in "iu" and np.all(x == x.flat[0]):
+        x = x.flat[0]
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    return None
+
+
 def walk_barriers(func):
     """(barrier arrays ``[(name, [slot indices], init count, line)]`` in init order, call sites).
 
@@ -141,7 +151,7 @@ def walk_barriers(func):
         addrs = _addrs(v.args)
         if kind == "init":
             if walking[0] == 0 and addrs and isinstance(addrs[0].index, int):
-                cnt = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
+                cnt = _const_int(v.args[1]) if len(v.args) > 1 else None
                 inits.append((addrs[0].buffer.name, addrs[0].index, cnt, v.line))
             return
         bar = addrs[-1] if kind == "copy" and addrs else (addrs[0] if addrs else None)
@@ -156,14 +166,18 @@ def walk_barriers(func):
             s = sites[key] = _Site(kind, v.line, v.node)
         if walking[0] != 0:
             s.remote.add(walking[0])
+        per_thread = 1
+        count = _const_int(v.args[1]) if kind == "arrive" and len(v.args) > 1 else None
+        if count is not None and count > 0:  # mbarrier.arrive with a count (a uint32 in the IR): count arrivals
+            per_thread = count
         per_slot: dict = {}
         if bar is not None:
             idx = bar.index
             if isinstance(idx, np.ndarray):
                 xs, ns = np.unique(idx[v.mask], return_counts=True)
-                per_slot = {(bar.buffer.name, int(x)): int(n) for x, n in zip(xs, ns)}
+                per_slot = {(bar.buffer.name, int(x)): int(n) * per_thread for x, n in zip(xs, ns)}
             elif isinstance(idx, int):
-                per_slot = {(bar.buffer.name, idx): n_active}
+                per_slot = {(bar.buffer.name, idx): n_active * per_thread}
             for x in per_slot:
                 s.slots.add(x)
         s.visits.append(per_slot)
@@ -176,12 +190,9 @@ def walk_barriers(func):
                 m = int(m.flat[0])
             if isinstance(m, (int, np.integer)) and m > 0:
                 s.mcast = max(s.mcast, bin(int(m)).count("1"))
-        per_thread = 1
-        if kind == "arrive" and len(v.args) > 1 and isinstance(v.args[1], int) and v.args[1] > 0:
-            per_thread = v.args[1]
-        s.counts.append(n_active * (per_thread if kind == "arrive" else 1))
+        s.counts.append(n_active * per_thread)
         if kind in ("arrive_expect_tx", "expect_tx"):
-            b = v.args[1] if len(v.args) > 1 and isinstance(v.args[1], int) else None
+            b = _const_int(v.args[1]) if len(v.args) > 1 else None
             s.bytes.append(None if b is None else n_active * b)
 
     walk = simt.execute(func, on_visit=on_visit)
@@ -297,6 +308,45 @@ def _per_phase(totals: dict, phases: dict):
     return (int(first) if float(first).is_integer() else first), any(abs(v - first) > 1e-9 for v in vals)
 
 
+def _odd_phases(arrive_sites, array, phases) -> list:
+    """Phases of ``array``'s slots whose arrivals differ from what most phases get (an arrive skipped or repeated
+    in some iterations): ``[{"slot", "phase", "count", "usual", "line"}]`` (``line``: the arrive whose count differs
+    there), empty where every phase gets the same or where a site's visits are not one per phase (then they cannot
+    be told apart per phase)."""
+    from collections import Counter
+
+    name, idxs = array[0], array[1]
+    per: dict = {}  # (slot, phase) -> {line: count}
+    for s in arrive_sites:
+        for i in idxs:
+            seq = [c for per_slot in s.visits for (n, j), c in per_slot.items() if n == name and j == i]
+            if not seq:
+                continue
+            if len(seq) != phases.get(i, 0):
+                return []
+            for ph, c in enumerate(seq):
+                d = per.setdefault((i, ph), {})
+                d[s.line] = d.get(s.line, 0) + c
+    if not per:
+        return []
+    totals = {k: sum(v.values()) for k, v in per.items()}
+    usual = Counter(totals.values()).most_common(1)[0][0]
+    out = []
+    for (i, ph), t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        if t == usual:
+            continue
+        lines = per[(i, ph)]
+        usual_by_line = {}
+        for (j, q), d in per.items():
+            if totals[(j, q)] == usual:
+                usual_by_line = d
+                break
+        diff = [ln for ln in set(lines) | set(usual_by_line) if lines.get(ln, 0) != usual_by_line.get(ln, 0)]
+        stage = list(idxs).index(i)  # the slot's place in the ring (idxs are element offsets in the barrier pool)
+        out.append({"slot": stage, "phase": ph, "count": t, "usual": usual, "line": diff[0] if diff else None})
+    return out
+
+
 def _share(site, array, phases, weight=1):
     """A site's contribution per phase, averaged over the slots (for attribution)."""
     t = _slot_totals(site, array, weight)
@@ -358,7 +408,11 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
                 for i, v in _slot_totals(s, array).items():
                     totals[i] += v
             n, varies = _per_phase(totals, ph)
-            if varies:
+            odd = _odd_phases(arrive, array, ph)
+            if odd:
+                n = odd[0]["usual"]  # what most phases get: the simulated protocol; the others are the finding
+                sp.uneven[("full" if array is full else "empty")] = odd
+            if varies and not odd:
                 notes.append(
                     f"{'full' if array is full else 'empty'}: arrivals per phase differ between "
                     f"slots; slot 0's {n} is used"

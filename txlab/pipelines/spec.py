@@ -41,6 +41,9 @@ class PipelineSpec:
     lines: dict = field(default_factory=dict)
     copies: list = field(default_factory=list)
     arrive_sites: dict = field(default_factory=dict)
+    # phases whose arrivals differ from the usual per-phase count ("full"/"empty" -> [{slot, phase, count, usual,
+    # line}]): an arrive skipped or repeated in some iterations, reported as its own problem by simulate()
+    uneven: dict = field(default_factory=dict)
 
     @property
     def derived(self) -> bool:
@@ -93,8 +96,46 @@ class PipelineSpec:
         overridden; any :func:`simulate` keyword can be overridden. Where the kernel never waits on a
         barrier, the trace's ``assumed`` says so (its summary too)."""
         trace = self._simulate_spec(iterations, **overrides)
-        trace.assumed = tuple(n for n in self.notes if n.startswith("no wait on the"))
+        trace.assumed = tuple(n for n in self.notes if n.startswith(("no wait on the", _PARITY_ASSUMED)))
+        if self.uneven and not {"roles", "consumers", "producers"} & set(overrides):
+            trace.problems = (*trace.problems, *self._uneven_problems())
         return trace
+
+    def _uneven_problems(self) -> list:
+        """A problem per barrier whose phases get different arrival counts (the simulated protocol gives every
+        phase the usual count, so the odd phases are reported here, at the arrive whose count differs)."""
+        out = []
+        for barrier, odd in self.uneven.items():
+            init = self.init_full if barrier == "full" else self.init_empty
+            bad = [o for o in odd if o["count"] != init]
+            if not bad:
+                continue
+            o = bad[0]
+            under = o["count"] < init
+            more = f" (and {len(bad) - 1} more phase(s))" if len(bad) > 1 else ""
+            msg = (
+                f"{barrier}[{o['slot']}] phase {o['phase']} receives {o['count']} arrival(s) where the other phases "
+                f"receive {o['usual']} and the barrier was initialised for {init}{more}: the arrive at line "
+                f"{o['line']} runs for {'fewer' if under else 'more'} threads in some iterations. "
+                + (
+                    "That phase never completes and its waiters hang."
+                    if under
+                    else "That phase completes early and the parity runs ahead of the waiters."
+                )
+                + " Make every iteration arrive the same number of times (move the guard off the arrive)."
+            )
+            out.append(
+                Problem(
+                    "under_arrival" if under else "over_arrival",
+                    msg,
+                    barrier=barrier,
+                    stage=o["slot"],
+                    iteration=o["phase"],
+                    lineno=o["line"],
+                    lines=tuple(sorted({x["line"] for x in bad if x["line"] is not None})),
+                )
+            )
+        return out
 
     def _simulate_spec(self, iterations: int, **overrides) -> PipelineTrace:
         kw = self.simulate_kwargs()
@@ -243,7 +284,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     them: a full barrier initialised right before an empty barrier of the same depth."""
     import tvm.tirx as tx
     import tvm_ffi
-    from tvm.ir import StringImm, TensorLoad
+    from tvm.ir import StringImm
 
     out = []
     tcgen05: list = []  # a kernel with tcgen05 ops lowers (for the arrival counts) for sm_100a only
@@ -299,14 +340,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     kinds.setdefault(_bkey(buf), "mbar")
             elif op.endswith("mbarrier_wait"):
                 buf, _ = _barrier_buffer(call.args[0])
-                ph = call.args[1]
-                xor = 0
-                if type(ph).__name__ == "BitwiseXor":
-                    xor = _int(ph.b) or 0
-                    ph = ph.a
-                pbuf = _load_source(ph) if isinstance(ph, TensorLoad) else None
                 if buf is not None and _bkey(buf) not in wait_phase:
-                    wait_phase[_bkey(buf)] = (pbuf, xor)
+                    wait_phase[_bkey(buf)] = (*_wait_parity(call.args[1]), _user_line(s))
 
         # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
         tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
@@ -345,24 +380,33 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 "empty": (eb.name, _int(eb.elem_offset), depth),
             }
             if _bkey(eb) in wait_phase:
-                pbuf, xor = wait_phase[_bkey(eb)]
+                pbuf, xor, first, wline = wait_phase[_bkey(eb)]
                 spec.empty_phase_offset = xor & 1
                 if start_value(pbuf) is not None:
                     spec.producer_phase = start_value(pbuf) & 1
                     spec.lines["producer_phase"] = start_line(pbuf)
+                elif first is not None and _flips_per_pass(first, depth):
+                    spec.producer_phase, spec.empty_phase_offset = first[0], 0
+                    spec.lines["producer_phase"] = wline[1] if wline else None
+                    notes.append(f"the producer's wait parity is computed from the loop index: {first[0]} at its start")
                 else:
-                    notes.append("producer start phase not a constant in the IR; assumed 1")
+                    notes.append(f"{_PARITY_ASSUMED}producer start phase not a constant in the IR; assumed 1")
             else:
                 notes.append("no wait on the empty barriers found")
             if _bkey(fb) in wait_phase:
-                pbuf, xor = wait_phase[_bkey(fb)]
+                pbuf, xor, first, wline = wait_phase[_bkey(fb)]
                 if xor:
                     notes.append(f"waits on the full barrier XOR the phase with {xor}")
                 if start_value(pbuf) is not None:
                     spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
-                    spec.lines["consumer_phase"] = start_line(pbuf)
+                    # a consumer's XOR is written at its wait: the line that sets the parity it waits for
+                    spec.lines["consumer_phase"] = (wline[1] if wline else None) if xor else start_line(pbuf)
+                elif first is not None and _flips_per_pass(first, depth):
+                    spec.consumer_phase = first[0]
+                    spec.lines["consumer_phase"] = wline[1] if wline else None
+                    notes.append(f"the consumer's wait parity is computed from the loop index: {first[0]} at its start")
                 else:
-                    notes.append("consumer start phase not a constant in the IR; assumed 0")
+                    notes.append(f"{_PARITY_ASSUMED}consumer start phase not a constant in the IR; assumed 0")
             else:
                 notes.append("no wait on the full barriers found")
             notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role assumed)")
@@ -392,3 +436,78 @@ def from_kernel(kernel, which: int = 0) -> PipelineSpec:
     if not -len(specs) <= which < len(specs):
         raise IndexError(f"the kernel declares {len(specs)} pipeline(s); which={which} is out of range")
     return specs[which]
+
+
+#: how the note of a wait parity the reader could not follow starts (the trace's summary names it as assumed)
+_PARITY_ASSUMED = "wait parity not read: "
+
+
+def _xor_leaves(e, out):
+    if type(e).__name__ == "BitwiseXor":
+        _xor_leaves(e.a, out)
+        _xor_leaves(e.b, out)
+    else:
+        out.append(e)
+    return out
+
+
+def _wait_parity(ph):
+    """``(phase buffer, XOR constant, parity by iteration)`` of a wait's parity expression. ``ps_phase ^ k``
+    (nested XORs too: ``(cs.phase ^ 1) ^ offset``) gives the buffer and ``k``; an expression of the loop index
+    (``((k // S) & 1) ^ 1``, raw barriers) gives no buffer and ``(value at the first iteration, value one pass
+    over an S-deep ring later for S = 1..8)`` with every loop variable at 0 / at S; None where neither reads."""
+    from tvm.ir import TensorLoad
+
+    leaves = _xor_leaves(ph, [])
+    consts = [_int(x) for x in leaves]
+    loads = [x for x, c in zip(leaves, consts) if c is None]
+    xor = 0
+    for c in consts:
+        if c is not None:
+            xor ^= c
+    if len(loads) == 1 and isinstance(loads[0], TensorLoad):
+        return _load_source(loads[0]), xor, None
+    return None, xor, _parity_by_iteration(ph)
+
+
+def _parity_by_iteration(ph):
+    """The parity expression's value with its variables at 0, and at each of 1..8 (as a tuple), or None when it
+    is not an integer expression of its variables alone (a load, a call)."""
+    vals = []
+    for k in range(9):
+        v = _int_eval(ph, k)
+        if v is None:
+            return None
+        vals.append(v & 1)
+    return vals[0], tuple(vals[1:])
+
+
+def _int_eval(e, k: int):
+    """The integer value of ``e`` with every variable set to ``k`` (TIR's integer semantics, txlab.ir.semantics),
+    or None for anything else in it (a load, a call, a float)."""
+    from txlab.ir import semantics
+
+    t = type(e).__name__
+    if t == "IntImm":
+        return int(e.value)
+    if t == "Var":
+        return k
+    if t == "Cast":
+        return _int_eval(e.value, k)
+    fn = semantics.BINARY.get(t)
+    if fn is None or not hasattr(e, "a"):
+        return None
+    a, b = _int_eval(e.a, k), _int_eval(e.b, k)
+    if a is None or b is None or (t in ("Div", "Mod", "FloorDiv", "FloorMod") and b == 0):
+        return None
+    return int(fn(a, b))
+
+
+def _flips_per_pass(first, depth) -> bool:
+    """A parity by iteration that behaves as a PipelineState's over a ``depth``-deep ring: the same for the first
+    ``depth`` iterations, flipped at iteration ``depth`` (checked for rings up to 8 deep)."""
+    start, later = first
+    vals = (start, *later)
+    if not depth or depth >= len(vals):
+        return False
+    return all(v == start for v in vals[:depth]) and vals[depth] == start ^ 1
