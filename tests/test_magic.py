@@ -232,3 +232,30 @@ def test_a_quiet_cell_still_says_what_keeps_its_kernel_from_launching(ip, capsys
     err = capsys.readouterr().err
     assert "%%tirx warning:" in err and "2048 threads per CTA" in err
     assert "warning(s): " in repr(ip.user_ns["scale"])
+
+
+def test_the_readme_use_section_runs_as_written(ip):
+    """README's "Use" cells, in order, in a shell where only ``%load_ext txlab`` ran (it binds ``txlab``): the
+    ``%%tirx`` cell, then the Python cell (kernel call and check on the emulator without a GPU; bench needs one)."""
+    import re
+    from pathlib import Path
+
+    import txlab
+
+    text = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
+    use = text.split("## Use", 1)[1]
+    blocks = re.findall(r"```python\n(.*?)```", use, re.S)[:3]
+    assert blocks[0].strip() == "%load_ext txlab" and blocks[1].startswith("%%tirx")
+    ip.user_ns.pop("txlab", None)
+    ip.run_line_magic("load_ext", "txlab")  # already loaded: IPython says so and does not run it again
+    txlab.load_ipython_extension(ip)
+    assert ip.user_ns["txlab"] is txlab
+    head, body = blocks[1].split("\n", 1)
+    ip.run_cell_magic("tirx", head.removeprefix("%%tirx").replace("--show resources,cuda,ptx,sass", "--quiet"), body)
+    from txlab.device import has_gpu
+
+    gpu = has_gpu()
+    lines = [ln for ln in blocks[2].splitlines() if gpu or not ln.startswith("txlab.bench")]
+    res = ip.run_cell("\n".join(lines))
+    assert res.success, res.error_in_exec
+    assert ip.user_ns["b"][:5].tolist() == (2 * ip.user_ns["a"][:5]).tolist()

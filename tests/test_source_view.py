@@ -248,3 +248,29 @@ def test_coalescing_column_beside_the_line(naive):
     v = d["coalescing"][line]
     assert v["status"] == "partial" and v["unknown"] == 1 and v["accesses"] == 3
     assert v["reasons"] == ["the index depends on a value read from memory (a gather or scatter)"]
+
+
+def test_views_take_a_prim_func_and_name_what_they_take():
+    """SourceView and PoolView of a ``@T.prim_func`` (what a Python user has) compile / lay it out; PoolView of a
+    Compiled lays it out; anything else is an InputError naming what the view takes (it was an AttributeError)."""
+    from tvm.script import tirx as T
+
+    from txlab.errors import InputError
+    from txlab.views import PoolView
+
+    @T.prim_func
+    def double(A: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        A[tx] = A[tx] * T.float32(2)
+
+    src = json.loads(SourceView(double).data)
+    assert any("A[tx] = A[tx] * T.float32(2)" in str(line) for line in json.dumps(src).split("\\n"))
+    for k in (double, txlab.compile(double, arch="sm_90a", progress=lambda s: None)):
+        plan = json.loads(PoolView(k).data)["plan"]
+        assert plan["kernel"].startswith("double")
+    with pytest.raises(InputError, match="SourceView takes a txlab.Compiled"):
+        SourceView("double")
+    with pytest.raises(InputError, match="PoolView takes a txlab.pools.PoolLayout"):
+        PoolView(3)

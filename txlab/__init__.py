@@ -178,11 +178,17 @@ def __dir__():
 
 
 def load_ipython_extension(ipython):
-    """`%load_ext txlab`: registers the %%tirx cell magic."""
+    """`%load_ext txlab`: registers the %%tirx cell magic and puts ``txlab`` in the notebook's namespace (the
+    README's next cells call ``txlab.check`` / ``txlab.bench``); a name the user already bound is left alone."""
+    import sys
+
     from txlab.magic import register
 
     _install_display(ipython)
     register(ipython)
+    ns = getattr(ipython, "user_ns", None)
+    if isinstance(ns, dict) and "txlab" not in ns:
+        ns["txlab"] = sys.modules[__name__]
 
 
 def unload_ipython_extension(ipython):  # pragma: no cover - IPython hook

@@ -35,7 +35,7 @@ class PoolView(View):
 
     def __init__(self, layout, **kwargs):
         super().__init__(**kwargs)
-        self.layout = layout
+        self.layout = _layout(layout)
 
     @shown
     def layout(self, layout):
@@ -50,6 +50,25 @@ class PoolView(View):
         if not self.selected:
             swz = [a["name"] for a in layout.allocations if a.get("bank_pattern") and a.get("swizzle")]
             self.selected = swz[0] if swz else ""
+
+
+def _layout(obj):
+    """A :class:`txlab.pools.PoolLayout` for the view: one as given; a kernel (``txlab.Compiled``, ``@T.prim_func``,
+    IRModule) laid out with :func:`txlab.pools.layout`; anything else an InputError saying what the view takes."""
+    import tvm
+
+    from txlab import pools
+    from txlab.errors import InputError
+
+    if isinstance(obj, pools.PoolLayout):
+        return obj
+    if isinstance(obj, (tvm.tirx.PrimFunc, tvm.IRModule)) or hasattr(obj, "ir_module"):
+        return pools.layout(obj)
+    raise InputError(
+        f"PoolView takes a txlab.pools.PoolLayout (txlab.pools.layout(kernel)) or a kernel (txlab.Compiled, "
+        f"@T.prim_func), not {type(obj).__name__}",
+        param="layout",
+    )
 
 
 # PoolMap was this view's name until 0.1 (one release of warnings)

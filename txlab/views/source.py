@@ -308,6 +308,7 @@ class SourceView(View):
 
     def __init__(self, compiled, profile=None, heat: dict | None = None, **kwargs):
         super().__init__(**kwargs)
+        compiled = _compiled(compiled)
         notes = []
         if profile is not None and hasattr(profile, "for_build"):
             profile, note = _profile_for(compiled, profile)
@@ -320,6 +321,25 @@ class SourceView(View):
         d = payload(compiled, heat, profile=profile)
         d["notes"] = notes + d["notes"]
         self.data = json_bytes(d)
+
+
+def _compiled(kernel):
+    """A ``txlab.Compiled`` for the view: one as given, a ``@T.prim_func`` / IRModule compiled (txlab.compile, the
+    default arch, cached), anything else an InputError saying what the view takes."""
+    import tvm
+
+    from txlab.compiler import Compiled, compile
+    from txlab.errors import InputError
+
+    if isinstance(kernel, Compiled) or hasattr(kernel, "source_map"):
+        return kernel
+    if isinstance(kernel, (tvm.tirx.PrimFunc, tvm.IRModule)):
+        return compile(kernel, progress=lambda s: None)
+    raise InputError(
+        f"SourceView takes a txlab.Compiled (a %%tirx cell's kernel, txlab.compile(...)) or a @T.prim_func, not "
+        f"{type(kernel).__name__}",
+        param="compiled",
+    )
 
 
 def _profile_for(compiled, profile):
