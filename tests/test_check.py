@@ -216,3 +216,16 @@ def test_args_that_are_not_a_tuple_and_a_reference_of_no_numbers_are_named():
         txlab.check(k, a, reference=lambda a, h, n: a, device="cpu")
     with pytest.raises(InputError, match="not numbers"):
         txlab.check(k, (a, np.zeros_like(a), N), reference=lambda a, h, n: "hi", device="cpu")
+
+
+def test_a_reference_that_cannot_take_the_arguments_is_named_before_it_runs():
+    """``reference`` is called with one argument per kernel parameter: one that takes fewer (``lambda a: 2 * a``) is
+    an InputError naming the call it gets, not Python's TypeError from inside check."""
+    k = make()
+    a, h = _ints()
+    with pytest.raises(InputError, match=r"reference is called as reference\(A, H, n\)"):
+        txlab.check(k, (a, h, N), reference=lambda a: h + a, inout=("H",), device="cpu")
+    with pytest.raises(InputError, match="reference must be a function"):
+        txlab.check(k, (a, h, N), reference=h + a, inout=("H",), device="cpu")
+    r = txlab.check(k, (a, h, N), reference=lambda *args: args[1] + args[0], inout=("H",), device="cpu")
+    assert r.ok, r

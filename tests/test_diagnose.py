@@ -328,3 +328,39 @@ def test_a_bfloat16_scalar_parameter_is_named_with_the_fix(tmp_path):
     assert err.stage == "lower" and "bfloat16 scalar parameter 'a'" in err.message
     assert err.lineno == 5 and "a: T.bfloat16" in err.source_line
     assert "T.float32" in err.hint and "kDLFloat" in err.detail
+
+
+@pytest.mark.parametrize(
+    ("body", "hint"),
+    [
+        ("    bx = Tx.cta_id(1)\n    tx = Tx.thread_id([256])\n    B[tx] = A[tx, 0]", "write Tx.cta_id([1])"),
+        ("    bx = Tx.cta_id([1])\n    tx = Tx.thread_id([16])\n    B[tx] = A[tx]", "index every dimension"),
+    ],
+)
+def test_first_hour_mistakes_get_their_fix(body, hint):
+    """An extent given as an int and a 2-d buffer read with one index: TVM names an FFI signature; the hint names
+    the fix."""
+    src = (
+        "@Tx.prim_func\n"
+        'def k(A: Tx.Buffer((16, 16), "float32"), B: Tx.Buffer((256,), "float32")):\n'
+        "    Tx.device_entry()\n" + body + "\n"
+    )
+    with pytest.raises(txlab.CompileError) as e:
+        run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
+    assert e.value.stage == "parse" and hint in (e.value.hint or ""), (e.value.message, e.value.hint)
+
+
+@pytest.mark.parametrize("where", ["annotation", "match_buffer"])
+def test_a_misspelt_dtype_suggests_the_dtype(where):
+    if where == "annotation":
+        sig, first = 'A: Tx.Buffer((256,), "flaot32"), B: Tx.Buffer((256,), "float32")', ""
+    else:
+        sig = 'A_ptr: Tx.handle, B: Tx.Buffer((256,), "float32")'
+        first = '    A = Tx.match_buffer(A_ptr, (256,), "flaot32")\n'
+    src = (
+        f"@Tx.prim_func\ndef k({sig}):\n{first}    Tx.device_entry()\n    Tx.cta_id([1])\n"
+        "    tx = Tx.thread_id([256])\n    B[tx] = A[tx]\n"
+    )
+    with pytest.raises(txlab.CompileError) as e:
+        run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
+    assert "did you mean 'float32'" in (e.value.hint or ""), (e.value.message, e.value.hint)

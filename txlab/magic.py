@@ -277,6 +277,40 @@ def _annotation_hint(message: str, source_line: str | None) -> str | None:
     )
 
 
+#: the dtypes a buffer or scalar is declared with (what a misspelt one is matched against)
+_DTYPES = (
+    "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float4_e2m1fn", "handle",
+)  # fmt: skip
+
+
+def _mistake_hint(message: str, source_line: str | None) -> str | None:
+    """The fix for first-hour mistakes whose TVM message names an FFI signature, not the mistake: an extent given as
+    an int (``T.cta_id(1)``), a multi-dimensional buffer indexed with too few indices (``A[i]`` of a 2-d ``A``: a
+    region, not an element), a misspelt dtype (``"flaot32"``)."""
+    import difflib
+
+    line = source_line or ""
+    if re.search(r"\b(CtaId|ThreadId|WarpId|LaneId|ClusterId)\(", message) and "but got `int`" in message:
+        m = re.search(r"\b(\w+)\.(cta_id|thread_id|warp_id|lane_id|cluster_id)\(\s*([^\[\])][^)]*)\)", line)
+        call = f"{m.group(1)}.{m.group(2)}([{m.group(3).strip()}])" if m else "T.cta_id([n])"
+        return f"launch extents are a list, one per dimension: write {call}"
+    if "Expected `ir.Expr` but got `ir.TensorRegion`" in message:
+        return (
+            "a buffer indexed with fewer indices than it has dimensions is a region, not an element: index every "
+            "dimension (A[i, j] for a 2-d A), or flatten the buffer's shape"
+        )
+    bad = re.search(r"unknown dtype `([^`]+)`", message)
+    words = [bad.group(1)] if bad else []
+    if not words and "Unexpected type for TIR Arg: ffi.String" in message:  # a Buffer annotation's dtype
+        words = [w for w in re.findall(r"[\"']([A-Za-z][\w]*)[\"']", line) if w not in _DTYPES]
+    for w in words:
+        close = difflib.get_close_matches(w, _DTYPES, n=2, cutoff=0.6)
+        if close:
+            return f"unknown dtype {w!r}: did you mean {' or '.join(repr(c) for c in close)}?"
+    return None
+
+
 def _did_you_mean(cause, source_line: str | None) -> str | None:
     """For a misspelt API name (``T.cuda.cta_summ``: an AttributeError on the namespace object), the names it
     has that are closest, spelt as the user's line spells the object."""
@@ -320,7 +354,13 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         err = CompileError(
             "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
         )
-        err.hint = hint or _did_you_mean(cause, err.source_line) or _annotation_hint(msg, err.source_line) or err.hint
+        err.hint = (
+            hint
+            or _did_you_mean(cause, err.source_line)
+            or _annotation_hint(msg, err.source_line)
+            or _mistake_hint(msg, err.source_line)
+            or err.hint
+        )
         err.args = (err._text(),)  # str(err) (a terminal, a log) carries the hint too
         return err
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.

@@ -297,6 +297,28 @@ def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initi
     return None
 
 
+def _check_reference_arity(reference, names) -> None:
+    """An InputError, before the reference runs, when it cannot take the kernel's arguments (it is called as
+    ``reference(*args)``, one per kernel parameter); nothing for a callable whose signature is not known."""
+    import inspect
+
+    if not callable(reference):
+        raise InputError(
+            f"reference must be a function called as reference({', '.join(names)}), not {type(reference).__name__}",
+            param="reference",
+        )
+    try:
+        inspect.signature(reference).bind(*names)
+    except TypeError as exc:
+        raise InputError(
+            f"reference is called as reference({', '.join(names)}) (one argument per kernel parameter) and cannot "
+            f"take them: {exc}; give it {len(names)} parameters (lambda {', '.join(names)}: ...)",
+            param="reference",
+        ) from None
+    except ValueError:  # a builtin or C function without a signature: called as is
+        return
+
+
 def check(
     kernel,
     args,
@@ -366,6 +388,7 @@ def check(
         check_args(Signature(_kernel_name(kernel, "txlab.check"), params), args)
     inout_names = _inout_names(kernel, params, inout)
     host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
+    _check_reference_arity(reference, [p["name"] for p in params])
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
     if outputs is None and inout_names and not isinstance(expected, dict):
         outputs = inout_names
