@@ -161,3 +161,13 @@ def test_emulated_timeline_is_labelled_emulated_work():
     fig = tl.plot()
     assert "emulated work" in fig.axes[0].get_xlabel() and "EMULATED" in fig.axes[0].get_title()
     assert np.abs(c.astype(np.float32) - bg.reference(a, b)).max() < 0.2
+
+
+def test_build_for_another_arch_is_an_arch_error_before_compiling():
+    """``build(..., arch="sm_90a")`` was an nvcc error placed on a line of this module's docstring (the instruction
+    comes from TVM's library code); it is an ArchError naming sm_100a now, before anything compiles."""
+    from txlab.errors import ArchError
+
+    for arch in ("sm_90a", "sm_90"):
+        with pytest.raises(ArchError, match="only sm_100a has"):
+            bg.build(64, 64, 64, arch=arch)

@@ -468,10 +468,19 @@ def kernel_for(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None
 
 
 def build(M: int, N: int, K: int, config: BlackwellGemmConfig | None = None, *, arch: str = "sm_100a", **kw):
-    """Compile the kernel for one shape for sm_100a; returns a ``txlab.Compiled``."""
+    """Compile the kernel for one shape for sm_100a; returns a ``txlab.Compiled``. Another arch is an
+    :class:`~txlab.errors.ArchError` before anything compiles (tcgen05 and TMEM are sm_100a's)."""
+    from txlab.arch import resolve_arch
     from txlab.compiler import compile as compile_kernel
+    from txlab.errors import ArchError
 
-    return compile_kernel(gemm_kernel(M, N, K, config), arch=arch, **kw)
+    resolved = resolve_arch(arch)
+    if resolved != "sm_100a":
+        raise ArchError(
+            f"arch={arch!r} ({resolved}): this Blackwell GEMM uses tcgen05 and tensor memory, which only sm_100a has "
+            "(not Hopper's sm_90a): build with arch='sm_100a' (compiling and the CPU emulator need no GPU)"
+        )
+    return compile_kernel(gemm_kernel(M, N, K, config), arch=resolved, **kw)
 
 
 def inputs(M: int, N: int, K: int, seed: int = 0):
