@@ -1,6 +1,7 @@
 """Argument checks before NoGPUError, read-only outputs, %%tirx parsing, arch table, CLI exit
 codes (issue 20, item 11 outside the timeline)."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,17 @@ def test_cli_file_without_kernels_and_python_errors_fail(tmp_path):
     assert out.returncode == 1 and "RuntimeError at line 2" in out.stderr and "Traceback" not in out.stderr
     out = _cli("compile", str(tmp_path / "missing.py"))
     assert out.returncode == 1 and "does not exist" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_cli_emit_of_one_text_prints_that_text_alone(tmp_path):
+    """``txlab compile k.py --emit ptx > k.ptx`` writes a PTX file: notices, progress and the kernel's name go to
+    stderr."""
+    f = tmp_path / "k.py"
+    f.write_text("from tvm.script import tirx as T\n" + SCALE)
+    out = _cli("compile", str(f), "--emit", "ptx", "--arch", "sm_90a")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.lstrip().startswith("//") and re.search(r"\.target\s+sm_90a", out.stdout), out.stdout[:300]
+    assert "txlab:" not in out.stdout and "<Compiled" not in out.stdout and "<Compiled" in out.stderr
 
 
 @pytest.mark.gpu

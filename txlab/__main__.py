@@ -2,6 +2,6 @@
 
 import sys
 
-from txlab.cli import main
+from txlab.cli import run
 
-sys.exit(main())
+sys.exit(run())

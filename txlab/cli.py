@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 
 
@@ -58,7 +60,8 @@ def _compile_file(args) -> int:
         print(f"txlab compile: {args.file} is empty: nothing to compile", file=sys.stderr)
         return 1
     try:
-        results = run_cell(source, {}, arch=args.arch)
+        with contextlib.redirect_stdout(sys.stderr):  # notices and progress: stdout carries only what --emit asks
+            results = run_cell(source, {}, arch=args.arch)
     except TxlabError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -71,7 +74,8 @@ def _compile_file(args) -> int:
         print(f"txlab compile: {args.file} defines no @T.prim_func: nothing was compiled", file=sys.stderr)
         return 1
     for name, c in results.items():
-        print(repr(c))
+        # one text to emit (--emit ptx > k.ptx): stdout is that text alone, the kernel's name goes to stderr
+        print(repr(c), file=sys.stdout if "resources" in emit or len(results) > 1 else sys.stderr)
         for what in emit:
             if what == "resources":
                 for k, r in c.resources.items():
@@ -81,5 +85,17 @@ def _compile_file(args) -> int:
     return 0
 
 
+def run(argv=None) -> int:
+    """:func:`main`, quiet when the reader of stdout goes away (``txlab compile k.py --emit sass | head``), as Unix
+    tools are: no BrokenPipeError traceback."""
+    try:
+        rc = main(argv)
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's own flush at exit
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
