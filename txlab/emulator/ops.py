@@ -745,7 +745,9 @@ def _warpgroup_sync(comp, call):
             )
             if ids.size != 1:  # bar.sync takes one barrier per warp
                 raise NotEmulatedError("warpgroup_sync with a barrier id that differs across a warp", lineno=line)
-            yield from sync.barrier_wait(g.cta, g, ("wg", int(ids[0]), wg), line, count=128, what="warpgroup_sync")
+            # bar.sync id, 128: named barrier ``id``, complete once any 128 threads arrived (an aligned warpgroup or
+            # not), shared with bar.sync / bar.arrive on the same id
+            yield from sync.barrier_wait(g.cta, g, ("named", int(ids[0])), line, count=128, what="warpgroup_sync")
         return np.int32(0)
 
     return gen

@@ -105,7 +105,8 @@ def _buildable(lowered, arch: str, entry: str) -> None:
                     where = f" (line {frame[1]})" if frame else ""
                     raise ArchError(
                         f"{e.name}{where} needs {e.arch}; this kernel is emulated for {arch}, and its GPU build for "
-                        f"{arch} would fail: emulate and compile with arch={e.arch!r}"
+                        f"{arch} would fail: build it for {e.arch} (txlab.compile(kernel, arch={e.arch!r}), then check "
+                        f"or run that; txlab.emulate(kernel, ..., arch={e.arch!r}); %%tirx --arch {e.arch})"
                     )
 
 
