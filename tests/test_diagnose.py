@@ -364,3 +364,21 @@ def test_a_misspelt_dtype_suggests_the_dtype(where):
     with pytest.raises(txlab.CompileError) as e:
         run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
     assert "did you mean 'float32'" in (e.value.hint or ""), (e.value.message, e.value.hint)
+
+
+def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic():
+    """100 KiB of T.alloc_shared: ptxas refuses it for sm_90 (its 48 KiB static limit: the error says to use
+    dynamic shared memory) and takes it for sm_90a, where the compile warns that CUDA allows 48 KiB of static
+    shared memory per CTA."""
+    src = (
+        "@Tx.prim_func\n"
+        'def big(X: Tx.Buffer((256,), "float32"), S: Tx.Buffer((256,), "float32")):\n'
+        "    Tx.device_entry()\n    Tx.cta_id([1])\n    tx = Tx.thread_id([256])\n"
+        '    sm = Tx.alloc_shared((25600,), "float32")\n'
+        "    sm[tx] = X[tx]\n    Tx.cuda.cta_sync()\n    S[tx] = sm[255 - tx]\n"
+    )
+    with pytest.raises(txlab.CompileError) as e:
+        run_cell(src, dict(lang_names()), arch="sm_90", use_cache=False)
+    assert "static shared memory" in e.value.message and "SMEMPool" in (e.value.hint or ""), e.value
+    (k,) = run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False).values()
+    assert any("100 KiB of static shared memory" in w and "48 KiB" in w for w in k.warnings), k.warnings

@@ -100,11 +100,19 @@ def _too_much_shared(exc, mod, arch, table) -> bool:
         f"{a['name']} ({a['bytes'] / KiB:g} KiB" + (f", line {a['line']}" if a["line"] else "") + ")"
         for a in allocs[:6]
     )
+    static = cap == STATIC_SMEM_LIMIT
     exc.message = (
         f"shared memory {used / KiB:g} KiB is more than {arch}'s {cap / KiB:g} KiB per CTA "
-        f"(over by {(used - cap) / KiB:g} KiB)" + (f"; allocations: {names}" if names else "")
+        + ("of static shared memory (sized arrays) " if static else "")
+        + f"(over by {(used - cap) / KiB:g} KiB)"
+        + (f"; allocations: {names}" if names else "")
     )
-    exc.hint = exc.hint or "shrink the largest allocation (fewer pipeline stages, a smaller tile) or split it"
+    exc.hint = exc.hint or (
+        "more than 48 KiB must be dynamic shared memory: allocate the large buffers from an SMEMPool or with scope "
+        "'shared.dyn' (the launch opts into up to the arch's limit), or shrink them"
+        if static
+        else "shrink the largest allocation (fewer pipeline stages, a smaller tile) or split it"
+    )
     big = next((a for a in allocs if a["line"]), None)
     if big is not None and table is not None and exc.lineno is None:
         _set_user_line(exc, table.user_file, big["line"], "")
@@ -342,6 +350,10 @@ def aliased_indices(compiled) -> list[str]:
     return out
 
 
+#: statically sized shared memory per CTA: more must be dynamic (CUDA C++ Programming Guide, "shared memory")
+STATIC_SMEM_LIMIT = 48 * 1024
+
+
 def launchability(compiled) -> list[str]:
     """Why each kernel cannot launch on its arch as compiled (empty when it can): threads per CTA
     past 1024, shared memory past the per-CTA limit, registers x threads past the register file."""
@@ -362,6 +374,13 @@ def launchability(compiled) -> list[str]:
                 "CUDA allows at most 1024"
             )
         static = res.get("static_smem_bytes", 0) or 0
+        if static > STATIC_SMEM_LIMIT:
+            out.append(
+                f"{k}: {static / KiB:g} KiB of static shared memory (sized arrays: T.alloc_shared); CUDA allows "
+                f"{STATIC_SMEM_LIMIT / KiB:g} KiB of it per CTA on every arch (the CUDA C++ Programming Guide: more "
+                "must be dynamic shared memory, which the launch opts into): allocate the large buffers from an "
+                "SMEMPool or with scope 'shared.dyn'"
+            )
         dyn = res.get("dynamic_smem_bytes", 0)
         smem = static + (dyn if isinstance(dyn, int) else 0)
         cap = lim["smem_per_block_optin"]

@@ -1,0 +1,91 @@
+"""What this round's emulator changes claim about the GPU, checked on one (GPU-marked: skipped without a GPU):
+the rotation's FMA choice gives the GPU's bits, ``warpgroup_sync`` meets any 128 threads, and device ``printf``
+prints the lines the emulator prints."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab.emulator import emulate
+
+pytestmark = pytest.mark.gpu
+
+
+def test_the_rotation_is_bitwise_the_gpus():
+    from test_emulator_contraction import ROPE
+    from test_emulator import kernel
+
+    k = txlab.compile(kernel(ROPE, "rope"))
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((256, 2)).astype(np.float32)
+    ang = rng.uniform(0, 6.28, 256)
+    cs = np.stack([np.cos(ang), np.sin(ang)], 1).astype(np.float32)
+    on_gpu, on_cpu = np.zeros((256, 2), np.float32), np.zeros((256, 2), np.float32)
+    k(x, cs, on_gpu)
+    assert emulate(k, x, cs, on_cpu).ok
+    assert np.array_equal(on_gpu.view(np.uint32), on_cpu.view(np.uint32))
+
+
+def test_warpgroup_sync_meets_any_128_threads_on_the_gpu():
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def k(Out: T.Buffer((160,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tid = T.thread_id([160])
+        sm = T.alloc_shared([160], "float32")
+        if tid >= 32:
+            sm[tid] = T.float32(tid)
+            T.cuda.warpgroup_sync(1)
+            Out[tid] = sm[(tid - 32 + 1) % 128 + 32]
+        else:
+            Out[tid] = T.float32(-1)
+
+    c = txlab.compile(k)
+    on_gpu, on_cpu = np.zeros(160, np.float32), np.zeros(160, np.float32)
+    c(on_gpu)
+    assert emulate(c, on_cpu).ok
+    assert np.array_equal(on_gpu, on_cpu)
+
+
+PRINTF = textwrap.dedent(
+    """
+    import numpy as np, sys, txlab
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def show(X: T.Buffer((8,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([2])
+        tx = T.thread_id([4])
+        if tx % 2 == 0:
+            T.cuda.printf("cta %d tx=%d x=%5.2f u=%u %%\\n", bx, tx, X[bx * 4 + tx], tx - 2)
+
+    c = txlab.compile(show)
+    x = np.arange(8, dtype=np.float32)
+    if sys.argv[1] == "gpu":
+        c(x)
+    else:
+        txlab.emulate(c, x)
+    """
+)
+
+
+def test_device_printf_prints_the_emulators_lines(tmp_path):
+    """The GPU's device printf reaches the process's stdout at synchronisation (a C stream, so in a subprocess);
+    its lines are the emulator's, in CUDA's own order (compared as sets of lines)."""
+    script = tmp_path / "show.py"
+    script.write_text(PRINTF)
+    root = Path(__file__).resolve().parents[1]
+    out = {}
+    for where in ("gpu", "cpu"):
+        r = subprocess.run([sys.executable, str(script), where], capture_output=True, text=True, timeout=300, cwd=root)
+        assert r.returncode == 0, r.stderr
+        out[where] = sorted(ln for ln in r.stdout.splitlines() if ln.startswith("cta "))
+    assert len(out["cpu"]) == 4 and out["gpu"] == out["cpu"], out
