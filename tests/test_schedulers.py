@@ -251,3 +251,13 @@ def test_l2_group_size_one_traces_in_the_explorer():
     w = ScheduleView({"scheduler": "ClusterPersistentScheduler2D", "params": {"l2_group_size": 1}})
     assert "error" not in w.left_view, w.left_view.get("error")
     assert "specialize=False" not in str(w.left_view)
+
+
+def test_schedule_view_names_what_it_takes():
+    """A side that is no trace, scheduler name or dict is an InputError (it was a TypeError from dict())."""
+    from txlab.errors import InputError
+    from txlab.views import ScheduleView
+
+    for bad in (None, 3):
+        with pytest.raises(InputError, match="ScheduleView takes a ScheduleTrace"):
+            ScheduleView(bad)

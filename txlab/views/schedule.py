@@ -31,6 +31,14 @@ def _config_of(obj) -> dict:
         return {"scheduler": obj.scheduler, "num_ctas": nc, "concurrency": obj.concurrency, "params": params}
     if isinstance(obj, str):
         return {"scheduler": spec_of(obj).name, "num_ctas": None, "concurrency": None, "params": {}}
+    if not isinstance(obj, dict):
+        from txlab.errors import InputError
+
+        raise InputError(
+            "ScheduleView takes a ScheduleTrace (txlab.schedulers.trace(...)), a scheduler name or a dict "
+            f'{{"scheduler", "num_ctas", "concurrency", "params"}}, not {type(obj).__name__}',
+            param="left",
+        )
     cfg = dict(obj)
     cfg.setdefault("params", {})
     cfg.setdefault("num_ctas", None)
