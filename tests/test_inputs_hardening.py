@@ -204,6 +204,7 @@ def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeyp
         (lambda m: m.ptx_for(0), "ptx_for(0): "),
         (lambda m: m.line_of_sass("zz"), "'zz' is not a SASS offset"),  # was int()'s bare ValueError
         (lambda m: m.line_of_sass(1.5), "offset 1.5 is not a SASS byte offset"),
+        (lambda m: m.line_of_sass(-16), "offset -16 is negative"),  # was None, as for an offset with no line
         (lambda m: m.line_of_sass(0x10, kernel="nope"), "no kernel 'nope' in this module; its kernels: "),
     ],
 )

@@ -288,6 +288,12 @@ class SourceMap:
                 param="offset",
             )
         offset = int(offset)
+        if offset < 0:
+            raise InputError(
+                f"line_of_sass: offset {offset} is negative: SASS offsets count bytes from the kernel's first "
+                "instruction (0, 0x10, ...)",
+                param="offset",
+            )
         if kernel is None:
             hits = [s for s in self.instructions if s.offset == offset]
             if len({s.kernel for s in hits}) > 1:
