@@ -106,7 +106,7 @@ def k(A: Tx.Buffer((256,), "float32")):
     with pytest.raises(txlab.CompileError) as info:
         run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
     err = info.value
-    assert "T.device_entry()" in err.message and "device_entry" in err.hint, err
+    assert "Tx.device_entry()" in err.message and "Tx.device_entry()" in err.hint, err  # the cell's spelling
     assert err.lineno == 9, err  # k's thread_id, not good's identical line 4
 
 

@@ -71,7 +71,10 @@ def _compile_file(args) -> int:
         print(f"{type(exc).__name__}{where}: {exc}", file=sys.stderr)
         return 1
     if not results:
-        print(f"txlab compile: {args.file} defines no @T.prim_func: nothing was compiled", file=sys.stderr)
+        from txlab.ir import tirx_alias
+
+        t = tirx_alias(source)
+        print(f"txlab compile: {args.file} defines no @{t}.prim_func: nothing was compiled", file=sys.stderr)
         return 1
     for name, c in results.items():
         # one text to emit (--emit ptx > k.ptx): stdout is that text alone, the kernel's name goes to stderr

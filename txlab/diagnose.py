@@ -146,8 +146,11 @@ def add_hints(exc, mod, arch) -> None:
         and "are used, but are not passed in as API arguments" in msg
         and "device_entry(" not in ("".join(own) if own else text)
     ):
-        exc.message = "the kernel has no T.device_entry(): its body is host code, so T.cta_id/T.thread_id are unbound"
-        exc.hint = "put T.device_entry() as the first statement of the kernel body"
+        t = ir.tirx_alias(text)
+        exc.message = (
+            f"the kernel has no {t}.device_entry(): its body is host code, so {t}.cta_id/{t}.thread_id are unbound"
+        )
+        exc.hint = f"put {t}.device_entry() as the first statement of the kernel body"
         exc.detail = msg + ("\n" + detail if detail and detail != msg else "")
         ids = re.compile(r"\b\w+\.(cta_id|thread_id)\(")  # T.thread_id, Tx.thread_id, whatever the alias
         line = next((i for i, l in enumerate(src_lines, 1) if ids.search(l) and (not own_at or i in own_at)), None)

@@ -581,7 +581,7 @@ def register(ipython) -> None:
             nvcc_flags=args.nvcc_flags,
         )
         if not results:
-            print("%%tirx: the cell defined no @T.prim_func (nothing compiled)")
+            print(f"%%tirx: the cell defined no @{ir.tirx_alias(cell)}.prim_func (nothing compiled)")
             return
         reports = sanitize_cell(results, args.sanitize, ipython.user_ns, args.tools) if args.sanitize else {}
         if args.emulate:

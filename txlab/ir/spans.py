@@ -271,3 +271,13 @@ def _table_user(table, cuda_line: int) -> int | None:
     if oid is None:
         return table.entry_line
     return table.origins[oid]["user_line"] or table.entry_line
+
+
+def tirx_alias(source: str) -> str:
+    """How ``source`` spells the TIRx script module: ``"Tx"`` where it writes ``Tx.`` more often than ``T.``
+    (``from tvm.script import tirx as Tx``), else ``"T"``; messages name the user's own spelling."""
+    import re
+
+    tx = len(re.findall(r"\bTx\.", source or ""))
+    t = len(re.findall(r"\bT\.", source or ""))
+    return "Tx" if tx > t else "T"
