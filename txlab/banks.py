@@ -586,7 +586,7 @@ def _join(group) -> None:
         if len(set(ids)) != len(ids):
             return  # two executions in one run of the statement: not one per statement
         runs.append(dict((e[0], e[1:]) for e in s._execs))
-    ids = list(group[0]._execs and [e[0] for e in group[0]._execs])
+    ids = [e[0] for e in group[0]._execs]
     if any(set(r) != set(ids) for r in runs):
         return
     chains = None

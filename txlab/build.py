@@ -414,17 +414,8 @@ def _unresolved_call(exc, lowered: Lowered, entry: str) -> CompileError | None:
     if m is None:
         return None
     op = m.group(1)
-    lineno = filename = None
-    for dmod in lowered.device_mods.values():
-        for _, func in dmod.functions_items():
-            for node in ir.walk(getattr(func, "body", None)) if getattr(func, "body", None) is not None else ():
-                if getattr(getattr(node, "op", None), "name", None) == op:
-                    frame = ir.user_frame(getattr(node, "span", None))
-                    if frame is not None:
-                        filename, lineno = frame
-                        break
-            if lineno is not None:
-                break
+    frames = (ir.user_frame(c.span) for dmod in lowered.device_mods.values() for c in ir.calls(dmod, op))
+    filename, lineno = next((f for f in frames if f is not None), (None, None))
     spelled = "T." + op.split(".", 1)[1] if op.startswith("tirx.") else op
     instead = NO_CUDA_LOWERING.get(op)
     return CompileError(

@@ -331,16 +331,12 @@ def _odd_phases(arrive_sites, array, phases) -> list:
         return []
     totals = {k: sum(v.values()) for k, v in per.items()}
     usual = Counter(totals.values()).most_common(1)[0][0]
+    usual_by_line = next(d for k, d in per.items() if totals[k] == usual)  # a phase that got the usual count
     out = []
     for (i, ph), t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if t == usual:
             continue
         lines = per[(i, ph)]
-        usual_by_line = {}
-        for (j, q), d in per.items():
-            if totals[(j, q)] == usual:
-                usual_by_line = d
-                break
         diff = [ln for ln in set(lines) | set(usual_by_line) if lines.get(ln, 0) != usual_by_line.get(ln, 0)]
         stage = list(idxs).index(i)  # the slot's place in the ring (idxs are element offsets in the barrier pool)
         out.append({"slot": stage, "phase": ph, "count": t, "usual": usual, "line": diff[0] if diff else None})

@@ -34,7 +34,7 @@ def _converter(spec: re.Match):
     body = f"%{flags}{width}" + (f".{prec}" if prec is not None else "")
     bits = 64 if length in ("l", "ll", "z", "j", "t") else 32
     if conv in "di":
-        return body + "d", lambda v: int(v)
+        return body + "d", int
     if conv in "ouxX":
         return body + conv.replace("u", "d"), lambda v: int(v) & ((1 << bits) - 1)
     if conv == "c":

@@ -96,18 +96,16 @@ def _buildable(lowered, arch: str, entry: str) -> None:
     except Exception:  # noqa: BLE001 - the catalogue is an extra check; codegen above is the build's own
         return
     for dmod in lowered.device_mods.values():
-        for _, func in dmod.functions_items():
-            body = getattr(func, "body", None)
-            for node in ir.walk(body) if body is not None else ():
-                e = gated.get(getattr(getattr(node, "op", None), "name", None))
-                if e is not None and needs_newer(e.arch, arch):
-                    frame = ir.user_frame(getattr(node, "span", None))
-                    where = f" (line {frame[1]})" if frame else ""
-                    raise ArchError(
-                        f"{e.name}{where} needs {e.arch}; this kernel is emulated for {arch}, and its GPU build for "
-                        f"{arch} would fail: build it for {e.arch} (txlab.compile(kernel, arch={e.arch!r}), then check "
-                        f"or run that; txlab.emulate(kernel, ..., arch={e.arch!r}); %%tirx --arch {e.arch})"
-                    )
+        for node in ir.walk(dmod):
+            e = gated.get(getattr(getattr(node, "op", None), "name", None))
+            if e is not None and needs_newer(e.arch, arch):
+                frame = ir.user_frame(getattr(node, "span", None))
+                where = f" (line {frame[1]})" if frame else ""
+                raise ArchError(
+                    f"{e.name}{where} needs {e.arch}; this kernel is emulated for {arch}, and its GPU build for "
+                    f"{arch} would fail: build it for {e.arch} (txlab.compile(kernel, arch={e.arch!r}), then check "
+                    f"or run that; txlab.emulate(kernel, ..., arch={e.arch!r}); %%tirx --arch {e.arch})"
+                )
 
 
 def _lowered(kernel, mod, arch, entry, iket=False):

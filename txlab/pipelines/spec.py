@@ -341,7 +341,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             elif op.endswith("mbarrier_wait"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None and _bkey(buf) not in wait_phase:
-                    wait_phase[_bkey(buf)] = (*_wait_parity(call.args[1]), _user_line(s))
+                    loc = _user_line(s)
+                    wait_phase[_bkey(buf)] = (*_wait_parity(call.args[1]), loc[1] if loc else None)
 
         # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
         tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
@@ -380,31 +381,31 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 "empty": (eb.name, _int(eb.elem_offset), depth),
             }
             if _bkey(eb) in wait_phase:
-                pbuf, xor, first, wline = wait_phase[_bkey(eb)]
+                pbuf, xor, by_k, wline = wait_phase[_bkey(eb)]
                 spec.empty_phase_offset = xor & 1
                 if start_value(pbuf) is not None:
                     spec.producer_phase = start_value(pbuf) & 1
                     spec.lines["producer_phase"] = start_line(pbuf)
-                elif first is not None and _flips_per_pass(first, depth):
-                    spec.producer_phase, spec.empty_phase_offset = first[0], 0
-                    spec.lines["producer_phase"] = wline[1] if wline else None
-                    notes.append(f"the producer's wait parity is computed from the loop index: {first[0]} at its start")
+                elif _flips_per_pass(by_k, depth):
+                    spec.producer_phase, spec.empty_phase_offset = by_k[0], 0
+                    spec.lines["producer_phase"] = wline
+                    notes.append(f"the producer's wait parity is computed from the loop index: {by_k[0]} at its start")
                 else:
                     notes.append(f"{_PARITY_ASSUMED}producer start phase not a constant in the IR; assumed 1")
             else:
                 notes.append("no wait on the empty barriers found")
             if _bkey(fb) in wait_phase:
-                pbuf, xor, first, wline = wait_phase[_bkey(fb)]
+                pbuf, xor, by_k, wline = wait_phase[_bkey(fb)]
                 if xor:
                     notes.append(f"waits on the full barrier XOR the phase with {xor}")
                 if start_value(pbuf) is not None:
                     spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
                     # a consumer's XOR is written at its wait: the line that sets the parity it waits for
-                    spec.lines["consumer_phase"] = (wline[1] if wline else None) if xor else start_line(pbuf)
-                elif first is not None and _flips_per_pass(first, depth):
-                    spec.consumer_phase = first[0]
-                    spec.lines["consumer_phase"] = wline[1] if wline else None
-                    notes.append(f"the consumer's wait parity is computed from the loop index: {first[0]} at its start")
+                    spec.lines["consumer_phase"] = wline if xor else start_line(pbuf)
+                elif _flips_per_pass(by_k, depth):
+                    spec.consumer_phase = by_k[0]
+                    spec.lines["consumer_phase"] = wline
+                    notes.append(f"the consumer's wait parity is computed from the loop index: {by_k[0]} at its start")
                 else:
                     notes.append(f"{_PARITY_ASSUMED}consumer start phase not a constant in the IR; assumed 0")
             else:
@@ -452,10 +453,10 @@ def _xor_leaves(e, out):
 
 
 def _wait_parity(ph):
-    """``(phase buffer, XOR constant, parity by iteration)`` of a wait's parity expression. ``ps_phase ^ k``
+    """``(phase buffer, XOR constant, parities by iteration)`` of a wait's parity expression. ``ps_phase ^ k``
     (nested XORs too: ``(cs.phase ^ 1) ^ offset``) gives the buffer and ``k``; an expression of the loop index
-    (``((k // S) & 1) ^ 1``, raw barriers) gives no buffer and ``(value at the first iteration, value one pass
-    over an S-deep ring later for S = 1..8)`` with every loop variable at 0 / at S; None where neither reads."""
+    (``((k // S) & 1) ^ 1``, raw barriers) gives no buffer and its parities at iterations 0..8
+    (:func:`_parity_by_iteration`), None where it is not such an expression either."""
     from tvm.ir import TensorLoad
 
     leaves = _xor_leaves(ph, [])
@@ -471,15 +472,10 @@ def _wait_parity(ph):
 
 
 def _parity_by_iteration(ph):
-    """The parity expression's value with its variables at 0, and at each of 1..8 (as a tuple), or None when it
-    is not an integer expression of its variables alone (a load, a call)."""
-    vals = []
-    for k in range(9):
-        v = _int_eval(ph, k)
-        if v is None:
-            return None
-        vals.append(v & 1)
-    return vals[0], tuple(vals[1:])
+    """The parity expression's values with its variables at 0, 1, .., 8 (a tuple of 0/1), or None when it is not
+    an integer expression of its variables alone (a load, a call)."""
+    vals = [_int_eval(ph, k) for k in range(9)]
+    return None if None in vals else tuple(v & 1 for v in vals)
 
 
 def _int_eval(e, k: int):
@@ -503,11 +499,10 @@ def _int_eval(e, k: int):
     return int(fn(a, b))
 
 
-def _flips_per_pass(first, depth) -> bool:
-    """A parity by iteration that behaves as a PipelineState's over a ``depth``-deep ring: the same for the first
-    ``depth`` iterations, flipped at iteration ``depth`` (checked for rings up to 8 deep)."""
-    start, later = first
-    vals = (start, *later)
-    if not depth or depth >= len(vals):
+def _flips_per_pass(vals, depth) -> bool:
+    """Parities by iteration (:func:`_parity_by_iteration`) that behave as a PipelineState's over a ``depth``-deep
+    ring: the same for the first ``depth`` iterations, flipped at iteration ``depth`` (rings up to 8 deep); False
+    for None."""
+    if vals is None or not depth or depth >= len(vals):
         return False
-    return all(v == start for v in vals[:depth]) and vals[depth] == start ^ 1
+    return all(v == vals[0] for v in vals[:depth]) and vals[depth] == vals[0] ^ 1
