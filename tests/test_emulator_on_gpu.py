@@ -32,22 +32,10 @@ def test_the_rotation_is_bitwise_the_gpus():
 
 
 def test_warpgroup_sync_meets_any_128_threads_on_the_gpu():
-    from tvm.script import tirx as T
+    from test_emulator import kernel
+    from test_emulator_warp_sync import WARPS_1_TO_4
 
-    @T.prim_func
-    def k(Out: T.Buffer((160,), "float32")):
-        T.device_entry()
-        T.cta_id([1])
-        tid = T.thread_id([160])
-        sm = T.alloc_shared([160], "float32")
-        if tid >= 32:
-            sm[tid] = T.float32(tid)
-            T.cuda.warpgroup_sync(1)
-            Out[tid] = sm[(tid - 32 + 1) % 128 + 32]
-        else:
-            Out[tid] = T.float32(-1)
-
-    c = txlab.compile(k)
+    c = txlab.compile(kernel(WARPS_1_TO_4, "k"))
     on_gpu, on_cpu = np.zeros(160, np.float32), np.zeros(160, np.float32)
     c(on_gpu)
     assert emulate(c, on_cpu).ok

@@ -323,29 +323,30 @@ def test_lanes_let_go_are_ordered_with_the_lanes_they_waited_for():
     assert not res.by_kind("shared_race"), res.summary()
 
 
+WARPS_1_TO_4 = """
+@T.prim_func
+def k(Out: T.Buffer((160,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tid = T.thread_id([160])
+    sm = T.alloc_shared([160], "float32")
+    if tid >= 32:
+        sm[tid] = T.float32(tid)
+        T.cuda.warpgroup_sync(1)
+        Out[tid] = sm[(tid - 32 + 1) % 128 + 32]
+    else:
+        Out[tid] = T.float32(-1)
+"""
+
+
 def test_warpgroup_sync_is_a_named_barrier_of_any_128_threads():
     """``T.cuda.warpgroup_sync(id)`` is ``bar.sync id, 128`` (checked in the CUDA): it completes once any 128 threads
     arrived, an aligned warpgroup or not. Warps 1-4 (threads 32-159) meeting at it and reading each other's
     shared writes is right on a GPU; the emulator once kept one barrier per aligned warpgroup and reported a
     divergent barrier and a race."""
-    import numpy as np
-    from tvm.script import tirx as T
-
     import txlab
 
-    @T.prim_func
-    def k(Out: T.Buffer((160,), "float32")):
-        T.device_entry()
-        T.cta_id([1])
-        tid = T.thread_id([160])
-        sm = T.alloc_shared([160], "float32")
-        if tid >= 32:
-            sm[tid] = T.float32(tid)
-            T.cuda.warpgroup_sync(1)
-            Out[tid] = sm[(tid - 32 + 1) % 128 + 32]
-        else:
-            Out[tid] = T.float32(-1)
-
+    k = kernel(WARPS_1_TO_4, "k")
     assert "bar.sync %0, 128" in txlab.compile(k, arch="sm_90a").cuda_source
     out = np.zeros(160, np.float32)
     res = txlab.emulate(k, out, arch="sm_90a")
