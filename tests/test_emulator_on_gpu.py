@@ -1,6 +1,6 @@
 """What this round's emulator changes claim about the GPU, checked on one (GPU-marked: skipped without a GPU):
-the rotation's FMA choice gives the GPU's bits, ``warpgroup_sync`` meets any 128 threads, and device ``printf``
-prints the lines the emulator prints."""
+the rotation's FMA choice gives the GPU's bits, ``warpgroup_sync`` meets any 128 threads, device ``printf``
+prints the lines the emulator prints, and a cooperative launch's ``grid_sync`` gives the emulator's results."""
 
 import subprocess
 import sys
@@ -77,3 +77,17 @@ def test_device_printf_prints_the_emulators_lines(tmp_path):
         assert r.returncode == 0, r.stderr
         out[where] = sorted(ln for ln in r.stdout.splitlines() if ln.startswith("cta "))
     assert len(out["cpu"]) == 4 and out["gpu"] == out["cpu"], out
+
+
+@pytest.mark.parametrize("ctas", [4, 300])
+def test_grid_sync_of_a_cooperative_launch_matches_the_gpu(ctas):
+    from test_emulator_grid_sync import expected, two_phase
+
+    c = txlab.compile(two_phase(ctas)[0])
+    n = ctas * 128
+    outs = []
+    for go in (c, lambda *a: emulate(c, *a)):
+        x, y, z = np.arange(n, dtype=np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32)
+        go(x, y, z)
+        outs.append(z)
+    assert np.array_equal(outs[0], expected(ctas)[2]) and np.array_equal(outs[0], outs[1])

@@ -77,6 +77,10 @@ _BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 #: Source: the CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", as
 #: encoded in CUDA 13.0's ``cuda_occupancy.h`` (where they differ, sm_120's resident CTAs, the
 #: header's 24); TMEM: PTX ISA, "Tensor Memory" (128 lanes x 512 columns on the sm_100 family).
+#: SMs of an H100 / H200 (SXM): what answers that need a whole GPU's capacity (a cooperative launch's resident CTAs)
+#: assume where no GPU is asked
+DEFAULT_SMS = 132
+
 SM_LIMITS = {
     "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),
     "sm_86": ArchLimits("sm_86", 1536, 16, 100 * _KIB, 99 * _KIB, _SMALL),

@@ -211,11 +211,19 @@ def params_of(mod) -> list[dict]:
     return out
 
 
+#: launch parameters that are flags, not operands of the launch (TVM's ``runtime::launch_param``): a kernel whose
+#: ``tirx.kernel_launch_params`` attribute names them launches cooperatively (what ``Tx.cuda.grid_sync`` needs) or
+#: with programmatic dependent launch (TVM's spelling of "programmatic" kept)
+LAUNCH_FLAGS = ("tirx.use_cooperative_launch", "tirx.use_programtic_dependent_launch")
+
+
 def launch_info(host_mod) -> dict:
-    """Grid, block, cluster and dynamic shared memory of each kernel launch in the host code."""
+    """Grid, block, cluster, dynamic shared memory and launch flags (``cooperative``, ``programmatic_dependent``) of
+    each kernel launch in the host code."""
     info: dict[str, dict] = {}
     for call in ir.calls(host_mod, "tirx.call_ffi_kernel"):
-        params = [str(p) for p in call.attrs.launch_params]
+        tags = [str(p) for p in call.attrs.launch_params]
+        params = [p for p in tags if p not in LAUNCH_FLAGS]  # flags carry no operand of the call
         args = list(call.args)
         kname = str(args[0].value) if hasattr(args[0], "value") else str(args[0])
         values = [ir.expr_value(a) for a in args[len(args) - len(params) :]]
@@ -230,6 +238,8 @@ def launch_info(host_mod) -> dict:
             "cluster": cluster if any(c != 1 for c in cluster) else None,
             "dynamic_smem_bytes": dyn,
             "threads_per_block": ir.prod(block),
+            "cooperative": LAUNCH_FLAGS[0] in tags,
+            "programmatic_dependent": LAUNCH_FLAGS[1] in tags,
         }
     return info
 

@@ -9,7 +9,7 @@ import linecache
 import re
 
 from txlab import ir
-from txlab.arch import arch_rank, needs_newer
+from txlab.arch import DEFAULT_SMS, arch_rank, needs_newer
 from txlab.toolchain import _instruction_arch
 
 KiB = 1024
@@ -393,6 +393,25 @@ def launchability(compiled) -> list[str]:
                 f"{(dyn if isinstance(dyn, int) else 0) / KiB:g}); {compiled.arch} allows {cap / KiB:g} KiB"
             )
         regs = res.get("registers")
+        grid = launch.get("grid", ())
+        if launch.get("cooperative") and isinstance(threads, int) and grid and all(isinstance(g, int) for g in grid):
+            warps = -(-threads // 32)
+            per_sm = min(
+                lim["max_ctas_per_sm"],
+                lim["max_warps_per_sm"] // warps,
+                lim["smem_per_sm"] // (smem + pools.RESERVED_SMEM_PER_CTA),
+                lim["regs_per_sm"]
+                // (-(-int(regs or 0) * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT * warps or 1),
+            )
+            ctas, cap = ir.prod(grid), per_sm * DEFAULT_SMS
+            if ctas > cap:
+                out.append(
+                    f"{k}: a cooperative launch (grid_sync) of {ctas} CTAs; all must be resident at once, and "
+                    f"{DEFAULT_SMS} SMs (an H100/H200) hold {cap} ({per_sm} per SM at {threads} threads"
+                    + (f", {regs} registers" if regs else "")
+                    + (f", {smem / KiB:g} KiB of shared memory" if smem else "")
+                    + f"): launch at most {cap} CTAs and loop over the work"
+                )
         if isinstance(threads, int) and regs:
             warps = -(-threads // 32)
             per_warp = -(-regs * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT

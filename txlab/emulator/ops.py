@@ -692,6 +692,30 @@ def _cta_sync(comp, call):
 # cluster_sync, barrier.cluster, mapa: txlab.emulator.cluster
 
 
+@blocking("tirx.cuda.grid_sync")
+def _grid_sync(comp, call):
+    """``cg::this_grid().sync()``: the CTA's threads meet at its barrier, then the CTA waits until every CTA of the
+    launch has reached the same (k-th) grid barrier. The launch runs its CTAs resident together, all at once
+    (txlab.emulator.resident); a CTA that never arrives leaves the others polling, a ``deadlock`` finding."""
+    line = comp.line
+
+    def gen(g):
+        yield from sync.barrier_wait(g.cta, g, 0, line, what="grid_sync")
+        prog = g.cta.program
+        k = g.slots.get("grid_sync", 0)  # this group's k-th grid barrier
+        g.slots["grid_sync"] = k + 1
+        arrived = prog.grid_arrivals.setdefault(k, set())
+        arrived.add(g.cta.index)
+        while len(arrived) < prog.grid_ctas:
+            g.blocked = ("poll", line, "grid_sync")
+            yield
+        g.blocked = None
+        g.cta.progress += 1
+        return np.int32(0)
+
+    return gen
+
+
 def _sync_pred(kind):
     def build(comp, call):
         (pred,) = _args(comp, call)

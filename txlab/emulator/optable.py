@@ -218,6 +218,11 @@ def rows() -> list[dict]:
                 )
             if name in blocking:
                 r["why"] = "blocking: the group waits (barrier / mbarrier)"
+            if name == "tirx.cuda.grid_sync":
+                r["why"] = (
+                    "a grid barrier: every CTA of the launch resident at once (a cooperative launch; one that is not "
+                    "is a grid_sync_not_cooperative finding, one too large to be resident a launch_config fault)"
+                )
             if name in ("tirx.cuda.warp_sync", "tirx.ptx.bar_warp_sync"):
                 r["why"] = "lanes of a diverged warp wait here for the member lanes of its other branches"
             if name in _TENSOR_CORE:

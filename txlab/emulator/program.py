@@ -23,6 +23,7 @@ import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
 from txlab.emulator.interpreter import Compiler, Group, _key, polls_in
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
+import txlab.emulator.resident as resident
 from txlab.emulator.result import Finding
 from txlab.errors import EmulationFault, NotEmulatedError
 
@@ -100,7 +101,11 @@ class Program:
         self.uses_tcgen05 = any(nm.startswith("tirx.ptx.tcgen05") for nm in names)
         # a wait on another part of the grid (a poll of global memory): the launch's CTAs run resident together
         # (txlab.emulator.resident), never one after another nor in lockstep batches
-        self.grid_waits = _polls(func.body) or "tirx.cuda.wait_until" in names
+        self.grid_sync = "tirx.cuda.grid_sync" in names  # a grid barrier: every CTA resident at once
+        self.grid_waits = _polls(func.body) or "tirx.cuda.wait_until" in names or self.grid_sync
+        self.grid_arrivals: dict = {}  # grid_sync: k -> the CTAs that reached their k-th grid barrier
+        self.grid_ctas = 0
+        self.cooperative = bool((launch or {}).get("cooperative"))
         self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names) and not self.grid_waits
         self.global_races = None  # atomics in global memory: txlab.emulator.races.GlobalRaces
         self._atomic_roots: set = set()
@@ -597,6 +602,38 @@ class Program:
     def lane_cta(self, B, threads):
         return self._index(("lane_cta", B), lambda: np.repeat(np.arange(B, dtype=np.int32), threads))
 
+    def _grid_sync_units(self, units, grid) -> list:
+        """A grid_sync launch runs every CTA of the grid (a grid barrier waits for all of them, so ``ctas=`` cannot
+        pick some); a launch that is not cooperative is a finding (TVM launches cooperatively only when the kernel's
+        ``tirx.kernel_launch_params`` names ``tirx.use_cooperative_launch``)."""
+        total = int(np.prod(grid))
+        if sum(len(u) for u in units) < total:
+            self.notes.append(
+                f"ctas= named {sum(len(u) for u in units)} of the grid's {total} CTAs: a grid_sync waits "
+                "for every CTA of the launch, so all of them ran"
+            )
+            gx, gy, _ = (tuple(grid) + (1, 1, 1))[:3]
+            full = [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in range(total)]
+            if int(np.prod(self.cluster_dims)) > 1:
+                from txlab.emulator.cluster import group_into_clusters
+
+                units = group_into_clusters(full, self.cluster_dims)[0]
+            else:
+                units = [[c] for c in full]
+        if not self.cooperative:
+            line = next(
+                (ir.first_user_line(n, self.filename) for n in ir.calls(self.func.body, "tirx.cuda.grid_sync")), None
+            )
+            self.finding(
+                "grid_sync_not_cooperative",
+                "Tx.cuda.grid_sync (cg::this_grid().sync()) in a launch that is not cooperative: CUDA defines a grid "
+                "barrier only for a cooperative launch (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE). "
+                'Emulated as if it were one; declare it with Tx.func_attr({"tirx.kernel_launch_params": '
+                '["tirx.use_cooperative_launch"]}) so that TVM launches it so',
+                line=line,
+            )
+        return units
+
     def batch_tids(self, B, threads):
         return self._index(("tids", B), lambda: np.tile(np.arange(threads, dtype=np.int32), B))
 
@@ -621,7 +658,11 @@ class Program:
                     self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
             else:
                 units = [[tuple(int(v) for v in c)] for c in ctas]
-            ran = run_resident(self, units, grid, block, space, dyn_bytes, Cta, args_env)
+            window = resident.WINDOW
+            if self.grid_sync:  # a cooperative launch: every CTA resident at once (runner checks that they fit)
+                units = self._grid_sync_units(units, grid)
+                window = self.grid_ctas = sum(len(u) for u in units)
+            ran = run_resident(self, units, grid, block, space, dyn_bytes, Cta, args_env, window)
             ctas = [c for m in units for c in m][:ran]  # admitted in launch order; a deadlock stops admitting
             nclus = 0  # nothing left to run below
         elif nclus > 1:
@@ -662,7 +703,7 @@ class Program:
                 "block": tuple(block),
                 "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
                 "cluster": self.cluster_dims if int(np.prod(self.cluster_dims)) > 1 else None,
-                "resident": resident_note(len(ctas)) if self.grid_waits else None,
+                "resident": resident_note(len(ctas), self.grid_sync) if self.grid_waits else None,
                 "ctas_per_batch": B,
                 "seconds": time.perf_counter() - t0,
                 "dynamic_smem_bytes": dyn_bytes,
@@ -673,11 +714,11 @@ class Program:
         )
 
 
-def resident_note(nctas: int) -> str:
+def resident_note(nctas: int, grid_sync: bool = False) -> str:
     """How a launch whose CTAs wait on one another ran (``stats['resident']``)."""
-    from txlab.emulator.resident import WINDOW
-
-    return f"{nctas} CTA(s), up to {WINDOW} resident at once, interleaved (the kernel polls global memory)"
+    if grid_sync:
+        return f"{nctas} CTA(s), all resident at once, interleaved (a cooperative launch: the kernel calls grid_sync)"
+    return f"{nctas} CTA(s), up to {resident.WINDOW} resident at once, interleaved (the kernel polls global memory)"
 
 
 def _lane_bytes(g, e, lm, dt):

@@ -54,9 +54,10 @@ def _polls(unit) -> list:
     return [(c, g) for c in unit.ctas for g in c.blocked_groups() if g.blocked and g.blocked[0] == "poll"]
 
 
-def run(program, units, grid, block, space, dyn_bytes, cta_class, args_env) -> int:
-    """Run ``units`` (lists of CTA indices: one CTA, or a cluster in rank order) with up to :data:`WINDOW` CTAs
-    resident at once; returns the number of CTAs run."""
+def run(program, units, grid, block, space, dyn_bytes, cta_class, args_env, window: int | None = None) -> int:
+    """Run ``units`` (lists of CTA indices: one CTA, or a cluster in rank order) with up to ``window`` CTAs resident
+    at once (default :data:`WINDOW`; a cooperative launch: all of them); returns the number of CTAs run."""
+    window = WINDOW if window is None else window
     pending = list(units)
     live: list = []
     ran = 0
@@ -64,7 +65,7 @@ def run(program, units, grid, block, space, dyn_bytes, cta_class, args_env) -> i
 
     def admit():
         nonlocal ran
-        while pending and (not live or sum(len(u.ctas) for u in live) + len(pending[0]) <= WINDOW):
+        while pending and (not live or sum(len(u.ctas) for u in live) + len(pending[0]) <= window):
             u = _unit(program, pending.pop(0), grid, block, space, dyn_bytes, cta_class)
             live.append(u)
             ran += len(u.ctas)
@@ -133,7 +134,11 @@ def _report(program, live, pending) -> None:
         return
     first = polls[0][0]
     lines = sorted({g.blocked[1] for _, g in polls if g.blocked[1] is not None})
-    parts = [f"CTA {c.index} warp {g.first_warp} polls at line {g.blocked[1]}" for c, g in polls[:8]]
+    parts = [
+        f"CTA {c.index} warp {g.first_warp} {'waits in grid_sync' if g.blocked[2:] == ('grid_sync',) else 'polls'} "
+        f"at line {g.blocked[1]}"
+        for c, g in polls[:8]
+    ]
     more = f"; ... {len(polls) - 8} more" if len(polls) > 8 else ""
     waiting = (
         f" ({sum(len(m) for m in pending)} CTA(s) of the launch wait for a resident one to end)" if pending else ""
@@ -143,7 +148,8 @@ def _report(program, live, pending) -> None:
         "deadlock",
         f"no resident CTA can progress (on a GPU: a hang): {'; '.join(parts)}{more}. {len(live)} unit(s) of "
         f"{sum(len(u.ctas) for u in live)} CTA(s) resident at once{waiting}; the values these polls wait for are "
-        "written by no thread that can still run",
+        "written by no thread that can still run"
+        + (" (a grid_sync ends only when every thread of the launch reaches it)" if program.grid_sync else ""),
         lines[0] if lines else None,
         "poll",
     )

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from txlab.arch import DEFAULT_SMS
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
@@ -227,7 +228,7 @@ def emulate(
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
         prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
-        _check_launch(kname, launch_arch, grid, block, prog.static_smem, dyn)
+        _check_launch(kname, launch_arch, grid, block, prog.static_smem, dyn, cooperative=prog.grid_sync)
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
 
@@ -267,10 +268,21 @@ def emulate(
     return result
 
 
-def _check_launch(kname, arch, grid, block, static_smem, dyn_smem) -> None:
+def cooperative_capacity(lim, threads: int, smem_bytes: int, sms: int = DEFAULT_SMS) -> int:
+    """CTAs of ``threads`` threads and ``smem_bytes`` of shared memory that ``sms`` SMs of ``lim``
+    (:class:`txlab.arch.ArchLimits`) hold at once by threads and shared memory alone (each CTA's shared memory plus
+    the 1 KiB the driver reserves); the registers a CTA needs can only lower it."""
+    per_sm = min(lim.max_ctas_per_sm, lim.max_threads_per_sm // (32 * -(-threads // 32)))
+    if smem_bytes:
+        per_sm = min(per_sm, lim.max_smem_per_sm // (smem_bytes + 1024))
+    return per_sm * sms
+
+
+def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False) -> None:
     """Raise ``KernelFault('launch_config')`` where the GPU would refuse the launch (as ``txlab.launch.check_launch``
-    does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535. An
-    emulated run of a kernel no GPU can start would read as a pass."""
+    does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535, or (a
+    ``cooperative`` launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a
+    kernel no GPU can start would read as a pass."""
     from txlab.arch import SM_LIMITS
     from txlab.errors import KernelFault
     from txlab.launch import block_problems, grid_problems
@@ -282,6 +294,18 @@ def _check_launch(kname, arch, grid, block, static_smem, dyn_smem) -> None:
         block, int(static_smem), int(dyn_smem), lim.max_threads_per_cta, lim.max_smem_per_cta_optin, who=arch
     )
     problems += grid_problems(grid)
+    hint = "lower the block size or the shared memory (fewer stages, smaller tiles)"
+    if cooperative and not problems:
+        threads, ctas = int(np.prod(block)), int(np.prod(grid))
+        cap = cooperative_capacity(lim, threads, int(static_smem) + int(dyn_smem))
+        if ctas > cap:
+            problems.append(
+                f"a cooperative launch (grid_sync) needs all {ctas} CTAs resident at once, and {DEFAULT_SMS} SMs "
+                f"hold at most {cap} CTAs of {threads} threads"
+                + (f" and {int(static_smem) + int(dyn_smem)} bytes of shared memory" if static_smem or dyn_smem else "")
+                + " (fewer if their registers limit it; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)"
+            )
+            hint = f"launch at most {cap} CTAs (a persistent grid whose CTAs loop over the work)"
     if problems:
         raise KernelFault(
             "launch_config",
@@ -290,7 +314,7 @@ def _check_launch(kname, arch, grid, block, static_smem, dyn_smem) -> None:
             + ". Nothing was emulated: a GPU would refuse this launch.",
             kernel=kname,
             launch={"grid": tuple(grid), "block": tuple(block), "dynamic_smem_bytes": dyn_smem},
-            hint="lower the block size or the shared memory (fewer stages, smaller tiles)",
+            hint=hint,
         )
 
 
@@ -386,7 +410,7 @@ class _HostBinder:
     def walk(self, host_mod, entry=None):
         """The launches of host function ``entry`` (of every host function when the module has none by that
         name): a module of several kernels runs only the one called."""
-        from txlab import ir
+        from txlab import build, ir
 
         funcs = list(host_mod.functions_items())
         mine = [(gv, f) for gv, f in funcs if gv.name_hint == entry]
@@ -409,7 +433,7 @@ class _HostBinder:
                     self._tensormap_attr(node)
             for node in ir.walk(f.body):
                 if type(node).__name__ == "Call" and getattr(node.op, "name", "") == "tirx.call_ffi_kernel":
-                    params = [str(p) for p in node.attrs.launch_params]
+                    params = [str(p) for p in node.attrs.launch_params if str(p) not in build.LAUNCH_FLAGS]
                     args = list(node.args)
                     kname = str(getattr(args[0], "value", args[0]))
                     vals = [self.value(a) for a in args[1 : len(args) - len(params)]]

@@ -1,0 +1,120 @@
+"""``Tx.cuda.grid_sync`` on the emulator: a grid barrier of every CTA of a cooperative launch (all resident at once),
+the launch flags TVM reads from ``tirx.kernel_launch_params``, and what a GPU would refuse or hang on."""
+
+import numpy as np
+import pytest
+
+import txlab
+from txlab.emulator import emulate
+from txlab.errors import KernelFault
+
+from test_emulator import kernel, line_of
+
+COOP = '    T.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})\n'
+
+# each CTA doubles its quarter, then (after the grid barrier) reads the next CTA's quarter: right only if every CTA
+# wrote before any read; a second barrier, then each CTA adds the previous CTA's result
+TWO_PHASE = """
+@T.prim_func
+def two_phase(X: T.Buffer((NN,), "float32"), Y: T.Buffer((NN,), "float32"), Z: T.Buffer((NN,), "float32")):
+COOP    T.device_entry()
+    bx = T.cta_id([CTAS])
+    tx = T.thread_id([128])
+    X[bx * 128 + tx] = X[bx * 128 + tx] * T.float32(2.0)
+    T.cuda.grid_sync()
+    Y[bx * 128 + tx] = X[(bx * 128 + tx + 128) % NN]
+    T.cuda.grid_sync()
+    Z[bx * 128 + tx] = Y[bx * 128 + tx] + Y[(bx * 128 + tx + NN - 128) % NN]
+"""
+
+
+def two_phase(ctas: int, cooperative: bool = True):
+    src = TWO_PHASE.replace("COOP", COOP if cooperative else "").replace("NN", str(ctas * 128))
+    return kernel(src.replace("CTAS", str(ctas)), "two_phase"), src
+
+
+def expected(ctas: int):
+    n = ctas * 128
+    x2 = np.arange(n, dtype=np.float32) * 2
+    y = np.roll(x2, -128)
+    return x2, y, y + np.roll(y, 128)
+
+
+def run(k, grid_ctas, **kw):
+    n = grid_ctas * 128
+    x, y, z = np.arange(n, dtype=np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32)
+    return emulate(k, x, y, z, **kw), (x, y, z)
+
+
+def test_launch_flags_are_read_and_carry_no_operand():
+    k, _ = two_phase(4)
+    info = txlab.compile(k, arch="sm_90a").launch["two_phase_kernel"]
+    # the flag is not a launch operand: before, it shifted every operand (grid = the last argument's pointer)
+    assert info["grid"] == (4, 1, 1) and info["block"] == (128, 1, 1)
+    assert info["cooperative"] is True and info["programmatic_dependent"] is False
+    plain, _ = two_phase(4, cooperative=False)
+    assert txlab.compile(plain, arch="sm_90a").launch["two_phase_kernel"]["cooperative"] is False
+
+
+@pytest.mark.parametrize("ctas", [4, 300])
+def test_every_cta_passes_each_grid_barrier_together(ctas):
+    k, _ = two_phase(ctas)
+    res, (x, y, z) = run(k, ctas)
+    assert res.ok, res.findings
+    want = expected(ctas)
+    assert np.array_equal(x, want[0]) and np.array_equal(y, want[1]) and np.array_equal(z, want[2])
+    assert "all resident at once" in res.stats["resident"]
+
+
+def test_a_launch_that_is_not_cooperative_is_a_finding():
+    k, src = two_phase(4, cooperative=False)
+    res, (_, _, z) = run(k, 4)
+    kinds = [f.kind for f in res.findings]
+    assert kinds == ["grid_sync_not_cooperative"]
+    f = res.findings[0]
+    assert f.line == line_of(src, "T.cuda.grid_sync()")
+    assert "tirx.use_cooperative_launch" in f.message
+    assert np.array_equal(z, expected(4)[2])  # emulated as if it were cooperative
+
+
+def test_ctas_naming_part_of_the_grid_runs_all_of_it():
+    k, _ = two_phase(4)
+    res, (_, _, z) = run(k, 4, ctas=[1])
+    assert res.ok, res.findings
+    assert any("grid_sync waits for every CTA" in n for n in res.notes)
+    assert np.array_equal(z, expected(4)[2])
+
+
+SKIPS = """
+@T.prim_func
+def skips(X: T.Buffer((512,), "float32")):
+    T.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([128])
+    if bx > 0:
+        T.cuda.grid_sync()
+    X[bx * 128 + tx] = T.float32(1.0)
+"""
+
+
+def test_a_cta_that_never_arrives_is_a_deadlock_not_a_hang():
+    k = kernel(SKIPS, "skips")
+    res = emulate(k, np.zeros(512, np.float32), timeout_s=60)
+    dead = [f for f in res.findings if f.kind == "deadlock"]
+    assert dead, res.findings
+    assert dead[0].line == line_of(SKIPS, "T.cuda.grid_sync()")
+    assert "waits in grid_sync" in dead[0].message and "every thread of the launch" in dead[0].message
+
+
+def test_a_grid_too_large_to_be_resident_is_refused_like_the_gpu_refuses_it():
+    k, _ = two_phase(3000)
+    with pytest.raises(KernelFault) as exc:
+        run(k, 3000)
+    assert exc.value.kind == "launch_config"
+    assert "cooperative launch" in str(exc.value) and "2112" in str(exc.value)
+    assert "2112 CTAs" in exc.value.hint
+    c = txlab.compile(k, arch="sm_90a")  # the static answer, with the registers ptxas reports
+    assert any("cooperative launch (grid_sync) of 3000 CTAs" in w for w in c.warnings)
+    small, _ = two_phase(300)
+    assert not any("cooperative" in w for w in txlab.compile(small, arch="sm_90a").warnings)
