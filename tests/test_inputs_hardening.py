@@ -206,6 +206,8 @@ def test_on_a_gpu_checks_come_first_and_good_runs_work(scale, isolation, monkeyp
         (lambda m: m.line_of_sass(1.5), "offset 1.5 is not a SASS byte offset"),
         (lambda m: m.line_of_sass(-16), "offset -16 is negative"),  # was None, as for an offset with no line
         (lambda m: m.line_of_sass(0x10, kernel="nope"), "no kernel 'nope' in this module; its kernels: "),
+        (lambda m: m.line_of_sass(0x100000), "offset 0x100000 is past the last instruction"),  # was None
+        (lambda m: m.line_of_sass(0x18), "offset 0x18 is not at an instruction"),  # was None
     ],
 )
 def test_source_map_queries_say_what_they_take(scale, call, needle):

@@ -16,6 +16,9 @@ from txlab.sourcemap.line_table import LineTable
 from txlab.sourcemap.listings import cuda_functions, ptx_cuda_lines
 from txlab.sourcemap.origins import Origin
 
+#: bytes of one SASS instruction (Volta and later): every instruction's offset is a multiple
+SASS_BYTES = 16
+
 #: the line map's instruction record is txlab's one SASS record (old name kept)
 SassInstruction = Instruction
 
@@ -297,11 +300,35 @@ class SourceMap:
         if kernel is None:
             hits = [s for s in self.instructions if s.offset == offset]
             if len({s.kernel for s in hits}) > 1:
-                raise ValueError(
-                    f"offset {offset:#x} is in several kernels ({sorted({s.kernel for s in hits})}): pass kernel="
+                raise InputError(
+                    f"line_of_sass: offset {offset:#x} is in several kernels ({', '.join(sorted({s.kernel for s in hits}))}):"
+                    " pass kernel= to say which",
+                    param="kernel",
                 )
-            return hits[0] if hits else None
-        return self._by_offset.get((kernel, offset))
+            if hits:
+                return hits[0]
+        else:
+            rec = self._by_offset.get((kernel, offset))
+            if rec is not None:
+                return rec
+        mine = [s.offset for s in self.instructions if kernel is None or s.kernel == kernel]
+        if not mine:
+            return None
+        where = f"kernel {kernel!r}" if kernel is not None else "this module"
+        if offset > max(mine):
+            raise InputError(
+                f"line_of_sass: offset {offset:#x} is past the last instruction of {where} ({max(mine):#06x}; "
+                f"{len(mine)} instructions of {SASS_BYTES} bytes)",
+                param="offset",
+            )
+        if offset % SASS_BYTES:
+            raise InputError(
+                f"line_of_sass: offset {offset:#x} is not at an instruction: SASS instructions are {SASS_BYTES} bytes, "
+                f"so offsets are multiples of {SASS_BYTES:#x} (the instruction holding it starts at "
+                f"{offset - offset % SASS_BYTES:#06x})",
+                param="offset",
+            )
+        return None
 
     def library_of(self, lineno: int) -> list[str]:
         """Library functions whose code user line ``lineno`` inlines (TVM lang / CUDA helpers)."""
