@@ -366,10 +366,10 @@ def test_a_misspelt_dtype_suggests_the_dtype(where):
     assert "did you mean 'float32'" in (e.value.hint or ""), (e.value.message, e.value.hint)
 
 
-def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic():
+def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic_where_ptxas_refuses_it():
     """100 KiB of T.alloc_shared: ptxas refuses it for sm_90 (its 48 KiB static limit: the error says to use
-    dynamic shared memory) and takes it for sm_90a, where the compile warns that CUDA allows 48 KiB of static
-    shared memory per CTA."""
+    dynamic shared memory) and takes it for sm_90a, where it launches (an H100 ran it, the result right,
+    2026-12-07): no warning there."""
     src = (
         "@Tx.prim_func\n"
         'def big(X: Tx.Buffer((256,), "float32"), S: Tx.Buffer((256,), "float32")):\n'
@@ -381,4 +381,4 @@ def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic():
         run_cell(src, dict(lang_names()), arch="sm_90", use_cache=False)
     assert "static shared memory" in e.value.message and "SMEMPool" in (e.value.hint or ""), e.value
     (k,) = run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False).values()
-    assert any("100 KiB of static shared memory" in w and "48 KiB" in w for w in k.warnings), k.warnings
+    assert not any("static shared memory" in w for w in k.warnings), k.warnings

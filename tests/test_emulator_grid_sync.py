@@ -118,3 +118,11 @@ def test_a_grid_too_large_to_be_resident_is_refused_like_the_gpu_refuses_it():
     assert any("cooperative launch (grid_sync) of 3000 CTAs" in w for w in c.warnings)
     small, _ = two_phase(300)
     assert not any("cooperative" in w for w in txlab.compile(small, arch="sm_90a").warnings)
+
+
+def test_the_compile_warns_of_a_grid_sync_that_is_not_launched_cooperatively():
+    plain, _ = two_phase(4, cooperative=False)
+    (w,) = [w for w in txlab.compile(plain, arch="sm_90a").warnings if "grid_sync" in w]
+    assert "not launched cooperatively" in w and "tirx.use_cooperative_launch" in w
+    coop, _ = two_phase(4)
+    assert not any("grid_sync" in w for w in txlab.compile(coop, arch="sm_90a").warnings)

@@ -627,8 +627,9 @@ class Program:
             self.finding(
                 "grid_sync_not_cooperative",
                 "Tx.cuda.grid_sync (cg::this_grid().sync()) in a launch that is not cooperative: CUDA defines a grid "
-                "barrier only for a cooperative launch (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE). "
-                'Emulated as if it were one; declare it with Tx.func_attr({"tirx.kernel_launch_params": '
+                "barrier only for a cooperative launch (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE), and "
+                "a GPU faults at it (H100: cudaErrorLaunchFailure, the CUDA context unusable after it). Emulated as "
+                'if it were one; declare it with Tx.func_attr({"tirx.kernel_launch_params": '
                 '["tirx.use_cooperative_launch"]}) so that TVM launches it so',
                 line=line,
             )
