@@ -50,16 +50,27 @@ def _tma_inputs():
 GRID = kernel_source(
     "grid_barrier", 'X: T.Buffer((512,), "float32"), Y: T.Buffer((512,), "float32")',
     ctas=4, threads=128,
-    comment=('Y[i] = X[i] + X[(i + 128) % 512]: every CTA writes its part of Y, the whole grid meets at',
-             "grid_sync, then each CTA reads a neighbour's part."),
+    comment=("Y = 2 X, then X[i] = Y[(i + 128) % 512]: every CTA writes its part of Y, the whole grid meets at",
+             "grid_sync, then each CTA reads a neighbour's part. A grid barrier needs a cooperative launch,",
+             "which TVM makes when the kernel names it in tirx.kernel_launch_params."),
+    attrs='{"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]}',
     body='''
     i = cta * 128 + tx
-    Y[i] = X[i]
+    Y[i] = X[i] * T.float32(2.0)
     T.cuda.thread_fence()
     T.cuda.grid_sync()
-    Y[i] = Y[i] + Y[(i + 128) % 512]
+    X[i] = Y[(i + 128) % 512]
 ''',
 )
+
+
+def _grid_inputs():
+    return [np.arange(512, dtype=np.float32), np.zeros(512, np.float32)]
+
+
+def _grid_expected(X, Y):
+    return {"X": np.roll(X * 2, -128), "Y": X * 2}
+
 
 EXAMPLES = [
     Example(
@@ -76,9 +87,10 @@ EXAMPLES = [
     Example(
         id="grid_barrier", source=GRID, arch="sm_80",
         uses=("Tx.cuda.grid_sync", "Tx.cuda.thread_fence"),
-        not_on_h200=("cooperative_groups::this_grid().sync() needs a cooperative launch "
-                     "(cuLaunchCooperativeKernel); TVM's CUDA runtime launches with cuLaunchKernel"),
+        inputs=_grid_inputs, outputs=("X", "Y"), expected=_grid_expected,
+        not_on_h200=("not in the H200 record yet: the record predates txlab reading the cooperative launch flag; "
+                     "the cooperative launch ran right on an H100 (2026-12-07)"),
         emits={"Tx.cuda.grid_sync": r"this_grid\(\)\.sync|grid_sync"},
-        note="compiles to cubin; running it needs a cooperative launch, which TVM 0.27 does not do",
+        note="a cooperative launch (tirx.use_cooperative_launch); without it the GPU faults at grid_sync",
     ),
 ]

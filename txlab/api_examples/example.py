@@ -57,18 +57,20 @@ class Example:
 
 
 def kernel_source(name: str, params, *, threads: int, ctas: int = 1, comment=(), preamble: str = "",
-                  body: str) -> str:
+                  body: str, attrs: str = "") -> str:
     """The TVMScript text of an example kernel of the common form: ``preamble`` (module-level code
-    the kernel uses), ``@T.prim_func`` ``def name(params):``, the ``comment`` lines, then its launch
-    -- ``T.device_entry()``, ``cta = T.cta_id([ctas])``, ``tx = T.thread_id([threads])`` -- and
-    ``body`` (indented as a function body). ``params``: the parameter list, a string or one string
-    per line (later lines aligned under the first)."""
+    the kernel uses), ``@T.prim_func`` ``def name(params):``, the ``comment`` lines, ``T.func_attr(attrs)``
+    when ``attrs`` (a dict's text) is given, then its launch -- ``T.device_entry()``,
+    ``cta = T.cta_id([ctas])``, ``tx = T.thread_id([threads])`` -- and ``body`` (indented as a function
+    body). ``params``: the parameter list, a string or one string per line (later lines aligned under
+    the first)."""
     lines = [params] if isinstance(params, str) else list(params)
     head = f"def {name}("
     text = [
         "@T.prim_func",
         head + ("\n" + " " * len(head)).join(lines) + "):",
         *(f"    # {c}" for c in comment),
+        *([f"    T.func_attr({attrs})"] if attrs else []),
         "    T.device_entry()",
         f"    cta = T.cta_id([{ctas}])",
         f"    tx = T.thread_id([{threads}])",
