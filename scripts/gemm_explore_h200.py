@@ -6412,6 +6412,19 @@ GROUPS = {
             ],
         ),
     ],
+    # round 33: the small unaligned-K grids, the pick beside what wins at the aligned twin (ping-pong, which the
+    # model does not offer at an unaligned K) and cuBLAS's 8-CTA clusters there
+    "r33b": [
+        (B16, (579, 792, 1352), [None, "64x128x64_s7_c2_pp_tma", "64x128x64_s7_c2_pp", "64x88x64_s11_c1_cl2x4"]),
+        (B16, (5470, 328, 1400), [None, "128x128x64_s6_c2_pp_tma", "128x128x64_s6_c2_pp"]),
+        (B16, (381, 1376, 408), [None, "64x128x64_s7_c2_pp_tma"]),
+        (B16, (3789, 288, 840), [None, "64x192x64_s6_c1_tma", "64x144x64_s8_c1_cl2x4", "64x144x64_s8_c1_tma_cl4x2"]),
+        (B16, (1743, 272, 1336), [None, "64x128x64_s7_c2_pp_tma", "64x96x64_s10_c1_cl1x4"]),
+        (B16, (3807, 288, 1208), [None, "64x192x64_s6_c1_tma", "64x144x64_s8_c1_cl2x4"]),
+        (B16, (1249, 1680, 2720), [None, "128x144x64_s6_c2_tma", "128x144x64_s6_c2_tma_cl4x2"]),
+        (B16, (5501, 352, 584), [None, "128x128x64_s6_c2_pp_tma"]),
+        (B16, (1014, 1096, 3504), [None, "64x192x64_s6_c2_pp_tma"]),
+    ],
 }
 
 
