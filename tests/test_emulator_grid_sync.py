@@ -126,3 +126,32 @@ def test_the_compile_warns_of_a_grid_sync_that_is_not_launched_cooperatively():
     assert "not launched cooperatively" in w and "tirx.use_cooperative_launch" in w
     coop, _ = two_phase(4)
     assert not any("grid_sync" in w for w in txlab.compile(coop, arch="sm_90a").warnings)
+
+
+HIST = """
+@T.prim_func
+def hist(X: T.Buffer((1024,), "int32"), H: T.Buffer((64,), "int32")):
+    T.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([256])
+    if bx == 0:
+        if tx < 64:
+            H[tx] = 0
+    SYNC
+    T.cuda.atomic_add(T.address_of(H[X[bx * 256 + tx]]), 1)
+"""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_a_grid_barrier_orders_plain_stores_before_other_ctas_atomics(barrier):
+    """CTA 0 zeroes the bins, every CTA then adds atomically: with the grid barrier between, nothing races (it was
+    a global_race finding: only a CTA's own barriers ordered its accesses); without it, CTA 0's zeroing races the
+    other CTAs' atomics."""
+    k = kernel(HIST.replace("SYNC", "T.cuda.grid_sync()" if barrier else "T.evaluate(0)"), "hist")
+    x = np.random.default_rng(1).integers(0, 64, 1024).astype(np.int32)
+    h = np.full(64, 7, np.int32)
+    res = emulate(k, x, h)
+    assert [f.kind for f in res.findings if f.kind == "global_race"] == ([] if barrier else ["global_race"])
+    if barrier:
+        assert np.array_equal(h, np.bincount(x, minlength=64))

@@ -762,7 +762,8 @@ class GlobalRaces:
     Atomics on one address form a single order in which each read-modify-write sees the one
     before: a plain access ordered after the *latest* atomic on its bytes (e.g. by the thread that
     performed it: the "last CTA" pattern of a counter) is not a race, even though earlier atomics
-    came from other CTAs. Plain stores of two CTAs to one byte are txlab.emulator.cta_overlaps's (in kernels with no
+    came from other CTAs. A grid barrier (``grid_sync``) orders every access before it against every access after
+    it, in any CTA. Plain stores of two CTAs to one byte are txlab.emulator.cta_overlaps's (in kernels with no
     atomics); plain accesses of one CTA against another's plain ones otherwise are not checked.
     """
 
@@ -778,6 +779,7 @@ class GlobalRaces:
         n = region.nbytes
         st = {}
         for p in ("w", "r", "a"):
+            st[p + "_epoch"] = np.zeros(n, np.int32)  # the grid barriers (grid_sync) its CTA had passed
             st[p + "_cta"] = np.full(n, -1, np.int64)
             st[p + "_warp"] = np.full(n, -1, np.int32)
             st[p + "_clk"] = np.zeros(n, np.int64)
@@ -802,11 +804,13 @@ class GlobalRaces:
         serial = g.cta.serial + c
         now = chk.stamp(c, w)
         ln = -1 if line is None else int(line)
+        epoch = g.slots.get("grid_sync", 0)  # a grid barrier orders every access before it against every one after
 
         def unordered(p):
             pc, pw, pk = st[p + "_cta"][b], st[p + "_warp"][b], st[p + "_clk"][b]
             same = pc == serial
             ordered = same & ((pw == w) | chk.ordered(c, w, np.maximum(pw, 0), pk))
+            ordered |= st[p + "_epoch"][b] < epoch
             return (pc >= 0) & ~ordered
 
         def emit(p, first_kind, second_kind, bad):
@@ -831,6 +835,7 @@ class GlobalRaces:
             )
 
         def record(p):
+            st[p + "_epoch"][b] = epoch
             st[p + "_cta"][b] = serial
             st[p + "_warp"][b] = w
             st[p + "_clk"][b] = now
