@@ -91,3 +91,21 @@ def test_grid_sync_of_a_cooperative_launch_matches_the_gpu(ctas):
         go(x, y, z)
         outs.append(z)
     assert np.array_equal(outs[0], expected(ctas)[2]) and np.array_equal(outs[0], outs[1])
+
+
+def test_ptx_float_math_matches_the_gpu_to_the_stated_precision():
+    """``.rn`` rows bitwise; ``.approx`` rows within the MUFU bounds (tanh.approx about 2^-11 relative)."""
+    from test_emulator_ptx_floatmath import MATH
+    from test_emulator import kernel
+
+    c = txlab.compile(kernel(MATH, "math"))
+    a = np.concatenate([np.linspace(0.05, 6.0, 62), [1e-40, 3.0]]).astype(np.float32)
+    runs = []
+    for go in (c, lambda *x: emulate(c, *x)):
+        o, d = np.zeros((7, 64), np.float32), np.zeros((2, 64), np.float64)
+        go(a, o, d)
+        runs.append((o, d))
+    (og, dg), (oc, dc) = runs
+    assert np.array_equal(og[2:4].view(np.uint32), oc[2:4].view(np.uint32)) and np.array_equal(dg, dc)
+    for row, rtol in ((0, 2.5e-7), (1, 2.5e-7), (4, 2**-10), (5, 2.5e-7), (6, 1e-6)):
+        assert np.allclose(og[row], oc[row], rtol=rtol, atol=1e-6), (row, np.abs(og[row] - oc[row]).max())

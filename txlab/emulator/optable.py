@@ -119,6 +119,7 @@ def _registries():
     import txlab.emulator.ops as ops
     import txlab.emulator.packed_math  # noqa: F401
     import txlab.emulator.ptx_alu  # noqa: F401
+    import txlab.emulator.ptx_floatmath  # noqa: F401
     import txlab.emulator.ptx_memory  # noqa: F401
     import txlab.emulator.timers  # noqa: F401
     import txlab.emulator.tcgen05  # noqa: F401
@@ -194,6 +195,9 @@ def rows() -> list[dict]:
     from txlab.build import NO_CUDA_LOWERING
 
     handlers, blocking, externs, precision = _registries()
+    from txlab.emulator.ptx_floatmath import MISSING as FLOAT_MISSING
+    from txlab.emulator.ptx_floatmath import PRECISION as FLOAT_PRECISION
+
     out = []
     for name in sorted(str(n) for n in tvm.ir.Op.list_op_names()):
         if not name.startswith(("tirx.", "prim.")):
@@ -210,6 +214,9 @@ def rows() -> list[dict]:
                 r["fast"] = r["ieee"] = precision["__fdividef"][0]
             if name in ("tirx.cuda.ldg",):
                 r["why"] = "__ldg: a global load"
+            if name.startswith("tirx.ptx.") and name[len("tirx.ptx.") :] in FLOAT_PRECISION:
+                r["fast"] = r["ieee"] = FLOAT_PRECISION[name[len("tirx.ptx.") :]]
+                r["why"] = FLOAT_MISSING.get(name[len("tirx.ptx.") :], "")
             if name.startswith("tirx.cuda.iket_"):
                 r["fast"] = r["ieee"] = ""
                 r["why"] = (
