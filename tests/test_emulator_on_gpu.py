@@ -109,3 +109,32 @@ def test_ptx_float_math_matches_the_gpu_to_the_stated_precision():
     assert np.array_equal(og[2:4].view(np.uint32), oc[2:4].view(np.uint32)) and np.array_equal(dg, dc)
     for row, rtol in ((0, 2.5e-7), (1, 2.5e-7), (4, 2**-10), (5, 2.5e-7), (6, 1e-6)):
         assert np.allclose(og[row], oc[row], rtol=rtol, atol=1e-6), (row, np.abs(og[row] - oc[row]).max())
+
+
+def test_bulk_copies_match_the_gpu():
+    from test_emulator import kernel
+    from test_emulator_bulk_copy import DSMEM, ROUND_TRIP
+
+    for src, name, make in (
+        (
+            ROUND_TRIP.replace("SIZE", "512"),
+            "round_trip",
+            lambda: (np.arange(128, dtype=np.float32), np.zeros(128, np.float32)),
+        ),
+        (DSMEM, "dsmem", lambda: ((np.arange(256) % 97).astype(np.float16), np.zeros(256, np.float16))),
+    ):
+        c = txlab.compile(kernel(src, name))
+        on_gpu, on_cpu = make(), make()
+        c(*on_gpu)
+        assert emulate(c, *on_cpu).ok
+        assert np.array_equal(on_gpu[1], on_cpu[1]), name
+
+
+@pytest.mark.parametrize("args, dtype", [(a, d) for a, d, _ in __import__("test_emulator_tensormaps").REFUSED[:10]])
+def test_the_gpu_refuses_the_tensor_maps_the_emulator_refuses(args, dtype):
+    from test_emulator_tensormaps import unicast
+
+    c = txlab.compile(unicast(args, dtype))
+    a = np.arange(256).reshape(16, 16).astype(dtype)
+    with pytest.raises(Exception):  # noqa: B017 - TVM's host check or the driver's CUDA_ERROR_INVALID_VALUE
+        c(a, np.zeros_like(a))

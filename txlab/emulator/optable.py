@@ -111,6 +111,7 @@ def _why_not(name: str) -> str:
 
 
 def _registries():
+    import txlab.emulator.bulk_copy  # noqa: F401
     import txlab.emulator.cluster  # noqa: F401  (importing them registers their handlers)
     import txlab.emulator.debug  # noqa: F401
     import txlab.emulator.iket  # noqa: F401

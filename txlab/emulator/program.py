@@ -52,6 +52,7 @@ class Program:
         fast_math: bool = True,
     ):
         import txlab.emulator.ops as ops
+        import txlab.emulator.bulk_copy  # noqa: F401
         import txlab.emulator.cluster  # noqa: F401  (importing them registers their ops' handlers)
         import txlab.emulator.debug  # noqa: F401
         import txlab.emulator.iket  # noqa: F401

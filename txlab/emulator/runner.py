@@ -204,12 +204,13 @@ def emulate(
         check_args(sig, args)
     names = bind_symbols(sig, args)
     space = M.AddressSpace()
-    bind = _HostBinder(sig, user, args, names, space)
-    bind.walk(host_mod, entry)
-    t_lower = time.perf_counter() - t0
     from txlab.emulator.interpreter import user_file
 
     ufile = user_file(mod)
+    bind = _HostBinder(sig, user, args, names, space)
+    bind.user_file = ufile  # a refused tensor map names its line
+    bind.walk(host_mod, entry)
+    t_lower = time.perf_counter() - t0
     result = EmulationResult(kernel=entry)
     marks = iket_annotations(mod, ufile)
     if marks and not iket:
@@ -377,6 +378,7 @@ class _HostBinder:
         import txlab.emulator.memory as M
 
         self.names = dict(names)
+        self.user_file = None
         self.alias: dict = {}  # host buffer name -> user buffer name
         self.values: dict = {}  # user buffer name -> base address
         self.scalars: dict = {}
@@ -517,6 +519,7 @@ class _HostBinder:
             "l2": int(at.l2_promotion),
             "oob_fill": int(at.oob_fill),
         }
+        self._check_map(a[0], call)
 
     def _address(self, e):
         if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.handle_add_byte_offset":
@@ -535,6 +538,7 @@ class _HostBinder:
         box = nums[2 * rank - 1 : 3 * rank - 1]
         elem = nums[3 * rank - 1 : 4 * rank - 1]
         interleave, swizzle, l2, oob = nums[4 * rank - 1 : 4 * rank + 3]
+        force = nums[4 * rank + 3] if len(nums) > 4 * rank + 3 else -1  # TVM's optional forced descriptor type
         self.tensormaps[mapvar] = {
             "dtype": dtype,
             "rank": rank,
@@ -547,4 +551,27 @@ class _HostBinder:
             "swizzle": swizzle,
             "l2": l2,
             "oob_fill": oob,
+            "force_dtype": force,
         }
+        self._check_map(mapvar, call)
+
+    def _check_map(self, mapvar, call) -> None:
+        """A tensor map cuTensorMapEncodeTiled would refuse stops the run as the host call stops a GPU run, before
+        the launch: a map the emulator used anyway would load what no GPU loads."""
+        from txlab import ir
+        from txlab.emulator.tma import encode_problems
+        from txlab.errors import KernelFault
+
+        problems = encode_problems(self.tensormaps[mapvar])
+        if problems:
+            line = ir.first_user_line(call, self.user_file)
+            raise KernelFault(
+                "cuda_error",
+                f"cuTensorMapEncodeTiled refuses tensor map {getattr(mapvar, 'name', mapvar)}"
+                + (f" (line {line})" if line else "")
+                + ": "
+                + "; ".join(problems)
+                + ". Nothing was emulated: on a GPU the host call fails before the launch.",
+                cuda_error="CUDA_ERROR_INVALID_VALUE",
+                hint="fix the map's arguments (sizes, strides, box, swizzle) to what the driver accepts",
+            )

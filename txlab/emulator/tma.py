@@ -17,6 +17,8 @@ from txlab.emulator.result import cta_finding
 from txlab.errors import NotEmulatedError
 
 _SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
+#: the bytes a box row may span under each swizzle mode the driver takes (4-6: the 128-byte atom modes of CUDA 12.8)
+_SWIZZLE_SPAN = {**_SWIZZLE_BYTES, 4: 128, 5: 128, 6: 128}
 
 
 def swizzle_offsets(offsets: np.ndarray, mode: int) -> np.ndarray:
@@ -31,6 +33,71 @@ def swizzle_offsets(offsets: np.ndarray, mode: int) -> np.ndarray:
     return (offsets & ~(mask << 4)) | ((chunk ^ row) << 4)
 
 
+def encode_problems(tmap: dict) -> list[str]:
+    """Why ``cuTensorMapEncodeTiled`` would refuse the tensor map ``tmap`` (the host binder's record of its
+    arguments), as the CUDA driver API documents its requirements; empty when it would encode it."""
+    out = []
+    rank, dims, strides, box = tmap["rank"], tmap["dims"], tmap["strides"], tmap["box"]
+    elem, inter, swz = tmap["elem_strides"], tmap["interleave"], tmap["swizzle"]
+    try:
+        size = M.np_dtype(tmap["dtype"]).itemsize
+    except (TypeError, ValueError, KeyError):
+        return [f"data type {tmap['dtype']!r} is not one a tensor map holds"]
+    if not 1 <= rank <= 5:
+        return [f"rank {rank}: a tiled tensor map has 1 to 5 dimensions"]
+    if inter not in (0, 1, 2):
+        out.append(f"interleave {inter}: 0 (none), 1 (16 B) or 2 (32 B)")
+    elif inter and rank < 3:
+        out.append(f"interleave {inter} on a rank-{rank} map: interleaved layouts need rank 3 or more")
+    if swz not in _SWIZZLE_SPAN:
+        out.append(f"swizzle {swz}: 0 (none), 1 (32 B), 2 (64 B), 3 (128 B) or 4-6 (the 128 B atom modes)")
+    elif inter == 2 and swz != 1:
+        out.append("interleave 2 (32 B) requires swizzle 1 (32 B)")
+    if tmap["l2"] not in (0, 1, 2, 3):
+        out.append(f"L2 promotion {tmap['l2']}: 0 (none), 1 (64 B), 2 (128 B) or 3 (256 B)")
+    floating = str(tmap["dtype"]).startswith(("float", "bfloat"))
+    if tmap["oob_fill"] not in (0, 1):
+        out.append(f"out-of-bounds fill {tmap['oob_fill']}: 0 (zeros) or 1 (NaN)")
+    elif tmap["oob_fill"] == 1 and not floating:
+        out.append(f"out-of-bounds fill 1 (NaN) needs a floating-point type, not {tmap['dtype']}")
+    force = tmap.get("force_dtype", -1)
+    if force not in (-1, None) and force != 11:
+        out.append(f"forced descriptor type {force}: only 11 (TFLOAT32) can be forced")
+    elif force == 11 and tmap["dtype"] != "float32":
+        out.append(f"forced descriptor type 11 (TFLOAT32) needs a float32 tensor, not {tmap['dtype']}")
+    align = 32 if inter == 2 else 16
+    if tmap["base"] % align:
+        out.append(f"global address {tmap['base']:#x} is not {align}-byte aligned")
+    for i, d in enumerate(dims):
+        if not 0 < d <= 2**32:
+            out.append(f"globalDim[{i}] = {d}: each dimension is 1 to 2**32")
+    for i, st in enumerate(strides):
+        if st % align or not 0 < st < 2**40:
+            out.append(f"globalStrides[{i}] = {st} bytes: a positive multiple of {align}, under 2**40")
+    for i, b in enumerate(box):
+        if not 0 < b <= 256:
+            out.append(f"boxDim[{i}] = {b}: each box dimension is 1 to 256")
+    for i, e in enumerate(elem):
+        if not 0 < e <= 8:
+            out.append(f"elementStrides[{i}] = {e}: 1 to 8")
+    if elem and 0 < elem[0] <= 8 and elem[0] != 1:
+        out.append(f"elementStrides[0] = {elem[0]}: must be 1 (tiled TMA has no innermost element stride)")
+    if box and 0 < box[0] <= 256 and inter == 0:
+        row = box[0] * size
+        if row % 16:
+            out.append(
+                f"boxDim[0] = {box[0]} x {size} bytes = {row} bytes: the box's inner dimension must be a "
+                "multiple of 16 bytes"
+            )
+        span = _SWIZZLE_SPAN.get(swz, 0)
+        if span and row > span:
+            out.append(
+                f"boxDim[0] = {box[0]} x {size} bytes = {row} bytes is wider than the {span}-byte swizzle "
+                "span: use a wider swizzle or a narrower box"
+            )
+    return out
+
+
 def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False, reader=None):
     """Copy one box between global memory and shared offset ``smem_off``; returns bytes moved. A load
     marks the box's shared bytes written in ``cta``'s race checker (also a multicast's, which lockstep
@@ -41,6 +108,8 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     dims, strides, box = tmap["dims"], tmap["strides"], tmap["box"]
     if any(e != 1 for e in tmap["elem_strides"]) or tmap["interleave"]:
         raise NotEmulatedError("TMA with element strides or interleave", lineno=line)
+    if tmap["swizzle"] not in _SWIZZLE_BYTES:
+        raise NotEmulatedError(f"TMA swizzle mode {tmap['swizzle']} (a 128-byte atom mode)", lineno=line)
     region = cta.space.find(tmap["base"])
     # element coordinates of the box, innermost first
     grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")  # outermost first
@@ -69,6 +138,18 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     gview = region.view(dt)
     base_el = (tmap["base"] - region.base) // dt.itemsize
     gel = base_el + byte // dt.itemsize
+    past = inb & ((gel < 0) | (gel >= gview.size))
+    if past.any():  # inside the map's dims, outside the buffer it was encoded over: an illegal address on a GPU
+        cta_finding(
+            cta,
+            "out_of_bounds",
+            f"TMA {'store' if store else 'load'} of the box at {list(coords)}: {int(past.sum())} of its elements are "
+            f"inside the tensor map's dims {list(dims)} but past the {gview.size * dt.itemsize} bytes of the buffer "
+            "it was encoded over (the map is larger than its buffer)",
+            line,
+            "tma-global",
+        )
+        inb &= ~past
     if store:
         region.check_write(line)
         src = shared[sm_bytes // dt.itemsize]
