@@ -296,12 +296,12 @@ def test_a_wait_on_a_cta_past_the_window_is_a_deadlock_that_says_so(monkeypatch)
     """The chain reversed (CTA b waits for b + 1; the last CTA starts it): with three CTAs resident the first three
     wait for a CTA that would start only when one of them ends -- a hang on a GPU that holds three -- and the finding
     says the other CTAs are waiting to start; with all eight resident it runs."""
-    import txlab.emulator.resident as R
+    import txlab.emulator.runner as R
 
     src = CHAIN.replace("FIRST", "7").replace("PREV", "bx + 1")
     x = np.arange(1, 9, dtype=np.int32)
-    for window in (3, 8):
-        monkeypatch.setattr(R, "WINDOW", window)
+    for window in (3, 8):  # a GPU that holds three CTAs of this kernel at once, then one that holds all eight
+        monkeypatch.setattr(R, "resident_capacity", lambda *a, w=window, **k: w)
         s, f = np.zeros(8, np.int32), np.zeros(8, np.int32)
         res = emulate(kernel(src, "chain"), x, s, f)
         if window == 8:

@@ -106,6 +106,8 @@ class Program:
         self.grid_sync = "tirx.cuda.grid_sync" in names  # a grid barrier: every CTA resident at once
         self.grid_waits = _polls(func.body) or "tirx.cuda.wait_until" in names or self.grid_sync
         self.grid_arrivals: dict = {}  # grid_sync: k -> the CTAs that reached their k-th grid barrier
+        self.resident_window = None  # CTAs the GPU holds at once (runner: from threads, shared memory, registers)
+        self.partial_grid = None  # (CTAs run, CTAs in the grid) of a resident run that ctas= made partial
         self.grid_ctas = 0
         self.cooperative = bool((launch or {}).get("cooperative"))
         self.batchable = not any(nm.startswith(ops.NO_BATCH_PREFIXES) for nm in names) and not self.grid_waits
@@ -661,7 +663,9 @@ class Program:
                     self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
             else:
                 units = [[tuple(int(v) for v in c)] for c in ctas]
-            window = resident.WINDOW
+            window = self.resident_window or resident.WINDOW
+            ran, total = sum(len(u) for u in units), int(np.prod(grid))
+            self.partial_grid = (ran, total) if ran < total and not self.grid_sync else None
             if self.grid_sync:  # a cooperative launch: every CTA resident at once (runner checks that they fit)
                 units = self._grid_sync_units(units, grid)
                 window = self.grid_ctas = sum(len(u) for u in units)
@@ -706,7 +710,7 @@ class Program:
                 "block": tuple(block),
                 "mode": "per-warp" if self.warp_mode else "per-CTA lockstep",
                 "cluster": self.cluster_dims if int(np.prod(self.cluster_dims)) > 1 else None,
-                "resident": resident_note(len(ctas), self.grid_sync) if self.grid_waits else None,
+                "resident": resident_note(len(ctas), self.grid_sync, self.resident_window) if self.grid_waits else None,
                 "ctas_per_batch": B,
                 "seconds": time.perf_counter() - t0,
                 "dynamic_smem_bytes": dyn_bytes,
@@ -717,11 +721,14 @@ class Program:
         )
 
 
-def resident_note(nctas: int, grid_sync: bool = False) -> str:
+def resident_note(nctas: int, grid_sync: bool = False, window: int | None = None) -> str:
     """How a launch whose CTAs wait on one another ran (``stats['resident']``)."""
     if grid_sync:
         return f"{nctas} CTA(s), all resident at once, interleaved (a cooperative launch: the kernel calls grid_sync)"
-    return f"{nctas} CTA(s), up to {resident.WINDOW} resident at once, interleaved (the kernel polls global memory)"
+    return (
+        f"{nctas} CTA(s), up to {window or resident.WINDOW} resident at once (what 132 SMs hold of them), interleaved "
+        "(the kernel polls global memory)"
+    )
 
 
 def _lane_bytes(g, e, lm, dt):

@@ -4,7 +4,7 @@ Without a wait on another part of the grid, the emulator runs a launch CTA by CT
 that polls global memory (``T.cuda.wait_until``, or a ``while`` whose condition reads through an atomic: a split-K or
 stream-K fix-up that waits for the tile's other items, a decoupled look-back, a grid barrier) cannot run that way:
 the value it waits for is another CTA's, which has not run yet. Such a launch runs here the way a GPU keeps CTAs
-resident: up to :data:`WINDOW` CTAs (whole clusters) start in launch order, every warp of every resident CTA is a
+resident: as many CTAs as the GPU holds at once (whole clusters) start in launch order, every warp of every resident CTA is a
 coroutine of one round-robin scheduler, a poll that finds nothing new yields to the others, and a CTA that ends makes
 room for the next. Each CTA has its own shared memory (its own view of the address space), barriers and race
 checker, as in a cluster (:mod:`txlab.emulator.cluster`).
@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from txlab.emulator.result import cta_finding
 
-#: CTAs resident at once: an H100 / H200's 132 SMs, one CTA each (the GEMM's persistent and split-K grids; a grid
-#: whose CTAs only wait on earlier ones, as a decoupled look-back does, runs through it in launch order)
+#: CTAs resident at once where the arch's limits are unknown: an H100 / H200's 132 SMs, one CTA each (the GEMM's
+#: persistent and split-K grids). Otherwise the runner sets what the SMs hold of the launch's CTAs (threads, shared
+#: memory, registers); a grid whose CTAs only wait on earlier ones, as a decoupled look-back does, runs through it
+#: in launch order
 WINDOW = 132
 
 
@@ -143,6 +145,18 @@ def _report(program, live, pending) -> None:
     waiting = (
         f" ({sum(len(m) for m in pending)} CTA(s) of the launch wait for a resident one to end)" if pending else ""
     )
+    partial = getattr(program, "partial_grid", None)
+    if partial:  # ctas= ran part of the grid: what the polls wait for may be a CTA that was not run
+        cta_finding(
+            first,
+            "partial_grid_wait",
+            f"{'; '.join(parts)}{more}: the values these polls wait for are written by no CTA that ran, and ctas= ran "
+            f"{partial[0]} of the grid's {partial[1]} CTAs. On a GPU every CTA runs, so this is not a hang there: "
+            "emulate with ctas=None to check the kernel's protocol",
+            lines[0] if lines else None,
+            "poll",
+        )
+        return
     cta_finding(
         first,
         "deadlock",

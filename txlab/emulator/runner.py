@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from txlab.arch import DEFAULT_SMS
+from txlab.arch import DEFAULT_SMS, SM_LIMITS
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
@@ -229,7 +229,13 @@ def emulate(
         dyn = int(shape["dynamic_smem_bytes"] or 0)
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
         prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
-        _check_launch(kname, launch_arch, grid, block, prog.static_smem, dyn, cooperative=prog.grid_sync)
+        regs = int((getattr(kernel_or_compiled, "resources", None) or {}).get(kname, {}).get("registers") or 0)
+        _check_launch(
+            kname, launch_arch, grid, block, prog.static_smem, dyn, cooperative=prog.grid_sync, registers=regs
+        )
+        lim = SM_LIMITS.get(str(launch_arch).rstrip("af"))
+        if lim is not None:  # CTAs of a launch that polls global memory that the GPU runs at once
+            prog.resident_window = resident_capacity(lim, int(np.prod(block)), prog.static_smem + dyn, regs)
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
 
@@ -269,22 +275,25 @@ def emulate(
     return result
 
 
-def cooperative_capacity(lim, threads: int, smem_bytes: int, sms: int = DEFAULT_SMS) -> int:
-    """CTAs of ``threads`` threads and ``smem_bytes`` of shared memory that ``sms`` SMs of ``lim``
-    (:class:`txlab.arch.ArchLimits`) hold at once by threads and shared memory alone (each CTA's shared memory plus
-    the 1 KiB the driver reserves); the registers a CTA needs can only lower it."""
-    per_sm = min(lim.max_ctas_per_sm, lim.max_threads_per_sm // (32 * -(-threads // 32)))
+def resident_capacity(lim, threads: int, smem_bytes: int, registers: int = 0, sms: int = DEFAULT_SMS) -> int:
+    """CTAs of ``threads`` threads, ``smem_bytes`` of shared memory and ``registers`` per thread (0: unknown) that
+    ``sms`` SMs of ``lim`` (:class:`txlab.arch.ArchLimits`) hold at once: each CTA's shared memory plus the 1 KiB the
+    driver reserves, registers allocated per warp in units of 256. What a cooperative launch may have, and how many
+    CTAs of a launch that polls global memory run at once."""
+    warps = -(-threads // 32)
+    per_sm = min(lim.max_ctas_per_sm, lim.max_threads_per_sm // (32 * warps))
     if smem_bytes:
         per_sm = min(per_sm, lim.max_smem_per_sm // (smem_bytes + 1024))
+    if registers:
+        per_sm = min(per_sm, lim.regs_per_sm // (-(-registers * 32 // 256) * 256 * warps))
     return per_sm * sms
 
 
-def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False) -> None:
+def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False, registers: int = 0):
     """Raise ``KernelFault('launch_config')`` where the GPU would refuse the launch (as ``txlab.launch.check_launch``
     does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535, or (a
     ``cooperative`` launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a
     kernel no GPU can start would read as a pass."""
-    from txlab.arch import SM_LIMITS
     from txlab.errors import KernelFault
     from txlab.launch import block_problems, grid_problems
 
@@ -298,13 +307,18 @@ def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperativ
     hint = "lower the block size or the shared memory (fewer stages, smaller tiles)"
     if cooperative and not problems:
         threads, ctas = int(np.prod(block)), int(np.prod(grid))
-        cap = cooperative_capacity(lim, threads, int(static_smem) + int(dyn_smem))
+        cap = resident_capacity(lim, threads, int(static_smem) + int(dyn_smem), registers)
         if ctas > cap:
             problems.append(
                 f"a cooperative launch (grid_sync) needs all {ctas} CTAs resident at once, and {DEFAULT_SMS} SMs "
                 f"hold at most {cap} CTAs of {threads} threads"
                 + (f" and {int(static_smem) + int(dyn_smem)} bytes of shared memory" if static_smem or dyn_smem else "")
-                + " (fewer if their registers limit it; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)"
+                + (f" and {registers} registers" if registers else "")
+                + (
+                    " (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
+                    + ("" if registers else "; fewer if registers limit it")
+                    + ")"
+                )
             )
             hint = f"launch at most {cap} CTAs (a persistent grid whose CTAs loop over the work)"
     if problems:
