@@ -155,3 +155,58 @@ def test_a_grid_barrier_orders_plain_stores_before_other_ctas_atomics(barrier):
     assert [f.kind for f in res.findings if f.kind == "global_race"] == ([] if barrier else ["global_race"])
     if barrier:
         assert np.array_equal(h, np.bincount(x, minlength=64))
+
+
+TWO_PASS = """
+@T.prim_func
+def two_pass(X: T.Buffer((512,), "float32"), P: T.Buffer((4,), "float32"), Out: T.Buffer((1,), "float32")):
+    T.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([128])
+    if tx == 0:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = T.float32(0)
+        for i in range(128):
+            acc[0] = acc[0] + X[bx * 128 + i]
+        P[bx] = acc[0]  # the partial
+    SYNC
+    if bx == 0:
+        if tx == 0:
+            Out[0] = P[0] + P[1] + P[2] + P[3]  # the sum
+"""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_a_read_of_another_ctas_store_needs_a_grid_barrier_between(barrier):
+    """CTA 0 sums the other CTAs' partials: right with grid_sync between, and without it a global_race naming the
+    store and the read (the emulator, running CTA 0 first, summed stale partials and said nothing before)."""
+    src = TWO_PASS.replace("SYNC", "T.cuda.grid_sync()" if barrier else "T.cuda.thread_fence()")
+    x = np.ones(512, np.float32)
+    res = emulate(kernel(src, "two_pass"), x, np.zeros(4, np.float32), np.zeros(1, np.float32))
+    races = [f for f in res.findings if f.kind == "global_race"]
+    if barrier:
+        assert res.ok, res.findings
+        return
+    (f,) = races
+    assert (f.line, f.other_line) == (line_of(src, "# the sum"), line_of(src, "# the partial"))
+    assert "no grid barrier between" in f.message and "Tx.cuda.grid_sync()" in f.message
+
+
+SAME_VALUE = """
+@T.prim_func
+def same_value(F: T.Buffer((1,), "int32"), Out: T.Buffer((4,), "int32")):
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([32])
+    if tx == 0:
+        F[0] = 1
+        Out[bx] = F[0]
+"""
+
+
+def test_ctas_storing_one_value_and_reading_it_back_do_not_race():
+    out = np.zeros(4, np.int32)
+    res = emulate(kernel(SAME_VALUE, "same_value"), np.zeros(1, np.int32), out)
+    assert res.ok, res.findings
+    assert (out == 1).all()

@@ -19,9 +19,11 @@ import numpy as np
 from txlab import ir
 import txlab.emulator.memory as M
 import txlab.emulator.cta_overlaps as cta_overlaps
+import txlab.emulator.cta_reads as cta_reads
 import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
 from txlab.emulator.interpreter import Compiler, Group, _key, polls_in
+from txlab.emulator.cta_reads import CtaReads
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 import txlab.emulator.resident as resident
 from txlab.emulator.result import Finding
@@ -117,6 +119,8 @@ class Program:
         if check and any(nm.startswith(_ATOMIC_PREFIXES) for nm in names):
             self.global_races = GlobalRaces(self._global_race_found)
             self._atomic_roots = _atomic_roots(func.body)
+        # a plain load of bytes another CTA stores, no grid barrier between (txlab.emulator.cta_reads)
+        self.cta_reads = CtaReads(self._cta_read_found, self.notes) if check and cta_reads.applies(names) else None
         # plain stores of two CTAs to one global byte, where nothing can order CTAs (txlab.emulator.cta_overlaps)
         self.cta_overlaps = (
             cta_overlaps.CtaOverlaps(self._overlap_found, self.notes) if check and cta_overlaps.applies(names) else None
@@ -208,6 +212,19 @@ class Program:
                 else ""
             )
             + ")",
+            r,
+            c2,
+        )
+
+    def _cta_read_found(self, r):
+        (k1, l1, t1, c1), (k2, l2, t2, c2) = r["first"], r["second"]
+        sync = " (a grid_sync between them orders every CTA's accesses)" if self.grid_sync else ""
+        self.race_finding(
+            "global_race",
+            f"global-memory race between CTAs: {k1} by thread {t1} of CTA {c1} (line {l1 or None}) and {k2} by thread "
+            f"{t2} of CTA {c2} (line {l2 or None}) of byte {r['addr']} of {r['region']}, with no grid barrier between "
+            f"them: nothing else in the launch orders its CTAs, so the value read depends on which runs first{sync}. "
+            "Separate the phases with Tx.cuda.grid_sync() in a cooperative launch, or with a second kernel",
             r,
             c2,
         )
@@ -435,6 +452,9 @@ class Program:
             self._race(g, e, lm, dt, False, line, info, plain)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, e, lm, dt, False, line)
+        if self.cta_reads is not None and region.kind == "global":
+            byte, tids = _lane_bytes(g, e, lm, dt)
+            self.cta_reads.access(g, region, byte, tids, False, line)
         return out if out.ndim else out[()]
 
     def mem_write(self, g, base, idx, off, dt, value, line, info, plain=False):
@@ -448,6 +468,8 @@ class Program:
             v = v.astype(dt)
         e = np.asarray(e)
         m = g.mask
+        if self.cta_reads is not None and region.kind == "global":  # before the store: does it change the bytes?
+            self._cta_write(g, region, e, lm, dt, v, line)
         overlaps = self.cta_overlaps if plain and region.kind == "global" else None
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
             # uniform address: every active lane stores; the last active lane's value lands
@@ -502,6 +524,18 @@ class Program:
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
+
+    def _cta_write(self, g, region, e, lm, dt, v, line) -> None:
+        """A global store's bytes and the values they get, to :class:`CtaReads` (before the store lands)."""
+        ea = np.asarray(e)
+        if ea.ndim == 0:
+            ea = np.full(g.L, int(ea))
+        elif ea.shape[0] != g.L:
+            ea = np.broadcast_to(ea, (g.L,) + ea.shape[1:])
+        act = g.active() if lm is None else (g.active() & lm)
+        vals = np.ascontiguousarray(np.broadcast_to(np.asarray(v, dt), ea.shape)[act]).reshape(-1)
+        byte, tids = _lane_bytes(g, e, lm, dt)
+        self.cta_reads.access(g, region, byte, tids, True, line, new=vals.view(np.uint8))
 
     def _race(self, g, e, lm, dt, write, line, info=None, plain=False, landed=None):
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
@@ -843,7 +877,7 @@ class Cta:
         self.nwarps = (self.nthreads + 31) // 32
         self.serial = program.cta_serial  # a launch-wide CTA number (GlobalRaces)
         program.cta_serial += self.B
-        for seen in (program.global_races, program.cta_overlaps):
+        for seen in (program.global_races, program.cta_overlaps, program.cta_reads):
             if seen is not None:
                 for c in range(self.B):
                     seen.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
