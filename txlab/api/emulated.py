@@ -127,8 +127,8 @@ def markdown(out: dict) -> str:
         "",
         f"`python -m txlab.api.emulated` ({out['date']}): **{len(ok)} of {len(rows) - len(cpu_only)}** H200-verified "
         "catalogue examples reproduce their verified result on the CPU emulator (`txlab.emulate`), and "
-        f"**{len(ok_bw)} of {len(cpu_only)}** examples no H200 can run (sm_100a: {', '.join(sorted(cpu_only))}) "
-        "give their numpy expectation there. "
+        f"**{len(ok_bw)} of {len(cpu_only)}** examples outside the H200 record ({', '.join(sorted(cpu_only))}: "
+        "sm_100a-only, or not run in it yet) give their numpy expectation there. "
         "*bitwise*: every output equals the expectation the H200 run was checked against, bit for bit.",
         "*within tolerance (n ulp)*: inside the example's own rtol/atol; n is the largest distance in "
         "fp32 ulps from the numpy expectation (for wgmma_ss/rs the emulator's result is the H200's "
@@ -144,7 +144,8 @@ def markdown(out: dict) -> str:
         "of the group. `clock`/`clock64` (per SM on a GPU) is what the reading CTA has issued so far "
         "(each CTA as if alone on its SM, from 0); `%globaltimer_lo`, the timer ring's timestamp "
         "(nanoseconds on a GPU), is what the whole launch has issued so far (CTAs run one after "
-        "another, a cluster's together). A later read in a CTA never gives less, a read after more "
+        "another, a cluster's together, and those of a launch whose CTAs wait on one another resident together). "
+        "A later read in a CTA never gives less, a read after more "
         "statements gives more, all lanes of one instruction read the same value; a difference is an "
         "amount of emulated work, not a duration. `timer_ring`'s own check compares the header, tags, "
         "event ids and kinds (the low words) exactly and requires each group's timestamps to be "
@@ -158,6 +159,30 @@ def markdown(out: dict) -> str:
         "maps a shared address into another CTA's window, remote mbarrier arrives act on the owning "
         "CTA's barrier; a cluster whose threads all wait is reported (`deadlock`, naming every "
         "blocked warp of every CTA), not hung.",
+        "",
+        "CTAs that wait on one another (txlab/emulator/resident.py): a kernel that polls global memory "
+        "(`T.cuda.wait_until`, or a `while` whose condition reads through an atomic: split-K's parallel fix-up, a "
+        "decoupled look-back, a hand-written grid barrier) runs its CTAs resident together, as many at once as 132 "
+        "SMs hold of them (by threads, shared memory and, for a `Compiled`, registers; whole clusters) in launch "
+        "order, every warp of every resident CTA a coroutine of one scheduler; a poll that finds nothing new yields "
+        "to the others, and a CTA that ends makes room for the next. Polls no resident thread will answer are a "
+        "`deadlock` finding naming each polling warp (on a GPU: a hang), not a hang of the emulator; where `ctas=` "
+        "ran part of the grid they are `partial_grid_wait` (the CTA they wait for was not run). Other launches still "
+        "run CTA by CTA (or in lockstep batches).",
+        "",
+        "Grid barriers (`Tx.cuda.grid_sync`, `cg::this_grid().sync()`): the launch runs every CTA of its grid "
+        "resident at once, as a cooperative launch keeps them, and a CTA passes its k-th grid barrier when every CTA "
+        "of the grid has reached its own k-th (its threads meet at the CTA's barrier first). `ctas=` naming part of "
+        "the grid runs all of it (a note says so). CUDA defines the barrier only for a cooperative launch, which TVM "
+        'makes when the kernel declares it: `Tx.func_attr({"tirx.kernel_launch_params": '
+        '["tirx.use_cooperative_launch"]})`; without that the run is a `grid_sync_not_cooperative` finding at the '
+        "call's line (an H100 faults there), and is emulated as if it were cooperative. A grid larger than 132 SMs "
+        'hold at once is refused as the GPU refuses it (`KernelFault("launch_config")`), and a CTA that never '
+        "reaches a grid barrier leaves the others waiting: a `deadlock` finding, not a hang. A grid barrier orders "
+        "every access before it against every access after it, in any CTA: an atomic after it does not race a plain "
+        "store before it, and a plain load of bytes another CTA stores in the same epoch (between the same two grid "
+        "barriers) is a `global_race` naming both lines (checked where grid_sync is the kernel's only way to order "
+        "CTAs; arguments up to 4 MiB).",
         "",
         "| example | emulated | why not / findings |",
         "|---|---|---|",
