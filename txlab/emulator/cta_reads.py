@@ -26,6 +26,20 @@ MAX_TRACKED = 4 << 20
 #: epoch this checker counts
 _NOT_ORDERING = ("tirx.cuda.grid_sync", "tirx.cuda.thread_fence", "tirx.ptx.membar", "tirx.ptx.fence")
 _SEVERAL = -2  # several CTAs stored the same bytes with the same value: a read gets that value in any order
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+#: per unit: the last storing CTA (serial; -1 none, -2 several with one value), its epoch and ``tid << 20 | line``;
+#: the epoch's first reading CTA, its epoch and code, whether another CTA read it too, and the latest such
+_ARRAYS = (
+    ("w_cta", np.int32, -1),
+    ("w_epoch", np.int32, 0),
+    ("w_code", np.int32, 0),
+    ("r_cta", np.int32, -1),
+    ("r_epoch", np.int32, 0),
+    ("r_code", np.int32, 0),
+    ("r_several", bool, False),
+    ("r2_cta", np.int32, -1),
+    ("r2_code", np.int32, 0),
+)
 
 
 def applies(names) -> bool:
@@ -41,103 +55,104 @@ def applies(names) -> bool:
 
 
 class CtaReads:
-    """Per global argument: per byte the last storing CTA (serial; -1 none, -2 several with one value), its epoch and
-    ``tid << 20 | line``; the last reading CTA, its epoch and code, and whether several CTAs read it in that epoch.
-    ``report(detail)`` gets each conflicting pair (once per pair of lines)."""
+    """Per global argument the kernel stores to, per unit (its first access's element size; bytes once a narrower or
+    unaligned access comes): :data:`_ARRAYS`. ``report(detail)`` gets each conflicting pair (once per pair of
+    lines)."""
 
     def __init__(self, report, notes):
         self.report = report
         self.notes = notes
-        self.state: dict = {}  # Region -> dict of arrays, or None (too large)
+        self.state: dict = {}  # Region -> dict of arrays (None: too large)
         self.ctas: dict = {}  # CTA serial -> (x, y, z)
         self._seen: set = set()
+        self.stored = None  # the regions the kernel's plain stores reach (None: any); loads of others need no record
 
-    def _track(self, region):
-        st = self.state.get(region, False)
-        if st is False:
-            n = region.nbytes
-            if n > MAX_TRACKED:
-                st = None
-                self.notes.append(
-                    f"{region.name} ({n / 2**20:.1f} MiB) is not checked for one CTA reading bytes another CTA stores "
-                    f"without a grid barrier between (arguments up to {MAX_TRACKED >> 20} MiB are)"
-                )
-            else:
-                st = {
-                    "w_cta": np.full(n, -1, np.int32),
-                    "w_epoch": np.zeros(n, np.int32),
-                    "w_code": np.zeros(n, np.int32),
-                    "r_cta": np.full(n, -1, np.int32),
-                    "r_epoch": np.zeros(n, np.int32),
-                    "r_code": np.zeros(n, np.int32),
-                    "r_several": np.zeros(n, bool),
-                    "r2_cta": np.full(n, -1, np.int32),  # the latest reader other than r_cta in that epoch
-                    "r2_code": np.zeros(n, np.int32),
-                }
-            self.state[region] = st
+    def tracks(self, region) -> bool:
+        """Whether accesses of ``region`` are recorded: a global argument the kernel stores to, small enough."""
+        if region.kind != "global" or (self.stored is not None and region not in self.stored):
+            return False
+        if region not in self.state and region.nbytes > MAX_TRACKED:
+            self.state[region] = None
+            self.notes.append(
+                f"{region.name} ({region.nbytes / 2**20:.1f} MiB) is not checked for one CTA reading bytes another CTA "
+                f"stores without a grid barrier between (arguments up to {MAX_TRACKED >> 20} MiB are)"
+            )
+        return self.state.get(region, True) is not None
+
+    def _state(self, region, isz: int) -> dict:
+        st = self.state.get(region)
+        if st is None:
+            unit = isz if isz in _UINT and region.nbytes % isz == 0 else 1
+            n = region.nbytes // unit
+            st = self.state[region] = {"unit": unit, **{k: np.full(n, fill, dt) for k, dt, fill in _ARRAYS}}
         return st
 
-    def access(self, g, region, byte, tids, write: bool, line, new=None) -> None:
-        """Bytes ``byte`` of ``region`` read or (``write``) about to be stored with ``new`` (uint8, one per byte) by
-        batch-wide threads ``tids`` of ``g``'s CTA (or lockstep batch)."""
-        st = self._track(region)
-        if st is None or byte.size == 0:
+    def access(self, g, region, starts, tids, isz: int, write: bool, line, new=None, uniform=False) -> None:
+        """Elements of ``isz`` bytes at byte offsets ``starts`` of ``region`` read or (``write``) about to be stored
+        with ``new`` (their values, one per element) by batch-wide threads ``tids`` of ``g``'s CTA (or lockstep
+        batch); ``uniform``: every lane stores to one address."""
+        starts = np.asarray(starts, np.int64)
+        if starts.size == 0:
             return
-        b = np.asarray(byte, np.int64)
+        st = self._state(region, isz)
+        u = st["unit"]
+        tids = np.asarray(tids, np.int64)
+        if isz != u or np.any(starts % u):  # a narrower or unaligned access: per byte from here on
+            if u != 1:
+                for k, _, _ in _ARRAYS:
+                    st[k] = np.repeat(st[k], u)
+                st["unit"] = u = 1
+            starts, tids = (starts[:, None] + np.arange(isz)).ravel(), np.repeat(tids, isz)
+            if new is not None:
+                new = np.ascontiguousarray(new).view(np.uint8)
+        elif new is not None:
+            new = np.ascontiguousarray(new).view(_UINT[u])
+        b = starts // u
         keep = (b >= 0) & (b < st["w_cta"].size)
         if not keep.all():
-            b, tids = b[keep], np.asarray(tids)[keep]
-            new = None if new is None else np.asarray(new)[keep]
+            b, tids = b[keep], tids[keep]
+            new = None if new is None else new[keep]
         T = g.cta.nthreads
-        cta = (g.cta.serial + np.asarray(tids, np.int64) // T).astype(np.int32)
-        tid = (np.asarray(tids, np.int64) % T).astype(np.int32)
+        cta = (g.cta.serial + tids // T).astype(np.int32)
+        code = ((tids % T).astype(np.int32) << 20) | np.int32(max(int(line or 0), 0) & ((1 << 20) - 1))
         epoch = np.int32(g.slots.get("grid_sync", 0))
-        code = (tid << 20) | np.int32(max(int(line or 0), 0) & ((1 << 20) - 1))
         if write:
-            rc, re = st["r_cta"][b], st["r_epoch"][b]
-            now = (rc >= 0) & (re == epoch)
-            first = now & (rc != cta)
-            if first.any():
-                self._emit(region, b, first, st["r_code"], st["r_cta"], "read", "write", code, cta)
-            second = now & (rc == cta) & st["r_several"][b]  # its own read first, another CTA's after it
-            if second.any():
-                self._emit(region, b, second, st["r2_code"], st["r2_cta"], "read", "write", code, cta)
-            same = region.data[b] == new if new is not None else np.zeros(b.size, bool)
-            wc = st["w_cta"][b]
-            other = (wc != cta) & (wc != -1) & (st["w_epoch"][b] == epoch)
-            # a store that changes nothing is no event, unless another CTA's store of the same value makes it one
-            upd = ~same | other
-            bb = b[upd]
-            st["w_cta"][bb] = np.where(same[upd] & other[upd], _SEVERAL, cta[upd])
-            st["w_epoch"][bb] = epoch
-            st["w_code"][bb] = code[upd]
-            if new is not None and b.size > 1:  # CTAs of one lockstep batch storing one value to the same bytes
-                order = np.lexsort((cta, b))
-                bs, cs, ns = b[order], cta[order], np.asarray(new)[order]
-                starts = np.flatnonzero(np.r_[True, bs[1:] != bs[:-1]])
-                several = (np.minimum.reduceat(cs, starts) != np.maximum.reduceat(cs, starts)) & (
-                    np.minimum.reduceat(ns, starts) == np.maximum.reduceat(ns, starts)
-                )
-                st["w_cta"][bs[starts[several]]] = _SEVERAL
+            self._write(st, region, u, b, cta, code, epoch, new, uniform)
             return
         wc, we = st["w_cta"][b], st["w_epoch"][b]
         bad = (wc >= 0) & (we == epoch) & (wc != cta)
         if bad.any():
-            self._emit(region, b, bad, st["w_code"], st["w_cta"], "write", "read", code, cta)
+            self._emit(region, u, b, bad, st["w_code"], st["w_cta"], "write", "read", code, cta)
         rc, re = st["r_cta"][b], st["r_epoch"][b]
         fresh = (rc < 0) | (re != epoch)
-        fb = b[fresh]  # the epoch's first reader of these bytes
-        st["r_cta"][fb], st["r_epoch"][fb], st["r_code"][fb], st["r_several"][fb] = (
-            cta[fresh],
-            epoch,
-            code[fresh],
-            False,
-        )
+        fb = b[fresh]  # the epoch's first reader of these units
+        st["r_cta"][fb], st["r_epoch"][fb], st["r_code"][fb], st["r_several"][fb] = cta[fresh], epoch, code[fresh], 0
         more = ~fresh & (rc != cta)  # another CTA read them in this epoch
         mb = b[more]
         st["r_several"][mb], st["r2_cta"][mb], st["r2_code"][mb] = True, cta[more], code[more]
 
-    def _emit(self, region, b, bad, codes, ctas, first, second, code, cta) -> None:
+    def _write(self, st, region, u, b, cta, code, epoch, new, uniform) -> None:
+        rc, re = st["r_cta"][b], st["r_epoch"][b]
+        now = (rc >= 0) & (re == epoch)
+        first = now & (rc != cta)
+        if first.any():
+            self._emit(region, u, b, first, st["r_code"], st["r_cta"], "read", "write", code, cta)
+        second = now & (rc == cta) & st["r_several"][b]  # its own read first, another CTA's after it
+        if second.any():
+            self._emit(region, u, b, second, st["r2_code"], st["r2_cta"], "read", "write", code, cta)
+        same = region.view(np.dtype(_UINT[u]))[b] == new if new is not None else np.zeros(b.size, bool)
+        wc = st["w_cta"][b]
+        other = (wc != cta) & (wc != -1) & (st["w_epoch"][b] == epoch)
+        # a store that changes nothing is no event, unless another CTA's store of the same value makes it one
+        upd = ~same | other
+        bb = b[upd]
+        st["w_cta"][bb] = np.where(same[upd] & other[upd], _SEVERAL, cta[upd])
+        st["w_epoch"][bb] = epoch
+        st["w_code"][bb] = code[upd]
+        if uniform and new is not None and b.size > 1 and (cta != cta[0]).any() and (new == new[0]).all():
+            st["w_cta"][np.unique(b)] = _SEVERAL  # CTAs of one lockstep batch storing one value to one address
+
+    def _emit(self, region, unit, b, bad, codes, ctas, first, second, code, cta) -> None:
         i = int(np.argmax(bad))
         fc = int(codes[b[i]])
         key = (region.name, fc & 0xFFFFF, int(code[i]) & 0xFFFFF, first)
@@ -148,7 +163,7 @@ class CtaReads:
             {
                 "first": (first, fc & 0xFFFFF, fc >> 20, self.ctas.get(int(ctas[b[i]]))),
                 "second": (second, int(code[i]) & 0xFFFFF, int(code[i]) >> 20, self.ctas.get(int(cta[i]))),
-                "addr": int(b[i]),
+                "addr": int(b[i]) * unit,
                 "region": region.name,
                 "count": int(bad.sum()),
             }

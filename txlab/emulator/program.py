@@ -276,16 +276,8 @@ class Program:
         )
 
     def _track_atomic_targets(self, args_env, space):
-        for v in self._atomic_roots:
-            val = args_env.get(v)
-            if val is None:
-                continue
-            try:
-                region = space.find(int(np.asarray(val).ravel()[0]))
-            except (TypeError, ValueError):
-                continue
-            if region is not None:
-                self.global_races.track(region)
+        for region in _regions_of(self._atomic_roots, args_env, space):
+            self.global_races.track(region)
 
     def _global_race(self, g, region, e, lm, dt, write, line):
         byte, tids = _lane_bytes(g, e, lm, dt)
@@ -452,9 +444,9 @@ class Program:
             self._race(g, e, lm, dt, False, line, info, plain)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, e, lm, dt, False, line)
-        if self.cta_reads is not None and region.kind == "global":
-            byte, tids = _lane_bytes(g, e, lm, dt)
-            self.cta_reads.access(g, region, byte, tids, False, line)
+        if self.cta_reads is not None and self.cta_reads.tracks(region):
+            start, tids = _lane_elems(g, e, lm, dt)
+            self.cta_reads.access(g, region, start, tids, dt.itemsize, False, line)
         return out if out.ndim else out[()]
 
     def mem_write(self, g, base, idx, off, dt, value, line, info, plain=False):
@@ -468,7 +460,7 @@ class Program:
             v = v.astype(dt)
         e = np.asarray(e)
         m = g.mask
-        if self.cta_reads is not None and region.kind == "global":  # before the store: does it change the bytes?
+        if self.cta_reads is not None and self.cta_reads.tracks(region):  # before the store: does it change them?
             self._cta_write(g, region, e, lm, dt, v, line)
         overlaps = self.cta_overlaps if plain and region.kind == "global" else None
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
@@ -526,16 +518,17 @@ class Program:
         g.cta.progress += 1
 
     def _cta_write(self, g, region, e, lm, dt, v, line) -> None:
-        """A global store's bytes and the values they get, to :class:`CtaReads` (before the store lands)."""
+        """A global store's elements and the values they get, to :class:`CtaReads` (before the store lands)."""
         ea = np.asarray(e)
-        if ea.ndim == 0:
+        uniform = ea.ndim == 0
+        if uniform:
             ea = np.full(g.L, int(ea))
         elif ea.shape[0] != g.L:
             ea = np.broadcast_to(ea, (g.L,) + ea.shape[1:])
         act = g.active() if lm is None else (g.active() & lm)
         vals = np.ascontiguousarray(np.broadcast_to(np.asarray(v, dt), ea.shape)[act]).reshape(-1)
-        byte, tids = _lane_bytes(g, e, lm, dt)
-        self.cta_reads.access(g, region, byte, tids, True, line, new=vals.view(np.uint8))
+        start, tids = _lane_elems(g, e, lm, dt)
+        self.cta_reads.access(g, region, start, tids, dt.itemsize, True, line, new=vals, uniform=uniform)
 
     def _race(self, g, e, lm, dt, write, line, info=None, plain=False, landed=None):
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
@@ -685,6 +678,8 @@ class Program:
         B = self.batch_size(len(ctas), threads, smem)
         if self.global_races is not None:
             self._track_atomic_targets(args_env, space)
+        if self.cta_reads is not None:  # only the arguments the kernel stores to can be read racily
+            self.cta_reads.stored = set(_regions_of(_store_roots(self.func.body), args_env, space))
         nclus = int(np.prod(self.cluster_dims))
         if self.grid_waits:
             from txlab.emulator.cluster import group_into_clusters
@@ -804,6 +799,43 @@ def _polls(body) -> bool:
 def _atomic_roots(body) -> set:
     """The variables an atomic's address may derive from: buffers, their data pointers and the
     let-bound pointers between (so the global regions atomics reach can be tracked)."""
+    seeds: set = set()
+    for node in ir.walk(body):
+        if type(node).__name__ == "Call" and getattr(node.op, "name", "").startswith(_ATOMIC_PREFIXES):
+            for a in node.args:
+                seeds |= _vars_in(a)
+    return _roots(body, seeds)
+
+
+def _regions_of(roots, args_env, space) -> list:
+    """The regions of the kernel arguments among ``roots``."""
+    out = []
+    for v in roots:
+        val = args_env.get(v)
+        if val is None:
+            continue
+        try:
+            region = space.find(int(np.asarray(val).ravel()[0]))
+        except (TypeError, ValueError):
+            continue
+        if region is not None:
+            out.append(region)
+    return out
+
+
+def _store_roots(body) -> set:
+    """The variables a plain store's buffer may derive from (the global arguments a kernel stores to: the only ones
+    whose loads txlab.emulator.cta_reads need track)."""
+    seeds: set = set()
+    for node in ir.walk(body):
+        if type(node).__name__ == "BufferStore":
+            seeds.add(node.buffer)
+            seeds |= _vars_in(node.buffer.data)
+    return _roots(body, seeds)
+
+
+def _roots(body, seeds: set) -> set:
+    """``seeds`` and every variable they are defined from (DeclBuffer data, let-bound pointers), transitively."""
     defs: dict = {}
     for node in ir.walk(body):
         t = type(node).__name__
@@ -811,11 +843,7 @@ def _atomic_roots(body) -> set:
             defs.setdefault(node.buffer, set()).update(_vars_in(node.data))
         elif t in ("Bind", "Let"):
             defs.setdefault(node.var, set()).update(_vars_in(node.value))
-    roots: set = set()
-    for node in ir.walk(body):
-        if type(node).__name__ == "Call" and getattr(node.op, "name", "").startswith(_ATOMIC_PREFIXES):
-            for a in node.args:
-                roots |= _vars_in(a)
+    roots = set(seeds)
     todo = list(roots)
     while todo:
         v = todo.pop()
