@@ -287,3 +287,15 @@ def test_text_sealed_documents_check_the_body_as_written(tmp_path):
     odd = {"rows": [["],[", 1], ["x", 2]]}
     path.write_text(seal_text(odd, "payload", lines="rows", format="f/1"))
     assert read_sealed_text(path, "payload", "f/1")["payload"] == odd
+
+
+def test_a_hit_recomputes_its_warnings(fresh):
+    """Warnings are this txlab's checks of the entry, not what an older txlab stored with it (round 32's static
+    shared memory warning stayed on cached kernels after the check was dropped)."""
+    c, entry = fresh
+    meta = json.loads((entry / "meta.json").read_text())
+    meta["warnings"] = ["scale_kernel: an older txlab's warning"]
+    (entry / "meta.json").write_text(json.dumps(meta))
+    _rewrite_manifest(entry)
+    again = _again(c)
+    assert again.cache_hit and again.warnings == c.warnings

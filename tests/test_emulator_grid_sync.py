@@ -210,3 +210,35 @@ def test_ctas_storing_one_value_and_reading_it_back_do_not_race():
     res = emulate(kernel(SAME_VALUE, "same_value"), np.zeros(1, np.int32), out)
     assert res.ok, res.findings
     assert (out == 1).all()
+
+
+CLUSTERED = """
+@T.prim_func
+def clustered(X: T.Buffer((CTAS * 1024,), "float32"), Y: T.Buffer((CTAS * 1024,), "float32")):
+    T.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})
+    T.device_entry()
+    bx = T.cta_id([CTAS])
+    rank = T.cta_id_in_cluster([4])
+    tx = T.thread_id([1024])
+    sm = T.alloc_buffer((30720,), "float32", scope="shared.dyn")
+    sm[tx] = X[bx * 1024 + tx]
+    T.cuda.cluster_sync()
+    T.cuda.grid_sync()
+    Y[bx * 1024 + tx] = sm[tx] + X[((bx + 4) % CTAS) * 1024 + tx]
+"""
+
+
+@pytest.mark.parametrize("ctas", [120, 132])
+def test_a_cooperative_grid_of_4_cta_clusters_holds_120_ctas_that_fill_an_sm(ctas):
+    """One 1024-thread CTA with 120 KiB per SM, in clusters of 4: whole clusters fit 30 at once (120 CTAs, what the
+    H200 measured), not 33."""
+    k = kernel(CLUSTERED.replace("CTAS", str(ctas)), "clustered")
+    x, y = np.arange(ctas * 1024, dtype=np.float32), np.zeros(ctas * 1024, np.float32)
+    warned = [w for w in txlab.compile(k, arch="sm_90a").warnings if "cooperative launch" in w]
+    if ctas == 120:
+        assert emulate(k, x, y).ok and not warned
+        return
+    assert warned and "hold 120" in warned[0] and "in clusters of 4" in warned[0]
+    with pytest.raises(KernelFault) as exc:
+        emulate(k, x, y)
+    assert "at most 120 CTAs" in str(exc.value) and "in clusters of 4" in str(exc.value)

@@ -80,6 +80,10 @@ _BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 #: SMs of an H100 / H200 (SXM): what answers that need a whole GPU's capacity (a cooperative launch's resident CTAs)
 #: assume where no GPU is asked
 DEFAULT_SMS = 132
+#: CTAs an H100/H200 holds at once in clusters of each size when one CTA fills an SM: a cluster starts only on free
+#: SMs of one GPC, and the GPCs' SM counts leave room for 30 clusters of 4, 15 of 8, 7 of 16
+#: (cudaOccupancyMaxActiveClusters on the H200, 2026-12-05; docs/gpu-runs.md)
+CLUSTERED_ONE_PER_SM = {1: 132, 2: 132, 4: 120, 8: 120, 16: 112}
 
 SM_LIMITS = {
     "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),

@@ -351,6 +351,7 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         flags=[toolchain.NVCC_FLAGS, toolchain.PTXAS_FLAGS],
         options=options.key(),
         lines=sourcemap.span_signature(mod),
+        launch="flags",  # the launch records carry cooperative / programmatic-dependent flags (entries before: not)
         # a module of several kernels: one entry per build (a single kernel's key stays what it was)
         **({"entry": entry} if len(ir.functions(mod)) > 1 else {}),
     )
@@ -360,6 +361,8 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         if compiled is not None:  # None: absent, or failed to verify/decode (rebuilt and replaced below)
             compiled.compile_seconds = time.perf_counter() - t_start
             compiled.cache_hit = True
+            # derived from the entry, by this txlab's checks (an entry's stored ones may be an older txlab's)
+            compiled.warnings = diagnose.launchability(compiled) + diagnose.aliased_indices(compiled)
             return compiled
     if cached_only:
         return None

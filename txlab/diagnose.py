@@ -9,7 +9,7 @@ import linecache
 import re
 
 from txlab import ir
-from txlab.arch import DEFAULT_SMS, arch_rank, needs_newer
+from txlab.arch import CLUSTERED_ONE_PER_SM, DEFAULT_SMS, arch_rank, needs_newer
 from txlab.toolchain import _instruction_arch
 
 KiB = 1024
@@ -383,7 +383,8 @@ def launchability(compiled) -> list[str]:
     grid_syncs = _grid_sync_kernels(compiled)
     for k in compiled.kernels:
         launch = compiled.launch.get(k, {})
-        res = compiled.resources.get(k, {})
+        # a count that is not an int (a damaged cache entry's) is left out, never trusted
+        res = {n: v for n, v in compiled.resources.get(k, {}).items() if type(v) is int}
         threads = launch.get("threads_per_block")
         if isinstance(threads, int) and threads > 1024:
             out.append(
@@ -418,13 +419,17 @@ def launchability(compiled) -> list[str]:
                 lim["regs_per_sm"]
                 // (-(-int(regs or 0) * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT * warps or 1),
             )
+            cl = ir.prod(launch.get("cluster") or (1,))
             ctas, cap = ir.prod(grid), per_sm * DEFAULT_SMS
+            if per_sm == 1 and cl > 1:  # whole clusters in one GPC
+                cap = CLUSTERED_ONE_PER_SM.get(cl, cap)
             if ctas > cap:
                 out.append(
                     f"{k}: a cooperative launch (grid_sync) of {ctas} CTAs; all must be resident at once, and "
                     f"{DEFAULT_SMS} SMs (an H100/H200) hold {cap} ({per_sm} per SM at {threads} threads"
                     + (f", {regs} registers" if regs else "")
                     + (f", {smem / KiB:g} KiB of shared memory" if smem else "")
+                    + (f", in clusters of {cl}" if cl > 1 else "")
                     + f"): launch at most {cap} CTAs and loop over the work"
                 )
         if isinstance(threads, int) and regs:

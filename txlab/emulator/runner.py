@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from txlab.arch import DEFAULT_SMS, SM_LIMITS
+from txlab.arch import CLUSTERED_ONE_PER_SM, DEFAULT_SMS, SM_LIMITS
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
@@ -231,11 +231,21 @@ def emulate(
         prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
         regs = int((getattr(kernel_or_compiled, "resources", None) or {}).get(kname, {}).get("registers") or 0)
         _check_launch(
-            kname, launch_arch, grid, block, prog.static_smem, dyn, cooperative=prog.grid_sync, registers=regs
+            kname,
+            launch_arch,
+            grid,
+            block,
+            prog.static_smem,
+            dyn,
+            cooperative=prog.grid_sync,
+            registers=regs,
+            cluster=int(np.prod(prog.cluster_dims)),
         )
         lim = SM_LIMITS.get(str(launch_arch).rstrip("af"))
         if lim is not None:  # CTAs of a launch that polls global memory that the GPU runs at once
-            prog.resident_window = resident_capacity(lim, int(np.prod(block)), prog.static_smem + dyn, regs)
+            prog.resident_window = resident_capacity(
+                lim, int(np.prod(block)), prog.static_smem + dyn, regs, cluster=int(np.prod(prog.cluster_dims))
+            )
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
 
@@ -275,7 +285,9 @@ def emulate(
     return result
 
 
-def resident_capacity(lim, threads: int, smem_bytes: int, registers: int = 0, sms: int = DEFAULT_SMS) -> int:
+def resident_capacity(
+    lim, threads: int, smem_bytes: int, registers: int = 0, sms: int = DEFAULT_SMS, cluster: int = 1
+) -> int:
     """CTAs of ``threads`` threads, ``smem_bytes`` of shared memory and ``registers`` per thread (0: unknown) that
     ``sms`` SMs of ``lim`` (:class:`txlab.arch.ArchLimits`) hold at once: each CTA's shared memory plus the 1 KiB the
     driver reserves, registers allocated per warp in units of 256. What a cooperative launch may have, and how many
@@ -286,10 +298,14 @@ def resident_capacity(lim, threads: int, smem_bytes: int, registers: int = 0, sm
         per_sm = min(per_sm, lim.max_smem_per_sm // (smem_bytes + 1024))
     if registers:
         per_sm = min(per_sm, lim.regs_per_sm // (-(-registers * 32 // 256) * 256 * warps))
+    if per_sm == 1 and cluster > 1 and sms == DEFAULT_SMS:  # whole clusters in one GPC (measured for this case)
+        return CLUSTERED_ONE_PER_SM.get(cluster, sms)
     return per_sm * sms
 
 
-def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False, registers: int = 0):
+def _check_launch(
+    kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False, registers: int = 0, cluster: int = 1
+):
     """Raise ``KernelFault('launch_config')`` where the GPU would refuse the launch (as ``txlab.launch.check_launch``
     does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535, or (a
     ``cooperative`` launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a
@@ -307,13 +323,14 @@ def _check_launch(kname, arch, grid, block, static_smem, dyn_smem, *, cooperativ
     hint = "lower the block size or the shared memory (fewer stages, smaller tiles)"
     if cooperative and not problems:
         threads, ctas = int(np.prod(block)), int(np.prod(grid))
-        cap = resident_capacity(lim, threads, int(static_smem) + int(dyn_smem), registers)
+        cap = resident_capacity(lim, threads, int(static_smem) + int(dyn_smem), registers, cluster=cluster)
         if ctas > cap:
             problems.append(
                 f"a cooperative launch (grid_sync) needs all {ctas} CTAs resident at once, and {DEFAULT_SMS} SMs "
                 f"hold at most {cap} CTAs of {threads} threads"
                 + (f" and {int(static_smem) + int(dyn_smem)} bytes of shared memory" if static_smem or dyn_smem else "")
                 + (f" and {registers} registers" if registers else "")
+                + (f", in clusters of {cluster}" if cluster > 1 else "")
                 + (
                     " (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
                     + ("" if registers else "; fewer if registers limit it")
