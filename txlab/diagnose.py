@@ -9,7 +9,7 @@ import linecache
 import re
 
 from txlab import ir
-from txlab.arch import CLUSTERED_ONE_PER_SM, DEFAULT_SMS, arch_rank, needs_newer
+from txlab.arch import DEFAULT_SMS, SM_LIMITS, arch_rank, needs_newer, resident_capacity, resident_per_sm
 from txlab.toolchain import _instruction_arch
 
 KiB = 1024
@@ -410,19 +410,17 @@ def launchability(compiled) -> list[str]:
                 "the barrier (H100: cudaErrorLaunchFailure, the CUDA context unusable after it): declare "
                 'Tx.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})'
             )
-        if launch.get("cooperative") and isinstance(threads, int) and grid and all(isinstance(g, int) for g in grid):
-            warps = -(-threads // 32)
-            per_sm = min(
-                lim["max_ctas_per_sm"],
-                lim["max_warps_per_sm"] // warps,
-                lim["smem_per_sm"] // (smem + pools.RESERVED_SMEM_PER_CTA),
-                lim["regs_per_sm"]
-                // (-(-int(regs or 0) * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT * warps or 1),
-            )
+        sm_lim = SM_LIMITS.get(str(compiled.arch).rstrip("af"))
+        if (
+            launch.get("cooperative")
+            and sm_lim is not None
+            and isinstance(threads, int)
+            and grid
+            and all(isinstance(g, int) for g in grid)
+        ):
             cl = ir.prod(launch.get("cluster") or (1,))
-            ctas, cap = ir.prod(grid), per_sm * DEFAULT_SMS
-            if per_sm == 1 and cl > 1:  # whole clusters in one GPC
-                cap = CLUSTERED_ONE_PER_SM.get(cl, cap)
+            per_sm = resident_per_sm(sm_lim, threads, smem, regs or 0)
+            ctas, cap = ir.prod(grid), resident_capacity(sm_lim, threads, smem, regs or 0, cluster=cl)
             if ctas > cap:
                 out.append(
                     f"{k}: a cooperative launch (grid_sync) of {ctas} CTAs; all must be resident at once, and "

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from txlab.arch import CLUSTERED_ONE_PER_SM, DEFAULT_SMS, SM_LIMITS
+from txlab.arch import DEFAULT_SMS, SM_LIMITS, resident_capacity
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
@@ -230,6 +230,7 @@ def emulate(
         prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
         prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
         regs = int((getattr(kernel_or_compiled, "resources", None) or {}).get(kname, {}).get("registers") or 0)
+        cluster = int(np.prod(prog.cluster_dims))
         _check_launch(
             kname,
             launch_arch,
@@ -239,12 +240,12 @@ def emulate(
             dyn,
             cooperative=prog.grid_sync,
             registers=regs,
-            cluster=int(np.prod(prog.cluster_dims)),
+            cluster=cluster,
         )
         lim = SM_LIMITS.get(str(launch_arch).rstrip("af"))
         if lim is not None:  # CTAs of a launch that polls global memory that the GPU runs at once
             prog.resident_window = resident_capacity(
-                lim, int(np.prod(block)), prog.static_smem + dyn, regs, cluster=int(np.prod(prog.cluster_dims))
+                lim, int(np.prod(block)), prog.static_smem + dyn, regs, cluster=cluster
             )
         # the swizzle each shared buffer was declared with: tcgen05 descriptors are checked against it
         from txlab.emulator.tcgen05 import declared_swizzles
@@ -283,24 +284,6 @@ def emulate(
     total_stats["seconds"] = time.perf_counter() - t0
     result.stats = total_stats
     return result
-
-
-def resident_capacity(
-    lim, threads: int, smem_bytes: int, registers: int = 0, sms: int = DEFAULT_SMS, cluster: int = 1
-) -> int:
-    """CTAs of ``threads`` threads, ``smem_bytes`` of shared memory and ``registers`` per thread (0: unknown) that
-    ``sms`` SMs of ``lim`` (:class:`txlab.arch.ArchLimits`) hold at once: each CTA's shared memory plus the 1 KiB the
-    driver reserves, registers allocated per warp in units of 256. What a cooperative launch may have, and how many
-    CTAs of a launch that polls global memory run at once."""
-    warps = -(-threads // 32)
-    per_sm = min(lim.max_ctas_per_sm, lim.max_threads_per_sm // (32 * warps))
-    if smem_bytes:
-        per_sm = min(per_sm, lim.max_smem_per_sm // (smem_bytes + 1024))
-    if registers:
-        per_sm = min(per_sm, lim.regs_per_sm // (-(-registers * 32 // 256) * 256 * warps))
-    if per_sm == 1 and cluster > 1 and sms == DEFAULT_SMS:  # whole clusters in one GPC (measured for this case)
-        return CLUSTERED_ONE_PER_SM.get(cluster, sms)
-    return per_sm * sms
 
 
 def _check_launch(
