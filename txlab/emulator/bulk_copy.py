@@ -20,11 +20,8 @@ from txlab.emulator.tma import _remote_write
 
 
 def _shared(g, addr, line, what):
-    """(CTA, offset) a 32-bit shared address names: the executing CTA's own window, or a peer's after ``mapa``."""
-    a = int(addr)
-    if a >= M.SHARED_BASE:
-        a -= M.SHARED_BASE
-    rank, off = M.split_cluster_address(a)
+    """(CTA, offset) a shared address names: the executing CTA's own window, or a peer's after ``mapa``."""
+    rank, off = M.split_cluster_address(addr)
     if rank is None:
         return g.cta, off
     ctas = g.cta.cluster.ctas if g.cta.cluster is not None else [g.cta]
@@ -124,7 +121,7 @@ def _bulk(kind: str):
                 else:
                     row = _remote_write(g, cta, off, n, line)
                 if mbar is not None:
-                    owner, mb = sync.mbarrier_at(g, int(np.asarray(vals["mbar"][lane])) % (1 << 32), line)
+                    owner, mb = sync.mbarrier_at(g, int(vals["mbar"][lane]), line)
                     if owner is g.cta:
                         sync.mb_tx(owner, mb, -n, line, g=g)
                     else:

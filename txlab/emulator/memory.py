@@ -29,8 +29,11 @@ def dsmem_window(rank: int) -> int:
 
 
 def split_cluster_address(addr: int) -> tuple:
-    """(cluster rank or None for the executing CTA's own window, offset) of a shared address."""
+    """(cluster rank or None for the executing CTA's own window, offset) of a shared address: a 32-bit shared::cta or
+    shared::cluster one, or a generic pointer (``SHARED_BASE`` + that)."""
     a = int(addr)
+    if a >= SHARED_BASE:
+        a -= SHARED_BASE
     if a >> DSMEM_SHIFT:
         return (a >> DSMEM_SHIFT) - 1, a & DSMEM_MASK
     return None, a

@@ -980,9 +980,7 @@ def _mb_wait(comp, call):
     line = comp.line
 
     def gen(g):
-        a = _uniform_addr(g, addr(g), line, "mbarrier wait")
-        off = (a - M.SHARED_BASE) if a >= M.SHARED_BASE else a
-        cta, mb = sync.mbarrier_at(g, off, line)
+        cta, mb = sync.mbarrier_at(g, _uniform_addr(g, addr(g), line, "mbarrier wait"), line)
         if cta is not g.cta:
             raise NotEmulatedError(
                 "mbarrier wait on another CTA's mbarrier (PTX waits only on shared::cta)", lineno=line

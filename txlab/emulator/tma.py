@@ -247,8 +247,6 @@ def _barrier(g, cta, bar, pair, multicast, line):
     multicast signals each destination's own), or the CTA a shared::cluster address names; with
     ``.cta_group::2`` the even CTA of that CTA's pair."""
     a = _uniform_addr(g, bar(g), line, "TMA mbarrier")
-    if a >= M.SHARED_BASE:
-        a -= M.SHARED_BASE
     rank, off = M.split_cluster_address(a)
     owner = cta
     if rank is not None and not multicast and cta.cluster is not None and rank < len(cta.cluster.ctas):

@@ -490,8 +490,6 @@ def _shared_word(g, e, line, what):
     from txlab.emulator.ops import _uniform_addr
 
     a = _uniform_addr(g, e, line, what)
-    if a >= M.SHARED_BASE:
-        a -= M.SHARED_BASE
     rank, off = M.split_cluster_address(a)
     if rank is not None:
         raise NotEmulatedError(f"{what} with a shared::cluster address", lineno=line)
