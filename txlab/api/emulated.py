@@ -170,6 +170,17 @@ def markdown(out: dict) -> str:
         "ran part of the grid they are `partial_grid_wait` (the CTA they wait for was not run). Other launches still "
         "run CTA by CTA (or in lockstep batches).",
         "",
+        "Lanes of a warp that left a polling loop (txlab/emulator/diverged.py): a GPU since Volta schedules a "
+        "diverged warp's lanes independently, so the lane that won a spin lock (`while atomic_cas(lock, 0, 1) != 0`) "
+        "runs its critical section and its release while the other lanes of its warp spin. Where nothing else can "
+        "progress, the emulator parks the spinning lanes and lets the lanes that left run ahead: to their next CTA "
+        "barrier (a barrier counts threads, and the parked lanes then go on to it too), or to the end of the "
+        "enclosing loop's iteration or of the kernel, where the parked lanes resume. A lock nobody releases is "
+        "still a `deadlock` finding at the spin; a spin on shared memory is watched as one on global memory is. A "
+        "fence (`Tx.cuda.thread_fence`, `fence.acq_rel`) before a warp's atomic makes that atomic a release, and an "
+        "atomic of the same word acquires it, so the shared-memory race checker orders a spin lock's critical "
+        "sections; atomics with no fence before them order nothing (a histogram's adds).",
+        "",
         "Grid barriers (`Tx.cuda.grid_sync`, `cg::this_grid().sync()`): the launch runs every CTA of its grid "
         "resident at once, as a cooperative launch keeps them, and a CTA passes its k-th grid barrier when every CTA "
         "of the grid has reached its own k-th (its threads meet at the CTA's barrier first). `ctas=` naming part of "

@@ -94,7 +94,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         return old
     ids = space.find_many(addr[act])
     touched: dict = {}
-    polled = changed = False
+    polled = changed = spun_global = False
     for rid in np.unique(ids):
         lanes = act[ids == rid]
         region = space.regions[int(rid)] if rid >= 0 else None
@@ -121,7 +121,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         if region.cta_stride and g.lane_cta is not None:  # this lane's CTA's shared memory
             k = k + g.lane_cta[lanes].astype(np.int64) * (region.cta_stride // dt.itemsize)
         view = region.view(dt)
-        before = view[k].copy() if region.kind == "global" else None
+        before = view[k].copy() if region.kind in ("global", "shared") else None
         if op == "add" and dt.kind in "iu":
             # integer add: the lanes' old values are the running sums in lane order
             order = np.argsort(k, kind="stable")
@@ -129,8 +129,8 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
             start = np.r_[True, ks[1:] != ks[:-1]]
             csum = np.cumsum(vs.astype(np.int64))
             grp_start = np.maximum.accumulate(np.where(start, np.arange(ks.size), 0))
-            before = csum - vs.astype(np.int64) - (csum[grp_start] - vs[grp_start].astype(np.int64))
-            o = (view[ks].astype(np.int64) + before).astype(dt)
+            prefix = csum - vs.astype(np.int64) - (csum[grp_start] - vs[grp_start].astype(np.int64))
+            o = (view[ks].astype(np.int64) + prefix).astype(dt)
             old[lanes[order]] = o
             last = np.r_[ks[1:] != ks[:-1], True]
             view[ks[last]] = (o[last].astype(np.int64) + vs[last].astype(np.int64)).astype(dt)
@@ -148,7 +148,8 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         if before is not None:
             polled = True
             changed = changed or not np.array_equal(view[k], before)
-    if polled:  # global memory: a spin on a value only another CTA can change stops with a reason
+            spun_global = spun_global or region.kind == "global"
+    if spun_global:  # global memory: a spin on a value only another CTA can change stops with a reason
         spin_check(g, prog, line, old, changed)
     for region, lanes, off in touched.values():
         byte = (off[:, None] + np.arange(dt.itemsize)).ravel()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import txlab.emulator.diverged as diverged
 import txlab.emulator.memory as M
 import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.warp_sync as warp_sync
@@ -80,6 +81,9 @@ class Group:
         "nw",
         "wsync",
         "shfl_sites",
+        "parked",
+        "left_poll",
+        "diverge",
     )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
@@ -99,6 +103,11 @@ class Group:
         self.nw = (self.L + 31) // 32  # warps of the group: its statements' weight on the clocks
         self.wsync = None  # a __syncwarp its lanes wait at for lanes of another branch (txlab.emulator.warp_sync)
         self.shfl_sites = None  # shuffles waiting for lanes of another branch (txlab.emulator.shuffle_sites)
+        # lanes parked in a polling loop while the lanes that left it run ahead (txlab.emulator.diverged): the
+        # records, the lanes that left the loop the group now polls in, and the scheduler's ask to let them run
+        self.parked: list = []
+        self.left_poll = None
+        self.diverge = False
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -497,6 +506,7 @@ class Compiler:
         def body(g):
             if is_gen:
                 yield from fn(g)
+                yield from diverged.resume(g, 0)
             else:
                 fn(g)
             shuffle_sites.reconverged(g, final=True)
@@ -760,10 +770,12 @@ class Compiler:
 
             def for_gen(g):
                 a, n = _same_on_active(lo(g), g.mask), _same_on_active(ext(g), g.mask)
+                n0 = len(g.parked)
                 if _uniform(a) and _uniform(n):
                     for i in range(int(a), int(a) + int(n)):
                         g.env[var] = dt.type(i)
                         yield from body(g)
+                        yield from diverged.resume(g, n0)  # parked lanes meet the others at the iteration's end
                     return
                 # per-lane bounds around a barrier: a barrier reached by some of the lanes is a divergent barrier
                 outer = g.mask
@@ -771,6 +783,7 @@ class Compiler:
                     g.mask = None if m.all() else m
                     g.env[var] = np.full(g.L, i, dtype=dt)
                     yield from body(g)
+                    yield from diverged.resume(g, n0)
                 g.mask = outer
 
             return for_gen, True
@@ -806,8 +819,10 @@ class Compiler:
         def while_(g):
             outer = g.mask
             live = np.ones(g.L, bool) if outer is None else outer.copy()
+            entered = live.copy()
             guard = 0
             rec = _push_loop(g) if flow else None
+            n0 = len(g.parked)
             while True:
                 if rec is not None:
                     live = live & ~rec[0]
@@ -822,13 +837,22 @@ class Compiler:
                 g.mask = None if live.all() else live
                 if body_gen:
                     yield from body(g)
+                    yield from diverged.resume(g, n0)
                 else:
                     body(g)
                 guard += 1
                 if poll:
                     g.blocked = ("poll", line)
+                    g.left_poll = entered & ~live
                     yield
-                    g.blocked = None
+                    g.blocked = g.left_poll = None
+                    if g.diverge:  # nothing progresses: the lanes that left run ahead (txlab.emulator.diverged)
+                        g.diverge = False
+                        if rec is not None:
+                            g.slots["loops"].pop()
+                        diverged.park(g, live, entered & ~live, (while_, True))
+                        g.cta.progress += 1
+                        return
                 if not guard & 4095:  # a poll whose atomics keep changing memory is progress, and may never end
                     _hang_check(g, guard, line)
             if rec is not None:
@@ -927,12 +951,22 @@ def _sequence(parts, go_on=None):
 
         return seq, False
 
+    rests: dict = {}
+
+    def rest_after(i):  # the statements after the i-th, for lanes parked in it (txlab.emulator.diverged)
+        if i not in rests:
+            rests[i] = _sequence(parts[i + 1 :], go_on)
+        return rests[i]
+
     def seq_gen(g):
-        for f, is_gen in parts:
+        for i, (f, is_gen) in enumerate(parts):
+            n0 = len(g.parked)
             if is_gen:
                 yield from f(g)
             else:
                 f(g)
+            if len(g.parked) > n0 and not diverged.ran_ahead(g, n0, rest_after(i)):
+                return
             if go_on is not None and not go_on(g):
                 return
 
@@ -956,7 +990,9 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
                 g.mask = None if live.all() else live
                 g.env[var] = dt.type(i)
                 if is_gen:
+                    n0 = len(g.parked)
                     yield from body(g)
+                    yield from diverged.resume(g, n0)
                 else:
                     body(g)
         finally:

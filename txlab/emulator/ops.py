@@ -586,16 +586,28 @@ _FENCE = (
     "fences are no-ops: the emulator's memory is coherent and every store is visible at once "
     "(a missing fence is not detected)"
 )
-for _n in (
-    "tirx.cuda.thread_fence",
-    "tirx.ptx.fence_proxy",
-    "tirx.ptx.fence_mbarrier_init",
-    "tirx.ptx.fence",
-    "tirx.cuda.threadfence_block",
-    "tirx.ptx.fence_acq_rel",
-    "tirx.ptx.fence_proxy_async",
-):
+for _n in ("tirx.ptx.fence_proxy", "tirx.ptx.fence_mbarrier_init", "tirx.ptx.fence_proxy_async"):
     HANDLERS[_n] = _noop(_FENCE)
+
+
+def _memory_fence(comp, call):
+    """A memory fence: nothing to do for the coherent memory here, but what the warp did before it is released by
+    its next atomic, for the race checker (a spin lock's release; :meth:`RaceChecker.fence`)."""
+    prog = comp.program
+    if _FENCE not in prog.notes:
+        prog.notes.append(_FENCE)
+
+    def fence(g):
+        races = g.cta.races
+        if races is not None and hasattr(races, "fence"):
+            races.fence(np.unique(g.warp_of_lane[g.active()]))
+        return np.int32(0)
+
+    return fence
+
+
+for _n in ("tirx.cuda.thread_fence", "tirx.ptx.fence", "tirx.cuda.threadfence_block", "tirx.ptx.fence_acq_rel"):
+    HANDLERS[_n] = _memory_fence
 _BULK = (
     "bulk-group commit/wait are no-ops: TMA stores land when issued, so nothing is outstanding "
     "(a missing wait before reusing a staging buffer is not detected)"

@@ -288,6 +288,10 @@ class RaceChecker(_Reporter):
         self.foreign: dict = {}  # warp -> {cluster rank: clock over that CTA's checker rows}
         self.a_clk = None  # atomics (allocated at the first one): clock, line, thread per warp
         self.a_line = self.a_tid = None
+        # locks: each warp's clock at its last fence (allocated at the first one), and per atomic entry the clock
+        # the fenced atomics there released (see :meth:`fence`)
+        self.fenced = None
+        self.locks: dict = {}
         self.labels: dict = {}  # agent row -> what it stands for, in reports
         self._init_written(ctas * nu, report_unwritten)
         self.lanes = LaneHazards(nu, self.unit, self.T, ctas, report)
@@ -322,6 +326,31 @@ class RaceChecker(_Reporter):
         if clock is not None:
             c, w = divmod(int(warp), self.W) if warp < self.W * self.B else (0, int(warp))
             np.maximum(self.vc[c, w], clock, out=self.vc[c, w])
+
+    def fence(self, warps) -> None:
+        """A fence (``__threadfence``, ``fence.acq_rel``) by ``warps`` (batch-wide ids): what each did before it is
+        released by its next atomics. An atomic read-modify-write of an entry acquires what fenced atomics of it
+        released before (:meth:`_sync_atomic`): a spin lock (acquire by compare-and-swap, fence, release by an
+        atomic) orders its critical sections, also between lanes of one warp. Atomics with no fence before them
+        order nothing (a histogram's adds)."""
+        if self.fenced is None:
+            self.fenced = np.zeros_like(self.vc)
+        for x in np.unique(np.asarray(warps, np.int64)):
+            c, w = divmod(int(x), self.W)
+            self.fenced[c, w] = self.vc[c, w]
+            self.vc[c, w, w] += 1
+
+    def _sync_atomic(self, a, c, w) -> None:
+        """Atomics by warps ``w`` of CTAs ``c`` at entries ``a``: each acquires the entry's released clock, then
+        releases what its warp had fenced."""
+        for ci, ai, wi in {(int(x), int(y), int(z)) for x, y, z in zip(c, a, w, strict=True)}:
+            held = self.locks.get((ci, ai))
+            if held is not None:  # (also a hand-off between lanes of one warp)
+                self.lanes.sync(np.int64(ci * self.W + wi))
+                np.maximum(self.vc[ci, wi], held, out=self.vc[ci, wi])
+            f = self.fenced[ci, wi]
+            if f.any():
+                self.locks[(ci, ai)] = f.copy() if held is None else np.maximum(held, f)
 
     def stamp(self, c, w) -> np.ndarray:
         """The current clock of warps ``w`` of batch CTAs ``c`` (for :class:`GlobalRaces`)."""
@@ -382,6 +411,8 @@ class RaceChecker(_Reporter):
             self._atomic(a, c, t, t // 32, line)
             self.lanes.access(c * self.nu + a, tids, True, line, atomic=True)
             self.written[c * self.nu + a] = True
+            if self.fenced is not None:
+                self._sync_atomic(a, c, t // 32)
             return
         if not write and unwritten is not False:
             self._read_unwritten(c * self.nu + a, t, c, -1 if line is None else int(line), name, unwritten)
@@ -567,6 +598,8 @@ class EpochRaceChecker(_Reporter):
         self.o_tid = np.full(size, -1, np.int32)
         self.o_line = np.full(size, -1, np.int32)
         self.a_ep = None  # atomics (allocated at the first one): epoch, warp, several warps
+        self.fenced: set = set()  # (CTA, warp) that fenced: their atomics release (a spin lock's)
+        self.locks: set = set()  # entries a fenced atomic released
         self.report = report
         self._seen: set = set()
         self._init_written(size, report_unwritten)
@@ -578,6 +611,21 @@ class EpochRaceChecker(_Reporter):
 
     def release(self, warp: int):
         return None  # no waits in lockstep: an arrive orders nothing here (the lanes that wait acquire)
+
+    def fence(self, warps) -> None:
+        """A fence by ``warps``: their next atomics release (see :meth:`RaceChecker.fence`). With one epoch per
+        barrier, an atomic that acquires what a fenced atomic released starts a new epoch of its CTA: a spin lock's
+        critical sections are ordered (and so is all else of the CTA before the hand-off)."""
+        self.fenced.update((int(x) // self.W, int(x) % self.W) for x in np.unique(np.asarray(warps, np.int64)))
+
+    def _sync_atomic(self, k, c, w) -> None:
+        cs = np.zeros(k.size, np.int64) if c is None else np.asarray(c, np.int64)
+        for kk, ci, wi in {(int(x), int(y), int(z)) for x, y, z in zip(k, cs, w, strict=True)}:
+            if kk in self.locks:
+                self.ep[ci] += 1
+                self.lanes.sync(np.int64(ci * self.W + wi))
+            if (ci, wi) in self.fenced:
+                self.locks.add(kk)
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)
@@ -682,6 +730,8 @@ class EpochRaceChecker(_Reporter):
                 kl = k[lost]
                 self.ao_warp[kl], self.ao_tid[kl], self.ao_line[kl] = w[lost], t[lost], ln
             self.lanes.access(ix, tids, True, line, atomic=True)
+            if self.fenced:
+                self._sync_atomic(k, c, w)
             return
         if self.a_ep is not None:
             racing = (ix.get(self.a_ep) == e) & (ix.get(self.a_multi) | (ix.get(self.a_warp) != w))

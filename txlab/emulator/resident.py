@@ -17,6 +17,7 @@ window (one that would only start when a resident one ends) is such a deadlock o
 
 from __future__ import annotations
 
+import txlab.emulator.diverged as diverged
 from txlab.emulator.result import cta_finding
 
 #: CTAs resident at once where the arch's limits are unknown: an H100 / H200's 132 SMs, one CTA each (the GEMM's
@@ -105,7 +106,7 @@ def run(program, units, grid, block, space, dyn_bytes, cta_class, args_env, wind
             if stalls < 2:
                 continue
             stalls = 0
-            if _release(live):
+            if _diverge(live) or _release(live):
                 continue
             _report(program, live, pending)
             for u in list(live):
@@ -117,6 +118,16 @@ def run(program, units, grid, block, space, dyn_bytes, cta_class, args_env, wind
             for c in u.ctas:
                 c.close()
     return ran
+
+
+def _diverge(live) -> bool:
+    """Nothing progresses: a polling warp whose other lanes already left the loop lets them run ahead, as a GPU's
+    independent thread scheduling does (:mod:`txlab.emulator.diverged`). True when one was asked to."""
+    asked = False
+    for u in live:
+        for _, g in _polls(u):
+            asked = diverged.request(g) or asked
+    return asked
 
 
 def _release(live) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import txlab.emulator.diverged as diverged
 from txlab.emulator.races import merge_foreign
 from txlab.emulator.result import cta_finding
 
@@ -65,6 +66,9 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
         bar = cta.bars[key] = CtaBarrier(key, count)
     n = g.L
     divergent = g.mask is not None and not g.mask.all()
+    if g.parked and divergent:  # lanes parked in a poll arrive on their own (txlab.emulator.diverged): a barrier
+        n = int(np.count_nonzero(g.mask))  # counts threads, and one that never comes leaves it a deadlock
+        divergent = False
     where = cta.index
     if divergent and g.lane_cta is not None:
         # a batch of CTAs: only a CTA whose threads split at the barrier is divergent
@@ -99,6 +103,8 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
             return res
     gen0 = bar.generation
     bar.arrive(cta, g, n, line, payload, combine)
+    if g.parked:
+        yield from diverged.run_parked(g)
     while bar.generation == gen0:
         g.blocked = ("barrier", line, bar, what)
         yield
