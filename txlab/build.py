@@ -215,6 +215,11 @@ def params_of(mod) -> list[dict]:
 #: ``tirx.kernel_launch_params`` attribute names them launches cooperatively (what ``Tx.cuda.grid_sync`` needs) or
 #: with programmatic dependent launch (TVM's spelling of "programmatic" kept)
 LAUNCH_FLAGS = ("tirx.use_cooperative_launch", "tirx.use_programtic_dependent_launch")
+#: a grid barrier in a launch that is not cooperative: what a GPU does there, and the declaration that makes TVM
+#: launch it cooperatively (the compile warning's and the emulator's ``grid_sync_not_cooperative`` finding's words)
+NOT_COOPERATIVE_FAULT = "a GPU faults at the barrier (H100: cudaErrorLaunchFailure, the CUDA context unusable after it)"
+COOPERATIVE_DECLARATION = 'Tx.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})'
+
 
 
 def launch_info(host_mod) -> dict:

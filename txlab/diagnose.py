@@ -8,7 +8,7 @@ from __future__ import annotations
 import linecache
 import re
 
-from txlab import ir
+from txlab import build, ir
 from txlab.arch import DEFAULT_SMS, SM_LIMITS, arch_rank, needs_newer, resident_capacity, resident_per_sm
 from txlab.toolchain import _instruction_arch
 
@@ -406,9 +406,8 @@ def launchability(compiled) -> list[str]:
         grid = launch.get("grid", ())
         if not launch.get("cooperative") and k in grid_syncs:
             out.append(
-                f"{k}: calls grid_sync (cg::this_grid().sync()) but is not launched cooperatively, and a GPU faults at "
-                "the barrier (H100: cudaErrorLaunchFailure, the CUDA context unusable after it): declare "
-                'Tx.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})'
+                f"{k}: calls grid_sync (cg::this_grid().sync()) but is not launched cooperatively, and "
+                f"{build.NOT_COOPERATIVE_FAULT}: declare {build.COOPERATIVE_DECLARATION}"
             )
         sm_lim = SM_LIMITS.get(str(compiled.arch).rstrip("af"))
         if (

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from txlab import ir
+from txlab.build import COOPERATIVE_DECLARATION, NOT_COOPERATIVE_FAULT
 import txlab.emulator.memory as M
 import txlab.emulator.cta_overlaps as cta_overlaps
 import txlab.emulator.cta_reads as cta_reads
@@ -659,9 +660,8 @@ class Program:
                 "grid_sync_not_cooperative",
                 "Tx.cuda.grid_sync (cg::this_grid().sync()) in a launch that is not cooperative: CUDA defines a grid "
                 "barrier only for a cooperative launch (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE), and "
-                "a GPU faults at it (H100: cudaErrorLaunchFailure, the CUDA context unusable after it). Emulated as "
-                'if it were one; declare it with Tx.func_attr({"tirx.kernel_launch_params": '
-                '["tirx.use_cooperative_launch"]}) so that TVM launches it so',
+                f"{NOT_COOPERATIVE_FAULT}. Emulated as if it were one; declare it with {COOPERATIVE_DECLARATION} so "
+                "that TVM launches it so",
                 line=line,
             )
         return units
