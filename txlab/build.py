@@ -221,7 +221,6 @@ NOT_COOPERATIVE_FAULT = "a GPU faults at the barrier (H100: cudaErrorLaunchFailu
 COOPERATIVE_DECLARATION = 'Tx.func_attr({"tirx.kernel_launch_params": ["tirx.use_cooperative_launch"]})'
 
 
-
 def launch_info(host_mod) -> dict:
     """Grid, block, cluster, dynamic shared memory and launch flags (``cooperative``, ``programmatic_dependent``) of
     each kernel launch in the host code."""
