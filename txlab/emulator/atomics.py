@@ -81,7 +81,7 @@ def spin_check(g, prog, line, old, changed: bool) -> None:
     raise NotEmulatedError("a wait on another CTA", lineno=line, detail=why)
 
 
-def apply_atomic(g, prog, addr, vals, op, dt, line):
+def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False):
     """Apply atomic ``op`` of every active lane of group ``g`` at byte addresses ``addr`` (L,) with
     operand(s) ``vals`` (cas: compare, new); returns each lane's old value (L,)."""
     dt = np.dtype(dt)
@@ -157,7 +157,9 @@ def apply_atomic(g, prog, addr, vals, op, dt, line):
         if region.kind == "shared" and g.cta.races is not None:
             # its read of never-written bytes is reported as a plain read's is (the bins nobody zeroed), but an
             # exchange's: the value it stores does not depend on what was there
-            g.cta.races.access(byte, tids, True, line, atomic=True, name=f"atomic_{op}", unwritten=op != "exch")
+            g.cta.races.access(
+                byte, tids, True, line, atomic=True, name=f"atomic_{op}", unwritten=op != "exch", acquire=acquire
+            )
         elif region.kind == "dsmem" and region.owner is not None and region.owner.races is not None:
             region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:

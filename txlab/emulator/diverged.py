@@ -9,9 +9,15 @@ the run would be a false deadlock.
 When the scheduler finds nothing progresses (:mod:`txlab.emulator.resident`) and a polling warp has lanes that
 already left its loop, it asks that loop to diverge (:func:`request`). The loop then parks its spinning lanes in a
 record and returns with the lanes that left. Each enclosing statement sequence adds "the rest of me" to the record
-and runs that rest with the running lanes only; at the end of the enclosing loop's iteration (or of the kernel), the
-parked lanes resume the loop and run those rests in order (:func:`resume`), and the warp is whole again. Each park
-is a schedule a GPU may choose; the emulator only takes it where lockstep could not go on.
+and runs that rest with the running lanes only. The lanes meet again at the first of:
+
+- a CTA barrier or ``__syncwarp`` the running lanes reach: the parked lanes catch up (:func:`catch_up`), running
+  their loop and the rests until they reach a barrier themselves (which they arrive at), and the warp goes on
+  whole from there;
+- the end of the enclosing loop's iteration, or of the kernel: the parked lanes run their loop and the rests
+  (:func:`resume`).
+
+Each park is a schedule a GPU may choose; the emulator only takes it where lockstep could not go on.
 """
 
 from __future__ import annotations
@@ -20,81 +26,157 @@ import numpy as np
 
 
 class Parked:
-    """Lanes of a group parked in a polling loop: ``lanes`` (bool mask) and ``rest``, the (closure, is_gen) parts
-    that take them from the loop to the point where they meet the lanes that ran ahead."""
+    """Lanes of a group parked in a polling loop: ``lanes`` (bool mask); ``rest``, the (closure, is_gen) parts that
+    take them from the loop to where the running lanes are; ``merged``: they caught up at a barrier and run with the
+    others again (the record stays, so that enclosing sequences keep them active, until the loop's iteration or the
+    kernel ends)."""
 
-    __slots__ = ("lanes", "rest")
+    __slots__ = ("lanes", "rest", "merged", "serial")
 
-    def __init__(self, lanes: np.ndarray, loop):
+    def __init__(self, g, lanes: np.ndarray, rest: list, merged: bool = False):
         self.lanes = lanes
-        self.rest = [loop]
+        self.rest = rest
+        self.merged = merged
+        self.serial = g.park_serial  # records made while a statement ran have serials from the one before it
+        g.park_serial += 1
+
+
+class ReachedBarrier(Exception):  # noqa: N818 - a signal, not an error
+    """Lanes catching up reached a barrier (and arrived at it): their catch-up ends there."""
 
 
 def request(g) -> bool:
-    """Ask ``g``'s polling loop to let the lanes that left it run ahead: True when it has such lanes."""
-    if g.left_poll is None or not g.left_poll.any():
-        return False
-    g.diverge = True
-    return True
+    """Ask ``g``'s polling loop to let the lanes that left it run ahead, or the divergent ``if`` it spins in to run its
+    other branch (txlab.emulator.warp_sync.branches): True when it can."""
+    if g.left_poll is not None and g.left_poll.any():
+        g.diverge = True
+        return True
+    if g.branch_switch is not None:
+        g.switch_branch = True
+        return True
+    return False
 
 
 def park(g, spinning: np.ndarray, left: np.ndarray, loop) -> None:
     """The polling loop ``loop`` ((closure, is_gen)) parks its ``spinning`` lanes; ``left`` run on."""
-    g.parked.append(Parked(spinning.copy(), loop))
+    g.parked.append(Parked(g, spinning.copy(), [loop]))
     g.mask = None if left.all() else left.copy()
 
 
-def parked_lanes(g) -> np.ndarray | None:
-    if not g.parked:
-        return None
+def parked_lanes(g) -> np.ndarray:
+    """The lanes parked now (not those that caught up)."""
     m = np.zeros(g.L, bool)
     for p in g.parked:
-        m |= p.lanes
+        if not p.merged:
+            m |= p.lanes
     return m
 
 
+def runnable(g) -> bool:
+    """Whether parked lanes can catch up (records with something to run)."""
+    return any(not p.merged and p.rest for p in g.parked)
+
+
 def ran_ahead(g, since: int, rest) -> bool:
-    """A statement of a sequence parked lanes (records past ``since``): they will run ``rest`` (the sequence's
-    remaining statements, (closure, is_gen)) when resumed; the running lanes are the active ones less every parked
-    lane. False when no lane is left running (the sequence stops)."""
-    for p in g.parked[since:]:
-        p.rest.append(rest)
-    run = g.active() & ~parked_lanes(g)
+    """A statement of a sequence parked lanes, or let them catch up (records of serial ``since`` on): the parked
+    ones will run ``rest`` (the sequence's remaining statements, (closure, is_gen)); the running lanes are the active
+    ones and those that caught up, less every parked lane. False when no lane is left running (the sequence stops)."""
+    run = g.active().copy()
+    for p in g.parked:
+        if p.serial >= since:
+            if p.merged:
+                run |= p.lanes
+            else:
+                p.rest.append(rest)
+    run &= ~parked_lanes(g)
     g.mask = None if run.all() else run
     return bool(run.any())
 
 
-def run_parked(g):
-    """Generator: before the group's running lanes wait at a CTA barrier, its parked lanes go on now (a barrier counts
-    threads since Volta, so the lanes of a warp may reach it at different times): each record runs what it has of its
-    rest so far, that is up to where the running lanes are. Lanes that park again form new records, and a barrier
-    they reach runs those in turn. The running lanes' values are kept where the parked ones' run rebound them."""
-    todo = [p for p in g.parked if p.rest]
-    if not todo:
-        return
-    outer = g.mask
+def _run_parts(g, parts, lanes):
+    """Generator: ``lanes`` run ``parts`` ((closure, is_gen)) in order; lanes that park on the way take the parts
+    after with them (new records). Returns the lanes still running at the end."""
+    g.mask = None if lanes.all() else lanes
+    for k, (fn, is_gen) in enumerate(parts):
+        s0 = g.park_serial
+        if is_gen:
+            yield from fn(g)
+        else:
+            fn(g)
+        if g.park_serial != s0:
+            for q in g.parked:
+                if q.serial >= s0 and not q.merged:
+                    q.rest.extend(parts[k + 1 :])
+            run = g.active() & ~parked_lanes(g)
+            if not run.any():
+                return run
+            g.mask = None if run.all() else run
+    return g.active().copy()
+
+
+def catch_up(g):
+    """Generator: the parked lanes run their loops and rests now, up to the barrier (CTA barrier or ``__syncwarp``)
+    they reach (:class:`ReachedBarrier`), and run on with the others from there. Lanes that park again form new
+    records (with the rest still to run); lanes whose rests end before any barrier wait where the rests end. The
+    running lanes' values are kept where the catch-up rebound them."""
+    outer = g.active().copy()
     saved = dict(g.env)
     moved = np.zeros(g.L, bool)
-    for p in todo:
-        rest, p.rest = p.rest, []
+    joined = np.zeros(g.L, bool)
+    for p in [p for p in g.parked if not p.merged and p.rest]:
+        g.parked.remove(p)  # its lanes run now
         moved |= p.lanes
-        g.mask = None if p.lanes.all() else p.lanes
-        for k, (fn, is_gen) in enumerate(rest):
-            n0 = len(g.parked)
-            if is_gen:
-                yield from fn(g)
-            else:
-                fn(g)
-            if len(g.parked) > n0:
-                again = np.zeros(g.L, bool)
-                for q in g.parked[n0:]:
-                    q.rest.extend(rest[k + 1 :])
-                    again |= q.lanes
-                p.lanes = p.lanes & ~again
-                run = g.active() & ~again
-                if not run.any():
-                    break
-                g.mask = None if run.all() else run
+        c0 = g.park_serial
+        g.catching_up = True
+        try:
+            yield from _run_parts(g, p.rest, p.lanes)
+            at = None
+        except ReachedBarrier:
+            at = g.active() & p.lanes
+        finally:
+            g.catching_up = False
+        # lanes parked again, or whose rest ended before a barrier, wait where p's lanes did: the enclosing sequences
+        # that gave p its rest have nothing more to give them (p's serial), those still running will
+        for q in g.parked:
+            if q.serial >= c0 and not q.merged:
+                q.serial = p.serial
+        left = p.lanes & ~parked_lanes(g)
+        if at is not None:
+            joined |= at
+            if at.any():  # a new serial: every sequence the running lanes are in keeps them running
+                g.parked.append(Parked(g, at.copy(), [], merged=True))
+            left &= ~at
+        if left.any():
+            q = Parked(g, left, [])
+            q.serial = p.serial
+            g.parked.append(q)
+    _keep_running_values(g, saved, moved)
+    run = outer | joined
+    g.mask = None if run.all() else run
+
+
+def meeting(handler):
+    """A blocking handler for the warp collective ``handler`` builds (a shuffle): lanes parked in a poll catch up to
+    it first (catching up, they stop there), then it runs for every lane that met."""
+
+    def build(comp, call):
+        value = handler(comp, call)
+
+        def gen(g):
+            if g.catching_up:
+                raise ReachedBarrier
+            while runnable(g):
+                yield from catch_up(g)
+            return value(g)
+
+        return gen
+
+    return build
+
+
+def _keep_running_values(g, saved: dict, moved: np.ndarray) -> None:
+    """After lanes ``moved`` ran code the running lanes had run (or will not), each variable keeps the running lanes'
+    values and takes the moved lanes' from their run."""
     for key, before in saved.items():
         after = g.env.get(key)
         if after is before:
@@ -110,32 +192,22 @@ def run_parked(g):
             g.env[key] = merged
         else:
             g.env[key] = before
-    g.parked = [p for p in g.parked if p.lanes.any()]
-    g.mask = outer
 
 
 def resume(g, since: int):
-    """Generator: the lanes parked since record ``since`` resume their loops and run what the others ran ahead, one
-    record after another (a record may park lanes again, which join the queue); then the mask is the lanes that were
-    active when it was called together with the resumed ones."""
-    if len(g.parked) <= since:
+    """Generator: the lanes parked in records of serial ``since`` on resume their loops and run what the others ran
+    ahead, one record after another (a record may park lanes again, which join the queue); lanes that caught up at a
+    barrier are with the others already. Then the mask is the lanes that were active when it was called together
+    with the resumed ones."""
+    if not any(p.serial >= since for p in g.parked):
         return
     outer = g.active().copy()
-    while len(g.parked) > since:
-        p = g.parked.pop(since)
+    while True:
+        p = next((p for p in g.parked if p.serial >= since), None)
+        if p is None:
+            break
+        g.parked.remove(p)
         outer |= p.lanes
-        g.mask = None if p.lanes.all() else p.lanes
-        for k, (fn, is_gen) in enumerate(p.rest):
-            n0 = len(g.parked)
-            if is_gen:
-                yield from fn(g)
-            else:
-                fn(g)
-            if len(g.parked) > n0:
-                for q in g.parked[n0:]:
-                    q.rest.extend(p.rest[k + 1 :])
-                run = g.active() & ~parked_lanes(g)
-                if not run.any():
-                    break
-                g.mask = None if run.all() else run
+        if not p.merged and p.rest:
+            yield from _run_parts(g, p.rest, p.lanes)
     g.mask = None if outer.all() else outer

@@ -82,8 +82,12 @@ class Group:
         "wsync",
         "shfl_sites",
         "parked",
+        "park_serial",
         "left_poll",
         "diverge",
+        "catching_up",
+        "branch_switch",
+        "switch_branch",
     )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
@@ -106,8 +110,12 @@ class Group:
         # lanes parked in a polling loop while the lanes that left it run ahead (txlab.emulator.diverged): the
         # records, the lanes that left the loop the group now polls in, and the scheduler's ask to let them run
         self.parked: list = []
+        self.park_serial = 0
         self.left_poll = None
         self.diverge = False
+        self.catching_up = False
+        self.branch_switch = None  # the divergent if whose spinning branch may yield to another (warp_sync.branches)
+        self.switch_branch = False
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -169,6 +177,7 @@ class Compiler:
         self.lines_total = 0
         self.fast_math = getattr(program, "fast_math", True)  # the build emulated (txlab's default)
         self._contraction = None
+        self.polling = False  # compiling a polling loop's test: its atomics acquire (races.RaceChecker.fence)
 
     @property
     def contraction(self):
@@ -770,12 +779,12 @@ class Compiler:
 
             def for_gen(g):
                 a, n = _same_on_active(lo(g), g.mask), _same_on_active(ext(g), g.mask)
-                n0 = len(g.parked)
+                s0 = g.park_serial
                 if _uniform(a) and _uniform(n):
                     for i in range(int(a), int(a) + int(n)):
                         g.env[var] = dt.type(i)
                         yield from body(g)
-                        yield from diverged.resume(g, n0)  # parked lanes meet the others at the iteration's end
+                        yield from diverged.resume(g, s0)  # parked lanes meet the others at the iteration's end
                     return
                 # per-lane bounds around a barrier: a barrier reached by some of the lanes is a divergent barrier
                 outer = g.mask
@@ -783,7 +792,7 @@ class Compiler:
                     g.mask = None if m.all() else m
                     g.env[var] = np.full(g.L, i, dtype=dt)
                     yield from body(g)
-                    yield from diverged.resume(g, n0)
+                    yield from diverged.resume(g, s0)
                 g.mask = outer
 
             return for_gen, True
@@ -808,12 +817,20 @@ class Compiler:
         return for_, False
 
     def s_While(self, s):
-        cond = self.expr(s.condition)
-        body, is_gen, flow = self._loop_body(s)
+        tests = polls_in(s.condition)
+        breaks = not tests and is_poll(s)  # ``while True: if atomic_cas(...) == 0: break``
+        outer = self.polling
+        try:
+            self.polling = tests
+            cond = self.expr(s.condition)
+            self.polling = breaks or (outer and not tests)
+            body, is_gen, flow = self._loop_body(s)
+        finally:
+            self.polling = outer
         line = self.line
-        # a poll of global memory through an atomic, in a launch whose CTAs run resident together
+        # a poll of memory through an atomic, in a launch whose CTAs run resident together
         # (txlab.emulator.resident): each round that goes on yields to the other warps and CTAs
-        poll = self.program.grid_waits and polls_in(s.condition)
+        poll = self.program.grid_waits and (tests or breaks)
         body_gen, is_gen = is_gen, is_gen or poll
 
         def while_(g):
@@ -822,7 +839,7 @@ class Compiler:
             entered = live.copy()
             guard = 0
             rec = _push_loop(g) if flow else None
-            n0 = len(g.parked)
+            s0 = g.park_serial
             while True:
                 if rec is not None:
                     live = live & ~rec[0]
@@ -837,7 +854,7 @@ class Compiler:
                 g.mask = None if live.all() else live
                 if body_gen:
                     yield from body(g)
-                    yield from diverged.resume(g, n0)
+                    yield from diverged.resume(g, s0)
                 else:
                     body(g)
                 guard += 1
@@ -884,6 +901,12 @@ def polls_in(cond) -> bool:
     return any(
         type(n).__name__ == "Call" and getattr(n.op, "name", "").startswith(ATOMIC_PREFIXES) for n in ir.walk(cond)
     )
+
+
+def is_poll(loop) -> bool:
+    """Whether a ``while`` loop waits on memory through an atomic: in its condition, or in a body it breaks out of
+    (``while True: if atomic_cas(lock, 0, 1) == 0: break``)."""
+    return polls_in(loop.condition) or (_has_flow(loop.body) and polls_in(loop.body))
 
 
 # ---- break / continue ---------------------------------------------------------------------------
@@ -960,12 +983,12 @@ def _sequence(parts, go_on=None):
 
     def seq_gen(g):
         for i, (f, is_gen) in enumerate(parts):
-            n0 = len(g.parked)
+            s0 = g.park_serial
             if is_gen:
                 yield from f(g)
             else:
                 f(g)
-            if len(g.parked) > n0 and not diverged.ran_ahead(g, n0, rest_after(i)):
+            if g.park_serial != s0 and not diverged.ran_ahead(g, s0, rest_after(i)):
                 return
             if go_on is not None and not go_on(g):
                 return
@@ -990,9 +1013,9 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
                 g.mask = None if live.all() else live
                 g.env[var] = dt.type(i)
                 if is_gen:
-                    n0 = len(g.parked)
+                    s0 = g.park_serial
                     yield from body(g)
-                    yield from diverged.resume(g, n0)
+                    yield from diverged.resume(g, s0)
                 else:
                     body(g)
         finally:

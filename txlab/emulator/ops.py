@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import txlab.emulator.diverged as diverged
 import txlab.emulator.memory as M
 import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.sync as sync
@@ -401,6 +402,13 @@ HANDLERS["tirx.cuda.__shfl_sync"] = _shfl("idx")
 HANDLERS["tirx.cuda.__shfl_up_sync"] = _shfl("up")
 HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
+#: warp collectives whose lanes meet (a kernel that polls waits at them for lanes parked in a poll: diverged)
+WARP_MEETS = (
+    "tirx.cuda.__shfl_sync",
+    "tirx.cuda.__shfl_up_sync",
+    "tirx.cuda.__shfl_down_sync",
+    "tirx.cuda.__shfl_xor_sync",
+)
 
 
 def warp_synced(g, lanes=None, whole_warps=False) -> None:
@@ -627,6 +635,10 @@ def _warp_sync(comp, call):
     line = comp.line
 
     def gen(g):
+        if g.catching_up:  # parked lanes caught up with the others here (txlab.emulator.diverged)
+            raise diverged.ReachedBarrier
+        while diverged.runnable(g):  # lanes parked in a poll reach this __syncwarp first
+            yield from diverged.catch_up(g)
         return (yield from warp_sync.arrive(g, mask(g), line, warp_synced))
 
     return gen
@@ -676,9 +688,10 @@ def _atomic(kind):
         dt = M.np_dtype(_dtype(call))
         line = comp.line
         prog = comp.program
+        acquire = comp.polling  # in a poll: it acquires what a fenced atomic released (races.RaceChecker.fence)
 
         def f(g):
-            return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line)
+            return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line, acquire)
 
         return f
 

@@ -21,9 +21,10 @@ from txlab.build import COOPERATIVE_DECLARATION, NOT_COOPERATIVE_FAULT
 import txlab.emulator.memory as M
 import txlab.emulator.cta_overlaps as cta_overlaps
 import txlab.emulator.cta_reads as cta_reads
+import txlab.emulator.diverged as diverged
 import txlab.emulator.warp_sync as warp_sync
 from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
-from txlab.emulator.interpreter import Compiler, Group, _key, polls_in
+from txlab.emulator.interpreter import Compiler, Group, _key, is_poll
 from txlab.emulator.cta_reads import CtaReads
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
 import txlab.emulator.resident as resident
@@ -97,7 +98,9 @@ class Program:
         self.index_cache: dict = {}  # thread-index lane vectors, shared by CTAs of one shape (read-only)
         self.call_handlers = ops.HANDLERS
         self.blocking_handlers = ops.BLOCKING
-        self.blocking_ops = set(ops.BLOCKING)
+        if _polls(func.body):  # lanes parked in a poll meet the others at a shuffle too (txlab.emulator.diverged)
+            self.blocking_handlers = {**ops.BLOCKING, **{n: diverged.meeting(ops.HANDLERS[n]) for n in ops.WARP_MEETS}}
+        self.blocking_ops = set(self.blocking_handlers)
         self.blocking_nodes: set = set()
         self.blocking_in: dict = {}
         self._find_blocking(func.body)
@@ -793,7 +796,7 @@ def _lane_elems(g, e, lm, dt):
 def _polls(body) -> bool:
     """Whether a ``while`` condition reads memory through an atomic (a wait for another thread or CTA): such a
     kernel runs its CTAs resident together (txlab.emulator.resident), never in lockstep batches."""
-    return any(type(node).__name__ == "While" and polls_in(node.condition) for node in ir.walk(body))
+    return any(type(node).__name__ == "While" and is_poll(node) for node in ir.walk(body))
 
 
 def _atomic_roots(body) -> set:

@@ -408,11 +408,12 @@ def _red_atom(comp, call):
     stores = _dest_stores(comp, dests, key) if dests and dests[0] is not None else []
     line = comp.line
     prog = comp.program
+    acquire = comp.polling
 
     def f(g):
         a = np.broadcast_to(addr(g), (g.L,))
         vs = [np.broadcast_to(np.asarray(v(g)), (g.L,)) for v in vals]
-        old = apply_atomic(g, prog, a, vs, op, dt, line)
+        old = apply_atomic(g, prog, a, vs, op, dt, line, acquire)
         g.slots[key] = [old]
         for st in stores or ():
             st(g)

@@ -329,28 +329,34 @@ class RaceChecker(_Reporter):
 
     def fence(self, warps) -> None:
         """A fence (``__threadfence``, ``fence.acq_rel``) by ``warps`` (batch-wide ids): what each did before it is
-        released by its next atomics. An atomic read-modify-write of an entry acquires what fenced atomics of it
-        released before (:meth:`_sync_atomic`): a spin lock (acquire by compare-and-swap, fence, release by an
-        atomic) orders its critical sections, also between lanes of one warp. Atomics with no fence before them
-        order nothing (a histogram's adds)."""
+        released by its next atomic. An atomic in a polling loop's condition (a spin lock's compare-and-swap, a
+        flag's wait) acquires what such releases of its entry published (:meth:`_sync_atomic`): a spin lock (acquire,
+        critical section, fence, release by an atomic) orders its critical sections, also between lanes of one warp.
+        Other atomics acquire nothing (a histogram's adds, a counter nobody waits on)."""
         if self.fenced is None:
             self.fenced = np.zeros_like(self.vc)
+            self.fence_pending = np.zeros(self.vc.shape[:2], bool)
         for x in np.unique(np.asarray(warps, np.int64)):
             c, w = divmod(int(x), self.W)
             self.fenced[c, w] = self.vc[c, w]
+            self.fence_pending[c, w] = True
             self.vc[c, w, w] += 1
 
-    def _sync_atomic(self, a, c, w) -> None:
-        """Atomics by warps ``w`` of CTAs ``c`` at entries ``a``: each acquires the entry's released clock, then
-        releases what its warp had fenced."""
+    def _sync_atomic(self, a, c, w, acquire: bool) -> None:
+        """Atomics by warps ``w`` of CTAs ``c`` at entries ``a``: in a poll, each acquires the entry's released clock;
+        the first atomic of a warp after its fence releases what it had fenced."""
+        released = set()
         for ci, ai, wi in {(int(x), int(y), int(z)) for x, y, z in zip(c, a, w, strict=True)}:
             held = self.locks.get((ci, ai))
-            if held is not None:  # (also a hand-off between lanes of one warp)
+            if acquire and held is not None:  # (also a hand-off between lanes of one warp)
                 self.lanes.sync(np.int64(ci * self.W + wi))
                 np.maximum(self.vc[ci, wi], held, out=self.vc[ci, wi])
-            f = self.fenced[ci, wi]
-            if f.any():
+            if self.fenced is not None and self.fence_pending[ci, wi]:
+                f = self.fenced[ci, wi]
                 self.locks[(ci, ai)] = f.copy() if held is None else np.maximum(held, f)
+                released.add((ci, wi))
+        for ci, wi in released:
+            self.fence_pending[ci, wi] = False
 
     def stamp(self, c, w) -> np.ndarray:
         """The current clock of warps ``w`` of batch CTAs ``c`` (for :class:`GlobalRaces`)."""
@@ -388,6 +394,7 @@ class RaceChecker(_Reporter):
         lanes: bool = False,
         landed=None,
         width: int = 1,
+        acquire: bool = False,
     ) -> None:
         """``byte_addr``: flat array of shared byte offsets (of each thread's own CTA); ``tids``:
         the batch-wide thread of each. The accesses of one call are one instruction: lanes of
@@ -411,8 +418,8 @@ class RaceChecker(_Reporter):
             self._atomic(a, c, t, t // 32, line)
             self.lanes.access(c * self.nu + a, tids, True, line, atomic=True)
             self.written[c * self.nu + a] = True
-            if self.fenced is not None:
-                self._sync_atomic(a, c, t // 32)
+            if self.fenced is not None or (acquire and self.locks):
+                self._sync_atomic(a, c, t // 32, acquire)
             return
         if not write and unwritten is not False:
             self._read_unwritten(c * self.nu + a, t, c, -1 if line is None else int(line), name, unwritten)
@@ -613,19 +620,22 @@ class EpochRaceChecker(_Reporter):
         return None  # no waits in lockstep: an arrive orders nothing here (the lanes that wait acquire)
 
     def fence(self, warps) -> None:
-        """A fence by ``warps``: their next atomics release (see :meth:`RaceChecker.fence`). With one epoch per
-        barrier, an atomic that acquires what a fenced atomic released starts a new epoch of its CTA: a spin lock's
-        critical sections are ordered (and so is all else of the CTA before the hand-off)."""
+        """A fence by ``warps``: their next atomic releases (see :meth:`RaceChecker.fence`). With one epoch per
+        barrier, an atomic in a poll that acquires what such a release published starts a new epoch of its CTA: a
+        spin lock's critical sections are ordered (and so is all else of the CTA before the hand-off)."""
         self.fenced.update((int(x) // self.W, int(x) % self.W) for x in np.unique(np.asarray(warps, np.int64)))
 
-    def _sync_atomic(self, k, c, w) -> None:
+    def _sync_atomic(self, k, c, w, acquire: bool) -> None:
         cs = np.zeros(k.size, np.int64) if c is None else np.asarray(c, np.int64)
+        released = set()
         for kk, ci, wi in {(int(x), int(y), int(z)) for x, y, z in zip(k, cs, w, strict=True)}:
-            if kk in self.locks:
+            if acquire and kk in self.locks:
                 self.ep[ci] += 1
                 self.lanes.sync(np.int64(ci * self.W + wi))
             if (ci, wi) in self.fenced:
                 self.locks.add(kk)
+                released.add((ci, wi))
+        self.fenced -= released
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)
@@ -659,6 +669,7 @@ class EpochRaceChecker(_Reporter):
         lanes: bool = False,
         landed=None,
         width: int = 1,
+        acquire: bool = False,
     ) -> None:
         if byte_addr.size == 0:
             return
@@ -730,8 +741,8 @@ class EpochRaceChecker(_Reporter):
                 kl = k[lost]
                 self.ao_warp[kl], self.ao_tid[kl], self.ao_line[kl] = w[lost], t[lost], ln
             self.lanes.access(ix, tids, True, line, atomic=True)
-            if self.fenced:
-                self._sync_atomic(k, c, w)
+            if self.fenced or (acquire and self.locks):
+                self._sync_atomic(k, c, w, acquire)
             return
         if self.a_ep is not None:
             racing = (ix.get(self.a_ep) == e) & (ix.get(self.a_multi) | (ix.get(self.a_warp) != w))

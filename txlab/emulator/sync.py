@@ -66,8 +66,13 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
         bar = cta.bars[key] = CtaBarrier(key, count)
     n = g.L
     divergent = g.mask is not None and not g.mask.all()
-    if g.parked and divergent:  # lanes parked in a poll arrive on their own (txlab.emulator.diverged): a barrier
-        n = int(np.count_nonzero(g.mask))  # counts threads, and one that never comes leaves it a deadlock
+    if g.catching_up:  # parked lanes caught up with the others here: they arrive and run on with them (diverged)
+        bar.arrive(cta, g, int(np.count_nonzero(g.active())), line, payload, combine)
+        raise diverged.ReachedBarrier
+    if divergent and g.parked and diverged.parked_lanes(g).any():
+        # lanes parked in a poll arrive on their own (txlab.emulator.diverged): a barrier counts threads, and one
+        # that never comes leaves it a deadlock
+        n = int(np.count_nonzero(g.mask))
         divergent = False
     where = cta.index
     if divergent and g.lane_cta is not None:
@@ -103,9 +108,10 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
             return res
     gen0 = bar.generation
     bar.arrive(cta, g, n, line, payload, combine)
-    if g.parked:
-        yield from diverged.run_parked(g)
     while bar.generation == gen0:
+        if diverged.runnable(g):
+            yield from diverged.catch_up(g)
+            continue
         g.blocked = ("barrier", line, bar, what)
         yield
     g.blocked = None

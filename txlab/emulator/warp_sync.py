@@ -174,7 +174,16 @@ def branches(g, parts):
                 stuck.clear()
             i = min((j for j in live if j > i), default=live[0])
         else:
+            # a branch spinning in a poll while another branch is still to run: the scheduler may switch to that
+            # one when nothing progresses (independent thread scheduling: txlab.emulator.diverged.request)
+            if g.branch_switch is None and len(live) > 1 and g.blocked is not None and g.blocked[0] == "poll":
+                g.branch_switch = gens
             yield v
+            if g.branch_switch is gens:
+                g.branch_switch = None
+                if g.switch_branch:
+                    g.switch_branch = False
+                    i = min((j for j in live if j > i), default=live[0])
 
 
 def lane_list(lanes) -> str:
