@@ -171,15 +171,18 @@ def markdown(out: dict) -> str:
         "run CTA by CTA (or in lockstep batches).",
         "",
         "Lanes of a warp that left a polling loop (txlab/emulator/diverged.py): a GPU since Volta schedules a "
-        "diverged warp's lanes independently, so the lane that won a spin lock (`while atomic_cas(lock, 0, 1) != 0`) "
-        "runs its critical section and its release while the other lanes of its warp spin. Where nothing else can "
-        "progress, the emulator parks the spinning lanes and lets the lanes that left run ahead: to their next CTA "
-        "barrier (a barrier counts threads, and the parked lanes then go on to it too), or to the end of the "
-        "enclosing loop's iteration or of the kernel, where the parked lanes resume. A lock nobody releases is "
-        "still a `deadlock` finding at the spin; a spin on shared memory is watched as one on global memory is. A "
-        "fence (`Tx.cuda.thread_fence`, `fence.acq_rel`) before a warp's atomic makes that atomic a release, and an "
-        "atomic of the same word acquires it, so the shared-memory race checker orders a spin lock's critical "
-        "sections; atomics with no fence before them order nothing (a histogram's adds).",
+        "diverged warp's lanes independently, so the lane that won a spin lock (`while atomic_cas(lock, 0, 1) != 0`, "
+        "or `while True:` with an `if atomic_cas(...) == 0: break`) runs its critical section and its release while "
+        "the other lanes of its warp spin. Where nothing else can progress, the emulator parks the spinning lanes and "
+        "lets the lanes that left run ahead. The parked lanes catch up at the first CTA barrier, `__syncwarp` or "
+        "full-mask shuffle the others reach (a barrier counts threads), or resume at the end of the enclosing loop's "
+        "iteration or of the kernel; from there the warp runs whole again, each statement once per thread. A branch "
+        "of a divergent `if` that spins waiting for the other branch of its warp lets that branch run. A lock nobody "
+        "releases is still a `deadlock` finding at the spin, and a spin on shared memory is watched as one on global "
+        "memory is. The race checkers order a spin lock's critical sections: the first atomic of a warp after a "
+        "fence (`Tx.cuda.thread_fence`, `fence.acq_rel`) releases what the warp did before the fence, and an atomic "
+        "of the same word in a polling loop acquires it; other atomics order nothing (a histogram's adds, a counter "
+        "nobody waits on).",
         "",
         "Grid barriers (`Tx.cuda.grid_sync`, `cg::this_grid().sync()`): the launch runs every CTA of its grid "
         "resident at once, as a cooperative launch keeps them, and a CTA passes its k-th grid barrier when every CTA "
