@@ -268,3 +268,77 @@ def test_the_gpu_meets_after_the_lock_as_the_emulator_does(meet):
     o = on_gpu[2]  # the order of the turns is the GPU's own; what each lane saw after the barrier is not
     assert on_gpu[1][0] == on_cpu[1][0] == nt and (o // 1000 == nt).all()
     assert sorted((o % 1000).tolist()) == sorted((on_cpu[2] % 1000).tolist()) == list(range(nt))
+
+
+COLLECTIVE = """
+@T.prim_func
+def coll(L_ptr: T.handle, C_ptr: T.handle, O_ptr: T.handle):
+    L = T.match_buffer(L_ptr, (1,), "int32")
+    C = T.match_buffer(C_ptr, (1,), "int32")
+    O = T.match_buffer(O_ptr, (NT,), "int32")
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([NT])
+    mine = T.alloc_local((1,), "int32")
+    scratch = T.alloc_shared((2,), "int32")
+    while T.cuda.atomic_cas(T.address_of(L[0]), 0, 1) != 0:
+        T.evaluate(0)
+    T.cuda.thread_fence()
+    mine[0] = C[0] + 1
+    C[0] = C[0] + 1
+    T.cuda.thread_fence()
+    T.evaluate(T.cuda.atomic_cas(T.address_of(L[0]), 1, 0))
+    AFTER
+"""
+
+
+@pytest.mark.parametrize(
+    ("nt", "after", "want"),
+    [
+        (
+            32,
+            'O[tx] = T.Cast("int32", T.cuda.reduce_add_sync_u32(T.uint32(0xFFFFFFFF), T.Cast("uint32", mine[0])))',
+            528,
+        ),
+        (
+            32,
+            'O[tx] = T.Cast("int32", T.cuda.ballot_sync(T.uint32(0xFFFFFFFF), mine[0] > 0) == T.uint32(0xFFFFFFFF))',
+            1,
+        ),
+        (64, "O[tx] = T.cuda.cta_sum(mine[0], 2, scratch.data)", 2080),
+    ],
+)
+def test_warp_and_cta_collectives_after_the_lock_wait_for_the_parked_lanes(nt, after, want):
+    """A full-mask reduction or vote, and a CTA reduction, count every lane's value from the critical section (they
+    took the parked lanes' stale values, or only the running lanes', before)."""
+    src = COLLECTIVE.replace("NT", str(nt)).replace("AFTER", after)
+    lk, c, o = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(nt, np.int32)
+    res = emulate(kernel(src, "coll"), lk, c, o, timeout_s=60)
+    assert res.ok and res.findings == [], res.findings
+    assert o.tolist() == [want] * nt
+
+
+def test_a_syncwarp_waits_only_for_its_own_warps_lanes():
+    """Warp 0's ``__syncwarp`` in ``if tx < 32`` catches up warp 0's parked lanes only: warp 1's lanes never enter
+    the branch (they did, once, in lockstep), and all meet at the CTA barrier."""
+    src = COLLECTIVE.replace("NT", "64").replace(
+        "AFTER", "if tx < 32:\n        T.cuda.warp_sync()\n        O[tx] = O[tx] + 1\n    T.cuda.cta_sync()"
+    )
+    lk, c, o = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(64, np.int32)
+    res = emulate(kernel(src, "coll"), lk, c, o, timeout_s=60)
+    assert res.ok and res.findings == [], res.findings
+    assert o.tolist() == [1] * 32 + [0] * 32 and c[0] == 64
+
+
+def test_a_lock_in_global_memory_orders_shared_data():
+    """A fence orders every space: shared data under a global lock is not a race."""
+    src = (
+        COLLECTIVE.replace("NT", "64")
+        .replace("    mine[0] = C[0] + 1\n    C[0] = C[0] + 1\n", "    scratch[0] = scratch[0] + 1\n")
+        .replace("    while T.cuda", "    if tx == 0:\n        scratch[0] = 0\n    T.cuda.cta_sync()\n    while T.cuda")
+    )
+    src = src.replace("AFTER", "T.cuda.cta_sync()\n    O[tx] = scratch[0]")
+    lk, c, o = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(64, np.int32)
+    res = emulate(kernel(src, "coll"), lk, c, o, timeout_s=60)
+    assert res.ok and res.findings == [], res.findings
+    assert o.tolist() == [64] * 64

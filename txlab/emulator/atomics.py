@@ -164,6 +164,8 @@ def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False):
             region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:
             prog.global_races.access(g, region, byte, tids, True, line, atomic=True)
+        if region.kind == "global" and g.cta.races is not None and hasattr(g.cta.races, "lock_global"):
+            g.cta.races.lock_global(region.base + off, g.gtid[lanes], acquire)  # a global lock orders shared data
     if changed or not (polled and prog.grid_waits):  # resident CTAs: a poll that changed nothing is no progress
         g.cta.progress += 1
     return old

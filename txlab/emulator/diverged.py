@@ -72,11 +72,6 @@ def parked_lanes(g) -> np.ndarray:
     return m
 
 
-def runnable(g) -> bool:
-    """Whether parked lanes can catch up (records with something to run)."""
-    return any(not p.merged and p.rest for p in g.parked)
-
-
 def ran_ahead(g, since: int, rest) -> bool:
     """A statement of a sequence parked lanes, or let them catch up (records of serial ``since`` on): the parked
     ones will run ``rest`` (the sequence's remaining statements, (closure, is_gen)); the running lanes are the active
@@ -114,27 +109,56 @@ def _run_parts(g, parts, lanes):
     return g.active().copy()
 
 
-def catch_up(g):
-    """Generator: the parked lanes run their loops and rests now, up to the barrier (CTA barrier or ``__syncwarp``)
-    they reach (:class:`ReachedBarrier`), and run on with the others from there. Lanes that park again form new
-    records (with the rest still to run); lanes whose rests end before any barrier wait where the rests end. The
-    running lanes' values are kept where the catch-up rebound them."""
+def members(g, mask_val=None) -> np.ndarray:
+    """The lanes of the group a warp collective with member mask ``mask_val`` (None: the whole warp) waits for: the
+    lanes of the warps of the active lanes whose bit is in the mask (as the first active lane gives it)."""
+    act = g.active()
+    lanes = np.isin(g.warp_of_lane, np.unique(g.warp_of_lane[act]))
+    if mask_val is None:
+        return lanes
+    m = np.broadcast_to(np.asarray(mask_val), (g.L,))
+    first = int(np.argmax(act))
+    bits = (int(m[first]) >> (g.gtid % 32).astype(np.int64)) & 1
+    return lanes & bits.astype(bool)
+
+
+def waiting(g, lanes) -> bool:
+    """Whether parked lanes among ``lanes`` can catch up."""
+    return any(not p.merged and p.rest and (p.lanes & lanes).any() for p in g.parked)
+
+
+def catch_up(g, target, lanes=None):
+    """Generator: the parked lanes (of ``lanes``, default all) run their loops and rests now, up to the barrier or
+    warp collective ``target`` the running lanes wait at (``("cta", barrier key)`` or ``("site", call)``: there
+    :class:`ReachedBarrier` stops them), and run on with the others from there. Lanes that park again form new
+    records (with the rest still to run); lanes whose rests end before it wait where the rests end. The running
+    lanes' values are kept where the catch-up rebound them."""
     outer = g.active().copy()
     saved = dict(g.env)
     moved = np.zeros(g.L, bool)
     joined = np.zeros(g.L, bool)
+    todo = []
     for p in [p for p in g.parked if not p.merged and p.rest]:
+        if lanes is not None and not (p.lanes <= lanes).all():
+            if not (p.lanes & lanes).any():
+                continue
+            out = Parked(g, p.lanes & ~lanes, list(p.rest))  # the lanes the collective does not wait for stay
+            out.serial = p.serial
+            g.parked.append(out)
+            p.lanes = p.lanes & lanes
+        todo.append(p)
+    for p in todo:
         g.parked.remove(p)  # its lanes run now
         moved |= p.lanes
         c0 = g.park_serial
-        g.catching_up = True
+        g.catching_up = target
         try:
             yield from _run_parts(g, p.rest, p.lanes)
             at = None
         except ReachedBarrier:
             at = g.active() & p.lanes
         finally:
-            g.catching_up = False
+            g.catching_up = None
         # lanes parked again, or whose rest ended before a barrier, wait where p's lanes did: the enclosing sequences
         # that gave p its rest have nothing more to give them (p's serial), those still running will
         for q in g.parked:
@@ -155,18 +179,23 @@ def catch_up(g):
     g.mask = None if run.all() else run
 
 
-def meeting(handler):
-    """A blocking handler for the warp collective ``handler`` builds (a shuffle): lanes parked in a poll catch up to
-    it first (catching up, they stop there), then it runs for every lane that met."""
+def meeting(handler, masked: bool):
+    """A blocking handler for the warp collective ``handler`` builds (a shuffle, vote, reduction, elect; ``masked``:
+    its first operand is the member mask): the parked lanes it waits for catch up to it first (catching up, lanes
+    stop at it), then it runs for every lane that met."""
 
     def build(comp, call):
         value = handler(comp, call)
+        mask = comp.expr(call.args[0]) if masked and call.args else None
+        site = ("site", call.__chandle__())
 
         def gen(g):
-            if g.catching_up:
+            if g.catching_up == site:
                 raise ReachedBarrier
-            while runnable(g):
-                yield from catch_up(g)
+            if g.catching_up is None:
+                want = members(g, None if mask is None else mask(g))
+                while waiting(g, want):
+                    yield from catch_up(g, site, want)
             return value(g)
 
         return gen

@@ -113,7 +113,7 @@ class Group:
         self.park_serial = 0
         self.left_poll = None
         self.diverge = False
-        self.catching_up = False
+        self.catching_up = None  # the barrier or collective parked lanes catch up to (diverged.catch_up)
         self.branch_switch = None  # the divergent if whose spinning branch may yield to another (warp_sync.branches)
         self.switch_branch = False
 

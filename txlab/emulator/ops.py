@@ -402,13 +402,41 @@ HANDLERS["tirx.cuda.__shfl_sync"] = _shfl("idx")
 HANDLERS["tirx.cuda.__shfl_up_sync"] = _shfl("up")
 HANDLERS["tirx.cuda.__shfl_down_sync"] = _shfl("down")
 HANDLERS["tirx.cuda.__shfl_xor_sync"] = _shfl("xor")
-#: warp collectives whose lanes meet (a kernel that polls waits at them for lanes parked in a poll: diverged)
-WARP_MEETS = (
-    "tirx.cuda.__shfl_sync",
-    "tirx.cuda.__shfl_up_sync",
-    "tirx.cuda.__shfl_down_sync",
-    "tirx.cuda.__shfl_xor_sync",
-)
+#: warp collectives whose lanes meet (a kernel that polls waits at them for lanes parked in a poll: diverged), and
+#: whether the first operand is the member mask (else the whole warp meets)
+WARP_MEETS = {
+    **dict.fromkeys(
+        (
+            "tirx.cuda.__shfl_sync",
+            "tirx.cuda.__shfl_up_sync",
+            "tirx.cuda.__shfl_down_sync",
+            "tirx.cuda.__shfl_xor_sync",
+            "tirx.cuda.ballot_sync",
+            "tirx.cuda.any_sync",
+            "tirx.cuda.all_sync",
+            "tirx.cuda.reduce_add_sync_u32",
+            "tirx.cuda.reduce_min_sync_u32",
+            "tirx.cuda.reduce_max_sync_u32",
+            "tirx.cuda.reduce_and_sync_u32",
+            "tirx.cuda.reduce_or_sync_u32",
+            "tirx.cuda.reduce_xor_sync_u32",
+        ),
+        True,
+    ),
+    **dict.fromkeys(
+        (
+            "tirx.cuda.elect_sync",
+            "tirx.cuda.warp_reduce",
+            "tirx.ptx.vote_sync",
+            "tirx.ptx.vote_sync_ballot",
+            "tirx.ptx.match_any_sync",
+            "tirx.ptx.match_all_sync",
+            "tirx.ptx.redux_sync",
+            "tirx.ptx.redux_sync_bitwise",
+        ),
+        False,
+    ),
+}
 
 
 def warp_synced(g, lanes=None, whole_warps=False) -> None:
@@ -634,11 +662,15 @@ def _warp_sync(comp, call):
     mask = comp.expr(call.args[0]) if call.args else (lambda g: np.uint32(0xFFFFFFFF))
     line = comp.line
 
+    site = ("site", call.__chandle__())
+
     def gen(g):
-        if g.catching_up:  # parked lanes caught up with the others here (txlab.emulator.diverged)
+        if g.catching_up == site:  # parked lanes caught up with the others here (txlab.emulator.diverged)
             raise diverged.ReachedBarrier
-        while diverged.runnable(g):  # lanes parked in a poll reach this __syncwarp first
-            yield from diverged.catch_up(g)
+        if g.catching_up is None:
+            want = diverged.members(g, mask(g))
+            while diverged.waiting(g, want):  # member lanes parked in a poll reach this __syncwarp first
+                yield from diverged.catch_up(g, site, want)
         return (yield from warp_sync.arrive(g, mask(g), line, warp_synced))
 
     return gen
@@ -895,7 +927,15 @@ def _cta_reduce(comp, call):
         lim = np.iinfo(dt)
         return np.clip(np.nan_to_num(f.astype(np.float64), nan=0.0), lim.min, lim.max).astype(dt)
 
+    site = ("site", call.__chandle__())
+
     def gen(g):
+        if g.catching_up == site:  # parked lanes caught up here (txlab.emulator.diverged)
+            raise diverged.ReachedBarrier
+        if g.catching_up is None:  # lanes parked in a poll reach this reduction first: it is over all threads
+            every = np.ones(g.L, bool)
+            while diverged.waiting(g, every):
+                yield from diverged.catch_up(g, site, every)
         prog = g.cta.program
         base = scratch(g)
         outer = g.mask

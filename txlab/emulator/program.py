@@ -99,7 +99,8 @@ class Program:
         self.call_handlers = ops.HANDLERS
         self.blocking_handlers = ops.BLOCKING
         if _polls(func.body):  # lanes parked in a poll meet the others at a shuffle too (txlab.emulator.diverged)
-            self.blocking_handlers = {**ops.BLOCKING, **{n: diverged.meeting(ops.HANDLERS[n]) for n in ops.WARP_MEETS}}
+            meets = {n: diverged.meeting(ops.HANDLERS[n], masked) for n, masked in ops.WARP_MEETS.items()}
+            self.blocking_handlers = {**ops.BLOCKING, **meets}
         self.blocking_ops = set(self.blocking_handlers)
         self.blocking_nodes: set = set()
         self.blocking_in: dict = {}

@@ -358,6 +358,14 @@ class RaceChecker(_Reporter):
         for ci, wi in released:
             self.fence_pending[ci, wi] = False
 
+    def lock_global(self, addrs, tids, acquire: bool) -> None:
+        """Atomics on global memory at byte addresses ``addrs`` by batch-wide threads ``tids``: a lock in global
+        memory orders this CTA's shared accesses as one in shared memory does (a fence orders every space)."""
+        if self.fenced is None and not (acquire and self.locks):
+            return
+        tids = np.asarray(tids, np.int64)
+        self._sync_atomic(-1 - np.asarray(addrs, np.int64), tids // self.T, (tids % self.T) // 32, acquire)
+
     def stamp(self, c, w) -> np.ndarray:
         """The current clock of warps ``w`` of batch CTAs ``c`` (for :class:`GlobalRaces`)."""
         return self.vc[c, w, w]
@@ -636,6 +644,13 @@ class EpochRaceChecker(_Reporter):
                 self.locks.add(kk)
                 released.add((ci, wi))
         self.fenced -= released
+
+    def lock_global(self, addrs, tids, acquire: bool) -> None:
+        """See :meth:`RaceChecker.lock_global`."""
+        if not self.fenced and not (acquire and self.locks):
+            return
+        tids = np.asarray(tids, np.int64)
+        self._sync_atomic(-1 - np.asarray(addrs, np.int64), tids // self.T, (tids % self.T) >> 5, acquire)
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)

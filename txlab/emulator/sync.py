@@ -66,8 +66,8 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
         bar = cta.bars[key] = CtaBarrier(key, count)
     n = g.L
     divergent = g.mask is not None and not g.mask.all()
-    if g.catching_up:  # parked lanes caught up with the others here: they arrive and run on with them (diverged)
-        bar.arrive(cta, g, int(np.count_nonzero(g.active())), line, payload, combine)
+    if g.catching_up is not None:  # parked lanes caught up with the others here: they arrive and run on with them
+        bar.arrive(cta, g, int(np.count_nonzero(g.active())), line, payload, combine)  # (txlab.emulator.diverged)
         raise diverged.ReachedBarrier
     if divergent and g.parked and diverged.parked_lanes(g).any():
         # lanes parked in a poll arrive on their own (txlab.emulator.diverged): a barrier counts threads, and one
@@ -108,9 +108,10 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
             return res
     gen0 = bar.generation
     bar.arrive(cta, g, n, line, payload, combine)
+    every = np.ones(g.L, bool)
     while bar.generation == gen0:
-        if diverged.runnable(g):
-            yield from diverged.catch_up(g)
+        if diverged.waiting(g, every):
+            yield from diverged.catch_up(g, ("cta", key), every)
             continue
         g.blocked = ("barrier", line, bar, what)
         yield
@@ -327,7 +328,7 @@ def describe_blocked(cta, blocked) -> bool:
     if at_bar:
         bar = at_bar[0].blocked[2]
         lines = sorted({g.blocked[1] for g in at_bar if g.blocked[1] is not None})
-        waiting = np.concatenate([g.tid for g in at_bar])
+        waiting = np.concatenate([g.active_tids() for g in at_bar])  # (a group's lanes that reached it)
         elsewhere = []
         for g in others:
             b = g.blocked
@@ -338,9 +339,7 @@ def describe_blocked(cta, blocked) -> bool:
             "divergent_barrier",
             f"{bar_name(at_bar[0])} at line(s) {lines} is waited on by {waiting.size} thread(s) "
             f"({_ranges(waiting)}) but never reached by the other {cta.nthreads - waiting.size}"
-            + (f" ({exited} exited" if exited else " (")
-            + (("; " if exited else "") + "; ".join(elsewhere) if elsewhere else "")
-            + ")"
+            + (f" ({'; '.join(([f'{exited} exited'] if exited else []) + elsewhere)})" if exited or elsewhere else "")
             + ": a barrier inside thread-dependent control flow. Released so the run can go on.",
             lines[0] if lines else None,
             "deadlock",
