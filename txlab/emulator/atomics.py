@@ -121,7 +121,10 @@ def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False):
         if region.cta_stride and g.lane_cta is not None:  # this lane's CTA's shared memory
             k = k + g.lane_cta[lanes].astype(np.int64) * (region.cta_stride // dt.itemsize)
         view = region.view(dt)
-        before = view[k].copy() if region.kind in ("global", "shared") else None
+        # what was there: a spin on global memory is checked for progress (spin_check), and in a resident run one on
+        # shared memory too (a histogram's adds elsewhere pay nothing)
+        watched = region.kind == "global" or (region.kind == "shared" and prog.grid_waits)
+        before = view[k].copy() if watched else None
         if op == "add" and dt.kind in "iu":
             # integer add: the lanes' old values are the running sums in lane order
             order = np.argsort(k, kind="stable")
@@ -164,7 +167,7 @@ def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False):
             region.owner.races.mark(byte)  # a peer's (or, through its window, the own) shared memory: written
         elif region.kind == "global" and prog.global_races is not None:
             prog.global_races.access(g, region, byte, tids, True, line, atomic=True)
-        if region.kind == "global" and g.cta.races is not None and hasattr(g.cta.races, "lock_global"):
+        if region.kind == "global" and g.cta.races is not None:
             g.cta.races.lock_global(region.base + off, g.gtid[lanes], acquire)  # a global lock orders shared data
     if changed or not (polled and prog.grid_waits):  # resident CTAs: a poll that changed nothing is no progress
         g.cta.progress += 1

@@ -11,9 +11,9 @@ already left its loop, it asks that loop to diverge (:func:`request`). The loop 
 record and returns with the lanes that left. Each enclosing statement sequence adds "the rest of me" to the record
 and runs that rest with the running lanes only. The lanes meet again at the first of:
 
-- a CTA barrier or ``__syncwarp`` the running lanes reach: the parked lanes catch up (:func:`catch_up`), running
-  their loop and the rests until they reach a barrier themselves (which they arrive at), and the warp goes on
-  whole from there;
+- a CTA barrier or reduction the running lanes reach, or a ``__syncwarp``, shuffle, vote or warp reduction whose
+  member mask names parked lanes: those catch up (:func:`catch_up`, :func:`meet`), running their loop and the rests
+  until they reach it themselves, and go on with the others from there;
 - the end of the enclosing loop's iteration, or of the kernel: the parked lanes run their loop and the rests
   (:func:`resume`).
 
@@ -33,12 +33,14 @@ class Parked:
 
     __slots__ = ("lanes", "rest", "merged", "serial")
 
-    def __init__(self, g, lanes: np.ndarray, rest: list, merged: bool = False):
+    def __init__(self, g, lanes: np.ndarray, rest: list, merged: bool = False, serial: int | None = None):
         self.lanes = lanes
         self.rest = rest
         self.merged = merged
-        self.serial = g.park_serial  # records made while a statement ran have serials from the one before it
-        g.park_serial += 1
+        # records made while a statement ran have serials from the one before it; ``serial``: the position of the
+        # record these lanes came from (the sequences that gave it its rest have nothing more to give them)
+        self.serial = g.park_serial if serial is None else serial
+        g.park_serial += 1  # (either way: the enclosing sequences see that something was parked)
 
 
 class ReachedBarrier(Exception):  # noqa: N818 - a signal, not an error
@@ -90,7 +92,7 @@ def ran_ahead(g, since: int, rest) -> bool:
 
 def _run_parts(g, parts, lanes):
     """Generator: ``lanes`` run ``parts`` ((closure, is_gen)) in order; lanes that park on the way take the parts
-    after with them (new records). Returns the lanes still running at the end."""
+    after with them (new records)."""
     g.mask = None if lanes.all() else lanes
     for k, (fn, is_gen) in enumerate(parts):
         s0 = g.park_serial
@@ -104,9 +106,8 @@ def _run_parts(g, parts, lanes):
                     q.rest.extend(parts[k + 1 :])
             run = g.active() & ~parked_lanes(g)
             if not run.any():
-                return run
+                return
             g.mask = None if run.all() else run
-    return g.active().copy()
 
 
 def members(g, mask_val=None) -> np.ndarray:
@@ -122,9 +123,21 @@ def members(g, mask_val=None) -> np.ndarray:
     return lanes & bits.astype(bool)
 
 
-def waiting(g, lanes) -> bool:
-    """Whether parked lanes among ``lanes`` can catch up."""
-    return any(not p.merged and p.rest and (p.lanes & lanes).any() for p in g.parked)
+def waiting(g, lanes=None) -> bool:
+    """Whether parked lanes (among ``lanes``, default all) can catch up."""
+    return any(not p.merged and p.rest and (lanes is None or (p.lanes & lanes).any()) for p in g.parked)
+
+
+def meet(g, site, lanes_of=None):
+    """Generator: the group reaches the collective ``site`` (``("site", call)``), which waits for ``lanes_of(g)``
+    (default every lane): lanes catching up to it stop here (:class:`ReachedBarrier`); otherwise the parked lanes
+    it waits for catch up to it first, and it goes on with them."""
+    if g.catching_up == site:
+        raise ReachedBarrier
+    if g.catching_up is None and g.parked:
+        want = None if lanes_of is None else lanes_of(g)
+        while waiting(g, want):
+            yield from catch_up(g, site, want)
 
 
 def catch_up(g, target, lanes=None):
@@ -142,9 +155,8 @@ def catch_up(g, target, lanes=None):
         if lanes is not None and not (p.lanes <= lanes).all():
             if not (p.lanes & lanes).any():
                 continue
-            out = Parked(g, p.lanes & ~lanes, list(p.rest))  # the lanes the collective does not wait for stay
-            out.serial = p.serial
-            g.parked.append(out)
+            # the lanes the collective does not wait for stay
+            g.parked.append(Parked(g, p.lanes & ~lanes, list(p.rest), serial=p.serial))
             p.lanes = p.lanes & lanes
         todo.append(p)
     for p in todo:
@@ -171,9 +183,7 @@ def catch_up(g, target, lanes=None):
                 g.parked.append(Parked(g, at.copy(), [], merged=True))
             left &= ~at
         if left.any():
-            q = Parked(g, left, [])
-            q.serial = p.serial
-            g.parked.append(q)
+            g.parked.append(Parked(g, left, [], serial=p.serial))
     _keep_running_values(g, saved, moved)
     run = outer | joined
     g.mask = None if run.all() else run
@@ -190,12 +200,7 @@ def meeting(handler, masked: bool):
         site = ("site", call.__chandle__())
 
         def gen(g):
-            if g.catching_up == site:
-                raise ReachedBarrier
-            if g.catching_up is None:
-                want = members(g, None if mask is None else mask(g))
-                while waiting(g, want):
-                    yield from catch_up(g, site, want)
+            yield from meet(g, site, lambda g: members(g, None if mask is None else mask(g)))
             return value(g)
 
         return gen

@@ -634,9 +634,8 @@ def _memory_fence(comp, call):
         prog.notes.append(_FENCE)
 
     def fence(g):
-        races = g.cta.races
-        if races is not None and hasattr(races, "fence"):
-            races.fence(np.unique(g.warp_of_lane[g.active()]))
+        if g.cta.races is not None:
+            g.cta.races.fence(np.unique(g.warp_of_lane[g.active()]))
         return np.int32(0)
 
     return fence
@@ -664,13 +663,8 @@ def _warp_sync(comp, call):
 
     site = ("site", call.__chandle__())
 
-    def gen(g):
-        if g.catching_up == site:  # parked lanes caught up with the others here (txlab.emulator.diverged)
-            raise diverged.ReachedBarrier
-        if g.catching_up is None:
-            want = diverged.members(g, mask(g))
-            while diverged.waiting(g, want):  # member lanes parked in a poll reach this __syncwarp first
-                yield from diverged.catch_up(g, site, want)
+    def gen(g):  # member lanes parked in a poll reach this __syncwarp first (txlab.emulator.diverged)
+        yield from diverged.meet(g, site, lambda g: diverged.members(g, mask(g)))
         return (yield from warp_sync.arrive(g, mask(g), line, warp_synced))
 
     return gen
@@ -930,12 +924,7 @@ def _cta_reduce(comp, call):
     site = ("site", call.__chandle__())
 
     def gen(g):
-        if g.catching_up == site:  # parked lanes caught up here (txlab.emulator.diverged)
-            raise diverged.ReachedBarrier
-        if g.catching_up is None:  # lanes parked in a poll reach this reduction first: it is over all threads
-            every = np.ones(g.L, bool)
-            while diverged.waiting(g, every):
-                yield from diverged.catch_up(g, site, every)
+        yield from diverged.meet(g, site)  # lanes parked in a poll reach this reduction first: it is over all threads
         prog = g.cta.program
         base = scratch(g)
         outer = g.mask

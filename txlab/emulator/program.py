@@ -98,7 +98,8 @@ class Program:
         self.index_cache: dict = {}  # thread-index lane vectors, shared by CTAs of one shape (read-only)
         self.call_handlers = ops.HANDLERS
         self.blocking_handlers = ops.BLOCKING
-        if _polls(func.body):  # lanes parked in a poll meet the others at a shuffle too (txlab.emulator.diverged)
+        polls = _polls(func.body)
+        if polls:  # lanes parked in a poll meet the others at a shuffle too (txlab.emulator.diverged)
             meets = {n: diverged.meeting(ops.HANDLERS[n], masked) for n, masked in ops.WARP_MEETS.items()}
             self.blocking_handlers = {**ops.BLOCKING, **meets}
         self.blocking_ops = set(self.blocking_handlers)
@@ -111,7 +112,7 @@ class Program:
         # a wait on another part of the grid (a poll of global memory): the launch's CTAs run resident together
         # (txlab.emulator.resident), never one after another nor in lockstep batches
         self.grid_sync = "tirx.cuda.grid_sync" in names  # a grid barrier: every CTA resident at once
-        self.grid_waits = _polls(func.body) or "tirx.cuda.wait_until" in names or self.grid_sync
+        self.grid_waits = polls or "tirx.cuda.wait_until" in names or self.grid_sync
         self.grid_arrivals: dict = {}  # grid_sync: k -> the CTAs that reached their k-th grid barrier
         self.resident_window = None  # CTAs the GPU holds at once (runner: from threads, shared memory, registers)
         self.partial_grid = None  # (CTAs run, CTAs in the grid) of a resident run that ctas= made partial

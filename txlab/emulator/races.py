@@ -100,6 +100,15 @@ class _Reporter:
     #: the names of the per-entry state arrays (entries on their last axis; None until used)
     PER_ENTRY: tuple = ()
 
+    def lock_global(self, addrs, tids, acquire: bool) -> None:
+        """Atomics on global memory at byte addresses ``addrs`` by batch-wide threads ``tids``: a lock in global
+        memory orders this CTA's shared accesses as one in shared memory does (a fence orders every space). Each
+        checker's ``_locking(acquire)`` says whether an atomic can release or acquire now, its ``_sync_atomic`` how."""
+        if not self._locking(acquire):
+            return
+        tids = np.asarray(tids, np.int64)
+        self._sync_atomic(-1 - np.asarray(addrs, np.int64), tids // self.T, (tids % self.T) // 32, acquire)
+
     def _init_units(self, nbytes: int) -> None:
         self.n = nbytes
         self.unit = 4 if nbytes % 4 == 0 else 1
@@ -358,13 +367,8 @@ class RaceChecker(_Reporter):
         for ci, wi in released:
             self.fence_pending[ci, wi] = False
 
-    def lock_global(self, addrs, tids, acquire: bool) -> None:
-        """Atomics on global memory at byte addresses ``addrs`` by batch-wide threads ``tids``: a lock in global
-        memory orders this CTA's shared accesses as one in shared memory does (a fence orders every space)."""
-        if self.fenced is None and not (acquire and self.locks):
-            return
-        tids = np.asarray(tids, np.int64)
-        self._sync_atomic(-1 - np.asarray(addrs, np.int64), tids // self.T, (tids % self.T) // 32, acquire)
+    def _locking(self, acquire: bool) -> bool:
+        return self.fenced is not None or (acquire and bool(self.locks))
 
     def stamp(self, c, w) -> np.ndarray:
         """The current clock of warps ``w`` of batch CTAs ``c`` (for :class:`GlobalRaces`)."""
@@ -426,7 +430,7 @@ class RaceChecker(_Reporter):
             self._atomic(a, c, t, t // 32, line)
             self.lanes.access(c * self.nu + a, tids, True, line, atomic=True)
             self.written[c * self.nu + a] = True
-            if self.fenced is not None or (acquire and self.locks):
+            if self._locking(acquire):
                 self._sync_atomic(a, c, t // 32, acquire)
             return
         if not write and unwritten is not False:
@@ -645,12 +649,8 @@ class EpochRaceChecker(_Reporter):
                 released.add((ci, wi))
         self.fenced -= released
 
-    def lock_global(self, addrs, tids, acquire: bool) -> None:
-        """See :meth:`RaceChecker.lock_global`."""
-        if not self.fenced and not (acquire and self.locks):
-            return
-        tids = np.asarray(tids, np.int64)
-        self._sync_atomic(-1 - np.asarray(addrs, np.int64), tids // self.T, (tids % self.T) >> 5, acquire)
+    def _locking(self, acquire: bool) -> bool:
+        return bool(self.fenced) or (acquire and bool(self.locks))
 
     def acquire(self, warp: int, clock) -> None:
         self.lanes.sync(warp)
@@ -756,7 +756,7 @@ class EpochRaceChecker(_Reporter):
                 kl = k[lost]
                 self.ao_warp[kl], self.ao_tid[kl], self.ao_line[kl] = w[lost], t[lost], ln
             self.lanes.access(ix, tids, True, line, atomic=True)
-            if self.fenced or (acquire and self.locks):
+            if self._locking(acquire):
                 self._sync_atomic(k, c, w, acquire)
             return
         if self.a_ep is not None:

@@ -108,10 +108,9 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
             return res
     gen0 = bar.generation
     bar.arrive(cta, g, n, line, payload, combine)
-    every = np.ones(g.L, bool)
     while bar.generation == gen0:
-        if diverged.waiting(g, every):
-            yield from diverged.catch_up(g, ("cta", key), every)
+        if g.parked and diverged.waiting(g):  # lanes parked in a poll come to this barrier too
+            yield from diverged.catch_up(g, ("cta", key))
             continue
         g.blocked = ("barrier", line, bar, what)
         yield
