@@ -144,3 +144,39 @@ def test_fast_frame_inspection_keeps_parsing_identical(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().endswith("SAME")
+
+
+def test_warp_and_cta_reductions_in_one_kernel_build():
+    """A warp reduction and a CTA reduction of the same op in one kernel (a layernorm's pattern): unpatched, the
+    CUDA source defines the 32-lane warp-reduction template twice and nvcc refuses it; patched, the second copy is
+    guarded away, nvcc builds it, and the emulator's sums are numpy's."""
+    import numpy as np
+    from tvm.backend.cuda.cpp import builtins
+    from tvm.script import tirx as Tx
+
+    @Tx.prim_func
+    def both(X: Tx.Buffer((128,), "float32"), O: Tx.Buffer((4, 128), "float32")):
+        Tx.device_entry()
+        Tx.cta_id([1])
+        tx = Tx.thread_id([128])
+        s = Tx.alloc_shared((4,), "float32")
+        t = Tx.alloc_shared((4,), "float32")
+        O[0, tx] = Tx.cuda.warp_sum(X[tx])
+        O[1, tx] = Tx.cuda.cta_sum(X[tx], 4, s.data)
+        O[2, tx] = Tx.cuda.warp_max(X[tx])
+        O[3, tx] = Tx.cuda.cta_max(X[tx], 4, t.data)
+
+    original = builtins._warp_reduce_source.__txlab_original__
+    assert original("f", 32, "x;").count("template") == 1
+    c = txlab.compile(both, arch="sm_90a")
+    src = c.cuda_source
+    assert src.count("T tvm_builtin_cuda_warp_reduce_sum_32(T val)") == 2  # the second copy TVM pastes ...
+    assert src.count("#ifndef TXLAB_DEFINED_tvm_builtin_cuda_warp_reduce_sum_32") == 2  # ... is guarded away
+    assert "SHFL.BFLY" in c.sass  # nvcc built it
+    x = np.random.default_rng(0).standard_normal(128).astype(np.float32)
+    o = np.zeros((4, 128), np.float32)
+    assert txlab.emulate(c, x, o).ok
+    w = x.reshape(4, 32)
+    np.testing.assert_allclose(o[0], np.repeat(w.sum(1), 32), rtol=1e-5)
+    np.testing.assert_allclose(o[1], np.full(128, x.sum()), rtol=1e-5)
+    assert (o[2] == np.repeat(w.max(1), 32)).all() and (o[3] == x.max()).all()

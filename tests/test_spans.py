@@ -210,6 +210,7 @@ def test_tile_dispatch_failure_is_at_the_users_line(K):
         "Tx.cta.sum (tirx.tile.sum) dispatch failed: variant shared raised: "
         "Invalid use of undefined variable tid_in_scope"
     )
+    assert "defect of apache-tvm 0.27" in err.hint and "Tx.cuda.cta_sum" in err.hint  # not the user's mistake
     outcomes = {v["variant"]: v["outcome"] for v in err.variants}
     assert outcomes == {"packed_add_sum": "declined", "local": "declined", "shared": "raised"}
     for v in err.variants:

@@ -301,10 +301,26 @@ def _dispatch_error(stage: str, failure: DispatchFailure, text: str, mod, kernel
         filename=filename,
         detail=text,
         kernel=kernel_name,
-        hint="the variants' reasons say what each needs (scope, layout, storage, arch)",
+        hint=_dispatch_hint(failure),
     )
     err.op, err.variants = failure.op, failure.variants
     return err
+
+
+# A defect of apache-tvm 0.27 itself, not of the user's call: the shared-memory variant of the tile reductions binds
+# threadIdx.x to a name its own prim_func cannot see (docs/compat.md, "Defects seen, not patched").
+_SHARED_REDUCTION_DEFECT = (
+    "this is a defect of apache-tvm 0.27, not of your call: the shared-memory variant of the tile reductions "
+    "(Tx.cta.sum/max/min with a shared source) does not build. Reduce what each thread holds instead: "
+    "Tx.cuda.cta_sum(value, num_warps, scratch.data) (cta_max, cta_min), or Tx.cuda.warp_sum within a warp, or "
+    "a reduction whose source is in registers (the local variant); see docs/compat.md"
+)
+
+
+def _dispatch_hint(failure: DispatchFailure) -> str:
+    if any(v["outcome"] == "raised" and "tid_in_scope" in str(v["reason"]) for v in failure.variants):
+        return _SHARED_REDUCTION_DEFECT
+    return "the variants' reasons say what each needs (scope, layout, storage, arch)"
 
 
 def user_location(text: str, mod):

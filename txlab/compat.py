@@ -114,6 +114,21 @@ PATCHES: tuple[Patch, ...] = (
         "read the one needed line from linecache.",
         test="tests/test_compat.py::test_fast_frame_inspection_keeps_parsing_identical",
     ),
+    Patch(
+        id="warp-reduce-defined-twice",
+        target="tvm.backend.cuda.cpp.builtins:_warp_reduce_source",
+        symptom="A kernel that calls both Tx.cuda.warp_sum and Tx.cuda.cta_sum (or warp_max and cta_max, "
+        "warp_min and cta_min), as a layernorm does, fails in nvcc: 'function template "
+        '"tvm_builtin_cuda_warp_reduce_sum_32" has already been defined\'.',
+        cause="The CTA reduction's helper source carries its own copy of the 32-lane warp-reduction "
+        "template, and the warp reduction adds the same template under the same name: the "
+        "module's helper list deduplicates by helper name, not by the templates inside.",
+        workaround="Wrap the warp-reduction template in an include guard named after it, so the "
+        "second copy compiles to nothing; the helpers and the code that calls them are unchanged.",
+        upstream_fix="Let cuda_cta_reduce reference the warp reduction as a separate helper (or guard "
+        "the template) instead of pasting its source.",
+        test="tests/test_compat.py::test_warp_and_cta_reductions_in_one_kernel_build",
+    ),
 )
 
 
@@ -221,7 +236,25 @@ def _apply_fast_frame_inspection() -> None:
             module.inspect = _FastInspect(inspect)
 
 
+def _apply_warp_reduce_guard() -> None:
+    from tvm.backend.cuda.cpp import builtins
+
+    original = builtins._warp_reduce_source
+    if getattr(original, "__txlab_patch__", False):
+        return
+
+    @functools.wraps(original)
+    def warp_reduce_source(func_name, width_int, step_expr):
+        guard = f"TXLAB_DEFINED_{func_name}"
+        return f"\n#ifndef {guard}\n#define {guard}{original(func_name, width_int, step_expr)}#endif\n"
+
+    warp_reduce_source.__txlab_patch__ = True
+    warp_reduce_source.__txlab_original__ = original
+    builtins._warp_reduce_source = warp_reduce_source
+
+
 _APPLIERS = {
+    "warp-reduce-defined-twice": _apply_warp_reduce_guard,
     "parser-frame-inspection": _apply_fast_frame_inspection,
     "wgmma-noop-barrier-dtype": _apply_noop_barrier,
     "wgmma-scale-d-literal": _apply_scale_d_literal,
