@@ -12,6 +12,8 @@ shape and checks the PTX agrees with this model, so a change in nvcc is caught):
   written again after a store to memory ranks as a new load there (EarlyCSE, which runs before
   Reassociate, reuses a load only up to the next store; GVN merges them later): in
   ``O[0] = x0 * c - x1 * s; O[1] = x0 * s + x1 * c`` the second line's loads rank after the first's.
+  A TVMScript local stored once (``a = A[i]``) is one SSA value after mem2reg: its reads rank as the
+  value stored, so ``ar * bi + ai * br`` with ``ar, ai = A[i, 0], A[i, 1]`` fuses ``ai * br``.
 * ``m - c`` -> ``fma(a, b, -c)`` (nvcc). ``c - m`` is left as ``mul.f32`` + ``sub.f32`` in the
   PTX, but those carry no rounding modifier and ptxas fuses them: ``FFMA(-a, b, c)`` in the SASS
   (seen on the H200: 25 % of ``a - b * a`` differed before this rule). The test therefore counts
@@ -99,6 +101,7 @@ class Contraction:
         self.captured_vars: set = set()
         self.cell_stores: dict = {}  # (local buffer, constant index) -> stores / stored product
         self.cell_value: dict = {}
+        self.cell_stored: dict = {}  # (local buffer, constant index) -> the value of its (last) store
         self.captured_cells: set = set()
         # (structural key of a load, stores to memory before it) -> its order of first evaluation: a load written
         # again after a store is a new load when Reassociate ranks it (GVN merges the two only later)
@@ -160,6 +163,7 @@ class Contraction:
             cell = _cell(st.buffer, st.indices)
             if cell is not None:
                 self.cell_stores[cell] = self.cell_stores.get(cell, 0) + 1
+                self.cell_stored[cell] = st.value
                 if self.is_product(st.value):
                     self.cell_value[cell] = st.value
             elif not str(st.buffer.scope()).startswith("local"):
@@ -309,8 +313,10 @@ class Contraction:
         cell = _cell(e.source, e.indices) if t == "TensorLoad" else None
         if t in ("IntImm", "FloatImm", "StringImm"):
             r = 0
-        elif cell in self.cell_value and self.cell_stores.get(cell) == 1:
-            r = self.rank(self.cell_value[_cell(e.source, e.indices)])
+        elif cell in self.cell_stored and self.cell_stores.get(cell) == 1:
+            # a local stored once (``a = A[i]``, ``t = x * y``) is one SSA value after mem2reg: it ranks as what was
+            # stored, wherever it is read (not as a load of its own, renumbered after each store to memory)
+            r = self.rank(self.cell_stored[cell])
         elif t == "TensorLoad":
             r = self.load_rank.get(h) or self.load_order.get((tvm_ffi.structural_hash(e), 0), 1)
             r <<= 8
