@@ -350,20 +350,30 @@ def test_first_hour_mistakes_get_their_fix(body, hint):
     assert e.value.stage == "parse" and hint in (e.value.hint or ""), (e.value.message, e.value.hint)
 
 
-@pytest.mark.parametrize("where", ["annotation", "match_buffer"])
-def test_a_misspelt_dtype_suggests_the_dtype(where):
+@pytest.mark.parametrize(
+    ("where", "dtype", "want"),
+    [
+        ("annotation", "flaot32", "did you mean 'float32'"),
+        ("match_buffer", "flaot32", "did you mean 'float32'"),
+        ("match_buffer", "half", "TIRx spells it 'float16'"),  # close to 'handle': difflib alone said that
+        ("annotation", "fp32", "TIRx spells it 'float32'"),  # no close spelling at all
+        ("match_buffer", "double", "TIRx spells it 'float64'"),
+        ("annotation", "fp16", "TIRx spells it 'float16'"),
+    ],
+)
+def test_a_misspelt_dtype_suggests_the_dtype(where, dtype, want):
     if where == "annotation":
-        sig, first = 'A: Tx.Buffer((256,), "flaot32"), B: Tx.Buffer((256,), "float32")', ""
+        sig, first = f'A: Tx.Buffer((256,), "{dtype}"), B: Tx.Buffer((256,), "float32")', ""
     else:
         sig = 'A_ptr: Tx.handle, B: Tx.Buffer((256,), "float32")'
-        first = '    A = Tx.match_buffer(A_ptr, (256,), "flaot32")\n'
+        first = f'    A = Tx.match_buffer(A_ptr, (256,), "{dtype}")\n'
     src = (
         f"@Tx.prim_func\ndef k({sig}):\n{first}    Tx.device_entry()\n    Tx.cta_id([1])\n"
         "    tx = Tx.thread_id([256])\n    B[tx] = A[tx]\n"
     )
     with pytest.raises(txlab.CompileError) as e:
         run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
-    assert "did you mean 'float32'" in (e.value.hint or ""), (e.value.message, e.value.hint)
+    assert want in (e.value.hint or ""), (e.value.message, e.value.hint)
 
 
 def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic_where_ptxas_refuses_it():
@@ -382,3 +392,26 @@ def test_static_shared_memory_past_48_kib_says_to_make_it_dynamic_where_ptxas_re
     assert "static shared memory" in e.value.message and "SMEMPool" in (e.value.hint or ""), e.value
     (k,) = run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False).values()
     assert not any("static shared memory" in w for w in k.warnings), k.warnings
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        ("    B_ptr[tx] = A[tx]", 'declare B = Tx.match_buffer(B_ptr, (n,), "float32")'),  # a store through a handle
+        ("    A[tx] = B_ptr[tx]", "B_ptr is a Tx.handle (a pointer), not a buffer"),  # a load through one
+        ("    B[tx] = A[tx]", "B is not declared: B_ptr is its handle"),  # the match_buffer line left out
+        ("    A[tx, 0] = A[tx]", "A has 1 dimension(s) and is indexed with 2"),
+    ],
+)
+def test_a_buffer_used_without_its_declaration_gets_the_declaration_to_write(body, want):
+    """TVM's own messages name an FFI signature ("Expected `ir.Var` but got `ir.Var`") or a C++ check; the hint
+    names the handle and the match_buffer line that declares its buffer."""
+    src = (
+        "@Tx.prim_func\ndef k(A_ptr: Tx.handle, B_ptr: Tx.handle):\n"
+        '    A = Tx.match_buffer(A_ptr, (256,), "float32")\n'
+        "    Tx.device_entry()\n    Tx.cta_id([1])\n    tx = Tx.thread_id([256])\n" + body + "\n"
+    )
+    with pytest.raises(txlab.CompileError) as e:
+        run_cell(src, dict(lang_names()), arch="sm_90a", use_cache=False)
+    assert e.value.stage == "parse" and want in (e.value.hint or ""), (e.value.message, e.value.hint)
+    assert e.value.lineno == 7

@@ -284,11 +284,36 @@ _DTYPES = (
 )  # fmt: skip
 
 
+#: names other frameworks use (C, CUDA, numpy, torch, short forms) -> the TIRx dtype
+_DTYPE_ALIASES = {
+    "half": "float16", "fp16": "float16", "f16": "float16", "bf16": "bfloat16", "float": "float32",
+    "fp32": "float32", "f32": "float32", "single": "float32", "double": "float64", "fp64": "float64",
+    "f64": "float64", "int": "int32", "i32": "int32", "long": "int64", "i64": "int64", "uint": "uint32",
+    "unsigned": "uint32", "u32": "uint32", "char": "int8", "i8": "int8", "u8": "uint8", "byte": "uint8",
+    "short": "int16", "i16": "int16", "u16": "uint16", "u64": "uint64", "boolean": "bool", "fp8": "float8_e4m3fn",
+    "e4m3": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
+    "tf32": "float32",
+}  # fmt: skip
+
+
+def _dtype_hint(word: str) -> str | None:
+    """``did you mean`` for a dtype TIRx does not know: another framework's name for one it does (``half``,
+    ``fp32``, ``double``), else the closest spellings."""
+    import difflib
+
+    alias = _DTYPE_ALIASES.get(word.lower().removeprefix("torch.").removeprefix("np."))
+    if alias is not None:
+        return f"unknown dtype {word!r}: TIRx spells it {alias!r}"
+    close = difflib.get_close_matches(word, [d for d in _DTYPES if d != "handle"], n=2, cutoff=0.6)
+    if close:
+        return f"unknown dtype {word!r}: did you mean {' or '.join(repr(c) for c in close)}?"
+    return None
+
+
 def _mistake_hint(message: str, source_line: str | None) -> str | None:
     """The fix for first-hour mistakes whose TVM message names an FFI signature, not the mistake: an extent given as
     an int (``T.cta_id(1)``), a multi-dimensional buffer indexed with too few indices (``A[i]`` of a 2-d ``A``: a
     region, not an element), a misspelt dtype (``"flaot32"``)."""
-    import difflib
 
     line = source_line or ""
     if re.search(r"\b(CtaId|ThreadId|WarpId|LaneId|ClusterId)\(", message) and "but got `int`" in message:
@@ -305,9 +330,46 @@ def _mistake_hint(message: str, source_line: str | None) -> str | None:
     if not words and "Unexpected type for TIR Arg: ffi.String" in message:  # a Buffer annotation's dtype
         words = [w for w in re.findall(r"[\"']([A-Za-z][\w]*)[\"']", line) if w not in _DTYPES]
     for w in words:
-        close = difflib.get_close_matches(w, _DTYPES, n=2, cutoff=0.6)
-        if close:
-            return f"unknown dtype {w!r}: did you mean {' or '.join(repr(c) for c in close)}?"
+        hint = _dtype_hint(w)
+        if hint:
+            return hint
+    return None
+
+
+def _buffer_hint(message: str, source_line: str | None, source: str) -> str | None:
+    """The fix when a buffer is used without its declaration: a ``Tx.handle`` parameter indexed as if it were a
+    buffer (TVM: "Expected `ir.Var` but got `ir.Var`", "PointerType does not support subscript"), a buffer whose
+    ``match_buffer`` line is missing ("Undefined variable: B" next to a ``B_ptr: Tx.handle``), or a buffer indexed
+    with a number of indices other than its dimensions."""
+    line = source_line or ""
+    handles = re.findall(r"\b(\w+)\s*:\s*\w+\.handle\b", source)
+    undefined = re.search(r"Undefined variable: (\w+)", message)
+    if undefined:
+        name = undefined.group(1)
+        for h in handles:
+            if h.lower() in (f"{name}_ptr".lower(), f"{name}_handle".lower(), f"{name}_h".lower(), f"p{name}".lower()):
+                return (
+                    f"{name} is not declared: {h} is its handle, so declare the buffer after the signature, "
+                    f'{name} = Tx.match_buffer({h}, (n,), "float32") with its shape and dtype'
+                )
+        return None
+    if ("Expected `ir.Var` but got `ir.Var`" in message and "BufferStore" in message) or (
+        "PointerType does not support subscript" in message
+    ):
+        used = [h for h in handles if re.search(rf"\b{re.escape(h)}\s*\[", line)]
+        name = used[0] if used else "the handle"
+        buf = name[: -len("_ptr")] if name.endswith("_ptr") else "B"
+        return (
+            f"{name} is a Tx.handle (a pointer), not a buffer: declare {buf} = Tx.match_buffer({name}, (n,), "
+            f'"float32") with its shape and dtype, and index {buf}[...]'
+        )
+    dims = re.search(r"BufferVar (\w+) is (\d+)-dimensional, cannot be indexed with the (\d+)-dimensional", message)
+    if dims:
+        name, have, used = dims.groups()
+        return (
+            f"{name} has {have} dimension(s) and is indexed with {used}: index each of its dimensions once "
+            f"({name}[i] for 1, {name}[i, j] for 2), or declare it with {used} dimensions"
+        )
     return None
 
 
@@ -359,6 +421,7 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
             or _did_you_mean(cause, err.source_line)
             or _annotation_hint(msg, err.source_line)
             or _mistake_hint(msg, err.source_line)
+            or _buffer_hint(msg, err.source_line, source)
             or err.hint
         )
         err.args = (err._text(),)  # str(err) (a terminal, a log) carries the hint too
