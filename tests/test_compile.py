@@ -370,3 +370,72 @@ def test_a_scalar_annotated_with_a_python_type_is_told_the_dtype_spelling(annota
     with pytest.raises(txlab.CompileError) as info:
         run_cell(src, {}, arch="sm_90a")
     assert f"n: {annotation}: annotate a scalar parameter with a TIRx dtype, e.g. n: Tx.int32" in info.value.hint
+
+
+TILE_FALLBACK = """
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm.tirx.layout import S, TileLayout
+
+
+@T.prim_func
+def fallback(A_ptr: T.handle, C_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (16, 64), "float32", layout=TileLayout(S[(16, 64)]))
+    C = T.match_buffer(C_ptr, (16,), "float32", layout=TileLayout(S[(16,)]))
+    T.device_entry()
+    _bx = T.cta_id([1])
+    _tid = T.thread_id([64])
+    As = T.alloc_buffer((16, 64), "float32", scope="shared", layout=TileLayout(S[(16, 64)]))
+    Cs = T.alloc_buffer((16,), "float32", scope="shared", layout=TileLayout(S[(16,)]))
+    Tx.cta.copy(As[:, :], A[:, :])
+    Tx.cta.fill(Cs[:], T.float32(1.0))
+    T.cuda.cta_sync()
+    Tx.cta.copy(C[:], Cs[:])  # shared -> global: one thread copies
+"""
+
+
+def test_a_tile_primitives_slow_fallback_is_a_warning_at_its_line_also_on_a_cache_hit(tmp_path, monkeypatch):
+    """TVM warns (a Python UserWarning, raw on stderr, with TVM's file and line) when a tile copy falls back to one
+    thread; the build keeps it as a warning at the user's line, and a cache hit says it too."""
+    import importlib.util
+
+    monkeypatch.setenv("TXLAB_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "fallback_kernel.py"
+    path.write_text(TILE_FALLBACK)
+    spec = importlib.util.spec_from_file_location("fallback_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    line = TILE_FALLBACK.splitlines().index("    Tx.cta.copy(C[:], Cs[:])  # shared -> global: one thread copies") + 1
+    first = txlab.compile(mod.fallback, arch="sm_90a")
+    again = txlab.compile(mod.fallback, arch="sm_90a")
+    assert not first.cache_hit and again.cache_hit
+    for c in (first, again):
+        (w,) = [w for w in c.warnings if "fallback" in w]
+        assert w.startswith(f"line {line}: Tx.cta.copy: copy/fallback (scalar single-thread)"), c.warnings
+
+
+def test_a_register_cap_ptxas_cannot_meet_is_a_warning():
+    """``maxrregcount`` below what the code needs: ptxas uses more and said nothing; now a warning names both."""
+    c = txlab.compile(_softmax_like(), arch="sm_90a", maxrregcount=16)
+    regs = c.resources[c.name + "_kernel"]["registers"]
+    assert regs > 16
+    assert any(f"maxrregcount=16 not met: ptxas used {regs} registers" in w for w in c.warnings), c.warnings
+    assert not any("maxrregcount" in w for w in txlab.compile(_softmax_like(), arch="sm_90a").warnings)
+
+
+def _softmax_like():
+    from tvm.script import tirx as Tx
+
+    @Tx.prim_func
+    def softish(X: Tx.Buffer((64, 256), "float32"), Y: Tx.Buffer((64, 256), "float32")):
+        Tx.device_entry()
+        row = Tx.cta_id([64])
+        tx = Tx.thread_id([256])
+        scratch = Tx.alloc_shared((8,), "float32")
+        x = X[row, tx]
+        m = Tx.cuda.cta_max(x, 8, scratch.data)
+        Tx.cuda.cta_sync()
+        e = Tx.exp(x - m)
+        Y[row, tx] = e / Tx.cuda.cta_sum(e, 8, scratch.data)
+
+    return softish

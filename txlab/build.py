@@ -35,6 +35,9 @@ class Lowered:
     #: the host module before finalization (its launch calls and TMA descriptor encodes are still
     #: calls: what txlab.emulator binds arguments from)
     host_ir: Any = None
+    #: what TVM warned while lowering, at the user's line where a tile primitive's dispatch warned
+    #: ("line 28: Tx.cta.copy: copy/fallback (scalar single-thread) picked ...")
+    warnings: tuple = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,9 +92,14 @@ class DispatchFailure:
 
     @property
     def spelling(self) -> str:
-        short = self.op.rsplit(".", 1)[-1]
-        scope = {"warpgroup": "wg"}.get(self.scope, self.scope)
-        return f"Tx.{scope}.{short}" if scope else f"Tx.{short}"
+        return _tile_spelling(self.op, self.scope)
+
+
+def _tile_spelling(op: str, scope: str) -> str:
+    """How the user wrote a tile primitive: ``tirx.tile.copy`` at scope ``cta`` is ``Tx.cta.copy``."""
+    short = op.rsplit(".", 1)[-1]
+    scope = {"warpgroup": "wg"}.get(scope, scope)
+    return f"Tx.{scope}.{short}" if scope else f"Tx.{short}"
 
 
 _ROW = re.compile(r"^\|\s*(\w+) \(prio=(-?\d+)\)\s*\|\s*(.*?)\s*\|?\s*$")
@@ -167,8 +175,13 @@ def _install_dispatch_hook():
         return
 
     def run_dispatch(op_call, sctx):
+        import warnings
+
         try:
-            res = upstream(op_call, sctx)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                res = upstream(op_call, sctx)
+            _note_dispatch_warnings(op_call, sctx, caught)
         except Exception as exc:
             try:
                 _dispatch.failure = _failure_of(op_call, sctx, exc)
@@ -184,6 +197,24 @@ def _install_dispatch_hook():
 
     run_dispatch.__txlab_wrapped__ = upstream
     dispatcher.run_dispatch = run_dispatch
+
+
+def _note_dispatch_warnings(op_call, sctx, caught) -> None:
+    """Keep what a tile primitive's dispatch warned (TVM's "copy/fallback (scalar single-thread) picked ...": a
+    slow variant chosen) with the primitive's spelling and the user's line, for ``Compiled.warnings``; printed
+    raw to stderr it named neither, and a cache hit lost it."""
+    if not caught:
+        return
+    frame = ir.user_frame(op_call.span)
+    spelling = _tile_spelling(str(getattr(op_call.op, "name", op_call.op)), str(getattr(sctx, "scope_kind", "") or ""))
+    notes = getattr(_dispatch, "warnings", None)
+    if notes is None:
+        notes = _dispatch.warnings = []
+    for w in caught:
+        where = f"line {frame[1]}: " if frame else ""
+        text = f"{where}{spelling}: {str(w.message).strip()}"
+        if text not in notes:
+            notes.append(text)
 
 
 def cuda_target(arch: str):
@@ -380,6 +411,7 @@ def lower(mod, arch: str, entry: str) -> Lowered:
     target_host = tvm.target.Target("llvm" if tvm.runtime.enabled("llvm") else "c")
     _install_dispatch_hook()
     _dispatch.failure = None
+    _dispatch.warnings = []
     try:
         bound = tvm.tirx.transform.BindTarget(target.with_host(target_host))(mod)
         pipeline, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("tirx")
@@ -394,7 +426,7 @@ def lower(mod, arch: str, entry: str) -> Lowered:
         raise
     except Exception as exc:  # noqa: BLE001 - TVM raises many types; all mean "lowering failed"
         raise error_from_tvm("lower", exc, mod, entry) from None
-    return Lowered(host_mod, device_mods, target_host, launch, host_ir)
+    return Lowered(host_mod, device_mods, target_host, launch, host_ir, tuple(_dispatch.warnings))
 
 
 def codegen_source(lowered: Lowered, entry: str) -> str:

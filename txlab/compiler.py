@@ -80,6 +80,9 @@ class Compiled:
     # srcmap: compile options, launchability warnings, line table
     options: Any = None
     warnings: list = field(default_factory=list)
+    #: what the lowering warned (a tile primitive's slow fallback variant, at its line): kept in the cache entry,
+    #: so a cache hit says it too
+    build_warnings: list = field(default_factory=list)
     line_table: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -352,6 +355,7 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         options=options.key(),
         lines=sourcemap.span_signature(mod),
         launch="flags",  # the launch records carry cooperative / programmatic-dependent flags (entries before: not)
+        warned="lowering",  # the entry keeps what the lowering warned (entries before: not)
         # a module of several kernels: one entry per build (a single kernel's key stays what it was)
         **({"entry": entry} if len(ir.functions(mod)) > 1 else {}),
     )
@@ -362,7 +366,7 @@ def compile(  # noqa: A001 - txlab.compile is the public name
             compiled.compile_seconds = time.perf_counter() - t_start
             compiled.cache_hit = True
             # derived from the entry, by this txlab's checks (an entry's stored ones may be an older txlab's)
-            compiled.warnings = diagnose.launchability(compiled) + diagnose.aliased_indices(compiled)
+            compiled.warnings = _warnings(compiled)
             return compiled
     if cached_only:
         return None
@@ -439,7 +443,8 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         line_table=line_table,
         _lowered=lowered,
     )
-    compiled.warnings = diagnose.launchability(compiled) + diagnose.aliased_indices(compiled)
+    compiled.build_warnings = list(lowered.warnings)
+    compiled.warnings = _warnings(compiled)
     cache.store(key, _to_cache(compiled))  # also with use_cache=False: a fresh build replaces the entry
     return compiled
 
@@ -499,6 +504,20 @@ def with_lineinfo(compiled: Compiled) -> Compiled:
     return dataclasses.replace(compiled, ptx=ptx, cubin=bytes(cubin), ptxas_report=report, key=key, _executable=None)
 
 
+def _warnings(c: Compiled) -> list:
+    """``Compiled.warnings``: what the lowering warned (kept in the cache entry), then what txlab's checks derive
+    from the build (derived again on a cache hit, by this txlab's checks)."""
+    from txlab import diagnose
+
+    cap = c.options.maxrregcount if c.options is not None else None
+    return (
+        list(c.build_warnings)
+        + toolchain.register_cap_warnings(c.resources, cap)
+        + diagnose.launchability(c)
+        + diagnose.aliased_indices(c)
+    )
+
+
 def _to_cache(c: Compiled) -> dict:
     meta = {
         "name": c.name,
@@ -518,6 +537,7 @@ def _to_cache(c: Compiled) -> dict:
         "key": c.key,
         "options": c.options.to_dict() if c.options is not None else None,
         "warnings": c.warnings,
+        "build_warnings": c.build_warnings,
     }
     files = {
         "meta.json": json.dumps(meta, indent=1),
@@ -568,7 +588,10 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
         ):
             return None
         warnings = meta.get("warnings", [])
-        if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        build_warnings = meta.get("build_warnings")  # absent: an entry from before they were kept; rebuilt
+        if build_warnings is None:
+            return None
+        if not all(isinstance(ws, list) and all(isinstance(w, str) for w in ws) for ws in (warnings, build_warnings)):
             return None
         cubin = files["kernel.cubin"]
         if cubin[:4] != b"\x7fELF":
@@ -592,6 +615,7 @@ def _from_cache(files: dict, mod, key: str) -> Compiled | None:
             ir_module=mod,
             options=CompileOptions.from_dict(meta.get("options")),
             warnings=warnings,
+            build_warnings=build_warnings,
             line_table=LineTable.from_dict(json.loads(table)).for_source(mod) if table is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # JSONDecodeError, UnicodeDecodeError

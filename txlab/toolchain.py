@@ -315,6 +315,19 @@ def cap_registers(ptx: str, maxrregcount: int | None) -> str:
     return "\n".join(out)
 
 
+def register_cap_warnings(resources: dict, maxrregcount: int | None) -> list[str]:
+    """A warning for each kernel whose registers ptxas left above ``maxrregcount``: a cap below what the code needs
+    at its widest point (ptxas's floor) is not met, and nothing else says so."""
+    if not maxrregcount:
+        return []
+    return [
+        f"{name}: maxrregcount={int(maxrregcount)} not met: ptxas used {int(r['registers'])} registers (the fewest "
+        "this code can run in; a cap below that changes nothing)"
+        for name, r in sorted(resources.items())
+        if int(r.get("registers") or 0) > int(maxrregcount)
+    ]
+
+
 def ptx_to_cubin(ptx: str, arch: str, extra_flags: list[str] | None = None) -> tuple[bytes, str]:
     """PTX to cubin with ptxas; returns (cubin, the -v report)."""
     ptxas = _need("ptxas", "ptxas")
