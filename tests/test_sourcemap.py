@@ -452,3 +452,33 @@ def test_each_barrier_is_on_its_own_line():
     got = {ln: sum(s.startswith("BAR.SYNC") for s in m.sass_for(ln)) for ln in lines}
     assert all(want[ln] == 1 for ln in syncs), want
     assert got == want, (got, want)
+
+
+BARRIER_INITS = """
+@Tx.prim_func
+def inits(A_ptr: Tx.handle):
+    A = Tx.match_buffer(A_ptr, (96,), "float32")
+    Tx.device_entry()
+    Tx.cta_id([1])
+    tid = Tx.thread_id([96])
+    pool = SMEMPool()
+    full = TMABar(pool, 3)
+    empty = MBarrier(pool, 3)
+    full.init(1)
+    empty.init(2)
+    pool.commit()
+    Tx.cuda.cta_sync()
+    A[tid] = Tx.float32(1)
+"""
+
+
+def test_each_mbarrier_init_is_on_its_own_line():
+    """Two ring's ``.init`` lines in a row: ptxas's line info put all six SYNCS.EXCH.64 at the first (the second had
+    no SASS at all), while each ``mbarrier.init``'s PTX ``.loc`` is its own line."""
+    m = run_cell(BARRIER_INITS, {}, arch="sm_90a")["inits"].source_map
+    src = BARRIER_INITS.splitlines()
+    lines = [i + 1 for i, l in enumerate(src) if l.strip().endswith(".init(1)") or l.strip().endswith(".init(2)")]
+    want = {ln: sum(bool(re.match(r"\s*mbarrier\.init", p)) for p in m.ptx_for(ln)) for ln in lines}
+    got = {ln: sum(s.startswith("SYNCS.EXCH.64") for s in m.sass_for(ln)) for ln in lines}
+    assert want == {lines[0]: 3, lines[1]: 3}, want
+    assert got == want, (got, want)

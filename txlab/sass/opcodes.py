@@ -117,9 +117,12 @@ def memory_kind(opcode: str) -> tuple | None:
     ``("ld" | "st", "global" | "shared", bits)`` (``LDG.E.128`` -> ``("ld", "global", 128)``);
     ``("atomic", "global" | "shared")`` for ``ATOMG``/``REDG``/``ATOMS`` (PTX ``atom``/``red``;
     ptxas makes an ``atom`` whose result is unused a ``REDG``); ``("mma",)`` for ``HMMA``/``IMMA``;
-    ``("cp.async",)`` for ``LDGSTS``; None for anything else."""
+    ``("cp.async",)`` for ``LDGSTS``; ``("mbarrier", "init")`` for ``SYNCS.EXCH.64`` (what ``mbarrier.init``
+    assembles to on sm_90); None for anything else."""
     if opcode.startswith(("HMMA", "IMMA")):
         return ("mma",)
+    if opcode.startswith("SYNCS.EXCH.64"):
+        return ("mbarrier", "init")
     if opcode.startswith("LDGSTS"):
         return ("cp.async",)
     if base(opcode) in _ATOMIC_SPACE:

@@ -130,12 +130,14 @@ class SourceMap:
     # after it: both BARs at the primitive), while the PTX ``.loc`` is right. Per kind
     # (space, direction, width), when a kernel has as many SASS instructions as PTX ones, each
     # line keeps as many as its PTX has: a line's surplus (its last ones in program order) goes to
-    # the lines short of theirs, in PTX order. With any other count nothing is changed.
+    # the lines short of theirs, in PTX order. With any other count nothing is changed. mbarrier inits
+    # too: two ``.init`` lines in a row had all their SYNCS.EXCH.64 at the first.
     _PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared)((?:\.[\w:]+)*)\s")
     _PTX_MMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync\.")
     _PTX_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global")
     _PTX_BAR = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)(?:\.cta)?\.(sync|arrive|red)\b")
     _PTX_ATOMIC = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:atom|red)\.(global|shared)(?:::cta)?\.")
+    _PTX_MBAR_INIT = re.compile(r"^\s*(?:@!?%p\d+\s+)?mbarrier\.init\.")
     _PTX_ADDRESS = re.compile(r"\[([^\]]+)\]")
     _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.?entry\s+([\w$]+)")
 
@@ -145,6 +147,8 @@ class SourceMap:
             return ("mma",)
         if cls._PTX_CP_ASYNC.match(line):
             return ("cp.async",)
+        if cls._PTX_MBAR_INIT.match(line):
+            return ("mbarrier", "init")
         m = cls._PTX_BAR.match(line)
         if m:
             return ("bar", m.group(1))
