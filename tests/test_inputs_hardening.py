@@ -163,6 +163,19 @@ def test_cli_file_without_kernels_and_python_errors_fail(tmp_path):
     assert out.returncode == 1 and "does not exist" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_cli_compile_errors_name_the_file(tmp_path):
+    """A syntax error and a TVMScript error in a file given to ``txlab compile`` say which file, as Python would
+    (they said "at line 3" only: the text runs as a cell under a pseudo file name)."""
+    f = tmp_path / "bad.py"
+    f.write_text("from tvm.script import tirx as T\n" + SCALE.replace('"float32"', '"flaot32"', 1))
+    out = _cli("compile", str(f))
+    assert out.returncode == 1 and f" of {f}:" in out.stderr and "tirx-cell" not in out.stderr, out.stderr
+    g = tmp_path / "syntax.py"
+    g.write_text("x = (\n")
+    out = _cli("compile", str(g))
+    assert out.returncode == 1 and f"at line 1 of {g}: Python syntax error" in out.stderr, out.stderr
+
+
 def test_cli_emit_of_one_text_prints_that_text_alone(tmp_path):
     """``txlab compile k.py --emit ptx > k.ptx`` writes a PTX file: notices, progress and the kernel's name go to
     stderr."""

@@ -63,6 +63,9 @@ def _compile_file(args) -> int:
         with contextlib.redirect_stdout(sys.stderr):  # notices and progress: stdout carries only what --emit asks
             results = run_cell(source, {}, arch=args.arch)
     except TxlabError as exc:
+        if str(getattr(exc, "filename", None) or "").startswith("<tirx-cell"):  # the file's text, run as a cell
+            exc.filename = args.file
+            exc.args = (exc._text(),)
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the file's own Python failed: say where, as Python would
