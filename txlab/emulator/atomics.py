@@ -81,13 +81,48 @@ def spin_check(g, prog, line, old, changed: bool) -> None:
     raise NotEmulatedError("a wait on another CTA", lineno=line, detail=why)
 
 
-def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False):
+def element_of(comp, e):
+    """For an atomic's address operand ``address_of(buf[i])`` (also through ``cvta_generic_to_shared``): a closure
+    ``g -> (buf's pointer, element index)`` and buf's info, which :func:`apply_atomic` checks against buf as a plain
+    access to ``buf[i]`` is checked (``Program.atomic_bounds``); None for any other address."""
+    if type(e).__name__ == "Call" and getattr(e.op, "name", "") == "tirx.cuda.cvta_generic_to_shared":
+        e = e.args[0]
+    if not (
+        type(e).__name__ == "Call"
+        and getattr(e.op, "name", "") == "tirx.address_of"
+        and type(e.args[0]).__name__ == "TensorLoad"
+    ):
+        return None
+    bufvar = e.args[0].source
+    info = comp.buffer_info(bufvar)
+    if info["scope"].startswith("local"):
+        return None
+    idx = comp._flat_index(bufvar, list(e.args[0].indices))
+    off = info["elem_offset"]
+
+    def element(g):
+        i = idx(g)
+        return g.env[bufvar], (i if off == 0 else np.asarray(i) + off)
+
+    return element, info
+
+
+def apply_atomic(g, prog, addr, vals, op, dt, line, acquire: bool = False, target=None):
     """Apply atomic ``op`` of every active lane of group ``g`` at byte addresses ``addr`` (L,) with
-    operand(s) ``vals`` (cas: compare, new); returns each lane's old value (L,)."""
+    operand(s) ``vals`` (cas: compare, new); returns each lane's old value (L,). ``target``: the
+    :func:`element_of` of the address operand, whose buffer bounds the lanes' elements (a lane outside it is
+    reported as a plain access is, naming the buffer and element; one outside its region is then skipped)."""
     dt = np.dtype(dt)
     addr = np.broadcast_to(np.asarray(addr).astype(np.uint64), (g.L,))
     vals = [np.broadcast_to(np.asarray(v), (g.L,)).astype(dt) for v in vals]
-    act = np.nonzero(g.active())[0]
+    live = g.active()
+    if target is not None:
+        element, info = target
+        base, elem = element(g)
+        inside = prog.atomic_bounds(g, base, elem, info, f"atomic {op}", line)
+        if inside is not None:
+            live = live & inside
+    act = np.nonzero(live)[0]
     old = np.zeros(g.L, dt)
     space = g.cta.space
     if act.size == 0:

@@ -143,6 +143,41 @@ def _lane_iterations(g, a, n):
     return ((i, m) for i in span for m in (base & (a <= i) & (i < hi),) if m.any())
 
 
+_ROWS: dict = {}  # np.arange(L) by L: the row of each lane in a local buffer's (L, n) array
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _rows(n: int) -> np.ndarray:
+    r = _ROWS.get(n)
+    if r is None:
+        r = _ROWS[n] = np.arange(n)
+        r.flags.writeable = False
+    return r
+
+
+def _in_range(i: np.ndarray, n: int) -> bool:
+    """Whether every entry of the integer index array ``i`` lies in ``[0, n)``: one reduction (a negative index
+    seen as unsigned is past any ``n``), the local-buffer access's fast path."""
+    u = _UNSIGNED.get(i.dtype.itemsize) if i.dtype.kind in "iu" else None
+    if u is None:
+        return bool(((i >= 0) & (i < n)).all())
+    return i.size == 0 or i.view(u).max() < n
+
+
+def _local_bounds(g, prog, i, n, dt, line, info, write):
+    """A local buffer's index ``i`` (uniform, per lane, or per lane and element) that some lane, active or not,
+    has outside ``[0, n)``: reports the active lanes outside it (``Program.local_out_of_bounds``; an inactive
+    lane's index is never checked, as its access never happens) and returns ``(index, out)``, the index per lane
+    (and element) with those entries 0 and where they were."""
+    i = np.asarray(i).astype(np.int64)
+    i = np.full(g.L, int(i), np.int64) if i.ndim == 0 else np.broadcast_to(i, (g.L,) + i.shape[1:])
+    out = (i < 0) | (i >= n)
+    bad = out if g.mask is None else out & (g.mask if out.ndim == 1 else g.mask[:, None])
+    if bad.any():
+        prog.local_out_of_bounds(g, i, bad, n, dt, line, info, write)
+    return np.where(out, 0, i), out
+
+
 def _same_on_active(v, mask):
     """A per-lane value that every active lane holds alike (a loop bound read from a per-thread
     scalar that the warp keeps uniform, e.g. a tile scheduler's index) as that one value; else ``v``."""
@@ -445,13 +480,21 @@ class Compiler:
                     arr = arr.view(ldt)
                 i = idx(g)
                 if _uniform(i):
-                    return arr[:, int(i)]
-                i = np.asarray(i)
-                if i.ndim == 2:
-                    if i.shape[0] == 1:
-                        return arr[:, i[0]]
-                    return np.take_along_axis(arr, i, axis=1)
-                return arr[np.arange(g.L), i]
+                    k = int(i)
+                    if 0 <= k < arr.shape[1]:
+                        return arr[:, k]
+                else:
+                    i = np.asarray(i)
+                    if _in_range(i, arr.shape[1]):
+                        if i.ndim == 2:
+                            if i.shape[0] == 1:
+                                return arr[:, i[0]]
+                            return np.take_along_axis(arr, i, axis=1)
+                        return arr[_rows(g.L), i]
+                # an index outside the buffer, of an active lane (reported; it reads 0) or of an inactive one
+                i, out = _local_bounds(g, prog, i, arr.shape[1], ldt, line, info, False)
+                v = np.take_along_axis(arr, i, axis=1) if i.ndim == 2 else arr[_rows(g.L), i]
+                return np.where(out, np.zeros((), ldt), v)
 
             return load_local
         off = info["elem_offset"]
@@ -476,23 +519,33 @@ class Compiler:
                 i = idx(g)
                 v = value_fn(g)
                 m = g.mask
+                n = arr.shape[1]
                 if _uniform(i):
                     i = int(i)
+                    if not 0 <= i < n:  # every active lane stores outside the buffer: reported, nothing written
+                        _local_bounds(g, prog, i, n, dt, line, info, True)
+                        return
                     if m is None:
                         arr[:, i] = v
                     else:
                         arr[m, i] = v[m] if not _uniform(v) else v
                     return
                 i = np.asarray(i)
+                if not _in_range(i, n):  # the lanes outside the buffer store nothing (active ones reported)
+                    i, out = _local_bounds(g, prog, i, n, dt, line, info, True)
+                    keep = ~out if m is None else ~out & (m if out.ndim == 1 else m[:, None])
+                    rows = np.broadcast_to(_rows(g.L).reshape((-1,) + (1,) * (i.ndim - 1)), i.shape)
+                    arr[rows[keep], i[keep]] = np.broadcast_to(v, i.shape)[keep]
+                    return
                 if i.ndim == 2:
                     i = np.broadcast_to(i, (g.L, i.shape[1]))
                     v = np.broadcast_to(v, i.shape)
-                    rows = np.broadcast_to(np.arange(g.L)[:, None], i.shape)
+                    rows = np.broadcast_to(_rows(g.L)[:, None], i.shape)
                     if m is not None:
                         rows, i, v = rows[m], i[m], v[m]
                     arr[rows, i] = v
                     return
-                rows = np.arange(g.L)
+                rows = _rows(g.L)
                 v = np.broadcast_to(v, (g.L,))
                 if m is not None:
                     rows, i, v = rows[m], i[m], v[m]

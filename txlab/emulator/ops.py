@@ -708,16 +708,17 @@ def _to_float(comp, call):
 # ---- atomics (txlab.emulator.atomics: order, rounding, race checking) ------------------------------
 def _atomic(kind):
     def build(comp, call):
-        from txlab.emulator.atomics import apply_atomic
+        from txlab.emulator.atomics import apply_atomic, element_of
 
         args = _args(comp, call)
         dt = M.np_dtype(_dtype(call))
         line = comp.line
         prog = comp.program
         acquire = comp.polling  # in a poll: it acquires what a fenced atomic released (races.RaceChecker.fence)
+        target = element_of(comp, call.args[0])  # address_of(buf[i]): bounds-checked against buf
 
         def f(g):
-            return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line, acquire)
+            return apply_atomic(g, prog, args[0](g), [a(g) for a in args[1:]], kind, dt, line, acquire, target)
 
         return f
 

@@ -360,15 +360,15 @@ class Program:
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
         first = int(flat_e[0])
         name = info["name"]
-        what = "write" if write else "read"
+        what = _access_name(write)
         side = "before its start" if first < 0 else "past its end"
         neighbour = self.shared_buffer_at(info["static_extent"][0] + first * dt.itemsize)
         self.finding(
             "out_of_bounds",
             f"out-of-bounds {what} of {name}: element {first} of shared buffer {name}, which holds {n} {dt} "
             f"element(s), by thread {int(threads[0]) if threads.size else '?'} of CTA {cta_idx}: {side}, "
-            f"into {'buffer ' + neighbour[0] if neighbour else 'other shared memory'} (a GPU {what}s those bytes "
-            f"silently): guard the index, or size {name} for it",
+            f"into {'buffer ' + neighbour[0] if neighbour else 'other shared memory'} (a GPU "
+            f"{_ACCESS_VERB.get(what, 'updates')} those bytes silently): guard the index, or size {name} for it",
             line=line,
             cta=cta_idx,
             threads=threads,
@@ -402,7 +402,7 @@ class Program:
     def _oob(self, g, region, e, bad, n, dt, line, info, write):
         threads, cta_idx = self._offenders(g, bad)
         flat_e = e[bad] if bad.ndim else np.array([int(e)])
-        what = "write" if write else "read"
+        what = _access_name(write)
         where = (
             f"{region.name}"
             if region.kind == "global"
@@ -427,6 +427,46 @@ class Program:
             key=("out_of_bounds", line, info["name"], what),
         )
         del elems
+
+    def local_out_of_bounds(self, g, e, bad, n, dt, line, info, write):
+        """Lanes ``bad`` (per lane, or per lane and element) index element(s) ``e`` (shaped like ``bad``) of the
+        thread-local buffer ``info``, which holds ``n`` elements, outside it; reported as a shared buffer's are
+        (:meth:`_past_buffer`). The caller skips those lanes: their load reads 0, their store writes nothing."""
+        threads, cta_idx = self._offenders(g, bad)
+        flat_e = e[bad]
+        first = int(flat_e[0])
+        name = info["name"]
+        what = _access_name(write)
+        side = "before its start" if first < 0 else "past its end"
+        self.finding(
+            "out_of_bounds",
+            f"out-of-bounds {what} of {name}: element {first} of local buffer {name}, which holds {n} {dt} "
+            f"element(s), by thread {int(threads[0]) if threads.size else '?'} of CTA {cta_idx}: {side} (a GPU "
+            f"{_ACCESS_VERB.get(what, 'updates')} whatever lies there in the thread's local memory, silently): "
+            f"guard the index, or size {name} for it",
+            line=line,
+            cta=cta_idx,
+            threads=threads,
+            index=flat_e,
+            buffer=name,
+            count=int(np.count_nonzero(bad)),
+            key=("out_of_bounds", line, name, what),
+        )
+
+    def atomic_bounds(self, g, base, elem, info, what, line):
+        """An atomic ``what`` (``"atomic add"``) on element ``elem`` of buffer ``info`` whose pointer is ``base``
+        (the address ``address_of(buf[i])``): its active lanes outside the buffer are reported as a plain
+        access's are (:meth:`_resolve`: past a static shared buffer into its neighbour, outside the argument or
+        the CTA's shared memory). Returns the lanes inside the buffer's region (bool per lane, or one for every
+        lane), the ones the atomic applies; None where every lane is, or the pointer is not one ``_resolve``
+        takes (the atomic's own check of its addresses reports those)."""
+        if not _is_uniform(base) or isinstance(base, dict):  # a per-lane pointer, a tensor map
+            return None
+        dt = M.np_dtype(info["dtype"])
+        region = g.cta.space.find(int(base))
+        if region is None or (int(base) - region.base) % dt.itemsize:
+            return None
+        return self._resolve(g, base, elem, dt, line, info, what)[2]
 
     @staticmethod
     def _batched(g, region, e, isz):
@@ -868,6 +908,18 @@ def _vars_in(e) -> set:
         elif t == "TensorLoad":
             out.add(n.source)
     return out
+
+
+#: the verb a GPU does to memory, by access (an atomic's: "updates")
+_ACCESS_VERB = {"read": "reads", "write": "writes"}
+
+
+def _access_name(write) -> str:
+    """An access's name in a finding: ``"write"``/``"read"`` for a plain store/load (``write`` a bool), else
+    ``write`` itself (``"atomic add"``)."""
+    if isinstance(write, str):
+        return write
+    return "write" if write else "read"
 
 
 def _is_uniform(v) -> bool:

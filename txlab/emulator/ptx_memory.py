@@ -389,7 +389,7 @@ for _n in ("st", "st_vec", "st_vec256"):
 
 # ---- red / atom ----------------------------------------------------------------------------------
 def _red_atom(comp, call):
-    from txlab.emulator.atomics import apply_atomic
+    from txlab.emulator.atomics import apply_atomic, element_of
 
     ptx = decode(call)
     op = ptx.mods.get("op", "")
@@ -399,6 +399,7 @@ def _red_atom(comp, call):
     dt = M.np_dtype(_MEM_TYPES[t].replace("uint", "int") if t.startswith("s") else _MEM_TYPES[t])
     space = ptx.mods.get("space", "")
     addr = address(comp, ptx.one("addr"), space)
+    target = element_of(comp, ptx.one("addr"))  # address_of(buf[i]): bounds-checked against buf
     if op == "cas":
         vals = [comp.expr(ptx.one("compare")), comp.expr(ptx.one("value"))]
     else:
@@ -413,7 +414,7 @@ def _red_atom(comp, call):
     def f(g):
         a = np.broadcast_to(addr(g), (g.L,))
         vs = [np.broadcast_to(np.asarray(v(g)), (g.L,)) for v in vals]
-        old = apply_atomic(g, prog, a, vs, op, dt, line, acquire)
+        old = apply_atomic(g, prog, a, vs, op, dt, line, acquire, target)
         g.slots[key] = [old]
         for st in stores or ():
             st(g)

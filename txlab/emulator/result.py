@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-#: finding kinds: out_of_bounds (global or shared), misaligned, shared_race, global_race,
+#: finding kinds: out_of_bounds (global, shared or thread-local), misaligned, shared_race, global_race,
 #: uninitialized_shared_read (a read of shared bytes nothing of the CTA wrote before it), divergent_barrier,
 #: barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
 KINDS = (
