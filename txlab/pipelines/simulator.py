@@ -518,11 +518,17 @@ def _run(
                 and sphase[slot] == 0
                 and parity == 0
             ):
+                fix = (
+                    f"Drop the XOR with {spec.phase_offset} (empty_phase_offset=0) or start the producer at phase "
+                    f"{roles[w].phase ^ 1}."
+                    if spec.phase_offset
+                    else "Start the producer at phase 1 (PipelineState(stages, 1)) or use empty_phase_offset=1."
+                )
                 hint = (
                     f" Likely cause: {names[w]} starts its PipelineState at phase {roles[w].phase} on "
-                    f"the empty barriers. A fresh mbarrier is in phase 0, so a parity-0 wait blocks "
-                    f"until consumers release a slot they never received. Start the producer at phase 1 "
-                    f"(PipelineState(stages, 1)) or use empty_phase_offset=1."
+                    f"the empty barriers{f' XORed with empty_phase_offset {spec.phase_offset}' if spec.phase_offset else ''}"
+                    ", so its first wait uses parity 0. A fresh mbarrier is in phase 0, so a "
+                    f"parity-0 wait blocks until consumers release a slot they never received. {fix}"
                 )
             elif spec.name == "full" and roles[w].kind == "consumer" and roles[w].phase == 1:
                 hint = (

@@ -7,6 +7,14 @@ import re
 
 from dataclasses import asdict, dataclass, field
 
+from txlab.pipelines.kernel_scan import COUNTED, assume_guards_hold, like_pipeline_state, load_source, memory_guards
+from txlab.pipelines.kernel_scan import barrier_buffer as _barrier_buffer
+from txlab.pipelines.kernel_scan import bkey as _bkey
+from txlab.pipelines.kernel_scan import const_int as _int
+from txlab.pipelines.kernel_scan import key as obj_key
+from txlab.pipelines.kernel_scan import param_names, parity_by_iteration, sources
+from txlab.pipelines.kernel_scan import scan as scan_kernel
+from txlab.pipelines.kernel_scan import text as expr_text
 from txlab.pipelines.protocol import Problem, ScriptError
 from txlab.pipelines.simulator import simulate
 from txlab.pipelines.trace import PipelineTrace
@@ -44,6 +52,16 @@ class PipelineSpec:
     # phases whose arrivals differ from the usual per-phase count ("full"/"empty" -> [{slot, phase, count, usual,
     # line}]): an arrive skipped or repeated in some iterations, reported as its own problem by simulate()
     uneven: dict = field(default_factory=dict)
+    # how many times each side runs its operations on the barriers, where the loops say ("full_wait",
+    # "full_arrive", "empty_wait", "empty_arrive" -> (trip count, line)): sides that run different counts hang
+    trips: dict = field(default_factory=dict)
+
+    @property
+    def assumptions(self) -> tuple:
+        """The notes that say what was assumed where the kernel could not be read (a wait parity, an arrival count,
+        a byte count, a loop's trip count, a guard that reads memory): what a verdict of :meth:`simulate` holds
+        under (``trace.assumed``)."""
+        return tuple(n for n in self.notes if _is_assumption(n))
 
     @property
     def derived(self) -> bool:
@@ -96,10 +114,59 @@ class PipelineSpec:
         overridden; any :func:`simulate` keyword can be overridden. Where the kernel never waits on a
         barrier, the trace's ``assumed`` says so (its summary too)."""
         trace = self._simulate_spec(iterations, **overrides)
-        trace.assumed = tuple(n for n in self.notes if n.startswith(("no wait on the", _PARITY_ASSUMED)))
-        if self.uneven and not {"roles", "consumers", "producers"} & set(overrides):
-            trace.problems = (*trace.problems, *self._uneven_problems())
+        trace.assumed = self.assumptions
+        if not {"roles", "consumers", "producers"} & set(overrides):
+            trip = self._trip_problems()
+            if trip:
+                # the code's arrivals per phase were averaged over sides that ran different counts: what the
+                # simulation of those averages finds (but a byte count) is an artefact of that, not the kernel's
+                skewed = any("differ between slots" in n or "not a whole number" in n for n in self.notes)
+                kept = [p for p in trace.problems if p.kind == "tx_mismatch"] if skewed else list(trace.problems)
+                trace.problems = (*trip, *kept)
+            if self.uneven:
+                trace.problems = (*trace.problems, *self._uneven_problems())
         return trace
+
+    def _trip_problems(self) -> list:
+        """A problem where the two sides of the pipeline run their loops a different number of times: the side
+        that waits more often than the other fills (or frees) slots hangs at its first wait past them."""
+        t = self.trips
+        if not all(k in t for k in ("full_wait", "full_arrive", "empty_wait", "empty_arrive")):
+            return []
+        S = self.stages
+        (wf, lwf), (af, laf) = t["full_wait"], t["full_arrive"]
+        (we, lwe), (ae, lae) = t["empty_wait"], t["empty_arrive"]
+        out = []
+        if wf > af:
+            out.append(
+                Problem(
+                    "trip_count",
+                    f"the consumers wait on {self.full_buffer or 'full'} {wf} times (line {lwf}) but the producer "
+                    f"fills it only {af} times (line {laf}): their wait in iteration {af} ({self.full_buffer or 'full'}"
+                    f"[{af % S}]) never passes and the kernel hangs. Make both loops run the same number of iterations.",
+                    barrier="full",
+                    stage=af % S,
+                    iteration=af,
+                    lineno=lwf,
+                    lines=tuple(x for x in (lwf, laf) if x is not None),
+                )
+            )
+        if we > ae + S:
+            out.append(
+                Problem(
+                    "trip_count",
+                    f"the producer waits on {self.empty_buffer or 'empty'} {we} times (line {lwe}) but the consumers "
+                    f"free its slots only {ae} times (line {lae}), and a {S}-slot ring lets the producer run {S} "
+                    f"ahead: its wait in iteration {ae + S} ({self.empty_buffer or 'empty'}[{(ae + S) % S}]) never "
+                    "passes and the kernel hangs. Make both loops run the same number of iterations.",
+                    barrier="empty",
+                    stage=(ae + S) % S,
+                    iteration=ae + S,
+                    lineno=lwe,
+                    lines=tuple(x for x in (lwe, lae) if x is not None),
+                )
+            )
+        return out
 
     def _uneven_problems(self) -> list:
         """A problem per barrier whose phases get different arrival counts (the simulated protocol gives every
@@ -212,43 +279,6 @@ class PipelineSpec:
         return asdict(self)
 
 
-def _as_prim_funcs(obj):
-    import tvm
-
-    from txlab import ir
-
-    mod, _ = ir.as_module(obj, what="txlab.pipelines.from_kernel()")
-    return [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
-
-
-def _barrier_buffer(ptr_expr):
-    """The (buffer, index) behind ``cvta(address_of(buf[i]))`` / ``address_of(buf[i])``."""
-    from tvm.ir import TensorLoad
-
-    e = ptr_expr
-    for _ in range(4):
-        if isinstance(e, TensorLoad):
-            return _load_source(e), (e.indices[0] if len(e.indices) else None)
-        if hasattr(e, "args") and len(e.args):
-            e = e.args[0]
-        else:
-            return None, None
-    return None, None
-
-
-def _load_source(load):
-    """The buffer a load reads (``.source`` in TVM 0.27's TensorLoad, ``.buffer`` before)."""
-    src = getattr(load, "source", None)
-    return src if src is not None else getattr(load, "buffer", None)
-
-
-def _user_line(stmt):
-    from txlab import ir
-
-    loc = ir.user_frame(stmt.span)
-    return loc
-
-
 def _declared_name(loc, which: str) -> str:
     """``ab.full`` for the barriers of ``ab = Pipeline(...)`` (read from the user's line), else
     ``which``."""
@@ -262,37 +292,47 @@ def _declared_name(loc, which: str) -> str:
     return f"{m.group(1)}.{which}" if m else which
 
 
-def _bkey(buf):
-    """A barrier buffer's identity: unnamed pool buffers (``Pipeline``'s barriers) share the empty
-    name, so the name alone would merge them; their pool offsets differ."""
-    return (buf.name, str(buf.data), str(buf.elem_offset), str(buf.dtype), str(list(buf.shape)))
+def _user_loc(stmt):
+    from txlab import ir
+
+    return ir.user_frame(stmt.span)
 
 
-def _int(e):
-    v = getattr(e, "value", None)
-    return int(v) if isinstance(v, int) else None
-
-
-def find_pipelines(kernel) -> list[PipelineSpec]:
+def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
     """Every full/empty barrier pair in a kernel's IR, in declaration order.
 
     What is read: ``mbarrier.init`` (slot count = buffer extent, arrival count), arrives
     (``arrive.expect_tx`` → TMA with its byte count, ``tcgen05.commit`` → tcgen05, plain
     ``arrive`` → mbar), and parity waits: ``wait(buf[ps_stage], ps_phase ^ k)`` gives the phase
     offset ``k`` and, through the constant ``ps_phase`` is initialised with, the producer (waits on
-    empty) and consumer (waits on full) start phases. Barriers are paired as ``Pipeline`` declares
-    them: a full barrier initialised right before an empty barrier of the same depth."""
+    empty) and consumer (waits on full) start phases; a parity computed from the loop indices (nested
+    loops too) is evaluated iteration by iteration. Barriers are paired as ``Pipeline`` declares
+    them: a full barrier initialised right before an empty barrier of the same depth.
+
+    ``params``: values of scalar kernel arguments (``{"nk": 8}``) to read the code with, where a loop
+    bound or a byte count is an argument known only at launch. Without one, a loop bounded by an
+    argument is read with the trip count the other loops on its barriers have, an assumption the
+    verdict names (:attr:`PipelineSpec.assumptions`)."""
+    import tvm
     import tvm.tirx as tx
     import tvm_ffi
     from tvm.ir import StringImm
 
+    from txlab import ir
+
+    mod, _ = ir.as_module(kernel, what="txlab.pipelines.from_kernel()")
+    funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
+    funcs, launch_notes, changed = _read_with(funcs, params)
+    derived_funcs = dict(funcs)  # what the arrival counts are read from (guards that read memory assumed to hold)
+
     out = []
     tcgen05: list = []  # a kernel with tcgen05 ops lowers (for the arrival counts) for sm_100a only
-    for kname, func in _as_prim_funcs(kernel):
+    for kname, func in funcs:
+        sc = scan_kernel(func)
         inits: list = []  # (buffer, count) in order
         kinds: dict = {}  # buffer name -> kind
         tx_bytes: dict = {}
-        wait_phase: dict = {}  # buffer name -> (phase buffer name, xor constant)
+        wait_phase: dict = {}  # buffer name -> (phase buffer, xor constant, wait line, parity expression)
         const_init: list = []  # (local scalar buffer, first constant stored to it, the user's line of that store)
         init_lines: dict = {}  # barrier buffer -> the user's source line of its init
 
@@ -308,7 +348,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                     and buf.scope() == "local"
                     and not any(b.same_as(buf) for b, _, _ in const_init)
                 ):
-                    const_init.append((buf, c, _user_line(s)))
+                    const_init.append((buf, c, _user_loc(s)))
                 return
             if not isinstance(s, tx.Evaluate) or not hasattr(s.value, "op"):
                 return
@@ -322,7 +362,7 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None and not any(b.same_as(buf) for b, _ in inits):
                     inits.append((buf, _int(call.args[1])))
-                    init_lines[_bkey(buf)] = _user_line(s)
+                    init_lines[_bkey(buf)] = _user_loc(s)
             elif op.endswith("mbarrier_arrive_expect_tx"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None:
@@ -341,8 +381,8 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             elif op.endswith("mbarrier_wait"):
                 buf, _ = _barrier_buffer(call.args[0])
                 if buf is not None and _bkey(buf) not in wait_phase:
-                    loc = _user_line(s)
-                    wait_phase[_bkey(buf)] = (*_wait_parity(call.args[1]), loc[1] if loc else None)
+                    loc = _user_loc(s)
+                    wait_phase[_bkey(buf)] = (*_wait_parity(call.args[1]), loc[1] if loc else None, call.args[1])
 
         # TVM's structural visitor, pre-order (the walker txlab.pools uses too)
         tvm_ffi.structural_walk(func.body, [((tx.Evaluate, tx.BufferStore), visit)], order="pre")
@@ -355,6 +395,15 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
             loc = next((ln for b, _, ln in const_init if pbuf is not None and b.same_as(pbuf)), None)
             return loc[1] if loc else None
 
+        def by_iteration(bk):
+            """The parities the first wait on barrier ``bk`` passes, iteration by iteration (None: not read)."""
+            op = next((o for o in sc.ops if o.kind == "wait" and o.barrier == bk), None)
+            return None if op is None else parity_by_iteration(op, sc)
+
+        guards = memory_guards(sc)
+        if guards:
+            derived_funcs[kname] = assume_guards_hold(func, guards)
+            changed = True
         i = 0
         while i + 1 < len(inits):
             (fb, fc), (eb, ec) = inits[i], inits[i + 1]
@@ -381,35 +430,48 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
                 "empty": (eb.name, _int(eb.elem_offset), depth),
             }
             if _bkey(eb) in wait_phase:
-                pbuf, xor, by_k, wline = wait_phase[_bkey(eb)]
-                spec.empty_phase_offset = xor & 1
+                pbuf, xor, wline, ph = wait_phase[_bkey(eb)]
+                by_k = by_iteration(_bkey(eb)) if start_value(pbuf) is None else None
                 if start_value(pbuf) is not None:
+                    spec.empty_phase_offset = xor & 1
                     spec.producer_phase = start_value(pbuf) & 1
                     spec.lines["producer_phase"] = start_line(pbuf)
-                elif _flips_per_pass(by_k, depth):
+                elif like_pipeline_state(by_k, depth):
                     spec.producer_phase, spec.empty_phase_offset = by_k[0], 0
                     spec.lines["producer_phase"] = wline
                     notes.append(f"the producer's wait parity is computed from the loop index: {by_k[0]} at its start")
                 else:
-                    notes.append(f"{_PARITY_ASSUMED}producer start phase not a constant in the IR; assumed 1")
+                    # the parity is not known: the simulated producer waits as a correct one does (parity 1 on the
+                    # first pass over fresh barriers), with no XOR on top (the XOR read is part of what is unknown)
+                    spec.producer_phase, spec.empty_phase_offset = 1, 0
+                    notes.append(_PARITY_ASSUMED + _unread_parity("producer", wline, ph, by_k, depth, 1))
             else:
                 notes.append("no wait on the empty barriers found")
             if _bkey(fb) in wait_phase:
-                pbuf, xor, by_k, wline = wait_phase[_bkey(fb)]
-                if xor:
-                    notes.append(f"waits on the full barrier XOR the phase with {xor}")
+                pbuf, xor, wline, ph = wait_phase[_bkey(fb)]
+                by_k = by_iteration(_bkey(fb)) if start_value(pbuf) is None else None
                 if start_value(pbuf) is not None:
+                    if xor:
+                        notes.append(f"waits on the full barrier XOR the phase with {xor}")
                     spec.consumer_phase = (start_value(pbuf) ^ xor) & 1
                     # a consumer's XOR is written at its wait: the line that sets the parity it waits for
                     spec.lines["consumer_phase"] = wline if xor else start_line(pbuf)
-                elif _flips_per_pass(by_k, depth):
+                elif like_pipeline_state(by_k, depth):
                     spec.consumer_phase = by_k[0]
                     spec.lines["consumer_phase"] = wline
                     notes.append(f"the consumer's wait parity is computed from the loop index: {by_k[0]} at its start")
                 else:
-                    notes.append(f"{_PARITY_ASSUMED}consumer start phase not a constant in the IR; assumed 0")
+                    spec.consumer_phase = 0
+                    notes.append(_PARITY_ASSUMED + _unread_parity("consumer", wline, ph, by_k, depth, 0))
             else:
                 notes.append("no wait on the full barriers found")
+            mine = {_bkey(fb), _bkey(eb)}
+            notes += [n for n, keys in launch_notes.get(kname, ()) if keys & mine]
+            notes += _unknown_loop_notes(sc, mine)
+            for g in guards:
+                if any(o.barrier in mine for o in g.ops):
+                    notes.append(_guard_note(g))
+            spec.trips = _trips(sc, _bkey(fb), _bkey(eb))
             notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role assumed)")
             spec.notes = notes
             out.append(spec)
@@ -417,16 +479,24 @@ def find_pipelines(kernel) -> list[PipelineSpec]:
     if out:
         from txlab.pipeline_code import derive
 
-        derive(kernel, out, getattr(kernel, "arch", None) or ("sm_100a" if tcgen05 else "sm_90a"))
+        arch = getattr(kernel, "arch", None) or ("sm_100a" if tcgen05 else "sm_90a")
+        target = kernel
+        if changed:
+            target = tvm.IRModule(
+                {gv: derived_funcs.get(gv.name_hint, f) for gv, f in mod.functions.items()}, attrs=mod.attrs
+            )
+        derive(target, out, arch)
     return out
 
 
-def from_kernel(kernel, which: int = 0) -> PipelineSpec:
+def from_kernel(kernel, which: int = 0, *, params: dict | None = None) -> PipelineSpec:
     """The pipeline a kernel declares (``which``-th if several), read from its IR: stages, barrier
     kinds, init counts, expect-tx bytes, phase offset and start phases. Accepts a prim_func, an
-    IRModule, or anything with ``.ir_module`` (``txlab.Compiled``). ``.simulate(iterations)`` on the
-    result runs it; pass overrides to try fixes."""
-    specs = find_pipelines(kernel)
+    IRModule, or anything with ``.ir_module`` (``txlab.Compiled``). ``params``: values of scalar
+    kernel arguments the code depends on (``{"nk": 8}``: a loop bound, a byte count), read as if
+    launched with them. ``.simulate(iterations)`` on the result runs it; pass overrides to try fixes.
+    What could not be read is an assumption its verdict names (``trace.assumed``)."""
+    specs = find_pipelines(kernel, params=params)
     if not specs:
         raise ScriptError(
             "no full/empty mbarrier pair found in this kernel's IR: expected two mbarrier.init'ed "
@@ -443,6 +513,228 @@ def from_kernel(kernel, which: int = 0) -> PipelineSpec:
 _PARITY_ASSUMED = "wait parity not read: "
 
 
+def _is_assumption(note: str) -> bool:
+    """Whether a note of a spec says what was assumed where the kernel could not be read (the declaration-only
+    "one arrival per consumer role" note is how a spec without the code's counts simulates, not a reading)."""
+    if note.startswith(("no wait on the", _PARITY_ASSUMED, "code walk:")):
+        return True
+    if note.startswith("consumers = init_empty"):
+        return False
+    return bool(re.search(r"\bassum(e|ed|es|ing)\b|\brounded\b|differ between slots", note))
+
+
+#: the trip count a loop bounded by a kernel argument is read with when no other loop on its barriers says one
+_DEFAULT_TRIPS = 16
+
+
+def _unread_parity(role: str, line, ph, by_k, depth: int, assumed: int) -> str:
+    where = f"at line {line} " if line is not None else ""
+    what = f"the {role}'s wait parity {where}(`{expr_text(ph)}`)"
+    if by_k:
+        shown = ", ".join(map(str, by_k[: 2 * depth + 2]))
+        why = (
+            f"{what} takes the parities {shown}, ... over its iterations, which no PipelineState over the "
+            f"{depth}-slot ring takes"
+        )
+    else:
+        why = f"{what} is neither a PipelineState's phase nor a function of the loop indices the reader can follow"
+    return (
+        f"{why}; assumed it is {assumed} on the first pass over the ring and flips each pass "
+        f"({'a fresh barrier lets the producer fill every slot' if role == 'producer' else 'consumers wait for the first fill'})"
+    )
+
+
+def _guard_note(g) -> str:
+    cond = " and ".join(f"`{expr_text(c)}`" for c in g.unknown)
+    what = ", ".join(g.why)
+    ops = ", ".join(sorted({f"{o.kind.replace('_', ' ')} at line {o.line}" for o in g.ops}))
+    one = "," not in ops
+    return (
+        f"line {g.line}: assumed {cond} holds in every iteration (it reads {what}, which the analysis cannot see): "
+        f"the {ops} {'is' if one else 'are'} counted as if {'it' if one else 'they'} ran "
+        + (f"whenever `{' and '.join(expr_text(c) for c in g.known)}` holds" if g.known else "every time")
+        + f"; a phase that misses {'it' if one else 'them'} never completes and its waiters hang"
+    )
+
+
+def _unknown_loop_notes(sc, barriers) -> list:
+    """An assumption per loop around this pipeline's operations whose trip count the reading does not know."""
+    seen: dict = {}
+    for o in sc.ops:
+        if o.barrier not in barriers:
+            continue
+        for lp in o.loops:
+            if lp.var is None or obj_key(lp.node) in seen:
+                continue
+            src = sources(lp.min, sc) + sources(lp.extent, sc)
+            if src:
+                seen[obj_key(lp.node)] = (lp, tuple(dict.fromkeys(src)))
+    notes = []
+    for lp, src in seen.values():
+        lines = sorted({o.line for o in sc.ops if o.barrier in barriers and lp in o.loops and o.line is not None})
+        names = param_names(lp.extent, sc) + param_names(lp.min, sc)
+        notes.append(
+            f"line {lp.line}: assumed the trip count `{expr_text(lp.extent)}` of this loop, which depends on "
+            f"{', '.join(src)} (known only at launch), matches the other roles': the barrier operations in it "
+            f"(line {', '.join(map(str, lines))}) were read for one iteration of unknown index, so the counts "
+            "simulated are the declaration's"
+            + (
+                f"; pass from_kernel(..., params={{{', '.join(f'{n!r}: ...' for n in dict.fromkeys(names))}}}) "
+                "to read it with a value"
+                if names
+                else ""
+            )
+        )
+    return notes
+
+
+def _read_with(funcs, params):
+    """The kernel's functions with scalar arguments specialised: those ``params`` gives, and a loop bound that is an
+    argument by the trip count the other loops on its barriers have (an assumption, noted). Returns (functions,
+    {function: [(note, barrier keys it concerns)]}, whether anything changed)."""
+    from txlab.errors import InputError
+
+    params = dict(params or {})
+    scalars = {
+        name: {p.name: p for p in f.params if type(getattr(p, "ty", None)).__name__ == "PrimType"} for name, f in funcs
+    }
+    every = sorted({n for d in scalars.values() for n in d})
+    bad = [k for k in params if k not in every]
+    if bad:
+        raise InputError(
+            f"params names {', '.join(map(repr, bad))}, not a scalar argument of the kernel "
+            f"({', '.join(every) or 'it has none'})"
+        )
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(f"params[{k!r}] must be an int (the value the kernel is launched with), got {v!r}")
+    out, notes, changed = [], {}, False
+    for name, f in funcs:
+        mine = {scalars[name][k]: _imm(scalars[name][k], v) for k, v in params.items() if k in scalars[name]}
+        if mine:
+            f = f.specialize(mine)
+            changed = True
+        guessed, fnotes = _assumed_trips(f)
+        if guessed:
+            try:
+                f = f.specialize(guessed)
+                changed = True
+            except Exception:  # noqa: BLE001 - not specialisable: the loops stay unknown (noted per spec)
+                fnotes = []
+        out.append((name, f))
+        notes[name] = fnotes
+    return out, notes, changed
+
+
+def _imm(var, value: int):
+    import tvm
+
+    return tvm.tirx.IntImm(str(getattr(var, "dtype", "int32")), int(value))
+
+
+def _assumed_trips(func):
+    """``({argument var: value}, [(note, barrier keys)])`` for loops around barrier operations whose trip count is
+    exactly a scalar argument: read with the trip count the barriers' other operations run (the same for all of
+    them), or with ``_DEFAULT_TRIPS`` where every loop on them is bounded by arguments."""
+    sc = scan_kernel(func)
+    ops = [o for o in sc.ops if o.kind == "wait" or o.kind in COUNTED]
+    by_param: dict = {}  # argument key -> (var, [(loop, ops under it)])
+    for o in ops:
+        cands = [
+            lp
+            for lp in o.loops
+            if lp.var is not None
+            and type(lp.extent).__name__ == "Var"
+            and obj_key(lp.extent) in sc.params
+            and _int(lp.min) is not None
+        ]
+        if len(cands) != 1:
+            continue
+        lp = cands[0]
+        if any(lp2 is not lp and lp2.trips is None for lp2 in o.loops):
+            continue
+        var = lp.extent
+        entry = by_param.setdefault(obj_key(var), (var, {}))
+        entry[1].setdefault(obj_key(lp.node), (lp, []))[1].append(o)
+    guessed, notes = {}, []
+    for var, loops in by_param.values():
+        under = [o for _, os_ in loops.values() for o in os_]
+        barriers = {o.barrier for o in under}
+        others = [o for o in ops if o.barrier in barriers and o not in under and o.trips is not None]
+        trips = {o.trips for o in others}
+        ratios = set()
+        for lp, os_ in loops.values():
+            for o in os_:
+                rest = 1
+                for lp2 in o.loops:
+                    if lp2 is not lp:
+                        rest *= lp2.trips
+                ratios.add((rest, lp.step))
+        if len(trips) > 1 or len(ratios) != 1:
+            continue
+        rest, step = ratios.pop()
+        if trips:
+            want = trips.pop()
+            if not rest or want % rest:
+                continue
+            value = (want // rest) * step
+            why = (
+                f"so it runs as many iterations as the other loops on these barriers "
+                f"(line {', '.join(str(x) for x in sorted({o.line for o in others if o.line is not None}))})"
+            )
+        else:
+            value = _DEFAULT_TRIPS * step
+            why = "every loop on these barriers is bounded by it: any count they share gives the same protocol"
+        guessed[var] = _imm(var, value)
+        lines = ", ".join(str(lp.line) for lp, _ in loops.values())
+        notes.append(
+            (
+                f"line {lines}: this loop runs `{var.name}` times, a kernel argument known only at launch: assumed "
+                f"{var.name} = {value}, {why}; pass from_kernel(..., params={{{var.name!r}: ...}}) to read it with "
+                "the value it is launched with",
+                barriers,
+            )
+        )
+    return guessed, notes
+
+
+def _trips(sc, full, empty) -> dict:
+    """How many times each side of the pipeline runs its operations, where the loops say (one trip count per
+    side, no guard inside the loops that depends on the iteration): ``{"full_wait": (n, line), "full_arrive": ...,
+    "empty_wait": ..., "empty_arrive": ...}``, empty where not known."""
+    out = {}
+    for bk, name in ((full, "full"), (empty, "empty")):
+        for side, kinds in (("wait", ("wait",)), ("arrive", ("arrive", "arrive_expect_tx", "commit"))):
+            ops = [o for o in sc.ops if o.barrier == bk and o.kind in kinds]
+            trips = {o.trips for o in ops}
+            if not ops or len(trips) != 1 or None in trips or any(_varies(o, sc) for o in ops):
+                return {}
+            out[f"{name}_{side}"] = (trips.pop(), min((o.line for o in ops if o.line is not None), default=None))
+    return out
+
+
+def _varies(op, sc) -> bool:
+    """Whether a guard inside the loops around ``op`` depends on the iteration (a loop index, or a local the loops
+    set), so the trip count of its loops is not how often it runs."""
+    import tvm.tirx as tx
+    import tvm_ffi
+    from tvm.ir import TensorLoad
+
+    loop_vars = {obj_key(lp.var) for lp in op.loops if lp.var is not None}
+    hit = []
+
+    def visit(n):
+        k = obj_key(load_source(n)) if isinstance(n, TensorLoad) else obj_key(n)
+        defs = sc.defs.get(k) or []
+        if k in loop_vars or len(defs) > 1 or any(loops for _, loops, *_ in defs):
+            hit.append(n)
+
+    for g in op.guards:
+        if g.depth:
+            tvm_ffi.structural_walk(g.condition, [((tx.Var, TensorLoad), visit)], order="pre")
+    return bool(hit)
+
+
 def _xor_leaves(e, out):
     if type(e).__name__ == "BitwiseXor":
         _xor_leaves(e.a, out)
@@ -453,10 +745,9 @@ def _xor_leaves(e, out):
 
 
 def _wait_parity(ph):
-    """``(phase buffer, XOR constant, parities by iteration)`` of a wait's parity expression. ``ps_phase ^ k``
-    (nested XORs too: ``(cs.phase ^ 1) ^ offset``) gives the buffer and ``k``; an expression of the loop index
-    (``((k // S) & 1) ^ 1``, raw barriers) gives no buffer and its parities at iterations 0..8
-    (:func:`_parity_by_iteration`), None where it is not such an expression either."""
+    """``(phase buffer, XOR constant)`` of a wait's parity expression: ``ps_phase ^ k`` (nested XORs too:
+    ``(cs.phase ^ 1) ^ offset``) gives the buffer and ``k``; any other expression (``((k // S) & 1) ^ 1``, raw
+    barriers: evaluated iteration by iteration, :func:`txlab.pipelines.kernel_scan.parity_by_iteration`) no buffer."""
     from tvm.ir import TensorLoad
 
     leaves = _xor_leaves(ph, [])
@@ -467,42 +758,7 @@ def _wait_parity(ph):
         if c is not None:
             xor ^= c
     if len(loads) == 1 and isinstance(loads[0], TensorLoad):
-        return _load_source(loads[0]), xor, None
-    return None, xor, _parity_by_iteration(ph)
-
-
-def _parity_by_iteration(ph):
-    """The parity expression's values with its variables at 0, 1, .., 8 (a tuple of 0/1), or None when it is not
-    an integer expression of its variables alone (a load, a call)."""
-    vals = [_int_eval(ph, k) for k in range(9)]
-    return None if None in vals else tuple(v & 1 for v in vals)
-
-
-def _int_eval(e, k: int):
-    """The integer value of ``e`` with every variable set to ``k`` (TIR's integer semantics, txlab.ir.semantics),
-    or None for anything else in it (a load, a call, a float)."""
-    from txlab.ir import semantics
-
-    t = type(e).__name__
-    if t == "IntImm":
-        return int(e.value)
-    if t == "Var":
-        return k
-    if t == "Cast":
-        return _int_eval(e.value, k)
-    fn = semantics.BINARY.get(t)
-    if fn is None or not hasattr(e, "a"):
-        return None
-    a, b = _int_eval(e.a, k), _int_eval(e.b, k)
-    if a is None or b is None or (t in ("Div", "Mod", "FloorDiv", "FloorMod") and b == 0):
-        return None
-    return int(fn(a, b))
-
-
-def _flips_per_pass(vals, depth) -> bool:
-    """Parities by iteration (:func:`_parity_by_iteration`) that behave as a PipelineState's over a ``depth``-deep
-    ring: the same for the first ``depth`` iterations, flipped at iteration ``depth`` (rings up to 8 deep); False
-    for None."""
-    if vals is None or not depth or depth >= len(vals):
-        return False
-    return all(v == vals[0] for v in vals[:depth]) and vals[depth] == vals[0] ^ 1
+        src = load_source(loads[0])
+        if src is not None and src.scope() == "local":
+            return src, xor
+    return None, xor

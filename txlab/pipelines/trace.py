@@ -39,8 +39,9 @@ class PipelineTrace:
         self._steps = None
         self._roles_arg = None
         self._simulate = None  # set by simulate(), which made this trace
-        #: what the simulated protocol assumed where the kernel did not say (a pipeline from_kernel read with no
-        #: wait on a barrier): a finished run is then no evidence about the kernel, and summary() says so
+        #: what the simulated protocol assumed where the kernel could not be read (a pipeline from_kernel read with
+        #: no wait on a barrier, a wait parity, a count or trip count known only at launch, a guard that reads
+        #: memory): a verdict holds only under them, and summary() names them
         self.assumed: tuple[str, ...] = ()
 
     def rerun(self, **changes) -> "PipelineTrace":
@@ -51,7 +52,9 @@ class PipelineTrace:
         stages = kw.pop("stages", self.stages)
         if isinstance(kw.get("tx_bytes"), list):
             kw["tx_bytes"] = tuple(kw["tx_bytes"])
-        return self._simulate(stages, roles=self._roles_arg, **kw)
+        again = self._simulate(stages, roles=self._roles_arg, **kw)
+        again.assumed = self.assumed  # what the protocol was read under still holds for the rerun
+        return again
 
     # event tuple layout
     _ev_fields = (
@@ -123,14 +126,22 @@ class PipelineTrace:
         its = ", ".join(f"{r.name}×{r.iterations}" for r in self.roles)
         head = f"{self.stages}-stage pipeline, {len(self.roles)} roles ({its}), {len(self._events)} events: "
         if not self.problems and self.assumed:
+            unrun = any(a.startswith("no wait on the") for a in self.assumed)
             return head + (
-                "every role finished, no problem found in the protocol assumed where the kernel says nothing: "
+                "every role finished, no problem found in the protocol assumed where the kernel could not be read: "
                 + "; ".join(self.assumed)
-                + " (the kernel does not run this pipeline as simulated)"
+                + (
+                    " (the kernel does not run this pipeline as simulated)"
+                    if unrun
+                    else " (the verdict holds only as far as these assumptions do)"
+                )
             )
         if not self.problems:
             return head + "every role finished, no problem found."
-        return head + f"{len(self.problems)} problem(s)\n" + "\n".join(f"  - {p}" for p in self.problems)
+        text = head + f"{len(self.problems)} problem(s)\n" + "\n".join(f"  - {p}" for p in self.problems)
+        if self.assumed:
+            text += "\n  assumed where the kernel could not be read:\n" + "\n".join(f"  - {a}" for a in self.assumed)
+        return text
 
     def __repr__(self) -> str:
         state = "deadlock" if self.deadlock else ("ok" if self.ok else f"{len(self.problems)} problems")
