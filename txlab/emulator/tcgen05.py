@@ -280,11 +280,19 @@ def _encode_instr_block_scaled(comp, call):
     mk, consts = _instr_desc_args(comp, call, 8)
     if mk is None:
         return consts
-    a_t, b_t, sfa_t = (_str(x) for x in call.args[2:5])
+    d_t, a_t, b_t, sfa_t, sfb_t = (_str(x) for x in call.args[1:6])
     m, n, k, ta, tb, _ncta, na, nb, _sparse = consts
     s_fmt = 1 if "e8m0" in sfa_t else 0
     try:
-        fa, fb = _format_code(a_t), _format_code(b_t)
+        from tvm.backend.cuda.cpp.descriptors import _get_tcgen05_mma_kind  # TVM's own rule, not a copy of it
+
+        kind = _get_tcgen05_mma_kind(d_t, a_t, b_t, sfa_t, sfb_t)
+    except (ImportError, ValueError) as exc:
+        return comp.not_emulated(call.op.name, f"the MMA kind of {a_t} x {b_t} scaled by {sfa_t}: {exc}")
+    try:
+        # kind::mxf4 / mxf4nvf4 take fp4 operands only and code them 1 (E2M1), as TVM's encoder writes; the
+        # mxf8f6f4 table (E2M1 = 5) is for fp4 mixed with fp8 / fp6
+        fa, fb = (1, 1) if kind != "mxf8f6f4" else (_format_code(a_t), _format_code(b_t))
     except KeyError as exc:
         return comp.not_emulated(call.op.name, f"no descriptor format for dtype {exc.args[0]!r}")
     v = (
