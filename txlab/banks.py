@@ -20,7 +20,11 @@ wavefronts beyond the ideal). Bank patterns do not depend on the CTA index unles
 index does: where a grid has more CTAs, a second one and the last one are walked too (as
 :mod:`txlab.coalescing` does, :func:`txlab.simt.compare_other_cta`) and an access whose wavefronts or
 instruction count differ there is ``partial``, its reason giving both (the grid totals then scale CTA 0's);
-an access only such a CTA reaches is a ``partial`` row too.
+an access only such a CTA reaches is a ``partial`` row too. An access no walk reaches is walked to where a guard on
+its path names a CTA or a loop iteration (``if bx == 5``; ``if k == 700`` past the iterations followed; a cluster
+rank), its row ``partial`` saying so; else it is an ``unknown`` row naming the CTAs and iterations walked and the guard
+it runs under (:func:`walk_sites`, which :mod:`txlab.coalescing` uses too). The headline counts partly unknown rows
+apart from the analysed ones.
 
 Every shared access of the code is a row, each with a definite answer or ``status="unknown"`` and
 the reason:
@@ -132,11 +136,19 @@ class BankReport(simt.AccessReport):
         return out
 
     def counts(self) -> dict:
-        """How many accesses there are, how many were analysed (fully or partly), how many are made
+        """How many accesses there are, how many were analysed fully, how many only partly (``partial``: some
+        executions unknown, figures from another CTA, ...; the key is there when there are any), how many are made
         by the async proxy (TMA, wgmma operands: no LSU wavefronts), how many unknown."""
         unknown = sum(r.status == "unknown" for r in self)
         async_ = sum(r.status == "async" for r in self)
-        return {"accesses": len(self), "analysed": len(self) - unknown - async_, "async": async_, "unknown": unknown}
+        partial = sum(r.status == "partial" for r in self)
+        return {
+            "accesses": len(self),
+            "analysed": len(self) - unknown - async_ - partial,
+            **({"partial": partial} if partial else {}),
+            "async": async_,
+            "unknown": unknown,
+        }
 
     def to_dict(self) -> dict:
         return {
@@ -150,8 +162,9 @@ class BankReport(simt.AccessReport):
     def title(self) -> str:
         c = self.counts()
         by_proxy = f", {c['async']} by the async proxy" if c["async"] else ""
+        partly = f", {c['partial']} partly unknown" if c.get("partial") else ""
         return (
-            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed{by_proxy}, "
+            f"{self.kernel}: {c['accesses']} shared-memory access(es), {c['analysed']} analysed{partly}{by_proxy}, "
             f"{c['unknown']} unknown"
         )
 
@@ -238,21 +251,15 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
         def site(v, a):
             return _Site(v, a, sass=sass)
 
-        sites, walk = simt.visit_accesses(
-            func, _SharedClassifier(swizzles), site, cta=cta, finish=_join_statement_accesses
-        )
-        simt.compare_other_cta(
+        sites, walk = walk_sites(
             func,
-            _SharedClassifier(swizzles),
+            lambda: _SharedClassifier(swizzles),
             site,
-            sites,
-            walk,
             lowered=lowered,
             fname=fname,
             figures=_per_instruction,
             differs=_differs,
             cta=cta,
-            fresh_classifier=lambda: _SharedClassifier(swizzles),
             finish=_join_statement_accesses,
         )
         grid = _grid_ctas(kernel, fname)
@@ -619,6 +626,9 @@ def _join(group) -> None:
 
 
 class _Site(simt.AccessSite):
+    #: an access of the code that no walk reached (its row has no figures: :func:`walk_sites`)
+    unreached = False
+
     def __init__(self, v, access, sass=None):
         super().__init__(v, access)
         buf, kind = self.buf, self.kind
@@ -781,7 +791,7 @@ class _Site(simt.AccessSite):
         width = self.width or self.elem_bytes
         if self.sass_width and self.merge > 1 and not self._own_failed and self.instructions:
             width = self.sass_width
-        if self.status == "async" and not self.unknowns:
+        if self.status == "async" and not self.unknowns and not self.unreached:
             if self.info.get("operands"):
                 name = self.info["operands"]
             per = self.wf // self.instructions if self.instructions else 0
@@ -857,3 +867,498 @@ def _file_of(stmt):
 
     frame = user_frame(getattr(stmt, "span", None))
     return frame[0] if frame else None
+
+
+# ---- accesses the walk does not reach (shared with txlab.coalescing) ---------------------------------------------
+#: the most further walks made for code the first ones did not reach (one per CTA or loop depth a guard asks for)
+REACH_WALKS = 4
+#: a loop is followed further for a guard on its variable only up to this many times the walk's iteration limit
+REACH_DEPTH = 8
+#: seconds a walk followed further into a loop may take when the caller set no time budget (at least)
+REACH_SECONDS = 2.0
+#: how the reason of an access the walks did not reach starts
+NOT_REACHED = "not reached by the CTAs/iterations walked"
+
+
+def walk_sites(
+    func, classifier, site_class, *, lowered, fname, figures, differs, cta=(0, 0, 0), limits=simt.Limits,
+    finish=None, started=None, first_walk=None,
+):  # fmt: skip
+    """Sites (one per access in the code) of device function ``func`` and the first walk: CTA ``cta`` walked
+    (:func:`txlab.simt.visit_accesses`), a second and the last CTA compared with it
+    (:func:`txlab.simt.compare_other_cta`), then every access of the code that no walk reached: where a guard on
+    its path names a CTA index or a loop iteration (``if bx == 5``, ``if k == 700`` past the iterations followed),
+    that CTA or that far into the loop is walked too and the access analysed there (a ``partial`` row saying so);
+    else, or where that walk does not reach it either, a row with no figures whose reason says which CTAs and
+    iterations were walked and what it runs under. ``classifier()`` gives a fresh classifier (visit -> Access);
+    ``first_walk(sites)`` runs on the first walk's sites before the others are compared."""
+    import time
+
+    started = time.monotonic() if started is None else started
+    seen: dict = {}  # walk label -> keys of the IR nodes it reported to the classifier
+
+    def tracked(label):
+        classify = classifier()
+
+        def track(v):
+            seen.setdefault(label, set()).add(_node_key(v.node))
+            return classify(v)
+
+        return track
+
+    sites, walk = simt.visit_accesses(func, tracked("first"), site_class, cta=cta, limits=limits, finish=finish)
+    first_seconds = time.monotonic() - started
+    if first_walk is not None:
+        first_walk(sites)
+    started_last = []
+
+    def fresh():
+        started_last.append(True)
+        return tracked("last")
+
+    other = simt.compare_other_cta(
+        func, tracked("other"), site_class, sites, walk, lowered=lowered, fname=fname, figures=figures,
+        differs=differs, cta=cta, limits=limits, started=started, fresh_classifier=fresh, finish=finish,
+    )  # fmt: skip
+    walked = [tuple(cta)]
+    if other is not None and "other" in seen:
+        walked.append(other)
+    last = simt.last_cta(lowered, fname)
+    if started_last and last is not None:
+        walked.append(last)
+    _reach(
+        func, classifier, site_class, sites, walk, seen, tracked, walked=walked, cta=tuple(cta), limits=limits,
+        finish=finish, started=started, first_seconds=first_seconds, other=other, last=last,
+    )  # fmt: skip
+    return sites, walk
+
+
+def _const(x):
+    v = getattr(x, "value", x)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
+
+
+def _node_key(node):
+    h = getattr(node, "__chandle__", None)
+    return h() if h is not None else id(node)
+
+
+class _Entry:
+    """One load, store or call of the code (what the walk would report), where it is and what it runs under."""
+
+    __slots__ = ("kind", "node", "stmt", "group", "guards", "loops", "scope", "opaque")
+
+    def __init__(self, kind, node, stmt, group, guards, loops, scope="", opaque=None):
+        self.kind, self.node, self.stmt, self.group = kind, node, stmt, group
+        self.guards, self.loops, self.scope, self.opaque = guards, loops, scope, opaque
+
+
+class _Code:
+    """The accesses of a device function in the walk's order (:func:`txlab.simt.execute`'s statements and
+    expression operands), with the guards and loops around each, the CTA index variables and the bindings."""
+
+    def __init__(self, func):
+        import tvm
+        import tvm.tirx as tx
+
+        from txlab.ir import spans
+
+        self._tvm, self._tx, self._spans = tvm, tx, spans
+        self.entries: list = []
+        self.cta_vars: dict = {}  # var key -> CTA index dimension (0 x, 1 y, 2 z)
+        self.cluster_vars: dict = {}  # var key -> (dimension, the cluster's extent along it): rank in the cluster
+        self.binds: dict = {}  # var key -> the expression it is bound to
+        self.loop_vars: dict = {}  # var key -> the For
+        self.headers: dict = {}  # For key -> the loop with its header's line (spans.loop_header)
+        self._groups = 0
+        self._stmt(func.body, (), ())
+
+    def _group(self):
+        self._groups += 1
+        return self._groups
+
+    def _stmt(self, s, guards, loops):
+        tx = self._tx
+        if s is None:
+            return
+        if isinstance(s, tx.SeqStmt):
+            for c in s.seq:
+                self._stmt(c, guards, loops)
+        elif isinstance(s, tx.AttrStmt):
+            tag = str(s.node.thread_tag) if s.attr_key == "thread_extent" else ""
+            if tag.startswith("blockIdx."):
+                self.cta_vars[_node_key(s.node.var)] = "xyz".index(tag[-1])
+            elif tag.startswith("clusterCtaIdx.") and _const(s.value):
+                # the walk gives it the CTA index modulo the cluster's extent along that dimension
+                self.cluster_vars[_node_key(s.node.var)] = ("xyz".index(tag[-1]), _const(s.value))
+            self._stmt(s.body, guards, loops)
+        elif isinstance(s, (tx.Bind, tx.LetStmt)):
+            self.binds[_node_key(s.var)] = s.value
+            self._expr(s.value, s, self._group(), guards, loops)
+            body = getattr(s, "body", None)
+            if isinstance(body, tx.Stmt):
+                self._stmt(body, guards, loops)
+        elif isinstance(s, tx.For):
+            header = self._spans.loop_header(s)
+            group = self._group()
+            for e in (s.min, s.extent, getattr(s, "step", None)):
+                if e is not None:
+                    self._expr(e, header, group, guards, loops)
+            self.loop_vars[_node_key(s.loop_var)] = s
+            self.headers[_node_key(s)] = header
+            self._stmt(s.body, guards, (*loops, (s, header)))
+        elif isinstance(s, tx.While):
+            self._expr(s.condition, s, self._group(), guards, loops)
+            self._stmt(s.body, guards, (*loops, (s, s)))
+        elif isinstance(s, tx.IfThenElse):
+            self._expr(s.condition, s, self._group(), guards, loops)
+            self._stmt(s.then_case, (*guards, (s.condition, True, s)), loops)
+            if s.else_case is not None:
+                self._stmt(s.else_case, (*guards, (s.condition, False, s)), loops)
+        elif isinstance(s, tx.BufferStore):
+            group = self._group()
+            self._expr(s.value, s, group, guards, loops)
+            for i in s.indices:
+                self._expr(i, s, group, guards, loops)
+            scope = str(s.buffer.scope())
+            if scope.startswith("shared") or scope == "global":
+                self.entries.append(_Entry("store", s, s, group, guards, loops, scope))
+        elif isinstance(s, tx.Evaluate):
+            self._expr(s.value, s, self._group(), guards, loops)
+        elif not isinstance(s, (tx.Break, tx.Continue)):
+            body = getattr(s, "body", None)
+            if isinstance(body, tx.Stmt):
+                self._stmt(body, guards, loops)
+
+    def _expr(self, e, stmt, group, guards, loops, opaque=None):
+        """Post-order, as the walk evaluates operands before it reports the access that uses them. Operands of an
+        expression kind the walk does not evaluate are still listed (``opaque``: that kind's name)."""
+        from txlab.ir import children
+        from txlab.ir import semantics
+
+        tvm, tx = self._tvm, self._tx
+        if isinstance(e, tvm.ir.TensorLoad):
+            for i in e.indices:
+                self._expr(i, stmt, group, guards, loops, opaque)
+            scope = str(e.source.scope())
+            if scope.startswith("shared") or scope == "global":
+                self.entries.append(_Entry("load", e, stmt, group, guards, loops, scope, opaque))
+            return
+        if isinstance(e, tvm.ir.Call):
+            short = (getattr(e.op, "name", "") or "").rsplit(".", 1)[-1]
+            if short == "address_of" and len(e.args) == 1 and isinstance(e.args[0], tvm.ir.TensorLoad):
+                for i in e.args[0].indices:
+                    self._expr(i, stmt, group, guards, loops, opaque)
+                return
+            if short == "buffer_data":
+                return
+            for a in e.args:
+                if isinstance(a, tvm.ir.Expr):
+                    self._expr(a, stmt, group, guards, loops, opaque)
+            if short != "if_then_else":
+                self.entries.append(_Entry("call", e, stmt, group, guards, loops, "", opaque))
+            return
+        if isinstance(e, (tx.Var, tx.IntImm, tx.FloatImm)) or type(e).__name__ == "StringImm":
+            return
+        name = type(e).__name__
+        walked = name in ("Not", "Select", "Cast", "Let", "Ramp", "Broadcast") or semantics.binary(name, "", True)
+        for c in children(e):
+            if isinstance(c, tvm.ir.Expr):
+                self._expr(c, stmt, group, guards, loops, opaque or (None if walked else name))
+
+    def loop_text(self, loop) -> str:
+        line = simt.user_line(getattr(self.headers.get(_node_key(loop), loop), "span", None))
+        return f"the loop at line {line}" if line else "a loop"
+
+    # ---- what a guard asks for ------------------------------------------------------------------------------
+    def _target(self, x, depth=0):
+        """``("cta", dim)``, ``("cluster", dim, extent)`` or ``("loop", For)`` that expression ``x`` is, following
+        bindings; else None."""
+        tx = self._tx
+        if type(x).__name__ == "Cast":
+            return self._target(x.value, depth)
+        if not isinstance(x, tx.Var) or depth > 8:
+            return None
+        k = _node_key(x)
+        if k in self.cta_vars:
+            return ("cta", self.cta_vars[k])
+        if k in self.cluster_vars:
+            return ("cluster", *self.cluster_vars[k])
+        if k in self.loop_vars:
+            return ("loop", self.loop_vars[k])
+        if k in self.binds:
+            return self._target(self.binds[k], depth + 1)
+        return None
+
+    def _equalities(self, cond, holds, out):
+        name = type(cond).__name__
+        if (name == "And" and holds) or (name == "Or" and not holds):
+            self._equalities(cond.a, holds, out)
+            self._equalities(cond.b, holds, out)
+        elif name == "Not":
+            self._equalities(cond.a, not holds, out)
+        elif (name == "EQ" and holds) or (name == "NE" and not holds):
+            for x, c in ((cond.a, cond.b), (cond.b, cond.a)):
+                value = _const(c) if isinstance(c, self._tx.IntImm) else None
+                target = self._target(x)
+                if value is not None and target is not None:
+                    out.setdefault(target, set()).add(value)
+
+    def solve(self, entry) -> tuple[dict, dict, list] | None:
+        """``({CTA dimension: index}, {dimension: (rank in the cluster, cluster extent)}, {For: value of its
+        variable}, guards naming them)`` that the equalities among the guards of ``entry`` ask for; None when they
+        contradict each other (no CTA runs it)."""
+        out: dict = {}
+        named = []
+        for cond, holds, stmt in entry.guards:
+            before = {k: set(v) for k, v in out.items()}
+            self._equalities(cond, holds, out)
+            if out != before:
+                named.append(stmt)
+        if any(len(v) > 1 for v in out.values()):
+            return None
+        cta = {t[1]: next(iter(v)) for t, v in out.items() if t[0] == "cta"}
+        ranks = {t[1]: (next(iter(v)), t[2]) for t, v in out.items() if t[0] == "cluster"}
+        loops = {t[1]: next(iter(v)) for t, v in out.items() if t[0] == "loop"}
+        if any(dim in cta and cta[dim] % ext != rank for dim, (rank, ext) in ranks.items()):
+            return None
+        if any(not 0 <= rank < ext for rank, ext in ranks.values()):
+            return None
+        return cta, ranks, loops, named
+
+
+def _static_args(call, binds, depth=0):
+    """The arguments of ``call`` as far as an access's classifier reads them without a walk: strings, integer
+    constants, ``address_of(buf[...])`` as that buffer (index unknown); the rest unknown."""
+    return [_static_value(a, binds, depth) for a in call.args]
+
+
+def _static_value(e, binds, depth=0):
+    import tvm
+    import tvm.tirx as tx
+
+    if type(e).__name__ == "StringImm":
+        return str(e.value)
+    if isinstance(e, tx.IntImm):
+        return int(e.value)
+    if isinstance(e, tx.Var):
+        k = _node_key(e)
+        return _static_value(binds[k], binds, depth + 1) if k in binds and depth < 8 else simt.UNKNOWN
+    if isinstance(e, tvm.ir.Call):
+        short = (getattr(e.op, "name", "") or "").rsplit(".", 1)[-1]
+        if short == "address_of" and len(e.args) == 1 and isinstance(e.args[0], tvm.ir.TensorLoad):
+            return simt.AddrValue(e.args[0].source, simt.UNKNOWN)
+        if short == "buffer_data" and len(e.args) == 1 and hasattr(e.args[0], "scope"):
+            return simt.AddrValue(e.args[0], simt.UNKNOWN)
+        if depth < 8 and e.args and (short.startswith(("cvta", "reinterpret", "mapa")) or short == "func_call"):
+            for a in reversed(list(e.args)):
+                v = _static_value(a, binds, depth + 1)
+                if isinstance(v, simt.AddrValue):
+                    return v
+    return simt.UNKNOWN
+
+
+def _static_sites(code, classify):
+    """``[(entry, access, visit, key)]`` of the code's accesses the analysis counts (``classify`` says which), keyed as
+    :func:`txlab.simt.visit_accesses` keys the sites of a walk."""
+    import tvm_ffi
+
+    out = []
+    group, n, loads = None, 0, []
+    for e in code.entries:
+        line = simt.user_line(getattr(e.stmt, "span", None))
+        args = _static_args(e.node, code.binds) if e.kind == "call" else []
+        v = simt.Visit(e.kind, e.node, e.stmt, line, np.ones(1, dtype=bool), index=simt.UNKNOWN, args=args,
+                       scope=e.scope)  # fmt: skip
+        try:
+            access = classify(v)
+        except Exception:  # noqa: BLE001 - a call whose arguments the classifier needs evaluated: not counted
+            access = None
+        if access is None:
+            continue
+        if e.group != group:
+            group, n, loads = e.group, 0, []
+        if e.kind == "load":
+            if any(tvm_ffi.structural_equal(node, e.node) for node in loads):
+                continue
+            loads.append(e.node)
+        n += 1
+        buf = access.buffer
+        key = (line, access.kind, getattr(buf, "name", str(buf)), n) if line is not None else (_node_key(e.node),
+                                                                                                 access.kind)  # fmt: skip
+        out.append((e, access, v, key))
+    return out
+
+
+def _ctas_text(ctas) -> str:
+    ctas = list(dict.fromkeys(tuple(c) for c in ctas))
+    if len(ctas) == 1:
+        return f"CTA {ctas[0]}"
+    return "CTAs " + ", ".join(str(c) for c in ctas[:-1]) + f" and {ctas[-1]}"
+
+
+def _guard_text(stmt) -> str:
+    """A guard as the user wrote it (its source line), else where it is."""
+    import tvm
+
+    from txlab.ir import user_frame, walk
+
+    frame = user_frame(getattr(stmt, "span", None))
+    if frame is None:  # TVM's passes may drop the if's span; its condition's expressions keep theirs
+        for n in walk(getattr(stmt, "condition", stmt)):
+            if isinstance(n, tvm.ir.Expr) and not isinstance(n, tvm.tirx.Var):
+                frame = user_frame(getattr(n, "span", None))
+                if frame is not None and frame[1] > 0:
+                    break
+                frame = None
+    if frame is None:
+        return "a condition"
+    text = source_text(frame[0], frame[1])
+    return f"`{text.rstrip(':').strip()}` (line {frame[1]})" if text else f"a condition at line {frame[1]}"
+
+
+def _reach(
+    func, classifier, site_class, sites, walk, seen, tracked, *, walked, cta, limits, finish, started, first_seconds,
+    other, last,
+):  # fmt: skip
+    """Rows for the accesses of the code that no walk reached (see :func:`walk_sites`)."""
+    import time
+
+    code = _Code(func)
+    reached = set(seen.get("first", ()))
+    known = {s.key for s in sites}
+    missing = [
+        m for m in _static_sites(code, classifier()) if _node_key(m[0].node) not in reached and m[3] not in known
+    ]
+    if not missing:
+        return
+    limit = limits.max_loop_iterations
+    walked = [tuple(c) for c in walked]
+    plans: dict = {}  # (CTA, iterations to follow or None) -> (where, guards): what a missing access's guards ask for
+    hints: dict = {}  # id(entry) -> what its guards ask for, in words
+    for entry, _access, _v, _key in missing:
+        plan = _plan(code, entry, cta, last, limit, hints)
+        if plan is not None and (plan[1] is not None or plan[0] not in walked):
+            plans.setdefault(plan[:2], plan[2:])
+    for (target, depth), (where, named) in list(plans.items())[:REACH_WALKS]:
+        left = None
+        if limits.max_seconds is not None:
+            left = limits.max_seconds - (time.monotonic() - started)
+            if left <= 0:
+                break
+        if depth is not None:  # a walk that follows the loop further: about depth / limit times the first one
+            cap = max(REACH_SECONDS, 4 * first_seconds * depth / max(limit, 1))
+            left = cap if left is None else min(left, cap)
+
+        class Further(limits):
+            max_loop_iterations = max(limit, depth or 0)
+            max_seconds = left
+
+        label = ("reach", target, depth)
+        again, _w = simt.visit_accesses(func, tracked(label), site_class, cta=target, limits=Further, finish=finish)
+        guard = " and ".join(_guard_text(s) for s in named)
+        why = f"reached only {where}, under {guard}: " + (
+            f"{_ctas_text([target])}'s figures, from a further walk of it"
+            if depth is None
+            else f"the figures of a further walk of {_ctas_text([target])} that followed {depth} iterations of its "
+            f"loops (past the first {limit})"
+        )
+        for s in again:
+            if s.key not in known:
+                s.reasons = {why: None, **s.reasons}
+                sites.append(s)
+                known.add(s.key)
+        reached |= seen.get(label, set())
+        if target not in walked:
+            walked.append(target)
+    # what no walk reached: a row with no figures, saying why
+    done: dict = {}
+    for entry, access, v, key in missing:
+        if _node_key(entry.node) in reached or key in known:
+            continue
+        site = done.get(key)
+        if site is None:
+            site = done[key] = site_class(v, access)
+            site.key = key
+            site.unreached = True
+            sites.append(site)
+        reason = _unreached_reason(code, entry, walk, walked, limit, hints.get(id(entry)), seen, other, last)
+        site.reasons.setdefault(reason, None)
+
+
+def _plan(code, entry, cta, last, limit, hints):
+    """``(CTA, iterations or None, where, guards)``: the CTA (and how far into its loops) that the equalities among
+    the guards of ``entry`` ask a walk for, in words, and the guards naming them; None when they ask for none the walk
+    can make (``hints`` gets what they ask for, in words, either way)."""
+    solved = code.solve(entry)
+    if solved is None:
+        hints[id(entry)] = "its guards contradict each other: no CTA runs it"
+        return None
+    want_cta, want_ranks, want_loops, named = solved
+    if not named:
+        if entry.guards:
+            inner = list(dict.fromkeys(_guard_text(g[2]) for g in entry.guards))[-3:]
+            hints[id(entry)] = f"it runs under {' and '.join(inner)}"
+        return None
+    guards = " and ".join(_guard_text(s) for s in named)
+    target = list(cta)
+    for dim, (rank, ext) in want_ranks.items():  # the walked CTA's cluster, the CTA of that rank in it
+        target[dim] = target[dim] // ext * ext + rank
+    for dim, value in want_cta.items():
+        target[dim] = value
+    target = tuple(target)
+    want_cta = want_cta or (want_ranks if target != tuple(cta) else {})
+    where = [f"by {_ctas_text([target])}"] if want_cta else []
+    if want_cta and last is None:
+        where[0] += " (if the launch has it: the grid's size is known only at launch)"
+    if last is not None and not all(0 <= t <= g for t, g in zip(target, last)):
+        hints[id(entry)] = f"{guards} holds in no CTA of the grid {tuple(g + 1 for g in last)}"
+        return None
+    depth = None
+    for loop, value in want_loops.items():
+        lo, step, ext = _const(loop.min), _const(getattr(loop, "step", None) or 1), _const(loop.extent)
+        if lo is None or not step or (value - lo) % step:
+            continue
+        it = (value - lo) // step
+        if it < 0 or (ext is not None and it >= -(-ext // step)):
+            hints[id(entry)] = f"{guards} holds in no iteration of {code.loop_text(loop)}"
+            return None
+        where.append(f"at iteration {it} of {code.loop_text(loop)}")
+        if it >= limit:
+            depth = max(depth or 0, it + 1)
+    hints[id(entry)] = f"it runs under {guards}" + (f", {' and '.join(where)} only" if where else "")
+    if not where or (depth is None and not want_cta):
+        return None  # nothing to walk
+    if depth is not None and depth > REACH_DEPTH * limit:
+        return None
+    return target, depth, " ".join(where), named
+
+
+def _predicated(call) -> bool:
+    """Whether a ``T.ptx`` call was written with ``pred=`` (its flags string, the last argument, names it)."""
+    last = call.args[-1] if len(call.args) else None
+    return type(last).__name__ == "StringImm" and "pred" in str(last.value).split(",")
+
+
+def _unreached_reason(code, entry, walk, walked, limit, hint, seen, other, last) -> str:
+    """Why an access has no figures: the CTAs and iterations walked, and what it runs under."""
+    if entry.opaque:
+        return (
+            f"{NOT_REACHED}: it is inside a {entry.opaque} expression, whose operands the static walk does not "
+            "evaluate; not analysed"
+        )
+    what = [_ctas_text(walked)]
+    for loop, _header in entry.loops:
+        ext = _const(getattr(loop, "extent", None))
+        if ext is not None and ext > limit:
+            what.append(f"the first {limit} of the {ext} iterations of {code.loop_text(loop)}")
+    if entry.loops and len(what) == 1 and (walk.loops_cut or walk.truncated):
+        what.append("not every iteration of its loops: the walk was cut short (see notes)")
+    if entry.kind == "call" and _predicated(entry.node):
+        hint = "; ".join(h for h in (hint, "its pred= operand holds for no thread walked") if h)
+    node = _node_key(entry.node)
+    cut = [c for lab, c in (("other", other), ("last", last)) if c is not None and node in seen.get(lab, ())]
+    tail = f"; {hint}" if hint else ""
+    if cut:
+        tail += f"; {_ctas_text(cut)} reached it, but that walk was cut short, so it is not counted"
+    return f"{NOT_REACHED} ({'; '.join(what)}){tail}: not analysed"

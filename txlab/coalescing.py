@@ -22,7 +22,11 @@ others, so it is odd and off the diagonal) is walked too, and the last CTA (the 
 dimension, where a partial last block or a tail branch runs): an access whose transactions differ there
 (a row pitch that is not a multiple of the cache line moves the other CTAs' rows off the line, a
 tail guard) or that runs a different number of times there is ``partial``, its reason giving both, and an
-access only such a CTA reaches (code under a condition on the CTA index) is a ``partial`` row with its figures. An access whose index depends on a
+access only such a CTA reaches (code under a condition on the CTA index) is a ``partial`` row with its figures. Every
+access of the code is a row: one no walk reaches is walked to where a guard on its path names a CTA or a loop iteration
+(``if bx == 5``; ``if k == 700`` past the iterations followed), a ``partial`` row saying so, else it is ``unknown``
+with a reason naming the CTAs and iterations walked and the guard it runs under (:func:`txlab.banks.walk_sites`); the
+headline counts partly unknown rows apart from the analysed ones. An access whose index depends on a
 value read from memory (a gather) or that is made by an instruction whose per-lane addresses the
 walk does not model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as
 coalesced. For a ``txlab.Compiled``, an access whose line has no global access of its kind in the
@@ -108,8 +112,17 @@ class CoalescingReport(simt.AccessReport):
     """A list of :class:`GlobalAccess` rows: per access, per line, counts and a table."""
 
     def counts(self) -> dict:
+        """How many accesses there are, how many were analysed fully, how many only partly (``partial``: some
+        executions unknown, figures from another CTA, ...; the key is there when there are any) and how many are
+        unknown."""
         unknown = sum(r.status == "unknown" for r in self)
-        return {"accesses": len(self), "analysed": len(self) - unknown, "unknown": unknown}
+        partial = sum(r.status == "partial" for r in self)
+        return {
+            "accesses": len(self),
+            "analysed": len(self) - unknown - partial,
+            **({"partial": partial} if partial else {}),
+            "unknown": unknown,
+        }
 
     def by_line(self) -> dict:
         """``{user line: {"sectors_per_request", "ideal_sectors_per_request", "status", "accesses", ...}}``:
@@ -166,8 +179,10 @@ class CoalescingReport(simt.AccessReport):
 
     def title(self) -> str:
         c = self.counts()
+        partly = f", {c['partial']} partly unknown" if c.get("partial") else ""
         return (
-            f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed, {c['unknown']} unknown"
+            f"{self.kernel}: {c['accesses']} global-memory access(es), {c['analysed']} analysed{partly}, "
+            f"{c['unknown']} unknown"
         )
 
     def row_text(self, r) -> str:
@@ -253,7 +268,7 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     warp of CTA ``cta``. Nothing runs on a GPU. ``limits``: the walk's :class:`txlab.simt.Limits`
     (a time budget makes a long kernel's rows partial, never missing)."""
     from txlab.arch import resolve_arch
-    from txlab.banks import _file_of, source_text
+    from txlab.banks import _file_of, source_text, walk_sites
     from txlab.sass.analyses import _arch_major
 
     arch = resolve_arch(arch) if arch is not None else getattr(kernel, "arch", None) or "sm_90a"
@@ -268,14 +283,10 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
         names.append(fname)
         start = time.monotonic()
         site = _Site256 if (_arch_major(arch) or 0) >= 10 else _Site  # sm_100 on: 256-bit global accesses
-        sites, walk = simt.visit_accesses(func, global_access, site, cta=cta, limits=limits)
-        _check_sass(sites, made)
-        simt.compare_other_cta(
+        sites, walk = walk_sites(
             func,
-            global_access,
+            lambda: global_access,
             site,
-            sites,
-            walk,
             lowered=lowered,
             fname=fname,
             figures=_per_instruction,
@@ -283,7 +294,9 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
             cta=cta,
             limits=limits,
             started=start,
+            first_walk=lambda first: _check_sass(first, made),
         )
+        _check_sass(sites, made)  # the rows the further walks added (and those no walk reached) too
         for site in sites:
             fn = _file_of(site.stmt)
             report.append(site.row(source_text(fn, site.line) if fn and site.line else None))
@@ -342,6 +355,8 @@ def _differs(mine, alt, cta, other) -> str:
 
 
 class _Site(simt.AccessSite):
+    #: an access of the code that no walk reached (its row has no figures: :func:`txlab.banks.walk_sites`)
+    unreached = False
     unknown_index_reason = "the index depends on a value read from memory (a gather or scatter)"
     #: the most bytes a lane moves in one global load/store (sm_100's 256-bit accesses: set per arch)
     max_lane_bytes = simt.MAX_LANE_BYTES

@@ -462,8 +462,10 @@ def _access_table(report, css: str, title: str, columns: tuple, cells) -> str:
             )
         )
     head = "".join(f"<th>{c}</th>" for c in ("line", "access", "buffer", *columns, "source"))
-    return "<div class='{}'><b>{}</b>: {}<table><tr>{}</tr>{}</table></div>".format(
-        css, html.escape(report.kernel), title, head, "".join(rows)
+    counted = report.title().split(": ", 1)[-1]  # the report's headline: analysed, partly unknown, unknown
+    notes = "".join(f"<div class='txlab-note'>note: {html.escape(n)}</div>" for n in getattr(report, "notes", []))
+    return "<div class='{}'><b>{}</b>: {} ({})<table><tr>{}</tr>{}</table>{}</div>".format(
+        css, html.escape(report.kernel), title, html.escape(counted), head, "".join(rows), notes
     )
 
 
@@ -471,12 +473,19 @@ def bank_report_html(report) -> str:
     from txlab.banks import _lanes_text
 
     def cells(r):
-        bad = r.ways is None or r.ways > 1
+        bad = r.ways is None or r.ways > 1 or r.status == "partial"
+        lanes = _lanes_text(r.lanes) if r.ways is not None and r.ways > 1 else "-"
         return bad, [
             r.bytes_per_lane,
             "unknown" if r.ways is None else r.ways,
             "{}/{}".format("?" if r.ways is None else r.wavefronts, "?" if r.ways is None else r.ideal_wavefronts),
-            html.escape(r.reason if r.ways is None else _lanes_text(r.lanes) if bad else "-"),
+            html.escape(
+                r.reason
+                if r.ways is None
+                else f"{lanes} (partly unknown: {r.reason})"
+                if r.status == "partial"
+                else lanes
+            ),
         ]
 
     return _access_table(
@@ -546,13 +555,14 @@ def api_help_html(h) -> str:
 def coalescing_html(report) -> str:
     def cells(r):
         known = r.status != "unknown"
-        return not known or not r.coalesced, [
+        verdict = r.reason if not known else "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+        if r.status == "partial":  # never an all-clear: what is not known is said beside the figures
+            verdict += f" (partly unknown: {r.reason})"
+        return not known or not r.coalesced or r.status == "partial", [
             r.bytes_per_lane,
             f"{r.sectors / r.instructions:.1f}" if known else "unknown",
             f"{r.ideal_sectors / r.instructions:.1f}" if known else "-",
-            html.escape(
-                r.reason if not known else "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
-            ),
+            html.escape(verdict),
         ]
 
     return _access_table(

@@ -8,7 +8,8 @@ stops the next one, and the what-if sweeps of a CUDA occupancy calculator.
 
 The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``, shipped with the
 CUDA toolkit and the ``nvidia-cuda-runtime`` wheel, which mirrors what the driver's
-``cuOccupancyMaxActiveBlocksPerMultiprocessor`` computes), restated here:
+``cuOccupancyMaxActiveBlocksPerMultiprocessor`` computes), written once in
+:mod:`txlab.pools.residency` (a memory plan's occupancy counts with the same functions):
 
 * **warps**: ``ceil(threads / 32)`` warps per CTA against the SM's warp slots.
 * **registers** are allocated per warp: ``registers x 32`` rounded up to the allocation unit
@@ -38,11 +39,15 @@ from dataclasses import asdict, dataclass, field
 from txlab.arch import SM_LIMITS, ArchLimits  # noqa: F401 (ArchLimits: re-exported)
 from txlab.deprecation import callable_module
 
-WARP = 32
-REG_ALLOC_UNIT = 256  # registers, per warp
-SMEM_ALLOC_UNIT = 128  # bytes
-SUBPARTITIONS = 4
-RESERVED_SMEM_PER_CTA = 1024  # bytes the driver reserves per CTA (sm_80+)
+# the rules themselves are written once, in txlab.pools.residency (memory plans, a layer below, count with them too)
+from txlab.pools import residency as _rules
+from txlab.pools.residency import (  # noqa: F401 (public here as before)
+    REG_ALLOC_UNIT,
+    RESERVED_SMEM_PER_CTA,
+    SMEM_ALLOC_UNIT,
+    SUBPARTITIONS,
+    WARP,
+)
 
 _KIB = 1024
 
@@ -209,50 +214,18 @@ def calculate(
         raise ValueError("occupancy: threads must be at least 1")
     if carveout is not None and not 0 <= carveout <= 100:
         raise ValueError(f"occupancy: carveout is a percentage 0..100, got {carveout!r}")
-    problems = []
-    warps = -(-threads // WARP)
-    # warps
-    if threads > lim.max_threads_per_cta:
-        by_warps = 0
-        problems.append(f"{threads} threads per CTA, the most is {lim.max_threads_per_cta}")
-    else:
-        by_warps = lim.max_warps_per_sm // warps
-    # registers (allocated per warp, per sub-partition)
-    regs_warp = -(-max(registers, 0) * WARP // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
-    if registers > lim.max_regs_per_thread:
-        by_regs = 0
-        problems.append(f"{registers} registers per thread, the most is {lim.max_regs_per_thread}")
-    elif regs_warp == 0:
-        by_regs = 1 << 30
-    else:
-        hw_check = regs_warp * (-(-warps // SUBPARTITIONS) * SUBPARTITIONS)
-        if hw_check > lim.max_regs_per_cta or regs_warp * warps > lim.max_regs_per_cta:
-            by_regs = 0
-            problems.append(
-                f"{registers} registers x {warps} warps exceed the {lim.max_regs_per_cta} registers a CTA may hold"
-            )
-        else:
-            warps_fit = ((lim.regs_per_sm // SUBPARTITIONS) // regs_warp) * SUBPARTITIONS
-            by_regs = warps_fit // warps
-    # shared memory
-    smem_cta = -(-(smem_bytes + RESERVED_SMEM_PER_CTA) // SMEM_ALLOC_UNIT) * SMEM_ALLOC_UNIT
-    if smem_bytes > lim.max_smem_per_cta_optin:
-        by_smem = 0
-        smem_sm = lim.max_smem_per_sm
-        problems.append(f"{smem_bytes} bytes of shared memory per CTA, the most is {lim.max_smem_per_cta_optin}")
-    else:
-        if carveout is None:
-            smem_sm = lim.max_smem_per_sm
-        else:
-            smem_sm = _round_to_carveout(carveout * lim.max_smem_per_sm // 100, lim)
-            if smem_sm < smem_cta:  # the preference is a hint: one CTA always gets what it needs
-                smem_sm = _round_to_carveout(smem_cta, lim)
-        by_smem = smem_sm // smem_cta
+    warps = _rules.warps_per_cta(threads)
+    regs_warp = _rules.regs_per_warp(registers)
+    smem_cta = _rules.smem_per_cta(smem_bytes)
+    by_warps, p_warps = _rules.by_warps(lim, threads)
+    by_regs, p_regs = _rules.by_registers(lim, registers, threads)
+    by_smem, smem_sm, p_smem = _rules.by_shared_memory(lim, smem_bytes, carveout)
+    problems = [p for p in (p_warps, p_regs, p_smem) if p]
     by_ctas = lim.max_ctas_per_sm
     table = {"warps": by_warps, "registers": by_regs, "shared_memory": by_smem, "blocks": by_ctas}
     blocks = min(table.values())
     limiter = [k for k, v in table.items() if v == blocks]
-    shown = {k: (v if v < (1 << 30) else None) for k, v in table.items()}
+    shown = {k: (v if v < _rules.UNLIMITED else None) for k, v in table.items()}
     return Occupancy(
         arch=arch,
         kernel=kernel,
@@ -270,13 +243,6 @@ def calculate(
         carveout=carveout,
         problems=problems,
     )
-
-
-def _round_to_carveout(nbytes: int, lim: ArchLimits) -> int:
-    for kib in lim.carveouts_kib:
-        if nbytes <= kib * _KIB:
-            return kib * _KIB
-    return lim.carveouts_kib[-1] * _KIB
 
 
 def occupancy(

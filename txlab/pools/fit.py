@@ -7,8 +7,9 @@ import math
 import re
 
 from txlab.pools.buffers import _fmt_bytes
-from txlab.pools.limits import REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA, TMEM_LANES, TMEM_MAX_COLUMNS
+from txlab.pools.limits import RESERVED_SMEM_PER_CTA, TMEM_LANES, TMEM_MAX_COLUMNS, sm_limits
 from txlab.pools.plan import Occupancy
+from txlab.pools.residency import SMEM_ALLOC_UNIT, by_registers, by_shared_memory, by_warps, smem_per_cta
 
 
 def _errors(plan, dyn, tmem, limits):
@@ -192,28 +193,36 @@ def _threads_per_cta(scope_defs, launch):
 
 
 def _occupancy(plan, limits, threads, regs) -> Occupancy:
+    """CTAs per SM by each resource, counted by :mod:`txlab.pools.residency`: the same functions as
+    :func:`txlab.occupancy_of` (one answer for one build), plus TMEM columns."""
     notes = []
-    smem_cta = plan.total_smem_bytes + RESERVED_SMEM_PER_CTA
+    smem_cta = smem_per_cta(plan.total_smem_bytes)
     lim = {"smem": None, "registers": None, "threads": None, "ctas": None, "tmem": None}
     if limits is None:
         notes.append("arch unknown: pass arch= to get occupancy")
         return Occupancy(None, None, lim, smem_cta, threads, regs, notes)
-    lim["ctas"] = limits["max_ctas_per_sm"]
-    lim["smem"] = limits["smem_per_sm"] // smem_cta if plan.total_smem_bytes <= plan.limit_bytes else 0
+    sm = sm_limits(limits["arch"])
+    lim["ctas"] = sm.max_ctas_per_sm
+    lim["smem"], _, problem = by_shared_memory(sm, plan.total_smem_bytes)
+    problems = [problem]
     if threads:
-        warps = -(-threads // 32)
-        lim["threads"] = limits["max_warps_per_sm"] // warps
+        lim["threads"], problem = by_warps(sm, threads)
+        problems.append(problem)
         if regs:
-            per_warp = -(-regs * 32 // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
-            lim["registers"] = limits["regs_per_sm"] // (per_warp * warps)
+            lim["registers"], problem = by_registers(sm, regs, threads)
+            problems.append(problem)
         else:
             notes.append("registers unknown (give a txlab.Compiled for ptxas' count)")
     else:
         notes.append("threads per CTA unknown")
+    notes += [p for p in problems if p]
     if plan.tmem_alloc_columns:
         lim["tmem"] = TMEM_MAX_COLUMNS // plan.tmem_alloc_columns
         notes.append("TMEM: a CTA whose tcgen05.alloc does not fit waits for another to free columns")
-    notes.append(f"{RESERVED_SMEM_PER_CTA} B of shared memory per CTA is reserved by the system")
+    notes.append(
+        f"{RESERVED_SMEM_PER_CTA} B of shared memory per CTA is reserved by the system, and a CTA's shared memory is "
+        f"allocated in {SMEM_ALLOC_UNIT} B units"
+    )
     known = {k: v for k, v in lim.items() if v is not None}
     least = min(known.values())
     who = " and ".join(k for k in known if known[k] == least)  # a tie names each resource that allows no more

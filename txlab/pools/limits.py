@@ -8,13 +8,14 @@ from dataclasses import KW_ONLY, dataclass
 
 from txlab.arch import SM_LIMITS
 from txlab.errors import TxlabError
+from txlab.pools.residency import REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA  # noqa: F401 (public here as before)
 
 KiB = 1024
 
 # Per-architecture limits, as a memory plan reads them: the rows of the one table in txlab.arch
-# (the occupancy calculator's too). The CUDA Occupancy Calculator reserves 1 KiB of shared memory
-# per resident block on cc >= 8.0 and allocates registers per warp in units of 256. TMEM: PTX ISA,
-# "Tensor Memory" (tcgen05.alloc takes a power of two of at least 32 columns).
+# (the occupancy calculator's too; its allocation rules, the reserved 1 KiB per CTA and registers per
+# warp in units of 256, are txlab.pools.residency's). TMEM: PTX ISA, "Tensor Memory" (tcgen05.alloc
+# takes a power of two of at least 32 columns).
 ARCH_LIMITS: dict[str, dict] = {
     base: dict(
         smem_per_block_optin=a.max_smem_per_cta_optin,
@@ -26,8 +27,6 @@ ARCH_LIMITS: dict[str, dict] = {
     )
     for base, a in SM_LIMITS.items()
 }
-RESERVED_SMEM_PER_CTA = 1 * KiB
-REG_ALLOC_UNIT = 256  # registers, per warp
 TMEM_LANES = 128
 TMEM_MAX_COLUMNS = 512
 BANK_BYTES = 4
@@ -35,9 +34,21 @@ BANKS = 32
 CHUNK_BYTES = 16  # one 16-byte chunk = 4 banks = one "bank group" (8 per 128 B row)
 
 
+def _base(arch: str) -> str:
+    return re.sub(r"[af]$", "", str(arch).strip().lower())
+
+
+def sm_limits(arch: str):
+    """The :class:`txlab.arch.ArchLimits` row of ``arch`` (what :mod:`txlab.pools.residency` counts with)."""
+    base = _base(arch)
+    if base not in SM_LIMITS:
+        raise ValueError(f"unknown arch {arch!r}; txlab knows {', '.join(sorted(ARCH_LIMITS))}")
+    return SM_LIMITS[base]
+
+
 def arch_limits(arch: str) -> dict:
     """Limits for ``arch`` (``sm_90a`` -> the ``sm_90`` row). Raises ValueError for unknown archs."""
-    base = re.sub(r"[af]$", "", str(arch).strip().lower())
+    base = _base(arch)
     if base not in ARCH_LIMITS:
         raise ValueError(
             f"unknown arch {arch!r}; txlab knows {', '.join(sorted(ARCH_LIMITS))} (pass arch='sm_90a' or similar)"

@@ -10,8 +10,10 @@ from txlab.pools.limits import TMEM_LANES, TMEM_MAX_COLUMNS, PoolOverflowError
 
 @dataclass
 class Occupancy:
-    """Resident CTAs per SM and what limits them. ``limits`` maps each resource to the CTA count it
-    alone would allow (``None`` = unknown, e.g. registers without a compiled cubin)."""
+    """Resident CTAs per SM and what limits them, counted by :mod:`txlab.pools.residency` (the rules
+    :func:`txlab.occupancy_of` counts with). ``limits`` maps each resource to the CTA count it alone
+    would allow (``None`` = unknown, e.g. registers without a compiled cubin); ``smem_per_cta_bytes``
+    is what a CTA is allocated (its shared memory + the reserved 1 KiB, in 128-byte units)."""
 
     ctas_per_sm: int | None
     limited_by: str | None

@@ -197,15 +197,25 @@ export default {
       if (rows[0].error) { accesses.append(h("div", { style: { color: th.fgMuted } }, rows[0].error)); return; }
       const sel = model.get("selected");
       const ordered = [...rows].sort((a, b) => (b.buffer === sel) - (a.buffer === sel));
-      accesses.append(h("div", { style: { fontWeight: "600", margin: "4px 0" } }, "bank conflicts per access (32 lanes of each warp evaluated)"));
+      // the headline counts partly unknown rows apart: never an all-clear while something is unknown
+      const count = (st) => rows.filter((r) => r.status === st).length;
+      const partly = count("partial");
+      const counted = `${rows.length} access(es), ${rows.length - partly - count("unknown") - count("async")} analysed`
+        + (partly ? `, ${partly} partly unknown` : "") + (count("async") ? `, ${count("async")} by the async proxy` : "")
+        + `, ${count("unknown")} unknown`;
+      accesses.append(h("div", { style: { fontWeight: "600", margin: "4px 0" } },
+        `bank conflicts per access (32 lanes of each warp evaluated): ${counted}`));
       const table = h("table", { style: { borderCollapse: "collapse", fontFamily: th.mono } });
       table.append(h("tr", {}, ...["line", "access", "buffer", "B/lane", "ways", "wavefronts", "colliding lanes", "source"].map((t) => h("th", { style: { padding: "0 6px", textAlign: "left" } }, t))));
       for (const r of ordered) {
         const unknown = r.ways === null || r.ways === undefined;
+        const partial = !unknown && r.status === "partial";
         const bad = unknown || r.ways > 1;
-        const lanes = unknown ? `unknown: ${r.reason || "not analysed"}`
-          : bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—";
-        table.append(h("tr", { "data-testid": "pool-access-row", style: { background: unknown ? "rgba(230,170,40,0.18)" : bad ? "rgba(220,60,60,0.18)" : "transparent" } },
+        const lanes = (unknown ? `unknown: ${r.reason || "not analysed"}`
+          : bad ? `${r.lanes.length} lanes in bank ${r.bank}: ${r.lanes.slice(0, 12).join(",")}${r.lanes.length > 12 ? ",…" : ""}` : "—")
+          + (partial ? ` (partly unknown: ${r.reason})` : "");
+        const background = bad && !unknown ? "rgba(220,60,60,0.18)" : unknown || partial ? "rgba(230,170,40,0.18)" : "transparent";
+        table.append(h("tr", { "data-testid": "pool-access-row", style: { background } },
           ...[String(r.lineno ?? "?"), r.access, r.buffer, String(r.bytes_per_lane), unknown ? "unknown" : String(r.ways),
             unknown ? "?" : `${r.wavefronts}/${r.ideal_wavefronts}`, lanes, r.source || ""]
             .map((t) => h("td", { style: { padding: "0 6px" } }, t))));
