@@ -114,3 +114,18 @@ def test_the_next_step_names_every_tied_limit_and_holds():
     assert calculate("sm_90a", threads=128, registers=80, smem_bytes=37888).blocks_per_sm == 6
     alone = calculate("sm_90a", threads=128, registers=200, smem_bytes=1000)
     assert alone.summary().endswith("3 CTAs/SM need <= 168 registers per thread (now 200).")
+
+
+@pytest.mark.parametrize(
+    ("threads", "registers", "smem"),
+    [(64, 40, 8256), (128, 168, 0), (256, 32, 48 * 1024), (96, 255, 1000), (384, 72, 100 * 1024), (1024, 64, 0)],
+)
+def test_the_emulator_and_build_diagnostics_count_resident_ctas_as_occupancy_of(threads, registers, smem):
+    """One rule set (txlab.residency): the resident-CTA count the emulator's cooperative/polling windows and the
+    build's launchability warnings use is occupancy_of's (they once skipped the 128-byte shared unit and the
+    per-sub-partition register rule: 25 CTAs where occupancy_of says 24 for 64 threads, 40 registers, 8256 B)."""
+    from txlab.arch import SM_LIMITS
+    from txlab.residency import resident_per_sm
+
+    occ = occ_mod.calculate("sm_90a", threads=threads, registers=registers, smem_bytes=smem)
+    assert resident_per_sm(SM_LIMITS["sm_90"], threads, smem, registers) == occ.blocks_per_sm

@@ -96,31 +96,6 @@ SM_LIMITS = {
 }
 
 
-def resident_per_sm(lim: ArchLimits, threads: int, smem_bytes: int = 0, registers: int = 0) -> int:
-    """CTAs of ``threads`` threads, ``smem_bytes`` of shared memory and ``registers`` per thread (0: unknown) that one
-    SM of ``lim`` holds at once: each CTA's shared memory plus the 1 KiB the driver reserves, registers allocated per
-    warp in units of 256."""
-    warps = -(-threads // 32)
-    per_sm = min(lim.max_ctas_per_sm, lim.max_warps_per_sm // warps)
-    if smem_bytes:
-        per_sm = min(per_sm, lim.max_smem_per_sm // (smem_bytes + 1024))
-    if registers:
-        per_sm = min(per_sm, lim.regs_per_sm // (-(-registers * 32 // 256) * 256 * warps))
-    return per_sm
-
-
-def resident_capacity(
-    lim: ArchLimits, threads: int, smem_bytes: int = 0, registers: int = 0, sms: int = DEFAULT_SMS, cluster: int = 1
-) -> int:
-    """CTAs such (:func:`resident_per_sm`) that ``sms`` SMs hold at once, whole clusters of ``cluster`` CTAs
-    (:data:`CLUSTERED_ONE_PER_SM` where one fills an SM): what a cooperative launch may have, and how many CTAs of a
-    launch that polls global memory run at once."""
-    per_sm = resident_per_sm(lim, threads, smem_bytes, registers)
-    if per_sm == 1 and cluster > 1 and sms == DEFAULT_SMS:  # whole clusters in one GPC (measured for this case)
-        return CLUSTERED_ONE_PER_SM.get(cluster, sms)
-    return per_sm * sms
-
-
 _notice_lock = threading.Lock()
 _noticed_default_arch = False
 

@@ -9,7 +9,8 @@ import linecache
 import re
 
 from txlab import build, ir
-from txlab.arch import DEFAULT_SMS, SM_LIMITS, arch_rank, needs_newer, resident_capacity, resident_per_sm
+from txlab.arch import DEFAULT_SMS, SM_LIMITS, arch_rank, needs_newer
+from txlab.residency import resident_capacity, resident_per_sm
 from txlab.toolchain import _instruction_arch
 
 KiB = 1024

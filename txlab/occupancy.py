@@ -9,7 +9,7 @@ stops the next one, and the what-if sweeps of a CUDA occupancy calculator.
 The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``, shipped with the
 CUDA toolkit and the ``nvidia-cuda-runtime`` wheel, which mirrors what the driver's
 ``cuOccupancyMaxActiveBlocksPerMultiprocessor`` computes), written once in
-:mod:`txlab.pools.residency` (a memory plan's occupancy counts with the same functions):
+:mod:`txlab.residency` (a memory plan's occupancy counts with the same functions):
 
 * **warps**: ``ceil(threads / 32)`` warps per CTA against the SM's warp slots.
 * **registers** are allocated per warp: ``registers x 32`` rounded up to the allocation unit
@@ -39,9 +39,9 @@ from dataclasses import asdict, dataclass, field
 from txlab.arch import SM_LIMITS, ArchLimits  # noqa: F401 (ArchLimits: re-exported)
 from txlab.deprecation import callable_module
 
-# the rules themselves are written once, in txlab.pools.residency (memory plans, a layer below, count with them too)
-from txlab.pools import residency as _rules
-from txlab.pools.residency import (  # noqa: F401 (public here as before)
+# the rules themselves are written once, in txlab.residency (in the base layer: memory plans, build diagnostics and the emulator count with them too)
+from txlab import residency as _rules
+from txlab.residency import (  # noqa: F401 (public here as before)
     REG_ALLOC_UNIT,
     RESERVED_SMEM_PER_CTA,
     SMEM_ALLOC_UNIT,

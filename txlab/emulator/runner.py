@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from txlab.arch import DEFAULT_SMS, SM_LIMITS, resident_capacity
+from txlab.arch import DEFAULT_SMS, SM_LIMITS
+from txlab.residency import resident_capacity
 from txlab.emulator.result import EmulationResult
 from txlab.ir.signature import Signature
 
@@ -241,6 +242,7 @@ def emulate(
             cooperative=prog.grid_sync,
             registers=regs,
             cluster=cluster,
+            cluster_dims=prog.cluster_dims,
         )
         lim = SM_LIMITS.get(str(launch_arch).rstrip("af"))
         if lim is not None:  # CTAs of a launch that polls global memory that the GPU runs at once
@@ -287,12 +289,44 @@ def emulate(
 
 
 def _check_launch(
-    kname, arch, grid, block, static_smem, dyn_smem, *, cooperative: bool = False, registers: int = 0, cluster: int = 1
+    kname,
+    arch,
+    grid,
+    block,
+    static_smem,
+    dyn_smem,
+    *,
+    cooperative: bool = False,
+    registers: int = 0,
+    cluster: int = 1,
+    cluster_dims=(1, 1, 1),
 ):
     """Raise ``KernelFault('launch_config')`` where the GPU would refuse the launch (as ``txlab.launch.check_launch``
-    does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535, or (a
-    ``cooperative`` launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a
-    kernel no GPU can start would read as a pass."""
+    does before a GPU run): more threads or shared memory per CTA than ``arch`` has, grid y or z past 65535, a grid
+    that is not a whole number of clusters (``cluster_dims``: cuLaunchKernelEx refuses it), or (a ``cooperative``
+    launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a kernel no GPU can
+    start would read as a pass."""
+    from txlab.errors import KernelFault
+
+    cdims = (tuple(int(c) for c in cluster_dims) + (1, 1, 1))[:3]
+    gdims = (tuple(int(v) for v in grid) + (1, 1, 1))[:3]
+    if any(gd % cd for gd, cd in zip(gdims, cdims)):
+        fix = tuple(-(-gd // cd) * cd for gd, cd in zip(gdims, cdims))
+        raise KernelFault(
+            "launch_config",
+            f"kernel {kname} (grid={gdims}, block={tuple(block)}, cluster={cdims}) cannot launch: its grid is not a "
+            f"multiple of its cluster dims (grid {'x'.join(map(str, gdims))} in clusters of "
+            f"{'x'.join(map(str, cdims))}), which CUDA refuses (cuLaunchKernelEx: CUDA_ERROR_INVALID_CLUSTER_SIZE). "
+            "Nothing was emulated: a GPU would refuse this launch.",
+            kernel=kname,
+            launch={"grid": gdims, "block": tuple(block), "cluster": cdims, "dynamic_smem_bytes": dyn_smem},
+            hint=f"make every grid dimension a multiple of the cluster's: a grid of {fix} CTAs "
+            f"(T.cta_id with extents that are multiples of T.cta_id_in_cluster's), or a cluster that divides {gdims}",
+        )
+    _check_limits(kname, arch, grid, block, static_smem, dyn_smem, cooperative, registers, cluster)
+
+
+def _check_limits(kname, arch, grid, block, static_smem, dyn_smem, cooperative, registers, cluster):
     from txlab.errors import KernelFault
     from txlab.launch import block_problems, grid_problems
 

@@ -9,7 +9,7 @@ import re
 from txlab.pools.buffers import _fmt_bytes
 from txlab.pools.limits import RESERVED_SMEM_PER_CTA, TMEM_LANES, TMEM_MAX_COLUMNS, sm_limits
 from txlab.pools.plan import Occupancy
-from txlab.pools.residency import SMEM_ALLOC_UNIT, by_registers, by_shared_memory, by_warps, smem_per_cta
+from txlab.residency import SMEM_ALLOC_UNIT, by_registers, by_shared_memory, by_warps, smem_per_cta
 
 
 def _errors(plan, dyn, tmem, limits):
@@ -193,7 +193,7 @@ def _threads_per_cta(scope_defs, launch):
 
 
 def _occupancy(plan, limits, threads, regs) -> Occupancy:
-    """CTAs per SM by each resource, counted by :mod:`txlab.pools.residency`: the same functions as
+    """CTAs per SM by each resource, counted by :mod:`txlab.residency`: the same functions as
     :func:`txlab.occupancy_of` (one answer for one build), plus TMEM columns."""
     notes = []
     smem_cta = smem_per_cta(plan.total_smem_bytes)

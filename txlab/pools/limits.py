@@ -8,13 +8,13 @@ from dataclasses import KW_ONLY, dataclass
 
 from txlab.arch import SM_LIMITS
 from txlab.errors import TxlabError
-from txlab.pools.residency import REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA  # noqa: F401 (public here as before)
+from txlab.residency import REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA  # noqa: F401 (public here as before)
 
 KiB = 1024
 
 # Per-architecture limits, as a memory plan reads them: the rows of the one table in txlab.arch
 # (the occupancy calculator's too; its allocation rules, the reserved 1 KiB per CTA and registers per
-# warp in units of 256, are txlab.pools.residency's). TMEM: PTX ISA, "Tensor Memory" (tcgen05.alloc
+# warp in units of 256, are txlab.residency's). TMEM: PTX ISA, "Tensor Memory" (tcgen05.alloc
 # takes a power of two of at least 32 columns).
 ARCH_LIMITS: dict[str, dict] = {
     base: dict(
@@ -39,7 +39,7 @@ def _base(arch: str) -> str:
 
 
 def sm_limits(arch: str):
-    """The :class:`txlab.arch.ArchLimits` row of ``arch`` (what :mod:`txlab.pools.residency` counts with)."""
+    """The :class:`txlab.arch.ArchLimits` row of ``arch`` (what :mod:`txlab.residency` counts with)."""
     base = _base(arch)
     if base not in SM_LIMITS:
         raise ValueError(f"unknown arch {arch!r}; txlab knows {', '.join(sorted(ARCH_LIMITS))}")

@@ -10,7 +10,7 @@ from txlab.pools.limits import TMEM_LANES, TMEM_MAX_COLUMNS, PoolOverflowError
 
 @dataclass
 class Occupancy:
-    """Resident CTAs per SM and what limits them, counted by :mod:`txlab.pools.residency` (the rules
+    """Resident CTAs per SM and what limits them, counted by :mod:`txlab.residency` (the rules
     :func:`txlab.occupancy_of` counts with). ``limits`` maps each resource to the CTA count it alone
     would allow (``None`` = unknown, e.g. registers without a compiled cubin); ``smem_per_cta_bytes``
     is what a CTA is allocated (its shared memory + the reserved 1 KiB, in 128-byte units)."""

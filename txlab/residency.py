@@ -1,8 +1,9 @@
 """How many CTAs of a kernel one SM holds, resource by resource: the rules of NVIDIA's occupancy
-calculator (``cuda_occupancy.h``), written once. :func:`txlab.occupancy_of` (``txlab.occupancy``,
-which explains them, sweeps them and reports them) and a memory plan's occupancy
-(``txlab.pools.layout(...).occupancy``) both count with these functions, so the two can never
-disagree; they live here, in the pools layer, because ``txlab.occupancy`` sits above it.
+calculator (``cuda_occupancy.h``), written once, in the base layer: :func:`txlab.occupancy_of`
+(``txlab.occupancy``, which explains them, sweeps them and reports them), a memory plan's occupancy
+(``txlab.pools.layout(...).occupancy``), the build's launchability warnings (``txlab.diagnose``) and
+the emulator's count of resident CTAs (:func:`resident_capacity`) all count with these functions, so
+none can disagree with another.
 
 * **warps**: ``ceil(threads / 32)`` warps per CTA against the SM's warp slots;
 * **registers** are allocated per warp (``registers x 32`` rounded up to 256) and each of the 4
@@ -14,7 +15,7 @@ disagree; they live here, in the pools layer, because ``txlab.occupancy`` sits a
 
 from __future__ import annotations
 
-from txlab.arch import ArchLimits
+from txlab.arch import CLUSTERED_ONE_PER_SM, DEFAULT_SMS, ArchLimits
 
 WARP = 32
 REG_ALLOC_UNIT = 256  # registers, per warp
@@ -88,3 +89,27 @@ def round_to_carveout(nbytes: int, lim: ArchLimits) -> int:
         if nbytes <= kib * _KIB:
             return kib * _KIB
     return lim.carveouts_kib[-1] * _KIB
+
+
+def resident_per_sm(lim: ArchLimits, threads: int, smem_bytes: int = 0, registers: int = 0) -> int:
+    """CTAs of ``threads`` threads, ``smem_bytes`` of shared memory and ``registers`` per thread (0: unknown) that one
+    SM of ``lim`` holds at once: the least of the CTA slots, :func:`by_warps`, :func:`by_registers` and
+    :func:`by_shared_memory` (the driver's default carve-out)."""
+    counts = [lim.max_ctas_per_sm, by_warps(lim, threads)[0]]
+    if registers:
+        counts.append(by_registers(lim, registers, threads)[0])
+    if smem_bytes:
+        counts.append(by_shared_memory(lim, smem_bytes)[0])
+    return min(counts)
+
+
+def resident_capacity(
+    lim: ArchLimits, threads: int, smem_bytes: int = 0, registers: int = 0, sms: int = DEFAULT_SMS, cluster: int = 1
+) -> int:
+    """CTAs such (:func:`resident_per_sm`) that ``sms`` SMs hold at once, whole clusters of ``cluster`` CTAs
+    (:data:`txlab.arch.CLUSTERED_ONE_PER_SM` where one fills an SM): what a cooperative launch may have, and how
+    many CTAs of a launch that polls global memory run at once."""
+    per_sm = resident_per_sm(lim, threads, smem_bytes, registers)
+    if per_sm == 1 and cluster > 1 and sms == DEFAULT_SMS:  # whole clusters in one GPC (measured for this case)
+        return CLUSTERED_ONE_PER_SM.get(cluster, sms)
+    return per_sm * sms
