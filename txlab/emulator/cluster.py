@@ -7,7 +7,8 @@ one round-robin scheduler, CTAs in rank order. Each CTA has its own shared memor
 mbarriers and race checker. Modelled:
 
 - ``%cluster_ctarank`` / ``clusterCtaIdx.{x,y,z}``: rank ``x + y*cx + z*cx*cy``, index
-  ``blockIdx % cluster dims``; ``clusterIdx.{x,y,z}``: ``blockIdx // cluster dims``;
+  ``blockIdx % cluster dims``; ``clusterIdx.{x,y,z}``: ``blockIdx // cluster dims``; the special registers
+  ``T.cuda.mov_sreg`` reads (``T.cluster_id`` lowers to ``%clusterid.x``): :data:`_SREGS`;
 - ``cluster_sync`` and ``barrier.cluster.arrive`` / ``.wait``: one barrier of all non-exited
   threads of the cluster; its completion orders each CTA's shared memory like a CTA barrier;
 - distributed shared memory: rank r's shared memory is also mapped at the shared::cluster address
@@ -179,7 +180,7 @@ class Cluster:
         others = [(c, g) for c, gs in blocked for g in gs if not (g.blocked and g.blocked[0] == "barrier")]
         if at:
             lines = sorted({g.blocked[1] for _, g in at if g.blocked[1] is not None})
-            waiting = sum(g.L for _, g in at)
+            waiting = sum(g.n_present() for _, g in at)
             cta_finding(
                 at[0][0],
                 "divergent_barrier",
@@ -233,21 +234,21 @@ def _barrier(g):
 def _arrive(g, line, what):
     cta = g.cta
     bar = _barrier(g)
-    if g.mask is not None and not g.mask.all():
+    if g.mask is not None and g.skipped().any():  # (lanes that returned early have exited: not waited for)
         act = g.tid[g.mask]
         cta_finding(
             cta,
             "divergent_barrier",
-            f"{what} reached by {act.size} of {g.L} threads of "
+            f"{what} reached by {act.size} of {g.n_present()} threads of "
             f"{'warp ' + str(g.first_warp) if cta.program.warp_mode else 'the CTA'} (threads {sync._ranges(act)}); "
-            f"threads {sync._ranges(g.tid[~g.mask])} of CTA {cta.index} skipped it (barrier.cluster is .aligned: "
+            f"threads {sync._ranges(g.tid[g.skipped()])} of CTA {cta.index} skipped it (barrier.cluster is .aligned: "
             f"every thread of a warp must execute it)",
             line,
             "cluster-partial",
-            threads=g.tid[~g.mask],
+            threads=g.tid[g.skipped()],
         )
     gen0 = bar.generation
-    bar.arrive(cta, g, g.L, line)  # the group's skipped lanes count as arrived (reported above)
+    bar.arrive(cta, g, g.n_present(), line)  # the group's skipped lanes count as arrived (reported above)
     return bar, gen0
 
 
@@ -381,3 +382,74 @@ for _n in ("tirx.ptx.mapa", "tirx.ptx.mapa_u64_raw", "tirx.ptx.mapa_u64_shared",
     HANDLERS[_n] = _mapa
 for _n in ("tirx.ptx.getctarank", "tirx.ptx.getctarank_generic"):
     HANDLERS[_n] = _getctarank
+
+
+# ---- special registers (mov.u32 %r, %<sreg>: T.cuda.mov_sreg, which TVM emits for T.cluster_id) ---------------------
+def _block(g, d: int):
+    """``blockIdx`` along axis ``d`` (per lane in a batch of CTAs)."""
+    return np.asarray(g.cta.index_value(f"blockIdx.{'xyz'[d]}", g)).astype(np.int64)
+
+
+def _dim3(v) -> tuple:
+    return (tuple(int(x) for x in v) + (1, 1, 1))[:3]
+
+
+def _rank(g):
+    """``%cluster_ctarank``: ``x + y*cx + z*cx*cy`` of the CTA's index within its cluster."""
+    cx, cy, cz = g.cta.program.cluster_dims
+    return _block(g, 0) % cx + (_block(g, 1) % cy) * cx + (_block(g, 2) % cz) * cx * cy
+
+
+#: the special registers emulated, by name without the axis: value(group, axis) (axis None for a scalar register);
+#: the cluster ones as CUDA defines them for a launch without cluster dims too (a cluster of one CTA)
+_SREGS = {
+    "tid": lambda g, d: g.cta.index_value(f"threadIdx.{'xyz'[d]}", g),
+    "ntid": lambda g, d: _dim3(g.cta.block)[d],
+    "laneid": lambda g, d: g.tid % 32,
+    "warpid": lambda g, d: g.tid // 32,
+    "ctaid": lambda g, d: _block(g, d),
+    "nctaid": lambda g, d: _dim3(g.cta.grid)[d],
+    "clusterid": lambda g, d: _block(g, d) // g.cta.program.cluster_dims[d],
+    "nclusterid": lambda g, d: _dim3(g.cta.grid)[d] // g.cta.program.cluster_dims[d],
+    "cluster_ctaid": lambda g, d: _block(g, d) % g.cta.program.cluster_dims[d],
+    "cluster_nctaid": lambda g, d: g.cta.program.cluster_dims[d],
+    "cluster_ctarank": lambda g, d: _rank(g),
+    "cluster_nctarank": lambda g, d: int(np.prod(g.cta.program.cluster_dims)),
+    "is_explicit_cluster": lambda g, d: int(bool(g.cta.program.launch.get("cluster"))),
+    "lanemask_eq": lambda g, d: np.left_shift(np.uint64(1), (g.tid % 32).astype(np.uint64)),
+    "lanemask_lt": lambda g, d: np.left_shift(np.uint64(1), (g.tid % 32).astype(np.uint64)) - np.uint64(1),
+    "lanemask_le": lambda g, d: np.left_shift(np.uint64(2), (g.tid % 32).astype(np.uint64)) - np.uint64(1),
+    "lanemask_gt": lambda g, d: ~(np.left_shift(np.uint64(2), (g.tid % 32).astype(np.uint64)) - np.uint64(1)),
+    "lanemask_ge": lambda g, d: ~(np.left_shift(np.uint64(1), (g.tid % 32).astype(np.uint64)) - np.uint64(1)),
+}
+_SREG_AXES = {"tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid"}
+
+
+def _mov_sreg(comp, call):
+    """``T.cuda.mov_sreg(bits, name)`` (``mov.u32 %r, %name;``): the special registers of :data:`_SREGS`, as a GPU
+    gives them for the launch's grid, block and cluster dims. Others (``%smid``, ``%nwarpid``, clocks) are refused by
+    name at the line."""
+    bits = int(_str(call.args[0]))
+    reg = _str(call.args[1]).lstrip("%")
+    base, _, axis = reg.partition(".")
+    fn = _SREGS.get(base)
+    d = "xyz".index(axis) if axis in ("x", "y", "z") else None
+    if fn is None or bits not in (32, 64) or (base in _SREG_AXES) != (d is not None) or (axis and d is None):
+        return comp.not_emulated(
+            f"tirx.cuda.mov_sreg %{reg}",
+            "special registers emulated: %tid, %ntid, %ctaid, %nctaid, %clusterid, %nclusterid, %cluster_ctaid, "
+            "%cluster_nctaid (.x/.y/.z), %cluster_ctarank, %cluster_nctarank, %is_explicit_cluster, %laneid, %warpid, "
+            "%lanemask_*",
+        )
+    dt = np.int64 if bits == 64 else np.int32
+    unsigned = np.uint64 if bits == 64 else np.uint32
+
+    def f(g):  # the register's bits as the call's int32/int64
+        v = np.asarray(fn(g, d))
+        out = v.astype(np.int64).astype(np.uint64).astype(unsigned).view(dt)
+        return out if out.ndim else out[()]
+
+    return f
+
+
+HANDLERS["tirx.cuda.mov_sreg"] = _mov_sreg

@@ -8,8 +8,9 @@ forgot the CTA (``C[tx] = ...`` in every CTA) or of tiles that overlap, and neit
 
 Checked only in kernels with no way for CTAs to order their accesses (:data:`ORDERING_PREFIXES`, :data:`ORDERING_NAMES`:
 atomics, fences, PTX loads
-and stores with a memory order, grid and cluster synchronization, NVSHMEM): in those, a protocol may make a later
-CTA's overwrite intended (a serial split-K fix-up, a lock). Per byte of each global argument a kernel stores to:
+and stores with a memory order, grid and cluster synchronization, NVSHMEM; in a cluster launch also
+:func:`cluster_orders`: remote mbarrier arrives, multicasts, CTA pairs): in those, a protocol may make a later
+CTA's overwrite intended (a serial split-K fix-up, a lock). A cluster's CTAs run interleaved, as one batch. Per byte of each global argument a kernel stores to:
 the CTA that stored it last and its thread and line (8 bytes per byte; arguments over :data:`MAX_TRACKED` bytes
 are not tracked, and the result's notes say so).
 """
@@ -84,6 +85,41 @@ class _Track:
         self.gran = isz
 
 
+def _batch_of(cta) -> tuple:
+    """(first CTA serial, CTAs) of the CTAs that run together with ``cta`` and finish together: its lockstep batch,
+    or its cluster (whose CTAs run interleaved in one scheduler)."""
+    cl = cta.cluster
+    if cl is not None and len(cl.ctas) > 1:
+        return cl.ctas[0].serial, len(cl.ctas)
+    return cta.serial, cta.B
+
+
+def cluster_orders(body) -> bool:
+    """Whether a cluster launch's kernel can order its CTAs by something :func:`applies` does not see by name: an
+    mbarrier op or TMA/tcgen05 op on a cluster scope or address (a remote arrive, a multicast, a CTA pair)."""
+    from txlab import ir
+
+    for n in ir.walk(body):
+        if type(n).__name__ != "Call":
+            continue
+        name = getattr(n.op, "name", "")
+        if not name.startswith(
+            ("tirx.ptx.mbarrier", "tirx.cuda.mbarrier", "tirx.ptx.cp_async_bulk", "tirx.ptx.tcgen05")
+        ):
+            continue
+        for a in n.args:
+            if type(a).__name__ != "StringImm":
+                continue
+            v = str(a.value)
+            if (
+                "multicast" in v
+                or "cta_group::2" in v
+                or (name.startswith(("tirx.ptx.mbarrier", "tirx.cuda.mbarrier")) and "cluster" in v)
+            ):
+                return True
+    return False
+
+
 class CtaOverlaps:
     """Plain global stores by CTA; ``report(detail)`` gets each element two CTAs leave different values in, compared
     when a batch of CTAs finishes: each CTA's final value at every unit it stored to (the value in memory where its
@@ -151,12 +187,12 @@ class CtaOverlaps:
         else:
             unit = (elems.astype(np.int64)[:, None] * per + np.arange(per)).ravel()
             user, uwho = np.repeat(ser, per), np.repeat(code, per)
-        batch = g.cta.serial
-        if g.cta.B > 1:  # CTAs of this lockstep batch overwriting each other: keep what the overwritten one stored
+        batch, span = _batch_of(g.cta)
+        if span > 1:  # CTAs of this batch (or cluster) overwriting each other: keep what the overwritten one stored
             data = region.data.view(_UINT[st.gran])
             shadow = self.shadowed.setdefault(batch, [])
             prev = st.last[unit]
-            over = (prev >= batch) & (prev < batch + g.cta.B) & (prev != user)
+            over = (prev >= batch) & (prev < batch + span) & (prev != user)
             if over.any():
                 k = unit[over]
                 shadow.append((region, k, prev[over], data[k].copy(), st.who[k].copy()))

@@ -88,6 +88,7 @@ class Group:
         "catching_up",
         "branch_switch",
         "switch_branch",
+        "exited",
     )
 
     def __init__(self, cta, tid: np.ndarray, lane_cta: np.ndarray | None = None):
@@ -116,6 +117,20 @@ class Group:
         self.catching_up = None  # the barrier or collective parked lanes catch up to (diverged.catch_up)
         self.branch_switch = None  # the divergent if whose spinning branch may yield to another (warp_sync.branches)
         self.switch_branch = False
+        self.exited = None  # lanes that returned (an early ``return``): None, or bool (L,)
+
+    def present(self) -> np.ndarray:
+        """The lanes that have not exited (returned early)."""
+        return np.ones(self.L, bool) if self.exited is None else ~self.exited
+
+    def n_present(self) -> int:
+        return self.L if self.exited is None else self.L - int(np.count_nonzero(self.exited))
+
+    def skipped(self) -> np.ndarray:
+        """The lanes that neither execute now nor have exited (a divergent branch holds them)."""
+        if self.mask is None:
+            return np.zeros(self.L, bool)
+        return ~self.mask if self.exited is None else ~(self.mask | self.exited)
 
     def cta_of(self, lane: int) -> tuple:
         """The (x, y, z) index of the CTA that lane ``lane`` of this group belongs to."""
@@ -213,6 +228,8 @@ class Compiler:
         self.fast_math = getattr(program, "fast_math", True)  # the build emulated (txlab's default)
         self._contraction = None
         self.polling = False  # compiling a polling loop's test: its atomics acquire (races.RaceChecker.fence)
+        self._stmts: list = []  # the statements being compiled, outermost first (nearest_line)
+        self._near: dict = {}
 
     @property
     def contraction(self):
@@ -234,12 +251,24 @@ class Compiler:
         return frame[1] if frame[1] > 0 else None
 
     def not_emulated(self, name: str, detail: str = ""):
-        line = self.line
+        line = self.line if self.line is not None else self.nearest_line()
 
         def fail(g, *_):
             raise NotEmulatedError(name, lineno=line, detail=detail)
 
         return fail
+
+    def nearest_line(self):
+        """The user's line nearest the statement being compiled, where it has none of its own and inherits none
+        (code TVM made at the kernel's top, a let its lowering re-made): the first user line inside it, else inside
+        the statements around it (a refusal always names a line)."""
+        for s in reversed(self._stmts):
+            k = _key(s)
+            if k not in self._near:
+                self._near[k] = spans.first_user_line(s, self.program.filename)
+            if self._near[k] is not None:
+                return self._near[k]
+        return None
 
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, e):
@@ -563,6 +592,9 @@ class Compiler:
     def kernel_body(self, s):
         """The kernel's body ``s`` as a generator function of a group: when the group's run ends, it reports the
         shuffles that waited for lanes no shuffle brought (txlab.emulator.shuffle_sites)."""
+        from txlab import ir
+
+        self.returns = any(type(n).__name__ == "Return" for n in ir.walk(s))
         fn, is_gen = self.stmt(s)
 
         def body(g):
@@ -580,24 +612,36 @@ class Compiler:
         saved = self.line
         own = self._span_line(s)
         t = type(s).__name__
+        if own is None and t == "Bind":  # a let TVM re-made keeps the user's variable, and its line
+            own = self._span_line(s.var)
         self.lines_total += 1
         if own is not None:
             self.line = own
             self.lines_own += 1
+        self._stmts.append(s)
         try:
             fn = getattr(self, "s_" + t, None)
             if fn is None:
                 return self.not_emulated(f"statement {t}"), False
             return fn(s)
         finally:
+            self._stmts.pop()
             self.line = saved
+
+    def stmt_line(self):
+        """The line a statement's refusal names: its own or inherited one, else :meth:`nearest_line`."""
+        return self.line if self.line is not None else self.nearest_line()
 
     def s_SeqStmt(self, s):
         parts = []
         for c in s.seq:
             parts.append(self.stmt(c))
-        # inside a loop with break/continue: the lanes that left drop out after each statement
-        return _sequence(parts, _drop_left if getattr(self, "_flow", False) else None)
+        # inside a loop with break/continue: the lanes that left drop out after each statement; in a kernel with an
+        # early return, the lanes that returned too
+        flow = getattr(self, "_flow", False)
+        if getattr(self, "returns", False):
+            return _sequence(parts, _drop_left_exited if flow else _drop_exited)
+        return _sequence(parts, _drop_left if flow else None)
 
     def s_Bind(self, s):
         var = s.var
@@ -608,25 +652,37 @@ class Compiler:
             fa, fb, mul = self._captured_operands(s.value)
 
             def bind_product(g):
-                av, bv = fa(g), fb(g)
+                try:
+                    av, bv = fa(g), fb(g)
+                except NotEmulatedError as exc:
+                    raise at_line(exc, line) from None
                 g.env[key] = (av, bv)
                 g.env[var] = mul(av, bv)
                 _count(g)
 
+            line = self.stmt_line()
             return self._with_blocking(s, bind_product)
         val = self.expr(s.value)
+        line = self.stmt_line()
 
         def bind(g):
-            g.env[var] = val(g)
+            try:
+                g.env[var] = val(g)
+            except NotEmulatedError as exc:
+                raise at_line(exc, line) from None
             _count(g)
 
         return self._with_blocking(s, bind)
 
     def s_Evaluate(self, s):
         val = self.expr(s.value)
+        line = self.stmt_line()
 
         def ev(g):
-            val(g)
+            try:
+                val(g)
+            except NotEmulatedError as exc:
+                raise at_line(exc, line) from None
             _count(g)
 
         return self._with_blocking(s, ev)
@@ -645,9 +701,13 @@ class Compiler:
         else:
             val = self.expr(s.value)
         store = self.store(s.buffer, list(s.indices), val)
+        line = self.stmt_line()
 
         def fn(g):
-            store(g)
+            try:
+                store(g)
+            except NotEmulatedError as exc:
+                raise at_line(exc, line) from None
             _count(g)
 
         return self._with_blocking(s, fn)
@@ -663,9 +723,14 @@ class Compiler:
             name = call.op.name
             gens.append((_key(call), self.program.blocking_handlers[name](self, call)))
 
+        line = self.stmt_line()
+
         def run(g):
-            for key, gen in gens:
-                g.slots[key] = yield from gen(g)
+            try:
+                for key, gen in gens:
+                    g.slots[key] = yield from gen(g)
+            except NotEmulatedError as exc:
+                raise at_line(exc, line) from None
             fn(g)
 
         return run, True
@@ -939,8 +1004,25 @@ class Compiler:
     def s_Break(self, s):
         return _leave(0), False
 
+    def s_Return(self, s):
+        """An early ``return`` (of a kernel: TVM emits ``return;``): the active lanes exit. They are inactive for the
+        rest of the kernel (every statement sequence drops them, every loop they are in stops for them), a CTA or
+        cluster barrier after counts only the threads that have not exited (as ``__syncthreads`` does on a GPU), and
+        a warp collective or ``__syncwarp`` whose member mask names them does not wait for them."""
+        return _exit_lanes, False
+
     def s_Continue(self, s):
         return _leave(1), False
+
+
+def at_line(exc: NotEmulatedError, line) -> NotEmulatedError:
+    """``exc``, raised by an op that did not know its line, naming the statement's ``line``."""
+    if exc.lineno is None and line is not None:
+        head = f"not emulated: {exc.name}"
+        text = str(exc)
+        exc.lineno = line
+        exc.args = (f"{head} at line {line}{text[len(head) :]}" if text.startswith(head) else f"{text} (line {line})",)
+    return exc
 
 
 #: the ops that read-modify-write memory atomically (a ``while`` condition calling one polls memory)
@@ -973,7 +1055,7 @@ def _has_flow(body) -> bool:
     from txlab import ir
 
     return any(
-        type(n).__name__ in ("Break", "Continue")
+        type(n).__name__ in ("Break", "Continue", "Return")
         or (type(n).__name__ == "Call" and getattr(n.op, "name", "") in ("tirx.break_loop", "tirx.continue_loop"))
         for n in ir.walk(body)
     )
@@ -991,6 +1073,33 @@ def _leave(which):
         return np.int32(0)
 
     return leave
+
+
+def _exit_lanes(g):
+    """The active lanes return: they leave every loop they are in and the kernel (:meth:`Cta.lanes_exited`)."""
+    act = g.active()
+    new = act if g.exited is None else act & ~g.exited
+    if not new.any():
+        return
+    g.exited = new.copy() if g.exited is None else g.exited | new
+    for rec in g.slots.get("loops", ()):
+        rec[0][new] = True
+    g.cta.lanes_exited(g, int(np.count_nonzero(new)))
+
+
+def _drop_exited(g) -> bool:
+    """Drop the lanes that returned; False when none is left."""
+    if g.exited is None:
+        return True
+    m = g.active() & ~g.exited
+    if not m.any():
+        return False
+    g.mask = None if m.all() else m
+    return True
+
+
+def _drop_left_exited(g) -> bool:
+    return _drop_left(g) and _drop_exited(g)
 
 
 def _drop_left(g) -> bool:
@@ -1053,7 +1162,7 @@ def _flow_for(lo, ext, body, is_gen, var, dt, line):
     def run(g):
         a, n = lo(g), ext(g)
         if not (_uniform(a) and _uniform(n)):
-            raise NotEmulatedError("for loop with per-thread bounds and break/continue", lineno=line)
+            raise NotEmulatedError("for loop with per-thread bounds and break/continue/return", lineno=line)
         outer = g.mask
         base = g.active().copy()
         rec = _push_loop(g)

@@ -311,7 +311,7 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
     given = np.zeros(here.shape, np.uint64)  # lanes whose operand came from a site this shuffle met
     wait = np.zeros(act.shape, bool)  # reads of member lanes of another branch, which may meet it later
     if V is not None:
-        exist, _ = _warps(g, np.ones(g.L, bool), False)
+        exist, _ = _warps(g, g.present(), False)  # (lanes that returned early have exited)
         first = np.argmax(act, axis=1)
         mv = np.where(act.any(axis=1), M_[np.arange(act.shape[0]), first] & np.uint64(0xFFFFFFFF), np.uint64(0))
         missing = mv & np.where(exist, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64) & ~here
@@ -439,6 +439,11 @@ WARP_MEETS = {
 }
 
 
+#: each warp collective's kind, in the upper bits of a pending site's key (txlab.emulator.shuffle_sites): a call meets
+#: only one of its own kind (the shuffles, 0, meet each other as they always did)
+_MEET_CODE = {n: (0 if "shfl" in n else k + 1) for k, n in enumerate(WARP_MEETS)}
+
+
 def warp_synced(g, lanes=None, whole_warps=False) -> None:
     """The active lanes (or ``lanes``, a bool mask) ran ``__syncwarp`` (``bar.warp.sync``): for the race checker
     their earlier shared accesses are ordered with each other's (txlab/emulator/lane_hazards.py; a mask that leaves
@@ -467,17 +472,78 @@ def _member_active(g, mask_val):
     return act & inmask, pad
 
 
-def _member_collective(operand, combine):
+def member_meet(g, mask_val, act, X, line, name: str, op: str):
+    """A warp collective ``name`` (the op ``op``: a vote, ``__reduce_*_sync``, ``redux.sync``, ``match.sync``) whose
+    member mask names lanes of the warp that do not execute it (not active, not exited, not parked in a poll): as a
+    shuffle's (:func:`_shfl_check`), member lanes of another branch may meet it at one of the same op and mask
+    (txlab.emulator.shuffle_sites): where an earlier branch's call waits for this one's lanes, its lanes' operands
+    join this one's; where lanes are still missing, the call waits for them, and one no lane of theirs meets by the
+    time they run again (the ``if`` ended) is a ``divergent_barrier`` finding (CUDA: every non-exited lane of the mask
+    must execute it, else the result is undefined). ``act`` (nw, 32): the active member lanes, ``X`` (nw, 32): the
+    operands by lane. Returns ``(act, X)`` with the lanes met added."""
+    if g.mask is None and not g.L % 32:  # every lane of every warp executes it
+        return act, X
+    actv, _ = _warps(g, g.active(), False)
+    avail = g.present()
+    if g.parked:
+        avail = avail & ~diverged.parked_lanes(g)
+    exist, _ = _warps(g, avail, False)
+    bits = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    here = np.where(actv, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+    m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
+    M_, _ = _warps(g, m, 0)
+    first = np.argmax(actv, axis=1)
+    mv = np.where(actv.any(axis=1), M_[np.arange(actv.shape[0]), first] & np.uint64(0xFFFFFFFF), np.uint64(0))
+    missing = mv & np.where(exist, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64) & ~here
+    if not missing.any():
+        return act, X
+    key = mv | (np.uint64(_MEET_CODE.get(op, 0xFFFF)) << np.uint64(32))  # only the same op and mask meet it
+    at = -1 if line is None else int(line)
+    X = np.array(X)
+    given = shuffle_sites.meet(g, at, key, here, X)
+    missing &= ~given
+    act = act | (((given[:, None] >> np.arange(32, dtype=np.uint64)) & 1).astype(bool) & actv.any(axis=1)[:, None])
+    if missing.any():
+        ws = np.nonzero(missing)[0]
+
+        def report(wsel):
+            w = int(wsel[0])
+            lane = min(w * 32 + int(first[w]), g.L - 1)
+            lanes = [k for k in range(32) if int(here[w]) >> k & 1]
+            gone = [k for k in range(32) if int(missing[w]) >> k & 1]
+            g.cta.program.finding(
+                "divergent_barrier",
+                f"{name} with member mask {int(mv[w]):#010x} executed by lanes {_lane_list(lanes)} of warp "
+                f"{int(g.tid[lane]) // 32} only: lanes {_lane_list(gone)} of its mask do not execute it (every "
+                "non-exited lane of the mask must, or the result is undefined on a GPU; the emulator combined the "
+                "executing lanes' operands only). Give it the mask of the lanes that execute it (__activemask() or "
+                "the branch's own), or call it where the whole warp does",
+                line=line,
+                cta=g.cta_of(lane),
+                threads=[g.tid[lane]],
+                key=("divergent_barrier", line, name),
+            )
+
+        shuffle_sites.open_sites(g, ws, at, key, here, missing, X.copy(), report, name)
+    return act, X
+
+
+def _member_collective(operand, combine, name=None):
     """A handler for a warp collective ``(member mask, x)`` whose value is one per warp, the same in
     each of its lanes: ``combine(act, X)`` -> (nw,) from the active member lanes ``act`` and
-    ``operand(x)`` by warp (both (nw, 32))."""
+    ``operand(x)`` by warp (both (nw, 32)). Member lanes that do not execute it: :func:`member_meet`."""
 
     def build(comp, call):
         mask, x = _args(comp, call)
+        line = comp.line
+        op = call.op.name
+        what = name or op[len("tirx.cuda.") :]
 
         def f(g):
-            act, pad = _member_active(g, mask(g))
+            mv = mask(g)
+            act, pad = _member_active(g, mv)
             X, _ = _warps(g, operand(x(g)), False)
+            act, X = member_meet(g, mv, act, X, line, what, op)
             return _per_warp(g, combine(act, X), pad)
 
         return f
@@ -502,7 +568,7 @@ _VOTE = {
     "uni": lambda act, P: ((~act | P).all(axis=1) | (~act | ~P).all(axis=1)).astype(np.int32),
 }
 for _mode in ("ballot", "any", "all"):
-    HANDLERS[f"tirx.cuda.{_mode}_sync"] = _member_collective(_nonzero, _VOTE[_mode])
+    HANDLERS[f"tirx.cuda.{_mode}_sync"] = _member_collective(_nonzero, _VOTE[_mode], f"__{_mode}_sync")
 
 
 @handler("tirx.cuda.elect_sync")
@@ -576,7 +642,7 @@ _REDUX = {
 }
 for _op, _combine in _REDUX.items():
     HANDLERS[f"tirx.cuda.reduce_{_op}_sync_u32"] = _member_collective(
-        lambda v: np.asarray(v).astype(np.uint32), _combine
+        lambda v: np.asarray(v).astype(np.uint32), _combine, f"__reduce_{_op}_sync"
     )
 
 

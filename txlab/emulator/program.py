@@ -128,9 +128,10 @@ class Program:
         # a plain load of bytes another CTA stores, no grid barrier between (txlab.emulator.cta_reads)
         self.cta_reads = CtaReads(self._cta_read_found, self.notes) if check and cta_reads.applies(names) else None
         # plain stores of two CTAs to one global byte, where nothing can order CTAs (txlab.emulator.cta_overlaps)
-        self.cta_overlaps = (
-            cta_overlaps.CtaOverlaps(self._overlap_found, self.notes) if check and cta_overlaps.applies(names) else None
-        )
+        overlaps = check and cta_overlaps.applies(names)
+        if overlaps and int(np.prod(self.cluster_dims)) > 1:  # what orders a cluster's CTAs beyond the names
+            overlaps = not cta_overlaps.cluster_orders(func.body)
+        self.cta_overlaps = cta_overlaps.CtaOverlaps(self._overlap_found, self.notes) if overlaps else None
         self.compiler = Compiler(self)
         self.body = self.compiler.kernel_body(func.body)  # a generator function
         self.static_smem = self.compiler.static_smem
@@ -374,7 +375,7 @@ class Program:
             threads=threads,
             index=flat_e,
             buffer=name,
-            count=int(np.count_nonzero(bad)),
+            count=_bad_count(g, bad),
             key=("out_of_bounds", line, name, what),
         )
 
@@ -389,9 +390,10 @@ class Program:
     def _offenders(g, bad) -> tuple:
         """``(threads, CTA index)`` of the lanes ``bad`` marks (per lane, per lane and element, or one flag for
         every active lane): the first offending CTA's threads."""
-        rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0]
-        if bad.ndim == 0:
+        if bad.ndim == 0:  # a uniform address: every active lane
             rows = np.arange(g.L) if g.mask is None else np.nonzero(g.mask)[0]
+        else:
+            rows = np.nonzero(bad if bad.ndim == 1 else bad.any(axis=1))[0]
         threads = g.tid[rows] if rows.size and rows.max() < g.L else rows
         cta_idx = g.cta_of(int(rows[0])) if rows.size and rows.max() < g.L else g.cta.index
         if g.lane_cta is not None and rows.size and rows.max() < g.L:  # report the first CTA's lanes
@@ -415,15 +417,19 @@ class Program:
         elems = n if region.kind == "global" else region.nbytes
         self.finding(
             "out_of_bounds",
-            f"out-of-bounds {what} of {info['name']}: element {int(flat_e[0])} of {where}, which holds "
-            f"{n} {dt} element(s) ({region.nbytes} bytes), by thread {int(threads[0]) if threads.size else '?'}"
-            f" of CTA {cta_idx}",
+            f"out-of-bounds {what} of {info['name']}: element {int(flat_e[0])} of {where}, "
+            + (
+                "but the CTA has no shared memory (a generic pointer to global memory taken as a shared address?)"
+                if region.kind == "shared" and not (self.static_smem or self.uses_dyn)
+                else f"which holds {n} {dt} element(s) ({region.nbytes} bytes)"
+            )
+            + f", by thread {int(threads[0]) if threads.size else '?'} of CTA {cta_idx}",
             line=line,
             cta=cta_idx,
             threads=threads,
             index=flat_e,
             buffer=info["name"],
-            count=int(np.count_nonzero(bad)),
+            count=_bad_count(g, bad),
             key=("out_of_bounds", line, info["name"], what),
         )
         del elems
@@ -483,9 +489,12 @@ class Program:
         elem = idx if off == 0 else np.asarray(idx) + off
         region, e, lm = self._resolve(g, base, elem, dt, line, info, False)
         view = region.view(dt)
-        out = view[self._batched(g, region, e, dt.itemsize)]
+        if lm is not None and not view.size:  # no element of it in range (a CTA with no shared memory): reads 0
+            out = np.zeros(np.shape(e), dt)
+        else:
+            out = view[self._batched(g, region, e, dt.itemsize)]
         if lm is not None:
-            out = np.where(lm if out.ndim == 1 else lm[:, None], out, np.zeros((), dt))
+            out = np.where(lm if out.ndim <= 1 else lm[:, None], out, np.zeros((), dt))
         if region.kind == "shared" and g.cta.races is not None:
             self._race(g, e, lm, dt, False, line, info, plain)
         elif self.global_races is not None and self.global_races.tracks(region):
@@ -509,6 +518,9 @@ class Program:
         if self.cta_reads is not None and self.cta_reads.tracks(region):  # before the store: does it change them?
             self._cta_write(g, region, e, lm, dt, v, line)
         overlaps = self.cta_overlaps if plain and region.kind == "global" else None
+        if e.ndim == 0 and lm is not None and not lm:  # a uniform address outside the region (reported): no store
+            g.cta.progress += 1
+            return
         if e.ndim == 0 and (region.cta_stride == 0 or g.lane_cta is None):
             # uniform address: every active lane stores; the last active lane's value lands
             landed = None
@@ -749,15 +761,18 @@ class Program:
         elif nclus > 1:
             from txlab.emulator.cluster import Cluster, group_into_clusters
 
-            self.cta_overlaps = None  # a cluster's CTAs run interleaved, and its barriers may order them
-
+            # (cta_overlaps: kept where nothing can order the cluster's CTAs -- no cluster barrier, fence, atomic,
+            # mapa, remote arrive or multicast -- with each cluster's CTAs compared as one batch)
             clusters, added = group_into_clusters(ctas, self.cluster_dims)
             if added:
                 self.notes.append("ctas= named part of a cluster: the whole cluster ran (its CTAs run together)")
             total, done = sum(len(m) for m in clusters), 0
             for members in clusters:
                 self.ctas_after = total - done - 1  # a cluster's CTAs share one scheduler, which a spin holds
-                Cluster(self, members, grid, block, space, dyn_bytes, Cta).run(args_env)
+                cl = Cluster(self, members, grid, block, space, dyn_bytes, Cta)
+                cl.run(args_env)
+                if self.cta_overlaps is not None:  # the cluster's final values, against the CTAs' before it
+                    self.cta_overlaps.close(cl.ctas[0].serial)
                 done += len(members)
             ctas = [c for m in clusters for c in m]
         for k in range(0, len(ctas) if nclus == 1 else 0, B):
@@ -803,6 +818,13 @@ def resident_note(nctas: int, grid_sync: bool = False, window: int | None = None
         f"{nctas} CTA(s), up to {window or resident.WINDOW} resident at once (what 132 SMs hold of them), interleaved "
         "(the kernel polls global memory)"
     )
+
+
+def _bad_count(g, bad) -> int:
+    """Accesses an out-of-bounds mask ``bad`` marks (one flag for a uniform address: each active lane's)."""
+    if bad.ndim:
+        return int(np.count_nonzero(bad))
+    return int(np.count_nonzero(g.active())) if bad else 0
 
 
 def _lane_bytes(g, e, lm, dt):
@@ -1183,7 +1205,14 @@ class Cta:
                 stalls = 0
 
     def exit_group(self, g):
-        self.live -= g.L
+        self.live -= g.n_present()  # (lanes that returned early left already: lanes_exited)
+        self.progress += 1
+        for bar in list(self.bars.values()):
+            bar.maybe_complete(self)
+
+    def lanes_exited(self, g, n: int):
+        """``n`` lanes of ``g`` returned early: a barrier waits for the threads that have not exited only."""
+        self.live -= n
         self.progress += 1
         for bar in list(self.bars.values()):
             bar.maybe_complete(self)

@@ -27,6 +27,7 @@ from txlab.emulator.ops import (
     _active_mask,
     _ballot_bits,
     _member_active,
+    member_meet,
     _per_warp,
     _unwarp,
     _warps,
@@ -168,6 +169,7 @@ def _alu(compute):
         ptx = decode(call)
         if ptx is None:
             return comp.not_emulated(call.op.name)
+        ptx.line, ptx.op = comp.line, call.op.name  # (a warp collective's check names them: ops.member_meet)
         out_name = "f" if "f" in ptx.ops else "d"
         store, reg_dt, key = _dest(comp, call, ptx, out_name)
         if store is None:
@@ -250,6 +252,7 @@ def _vote_compute(ptx, g, vals):
     act, pad = _member_active(g, member)
     P, _ = _warps(g, np.broadcast_to(np.not_equal(pred, 0), (g.L,)), False)
     mode = ptx.mods.get("mode")
+    act, P = member_meet(g, member, act, P, ptx.line, f"vote.sync.{mode or 'uni'}", ptx.op)
     return _per_warp(g, _VOTE[mode if mode in _VOTE else "uni"](act, P).astype(np.uint64), pad), 32, False
 
 
@@ -258,6 +261,7 @@ def _match_compute(ptx, g, vals):
     width, _ = _type(ptx)
     act, pad = _member_active(g, member)
     A, _ = _warps(g, np.broadcast_to(_bits(a, width), (g.L,)), 0)
+    act, A = member_meet(g, member, act, A, ptx.line, f"match.{ptx.mods.get('mode') or 'any'}.sync", ptx.op)
     same = (A[:, :, None] == A[:, None, :]) & act[:, None, :]  # [w, lane, other]
     lanes = (same.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
     if ptx.mods.get("mode") == "all":
@@ -274,6 +278,7 @@ def _redux_compute(ptx, g, vals):
     signed = ptx.mods.get("type") == "s32"
     bits = _bits(a, 32).astype(np.uint32)  # add and the bitwise ops are the same on the bits either way
     A, _ = _warps(g, np.broadcast_to(bits.view(np.int32) if signed and op in ("min", "max") else bits, (g.L,)), 0)
+    act, A = member_meet(g, member, act, A, ptx.line, f"redux.sync.{op}", ptx.op)
     return _per_warp(g, _bits(_REDUX[op](act, A), 32), pad), 32, signed
 
 

@@ -24,8 +24,8 @@ import numpy as np
 from txlab.emulator.warp_sync import lane_list
 
 _MET = (
-    "__shfl_sync at lines {a} and {b}: lanes {la} and lanes {lb} of warp {warp} of CTA {cta} met at shuffles in two "
-    "branches (sm_70 and later pair the member lanes at whichever shfl.sync each executes). The emulator runs one "
+    "{name} at lines {a} and {b}: lanes {la} and lanes {lb} of warp {warp} of CTA {cta} met at {sites} in two "
+    "branches (sm_70 and later pair the member lanes at whichever {insn} each executes). The emulator runs one "
     "branch before the other: lanes {lb} (line {b}) get what lanes {la} gave at line {a}, as on a GPU, but lanes {la} "
     "(line {a}) read the other lanes' operand as line {a} computes it, where a GPU gives them line {b}'s: their values "
     "may differ from a GPU's"
@@ -46,11 +46,11 @@ class Sites:
         self.events: dict = {}  # id -> (operand values (nw, 32, ...), report(warps) emitting the finding)
         self._next = 0
 
-    def open(self, ws, line: int, mask, here, missing, values, report) -> None:
-        """Warps ``ws`` (without a pending site) wait at a shuffle at ``line``."""
+    def open(self, ws, line: int, mask, here, missing, values, report, name="__shfl_sync") -> None:
+        """Warps ``ws`` (without a pending site) wait at a shuffle (or the collective ``name``) at ``line``."""
         e = self._next
         self._next += 1
-        self.events[e] = (values, report)
+        self.events[e] = (values, report, name)
         self.line[ws], self.mask[ws], self.here[ws], self.missing[ws], self.event[ws] = line, mask, here, missing, e
 
     def close(self, ws) -> None:
@@ -61,8 +61,10 @@ class Sites:
             del self.events[e]
 
 
-def open_sites(g, ws, line: int, mask, here, missing, values, report) -> None:
-    """Warps ``ws`` wait at a shuffle at ``line`` (after any sites they already have pending)."""
+def open_sites(g, ws, line: int, mask, here, missing, values, report, name="__shfl_sync") -> None:
+    """Warps ``ws`` wait at a shuffle at ``line`` (after any sites they already have pending). Another warp collective
+    (a vote, a ``__reduce_*_sync``: ``name``) waits the same way, its kind in ``mask``'s upper 32 bits, so that only
+    one of its kind and member mask meets it (txlab.emulator.ops.member_meet)."""
     if g.shfl_sites is None:
         g.shfl_sites = []
     ws = np.asarray(ws)
@@ -70,7 +72,7 @@ def open_sites(g, ws, line: int, mask, here, missing, values, report) -> None:
     if st is None:
         st = Sites(mask.size)
         g.shfl_sites.append(st)
-    st.open(ws, line, mask[ws], here[ws], missing[ws], values, report)
+    st.open(ws, line, mask[ws], here[ws], missing[ws], values, report, name)
 
 
 def meet(g, line: int, mask, here, V) -> np.ndarray:
@@ -100,7 +102,12 @@ def _meet(g, st, hit, line, here, V) -> None:
     if done.size:
         w = int(done[0])
         lane0 = int(np.nonzero(g.warp_of_lane - g.warp_of_lane[0] == w)[0][0])
+        name = st.events[int(st.event[w])][2]
+        shfl = name == "__shfl_sync"
         note = _MET.format(
+            name=name,
+            sites="shuffles" if shfl else f"{name} calls",
+            insn="shfl.sync" if shfl else f"{name} of the same mask",
             a=int(st.line[w]),
             b=line,
             la=lane_list(k for k in range(32) if int(st.here[w]) >> k & 1),

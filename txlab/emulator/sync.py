@@ -64,8 +64,8 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
     bar = cta.bars.get(key)
     if bar is None:
         bar = cta.bars[key] = CtaBarrier(key, count)
-    n = g.L
-    divergent = g.mask is not None and not g.mask.all()
+    n = g.n_present()  # lanes that returned early have exited: the barrier does not wait for them
+    divergent = g.mask is not None and bool(g.skipped().any())
     if g.catching_up is not None:  # parked lanes caught up with the others here: they arrive and run on with them
         bar.arrive(cta, g, int(np.count_nonzero(g.active())), line, payload, combine)  # (txlab.emulator.diverged)
         raise diverged.ReachedBarrier
@@ -78,7 +78,8 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
     if divergent and g.lane_cta is not None:
         # a batch of CTAs: only a CTA whose threads split at the barrier is divergent
         cnt = np.bincount(g.lane_cta[g.mask], minlength=cta.B)
-        bad = np.nonzero((cnt > 0) & (cnt < cta.nthreads))[0]
+        present = np.bincount(g.lane_cta[g.present()], minlength=cta.B)
+        bad = np.nonzero((cnt > 0) & (cnt < present))[0]
         divergent = bad.size > 0
         if not divergent:
             if cta.races is not None:
@@ -88,10 +89,10 @@ def barrier_wait(cta, g, key, line, *, count=None, payload=None, combine=None, w
     if divergent:
         sel = g.lane_cta == np.int32(bad[0]) if g.lane_cta is not None else np.ones(g.L, bool)
         act = g.tid[g.mask & sel]
-        idle = g.tid[~g.mask & sel]
+        idle = g.tid[g.skipped() & sel]
         prog.finding(
             "divergent_barrier",
-            f"{what} reached by {act.size} of {int(sel.sum())} threads of "
+            f"{what} reached by {act.size} of {int((sel & g.present()).sum())} threads of "
             f"{'warp ' + str(g.first_warp) if prog.warp_mode else 'the CTA'} (threads {_ranges(act)}); "
             f"threads {_ranges(idle)} of CTA {where} skipped it (divergent control flow at a barrier: undefined "
             f"behaviour, usually a hang or a barrier matched with the wrong one)",
@@ -332,7 +333,7 @@ def describe_blocked(cta, blocked) -> bool:
         for g in others:
             b = g.blocked
             elsewhere.append(f"warp {g.first_warp} waits at line {b[1]} ({b[0]})" if b else f"warp {g.first_warp}")
-        exited = cta.nthreads - sum(g.L for g in blocked)
+        exited = cta.nthreads - sum(g.n_present() for g in blocked)  # (lanes that returned early too)
         cta_finding(
             cta,
             "divergent_barrier",

@@ -4,7 +4,9 @@ once and signal their mbarrier with complete_tx(bytes); stores (shared -> global
 A multicast load (``.multicast::cluster``, a 16-bit CTA mask) lands at the same shared offset in
 every CTA of the mask and signals the mbarrier at the same offset in each; in another CTA its
 write is checked for races as that CTA's *agent* for the issuer (txlab/emulator/races.py). With
-``.cta_group::2`` the complete_tx goes to the mbarrier of the CTA pair's even (leader) CTA."""
+``.cta_group::2`` the complete_tx goes to the mbarrier of the CTA pair's even (leader) CTA. A ``tile::gather4``
+load (Blackwell; a 2-d map) copies ``boxDim[0]`` elements of each of its four rows into four consecutive box rows.
+Not emulated (NotEmulatedError at the line): im2col and scatter modes."""
 
 from __future__ import annotations
 
@@ -98,14 +100,18 @@ def encode_problems(tmap: dict) -> list[str]:
     return out
 
 
-def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False, reader=None):
+def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False, reader=None, rows=None):
     """Copy one box between global memory and shared offset ``smem_off``; returns bytes moved. A load
     marks the box's shared bytes written in ``cta``'s race checker (also a multicast's, which lockstep
     does not race-check); a store's in-bounds source bytes are checked as read by thread ``reader``
-    (its out-of-bounds rows and columns are clipped, so what they hold is never used)."""
+    (its out-of-bounds rows and columns are clipped, so what they hold is never used). ``rows``: a
+    ``tile::gather4`` load of a 2-d map: the box is ``boxDim[0]`` elements of each of these rows (``coords[0]``
+    the column), one after another in shared memory."""
     dt = M.np_dtype(tmap["dtype"])
     rank = tmap["rank"]
     dims, strides, box = tmap["dims"], tmap["strides"], tmap["box"]
+    if rows is not None:  # gather4: a (boxDim[0], 4) box whose row coordinates are the four given
+        box = [box[0], len(rows)]
     if any(e != 1 for e in tmap["elem_strides"]) or tmap["interleave"]:
         raise NotEmulatedError("TMA with element strides or interleave", lineno=line)
     if tmap["swizzle"] not in _SWIZZLE_BYTES:
@@ -115,6 +121,8 @@ def tile_copy(cta, tmap: dict, smem_off: int, coords: list, line, *, store=False
     grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")  # outermost first
     idx = [g.ravel() for g in reversed(grids)]  # innermost first
     gcoord = [idx[d] + int(coords[d]) for d in range(rank)]
+    if rows is not None:
+        gcoord[1] = np.asarray([int(r) for r in rows], np.int64)[idx[1]]
     inb = np.ones(idx[0].size, bool)
     byte = np.zeros(idx[0].size, np.int64)
     for d in range(rank):
@@ -186,20 +194,25 @@ def _tma(comp, call, *, store: bool):
     rank = int(mode[0]) if mode and mode[0].isdigit() else None
     if rank is None:
         return comp.not_emulated(f"{call.op.name} ({mode})")
-    # loads: (smem dst, tmap, coords..., mbar?); stores: (tmap, coords..., smem src)
-    smem_e, tmap_e = (
-        (comp.expr(args[1 + rank]), comp.expr(args[0])) if store else (comp.expr(args[0]), comp.expr(args[1]))
-    )
-    first = 1 if store else 2
-    coord_fns = [comp.expr(a) for a in args[first : first + rank]]
-    bar = comp.expr(args[2 + rank]) if not store and 2 + rank < first_str else None
     extra = [_str(args[i]) for i in strs]
     if any("im2col" in s or "scatter" in s for s in extra):
         return comp.not_emulated(f"{call.op.name} with {', '.join(s for s in extra if s)}")
+    # tile::gather4 (a load of a 2-d map): five coordinates, the column and four rows
+    gather = "tile::gather4" in extra
+    if gather and (store or rank != 2):
+        return comp.not_emulated(f"{call.op.name} with tile::gather4 ({mode})", "gather4 loads of 2-d maps only")
+    ncoord = 5 if gather else rank
+    # loads: (smem dst, tmap, coords..., mbar?); stores: (tmap, coords..., smem src)
+    smem_e, tmap_e = (
+        (comp.expr(args[1 + ncoord]), comp.expr(args[0])) if store else (comp.expr(args[0]), comp.expr(args[1]))
+    )
+    first = 1 if store else 2
+    coord_fns = [comp.expr(a) for a in args[first : first + ncoord]]
+    bar = comp.expr(args[2 + ncoord]) if not store and 2 + ncoord < first_str else None
     multicast = not store and "multicast::cluster" in extra
-    if multicast and not (bar is not None and 3 + rank < first_str):
+    if multicast and not (bar is not None and 3 + ncoord < first_str):
         return comp.not_emulated(f"{call.op.name}: a multicast without its mbarrier and CTA mask")
-    mask_e = comp.expr(args[3 + rank]) if multicast else None
+    mask_e = comp.expr(args[3 + ncoord]) if multicast else None
     pair = "cta_group::2" in extra  # complete_tx goes to the CTA pair's even (leader) CTA's mbarrier
     line = comp.line
     what = "TMA source" if store else "TMA destination"
@@ -217,7 +230,10 @@ def _tma(comp, call, *, store: bool):
         for _ in range(n_issue):
             for cta in targets:
                 reader = int(g.active_tids()[0]) if store else None
-                nbytes = tile_copy(cta, tmap, off, coords, line, store=store, reader=reader)
+                if gather:
+                    nbytes = tile_copy(cta, tmap, off, coords[:2], line, rows=coords[1:])
+                else:
+                    nbytes = tile_copy(cta, tmap, off, coords, line, store=store, reader=reader)
                 if cta is g.cta:
                     if cta.races is not None:  # a load writes shared memory, a store reads it
                         b = np.arange(off, off + nbytes)

@@ -78,7 +78,7 @@ def arrive(g, mask_val, line, synced):
     act = g.active()
     lw, bits = _lanes_of(g)
     here = _per_warp(lw, bits, act)
-    exist = _per_warp(lw, bits, True)
+    exist = _per_warp(lw, bits, True if g.exited is None else ~g.exited)  # lanes that returned early: not waited for
     nw = here.size
     m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
     mv = np.zeros(nw, np.uint64)
