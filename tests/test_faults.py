@@ -416,3 +416,29 @@ def test_inline_mode_still_classifies(faults, good):
         _assert_next_run_works(good)
     finally:
         txlab.config.isolation = before
+
+
+RAGGED_CLUSTER = """
+@T.prim_func
+def ragged(A: T.Buffer((96,), "float32")):
+    T.device_entry()
+    cbx = T.cta_id_in_cluster([2])
+    tx = T.thread_id([32])
+    A[cbx * 32 + tx] = T.float32(1.0)
+"""  # no T.cta_id: TVM launches a grid of one CTA with a cluster of two
+
+
+def test_a_grid_that_is_not_whole_clusters_is_rejected_before_launch_as_the_emulator_refuses_it():
+    """cuLaunchKernelEx refuses a grid that is not a multiple of the cluster dims; txlab says so before launching,
+    in the words the emulator's refusal uses (a GPU run went to the driver and came back unclassified)."""
+    from txlab.emulator import emulate
+
+    c = run_cell(RAGGED_CLUSTER, {}, arch="sm_90a")["ragged"]
+    assert c.launch["ragged_kernel"]["grid"] == (1, 1, 1) and c.launch["ragged_kernel"]["cluster"] == (2, 1, 1)
+    with pytest.raises(KernelFault) as e:
+        check_launch(c, H200, [np.zeros(96, np.float32)])
+    assert e.value.kind == "launch_config" and "not a whole number of clusters of (2, 1, 1)" in str(e.value)
+    assert "a grid of (2, 1, 1) would be" in str(e.value)
+    with pytest.raises(KernelFault) as e:
+        emulate(c, np.zeros(96, np.float32))
+    assert e.value.kind == "launch_config" and "not a multiple of its cluster dims" in str(e.value)

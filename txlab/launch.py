@@ -241,6 +241,20 @@ def grid_problems(grid) -> list:
     return []
 
 
+def cluster_problems(grid, cluster) -> list:
+    """A grid that is not a whole number of clusters, as a phrase (cuLaunchKernelEx refuses it:
+    CUDA_ERROR_INVALID_CLUSTER_SIZE); [] where it is, or where a dimension is known only at launch."""
+    g = (tuple(grid or ()) + (1, 1, 1))[:3]
+    c = (tuple(cluster or ()) + (1, 1, 1))[:3]
+    if not all(isinstance(v, int) for v in (*g, *c)) or not any(d % k for d, k in zip(g, c) if k):
+        return []
+    fix = tuple(-(-d // k) * k for d, k in zip(g, c))
+    return [
+        f"grid={g} is not a whole number of clusters of {c} (every grid dimension must be a multiple of the "
+        f"cluster's: a grid of {fix} would be)"
+    ]
+
+
 def check_launch(compiled, info, args=()) -> None:
     """Raise ``KernelFault('launch_config')`` before launching if a kernel asks for more threads,
     shared memory, registers or cluster CTAs than the device ``info`` (a GPUInfo) offers."""
@@ -269,6 +283,8 @@ def check_launch(compiled, info, args=()) -> None:
                 f"the most a cluster can hold is 16 (8 portable)"
             )
         problems += grid_problems(shape["grid"])
+        if shape["cluster"]:
+            problems += cluster_problems(shape["grid"], shape["cluster"])
         if problems:
             raise KernelFault(
                 "launch_config",

@@ -307,10 +307,11 @@ def _check_launch(
     launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a kernel no GPU can
     start would read as a pass."""
     from txlab.errors import KernelFault
+    from txlab.launch import cluster_problems
 
     cdims = (tuple(int(c) for c in cluster_dims) + (1, 1, 1))[:3]
     gdims = (tuple(int(v) for v in grid) + (1, 1, 1))[:3]
-    if any(gd % cd for gd, cd in zip(gdims, cdims)):
+    if cluster_problems(gdims, cdims):  # the rule a GPU launch through txlab is checked by
         fix = tuple(-(-gd // cd) * cd for gd, cd in zip(gdims, cdims))
         raise KernelFault(
             "launch_config",
