@@ -289,3 +289,93 @@ def test_products_of_locals_rank_as_the_loads_stored_into_them():
     F, mul = semantics.fma, (lambda x, y: semantics.ftz(x * y))
     assert np.array_equal(o[:, 0], F(ar, br, -mul(ai, bi)))
     assert np.array_equal(o[:, 1], F(ai, br, mul(ar, bi)))
+
+
+SHARED = """
+@T.prim_func
+def k(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"), C: T.Buffer((256,), "float32"),
+      D: T.Buffer((256,), "float32"), O: T.Buffer((NOUT, 256), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    i = T.thread_id([256])
+    a = A[i]
+    b = B[i]
+    c = C[i]
+    d = D[i]
+BODY
+"""
+
+#: (outputs O[0], O[1], ... as written, FFMA and FMUL in the SASS, model of the outputs with F the fused op and R a
+#: rounded multiply)
+SHARED_SHAPES = [
+    (  # ptxas: c * d has fewer uses than a * b, so it is fused into both; a * b stays an FMUL (c + a * b rounds twice)
+        ["a * b + c * d", "a * b - c * d", "a * b + c"],
+        (2, 1),
+        lambda a, b, c, d, F, R: (F(c, d, R(a, b)), F(-c, d, R(a, b)), c + R(a, b)),
+    ),
+    (  # ptxas fuses products used once first: c * d here, which makes a * b an addend, fused nowhere after
+        ["a * b - c", "a * b - c * d", "a * b - d"],
+        (1, 1),
+        lambda a, b, c, d, F, R: (R(a, b) - c, F(-c, d, R(a, b)), R(a, b) - d),
+    ),
+    (  # c * d used twice: a * b - c is fused before a * b loses to c * d (fewer uses), a * b - d after is not
+        ["a * b - c", "a * b - c * d", "a * b - d", "c * d - a"],
+        (3, 1),
+        lambda a, b, c, d, F, R: (F(a, b, -c), F(-c, d, R(a, b)), R(a, b) - d, F(c, d, -a)),
+    ),
+    (  # NVVM visits the adds last to first: a * b is fused into the second line first, and c * d, now an addend, is
+        # not fused into c * d + a (written the other way round, c * d would be fused into both)
+        ["c * d + a", "a * b + c * d"],
+        (1, 1),
+        lambda a, b, c, d, F, R: (R(c, d) + a, F(a, b, R(c, d))),
+    ),
+    (  # a complex multiply's parts: ptxas fuses a * b (its minuend) into the first line, so c * d is an addend there
+        # and NVVM does not fuse it into the second either (it fuses a * (1 - d), used once)
+        ["a * b - c * d", "a * (T.float32(1) - d) + c * d"],
+        (2, 1),
+        lambda a, b, c, d, F, R: (F(a, b, -R(c, d)), F(a, np.float32(1) - d, R(c, d))),
+    ),
+    (  # Reassociate turns x + y * -3 (y * -3 used once) into x - y * 3, x first (the DAG combiner makes it an fadd
+        # again): b * c is fused, not a * -3, written first and lower in rank
+        ["a * T.float32(-3) + b * c"],
+        (1, 1),
+        lambda a, b, c, d, F, R: (F(b, c, R(a, np.float32(-3))),),
+    ),
+    (  # a product used twice by one add can never go, so ptxas fuses it nowhere
+        ["a * b + c", "a * b + a * b", "a * b - d"],
+        (0, 1),
+        lambda a, b, c, d, F, R: (R(a, b) + c, R(a, b) + R(a, b), R(a, b) - d),
+    ),
+    (  # loads written again after stores: InstCombine merges B[i] with the load six instructions back, A[i] (two
+        # stores back) is a new load, so the ranks of A[i] * B[i] and A[i] * A[i] tie and the first is fused
+        ["A[i]", "B[i]", "A[i] * B[i] + A[i] * A[i]"],
+        (1, 1),
+        lambda a, b, c, d, F, R: (a, b, F(a, b, R(a, a))),
+    ),
+]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("outs, counts, model", SHARED_SHAPES)
+def test_shared_products_fuse_as_nvvm_then_ptxas_do(outs, counts, model, fast):
+    """Products shared between outputs: NVVM fuses some into fadds (last to first), ptxas the rest (products used
+    once first, then fewer uses first), and a product that became an FFMA's addend is fused nowhere after. Each
+    shape's FFMA and FMUL are counted in the SASS and its outputs checked bitwise against the fused model."""
+    body = "".join(f"    O[{j}, i] = {e}\n" for j, e in enumerate(outs))
+    src = SHARED.replace("NOUT", str(len(outs))).replace("BODY", body)
+    c = txlab.compile(kernel(src, "k"), arch="sm_90a", fast_math=fast)
+    got = (len(c.instructions(r"^FFMA")), len(c.instructions(r"^FMUL")))
+    assert got == counts, c.instructions(r"^F(FMA|MUL|ADD)")
+    rng = np.random.default_rng(17)
+    a, b, cc, d = (rng.standard_normal(256).astype(np.float32) for _ in range(4))
+    o = np.zeros((len(outs), 256), np.float32)
+    assert emulate(c, a, b, cc, d, o).ok
+
+    def F(x, y, z):
+        return semantics.fma(x, y, z, flush=fast)
+
+    def R(x, y):
+        return semantics.ftz(x * y) if fast else x * y
+
+    for j, want in enumerate(model(a, b, cc, d, F, R)):
+        assert np.array_equal(o[j], np.broadcast_to(want, o[j].shape)), (outs[j], int(np.sum(o[j] != want)))
