@@ -10,6 +10,7 @@ import re
 
 from txlab import build, ir
 from txlab.arch import DEFAULT_SMS, SM_LIMITS, arch_rank, needs_newer
+from txlab import residency
 from txlab.residency import resident_capacity, resident_per_sm
 from txlab.toolchain import _instruction_arch
 
@@ -431,9 +432,8 @@ def launchability(compiled) -> list[str]:
                     + f"): launch at most {cap} CTAs and loop over the work"
                 )
         if isinstance(threads, int) and regs:
-            warps = -(-threads // 32)
-            per_warp = -(-regs * 32 // pools.REG_ALLOC_UNIT) * pools.REG_ALLOC_UNIT
-            need = per_warp * warps
+            warps = residency.warps_per_cta(threads)
+            need = residency.regs_per_warp(regs) * warps
             if need > lim["regs_per_sm"]:
                 out.append(
                     f"{k}: {regs} registers x {threads} threads = {need:,} registers (allocated per warp); "

@@ -241,14 +241,23 @@ def grid_problems(grid) -> list:
     return []
 
 
-def cluster_problems(grid, cluster) -> list:
-    """A grid that is not a whole number of clusters, as a phrase (cuLaunchKernelEx refuses it:
-    CUDA_ERROR_INVALID_CLUSTER_SIZE); [] where it is, or where a dimension is known only at launch."""
+def whole_cluster_grid(grid, cluster) -> tuple | None:
+    """The smallest grid of whole clusters that covers ``grid``, where ``grid`` is not one (cuLaunchKernelEx refuses
+    it: CUDA_ERROR_INVALID_CLUSTER_SIZE); None where it is, or where a dimension is known only at launch."""
     g = (tuple(grid or ()) + (1, 1, 1))[:3]
     c = (tuple(cluster or ()) + (1, 1, 1))[:3]
     if not all(isinstance(v, int) for v in (*g, *c)) or not any(d % k for d, k in zip(g, c) if k):
+        return None
+    return tuple(-(-d // k) * k if k else d for d, k in zip(g, c))
+
+
+def cluster_problems(grid, cluster) -> list:
+    """A grid that is not a whole number of clusters, as a phrase (:func:`whole_cluster_grid`); [] otherwise."""
+    fix = whole_cluster_grid(grid, cluster)
+    if fix is None:
         return []
-    fix = tuple(-(-d // k) * k for d, k in zip(g, c))
+    g = (tuple(grid or ()) + (1, 1, 1))[:3]
+    c = (tuple(cluster or ()) + (1, 1, 1))[:3]
     return [
         f"grid={g} is not a whole number of clusters of {c} (every grid dimension must be a multiple of the "
         f"cluster's: a grid of {fix} would be)"

@@ -307,12 +307,12 @@ def _check_launch(
     launch: the kernel calls grid_sync) more CTAs than the SMs hold at once. An emulated run of a kernel no GPU can
     start would read as a pass."""
     from txlab.errors import KernelFault
-    from txlab.launch import cluster_problems
+    from txlab.launch import whole_cluster_grid
 
     cdims = (tuple(int(c) for c in cluster_dims) + (1, 1, 1))[:3]
     gdims = (tuple(int(v) for v in grid) + (1, 1, 1))[:3]
-    if cluster_problems(gdims, cdims):  # the rule a GPU launch through txlab is checked by
-        fix = tuple(-(-gd // cd) * cd for gd, cd in zip(gdims, cdims))
+    fix = whole_cluster_grid(gdims, cdims)  # the rule a GPU launch through txlab is checked by
+    if fix is not None:
         raise KernelFault(
             "launch_config",
             f"kernel {kname} (grid={gdims}, block={tuple(block)}, cluster={cdims}) cannot launch: its grid is not a "
