@@ -358,7 +358,7 @@ def _buffer_hint(message: str, source_line: str | None, source: str) -> str | No
     ):
         used = [h for h in handles if re.search(rf"\b{re.escape(h)}\s*\[", line)]
         name = used[0] if used else "the handle"
-        buf = name[: -len("_ptr")] if name.endswith("_ptr") else "B"
+        buf = name[: -len("_ptr")] if name.endswith("_ptr") else f"{name}_buf" if used else "B"
         return (
             f"{name} is a Tx.handle (a pointer), not a buffer: declare {buf} = Tx.match_buffer({name}, (n,), "
             f'"float32") with its shape and dtype, and index {buf}[...]'
