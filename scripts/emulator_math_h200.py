@@ -63,6 +63,8 @@ CASES = [
     ("fabsf", "T.fabs(A[i])", (-1e30, 1e30), "float32", (True, True)),
     ("floorf", "T.floor(A[i])", (-1e8, 1e8), "float32", (True, True)),
     ("nearbyintf", "T.round(A[i])", (-1e8, 1e8), "float32", (True, True)),
+    ("ldexpf", "T.ldexp(A[i], T.Cast('int32', B[i]))", (-150, 150), "float32", (True, True)),
+    ("nextafterf", "T.nextafter(A[i], B[i])", (-1e3, 1e3), "float32", (True, True)),
     ("add", "A[i] + B[i]", (-1e3, 1e3), "float32", (True, True)),
     ("mul", "A[i] * B[i]", (-1e3, 1e3), "float32", (True, True)),
     ("div", "A[i] / B[i]", (-1e3, 1e3), "float32", (False, True)),

@@ -83,3 +83,40 @@ def test_a_dsmem_bulk_copy_lands_in_the_peer_and_completes_its_mbarrier():
     res = emulate(kernel(DSMEM, "dsmem"), a, b)
     assert res.ok, res.findings
     assert np.array_equal(b, a)
+
+
+ST_BULK = """
+@T.prim_func
+def zero(O: T.Buffer((64,), "int32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    buf = T.alloc_shared([64], "int32")
+    buf[tx] = tx + 1
+    T.cuda.cta_sync()
+    if tx == 0:
+        T.ptx.st_bulk.weak.shared__cta(T.address_of(buf[START]), T.uint64(SIZE))
+    SYNC
+    O[tx] = buf[tx]
+"""
+
+
+def test_st_bulk_zeroes_shared_memory_and_checks_its_rules():
+    """``st.bulk`` stopped the run as not emulated; it zeroes ``size`` bytes, which must be a multiple of 8 at an
+    8-byte aligned address, inside the CTA's shared memory, and its stores race a read with no barrier between."""
+    ok = ST_BULK.replace("START", "8").replace("SIZE", "64").replace("SYNC", "T.cuda.cta_sync()")
+    o = np.zeros(64, np.int32)
+    res = emulate(kernel(ok, "zero"), o, arch="sm_100a")
+    assert res.ok, res.findings
+    want = np.arange(1, 65, dtype=np.int32)
+    want[8:24] = 0
+    assert np.array_equal(o, want)
+    bad = ok.replace("buf[8]", "buf[1]").replace("T.uint64(64)", "T.uint64(12)")
+    res = emulate(kernel(bad, "zero"), np.zeros(64, np.int32), arch="sm_100a")
+    assert [f.kind for f in res.findings] == ["misaligned"], res.findings
+    past = ST_BULK.replace("START", "56").replace("SIZE", "64").replace("SYNC", "T.cuda.cta_sync()")
+    res = emulate(kernel(past, "zero"), np.zeros(64, np.int32), arch="sm_100a")
+    assert any(f.kind == "out_of_bounds" for f in res.findings), res.findings
+    racy = ST_BULK.replace("START", "40").replace("SIZE", "64").replace("SYNC", "")  # read by warp 1
+    res = emulate(kernel(racy, "zero"), np.zeros(64, np.int32), arch="sm_100a")
+    assert any(f.kind == "shared_race" for f in res.findings), res.findings

@@ -333,3 +333,34 @@ def test_c_division_of_the_type_minimum(dt):
     want_q = [int(Fraction(int(x), int(y))) for x, y in zip(a, b)]  # int() of a Fraction truncates
     assert q.tolist() == want_q
     assert r.tolist() == [int(x) - int(y) * w for x, y, w in zip(a, b, want_q)]
+
+
+LDEXP = """
+@T.prim_func
+def scale(A: T.Buffer((8,), "float32"), N: T.Buffer((8,), "int32"), O: T.Buffer((2, 8), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([8])
+    O[0, tx] = T.ldexp(A[tx], N[tx])
+    O[1, tx] = T.nextafter(A[tx], T.float32(0))
+"""
+
+
+@pytest.mark.parametrize("fast_math", [True, False])
+def test_ldexp_and_nextafter_are_exact(fast_math):
+    """``ldexpf``/``nextafterf`` stopped the run as unknown device functions; both are exact IEEE operations, the
+    exponent stays an integer (``2^200`` overflows, ``2^-140`` of 1 is a denormal) and fast math flushes denormals."""
+    a = np.array([1.5, -3, 1e-39, 1, 3e38, 0, 7, 1e-30], np.float32)
+    n = np.array([3, -2, 5, -140, 2, 9, 200, -20], np.int32)
+    o = np.zeros((2, 8), np.float32)
+    res = emulate(kernel(LDEXP, "scale"), a, n, o, fast_math=fast_math)
+    assert res.ok, res.findings
+    with np.errstate(all="ignore"):
+        want = np.ldexp(a, n).astype(np.float32)
+        after = np.nextafter(a, np.float32(0))
+    if fast_math:
+        want, after = semantics.ftz(np.ldexp(semantics.ftz(a), n).astype(np.float32)), semantics.ftz(after)
+        after[2] = 0.0  # the denormal input is zero before the step
+    assert np.array_equal(o[0], want), o[0]
+    assert np.array_equal(o[1], after), o[1]
+    assert (o[0][3] == 0) == fast_math  # 2^-140: a denormal, kept only without fast math

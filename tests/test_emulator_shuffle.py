@@ -140,3 +140,54 @@ def test_a_shuffle_the_other_branch_never_reaches_is_still_reported():
     assert res.ok, res.summary()
     # lane 31 of each warp: lane 0's operands at both of site a's shuffles (x[0] and 2 x[0])
     assert y[31] == x[0] + 2 * x[0] and y[63] == x[32] + 2 * x[32]
+
+
+HALF = """
+@T.prim_func
+def half(X: T.Buffer((32,), "float32"), Y: T.Buffer((1,), "float32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    v = T.alloc_local((1,), "float32")
+    v[0] = X[tx]
+    if tx < LIVE:
+        for k in T.unroll(4):
+            v[0] = v[0] + T.cuda.__shfl_xor_sync(T.uint32(MASK), v[0], 8 >> k, 32)
+        if tx == 0:
+            Y[0] = v[0]
+    T.cuda.cta_sync()
+"""
+
+
+@pytest.mark.parametrize(
+    "live, mask, why",
+    [
+        (32, "0x0000FFFF", "outside their member mask"),  # the whole warp runs it, the mask names half
+        (16, "0xFFFFFFFF", "execute no shuffle of that mask"),  # half the warp runs it, the mask names all
+    ],
+)
+def test_a_shuffle_whose_mask_is_not_the_lanes_running_it_is_reported(live, mask, why):
+    """Both are undefined on a GPU (each caller's own bit must be set; every non-exited lane of the mask must run a
+    shuffle of it), even where every read stays inside lanes 0-15; the emulator was silent on both."""
+    src = HALF.replace("LIVE", str(live)).replace("MASK", mask)
+    res = emulate(kernel(src, "half"), np.ones(32, np.float32), np.zeros(1, np.float32))
+    found = [f for f in res.findings if f.kind == "divergent_barrier"]
+    assert found and why in found[0].message, res.findings
+    assert found[0].line == line_of(src, "__shfl_xor_sync")
+    fixed = HALF.replace("LIVE", "16").replace("MASK", "0x0000FFFF")
+    res = emulate(kernel(fixed, "half"), np.ones(32, np.float32), y := np.zeros(1, np.float32))
+    assert res.ok and y[0] == 16, res.findings
+
+
+def test_a_ballot_run_outside_its_mask_by_a_converged_warp_is_reported():
+    src = """
+@T.prim_func
+def vote(X: T.Buffer((32,), "int32"), Y: T.Buffer((32,), "uint32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([32])
+    Y[tx] = T.cuda.ballot_sync(T.uint32(0x0000FFFF), X[tx] > 0)
+"""
+    res = emulate(kernel(src, "vote"), np.ones(32, np.int32), np.zeros(32, np.uint32))
+    assert [f.kind for f in res.findings] == ["divergent_barrier"], res.findings
+    assert "lanes 16-31 execute it outside their member mask" in res.findings[0].message

@@ -5,6 +5,10 @@ CTA's shared memory (``s2c``, DSMEM: what ``Tx.copy_async(..., dispatch="dsmem")
 peer's). The PTX ISA's rules are checked as the hardware enforces them: ``size`` a multiple of 16 and both addresses
 16-byte aligned (a ``misaligned`` finding), the bytes inside their buffers (``out_of_bounds``). The multicast and
 byte-mask forms are not emulated.
+
+``st.bulk`` (sm_100) sets ``size`` bytes of the executing CTA's shared memory to ``initval`` (PTX allows only 0): a
+plain store of each byte by the issuing thread, as the race checker sees it; ``size`` must be a multiple of 8 and the
+address 8-byte aligned (``misaligned``), the bytes inside the CTA's shared memory (``out_of_bounds``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from txlab.emulator.ops import HANDLERS
 from txlab.emulator.ptx_memory import _guard, decode
 from txlab.emulator.result import cta_finding
 from txlab.emulator.tma import _remote_write
+from txlab.errors import NotEmulatedError
 
 
 def _shared(g, addr, line, what):
@@ -153,3 +158,48 @@ for _name, _kind in (
     ("cp_async_bulk_s2g", "s2g"),
 ):
     HANDLERS[f"tirx.ptx.{_name}"] = _bulk(_kind)
+
+
+def _st_bulk(comp, call):
+    ptx = decode(call)
+    if ptx is None:
+        return comp.not_emulated(call.op.name)
+    addr, size = comp.expr(ptx.ops["addr"][0]), comp.expr(ptx.ops["size"][0])
+    init = ptx.ops.get("initval") or [None]
+    if init[0] is not None and str(init[0]) not in ("0", "T.int32(0)", "T.uint32(0)", "T.int64(0)", "T.uint64(0)"):
+        return comp.not_emulated(call.op.name, "an initval other than 0 (PTX allows only 0)")
+    line = comp.line
+
+    def f(g):
+        lanes = np.nonzero(g.active())[0]
+        a_all = np.broadcast_to(np.asarray(addr(g)), (g.L,))
+        n_all = np.broadcast_to(np.asarray(size(g)), (g.L,))
+        for lane in lanes:
+            tid, a, n = int(g.tid[lane]), int(a_all[lane]), int(n_all[lane])
+            what = "st.bulk"
+            if n % 8 or a % 8:
+                cta_finding(
+                    g.cta,
+                    "misaligned",
+                    f"{what}: size {n} bytes at shared address {a:#x}: the size must be a multiple of 8 and the "
+                    "address 8-byte aligned",
+                    line,
+                    "bulk",
+                )
+                continue
+            cta, off = _shared(g, a, line, what)
+            if cta is None:
+                continue
+            if cta is not g.cta:
+                raise NotEmulatedError("st.bulk to another CTA's shared memory (PTX: shared::cta only)", lineno=line)
+            if not _fits(g, cta, off, n, line, what):
+                continue
+            if cta.races is not None:
+                cta.races.access(np.arange(off, off + n), np.full(n, tid), True, line, name="st.bulk")
+            cta.shared.data[off : off + n] = 0
+        return np.int32(0)
+
+    return _guard(comp, ptx, f)
+
+
+HANDLERS["tirx.ptx.st_bulk"] = _st_bulk

@@ -292,6 +292,39 @@ _binary_extern(
     "__powf", lambda fast, dt: _pow_fast, ("ex2.approx(y * lg2.approx(x)): error grows with |y log2 x|",) * 2
 )
 _binary_extern("atan2f", lambda fast, dt: _rn(np.arctan2), (_LIBDEV.format(n=3),) * 2)
+
+
+_LDEXP = ("bitwise: x * 2^n is exact (fast math flushes denormal inputs and results)", "bitwise: x * 2^n, rounded once")
+
+
+def _ldexp_build(comp, call, args):
+    """``ldexpf(x, n)``: ``x * 2^n`` rounded once (exact unless it over- or underflows); ``n`` stays an
+    integer (a float conversion would round large exponents). The fast-math build flushes denormals."""
+    x, n = [comp.expr(a) for a in args]
+    dt = _dt(comp, call)
+    flush = comp.fast_math and dt == np.float32
+
+    def f(g):
+        v = np.asarray(x(g)).astype(dt, copy=False)
+        k = np.clip(np.asarray(n(g)).astype(np.int64), -4000, 4000).astype(np.int32)
+        with np.errstate(all="ignore"):
+            r = np.ldexp(S.ftz(v) if flush else v, k).astype(dt)
+        return _ret(S.ftz(r) if flush else r)
+
+    return f
+
+
+def _nextafter_fn(fast, dt):
+    """``nextafterf(x, y)``: the representable neighbour of ``x`` towards ``y`` (IEEE, bitwise); fast math
+    flushes denormal inputs and results as its float ops do."""
+    return _ftz2(np.nextafter, fast, dt)
+
+
+for _n in ("ldexpf", "ldexp"):
+    EXTERNS[_n] = _ldexp_build
+    PRECISION[_n] = _LDEXP if _n == "ldexpf" else (_LDEXP[1],) * 2
+for _n in ("nextafterf", "nextafter"):
+    _binary_extern(_n, _nextafter_fn)
 _binary_extern("hypotf", lambda fast, dt: _rn(np.hypot), (_LIBDEV.format(n=3),) * 2)
 
 

@@ -311,7 +311,10 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
     given = np.zeros(here.shape, np.uint64)  # lanes whose operand came from a site this shuffle met
     wait = np.zeros(act.shape, bool)  # reads of member lanes of another branch, which may meet it later
     if V is not None:
-        exist, _ = _warps(g, g.present(), False)  # (lanes that returned early have exited)
+        avail = g.present()  # (lanes that returned early have exited; lanes parked in a poll meet it there)
+        if g.parked:
+            avail = avail & ~diverged.parked_lanes(g)
+        exist, _ = _warps(g, avail, False)
         first = np.argmax(act, axis=1)
         mv = np.where(act.any(axis=1), M_[np.arange(act.shape[0]), first] & np.uint64(0xFFFFFFFF), np.uint64(0))
         missing = mv & np.where(exist, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64) & ~here
@@ -321,13 +324,19 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
     served = act | ((given[:, None] >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
     reads = act & ~np.take_along_axis(served, src.astype(np.int64), axis=1)
     outside = act & ~inmask
+    unmet = np.zeros(here.shape, np.uint64)  # member lanes that execute no shuffle of the mask (yet)
     if V is not None:
         wait = reads & src_missing & ~outside.any(axis=1)[:, None]
         reads &= ~wait
+        unmet = np.where(outside.any(axis=1), np.uint64(0), missing)
     name = what or ("__shfl_sync" if kind == "idx" else f"__shfl_{kind}_sync")
 
-    def report(bad_reads, bad_outside, ws=None):
+    def report(bad_reads, bad_outside, ws=None, gone=None):
         bad = bad_reads | bad_outside
+        if gone is not None:
+            bad = bad | (
+                ((gone[:, None] >> np.arange(32, dtype=np.uint64)) & 1).astype(bool) & act.any(axis=1)[:, None]
+            )
         if ws is not None:
             keep = np.zeros(bad.shape[0], bool)
             keep[ws] = True
@@ -345,6 +354,12 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
             )
         if bad_outside[wi].any():
             parts.append(f"lanes {_lane_list(np.nonzero(bad_outside[wi])[0])} execute it outside their member mask")
+        if gone is not None and int(gone[wi]):
+            parts.append(
+                f"lanes {_lane_list([k for k in range(32) if int(gone[wi]) >> k & 1])} of its member mask "
+                f"{int(mv[wi]):#010x} execute no shuffle of that mask (every non-exited lane of the mask must; give "
+                "it the mask of the lanes that execute it, e.g. __activemask() or the branch's own)"
+            )
         g.cta.program.finding(
             "divergent_barrier",
             f"{name} executed by lanes {_lane_list(np.nonzero(act[wi])[0])} of warp {int(g.tid[at]) // 32} only: "
@@ -357,13 +372,26 @@ def _shfl_check(g, kind, mask_val, b, w, line, what=None, V=None):
         )
 
     report(reads, outside)
-    if wait.any():
-        ws = np.nonzero(wait.any(axis=1))[0]
+    if unmet.any():
+        ws = np.nonzero(unmet)[0]
         never = np.zeros_like(outside)
         shuffle_sites.open_sites(
-            g, ws, -1 if line is None else int(line), mv, here, missing, V.copy(), lambda w_: report(wait, never, w_)
+            g,
+            ws,
+            -1 if line is None else int(line),
+            mv,
+            here,
+            missing,
+            V.copy(),
+            lambda w_: report(wait, never, w_, unmet),
         )
     return V
+
+
+def _full(mask_val) -> bool:
+    """Every lane of the warp is in the member mask (the fast path: nothing to check of a converged warp)."""
+    m = np.asarray(mask_val)
+    return bool(((m.astype(np.int64) & 0xFFFFFFFF) == 0xFFFFFFFF).all())
 
 
 def _shfl(kind):
@@ -378,8 +406,9 @@ def _shfl(kind):
             av = arg(g)
             w = int(width(g))
             lane = np.arange(32)
-            if g.mask is not None or pad:
-                V = _shfl_check(g, kind, mask(g), av, w, line, V=V.copy())
+            mv = mask(g)
+            if g.mask is not None or pad or not _full(mv):
+                V = _shfl_check(g, kind, mv, av, w, line, V=V.copy())
             if kind == "idx" and np.ndim(av) == 0 and V.ndim == 2:  # broadcast from one lane
                 src = semantics.shfl_source(kind, lane, av, w)
                 if w == 32:
@@ -472,6 +501,29 @@ def _member_active(g, mask_val):
     return act & inmask, pad
 
 
+def _outside_own_mask(g, mask_val, line, name: str) -> None:
+    """Lanes executing a warp collective whose member mask does not name them (undefined behaviour)."""
+    actv, _ = _warps(g, g.active(), False)
+    m = np.broadcast_to(np.asarray(mask_val).astype(np.uint64), (g.L,))
+    M_, _ = _warps(g, m, 0)
+    outside = actv & ~((M_ >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
+    if not outside.any():
+        return
+    w = int(np.nonzero(outside.any(axis=1))[0][0])
+    lane = min(w * 32 + int(np.argmax(outside[w])), g.L - 1)
+    g.cta.program.finding(
+        "divergent_barrier",
+        f"{name} with member mask {int(M_[w][np.argmax(outside[w])]) & 0xFFFFFFFF:#010x} executed by lanes "
+        f"{_lane_list(np.nonzero(actv[w])[0])} of warp {int(g.tid[lane]) // 32}: lanes "
+        f"{_lane_list(np.nonzero(outside[w])[0])} execute it outside their member mask (each calling thread must "
+        "have its own bit set, or the result is undefined on a GPU). Give it the mask of the lanes that execute it",
+        line=line,
+        cta=g.cta_of(lane),
+        threads=[g.tid[lane]],
+        key=("divergent_barrier", line, name, "outside"),
+    )
+
+
 def member_meet(g, mask_val, act, X, line, name: str, op: str):
     """A warp collective ``name`` (the op ``op``: a vote, ``__reduce_*_sync``, ``redux.sync``, ``match.sync``) whose
     member mask names lanes of the warp that do not execute it (not active, not exited, not parked in a poll): as a
@@ -480,7 +532,10 @@ def member_meet(g, mask_val, act, X, line, name: str, op: str):
     join this one's; where lanes are still missing, the call waits for them, and one no lane of theirs meets by the
     time they run again (the ``if`` ended) is a ``divergent_barrier`` finding (CUDA: every non-exited lane of the mask
     must execute it, else the result is undefined). ``act`` (nw, 32): the active member lanes, ``X`` (nw, 32): the
-    operands by lane. Returns ``(act, X)`` with the lanes met added."""
+    operands by lane. Returns ``(act, X)`` with the lanes met added. Active lanes outside their own member mask are a
+    ``divergent_barrier`` finding too (CUDA: each calling thread must have its own bit set)."""
+    if not _full(mask_val):
+        _outside_own_mask(g, mask_val, line, name)
     if g.mask is None and not g.L % 32:  # every lane of every warp executes it
         return act, X
     actv, _ = _warps(g, g.active(), False)

@@ -65,6 +65,7 @@ class Program:
         import txlab.emulator.packed_math  # noqa: F401
         import txlab.emulator.ptx_alu  # noqa: F401
         import txlab.emulator.ptx_floatmath  # noqa: F401
+        import txlab.emulator.ptx_mbarrier  # noqa: F401
         import txlab.emulator.ptx_memory  # noqa: F401
         import txlab.emulator.timers  # noqa: F401
         import txlab.emulator.tcgen05  # noqa: F401
