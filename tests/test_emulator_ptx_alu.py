@@ -169,3 +169,72 @@ def test_warp_votes_reduce_the_member_lanes(live, mask):
             want = [ballot, members, sum(v) & 0xFFFFFFFF, max(x & 0xFFFFFFFF for x in v), xor, match_any, same_all]
             assert [int(x) for x in o[:7, t]] == want, t
             assert [int(x) for x in s[:, t]] == [min(v), max(v)], t
+
+
+SHFL = """
+@T.prim_func
+def shfl(A: T.Buffer((64,), "float32"), O: T.Buffer((4, 64), "float32"), P: T.Buffer((2, 64), "uint32")):
+    T.device_entry()
+    T.cta_id([1])
+    tx = T.thread_id([64])
+    v: T.float32 = A[tx]
+    r: T.float32 = T.float32(0)
+    p: T.uint32 = T.uint32(0)
+    T.ptx.shfl_sync.idx.b32(r, v, T.uint32(tx % 7 + 3), T.uint32(0x1f), T.uint32(0xffffffff))
+    O[0, tx] = r
+    T.ptx.shfl_sync.bfly.b32(r, v, T.uint32(9), T.uint32(0x101f), T.uint32(0xffffffff))
+    O[1, tx] = r
+    T.ptx.shfl_sync.up.b32(r, p, v, T.uint32(3), T.uint32(0x1800), T.uint32(0xffffffff))
+    O[2, tx] = r
+    P[0, tx] = p
+    T.ptx.shfl_sync.down.b32(r, v, T.uint32(5), T.uint32(0x101f), T.uint32(0xffffffff))
+    O[3, tx] = r
+    d: T.uint32 = T.uint32(0)
+    e: T.uint32 = T.uint32(0)
+    if tx % 32 >= 5:
+        T.ptx.elect_sync(d, e, T.uint32(0xffffffe0))
+    P[1, tx] = e * T.uint32(100) + d
+"""
+
+
+def _shfl_want(a):
+    from txlab.ir.semantics import shfl_source
+
+    lane = np.arange(64) % 32
+    base = np.arange(64) - lane
+    rows = [
+        (shfl_source("idx", lane, np.arange(64) % 7 + 3, 32), None),
+        (shfl_source("xor", lane, 9, 16), None),
+        (shfl_source("up", lane, 3, 8), "up"),
+        (shfl_source("down", lane, 5, 16), None),
+    ]
+    return np.stack([a[base + src] for src, _ in rows]), (shfl_source("up", lane, 3, 8) != lane).astype(np.uint32)
+
+
+def test_ptx_shfl_sync_and_elect_sync_follow_the_isa():
+    """``T.ptx.shfl_sync`` (TVM's own smem descriptor broadcast uses it) and ``T.ptx.elect_sync`` stopped the run;
+    the packed ``c`` operand (clamp and segment mask) gives CUDA's widths, the predicate says the source was in
+    range, and elect picks the lowest active member lane."""
+    a = np.arange(64, dtype=np.float32) * 1.5
+    o, p = np.zeros((4, 64), np.float32), np.zeros((2, 64), np.uint32)
+    res = emulate(kernel(SHFL, "shfl"), a, o, p)
+    assert res.ok, res.findings
+    want, pred = _shfl_want(a)
+    assert np.array_equal(o, want), o
+    assert np.array_equal(p[0], pred)
+    lane = np.arange(64) % 32
+    assert np.array_equal(p[1], np.where(lane == 5, 105, np.where(lane > 5, 5, 0)))
+
+
+@pytest.mark.gpu
+def test_ptx_shfl_sync_and_elect_sync_match_the_gpu():
+    import txlab
+
+    c = txlab.compile(kernel(SHFL, "shfl"))
+    a = np.arange(64, dtype=np.float32) * 1.5
+    runs = []
+    for go in (c, lambda *x: emulate(c, *x)):
+        o, p = np.zeros((4, 64), np.float32), np.zeros((2, 64), np.uint32)
+        go(a, o, p)
+        runs.append((o, p))
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1]), runs

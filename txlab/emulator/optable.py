@@ -120,7 +120,9 @@ def _registries():
     import txlab.emulator.ops as ops
     import txlab.emulator.packed_math  # noqa: F401
     import txlab.emulator.ptx_alu  # noqa: F401
+    import txlab.emulator.ptx_farith  # noqa: F401
     import txlab.emulator.ptx_floatmath  # noqa: F401
+    import txlab.emulator.ptx_iarith  # noqa: F401
     import txlab.emulator.ptx_mbarrier  # noqa: F401
     import txlab.emulator.ptx_memory  # noqa: F401
     import txlab.emulator.timers  # noqa: F401
@@ -197,8 +199,10 @@ def rows() -> list[dict]:
     from txlab.build import NO_CUDA_LOWERING
 
     handlers, blocking, externs, precision = _registries()
-    from txlab.emulator.ptx_floatmath import MISSING as FLOAT_MISSING
-    from txlab.emulator.ptx_floatmath import PRECISION as FLOAT_PRECISION
+    from txlab.emulator import ptx_farith, ptx_floatmath, ptx_iarith
+
+    FLOAT_PRECISION = {**ptx_farith.PRECISION, **ptx_floatmath.PRECISION}
+    FLOAT_MISSING = {**ptx_iarith.MISSING, **ptx_farith.MISSING, **ptx_floatmath.MISSING}
 
     out = []
     for name in sorted(str(n) for n in tvm.ir.Op.list_op_names()):
@@ -218,7 +222,8 @@ def rows() -> list[dict]:
                 r["why"] = "__ldg: a global load"
             if name.startswith("tirx.ptx.") and name[len("tirx.ptx.") :] in FLOAT_PRECISION:
                 r["fast"] = r["ieee"] = FLOAT_PRECISION[name[len("tirx.ptx.") :]]
-                r["why"] = FLOAT_MISSING.get(name[len("tirx.ptx.") :], "")
+            if name.startswith("tirx.ptx.") and name[len("tirx.ptx.") :] in FLOAT_MISSING:
+                r["why"] = "refused: " + FLOAT_MISSING[name[len("tirx.ptx.") :]]
             if name.startswith("tirx.cuda.iket_"):
                 r["fast"] = r["ieee"] = ""
                 r["why"] = (

@@ -64,7 +64,9 @@ class Program:
         import txlab.emulator.mma  # noqa: F401
         import txlab.emulator.packed_math  # noqa: F401
         import txlab.emulator.ptx_alu  # noqa: F401
+        import txlab.emulator.ptx_farith  # noqa: F401
         import txlab.emulator.ptx_floatmath  # noqa: F401
+        import txlab.emulator.ptx_iarith  # noqa: F401
         import txlab.emulator.ptx_mbarrier  # noqa: F401
         import txlab.emulator.ptx_memory  # noqa: F401
         import txlab.emulator.timers  # noqa: F401

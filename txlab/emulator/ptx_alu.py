@@ -1,7 +1,7 @@
 """Table-driven ``T.ptx`` integer, bit-field and warp-vote instructions: ``popc``, ``clz``, ``brev``,
 ``bfind``, ``bfe``, ``bfi``, ``prmt`` (every mode), ``shf`` (``.l``/``.r``, ``.clamp``/``.wrap``),
 ``vote.sync`` (``.all``/``.any``/``.uni``/``.ballot``), ``match.any``/``match.all``, ``redux.sync``
-(integer) and ``activemask``.
+(integer), ``activemask``, ``shfl.sync`` (with and without its predicate) and ``elect.sync``.
 
 Each is computed from the PTX ISA's definition of the instruction, bit for bit: bit positions and
 lengths are taken modulo 256 (``b & 0xff``), a field past the most significant bit reads the sign
@@ -22,6 +22,8 @@ import txlab.emulator.memory as M
 from txlab.emulator.mathfns import _brev, _clz, _popc
 from txlab.emulator.ops import (
     _REDUX,
+    _full,
+    _shfl_check,
     _VOTE,
     HANDLERS,
     _active_mask,
@@ -33,6 +35,7 @@ from txlab.emulator.ops import (
     _warps,
 )
 from txlab.emulator.ptx_memory import _dest_stores, _guard, decode, to_register
+from txlab.errors import NotEmulatedError
 
 _ONE = np.uint64(1)
 _TYPES = {
@@ -293,3 +296,118 @@ for _n in ("match_any_sync", "match_all_sync"):
 for _n in ("redux_sync", "redux_sync_bitwise"):
     HANDLERS[f"tirx.ptx.{_n}"] = _alu(_redux_compute)
 HANDLERS["tirx.ptx.activemask"] = _alu(_activemask_compute)
+
+
+# ---- shfl.sync, as the PTX ISA defines it -----------------------------------------------------------
+_SHFL_KIND = {"idx": "idx", "up": "up", "down": "down", "bfly": "xor"}
+
+
+def _shfl_lanes(mode, lane, b, c):
+    """(source lane, in-range predicate) of ``shfl.sync.<mode>`` for lanes ``lane``: ``b[4:0]`` the lane or
+    offset, ``c`` packs the clamp value (bits 4:0) and the segment mask (bits 12:8); a source outside the segment
+    reads the own lane and clears the predicate."""
+    bval = b & 0x1F
+    cval, seg = c & 0x1F, (c >> 8) & 0x1F
+    maxl = (lane & seg) | (cval & ~seg & 0x1F)
+    minl = lane & seg
+    if mode == "up":
+        j = lane - bval
+        ok = j >= maxl
+    elif mode == "down":
+        j = lane + bval
+        ok = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ bval
+        ok = j <= maxl
+    else:
+        j = minl | (bval & ~seg & 0x1F)
+        ok = j <= maxl
+    return np.where(ok, j, lane), ok
+
+
+def _standard_width(mode, c):
+    """The ``width`` of CUDA's ``__shfl*_sync`` whose ``c`` this is (``(32 - width) << 8``, ``| 0x1f`` but for up),
+    or None."""
+    c = np.unique(np.asarray(c).astype(np.int64))
+    if c.size != 1:
+        return None
+    c = int(c[0])
+    seg, cval = (c >> 8) & 0x1F, c & 0x1F
+    w = 32 - seg
+    if c >> 13 or w & (w - 1) or cval != (0 if mode == "up" else 0x1F):
+        return None
+    return w
+
+
+def _shfl_build(comp, call):
+    ptx = decode(call)
+    if ptx is None:
+        return comp.not_emulated(call.op.name)
+    mode = ptx.mods.get("mode")
+    stores = _dest_stores(comp, [(ptx.ops.get("d") or [None])[0], (ptx.ops.get("p") or [None])[0]], ("shfl", id(call)))
+    if stores is None or stores[0] is None:
+        return comp.not_emulated(call.op.name, "a destination that is not a buffer element")
+    key = ("shfl", id(call))
+    d_dt = M.np_dtype(comp.buffer_info(ptx.ops["d"][0].source)["dtype"])
+    a, b, c, member = (comp.expr(ptx.ops[n][0]) for n in ("a", "b", "c", "membermask"))
+    line = comp.line
+
+    def f(g):
+        av = np.broadcast_to(_bits(a(g), 32), (g.L,)).astype(np.uint32)
+        bv = np.broadcast_to(np.asarray(b(g)).astype(np.int64), (g.L,))
+        cv = np.broadcast_to(np.asarray(c(g)).astype(np.int64), (g.L,))
+        mv = member(g)
+        V, pad = _warps(g, av)
+        if g.mask is not None or pad or not _full(mv):
+            w = _standard_width(mode, cv[g.active()])
+            if w is None:
+                raise NotEmulatedError(
+                    f"shfl.sync.{mode} with c = {int(cv[0]):#x} (not a CUDA width) by part of a warp", lineno=line
+                )
+            V = _shfl_check(g, _SHFL_KIND[mode], mv, bv, w, line, f"shfl.sync.{mode}", V=V.copy())
+        B, _ = _warps(g, bv)
+        C, _ = _warps(g, cv)
+        src, ok = _shfl_lanes(mode, np.arange(32)[None, :], B, C)
+        out = np.take_along_axis(V, src.astype(np.int64), axis=1)
+        d = to_register(_unwarp(g, out, pad), np.dtype(np.uint32), d_dt, False)
+        g.slots[key] = [d, _unwarp(g, ok, pad).astype(np.uint32)]
+        for st in stores:
+            if st is not None:
+                st(g)
+        return np.int32(0)
+
+    return _guard(comp, ptx, f)
+
+
+def _elect_build(comp, call):
+    ptx = decode(call)
+    if ptx is None:
+        return comp.not_emulated(call.op.name)
+    outs = [(ptx.ops.get(n) or [None])[0] for n in ("d", "p")]
+    stores = _dest_stores(comp, outs, ("elect", id(call)))
+    if stores is None:
+        return comp.not_emulated(call.op.name, "a destination that is not a buffer element")
+    member = comp.expr(ptx.ops["membermask"][0])
+    line = comp.line
+
+    def f(g):
+        mv = member(g)
+        act, pad = _member_active(g, mv)
+        act, _ = member_meet(g, mv, act, np.zeros(act.shape, np.uint32), line, "elect.sync", call.op.name)
+        first = np.argmax(act, axis=1)  # the leader: the lowest active member lane
+        has = act.any(axis=1)
+        lead = np.zeros(act.shape, bool)
+        lead[np.nonzero(has)[0], first[has]] = True
+        lane_id = np.where(has, first, 0).astype(np.uint32)
+        g.slots[("elect", id(call))] = [_per_warp(g, lane_id, pad), _unwarp(g, lead, pad).astype(np.uint32)]
+        for st in stores:
+            if st is not None:
+                st(g)
+        return np.int32(0)
+
+    return _guard(comp, ptx, f)
+
+
+for _n in ("shfl_sync", "shfl_sync_p"):
+    HANDLERS[f"tirx.ptx.{_n}"] = _shfl_build
+HANDLERS["tirx.ptx.elect_sync"] = _elect_build
