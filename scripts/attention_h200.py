@@ -2,9 +2,11 @@
 process. Every configuration is checked first (O NaN-poisoned, against an fp32 reference on a few
 (batch, head) slices: rel. error <= 1e-2, LSE <= 1e-3 abs, no NaN anywhere, -inf LSE exactly where
 a row sees no key), then timed: median of interleaved rounds, each round the median of 20 launches
-after an L2 flush. TFLOP/s = 4·B·H·Sq·Skv·D, halved when causal. Each case runs the configuration
-``build()`` takes without one (``hopper_attention.tuned_config``: the shipped tuned table's entry for
-the shape, else the model's choice); the overlap cases switch one knob of the default.
+after an L2 flush. TFLOP/s = ``hopper_attention.flops``: 4·B·H·D per (query, key) pair computed, all Sq·Skv
+of them, or causal the ones the bottom-right mask leaves (S·(S + 1)/2 at Sq = Skv, the one case torch's top-left
+``is_causal`` is the same mask and so the one the SDPA backends run on), one count for every backend. Each case
+runs the configuration ``build()`` takes without one (``hopper_attention.tuned_config``: the shipped tuned
+table's entry for the shape, else the model's choice); the overlap cases switch one knob of the default.
 
     python scripts/attention_h200.py [--rounds 3] [--out benchmarks/results/attention.json] [--only NAME,...]
 
@@ -340,7 +342,7 @@ def main() -> int:
                     except Exception as exc:  # noqa: BLE001 - a backend that refuses the shape
                         row[f"{key}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             t = interleaved(timer, fns, rounds=args.rounds)
-            fl = ha.flops(b, h, sq, sk, d, causal)
+            fl = ha.flops(b, h, sq, sk, d, causal)  # the same count for txlab, cuDNN and flash: the same mask
             for key, val in t.items():
                 row[f"{key}_ms"] = val["median_ms"]
                 row[f"{key}_tflops"] = fl / (val["median_ms"] * 1e-3) / 1e12

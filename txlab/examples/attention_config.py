@@ -26,6 +26,11 @@ TUNE_SPACE = {
 
 HEAD_DIMS = (64, 128, 256)
 SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory per CTA on sm_90
+#: batch * heads * seqlen_q at most: the kernel's LSE index and its scheduler's task index (a task count plus
+#: the CTAs' stride past it) are int32 (at D 64 that is already 128 GiB of Q)
+MAX_QUERY_ROWS = 2**30
+#: seqlen_kv at most: the key coordinates and the causal block count reach up to two blocks past it, in int32
+MAX_SEQLEN_KV = 2**31 - 1024
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,8 @@ def _ceil(a: int, b: int) -> int:
 
 def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> tuple:
     """The six sizes as Python ints (numpy's integers too), or :class:`~txlab.errors.InputError` naming the size that
-    is wrong and the fix."""
+    is wrong and the fix: also a shape past the kernel's 32-bit indices (:data:`MAX_QUERY_ROWS` query rows,
+    :data:`MAX_SEQLEN_KV` keys) or past a TMA descriptor's 2**40-byte stride (K and V of one batch)."""
     bad = _errors.InputError
     for name, v in (
         ("batch", batch),
@@ -150,13 +156,37 @@ def check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim) -> tuple:
         if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
             raise bad(f"{name}={v!r}: a positive int", param=name)
         if v >= 2**31:
-            raise bad(f"{name}={v}: the kernel's TMA coordinates and indices are 32-bit: keep it below 2**31", param=name)
+            raise bad(
+                f"{name}={v}: the kernel's TMA coordinates and indices are 32-bit: keep it below 2**31", param=name
+            )
     if not isinstance(head_dim, Integral) or isinstance(head_dim, bool) or head_dim not in HEAD_DIMS:
         raise bad(f"head_dim={head_dim!r}: this kernel is built for head_dim in {HEAD_DIMS}")
     if heads % kv_heads:
         raise bad(
             f"kv_heads={kv_heads} does not divide heads={heads}: grouped-query attention shares "
             "each kv head among heads // kv_heads query heads; pick a divisor"
+        )
+    rows = int(batch) * int(heads) * int(seqlen_q)
+    if rows > MAX_QUERY_ROWS:
+        raise bad(
+            f"batch*heads*seqlen_q = {rows:,} query rows: the kernel indexes LSE and counts its tasks in 32-bit "
+            f"ints, which holds at most 2**30 = {MAX_QUERY_ROWS:,} rows; split the batch (or the heads) over "
+            "several calls",
+            param="batch",
+        )
+    if seqlen_kv > MAX_SEQLEN_KV:
+        raise bad(
+            f"seqlen_kv={seqlen_kv}: the kernel's 32-bit key coordinates run up to two blocks past seqlen_kv; "
+            f"keep it at most 2**31 - 1024 = {MAX_SEQLEN_KV:,} (split the keys and merge the partial results "
+            "by their LSE)",
+            param="seqlen_kv",
+        )
+    stride = int(kv_heads) * int(seqlen_kv) * int(head_dim) * 2
+    if stride >= 2**40:
+        raise bad(
+            f"kv_heads*seqlen_kv*head_dim*2 = {stride:,} bytes: K and V's batch stride is past what a TMA "
+            "descriptor takes (< 2**40 bytes); split the heads (kv heads with their query heads) over several calls",
+            param="kv_heads",
         )
     return tuple(int(v) for v in (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim))
 
@@ -177,10 +207,24 @@ def check_causal(causal) -> bool:
     return bool(causal)
 
 
+def visible_pairs(seqlen_q: int, seqlen_kv: int, causal: bool) -> int:
+    """The (query, key) pairs one head computes: ``Sq·Skv``, or under the kernel's causal mask (aligned to the
+    bottom-right corner: query ``i`` sees keys ``j <= i + Skv - Sq``, the only alignment it has) exactly
+    ``n·(Skv - n) + n·(n + 1)/2`` with ``n = min(Sq, Skv)``: the last ``n`` query rows see ``Skv - n`` keys plus
+    1, 2, ... n more, the first ``Sq - n`` rows none. ``S(S + 1)/2`` when ``Sq == Skv`` (torch's ``is_causal``
+    is the same mask there); ``Skv·(Skv + 1)/2`` for ``Sq >= Skv``; nearly ``Sq·Skv`` for ``Sq << Skv``."""
+    sq, sk = int(seqlen_q), int(seqlen_kv)
+    if not causal:
+        return sq * sk
+    n = min(sq, sk)
+    return n * (sk - n) + n * (n + 1) // 2
+
+
 def flops(batch, heads, seqlen_q, seqlen_kv, head_dim, causal) -> float:
-    """4·B·H·Sq·Skv·D (two GEMMs), halved when causal (the convention of FlashAttention's benchmarks)."""
-    f = 4.0 * batch * heads * seqlen_q * seqlen_kv * head_dim
-    return f / 2 if causal else f
+    """4·B·H·D per visible (query, key) pair (two GEMMs, :func:`visible_pairs`): 4·B·H·Sq·Skv·D, and under the
+    causal mask only the pairs it leaves (about half of them when ``Sq == Skv``, FlashAttention's convention,
+    but all but a triangle for ``Sq << Skv`` and a triangle of ``Skv`` for ``Sq >> Skv``)."""
+    return float(4 * int(batch) * int(heads) * visible_pairs(seqlen_q, seqlen_kv, causal) * int(head_dim))
 
 
 def l2_swizzle(seqlen_kv: int, head_dim: int) -> int:

@@ -33,9 +33,9 @@ cannot tell them apart; the feed rate's grid starts where the tensor cores bind 
 active). :func:`leave_one_out` re-chooses each measured shape from a table without it: within 2% of
 that shape's measured best on 8 of the 10, the two others (GQA's LPT order, D 64 causal's swizzle of
 16) being wins only that shape measured. Nothing here imports TVM or needs a GPU; a choice costs a few
-milliseconds. The scheduler orders are
-TVM's ``FlashAttentionLinearScheduler`` / ``FlashAttentionLPTScheduler`` index maps, checked against
-the real classes by tests/test_hopper_attention.py.
+milliseconds and a few MB whatever the shape (past a few thousand tasks the busiest CTA is counted from the
+order's structure, not task by task). The scheduler orders are TVM's ``FlashAttentionLinearScheduler`` /
+``FlashAttentionLPTScheduler`` index maps, checked against the real classes by tests/test_hopper_attention.py.
 """
 
 from __future__ import annotations
@@ -81,12 +81,36 @@ SHAPE_KEYS = ("batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "head_dim",
 
 
 # ---- the scheduler orders (TVM's index maps, as numpy) --------------------------------------------
-def task_order(batch: int, heads: int, m_blocks: int, lpt: bool, swizzle: int):
-    """``(head index, m block)`` of every linear task index, in order (numpy int arrays): what
-    ``FlashAttentionLPTScheduler`` (``lpt``) or ``FlashAttentionLinearScheduler`` compute on the GPU."""
+#: tasks the cost model walks one by one; past that it counts them per CTA from the order's structure
+#: (:func:`_structured_cta_sums`: the same counts, whatever the number of tasks)
+EXACT_TASKS = 1 << 12
+#: CTAs the structured count takes at most (it is O(CTAs²)); past that (a num_sms far above any GPU's SMs) the
+#: busiest CTA is estimated from :data:`SAMPLED_CTAS` of them (:func:`_sampled_cta_sums`)
+STRUCTURED_CTAS = 512
+SAMPLED_CTAS = 1024
+#: tasks :func:`task_order` maps without ``idx`` at most (the whole order as int64 arrays: 128 MiB each)
+ORDER_LIMIT = 1 << 24
+#: numpy elements a step of the model holds at once (512 KiB of int64)
+_CHUNK = 1 << 16
+
+
+def task_order(batch: int, heads: int, m_blocks: int, lpt: bool, swizzle: int, idx=None):
+    """``(head index, m block)`` of every linear task index, in order (numpy int arrays), or of the task
+    indices ``idx`` only: what ``FlashAttentionLPTScheduler`` (``lpt``) or ``FlashAttentionLinearScheduler``
+    compute on the GPU."""
     import numpy as np
 
-    idx = np.arange(batch * heads * m_blocks)
+    tasks = batch * heads * m_blocks
+    if idx is None:
+        if tasks > ORDER_LIMIT:
+            raise _errors.InputError(
+                f"task_order: {tasks:,} tasks is more than the {ORDER_LIMIT:,} it maps at once; pass idx= "
+                "(the task indices you want, e.g. numpy.arange(start, stop)) for a part of the order",
+                param="idx",
+            )
+        idx = np.arange(tasks, dtype=np.int64)
+    else:
+        idx = np.asarray(idx, dtype=np.int64)
     if not lpt:
         return idx // m_blocks, idx % m_blocks
     hb = batch * heads
@@ -156,35 +180,202 @@ def _work(shape: tuple, cfg):
 
 @functools.lru_cache(maxsize=256)
 def _work_of(shape: tuple, bm: int, bn: int, num_sms: int, lpt: bool, swz: int):
-    """:func:`_work` for what it depends on (candidates that differ in ring depth or overlap share it)."""
+    """:func:`_work` for what it depends on (candidates that differ in ring depth or overlap share it). Its cost
+    is bounded whatever the shape (a few milliseconds, a few MB): up to :data:`EXACT_TASKS` tasks it walks
+    them, else it counts them per CTA from the order's structure (:func:`_structured_cta_sums`); the total
+    in closed form (:meth:`_Blocks.ap_sums`)."""
     import numpy as np
 
     b, h, hk, sq, sk, d, causal = shape
-    mb, nb = _ceil(sq, bm), _ceil(sk, bn)
-    tasks = b * h * mb
+    w = _Blocks(bm, bn, _ceil(sq, bm), _ceil(sk, bn), sk - sq, bool(causal), sk % bn != 0)
+    mb, hb = w.mb, b * h
+    tasks = hb * mb
     ctas = min(num_sms, tasks)
-    _, m = task_order(b, h, mb, lpt, swz)
-    diag = sk - sq
-    if causal:
-        blocks = np.clip((m * bm + bm + diag + bn - 1) // bn, 0, nb)
-        first_masked = np.minimum((m * bm + diag) // bn, nb - 1)
-        masked = np.clip(blocks - np.maximum(first_masked, 0), 0, None)
+    total = hb * int(w.ap_sums(1, np.zeros(1, np.int64))[0][0])
+
+    def query_blocks(i):
+        return task_order(b, h, mb, lpt, swz, idx=i)[1]
+
+    if tasks > EXACT_TASKS and ctas > STRUCTURED_CTAS:
+        per_blocks, per_masked, per_tasks = _sampled_cta_sums(tasks, ctas, w, query_blocks)
     else:
-        blocks = np.full(m.shape, nb)
-        masked = np.full(m.shape, 1 if sk % bn else 0)
-    cta = np.arange(tasks) % ctas
-    per_blocks = np.bincount(cta, weights=blocks, minlength=ctas)
-    per_tasks = np.bincount(cta, minlength=ctas)
-    per_masked = np.bincount(cta, weights=masked, minlength=ctas)
+        per_tasks = np.full(ctas, tasks // ctas, dtype=np.int64)
+        per_tasks[: tasks % ctas] += 1
+        if tasks <= EXACT_TASKS:
+            i = np.arange(tasks, dtype=np.int64)
+            blk, msk = w.of(query_blocks(i))
+            per_blocks = np.bincount(i % ctas, weights=blk, minlength=ctas)
+            per_masked = np.bincount(i % ctas, weights=msk, minlength=ctas)
+        else:
+            per_blocks, per_masked = _structured_cta_sums(hb, ctas, w, lpt, swz)
     busiest = int(np.argmax(per_blocks + 1.5 * per_tasks))
     return (
         int(per_tasks[busiest]),
-        int(per_blocks[busiest]),
-        int(per_masked[busiest]),
-        float(blocks.sum()) / ctas,
+        int(round(per_blocks[busiest])),
+        int(round(per_masked[busiest])),
+        float(total) / ctas,
         ctas,
         tasks,
     )
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """The key blocks a query block ``m`` (of ``mb``) streams and how many of them are masked: the kernel's
+    ``n_blocks`` and ``masked`` (each a floor of a linear function of ``m``, clipped)."""
+
+    bm: int
+    bn: int
+    mb: int
+    nb: int
+    diag: int  # seqlen_kv - seqlen_q: key j is visible to query i iff j <= i + diag
+    causal: bool
+    ragged: bool
+
+    def of(self, m):
+        """(blocks, masked) of the query blocks ``m`` (numpy)."""
+        import numpy as np
+
+        bm, bn, nb, diag = self.bm, self.bn, self.nb, self.diag
+        if not self.causal:
+            return np.full(m.shape, nb, dtype=np.int64), np.full(m.shape, int(self.ragged), dtype=np.int64)
+        blocks = np.clip((m * bm + bm + diag + bn - 1) // bn, 0, nb)
+        first_masked = np.minimum((m * bm + diag) // bn, nb - 1)
+        return blocks, np.clip(blocks - np.maximum(first_masked, 0), 0, None)
+
+    def ap_sums(self, stride: int, r):
+        """(blocks, masked) summed over the query blocks ``m < mb`` with ``m % stride == r``, per ``r`` of the
+        int64 array ``r`` (each ``< stride``), in closed form."""
+        import numpy as np
+
+        n = np.where(r < self.mb, (self.mb - 1 - r) // stride + 1, 0)
+        if not self.causal:
+            return n * self.nb, n * int(self.ragged)
+        a, bm, bn, diag = self.bm * stride, self.bm, self.bn, self.diag
+        blocks = _sum_clip_floor(n, a, bm * r + bm + diag + bn - 1, bn, 0, self.nb)
+        # masked = blocks - clip(floor((m*bm + diag) / bn), 0, nb - 1), never negative
+        return blocks, blocks - _sum_clip_floor(n, a, bm * r + diag, bn, 0, self.nb - 1)
+
+
+def _floor_sum(n, m, a, b):
+    """``sum(floor((a*i + b) / m) for i in range(n))`` elementwise over int64 arrays, for ``a, b >= 0`` and
+    ``m > 0``, in O(log) numpy steps (the Euclid-like reduction)."""
+    import numpy as np
+
+    n, m, a, b = (np.array(x, dtype=np.int64) for x in np.broadcast_arrays(n, m, a, b))
+    total = np.zeros(n.shape, np.int64)
+    live = n > 0
+    while live.any():
+        q, a = np.where(live, a // m, 0), np.where(live, a % m, a)
+        total += n * (n - 1) // 2 * q
+        q, b = np.where(live, b // m, 0), np.where(live, b % m, b)
+        total += n * q
+        y = a * n + b
+        live &= y >= m
+        n, b = np.where(live, y // m, n), np.where(live, y % m, b)
+        m, a = np.where(live, a, m), np.where(live, m, a)
+    return total
+
+
+def _sum_clip_floor(n, a: int, b, c: int, lo: int, hi: int):
+    """``sum(clip(floor((a*i + b) / c), lo, hi) for i in range(n))`` elementwise over int64 arrays ``n`` and
+    ``b``, for ``a > 0``, ``c > 0``, ``lo <= hi``: the terms are non-decreasing, so ``lo`` up to the first
+    above it, ``hi`` from the first at it, and a floor sum between."""
+    import numpy as np
+
+    n, b = np.asarray(n, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    i1 = np.clip(-((b - (lo + 1) * c) // a), 0, n)  # first i with floor(...) > lo
+    i2 = np.maximum(np.clip(-((b - hi * c) // a), 0, n), i1)  # first i with floor(...) >= hi
+    q, r = np.divmod(a * i1 + b, c)
+    return lo * i1 + (i2 - i1) * q + _floor_sum(i2 - i1, c, a, r) + hi * (n - i2)
+
+
+def _structured_cta_sums(hb: int, ctas: int, w: _Blocks, lpt: bool, swz: int):
+    """Key blocks and masked blocks per CTA (task ``i`` runs on CTA ``i % ctas``), exactly, in O(ctas²) whatever
+    the number of tasks. Both orders are runs of ``mb`` tasks, one per query block, a fixed ``stride`` apart
+    (the linear order: a head's blocks in a row, ascending; LPT: a group of ``swz`` heads interleaved,
+    descending; its last, partial group ``hb % swz`` heads), so a run that starts on CTA ``s`` puts its block
+    ``k`` on CTA ``(s + k * stride) % ctas``: per CTA, the run's blocks are a sum over an arithmetic
+    progression of ``m`` (:meth:`_Blocks.ap_sums`), the same for every run up to a rotation by ``s``. So: one
+    run's sums per CTA, times how many runs start on each CTA, as a circular convolution."""
+    import numpy as np
+
+    C, mb = ctas, w.mb
+    blocks, masked = np.zeros(C, np.int64), np.zeros(C, np.int64)
+    if lpt:
+        quot, rest = divmod(hb, swz)
+        groups = _periodic_counts(C, swz * mb, quot)  # CTA each full group starts on
+        runs = [(swz, False, _circular_spread(C, groups, swz))]
+        if rest:
+            start = np.zeros(C, np.int64)
+            start[quot * swz * mb % C] = 1
+            runs.append((rest, False, _circular_spread(C, start, rest)))
+    else:
+        runs = [(1, True, _periodic_counts(C, mb, hb))]
+    for stride, ascending, starts in runs:
+        g = math.gcd(stride, C)
+        cp = C // g
+        inv = pow(stride // g, -1, cp) if cp > 1 else 0
+        c1 = np.arange(cp, dtype=np.int64)  # CTA g*c1 gets blocks k with k*stride = g*c1 (mod C)
+        k0 = c1 * inv % cp
+        rb, rm = w.ap_sums(cp, k0 if ascending else (mb - 1 - k0) % cp)
+        one_b, one_m = np.zeros(C, np.int64), np.zeros(C, np.int64)
+        one_b[c1 * g], one_m[c1 * g] = rb, rm
+        s = np.flatnonzero(starts)
+        step = max(1, _CHUNK // max(len(s), 1))
+        for lo in range(0, C, step):  # out[c] = sum over s of starts[s] * one[(c - s) % C]
+            idx = (np.arange(lo, min(lo + step, C))[:, None] - s[None, :]) % C
+            blocks[lo : lo + step] += one_b[idx] @ starts[s]
+            masked[lo : lo + step] += one_m[idx] @ starts[s]
+    return blocks, masked
+
+
+def _periodic_counts(C: int, step: int, n: int):
+    """How many of ``0, step, 2*step, ... (n terms)`` fall on each residue mod ``C`` (int64 array)."""
+    import numpy as np
+
+    p = C // math.gcd(step, C)
+    full, rest = divmod(n, p)
+    offs = np.arange(p, dtype=np.int64) * (step % C) % C
+    return np.bincount(offs, minlength=C) * full + np.bincount(offs[:rest], minlength=C)
+
+
+def _circular_spread(C: int, starts, width: int):
+    """Each of ``starts[s]`` runs adds one to ``width`` consecutive residues from ``s`` (mod ``C``)."""
+    import numpy as np
+
+    laps, r = divmod(width, C)
+    out = np.full(C, laps * int(starts.sum()), np.int64)
+    if r:  # the partial lap: a difference array over two turns of the circle, folded
+        d = np.zeros(2 * C + 1, np.int64)
+        d[:C] += starts
+        d[r : C + r] -= starts
+        d = np.cumsum(d)[: 2 * C]
+        out += d[:C] + d[C:]
+    return out
+
+
+def _sampled_cta_sums(tasks: int, ctas: int, w: _Blocks, query_blocks):
+    """Past :data:`STRUCTURED_CTAS` CTAs: (blocks, masked, tasks) of :data:`SAMPLED_CTAS` CTAs evenly spaced
+    (with the first, and the last one that has an extra task), each over the full rounds sampled at the
+    midpoints of equal strata (scaled to all of them) plus its task of the last, partial round. An estimate:
+    the busiest of these, not necessarily the busiest CTA. ``query_blocks(i)``: the m block of tasks ``i``."""
+    import numpy as np
+
+    full, extra = divmod(tasks, ctas)
+    picks = [np.linspace(0, ctas - 1, SAMPLED_CTAS).astype(np.int64), [0]] + ([[extra - 1]] if extra else [])
+    cs = np.unique(np.concatenate(picks)).astype(np.int64)
+    s = max(1, min(full, _CHUNK // len(cs)))
+    rounds = (2 * np.arange(s, dtype=np.int64) + 1) * full // (2 * s)
+    wb, wm = w.of(query_blocks((rounds[:, None] * ctas + cs[None, :]).ravel()))
+    blocks = wb.reshape(s, len(cs)).sum(axis=0) * (full / s)
+    masked = wm.reshape(s, len(cs)).sum(axis=0) * (full / s)
+    more = cs < extra
+    if more.any():
+        lb, lm = w.of(query_blocks(full * ctas + cs[more]))
+        blocks[more] += lb
+        masked[more] += lm
+    return blocks, masked, full + more.astype(np.int64)
 
 
 def _features(shape: tuple, cfg, soft_rate: float, feed: float):
@@ -457,7 +648,7 @@ class AttentionChoice:
     """What :func:`explain` returns: the ranked candidates and the winner."""
 
     shape: tuple
-    predictions: list  # Prediction, fastest first
+    predictions: list  # Prediction: the winner first, then fastest first
     source: str  # "tuned table (measured)" or "model"
     winner: object  # AttentionConfig
     notes: list = field(default_factory=list)
@@ -467,8 +658,16 @@ class AttentionChoice:
         if self.source.startswith("tuned table"):
             return f"{self.winner.name}: measured fastest on an H200 for exactly this shape (the shipped table)"
         p = self.predictions[0]
+        best = min(self.predictions, key=_rank)
         runner = self.predictions[1] if len(self.predictions) > 1 else None
-        gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
+        if best.time_s < p.time_s:  # explain() kept the default: nothing is predicted MARGIN faster
+            lead = math.floor((1 - best.time_s / p.time_s) * 1000) / 10  # rounded down: never "3.0%" for 2.96%
+            gap = (
+                f"; {best.config.name} is predicted {lead:.1f}% faster, within the {MARGIN:.0%} margin (the sweep's "
+                f"run-to-run noise): the default {p.config.name} is kept"
+            )
+        else:
+            gap = f", {runner.time_s / p.time_s - 1:.1%} ahead of {runner.config.name}" if runner else ""
         corr = f" x {p.correction:.2f} measured/model on {p.neighbour}" if p.neighbour else " (no measured neighbour)"
         return (
             f"{p.config.name}: {p.tasks} tasks on {p.ctas} CTAs, busiest CTA {p.busiest_tasks} tasks / "
@@ -477,6 +676,7 @@ class AttentionChoice:
         )
 
     def table(self, top: int = 10) -> str:
+        """The candidates: the chosen one first, then the others fastest first (by predicted time)."""
         head = f"{'config':<30} {'pred. us':>9} {'model us':>9} {'corr.':>6} {'balance':>8} {'TFLOP/s':>8}  bound"
         rows = [head] + [
             f"{p.config.name:<30} {p.time_s * 1e6:>9.0f} {p.model_s * 1e6:>9.0f} {p.correction:>6.2f} "
@@ -497,7 +697,8 @@ class AttentionChoice:
         }
 
     def __str__(self) -> str:
-        return f"attention {shape_name(self.shape)}: {self.source} -> {self.why}\n{self.table()}"
+        notes = "".join(f"\nnote: {n}" for n in self.notes)
+        return f"attention {shape_name(self.shape)}: {self.source} -> {self.why}\n{self.table()}{notes}"
 
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
@@ -509,14 +710,14 @@ def explain(shape: tuple, *, num_sms: int = 132) -> AttentionChoice:
     over the model."""
     from dataclasses import replace
 
-    from txlab.examples.attention_config import check_shape, default_config
+    from txlab.examples.attention_config import check_causal, check_shape, default_config
 
     shape = tuple(shape)
     if len(shape) != 7:
         raise _errors.InputError(
             "shape: (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal), e.g. (4, 32, 32, 8192, 8192, 128, True)"
         )
-    shape = (*check_shape(*shape[:6]), shape[6])
+    shape = (*check_shape(*shape[:6]), check_causal(shape[6]))
     near = neighbours(shape)
     preds = sorted((predict(shape, c, near) for c in candidates(shape, num_sms, near)), key=_rank)
     notes = [] if near else [f"no measured shape with head_dim {shape[5]} and causal={shape[6]}: the model alone"]
@@ -534,7 +735,7 @@ def explain(shape: tuple, *, num_sms: int = 132) -> AttentionChoice:
         preds.sort(key=lambda p: p.config != default)
         notes.append(
             f"no candidate is predicted {MARGIN:.0%} faster than the default (the sweep's run-to-run noise): "
-            "the default stays"
+            "the default stays, listed first; the others follow fastest first"
         )
     return AttentionChoice(shape, preds, "model", preds[0].config, notes)
 

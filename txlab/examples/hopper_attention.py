@@ -107,7 +107,9 @@ def attention_kernel(
 
     from txlab.examples.hopper_gemm import _ConsumerRole
 
-    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(
+        batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim
+    )
     causal = check_causal(causal)
     cfg = as_config(config) or default_config(head_dim, causal)
     cfg.validate(head_dim)
@@ -682,9 +684,30 @@ def check_register_budget(compiled, config: AttentionConfig) -> None:
 
 def random_inputs(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, seed: int = 0):
     """``(Q, K, V, O, LSE)`` torch tensors on the GPU in the kernel's layout: Q, K, V standard normal
-    bf16 (drawn in that order from ``seed``), O and LSE NaN-poisoned (a value never written shows)."""
-    import torch
+    bf16 (drawn in that order from ``seed``), O and LSE NaN-poisoned (a value never written shows).
+    Without a GPU, or without a torch that sees it: :class:`~txlab.errors.NoGPUError` saying which."""
+    from txlab.device import require_gpu
 
+    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(
+        batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim
+    )
+    instead = (
+        "for hopper_attention.reference or the CPU emulator (txlab.emulate(attention_kernel(...), q, k, v, o, lse)) "
+        "make numpy arrays in the same layout instead (bf16 through ml_dtypes)"
+    )
+    require_gpu("hopper_attention.random_inputs (torch tensors on the GPU)", alternative=instead + ".")
+    try:
+        import torch
+    except ImportError as exc:
+        raise _errors.NoGPUError(
+            f"hopper_attention.random_inputs makes torch tensors on the GPU, and torch is not importable here "
+            f"({exc}): pip install torch (a CUDA build), or {instead}"
+        ) from None
+    if not torch.cuda.is_available():
+        raise _errors.NoGPUError(
+            f"hopper_attention.random_inputs makes torch tensors on the GPU, and this torch ({torch.__version__}) "
+            f"sees no CUDA device (a CPU-only build, or CUDA_VISIBLE_DEVICES): install a CUDA build of torch, or {instead}"
+        )
     g = torch.Generator(device="cuda").manual_seed(seed)
     q = torch.randn(batch, heads, seqlen_q, head_dim, device="cuda", dtype=torch.bfloat16, generator=g)
     k, v = (
@@ -738,8 +761,10 @@ def _check_layout(q, k, v) -> None:
     """The kernel's layout, or an InputError naming the array that breaks it: ``q (batch, heads, seqlen_q, head_dim)``,
     ``k`` and ``v (batch, kv_heads, seqlen_kv, head_dim)``, ``kv_heads`` dividing ``heads``."""
     shapes = [tuple(getattr(x, "shape", ())) for x in (q, k, v)]
-    layout = ("q is (batch, heads, seqlen_q, head_dim), k and v are (batch, kv_heads, seqlen_kv, head_dim), kv_heads "
-              "dividing heads")
+    layout = (
+        "q is (batch, heads, seqlen_q, head_dim), k and v are (batch, kv_heads, seqlen_kv, head_dim), kv_heads "
+        "dividing heads"
+    )
     for name, sh in zip("qkv", shapes):
         if len(sh) != 4:
             raise _errors.InputError(f"{name} has shape {sh}, not 4 axes: {layout}", param=name)
@@ -762,14 +787,19 @@ def explain(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal=False,
     ``num_sms``: persistent CTAs at most (default: this GPU's SMs, else 132)."""
     from txlab.examples.attention_model import explain as rank
 
-    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim)
+    batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim = check_shape(
+        batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim
+    )
     causal = check_causal(causal)
     if num_sms is None:
         from txlab.device import probe
 
         num_sms = probe().sm_count or 132
     elif not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
-        raise _errors.InputError(f"num_sms={num_sms!r}: persistent CTAs at most, a positive int (132 on an H100/H200 "
-                                 "SXM; None: this GPU's SMs)", param="num_sms")
+        raise _errors.InputError(
+            f"num_sms={num_sms!r}: persistent CTAs at most, a positive int (132 on an H100/H200 "
+            "SXM; None: this GPU's SMs)",
+            param="num_sms",
+        )
     shape = (batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim, causal)
     return rank(shape, num_sms=num_sms)
