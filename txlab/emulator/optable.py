@@ -199,7 +199,9 @@ def rows() -> list[dict]:
     from txlab.build import NO_CUDA_LOWERING
 
     handlers, blocking, externs, precision = _registries()
-    from txlab.emulator import ptx_farith, ptx_floatmath, ptx_iarith
+    import txlab.emulator.ptx_farith as ptx_farith
+    import txlab.emulator.ptx_floatmath as ptx_floatmath
+    import txlab.emulator.ptx_iarith as ptx_iarith
 
     FLOAT_PRECISION = {**ptx_farith.PRECISION, **ptx_floatmath.PRECISION}
     FLOAT_MISSING = {**ptx_iarith.MISSING, **ptx_farith.MISSING, **ptx_floatmath.MISSING}
