@@ -368,6 +368,13 @@ def _phases(full_sites, array):
     return out
 
 
+def _never(code, walked: bool) -> bool:
+    """Whether the kernel waits on a barrier and provably never arrives on it: no arrive / expect_tx-arrive / commit
+    in the code as written (``code``: what find_pipelines read, ``spec._code``), none in the walk of the lowered code
+    (``walked``), and no call the reading does not know takes its address."""
+    return bool(code) and bool(code["waits"]) and not code["arrives"] and not code["unknown"] and not walked
+
+
 def _fill(sp, full, empty, sites, copy_sites, copies):
     notes = sp.notes
     notes[:] = [n for n in notes if not n.startswith("consumers = init_empty")]
@@ -489,10 +496,18 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
             )
     if lines["copy"]:
         delivered, _ = _per_phase(dtotals, phases)
-    sp.arrivals_full = af if who_full else None
-    sp.arrivals_empty = ae if who_empty else None
+    # a barrier the code waits on and never arrives on (no arrive in the kernel as written, nor one the walk found,
+    # and its address reaches no call the reading does not know): zero arrivals per phase, read, not assumed
+    code = getattr(sp, "_code", {})
+    none_full, none_empty = (_never(code.get(w), bool(who)) for w, who in (("full", who_full), ("empty", who_empty)))
+    sp.arrivals_full = af if who_full else (0 if none_full else None)
+    sp.arrivals_empty = ae if who_empty else (0 if none_empty else None)
     sp.expect_tx_bytes = expect if (expect_known and lines["expect_tx"]) else None
     sp.tx_delivered = delivered if (delivered_known and lines["copy"]) else None
+    full_code = code.get("full") or {}
+    if sp.expect_tx_bytes is None and sp.tx_delivered and not lines["expect_tx"] and not full_code.get("expects"):
+        # the copies complete bytes on the full barrier and nothing announces them: an expect of 0, read
+        sp.expect_tx_bytes = 0
     for attr in ("arrivals_full", "arrivals_empty", "expect_tx_bytes", "tx_delivered"):
         v = getattr(sp, attr)
         if v is not None and not isinstance(v, int):
@@ -509,6 +524,8 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
             + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_empty)
             + f" (init_empty={sp.init_empty})"
         )
+    elif none_empty:
+        notes.append(f"empty: no thread arrives on it anywhere in the kernel (init_empty={sp.init_empty})")
     else:
         notes.append(
             f"no arrive on the empty barriers was found in the code; assumed "
@@ -520,9 +537,15 @@ def _fill(sp, full, empty, sites, copy_sites, copies):
             + "; ".join(f"{n} arrival(s) per phase at line {ln}" for ln, n, _ in who_full)
             + f" (init_full={sp.init_full})"
         )
+    elif none_full:
+        notes.append(f"full: no thread arrives on it anywhere in the kernel (init_full={sp.init_full})")
     if sp.expect_tx_bytes is not None or sp.tx_delivered is not None:
+        announced = (
+            "none (no expect_tx)"
+            if sp.expect_tx_bytes == 0 and not lines["expect_tx"]
+            else f"{sp.expect_tx_bytes} (line {', '.join(str(x) for x in lines['expect_tx']) or '?'})"
+        )
         notes.append(
-            f"tx bytes per phase: expect_tx {sp.expect_tx_bytes} "
-            f"(line {', '.join(str(x) for x in lines['expect_tx']) or '?'}), delivered "
+            f"tx bytes per phase: expect_tx {announced}, delivered "
             f"{sp.tx_delivered} (line {', '.join(str(x) for x in lines['copy']) or '?'})"
         )

@@ -48,6 +48,10 @@ notebook cell::
         "consumer": [("wait", "full"), ("arrive", "empty"), ("arrive", "empty"), ("advance",)],
     })
 
+A dict role may also give ``"reset_every": n``: its PipelineState is re-created (stage 0, its start phase) every
+``n`` iterations while the barriers keep their phases, as a ``PipelineState(...)`` written inside a persistent tile
+loop does. A wait that then passes on a phase its role already passed on is a ``phase_mismatch``.
+
 Scheduling: roles take turns, one op each (round robin); a role whose wait cannot pass is parked
 on that barrier slot and woken when the slot's phase flips. The protocol's outcome (finish,
 deadlock, skipped phase) does not depend on this order for Pipeline-style protocols; the order

@@ -146,9 +146,14 @@ class BarrierOp:
 @dataclass
 class Scan:
     ops: list = field(default_factory=list)
-    defs: dict = field(default_factory=dict)  # var / local buffer key -> [(value, loops, order)]
+    defs: dict = field(default_factory=dict)  # var / local buffer key -> [(value, loops, order, indices)]
+    def_lines: dict = field(default_factory=dict)  # order of a def -> the user's line of it
     params: dict = field(default_factory=dict)  # scalar kernel argument key -> name
     ifs: list = field(default_factory=list)  # (IfThenElse, line, loops, ops in then, ops in else)
+    inits: list = field(default_factory=list)  # the mbarrier.init ops (kind "init"), with their loops
+    # barriers whose address reaches a call the reading does not know (inline asm, a helper): what it does to them
+    # is not known, so no arrive found on them proves none exists
+    unknown_uses: set = field(default_factory=set)
 
     def on(self, barriers) -> list:
         return [o for o in self.ops if o.barrier in barriers]
@@ -205,7 +210,14 @@ def scan(func) -> Scan:
     def on_eval(s, v):
         call = s.value
         kind = op_kind(call)
-        if kind is None or kind == "init":
+        if kind == "init":
+            buf, _ = barrier_buffer(call.args[0])
+            if buf is not None:
+                out.inits.append(BarrierOp(kind, bkey(buf), user_line(s), tuple(loops), tuple(guards), tick()))
+            return
+        if kind is None:
+            if hasattr(call, "op") and not str(getattr(call.op, "name", "")).endswith(_HARMLESS):
+                out.unknown_uses.update(_shared_u64_addressed(call))
             return
         add_op(kind, call.args[0], s, parity=call.args[1] if kind == "wait" and len(call.args) > 1 else None)
 
@@ -220,7 +232,9 @@ def scan(func) -> Scan:
         if buf is None:
             buf = getattr(s, "source", None)
         if buf is not None and _scope(buf) == "local":
-            out.defs.setdefault(key(buf), []).append((s.value, tuple(loops), tick(), tuple(s.indices)))
+            order = tick()
+            out.defs.setdefault(key(buf), []).append((s.value, tuple(loops), order, tuple(s.indices)))
+            out.def_lines[order] = user_line(s)
 
     def on_bind(s, v):
         out.defs.setdefault(key(s.var), []).append((s.value, tuple(loops), tick(), ()))
@@ -241,6 +255,32 @@ def scan(func) -> Scan:
         ],
     )
     return out
+
+
+#: calls that take a barrier's address and do nothing to its arrivals (fences, a wait spelled another way is a wait)
+_HARMLESS = ("fence_proxy", "fence", "cta_sync", "warp_sync", "printf")
+
+
+def _shared_u64_addressed(call) -> set:
+    """The keys of 64-bit shared buffers (mbarriers) whose element address an unrecognised call takes."""
+    import tvm_ffi
+    from tvm.ir import Call, TensorLoad
+
+    found: set = set()
+
+    def visit(n):
+        name = str(getattr(getattr(n, "op", None), "name", "") or "")
+        if name.endswith(("address_of", "tvm_access_ptr")) and len(n.args):
+            a = n.args[0]
+            src = load_source(a) if isinstance(a, TensorLoad) else None
+            if src is not None and str(src.dtype) == "uint64" and _scope(src).startswith("shared"):
+                found.add(bkey(src))
+
+    try:
+        tvm_ffi.structural_walk(call, [(Call, visit)], order="pre")
+    except Exception:  # noqa: BLE001 - an expression the walker cannot take: nothing known about its operands
+        return found
+    return found
 
 
 # --- what a value depends on ------------------------------------------------------------------------------------
@@ -287,6 +327,30 @@ def sources(e, sc: Scan, _seen=None) -> tuple:
 def param_names(e, sc: Scan) -> list:
     """The kernel arguments ``e`` depends on (by name)."""
     return [s.split("the kernel argument ", 1)[1] for s in sources(e, sc) if s.startswith("the kernel argument ")]
+
+
+# --- a PipelineState re-created inside the loops around a wait ------------------------------------------------
+def restarts(wait: "BarrierOp", state, sc: Scan):
+    """Where the phase local ``state`` a wait reads is set to a constant inside a loop that also runs the wait, before
+    or after the loops inside it that run the wait (a ``PipelineState(...)`` written in a persistent tile loop, an
+    ``init`` at the end of a tile): ``(constant, line of that store, the loop, waits per pass of the loop or None
+    where a trip count is not known here)``; None where every constant store sits outside the wait's loops, or the
+    loop runs at most once."""
+    for value, loops, order, _idx in sc.defs.get(key(state)) or ():
+        c = const_int(value)
+        if c is None or not loops or not _prefix(loops, wait.loops) or len(loops) >= len(wait.loops):
+            continue
+        if loops[-1].trips is not None and loops[-1].trips <= 1:
+            continue
+        per = 1
+        for lp in wait.loops[len(loops) :]:
+            t = lp.trips
+            if t is None:
+                per = None
+                break
+            per *= t
+        return c, sc.def_lines.get(order), loops[-1], per
+    return None
 
 
 # --- a wait's parity, iteration by iteration ------------------------------------------------------------------

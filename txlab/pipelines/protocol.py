@@ -90,6 +90,9 @@ class Role:
     phase: int = 0
     iterations: int | None = None  # None: simulate()'s ``iterations``
     kind: str = "custom"  # "producer", "consumer" or "custom" (display only)
+    # the role's PipelineState is re-created (stage 0, ``phase``) every this many iterations while the barriers keep
+    # their phases (``PipelineState(...)`` written inside a persistent tile loop); None: one state throughout
+    reset_every: int | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -98,6 +101,7 @@ class Role:
             "phase": self.phase,
             "iterations": self.iterations,
             "kind": self.kind,
+            "reset_every": self.reset_every,
         }
 
 
@@ -115,7 +119,9 @@ class BarrierSpec:
 @dataclass(frozen=True)
 class Problem:
     """A diagnosed problem. ``kind``: ``deadlock``, ``over_arrival``, ``init_count``,
-    ``tx_mismatch`` or ``phase_skip``."""
+    ``tx_mismatch``, ``phase_skip``, ``phase_mismatch`` (a wait passing on a phase its role already passed on: a
+    PipelineState out of step with the barriers), and from a kernel's code (``PipelineSpec.simulate``)
+    ``under_arrival``, ``trip_count`` and ``missing_arrive`` (a barrier the kernel waits on and never arrives on)."""
 
     kind: str
     message: str
@@ -271,15 +277,21 @@ def _normalise_roles(roles, iterations, producer_phase, consumer_phase) -> list[
             role = (
                 spec
                 if name is None or name == spec.name
-                else Role(name, spec.ops, spec.phase, spec.iterations, spec.kind)
+                else Role(name, spec.ops, spec.phase, spec.iterations, spec.kind, spec.reset_every)
             )
         elif isinstance(spec, dict):
             if "ops" not in spec:
                 raise ScriptError(
-                    f"role {name!r}: a dict role needs 'ops' (and optionally 'phase', 'iterations', 'kind')"
+                    f"role {name!r}: a dict role needs 'ops' (and optionally 'phase', 'iterations', 'kind', "
+                    "'reset_every')"
                 )
             role = Role(
-                name, tuple(spec["ops"]), spec.get("phase", None), spec.get("iterations"), spec.get("kind", "custom")
+                name,
+                tuple(spec["ops"]),
+                spec.get("phase", None),
+                spec.get("iterations"),
+                spec.get("kind", "custom"),
+                spec.get("reset_every"),
             )
         elif isinstance(spec, (list, tuple)):
             role = Role(name, tuple(spec), None, None, "custom")
@@ -304,7 +316,10 @@ def _normalise_roles(roles, iterations, producer_phase, consumer_phase) -> list[
             raise ScriptError(f"role {role.name!r}: PipelineState phase must be 0 or 1, got {phase!r}")
         its = role.iterations if role.iterations is not None else iterations
         its = _int_param(f"role {role.name!r}: iterations", its, 0, MAX_ITERATIONS)
-        out.append(Role(role.name, ops, phase, its, kind))
+        reset = role.reset_every
+        if reset is not None:
+            reset = _int_param(f"role {role.name!r}: reset_every", reset, 1, MAX_ITERATIONS)
+        out.append(Role(role.name, ops, phase, its, kind, reset))
     names = [r.name for r in out]
     if len(set(names)) != len(names):
         raise ScriptError(f"role names must be unique, got {names}")

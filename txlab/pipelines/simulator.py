@@ -270,6 +270,10 @@ def _run(
     names = [r.name for r in roles]
     bnames = [b.name for b in barriers]
 
+    resets = [r.reset_every for r in roles]
+    passed: list = [{} for _ in range(R)]  # per role: slot -> (completions, iteration) when it last passed a wait there
+    stale_reported = [False] * nb
+
     def finish_op(r):
         p = pc[r] + 1
         if p == lens[r]:
@@ -277,6 +281,9 @@ def _run(
             it[r] += 1
             if it[r] == iters[r]:
                 done[r] = True
+            elif resets[r] and it[r] % resets[r] == 0:  # the PipelineState re-created: stage 0, its start phase
+                rstage[r] = 0
+                rphase[r] = roles[r].phase
         pc[r] = p
 
     def complete(slot, r, bar):
@@ -316,6 +323,7 @@ def _run(
                 if par != need:
                     sobs[slot] = c
                     bit = blocked_it[w]
+                    passed[w][slot] = (c, bit)
                     finish_op(w)
                     ev(
                         (
@@ -370,6 +378,15 @@ def _run(
                 if scomp[slot] > sobs[slot]:
                     sobs[slot] = scomp[slot]
                 cur_it = it[r]
+                seen = passed[r].get(slot)
+                if seen is not None and seen[0] == scomp[slot] and seen[1] != cur_it and not stale_reported[bar]:
+                    stale_reported[bar] = True
+                    problems.append(
+                        _stale_wait(
+                            names[r], bnames[bar], rstage[r], cur_it, seen, rphase[r] ^ offset[bar], len(events)
+                        )
+                    )
+                passed[r][slot] = (scomp[slot], cur_it)
                 finish_op(r)
                 ev((r, EV_OP, WAIT, bar, rstage[r], cur_it, sphase[slot], spend[slot], stx[slot], rstage[r], rphase[r]))
                 if not done[r]:
@@ -604,3 +621,29 @@ def _run(
                 spans.append(Span(names[w], bnames[slot // S], slot % S, blocked_it[w], blocked_since[w], None))
     spans.sort(key=lambda s: s.start)
     return PipelineTrace(S, barriers, roles, events, spans, deadlock, problems, finished, params)
+
+
+def _stale_wait(role: str, bar: str, stage: int, it: int, seen, parity: int, step: int) -> Problem:
+    """A wait that passed on a phase of its slot the same role had already passed on in an earlier iteration: no
+    phase completed on that slot in between, so the role runs on what it consumed before."""
+    c, before = seen
+    what = (
+        "what it reads there is stale: the producer has not refilled the slot"
+        if bar == "full"
+        else "what it writes there overwrites a slot the consumers have not released"
+    )
+    return Problem(
+        "phase_mismatch",
+        f"{role}{_poss(role)} wait on {bar}[{stage}] in iteration {it} (parity {parity}) passed at once on the phase it already "
+        f"passed on in iteration {before}: {bar}[{stage}] completed no phase in between ({c} so far), so {what}. "
+        f"{role}{_poss(role)} PipelineState (stage, phase) no longer matches the barrier's phases.",
+        step=step,
+        role=role,
+        barrier=bar,
+        stage=stage,
+        iteration=it,
+    )
+
+
+def _poss(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"

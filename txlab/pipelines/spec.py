@@ -12,7 +12,7 @@ from txlab.pipelines.kernel_scan import barrier_buffer as _barrier_buffer
 from txlab.pipelines.kernel_scan import bkey as _bkey
 from txlab.pipelines.kernel_scan import const_int as _int
 from txlab.pipelines.kernel_scan import key as obj_key
-from txlab.pipelines.kernel_scan import param_names, parity_by_iteration, sources
+from txlab.pipelines.kernel_scan import param_names, parity_by_iteration, restarts, sources
 from txlab.pipelines.kernel_scan import scan as scan_kernel
 from txlab.pipelines.kernel_scan import text as expr_text
 from txlab.pipelines.protocol import Problem, ScriptError
@@ -55,6 +55,10 @@ class PipelineSpec:
     # how many times each side runs its operations on the barriers, where the loops say ("full_wait",
     # "full_arrive", "empty_wait", "empty_arrive" -> (trip count, line)): sides that run different counts hang
     trips: dict = field(default_factory=dict)
+    # a role whose PipelineState is re-created inside a loop around its waits while the barriers keep their phases
+    # ("producer"/"consumer" -> {every: its iterations per pass of that loop, line: the PipelineState(...) line,
+    # loop: that loop's line, start: the phase it restarts at, barrier: the barrier it waits on})
+    resets: dict = field(default_factory=dict)
 
     @property
     def assumptions(self) -> tuple:
@@ -81,12 +85,16 @@ class PipelineSpec:
         )
         deliver = self.tx_delivered if self.tx_delivered is not None else expect
         prod = [("wait", "empty")]
-        if self.full == "tma" and expect is not None:
-            if af >= 1:
+        # bytes the copies bring complete on the full barrier whatever its declared kind: a plain arrive (or none)
+        # next to a TMA copy leaves them unannounced, and the simulation must see them land
+        if (self.full == "tma" and expect is not None) or deliver:
+            if af >= 1 and expect:
                 prod.append(("arrive_expect_tx", "full", int(expect)))
                 if af > 1:
                     prod.append(("arrive", "full", af - 1))
-            else:
+            elif af >= 1:
+                prod.append(("arrive", "full", af))
+            elif expect:
                 prod.append(("expect_tx", "full", int(expect)))
             if deliver:
                 prod.append(("complete_tx", "full", int(deliver)))
@@ -94,7 +102,11 @@ class PipelineSpec:
             prod.append(("arrive", "full", af))
         prod.append(("advance",))
         cons = [("wait", "full")] + ([("arrive", "empty", ae)] if ae >= 1 else []) + [("advance",)]
-        return {"producer": {"ops": prod, "kind": "producer"}, "consumers": {"ops": cons, "kind": "consumer"}}
+        out = {"producer": {"ops": prod, "kind": "producer"}, "consumers": {"ops": cons, "kind": "consumer"}}
+        for role, r in (self.resets or {}).items():
+            if r.get("every"):
+                out["producer" if role == "producer" else "consumers"]["reset_every"] = r["every"]
+        return out
 
     def simulate_kwargs(self) -> dict:
         return dict(
@@ -125,7 +137,179 @@ class PipelineSpec:
                 trace.problems = (*trip, *kept)
             if self.uneven:
                 trace.problems = (*trace.problems, *self._uneven_problems())
+            trace.problems = tuple(self._code_problems(trace, self.derived and "tx_bytes" not in overrides))
         return trace
+
+    def _code_problems(self, trace, derived: bool) -> list:
+        """The problems of what the code does that the simulated protocol alone words poorly: a barrier the kernel
+        waits on and never arrives on, TMA bytes nobody announces with expect_tx, a PipelineState re-created inside
+        a loop while the barriers keep their phases. Each names its barrier, line, the iteration that hangs (or
+        runs on stale data) and the fix; the simulator's generic wording of the same fault gives way to it.
+        ``derived``: the trace ran the code's counts (not overridden), which the first two are read from."""
+        import dataclasses
+
+        probs = list(trace.problems)
+        code = getattr(self, "_code", None) or {}
+        S = self.stages
+        names = {"full": self.full_buffer or "full", "empty": self.empty_buffer or "empty"}
+        names.update({f"{k}_var": v for k, v in (getattr(self, "_vars", None) or {}).items()})
+        hung = {}
+        for w in trace.deadlock.waits if trace.deadlock else ():
+            hung.setdefault(w.barrier, w)
+        extra = []
+        for bar in ("full", "empty"):
+            if not derived or (self.arrivals_full if bar == "full" else self.arrivals_empty) != 0:
+                continue
+            c = code.get(bar) or {}
+            # the simulator's "set init to 0" is no fix: the arrive is what is missing
+            probs = [p for p in probs if not (p.kind in ("init_count", "under_arrival") and p.barrier == bar)]
+            runs = c.get("wait_trips")
+            w = hung.get(bar)
+            if w is None and bar == "empty" and not (runs is not None and runs > S):
+                continue  # the waits never come back to a slot: fresh barriers let them all pass
+            extra.append(self._missing_arrive(bar, names, c, w, code))
+        if derived and self.expect_tx_bytes == 0 and self.tx_delivered:
+            tx = next((p for p in probs if p.kind == "tx_mismatch"), None)
+            probs = [p for p in probs if p.kind != "tx_mismatch"]
+            extra.append(self._unannounced_bytes(names, hung.get("full"), tx))
+        if self.resets:
+            # phase skips here come from the restarted state, not from extra arrivals (what their text says)
+            probs = [p for p in probs if p.kind != "phase_skip"]
+            for role, r in self.resets.items():
+                extra.append(self._restart_problem(role, r, trace))
+        placed = []
+        for p in probs:
+            if p.kind == "phase_mismatch" and p.lineno is None and p.barrier in code and code[p.barrier]["waits"]:
+                line = code[p.barrier]["waits"][0]
+                p = dataclasses.replace(p, lineno=line, lines=(line,))
+            placed.append(p)
+        # right after the deadlock the simulation ends in, if any
+        at = next((i + 1 for i, p in enumerate(placed) if p.kind == "deadlock"), 0)
+        return placed[:at] + extra + placed[at:]
+
+    def _missing_arrive(self, bar: str, names: dict, c: dict, w, code: dict) -> Problem:
+        S = self.stages
+        wl = (c.get("waits") or [None])[0]
+        init = self.init_full if bar == "full" else self.init_empty
+        it = w.iteration if w is not None else (0 if bar == "full" else S)
+        stage = w.stage if w is not None else 0
+        at = f" (line {wl})" if wl is not None else ""
+        if bar == "empty":
+            ol = ((code.get("full") or {}).get("waits") or [None])[0]
+            msg = (
+                f"nothing ever arrives on {names['empty']}: the consumers wait on {names['full']}"
+                + (f" (line {ol})" if ol is not None else "")
+                + f" but no thread of the kernel arrives on {names['empty']} to hand a slot back (it was initialised "
+                f"for {init} arrival(s) per phase), so its phases never complete. The producer's first {S} waits pass "
+                f"on the fresh barriers; its wait on {names['empty']}[{stage}] in iteration {it}{at} never passes and "
+                f"the kernel hangs. Arrive on {names['empty']}[stage] once the consumers are done reading the slot: "
+                f"`{names.get('empty_var', names['empty'])}.arrive(stage)` by {init} thread(s) per phase (one per "
+                "consumer warp, e.g. under `if lane == 0`)."
+            )
+        else:
+            copies = (code.get("full") or {}).get("copies") or []
+            fed = (
+                f"the TMA copies at line {', '.join(map(str, copies))} complete their bytes on it but "
+                if copies
+                else ""
+            )
+            var = names.get("full_var", names["full"])
+            fix = (
+                f"`{var}.arrive(stage, {self.tx_delivered})` (mbarrier.arrive.expect_tx: one arrival that "
+                "announces the bytes) after issuing the copies"
+                if self.tx_delivered
+                else f"`{var}.arrive(stage)` by {init} thread(s) once the slot is filled"
+            )
+            msg = (
+                f"nothing ever arrives on {names['full']}: {fed}no thread of the kernel arrives on it (it was "
+                f"initialised for {init} arrival(s) per phase), so its phase never completes. The consumers' wait on "
+                f"{names['full']}[{stage}] in iteration {it}{at} never passes and the kernel hangs. Add {fix}."
+            )
+        return Problem(
+            "missing_arrive",
+            msg,
+            role="consumers" if bar == "full" else "producer",
+            barrier=bar,
+            stage=stage,
+            iteration=it,
+            lineno=wl,
+            lines=tuple(x for x in (wl,) if x is not None),
+        )
+
+    def _unannounced_bytes(self, names: dict, w, tx) -> Problem:
+        S = self.stages
+        n = self.tx_delivered
+        full = names["full"]
+        var = names.get("full_var", full)
+        arrives = self.lines.get("arrive_full") or []
+        copies = self.lines.get("copy") or []
+        boxes = "; ".join(
+            f"line {c['line']}: box {'x'.join(str(e) for e in c['box'])} {c['dtype']} = {c['bytes']} B"
+            for c in self.copies
+        )
+        if self.arrivals_full:
+            it = w.iteration if w is not None else S
+            why = (
+                f"the arrive at line {', '.join(map(str, arrives))} carries no byte count, so it completes the phase "
+                "by itself: the consumers' wait passes before the copy lands and reads a slot still being written "
+                f"(a race). The bytes then land in the next phase and leave its tx-count at -{n}, which never drains "
+                f"to 0: the consumers' wait on {full}[{w.stage if w is not None else 0}] in iteration {it} never "
+                f"passes and the kernel hangs."
+            )
+            fix = f"Announce the bytes with the arrive: `{var}.arrive(stage, {n})` (mbarrier.arrive.expect_tx)."
+        else:
+            it = w.iteration if w is not None else 0
+            why = f"nothing arrives on it either (the missing arrive above), and the kernel hangs at iteration {it}."
+            fix = f"Arrive and announce the bytes after issuing the copies: `{var}.arrive(stage, {n})`."
+        return Problem(
+            "tx_mismatch",
+            f"{full}[stage] receives {n} bytes per phase from the TMA copies ({boxes}) but no expect_tx announces "
+            f"them: {why} {fix}",
+            step=tx.step if tx is not None else None,
+            barrier="full",
+            stage=tx.stage if tx is not None else None,
+            iteration=it,
+            lineno=(arrives or copies or [None])[0],
+            lines=tuple(arrives) + tuple(copies),
+        )
+
+    def _restart_problem(self, role: str, r: dict, trace) -> Problem:
+        S = self.stages
+        every, start = r["every"], r["start"]
+        stage, phase = every % S, start ^ ((every // S) & 1)
+        bar = r.get("barrier") or ("empty" if role == "producer" else "full")
+        stale = [p for p in trace.problems if p.kind == "phase_mismatch" and p.iteration is not None]
+        mine = "producer" if role == "producer" else "consumers"
+        seen = next((p for p in stale if p.role == mine), stale[0] if stale else None)
+        if seen is not None:
+            then = (
+                f" In the simulation, {_poss(seen.role)} wait on {seen.barrier}[{seen.stage}] in iteration {seen.iteration} "
+                "passes at once on a phase it already consumed"
+                + (" (stale data)." if seen.barrier == "full" else " (it overwrites a slot still being read).")
+            )
+        elif trace.deadlock is not None and trace.deadlock.waits:
+            w = trace.deadlock.waits[0]
+            then = (
+                f" In the simulation, {_poss(w.role)} wait on {w.barrier}[{w.stage}] in iteration {w.iteration} hangs."
+            )
+        else:
+            then = ""
+        return Problem(
+            "phase_mismatch",
+            f"the {role}'s PipelineState (line {r['line']}) is re-created at stage 0, phase {start} in every pass of "
+            f"the loop at line {r['loop']}, while {self.full_buffer or 'full'} and {self.empty_buffer or 'empty'} keep "
+            f"their phases from one pass to the next. A pass runs {every} {role} iteration(s), not a multiple of "
+            f"2 x {S} = {2 * S}, so the ring is at stage {stage}, phase {phase} when the next pass restarts at "
+            f"stage 0, phase {start}: from iteration {every} on, its waits on {bar} (line {r.get('wait_line')}) "
+            f"use the wrong slot and parity, and pass on old phases or hang.{then} Create the PipelineState once, "
+            f"before the loop at line {r['loop']}, so its stage and phase carry over from pass to pass.",
+            role="producer" if role == "producer" else "consumers",
+            barrier="empty" if role == "producer" else "full",
+            stage=0,
+            iteration=every,
+            lineno=r["line"],
+            lines=tuple(x for x in (r["line"], r.get("wait_line")) if x is not None),
+        )
 
     def _trip_problems(self) -> list:
         """A problem where the two sides of the pipeline run their loops a different number of times: the side
@@ -292,6 +476,26 @@ def _declared_name(loc, which: str) -> str:
     return f"{m.group(1)}.{which}" if m else which
 
 
+def _poss(name: str) -> str:
+    """``consumers'`` / ``producer's``."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _user_name(loc, which: str, fallback: str) -> str:
+    """The name the user's code calls a barrier by (for a fix written as code): ``ab.full`` for ``ab = Pipeline(...)``,
+    ``full`` for ``full.init(1)``, else ``fallback``."""
+    import linecache
+
+    if loc is None:
+        return fallback
+    text = linecache.getline(loc[0], loc[1]).strip()
+    m = re.match(r"(\w+)\s*=\s*Pipeline\(", text)
+    if m:
+        return f"{m.group(1)}.{which}"
+    m = re.match(r"([\w.]+)\.init\(", text)
+    return m.group(1) if m else fallback
+
+
 def _user_loc(stmt):
     from txlab import ir
 
@@ -322,13 +526,14 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
 
     mod, _ = ir.as_module(kernel, what="txlab.pipelines.from_kernel()")
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
-    funcs, launch_notes, changed = _read_with(funcs, params)
+    funcs, launch_notes, changed, as_launched = _read_with(funcs, params)
     derived_funcs = dict(funcs)  # what the arrival counts are read from (guards that read memory assumed to hold)
 
     out = []
     tcgen05: list = []  # a kernel with tcgen05 ops lowers (for the arrival counts) for sm_100a only
     for kname, func in funcs:
         sc = scan_kernel(func)
+        sc_given = sc if as_launched.get(kname) is func else scan_kernel(as_launched[kname])
         inits: list = []  # (buffer, count) in order
         kinds: dict = {}  # buffer name -> kind
         tx_bytes: dict = {}
@@ -404,14 +609,20 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
         if guards:
             derived_funcs[kname] = assume_guards_hold(func, guards)
             changed = True
-        i = 0
-        while i + 1 < len(inits):
-            (fb, fc), (eb, ec) = inits[i], inits[i + 1]
-            depth = _int(fb.shape[0]) if len(fb.shape) == 1 else None
-            if depth is None or len(eb.shape) != 1 or _int(eb.shape[0]) != depth:
-                i += 1
-                continue
-            notes = []
+
+        def first_parity(bk):
+            """The parity the first wait on barrier ``bk`` waits with (None: not read)."""
+            if bk not in wait_phase:
+                return None
+            pbuf, xor, _, _ = wait_phase[bk]
+            if start_value(pbuf) is not None:
+                return (start_value(pbuf) ^ xor) & 1
+            by_k = by_iteration(bk)
+            return by_k[0] if by_k else None
+
+        for fb, fc, eb, ec, how in _pair_by_roles(inits, sc, first_parity, init_lines):
+            depth = _int(fb.shape[0])
+            notes = [how] if how else []
             spec = PipelineSpec(
                 stages=depth,
                 full=kinds.get(_bkey(fb), "mbar"),
@@ -423,6 +634,10 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
                 empty_buffer=eb.name or _declared_name(init_lines.get(_bkey(eb)), "empty"),
                 kernel=kname,
             )
+            spec._vars = {
+                "full": _user_name(init_lines.get(_bkey(fb)), "full", spec.full_buffer),
+                "empty": _user_name(init_lines.get(_bkey(eb)), "empty", spec.empty_buffer),
+            }
             # where the slots sit in the lowered code's barrier space (pool element offsets): how
             # txlab.pipeline_code tells apart unnamed barrier arrays of one pool
             spec._slots = {
@@ -465,6 +680,18 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
                     notes.append(_PARITY_ASSUMED + _unread_parity("consumer", wline, ph, by_k, depth, 0))
             else:
                 notes.append("no wait on the full barriers found")
+            pair = {_bkey(fb), _bkey(eb)}
+            for role, bk, bname in (
+                ("producer", _bkey(eb), spec.empty_buffer),
+                ("consumer", _bkey(fb), spec.full_buffer),
+            ):
+                # read with the trip counts the kernel is launched with (``params``), not with guessed ones: whether a
+                # restarted PipelineState meets the ring depends on the count itself
+                reset, note = _restart(sc_given, bk, depth, role, bname, pair)
+                if reset:
+                    spec.resets[role] = reset
+                if note:
+                    notes.append(note)
             mine = {_bkey(fb), _bkey(eb)}
             notes += [n for n, keys in launch_notes.get(kname, ()) if keys & mine]
             notes += _unknown_loop_notes(sc, mine)
@@ -472,10 +699,10 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
                 if any(o.barrier in mine for o in g.ops):
                     notes.append(_guard_note(g))
             spec.trips = _trips(sc, _bkey(fb), _bkey(eb))
+            spec._code = {"full": _code_ops(sc, _bkey(fb)), "empty": _code_ops(sc, _bkey(eb))}
             notes.append(f"consumers = init_empty = {spec.init_empty} (one arrival per consumer role assumed)")
             spec.notes = notes
             out.append(spec)
-            i += 2
     if out:
         from txlab.pipeline_code import derive
 
@@ -487,6 +714,158 @@ def find_pipelines(kernel, *, params: dict | None = None) -> list[PipelineSpec]:
             )
         derive(target, out, arch)
     return out
+
+
+# --- which barriers form a pipeline, and which of the two is full -------------------------------------------------
+#: operations that signal a barrier (arrivals, or bytes that complete its transaction count)
+_SIGNALS = ("arrive", "arrive_expect_tx", "expect_tx", "commit", "copy")
+#: operations that bring bytes to a barrier: only the full barrier of a pipeline receives data
+_BYTES = ("arrive_expect_tx", "expect_tx", "copy")
+
+
+def _one_role(w, a) -> bool:
+    """Whether a wait and a signalling operation run in one role's iteration: inside a common loop, or both outside
+    every loop in one branch."""
+    if w.loops and a.loops:
+        return any(x is y for x in w.loops for y in a.loops)
+    if not w.loops and not a.loops and w.guards and a.guards:
+        return w.guards[0] is a.guards[0]
+    return False
+
+
+def _feeds(sc, x, y) -> bool:
+    """Whether a role waits on barrier ``x`` and then signals barrier ``y`` (a producer waits on empty and fills
+    full; a consumer waits on full and releases empty)."""
+    waits = [o for o in sc.ops if o.barrier == x and o.kind == "wait"]
+    sigs = [o for o in sc.ops if o.barrier == y and o.kind in _SIGNALS]
+    return any(_one_role(w, a) for w in waits for a in sigs)
+
+
+def _pair_by_roles(inits, sc, first_parity, init_locs) -> list:
+    """``[(full buffer, init count, empty buffer, init count, note)]``: the barriers paired and told apart by what the
+    code does with them, not by where they are initialised. A pair is two barriers of one depth where each role waits
+    on one and signals the other (both ways first; one way where an arrive is missing; else, as ``Pipeline``
+    declares them, consecutive inits). Of a pair, the full barrier is the one that receives bytes (a TMA copy, an
+    expect_tx), else the first a ``Pipeline(...)`` line initialises, else the one whose first wait blocks on a fresh
+    barrier (parity 0: consumers wait for the first fill), else the first initialised."""
+
+    def depth(b):
+        return _int(b.shape[0]) if len(b.shape) == 1 else None
+
+    n = len(inits)
+    keys = [_bkey(b) for b, _ in inits]
+    init_line = {k: (loc[1] if loc else None) for k, loc in init_locs.items()}
+    used: set = set()
+    chosen: list = []  # (i, j): indices into inits
+
+    def pick(test):
+        for i in range(n):
+            if i in used or depth(inits[i][0]) is None:
+                continue
+            for j in range(i + 1, n):
+                if j in used or depth(inits[j][0]) != depth(inits[i][0]):
+                    continue
+                if test(i, j):
+                    used.update((i, j))
+                    chosen.append((i, j))
+                    break
+
+    def both(i, j):
+        return _feeds(sc, keys[i], keys[j]) and _feeds(sc, keys[j], keys[i])
+
+    def either(i, j):
+        return _feeds(sc, keys[i], keys[j]) or _feeds(sc, keys[j], keys[i])
+
+    # declared next to each other wins over a later partner with the same evidence (two rings the same roles run)
+    pick(lambda i, j: j == i + 1 and both(i, j))
+    pick(both)
+    pick(lambda i, j: j == i + 1 and either(i, j))
+    pick(either)
+    pick(lambda i, j: j == i + 1)
+    out = []
+    for i, j in sorted(chosen):
+        (a, ca), (b, cb) = inits[i], inits[j]
+        ka, kb = keys[i], keys[j]
+        bytes_a = any(o.barrier == ka and o.kind in _BYTES for o in sc.ops)
+        bytes_b = any(o.barrier == kb and o.kind in _BYTES for o in sc.ops)
+        pa, pb = first_parity(ka), first_parity(kb)
+        swap = False
+        why = ""
+        if bytes_a != bytes_b:
+            swap = bytes_b
+            why = "it receives the TMA bytes"
+        elif init_line.get(ka) is not None and init_line.get(ka) == init_line.get(kb):
+            swap = False  # one Pipeline(...) declaration: TVM initialises full, then empty
+        elif pa is not None and pb is not None and pa != pb:
+            swap = pa == 1
+            why = "its first wait blocks until the first fill while the other's passes on a fresh barrier"
+        (fb, fc, kf), (eb, ec, ke) = ((b, cb, kb), (a, ca, ka)) if swap else ((a, ca, ka), (b, cb, kb))
+        fname = fb.name or _declared_name(init_locs.get(kf), "full")
+        ename = eb.name or _declared_name(init_locs.get(ke), "empty")
+        how = ""
+        if swap or j != i + 1:
+            line_f, line_e = init_line.get(kf), init_line.get(ke)
+            how = (
+                f"paired by what the code does, not by init order: {fname} (init at line {line_f}) is the full "
+                f"barrier{f' ({why})' if why else ''} and {ename} (init at line {line_e}) the empty one"
+                + (
+                    f"; the {j - i - 1} barrier(s) initialised between them are not this pipeline's"
+                    if j > i + 1
+                    else ""
+                )
+            )
+        out.append((fb, fc, eb, ec, how))
+    return out
+
+
+def _restart(sc, bk, depth: int, role: str, bname: str, pair: set):
+    """``(reset, note)`` for a role whose PipelineState (the phase local its wait on ``bk`` reads) is re-created inside
+    a loop around that wait: ``reset`` (for :attr:`PipelineSpec.resets`) where that loop's passes run a count of
+    iterations that leaves the ring elsewhere than stage 0 at the start phase, so the re-created state disagrees with
+    the barriers; a note where that count is not known here (an assumption). Barriers initialised again in the same
+    loop start over with the state: no reset then."""
+    wait = next((o for o in sc.ops if o.kind == "wait" and o.barrier == bk), None)
+    state = _wait_parity(wait.parity)[0] if wait is not None and wait.parity is not None else None
+    found = restarts(wait, state, sc) if state is not None else None
+    if found is None:
+        return None, None
+    start, line, loop, per = found
+    if any(o.barrier in pair and any(lp is loop for lp in o.loops) for o in sc.inits):
+        return None, None
+    where = f"line {line}: " if line is not None else ""
+    if per is None:
+        inner = wait.loops[next(i for i, lp in enumerate(wait.loops) if lp is loop) + 1 :]
+        bounds = ", ".join(f"`{expr_text(lp.extent)}`" if lp.var is not None else "a while loop" for lp in inner)
+        return None, (
+            f"{where}the {role}'s PipelineState is re-created in every pass of the loop at line {loop.line}, and how "
+            f"many iterations one pass runs ({bounds}) is not known here: assumed it is a multiple of 2 x {depth}, "
+            f"so that each pass starts where the {depth}-slot ring stands (stage 0, phase {start & 1}); any other "
+            "count leaves the re-created state at the wrong slot and parity"
+        )
+    if per % (2 * depth) == 0:
+        return None, None
+    return {
+        "every": per,
+        "line": line,
+        "loop": loop.line,
+        "start": start & 1,
+        "barrier": bname,
+        "wait_line": wait.line,
+    }, None
+
+
+def _code_ops(sc, bk) -> dict:
+    """What the code as written does to barrier ``bk``: its waits' lines, whether anything arrives on it, announces
+    or brings bytes, and whether its address reaches a call the reading does not know."""
+    ops = [o for o in sc.ops if o.barrier == bk]
+    return {
+        "waits": [o.line for o in ops if o.kind == "wait"],
+        "arrives": [o.line for o in ops if o.kind in ("arrive", "arrive_expect_tx", "commit")],
+        "expects": [o.line for o in ops if o.kind in ("arrive_expect_tx", "expect_tx")],
+        "copies": [o.line for o in ops if o.kind == "copy"],
+        "unknown": bk in sc.unknown_uses,
+        "wait_trips": next((o.trips for o in ops if o.kind == "wait"), None),
+    }
 
 
 def from_kernel(kernel, which: int = 0, *, params: dict | None = None) -> PipelineSpec:
@@ -591,7 +970,8 @@ def _unknown_loop_notes(sc, barriers) -> list:
 def _read_with(funcs, params):
     """The kernel's functions with scalar arguments specialised: those ``params`` gives, and a loop bound that is an
     argument by the trip count the other loops on its barriers have (an assumption, noted). Returns (functions,
-    {function: [(note, barrier keys it concerns)]}, whether anything changed)."""
+    {function: [(note, barrier keys it concerns)]}, whether anything changed, {function name: the function with the
+    given ``params`` only}: what a reading that depends on the trip counts themselves, not on their agreeing, takes)."""
     from txlab.errors import InputError
 
     params = dict(params or {})
@@ -608,12 +988,13 @@ def _read_with(funcs, params):
     for k, v in params.items():
         if isinstance(v, bool) or not isinstance(v, int):
             raise InputError(f"params[{k!r}] must be an int (the value the kernel is launched with), got {v!r}")
-    out, notes, changed = [], {}, False
+    out, notes, changed, given = [], {}, False, {}
     for name, f in funcs:
         mine = {scalars[name][k]: _imm(scalars[name][k], v) for k, v in params.items() if k in scalars[name]}
         if mine:
             f = f.specialize(mine)
             changed = True
+        given[name] = f
         guessed, fnotes = _assumed_trips(f)
         if guessed:
             try:
@@ -623,7 +1004,7 @@ def _read_with(funcs, params):
                 fnotes = []
         out.append((name, f))
         notes[name] = fnotes
-    return out, notes, changed
+    return out, notes, changed, given
 
 
 def _imm(var, value: int):
