@@ -72,11 +72,20 @@ class ArchLimits:
 
 
 _SMALL = (0, 8, 16, 32, 64, 100)
+_AMPERE = (0, 8, 16, 32, 64, 100, 132, 164)
 _BIG = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 #: Per-SM limits of the archs txlab knows, keyed by compute capability without the a/f suffix.
 #: Source: the CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", as
 #: encoded in CUDA 13.0's ``cuda_occupancy.h`` (where they differ, sm_120's resident CTAs, the
 #: header's 24); TMEM: PTX ISA, "Tensor Memory" (128 lanes x 512 columns on the sm_100 family).
+#: sm_87, sm_88, sm_110 and sm_121: the same two NVIDIA sources, checked against each other: CUDA 13.0's
+#: ``cuda_occupancy.h`` (``cudaOccMaxBlocksPerMultiprocessor``: 16, 16, 24, 24 CTAs;
+#: ``cudaOccAlignUpShmemSizeVoltaPlus``: the carve-outs, sm_87 as sm_80's, sm_110 as sm_100's; 128-byte
+#: shared-memory and 256-register allocation units for majors 8 to 12) and NVIDIA CCCL's
+#: ``libcudacxx/include/cuda/__device/arch_traits.h`` (``arch_traits<sm_87>``: 164 KiB per SM, 1536
+#: threads; ``sm_88``: sm_86's; ``sm_110``: sm_100's with 24 CTAs and 1536 threads; ``sm_121``: sm_120's;
+#: 64 K registers per SM and per CTA, 1 KiB reserved per CTA from sm_80 on). TMEM on sm_110: ptxas 13.0
+#: assembles ``tcgen05.alloc`` for sm_110a/sm_110f (and refuses it for sm_120a/sm_121a).
 #: SMs of an H100 / H200 (SXM): what answers that need a whole GPU's capacity (a cooperative launch's resident CTAs)
 #: assume where no GPU is asked
 DEFAULT_SMS = 132
@@ -86,13 +95,27 @@ DEFAULT_SMS = 132
 CLUSTERED_ONE_PER_SM = {1: 132, 2: 132, 4: 120, 8: 120, 16: 112}
 
 SM_LIMITS = {
-    "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, (0, 8, 16, 32, 64, 100, 132, 164)),
+    "sm_80": ArchLimits("sm_80", 2048, 32, 164 * _KIB, 163 * _KIB, _AMPERE),
     "sm_86": ArchLimits("sm_86", 1536, 16, 100 * _KIB, 99 * _KIB, _SMALL),
+    "sm_87": ArchLimits("sm_87", 1536, 16, 164 * _KIB, 163 * _KIB, _AMPERE),
+    "sm_88": ArchLimits("sm_88", 1536, 16, 100 * _KIB, 99 * _KIB, _SMALL),
     "sm_89": ArchLimits("sm_89", 1536, 24, 100 * _KIB, 99 * _KIB, _SMALL),
     "sm_90": ArchLimits("sm_90", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG),
     "sm_100": ArchLimits("sm_100", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG, tmem_columns=512),
     "sm_103": ArchLimits("sm_103", 2048, 32, 228 * _KIB, 227 * _KIB, _BIG, tmem_columns=512),
+    "sm_110": ArchLimits("sm_110", 1536, 24, 228 * _KIB, 227 * _KIB, _BIG, tmem_columns=512),
     "sm_120": ArchLimits("sm_120", 1536, 24, 100 * _KIB, 99 * _KIB, _SMALL),
+    "sm_121": ArchLimits("sm_121", 1536, 24, 100 * _KIB, 99 * _KIB, _SMALL),
+}
+
+#: Archs txlab compiles for but has no :data:`SM_LIMITS` row for, and why: what judges a plan or counts
+#: occupancy for them refuses with this reason rather than count with rules that are not theirs.
+UNJUDGED_ARCHS = {
+    "sm_75": (
+        "Turing allocates shared memory by other rules than the ones txlab.residency counts with "
+        "(sm_80 on): no 1 KiB reserved per CTA, 256-byte allocation units, 32 or 64 KiB carve-outs "
+        "(cuda_occupancy.h), so txlab does not judge plans or occupancy for it"
+    ),
 }
 
 

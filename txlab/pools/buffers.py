@@ -43,6 +43,48 @@ def _footprint_bytes(buf, shape, bits):
     return dense
 
 
+def _free_vars(exprs) -> list[str]:
+    """Names of the variables in ``exprs`` (TVM expressions; ints have none), in first-seen order: what a
+    size or an offset that is no constant depends on (a kernel argument such as ``n``)."""
+    import tvm
+    import tvm_ffi
+
+    names: list[str] = []
+
+    def on_var(v):
+        if v.name not in names:
+            names.append(v.name)
+
+    for e in exprs:
+        if isinstance(e, tvm.ir.Var):
+            on_var(e)
+        elif isinstance(e, tvm.ir.Expr):
+            tvm_ffi.structural_walk(e, [(tvm.ir.Var, on_var)], order="pre")
+    return names
+
+
+def _symbolic_bytes(buf, bits) -> tuple[str | None, list[str]]:
+    """``(bytes as text, variables it depends on)`` of a buffer whose shape is not constant, e.g.
+    ``("n * 4", ["n"])`` for ``float32[n]``; ``(None, [])`` for a constant shape."""
+    dims = list(buf.shape)
+    if all(_int(d) is not None for d in dims):
+        return None, []
+    names = _free_vars(dims)
+    factor = 1
+    rest = []
+    for d in dims:
+        if _int(d) is not None:
+            factor *= _int(d)
+        else:
+            rest.append(f"({d})" if any(op in str(d) for op in "+-") else str(d))
+    if bits % 8 == 0:
+        factor *= bits // 8
+        text = " * ".join(rest + ([str(factor)] if factor != 1 else []))
+    else:
+        text = f"({' * '.join(rest + ([str(factor)] if factor != 1 else []))} * {bits} + 7) // 8"
+    return text, names
+
+
 def _swizzle_text(lay, bits):
     if lay is None or type(lay).__name__ != "ComposeLayout":
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import KW_ONLY, dataclass
 
-from txlab.arch import SM_LIMITS
+from txlab.arch import SM_LIMITS, UNJUDGED_ARCHS
 from txlab.errors import TxlabError
 from txlab.residency import REG_ALLOC_UNIT, RESERVED_SMEM_PER_CTA  # noqa: F401 (public here as before)
 
@@ -50,8 +50,9 @@ def arch_limits(arch: str) -> dict:
     """Limits for ``arch`` (``sm_90a`` -> the ``sm_90`` row). Raises ValueError for unknown archs."""
     base = _base(arch)
     if base not in ARCH_LIMITS:
+        why = f" ({UNJUDGED_ARCHS[base]})" if base in UNJUDGED_ARCHS else ""
         raise ValueError(
-            f"unknown arch {arch!r}; txlab knows {', '.join(sorted(ARCH_LIMITS))} (pass arch='sm_90a' or similar)"
+            f"unknown arch {arch!r}{why}; txlab knows {', '.join(sorted(ARCH_LIMITS))} (pass arch='sm_90a' or similar)"
         )
     return dict(ARCH_LIMITS[base], arch=arch)
 

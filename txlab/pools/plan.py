@@ -13,15 +13,19 @@ class Occupancy:
     """Resident CTAs per SM and what limits them, counted by :mod:`txlab.residency` (the rules
     :func:`txlab.occupancy_of` counts with). ``limits`` maps each resource to the CTA count it alone
     would allow (``None`` = unknown, e.g. registers without a compiled cubin); ``smem_per_cta_bytes``
-    is what a CTA is allocated (its shared memory + the reserved 1 KiB, in 128-byte units)."""
+    is what a CTA is allocated (its shared memory + the reserved 1 KiB, in 128-byte units; ``None`` when
+    the shared memory's size depends on a kernel argument). ``ctas_per_sm`` is ``None`` when it cannot be
+    counted, and ``unknown`` then says why (a size that depends on a kernel argument, an invalid
+    ``tcgen05.alloc``)."""
 
     ctas_per_sm: int | None
     limited_by: str | None
     limits: dict
-    smem_per_cta_bytes: int
+    smem_per_cta_bytes: int | None
     threads_per_cta: int | None
     registers_per_thread: int | None
     notes: list = field(default_factory=list)
+    unknown: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,6 +55,14 @@ class PoolLayout:
     views: list = field(default_factory=list)
     # cta_group of the kernel's tcgen05.alloc: 2 means the columns are allocated in both CTAs of a pair
     tmem_cta_group: int | None = None
+    # the dynamic shared memory arenas: [{"name", "pool" (an SMEMPool's, else a shared.dyn buffer of its own),
+    # "committed" (its tirx.dyn_smem_bytes, None: never committed or not constant), "committed_expr",
+    # "extent", "allocations"}]; TVM builds a kernel with at most one
+    arenas: list = field(default_factory=list)
+    # shared buffers whose size or place depends on a kernel argument: [{"allocation", "scope", "nbytes"
+    # (the size as text, e.g. "n * 4"), "depends_on" (the arguments), "in_total" (a constant commit or
+    # ptxas' count covers it)}]; pass params= to txlab.pools.layout to judge one size
+    unknown_sizes: list = field(default_factory=list)
 
     # -- queries ---------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> dict:
@@ -60,9 +72,21 @@ class PoolLayout:
         raise KeyError(f"no allocation named {name!r}; have {[a['name'] for a in self.allocations]}")
 
     @property
-    def total_smem_bytes(self) -> int:
+    def total_smem_bytes(self) -> int | None:
+        """Static + dynamic shared memory of a CTA; ``None`` when a size depends on a kernel argument that no
+        constant commit covers (see :attr:`unknown_sizes`)."""
+        if any(not u["in_total"] for u in self.unknown_sizes):
+            return None
         dyn = self.dynamic_smem_bytes if self.dynamic_smem_bytes is not None else self.high_water_bytes
         return self.static_smem_bytes + dyn
+
+    @property
+    def depends_on(self) -> list[str]:
+        """The kernel arguments the plan's shared memory size depends on (empty for a constant plan)."""
+        out: list[str] = []
+        for u in self.unknown_sizes:
+            out += [v for v in u["depends_on"] if v not in out]
+        return out
 
     def check(self) -> "PoolLayout":
         """Raise :class:`PoolOverflowError` for the first error (smem first, then tmem)."""
@@ -84,14 +108,18 @@ class PoolLayout:
         d = asdict(self)
         d["occupancy"] = self.occupancy.to_dict()
         d["total_smem_bytes"] = self.total_smem_bytes
+        d["depends_on"] = self.depends_on
         d["tmem_lanes"] = TMEM_LANES
         d["tmem_limit_columns"] = TMEM_MAX_COLUMNS
         return d
 
     def summary(self) -> str:
+        total = self.total_smem_bytes
+        deps = self.depends_on
         lines = [
             f"{self.kernel} ({self.arch or 'arch unknown'}): "
-            f"{_fmt_bytes(self.total_smem_bytes)} shared"
+            f"{_fmt_bytes(total)} shared"
+            + (f" (depends on {', '.join(deps)})" if total is None and deps else "")
             + (f" of {_fmt_bytes(self.limit_bytes)}" if self.limit_bytes else "")
             + f", padding {self.padding_bytes} B"
             + (
@@ -103,6 +131,8 @@ class PoolLayout:
             + (
                 f", {self.occupancy.ctas_per_sm} CTA/SM ({self.occupancy.limited_by})"
                 if self.occupancy.ctas_per_sm is not None
+                else f", CTA/SM unknown ({self.occupancy.unknown})"
+                if self.occupancy.unknown
                 else ""
             )
         ]
@@ -110,13 +140,17 @@ class PoolLayout:
             unit = "col" if a["scope"] == "tmem" else "B"
             alias = f"  aliases {', '.join(a['aliases'])}" if a["aliases"] else ""
             sw = f"  {a['swizzle']}" if a["swizzle"] else ""
+            offset = "?" if a["offset"] is None else a["offset"]
+            size = a["nbytes"] if a["nbytes"] is not None else (a.get("nbytes_expr") or "?")
             lines.append(
-                f"  {a['name']:<20} {a['scope']:<10} @{a['offset']:>7} {a['nbytes']:>7} {unit}"
-                f"  {a['dtype']}{list(a['shape'])}{sw}{alias}"
+                f"  {a['name']:<20} {a['scope']:<10} @{offset:>7} {size:>7} {unit}"
+                f"  {a['dtype']}{_shape_text(a['shape'])}{sw}{alias}"
             )
         for v in self.views:
             where = "another CTA's shared memory (mapa)" if v["remote"] else "a computed pointer"
-            lines.append(f"  {v['name']:<20} view of {where}: {v['dtype']}{list(v['shape'])}, not allocated here")
+            lines.append(
+                f"  {v['name']:<20} view of {where}: {v['dtype']}{_shape_text(v['shape'])}, not allocated here"
+            )
         for e in self.errors:
             lines.append(f"  ERROR: {e['message']}")
         for w in self.warnings:
@@ -154,8 +188,15 @@ class PoolLayout:
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
-        smem = [a for a in self.allocations if a["scope"].startswith("shared.dyn")]
-        tmem = [a for a in self.allocations if a["scope"] == "tmem"]
+        # a buffer whose size or place depends on a kernel argument has no extent to draw (summary() lists it)
+        smem = [
+            a
+            for a in self.allocations
+            if a["scope"].startswith("shared.dyn") and a["offset"] is not None and a["nbytes"] is not None
+        ]
+        tmem = [
+            a for a in self.allocations if a["scope"] == "tmem" and a["offset"] is not None and a["nbytes"] is not None
+        ]
         if ax is None:
             nrows = 2 if tmem else 1
             fig, axes = plt.subplots(nrows, 1, figsize=(10, 2.2 + 1.6 * nrows), squeeze=False)
@@ -190,8 +231,9 @@ class PoolLayout:
         ax.set_yticks([])
         ax.set_xlabel("shared.dyn byte offset")
         ax.set_title(
-            f"{self.kernel}: {_fmt_bytes(self.total_smem_bytes)} shared, "
-            f"padding {self.padding_bytes} B"
+            f"{self.kernel}: {_fmt_bytes(self.total_smem_bytes)} shared"
+            + (f" (depends on {', '.join(self.depends_on)})" if self.total_smem_bytes is None else "")
+            + f", padding {self.padding_bytes} B"
             + (f", {self.occupancy.ctas_per_sm} CTA/SM" if self.occupancy.ctas_per_sm else ""),
             fontsize=10,
         )
@@ -224,6 +266,11 @@ class PoolLayout:
             ax_t.set_ylabel("lane")
         fig.tight_layout()
         return fig
+
+
+def _shape_text(shape) -> str:
+    """``[3, 128, 64]``; a dimension that is a kernel argument as its name (``[n]``)."""
+    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def _assign_lanes(allocs) -> dict:

@@ -9,12 +9,14 @@ from txlab import ir
 from txlab.pools.buffers import (
     _bank_pattern,
     _footprint_bytes,
+    _free_vars,
     _gaps,
     _int,
     _lanes_overlap,
     _name_unnamed,
     _shape,
     _swizzle_text,
+    _symbolic_bytes,
     _tmem_lanes,
 )
 from txlab.pools.fit import _errors, _occupancy, _threads_per_cta, _warnings
@@ -27,12 +29,14 @@ from txlab.pools.plan import PoolLayout
 # ------------------------------------------------------------------------------------------------
 
 
-def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
+def layout(kernel, name: str | None = None, *, arch: str | None = None, params: dict | None = None) -> PoolLayout:
     """The memory plan of ``kernel`` (a ``tvm.tirx.PrimFunc``, a ``tvm.IRModule``, or a
     ``txlab.Compiled`` / any object with ``.ir_module``). ``name`` picks one function of a module
     that has several. ``arch`` defaults to the Compiled's arch, then the function's target, then
-    the local GPU. Does not raise for plans that do not fit: see ``.errors`` and ``.check()``."""
-    plans = layouts(kernel, arch=arch)
+    the local GPU. ``params`` binds scalar kernel arguments that shared-memory sizes depend on
+    (``{"n": 4096}``: the plan of that size; without it such a size is reported in ``.unknown_sizes``
+    and not judged). Does not raise for plans that do not fit: see ``.errors`` and ``.check()``."""
+    plans = layouts(kernel, arch=arch, params=params)
     if name is not None:
         for key, plan in plans.items():
             if key == name or plan.kernel == name:
@@ -48,9 +52,10 @@ def layout(kernel, name: str | None = None, *, arch: str | None = None) -> PoolL
     return next(iter(pick.values()))
 
 
-def layouts(kernel, *, arch: str | None = None) -> dict:
-    """``{function name: PoolLayout}`` for every PrimFunc of ``kernel``."""
+def layouts(kernel, *, arch: str | None = None, params: dict | None = None) -> dict:
+    """``{function name: PoolLayout}`` for every PrimFunc of ``kernel`` (``params``: see :func:`layout`)."""
     mod, _ = ir.as_module(kernel, what="txlab.pools.layout")
+    bind = _checked_params(mod, params)
     compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
@@ -64,32 +69,74 @@ def layouts(kernel, *, arch: str | None = None) -> dict:
         # the function's own target, else the local GPU's arch, else the default (said once)
         f_arch = arch or _judgeable_arch(_target_arch(func))
         res, launch = _compiled_info(compiled, fname)
+        mine = {p: bind[p.name] for p in func.params if p.name in bind}
+        if mine:  # the arguments bound: TVM's own substitution (PrimFunc.specialize)
+            func = func.specialize(mine)
         out[fname] = _build(fname, func, f_arch, res, launch)
-        out[fname]._source = compiled if compiled is not None else tvm_module_of(mod, fname)
+        if mine:
+            out[fname]._source = tvm_module_of({fname: func}, fname)
+        else:
+            out[fname]._source = compiled if compiled is not None else tvm_module_of(mod, fname)
+    return out
+
+
+def _checked_params(mod, params) -> dict:
+    """``params`` checked against the module's scalar (integer) arguments: ``{name: int}``."""
+    from txlab.errors import InputError
+
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InputError(
+            f"params must be a dict of scalar kernel arguments, e.g. {{'n': 4096}}, not {type(params).__name__}",
+            param="params",
+        )
+    scalars = {}
+    for _, func in mod.functions.items():
+        if type(func).__name__ != "PrimFunc":
+            continue
+        for p in func.params:
+            ty = str(getattr(p, "ty", ""))
+            if type(getattr(p, "ty", None)).__name__ == "PrimType" and ty.startswith(("int", "uint")):
+                scalars[p.name] = ty
+    unknown = sorted(set(params) - set(scalars))
+    if unknown:
+        have = ", ".join(sorted(scalars)) or "none"
+        raise InputError(
+            f"params: {', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not an integer "
+            f"argument of the kernel (its integer arguments: {have})",
+            param="params",
+        )
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__"):
+            raise InputError(f"params[{k!r}] must be an int, got {v!r}", param="params")
+        out[k] = int(v)
     return out
 
 
 def _judgeable_arch(arch) -> str:
     """``arch`` as compile() reads it (None: the local GPU's, else txlab.config.default_arch, said
     once), checked to be one txlab has limits for: a plan is never passed for want of an arch."""
-    from txlab.arch import resolve_arch
+    from txlab.arch import UNJUDGED_ARCHS, resolve_arch
     from txlab.errors import ArchError
 
     resolved = resolve_arch(arch)
     try:
         arch_limits(resolved)
     except ValueError:
+        base = resolved.rstrip("af")
+        why = UNJUDGED_ARCHS.get(base, f"txlab has no shared-memory limits for {resolved}")
         raise ArchError(
-            f"txlab has no shared-memory limits for {resolved}, so it cannot judge this "
-            f"plan; pass arch= one of {', '.join(sorted(ARCH_LIMITS))} (or an 'a'/'f' "
-            "variant)"
+            f"{resolved}: {why}, so it cannot judge this plan; pass arch= one of "
+            f"{', '.join(sorted(ARCH_LIMITS, key=lambda a: int(a[3:])))} (or an 'a'/'f' variant)"
         ) from None
     return resolved
 
 
-def check(kernel, name: str | None = None, *, arch: str | None = None) -> PoolLayout:
+def check(kernel, name: str | None = None, *, arch: str | None = None, params: dict | None = None) -> PoolLayout:
     """Build the plan and raise :class:`PoolOverflowError` if it does not fit (call before launch)."""
-    return layout(kernel, name, arch=arch).check()
+    return layout(kernel, name, arch=arch, params=params).check()
 
 
 def bank_pattern(plan: PoolLayout, name: str, rows: int = 8) -> dict:
@@ -156,10 +203,17 @@ def _entry(b, scope: str, shape) -> dict:
     }
 
 
-def _place(entry: dict, b, shape, bits: int, offset) -> None:
-    """A shared buffer's place: ``offset`` (bytes, None when not constant), size, swizzle and bank pattern."""
+def _place(entry: dict, b, shape, bits: int, offset, offset_expr=None) -> None:
+    """A shared buffer's place: ``offset`` (bytes, None when not constant), size, swizzle and bank pattern.
+    A size or an offset that is no constant (it depends on a kernel argument) is ``None``; ``nbytes_expr``
+    says the size as text (``"n * 4"``) and ``depends_on`` names the variables either depends on."""
     entry["offset"] = offset
     entry["nbytes"] = _footprint_bytes(b, shape, bits)
+    expr, names = _symbolic_bytes(b, bits) if entry["nbytes"] is None else (None, [])
+    if offset is None and offset_expr is not None:
+        names += [v for v in _free_vars([offset_expr]) if v not in names]
+    entry["nbytes_expr"] = expr
+    entry["depends_on"] = names
     entry["swizzle"] = _swizzle_text(b.layout, bits)
     entry["bank_pattern"] = _bank_pattern(b.layout, shape, bits, offset) if offset is not None else None
 
@@ -178,7 +232,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     pools = []  # AllocBuffer of shared.dyn (arena) buffers
     static = []  # AllocBuffer of scope "shared"
     decls = []  # (DeclBuffer node) in program order
-    annotation = []
+    annotation = []  # (index of the arena allocated last before it, bytes or None when not constant, the value)
     tmem_allocs = []
     tmem_groups = []  # cta_group of each tcgen05.alloc (2: the same columns in both CTAs of a pair)
     scope_defs = []
@@ -198,7 +252,8 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
 
     def on_attr(n):
         if n.attr_key == "tirx.dyn_smem_bytes":
-            annotation.append(_int(n.value))
+            # SMEMPool.commit() annotates right after the pool's allocs: the arena allocated last is its own
+            annotation.append((len(pools) - 1, _int(n.value), n.value))
 
     def on_scope(n):
         scope_defs.append(str(getattr(n, "def")))
@@ -257,6 +312,7 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     tvm_ffi.structural_walk(func.body, [((tirx.Evaluate, tirx.BufferStore), on_leaf)], order="pre")
 
     pool_keys = {_bkey_var(p.data): p for p in pools}
+    arena_of = {_bkey_var(p.data): i for i, p in enumerate(pools)}
     allocations = []
     views = []  # buffers declared over a computed pointer: memory allocated elsewhere
     for n in decls:
@@ -304,22 +360,24 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
                 continue
             if pool_var is not None and _bkey_var(pool_var) in pool_keys:
                 entry["pool"] = pool_keys[_bkey_var(pool_var)].name or "pool"
+                entry["_arena"] = arena_of[_bkey_var(pool_var)]
             elif pool_var is not None:
                 entry["pool"] = str(pool_var)
             eo = _int(b.elem_offset)
-            _place(entry, b, shape, bits, (eo * bits) // 8 if eo is not None else None)
+            _place(entry, b, shape, bits, (eo * bits) // 8 if eo is not None else None, b.elem_offset)
         _uses(entry, uses.get(_bkey(b)))
         allocations.append(entry)
 
     # A shared.dyn buffer allocated as it is (T.alloc_buffer(..., scope="shared.dyn")) and not carved into views
     # (an SMEMPool's arena is): it is the dynamic shared memory, from byte 0.
-    carved = {a["pool"] for a in allocations if a.get("pool")}
-    for p in pools:
-        if (p.name or "pool") in carved:
+    carved = {a["_arena"] for a in allocations if a.get("_arena") is not None}
+    for i, p in enumerate(pools):
+        if i in carved:
             continue
         shape = _shape(p)
         entry = _entry(p, "shared.dyn", shape)
         entry["name"] = p.name or "dynamic"
+        entry["_arena"] = i
         _place(entry, p, shape, DataType(p.dtype).bits * DataType(p.dtype).lanes, 0)
         _uses(entry, uses.get(_bkey(p)))
         allocations.append(entry)
@@ -329,9 +387,11 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     for b in static:
         bits = DataType(b.dtype).bits * DataType(b.dtype).lanes
         align = int(b.data_alignment) or 1
-        static_off = -(-static_off // align) * align
+        if static_off is not None:
+            static_off = -(-static_off // align) * align
         shape = _shape(b)
         nbytes = _footprint_bytes(b, shape, bits)
+        nbytes_expr, depends_on = _symbolic_bytes(b, bits) if nbytes is None else (None, [])
         allocations.append(
             {
                 "name": b.name or "static",
@@ -347,25 +407,57 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
                 "pool": "static",
                 "offset": static_off,
                 "nbytes": nbytes,
+                "nbytes_expr": nbytes_expr,
+                "depends_on": depends_on,
                 "bank_pattern": None,
                 "uses": [],
                 "_line": None,
             }
         )
-        static_off += nbytes or 0
-    static_bytes = static_off
+        # after a buffer whose size depends on a kernel argument, the next ones' places do too
+        static_off = static_off + nbytes if static_off is not None and nbytes is not None else None
+    # (not all known: the known ones' sum, a lower bound; the plan's unknown_sizes say the rest)
+    static_bytes = (
+        static_off
+        if static_off is not None
+        else sum(a["nbytes"] or 0 for a in allocations if a["scope"] == "shared" and a["offset"] is not None)
+    )
 
     _name_unnamed(allocations)
     for a in allocations:
         a.pop("_line", None)
 
-    # Aliases: byte (column) ranges that overlap within the same memory.
+    # The dynamic shared memory arenas (SMEMPools' and T.alloc_buffer(..., scope="shared.dyn")), each with
+    # its commit (the tirx.dyn_smem_bytes annotation that follows it) and the buffers carved from it.
+    arenas = []
+    for i, p in enumerate(pools):
+        held = [a for a in allocations if a.get("_arena") == i]
+        commits = [(v, e) for j, v, e in annotation if j == i]
+        extent = _footprint_bytes(p, _shape(p), DataType(p.dtype).bits * DataType(p.dtype).lanes)
+        arenas.append(
+            {
+                "name": p.name or "dynamic",
+                "pool": i in carved,  # an SMEMPool's (buffers carved from it), else a buffer of its own
+                "committed": commits[-1][0] if commits else None,
+                "committed_expr": str(commits[-1][1]) if commits and commits[-1][0] is None else None,
+                "extent": extent,
+                "allocations": [a["name"] for a in held],
+            }
+        )
+    for a in allocations:
+        a.pop("_arena", None)
+
+    # Aliases: byte (column) ranges that overlap within the same memory: TMEM columns (where lanes overlap
+    # too), the static shared buffers, and the dynamic shared memory -- one extern array from byte 0 whatever
+    # arena (pool) a buffer was carved from.
+    def memory(a):
+        return "tmem" if a["scope"] == "tmem" else "static" if a["scope"] == "shared" else "dynamic"
+
     for a in allocations:
         for o in allocations:
             if o is a or o["offset"] is None or a["offset"] is None:
                 continue
-            same = (a["scope"] == "tmem") == (o["scope"] == "tmem") and a.get("pool") == o.get("pool")
-            if not same or a["scope"] == "shared" and o["scope"] != "shared":
+            if memory(a) != memory(o):
                 continue
             if a["scope"] == "tmem" and not _lanes_overlap(a["lanes"], o["lanes"]):
                 continue
@@ -377,9 +469,10 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
     gaps = _gaps(dyn, high)
     padding = sum(g["nbytes"] for g in gaps)
     tmem = [a for a in allocations if a["scope"] == "tmem" and a["offset"] is not None]
-    tmem_high = max((a["offset"] + a["nbytes"] for a in tmem), default=0)
-    dyn_annot = annotation[0] if annotation else None
-    if dyn_annot is None and launch and isinstance(launch.get("dynamic_smem_bytes"), int) and dyn:
+    tmem_high = max((a["offset"] + (a["nbytes"] or 0) for a in tmem), default=0)
+    # several arenas: no one size (TVM refuses the kernel, see the plan's errors)
+    dyn_annot = annotation[0][1] if annotation and len(arenas) <= 1 else None
+    if dyn_annot is None and launch and isinstance(launch.get("dynamic_smem_bytes"), int) and dyn and len(arenas) <= 1:
         dyn_annot = launch["dynamic_smem_bytes"]
 
     limits = None
@@ -397,6 +490,38 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
                 f"buffers add up to {static_bytes} B; occupancy uses ptxas' number"
             )
         static_bytes = ptxas_static
+
+    # Shared memory whose size (or place) depends on a kernel argument: the total is unknown unless a constant
+    # commit (the dynamic part) or ptxas (the static part) says it.
+    unknown = []
+    for a in allocations:
+        if a["scope"] == "tmem" or (a["nbytes"] is not None and a["offset"] is not None):
+            continue
+        counted = (
+            dyn_annot is not None
+            if a["scope"] == "shared.dyn"
+            else bool(resources and resources.get("static_smem_bytes") is not None)
+        )
+        unknown.append(
+            {
+                "allocation": a["name"],
+                "scope": a["scope"],
+                "nbytes": a["nbytes_expr"],
+                "depends_on": a["depends_on"],
+                "in_total": counted,
+            }
+        )
+    for _, value, expr in annotation:
+        if value is None and dyn_annot is None:
+            unknown.append(
+                {
+                    "allocation": None,
+                    "scope": "shared.dyn",
+                    "nbytes": str(expr),
+                    "depends_on": _free_vars([expr]),
+                    "in_total": False,
+                }
+            )
 
     threads = _threads_per_cta(scope_defs, launch)
     regs = int(resources["registers"]) if resources and resources.get("registers") is not None else None
@@ -419,6 +544,8 @@ def _build(fname, func, arch, resources, launch) -> PoolLayout:
         warnings=warnings,
         views=views,
         tmem_cta_group=max(tmem_groups) if tmem_groups else None,
+        arenas=arenas,
+        unknown_sizes=unknown,
     )
     plan.errors = _errors(plan, dyn, tmem, limits)
     plan.warnings += _warnings(plan, dyn)

@@ -133,6 +133,18 @@ SCHEDULERS: dict[str, SchedulerSpec] = {
     )
 }
 
+#: tile schedulers of ``tvm.backend.cuda.lang`` that a CPU trace cannot run, and why
+UNTRACEABLE: dict[str, str] = {
+    "ClusterLaunchControlScheduler": (
+        "its next tile is not computed by the class: a scheduler warp asks the GPU's cluster launch control "
+        "(PTX clusterlaunchcontrol.try_cancel, sm_100 and later) to cancel a cluster not yet launched, and works "
+        "on that cluster's tile, so the order is decided by the hardware at run time and cannot be traced on the "
+        "CPU. Its tile ids map to tiles as ClusterPersistentScheduler2D's do with one worker per tile: "
+        "trace('ClusterPersistentScheduler2D', num_m_tiles * num_n_tiles, num_m_tiles=..., num_n_tiles=..., "
+        "l2_group_size=...) shows which tile each id is"
+    ),
+}
+
 #: per scheduler, the parameters a specialize=False build passes as kernel arguments (``Param.runtime``)
 _RUNTIME = {s.name: {p.name for p in s.params if p.runtime} for s in SCHEDULERS.values()}
 
@@ -153,6 +165,9 @@ def spec_of(name_or_class) -> SchedulerSpec:
     for key, spec in SCHEDULERS.items():
         if key.lower() == name.strip().lower():
             return spec
+    for key, why in UNTRACEABLE.items():
+        if key.lower() == name.strip().lower():
+            raise InputError(f"{key} cannot be traced: {why}", param="name_or_class")
     raise InputError(f"unknown scheduler {name!r}; txlab traces: {', '.join(SCHEDULERS)}", param="name_or_class")
 
 

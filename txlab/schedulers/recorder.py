@@ -17,11 +17,20 @@ from txlab.schedulers.catalogue import _RUNTIME, SchedulerSpec
 _PAD = " " * 12
 
 
-def _ctor(spec: SchedulerSpec, p: dict, workers, dynamic: bool) -> tuple[str, list, str]:
-    """Constructor expression, extra scalar kernel arguments, next_tile() argument text."""
+#: the builds a trace can run: every parameter a constant; extents and worker counts kernel arguments;
+#: every integer parameter a kernel argument (group sizes, cluster shape, swizzle and world size too)
+SPECIALIZED, RUNTIME_EXTENTS, RUNTIME_PARAMETERS = "specialized", "runtime extents", "runtime parameters"
+
+
+def _ctor(spec: SchedulerSpec, p: dict, workers, dynamic) -> tuple[str, list, str]:
+    """Constructor expression, extra scalar kernel arguments, next_tile() argument text. ``dynamic``: False
+    (every parameter a constant), True (extents and worker counts are arguments) or :data:`RUNTIME_PARAMETERS`
+    (every integer parameter is)."""
     args: list[str] = []
 
     runtime = _RUNTIME.get(spec.name, set()) | {"num_clusters", "num_ctas", "stride"}
+    if dynamic == RUNTIME_PARAMETERS:
+        runtime |= {q.name for q in spec.params if q.kind == "int"}
 
     def val(name, value):
         if dynamic and name in runtime:
@@ -140,6 +149,9 @@ def _recorder_text(
 # Parse + compile, cached
 # --------------------------------------------------------------------------------------------
 _EXE_CACHE: dict[tuple, Any] = {}
+# recorders TVM refuses to compile (a constant 0 divisor): deterministic, so a trace that falls back to
+# another build does not pay for the failing compile again
+_REFUSED: dict[tuple, "_ConstantDivideByZero"] = {}
 _LOCK = threading.RLock()
 _RANK = threading.local()
 _PARSER_POOL = None
@@ -266,6 +278,8 @@ def _executable(text: str, rank: bool, device: str):
         hit = _EXE_CACHE.get(key)
         if hit is not None:
             return hit
+        if key in _REFUSED:
+            raise _ConstantDivideByZero(str(_REFUSED[key]))
         import tvm
 
         try:
@@ -282,12 +296,13 @@ def _executable(text: str, rank: bool, device: str):
         except Exception as exc:
             msg = str(exc)
             if "Divide by zero" in msg:
-                raise _ConstantDivideByZero(
+                _REFUSED[key] = _ConstantDivideByZero(
                     "TVM cannot compile this scheduler with these constant parameters: one of its "
                     "branches (unreachable for them) divides by a constant 0, which TVM's constant "
-                    "folder rejects. A kernel with the same static parameters fails the same way. "
-                    "Change the parameters."
-                ) from exc
+                    "folder rejects (TryConstFold checks the divisor before the simplifier has proven the "
+                    "branch dead). A kernel with the same static parameters fails the same way."
+                )
+                raise _REFUSED[key] from exc
             raise TxlabError(
                 f"building the scheduler recorder failed: {type(exc).__name__}: {last_message_line(str(exc))}"
             ) from exc
@@ -316,3 +331,4 @@ def clear_cache() -> None:
     """Forget compiled recorders (the next trace compiles again)."""
     with _LOCK:
         _EXE_CACHE.clear()
+        _REFUSED.clear()

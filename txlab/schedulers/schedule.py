@@ -19,6 +19,12 @@ class ScheduleTrace:
     ``cta``/``step`` say who visits and when (the step-th tile of that CTA); ``attrs`` holds the
     scheduler's own attributes for each visit (``m_idx``, ``n_idx``, ``k_idx`` or ``batch_idx``,
     ``head_idx``, ``m_block_idx`` or ``b_idx``, ``h_idx``, ``q_idx``).
+
+    ``build`` is the recorder build that ran: ``"specialized"`` (every parameter a constant, as in a kernel
+    with static shapes), ``"runtime extents"`` (extents and worker counts kernel arguments) or
+    ``"runtime parameters"`` (every integer parameter one: what a trace falls back to where TVM cannot
+    compile the others); ``specialized`` is ``build == "specialized"``. ``notes`` says why a build other
+    than the one asked for ran, and when no CTA visits a tile (an empty trace).
     """
 
     scheduler: str
@@ -30,7 +36,18 @@ class ScheduleTrace:
     concurrency: int = DEFAULT_SM_COUNT
     device: str = "cpu"
     specialized: bool = True
+    build: str | None = None
+    notes: list = field(default_factory=list)
     _metrics_cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.build is None:
+            self.build = "specialized" if self.specialized else "runtime extents"
+
+    @property
+    def empty(self) -> bool:
+        """No CTA visits a tile."""
+        return len(self) == 0
 
     # ---- shapes -----------------------------------------------------------------------------
     @property
@@ -126,6 +143,9 @@ class ScheduleTrace:
         inside = (r >= 0) & (r < rows) & (c >= 0) & (c < cols) & (l >= 0) & (l < layers)
         flat = (l[inside].astype(np.int64) * rows + r[inside]) * cols + c[inside]
         hits = np.bincount(flat, minlength=rows * cols * layers)
+        if self.empty and self.scheduler == "IndexedTripleTileScheduler":
+            # its grid is drawn from the tiles visited: with none there is no grid to miss tiles of
+            hits = np.zeros(0, np.int64)
         m = {
             "scheduler": self.scheduler,
             "num_ctas": self.num_ctas,
@@ -139,8 +159,9 @@ class ScheduleTrace:
             "imbalance": round(float(counts.max()) / mean, 4) if mean else 0.0,
             "idle_ctas": int((counts == 0).sum()),
             "waves": waves,
+            "empty": self.empty,
             "coverage": {
-                "grid_tiles": rows * cols * layers,
+                "grid_tiles": int(hits.size),
                 "missing": int((hits == 0).sum()),
                 "duplicated": int((hits > 1).sum()),
                 "extra_visits": int(np.maximum(hits - 1, 0).sum()),
@@ -258,6 +279,8 @@ class ScheduleTrace:
             "concurrency": self.concurrency,
             "device": self.device,
             "specialized": self.specialized,
+            "build": self.build,
+            "notes": list(self.notes),
             "attrs": list(self.attrs),
             "grid": {
                 "rows": rows,
@@ -337,10 +360,13 @@ class ScheduleTrace:
         return widget(self, **kwargs)
 
     def __repr__(self) -> str:
+        if self.empty:
+            return f"ScheduleTrace({self.scheduler}, {self.num_ctas} CTAs, empty: no CTA visits a tile)"
         m = self.metrics()
         return (
             f"ScheduleTrace({self.scheduler}, {self.num_ctas} CTAs, {len(self)} visits, "
             f"{m['waves']} waves, imbalance {m['imbalance']})"
+            + (f", {self.build} build" if self.build != "specialized" else "")
         )
 
 

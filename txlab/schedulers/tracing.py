@@ -8,7 +8,14 @@ import numpy as np
 from txlab.errors import InputError, TxlabError
 from txlab.schedulers.catalogue import spec_of
 from txlab.schedulers.params import MAX_TRACE_TILES, _as_int, _default_ctas, _grid_size, _normalize
-from txlab.schedulers.recorder import _ConstantDivideByZero, _executable, _recorder_text
+from txlab.schedulers.recorder import (
+    RUNTIME_EXTENTS,
+    RUNTIME_PARAMETERS,
+    SPECIALIZED,
+    _ConstantDivideByZero,
+    _executable,
+    _recorder_text,
+)
 from txlab.schedulers.schedule import ScheduleTrace
 
 
@@ -36,6 +43,13 @@ def trace(
     ``T.cta_id``) and reads the buffers back; ``concurrency`` is the number of CTAs resident at once
     for the wave model (default: min(num_ctas, SM count)). ``max_tiles`` caps the grid (the product
     of the tile counts; default ``MAX_TRACE_TILES`` = 2**22): a larger grid raises InputError.
+
+    Some parameter sets make TVM divide by a constant 0 in a branch of the class that is dead for them
+    (e.g. ``group_size=1`` or ``world_size=1`` of ``RankAwareGroupMajorTileScheduler``, ``l2_group_size=1``):
+    its constant folder refuses to compile that. The trace then runs the other build (specialized or
+    runtime-extent), and where both fail one whose every integer parameter is a kernel argument (no constant
+    divisor left; one compile of some seconds serves every parameter set). The result's ``build`` says which
+    ran and ``notes`` why.
     """
     spec = spec_of(name_or_class)
     if device not in ("cpu", "cuda"):
@@ -48,23 +62,47 @@ def trace(
 
         require_gpu("tracing a scheduler on the GPU")
         specialize = True
-    dynamic = not specialize
     rank = spec.name == "RankAwareGroupMajorTileScheduler"
-    try:
-        text, scalar_names = _recorder_text(spec, p, workers, nworkers, dynamic, device)
-        exe, fn = _executable(text, rank, device)
-    except _ConstantDivideByZero as exc:
-        if not dynamic:
-            raise TxlabError(f"{exc} Or pass specialize=False to trace the runtime-extent build.") from None
-        # The runtime-extent build keeps group sizes constant while the extents are unknown, so a
-        # branch that only some extents reach divides by a constant 0 (e.g. l2_group_size=1).
-        # With every parameter known that branch folds away: trace the specialized build.
-        dynamic, specialize = False, True
+    # The build asked for first, then the other: the runtime-extent build keeps group sizes constant while
+    # the extents are unknown, so a branch only some extents reach can divide by a constant 0 (l2_group_size=1)
+    # where the specialized build folds it away, and the other way round (the specialized build sees a 0
+    # divisor, final_rows of RankAwareGroupMajorTileScheduler at the catalogue's defaults, that runtime
+    # extents hide). Where both fail (a divisor that is 0 from the constants alone, group_size=1 or
+    # world_size=1), every integer parameter becomes a kernel argument, which leaves no constant divisor.
+    # Running a build whose divisor is a run-time value is safe with TVM 0.27's classes: every divisor there is
+    # a parameter _normalize checked to be >= 1, clamped (max(FINAL_ROWS, 1)), or inside a branch whose guard
+    # is false when it is 0 (TAIL_ROWS > 0, M_BLOCKS > 0, group_rows > 0, linear_idx < remote rows): a live
+    # division by 0 would be a SIGFPE, and the fuzz over every catalogue scheduler found none.
+    ladder = [SPECIALIZED, RUNTIME_EXTENTS] if specialize else [RUNTIME_EXTENTS, SPECIALIZED]
+    ladder.append(RUNTIME_PARAMETERS)
+    failed = []
+    for build in ladder:
+        dynamic = {SPECIALIZED: False, RUNTIME_EXTENTS: True, RUNTIME_PARAMETERS: RUNTIME_PARAMETERS}[build]
         try:
             text, scalar_names = _recorder_text(spec, p, workers, nworkers, dynamic, device)
             exe, fn = _executable(text, rank, device)
-        except _ConstantDivideByZero as exc2:
-            raise TxlabError(f"{exc2} (both the runtime-extent and the specialized build fail)") from None
+            break
+        except _ConstantDivideByZero as exc:
+            failed.append((build, exc))
+    else:
+        raise TxlabError(
+            f"{spec.name} with {_settings(spec, p)}: {failed[0][1]} Every build fails ("
+            f"{', '.join(b for b, _ in failed)}), the last with every integer parameter a kernel argument, so "
+            "txlab cannot trace it; change the parameters."
+        ) from None
+    notes = []
+    if failed:
+        what = {
+            SPECIALIZED: "every parameter a constant",
+            RUNTIME_EXTENTS: "extents and worker counts kernel arguments",
+            RUNTIME_PARAMETERS: "every integer parameter a kernel argument",
+        }[build]
+        notes.append(
+            f"traced the {build} build ({what}): the {' and the '.join(b for b, _ in failed)} build"
+            f"{'s' if len(failed) > 1 else ''} of {spec.name} with {_settings(spec, p)} divide"
+            f"{'' if len(failed) > 1 else 's'} by a constant 0 in a branch that is dead for these parameters "
+            "(TVM's constant folder refuses it)"
+        )
 
     import tvm
 
@@ -115,6 +153,8 @@ def trace(
         concurrency = min(nworkers, _default_ctas())
     concurrency = _as_int("concurrency", concurrency, 1)
     public = {k: v for k, v in p.items()}
+    if not counts.sum():
+        notes.append(_empty_note(spec, p))
     return ScheduleTrace(
         spec.name,
         public,
@@ -124,5 +164,24 @@ def trace(
         {a: values[:, i].copy() for i, a in enumerate(spec.attrs)},
         concurrency=concurrency,
         device=device,
-        specialized=specialize,
+        specialized=build == SPECIALIZED,
+        build=build,
+        notes=notes,
     )
+
+
+def _settings(spec, p) -> str:
+    """The constant parameters of a trace, as a reader would write them (extents and lists left out)."""
+    shown = [f"{q.name}={p[q.name]!r}" for q in spec.params if q.kind != "ints" and not q.runtime]
+    return ", ".join(shown) or "these parameters"
+
+
+def _empty_note(spec, p) -> str:
+    """Why no CTA visited a tile."""
+    if spec.name == "IndexedTripleTileScheduler":
+        ptr = p["tiles_indptr"]
+        return (
+            f"empty: no CTA visits a tile (tiles_indptr {ptr[:8]}{'...' if len(ptr) > 8 else ''} gives every one of "
+            f"the {len(ptr) - 1} CTAs an empty range of the {len(p['b_indices'])} listed tiles)"
+        )
+    return "empty: no CTA visits a tile"

@@ -22,7 +22,9 @@ function allocLines(a) {
   const lines = [
     `${a.name}  (${a.scope === "shared" ? "shared, static" : a.scope})`,
     `${a.dtype}[${a.shape.join(", ")}]`,
-    `${unit} ${a.offset} .. ${a.offset + a.nbytes}  (${a.nbytes})`,
+    a.offset != null && a.nbytes != null
+      ? `${unit} ${a.offset} .. ${a.offset + a.nbytes}  (${a.nbytes})`
+      : `${unit} ${a.offset ?? "?"} .. ?  (${a.nbytes_expr || "?"}${a.depends_on && a.depends_on.length ? `: depends on ${a.depends_on.join(", ")}` : ""})`,
   ];
   if (a.align) lines.push(`align ${a.align} B${a.offset % a.align ? "  (NOT satisfied)" : ""}`);
   if (a.swizzle) lines.push(a.swizzle);
@@ -227,11 +229,13 @@ export default {
       plan = readJSON(model).plan || {};
       if (!plan.allocations) return;
       const occ = plan.occupancy || {};
-      summary.textContent = `${plan.kernel} (${plan.arch || "arch unknown"}): shared ${fmtBytes(plan.static_smem_bytes + (plan.dynamic_smem_bytes ?? plan.high_water_bytes))}` +
+      // total_smem_bytes is null where a size depends on a kernel argument (plan.depends_on)
+      summary.textContent = `${plan.kernel} (${plan.arch || "arch unknown"}): shared ${fmtBytes(plan.total_smem_bytes)}` +
+        (plan.total_smem_bytes == null && (plan.depends_on || []).length ? ` (depends on ${plan.depends_on.join(", ")})` : "") +
         (plan.limit_bytes ? ` of ${fmtBytes(plan.limit_bytes)}` : "") + `, padding ${plan.padding_bytes} B` +
         (plan.tmem_columns || plan.tmem_alloc_columns ? `, TMEM ${plan.tmem_columns}/${plan.tmem_limit_columns} columns` : "") +
         (plan.tmem_cta_group === 2 ? " in each CTA of a cta_group::2 pair" : "") +
-        (occ.ctas_per_sm != null ? `, ${occ.ctas_per_sm} CTA/SM (limited by ${occ.limited_by})` : "");
+        (occ.ctas_per_sm != null ? `, ${occ.ctas_per_sm} CTA/SM (limited by ${occ.limited_by})` : occ.unknown ? `, CTA/SM unknown (${occ.unknown})` : "");
       errors.replaceChildren(...plan.errors.map((e) => h("div", {}, `✖ ${e.message}`)), ...plan.warnings.map((w) => h("div", { style: { color: th.fgMuted } }, `⚠ ${w}`)),
         // buffers declared over another CTA's memory (MBarrier.remote_view): listed, not drawn
         ...(plan.views || []).map((v) => h("div", { style: { color: th.fgMuted } }, `${v.name}: a view of ${v.remote ? "another CTA's shared memory (mapa)" : "a computed pointer"}, ${v.dtype}[${v.shape.join(", ")}], not allocated here`)));

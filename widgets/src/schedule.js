@@ -151,9 +151,13 @@ function makeSide(model, side, root, shared, th) {
       draw();
       return;
     }
-    const spec = view.specialized ? "constants" : "runtime extents";
+    // the recorder build that ran (a trace falls back to another where TVM cannot compile the one asked for;
+    // view.notes says why, and when no CTA visits a tile)
+    const build = view.build || (view.specialized ? "specialized" : "runtime extents");
+    const spec = build === "specialized" ? "constants" : build;
+    const notes = (view.notes || []).length ? ` · ${view.notes.join("; ")}` : "";
     status.textContent = view.scheduler
-      ? `${view.num_ctas} CTAs · ${view.concurrency} resident · ${spec} · ${view.python_ms} ms`
+      ? `${view.num_ctas} CTAs · ${view.concurrency} resident · ${spec} · ${view.python_ms} ms${notes}`
       : "";
     for (const [k, v] of metricRows(view.metrics)) {
       metrics.append(h("tr", {}, h("td", { style: { color: th.fgMuted, paddingRight: "8px" } }, k), h("td", {}, fmt(v))));
