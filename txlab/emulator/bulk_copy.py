@@ -121,8 +121,8 @@ def _bulk(kind: str):
                 cta.shared.data[off : off + n] = data
                 row = None
                 if cta is g.cta:
-                    if cta.races is not None:
-                        cta.races.mark(np.arange(off, off + n))
+                    if cta.races is not None:  # it lands at once, as a TMA load does: the issuing thread's write
+                        cta.races.access(np.arange(off, off + n), np.full(n, tid), True, line, unwritten=False)
                 else:
                     row = _remote_write(g, cta, off, n, line)
                 if mbar is not None:

@@ -508,6 +508,9 @@ class Compiler:
                 if arr.dtype != ldt:  # a view of registers as another type (decl_buffer(data=...))
                     arr = arr.view(ldt)
                 i = idx(g)
+                pending = g.slots.get("tcgen05_ld_pending")
+                if pending is not None:  # registers a tcgen05.ld fills, not waited for yet (txlab.emulator.tmem)
+                    pending(g, arr, i, line)
                 if _uniform(i):
                     k = int(i)
                     if 0 <= k < arr.shape[1]:

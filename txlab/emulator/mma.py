@@ -135,7 +135,7 @@ def _ldmatrix(comp, call):
 
     def f(g):
         if g.mask is not None:
-            _whole_warp_check(g, "ldmatrix", line)
+            whole_warp_check(g, "ldmatrix", line)
         a = np.broadcast_to(addr(g), (g.L,))
         outer = g.mask
         g.mask = _provider_mask(g, nmat)
@@ -176,7 +176,7 @@ def _stmatrix(comp, call):
 
     def f(g):
         if g.mask is not None:
-            _whole_warp_check(g, "stmatrix", line)
+            whole_warp_check(g, "stmatrix", line)
         V = np.stack([r(g) for r in regs], axis=1)  # (L, nmat) uint32
         W, pad = _warps(g, V)  # (nw, 32, nmat)
         nw = W.shape[0]
@@ -203,7 +203,7 @@ def _stmatrix(comp, call):
     return f
 
 
-def _whole_warp_check(g, what, line):
+def whole_warp_check(g, what, line):
     """A ``.sync.aligned`` warp instruction (every lane of the warp executes the same one; PTX ISA) that part of a
     warp reaches: a ``divergent_barrier`` finding naming the lanes that do. What the others' registers hold is no
     value of the program's, so the result is undefined on a GPU."""
@@ -244,7 +244,7 @@ def _movmatrix(comp, call):
 
     def f(g):
         if g.mask is not None:
-            _whole_warp_check(g, "movmatrix", line)
+            whole_warp_check(g, "movmatrix", line)
         W, pad = _warps(g, src(g))  # (nw, 32) uint32: lane's pair (row r, columns c, c + 1)
         mats = np.zeros((W.shape[0], 8, 8), np.uint16)
         mats[:, r, c] = (W & np.uint32(0xFFFF)).astype(np.uint16)
@@ -386,7 +386,7 @@ def _mma(comp, call):
 
     def f(g):
         if g.mask is not None:
-            _whole_warp_check(g, "mma.sync", line)
+            whole_warp_check(g, "mma.sync", line)
         Aw, pad = _warps(g, np.stack([a(g) for a in A], axis=1))
         Bw, _ = _warps(g, np.stack([b(g) for b in B], axis=1))
         nw = Aw.shape[0]

@@ -6,14 +6,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 #: finding kinds: out_of_bounds (global, shared or thread-local), misaligned, shared_race, global_race,
-#: uninitialized_shared_read (a read of shared bytes nothing of the CTA wrote before it), divergent_barrier,
-#: barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
+#: uninitialized_shared_read (a read of shared bytes nothing of the CTA wrote before it), uninitialized_tmem_read
+#: (a tcgen05.ld, or an MMA accumulating, of TMEM cells nothing wrote since their tcgen05.alloc), missing_fence (a
+#: tcgen05 operation ordered after another thread's through a synchronisation without tcgen05.fence::*_thread_sync),
+#: divergent_barrier, barrier_deadlock, mbarrier_deadlock, over_arrival, phase_skip, tx_mismatch, note
 KINDS = (
     "out_of_bounds",
     "misaligned",
     "shared_race",
     "global_race",
     "uninitialized_shared_read",
+    "uninitialized_tmem_read",
+    "missing_fence",
     "divergent_barrier",
     "deadlock",
     "over_arrival",

@@ -24,12 +24,21 @@ with is a finding at the line that encoded it -- the tensor map's swizzle for by
 else the declared swizzle layout of the shared buffer over them (``SMEMPool.alloc_tcgen05_mma_AB``, a
 ``decl_buffer`` with a swizzle ``ComposeLayout``: ordinary stores go through it). Where neither is
 known (no swizzle layout, or aliasing declarations that disagree) nothing is said. One look-up per
-issued mma or cp, at its commit.
+issued mma or cp, at its issue.
 
-Asynchrony: an mma or cp records its operands at issue and runs when its issuing warp commits
-(``tcgen05.commit``) -- the latest moment the hardware may read shared memory and write TMEM -- then
-the commit arrives once on its mbarrier (in every CTA of the mask for ``multicast::cluster``). Reads
-of its TMEM cells before the reader has waited on that mbarrier phase are races (tmem.py).
+Asynchrony: an mma or cp reads its shared-memory operands at issue and runs (its TMEM operands,
+scale factors, and the write of TMEM) when its issuing warp commits (``tcgen05.commit``) -- the
+latest moment the hardware may write TMEM -- then the commit arrives once on its mbarrier (in every
+CTA of the mask for ``multicast::cluster``). Reads of its TMEM cells before the reader has waited on
+that mbarrier phase are races (tmem.py). The tensor core reads the shared-memory operands at any
+time from the issue until that completion: the issuing CTA's operand bytes are read by its tcgen05
+pipe (the race checker's clock row that only a commit's mbarrier arrive publishes), so a write to
+them (a thread's store, a TMA or bulk copy landing) by a thread not yet ordered after the commit's
+completion is a ``shared_race`` naming the MMA's (or cp's) line and the write's -- the buffer refilled
+before the MMA that reads it finished. (The odd CTA's operand half of a ``cta_group::2`` MMA is read
+at issue too, but its reuse is not checked: the leader's pipe has no clock row in the odd CTA.) An MMA
+accumulating (``enable_input_d = 1``) onto TMEM cells nothing wrote since their alloc is an
+``uninitialized_tmem_read`` at its line (so is a TS A operand or scale factor nothing wrote).
 
 Arithmetic: the wgmma model's (:mod:`txlab.emulator.tensorcore`, fitted to the H200: one
 instruction's K products aligned, truncated and summed as one block, the accumulator included);
@@ -474,6 +483,41 @@ def _swizzle_finding(cta, desc, f, line, cause, what):
     )
 
 
+def _operand(cta, issuer, desc, rows, k, dt, major, line, tid, what):
+    """The (rows, k) operand of ``dt`` through ``desc`` in ``cta``'s shared memory, read at the issue of an mma or
+    cp by thread ``tid`` of CTA ``issuer``. In the issuer's own shared memory the tensor core goes
+    on reading those bytes until the commit's mbarrier completes (:func:`_pipe_read`)."""
+    me = cta is issuer
+    if me:
+        _check_swizzle(cta, desc, None, line, what)
+    addr = _operand_addresses(desc, rows, k, dt.itemsize, major, line, cta, what)
+    vals = _read_smem(cta, addr, dt, line, tid if me else None, what, desc)
+    if me:
+        _pipe_read(cta, addr, dt, tid, line)
+    return vals
+
+
+def _pipe_read(cta, addr, dt, tid, line):
+    """Bytes ``addr`` (of ``dt`` elements) of ``cta``'s shared memory, read asynchronously by its tcgen05 pipe from
+    now until the completion a commit publishes (its clock row): a later write by a thread that is not ordered after
+    that completion is a race with this read (the issuing thread's own read, just checked, covers what came
+    before). Recorded as the pipe's read with its RAW check switched off for the moment."""
+    races = cta.races
+    row = getattr(races, "tc_row", None)
+    if row is None or not hasattr(races, "vc"):
+        return
+    byte = (np.asarray(addr, np.int64).ravel()[:, None] + np.arange(dt.itemsize)).ravel()
+    byte = byte[(byte >= 0) & (byte < cta.shared.nbytes)]
+    if byte.size == 0:
+        return
+    saved = races.vc[0, row].copy()
+    races.vc[0, row] = np.maximum(saved, races.vc[0].max(axis=0))  # (the writes before it: the issuer's check)
+    try:
+        races.access_as(row, byte, tid, False, line)
+    finally:
+        races.vc[0, row] = saved
+
+
 def _read_smem(cta, addr, dt, line, tid, what, desc):
     shared = cta.shared
     if addr.min() < 0 or addr.max() + dt.itemsize > shared.nbytes or np.any(addr % dt.itemsize):
@@ -529,31 +573,16 @@ class _Mma:
         cg = len(ctas)
         m_cta, n = self.m // cg, self.n
         n_cta = n // cg
-        tid = self.tid
-        parts_a, parts_b = [], []
+        parts_a = []
         for i, cta in enumerate(ctas):
-            me = i == 0
             if self.a_desc is not None:
-                if me:
-                    _check_swizzle(cta, self.a_desc, None, self.line, "tcgen05.mma A")
-                addr = _operand_addresses(
-                    self.a_desc, m_cta, k, dt_a.itemsize, self.a_major, self.line, cta, "tcgen05.mma A"
-                )
-                parts_a.append(
-                    _read_smem(cta, addr, dt_a, self.line, tid if me else None, "tcgen05.mma A", self.a_desc)
-                )
+                parts_a.append(self.smem_a[i])  # (shared-memory operands: read at issue, read_operands)
             else:
                 tm = T.tmem_of(cta)
                 lanes, _ = _datapath(m_cta, cg, 1)
                 lane0, col0 = T.split_addr(self.a_tmem)
                 parts_a.append(_elements_from_tmem(tm, lane0, col0, lanes[:, 0], k, dt_a))
-            if me:
-                _check_swizzle(cta, self.b_desc, None, self.line, "tcgen05.mma B")
-            addr = _operand_addresses(
-                self.b_desc, n_cta, k, dt_b.itemsize, self.b_major, self.line, cta, "tcgen05.mma B"
-            )
-            parts_b.append(_read_smem(cta, addr, dt_b, self.line, tid if me else None, "tcgen05.mma B", self.b_desc))
-        B = np.concatenate(parts_b, axis=0)  # (n, k)
+        B = np.concatenate(self.smem_b, axis=0)  # (n, k)
         wide = np.int64 if kind == "i8" else np.float64
         if kind == "tf32":
             parts_a = [(p.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for p in parts_a]
@@ -576,11 +605,7 @@ class _Mma:
             P = Aw @ Bw.T  # (m_cta, n): exact sums of one instruction's K products
             tm = T.tmem_of(cta)
             L, C = lane0 + lanes, col0 + cols
-            keep = np.ones(L.shape, bool)
-            if self.disabled is not None:
-                bits = self.disabled[i * 4 : i * 4 + 4] if cg == 2 else self.disabled
-                lane_off = ((np.array(bits, np.uint64)[:, None] >> np.arange(32, dtype=np.uint64)) & 1).ravel() == 0
-                keep = lane_off[np.clip(L, 0, 127)]
+            keep = _kept(self.disabled, i, cg, L)
             old = tm.data[L, C]
             if kind == "i8":
                 new = P.astype(np.int64)
@@ -600,14 +625,43 @@ class _Mma:
             tm.data[L[keep], C[keep]] = bits_out[keep]
         ctas[0].progress += 1
 
+    def read_operands(self):
+        """Read the shared-memory operands now (the MMA's issue): A (SS form) and B of each CTA."""
+        ctas, k, cg, line, tid = self.ctas, self.k, len(self.ctas), self.line, self.tid
+        m_cta, n_cta = self.m // cg, self.n // cg
+        self.smem_a = None
+        if self.a_desc is not None:
+            self.smem_a = [
+                _operand(c, ctas[0], self.a_desc, m_cta, k, self.dt_a, self.a_major, line, tid, "tcgen05.mma A")
+                for c in ctas
+            ]
+        self.smem_b = [
+            _operand(c, ctas[0], self.b_desc, n_cta, k, self.dt_b, self.b_major, line, tid, "tcgen05.mma B")
+            for c in ctas
+        ]
+
+
+def _kept(disabled, i: int, cg: int, L) -> np.ndarray:
+    """Which accumulator cells at lanes ``L`` of the pair's CTA ``i`` an MMA writes: not its disabled output lanes."""
+    if disabled is None:
+        return np.ones(np.shape(L), bool)
+    bits = disabled[i * 4 : i * 4 + 4] if cg == 2 else disabled
+    lane_off = ((np.array(bits, np.uint64)[:, None] >> np.arange(32, dtype=np.uint64)) & 1).ravel() == 0
+    return lane_off[np.clip(L, 0, 127)]
+
+
+def _scale_cells(taddr: int, rows: int) -> tuple:
+    """(lanes, columns) of the TMEM cells holding ``rows`` rows' scale factors (see :func:`_scales`)."""
+    lane0, col0 = T.split_addr(taddr)
+    r = np.arange(rows)
+    return (lane0 + r % 32 + 32 * ((r // 32) % 4)) % 128, col0 + r // 32
+
 
 def _scales(tm, taddr: int, sf_id: int, rows: int) -> np.ndarray:
     """The e8m0 scale of each of ``rows`` rows for one K=32 block: row r's byte ``sf_id`` of the
     cell at (lane r % 128, column + r // 32) -- the layout TVM and CUTLASS stage with
     ``tcgen05.cp.32x128b.warpx4`` (32 rows x 4 columns, copied to every lane quarter)."""
-    lane0, col0 = T.split_addr(taddr)
-    r = np.arange(rows)
-    cells = tm.data[(lane0 + r % 32 + 32 * ((r // 32) % 4)) % 128, col0 + r // 32]
+    cells = tm.data[_scale_cells(taddr, rows)]
     e = ((cells >> np.uint32(8 * sf_id)) & np.uint32(0xFF)).astype(np.int64)
     return np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
 
@@ -647,6 +701,8 @@ def _mma(comp, call):
         if pred_e is not None:
             pv = np.broadcast_to(np.asarray(pred_e(g)), (g.L,))
             act = act[pv[act] != 0]
+        if act.size:
+            T.note_cta_group(g, cg, line, what)
         for lane in act:
             _issue(g, int(lane), lane_val)
         return np.int32(0)
@@ -714,26 +770,41 @@ def _mma(comp, call):
         w = T.AsyncWrite(what, line, cta, warp)
         w.rank = cta.rank
         threads = g.tid[lane : lane + 1]
-        for c in ctas:
+        L, C = lane0 + lanes, col0 + cols
+        for i, c in enumerate(ctas):
             tm = T.tmem_of(c)
-            if not tm.check_allocated(lane0 + lanes, col0 + cols, line, f"{what} accumulator", threads, warp):
+            if not tm.check_allocated(L, C, line, f"{what} accumulator", threads, warp):
                 return
             if form == "ts":
                 la, ca = T.split_addr(op.a_tmem)
                 alanes, _ = _datapath(m // cg, cg, 1)
                 per = 4 // op.dt_a.itemsize
                 acols = ca + np.arange((op.k + per - 1) // per)
-                if not tm.check_allocated(
-                    la + alanes, acols[None, :] + 0 * alanes, line, f"{what} A operand", threads, warp
-                ):
+                AL, AC = la + alanes + 0 * acols[None, :], acols[None, :] + 0 * alanes
+                if not tm.check_allocated(AL, AC, line, f"{what} A operand", threads, warp):
                     return
-                tm.check_read(la + alanes, acols[None, :] + 0 * alanes, warp, line, threads, pipe=True)
-                if c is cta:
-                    tm.check_stores_complete(la + alanes, acols[None, :] + 0 * alanes, warp, line, what + " A", threads)
-            if op.enable_d and c is cta:
-                tm.check_stores_complete(lane0 + lanes, col0 + cols, warp, line, what + " accumulator", threads)
-        for c in ctas:
-            T.tmem_of(c).begin_write(w, lane0 + lanes, col0 + cols, line, threads)
+                tm.check_read(AL, AC, warp, line, threads, pipe=True, rcta=cta, what=f"{what} A operand")
+                tm.check_stores_complete(AL, AC, warp, line, what + " A", threads, rcta=cta)
+                tm.check_unwritten(AL, AC, line, f"{what} A operand (from TMEM)", threads, rcta=cta)
+            if op.enable_d:
+                keep = _kept(disabled, i, cg, L)
+                tm.check_stores_complete(L, C, warp, line, what + " accumulator", threads, rcta=cta)
+                tm.check_unwritten(
+                    L[keep],
+                    C[keep],
+                    line,
+                    f"{what} with enable_input_d = 1 (it adds to the accumulator)",
+                    threads,
+                    fix="TMEM is not zeroed: pass enable_input_d = 0 to the first MMA of an accumulation (k > 0, not "
+                    "k >= 0), or zero the accumulator first",
+                    rcta=cta,
+                )
+            if scaled:  # the e8m0 scale factors of this CTA's rows of A and of B
+                for taddr_sf, rows in ((op.sf[0], m // cg), (op.sf[1], n // cg)):
+                    tm.check_unwritten(*_scale_cells(taddr_sf, rows), line, f"{what} scale factors", threads, rcta=cta)
+        op.read_operands()
+        for i, c in enumerate(ctas):
+            T.tmem_of(c).begin_write(w, L, C, line, threads, keep=_kept(disabled, i, cg, L))
         if form == "ts":  # the A cells are read when the MMA runs: a later st must wait for it
             tm = T.tmem_of(cta)
             tm.areader[la + alanes, acols[None, :] + 0 * alanes] = len(tm.writes) - 1
@@ -774,6 +845,8 @@ def _cp(comp, call):
 
     def f(g):
         cta = g.cta
+        if g.active().any():
+            T.note_cta_group(g, cg, line, what)
         ctas = _pair(cta, what, line) if cg == 2 else [cta]
         if not ctas:
             return np.int32(0)
@@ -794,15 +867,13 @@ def _cp(comp, call):
             w.rank = cta.rank
             tid = int(g.gtid[lane])
 
-            def run(desc=desc, L=L, C=C, tid=tid):
-                # with cta_group::2 each CTA of the pair copies from its own shared memory (the
-                # same descriptor address) into its own TMEM, as the MMA reads its operand halves
-                for c in ctas:
-                    me = c is cta
-                    if me:
-                        _check_swizzle(c, desc, None, line, what)
-                    addr = _operand_addresses(desc, rows, nbytes // 4, 4, False, line, c, what)
-                    vals = _read_smem(c, addr, np.dtype(np.uint32), line, tid if me else None, what, desc)
+            # with cta_group::2 each CTA of the pair copies from its own shared memory (the same descriptor
+            # address) into its own TMEM, as the MMA reads its operand halves; the source is read at issue
+            # (the copy goes on reading it until the commit's mbarrier completes: _operand)
+            src = [_operand(c, cta, desc, rows, nbytes // 4, np.dtype(np.uint32), False, line, tid, what) for c in ctas]
+
+            def run(L=L, C=C, src=src):
+                for c, vals in zip(ctas, src, strict=True):
                     T.tmem_of(c).data[L, C] = np.concatenate([vals] * len(dst_lanes))
                 cta.progress += 1
 
@@ -842,6 +913,8 @@ def _commit(comp, call):
     mb_e = comp.expr(p.one("mbar"))
     mask_e = comp.expr(p.one("mask")) if p.ops.get("mask") else None
     line = comp.line
+    cg = 2 if p.mods.get("cta_group") == "cta_group::2" else 1
+    what = f"tcgen05.commit.cta_group::{cg}"
 
     def f(g):
         from txlab.emulator.ops import _uniform_addr
@@ -850,6 +923,8 @@ def _commit(comp, call):
         cta = g.cta
         tm = T.tmem_of(cta)
         act = np.nonzero(g.active())[0]
+        if act.size:
+            T.note_cta_group(g, cg, line, what)
         a = _uniform_addr(g, mb_e(g), line, "tcgen05.commit")
         if a >= M.SHARED_BASE:
             a -= M.SHARED_BASE

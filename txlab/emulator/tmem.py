@@ -4,8 +4,13 @@
 ``wait::st``, ``fence::before/after_thread_sync`` and ``get_tmem_addr``.
 
 Model (PTX ISA 9.7.16 "TensorCore 5th Generation"): each CTA has 128 lanes x 512 columns of 32-bit
-cells (a fresh, zeroed TMEM per CTA: the emulator runs one CTA per SM at a time, so CTAs never
-compete for columns). A TMEM address is ``lane << 16 | column``. ``alloc`` takes a power of two
+cells (a TMEM per CTA: the emulator runs one CTA per SM at a time, so CTAs never compete for columns).
+``alloc`` does not clear the columns it hands out: a cell nothing wrote since its allocation (no
+``tcgen05.st``, ``tcgen05.cp``, or ``tcgen05.mma`` -- one with ``enable_input_d = 0`` writes without
+reading) holds whatever was left there, so a ``tcgen05.ld`` of it, or an MMA that accumulates onto it
+(``enable_input_d = 1``: the "forgot to zero the accumulator" bug), reads it as an
+``uninitialized_tmem_read`` finding at that line (the emulator gives 0). A TMEM address is
+``lane << 16 | column``. ``alloc`` takes a power of two
 of >= 32 and <= 512 columns, first fit at a multiple of its size, and writes the address of
 (lane 0, first column) to its shared-memory operand; when the columns are not free the GPU blocks
 until another CTA frees them -- here nobody will, so that is an ``tmem_alloc`` finding. An
@@ -15,7 +20,11 @@ still live when the CTA ends (a leak) are findings at the line. Warp ``w`` may o
 ``32*(w % 4)`` .. ``+31``; a ``ld``/``st`` address's lane counts within that quarter (TVM's tile
 primitives pass lane 0 from every warp, hand-written kernels ``32*warp``: both run on a B200), and
 an address naming another warp's quarter, or a 16-lane shape crossing the quarter's end, is a
-``tmem_lane_quarter`` finding at the line.
+``tmem_lane_quarter`` finding at the line. ``alloc``, ``dealloc``, ``relinquish_alloc_permit``,
+``ld``, ``st`` and ``wait::ld/st`` are ``.sync.aligned``: part of a warp reaching one is a
+``divergent_barrier`` finding (as for ``mma.sync``). Every tcgen05 instruction of a kernel must name
+the same ``.cta_group`` (PTX ISA, tcgen05.alloc): one that differs from the first executed is a
+``tcgen05_pair`` finding.
 
 Register images (TVM's ``tcgen05_atom_layout``, PTX Table 49), lane ``l``, register ``r``, relative
 to the address's (lane, column): ``32x32b`` (l, r); ``16x64b`` (l//4 + 8*(l%2), (l//2)%2 + 2r);
@@ -31,19 +40,33 @@ the commit's mbarrier phase (the race checker's vector clocks: the CTA's tcgen05
 clock row, which only the commit's mbarrier arrive publishes, so a CTA barrier after the commit
 orders nothing) -- is a ``tmem_race`` finding at both lines; so is an asynchronous write over cells
 another warp read without being ordered after it (the accumulator reused before the epilogue
-released it), and a ``dealloc`` of columns with pending writes or unordered readers. A warp that
-ends with a ``tcgen05.ld`` it never waited for (``wait::ld``) is a ``tmem_wait`` finding at the ld's
-line. A ``ld``, or an MMA reading cells (its TMEM A operand, or the accumulator it adds to), of
-cells a ``tcgen05.st`` wrote needs the store complete (the storing warp's ``wait::st``, then a
-barrier or mbarrier for another warp), and a ``st`` over an issued MMA's A operand before the MMA
-completed is a race; fences are no-ops (the ordering is the barriers').
+released it; with ``cta_group::2`` also the peer CTA's readers of its half, ordered through the
+remote arrives that carry its clocks, or a cluster barrier), and a ``dealloc`` of columns with
+pending writes or unordered readers. A warp that ends with a ``tcgen05.ld`` it never waited for
+(``wait::ld``) is a ``tmem_wait`` finding at the ld's line, and so is a read of one of its destination
+registers before that wait, at the reading line (the registers are undefined until it). A ``ld``, or
+an MMA reading cells (its TMEM A operand, or the accumulator it adds to), of cells a ``tcgen05.st``
+wrote needs the store complete (the storing warp's ``wait::st``, then a barrier or mbarrier for
+another warp), and a ``st`` over an issued MMA's A operand before the MMA completed is a race.
+
+Fences (PTX ISA 9.7.16.6.3-4): an asynchronous tcgen05 operation (``ld``, ``st``, ``mma``, ``cp``)
+is ordered after another thread's tcgen05 operation through a thread synchronisation (an mbarrier
+wait, a barrier) only with ``tcgen05.fence::after_thread_sync`` between that synchronisation and
+it, and the other side's ``ld``/``st`` is ordered before the synchronisation only with
+``tcgen05.fence::before_thread_sync`` between it and the arrive or barrier (``tcgen05.commit`` does
+that for the mma/cp it tracks). Where the vector clocks order the two only through a
+synchronisation that lacks one of them, that is a ``missing_fence`` finding at the line of the
+operation the fence belongs to, naming the fence; the fences order nothing else here.
 """
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 import txlab.emulator.memory as M
+from txlab.emulator.mma import whole_warp_check
 from txlab.emulator.ops import CTA_EXIT, HANDLERS
 from txlab.emulator.ptx_memory import decode, from_register, to_register
 from txlab.emulator.result import cta_finding
@@ -83,6 +106,7 @@ class Tmem:
     def __init__(self, cta):
         self.cta = cta
         self.data = np.zeros((LANES, COLS), np.uint32)
+        self.written = np.zeros((LANES, COLS), bool)  # anything wrote the cell since its tcgen05.alloc
         self.allocs: dict = {}  # first column -> (columns, line)
         self.freed: dict = {}  # first column -> (columns, line, warp, clock) of its dealloc
         self.relinquished = None  # line of relinquish_alloc_permit
@@ -91,11 +115,21 @@ class Tmem:
         self.reader = np.full((LANES, COLS), -1, np.int32)  # last reading warp per cell
         self.read_clk = np.zeros((LANES, COLS), np.int64)
         self.read_line = np.zeros((LANES, COLS), np.int32)
+        # each ld / st's place in the CTA's tcgen05 order (``seq``: program order within a warp) and the cluster
+        # barriers completed before it (``cluster_gen``), for the fence rules and a cta_group::2 pair's peer
+        self.read_seq = np.zeros((LANES, COLS), np.int64)
+        self.read_cgen = np.zeros((LANES, COLS), np.int64)
+        self.seq = 0
         self.pending_ld: dict = {}  # warp -> line of a tcgen05.ld not yet waited for
         self.pending_st: dict = {}  # warp -> line of a tcgen05.st not yet waited for (wait::st)
         self.st_warp = np.full((LANES, COLS), -1, np.int32)  # last tcgen05.st per cell: warp, clock, line
         self.st_clk = np.zeros((LANES, COLS), np.int64)
         self.st_line = np.zeros((LANES, COLS), np.int32)
+        self.st_seq = np.zeros((LANES, COLS), np.int64)
+        self.st_cgen = np.zeros((LANES, COLS), np.int64)
+        self.fence_before: dict = {}  # warp -> ([seq], [clock], [cluster_gen]) of its tcgen05.fence::before_thread_sync
+        self.fence_after: dict = {}  # warp -> (clock row, foreign clocks, cluster_gen) at its last ::after_thread_sync
+        self.fence_after_ep: dict = {}  # lockstep (one epoch per CTA barrier): warp -> epoch of its last such fence
         self.areader = np.zeros((LANES, COLS), np.int32)  # an MMA reading the cell as its A (writes id)
         self.queue: dict = {}  # issuing warp -> [(AsyncWrite, run)] not yet committed
 
@@ -132,6 +166,7 @@ class Tmem:
             if not live[c : c + n].any():
                 self.allocs[c] = (n, line)
                 self.freed.pop(c, None)
+                self.written[:, c : c + n] = False  # alloc does not clear TMEM: what is there is no value of this run
                 return c
         used = ", ".join(f"{k}..{k + v[0] - 1} (line {v[1]})" for k, v in sorted(self.allocs.items()))
         cta_finding(
@@ -198,15 +233,35 @@ class Tmem:
                 threads=threads,
             )
 
-    def unordered_read(self, lanes, cols, warp) -> tuple[int, int] | None:
-        """(reader warp, its line) of the first other warp that read cells (``lanes``, ``cols``)
-        with nothing ordering that read before ``warp``'s access now; None when there is none."""
+    def readers(self, lanes, cols, warp, rcta=None) -> list:
+        """``[(reader, clock, line, seq, cluster_gen)]``: per warp of this CTA other than ``warp`` of ``rcta`` (this
+        CTA unless given: the issuing CTA of a ``cta_group::2`` pair) that read cells (``lanes``, ``cols``), the
+        latest clock, line and place of its reads there, and the cluster barriers completed before the last."""
+        rcta = self.cta if rcta is None else rcta
         r = self.reader[lanes, cols]
-        bad = (r >= 0) & (r != warp)
+        bad = (r >= 0) & ((r != warp) | (rcta is not self.cta))
+        out = []
         for u in np.unique(r[bad]):
             sel = bad & (r == u)
-            if not self.knows(warp, int(u), self.read_clk[lanes, cols][sel].max()):
-                return int(u), int(self.read_line[lanes, cols][sel].ravel()[0])
+            seq = self.read_seq[lanes, cols][sel]
+            k = int(np.argmax(seq))
+            out.append(
+                (
+                    int(u),
+                    int(self.read_clk[lanes, cols][sel].max()),
+                    int(self.read_line[lanes, cols][sel][k]),
+                    int(seq[k]),
+                    int(self.read_cgen[lanes, cols][sel].max()),
+                )
+            )
+        return out
+
+    def unordered_read(self, lanes, cols, warp, rcta=None) -> tuple[int, int] | None:
+        """(reader warp, its line) of the first other warp that read cells (``lanes``, ``cols``) with nothing
+        ordering that read before ``warp``'s (of ``rcta``) access now; None when there is none."""
+        for u, clk, ln, _, cgen in self.readers(lanes, cols, warp, rcta):
+            if not self.ordered(self.cta if rcta is None else rcta, warp, u, clk, cgen):
+                return u, ln
         return None
 
     def check_allocated(self, lanes, cols, line, what, threads, warp=None) -> bool:
@@ -257,8 +312,7 @@ class Tmem:
 
     # ---- ordering ----------------------------------------------------------------------------
     def vc_checked(self) -> bool:
-        races = self.cta.races
-        return races is not None and hasattr(races, "vc")
+        return _has_clocks(self.cta)
 
     def knows(self, warp, other, clock) -> bool:
         """Whether ``warp`` (of this CTA) is ordered after ``other``'s access at ``clock``."""
@@ -269,49 +323,176 @@ class Tmem:
             return True
         return bool(races.vc[0, int(warp), int(other)] >= clock)
 
-    def ordered_after_write(self, w: AsyncWrite, warp) -> bool:
-        """Whether ``warp`` of this CTA sees asynchronous write ``w`` completed: it acquired the clock
-        the tcgen05 pipe published through the commit's mbarrier (waiting on that phase, or ordered
-        after a warp that did). A barrier right after the commit is not enough: the commit only
-        makes the mbarrier track completion."""
-        if self.cta.races is None:
+    def cluster_gen(self) -> int:
+        """Cluster barriers completed so far (0 outside a cluster). A cluster barrier carries no clocks from one
+        CTA to another: one completed after an access orders it before what every thread does after the barrier."""
+        cl = self.cta.cluster
+        return int(cl.barrier.generation) if cl is not None else 0
+
+    def ordered(self, rcta, warp, u, clock, cgen=None) -> bool:
+        """Whether warp ``warp`` of CTA ``rcta`` (this one, or the other CTA of a ``cta_group::2`` pair) is ordered
+        after warp ``u`` of this CTA's access at ``clock``, ``cgen`` cluster barriers after the launch: through
+        the clocks of this CTA's warps that remote mbarrier arrives carried to ``rcta``, or a cluster barrier."""
+        if rcta is self.cta:
+            return self.knows(warp, u, clock)
+        if not _has_clocks(rcta):
+            return True
+        known = rcta.races.known_of(int(warp)).get(self.cta.rank)
+        if known is not None and np.asarray(known)[int(u)] >= clock:
+            return True
+        return cgen is not None and self.cluster_gen() > cgen
+
+    def ordered_after_write(self, w: AsyncWrite, warp, rcta=None) -> bool:
+        """Whether ``warp`` of ``rcta`` (this CTA unless given) sees asynchronous write ``w`` completed: it acquired
+        the clock the tcgen05 pipe published through the commit's mbarrier (waiting on that phase, or ordered after
+        a warp that did). A barrier right after the commit is not enough: the commit only makes the mbarrier track
+        completion."""
+        rcta = self.cta if rcta is None else rcta
+        if rcta.races is None:
             return True
         if w.clock is None or w.mb is None:
             return False
         owner, mb = w.mb
         row = w.warp if w.row is None else w.row
-        if w.row is None and owner is self.cta and warp == w.warp and w.cta is self.cta:
+        if w.row is None and owner is rcta and warp == w.warp and w.cta is rcta:
             return mb.completed > w.phase  # no pipe row (lockstep): the commit's phase completed
-        races = self.cta.races
+        races = rcta.races
         if not hasattr(races, "vc"):
             return False  # lockstep: no warp ever waits on an mbarrier, so nothing saw it complete
-        if w.cta is self.cta:
+        if w.cta is rcta:
             return bool(races.vc[0, int(warp), row] >= w.clock)
         known = races.known_of(int(warp)).get(w.rank)
         return known is not None and bool(np.asarray(known)[row] >= w.clock)
 
-    def unordered_writes(self, writer_ids, warp):
-        """The asynchronous writes named in ``writer_ids`` (cells of a writer map) that ``warp`` does not
-        yet see completed, in write order."""
-        for i in np.unique(writer_ids):
-            if i > 0 and not self.ordered_after_write(w := self.writes[int(i)], warp):
+    def unordered_writes(self, writer_ids, warp, rcta=None):
+        """The asynchronous writes named in ``writer_ids`` (cells of a writer map) that ``warp`` (of ``rcta``)
+        does not yet see completed, in write order."""
+        for w in self.writes_of(writer_ids):
+            if not self.ordered_after_write(w, warp, rcta):
                 yield w
 
-    def write_race(self, w: AsyncWrite, message, line, tag, threads):
+    def writes_of(self, writer_ids):
+        """The asynchronous writes named in ``writer_ids``, in write order."""
+        for i in np.unique(writer_ids):
+            if i > 0:
+                yield self.writes[int(i)]
+
+    def write_race(self, w: AsyncWrite, message, line, tag, threads, cta=None):
         """A ``tmem_race`` at ``line`` with asynchronous write ``w`` (at its commit's line, else its
         issue's), reported once per (``line``, ``tag``, ``w``'s line)."""
         cta_finding(
-            self.cta, "tmem_race", message, line, tag, w.line, other_line=w.commit_line or w.line, threads=threads
+            cta or self.cta,
+            "tmem_race",
+            message,
+            line,
+            tag,
+            w.line,
+            other_line=w.commit_line or w.line,
+            threads=threads,
         )
 
-    def check_read(self, lanes, cols, warp, line, threads, pipe=False):
-        """A ld by ``warp`` of cells (lanes, cols): every asynchronous write to them must be visible.
-        ``pipe``: the reader is an MMA of this CTA's tcgen05 pipe, which runs in issue order after
-        the earlier mma/cp of this CTA (PTX's implicit pipelining), so only other CTAs' count."""
+    # ---- fences (PTX ISA 9.7.16.6.3: tcgen05.fence::before/after_thread_sync) -----------------------------------
+    def fence(self, warp, after: bool) -> None:
+        """``tcgen05.fence::after_thread_sync`` by ``warp``: what it knows now orders its later asynchronous tcgen05
+        operations; ``::before_thread_sync``: its earlier ones are ordered before its next arrive or barrier."""
+        races, warp, ep = self.cta.races, int(warp), _epoch(self.cta)
+        if ep is None and not self.vc_checked():
+            return
+        if after:
+            if ep is not None:
+                self.fence_after_ep[warp] = ep
+                return
+            known = {r: np.array(c, copy=True) for r, c in races.known_of(warp).items()}
+            self.fence_after[warp] = (races.vc[0, warp].copy(), known, self.cluster_gen())
+        else:
+            self.seq += 1
+            seqs, clocks, gens = self.fence_before.setdefault(warp, ([], [], []))
+            seqs.append(self.seq)
+            clocks.append(ep if ep is not None else int(races.vc[0, warp, warp]))
+            gens.append(self.cluster_gen())
+
+    def fenced_after(self, rcta, warp, src, row, clock, cgen=None) -> bool:
+        """Whether ``warp`` of ``rcta`` knew clock row ``row`` of CTA ``src`` at ``clock`` (or a cluster barrier
+        after ``cgen``, for another CTA) at its last ``tcgen05.fence::after_thread_sync``."""
+        snap = tmem_of(rcta).fence_after.get(int(warp))
+        if snap is None:
+            return False
+        vc, foreign, fgen = snap
+        if src is rcta:
+            return bool(vc[int(row)] >= clock)
+        known = foreign.get(src.rank)
+        if known is not None and np.asarray(known)[int(row)] >= clock:
+            return True
+        return cgen is not None and fgen > cgen
+
+    def fenced_before(self, u, seq, rcta, warp) -> bool:
+        """Whether warp ``u`` of this CTA ran ``tcgen05.fence::before_thread_sync`` after its access number ``seq``
+        and ``warp`` of ``rcta`` is ordered after that fence (an arrive or barrier of ``u``'s after it)."""
+        f = self.fence_before.get(int(u))
+        if not f:
+            return False
+        i = bisect.bisect_right(f[0], seq)
+        return i < len(f[0]) and self.ordered(rcta, warp, u, f[1][i], f[2][i])
+
+    def check_fences(self, rcta, warp, line, what, u, clock, seq, cgen, pline, pwhat, threads) -> None:
+        """``what`` by ``warp`` of ``rcta`` (line ``line``) is ordered after ``pwhat`` by warp ``u`` of this CTA (line
+        ``pline``; clock ``clock``, access number ``seq``) through a thread synchronisation: the fences that order
+        asynchronous tcgen05 operations across it must be there (PTX ISA 9.7.16.6.4.4)."""
+        ep = _epoch(self.cta)
+        if ep is not None and rcta is self.cta:  # lockstep: a CTA barrier (epoch) is the only synchronisation
+            if ep <= clock:
+                return  # the same epoch: the two are ordered by the lockstep's program order, not a synchronisation
+            after = self.fence_after_ep.get(int(warp), -1) > clock
+            f = self.fence_before.get(int(u))
+            i = bisect.bisect_right(f[0], seq) if f else 0
+            before = bool(f) and i < len(f[0]) and f[1][i] < ep
+        elif self.vc_checked() and _has_clocks(rcta):
+            after = self.fenced_after(rcta, warp, self.cta, u, clock, cgen)
+            before = self.fenced_before(u, seq, rcta, warp)
+        else:
+            return
+        if not after:
+            _missing_after(rcta, warp, line, what, f"the {pwhat} by warp {u}{_of(self.cta, rcta)}", pline, threads)
+        if not before:
+            wait = "tcgen05.wait::ld" if pwhat.startswith("tcgen05.ld") else "tcgen05.wait::st"
+            cta_finding(
+                self.cta,
+                "missing_fence",
+                f"missing tcgen05.fence::before_thread_sync: the {pwhat} by warp {u} (line {pline}) is ordered before "
+                f"the {what} by warp {warp}{_of(rcta, self.cta)} (line {line}) only through a thread synchronisation "
+                f"(an mbarrier arrive or a barrier) with no tcgen05.fence::before_thread_sync between the {pwhat} and "
+                "it: PTX's tcgen05 memory model (ISA 9.7.16.6.3) orders an asynchronous tcgen05 operation before a "
+                f"thread synchronisation only through that fence -- add T.ptx.tcgen05.fence__before_thread_sync() "
+                f"after the {wait}, before the arrive or barrier",
+                pline,
+                "before",
+                line,
+                other_line=line,
+            )
+
+    def check_write_fence(self, w: AsyncWrite, rcta, warp, line, what, threads) -> None:
+        """``what`` by ``warp`` of ``rcta`` is ordered after asynchronous write ``w`` through the mbarrier its
+        commit arrived on: ``tcgen05.fence::after_thread_sync`` must follow the wait (the commit itself is the
+        producer's ``before_thread_sync``)."""
+        if w.clock is None or not _has_clocks(rcta) or w.cta.races is None or not hasattr(w.cta.races, "vc"):
+            return
+        row = w.warp if w.row is None else w.row
+        if not self.fenced_after(rcta, warp, w.cta, row, w.clock):
+            _missing_after(rcta, warp, line, what, f"the {w.what} committed", w.commit_line or w.line, threads)
+
+    # ---- reads and writes --------------------------------------------------------------------
+    def check_read(self, lanes, cols, warp, line, threads, pipe=False, rcta=None, what="tcgen05.ld"):
+        """``what`` by ``warp`` of ``rcta`` (this CTA unless given) reads cells (lanes, cols): every asynchronous
+        write to them must be visible. ``pipe``: the reader is an MMA of ``rcta``'s tcgen05 pipe, which runs in issue
+        order after the earlier mma/cp of that CTA (PTX's implicit pipelining), so only other CTAs' count."""
+        rcta = self.cta if rcta is None else rcta
         if self.cta.races is None:
             return
-        for w in self.unordered_writes(self.writer[lanes, cols], warp):
-            if pipe and w.cta is self.cta:
+        for w in self.writes_of(self.writer[lanes, cols]):
+            if pipe and w.cta is rcta:
+                continue
+            if self.ordered_after_write(w, warp, rcta):
+                self.check_write_fence(w, rcta, warp, line, what, threads)
                 continue
             fix = (
                 "commit it (tcgen05.commit) and wait on that mbarrier before reading"
@@ -320,7 +501,7 @@ class Tmem:
             )
             self.write_race(
                 w,
-                f"TMEM race: tcgen05.ld by warp {warp} (line {line}) reads lanes {int(np.min(lanes))}.."
+                f"TMEM race: {what} by warp {warp} (line {line}) reads lanes {int(np.min(lanes))}.."
                 f"{int(np.max(lanes))}, columns {int(np.min(cols))}..{int(np.max(cols))} that the {w.where()} "
                 f"writes asynchronously, with nothing ordering the read after its completion: {fix}",
                 line,
@@ -328,10 +509,12 @@ class Tmem:
                 threads,
             )
 
-    def check_st_over_mma_read(self, lanes, cols, warp, line, threads):
+    def check_st_over_mma_read(self, lanes, cols, warp, line, threads, what="tcgen05.st"):
         """A tcgen05.st over cells an issued MMA reads as its A operand: the MMA must be complete."""
-        w = next(self.unordered_writes(self.areader[lanes, cols], warp), None)
-        if w is not None:
+        for w in self.writes_of(self.areader[lanes, cols]):
+            if self.ordered_after_write(w, warp):
+                self.check_write_fence(w, self.cta, warp, line, what, threads)
+                continue
             self.write_race(
                 w,
                 f"TMEM race: tcgen05.st by warp {warp} (line {line}) overwrites TMEM cells the {w.where()} reads as "
@@ -340,39 +523,51 @@ class Tmem:
                 "st_over_a",
                 threads,
             )
+            return
 
     def record_st(self, lanes, cols, warp, line):
         self.pending_st[warp] = line
         self.st_warp[lanes, cols] = warp
-        self.st_clk[lanes, cols] = self.cta.races.vc[0, warp, warp] if self.vc_checked() else 0
+        ep = _epoch(self.cta)
+        self.st_clk[lanes, cols] = self.cta.races.vc[0, warp, warp] if self.vc_checked() else ep or 0
         self.st_line[lanes, cols] = -1 if line is None else int(line)
+        self.seq += 1
+        self.st_seq[lanes, cols] = self.seq
+        self.st_cgen[lanes, cols] = self.cluster_gen()
+        self.written[lanes, cols] = True
 
-    def check_stores_complete(self, lanes, cols, warp, line, what, threads):
-        """``warp`` reads TMEM cells -- by a tcgen05.ld, or by an MMA it issued (its A operand, or the
-        accumulator it adds to): a tcgen05.st to them must be complete -- ``wait::st`` by the storing
-        warp, and for another warp a barrier or mbarrier after it (with
-        ``fence::before/after_thread_sync``)."""
+    def check_stores_complete(self, lanes, cols, warp, line, what, threads, rcta=None):
+        """``warp`` of ``rcta`` (this CTA unless given) reads TMEM cells -- by a tcgen05.ld, or by an MMA it issued
+        (its A operand, or the accumulator it adds to): a tcgen05.st to them must be complete -- ``wait::st`` by the
+        storing warp, and for another warp a barrier or mbarrier after it (with ``fence::before/after_thread_sync``)."""
+        rcta = self.cta if rcta is None else rcta
         if self.cta.races is None:
             return
         u = self.st_warp[lanes, cols]
         for st in np.unique(u[u >= 0]):
             sel = u == st
-            ln = int(self.st_line[lanes, cols][sel].ravel()[0])
-            if st == warp:
+            seqs = self.st_seq[lanes, cols][sel]
+            k = int(np.argmax(seqs))
+            ln = int(self.st_line[lanes, cols][sel][k])
+            if st == warp and rcta is self.cta:
                 if warp not in self.pending_st:
                     continue
                 why = f"warp {warp} itself stored them (line {ln}) and has not waited for it (tcgen05.wait::st)"
             else:
                 clk = int(self.st_clk[lanes, cols][sel].max())
-                if self.knows(warp, int(st), clk) and int(st) not in self.pending_st:
+                cgen = int(self.st_cgen[lanes, cols][sel].max())
+                if self.ordered(rcta, warp, int(st), clk, cgen) and int(st) not in self.pending_st:
+                    self.check_fences(
+                        rcta, warp, line, what, int(st), clk, int(seqs[k]), cgen, ln, "tcgen05.st", threads
+                    )
                     continue
-                why = f"warp {int(st)} stored them at line {ln} " + (
+                why = f"warp {int(st)}{_of(self.cta, rcta)} stored them at line {ln} " + (
                     "and has not waited for it (tcgen05.wait::st)"
                     if int(st) in self.pending_st
                     else "and nothing orders that store before this MMA (a barrier after wait::st)"
                 )
             cta_finding(
-                self.cta,
+                rcta,
                 "tmem_race",
                 f"TMEM race: {what} by warp {warp} (line {line}) reads TMEM cells that a tcgen05.st may still be "
                 f"writing: {why}",
@@ -385,34 +580,112 @@ class Tmem:
             return
 
     def record_read(self, lanes, cols, warp, line):
-        if not self.vc_checked():
+        ep = _epoch(self.cta)
+        if ep is None and not self.vc_checked():
             return
         self.reader[lanes, cols] = warp
-        self.read_clk[lanes, cols] = self.cta.races.vc[0, warp, warp]
+        self.read_clk[lanes, cols] = self.cta.races.vc[0, warp, warp] if ep is None else ep
         self.read_line[lanes, cols] = -1 if line is None else int(line)
+        self.seq += 1
+        self.read_seq[lanes, cols] = self.seq
+        self.read_cgen[lanes, cols] = self.cluster_gen()
 
-    def begin_write(self, w: AsyncWrite, lanes, cols, line, threads) -> None:
-        """An asynchronous write of (lanes, cols) issued by ``w.warp`` (of CTA ``w.cta``): the cells'
-        earlier readers must be ordered before it; the cells now wait for ``w``'s commit."""
-        if self.vc_checked() and w.cta is self.cta:
-            unordered = self.unordered_read(lanes, cols, w.warp)
-            if unordered is not None:
-                u, ln = unordered
-                cta_finding(
-                    self.cta,
-                    "tmem_race",
-                    f"TMEM race: {w.what} by warp {w.warp} (line {line}) overwrites TMEM cells warp {u} "
-                    f"read at line {ln}, with nothing ordering that read first (the accumulator was reused "
-                    "before its reader released it: wait on the reader's mbarrier arrive before issuing)",
-                    line,
-                    "war",
-                    ln,
-                    other_line=ln,
-                    threads=threads,
-                )
+    def check_unwritten(self, lanes, cols, line, what, threads, fix=None, rcta=None) -> None:
+        """``what`` (at ``line``, of ``rcta``: this CTA unless given) reads cells (``lanes``, ``cols``): one nothing
+        wrote since its ``tcgen05.alloc`` is an ``uninitialized_tmem_read`` (alloc does not clear TMEM)."""
+        got = self.written[lanes, cols]
+        if got.all():
+            return
+        miss = ~got
+        L = np.broadcast_to(np.asarray(lanes), got.shape)[miss]
+        C = np.broadcast_to(np.asarray(cols), got.shape)[miss]
+        c0 = int(C.min())
+        alloc = next((f" (allocated at line {ln})" for c, (n, ln) in self.allocs.items() if c <= c0 < c + n), "")
+        cta_finding(
+            rcta or self.cta,
+            "uninitialized_tmem_read",
+            f"read of never-written TMEM: {what} reads lanes {int(L.min())}..{int(L.max())}, columns "
+            f"{c0}..{int(C.max())}{alloc}{_of(self.cta, rcta or self.cta, ' in')}, and nothing wrote {int(miss.sum())} of "
+            "those cells since their tcgen05.alloc (no tcgen05.st, tcgen05.cp or tcgen05.mma): tcgen05.alloc does not "
+            "clear TMEM, so on a GPU they hold whatever was left there (the emulator's TMEM starts as zeros)"
+            + (
+                f" -- {fix}"
+                if fix
+                else " -- write them first (tcgen05.st, tcgen05.cp, or an MMA with enable_input_d = 0)"
+            ),
+            line,
+            "unwritten",
+            threads=threads,
+        )
+
+    def begin_write(self, w: AsyncWrite, lanes, cols, line, threads, keep=None) -> None:
+        """An asynchronous write of (lanes, cols) issued by ``w.warp`` (of CTA ``w.cta``, this one or the leader of
+        a ``cta_group::2`` pair): the cells' earlier readers must be ordered before it (the peer CTA's through the
+        clocks its remote arrives carried, or a cluster barrier), with the tcgen05 fences around that ordering; the
+        cells now wait for ``w``'s commit. ``keep``: the cells it writes (an MMA's disabled output lanes are not)."""
+        if self.vc_checked() and _has_clocks(w.cta):
+            for u, clk, ln, seq, cgen in self.readers(lanes, cols, w.warp, w.cta):
+                if not self.ordered(w.cta, w.warp, u, clk, cgen):
+                    cta_finding(
+                        self.cta,
+                        "tmem_race",
+                        f"TMEM race: {w.what} by warp {w.warp}{_of(w.cta, self.cta)} (line {line}) overwrites TMEM "
+                        f"cells warp {u}{_of(self.cta, w.cta)} read at line {ln}, with nothing ordering that read "
+                        "first (the accumulator was reused before its reader released it: wait on the reader's "
+                        "mbarrier arrive before issuing)",
+                        line,
+                        "war",
+                        ln,
+                        other_line=ln,
+                        threads=threads,
+                    )
+                    break
+                self.check_fences(w.cta, w.warp, line, w.what, u, clk, seq, cgen, ln, "tcgen05.ld", threads)
             self.reader[lanes, cols] = -1
         self.writes.append(w)
         self.writer[lanes, cols] = len(self.writes) - 1
+        if keep is None:
+            self.written[lanes, cols] = True
+        else:
+            self.written[np.asarray(lanes)[keep], np.asarray(cols)[keep]] = True
+
+
+def _epoch(cta) -> int | None:
+    """The CTA barriers ``cta`` completed, where its race checker runs in lockstep (one epoch per barrier; no
+    mbarrier waits), else None."""
+    races = cta.races
+    ep = getattr(races, "ep", None) if races is not None else None
+    return None if ep is None else int(ep[0])
+
+
+def _has_clocks(cta) -> bool:
+    """Whether ``cta``'s race checker keeps a clock per warp (warp mode), which the ordering rules read."""
+    races = cta.races
+    return races is not None and hasattr(races, "vc")
+
+
+def _of(cta, other, prep=" of") -> str:
+    """`` of cluster rank r`` when ``cta`` is not ``other`` (the two CTAs of a ``cta_group::2`` pair), else ''."""
+    return "" if cta is other else f"{prep} cluster rank {cta.rank}"
+
+
+def _missing_after(rcta, warp, line, what, after, other_line, threads) -> None:
+    """``what`` by ``warp`` of ``rcta`` (line ``line``) is ordered after ``after`` (line ``other_line``) through a
+    thread synchronisation with no ``tcgen05.fence::after_thread_sync`` between it and ``what``."""
+    cta_finding(
+        rcta,
+        "missing_fence",
+        f"missing tcgen05.fence::after_thread_sync: the {what} by warp {warp} (line {line}) is ordered after {after} "
+        f"(line {other_line}) only through a thread synchronisation (an mbarrier wait or a barrier) with no "
+        "tcgen05.fence::after_thread_sync between that synchronisation and it: PTX's tcgen05 memory model (ISA "
+        "9.7.16.6.3) orders an asynchronous tcgen05 operation after a thread synchronisation only through that fence "
+        "-- add T.ptx.tcgen05.fence__after_thread_sync() after the wait or barrier, before this operation",
+        line,
+        "after",
+        other_line,
+        other_line=other_line,
+        threads=threads,
+    )
 
 
 def tmem_of(cta) -> Tmem:
@@ -496,6 +769,121 @@ def _shared_word(g, e, line, what):
     return off
 
 
+def note_cta_group(g, cg: int, line, what: str) -> None:
+    """``what`` names ``.cta_group::cg``: every tcgen05 instruction of a kernel must name the same one (PTX ISA,
+    tcgen05.alloc: "All tcgen05 instructions within a kernel must specify the same value for the .cta_group
+    qualifier"); one that differs from the first this run executed is a ``tcgen05_pair`` finding at its line."""
+    first = g.cta.program.__dict__.setdefault("tcgen05_cta_group", (cg, line, what))
+    if first[0] != cg:
+        cta_finding(
+            g.cta,
+            "tcgen05_pair",
+            f"{what} (line {line}) names .cta_group::{cg}, but {first[2]} (line {first[1]}) named "
+            f".cta_group::{first[0]}: all tcgen05 instructions of a kernel must specify the same .cta_group (PTX ISA, "
+            "tcgen05.alloc) -- a cta_group::2 kernel allocates, deallocates, relinquishes, copies, multiplies and "
+            "commits with .cta_group::2 (alloc and dealloc by one warp of each CTA of the pair)",
+            line,
+            "cta_group",
+            first[1],
+            other_line=first[1],
+            threads=g.active_tids()[:1],
+        )
+
+
+def _cta_group(p) -> int:
+    return 2 if p.mods.get("cta_group") == "cta_group::2" else 1
+
+
+#: the ``g.slots`` key of a group's :class:`PendingRegs` (the interpreter's local loads look it up)
+PENDING = "tcgen05_ld_pending"
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _offset(a: np.ndarray, root: np.ndarray) -> int:
+    """Byte offset of view ``a``'s first element from its root's (a register buffer seen as another type: 0)."""
+    return int(a.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+
+
+class PendingRegs:
+    """The destination registers of a group's ``tcgen05.ld`` instructions not waited for yet (``tcgen05.wait::ld``):
+    per local buffer (its root array), the ld's line per lane and byte (0: nothing pending). The interpreter calls
+    it for each load of a local buffer while some are pending (``g.slots[PENDING]``): a read of one is a
+    ``tmem_wait`` finding at the reading line (PTX ISA 9.7.16.8.3: the registers are undefined until the wait)."""
+
+    def __init__(self):
+        self.bufs: dict = {}  # id(root) -> (root, (lanes, bytes per lane) int32 of ld lines)
+
+    def mark(self, arr, elems: list, isz: int, lanes, line) -> None:
+        """Elements ``elems`` (each an index, or an index per lane) of ``isz`` bytes of local buffer ``arr``, in
+        ``lanes``, now wait for the ld at ``line``."""
+        root = _root(arr)
+        ent = self.bufs.get(id(root))
+        if ent is None or ent[0] is not root:
+            ent = self.bufs[id(root)] = (root, np.zeros((root.shape[0], root[0].nbytes), np.int32))
+        lines = ent[1]
+        ln = -1 if line is None else int(line)
+        off, step = _offset(arr, root), np.arange(isz)
+        scalar = [int(e) for e in elems if np.ndim(e) == 0]
+        if scalar:
+            cols = (off + np.asarray(scalar, np.int64)[:, None] * isz + step).ravel()
+            cols = cols[(cols >= 0) & (cols < lines.shape[1])]
+            lines[np.ix_(lanes, cols)] = ln
+        for e in elems:
+            if np.ndim(e):
+                cols = off + np.broadcast_to(np.asarray(e, np.int64), (lines.shape[0],))[lanes, None] * isz + step
+                lines[lanes[:, None], np.clip(cols, 0, lines.shape[1] - 1)] = ln
+
+    def clear(self, g, lanes) -> None:
+        """``tcgen05.wait::ld`` by the warps of ``lanes``: their registers are defined."""
+        for key, (_, lines) in list(self.bufs.items()):
+            lines[lanes] = 0
+            if not lines.any():
+                del self.bufs[key]
+        if not self.bufs:
+            g.slots.pop(PENDING, None)
+
+    def __call__(self, g, arr, i, line) -> None:
+        """A load of element(s) ``i`` of local buffer ``arr`` (as the loading type) by ``g``'s active lanes."""
+        root = _root(arr)
+        ent = self.bufs.get(id(root))
+        if ent is None or ent[0] is not root:
+            return
+        lines = ent[1]
+        isz, n, L = arr.itemsize, lines.shape[1], lines.shape[0]
+        e = np.asarray(i, np.int64)
+        start = np.clip(_offset(arr, root) + e * isz, 0, n - isz)
+        step = np.arange(isz)
+        if e.ndim == 0:
+            hit = lines[:, int(start) : int(start) + isz].max(axis=1)
+        else:
+            cols = start[..., None] + step
+            cols = np.broadcast_to(cols.reshape(cols.shape[0], -1), (L, cols[0].size))
+            hit = lines[np.arange(L)[:, None], cols].max(axis=1)
+        hit = np.where(g.active(), hit, 0)
+        if not hit.any():
+            return
+        ld = int(hit[np.flatnonzero(hit)[0]])
+        ld = None if ld < 0 else ld
+        cta_finding(
+            g.cta,
+            "tmem_wait",
+            f"read of a tcgen05.ld's destination register before its tcgen05.wait::ld: line {line} reads a register "
+            f"the tcgen05.ld at line {ld} loads, and the warp has not executed tcgen05.wait::ld since -- the "
+            "registers are undefined until the wait (PTX ISA: tcgen05.ld is asynchronous; a register dependency does "
+            "not wait for it): put T.ptx.tcgen05.wait__ld.sync.aligned() between the ld and the first use",
+            line,
+            "use",
+            ld,
+            other_line=ld,
+            threads=g.tid[hit != 0],
+        )
+
+
 # ---- alloc / dealloc / relinquish --------------------------------------------------------------------
 def _alloc(comp, call):
     p = decode(call)
@@ -503,9 +891,13 @@ def _alloc(comp, call):
     line = comp.line
     if p.mods.get("action") != "alloc":
         return comp.not_emulated(call.op.name)
+    cg = _cta_group(p)
+    what = f"tcgen05.alloc.cta_group::{cg}"
 
     def f(g):
         tm = tmem_of(g.cta)
+        whole_warp_check(g, what, line)
+        note_cta_group(g, cg, line, what)
         for w, pos in warps_of(g):
             n = warp_uniform(g, ncols(g), pos, line, "tcgen05.alloc column count")
             off = _shared_word(
@@ -539,9 +931,13 @@ def _dealloc(comp, call):
     p = decode(call)
     taddr, ncols = comp.expr(p.one("taddr")), comp.expr(p.one("ncols"))
     line = comp.line
+    cg = _cta_group(p)
+    what = f"tcgen05.dealloc.cta_group::{cg}"
 
     def f(g):
         tm = tmem_of(g.cta)
+        whole_warp_check(g, what, line)
+        note_cta_group(g, cg, line, what)
         for w, pos in warps_of(g):
             a = warp_uniform(g, taddr(g), pos, line, "tcgen05.dealloc address")
             n = warp_uniform(g, ncols(g), pos, line, "tcgen05.dealloc column count")
@@ -555,9 +951,14 @@ def _dealloc(comp, call):
 
 def _relinquish(comp, call):
     line = comp.line
+    p = decode(call)
+    cg = _cta_group(p) if p is not None else 1
+    what = f"tcgen05.relinquish_alloc_permit.cta_group::{cg}"
 
     def f(g):
         tm = tmem_of(g.cta)
+        whole_warp_check(g, what, line)
+        note_cta_group(g, cg, line, what)
         if tm.relinquished is None:
             tm.relinquished = line
         return np.int32(0)
@@ -653,6 +1054,7 @@ def _ldst(comp, call):
     key = ("tcgen05_ld", call.__chandle__())
     if load:
         stores = []
+        dests: dict = {}  # destination buffer -> (element size, [flat index of each register in it])
         for k, d in enumerate(regs):
             if d is None:
                 continue
@@ -664,6 +1066,7 @@ def _ldst(comp, call):
                     d.source, list(d.indices), lambda g, k=k, rd=rd: to_register(g.slots[key][:, k], _U32, rd, False)
                 )
             )
+            dests.setdefault(d.source, (rd.itemsize, []))[1].append(comp._flat_index(d.source, list(d.indices)))
     else:
         from txlab.emulator.ops import comp_dtype
 
@@ -671,6 +1074,7 @@ def _ldst(comp, call):
 
     def f(g):
         tm = tmem_of(g.cta)
+        whole_warp_check(g, what, line)
         a_all = taddr(g)
         if load:
             out = np.zeros((g.L, nregs), np.uint32)
@@ -685,8 +1089,9 @@ def _ldst(comp, call):
             if not ok:
                 continue
             if load:
-                tm.check_read(lanes, cols, w, line, g.tid[pos])
+                tm.check_read(lanes, cols, w, line, g.tid[pos], what=what)
                 tm.check_stores_complete(lanes, cols, w, line, what, g.tid[pos])
+                tm.check_unwritten(lanes, cols, line, f"{what} by warp {w}", g.tid[pos])
                 cells = tm.data[lanes, cols]
                 if packed:
                     cells = (cells[..., 0] & 0xFFFF) | ((cells[..., 1] & 0xFFFF) << 16)
@@ -694,7 +1099,7 @@ def _ldst(comp, call):
                 tm.record_read(lanes, cols, w, line)
                 tm.pending_ld[w] = line
             else:
-                tm.check_read(lanes, cols, w, line, g.tid[pos])
+                tm.check_read(lanes, cols, w, line, g.tid[pos], what=what)
                 wv = words[pos]
                 if packed:
                     tm.data[lanes[..., 0], cols[..., 0]] = wv & 0xFFFF
@@ -702,12 +1107,21 @@ def _ldst(comp, call):
                 else:
                     tm.data[lanes, cols] = wv
                 tm.writer[lanes, cols] = 0
-                tm.check_st_over_mma_read(lanes, cols, w, line, g.tid[pos])
+                tm.check_st_over_mma_read(lanes, cols, w, line, g.tid[pos], what)
                 tm.record_st(lanes, cols, w, line)
         if load:
             g.slots[key] = out
             for st in stores:
                 st(g)
+            # the registers are undefined until the warp's tcgen05.wait::ld: a read of one before it is a finding
+            pend = g.slots.get(PENDING)
+            if pend is None:
+                pend = g.slots[PENDING] = PendingRegs()
+            lanes_now = np.flatnonzero(g.active())
+            for buf, (isz, idx) in dests.items():
+                arr = g.env[buf]
+                if isinstance(arr, np.ndarray) and arr.ndim == 2:  # (registers: a local buffer, a row per lane)
+                    pend.mark(arr, [ix(g) for ix in idx], isz, lanes_now, line)
         g.cta.progress += 1
         return np.int32(0)
 
@@ -717,27 +1131,46 @@ def _ldst(comp, call):
 def _wait(comp, call):
     p = decode(call)
     action = p.mods.get("action", "") if p is not None else ""
+    line = comp.line
+    what = f"tcgen05.{action or 'wait'}"
 
     def f(g):
         tm = tmem_of(g.cta)
+        whole_warp_check(g, what, line)
         pending = tm.pending_ld if action == "wait::ld" else tm.pending_st
-        for w, _ in warps_of(g):
+        regs = g.slots.get(PENDING) if action == "wait::ld" else None
+        for w, pos in warps_of(g):
             pending.pop(w, None)
+            if regs is not None:
+                regs.clear(g, pos)
         return np.int32(0)
 
     return f
 
 
 _FENCE_NOTE = (
-    "tcgen05.fence::before_thread_sync / after_thread_sync are no-ops: the emulator orders tcgen05 "
-    "operations through their mbarriers (tcgen05.commit) and its vector clocks"
+    "tcgen05.fence::before_thread_sync / after_thread_sync order nothing themselves here: the emulator orders "
+    "tcgen05 operations through their mbarriers (tcgen05.commit) and its vector clocks, and reports a tcgen05 "
+    "operation ordered after another thread's only through a thread synchronisation without them (missing_fence)"
 )
 
 
 def _fence(comp, call):
     if _FENCE_NOTE not in comp.program.notes:
         comp.program.notes.append(_FENCE_NOTE)
-    return lambda g: np.int32(0)
+    p = decode(call)
+    action = p.mods.get("action", "") if p is not None else ""
+    if action not in ("fence::before_thread_sync", "fence::after_thread_sync"):
+        return comp.not_emulated(call.op.name)
+    after = action == "fence::after_thread_sync"
+
+    def f(g):
+        tm = tmem_of(g.cta)
+        for w, _ in warps_of(g):
+            tm.fence(w, after)
+        return np.int32(0)
+
+    return f
 
 
 HANDLERS["tirx.ptx.tcgen05_alloc"] = _alloc
