@@ -27,6 +27,20 @@ def test_corpus_is_large_and_every_case_names_its_upstream_test():
     assert any(c.expect.startswith("finding:") for c in cs)
 
 
+def test_generated_cuda_has_the_instruction_each_reference_models():
+    """A case's ``source_has`` (the packed PTX and rounding mode its reference rounds like, or the
+    regex its upstream test greps for) is in the CUDA TVM generates for it."""
+    import re
+
+    from txlab.compiler import cuda_source
+
+    cs = [c for c in corpus.cases() if c.source_has]
+    assert len(cs) >= 3
+    for c in cs:
+        src = cuda_source(c.build(), c.arch)
+        assert re.search(c.source_has, src), f"{c.id}: /{c.source_has}/ not in its generated CUDA"
+
+
 @pytest.mark.slow  # the whole corpus: about a minute on two cores (two worker processes)
 def test_corpus_passes_on_the_emulator(results):
     res, seconds = results

@@ -24,6 +24,7 @@ import pkgutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,8 @@ class Case:
     mufu: bool = False                # uses MUFU transcendentals (the GPU comparison is within ulps)
     note: str = ""
     gpu_differs: str = ""             # why the GPU's outputs are not comparable (uninitialised registers...)
+    source_has: str = ""              # a regex the generated CUDA must match: the instruction (and rounding
+                                      # mode) the reference models, or what the upstream test greps for
     module: str = field(default="", repr=False)
 
 
@@ -81,6 +84,73 @@ def ulps(got, want) -> int:
     wi = np.where(wi < 0, -(wi & 0x7FFFFFFF), wi)
     d = np.where(both_nan, 0, np.abs(gi - wi))
     return int(d.max()) if d.size else 0
+
+
+_F32_MAX = Fraction((2**24 - 1) * 2**104)
+_F32_MIN_NORMAL = Fraction(1, 2**126)
+
+
+def _f32_round(q: Fraction, neg: bool, mode: str, ftz: bool) -> np.float32:
+    """The magnitude ``q`` > 0 (exact), of sign ``neg``, rounded to float32 by the PTX rounding
+    modifier ``mode`` (rn: to nearest even, rz: toward zero, rm: toward -inf, rp: toward +inf);
+    ``ftz`` flushes a subnormal result to a zero of its sign."""
+    e = q.numerator.bit_length() - q.denominator.bit_length()  # 2**(e - 1) < q < 2**(e + 1)
+    if q < Fraction(2) ** e:
+        e -= 1  # now 2**e <= q < 2**(e + 1)
+    step = Fraction(2) ** (max(e, -126) - 23)  # the float32 spacing at q (subnormals: 2**-149)
+    k, rem = divmod(q / step, 1)
+    up = {"rn": rem > Fraction(1, 2) or (rem == Fraction(1, 2) and k % 2 == 1),
+          "rz": False, "rm": neg and rem > 0, "rp": not neg and rem > 0}[mode]
+    mag = (k + up) * step
+    if mag > _F32_MAX:  # overflow: to infinity, or the largest finite value when rounding toward zero
+        toward_zero = mode == "rz" or (mode == "rm" and not neg) or (mode == "rp" and neg)
+        mag_f = np.float32(3.4028235e38) if toward_zero else np.float32(np.inf)
+    elif ftz and mag < _F32_MIN_NORMAL:
+        mag_f = np.float32(0.0)
+    else:
+        mag_f = np.float32(float(mag))  # exact: mag is a float32 value
+    return -mag_f if neg else mag_f
+
+
+def f32_arith(op: str, *xs, mode: str = "rn", ftz: bool = False) -> np.float32:
+    """One float32 ``add``/``sub``/``mul``/``fma`` (a * b + c, one rounding) of float32 operands,
+    computed exactly (rationals) and rounded once by ``mode``, as PTX's ``<op>.<mode>[.ftz].f32``
+    does: with ``ftz``, subnormal operands read as zeros of their sign and a subnormal result is
+    flushed. IEEE 754 signs an exact zero sum ``+0`` (``-0`` under ``rm``) unless both addends are
+    zeros of one sign. An independent model for references: it shares no code with the emulator."""
+    xs = [np.float32(x) for x in xs]
+    if ftz:
+        xs = [np.copysign(np.float32(0.0), x) if 0 < abs(x) < np.float32(2.0**-126) else x for x in xs]
+    if op == "sub":
+        op, xs = "add", [xs[0], -xs[1]]
+    if not all(np.isfinite(xs)):  # infinities and NaN: no rounding involved
+        a = [np.float64(x) for x in xs]
+        with np.errstate(invalid="ignore"):  # inf * 0, inf - inf: NaN, as on the GPU
+            return np.float32({"add": lambda: a[0] + a[1], "mul": lambda: a[0] * a[1],
+                               "fma": lambda: a[0] * a[1] + a[2]}[op]())
+    f = [Fraction(float(x)) for x in xs]
+    sign = [bool(np.signbit(x)) for x in xs]
+    if op == "add":
+        exact, terms = f[0] + f[1], [sign[0], sign[1]]
+    elif op == "mul":
+        exact, terms = f[0] * f[1], [sign[0] != sign[1]] * 2
+    elif op == "fma":
+        exact, terms = f[0] * f[1] + f[2], [sign[0] != sign[1], sign[2]]
+    else:
+        raise ValueError(op)
+    if exact == 0:
+        neg = terms[0] if terms[0] == terms[1] else mode == "rm"
+        return np.copysign(np.float32(0.0), np.float32(-1.0 if neg else 1.0))
+    return _f32_round(abs(exact), exact < 0, mode, ftz)
+
+
+def f32_map(op: str, *arrays, mode: str = "rn", ftz: bool = False) -> np.ndarray:
+    """:func:`f32_arith` elementwise over broadcast arrays (or scalars)."""
+    bs = np.broadcast_arrays(*[np.asarray(a, np.float32) for a in arrays])
+    out = np.empty(bs[0].shape, np.float32)
+    for i in np.ndindex(out.shape):
+        out[i] = f32_arith(op, *(b[i] for b in bs), mode=mode, ftz=ftz)
+    return out
 
 
 def compare(got, want, mode: str) -> str | None:
