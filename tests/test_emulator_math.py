@@ -349,7 +349,8 @@ def scale(A: T.Buffer((8,), "float32"), N: T.Buffer((8,), "int32"), O: T.Buffer(
 @pytest.mark.parametrize("fast_math", [True, False])
 def test_ldexp_and_nextafter_are_exact(fast_math):
     """``ldexpf``/``nextafterf`` stopped the run as unknown device functions; both are exact IEEE operations, the
-    exponent stays an integer (``2^200`` overflows, ``2^-140`` of 1 is a denormal) and fast math flushes denormals."""
+    exponent stays an integer (``2^200`` overflows, ``2^-140`` of 1 is a denormal); fast math flushes ldexpf's
+    denormals, not nextafterf's (both as an H100 gave them: docs/gpu-runs.md, round 36)."""
     a = np.array([1.5, -3, 1e-39, 1, 3e38, 0, 7, 1e-30], np.float32)
     n = np.array([3, -2, 5, -140, 2, 9, 200, -20], np.int32)
     o = np.zeros((2, 8), np.float32)
@@ -358,9 +359,9 @@ def test_ldexp_and_nextafter_are_exact(fast_math):
     with np.errstate(all="ignore"):
         want = np.ldexp(a, n).astype(np.float32)
         after = np.nextafter(a, np.float32(0))
-    if fast_math:
-        want, after = semantics.ftz(np.ldexp(semantics.ftz(a), n).astype(np.float32)), semantics.ftz(after)
-        after[2] = 0.0  # the denormal input is zero before the step
+    if fast_math:  # ldexpf flushes denormals as the build's float ops do; nextafterf (integer steps) does not
+        with np.errstate(all="ignore"):
+            want = semantics.ftz(np.ldexp(semantics.ftz(a), n).astype(np.float32))
     assert np.array_equal(o[0], want), o[0]
     assert np.array_equal(o[1], after), o[1]
     assert (o[0][3] == 0) == fast_math  # 2^-140: a denormal, kept only without fast math

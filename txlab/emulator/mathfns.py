@@ -315,9 +315,10 @@ def _ldexp_build(comp, call, args):
 
 
 def _nextafter_fn(fast, dt):
-    """``nextafterf(x, y)``: the representable neighbour of ``x`` towards ``y`` (IEEE, bitwise); fast math
-    flushes denormal inputs and results as its float ops do."""
-    return _ftz2(np.nextafter, fast, dt)
+    """``nextafterf(x, y)``: the representable neighbour of ``x`` towards ``y`` (IEEE, bitwise). libdevice steps the
+    bits with integer operations, so fast math flushes nothing here (an H100 gave denormal results under
+    ``--use_fast_math``: docs/gpu-runs.md, round 36)."""
+    return np.nextafter
 
 
 for _n in ("ldexpf", "ldexp"):
