@@ -11,7 +11,8 @@ so a wrong kernel is wrong here too. Modules: ``runner`` (lowering, host argumen
 ``timers`` (clock64, the timer ring: emulated warp-instructions), ``cluster`` (CTAs of a cluster
 together, DSMEM, remote mbarrier arrives), ``tmem`` and ``tcgen05`` (Blackwell tensor memory and
 its tcgen05 instructions), ``packed_math`` (sm_100 fmul2/fadd2), ``races`` (shared-memory race
-checker, and reads of shared bytes nothing wrote), ``result``.
+checker, and reads of shared bytes nothing wrote), ``warp_global`` (global races between warps of one CTA),
+``axes`` (indices past their own axis of a multi-dimensional buffer), ``result``.
 Anything not modelled raises :class:`txlab.errors.NotEmulatedError` naming the op and the user's
 line. This file re-exports only.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import txlab.emulator.axes as axes
 import txlab.emulator.diverged as diverged
 import txlab.emulator.memory as M
 import txlab.emulator.shuffle_sites as shuffle_sites
@@ -450,7 +451,7 @@ class Compiler:
         return let
 
     def e_TensorLoad(self, e):
-        return self.load(e.source, list(e.indices), _dtype_of(e))
+        return self.load(e.source, list(e.indices), _dtype_of(e), node=e)
 
     def e_Call(self, e):
         name = getattr(e.op, "name", None) or str(e.op)
@@ -494,9 +495,24 @@ class Compiler:
 
         return flat
 
-    def load(self, bufvar, indices, dtype):
+    def _axis_checked(self, idx, node, info, write):
+        """``idx`` (a flat index's closure), also checking the per-axis indices the user wrote for the access ``node``
+        where there are some to check (txlab.emulator.axes)."""
+        check = axes.checker(self, node, info, write)
+        if check is None:
+            return idx
+
+        def checked(g):
+            i = idx(g)
+            check(g, i)
+            return i
+
+        return checked
+
+    def load(self, bufvar, indices, dtype, node=None):
+        """A plain load; ``node``: the load as the kernel has it (a user's access is checked per axis too)."""
         info = self.buffer_info(bufvar)
-        idx = self._flat_index(bufvar, indices)
+        idx = self._axis_checked(self._flat_index(bufvar, indices), node, info, False)
         dt = M.np_dtype(info["dtype"] if M.lanes_of(dtype) > 1 or dtype == "handle" else dtype)
         line = self.line
         prog = self.program
@@ -536,9 +552,10 @@ class Compiler:
 
         return load_mem
 
-    def store(self, bufvar, indices, value_fn):
+    def store(self, bufvar, indices, value_fn, node=None):
+        """A plain store; ``node``: the store as the kernel has it (a user's access is checked per axis too)."""
         info = self.buffer_info(bufvar)
-        idx = self._flat_index(bufvar, indices)
+        idx = self._axis_checked(self._flat_index(bufvar, indices), node, info, True)
         dt = M.np_dtype(info["dtype"])
         line = self.line
         prog = self.program
@@ -703,7 +720,7 @@ class Compiler:
                 return mul(av, bv)
         else:
             val = self.expr(s.value)
-        store = self.store(s.buffer, list(s.indices), val)
+        store = self.store(s.buffer, list(s.indices), val, node=s)
         line = self.stmt_line()
 
         def fn(g):

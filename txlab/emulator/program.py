@@ -27,6 +27,7 @@ from txlab.emulator.interpreter import ATOMIC_PREFIXES as _ATOMIC_PREFIXES
 from txlab.emulator.interpreter import Compiler, Group, _key, is_poll
 from txlab.emulator.cta_reads import CtaReads
 from txlab.emulator.races import EpochRaceChecker, GlobalRaces, RaceChecker
+from txlab.emulator.warp_global import WarpGlobalRaces
 import txlab.emulator.resident as resident
 from txlab.emulator.result import Finding
 from txlab.errors import EmulationFault, NotEmulatedError
@@ -54,6 +55,7 @@ class Program:
         tensormaps=None,
         filename: str | None = None,
         fast_math: bool = True,
+        axes: dict | None = None,
     ):
         import txlab.emulator.ops as ops
         import txlab.emulator.bulk_copy  # noqa: F401
@@ -84,6 +86,7 @@ class Program:
         self.tensormaps = tensormaps or {}
         self.filename = filename
         self.fast_math = fast_math  # the build emulated: nvcc --use_fast_math (txlab's default) or IEEE
+        self.axes = axes or {}  # the user's multi-dimensional accesses, checked per axis (txlab.emulator.axes)
         self.buffers: dict = {}
         self.extents: dict = {}
         self.shared_static: list = []
@@ -130,6 +133,8 @@ class Program:
             self._atomic_roots = _atomic_roots(func.body)
         # a plain load of bytes another CTA stores, no grid barrier between (txlab.emulator.cta_reads)
         self.cta_reads = CtaReads(self._cta_read_found, self.notes) if check and cta_reads.applies(names) else None
+        # plain global accesses of two warps of one CTA, nothing ordering them (txlab.emulator.warp_global)
+        self.warp_global = WarpGlobalRaces(self._warp_global_found, self.notes, self.grid_sync) if check else None
         # plain stores of two CTAs to one global byte, where nothing can order CTAs (txlab.emulator.cta_overlaps)
         overlaps = check and cta_overlaps.applies(names)
         if overlaps and int(np.prod(self.cluster_dims)) > 1:  # what orders a cluster's CTAs beyond the names
@@ -224,6 +229,7 @@ class Program:
             + ")",
             r,
             c2,
+            buffer=r["region"],
         )
 
     def _cta_read_found(self, r):
@@ -237,7 +243,35 @@ class Program:
             "Separate the phases with Tx.cuda.grid_sync() in a cooperative launch, or with a second kernel",
             r,
             c2,
+            buffer=r["region"],
         )
+
+    def _warp_global_found(self, r):
+        (k1, l1, t1, c1), (k2, l2, t2, _) = r["first"], r["second"]
+        unit = f"element {r['addr'] // r['unit']}" if r["unit"] > 1 else "byte"
+        where = f"{unit} (byte {r['addr']}) of {r['region']}"
+        if r.get("warp") is not None:  # two lanes of one warp (as txlab/emulator/lane_hazards.py for shared memory)
+            message = (
+                f"global-memory race within warp {r['warp']} of CTA {c1}: {k1} by thread {t1} (line {l1}) and {k2} by "
+                f"thread {t2} (line {l2}) of {where} with no __syncwarp() between them: lanes of a warp are scheduled "
+                "independently since Volta, so only __syncwarp (or a barrier) orders them; put Tx.cuda.warp_sync() "
+                "between the two accesses"
+            )
+        else:
+            rmw = {k1, k2} == {"read", "write"} and l1 == l2
+            message = (
+                f"global-memory race between warps of CTA {c1}: {k1} by thread {t1} (line {l1}) and {k2} by thread "
+                f"{t2} (line {l2}) of {where}, with no barrier between them (threads of different warps): the "
+                "emulator's lockstep is one order, a GPU's warps run in any. "
+                + (
+                    "A read-modify-write by several threads loses updates: make it atomic (Tx.cuda.atomic_add), or "
+                    "give each thread its own element"
+                    if rmw
+                    else "Order them with a barrier (Tx.cuda.cta_sync()) between the two accesses, or give each warp "
+                    "its own elements"
+                )
+            )
+        self.race_finding("global_race", message, r, c1, buffer=r["region"])
 
     def _overlap_found(self, r):
         (_, l1, t1, c1, v1), (_, l2, t2, c2, v2) = r["first"], r["second"]
@@ -502,9 +536,11 @@ class Program:
             self._race(g, e, lm, dt, False, line, info, plain)
         elif self.global_races is not None and self.global_races.tracks(region):
             self._global_race(g, region, e, lm, dt, False, line)
-        if self.cta_reads is not None and self.cta_reads.tracks(region):
+        reads = [x for x in (self.cta_reads, self.warp_global if plain else None) if x is not None and x.tracks(region)]
+        if reads:  # (txlab.emulator.cta_reads, txlab.emulator.warp_global)
             start, tids = _lane_elems(g, e, lm, dt)
-            self.cta_reads.access(g, region, start, tids, dt.itemsize, False, line)
+            for x in reads:
+                x.access(g, region, start, tids, dt.itemsize, False, line)
         return out if out.ndim else out[()]
 
     def mem_write(self, g, base, idx, off, dt, value, line, info, plain=False):
@@ -518,8 +554,11 @@ class Program:
             v = v.astype(dt)
         e = np.asarray(e)
         m = g.mask
-        if self.cta_reads is not None and self.cta_reads.tracks(region):  # before the store: does it change them?
-            self._cta_write(g, region, e, lm, dt, v, line)
+        writes = [
+            x for x in (self.cta_reads, self.warp_global if plain else None) if x is not None and x.tracks(region)
+        ]
+        if writes:  # before the store: does it change them?
+            self._cta_write(g, region, e, lm, dt, v, line, writes)
         overlaps = self.cta_overlaps if plain and region.kind == "global" else None
         if e.ndim == 0 and lm is not None and not lm:  # a uniform address outside the region (reported): no store
             g.cta.progress += 1
@@ -578,8 +617,9 @@ class Program:
             self._global_race(g, region, race_e, lm, dt, True, line)
         g.cta.progress += 1
 
-    def _cta_write(self, g, region, e, lm, dt, v, line) -> None:
-        """A global store's elements and the values they get, to :class:`CtaReads` (before the store lands)."""
+    def _cta_write(self, g, region, e, lm, dt, v, line, checkers) -> None:
+        """A global store's elements and the values they get, to ``checkers`` (:class:`CtaReads`,
+        :class:`WarpGlobalRaces`; before the store lands)."""
         ea = np.asarray(e)
         uniform = ea.ndim == 0
         if uniform:
@@ -589,7 +629,11 @@ class Program:
         act = g.active() if lm is None else (g.active() & lm)
         vals = np.ascontiguousarray(np.broadcast_to(np.asarray(v, dt), ea.shape)[act]).reshape(-1)
         start, tids = _lane_elems(g, e, lm, dt)
-        self.cta_reads.access(g, region, start, tids, dt.itemsize, True, line, new=vals, uniform=uniform)
+        for x in checkers:
+            if x is self.cta_reads:
+                x.access(g, region, start, tids, dt.itemsize, True, line, new=vals, uniform=uniform)
+            else:
+                x.access(g, region, start, tids, dt.itemsize, True, line, new=vals)
 
     def _race(self, g, e, lm, dt, write, line, info=None, plain=False, landed=None):
         """Race-check an access; a read (``info``: the read's address info) is also checked for bytes
@@ -740,6 +784,8 @@ class Program:
             self._track_atomic_targets(args_env, space)
         if self.cta_reads is not None:  # only the arguments the kernel stores to can be read racily
             self.cta_reads.stored = set(_regions_of(_store_roots(self.func.body), args_env, space))
+        if self.warp_global is not None:  # (likewise: only what a plain store reaches can race between warps)
+            self.warp_global.stored = set(_regions_of(_store_roots(self.func.body), args_env, space))
         nclus = int(np.prod(self.cluster_dims))
         if self.grid_waits:
             from txlab.emulator.cluster import group_into_clusters
@@ -987,11 +1033,17 @@ class Cta:
         self.nwarps = (self.nthreads + 31) // 32
         self.serial = program.cta_serial  # a launch-wide CTA number (GlobalRaces)
         program.cta_serial += self.B
-        for seen in (program.global_races, program.cta_overlaps, program.cta_reads):
-            if seen is not None:
-                for c in range(self.B):
-                    seen.ctas[self.serial + c] = self.index_of(c) if batch is not None else self.index
-        if not program.check or not (program.static_smem or program.uses_dyn or program.global_races is not None):
+        seen = [x for x in (program.global_races, program.cta_overlaps, program.cta_reads, program.warp_global) if x]
+        if seen:  # (each CTA's index, made once for every checker that names CTAs)
+            named = {self.serial + c: self.index_of(c) if batch is not None else self.index for c in range(self.B)}
+            for x in seen:
+                x.ctas.update(named)
+        if not program.check or not (
+            program.static_smem
+            or program.uses_dyn
+            or program.global_races is not None
+            or (program.warp_global is not None and program.warp_global.stored)  # its warps' clocks order global
+        ):
             self.races = None  # no shared memory: nothing to race on
         else:
             ncl = int(np.prod(program.cluster_dims))

@@ -217,6 +217,9 @@ def emulate(
     if marks and not iket:
         result.notes.append(iket_note(marks))
     total_stats: dict = {"lower_seconds": t_lower}
+    from txlab.emulator.axes import user_accesses
+
+    written = user_accesses(mod, ufile)  # the multi-dimensional accesses as written: checked per axis
     for kname, call_args in bind.launches:
         func = devices.get(kname)
         if func is None:
@@ -228,7 +231,7 @@ def emulate(
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
-        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math)
+        prog = Program(func, kname, info, check=check, stop=stop, filename=ufile, fast_math=fast_math, axes=written)
         prog.deadline = (t0 + float(timeout_s), float(timeout_s)) if timeout_s is not None else None
         regs = int((getattr(kernel_or_compiled, "resources", None) or {}).get(kname, {}).get("registers") or 0)
         cluster = int(np.prod(prog.cluster_dims))

@@ -43,6 +43,26 @@ def frames(span) -> list[Frame]:
         return []
 
 
+def sites(span) -> tuple:
+    """The source ranges of ``span``'s inline stack, outermost first: ``(file, line, column, end_line,
+    end_column)`` per frame. Where :func:`frames` names a line, this names the expression on it (the two loads
+    of ``X[r, c + 1] - X[r, c]`` differ by their columns); lowering keeps a load's or store's span, so it finds
+    the access as written again in the lowered IR. Empty for a node without a span."""
+    if span is None:
+        return ()
+    inner = getattr(span, "spans", None)
+    if inner is not None:  # SequentialSpan
+        return tuple(s for sub in inner for s in sites(sub))
+    name = getattr(span, "source_name", None)
+    fname = getattr(name, "name", None) if name is not None else None
+    if not fname:
+        return ()
+    try:
+        return ((str(fname), int(span.line), int(span.column), int(span.end_line), int(span.end_column)),)
+    except (TypeError, ValueError):
+        return ()
+
+
 def is_library(path: str) -> bool:
     """True for a file inside TVM's own Python package (an implementation, never the user's)."""
     p = path.replace(os.sep, "/")
