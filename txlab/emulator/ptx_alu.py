@@ -36,6 +36,7 @@ from txlab.emulator.ops import (
 )
 from txlab.emulator.ptx_memory import _dest_stores, _guard, decode, to_register
 from txlab.errors import NotEmulatedError
+from txlab.ir import semantics
 
 _ONE = np.uint64(1)
 _TYPES = {
@@ -302,29 +303,6 @@ HANDLERS["tirx.ptx.activemask"] = _alu(_activemask_compute)
 _SHFL_KIND = {"idx": "idx", "up": "up", "down": "down", "bfly": "xor"}
 
 
-def _shfl_lanes(mode, lane, b, c):
-    """(source lane, in-range predicate) of ``shfl.sync.<mode>`` for lanes ``lane``: ``b[4:0]`` the lane or
-    offset, ``c`` packs the clamp value (bits 4:0) and the segment mask (bits 12:8); a source outside the segment
-    reads the own lane and clears the predicate."""
-    bval = b & 0x1F
-    cval, seg = c & 0x1F, (c >> 8) & 0x1F
-    maxl = (lane & seg) | (cval & ~seg & 0x1F)
-    minl = lane & seg
-    if mode == "up":
-        j = lane - bval
-        ok = j >= maxl
-    elif mode == "down":
-        j = lane + bval
-        ok = j <= maxl
-    elif mode == "bfly":
-        j = lane ^ bval
-        ok = j <= maxl
-    else:
-        j = minl | (bval & ~seg & 0x1F)
-        ok = j <= maxl
-    return np.where(ok, j, lane), ok
-
-
 def _standard_width(mode, c):
     """The ``width`` of CUDA's ``__shfl*_sync`` whose ``c`` this is (``(32 - width) << 8``, ``| 0x1f`` but for up),
     or None."""
@@ -367,7 +345,7 @@ def _shfl_build(comp, call):
             V = _shfl_check(g, _SHFL_KIND[mode], mv, bv, w, line, f"shfl.sync.{mode}", V=V.copy())
         B, _ = _warps(g, bv)
         C, _ = _warps(g, cv)
-        src, ok = _shfl_lanes(mode, np.arange(32)[None, :], B, C)
+        src, ok = semantics.shfl_lanes(mode, np.arange(32)[None, :], B, C)
         out = np.take_along_axis(V, src.astype(np.int64), axis=1)
         d = to_register(_unwarp(g, out, pad), np.dtype(np.uint32), d_dt, False)
         g.slots[key] = [d, _unwarp(g, ok, pad).astype(np.uint32)]

@@ -46,6 +46,7 @@ __all__ = [
     "ftz",
     "is_float",
     "select",
+    "shfl_lanes",
     "shfl_source",
     "trunc_div",
     "trunc_mod",
@@ -388,14 +389,21 @@ def shfl_source(kind, lane, b, w):
     defines it: CUDA's ``__shfl*_sync`` pass the lane or offset ``b`` as is and ``c = (32 - width)
     << 8`` (| 0x1f except for ``up``); the instruction uses only ``b[4:0]`` and reads the own lane
     when the source leaves the segment. ``lane`` is the lane (0-31) of each thread."""
-    segmask = (32 - w) & 0x1F
-    bval = np.asarray(b).astype(np.int64) & 0x1F
-    minl = lane & segmask
-    maxl = minl if kind == "up" else minl | (0x1F & ~segmask)
-    if kind == "idx":
-        return minl | (bval & ~segmask & 0x1F)
-    if kind == "up":
+    c = (((32 - w) & 0x1F) << 8) | (0 if kind == "up" else 0x1F)
+    return shfl_lanes("bfly" if kind == "xor" else kind, lane, np.asarray(b).astype(np.int64), c)[0]
+
+
+def shfl_lanes(mode, lane, b, c):
+    """(source lane, in-range predicate) of ``shfl.sync.<mode>`` (``mode`` "idx", "up", "down" or "bfly") for lanes
+    ``lane``, the PTX ISA's rule: ``b[4:0]`` the lane or offset, ``c`` packs the clamp value (bits 4:0) and the
+    segment mask (bits 12:8); a source outside the segment reads the own lane and clears the predicate."""
+    bval = b & 0x1F
+    cval, seg = c & 0x1F, (c >> 8) & 0x1F
+    maxl = (lane & seg) | (cval & ~seg & 0x1F)
+    if mode == "up":
         j = lane - bval
-        return np.where(j >= maxl, j, lane)
-    j = lane + bval if kind == "down" else lane ^ bval
-    return np.where(j <= maxl, j, lane)
+        ok = j >= maxl
+    else:
+        j = lane + bval if mode == "down" else lane ^ bval if mode == "bfly" else (lane & seg) | (bval & ~seg & 0x1F)
+        ok = j <= maxl
+    return np.where(ok, j, lane), ok
