@@ -1141,10 +1141,7 @@ def _mb_arrive(comp, call):
         cta, mb = sync.mbarrier_at(g, a, line)  # shared::cluster: maybe another CTA's
         n = _active_count(g)
         c = int(np.asarray(count(g)).ravel()[0])
-        if expect:
-            sync.mb_arrive(cta, mb, g, 1, n, line, tx=c * n)
-        else:
-            sync.mb_arrive(cta, mb, g, c, n, line)
+        sync.mb_arrive_lanes(cta, mb, g, c, n, line, expect_tx=expect)
         return np.uint64(0)
 
     return f

@@ -165,13 +165,7 @@ def _arrive(comp, call):
         n = _active_count(g)
         c = int(np.asarray(count(g)).ravel()[0])
         phase = mb.completed
-        if drop and mb.init_count is not None:
-            # the expected count of the phases to come drops by each lane's arrivals
-            mb.init_count -= (1 if expect else c) * n
-        if expect:
-            sync.mb_arrive(cta, mb, g, 1, n, line, tx=c * n)
-        else:
-            sync.mb_arrive(cta, mb, g, c, n, line)
+        sync.mb_arrive_lanes(cta, mb, g, c, n, line, expect_tx=expect, drop=drop)
         if returns:
             g.slots[key] = [np.full(g.L, STATE_MARK | np.uint64(phase & 0xFFFFFFFF), np.uint64)]
             store(g)

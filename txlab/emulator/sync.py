@@ -266,6 +266,16 @@ def mb_arrive(cta, mb, g, n_per_lane, lanes, line, tx=0):
     _check_complete(cta, mb, line)
 
 
+def mb_arrive_lanes(cta, mb, g, count, lanes, line, expect_tx=False, drop=False):
+    """One arrive instruction run by ``lanes`` lanes. With ``expect_tx`` each lane arrives once and
+    expects ``count`` transaction bytes; without, each lane arrives ``count`` times. ``drop``
+    (``arrive_drop``) also lowers the expected count of the phases to come by those arrivals."""
+    per_lane = 1 if expect_tx else int(count)
+    if drop and mb.init_count is not None:
+        mb.init_count -= per_lane * lanes
+    mb_arrive(cta, mb, g, per_lane, lanes, line, tx=int(count) * lanes if expect_tx else 0)
+
+
 def mb_tx(cta, mb, delta, line, g=None):
     if _uninitialised(cta, mb, line, "complete_tx" if delta < 0 else "expect_tx", cta):
         return
