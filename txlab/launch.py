@@ -378,14 +378,121 @@ def launch_shape(compiled, args) -> dict | None:
 
 
 def eval_dims(value, names):
+    """``value`` (an int, a TVMScript expression's text, or a tuple of them) with the names in ``names``
+    bound: an int where the expression is closed arithmetic, else the text unchanged."""
     if isinstance(value, (tuple, list)):
         return tuple(eval_dims(v, names) for v in value)
-    if isinstance(value, str) and re.fullmatch(r"[\w\s+\-*/%()]+", value):
+    if isinstance(value, str):
         try:
-            return int(eval(value, {"__builtins__": {}}, dict(names)))  # noqa: S307 - arithmetic only
-        except Exception:  # noqa: BLE001
+            return eval_int_text(value, names)
+        except (ValueError, KeyError, ZeroDivisionError, SyntaxError, TypeError):
             return value
     return value
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _trunc_mod(a, b):
+    return a - b * _trunc_div(a, b)
+
+
+#: the ``T.`` functions of an integer launch expression TVMScript prints (casts keep the value: a launch
+#: dimension or byte count that overflows its type is an error TVM's own host code reports)
+_INT_CALLS = {
+    "floordiv": lambda a, b: a // b,
+    "floormod": lambda a, b: a % b,
+    "truncdiv": _trunc_div,
+    "truncmod": _trunc_mod,
+    "Div": _trunc_div,
+    "Mod": _trunc_mod,
+    "max": max,
+    "min": min,
+    "Max": max,
+    "Min": min,
+    "if_then_else": lambda c, a, b: a if c else b,
+    "Select": lambda c, a, b: a if c else b,
+    "shift_left": lambda a, b: a << b,
+    "shift_right": lambda a, b: a >> b,
+    "bitwise_and": lambda a, b: a & b,
+    "bitwise_or": lambda a, b: a | b,
+    "bitwise_xor": lambda a, b: a ^ b,
+}
+
+
+def eval_int_text(text: str, names: dict) -> int:
+    """The integer value of a TVMScript expression's text (``T.Cast("int64", n) * T.int64(4)``,
+    ``(n + 255) // 256``, ``T.max(m, 1)``) with ``names`` bound. Only integer arithmetic, comparisons and
+    the ``T.`` functions above are read (no Python is executed); anything else raises ValueError, a
+    name not in ``names`` KeyError."""
+    import ast
+    import operator
+
+    binops = {
+        ast.Add: operator.add,
+        ast.Sub: operator.sub,
+        ast.Mult: operator.mul,
+        ast.FloorDiv: operator.floordiv,
+        ast.Mod: operator.mod,
+        ast.Div: _trunc_div,  # TIR's integer division of a Div node
+        ast.LShift: operator.lshift,
+        ast.RShift: operator.rshift,
+        ast.BitAnd: operator.and_,
+        ast.BitOr: operator.or_,
+        ast.BitXor: operator.xor,
+    }
+    unops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: lambda v: int(not v)}
+    compares = {
+        ast.Lt: operator.lt,
+        ast.LtE: operator.le,
+        ast.Gt: operator.gt,
+        ast.GtE: operator.ge,
+        ast.Eq: operator.eq,
+        ast.NotEq: operator.ne,
+    }
+
+    def value(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
+            return int(node.value)
+        if isinstance(node, ast.Name):
+            v = names[node.id]
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"{node.id} is not an integer")
+            return int(v)
+        if isinstance(node, ast.UnaryOp) and type(node.op) in unops:
+            return unops[type(node.op)](value(node.operand))
+        if isinstance(node, ast.BinOp) and type(node.op) in binops:
+            return binops[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.BoolOp):
+            vals = [value(v) for v in node.values]
+            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
+        if isinstance(node, ast.Compare) and all(type(o) in compares for o in node.ops):
+            left = value(node.left)
+            for op, right in zip(node.ops, node.comparators):
+                r = value(right)
+                if not compares[type(op)](left, r):
+                    return 0
+                left = r
+            return 1
+        if isinstance(node, ast.Call) and not node.keywords and isinstance(node.func, ast.Attribute):
+            base, fn = node.func.value, node.func.attr
+            if not (isinstance(base, ast.Name) and base.id in ("T", "Tx")):
+                raise ValueError(f"unsupported call {fn}")
+            if fn == "Cast" and len(node.args) == 2:
+                dtype = node.args[0]
+                if not (isinstance(dtype, ast.Constant) and str(dtype.value).startswith(("int", "uint"))):
+                    raise ValueError("a cast to a non-integer type")
+                return value(node.args[1])
+            if re.fullmatch(r"u?int(8|16|32|64)", fn) and len(node.args) == 1:
+                return value(node.args[0])
+            if fn in _INT_CALLS:
+                return int(_INT_CALLS[fn](*[value(a) for a in node.args]))
+            raise ValueError(f"unsupported call T.{fn}")
+        raise ValueError(f"unsupported expression {ast.dump(node)[:60]}")
+
+    return value(ast.parse(text.strip(), mode="eval").body)
 
 
 def short_message(line: str) -> str:

@@ -228,6 +228,7 @@ def emulate(
         shape = {
             k: _eval_dims(info.get(k), {**bind.let_values(), **names}) for k in ("grid", "block", "dynamic_smem_bytes")
         }
+        _closed_launch(kname, shape)
         grid = tuple(int(x) for x in shape["grid"])
         block = tuple(int(x) for x in shape["block"])
         dyn = int(shape["dynamic_smem_bytes"] or 0)
@@ -328,6 +329,20 @@ def _check_launch(
             f"(T.cta_id with extents that are multiples of T.cta_id_in_cluster's), or a cluster that divides {gdims}",
         )
     _check_limits(kname, arch, grid, block, static_smem, dyn_smem, cooperative, registers, cluster)
+
+
+def _closed_launch(kname, shape):
+    """Raise NotEmulatedError naming the launch extent the arguments did not settle (an expression of
+    something the host computes that txlab cannot read)."""
+    from txlab.errors import NotEmulatedError
+
+    for key, value in shape.items():
+        for v in value if isinstance(value, tuple) else (value,):
+            if v is not None and not isinstance(v, (int, np.integer)):
+                raise NotEmulatedError(
+                    f"{kname}: the launch's {key.replace('_', ' ')} is {v}, which the kernel's arguments do not "
+                    "settle; emulate a build whose launch depends only on its scalar arguments and buffer shapes"
+                )
 
 
 def _check_limits(kname, arch, grid, block, static_smem, dyn_smem, cooperative, registers, cluster):
