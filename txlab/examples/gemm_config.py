@@ -248,6 +248,16 @@ class GemmConfig:
         tiles = self.tail_tiles(m, n)[1] if self.split_tail else gm * self.cluster_m * gn * self.cluster_n
         return tiles * self.split_k * self.bm * self.bn + tiles * 128 * self.consumers
 
+    def workspace_counters(self, m: int, n: int) -> tuple[int, int]:
+        """``(first element, elements)`` of the split-K workspace's int32 counters for an m x n output (after the
+        partial tiles; ``(0, 0)`` without split-K). They must be zero before a launch, and a launch leaves them
+        zero."""
+        total = self.workspace_elems(m, n)
+        if total == 0:
+            return 0, 0
+        count = total // (self.split_k * self.bm * self.bn + 128 * self.consumers) * 128 * self.consumers
+        return total - count, count
+
     def validate(self) -> None:
         """Raise :class:`~txlab.errors.InputError` naming the field and the fix when the kernel cannot be built
         from this configuration (any shape)."""

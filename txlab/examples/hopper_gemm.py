@@ -1376,6 +1376,7 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     if config.split_k > 1 or kp != K:
         compiled = _gemm_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
         compiled.workspace_elems = config.workspace_elems(M, N)
+        compiled.workspace_counters = config.workspace_counters(M, N)
         compiled.operands = 5 if operand(dtype)["scaled"] else 3
         if kp != K:
             compiled.gemm_shape, compiled.padded_k = (M, N, K), kp
@@ -1396,6 +1397,7 @@ def _gemm_compiled():
 
         class GemmCompiled(Compiled):
             workspace_elems = 0  # split-K: float32 elements of the workspace appended to a plain call
+            workspace_counters = (0, 0)  # split-K: (first element, elements) of its int32 counters
             operands = 3  # (A, B, C); FP8: (A, B, C, scale_a, scale_b)
             gemm_shape = None  # padded K: the user's (M, N, K)
             padded_k = 0  # padded K: the K the kernel computes (A and B are copied into (M, Kp), (N, Kp))
@@ -1411,7 +1413,43 @@ def _gemm_compiled():
                     args = (*self._padded(args[0], args[1]), *args[2:])
                 if self.workspace_elems and len(args) == self.operands:
                     args = (*args, self._workspace(args[0]))
+                elif self.workspace_elems and len(args) == self.operands + 1:
+                    self._check_counters(args[-1])
                 return args
+
+            def _check_counters(self, w):
+                """A caller's workspace: raise InputError unless its counters are zero (a workspace that is not
+                zeroed makes the fix-up count wrong: C is left unwritten or summed early). Read once per
+                workspace object (one device sync at its first use); each launch leaves them zero."""
+                import weakref
+
+                start, count = self.workspace_counters
+                module = type(w).__module__
+                if not count or not (module.startswith("torch") or module == "numpy"):
+                    return  # another array type: txlab's argument checks judge it
+                if getattr(w, "shape", None) != (self.workspace_elems,) or str(w.dtype) not in ("float32",
+                                                                                                  "torch.float32"):
+                    return  # the argument checks name the size or dtype
+                seen = self.__dict__.setdefault("_zeroed_workspaces", weakref.WeakValueDictionary())
+                if seen.get(id(w)) is w:
+                    return
+                if module.startswith("torch"):
+                    import torch
+
+                    dirty = int(torch.count_nonzero(w[start:start + count].view(torch.int32)))
+                else:
+                    import numpy as np
+
+                    dirty = int(np.count_nonzero(w[start:start + count].view(np.int32)))
+                if dirty:
+                    from txlab.errors import InputError
+
+                    raise InputError(
+                        f"the split-K workspace's counters (elements {start}..{start + count - 1}) hold {dirty} "
+                        "non-zero value(s): it must start zeroed (hopper_gemm.workspace(M, N, K, config, like=A) "
+                        "makes one; or torch.zeros, not torch.empty). Each launch leaves the counters zero, so keep "
+                        "one per stream and reuse it", param="workspace")
+                seen[id(w)] = w
 
             @property
             def call_params(self) -> list:
