@@ -67,3 +67,48 @@ def test_a_zeroed_workspace_is_left_zero_for_the_next_launch(split2):
         exe(a, b, c, w)
         assert np.linalg.norm(c.astype(np.float32) - ref) / np.linalg.norm(ref) < 4e-3
         assert not w.view(np.int32)[start:].any()
+
+
+# ---- the GPU's SM count: the parallel fix-up's items must all be resident --------------------------------------
+class _CudaTensor:
+    """Stands for a torch CUDA tensor (torch is not needed: the check reads the type's module and ``is_cuda``)."""
+
+    __module__ = "torch.testing.fake"
+    is_cuda = True
+
+
+def test_choices_for_another_sm_count_leave_the_table():
+    from txlab.examples import gemm_fp8_config
+
+    table = hg.tuned_config(256, 256, 65536)  # the table's entry, measured on 132 SMs
+    assert table == hg.table_config(256, 256, 65536) and table.fixup == "parallel"
+    for sms in (114, 78):
+        cfg = hg.tuned_config(256, 256, 65536, num_sms=sms)
+        assert cfg.num_sms == sms
+        cfg.check_shape(256, 256, 65536)  # its items fit the GPU it is for
+        assert hg.explain(256, 256, 65536, num_sms=sms).winner == cfg
+        assert hg.workspace(256, 256, 65536, num_sms=sms).size == cfg.workspace_elems(256, 256)
+        fp8 = gemm_fp8_config.tuned_config(256, 256, 65536, num_sms=sms)
+        assert fp8.num_sms == sms
+    with pytest.raises(InputError, match="num_sms"):
+        hg.tuned_config(256, 256, 65536, num_sms=0)
+
+
+def test_a_parallel_fix_up_refuses_a_gpu_with_too_few_sms(monkeypatch):
+    import txlab.device as device
+
+    M, N, K = 256, 256, 65536
+    exe = hg.build(M, N, K)  # the table's 128x64 split 16, parallel fix-up: 128 CTAs wait for one another
+    assert exe.gemm_config.fixup == "parallel"
+    args = (_CudaTensor(), _CudaTensor(), _CudaTensor())
+    monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(True, name="H100 PCIe", sm_count=114))
+    with pytest.raises(InputError, match=r"built for 132 SMs and this GPU has 114: .*num_sms=114") as err:
+        exe.kernel_args(*args)
+    assert err.value.param == "num_sms"
+    monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(True, name="H200", sm_count=132))
+    w = hg.workspace(M, N, K)
+    assert exe.kernel_args(*args, w) == (*args, w)
+    # host arrays run on the emulator, every item at once: no check
+    monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(True, name="H100 PCIe", sm_count=114))
+    host = (np.zeros(1), np.zeros(1), np.zeros(1))
+    assert exe.kernel_args(*host, w) == (*host, w)

@@ -103,9 +103,9 @@ PROMOTE = 2
 #: 128x192 with promotion ran at 0.97 of cuBLAS FP8 (128x128 promoted 0.93, every k-block 0.76)
 DEFAULT = Fp8GemmConfig(bn=192, stages=4, epilogue="tma", promote=PROMOTE)
 
-def tuned_config(M: int, N: int, K: int) -> Fp8GemmConfig:
+def tuned_config(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8GemmConfig:
     """The configuration :func:`build` uses without one (:func:`explain` says why)."""
-    return explain(M, N, K).winner
+    return explain(M, N, K, num_sms=num_sms).winner
 
 
 class Fp8Choice:
@@ -181,7 +181,7 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     return Fp8Choice((M, N, K), DEFAULT, "default", "no model candidate fits this shape", choice)
 
 
-def resolve(M: int, N: int, K: int, config=None) -> Fp8GemmConfig:
+def resolve(M: int, N: int, K: int, config=None, *, num_sms: int = 132) -> Fp8GemmConfig:
     """The :class:`Fp8GemmConfig` to build for a config given as one, as its name, as a bf16
     GemmConfig (its FP8 twin), or None (:func:`tuned_config`); validated for this shape. A bf16
     GemmConfig's twin promotes its accumulator every :data:`PROMOTE` k-blocks, as :func:`build`'s own
@@ -191,7 +191,7 @@ def resolve(M: int, N: int, K: int, config=None) -> Fp8GemmConfig:
     if isinstance(config, str):
         config = parse_config(config)
     elif config is None:
-        config = tuned_config(M, N, K)
+        config = tuned_config(M, N, K, num_sms=num_sms)
     elif not isinstance(config, Fp8GemmConfig):
         if not isinstance(config, GemmConfig):
             raise InputError(f"config={config!r}: pass an Fp8GemmConfig, its name (e.g. '128x192x128_s4_c2_tma_p2'), "

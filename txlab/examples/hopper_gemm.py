@@ -1339,7 +1339,7 @@ def check_extents(M: int, N: int, K: int, dtype: str = "bf16") -> None:
 
 
 def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arch: str = "sm_90a",
-          profile: bool = False, dtype: str = "bf16", **kw):
+          profile: bool = False, dtype: str = "bf16", num_sms: int = 132, **kw):
     """Compile the kernel for one shape; returns a ``txlab.Compiled``. A split-K configuration's (the
     model picks split-K where few tiles would leave SMs idle) takes a :func:`workspace` as a fourth
     argument; called with three, it makes one (zeroed, on the inputs' device) and keeps it for the
@@ -1357,26 +1357,32 @@ def build(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, arc
     ``kernel_args(...)`` gives the padded arguments for launching ``.executable`` yourself, or for
     ``txlab.bench``/``txlab.check``, which launch the kernel as compiled (the kernel alone, no copy).
     Like split-K's workspace, the buffers serve one call at a time on a device. The Compiled's ``gemm_config`` is
-    the configuration it was built from (:func:`tuned_config`'s choice where none was given)."""
+    the configuration it was built from (:func:`tuned_config`'s choice where none was given).
+
+    ``num_sms``: the SMs of the GPU it will run on (132: H100/H200 SXM; the tuned table is used only there) for
+    the choice where no config is given. A split-K build whose items wait for one another (``fixup='parallel'``)
+    refuses to launch on a GPU with too few SMs to hold them all (an ``InputError`` naming ``num_sms=``)."""
     from txlab.compiler import compile as compile_kernel
 
     M, N, K = check_sizes(M, N, K)
+    num_sms = check_num_sms(num_sms)
     check_arch(arch)
     check_extents(M, N, K, dtype)
     kp = padded_k(K, dtype)
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        config = gemm_fp8_config.resolve(M, N, kp, config)
+        config = gemm_fp8_config.resolve(M, N, kp, config, num_sms=num_sms)
     else:
         config = as_config(config)
     if config is None:
-        config = tuned_config(M, N, kp)
+        config = tuned_config(M, N, kp, num_sms=num_sms)
     compiled = compile_kernel(gemm_kernel(M, N, kp, config, profile=profile), arch=arch, **kw)
     if config.split_k > 1 or kp != K:
         compiled = _gemm_compiled()(**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__})
         compiled.workspace_elems = config.workspace_elems(M, N)
         compiled.workspace_counters = config.workspace_counters(M, N)
+        compiled.built_shape = (M, N, kp)
         compiled.operands = 5 if operand(dtype)["scaled"] else 3
         if kp != K:
             compiled.gemm_shape, compiled.padded_k = (M, N, K), kp
@@ -1402,6 +1408,7 @@ def _gemm_compiled():
             gemm_shape = None  # padded K: the user's (M, N, K)
             padded_k = 0  # padded K: the K the kernel computes (A and B are copied into (M, Kp), (N, Kp))
             pad_bytes = 0  # padded K: bytes each call copies (the K real columns of A and B)
+            built_shape = None  # the (M, N, K) the kernel computes (K padded)
 
             def kernel_args(self, *args) -> tuple:
                 """The kernel's arguments for a call with ``args``: A and B copied into the kept zero-padded
@@ -1409,6 +1416,7 @@ def _gemm_compiled():
                 (split-K). What ``self(*args)`` launches; ``self.executable(*self.kernel_args(...))``
                 launches it without txlab's argument checks (FP8 torch tensors through
                 ``hopper_gemm_fp8.kernel_arg``)."""
+                self._check_residency(args)
                 if self.padded_k and len(args) >= 2:
                     args = (*self._padded(args[0], args[1]), *args[2:])
                 if self.workspace_elems and len(args) == self.operands:
@@ -1416,6 +1424,33 @@ def _gemm_compiled():
                 elif self.workspace_elems and len(args) == self.operands + 1:
                     self._check_counters(args[-1])
                 return args
+
+            def _check_residency(self, args):
+                """Raise InputError before a launch on a GPU with too few SMs for this build: the parallel fix-up's
+                items wait for one another, so they must all be resident at once, and the build counted on
+                ``config.num_sms`` SMs (a GPU with fewer would hang in the wait)."""
+                cfg = getattr(self, "gemm_config", None)
+                if cfg is None or cfg.split_k == 1 or cfg.fixup != "parallel" or self.built_shape is None:
+                    return
+                if not any(type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False) for a in args):
+                    return  # host arrays: the emulator runs every item at once
+                from txlab.device import probe
+
+                sms = probe().sm_count
+                if not sms or sms >= cfg.num_sms:
+                    return
+                import dataclasses
+
+                from txlab.errors import InputError
+
+                try:
+                    dataclasses.replace(cfg, num_sms=sms).check_shape(*self.built_shape)
+                except InputError as exc:
+                    M, N, K = self.built_shape
+                    raise InputError(
+                        f"this GEMM was built for {cfg.num_sms} SMs and this GPU has {sms}: {exc}. Build it for this "
+                        f"GPU with hopper_gemm.build({M}, {N}, {K}, num_sms={sms}) (the model's choice for {sms} SMs)",
+                        param="num_sms") from None
 
             def _check_counters(self, w):
                 """A caller's workspace: raise InputError unless its counters are zero (a workspace that is not
@@ -1522,7 +1557,8 @@ def _gemm_compiled():
     return _GEMM_COMPILED[0]
 
 
-def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None, dtype: str = "bf16"):
+def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *, like=None, dtype: str = "bf16",
+              num_sms: int = 132):
     """The zeroed float32 workspace a split-K configuration (``split_k > 1``) takes as its fourth
     argument (``exe(A, B, C, W)``; FP8: its sixth, after the scales), or None without split-K. ``like``: a torch
     tensor (the workspace is made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes
@@ -1534,11 +1570,11 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        config = gemm_fp8_config.resolve(M, N, padded_k(K, dtype), config)  # what build(..., dtype=) builds
+        config = gemm_fp8_config.resolve(M, N, padded_k(K, dtype), config, num_sms=num_sms)  # what build(..., dtype=) builds
     else:
         config = as_config(config, getattr(config, "dtype", "bf16"))  # an FP8 configuration's workspace too
     if config is None:
-        config = tuned_config(M, N, padded_k(K))  # what build() chooses, for K % 8 != 0 too
+        config = tuned_config(M, N, padded_k(K), num_sms=num_sms)  # what build() chooses, for K % 8 != 0 too
     n = config.workspace_elems(M, N)
     if n == 0:
         return None
@@ -1788,19 +1824,21 @@ def write_tuned_table(path, entries: list[dict], *, device: str, source: str) ->
 _tuned_cache: dict = {}
 
 
-def tuned_config(M: int, N: int, K: int) -> GemmConfig:
+def tuned_config(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
     """The tuned configuration for this exact shape from the shipped table (measured on the device
     named in the table), else the time model's choice (:func:`explain` shows why); for a K that
     TMA cannot load, the choice for ``padded_k(K)``, as :func:`build` compiles it. A damaged table
-    warns once and is ignored."""
+    warns once and is ignored. ``num_sms``: the GPU's SMs (the table was measured on 132; another count is the
+    model's choice for it)."""
     M, N, K = check_sizes(M, N, K)
+    num_sms = check_num_sms(num_sms)
     K = padded_k(K)
-    measured = table_config(M, N, K)
+    measured = table_config(M, N, K) if num_sms == 132 else None
     if measured is not None:
         return measured
     import txlab.examples.gemm_model as gemm_model
 
-    return gemm_model.choose(M, N, K)
+    return gemm_model.choose(M, N, K, num_sms=num_sms)
 
 
 def table_config(M: int, N: int, K: int) -> GemmConfig | None:
