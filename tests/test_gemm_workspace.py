@@ -112,3 +112,44 @@ def test_a_parallel_fix_up_refuses_a_gpu_with_too_few_sms(monkeypatch):
     monkeypatch.setattr(device, "probe", lambda: device.GPUInfo(True, name="H100 PCIe", sm_count=114))
     host = (np.zeros(1), np.zeros(1), np.zeros(1))
     assert exe.kernel_args(*host, w) == (*host, w)
+
+
+# ---- arguments and configurations as users write them ------------------------------------------------------------
+def test_numpy_integers_and_bools_in_a_configuration():
+    cfg = hg.GemmConfig(split_k=np.int64(2), swap_ab=np.bool_(False), stages=np.int32(4))
+    cfg.validate()  # refused before, with "split_k=np.int64(2): use an integer in [1, 32]"
+    assert type(cfg.split_k) is int and type(cfg.swap_ab) is bool and cfg == hg.GemmConfig(split_k=2)
+    assert cfg.name == "128x256x64_s4_c2_sk2"
+    for bad, text in (
+        (dict(split_k=2.0), "an integer"),
+        (dict(split_k=True), "an integer"),
+        (dict(swap_ab="yes"), "True or False"),
+        (dict(split_k=33), r"\[1, 32\]"),
+    ):
+        with pytest.raises(InputError, match=text):
+            hg.GemmConfig(**bad).validate()
+
+
+def test_an_fp8_name_without_dtype_says_so():
+    with pytest.raises(InputError, match="FP8 configuration's name .* dtype='e4m3'"):
+        hg.workspace(1024, 1024, 32768, "128x128x128_s7_c2_sk2_p2")
+    assert hg.workspace(1024, 1024, 32768, "128x128x128_s7_c2_sk2_p2", dtype="e4m3").dtype == np.float32
+
+
+def test_a_workspace_is_only_made_for_a_configuration_that_computes_the_shape():
+    with pytest.raises(InputError, match="split_k <= 2"):
+        hg.workspace(512, 512, 128, "128x128x64_s4_c2_sk4")
+
+
+def test_args_for_fp8_operands_take_the_scales_and_the_fp8_workspace():
+    e4m3, bf16 = ml_dtypes.float8_e4m3fn, ml_dtypes.bfloat16
+    M, N, K = 6009, 32, 47040  # FP8 splits K here, bf16 does not: the FP8 build's workspace
+    a, b, c = np.zeros((M, K), e4m3), np.zeros((N, K), e4m3), np.zeros((M, N), bf16)
+    args = hg.args_for(a, b, c, scale_a=0.5, scale_b=2.0)
+    assert args[3:5] == (0.5, 2.0)
+    assert args[5].size == hg.workspace(M, N, K, dtype="e4m3").size > 0
+    with pytest.raises(InputError, match="takes its per-tensor scales"):
+        hg.args_for(a, b, c)
+    x = np.zeros((64, 64), bf16)
+    with pytest.raises(InputError, match="a bf16 GEMM takes none"):
+        hg.args_for(x, x, x, scale_a=1.0, scale_b=1.0)

@@ -263,13 +263,17 @@ class GemmConfig:
         from this configuration (any shape)."""
         for f in _INT_FIELDS:  # (plain ints first: the time model validates a thousand configurations per choice)
             v = getattr(self, f)
-            if type(v) is not int and not (isinstance(v, Integral) and not isinstance(v, bool)) and not (
-                    f == "consumer_regs" and v is None):
-                raise InputError(f"{f}={v!r}: an integer" + (" (or None: the default)" if f == "consumer_regs" else ""))
+            if type(v) is not int and not (f == "consumer_regs" and v is None):
+                if not (isinstance(v, Integral) and not isinstance(v, bool)):
+                    raise InputError(f"{f}={v!r}: an integer"
+                                     + (" (or None: the default)" if f == "consumer_regs" else ""))
+                object.__setattr__(self, f, int(v))  # a numpy integer: held as the int it equals (names, JSON)
         for f in _BOOL_FIELDS:
             v = getattr(self, f)
-            if v is not True and v is not False and v not in (0, 1):
-                raise InputError(f"{f}={v!r}: True or False")
+            if v is not True and v is not False:
+                if v not in (0, 1):
+                    raise InputError(f"{f}={v!r}: True or False")
+                object.__setattr__(self, f, bool(v))  # 0, 1 or a numpy bool: held as the bool it equals
         if self.num_sms < 1:
             raise InputError(f"num_sms={self.num_sms}: the persistent grid's CTAs, at least 1 (132 on an H100/H200)")
         if self.l2_group < 1:
@@ -355,10 +359,8 @@ class GemmConfig:
         if self.cluster_size > 1 and self.num_sms < self.cluster_size:
             raise InputError(f"num_sms={self.num_sms} cannot hold one cluster of {self.cluster_size} CTAs: use "
                              f"num_sms >= {self.cluster_size} or a smaller cluster")
-        if not (isinstance(self.split_k, int) and 1 <= self.split_k <= MAX_SPLIT_K):
+        if not 1 <= self.split_k <= MAX_SPLIT_K:
             raise InputError(f"split_k={self.split_k!r}: use an integer in [1, {MAX_SPLIT_K}]")
-        if not isinstance(self.swap_ab, bool):
-            raise InputError(f"swap_ab={self.swap_ab!r}: use True (tile C.T = B @ A.T) or False")
         if self.swap_ab and self.epilogue == "staged":
             raise InputError("swap_ab=True stores the transposed tile directly or through TMA: use epilogue='direct' "
                              "or 'tma', or swap_ab=False")
@@ -490,6 +492,9 @@ def parse_config(text: str, **defaults) -> GemmConfig:
                          "GemmConfig)", param="config")
     text = text.strip()
     m = _NAME.fullmatch(text)
+    if not m and re.fullmatch(r"\d+x\d+x128_s\d+.*", text):
+        raise InputError(f"config {text!r} is an FP8 configuration's name (k-blocks of 128): pass dtype='e4m3' with it "
+                         "(bf16 names read BMxBNx64_...)", param="config")
     if not m:
         raise InputError(f"config {text!r}: write it as BMxBNx64_sSTAGES_cCONSUMERS[_pp][_tma|_stg][_clMxN][_skS[p][k][t]]"
                          "[_l2pN][_cpa][_swap][_np], "

@@ -1563,16 +1563,21 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
     argument (``exe(A, B, C, W)``; FP8: its sixth, after the scales), or None without split-K. ``like``: a torch
     tensor (the workspace is made on its device) or None (numpy). Size: :meth:`GemmConfig.workspace_elems` (4 bytes
     each), one fp32 partial tile per work item plus a counter per consumer thread and tile. Keep one per stream:
-    a launch leaves its counters zero for the next, and two launches at once must not share it.
+    a launch leaves its counters zero for the next, and two launches at once must not share it. The kernel takes
+    exactly this many elements (its parameter's shape), so a workspace serves one shape and configuration.
     Without a config, the one :func:`build` chooses (for ``M x N x padded_k(K)`` where K % 8 != 0); ``dtype="e4m3"``:
-    the FP8 build's (its choice, or a configuration's FP8 name), as ``build(..., dtype="e4m3")`` takes them."""
+    the FP8 build's (its choice, or a configuration's FP8 name), as ``build(..., dtype="e4m3")`` takes them;
+    ``num_sms`` as :func:`build` takes it. A configuration that cannot compute this shape is an InputError."""
     M, N, K = check_sizes(M, N, K)
     if operand(dtype)["scaled"]:
         import txlab.examples.gemm_fp8_config as gemm_fp8_config
 
-        config = gemm_fp8_config.resolve(M, N, padded_k(K, dtype), config, num_sms=num_sms)  # what build(..., dtype=) builds
+        # what build(..., dtype=) builds, checked against the shape
+        config = gemm_fp8_config.resolve(M, N, padded_k(K, dtype), config, num_sms=num_sms)
     else:
         config = as_config(config, getattr(config, "dtype", "bf16"))  # an FP8 configuration's workspace too
+        if config is not None:
+            config.check_shape(M, N, padded_k(K, getattr(config, "dtype", "bf16")))
     if config is None:
         config = tuned_config(M, N, padded_k(K), num_sms=num_sms)  # what build() chooses, for K % 8 != 0 too
     n = config.workspace_elems(M, N)
@@ -1587,14 +1592,25 @@ def workspace(M: int, N: int, K: int, config: GemmConfig | str | None = None, *,
     return np.zeros(n, np.float32)
 
 
-def args_for(A, B, C, config: GemmConfig | str | None = None) -> tuple:
+def args_for(A, B, C, config: GemmConfig | str | None = None, *, scale_a=None, scale_b=None,
+             num_sms: int = 132) -> tuple:
     """The kernel's arguments for ``A (M, K)``, ``B (N, K)``, ``C (M, N)``: ``(A, B, C)``, and a fresh
     :func:`workspace` after them for a split-K configuration (allocate once and reuse it in loops).
-    With K % 8 != 0 these are the arguments for :func:`build`'s Compiled, which pads A and B itself
-    (its ``kernel_args(...)`` are the padded ones its executable takes)."""
+    FP8 operands (float8 e4m3 A and B) need their per-tensor scales: ``(A, B, C, scale_a, scale_b)`` and the FP8
+    build's workspace after them. With K % 8 != 0 (FP8: 16) these are the arguments for :func:`build`'s Compiled,
+    which pads A and B itself (its ``kernel_args(...)`` are the padded ones its executable takes). ``num_sms``: as
+    :func:`build` took it."""
     (M, K), (N, _) = A.shape, B.shape
-    w = workspace(M, N, K, config, like=A)
-    return (A, B, C) if w is None else (A, B, C, w)
+    fp8 = "float8" in str(getattr(A, "dtype", ""))
+    if (scale_a is None or scale_b is None) if fp8 else (scale_a is not None or scale_b is not None):
+        from txlab.errors import InputError
+
+        raise InputError(f"A is {getattr(A, 'dtype', type(A).__name__)}: " + (
+            "an FP8 GEMM takes its per-tensor scales: args_for(A, B, C, scale_a=..., scale_b=...)" if fp8 else
+            "scale_a and scale_b are the FP8 GEMM's (float8 e4m3 A and B); a bf16 GEMM takes none"), param="scale_a")
+    w = workspace(M, N, K, config, like=A, dtype="e4m3" if fp8 else "bf16", num_sms=num_sms)
+    head = (A, B, C, scale_a, scale_b) if fp8 else (A, B, C)
+    return head if w is None else (*head, w)
 
 
 def record_timeline(A, B, C, config: GemmConfig | str | None = None):
