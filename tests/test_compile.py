@@ -369,7 +369,7 @@ def test_a_scalar_annotated_with_a_python_type_is_told_the_dtype_spelling(annota
     )
     with pytest.raises(txlab.CompileError) as info:
         run_cell(src, {}, arch="sm_90a")
-    assert f"n: {annotation}: annotate a scalar parameter with a TIRx dtype, e.g. n: Tx.int32" in info.value.hint
+    assert f"n: {annotation}: annotate a scalar parameter with a TIRx dtype, e.g. n: Tx.int32" in str(info.value)
 
 
 TILE_FALLBACK = """

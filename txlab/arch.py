@@ -162,10 +162,11 @@ def resolve_arch(arch: str | None) -> str:
     if not m or int(m.group(1)) not in _KNOWN_MAJORS:
         from txlab.errors import ArchError
 
-        raise ArchError(
-            f"arch {arch!r} is not a CUDA arch: write it like 'sm_90a', 'sm_100a' or 'sm_80' "
-            f"(supported: {', '.join(supported_archs())})"
+        guess = re.sub(r"^(?:sm|compute)_?(?=\d)", "sm_", arch)  # sm90a, compute_90a (nvcc's PTX spelling)
+        fix = (
+            f"did you mean {guess!r}?" if guess in supported_archs() else "write it like 'sm_90a', 'sm_100a' or 'sm_80'"
         )
+        raise ArchError(f"arch {arch!r} is not a CUDA arch: {fix} (supported: {', '.join(supported_archs())})")
     if arch not in supported_archs():
         from txlab.errors import ArchError
 

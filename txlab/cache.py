@@ -62,11 +62,42 @@ def forget_warnings() -> None:
 def cache_root() -> Path:
     """txlab's cache directory: ``$TXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/txlab``, else
     ``~/.cache/txlab``. Compiled kernels live under ``compile-v<FORMAT>``; other caches (the
-    scheduler sources) in their own subdirectories."""
-    return Path(
-        os.environ.get("TXLAB_CACHE_DIR")
-        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "txlab")
+    scheduler sources) in their own subdirectories. A ``~`` in either variable (common in ``.env`` files and
+    ``kernel.json`` env blocks, where no shell expands it) is the home directory, and a relative path is taken
+    from the current directory once, as an absolute path (a notebook that changes directory keeps its cache)."""
+    raw = os.environ.get("TXLAB_CACHE_DIR", "").strip() or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", "").strip() or "~/.cache", "txlab"
     )
+    path = os.path.expanduser(raw)
+    if os.path.isabs(path):
+        return Path(os.path.normpath(path))
+    with _warn_lock:
+        if raw not in _RELATIVE_ROOTS:
+            _RELATIVE_ROOTS[raw] = Path(os.path.abspath(path))
+        return _RELATIVE_ROOTS[raw]
+
+
+#: a relative cache directory as first resolved (the current directory then), by the variable's value
+_RELATIVE_ROOTS: dict[str, Path] = {}
+
+
+def usage() -> dict:
+    """What the cache holds now, without creating it: ``{"path", "exists", "entries"`` (compiled kernels),
+    ``"bytes"`` (every file under the cache directory)``}``. ``txlab.cache.clear()`` deletes the compiled
+    kernels; nothing is evicted on its own."""
+    root = cache_root()
+    total, entries = 0, 0
+    if root.is_dir():
+        for folder, _, files in os.walk(root):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(folder, name)).st_size
+                except OSError:
+                    continue
+        compiled = root / f"compile-v{FORMAT}"
+        if compiled.is_dir():
+            entries = sum(1 for p in compiled.glob("*/*") if p.is_dir() and not p.name.startswith("."))
+    return {"path": str(root), "exists": root.is_dir(), "entries": entries, "bytes": total}
 
 
 def cache_dir() -> Path:

@@ -60,8 +60,9 @@ def _compile_file(args) -> int:
         print(f"txlab compile: {args.file} is empty: nothing to compile", file=sys.stderr)
         return 1
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # notices and progress: stdout carries only what --emit asks
-            results = run_cell(source, {}, arch=args.arch)
+        with contextlib.redirect_stdout(sys.stderr), _as_module(args.file) as names:
+            # (notices and progress: stdout carries only what --emit asks)
+            results = run_cell(source, names, arch=args.arch)
     except TxlabError as exc:
         if str(getattr(exc, "filename", None) or "").startswith("<tirx-cell"):  # the file's text, run as a cell
             exc.filename = args.file
@@ -89,6 +90,33 @@ def _compile_file(args) -> int:
             elif what in ("cuda", "ptx", "sass"):
                 print({"cuda": c.cuda_source, "ptx": c.ptx, "sass": c.sass}[what])
     return 0
+
+
+@contextlib.contextmanager
+def _as_module(file: str):
+    """The names a file starts with when ``txlab compile`` runs it, as ``python FILE.py`` would have them, less
+    ``__main__``: its directory first on ``sys.path`` (a sibling module imports), ``__file__``, and ``__name__``
+    the file's module name (so an ``if __name__ == "__main__":`` block does not run), registered in
+    ``sys.modules`` while the file runs (TVMScript looks an ``@I.ir_module`` class's module up there)."""
+    import types
+
+    path = os.path.abspath(file)
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = stem if stem.isidentifier() and stem not in sys.modules else "__txlab_compile__"
+    sys.path.insert(0, folder)
+    registered = name not in sys.modules
+    if registered:
+        sys.modules[name] = types.ModuleType(name)  # (no __file__: TVMScript reads the source the cell registered)
+    try:
+        yield {"__name__": name, "__file__": path}
+    finally:
+        if registered:
+            sys.modules.pop(name, None)
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
 
 
 def run(argv=None) -> int:

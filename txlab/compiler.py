@@ -343,6 +343,9 @@ def compile(  # noqa: A001 - txlab.compile is the public name
         mod, entry = ir.as_module(kernel, name)
     except ir.AmbiguousEntry as exc:
         raise InputError(str(exc)) from None
+    bad_name = diagnose.kernel_name_error(mod)  # (nvcc would refuse it, at a line of the generated CUDA)
+    if bad_name is not None:
+        raise bad_name
     arch = resolve_arch(arch)
     script = mod.script()
     key = cache.make_key(

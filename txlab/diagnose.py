@@ -441,3 +441,38 @@ def launchability(compiled) -> list[str]:
                     f"{max(16, lim['regs_per_sm'] // (warps * 32) // 8 * 8)})"
                 )
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+def kernel_name_error(mod):
+    """A :class:`txlab.CompileError` at the ``def`` line of a function whose name is not ASCII (nvcc refuses the
+    ``__global__`` function TVM names after it: "Universal character is not allowed in device entity name", on a
+    line of the generated CUDA), or None. Parameter and local names may be any Python identifier."""
+    import unicodedata
+
+    from txlab.errors import CompileError
+
+    names = []
+    for gv, func in mod.functions_items():
+        attrs = getattr(func, "attrs", None)
+        symbol = attrs.get("global_symbol") if attrs is not None else None
+        names += [n for n in (gv.name_hint, str(symbol) if symbol is not None else None) if n and not n.isascii()]
+    if not names:
+        return None
+    name = names[0]
+    user_file = ir.user_file_of(mod)
+    src_lines = linecache.getlines(user_file) if user_file else []
+    pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
+    line = next((i for i, text in enumerate(src_lines, 1) if pattern.match(text)), None)
+    plain = re.sub(r"\W", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
+    hint = f"e.g. def {plain}(...)" if plain.isidentifier() and plain.strip("_") else "give the function an ASCII name"
+    return CompileError(
+        "parse",
+        f"CUDA kernel names must be ASCII: rename {name!r} (nvcc refuses a non-ASCII __global__ function name; "
+        "parameters and local variables may keep theirs)",
+        lineno=line,
+        source_line=src_lines[line - 1].rstrip("\n") if line else None,
+        filename=user_file if line else None,
+        hint=hint,
+        kernel=name,
+    )

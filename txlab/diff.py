@@ -332,8 +332,20 @@ def _span(lines, line) -> str:
 
 
 def compile_diff(a, b) -> CompileDiff:
-    """:class:`CompileDiff` of two Compiled (what ``txlab.compare(a, b)`` returns for them)."""
+    """:class:`CompileDiff` of two Compiled (what ``txlab.compare(a, b)`` returns for them). Two entries of one
+    build (``txlab.compile(mod, name=...)`` of a module of several kernels, each holding the whole module) are
+    refused: their SASS is the same by construction, whatever the kernels do."""
     from txlab import sass
+
+    if a.name != b.name and a.cubin == b.cubin and len(a.kernels) > 1:
+        from txlab.errors import InputError
+
+        raise InputError(
+            f"txlab.compare: {a.name} and {b.name} are two entries of one build (the same cubin, holding the kernels "
+            f"{', '.join(a.kernels)}), so their SASS is the same whatever the kernels do. Build each kernel on its "
+            f"own: a %%tirx cell does (Mod.{a.name} and Mod.{b.name} of an @I.ir_module cell are separate builds), or "
+            f"txlab.compile(tvm.IRModule({{{a.name!r}: mod[{a.name!r}]}}), name={a.name!r})"
+        )
 
     ia = [i for i in sass.instructions(a) if not i.padding]
     ib = [i for i in sass.instructions(b) if not i.padding]

@@ -71,6 +71,10 @@ def report() -> dict:
         reader = True
     except Exception:  # noqa: BLE001 - ProfilerError, or a reader that fails to load
         reader = False
+    from txlab import cache
+    from txlab.sanitizer.tools import find_sanitizer
+
+    sanitizer = find_sanitizer()
     features = {
         "compile to CUDA C": True,
         "PTX/cubin (nvcc+ptxas)": ptx_ok,
@@ -80,6 +84,7 @@ def report() -> dict:
         "scheduler traces on the CPU": True,
         "IKET in-kernel profiling": iket_ok and gpu.available,
         "Nsight Compute profiling (txlab.profile)": bool(ncu_path) and gpu.available and counters_ok is not False,
+        "compute-sanitizer (txlab.sanitize)": bool(sanitizer) and gpu.available,
         "reading saved profiles / .ncu-rep (ncu_report)": reader,
     }
     return {
@@ -107,6 +112,8 @@ def report() -> dict:
             "counters_permitted": counters_ok,
             "counters": counters_msg,
         },
+        "compute_sanitizer": {"path": sanitizer},
+        "cache": cache.usage(),
         "features": features,
     }
 
@@ -139,6 +146,18 @@ def format_report(r: dict) -> str:
     n = r.get("ncu") or {}
     lines.append(f"ncu           {n.get('version') or '-':<12}{n.get('path') or 'not found'}")
     lines.append(f"GPU counters  {n.get('counters') or '-'}")
+    if "compute_sanitizer" in r:
+        path = r["compute_sanitizer"].get("path")
+        lines.append(
+            f"sanitizer     {path or 'not found: txlab.sanitize needs compute-sanitizer (the CUDA toolkit, or pip install nvidia-cuda-sanitizer-api)'}"
+        )
+    if "cache" in r:
+        c = r["cache"]
+        if c.get("exists"):
+            size = f"{c['bytes'] / 2**20:.1f} MiB, {c['entries']} compiled kernel(s)"
+            lines.append(f"cache         {c['path']}  ({size}; never evicted: txlab.cache.clear() empties it)")
+        else:
+            lines.append(f"cache         {c['path']}  (empty; TXLAB_CACHE_DIR moves it)")
     lines.append("")
     for feat, ok in r["features"].items():
         lines.append(f"  [{'x' if ok else ' '}] {feat}")

@@ -262,6 +262,50 @@ def _count_views(nb) -> int:
     )
 
 
+def read_notebook(notebook):
+    """The notebook at path ``notebook`` (an ``nbformat`` NotebookNode, version 4), or an :class:`ExportError` of
+    one line for a file that is not one: unreadable, not UTF-8 JSON, or JSON that is no Jupyter notebook (``{}``,
+    a list, a notebook whose ``cells`` are not a list: nbformat's own errors would be a jsonschema traceback)."""
+    import json
+
+    import nbformat
+
+    from txlab.files import FileReadError, read_bytes_capped, resolve_path
+
+    path = resolve_path(notebook, "notebook")
+    try:
+        text = read_bytes_capped(path, MAX_NOTEBOOK_BYTES, "notebook").decode("utf-8")
+        data = json.loads(text)
+    except FileReadError as exc:
+        raise ExportError(str(exc)) from None
+    except (UnicodeDecodeError, ValueError) as exc:  # (JSONDecodeError is a ValueError)
+        raise ExportError(f"{notebook!s} is not a notebook (JSON .ipynb): {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("nbformat"), int):
+        what = f"a JSON {type(data).__name__}" if not isinstance(data, dict) else "JSON without an 'nbformat' number"
+        raise ExportError(
+            f"{notebook!s} is {what}, not a Jupyter notebook (a .ipynb file is a JSON object with 'nbformat', "
+            "'metadata' and 'cells')"
+        )
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises jsonschema's ValidationError, KeyError, TypeError, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ExportError(f"{notebook!s} is not a Jupyter notebook nbformat can read: {first}") from None
+    cells = nb.get("cells")
+    if not isinstance(nb.get("metadata"), dict) or not isinstance(cells, list):
+        raise ExportError(
+            f"{notebook!s} is not a Jupyter notebook: its 'cells' must be a list and 'metadata' an object"
+        )
+    bad = next(
+        (i for i, c in enumerate(cells) if not isinstance(c, dict) or not isinstance(c.get("cell_type"), str)), None
+    )
+    if bad is not None:
+        raise ExportError(
+            f"{notebook!s} is not a Jupyter notebook: cell {bad} is not a cell (an object with 'cell_type')"
+        )
+    return nb
+
+
 def export_html(
     notebook, out_html, *, title: str | None = None, theme: str = "light", trusted: bool = False
 ) -> ExportedHTML:
@@ -277,23 +321,14 @@ def export_html(
     ``trusted=True`` keeps its scripts, for a notebook you vouch for.
     """
     import jinja2
-    import nbformat
     from nbconvert import HTMLExporter
 
-    from txlab.files import FileReadError, read_bytes_capped, resolve_path
+    from txlab.files import resolve_path
 
     if not isinstance(trusted, bool):
         raise ExportError(f"trusted must be True or False, not {trusted!r}")
     if isinstance(notebook, (str, Path)):
-        path = resolve_path(notebook, "notebook")
-        name = path.stem
-        try:
-            raw = read_bytes_capped(path, MAX_NOTEBOOK_BYTES, "notebook")
-            nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
-        except FileReadError as exc:
-            raise ExportError(str(exc)) from None
-        except (UnicodeDecodeError, ValueError) as exc:  # nbformat's NotJSONError is a ValueError
-            raise ExportError(f"{notebook!s} is not a notebook (JSON .ipynb): {exc}") from None
+        nb, name = read_notebook(notebook), resolve_path(notebook, "notebook").stem
     else:
         nb, name = notebook, "notebook"
     dropped: list[str] = []

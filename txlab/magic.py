@@ -137,6 +137,15 @@ def parse_magic_line(line: str):
             close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
             if close:
                 raise MagicArgumentError(f"%%tirx: unknown option {flag}; did you mean {close[0]}? {_usage(parser)}")
+    takes_value = {o for a in parser._actions if a.nargs is None and a.option_strings for o in a.option_strings}
+    for w, value in zip(words, words[1:]):
+        if w in takes_value and value.startswith("-") and " " not in value and not re.match(r"-[\d.]+$", value):
+            # argparse reads such a value as an option ("expected one argument")
+            more = f" (repeat {w}=... for more)" if w == "--nvcc-flag" else ""
+            raise MagicArgumentError(
+                f"%%tirx: {w} {value}: a value that starts with '-' is written with '=': {w}={value}{more}. "
+                f"{_usage(parser)}"
+            )
     args = parser.parse_args(words)
     for opt in ("emulate", "sanitize"):  # (an empty --profile profiles a kernel that takes no arguments)
         value = getattr(args, opt)
@@ -389,6 +398,22 @@ def _did_you_mean(cause, source_line: str | None) -> str | None:
     return "did you mean " + " or ".join(f"{prefix}{c}" for c in close) + "?"
 
 
+#: TVM's words that name its internals (an FFI signature, a C++ check), not the user's mistake
+_TVM_INTERNALS = re.compile(
+    r"InternalError|Check failed|Mismatched type on argument|Expected `|ffi\.|PointerType does not"
+)
+
+
+def _mistake_fix(message: str, source_line: str | None, source: str) -> str | None:
+    """What a first-hour mistake TVM reports in its own terms is, and its fix (a misspelt dtype, an extent given as
+    an int, a Python type as an annotation, a handle indexed as a buffer, ...), or None."""
+    return (
+        _annotation_hint(message, source_line)
+        or _mistake_hint(message, source_line)
+        or _buffer_hint(message, source_line, source)
+    )
+
+
 def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError:
     lines = source.splitlines()
     if isinstance(exc, SyntaxError):
@@ -413,17 +438,15 @@ def _parse_error(exc: BaseException, filename: str, source: str) -> CompileError
         hint = None
         if msg.startswith("Program is not well-formed"):
             msg, ln, hint = _not_well_formed(exc, lines, ln)
-        err = CompileError(
-            "parse", msg, lineno=ln, filename=filename, source_line=lines[ln - 1] if ln <= len(lines) else None
-        )
-        err.hint = (
-            hint
-            or _did_you_mean(cause, err.source_line)
-            or _annotation_hint(msg, err.source_line)
-            or _mistake_hint(msg, err.source_line)
-            or _buffer_hint(msg, err.source_line, source)
-            or err.hint
-        )
+        source_line = lines[ln - 1] if ln <= len(lines) else None
+        err = CompileError("parse", msg, lineno=ln, filename=filename, source_line=source_line)
+        fix = _mistake_fix(msg, source_line, source)
+        if hint is None and fix is not None and _TVM_INTERNALS.search(msg):
+            # TVM's text names an FFI signature or a C++ check, not the mistake: the fix is the message, and
+            # TVM's own words stay in ``detail``
+            err.message, err.detail, err.hint = fix, msg, None
+        else:
+            err.hint = hint or _did_you_mean(cause, source_line) or fix or err.hint
         err.args = (err._text(),)  # str(err) (a terminal, a log) carries the hint too
         return err
     # A Python error while executing the cell (outside TVMScript): find the cell's frame.
@@ -514,6 +537,7 @@ def _memo_key(source: str, code, user_ns: dict, arch, use_cache: bool, options=N
 def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options) -> dict:
     """Execute a %%tirx cell's source; compile each prim_func it defines. Returns {name: Compiled}
     and updates ``user_ns`` with everything the cell defined."""
+    __tracebackhide__ = True  # IPython shows the cell's own frames, not these
     import dataclasses
 
     import tvm
@@ -536,8 +560,12 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
             for name, v in _MEMO[key].items()
         }
         user_ns.update(bound)
+        _remember_bound(user_ns, bound)
         return {name: v for name, v in bound.items() if isinstance(v, Compiled)}
     glb = tirx_namespace()
+    from tvm.script import ir as I  # noqa: N812 - TVMScript's own spelling, as the script tab prints it
+
+    glb["I"] = I  # (@I.ir_module, as T and Tx; the notebook's own names win)
     glb.update(user_ns)
     before = dict(glb)
     try:
@@ -555,16 +583,20 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
     sets = {}
     for name, value in new.items():
         funcs = ir.kernel_names(value) if isinstance(value, tvm.IRModule) else []
-        if len(funcs) > 1:  # a module of several kernels: each compiled by its own name, bound as a set
-            each = {f: tx_compile(value, arch=arch, name=f, use_cache=use_cache, **options) for f in funcs}
+        if len(funcs) > 1:  # a module of several kernels: each compiled on its own (with what it calls), as a set
+            each = {
+                f: tx_compile(entry_module(value, f), arch=arch, name=f, use_cache=use_cache, **options)
+                for f in entry_kernels(value)
+            }
             compiled.update({f"{name}.{f}": c for f, c in each.items()})
-            sets[name] = KernelSet(name, each)
+            sets[name] = KernelSet(name, each, module=value)
         elif isinstance(value, (tvm.tirx.PrimFunc, tvm.IRModule)):
             compiled[name] = tx_compile(value, arch=arch, name=name, use_cache=use_cache, **options)
     bound = {
         name: sets.get(name) or compiled.get(name, value) for name, value in new.items() if not name.startswith("__")
     }
     user_ns.update(bound)
+    _remember_bound(user_ns, bound)
     if key is not None:
         _MEMO[key] = bound
         while len(_MEMO) > _MEMO_SIZE:
@@ -572,18 +604,112 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
     return compiled
 
 
+def _callees(func) -> set:
+    """Names of the module functions ``func`` refers to (calls through a GlobalVar)."""
+    import tvm
+
+    return {node.name_hint for node in ir.walk(func) if isinstance(node, tvm.ir.GlobalVar)}
+
+
+def entry_kernels(mod) -> list:
+    """The kernels of IRModule ``mod`` a caller launches: its PrimFuncs, less those another function of the module
+    calls (a ``@T.prim_func(private=True)`` helper), in the module's order."""
+    funcs = ir.kernel_names(mod)
+    called = set()
+    for gv, func in mod.functions_items():
+        called |= _callees(func) - {gv.name_hint}
+    return [f for f in funcs if f not in called] or funcs
+
+
+def entry_module(mod, entry: str):
+    """IRModule ``mod`` cut to its function ``entry`` and what that calls, directly or not: one kernel of an
+    ``@I.ir_module`` built on its own, so its build (resources, launch, SASS) holds that kernel only."""
+    import tvm
+
+    by_name = {gv.name_hint: (gv, func) for gv, func in mod.functions_items()}
+    keep, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in by_name:
+            continue
+        keep.add(name)
+        todo.extend(_callees(by_name[name][1]))
+    if len(keep) == len(by_name):
+        return mod
+    kept = {gv: func for name, (gv, func) in by_name.items() if name in keep}
+    return tvm.IRModule(kept, attrs=mod.attrs, global_infos=getattr(mod, "global_infos", None))
+
+
+# (id of a notebook namespace, name) -> (id of the Compiled or KernelSet bound there, when it was compiled)
+_BOUND_AT: dict = {}
+
+
+def _remember_bound(user_ns: dict, bound: dict) -> None:
+    stamp = time.strftime("%H:%M:%S")
+    for name, value in bound.items():
+        if _is_kernel(value):
+            _BOUND_AT[(id(user_ns), name)] = (id(value), stamp)
+
+
+def _is_kernel(value) -> bool:
+    return isinstance(value, KernelSet) or type(value).__name__ == "Compiled"
+
+
+def _cell_definitions(source: str) -> list:
+    """The names a cell's top-level ``def`` / ``class`` statements bind (also for a cell that does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return re.findall(r"^(?:def|class)\s+(\w+)", source, re.M)
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def stale_kernels_note(source: str, user_ns: dict) -> str | None:
+    """For a ``%%tirx`` cell that failed: which of its kernels the notebook still holds from an earlier run (calls,
+    ``txlab.check`` and ``txlab.bench`` run that build until the cell compiles), or None."""
+    held = []
+    for name in dict.fromkeys(_cell_definitions(source)):
+        value = user_ns.get(name)
+        if not _is_kernel(value):
+            continue
+        seen = _BOUND_AT.get((id(user_ns), name))
+        when = f"compiled at {seen[1]}" if seen is not None and seen[0] == id(value) else "compiled earlier"
+        held.append(f"{name} still holds the version {when}")
+    if not held:
+        return None
+    return (
+        "; ".join(held)
+        + ": calls, txlab.check and txlab.bench run that version until this cell compiles (nothing was rebound)"
+    )
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """Put ``note`` on the error of a failed cell: in its text (a terminal, a log) and, for a txlab error, where
+    the notebook's error box shows it (``txlab_note``)."""
+    if isinstance(exc, TxlabError):
+        exc.txlab_note = note
+        exc.args = (f"{exc}\n{note}",)
+    else:
+        exc.add_note(note)
+
+
 class KernelSet(dict):
     """What a cell binds for an ``@I.ir_module`` of several kernels: ``{function name: Compiled}``, each also an
-    attribute (``Mod.first(a, b)``, ``Mod["second"]``); calling the set itself says to pick one."""
+    attribute (``Mod.first(a, b)``, ``Mod["second"]``); calling the set itself says to pick one. Each kernel is
+    built on its own (with the functions it calls: :func:`entry_module`), so its resources, launch and SASS are
+    its own; a ``private=True`` helper another kernel calls is not one of the set."""
 
-    def __init__(self, name: str, kernels: dict):
+    def __init__(self, name: str, kernels: dict, module=None):
         super().__init__(kernels)
         self.name = name
+        self._module = module
 
     @property
     def ir_module(self):
-        """The module (what txlab.compile, txlab.check and the emulator read: they ask which kernel)."""
-        return next(iter(self.values())).ir_module
+        """The whole module (what txlab.compile, txlab.check and the emulator read: they ask which kernel)."""
+        return self._module if self._module is not None else next(iter(self.values())).ir_module
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
@@ -605,26 +731,77 @@ class KernelSet(dict):
         return f"KernelSet({self.name}: {', '.join(f'{k}={v.name}' for k, v in self.items())})"
 
 
+def is_tvm_diagnostic(exc: BaseException) -> bool:
+    """A TVMScript parse error as it reaches a notebook cell (``tvm.error.DiagnosticError``), told by name: TVM is
+    imported lazily, so its class may not exist yet when the extension loads."""
+    return any(c.__name__ == "DiagnosticError" and c.__module__.startswith("tvm") for c in type(exc).__mro__)
+
+
+def diagnostic_text(exc: BaseException) -> str:
+    """A TVMScript diagnostic as a cell shows it: TVM's own text (the message, the file, line and column, the line
+    marked) without the ~200 lines of the parser's chained traceback, then txlab's hint where it has one (a
+    misspelt API name or dtype, an extent given as an int, ...), as ``%%tirx`` gives it."""
+    import linecache
+
+    text = f"{type(exc).__name__}: {exc}"
+    m = TVM_LOCATION_RE.search(str(exc))
+    if m is None:
+        return text
+    filename = m.group("file")
+    source = "".join(linecache.getlines(filename))
+    if not source:
+        return text
+    try:
+        err = _parse_error(exc, filename, source)
+    except Exception:  # noqa: BLE001 - a hint is best effort; TVM's text is shown anyway
+        return text
+    hint = err.hint or (err.message if err.detail else None)  # (a fix that became the message: TVM said internals)
+    return text + (f"\nhint: {hint}" if hint else "")
+
+
 def register(ipython) -> None:
     from IPython.core.magic import register_cell_magic
     from IPython.display import HTML, display
 
     def show_compile_error(shell, etype, evalue, tb, tb_offset=None):
-        # A txlab error is its message, not a traceback: the HTML summary for the notebook, and an
-        # error output whose "traceback" is that message alone, so Run All stops here and
-        # nbval / nbconvert --execute see the failure like any other error.
+        # A txlab error is its message, not a traceback: the HTML summary for the notebook (its plain text for a
+        # terminal), and an error output of one line, so Run All stops here and nbval / nbconvert --execute see
+        # the failure like any other error, without the message twice.
+        import html
+
         from txlab.display import html_of
 
         shown = html_of(evalue)
-        if shown is not None:
-            display(HTML(shown))
-        shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
+        if shown is None:
+            shell._showtraceback(etype, evalue, [f"{etype.__name__}: {evalue}"])
+            return None
+        note = getattr(evalue, "txlab_note", None)
+        if note:
+            shown += f'<div class="txlab-warn">{html.escape(note)}</div>'
+        display({"text/html": shown, "text/plain": f"{etype.__name__}: {evalue}"}, raw=True)
+        first = str(evalue).splitlines()[0] if str(evalue) else ""
+        shell._showtraceback(etype, evalue, [f"{etype.__name__}: {first} (details above)"])
         return None
 
-    ipython.set_custom_exc((TxlabError,), show_compile_error)
+    def show_error(shell, etype, evalue, tb, tb_offset=None):
+        if isinstance(evalue, TxlabError) or is_tvm_diagnostic(evalue):
+            import sys
+
+            sys.last_type, sys.last_value, sys.last_traceback = etype, evalue, tb  # (%debug, as IPython keeps them)
+        if isinstance(evalue, TxlabError):
+            return show_compile_error(shell, etype, evalue, tb, tb_offset)
+        if is_tvm_diagnostic(evalue):  # a TVMScript error in a plain cell: the diagnostic, not the parser's frames
+            shell._showtraceback(etype, evalue, [diagnostic_text(evalue)])
+            return None
+        shell.showtraceback((etype, evalue, tb), tb_offset=tb_offset)  # anything else: as IPython shows it
+        return None
+
+    # (DiagnosticError is a RuntimeError; its class is looked up by name because TVM is imported lazily)
+    ipython.set_custom_exc((TxlabError, RuntimeError), show_error)
 
     @register_cell_magic("tirx")
     def tirx(line, cell):
+        __tracebackhide__ = True  # IPython shows the cell's own frames, not the magic's
         try:
             args = parse_magic_line(line)
         except MagicHelp as h:
@@ -634,15 +811,21 @@ def register(ipython) -> None:
         bad = [s for s in show if s not in SHOW_CHOICES]
         if bad:
             raise MagicArgumentError(f"%%tirx: unknown --show value(s) {bad}; choose from {','.join(SHOW_CHOICES)}")
-        results = run_cell(
-            cell,
-            ipython.user_ns,
-            arch=args.arch,
-            use_cache=not args.no_cache,
-            fast_math=args.fast_math,
-            maxrregcount=args.maxrregcount,
-            nvcc_flags=args.nvcc_flags,
-        )
+        try:
+            results = run_cell(
+                cell,
+                ipython.user_ns,
+                arch=args.arch,
+                use_cache=not args.no_cache,
+                fast_math=args.fast_math,
+                maxrregcount=args.maxrregcount,
+                nvcc_flags=args.nvcc_flags,
+            )
+        except Exception as exc:
+            note = stale_kernels_note(cell, ipython.user_ns)
+            if note:
+                _add_note(exc, note)
+            raise
         if not results:
             print(f"%%tirx: the cell defined no @{ir.tirx_alias(cell)}.prim_func (nothing compiled)")
             return
@@ -688,6 +871,18 @@ def register(ipython) -> None:
             display(r)
 
     from IPython.core.magic import register_line_magic
+
+    @register_line_magic("tirx")
+    def tirx_line(line):
+        """``%tirx --help``: the options of the ``%%tirx`` cell magic (``%%tirx`` itself needs a cell body)."""
+        words = line.split()
+        if not words or "--help" in words or "-h" in words:
+            print(_parser().format_help())
+            return
+        raise MagicArgumentError(
+            f"%%tirx is a cell magic: put '%%tirx {line.strip()}' on the first line of a cell, with the kernel "
+            "below it (%tirx --help lists the options)"
+        )
 
     @register_line_magic("tirx_help")
     def tirx_help(line):

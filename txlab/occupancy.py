@@ -4,6 +4,7 @@ stops the next one, and the what-if sweeps of a CUDA occupancy calculator.
     occ = txlab.occupancy_of(compiled, arch="sm_90a")
     occ.blocks_per_sm, occ.occupancy, occ.limiter      # 2, 0.375, ['registers']
     occ.what_if()["registers"]                         # rows: registers/thread -> CTAs/SM
+    occ.what_if(registers=128)                         # one Occupancy: this kernel at 128 registers/thread
     txlab.occupancy.calculate("sm_80", threads=256, registers=64, smem_bytes=48 * 1024)
 
 The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``, shipped with the
@@ -140,19 +141,48 @@ class Occupancy:
             return None  # another limit (threads, CTA slots) stops it too
         return f"{want} CTAs/SM need " + " and ".join(needs) + "."
 
-    def what_if(self, *, registers=None, smem_bytes=None, threads=None) -> dict:
-        """The occupancy calculator's three sweeps, each varying one resource and keeping the
-        others: ``{"registers": [...], "smem_bytes": [...], "threads": [...]}``, rows
-        ``{value, blocks_per_sm, warps_per_sm, occupancy, limiter}``."""
+    def what_if(self, *, registers=None, smem_bytes=None, threads=None):
+        """This kernel's occupancy with other resources, keeping the ones not given.
+
+        Each argument is a number or a list of numbers (registers per thread, shared memory bytes per CTA,
+        threads per CTA). Numbers only: the :class:`Occupancy` with them (``o.what_if(registers=128)``; two or
+        three numbers change them together). With a list: the occupancy calculator's three sweeps, each varying
+        one resource over its list (the others over their whole range) with the numbers given kept:
+        ``{"registers": [...], "smem_bytes": [...], "threads": [...]}``, rows
+        ``{value, blocks_per_sm, warps_per_sm, occupancy, limiter}``; ``what_if()`` sweeps all three.
+        A value outside what the arch allows (registers 1 to 255, threads 1 to 1024, shared memory from 0) is an
+        :class:`txlab.errors.InputError`."""
         lim = ARCHS[self.arch.rstrip("af")]
-        regs = registers or list(range(8, lim.max_regs_per_thread + 1, 8)) + [lim.max_regs_per_thread]
-        smem = smem_bytes or list(range(0, lim.max_smem_per_cta_optin + 1, 4 * _KIB))
-        thr = threads or list(range(WARP, lim.max_threads_per_cta + 1, WARP))
+        bounds = {
+            "registers": (1, lim.max_regs_per_thread, "registers per thread"),
+            "smem_bytes": (0, None, "bytes of shared memory per CTA"),
+            "threads": (1, lim.max_threads_per_cta, "threads per CTA"),
+        }
+        given = {"registers": registers, "smem_bytes": smem_bytes, "threads": threads}
+        fixed, swept = {}, {}
+        for name, value in given.items():
+            if value is None:
+                continue
+            scalar = not isinstance(value, (list, tuple, range, set, frozenset))
+            values = [value] if scalar else list(value)
+            if not values:
+                from txlab.errors import InputError
+
+                raise InputError(f"what_if({name}=...): an empty list; give a number or a list of numbers", param=name)
+            for v in values:
+                _check_what_if(name, v, *bounds[name], self.arch)
+            (fixed if scalar else swept)[name] = value if scalar else values
+        base = {"threads": self.threads, "registers": self.registers, "smem_bytes": self.smem_bytes, **fixed}
+        if fixed and not swept:
+            return calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **base)
+        ranges = {
+            "registers": list(range(8, lim.max_regs_per_thread + 1, 8)) + [lim.max_regs_per_thread],
+            "smem_bytes": list(range(0, lim.max_smem_per_cta_optin + 1, 4 * _KIB)),
+            "threads": list(range(WARP, lim.max_threads_per_cta + 1, WARP)),
+        }
 
         def row(**kw):
-            base = dict(threads=self.threads, registers=self.registers, smem_bytes=self.smem_bytes)
-            base.update(kw)
-            o = calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **base)
+            o = calculate(self.arch, carveout=self.carveout, kernel=self.kernel, **{**base, **kw})
             return {
                 "value": next(iter(kw.values())),
                 "blocks_per_sm": o.blocks_per_sm,
@@ -161,11 +191,11 @@ class Occupancy:
                 "limiter": o.limiter,
             }
 
-        return {
-            "registers": [row(registers=r) for r in sorted(set(regs))],
-            "smem_bytes": [row(smem_bytes=s) for s in sorted(set(smem))],
-            "threads": [row(threads=t) for t in sorted(set(thr))],
-        }
+        out = {}
+        for name in ("registers", "smem_bytes", "threads"):
+            values = swept.get(name) or ([fixed[name]] if name in fixed else ranges[name])
+            out[name] = [row(**{name: v}) for v in sorted(set(values))]
+        return out
 
     def plot(self):
         """The calculator's three graphs: occupancy against registers, shared memory and block
@@ -199,6 +229,17 @@ class Occupancy:
 
     def __repr__(self):
         return f"<Occupancy {self.summary()}>"
+
+
+def _check_what_if(name: str, value, low: int, high: int | None, what: str, arch: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        from txlab.errors import InputError
+
+        span = f"{low} to {high}" if high is not None else f"{low} or more"
+        raise InputError(
+            f"what_if({name}={value!r}): {what} on {arch} is a whole number from {span} (or a list of them)",
+            param=name,
+        )
 
 
 def calculate(
@@ -323,7 +364,7 @@ def driver_blocks_per_sm(compiled, kernel: str | None = None, *, dynamic_smem_by
 
     require_gpu(
         "asking the driver for occupancy",
-        alternative="without one, txlab.occupancy.occupancy(kernel) computes it from the CUDA "
+        alternative="without one, txlab.occupancy_of(kernel) computes it from the CUDA "
         "occupancy rules (no GPU needed).",
     )
     from txlab.hooks import as_compiled

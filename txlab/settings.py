@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass, field
 
 from txlab.errors import SettingError
@@ -42,6 +44,37 @@ def _from_env(var: str, allowed: tuple, default):
     return value
 
 
+#: how an arch is spelt (sm_<major><minor>, 'a' arch-specific or 'f' family): which of them the toolchain
+#: targets is told at compile time (txlab.arch, a layer above this one)
+_ARCH_SPELLING = re.compile(r"^sm_\d{2,3}[af]?$")
+
+
+def _arch_setting(value) -> str:
+    """``txlab.config.default_arch`` as compiles read it ('SM_90A', '90a' -> 'sm_90a'); a value that is no CUDA
+    arch is refused when set, not at the next compile."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text is not None and text.isdigit():
+        text = f"sm_{text}"  # (as txlab.compile reads arch='90')
+    if text is not None and _ARCH_SPELLING.match(text):
+        return text
+    guess = re.sub(r"^(?:sm|compute)_?(?=\d)", "sm_", text or "")
+    mean = f"; did you mean {guess!r}?" if _ARCH_SPELLING.match(guess) else ""
+    raise SettingError(
+        f"txlab.config.default_arch must be a CUDA arch such as 'sm_90a', 'sm_100a' or 'sm_80' (the arch kernels "
+        f"are compiled for when no GPU is here and none is named), not {value!r}{mean}"
+    )
+
+
+def _timeout_setting(value) -> float:
+    """``txlab.config.timeout_s``: a positive, finite number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise SettingError(
+            f"txlab.config.timeout_s is the seconds an isolated GPU run may take: a positive number such as 10 or "
+            f"30.0, not {value!r}"
+        )
+    return float(value)
+
+
 @dataclass
 class Config:
     #: where GPU runs execute: "process" (a worker owns the CUDA context) or "inline"
@@ -65,6 +98,12 @@ class Config:
             raise SettingError(f"txlab.config.device must be 'auto', 'gpu' or 'cpu', not {value!r}")
         if name == "isolation" and value not in ("process", "inline"):
             raise SettingError(f"txlab.config.isolation must be 'process' or 'inline', not {value!r}")
+        if name == "default_arch":
+            value = _arch_setting(value)
+        if name == "timeout_s":
+            value = _timeout_setting(value)
+        if name == "progress" and not isinstance(value, bool):
+            raise SettingError(f"txlab.config.progress must be True or False, not {value!r}")
         if not hasattr(type(self), "__dataclass_fields__") or name in type(self).__dataclass_fields__:
             object.__setattr__(self, name, value)
         else:

@@ -10,13 +10,12 @@ from pathlib import Path
 
 
 def run(notebook: str, out_html: str, timeout: int = 900) -> dict:
-    import nbformat
     from nbclient import NotebookClient
 
     from txlab.device import probe
-    from txlab.export import export_html
+    from txlab.export import export_html, read_notebook
 
-    nb = nbformat.read(notebook, as_version=4)
+    nb = read_notebook(notebook)  # (a file that is not a notebook: ExportError, one line)
     t0 = time.perf_counter()
     total = sum(c.cell_type == "code" for c in nb.cells)
     done = {"n": 0}
@@ -78,7 +77,13 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         print("usage: python -m txlab.tour NOTEBOOK.ipynb OUT.html", file=sys.stderr)
         return 2
-    r = run(*argv)
+    from txlab.export import ExportError
+
+    try:
+        r = run(*argv)
+    except ExportError as exc:
+        print(f"txlab tour: {exc}", file=sys.stderr)
+        return 1
     print(f"txlab tour: ran {r['code_cells']} code cells of {r['notebook']} in {r['seconds']:.1f} s (GPU: {r['gpu']})")
     print(
         f"  wrote {r['html']} ({r['html_bytes'] / 1024:.0f} KiB, {r['widgets']} widget(s), "

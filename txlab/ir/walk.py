@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from txlab.errors import InputError
+
 
 def _fields(type_cls) -> list[str]:
     names: list[str] = []
@@ -154,8 +156,9 @@ def kernel_names(mod) -> list[str]:
     return [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
-class AmbiguousEntry(ValueError):
-    """An IRModule of several kernels given without the name of one (:func:`as_module`)."""
+class AmbiguousEntry(InputError):
+    """An IRModule of several kernels given without the name of one (:func:`as_module`): an
+    :class:`txlab.errors.InputError` (so a ``ValueError`` too), shown as its message."""
 
 
 def _entry_of(mod) -> str:

@@ -60,7 +60,7 @@ def profile(
     info = require_gpu(
         f"profiling {getattr(compiled, 'name', None) or 'a kernel'}",
         alternative="profiling measures the hardware, so the CPU emulator cannot stand in; "
-        "without a GPU, txlab.occupancy.occupancy(kernel) and the SASS "
+        "without a GPU, txlab.occupancy_of(kernel) and the SASS "
         "(Compiled.sass) answer statically, and txlab.emulate(kernel, *args) "
         '(or txlab.config.device = "cpu") runs it for correctness.',
     )
