@@ -152,16 +152,27 @@ def check_args(compiled, args) -> None:
                 f"{where} is a CPU tensor; move it to the GPU (t.cuda()) or pass a numpy array", param=p["name"]
             )
         if not contiguous:
-            raise InputError(
-                f"{where} is not contiguous; the kernel indexes {p['name']} as a dense "
-                f"row-major array: pass a contiguous copy (np.ascontiguousarray / .contiguous())",
-                param=p["name"],
-            )
+            raise InputError(_not_contiguous(where, p["name"], v), param=p["name"])
         if ptr is not None and device == "cuda" and ptr % 16:
             raise InputError(
                 f"{where} starts at an address that is not 16-byte aligned (0x{ptr:x}); slice-free or .clone() it",
                 param=p["name"],
             )
+
+
+def _not_contiguous(where: str, name: str, v) -> str:
+    """Why a non-contiguous array is refused, with the fix of its own library."""
+    if isinstance(v, np.ndarray):
+        what = "a numpy array in Fortran order" if v.ndim > 1 and v.flags.f_contiguous else "a strided numpy view"
+        return (
+            f"{where} is not contiguous ({what}); the kernel indexes {name} as a dense row-major "
+            "array: pass c = np.ascontiguousarray(a) and read results back from c (a kernel call and txlab.check "
+            "stage numpy arrays this way themselves)"
+        )
+    return (
+        f"{where} is not contiguous; the kernel indexes {name} as a dense row-major array, and a tensor is passed "
+        "zero-copy: pass t.contiguous()"
+    )
 
 
 def check_writeable(compiled, args) -> None:

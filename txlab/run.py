@@ -25,7 +25,8 @@ from txlab.launch import raise_inline_fault, timed_launches, to_device
 
 def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, device: str | None = None):
     """Run ``kernel`` once. On the GPU ``kernel`` is a :class:`txlab.Compiled`; numpy arrays are
-    copied in and written back in place; torch and DLPack tensors are passed zero-copy (inline) or
+    copied in and written back in place (any order or stride: a C-ordered copy is what runs, on the GPU and the
+    emulator alike); torch and DLPack tensors are passed zero-copy (inline) or
     staged through host memory (isolated). Returns None (kernels write their outputs).
 
     ``device`` (default ``txlab.config.device``): ``"auto"`` runs on the CPU emulator when there is
@@ -49,12 +50,15 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     from txlab.settings import config
 
     compiled = kernel
+    args, staged = _c_ordered(args)
     info = checked_then_gpu(compiled, args, f"running {compiled.name}", writes_back=True)
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
 
-        return worker.run(compiled, args, timeout_s=timeout_s)
+        worker.run(compiled, args, timeout_s=timeout_s)
+        _write_back(staged)
+        return None
     exe = compiled.executable
     dev_args, copies = to_device(args)
     try:
@@ -66,7 +70,34 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     for host, tensor in copies:
         if host.flags.writeable:
             host[...] = tensor.numpy()
+    _write_back(staged)
     return None
+
+
+def _c_ordered(args) -> tuple[list, list]:
+    """``(args, staged)``: ``args`` with each numpy array that is not C-contiguous (a strided view such as
+    ``a[::2]``, Fortran order) replaced by a C-ordered copy (read-only where the array is), and the ``(array, copy)``
+    pairs whose results :func:`_write_back` puts back into the caller's arrays after a clean run. A kernel indexes
+    each buffer as a dense row-major array; numpy arrays are copied in and out anyway, so they are staged on every
+    entry point (a call, :func:`check`, on the GPU or the emulator). Torch and DLPack tensors pass as they are: they
+    are passed zero-copy, and :func:`check_args` refuses a non-contiguous one."""
+    out, staged = [], []
+    for a in args:
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            c = np.array(a, order="C", copy=True)
+            if a.flags.writeable:
+                staged.append((a, c))
+            else:
+                c.flags.writeable = False
+            out.append(c)
+        else:
+            out.append(a)
+    return out, staged
+
+
+def _write_back(staged) -> None:
+    for a, c in staged:
+        a[...] = c
 
 
 def _emulated(kernel, args, timeout_s=None):
@@ -77,16 +108,23 @@ def _emulated(kernel, args, timeout_s=None):
 
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     aliased = any(np.may_share_memory(x, y) for i, x in enumerate(arrays) for y in arrays[i + 1 :])
-    # arrays that share memory (an in-place kernel given one array twice) run in place: copies would part them
-    work = [
-        np.array(a, copy=True) if isinstance(a, np.ndarray) and a.flags.writeable and not aliased else a for a in args
-    ]
+    # arrays that share memory (an in-place kernel given one array twice) run in place, copies would part them, unless
+    # not C-contiguous (a strided view, Fortran order): those are staged as C-ordered copies, as on the GPU
+    work, staged = [], []
+    for a in args:
+        if isinstance(a, np.ndarray) and (not a.flags.c_contiguous or a.flags.writeable and not aliased):
+            c = np.array(a, order="C", copy=True)
+            if a.flags.writeable:
+                staged.append((a, c))
+            else:
+                c.flags.writeable = False
+            work.append(c)
+        else:
+            work.append(a)
     result = emulate(kernel, *work, timeout_s=timeout_s)
     bad = [f for f in result.findings if f.kind != "note"]
     if not bad:
-        for a, w in zip(args, work):
-            if w is not a:
-                a[...] = w
+        _write_back(staged)
     if bad:
         more = f" (and {len(bad) - 1} more: txlab.emulate(kernel, *args) lists them)" if len(bad) > 1 else ""
         raise KernelFault(
@@ -107,11 +145,36 @@ def _poison_counts(o: dict) -> str:
         parts.append(f"{o['never_written']} never written (still the poison {o['poison']})")
     if o.get("read_before_written"):
         parts.append(
-            f"{o['read_before_written']} read before written (the poison {o['poison']} + what the kernel added)"
+            f"{o['read_before_written']} read before written ("
+            + (
+                "right when started from the values passed in"
+                if o.get("read_from") == "input"
+                else f"the poison {o['poison']} + what the kernel added"
+            )
+            + ")"
         )
     if o.get("poison_nan"):
         parts.append(f"{o['poison_nan']} NaN other than the poison (arithmetic on it?)")
+    if o.get("wrong_from_input"):
+        parts.append(f"{o['wrong_from_input']} wrong also when started from the values passed in")
     return "; " + ", ".join(parts) if parts else ""
+
+
+def _error_text(o: dict) -> str:
+    """The size of an output's error: max abs and relative Frobenius, over the numbers where some are NaN."""
+    nan, nan_ref = o.get("nan", 0), o.get("nan_in_reference", 0)
+    if not (nan or nan_ref):
+        return f"max abs {o['max_abs_err']:.3g}, rel Frobenius {o['rel_frobenius']:.3g}"
+    if nan == o["size"]:
+        return "every element NaN where the reference has a number"
+    text = ", ".join(
+        f"{k} {what}"
+        for k, what in ((nan, "NaN where the reference has a number"), (nan_ref, "numbers where the reference has NaN"))
+        if k
+    )
+    if nan + nan_ref < o["size"]:
+        text = f"max abs {o.get('max_abs_err_numbers', 0.0):.3g} where both are numbers, " + text
+    return text
 
 
 @dataclass
@@ -141,8 +204,7 @@ class CheckResult:
         for name, o in self.outputs.items():
             status = "ok" if o["ok"] else "MISMATCH"
             parts.append(
-                f"{name}: {status} (max abs {o['max_abs_err']:.3g}, rel Frobenius "
-                f"{o['rel_frobenius']:.3g}, {o['mismatches']} of {o['size']} "
+                f"{name}: {status} ({_error_text(o)}, {o['mismatches']} of {o['size']} "
                 + ("unequal (integers: exact)" if o.get("exact") else f"outside rtol={self.rtol:g} atol={self.atol:g}")
                 + (f"; unwritten {o['unwritten']}" if o.get("unwritten") and "never_written" not in o else "")
                 + _poison_counts(o)
@@ -258,21 +320,34 @@ def _initial(initial, got: np.ndarray) -> np.ndarray:
     return np.zeros(got.shape, np.int64)
 
 
-def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initial=None) -> str | None:
-    """What the first mismatch of a poisoned output means, when the poison shows in it."""
+def _inout_fix(param: str) -> str:
+    return (
+        f"if {param} starts from its input's values (an in-place update, a histogram, a += epilogue), pass "
+        f"inout=({param!r},); else write every element before reading it"
+    )
+
+
+def _explain_first(
+    o: dict, got: np.ndarray, want: np.ndarray, param: str, initial=None, *, read: bool = False
+) -> str | None:
+    """What the first mismatch of a poisoned output means, when the poison shows in it. ``read``: the kernel also
+    reads ``param`` (:func:`buffer_uses`), so the poison's own bits there may be computed from the poison (NaN * 2
+    keeps a NaN's payload on the CPU emulator), not left unwritten."""
     if o["first_mismatch"] is None:
         return None
     i = tuple(o["first_mismatch"])
     g, w = got[i], want[i]
     text = poison_text(got.dtype)
     bits = poison_bits(got.dtype)
-    fix = (
-        f"if {param} starts from its input's values (a histogram, a += epilogue), pass "
-        f"inout=({param!r},); else write every element before reading it"
-    )
+    fix = _inout_fix(param)
     if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         raw = int(_uint_view(np.ascontiguousarray(got[i]).reshape(1))[0]) if bits is not None else None
         if bits is not None and raw == bits or bits is None and np.isnan(float(g)):
+            if read:
+                return (
+                    f"got the poison {text}: never written, or computed from {param}'s poisoned values ({param} is "
+                    f"also read by the kernel); {fix}"
+                )
             return f"got the poison {text}: this element was never written"
         if bits is not None and np.isnan(float(g)) and not np.isnan(float(w)):
             return (
@@ -284,6 +359,11 @@ def _explain_first(o: dict, got: np.ndarray, want: np.ndarray, param: str, initi
         return None
     raw = int(np.asarray(g).astype(np.int64)) & ((1 << (8 * got.dtype.itemsize)) - 1)
     if raw == bits:
+        if read:
+            return (
+                f"got the poison {text}: never written, or computed from {param}'s poisoned values ({param} is also "
+                f"read by the kernel); {fix}"
+            )
         return f"got the poison {text}: this element was never written"
     p = int(_wrap(np.array([bits], dtype=np.uint64).astype(np.int64), got.dtype)[0])
     delta = int(_wrap(np.array([int(g) - p], dtype=np.int64), got.dtype)[0])
@@ -334,16 +414,21 @@ def check(
     """Run the kernel on copies of ``args`` and compare with ``reference``.
 
     ``kernel``: a :class:`txlab.Compiled`, a ``@T.prim_func`` or an IRModule (compiled for the GPU,
-    or emulated). ``reference(*args)`` gets numpy copies of the inputs and returns the expected
-    output: one array (compared with the last buffer parameter, with ``outputs=[name]``, or with the
-    ``inout`` buffers), a tuple (matched to ``outputs``), or a dict ``{param_name: array}``.
+    or emulated). ``args``: numpy arrays in any order or stride (a C-ordered copy is what runs), torch or DLPack
+    tensors, scalars. ``reference(*args)`` gets numpy copies of the inputs and returns the expected
+    output: one array, a tuple (matched to ``outputs``), or a dict ``{param_name: array}``. One array is compared with
+    ``outputs=[name]``, the ``inout`` buffer, else the buffer parameter the kernel stores to (read from its IR,
+    :func:`buffer_uses`; an :class:`txlab.InputError` names the buffers where it stores to several). A buffer the
+    kernel only reads is never taken for an output.
 
     Output buffers are poisoned before the launch (integers 0xA5 in every byte, floats a NaN with
     its own payload), so unwritten elements are caught and the message says which: "never
     written" (the poison's bits), or "read before written" (the poison plus the right answer).
-    ``inout``: names (or argument indices) of outputs that start from the values passed in (a
-    histogram, a ``+=`` epilogue, an in-place update): they are not poisoned, and are outputs by
-    default.
+    An output the kernel also reads (an in-place ``X[i] = X[i] * 2``, an accumulation) is poisoned too, since a
+    read before the first write is what the poison catches; where the poison shows in it, the check runs once
+    more from the values passed in and says whether the output is then right ("with inout=('X',) every element
+    of X matches"). ``inout``: names (or argument indices) of outputs that start from the values passed in (a
+    histogram, a ``+=`` epilogue, an in-place update): they are not poisoned, and are outputs by default.
 
     Tolerances: an element matches when ``|got - want| <= atol + rtol * |want|`` (default ``rtol=1e-5``,
     ``atol=1e-6``); a NaN or infinity where the reference has the same matches (the poison never does).
@@ -372,9 +457,10 @@ def check(
     # a build whose call prepares its arguments (hopper_gemm at a padded K or with split-K: A and B copied into
     # padded buffers, a workspace appended) is checked as it is called, with the operands
     prepare = getattr(kernel, "kernel_args", None) if hasattr(kernel, "call_params") else None
+    staged = _c_ordered(args)[0]  # numpy arrays in any order or stride, as a call takes them
     if device == "gpu":
         kernel = as_compiled(kernel, what="txlab.check")
-        checked_then_gpu(kernel, prepare(*args) if prepare else args, f"checking {kernel.name}")  # before the reference
+        checked_then_gpu(kernel, prepare(*staged) if prepare else staged, f"checking {kernel.name}")  # before reference
     params = (
         kernel.call_params
         if prepare
@@ -385,14 +471,15 @@ def check(
     if device != "gpu":  # the reference must not be the first to see a wrong argument
         from txlab.ir.signature import Signature
 
-        check_args(Signature(_kernel_name(kernel, "txlab.check"), params), args)
+        check_args(Signature(_kernel_name(kernel, "txlab.check"), params), staged)
     inout_names = _inout_names(kernel, params, inout)
-    host_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
+    host_args = _host_copies(args)
     _check_reference_arity(reference, [p["name"] for p in params])
     expected = reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in host_args])
     if outputs is None and inout_names and not isinstance(expected, dict):
         outputs = inout_names
-    exp = expected_outputs(kernel, expected, outputs, params=params)
+    uses = None if prepare else buffer_uses(kernel)  # a prepared call's operands are not the kernel's parameters
+    exp = expected_outputs(kernel, expected, outputs, params=params, uses=uses)
     index = {p["name"]: i for i, p in enumerate(params)}
     poisoned = [n for n in exp if n not in inout_names]
     for n in poisoned:
@@ -407,8 +494,25 @@ def check(
         launch(kernel, *(prepare(*host) if prepare else host), timeout_s=timeout_s, device="gpu")
         return []
 
+    def rerun(zeroed=(), as_passed=()):
+        """One more run: the outputs in ``zeroed`` start from zeros, those in ``as_passed`` from the values passed in,
+        the other poisoned outputs poisoned again."""
+        again = _host_copies(args)
+        for n in poisoned:
+            a = again[index[n]]
+            if isinstance(a, np.ndarray) and n not in as_passed:
+                if n in zeroed:
+                    a[...] = 0
+                else:
+                    _poison(a)
+        run(again)
+        return again
+
+    # outputs the kernel also reads (an in-place update, an accumulation): the poison shows where it is read before
+    # the kernel writes it, and a failure says so (a rerun from the values passed in tells whether that is all)
+    reads = {n for n in poisoned if uses is not None and uses.get(n, set()) & {LOAD, OTHER}}
     findings = run(host_args)
-    results, ok, unclear = {}, True, []
+    results, ok, unclear, reread = {}, True, [], []
     for n, want in exp.items():
         got = host_args[index[n]]
         want = np.asarray(want)
@@ -425,24 +529,28 @@ def check(
             initial = args[index[n]] if isinstance(args[index[n]], np.ndarray) else None
             results[n].update(poison_diagnosis(got, want, initial))
             if not results[n]["ok"]:
-                results[n]["explain"] = _explain_first(results[n], got, want, n, initial)
+                results[n]["explain"] = _explain_first(results[n], got, want, n, initial, read=n in reads)
                 if _is_float(got) and (results[n]["never_written"] or results[n]["poison_nan"]):
                     unclear.append(n)
+                if n in reads:
+                    reread.append(n)
         ok &= results[n]["ok"]
     if unclear:
         # A float NaN left where a number was expected is the poison never written, or arithmetic on
         # it (a read before the first write; on the CPU emulator NaN + x keeps the poison's bits):
         # one more run with those outputs zeroed tells them apart (a never-written element stays 0).
-        again = [np.array(a, copy=True) if isinstance(a, np.ndarray) else _to_numpy(a) for a in args]
-        for n in poisoned:
-            if isinstance(again[index[n]], np.ndarray):
-                if n in unclear:
-                    again[index[n]][...] = 0
-                else:
-                    _poison(again[index[n]])
-        run(again)
+        again = rerun(zeroed=unclear)
         for n in unclear:
             _refine_float(results[n], host_args[index[n]], again[index[n]], np.asarray(exp[n]), n)
+    if reread:
+        # an output the kernel reads, run again from the values passed in: what is right then and wrong from the
+        # poison was read before it was written (an in-place update, an accumulation: inout=)
+        again = rerun(as_passed=reread)
+        for n in reread:
+            passed = _host_copies([args[index[n]]])[0]
+            _refine_read(
+                results[n], host_args[index[n]], again[index[n]], np.asarray(exp[n]), passed, n, rtol, atol, exact
+            )
     return CheckResult(
         ok=bool(ok) and not findings, outputs=results, rtol=rtol, atol=atol, device=device, findings=findings
     )
@@ -490,6 +598,60 @@ def _refine_float(o: dict, got: np.ndarray, zeroed: np.ndarray, want: np.ndarray
         )
     elif nan1[i]:
         o["explain"] = "got NaN also when the output starts from zeros: the kernel computes a NaN here"
+
+
+def _refine_read(o: dict, got, again, want, passed, param: str, rtol, atol, exact) -> None:
+    """Counts and the first mismatch's explanation of a poisoned output the kernel also reads, from two runs: poisoned
+    (``got``) and started from the values passed in (``again``; ``passed`` holds them). An element wrong from the
+    poison and right from the values passed in was read before it was written; one that holds the poison's bits and
+    keeps the value passed in was never written."""
+    bits = poison_bits(got.dtype)
+    floating = _is_float(got)
+    with np.errstate(invalid="ignore"):
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        at_poison = (_uint_view(got) == bits) if bits is not None else np.isnan(g)
+        bad1 = _mismatched(got, want, rtol, atol, exact_integers=exact, equal_nan=True)
+        if floating:
+            bad1 |= at_poison
+        bad2 = _mismatched(again, want, rtol, atol, exact_integers=exact, equal_nan=True)
+        read = bad1 & ~bad2
+        never = bad1 & bad2 & at_poison & (_uint_view(again) == _uint_view(passed))
+        either = bad1 & bad2 & ~never
+        o["read_before_written"] = int(read.sum())
+        o["never_written"] = int(never.sum())
+        o["wrong_from_input"] = int(either.sum())
+        o["read_from"] = "input"
+        if floating:
+            o["poison_nan"] = 0  # each NaN is counted above: read before written, never written or wrong either way
+    if o["first_mismatch"] is None:
+        return
+    i = tuple(o["first_mismatch"])
+    text = poison_text(got.dtype)
+    shown = f"the poison {text}" if at_poison[i] else "NaN" if floating and np.isnan(g[i]) else f"{got[i]}"
+    if bad2.any():
+        j = tuple(int(v) for v in np.argwhere(bad2)[0])
+        still = (
+            f"; but started from the values passed in {int(bad2.sum())} of {bad2.size} elements still differ "
+            f"(first at {j}: got {again[j]}, want {want[j]})"
+        )
+    else:
+        still = f"; with inout=({param!r},) every element of {param} matches"
+    if read[i]:
+        if "read before written" not in (o.get("explain") or ""):
+            o["explain"] = (
+                f"got {shown}: {param} is also read by the kernel, and this element was computed from its poisoned "
+                f"values, i.e. read before written (started from the values passed in it is {again[i]}, as "
+                f"expected); {_inout_fix(param)}"
+            )
+        o["explain"] += still
+    elif never[i]:
+        o["explain"] = f"got the poison {text}: this element was never written (it keeps the value passed in)"
+    elif at_poison[i] or o.get("explain"):
+        o["explain"] = (
+            f"got {shown}; {param} is also read by the kernel, and started from the values passed in this element is "
+            f"{again[i]}, want {want[i]}: wrong either way"
+        )
 
 
 def _inout_names(kernel, params, inout) -> list:
@@ -545,9 +707,129 @@ def _to_numpy(a):
     return a
 
 
-def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
-    """``{buffer parameter: expected array}`` from what a reference returned: a dict by name, one
-    array (the last buffer parameter, or ``outputs=[name]``) or a tuple matched to ``outputs``."""
+def _host_copies(args) -> list:
+    """C-ordered numpy copies of the array arguments (a tensor copied to the host first), the rest as they are."""
+    out = []
+    for a in args:
+        a = _to_numpy(a)
+        out.append(np.array(a, order="C", copy=True) if isinstance(a, np.ndarray) else a)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# which buffer parameters the kernel stores to and loads from (its IR as written)
+#: a buffer parameter's uses in :func:`buffer_uses`
+STORE, LOAD, OTHER = "store", "load", "other"
+_ADDRESS_CALLS = ("tirx.address_of", "tirx.tvm_access_ptr")
+
+
+def buffer_uses(kernel) -> dict | None:
+    """How the entry function of ``kernel`` (a ``@T.prim_func``, an IRModule or a :class:`txlab.Compiled`) uses each
+    buffer parameter, read from its IR as written: ``{name: {"store", "load", "other"}}``. ``store``: a plain store
+    (``Y[i] = ...``) or the destination of a tile primitive (``Tx.copy``, a TMA store); ``load``: a plain load or a
+    tile primitive's source; ``other``: any use whose direction the IR does not say (an address passed to an atomic,
+    ``ptx.st``/``ptx.ld`` or another function: it may read or write). Views of a parameter
+    (``Tx.decl_buffer(..., data=C.data)``) count as the parameter. None when the IR cannot be read (what
+    :func:`check` then falls back from)."""
+    from txlab import ir
+
+    try:
+        mod, entry = ir.as_module(kernel, getattr(kernel, "name", None), what="txlab.check")
+        func = mod[entry]
+        params = [p for p in func.params if type(getattr(p, "ty", None)).__name__ == "BufferType"]
+        return _uses_of(func.body, params)
+    except Exception:  # noqa: BLE001 - IR this reader does not know: the caller says what it assumed
+        return None
+
+
+def _uses_of(body, params) -> dict:
+    import tvm_ffi
+
+    from txlab import ir
+
+    def handle(node):
+        return node.__chandle__() if isinstance(node, tvm_ffi.Object) else id(node)
+
+    owner = {handle(p): str(p.name) for p in params}  # buffer variable -> the parameter it is (or views)
+    uses: dict = {str(p.name): set() for p in params}
+    region_use: dict = {}  # a tile primitive's region -> store / load
+
+    def mark(var, use):
+        name = owner.get(handle(var))
+        if name is not None:
+            uses[name].add(use)
+
+    def roots(expr) -> set:
+        return {owner[handle(n)] for n in ir.walk(expr) if handle(n) in owner}
+
+    seen: set = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, tvm_ffi.Object):
+            if isinstance(node, (list, tuple)):
+                stack.extend(reversed(node))
+            continue
+        t = type(node).__name__
+        if t == "Var":  # a buffer variable anywhere but where a load or store names it: passed on, its address taken
+            mark(node, OTHER)
+            continue
+        key = handle(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        skip = ()
+        if t == "BufferStore":
+            mark(node.buffer, STORE)
+            skip = (handle(node.buffer),)
+        elif t in ("TensorLoad", "BufferLoad"):
+            buf = node.source if t == "TensorLoad" else node.buffer
+            mark(buf, LOAD)
+            skip = (handle(buf),)
+        elif t == "TensorRegion":
+            mark(node.source, region_use.get(key, OTHER))
+            skip = (handle(node.source),)
+        elif t == "DeclBuffer":  # a view of a parameter's memory is the parameter
+            found = roots(node.data)
+            if len(found) == 1:
+                owner[handle(node.buffer)] = found.pop()
+                skip = (handle(node.buffer), handle(node.data))
+            else:
+                skip = (handle(node.buffer),)
+        elif t == "TilePrimitiveCall":
+            from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+            try:
+                op = TilePrimitiveCall.downcast(node)
+                for use, regions in ((STORE, op.dsts), (LOAD, op.srcs)):
+                    for r in regions:
+                        if type(r).__name__ == "TensorRegion":
+                            region_use[handle(r)] = use if region_use.get(handle(r), use) == use else OTHER
+            except Exception:  # noqa: BLE001 - an op without dsts/srcs: its regions stay "other"
+                pass
+        elif t == "Call" and getattr(node.op, "name", "") in _ADDRESS_CALLS:
+            for a in node.args:  # an address (an atomic's, a ptx.st's): neither a load nor known to be a store
+                if type(a).__name__ in ("TensorLoad", "BufferLoad"):
+                    buf = a.source if type(a).__name__ == "TensorLoad" else a.buffer
+                    mark(buf, OTHER)
+                    seen.add(handle(a))
+                    stack.extend(reversed(list(a.indices)))
+        kids = [c for c in ir.children(node) if not (isinstance(c, tvm_ffi.Object) and handle(c) in skip)]
+        stack.extend(reversed(kids))
+    return uses
+
+
+_FROM_KERNEL = object()  # expected_outputs' default ``uses``: read from the kernel's IR
+
+
+def expected_outputs(compiled, expected, outputs=None, *, params=None, uses=_FROM_KERNEL) -> dict:
+    """``{buffer parameter: expected array}`` from what a reference returned: a dict by name; a tuple matched to
+    ``outputs``; or one array, for ``outputs=[name]``, else for the buffer parameter the kernel stores to.
+
+    Which buffers the kernel stores to is read from its IR (:func:`buffer_uses`; ``uses`` gives it, None where it is
+    not known: then one array is for the last buffer parameter). One array where the kernel stores to several
+    buffers, or to none, is an :class:`InputError` naming them and the ``outputs=`` to pass; a buffer the kernel only
+    reads is never taken for the output."""
     params = compiled.params if params is None else params
     buffers = [p["name"] for p in params if p["kind"] == "buffer"]
     if expected is None:
@@ -558,8 +840,13 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
     if isinstance(expected, dict):
         exp = dict(expected)
     else:
-        names = list(outputs) if outputs else [buffers[-1]]
         values = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        if outputs:
+            names = list(outputs)
+        else:
+            if uses is _FROM_KERNEL:
+                uses = buffer_uses(compiled)
+            names = _default_outputs(compiled, buffers, uses, len(values))
         if len(values) != len(names):
             raise InputError(
                 f"reference returned {len(values)} value(s) for outputs {names}; "
@@ -575,6 +862,47 @@ def expected_outputs(compiled, expected, outputs=None, *, params=None) -> dict:
     return exp
 
 
+def _default_outputs(compiled, buffers: list, uses, count: int) -> list:
+    """The buffer parameters ``count`` returned values are for when the reference names none: the one buffer the
+    kernel stores to (or, with no plain store, the one it passes to a call that may write it)."""
+    if uses is None or any(b not in uses for b in buffers):
+        return buffers[-1:]  # the IR could not be read: the last buffer parameter, as always
+    name = getattr(compiled, "name", None) or "the kernel"
+    stored = [b for b in buffers if STORE in uses[b]]
+    maybe = [b for b in buffers if OTHER in uses[b] and b not in stored]
+    if count != 1:
+        written = ", ".join(stored + maybe) or "none"
+        raise InputError(
+            f"the reference returned {count} values: pass outputs=[...] naming the buffer each is for, in order, "
+            f"or return a dict by buffer name ({name} writes: {written})",
+            param="outputs",
+        )
+    if len(stored) == 1:
+        return stored
+    if len(stored) > 1:
+        raise InputError(
+            f"the reference returned one array, but {name} stores to {len(stored)} buffers ({', '.join(stored)}): "
+            f"say which it is for with outputs=[{stored[0]!r}], or return them all as a dict "
+            f"({{{', '.join(f'{b!r}: ...' for b in stored)}}}) or a tuple with outputs={stored}",
+            param="outputs",
+        )
+    if len(maybe) == 1 or maybe and maybe[-1] == buffers[-1]:
+        return maybe[-1:]  # an atomic's, a ptx.st's target: the last buffer, as always, where it is one of them
+    if maybe:
+        raise InputError(
+            f"the reference returned one array, and {name} has no plain store to a buffer parameter; it passes the "
+            f"addresses of {', '.join(maybe)} to calls that may write them: say which is the output with "
+            f"outputs=[{maybe[-1]!r}]",
+            param="outputs",
+        )
+    raise InputError(
+        f"the reference returned one array, but {name} stores to none of its buffer parameters ("
+        f"{', '.join(buffers)}: it only reads them), so nothing can be compared; name the output with outputs=[...] "
+        "if txlab misread the kernel",
+        param="outputs",
+    )
+
+
 def compare(
     got: np.ndarray,
     want: np.ndarray,
@@ -586,8 +914,11 @@ def compare(
     unmatched=None,
 ) -> dict:
     """How ``got`` differs from ``want``: ``ok``, ``mismatches`` of ``size``, ``unwritten`` (NaN
-    where a value was expected), ``max_abs_err``, ``rel_frobenius``, the ``first_mismatch`` index
-    and its ``got``/``want``. An element matches when ``|got - want| <= atol + rtol * |want|``;
+    where a value was expected), ``nan`` (elements NaN where the reference has a number; ``nan_in_reference`` the
+    reverse), ``max_abs_err`` (infinite where there is either; ``max_abs_err_numbers`` over the elements where both
+    are numbers), ``rel_frobenius`` (the Frobenius norm of the error over the reference's, or the error's norm where
+    the reference is all zeros), the ``first_mismatch`` index and its ``got``/``want``. An element matches when
+    ``|got - want| <= atol + rtol * |want|``;
     NaN never matches, unless ``equal_nan`` (then NaN == NaN and inf == inf, as in
     ``np.isclose(equal_nan=True)``). ``exact_integers``: integer arrays must be equal (``exact`` in the
     result). ``unmatched``: a mask of elements that never match (a poison left in place).
@@ -597,37 +928,49 @@ def compare(
     with np.errstate(invalid="ignore", over="ignore"):
         g = got.astype(np.float64)
         w = want.astype(np.float64)
-        unwritten = int(np.isnan(g).sum() - np.isnan(w).sum()) if np.issubdtype(g.dtype, np.floating) else 0
+        nan_g, nan_w = np.isnan(g), np.isnan(w)
+        unwritten = int(nan_g.sum() - nan_w.sum()) if np.issubdtype(g.dtype, np.floating) else 0
+        nan = nan_g & ~nan_w  # NaN where the reference has a number, and the reverse: infinite errors
+        nan_ref = nan_w & ~nan_g
         diff = np.abs(g - w)
         exact = exact_integers and got.dtype.kind in "iub" and want.dtype.kind in "iub"
-        if exact:
-            bad = got.astype(np.int64) != want.astype(np.int64)
-        elif equal_nan:
-            bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            bad = ~(diff <= atol + rtol * np.abs(w))
-            bad |= np.isnan(g) & ~np.isnan(w)
+        bad = _mismatched(got, want, rtol, atol, exact_integers=exact_integers, equal_nan=equal_nan)
         if unmatched is not None:
             bad = bad | unmatched
         first = np.argwhere(bad)[0].tolist() if bad.any() else None
-        norm = float(np.linalg.norm(w.ravel()))
-        rel = (
-            float(np.linalg.norm(np.nan_to_num(g - w, nan=np.inf).ravel()) / norm)
-            if norm
-            else float(np.nanmax(diff) if diff.size else 0.0)
+        numbers = ~np.isnan(diff)  # both numbers (or equal infinities: inf - inf is NaN, and no error)
+        max_abs = float(diff[numbers].max()) if numbers.any() else 0.0
+        norm = float(np.linalg.norm(w[~nan_w].ravel()))
+        err = (
+            np.linalg.norm(np.where(nan | nan_ref, np.inf, np.where(numbers, diff, 0.0)).ravel()) if diff.size else 0.0
         )
         return {
             "ok": not bool(bad.any()),
             "size": int(g.size),
             "mismatches": int(bad.sum()),
             "unwritten": max(unwritten, 0),
-            "max_abs_err": float(np.nanmax(np.where(np.isnan(diff), np.inf, diff))) if diff.size else 0.0,
-            "rel_frobenius": rel,
+            "nan": int(nan.sum()),
+            "nan_in_reference": int(nan_ref.sum()),
+            "max_abs_err": float("inf") if nan.any() or nan_ref.any() else max_abs,
+            "max_abs_err_numbers": max_abs,
+            "rel_frobenius": float(err / norm) if norm else float(err),
             "first_mismatch": first,
             "got": None if first is None else float(g[tuple(first)]),
             "want": None if first is None else float(w[tuple(first)]),
             "exact": exact,
         }
+
+
+def _mismatched(got, want, rtol, atol, *, exact_integers: bool = False, equal_nan: bool = False) -> np.ndarray:
+    """The elements of ``got`` that do not match ``want`` by :func:`compare`'s rule (a bool array)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if exact_integers and got.dtype.kind in "iub" and want.dtype.kind in "iub":
+            return got.astype(np.int64) != want.astype(np.int64)
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        if equal_nan:
+            return ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        return ~(np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & ~np.isnan(w))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -745,6 +1088,7 @@ def bench(
     from txlab.device import probe, require_gpu
     from txlab.settings import config
 
+    args = _c_ordered(args)[0]  # numpy arrays in any order or stride, as a call takes them (nothing is written back)
     if not probe().available:  # said before compiling a @T.prim_func for nothing
         doing = f"benchmarking {_kernel_name(kernel)}"
         if hasattr(kernel, "entry_params"):
@@ -799,4 +1143,5 @@ __all__ = [
     "BenchResult",
     "compare",
     "expected_outputs",
+    "buffer_uses",
 ]
