@@ -32,7 +32,9 @@ the reason:
 * shared atomics (``ATOMS``; lanes on one word are serialised, not broadcast, so they count as
   separate wavefronts) are analysed from their ``address_of`` argument; one the SASS implements
   as a compare-and-swap loop (``atomicAdd`` of a float on sm_90: ``LDS`` + ``ATOMS.CAST.SPIN``)
-  is ``partial``, as its wavefronts depend on how often lanes retry;
+  is ``partial``, as its wavefronts depend on how often lanes retry; one nvcc aggregates over the warp
+  (``atomicAdd(&cnt, 1)``: ``ATOMS.POPC.INC``; a leader lane's ``@P ATOMS.ADD`` after ``VOTEU.ANY``/``FLO``)
+  counts one lane per warp for each distinct address, its row saying so;
 * ``ldmatrix`` / ``stmatrix`` ``.m8n8`` ``.x1/.x2/.x4`` (LDSM / STSM): each 8x8 matrix is 8 rows of
   16 bytes whose addresses come from 8 lanes (lanes 0-7 the first matrix, 8-15 the second, ...;
   ``.trans`` moves data between lanes, not the rows read), served 8 rows = 128 bytes per wavefront,
@@ -51,7 +53,9 @@ the reason:
   they became; two accesses of one line whose addresses follow each other (``sm[2 * tx] + sm[2 * tx + 1]``:
   one ``LDS.64``) are counted as that access at the first one's row, the other saying so with no
   instructions of its own; an access whose line has no LDS/STS in the SASS (merged into another line's,
-  or removed) is ``partial``;
+  or removed), or a load that repeats an earlier line's where the line's LDS move fewer bytes than its loads by
+  exactly that one's (the compiler kept the earlier value), is ``partial`` with ``not_in_sass`` set, and left
+  out of :meth:`BankReport.totals`;
 * an index that depends on a value read from memory, or a shared access made by an instruction
   whose per-lane addresses the walk does not model, is ``unknown``, never conflict-free.
 """
@@ -94,6 +98,9 @@ class BankAccess:
     banks: list = field(default_factory=list)  # bank of each lane (lane order) in the worst case
     status: str = "analysed"  # "analysed", "partial" (some executions unknown), "async" (TMA/wgmma) or "unknown"
     reason: str = ""  # why (part of) the access could not be analysed
+    #: the SASS of its line does not make it (the compiler reused a value loaded on another line, merged the access
+    #: into another one or removed it): partial, and left out of :meth:`BankReport.totals`
+    not_in_sass: bool = False
 
     @property
     def conflicts(self) -> int | None:
@@ -117,9 +124,10 @@ class BankReport(simt.AccessReport):
     buffer_width = 12
 
     def totals(self) -> dict:
-        """Per-CTA and per-grid wavefronts and conflicts of loads and stores."""
+        """Per-CTA and per-grid wavefronts and conflicts of loads and stores (an access the SASS does not make on its
+        line, ``not_in_sass``, left out: the hardware does not make it there)."""
         out = {}
-        known = [r for r in self if r.status not in ("unknown", "async")]
+        known = [r for r in self if r.status not in ("unknown", "async") and not r.not_in_sass]
         others = sorted({r.access for r in known} - {"load", "store", "atomic"})
         for kind in ("load", "store", "atomic", *others):
             rows = [r for r in known if r.access == kind]
@@ -173,9 +181,12 @@ class BankReport(simt.AccessReport):
             return f"ways unknown: {r.reason}"
         if r.status == "async":
             return f"no LSU wavefronts: {r.reason}"
+        if r.not_in_sass:
+            as_written = f"ways {r.ways}, wavefronts {r.wavefronts}/{r.ideal_wavefronts}"
+            return f"not made on this line: {r.reason} (as the IR writes it: {as_written})"
         flag = "" if r.ways == 1 else f"  <- {r.ways}-way conflict, lanes {_lanes_text(r.lanes)} in bank {r.bank}"
         part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
-        joined = next((f"  ({n})" for n in r.notes if n.startswith(_JOINED)), "")
+        joined = next((f"  ({n})" for n in r.notes if n.startswith((_JOINED, _AGGREGATED))), "")
         return f"ways {r.ways:>2}  wavefronts {r.wavefronts}/{r.ideal_wavefronts} per instruction{flag}{joined}{part}"
 
 
@@ -260,7 +271,7 @@ def bank_conflicts(kernel, *, arch: str | None = None, plan=None, cta=(0, 0, 0))
             figures=_per_instruction,
             differs=_differs,
             cta=cta,
-            finish=_join_statement_accesses,
+            finish=lambda ss: _finish(ss, sass),
         )
         grid = _grid_ctas(kernel, fname)
         report += [s.row(plan, grid) for s in sites]
@@ -292,26 +303,264 @@ _WIDTH_OF = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
 
 
 _ATOMS_CAS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?ATOMS\.CAS")
+_ATOMS = re.compile(r"^(?:@!?U?P[T\d]+\s+)?ATOMS\.")
 
 
 def _sass_widths(kernel) -> dict:
-    """``{(user line, "load"|"store"): {bytes per lane}}`` of the LDS/STS the compiler emitted, and
-    ``(user line, "atomic"): {"CAS"}`` where a shared atomic became a compare-and-swap loop
-    (``ATOMS.CAS*``), for a ``txlab.Compiled`` (its line map); None for a kernel that was not compiled."""
+    """``{(user line, "load"|"store"): [bytes per lane of each LDS/STS, in program order]}`` of the LDS/STS the
+    compiler emitted, and ``(user line, "atomic"): [...]`` with, for each ``ATOMS`` of the line, ``"CAS"`` where the
+    atomic became a compare-and-swap loop (``ATOMS.CAS*``), ``"AGG"`` where the compiler aggregated it over the warp
+    (:meth:`SassFlow.aggregated`) and ``"ATOMS"`` for any other, for a ``txlab.Compiled`` (its line map); None for a
+    kernel that was not compiled."""
+    code = sass_code(kernel)
+    if code is None:
+        return None
+    out: dict = {}
+    for listing in code.values():
+        flow = None
+        for k, ins in enumerate(listing):
+            if not ins.user_line:
+                continue
+            text = ins.text.strip()
+            if _ATOMS.match(text):
+                if _ATOMS_CAS.match(text):
+                    mark = "CAS"
+                else:
+                    flow = flow or SassFlow(listing)
+                    mark = "AGG" if flow.aggregated(k) else "ATOMS"
+                out.setdefault((ins.user_line, "atomic"), []).append(mark)
+                continue
+            hit = _LDS_STS.match(text)
+            if hit is None:
+                continue
+            mods = hit.group(2).split(".")[1:]
+            width = next((_WIDTH_OF[x] for x in mods if x in _WIDTH_OF), 4)
+            out.setdefault((ins.user_line, "load" if hit.group(1) == "LDS" else "store"), []).append(width)
+    return out
+
+
+# ---- the SASS of a compiled kernel, read for the analyses (shared with txlab.coalescing) -------------------------
+def sass_code(kernel) -> dict | None:
+    """``{kernel name: [its SASS instruction records, in program order]}`` of a ``txlab.Compiled`` (its line map;
+    the padding after the last instruction left out); None for a kernel that was not compiled."""
     m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
     if m is None:
         return None
     out: dict = {}
     for ins in getattr(m, "instructions", None) or []:
-        if ins.user_line and _ATOMS_CAS.match(ins.text.strip()):
-            out.setdefault((ins.user_line, "atomic"), set()).add("CAS")
-        hit = _LDS_STS.match(ins.text.strip())
-        if hit is None or not ins.user_line:
-            continue
-        mods = hit.group(2).split(".")[1:]
-        width = next((_WIDTH_OF[x] for x in mods if x in _WIDTH_OF), 4)
-        out.setdefault((ins.user_line, "load" if hit.group(1) == "LDS" else "store"), set()).add(width)
+        if not getattr(ins, "padding", False):
+            out.setdefault(ins.kernel, []).append(ins)
     return out
+
+
+#: a register or predicate an instruction can write (``RZ``, ``PT`` and their uniform twins are sinks)
+_SASS_REG = re.compile(r"^(?:U?R\d+|U?P\d+)$")
+_SASS_PRED = re.compile(r"^U?P(?:\d+|T)$")
+#: a constant-bank operand of bank 0 (where the kernel's arguments are): ``c[0x0][0x210]``
+SASS_PARAM = re.compile(r"c\[0x0\]\[(0x[0-9a-fA-F]+)\]")
+#: opcodes whose result comes from memory or the hardware, not from their register operands: a value traced back
+#: (:meth:`SassFlow.params`) stops there
+_SASS_ROOTS = frozenset(
+    "LD LDG LDS LDL LDSM LDGSTS ATOM ATOMG ATOMS S2R S2UR CS2R SHFL VOTE VOTEU MATCH REDUX CREDUX ELECT".split()
+)
+
+
+def sass_register(operand: str) -> str | None:
+    """The register or predicate an operand names (``R2`` for ``-R2.reuse``, ``|R3|``, ``R2.64``, ``!P0``), else None
+    (immediates, constant banks, addresses, sinks)."""
+    t = operand.strip().lstrip("-|~!").rstrip("|").split(".", 1)[0]
+    return t if _SASS_REG.match(t) else None
+
+
+def _sass_writes(opcode: str, operands: list) -> tuple[list, int]:
+    """(registers and predicates the instruction writes, how many of its leading operands are destinations). A
+    predicate destination first makes the second operand one too (``ISETP``'s pair, ``SHFL``'s value); a register
+    destination is followed by the predicates it sets (``IADD3 R2, P0, ...``: the carry); a 64-bit or ``.WIDE``
+    result writes a register pair, a 128-bit one four registers."""
+    if not operands:
+        return [], 0
+    first = operands[0].strip()
+    if _SASS_PRED.match(first.split(".", 1)[0]):
+        second = sass_register(operands[1]) if len(operands) > 1 else None
+        return [r for r in (sass_register(first), second) if r], min(2, len(operands))
+    reg = sass_register(first)
+    if reg is None:
+        return [], 0
+    mods = set(opcode.split(".")[1:])
+    wide = bool(mods & {"64", "WIDE", "S64", "U64", "F64"}) or opcode.startswith(("DADD", "DMUL", "DFMA"))
+    n = 4 if "128" in mods else 2 if wide else 1
+    prefix = reg.rstrip("0123456789")
+    out = [f"{prefix}{int(reg[len(prefix) :]) + i}" for i in range(n)]
+    dests = 1
+    for o in operands[1:]:
+        r = sass_register(o)
+        if r is None or not _SASS_PRED.match(r):
+            break
+        out.append(r)
+        dests += 1
+    return out, dests
+
+
+class SassFlow:
+    """The register writes of one kernel's SASS, in program order: what a register holds at an instruction, as far
+    as reading the listing backwards tells (the last write before it; past a predicated write, the one before that
+    too). Branches are not followed: a value is traced through the instructions that precede it in the listing."""
+
+    #: instructions one trace visits at most (a trace that needs more gives what it found)
+    MAX_STEPS = 64
+
+    def __init__(self, listing):
+        import bisect
+
+        self._bisect = bisect.bisect_left
+        self.code = list(listing)
+        self.operands = [[o for o in ins.operands.split(",") if o.strip()] if ins.operands else [] for ins in self.code]
+        self.writes: dict = {}  # register -> indices of the instructions that write it, ascending
+        self.ndest = []
+        for k, ins in enumerate(self.code):
+            regs, n = _sass_writes(ins.opcode, self.operands[k])
+            self.ndest.append(n)
+            for r in regs:
+                self.writes.setdefault(r, []).append(k)
+
+    def last_write(self, reg: str, before: int) -> int | None:
+        """The index of the last instruction before ``before`` that writes ``reg``, else None."""
+        at = self.writes.get(reg)
+        if not at:
+            return None
+        i = self._bisect(at, before) - 1
+        return at[i] if i >= 0 else None
+
+    def sources(self, k: int) -> list:
+        """The operands instruction ``k`` reads (those past its destinations)."""
+        return self.operands[k][self.ndest[k] :]
+
+    def address_registers(self, k: int) -> list:
+        """The registers of memory instruction ``k``'s address (its last ``[...]``: ``R2`` of ``desc[UR4][R2.64+0x10]``)."""
+        groups = re.findall(r"\[([^\]]*)\]", self.code[k].operands or "")
+        if not groups:
+            return []
+        return [r for r in (sass_register(t) for t in groups[-1].split("+")) if r]
+
+    def params(self, k: int, regs) -> set | None:
+        """The offsets ``X`` of the ``c[0x0][X]`` operands the values of ``regs`` at instruction ``k`` are computed
+        from, through the instructions that last wrote them (not through a value loaded from memory or read from a
+        special register); None where the trace needs more than :attr:`MAX_STEPS` instructions."""
+        found: set = set()
+        seen: set = set()
+        work = [(r, k) for r in regs]
+        while work:
+            reg, at = work.pop()
+            j = self.last_write(reg, at)
+            if j is None or (reg, j) in seen:
+                continue
+            seen.add((reg, j))
+            if len(seen) > self.MAX_STEPS:
+                return None
+            ins = self.code[j]
+            if ins.predicate:  # it may not have written: the value before it may be the one read
+                work.append((reg, j))
+            if ins.opcode.split(".", 1)[0] in _SASS_ROOTS:
+                continue
+            for o in self.sources(j):
+                hit = SASS_PARAM.search(o)
+                if hit:
+                    found.add(int(hit.group(1), 16))
+                    continue
+                r = sass_register(o)
+                if r is not None:
+                    work.append((r, j))
+        return found
+
+    def _written_by(self, reg: str, before: int, *prefixes) -> int | None:
+        j = self.last_write(reg, before) if reg else None
+        return j if j is not None and self.code[j].opcode.startswith(prefixes) else None
+
+    def aggregated(self, k: int) -> bool:
+        """Whether atomic ``k`` is one the compiler aggregated over the warp: a ``.POPC.INC`` (one operation per
+        distinct address, adding the number of lanes on it) or one predicated on the warp's leader lane, ``@P ATOMS``
+        / ``@P REDG`` where ``P`` is ``ISETP.EQ`` of ``SR_LANEID`` and ``FLO`` of a ``VOTE.ANY`` mask (the leader makes
+        the warp's atomic with the lanes' count, ``SHFL`` hands the result back)."""
+        ins = self.code[k]
+        if ".POPC.INC" in ins.opcode:
+            return True
+        pred = ins.predicate.lstrip("@")
+        if not pred or pred.startswith("!"):
+            return False
+        j = self._written_by(pred, k, "ISETP.EQ", "UISETP.EQ")
+        if j is None:
+            return False
+        found = set()
+        for o in self.sources(j):
+            r = sass_register(o)
+            d = self.last_write(r, j) if r else None
+            if d is None:
+                continue
+            if self.code[d].opcode.startswith(("S2R", "S2UR")) and "SR_LANEID" in self.code[d].operands:
+                found.add("lane")
+            elif self.code[d].opcode.startswith(("FLO", "UFLO")) and any(
+                self._written_by(sass_register(s), d, "VOTE.ANY", "VOTEU.ANY") is not None for s in self.sources(d)
+            ):
+                found.add("leader")
+        return found == {"lane", "leader"}
+
+
+def reused_loads(sites, groups, made_on) -> dict:
+    """``{site: the earlier site whose value it reuses}``: load sites of a compiled kernel that the SASS of their line
+    does not make, because the compiler kept the value an earlier line loaded. ``groups``: ``[(load sites of one line,
+    bytes per lane the SASS loads of that line that could make them move together)]``; ``made_on(site)``: whether the
+    SASS of ``site``'s line loads what it loads. Where a line's SASS moves fewer bytes than its sites, and the sites
+    that repeat a load of an earlier line (the same buffer and index expression, made there) account for exactly the
+    bytes missing, those are the ones; any other shortfall (a load merged into a wider one elsewhere, a loop unrolled
+    into several instructions, sites that do not add up) names none: the rows stay as counted."""
+    import tvm_ffi
+
+    order = {id(s): k for k, s in enumerate(sites)}
+    loads = [s for s in sites if s.kind == "load" and s.line is not None and not s.not_in_sass]
+    out: dict = {}
+    for group, sass_bytes in groups:
+        want = sum(s.ir_bytes for s in group)
+        if sass_bytes is None or sass_bytes >= want:
+            continue
+        found = {}
+        for s in group:
+            earlier = next(
+                (
+                    e
+                    for e in loads
+                    if e.line != s.line
+                    and order.get(id(e), 1 << 30) < order.get(id(s), -1)
+                    and _name(e.buf) == _name(s.buf)
+                    and tvm_ffi.structural_equal(e.node, s.node)
+                    and made_on(e)
+                ),
+                None,
+            )
+            if earlier is not None:
+                found[s] = earlier
+        if found and sum(s.ir_bytes for s in found) == want - sass_bytes:
+            out.update(found)
+    return out
+
+
+def _name(buf) -> str:
+    return getattr(buf, "name", None) or str(buf)
+
+
+def ir_bytes(v, access, elem_bytes: int) -> int:
+    """Bytes per lane one execution of an access moves as the IR writes it: its width, or its element's times the
+    lanes of a vector load or store (``float32x4``: 16)."""
+    if access.width:
+        return access.width
+    from tvm import DataType
+
+    node = v.node
+    dtype = getattr(node, "dtype", None) if v.kind == "load" else getattr(getattr(node, "value", None), "dtype", None)
+    try:
+        lanes = DataType(str(dtype)).lanes if dtype is not None and v.kind in ("load", "store") else 1
+    except (TypeError, ValueError):  # not a data type (a handle), or a scalable vector
+        lanes = 1
+    return elem_bytes * max(int(lanes), 1)
 
 
 def _grid_ctas(kernel, fname):
@@ -546,10 +795,33 @@ def shared_access(v, swizzles=None) -> simt.Access | None:
     )
 
 
+def _finish(sites, sass) -> None:
+    """After a walk: accesses the compiler made together (:func:`_join_statement_accesses`), and loads the SASS of their
+    line does not make because the compiler reused an earlier line's value (:func:`reused_loads`)."""
+    _join_statement_accesses(sites)
+    if sass is None:
+        return
+    by_line: dict = {}
+    for s in sites:
+        if s.kind == "load" and s.line is not None and not s.not_in_sass and s.status != "async":
+            by_line.setdefault(s.line, []).append(s)
+    groups = [(g, sum(w for w in sass.get((line, "load"), ()) if isinstance(w, int))) for line, g in by_line.items()]
+    for site, earlier in reused_loads(sites, groups, lambda e: bool(sass.get((e.line, "load")))).items():
+        made = sum(w for w in sass.get((site.line, "load"), ()) if isinstance(w, int))
+        want = sum(s.ir_bytes for s in by_line[site.line])
+        site.absent(
+            f"the SASS of this line loads {made} bytes per lane from shared memory where its accesses load {want}: "
+            f"the compiler reused the value of this load made on line {earlier.line}, so the hardware does not make "
+            "it here"
+        )
+
+
 #: executions of one site kept for :func:`_join_statement_accesses` (past that, none are joined)
 _JOIN_EXECUTIONS = 4096
 #: how the note of an access joined into another's row starts
 _JOINED = "the compiler made this access and"
+#: how the note of a shared atomic the compiler aggregated over the warp starts
+_AGGREGATED = "warp-aggregated by the compiler"
 #: how the reason of merged executions that did not pair starts
 _UNPAIRED = "the SASS of this line accesses"
 
@@ -650,7 +922,13 @@ class _Site(simt.AccessSite):
         # executions kept for :func:`_join_statement_accesses` (a merge the site's own executions do not explain),
         # whether its own executions failed to pair, the row it was merged into, the line's SASS widths it awaits
         self._execs, self._own_failed, self.merged_into, self._mixed = [], False, None, None
-        widths = (sass or {}).get((self.line, kind))
+        each = (sass or {}).get((self.line, kind))
+        widths = set(each) if each else each
+        self.ir_bytes = ir_bytes(v, access, self.elem_bytes)
+        self.not_in_sass = False
+        # every ATOMS of the line aggregated over the warp (ATOMS.POPC.INC, or a leader lane's): one lane per warp
+        # and distinct address makes the atomic
+        self.aggregated = kind == "atomic" and bool(widths) and widths == {"AGG"}
         if kind == "atomic" and widths and "CAS" in widths:
             self.reasons.setdefault(
                 "the SASS makes this atomic a compare-and-swap loop (LDS + ATOMS.CAS, repeated while lanes "
@@ -661,10 +939,9 @@ class _Site(simt.AccessSite):
         if kind in ("load", "store") and sass is not None and not widths and self.line:
             # a compiled kernel whose line has no LDS/STS: nvcc merged this access into another line's
             # (two loads of adjacent words on two lines, one LDS.64) or removed it
-            self.reasons.setdefault(
+            self.absent(
                 f"the SASS has no shared {kind} on this line: the compiler merged it into another line's "
-                "access or removed it, so the hardware does not make it here as counted",
-                None,
+                "access or removed it, so the hardware does not make it here as counted"
             )
         if kind in ("load", "store") and widths:
             wide = max(widths)
@@ -674,6 +951,11 @@ class _Site(simt.AccessSite):
                 # decided once the walk has seen the line's other accesses (:func:`_join_statement_accesses`):
                 # a wider LDS/STS of another buffer's access on the line is no merge of this one
                 self._mixed = sorted(widths)
+
+    def absent(self, reason: str) -> None:
+        """The SASS of the line does not make this access (``reason`` says why): partial, and out of the totals."""
+        self.not_in_sass = True
+        self.reasons.setdefault(reason, None)
 
     def add(self, v, access):
         if access.status == "async":
@@ -738,6 +1020,8 @@ class _Site(simt.AccessSite):
     def _warps(self, addr, mask, width):
         for part, w in simt.split_wide(addr, width):  # wider than 16 bytes: LDS/STS.128 each
             for a, m in simt.warp_lanes(part, mask):
+                if self.aggregated:  # one lane per distinct address makes the warp's atomic
+                    m = m & _first_per_address(a, m)
                 wf, ideal, ways, lanes, bank, lane_banks = warp_wavefronts(a, m, w, serialise=self.kind == "atomic")
                 self.instructions += 1
                 self.wf += wf
@@ -772,13 +1056,19 @@ class _Site(simt.AccessSite):
                 head.row_source, self.dtype,
                 [f"{_JOINED} {hb}'s on this line one {self.sass_width}-byte {op} per lane: counted in {hb}'s row"],
                 [], status="partial" if self.reasons else "analysed", reason="; ".join(self.reasons),
+                not_in_sass=self.not_in_sass,
             )  # fmt: skip
         if plan is not None and self.offsets and getattr(self.buf, "scope", lambda: "")() == "shared.dyn":
             name = _pool_name(plan, self.offsets[0], self.dtype) or name
         notes = []
         if self.unknowns:
             notes.append(f"{self.unknowns} execution(s) of this access could not be analysed")
-        if self.kind == "atomic":
+        if self.kind == "atomic" and self.aggregated:
+            notes.append(
+                f"{_AGGREGATED} (the SASS's ATOMS.POPC.INC, or one leader lane after VOTEU.ANY/FLO): one atomic per "
+                "warp for each distinct address, counted so"
+            )
+        elif self.kind == "atomic":
             notes.append("shared atomic (ATOMS): lanes on one word are serialised, not broadcast")
         if self.kind in ("ldmatrix", "stmatrix") and self.info:
             m = self.info["matrices"]
@@ -803,6 +1093,7 @@ class _Site(simt.AccessSite):
             return BankAccess(
                 name, self.line, self.kind, None, 0, 0, width, [], None, 0, 0, 0, grid, src, self.dtype, notes, [],
                 status="unknown", reason=reason or "no execution of it was reached by the walk",
+                not_in_sass=self.not_in_sass,
             )  # fmt: skip
         ways, wf, ideal, lanes, bank, lane_banks, width = self.worst
         return BankAccess(
@@ -825,7 +1116,21 @@ class _Site(simt.AccessSite):
             lane_banks,
             status="partial" if reason else "analysed",
             reason=reason,
+            not_in_sass=self.not_in_sass,
         )
+
+
+def _first_per_address(addrs, active) -> np.ndarray:
+    """The lanes of a warp that are the first active one on their address (what an atomic aggregated over the warp
+    keeps: one operation per distinct address)."""
+    first = np.zeros(len(addrs), dtype=bool)
+    seen: set = set()
+    for lane in np.flatnonzero(active).tolist():
+        a = int(addrs[lane])
+        if a not in seen:
+            seen.add(a)
+            first[lane] = True
+    return first
 
 
 def _is_int_index(idx) -> bool:
@@ -891,10 +1196,22 @@ def walk_sites(
     that CTA or that far into the loop is walked too and the access analysed there (a ``partial`` row saying so);
     else, or where that walk does not reach it either, a row with no figures whose reason says which CTAs and
     iterations were walked and what it runs under. ``classifier()`` gives a fresh classifier (visit -> Access);
-    ``first_walk(sites)`` runs on the first walk's sites before the others are compared."""
+    ``first_walk(sites)`` runs on the first walk's sites before the others are compared. A ``site_class`` with a
+    ``compare_walks(sites, walks)`` gets, at the end, the sites and every walk's own sites (one list per CTA walked,
+    the first walk's first), to compare what an access did in each."""
     import time
 
     started = time.monotonic() if started is None else started
+    compare_walks = getattr(site_class, "compare_walks", None)
+    walks: list = []  # each walk's sites, for compare_walks
+    if compare_walks is not None:
+        finish_walk = finish
+
+        def finish(ss):
+            walks.append(ss)
+            if finish_walk is not None:
+                finish_walk(ss)
+
     seen: dict = {}  # walk label -> keys of the IR nodes it reported to the classifier
 
     def tracked(label):
@@ -930,6 +1247,8 @@ def walk_sites(
         func, classifier, site_class, sites, walk, seen, tracked, walked=walked, cta=tuple(cta), limits=limits,
         finish=finish, started=started, first_seconds=first_seconds, other=other, last=last,
     )  # fmt: skip
+    if compare_walks is not None:
+        compare_walks(sites, walks)
     return sites, walk
 
 

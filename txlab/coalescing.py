@@ -29,18 +29,27 @@ with a reason naming the CTAs and iterations walked and the guard it runs under 
 headline counts partly unknown rows apart from the analysed ones. An access whose index depends on a
 value read from memory (a gather) or that is made by an instruction whose per-lane addresses the
 walk does not model (TMA, ``ptx.ld``) is listed with ``status="unknown"`` and the reason, never as
-coalesced. For a ``txlab.Compiled``, an access whose line has no global access of its kind in the
-SASS (nvcc reused a value loaded on another line) is ``partial``, saying so.
+coalesced. For a ``txlab.Compiled``, an access the SASS of its line does not make is ``partial``, saying so, with
+``not_in_sass`` set and its figures left out of the line's (:meth:`CoalescingReport.by_line`): its line has no
+global access of its kind (nvcc reused a value loaded on another line), or none of the line's accesses reaches its
+buffer (each traced in the SASS to the kernel argument its address is computed from, ``c[0x0][...]``), or it
+repeats an earlier line's load where the line's loads move fewer bytes than its accesses by exactly that one's.
+An atomic row gives the most lanes of one warp on one address (``lanes_per_address``: serialised at the atomic
+unit, so more than one is never "coalesced"; 1 where nvcc aggregated the warp's atomic to a leader lane), the
+SASS that makes it (``REDG`` / ``ATOMG`` and the operation) and whether every CTA walked makes it on the same
+addresses (the grid's CTAs then contend for them).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from txlab import simt
+from txlab.banks import _AGGREGATED, SassFlow, ir_bytes, reused_loads, sass_code
 
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -83,6 +92,18 @@ class GlobalAccess:
     reason: str = ""
     source: str | None = None
     notes: list = field(default_factory=list)
+    #: the SASS of its line does not make it (the compiler reused a value loaded on another line, merged the access
+    #: there or removed it): partial, and left out of :meth:`CoalescingReport.by_line`'s figures
+    not_in_sass: bool = False
+    #: atomics: the most lanes of one warp-instruction on one address, which the atomic unit serves one after
+    #: another (1 where the compiler aggregated the warp's atomic: one lane per distinct address); None otherwise
+    lanes_per_address: int | None = None
+    #: atomics of a compiled kernel: the SASS instruction(s) making it (``REDG.E.ADD.F32.FTZ.RN.STRONG.GPU``: a
+    #: reduction, no value returned; ``ATOMG.E.ADD...``: the old value returned), " / "-joined when several
+    sass_opcode: str | None = None
+    #: atomics: whether every CTA walked makes it on the same addresses (the grid's CTAs then contend for them in
+    #: the L2); None when fewer than two CTAs were walked or an execution was unknown
+    same_address_every_cta: bool | None = None
 
     sectors_per_request = _ratio("sectors", "requests")
     ideal_sectors_per_request = _ratio("ideal_sectors", "requests")
@@ -93,8 +114,12 @@ class GlobalAccess:
 
     @property
     def coalesced(self) -> bool | None:
+        """Whether the sectors are all used (efficiency 1.0); never for an atomic whose lanes share an address
+        (``lanes_per_address`` > 1: serialised however few sectors it needs). None when unknown."""
         e = self.efficiency
-        return None if e is None else e >= 0.999
+        if e is None:
+            return None
+        return e >= 0.999 and not (self.lanes_per_address or 0) > 1
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -127,7 +152,9 @@ class CoalescingReport(simt.AccessReport):
     def by_line(self) -> dict:
         """``{user line: {"sectors_per_request", "ideal_sectors_per_request", "status", "accesses", ...}}``:
         the line's analysed accesses pooled (the unit SourceView and ncu's source view show); the
-        line is "partial" when any access on it is unknown or partly unknown, with the reasons."""
+        line is "partial" when any access on it is unknown or partly unknown, with the reasons. An access the
+        SASS does not make on the line (``not_in_sass``: counted in ``"not_in_sass"``) adds its reason, not its
+        figures: they are what the hardware moves there. A line with no figures at all is "unknown"."""
         out: dict = {}
         for r in self:
             if r.lineno is None:
@@ -141,12 +168,18 @@ class CoalescingReport(simt.AccessReport):
                     "accesses": 0,
                     "unknown": 0,
                     "partial": 0,
+                    "not_in_sass": 0,
                     "reasons": [],
                 },
             )
             d["accesses"] += 1
             if r.status == "unknown":
                 d["unknown"] += 1
+                d["reasons"].append(r.reason)
+                continue
+            if r.not_in_sass:  # the hardware does not make it here: its reason, not its figures
+                d["not_in_sass"] += 1
+                d["partial"] += 1
                 d["reasons"].append(r.reason)
                 continue
             if r.status == "partial":  # some executions unknown: the line is not fully known either
@@ -161,7 +194,7 @@ class CoalescingReport(simt.AccessReport):
             d["ideal_sectors_per_request"] = d["ideal_sectors"] / n if n else None
             d["status"] = (
                 "unknown"
-                if d["unknown"] == d["accesses"]
+                if d["unknown"] == d["accesses"] or not n
                 else "partial"
                 if d["unknown"] or d["partial"]
                 else "analysed"
@@ -188,13 +221,32 @@ class CoalescingReport(simt.AccessReport):
     def row_text(self, r) -> str:
         if r.status == "unknown":
             return f"unknown: {r.reason}"
-        verdict = "coalesced" if r.coalesced else f"{r.efficiency:.0%} of sectors used"
+        if r.not_in_sass:
+            return f"not made on this line: {r.reason}"
+        verdict = (
+            "coalesced"
+            if r.coalesced
+            else f"{r.efficiency:.0%} of sectors used"
+            if not (r.lanes_per_address or 0) > 1
+            else f"serialised: {r.lanes_per_address} lanes of a warp on one address, served one after another"
+        )
         part = f"  (partly unknown: {r.reason})" if r.status == "partial" else ""
         return (
             f"{r.sectors / r.instructions:.1f} sectors and {r.requests / r.instructions:.1f} "
             f"requests per instruction (ideal {r.ideal_sectors / r.instructions:.1f} sectors; "
-            f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{part}"
+            f"{r.sectors_per_request:.2f} sectors/request)  {verdict}{_atomic_text(r)}{part}"
         )
+
+
+def _atomic_text(r) -> str:
+    """What an atomic row adds to its line of the table: the SASS that makes it, aggregation, contention among CTAs."""
+    if r.access != "atomic":
+        return ""
+    out = [r.sass_opcode] if r.sass_opcode else []
+    out += [n for n in r.notes if n.startswith(_AGGREGATED)]
+    if r.same_address_every_cta:
+        out.append("every CTA walked makes it on the same address(es): the grid's CTAs contend for them")
+    return f"  ({'; '.join(out)})" if out else ""
 
 
 def warp_sectors(addrs: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int, int, int]:
@@ -262,17 +314,33 @@ def global_access(v) -> simt.Access | None:
     )
 
 
-def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Limits) -> CoalescingReport:
+def coalescing(
+    kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Limits, params: dict | None = None
+) -> CoalescingReport:
     """One :class:`GlobalAccess` per global-memory access site of ``kernel`` (a prim_func,
     IRModule or ``txlab.Compiled``), from its index expressions evaluated for every lane of every
     warp of CTA ``cta``. Nothing runs on a GPU. ``limits``: the walk's :class:`txlab.simt.Limits`
-    (a time budget makes a long kernel's rows partial, never missing)."""
+    (a time budget makes a long kernel's rows partial, never missing). ``params`` binds scalar kernel
+    arguments (``{"k": 4096}``, as :func:`txlab.pools.layout`'s): a runtime pitch, loop bound or grid is then
+    that value; without it an index that depends on one is unknown, saying so. An index that adds a value read
+    from memory once per warp (a row gather, :class:`txlab.simt.WarpUniform`) in steps of whole 128-byte lines
+    has the figures of its known part, whatever the value; other gathers are unknown."""
+    from txlab import ir
     from txlab.arch import resolve_arch
     from txlab.banks import _file_of, source_text, walk_sites
     from txlab.sass.analyses import _arch_major
 
     arch = resolve_arch(arch) if arch is not None else getattr(kernel, "arch", None) or "sm_90a"
-    lowered = simt.lowered_of(kernel, arch, "txlab.pools.coalescing")
+    bind = {}
+    if params is not None:  # checked as txlab.pools.layout checks them
+        bind = simt.checked_params(ir.as_module(kernel, what="txlab.pools.coalescing")[0], params)
+    if bind:
+
+        class Bound(limits):  # every walk (a further CTA's, an unreached access's) knows the bound arguments
+            params = {**(getattr(limits, "params", None) or {}), **bind}
+
+        limits = Bound
+    lowered = simt.bind_launch(simt.lowered_of(kernel, arch, "txlab.pools.coalescing"), bind)
     cta = simt.checked_cta(cta, lowered, "txlab.pools.coalescing")
     funcs = simt.device_functions(lowered)
     made = _sass_accesses(kernel)
@@ -306,35 +374,189 @@ def coalescing(kernel, *, arch: str | None = None, cta=(0, 0, 0), limits=simt.Li
     return report
 
 
-def _sass_accesses(kernel) -> set | None:
-    """``{(user line, "load" | "store" | "atomic")}`` the SASS makes global accesses on, for a
-    ``txlab.Compiled`` (its line map); None for a kernel that was not compiled."""
+#: where the kernel's arguments start in constant bank 0 (``c[0x0][0x210]`` is the first one's on sm_90), by the
+#: arch's major version: as nvcc's SASS reads them for sm_80/89, sm_90 and sm_100/120
+_PARAM_BASE = {7: 0x160, 8: 0x160, 9: 0x210, 10: 0x380, 11: 0x380, 12: 0x380}
+_PTX_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
+_PTX_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.[a-z]+?(\d+)\b[^,]*?_param_\d+(?:\[(\d+)\])?")
+#: distinct addresses of an atomic kept per walk (to compare CTAs); past that, not compared
+_ATOMIC_ADDRESSES = 1 << 14
+
+
+@dataclass
+class _SassAccess:
+    """One global load, store or atomic of the SASS (:func:`_sass_accesses`)."""
+
+    width: int  # bytes per lane
+    buffers: frozenset | None  # the buffers over the kernel argument its address is computed from; None: not traced
+    opcode: str
+    aggregated: bool = False  # an atomic the compiler aggregated over the warp (SassFlow.aggregated)
+
+
+@dataclass
+class _Made:
+    """The global accesses the SASS of a compiled kernel makes, per user line (:func:`_sass_accesses`)."""
+
+    each: dict  # (user line, "load" | "store" | "atomic") -> [_SassAccess], in program order
+    buffers: set  # names of the global buffers over a kernel argument (those an access can be traced to)
+
+
+def _sass_accesses(kernel) -> _Made | None:
+    """The global accesses the SASS of a ``txlab.Compiled`` makes on each user line (its line map), each traced back
+    to the kernel argument its address is computed from where the SASS shows it (:meth:`txlab.banks.SassFlow.params`);
+    None for a kernel that was not compiled."""
     from txlab.sass.opcodes import memory_kind
 
-    m = getattr(kernel, "source_map", None) if hasattr(kernel, "cubin") else None
-    if m is None:
+    code = sass_code(kernel)
+    if code is None:
         return None
     kinds = {"ld": "load", "st": "store", "atomic": "atomic"}
-    out = set()
-    for ins in m.instructions:
-        k = memory_kind(ins.opcode)
-        if ins.user_line and k and len(k) > 1 and k[1] == "global":
-            out.add((ins.user_line, kinds[k[0]]))
+    args = _argument_buffers(kernel)
+    made = _Made({}, {b for spans in args.values() for _, _, names in spans for b in names})
+    for name, listing in code.items():
+        flow = None
+        spans = args.get(name)
+        for k, ins in enumerate(listing):
+            mk = memory_kind(ins.opcode)
+            if ins.opcode.startswith(("RED.E.", "ATOM.E.")):  # before sm_90 a global atomic is a generic RED/ATOM
+                mk = ("atomic", "global")
+            if not ins.user_line or not mk or len(mk) < 2 or mk[1] != "global":
+                continue
+            flow = flow or SassFlow(listing)
+            mods = set(ins.opcode.split(".")[1:])
+            wide = next((b for b in (256, 128, 64) if str(b) in mods), None)  # 256: sm_100's LDG/STG.ENL2.256
+            width = (wide or (mk[2] if len(mk) > 2 else 32)) // 8
+            buffers = None
+            if spans:
+                found = flow.params(k, flow.address_registers(k))
+                buffers = _argument_of(found, spans) if found else None
+            atomic = mk[0] == "atomic"
+            made.each.setdefault((ins.user_line, kinds[mk[0]]), []).append(
+                _SassAccess(width, buffers, ins.opcode, atomic and flow.aggregated(k))
+            )
+    return made
+
+
+def _argument_of(offsets, spans) -> frozenset | None:
+    """The buffers over the one pointer argument among constant-bank offsets ``offsets`` (what an address is computed
+    from); None when there is not exactly one, or an offset past the arguments' start lies in none of them (the
+    arguments are not where :data:`_PARAM_BASE` says)."""
+    start = min(lo for lo, _, _ in spans)
+    hit = set()
+    for x in offsets:
+        if x < start:  # not an argument (the stack pointer, the memory descriptor)
+            continue
+        arg = next((names for lo, hi, names in spans if lo <= x < hi), None)
+        if arg is None:
+            return None
+        if arg:
+            hit.add(arg)
+    return next(iter(hit)) if len(hit) == 1 else None
+
+
+def _argument_buffers(kernel) -> dict:
+    """``{kernel name: [(first byte, end byte, names of the global buffers declared over it)]}``: where each argument of
+    a compiled kernel lies in constant bank 0 (PTX's parameter list, from where the arch puts the first) and the
+    buffers its lowered code declares over a pointer argument; {} where that is not known."""
+    from txlab import ir
+    from txlab.banks import _node_key
+    from txlab.sass.analyses import _arch_major
+
+    base = _PARAM_BASE.get(_arch_major(getattr(kernel, "arch", None) or "") or 0)
+    ptx = getattr(kernel, "ptx", None)
+    if base is None or not isinstance(ptx, str):
+        return {}
+    layouts = {}
+    for m in _PTX_ENTRY.finditer(ptx):
+        offsets, off = [], 0
+        for p in _PTX_PARAM.finditer(ptx[m.end() : ptx.find(")", m.end())]):
+            elem, count = max(int(p.group(2)) // 8, 1), int(p.group(3) or 1)
+            align = int(p.group(1) or elem)
+            off = -(-off // align) * align
+            offsets.append((off, elem * count))
+            off += elem * count
+        layouts[m.group(1)] = offsets
+    out = {}
+    try:
+        funcs = simt.device_functions(kernel)
+    except Exception:  # noqa: BLE001 - no lowering to read: nothing is traced to a buffer
+        return {}
+    for fname, func in funcs:
+        params = [_node_key(p) for p in func.params]
+        layout = layouts.get(fname)
+        if layout is None or len(layout) != len(params):
+            continue
+        names: dict = {}
+        for n in ir.walk(func.body):
+            data = getattr(n, "data", None) if type(n).__name__ == "DeclBuffer" else None
+            if data is not None and str(n.buffer.scope()) == "global" and _node_key(data) in params:
+                names.setdefault(params.index(_node_key(data)), set()).add(n.buffer.name)
+        out[fname] = [
+            (base + off, base + off + size, frozenset(names.get(i, ()))) for i, (off, size) in enumerate(layout)
+        ]
     return out
 
 
+def _name(site) -> str:
+    return getattr(site.buf, "name", None) or str(site.buf)
+
+
 def _check_sass(sites, made) -> None:
-    """Sites of a compiled kernel whose line has no global access of their kind in the SASS (nvcc
-    reused a value another line loaded, or merged the access elsewhere) are partial, saying so."""
+    """Sites of a compiled kernel that the SASS of their line does not make are partial, saying so, and their figures
+    are left out of the line's (``not_in_sass``): a line with no global access of the site's kind (nvcc reused a
+    value another line loaded, or merged the access elsewhere); a buffer that none of the line's accesses of that kind
+    reaches, every one of them traced to its kernel argument; a load that repeats an earlier line's where the line's
+    SASS loads fewer bytes than its accesses (:func:`txlab.banks.reused_loads`). Atomic sites get the SASS opcode
+    that makes them, and whether it is aggregated over the warp."""
     if made is None:
         return
     for site in sites:
-        if site.kind in ("load", "store", "atomic") and site.line and (site.line, site.kind) not in made:
-            site.reasons.setdefault(
+        if site.kind not in ("load", "store", "atomic") or not site.line:
+            continue
+        each = made.each.get((site.line, site.kind))
+        name = _name(site)
+        if not each:
+            site.absent(
                 f"the SASS has no global {site.kind} on this line: the compiler reused a value loaded on "
-                "another line, merged the access there or removed it, so the hardware does not make it here",
-                None,
+                "another line, merged the access there or removed it, so the hardware does not make it here"
             )
+            continue
+        traced = name in made.buffers and all(a.buffers is not None for a in each)
+        if traced and all(name not in a.buffers for a in each):
+            reached = ", ".join(sorted(set().union(*(a.buffers for a in each))))
+            site.absent(
+                f"the SASS's global {site.kind}s on this line access {reached} only (each traced to its kernel "
+                f"argument), not {name}: the compiler reused a value loaded on another line, merged the access there "
+                "or removed it, so the hardware does not make it here"
+            )
+        if site.kind == "atomic":
+            mine = [a for a in each if a.buffers is None or name in a.buffers]
+            if mine:
+                site.sass_opcode = " / ".join(dict.fromkeys(a.opcode for a in mine))
+                site.aggregated = all(a.aggregated for a in mine)
+    # loads the compiler reused from an earlier line: per buffer where every load of the line is traced, else per line
+    by_line: dict = {}
+    for s in sites:
+        if s.kind == "load" and s.line and not s.not_in_sass:
+            by_line.setdefault(s.line, []).append(s)
+    groups = []
+    for line, group in by_line.items():
+        each = made.each.get((line, "load"), [])
+        if all(a.buffers is not None for a in each) and all(_name(s) in made.buffers for s in group):
+            for name in dict.fromkeys(_name(s) for s in group):
+                mine = [s for s in group if _name(s) == name]
+                groups.append((mine, sum(a.width for a in each if name in a.buffers)))
+        else:
+            groups.append((group, sum(a.width for a in each)))
+
+    def made_on(e) -> bool:
+        return any(a.buffers is None or _name(e) in a.buffers for a in made.each.get((e.line, "load"), ()))
+
+    for site, earlier in reused_loads(sites, groups, made_on).items():
+        site.absent(
+            "the SASS of this line loads fewer bytes per lane from global memory than its accesses: the compiler "
+            f"reused the value of this load made on line {earlier.line}, so the hardware does not make it here"
+        )
 
 
 def _per_instruction(site):
@@ -366,6 +588,32 @@ class _Site(simt.AccessSite):
         self.set_dtype(str(getattr(self.buf, "dtype", "")) or "uint8")
         self.width = access.width or self.elem_bytes
         self.instructions = self.requests = self.sectors = self.ideal = self.lines = self.worst = 0
+        self.ir_bytes = ir_bytes(v, access, self.elem_bytes)
+        self.not_in_sass = False
+        # atomics: the most lanes of one warp-instruction on one address, the addresses it was made on (to compare
+        # CTAs; None past _ATOMIC_ADDRESSES), the SASS making it (_check_sass), whether every CTA walked used the same
+        self.lanes = 0
+        self._addresses = set() if self.kind == "atomic" else None
+        self.sass_opcode, self.aggregated, self.same_address = None, False, None
+
+    def absent(self, reason: str) -> None:
+        """The SASS of the line does not make this access (``reason`` says why): partial, and out of the line's
+        figures."""
+        self.not_in_sass = True
+        self.reasons.setdefault(reason, None)
+
+    @staticmethod
+    def compare_walks(sites, walks) -> None:
+        """Atomics (:func:`txlab.banks.walk_sites` calls it with every CTA's sites): whether each CTA walked made it
+        on the same addresses."""
+        keyed = [{s.key: s for s in ws} for ws in walks]
+        for site in sites:
+            if site.kind != "atomic":
+                continue
+            seen = [w[site.key] for w in keyed if site.key in w]
+            if len(seen) < 2 or any(s._addresses is None or s.unknowns or not s.instructions for s in seen):
+                continue
+            site.same_address = all(s._addresses == seen[0]._addresses for s in seen[1:])
 
     def add(self, v, access):
         got = self.lane_addresses(v, access, "a strided vector access: each lane's first element was counted")
@@ -377,6 +625,8 @@ class _Site(simt.AccessSite):
         for part, w in parts:
             for a, act in simt.warp_lanes(part, v.mask):
                 req, sec, ideal, lines = warp_sectors(a, act, w)
+                if self.kind == "atomic" and act.any():
+                    self._atomic_lanes(a[act])
                 self.instructions += 1
                 self.requests += req
                 self.sectors += sec
@@ -384,14 +634,30 @@ class _Site(simt.AccessSite):
                 self.lines += lines
                 self.worst = max(self.worst, sec)
 
+    def _atomic_lanes(self, live) -> None:
+        """One warp-instruction of an atomic, ``live`` its active lanes' addresses: the most lanes on one address,
+        and the addresses."""
+        addresses, counts = np.unique(live, return_counts=True)
+        self.lanes = max(self.lanes, int(counts.max()))
+        if self._addresses is not None:
+            self._addresses.update(addresses.tolist())
+            if len(self._addresses) > _ATOMIC_ADDRESSES:
+                self._addresses = None
+
     def row(self, source) -> GlobalAccess:
         name = getattr(self.buf, "name", None) or str(self.buf)
         notes = [f"{self.unknowns} execution(s) of this access could not be analysed"] if self.unknowns else []
+        if self.kind == "atomic" and self.aggregated:
+            notes.append(
+                f"{_AGGREGATED} (one leader lane after VOTEU.ANY/FLO, or .POPC.INC): one atomic per warp for each "
+                "distinct address"
+            )
         reason = "; ".join(self.reasons)
         if not self.requests:  # no warp-instruction counted: every count is 0
             status, reason = "unknown", reason or "no execution of it was reached by the walk"
         else:
             status = "partial" if reason else "analysed"
+        lanes = (1 if self.aggregated else self.lanes) if self.kind == "atomic" and self.requests else None
         return GlobalAccess(
             name,
             self.line,
@@ -408,6 +674,10 @@ class _Site(simt.AccessSite):
             reason=reason,
             source=source,
             notes=notes,
+            not_in_sass=self.not_in_sass,
+            lanes_per_address=lanes,
+            sass_opcode=self.sass_opcode,
+            same_address_every_cta=self.same_address if self.kind == "atomic" else None,
         )
 
 

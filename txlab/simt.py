@@ -12,8 +12,10 @@ the thread index as a numpy vector over all threads of a CTA (SIMT, in lock step
   ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor), ``Let``/``Bind`` values, ``Select``, casts, shifts and bit operations, ``thread_rank()``,
   ``__shfl*_sync`` (value of a source lane) and ``elect_sync`` (lowest active lane of each warp);
 * ``local`` scalars written with constant indices keep their per-thread values (pipeline stage
-  and phase counters), also when read at a per-thread index (``regs[tx % 4]``); values read from
-  global or shared memory are *unknown*: a condition that depends on one runs both branches with
+  and phase counters), also when read at a per-thread index (``regs[tx % 4]``), and a vector store's lanes
+  write their cells in order (the last of several on one cell stays, with a warning); values read from
+  global or shared memory are *unknown* (one read at one address per warp is known to be the same for
+  the warp's lanes: a global index it moves, a row gather, is a :class:`WarpUniform`): a condition that depends on one runs both branches with
   the mask unchanged and the visit is marked ``uncertain``; a loop whose trip count is unknown runs
   its body once, marked the same way. A local those paths leave different (a branch's assignment, a
   loop's counter) is unknown after them, with the reason;
@@ -29,6 +31,8 @@ Nothing here runs on a GPU; nothing re-derives TVM's lowering (it is the lowered
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,6 +60,11 @@ UNKNOWN = _Unknown()
 _SENTINEL = np.iinfo(np.int64).min
 #: what an unknown value most often depends on (the phrase reasons use)
 MEMORY = "a value read from memory"
+#: the phrase naming a scalar kernel argument the walk was given no value for (followed by its name)
+_ARGUMENT = "the kernel argument "
+#: the key ``(_UNIFORM, i)`` of a local's cells: what cell ``i`` holds where it is UNKNOWN but warp-uniform,
+#: ``(the store's execution id, WarpUniform)`` (two paths that stored it apart do not compare the same)
+_UNIFORM = "uniform"
 
 
 @dataclass
@@ -75,6 +84,18 @@ class RampValue:
     base: object
     stride: object
     lanes: int
+
+
+@dataclass
+class WarpUniform:
+    """An integer ``known + u`` where ``u`` is not known (it is read from memory) but is the same for every
+    lane of each warp and a multiple of ``modulus``: the row of a gather by row (``E[r * 512 + tx]`` with
+    ``r = I[bx]``: ``known = tx``, ``modulus = 512``). The index of a global access the walk reports where
+    that is all it does not know (:meth:`SimtWalk._uniform`). A warp's lanes that load one address get one
+    value: assumed is that nothing writes it while they read (an index array the kernel only reads)."""
+
+    known: object  # int or per-thread int array
+    modulus: int
 
 
 @dataclass
@@ -104,15 +125,20 @@ class Limits:
     #: wall-clock budget of one walk (None: none); past it every loop runs its first iteration only,
     #: so each statement is still reached once (noted)
     max_seconds: float | None = None
+    #: scalar kernel arguments bound to values (``{"k": 4096}``, checked by :func:`checked_params`): every
+    #: walk made with these limits (a further CTA's too) knows them; the others are unknown
+    params: dict | None = None
 
 
 class SimtWalk:
     """State of one walk. ``notes`` lists what was approximated (and where)."""
 
-    def __init__(self, func, *, block=None, cta=(0, 0, 0), on_visit=None, limits=Limits):
+    def __init__(self, func, *, block=None, cta=(0, 0, 0), on_visit=None, limits=Limits, params=None):
         self.func = func
         self.on_visit = on_visit
         self.limits = limits
+        #: scalar kernel arguments the walk knows (name -> int): ``params``, else ``limits.params``
+        self.params = dict(params if params is not None else getattr(limits, "params", None) or {})
         self.block = tuple(block) if block is not None else None
         self.cta = tuple(cta)
         self.env: dict = {}
@@ -128,6 +154,7 @@ class SimtWalk:
         self.loops_cut = False  # some loop iterations were not followed (limits or the time budget)
         self.var_why: dict = {}  # var key -> what its UNKNOWN value depends on (phrases)
         self.local_why: dict = {}  # local buffer key -> what its UNKNOWN cells depend on
+        self.uniform_vars: dict = {}  # var key -> the WarpUniform its UNKNOWN value is (a bound load of one address)
         self._uncertain = 0
         self._guard_why: list = []
         self._loops: list = []
@@ -158,8 +185,11 @@ class SimtWalk:
         if self.limits.max_seconds is not None:
             self._deadline = time.monotonic() + self.limits.max_seconds
         for p in self.func.params:
+            if p.name in self.params and _is_scalar_int(p):
+                self.env[_key(p)] = int(self.params[p.name])
+                continue
             self.env[_key(p)] = UNKNOWN
-            self.var_why[_key(p)] = (f"the kernel argument {p.name}",)
+            self.var_why[_key(p)] = (f"{_ARGUMENT}{p.name}",)
         self._tx = tx
         self._exec(self.func.body, np.ones(self._n, dtype=bool))
         return self
@@ -298,12 +328,24 @@ class SimtWalk:
             idx = [self._eval(i, mask) for i in s.indices]
             scope = self.scopes.get(k) or buf.scope()
             if scope == "local":
+                cells = _lane_cells(s.indices, idx)
+                if cells is not None:  # a vector store: each lane writes its cell, in lane order
+                    self._store_lanes(s, k, cells, value, mask)
+                    return
                 if value is UNKNOWN or any(i is UNKNOWN for i in idx):
-                    self.local_why.setdefault(k, {}).update(dict.fromkeys(self.why(s.value)))
-                self._store_local(k, idx, value, mask)
+                    self.local_why.setdefault(k, {}).update(dict.fromkeys(self.why(s.value, *s.indices)))
+                elif isinstance(value, RampValue) or len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)):
+                    # what it holds is not followed, and no memory is read: say so, never "a value read from memory"
+                    name = getattr(self.buffers.get(k), "name", None) or buf.name
+                    phrase = f"{name}, a local written with a vector or at a per-thread index the walk does not follow"
+                    self.local_why.setdefault(k, {})[phrase] = None
+                uniform = self._uniform(s.value, mask) if value is UNKNOWN else None
+                self._store_local(k, idx, value, mask, uniform if isinstance(uniform, WarpUniform) else None)
             elif scope.startswith("shared") or scope == "global":
                 flat = _flat(idx, buf)
-                why = self.why(*s.indices) if flat is UNKNOWN else ()
+                if flat is UNKNOWN and scope == "global":
+                    flat = self._uniform_flat(s.indices, buf, mask)
+                why = self.why(*s.indices) if flat is UNKNOWN or _has_uniform(flat) else ()
                 self._report("store", s, mask, index=flat, scope=scope, why=why)
             return
         if isinstance(s, tx.Evaluate):
@@ -480,8 +522,12 @@ class SimtWalk:
         """``var = value_expr`` (a Let or Bind): its value, and when unknown, what it depends on."""
         value = self._eval(value_expr, mask)
         self.env[_key(var)] = value
+        self.uniform_vars.pop(_key(var), None)
         if value is UNKNOWN:
             self.var_why[_key(var)] = self.why(value_expr)
+            uniform = self._uniform(value_expr, mask)
+            if isinstance(uniform, WarpUniform):
+                self.uniform_vars[_key(var)] = uniform
         return value
 
     def why(self, *exprs) -> tuple:
@@ -537,10 +583,46 @@ class SimtWalk:
             if not differ:
                 continue
             self.locals[k] = {i: (UNKNOWN if i in differ else a[i]) for i in keys}
+            for i in differ:  # a cell the paths leave different is not one value per warp either
+                self.locals[k].pop((_UNIFORM, i), None)
             name = getattr(self.buffers.get(k), "name", None) or "a local value"
             self.local_why.setdefault(k, {})[f"{name}, {phrase}"] = None
 
-    def _store_local(self, k, idx, value, mask):
+    def _store_lanes(self, s, k, cells, value, mask):
+        """A vector store into a local (``x[Ramp(0, 1, 4)] = ...``, ``i[Broadcast(0, 4)] = Ramp(...)``): CUDA's
+        code writes lane 0's element to its cell, then lane 1's, ..., so where lanes share a cell the last
+        one's value is what stays (noted: the other lanes' values are lost)."""
+        lanes = len(cells)
+        if isinstance(value, RampValue):
+            vals = (
+                [_simplify(np.add(value.base, np.multiply(value.stride, j))) for j in range(lanes)]
+                if value.lanes == lanes and _is_int(value.base) and _is_int(value.stride)
+                else [UNKNOWN] * lanes
+            )
+        else:
+            vals = [value] * lanes  # a broadcast value (or one the walk does not know)
+        if any(v is UNKNOWN for v in vals):
+            self.local_why.setdefault(k, {}).update(dict.fromkeys(self.why(s.value)))
+        for cell, v in zip(cells, vals):
+            self._store_local(k, [cell], v, mask)
+        shared = sorted({c for c in cells if cells.count(c) > 1})
+        if shared:
+            name = getattr(self.buffers.get(k), "name", None) or s.buffer.name
+            what = (
+                f"all {lanes} lanes of a vector store write {name}[{shared[0]}]"
+                if len(set(cells)) == 1
+                else f"lanes of a {lanes}-lane vector store share cells of {name} "
+                f"({', '.join(f'{name}[{c}]' for c in shared)})"
+            )
+            self.note(
+                f"line {self._line(s) or spans.first_user_line(s) or '?'}: warning: {what}; only the last lane's "
+                "value stays (CUDA writes the lanes in order), so what reads it gets that lane's value and the other "
+                "lanes' values are lost: how TVM lowers a vectorized loop's scalar kept in a one-cell local"
+            )
+
+    def _store_local(self, k, idx, value, mask, uniform=None):
+        """``local[idx] = value`` by the threads of ``mask``; ``uniform``: the :class:`WarpUniform` an UNKNOWN
+        ``value`` is, kept for the cell where every warp's threads all store it or all keep a value known as well."""
         if len(idx) != 1 or isinstance(idx[0], (np.ndarray, RampValue)) or idx[0] is UNKNOWN:
             self.locals.setdefault(k, {}).clear()  # a data-dependent write: forget what we knew
             self.locals[k]["*"] = UNKNOWN
@@ -548,6 +630,11 @@ class SimtWalk:
         cells = self.locals.setdefault(k, {})
         i = int(idx[0])
         old = cells.get(i, UNKNOWN)
+        kept = cells.pop((_UNIFORM, i), None)
+        if uniform is not None:
+            uniform = _masked_uniform(uniform, mask, old, kept[1] if kept else None)
+            if uniform is not None:
+                cells[(_UNIFORM, i)] = (self._exec_id, uniform)
         if value is UNKNOWN or isinstance(value, RampValue):
             cells[i] = UNKNOWN
         elif mask.all():
@@ -593,7 +680,9 @@ class SimtWalk:
                 return v
             if scope.startswith("shared") or scope == "global":
                 flat = _flat(idx, src)
-                why = self.why(*e.indices) if flat is UNKNOWN else ()
+                if flat is UNKNOWN and scope == "global":
+                    flat = self._uniform_flat(e.indices, src, mask)
+                why = self.why(*e.indices) if flat is UNKNOWN or _has_uniform(flat) else ()
                 self._report("load", e, mask, index=flat, scope=scope, why=why)
             return UNKNOWN
         op = semantics.binary(type(e).__name__, _operand_dtype(e), True)
@@ -644,6 +733,93 @@ class SimtWalk:
         if isinstance(e, tvm.ir.Call):
             return self._call(e, mask)
         return UNKNOWN
+
+    def _uniform(self, e, mask):
+        """``e`` as a value the walk knows (an int or per-thread int array) or as a :class:`WarpUniform`: where
+        what it does not know is a value read from memory the same for every lane of each warp (a load of one
+        address per warp, kept in a local or bound to a variable), added or scaled by what it knows; else
+        UNKNOWN. Integer arithmetic only; it reports nothing (the walk has already visited ``e``'s loads)."""
+        import tvm
+
+        tx = self._tx
+        if isinstance(e, tx.IntImm):
+            return int(e.value)
+        if isinstance(e, tx.Var):
+            v = self.env.get(_key(e), UNKNOWN)
+            if v is UNKNOWN:
+                return self.uniform_vars.get(_key(e), UNKNOWN)
+            return v if _is_int(v) else UNKNOWN
+        if isinstance(e, tvm.ir.TensorLoad):
+            return self._uniform_load(e, mask)
+        name = type(e).__name__
+        if name == "Cast":
+            dt = str(getattr(getattr(e, "ty", None), "dtype", None) or getattr(e, "dtype", None) or "")
+            return self._uniform(e.value, mask) if dt.startswith(("int", "uint")) else UNKNOWN
+        if name == "Broadcast":
+            return self._uniform(e.value, mask)
+        if name == "Ramp":
+            base, stride, lanes = self._uniform(e.base, mask), self._uniform(e.stride, mask), _const(e.lanes)
+            if base is UNKNOWN or not isinstance(stride, int) or isinstance(base, RampValue) or not lanes:
+                return UNKNOWN
+            return RampValue(base, stride, lanes)
+        if isinstance(e, tvm.ir.Call):
+            short = (getattr(e.op, "name", "") or "").rsplit(".", 1)[-1]
+            if short not in _INT_CALLS or len(e.args) != 2:
+                return UNKNOWN
+            operands, dtype = e.args, ""
+        else:
+            dtype = _operand_dtype(e)
+            if dtype.startswith(("float", "bfloat")) or semantics.binary(name, dtype, True) is None:
+                return UNKNOWN
+            operands, short = (e.a, e.b), name
+        a = self._uniform(operands[0], mask)
+        return UNKNOWN if a is UNKNOWN else _uniform_op(short, a, self._uniform(operands[1], mask), dtype)
+
+    def _uniform_load(self, e, mask):
+        """A load as :meth:`_uniform` reads it: a local's cell, or a global/shared integer every active lane of
+        each warp reads at one address (one value per warp: a ``WarpUniform`` of modulus 1)."""
+        src = e.source
+        k = _key(src)
+        scope = self.scopes.get(k) or src.scope()
+        dtype = str(src.dtype)
+        if scope != "local" and not dtype.startswith(("int", "uint")) or "x" in dtype:
+            return UNKNOWN  # a float, a vector: no index
+        idx = [self._uniform(i, mask) for i in e.indices]
+        if scope == "local":
+            cells = self.locals.get(k, {})
+            if "*" in cells or len(idx) != 1 or not isinstance(idx[0], (int, np.integer)):
+                return UNKNOWN
+            v = cells.get(int(idx[0]), UNKNOWN)
+            if v is UNKNOWN:
+                kept = cells.get((_UNIFORM, int(idx[0])))
+                return kept[1] if isinstance(kept, tuple) else UNKNOWN
+            if not _is_int(v) or (isinstance(v, np.ndarray) and (v[mask] == _SENTINEL).any()):
+                return UNKNOWN
+            return v
+        if scope.startswith("shared") or scope == "global":
+            flat = _flat(idx, src)
+            if isinstance(flat, WarpUniform):  # an address read once per warp: still one address per warp
+                flat = flat.known
+            if _is_int(flat) and _warp_uniform(flat, mask):
+                return WarpUniform(0, 1)
+        return UNKNOWN
+
+    def _uniform_flat(self, indices, buf, mask):
+        """The flat index of a global access as :meth:`_uniform` reads it (a :class:`WarpUniform`, a
+        :class:`RampValue` of one, or a known value), else UNKNOWN."""
+        idx = [self._uniform(i, mask) for i in indices]
+        if len(idx) == 1:
+            flat = idx[0]
+        else:
+            shape = [_const(s) for s in buf.shape]
+            if any(s is None for s in shape) or any(isinstance(i, RampValue) for i in idx):
+                return UNKNOWN
+            flat = 0
+            for i, s in zip(idx, shape):
+                flat = _uniform_op("Add", _uniform_op("Mul", flat, s), i)
+        if isinstance(flat, RampValue):
+            return flat if isinstance(flat.base, WarpUniform) or _is_int(flat.base) else UNKNOWN
+        return flat if isinstance(flat, WarpUniform) or _is_int(flat) else UNKNOWN
 
     def _gather_local(self, cells, idx, mask):
         """A local array read at a per-thread index (``regs[tx % 4]``): each active thread's own
@@ -709,7 +885,9 @@ class SimtWalk:
             ):
                 i = [self._eval(x, mask) for x in dst.indices]
                 if len(i) == 1 and isinstance(i[0], int):
-                    self.locals.setdefault(_key(dst.source), {})[i[0]] = mapped
+                    cells = self.locals.setdefault(_key(dst.source), {})
+                    cells[i[0]] = mapped
+                    cells.pop((_UNIFORM, i[0]), None)
             return mapped
         if short == "func_call" and len(args) >= 3 and args[0] == "tvm_builtin_pointer_offset":
             # TVM's device helper ``ptr + offset`` (elements of the pointer's type)
@@ -722,34 +900,10 @@ class SimtWalk:
         if short in ("break_loop", "continue_loop"):
             self._leave(short == "break_loop", mask, c)
             return UNKNOWN
-        if (
-            short
-            in (
-                "truncdiv",
-                "truncmod",
-                "floordiv",
-                "floormod",
-                "shift_left",
-                "shift_right",
-                "bitwise_and",
-                "bitwise_or",
-                "bitwise_xor",
-            )
-            and len(args) == 2
-        ):
+        if short in _INT_CALLS and len(args) == 2:
             if any(a is UNKNOWN for a in args):
                 return UNKNOWN
-            fn = {
-                "truncdiv": semantics.trunc_div,
-                "truncmod": semantics.trunc_mod,
-                "floordiv": semantics.floor_div,
-                "floormod": semantics.floor_mod,
-                "shift_left": np.left_shift,
-                "shift_right": np.right_shift,
-                "bitwise_and": np.bitwise_and,
-                "bitwise_or": np.bitwise_or,
-                "bitwise_xor": np.bitwise_xor,
-            }[short]
+            fn = _INT_CALLS[short]
             if any(isinstance(a, RampValue) for a in args):
                 return _vector_op(fn, args[0], args[1], self._n)
             if not all(_is_int(a) for a in args):
@@ -857,6 +1011,102 @@ _SHUFFLES = {
     "tvm_warp_shuffle_down": "down",
     "tvm_warp_shuffle_xor": "xor",
 }
+
+
+#: integer calls by short name -> what they compute (TIR's semantics)
+_INT_CALLS = {
+    "truncdiv": semantics.trunc_div,
+    "truncmod": semantics.trunc_mod,
+    "floordiv": semantics.floor_div,
+    "floormod": semantics.floor_mod,
+    "shift_left": np.left_shift,
+    "shift_right": np.right_shift,
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+}
+
+
+def _uniform_op(name, a, b, dtype: str = ""):
+    """Operation ``name`` (a binary node's type name or an :data:`_INT_CALLS` name) on values of
+    :meth:`SimtWalk._uniform`. Known operands give the known result. With a :class:`WarpUniform` the
+    result is one only where it is exact for every value of the unknown part: a sum or difference (its
+    modulus the gcd of theirs), a product by or a left shift by a constant, a floor division or modulo by a
+    constant that divides the modulus; else UNKNOWN."""
+    if a is UNKNOWN or b is UNKNOWN or isinstance(a, RampValue) or isinstance(b, RampValue):
+        return UNKNOWN
+    if not isinstance(a, WarpUniform) and not isinstance(b, WarpUniform):
+        op = _INT_CALLS.get(name) or semantics.binary(name, dtype, True)
+        if op is None or not (_is_int(a) and _is_int(b)):
+            return UNKNOWN
+        with np.errstate(all="ignore"):
+            try:
+                r = _simplify(op(a, b))
+            except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+                return UNKNOWN
+        return r if _is_int(r) else UNKNOWN
+    ka, ma = (a.known, a.modulus) if isinstance(a, WarpUniform) else (a, 0)
+    kb, mb = (b.known, b.modulus) if isinstance(b, WarpUniform) else (b, 0)
+    if not (_is_int(ka) and _is_int(kb)):
+        return UNKNOWN
+    if name in ("Add", "Sub"):
+        return _with_unknown((np.add if name == "Add" else np.subtract)(ka, kb), math.gcd(ma, mb))
+    c = b if isinstance(a, WarpUniform) else a  # the other operand, when it is one constant
+    if not isinstance(c, (int, np.integer)) or isinstance(c, (bool, np.bool_)):
+        return UNKNOWN
+    c = int(c)
+    if name == "Mul":
+        w = a if isinstance(a, WarpUniform) else b
+        return _with_unknown(np.multiply(w.known, c), w.modulus * abs(c))
+    if not isinstance(a, WarpUniform):  # a constant shifted or divided by an unknown
+        return UNKNOWN
+    if name == "shift_left" and 0 <= c < 63:
+        return _with_unknown(np.left_shift(ka, c), ma << c)
+    if name in ("FloorDiv", "floordiv") and c > 0 and ma % c == 0:
+        return _with_unknown(semantics.floor_div(ka, c), ma // c)
+    if name in ("FloorMod", "floormod") and c > 0 and ma % c == 0:
+        return _simplify(semantics.floor_mod(ka, c))
+    return UNKNOWN
+
+
+def _with_unknown(known, modulus: int):
+    """``known`` plus a warp-uniform unknown multiple of ``modulus`` (none when it is 0)."""
+    known = _simplify(np.asarray(known, dtype=np.int64)) if isinstance(known, np.ndarray) else int(known)
+    return WarpUniform(known, int(modulus)) if modulus else known
+
+
+def _has_uniform(v) -> bool:
+    """Whether an index holds a :class:`WarpUniform` (itself or as a ramp's base)."""
+    return isinstance(v, WarpUniform) or (isinstance(v, RampValue) and isinstance(v.base, WarpUniform))
+
+
+def _warp_uniform(v, mask) -> bool:
+    """Whether ``v`` is the same for every active thread of each warp (and none of them holds the sentinel)."""
+    if not isinstance(v, np.ndarray):
+        return True
+    for w0 in range(0, v.size, WARP):
+        lanes = v[w0 : w0 + WARP][mask[w0 : w0 + WARP]]
+        if lanes.size and ((lanes != lanes[0]).any() or lanes[0] == _SENTINEL):
+            return False
+    return True
+
+
+def _masked_uniform(uniform, mask, old, kept):
+    """What a local cell holds after the threads of ``mask`` store ``uniform`` (a :class:`WarpUniform`), as
+    one: where each warp's threads all store it, or all keep a value known (``old``) or one too (``kept``);
+    else None (a warp whose lanes hold different unknowns)."""
+    if mask.all():
+        return uniform
+    for w0 in range(0, mask.size, WARP):
+        m = mask[w0 : w0 + WARP]
+        if m.any() and not m.all():
+            return None
+    if kept is not None:
+        known = _simplify(np.where(mask, uniform.known, kept.known))
+        return WarpUniform(known, math.gcd(uniform.modulus, kept.modulus))
+    if not _is_int(old) or (isinstance(old, np.ndarray) and (old[~mask] == _SENTINEL).any()):
+        return None
+    return WarpUniform(_simplify(np.where(mask, uniform.known, old)), uniform.modulus)
 
 
 def _operand_dtype(e) -> str:
@@ -974,6 +1224,23 @@ def _key(var):
     """Identity of a TVM Var (the same object everywhere it is used)."""
     h = getattr(var, "__chandle__", None)
     return h() if h is not None else id(var)
+
+
+def _lane_cells(indices, idx):
+    """The local cell each lane of a vector store writes, in lane order (``[0, 0, 0, 0]`` for
+    ``Broadcast(0, 4)``, ``[4, 5, 6, 7]`` for ``Ramp(4, 1, 4)``), when the index is one such vector the
+    same for every thread; else None (a scalar store, or cells the walk does not know)."""
+    if len(indices) != 1:
+        return None
+    i = idx[0]
+    if isinstance(i, RampValue):
+        if isinstance(i.base, int) and isinstance(i.stride, int):
+            return [i.base + i.stride * j for j in range(i.lanes)]
+        return None
+    lanes = _const(getattr(indices[0], "lanes", None)) if type(indices[0]).__name__ == "Broadcast" else None
+    if lanes and lanes > 1 and isinstance(i, int):
+        return [i] * lanes
+    return None
 
 
 def _flat(idx, buf):
@@ -1215,6 +1482,10 @@ class AccessSite:
 
     #: the reason given when the index depends on a value read from memory
     unknown_index_reason = "the index depends on a value read from memory"
+    #: an index's warp-uniform unknown part (:class:`WarpUniform`) moves all lanes of a warp by one number of
+    #: bytes; where that is a multiple of this (the 128-byte line holds a warp's 32 four-byte banks too), what
+    #: is counted per warp is the same for every value of it: the known part's figures are exact
+    uniform_period = 128
 
     def __init__(self, v: Visit, access: Access):
         self.key = None  # what tells it from the kernel's other sites (set by visit_accesses)
@@ -1258,6 +1529,17 @@ class AccessSite:
             elif strided is not None:
                 self.reasons.setdefault(strided, None)
             idx = idx.base
+        if isinstance(idx, WarpUniform):
+            step = idx.modulus * self.elem_bytes
+            if step % self.uniform_period:
+                self.unknown(
+                    f"the index adds a value read from memory, the same for every lane of a warp, in steps of "
+                    f"{step} B: where it puts the warp's addresses within a {self.uniform_period}-byte line (a "
+                    f"multiple of {math.gcd(step, self.uniform_period)} B from its start) sets the figures, and "
+                    "that is not known"
+                )
+                return None
+            idx = idx.known  # every value of the unknown part moves the warp by whole lines: the same figures
         try:
             addr = np.broadcast_to(np.asarray(idx, dtype=np.int64), (v.mask.size,)) * self.elem_bytes
         except (TypeError, ValueError):
@@ -1374,7 +1656,7 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits, 
             elif not why:  # nothing it depends on is unknown: a form of expression the walk does not follow
                 site.unknown("the index is an expression the walk does not evaluate")
             else:
-                site.unknown(f"the index depends on {_phrase(why)}")
+                site.unknown(f"the index depends on {_phrase(why)}{_bind_hint(why)}")
         else:
             site.add(v, access)
         if v.uncertain:
@@ -1389,6 +1671,59 @@ def visit_accesses(func, classify, site_class, *, cta=(0, 0, 0), limits=Limits, 
     if finish is not None:
         finish(list(sites.values()))
     return list(sites.values()), walk
+
+
+def checked_params(mod, params) -> dict:
+    """``params`` checked against the module's scalar (integer) arguments: ``{name: int}``."""
+    from txlab.errors import InputError
+
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InputError(
+            f"params must be a dict of scalar kernel arguments, e.g. {{'n': 4096}}, not {type(params).__name__}",
+            param="params",
+        )
+    scalars = {}
+    for _, func in mod.functions.items():
+        if type(func).__name__ != "PrimFunc":
+            continue
+        for p in func.params:
+            if _is_scalar_int(p):
+                scalars[p.name] = str(p.ty)
+    unknown = sorted(set(params) - set(scalars))
+    if unknown:
+        have = ", ".join(sorted(scalars)) or "none"
+        raise InputError(
+            f"params: {', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not an integer "
+            f"argument of the kernel (its integer arguments: {have})",
+            param="params",
+        )
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__"):
+            raise InputError(f"params[{k!r}] must be an int, got {v!r}", param="params")
+        out[k] = int(v)
+    return out
+
+
+def _is_scalar_int(p) -> bool:
+    """Whether function parameter ``p`` is a scalar integer (not a handle)."""
+    ty = getattr(p, "ty", None)
+    return type(ty).__name__ == "PrimType" and str(ty).startswith(("int", "uint"))
+
+
+def bind_launch(lowered, params: dict):
+    """``lowered`` with each kernel's grid evaluated for the scalar arguments ``params`` binds (``(m + 7) // 8``
+    with ``{"m": 4096}``: 512), so that the CTAs a walk compares with (:func:`other_cta`, :func:`last_cta`) and
+    :func:`checked_cta` follow from them; ``lowered`` itself when nothing is bound."""
+    from txlab.launch import eval_dims
+
+    launch = getattr(lowered, "launch", None)
+    if not params or not launch or not dataclasses.is_dataclass(lowered):
+        return lowered
+    bound = {f: {**info, "grid": eval_dims(info.get("grid"), params)} if info else info for f, info in launch.items()}
+    return dataclasses.replace(lowered, launch=bound)
 
 
 def checked_cta(cta, lowered, what: str) -> tuple:
@@ -1547,6 +1882,15 @@ def _index_why(v: Visit, access: Access) -> tuple:
     return ()
 
 
+def _bind_hint(why) -> str:
+    """How to give the walk the scalar kernel arguments the phrases ``why`` name (``params=``), or ""."""
+    names = dict.fromkeys(re.findall(rf"{_ARGUMENT}(\w+)", " ".join(why)))
+    if not names:
+        return ""
+    bind = ", ".join(f"{n!r}: ..." for n in names)
+    return f" (pass params={{{bind}}} to bind {'it' if len(names) == 1 else 'them'} to a value)"
+
+
 def _phrase(why) -> str:
     """Phrases joined for a reason (:data:`MEMORY` when there are none); a phrase another one
     already says ("the kernel argument n" beside "the loop variable j, whose trip count depends on
@@ -1555,7 +1899,8 @@ def _phrase(why) -> str:
     return " and ".join(why) if why else MEMORY
 
 
-def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits) -> SimtWalk:
+def execute(func, *, on_visit=None, block=None, cta=(0, 0, 0), limits=Limits, params=None) -> SimtWalk:
     """Walk ``func`` (a lowered device PrimFunc) for every thread of CTA ``cta``; ``on_visit`` gets
-    each :class:`Visit`. Returns the walk (its ``notes`` say what was approximated)."""
-    return SimtWalk(func, block=block, cta=cta, on_visit=on_visit, limits=limits).run()
+    each :class:`Visit`. ``params``: scalar kernel arguments bound to values (default ``limits.params``).
+    Returns the walk (its ``notes`` say what was approximated)."""
+    return SimtWalk(func, block=block, cta=cta, on_visit=on_visit, limits=limits, params=params).run()

@@ -22,6 +22,7 @@ from txlab.pools.buffers import (
 from txlab.pools.fit import _errors, _occupancy, _threads_per_cta, _warnings
 from txlab.pools.limits import ARCH_LIMITS, TMEM_LANES, arch_limits
 from txlab.pools.plan import PoolLayout
+from txlab.simt import checked_params
 
 
 # ------------------------------------------------------------------------------------------------
@@ -55,7 +56,7 @@ def layout(kernel, name: str | None = None, *, arch: str | None = None, params: 
 def layouts(kernel, *, arch: str | None = None, params: dict | None = None) -> dict:
     """``{function name: PoolLayout}`` for every PrimFunc of ``kernel`` (``params``: see :func:`layout`)."""
     mod, _ = ir.as_module(kernel, what="txlab.pools.layout")
-    bind = _checked_params(mod, params)
+    bind = checked_params(mod, params)
     compiled = kernel if hasattr(kernel, "ir_module") else None  # a txlab.Compiled: its arch
     if arch is None and compiled is not None:
         arch = getattr(compiled, "arch", None)
@@ -77,41 +78,6 @@ def layouts(kernel, *, arch: str | None = None, params: dict | None = None) -> d
             out[fname]._source = tvm_module_of({fname: func}, fname)
         else:
             out[fname]._source = compiled if compiled is not None else tvm_module_of(mod, fname)
-    return out
-
-
-def _checked_params(mod, params) -> dict:
-    """``params`` checked against the module's scalar (integer) arguments: ``{name: int}``."""
-    from txlab.errors import InputError
-
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise InputError(
-            f"params must be a dict of scalar kernel arguments, e.g. {{'n': 4096}}, not {type(params).__name__}",
-            param="params",
-        )
-    scalars = {}
-    for _, func in mod.functions.items():
-        if type(func).__name__ != "PrimFunc":
-            continue
-        for p in func.params:
-            ty = str(getattr(p, "ty", ""))
-            if type(getattr(p, "ty", None)).__name__ == "PrimType" and ty.startswith(("int", "uint")):
-                scalars[p.name] = ty
-    unknown = sorted(set(params) - set(scalars))
-    if unknown:
-        have = ", ".join(sorted(scalars)) or "none"
-        raise InputError(
-            f"params: {', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not an integer "
-            f"argument of the kernel (its integer arguments: {have})",
-            param="params",
-        )
-    out = {}
-    for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__"):
-            raise InputError(f"params[{k!r}] must be an int, got {v!r}", param="params")
-        out[k] = int(v)
     return out
 
 
