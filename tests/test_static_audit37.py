@@ -361,3 +361,17 @@ def test_the_sass_is_read_on_other_archs(arch):
         pools.coalescing(txlab.compile(global_atomics, arch=arch, progress=lambda s: None)), atom_line, "atomic", "S"
     )
     assert s.status == "analysed" and s.lanes_per_address == 32 and "ADD.F32" in s.sass_opcode, s
+
+
+def test_the_source_view_cell_of_a_serialised_atomic_line():
+    """The per-line figures SourceView shows carry the most lanes per address of the line's atomics (its global-memory
+    cell read as a coalesced line before)."""
+    from txlab.views.source import _coalescing
+
+    line = _line_of("Tx.cuda.atomic_add(Tx.address_of(S[0]), X[bx * 256 + tx])  # every lane on one word")
+    c = _compiled(global_atomics)
+    assert pools.coalescing(c).by_line()[line]["lanes_per_address"] == 32
+    cells, _ = _coalescing(c)
+    assert cells[str(line)]["lanes_per_address"] == 32
+    js = (Path(__file__).parents[1] / "txlab" / "static" / "source.js").read_text()
+    assert "atomics serialised" in js  # the bundle that renders it is rebuilt from widgets/src/source.js

@@ -154,7 +154,8 @@ class CoalescingReport(simt.AccessReport):
         the line's analysed accesses pooled (the unit SourceView and ncu's source view show); the
         line is "partial" when any access on it is unknown or partly unknown, with the reasons. An access the
         SASS does not make on the line (``not_in_sass``: counted in ``"not_in_sass"``) adds its reason, not its
-        figures: they are what the hardware moves there. A line with no figures at all is "unknown"."""
+        figures: they are what the hardware moves there. A line with no figures at all is "unknown".
+        ``"lanes_per_address"``: the most lanes of a warp on one address of the line's atomics (> 1: serialised)."""
         out: dict = {}
         for r in self:
             if r.lineno is None:
@@ -169,10 +170,12 @@ class CoalescingReport(simt.AccessReport):
                     "unknown": 0,
                     "partial": 0,
                     "not_in_sass": 0,
+                    "lanes_per_address": 0,
                     "reasons": [],
                 },
             )
             d["accesses"] += 1
+            d["lanes_per_address"] = max(d["lanes_per_address"], r.lanes_per_address or 0)
             if r.status == "unknown":
                 d["unknown"] += 1
                 d["reasons"].append(r.reason)

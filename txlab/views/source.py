@@ -197,6 +197,7 @@ def _coalescing(compiled) -> tuple[dict, str | None]:
             "sectors_per_request": v["sectors_per_request"],
             "ideal_sectors_per_request": v["ideal_sectors_per_request"],
             "efficiency": v["ideal_sectors"] / v["sectors"] if v["sectors"] else None,
+            "lanes_per_address": v["lanes_per_address"],
         }
     cut = [n for n in report.notes if "budget" in n or "stopped reporting" in n]
     return out, (

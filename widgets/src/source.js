@@ -35,6 +35,11 @@ function coalText(C) {
   let title = `global memory: ${spr.toFixed(2)} sectors per request (ideal ${ideal.toFixed(2)}; ${C.sectors} sectors, ` +
     `${C.requests} requests per CTA), ${used ? `${Math.round(100 * eff)}% of the sectors' bytes used` : "coalesced"} (${acc})`;
   if (part) title += `; partly unknown: ${why}`;
+  const lanes = C.lanes_per_address || 0;  // atomics: lanes of a warp on one address, served one after another
+  if (lanes > 1) {
+    title += `; atomics serialised: ${lanes} lanes of a warp on one address`;
+    return { text: `${spr.toFixed(1)} x${lanes}${part}`, cls: part ? "unk" : "bad", title };
+  }
   return { text: `${spr.toFixed(1)}${used}${part}`, cls: part ? "unk" : used ? "bad" : "ok", title };
 }   // rows per off-screen-skippable block (content-visibility) of the CUDA, PTX and SASS panes
 
