@@ -3,15 +3,17 @@
 Sequentially consistent in a fixed order: CTAs one after another, within a CTA the groups (warps)
 in the order the scheduler runs them, within one instruction the lanes in increasing thread index.
 ``add.f32`` rounds to nearest even and flushes subnormal inputs and results to zero, as
-``atom``/``red.add.f32`` do (PTX ISA). Every atomic is shown to the race checkers as an *atomic*
-access: it never races with another atomic, but does with an unordered plain load or store of the
-same bytes (``shared_race`` / ``global_race``).
+``atom``/``red.add.f32`` do (PTX ISA); a NaN sum is taken to be the canonical NaN, as the other
+float32/float16/bfloat16 adds (txlab.emulator.nan; not checked on a GPU for atomics). Every atomic
+is shown to the race checkers as an *atomic* access: it never races with another atomic, but does
+with an unordered plain load or store of the same bytes (``shared_race`` / ``global_race``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from txlab.emulator.nan import canonical
 from txlab.errors import NotEmulatedError
 
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
@@ -25,8 +27,8 @@ def _ftz32(v):
 def _combine(op, cur, val, dt):
     if op == "add":
         if dt == np.float32:
-            return _ftz32(_ftz32(cur) + _ftz32(val))
-        return (cur + val).astype(dt)
+            return canonical(_ftz32(_ftz32(cur) + _ftz32(val)))
+        return canonical((cur + val).astype(dt))
     if op == "max":
         return max(cur, val)
     if op == "min":

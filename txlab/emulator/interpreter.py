@@ -17,6 +17,7 @@ import txlab.emulator.diverged as diverged
 import txlab.emulator.memory as M
 import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.warp_sync as warp_sync
+from txlab.emulator.nan import canonical, canonicalising, cast_rule, first_nan64
 from txlab.ir import semantics, spans
 from txlab.errors import NotEmulatedError
 
@@ -203,6 +204,30 @@ def _same_on_active(v, mask):
     return act[0] if act.size and (act == act[0]).all() else v
 
 
+#: TIR nodes that are float arithmetic (FADD/FMUL/FMNMX..., HADD2...) on float operands
+_FLOAT_ARITH = frozenset({"Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max"})
+
+
+def _half_max(a, b):
+    """TVM's ``max(half a, half b)`` (and bfloat16's): ``__hgt(a, b) ? a : b`` (HSETP2.GT + SEL, not HMNMX2): a NaN
+    on either side gives ``b`` as its bits are, and ``max(-0, +0)`` is ``+0`` but ``max(+0, -0)`` is ``-0``."""
+    return semantics.select(np.greater(a, b), a, b)
+
+
+def _half_min(a, b):
+    """TVM's ``min(half a, half b)``: ``__hlt(a, b) ? a : b`` (see :func:`_half_max`)."""
+    return semantics.select(np.less(a, b), a, b)
+
+
+#: Min/Max of float16/bfloat16 (scalars and vector lanes), as TVM's CUDA helpers define them
+_HALF_MINMAX = {"Max": _half_max, "Min": _half_min}
+
+
+def _payload_free(dtype: str) -> bool:
+    """True for the float formats whose units return the canonical NaN (float32, float16, bfloat16; vectors too)."""
+    return str(dtype).split("x")[0] in ("float32", "float16", "bfloat16")
+
+
 def _dtype_of(expr) -> str:
     ty = getattr(expr, "ty", None)
     if ty is None:
@@ -307,6 +332,16 @@ class Compiler:
         dt = M.np_dtype(_dtype_of(e))
         fast = self.fast_math
         cast = semantics.cast
+        pre, post = cast_rule(_dtype_of(e.value), dt, fast)  # the GPU's NaNs (txlab.emulator.nan)
+        if pre is not None:
+            return lambda g: cast(pre(src(g)), dt, fast_math=fast)
+        if post is not None:
+
+            def converted(g):
+                v = src(g)
+                return post(cast(v, dt, fast_math=fast), v)
+
+            return converted
         return lambda g: cast(src(g), dt, fast_math=fast)
 
     def _bin(self, e, op):
@@ -314,9 +349,22 @@ class Compiler:
         b = self.expr(e.b)
         return lambda g: op(a(g), b(g))
 
+    def _arith(self, name: str, dtype: str):
+        """``semantics.binary(name, dtype)`` (the one table, txlab.ir.semantics) with the GPU's NaNs
+        (txlab.emulator.nan): float32/float16/bfloat16 arithmetic gives the canonical NaN, float16/bfloat16 min/max
+        are TVM's compare and select, float64 min/max of two NaNs give the first."""
+        if name in _HALF_MINMAX and str(dtype).split("x")[0] in ("float16", "bfloat16"):
+            return _HALF_MINMAX[name]
+        fn = semantics.binary(name, dtype, self.fast_math)
+        if fn is not None and name in _FLOAT_ARITH and _payload_free(dtype):
+            return canonicalising(fn)
+        if name in _HALF_MINMAX and str(dtype).split("x")[0] == "float64":
+            return first_nan64(fn)  # fmax/fmin (DMNMX): of two NaNs the first, quieted
+        return fn
+
     def _binop(self, e):
         """A TIR binary node through the one table (txlab.ir.semantics) for its operands' dtype."""
-        return self._bin(e, semantics.binary(type(e).__name__, _dtype_of(e.a), self.fast_math))
+        return self._bin(e, self._arith(type(e).__name__, _dtype_of(e.a)))
 
     def e_Add(self, e):
         return self._fused(e) or self._binop(e)
@@ -345,10 +393,10 @@ class Compiler:
         flush = self.fast_math and _dtype_of(e).startswith("float32")
         fma = semantics.fma
         if negate == "addend":
-            return lambda g: fma(fa(g), fb(g), np.negative(fc(g)), flush=flush)
+            return lambda g: canonical(fma(fa(g), fb(g), np.negative(fc(g)), flush=flush))
         if negate == "product":
-            return lambda g: fma(np.negative(fa(g)), fb(g), fc(g), flush=flush)
-        return lambda g: fma(fa(g), fb(g), fc(g), flush=flush)
+            return lambda g: canonical(fma(np.negative(fa(g)), fb(g), fc(g), flush=flush))
+        return lambda g: canonical(fma(fa(g), fb(g), fc(g), flush=flush))
 
     def _product_operand(self, x):
         from txlab.emulator.contract import Reciprocal
@@ -367,7 +415,7 @@ class Compiler:
         from txlab.emulator.contract import Reciprocal
 
         fb = Reciprocal(value.b) if type(value).__name__ == "Div" else value.b
-        return self.expr(value.a), self._product_operand(fb), semantics.binary("Mul", _dtype_of(value), self.fast_math)
+        return self.expr(value.a), self._product_operand(fb), self._arith("Mul", _dtype_of(value))
 
     def e_Not(self, e):
         a = self.expr(e.a)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 import txlab.emulator.memory as M
+from txlab.emulator.nan import canonical, first_nan64, propagating
 from txlab.emulator.ops import EXTERNS, HANDLERS, extern, handler
 from txlab.ir import semantics as S
 
@@ -92,7 +93,7 @@ def _unary_f32(fast, ieee, name, fast_bound, ieee_bound):
     def build(comp, call, args):
         (x,) = [comp.expr(a) for a in args]
         fn = fast if comp.fast_math else ieee
-        return lambda g: fn(x(g))
+        return lambda g: canonical(fn(x(g)))
 
     return build
 
@@ -213,6 +214,8 @@ _EXACT_UNARY = {
 
 
 def _exact_unary(fn, flush_ok):
+    fn = propagating(fn)  # float64: a NaN comes out quieted (fabs is DADD -RZ, |x|: its sign is kept)
+
     def build(comp, call, args):
         (x,) = [comp.expr(a) for a in args]
         dt = _dt(comp, call)
@@ -220,7 +223,7 @@ def _exact_unary(fn, flush_ok):
 
         def f(g):
             v = np.asarray(x(g)).astype(dt, copy=False)
-            return S.ftz(fn(S.ftz(v))) if flush else _ret(fn(v))
+            return canonical(S.ftz(fn(S.ftz(v))) if flush else _ret(fn(v)))
 
         return f
 
@@ -244,8 +247,9 @@ def _isnan(comp, call):
     return lambda g: _ret(np.isnan(np.asarray(x(g)).astype(wide)))
 
 
-def _binary_extern(name, fn_for, bound=("bitwise", "bitwise")):
-    """Register a two-argument function; ``fn_for(fast_math, dtype)`` gives its numpy function."""
+def _binary_extern(name, fn_for, bound=("bitwise", "bitwise"), moves_bits=False):
+    """Register a two-argument function; ``fn_for(fast_math, dtype)`` gives its numpy function. Its NaN results
+    are the canonical NaN (txlab.emulator.nan) unless ``moves_bits`` (``copysign``: a LOP3)."""
     PRECISION[name] = bound
 
     @extern(name)
@@ -253,7 +257,9 @@ def _binary_extern(name, fn_for, bound=("bitwise", "bitwise")):
         a, b = [comp.expr(x) for x in args]
         dt = _dt(comp, call)
         fn = fn_for(comp.fast_math, dt)
-        return lambda g: fn(np.asarray(a(g)).astype(dt, copy=False), np.asarray(b(g)).astype(dt, copy=False))
+        if moves_bits:
+            return lambda g: fn(np.asarray(a(g)).astype(dt, copy=False), np.asarray(b(g)).astype(dt, copy=False))
+        return lambda g: canonical(fn(np.asarray(a(g)).astype(dt, copy=False), np.asarray(b(g)).astype(dt, copy=False)))
 
     return build
 
@@ -264,14 +270,14 @@ def _ftz2(fn, fast, dt):
     return fn
 
 
-for _n in ("fminf", "fmin"):
-    _binary_extern(_n, lambda fast, dt: _ftz2(S.fmin, fast, dt))
+for _n in ("fminf", "fmin"):  # float64 (DMNMX): of two NaNs the first, quieted
+    _binary_extern(_n, lambda fast, dt: _ftz2(first_nan64(S.fmin), fast, dt))
 for _n in ("fmaxf", "fmax"):
-    _binary_extern(_n, lambda fast, dt: _ftz2(S.fmax, fast, dt))
+    _binary_extern(_n, lambda fast, dt: _ftz2(first_nan64(S.fmax), fast, dt))
 for _n in ("fmodf", "fmod"):
     _binary_extern(_n, lambda fast, dt: _ftz2(np.fmod, fast, dt))
 for _n in ("copysignf", "copysign"):
-    _binary_extern(_n, lambda fast, dt: np.copysign)
+    _binary_extern(_n, lambda fast, dt: np.copysign, moves_bits=True)
 _binary_extern(
     "__fdividef",
     lambda fast, dt: S.div_approx_ftz if fast else _div_approx,
@@ -309,7 +315,7 @@ def _ldexp_build(comp, call, args):
         k = np.clip(np.asarray(n(g)).astype(np.int64), -4000, 4000).astype(np.int32)
         with np.errstate(all="ignore"):
             r = np.ldexp(S.ftz(v) if flush else v, k).astype(dt)
-        return _ret(S.ftz(r) if flush else r)
+        return canonical(_ret(S.ftz(r) if flush else r))
 
     return f
 
@@ -348,11 +354,13 @@ def _fma_build(comp, call, args):
     a, b, c = [comp.expr(x) for x in args]
     dt = _dt(comp, call)
     flush = comp.fast_math and dt == np.float32
-    return lambda g: S.fma(
-        np.asarray(a(g)).astype(dt, copy=False),
-        np.asarray(b(g)).astype(dt, copy=False),
-        np.asarray(c(g)).astype(dt, copy=False),
-        flush=flush,
+    return lambda g: canonical(
+        S.fma(
+            np.asarray(a(g)).astype(dt, copy=False),
+            np.asarray(b(g)).astype(dt, copy=False),
+            np.asarray(c(g)).astype(dt, copy=False),
+            flush=flush,
+        )
     )
 
 
@@ -379,7 +387,8 @@ def _unary_any(name, fn, bound):
     def build(comp, call, args):
         (x,) = [comp.expr(a) for a in args]
         dt = _dt(comp, call)
-        return lambda g: _rounded(fn, dt)(x(g))
+        f = propagating(_rounded(fn, dt))  # float64: libdevice returns a NaN operand quieted
+        return lambda g: canonical(f(x(g)))
 
     return build
 

@@ -20,6 +20,7 @@ import txlab.emulator.memory as M
 import txlab.emulator.shuffle_sites as shuffle_sites
 import txlab.emulator.sync as sync
 import txlab.emulator.warp_sync as warp_sync
+from txlab.emulator.nan import canonical, canonicalising
 from txlab.emulator.warp_sync import lane_list as _lane_list
 from txlab.ir import semantics
 from txlab.errors import NotEmulatedError
@@ -639,7 +640,8 @@ def _elect(comp, call):
     return f
 
 
-_RED = {"sum": np.add, "max": np.fmax, "min": np.fmin}
+#: float reductions: FADD / FMNMX steps, so a NaN result is the canonical NaN (txlab.emulator.nan)
+_RED = {"sum": canonicalising(np.add), "max": canonicalising(np.fmax), "min": canonicalising(np.fmin)}
 
 
 def _butterfly_check(g, width, line, what):
@@ -820,8 +822,16 @@ def _view(v, frm, to):
     return a if a.ndim else a[()]
 
 
-@handler("tirx.cuda.half2float", "tirx.cuda.bfloat162float")
+@handler("tirx.cuda.half2float")
+def _half2float(comp, call):
+    """``__half2float``: HADD2.F32, so a NaN becomes the canonical 0x7fffffff (txlab.emulator.nan)."""
+    (x,) = _args(comp, call)
+    return lambda g: canonical(np.asarray(x(g)).astype(np.float32))
+
+
+@handler("tirx.cuda.bfloat162float")
 def _to_float(comp, call):
+    """``__bfloat162float``: a 16-bit shift, every bit kept (a NaN's payload too)."""
     (x,) = _args(comp, call)
     return lambda g: np.asarray(x(g)).astype(np.float32)
 
@@ -1248,9 +1258,10 @@ HANDLERS["tirx.cuda.float2_y"] = _float2_part(32)
 
 
 def _pack2(lo, hi, dt):
-    """Two 16-bit values (numpy dtype ``dt``) -> uint32, ``lo`` in the low half."""
-    a = np.asarray(lo).astype(dt).view(np.uint16).astype(np.uint32)
-    b = np.asarray(hi).astype(dt).view(np.uint16).astype(np.uint32)
+    """Two 16-bit values (numpy dtype ``dt``) -> uint32, ``lo`` in the low half (a conversion to ``dt``, F2FP: a
+    NaN becomes the canonical 0x7fff)."""
+    a = np.asarray(canonical(np.asarray(lo).astype(dt))).view(np.uint16).astype(np.uint32)
+    b = np.asarray(canonical(np.asarray(hi).astype(dt))).view(np.uint16).astype(np.uint32)
     return a | (b << np.uint32(16))
 
 
@@ -1304,9 +1315,9 @@ def _fp8x4(comp, call):
         out = np.uint32(0)
         for k, p in enumerate(parts):
             v = _u(p(g), np.float32)
-            # __nv_fp8x4_e4m3(float4) converts with __NV_SATFINITE: finite overflow -> +-448
+            # __nv_fp8x4_e4m3(float4) converts with __NV_SATFINITE: finite overflow -> +-448; a NaN -> 0x7f
             v = np.where(np.isnan(v), v, np.clip(v, -448.0, 448.0)).astype(np.float32)
-            byte = np.asarray(v.astype(e4m3)).view(np.uint8).astype(np.uint32)
+            byte = np.asarray(canonical(np.asarray(v.astype(e4m3)))).view(np.uint8).astype(np.uint32)
             out = out | (byte << np.uint32(8 * k))
         return _ret(np.asarray(out, np.uint32))
 
@@ -1364,7 +1375,7 @@ def _convert_mem(n, src_dt, dst_dt, dst_first):
                 elems,
                 0,
                 ddt,
-                np.asarray(v).astype(np.float32).astype(ddt),
+                canonical(np.asarray(v).astype(np.float32).astype(ddt)),  # F2FP / HADD2.F32: canonical NaNs
                 line,
                 {"name": "destination pointer", "dtype": str(ddt)},
             )

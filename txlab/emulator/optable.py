@@ -302,6 +302,10 @@ _HALF_FMA = (
 )
 
 
+#: TVM's CUDA prelude defines max/min of half and nv_bfloat16 as a compare and select
+_HALF_MINMAX = "; float16/bfloat16: TVM's a %s b ? a : b, so a NaN on either side gives b, bits kept)"
+
+
 def _ir_rows() -> list[dict]:
     from txlab.emulator.interpreter import Compiler
 
@@ -318,8 +322,14 @@ def _ir_rows() -> list[dict]:
             "bitwise (.ftz; a*b-c contracted as nvcc does" + _HALF_FMA + ")",
             "bitwise (a*b-c contracted as nvcc does" + _HALF_FMA + ")",
         ),
-        "Min": ("bitwise (fminf: NaN gives the other operand; .ftz)", "bitwise (fminf)"),
-        "Max": ("bitwise (fmaxf: NaN gives the other operand; .ftz)", "bitwise (fmaxf)"),
+        "Min": (
+            "bitwise (fminf: NaN gives the other operand, two NaNs the canonical NaN; .ftz" + _HALF_MINMAX % "<",
+            "bitwise (fminf: as fast math, no .ftz" + _HALF_MINMAX % "<",
+        ),
+        "Max": (
+            "bitwise (fmaxf: NaN gives the other operand, two NaNs the canonical NaN; .ftz" + _HALF_MINMAX % ">",
+            "bitwise (fmaxf: as fast math, no .ftz" + _HALF_MINMAX % ">",
+        ),
         "Cast": (
             "bitwise (float->int truncates, NaN->0, saturates at 32 bits then keeps the low bits for 8/16-bit"
             " targets as nvcc does; fp8 satfinite)",
@@ -372,6 +382,15 @@ def markdown(table: list[dict] | None = None) -> str:
         "bound of the GPU's result; `scripts/emulator_math_h200.py` measures the actual largest ulp "
         "distance on an H200. An op marked *not emulated* stops the run with `NotEmulatedError` naming "
         "it and the user's line; nothing is guessed.",
+        "",
+        "NaNs (`txlab/emulator/nan.py`, bit for bit with an H100 on payload, signalling and negative NaNs): a "
+        "float32, float16 or bfloat16 NaN result of arithmetic (`-x` and `fabs` included: FADD/HADD2 in the "
+        "SASS), of a math function or of a conversion from a format of at most 32 bits is the format's canonical "
+        "NaN (0x7fffffff, 0x7fff; fp8: 0x7f), whatever payload went in; moves, selects (float16/bfloat16 "
+        "`Min`/`Max` among them: TVM's `a > b ? a : b`), shuffles, `copysign` and bfloat16 -> float32 (a shift) "
+        "keep every bit. float64 follows x86's rules: a NaN operand comes out quieted with its payload (of two, "
+        "the first; `fabs` keeps its sign), an invalid operation gives 0xfff8000000000000, and a conversion from "
+        "float64 keeps the payload's top bits, quieted.",
         "",
         f"{n_emul} of {len(table)} entries are emulated.",
         "",

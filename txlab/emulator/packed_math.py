@@ -1,12 +1,14 @@
 """sm_100 packed fp32 arithmetic: ``fmul2_rn`` / ``fadd2_rn`` (CUDA's ``__fmul2_rn`` / ``__fadd2_rn``
 on a ``float2`` carried in 64 bits, ``x`` in the low word) -- two IEEE round-to-nearest operations,
 never contracted into an FMA; in the fast-math build (``-ftz=true``) denormal inputs and results
-flush to zero of the same sign, as ``mul.rn.ftz.f32x2`` does. Bitwise."""
+flush to zero of the same sign, as ``mul.rn.ftz.f32x2`` does; a NaN result is the canonical NaN
+(txlab.emulator.nan). Bitwise."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from txlab.emulator.nan import canonical
 from txlab.emulator.ops import HANDLERS
 from txlab.ir import semantics as S
 
@@ -37,7 +39,7 @@ def _packed(op):
                 if flush:
                     x, y = np.asarray(S.ftz(x), np.float32), np.asarray(S.ftz(y), np.float32)
                 r = op(x, y, dtype=np.float32)
-                out.append(S.ftz(r) if flush else r)
+                out.append(canonical(S.ftz(r) if flush else r))
             return _pack(*out)
 
         return f

@@ -4,8 +4,10 @@
 ``.rn`` forms are IEEE-754 operations, computed exactly rounded: bitwise what the GPU returns. ``.approx`` forms are
 the MUFU approximations, whose bits NVIDIA does not publish: the emulator computes the function in float64 and rounds
 once, which is within the bound the PTX ISA states for each (what ``docs/emulator-ops.md`` lists). ``.ftz`` flushes
-denormal inputs and results to zero of the same sign. The directed roundings (``.rz``, ``.rm``, ``.rp``) and
-``rcp.approx.ftz.f64`` are not emulated: a kernel reaching one stops with ``NotEmulatedError``.
+denormal inputs and results to zero of the same sign. An f32 NaN result is the canonical NaN 0x7fffffff (MUFU and the
+IEEE units keep no payload: txlab.emulator.nan); f64 ones keep numpy's (the payload propagated). The directed roundings
+(``.rz``, ``.rm``, ``.rp``) and ``rcp.approx.ftz.f64`` are not emulated: a kernel reaching one stops with
+``NotEmulatedError``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from txlab.emulator.mathfns import _rn, ex2_approx, lg2_approx
+from txlab.emulator.nan import canonical
 from txlab.emulator.ops import HANDLERS
 from txlab.emulator.ptx_alu import _dest
 from txlab.emulator.ptx_memory import _guard, decode, to_register
@@ -93,7 +96,7 @@ def _float_op(name: str):
             if x.dtype != dt:  # an operand of another width (a .b32 register read as .f32): its bits
                 x = x.view(dt) if x.dtype.itemsize == np.dtype(dt).itemsize else x.astype(dt)
             with np.errstate(all="ignore"):
-                r = np.asarray(fn(x), dt)
+                r = np.asarray(canonical(np.asarray(fn(x), dt)))
             r = np.broadcast_to(r, (g.L,))
             g.slots[key] = [to_register(r, r.dtype, reg_dt, False)]
             store(g)

@@ -25,6 +25,7 @@ import numpy as np
 
 import txlab.emulator.memory as M
 import txlab.emulator.sync as sync
+from txlab.emulator.nan import cast_rule
 from txlab.emulator.ops import EXTERNS, HANDLERS, _str, comp_dtype, extern, warp_synced
 
 _MEM_TYPES = {
@@ -638,10 +639,12 @@ _CAST2 = {("float32", "float16"), ("float16", "float32"), ("bfloat16", "float32"
 def _cast_vec2(src_dt, dst_dt):
     """``tvm_builtin_cast_<src>x2_<dst>x2(void* dst, void* src)``: ``__float22half2_rn``,
     ``__half22float2``, ``__bfloat1622float2``, ``__float22bfloat162_rn`` of one packed pair
-    (round to nearest even; the widening ones are exact)."""
+    (round to nearest even; the widening ones are exact). NaNs: the canonical NaN, except ``__bfloat1622float2``
+    (16-bit shifts: every bit kept; txlab.emulator.nan)."""
 
     def build(comp, call, args):
         s, d = M.np_dtype(src_dt), M.np_dtype(dst_dt)
+        _, post = cast_rule(s, d, True)
         line = comp.line
         prog = comp.program
         elems = np.arange(2)[None, :]
@@ -655,6 +658,8 @@ def _cast_vec2(src_dt, dst_dt):
             else:
                 v = prog.mem_read(g, sptr(g), elems, 0, s, line, {"name": "cast source", "dtype": src_dt})
             out = np.asarray(v).astype(np.float32).astype(d)
+            if post is not None:
+                out = post(out, v)
             if dloc:
                 dloc[1](g, d, out)
             else:
