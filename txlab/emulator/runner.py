@@ -163,8 +163,48 @@ def emulate(
     uses); by default they are stripped as in the regular build, and the result's notes say so.
     ``timeout_s``: wall-clock seconds the emulation may take (default: none); a run past it, or a ``while`` loop
     past 10 million rounds, is :class:`txlab.KernelFault` ``kind="timeout"`` at the loop's line (on a GPU the
-    kernel would hang there).
+    kernel would hang there). A numpy array that is not C-contiguous (a strided view, Fortran order) runs as a
+    C-ordered copy whose values are written back when the emulation returns, as a GPU call stages it.
     """
+    staged, work = [], []
+    for a in args:
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            c = np.array(a, order="C", copy=True)
+            if a.flags.writeable:
+                staged.append((a, c))
+            else:
+                c.flags.writeable = False
+            work.append(c)
+        else:
+            work.append(a)
+    result = _emulate(
+        kernel_or_compiled,
+        *work,
+        ctas=ctas,
+        check=check,
+        stop=stop,
+        arch=arch,
+        fast_math=fast_math,
+        iket=iket,
+        timeout_s=timeout_s,
+    )
+    for a, c in staged:
+        a[...] = c
+    return result
+
+
+def _emulate(
+    kernel_or_compiled,
+    *args,
+    ctas=None,
+    check: bool = True,
+    stop: bool = False,
+    arch: str | None = None,
+    fast_math: bool | None = None,
+    iket: bool = False,
+    timeout_s: float | None = None,
+) -> EmulationResult:
+    """:func:`emulate` on arguments already staged (every numpy array C-contiguous)."""
     import time
 
     from txlab import build
