@@ -382,3 +382,10 @@ def test_doctor_shows_the_cache_and_compute_sanitizer(monkeypatch, tmp_path):
     assert "sanitizer     " in text and "compute-sanitizer (txlab.sanitize)" in text
     json.dumps(r, default=str)
     assert os.environ["TXLAB_CACHE_DIR"] == str(tmp_path / "c")
+
+
+def test_compare_names_a_keyword_it_does_not_take(mod):
+    a = txlab.compile(mod.ir_module, arch="sm_90a", name="first")
+    with pytest.raises(InputError, match=r"txlab.compare of two txlab.Compiled takes no kernel=.*Mod.first") as e:
+        txlab.compare(a, a, kernel="first")
+    assert "compile_diff" not in str(e.value)

@@ -48,8 +48,29 @@ def register(accepts: Callable, make: Callable, what: str) -> None:
 
 def diff(a, b, **kwargs):
     """Compare two results of the same kind: two ``Compiled`` give a :class:`CompileDiff`."""
-    for accepts, make, _ in _HANDLERS:
+    for accepts, make, what in _HANDLERS:
         if accepts(a, b):
+            import inspect
+
+            takes = inspect.signature(make).parameters
+            open_ = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values())
+            unknown = [] if open_ else sorted(k for k in kwargs if k not in takes)
+            if unknown:
+                from txlab.errors import InputError
+
+                extra = list(takes)[2:]
+                module = (
+                    "; to compare one kernel of a module, compile that kernel (txlab.compile(mod, name=...)) or use "
+                    "the %%tirx cell's member (Mod.first)"
+                    if make is compile_diff
+                    else ""
+                )
+                raise InputError(
+                    f"txlab.compare of {what} takes no {', '.join(f'{k}=' for k in unknown)}"
+                    + (f" (it takes {', '.join(f'{k}=' for k in extra)})" if extra else ": pass the two results only")
+                    + module,
+                    param=unknown[0],
+                )
             return make(a, b, **kwargs)
     kinds = ", ".join(w for _, _, w in _HANDLERS)
     raise TypeError(f"txlab.compare compares {kinds}; got {type(a).__name__} and {type(b).__name__}")

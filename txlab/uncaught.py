@@ -5,8 +5,9 @@ TVMScript parser raises for a typo in an API name, a wrong argument, a type mism
 ``note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace.`` and drops the error
 itself, which names the file, the line and what is wrong. ``import txlab`` wraps TVM's hook (now, or
 right after ``tvm`` is imported, whichever comes later) so that the error's text is printed before TVM's
-note. Notebooks are unaffected (IPython shows exceptions itself), as is ``TVM_BACKTRACE=1`` or a test
-run, where TVM's hook prints the traceback.
+note. Notebooks do not use this hook: IPython shows exceptions itself, and the txlab extension
+(``txlab.magic``) shows a TVMScript error there as its diagnostic and txlab's hint. ``TVM_BACKTRACE=1`` and a
+test run are left alone too: TVM's hook prints the traceback there.
 """
 
 from __future__ import annotations
