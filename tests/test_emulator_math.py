@@ -350,7 +350,8 @@ def scale(A: T.Buffer((8,), "float32"), N: T.Buffer((8,), "int32"), O: T.Buffer(
 def test_ldexp_and_nextafter_are_exact(fast_math):
     """``ldexpf``/``nextafterf`` stopped the run as unknown device functions; both are exact IEEE operations, the
     exponent stays an integer (``2^200`` overflows, ``2^-140`` of 1 is a denormal); fast math flushes ldexpf's
-    denormals, not nextafterf's (both as an H100 gave them: docs/gpu-runs.md, round 36)."""
+    denormals, and nextafterf's FTZ variant takes a denormal operand as zero and steps from zero to the smallest
+    normal (as an H100 gave them: docs/gpu-runs.md, rounds 36 and 37)."""
     a = np.array([1.5, -3, 1e-39, 1, 3e38, 0, 7, 1e-30], np.float32)
     n = np.array([3, -2, 5, -140, 2, 9, 200, -20], np.int32)
     o = np.zeros((2, 8), np.float32)
@@ -359,9 +360,34 @@ def test_ldexp_and_nextafter_are_exact(fast_math):
     with np.errstate(all="ignore"):
         want = np.ldexp(a, n).astype(np.float32)
         after = np.nextafter(a, np.float32(0))
-    if fast_math:  # ldexpf flushes denormals as the build's float ops do; nextafterf (integer steps) does not
+    if fast_math:  # ldexpf flushes denormals as the build's float ops do; nextafterf: 1e-39 counts as 0, equal to 0
         with np.errstate(all="ignore"):
             want = semantics.ftz(np.ldexp(semantics.ftz(a), n).astype(np.float32))
+        after[2] = 0
     assert np.array_equal(o[0], want), o[0]
     assert np.array_equal(o[1], after), o[1]
     assert (o[0][3] == 0) == fast_math  # 2^-140: a denormal, kept only without fast math
+
+
+@pytest.mark.parametrize("fast_math", [True, False])
+def test_nextafter_from_zero_and_from_denormals_as_the_h100_gave_them(fast_math):
+    """Lanes of round 37's H100 battery: under fast math a step from zero gives the smallest normal (0x00800000,
+    0x80800000) and a denormal operand counts as zero; the IEEE build steps to the neighbouring denormal."""
+    bits = lambda *v: np.array(v, np.uint32).view(np.float32)  # noqa: E731
+    a = bits(0x0, 0x80000000, 0x0, 0x000116C2, 0x000116C2, 0x3F000000, 0x40200000, 0x0)
+    b = bits(0x7F800000, 0x7F800000, 0xBF800000, 0x0, 0xBF800000, 0x0, 0x0, 0x0)
+    src = """
+@T.prim_func
+def step(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), O: T.Buffer((8,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([8])
+    O[tx] = T.nextafter(A[tx], B[tx])
+"""
+    o = np.zeros(8, np.float32)
+    assert emulate(kernel(src, "step"), a, b, o, fast_math=fast_math).ok
+    gpu = (
+        [0x00800000, 0x00800000, 0x80800000, 0x0, 0x80800000, 0x3EFFFFFF, 0x401FFFFF, 0x0]
+        if fast_math
+        else [0x1, 0x1, 0x80000001, 0x000116C1, 0x000116C1, 0x3EFFFFFF, 0x401FFFFF, 0x0]
+    )
+    assert [hex(v) for v in o.view(np.uint32)] == [hex(v) for v in gpu]

@@ -320,11 +320,24 @@ def _ldexp_build(comp, call, args):
     return f
 
 
+def _nextafter_ftz(x, y):
+    """libdevice's ``nextafterf`` in the fast-math (FTZ) build, as an H100 returned it (docs/gpu-runs.md, round 37):
+    denormal operands count as zero (0x000116c2 towards 0 gives 0), a step from zero gives the smallest normal
+    towards ``y`` (0x00800000 / 0x80800000), and other steps move the bits by one (a step from FLT_MIN towards zero
+    is taken to give the denormal, unflushed: no GPU run has had that lane yet)."""
+    xf, yf = S.ftz(x), S.ftz(y)
+    with np.errstate(all="ignore"):
+        r = np.nextafter(xf, yf)
+        tiny = np.finfo(np.float32).tiny
+        from_zero = (xf == 0) & (yf != 0)
+        return np.where(from_zero, np.where(yf > 0, tiny, -tiny).astype(np.float32), r).astype(np.float32)
+
+
 def _nextafter_fn(fast, dt):
     """``nextafterf(x, y)``: the representable neighbour of ``x`` towards ``y`` (IEEE, bitwise). libdevice steps the
-    bits with integer operations, so fast math flushes nothing here (an H100 gave denormal results under
-    ``--use_fast_math``: docs/gpu-runs.md, round 36)."""
-    return np.nextafter
+    bits with integer operations; its FTZ variant (fast math, float32) treats denormal operands as zero and steps from
+    zero to the smallest normal (:func:`_nextafter_ftz`)."""
+    return _nextafter_ftz if fast and dt == np.float32 else np.nextafter
 
 
 for _n in ("ldexpf", "ldexp"):
