@@ -375,7 +375,7 @@ def test_nextafter_from_zero_and_from_denormals_as_the_h100_gave_them(fast_math)
     0x80800000) and a denormal operand counts as zero; the IEEE build steps to the neighbouring denormal."""
     bits = lambda *v: np.array(v, np.uint32).view(np.float32)  # noqa: E731
     a = bits(0x0, 0x80000000, 0x0, 0x000116C2, 0x000116C2, 0x3F000000, 0x40200000, 0x0)
-    b = bits(0x7F800000, 0x7F800000, 0xBF800000, 0x0, 0xBF800000, 0x0, 0x0, 0x0)
+    b = bits(0x7F800000, 0x7F800000, 0xBF800000, 0x0, 0xBF800000, 0x0, 0x0, 0xFFC00000)  # last: towards a NaN
     src = """
 @T.prim_func
 def step(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), O: T.Buffer((8,), "float32")):
@@ -386,8 +386,8 @@ def step(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), O: T.Buffer
     o = np.zeros(8, np.float32)
     assert emulate(kernel(src, "step"), a, b, o, fast_math=fast_math).ok
     gpu = (
-        [0x00800000, 0x00800000, 0x80800000, 0x0, 0x80800000, 0x3EFFFFFF, 0x401FFFFF, 0x0]
+        [0x00800000, 0x00800000, 0x80800000, 0x0, 0x80800000, 0x3EFFFFFF, 0x401FFFFF, 0x7FFFFFFF]
         if fast_math
-        else [0x1, 0x1, 0x80000001, 0x000116C1, 0x000116C1, 0x3EFFFFFF, 0x401FFFFF, 0x0]
+        else [0x1, 0x1, 0x80000001, 0x000116C1, 0x000116C1, 0x3EFFFFFF, 0x401FFFFF, 0x7FFFFFFF]
     )
     assert [hex(v) for v in o.view(np.uint32)] == [hex(v) for v in gpu]

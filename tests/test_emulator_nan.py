@@ -322,3 +322,23 @@ def test_the_nan_battery_matches_the_gpu_bit_for_bit(fast_math, monkeypatch):
                     f"{buf}[{i}] {row}: lane {lanes[0]} GPU {gb[i, lanes[0]]:#x} emulator {eb[i, lanes[0]]:#x}"
                 )
     assert not differ, f"{len(differ)} rows differ:\n" + "\n".join(differ)
+
+
+@pytest.mark.parametrize("fast_math", [True, False])
+def test_a_double_below_flt_min_cast_to_float(fast_math):
+    """``(float)d`` of 1e-40: the fast-math build's ``cvt.rn.ftz.f32.f64`` flushes it to zero (an H100, round 37's
+    battery), the IEEE build keeps the denormal."""
+    src = """
+@T.prim_func
+def narrow(D: T.Buffer((4,), "float64"), Y: T.Buffer((4,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([4])
+    Y[tx] = T.Cast("float32", D[tx])
+"""
+    d = np.array([1e-40, -1e-40, 1e-30, 2.5], np.float64)
+    y = np.zeros(4, np.float32)
+    assert emulate(kernel(src, "narrow"), d, y, fast_math=fast_math).ok
+    want = d.astype(np.float32)
+    if fast_math:
+        want[:2] = [0.0, -0.0]
+    assert _bits(y).tolist() == _bits(want).tolist()

@@ -329,7 +329,7 @@ def _nextafter_ftz(x, y):
     with np.errstate(all="ignore"):
         r = np.nextafter(xf, yf)
         tiny = np.finfo(np.float32).tiny
-        from_zero = (xf == 0) & (yf != 0)
+        from_zero = (xf == 0) & (yf != 0) & ~np.isnan(yf)
         return np.where(from_zero, np.where(yf > 0, tiny, -tiny).astype(np.float32), r).astype(np.float32)
 
 

@@ -381,7 +381,10 @@ def cast(v, to: np.dtype, *, fast_math: bool = True):
             r = np.where(hi, to.type(info.max), np.where(lo, to.type(info.min), r)).astype(to)
         return _ret(r.astype(final))  # the low bits of a 32-bit conversion (_cvt_int_type)
     with np.errstate(all="ignore"):
-        return _ret(a.astype(to))
+        r = a.astype(to)
+    if fast_math and a.dtype == np.float64 and to == np.float32:
+        r = ftz(r)  # cvt.rn.ftz.f32.f64: a result below FLT_MIN is flushed (an H100, round 37)
+    return _ret(r)
 
 
 def shfl_source(kind, lane, b, w):
