@@ -63,6 +63,34 @@ def _float_overflows(v, dtype: str) -> bool:
     return bool(np.isfinite(x) and abs(x) > big)
 
 
+def staged_numpy(args, copy=None) -> tuple[list, list]:
+    """``(args, staged)``: ``args`` with each numpy array ``copy(a)`` picks (default: one that is not C-contiguous,
+    a strided view such as ``a[::2]`` or Fortran order) replaced by a C-ordered copy (read-only where the array is),
+    and the ``(array, copy)`` pairs whose results :func:`write_back` puts back into the caller's arrays. A kernel
+    indexes each buffer as a dense row-major array; numpy arrays are copied in and out anyway, so every entry point
+    (a call, ``check``, on the GPU or the emulator, ``txlab.emulate``) stages them. Torch and DLPack tensors pass as
+    they are: they are passed zero-copy, and :func:`check_args` refuses a non-contiguous one."""
+    pick = copy if copy is not None else (lambda a: not a.flags.c_contiguous)
+    out, staged = [], []
+    for a in args:
+        if isinstance(a, np.ndarray) and pick(a):
+            c = np.array(a, order="C", copy=True)
+            if a.flags.writeable:
+                staged.append((a, c))
+            else:
+                c.flags.writeable = False
+            out.append(c)
+        else:
+            out.append(a)
+    return out, staged
+
+
+def write_back(staged) -> None:
+    """Put the staged copies' values back into the caller's arrays (:func:`staged_numpy`)."""
+    for a, c in staged:
+        a[...] = c
+
+
 def check_args(compiled, args) -> None:
     """Reject arguments that do not match the kernel's parameters, naming the parameter."""
     params = compiled.entry_params

@@ -19,7 +19,7 @@ import numpy as np
 from txlab.errors import InputError
 from txlab.hooks import as_compiled
 from txlab.launch import bind_symbols, check_args, check_launch  # noqa: F401  (public here too)
-from txlab.launch import checked_then_gpu
+from txlab.launch import checked_then_gpu, staged_numpy, write_back
 from txlab.launch import raise_inline_fault, timed_launches, to_device
 
 
@@ -50,14 +50,14 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     from txlab.settings import config
 
     compiled = kernel
-    args, staged = _c_ordered(args)
+    args, staged = staged_numpy(args)
     info = checked_then_gpu(compiled, args, f"running {compiled.name}", writes_back=True)
     check_launch(compiled, info, args)
     if config.isolation == "process":
         from txlab import worker
 
         worker.run(compiled, args, timeout_s=timeout_s)
-        _write_back(staged)
+        write_back(staged)
         return None
     exe = compiled.executable
     dev_args, copies = to_device(args)
@@ -70,34 +70,8 @@ def launch(kernel, *args, sync: bool = True, timeout_s: float | None = None, dev
     for host, tensor in copies:
         if host.flags.writeable:
             host[...] = tensor.numpy()
-    _write_back(staged)
+    write_back(staged)
     return None
-
-
-def _c_ordered(args) -> tuple[list, list]:
-    """``(args, staged)``: ``args`` with each numpy array that is not C-contiguous (a strided view such as
-    ``a[::2]``, Fortran order) replaced by a C-ordered copy (read-only where the array is), and the ``(array, copy)``
-    pairs whose results :func:`_write_back` puts back into the caller's arrays after a clean run. A kernel indexes
-    each buffer as a dense row-major array; numpy arrays are copied in and out anyway, so they are staged on every
-    entry point (a call, :func:`check`, on the GPU or the emulator). Torch and DLPack tensors pass as they are: they
-    are passed zero-copy, and :func:`check_args` refuses a non-contiguous one."""
-    out, staged = [], []
-    for a in args:
-        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-            c = np.array(a, order="C", copy=True)
-            if a.flags.writeable:
-                staged.append((a, c))
-            else:
-                c.flags.writeable = False
-            out.append(c)
-        else:
-            out.append(a)
-    return out, staged
-
-
-def _write_back(staged) -> None:
-    for a, c in staged:
-        a[...] = c
 
 
 def _emulated(kernel, args, timeout_s=None):
@@ -110,21 +84,11 @@ def _emulated(kernel, args, timeout_s=None):
     aliased = any(np.may_share_memory(x, y) for i, x in enumerate(arrays) for y in arrays[i + 1 :])
     # arrays that share memory (an in-place kernel given one array twice) run in place, copies would part them, unless
     # not C-contiguous (a strided view, Fortran order): those are staged as C-ordered copies, as on the GPU
-    work, staged = [], []
-    for a in args:
-        if isinstance(a, np.ndarray) and (not a.flags.c_contiguous or a.flags.writeable and not aliased):
-            c = np.array(a, order="C", copy=True)
-            if a.flags.writeable:
-                staged.append((a, c))
-            else:
-                c.flags.writeable = False
-            work.append(c)
-        else:
-            work.append(a)
+    work, staged = staged_numpy(args, lambda a: not a.flags.c_contiguous or a.flags.writeable and not aliased)
     result = emulate(kernel, *work, timeout_s=timeout_s)
     bad = [f for f in result.findings if f.kind != "note"]
     if not bad:
-        _write_back(staged)
+        write_back(staged)
     if bad:
         more = f" (and {len(bad) - 1} more: txlab.emulate(kernel, *args) lists them)" if len(bad) > 1 else ""
         raise KernelFault(
@@ -457,7 +421,7 @@ def check(
     # a build whose call prepares its arguments (hopper_gemm at a padded K or with split-K: A and B copied into
     # padded buffers, a workspace appended) is checked as it is called, with the operands
     prepare = getattr(kernel, "kernel_args", None) if hasattr(kernel, "call_params") else None
-    staged = _c_ordered(args)[0]  # numpy arrays in any order or stride, as a call takes them
+    staged = staged_numpy(args)[0]  # numpy arrays in any order or stride, as a call takes them
     if device == "gpu":
         kernel = as_compiled(kernel, what="txlab.check")
         checked_then_gpu(kernel, prepare(*staged) if prepare else staged, f"checking {kernel.name}")  # before reference
@@ -1088,7 +1052,7 @@ def bench(
     from txlab.device import probe, require_gpu
     from txlab.settings import config
 
-    args = _c_ordered(args)[0]  # numpy arrays in any order or stride, as a call takes them (nothing is written back)
+    args = staged_numpy(args)[0]  # numpy arrays in any order or stride, as a call takes them (nothing is written back)
     if not probe().available:  # said before compiling a @T.prim_func for nothing
         doing = f"benchmarking {_kernel_name(kernel)}"
         if hasattr(kernel, "entry_params"):

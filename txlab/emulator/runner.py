@@ -166,52 +166,15 @@ def emulate(
     kernel would hang there). A numpy array that is not C-contiguous (a strided view, Fortran order) runs as a
     C-ordered copy whose values are written back when the emulation returns, as a GPU call stages it.
     """
-    staged, work = [], []
-    for a in args:
-        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-            c = np.array(a, order="C", copy=True)
-            if a.flags.writeable:
-                staged.append((a, c))
-            else:
-                c.flags.writeable = False
-            work.append(c)
-        else:
-            work.append(a)
-    result = _emulate(
-        kernel_or_compiled,
-        *work,
-        ctas=ctas,
-        check=check,
-        stop=stop,
-        arch=arch,
-        fast_math=fast_math,
-        iket=iket,
-        timeout_s=timeout_s,
-    )
-    for a, c in staged:
-        a[...] = c
-    return result
-
-
-def _emulate(
-    kernel_or_compiled,
-    *args,
-    ctas=None,
-    check: bool = True,
-    stop: bool = False,
-    arch: str | None = None,
-    fast_math: bool | None = None,
-    iket: bool = False,
-    timeout_s: float | None = None,
-) -> EmulationResult:
-    """:func:`emulate` on arguments already staged (every numpy array C-contiguous)."""
     import time
 
     from txlab import build
     import txlab.emulator.memory as M
     from txlab.emulator.program import Program
-    from txlab.launch import bind_symbols, check_args
+    from txlab.launch import bind_symbols, check_args, staged_numpy, write_back
     from txlab.launch import eval_dims as _eval_dims
+
+    args, staged = staged_numpy(args)  # C-ordered copies of strided or Fortran-order arrays, written back at the end
 
     t0 = time.perf_counter()
     if fast_math is None:
@@ -329,6 +292,7 @@ def _emulate(
         total_stats.setdefault("kernels", []).append(kname)
     total_stats["seconds"] = time.perf_counter() - t0
     result.stats = total_stats
+    write_back(staged)
     return result
 
 
