@@ -13,6 +13,9 @@ runs (txlab.run) and the isolated worker (txlab.worker).
 
 from __future__ import annotations
 
+import ast
+import functools
+import operator
 import re
 
 import numpy as np
@@ -461,36 +464,42 @@ _INT_CALLS = {
 }
 
 
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Div: _trunc_div,  # TIR's integer division of a Div node
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+}
+_UNOPS = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: lambda v: int(not v)}
+_COMPARES = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str):
+    """The expression tree of a launch extent's text (parsed once: a launch evaluates it at every call)."""
+    return ast.parse(text.strip(), mode="eval").body
+
+
 def eval_int_text(text: str, names: dict) -> int:
     """The integer value of a TVMScript expression's text (``T.Cast("int64", n) * T.int64(4)``,
     ``(n + 255) // 256``, ``T.max(m, 1)``) with ``names`` bound. Only integer arithmetic, comparisons and
     the ``T.`` functions above are read (no Python is executed); anything else raises ValueError, a
     name not in ``names`` KeyError."""
-    import ast
-    import operator
-
-    binops = {
-        ast.Add: operator.add,
-        ast.Sub: operator.sub,
-        ast.Mult: operator.mul,
-        ast.FloorDiv: operator.floordiv,
-        ast.Mod: operator.mod,
-        ast.Div: _trunc_div,  # TIR's integer division of a Div node
-        ast.LShift: operator.lshift,
-        ast.RShift: operator.rshift,
-        ast.BitAnd: operator.and_,
-        ast.BitOr: operator.or_,
-        ast.BitXor: operator.xor,
-    }
-    unops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: lambda v: int(not v)}
-    compares = {
-        ast.Lt: operator.lt,
-        ast.LtE: operator.le,
-        ast.Gt: operator.gt,
-        ast.GtE: operator.ge,
-        ast.Eq: operator.eq,
-        ast.NotEq: operator.ne,
-    }
+    binops, unops, compares = _BINOPS, _UNOPS, _COMPARES
 
     def value(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
@@ -531,7 +540,7 @@ def eval_int_text(text: str, names: dict) -> int:
             raise ValueError(f"unsupported call T.{fn}")
         raise ValueError(f"unsupported expression {ast.dump(node)[:60]}")
 
-    return value(ast.parse(text.strip(), mode="eval").body)
+    return value(_parsed(text))
 
 
 def short_message(line: str) -> str:
