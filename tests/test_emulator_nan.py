@@ -321,6 +321,10 @@ def test_the_nan_battery_matches_the_gpu_bit_for_bit(fast_math, monkeypatch):
                 differ.append(
                     f"{buf}[{i}] {row}: lane {lanes[0]} GPU {gb[i, lanes[0]]:#x} emulator {eb[i, lanes[0]]:#x}"
                 )
+    at_gpu, at_cpu = _bits(on_gpu[-1]), _bits(on_cpu[-1])  # AT: a float32 atomicAdd of every input, NaNs included
+    lanes = np.flatnonzero(at_gpu != at_cpu)
+    if lanes.size:
+        differ.append(f"atomic_add: lane {lanes[0]} GPU {at_gpu[lanes[0]]:#x} emulator {at_cpu[lanes[0]]:#x}")
     assert not differ, f"{len(differ)} rows differ:\n" + "\n".join(differ)
 
 

@@ -4,7 +4,7 @@ Sequentially consistent in a fixed order: CTAs one after another, within a CTA t
 in the order the scheduler runs them, within one instruction the lanes in increasing thread index.
 ``add.f32`` rounds to nearest even and flushes subnormal inputs and results to zero, as
 ``atom``/``red.add.f32`` do (PTX ISA); a NaN sum is taken to be the canonical NaN, as the other
-float32/float16/bfloat16 adds (txlab.emulator.nan; not checked on a GPU for atomics). Every atomic
+float32/float16/bfloat16 adds (txlab.emulator.nan; a float32 ``atomicAdd`` of NaNs, checked on an H100). Every atomic
 is shown to the race checkers as an *atomic* access: it never races with another atomic, but does
 with an unordered plain load or store of the same bytes (``shared_race`` / ``global_race``).
 """
