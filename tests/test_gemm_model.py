@@ -1,6 +1,7 @@
 """The Hopper GEMM's configuration choice for shapes nobody measured (txlab.examples.gemm_model):
 calibrated on the H200 sweeps in benchmarks/results, shown by hopper_gemm.explain."""
 
+import functools
 import glob
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from txlab.display import html_of
 from txlab.examples import gemm_model as gm
 from txlab.examples import hopper_gemm as hg
+from txlab.examples.gemm_config import GemmConfig
 
 RESULTS = sorted(glob.glob(str(Path(__file__).parent.parent / "benchmarks" / "results" / "tune_2026-12-01_*.json")))
 
@@ -633,3 +635,25 @@ def test_a_split_tail_counted_at_its_price_does_not_hide_a_width():
     assert gm.choose(*shape).name == "128x224x64_s4_c2_tma"
     assert gm.choose(8024, 1280, 9216).name == "128x208x64_s5_c2_tma_swap"
     assert gm.choose(3760, 3840, 15936).name == "128x224x64_s4_c2_tma_swap"
+
+
+def test_replace_fields_is_dataclasses_replace_for_the_models_dataclasses():
+    """gemm_config.replace_fields (the model makes thousands of configurations per choice) copies the instance's
+    attributes: right only while __init__ sets the fields alone, which this checks."""
+    import dataclasses
+
+    from txlab.examples.gemm_config import replace_fields
+
+    for cls in (GemmConfig, gm.Prediction):
+        assert not hasattr(cls, "__post_init__") and not any(
+            isinstance(v, functools.cached_property) for v in vars(cls).values()
+        ), cls
+    c = GemmConfig(bn=128, stages=6, split_k=4, fixup="parallel")
+    for changes in ({"swap_ab": True}, {"split_k": 2, "cluster_m": 2}, {}):
+        assert replace_fields(c, **changes) == dataclasses.replace(c, **changes)
+        assert replace_fields(c, **changes).name == dataclasses.replace(c, **changes).name
+    assert c.split_k == 4  # the original unchanged
+    p = gm.predict(4096, 4096, 4096, c)
+    assert replace_fields(p, time_s=1.0) == dataclasses.replace(p, time_s=1.0)
+    with pytest.raises(TypeError, match="no field"):
+        replace_fields(c, split=2)

@@ -43,7 +43,7 @@ def test_the_shipped_measurements_load_verified_and_carry_this_models_times():
 def test_a_damaged_or_foreign_file_is_refused_with_the_reason(tmp_path):
     doc = json.loads(nb._measured_path().read_text())
     edited = json.loads(json.dumps(doc))
-    edited["measurements"]["rows"][0][4] *= 0.5  # a time halved by hand
+    edited["measurements"]["rows"][0][2] //= 2  # a time halved by hand
     path = tmp_path / "m.json"
     path.write_text(json.dumps(edited))
     with pytest.raises(ValueError, match="sha256"):
@@ -67,15 +67,46 @@ def test_written_rows_round_trip_and_an_invalid_row_is_named(tmp_path):
 
     doc = json.loads(path.read_text())
     body = doc["measurements"]
-    body["rows"][0][1] = 2047
-    path.write_text(seal_text(body, "measurements", format=nb.MEASURED_FORMAT, device="test"))
+    body["shapes"][0][1] = 2047
+
+    def sealed(body):
+        path.write_text(seal_text(body, "measurements", format=nb.MEASURED_FORMAT, device="test"))
+        return path
+
     with pytest.raises(ValueError, match=r"row 0 \(2048x2047x4096\)"):
-        nb.load_measured(path)
+        nb.load_measured(sealed(body))
+    body["shapes"][0][1] = 2048
     # a configuration that is not a name at all (a list would not even key a dict): a ValueError, not a TypeError
-    body["rows"][0][1], body["rows"][0][3] = 2048, ["128x256x64_s4_c2"]
-    path.write_text(seal_text(body, "measurements", format=nb.MEASURED_FORMAT, device="test"))
+    body["configs"][0] = ["128x256x64_s4_c2"]
     with pytest.raises(ValueError, match=r"row 0 \(2048x2048x4096\): config .*not a configuration name"):
-        nb.load_measured(path)
+        nb.load_measured(sealed(body))
+    body["configs"][0] = WIDE
+    # every column is checked, naming the row: an index past its list, a time that is not a positive integer, a
+    # model time of this model's file that is not one either
+    for col, value, message in (
+        (0, 5, r"row 1: shape 5 is not an index into 1 shapes"),
+        (1, -1, r"row 1 \(2048x2048x4096\): config -1 is not an index"),
+        (2, 0, r"row 1 \(2048x2048x4096\): time_ns 0 is not a positive integer"),
+        (2, 1.5, r"time_ns 1.5 is not a positive integer"),
+        (3, 7, r"source 7 is not an index into 1 sources"),
+        (4, None, r"row 1 \(2048x2048x4096\): model_ps None is not a positive integer"),
+    ):
+        saved, body["rows"][1][col] = body["rows"][1][col], value
+        with pytest.raises(ValueError, match=message):
+            nb.load_measured(sealed(body), fingerprint=gm.source_fingerprint())
+        body["rows"][1][col] = saved
+    body["rows"][1] = body["rows"][1][:4]
+    with pytest.raises(ValueError, match=r"row 1 is not a list of 5 values"):
+        nb.load_measured(sealed(body))
+    body["rows"][1] = list(body["rows"][0])
+    body["shapes"].append(list(body["shapes"][0]))
+    with pytest.raises(ValueError, match=r"shapes are not distinct"):
+        nb.load_measured(sealed(body))
+    # a model time written by another model is not read (the model prices the row again), whatever it holds
+    body["shapes"].pop()
+    body["model"] = "another model"
+    body["rows"][1][4] = None
+    assert all(r["model_us"] is None for r in nb.load_measured(sealed(body), fingerprint=gm.source_fingerprint()))
 
 
 def test_a_kind_that_ran_slower_than_the_others_at_the_same_shapes_is_charged_for_it():
@@ -195,7 +226,8 @@ def test_a_shipped_row_that_fails_its_check_when_first_used_turns_the_correction
     shape = (2488, 9992, 7168)
     doc = json.loads(nb._measured_path().read_text())
     body = doc["measurements"]
-    body["rows"].append([2488, 9991, 7168, WIDE, 100.0, 1.0, 0, 90.0])  # TMA stores need N % 8 == 0
+    body["shapes"].append([2488, 9991, 7168])  # TMA stores need N % 8 == 0
+    body["rows"].append([len(body["shapes"]) - 1, body["configs"].index(WIDE), 100_000, 0, 90_000_000])
     bad = tmp_path / "m.json"
     bad.write_text(seal_text(body, "measurements", lines="rows", format=nb.MEASURED_FORMAT, device="test"))
     monkeypatch.setattr(nb, "_measured_path", lambda: bad)
@@ -258,3 +290,53 @@ def test_the_choice_cost_benchmark_times_fresh_processes_and_prints_its_table(ca
     assert int(first[2]) == 1 and float(first[3]) > 0 and ("ok" in first[6] or "OVER" in first[6])
     with pytest.raises(SystemExit):
         bench.main(["--shapes", "1"])
+
+
+def _fit_row_by_row(records, M, N, K):
+    """The fit of the module docstring written out row by row (what the per-shape sums must reproduce)."""
+    q = (math.log2(M), math.log2(N), math.log2(K))
+    by_shape = {}
+    for r in records:
+        d2 = sum((math.log2(a) - z) ** 2 for a, z in zip(r["shape"], q))
+        if d2 < (nb.CUTOFF * nb.BANDWIDTH) ** 2:
+            w = math.exp(-d2 / (2 * nb.BANDWIDTH**2))
+            resid = math.log(r["time_us"] / r["model_us"])
+            by_shape.setdefault(tuple(r["shape"]), []).append((nb.family(r["parsed"], r["shape"][2]), w, resid))
+    rows = [v for v in by_shape.values() if len({f for f, _, _ in v}) > 1]
+    weight = {}
+    for v in rows:
+        for f, w, _ in v:
+            weight[f] = weight.get(f, 0.0) + w
+    b = dict.fromkeys(weight, 0.0)
+    for _ in range(nb.ROUNDS):
+        levels = [sum(w * (r - b[f]) for f, w, r in v) / sum(w for _, w, _ in v) for v in rows]
+        num = dict.fromkeys(weight, 0.0)
+        for v, level in zip(rows, levels):
+            for f, w, r in v:
+                num[f] += w * (r - level)
+        b = {f: num[f] / (weight[f] + nb.PRIOR) for f in weight}
+    return {f: (b[f], weight[f]) for f in weight}
+
+
+def test_the_per_shape_sums_fit_what_the_rows_fit():
+    """The fit runs on each shape's per-family sums of residuals (every row of a shape has the shape's weight):
+    the effects must be the row-by-row fit's, on the shipped measurements, at shapes of every kind."""
+    records = nb.load_measured(fingerprint=gm.source_fingerprint())
+    near = gm.measured_neighbours()
+    for shape in ((3333, 4444, 5552), (2488, 9992, 7168), (512, 512, 16384), (8192, 8192, 8192), (1000, 3000, 5000)):
+        want, got = _fit_row_by_row(records, *shape), near.effects(*shape)
+        assert want.keys() == got.keys() and len(got) > 3, shape
+        for f, (b, w) in want.items():
+            assert got[f][0] == pytest.approx(b, rel=1e-9, abs=1e-12) and got[f][1] == pytest.approx(w, rel=1e-12)
+
+
+def test_the_shipped_file_is_read_column_by_column_into_its_distinct_shapes_and_names():
+    m = nb.read_measured(fingerprint=gm.source_fingerprint())
+    rows = len(m.time_ns)
+    assert rows > 4000 and len(m.shapes) < rows / 2 and len(m.configs) < rows / 4  # what the indices save
+    assert len(m.shape) == len(m.config) == len(m.source) == len(m.model_ps) == rows
+    assert all(type(t) is int and t > 0 for t in m.time_ns)
+    rec = m.records()[0]
+    assert rec["time_us"] == m.time_ns[0] / 1e3 and tuple(rec["shape"]) == m.shapes[m.shape[0]]
+    # a file of another model: its model times are not read at all
+    assert nb.read_measured(fingerprint="0" * 64).model_ps is None

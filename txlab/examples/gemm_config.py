@@ -428,6 +428,23 @@ _INT_FIELDS = ("bn", "stages", "consumers", "num_sms", "l2_group", "producer_reg
 _BOOL_FIELDS = ("persistent", "serpentine", "split_tail", "swap_ab")
 
 
+def replace_fields(obj, **changes):
+    """``dataclasses.replace`` for plain dataclasses whose ``__init__`` only sets the fields (no ``__post_init__``,
+    no ``InitVar``, nothing cached on the instance: :class:`GemmConfig`, the model's ``Prediction``): a copy of the
+    instance's attributes with ``changes``. ``dataclasses.replace`` reads every field's definition on each call; a
+    GEMM choice makes thousands of configurations, and this is about a tenth of that cost. Unknown names raise
+    TypeError, as ``replace`` does."""
+    cls = type(obj)
+    if not changes.keys() <= cls.__dataclass_fields__.keys():
+        unknown = sorted(changes.keys() - cls.__dataclass_fields__.keys())
+        raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
+    new = object.__new__(cls)
+    state = new.__dict__
+    state.update(obj.__dict__)
+    state.update(changes)
+    return new
+
+
 def check_sizes(M, N, K) -> tuple:
     """``(M, N, K)`` as ints, or :class:`~txlab.errors.InputError` naming the size that is not a positive integer
     (``C (M, N) = A (M, K) @ B (N, K).T``)."""

@@ -43,9 +43,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+import operator
+from dataclasses import dataclass, field
 
 from txlab.examples.gemm_config import GemmConfig, check_num_sms, check_sizes, row_phase, unaligned
+from txlab.examples.gemm_config import replace_fields as replace
+from txlab.examples.gemm_neighbours import corrects, shipped
 
 #: the SM count of the device the shipped measurements (:mod:`txlab.examples.gemm_neighbours`) were taken on
 SHIPPED_SMS = 132
@@ -226,21 +229,27 @@ class Prediction:
 
 
 def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
-    bm, bn, S = c.bm, c.bn, c.split_k
-    tiles = math.ceil(M / bm) * math.ceil(N / bn)
+    # the configuration's fields read once into locals: a choice prices a thousand configurations
+    consumers, bn, S, split_tail = c.consumers, c.bn, c.split_k, c.split_tail
+    pingpong = c.schedule == "pingpong"
+    bm = c.tile_m or 64 * consumers
+    size = c.cluster_m * c.cluster_n
+    rows_m, cols_n = math.ceil(M / bm), math.ceil(N / bn)
+    tiles = rows_m * cols_n
     # a cluster's CTAs past the M or N edge still run (and load): the CTAs' work counts whole clusters (7000x3000x1200
     # in 128 x 256 tiles: 55 x 12 = 660 tiles are 5 waves, but 2x1 clusters make 28 x 12 x 2 = 672, a sixth)
     gmc, gnc = c.cluster_tiles(M, N)
-    items = gmc * gnc * c.cluster_size * S
-    if c.split_tail:  # whole tiles in whole waves, then one wave of the last tiles' split items
+    items = gmc * gnc * size * S
+    if split_tail:  # whole tiles in whole waves, then one wave of the last tiles' split items
         whole, rest = c.tail_tiles(M, N)
         items = whole + rest * S
-    ctas = max(1, min(c.max_clusters * c.cluster_size, items)) if c.persistent else min(c.num_sms, items)
+    ctas = max(1, min(c.max_clusters * size, items)) if c.persistent else min(c.num_sms, items)
     waves = math.ceil(items / ctas)
-    kt = math.ceil(math.ceil(K / 64) / S)  # k-steps of the longest item
+    kblocks = math.ceil(K / 64)
+    kt = math.ceil(kblocks / S)  # k-steps of the longest item
     # k-steps of the busiest CTA, in units of an item's: split_tail runs whole tiles, then one split item
-    steps = waves * kt if not c.split_tail else (whole // ctas) * math.ceil(K / 64) + kt
-    issue = 0.5 if ((c.pingpong and bm == 64) or (not c.pingpong and c.consumers == 1)) else 1.0
+    steps = waves * kt if not split_tail else (whole // ctas) * kblocks + kt
+    issue = 0.5 if ((pingpong and bm == 64) or (not pingpong and consumers == 1)) else 1.0
     tensor = bm * bn * 64 * 2 / (SM_PEAK_FLOPS * issue)
     ar = c.a_rows(M)  # a decode-sized M: the kernel loads only A's live rows
     fed = (ar + bn) * 64 * 2 / feed
@@ -250,20 +259,21 @@ def _features(M: int, N: int, K: int, c: GemmConfig, feed: float):
         # cluster requests only its share of the tiles the cluster multicasts (1/cluster_m of B, 1/cluster_n
         # of A). Aligned, the sweeps found clusters no faster: the term is left out there.
         fed = (ar / c.cluster_n + bn / c.cluster_m) * 64 * 2 / feed * UNALIGNED_FEED[phase]
-        fed *= CLUSTER_MAINLOOP[phase] if c.cluster_size > 1 else 1.0
-        fed *= CLUSTER4_FEED if c.cluster_size >= 4 else 1.0
+        fed *= CLUSTER_MAINLOOP[phase] if size > 1 else 1.0
+        fed *= CLUSTER4_FEED if size >= 4 else 1.0
     main = steps * max(tensor, fed)
-    if c.split_k > 1 and c.cluster_size > 1 and phase == "aligned":
+    if S > 1 and size > 1 and phase == "aligned":
         main *= CLUSTER_SPLIT_NARROW if bn < 128 else CLUSTER_SPLIT if bn < 192 else CLUSTER_SPLIT_WIDE
     # HBM: all of A, B and C once (a floor under the mainloop, scaled with it by the fit); and, in seconds, the
     # busiest CTA's stream of an operand no other CTA reads (predict() floors the fitted mainloop with it)
     hbm = ((M * K + N * K) * 2 + M * N * 2) / HBM_BYTES_PER_S
-    own = (bn if math.ceil(M / bm) == 1 else 0) + (bm if math.ceil(N / bn) == 1 else 0)
+    own = (bn if rows_m == 1 else 0) + (bm if cols_n == 1 else 0)
     stream = steps * own * 64 * 2 / SM_STREAM_BYTES_PER_S
-    stores = whole // ctas + 1 if c.split_tail else waves if S == 1 else math.ceil(tiles / ctas)
-    exposed = bm * bn * 2 * (1 if c.pingpong else stores)
-    tma = c.epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
-    if c.epilogue == "staged":
+    stores = whole // ctas + 1 if split_tail else waves if S == 1 else math.ceil(tiles / ctas)
+    exposed = bm * bn * 2 * (1 if pingpong else stores)
+    epilogue = c.epilogue
+    tma = epilogue != "direct"  # the staged epilogue writes shared memory as the TMA one does
+    if epilogue == "staged":
         exposed *= STAGED_EPILOGUE
     row = [max(main, hbm), 0 if tma else exposed, exposed if tma else 0, waves, 1.0,
            steps * (1 if c.stages <= 3 else 0)]
@@ -285,7 +295,7 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
     cal = calibration or CALIBRATION
     row, tiles, ctas, waves, bound, stream, items = _features(M, N, K, config, cal["smem_feed_bytes_per_s"])
     coef = [cal[k] for k in FEATURES]
-    t = sum(a * b for a, b in zip(coef, row))
+    t = sum(map(operator.mul, coef, row))
     main_s = coef[0] * row[0]
     if stream > main_s:  # the mainloop waits on one CTA's HBM stream
         t, main_s, bound = t + stream - main_s, stream, "HBM"
@@ -304,7 +314,7 @@ def predict(M: int, N: int, K: int, config: GemmConfig, calibration: dict | None
             terms = _split_features(config, rest, ctas, 1, main_s * kt / ((whole // ctas) * math.ceil(K / 64) + kt))
         else:
             terms = _split_features(config, tiles, ctas, waves, main_s)
-        fix = sum(a * b for a, b in zip(_split_coefs(split_cost or SPLIT_K_COST), terms))
+        fix = sum(map(operator.mul, _split_coefs(split_cost or SPLIT_K_COST), terms))
     # calibration of what the split terms leave out (fitted to H200 comparisons): waves of split items in K order,
     # and split_tail
     scale = SPLIT_WAVES if S > 1 and items > ctas and config.split_order == "k" else SPLIT_TAIL if config.split_tail else 1
@@ -1038,8 +1048,6 @@ def source_fingerprint() -> str:
 def measured_neighbours():
     """The shipped measurements' ``gemm_neighbours.Neighbours`` for this model (read and verified once per process):
     what :func:`explain` and :func:`choose` correct by where ``neighbours`` is True."""
-    from txlab.examples.gemm_neighbours import shipped
-
     return shipped(predict, source_fingerprint())
 
 
@@ -1056,8 +1064,6 @@ def _predictions_level(M: int, N: int, K: int, num_sms: int, neighbours) -> tupl
     preds = [predict(M, N, K, c) for c in configs]
     if not neighbours:
         return preds, None, 0.0
-    from txlab.examples.gemm_neighbours import corrects
-
     # decode-sized: the model alone (gemm_neighbours.DECODE_ROWS), and no cap: nothing measured is read for them,
     # and their HBM-bound rates are far below any GEMM measured
     if not corrects(M, N):

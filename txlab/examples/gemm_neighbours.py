@@ -24,20 +24,25 @@ the group's fastest falls from 1.88 % (the model alone) to 1.02 %, and picks mor
 
 No TVM and no GPU here, and no import of the model: it is handed the model's ``predict`` (and the fingerprint of
 its source, ``gemm_model.source_fingerprint``), so the model can use this module without a cycle. The file carries
-the model's time for each measurement, trusted while the fingerprint matches. Reading its ~4,500 rows and checking
-the checksum costs ~10 ms once per process; a row's configuration is parsed and checked against its shape when a
-query first uses it (:func:`shipped`; :func:`load_measured` checks them all), a correction ~5 ms.
+the model's time for each measurement, trusted while the fingerprint matches. The file's rows are integers that index
+its distinct shapes and configuration names (:data:`COLUMNS`): reading its ~4,900 rows, checking the checksum and
+every column costs ~7 ms once per process; a row's configuration is parsed and checked against its shape when a
+query first uses it (:func:`shipped`; :func:`load_measured` checks them all), and a shape's measurements are summed
+by family once, so a correction costs ~3-6 ms.
 """
 from __future__ import annotations
 
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 
+from txlab.cache import read_sealed_text, seal_text
 from txlab.examples.gemm_config import GemmConfig, parse_config, row_phase
+from txlab.files import shipped_data
 
 MEASURED = "hopper_gemm_measured.json"
-MEASURED_FORMAT = "txlab-hopper-gemm-measured/2"  # 2: the sha256 covers the body's bytes as written
+MEASURED_FORMAT = "txlab-hopper-gemm-measured/3"  # 3: rows index distinct shapes and names; 2: sha256 as written
 #: the kernel's width in log2 units of M, N and K (1.0: a shape twice as large in one dimension weighs e^-0.5)
 BANDWIDTH = 1.0
 #: the ridge on the family effects: the weight of "no effect" against a family's measurements (a family whose
@@ -133,59 +138,94 @@ class Level:
 
 class Neighbours:
     """The measured residuals of the time model and the family effects they give near a shape. Plain Python: a
-    query scans the measured shapes (about a thousand) and fits the few hundred rows near it in a few ms, and needs
-    no numpy import."""
+    query scans the distinct measured shapes (about twelve hundred) and fits the few hundred near it, each shape's
+    measurements summed by family once (:meth:`_terms`), in a few ms, and needs no numpy import.
 
-    def __init__(self, records: list[dict], predict, *, verify=None):
-        self.count = len(records)
+    ``records``: :func:`load_measured`'s (or a test's) ``{"shape", "config", "parsed", "time_us", "model_us", ...}``;
+    a record whose ``parsed`` is None is parsed and checked against its shape when a query first uses it (as
+    :meth:`from_measured` does with every row of a file)."""
+
+    def __init__(self, records: list[dict], predict):
+        parsed = {rec["config"]: rec["parsed"] for rec in records if rec.get("parsed") is not None}
+        self._setup(Measured.from_records(records), predict, parsed,
+                    check=any(rec.get("parsed") is None for rec in records))
+
+    @classmethod
+    def from_measured(cls, measured: Measured, predict) -> Neighbours:
+        """Over a file's columns (:func:`read_measured`): each row's configuration is parsed and checked against its
+        shape when a query first uses the row (a choice touches a few hundred of the ~1,200 shapes)."""
+        self = cls.__new__(cls)
+        self._setup(measured, predict, {}, check=True)
+        return self
+
+    def _setup(self, measured: Measured, predict, parsed: dict, *, check: bool) -> None:
+        self._m = measured
+        self.count = len(measured.time_ns)
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
-        self._records = records
-        #: None: every record's "parsed" is set (load_measured verified them); else ``verify(i, record)`` parses and
-        #: checks row ``i`` before its first use, raising ValueError naming it (the shipped file: :func:`shipped`)
-        self._verify = verify
-        self._shapes = [tuple(rec["shape"]) for rec in records]
-        self._t = [rec["time_us"] * 1e-6 for rec in records]
-        self._residual: dict = {}  # record index -> log(measured / model time), once needed
-        self._memo: dict = {}      # (shape, config name) -> model time
-        self._fam: list = [None] * len(records)  # record index -> family(), once needed
-        self._fams: dict = {}  # (config name, K's row phase) -> family: all family() reads of a row (a few hundred)
-        # a query's distance scan runs over the distinct shapes (about a quarter of the rows): log2 sizes, shape, rows
-        rows_of: dict = {}
-        for i, sh in enumerate(self._shapes):
-            rows_of.setdefault(sh, []).append(i)
-        self._by_shape = [(tuple(math.log2(v) for v in sh), sh, ix) for sh, ix in rows_of.items()]
+        self._parsed = parsed  # configuration name -> GemmConfig
+        self._check = check  # whether each (shape, configuration) is checked before its first use
+        self._checked: set = set()
+        self._memo: dict = {}  # (shape index, config index) -> model time (s)
+        self._fams: dict = {}  # (config index, K's row phase) -> family
+        self._terms_of: dict = {}  # shape index -> [(family, rows, sum of their log residuals)]
+        rows_of: list = [[] for _ in measured.shapes]
+        for i, si in enumerate(measured.shape):
+            rows_of[si].append(i)
+        self._rows_of = rows_of
+        # a query's distance scan runs over the distinct shapes: log2 sizes, shape, index
+        self._by_shape = [(tuple(math.log2(v) for v in sh), sh, si) for si, sh in enumerate(measured.shapes)
+                          if rows_of[si]]
 
-    def _parsed(self, i: int) -> GemmConfig:
-        rec = self._records[i]
-        if rec["parsed"] is None:
-            self._verify(i, rec)
-        return rec["parsed"]
+    def _config(self, ci: int, row: int) -> GemmConfig:
+        name = self._m.configs[ci]
+        cfg = self._parsed.get(name)
+        if cfg is None:
+            try:
+                cfg = self._parsed[name] = parse_config(name)
+            except (ValueError, TypeError) as exc:
+                raise DamagedRow(f"{self._m.path}: {self._m.where(row)}: config {name!r}: {exc}") from None
+        return cfg
 
-    def _family(self, i: int) -> tuple:
-        f = self._fam[i]
-        if f is None:
-            parsed = self._parsed(i)  # row i checked against its own shape, whether or not its family is known
-            K = self._shapes[i][2]
-            key = (self._records[i]["config"], row_phase(K))
-            f = self._fams.get(key) or self._fams.setdefault(key, family(parsed, K))
-            self._fam[i] = f
-        return f
+    def _terms(self, si: int) -> list:
+        """Shape ``si``'s measurements summed by family: ``[(family, rows, sum of log(measured / model time))]``
+        (each row's configuration checked against the shape first, where the rows are a file's)."""
+        terms = self._terms_of.get(si)
+        if terms is not None:
+            return terms
+        m = self._m
+        shape = m.shapes[si]
+        phase = row_phase(shape[2])
+        sums: dict = {}
+        for i in self._rows_of[si]:
+            ci = m.config[i]
+            cfg = self._config(ci, i)
+            key = (si, ci)
+            if self._check and key not in self._checked:
+                try:
+                    cfg.check_shape(*shape)
+                except (ValueError, TypeError) as exc:
+                    raise DamagedRow(f"{m.path}: {m.where(i)}: config {m.configs[ci]!r}: {exc}") from None
+                self._checked.add(key)
+            f = self._fams.get((ci, phase))
+            if f is None:
+                f = self._fams[(ci, phase)] = family(cfg, shape[2])
+            model_s = self._memo.get(key)
+            if model_s is None:
+                stored = m.model_ps[i] if m.model_ps is not None else None
+                model_s = self._memo[key] = (stored * 1e-12 if stored is not None
+                                             else self._predict(*shape, cfg).time_s)
+            n, total = sums.get(f, (0, 0.0))
+            sums[f] = (n + 1, total + math.log(m.time_ns[i] * 1e-9 / model_s))
+        terms = self._terms_of[si] = [(f, n, total) for f, (n, total) in sums.items()]
+        return terms
 
     @functools.cached_property
     def peak_flops(self) -> float:
         """The fastest rate measured (flop/s): explain's expected times are never faster (0.0: nothing measured).
         Only explain reads it, so a choice does not pay for it."""
-        return max((2 * M * N * K / t for (M, N, K), t in zip(self._shapes, self._t)), default=0.0)
-
-    def _log_residual(self, i: int) -> float:
-        if i not in self._residual:
-            key = (self._shapes[i], self._records[i]["config"])
-            if key not in self._memo:
-                stored = self._records[i].get("model_us")
-                self._memo[key] = (stored * 1e-6 if stored is not None
-                                   else self._predict(*self._shapes[i], self._parsed(i)).time_s)
-            self._residual[i] = math.log(self._t[i] / self._memo[key])
-        return self._residual[i]
+        shapes = self._m.shapes
+        return max((2 * math.prod(shapes[si]) / (t * 1e-9) for si, t in zip(self._m.shape, self._m.time_ns)),
+                   default=0.0)
 
     def effects(self, M: int, N: int, K: int, *, exclude: tuple | None = None) -> dict:
         """``{family: (effect, weight)}`` fitted near ``M x N x K`` (see the module docstring); ``exclude``: a shape
@@ -202,34 +242,39 @@ class Neighbours:
 
             warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=4)
             self.__dict__.pop("peak_flops", None)  # nor its fastest rate
-            self.__init__([], self._predict)
+            self._setup(Measured.from_records([]), self._predict, {}, check=False)
             return {}, {}
 
     def _fit_rows(self, M: int, N: int, K: int, exclude) -> tuple[dict, dict]:
+        """``(effects, near)``: the family effects, and ``{shape: (squared distance, weight, terms)}`` of the shapes
+        within :data:`CUTOFF`. Every measurement of a shape has the shape's weight, so the fit runs on each shape's
+        per-family sums (:meth:`_terms`): the same solution as row by row, a fraction of the work."""
         qm, qn, qk = math.log2(M), math.log2(N), math.log2(K)
         cut = (CUTOFF * BANDWIDTH) ** 2
         skip = tuple(exclude) if exclude is not None else None
-        by_shape: dict = {}  # shape -> [(family, weight, residual)]
-        for (xm, xn, xk), sh, ix in self._by_shape:
+        near: dict = {}  # shape -> (squared distance, weight, [(family, rows, residual sum)])
+        for (xm, xn, xk), sh, si in self._by_shape:
             d2 = (xm - qm) ** 2 + (xn - qn) ** 2 + (xk - qk) ** 2
             if d2 < cut and sh != skip:
-                w = math.exp(-d2 / (2 * BANDWIDTH**2))
-                by_shape[sh] = [(self._family(i), w, self._log_residual(i)) for i in ix]
+                near[sh] = (d2, math.exp(-d2 / (2 * BANDWIDTH**2)), self._terms(si))
         # a shape where one kind alone was measured says nothing about kinds against each other
-        rows = [v for v in by_shape.values() if len({f for f, _, _ in v}) > 1]
+        groups = []  # (weight, families, rows per family, residual sums, rows, residual total)
         weight: dict = {}
-        for v in rows:
-            for f, w, _ in v:
-                weight[f] = weight.get(f, 0.0) + w
+        for _, w, terms in near.values():
+            if len(terms) > 1:
+                fams, ns, ts = zip(*terms)
+                groups.append((w, fams, ns, ts, sum(ns), sum(ts)))
+                for f, n in zip(fams, ns):
+                    weight[f] = weight.get(f, 0.0) + w * n
         b = dict.fromkeys(weight, 0.0)
         for _ in range(ROUNDS):
-            u = [sum(w * (r - b[f]) for f, w, r in v) / sum(w for _, w, _ in v) for v in rows]
             num = dict.fromkeys(weight, 0.0)
-            for v, level in zip(rows, u):
-                for f, w, r in v:
-                    num[f] += w * (r - level)
+            for w, fams, ns, ts, rows, total in groups:
+                level = (total - sum(map(operator.mul, ns, map(b.__getitem__, fams)))) / rows  # the shape's effect
+                for f, n, t in zip(fams, ns, ts):
+                    num[f] += w * (t - n * level)
             b = {f: num[f] / (weight[f] + PRIOR) for f in weight}
-        return {f: (b[f], weight[f]) for f in weight}, by_shape
+        return {f: (b[f], weight[f]) for f in weight}, near
 
     def corrections(self, M: int, N: int, K: int, configs, *, exclude: tuple | None = None) -> list[Correction]:
         """One :class:`Correction` per configuration of ``configs`` at ``M x N x K``; ``exclude``: a shape whose
@@ -242,13 +287,11 @@ class Neighbours:
         effects, near = self._fit(M, N, K, exclude)
         if not near:
             return [NONE for _ in configs], None
-        q = (math.log2(M), math.log2(N), math.log2(K))
         num = den = 0.0
         shapes, closest = 0, (math.inf, ())
         where: dict = {}  # family -> [(squared distance, shape)] of the shapes it was measured at
-        for sh, v in near.items():
-            d2 = sum((math.log2(a) - z) ** 2 for a, z in zip(sh, q))
-            for f in {g for g, _, _ in v}:
+        for sh, (d2, _, terms) in near.items():
+            for f, _, _ in terms:
                 where.setdefault(f, []).append((d2, sh))
             if d2 > LEVEL_REACH**2:
                 continue
@@ -256,9 +299,9 @@ class Neighbours:
             w = math.exp(-d2 / (2 * LEVEL_BANDWIDTH**2))
             shapes += d2 <= 1.0
             closest = min(closest, (d2, sh))
-            for f, _, r in v:
-                num += w * (r - effects.get(f, (0.0, 0.0))[0])
-                den += w
+            for f, n, t in terms:
+                num += w * (t - n * effects.get(f, (0.0, 0.0))[0])
+                den += w * n
         level = Level(math.exp(num / den), den, shapes, closest[1]) if den > 0 else None
         cache: dict = {}
         out = []
@@ -297,9 +340,51 @@ def records_from_results(paths) -> list[dict]:
     return out
 
 
-#: a row of the measurements file: the shape, the configuration's name, the measured time, the ratio to cuBLAS in the
-#: same run and the index of the result file it came from (in the body's "sources")
-COLUMNS = ["M", "N", "K", "config", "time_us", "ratio", "source", "model_us"]
+#: a row of the measurements file: the index of its shape (in the body's "shapes") and of its configuration's name (in
+#: "configs"), the measured time in ns, the index of the result file it came from (in "sources") and the model's time
+#: in ps when the file was written. Integers all: JSON reads them in a third of the time of floats, and the reading
+#: is a choice's setup (the ratios to cuBLAS stay in the result files)
+COLUMNS = ["shape", "config", "time_ns", "source", "model_ps"]
+
+
+@dataclass
+class Measured:
+    """The measurements' columns, one entry per row (:data:`COLUMNS`), over the distinct shapes, configuration names
+    and result files they index. :func:`read_measured` checks every column; a row's configuration against its shape
+    is checked when it is first used (:class:`Neighbours`) or by :func:`load_measured`."""
+
+    path: str
+    shapes: list      # distinct (M, N, K)
+    configs: list     # distinct configuration names
+    sources: list     # result file names
+    shape: tuple      # per row: index into shapes
+    config: tuple     # per row: index into configs
+    time_ns: tuple    # per row: the measured time
+    source: tuple     # per row: index into sources
+    model_ps: tuple | None = None  # per row the model's time, where the file was written by this model (else None)
+
+    def where(self, i: int) -> str:
+        """``row i (MxNxK)``: how errors name a row."""
+        return f"row {i} ({'x'.join(map(str, self.shapes[self.shape[i]]))})"
+
+    def records(self) -> list[dict]:
+        """A dict per row: ``{"shape", "config", "parsed" (None), "time_us", "source", "model_us"}``."""
+        mps = self.model_ps or (None,) * len(self.shape)
+        return [{"shape": list(self.shapes[si]), "config": self.configs[ci], "parsed": None, "time_us": t / 1e3,
+                 "source": self.sources[so], "model_us": mp / 1e6 if mp is not None else None}
+                for si, ci, t, so, mp in zip(self.shape, self.config, self.time_ns, self.source, mps)]
+
+    @classmethod
+    def from_records(cls, records: list[dict], path: str = "records") -> Measured:
+        shapes: dict = {}
+        configs: dict = {}
+        sources: dict = {}
+        shape = tuple(shapes.setdefault(tuple(r["shape"]), len(shapes)) for r in records)
+        config = tuple(configs.setdefault(r["config"], len(configs)) for r in records)
+        source = tuple(sources.setdefault(r.get("source"), len(sources)) for r in records)
+        mps = tuple(r["model_us"] * 1e6 if r.get("model_us") is not None else None for r in records)
+        return cls(path, list(shapes), list(configs), list(sources), shape, config,
+                   tuple(r["time_us"] * 1e3 for r in records), source, mps if any(m is not None for m in mps) else None)
 
 
 def write_measured(path, records: list[dict], *, device: str, predict, fingerprint: str) -> dict:
@@ -308,20 +393,15 @@ def write_measured(path, records: list[dict], *, device: str, predict, fingerpri
     written, without its checksum (which covers the body's bytes in the file)."""
     from pathlib import Path
 
-    from txlab.cache import seal_text
-
-    sources = list(dict.fromkeys(rec["source"] for rec in records))
-    index = {name: i for i, name in enumerate(sources)}
+    m = Measured.from_records(records, str(path))
     model: dict = {}
-    for rec in records:
-        key = (tuple(rec["shape"]), rec["config"])
-        if key not in model:
-            model[key] = round(predict(*key[0], parse_config(rec["config"])).time_s * 1e6, 4)
-    rows = [[*rec["shape"], rec["config"], round(rec["time_us"], 3),
-             round(rec["ratio"], 4) if isinstance(rec.get("ratio"), (int, float)) else None, index[rec["source"]],
-             model[(tuple(rec["shape"]), rec["config"])]]
-            for rec in records]
-    body = {"columns": COLUMNS, "sources": sources, "rows": rows, "model": fingerprint}
+    rows = []
+    for si, ci, t, so in zip(m.shape, m.config, m.time_ns, m.source):
+        if (si, ci) not in model:
+            model[(si, ci)] = round(predict(*m.shapes[si], parse_config(m.configs[ci])).time_s * 1e12)
+        rows.append([si, ci, max(1, round(t)), so, model[(si, ci)]])
+    body = {"columns": COLUMNS, "configs": m.configs, "model": fingerprint, "rows": rows,
+            "shapes": [list(s) for s in m.shapes], "sources": m.sources}
     # a row a line (diffs stay readable), checksummed as written: reading needs no second dump of the body
     text = seal_text(body, "measurements", lines="rows", format=MEASURED_FORMAT, device=device)
     Path(path).write_text(text, encoding="utf-8", newline="\n")
@@ -330,79 +410,94 @@ def write_measured(path, records: list[dict], *, device: str, predict, fingerpri
 
 
 def _measured_path():
-    from txlab.files import shipped_data
-
     return shipped_data(MEASURED)
 
 
-def load_measured(path=None, *, fingerprint: str | None = None, verify: bool = True) -> list[dict]:
-    """The measurements (``txlab/data/hopper_gemm_measured.json`` unless ``path``) as ``{"shape", "config", "parsed",
-    "time_us", "ratio", "source", "model_us"}`` records, verified: format, checksum, columns, and every row a
-    configuration valid for its shape with a positive, finite time. ``model_us`` (the model's time when the file was
-    written) is None unless ``fingerprint`` is that of the model the file was written with
-    (``gemm_model.source_fingerprint()``). Raises ValueError naming what is wrong. ``verify=False`` leaves the
-    configurations unparsed (``"parsed"`` None) for :func:`row_verifier` to check row by row when first used."""
+def read_measured(path=None, *, fingerprint: str | None = None) -> Measured:
+    """The measurements file (``txlab/data/hopper_gemm_measured.json`` unless ``path``) as :class:`Measured`
+    columns: format and checksum verified, every column checked (indices in range, times positive integers, names
+    strings), not yet each configuration against its shape. ``model_ps`` is None unless ``fingerprint`` is
+    that of the model the file was written with (``gemm_model.source_fingerprint()``). Raises ValueError naming
+    what is wrong. Column by column (C loops over the ~4,900 rows): a few ms once per process, a choice's setup."""
     from pathlib import Path
-
-    from txlab.cache import read_sealed_text
 
     src = Path(path) if path is not None else _measured_path()
     body = read_sealed_text(src, "measurements", MEASURED_FORMAT, what="GEMM measurements file")["measurements"]
     if not isinstance(body, dict) or body.get("columns") != COLUMNS:
         raise ValueError(f"{src}: the measurements are not rows of {COLUMNS} (written by another version of txlab?)")
-    sources, rows = body.get("sources"), body.get("rows")
-    if not (isinstance(sources, list) and isinstance(rows, list)):
-        raise ValueError(f"{src}: 'sources' and 'rows' must be lists")
-    current = fingerprint is not None and body.get("model") == fingerprint  # the model_us column is this model's
-    out = []
-    width, nsources, inf, number = len(COLUMNS), len(sources), math.inf, (int, float)
-    for i, row in enumerate(rows):  # once per process, a few thousand rows: kept lean (gemm_model.choose's setup)
-        if type(row) is not list or len(row) != width:
-            raise ValueError(f"{src}: row {i} is not a list of {width} values ({COLUMNS})")
-        M, N, K, name, t, ratio, source, model_us = row
-        if not (type(M) is int and type(N) is int and type(K) is int and M > 0 and N > 0 and K > 0):
-            raise ValueError(f"{src}: row {i} has a bad shape {[M, N, K]!r}")
-        if type(name) is not str:  # before it keys a dict: a list there would escape as a TypeError
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: not a configuration name")
-        if not (isinstance(t, number) and 0 < t < inf):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): time_us {t!r} is not a positive number")
-        if not (type(source) is int and 0 <= source < nsources):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): source {source!r} is not an index into 'sources'")
-        if current and not (isinstance(model_us, number) and 0 < model_us < inf):
-            raise ValueError(f"{src}: row {i} ({M}x{N}x{K}): model_us {model_us!r} is not a positive number")
-        out.append({"shape": [M, N, K], "config": name, "parsed": None, "time_us": t, "ratio": ratio,
-                    "source": sources[source], "model_us": model_us if current else None})
+    shapes, configs, sources, rows = (body.get(k) for k in ("shapes", "configs", "sources", "rows"))
+    if not all(isinstance(v, list) for v in (shapes, configs, sources, rows)):
+        raise ValueError(f"{src}: 'shapes', 'configs', 'sources' and 'rows' must be lists")
+    for j, sh in enumerate(shapes):
+        if not (type(sh) is list and len(sh) == 3 and all(type(v) is int and v > 0 for v in sh)):
+            raise ValueError(f"{src}: shape {j} is not three positive integers: {sh!r}")
+    shapes = [tuple(sh) for sh in shapes]
+    if len(set(shapes)) != len(shapes):
+        raise ValueError(f"{src}: the shapes are not distinct")
+    width = len(COLUMNS)
+    if not set(map(type, rows)) <= {list} or not set(map(len, rows)) <= {width}:
+        i = next(i for i, row in enumerate(rows) if type(row) is not list or len(row) != width)
+        raise ValueError(f"{src}: row {i} is not a list of {width} values ({COLUMNS})")
+    cols = list(zip(*rows)) if rows else [()] * width
+    shape, config, time_ns, source, model_ps = cols
+
+    def bad(i: int, what: str):
+        at = f"row {i}"
+        if type(shape[i]) is int and 0 <= shape[i] < len(shapes):
+            at += f" ({'x'.join(map(str, shapes[shape[i]]))})"
+        return ValueError(f"{src}: {at}: {what}")
+
+    def index(col, n: int, name: str) -> None:
+        if not (set(map(type, col)) <= {int} and (not col or (min(col) >= 0 and max(col) < n))):
+            i = next(i for i, v in enumerate(col) if not (type(v) is int and 0 <= v < n))
+            raise bad(i, f"{name} {col[i]!r} is not an index into {n} {name}s")
+
+    def positive(col, name: str) -> None:
+        if not (set(map(type, col)) <= {int} and (not col or min(col) > 0)):
+            i = next(i for i, v in enumerate(col) if not (type(v) is int and v > 0))
+            raise bad(i, f"{name} {col[i]!r} is not a positive integer")
+
+    index(shape, len(shapes), "shape")
+    if not set(map(type, configs)) <= {str}:
+        j = next(j for j, c in enumerate(configs) if type(c) is not str)
+        i = next((i for i, c in enumerate(config) if c == j), None)
+        raise (bad(i, f"config {configs[j]!r}: not a configuration name") if i is not None else
+               ValueError(f"{src}: config {j} ({configs[j]!r}): not a configuration name"))
+    index(config, len(configs), "config")
+    index(source, len(sources), "source")
+    positive(time_ns, "time_ns")
+    current = fingerprint is not None and body.get("model") == fingerprint  # the model_ps column is this model's
+    if current:
+        positive(model_ps, "model_ps")
+    return Measured(str(src), shapes, configs, sources, shape, config, time_ns, source, model_ps if current else None)
+
+
+def load_measured(path=None, *, fingerprint: str | None = None, verify: bool = True) -> list[dict]:
+    """:func:`read_measured`'s rows as ``{"shape", "config", "parsed", "time_us", "source", "model_us"}``
+    records, each configuration parsed and checked against its shape (``verify=False``: left unparsed, ``"parsed"``
+    None). Raises ValueError naming what is wrong."""
+    m = read_measured(path, fingerprint=fingerprint)
+    out = m.records()
     if verify:
-        check = row_verifier(src)
+        parsed: dict = {}
+        checked: set = set()
         for i, rec in enumerate(out):
-            check(i, rec)
+            (M, N, K), name = rec["shape"], rec["config"]
+            key = (M, N, K, name)
+            if key not in checked:
+                try:
+                    if name not in parsed:
+                        parsed[name] = parse_config(name)
+                    parsed[name].check_shape(M, N, K)
+                except (ValueError, TypeError) as exc:
+                    raise DamagedRow(f"{m.path}: {m.where(i)}: config {name!r}: {exc}") from None
+                checked.add(key)
+            rec["parsed"] = parsed[name]
     return out
 
 
 class DamagedRow(ValueError):
-    """A measurement whose configuration cannot compute its shape (:func:`row_verifier`)."""
-
-
-def row_verifier(src):
-    """``check(i, record)``: parses row ``i``'s configuration (once per name) into ``record["parsed"]`` and checks it
-    against the row's shape (once per shape and name), else ValueError naming the row of ``src``."""
-    parsed: dict = {}
-    checked: set = set()
-
-    def check(i: int, rec: dict) -> None:
-        (M, N, K), name = rec["shape"], rec["config"]
-        key = (M, N, K, name)
-        if key not in checked:
-            try:
-                if name not in parsed:
-                    parsed[name] = parse_config(name)
-                parsed[name].check_shape(M, N, K)
-            except (ValueError, TypeError) as exc:
-                raise DamagedRow(f"{src}: row {i} ({M}x{N}x{K}): config {name!r}: {exc}") from None
-            checked.add(key)
-        rec["parsed"] = parsed[name]
-
-    return check
+    """A measurement whose configuration cannot compute its shape."""
 
 
 @dataclass
@@ -463,15 +558,15 @@ def left_one_out(records: list[dict], predict) -> LeftOneOut:
 
 @functools.lru_cache(maxsize=1)
 def shipped(predict, fingerprint: str) -> Neighbours:
-    """The shipped measurements' :class:`Neighbours` (once per process). The file's format and checksum are verified
-    on reading, each row's configuration against its shape when a query first uses it (a choice touches a few hundred
-    of the ~4,500 rows, so the first costs a few ms rather than ~15). A damaged file, or a row that fails its check,
-    warns once and gives no corrections (the model alone) from then on."""
+    """The shipped measurements' :class:`Neighbours` (once per process). The file's format, checksum and columns are
+    verified on reading, each row's configuration against its shape when a query first uses it (a choice touches a
+    few hundred of the ~1,200 shapes). A damaged file, or a row that fails its check, warns once and gives no
+    corrections (the model alone) from then on."""
     try:
-        records = load_measured(fingerprint=fingerprint, verify=False)
+        measured = read_measured(fingerprint=fingerprint)
     except (ValueError, OSError) as exc:
         import warnings
 
         warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=2)
         return Neighbours([], predict)
-    return Neighbours(records, predict, verify=row_verifier(_measured_path()))
+    return Neighbours.from_measured(measured, predict)

@@ -56,6 +56,11 @@ from txlab.examples.gemm_config import (  # noqa: F401 - BK, parse_config: this 
     shape_space,
     tma_pitch,
 )
+# the time model a choice ranks by (and its measured neighbours), and the readers of the table and the measurements,
+# imported with this module: a notebook's first build(M, N, K) then pays for the choice alone
+from txlab.cache import read_sealed, seal
+from txlab.examples import gemm_model
+from txlab.files import shipped_data
 
 def flops(m: int, n: int, k: int) -> int:
     return 2 * m * n * k
@@ -1776,8 +1781,6 @@ _table_override: list = []   # [path] while use_tuned_table(path) is in force
 
 
 def _table_path():
-    from txlab.files import shipped_data
-
     return _table_override[0] if _table_override else shipped_data(TUNED_TABLE)
 
 
@@ -1795,8 +1798,6 @@ def load_tuned_table(path=None) -> dict:
     checksum of the entries, every entry a valid GemmConfig for its shape that was correct
     (rel. error <= 1e-2) when measured. Raises ValueError naming what is wrong."""
     from pathlib import Path
-
-    from txlab.cache import read_sealed
 
     src = Path(path) if path is not None else _table_path()
     doc = read_sealed(src, "entries", TABLE_FORMAT, what="tuned table")
@@ -1829,8 +1830,6 @@ def write_tuned_table(path, entries: list[dict], *, device: str, source: str) ->
     import json
     from pathlib import Path
 
-    from txlab.cache import seal
-
     doc = seal(json.loads(json.dumps(entries)), "entries", format=TABLE_FORMAT, device=device, source=source)
     Path(path).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     load_tuned_table(path)  # what was written must load
@@ -1852,8 +1851,6 @@ def tuned_config(M: int, N: int, K: int, *, num_sms: int = 132) -> GemmConfig:
     measured = table_config(M, N, K) if num_sms == 132 else None
     if measured is not None:
         return measured
-    import txlab.examples.gemm_model as gemm_model
-
     return gemm_model.choose(M, N, K, num_sms=num_sms)
 
 
@@ -1906,8 +1903,6 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132, dtype: str = "bf16"):
         choice = gemm_fp8_config.explain(M, N, kp, num_sms=num_sms)
         choice.why = "; ".join([choice.why, *notes])
         return choice
-    import txlab.examples.gemm_model as gemm_model
-
     # the table's entries were measured on all 132 SMs: another SM count is the model's to answer
     measured = table_config(M, N, kp) if num_sms == 132 else None
     choice = gemm_model.explain(M, N, kp, num_sms=num_sms, measured=measured)
