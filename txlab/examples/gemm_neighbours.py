@@ -33,6 +33,7 @@ by family once, so a correction costs ~3-6 ms.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 from dataclasses import dataclass, field
@@ -173,8 +174,7 @@ class Neighbours:
             rows_of[si].append(i)
         self._rows_of = rows_of
         # a query's distance scan runs over the distinct shapes: log2 sizes, shape, index
-        self._by_shape = [(tuple(math.log2(v) for v in sh), sh, si) for si, sh in enumerate(measured.shapes)
-                          if rows_of[si]]
+        self._by_shape = [(tuple(map(math.log2, sh)), sh, si) for si, sh in enumerate(measured.shapes) if rows_of[si]]
 
     def _config(self, ci: int, row: int) -> GemmConfig:
         name = self._m.configs[ci]
@@ -428,10 +428,13 @@ def read_measured(path=None, *, fingerprint: str | None = None) -> Measured:
     shapes, configs, sources, rows = (body.get(k) for k in ("shapes", "configs", "sources", "rows"))
     if not all(isinstance(v, list) for v in (shapes, configs, sources, rows)):
         raise ValueError(f"{src}: 'shapes', 'configs', 'sources' and 'rows' must be lists")
-    for j, sh in enumerate(shapes):
-        if not (type(sh) is list and len(sh) == 3 and all(type(v) is int and v > 0 for v in sh)):
-            raise ValueError(f"{src}: shape {j} is not three positive integers: {sh!r}")
-    shapes = [tuple(sh) for sh in shapes]
+    sizes = list(itertools.chain.from_iterable(shapes)) if set(map(type, shapes)) <= {list} else None
+    if (sizes is None or not set(map(len, shapes)) <= {3} or not set(map(type, sizes)) <= {int}
+            or min(sizes, default=1) < 1):
+        j = next(j for j, sh in enumerate(shapes)
+                 if not (type(sh) is list and len(sh) == 3 and all(type(v) is int and v > 0 for v in sh)))
+        raise ValueError(f"{src}: shape {j} is not three positive integers: {shapes[j]!r}")
+    shapes = list(map(tuple, shapes))
     if len(set(shapes)) != len(shapes):
         raise ValueError(f"{src}: the shapes are not distinct")
     width = len(COLUMNS)
