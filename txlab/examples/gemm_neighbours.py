@@ -18,8 +18,8 @@ known) does not win by its luck alone. Where nothing was measured within :data:`
 
 Left-one-shape-out over the shipped measurements (``python scripts/gemm_measured.py --check``: each group of
 configurations measured together ranked with only the other shapes' measurements), the pick's mean loss against
-the group's fastest falls from 1.88 % (the model alone) to 1.02 %, and picks more than 8 % slower than the fastest from
-64 to 30 of 992 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
+the group's fastest falls from 1.95 % (the model alone) to 1.14 %, and picks more than 8 % slower than the fastest from
+73 to 38 of 1,057 groups (:func:`left_one_out`). Outputs of 64 rows or columns or fewer keep the model alone
 (:data:`DECODE_ROWS`).
 
 No TVM and no GPU here, and no import of the model: it is handed the model's ``predict`` (and the fingerprint of
