@@ -59,7 +59,7 @@ from txlab.examples.gemm_config import (  # noqa: F401 - BK, parse_config: this 
 # the time model a choice ranks by (and its measured neighbours), and the readers of the table and the measurements,
 # imported with this module: a notebook's first build(M, N, K) then pays for the choice alone
 from txlab.cache import read_sealed, seal
-from txlab.examples import gemm_model
+import txlab.examples.gemm_model as gemm_model
 from txlab.files import shipped_data
 
 def flops(m: int, n: int, k: int) -> int:
