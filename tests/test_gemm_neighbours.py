@@ -340,3 +340,22 @@ def test_the_shipped_file_is_read_column_by_column_into_its_distinct_shapes_and_
     assert rec["time_us"] == m.time_ns[0] / 1e3 and tuple(rec["shape"]) == m.shapes[m.shape[0]]
     # a file of another model: its model times are not read at all
     assert nb.read_measured(fingerprint="0" * 64).model_ps is None
+
+
+def test_a_rows_configuration_is_parsed_once_per_name_and_checked_once_per_shape():
+    """Measured.row_config is the one path from a row to its GemmConfig (load_measured and the neighbours' fit both
+    go through it): one parse per name, one check per (shape, name), and a row that fails names itself."""
+    recs = [dict(record(s, WIDE), parsed=None) for s in ((2048, 2048, 4096), (4096, 2048, 4096))]
+    recs.append(dict(recs[0]))  # the same shape and name measured twice
+    recs.append({"shape": [2048, 2047, 4096], "config": WIDE, "parsed": None, "time_us": 1.0})  # TMA stores: N % 8
+    m = nb.Measured.from_records(recs)
+    assert not m.parsed and not m.checked
+    first = m.row_config(0)
+    assert m.row_config(1) is first and m.row_config(2) is first and len(m.parsed) == 1
+    assert m.checked == {(0, 0), (1, 0)}
+    with pytest.raises(nb.DamagedRow, match=r"row 3 \(2048x2047x4096\): config '" + WIDE):
+        m.row_config(3)
+    assert (2, 0) not in m.checked
+    # records that bring their parsed configuration were checked by whoever parsed them
+    trusted = nb.Measured.from_records([record((2048, 2048, 4096), WIDE)])
+    assert trusted.checked == {(0, 0)} and trusted.parsed[WIDE] == first

@@ -147,25 +147,21 @@ class Neighbours:
     :meth:`from_measured` does with every row of a file)."""
 
     def __init__(self, records: list[dict], predict):
-        parsed = {rec["config"]: rec["parsed"] for rec in records if rec.get("parsed") is not None}
-        self._setup(Measured.from_records(records), predict, parsed,
-                    check=any(rec.get("parsed") is None for rec in records))
+        self._setup(Measured.from_records(records), predict)
 
     @classmethod
     def from_measured(cls, measured: Measured, predict) -> Neighbours:
         """Over a file's columns (:func:`read_measured`): each row's configuration is parsed and checked against its
-        shape when a query first uses the row (a choice touches a few hundred of the ~1,200 shapes)."""
+        shape when a query first uses the row (:meth:`Measured.row_config`; a choice touches a few hundred of the
+        ~1,200 shapes)."""
         self = cls.__new__(cls)
-        self._setup(measured, predict, {}, check=True)
+        self._setup(measured, predict)
         return self
 
-    def _setup(self, measured: Measured, predict, parsed: dict, *, check: bool) -> None:
+    def _setup(self, measured: Measured, predict) -> None:
         self._m = measured
         self.count = len(measured.time_ns)
         self._predict = predict  # gemm_model.predict: the model times of rows whose file did not carry them
-        self._parsed = parsed  # configuration name -> GemmConfig
-        self._check = check  # whether each (shape, configuration) is checked before its first use
-        self._checked: set = set()
         self._memo: dict = {}  # (shape index, config index) -> model time (s)
         self._fams: dict = {}  # (config index, K's row phase) -> family
         self._terms_of: dict = {}  # shape index -> [(family, rows, sum of their log residuals)]
@@ -176,19 +172,9 @@ class Neighbours:
         # a query's distance scan runs over the distinct shapes: log2 sizes, shape, index
         self._by_shape = [(tuple(map(math.log2, sh)), sh, si) for si, sh in enumerate(measured.shapes) if rows_of[si]]
 
-    def _config(self, ci: int, row: int) -> GemmConfig:
-        name = self._m.configs[ci]
-        cfg = self._parsed.get(name)
-        if cfg is None:
-            try:
-                cfg = self._parsed[name] = parse_config(name)
-            except (ValueError, TypeError) as exc:
-                raise DamagedRow(f"{self._m.path}: {self._m.where(row)}: config {name!r}: {exc}") from None
-        return cfg
-
     def _terms(self, si: int) -> list:
         """Shape ``si``'s measurements summed by family: ``[(family, rows, sum of log(measured / model time))]``
-        (each row's configuration checked against the shape first, where the rows are a file's)."""
+        (each row's configuration checked against the shape first: :meth:`Measured.row_config`)."""
         terms = self._terms_of.get(si)
         if terms is not None:
             return terms
@@ -198,14 +184,8 @@ class Neighbours:
         sums: dict = {}
         for i in self._rows_of[si]:
             ci = m.config[i]
-            cfg = self._config(ci, i)
+            cfg = m.row_config(i)
             key = (si, ci)
-            if self._check and key not in self._checked:
-                try:
-                    cfg.check_shape(*shape)
-                except (ValueError, TypeError) as exc:
-                    raise DamagedRow(f"{m.path}: {m.where(i)}: config {m.configs[ci]!r}: {exc}") from None
-                self._checked.add(key)
             f = self._fams.get((ci, phase))
             if f is None:
                 f = self._fams[(ci, phase)] = family(cfg, shape[2])
@@ -242,7 +222,7 @@ class Neighbours:
 
             warnings.warn(f"gemm_neighbours: ignoring the measurements file: {exc}", stacklevel=4)
             self.__dict__.pop("peak_flops", None)  # nor its fastest rate
-            self._setup(Measured.from_records([]), self._predict, {}, check=False)
+            self._setup(Measured.from_records([]), self._predict)
             return {}, {}
 
     def _fit_rows(self, M: int, N: int, K: int, exclude) -> tuple[dict, dict]:
@@ -362,10 +342,33 @@ class Measured:
     time_ns: tuple    # per row: the measured time
     source: tuple     # per row: index into sources
     model_ps: tuple | None = None  # per row the model's time, where the file was written by this model (else None)
+    #: configuration name -> its GemmConfig, parsed once (records may bring theirs)
+    parsed: dict = field(default_factory=dict, repr=False, compare=False)
+    #: (shape index, config index) of the rows whose configuration is known to compute their shape
+    checked: set = field(default_factory=set, repr=False, compare=False)
 
     def where(self, i: int) -> str:
         """``row i (MxNxK)``: how errors name a row."""
         return f"row {i} ({'x'.join(map(str, self.shapes[self.shape[i]]))})"
+
+    def row_config(self, i: int) -> GemmConfig:
+        """Row ``i``'s configuration: its name parsed (once per name) and checked against the row's shape (once per
+        shape and name); :class:`DamagedRow` naming the row where either fails. What every reader of a row's
+        configuration goes through, the checks of :func:`load_measured` (all rows at once) and of
+        :class:`Neighbours` (a shape's rows when a query first reaches them) alike."""
+        si, ci = self.shape[i], self.config[i]
+        name = self.configs[ci]
+        cfg = self.parsed.get(name)
+        if cfg is not None and (si, ci) in self.checked:
+            return cfg
+        try:
+            if cfg is None:
+                cfg = self.parsed[name] = parse_config(name)
+            cfg.check_shape(*self.shapes[si])
+        except (ValueError, TypeError) as exc:
+            raise DamagedRow(f"{self.path}: {self.where(i)}: config {name!r}: {exc}") from None
+        self.checked.add((si, ci))
+        return cfg
 
     def records(self) -> list[dict]:
         """A dict per row: ``{"shape", "config", "parsed" (None), "time_us", "source", "model_us"}``."""
@@ -383,8 +386,12 @@ class Measured:
         config = tuple(configs.setdefault(r["config"], len(configs)) for r in records)
         source = tuple(sources.setdefault(r.get("source"), len(sources)) for r in records)
         mps = tuple(r["model_us"] * 1e6 if r.get("model_us") is not None else None for r in records)
+        # a record that brings its parsed configuration was checked by whoever parsed it (load_measured, a test)
+        parsed = {r["config"]: r["parsed"] for r in records if r.get("parsed") is not None}
+        checked = {(si, ci) for r, si, ci in zip(records, shape, config) if r.get("parsed") is not None}
         return cls(path, list(shapes), list(configs), list(sources), shape, config,
-                   tuple(r["time_us"] * 1e3 for r in records), source, mps if any(m is not None for m in mps) else None)
+                   tuple(r["time_us"] * 1e3 for r in records), source, mps if any(m is not None for m in mps) else None,
+                   parsed, checked)
 
 
 def write_measured(path, records: list[dict], *, device: str, predict, fingerprint: str) -> dict:
@@ -482,20 +489,8 @@ def load_measured(path=None, *, fingerprint: str | None = None, verify: bool = T
     m = read_measured(path, fingerprint=fingerprint)
     out = m.records()
     if verify:
-        parsed: dict = {}
-        checked: set = set()
         for i, rec in enumerate(out):
-            (M, N, K), name = rec["shape"], rec["config"]
-            key = (M, N, K, name)
-            if key not in checked:
-                try:
-                    if name not in parsed:
-                        parsed[name] = parse_config(name)
-                    parsed[name].check_shape(M, N, K)
-                except (ValueError, TypeError) as exc:
-                    raise DamagedRow(f"{m.path}: {m.where(i)}: config {name!r}: {exc}") from None
-                checked.add(key)
-            rec["parsed"] = parsed[name]
+            rec["parsed"] = m.row_config(i)
     return out
 
 
