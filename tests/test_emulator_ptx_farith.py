@@ -250,11 +250,68 @@ def test_f64_arithmetic_is_exact_in_every_mode():
     check_rows(out, rows, expect)
 
 
-def test_an_f64_nan_result_is_refused_at_its_line():
-    src = body_kernel(["T.ptx.add.rn.f64(t, a, b)"], "float64", inputs=("A", "B"))
-    a = np.full(N, np.inf)
-    with pytest.raises(NotEmulatedError, match="f64 NaN"):
-        emulate(kernel(src, "k"), a, -a, np.zeros((1, N)))
+#: f64 NaNs: signalling and quiet, both signs, payloads high and low
+F64_NANS = [0x7FF5A5A5A5A5A5A5, 0xFFF5A5A5A5A5A5A5, 0x7FF0000000000001, 0xFFF0000000001234, 0x7FF8000000000000]
+F64_NAN_ROWS = ["T.ptx.add.rn.f64(t, a, b)", "T.ptx.sub.rn.f64(t, a, b)", "T.ptx.mul.rn.f64(t, a, b)",
+                "T.ptx.div.rn.f64(t, a, b)", "T.ptx.fma.rn.f64(t, a, b, c)", "T.ptx.abs.f64(t, a)",
+                "T.ptx.max.f64(t, a, b)", "T.ptx.min.f64(t, a, b)", "T.ptx.cvt.f64.f32(t, x)"]  # fmt: skip
+
+
+def f64_nan_inputs():
+    """``(a, b, c, x)``: NaN op number (lanes 0-4), number op NaN (5-9), NaN op NaN (10-14), invalid operations
+    (15-18: inf - inf, 0 x inf, 0 / 0, inf / inf), an fma's NaN addend (19), numbers elsewhere; ``x`` f32 NaNs."""
+    a, b, c = np.linspace(1.0, 2.0, N), np.linspace(-3.0, 3.0, N), np.full(N, 0.5)
+    au, bu = a.view(np.uint64), b.view(np.uint64)
+    au[0:5], bu[5:10], au[10:15], bu[10:15] = F64_NANS, F64_NANS, F64_NANS, F64_NANS[::-1]
+    a[15:19], b[15:19] = [np.inf, 0.0, 0.0, np.inf], [-np.inf, np.inf, 0.0, np.inf]
+    c.view(np.uint64)[19] = F64_NANS[0]
+    x = np.linspace(1.0, 2.0, N).astype(np.float32)
+    x.view(np.uint32)[0:4] = [0x7FA5A5A5, 0xFFA5A5A5, 0x7F800001, 0xFFC01234]
+    return a, b, c, x
+
+
+def f64_nan_kernel() -> str:
+    src = body_kernel(F64_NAN_ROWS, "float64", inputs=("A", "B", "C"))
+    return src.replace("def k(", 'def k(X: T.Buffer((%d,), "float32"), ' % N).replace(
+        "    a: T.float64 = A[tx]", "    x: T.float32 = X[tx]\n    a: T.float64 = A[tx]"
+    )
+
+
+def test_f64_nan_results_keep_the_operands_payload_quieted():
+    """DADD/DMUL/DFMA, ``div.rn.f64``, ``abs.f64`` (DADD -RZ, |x|), DMNMX and F2F.F64.F32 give a NaN operand quieted,
+    sign and payload kept (of two, the first; min/max: the number where one is a NaN), an invalid operation
+    0xfff8000000000000: round 37's H100 battery of the TIR expressions that lower to these instructions."""
+    a, b, c, x = f64_nan_inputs()
+    out = run(f64_nan_kernel(), x, a, b, c, np.zeros((len(F64_NAN_ROWS), N)))
+    bits = out.view(np.uint64)
+    quiet = [v | (1 << 51) for v in F64_NANS]
+    for row in range(5):  # add, sub, mul, div, fma
+        assert [hex(v) for v in bits[row, 0:15]] == [hex(v) for v in quiet * 2 + quiet], F64_NAN_ROWS[row]
+    assert [hex(v) for v in bits[0, 15:16]] == ["0xfff8000000000000"]  # inf + -inf
+    assert [hex(v) for v in bits[1, 15:16]] == ["0x7ff0000000000000"]  # inf - -inf = inf
+    assert [hex(v) for v in bits[2, 16:17]] == ["0xfff8000000000000"]  # 0 x inf
+    assert [hex(v) for v in bits[3, 17:19]] == ["0xfff8000000000000"] * 2  # 0 / 0, inf / inf
+    assert hex(bits[4, 19]) == hex(quiet[0])  # an fma's NaN addend
+    assert [hex(v) for v in bits[5, 0:5]] == [hex(v) for v in quiet]  # abs: the sign kept
+    for row in (6, 7):  # max, min: a number beats a NaN; of two NaNs the first
+        assert not np.isnan(out[row, 0:10]).any() and [hex(v) for v in bits[row, 10:15]] == [hex(v) for v in quiet]
+    assert [hex(v) for v in bits[8, 0:4]] == ["0x7ffcb4b4a0000000", "0xfffcb4b4a0000000", "0x7ff8000020000000",
+                                              "0xfff8024680000000"]  # fmt: skip
+
+
+def test_f64_nan_results_nothing_measured_are_refused_at_their_line():
+    """Directed rounding modes, ``neg.f64`` (TIR's -x is a DMUL by -1, not neg), an fma of an invalid product and a
+    NaN addend, and cvt.f64 of an f16 NaN: the GPU's bits were not measured, so the emulator says so."""
+    nan = np.full(N, np.nan)
+    for row, ins, message in (
+        ("T.ptx.add.rz.f64(t, a, b)", (np.full(N, np.inf), np.full(N, -np.inf)), r"add\.rz: .*measured under \.rn"),
+        ("T.ptx.neg.f64(t, a)", (nan, nan), "neg.f64 of a NaN"),
+    ):
+        with pytest.raises(NotEmulatedError, match=message):
+            emulate(kernel(body_kernel([row], "float64", inputs=("A", "B")), "k"), *ins, np.zeros((1, N)))
+    src = body_kernel(["T.ptx.fma.rn.f64(t, a, b, c)"], "float64")
+    with pytest.raises(NotEmulatedError, match="invalid product"):
+        emulate(kernel(src, "k"), np.zeros(N), np.full(N, np.inf), nan, np.zeros((1, N)))
 
 
 def test_f32x2_lanes_and_the_mixed_precision_line():
@@ -644,3 +701,17 @@ def test_the_battery_is_bitwise_the_gpus():
             assert (np.isnan(g) == np.isnan(e)).all() and (
                 np.abs(g - e)[both] <= 2 * np.spacing(np.abs(on_cpu[i][both]))
             ).all(), i
+
+
+@pytest.mark.gpu
+def test_f64_nan_results_are_bitwise_the_gpus():
+    """The rows of :func:`test_f64_nan_results_keep_the_operands_payload_quieted` on a GPU: every lane's bits."""
+    a, b, c, x = f64_nan_inputs()
+    c_ = txlab.compile(kernel(f64_nan_kernel(), "k"))
+    on_gpu, on_cpu = np.zeros((len(F64_NAN_ROWS), N)), np.zeros((len(F64_NAN_ROWS), N))
+    c_(x, a, b, c, on_gpu)
+    assert emulate(c_, x, a, b, c, on_cpu).ok
+    g, e = on_gpu.view(np.uint64), on_cpu.view(np.uint64)
+    bad = {F64_NAN_ROWS[i]: [(j, hex(g[i, j]), hex(e[i, j])) for j in np.flatnonzero(g[i] != e[i])[:5]]
+           for i in range(len(F64_NAN_ROWS)) if (g[i] != e[i]).any()}  # fmt: skip
+    assert not bad, bad

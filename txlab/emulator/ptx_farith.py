@@ -22,9 +22,9 @@ infinity or to the largest finite value, signed zeros -- is bitwise the correctl
 * ``.ftz`` flushes subnormal inputs and results (after rounding) to zero of the same sign, as
   :func:`txlab.ir.semantics.ftz` does for the fast-math build; ``.sat`` clamps to [+0, 1] with NaN -> +0;
   ``.relu`` clamps negatives (and -0) to +0 and keeps NaN; ``.satfinite`` clamps to the largest finite value.
-* NaN results are the canonical NaN of the format (0x7fffffff, 0x7fff): NVIDIA's single- and half-precision units
-  keep no NaN payload (``neg``/``abs`` are FADD/HADD2 in the SASS, so they canonicalise too; ``copysign`` is a
-  LOP3 and moves bits). A ``cvt.f32.f32`` without ``.ftz``/``.sat`` is a move: its bits pass through.
+* f32, f16 and bf16 NaN results are the canonical NaN (0x7fffffff, 0x7fff; f64: below): NVIDIA's single- and
+  half-precision units keep no NaN payload (``neg``/``abs`` are FADD/HADD2 in the SASS, so they canonicalise too;
+  ``copysign`` is a LOP3 and moves bits). A ``cvt.f32.f32`` without ``.ftz``/``.sat`` is a move: its bits pass through.
 * ``min``/``max``: a NaN operand gives the other one, two NaNs (or any NaN with ``.NaN``) the canonical NaN,
   -0 < +0; ``.xorsign.abs`` gives max(|a|, |b|) with the XOR of the two sign bits (ignored when the result is NaN);
   ``min3``/``max3`` fold two at a time, ``.abs`` on every input. ``testp.normal`` holds for zeros (the SASS tests
@@ -49,8 +49,12 @@ Refused (``NotEmulatedError`` naming the instruction, never a guess):
   rest of the kernel, so the result is not knowable from the instruction: write ``.rn``.
 * ``mul_mixed_vec_bf16_f16``/``_f16_bf16`` (no rounding modifier in their syntax, same reason), ``fma.oob`` (the
   out-of-bounds NaN pattern is not modelled), ``rsqrt.approx.f64`` (ptxas' Newton sequence: no stated bound).
-* f64 NaN results (add/sub/mul/fma/div/neg/abs/min/max/cvt to f64 of a NaN): the GPU's f64 NaN bits (payload
-  propagation) are not modelled, so a lane producing one stops the run there.
+* f64 NaN results not measured on a GPU: under ``.rz``/``.rm``/``.rp``, ``neg.f64`` of a NaN, an ``fma.rn.f64``
+  of an invalid product (0 x inf) and a NaN addend, and ``cvt`` to f64 of a NaN other than a plain ``cvt.f64.f32``;
+  a lane producing one stops the run there. The others follow what an H100 gave for the TIR expressions that
+  lower to the same instructions (round 37's battery): ``add``/``sub``/``mul``/``div``/``fma`` ``.rn``, ``abs``
+  and ``cvt.f64.f32`` return the NaN operand quieted, its sign and payload kept (of two, the first), an invalid
+  operation ``0xfff8000000000000``; ``min``/``max`` of two NaNs the first, quieted.
 
 Not checked on hardware: the sm_100 (``.f32x2``, mixed ``.f32.f16``, ``max3``) and sm_107 (mixed vectors) forms
 follow the ISA text only; the GPU-marked test in ``tests/test_emulator_ptx_farith.py`` checks the sm_90 forms.
@@ -65,6 +69,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from txlab.emulator.nan import quieted
 from txlab.emulator.ops import HANDLERS
 from txlab.emulator.ptx_alu import _dest
 from txlab.emulator.ptx_memory import _guard, decode, to_register
@@ -300,7 +305,9 @@ def _small(op: str, vals: list, fmt: _Fmt, mode: str, ftz: bool = False) -> np.n
 
 
 def _f64(op: str, a, b, c, mode: str) -> np.ndarray:
-    """``add``/``sub``/``mul``/``div``/``fma`` in f64 under ``mode``: the result values (NaN lanes refused)."""
+    """``add``/``sub``/``mul``/``div``/``fma`` in f64 under ``mode``: the result values; a NaN lane as
+    :func:`_f64_nans` gives it."""
+    a0, b0 = a, b
     with np.errstate(all="ignore"):
         fin = np.isfinite(a) & np.isfinite(b) & (np.isfinite(c) if c is not None else True)
         exact = np.zeros(a.shape, bool)  # lanes computed with Fractions
@@ -328,9 +335,31 @@ def _f64(op: str, a, b, c, mode: str) -> np.ndarray:
             r = np.array(r, np.float64)
             for i in np.flatnonzero(exact):
                 r[i] = _exact64(op, float(a[i]), float(b[i]), None if c is None else float(c[i]), mode)
-    if np.isnan(r).any():
-        raise _Refused("an f64 NaN result: the GPU's f64 NaN bits are not modelled")
-    return r
+    nan = np.isnan(r)
+    return _f64_nans(op, a0, b0, c, mode, r, nan) if nan.any() else r
+
+
+def _f64_nans(op: str, a, b, c, mode: str, r, nan) -> np.ndarray:
+    """``r`` with its NaN lanes (``nan``) as the GPU gives them: DADD/DMUL/DFMA and ``div.rn.f64`` return a NaN
+    operand quieted, its sign and payload kept (of two, the first), and an invalid operation (inf - inf, 0 x inf,
+    0 / 0) ``0xfff8000000000000`` -- x86's rules, which numpy's float64 arithmetic follows. Read off an H100 (round
+    37's battery, ``tests/kernels/nan_battery.py``: TIR's ``d + d2``, ``d - d2``, ``d * d2``, ``d / d2``, ``d * d2 + d``
+    and ``fma`` lower to these same PTX instructions). Refused where nothing was measured: the directed rounding
+    modes, and an ``fma`` whose product is invalid while its addend is a NaN."""
+    if mode != "rn":
+        raise _Refused(f"an f64 NaN result of {op}.{mode}: the GPU's f64 NaN bits are measured under .rn only")
+    with np.errstate(all="ignore"):
+        if op == "fma":
+            p = a * b
+            if (nan & np.isnan(p) & ~np.isnan(a) & ~np.isnan(b) & np.isnan(c)).any():
+                raise _Refused(
+                    "fma.rn.f64 of an invalid product (0 x inf) and a NaN addend: which NaN the GPU "
+                    "returns is not measured"
+                )
+            ieee = p + c
+        else:
+            ieee = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op](a, b)
+    return np.where(nan, ieee, r)
 
 
 def _exact64(op, a, b, c, mode) -> float:
@@ -455,8 +484,12 @@ def _neg_abs(kind: str):
         outs = []
         for p in _split(_reg_bits(vals[0], fmt.width * lanes), fmt.width, lanes):
             v = _value(p, fmt)
-            if np.isnan(v).any() and fmt is F64:
-                raise _Refused("an f64 NaN operand: the GPU's f64 NaN bits are not modelled")
+            if fmt is F64 and np.isnan(v).any():
+                if kind == "neg":  # TIR's -x is a multiply by -1 (DMUL): neg.f64's own NaN was never measured
+                    raise _Refused("neg.f64 of a NaN: the GPU's bits for it are not measured")
+                # abs.f64 is what fabs() lowers to (DADD -RZ, |x|): the NaN quieted, its sign kept (an H100, round 37)
+                outs.append(np.where(np.isnan(v), quieted(v).view(np.uint64), _encode(np.abs(v), fmt)))
+                continue
             v = _flush(v, fmt) if ftz else v
             r = -v if kind == "neg" else np.abs(v)
             outs.append(np.where(np.isnan(v), np.uint64(fmt.nan or 0), _encode(r, fmt)))
@@ -547,8 +580,10 @@ def _minmax(is_max: bool):
             nan = np.isnan(r) | (nan_mode & np.any([np.isnan(x) for x in xs], axis=0))
             if xorsign:
                 r = np.where(sign, -np.abs(r), np.abs(r))
-            if fmt is F64 and nan.any():
-                raise _Refused("two NaN operands of min/max.f64: the GPU's f64 NaN bits are not modelled")
+            if fmt is F64:  # DMNMX (what fmin/fmax lower to): of two NaNs the first, quieted (an H100, round 37)
+                first = np.where(np.isnan(xs[0]), quieted(xs[0]), quieted(xs[1])).view(np.uint64)
+                outs.append(np.where(nan, first, _encode(np.where(nan, 0.0, r), fmt)))
+                continue
             outs.append(np.where(nan, np.uint64(fmt.nan or 0), _encode(np.where(nan, 0.0, r), fmt)))
         return _join(outs, fmt.width), fmt.width * lanes, False
 
@@ -689,7 +724,10 @@ def _cvt(ptx, vals):
     if d == a and not rnd and not sat and not (ftz and out is F32):
         return bits, out.width, False  # a move: the bits as they are
     if np.isnan(x).any() and out is F64:
-        raise _Refused("cvt to f64 of a NaN: the GPU's f64 NaN bits are not modelled")
+        if src is not F32 or ftz or rnd or sat:
+            raise _Refused("cvt to f64 of a NaN: the GPU's bits are measured for a plain cvt.f64.f32 only")
+        # F2F.F64.F32 (what (double)x lowers to without fast math): the payload kept, quieted (an H100, round 37)
+        return _out64(quieted(x)), 64, False
     with np.errstate(all="ignore"):
         if rnd in _IRND:
             x = _IRND[rnd](x)  # an integral value in the same format: exact
