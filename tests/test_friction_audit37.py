@@ -114,7 +114,8 @@ def test_compare_refuses_two_entries_of_one_build(mod):
 
 
 def test_a_private_helper_is_built_with_the_kernel_that_calls_it_and_is_not_a_member():
-    from txlab.magic import entry_kernels, run_cell
+    from txlab.ir import entry_kernels
+    from txlab.magic import run_cell
 
     ns: dict = {}
     run_cell(

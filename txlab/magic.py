@@ -585,8 +585,8 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
         funcs = ir.kernel_names(value) if isinstance(value, tvm.IRModule) else []
         if len(funcs) > 1:  # a module of several kernels: each compiled on its own (with what it calls), as a set
             each = {
-                f: tx_compile(entry_module(value, f), arch=arch, name=f, use_cache=use_cache, **options)
-                for f in entry_kernels(value)
+                f: tx_compile(ir.entry_module(value, f), arch=arch, name=f, use_cache=use_cache, **options)
+                for f in ir.entry_kernels(value)
             }
             compiled.update({f"{name}.{f}": c for f, c in each.items()})
             sets[name] = KernelSet(name, each, module=value)
@@ -602,42 +602,6 @@ def run_cell(source: str, user_ns: dict, *, arch=None, use_cache=True, **options
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     return compiled
-
-
-def _callees(func) -> set:
-    """Names of the module functions ``func`` refers to (calls through a GlobalVar)."""
-    import tvm
-
-    return {node.name_hint for node in ir.walk(func) if isinstance(node, tvm.ir.GlobalVar)}
-
-
-def entry_kernels(mod) -> list:
-    """The kernels of IRModule ``mod`` a caller launches: its PrimFuncs, less those another function of the module
-    calls (a ``@T.prim_func(private=True)`` helper), in the module's order."""
-    funcs = ir.kernel_names(mod)
-    called = set()
-    for gv, func in mod.functions_items():
-        called |= _callees(func) - {gv.name_hint}
-    return [f for f in funcs if f not in called] or funcs
-
-
-def entry_module(mod, entry: str):
-    """IRModule ``mod`` cut to its function ``entry`` and what that calls, directly or not: one kernel of an
-    ``@I.ir_module`` built on its own, so its build (resources, launch, SASS) holds that kernel only."""
-    import tvm
-
-    by_name = {gv.name_hint: (gv, func) for gv, func in mod.functions_items()}
-    keep, todo = set(), [entry]
-    while todo:
-        name = todo.pop()
-        if name in keep or name not in by_name:
-            continue
-        keep.add(name)
-        todo.extend(_callees(by_name[name][1]))
-    if len(keep) == len(by_name):
-        return mod
-    kept = {gv: func for name, (gv, func) in by_name.items() if name in keep}
-    return tvm.IRModule(kept, attrs=mod.attrs, global_infos=getattr(mod, "global_infos", None))
 
 
 # (id of a notebook namespace, name) -> (id of the Compiled or KernelSet bound there, when it was compiled)
@@ -698,7 +662,7 @@ def _add_note(exc: BaseException, note: str) -> None:
 class KernelSet(dict):
     """What a cell binds for an ``@I.ir_module`` of several kernels: ``{function name: Compiled}``, each also an
     attribute (``Mod.first(a, b)``, ``Mod["second"]``); calling the set itself says to pick one. Each kernel is
-    built on its own (with the functions it calls: :func:`entry_module`), so its resources, launch and SASS are
+    built on its own (with the functions it calls: :func:`txlab.ir.entry_module`), so its resources, launch and SASS are
     its own; a ``private=True`` helper another kernel calls is not one of the set."""
 
     def __init__(self, name: str, kernels: dict, module=None):

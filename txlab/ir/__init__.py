@@ -22,7 +22,19 @@ from txlab.ir.spans import (
     user_lines_of,
     with_call_site,
 )
-from txlab.ir.walk import AmbiguousEntry, as_module, calls, children, expr_value, functions, kernel_names, prod, walk
+from txlab.ir.walk import (
+    AmbiguousEntry,
+    as_module,
+    calls,
+    children,
+    entry_kernels,
+    entry_module,
+    expr_value,
+    functions,
+    kernel_names,
+    prod,
+    walk,
+)
 
 __all__ = [
     "AmbiguousEntry",
@@ -35,6 +47,8 @@ __all__ = [
     "children",
     "cuda_functions",
     "cuda_user_lines",
+    "entry_kernels",
+    "entry_module",
     "expr_value",
     "first_user_line",
     "frames",

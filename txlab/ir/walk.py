@@ -156,6 +156,42 @@ def kernel_names(mod) -> list[str]:
     return [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
 
 
+def _callees(func) -> set:
+    """Names of the module functions ``func`` refers to (calls through a GlobalVar)."""
+    import tvm
+
+    return {node.name_hint for node in walk(func) if isinstance(node, tvm.ir.GlobalVar)}
+
+
+def entry_kernels(mod) -> list:
+    """The kernels of IRModule ``mod`` a caller launches: its PrimFuncs, less those another function of the module
+    calls (a ``@T.prim_func(private=True)`` helper), in the module's order."""
+    funcs = kernel_names(mod)
+    called = set()
+    for gv, func in mod.functions_items():
+        called |= _callees(func) - {gv.name_hint}
+    return [f for f in funcs if f not in called] or funcs
+
+
+def entry_module(mod, entry: str):
+    """IRModule ``mod`` cut to its function ``entry`` and what that calls, directly or not: one kernel of an
+    ``@I.ir_module`` built on its own, so its build (resources, launch, SASS) holds that kernel only."""
+    import tvm
+
+    by_name = {gv.name_hint: (gv, func) for gv, func in mod.functions_items()}
+    keep, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in by_name:
+            continue
+        keep.add(name)
+        todo.extend(_callees(by_name[name][1]))
+    if len(keep) == len(by_name):
+        return mod
+    kept = {gv: func for name, (gv, func) in by_name.items() if name in keep}
+    return tvm.IRModule(kept, attrs=mod.attrs, global_infos=getattr(mod, "global_infos", None))
+
+
 class AmbiguousEntry(InputError):
     """An IRModule of several kernels given without the name of one (:func:`as_module`): an
     :class:`txlab.errors.InputError` (so a ``ValueError`` too), shown as its message."""
