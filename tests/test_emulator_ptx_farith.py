@@ -252,66 +252,68 @@ def test_f64_arithmetic_is_exact_in_every_mode():
 
 #: f64 NaNs: signalling and quiet, both signs, payloads high and low
 F64_NANS = [0x7FF5A5A5A5A5A5A5, 0xFFF5A5A5A5A5A5A5, 0x7FF0000000000001, 0xFFF0000000001234, 0x7FF8000000000000]
+F64_QUIET = [v | 1 << 51 for v in F64_NANS]
 F64_NAN_ROWS = ["T.ptx.add.rn.f64(t, a, b)", "T.ptx.sub.rn.f64(t, a, b)", "T.ptx.mul.rn.f64(t, a, b)",
                 "T.ptx.div.rn.f64(t, a, b)", "T.ptx.fma.rn.f64(t, a, b, c)", "T.ptx.abs.f64(t, a)",
-                "T.ptx.max.f64(t, a, b)", "T.ptx.min.f64(t, a, b)", "T.ptx.cvt.f64.f32(t, x)"]  # fmt: skip
+                "T.ptx.neg.f64(t, a)", "T.ptx.max.f64(t, a, b)", "T.ptx.min.f64(t, a, b)",
+                "T.ptx.cvt.f64.f32(t, x)"]  # fmt: skip
 
 
 def f64_nan_inputs():
-    """``(a, b, c, x)``: NaN op number (lanes 0-4), number op NaN (5-9), NaN op NaN (10-14), invalid operations
-    (15-18: inf - inf, 0 x inf, 0 / 0, inf / inf), an fma's NaN addend (19), numbers elsewhere; ``x`` f32 NaNs."""
+    """``(a, b, c, x)``: NaN op number (lanes 0-4), number op NaN (5-9), invalid operations (10-13: inf - inf,
+    0 x inf, 0 / 0, inf / inf), an fma's NaN addend (14), numbers elsewhere; ``x``: f32 NaNs in lanes 0-3."""
     a, b, c = np.linspace(1.0, 2.0, N), np.linspace(-3.0, 3.0, N), np.full(N, 0.5)
-    au, bu = a.view(np.uint64), b.view(np.uint64)
-    au[0:5], bu[5:10], au[10:15], bu[10:15] = F64_NANS, F64_NANS, F64_NANS, F64_NANS[::-1]
-    a[15:19], b[15:19] = [np.inf, 0.0, 0.0, np.inf], [-np.inf, np.inf, 0.0, np.inf]
-    c.view(np.uint64)[19] = F64_NANS[0]
+    a.view(np.uint64)[0:5], b.view(np.uint64)[5:10] = F64_NANS, F64_NANS
+    a[10:14], b[10:14] = [np.inf, 0.0, 0.0, np.inf], [-np.inf, np.inf, 0.0, np.inf]
+    c.view(np.uint64)[14] = F64_NANS[0]
     x = np.linspace(1.0, 2.0, N).astype(np.float32)
     x.view(np.uint32)[0:4] = [0x7FA5A5A5, 0xFFA5A5A5, 0x7F800001, 0xFFC01234]
     return a, b, c, x
 
 
-def f64_nan_kernel() -> str:
-    src = body_kernel(F64_NAN_ROWS, "float64", inputs=("A", "B", "C"))
+def f64_nan_kernel(rows=F64_NAN_ROWS) -> str:
+    src = body_kernel(rows, "float64", inputs=("A", "B", "C"))
     return src.replace("def k(", 'def k(X: T.Buffer((%d,), "float32"), ' % N).replace(
         "    a: T.float64 = A[tx]", "    x: T.float32 = X[tx]\n    a: T.float64 = A[tx]"
     )
 
 
 def test_f64_nan_results_keep_the_operands_payload_quieted():
-    """DADD/DMUL/DFMA, ``div.rn.f64``, ``abs.f64`` (DADD -RZ, |x|), DMNMX and F2F.F64.F32 give a NaN operand quieted,
-    sign and payload kept (of two, the first; min/max: the number where one is a NaN), an invalid operation
-    0xfff8000000000000: round 37's H100 battery of the TIR expressions that lower to these instructions."""
+    """As an H100 gave them (round 39, these rows): a NaN operand of DADD/DMUL/DFMA, ``div.rn.f64``, ``neg``/``abs``
+    (DADD -RZ) and F2F.F64.F32 comes out quieted with its own sign and payload (``neg`` does not flip it); an invalid
+    operation gives 0xfff8000000000000; ``min``/``max`` of a NaN and a number give the number."""
     a, b, c, x = f64_nan_inputs()
     out = run(f64_nan_kernel(), x, a, b, c, np.zeros((len(F64_NAN_ROWS), N)))
-    bits = out.view(np.uint64)
-    quiet = [v | (1 << 51) for v in F64_NANS]
-    for row in range(5):  # add, sub, mul, div, fma
-        assert [hex(v) for v in bits[row, 0:15]] == [hex(v) for v in quiet * 2 + quiet], F64_NAN_ROWS[row]
-    assert [hex(v) for v in bits[0, 15:16]] == ["0xfff8000000000000"]  # inf + -inf
-    assert [hex(v) for v in bits[1, 15:16]] == ["0x7ff0000000000000"]  # inf - -inf = inf
-    assert [hex(v) for v in bits[2, 16:17]] == ["0xfff8000000000000"]  # 0 x inf
-    assert [hex(v) for v in bits[3, 17:19]] == ["0xfff8000000000000"] * 2  # 0 / 0, inf / inf
-    assert hex(bits[4, 19]) == hex(quiet[0])  # an fma's NaN addend
-    assert [hex(v) for v in bits[5, 0:5]] == [hex(v) for v in quiet]  # abs: the sign kept
-    for row in (6, 7):  # max, min: a number beats a NaN; of two NaNs the first
-        assert not np.isnan(out[row, 0:10]).any() and [hex(v) for v in bits[row, 10:15]] == [hex(v) for v in quiet]
-    assert [hex(v) for v in bits[8, 0:4]] == ["0x7ffcb4b4a0000000", "0xfffcb4b4a0000000", "0x7ff8000020000000",
-                                              "0xfff8024680000000"]  # fmt: skip
+    bits = [[hex(v) for v in row] for row in out.view(np.uint64)]
+    quiet, default = [hex(v) for v in F64_QUIET], "0xfff8000000000000"
+    for row in range(5):  # add, sub, mul, div, fma: either operand's NaN, as it is
+        assert bits[row][0:10] == quiet * 2, F64_NAN_ROWS[row]
+    assert bits[0][10] == default and bits[1][10] == "0x7ff0000000000000"  # inf + -inf; inf - -inf = inf
+    assert bits[2][11] == default and bits[3][12:14] == [default] * 2  # 0 x inf; 0 / 0, inf / inf
+    assert bits[4][11] == default and bits[4][14] == quiet[0]  # fma: an invalid product; a NaN addend
+    assert bits[5][0:5] == quiet and bits[6][0:5] == quiet  # abs and neg keep the NaN's sign
+    for row in (7, 8):
+        assert not np.isnan(out[row, 0:10]).any()
+    assert bits[9][0:4] == ["0x7ffcb4b4a0000000", "0xfffcb4b4a0000000", "0x7ff8000020000000", "0xfff8024680000000"]
 
 
-def test_f64_nan_results_nothing_measured_are_refused_at_their_line():
-    """Directed rounding modes, ``neg.f64`` (TIR's -x is a DMUL by -1, not neg), an fma of an invalid product and a
-    NaN addend, and cvt.f64 of an f16 NaN: the GPU's bits were not measured, so the emulator says so."""
+def test_f64_nan_results_nothing_decides_are_refused_at_their_line():
+    """Two NaN operands (an H100 returned B's NaN for a + b and for b + a alike, and for max(a, b) and max(b, a): the
+    SASS operand order is ptxas'), directed rounding modes, an fma of an invalid product and a NaN addend: the
+    emulator says it cannot tell rather than guess."""
     nan = np.full(N, np.nan)
+    inf = np.full(N, np.inf)
     for row, ins, message in (
-        ("T.ptx.add.rz.f64(t, a, b)", (np.full(N, np.inf), np.full(N, -np.inf)), r"add\.rz: .*measured under \.rn"),
-        ("T.ptx.neg.f64(t, a)", (nan, nan), "neg.f64 of a NaN"),
+        ("T.ptx.add.rn.f64(t, a, b)", (nan, nan), r"two NaN operands.*operand order"),
+        ("T.ptx.mul.rn.f64(t, b, a)", (nan, nan), r"two NaN operands"),
+        ("T.ptx.max.f64(t, a, b)", (nan, nan), r"min/max\.f64 of two NaN operands"),
+        ("T.ptx.add.rz.f64(t, a, b)", (inf, -inf), r"add\.rz: .*measured under \.rn"),
     ):
         with pytest.raises(NotEmulatedError, match=message):
             emulate(kernel(body_kernel([row], "float64", inputs=("A", "B")), "k"), *ins, np.zeros((1, N)))
     src = body_kernel(["T.ptx.fma.rn.f64(t, a, b, c)"], "float64")
     with pytest.raises(NotEmulatedError, match="invalid product"):
-        emulate(kernel(src, "k"), np.zeros(N), np.full(N, np.inf), nan, np.zeros((1, N)))
+        emulate(kernel(src, "k"), np.zeros(N), inf, nan, np.zeros((1, N)))
 
 
 def test_f32x2_lanes_and_the_mixed_precision_line():

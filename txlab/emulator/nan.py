@@ -19,6 +19,9 @@ sign and payload kept; of two, the first), an invalid operation gives ``0xfff800
 from numpy and are fixed here: ``fabs`` (DADD: the quieted operand, sign kept), ``fmin``/``fmax`` of two NaNs
 (DMNMX: the first, quieted) and libdevice functions of a NaN (the quieted operand). A conversion from float64 to a
 narrower float keeps the sign and the payload's top bits and sets the quiet bit (F2F), as x86 does for float32.
+Of two NaN operands the first came out in the battery's kernels; ptxas may put a commutative instruction's operands
+in either order (an H100 returned B's NaN for ``T.ptx`` ``add a, b`` and ``add b, a`` alike), so that lane holds for
+kernels compiled as those were, and the ``T.ptx`` forms (:mod:`txlab.emulator.ptx_farith`) refuse it.
 """
 
 from __future__ import annotations

@@ -49,12 +49,13 @@ Refused (``NotEmulatedError`` naming the instruction, never a guess):
   rest of the kernel, so the result is not knowable from the instruction: write ``.rn``.
 * ``mul_mixed_vec_bf16_f16``/``_f16_bf16`` (no rounding modifier in their syntax, same reason), ``fma.oob`` (the
   out-of-bounds NaN pattern is not modelled), ``rsqrt.approx.f64`` (ptxas' Newton sequence: no stated bound).
-* f64 NaN results not measured on a GPU: under ``.rz``/``.rm``/``.rp``, ``neg.f64`` of a NaN, an ``fma.rn.f64``
-  of an invalid product (0 x inf) and a NaN addend, and ``cvt`` to f64 of a NaN other than a plain ``cvt.f64.f32``;
-  a lane producing one stops the run there. The others follow what an H100 gave for the TIR expressions that
-  lower to the same instructions (round 37's battery): ``add``/``sub``/``mul``/``div``/``fma`` ``.rn``, ``abs``
-  and ``cvt.f64.f32`` return the NaN operand quieted, its sign and payload kept (of two, the first), an invalid
-  operation ``0xfff8000000000000``; ``min``/``max`` of two NaNs the first, quieted.
+* f64 NaN results the instruction does not decide or an H100 did not show: two NaN operands of ``add``/``sub``/
+  ``mul``/``div``/``fma``/``min``/``max`` (``add a, b`` and ``add b, a`` both returned B's NaN: ptxas orders the
+  SASS operands), ``fma`` of an invalid product (0 x inf) and a NaN addend, NaN results under ``.rz``/``.rm``/``.rp``,
+  and ``cvt`` to f64 of a NaN other than a plain ``cvt.f64.f32``; a lane producing one stops the run there. The
+  others are as the H100 gave them (round 39, ``tests/test_emulator_ptx_farith.py``): ``.rn`` arithmetic, ``neg``,
+  ``abs`` and ``cvt.f64.f32`` return the NaN operand quieted with its own sign and payload, an invalid operation
+  ``0xfff8000000000000``; ``min``/``max`` of a NaN and a number the number.
 
 Not checked on hardware: the sm_100 (``.f32x2``, mixed ``.f32.f16``, ``max3``) and sm_107 (mixed vectors) forms
 follow the ISA text only; the GPU-marked test in ``tests/test_emulator_ptx_farith.py`` checks the sm_90 forms.
@@ -340,18 +341,24 @@ def _f64(op: str, a, b, c, mode: str) -> np.ndarray:
 
 
 def _f64_nans(op: str, a, b, c, mode: str, r, nan) -> np.ndarray:
-    """``r`` with its NaN lanes (``nan``) as the GPU gives them: DADD/DMUL/DFMA and ``div.rn.f64`` return a NaN
-    operand quieted, its sign and payload kept (of two, the first), and an invalid operation (inf - inf, 0 x inf,
-    0 / 0) ``0xfff8000000000000`` -- x86's rules, which numpy's float64 arithmetic follows. Read off an H100 (round
-    37's battery, ``tests/kernels/nan_battery.py``: TIR's ``d + d2``, ``d - d2``, ``d * d2``, ``d / d2``, ``d * d2 + d``
-    and ``fma`` lower to these same PTX instructions). Refused where nothing was measured: the directed rounding
-    modes, and an ``fma`` whose product is invalid while its addend is a NaN."""
+    """``r`` with its NaN lanes (``nan``) as an H100 gave them (round 39, ``T.ptx`` itself): DADD/DMUL/DFMA and
+    ``div.rn.f64`` return a NaN operand quieted, its sign and payload kept, and an invalid operation (inf - inf,
+    0 x inf, 0 / 0, inf / inf) ``0xfff8000000000000``. Refused where that does not decide the bits: two NaN
+    operands (``add a, b`` and ``add b, a`` both returned B's NaN: ptxas orders a commutative instruction's operands
+    as it likes, so which one comes out is not the PTX's to say), an ``fma`` whose product is invalid while its
+    addend is a NaN (not measured), and the directed rounding modes (measured for ``add.rz`` only)."""
     if mode != "rn":
         raise _Refused(f"an f64 NaN result of {op}.{mode}: the GPU's f64 NaN bits are measured under .rn only")
+    operands = [a, b] + ([c] if c is not None else [])
+    if (nan & (sum(np.isnan(x).astype(np.int8) for x in operands) > 1)).any():
+        raise _Refused(
+            f"{op}.rn.f64 of two NaN operands: which NaN the GPU returns depends on the operand order ptxas "
+            "gives the SASS instruction (an H100 returned B's for a + b and for b + a)"
+        )
     with np.errstate(all="ignore"):
         if op == "fma":
             p = a * b
-            if (nan & np.isnan(p) & ~np.isnan(a) & ~np.isnan(b) & np.isnan(c)).any():
+            if (nan & np.isnan(p) & np.isnan(c)).any():
                 raise _Refused(
                     "fma.rn.f64 of an invalid product (0 x inf) and a NaN addend: which NaN the GPU "
                     "returns is not measured"
@@ -475,7 +482,7 @@ def _mixed_vec(op: str):
 
 def _neg_abs(kind: str):
     """``neg``/``abs_f`` (f32, f64) and ``neg_half``/``abs_half``: the sign changed; FADD/HADD2 in the SASS, so a
-    NaN becomes the canonical NaN and ``.ftz`` flushes a subnormal input."""
+    NaN becomes the canonical NaN and ``.ftz`` flushes a subnormal input (f64: DADD, the NaN quieted)."""
 
     def compute(ptx, vals):
         ty = ptx.mods["type"]
@@ -485,10 +492,11 @@ def _neg_abs(kind: str):
         for p in _split(_reg_bits(vals[0], fmt.width * lanes), fmt.width, lanes):
             v = _value(p, fmt)
             if fmt is F64 and np.isnan(v).any():
-                if kind == "neg":  # TIR's -x is a multiply by -1 (DMUL): neg.f64's own NaN was never measured
-                    raise _Refused("neg.f64 of a NaN: the GPU's bits for it are not measured")
-                # abs.f64 is what fabs() lowers to (DADD -RZ, |x|): the NaN quieted, its sign kept (an H100, round 37)
-                outs.append(np.where(np.isnan(v), quieted(v).view(np.uint64), _encode(np.abs(v), fmt)))
+                # neg.f64 and abs.f64 are DADD -RZ, -x / |x|: the NaN comes out quieted with its own sign, neither
+                # flipped nor cleared (an H100, rounds 37 and 39)
+                outs.append(
+                    np.where(np.isnan(v), quieted(v).view(np.uint64), _encode(-v if kind == "neg" else np.abs(v), fmt))
+                )
                 continue
             v = _flush(v, fmt) if ftz else v
             r = -v if kind == "neg" else np.abs(v)
@@ -580,10 +588,10 @@ def _minmax(is_max: bool):
             nan = np.isnan(r) | (nan_mode & np.any([np.isnan(x) for x in xs], axis=0))
             if xorsign:
                 r = np.where(sign, -np.abs(r), np.abs(r))
-            if fmt is F64:  # DMNMX (what fmin/fmax lower to): of two NaNs the first, quieted (an H100, round 37)
-                first = np.where(np.isnan(xs[0]), quieted(xs[0]), quieted(xs[1])).view(np.uint64)
-                outs.append(np.where(nan, first, _encode(np.where(nan, 0.0, r), fmt)))
-                continue
+            if fmt is F64 and nan.any():
+                # one NaN gives the other operand; of two NaNs an H100 returned B's for max(a, b) and max(b, a) alike
+                # (DSETP.MAX + selects: the order is ptxas', not the PTX's)
+                raise _Refused("min/max.f64 of two NaN operands: which one the GPU returns depends on ptxas' order")
             outs.append(np.where(nan, np.uint64(fmt.nan or 0), _encode(np.where(nan, 0.0, r), fmt)))
         return _join(outs, fmt.width), fmt.width * lanes, False
 
