@@ -209,6 +209,8 @@ def test_bf16_build_is_unchanged_by_the_dtype_parameter():
         ((512, 1024, 16384), "128x128x128_s6_c2_sk4p_p2"),  # split-K, parallel fix-up
         ((4095, 1001, 2048), "128x128x128_s6_c2_stg_p2"),  # odd N: the staged epilogue
         ((16, 8192, 2048), "64x64x128_s12_c1_p2"),  # decode-sized M: one warpgroup, 64-column tiles
+        ((8192, 16, 2048), "64x64x128_s12_c1_swap_p2"),  # decode-sized N: the same tiles of C.T
+        ((4101, 24, 3008), None),  # build's own choice at a decode-sized N, ragged
         ((300, 4096, 1024), "128x160x128_s5_c2_tma_swap_p2"),  # swap_ab: C.T tiled, stored through TMA
     ],
 )
@@ -237,6 +239,7 @@ def test_fp8_gemm_on_gpu(shape, config):
         ((130, 251, 384), "128x128x128_s3_c2_stg_p2", 2),  # odd N: the staged, coalesced epilogue
         ((136, 296, 256), "128x160x128_s3_c2_tma_swap_p2", 3),  # swap_ab: C.T tiled, transposed TMA pieces
         ((16, 200, 384), "64x64x128_s4_c1_p2", 2),  # decode-sized M, one warpgroup: A's box of 16 rows
+        ((200, 16, 384), "64x64x128_s4_c1_swap_p2", 2),  # decode-sized N: the same tiles of C.T, B's box of 16 rows
         ((300, 520, 256), "64x64x128_s3_c1_cl2x4_p2", 8),  # an 8-CTA cluster: A to 4 CTAs in 16-row slices, B to 2
     ],
 )
@@ -388,3 +391,14 @@ def test_workspace_takes_the_dtype_build_takes():
     assert hg.workspace(512, 512, 16384, name, dtype="e4m3").size == f8.parse_config(name).workspace_elems(512, 512)
     padded = f8.tuned_config(512, 512, 16384)  # K = 16383 builds for 16384
     assert hg.workspace(512, 512, 16383, dtype="e4m3").size == padded.workspace_elems(512, 512)
+
+
+def test_a_decode_sized_n_gets_the_decode_sized_ms_tiles_swapped():
+    """One warpgroup's 64-row tiles are offered where the kernel's M is decode-sized: the user's M, or N where the
+    output is tiled transposed (the kernel is then the same as for the transposed problem, stores aside)."""
+    for M, N, K in ((16, 8192, 8192), (32, 14336, 4096), (64, 4096, 14336), (24, 13440, 22528)):
+        plain, swapped = hg.explain(M, N, K, dtype="e4m3").winner, hg.explain(N, M, K, dtype="e4m3").winner
+        assert plain.bm == 64 and not plain.swap_ab, (M, N, K, plain.name)
+        assert swapped.swap_ab and swapped.name == plain.name.replace("_p2", "_swap_p2"), (swapped.name, plain.name)
+    assert hg.explain(4096, 65, 4096, dtype="e4m3").winner.bm == 128  # 65 rows: not decode-sized
+

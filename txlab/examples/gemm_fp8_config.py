@@ -139,7 +139,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     problem -- an FP8 k-block of 128 moves the same bytes and takes the same tensor-core time as a
     bf16 k-block of 64, so ``M x N x K`` in FP8 is ``M x N x K/2`` to the model -- and the best whose
     FP8 twin with :data:`PROMOTE` fits the registers wins, split-K included (serial or parallel fix-up, as
-    bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out: one warpgroup issuing
+    bf16's). 64-row tiles of one warpgroup (pingpong, or one consumer) are left out, except where the kernel's M
+    (the user's M; N for a tile of the transposed output) is 64 or fewer rows, which stream the other operand
+    (16x8192x8192: 64x64 0.97 of cuBLAS FP8, 128x128 0.85): one warpgroup issuing
     m64 wgmmas alone does not keep up with FP8's rate (64x256 pingpong 0.84 of cuBLAS at 8192^3 on the
     H200, against 1.0 for 128x256; at 1024x1024x32768 64x128 split in 2 0.74, 128x128 split in 2 1.00);
     so are bf16's in-between tile widths unswapped (:data:`gemm_model.FIT_WIDTHS`: 128x144 at 1536^3 ran at 0.62x of
@@ -154,8 +156,9 @@ def explain(M: int, N: int, K: int, *, num_sms: int = 132) -> Fp8Choice:
     # the model alone: the measured neighbours' corrections (gemm_neighbours) are of bf16 runs
     choice = gemm_model.explain(M, N, half, num_sms=num_sms, neighbours=False)
     for p in choice.predictions:
-        # one warpgroup issuing alone, except at a decode-sized M, where the tensor cores wait on B's stream anyway
-        if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1) and M > 64:
+        # one warpgroup issuing alone, except where the kernel's M is decode-sized (the user's M, or N where the
+        # output is tiled transposed): the tensor cores wait on the other operand's stream anyway
+        if p.config.bm == 64 and (p.config.pingpong or p.config.consumers == 1) and (N if p.config.swap_ab else M) > 64:
             continue
         if p.config.split_k > 1 and p.config.cluster_size > 1:  # measured in bf16 only
             continue
