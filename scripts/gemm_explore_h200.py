@@ -6425,6 +6425,15 @@ GROUPS = {
         (B16, (5501, 352, 584), [None, "128x128x64_s6_c2_pp_tma"]),
         (B16, (1014, 1096, 3504), [None, "64x192x64_s6_c2_pp_tma"]),
     ],
+    # round 39: tiny outputs. On an H100, 1x128x4096 ran its pick (unsplit, 2 CTAs of 64 k-steps) at 0.65 of cuBLAS
+    # where 1x1x4096 split 32 ways ran at 1.21; 100x100x100 (K padded to 128 by two copies) at 0.41
+    "r39a": [
+        (B16, (1, 128, 4096), [None, "64x64x64_s12_c1_sk8", "64x64x64_s12_c1_sk16p", "64x64x64_s12_c1_sk32p"]),
+        (B16, (16, 256, 8192), [None, "64x64x64_s12_c1_sk8", "64x64x64_s12_c1_sk16p", "64x64x64_s12_c1_sk32p"]),
+        (B16, (64, 64, 4096), [None, "64x64x64_s12_c1_sk8", "64x64x64_s12_c1_sk32p"]),
+        (B16, (100, 100, 104), [None, "64x128x64_s7_c1_stg", "64x64x64_s12_c1_stg"]),
+        (B16, (100, 100, 100), [None, "64x64x64_s12_c1_stg"]),
+    ],
 }
 
 
