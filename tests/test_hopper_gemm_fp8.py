@@ -401,4 +401,3 @@ def test_a_decode_sized_n_gets_the_decode_sized_ms_tiles_swapped():
         assert plain.bm == 64 and not plain.swap_ab, (M, N, K, plain.name)
         assert swapped.swap_ab and swapped.name == plain.name.replace("_p2", "_swap_p2"), (swapped.name, plain.name)
     assert hg.explain(4096, 65, 4096, dtype="e4m3").winner.bm == 128  # 65 rows: not decode-sized
-
