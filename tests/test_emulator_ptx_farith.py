@@ -271,8 +271,8 @@ def f64_nan_inputs():
     return a, b, c, x
 
 
-def f64_nan_kernel(rows=F64_NAN_ROWS) -> str:
-    src = body_kernel(rows, "float64", inputs=("A", "B", "C"))
+def f64_nan_kernel() -> str:
+    src = body_kernel(F64_NAN_ROWS, "float64", inputs=("A", "B", "C"))
     return src.replace("def k(", 'def k(X: T.Buffer((%d,), "float32"), ' % N).replace(
         "    a: T.float64 = A[tx]", "    x: T.float32 = X[tx]\n    a: T.float64 = A[tx]"
     )

@@ -662,8 +662,8 @@ def _add_note(exc: BaseException, note: str) -> None:
 class KernelSet(dict):
     """What a cell binds for an ``@I.ir_module`` of several kernels: ``{function name: Compiled}``, each also an
     attribute (``Mod.first(a, b)``, ``Mod["second"]``); calling the set itself says to pick one. Each kernel is
-    built on its own (with the functions it calls: :func:`txlab.ir.entry_module`), so its resources, launch and SASS are
-    its own; a ``private=True`` helper another kernel calls is not one of the set."""
+    built on its own (with the functions it calls: :func:`txlab.ir.entry_module`), so its resources, launch and
+    SASS are its own; a ``private=True`` helper another kernel calls is not one of the set."""
 
     def __init__(self, name: str, kernels: dict, module=None):
         super().__init__(kernels)

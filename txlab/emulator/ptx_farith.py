@@ -99,7 +99,7 @@ class _Fmt:
 F16 = _Fmt("f16", 16, 11, -14, 15, 0x7FFF)
 BF16 = _Fmt("bf16", 16, 8, -126, 127, 0x7FFF)
 F32 = _Fmt("f32", 32, 24, -126, 127, 0x7FFFFFFF)
-F64 = _Fmt("f64", 64, 53, -1022, 1023, None)  # no modelled NaN: a NaN result is refused
+F64 = _Fmt("f64", 64, 53, -1022, 1023, None)  # no canonical NaN: an f64 NaN keeps its payload (_f64_nans)
 _FMT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 _F64_MAX = F64.max
 
@@ -308,14 +308,13 @@ def _small(op: str, vals: list, fmt: _Fmt, mode: str, ftz: bool = False) -> np.n
 def _f64(op: str, a, b, c, mode: str) -> np.ndarray:
     """``add``/``sub``/``mul``/``div``/``fma`` in f64 under ``mode``: the result values; a NaN lane as
     :func:`_f64_nans` gives it."""
-    a0, b0 = a, b
     with np.errstate(all="ignore"):
         fin = np.isfinite(a) & np.isfinite(b) & (np.isfinite(c) if c is not None else True)
         exact = np.zeros(a.shape, bool)  # lanes computed with Fractions
         if op in ("add", "sub"):
-            b = -b if op == "sub" else b
-            s, err = _two_sum(a, b)
-            s = _exact_zero(s, a, b, mode)
+            addend = -b if op == "sub" else b
+            s, err = _two_sum(a, addend)
+            s = _exact_zero(s, a, addend, mode)
             r = _directed64(s, err, mode, np.isinf(s) & fin)
         elif op == "mul":
             s, err, ok = _two_prod(a, b)
@@ -337,7 +336,7 @@ def _f64(op: str, a, b, c, mode: str) -> np.ndarray:
             for i in np.flatnonzero(exact):
                 r[i] = _exact64(op, float(a[i]), float(b[i]), None if c is None else float(c[i]), mode)
     nan = np.isnan(r)
-    return _f64_nans(op, a0, b0, c, mode, r, nan) if nan.any() else r
+    return _f64_nans(op, a, b, c, mode, r, nan) if nan.any() else r
 
 
 def _f64_nans(op: str, a, b, c, mode: str, r, nan) -> np.ndarray:
@@ -491,16 +490,12 @@ def _neg_abs(kind: str):
         outs = []
         for p in _split(_reg_bits(vals[0], fmt.width * lanes), fmt.width, lanes):
             v = _value(p, fmt)
-            if fmt is F64 and np.isnan(v).any():
-                # neg.f64 and abs.f64 are DADD -RZ, -x / |x|: the NaN comes out quieted with its own sign, neither
-                # flipped nor cleared (an H100, rounds 37 and 39)
-                outs.append(
-                    np.where(np.isnan(v), quieted(v).view(np.uint64), _encode(-v if kind == "neg" else np.abs(v), fmt))
-                )
-                continue
             v = _flush(v, fmt) if ftz else v
             r = -v if kind == "neg" else np.abs(v)
-            outs.append(np.where(np.isnan(v), np.uint64(fmt.nan or 0), _encode(r, fmt)))
+            # f64 (DADD -RZ, -x / |x|): the NaN quieted with its own sign, neither flipped nor cleared (an H100,
+            # rounds 37 and 39); the narrower formats' FADD/HADD2: the canonical NaN
+            nan_bits = quieted(v).view(np.uint64) if fmt is F64 else np.uint64(fmt.nan)
+            outs.append(np.where(np.isnan(v), nan_bits, _encode(r, fmt)))
         return _join(outs, fmt.width), fmt.width * lanes, False
 
     return compute, None
